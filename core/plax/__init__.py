@@ -1,0 +1,45 @@
+"""plax: composable transformations of array programs, with JAX's public API.
+
+The core defines the IR, tracing, primitives, dtypes, pytrees and config. Names
+provided by other packages (`jit`, `grad`, `devices`, `device_put`, `Array`...)
+are resolved on first use through the `plax.transforms` entry points, so
+`import plax` stays light and a missing package is named in the error.
+"""
+from __future__ import annotations
+
+import importlib
+
+from plax._src.abstract import ShapeDtypeStruct
+from plax._src.api import make_jaxpr
+from plax._src.config import config, disable_jit, enable_x64
+from plax._src.errors import (ConcretizationTypeError, TracerArrayConversionError,
+                              TracerBoolConversionError, TracerIntegerConversionError,
+                              UnexpectedTracerError)
+from plax._src import plugins as _plugins
+
+__version__ = "0.1.0"
+
+_SUBMODULES = {"numpy", "lax", "tree_util", "tree", "dlpack", "dtypes", "errors", "sharding",
+               "random", "test_util", "experimental", "distributed", "nn", "scipy"}
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"plax.{name}")
+    if name.startswith("__"):
+        raise AttributeError(name)
+    try:
+        value = _plugins.resolve("plax.transforms", name)
+    except _plugins.PluginMissingError as err:
+        raise AttributeError(f"module 'plax' has no attribute {name!r} ({err})") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | _SUBMODULES | set(_plugins.names("plax.transforms")))
+
+
+__all__ = ["ShapeDtypeStruct", "make_jaxpr", "config", "disable_jit", "enable_x64",
+           "ConcretizationTypeError", "TracerArrayConversionError",
+           "TracerBoolConversionError", "TracerIntegerConversionError", "UnexpectedTracerError"]

@@ -1,0 +1,118 @@
+"""Abstract values: what tracing knows about an array without its data.
+
+`ShapedArray` is the aval of every array value in plax. jaxlib's C++ array code
+reads only `.shape`, `.dtype` (an `np.dtype` instance) and `.weak_type` from it,
+so it can be handed to `batched_device_put` and result handlers directly.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_SHORT_NAMES = {
+    "bool": "bool", "float16": "f16", "float32": "f32", "float64": "f64",
+    "bfloat16": "bf16", "complex64": "c64", "complex128": "c128",
+    "int2": "i2", "int4": "i4", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint2": "u2", "uint4": "u4", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "float0": "float0",
+}
+
+
+def short_dtype_name(dtype) -> str:
+    """`f32`, `i8`, `bf16`...: the names the Jaxpr printer uses."""
+    name = np.dtype(dtype).name
+    return _SHORT_NAMES.get(name, name)
+
+
+class AbstractValue:
+    """Base of all abstract values (array avals, tokens)."""
+    __slots__ = ()
+
+    def str_short(self) -> str:
+        raise NotImplementedError
+
+
+class ShapedArray(AbstractValue):
+    """An array of known shape and dtype; `weak_type` marks Python-scalar origin."""
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def update(self, shape=None, dtype=None, weak_type=None) -> "ShapedArray":
+        return ShapedArray(self.shape if shape is None else shape,
+                           self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type)
+
+    def strip_weak_type(self) -> "ShapedArray":
+        return self.update(weak_type=False) if self.weak_type else self
+
+    def str_short(self) -> str:
+        return f"{short_dtype_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    def __eq__(self, other):
+        return (type(other) is ShapedArray and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.dtype.name}{list(self.shape)}{weak})"
+
+
+class AbstractToken(AbstractValue):
+    """The aval of effect-ordering tokens."""
+    __slots__ = ()
+
+    def str_short(self) -> str:
+        return "Tok"
+
+    def __eq__(self, other):
+        return type(other) is AbstractToken
+
+    def __hash__(self):
+        return hash(AbstractToken)
+
+    def __repr__(self):
+        return "AbstractToken()"
+
+
+abstract_token = AbstractToken()
+
+
+class ShapeDtypeStruct:
+    """A stand-in for an array of this shape and dtype: `eval_shape`'s output, AOT input."""
+    __slots__ = ("shape", "dtype", "sharding", "weak_type")
+
+    def __init__(self, shape, dtype, *, sharding=None, weak_type: bool = False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.sharding = sharding
+        self.weak_type = bool(weak_type)
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+                and self.dtype == other.dtype and self.sharding == other.sharding
+                and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.sharding, self.weak_type))
+
+    def __repr__(self):
+        extra = f", sharding={self.sharding}" if self.sharding is not None else ""
+        extra += ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{extra})"

@@ -1,0 +1,42 @@
+"""`make_jaxpr`: the core's public entry to tracing."""
+from __future__ import annotations
+
+import functools
+from typing import Callable
+
+from plax._src import debug_info as dbg_util
+from plax._src import tree_util
+from plax._src.abstract import ShapeDtypeStruct
+from plax._src.api_util import bind_static, normalize_argnums, split_static
+from plax._src.ir import ClosedJaxpr
+from plax._src.staging import trace_to_jaxpr
+from plax._src.tracing import get_aval
+
+
+def make_jaxpr(fun: Callable, static_argnums=(), axis_env=None, return_shape: bool = False,
+               abstracted_axes=None) -> Callable[..., ClosedJaxpr]:
+    """A function that traces `fun` on its arguments and returns the ClosedJaxpr.
+
+    Inputs may be arrays, scalars or `ShapeDtypeStruct`s, in any pytree; with
+    `return_shape=True` the output's shape/dtype structure is returned as well.
+    """
+    if axis_env is not None or abstracted_axes is not None:
+        raise NotImplementedError("make_jaxpr: axis_env and abstracted_axes are not supported")
+    static_argnums = normalize_argnums(static_argnums, "static_argnums")
+
+    @functools.wraps(fun)
+    def make_jaxpr_f(*args, **kwargs):
+        debug_info = dbg_util.make_tracing_debug_info(
+            "make_jaxpr", fun, args, kwargs, static_argnums=static_argnums)
+        dyn_args, dyn_kwargs, static_args, _ = split_static(args, kwargs, static_argnums, ())
+        flat, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        closed, out_tree = trace_to_jaxpr(bind_static(fun, static_args, ()), in_tree,
+                                          [get_aval(x) for x in flat], debug_info)
+        if not return_shape:
+            return closed
+        shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                  for a in closed.out_avals]
+        return closed, tree_util.tree_unflatten(out_tree, shapes)
+
+    make_jaxpr_f.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
+    return make_jaxpr_f

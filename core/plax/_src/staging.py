@@ -1,0 +1,155 @@
+"""Staging: tracing a Python function into a Jaxpr.
+
+`StagingTrace` records one equation per primitive applied to its tracers. Values it
+does not own become inputs of the Jaxpr it builds: Python and NumPy scalars are
+written inline as `Literal`s, other arrays (and tracers of enclosing traces) are
+hoisted into constvars. `trace_to_jaxpr` runs a function under a fresh staging
+trace and returns a `ClosedJaxpr` whose debug info names every input and output.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from jaxlib import _jax
+
+from plax._src import debug_info as dbg_util
+from plax._src import tree_util
+from plax._src.abstract import AbstractValue
+from plax._src.debug_info import JaxprDebugInfo, TracingDebugInfo
+from plax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from plax._src.tracing import (Trace, Tracer, escaped_tracer_error, get_aval,
+                               set_current_trace)
+from plax._src.primitive import Primitive
+
+
+def current_source_info():
+    """Where the user applied a primitive: a cheap C++ traceback, filtered when shown."""
+    return _jax.Traceback.get_traceback()
+
+
+class StagingTracer(Tracer):
+    __slots__ = ("var",)
+
+    def __init__(self, trace: "StagingTrace", var: Var):
+        super().__init__(trace)
+        self.var = var
+
+    @property
+    def aval(self):
+        return self.var.aval
+
+
+class StagingTrace(Trace):
+    """Records primitives applied to its tracers as Jaxpr equations."""
+
+    def __init__(self, debug_info: TracingDebugInfo | None = None):
+        super().__init__()
+        self.debug_info = debug_info
+        self.invars: list[Var] = []
+        self.eqns: list[JaxprEqn] = []
+        self._consts: dict[int, tuple[Var, Any]] = {}  # id(value) → (constvar, value)
+
+    def describe(self):
+        if self.debug_info is None:
+            return "a staged function"
+        return f"the function {self.debug_info.func_src_info} for {self.debug_info.traced_for}"
+
+    def new_arg(self, aval: AbstractValue) -> StagingTracer:
+        var = Var(aval)
+        self.invars.append(var)
+        return StagingTracer(self, var)
+
+    def to_atom(self, x) -> Var | Literal:
+        if isinstance(x, StagingTracer) and x._trace is self:
+            return x.var
+        if isinstance(x, Tracer) and not x._trace.is_valid():
+            raise escaped_tracer_error(x)
+        aval = get_aval(x)
+        if not isinstance(x, Tracer) and (type(x) in (bool, int, float, complex)
+                                          or isinstance(x, np.generic)):
+            return Literal(np.asarray(x, aval.dtype)[()] if isinstance(x, np.generic) else x,
+                           aval)
+        entry = self._consts.get(id(x))
+        if entry is None:
+            entry = self._consts[id(x)] = (Var(aval.strip_weak_type()
+                                               if not isinstance(x, Tracer) else aval), x)
+        return entry[0]
+
+    def process_primitive(self, primitive: Primitive, args, params):
+        if not self._valid:
+            raise escaped_tracer_error(next(a for a in args if isinstance(a, Tracer)), primitive)
+        atoms = [self.to_atom(a) for a in args]
+        out_avals = primitive.abstract_eval(*(a.aval for a in atoms), **params)
+        multiple = primitive.multiple_results
+        outvars = [Var(a) for a in (out_avals if multiple else (out_avals,))]
+        effects = primitive.get_rule("effects")
+        self.eqns.append(JaxprEqn(atoms, outvars, primitive, params,
+                                  frozenset(effects(**params)) if effects else frozenset(),
+                                  current_source_info()))
+        tracers = [StagingTracer(self, v) for v in outvars]
+        return tracers if multiple else tracers[0]
+
+    def to_closed_jaxpr(self, outs: Sequence[Any],
+                        debug_info: JaxprDebugInfo | None) -> ClosedJaxpr:
+        outvars = [self.to_atom(x) for x in outs]
+        constvars = [var for var, _ in self._consts.values()]
+        consts = [value for _, value in self._consts.values()]
+        effects = frozenset().union(*(e.effects for e in self.eqns))
+        jaxpr = Jaxpr(constvars, self.invars, outvars, self.eqns, effects, debug_info)
+        return ClosedJaxpr(jaxpr, consts)
+
+    def concretization_error(self, tracer, what):
+        err = super().concretization_error(tracer, what)
+        names = self._arg_names_feeding(tracer)
+        if names:
+            plural = "s" if len(names) > 1 else ""
+            err.args = (err.args[0] + f" This value depends on the argument{plural} "
+                        + ", ".join(names) + ".",)
+        return err
+
+    def _arg_names_feeding(self, tracer) -> list[str]:
+        """User names of the inputs that `tracer`'s value was computed from."""
+        if not isinstance(tracer, StagingTracer) or self.debug_info is None:
+            return []
+        needed = {id(tracer.var)}
+        for eqn in reversed(self.eqns):
+            if any(id(v) in needed for v in eqn.outvars):
+                needed.update(id(v) for v in eqn.invars if isinstance(v, Var))
+        names = self.debug_info.arg_names or ()
+        return [names[i] for i, v in enumerate(self.invars)
+                if id(v) in needed and i < len(names) and names[i]]
+
+
+def trace_to_jaxpr(fun: Callable, in_tree, in_avals: Sequence[AbstractValue],
+                   debug_info: TracingDebugInfo | None):
+    """Trace `fun(*args, **kwargs)`, whose flattened inputs have `in_avals`.
+
+    `in_tree` is the treedef of `(args, kwargs)`. Returns the ClosedJaxpr and the
+    treedef of the output.
+    """
+    trace = StagingTrace(debug_info)
+    tracers = [trace.new_arg(aval) for aval in in_avals]
+    try:
+        with set_current_trace(trace):
+            args, kwargs = tree_util.tree_unflatten(in_tree, tracers)
+            out = fun(*args, **kwargs)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        final_dbg = None
+        if debug_info is not None:
+            final_dbg = dbg_util.finalize(debug_info, dbg_util.result_paths_from_tree(out))
+        for leaf in out_leaves:
+            _check_output_leaf(leaf, trace)
+        closed = trace.to_closed_jaxpr(out_leaves, final_dbg)
+    finally:
+        trace.invalidate()
+    return closed, out_tree
+
+
+def _check_output_leaf(leaf, trace: StagingTrace) -> None:
+    try:
+        get_aval(leaf)
+    except TypeError:
+        where = f" of {trace.debug_info.func_src_info}" if trace.debug_info else ""
+        raise TypeError(f"The output{where} contains {leaf!r} of type "
+                        f"{type(leaf).__name__}, which is not a valid plax type") from None

@@ -1,0 +1,5 @@
+"""Public exception classes (JAX's names)."""
+from plax._src.errors import (ConcretizationTypeError, TracerArrayConversionError,  # noqa: F401
+                              TracerBoolConversionError, TracerIntegerConversionError,
+                              UnexpectedTracerError)
+from plax._src.jaxpr_util import JaxprTypeError  # noqa: F401

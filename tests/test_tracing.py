@@ -1,0 +1,101 @@
+"""Tracing to Jaxprs: make_jaxpr, debug info, constants, and tracer misuse."""
+import threading
+
+import numpy as np
+import pytest
+
+import plax
+import plax.numpy as jnp
+from plax import lax
+from plax._src.jaxpr_util import check_jaxpr
+
+
+def test_make_jaxpr_prints_jax_style_and_names_arguments():
+    closed = plax.make_jaxpr(lambda x, y: jnp.sin(x) * y)(1.0, 2.0)
+    check_jaxpr(closed)
+    assert str(closed) == ("{ lambda ; a:f32[] b:f32[]. let c:f32[] = sin a; "
+                           "d:f32[] = mul c b in (d,) }")
+    assert closed.jaxpr.debug_info.arg_names == ("x", "y")
+    assert closed.jaxpr.debug_info.result_paths == ("result",)
+
+
+def test_static_argnums_are_absent_from_arg_names():
+    def f(x, n, y):
+        return x * n + y
+    closed = plax.make_jaxpr(f, static_argnums=1)(1.0, 3, 2.0)
+    assert closed.jaxpr.debug_info.arg_names == ("x", "y")
+    assert len(closed.jaxpr.invars) == 2
+
+
+def test_pytree_arguments_and_results_are_named_by_path():
+    def loss(params, x, *, scale):
+        return {"out": params["w"] * x + params["b"], "scale": scale}
+    closed = plax.make_jaxpr(loss)({"w": 1.0, "b": 2.0}, 3.0, scale=4.0)
+    dbg = closed.jaxpr.debug_info
+    assert dbg.arg_names == ("params['b']", "params['w']", "x", "scale")
+    assert dbg.result_paths == ("result['out']", "result['scale']")
+    assert dbg.func_name == "loss"
+
+
+def test_return_shape_gives_shape_dtype_structs():
+    _, shape = plax.make_jaxpr(lambda x: (x, x.sum()), return_shape=True)(np.ones((2, 3)))
+    assert shape[0].shape == (2, 3) and shape[1].shape == ()
+    assert shape[0].dtype == np.float32  # x64 is off
+
+
+def test_constants_are_hoisted_and_scalars_inlined():
+    table = np.arange(3.0, dtype=np.float32)
+    closed = plax.make_jaxpr(lambda x: x * table + 2.0)(np.ones(3, np.float32))
+    assert len(closed.jaxpr.constvars) == 1
+    assert np.array_equal(closed.consts[0], table)
+    assert "2.0" in str(closed)
+
+
+def test_shape_dtype_struct_inputs():
+    closed = plax.make_jaxpr(jnp.sin)(plax.ShapeDtypeStruct((2, 2), np.float32))
+    assert closed.in_avals[0].shape == (2, 2)
+
+
+def test_python_branch_on_traced_value_names_the_argument():
+    def f(x, y):
+        if x + 1 > 0:
+            return y
+        return -y
+    with pytest.raises(plax.ConcretizationTypeError, match="argument x") as info:
+        plax.make_jaxpr(f)(1.0, 2.0)
+    assert isinstance(info.value, TypeError)
+    assert "y" not in info.value.args[0].split("argument")[-1]
+
+
+def test_int_and_array_conversion_of_tracers_raise():
+    with pytest.raises(TypeError):
+        plax.make_jaxpr(lambda x: int(x))(1)
+    with pytest.raises(plax.TracerArrayConversionError):
+        plax.make_jaxpr(lambda x: np.asarray(x))(1.0)
+
+
+def test_leaked_tracer_raises_when_used():
+    leaked = []
+    plax.make_jaxpr(lambda x: leaked.append(x) or x)(1.0)
+    with pytest.raises(plax.UnexpectedTracerError, match="already finished"):
+        plax.make_jaxpr(lambda y: y + leaked[0])(1.0)
+
+
+def test_outputs_must_be_arrays():
+    with pytest.raises(TypeError, match="not a valid plax type"):
+        plax.make_jaxpr(lambda x: "hello")(1.0)
+
+
+def test_tracing_is_thread_local():
+    results = {}
+
+    def trace(name, shape):
+        results[name] = plax.make_jaxpr(lambda x: lax.sin(x))(np.ones(shape, np.float32))
+
+    threads = [threading.Thread(target=trace, args=(f"t{i}", (i + 1,))) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(4):
+        assert results[f"t{i}"].in_avals[0].shape == (i + 1,)
