@@ -1,0 +1,343 @@
+"""Pytrees: nested containers flattened to a list of leaves and a `PyTreeDef`.
+
+Flattening runs in jaxlib's C++ pytree code, on plax's own `PyTreeRegistry`
+instance (`registry`). JAX keeps its own registries, so a type registered with
+plax is not registered with JAX and the two never overwrite each other.
+Every part of plax flattens with `registry`; the C++ jit fast path is handed
+the same object, so treedefs built here and there compare equal.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import functools
+import operator
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, TypeVar
+
+from jaxlib._jax import pytree
+
+PyTreeDef = pytree.PyTreeDef
+GetAttrKey = pytree.GetAttrKey
+DictKey = pytree.DictKey
+SequenceKey = pytree.SequenceKey
+FlattenedIndexKey = pytree.FlattenedIndexKey
+
+KeyEntry = Hashable
+KeyPath = tuple[KeyEntry, ...]
+T = TypeVar("T")
+Typ = TypeVar("Typ", bound=type)
+
+registry = pytree.PyTreeRegistry(enable_none=True, enable_tuple=True, enable_namedtuple=True,
+                                 enable_list=True, enable_dict=True)
+# Pickle refers to a registry by module and name; this lets treedefs round-trip.
+registry.__module__ = __name__
+registry.__name__ = "registry"
+
+_MISSING = object()
+
+
+# --- flattening ----------------------------------------------------------------------
+
+def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
+                 ) -> tuple[list[Any], PyTreeDef]:
+    """Leaves of `tree` in depth-first order, and its structure."""
+    return registry.flatten(tree, is_leaf)
+
+
+def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
+    """Rebuilds the pytree of structure `treedef` holding `leaves`."""
+    return treedef.unflatten(leaves)
+
+
+def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
+    return registry.flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
+    return registry.flatten(tree, is_leaf)[1]
+
+
+def treedef_is_leaf(treedef: PyTreeDef) -> bool:
+    """True for the structure of a single leaf (or of a childless node such as `None`)."""
+    return treedef.num_nodes == 1
+
+
+def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
+    return treedef.children()
+
+
+def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
+    """The structure of a tuple whose elements have structures `treedefs`."""
+    return pytree.treedef_tuple(registry, list(treedefs))
+
+
+def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """Whether every element of `iterable` is a leaf (not a pytree node)."""
+    if is_leaf is None:
+        return pytree.all_leaves(registry, iterable)
+    return all(_is_strict_leaf(registry.flatten(x, is_leaf)[1]) for x in iterable)
+
+
+def _is_strict_leaf(treedef: PyTreeDef) -> bool:
+    return treedef.num_nodes == 1 and treedef.num_leaves == 1
+
+
+def _flatten_up_to(treedef: PyTreeDef, tree: Any, fn: str, name: str, ref: str) -> list[Any]:
+    """`treedef.flatten_up_to(tree)`, with an error naming both structures."""
+    try:
+        return treedef.flatten_up_to(tree)
+    except ValueError as e:
+        raise ValueError(
+            f"{fn}: {name} has pytree structure {tree_structure(tree)}, which is neither "
+            f"{ref}'s structure {treedef} nor an extension of it ({e})") from None
+
+
+# --- mapping and reducing ------------------------------------------------------------
+
+def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
+             is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """`f` applied leafwise; each of `rest` must have `tree`'s structure or extend it."""
+    leaves, treedef = registry.flatten(tree, is_leaf)
+    others = [_flatten_up_to(treedef, r, "tree_map", f"rest[{i}]", "tree")
+              for i, r in enumerate(rest)]
+    return treedef.unflatten(f(*xs) for xs in zip(leaves, *others))
+
+
+def tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    return all(tree_leaves(tree, is_leaf))
+
+
+def tree_reduce(function: Callable[[Any, Any], Any], tree: Any, initializer: Any = _MISSING,
+                is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _MISSING:
+        return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
+
+
+def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
+                   pytree_to_transpose: Any) -> Any:
+    """Turns a tree of structure (outer of inner) into one of structure (inner of outer)."""
+    if inner_treedef is None:
+        first = _flatten_up_to(outer_treedef, pytree_to_transpose, "tree_transpose",
+                               "pytree_to_transpose", "outer_treedef")
+        if not first:
+            raise ValueError("tree_transpose: cannot infer inner_treedef from an outer "
+                             f"structure {outer_treedef} with no leaves")
+        inner_treedef = tree_structure(first[0])
+    leaves, treedef = registry.flatten(pytree_to_transpose)
+    expected = outer_treedef.compose(inner_treedef)
+    if treedef != expected:
+        raise TypeError(f"tree_transpose: the pytree has structure {treedef}, but outer "
+                        f"{outer_treedef} composed with inner {inner_treedef} is {expected}")
+    n_outer, n_inner = outer_treedef.num_leaves, inner_treedef.num_leaves
+    columns = [[leaves[o * n_inner + i] for o in range(n_outer)] for i in range(n_inner)]
+    return inner_treedef.unflatten(outer_treedef.unflatten(col) for col in columns)
+
+
+def broadcast_prefix(prefix_tree: Any, full_tree: Any,
+                     is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
+    """One entry per leaf of `full_tree`: the `prefix_tree` leaf covering it.
+
+    Used for per-argument options such as `in_axes` or shardings, where one value may
+    stand for a whole subtree.
+    """
+    prefix_leaves, prefix_def = registry.flatten(prefix_tree, is_leaf)
+    subtrees = _flatten_up_to(prefix_def, full_tree, "broadcast_prefix", "full_tree",
+                              "prefix_tree")
+    return [x for x, sub in zip(prefix_leaves, subtrees)
+            for _ in range(tree_structure(sub).num_leaves)]
+
+
+def tree_broadcast(prefix_tree: Any, full_tree: Any,
+                   is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """`prefix_tree` with each leaf repeated over the matching subtree of `full_tree`."""
+    return tree_structure(full_tree).unflatten(broadcast_prefix(prefix_tree, full_tree, is_leaf))
+
+
+# --- key paths -----------------------------------------------------------------------
+
+def _path_predicate(is_leaf, is_leaf_takes_path):
+    if is_leaf is None or is_leaf_takes_path:
+        return is_leaf
+    return lambda _, x: is_leaf(x)
+
+
+def tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
+                           is_leaf_takes_path: bool = False
+                           ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
+    """Like `tree_flatten`, with each leaf paired with its key path."""
+    return registry.flatten_with_path(tree, _path_predicate(is_leaf, is_leaf_takes_path))
+
+
+def tree_leaves_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
+                          is_leaf_takes_path: bool = False) -> list[tuple[KeyPath, Any]]:
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
+
+
+def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
+                       is_leaf: Callable[..., bool] | None = None,
+                       is_leaf_takes_path: bool = False) -> Any:
+    """`f(path, leaf, *others)` applied leafwise."""
+    path_leaves, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+    others = [_flatten_up_to(treedef, r, "tree_map_with_path", f"rest[{i}]",
+                             "tree")
+              for i, r in enumerate(rest)]
+    return treedef.unflatten(f(path, x, *xs) for (path, x), *xs in zip(path_leaves, *others))
+
+
+def _simple_key_str(key: Any) -> str:
+    if isinstance(key, SequenceKey):
+        return str(key.idx)
+    if isinstance(key, DictKey):
+        return str(key.key)
+    if isinstance(key, GetAttrKey):
+        return key.name
+    if isinstance(key, FlattenedIndexKey):
+        return str(key.key)
+    return str(key)
+
+
+def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
+    """A key path as text: `"['a'][0].b"`, or `"a/0/b"` with `simple=True, separator='/'`."""
+    return separator.join(map(_simple_key_str if simple else str, keys))
+
+
+# --- registration --------------------------------------------------------------------
+
+def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable,
+                         flatten_with_keys_func: Callable | None = None) -> None:
+    """Makes `nodetype` a pytree node.
+
+    `flatten_func(x) -> (children, aux_data)`, `unflatten_func(aux_data, children) -> x`;
+    `aux_data` must be hashable. `flatten_with_keys_func(x)` returns
+    `((key, child), ...), aux_data` to give leaves named key paths; without it children
+    are keyed by `FlattenedIndexKey`.
+    """
+    registry.register_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func)
+
+
+def register_pytree_with_keys(nodetype: type, flatten_with_keys: Callable,
+                              unflatten_func: Callable,
+                              flatten_func: Callable | None = None) -> None:
+    """Like `register_pytree_node`, where the keyed flattening is the primary one."""
+    if flatten_func is None:
+        def flatten_func(x):
+            keyed_children, aux = flatten_with_keys(x)
+            return [child for _, child in keyed_children], aux
+    registry.register_node(nodetype, flatten_func, unflatten_func, flatten_with_keys)
+
+
+def register_pytree_node_class(cls: Typ) -> Typ:
+    """Class decorator using `cls.tree_flatten` and the classmethod `cls.tree_unflatten`."""
+    register_pytree_node(cls, operator.methodcaller("tree_flatten"), cls.tree_unflatten)
+    return cls
+
+
+def register_pytree_with_keys_class(cls: Typ) -> Typ:
+    """Class decorator using `cls.tree_flatten_with_keys` (and `tree_flatten` if defined)."""
+    flatten = operator.methodcaller("tree_flatten") if hasattr(cls, "tree_flatten") else None
+    register_pytree_with_keys(cls, operator.methodcaller("tree_flatten_with_keys"),
+                              cls.tree_unflatten, flatten)
+    return cls
+
+
+def _field_names(what: str, names: Any) -> list[str]:
+    names = list(names) if isinstance(names, Iterable) and not isinstance(names, str) else None
+    if names is None or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"register_dataclass: {what} must be a sequence of field names")
+    return names
+
+
+def register_dataclass(nodetype: Typ, data_fields: Sequence[str] | None = None,
+                       meta_fields: Sequence[str] | None = None,
+                       drop_fields: Sequence[str] = ()) -> Typ:
+    """Makes a dataclass-like type a pytree node: `data_fields` are children,
+    `meta_fields` are static (hashable) aux data.
+
+    For a dataclass both may be omitted: fields declared with
+    `dataclasses.field(metadata=dict(static=True))` become meta fields, the other
+    `init=True` fields data fields. The constructor must accept all of them by keyword.
+    """
+    if (data_fields is None) != (meta_fields is None):
+        raise TypeError("register_dataclass: give both data_fields and meta_fields, or "
+                        f"neither; got data_fields={data_fields!r}, meta_fields={meta_fields!r}")
+    is_dc = dataclasses.is_dataclass(nodetype)
+    if data_fields is None:
+        if not is_dc:
+            raise TypeError("register_dataclass: data_fields and meta_fields are required "
+                            f"when the type is not a dataclass; got {nodetype!r}")
+        init_fields = [f for f in dataclasses.fields(nodetype)
+                       if f.init and f.name not in drop_fields]
+        meta_fields = [f.name for f in init_fields if f.metadata.get("static", False)]
+        data_fields = [f.name for f in init_fields if not f.metadata.get("static", False)]
+    data_fields = _field_names("data_fields", data_fields)
+    meta_fields = _field_names("meta_fields", meta_fields)
+    if overlap := set(data_fields) & set(meta_fields):
+        raise ValueError(f"register_dataclass: fields {sorted(overlap)} are listed both as "
+                         "data_fields and as meta_fields")
+    if is_dc:
+        init_names = {f.name for f in dataclasses.fields(nodetype) if f.init} - set(drop_fields)
+        given = set(data_fields) | set(meta_fields)
+        if given != init_names:
+            raise ValueError(
+                f"register_dataclass: data_fields and meta_fields of {nodetype.__name__} "
+                "must list exactly its init=True fields (minus drop_fields); missing "
+                f"{sorted(init_names - given)}, unexpected {sorted(given - init_names)}")
+    registry.register_dataclass_node(nodetype, data_fields, meta_fields)
+    return nodetype
+
+
+def static(**kwargs) -> Any:
+    """`dataclasses.field(**kwargs)` marked static for `register_dataclass`."""
+    metadata = {**kwargs.pop("metadata", {}), "static": True}
+    return dataclasses.field(metadata=metadata, **kwargs)
+
+
+def register_static(cls: Typ) -> Typ:
+    """Makes instances of `cls` leafless pytrees: the whole value is static aux data."""
+    if cls.__hash__ is None:
+        raise TypeError(f"register_static: {cls.__name__} must be hashable, since its "
+                        "instances become part of treedefs and cache keys")
+    register_pytree_with_keys(cls, lambda x: ((), x), lambda x, _: x)
+    return cls
+
+
+# --- standard node types beyond the C++ built-ins --------------------------------------
+
+register_pytree_with_keys(
+    collections.OrderedDict,
+    lambda d: (tuple((DictKey(k), v) for k, v in d.items()), tuple(d)),
+    lambda keys, values: collections.OrderedDict(zip(keys, values)),
+    lambda d: (tuple(d.values()), tuple(d)))
+
+
+def _flatten_defaultdict_with_keys(d):
+    keys = tuple(sorted(d))
+    return tuple((DictKey(k), d[k]) for k in keys), (d.default_factory, keys)
+
+
+register_pytree_with_keys(
+    collections.defaultdict, _flatten_defaultdict_with_keys,
+    lambda aux, values: collections.defaultdict(aux[0], zip(aux[1], values)))
+
+
+class Partial(functools.partial):
+    """A `functools.partial` that is a pytree: `args` and `keywords` are its children,
+    `func` is static aux data. It can be passed through transformed functions.
+    """
+
+    def __new__(cls, func, /, *args, **keywords):
+        self = super().__new__(cls, func, *args, **keywords)
+        # partial.__new__ merges a partial `func` into the new object, which would turn
+        # its (static) bound arguments into children; keep `func` opaque instead.
+        self.__setstate__((func, args, keywords, None))
+        return self
+
+
+register_pytree_with_keys(
+    Partial,
+    lambda p: (((GetAttrKey("args"), p.args), (GetAttrKey("keywords"), p.keywords)), p.func),
+    lambda func, children: Partial(func, *children[0], **children[1]),
+    lambda p: ((p.args, p.keywords), p.func))
