@@ -1,0 +1,614 @@
+"""Configuration options: process-wide `Flag`s and thread-local `State`s.
+
+A *Flag* configures something built once per process (which backends start, how
+many CPU devices): it may be set once, before it is first read. A *State* changes
+what tracing or compilation does and can be changed at any time, globally
+(`config.update`) or for one thread inside a `with` block (`with enable_x64(True):`).
+States are jaxlib `Config` holders, so their thread-local values live in C++; plax
+builds its own cache-key tuples from them (`trace_context()`, `jit_key_context()`)
+and never installs them in jaxlib's process-global slots, which JAX uses (DESIGN §9).
+
+Options keep JAX's names (`jax_enable_x64`); `plax_enable_x64` is accepted as an
+alias. An option named `jax_foo` reads the environment variables `PLAX_FOO` and
+`JAX_FOO` (the first wins) when it is defined; with absl in use, each option is
+also an absl flag (`--plax_foo`; a `--jax_foo` that JAX defined is honoured too).
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+import numbers
+import os
+import sys
+from typing import Any, Callable, Sequence
+
+from jaxlib._jax import config as _jaxlib_config
+
+unset = _jaxlib_config.unset
+_NO_DEFAULT = object()
+
+_TRUE_WORDS = frozenset({"y", "yes", "t", "true", "on", "1"})
+_FALSE_WORDS = frozenset({"n", "no", "f", "false", "off", "0"})
+
+
+def env_var_names(name: str) -> tuple[str, ...]:
+    """The environment variables an option reads, highest priority first."""
+    base = name.upper()
+    for prefix in ("JAX_", "PLAX_"):
+        if base.startswith(prefix):
+            base = base[len(prefix):]
+            return ("PLAX_" + base, "JAX_" + base)
+    return (base,)
+
+
+def _read_env(name: str) -> tuple[str, str] | None:
+    for var in env_var_names(name):
+        text = os.environ.get(var)
+        if text is not None:
+            return var, text
+    return None
+
+
+# --- Kinds of option: how a value is checked, read from text, and shown to absl.
+
+class _Kind:
+    """Validation and conversion rules shared by all options of one value type."""
+    absl_define: str | None = None  # name of the absl DEFINE_* function, if any
+
+    def parse(self, option: str, value: Any) -> Any:
+        raise NotImplementedError
+
+    def from_env(self, var: str, text: str) -> Any:
+        return self.parse(var, text)
+
+    def absl_args(self) -> tuple:
+        return ()
+
+
+class _BoolKind(_Kind):
+    absl_define = "DEFINE_bool"
+
+    def parse(self, option, value):
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if word in _TRUE_WORDS:
+                return True
+            if word in _FALSE_WORDS:
+                return False
+            raise ValueError(f"invalid truth value {value!r} for {option!r}; expected one "
+                             f"of {sorted(_TRUE_WORDS)} or {sorted(_FALSE_WORDS)}")
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        raise TypeError(f"{option!r} takes a bool, got {value!r} of type {type(value).__name__}")
+
+    def from_env(self, var, text):
+        try:
+            return self.parse(var, text)
+        except ValueError:
+            raise ValueError(f"invalid truth value {text!r} for environment variable {var!r}; "
+                             f"expected one of {sorted(_TRUE_WORDS)} or {sorted(_FALSE_WORDS)}"
+                             ) from None
+
+
+class _NumberKind(_Kind):
+    def __init__(self, type_: type, minimum=None):
+        self.type = type_
+        self.minimum = minimum
+        self.accepted = numbers.Integral if type_ is int else numbers.Real
+        self.expected = "an int" if type_ is int else "a float"
+        self.absl_define = "DEFINE_integer" if type_ is int else "DEFINE_float"
+
+    def parse(self, option, value):
+        if isinstance(value, str):
+            try:
+                value = self.type(value.strip())
+            except ValueError:
+                raise ValueError(f"{option!r} takes {self.expected}, got {value!r}") from None
+        elif isinstance(value, bool) or not isinstance(value, self.accepted):
+            raise TypeError(f"{option!r} takes {self.expected}, got {value!r} "
+                            f"of type {type(value).__name__}")
+        if self.minimum is not None and value < self.minimum:
+            raise ValueError(f"{option!r} must be >= {self.minimum}, got {value!r}")
+        return self.type(value)
+
+
+class _StringKind(_Kind):
+    absl_define = "DEFINE_string"
+
+    def __init__(self, optional: bool):
+        self.optional = optional
+
+    def parse(self, option, value):
+        if value is None and self.optional:
+            return None
+        if not isinstance(value, str):
+            allowed = "a str or None" if self.optional else "a str"
+            raise TypeError(f"{option!r} takes {allowed}, got {value!r} "
+                            f"of type {type(value).__name__}")
+        return value
+
+    def from_env(self, var, text):
+        return None if (self.optional and text == "") else text
+
+
+class _EnumKind(_Kind):
+    absl_define = "DEFINE_enum"
+
+    def __init__(self, values: Sequence[str], optional: bool):
+        self.values = tuple(values)
+        self.optional = optional
+
+    def parse(self, option, value):
+        if value is None and self.optional:
+            return None
+        if not isinstance(value, str) or value not in self.values:
+            allowed = ("None or " if self.optional else "") + f"one of {list(self.values)}"
+            raise ValueError(f"{option!r} must be {allowed}, got {value!r}")
+        return value
+
+    def from_env(self, var, text):
+        if text == "" and self.optional:
+            return None
+        try:
+            return self.parse(var, text)
+        except ValueError:
+            raise ValueError(f"environment variable {var!r} must be one of "
+                             f"{list(self.values)}, got {text!r}") from None
+
+    def absl_args(self):
+        return (list(self.values),)
+
+
+class _ObjectKind(_Kind):
+    """Any Python object (a device...), checked by a validator; from the environment,
+    the text itself (a platform name)."""
+
+    def __init__(self, validator: Callable[[str, Any], None] | None):
+        self.validator = validator
+
+    def parse(self, option, value):
+        if self.validator is not None:
+            self.validator(option, value)
+        return value
+
+
+# --- Holders.
+
+class Flag:
+    """A process-wide option, set at most once and only before it is first read.
+
+    Flags configure things built once (backends, the compilation cache), so a
+    later change could not take effect; setting one twice or after use is an error.
+    """
+
+    def __init__(self, name: str, default: Any, help: str, kind: _Kind):
+        self.name = name
+        self.help = help
+        self._kind = kind
+        self._value = kind.parse(name, default)
+        self._was_set = False
+        self._was_read = False
+
+    @property
+    def value(self):
+        self._was_read = True
+        return self._value
+
+    def _peek(self):
+        """The value, without counting as a use (for listings and absl defaults)."""
+        return self._value
+
+    def _set(self, value) -> None:
+        if self._was_set:
+            raise ValueError(f"flag {self.name!r} was already set to {self._value!r}; "
+                             "a flag can be set only once")
+        if self._was_read:
+            raise ValueError(f"flag {self.name!r} was already used with value {self._value!r}; "
+                             "set it before its first use (right after `import plax`)")
+        self._value = self._kind.parse(self.name, value)
+        self._was_set = True
+
+    def __bool__(self):
+        raise TypeError(f"bool() of Flag {self.name!r}; did you mean `.value`?")
+
+    def __repr__(self):
+        return f"Flag({self.name}={self._value!r})"
+
+
+class State(_jaxlib_config.Config):
+    """A thread-local option: a global value plus an optional per-thread override.
+
+    `.value` is this thread's value if one is set, else the global one.
+    `state(new_value)` is a context manager (and decorator) that sets this thread's
+    value and restores the previous one on exit. `update_hook`, if given, is called
+    with the new effective value whenever the global or this thread's value changes.
+    """
+
+    def __init__(self, name: str, default: Any, help: str, kind: _Kind, *,
+                 include_in_jit_key: bool = False, include_in_trace_context: bool = False,
+                 update_hook: Callable[[Any], None] | None = None,
+                 default_context_value: Any = _NO_DEFAULT):
+        default = kind.parse(name, default)
+        super().__init__(name, default, include_in_jit_key=include_in_jit_key,
+                         include_in_trace_context=include_in_trace_context)
+        self.help = help
+        self.include_in_jit_key = include_in_jit_key
+        self.include_in_trace_context = include_in_trace_context
+        self._kind = kind
+        self._update_hook = update_hook
+        self._default_context_value = default_context_value
+        if update_hook is not None:
+            update_hook(default)
+
+    def _peek(self):
+        return self.value
+
+    def _set(self, value) -> None:
+        self.set_global(self._kind.parse(self.name, value))
+        if self._update_hook is not None:
+            self._update_hook(self.value)
+
+    def __call__(self, new_value: Any = _NO_DEFAULT) -> "StateContext":
+        if new_value is _NO_DEFAULT:
+            if self._default_context_value is _NO_DEFAULT:
+                raise TypeError(f"the context manager for {self.name!r} needs the new value, "
+                                f"e.g. `with {self.name.removeprefix('jax_')}(value):`")
+            new_value = self._default_context_value
+        return StateContext(self, self._kind.parse(self.name, new_value))
+
+    def __bool__(self):
+        raise TypeError(f"bool() of State {self.name!r}; did you mean `.value`?")
+
+    def __repr__(self):
+        return f"State({self.name}={self.value!r})"
+
+
+class StateContext:
+    """Sets a State's value in the current thread for a `with` block or a call."""
+
+    def __init__(self, state: State, new_value: Any):
+        self.state = state
+        self.new_value = new_value
+        self._saved: list = []  # a stack, so one object can be entered re-entrantly
+
+    def __enter__(self):
+        self._saved.append(self.state.swap_local(self.new_value))
+        if self.state._update_hook is not None:
+            self.state._update_hook(self.state.value)
+
+    def __exit__(self, *exc_info):
+        self.state.set_local(self._saved.pop())
+        if self.state._update_hook is not None:
+            self.state._update_hook(self.state.value)
+
+    def __call__(self, fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with StateContext(self.state, self.new_value):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+# --- The registry.
+
+class Config:
+    """All options by name: read, update, list, and define them."""
+
+    def __init__(self):
+        self._options: dict[str, Flag | State] = {}
+        self._trace_states: list[State] = []
+        self._jit_key_states: list[State] = []
+        self._absl_flags = None  # the absl.flags module once absl is in use
+
+    # Lookup.
+    def _holder(self, name: str) -> Flag | State:
+        options = self.__dict__["_options"]
+        spelled = "jax_" + name[len("plax_"):] if name.startswith("plax_") else name
+        holder = options.get(name, options.get(spelled))
+        if holder is None:
+            close = difflib.get_close_matches(spelled, options, n=3)
+            hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+            raise AttributeError(f"Unrecognized config option: {name!r}{hint}")
+        return holder
+
+    def update(self, name: str, value: Any) -> None:
+        """Sets an option's global value (a Flag: its only value)."""
+        self._holder(name)._set(value)
+
+    def read(self, name: str) -> Any:
+        """The option's current value in this thread."""
+        return self._holder(name).value
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._holder(name).value
+
+    def __dir__(self):
+        return [*super().__dir__(), *self._options]
+
+    def values(self) -> dict[str, Any]:
+        """Every option's current value, by name (does not count as using a Flag)."""
+        return {name: holder._peek() for name, holder in self._options.items()}
+
+    # Cache keys.
+    def trace_context(self) -> tuple:
+        """Current values of the States that change what tracing produces."""
+        return tuple(state.value for state in self._trace_states)
+
+    def trace_context_names(self) -> tuple[str, ...]:
+        return tuple(state.name for state in self._trace_states)
+
+    def jit_key_context(self) -> tuple:
+        """Current values of the States that change compiled code."""
+        return tuple(state.value for state in self._jit_key_states)
+
+    def jit_key_context_names(self) -> tuple[str, ...]:
+        return tuple(state.name for state in self._jit_key_states)
+
+    # Definitions.
+    def _add(self, holder: Flag | State) -> None:
+        if holder.name in self._options:
+            raise ValueError(f"config option {holder.name!r} is already defined")
+        self._options[holder.name] = holder
+        if isinstance(holder, State):
+            if holder.include_in_trace_context:
+                self._trace_states.append(holder)
+            if holder.include_in_jit_key:
+                self._jit_key_states.append(holder)
+        if self._absl_flags is not None:
+            self._define_absl_flag(holder)
+
+    def _default_from_env(self, name: str, default: Any, kind: _Kind) -> Any:
+        found = _read_env(name)
+        return default if found is None else kind.from_env(*found)
+
+    def _define_state(self, name: str, default: Any, help: str, kind: _Kind, *,
+                      include_in_jit_key: bool = False, include_in_trace_context: bool = False,
+                      update_hook: Callable[[Any], None] | None = None,
+                      default_context_value: Any = _NO_DEFAULT) -> State:
+        state = State(name, self._default_from_env(name, default, kind), help, kind,
+                      include_in_jit_key=include_in_jit_key,
+                      include_in_trace_context=include_in_trace_context,
+                      update_hook=update_hook, default_context_value=default_context_value)
+        self._add(state)
+        return state
+
+    # Each define_*_state takes the keyword options `include_in_jit_key`,
+    # `include_in_trace_context` (both False by default) and `update_hook` (see State).
+    def define_bool_state(self, name: str, default: bool, help: str, **options) -> State:
+        """A bool State; `with state():` with no argument sets it to True."""
+        return self._define_state(name, default, help, _BoolKind(), default_context_value=True,
+                                  **options)
+
+    def define_int_state(self, name: str, default: int, help: str, *,
+                         minimum: int | None = None, **options) -> State:
+        return self._define_state(name, default, help, _NumberKind(int, minimum), **options)
+
+    def define_float_state(self, name: str, default: float, help: str, *,
+                           minimum: float | None = None, **options) -> State:
+        return self._define_state(name, default, help, _NumberKind(float, minimum), **options)
+
+    def define_enum_state(self, name: str, enum_values: Sequence[str], default: str, help: str,
+                          **options) -> State:
+        return self._define_state(name, default, help, _EnumKind(enum_values, optional=False),
+                                  **options)
+
+    def define_optional_enum_state(self, name: str, enum_values: Sequence[str],
+                                   default: str | None, help: str, **options) -> State:
+        return self._define_state(name, default, help, _EnumKind(enum_values, optional=True),
+                                  **options)
+
+    def define_string_state(self, name: str, default: str, help: str, **options) -> State:
+        return self._define_state(name, default, help, _StringKind(optional=False), **options)
+
+    def define_optional_string_state(self, name: str, default: str | None, help: str,
+                                     **options) -> State:
+        return self._define_state(name, default, help, _StringKind(optional=True), **options)
+
+    def define_object_state(self, name: str, default: Any, help: str, *,
+                            validator: Callable[[str, Any], None] | None = None,
+                            **options) -> State:
+        """A State holding any object; `validator(name, value)` raises on bad values.
+        It is not an absl flag."""
+        return self._define_state(name, default, help, _ObjectKind(validator), **options)
+
+    def _define_flag(self, name, default, help, kind, read_env):
+        if read_env:
+            default = self._default_from_env(name, default, kind)
+        flag = Flag(name, default, help, kind)
+        self._add(flag)
+        return flag
+
+    def bool_flag(self, name: str, default: bool, help: str, *, read_env: bool = False) -> Flag:
+        return self._define_flag(name, default, help, _BoolKind(), read_env)
+
+    def int_flag(self, name: str, default: int, help: str, *, minimum: int | None = None,
+                 read_env: bool = False) -> Flag:
+        return self._define_flag(name, default, help, _NumberKind(int, minimum), read_env)
+
+    def float_flag(self, name: str, default: float, help: str, *, minimum: float | None = None,
+                   read_env: bool = False) -> Flag:
+        return self._define_flag(name, default, help, _NumberKind(float, minimum), read_env)
+
+    def string_flag(self, name: str, default: str | None, help: str, *,
+                    read_env: bool = False) -> Flag:
+        """A string Flag; a None default makes None (unset) a valid value too."""
+        return self._define_flag(name, default, help, _StringKind(optional=default is None),
+                                 read_env)
+
+    def enum_flag(self, name: str, enum_values: Sequence[str], default: str, help: str, *,
+                  read_env: bool = False) -> Flag:
+        return self._define_flag(name, default, help, _EnumKind(enum_values, optional=False),
+                                 read_env)
+
+    # absl.
+    def config_with_absl(self) -> None:
+        """Makes every option an absl flag; flags given on the command line are applied
+        once `absl.app.run` has parsed them."""
+        try:
+            from absl import app, flags
+        except ImportError as e:
+            raise ImportError("config_with_absl() needs absl: `pip install absl-py`") from e
+        if self._absl_flags is not None:
+            return
+        self._absl_flags = flags
+        for holder in self._options.values():
+            self._define_absl_flag(holder)
+        app.call_after_init(self._apply_absl_flags)
+
+    def _define_absl_flag(self, holder: Flag | State) -> None:
+        # plax's absl flags use the `plax_` spelling: the `jax_` names belong to JAX,
+        # which defines them itself in a process that uses both (a second definition
+        # would be an absl error). A `--jax_...` flag JAX defined is honoured too.
+        define = holder._kind.absl_define
+        name = _absl_name(holder.name)
+        if define is None or name in self._absl_flags.FLAGS:
+            return
+        getattr(self._absl_flags, define)(name, holder._peek(), *holder._kind.absl_args(),
+                                          help=holder.help)
+
+    def _apply_absl_flags(self) -> None:
+        flag_values = self._absl_flags.FLAGS
+        for name, holder in self._options.items():
+            for flag_name in (name, _absl_name(name)):
+                if flag_name in flag_values and flag_values[flag_name].present:
+                    holder._set(flag_values[flag_name].value)
+
+
+def _absl_name(option: str) -> str:
+    return "plax_" + option.removeprefix("jax_")
+
+
+config = Config()
+
+# --- The options. Names, defaults and cache-key membership follow JAX 0.10.
+
+enable_x64 = config.define_bool_state(
+    "jax_enable_x64", False,
+    "Enable 64-bit types (int64, float64, complex128); when off, 64-bit requests "
+    "become 32-bit.",
+    include_in_jit_key=True, include_in_trace_context=True)
+
+disable_jit = config.define_bool_state(
+    "jax_disable_jit", False,
+    "Run jit-decorated functions op by op in Python instead of compiling them.",
+    include_in_jit_key=True, include_in_trace_context=True)
+
+numpy_rank_promotion = config.define_enum_state(
+    "jax_numpy_rank_promotion", ["allow", "warn", "raise"], "allow",
+    "What to do when plax.numpy broadcasts arrays of different ranks implicitly.",
+    include_in_jit_key=True, include_in_trace_context=True)
+
+numpy_dtype_promotion = config.define_enum_state(
+    "jax_numpy_dtype_promotion", ["standard", "strict"], "standard",
+    "'standard' uses the type promotion lattice; 'strict' refuses implicit promotion "
+    "between different dtypes.",
+    include_in_jit_key=True, include_in_trace_context=True)
+
+default_matmul_precision = config.define_optional_enum_state(
+    "jax_default_matmul_precision",
+    ["default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+     "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY",
+     "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16",
+     "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6", "BF16_BF16_F32_X9",
+     "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64"],
+    None,
+    "Default precision (or dot algorithm preset) of matmuls and convolutions on "
+    "32-bit inputs.",
+    include_in_jit_key=True, include_in_trace_context=True)
+
+enable_checks = config.define_bool_state(
+    "jax_enable_checks", False,
+    "Check plax's internal invariants (Jaxpr types...); slower.")
+
+debug_nans = config.define_bool_state(
+    "jax_debug_nans", False,
+    "Raise when a computation produces a NaN, re-running it op by op to find the culprit.",
+    include_in_jit_key=True)
+
+debug_infs = config.define_bool_state(
+    "jax_debug_infs", False,
+    "Raise when a computation produces an inf, re-running it op by op to find the culprit.",
+    include_in_jit_key=True)
+
+
+def _check_device(option: str, value: Any) -> None:
+    if value is None or (isinstance(value, str) and value):
+        return
+    if hasattr(value, "platform") and hasattr(value, "id"):
+        return
+    raise ValueError(f"{option!r} must be None, a device (e.g. plax.devices('cpu')[0]) or a "
+                     f"platform name such as 'cpu', got {value!r}")
+
+
+default_device = config.define_object_state(
+    "jax_default_device", None,
+    "Device (or platform name) for uncommitted computations; None uses the default backend.",
+    validator=_check_device, include_in_jit_key=True, include_in_trace_context=True)
+
+use_shardy_partitioner = config.define_bool_state(
+    "jax_use_shardy_partitioner", True,
+    "Lower shardings with the Shardy (sdy) dialect instead of GSPMD.",
+    include_in_jit_key=True, include_in_trace_context=True)
+
+enable_pgle = config.define_bool_state(
+    "jax_enable_pgle", False,
+    "Profile the first runs of each jitted computation and recompile it with the "
+    "measured latencies (profile-guided latency estimation).",
+    include_in_jit_key=True, include_in_trace_context=True)
+
+pgle_profiling_runs = config.define_int_state(
+    "jax_pgle_profiling_runs", 3,
+    "Number of profiled runs before PGLE recompiles a computation.",
+    minimum=0, include_in_jit_key=True, include_in_trace_context=True)
+
+log_compiles = config.define_bool_state(
+    "jax_log_compiles", False,
+    "Log each compilation at WARNING level (otherwise DEBUG).")
+
+explain_cache_misses = config.define_bool_state(
+    "jax_explain_cache_misses", False,
+    "Log why each tracing/compilation cache miss happened at WARNING level.")
+
+default_prng_impl = config.define_enum_state(
+    "jax_default_prng_impl", ["threefry2x32", "rbg", "unsafe_rbg"], "threefry2x32",
+    "PRNG implementation used by plax.random when none is given.",
+    include_in_jit_key=True, include_in_trace_context=True)
+
+threefry_partitionable = config.define_bool_state(
+    "jax_threefry_partitionable", True,
+    "Use the threefry variant whose random bits can be generated shard by shard.",
+    include_in_jit_key=True, include_in_trace_context=True)
+
+platforms = config.string_flag(
+    "jax_platforms", None,
+    "Comma-separated platforms to initialize, in priority order (e.g. 'cuda,cpu'); "
+    "None tries every installed backend.",
+    read_env=True)
+
+num_cpu_devices = config.int_flag(
+    "jax_num_cpu_devices", -1,
+    "Number of CPU devices; -1 follows XLA_FLAGS=--xla_force_host_platform_device_count.",
+    minimum=-1)
+
+cpu_enable_async_dispatch = config.bool_flag(
+    "jax_cpu_enable_async_dispatch", True,
+    "Dispatch CPU computations asynchronously; False runs them inline.")
+
+compilation_cache_dir = config.string_flag(
+    "jax_compilation_cache_dir", None,
+    "Directory of the persistent compilation cache; None disables it.",
+    read_env=True)
+
+persistent_cache_min_compile_time_secs = config.float_flag(
+    "jax_persistent_cache_min_compile_time_secs", 1.0,
+    "Only computations that took at least this long to compile are written to the "
+    "persistent cache.",
+    minimum=0.0)
+
+trace_context = config.trace_context
+jit_key_context = config.jit_key_context
+
+if "absl.flags" in sys.modules:
+    config.config_with_absl()

@@ -1,0 +1,1 @@
+"""Helpers for plax's own test suite (and for plugin authors testing against plax)."""
