@@ -1,0 +1,1 @@
+"""plax-sharding: meshes, partition specs, named shardings and shard_map."""

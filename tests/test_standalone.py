@@ -1,0 +1,48 @@
+"""plax runs on jaxlib alone (DESIGN.md §9): a plax workload, and loading every
+entry point that plax's packages announce, leave `jax` unimported.
+
+Each check runs in a fresh interpreter, so nothing another test imported counts.
+"""
+import subprocess
+import sys
+import textwrap
+
+from workspace_layout import members
+
+REPORT_JAX = """
+import sys
+print("jax modules:", sorted(m for m in sys.modules if m == "jax" or m.startswith("jax.")))
+"""
+
+
+def run_python(code: str) -> str:
+    script = textwrap.dedent(code) + REPORT_JAX
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def test_workload_does_not_import_jax():
+    out = run_python("""
+        import plax, plax.numpy as jnp
+        print(plax.make_jaxpr(lambda x: jnp.sin(x))(1.0))
+    """)
+    assert "sin" in out and "f32[]" in out, out
+    assert "jax modules: []" in out, out
+
+
+def test_every_entry_point_loads_without_jax():
+    names = [m.name for m in members()]
+    expected = sum(len(group) for m in members() for group in m.entry_points.values())
+    out = run_python(f"""
+        from importlib.metadata import distribution
+        loaded = 0
+        for name in {names!r}:
+            for ep in distribution(name).entry_points:
+                ep.load()
+                loaded += 1
+        print("loaded:", loaded)
+    """)
+    assert f"loaded: {expected}\n" in out, out
+    assert "jax modules: []" in out, out
