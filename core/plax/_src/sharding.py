@@ -1,0 +1,194 @@
+"""The abstract `Sharding`: how an array's elements are laid out over devices.
+
+The base class lives in core so that runtime, jit and lowering can all speak of
+shardings without importing the package that defines concrete ones (DESIGN §2).
+A subclass describes itself with a handful of abstract members, chiefly its
+device assignment and an XLA `HloSharding`; everything else here (index maps,
+shard shapes, equivalence, the jaxlib object handed to C++) is derived from those.
+
+jaxlib's C++ is never given a plax sharding: `_to_jaxlib_sharding(ndim)` returns a
+jaxlib `GSPMDSharding`, which C++ handles without calling back into Python.
+"""
+from __future__ import annotations
+
+import abc
+import functools
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from jaxlib import xla_client as xc
+
+Device = xc.Device
+Index = tuple[slice, ...]
+
+
+class Sharding(abc.ABC):
+    """Describes how an array is laid out across devices (JAX's `jax.sharding.Sharding`).
+
+    Subclasses must be hashable and comparable; equal shardings must describe the same
+    placement. They implement the abstract members below; the rest is derived.
+    """
+
+    # --- abstract members -----------------------------------------------------------
+
+    @property
+    @abc.abstractmethod
+    def device_set(self) -> set[Device]:
+        """All devices this sharding spans, addressable or not."""
+
+    @property
+    @abc.abstractmethod
+    def is_fully_replicated(self) -> bool:
+        """Whether every device holds the whole array."""
+
+    @property
+    @abc.abstractmethod
+    def is_fully_addressable(self) -> bool:
+        """Whether this process can address every device of the sharding."""
+
+    @property
+    @abc.abstractmethod
+    def num_devices(self) -> int:
+        """The number of devices the sharding spans."""
+
+    @property
+    @abc.abstractmethod
+    def memory_kind(self) -> str | None:
+        """The memory kind (`device`, `pinned_host`, ...) or None for the default."""
+
+    @abc.abstractmethod
+    def with_memory_kind(self, kind: str) -> Sharding:
+        """The same layout in another memory kind."""
+
+    @property
+    @abc.abstractmethod
+    def _device_assignment(self) -> tuple[Device, ...]:
+        """The devices in the order the HloSharding's logical device ids refer to."""
+
+    @abc.abstractmethod
+    def _to_xla_hlo_sharding(self, num_dimensions: int) -> xc.HloSharding:
+        """The XLA sharding for an array of rank `num_dimensions`."""
+
+    # --- derived members --------------------------------------------------------------
+
+    @functools.cached_property
+    def addressable_devices(self) -> set[Device]:
+        """The devices of this sharding that the current process can address."""
+        return {d for d in self.device_set if _is_addressable(d)}
+
+    def devices_indices_map(self, global_shape: Sequence[int]) -> Mapping[Device, Index]:
+        """For each device, the slice of an array of `global_shape` it holds."""
+        shape = tuple(global_shape)
+        indices = _indices_from_hlo(self._to_xla_hlo_sharding(len(shape)), shape,
+                                    len(self._device_assignment))
+        return dict(zip(self._device_assignment, indices))
+
+    def addressable_devices_indices_map(
+            self, global_shape: Sequence[int]) -> Mapping[Device, Index]:
+        """`devices_indices_map` restricted to addressable devices."""
+        return {d: idx for d, idx in self.devices_indices_map(global_shape).items()
+                if _is_addressable(d)}
+
+    def shard_shape(self, global_shape: Sequence[int]) -> tuple[int, ...]:
+        """The shape of each shard; the array must divide evenly."""
+        shape = tuple(global_shape)
+        hlo = self._to_xla_hlo_sharding(len(shape))
+        counts = _tile_counts(hlo, len(shape))
+        for axis, (size, count) in enumerate(zip(shape, counts)):
+            if size % count:
+                raise ValueError(
+                    f"{self} splits axis {axis} of an array of shape {shape} into "
+                    f"{count} pieces, but {size} is not evenly divisible by {count}")
+        return tuple(size // count for size, count in zip(shape, counts))
+
+    def is_equivalent_to(self, other: Sharding, ndim: int) -> bool:
+        """Whether both place an array of rank `ndim` identically on the same devices."""
+        if not isinstance(other, Sharding):
+            return False
+        return (self._device_assignment == other._device_assignment
+                and self.memory_kind == other.memory_kind
+                and hlo_shardings_equal(self._to_xla_hlo_sharding(ndim),
+                                        other._to_xla_hlo_sharding(ndim)))
+
+    def _to_jaxlib_sharding(self, ndim: int) -> xc.GSPMDSharding:
+        """The jaxlib C++ sharding handed to jaxlib for an array of rank `ndim`.
+
+        Cached per instance and rank: building one costs a C++ device list.
+        """
+        cache = self.__dict__.setdefault("_jaxlib_sharding_cache", {})
+        jaxlib_sharding = cache.get(ndim)
+        if jaxlib_sharding is None:
+            jaxlib_sharding = cache[ndim] = xc.GSPMDSharding(
+                list(self._device_assignment), self._to_xla_hlo_sharding(ndim),
+                memory_kind=self.memory_kind)
+        return jaxlib_sharding
+
+
+def _is_addressable(device: Device) -> bool:
+    return device.process_index == device.client.process_index()
+
+
+def hlo_shardings_equal(a: xc.HloSharding, b: xc.HloSharding) -> bool:
+    """HloSharding equality that treats every spelling of "replicated" alike."""
+    if _is_replicated(a) and _is_replicated(b):
+        return True
+    return a == b
+
+
+def _is_replicated(hlo: xc.HloSharding) -> bool:
+    if hlo.is_replicated():
+        return True
+    if not hlo.is_tiled():
+        return False
+    dims = hlo.tile_assignment_dimensions()
+    data_dims = len(dims) - len(hlo.subgroup_types()) - int(hlo.replicate_on_last_tile_dim())
+    return all(d == 1 for d in dims[:data_dims])
+
+
+def _tile_counts(hlo: xc.HloSharding, ndim: int) -> tuple[int, ...]:
+    """How many pieces each of the `ndim` array axes is split into."""
+    if hlo.tuple_elements():
+        raise ValueError(f"a tuple sharding {hlo} cannot place a single array")
+    if hlo.is_manual() or hlo.is_unknown():
+        raise ValueError(f"the sharding {hlo} does not describe a placement of an array")
+    if not hlo.is_tiled():  # replicated or on one device ("maximal")
+        return (1,) * ndim
+    dims = hlo.tile_assignment_dimensions()
+    data_dims = len(dims) - len(hlo.subgroup_types()) - int(hlo.replicate_on_last_tile_dim())
+    if data_dims != ndim:
+        raise ValueError(f"the sharding {hlo} tiles {data_dims} axes, but the array "
+                         f"has rank {ndim}")
+    return tuple(dims[:ndim])
+
+
+def _indices_from_hlo(hlo: xc.HloSharding, shape: tuple[int, ...],
+                      num_devices: int) -> list[Index]:
+    """The slice held by each logical device 0..num_devices-1 under `hlo`.
+
+    Tiles follow XLA's rule: each of `n` pieces of an axis of size `s` has
+    ceil(s / n) elements, the last ones fewer (possibly none).
+    """
+    ndim = len(shape)
+    counts = _tile_counts(hlo, ndim)
+    full: Index = (slice(None),) * ndim
+    if not hlo.is_tiled():
+        return [full] * num_devices
+    dims = hlo.tile_assignment_dimensions()
+    devices = hlo.tile_assignment_devices()
+    if len(devices) != num_devices:
+        raise ValueError(f"the sharding {hlo} assigns {len(devices)} devices, but "
+                         f"{num_devices} devices were given")
+    indices: list[Any] = [None] * num_devices
+    for position, logical in zip(itertools.product(*map(range, dims)), devices):
+        index = []
+        for axis, (size, count) in enumerate(zip(shape, counts)):
+            if count == 1:
+                index.append(slice(None))
+            else:
+                chunk = math.ceil(size / count)
+                start = min(position[axis] * chunk, size)
+                index.append(slice(start, min(start + chunk, size)))
+        indices[logical] = tuple(index)
+    return indices

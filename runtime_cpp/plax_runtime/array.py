@@ -1,0 +1,370 @@
+"""`plax.Array`: an array whose data lives on one or more devices.
+
+An `Array` wraps a jaxlib C++ `ArrayImpl` (the buffer holder, which executables and
+transfers consume directly) together with plax's own aval (`ShapedArray`) and
+sharding. jaxlib's classes are used as they are, never patched (DESIGN §9).
+Operators and NumPy-style methods forward to `plax.numpy` (`plax._src.array_methods`).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib import xla_client as xc
+
+from plax._src import array_methods
+from plax._src.abstract import ShapedArray
+from plax._src.sharding import Device, Index, Sharding
+from plax_runtime.sharding_impls import SingleDeviceSharding
+
+
+class Shard:
+    """One addressable piece of an Array: its device, its slice of the array, its data."""
+    __slots__ = ("device", "index", "replica_id", "data")
+
+    def __init__(self, device: Device, index: Index, replica_id: int, data: Array):
+        self.device = device
+        self.index = index
+        self.replica_id = replica_id
+        self.data = data
+
+    def __repr__(self):
+        return (f"Shard(device={self.device!r}, index={self.index}, "
+                f"replica_id={self.replica_id}, data={self.data})")
+
+
+class Array:
+    """A plax array: `shape`, `dtype`, a `sharding`, and device buffers.
+
+    Arrays are made by `plax.device_put`, by computations, and by
+    `make_array_from_single_device_arrays`, not by calling the class.
+    """
+    __slots__ = ("_impl", "_aval", "_sharding", "_npy_value", "__weakref__")
+    __hash__ = None  # unhashable, like NumPy arrays and JAX's Array
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("plax.Array cannot be constructed directly; use plax.device_put, "
+                        "plax.numpy.asarray or make_array_from_single_device_arrays")
+
+    @classmethod
+    def _from_impl(cls, impl: xc.ArrayImpl, aval: ShapedArray, sharding: Sharding) -> Array:
+        """Wraps a jaxlib array whose aval and sharding the caller vouches for (no checks)."""
+        self = object.__new__(cls)
+        self._impl = impl
+        self._aval = aval
+        self._sharding = sharding
+        self._npy_value = None
+        return self
+
+    # --- metadata (available even after deletion) -----------------------------------
+
+    aval = property(lambda self: self._aval)
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+    ndim = property(lambda self: len(self._aval.shape))
+    size = property(lambda self: self._aval.size)
+    itemsize = property(lambda self: self._aval.dtype.itemsize)
+    nbytes = property(lambda self: self._aval.size * self._aval.dtype.itemsize)
+    weak_type = property(lambda self: self._aval.weak_type)
+    sharding = property(lambda self: self._sharding)
+    committed = property(lambda self: self._impl._committed)
+    _committed = committed
+    is_fully_replicated = property(lambda self: self._sharding.is_fully_replicated)
+    is_fully_addressable = property(lambda self: self._sharding.is_fully_addressable)
+
+    def devices(self) -> set[Device]:
+        return set(self._sharding.device_set)
+
+    @property
+    def device(self) -> Device | Sharding:
+        """The device of a single-device array; the sharding of a multi-device one."""
+        devices = self._sharding.device_set
+        if len(devices) == 1:
+            (device,) = devices
+            return device
+        return self._sharding
+
+    def platform(self) -> str:
+        return next(iter(self._sharding.device_set)).platform
+
+    # --- lifetime -------------------------------------------------------------------
+
+    def _check_alive(self) -> None:
+        if self._impl.is_deleted():
+            raise RuntimeError(f"Array has been deleted with shape={self._aval.str_short()}.")
+
+    def is_deleted(self) -> bool:
+        return self._impl.is_deleted()
+
+    def delete(self) -> None:
+        """Frees the device buffers now; any later use of the array raises."""
+        self._npy_value = None
+        self._impl.delete()
+
+    def block_until_ready(self) -> Array:
+        self._check_alive()
+        self._impl.block_until_ready()
+        return self
+
+    def is_ready(self) -> bool:
+        self._check_alive()
+        return self._impl.is_ready()
+
+    def copy_to_host_async(self) -> None:
+        """Starts copying the data to host memory, so that a later `np.asarray` is fast."""
+        self._check_alive()
+        if self._npy_value is not None or self.platform() == "cpu":
+            return  # CPU buffers are host memory already: nothing to overlap
+        if self._sharding.num_devices == 1:
+            self._impl._copy_single_device_array_to_host_async()
+        elif self.is_fully_replicated:
+            self._impl._fully_replicated_shard()._copy_single_device_array_to_host_async()
+        else:
+            for shard in self._impl._arrays:
+                shard._copy_single_device_array_to_host_async()
+
+    def on_device_size_in_bytes(self) -> int:
+        self._check_alive()
+        return self._impl.on_device_size_in_bytes()
+
+    def unsafe_buffer_pointer(self) -> int:
+        self._check_alive()
+        return self._impl.unsafe_buffer_pointer()
+
+    # --- shards ---------------------------------------------------------------------
+
+    def _addressable_devices(self) -> list[Device]:
+        """Addressable devices in the order of `self._impl._arrays`."""
+        return [d for d in self._sharding._device_assignment
+                if d.process_index == d.client.process_index()]
+
+    @property
+    def addressable_shards(self) -> list[Shard]:
+        self._check_alive()
+        indices = self._sharding.addressable_devices_indices_map(self.shape)
+        devices = self._addressable_devices()
+        if len(devices) == 1:
+            return [Shard(devices[0], indices[devices[0]], 0, self)]
+        shards, seen = [], {}
+        kind = self._sharding.memory_kind
+        for impl, device in zip(self._impl._arrays, devices):
+            index = indices[device]
+            key = _index_key(index)
+            replica_id = seen[key] = seen.get(key, -1) + 1
+            aval = ShapedArray(_index_shape(index, self.shape), self.dtype, self.weak_type)
+            impl.aval = aval  # C++ leaves per-shard avals unset without `jax`
+            data = Array._from_impl(impl, aval, SingleDeviceSharding(device, memory_kind=kind))
+            shards.append(Shard(device, index, replica_id, data))
+        return shards
+
+    def addressable_data(self, index: int) -> Array:
+        """The data of the `index`-th addressable shard."""
+        return self.addressable_shards[index].data
+
+    # --- host values ----------------------------------------------------------------
+
+    @property
+    def _value(self) -> np.ndarray:
+        """The data as a read-only NumPy array, fetched once and cached."""
+        self._check_alive()
+        if self._npy_value is None:
+            if not self.is_fully_addressable:
+                raise RuntimeError("Fetching the value of an Array that spans devices of "
+                                   "other processes is not possible; use "
+                                   "`addressable_shards` for the local part")
+            if self._sharding.num_devices == 1:
+                value = self._host_copy(self._impl)
+            elif self.is_fully_replicated:
+                value = self._host_copy(self._impl._fully_replicated_shard())
+            else:
+                value = self._assemble_from_shards()
+            value.flags.writeable = False
+            self._npy_value = value
+        return self._npy_value
+
+    def _host_copy(self, single_device_impl: xc.ArrayImpl) -> np.ndarray:
+        """One device buffer as NumPy; CPU buffers are read without jaxlib's fetch, which
+        imports `jax` when it is installed (DESIGN §9)."""
+        from plax_runtime import dlpack
+        if dlpack.can_copy_to_numpy(self.platform(), self.dtype):
+            return dlpack.cpu_buffer_to_numpy(single_device_impl, self.dtype)
+        value, _ = single_device_impl._single_device_array_to_np_array_did_copy()
+        return value
+
+    def _assemble_from_shards(self) -> np.ndarray:
+        out = np.empty(self.shape, self.dtype)
+        indices = self._sharding.addressable_devices_indices_map(self.shape)
+        filled = set()
+        for impl, device in zip(self._impl._arrays, self._addressable_devices()):
+            index = indices[device]
+            key = _index_key(index)
+            if key not in filled:
+                filled.add(key)
+                out[index] = self._host_copy(impl)
+        return out
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        return np.asarray(self._value, dtype=dtype, **({} if copy is None else {"copy": copy}))
+
+    def tolist(self) -> Any:
+        return self._value.tolist()
+
+    def item(self, *args) -> Any:
+        return self._value.item(*args)
+
+    def __dlpack__(self, *, stream: int | Any | None = None,
+                   max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[int, int] | None = None, copy: bool | None = None):
+        from plax_runtime import dlpack
+        return dlpack.to_dlpack(self, stream=stream, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from plax_runtime import dlpack
+        return dlpack.dlpack_device(self)
+
+    # --- Python protocols -------------------------------------------------------------
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            what = "an empty array" if self.size == 0 else "an array with more than one element"
+            raise ValueError(f"The truth value of {what} is ambiguous. Use a.any() or a.all()")
+        return bool(self._value.reshape(()))
+
+    def _scalar_value(self, kind: str) -> Any:
+        if self.shape:
+            raise TypeError(f"Only scalar arrays can be converted to Python {kind}; got an "
+                            f"array of shape {self.shape}")
+        return self._value[()]
+
+    def __int__(self) -> int:
+        return int(self._scalar_value("ints"))
+
+    def __float__(self) -> float:
+        return float(self._scalar_value("floats"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar_value("complex numbers"))
+
+    def __index__(self) -> int:
+        if not np.issubdtype(self.dtype, np.integer):
+            raise TypeError(f"Only integer scalar arrays can be converted to a scalar index; "
+                            f"got dtype {self.dtype.name}")
+        return int(self._scalar_value("ints"))
+
+    def __setitem__(self, index, value):
+        raise TypeError("plax arrays are immutable; instead of `x[idx] = y` use "
+                        "`x = x.at[idx].set(y)`")
+
+    def __copy__(self) -> Array:
+        """A new buffer with the same placement and commitment."""
+        from plax_runtime.device_put import put_leaves
+        (copy,) = put_leaves([self], [None], [False], [False])
+        return copy
+
+    def __deepcopy__(self, memo) -> Array:
+        return self.__copy__()
+
+    def __repr__(self) -> str:
+        prefix = "Array("
+        suffix = f"dtype={self.dtype.name}" + (", weak_type=True" if self.weak_type else "")
+        if self.is_deleted():
+            return f"{prefix}<deleted>, shape={self.shape}, {suffix})"
+        if not self.is_fully_addressable:
+            return f"{prefix}shape={self.shape}, {suffix})"
+        if self.size == 0 and self.shape != (0,):
+            suffix = f"shape={self.shape}, {suffix}"
+        line_width = np.get_printoptions()["linewidth"]
+        text = prefix + np.array2string(self._value, prefix=prefix, suffix=",",
+                                        separator=", ", max_line_width=line_width) + ","
+        last_line = len(text) - text.rfind("\n") - 1
+        fits = last_line + 1 + len(suffix) + 1 <= line_width
+        separator = " " if fits else "\n" + " " * len(prefix)
+        return f"{text}{separator}{suffix})"
+
+    def __str__(self) -> str:
+        return str(self._value)
+
+    def __format__(self, format_spec: str) -> str:
+        if self.ndim == 0:
+            return format(self._value[()], format_spec)
+        return format(self._value, format_spec)
+
+    def __reduce__(self):
+        return (_unpickle_array, (np.asarray(self._value), self.weak_type))
+
+
+def _unpickle_array(value: np.ndarray, weak_type: bool) -> Array:
+    """Rebuilds a pickled Array on the default device (uncommitted)."""
+    from plax_runtime import device_put
+    return device_put.put_host_value(value, None, weak_type=weak_type)
+
+
+def _index_key(index: Index) -> tuple:
+    return tuple((s.start, s.stop) for s in index)
+
+
+def _index_shape(index: Index, shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(len(range(*s.indices(n))) for s, n in zip(index, shape))
+
+
+def make_array_from_single_device_arrays(shape: Sequence[int], sharding: Sharding,
+                                         arrays: Sequence[Array], *,
+                                         dtype=None) -> Array:
+    """Assembles a (multi-device) Array from one single-device Array per addressable device.
+
+    `arrays[i]` must hold exactly the slice that `sharding` assigns to its device.
+    """
+    shape = tuple(int(d) for d in shape)
+    if not isinstance(sharding, Sharding):
+        raise TypeError(f"sharding must be a plax Sharding, got {type(sharding).__name__}")
+    arrays = list(arrays)
+    for i, a in enumerate(arrays):
+        if not isinstance(a, Array):
+            raise TypeError(f"arrays[{i}] must be a plax Array, got {type(a).__name__}")
+        a._check_alive()
+        if a.sharding.num_devices != 1:
+            raise ValueError(f"arrays[{i}] spans {a.sharding.num_devices} devices; each must "
+                             "be a single-device array")
+    if dtype is None:
+        if not arrays:
+            raise ValueError("make_array_from_single_device_arrays needs dtype= when no "
+                             "arrays are given")
+        dtype = arrays[0].dtype
+    dtype = np.dtype(dtype)
+    indices = sharding.addressable_devices_indices_map(shape)
+    by_device = {}
+    for i, a in enumerate(arrays):
+        (device,) = a.sharding.device_set
+        if device not in indices:
+            raise ValueError(f"arrays[{i}] is on {device}, which is not an addressable device "
+                             f"of {sharding}")
+        if device in by_device:
+            raise ValueError(f"arrays[{i}] is on {device}, like another array")
+        expected = _index_shape(indices[device], shape)
+        if a.shape != expected or a.dtype != dtype:
+            raise ValueError(f"arrays[{i}] on {device} has shape {a.shape} and dtype "
+                             f"{a.dtype.name}; the sharding expects shape {expected} and "
+                             f"dtype {dtype.name} there")
+        by_device[device] = a
+    missing = [d for d in indices if d not in by_device]
+    if missing:
+        raise ValueError(f"no array was given for the devices {missing} of {sharding}")
+    aval = ShapedArray(shape, dtype)
+    impl = xc.ArrayImpl(aval, sharding._to_jaxlib_sharding(len(shape)),
+                        [by_device[d]._impl for d in indices], True, _skip_checks=True)
+    return Array._from_impl(impl, aval, sharding)
+
+
+array_methods.install(Array)
+Array.__module__ = "plax"

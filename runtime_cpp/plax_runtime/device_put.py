@@ -1,0 +1,201 @@
+"""`device_put`: moving host values and Arrays onto devices, in batches.
+
+Host values (NumPy arrays and scalars, Python scalars) go through jaxlib's
+`batched_device_put`, one call per value listing all of its shards. Arrays that
+must move to other devices go through ONE `batched_copy_array_to_devices_with_sharding`
+call for the whole pytree, which groups the copies by source and destination in C++.
+An Array whose target placement differs in layout (other tiling) goes through the
+host. Both jaxlib functions are called through module-level names so that tests can
+count the calls.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib import xla_client as xc
+
+from plax._src import config, dtypes
+from plax._src.abstract import ShapedArray
+from plax._src.sharding import Device, Sharding, hlo_shardings_equal
+from plax._src.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
+from plax_runtime.array import Array
+from plax_runtime.sharding_impls import SingleDeviceSharding
+
+_batched_device_put = xc.batched_device_put
+_batched_copy = xc.batched_copy_array_to_devices_with_sharding
+
+_PYTHON_SCALARS = (bool, int, float, complex)
+
+
+def default_device() -> Device:
+    """`jax_default_device` (a device or platform name), else the default backend's first."""
+    from plax_runtime.backends import get_backend
+    choice = config.default_device.value
+    if choice is None or isinstance(choice, str):
+        return get_backend(choice).local_devices()[0]
+    return choice
+
+
+def _as_sharding(target: Device | Sharding | None) -> Sharding | None:
+    if target is None or isinstance(target, Sharding):
+        return target
+    if isinstance(target, Device):
+        return SingleDeviceSharding(target)
+    raise TypeError(f"device_put: device must be a Device, a Sharding or None, got "
+                    f"{target!r} of type {type(target).__name__}")
+
+
+def device_put(x: Any, device: Device | Sharding | Any | None = None, *,
+               donate: bool | Any = False, may_alias: bool | None | Any = None) -> Any:
+    """Places every leaf of the pytree `x` on `device` (a Device, a Sharding, or a pytree
+    prefix of them matching `x`).
+
+    Without a device, host values go to the default device *uncommitted* (computations
+    may move them) and Arrays stay where they are. With one, results are *committed*.
+    `donate=True` lets the inputs' buffers be reused (inputs that were copied are
+    deleted); `may_alias=False` always copies; `True` lets a result share the memory of
+    a host NumPy array (then mutating that array is undefined behaviour).
+    """
+    leaves, treedef = tree_flatten(x)
+    is_target = lambda t: t is None or isinstance(t, (Device, Sharding))
+    n = len(leaves)
+    targets = [_as_sharding(t) for t in _prefix_leaves(device, x, n, is_target, "device")]
+    donations = _prefix_leaves(donate, x, n, None, "donate")
+    aliasing = _prefix_leaves(may_alias, x, n, lambda v: v is None, "may_alias")
+    for d, m in zip(donations, aliasing):
+        if d and m:
+            raise ValueError("device_put: may_alias=True and donate=True cannot both be set")
+    return tree_unflatten(treedef, put_leaves(leaves, targets, donations, aliasing))
+
+
+def _prefix_leaves(prefix: Any, tree: Any, num_leaves: int, is_leaf, name: str) -> list[Any]:
+    """One value per leaf of `tree` from an option given once or as a pytree prefix."""
+    if (is_leaf is not None and is_leaf(prefix)) or isinstance(prefix, bool):
+        return [prefix] * num_leaves
+    try:
+        return broadcast_prefix(prefix, tree, is_leaf=is_leaf)
+    except ValueError as err:
+        raise ValueError(f"device_put: {name} must be a single value or a pytree prefix "
+                         f"of the argument: {err}") from None
+
+
+def put_leaves(leaves: Sequence[Any], targets: Sequence[Sharding | None],
+               donations: Sequence[bool], aliasing: Sequence[bool | None]) -> list[Array]:
+    """device_put of flat leaves; all Array moves share one batched copy."""
+    results: list[Array | None] = [None] * len(leaves)
+    moves = []  # (position, array, target sharding, committed, may_alias, donate)
+    for i, (x, target, donate, may_alias) in enumerate(zip(leaves, targets, donations,
+                                                           aliasing)):
+        if isinstance(x, Array):
+            x._check_alive()
+            if target is None and may_alias is not False:
+                results[i] = x
+            else:
+                committed = target is not None or x.committed
+                moves.append((i, x, target or x.sharding, committed, may_alias, donate))
+        else:
+            results[i] = put_host_value(x, target, may_alias=may_alias)
+    if moves:
+        for i, array in _move_arrays(moves):
+            results[i] = array
+    return results
+
+
+def _move_arrays(moves):
+    """Copies Arrays to their targets: re-wraps, one batched C++ copy, or via the host."""
+    batch, done = [], []
+    for i, x, target, committed, may_alias, donate in moves:
+        ndim = x.ndim
+        same_layout = hlo_shardings_equal(x.sharding._to_xla_hlo_sharding(ndim),
+                                          target._to_xla_hlo_sharding(ndim))
+        same_place = (same_layout and target.memory_kind == x.sharding.memory_kind
+                      and target._device_assignment == x.sharding._device_assignment)
+        if same_place and may_alias is not False:
+            done.append((i, _rewrap(x._impl, x.aval, target, committed)))
+        elif same_layout and target.num_devices == x.sharding.num_devices:
+            semantics = (xc.ArrayCopySemantics.ALWAYS_COPY if may_alias is False
+                         else xc.ArrayCopySemantics.REUSE_INPUT)
+            batch.append((i, x, target, committed, semantics, donate))
+        else:
+            # The cached host value is immutable, so the new buffers may alias it.
+            done.append((i, put_host_value(x._value, target, weak_type=x.weak_type,
+                                           committed=committed, may_alias=True)))
+            if donate:
+                x.delete()
+    if batch:
+        jaxlib_shardings = [t._to_jaxlib_sharding(x.ndim) for _, x, t, *_ in batch]
+        copies = _batched_copy([x._impl for _, x, *_ in batch],
+                               [s._internal_device_list for s in jaxlib_shardings],
+                               jaxlib_shardings, [sem for *_, sem, _ in batch])
+        for (i, x, target, committed, _, donate), impl in zip(batch, copies):
+            done.append((i, _rewrap(impl, x.aval, target, committed)))
+            if donate:  # a real copy was made, so the source can go
+                x.delete()
+    return done
+
+
+def _rewrap(impl: xc.ArrayImpl, aval: ShapedArray, sharding: Sharding,
+            committed: bool) -> Array:
+    """The same buffers under another sharding object and commitment (no copy)."""
+    jaxlib_sharding = sharding._to_jaxlib_sharding(len(aval.shape))
+    if committed:  # re-wrapping always yields a committed array
+        impl = impl._rewrap_with_aval_and_sharding(aval, jaxlib_sharding)
+    elif impl._committed or impl._sharding is not jaxlib_sharding:
+        impl = xc.ArrayImpl(aval, jaxlib_sharding, impl._arrays, False, _skip_checks=True)
+    return Array._from_impl(impl, aval, sharding)
+
+
+def _host_value(x: Any, weak_type: bool | None) -> tuple[np.ndarray, ShapedArray]:
+    """The NumPy data and canonical aval of a host value."""
+    if isinstance(x, _PYTHON_SCALARS):
+        dtype = dtypes.canonicalize_dtype(dtypes.dtype(type(x)))
+        try:
+            value = np.asarray(x, dtype=dtype)
+        except OverflowError:
+            raise OverflowError(f"Python int {x} is too large to convert to "
+                                f"{dtype.name}") from None
+        weak = dtypes.is_weakly_typed(x) if weak_type is None else weak_type
+        return value, ShapedArray((), dtype, weak)
+    if isinstance(x, np.ma.MaskedArray):
+        raise ValueError("NumPy masked arrays are not supported as plax values; use "
+                         "x.filled() to make a standard NumPy array")
+    if isinstance(x, (np.ndarray, np.generic)):
+        value = np.asarray(x)
+        if not value.dtype.isnative:
+            value = value.astype(value.dtype.newbyteorder("="))
+        dtypes.check_valid_dtype(value.dtype)
+        return value, ShapedArray(value.shape, dtypes.canonicalize_dtype(value.dtype),
+                                  bool(weak_type))
+    raise TypeError(f"device_put: a value of type {type(x).__name__} is not a valid plax "
+                    "array; expected a NumPy array, a Python or NumPy scalar, or a "
+                    "plax Array")
+
+
+def put_host_value(x: Any, sharding: Sharding | None, *, weak_type: bool | None = None,
+                   committed: bool | None = None, may_alias: bool | None = None) -> Array:
+    """One host value onto the devices of `sharding` (default device when None).
+
+    A NumPy array is copied during the call unless `may_alias=True`, so that later
+    writes to it (or to the array it views) cannot change the device array.
+    """
+    value, aval = _host_value(x, weak_type)
+    if committed is None:
+        committed = sharding is not None
+    if sharding is None:
+        sharding = SingleDeviceSharding(default_device())
+    indices = sharding.addressable_devices_indices_map(aval.shape)
+    if sharding.is_fully_replicated:
+        shards = [value] * len(indices)
+    else:
+        sharding.shard_shape(aval.shape)  # raises unless the shards are even
+        shards = [value[index] for index in indices.values()]
+    # Empty buffers have nothing to alias (and jaxlib cannot copy empty shards).
+    zero_copy = may_alias or value.size == 0
+    semantics = (xc.HostBufferSemantics.ZERO_COPY if zero_copy
+                 else xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
+    impl = _batched_device_put(aval, sharding._to_jaxlib_sharding(aval.ndim), shards,
+                               list(indices), committed, may_alias is False, semantics,
+                               enable_x64=config.enable_x64.value)
+    return Array._from_impl(impl, aval, sharding)

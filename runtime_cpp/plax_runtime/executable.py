@@ -1,0 +1,265 @@
+"""Compiling StableHLO modules for a device assignment, and running them on Arrays.
+
+`compile` builds jaxlib `CompileOptions` and calls `Client.compile_and_load`; results
+are cached by (module digest, devices, options, metadata). `Executable.execute`
+checks and places the arguments, runs `execute_sharded`, and wraps the outputs via
+`array_result_handler`s built once per executable.
+"""
+from __future__ import annotations
+
+import collections
+import hashlib
+import io
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib import _jax
+from jaxlib import xla_client as xc
+
+from plax._src.abstract import ShapedArray
+from plax._src.sharding import Device, Sharding
+from plax_runtime.array import Array
+from plax_runtime.device_put import put_leaves
+from plax_runtime.sharding_impls import sharding_from_xla
+
+_CACHE_SIZE = 1024
+_cache: collections.OrderedDict[tuple, Executable] = collections.OrderedDict()
+_cache_lock = threading.Lock()
+
+
+class Executable:
+    """A compiled module loaded on its devices; `execute` runs it on plax Arrays."""
+
+    def __init__(self, loaded: xc.LoadedExecutable, devices: tuple[Device, ...],
+                 in_shardings: tuple[Sharding, ...], out_avals: tuple[ShapedArray, ...],
+                 out_shardings: tuple[Sharding, ...], donated_args: tuple[int, ...],
+                 arg_names: tuple[str, ...] | None):
+        self._loaded = loaded
+        self.devices = devices
+        self.in_shardings = in_shardings
+        self.out_avals = out_avals
+        self.out_shardings = out_shardings
+        self.donated_args = donated_args
+        self._arg_names = arg_names
+        self._device_set = frozenset(devices)
+        self._handlers = {c: [xc.array_result_handler(aval, s._to_jaxlib_sharding(aval.ndim),
+                                                      c, _skip_checks=True)
+                              for aval, s in zip(out_avals, out_shardings)]
+                          for c in (False, True)}
+
+    def _arg_label(self, i: int) -> str:
+        if self._arg_names is None:
+            return f"argument {i}"
+        return f"argument {i} ({self._arg_names[i]})"
+
+    def execute(self, args: Sequence[Any], *, committed: bool | None = None) -> list[Array]:
+        """Runs the executable. Arguments are Arrays (or host values, placed here).
+
+        Uncommitted Arrays elsewhere are moved to where the executable wants them;
+        committed ones on other devices are an error. Donated arguments are deleted.
+        Outputs are committed when `committed` says so, else when the executable spans
+        several devices or any argument was committed.
+        """
+        if len(args) != len(self.in_shardings):
+            raise TypeError(f"the executable takes {len(self.in_shardings)} arguments, "
+                            f"got {len(args)}")
+        impls = [None] * len(args)
+        moves = []
+        any_committed = False
+        for i, (x, expected) in enumerate(zip(args, self.in_shardings)):
+            if not isinstance(x, Array):
+                moves.append(i)
+                continue
+            if x._impl.is_deleted():
+                raise RuntimeError(f"Array passed as {self._arg_label(i)} has been deleted "
+                                   f"(shape={x.aval.str_short()}); it cannot be used after "
+                                   "delete() or being donated")
+            any_committed = any_committed or x.committed
+            sharding = x._sharding
+            if sharding is expected or sharding == expected or sharding.is_equivalent_to(
+                    expected, x.ndim):
+                impls[i] = x._impl
+                continue
+            if x.committed and sharding.device_set != self._device_set:
+                raise ValueError(
+                    f"Array passed as {self._arg_label(i)} is committed to devices "
+                    f"{_device_ids(sharding.device_set)}, but the executable runs on devices "
+                    f"{_device_ids(self.devices)}; move it with device_put first")
+            moves.append(i)
+        if moves:
+            placed = put_leaves([args[i] for i in moves], [self.in_shardings[i] for i in moves],
+                                [False] * len(moves), [None] * len(moves))
+            for i, array in zip(moves, placed):
+                impls[i] = array._impl
+        results = self._loaded.execute_sharded(impls)
+        if committed is None:
+            committed = len(self.devices) > 1 or any_committed
+        outs = results.consume_with_handlers(self._handlers[bool(committed)])
+        for i in self.donated_args:
+            if isinstance(args[i], Array) and not args[i].is_deleted():
+                args[i].delete()
+        return [Array._from_impl(impl, aval, s)
+                for impl, aval, s in zip(outs, self.out_avals, self.out_shardings)]
+
+    def as_text(self) -> str:
+        """The optimized HLO module, as text."""
+        return self._loaded.hlo_modules()[0].to_string()
+
+    def cost_analysis(self) -> dict[str, float]:
+        """XLA's estimates: flops, bytes accessed, ..."""
+        return dict(self._loaded.cost_analysis())
+
+    def memory_analysis(self) -> Any:
+        """Sizes of arguments, outputs, temporaries and generated code."""
+        return self._loaded.get_compiled_memory_stats()
+
+    def runtime_executable(self) -> xc.LoadedExecutable:
+        return self._loaded
+
+    def __repr__(self):
+        return (f"Executable({len(self.in_shardings)} args -> {len(self.out_avals)} outputs "
+                f"on devices {_device_ids(self.devices)})")
+
+
+def _device_ids(devices) -> list[int]:
+    return sorted(d.id for d in devices) if isinstance(devices, (set, frozenset)) else [
+        d.id for d in devices]
+
+
+def _module_payload(module: str | bytes | Any) -> str | bytes:
+    """Text or bytecode that jaxlib compiles; an `ir.Module` becomes bytecode."""
+    if isinstance(module, (str, bytes)):
+        return module
+    if hasattr(module, "operation"):
+        buffer = io.BytesIO()
+        module.operation.write_bytecode(file=buffer)
+        return buffer.getvalue()
+    raise TypeError(f"compile expects StableHLO text, bytecode or an ir.Module, got "
+                    f"{type(module).__name__}")
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable form of option values (lists become tuples)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replicas: int = 1,
+            num_partitions: int | None = None, donated_args: Sequence[int] = (),
+            compile_options_overrides: Mapping[str, str | bool | int | float] | None = None,
+            build_options: Mapping[str, Any] | None = None,
+            in_shardings: Sequence[Sharding] | None = None,
+            out_avals: Sequence[ShapedArray] | None = None,
+            out_shardings: Sequence[Sharding] | None = None,
+            arg_names: Sequence[str] | None = None) -> Executable:
+    """Compiles `module` for `devices` (replica-major), or returns the cached executable.
+
+    `compile_options_overrides` are XLA options (`env_option_overrides`, JAX's
+    `compiler_options`); `build_options` sets attributes of `ExecutableBuildOptions`
+    (`use_shardy_partitioner`, `allow_spmd_sharding_propagation_to_output`...).
+    In/out shardings and output avals default to what XLA reports and what the
+    module declares (with `weak_type=False`); lowering passes its own to keep weak
+    types and sharding kinds. Executables with several replicas need all three.
+    """
+    payload = _module_payload(module)
+    devices = tuple(devices)
+    if not devices or not all(isinstance(d, Device) for d in devices):
+        raise TypeError(f"compile needs a non-empty sequence of devices, got {devices!r}")
+    if num_partitions is None:
+        num_partitions = len(devices) // num_replicas
+    if num_replicas < 1 or num_partitions < 1 or num_replicas * num_partitions != len(devices):
+        raise ValueError(f"{len(devices)} devices cannot run num_replicas={num_replicas} x "
+                         f"num_partitions={num_partitions}")
+    overrides = tuple(sorted((compile_options_overrides or {}).items()))
+    build = tuple(sorted((k, _frozen(v)) for k, v in (build_options or {}).items()))
+    key = (hashlib.sha256(payload.encode() if isinstance(payload, str) else payload).digest(),
+           isinstance(payload, str), devices, num_replicas, num_partitions,
+           tuple(donated_args), overrides, build,
+           *(None if v is None else tuple(v)
+             for v in (in_shardings, out_avals, out_shardings, arg_names)))
+    with _cache_lock:
+        executable = _cache.get(key)
+        if executable is not None:
+            _cache.move_to_end(key)
+            return executable
+    options = _compile_options(devices, num_replicas, num_partitions, overrides, build)
+    loaded = devices[0].client.compile_and_load(payload, xc.DeviceList(devices), options)
+    executable = _describe(loaded, payload, devices, num_replicas, tuple(donated_args),
+                           in_shardings, out_avals, out_shardings, arg_names)
+    with _cache_lock:
+        _cache[key] = executable
+        if len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return executable
+
+
+def clear_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def _compile_options(devices, num_replicas, num_partitions, overrides, build
+                     ) -> xc.CompileOptions:
+    options = xc.CompileOptions()
+    options.num_replicas = num_replicas
+    options.num_partitions = num_partitions
+    ids = np.array([d.id for d in devices]).reshape(num_replicas, num_partitions)
+    options.device_assignment = xc.DeviceAssignment.create(ids)
+    build_options = options.executable_build_options
+    build_options.num_replicas = num_replicas
+    build_options.num_partitions = num_partitions
+    build_options.use_spmd_partitioning = num_partitions > 1
+    for name, value in build:
+        if name.startswith("_") or not hasattr(build_options, name):
+            raise ValueError(f"compile: ExecutableBuildOptions has no option {name!r}")
+        setattr(build_options, name, list(value) if isinstance(value, tuple) else value)
+    for name, value in overrides:
+        if not isinstance(value, (str, bool, int, float)):
+            raise TypeError(f"compile: XLA option {name!r} must be a str, bool, int or "
+                            f"float, got {type(value).__name__}")
+    options.env_option_overrides = list(overrides)
+    return options
+
+
+def _describe(loaded, payload, devices, num_replicas, donated_args, in_shardings,
+              out_avals, out_shardings, arg_names) -> Executable:
+    """Fills in argument/output metadata that the caller left to XLA."""
+    num_args = len(loaded.get_parameter_layouts())
+    if num_replicas > 1 and None in (in_shardings, out_avals, out_shardings):
+        raise ValueError("compile: executables with num_replicas > 1 need in_shardings, "
+                         "out_avals and out_shardings")
+    if in_shardings is None:
+        xla_in = loaded.get_parameter_shardings() or [None] * num_args
+        in_shardings = [sharding_from_xla(devices, s) for s in xla_in]
+    if out_avals is None:
+        out_avals = _declared_result_avals(payload)
+    if out_shardings is None:
+        xla_out = loaded.get_output_shardings() or [None] * len(out_avals)
+        kinds = loaded.get_output_memory_kinds()[0]
+        out_shardings = [sharding_from_xla(devices, s, kind) for s, kind in zip(xla_out, kinds)]
+    for what, values, n in (("in_shardings", in_shardings, num_args),
+                            ("out_shardings", out_shardings, len(out_avals)),
+                            ("arg_names", arg_names, num_args)):
+        if values is not None and len(values) != n:
+            raise ValueError(f"compile: {len(values)} {what} given for {n} "
+                             f"{'arguments' if what != 'out_shardings' else 'outputs'}")
+    bad = [i for i in donated_args if not 0 <= i < num_args]
+    if bad:
+        raise ValueError(f"compile: donated_args {bad} out of range for {num_args} arguments")
+    return Executable(loaded, devices, tuple(in_shardings), tuple(out_avals),
+                      tuple(out_shardings), donated_args,
+                      None if arg_names is None else tuple(arg_names))
+
+
+def _declared_result_avals(payload: str | bytes) -> tuple[ShapedArray, ...]:
+    computation = _jax.mlir.mlir_module_to_xla_computation(payload, use_tuple_args=False,
+                                                           return_tuple=False)
+    result = computation.program_shape().result_shape()
+    shapes = result.tuple_shapes() if result.is_tuple() else [result]
+    for shape in shapes:
+        if not shape.is_array():
+            raise ValueError(f"compile: result {shape} is not an array; pass out_avals")
+    return tuple(ShapedArray(s.dimensions(), s.numpy_dtype()) for s in shapes)

@@ -1,0 +1,61 @@
+"""Loading PJRT runtimes shipped as shared libraries (CUDA, TPU) for backend plugins.
+
+A plugin package finds its runtime's library, checks its version, and calls
+`make_c_api_client`. A missing runtime raises `BackendUnavailableError` naming what
+to install (the registry skips that backend unless it was requested); a runtime of
+the wrong version raises `RuntimeError` (reported with a warning).
+"""
+from __future__ import annotations
+
+import importlib.metadata as metadata
+import importlib.util
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from jaxlib import xla_client as xc
+from jaxlib.version import __version__ as jaxlib_version
+
+from plax_runtime.backends import BackendUnavailableError
+
+
+def package_file(module: str, filename: str, *, install: str) -> str:
+    """The path of `filename` inside the installed package `module`, without importing it.
+
+    `install` names what to `pip install` when it is missing.
+    """
+    try:
+        spec = importlib.util.find_spec(module)
+    except ModuleNotFoundError:
+        spec = None
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        path = os.path.join(location, filename)
+        if os.path.isfile(path):
+            return path
+    where = f" (looked in {locations})" if locations else ""
+    raise BackendUnavailableError(f"{filename} from the Python package {module!r} was not "
+                                  f"found{where}; install it with: pip install {install}")
+
+
+def check_same_version(distribution: str, *, install: str) -> None:
+    """Raises unless `distribution` was released with the installed jaxlib."""
+    try:
+        version = metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        raise BackendUnavailableError(f"{distribution} is not installed; install it with: "
+                                      f"pip install {install}") from None
+    if version != jaxlib_version:
+        raise RuntimeError(f"{distribution} {version} does not match jaxlib "
+                           f"{jaxlib_version}; install matching versions with: "
+                           f"pip install {install}")
+
+
+def make_c_api_client(platform: str, library_path: str,
+                      options: Mapping[str, Any] | None = None) -> xc.Client:
+    """Loads the PJRT plugin library once per process and makes its client."""
+    if not xc.pjrt_plugin_loaded(platform):
+        xc.load_pjrt_plugin_dynamically(platform, library_path)
+    if not xc.pjrt_plugin_initialized(platform):
+        xc.initialize_pjrt_plugin(platform)
+    return xc.make_c_api_client(platform, dict(options or {}))

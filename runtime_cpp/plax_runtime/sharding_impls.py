@@ -1,0 +1,152 @@
+"""Concrete shardings the runtime makes: one device, or an explicit XLA sharding.
+
+`SingleDeviceSharding` places a whole array on one device. `GSPMDSharding` pairs a
+device list with an XLA `HloSharding` (what executables report for their outputs).
+Both are plain subclasses of the core `Sharding`; the runtime relies only on the base
+class protocol, so other packages add their own kinds (`NamedSharding`) the same way.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+from jaxlib import xla_client as xc
+
+from plax._src.sharding import Device, Sharding, hlo_shardings_equal
+
+_REPLICATED = xc.HloSharding.replicate()
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical_memory_kind(devices: tuple[Device, ...], memory_kind: str | None) -> str:
+    return xc.check_and_canonicalize_memory_kind(memory_kind, xc.DeviceList(devices))
+
+
+def _device_tuple(devices: Sequence[Device], what: str) -> tuple[Device, ...]:
+    devices = tuple(devices)
+    if not devices:
+        raise ValueError(f"{what} needs at least one device")
+    for d in devices:
+        if not isinstance(d, Device):
+            raise TypeError(f"{what} expects devices, got {d!r} of type {type(d).__name__}")
+    if len(set(devices)) != len(devices):
+        raise ValueError(f"{what} got a device more than once: {list(devices)}")
+    return devices
+
+
+class SingleDeviceSharding(Sharding):
+    """The whole array on one device."""
+
+    def __init__(self, device: Device, *, memory_kind: str | None = None):
+        (self._device,) = _device_tuple((device,), "SingleDeviceSharding")
+        self._memory_kind = _canonical_memory_kind((device,), memory_kind)
+
+    device_set = property(lambda self: {self._device})
+    is_fully_replicated = property(lambda self: True)
+    is_fully_addressable = property(
+        lambda self: self._device.process_index == self._device.client.process_index())
+    num_devices = property(lambda self: 1)
+    memory_kind = property(lambda self: self._memory_kind)
+    _device_assignment = property(lambda self: (self._device,))
+
+    def with_memory_kind(self, kind: str) -> SingleDeviceSharding:
+        return SingleDeviceSharding(self._device, memory_kind=kind)
+
+    def _to_xla_hlo_sharding(self, num_dimensions: int) -> xc.HloSharding:
+        return _REPLICATED
+
+    def devices_indices_map(self, global_shape):
+        return {self._device: (slice(None),) * len(global_shape)}
+
+    def shard_shape(self, global_shape):
+        return tuple(global_shape)
+
+    def _to_jaxlib_sharding(self, ndim: int) -> xc.GSPMDSharding:
+        return _replicated_jaxlib_sharding((self._device,), self._memory_kind)
+
+    def __eq__(self, other):
+        return (isinstance(other, SingleDeviceSharding) and self._device == other._device
+                and self._memory_kind == other._memory_kind)
+
+    def __hash__(self):
+        return hash((SingleDeviceSharding, self._device, self._memory_kind))
+
+    def __repr__(self):
+        kind = "" if self._memory_kind == "device" else f", memory_kind={self._memory_kind}"
+        return f"SingleDeviceSharding(device={self._device!r}{kind})"
+
+
+@functools.lru_cache(maxsize=4096)
+def _replicated_jaxlib_sharding(devices: tuple[Device, ...], memory_kind: str):
+    """One jaxlib object per placement, so C++ caches keyed by it keep hitting."""
+    return xc.GSPMDSharding(list(devices), _REPLICATED, memory_kind=memory_kind)
+
+
+class GSPMDSharding(Sharding):
+    """An array laid out by an XLA `HloSharding` over an ordered device list.
+
+    The sharding's logical device ids index into `devices`.
+    """
+
+    def __init__(self, devices: Sequence[Device],
+                 op_sharding: xc.HloSharding | xc.OpSharding, *,
+                 memory_kind: str | None = None):
+        self._devices = _device_tuple(devices, "GSPMDSharding")
+        if isinstance(op_sharding, xc.OpSharding):
+            op_sharding = xc.HloSharding.from_proto(op_sharding)
+        if not isinstance(op_sharding, xc.HloSharding):
+            raise TypeError("GSPMDSharding expects an HloSharding or OpSharding, got "
+                            f"{type(op_sharding).__name__}")
+        if op_sharding.tuple_elements():
+            raise ValueError(f"GSPMDSharding places one array; got the tuple sharding "
+                             f"{op_sharding}")
+        if op_sharding.is_tiled() and op_sharding.num_devices() != len(self._devices):
+            raise ValueError(f"the sharding {op_sharding} spans {op_sharding.num_devices()} "
+                             f"devices, but {len(self._devices)} devices were given")
+        self._hlo_sharding = op_sharding
+        self._memory_kind = _canonical_memory_kind(self._devices, memory_kind)
+
+    @classmethod
+    def get_replicated(cls, devices: Sequence[Device], *,
+                       memory_kind: str | None = None) -> GSPMDSharding:
+        return cls(devices, _REPLICATED, memory_kind=memory_kind)
+
+    device_set = property(lambda self: set(self._devices))
+    num_devices = property(lambda self: len(self._devices))
+    memory_kind = property(lambda self: self._memory_kind)
+    _device_assignment = property(lambda self: self._devices)
+
+    @functools.cached_property
+    def is_fully_replicated(self) -> bool:
+        return hlo_shardings_equal(self._hlo_sharding, _REPLICATED)
+
+    @functools.cached_property
+    def is_fully_addressable(self) -> bool:
+        return all(d.process_index == d.client.process_index() for d in self._devices)
+
+    def with_memory_kind(self, kind: str) -> GSPMDSharding:
+        return GSPMDSharding(self._devices, self._hlo_sharding, memory_kind=kind)
+
+    def _to_xla_hlo_sharding(self, num_dimensions: int) -> xc.HloSharding:
+        return self._hlo_sharding
+
+    def __eq__(self, other):
+        return (isinstance(other, GSPMDSharding) and self._devices == other._devices
+                and self._memory_kind == other._memory_kind
+                and hlo_shardings_equal(self._hlo_sharding, other._hlo_sharding))
+
+    def __hash__(self):
+        hlo = _REPLICATED if self.is_fully_replicated else self._hlo_sharding
+        return hash((GSPMDSharding, self._devices, self._memory_kind, hlo))
+
+    def __repr__(self):
+        kind = "" if self._memory_kind == "device" else f", memory_kind={self._memory_kind}"
+        return f"GSPMDSharding({self._hlo_sharding!r}, devices={list(self._devices)}{kind})"
+
+
+def sharding_from_xla(devices: Sequence[Device], hlo: xc.HloSharding | xc.OpSharding,
+                      memory_kind: str | None = None) -> Sharding:
+    """The plax sharding for what XLA reports: one device, or a GSPMDSharding."""
+    if len(devices) == 1:
+        return SingleDeviceSharding(devices[0], memory_kind=memory_kind)
+    return GSPMDSharding(devices, hlo, memory_kind=memory_kind)

@@ -1,0 +1,220 @@
+"""device_put: host values and Arrays onto devices, dtype rules, batching, aliasing."""
+import ml_dtypes
+import numpy as np
+import pytest
+from jaxlib import xla_client as xc
+
+from plax._src import config
+from plax_runtime import api, device_put as device_put_module
+from plax_runtime.array import Array
+from plax_runtime.device_put import device_put
+from plax_runtime.sharding_impls import GSPMDSharding, SingleDeviceSharding
+
+_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+           np.uint64, np.float16, ml_dtypes.bfloat16, np.float32, np.float64, np.complex64,
+           np.complex128]
+_NARROWED = {np.dtype(np.int64): np.int32, np.dtype(np.uint64): np.uint32,
+             np.dtype(np.float64): np.float32, np.dtype(np.complex128): np.complex64}
+
+
+def _sample(dtype):
+    """Values that exercise the dtype's range and, for floats, its precision."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return np.array([True, False, True])
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        return np.array([info.min, 0, 1, info.max], dtype)
+    if dtype.kind == "c":
+        return np.array([1 + 2j, -0.5j, 3.25], dtype)
+    return np.array([-1.5, 0.0, 0.1, 65504.0], dtype)
+
+
+@pytest.mark.parametrize("x64", [False, True])
+@pytest.mark.parametrize("dtype", _DTYPES, ids=lambda d: np.dtype(d).name)
+def test_round_trip_on_every_device(dtype, x64):
+    x = _sample(dtype)
+    with config.enable_x64(x64):
+        expected_dtype = np.dtype(dtype) if x64 else np.dtype(_NARROWED.get(np.dtype(dtype), dtype))
+        for device in api.devices():
+            a = device_put(x, device)
+            assert a.devices() == {device} and a.committed
+            assert a.dtype == expected_dtype and a.shape == x.shape and not a.weak_type
+            back = np.asarray(a)
+            assert back.dtype == expected_dtype
+            np.testing.assert_array_equal(back, x.astype(expected_dtype))
+
+
+@pytest.mark.parametrize("dtype", [ml_dtypes.int4, ml_dtypes.float8_e4m3fn],
+                         ids=lambda d: np.dtype(d).name)
+def test_narrow_dtypes_round_trip(dtype):
+    x = np.array([1, -2, 3, 0]).astype(dtype)
+    a = device_put(x, api.devices()[1])
+    assert a.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(np.asarray(a), x)
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_python_scalars_are_weakly_typed(x64):
+    with config.enable_x64(x64):
+        wide = "64" if x64 else "32"
+        cases = [(True, "bool", False), (3, f"int{wide}", True), (2.5, f"float{wide}", True),
+                 (1 + 2j, "complex128" if x64 else "complex64", True)]
+        for value, dtype, weak in cases:
+            a = device_put(value)
+            assert (a.dtype.name, a.weak_type, a.shape) == (dtype, weak, ())
+            assert a.item() == value
+        assert not device_put(np.float32(1.5)).weak_type
+
+
+def test_big_endian_input():
+    x = np.arange(4, dtype=">i4")
+    a = device_put(x)
+    assert a.dtype == np.int32
+    np.testing.assert_array_equal(np.asarray(a), [0, 1, 2, 3])
+
+
+def test_python_int_overflow_is_reported():
+    with pytest.raises(OverflowError, match="Python int 4294967296 .* int32"):
+        device_put(2 ** 32)
+
+
+def test_invalid_values_are_type_errors():
+    with pytest.raises(TypeError, match="not a valid plax array type"):
+        device_put(np.array(["a", "b"]))
+    with pytest.raises(TypeError, match="value of type str is not a valid plax array"):
+        device_put("text")
+    with pytest.raises(TypeError, match="device must be a Device, a Sharding or None"):
+        device_put(1.0, "cpu:0")
+    with pytest.raises(ValueError, match="masked arrays"):
+        device_put(np.ma.masked_array([1, 2], mask=[0, 1]))
+    with pytest.raises(ValueError, match="may_alias=True and donate=True"):
+        device_put(np.ones(2), donate=True, may_alias=True)
+
+
+def test_default_placement_is_uncommitted():
+    a = device_put(np.ones(3))
+    assert not a.committed and a.devices() == {api.devices()[0]}
+    assert device_put(a) is a
+    b = device_put(a, api.devices()[0])
+    assert b.committed and b.sharding == SingleDeviceSharding(api.devices()[0])
+
+
+def test_default_device_option():
+    with config.default_device(api.devices()[5]):
+        a = device_put(np.ones(2))
+    assert a.devices() == {api.devices()[5]} and not a.committed
+
+
+def _aligned_zeros(n):
+    """float32 zeros at a 64-byte boundary, which XLA's CPU client can alias."""
+    raw = np.zeros(4 * n + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    return raw[start:start + 4 * n].view(np.float32)
+
+
+def test_host_array_is_not_aliased_unless_asked():
+    x = _aligned_zeros(1024)
+    a = device_put(x, api.devices()[0])
+    x[0] = 7
+    assert np.asarray(a)[0] == 0
+    base = _aligned_zeros(1024)
+    view = base[:]
+    view.flags.writeable = False
+    b = device_put(view)
+    base[0] = 7  # a write through the base must not reach a read-only view's copy
+    assert np.asarray(b)[0] == 0
+    y = _aligned_zeros(1024)
+    c = device_put(y, may_alias=True)
+    assert c.unsafe_buffer_pointer() == y.ctypes.data
+
+
+class _Counter:
+    def __init__(self, fn):
+        self.fn, self.calls = fn, 0
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        return self.fn(*args, **kwargs)
+
+
+@pytest.fixture
+def counters(monkeypatch):
+    put = _Counter(device_put_module._batched_device_put)
+    copy = _Counter(device_put_module._batched_copy)
+    monkeypatch.setattr(device_put_module, "_batched_device_put", put)
+    monkeypatch.setattr(device_put_module, "_batched_copy", copy)
+    return put, copy
+
+
+def test_pytree_transfers_are_batched(counters):
+    put, copy = counters
+    devs = api.devices()
+    tree = {"a": np.arange(3), "b": [1.0, np.ones((2, 2), np.float32)], "c": None}
+    out = device_put(tree, devs[1])
+    assert put.calls == 3 and copy.calls == 0  # one batched_device_put per host leaf
+    assert out["c"] is None
+    np.testing.assert_array_equal(np.asarray(out["b"][1]), np.ones((2, 2)))
+    moved = device_put(out, devs[6])
+    assert put.calls == 3 and copy.calls == 1  # every Array leaf in ONE copy call
+    for leaf in (moved["a"], moved["b"][0], moved["b"][1]):
+        assert leaf.devices() == {devs[6]} and leaf.committed
+    np.testing.assert_array_equal(np.asarray(moved["a"]), np.arange(3))
+    assert moved["b"][0].weak_type and moved["b"][0].item() == 1.0
+
+
+def test_same_placement_is_not_copied(counters):
+    put, copy = counters
+    a = device_put(np.arange(4.0))
+    b = device_put(a, api.devices()[0])
+    assert copy.calls == 0 and b.unsafe_buffer_pointer() == a.unsafe_buffer_pointer()
+    c = device_put(a, api.devices()[0], may_alias=False)
+    assert copy.calls == 1 and c.unsafe_buffer_pointer() != a.unsafe_buffer_pointer()
+    np.testing.assert_array_equal(np.asarray(c), np.arange(4.0))
+
+
+def test_device_tree_prefix():
+    devs = api.devices()
+    out = device_put([np.ones(2), (np.zeros(1), 3)], [devs[2], devs[3]])
+    assert out[0].devices() == {devs[2]}
+    assert out[1][0].devices() == out[1][1].devices() == {devs[3]}
+    with pytest.raises(ValueError, match="pytree prefix"):
+        device_put([np.ones(2)], [devs[0], devs[1]])
+
+
+def test_donation_deletes_copied_inputs():
+    devs = api.devices()
+    a = device_put(np.arange(3.0), devs[0])
+    b = device_put(a, devs[1], donate=True)
+    assert a.is_deleted()
+    np.testing.assert_array_equal(np.asarray(b), np.arange(3.0))
+    with pytest.raises(RuntimeError, match="Array has been deleted"):
+        device_put(a, devs[2])
+
+
+def test_sharded_put_and_resharding():
+    devs = api.devices()
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    rows = GSPMDSharding(devs[:4], xc.HloSharding.iota_tile([4, 1]))
+    a = device_put(x, rows)
+    assert a.sharding is rows and a.devices() == set(devs[:4]) and a.committed
+    # Same layout on other devices: a device-to-device copy.
+    rows_elsewhere = GSPMDSharding(devs[4:], xc.HloSharding.iota_tile([4, 1]))
+    b = device_put(a, rows_elsewhere)
+    assert b.devices() == set(devs[4:])
+    # Another layout: through the host.
+    cols = GSPMDSharding(devs[:2], xc.HloSharding.iota_tile([1, 2]))
+    c = device_put(b, cols)
+    replicated = device_put(c, GSPMDSharding.get_replicated(devs[:8]))
+    for arr in (a, b, c, replicated):
+        np.testing.assert_array_equal(np.asarray(arr), x)
+    assert replicated.is_fully_replicated
+    assert all(s.data.shape == (8, 4) for s in replicated.addressable_shards)
+    single = device_put(a, devs[7])
+    np.testing.assert_array_equal(np.asarray(single), x)
+
+
+def test_block_until_ready_on_pytrees():
+    tree = device_put({"x": np.ones(3), "y": [np.zeros(2)]})
+    assert api.block_until_ready(tree) is tree
+    assert isinstance(tree["x"], Array)
