@@ -99,3 +99,10 @@ def test_tracing_is_thread_local():
         t.join()
     for i in range(4):
         assert results[f"t{i}"].in_avals[0].shape == (i + 1,)
+
+
+def test_traced_values_are_instances_of_plax_array():
+    seen = []
+    plax.make_jaxpr(lambda x: seen.append(isinstance(x, plax.Array)) or x)(1.0)
+    assert seen == [True]
+    assert not isinstance(np.ones(3), plax.Array)

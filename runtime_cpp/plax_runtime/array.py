@@ -16,6 +16,7 @@ from jaxlib import xla_client as xc
 from plax._src import array_methods
 from plax._src.abstract import ShapedArray
 from plax._src.sharding import Device, Index, Sharding
+from plax._src.tracing import Tracer
 from plax_runtime.sharding_impls import SingleDeviceSharding
 
 
@@ -34,7 +35,16 @@ class Shard:
                 f"replica_id={self.replica_id}, data={self.data})")
 
 
-class Array:
+class _ArrayMeta(type):
+    """Makes `isinstance(x, plax.Array)` true for traced arrays too, as users expect
+    of code that runs both eagerly and under transformations."""
+
+    def __instancecheck__(cls, instance) -> bool:
+        return super().__instancecheck__(instance) or (
+            isinstance(instance, Tracer) and isinstance(instance.aval, ShapedArray))
+
+
+class Array(metaclass=_ArrayMeta):
     """A plax array: `shape`, `dtype`, a `sharding`, and device buffers.
 
     Arrays are made by `plax.device_put`, by computations, and by
