@@ -1,0 +1,76 @@
+"""Cumulative reductions along one axis: `cumsum`, `cumprod`, `cummax`, `cummin`,
+`cumlogsumexp`, each optionally from the end (`reverse=True`).
+
+They lower to a `reduce_window` whose window spans the whole axis, padded so that
+element i sees elements 0..i (or i..n-1 when reversed).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from plax._src.lax.constructors import (FLOAT, NUMBER, ORDERED, canonicalize_axis, check_dtype,
+                                        standard_primitive)
+from plax._src.lax.mlir import hlo, mu
+from plax._src.lax.reductions import highest_value, lowest_value
+from plax._src.tracing import get_aval
+
+
+def _logaddexp(dtype):
+    """log(e**a + e**b), exact when a == b == ±inf, and NaN-propagating."""
+    def combine(a, b):
+        delta = hlo.subtract(a, b)  # NaN when a and b are the same infinity
+        softplus = hlo.log_plus_one(hlo.exponential(hlo.negate(hlo.abs(delta))))
+        return hlo.select(mu.is_nan(delta, dtype), hlo.add(a, b),
+                          hlo.add(hlo.maximum(a, b), softplus))
+    return combine
+
+
+def _cumulative(name: str, kinds: frozenset, combine: Callable[[np.dtype], Callable],
+                identity: Callable):
+    def abstract_eval(operand, *, axis, reverse):
+        check_dtype(name, operand, kinds)
+        if not 0 <= axis < operand.ndim:
+            raise ValueError(f"{name}: axis {axis} out of range for an operand of rank "
+                             f"{operand.ndim}")
+        return operand
+
+    def lower(ctx, operand, *, axis, reverse):
+        aval = ctx.avals_in[0]
+        n = aval.shape[axis]
+        if n == 0:
+            return operand
+        window = [1] * aval.ndim
+        window[axis] = n
+        padding = [(0, 0)] * aval.ndim
+        padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
+        init = mu.dense_constant(identity(aval.dtype), aval.dtype)
+        return mu.reduce_window(operand, init, aval, window, padding, combine(aval.dtype))
+
+    lower.__name__ = f"lower_{name}"
+    return standard_primitive(name, abstract_eval, lower)
+
+
+cumsum_p = _cumulative("cumsum", NUMBER, lambda dt: hlo.add, lambda dt: 0)
+cumprod_p = _cumulative("cumprod", NUMBER, lambda dt: hlo.multiply, lambda dt: 1)
+cummax_p = _cumulative("cummax", ORDERED, lambda dt: hlo.maximum, lowest_value)
+cummin_p = _cumulative("cummin", ORDERED, lambda dt: hlo.minimum, highest_value)
+cumlogsumexp_p = _cumulative("cumlogsumexp", FLOAT, _logaddexp, lowest_value)
+
+
+def _cumulative_fn(prim):
+    def cumulative(operand, axis: int = 0, reverse: bool = False):
+        axis = canonicalize_axis(prim.name, axis, get_aval(operand).ndim)
+        return prim.bind(operand, axis=axis, reverse=bool(reverse))
+    cumulative.__name__ = prim.name
+    cumulative.__doc__ = (f"`{prim.name}` of `operand` along `axis`, from the end if "
+                          "`reverse`.")
+    return cumulative
+
+
+cumsum = _cumulative_fn(cumsum_p)
+cumprod = _cumulative_fn(cumprod_p)
+cummax = _cumulative_fn(cummax_p)
+cummin = _cumulative_fn(cummin_p)
+cumlogsumexp = _cumulative_fn(cumlogsumexp_p)

@@ -1,0 +1,104 @@
+"""`sort`: sorts several same-shaped operands together along one dimension, ordered
+lexicographically by the first `num_keys` of them.
+
+Floats sort as NumPy does: -0.0 equals 0.0, and NaNs (of either sign) come last.
+Complex numbers sort by real part, then imaginary part.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from plax._src.abstract import ShapedArray
+from plax._src.lax.constructors import (ANY, canonicalize_axis, check_dtype, describe, kind_of,
+                                        real_dtype, standard_primitive)
+from plax._src.lax.mlir import hlo, mu
+from plax._src.tracing import get_aval
+
+
+def _sort_abstract_eval(*operands, dimension, is_stable, num_keys):
+    if not operands:
+        raise TypeError("sort requires at least one operand")
+    for operand in operands:
+        check_dtype("sort", operand, ANY)
+    if any(o.shape != operands[0].shape for o in operands[1:]):
+        raise TypeError(f"sort requires operands of the same shape, got "
+                        f"{', '.join(map(describe, operands))}")
+    if not 0 <= dimension < operands[0].ndim:
+        raise ValueError(f"sort: dimension {dimension} out of range for operands of rank "
+                         f"{operands[0].ndim}")
+    if not 1 <= num_keys <= len(operands):
+        raise ValueError(f"sort: num_keys must be between 1 and the number of operands "
+                         f"({len(operands)}), got {num_keys}")
+    return list(operands)
+
+
+def _float_sort_key(x, dtype):
+    """`x` with NaNs made positive and -0.0 made 0.0, so that total order sorts as NumPy."""
+    scalar = ShapedArray((), dtype)
+    x = hlo.select(mu.is_nan(x, dtype), mu.splat(np.nan, scalar), x)
+    zero = mu.splat(0, scalar)
+    return hlo.select(mu.compare(x, zero, "EQ", dtype), zero, x)
+
+
+def _key_parts(x, dtype) -> list[tuple[object, np.dtype]]:
+    """The values, most significant first, that order one key."""
+    kind = kind_of(dtype)
+    if kind == "complex":
+        part = real_dtype(dtype)
+        return [(_float_sort_key(hlo.real(x), part), part),
+                (_float_sort_key(hlo.imag(x), part), part)]
+    if kind == "float":
+        return [(_float_sort_key(x, dtype), dtype)]
+    return [(x, dtype)]
+
+
+def _lexicographic_less(lhs: Sequence, rhs: Sequence, key_dtypes: Sequence[np.dtype]):
+    """lhs < rhs comparing keys in order, the first difference deciding."""
+    parts = [(a, b, dt) for x, y, dtype in zip(lhs, rhs, key_dtypes)
+             for (a, dt), (b, _) in zip(_key_parts(x, dtype), _key_parts(y, dtype))]
+    less = None
+    for a, b, dtype in reversed(parts):
+        here = mu.compare(a, b, "LT", dtype, total_order=True)
+        if less is not None:
+            tie = mu.compare(a, b, "EQ", dtype, total_order=True)
+            here = hlo.or_(here, hlo.and_(tie, less))
+        less = here
+    return less
+
+
+def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
+    op = hlo.SortOp(mu.ir_types(ctx.avals_out), list(operands), dimension=dimension,
+                    is_stable=is_stable)
+    scalars = [ShapedArray((), a.dtype) for a in ctx.avals_in]
+    key_dtypes = [a.dtype for a in scalars[:num_keys]]
+
+    def comparator(*args):  # lhs_0, rhs_0, lhs_1, rhs_1, ...
+        return [_lexicographic_less(args[0:2 * num_keys:2], args[1:2 * num_keys:2],
+                                    key_dtypes)]
+
+    mu.build_region(op.comparator, [s for s in scalars for _ in (0, 1)], comparator)
+    return list(op.results)
+
+
+sort_p = standard_primitive("sort", _sort_abstract_eval, _sort_lower, multiple_results=True)
+
+
+def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
+    """`operand` sorted along `dimension`; given a sequence of arrays, all of them are
+    permuted together, ordered by the first `num_keys`."""
+    many = isinstance(operand, (tuple, list))
+    operands = list(operand) if many else [operand]
+    if not operands:
+        raise ValueError("sort requires at least one operand")
+    ndim = get_aval(operands[0]).ndim
+    dimension = canonicalize_axis("sort", dimension, max(ndim, 1), "dimension")
+    out = sort_p.bind(*operands, dimension=dimension, is_stable=bool(is_stable),
+                      num_keys=int(num_keys))
+    return tuple(out) if many else out[0]
+
+
+def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
+    """`keys` sorted along `dimension`, and `values` permuted the same way."""
+    return sort((keys, values), dimension, is_stable, num_keys=1)

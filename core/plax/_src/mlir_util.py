@@ -1,0 +1,182 @@
+"""Helpers for writing lowering rules: plax avals and dtypes as MLIR types and values.
+
+A lowering rule builds StableHLO ops at the insertion point the driver has set, so
+every helper here does the same: it creates ops in the current context and returns
+`ir.Value`s. `jaxlib.mlir` is heavy to import, so the core imports this module only
+from inside lowering rules, never at `import plax` time.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from plax._src import dtypes
+from plax._src.abstract import ShapedArray
+
+
+# --- types -------------------------------------------------------------------------
+
+def _element_type_factories() -> dict[np.dtype, Callable[[], ir.Type]]:
+    signless, unsigned = ir.IntegerType.get_signless, ir.IntegerType.get_unsigned
+    table = {
+        np.dtype(bool): lambda: signless(1),
+        dtypes.float0: lambda: signless(1),  # float0 tangents are lowered as booleans
+        np.dtype(np.float16): ir.F16Type.get, np.dtype(dtypes.bfloat16): ir.BF16Type.get,
+        np.dtype(np.float32): ir.F32Type.get, np.dtype(np.float64): ir.F64Type.get,
+        np.dtype(np.complex64): lambda: ir.ComplexType.get(ir.F32Type.get()),
+        np.dtype(np.complex128): lambda: ir.ComplexType.get(ir.F64Type.get()),
+    }
+    for bits, (signed, uns) in {2: (dtypes.int2, dtypes.uint2), 4: (dtypes.int4, dtypes.uint4),
+                                8: (np.int8, np.uint8), 16: (np.int16, np.uint16),
+                                32: (np.int32, np.uint32), 64: (np.int64, np.uint64)}.items():
+        if signed is not None:
+            table[np.dtype(signed)] = lambda bits=bits: signless(bits)
+            table[np.dtype(uns)] = lambda bits=bits: unsigned(bits)
+    narrow_floats = {
+        "float8_e3m4": "Float8E3M4Type", "float8_e4m3": "Float8E4M3Type",
+        "float8_e4m3b11fnuz": "Float8E4M3B11FNUZType", "float8_e4m3fn": "Float8E4M3FNType",
+        "float8_e4m3fnuz": "Float8E4M3FNUZType", "float8_e5m2": "Float8E5M2Type",
+        "float8_e5m2fnuz": "Float8E5M2FNUZType", "float8_e8m0fnu": "Float8E8M0FNUType",
+        "float6_e2m3fn": "Float6E2M3FNType", "float6_e3m2fn": "Float6E3M2FNType",
+        "float4_e2m1fn": "Float4E2M1FNType"}
+    for name, ir_name in narrow_floats.items():
+        table[np.dtype(getattr(dtypes, name))] = getattr(ir, ir_name).get
+    return table
+
+
+_ELEMENT_TYPES = _element_type_factories()  # types need a context, so they are made on call
+
+
+def ir_element_type(dtype) -> ir.Type:
+    """The MLIR element type of a plax dtype: i1 for bool, ui32 for uint32, f8E4M3FN..."""
+    factory = _ELEMENT_TYPES.get(np.dtype(dtype))
+    if factory is None:
+        raise TypeError(f"dtype {np.dtype(dtype)} has no StableHLO element type")
+    return factory()
+
+
+def ir_type(aval: ShapedArray) -> ir.RankedTensorType:
+    """`tensor<2x3xf32>` for `f32[2,3]`."""
+    return ir.RankedTensorType.get(aval.shape, ir_element_type(aval.dtype))
+
+
+def ir_types(avals: Sequence[ShapedArray]) -> list[ir.RankedTensorType]:
+    return [ir_type(a) for a in avals]
+
+
+# --- constants ---------------------------------------------------------------------
+
+def dense_constant(value, dtype=None) -> ir.Value:
+    """A `stablehlo.constant` holding `value` (any array-like) as `dtype`."""
+    array = np.asarray(value, dtype)
+    if array.dtype == dtypes.float0:
+        array = np.zeros(array.shape, bool)
+    element_type = ir_element_type(array.dtype)
+    attr = ir.DenseElementsAttr.get(np.ascontiguousarray(array), type=element_type,
+                                    shape=array.shape)
+    return hlo.constant(attr)
+
+
+def splat(value, aval: ShapedArray) -> ir.Value:
+    """A tensor of `aval`'s shape and dtype with every element equal to `value`."""
+    scalar = dense_constant(np.asarray(value, aval.dtype).reshape(()), aval.dtype)
+    return broadcast_to(scalar, aval)
+
+
+# --- shapes and dtypes of values ------------------------------------------------------
+
+def broadcast_to(value: ir.Value, aval: ShapedArray) -> ir.Value:
+    """Broadcast `value` to `aval.shape` the way lax's elementwise ops do.
+
+    `value` must be rank 0, or have `aval`'s rank with each dimension equal to the
+    target's or 1. Only `aval.shape` matters: the element type stays `value`'s.
+    """
+    value_type = ir.RankedTensorType(value.type)
+    shape = tuple(value_type.shape)
+    if shape == aval.shape:
+        return value
+    if shape and len(shape) != len(aval.shape):
+        raise ValueError(f"broadcast_to: cannot broadcast {shape} to {aval.shape}")
+    dims = list(range(len(aval.shape))) if shape else []
+    out_type = ir.RankedTensorType.get(aval.shape, value_type.element_type)
+    return hlo.broadcast_in_dim(out_type, value, dims)
+
+
+def convert(value: ir.Value, aval_in: ShapedArray, aval_out: ShapedArray) -> ir.Value:
+    """Element type conversion with lax's semantics.
+
+    To bool means `!= 0`; complex to real keeps the real part; everything else is
+    `stablehlo.convert` (float to int rounds toward zero).
+    """
+    if aval_in.dtype == aval_out.dtype:
+        return value
+    if aval_out.dtype == np.dtype(bool):
+        return compare(value, splat(0, aval_in), "NE", aval_in.dtype)
+    if dtypes.is_complex(aval_in.dtype) and not dtypes.is_complex(aval_out.dtype):
+        value = hlo.real(value)
+    return hlo.convert(ir_type(aval_out), value)
+
+
+def comparison_type(dtype) -> str:
+    """The StableHLO comparison type for `dtype`: FLOAT, SIGNED or UNSIGNED."""
+    if dtypes.is_float(dtype) or dtypes.is_complex(dtype):
+        return "FLOAT"
+    if dtypes.issubdtype(dtype, np.signedinteger):
+        return "SIGNED"
+    return "UNSIGNED"  # unsigned integers and bool
+
+
+def compare(x: ir.Value, y: ir.Value, direction: str, dtype, *,
+            total_order: bool = False) -> ir.Value:
+    """`x <direction> y` elementwise (`direction` in EQ, NE, LT, LE, GT, GE).
+
+    With `total_order`, floats compare by IEEE total order (-NaN < -inf < -0 < 0 <
+    inf < NaN), as sorting needs.
+    """
+    kind = comparison_type(dtype)
+    if total_order and kind == "FLOAT":
+        kind = "TOTALORDER"
+    return hlo.compare(x, y, hlo.ComparisonDirectionAttr.get(direction),
+                       compare_type=hlo.ComparisonTypeAttr.get(kind))
+
+
+def is_nan(x: ir.Value, dtype) -> ir.Value:
+    return compare(x, x, "NE", dtype)
+
+
+# --- regions -----------------------------------------------------------------------
+
+def build_region(region: ir.Region, arg_avals: Sequence[ShapedArray],
+                 body: Callable[..., Sequence[ir.Value]]) -> None:
+    """Fill `region` (of a reduce, sort...) with one block computing `body(*args)`."""
+    block = region.blocks.append(*ir_types(arg_avals))
+    with ir.InsertionPoint(block):
+        hlo.return_(list(body(*block.arguments)))
+
+
+def reduce(operands: Sequence[ir.Value], init_values: Sequence[ir.Value],
+           avals_out: Sequence[ShapedArray], axes: Sequence[int],
+           body: Callable[..., Sequence[ir.Value]]) -> list[ir.Value]:
+    """`stablehlo.reduce` of `operands` over `axes`.
+
+    `body(*accumulators, *elements)` combines rank-0 values and returns one value
+    per operand.
+    """
+    op = hlo.ReduceOp(ir_types(avals_out), list(operands), list(init_values), list(axes))
+    scalars = [ShapedArray((), a.dtype) for a in avals_out]
+    build_region(op.body, scalars * 2, body)
+    return list(op.results)
+
+
+def reduce_window(operand: ir.Value, init_value: ir.Value, aval_out: ShapedArray,
+                  window: Sequence[int], padding: Sequence[tuple[int, int]],
+                  body: Callable[[ir.Value, ir.Value], ir.Value]) -> ir.Value:
+    """`stablehlo.reduce_window` with unit strides over one operand."""
+    op = hlo.ReduceWindowOp([ir_type(aval_out)], [operand], [init_value], list(window),
+                            padding=ir.DenseIntElementsAttr.get(
+                                np.asarray(padding, np.int64).reshape(len(window), 2)))
+    build_region(op.body, [ShapedArray((), aval_out.dtype)] * 2, lambda a, b: [body(a, b)])
+    return op.result

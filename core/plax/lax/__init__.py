@@ -1,0 +1,77 @@
+"""`plax.lax`: the primitive operations, with `jax.lax`'s names and signatures.
+
+Unlike `plax.numpy`, lax does not promote dtypes or broadcast ranks: operands of
+binary operations share a dtype (Python scalars adopt it) and a shape (rank-0
+operands and size-1 dimensions broadcast).
+"""
+from plax._src.lax.bitwise import (
+    and_p as and_p, bitwise_and as bitwise_and, bitwise_not as bitwise_not,
+    bitwise_or as bitwise_or, bitwise_xor as bitwise_xor, clz as clz, clz_p as clz_p,
+    not_p as not_p, or_p as or_p, population_count as population_count,
+    population_count_p as population_count_p, shift_left as shift_left,
+    shift_left_p as shift_left_p, shift_right_arithmetic as shift_right_arithmetic,
+    shift_right_arithmetic_p as shift_right_arithmetic_p,
+    shift_right_logical as shift_right_logical, shift_right_logical_p as shift_right_logical_p,
+    xor_p as xor_p)
+from plax._src.lax.comparison import (
+    clamp as clamp, clamp_p as clamp_p, eq as eq, eq_p as eq_p, ge as ge, ge_p as ge_p,
+    gt as gt, gt_p as gt_p, le as le, le_p as le_p, lt as lt, lt_p as lt_p, ne as ne,
+    ne_p as ne_p, select as select, select_n as select_n, select_n_p as select_n_p)
+from plax._src.lax.conversion import (
+    bitcast_convert_type as bitcast_convert_type, bitcast_convert_type_p as bitcast_convert_type_p,
+    convert_element_type as convert_element_type,
+    convert_element_type_p as convert_element_type_p, copy_p as copy_p)
+from plax._src.lax.creation import (
+    broadcasted_iota as broadcasted_iota, full as full, full_like as full_like, iota as iota,
+    iota_p as iota_p, zeros_like_array as zeros_like_array)
+from plax._src.lax.cumulative import (
+    cumlogsumexp as cumlogsumexp, cumlogsumexp_p as cumlogsumexp_p, cummax as cummax,
+    cummax_p as cummax_p, cummin as cummin, cummin_p as cummin_p, cumprod as cumprod,
+    cumprod_p as cumprod_p, cumsum as cumsum, cumsum_p as cumsum_p)
+from plax._src.lax.dot import (
+    Precision as Precision, batch_matmul as batch_matmul, dot as dot,
+    dot_general as dot_general, dot_general_p as dot_general_p)
+from plax._src.lax.elementwise import (
+    RoundingMethod as RoundingMethod, abs as abs, abs_p as abs_p, acos as acos,
+    acos_p as acos_p, acosh as acosh, acosh_p as acosh_p, add as add, add_p as add_p,
+    asin as asin, asin_p as asin_p, asinh as asinh, asinh_p as asinh_p, atan as atan,
+    atan2 as atan2, atan2_p as atan2_p, atan_p as atan_p, atanh as atanh, atanh_p as atanh_p,
+    cbrt as cbrt, cbrt_p as cbrt_p, ceil as ceil, ceil_p as ceil_p, complex as complex,
+    complex_p as complex_p, conj as conj, conj_p as conj_p, cos as cos, cos_p as cos_p,
+    cosh as cosh, cosh_p as cosh_p, digamma as digamma, digamma_p as digamma_p, div as div,
+    div_p as div_p, erf as erf, erf_inv as erf_inv, erf_inv_p as erf_inv_p, erf_p as erf_p,
+    erfc as erfc, erfc_p as erfc_p, exp as exp, exp2 as exp2, exp2_p as exp2_p, exp_p as exp_p,
+    expm1 as expm1, expm1_p as expm1_p, floor as floor, floor_p as floor_p, imag as imag,
+    imag_p as imag_p, integer_pow as integer_pow, integer_pow_p as integer_pow_p,
+    is_finite as is_finite, is_finite_p as is_finite_p, lgamma as lgamma, lgamma_p as lgamma_p,
+    log as log, log1p as log1p, log1p_p as log1p_p, log_p as log_p, logistic as logistic,
+    logistic_p as logistic_p, max as max, max_p as max_p, min as min, min_p as min_p,
+    mul as mul, mul_p as mul_p, neg as neg, neg_p as neg_p, nextafter as nextafter,
+    nextafter_p as nextafter_p, pow as pow, pow_p as pow_p, real as real, real_p as real_p,
+    rem as rem, rem_p as rem_p, round as round, round_p as round_p, rsqrt as rsqrt,
+    rsqrt_p as rsqrt_p, sign as sign, sign_p as sign_p, sin as sin, sin_p as sin_p,
+    sinh as sinh, sinh_p as sinh_p, sqrt as sqrt, sqrt_p as sqrt_p, square as square,
+    square_p as square_p, sub as sub, sub_p as sub_p, tan as tan, tan_p as tan_p, tanh as tanh,
+    tanh_p as tanh_p)
+from plax._src.lax.reductions import (
+    argmax as argmax, argmax_p as argmax_p, argmin as argmin, argmin_p as argmin_p,
+    reduce as reduce, reduce_and as reduce_and, reduce_and_p as reduce_and_p,
+    reduce_max as reduce_max, reduce_max_p as reduce_max_p, reduce_min as reduce_min,
+    reduce_min_p as reduce_min_p, reduce_or as reduce_or, reduce_or_p as reduce_or_p,
+    reduce_prod as reduce_prod, reduce_prod_p as reduce_prod_p, reduce_sum as reduce_sum,
+    reduce_sum_p as reduce_sum_p, reduce_xor as reduce_xor, reduce_xor_p as reduce_xor_p)
+from plax._src.lax.shape_ops import (
+    broadcast as broadcast, broadcast_in_dim as broadcast_in_dim,
+    broadcast_in_dim_p as broadcast_in_dim_p, concatenate as concatenate,
+    concatenate_p as concatenate_p, expand_dims as expand_dims, pad as pad, pad_p as pad_p,
+    reshape as reshape, reshape_p as reshape_p, rev as rev, rev_p as rev_p, squeeze as squeeze,
+    squeeze_p as squeeze_p, transpose as transpose, transpose_p as transpose_p)
+from plax._src.lax.slicing import (
+    dynamic_index_in_dim as dynamic_index_in_dim, dynamic_slice as dynamic_slice,
+    dynamic_slice_in_dim as dynamic_slice_in_dim, dynamic_slice_p as dynamic_slice_p,
+    dynamic_update_index_in_dim as dynamic_update_index_in_dim,
+    dynamic_update_slice as dynamic_update_slice,
+    dynamic_update_slice_in_dim as dynamic_update_slice_in_dim,
+    dynamic_update_slice_p as dynamic_update_slice_p, index_in_dim as index_in_dim,
+    slice as slice, slice_in_dim as slice_in_dim, slice_p as slice_p)
+from plax._src.lax.sorting import sort as sort, sort_key_val as sort_key_val, sort_p as sort_p
