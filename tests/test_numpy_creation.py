@@ -1,0 +1,160 @@
+"""Array creation, dtype objects and constants in plax.numpy, against NumPy."""
+import warnings
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import plax
+import plax.numpy as jnp
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def avals(fn, *args):
+    return plax.make_jaxpr(fn)(*args).out_avals
+
+
+def test_array_from_python_and_numpy_values():
+    cases = [
+        (jnp.array([1, 2, 3]), np.int32, False),
+        (jnp.array([1, 2.5]), np.float32, False),
+        (jnp.array([[True], [False]]), bool, False),
+        (jnp.array(np.arange(3.0)), np.float32, False),  # float64 canonicalized
+        (jnp.array(1.5), np.float32, True),  # a Python scalar stays weakly typed
+        (jnp.asarray(7), np.int32, True),
+        (jnp.array([1, 2], dtype=jnp.float16), np.float16, False),
+        (jnp.asarray(np.float16(2)), np.float16, False),
+        (jnp.array(2.0, dtype=BF16), BF16, False),
+    ]
+    for arr, dtype, weak in cases:
+        assert isinstance(arr, plax.Array)
+        assert (arr.dtype, arr.weak_type) == (np.dtype(dtype), weak), arr
+    np.testing.assert_array_equal(jnp.array([[1, 2], [3, 4]]), [[1, 2], [3, 4]])
+    assert jnp.array([1, 2], ndmin=3).shape == (1, 1, 2)
+    assert jnp.array([]).shape == (0,) and jnp.array([]).dtype == np.float32
+
+
+def test_array_of_a_list_holding_traced_values_stacks_them():
+    def f(x, y):
+        return jnp.array([[x, y], [y, 1.0]]), jnp.array([x, 2], dtype=jnp.int32)
+    stacked, ints = avals(f, np.float32(1), np.float32(2))
+    assert (stacked.shape, stacked.dtype, stacked.weak_type) == ((2, 2), np.float32, False)
+    assert (ints.shape, ints.dtype) == ((2,), np.int32)
+    out = plax.jit(f)(np.float32(1), np.float32(2))[0]
+    np.testing.assert_array_equal(out, [[1, 2], [2, 1]])
+
+
+def test_asarray_keeps_arrays_and_array_copies_them():
+    x = jnp.arange(3)
+    assert jnp.asarray(x) is x
+    y = jnp.array(x)
+    assert y is not x
+    np.testing.assert_array_equal(y, x)
+    assert jnp.asarray(x, jnp.float32).dtype == np.float32
+    assert jnp.astype(x, jnp.bool_).dtype == np.bool_
+
+
+def test_filled_arrays():
+    outs = plax.jit(lambda a: (jnp.zeros((2, 3)), jnp.ones(2, jnp.int8), jnp.full((2,), 7),
+                               jnp.full((2, 3), np.array([1, 2, 3], np.int16)), jnp.empty(2),
+                               jnp.zeros_like(a), jnp.ones_like(a, dtype=bool),
+                               jnp.full_like(a, 2.5), jnp.full_like(a, 1, shape=(4,)),
+                               jnp.empty_like(a)))(np.ones((2, 2), np.int32))
+    expected = [np.zeros((2, 3), np.float32), np.ones(2, np.int8), np.full(2, 7, np.int32),
+                np.full((2, 3), [1, 2, 3], np.int16), np.zeros(2, np.float32),
+                np.zeros((2, 2), np.int32), np.ones((2, 2), bool),
+                np.full((2, 2), 2, np.int32), np.ones(4, np.int32), np.zeros((2, 2), np.int32)]
+    for out, exp in zip(outs, expected):
+        assert out.dtype == exp.dtype and out.shape == exp.shape
+        np.testing.assert_array_equal(out, exp)
+    weak, strong = avals(lambda: (jnp.full(3, 1.0), jnp.full(3, 1.0, jnp.float32)))
+    assert weak.weak_type and not strong.weak_type
+
+
+@pytest.mark.parametrize("args,kwargs", [
+    ((5,), {}), ((2, 10, 3), {}), ((0.0, 1.0, 0.25), {}), ((5, 0, -2), {}), ((3.5,), {}),
+    ((-2,), {}), ((1, 4), {"dtype": np.float16}), ((10, 2), {}),
+])
+def test_arange_matches_numpy(args, kwargs):
+    out = jnp.arange(*args, **kwargs)
+    expected = np.arange(*args, **kwargs)
+    expected_dtype = {np.dtype(np.int64): np.int32, np.dtype(np.float64): np.float32}.get(
+        expected.dtype, expected.dtype)
+    assert out.dtype == expected_dtype
+    np.testing.assert_allclose(out, expected)
+
+
+def test_arange_with_a_traced_bound_is_a_concretization_error():
+    with pytest.raises(plax.ConcretizationTypeError, match="arange argument 'stop'"):
+        plax.make_jaxpr(lambda n: jnp.arange(0, n))(3)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(start=0, stop=1, num=5), dict(start=-2.0, stop=3.0, num=7, endpoint=False),
+    dict(start=1, stop=10, num=4, dtype=np.int32), dict(start=0, stop=1, num=1),
+    dict(start=0, stop=1, num=0), dict(start=np.array([0.0, 1.0]), stop=2.0, num=3, axis=1),
+    dict(start=np.array([0.0, 1.0]), stop=np.array([2.0, -1.0]), num=4, axis=-1),
+])
+def test_linspace_matches_numpy(kwargs):
+    np.testing.assert_allclose(jnp.linspace(**kwargs), np.linspace(**kwargs), rtol=1e-6,
+                               atol=1e-6)
+    out, step = jnp.linspace(0.0, 2.0, 5, retstep=True)
+    assert float(step) == 0.5 and out.shape == (5,)
+
+
+def test_linspace_endpoint_is_exact_and_traced_bounds_work():
+    out = plax.jit(lambda a, b: jnp.linspace(a, b, 7))(np.float32(0.1), np.float32(0.7))
+    assert out[-1] == np.float32(0.7)
+    np.testing.assert_allclose(out, np.linspace(0.1, 0.7, 7), rtol=1e-6)
+
+
+def test_eye_and_identity():
+    outs = plax.jit(lambda k: (jnp.eye(3), jnp.eye(2, 4, k=1), jnp.eye(3, k=-2, dtype=int),
+                               jnp.eye(3, k=k), jnp.identity(2, jnp.int8)))(np.int32(1))
+    expected = [np.eye(3), np.eye(2, 4, k=1), np.eye(3, k=-2, dtype=np.int32), np.eye(3, k=1),
+                np.identity(2, np.int8)]
+    for out, exp in zip(outs, expected):
+        np.testing.assert_array_equal(out, exp)
+    assert outs[2].dtype == np.int32 and outs[4].dtype == np.int8
+
+
+def test_scalar_types_are_dtypes_and_make_arrays():
+    x = jnp.float32(3)
+    assert isinstance(x, plax.Array) and x.dtype == np.float32 and x.shape == ()
+    assert not x.weak_type
+    assert jnp.int8([1, 2]).dtype == np.int8
+    assert jnp.float32 == np.float32 and np.dtype(jnp.bfloat16) == BF16
+    assert jnp.zeros(2, jnp.uint8).dtype == np.uint8
+    assert jnp.issubdtype(jnp.bfloat16, jnp.floating)
+    assert isinstance(np.float32(1), jnp.float32)
+    assert jnp.bool is jnp.bool_ and jnp.dtype("int8") == np.int8
+    with pytest.warns(UserWarning, match="float64"):
+        assert jnp.float64(1).dtype == np.float32  # x64 is off
+
+
+def test_dtype_functions_and_constants():
+    assert jnp.promote_types(jnp.int8, jnp.uint8) == np.int16
+    assert jnp.promote_types(jnp.bfloat16, jnp.float16) == np.float32
+    assert jnp.result_type(np.ones(2, np.float16), 1.0) == np.float16
+    assert jnp.iinfo(jnp.int8).max == 127 and jnp.finfo(jnp.bfloat16).bits == 16
+    assert jnp.pi == np.pi and jnp.e == np.e and jnp.isnan(jnp.nan) and jnp.inf == np.inf
+    assert jnp.newaxis is None
+    assert jnp.ndarray is plax.Array
+
+
+@pytest.mark.parametrize("call,error,match", [
+    (lambda: jnp.zeros(3, dtype="foo"), TypeError, "foo"),
+    (lambda: jnp.zeros(3, dtype=np.str_), TypeError, "dtype"),
+    (lambda: jnp.array("text"), TypeError, "dtype"),
+    (lambda: jnp.zeros((2, -1)), ValueError, "negative"),
+    (lambda: jnp.zeros((2.5,)), TypeError, "concrete integers"),
+    (lambda: jnp.linspace(0, 1, -1), ValueError, "non-negative"),
+    (lambda: jnp.array([1], order="F"), NotImplementedError, "order"),
+    (lambda: jnp.eye(2, k=0.5), TypeError, "integer"),
+])
+def test_creation_errors(call, error, match):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(error, match=match):
+            call()

@@ -1,0 +1,349 @@
+"""plax.numpy elementwise functions against NumPy: values, result dtypes (JAX's
+promotion rules), weak types, broadcasting and bad inputs.
+
+Values are computed in one jitted function per input dtype (compilation is the
+cost); the NumPy reference is evaluated in float64/complex128 on the same inputs.
+"""
+import warnings
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import plax
+import plax.numpy as jnp
+from plax._src.config import numpy_rank_promotion
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+F16, F32, C64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.complex64)
+I8, I16, I32, U8, BOOL = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.uint8, bool))
+
+_REALS = [-2.5, -1.0, -0.5, -0.0, 0.25, 0.5, 1.0, 3.0]
+
+
+def sample(dtype, values=None) -> np.ndarray:
+    """A small array of `dtype` with negative, zero, fractional and positive values."""
+    dtype = np.dtype(dtype)
+    if dtype == BOOL:
+        return np.array([True, False, True, True, False, False, True, False])
+    if dtype.kind in "iu":
+        ints = [-3, -1, 0, 1, 2, 5, 7, -8] if values is None else values
+        return np.array([abs(v) for v in ints] if dtype.kind == "u" else ints, dtype)
+    reals = _REALS if values is None else values
+    if dtype.kind == "c":
+        return np.array([r + 1j * i for r, i in zip(reals, reversed(reals))], dtype)
+    return np.array(reals, dtype)
+
+
+def rtol(dtype) -> float:
+    return {F16: 2e-3, BF16: 1.6e-2, C64: 2e-5}.get(np.dtype(dtype), 2e-5)
+
+
+def wide(x) -> np.ndarray:
+    x = np.asarray(x)
+    if x.dtype.kind == "c":
+        return x.astype(np.complex128)
+    return x.astype(np.float64) if x.dtype.kind == "f" or x.dtype == BF16 else x
+
+
+def assert_close(actual, expected, dtype, what):
+    actual = np.asarray(actual)
+    assert actual.dtype == np.dtype(dtype), f"{what}: dtype {actual.dtype}, expected {dtype}"
+    expected = np.asarray(expected)
+    if actual.dtype.kind in "biu":
+        np.testing.assert_array_equal(actual, expected.astype(actual.dtype), err_msg=what)
+    else:
+        tol = rtol(dtype)
+        np.testing.assert_allclose(wide(actual), wide(expected), rtol=tol, atol=tol,
+                                   equal_nan=True, err_msg=what)
+
+
+def inexact(dtype):
+    """JAX's float result for integer/bool inputs (x64 off): float32."""
+    return F32 if np.dtype(dtype).kind in "biu" else np.dtype(dtype)
+
+
+# --- unary functions ---------------------------------------------------------------------
+
+FLOAT_FNS = ["sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin",
+             "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
+             "arccosh", "arctanh", "deg2rad", "rad2deg", "sinc", "reciprocal", "rint"]
+COMPLEX_FLOAT_FNS = ["sqrt", "exp", "expm1", "log", "log1p", "sin", "cos", "tanh",
+                     "reciprocal", "log10", "rint"]
+SAME_DTYPE_FNS = ["negative", "positive", "absolute", "sign", "floor", "ceil", "trunc", "fix",
+                  "conj", "real"]
+BOOL_FNS = ["isnan", "isinf", "isfinite", "signbit", "logical_not"]
+UNARY_DTYPES = [BOOL, I8, I32, U8, F16, BF16, F32, C64]
+
+
+def _unary_cases(dtype):
+    kind = np.dtype(dtype).kind
+    names = {}
+    for name in (COMPLEX_FLOAT_FNS if kind == "c" else FLOAT_FNS):
+        names[name] = inexact(dtype)
+    for name in SAME_DTYPE_FNS:
+        if kind == "b" and name in ("negative", "sign"):
+            continue
+        if kind == "c" and name in ("floor", "ceil", "trunc", "fix"):
+            continue
+        names[name] = F32 if (kind == "c" and name in ("absolute", "real")) else dtype
+    for name in BOOL_FNS:
+        if not (kind == "c" and name == "signbit"):
+            names[name] = BOOL
+    names["square"] = I32 if kind == "b" else dtype
+    if kind == "c":
+        names.update(imag=F32, angle=F32)
+    return names
+
+
+@pytest.mark.parametrize("dtype", UNARY_DTYPES, ids=str)
+def test_unary_functions_match_numpy(dtype):
+    cases = _unary_cases(dtype)
+    x = sample(dtype)
+    outs = plax.jit(lambda v: {name: getattr(jnp, name)(v) for name in cases})(x)
+    for name, out_dtype in cases.items():
+        ref_input = wide(x.astype(out_dtype) if out_dtype not in (BOOL, I32) and
+                         x.dtype.kind in "biu" else x)
+        with np.errstate(all="ignore"):
+            # NumPy has no bool loops for these; on bool they are the identity.
+            expected = (x if x.dtype == BOOL and name in SAME_DTYPE_FNS else
+                        getattr(np, name)(ref_input))
+        assert_close(outs[name], expected, out_dtype, f"{name}({dtype})")
+        assert not outs[name].weak_type, name
+
+
+def test_signbit_sees_negative_zero_and_nan_sign():
+    x = np.array([-0.0, 0.0, -np.nan, np.nan, -np.inf], np.float32)
+    np.testing.assert_array_equal(jnp.signbit(x), np.signbit(x))
+
+
+# --- binary functions -----------------------------------------------------------------------
+
+ARITH = ["add", "subtract", "multiply", "maximum", "minimum", "floor_divide", "remainder",
+         "fmod", "power"]
+FLOAT_ONLY = ["true_divide", "float_power", "arctan2", "hypot", "logaddexp", "copysign",
+              "heaviside", "fmax", "fmin"]
+COMPARE = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+           "logical_and", "logical_or", "logical_xor"]
+BITS = ["bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"]
+
+# (x dtype, y dtype, promoted dtype): JAX's lattice, which differs from NumPy's
+# (int8 + uint8 -> int16 as in NumPy, but int32 + float16 -> float16 and
+# bfloat16 + float16 -> float32).
+BINARY_PAIRS = [(F32, F32, F32), (I32, I32, I32), (I8, U8, I16), (U8, U8, U8),
+                (I32, F16, F16), (BF16, F16, F32), (F32, C64, C64), (BOOL, I8, I8),
+                (BOOL, BOOL, BOOL)]
+
+
+def _binary_inputs(dtype_x, dtype_y):
+    x = sample(dtype_x)
+    # Nonzero divisors, and small non-negative exponents/shift counts for integers.
+    y = sample(dtype_y, values=[2, -3, 1, 3, -1, 2, 1, 3] if dtype_y.kind in "iu" else
+               [2.0, -3.0, 0.5, 3.0, -1.0, 1.5, 0.25, -2.0])
+    return x, y
+
+
+def _binary_cases(promoted):
+    kind = promoted.kind
+    if kind == "b":
+        names = {n: BOOL for n in ["add", "multiply", "maximum", "minimum", *COMPARE,
+                                   "bitwise_and", "bitwise_or", "bitwise_xor"]}
+        names.update(true_divide=F32, power=I32)
+        return names
+    names = {n: promoted for n in ARITH}
+    names.update({n: inexact(promoted) for n in ["true_divide", "float_power"]})
+    names.update({n: BOOL for n in COMPARE})
+    if kind in "iu":
+        names.update({n: promoted for n in BITS})
+    if kind in "f":
+        names.update({n: promoted for n in FLOAT_ONLY})
+    if kind == "c":
+        for n in ("floor_divide", "remainder", "fmod", "maximum", "minimum"):
+            names.pop(n)
+    return names
+
+
+def _numpy_binary(name, x, y, promoted):
+    np_fn = getattr(np, name)
+    if promoted.kind in "biu" and name not in ("true_divide", "float_power"):
+        if name == "power":
+            y = np.abs(y.astype(promoted))
+        if promoted == BOOL and name == "power":
+            x, y = x.astype(I32), y.astype(I32)
+        return np_fn(x.astype(promoted), y.astype(promoted) if name != "power" else y)
+    return np_fn(wide(x.astype(promoted)), wide(y.astype(promoted)))
+
+
+@pytest.mark.parametrize("dtype_x,dtype_y,promoted", BINARY_PAIRS, ids=str)
+def test_binary_functions_match_numpy(dtype_x, dtype_y, promoted):
+    cases = _binary_cases(promoted)
+    x, y = _binary_inputs(dtype_x, dtype_y)
+
+    def f(a, b):
+        outs = {}
+        for name in cases:
+            exponent = jnp.abs(b) if (name == "power" and promoted.kind in "iu") else b
+            outs[name] = getattr(jnp, name)(a, exponent)
+        return outs
+
+    outs = plax.jit(f)(x, y)
+    for name, out_dtype in cases.items():
+        with np.errstate(all="ignore"):
+            expected = _numpy_binary(name, x, y, promoted)
+        actual = outs[name]
+        if name in ("power", "float_power") and promoted.kind == "c":
+            # XLA's complex pow gives nan for a zero base (NumPy: 0); compare the rest.
+            actual, expected = np.asarray(actual)[x != 0], expected[x != 0]
+        assert_close(actual, expected, out_dtype, f"{name}({dtype_x}, {dtype_y})")
+
+
+def test_float_floor_divide_and_remainder_follow_numpy_edge_cases():
+    a = np.array([-7.5, -3, -0.0, 0.0, 2, 7.5, np.inf, -np.inf, np.nan], np.float32)
+    b = np.array([2, -2, 0.0, 3, -3, 1e-3, np.inf, -np.inf, 1], np.float32)
+    x, y = (m.ravel() for m in np.meshgrid(a, b))
+    q, r = plax.jit(jnp.divmod)(x, y)
+    with np.errstate(all="ignore"):
+        expected_q, expected_r = np.divmod(x, y)
+    np.testing.assert_array_equal(np.asarray(q), expected_q)
+    np.testing.assert_array_equal(np.asarray(r), expected_r)
+    np.testing.assert_array_equal(np.signbit(np.asarray(r)), np.signbit(expected_r))
+
+
+def test_integer_power_of_arrays_including_negative_exponents():
+    base = np.array([2, -2, 1, -1, 3, 0, 7, -1], np.int32)
+    exponent = np.array([10, 3, -5, -3, -1, 0, 0, -2], np.int32)
+    out = np.asarray(plax.jit(jnp.power)(base, exponent))
+    # Negative exponents: 0, except for bases 1 and -1 (as exact integer arithmetic).
+    np.testing.assert_array_equal(out, [1024, -8, 1, -1, 0, 1, 1, 1])
+
+
+def test_static_integer_exponent_uses_integer_pow_and_keeps_dtype():
+    closed = plax.make_jaxpr(lambda x: (x ** 3, x ** 2.0))(np.ones(3, np.float16))
+    assert [e.primitive.name for e in closed.jaxpr.eqns] == ["integer_pow", "pow"]
+    assert all(a.dtype == F16 for a in closed.out_avals)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        jnp.power(np.array([2], np.int32), -1)
+
+
+def test_round_with_decimals_rounds_half_to_even():
+    x = np.array([0.5, 1.5, 2.5, -0.5, 1.25, 123.456, -2.675], np.float32)
+    ints = np.array([125, 135, -125, 14, 16, -16], np.int32)
+    outs = plax.jit(lambda a, i: (jnp.round(a), jnp.round(a, 1), jnp.round(a, -1),
+                                  jnp.round(i, -1), jnp.round(i, 1)))(x, ints)
+    np.testing.assert_allclose(outs[0], np.round(x))
+    np.testing.assert_allclose(outs[1], np.round(x, 1), rtol=1e-6)
+    np.testing.assert_allclose(outs[2], np.round(x, -1))
+    np.testing.assert_array_equal(outs[3], np.round(ints, -1))
+    np.testing.assert_array_equal(outs[4], ints)
+    assert outs[3].dtype == I32
+
+
+def test_clip_where_and_complex_comparisons():
+    x = sample(F32)
+    z = np.array([1 + 2j, 1 + 1j, 2 - 1j, 1 + 2j], np.complex64)
+    w = np.array([1 + 1j, 1 + 2j, 1 + 9j, 1 + 2j], np.complex64)
+    outs = plax.jit(lambda a, p, q: (jnp.clip(a, -1, 1), jnp.clip(a, max=0.5),
+                                     jnp.where(a > 0, a, -1), jnp.where(a > 0, 1, 0),
+                                     p < q, p <= q, p >= q, jnp.maximum(p, q)))(x, z, w)
+    np.testing.assert_array_equal(outs[0], np.clip(x, -1, 1))
+    np.testing.assert_array_equal(outs[1], np.minimum(x, 0.5))
+    np.testing.assert_array_equal(outs[2], np.where(x > 0, x, -1))
+    assert outs[3].dtype == I32 and outs[3].weak_type  # two Python ints
+    np.testing.assert_array_equal(outs[4], z < w)
+    np.testing.assert_array_equal(outs[5], z <= w)
+    np.testing.assert_array_equal(outs[6], z >= w)
+    np.testing.assert_array_equal(outs[7], np.maximum(z, w))
+    with pytest.raises(ValueError, match="Complex values have no ordering"):
+        jnp.clip(z, 0, 1)
+
+
+# --- weak types and promotion (abstract: no compilation) ----------------------------------------
+
+def out_aval(fn, *args):
+    return plax.make_jaxpr(fn)(*args).out_avals[0]
+
+
+@pytest.mark.parametrize("fn,args,dtype,weak", [
+    (lambda x: x + 1.0, (np.ones(3, np.float16),), F16, False),
+    (lambda x: x * 2, (np.ones(3, np.int8),), I8, False),
+    (lambda x: x + 1, (np.ones(3, np.uint8),), U8, False),
+    (lambda x: x / 2, (np.ones(3, np.int8),), F32, False),
+    (lambda x: jnp.sqrt(x), (np.ones(3, np.int16),), F32, False),
+    (lambda x, y: x + y, (1.0, 2), F32, True),
+    (lambda x, y: x * y, (1, 2), I32, True),
+    (lambda x, y: x < y, (1.0, 2.0), BOOL, False),
+    (lambda x: x + 1.0, (np.ones(3, BF16),), BF16, False),
+    (lambda x: jnp.ones(3, jnp.float16) + x, (1.0,), F16, False),
+    (lambda x: x + 1j, (np.ones(3, np.float32),), C64, False),
+    (lambda x: jnp.exp(x), (2.0,), F32, True),
+])
+def test_result_dtype_and_weak_type(fn, args, dtype, weak):
+    aval = out_aval(fn, *args)
+    assert (aval.dtype, aval.weak_type) == (dtype, weak)
+
+
+def test_python_int_that_does_not_fit_the_array_dtype_overflows():
+    with pytest.raises(OverflowError):
+        plax.make_jaxpr(lambda x: x + 300)(np.ones(3, np.uint8))
+
+
+# --- broadcasting and errors ---------------------------------------------------------------------
+
+def test_broadcasting_follows_numpy_without_materializing_scalars():
+    closed = plax.make_jaxpr(lambda x, y: x * y + 1.0)(np.ones((2, 1, 3), np.float32),
+                                                       np.ones((4, 1), np.float32))
+    assert closed.out_avals[0].shape == (2, 4, 3)
+    # The lower-rank operand only gains a leading unit axis; lax broadcasts the rest.
+    assert [e.primitive.name for e in closed.jaxpr.eqns] == ["broadcast_in_dim", "mul", "add"]
+
+
+_dims = st.lists(st.integers(1, 3), max_size=3)
+
+
+@given(_dims, _dims, st.data())
+def test_broadcast_shapes_match_numpy(shape_x, shape_y, data):
+    # Replace some sizes by 1 so that most pairs broadcast.
+    shape_y = [1 if data.draw(st.booleans()) else d for d in shape_y]
+    x, y = np.ones(shape_x, np.float32), np.ones(shape_y, np.int8)
+    try:
+        expected = np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        with pytest.raises(ValueError, match="Incompatible shapes for broadcasting"):
+            plax.make_jaxpr(jnp.subtract)(x, y)
+        return
+    aval = plax.make_jaxpr(jnp.subtract)(x, y).out_avals[0]
+    assert (aval.shape, aval.dtype) == (expected, F32)
+
+
+def test_incompatible_shapes_name_both_shapes():
+    with pytest.raises(ValueError, match=r"Incompatible shapes for broadcasting: "
+                                         r"shapes=\[\(3,\), \(4,\)\]"):
+        plax.make_jaxpr(jnp.add)(np.ones(3, np.float32), np.ones(4, np.float32))
+
+
+def test_rank_promotion_config_warns_or_raises():
+    x, y = np.ones((2, 3), np.float32), np.ones(3, np.float32)
+    with numpy_rank_promotion("raise"):
+        with pytest.raises(ValueError, match="jax_numpy_rank_promotion='raise'"):
+            plax.make_jaxpr(jnp.add)(x, y)
+        plax.make_jaxpr(jnp.add)(x, 1.0)  # scalars are always fine
+    with numpy_rank_promotion("warn"):
+        with pytest.warns(UserWarning, match="rank promotion for multiply"):
+            plax.make_jaxpr(jnp.multiply)(x, y)
+
+
+@pytest.mark.parametrize("call,error,match", [
+    (lambda: jnp.add([1, 2], 1), TypeError, "add requires ndarray or scalar arguments"),
+    (lambda: jnp.subtract(np.array([True]), np.array([False])), TypeError, "bool"),
+    (lambda: jnp.negative(np.array([True])), TypeError, "bool"),
+    (lambda: jnp.bitwise_and(np.ones(2, np.float32), 1), TypeError, "float32"),
+    (lambda: jnp.where(np.ones(2, bool), 1), ValueError, "Either both or neither"),
+    (lambda: jnp.matrix_transpose(np.ones(3, np.float32)), ValueError, "two-dimensional"),
+    (lambda: jnp.floor_divide(np.ones(2, np.complex64), 1), TypeError, "complex"),
+])
+def test_bad_inputs_raise_clear_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            plax.make_jaxpr(lambda: call())()
