@@ -106,3 +106,11 @@ def test_traced_values_are_instances_of_plax_array():
     plax.make_jaxpr(lambda x: seen.append(isinstance(x, plax.Array)) or x)(1.0)
     assert seen == [True]
     assert not isinstance(np.ones(3), plax.Array)
+
+
+def test_tracers_have_numpy_methods_and_python_operator_fallbacks():
+    def f(x):
+        assert (x == None) is False  # noqa: E711  (NotImplemented → identity comparison)
+        return x.var(), x.flatten(), x.reshape(3, 1)
+    closed = plax.make_jaxpr(f)(np.ones((1, 3), np.float32))
+    assert [a.shape for a in closed.out_avals] == [(), (3,), (3, 1)]

@@ -20,7 +20,7 @@ _COMPARE = {"lt": "less", "le": "less_equal", "eq": "equal", "ne": "not_equal",
 _UNARY = {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "invert"}
 _METHODS = ("reshape", "astype", "transpose", "sum", "mean", "max", "min", "prod",
             "argmax", "argmin", "all", "any", "var", "std", "cumsum", "cumprod", "squeeze",
-            "ravel", "flatten", "swapaxes", "dot", "clip", "round", "conj", "conjugate",
+            "ravel", "swapaxes", "dot", "clip", "round", "conj", "conjugate",
             "repeat", "take", "nonzero", "sort", "argsort", "trace", "diagonal")
 _PROPERTIES = {"T": "transpose", "real": "real", "imag": "imag", "mT": "matrix_transpose"}
 
@@ -33,13 +33,19 @@ def _getitem(self, index):
     return importlib.import_module("plax._src.numpy.indexing").getitem(self, index)
 
 
+def _is_operand(x) -> bool:
+    """Whether `x` can meet an array in an operator; for anything else the operator
+    returns NotImplemented, so Python tries the other side (`x == None` is False)."""
+    return hasattr(x, "aval") or hasattr(x, "__array__") or type(x) in (bool, int, float, complex)
+
+
 def _binary(name, reflected):
     if reflected:
         def op(self, other):
-            return _numpy(name)(other, self)
+            return _numpy(name)(other, self) if _is_operand(other) else NotImplemented
     else:
         def op(self, other):
-            return _numpy(name)(self, other)
+            return _numpy(name)(self, other) if _is_operand(other) else NotImplemented
     return op
 
 
@@ -71,6 +77,7 @@ def install(cls) -> None:
     for name in _METHODS:
         setattr(cls, name, _method(name))
     cls.reshape = _shape_varargs("reshape")
+    cls.flatten = _method("ravel")
     cls.transpose = _shape_varargs("transpose")
     for prop, name in _PROPERTIES.items():
         setattr(cls, prop, property(_unary(name)))

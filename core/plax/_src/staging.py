@@ -29,15 +29,15 @@ def current_source_info():
 
 
 class StagingTracer(Tracer):
-    __slots__ = ("var",)
+    __slots__ = ("_var",)  # not `var`: tracers have a NumPy-style `.var()` method
 
     def __init__(self, trace: "StagingTrace", var: Var):
         super().__init__(trace)
-        self.var = var
+        self._var = var
 
     @property
     def aval(self):
-        return self.var.aval
+        return self._var.aval
 
 
 class StagingTrace(Trace):
@@ -62,7 +62,7 @@ class StagingTrace(Trace):
 
     def to_atom(self, x) -> Var | Literal:
         if isinstance(x, StagingTracer) and x._trace is self:
-            return x.var
+            return x._var
         if isinstance(x, Tracer) and not x._trace.is_valid():
             raise escaped_tracer_error(x)
         aval = get_aval(x)
@@ -72,8 +72,7 @@ class StagingTrace(Trace):
                            aval)
         entry = self._consts.get(id(x))
         if entry is None:
-            entry = self._consts[id(x)] = (Var(aval.strip_weak_type()
-                                               if not isinstance(x, Tracer) else aval), x)
+            entry = self._consts[id(x)] = (Var(aval), x)
         return entry[0]
 
     def process_primitive(self, primitive: Primitive, args, params):
@@ -112,7 +111,7 @@ class StagingTrace(Trace):
         """User names of the inputs that `tracer`'s value was computed from."""
         if not isinstance(tracer, StagingTracer) or self.debug_info is None:
             return []
-        needed = {id(tracer.var)}
+        needed = {id(tracer._var)}
         for eqn in reversed(self.eqns):
             if any(id(v) in needed for v in eqn.outvars):
                 needed.update(id(v) for v in eqn.invars if isinstance(v, Var))
