@@ -1,0 +1,370 @@
+"""`jit`: results, the tracing cache, static and donated arguments, nesting, the AOT
+stages, devices, and error messages."""
+from __future__ import annotations
+
+import functools
+import logging
+
+import numpy as np
+import pytest
+
+import plax
+import plax.numpy as jnp
+from plax import lax
+from plax._src.config import explain_cache_misses
+from plax._src.jaxpr_util import check_jaxpr, dce_jaxpr
+
+MATMUL_DIMS = (((1,), (0,)), ((), ()))
+
+
+class TraceCounter:
+    """Wraps a function and counts how often it is traced."""
+
+    def __init__(self, fun):
+        self.fun = fun
+        self.count = 0
+        functools.update_wrapper(self, fun)
+
+    def __call__(self, *args, **kwargs):
+        self.count += 1
+        return self.fun(*args, **kwargs)
+
+
+def f32(*shape, start=0.0):
+    return (np.arange(np.prod(shape), dtype=np.float32) + start).reshape(shape) / 4
+
+
+# --- results --------------------------------------------------------------------------
+
+def test_matmul_plus_one_matches_numpy():
+    a, b = f32(2, 3), f32(3, 4, start=1)
+    np.testing.assert_allclose(plax.jit(lambda x, y: x @ y + 1)(a, b), a @ b + 1, rtol=1e-6)
+    via_lax = plax.jit(lambda x, y: lax.add(lax.dot_general(x, y, MATMUL_DIMS), 1.0))
+    np.testing.assert_allclose(via_lax(a, b), a @ b + 1, rtol=1e-6)
+
+
+def test_pytree_inputs_and_outputs():
+    @plax.jit
+    def f(params, xs):
+        w, b = params["w"], params["b"]
+        return {"y": [x * w + b for x in xs], "n": xs[0].sum()}
+
+    params = {"w": np.float32(2), "b": f32(3)}
+    out = f(params, (f32(3), f32(3, start=1)))
+    assert sorted(out) == ["n", "y"] and len(out["y"]) == 2
+    np.testing.assert_allclose(out["y"][1], f32(3, start=1) * 2 + f32(3))
+    np.testing.assert_allclose(out["n"], f32(3).sum())
+
+
+def test_keyword_arguments():
+    f = TraceCounter(lambda x, *, scale, shift=0.0: x * scale + shift)
+    jf = plax.jit(f)
+    np.testing.assert_allclose(jf(f32(3), scale=2.0), f32(3) * 2)
+    np.testing.assert_allclose(jf(f32(3), scale=2.0, shift=1.0), f32(3) * 2 + 1)
+    np.testing.assert_allclose(jf(f32(3), shift=1.0, scale=3.0), f32(3) * 3 + 1)
+    assert f.count == 2  # the order of keywords does not matter
+
+
+def test_weak_types_survive_jit():
+    out = plax.jit(lambda x: x * 2)(3.0)
+    assert out.dtype == np.float32 and out.weak_type
+    strong = plax.jit(lambda x: x * 2)(np.float32(3.0))
+    assert not strong.weak_type
+
+
+# --- the tracing cache ---------------------------------------------------------------------
+
+def test_same_signature_does_not_retrace_and_new_ones_do():
+    f = TraceCounter(lambda x, y: x * y + 1)
+    jf = plax.jit(f)
+    x = f32(3)
+    jf(x, x)
+    jf(x + 1, x)
+    jf(plax.device_put(x), x)
+    assert f.count == 1
+    jf(f32(4), f32(4))  # new shape
+    assert f.count == 2
+    jf(x.astype(np.int32), x.astype(np.int32))  # new dtype
+    assert f.count == 3
+    jf(x, 2.0)  # a weakly typed scalar...
+    assert f.count == 4
+    jf(x, np.float32(2.0))  # ...is not the same as a strongly typed one
+    assert f.count == 5
+    jf(x, 3.0)
+    assert f.count == 5
+
+
+def test_new_pytree_structure_retraces():
+    f = TraceCounter(lambda t: t[0] + t[1])
+    jf = plax.jit(f)
+    jf((1.0, 2.0))
+    jf([1.0, 2.0])
+    assert f.count == 2
+
+
+def test_config_change_retraces():
+    f = TraceCounter(lambda x: x + 1)
+    jf = plax.jit(f)
+    jf(np.arange(3))
+    with plax.enable_x64(True):
+        assert jf(np.arange(3)).dtype == np.int64
+    assert f.count == 2
+    assert jf(np.arange(3)).dtype == np.int32
+
+
+def test_inner_jit_is_traced_once_across_outer_traces():
+    inner_fun = TraceCounter(lambda v: v * 2)
+
+    def outer(x):
+        inner = plax.jit(inner_fun)  # a new wrapper on every trace, same function
+        return inner(x) + inner(x + 1)
+
+    plax.jit(outer)(f32(3))
+    plax.jit(outer)(f32(4))
+    plax.make_jaxpr(outer)(f32(3))
+    assert inner_fun.count == 2  # once per input shape
+
+
+def test_explain_cache_misses(caplog):
+    jf = plax.jit(lambda alpha, n: alpha * n, static_argnums=1)
+    with explain_cache_misses(True), caplog.at_level(logging.WARNING):
+        jf(f32(3), 2)
+        jf(f32(4), 2)
+        jf(f32(4), 3)
+        jf(f32(4).astype(np.int32), 3)
+    messages = [r.getMessage() for r in caplog.records if "TRACING CACHE MISS" in r.getMessage()]
+    assert len(messages) == 4
+    assert "never seen" in messages[0]
+    assert "alpha" in messages[1] and "f32[3] to f32[4]" in messages[1]
+    assert "static argument 1 changed from 2 to 3" in messages[2]
+    assert "f32[4] to i32[4]" in messages[3]
+
+
+def test_disable_jit_calls_the_function_directly():
+    seen = []
+    jf = plax.jit(lambda x: seen.append(type(x)) or x)
+    with plax.disable_jit(True):
+        jf(np.ones(2))
+    assert seen == [np.ndarray]
+
+
+# --- static arguments ------------------------------------------------------------------------
+
+def test_static_argnums_and_argnames():
+    f = TraceCounter(lambda x, n, *, mode="add": x + n if mode == "add" else x * n)
+    jf = plax.jit(f, static_argnums=1, static_argnames="mode")
+    x = f32(3)
+    np.testing.assert_allclose(jf(x, 2), x + 2)
+    np.testing.assert_allclose(jf(x, 2), x + 2)
+    assert f.count == 1
+    np.testing.assert_allclose(jf(x, 3), x + 3)
+    np.testing.assert_allclose(jf(x, 3, mode="mul"), x * 3)
+    assert f.count == 3
+    np.testing.assert_allclose(jf(x, n=4), x + 4)  # static by position, passed by name
+
+
+def test_unhashable_static_argument_names_the_argument():
+    jf = plax.jit(lambda x, shape: x.reshape(shape), static_argnums=1)
+    with pytest.raises(ValueError, match=r"Non-hashable static arguments.*'shape'.*list"):
+        jf(f32(6), [2, 3])
+    np.testing.assert_allclose(jf(f32(6), (2, 3)), f32(2, 3))
+
+
+def test_bad_static_and_donate_options():
+    with pytest.raises(ValueError, match="out of range"):
+        plax.jit(lambda x: x, static_argnums=3)
+    with pytest.raises(ValueError, match="cannot intersect"):
+        plax.jit(lambda x, y: x, static_argnums=0, donate_argnums=0)
+    with pytest.raises(TypeError, match="Expected a callable"):
+        plax.jit(3)
+
+
+def test_invalid_argument_type_names_the_argument():
+    with pytest.raises(TypeError, match="path y"):
+        plax.jit(lambda x, y: x)(1.0, "text")
+
+
+# --- donation and deleted arrays ---------------------------------------------------------------
+
+def test_donated_arrays_are_deleted_and_raise_on_use():
+    jf = plax.jit(lambda x, y: x + y, donate_argnums=0)
+    x, y = plax.device_put(f32(3)), plax.device_put(f32(3))
+    out = jf(x, y)
+    np.testing.assert_allclose(out, 2 * f32(3))
+    assert x.is_deleted() and not y.is_deleted()
+    with pytest.raises(RuntimeError, match="deleted"):
+        jf(x, y)
+    with pytest.raises(RuntimeError, match="deleted"):
+        np.asarray(x)
+
+
+def test_donate_argnames_covers_every_leaf():
+    jf = plax.jit(lambda state, g: {k: v - g for k, v in state.items()},
+                  donate_argnames="state")
+    state = {"a": plax.device_put(f32(2)), "b": plax.device_put(f32(2))}
+    g = plax.device_put(f32(2))
+    jf(state, g)
+    assert state["a"].is_deleted() and state["b"].is_deleted() and not g.is_deleted()
+
+
+def test_deleted_input_raises():
+    x = plax.device_put(f32(3))
+    x.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        plax.jit(lambda v: v + 1)(x)
+
+
+# --- nesting and inlining ---------------------------------------------------------------------
+
+def test_nested_jit_is_staged_as_a_jit_equation():
+    inner = plax.jit(lambda v: jnp.sin(v) * 2)
+
+    @plax.jit
+    def outer(x):
+        return inner(x) + 1
+
+    jaxpr = plax.make_jaxpr(outer)(f32(3))
+    (eqn,) = jaxpr.eqns
+    assert eqn.primitive.name == "jit" and eqn.params["name"] == "outer"
+    inner_eqn = eqn.params["jaxpr"].eqns[0]
+    assert inner_eqn.primitive.name == "jit" and inner_eqn.params["name"] == "<lambda>"
+    assert "jit[" in str(jaxpr)
+    assert "call @" in outer.lower(f32(3)).as_text()
+    np.testing.assert_allclose(outer(f32(3)), np.sin(f32(3)) * 2 + 1, rtol=1e-6)
+
+
+def test_dead_code_elimination_prunes_inside_inner_jit():
+    inner = plax.jit(lambda a, b: (a * 2, jnp.sin(b)))
+    closed = plax.make_jaxpr(lambda x, y: inner(x, y)[0])(f32(3), f32(3))
+    pruned, used_inputs = dce_jaxpr(closed.jaxpr, [True])
+    check_jaxpr(pruned)
+    assert used_inputs == [True, False]
+    (eqn,) = pruned.eqns
+    inner_jaxpr = eqn.params["jaxpr"].jaxpr
+    assert len(inner_jaxpr.invars) == 1 and len(inner_jaxpr.outvars) == 1
+    assert [e.primitive.name for e in inner_jaxpr.eqns] == ["mul"]
+    assert eqn.params["donated_invars"] == (False,)
+    text = plax.jit(lambda x, y: inner(x, y)[0]).lower(f32(3), f32(3)).as_text()
+    assert "sine" not in text
+
+
+def test_inline_jit_is_not_staged():
+    inner = plax.jit(lambda v: v * 2, inline=True)
+    jaxpr = plax.make_jaxpr(lambda x: inner(x) + 1)(f32(3))
+    assert [e.primitive.name for e in jaxpr.eqns] == ["mul", "add"]
+
+
+def test_inner_jit_closing_over_an_outer_tracer():
+    def outer(x):
+        inner = plax.jit(lambda v: v * x)
+        return inner(x + 1)
+
+    np.testing.assert_allclose(plax.jit(outer)(f32(3)), (f32(3) + 1) * f32(3))
+    jaxpr = plax.make_jaxpr(outer)(f32(3))
+    assert len(jaxpr.eqns[-1].invars) == 2  # the closed-over tracer is an argument
+
+
+def test_jit_of_method():
+    class Scaler:
+        def __init__(self, k):
+            self.k = k
+
+        @functools.partial(plax.jit, static_argnums=0)
+        def apply(self, x):
+            return x * self.k
+
+        def __hash__(self):
+            return hash(self.k)
+
+        def __eq__(self, other):
+            return isinstance(other, Scaler) and other.k == self.k
+
+    np.testing.assert_allclose(Scaler(3.0).apply(f32(2)), f32(2) * 3)
+
+
+def test_jit_as_decorator_with_options():
+    @plax.jit(static_argnames="n")
+    def power(x, n):
+        return x ** n
+    np.testing.assert_allclose(power(f32(3), n=3), f32(3) ** 3, rtol=1e-6)
+
+
+# --- ahead-of-time stages ------------------------------------------------------------------------
+
+def test_lower_as_text_names_the_arguments():
+    text = plax.jit(lambda alpha, beta: alpha * beta).lower(1., 2.).as_text()
+    assert "alpha" in text and "beta" in text
+    assert "stablehlo.multiply" in text
+
+
+def test_trace_lower_compile_call():
+    def f(x, n):
+        return jnp.sin(x) * n
+
+    jf = plax.jit(f, static_argnums=1)
+    traced = jf.trace(f32(2, 2), 3)
+    assert "sin" in str(traced.jaxpr) and traced.out_info.shape == (2, 2)
+    lowered = traced.lower()
+    assert lowered.compiler_ir().operation.name == "builtin.module"
+    compiled = lowered.compile()
+    np.testing.assert_allclose(compiled(f32(2, 2, start=1)), np.sin(f32(2, 2, start=1)) * 3,
+                               rtol=1e-6)
+    assert "sine" in compiled.as_text()
+    with pytest.raises(TypeError, match=r"x compiled with f32\[2,2\] and called with f32\[3\]"):
+        compiled(f32(3))
+    with pytest.raises(TypeError, match="pytree structure"):
+        compiled(f32(2, 2), 3)
+
+
+def test_compiled_cost_analysis_counts_flops():
+    a = f32(8, 16)
+    cost = plax.jit(lambda x, y: x @ y).lower(a, a.T).compile().cost_analysis()
+    assert cost["flops"] >= 2 * 8 * 16 * 8 - 8 * 8
+
+
+def test_eval_shape():
+    def f(x, y):
+        return {"sum": x + y, "first": x[0]}
+
+    x = plax.ShapeDtypeStruct((3, 4), np.float32)
+    out = plax.eval_shape(f, x, 1.0)
+    assert out["sum"] == plax.ShapeDtypeStruct((3, 4), np.float32)
+    assert out["first"].shape == (4,)
+    assert plax.jit(f).eval_shape(f32(2, 2), 1.0)["sum"].shape == (2, 2)
+    scalar = plax.eval_shape(lambda v: v * 2, 1.0)
+    assert scalar.weak_type and scalar.dtype == np.float32
+
+
+# --- devices -----------------------------------------------------------------------------------
+
+def test_outputs_live_on_the_committed_inputs_device():
+    device3 = plax.devices()[3]
+    x = plax.device_put(f32(3), device3)
+    out = plax.jit(lambda v, w: v * w)(x, 2.0)
+    assert out.sharding.device_set == {device3} and out.committed
+    loose = plax.jit(lambda v: v * 2)(plax.device_put(f32(3)))
+    assert not loose.committed
+
+
+def test_conflicting_committed_devices_raise():
+    d3, d4 = plax.devices()[3:5]
+    with pytest.raises(ValueError, match="incompatible devices.*cpu:3.*cpu:4"):
+        plax.jit(lambda a, b: a + b)(plax.device_put(f32(2), d3), plax.device_put(f32(2), d4))
+
+
+def test_jit_device_option_places_the_computation():
+    device5 = plax.devices()[5]
+    out = plax.jit(lambda v: v + 1, device=device5)(f32(3))
+    assert out.sharding.device_set == {device5}
+    with pytest.raises(ValueError, match="both a device and a backend"):
+        plax.jit(lambda v: v, device=device5, backend="cpu")
+
+
+def test_fast_path_reuses_one_executable_per_device():
+    jf = plax.jit(lambda v: v * 3)
+    d1, d2 = plax.devices()[1:3]
+    for _ in range(3):
+        jf(plax.device_put(f32(2), d1))
+        jf(plax.device_put(f32(2), d2))
+    entries = {entry.compiled.device for entry in jf._fast.values()}
+    assert entries == {d1, d2}

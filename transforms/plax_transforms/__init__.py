@@ -1,0 +1,13 @@
+"""plax-transforms: eager dispatch, lowering to StableHLO, and `jit` (later autodiff, vmap).
+
+Reading path:
+
+1. `lowering.py` — a Jaxpr becomes a StableHLO module, one rule per primitive
+   (`mlir_context.py` makes the MLIR context);
+2. `executing.py` — which device a call runs on; lowering and compiling once;
+3. `dispatch.py` — a primitive applied eagerly: a one-equation Jaxpr, cached;
+4. `jit_primitive.py`, `lowering_rules.py` — `jit_p`, the staged form of a jit call;
+5. `jit.py` — `jit`: the tracing cache, the fast path, `eval_shape`; `stages.py`
+   holds its ahead-of-time stages (`Traced` → `Lowered` → `Compiled`),
+   `signature.py` what tells cached calls apart, `explain.py` why a cache missed.
+"""

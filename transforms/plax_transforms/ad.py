@@ -1,0 +1,162 @@
+"""Forward-mode differentiation: the JVP trace, and the jvp of a Jaxpr.
+
+A `JVPTracer` carries a primal value and its tangent (possibly the symbolic
+`Zero`). Applying a primitive to one asks the primitive's `jvp` rule
+`(primals, tangents, **params) -> (primal_out, tangent_out)`, run with the parent
+trace current, so primal and tangent computations go to whatever trace encloses
+this one (eager execution, staging, another JVP...). Values of other traces met
+here are constants: their tangent is zero for this trace.
+
+Primitives without a jvp rule whose outputs are all integer or boolean get zero
+(`float0`) tangents; others raise.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from plax._src.ad_util import Zero, instantiate, is_differentiable_dtype, tangent_aval
+from plax._src.debug_info import JaxprDebugInfo
+from plax._src.ir import ClosedJaxpr
+from plax._src.jaxpr_util import eval_jaxpr
+from plax._src.primitive import JVP
+from plax._src.staging import StagingTrace
+from plax._src.tracing import Trace, Tracer, current_trace, get_aval, set_current_trace
+
+
+class JVPTracer(Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace: "JVPTrace", primal, tangent):
+        super().__init__(trace)
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self):
+        return get_aval(self.primal)
+
+    def to_concrete_value(self):
+        p = self.primal
+        return p.to_concrete_value() if isinstance(p, Tracer) else p
+
+
+class JVPTrace(Trace):
+    """Differentiates forward; computes on `parent`."""
+
+    def __init__(self, parent: Trace | None = None):
+        super().__init__()
+        self.parent = current_trace() if parent is None else parent
+
+    def describe(self):
+        return "jvp"
+
+    def to_primal_tangent(self, x):
+        if isinstance(x, JVPTracer) and x._trace is self:
+            return x.primal, x.tangent
+        return x, Zero(tangent_aval(get_aval(x)))
+
+    def wrap(self, primal, tangent):
+        return primal if isinstance(tangent, Zero) else JVPTracer(self, primal, tangent)
+
+    def process_primitive(self, primitive, args, params):
+        primals, tangents = zip(*map(self.to_primal_tangent, args)) if args else ((), ())
+        with set_current_trace(self.parent):
+            if all(isinstance(t, Zero) for t in tangents):
+                return primitive.bind(*primals, **params)
+            rule = primitive.get_rule(JVP)
+            if rule is None:
+                out = primitive.bind(*primals, **params)
+                outs = out if primitive.multiple_results else [out]
+                if any(is_differentiable_dtype(get_aval(o).dtype) for o in outs):
+                    raise NotImplementedError(
+                        f"Differentiation rule for '{primitive.name}' not implemented")
+                return out
+            out, t_out = rule(primals, tangents, **params)
+        if primitive.multiple_results:
+            return [self.wrap(o, t) for o, t in zip(out, t_out)]
+        return self.wrap(out, t_out)
+
+
+def jvp_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any],
+             tangents: Sequence[Any], instantiate_zeros: bool = True):
+    """Run flat `fun` on JVP tracers; → (primal outputs, tangent outputs).
+
+    `tangents` may hold `Zero`s; output tangents are instantiated if asked.
+    """
+    trace = JVPTrace()
+    tracers = [trace.wrap(p, t) for p, t in zip(primals, tangents)]
+    try:
+        with set_current_trace(trace):
+            outs = fun(*tracers)
+        pts = [trace.to_primal_tangent(o) for o in outs]
+    finally:
+        trace.invalidate()
+    out_primals = [p for p, _ in pts]
+    out_tangents = [instantiate(t) if instantiate_zeros else t for _, t in pts]
+    return out_primals, out_tangents
+
+
+# --- staging helpers shared by the Jaxpr-to-Jaxpr transformations -----------------------
+
+def stage(fun: Callable[..., Sequence[Any]], in_avals, debug_info=None) -> ClosedJaxpr:
+    """Trace flat `fun` on `in_avals` into a ClosedJaxpr with the given debug info."""
+    trace = StagingTrace()
+    tracers = [trace.new_arg(a) for a in in_avals]
+    try:
+        with set_current_trace(trace):
+            outs = fun(*tracers)
+        closed = trace.to_closed_jaxpr(list(outs), None)
+    finally:
+        trace.invalidate()
+    if debug_info is not None:
+        closed = closed.replace(jaxpr=closed.jaxpr.replace(debug_info=debug_info))
+    return closed
+
+
+def tangent_name(name: str) -> str:
+    return f"t:{name}" if name else ""
+
+
+def derived_debug_info(dbg: JaxprDebugInfo | None, arg_names, result_paths):
+    """`dbg` with new names (None stays None; a None list leaves names unknown)."""
+    if dbg is None:
+        return None
+    return dbg._replace(arg_names=None if arg_names is None else tuple(arg_names),
+                        result_paths=None if result_paths is None else tuple(result_paths))
+
+
+def jvp_jaxpr(closed: ClosedJaxpr, nonzeros: Sequence[bool],
+              instantiate: bool | Sequence[bool] = False) -> tuple[ClosedJaxpr, list[bool]]:
+    """The jvp of `closed`: inputs are its inputs then the tangents where `nonzeros`;
+    outputs its outputs then the tangents that are not known to be zero (or are
+    instantiated). → (Jaxpr, which output tangents it has)."""
+    jaxpr = closed.jaxpr
+    n_out = len(jaxpr.outvars)
+    if isinstance(instantiate, bool):
+        instantiate = [instantiate] * n_out
+    out_nonzeros: list[bool] = []
+
+    def fun(*args):
+        primals, nz_tangents = args[:len(nonzeros)], iter(args[len(nonzeros):])
+        tangents = [next(nz_tangents) if nz else Zero(tangent_aval(a))
+                    for nz, a in zip(nonzeros, closed.in_avals)]
+        outs, t_outs = jvp_flat(lambda *xs: eval_jaxpr(jaxpr, closed.consts, *xs),
+                                primals, tangents, instantiate_zeros=False)
+        out_nonzeros[:] = [not isinstance(t, Zero) or inst for t, inst in zip(t_outs, instantiate)]
+        return [*outs, *(instantiate(t) for t, nz in zip(t_outs, out_nonzeros) if nz)]
+
+    in_avals = [*closed.in_avals, *(tangent_aval(a) for a, nz in zip(closed.in_avals, nonzeros)
+                                     if nz)]
+    staged = stage(fun, in_avals)
+    dbg = jaxpr.debug_info
+    if dbg is not None:
+        names = paths = None
+        if dbg.arg_names is not None:
+            names = [*dbg.arg_names, *(tangent_name(n) for n, nz in zip(dbg.arg_names, nonzeros)
+                                       if nz)]
+        if dbg.result_paths is not None:
+            paths = [*dbg.result_paths, *(tangent_name(p) for p, nz in
+                                          zip(dbg.result_paths, out_nonzeros) if nz)]
+        staged = staged.replace(jaxpr=staged.jaxpr.replace(
+            debug_info=derived_debug_info(dbg, names, paths)))
+    return staged, list(out_nonzeros)

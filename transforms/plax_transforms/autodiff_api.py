@@ -1,0 +1,422 @@
+"""The public differentiation API: `jvp`, `linearize`, `vjp`, `grad`,
+`value_and_grad`, `jacfwd`, `jacrev`, `hessian`, `linear_transpose`.
+
+Reverse mode is linearize-then-transpose: `linearize_flat` runs the function on JVP
+tracers whose tangents live in a `PartialEvalTrace`, so primal values are computed
+right away (on the enclosing trace) and only the tangent computation is recorded,
+as a linear Jaxpr whose constants are the residuals. `vjp` transposes that Jaxpr.
+
+`jacfwd`/`jacrev` evaluate the linearized function once per basis vector (plax has
+no `vmap` yet), so they suit small inputs/outputs.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from plax._src import debug_info as dbg_util
+from plax._src import dtypes, tree_util
+from plax._src.ad_util import (UndefinedPrimal, Zero, instantiate, is_differentiable_dtype,
+                               tangent_aval, zeros_like_aval)
+from plax._src.api_util import normalize_argnums
+from plax._src.ir import ClosedJaxpr
+from plax._src.jaxpr_util import eval_jaxpr
+from plax._src.tracing import get_aval, set_current_trace
+
+from plax_transforms.ad import JVPTrace, jvp_flat, tangent_name
+from plax_transforms.partial_eval import PartialEvalTrace
+from plax_transforms.transpose import backward_pass
+
+
+# --- argument checks ---------------------------------------------------------------------
+
+def _avals_of(leaves, api: str, what: str = "argument"):
+    avals = []
+    for x in leaves:
+        try:
+            avals.append(get_aval(x))
+        except TypeError:
+            raise TypeError(f"{api}: {what} {x!r} of type {type(x).__name__} is not a valid "
+                            "plax type (expected arrays or scalars)") from None
+    return avals
+
+
+def _check_tangent(primal_aval, t, api: str):
+    want = tangent_aval(primal_aval)
+    aval = get_aval(t)
+    if aval.shape != want.shape or np.dtype(aval.dtype) != np.dtype(want.dtype):
+        raise ValueError(f"{api}: tangent of type {aval.str_short()} does not match the primal "
+                         f"of type {primal_aval.str_short()} (expected tangent type "
+                         f"{want.str_short()})")
+
+
+def _as_tangent(t):
+    """A user's float0 tangent is a symbolic zero."""
+    return Zero(get_aval(t)) if np.dtype(get_aval(t).dtype) == dtypes.float0 else t
+
+
+# --- jvp ---------------------------------------------------------------------------------
+
+def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
+    """(fun(*primals), the directional derivative of fun at primals along tangents)."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primal and tangent arguments must be tuples or lists; found "
+                        f"{type(primals).__name__} and {type(tangents).__name__}")
+    flat_p, tree_p = tree_util.tree_flatten(tuple(primals))
+    flat_t, tree_t = tree_util.tree_flatten(tuple(tangents))
+    if tree_p != tree_t:
+        raise TypeError(f"jvp: primal and tangent arguments must have the same tree "
+                        f"structure; got {tree_p} and {tree_t}")
+    for aval, t in zip(_avals_of(flat_p, "jvp", "primal"), flat_t):
+        _check_tangent(aval, t, "jvp")
+    out_tree = []
+
+    def flat_fun(*xs):
+        out = fun(*tree_util.tree_unflatten(tree_p, xs))
+        out, aux = _split_aux(out, has_aux, "jvp")
+        leaves, tree = tree_util.tree_flatten(out)
+        out_tree.append((tree, aux))
+        return leaves
+
+    out_p, out_t = jvp_flat(flat_fun, flat_p, [_as_tangent(t) for t in flat_t])
+    tree, aux = out_tree[0]
+    result = (tree_util.tree_unflatten(tree, out_p), tree_util.tree_unflatten(tree, out_t))
+    return (*result, aux) if has_aux else result
+
+
+def _split_aux(out, has_aux: bool, api: str):
+    if not has_aux:
+        return out, None
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(f"{api} with has_aux=True requires the function to return a pair "
+                        f"(output, auxiliary data), got {type(out).__name__}")
+    return out[0], out[1]
+
+
+# --- linearize ---------------------------------------------------------------------------
+
+class Linearized:
+    """The linear map of a linearized function: a Jaxpr from input to output
+    tangents (outputs known to be zero left out), with its residuals as constants."""
+
+    def __init__(self, jaxpr: ClosedJaxpr, in_avals, out_avals, out_nonzero: list[bool]):
+        self.jaxpr = jaxpr
+        self.in_avals = in_avals
+        self.out_avals = out_avals
+        self.out_nonzero = out_nonzero
+
+    def apply(self, tangents: Sequence[Any]) -> list[Any]:
+        outs = iter(eval_jaxpr(self.jaxpr.jaxpr, self.jaxpr.consts, *tangents))
+        return [next(outs) if nz else zeros_like_aval(tangent_aval(a))
+                for nz, a in zip(self.out_nonzero, self.out_avals)]
+
+    def transpose(self, cts_out: Sequence[Any]) -> list[Any]:
+        cts = [ct for ct, nz in zip(cts_out, self.out_nonzero) if nz]
+        cts_in = backward_pass(self.jaxpr.jaxpr, self.jaxpr.consts,
+                               [UndefinedPrimal(tangent_aval(a)) for a in self.in_avals], cts)
+        return [instantiate(ct) for ct in cts_in]
+
+
+def linearize_flat(flat_fun: Callable[..., Sequence[Any]], primals: Sequence[Any],
+                   debug_info: dbg_util.TracingDebugInfo | None = None):
+    """→ (primal outputs, `Linearized`, extra) where `flat_fun` returns (outputs, extra)."""
+    in_avals = [get_aval(p) for p in primals]
+    pe = PartialEvalTrace()
+    jvp_trace = JVPTrace(parent=pe)
+    tangents = [pe.new_arg(tangent_aval(a)) for a in in_avals]
+    tracers = [jvp_trace.wrap(p, t if is_differentiable_dtype(a.dtype) else Zero(t.aval))
+               for p, t, a in zip(primals, tangents, in_avals)]
+    try:
+        with set_current_trace(jvp_trace):
+            outs, extra = flat_fun(*tracers)
+        pts = [jvp_trace.to_primal_tangent(o) for o in outs]
+        out_primals = [p for p, _ in pts]
+        out_nonzero = [not isinstance(t, Zero) for _, t in pts]
+        dbg = None
+        if debug_info is not None:
+            names = [tangent_name(n) for n in debug_info.arg_names] \
+                if debug_info.arg_names is not None else None
+            paths = extra.get("result_paths")
+            dbg = dbg_util.JaxprDebugInfo(
+                debug_info.traced_for, debug_info.func_src_info,
+                None if names is None else tuple(names),
+                None if paths is None else tuple(tangent_name(p) for p, nz
+                                                 in zip(paths, out_nonzero) if nz))
+        closed = pe.to_closed_jaxpr([t for _, t in pts if not isinstance(t, Zero)], dbg)
+    finally:
+        jvp_trace.invalidate()
+        pe.invalidate()
+    out_avals = [get_aval(p) for p in out_primals]
+    return out_primals, Linearized(closed, in_avals, out_avals, out_nonzero), extra
+
+
+def _flat_traced(fun: Callable, in_tree, has_aux: bool, api: str):
+    """`fun` as a flat function returning (leaves, {tree, aux, result_paths})."""
+    def flat_fun(*leaves):
+        out = fun(*tree_util.tree_unflatten(in_tree, leaves))
+        out, aux = _split_aux(out, has_aux, api)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        return out_leaves, {"tree": out_tree, "aux": aux,
+                            "result_paths": dbg_util.result_paths_from_tree(out_tree)}
+    return flat_fun
+
+
+def linearize(fun: Callable, *primals, has_aux: bool = False):
+    """(fun(*primals), f_jvp) where f_jvp(*tangents) is the jvp at `primals`, evaluated
+    from saved residuals without re-running `fun`."""
+    flat, in_tree = tree_util.tree_flatten(primals)
+    in_avals = _avals_of(flat, "linearize")
+    dbg = dbg_util.make_tracing_debug_info("linearize", fun, primals, {})
+    outs, lin, extra = linearize_flat(_flat_traced(fun, in_tree, has_aux, "linearize"),
+                                      flat, dbg)
+    out_tree = extra["tree"]
+
+    def f_jvp(*tangents):
+        flat_t, tree_t = tree_util.tree_flatten(tangents)
+        if tree_t != in_tree:
+            raise TypeError(f"linearized function expects tangents of structure {in_tree}, "
+                            f"got {tree_t}")
+        for aval, t in zip(in_avals, flat_t):
+            _check_tangent(aval, t, "linearize")
+        return tree_util.tree_unflatten(out_tree, lin.apply(flat_t))
+
+    out = tree_util.tree_unflatten(out_tree, outs)
+    return (out, f_jvp, extra["aux"]) if has_aux else (out, f_jvp)
+
+
+# --- vjp ---------------------------------------------------------------------------------
+
+def vjp(fun: Callable, *primals, has_aux: bool = False):
+    """(fun(*primals), f_vjp) where f_vjp(cotangent) gives one cotangent per primal."""
+    flat, in_tree = tree_util.tree_flatten(primals)
+    _avals_of(flat, "vjp")
+    dbg = dbg_util.make_tracing_debug_info("vjp", fun, primals, {})
+    outs, lin, extra = linearize_flat(_flat_traced(fun, in_tree, has_aux, "vjp"), flat, dbg)
+    out_tree = extra["tree"]
+
+    def f_vjp(ct):
+        flat_ct, ct_tree = tree_util.tree_flatten(ct)
+        if ct_tree != out_tree:
+            raise TypeError(f"vjp: the cotangent's tree structure {ct_tree} does not match "
+                            f"the output's {out_tree}")
+        for aval, c in zip(lin.out_avals, flat_ct):
+            _check_tangent(aval, c, "vjp")
+        cts = lin.transpose([_as_tangent(c) for c in flat_ct])
+        return tuple(tree_util.tree_unflatten(in_tree, cts))
+
+    out = tree_util.tree_unflatten(out_tree, outs)
+    return (out, f_vjp, extra["aux"]) if has_aux else (out, f_vjp)
+
+
+# --- grad --------------------------------------------------------------------------------
+
+def _check_grad_inputs(leaves, api: str, allow_int: bool, holomorphic: bool):
+    for aval in _avals_of(leaves, api):
+        dt = np.dtype(aval.dtype)
+        if holomorphic and not dtypes.issubdtype(dt, np.complexfloating):
+            raise TypeError(f"{api} with holomorphic=True requires inputs with complex dtype, "
+                            f"but got {dt.name}.")
+        if not is_differentiable_dtype(dt) and not allow_int:
+            raise TypeError(f"{api} requires real- or complex-valued inputs (input dtype that "
+                            f"is a sub-dtype of np.inexact), but got {dt.name}. If you want "
+                            "to use Boolean- or integer-valued inputs, use vjp or set "
+                            "allow_int to True.")
+
+
+def _check_scalar_output(out, api: str, holomorphic: bool):
+    aval = _avals_of([out], api, "output")[0]
+    if aval.shape:
+        raise TypeError(f"{api} requires scalar-output functions: gradient only defined for "
+                        f"scalar-output functions. Output had shape: {aval.shape}.")
+    dt = np.dtype(aval.dtype)
+    if holomorphic:
+        if not dtypes.issubdtype(dt, np.complexfloating):
+            raise TypeError(f"{api} with holomorphic=True requires outputs with complex "
+                            f"dtype, but got {dt.name}.")
+    elif not dtypes.issubdtype(dt, np.floating) or dt == dtypes.float0:
+        raise TypeError(f"{api} requires real-valued outputs (output dtype that is a "
+                        f"sub-dtype of np.floating), but got {dt.name}. For holomorphic "
+                        "differentiation, pass holomorphic=True.")
+
+
+def _dyn_args(fun, args, argnums: tuple[int, ...], api: str):
+    for i in argnums:
+        if not -len(args) <= i < len(args):
+            raise TypeError(f"{api}: argnums {argnums} out of range for a call with "
+                            f"{len(args)} positional argument(s) to "
+                            f"{dbg_util.fun_sourceinfo(fun)}")
+    return tuple(args[i] for i in argnums)
+
+
+def _with_dyn(fun, args, kwargs, argnums):
+    positions = [i % len(args) for i in argnums]
+
+    def f(*dyn):
+        full = list(args)
+        for i, d in zip(positions, dyn):
+            full[i] = d
+        return fun(*full, **kwargs)
+    return f
+
+
+def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False, reduce_axes=()):
+    """A function returning (fun(*args), the gradient of fun with respect to `argnums`)."""
+    single = isinstance(argnums, int)
+    nums = normalize_argnums(argnums, "argnums")
+
+    @functools.wraps(fun)
+    def value_and_grad_f(*args, **kwargs):
+        dyn = _dyn_args(fun, args, nums, "grad")
+        _check_grad_inputs(tree_util.tree_leaves(dyn), "grad", allow_int, holomorphic)
+        out, f_vjp, *aux = vjp(_with_dyn(fun, args, kwargs, nums), *dyn, has_aux=has_aux)
+        _check_scalar_output(out, "grad", holomorphic)
+        g = f_vjp(_ones_like(out))
+        g = g[0] if single else g
+        return ((out, aux[0]), g) if has_aux else (out, g)
+
+    return value_and_grad_f
+
+
+def _ones_like(x):
+    from plax._src.lax import creation
+    aval = get_aval(x)
+    return creation.full((), np.ones((), aval.dtype)[()])
+
+
+def grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+         allow_int: bool = False, reduce_axes=()):
+    """A function computing the gradient of scalar-valued `fun` with respect to `argnums`."""
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    @functools.wraps(fun)
+    def grad_f(*args, **kwargs):
+        if has_aux:
+            (_, aux), g = vg(*args, **kwargs)
+            return g, aux
+        return vg(*args, **kwargs)[1]
+
+    return grad_f
+
+
+# --- Jacobians ---------------------------------------------------------------------------
+
+def _stack_last(vectors: list, shape: tuple[int, ...], trailing: tuple[int, ...]):
+    """Tangents of `shape`, one per element of an array of shape `trailing`, as one
+    array of shape `shape + trailing`."""
+    from plax._src.lax import shape_ops
+    n = len(vectors)
+    cols = [shape_ops.reshape(v, shape + (1,)) for v in vectors]
+    stacked = shape_ops.concatenate(cols, len(shape)) if n > 1 else cols[0]
+    return shape_ops.reshape(stacked, shape + trailing)
+
+
+def _basis(avals, i: int, k: int):
+    """The k-th unit vector of leaf i, zeros (or float0 zeros) for the other leaves."""
+    out = []
+    for j, a in enumerate(avals):
+        t = np.zeros(a.shape, tangent_aval(a).dtype)
+        if j == i:
+            t.reshape(-1)[k] = 1
+        out.append(t)
+    return out
+
+
+def _jac_tree(out_tree, in_tree, blocks):
+    """blocks[o][i] → pytree of outputs, each a pytree of inputs."""
+    return tree_util.tree_unflatten(out_tree, [tree_util.tree_unflatten(in_tree, row)
+                                               for row in blocks])
+
+
+def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
+    """The Jacobian of `fun` by forward mode: output shape + input shape per pair."""
+    single = isinstance(argnums, int)
+    nums = normalize_argnums(argnums, "argnums")
+
+    @functools.wraps(fun)
+    def jacfwd_f(*args, **kwargs):
+        dyn = _dyn_args(fun, args, nums, "jacfwd")
+        dyn = dyn[0] if single else dyn
+        flat, in_tree = tree_util.tree_flatten(dyn)
+        in_avals = _avals_of(flat, "jacfwd")
+        f = _with_dyn(fun, args, kwargs, nums)
+        g = (lambda d: f(d)) if single else (lambda d: f(*d))
+        outs, lin, extra = linearize_flat(_flat_traced(g, in_tree, has_aux, "jacfwd"), flat)
+        blocks = [[None] * len(flat) for _ in outs]
+        for i, a in enumerate(in_avals):
+            columns = [lin.apply(_basis(in_avals, i, k)) for k in range(a.size)]
+            for o, out in enumerate(outs):
+                blocks[o][i] = _stack_last([c[o] for c in columns], get_aval(out).shape,
+                                           a.shape)
+        jac = _jac_tree(extra["tree"], in_tree, blocks)
+        return (jac, extra["aux"]) if has_aux else jac
+
+    return jacfwd_f
+
+
+def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+           allow_int: bool = False):
+    """The Jacobian of `fun` by reverse mode: output shape + input shape per pair."""
+    single = isinstance(argnums, int)
+    nums = normalize_argnums(argnums, "argnums")
+
+    @functools.wraps(fun)
+    def jacrev_f(*args, **kwargs):
+        from plax._src.lax import shape_ops
+        dyn = _dyn_args(fun, args, nums, "jacrev")
+        dyn = dyn[0] if single else dyn
+        flat, in_tree = tree_util.tree_flatten(dyn)
+        in_avals = _avals_of(flat, "jacrev")
+        f = _with_dyn(fun, args, kwargs, nums)
+        g = (lambda d: f(d)) if single else (lambda d: f(*d))
+        outs, lin, extra = linearize_flat(_flat_traced(g, in_tree, has_aux, "jacrev"), flat)
+        out_avals = lin.out_avals
+        blocks = []
+        for o, a in enumerate(out_avals):
+            rows = [lin.transpose(_basis(out_avals, o, k)) for k in range(a.size)]
+            blocks.append([shape_ops.reshape(_stack_rows([r[i] for r in rows]),
+                                             a.shape + ia.shape)
+                           for i, ia in enumerate(in_avals)])
+        jac = _jac_tree(extra["tree"], in_tree, blocks)
+        return (jac, extra["aux"]) if has_aux else jac
+
+    return jacrev_f
+
+
+def _stack_rows(rows: list):
+    from plax._src.lax import shape_ops
+    shape = get_aval(rows[0]).shape
+    expanded = [shape_ops.reshape(r, (1,) + shape) for r in rows]
+    return shape_ops.concatenate(expanded, 0) if len(rows) > 1 else expanded[0]
+
+
+def hessian(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
+    """The Hessian of scalar `fun`: `jacfwd(jacrev(fun))`."""
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
+
+
+# --- linear_transpose ----------------------------------------------------------------------
+
+def linear_transpose(fun: Callable, *primals, reduce_axes=()):
+    """The transpose of the linear function `fun`, whose inputs look like `primals`."""
+    flat, in_tree = tree_util.tree_flatten(primals)
+    in_avals = _avals_of(flat, "linear_transpose")
+    for a in in_avals:
+        if not is_differentiable_dtype(a.dtype):
+            raise TypeError(f"linear_transpose only supports floating and complex inputs, "
+                            f"got {np.dtype(a.dtype).name}")
+    zeros = [np.zeros(a.shape, a.dtype) for a in in_avals]
+    _, lin, extra = linearize_flat(_flat_traced(fun, in_tree, False, "linear_transpose"), zeros)
+    out_tree = extra["tree"]
+
+    def transposed(*cts):
+        ct = cts[0] if len(cts) == 1 else cts
+        flat_ct, ct_tree = tree_util.tree_flatten(ct)
+        if ct_tree != out_tree:
+            raise TypeError(f"linear_transpose: cotangent structure {ct_tree} does not match "
+                            f"the output's {out_tree}")
+        return tuple(tree_util.tree_unflatten(in_tree, lin.transpose(flat_ct)))
+
+    return transposed

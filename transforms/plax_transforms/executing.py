@@ -1,0 +1,198 @@
+"""Running a Jaxpr on a device: choosing the device, lowering and compiling once per
+device, and executing on the call's arguments.
+
+The device comes from the arguments: committed Arrays decide it (they must agree),
+otherwise the default device runs the computation. Outputs are committed exactly
+when some input was. Lowerings are cached per (Jaxpr, donation, `keep_unused`,
+platform, config) and executables per lowering and device.
+"""
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+from typing import Any, Hashable, Sequence
+
+from plax._src import config
+from plax._src.ir import ClosedJaxpr
+from plax._src.sharding import Device, Sharding
+from plax_runtime import device_put as runtime_put
+from plax_runtime import executable as runtime_executable
+from plax_runtime.array import Array
+from plax_runtime.sharding_impls import SingleDeviceSharding
+
+from plax_transforms.lowering import LoweringResult, lower_jaxpr_to_module
+
+logger = logging.getLogger(__name__)
+
+
+class LRUCache:
+    """A bounded mapping that forgets the least recently used entry first.
+
+    Keys made from `id()`s must keep their objects alive through the value.
+    """
+
+    def __init__(self, maxsize: int):
+        self.maxsize = maxsize
+        self._data: collections.OrderedDict = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable):
+        with self._lock:
+            value = self._data.get(key)
+            if value is not None:
+                self._data.move_to_end(key)
+            return value
+
+    def put(self, key: Hashable, value) -> None:
+        with self._lock:
+            self._data[key] = value
+            if len(self._data) > self.maxsize:
+                self._data.popitem(last=False)
+
+
+# --- the device of a call --------------------------------------------------------
+
+def _single_device(sharding: Sharding, what: str) -> Device:
+    devices = sharding._device_assignment
+    if len(devices) != 1:
+        raise NotImplementedError(
+            f"{what} is sharded over {len(devices)} devices; computations over several "
+            "devices need plax-sharding")
+    return devices[0]
+
+
+_default_devices: dict[Any, Device] = {}
+
+
+def default_device() -> Device:
+    """The device of uncommitted computations (`jax_default_device`, else the default
+    backend's first device), memoized per value of the option."""
+    choice = config.default_device.value
+    device = _default_devices.get(choice)
+    if device is None:
+        device = _default_devices[choice] = runtime_put.default_device()
+    return device
+
+
+_shardings: dict[Device, SingleDeviceSharding] = {}
+
+
+def device_sharding(device: Device) -> SingleDeviceSharding:
+    """One sharding object per device: outputs carry it, and the next computation
+    recognizes its inputs' placement by identity."""
+    sharding = _shardings.get(device)
+    if sharding is None:
+        sharding = _shardings[device] = SingleDeviceSharding(device)
+    return sharding
+
+
+def lowering_platform(device: Device) -> str:
+    """The platform name lowering rules are registered under: the backend's (`cuda` for
+    NVIDIA GPUs, whose devices call themselves `gpu`)."""
+    return device.client.platform
+
+
+def call_device(args: Sequence[Any], in_shardings: Sequence[Sharding | None] = (),
+                ) -> tuple[Device, bool]:
+    """The device a computation on `args` runs on, and whether its outputs are committed.
+
+    Explicit shardings and committed Arrays must all name the same device; a
+    conflict is a ValueError naming the devices and the arguments.
+    """
+    found: dict[Device, str] = {}  # device → the first argument that asks for it
+    for i, sharding in enumerate(in_shardings):
+        if sharding is not None:
+            found.setdefault(_single_device(sharding, f"in_shardings[{i}]"),
+                             f"in_shardings[{i}]")
+    for i, x in enumerate(args):
+        if type(x) is Array and x._impl._committed:
+            found.setdefault(_single_device(x._sharding, f"argument {i}"), f"argument {i}")
+    if not found:
+        return default_device(), False
+    if len(found) > 1:
+        listing = ", ".join(f"{where} on {device}" for device, where in found.items())
+        raise ValueError(f"Received incompatible devices for computation: {listing}. "
+                         "Move the arrays to one device with device_put first.")
+    return next(iter(found)), True
+
+
+# --- compiled Jaxprs ----------------------------------------------------------------
+
+class CompiledJaxpr:
+    """A lowered Jaxpr compiled for one device, with its hoisted constants placed there."""
+
+    def __init__(self, lowering: LoweringResult, device: Device):
+        self.lowering = lowering
+        self.device = device
+        sharding = device_sharding(device)
+        n_args = len(lowering.in_avals)
+        self.executable = runtime_executable.compile(
+            lowering.module, [device],
+            donated_args=[i for i, d in enumerate(lowering.donated_args) if d],
+            in_shardings=[sharding] * n_args, out_avals=lowering.out_avals,
+            out_shardings=[sharding] * len(lowering.out_avals), arg_names=lowering.arg_names)
+        consts = lowering.const_args
+        self.const_args = runtime_put.put_leaves(consts, [sharding] * len(consts),
+                                                 [False] * len(consts), [None] * len(consts))
+        self.kept_var_idx = lowering.kept_var_idx
+
+    def __call__(self, flat_args: Sequence[Any], committed: bool) -> list[Array]:
+        """Run on the flat inputs of the Jaxpr (pruned ones are skipped)."""
+        if not self.const_args and len(flat_args) == len(self.kept_var_idx):
+            return self.executable.execute(flat_args, committed=committed)  # all kept
+        args = [flat_args[i] for i in self.kept_var_idx]
+        return self.executable.execute([*self.const_args, *args], committed=committed)
+
+
+_lowerings = LRUCache(4096)
+_compiled = LRUCache(4096)
+
+
+def lower_jaxpr(closed: ClosedJaxpr, name: str, *, platform: str,
+                donated_invars: Sequence[bool], keep_unused: bool) -> LoweringResult:
+    """`lower_jaxpr_to_module`, cached per Jaxpr object, options and config."""
+    key = (id(closed), name, tuple(donated_invars), keep_unused, platform,
+           config.jit_key_context())
+    entry = _lowerings.get(key)
+    if entry is None:
+        entry = (closed, lower_jaxpr_to_module(closed, name=name, platform=platform,
+                                               donated_invars=donated_invars,
+                                               keep_unused=keep_unused))
+        _lowerings.put(key, entry)
+    return entry[1]
+
+
+def compile_lowering(lowering: LoweringResult, device: Device) -> CompiledJaxpr:
+    """`lowering` compiled for `device`, cached."""
+    key = (id(lowering), device)
+    compiled = _compiled.get(key)
+    if compiled is None:
+        level = logging.WARNING if (config.log_compiles.value
+                                    or config.explain_cache_misses.value) else logging.DEBUG
+        logger.log(level, "Compiling jit(%s) for %s with arguments %s", lowering.name, device,
+                   ", ".join(a.str_short() for a in lowering.in_avals))
+        compiled = CompiledJaxpr(lowering, device)
+        _compiled.put(key, compiled)
+    return compiled
+
+
+def compiled_for_call(closed: ClosedJaxpr, name: str, args: Sequence[Any], *,
+                      donated_invars: Sequence[bool], keep_unused: bool,
+                      in_shardings: Sequence[Sharding | None] = ()
+                      ) -> tuple[CompiledJaxpr, bool]:
+    """The executable running `closed` on `args`' device, and whether outputs are committed."""
+    device, committed = call_device(args, in_shardings)
+    lowering = lower_jaxpr(closed, name, platform=lowering_platform(device),
+                           donated_invars=donated_invars, keep_unused=keep_unused)
+    return compile_lowering(lowering, device), committed
+
+
+def execute_jaxpr(closed: ClosedJaxpr, name: str, args: Sequence[Any], *,
+                  donated_invars: Sequence[bool], keep_unused: bool,
+                  in_shardings: Sequence[Sharding | None] = ()) -> list[Array]:
+    """Compile `closed` (once) for the device `args` live on and run it."""
+    compiled, committed = compiled_for_call(closed, name, args, donated_invars=donated_invars,
+                                            keep_unused=keep_unused, in_shardings=in_shardings)
+    return compiled(args, committed)
+

@@ -1,0 +1,392 @@
+"""`jit`: trace a function once per signature, compile once per device, and dispatch
+cached calls on a short path.
+
+A call of a jitted function
+
+* outside every transformation, looks its *signature* up in the wrapper's fast
+  cache — pytree structure, static values, per-leaf (shape, dtype, weak type),
+  the device the arguments decide, and the trace-affecting config — and runs the
+  cached executable; a miss takes the slow path below and fills the entry;
+* inside another trace (an outer `jit`, `make_jaxpr`...), binds `jit_p` so the
+  outer Jaxpr shows `jit[name=f ...]` (with `inline=True` the equations are
+  inlined instead).
+
+Both paths get the Jaxpr from the *tracing cache*, keyed weakly on the function
+and on (jit options, pytree structure, avals, static values, trace context), so
+inner jits re-traced inside an outer function are traced once. Lowerings and
+executables are cached in `executing`.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import types
+import weakref
+from typing import Any, Callable, NamedTuple
+
+from jaxlib import weakref_lru_cache as _weakref_lru_cache
+
+from plax._src import config, tracing
+from plax._src import debug_info as dbg_util
+from plax._src import tree_util
+from plax._src.api_util import bind_static, split_static
+from plax._src.debug_info import TracingDebugInfo
+from plax._src.ir import ClosedJaxpr, Jaxpr
+from plax._src.jaxpr_util import eval_jaxpr
+from plax._src.sharding import Sharding
+from plax._src.staging import trace_to_jaxpr
+from plax._src.tracing import Tracer, escaped_tracer_error, get_aval
+from plax_runtime import backends
+
+# `lowering_rules` registers jit_p's lowering rule.
+from plax_transforms import executing, explain, lowering_rules  # noqa: F401
+from plax_transforms.jit_primitive import jit_p, jit_params
+from plax_transforms.signature import arg_signature, trace_context
+from plax_transforms.stages import Lowered, Traced, out_info
+
+logger = logging.getLogger(__name__)
+
+_FAST_CACHE_SIZE = 4096
+
+
+class JitInfo(NamedTuple):
+    """The options of one `jit(...)` that shape tracing and compilation (hashable)."""
+    static_argnums: tuple[int, ...]
+    static_argnames: tuple[str, ...]
+    donate_argnums: tuple[int, ...]
+    donate_argnames: tuple[str, ...]
+    keep_unused: bool
+    inline: bool
+    sharding: Sharding | None  # from `device=`/`backend=`: where every call runs
+
+
+class TraceResult:
+    """A traced call: the Jaxpr, the output structure and the `jit_p` parameters.
+
+    `extra_args` are traced values of enclosing traces the function closed over;
+    they are passed to `jit_p` ahead of the call's own arguments.
+    """
+
+    def __init__(self, closed: ClosedJaxpr, out_tree, name: str, info: JitInfo,
+                 donated_invars: tuple[bool, ...], extra_args: tuple = ()):
+        self.closed = closed
+        self.out_tree = out_tree
+        self.extra_args = extra_args
+        n_in = len(closed.jaxpr.invars)
+        in_shardings = (info.sharding,) * n_in if info.sharding is not None else None
+        self.params = jit_params(closed, name, donated_invars=donated_invars,
+                                 keep_unused=info.keep_unused, inline=info.inline,
+                                 in_shardings=in_shardings)
+
+
+class _TraceSlot:
+    """A tracing-cache entry, filled by the first call that traces."""
+    __slots__ = ("result",)
+
+    def __init__(self):
+        self.result: TraceResult | None = None
+
+
+def _new_slot(fun, info, in_tree, in_avals, static_args, static_kwargs) -> _TraceSlot:
+    return _TraceSlot()
+
+
+_trace_slots = _weakref_lru_cache.weakref_lru_cache(trace_context, _new_slot, 8192)
+
+
+class _FastEntry(NamedTuple):
+    compiled: executing.CompiledJaxpr
+    out_tree: Any
+
+
+class JitWrapped:
+    """A jitted function: call it, or stage it with `.trace`, `.lower`, `.eval_shape`."""
+
+    def __init__(self, fun: Callable, info: JitInfo):
+        self._fun = fun
+        self._info = info
+        self._has_statics = bool(info.static_argnums or info.static_argnames)
+        self._fast: dict[tuple, _FastEntry] = {}
+        try:
+            weakref.ref(fun)
+            self._cache_key_fun = fun
+        except TypeError:  # e.g. NumPy ufuncs: key the tracing cache on a stand-in
+            self._cache_key_fun = functools.partial(fun)
+        functools.update_wrapper(self, fun)
+
+    def __repr__(self):
+        return f"<jitted function {getattr(self._fun, '__qualname__', self._fun)!r}>"
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else types.MethodType(self, obj)
+
+    # --- calls ------------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        if config.disable_jit.value:
+            return self._fun(*args, **kwargs)
+        if tracing.current_trace() is not tracing.EVAL_TRACE:
+            return self._call_staged(args, kwargs)
+        try:
+            flat, key = self._fast_key(args, kwargs)
+            entry = self._fast.get(key)
+        except TypeError:  # unhashable static or invalid argument: the slow path says why
+            entry = None
+        if entry is None:
+            return self._call_slow(args, kwargs)
+        committed = key[-1]
+        return entry.out_tree.unflatten(entry.compiled(flat, committed))
+
+    def _fast_key(self, args, kwargs):
+        if self._has_statics:
+            dyn_args, dyn_kwargs, static_args, static_kwargs = self._split(args, kwargs)
+            statics = (static_args, static_kwargs)
+        else:
+            dyn_args, dyn_kwargs, statics = args, kwargs, None
+        flat, in_tree = tree_util.registry.flatten((dyn_args, dyn_kwargs))
+        device, committed = executing.call_device(flat, self._in_shardings)
+        key = (in_tree, statics, arg_signature(flat), trace_context(), device, committed)
+        return flat, key
+
+    @property
+    def _in_shardings(self) -> tuple:
+        """The placement `device=`/`backend=` asked for, as `call_device` takes it."""
+        return () if self._info.sharding is None else (self._info.sharding,)
+
+    def _split(self, args, kwargs):
+        info = self._info
+        dyn_args, dyn_kwargs, static_args, static_kwargs = split_static(
+            args, kwargs, info.static_argnums, info.static_argnames)
+        return tuple(dyn_args), dyn_kwargs, static_args, static_kwargs
+
+    def _call_slow(self, args, kwargs):
+        flat, in_tree, result = self._infer(args, kwargs)
+        compiled, committed = executing.compiled_for_call(
+            result.closed, result.params["name"], flat,
+            donated_invars=result.params["donated_invars"],
+            keep_unused=self._info.keep_unused, in_shardings=self._in_shardings)
+        name = result.params["name"]
+        try:
+            _, key = self._fast_key(args, kwargs)
+        except TypeError as err:  # arguments the fast path cannot describe
+            key = None
+            logger.debug("jit(%s): calls like this one cannot use the fast path: %s", name, err)
+        outs = compiled(flat, committed)
+        if key is not None:
+            if len(self._fast) >= _FAST_CACHE_SIZE:
+                self._fast.clear()
+            self._fast[key] = _FastEntry(compiled, result.out_tree)
+            logger.debug("jit(%s): fast-path cache miss (new signature, device or config); "
+                         "entry added", name)
+        return tree_util.tree_unflatten(result.out_tree, outs)
+
+    def _call_staged(self, args, kwargs):
+        flat, _, result = self._infer(args, kwargs)
+        all_args = (*result.extra_args, *flat)
+        if self._info.inline:
+            closed = result.closed
+            outs = eval_jaxpr(closed.jaxpr, closed.consts, *all_args)
+        else:
+            outs = jit_p.bind(*all_args, **result.params)
+        return tree_util.tree_unflatten(result.out_tree, outs)
+
+    # --- tracing ------------------------------------------------------------------
+
+    def _infer(self, args, kwargs) -> tuple[list, Any, TraceResult]:
+        """Flatten the call, then trace it or take the Jaxpr from the tracing cache."""
+        info = self._info
+        if self._has_statics:
+            dyn_args, dyn_kwargs, static_args, static_kwargs = self._split(args, kwargs)
+            self._check_hashable(static_args, static_kwargs)
+        else:
+            dyn_args, dyn_kwargs, static_args, static_kwargs = tuple(args), kwargs, (), ()
+        flat, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        in_avals = tuple(self._aval(x, i, args, kwargs) for i, x in enumerate(flat))
+        slot = _trace_slots(self._cache_key_fun, info, in_tree, in_avals, static_args,
+                            static_kwargs)
+        if slot.result is not None:
+            return flat, in_tree, slot.result
+        dbg = self._debug_info(args, kwargs)
+        if config.explain_cache_misses.value:
+            self._explain(dbg, in_tree, in_avals, static_args, static_kwargs)
+        result = self._trace(dbg, in_tree, in_avals, dyn_args, dyn_kwargs, static_args,
+                             static_kwargs)
+        if not result.extra_args:  # a Jaxpr closing over tracers belongs to one trace
+            slot.result = result
+        return flat, in_tree, result
+
+    def _debug_info(self, args, kwargs) -> TracingDebugInfo:
+        info = self._info
+        return dbg_util.make_tracing_debug_info("jit", self._fun, args, kwargs,
+                                                static_argnums=info.static_argnums,
+                                                static_argnames=info.static_argnames)
+
+    def _aval(self, x, i: int, args, kwargs):
+        if isinstance(x, Tracer) and not x._trace.is_valid():
+            raise escaped_tracer_error(x)
+        try:
+            return get_aval(x)
+        except TypeError:
+            name = self._debug_info(args, kwargs).safe_arg_name(i) or f"argument {i}"
+            raise TypeError(
+                f"Error interpreting argument to {dbg_util.fun_sourceinfo(self._fun)} as an "
+                f"abstract array. The problematic value is of type {type(x)} and was passed "
+                f"to the function at path {name}. Arguments of jitted functions must be "
+                "arrays, scalars, or pytrees of them; mark other arguments static with "
+                "static_argnums/static_argnames.") from None
+
+    def _check_hashable(self, static_args, static_kwargs) -> None:
+        for where, value in [*static_args, *static_kwargs]:
+            try:
+                hash(value)
+            except TypeError as err:
+                name = where if isinstance(where, str) else _positional_name(self._fun, where)
+                raise ValueError(
+                    f"Non-hashable static arguments are not supported. An error occurred "
+                    f"while trying to hash the static argument {name!r} of "
+                    f"{dbg_util.fun_sourceinfo(self._fun)}, an object of type "
+                    f"{type(value)}: {value!r}. The error was: TypeError: {err}") from None
+
+    def _trace(self, dbg, in_tree, in_avals, dyn_args, dyn_kwargs, static_args,
+               static_kwargs) -> TraceResult:
+        fun = bind_static(self._fun, static_args, static_kwargs)
+        closed, out_tree = trace_to_jaxpr(fun, in_tree, in_avals, dbg)
+        closed, extra_args = _traced_consts_as_args(closed)
+        donated = self._donated_invars(in_tree, len(dyn_args) + len(static_args),
+                                       static_args, dyn_kwargs)
+        donated = (False,) * len(extra_args) + donated
+        name = dbg.func_name or "fun"
+        return TraceResult(closed, out_tree, name, self._info, donated, extra_args)
+
+    def _donated_invars(self, in_tree, n_positional: int, static_args,
+                        dyn_kwargs) -> tuple[bool, ...]:
+        info = self._info
+        if not info.donate_argnums and not info.donate_argnames:
+            return (False,) * in_tree.num_leaves
+        args_tree, kwargs_tree = tree_util.treedef_children(in_tree)
+        statics = {i for i, _ in static_args}
+        positions = [i for i in range(n_positional) if i not in statics]
+        flags: list[bool] = []
+        for i, t in zip(positions, tree_util.treedef_children(args_tree)):
+            flags += [i in info.donate_argnums] * t.num_leaves
+        for name, t in zip(sorted(dyn_kwargs), tree_util.treedef_children(kwargs_tree)):
+            flags += [name in info.donate_argnames] * t.num_leaves
+        return tuple(flags)
+
+    def _explain(self, dbg, in_tree, in_avals, static_args, static_kwargs) -> None:
+        new = explain.TraceKey(trace_context(), in_tree, in_avals, static_args, static_kwargs)
+        previous = [explain.TraceKey(ctx, *rest[1:])
+                    for ref, ctx, rest, _ in _trace_slots.cache_keys()
+                    if ref() is self._cache_key_fun and rest[0] == self._info]
+        previous = [key for key in previous if key != new]  # the entry made by this call
+        explain.explain_trace_miss(dbg, new, previous)
+
+    # --- ahead-of-time stages -------------------------------------------------------
+
+    def trace(self, *args, **kwargs) -> Traced:
+        """Trace the call (arguments may be `ShapeDtypeStruct`s)."""
+        flat, in_tree, result = self._infer(args, kwargs)
+        return Traced(result.closed, in_tree, result.out_tree,
+                      lambda: self._lower(flat, in_tree, result))
+
+    def lower(self, *args, **kwargs) -> Lowered:
+        """Trace and lower the call to StableHLO for the device its arguments decide."""
+        return self.trace(*args, **kwargs).lower()
+
+    def _lower(self, flat, in_tree, result: TraceResult) -> Lowered:
+        device, _ = executing.call_device(flat, self._in_shardings)
+        lowering = executing.lower_jaxpr(result.closed, result.params["name"],
+                                         platform=executing.lowering_platform(device),
+                                         donated_invars=result.params["donated_invars"],
+                                         keep_unused=self._info.keep_unused)
+        return Lowered(lowering, result.closed, in_tree, result.out_tree, device)
+
+    def eval_shape(self, *args, **kwargs) -> Any:
+        """The output's shapes and dtypes, as a pytree of `ShapeDtypeStruct`s."""
+        _, _, result = self._infer(args, kwargs)
+        return out_info(result.closed, result.out_tree)
+
+    def clear_cache(self) -> None:
+        """Forget this function's traces and fast-path entries."""
+        self._fast.clear()
+        _trace_slots.evict_weakref(self._cache_key_fun)
+
+
+def _positional_name(fun: Callable, index: int) -> str:
+    try:
+        params = list(inspect.signature(fun).parameters)
+        return params[index] if index < len(params) else f"args[{index}]"
+    except (TypeError, ValueError):
+        return f"args[{index}]"
+
+
+def _traced_consts_as_args(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, tuple]:
+    """Turn constants that are tracers of enclosing traces into leading inputs."""
+    traced = [isinstance(c, Tracer) for c in closed.consts]
+    if not any(traced):
+        return closed, ()
+    jaxpr = closed.jaxpr
+    moved = [v for v, t in zip(jaxpr.constvars, traced) if t]
+    dbg = jaxpr.debug_info
+    if dbg is not None and dbg.arg_names is not None:
+        dbg = dbg.with_arg_names(("",) * len(moved) + dbg.arg_names)
+    new = Jaxpr([v for v, t in zip(jaxpr.constvars, traced) if not t], moved + jaxpr.invars,
+                jaxpr.outvars, jaxpr.eqns, jaxpr.effects, dbg)
+    consts = [c for c, t in zip(closed.consts, traced) if not t]
+    return ClosedJaxpr(new, consts), tuple(c for c, t in zip(closed.consts, traced) if t)
+
+
+# --- the public functions ------------------------------------------------------------
+
+def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
+        static_argnums=None, static_argnames=None, donate_argnums=None,
+        donate_argnames=None, keep_unused: bool = False, device=None, backend=None,
+        inline: bool = False, abstracted_axes=None):
+    """Compile `fun` with XLA: traced once per argument signature, cached per device.
+
+    Without `fun`, returns a decorator taking the function.
+    """
+    options = dict(in_shardings=in_shardings, out_shardings=out_shardings,
+                   static_argnums=static_argnums, static_argnames=static_argnames,
+                   donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                   keep_unused=keep_unused, device=device, backend=backend, inline=inline,
+                   abstracted_axes=abstracted_axes)
+    if fun is None:
+        return lambda f: jit(f, **options)
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun!r}")
+    for name in ("in_shardings", "out_shardings", "abstracted_axes"):
+        if options[name] is not None:
+            raise NotImplementedError(f"jit: {name} is not supported yet (it comes with "
+                                      "plax-sharding)")
+    if device is not None and backend is not None:
+        raise ValueError("can't specify both a device and a backend for jit, got "
+                         f"device={device!r} and backend={backend!r}")
+    static_argnums, static_argnames = dbg_util.resolve_argnums(fun, static_argnums,
+                                                               static_argnames)
+    donate_argnums, donate_argnames = dbg_util.resolve_argnums(fun, donate_argnums,
+                                                               donate_argnames)
+    both = set(static_argnums) & set(donate_argnums)
+    if both:
+        raise ValueError(f"jit: static_argnums and donate_argnums cannot intersect; both "
+                         f"contain {sorted(both)}")
+    info = JitInfo(static_argnums, static_argnames, donate_argnums, donate_argnames,
+                   bool(keep_unused), bool(inline), _placement(device, backend))
+    return JitWrapped(fun, info)
+
+
+def _placement(device, backend) -> Sharding | None:
+    if device is not None:
+        if not hasattr(device, "platform") or not hasattr(device, "id"):
+            raise TypeError(f"jit: device must be a Device, got {device!r}")
+        return executing.device_sharding(device)
+    if backend is not None:
+        return executing.device_sharding(backends.get_backend(backend).local_devices()[0])
+    return None
+
+
+def eval_shape(fun: Callable, *args, **kwargs) -> Any:
+    """The shapes and dtypes of `fun(*args, **kwargs)` as `ShapeDtypeStruct`s, computed
+    by tracing alone (arguments may be arrays, scalars or `ShapeDtypeStruct`s)."""
+    return jit(fun).eval_shape(*args, **kwargs)

@@ -1,0 +1,363 @@
+"""Lowering a Jaxpr to a StableHLO module.
+
+Each equation is lowered by its primitive's `lowering` rule for the target
+platform, `rule(ctx, *operands, **params)`, which emits MLIR ops and returns the
+result value(s). `ctx` is a `LoweringRuleContext`: the input and output avals, the
+platform, and `lower_subjaxpr` for higher-order primitives (a call to a private
+function, emitted once per distinct sub-Jaxpr in a module).
+
+The module's public `@main` takes the hoisted constants (device arrays the Jaxpr
+closes over) followed by the inputs that survive dead-code elimination. Arguments
+and results carry the user's names from the Jaxpr's debug info, both as name
+locations and as `jax.arg_info`/`jax.result_info` attributes, and every op is
+located at the user's line that applied the primitive.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+import re
+from typing import Any, Sequence
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+from jaxlib.mlir.dialects import func
+
+from plax._src import mlir_util, plugins
+from plax._src.abstract import AbstractValue
+from plax._src.ir import ClosedJaxpr, Jaxpr, Literal
+from plax._src.jaxpr_util import dce_jaxpr
+from plax._src.primitive import LOWERING, Primitive, rules_of
+from plax._src.tracing import Tracer
+
+from plax_transforms.mlir_context import make_ir_context, module_to_string
+
+# NumPy constants up to this size are written into the module; larger ones, and
+# device arrays, are passed to `@main` as leading arguments instead.
+INLINE_CONSTANT_BYTES = 1 << 20
+
+
+# --- source locations ------------------------------------------------------------
+
+_LIBRARY_PACKAGES = ("plax", "plax_runtime", "plax_transforms", "plax_sharding",
+                     "plax_cuda12", "plax_tpu")
+
+
+def _library_dirs() -> tuple[str, ...]:
+    dirs = []
+    for name in _LIBRARY_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        for location in (spec.submodule_search_locations or ()) if spec else ():
+            dirs.append(os.path.join(os.path.realpath(location), ""))
+    return tuple(dirs)
+
+
+_LIBRARY_DIRS = _library_dirs()
+
+
+def _user_filename(code) -> str | None:
+    """The file of a frame to show in locations; None hides plax's own frames."""
+    filename = code.co_filename
+    real = os.path.realpath(filename) if os.path.isabs(filename) else filename
+    return None if real.startswith(_LIBRARY_DIRS) else filename
+
+
+# --- contexts ----------------------------------------------------------------------
+
+class ModuleContext:
+    """What is shared while lowering one module: the MLIR context and module, the
+    target platform, and the private functions already emitted."""
+
+    def __init__(self, context: ir.Context, module: ir.Module, platform: str):
+        self.context = context
+        self.module = module
+        self.platform = platform
+        self.symbol_table = ir.SymbolTable(module.operation)
+        # (id(jaxpr), ids of consts) → (function name, result types, the ClosedJaxpr,
+        # kept alive so that the ids stay unique).
+        self._functions: dict[tuple, tuple[str, list[ir.Type], ClosedJaxpr]] = {}
+        self._locations = _jax_mlir_ext.TracebackToLocationCache(_user_filename, 1, context)
+
+    def location(self, source_info, name: str) -> ir.Location:
+        """A name location (`jit(f)/sin`) wrapping the user's source line."""
+        child = (self._locations.get(source_info) if source_info is not None
+                 else ir.Location.unknown())
+        return ir.Location.name(name, childLoc=child)
+
+    def function_for(self, closed: ClosedJaxpr, name: str,
+                     name_stack: str) -> tuple[str, list[ir.Type]]:
+        """The private function computing `closed`, emitted on first request."""
+        key = (id(closed.jaxpr), tuple(map(id, closed.consts)))
+        entry = self._functions.get(key)
+        if entry is None:
+            fn_name, result_types = _lower_private_function(self, closed, name, name_stack)
+            entry = self._functions[key] = (fn_name, result_types, closed)
+        return entry[0], entry[1]
+
+
+@dataclasses.dataclass(frozen=True)
+class LoweringRuleContext:
+    """What a lowering rule is told about the equation it lowers."""
+    module_context: ModuleContext
+    primitive: Primitive
+    avals_in: tuple[AbstractValue, ...]
+    avals_out: tuple[AbstractValue, ...]
+    name_stack: str
+
+    @property
+    def platform(self) -> str:
+        return self.module_context.platform
+
+    def lower_subjaxpr(self, closed_jaxpr: ClosedJaxpr, *args: ir.Value,
+                       name: str | None = None) -> list[ir.Value]:
+        """Call a private function computing `closed_jaxpr` on `args`; its results."""
+        name = name or self.primitive.name
+        fn_name, result_types = self.module_context.function_for(
+            closed_jaxpr, name, f"{self.name_stack}/{self.primitive.name}({name})")
+        call = func.CallOp(result_types, ir.FlatSymbolRefAttr.get(fn_name), list(args))
+        return list(call.results)
+
+
+# --- the module ----------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class LoweringResult:
+    """A lowered module and how a call's flat inputs map onto `@main`'s arguments."""
+    module: ir.Module
+    context: ir.Context
+    name: str
+    kept_var_idx: tuple[int, ...]  # flat inputs `@main` takes, after the const args
+    const_args: tuple[Any, ...]  # values passed ahead of them, in order
+    in_avals: tuple[AbstractValue, ...]  # of `@main`'s arguments (const args first)
+    arg_names: tuple[str, ...]  # of `@main`'s arguments ("" where unknown)
+    out_avals: tuple[AbstractValue, ...]
+    donated_args: tuple[bool, ...]  # per `@main` argument
+
+    def as_text(self, *, debug_info: bool = False) -> str:
+        return module_to_string(self.module, debug_info=debug_info)
+
+
+def sanitize_name(name: str) -> str:
+    """`name` with characters that MLIR symbol names do not allow replaced by `_`."""
+    return re.sub(r"[^A-Za-z0-9_.$-]", "_", name)
+
+
+def module_name(name: str) -> str:
+    return "jit_" + sanitize_name(name)
+
+
+def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
+                          donated_invars: Sequence[bool] | None = None,
+                          keep_unused: bool = False, num_replicas: int = 1,
+                          num_partitions: int = 1) -> LoweringResult:
+    """Lower `closed` to a verified StableHLO module whose `@main` computes it.
+
+    Inputs that no output depends on are pruned unless `keep_unused`; the
+    result's `kept_var_idx` says which flat inputs remain. A donated input whose
+    aval matches an output aliases it (`tf.aliasing_output`); other donated
+    inputs are marked `jax.buffer_donor`.
+    """
+    n_in = len(closed.jaxpr.invars)
+    donated_invars = tuple(donated_invars) if donated_invars is not None else (False,) * n_in
+    if len(donated_invars) != n_in:
+        raise ValueError(f"donated_invars has {len(donated_invars)} entries for {n_in} inputs")
+    jaxpr, consts, kept_var_idx = _prune_unused_inputs(closed, keep_unused)
+    donated = tuple(donated_invars[i] for i in kept_var_idx)
+
+    inline = [_is_inlinable(c) for c in consts]
+    hoisted = [(v, c) for v, c, i in zip(jaxpr.constvars, consts, inline) if not i]
+    dbg = jaxpr.debug_info
+    arg_names = [""] * len(hoisted) + [dbg.safe_arg_name(i) if dbg else ""
+                                       for i in range(len(jaxpr.invars))]
+    result_names = [dbg.safe_result_path(i) if dbg else "" for i in range(len(jaxpr.outvars))]
+    in_avals = tuple(v.aval for v, _ in hoisted) + tuple(jaxpr.in_avals)
+    out_avals = tuple(jaxpr.out_avals)
+    donated_args = (False,) * len(hoisted) + donated
+
+    context = make_ir_context()
+    with context, ir.Location.unknown():
+        module = ir.Module.create()
+        attrs = module.operation.attributes
+        attrs["sym_name"] = ir.StringAttr.get(module_name(name))
+        i32 = ir.IntegerType.get_signless(32)
+        attrs["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, num_replicas)
+        attrs["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, num_partitions)
+        mctx = ModuleContext(context, module, platform)
+        arg_attrs = _arg_attributes(arg_names, len(hoisted), donated_args, in_avals, out_avals)
+        res_attrs = [ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n)})
+                     for n in result_names]
+        main = _new_function(mctx, "main", in_avals, out_avals, public=True,
+                             arg_attrs=arg_attrs, res_attrs=res_attrs)
+        arg_locs = [ir.Location.name(n) if n else ir.Location.unknown() for n in arg_names]
+        block = main.add_entry_block(arg_locs=arg_locs)
+        with ir.InsertionPoint(block):
+            args = list(block.arguments)
+            hoisted_ids = {id(v): a for (v, _), a in zip(hoisted, args)}
+            const_values = [hoisted_ids[id(v)] if id(v) in hoisted_ids
+                            else _constant(c, v.aval)
+                            for v, c in zip(jaxpr.constvars, consts)]
+            outs = lower_jaxpr_body(mctx, jaxpr, const_values, args[len(hoisted):],
+                                    f"jit({name})")
+            func.ReturnOp(outs)
+        _verify(module)
+    return LoweringResult(module, context, name, kept_var_idx, tuple(c for _, c in hoisted),
+                          in_avals, tuple(arg_names), out_avals, donated_args)
+
+
+def _prune_unused_inputs(closed: ClosedJaxpr, keep_unused: bool):
+    """The Jaxpr without inputs (and constants) no output needs; kept input indices."""
+    jaxpr, consts = closed.jaxpr, list(closed.consts)
+    if keep_unused:
+        return jaxpr, consts, tuple(range(len(jaxpr.invars)))
+    pruned, kept = dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars))
+    live = {id(v) for v in pruned.constvars}
+    consts = [c for v, c in zip(jaxpr.constvars, consts) if id(v) in live]
+    return pruned, consts, tuple(i for i, k in enumerate(kept) if k)
+
+
+def _arg_attributes(arg_names, n_consts, donated_args, in_avals, out_avals) -> list:
+    aliased_outputs: set[int] = set()
+    attrs = []
+    for i, (arg_name, donated, aval) in enumerate(zip(arg_names, donated_args, in_avals)):
+        entry = {}
+        if arg_name:
+            entry["jax.arg_info"] = ir.StringAttr.get(arg_name)
+        if i < n_consts:
+            entry["jax.const"] = ir.BoolAttr.get(True)
+        if donated:
+            out = next((j for j, o in enumerate(out_avals) if j not in aliased_outputs
+                        and _same_buffer_type(aval, o)), None)
+            if out is None:
+                entry["jax.buffer_donor"] = ir.BoolAttr.get(True)
+            else:
+                aliased_outputs.add(out)
+                entry["tf.aliasing_output"] = ir.IntegerAttr.get(
+                    ir.IntegerType.get_signless(32), out)
+        attrs.append(ir.DictAttr.get(entry))
+    return attrs
+
+
+def _same_buffer_type(a: AbstractValue, b: AbstractValue) -> bool:
+    return (getattr(a, "shape", None) == getattr(b, "shape", None)
+            and getattr(a, "dtype", None) == getattr(b, "dtype", None))
+
+
+def _verify(module: ir.Module) -> None:
+    try:
+        module.operation.verify()
+    except ir.MLIRError as err:
+        raise ValueError(f"plax produced an invalid StableHLO module (a lowering rule "
+                         f"emitted ill-typed ops): {err}\n"
+                         f"{module.operation.get_asm(print_generic_op_form=True)}") from None
+
+
+def _new_function(mctx: ModuleContext, name: str, in_avals, out_avals, *, public: bool,
+                  arg_attrs=None, res_attrs=None) -> func.FuncOp:
+    in_types = [mlir_util.ir_type(a) for a in in_avals]
+    out_types = [mlir_util.ir_type(a) for a in out_avals]
+    with ir.InsertionPoint(mctx.module.body):
+        fn = func.FuncOp(name, ir.FunctionType.get(in_types, out_types))
+    fn.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
+    if arg_attrs is not None:
+        fn.arg_attrs = ir.ArrayAttr.get(arg_attrs)
+    if res_attrs is not None:
+        fn.result_attrs = ir.ArrayAttr.get(res_attrs)
+    mctx.symbol_table.insert(fn)
+    return fn
+
+
+def _lower_private_function(mctx: ModuleContext, closed: ClosedJaxpr, name: str,
+                            name_stack: str) -> tuple[str, list[ir.Type]]:
+    jaxpr = closed.jaxpr
+    with ir.Location.unknown():
+        fn = _new_function(mctx, sanitize_name(name), jaxpr.in_avals, jaxpr.out_avals,
+                           public=False)
+        block = fn.add_entry_block()
+        with ir.InsertionPoint(block):
+            consts = [_constant(_host_value(c), v.aval)
+                      for v, c in zip(jaxpr.constvars, closed.consts)]
+            outs = lower_jaxpr_body(mctx, jaxpr, consts, list(block.arguments), name_stack)
+            func.ReturnOp(outs)
+    return ir.StringAttr(fn.attributes["sym_name"]).value, list(fn.type.results)
+
+
+# --- equations ------------------------------------------------------------------------
+
+def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence[ir.Value],
+                     args: Sequence[ir.Value], name_stack: str) -> list[ir.Value]:
+    """Emit `jaxpr`'s equations at the current insertion point; its output values."""
+    env: dict[int, ir.Value] = {}
+
+    def read(atom) -> ir.Value:
+        if isinstance(atom, Literal):
+            return _constant(atom.val, atom.aval)
+        return env[id(atom)]
+
+    for var, value in zip(jaxpr.constvars, consts, strict=True):
+        env[id(var)] = value
+    for var, value in zip(jaxpr.invars, args, strict=True):
+        env[id(var)] = value
+    for eqn in jaxpr.eqns:
+        prim = eqn.primitive
+        rule = lowering_rule(prim, mctx.platform)
+        ctx = LoweringRuleContext(mctx, prim, tuple(a.aval for a in eqn.invars),
+                                  tuple(v.aval for v in eqn.outvars), name_stack)
+        with mctx.location(eqn.source_info, f"{name_stack}/{prim.name}"):
+            result = rule(ctx, *map(read, eqn.invars), **eqn.params)
+        outs = _rule_results(prim, result, ctx.avals_out)
+        for var, value in zip(eqn.outvars, outs):
+            env[id(var)] = value
+    return [read(v) for v in jaxpr.outvars]
+
+
+def lowering_rule(prim: Primitive, platform: str):
+    """`prim`'s lowering rule for `platform` (a platform-specific one wins)."""
+    rule = prim.get_rule(LOWERING, platform)
+    if rule is None:
+        plugins.ensure_primitives_loaded()
+        rule = prim.get_rule(LOWERING, platform)
+    if rule is None:
+        have = rules_of(prim)
+        lowerings = {k: v for k, v in have.items() if k.startswith(LOWERING)}
+        raise NotImplementedError(
+            f"primitive '{prim.name}' has no lowering rule for platform {platform!r}"
+            + (f" (lowering rules exist for: {lowerings})" if lowerings else "")
+            + f"; its rules and the packages that registered them: {have or 'none'}")
+    return rule
+
+
+def _rule_results(prim: Primitive, result, avals_out) -> list[ir.Value]:
+    outs = list(result) if isinstance(result, (list, tuple)) else [result]
+    if len(outs) != len(avals_out):
+        raise ValueError(f"the lowering rule of '{prim.name}' returned {len(outs)} values "
+                         f"for {len(avals_out)} outputs")
+    for value, aval in zip(outs, avals_out):
+        expected = mlir_util.ir_type(aval)
+        if not isinstance(value, ir.Value) or value.type != expected:
+            got = value.type if isinstance(value, ir.Value) else type(value).__name__
+            raise ValueError(f"the lowering rule of '{prim.name}' returned {got} where "
+                             f"abstract evaluation says {expected} ({aval.str_short()})")
+    return outs
+
+
+# --- constants ------------------------------------------------------------------------
+
+def _is_inlinable(value) -> bool:
+    if isinstance(value, (bool, int, float, complex, np.generic)):
+        return True
+    return isinstance(value, np.ndarray) and value.nbytes <= INLINE_CONSTANT_BYTES
+
+
+def _host_value(value):
+    if isinstance(value, Tracer):
+        raise ValueError(f"cannot lower a Jaxpr that closes over the traced value {value!r}")
+    return value
+
+
+def _constant(value, aval) -> ir.Value:
+    array = np.asarray(value, dtype=aval.dtype)
+    if array.shape != aval.shape:
+        array = np.broadcast_to(array, aval.shape)
+    return mlir_util.dense_constant(array)

@@ -1,0 +1,58 @@
+"""MLIR contexts for lowering, and printing/serializing the modules built in them.
+
+A context is made the way XLA's own Python front end expects: it skips the
+generic `ir.Context` constructor (which loads every linked dialect and enables
+per-context threads), loads the dialects jaxlib registers for StableHLO programs,
+shares one thread pool, and registers `stablehlo`, `chlo`, `mhlo` and `sdy`, so
+modules print in their pretty form and parse back identically.
+"""
+from __future__ import annotations
+
+import functools
+import io
+
+from jaxlib.mlir import ir
+from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+from jaxlib.mlir._mlir_libs._mlir import ir as _raw_ir
+from jaxlib.mlir.dialects import chlo, mhlo, sdy, stablehlo
+
+
+class _LoweringContext(ir.Context):
+    """An `ir.Context` built without the site hooks of `ir.Context.__init__`."""
+
+    def __init__(self):
+        _raw_ir.Context.__init__(self)
+
+
+@functools.cache
+def _thread_pool() -> ir.ThreadPool:
+    return ir.ThreadPool()
+
+
+def make_ir_context() -> ir.Context:
+    """A fresh context with the dialects a lowered plax program uses."""
+    context = _LoweringContext()
+    registry = ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)
+    context.append_dialect_registry(registry)
+    context.load_all_available_dialects()
+    context.set_thread_pool(_thread_pool())
+    sdy.register_dialect(context)
+    mhlo.register_mhlo_dialect(context)
+    chlo.register_dialect(context)
+    stablehlo.register_dialect(context)
+    return context
+
+
+def module_to_string(module: ir.Module, *, debug_info: bool = False) -> str:
+    """The module's text; `debug_info=True` adds the source and argument-name locations."""
+    out = io.StringIO()
+    module.operation.print(file=out, enable_debug_info=debug_info)
+    return out.getvalue()
+
+
+def module_to_bytecode(module: ir.Module) -> bytes:
+    """The module as MLIR bytecode (what is handed to the compiler)."""
+    out = io.BytesIO()
+    module.operation.write_bytecode(file=out)
+    return out.getvalue()

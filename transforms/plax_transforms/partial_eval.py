@@ -1,0 +1,156 @@
+"""Partial evaluation: splitting a computation into what is known now and what is not.
+
+Two forms, sharing the vocabulary (known / unknown / residuals):
+
+* `PartialEvalTrace` (used by `linearize`): a staging trace whose tracers are the
+  unknown values. A primitive applied only to known values runs on the parent trace
+  right away (concretely when the parent is eager evaluation, so Python control flow
+  on primal values works as in JAX); one that touches an unknown value is recorded.
+  Known values the recording reads become the Jaxpr's constants: the residuals.
+  A primitive may provide a `partial_eval` rule `(trace, args, **params) -> outs`
+  to split itself (`jit_p` runs its known part and stages the rest).
+* `partial_eval_jaxpr`, the same split as a Jaxpr-to-Jaxpr function, for primitives
+  that carry Jaxprs (`jit` now, `cond`/`while`/`scan` later). A primitive may provide
+  a `partial_eval_jaxpr` rule `(eqn, unknowns) -> (known_eqn, unknown_eqn,
+  out_unknowns, residual_vars)` to split its equation; otherwise an equation with
+  any unknown input is unknown as a whole.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from plax._src.debug_info import JaxprDebugInfo
+from plax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Var
+from plax._src.jaxpr_util import dce_jaxpr
+from plax._src.primitive import PARTIAL_EVAL
+from plax._src.staging import StagingTrace, StagingTracer
+from plax._src.tracing import Trace, current_trace, set_current_trace
+
+PARTIAL_EVAL_JAXPR = "partial_eval_jaxpr"
+
+
+def residual_name(i: int) -> str:
+    return f"residual[{i}]"
+
+
+class PartialEvalTrace(StagingTrace):
+    """Stages only what depends on its own (unknown) tracers; the rest runs on `parent`."""
+
+    def __init__(self, parent: Trace | None = None, debug_info=None):
+        super().__init__(debug_info)
+        self.parent = current_trace() if parent is None else parent
+
+    def describe(self):
+        return "linearize"
+
+    def is_unknown(self, x) -> bool:
+        return isinstance(x, StagingTracer) and x._trace is self
+
+    def bind_known(self, primitive, args, params):
+        with set_current_trace(self.parent):
+            return primitive.bind(*args, **params)
+
+    def stage(self, primitive, args, params):
+        return super().process_primitive(primitive, args, params)
+
+    def process_primitive(self, primitive, args, params):
+        if not any(self.is_unknown(a) for a in args):
+            return self.bind_known(primitive, args, params)
+        rule = primitive.get_rule(PARTIAL_EVAL)
+        if rule is not None:
+            return rule(self, args, **params)
+        return self.stage(primitive, args, params)
+
+    def residuals(self) -> list:
+        """The known values recorded equations read, in constvar order."""
+        return [value for _, value in self._consts.values()]
+
+
+def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: Sequence[bool],
+                       instantiate: bool | Sequence[bool] = False
+                       ) -> tuple[ClosedJaxpr, ClosedJaxpr, list[bool], int]:
+    """Split `closed` by which inputs are unknown.
+
+    Returns `(known, unknown, out_unknowns, num_residuals)`: `known` takes the known
+    inputs and returns the known outputs then the residuals; `unknown` takes the
+    residuals then the unknown inputs and returns the unknown outputs (those where
+    `out_unknowns`). Outputs in `instantiate` are unknown even if computable now.
+    Both keep debug info (residuals are named `residual[i]`).
+    """
+    jaxpr = closed.jaxpr
+    if isinstance(instantiate, bool):
+        instantiate = [instantiate] * len(jaxpr.outvars)
+    unknown_ids = {id(v) for v, u in zip(jaxpr.invars, unknowns) if u}
+    known_eqns: list[JaxprEqn] = []
+    unknown_eqns: list[JaxprEqn] = []
+    residuals: list[Var] = []
+    residual_ids: set[int] = set()
+
+    def is_unknown(atom) -> bool:
+        return isinstance(atom, Var) and id(atom) in unknown_ids
+
+    def need(atom) -> None:
+        if isinstance(atom, Var) and not is_unknown(atom) and id(atom) not in residual_ids:
+            residual_ids.add(id(atom))
+            residuals.append(atom)
+
+    for eqn in jaxpr.eqns:
+        in_unknowns = [is_unknown(a) for a in eqn.invars]
+        if not any(in_unknowns):
+            known_eqns.append(eqn)
+            continue
+        rule = eqn.primitive.get_rule(PARTIAL_EVAL_JAXPR)
+        if rule is None:
+            known_eqn, unknown_eqn = None, eqn
+            out_unknowns, eqn_residuals = [True] * len(eqn.outvars), []
+        else:
+            known_eqn, unknown_eqn, out_unknowns, eqn_residuals = rule(eqn, in_unknowns)
+        if known_eqn is not None:
+            known_eqns.append(known_eqn)
+        if unknown_eqn is not None:
+            unknown_eqns.append(unknown_eqn)
+            for atom in unknown_eqn.invars:
+                need(atom)
+        for v in eqn_residuals:
+            need(v)
+        unknown_ids.update(id(v) for v, u in zip(eqn.outvars, out_unknowns) if u)
+
+    out_unknowns = [is_unknown(v) or inst for v, inst in zip(jaxpr.outvars, instantiate)]
+    for v, u in zip(jaxpr.outvars, out_unknowns):
+        if u and not is_unknown(v):
+            need(v)
+
+    dbg = jaxpr.debug_info
+    res_names = [residual_name(i) for i in range(len(residuals))]
+    known_dbg = unknown_dbg = None
+    if dbg is not None:
+        names = dbg.arg_names
+        paths = dbg.result_paths
+        known_dbg = JaxprDebugInfo(
+            dbg.traced_for, dbg.func_src_info,
+            None if names is None else tuple(n for n, u in zip(names, unknowns) if not u),
+            None if paths is None else
+            tuple(p for p, u in zip(paths, out_unknowns) if not u) + tuple(res_names))
+        unknown_dbg = JaxprDebugInfo(
+            dbg.traced_for, dbg.func_src_info,
+            None if names is None else
+            tuple(res_names) + tuple(n for n, u in zip(names, unknowns) if u),
+            None if paths is None else tuple(p for p, u in zip(paths, out_unknowns) if u))
+
+    known = Jaxpr(jaxpr.constvars, [v for v, u in zip(jaxpr.invars, unknowns) if not u],
+                  [v for v, u in zip(jaxpr.outvars, out_unknowns) if not u] + residuals,
+                  known_eqns, frozenset().union(*(e.effects for e in known_eqns)), known_dbg)
+    known, _ = dce_jaxpr(known, [True] * len(known.outvars), instantiate=True)
+    # Residuals stand for known values in the unknown Jaxpr: fresh variables.
+    fresh = {id(r): Var(r.aval) for r in residuals}
+
+    def rename(atom):
+        return fresh.get(id(atom), atom) if isinstance(atom, Var) else atom
+
+    unknown = Jaxpr([], [fresh[id(r)] for r in residuals]
+                    + [v for v, u in zip(jaxpr.invars, unknowns) if u],
+                    [rename(v) for v, u in zip(jaxpr.outvars, out_unknowns) if u],
+                    [e.replace(invars=[rename(a) for a in e.invars]) for e in unknown_eqns],
+                    frozenset().union(*(e.effects for e in unknown_eqns)), unknown_dbg)
+    return (ClosedJaxpr(known, closed.consts), ClosedJaxpr(unknown, []), out_unknowns,
+            len(residuals))

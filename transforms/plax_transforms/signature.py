@@ -1,0 +1,32 @@
+"""What tells cached calls apart: per-argument signatures and the config they ran under.
+
+`arg_signature` describes each argument as (shape, dtype, weak_type) — in C++ when
+plax-runtime's extension is built. `trace_context` is the tuple of values of every
+config state that changes what tracing produces (x64, default device, matmul
+precision...). It is read from jaxlib's C++ registry of thread-local states, which
+holds plax's states and — only if JAX was imported into the same process — JAX's
+too; those extra entries make keys a little more specific, never wrong.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from jaxlib._jax import config as _jaxlib_config
+
+from plax._src import config
+from plax._src.tracing import get_aval
+
+try:  # the C++ signature of a call's arguments (plax-runtime's extension)
+    from plax_runtime._fastpath import arg_signature as _cpp_arg_signature
+except ImportError:  # a source checkout without the built extension
+    _cpp_arg_signature = None
+
+trace_context = _jaxlib_config.trace_context
+trace_context_names = _jaxlib_config.trace_context_names
+
+
+def arg_signature(args: Sequence[Any]) -> tuple:
+    """One hashable (shape, dtype, weak_type) description per argument."""
+    if _cpp_arg_signature is not None:
+        return _cpp_arg_signature(args, config.enable_x64.value)
+    return tuple(get_aval(x) for x in args)

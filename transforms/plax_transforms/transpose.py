@@ -1,0 +1,104 @@
+"""Transposition: running a linear Jaxpr backwards, from output cotangents to input
+cotangents (reverse mode's backward pass).
+
+The linear inputs are given as `UndefinedPrimal`s; equations that read none of them
+are evaluated forward first (their values are constants of the linear map). Then the
+equations that do are visited in reverse, each through its primitive's `transpose`
+rule `(ct_out, *operands, **params) -> one cotangent per operand`, where linear
+operands are `UndefinedPrimal`s and the rule returns None (or `Zero`) for the others.
+Cotangents stay symbolic `Zero`s until a rule needs them, and an equation whose
+output cotangents are all zero is skipped.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from plax._src.ad_util import UndefinedPrimal, Zero, add_tangents, instantiate
+from plax._src.ir import ClosedJaxpr, Jaxpr, Literal
+from plax._src.primitive import TRANSPOSE
+
+from plax_transforms.ad import derived_debug_info, stage
+
+
+def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
+                  cts_out: Sequence[Any]) -> list[Any]:
+    """Cotangents of `jaxpr`'s inputs (`Zero` where none reach them) given `cts_out`;
+    `args` holds values for non-linear inputs and `UndefinedPrimal`s for linear ones."""
+    env: dict[int, Any] = {}
+    linear: set[int] = set()
+
+    def read(atom):
+        return atom.val if isinstance(atom, Literal) else env[id(atom)]
+
+    def is_linear(atom) -> bool:
+        return not isinstance(atom, Literal) and id(atom) in linear
+
+    for var, value in zip(jaxpr.constvars, consts, strict=True):
+        env[id(var)] = value
+    for var, value in zip(jaxpr.invars, args, strict=True):
+        if isinstance(value, UndefinedPrimal):
+            linear.add(id(var))
+        else:
+            env[id(var)] = value
+    linear_eqns = []
+    for eqn in jaxpr.eqns:
+        if any(is_linear(a) for a in eqn.invars):
+            linear.update(id(v) for v in eqn.outvars)
+            linear_eqns.append(eqn)
+            continue
+        outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+        for var, value in zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]):
+            env[id(var)] = value
+
+    cts: dict[int, Any] = {}
+
+    def accumulate(var, ct):
+        if ct is None or isinstance(ct, Zero):
+            return
+        cts[id(var)] = add_tangents(cts[id(var)], ct) if id(var) in cts else ct
+
+    for var, ct in zip(jaxpr.outvars, cts_out, strict=True):
+        if is_linear(var):
+            accumulate(var, ct)
+    for eqn in reversed(linear_eqns):
+        ct_out = [cts.pop(id(v), None) for v in eqn.outvars]
+        if all(ct is None for ct in ct_out):
+            continue
+        ct_out = [Zero(v.aval) if ct is None else ct for v, ct in zip(eqn.outvars, ct_out)]
+        rule = eqn.primitive.get_rule(TRANSPOSE)
+        if rule is None:
+            raise NotImplementedError(
+                f"Transpose rule (for reverse-mode differentiation) for "
+                f"'{eqn.primitive.name}' not implemented")
+        operands = [UndefinedPrimal(a.aval) if is_linear(a) else read(a) for a in eqn.invars]
+        cts_in = rule(ct_out if eqn.primitive.multiple_results else ct_out[0], *operands,
+                      **eqn.params)
+        for atom, ct in zip(eqn.invars, cts_in, strict=True):
+            if is_linear(atom):
+                accumulate(atom, ct)
+    return [cts.get(id(v), Zero(v.aval)) if id(v) in linear else Zero(v.aval)
+            for v in jaxpr.invars]
+
+
+def transpose_jaxpr(closed: ClosedJaxpr, linear: Sequence[bool]) -> ClosedJaxpr:
+    """A Jaxpr taking `closed`'s non-linear inputs then one cotangent per output, and
+    returning (instantiated) cotangents of its linear inputs. Debug info names output
+    cotangents `ct:<result path>` and input cotangents `ct:<argument name>`."""
+    jaxpr = closed.jaxpr
+    nonlinear_avals = [a for a, lin in zip(closed.in_avals, linear) if not lin]
+
+    def fun(*args):
+        nonlin, cts_out = iter(args[:len(nonlinear_avals)]), args[len(nonlinear_avals):]
+        operands = [UndefinedPrimal(a) if lin else next(nonlin)
+                    for a, lin in zip(closed.in_avals, linear)]
+        cts = backward_pass(jaxpr, closed.consts, operands, cts_out)
+        return [instantiate(ct) for ct, lin in zip(cts, linear) if lin]
+
+    dbg = jaxpr.debug_info
+    names = paths = None
+    if dbg is not None and dbg.arg_names is not None and dbg.result_paths is not None:
+        names = [n for n, lin in zip(dbg.arg_names, linear) if not lin] + [
+            f"ct:{p}" for p in dbg.result_paths]
+        paths = [f"ct:{n}" for n, lin in zip(dbg.arg_names, linear) if lin]
+    return stage(fun, [*nonlinear_avals, *closed.out_avals],
+                 derived_debug_info(dbg, names, paths))
