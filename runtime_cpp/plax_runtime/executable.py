@@ -44,6 +44,8 @@ class Executable:
         self.donated_args = donated_args
         self._arg_names = arg_names
         self._device_set = frozenset(devices)
+        self._multi_device = len(devices) > 1
+        self._out_types = tuple(zip(out_avals, out_shardings))
         self._handlers = {c: [xc.array_result_handler(aval, s._to_jaxlib_sharding(aval.ndim),
                                                       c, _skip_checks=True)
                               for aval, s in zip(out_avals, out_shardings)]
@@ -65,6 +67,48 @@ class Executable:
         if len(args) != len(self.in_shardings):
             raise TypeError(f"the executable takes {len(self.in_shardings)} arguments, "
                             f"got {len(args)}")
+        in_place = self._impls_in_place(args)
+        if in_place is None:
+            impls, any_committed = self._place(args)
+        else:
+            impls, any_committed = in_place
+        try:
+            results = self._loaded.execute_sharded(impls)
+        except _jax.JaxRuntimeError:
+            self._check_alive(args)  # a deleted input: say which, in plain words
+            raise
+        if committed is None:
+            committed = self._multi_device or any_committed
+        outs = results.consume_with_handlers(self._handlers[committed])
+        for i in self.donated_args:
+            if isinstance(args[i], Array) and not args[i].is_deleted():
+                args[i].delete()
+        wrap = Array._from_impl
+        return [wrap(impl, aval, s) for impl, (aval, s) in zip(outs, self._out_types)]
+
+    def _impls_in_place(self, args: Sequence[Any]) -> tuple[list, bool] | None:
+        """(buffers, any committed) when every argument is an Array already laid out
+        as this executable expects (the common case of a cached call), else None."""
+        impls = []
+        any_committed = False
+        for x, expected in zip(args, self.in_shardings):
+            if type(x) is not Array or x._sharding is not expected:
+                return None
+            impl = x._impl
+            any_committed = any_committed or impl._committed
+            impls.append(impl)
+        return impls, any_committed
+
+    def _check_alive(self, args: Sequence[Any]) -> None:
+        for i, x in enumerate(args):
+            if isinstance(x, Array) and x._impl.is_deleted():
+                raise RuntimeError(f"Array passed as {self._arg_label(i)} has been deleted "
+                                   f"(shape={x.aval.str_short()}); it cannot be used after "
+                                   "delete() or being donated")
+
+    def _place(self, args: Sequence[Any]) -> tuple[list, bool]:
+        """Checks the arguments and moves those not yet where the executable wants them."""
+        self._check_alive(args)
         impls = [None] * len(args)
         moves = []
         any_committed = False
@@ -72,10 +116,6 @@ class Executable:
             if not isinstance(x, Array):
                 moves.append(i)
                 continue
-            if x._impl.is_deleted():
-                raise RuntimeError(f"Array passed as {self._arg_label(i)} has been deleted "
-                                   f"(shape={x.aval.str_short()}); it cannot be used after "
-                                   "delete() or being donated")
             any_committed = any_committed or x.committed
             sharding = x._sharding
             if sharding is expected or sharding == expected or sharding.is_equivalent_to(
@@ -93,15 +133,7 @@ class Executable:
                                 [False] * len(moves), [None] * len(moves))
             for i, array in zip(moves, placed):
                 impls[i] = array._impl
-        results = self._loaded.execute_sharded(impls)
-        if committed is None:
-            committed = len(self.devices) > 1 or any_committed
-        outs = results.consume_with_handlers(self._handlers[bool(committed)])
-        for i in self.donated_args:
-            if isinstance(args[i], Array) and not args[i].is_deleted():
-                args[i].delete()
-        return [Array._from_impl(impl, aval, s)
-                for impl, aval, s in zip(outs, self.out_avals, self.out_shardings)]
+        return impls, any_committed
 
     def as_text(self) -> str:
         """The optimized HLO module, as text."""
