@@ -368,3 +368,8 @@ def test_fast_path_reuses_one_executable_per_device():
         jf(plax.device_put(f32(2), d2))
     entries = {entry.compiled.device for entry in jf._fast.values()}
     assert entries == {d1, d2}
+
+
+def test_bad_donate_argnums_error_names_the_option():
+    with pytest.raises(ValueError, match="donate_argnums"):
+        plax.jit(lambda x: x, donate_argnums=3)

@@ -366,7 +366,7 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
     static_argnums, static_argnames = dbg_util.resolve_argnums(fun, static_argnums,
                                                                static_argnames)
     donate_argnums, donate_argnames = dbg_util.resolve_argnums(fun, donate_argnums,
-                                                               donate_argnames)
+                                                               donate_argnames, option="donate")
     both = set(static_argnums) & set(donate_argnums)
     if both:
         raise ValueError(f"jit: static_argnums and donate_argnums cannot intersect; both "

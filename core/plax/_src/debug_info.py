@@ -189,18 +189,19 @@ def _as_str(x) -> str:
 
 
 def resolve_argnums(fun: Callable, static_argnums: int | Iterable[int] | None = None,
-                    static_argnames: str | Iterable[str] | None = None
-                    ) -> tuple[tuple[int, ...], tuple[str, ...]]:
+                    static_argnames: str | Iterable[str] | None = None, *,
+                    option: str = "static") -> tuple[tuple[int, ...], tuple[str, ...]]:
     """Checks `static_argnums`/`static_argnames` against `fun`'s signature and completes
     each from the other.
 
     When only one of the two is given, the other is filled in from the
     positional-or-keyword parameters, so an argument static by position is also static
     when passed by keyword (and vice versa). Negative numbers count from the last
-    positional parameter. Returns sorted, duplicate-free tuples.
+    positional parameter. Returns sorted, duplicate-free tuples. `option` names the
+    pair in error messages (`"donate"` for `donate_argnums`/`donate_argnames`).
     """
-    nums = _as_tuple(static_argnums, int, "static_argnums")
-    names = _as_tuple(static_argnames, str, "static_argnames")
+    nums = _as_tuple(static_argnums, int, f"{option}_argnums")
+    names = _as_tuple(static_argnames, str, f"{option}_argnames")
     sig = _signature(fun)
     if sig is None:  # nothing to check against
         return tuple(sorted(set(nums))), tuple(sorted(set(names)))
@@ -216,7 +217,7 @@ def resolve_argnums(fun: Callable, static_argnums: int | Iterable[int] | None = 
         if -n_pos <= i < 0:
             i += n_pos
         elif i < 0 or (i >= n_pos and not has_var_args):
-            raise ValueError(f"static_argnums={nums} is out of range for {name_of}, which "
+            raise ValueError(f"{option}_argnums={nums} is out of range for {name_of}, which "
                              f"takes {n_pos} positional argument{'s' * (n_pos != 1)}")
         resolved_nums.append(i)
     keywordable = {p.name for p in params if p.kind in (_P.POSITIONAL_OR_KEYWORD,
@@ -227,7 +228,7 @@ def resolve_argnums(fun: Callable, static_argnums: int | Iterable[int] | None = 
         param = sig.parameters.get(name)
         reason = ("is not a parameter" if param is None
                   else f"is a {param.kind.description} parameter, never passed by keyword,")
-        raise ValueError(f"static_argnames contains {name!r}, which {reason} of {name_of}")
+        raise ValueError(f"{option}_argnames contains {name!r}, which {reason} of {name_of}")
 
     by_position_or_keyword = [(i, p.name) for i, p in enumerate(params)
                               if p.kind is _P.POSITIONAL_OR_KEYWORD]

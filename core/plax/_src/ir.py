@@ -77,7 +77,7 @@ class JaxprEqn:
 
 class Jaxpr:
     """Typed program: `{ lambda constvars ; invars . let eqns in outvars }`."""
-    __slots__ = ("constvars", "invars", "outvars", "eqns", "effects", "debug_info")
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "effects", "debug_info", "__weakref__")
 
     def __init__(self, constvars: Sequence[Var], invars: Sequence[Var],
                  outvars: Sequence[Atom], eqns: Sequence[JaxprEqn],
@@ -100,7 +100,7 @@ class Jaxpr:
         return [v.aval for v in self.outvars]
 
     def replace(self, **changes) -> "Jaxpr":
-        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields = {name: getattr(self, name) for name in self.__slots__ if name != "__weakref__"}
         fields.update(changes)
         return Jaxpr(**fields)
 
@@ -112,7 +112,7 @@ class Jaxpr:
 
 class ClosedJaxpr:
     """A Jaxpr with the values of its constvars: a closed, callable program."""
-    __slots__ = ("jaxpr", "consts")
+    __slots__ = ("jaxpr", "consts", "__weakref__")
 
     def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]):
         if len(consts) != len(jaxpr.constvars):
