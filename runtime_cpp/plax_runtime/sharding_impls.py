@@ -35,11 +35,22 @@ def _device_tuple(devices: Sequence[Device], what: str) -> tuple[Device, ...]:
 
 
 class SingleDeviceSharding(Sharding):
-    """The whole array on one device."""
+    """The whole array on one device.
 
-    def __init__(self, device: Device, *, memory_kind: str | None = None):
-        (self._device,) = _device_tuple((device,), "SingleDeviceSharding")
-        self._memory_kind = _canonical_memory_kind((device,), memory_kind)
+    Interned per (device, memory kind): arrays placed on a device and the outputs of
+    computations there share one sharding object, so hot paths compare by identity.
+    """
+    _interned: dict[tuple, SingleDeviceSharding] = {}
+
+    def __new__(cls, device: Device, *, memory_kind: str | None = None):
+        key = (device, memory_kind)
+        self = cls._interned.get(key)
+        if self is None:
+            self = super().__new__(cls)
+            (self._device,) = _device_tuple((device,), "SingleDeviceSharding")
+            self._memory_kind = _canonical_memory_kind((device,), memory_kind)
+            self = cls._interned.setdefault(key, self)
+        return self
 
     device_set = property(lambda self: {self._device})
     is_fully_replicated = property(lambda self: True)

@@ -75,16 +75,10 @@ def default_device() -> Device:
     return device
 
 
-_shardings: dict[Device, SingleDeviceSharding] = {}
-
-
 def device_sharding(device: Device) -> SingleDeviceSharding:
-    """One sharding object per device: outputs carry it, and the next computation
-    recognizes its inputs' placement by identity."""
-    sharding = _shardings.get(device)
-    if sharding is None:
-        sharding = _shardings[device] = SingleDeviceSharding(device)
-    return sharding
+    """The (interned) sharding of an array on `device`: outputs carry it, and the next
+    computation recognizes its inputs' placement by identity."""
+    return SingleDeviceSharding(device)
 
 
 def lowering_platform(device: Device) -> str:

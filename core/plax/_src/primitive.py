@@ -57,7 +57,6 @@ class Primitive:
 
     # --- application -----------------------------------------------------------
     def bind(self, *args, **params):
-        from plax._src import tracing
         return tracing.current_trace().process_primitive(self, args, params)
 
     # --- rule table ------------------------------------------------------------
@@ -128,3 +127,7 @@ def primitives_named(name: str) -> list[Primitive]:
 
 def all_primitive_names() -> list[str]:
     return sorted(_all_primitives)
+
+
+# Imported last: tracing builds on this module, and `bind` needs it only when called.
+from plax._src import tracing  # noqa: E402

@@ -19,6 +19,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from plax._src import dtypes as plax_dtypes
+from plax._src.ad_util import PrimitiveRule
+from plax._src.batching_util import broadcasting_batcher
 from plax._src.abstract import ShapedArray
 from plax._src.lax.mlir import chlo, hlo, mu
 from plax._src.primitive import Primitive
@@ -45,6 +47,17 @@ _KIND_NAMES = {"bool": "bool", "signed": "signed integer", "unsigned": "unsigned
 def kind_of(dtype) -> str | None:
     """'bool', 'signed', 'unsigned', 'float', 'complex', or None (float0, extended)."""
     dt = np.dtype(dtype)
+    kind = _kinds.get(dt, _UNKNOWN)
+    if kind is _UNKNOWN:  # every primitive application asks: remember the answer
+        kind = _kinds[dt] = _classify(dt)
+    return kind
+
+
+_kinds: dict[np.dtype, str | None] = {}
+_UNKNOWN = object()
+
+
+def _classify(dt: np.dtype) -> str | None:
     if dt == np.dtype(bool):
         return "bool"
     for kind, scalar in (("signed", np.signedinteger), ("unsigned", np.unsignedinteger),
@@ -127,14 +140,15 @@ def standard_primitive(name: str, abstract_eval: Callable, lower: Callable | Non
                        multiple_results: bool = False, **rules: Callable) -> Primitive:
     """A primitive with its abstract evaluation, generic lowering and further rules.
 
-    Each keyword in `rules` is a rule kind (`jvp`, `transpose`, `batching`...).
+    Each keyword in `rules` is a rule kind (`jvp`, `transpose`, `batching`...); a
+    `PrimitiveRule` (such as `ad_util.defjvp(...)`) is first given the primitive.
     """
     prim = Primitive(name, multiple_results=multiple_results)
     prim.def_abstract_eval(abstract_eval)
     if lower is not None:
         prim.def_lowering(lower)
     for kind, fn in rules.items():
-        prim.define_rule(kind, fn)
+        prim.define_rule(kind, fn.for_primitive(prim) if isinstance(fn, PrimitiveRule) else fn)
     return prim
 
 
@@ -144,6 +158,7 @@ def elementwise(name: str, arity: int, *, dtypes: frozenset, lower: Callable,
     """An elementwise primitive of `arity` operands of one dtype among `dtypes`.
 
     `result_dtype` maps the operands' dtype to the result's (default: the same).
+    Its batching rule is `broadcasting_batcher` unless `batching=` says otherwise.
     """
     def abstract_eval(*avals: ShapedArray, **params) -> ShapedArray:
         if len(avals) != arity:
@@ -156,6 +171,7 @@ def elementwise(name: str, arity: int, *, dtypes: frozenset, lower: Callable,
         out_dtype = np.dtype(result_dtype(dtype)) if result_dtype else dtype
         return ShapedArray(shape, out_dtype, weak_result(avals, out_dtype))
 
+    rules.setdefault("batching", broadcasting_batcher())
     return standard_primitive(name, abstract_eval, lower, **rules)
 
 
