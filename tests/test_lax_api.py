@@ -137,7 +137,7 @@ shift_right_arithmetic population_count clz select_n convert_element_type
 bitcast_convert_type iota broadcast_in_dim reshape transpose squeeze concatenate pad slice
 dynamic_slice dynamic_update_slice reduce_sum reduce_max reduce_min reduce_prod reduce_and
 reduce_or reduce_xor argmax argmin dot_general cumsum cumprod cummax cummin cumlogsumexp rev
-clamp sort copy""".split())
+clamp sort copy stop_gradient""".split())
 
 
 def all_primitives() -> dict[str, Primitive]:

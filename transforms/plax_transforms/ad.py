@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from plax._src.ad_util import Zero, instantiate, is_differentiable_dtype, tangent_aval
+from plax._src import ad_util
+from plax._src.ad_util import Zero, is_differentiable_dtype, tangent_aval
 from plax._src.debug_info import JaxprDebugInfo
 from plax._src.ir import ClosedJaxpr
 from plax._src.jaxpr_util import eval_jaxpr
@@ -92,7 +93,7 @@ def jvp_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any],
     finally:
         trace.invalidate()
     out_primals = [p for p, _ in pts]
-    out_tangents = [instantiate(t) if instantiate_zeros else t for _, t in pts]
+    out_tangents = [ad_util.instantiate(t) if instantiate_zeros else t for _, t in pts]
     return out_primals, out_tangents
 
 
@@ -132,8 +133,7 @@ def jvp_jaxpr(closed: ClosedJaxpr, nonzeros: Sequence[bool],
     instantiated). → (Jaxpr, which output tangents it has)."""
     jaxpr = closed.jaxpr
     n_out = len(jaxpr.outvars)
-    if isinstance(instantiate, bool):
-        instantiate = [instantiate] * n_out
+    inst = [instantiate] * n_out if isinstance(instantiate, bool) else list(instantiate)
     out_nonzeros: list[bool] = []
 
     def fun(*args):
@@ -142,8 +142,8 @@ def jvp_jaxpr(closed: ClosedJaxpr, nonzeros: Sequence[bool],
                     for nz, a in zip(nonzeros, closed.in_avals)]
         outs, t_outs = jvp_flat(lambda *xs: eval_jaxpr(jaxpr, closed.consts, *xs),
                                 primals, tangents, instantiate_zeros=False)
-        out_nonzeros[:] = [not isinstance(t, Zero) or inst for t, inst in zip(t_outs, instantiate)]
-        return [*outs, *(instantiate(t) for t, nz in zip(t_outs, out_nonzeros) if nz)]
+        out_nonzeros[:] = [not isinstance(t, Zero) or i for t, i in zip(t_outs, inst)]
+        return [*outs, *(ad_util.instantiate(t) for t, nz in zip(t_outs, out_nonzeros) if nz)]
 
     in_avals = [*closed.in_avals, *(tangent_aval(a) for a, nz in zip(closed.in_avals, nonzeros)
                                      if nz)]

@@ -25,6 +25,7 @@ from plax._src.ir import ClosedJaxpr
 from plax._src.jaxpr_util import eval_jaxpr
 from plax._src.tracing import get_aval, set_current_trace
 
+from plax_transforms import ad_jit  # noqa: F401 - registers jit_p's differentiation rules
 from plax_transforms.ad import JVPTrace, jvp_flat, tangent_name
 from plax_transforms.partial_eval import PartialEvalTrace
 from plax_transforms.transpose import backward_pass
@@ -343,7 +344,9 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
         in_avals = _avals_of(flat, "jacfwd")
         f = _with_dyn(fun, args, kwargs, nums)
         g = (lambda d: f(d)) if single else (lambda d: f(*d))
-        outs, lin, extra = linearize_flat(_flat_traced(g, in_tree, has_aux, "jacfwd"), flat)
+        call_tree = tree_util.tree_structure((dyn,))
+        outs, lin, extra = linearize_flat(_flat_traced(g, call_tree, has_aux, "jacfwd"),
+                                          flat)
         blocks = [[None] * len(flat) for _ in outs]
         for i, a in enumerate(in_avals):
             columns = [lin.apply(_basis(in_avals, i, k)) for k in range(a.size)]
@@ -371,7 +374,9 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
         in_avals = _avals_of(flat, "jacrev")
         f = _with_dyn(fun, args, kwargs, nums)
         g = (lambda d: f(d)) if single else (lambda d: f(*d))
-        outs, lin, extra = linearize_flat(_flat_traced(g, in_tree, has_aux, "jacrev"), flat)
+        call_tree = tree_util.tree_structure((dyn,))
+        outs, lin, extra = linearize_flat(_flat_traced(g, call_tree, has_aux, "jacrev"),
+                                          flat)
         out_avals = lin.out_avals
         blocks = []
         for o, a in enumerate(out_avals):

@@ -17,10 +17,14 @@ from plax._src.lax.comparison import (
     clamp as clamp, clamp_p as clamp_p, eq as eq, eq_p as eq_p, ge as ge, ge_p as ge_p,
     gt as gt, gt_p as gt_p, le as le, le_p as le_p, lt as lt, lt_p as lt_p, ne as ne,
     ne_p as ne_p, select as select, select_n as select_n, select_n_p as select_n_p)
+from plax._src.lax.control_flow import (
+    cond as cond, cond_p as cond_p, fori_loop as fori_loop, map as map, scan as scan,
+    scan_p as scan_p, switch as switch, while_loop as while_loop, while_p as while_p)
 from plax._src.lax.conversion import (
     bitcast_convert_type as bitcast_convert_type, bitcast_convert_type_p as bitcast_convert_type_p,
     convert_element_type as convert_element_type,
-    convert_element_type_p as convert_element_type_p, copy_p as copy_p)
+    convert_element_type_p as convert_element_type_p, copy_p as copy_p,
+    stop_gradient as stop_gradient, stop_gradient_p as stop_gradient_p)
 from plax._src.lax.creation import (
     broadcasted_iota as broadcasted_iota, full as full, full_like as full_like, iota as iota,
     iota_p as iota_p, zeros_like_array as zeros_like_array)
@@ -53,6 +57,15 @@ from plax._src.lax.elementwise import (
     sinh as sinh, sinh_p as sinh_p, sqrt as sqrt, sqrt_p as sqrt_p, square as square,
     square_p as square_p, sub as sub, sub_p as sub_p, tan as tan, tan_p as tan_p, tanh as tanh,
     tanh_p as tanh_p)
+from plax._src.lax.gather import (
+    GatherDimensionNumbers as GatherDimensionNumbers, GatherScatterMode as GatherScatterMode,
+    gather as gather, gather_p as gather_p)
+from plax._src.lax.parallel import (
+    all_gather as all_gather, all_gather_p as all_gather_p, all_to_all as all_to_all,
+    all_to_all_p as all_to_all_p, axis_index as axis_index, axis_index_p as axis_index_p,
+    pmax as pmax, pmax_p as pmax_p, pmean as pmean, pmin as pmin, pmin_p as pmin_p,
+    ppermute as ppermute, ppermute_p as ppermute_p, psum as psum, psum_p as psum_p,
+    psum_scatter as psum_scatter, psum_scatter_p as psum_scatter_p)
 from plax._src.lax.reductions import (
     argmax as argmax, argmax_p as argmax_p, argmin as argmin, argmin_p as argmin_p,
     reduce as reduce, reduce_and as reduce_and, reduce_and_p as reduce_and_p,

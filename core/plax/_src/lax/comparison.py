@@ -8,6 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from plax._src.abstract import ShapedArray
+from plax._src.batching_util import full_shape_batcher
+from plax._src.ad_util import (Zero, defjvp, instantiate, is_undefined_primal, tangent_aval,
+                               zeros_like_aval)
+from plax._src.lax.bitwise import bitwise_and as and_
+from plax._src.lax.elementwise import mul
 from plax._src.lax.constructors import (
     ANY, BOOL, ORDERED, binary, check_dtype, check_same_dtypes, describe, elementwise_lowering,
     standard_primitive, to_bool, weak_result)
@@ -99,7 +104,23 @@ def _select_n_lower(ctx, which, *cases):
     return choose(0, cases)
 
 
-select_n_p = standard_primitive("select_n", _select_n_abstract_eval, _select_n_lower)
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    ans = select_n_p.bind(which, *cases)
+    if all(isinstance(t, Zero) for t in tangents[1:]):
+        return ans, Zero(tangent_aval(get_aval(ans)))
+    return ans, select_n_p.bind(which, *(instantiate(t) for t in tangents[1:]))
+
+
+def _select_n_transpose(ct, which, *cases):
+    zeros = zeros_like_aval(ct.aval if isinstance(ct, Zero) else get_aval(ct))
+    return [None] + [select_n_p.bind(which, *(ct if j == i else zeros for j in range(len(cases))))
+                     if is_undefined_primal(case) else None for i, case in enumerate(cases)]
+
+
+select_n_p = standard_primitive("select_n", _select_n_abstract_eval, _select_n_lower,
+                                jvp=_select_n_jvp, transpose=_select_n_transpose,
+                                batching=full_shape_batcher(scalar_ok=(0,)))
 
 
 def select_n(which, *cases):
@@ -128,8 +149,22 @@ def _clamp_abstract_eval(min, operand, max):  # noqa: A002 - lax's names
     return operand.update(weak_type=weak_result((min, operand, max), operand.dtype))
 
 
-clamp_p = standard_primitive("clamp", _clamp_abstract_eval,
-                             lambda ctx, lo, x, hi: hlo.clamp(lo, x, hi))
+def _clamp_inside(lo, x, hi):
+    from plax._src.lax.conversion import convert_element_type
+    return convert_element_type(and_(ge(x, lo), le(x, hi)), x.dtype)
+
+
+clamp_p = standard_primitive(
+    "clamp", _clamp_abstract_eval, lambda ctx, lo, x, hi: hlo.clamp(lo, x, hi),
+    jvp=defjvp(lambda g, ans, lo, x, hi: mul(g, _as_dtype_of(lt(x, lo), x)),
+               lambda g, ans, lo, x, hi: mul(g, _clamp_inside(lo, x, hi)),
+               lambda g, ans, lo, x, hi: mul(g, _as_dtype_of(gt(x, hi), x))),
+    batching=full_shape_batcher(scalar_ok=(0, 2)))
+
+
+def _as_dtype_of(pred, x):
+    from plax._src.lax.conversion import convert_element_type
+    return convert_element_type(pred, x.dtype)
 
 
 def clamp(min, x, max):  # noqa: A002 - lax's names

@@ -12,6 +12,9 @@ import numpy as np
 
 from plax._src import dtypes
 from plax._src.abstract import ShapedArray
+from plax._src.batching_util import moveaxis, unary_batcher
+from plax._src import tree_util
+from plax._src.ad_util import Zero, defjvp, is_differentiable_dtype, linear_jvp, tangent_aval
 from plax._src.lax.constructors import (ANY, INT, FLOAT, check_dtype, describe, dtype_name,
                                         kind_of, standard_primitive)
 from plax._src.lax.mlir import hlo, mu
@@ -30,8 +33,25 @@ def _convert_element_type_lower(ctx, operand, *, new_dtype, weak_type, sharding)
     return mu.convert(operand, ctx.avals_in[0], ctx.avals_out[0])
 
 
+def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type, sharding):
+    (operand,), (t,) = primals, tangents
+    ans = convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type,
+                                      sharding=sharding)
+    if isinstance(t, Zero) or not is_differentiable_dtype(new_dtype):
+        return ans, Zero(tangent_aval(get_aval(ans)))
+    return ans, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=False,
+                                            sharding=sharding)
+
+
+def _convert_element_type_transpose(ct, operand, *, new_dtype, weak_type, sharding):
+    return [convert_element_type_p.bind(ct, new_dtype=operand.aval.dtype, weak_type=False,
+                                        sharding=sharding)]
+
+
 convert_element_type_p = standard_primitive(
-    "convert_element_type", _convert_element_type_abstract_eval, _convert_element_type_lower)
+    "convert_element_type", _convert_element_type_abstract_eval, _convert_element_type_lower,
+    jvp=_convert_element_type_jvp, transpose=_convert_element_type_transpose,
+    batching=unary_batcher())
 
 
 def convert_element_type(operand, new_dtype):
@@ -111,8 +131,17 @@ def _bitcast_lower(ctx, operand, *, new_dtype):
     return hlo.bitcast_convert(mu.ir_type(ctx.avals_out[0]), operand)
 
 
+def _bitcast_batching(axis_data, args, dims, *, new_dtype):
+    """Only a wider dtype, which consumes the trailing dimension, cares where the
+    batch dimension is: it must not be the trailing one."""
+    (x,), (d,) = args, dims
+    if d == get_aval(x).ndim - 1:
+        x, d = moveaxis(x, d, 0), 0
+    return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
+
+
 bitcast_convert_type_p = standard_primitive("bitcast_convert_type", _bitcast_abstract_eval,
-                                            _bitcast_lower)
+                                            _bitcast_lower, batching=_bitcast_batching)
 
 
 def bitcast_convert_type(operand, new_dtype):
@@ -124,9 +153,27 @@ def bitcast_convert_type(operand, new_dtype):
 
 # --- copy -----------------------------------------------------------------------------
 
-copy_p = standard_primitive("copy", lambda operand: operand, lambda ctx, operand: operand)
+copy_p = standard_primitive("copy", lambda operand: operand, lambda ctx, operand: operand,
+                            jvp=linear_jvp(), transpose=lambda ct, x: [copy_p.bind(ct)],
+                            batching=unary_batcher())
 
 
 def copy(operand):
     """A copy of `operand`: the same values in a new buffer when executed eagerly."""
     return copy_p.bind(operand)
+
+
+# --- stop_gradient ----------------------------------------------------------------------
+
+stop_gradient_p = standard_primitive("stop_gradient", lambda operand: operand,
+                                     lambda ctx, operand: operand, jvp=defjvp(None),
+                                     batching=unary_batcher())
+
+
+def stop_gradient(x):
+    """`x` (any pytree), through which no derivative flows: its tangents are zero."""
+    def stop(leaf):
+        if not is_differentiable_dtype(get_aval(leaf).dtype):
+            return leaf
+        return stop_gradient_p.bind(leaf)
+    return tree_util.tree_map(stop, x)

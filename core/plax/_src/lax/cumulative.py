@@ -10,6 +10,9 @@ from typing import Callable
 
 import numpy as np
 
+from plax._src.ad_util import defjvp, linear_jvp
+from plax._src.batching_util import axes_batcher
+from plax._src.lax.elementwise import div, exp, mul, neg
 from plax._src.lax.constructors import (FLOAT, NUMBER, ORDERED, canonicalize_axis, check_dtype,
                                         standard_primitive)
 from plax._src.lax.mlir import hlo, mu
@@ -28,7 +31,7 @@ def _logaddexp(dtype):
 
 
 def _cumulative(name: str, kinds: frozenset, combine: Callable[[np.dtype], Callable],
-                identity: Callable):
+                identity: Callable, **rules: Callable):
     def abstract_eval(operand, *, axis, reverse):
         check_dtype(name, operand, kinds)
         if not 0 <= axis < operand.ndim:
@@ -49,14 +52,25 @@ def _cumulative(name: str, kinds: frozenset, combine: Callable[[np.dtype], Calla
         return mu.reduce_window(operand, init, aval, window, padding, combine(aval.dtype))
 
     lower.__name__ = f"lower_{name}"
-    return standard_primitive(name, abstract_eval, lower)
+    return standard_primitive(name, abstract_eval, lower, batching=axes_batcher("axis"),
+                              **rules)
 
 
-cumsum_p = _cumulative("cumsum", NUMBER, lambda dt: hlo.add, lambda dt: 0)
-cumprod_p = _cumulative("cumprod", NUMBER, lambda dt: hlo.multiply, lambda dt: 1)
+cumsum_p = _cumulative(
+    "cumsum", NUMBER, lambda dt: hlo.add, lambda dt: 0, jvp=linear_jvp(),
+    transpose=lambda ct, x, *, axis, reverse: [cumsum_p.bind(ct, axis=axis,
+                                                             reverse=not reverse)])
+# Tangents through the ratio ans / x: exact away from zeros of the operand.
+cumprod_p = _cumulative(
+    "cumprod", NUMBER, lambda dt: hlo.multiply, lambda dt: 1,
+    jvp=defjvp(lambda g, ans, x, *, axis, reverse:
+               mul(ans, cumsum_p.bind(div(g, x), axis=axis, reverse=reverse))))
 cummax_p = _cumulative("cummax", ORDERED, lambda dt: hlo.maximum, lowest_value)
 cummin_p = _cumulative("cummin", ORDERED, lambda dt: hlo.minimum, highest_value)
-cumlogsumexp_p = _cumulative("cumlogsumexp", FLOAT, _logaddexp, lowest_value)
+cumlogsumexp_p = _cumulative(
+    "cumlogsumexp", FLOAT, _logaddexp, lowest_value,
+    jvp=defjvp(lambda g, ans, x, *, axis, reverse:
+               mul(exp(neg(ans)), cumsum_p.bind(mul(g, exp(x)), axis=axis, reverse=reverse))))
 
 
 def _cumulative_fn(prim):

@@ -13,6 +13,8 @@ import numpy as np
 
 from plax._src import dtypes
 from plax._src.abstract import ShapedArray
+from plax._src.batching_util import batched_axis
+from plax._src.ad_util import defjvp, is_undefined_primal
 from plax._src.lax.constructors import (NUMBER, check_axes, check_dtype, check_same_dtypes,
                                         describe, dtype_name, kind_of, standard_primitive,
                                         weak_result)
@@ -121,8 +123,74 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision,
     return hlo.dot_general(mu.ir_type(out), lhs, rhs, dnums, precision_config=config)
 
 
-dot_general_p = standard_primitive("dot_general", _dot_general_abstract_eval,
-                                   _dot_general_lower)
+def _ranges_like(*xs):
+    start = 0
+    for x in xs:
+        yield tuple(range(start, start + len(x)))
+        start += len(x)
+
+
+def _transpose_lhs(ct, y, x_ndim: int, dimension_numbers, swap_ans: bool = False, **params):
+    """The cotangent of dot_general's lhs: contract `ct` with `y` over y's free dims."""
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    y_ndim = get_aval(y).ndim
+    x_kept = [d for d in range(x_ndim) if d not in x_contract + x_batch]
+    y_kept = [d for d in range(y_ndim) if d not in y_contract + y_batch]
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+    dims = ((ans_y, tuple(y_kept)), (ans_batch, tuple(y_batch)))
+    x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
+    out_axes = tuple(int(i) for i in np.argsort(list(x_batch) + x_kept + x_contract_by_y))
+    from plax._src.lax.shape_ops import transpose
+    return transpose(dot_general_p.bind(ct, y, dimension_numbers=dims, **params), out_axes)
+
+
+def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision,
+                           preferred_element_type, out_sharding):
+    params = dict(precision=precision, preferred_element_type=None, out_sharding=None)
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    ct_lhs = ct_rhs = None
+    if is_undefined_primal(lhs):
+        ct_lhs = _transpose_lhs(ct, rhs, lhs.aval.ndim, dimension_numbers, **params)
+    if is_undefined_primal(rhs):
+        swapped = ((y_contract, x_contract), (y_batch, x_batch))
+        ct_rhs = _transpose_lhs(ct, lhs, rhs.aval.ndim, swapped, swap_ans=True, **params)
+    return [ct_lhs, ct_rhs]
+
+
+def _dot_general_batching(axis_data, args, dims, *, dimension_numbers, **params):
+    """Mapped on both sides, the batch dimension becomes the first dot batch
+    dimension; mapped on one side, a free dimension of that side. Nothing moves."""
+    (lhs, rhs), (ld, rd) = args, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+
+    def renumber(axes, d):
+        return tuple(axes) if d is None else tuple(batched_axis(a, d) for a in axes)
+
+    lc, lb, rc, rb = renumber(lc, ld), renumber(lb, ld), renumber(rc, rd), renumber(rb, rd)
+
+    def free(ndim, used):
+        return [i for i in range(ndim) if i not in used]
+
+    if ld is not None and rd is not None:
+        lb, rb, out_dim = (ld,) + lb, (rd,) + rb, 0
+    elif ld is not None:
+        out_dim = len(lb) + free(get_aval(lhs).ndim, lc + lb).index(ld)
+    else:
+        n_lhs_free = len(free(get_aval(lhs).ndim, lc + lb))
+        out_dim = len(lb) + n_lhs_free + free(get_aval(rhs).ndim, rc + rb).index(rd)
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=((lc, rc), (lb, rb)), **params)
+    return out, out_dim
+
+
+dot_general_p = standard_primitive(
+    "dot_general", _dot_general_abstract_eval, _dot_general_lower,
+    batching=_dot_general_batching,
+    jvp=defjvp(lambda g, ans, x, y, **params: dot_general_p.bind(g, y, **params),
+               lambda g, ans, x, y, **params: dot_general_p.bind(x, g, **params)),
+    transpose=_dot_general_transpose)
 
 
 def _dims(dims) -> tuple[int, ...]:

@@ -10,6 +10,9 @@ import numpy as np
 
 from plax._src import dtypes, tree_util
 from plax._src.abstract import ShapedArray
+from plax._src.ad_util import defjvp, linear_jvp
+from plax._src.batching_util import axes_batcher
+from plax._src.lax import comparison, shape_ops
 from plax._src.lax.constructors import (BOOL_OR_INT, INT, NUMBER, ORDERED, canonicalize_axis,
                                         check_axes, check_dtype, describe, kind_of,
                                         standard_primitive)
@@ -65,7 +68,8 @@ def _all_ones(dtype):
 
 # --- monoid reductions ---------------------------------------------------------------------
 
-def _monoid_reduction(name: str, kinds: frozenset, op_name: str, identity: Callable):
+def _monoid_reduction(name: str, kinds: frozenset, op_name: str, identity: Callable,
+                      **rules: Callable):
     def abstract_eval(operand, *, axes, out_sharding):
         check_dtype(name, operand, kinds)
         check_axes(name, axes, operand.ndim)
@@ -79,13 +83,41 @@ def _monoid_reduction(name: str, kinds: frozenset, op_name: str, identity: Calla
                          lambda acc, x: [combine(acc, x)])[0]
 
     lower.__name__ = f"lower_{name}"
-    return standard_primitive(name, abstract_eval, lower)
+    return standard_primitive(name, abstract_eval, lower,
+                              batching=axes_batcher("axes", reduces=True), **rules)
 
 
-reduce_sum_p = _monoid_reduction("reduce_sum", NUMBER, "add", lambda dt: 0)
-reduce_prod_p = _monoid_reduction("reduce_prod", NUMBER, "multiply", lambda dt: 1)
-reduce_max_p = _monoid_reduction("reduce_max", ORDERED, "maximum", lowest_value)
-reduce_min_p = _monoid_reduction("reduce_min", ORDERED, "minimum", highest_value)
+def _kept_dims(ndim: int, axes) -> tuple[int, ...]:
+    return tuple(d for d in range(ndim) if d not in axes)
+
+
+def _expand(ans, operand_shape, axes):
+    """A reduction's result broadcast back to the operand's shape."""
+    return shape_ops.broadcast_in_dim(ans, operand_shape, _kept_dims(len(operand_shape), axes))
+
+
+def _extremum_tangent(g, ans, x, *, axes, out_sharding):
+    """The tangent of max/min: the mean of the tangents where the extremum is attained."""
+    from plax._src.lax.conversion import convert_element_type
+    picked = convert_element_type(comparison.eq(x, _expand(ans, x.shape, axes)), x.dtype)
+    return elementwise.div(reduce_sum_p.bind(elementwise.mul(g, picked), axes=axes,
+                                             out_sharding=None),
+                           reduce_sum_p.bind(picked, axes=axes, out_sharding=None))
+
+
+reduce_sum_p = _monoid_reduction(
+    "reduce_sum", NUMBER, "add", lambda dt: 0, jvp=linear_jvp(),
+    transpose=lambda ct, x, *, axes, out_sharding: [_expand(ct, x.aval.shape, axes)])
+# Tangents through the ratio ans / x: exact away from zeros of the operand.
+reduce_prod_p = _monoid_reduction(
+    "reduce_prod", NUMBER, "multiply", lambda dt: 1,
+    jvp=defjvp(lambda g, ans, x, *, axes, out_sharding: reduce_sum_p.bind(
+        elementwise.mul(_expand(ans, x.shape, axes), elementwise.div(g, x)), axes=axes,
+        out_sharding=None)))
+reduce_max_p = _monoid_reduction("reduce_max", ORDERED, "maximum", lowest_value,
+                                 jvp=defjvp(_extremum_tangent))
+reduce_min_p = _monoid_reduction("reduce_min", ORDERED, "minimum", highest_value,
+                                 jvp=defjvp(_extremum_tangent))
 reduce_and_p = _monoid_reduction("reduce_and", BOOL_OR_INT, "and_", _all_ones)
 reduce_or_p = _monoid_reduction("reduce_or", BOOL_OR_INT, "or_", lambda dt: 0)
 reduce_xor_p = _monoid_reduction("reduce_xor", BOOL_OR_INT, "xor", lambda dt: 0)
@@ -215,7 +247,8 @@ def _arg_reduction(name: str, direction: str, identity: Callable):
                          body)[1]
 
     lower.__name__ = f"lower_{name}"
-    return standard_primitive(name, abstract_eval, lower)
+    return standard_primitive(name, abstract_eval, lower,
+                              batching=axes_batcher("axes", reduces=True))
 
 
 argmax_p = _arg_reduction("argmax", "GT", lowest_value)

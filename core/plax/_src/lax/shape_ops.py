@@ -9,6 +9,8 @@ from typing import Sequence
 import numpy as np
 
 from plax._src.abstract import ShapedArray
+from plax._src.batching_util import axes_batcher, move_to, moveaxis, not_mapped
+from plax._src.ad_util import is_undefined_primal, linear_jvp
 from plax._src.lax.constructors import (
     canonicalize_axis, check_axes, check_same_dtypes, describe, standard_primitive,
     weak_result)
@@ -67,8 +69,33 @@ def _broadcast_in_dim_lower(ctx, operand, *, shape, broadcast_dimensions, shardi
     return hlo.broadcast_in_dim(mu.ir_type(ctx.avals_out[0]), operand, broadcast_dimensions)
 
 
+def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sharding):
+    """Sum over the new dimensions and the size-1 dimensions that were stretched."""
+    from plax._src.lax.reductions import reduce_sum
+    in_shape = operand.aval.shape
+    stretched = tuple(d for i, d in enumerate(broadcast_dimensions)
+                      if in_shape[i] == 1 and shape[d] != 1)
+    new = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
+    return [reshape(reduce_sum(ct, tuple(sorted(new + stretched))), in_shape)]
+
+
+def _broadcast_in_dim_batching(axis_data, args, dims, *, shape, broadcast_dimensions,
+                               sharding):
+    """The batch dimension goes right after the result dimension of the operand
+    dimension before it, so broadcast_dimensions stay increasing: nothing moves."""
+    (x,), (d,) = args, dims
+    bdims = broadcast_dimensions
+    out_dim = bdims[d - 1] + 1 if d > 0 else 0
+    new_bdims = bdims[:d] + (out_dim,) + tuple(b + 1 for b in bdims[d:])
+    new_shape = shape[:out_dim] + (axis_data.size,) + shape[out_dim:]
+    return broadcast_in_dim_p.bind(x, shape=new_shape, broadcast_dimensions=new_bdims,
+                                   sharding=sharding), out_dim
+
+
 broadcast_in_dim_p = standard_primitive("broadcast_in_dim", _broadcast_in_dim_abstract_eval,
-                                        _broadcast_in_dim_lower)
+                                        _broadcast_in_dim_lower, jvp=linear_jvp(),
+                                        transpose=_broadcast_in_dim_transpose,
+                                        batching=_broadcast_in_dim_batching)
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
@@ -123,7 +150,26 @@ def _reshape_lower(ctx, operand, *, new_sizes, dimensions, sharding):
     return hlo.reshape(mu.ir_type(ctx.avals_out[0]), operand)
 
 
-reshape_p = standard_primitive("reshape", _reshape_abstract_eval, _reshape_lower)
+def _reshape_transpose(ct, operand, *, new_sizes, dimensions, sharding):
+    if dimensions is None:
+        return [reshape(ct, operand.aval.shape)]
+    permuted = tuple(operand.aval.shape[d] for d in dimensions)
+    return [transpose(reshape(ct, permuted), tuple(int(i) for i in np.argsort(dimensions)))]
+
+
+def _reshape_batching(axis_data, args, dims, *, new_sizes, dimensions, sharding):
+    """Reshaping mixes dimensions, so the batch dimension must lead."""
+    (x,), (d,) = args, dims
+    x = moveaxis(x, d, 0)
+    if dimensions is not None:
+        dimensions = (0,) + tuple(p + 1 for p in dimensions)
+    return reshape_p.bind(x, new_sizes=(axis_data.size,) + tuple(new_sizes),
+                          dimensions=dimensions, sharding=sharding), 0
+
+
+reshape_p = standard_primitive("reshape", _reshape_abstract_eval, _reshape_lower,
+                               jvp=linear_jvp(), transpose=_reshape_transpose,
+                               batching=_reshape_batching)
 
 
 def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
@@ -151,7 +197,18 @@ def _transpose_abstract_eval(operand, *, permutation):
 
 transpose_p = standard_primitive(
     "transpose", _transpose_abstract_eval,
-    lambda ctx, operand, *, permutation: hlo.transpose(operand, permutation))
+    lambda ctx, operand, *, permutation: hlo.transpose(operand, permutation),
+    jvp=linear_jvp(),
+    transpose=lambda ct, x, *, permutation: [
+        transpose(ct, tuple(int(i) for i in np.argsort(permutation)))],
+    batching=lambda axis_data, args, dims, *, permutation: (
+        _batched_transpose(args[0], dims[0], permutation), dims[0]))
+
+
+def _batched_transpose(x, d: int, permutation):
+    """The permutation applied around the batch dimension, which stays at `d`."""
+    perm = tuple(p + (p >= d) for p in permutation)
+    return transpose_p.bind(x, permutation=perm[:d] + (d,) + perm[d:])
 
 
 def transpose(operand, permutation):
@@ -176,7 +233,9 @@ def _squeeze_abstract_eval(operand, *, dimensions):
 
 squeeze_p = standard_primitive(
     "squeeze", _squeeze_abstract_eval,
-    lambda ctx, operand, *, dimensions: hlo.reshape(mu.ir_type(ctx.avals_out[0]), operand))
+    lambda ctx, operand, *, dimensions: hlo.reshape(mu.ir_type(ctx.avals_out[0]), operand),
+    jvp=linear_jvp(), transpose=lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)],
+    batching=axes_batcher("dimensions", reduces=True))
 
 
 def squeeze(array, dimensions):
@@ -211,9 +270,21 @@ def _concatenate_abstract_eval(*operands, dimension):
     return ShapedArray(shape, dtype, weak_result(operands, dtype))
 
 
+def _concatenate_transpose(ct, *operands, dimension):
+    from plax._src.lax.slicing import slice_in_dim
+    cts, start = [], 0
+    for x in operands:
+        size = (x.aval if is_undefined_primal(x) else get_aval(x)).shape[dimension]
+        cts.append(slice_in_dim(ct, start, start + size, axis=dimension)
+                   if is_undefined_primal(x) else None)
+        start += size
+    return cts
+
+
 concatenate_p = standard_primitive(
     "concatenate", _concatenate_abstract_eval,
-    lambda ctx, *operands, dimension: hlo.concatenate(list(operands), dimension))
+    lambda ctx, *operands, dimension: hlo.concatenate(list(operands), dimension),
+    jvp=linear_jvp(), transpose=_concatenate_transpose, batching=axes_batcher("dimension"))
 
 
 def concatenate(operands, dimension: int):
@@ -252,7 +323,44 @@ def _pad_lower(ctx, operand, padding_value, *, padding_config):
     return hlo.pad(operand, padding_value, list(lo), list(hi), list(interior))
 
 
-pad_p = standard_primitive("pad", _pad_abstract_eval, _pad_lower)
+def _pad_transpose(ct, operand, padding_value, *, padding_config):
+    """The operand's cotangent undoes the padding (negative padding crops, strides
+    skip the interior); the padding value's gets what is left."""
+    from plax._src.lax.elementwise import sub
+    from plax._src.lax.reductions import reduce_sum
+    from plax._src.lax.slicing import slice as slice_
+    unpadded = pad(ct, np.zeros((), get_aval(ct).dtype)[()],
+                   [(-lo, -hi, 0) for lo, hi, _ in padding_config])
+    shape = get_aval(unpadded).shape
+    t_operand = slice_(unpadded, [0] * len(shape), shape,
+                       [interior + 1 for _, _, interior in padding_config])
+    t_value = None
+    if is_undefined_primal(padding_value):
+        axes = tuple(range(len(shape)))
+        t_value = sub(reduce_sum(ct, axes), reduce_sum(t_operand, axes))
+    return [t_operand if is_undefined_primal(operand) else None, t_value]
+
+
+def _pad_batching(axis_data, args, dims, *, padding_config):
+    (x, value), (xd, vd) = args, dims
+    if vd is not_mapped:
+        config = padding_config[:xd] + ((0, 0, 0),) + padding_config[xd:]
+        return pad_p.bind(x, value, padding_config=config), xd
+    # A value per batch member: pad with zeros, then select the value where padding went.
+    from plax._src.lax.comparison import select_n
+    x = move_to(x, xd, 0, axis_data.size)
+    dtype = get_aval(x).dtype
+    padded = pad_p.bind(x, np.zeros((), dtype)[()],
+                        padding_config=((0, 0, 0),) + padding_config)
+    shape = get_aval(padded).shape
+    inside = pad_p.bind(broadcast_in_dim(np.True_, get_aval(x).shape[1:], ()), np.False_,
+                        padding_config=padding_config)
+    inside = broadcast_in_dim(inside, shape, tuple(range(1, len(shape))))
+    return select_n(inside, broadcast_in_dim(value, shape, (0,)), padded), 0
+
+
+pad_p = standard_primitive("pad", _pad_abstract_eval, _pad_lower, jvp=linear_jvp(),
+                           transpose=_pad_transpose, batching=_pad_batching)
 
 
 def pad(operand, padding_value, padding_config):
@@ -272,7 +380,10 @@ def _rev_abstract_eval(operand, *, dimensions):
 
 
 rev_p = standard_primitive("rev", _rev_abstract_eval,
-                           lambda ctx, operand, *, dimensions: hlo.reverse(operand, dimensions))
+                           lambda ctx, operand, *, dimensions: hlo.reverse(operand, dimensions),
+                           jvp=linear_jvp(),
+                           transpose=lambda ct, x, *, dimensions: [rev(ct, dimensions)],
+                           batching=axes_batcher("dimensions"))
 
 
 def rev(operand, dimensions):

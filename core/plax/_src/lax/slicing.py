@@ -14,13 +14,18 @@ import numpy as np
 
 from plax._src import dtypes
 from plax._src.abstract import ShapedArray
+from plax._src.batching_util import common_dim, move_to, moveaxis, not_mapped
+from plax._src.lax.gather import GatherDimensionNumbers, GatherScatterMode, gather_p
+from plax._src.ad_util import (Zero, instantiate, is_undefined_primal, linear_jvp, tangent_aval,
+                               zeros_like_aval)
+from plax._src.lax.shape_ops import pad
 from plax._src.lax.constructors import (INT, canonicalize_axis, check_dtype, check_same_dtypes,
                                         describe, standard_primitive)
 from plax._src.lax.comparison import lt, select
 from plax._src.lax.conversion import convert_with_weak_type
 from plax._src.lax.elementwise import add
 from plax._src.lax.mlir import hlo
-from plax._src.lax.shape_ops import expand_dims, squeeze
+from plax._src.lax.shape_ops import broadcast_in_dim, concatenate, expand_dims, squeeze
 from plax._src.tracing import get_aval, is_python_scalar
 
 
@@ -55,7 +60,27 @@ def _slice_lower(ctx, operand, *, start_indices, limit_indices, strides):
     return hlo.slice(operand, list(start_indices), list(limit_indices), list(strides))
 
 
-slice_p = standard_primitive("slice", _slice_abstract_eval, _slice_lower)
+def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides):
+    """Pad the cotangent back into the operand's shape, zeros between strides."""
+    shape = operand.aval.shape
+    strides = strides or (1,) * len(shape)
+    out_shape = get_aval(ct).shape
+    config = [(start, size - (start + (n - 1) * stride + 1) if n else size - start,
+               stride - 1)
+              for start, size, n, stride in zip(start_indices, shape, out_shape, strides)]
+    return [pad(ct, np.zeros((), get_aval(ct).dtype)[()], config)]
+
+
+def _slice_batching(axis_data, args, dims, *, start_indices, limit_indices, strides):
+    (x,), (d,) = args, dims
+    insert = lambda values, v: values[:d] + (v,) + values[d:]  # noqa: E731
+    return slice_p.bind(x, start_indices=insert(start_indices, 0),
+                        limit_indices=insert(limit_indices, axis_data.size),
+                        strides=None if strides is None else insert(strides, 1)), d
+
+
+slice_p = standard_primitive("slice", _slice_abstract_eval, _slice_lower, jvp=linear_jvp(),
+                             transpose=_slice_transpose, batching=_slice_batching)
 
 
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - lax's name
@@ -147,10 +172,53 @@ def _dynamic_slice_abstract_eval(operand, *start_indices, slice_sizes):
     return ShapedArray(slice_sizes, operand.dtype, operand.weak_type)
 
 
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+    ans = dynamic_slice_p.bind(*primals, slice_sizes=slice_sizes)
+    if isinstance(tangents[0], Zero):
+        return ans, Zero(tangent_aval(get_aval(ans)))
+    return ans, dynamic_slice_p.bind(tangents[0], *primals[1:], slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_transpose(ct, operand, *starts, slice_sizes):
+    zeros = zeros_like_aval(operand.aval)
+    return [dynamic_update_slice_p.bind(zeros, ct, *starts)] + [None] * len(starts)
+
+
+def _zero_start(starts) -> np.generic:
+    """A start index of 0, of the other start indices' dtype."""
+    dtype = get_aval(starts[0]).dtype if starts else dtypes.default_int_dtype()
+    return np.zeros((), dtype)[()]
+
+
+def _dynamic_slice_batching(axis_data, args, dims, *, slice_sizes):
+    """Start indices shared by the batch: the batch dimension is sliced whole.
+    Start indices per batch member: a gather of one slice per member."""
+    (operand, *starts), (od, *sds) = args, dims
+    size = axis_data.size
+    if all(d is not_mapped for d in sds):
+        starts.insert(od, _zero_start(starts))
+        sizes = slice_sizes[:od] + (size,) + slice_sizes[od:]
+        return dynamic_slice_p.bind(operand, *starts, slice_sizes=sizes), od
+    indices = concatenate([broadcast_in_dim(move_to(s, d, 0, size), (size, 1), (0,))
+                           for s, d in zip(starts, sds)], 1)
+    rank = len(slice_sizes)
+    offset = tuple(range(1, rank + 1))
+    if od is not_mapped:
+        dnums = GatherDimensionNumbers(offset, (), tuple(range(rank)))
+    else:
+        operand, slice_sizes = moveaxis(operand, od, 0), (1,) + tuple(slice_sizes)
+        dnums = GatherDimensionNumbers(offset, (), offset, (0,), (0,))
+    return gather_p.bind(operand, indices, dimension_numbers=dnums, slice_sizes=slice_sizes,
+                         indices_are_sorted=False, unique_indices=False,
+                         mode=GatherScatterMode.CLIP), 0
+
+
 dynamic_slice_p = standard_primitive(
     "dynamic_slice", _dynamic_slice_abstract_eval,
     lambda ctx, operand, *starts, slice_sizes: hlo.dynamic_slice(operand, list(starts),
-                                                                 list(slice_sizes)))
+                                                                 list(slice_sizes)),
+    jvp=_dynamic_slice_jvp, transpose=_dynamic_slice_transpose,
+    batching=_dynamic_slice_batching)
 
 
 def dynamic_slice(operand, start_indices, slice_sizes):
@@ -192,10 +260,65 @@ def _dynamic_update_slice_abstract_eval(operand, update, *start_indices):
     return operand
 
 
+def _dynamic_update_slice_jvp(primals, tangents):
+    ans = dynamic_update_slice_p.bind(*primals)
+    t_operand, t_update = tangents[:2]
+    if isinstance(t_operand, Zero) and isinstance(t_update, Zero):
+        return ans, Zero(tangent_aval(get_aval(ans)))
+    return ans, dynamic_update_slice_p.bind(instantiate(t_operand), instantiate(t_update),
+                                            *primals[2:])
+
+
+def _dynamic_update_slice_transpose(ct, operand, update, *starts):
+    update_aval = update.aval if is_undefined_primal(update) else get_aval(update)
+    ct_operand = ct_update = None
+    if is_undefined_primal(operand):
+        ct_operand = dynamic_update_slice_p.bind(ct, zeros_like_aval(update_aval), *starts)
+    if is_undefined_primal(update):
+        ct_update = dynamic_slice_p.bind(ct, *starts, slice_sizes=update_aval.shape)
+    return [ct_operand, ct_update] + [None] * len(starts)
+
+
+def _dynamic_update_slice_batching(axis_data, args, dims):
+    """Start indices shared by the batch: the batch dimension is updated whole.
+    Start indices per batch member: each result element selects the operand or the
+    update element that lands on it (gathered at its offset from the clamped start)."""
+    from plax._src.lax.bitwise import bitwise_and
+    from plax._src.lax.comparison import clamp, ge, select_n
+    from plax._src.lax.creation import broadcasted_iota
+    from plax._src.lax.elementwise import sub
+    (operand, update, *starts), (od, ud, *sds) = args, dims
+    size = axis_data.size
+    if all(d is not_mapped for d in sds):
+        (operand, update), d = common_dim([operand, update], [od, ud], size)
+        starts.insert(d, _zero_start(starts))
+        return dynamic_update_slice_p.bind(operand, update, *starts), d
+    operand, update = move_to(operand, od, 0, size), move_to(update, ud, 0, size)
+    shape, update_shape = get_aval(operand).shape, get_aval(update).shape
+    rank = len(shape) - 1
+    offsets, inside = [], None
+    for k, (start, sd) in enumerate(zip(starts, sds)):
+        start = move_to(start, sd, 0, size)
+        dtype = get_aval(start).dtype
+        start = clamp(0, start, shape[k + 1] - update_shape[k + 1])
+        offset = sub(broadcasted_iota(dtype, shape, k + 1), broadcast_in_dim(start, shape, (0,)))
+        fits = bitwise_and(ge(offset, 0), lt(offset, update_shape[k + 1]))
+        inside = fits if inside is None else bitwise_and(inside, fits)
+        offsets.append(expand_dims(offset, (rank + 1,)))
+    axes = tuple(range(1, rank + 1))
+    picked = gather_p.bind(update, concatenate(offsets, rank + 1),
+                           dimension_numbers=GatherDimensionNumbers((), axes, axes, (0,), (0,)),
+                           slice_sizes=(1,) * (rank + 1), indices_are_sorted=False,
+                           unique_indices=False, mode=GatherScatterMode.CLIP)
+    return select_n(inside, operand, picked), 0
+
+
 dynamic_update_slice_p = standard_primitive(
     "dynamic_update_slice", _dynamic_update_slice_abstract_eval,
     lambda ctx, operand, update, *starts: hlo.dynamic_update_slice(operand, update,
-                                                                   list(starts)))
+                                                                   list(starts)),
+    jvp=_dynamic_update_slice_jvp, transpose=_dynamic_update_slice_transpose,
+    batching=_dynamic_update_slice_batching)
 
 
 def dynamic_update_slice(operand, update, start_indices):

@@ -11,6 +11,7 @@ from typing import Sequence
 import numpy as np
 
 from plax._src.abstract import ShapedArray
+from plax._src.batching_util import axes_batcher
 from plax._src.lax.constructors import (ANY, canonicalize_axis, check_dtype, describe, kind_of,
                                         real_dtype, standard_primitive)
 from plax._src.lax.mlir import hlo, mu
@@ -82,7 +83,8 @@ def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
     return list(op.results)
 
 
-sort_p = standard_primitive("sort", _sort_abstract_eval, _sort_lower, multiple_results=True)
+sort_p = standard_primitive("sort", _sort_abstract_eval, _sort_lower, multiple_results=True,
+                            batching=axes_batcher("dimension"))
 
 
 def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):

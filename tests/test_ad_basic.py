@@ -1,0 +1,168 @@
+"""Autodiff: jvp/vjp/grad against closed forms and finite differences, through jit,
+with debug info kept, and the errors users hit."""
+import numpy as np
+import pytest
+
+import plax
+from plax import lax
+from plax._src.dtypes import float0
+from plax._src.jaxpr_util import check_jaxpr
+from plax.test_util import check_grads
+
+X = np.array([0.3, 0.7, 1.2], np.float32)
+POS = np.array([0.4, 0.9, 1.5], np.float32)
+
+UNARY = [lax.sin, lax.cos, lax.tan, lax.exp, lax.log, lax.log1p, lax.expm1, lax.tanh,
+         lax.logistic, lax.sqrt, lax.rsqrt, lax.cbrt, lax.asinh, lax.atan, lax.sinh, lax.cosh,
+         lax.erf, lax.erfc, lax.neg, lax.square, lax.abs, lambda x: lax.integer_pow(x, 3),
+         lambda x: lax.asin(lax.mul(x, 0.5)), lambda x: lax.acos(lax.mul(x, 0.5)),
+         lambda x: lax.atanh(lax.mul(x, 0.5)), lambda x: lax.acosh(lax.add(x, 1.5)),
+         lambda x: lax.erf_inv(lax.mul(x, 0.5)),
+         lambda x: lax.cumsum(x), lambda x: lax.cumprod(x), lambda x: lax.cumlogsumexp(x),
+         lambda x: lax.reduce_max(x, (0,)), lambda x: lax.reduce_prod(x, (0,)),
+         lambda x: lax.rev(x, (0,)), lambda x: lax.pad(x, 0.0, [(1, 2, 1)]),
+         lambda x: lax.slice(x, (1,), (3,)), lambda x: lax.broadcast_in_dim(x, (2, 3), (1,)),
+         lambda x: lax.reshape(x, (3, 1)), lambda x: lax.concatenate([x, lax.sin(x)], 0),
+         lambda x: lax.dynamic_slice(x, (1,), (2,)),
+         lambda x: lax.dynamic_update_slice(x, lax.mul(x[:1], 3.0), (1,)),
+         lambda x: lax.clamp(0.5, x, 1.0), lambda x: lax.convert_element_type(x, np.float32),
+         lambda x: lax.select(lax.gt(x, 0.5), x, lax.sin(x))]
+BINARY = [lax.add, lax.sub, lax.mul, lax.div, lax.max, lax.min, lax.atan2, lax.pow,
+          lambda x, y: lax.rem(x, lax.add(y, 2.0))]  # rem away from its jumps
+
+
+@pytest.mark.parametrize("f", UNARY)
+def test_unary_primitives_orders_1_and_2(f):
+    check_grads(f, (POS,), order=2)
+
+
+def test_lgamma_first_order():
+    # digamma has no derivative rule (plax has no polygamma yet), so order 1 only.
+    check_grads(lax.lgamma, (POS,), order=1)
+
+
+@pytest.mark.parametrize("f", BINARY)
+def test_binary_primitives_with_broadcasting(f):
+    check_grads(f, (POS, X[::-1].copy()), order=2)
+    check_grads(f, (POS, np.float32(0.8)), order=1)
+
+
+def test_dot_general_and_transpose():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3) / 5
+    b = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+    check_grads(lambda a, b: lax.dot(a, b), (a, b), order=2)
+    c = np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 9
+    check_grads(lambda c, b: lax.dot_general(c, b, (((1,), (0,)), ((), ()))), (c, b), order=1)
+    check_grads(lambda c: lax.batch_matmul(c, lax.transpose(c, (0, 2, 1))), (c,), order=1)
+
+
+def _mlp_loss(params, x, y):
+    import plax.numpy as jnp
+    (w1, b1), (w2, b2) = params
+    h = jnp.tanh(x @ w1 + b1)
+    logits = h @ w2 + b2
+    logp = logits - jnp.log(jnp.sum(jnp.exp(logits), axis=-1, keepdims=True))
+    return -jnp.mean(jnp.sum(logp * y, axis=-1)) + 0.1 * jnp.sqrt(jnp.sum(w1 * w1))
+
+
+def test_composites_mlp_softmax_cross_entropy_norm():
+    rng = np.random.default_rng(0)
+    w1, b1 = rng.standard_normal((3, 4)).astype(np.float32), np.zeros(4, np.float32)
+    w2, b2 = rng.standard_normal((4, 2)).astype(np.float32), np.zeros(2, np.float32)
+    x = rng.standard_normal((5, 3)).astype(np.float32)
+    y = np.eye(2, dtype=np.float32)[[0, 1, 1, 0, 1]]
+    check_grads(lambda w1, w2: _mlp_loss(((w1, b1), (w2, b2)), x, y), (w1, w2), order=1)
+    g = plax.jit(plax.grad(_mlp_loss))(((w1, b1), (w2, b2)), x, y)
+    g_eager = plax.grad(_mlp_loss)(((w1, b1), (w2, b2)), x, y)
+    for a, b in zip(plax.tree_util.tree_leaves(g), plax.tree_util.tree_leaves(g_eager)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_grad_closed_form_and_jit_both_ways():
+    f = lambda x: lax.reduce_sum(lax.mul(lax.sin(x), x), (0,))
+    want = np.cos(X) * X + np.sin(X)
+    for g in (plax.grad(f), plax.jit(plax.grad(f)), plax.grad(plax.jit(f))):
+        np.testing.assert_allclose(g(X), want, rtol=1e-5)
+    np.testing.assert_allclose(plax.grad(plax.grad(lax.sin))(1.0), -np.sin(1.0), rtol=1e-6)
+
+
+def test_grad_of_jit_stays_staged_and_checks():
+    f = plax.jit(lambda x: lax.reduce_sum(lax.exp(x), (0,)))
+    closed = plax.make_jaxpr(plax.grad(f))(X)
+    check_jaxpr(closed)
+    names = [e.params["name"] for e in closed.eqns if e.primitive.name == "jit"]
+    assert any(n.startswith("jvp(") for n in names)
+    assert any(n.startswith("transpose(") for n in names)
+
+
+def test_debug_info_names_through_grad():
+    def f(w, b, x):
+        return lax.reduce_sum(lax.tanh(lax.add(lax.dot(x, w), b)), (0,))
+    w, b = np.ones((3, 2), np.float32), np.zeros(2, np.float32)
+    closed = plax.make_jaxpr(plax.grad(f, argnums=(0, 1)))(w, b, X)
+    check_jaxpr(closed)
+    assert closed.jaxpr.debug_info.arg_names == ("w", "b", "x")
+    text = plax.jit(plax.grad(f)).lower(w, b, X).as_text()
+    for name in ("w", "b", "x"):
+        assert f'jax.arg_info = "{name}"' in text
+
+
+def test_jaxpr_to_jaxpr_steps_keep_one_name_per_variable():
+    from plax_transforms.ad import jvp_jaxpr
+    from plax_transforms.partial_eval import partial_eval_jaxpr
+    from plax_transforms.transpose import transpose_jaxpr
+
+    def f(x, y):
+        return lax.mul(lax.sin(x), y), lax.cos(x)
+    closed = plax.make_jaxpr(f)(X, X)
+    jvp_closed, out_nz = jvp_jaxpr(closed, [True, False])
+    check_jaxpr(jvp_closed)
+    assert jvp_closed.jaxpr.debug_info.arg_names == ("x", "y", "t:x")
+    assert out_nz == [True, True]
+    known, unknown, out_unknowns, n_res = partial_eval_jaxpr(jvp_closed, [False, False, True])
+    check_jaxpr(known)
+    check_jaxpr(unknown)
+    assert unknown.jaxpr.debug_info.arg_names[:n_res] == tuple(
+        f"residual[{i}]" for i in range(n_res))
+    assert out_unknowns == [False, False, True, True]
+    linear = [False] * n_res + [True]
+    t = transpose_jaxpr(unknown, linear)
+    check_jaxpr(t)
+    assert t.jaxpr.debug_info.result_paths == ("ct:t:x",)
+
+
+def test_integer_inputs_float0_and_stop_gradient():
+    f = lambda x, n: lax.mul(x, lax.convert_element_type(n, np.float32))
+    n = np.int32(3)
+    g = plax.grad(f, argnums=(0, 1), allow_int=True)(np.float32(2.0), n)
+    assert float(g[0]) == 3.0 and g[1].dtype == float0
+    assert float(plax.grad(lambda x: lax.mul(x, lax.stop_gradient(x)))(np.float32(2.0))) == 2.0
+
+
+def test_errors():
+    with pytest.raises(TypeError, match="scalar-output"):
+        plax.grad(lax.sin)(X)
+    with pytest.raises(TypeError, match="allow_int"):
+        plax.grad(lambda n: lax.convert_element_type(n, np.float32))(np.int32(1))
+    with pytest.raises(TypeError, match="not a valid plax type"):
+        plax.grad(lambda s: 1.0)("text")
+
+
+def test_linearize_jacobians_and_linear_transpose():
+    f = lambda x: lax.mul(lax.sin(x), x)
+    y, f_jvp = plax.linearize(f, X)
+    v = np.ones(3, np.float32)
+    np.testing.assert_allclose(f_jvp(v), plax.jvp(f, (X,), (v,))[1], rtol=1e-6)
+    jac = np.diag(np.cos(X) * X + np.sin(X))
+    np.testing.assert_allclose(plax.jacfwd(f)(X), jac, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(plax.jacrev(f)(X), jac, rtol=1e-5, atol=1e-6)
+    h = plax.hessian(lambda x: lax.reduce_sum(f(x), (0,)))(X)
+    np.testing.assert_allclose(h, np.diag(2 * np.cos(X) - X * np.sin(X)), rtol=1e-5, atol=1e-6)
+    t = plax.linear_transpose(lambda x: lax.mul(x, 2.0), X)
+    np.testing.assert_allclose(t(v)[0], 2 * v)
+
+
+def test_python_control_flow_on_primal_values():
+    f = lambda x: lax.mul(x, x) if x > 0 else lax.neg(x)
+    assert float(plax.grad(f)(np.float32(3.0))) == 6.0
+    assert float(plax.grad(f)(np.float32(-3.0))) == -1.0
