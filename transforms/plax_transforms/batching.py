@@ -14,13 +14,14 @@ carry Jaxprs (`jit_p` here; `cond`, `while`, `scan`... later).
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Sequence
 
 from jaxlib import weakref_lru_cache as _weakref_lru_cache
 
 from plax._src import axis_env, tree_util
 from plax._src.abstract import ShapedArray
-from plax._src.batching_util import AXIS_NAMES, AxisData, move_to, moveaxis, not_mapped
+from plax._src.batching_util import AXIS_NAMES, AxisData, move_to, not_mapped
 from plax._src.ir import ClosedJaxpr, Jaxpr
 from plax._src.jaxpr_util import eval_jaxpr
 from plax._src.primitive import BATCHING, Primitive
@@ -181,7 +182,6 @@ def _batch_jaxpr(closed: ClosedJaxpr, axis_data: AxisData, in_dims: tuple, force
 
 
 def _axis_bound(axis_data: AxisData):
-    import contextlib
     if axis_data.name is None:
         return contextlib.nullcontext()
     return axis_env.extend_axis_env(axis_data.name, axis_data.size)
@@ -224,6 +224,3 @@ def _jit_batching(axis_data, args, dims, *, jaxpr: ClosedJaxpr, **params):
 
 jit_p.def_batching(_jit_batching)
 
-
-__all__ = ["BatchTrace", "BatchTracer", "batch_jaxpr", "moveaxis", "jaxpr_axis_names",
-           "primitive_axis_names"]

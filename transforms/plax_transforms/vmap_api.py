@@ -1,0 +1,153 @@
+"""`vmap`: map a function over an axis of its arguments, with JAX's `in_axes`,
+`out_axes`, `axis_name` and `axis_size` semantics.
+
+The function runs once, on `BatchTracer`s (see `batching`); nothing is looped.
+`in_axes` is a prefix of the positional arguments' pytree (an int or None standing
+for a whole subtree); keyword arguments are always mapped over their axis 0.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+from typing import Any, Callable
+
+from plax._src import axis_env, tree_util
+from plax._src import debug_info as dbg_util
+from plax._src.batching_util import AxisData, move_to, not_mapped
+from plax._src.tracing import get_aval, set_current_trace
+
+from plax_transforms.batching import BatchTrace
+
+
+def _is_none(x) -> bool:
+    return x is None
+
+
+def _check_axes_spec(spec, what: str) -> None:
+    for leaf in tree_util.tree_leaves(spec, is_leaf=_is_none):
+        if leaf is not None and (not isinstance(leaf, int) or isinstance(leaf, bool)):
+            raise ValueError(f"vmap {what} must be an int, None, or (nested) container with "
+                             f"those types as leaves, but got {spec!r}")
+
+
+def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size: int | None = None,
+         spmd_axis_name=None) -> Callable:
+    """Vectorize `fun` over an axis of its inputs: `vmap(f)(xs)` stacks `f(x)` over
+    the slices `x` of `xs` along `in_axes`, putting the mapped axis of the outputs at
+    `out_axes`.
+
+    `axis_name` names the mapped axis for collectives (`plax.lax.psum(x, name)`...);
+    `axis_size` gives its size when no argument is mapped; `spmd_axis_name` names the
+    mesh axes the batch dimension is sharded over inside sharding constraints.
+    """
+    if not callable(fun):
+        raise TypeError(f"vmap requires a callable as its first argument, got {fun!r}")
+    if isinstance(in_axes, list):  # a list can never be a prefix of the args tuple
+        in_axes = tuple(in_axes)
+    _check_axes_spec(in_axes, "in_axes")
+    _check_axes_spec(out_axes, "out_axes")
+    if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
+        raise ValueError(f"vmap axis_size must be a non-negative int, got {axis_size!r}")
+    if axis_name is not None:
+        axis_env.canonicalize_axis_names(axis_name)  # hashable
+
+    @functools.wraps(fun)
+    def vmap_f(*args, **kwargs):
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise ValueError(
+                "vmap in_axes must be an int, None, or a tuple of entries corresponding to "
+                f"the positional arguments passed to the function, but got "
+                f"len(in_axes)={len(in_axes)}, len(args)={len(args)}")
+        flat, in_tree = tree_util.tree_flatten((args, kwargs))
+        try:
+            axes = tree_util.broadcast_prefix((in_axes, 0), (args, kwargs), is_leaf=_is_none)
+        except ValueError:
+            raise ValueError(
+                "vmap in_axes specification must be a tree prefix of the corresponding "
+                f"value, got specification {in_axes!r} for value tree "
+                f"{tree_util.tree_structure(args)}.") from None
+        dbg = dbg_util.make_tracing_debug_info("vmap", fun, args, kwargs)
+        names = [dbg.safe_arg_name(i) or f"argument {i}" for i in range(len(flat))]
+        dims = [_canonical_in_axis(x, a, n) for x, a, n in zip(flat, axes, names)]
+        size = _mapped_size(fun, flat, dims, names, axis_size)
+        axis_data = AxisData(size, axis_name, spmd_axis_name)
+        trace = BatchTrace(axis_data)
+        bound = (contextlib.nullcontext() if axis_name is None
+                 else axis_env.extend_axis_env(axis_name, size))
+        try:
+            with bound:
+                with set_current_trace(trace):
+                    a, kw = tree_util.tree_unflatten(
+                        in_tree, [trace.wrap(x, d) for x, d in zip(flat, dims)])
+                    out = fun(*a, **kw)
+                return _outputs(trace, out, out_axes)
+        finally:
+            trace.invalidate()
+
+    return vmap_f
+
+
+def _canonical_in_axis(x, axis, name: str) -> int | None:
+    if axis is None:
+        return not_mapped
+    try:
+        ndim = get_aval(x).ndim
+    except TypeError:
+        raise TypeError(f"vmap: argument {name} is a {type(x).__name__}, which is not an "
+                        "array; pass arrays (or mark it unmapped with in_axes=None)") from None
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"vmap was requested to map its argument {name} along axis {axis}, "
+                         f"which implies that its rank should be at least "
+                         f"{axis + 1 if axis >= 0 else -axis}, but is only {ndim} (its shape "
+                         f"is {get_aval(x).shape})")
+    return axis % ndim
+
+
+def _mapped_size(fun, flat, dims, names, axis_size) -> int:
+    sizes = [(n, get_aval(x).shape, d) for x, d, n in zip(flat, dims, names)
+             if d is not not_mapped]
+    if not sizes and axis_size is None:
+        raise ValueError(f"vmap of {dbg_util.fun_sourceinfo(fun)} must have at least one "
+                         "non-None value in in_axes, or an axis_size")
+    found = {shape[d] for _, shape, d in sizes} | ({axis_size} if axis_size is not None
+                                                    else set())
+    if len(found) > 1:
+        lines = [f"  * argument {n} has shape {shape} and axis {d} is to be mapped "
+                 f"(size {shape[d]})" for n, shape, d in sizes]
+        if axis_size is not None:
+            lines.append(f"  * axis_size={axis_size} was given")
+        raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n"
+                         + "\n".join(lines))
+    return found.pop()
+
+
+def _outputs(trace: BatchTrace, out: Any, out_axes):
+    leaves, out_tree = tree_util.tree_flatten(out)
+    try:
+        axes = tree_util.broadcast_prefix(out_axes, out, is_leaf=_is_none)
+    except ValueError:
+        raise ValueError("vmap out_axes specification must be a tree prefix of the "
+                         f"corresponding value, got specification {out_axes!r} for value "
+                         f"tree {out_tree}.") from None
+    paths = dbg_util.result_paths_from_tree(out_tree) or [""] * len(leaves)
+    size = trace.axis_data.size
+    results = []
+    with set_current_trace(trace.parent):
+        for leaf, axis, path in zip(leaves, axes, paths):
+            val, dim = trace.to_batch_info(leaf)
+            try:
+                ndim = get_aval(val).ndim + (dim is not_mapped)
+            except TypeError:
+                raise TypeError(f"vmap: output {path} is a {type(leaf).__name__}, which is "
+                                "not an array") from None
+            if axis is None:
+                if dim is not not_mapped:
+                    raise ValueError(f"vmap has mapped output {path} but out_axes is None "
+                                     "for it")
+                results.append(val)
+                continue
+            if not -ndim <= axis < ndim:
+                raise ValueError(f"vmap out_axes {axis} is out of bounds for output {path} "
+                                 f"of rank {ndim} (including the mapped axis)")
+            results.append(move_to(val, dim, axis % ndim, size))
+    return tree_util.tree_unflatten(out_tree, results)
