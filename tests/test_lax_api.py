@@ -204,6 +204,7 @@ USES = [
     lambda x: lax.dynamic_update_slice(x, lax.slice(x, (0, 0), (1, 2)), (ONE, 0)),
     lambda x: lax.broadcasted_iota(x.dtype, (2, 3), 1),
     lambda x: lax.copy_p.bind(x),
+    lambda x: lax.stop_gradient(x),
     *[lambda x, f=f: f(x, (0, 1)) for f in (
         lax.reduce_sum, lax.reduce_prod, lax.reduce_max, lax.reduce_min, lax.reduce_and,
         lax.reduce_or, lax.reduce_xor)],

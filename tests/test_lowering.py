@@ -445,6 +445,8 @@ CASES: list[Case] = [
          lambda dt: (sample(dt),), exact=True),
     Case("copy", ("copy",), lambda x: lax.copy_p.bind(x), lambda x: x, (BOOL, I32, bf16, C64),
          lambda dt: (sample(dt),)),
+    Case("stop_gradient", ("stop_gradient",), lambda x: lax.stop_gradient(x), lambda x: x,
+         (I32, F32), lambda dt: (sample(dt),)),
     # creation
     Case("iota", ("iota",), lambda x: lax.add(lax.broadcasted_iota(x.dtype, (2, 4), 1), x),
          lambda x: np.broadcast_to(np.arange(4), (2, 4)).astype(x.dtype) + x,
