@@ -366,10 +366,16 @@ def test_fast_path_reuses_one_executable_per_device():
     for _ in range(3):
         jf(plax.device_put(f32(2), d1))
         jf(plax.device_put(f32(2), d2))
-    entries = {entry.compiled.device for entry in jf._fast.values()}
-    assert entries == {d1, d2}
+    executables = {entry.call.func.__self__ for entry in jf._fast.values()}
+    assert {ex.devices for ex in executables} == {(d1,), (d2,)}
 
 
 def test_bad_donate_argnums_error_names_the_option():
     with pytest.raises(ValueError, match="donate_argnums"):
         plax.jit(lambda x: x, donate_argnums=3)
+
+
+def test_jit_of_a_function_wrapping_another_jit_keeps_its_own_target():
+    inner = plax.jit(lambda v: v * 2)
+    outer = plax.jit(functools.wraps(inner)(lambda v: inner(v) + 1))
+    np.testing.assert_array_equal(outer(f32(3)), f32(3) * 2 + 1)

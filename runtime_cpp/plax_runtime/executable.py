@@ -86,6 +86,26 @@ class Executable:
         wrap = Array._from_impl
         return [wrap(impl, aval, s) for impl, (aval, s) in zip(outs, self._out_types)]
 
+    def laid_out_as_expected(self, args: Sequence[Any]) -> bool:
+        """Whether every argument is an Array already placed as this executable expects."""
+        return len(args) == len(self.in_shardings) and all(
+            type(x) is Array and x._sharding is expected
+            for x, expected in zip(args, self.in_shardings))
+
+    def execute_placed(self, args: Sequence[Array], *, committed: bool) -> list[Array]:
+        """`execute` for arguments known to be laid out as expected (a jit cache hit
+        whose key fixes every argument's sharding): no checks, no moves."""
+        try:
+            results = self._loaded.execute_sharded([x._impl for x in args])
+        except _jax.JaxRuntimeError:
+            self._check_alive(args)
+            raise
+        outs = results.consume_with_handlers(self._handlers[committed])
+        for i in self.donated_args:
+            args[i].delete()
+        wrap = Array._from_impl
+        return [wrap(impl, aval, s) for impl, (aval, s) in zip(outs, self._out_types)]
+
     def _impls_in_place(self, args: Sequence[Any]) -> tuple[list, bool] | None:
         """(buffers, any committed) when every argument is an Array already laid out
         as this executable expects (the common case of a cached call), else None."""

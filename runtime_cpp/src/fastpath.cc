@@ -2,7 +2,8 @@
 //
 // `arg_signature` turns the flat arguments of a call into the hashable part of the
 // jit cache key that depends on argument values: one (shape, dtype, weak_type)
-// triple per argument. It runs on every call of a jitted function, so it avoids
+// triple per argument, extended with the placement (sharding, committed) of device
+// arrays, so that a cache hit also says where the call runs. It runs on every call of a jitted function, so it avoids
 // Python-level attribute lookups, exceptions on misses, and per-call allocations
 // for Python scalars.
 #include <nanobind/nanobind.h>
@@ -18,6 +19,9 @@ struct Statics {
   PyObject* shape;
   PyObject* dtype;
   PyObject* weak_type;
+  PyObject* sharding;   // "_sharding" of a plax Array
+  PyObject* impl;       // "_impl": its jaxlib buffer holder
+  PyObject* committed;  // "_committed" of that buffer holder
   PyObject* bool_sig;        // ((), dtype('bool'), False)
   PyObject* int_sig[2];      // indexed by x64: int32 / int64, weak
   PyObject* float_sig[2];    // float32 / float64, weak
@@ -76,7 +80,16 @@ nb::object signature_of(PyObject* x, Py_ssize_t index, bool x64) {
   if (type == &PyComplex_Type) return nb::borrow(S.complex_sig[x64]);
 
   if (nb::object aval = optional_attr(x, S.aval); aval.is_valid()) {
-    return signature_of_aval(aval.ptr(), index);
+    nb::object sig = signature_of_aval(aval.ptr(), index);
+    nb::object sharding = optional_attr(x, S.sharding);
+    nb::object impl = optional_attr(x, S.impl);
+    if (!sharding.is_valid() || !impl.is_valid()) return sig;  // not placed on devices
+    nb::object committed = optional_attr(impl.ptr(), S.committed);
+    if (!committed.is_valid()) return sig;
+    PyObject* placed = PyTuple_Pack(5, PyTuple_GET_ITEM(sig.ptr(), 0), PyTuple_GET_ITEM(sig.ptr(), 1),
+                                    PyTuple_GET_ITEM(sig.ptr(), 2), sharding.ptr(), committed.ptr());
+    if (placed == nullptr) throw nb::python_error();
+    return nb::steal(placed);
   }
   if (nb::object shape = optional_attr(x, S.shape); shape.is_valid()) {
     nb::object dtype = optional_attr(x, S.dtype);
@@ -123,8 +136,11 @@ Return one hashable signature per argument, for the jit cache key.
 Each signature is a triple ``(shape, dtype, weak_type)``: ``shape`` a tuple of
 ints, ``dtype`` a ``numpy.dtype``, ``weak_type`` a bool. It is computed as:
 
-* an object with ``.aval`` (plax Arrays, tracers):
+* an object with ``.aval`` (tracers):
   ``(tuple(aval.shape), aval.dtype, bool(aval.weak_type))``;
+* an object with ``.aval`` that is placed on devices (a plax Array: it has
+  ``._sharding`` and ``._impl._committed``): that triple followed by its sharding
+  object and committed flag, ``(shape, dtype, weak_type, sharding, committed)``;
 * otherwise an object with ``.shape`` and ``.dtype`` (NumPy arrays and scalars):
   ``(tuple(x.shape), x.dtype, False)``; the dtype is reported as is, not
   canonicalized, so the cache key must also hold the x64 state;
@@ -148,6 +164,9 @@ NB_MODULE(_fastpath, m) {
   S.shape = intern("shape");
   S.dtype = intern("dtype");
   S.weak_type = intern("weak_type");
+  S.sharding = intern("_sharding");
+  S.impl = intern("_impl");
+  S.committed = intern("_committed");
   S.bool_sig = scalar_signature(np_dtype, "bool", false);
   S.int_sig[0] = scalar_signature(np_dtype, "int32", true);
   S.int_sig[1] = scalar_signature(np_dtype, "int64", true);
@@ -158,6 +177,6 @@ NB_MODULE(_fastpath, m) {
 
   m.def("arg_signature", &arg_signature, nb::arg("args"), nb::arg("x64"),
         nb::sig("def arg_signature(args: collections.abc.Sequence[object], x64: bool) -> "
-                "tuple[tuple[tuple[int, ...], numpy.dtype, bool], ...]"),
+                "tuple[tuple[typing.Any, ...], ...]"),
         kArgSignatureDoc);
 }

@@ -3,14 +3,16 @@
 `apply_primitive` is the default implementation of every primitive (entry point
 `plax.transforms: eager_dispatch`). It lowers a one-equation Jaxpr, compiles it
 for the device the arguments decide, and runs it. Executables are cached by
-(primitive, parameters, argument signatures incl. weak types, device, config), so
-a repeated operation costs a signature, a dictionary lookup and an execution.
+(primitive, parameters, avals incl. weak types, device, config); in front of them,
+a call's exact signature (with the placement of each Array) finds a prepared
+caller, so a repeated operation costs a signature, a dictionary lookup and an
+execution.
 Arguments may be plax Arrays, NumPy values or Python scalars; non-Arrays are put
 on the device by the executable in one batch.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from plax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from plax._src.primitive import Primitive
@@ -22,25 +24,46 @@ from plax_transforms.lowering import lower_jaxpr_to_module
 from plax_transforms.signature import arg_signature, trace_context
 
 _MAX_ENTRIES = 8192
+# Two levels: a call's exact signature (placements included) → a prepared caller, in
+# front of the executables, which depend only on avals and the device.
+_callers: dict[tuple, Callable[[Sequence[Any]], list]] = {}
 _executables: dict[tuple, CompiledJaxpr] = {}
 
 
 def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict):
     """Compute `prim(*args, **params)` with a compiled single-primitive executable."""
+    try:
+        key = (prim, tuple(params.items()), arg_signature(args), trace_context())
+        call = _callers.get(key)
+    except TypeError:  # an unhashable parameter: compile without caching
+        key, call = None, None
+    if call is None:
+        call = _prepare(prim, args, params)
+        if key is not None:
+            _remember(_callers, key, call)
+    outs = call(args)
+    return outs if prim.multiple_results else outs[0]
+
+
+def _prepare(prim: Primitive, args: Sequence[Any], params: dict):
     device, committed = call_device(args)
     try:
-        key = (prim, tuple(params.items()), arg_signature(args), device, trace_context())
+        key = (prim, tuple(params.items()), tuple(map(get_aval, args)), device,
+               trace_context())
         compiled = _executables.get(key)
-    except TypeError:  # an unhashable parameter: compile without caching
+    except TypeError:
         key, compiled = None, None
     if compiled is None:
         compiled = _compile_primitive(prim, args, params, device)
         if key is not None:
-            if len(_executables) >= _MAX_ENTRIES:
-                _executables.clear()
-            _executables[key] = compiled
-    outs = compiled(args, committed)
-    return outs if prim.multiple_results else outs[0]
+            _remember(_executables, key, compiled)
+    return compiled.caller_for(args, committed)
+
+
+def _remember(cache: dict, key: tuple, value) -> None:
+    if len(cache) >= _MAX_ENTRIES:
+        cache.clear()
+    cache[key] = value
 
 
 def _compile_primitive(prim: Primitive, args: Sequence[Any], params: dict,

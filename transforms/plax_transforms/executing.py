@@ -9,6 +9,7 @@ platform, config) and executables per lowering and device.
 from __future__ import annotations
 
 import collections
+import functools
 import logging
 import threading
 from typing import Any, Hashable, Sequence
@@ -130,6 +131,16 @@ class CompiledJaxpr:
         self.const_args = runtime_put.put_leaves(consts, [sharding] * len(consts),
                                                  [False] * len(consts), [None] * len(consts))
         self.kept_var_idx = lowering.kept_var_idx
+
+    def caller_for(self, flat_args: Sequence[Any], committed: bool):
+        """A function running this computation on later calls whose arguments look
+        like `flat_args` (same signatures and placements): when they are all Arrays
+        already where the executable wants them, it skips every check and move."""
+        ex = self.executable
+        if (not self.const_args and len(flat_args) == len(self.kept_var_idx)
+                and ex.laid_out_as_expected(flat_args)):
+            return functools.partial(ex.execute_placed, committed=committed)
+        return functools.partial(self, committed=committed)
 
     def __call__(self, flat_args: Sequence[Any], committed: bool) -> list[Array]:
         """Run on the flat inputs of the Jaxpr (pruned ones are skipped)."""

@@ -96,7 +96,7 @@ _trace_slots = _weakref_lru_cache.weakref_lru_cache(trace_context, _new_slot, 81
 
 
 class _FastEntry(NamedTuple):
-    compiled: executing.CompiledJaxpr
+    call: Callable[[list], list]  # flat arguments → flat outputs, for this signature
     out_tree: Any
 
 
@@ -113,7 +113,8 @@ class JitWrapped:
             self._cache_key_fun = fun
         except TypeError:  # e.g. NumPy ufuncs: key the tracing cache on a stand-in
             self._cache_key_fun = functools.partial(fun)
-        functools.update_wrapper(self, fun)
+        # `updated=()`: copying a wrapped jit's __dict__ would overwrite our own fields.
+        functools.update_wrapper(self, fun, updated=())
 
     def __repr__(self):
         return f"<jitted function {getattr(self._fun, '__qualname__', self._fun)!r}>"
@@ -135,19 +136,19 @@ class JitWrapped:
             entry = None
         if entry is None:
             return self._call_slow(args, kwargs)
-        committed = key[-1]
-        return entry.out_tree.unflatten(entry.compiled(flat, committed))
+        return entry.out_tree.unflatten(entry.call(flat))
 
     def _fast_key(self, args, kwargs):
+        """The fast-path cache key: pytree structure, static values, each argument's
+        signature (device arrays with their sharding and committed flag, which fix
+        where the call runs) and the trace-affecting config, default device included."""
         if self._has_statics:
             dyn_args, dyn_kwargs, static_args, static_kwargs = self._split(args, kwargs)
             statics = (static_args, static_kwargs)
         else:
             dyn_args, dyn_kwargs, statics = args, kwargs, None
         flat, in_tree = tree_util.registry.flatten((dyn_args, dyn_kwargs))
-        device, committed = executing.call_device(flat, self._in_shardings)
-        key = (in_tree, statics, arg_signature(flat), trace_context(), device, committed)
-        return flat, key
+        return flat, (in_tree, statics, arg_signature(flat), trace_context())
 
     @property
     def _in_shardings(self) -> tuple:
@@ -176,7 +177,7 @@ class JitWrapped:
         if key is not None:
             if len(self._fast) >= _FAST_CACHE_SIZE:
                 self._fast.clear()
-            self._fast[key] = _FastEntry(compiled, result.out_tree)
+            self._fast[key] = _FastEntry(compiled.caller_for(flat, committed), result.out_tree)
             logger.debug("jit(%s): fast-path cache miss (new signature, device or config); "
                          "entry added", name)
         return tree_util.tree_unflatten(result.out_tree, outs)
