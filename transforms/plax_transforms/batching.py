@@ -86,9 +86,10 @@ class BatchTrace(Trace):
         name = self.axis_data.name
         return name is not None and name in primitive_axis_names(primitive, params)
 
-    @staticmethod
-    def _describe_args(vals, dims) -> list[str]:
-        return [f"{get_aval(v).str_short()}" + ("" if d is None else f" batched at {d}")
+    def _describe_args(self, vals, dims) -> list[str]:
+        """Per-example types, and where each mapped one carries the batch dimension."""
+        return [get_aval(v).str_short() if d is not_mapped
+                else f"{self.wrap(v, d).aval.str_short()} (mapped at axis {d})"
                 for v, d in zip(vals, dims)]
 
 

@@ -51,7 +51,8 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size: int | 
     if axis_name is not None:
         axis_env.canonicalize_axis_names(axis_name)  # hashable
 
-    @functools.wraps(fun)
+    # updated=(): a jitted `fun`'s attributes must not leak onto this wrapper.
+    @functools.wraps(fun, updated=())
     def vmap_f(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(

@@ -1,0 +1,105 @@
+"""Collectives over vmap's named axes, checked against NumPy on the stacked values."""
+import numpy as np
+import pytest
+
+import plax
+from plax import lax
+
+RNG = np.random.default_rng(2)
+X = RNG.normal(size=(3, 4)).astype(np.float32)
+
+
+def vmap_i(f, **kw):
+    return plax.jit(plax.vmap(f, axis_name="i", **kw))
+
+
+def test_reductions():
+    out = vmap_i(lambda a: (lax.psum(a, "i"), lax.pmean(a, "i"), lax.pmax(a, "i"),
+                            lax.pmin(a, "i")))(X)
+    for got, want in zip(out, (X.sum(0), X.mean(0), X.max(0), X.min(0))):
+        np.testing.assert_allclose(got, np.broadcast_to(want, X.shape), rtol=1e-5, atol=1e-6)
+
+
+def test_unmapped_values_and_the_axis_size_idiom():
+    out = vmap_i(lambda a, b: (lax.psum(b, "i"), lax.psum(1, "i"), lax.pmean(b, "i")),
+                 in_axes=(0, None))(X, np.float32(2))
+    np.testing.assert_allclose(out[0], [6, 6, 6])
+    np.testing.assert_array_equal(out[1], [3, 3, 3])
+    np.testing.assert_allclose(out[2], [2, 2, 2])
+
+
+def test_collectives_over_a_tuple_of_names_in_nested_vmaps():
+    x = RNG.normal(size=(2, 3)).astype(np.float32)
+    inner = lambda a: (lax.psum(a, ("i", "j")), lax.psum(a, "i"),  # noqa: E731
+                       lax.axis_index(("i", "j")), lax.all_gather(a, ("i", "j")))
+    total, over_i, index, gathered = plax.vmap(plax.vmap(inner, axis_name="j"),
+                                               axis_name="i")(x)
+    np.testing.assert_allclose(total, np.full((2, 3), x.sum()), rtol=1e-5)
+    np.testing.assert_allclose(over_i, np.broadcast_to(x.sum(0), (2, 3)), rtol=1e-5)
+    np.testing.assert_array_equal(index, np.arange(6).reshape(2, 3))
+    np.testing.assert_allclose(gathered, np.broadcast_to(x.reshape(6), (2, 3, 6)))
+
+
+def test_axis_index_and_all_gather():
+    index, stacked, tiled = vmap_i(lambda a: (lax.axis_index("i"),
+                                              lax.all_gather(a, "i", axis=1),
+                                              lax.all_gather(a, "i", tiled=True)))(X)
+    np.testing.assert_array_equal(index, [0, 1, 2])
+    np.testing.assert_allclose(stacked, np.broadcast_to(X.T, (3, 4, 3)))
+    np.testing.assert_allclose(tiled, np.broadcast_to(X.reshape(12), (3, 12)))
+
+
+def test_psum_scatter():
+    x = RNG.normal(size=(3, 2, 6)).astype(np.float32)
+    tiled = vmap_i(lambda a: lax.psum_scatter(a, "i", scatter_dimension=1, tiled=True))(x)
+    total = x.sum(0)
+    np.testing.assert_allclose(tiled, np.stack([total[:, 2 * j:2 * j + 2] for j in range(3)]),
+                               rtol=1e-5)
+    y = RNG.normal(size=(3, 3, 2)).astype(np.float32)
+    untiled = vmap_i(lambda a: lax.psum_scatter(a, "i"))(y)
+    np.testing.assert_allclose(untiled, y.sum(0), rtol=1e-5)
+
+
+def _all_to_all_reference(x, split, concat):
+    """Member j gets chunk j (along split) of every member i, concatenated along concat."""
+    n = x.shape[0]
+    chunks = [np.split(x[i], n, axis=split) for i in range(n)]
+    return np.stack([np.concatenate([chunks[i][j] for i in range(n)], axis=concat)
+                     for j in range(n)])
+
+
+@pytest.mark.parametrize("split,concat", [(0, 0), (0, 1), (1, 0)])
+def test_all_to_all(split, concat):
+    x = RNG.normal(size=(3, 3, 6)).astype(np.float32)
+    out = vmap_i(lambda a: lax.all_to_all(a, "i", split, concat, tiled=True))(x)
+    np.testing.assert_allclose(out, _all_to_all_reference(x, split, concat))
+    if split == 0:  # untiled: split_axis has the axis size; stacked at concat_axis
+        out = vmap_i(lambda a: lax.all_to_all(a, "i", 0, concat))(x)
+        expected = np.moveaxis(np.swapaxes(x, 0, 1), 1, concat + 1)
+        np.testing.assert_allclose(out, expected)
+
+
+def test_ppermute():
+    out = vmap_i(lambda a: lax.ppermute(a, "i", [(0, 1), (1, 2)]))(X)
+    np.testing.assert_allclose(out, np.stack([np.zeros(4, np.float32), X[0], X[1]]))
+    with pytest.raises(ValueError, match="distinct members"):
+        vmap_i(lambda a: lax.ppermute(a, "i", [(0, 1), (2, 1)]))(X)
+
+
+def test_collectives_inside_jit_inside_vmap():
+    summed = plax.jit(lambda c: lax.psum(c, "i"))
+    out = plax.vmap(lambda a, b: (summed(a), summed(b)), in_axes=(0, None),
+                    axis_name="i")(X, np.float32(1.5))
+    np.testing.assert_allclose(out[0], np.broadcast_to(X.sum(0), X.shape), rtol=1e-5)
+    np.testing.assert_allclose(out[1], [4.5, 4.5, 4.5])
+
+
+def test_collective_of_an_outer_axis_on_a_value_mapped_by_an_inner_vmap():
+    x = RNG.normal(size=(2, 3)).astype(np.float32)
+    f = plax.vmap(lambda row: plax.vmap(lambda a: lax.pmax(a, "i"))(row), axis_name="i")
+    np.testing.assert_allclose(f(x), np.broadcast_to(x.max(0), (2, 3)))
+
+
+def test_batched_collective_is_plain_lax():
+    jaxpr = plax.make_jaxpr(plax.vmap(lambda a: lax.psum(a, "i"), axis_name="i"))(X)
+    assert [e.primitive.name for e in jaxpr.jaxpr.eqns] == ["reduce_sum", "broadcast_in_dim"]
