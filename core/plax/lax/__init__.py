@@ -18,8 +18,9 @@ from plax._src.lax.comparison import (
     gt as gt, gt_p as gt_p, le as le, le_p as le_p, lt as lt, lt_p as lt_p, ne as ne,
     ne_p as ne_p, select as select, select_n as select_n, select_n_p as select_n_p)
 from plax._src.lax.control_flow import (
-    cond as cond, cond_p as cond_p, fori_loop as fori_loop, map as map, scan as scan,
-    scan_p as scan_p, switch as switch, while_loop as while_loop, while_p as while_p)
+    associative_scan as associative_scan, cond as cond, cond_p as cond_p,
+    fori_loop as fori_loop, map as map, scan as scan, scan_p as scan_p, switch as switch,
+    while_loop as while_loop, while_p as while_p)
 from plax._src.lax.conversion import (
     bitcast_convert_type as bitcast_convert_type, bitcast_convert_type_p as bitcast_convert_type_p,
     convert_element_type as convert_element_type,

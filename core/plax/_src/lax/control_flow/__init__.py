@@ -1,9 +1,10 @@
 """Structured control flow: higher-order primitives carrying closed Jaxprs
 (`cond`, `while`, `scan`) and the API built on them."""
+from plax._src.lax.control_flow.associative_scan import associative_scan
 from plax._src.lax.control_flow.cond import cond, cond_p, switch
 from plax._src.lax.control_flow.loops import fori_loop, while_loop, while_p
 from plax._src.lax.control_flow.map import map  # noqa: A004 - lax's name
 from plax._src.lax.control_flow.scan import scan, scan_p
 
-__all__ = ["cond", "cond_p", "fori_loop", "map", "scan", "scan_p", "switch", "while_loop",
+__all__ = ["associative_scan", "cond", "cond_p", "fori_loop", "map", "scan", "scan_p", "switch", "while_loop",
            "while_p"]

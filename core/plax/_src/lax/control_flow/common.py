@@ -90,11 +90,12 @@ def leaf_paths(tree_def, prefix: str) -> list[str]:
 
 
 def _type_str(aval) -> str:
-    return aval.str_short() if hasattr(aval, "str_short") else str(aval)
+    from plax._src.lax.constructors import describe
+    return describe(aval)
 
 
-def check_same_types(what: str, left: tuple[str, Any, Sequence], right: tuple[str, Any, Sequence],
-                     *, check_weak: bool = False) -> None:
+def check_same_types(what: str, left: tuple[str, Any, Sequence],
+                     right: tuple[str, Any, Sequence]) -> None:
     """TypeError unless two pytrees of avals agree in structure, shapes and dtypes.
 
     `left`/`right` are `(description, treedef, avals)`; the message names each

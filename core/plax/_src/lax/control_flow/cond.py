@@ -76,13 +76,13 @@ def _scalar_aval(x, api: str, what: str) -> ShapedArray:
 def _bind_branches(index, funs, operands, api: str, names):
     ensure_rules_loaded()
     traced = [trace_function(f, operands, api) for f in funs]
+    ref = len(funs) - 1 if api == "cond" else 0  # cond's messages show true_fun first
+    what = "true_fun and false_fun output" if api == "cond" else "branch outputs"
+    ref_side = (f"{names[ref]} output", traced[ref][2], traced[ref][0].out_avals)
+    for k, ((jaxpr, _, out_tree), name) in enumerate(zip(traced, names)):
+        if k != ref:
+            check_same_types(what, ref_side, (f"{name} output", out_tree, jaxpr.out_avals))
     out_tree0 = traced[0][2]
-    out_avals0 = traced[0][0].out_avals
-    for (jaxpr, _, out_tree), name in zip(traced[1:], names[1:]):
-        what = ("true_fun and false_fun output" if api == "cond"
-                else "branch outputs")
-        check_same_types(what, (f"{names[0]} output", out_tree0, out_avals0),
-                         (f"{name} output", out_tree, jaxpr.out_avals))
     all_consts = [c for _, consts, _ in traced for c in consts]
     const_avals = [get_aval(c) for c in all_consts]
     branches, start = [], 0
