@@ -19,13 +19,15 @@ from plax._src import plugins as _plugins
 
 __version__ = "0.1.0"
 
-_SUBMODULES = {"numpy", "lax", "tree_util", "tree", "dlpack", "dtypes", "errors", "sharding",
-               "random", "test_util", "experimental", "distributed", "nn", "scipy"}
+_SUBMODULES = {"numpy", "lax", "tree_util", "tree", "dlpack", "errors", "test_util", "extend",
+               "ad_checkpoint", "custom_derivatives"}
 
 
 def __getattr__(name: str):
     if name in _SUBMODULES:
         return importlib.import_module(f"plax.{name}")
+    if name == "checkpoint_policies":
+        return importlib.import_module("plax.ad_checkpoint").checkpoint_policies
     if name.startswith("__"):
         raise AttributeError(name)
     try:

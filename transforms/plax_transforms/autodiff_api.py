@@ -196,17 +196,23 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     dbg = dbg_util.make_tracing_debug_info("vjp", fun, primals, {})
     outs, lin, extra = linearize_flat(_flat_traced(fun, in_tree, has_aux, "vjp"), flat, dbg)
     out_tree = extra["tree"]
+    # The closure keeps no values: the residuals are the Partial's leaves.
+    linear_jaxpr, in_avals, out_avals, out_nonzero = (lin.jaxpr.jaxpr, lin.in_avals,
+                                                      lin.out_avals, lin.out_nonzero)
 
-    def f_vjp(ct):
+    def vjp_fun(residuals, ct):
         flat_ct, ct_tree = tree_util.tree_flatten(ct)
         if ct_tree != out_tree:
             raise TypeError(f"vjp: the cotangent's tree structure {ct_tree} does not match "
                             f"the output's {out_tree}")
-        for aval, c in zip(lin.out_avals, flat_ct):
+        for aval, c in zip(out_avals, flat_ct):
             _check_tangent(aval, c, "vjp")
-        cts = lin.transpose([_as_tangent(c) for c in flat_ct])
+        at = Linearized(ClosedJaxpr(linear_jaxpr, residuals), in_avals, out_avals, out_nonzero)
+        cts = at.transpose([_as_tangent(c) for c in flat_ct])
         return tuple(tree_util.tree_unflatten(in_tree, cts))
 
+    # A pytree whose leaves are the residuals, so it can be passed through `jit`.
+    f_vjp = tree_util.Partial(vjp_fun, list(lin.jaxpr.consts))
     out = tree_util.tree_unflatten(out_tree, outs)
     return (out, f_vjp, extra["aux"]) if has_aux else (out, f_vjp)
 

@@ -1,0 +1,117 @@
+"""checkpoint/remat: values unchanged, gradients unchanged, and the residuals reverse
+mode saves (the leaves of `vjp`'s `f_vjp`) follow the policy."""
+import numpy as np
+import pytest
+
+import plax
+import plax.numpy as jnp
+from plax._src.jaxpr_util import check_jaxpr
+from plax.ad_checkpoint import checkpoint_name, checkpoint_policies as cp
+
+X = (np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5) / 4
+W = (np.arange(9, dtype=np.float32).reshape(3, 3) - 4) / 5
+
+
+def layers(x, w):
+    h = checkpoint_name(jnp.sin(x @ w), "h")
+    return jnp.sum(jnp.sin(h @ w))
+
+
+def _residuals(f):
+    _, f_vjp = plax.vjp(f, X, W)
+    return plax.tree_util.tree_leaves(f_vjp)
+
+
+GRAD = plax.grad(layers, (0, 1))(X, W)
+
+
+@pytest.mark.parametrize("policy, extra", [
+    (None, 0), (cp.nothing_saveable, 0), (cp.save_only_these_names("h"), 1),
+    (cp.save_only_these_names("other"), 0), (cp.dots_saveable, 2),
+    (cp.dots_with_no_batch_dims_saveable, 2), (cp.everything_saveable, 3)])
+def test_residuals_follow_the_policy(policy, extra):
+    f = plax.checkpoint(layers, policy=policy)
+    np.testing.assert_allclose(f(X, W), layers(X, W), rtol=1e-6)
+    residuals = _residuals(f)
+    # The checkpoint's inputs are always saved; then what the policy allows.
+    assert len(residuals) == 2 + extra
+    assert residuals[0] is X and residuals[1] is W
+    _, f_vjp = plax.vjp(f, X, W)
+    for got, want in zip(f_vjp(np.float32(1.0)), GRAD):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_saved_named_value_is_the_named_one():
+    _, _, h = _residuals(plax.remat(layers, policy=cp.save_only_these_names("h")))
+    np.testing.assert_allclose(h, np.sin(X @ W), rtol=1e-6)
+
+
+def test_dots_with_batch_dims_are_not_saved_by_the_no_batch_policy():
+    def f(a):
+        return jnp.sum(jnp.sin(plax.lax.batch_matmul(a, a)))
+    a = np.ones((2, 2, 2), np.float32) / 3
+    n_dots = len(plax.tree_util.tree_leaves(plax.vjp(plax.checkpoint(
+        f, policy=cp.dots_saveable), a)[1]))
+    n_no_batch = len(plax.tree_util.tree_leaves(plax.vjp(plax.checkpoint(
+        f, policy=cp.dots_with_no_batch_dims_saveable), a)[1]))
+    assert (n_dots, n_no_batch) == (2, 1)
+
+
+def test_staged_recomputation_barrier_and_debug_info():
+    f = plax.checkpoint(layers, policy=cp.dots_saveable)
+    closed = plax.make_jaxpr(plax.grad(f, (0, 1)))(X, W)
+    check_jaxpr(closed)
+    assert closed.jaxpr.debug_info.arg_names == ("x", "w")
+    remats = [e for e in closed.eqns if e.primitive.name == "checkpoint"]
+    assert remats and all(e.params["differentiated"] for e in remats)
+    # The backward pass recomputes the sines it was not allowed to save.
+    assert any(e.primitive.name == "cos" for r in remats for e in r.params["jaxpr"].eqns)
+    fwd = plax.make_jaxpr(f)(X, W)
+    check_jaxpr(fwd)
+    assert fwd.eqns[0].params["jaxpr"].jaxpr.debug_info.arg_names == ("x", "w")
+    text = plax.jit(plax.grad(f)).lower(X, W).as_text()
+    assert "optimization_barrier" in text and 'jax.arg_info = "x"' in text
+    no_cse = plax.checkpoint(layers, prevent_cse=False)
+    assert "optimization_barrier" not in plax.jit(plax.grad(no_cse)).lower(X, W).as_text()
+
+
+def test_jit_both_ways_second_order_static_args_and_vmap():
+    f = plax.checkpoint(layers, policy=cp.dots_saveable)
+    for g in (plax.jit(plax.grad(f, (0, 1))), plax.grad(plax.jit(f), (0, 1))):
+        for got, want in zip(g(X, W), GRAD):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(plax.grad(plax.grad(plax.remat(jnp.sin)))(np.float32(0.5)),
+                               -np.sin(0.5), rtol=1e-6)
+
+    def power(x, n):
+        for _ in range(n):
+            x = jnp.sin(x)
+        return x
+    p = plax.checkpoint(power, static_argnums=(1,))
+    np.testing.assert_allclose(plax.grad(p)(np.float32(0.5), 2),
+                               np.cos(np.sin(0.5)) * np.cos(0.5), rtol=1e-6)
+    np.testing.assert_allclose(plax.vmap(plax.grad(plax.remat(jnp.sin)))(X[0]), np.cos(X[0]),
+                               rtol=1e-6)
+
+
+def test_f_vjp_is_a_pytree_that_crosses_jit():
+    out, f_vjp = plax.vjp(lambda x: jnp.sin(x) * x, X[0])
+    apply = plax.jit(lambda f_vjp, ct: f_vjp(ct))
+    (got,) = apply(f_vjp, np.ones(3, np.float32))
+    np.testing.assert_allclose(got, np.cos(X[0]) * X[0] + np.sin(X[0]), rtol=1e-6)
+
+
+def test_bad_arguments():
+    with pytest.raises(TypeError, match="policy must be callable"):
+        plax.checkpoint(layers, policy="dots")
+    with pytest.raises(ValueError, match="static_argnums 3 out of range"):
+        plax.checkpoint(layers, static_argnums=3)(X, W)
+
+
+def test_nested_jit_inside_checkpoint_keeps_primal_values_known():
+    inner = plax.jit(lambda x: jnp.sin(x @ W))
+    f = lambda x: jnp.sum(jnp.cos(inner(x)))
+    for policy in (None, cp.everything_saveable):
+        g = plax.grad(plax.checkpoint(f, policy=policy))(X)
+        np.testing.assert_allclose(g, plax.grad(f)(X), rtol=1e-5, atol=1e-6)
+    check_jaxpr(plax.make_jaxpr(plax.grad(plax.checkpoint(f)))(X))

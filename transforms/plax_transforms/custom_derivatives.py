@@ -1,0 +1,595 @@
+"""User-defined differentiation rules: `custom_jvp` and `custom_vjp`.
+
+Calling a decorated function traces it once into a closed Jaxpr and binds a
+higher-order primitive carrying it, so `make_jaxpr` shows the call and every
+transform can treat it as one unit:
+
+* `custom_jvp_call[call_jaxpr, jvp, num_consts, symbolic_zeros]`: evaluating or
+  lowering it runs `call_jaxpr`; its jvp rule runs the user's jvp function on the
+  primal and tangent values instead of differentiating `call_jaxpr`.
+* `custom_vjp_call[call_jaxpr, fwd, bwd, num_consts, symbolic_zeros]`: its jvp rule
+  runs the user's `fwd` (primal outputs and residuals) and returns as tangents a
+  `custom_lin` of the residuals and input tangents. `custom_lin` is linear in the
+  tangents; its transpose runs the user's `bwd`. It cannot be evaluated, so plain
+  forward mode of a `custom_vjp` function raises, as in JAX.
+
+Values the function closes over are hoisted into leading operands (`num_consts`),
+so enclosing transforms see them; differentiating with respect to one raises,
+since the user's rule does not say how. Arguments in `nondiff_argnums` are static
+for the rule (passed first to `jvp`/`bwd`), their tangents are zero.
+
+Batching: the carried Jaxpr is batched with `batching.batch_jaxpr` and the
+user's rules are wrapped in `vmap` (an unbatched input's cotangent is summed over
+the batch).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from plax._src import debug_info as dbg_util
+from plax._src import tree_util
+from plax._src.ad_util import (Zero, instantiate, is_differentiable_dtype, tangent_aval,
+                               zeros_like_aval)
+from plax._src.api_util import normalize_argnums
+from plax._src.ir import ClosedJaxpr, Jaxpr
+from plax._src.jaxpr_util import eval_jaxpr
+from plax._src.lax.conversion import stop_gradient
+from plax._src.primitive import BATCHING, JVP, TRANSPOSE, Primitive
+from plax._src.tracing import Tracer, get_aval
+from plax.custom_derivatives import CustomVJPPrimal, SymbolicZero
+
+from plax_transforms.ad import stage
+from plax_transforms.transpose import backward_pass
+
+
+# --- tracing a function with its closure as explicit inputs ---------------------------------
+
+def closure_convert_flat(flat_fun: Callable[..., Sequence[Any]], in_avals
+                         ) -> tuple[ClosedJaxpr, list[Any]]:
+    """Trace `flat_fun` into a Jaxpr whose closed-over values are leading inputs.
+
+    → (ClosedJaxpr without constants taking `consts + args`, consts). Tracers of
+    enclosing transforms become operands of the primitive that carries the Jaxpr,
+    so those transforms see them (they would be invisible as constants).
+    """
+    closed = stage(flat_fun, in_avals)
+    jaxpr = closed.jaxpr
+    hoisted = Jaxpr([], [*jaxpr.constvars, *jaxpr.invars], jaxpr.outvars, jaxpr.eqns,
+                    jaxpr.effects)
+    return ClosedJaxpr(hoisted, []), list(closed.consts)
+
+
+def named_hoisted(closed: ClosedJaxpr, num_consts: int, dbg: dbg_util.TracingDebugInfo,
+                  out_tree) -> ClosedJaxpr:
+    """`closed` (from `closure_convert_flat`) with debug info: `const[i]` for the
+    hoisted values, then the traced function's argument names and result paths."""
+    names = None if dbg.arg_names is None else (
+        *(f"const[{i}]" for i in range(num_consts)), *dbg.arg_names)
+    info = dbg_util.JaxprDebugInfo(dbg.traced_for, dbg.func_src_info, names,
+                                   dbg_util.result_paths_from_tree(out_tree))
+    return closed.replace(jaxpr=closed.jaxpr.replace(debug_info=info))
+
+
+def _avals(leaves, what: str):
+    try:
+        return [get_aval(x) for x in leaves]
+    except TypeError as err:
+        raise TypeError(f"{what}: {err}") from None
+
+
+class _Decorated:
+    """What `custom_jvp` and `custom_vjp` share: the wrapped function, its static
+    (`nondiff_argnums`) arguments, and tracing it into a flat closed Jaxpr."""
+
+    api = ""
+
+    def __init__(self, fun: Callable, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = normalize_argnums(nondiff_argnums, "nondiff_argnums")
+
+    @property
+    def name(self) -> str:
+        return getattr(self.fun, "__name__", repr(self.fun))
+
+    def __get__(self, instance, owner=None):
+        return self if instance is None else functools.partial(self, instance)
+
+    def _split(self, args, kwargs):
+        """→ (static args by position, dynamic args, their positions, all positional
+        args)."""
+        if kwargs:
+            try:
+                bound = inspect.signature(self.fun).bind(*args, **kwargs)
+            except TypeError as err:
+                raise TypeError(f"{self.api} function {self.name}: {err}") from None
+            bound.apply_defaults()
+            if bound.kwargs:
+                raise TypeError(f"{self.api} function {self.name} does not support "
+                                f"keyword-only arguments: {sorted(bound.kwargs)}")
+            args = bound.args
+        n = len(args)
+        static = {}
+        for i in self.nondiff_argnums:
+            if not -n <= i < n:
+                raise ValueError(f"{self.api} function {self.name}: nondiff_argnums {i} is "
+                                 f"out of range for a call with {n} positional arguments")
+            # Their tangents are zero: the rule treats them as constants.
+            static[i % n] = tree_util.tree_map(
+                lambda x: stop_gradient(x) if isinstance(x, Tracer) else x, args[i])
+        positions = [i for i in range(n) if i not in static]
+        return static, tuple(args[i] for i in positions), positions, args
+
+    def _trace(self, static, dyn, positions, all_args):
+        """→ (call_jaxpr, consts, flat dynamic leaves, in_tree, out_tree)."""
+        flat, in_tree = tree_util.tree_flatten(dyn)
+        in_avals = _avals(flat, f"{self.api} function {self.name}")
+        dbg = dbg_util.make_tracing_debug_info(self.api, self.fun, all_args, {},
+                                               static_argnums=tuple(static))
+        out_tree: list = []
+
+        def flat_fun(*leaves):
+            out = self.fun(*_merge(static, positions, tree_util.tree_unflatten(in_tree, leaves)))
+            out_leaves, tree = tree_util.tree_flatten(out)
+            _avals(out_leaves, f"the output of {self.api} function {self.name}")
+            out_tree.append(tree)
+            return out_leaves
+
+        closed, consts = closure_convert_flat(flat_fun, in_avals)
+        closed = named_hoisted(closed, len(consts), dbg, out_tree[0])
+        return closed, consts, flat, in_tree, out_tree[0]
+
+
+def _merge(static: dict, positions, dyn) -> list:
+    """The full positional argument list from the static and dynamic ones."""
+    args = [None] * (len(static) + len(positions))
+    for i, x in static.items():
+        args[i] = x
+    for i, x in zip(positions, dyn):
+        args[i] = x
+    return args
+
+
+def _closure_tangent_error(api: str, name: str) -> TypeError:
+    return TypeError(
+        f"Detected differentiation of {api} function {name} with respect to a closed-over "
+        f"value. That isn't supported because the custom rule only specifies how to "
+        "differentiate the function with respect to its explicit arguments; pass the "
+        "value as an argument instead.")
+
+
+def _called(call_jaxpr: ClosedJaxpr) -> str:
+    dbg = call_jaxpr.jaxpr.debug_info
+    return dbg.func_name if dbg is not None else "<unknown>"
+
+
+def _type_str(aval) -> str:
+    return aval.str_short()
+
+
+def _same_type(a, b) -> bool:
+    return a.shape == b.shape and np.dtype(a.dtype) == np.dtype(b.dtype)
+
+
+# --- custom_jvp ---------------------------------------------------------------------------
+
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+
+
+class custom_jvp(_Decorated):
+    """A function with a user-defined forward-mode rule (JAX's `jax.custom_jvp`).
+
+    `f.defjvp(jvp)` with `jvp(primals, tangents) -> (primal_out, tangent_out)`
+    (nondiff arguments first). Reverse mode transposes the linear part of the rule.
+    """
+
+    api = "custom_jvp"
+
+    def __init__(self, fun: Callable, nondiff_argnums=()):
+        super().__init__(fun, nondiff_argnums)
+        self.jvp: Callable | None = None
+        self.symbolic_zeros = False
+
+    def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
+        """Set the rule; with `symbolic_zeros` zero tangents arrive as `SymbolicZero`."""
+        self.jvp = jvp
+        self.symbolic_zeros = symbolic_zeros
+        return jvp
+
+    def defjvps(self, *jvps: Callable | None) -> None:
+        """One rule per argument: `jvps[i](g, ans, *primals)` is the output tangent due to
+        argument i's tangent `g` (None: the output does not depend on it)."""
+        if self.nondiff_argnums:
+            raise TypeError("custom_jvp.defjvps is not supported with nondiff_argnums")
+
+        def jvp(primals, tangents):
+            ans = self(*primals)
+            t_out = None
+            for rule, t in zip(jvps, tangents):
+                if rule is None:
+                    continue
+                contrib = rule(t, ans, *primals)
+                t_out = contrib if t_out is None else tree_util.tree_map(
+                    lambda a, b: a + b, t_out, contrib)
+            if t_out is None:
+                t_out = tree_util.tree_map(lambda a: zeros_like_aval(tangent_aval(get_aval(a))),
+                                           ans)
+            return ans, t_out
+        jvp.__name__ = f"{self.name}_jvps"
+        self.defjvp(jvp)
+
+    def __call__(self, *args, **kwargs):
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {self.name} using "
+                                 "defjvp.")
+        static, dyn, positions, all_args = self._split(args, kwargs)
+        closed, consts, flat, in_tree, out_tree = self._trace(static, dyn, positions, all_args)
+        flat_jvp = _flat_jvp(self, static, positions, in_tree, out_tree, closed.out_avals)
+        outs = custom_jvp_call_p.bind(*consts, *flat, call_jaxpr=closed, jvp=flat_jvp,
+                                      num_consts=len(consts),
+                                      symbolic_zeros=self.symbolic_zeros)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _flat_jvp(f: custom_jvp, static, positions, in_tree, out_tree, out_avals):
+    """The user's jvp on flat primals and tangents (`Zero`s allowed) → flat primal
+    outputs and tangents (`Zero` where the rule gave a symbolic zero), checked."""
+    rule = f.jvp
+
+    def flat_jvp(primals, tangents):
+        if f.symbolic_zeros:
+            tangents = [SymbolicZero(t.aval) if isinstance(t, Zero) else t for t in tangents]
+        else:
+            tangents = [instantiate(t) for t in tangents]
+        nondiff = [static[i] for i in sorted(static)]
+        out = rule(*nondiff, tree_util.tree_unflatten(in_tree, primals),
+                   tree_util.tree_unflatten(in_tree, tangents))
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(f"Custom JVP rule {_fn_name(rule)} for function {f.name} must "
+                            "produce a pair (list or tuple of length two) representing "
+                            f"primal and tangent outputs, but got {out!r}.")
+        p_out, t_out = out
+        p_flat, p_tree = tree_util.tree_flatten(p_out)
+        t_flat, t_tree = tree_util.tree_flatten(t_out, is_leaf=_is_zero_leaf)
+        if p_tree != out_tree:
+            raise TypeError(f"Custom JVP rule {_fn_name(rule)} for function {f.name} must "
+                            "produce primal outputs with the same container (pytree) structure "
+                            f"as the function's output {out_tree}, but got {p_tree}.")
+        if t_tree != p_tree:
+            raise TypeError(f"Custom JVP rule {_fn_name(rule)} for function {f.name} must "
+                            "produce primal and tangent outputs with equal container (pytree) "
+                            f"structures, but got {p_tree} and {t_tree} respectively.")
+        tangents_out = []
+        for i, (p, t, want) in enumerate(zip(p_flat, t_flat, out_avals)):
+            p_aval = get_aval(p)
+            if not _same_type(p_aval, want):
+                raise TypeError(f"Custom JVP rule {_fn_name(rule)} for function {f.name} must "
+                                f"produce primal outputs of the function's types: output {i} "
+                                f"is {_type_str(p_aval)}, expected {_type_str(want)}.")
+            t_want = tangent_aval(want)
+            if t is None or isinstance(t, (SymbolicZero, Zero)):
+                tangents_out.append(Zero(t_want))
+                continue
+            t_aval = get_aval(t)
+            if np.dtype(t_want.dtype) != np.dtype(t_aval.dtype) and not \
+                    is_differentiable_dtype(want.dtype):
+                tangents_out.append(Zero(t_want))  # e.g. zeros given for an int output
+                continue
+            if not _same_type(t_aval, t_want):
+                raise TypeError(f"Custom JVP rule {_fn_name(rule)} for function {f.name} must "
+                                "produce primal and tangent outputs with corresponding shapes "
+                                f"and dtypes: output {i} has primal {_type_str(p_aval)} and "
+                                f"tangent {_type_str(t_aval)} (expected {_type_str(t_want)}).")
+            tangents_out.append(t)
+        return p_flat, tangents_out
+
+    flat_jvp.__name__ = _fn_name(rule)
+    return flat_jvp
+
+
+def _is_zero_leaf(x) -> bool:
+    return x is None or isinstance(x, (SymbolicZero, Zero))
+
+
+def _fn_name(fn) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+@custom_jvp_call_p.def_abstract_eval
+def _custom_call_abstract_eval(*avals, call_jaxpr: ClosedJaxpr, **_):
+    expected = call_jaxpr.in_avals
+    if len(avals) != len(expected) or any(not _same_type(a, b)
+                                          for a, b in zip(avals, expected)):
+        raise TypeError(f"custom call of {_called(call_jaxpr)} takes "
+                        f"{[_type_str(a) for a in expected]}, got {[_type_str(a) for a in avals]}")
+    return list(call_jaxpr.out_avals)
+
+
+def _custom_call_impl(*args, call_jaxpr: ClosedJaxpr, **_):
+    return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
+
+
+def _custom_call_lowering(ctx, *args, call_jaxpr: ClosedJaxpr, **_):
+    return ctx.lower_subjaxpr(call_jaxpr, *args, name=_called(call_jaxpr))
+
+
+def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
+    if any(not isinstance(t, Zero) for t in tangents[:num_consts]):
+        raise _closure_tangent_error("custom_jvp", _called(call_jaxpr))
+    return jvp(list(primals[num_consts:]), list(tangents[num_consts:]))
+
+
+def _custom_jvp_call_transpose(cts, *args, call_jaxpr, num_consts, **_):
+    # A custom_jvp function applied to tangents (in the user's own jvp rule): its
+    # primal implementation is linear there, so transpose that.
+    cts_in = backward_pass(call_jaxpr.jaxpr, call_jaxpr.consts, args, list(cts))
+    return [None if isinstance(c, Zero) else c for c in cts_in]
+
+
+custom_jvp_call_p.def_impl(_custom_call_impl)
+custom_jvp_call_p.def_lowering(_custom_call_lowering)
+custom_jvp_call_p.define_rule("effects", lambda *, call_jaxpr, **_: call_jaxpr.effects)
+custom_jvp_call_p.define_rule(JVP, _custom_jvp_call_jvp)
+custom_jvp_call_p.define_rule(TRANSPOSE, _custom_jvp_call_transpose)
+
+
+# --- custom_vjp ---------------------------------------------------------------------------
+
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_lin_p = Primitive("custom_lin", multiple_results=True)
+
+
+class custom_vjp(_Decorated):
+    """A function with a user-defined reverse-mode rule (JAX's `jax.custom_vjp`).
+
+    `f.defvjp(fwd, bwd)`: `fwd(*args) -> (output, residuals)` (residuals any pytree
+    of arrays), `bwd(*nondiff_args, residuals, output_cotangent)` → a tuple with one
+    cotangent per (differentiated) argument, None meaning zero. With
+    `symbolic_zeros=True`, fwd sees `CustomVJPPrimal`s and bwd `SymbolicZero`s.
+    """
+
+    api = "custom_vjp"
+
+    def __init__(self, fun: Callable, nondiff_argnums=()):
+        super().__init__(fun, nondiff_argnums)
+        self.fwd: Callable | None = None
+        self.bwd: Callable | None = None
+        self.symbolic_zeros = False
+
+    def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False) -> None:
+        self.fwd, self.bwd, self.symbolic_zeros = fwd, bwd, symbolic_zeros
+
+    def __call__(self, *args, **kwargs):
+        if self.fwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {self.name} using "
+                                 "defvjp.")
+        static, dyn, positions, all_args = self._split(args, kwargs)
+        closed, consts, flat, in_tree, out_tree = self._trace(static, dyn, positions, all_args)
+        fwd, bwd = _flat_fwd_bwd(self, static, positions, in_tree, out_tree,
+                                 closed.in_avals[len(consts):], closed.out_avals)
+        outs = custom_vjp_call_p.bind(*consts, *flat, call_jaxpr=closed, fwd=fwd, bwd=bwd,
+                                      num_consts=len(consts),
+                                      symbolic_zeros=self.symbolic_zeros)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _flat_fwd_bwd(f: custom_vjp, static, positions, in_tree, out_tree, in_avals, out_avals):
+    """The user's fwd and bwd on flat values, with their outputs checked.
+
+    `fwd(primals, perturbed) -> (outputs, residual leaves)`; `bwd(residual leaves, cotangents)`
+    → one cotangent per input leaf (`Zero` where the rule gave None or a zero)."""
+    nondiff = [static[i] for i in sorted(static)]
+    res_tree: list = []
+
+    def fwd(primals, perturbed):
+        if f.symbolic_zeros:
+            primals = [CustomVJPPrimal(p, bool(t)) for p, t in zip(primals, perturbed)]
+        out = f.fwd(*_merge(static, positions, tree_util.tree_unflatten(in_tree, primals)))
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(f"Custom VJP fwd rule {_fn_name(f.fwd)} for function {f.name} "
+                            "must produce a pair (list or tuple of length two) where the first "
+                            "element represents the primal output and the second the "
+                            f"residuals, but got {type(out).__name__}.")
+        p_out, res = out
+        p_flat, p_tree = tree_util.tree_flatten(p_out)
+        if p_tree != out_tree:
+            raise TypeError(f"Custom VJP fwd rule {_fn_name(f.fwd)} for function {f.name} must "
+                            "produce primal outputs with the same container (pytree) structure "
+                            f"as the function: expected {out_tree}, got {p_tree}.")
+        for i, (p, want) in enumerate(zip(p_flat, out_avals)):
+            if not _same_type(get_aval(p), want):
+                raise TypeError(f"Custom VJP fwd rule {_fn_name(f.fwd)} for function {f.name} "
+                                f"must produce primal outputs of the function's types: output "
+                                f"{i} is {_type_str(get_aval(p))}, expected {_type_str(want)}.")
+        res_flat, tree = tree_util.tree_flatten(res)
+        _avals(res_flat, f"the residuals of custom_vjp fwd rule {_fn_name(f.fwd)}")
+        res_tree[:] = [tree]
+        return p_flat, res_flat
+
+    def bwd(res_flat, cts):
+        if f.symbolic_zeros:
+            cts = [SymbolicZero(c.aval) if isinstance(c, Zero) else c for c in cts]
+        else:
+            cts = [instantiate(c) for c in cts]
+        res = tree_util.tree_unflatten(res_tree[0], res_flat)
+        out = f.bwd(*nondiff, res, tree_util.tree_unflatten(out_tree, cts))
+        return _check_bwd_output(f, out, in_tree, in_avals)
+
+    fwd.__name__ = _fn_name(f.fwd)
+    bwd.__name__ = _fn_name(f.bwd)
+    return fwd, bwd
+
+
+def _check_bwd_output(f: custom_vjp, out, in_tree, in_avals) -> list:
+    name = _fn_name(f.bwd)
+    arg_trees = tree_util.tree_unflatten(in_tree, list(range(len(in_avals))))
+    n_args = len(arg_trees)
+    if not isinstance(out, (tuple, list)) or len(out) != n_args:
+        got = (f"a {type(out).__name__} of length {len(out)}"
+               if isinstance(out, (tuple, list)) else f"{type(out).__name__}")
+        raise TypeError(f"Custom VJP bwd rule {name} for function '{f.name}' must produce a "
+                        f"tuple of length {n_args} (one cotangent per differentiated "
+                        f"argument), but got {got}.")
+    leaves: list = []
+    for k, (ct, arg) in enumerate(zip(out, arg_trees)):
+        want_tree = tree_util.tree_structure(arg)
+        if ct is None:
+            leaves.extend(Zero(tangent_aval(in_avals[i]))
+                          for i in tree_util.tree_leaves(arg))
+            continue
+        ct_leaves, ct_tree = tree_util.tree_flatten(ct, is_leaf=_is_zero_leaf)
+        if ct_tree != want_tree:
+            raise TypeError(f"Custom VJP bwd rule {name} for function '{f.name}' must produce "
+                            f"cotangents with the structure of argument {k}: expected "
+                            f"{want_tree}, got {ct_tree}.")
+        for i, c in zip(tree_util.tree_leaves(arg), ct_leaves):
+            want = tangent_aval(in_avals[i])
+            if _is_zero_leaf(c) or not is_differentiable_dtype(in_avals[i].dtype):
+                leaves.append(Zero(want))
+                continue
+            got = get_aval(c)
+            if not _same_type(got, want):
+                raise ValueError(f"Custom VJP bwd rule {name} for function '{f.name}' must "
+                                 f"produce cotangents of the argument's shape and dtype: for "
+                                 f"argument {k} it gave {_type_str(got)}, expected "
+                                 f"{_type_str(want)}.")
+            leaves.append(c)
+    return leaves
+
+
+custom_vjp_call_p.def_abstract_eval(_custom_call_abstract_eval)
+custom_vjp_call_p.def_impl(_custom_call_impl)
+custom_vjp_call_p.def_lowering(_custom_call_lowering)
+custom_vjp_call_p.define_rule("effects", lambda *, call_jaxpr, **_: call_jaxpr.effects)
+
+
+def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts,
+                         symbolic_zeros):
+    if any(not isinstance(t, Zero) for t in tangents[:num_consts]):
+        raise _closure_tangent_error("custom_vjp", _called(call_jaxpr))
+    tangents = tangents[num_consts:]
+    nonzeros = tuple(not isinstance(t, Zero) for t in tangents)
+    outs, res = fwd(list(primals[num_consts:]), nonzeros)
+    out_avals = tuple(get_aval(o) for o in outs)
+    diff_out = [is_differentiable_dtype(a.dtype) for a in out_avals]
+    lin_outs = iter(custom_lin_p.bind(
+        *res, *(t for t in tangents if not isinstance(t, Zero)), num_res=len(res), bwd=bwd,
+        out_avals=out_avals, in_avals=tuple(t.aval if isinstance(t, Zero) else
+                                            tangent_aval(get_aval(t)) for t in tangents),
+        nonzeros=nonzeros))
+    return outs, [next(lin_outs) if d else Zero(tangent_aval(a))
+                  for d, a in zip(diff_out, out_avals)]
+
+
+custom_vjp_call_p.define_rule(JVP, _custom_vjp_call_jvp)
+
+
+@custom_lin_p.def_abstract_eval
+def _custom_lin_abstract_eval(*avals, out_avals, **_):
+    return [tangent_aval(a) for a in out_avals if is_differentiable_dtype(a.dtype)]
+
+
+def _custom_lin_forward_error(*_, bwd, **__):
+    raise TypeError(f"can't apply forward-mode autodiff (jvp) to a custom_vjp function "
+                    f"(its bwd rule is {_fn_name(bwd)}); use reverse mode (vjp, grad) or "
+                    "define the function with custom_jvp.")
+
+
+custom_lin_p.def_impl(_custom_lin_forward_error)
+custom_lin_p.def_lowering(lambda ctx, *args, **params: _custom_lin_forward_error(**params))
+custom_lin_p.define_rule(JVP, lambda primals, tangents, **params:
+                         _custom_lin_forward_error(**params))
+
+
+def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, in_avals, nonzeros):
+    cts = iter(cts)
+    full = [next(cts) if is_differentiable_dtype(a.dtype) else Zero(tangent_aval(a))
+            for a in out_avals]
+    cts_in = bwd(list(args[:num_res]), full)
+    return [None] * num_res + [c for c, nz in zip(cts_in, nonzeros) if nz]
+
+
+custom_lin_p.define_rule(TRANSPOSE, _custom_lin_transpose)
+
+
+# --- batching: the call's Jaxpr is batched, the user's rules are vmapped -------------------
+
+def _batched_at_front(axis_data, args, dims):
+    """Batched args moved to dimension 0; → (args, dims of 0 or None)."""
+    from plax._src.batching_util import moveaxis
+    return ([a if d is None else moveaxis(a, d, 0) for a, d in zip(args, dims)],
+            [None if d is None else 0 for d in dims])
+
+
+def _unbatched_aval(x, dim):
+    aval = tangent_aval(get_aval(x))
+    return aval if dim is None else aval.update(shape=aval.shape[1:])
+
+
+def _vmapped(fun, axis_data, in_axes, out_axes=0):
+    from plax_transforms.vmap_api import vmap
+    return vmap(fun, in_axes=tuple(in_axes), out_axes=out_axes, axis_name=axis_data.name,
+                axis_size=axis_data.size)
+
+
+def _custom_jvp_call_batching(axis_data, args, dims, *, call_jaxpr, jvp, num_consts,
+                              symbolic_zeros):
+    from plax_transforms.batching import batch_jaxpr
+    args, dims = _batched_at_front(axis_data, args, dims)
+    batched, out_dims = batch_jaxpr(call_jaxpr, axis_data, dims, True)
+    arg_dims = dims[num_consts:]
+
+    def batched_jvp(primals, tangents):
+        nonzero = [not isinstance(t, Zero) for t in tangents]
+
+        def per_example(*xs):
+            ps, ts = list(xs[:len(primals)]), iter(xs[len(primals):])
+            full = [next(ts) if nz else Zero(_unbatched_aval(p, d))
+                    for p, nz, d in zip(primals, nonzero, arg_dims)]
+            outs, t_outs = jvp(ps, full)
+            return list(outs), [instantiate(t) for t in t_outs]
+        nz_dims = [d for d, nz in zip(arg_dims, nonzero) if nz]
+        outs, t_outs = _vmapped(per_example, axis_data, [*arg_dims, *nz_dims])(
+            *primals, *(t for t in tangents if not isinstance(t, Zero)))
+        return outs, t_outs
+
+    batched_jvp.__name__ = f"vmap({_fn_name(jvp)})"
+    outs = custom_jvp_call_p.bind(*args, call_jaxpr=batched, jvp=batched_jvp,
+                                  num_consts=num_consts, symbolic_zeros=symbolic_zeros)
+    return outs, out_dims
+
+
+def _custom_vjp_call_batching(axis_data, args, dims, *, call_jaxpr, fwd, bwd, num_consts,
+                              symbolic_zeros):
+    from plax._src.lax.reductions import reduce_sum
+    from plax_transforms.batching import batch_jaxpr
+    args, dims = _batched_at_front(axis_data, args, dims)
+    batched, out_dims = batch_jaxpr(call_jaxpr, axis_data, dims, True)
+    arg_dims = dims[num_consts:]
+
+    def batched_fwd(primals, perturbed):
+        return _vmapped(lambda *ps: fwd(list(ps), perturbed), axis_data, arg_dims)(*primals)
+
+    def batched_bwd(res, cts):
+        def per_example(res, cts):
+            return [instantiate(c) for c in bwd(res, cts)]
+        cts_in = _vmapped(per_example, axis_data, [0, 0])(list(res), [instantiate(c)
+                                                                        for c in cts])
+        # An unbatched input's cotangent sums the examples' contributions.
+        return [c if d is not None or not is_differentiable_dtype(get_aval(c).dtype)
+                else reduce_sum(c, (0,)) for c, d in zip(cts_in, arg_dims)]
+
+    batched_fwd.__name__ = f"vmap({_fn_name(fwd)})"
+    batched_bwd.__name__ = f"vmap({_fn_name(bwd)})"
+    outs = custom_vjp_call_p.bind(*args, call_jaxpr=batched, fwd=batched_fwd,
+                                  bwd=batched_bwd, num_consts=num_consts,
+                                  symbolic_zeros=symbolic_zeros)
+    return outs, out_dims
+
+
+custom_jvp_call_p.define_rule(BATCHING, _custom_jvp_call_batching)
+custom_vjp_call_p.define_rule(BATCHING, _custom_vjp_call_batching)

@@ -1,0 +1,293 @@
+"""Rematerialization: `checkpoint` (alias `remat`) and the `checkpoint` primitive.
+
+A checkpointed function is one `checkpoint[jaxpr, policy, prevent_cse,
+differentiated]` equation. Evaluated, it just runs. Differentiated, its jvp is
+again a checkpoint (of the jvp Jaxpr); when reverse mode splits that into what is
+computed now and what is left for the backward pass, `remat_partial_eval_jaxpr`
+saves as residuals only the checkpoint's inputs and the values the policy allows;
+everything else the backward pass needs is computed again, inside a checkpoint
+marked `differentiated`. Its lowering puts the inputs behind an
+`optimization_barrier` (when `prevent_cse`) so XLA does not merge the
+recomputation with the forward pass, which would defeat the point.
+
+A policy is `policy(primitive, *avals, **params) -> bool` (see
+`plax.ad_checkpoint.checkpoint_policies`); None saves nothing.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable, Sequence
+
+from plax._src import debug_info as dbg_util
+from plax._src import tree_util
+from plax._src.ad_util import Zero, instantiate, is_undefined_primal, tangent_aval
+from plax._src.api_util import normalize_argnums
+from plax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Var
+from plax._src.jaxpr_util import dce_jaxpr, eval_jaxpr
+from plax._src.lax.mlir import hlo
+from plax._src.primitive import BATCHING, JVP, PARTIAL_EVAL, TRANSPOSE, Primitive
+from plax._src.tracing import get_aval, set_current_trace
+
+from plax_transforms.ad import jvp_jaxpr
+from plax_transforms.batching import batch_jaxpr
+from plax_transforms.custom_derivatives import closure_convert_flat, named_hoisted
+from plax_transforms.partial_eval import PARTIAL_EVAL_JAXPR, residual_name
+from plax_transforms.transpose import transpose_jaxpr
+
+checkpoint_p = Primitive("checkpoint", multiple_results=True)
+
+
+def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,
+               static_argnums=()) -> Callable:
+    """`fun` whose intermediate values reverse mode recomputes instead of saving
+    (except those `policy` allows). `static_argnums` are passed as Python values."""
+    if not callable(fun):
+        raise TypeError(f"checkpoint expects a callable, got {type(fun).__name__}")
+    if policy is not None and not callable(policy):
+        raise TypeError(f"checkpoint: policy must be callable (see "
+                        f"plax.ad_checkpoint.checkpoint_policies), got {policy!r}")
+    static_nums = normalize_argnums(static_argnums, "static_argnums")
+
+    @functools.wraps(fun)
+    def fun_remat(*args, **kwargs):
+        n = len(args)
+        for i in static_nums:
+            if not -n <= i < n:
+                raise ValueError(f"checkpoint: static_argnums {i} out of range for a call "
+                                 f"with {n} positional arguments")
+        static = {i % n for i in static_nums}
+        dyn = (tuple(a for i, a in enumerate(args) if i not in static), kwargs)
+        flat, in_tree = tree_util.tree_flatten(dyn)
+        dbg = dbg_util.make_tracing_debug_info("checkpoint", fun, args, kwargs,
+                                               static_argnums=tuple(static))
+        out_tree: list = []
+
+        def flat_fun(*leaves):
+            dyn_args, kw = tree_util.tree_unflatten(in_tree, leaves)
+            it = iter(dyn_args)
+            out = fun(*(a if i in static else next(it) for i, a in enumerate(args)), **kw)
+            out_leaves, tree = tree_util.tree_flatten(out)
+            out_tree.append(tree)
+            return out_leaves
+
+        try:
+            in_avals = [get_aval(x) for x in flat]
+        except TypeError as err:
+            raise TypeError(f"checkpoint of {dbg.func_src_info}: {err}") from None
+        closed, consts = closure_convert_flat(flat_fun, in_avals)
+        closed = named_hoisted(closed, len(consts), dbg, out_tree[0])
+        outs = checkpoint_p.bind(*consts, *flat, jaxpr=closed, prevent_cse=prevent_cse,
+                                 differentiated=False, policy=policy)
+        return tree_util.tree_unflatten(out_tree[0], outs)
+
+    return fun_remat
+
+
+remat = checkpoint
+
+
+# --- the split that decides what is saved ---------------------------------------------------
+
+def _saveable(policy, eqn: JaxprEqn) -> bool:
+    return policy is not None and bool(
+        policy(eqn.primitive, *(a.aval for a in eqn.invars), **eqn.params))
+
+
+def _split_eqns(jaxpr: Jaxpr, unknowns: Sequence[bool]):
+    """`jaxpr`'s equations, each marked unknown when it reads an unknown value; a
+    higher-order equation with a `partial_eval_jaxpr` rule (jit, a nested
+    checkpoint, control flow) is split into its known and unknown parts, so its
+    known outputs stay known. → (equations, unknown flags, ids of unknown vars)."""
+    unknown_ids = {id(v) for v, u in zip(jaxpr.invars, unknowns) if u}
+    eqns: list[JaxprEqn] = []
+    flags: list[bool] = []
+    for eqn in jaxpr.eqns:
+        in_unknowns = [isinstance(a, Var) and id(a) in unknown_ids for a in eqn.invars]
+        if not any(in_unknowns):
+            eqns.append(eqn)
+            flags.append(False)
+            continue
+        rule = eqn.primitive.get_rule(PARTIAL_EVAL_JAXPR)
+        if rule is None:
+            known_eqn, unknown_eqn, out_unknowns = None, eqn, [True] * len(eqn.outvars)
+        else:
+            known_eqn, unknown_eqn, out_unknowns, _ = rule(eqn, in_unknowns)
+        for part, unknown in ((known_eqn, False), (unknown_eqn, True)):
+            if part is not None:
+                eqns.append(part)
+                flags.append(unknown)
+        unknown_ids.update(id(v) for v, u in zip(eqn.outvars, out_unknowns) if u)
+    return eqns, flags, unknown_ids
+
+
+def remat_partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: Sequence[bool], policy
+                             ) -> tuple[ClosedJaxpr, ClosedJaxpr, list[bool], int]:
+    """Split `closed` by which inputs are unknown, saving only what `policy` allows.
+
+    Like `partial_eval_jaxpr`: → (known, staged, out_unknowns, num_residuals), where
+    `known` maps known inputs to known outputs then residuals, and `staged` maps
+    residuals then unknown inputs to unknown outputs. Known values the staged side
+    reads are residuals when they are inputs, constants or saveable results; other
+    known equations are copied into `staged` and computed again there.
+    """
+    jaxpr = closed.jaxpr
+    eqns, is_unknown_eqn, unknown_ids = _split_eqns(jaxpr, unknowns)
+    out_unknowns = [isinstance(v, Var) and id(v) in unknown_ids for v in jaxpr.outvars]
+
+    # Walk back from what the staged side reads, recomputing unsaveable known values.
+    needed: set[int] = {id(v) for v, u in zip(jaxpr.outvars, out_unknowns) if u}
+    recompute = [False] * len(eqns)
+    for k in reversed(range(len(eqns))):
+        eqn = eqns[k]
+        if not is_unknown_eqn[k]:
+            if not any(id(v) in needed for v in eqn.outvars) or _saveable(policy, eqn):
+                continue
+            recompute[k] = True
+        needed.update(id(a) for a in eqn.invars if isinstance(a, Var))
+    recomputed = {id(v) for k, e in enumerate(eqns) if recompute[k] for v in e.outvars}
+    known_vars = [*jaxpr.constvars, *(v for v, u in zip(jaxpr.invars, unknowns) if not u),
+                  *(v for k, e in enumerate(eqns) if not is_unknown_eqn[k] for v in e.outvars)]
+    residuals = [v for v in known_vars if id(v) in needed and id(v) not in recomputed]
+
+    dbg = jaxpr.debug_info
+    res_names = tuple(residual_name(i) for i in range(len(residuals)))
+    known_dbg = staged_dbg = None
+    if dbg is not None:
+        names, paths = dbg.arg_names, dbg.result_paths
+        known_dbg = dbg._replace(
+            arg_names=None if names is None else
+            tuple(n for n, u in zip(names, unknowns) if not u),
+            result_paths=None if paths is None else
+            tuple(p for p, u in zip(paths, out_unknowns) if not u) + res_names)
+        staged_dbg = dbg._replace(
+            arg_names=None if names is None else
+            res_names + tuple(n for n, u in zip(names, unknowns) if u),
+            result_paths=None if paths is None else
+            tuple(p for p, u in zip(paths, out_unknowns) if u))
+    known_eqns = [e for k, e in enumerate(eqns) if not is_unknown_eqn[k]]
+    known = Jaxpr(jaxpr.constvars, [v for v, u in zip(jaxpr.invars, unknowns) if not u],
+                  [v for v, u in zip(jaxpr.outvars, out_unknowns) if not u] + residuals,
+                  known_eqns, frozenset().union(*(e.effects for e in known_eqns)), known_dbg)
+    known, _ = dce_jaxpr(known, [True] * len(known.outvars), instantiate=True)
+    fresh = {id(r): Var(r.aval) for r in residuals}
+
+    def rename(atom):
+        return fresh.get(id(atom), atom) if isinstance(atom, Var) else atom
+
+    staged_eqns = [e.replace(invars=[rename(a) for a in e.invars])
+                   for k, e in enumerate(eqns) if is_unknown_eqn[k] or recompute[k]]
+    staged = Jaxpr([], [fresh[id(r)] for r in residuals]
+                   + [v for v, u in zip(jaxpr.invars, unknowns) if u],
+                   [rename(v) for v, u in zip(jaxpr.outvars, out_unknowns) if u],
+                   staged_eqns, frozenset().union(*(e.effects for e in staged_eqns)),
+                   staged_dbg)
+    return (ClosedJaxpr(known, closed.consts), ClosedJaxpr(staged, []), out_unknowns,
+            len(residuals))
+
+
+# --- the primitive's rules ------------------------------------------------------------------
+
+@checkpoint_p.def_abstract_eval
+def _checkpoint_abstract_eval(*avals, jaxpr: ClosedJaxpr, **_):
+    expected = jaxpr.in_avals
+    if len(avals) != len(expected) or any((a.shape, a.dtype) != (b.shape, b.dtype)
+                                          for a, b in zip(avals, expected)):
+        raise TypeError(f"checkpoint takes {[a.str_short() for a in expected]}, got "
+                        f"{[a.str_short() for a in avals]}")
+    return list(jaxpr.out_avals)
+
+
+checkpoint_p.define_rule("effects", lambda *, jaxpr, **_: jaxpr.effects)
+
+
+@checkpoint_p.def_impl
+def _checkpoint_impl(*args, jaxpr: ClosedJaxpr, **_):
+    return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+
+
+def _bind(closed: ClosedJaxpr, args, params, differentiated: bool):
+    return checkpoint_p.bind(*args, **dict(params, jaxpr=closed, differentiated=differentiated))
+
+
+def _checkpoint_jvp(primals, tangents, *, jaxpr: ClosedJaxpr, **params):
+    nonzeros = [not isinstance(t, Zero) for t in tangents]
+    jvp_closed, out_nonzeros = jvp_jaxpr(jaxpr, nonzeros)
+    outs = _bind(jvp_closed, [*primals, *(t for t in tangents if not isinstance(t, Zero))],
+                 params, params["differentiated"])
+    n = len(jaxpr.out_avals)
+    nz_tangents = iter(outs[n:])
+    return outs[:n], [next(nz_tangents) if nz else Zero(tangent_aval(a))
+                      for nz, a in zip(out_nonzeros, jaxpr.out_avals)]
+
+
+def _checkpoint_partial_eval(trace, args, *, jaxpr: ClosedJaxpr, **params):
+    unknowns = [trace.is_unknown(a) for a in args]
+    known, staged, out_unknowns, num_res = remat_partial_eval_jaxpr(jaxpr, unknowns,
+                                                                    params["policy"])
+    with set_current_trace(trace.parent):
+        known_outs = eval_jaxpr(known.jaxpr, known.consts,
+                                *(a for a, u in zip(args, unknowns) if not u))
+    n_known = len(known_outs) - num_res
+    staged_outs = iter(trace.stage(
+        checkpoint_p, [*known_outs[n_known:], *(a for a, u in zip(args, unknowns) if u)],
+        dict(params, jaxpr=staged, differentiated=True)))
+    known_iter = iter(known_outs[:n_known])
+    return [next(staged_outs) if u else next(known_iter) for u in out_unknowns]
+
+
+def _checkpoint_partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
+    params = eqn.params
+    known, staged, out_unknowns, num_res = remat_partial_eval_jaxpr(
+        params["jaxpr"], unknowns, params["policy"])
+    residuals = [Var(a) for a in staged.in_avals[:num_res]]
+    known_eqn = eqn.replace(
+        invars=[a for a, u in zip(eqn.invars, unknowns) if not u],
+        outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if not u] + residuals,
+        params=dict(params, jaxpr=known))
+    staged_eqn = eqn.replace(
+        invars=residuals + [a for a, u in zip(eqn.invars, unknowns) if u],
+        outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if u],
+        params=dict(params, jaxpr=staged, differentiated=True))
+    return known_eqn, staged_eqn, out_unknowns, residuals
+
+
+def _checkpoint_transpose(cts, *args, jaxpr: ClosedJaxpr, **params):
+    linear = [is_undefined_primal(a) for a in args]
+    transposed = transpose_jaxpr(jaxpr, linear)
+    outs = iter(_bind(transposed, [*(a for a, lin in zip(args, linear) if not lin),
+                                   *(instantiate(ct) for ct in cts)], params, True))
+    return [next(outs) if lin else None for lin in linear]
+
+
+def _checkpoint_dce(used_outputs: list[bool], eqn: JaxprEqn):
+    if not any(used_outputs) and not eqn.effects:
+        return [False] * len(eqn.invars), None
+    closed: ClosedJaxpr = eqn.params["jaxpr"]
+    pruned, used_inputs = dce_jaxpr(closed.jaxpr, used_outputs)
+    if all(used_outputs) and all(used_inputs):
+        return used_inputs, eqn
+    return used_inputs, eqn.replace(
+        invars=[a for a, u in zip(eqn.invars, used_inputs) if u],
+        outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+        params=dict(eqn.params, jaxpr=ClosedJaxpr(pruned, closed.consts)))
+
+
+def _checkpoint_batching(axis_data, args, dims, *, jaxpr: ClosedJaxpr, **params):
+    batched, out_dims = batch_jaxpr(jaxpr, axis_data, dims, False)
+    return checkpoint_p.bind(*args, jaxpr=batched, **params), out_dims
+
+
+def _checkpoint_lowering(ctx, *args, jaxpr: ClosedJaxpr, prevent_cse: bool,
+                         differentiated: bool, **_):
+    if prevent_cse and differentiated and args:
+        args = hlo.OptimizationBarrierOp(list(args)).results
+    return ctx.lower_subjaxpr(jaxpr, *args, name="checkpoint")
+
+
+checkpoint_p.define_rule(JVP, _checkpoint_jvp)
+checkpoint_p.define_rule(PARTIAL_EVAL, _checkpoint_partial_eval)
+checkpoint_p.define_rule(PARTIAL_EVAL_JAXPR, _checkpoint_partial_eval_jaxpr)
+checkpoint_p.define_rule(TRANSPOSE, _checkpoint_transpose)
+checkpoint_p.define_rule("dce", _checkpoint_dce)
+checkpoint_p.define_rule(BATCHING, _checkpoint_batching)
+checkpoint_p.def_lowering(_checkpoint_lowering)
