@@ -1,4 +1,4 @@
-"""plax-transforms: eager dispatch, lowering to StableHLO, and `jit` (later autodiff, vmap).
+"""plax-transforms: eager dispatch, lowering to StableHLO, jit, autodiff and vmap.
 
 Reading path:
 
@@ -9,5 +9,12 @@ Reading path:
 4. `jit_primitive.py`, `lowering_rules.py` — `jit_p`, the staged form of a jit call;
 5. `jit.py` — `jit`: the tracing cache, the fast path, `eval_shape`; `stages.py`
    holds its ahead-of-time stages (`Traced` → `Lowered` → `Compiled`),
-   `signature.py` what tells cached calls apart, `explain.py` why a cache missed.
+   `signature.py` what tells cached calls apart, `explain.py` why a cache missed;
+6. `ad.py` — forward mode (JVPTrace, jvp of Jaxprs); `partial_eval.py` — the
+   known/unknown split behind linearize and vjp; `transpose.py` — the backward
+   pass; `ad_jit.py` — those rules for `jit_p`; `autodiff_api.py` — `jvp`, `grad`,
+   `vjp`, jacobians; `custom_derivatives.py`, `remat.py` — custom rules, checkpoint;
+7. `batching.py`, `vmap_api.py` — `vmap` and batching of Jaxprs;
+8. `control_flow_rules.py` — jvp, partial eval, transpose and batching of
+   `cond`, `while` and `scan`.
 """
