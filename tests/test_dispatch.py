@@ -128,3 +128,10 @@ def test_primitive_without_lowering_fails_clearly():
     prim.def_abstract_eval(lambda x: ShapedArray(x.shape, x.dtype))
     with pytest.raises(NotImplementedError, match="'no_lowering_here'.*'cpu'"):
         prim.bind(np.ones(2, np.float32))
+
+
+def test_eager_use_of_a_deleted_array_names_its_position_plainly():
+    x = plax.device_put(np.ones(3, np.float32))
+    x.delete()
+    with pytest.raises(RuntimeError, match=r"Array passed as argument 0 has been deleted"):
+        lax.add(x, 1.0)

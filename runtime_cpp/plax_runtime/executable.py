@@ -52,9 +52,8 @@ class Executable:
                           for c in (False, True)}
 
     def _arg_label(self, i: int) -> str:
-        if self._arg_names is None:
-            return f"argument {i}"
-        return f"argument {i} ({self._arg_names[i]})"
+        name = self._arg_names[i] if self._arg_names is not None else ""
+        return f"argument {i} ({name})" if name else f"argument {i}"
 
     def execute(self, args: Sequence[Any], *, committed: bool | None = None) -> list[Array]:
         """Runs the executable. Arguments are Arrays (or host values, placed here).
