@@ -185,3 +185,12 @@ def test_malformed_plugin_is_skipped(monkeypatch):
     monkeypatch.setattr(plugins, "load_group", lambda group: {"cpu": good, "odd": object()})
     with pytest.warns(BackendWarning, match="'odd'.*not a BackendPlugin"):
         assert backends.installed_plugins() == {"cpu": good}
+
+
+def test_xla_info_logs_stay_quiet():
+    """Creating a client must not print XLA's INFO lines (device counts) on stderr."""
+    proc = subprocess.run([sys.executable, "-c", "import plax; plax.devices()"],
+                          capture_output=True, text=True, timeout=120,
+                          env={k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"})
+    assert proc.returncode == 0, proc.stderr
+    assert "pjrt_client" not in proc.stderr, proc.stderr

@@ -46,3 +46,4 @@ def test_every_entry_point_loads_without_jax():
     """)
     assert f"loaded: {expected}\n" in out, out
     assert "jax modules: []" in out, out
+

@@ -7,15 +7,21 @@ are resolved on first use through the `plax.transforms` entry points, so
 """
 from __future__ import annotations
 
-import importlib
+import os as _os
 
-from plax._src.abstract import ShapeDtypeStruct
-from plax._src.api import make_jaxpr
-from plax._src.config import config, disable_jit, enable_x64
-from plax._src.errors import (ConcretizationTypeError, TracerArrayConversionError,
-                              TracerBoolConversionError, TracerIntegerConversionError,
-                              UnexpectedTracerError)
-from plax._src import plugins as _plugins
+# XLA's C++ logging reads its level once, when jaxlib first logs: show warnings and
+# up (not the INFO lines every client creation prints) unless the user chose a level.
+_os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+import importlib  # noqa: E402
+
+from plax._src.abstract import ShapeDtypeStruct  # noqa: E402
+from plax._src.api import make_jaxpr  # noqa: E402
+from plax._src.config import config, disable_jit, enable_x64  # noqa: E402
+from plax._src.errors import (  # noqa: E402
+    ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
+    TracerIntegerConversionError, UnexpectedTracerError)
+from plax._src import plugins as _plugins  # noqa: E402
 
 __version__ = "0.1.0"
 
