@@ -10,9 +10,9 @@ from typing import Callable
 
 import numpy as np
 
-from plax._src.ad_util import defjvp, linear_jvp
+from plax._src.ad_util import PrimitiveRule, Zero, defjvp, linear_jvp
 from plax._src.batching_util import axes_batcher
-from plax._src.lax.elementwise import div, exp, mul, neg
+from plax._src.lax.elementwise import add, exp, max, min, mul, neg, picked  # noqa: A004
 from plax._src.lax.constructors import (FLOAT, NUMBER, ORDERED, canonicalize_axis, check_dtype,
                                         standard_primitive)
 from plax._src.lax.mlir import hlo, mu
@@ -60,13 +60,49 @@ cumsum_p = _cumulative(
     "cumsum", NUMBER, lambda dt: hlo.add, lambda dt: 0, jvp=linear_jvp(),
     transpose=lambda ct, x, *, axis, reverse: [cumsum_p.bind(ct, axis=axis,
                                                              reverse=not reverse)])
-# Tangents through the ratio ans / x: exact away from zeros of the operand.
-cumprod_p = _cumulative(
-    "cumprod", NUMBER, lambda dt: hlo.multiply, lambda dt: 1,
-    jvp=defjvp(lambda g, ans, x, *, axis, reverse:
-               mul(ans, cumsum_p.bind(div(g, x), axis=axis, reverse=reverse))))
-cummax_p = _cumulative("cummax", ORDERED, lambda dt: hlo.maximum, lowest_value)
-cummin_p = _cumulative("cummin", ORDERED, lambda dt: hlo.minimum, highest_value)
+
+
+class _pair_scan_jvp(PrimitiveRule):
+    """A jvp rule that scans (value, tangent) pairs with `combine_pairs`, the operation's
+    product rule: exact at zeros of the operand (no division) and at ties, and
+    differentiable again, since `associative_scan` is made of ordinary primitives."""
+
+    def __init__(self, combine_pairs: Callable):
+        self.combine_pairs = combine_pairs
+
+    def for_primitive(self, prim) -> Callable:
+        def jvp(primals, tangents, *, axis, reverse):
+            from plax._src.lax.control_flow.associative_scan import associative_scan
+            (x,), (t,) = primals, tangents
+            ans = prim.bind(x, axis=axis, reverse=reverse)
+            if isinstance(t, Zero) or get_aval(x).shape[axis] == 0:
+                return ans, t
+            _, t_out = associative_scan(self.combine_pairs, (x, t), reverse=reverse,
+                                        axis=axis)
+            return ans, t_out
+        jvp.__name__ = f"{prim.name}_jvp"
+        return jvp
+
+
+def _product_pairs(a, b):
+    (p, tp), (q, tq) = a, b
+    return mul(p, q), add(mul(tp, q), mul(p, tq))
+
+
+def _extremum_pairs(pick):
+    def combine(a, b):
+        (p, tp), (q, tq) = a, b
+        m = pick(p, q)
+        return m, add(mul(tp, picked(p, q, m)), mul(tq, picked(q, p, m)))
+    return combine
+
+
+cumprod_p = _cumulative("cumprod", NUMBER, lambda dt: hlo.multiply, lambda dt: 1,
+                        jvp=_pair_scan_jvp(_product_pairs))
+cummax_p = _cumulative("cummax", ORDERED, lambda dt: hlo.maximum, lowest_value,
+                       jvp=_pair_scan_jvp(_extremum_pairs(max)))
+cummin_p = _cumulative("cummin", ORDERED, lambda dt: hlo.minimum, highest_value,
+                       jvp=_pair_scan_jvp(_extremum_pairs(min)))
 cumlogsumexp_p = _cumulative(
     "cumlogsumexp", FLOAT, _logaddexp, lowest_value,
     jvp=defjvp(lambda g, ans, x, *, axis, reverse:

@@ -84,8 +84,8 @@ def _minmax_lowering(op_name: str, direction: str):
 
 
 max_p = binary("max", dtypes=ANY, lower=_minmax_lowering("maximum", "GT"),
-               jvp=defjvp(lambda g, ans, x, y: mul(g, _picked(x, y, ans)),
-                          lambda g, ans, x, y: mul(g, _picked(y, x, ans))))
+               jvp=defjvp(lambda g, ans, x, y: mul(g, picked(x, y, ans)),
+                          lambda g, ans, x, y: mul(g, picked(y, x, ans))))
 def max(x, y):  # noqa: A001 - lax's name
     """Elementwise maximum; NaN if either is NaN. Complex numbers compare
     lexicographically."""
@@ -93,8 +93,8 @@ def max(x, y):  # noqa: A001 - lax's name
 
 
 min_p = binary("min", dtypes=ANY, lower=_minmax_lowering("minimum", "LT"),
-               jvp=defjvp(lambda g, ans, x, y: mul(g, _picked(x, y, ans)),
-                          lambda g, ans, x, y: mul(g, _picked(y, x, ans))))
+               jvp=defjvp(lambda g, ans, x, y: mul(g, picked(x, y, ans)),
+                          lambda g, ans, x, y: mul(g, picked(y, x, ans))))
 def min(x, y):  # noqa: A001 - lax's name
     """Elementwise minimum; NaN if either is NaN. Complex numbers compare
     lexicographically."""
@@ -517,12 +517,12 @@ def _trunc(x):
     return mul(sign(x), floor(abs(x)))
 
 
-def _picked(x, y, ans):
+def picked(x, y, ans):
     """1 where max/min picked `x` alone, 0.5 on ties, else 0 (JAX's convention)."""
     from plax._src.lax.comparison import eq
     from plax._src.lax.conversion import convert_element_type
-    picked = convert_element_type(eq(x, ans), ans.dtype)
-    return div(picked, add(convert_element_type(eq(y, ans), ans.dtype), 1))
+    x_attains = convert_element_type(eq(x, ans), ans.dtype)
+    return div(x_attains, add(convert_element_type(eq(y, ans), ans.dtype), 1))
 
 
 def _abs_tangent(g, ans, x):

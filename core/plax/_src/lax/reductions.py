@@ -10,7 +10,7 @@ import numpy as np
 
 from plax._src import dtypes, tree_util
 from plax._src.abstract import ShapedArray
-from plax._src.ad_util import defjvp, linear_jvp
+from plax._src.ad_util import Zero, defjvp, linear_jvp, tangent_aval
 from plax._src.batching_util import axes_batcher
 from plax._src.lax import comparison, shape_ops
 from plax._src.lax.constructors import (BOOL_OR_INT, INT, NUMBER, ORDERED, canonicalize_axis,
@@ -108,12 +108,33 @@ def _extremum_tangent(g, ans, x, *, axes, out_sharding):
 reduce_sum_p = _monoid_reduction(
     "reduce_sum", NUMBER, "add", lambda dt: 0, jvp=linear_jvp(),
     transpose=lambda ct, x, *, axes, out_sharding: [_expand(ct, x.aval.shape, axes)])
-# Tangents through the ratio ans / x: exact away from zeros of the operand.
-reduce_prod_p = _monoid_reduction(
-    "reduce_prod", NUMBER, "multiply", lambda dt: 1,
-    jvp=defjvp(lambda g, ans, x, *, axes, out_sharding: reduce_sum_p.bind(
-        elementwise.mul(_expand(ans, x.shape, axes), elementwise.div(g, x)), axes=axes,
-        out_sharding=None)))
+
+
+def _prod_jvp(primals, tangents, *, axes, out_sharding):
+    """The product rule over the reduced elements, as the last element of cumprod's
+    tangent along them: exact where the operand has zeros (no division by factors)."""
+    from plax._src.lax.cumulative import cumprod_p
+    from plax._src.lax.slicing import slice_in_dim
+    (x,), (t,) = primals, tangents
+    ans = reduce_prod_p.bind(x, axes=axes, out_sharding=out_sharding)
+    shape = get_aval(x).shape
+    n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    if isinstance(t, Zero) or n == 0:
+        return ans, Zero(tangent_aval(get_aval(ans)))
+    kept = [d for d in range(len(shape)) if d not in axes]
+    flat_shape = tuple(shape[d] for d in kept) + (n,)
+
+    def flatten(v):
+        return shape_ops.reshape(shape_ops.transpose(v, (*kept, *axes)), flat_shape)
+
+    _, t_prefix = cumprod_p.get_rule("jvp")((flatten(x),), (flatten(t),), axis=len(kept),
+                                            reverse=False)
+    last = slice_in_dim(t_prefix, n - 1, n, 1, len(kept))
+    return ans, shape_ops.reshape(last, get_aval(ans).shape)
+
+
+reduce_prod_p = _monoid_reduction("reduce_prod", NUMBER, "multiply", lambda dt: 1,
+                                  jvp=_prod_jvp)
 reduce_max_p = _monoid_reduction("reduce_max", ORDERED, "maximum", lowest_value,
                                  jvp=defjvp(_extremum_tangent))
 reduce_min_p = _monoid_reduction("reduce_min", ORDERED, "minimum", highest_value,
