@@ -9,26 +9,10 @@ the ratios plax / JAX are printed when both ran (below 1 means plax is faster).
 """
 from __future__ import annotations
 
-import argparse
-import importlib.util
-import json
-import os
-import subprocess
-import sys
 import time
 
-DEVICES_FLAG = "--xla_force_host_platform_device_count=8"
-
-
-def _best_seconds(fn, number: int, repeat: int) -> float:
-    """Seconds per call of `fn`: the best of `repeat` rounds of `number` calls."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - start) / number)
-    return best
+import comparison
+from comparison import best_seconds
 
 
 def measure(lib_name: str, quick: bool) -> dict[str, float]:
@@ -46,12 +30,12 @@ def measure(lib_name: str, quick: bool) -> dict[str, float]:
     x = lib.device_put(np.ones(8, np.float32))
     f(x, x).block_until_ready()
     n = int(20000 * scale)
-    results["jit_dispatch_us"] = _best_seconds(lambda: f(x, x), n, 5) * 1e6
+    results["jit_dispatch_us"] = best_seconds(lambda: f(x, x), n, 5) * 1e6
     f(x, x).block_until_ready()
 
     # Eager primitives per second.
     lax.add(x, x).block_until_ready()
-    results["eager_ops_per_s"] = 1 / _best_seconds(lambda: lax.add(x, x), n, 5)
+    results["eager_ops_per_s"] = 1 / best_seconds(lambda: lax.add(x, x), n, 5)
     lax.add(x, x).block_until_ready()
 
     # make_jaxpr of a function applying 2000 primitives (a new function each time,
@@ -63,7 +47,7 @@ def measure(lib_name: str, quick: bool) -> dict[str, float]:
             return v
         return lib.make_jaxpr(long_chain)(np.ones(4, np.float32))
 
-    results["make_jaxpr_2000_ops_ms"] = _best_seconds(trace_long_chain, 1,
+    results["make_jaxpr_2000_ops_ms"] = best_seconds(trace_long_chain, 1,
                                                       3 if quick else 5) * 1e3
 
     # Lowering and compiling an MLP; a new batch size each round, so no cache helps.
@@ -99,44 +83,5 @@ FIGURES = [("jit_dispatch_us", "cached jit call (us)"),
            ("mlp_compile_ms", "MLP compilation (ms)")]
 
 
-def run_in_subprocess(lib_name: str, quick: bool) -> dict[str, float] | None:
-    env = dict(os.environ)
-    env.setdefault("XLA_FLAGS", DEVICES_FLAG)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    cmd = [sys.executable, __file__, "--worker", lib_name] + (["--quick"] if quick else [])
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        print(f"{lib_name} benchmark failed:\n{proc.stderr[-3000:]}", file=sys.stderr)
-        return None
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
-    parser.add_argument("--worker", choices=["plax", "jax"], help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.worker:
-        print(json.dumps(measure(args.worker, args.quick)))
-        return
-    plax_figures = run_in_subprocess("plax", args.quick)
-    jax_figures = (run_in_subprocess("jax", args.quick)
-                   if importlib.util.find_spec("jax") is not None else None)
-    if plax_figures is None:
-        sys.exit(1)
-    header = f"{'':32}{'plax':>14}"
-    if jax_figures:
-        header += f"{'jax':>14}{'plax/jax':>10}"
-    print(header)
-    for key, label in FIGURES:
-        line = f"{label:32}{plax_figures[key]:>14.1f}"
-        if jax_figures:
-            ratio = plax_figures[key] / jax_figures[key]
-            line += f"{jax_figures[key]:>14.1f}{ratio:>10.2f}"
-        print(line)
-    if not jax_figures:
-        print("(JAX is not installed: no comparison)")
-
-
 if __name__ == "__main__":
-    main()
+    comparison.run(measure, FIGURES, __file__, __doc__)

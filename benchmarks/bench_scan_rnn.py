@@ -9,13 +9,9 @@ the ratio plax / JAX is printed when both ran (below 1 means plax is faster).
 """
 from __future__ import annotations
 
-import argparse
-import importlib.util
-import json
-import os
-import subprocess
-import sys
 import time
+
+import comparison
 
 STEPS, HIDDEN = 1000, 64
 
@@ -51,52 +47,12 @@ def measure(lib_name: str, quick: bool) -> dict[str, float]:
         grads["w"].block_until_ready()
         best = min(best, time.perf_counter() - start)
     return {"first_call_ms": first * 1e3, "cached_call_ms": best * 1e3,
-            "loss": float(value)}
+            "check_loss": float(value)}
 
 
 FIGURES = [("first_call_ms", "trace+compile+run (ms)"),
            ("cached_call_ms", "fwd+bwd, 1000 steps (ms)")]
 
 
-def run_in_subprocess(lib_name: str, quick: bool) -> dict[str, float] | None:
-    env = dict(os.environ)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    cmd = [sys.executable, __file__, "--worker", lib_name] + (["--quick"] if quick else [])
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        print(f"{lib_name} benchmark failed:\n{proc.stderr[-3000:]}", file=sys.stderr)
-        return None
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
-    parser.add_argument("--worker", choices=["plax", "jax"], help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.worker:
-        print(json.dumps(measure(args.worker, args.quick)))
-        return
-    plax_figures = run_in_subprocess("plax", args.quick)
-    jax_figures = (run_in_subprocess("jax", args.quick)
-                   if importlib.util.find_spec("jax") is not None else None)
-    if plax_figures is None:
-        sys.exit(1)
-    header = f"{'':30}{'plax':>12}"
-    if jax_figures:
-        header += f"{'jax':>12}{'plax/jax':>10}"
-    print(header)
-    for key, label in FIGURES:
-        line = f"{label:30}{plax_figures[key]:>12.1f}"
-        if jax_figures:
-            line += f"{jax_figures[key]:>12.1f}{plax_figures[key] / jax_figures[key]:>10.2f}"
-        print(line)
-    if jax_figures and abs(plax_figures["loss"] - jax_figures["loss"]) > 1e-3 * abs(
-            jax_figures["loss"]):
-        print(f"losses differ: plax {plax_figures['loss']} vs jax {jax_figures['loss']}")
-    if not jax_figures:
-        print("(JAX is not installed: no comparison)")
-
-
 if __name__ == "__main__":
-    main()
+    comparison.run(measure, FIGURES, __file__, __doc__)

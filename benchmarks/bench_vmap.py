@@ -10,15 +10,10 @@ ran (below 1 means plax is faster).
 """
 from __future__ import annotations
 
-import argparse
-import importlib.util
-import json
-import os
-import subprocess
-import sys
 import time
 
-from bench_jit import DEVICES_FLAG, _best_seconds
+import comparison
+from comparison import best_seconds
 
 BATCH, SIZES = 64, [32, 64, 64, 10]
 
@@ -47,13 +42,13 @@ def measure(lib_name: str, quick: bool) -> dict[str, float]:
     lib.block_until_ready(per_example(params, xs, ys))
     results = {"first_call_ms": (time.perf_counter() - start) * 1e3}
     number = 50 if quick else 300
-    results["cached_call_us"] = _best_seconds(
+    results["cached_call_us"] = best_seconds(
         lambda: lib.block_until_ready(per_example(params, xs, ys)), number, 5) * 1e6
 
     one = lib.jit(lib.grad(loss))
     rows = [(xs[i], ys[i]) for i in range(BATCH)]
     lib.block_until_ready(one(params, *rows[0]))
-    results["loop_of_grads_us"] = _best_seconds(
+    results["loop_of_grads_us"] = best_seconds(
         lambda: lib.block_until_ready([one(params, x, y) for x, y in rows]),
         2 if quick else 10, 3) * 1e6
     return results
@@ -64,43 +59,5 @@ FIGURES = [("first_call_ms", "first call: trace+compile (ms)"),
            ("loop_of_grads_us", f"loop of {BATCH} jit(grad) (us)")]
 
 
-def run_in_subprocess(lib_name: str, quick: bool) -> dict[str, float] | None:
-    env = dict(os.environ)
-    env.setdefault("XLA_FLAGS", DEVICES_FLAG)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    cmd = [sys.executable, __file__, "--worker", lib_name] + (["--quick"] if quick else [])
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        print(f"{lib_name} benchmark failed:\n{proc.stderr[-3000:]}", file=sys.stderr)
-        return None
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
-    parser.add_argument("--worker", choices=["plax", "jax"], help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.worker:
-        print(json.dumps(measure(args.worker, args.quick)))
-        return
-    plax_figures = run_in_subprocess("plax", args.quick)
-    jax_figures = (run_in_subprocess("jax", args.quick)
-                   if importlib.util.find_spec("jax") is not None else None)
-    if plax_figures is None:
-        sys.exit(1)
-    header = f"{'':36}{'plax':>12}"
-    if jax_figures:
-        header += f"{'jax':>12}{'plax/jax':>10}"
-    print(header)
-    for key, label in FIGURES:
-        line = f"{label:36}{plax_figures[key]:>12.1f}"
-        if jax_figures:
-            line += f"{jax_figures[key]:>12.1f}{plax_figures[key] / jax_figures[key]:>10.2f}"
-        print(line)
-    if not jax_figures:
-        print("(JAX is not installed: no comparison)")
-
-
 if __name__ == "__main__":
-    main()
+    comparison.run(measure, FIGURES, __file__, __doc__)

@@ -1,0 +1,81 @@
+"""The driver every plax-vs-JAX benchmark shares.
+
+A benchmark module defines `measure(lib_name, quick) -> {figure: value}` and a list
+of `(figure, label)` rows, and calls `run(measure, figures, __file__, __doc__)`. Each
+library then runs in its own subprocess (plax and JAX never share a process), and
+one table prints both figures and the ratio plax / JAX (below 1: plax is faster).
+Figures whose keys start with `check_` are not printed but compared: they are the
+same computation's result in both libraries, and a disagreement is reported.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Callable
+
+DEVICES_FLAG = "--xla_force_host_platform_device_count=8"
+
+
+def best_seconds(fn: Callable[[], object], number: int, repeat: int) -> float:
+    """Seconds per call of `fn`: the best of `repeat` rounds of `number` calls."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.perf_counter() - start) / number)
+    return best
+
+
+def _in_subprocess(script: str, lib_name: str, quick: bool) -> dict[str, float] | None:
+    env = dict(os.environ)
+    env.setdefault("XLA_FLAGS", DEVICES_FLAG)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    cmd = [sys.executable, script, "--worker", lib_name] + (["--quick"] if quick else [])
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        print(f"{lib_name} benchmark failed:\n{proc.stderr[-3000:]}", file=sys.stderr)
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _print_table(figures: list[tuple[str, str]], mine: dict, theirs: dict | None) -> None:
+    width = max(len(label) for _, label in figures) + 2
+    header = f"{'':{width}}{'plax':>12}"
+    if theirs:
+        header += f"{'jax':>12}{'plax/jax':>10}"
+    print(header)
+    for key, label in figures:
+        line = f"{label:{width}}{mine[key]:>12.1f}"
+        if theirs:
+            line += f"{theirs[key]:>12.1f}{mine[key] / theirs[key]:>10.2f}"
+        print(line)
+    if not theirs:
+        print("(JAX is not installed: no comparison)")
+        return
+    for key in sorted(k for k in mine if k.startswith("check_")):
+        if abs(mine[key] - theirs[key]) > 1e-3 * max(abs(theirs[key]), 1e-6):
+            print(f"{key[len('check_'):]} differs: plax {mine[key]} vs jax {theirs[key]}")
+
+
+def run(measure: Callable[[str, bool], dict[str, float]], figures: list[tuple[str, str]],
+        script: str, doc: str) -> None:
+    """The command line of a benchmark script: measure in workers, then compare."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--worker", choices=["plax", "jax"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(measure(args.worker, args.quick)))
+        return
+    mine = _in_subprocess(script, "plax", args.quick)
+    theirs = (_in_subprocess(script, "jax", args.quick)
+              if importlib.util.find_spec("jax") is not None else None)
+    if mine is None:
+        sys.exit(1)
+    _print_table(figures, mine, theirs)
