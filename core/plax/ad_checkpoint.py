@@ -68,13 +68,7 @@ checkpoint_policies = SimpleNamespace(
     save_anything_except_these_names=save_anything_except_these_names,
 )
 
-_PROVIDED = ("checkpoint", "remat")
-
-
-def __getattr__(name: str):
-    if name in _PROVIDED:
-        return plugins.resolve("plax.transforms", name)
-    raise AttributeError(f"module 'plax.ad_checkpoint' has no attribute {name!r}")
+__getattr__ = plugins.lazy_attributes("plax.ad_checkpoint", ("checkpoint", "remat"))
 
 
 __all__ = ["checkpoint", "checkpoint_name", "checkpoint_policies", "remat", "name_p"]

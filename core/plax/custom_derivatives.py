@@ -55,13 +55,7 @@ def zero_from_primal(x, symbolic_zeros: bool = False):
     return tree_util.tree_map(zero, x)
 
 
-_PROVIDED = ("custom_jvp", "custom_vjp")
-
-
-def __getattr__(name: str):
-    if name in _PROVIDED:
-        return plugins.resolve("plax.transforms", name)
-    raise AttributeError(f"module 'plax.custom_derivatives' has no attribute {name!r}")
+__getattr__ = plugins.lazy_attributes("plax.custom_derivatives", ("custom_jvp", "custom_vjp"))
 
 
 __all__ = ["CustomVJPPrimal", "SymbolicZero", "custom_jvp", "custom_vjp", "zero_from_primal"]

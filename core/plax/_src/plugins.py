@@ -117,6 +117,16 @@ def ensure_primitives_loaded() -> None:
     load_group("plax.lowering")
 
 
+def lazy_attributes(module_name: str, provided: tuple[str, ...]):
+    """A module `__getattr__` that resolves `provided` names through `plax.transforms`,
+    for public core modules whose functions live in other packages."""
+    def __getattr__(name: str):
+        if name in provided:
+            return resolve("plax.transforms", name)
+        raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+    return __getattr__
+
+
 def _reset_for_tests() -> None:
     with _lock:
         _groups.clear()
