@@ -438,10 +438,25 @@ def lgamma(x):
     return lgamma_p.bind(x)
 
 
-digamma_p = unary("digamma", dtypes=FLOAT, lower=chlo_rule("digamma"))
+digamma_p = unary("digamma", dtypes=FLOAT, lower=chlo_rule("digamma"),
+                  jvp=defjvp(lambda g, ans, x: mul(g, polygamma(1, x))))
 def digamma(x):
     """Elementwise digamma function: the derivative of lgamma."""
     return digamma_p.bind(x)
+
+
+polygamma_p = binary("polygamma", dtypes=FLOAT, lower=chlo_rule("polygamma"),
+                     jvp=defjvp(None, lambda g, ans, m, x: mul(g, polygamma(_next_order(m, x), x))))
+def polygamma(m, x):
+    """Elementwise m-th derivative of digamma, for integer-valued `m` ≥ 0 (given in
+    `x`'s dtype); differentiable in `x` only."""
+    return polygamma_p.bind(*match_python_scalars("polygamma", m, x))
+
+
+def _next_order(m, x):
+    """m + 1 in x's dtype (`m` may have stayed a Python scalar)."""
+    from plax._src.lax.conversion import convert_element_type
+    return add(convert_element_type(m, get_aval(x).dtype), 1)
 
 
 nextafter_p = binary("nextafter", dtypes=FLOAT, lower=chlo_rule("next_after"),
