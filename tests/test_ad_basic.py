@@ -166,3 +166,52 @@ def test_python_control_flow_on_primal_values():
     f = lambda x: lax.mul(x, x) if x > 0 else lax.neg(x)
     assert float(plax.grad(f)(np.float32(3.0))) == 6.0
     assert float(plax.grad(f)(np.float32(-3.0))) == -1.0
+
+
+def _count(jaxpr, name):
+    return sum(e.primitive.name == name for e in jaxpr.jaxpr.eqns)
+
+
+def test_jacobians_batch_the_basis_in_one_computation():
+    x5 = np.linspace(0.1, 0.9, 5).astype(np.float32)
+    for jac in (plax.jacfwd, plax.jacrev):
+        jaxpr = plax.make_jaxpr(jac(lax.sin))(x5)
+        assert _count(jaxpr, "sin") == 1 and _count(jaxpr, "cos") == 1, jaxpr
+        np.testing.assert_allclose(jac(lax.sin)(x5), np.diag(np.cos(x5)), rtol=1e-6)
+    hess = plax.make_jaxpr(plax.hessian(lambda x: lax.reduce_sum(lax.sin(x), (0,))))(x5)
+    assert _count(hess, "sin") <= 2, hess
+
+
+def test_jacobians_of_pytrees_argnums_and_aux():
+    def f(p, b):
+        return {"s": lax.mul(p["w"], b), "t": lax.reduce_sum(lax.mul(b, b), (0,))}, lax.cos(b)
+    p, b = {"w": np.float32(2.0)}, np.array([1.0, 2.0, 3.0], np.float32)
+    for jac in (plax.jacfwd, plax.jacrev):
+        j, aux = jac(f, argnums=(0, 1), has_aux=True)(p, b)
+        assert not isinstance(aux, plax._src.tracing.Tracer)
+        np.testing.assert_allclose(aux, np.cos(b), rtol=1e-6)
+        np.testing.assert_allclose(j["s"][0]["w"], b)
+        np.testing.assert_allclose(j["s"][1], 2 * np.eye(3))
+        np.testing.assert_allclose(j["t"][0]["w"], 0.0)
+        np.testing.assert_allclose(j["t"][1], 2 * b)
+        j1 = jac(lambda x: lax.mul(x, x))(np.ones((2, 3), np.float32))
+        assert j1.shape == (2, 3, 2, 3)
+        np.testing.assert_allclose(np.asarray(j1).reshape(6, 6), 2 * np.eye(6))
+
+
+def test_jacobians_zero_size_holomorphic_and_allow_int():
+    z = np.zeros((0, 2), np.float32)
+    for jac in (plax.jacfwd, plax.jacrev):
+        assert jac(lax.sin)(z).shape == (0, 2, 0, 2)
+        c = np.array([1 + 1j, 2j], np.complex64)
+        np.testing.assert_allclose(jac(lambda v: lax.mul(v, v), holomorphic=True)(c),
+                                   np.diag(2 * c), rtol=1e-6)
+        with pytest.raises(TypeError, match="holomorphic=True"):
+            jac(lambda v: lax.mul(v, v))(c)
+        with pytest.raises(TypeError, match="requires real-valued inputs.*int32"):
+            jac(lambda n: lax.convert_element_type(n, np.float32))(np.arange(2, dtype=np.int32))
+    scale = lambda v, n: lax.mul(v, lax.convert_element_type(n, np.float32))
+    jv, jn = plax.jacrev(scale, argnums=(0, 1), allow_int=True)(X, np.int32(2))
+    np.testing.assert_allclose(jv, 2 * np.eye(3))
+    assert jn.dtype == float0 and jn.shape == (3,)
+    np.testing.assert_allclose(plax.jit(plax.jacfwd(lax.sin))(X), np.diag(np.cos(X)), rtol=1e-6)

@@ -138,7 +138,8 @@ shift_right_arithmetic population_count clz select_n convert_element_type
 bitcast_convert_type iota broadcast_in_dim reshape transpose squeeze concatenate pad slice
 dynamic_slice dynamic_update_slice reduce_sum reduce_max reduce_min reduce_prod reduce_and
 reduce_or reduce_xor argmax argmin dot_general cumsum cumprod cummax cummin cumlogsumexp rev
-clamp sort copy stop_gradient gather""".split())
+clamp sort copy stop_gradient gather polygamma scatter_add scatter
+scatter_mul scatter_min scatter_max""".split())
 
 
 def all_primitives() -> dict[str, Primitive]:
@@ -177,6 +178,8 @@ def test_importing_lax_does_not_load_mlir():
 # --- lowering every primitive ---------------------------------------------------------------------
 
 ONE = np.int32(1)
+SCATTER_ROWS = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                           scatter_dims_to_operand_dims=(0,))
 # Each use applies primitives to a (2, 3) array; those a dtype does not allow are skipped.
 USES = [
     lax.neg, lax.sign, lax.floor, lax.ceil, lax.round, lax.is_finite, lax.exp, lax.exp2,
@@ -186,7 +189,7 @@ USES = [
     lax.erf_inv, lax.lgamma, lax.digamma, lax.bitwise_not, lax.population_count, lax.clz,
     *[lambda x, f=f: f(x, x) for f in (
         lax.add, lax.sub, lax.mul, lax.div, lax.rem, lax.pow, lax.max, lax.min, lax.atan2,
-        lax.nextafter, lax.complex, lax.eq, lax.ne, lax.lt, lax.le, lax.gt, lax.ge,
+        lax.nextafter, lax.polygamma, lax.complex, lax.eq, lax.ne, lax.lt, lax.le, lax.gt, lax.ge,
         lax.bitwise_and, lax.bitwise_or, lax.bitwise_xor, lax.shift_left,
         lax.shift_right_logical, lax.shift_right_arithmetic)],
     lambda x: lax.integer_pow(x, 5),
@@ -216,6 +219,12 @@ USES = [
                          lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
                                                     start_index_map=(0,)), (1, 3),
                          mode=lax.GatherScatterMode.CLIP),
+    lambda x: lax.scatter_add(x, np.array([[1], [1]], np.int32), lax.slice(x, (0, 0), (2, 3)),
+                              SCATTER_ROWS),
+    lambda x: lax.scatter(x, np.array([[1]], np.int32), lax.slice(x, (0, 0), (1, 3)),
+                          SCATTER_ROWS, mode="clip"),
+    *[lambda x, f=f: f(x, np.array([[0], [1]], np.int32), lax.slice(x, (0, 0), (2, 3)),
+                       SCATTER_ROWS) for f in (lax.scatter_mul, lax.scatter_min, lax.scatter_max)],
     *[lambda x, f=f: f(x, (0, 1)) for f in (
         lax.reduce_sum, lax.reduce_prod, lax.reduce_max, lax.reduce_min, lax.reduce_and,
         lax.reduce_or, lax.reduce_xor)],

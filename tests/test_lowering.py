@@ -260,6 +260,14 @@ def _erf_inv(y):
     return (lo + hi) / 2
 
 
+def _trigamma(x):
+    """ψ'(x) = Σ_k 1/(x+k)²: 1000 terms, then the Euler–Maclaurin tail."""
+    x = np.array(x, F64)[..., None]
+    head = (1 / (x + np.arange(1000)) ** 2).sum(-1)
+    z = x[..., 0] + 1000
+    return head + 1 / z + 1 / (2 * z**2) + 1 / (6 * z**3) - 1 / (30 * z**5)
+
+
 def _digamma(x):
     """ψ(x) by the recurrence ψ(x) = ψ(x+1) - 1/x and the asymptotic series."""
     x = np.array(x, F64)
@@ -303,6 +311,24 @@ def _cum(np_fn, reverse=False):
         x = x[::-1] if reverse else x
         out = np_fn(x, axis=0)
         return out[::-1] if reverse else out
+    return ref
+
+
+SCATTER_ROWS = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                           scatter_dims_to_operand_dims=(0,))
+
+
+def _set_rows(x, rows, u):
+    x[rows] = u
+
+
+def _scatter_ref(write, rows):
+    """Rows of the update written at `rows`; the last update row is out of bounds
+    (index 7), so the scatter drops it."""
+    def ref(x, u):
+        out = x.copy()
+        write(out, rows, u[:len(rows)])
+        return out
     return ref
 
 
@@ -399,6 +425,8 @@ CASES: list[Case] = [
     unary("erf_inv", _erf_inv, (F32, F64), lo=-0.9, hi=0.9),
     unary("lgamma", np.vectorize(math.lgamma), (F32, F64), lo=0.5, hi=4.0),
     unary("digamma", _digamma, (F32, F64), lo=0.5, hi=4.0),
+    binary("polygamma", lambda m, x: _trigamma(x), (F32, F64), lo=0.5, hi=4.0,
+           fn=lambda m, x: lax.polygamma(1.0, x)),
     # complex parts
     unary("real", np.real, COMPLEX),
     unary("imag", np.imag, COMPLEX),
@@ -454,6 +482,26 @@ CASES: list[Case] = [
                                                          collapsed_slice_dims=(0,),
                                                          start_index_map=(0,)), (1, 4)),
          lambda x: x[[2, 0, 2]], (BOOL, I32, F32, C64), lambda dt: (sample(dt, (3, 4)),)),
+    Case("scatter_add", ("scatter_add",),
+         lambda x, u: lax.scatter_add(x, np.array([[2], [0], [2], [7]], np.int32), u,
+                                      SCATTER_ROWS),
+         _scatter_ref(np.add.at, [2, 0, 2]), (I32, F32, C64),
+         lambda dt: (sample(dt, (3, 4)), sample(dt, (4, 4), salt=1))),
+    Case("scatter_mul", ("scatter_mul",),
+         lambda x, u: lax.scatter_mul(x, np.array([[2], [0], [2], [7]], np.int32), u,
+                                      SCATTER_ROWS),
+         _scatter_ref(np.multiply.at, [2, 0, 2]), (I32, F32),
+         lambda dt: (sample(dt, (3, 4)), sample(dt, (4, 4), salt=1))),
+    Case("scatter_min_max", ("scatter_min", "scatter_max"),
+         lambda x, u: [f(x, np.array([[2], [0], [2], [7]], np.int32), u, SCATTER_ROWS)
+                       for f in (lax.scatter_min, lax.scatter_max)],
+         lambda x, u: [_scatter_ref(f.at, [2, 0, 2])(x, u) for f in (np.minimum, np.maximum)],
+         (I8, U32, F32), lambda dt: (sample(dt, (3, 4)), sample(dt, (4, 4), salt=1))),
+    Case("scatter", ("scatter",),
+         lambda x, u: lax.scatter(x, np.array([[2], [0], [1], [7]], np.int32), u,
+                                  SCATTER_ROWS),
+         _scatter_ref(_set_rows, [2, 0, 1]), (BOOL, I32, F32),
+         lambda dt: (sample(dt, (3, 4)), sample(dt, (4, 4), salt=1))),
     # creation
     Case("iota", ("iota",), lambda x: lax.add(lax.broadcasted_iota(x.dtype, (2, 4), 1), x),
          lambda x: np.broadcast_to(np.arange(4), (2, 4)).astype(x.dtype) + x,

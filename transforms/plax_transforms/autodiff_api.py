@@ -6,8 +6,8 @@ tracers whose tangents live in a `PartialEvalTrace`, so primal values are comput
 right away (on the enclosing trace) and only the tangent computation is recorded,
 as a linear Jaxpr whose constants are the residuals. `vjp` transposes that Jaxpr.
 
-`jacfwd`/`jacrev` evaluate the linearized function once per basis vector (plax has
-no `vmap` yet), so they suit small inputs/outputs.
+`jacfwd`/`jacrev` push the whole standard basis through one `vmap`ped `jvp` or
+transposed linearization, as JAX does.
 """
 from __future__ import annotations
 
@@ -23,10 +23,10 @@ from plax._src.ad_util import (UndefinedPrimal, Zero, instantiate, is_differenti
 from plax._src.api_util import normalize_argnums
 from plax._src.ir import ClosedJaxpr
 from plax._src.jaxpr_util import eval_jaxpr
-from plax._src.tracing import get_aval, set_current_trace
+from plax._src.tracing import current_trace, get_aval, set_current_trace
 
 from plax_transforms import ad_jit  # noqa: F401 - registers jit_p's differentiation rules
-from plax_transforms.ad import JVPTrace, jvp_flat, tangent_name
+from plax_transforms.ad import JVPTrace, JVPTracer, jvp_flat, tangent_name
 from plax_transforms.partial_eval import PartialEvalTrace
 from plax_transforms.transpose import backward_pass
 
@@ -93,7 +93,17 @@ def _split_aux(out, has_aux: bool, api: str):
     if not isinstance(out, (tuple, list)) or len(out) != 2:
         raise TypeError(f"{api} with has_aux=True requires the function to return a pair "
                         f"(output, auxiliary data), got {type(out).__name__}")
-    return out[0], out[1]
+    return out[0], _primal_tree(out[1])
+
+
+def _primal_tree(tree):
+    """`tree` with the current JVP trace's tracers replaced by their primals: a
+    function's auxiliary output is returned, not differentiated."""
+    trace = current_trace()
+    if not isinstance(trace, JVPTrace):
+        return tree
+    return tree_util.tree_map(
+        lambda x: x.primal if isinstance(x, JVPTracer) and x._trace is trace else x, tree)
 
 
 # --- linearize ---------------------------------------------------------------------------
@@ -309,26 +319,64 @@ def grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
 
 
 # --- Jacobians ---------------------------------------------------------------------------
+#
+# Both push the whole standard basis through one batched call: `jacfwd` vmaps `jvp`
+# over the input basis, `jacrev` vmaps the transposed linearization over the output
+# basis. The primal computation is not batched (it does not depend on the basis).
 
-def _stack_last(vectors: list, shape: tuple[int, ...], trailing: tuple[int, ...]):
-    """Tangents of `shape`, one per element of an array of shape `trailing`, as one
-    array of shape `shape + trailing`."""
-    from plax._src.lax import shape_ops
-    n = len(vectors)
-    cols = [shape_ops.reshape(v, shape + (1,)) for v in vectors]
-    stacked = shape_ops.concatenate(cols, len(shape)) if n > 1 else cols[0]
-    return shape_ops.reshape(stacked, shape + trailing)
+def _check_jac_dtype(dtype, api: str, what: str, holomorphic: bool,
+                     allow_int: bool = False) -> bool:
+    """Whether values of `dtype` take part in differentiation (False: integer values
+    let through by `allow_int`, whose Jacobian blocks are float0 zeros)."""
+    dt = np.dtype(dtype)
+    if holomorphic:
+        if not dtypes.issubdtype(dt, np.complexfloating):
+            raise TypeError(f"{api} with holomorphic=True requires {what}s with complex "
+                            f"dtype, but got {dt.name}.")
+        return True
+    if dtypes.issubdtype(dt, np.floating) and dt != dtypes.float0:
+        return True
+    if allow_int and not dtypes.issubdtype(dt, np.inexact):
+        return False
+    if dtypes.issubdtype(dt, np.complexfloating):
+        hint = (" For holomorphic differentiation, pass holomorphic=True. For "
+                f"differentiation of non-holomorphic functions involving complex {what}s, "
+                f"use plax.{'jvp' if api == 'jacfwd' else 'vjp'} directly.")
+    elif what == "input" and api == "jacrev":
+        hint = " If you want to use Boolean- or integer-valued inputs, set allow_int to True."
+    else:
+        hint = ""
+    raise TypeError(f"{api} requires real-valued {what}s ({what} dtype that is a sub-dtype "
+                    f"of np.floating), but got {dt.name}.{hint}")
 
 
-def _basis(avals, i: int, k: int):
-    """The k-th unit vector of leaf i, zeros (or float0 zeros) for the other leaves."""
-    out = []
-    for j, a in enumerate(avals):
-        t = np.zeros(a.shape, tangent_aval(a).dtype)
-        if j == i:
-            t.reshape(-1)[k] = 1
-        out.append(t)
-    return out
+def _std_basis(avals) -> list[np.ndarray]:
+    """The standard basis of the flattened leaves `avals`, one array per leaf of shape
+    (total size,) + leaf shape: row k is the k-th unit vector of the whole tuple."""
+    sizes = [a.size for a in avals]
+    eye = np.eye(sum(sizes), dtype=bool)
+    offsets = np.cumsum([0] + sizes)
+    return [eye[:, lo:hi].reshape((len(eye),) + a.shape).astype(a.dtype)
+            for a, lo, hi in zip(avals, offsets[:-1], offsets[1:])]
+
+
+def _split_axis(x, axis: int, avals, keep_shape: tuple[int, ...], where: str):
+    """`x`'s dimension `axis` of the total size of `avals`, split into one block per
+    aval: each block shaped `keep_shape + aval.shape` ('before') or
+    `aval.shape + keep_shape` ('after' — the kept dims come last)."""
+    from plax._src.lax import slicing, shape_ops
+    blocks, offset = [], 0
+    for a in avals:
+        block = (x if len(avals) == 1 else
+                 slicing.slice_in_dim(x, offset, offset + a.size, axis=axis))
+        offset += a.size
+        shape = keep_shape + a.shape if where == "after" else a.shape + keep_shape
+        blocks.append(shape_ops.reshape(block, shape))
+    return blocks
+
+
+def _float0_block(shape: tuple[int, ...]) -> np.ndarray:
+    return np.zeros(shape, dtypes.float0)
 
 
 def _jac_tree(out_tree, in_tree, blocks):
@@ -337,70 +385,89 @@ def _jac_tree(out_tree, in_tree, blocks):
                                                for row in blocks])
 
 
-def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
-    """The Jacobian of `fun` by forward mode: output shape + input shape per pair."""
+def _jac_setup(fun, args, kwargs, argnums, api: str):
+    """→ (flat dynamic args, their tree, their avals, `g(flat) -> fun(...)` on them)."""
     single = isinstance(argnums, int)
     nums = normalize_argnums(argnums, "argnums")
+    dyn = _dyn_args(fun, args, nums, api)
+    dyn = dyn[0] if single else dyn
+    flat, in_tree = tree_util.tree_flatten(dyn)
+    f = _with_dyn(fun, args, kwargs, nums)
+    g = (lambda d: f(d)) if single else (lambda d: f(*d))
+    return flat, in_tree, _avals_of(flat, api), g, tree_util.tree_structure((dyn,))
+
+
+def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
+    """The Jacobian of `fun` by forward mode (one `jvp` batched over the input basis):
+    output shape + input shape per (output, input) pair."""
+    from plax_transforms.vmap_api import vmap
+    normalize_argnums(argnums, "argnums")
 
     @functools.wraps(fun)
     def jacfwd_f(*args, **kwargs):
-        dyn = _dyn_args(fun, args, nums, "jacfwd")
-        dyn = dyn[0] if single else dyn
-        flat, in_tree = tree_util.tree_flatten(dyn)
-        in_avals = _avals_of(flat, "jacfwd")
-        f = _with_dyn(fun, args, kwargs, nums)
-        g = (lambda d: f(d)) if single else (lambda d: f(*d))
-        call_tree = tree_util.tree_structure((dyn,))
-        outs, lin, extra = linearize_flat(_flat_traced(g, call_tree, has_aux, "jacfwd"),
-                                          flat)
-        blocks = [[None] * len(flat) for _ in outs]
-        for i, a in enumerate(in_avals):
-            columns = [lin.apply(_basis(in_avals, i, k)) for k in range(a.size)]
-            for o, out in enumerate(outs):
-                blocks[o][i] = _stack_last([c[o] for c in columns], get_aval(out).shape,
-                                           a.shape)
-        jac = _jac_tree(extra["tree"], in_tree, blocks)
-        return (jac, extra["aux"]) if has_aux else jac
+        flat, in_tree, in_avals, g, call_tree = _jac_setup(fun, args, kwargs, argnums,
+                                                           "jacfwd")
+        for a in in_avals:
+            _check_jac_dtype(a.dtype, "jacfwd", "input", holomorphic)
+        flat_fun = _flat_traced(g, call_tree, has_aux, "jacfwd")
+        info = {}
+
+        def pushfwd(*basis):
+            def leaves_only(*xs):
+                out, extra = flat_fun(*xs)
+                info.update(extra)
+                return out
+            outs, tangents = jvp_flat(leaves_only, flat, basis)
+            diff = [is_differentiable_dtype(get_aval(o).dtype) for o in outs]
+            info["diff"] = diff
+            return outs, [t for t, d in zip(tangents, diff) if d], info["aux"]
+
+        outs, jac_cols, aux = vmap(pushfwd, out_axes=(None, -1, None))(*_std_basis(in_avals))
+        cols = iter(jac_cols)
+        blocks = []
+        for out, d in zip(outs, info["diff"]):
+            shape = get_aval(out).shape
+            if holomorphic:
+                _check_jac_dtype(get_aval(out).dtype, "jacfwd", "output", True)
+            blocks.append(_split_axis(next(cols), len(shape), in_avals, shape, "after")
+                          if d else [_float0_block(shape + a.shape) for a in in_avals])
+        jac = _jac_tree(info["tree"], in_tree, blocks)
+        return (jac, aux) if has_aux else jac
 
     return jacfwd_f
 
 
 def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,
            allow_int: bool = False):
-    """The Jacobian of `fun` by reverse mode: output shape + input shape per pair."""
-    single = isinstance(argnums, int)
-    nums = normalize_argnums(argnums, "argnums")
+    """The Jacobian of `fun` by reverse mode (one transposed linearization batched
+    over the output basis): output shape + input shape per (output, input) pair."""
+    from plax_transforms.vmap_api import vmap
+    normalize_argnums(argnums, "argnums")
 
     @functools.wraps(fun)
     def jacrev_f(*args, **kwargs):
-        from plax._src.lax import shape_ops
-        dyn = _dyn_args(fun, args, nums, "jacrev")
-        dyn = dyn[0] if single else dyn
-        flat, in_tree = tree_util.tree_flatten(dyn)
-        in_avals = _avals_of(flat, "jacrev")
-        f = _with_dyn(fun, args, kwargs, nums)
-        g = (lambda d: f(d)) if single else (lambda d: f(*d))
-        call_tree = tree_util.tree_structure((dyn,))
+        flat, in_tree, in_avals, g, call_tree = _jac_setup(fun, args, kwargs, argnums,
+                                                           "jacrev")
+        diff_in = [_check_jac_dtype(a.dtype, "jacrev", "input", holomorphic, allow_int)
+                   for a in in_avals]
         outs, lin, extra = linearize_flat(_flat_traced(g, call_tree, has_aux, "jacrev"),
                                           flat)
         out_avals = lin.out_avals
-        blocks = []
-        for o, a in enumerate(out_avals):
-            rows = [lin.transpose(_basis(out_avals, o, k)) for k in range(a.size)]
-            blocks.append([shape_ops.reshape(_stack_rows([r[i] for r in rows]),
-                                             a.shape + ia.shape)
-                           for i, ia in enumerate(in_avals)])
+        for a in out_avals:
+            _check_jac_dtype(a.dtype, "jacrev", "output", holomorphic)
+
+        def pullback(*cts):
+            return [c for c, d in zip(lin.transpose(list(cts)), diff_in) if d]
+
+        rows = iter(vmap(pullback)(*_std_basis(out_avals)))
+        per_input = [_split_axis(next(rows), 0, out_avals, a.shape, "before") if d
+                     else [_float0_block(o.shape + a.shape) for o in out_avals]
+                     for a, d in zip(in_avals, diff_in)]
+        blocks = [list(row) for row in zip(*per_input)] if per_input else [[] for _ in outs]
         jac = _jac_tree(extra["tree"], in_tree, blocks)
         return (jac, extra["aux"]) if has_aux else jac
 
     return jacrev_f
-
-
-def _stack_rows(rows: list):
-    from plax._src.lax import shape_ops
-    shape = get_aval(rows[0]).shape
-    expanded = [shape_ops.reshape(r, (1,) + shape) for r in rows]
-    return shape_ops.concatenate(expanded, 0) if len(rows) > 1 else expanded[0]
 
 
 def hessian(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):

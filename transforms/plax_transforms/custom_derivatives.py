@@ -503,6 +503,9 @@ custom_lin_p.def_impl(_custom_lin_forward_error)
 custom_lin_p.def_lowering(lambda ctx, *args, **params: _custom_lin_forward_error(**params))
 custom_lin_p.define_rule(JVP, lambda primals, tangents, **params:
                          _custom_lin_forward_error(**params))
+# Evaluating custom_lin under vmap is forward mode too (jacfwd pushes batched tangents).
+custom_lin_p.define_rule(BATCHING, lambda axis_data, args, dims, **params:
+                         _custom_lin_forward_error(**params))
 
 
 def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, in_avals, nonzeros):

@@ -33,6 +33,10 @@ def _getitem(self, index):
     return importlib.import_module("plax._src.numpy.indexing").getitem(self, index)
 
 
+def _at(self):
+    return importlib.import_module("plax._src.numpy.index_update")._IndexUpdateHelper(self)
+
+
 def _is_operand(x) -> bool:
     """Whether `x` can meet an array in an operator; for anything else the operator
     returns NotImplemented, so Python tries the other side (`x == None` is False)."""
@@ -82,4 +86,5 @@ def install(cls) -> None:
     for prop, name in _PROPERTIES.items():
         setattr(cls, prop, property(_unary(name)))
     cls.__getitem__ = _getitem
+    cls.at = property(_at)
     cls.__array_priority__ = 100

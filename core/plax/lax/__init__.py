@@ -52,7 +52,8 @@ from plax._src.lax.elementwise import (
     log as log, log1p as log1p, log1p_p as log1p_p, log_p as log_p, logistic as logistic,
     logistic_p as logistic_p, max as max, max_p as max_p, min as min, min_p as min_p,
     mul as mul, mul_p as mul_p, neg as neg, neg_p as neg_p, nextafter as nextafter,
-    nextafter_p as nextafter_p, pow as pow, pow_p as pow_p, real as real, real_p as real_p,
+    nextafter_p as nextafter_p, polygamma as polygamma, polygamma_p as polygamma_p,
+    pow as pow, pow_p as pow_p, real as real, real_p as real_p,
     rem as rem, rem_p as rem_p, round as round, round_p as round_p, rsqrt as rsqrt,
     rsqrt_p as rsqrt_p, sign as sign, sign_p as sign_p, sin as sin, sin_p as sin_p,
     sinh as sinh, sinh_p as sinh_p, sqrt as sqrt, sqrt_p as sqrt_p, square as square,
@@ -61,6 +62,11 @@ from plax._src.lax.elementwise import (
 from plax._src.lax.gather import (
     GatherDimensionNumbers as GatherDimensionNumbers, GatherScatterMode as GatherScatterMode,
     gather as gather, gather_p as gather_p)
+from plax._src.lax.scatter import (
+    ScatterDimensionNumbers as ScatterDimensionNumbers, scatter as scatter,
+    scatter_add as scatter_add, scatter_add_p as scatter_add_p, scatter_max as scatter_max,
+    scatter_max_p as scatter_max_p, scatter_min as scatter_min, scatter_min_p as scatter_min_p,
+    scatter_mul as scatter_mul, scatter_mul_p as scatter_mul_p, scatter_p as scatter_p)
 from plax._src.lax.parallel import (
     all_gather as all_gather, all_gather_p as all_gather_p, all_to_all as all_to_all,
     all_to_all_p as all_to_all_p, axis_index as axis_index, axis_index_p as axis_index_p,

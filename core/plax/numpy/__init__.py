@@ -20,7 +20,7 @@ from plax._src.numpy.creation import (
     empty as empty, empty_like as empty_like, eye as eye, full as full, full_like as full_like,
     identity as identity, linspace as linspace, ones as ones, ones_like as ones_like,
     zeros as zeros, zeros_like as zeros_like)
-from plax._src.numpy.indexing import take as take
+from plax._src.numpy.indexing import take as take, take_along_axis as take_along_axis
 from plax._src.numpy.linalg_products import (
     dot as dot, einsum as einsum, inner as inner, matmul as matmul, outer as outer,
     tensordot as tensordot, vdot as vdot)

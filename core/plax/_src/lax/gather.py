@@ -11,6 +11,9 @@ with index dimensions (`operand_batching_dims`/`start_indices_batching_dims`).
 The primitive clamps start positions so slices stay in bounds, as `dynamic_slice`
 does; `gather(..., mode="fill")` (the default, as in JAX) instead fills slices
 that would stick out with `fill_value`.
+
+Gather is linear in its operand; its transpose scatter-adds the cotangent back
+(`plax._src.lax.scatter`).
 """
 from __future__ import annotations
 
@@ -21,9 +24,10 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from plax._src.abstract import ShapedArray
+from plax._src.ad_util import Zero, is_undefined_primal, tangent_aval
 from plax._src.batching_util import broadcast_dim, moveaxis
 from plax._src.lax import bitwise, comparison, reductions, shape_ops
-from plax._src.lax.constructors import (INT, check_dtype, describe, kind_of,
+from plax._src.lax.constructors import (ANY, INT, check_dtype, describe, kind_of,
                                         standard_primitive)
 from plax._src.lax.mlir import hlo, mu
 from plax._src.tracing import get_aval
@@ -71,6 +75,7 @@ def _canonical_dnums(dnums) -> GatherDimensionNumbers:
 def _gather_shape(operand: ShapedArray, indices: ShapedArray, dnums: GatherDimensionNumbers,
                   slice_sizes: Sequence[int]) -> tuple[int, ...]:
     name = "gather"
+    check_dtype(name, operand, ANY)
     check_dtype(name, indices, INT, what="start_indices")
     if indices.ndim < 1 or indices.shape[-1] != len(dnums.start_index_map):
         raise TypeError(f"{name}: the last dimension of start_indices {describe(indices)} "
@@ -160,8 +165,55 @@ def _gather_batching(axis_data, args, dims, *, dimension_numbers, slice_sizes, *
                          **params), 0
 
 
+def _gather_jvp(primals, tangents, **params):
+    """Linear in the operand; the indices only choose."""
+    ans = gather_p.bind(*primals, **params)
+    if isinstance(tangents[0], Zero):
+        return ans, Zero(tangent_aval(get_aval(ans)))
+    return ans, gather_p.bind(tangents[0], primals[1], **params)
+
+
+def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
+                      indices_are_sorted, unique_indices, mode):
+    """Scatter-add the cotangent's slices back where gather read them (from the
+    clamped start positions gather used)."""
+    from plax._src.lax import creation, scatter
+    if not is_undefined_primal(operand):
+        return [None, None]
+    aval = operand.aval
+    if isinstance(ct, Zero):
+        return [Zero(aval), None]
+    dn = dimension_numbers
+    if mode is not GatherScatterMode.PROMISE_IN_BOUNDS:
+        indices = clamp_indices(indices, aval.shape, slice_sizes, dn.start_index_map)
+    dnums = scatter.ScatterDimensionNumbers(dn.offset_dims, dn.collapsed_slice_dims,
+                                            dn.start_index_map, dn.operand_batching_dims,
+                                            dn.start_indices_batching_dims)
+    zeros = creation.full(aval.shape, np.zeros((), aval.dtype)[()])
+    return [scatter.scatter_add_p.bind(zeros, indices, ct, dimension_numbers=dnums,
+                                       indices_are_sorted=indices_are_sorted,
+                                       unique_indices=unique_indices,
+                                       mode=GatherScatterMode.PROMISE_IN_BOUNDS), None]
+
+
 gather_p = standard_primitive("gather", _gather_abstract_eval, _gather_lower,
+                              jvp=_gather_jvp, transpose=_gather_transpose,
                               batching=_gather_batching)
+
+
+def _last_starts(indices_aval, operand_shape, window, index_map):
+    """The largest in-bounds start of each index vector entry, broadcast like the
+    indices."""
+    upper = np.asarray([operand_shape[d] - window[d] for d in index_map], indices_aval.dtype)
+    return shape_ops.broadcast_in_dim(upper, indices_aval.shape, (indices_aval.ndim - 1,))
+
+
+def clamp_indices(indices, operand_shape, window, index_map):
+    """Start indices moved so each window of sizes `window` (one per operand
+    dimension) fits in the operand, as gather's primitive does."""
+    aval = get_aval(indices)
+    upper = _last_starts(aval, operand_shape, window, index_map)
+    return comparison.clamp(np.zeros((), aval.dtype)[()], indices, upper)
 
 
 def _fill_value(dtype, fill_value):
@@ -198,9 +250,7 @@ def gather(operand, start_indices, dimension_numbers: GatherDimensionNumbers,
 def _fill_out_of_bounds(out, operand, indices, dnums, slice_sizes, fill_value):
     """`out` with the slices whose start would have been clamped set to the fill value."""
     op_aval, idx_aval, out_aval = get_aval(operand), get_aval(indices), get_aval(out)
-    upper = np.asarray([op_aval.shape[d] - slice_sizes[d] for d in dnums.start_index_map],
-                       idx_aval.dtype)
-    upper = shape_ops.broadcast_in_dim(upper, idx_aval.shape, (idx_aval.ndim - 1,))
+    upper = _last_starts(idx_aval, op_aval.shape, slice_sizes, dnums.start_index_map)
     zero = np.zeros((), idx_aval.dtype)[()]
     inside = bitwise.bitwise_and(comparison.ge(indices, zero), comparison.le(indices, upper))
     inside = reductions.reduce_and(inside, (idx_aval.ndim - 1,))

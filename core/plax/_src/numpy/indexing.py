@@ -1,9 +1,13 @@
-"""`x[index]` (basic indexing) and `take`.
+"""`x[index]`, `take` and `take_along_axis`, with NumPy's indexing semantics.
 
 Basic indexing (ints, slices, None, `...`) becomes at most one `rev` (negative
 steps), one `slice`, one `dynamic_slice` (traced scalar indices) and one
-`reshape`. Integer-array and boolean ("advanced") indexing needs a gather
-primitive, which plax does not have yet, so it raises NotImplementedError.
+`reshape`. Advanced indexing (integer arrays, concrete boolean masks) first
+applies the basic part with the advanced dimensions kept whole, then one
+`gather` picks the elements: the index arrays broadcast together, and their
+shape replaces the dimensions they index where those are adjacent in the index,
+or leads the result otherwise (NumPy's rule). Out-of-bounds array indices are
+clamped, as in JAX; negative ones count from the end.
 """
 from __future__ import annotations
 
@@ -19,17 +23,13 @@ from plax._src.abstract import ShapedArray
 from plax._src.numpy import util
 from plax._src.tracing import Tracer
 
-_ADVANCED = ("Advanced indexing (integer or boolean arrays as indices) is not yet "
-             "supported in plax: it needs lax.gather. Use basic indexing (ints, slices, "
-             "None, ...), plax.numpy.take with static indices, or lax.dynamic_slice.")
-
-
 def _is_plax_value(x) -> bool:
     return isinstance(x, Tracer) or isinstance(getattr(x, "aval", None), ShapedArray)
 
 
 def _classify(entry, position: int) -> str:
-    """'none', 'ellipsis', 'slice', 'int' (static) or 'dynamic' (a traced scalar)."""
+    """'none', 'ellipsis', 'slice', 'int' (static), 'dynamic' (a traced scalar),
+    'array' (integer array) or 'mask' (boolean array or scalar)."""
     if entry is None:
         return "none"
     if entry is Ellipsis:
@@ -37,21 +37,34 @@ def _classify(entry, position: int) -> str:
     if isinstance(entry, slice):
         return "slice"
     if isinstance(entry, (bool, np.bool_)):
-        raise NotImplementedError(_ADVANCED)
+        return "mask"
     if isinstance(entry, (int, np.integer)):
         return "int"
-    if isinstance(entry, (list, tuple)):
-        raise NotImplementedError(_ADVANCED)
-    if isinstance(entry, np.ndarray) or _is_plax_value(entry):
-        dtype = entry.dtype
-        if util.dtype_category(dtype) not in "iu" or entry.ndim != 0:
-            if util.dtype_category(dtype) in "biu":
-                raise NotImplementedError(_ADVANCED)
+    if isinstance(entry, (np.ndarray, list, tuple)) or _is_plax_value(entry):
+        category = util.dtype_category(_index_dtype(entry, position))
+        if category == "b":
+            return "mask"
+        if category not in "iu":
             raise TypeError(f"Indexer must have integer or boolean type, got indexer with "
-                            f"type {np.dtype(dtype).name} at position {position}")
+                            f"type {np.dtype(_index_dtype(entry, position)).name} at "
+                            f"position {position}")
+        if np.ndim(entry) if not _is_plax_value(entry) else entry.ndim:
+            return "array"
         return "int" if isinstance(entry, np.ndarray) else "dynamic"
     raise TypeError(f"Indexer must be an int, slice, None, Ellipsis or integer array, got "
                     f"{entry!r} of type {type(entry).__name__} at position {position}")
+
+
+def _index_dtype(entry, position: int) -> np.dtype:
+    if not isinstance(entry, (list, tuple)):
+        return entry.dtype
+    array = np.asarray(entry)
+    if array.size == 0:
+        return np.dtype(np.intp)  # NumPy indexes with an empty list as with integers
+    if array.dtype == object:
+        raise TypeError(f"Indexer must be an int, slice, None, Ellipsis or integer array, "
+                        f"got {entry!r} at position {position}")
+    return array.dtype
 
 
 @dataclasses.dataclass
@@ -129,10 +142,18 @@ def _plan(shape: tuple[int, ...], index: tuple) -> _Plan:
     return plan
 
 
-def getitem(x, index):
-    """`x[index]` for basic indices: ints, slices, None, `...`, traced integer scalars."""
+def getitem(x, index, mode=None, fill_value=None):
+    """`x[index]` with NumPy's semantics; `mode` and `fill_value` say what
+    out-of-bounds array indices do (see `gather`: "clip" by default)."""
     x = util.ensure_arraylike("getitem", x)
     index = index if isinstance(index, tuple) else (index,)
+    kinds = [_classify(e, i) for i, e in enumerate(index)]
+    if "array" in kinds or "mask" in kinds:
+        return util.as_array(_advanced(x, index, kinds, mode, fill_value))
+    return util.as_array(_basic(x, index))
+
+
+def _basic(x, index: tuple):
     shape = util.shape_of(x)
     plan = _plan(shape, index)
     out = x
@@ -150,7 +171,123 @@ def getitem(x, index):
         out = lax.dynamic_slice(out, starts, sizes)
     if tuple(plan.out_shape) != util.shape_of(out):
         out = lax.reshape(out, tuple(plan.out_shape))
-    return util.as_array(out)
+    return out
+
+
+# --- advanced indexing -----------------------------------------------------------------------
+
+_CONSUMES = {"none": 0, "ellipsis": 0, "slice": 1, "int": 1, "dynamic": 1, "array": 1}
+
+
+def _consumed(entry, kind: str) -> int:
+    return np.ndim(entry) if kind == "mask" else _CONSUMES[kind]
+
+
+def _concrete_mask(entry, position: int) -> np.ndarray:
+    if isinstance(entry, Tracer) and entry.to_concrete_value() is None:
+        raise TypeError(f"Array boolean indices must be concrete; got {entry.aval.str_short()} "
+                        f"at position {position} while tracing {entry._trace.describe()}. "
+                        "Use plax.numpy.where or lax.select with a fixed-shape result "
+                        "instead.")
+    return np.asarray(util.concrete_or_error(entry, "boolean index"), bool)
+
+
+def _advanced(x, index: tuple, kinds: list, mode, fill_value):
+    """The basic entries applied with advanced dims kept whole, then one gather."""
+    shape = util.shape_of(x)
+    used = sum(_consumed(e, k) for e, k in zip(index, kinds))
+    if kinds.count("ellipsis") > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if used > len(shape):
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, "
+                         f"but {used} were indexed")
+    if "ellipsis" in kinds:
+        at = kinds.index("ellipsis")
+        fill = (slice(None),) * (len(shape) - used)
+        index, kinds = (index[:at] + fill + index[at + 1:],
+                        kinds[:at] + ["slice"] * len(fill) + kinds[at + 1:])
+    basic, picks, dim = [], [], 0  # picks: (result dim of the basic part, index, size)
+    for position, (entry, kind) in enumerate(zip(index, kinds)):
+        if kind in ("none", "slice"):
+            basic.append(entry)
+            dim += kind == "slice"
+            continue
+        if kind == "mask":
+            mask = _concrete_mask(entry, position)
+            if mask.ndim == 0:  # a new axis of size 1 (True) or 0 (False)
+                picks.append((len(basic), np.arange(int(mask)), 1))
+                basic.append(None)
+                continue
+            want = shape[dim:dim + mask.ndim]
+            if mask.shape != want:
+                raise IndexError(f"boolean index did not match indexed array along axes "
+                                 f"{tuple(range(dim, dim + mask.ndim))}; the array's size "
+                                 f"there is {want} but the boolean index has shape "
+                                 f"{mask.shape}")
+            for k, nz in enumerate(np.nonzero(mask)):
+                picks.append((len(basic), nz, shape[dim + k]))
+                basic.append(slice(None))
+            dim += mask.ndim
+            continue
+        if kind == "int":
+            i, size = operator.index(entry), shape[dim]
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {size}")
+        picks.append((len(basic), entry, shape[dim]))
+        basic.append(slice(None))
+        dim += 1
+    y = _basic(x, tuple(basic))
+    dims = [d for d, _, _ in picks]
+    adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
+    return gather_indexed(y, [(d, i) for d, i, _ in picks], dims[0] if adjacent else 0,
+                          mode, fill_value)
+
+
+def _index_array(index, size: int, dtype, wrap_negative: bool):
+    """An index as an integer array of `dtype`, negative entries counted from the end."""
+    if isinstance(index, (list, tuple)):
+        index = np.asarray(index, np.int64) if len(index) == 0 else np.asarray(index)
+    if not _is_plax_value(index):
+        index = np.asarray(index).astype(np.int64)
+        if wrap_negative:
+            index = np.where(index < 0, index + size, index)
+        return index.astype(dtype)
+    index = util.convert(index, dtype)
+    if wrap_negative and util.dtype_category(util.dtype_of(index)) == "i":
+        index = lax.select(lax.lt(index, np.zeros((), dtype)[()]),
+                           lax.add(index, np.asarray(size, dtype)[()]), index)
+    return index
+
+
+def gather_indexed(y, picks, position: int, mode=None, fill_value=None,
+                   wrap_negative: bool = True):
+    """Elements of `y` at the index arrays `picks` [(dimension of y, index)], which
+    broadcast together; their broadcast shape replaces the picked dimensions at
+    `position` among the others. `mode` as in `lax.gather` ("clip" if None)."""
+    yshape = util.shape_of(y)
+    dtype = dtypes.default_int_dtype()
+    arrays = [_index_array(i, yshape[d], dtype, wrap_negative) for d, i in picks]
+    try:
+        bshape = np.broadcast_shapes(*(util.shape_of(a) for a in arrays))
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
+                         "with shapes " + " ".join(str(util.shape_of(a)) for a in arrays)
+                         ) from None
+    if all(not _is_plax_value(a) for a in arrays):
+        indices = np.stack([np.broadcast_to(a, bshape) for a in arrays], axis=-1)
+    else:
+        indices = lax.concatenate([lax.reshape(util.broadcast_to_shape(a, bshape), bshape + (1,))
+                                   for a in arrays], len(bshape))
+    dims = [d for d, _ in picks]
+    rest = len(yshape) - len(dims)
+    offset_dims = tuple(range(position)) + tuple(range(position + len(bshape),
+                                                        rest + len(bshape)))
+    dnums = lax.GatherDimensionNumbers(offset_dims=offset_dims,
+                                       collapsed_slice_dims=tuple(sorted(dims)),
+                                       start_index_map=tuple(dims))
+    sizes = [1 if d in dims else n for d, n in enumerate(yshape)]
+    return lax.gather(y, indices, dnums, sizes, mode="clip" if mode is None else mode,
+                      fill_value=fill_value)
 
 
 # --- take ------------------------------------------------------------------------------------
@@ -158,16 +295,31 @@ def getitem(x, index):
 _TAKE_MODES = ("fill", "clip", "wrap", "promise_in_bounds")
 
 
-def _fill_for(dtype, fill_value):
-    """NaN for inexact dtypes; the extreme value (min signed, max unsigned, True) else."""
-    if fill_value is not None:
-        return fill_value
-    category = util.dtype_category(dtype)
-    if category in "fc":
-        return np.nan
-    if category == "b":
-        return True
-    return dtypes.iinfo(dtype).min if category == "i" else dtypes.iinfo(dtype).max
+def _take_mode(name: str, mode):
+    mode = "fill" if mode is None else mode
+    if mode not in _TAKE_MODES:
+        raise ValueError(f"{name}: invalid mode {mode!r}; expected one of {_TAKE_MODES}")
+    return mode
+
+
+def _int_indices(name: str, indices):
+    indices = util.operand(indices)
+    if util.dtype_category(util.dtype_of(indices)) not in "iu":
+        raise TypeError(f"{name}: indices must be integers, got dtype "
+                        f"{util.dtype_of(indices)}")
+    return indices
+
+
+def _wrap_mod(indices, size: int):
+    """Indices taken modulo `size` (NumPy's mode="wrap")."""
+    if not _is_plax_value(indices):
+        return np.mod(indices, max(size, 1))
+    dtype = util.dtype_of(indices)
+    r = lax.rem(indices, np.asarray(max(size, 1), dtype)[()])
+    if util.dtype_category(dtype) == "u":
+        return r
+    return lax.select(lax.lt(r, np.zeros((), dtype)[()]), lax.add(r, np.asarray(size, dtype)[()]),
+                      r)
 
 
 def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
@@ -175,7 +327,7 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
     """Elements of `a` at `indices` along `axis` (of the flattened array if None).
 
     Out-of-range indices follow `mode`: "fill" (the default: NaN, or the extreme
-    integer), "clip" or "wrap". Indices must be static, or one traced scalar.
+    integer; negative indices count from the end), "clip" or "wrap".
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.take is not supported.")
@@ -183,71 +335,46 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
     a = util.operand(a)
     if axis is None:
         a, axis = lax.reshape(a, (math.prod(util.shape_of(a)),)), 0
-    shape = util.shape_of(a)
-    axis = util.canonicalize_axis(axis, len(shape))
-    mode = "fill" if mode is None else mode
-    if mode not in _TAKE_MODES:
-        raise ValueError(f"take: invalid mode {mode!r}; expected one of {_TAKE_MODES}")
-    dtype = util.dtype_of(a)
-    if util.dtype_category(util.dtype_of(util.operand(indices))) not in "iu":
-        raise TypeError(f"take: indices must be integers, got dtype "
-                        f"{util.dtype_of(util.operand(indices))}")
-    fill = util.convert(util.ensure_arraylike("take", _fill_for(dtype, fill_value)), dtype)
-    if isinstance(indices, Tracer) and indices.to_concrete_value() is None:
-        if util.shape_of(indices):
-            raise NotImplementedError(_ADVANCED)
-        return _take_traced_scalar(a, indices, axis, mode, fill)
-    return _take_static(a, np.asarray(util.concrete_or_error(indices, "take")), axis, mode,
-                        fill)
-
-
-def _take_traced_scalar(a, index, axis, mode, fill):
+    axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
+    mode = _take_mode("take", mode)
+    indices = _int_indices("take", indices)
     size = util.shape_of(a)[axis]
-    index = util.convert(index, dtypes.default_int_dtype())
     if mode == "wrap":
-        index = lax.rem(index, size)
-        index = util.select_n(lax.lt(index, 0), index, lax.add(index, size))
-    elif mode == "clip":
-        index = lax.clamp(0, index, size - 1)
-    out = lax.dynamic_index_in_dim(a, index, axis, keepdims=False)
-    if mode == "fill":
-        in_bounds = lax.bitwise_and(lax.ge(index, -size), lax.lt(index, size))
-        out = util.select_n(in_bounds, lax.broadcast_in_dim(fill, util.shape_of(out), ()), out)
-    return out
+        indices, mode = _wrap_mod(indices, size), "clip"
+    return util.as_array(gather_indexed(a, [(axis, indices)], axis, mode, fill_value,
+                                        wrap_negative=mode != "clip"))
 
 
-def _take_static(a, indices: np.ndarray, axis: int, mode: str, fill):
-    shape = util.shape_of(a)
-    size = shape[axis]
-    flat = indices.astype(np.int64).ravel()
-    if mode == "wrap" and size:
-        flat = flat % size
-    elif mode == "clip":
-        flat = np.clip(flat, 0, size - 1)
-    else:
-        flat = np.where(flat < 0, flat + size, flat)
-    valid = (flat >= 0) & (flat < size)
-    if not valid.all() and mode != "fill":
-        raise IndexError(f"take: index out of bounds for axis {axis} with size {size}")
-    pieces, run_start, run_len = [], None, 0
-    piece_shape = list(shape)
-
-    def close_run():
-        if run_len:
-            pieces.append(lax.slice_in_dim(a, run_start, run_start + run_len, axis=axis))
-
-    for i, ok in zip(flat.tolist(), valid.tolist()):
-        if ok and run_len and i == run_start + run_len:
-            run_len += 1
-            continue
-        close_run()
-        run_start, run_len = (i, 1) if ok else (None, 0)
-        if not ok:
-            piece_shape[axis] = 1
-            pieces.append(lax.broadcast_in_dim(fill, tuple(piece_shape), ()))
-    close_run()
-    out_shape = shape[:axis] + indices.shape + shape[axis + 1:]
-    if not pieces:
-        return lax.broadcast_in_dim(fill, out_shape, ())
-    joined = lax.concatenate(pieces, axis) if len(pieces) > 1 else pieces[0]
-    return lax.reshape(joined, out_shape)
+def take_along_axis(arr, indices, axis: int | None, mode: str | None = None,
+                    fill_value=None):
+    """`arr`'s elements at `indices` along `axis`, matched one to one along the other
+    dimensions (which broadcast), as `numpy.take_along_axis`."""
+    util.check_arraylike("take_along_axis", arr, indices)
+    arr, indices = util.operand(arr), _int_indices("take_along_axis", indices)
+    if axis is None:
+        if len(util.shape_of(indices)) != 1:
+            raise ValueError(f"take_along_axis: when axis=None, indices must be 1-D, got "
+                             f"shape {util.shape_of(indices)}")
+        arr, axis = lax.reshape(arr, (math.prod(util.shape_of(arr)),)), 0
+    ashape, ishape = util.shape_of(arr), util.shape_of(indices)
+    if len(ashape) != len(ishape):
+        raise ValueError(f"take_along_axis: indices and arr must have the same number of "
+                         f"dimensions; got indices of shape {ishape} and arr of shape "
+                         f"{ashape}")
+    axis = util.canonicalize_axis(axis, len(ashape))
+    mode = _take_mode("take_along_axis", mode)
+    size = ashape[axis]
+    if mode == "wrap":
+        indices, mode = _wrap_mod(indices, size), "clip"
+    common = util.broadcast_shapes(*(s[:axis] + (1,) + s[axis + 1:] for s in (ashape, ishape)))
+    with_axis = lambda n: common[:axis] + (n,) + common[axis + 1:]  # noqa: E731
+    arr = util.broadcast_to_shape(arr, with_axis(size))
+    index = _index_array(indices, size, dtypes.default_int_dtype(), mode != "clip")
+    index = util.broadcast_to_shape(index, with_axis(ishape[axis]))
+    batch = tuple(d for d in range(len(ashape)) if d != axis)
+    dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
+                                       start_index_map=(axis,), operand_batching_dims=batch,
+                                       start_indices_batching_dims=batch)
+    index = lax.reshape(index, util.shape_of(index) + (1,))
+    return util.as_array(lax.gather(arr, index, dnums, (1,) * len(ashape), mode=mode,
+                                    fill_value=fill_value))
