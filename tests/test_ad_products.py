@@ -1,5 +1,5 @@
-"""Derivatives of products and running extrema where the easy formulas fail: at zeros
-of the operand (no division by factors) and through cummax/cummin."""
+"""Derivatives of order-dependent primitives where the easy formulas fail: products at
+zeros of the operand (no division by factors), running extrema, and sorting."""
 import numpy as np
 import pytest
 
@@ -50,3 +50,17 @@ def test_running_maximum_routes_tangents_to_the_running_argmax():
 def test_empty_reductions_have_zero_tangents():
     jac = plax.jacfwd(lambda v: lax.reduce_prod(v, (1,)))(np.ones((2, 0), np.float32))
     assert jac.shape == (2, 2, 0)
+
+
+@pytest.mark.parametrize("dimension", [0, 1])
+def test_sort_routes_tangents_through_the_permutation(dimension):
+    check_grads(lambda v: lax.sort(v, dimension), (DISTINCT,), 2, modes=("fwd", "rev"),
+                atol=1e-2, rtol=1e-2)
+    values = np.arange(12, dtype=np.float32).reshape(3, 4)
+    check_grads(lambda k, v: lax.sort_key_val(k, v, dimension), (DISTINCT, values), 2,
+                modes=("fwd", "rev"), atol=1e-2, rtol=1e-2)
+
+
+def test_gradient_of_the_largest_element_lands_on_it():
+    grad = plax.grad(lambda v: jnp.sort(v)[-1])(np.array([0.5, 3.0, -1.0], np.float32))
+    np.testing.assert_array_equal(grad, [0.0, 1.0, 0.0])

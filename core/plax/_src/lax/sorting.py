@@ -11,6 +11,7 @@ from typing import Sequence
 import numpy as np
 
 from plax._src.abstract import ShapedArray
+from plax._src.ad_util import Zero
 from plax._src.batching_util import axes_batcher
 from plax._src.lax.constructors import (ANY, canonicalize_axis, check_dtype, describe, kind_of,
                                         real_dtype, standard_primitive)
@@ -83,8 +84,37 @@ def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
     return list(op.results)
 
 
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+    """Sort an iota along with the operands to learn the permutation, then apply it to
+    every tangent (ties keep their order when `is_stable`, as the primal sort does)."""
+    from plax._src.lax.creation import broadcasted_iota
+    shape = get_aval(primals[0]).shape
+    *outs, permutation = sort_p.bind(*primals, broadcasted_iota(np.int32, shape, dimension),
+                                     dimension=dimension, is_stable=is_stable,
+                                     num_keys=num_keys)
+    return outs, [t if isinstance(t, Zero) else _take_along(t, permutation, dimension)
+                  for t in tangents]
+
+
+def _take_along(x, indices, dimension: int):
+    """`x[..., indices[...], ...]` along `dimension`, as one gather of single elements."""
+    from plax._src.lax.creation import broadcasted_iota
+    from plax._src.lax.gather import GatherDimensionNumbers, GatherScatterMode, gather
+    from plax._src.lax.shape_ops import concatenate, expand_dims
+    shape = get_aval(x).shape
+    coordinates = [indices if d == dimension else broadcasted_iota(np.int32, shape, d)
+                   for d in range(len(shape))]
+    index_vectors = concatenate([expand_dims(c, (len(shape),)) for c in coordinates],
+                                len(shape))
+    everything = tuple(range(len(shape)))
+    dnums = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=everything,
+                                   start_index_map=everything)
+    return gather(x, index_vectors, dnums, (1,) * len(shape),
+                  mode=GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
 sort_p = standard_primitive("sort", _sort_abstract_eval, _sort_lower, multiple_results=True,
-                            batching=axes_batcher("dimension"))
+                            batching=axes_batcher("dimension"), jvp=_sort_jvp)
 
 
 def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
