@@ -90,3 +90,15 @@ def test_standard_primitive_rules_are_listed_with_their_owner():
     rules = rules_of("sin")
     assert rules["abstract_eval"] == "plax"
     assert "lowering" in rules
+
+
+def test_transform_rules_of_higher_order_primitives_are_listed_before_first_use():
+    proc = _run("""
+        import sys
+        from plax.extend import rules_of
+        assert "plax_transforms.autodiff_api" not in sys.modules
+        print(sorted(rules_of("jit")), sorted(rules_of("scan")))
+    """)
+    assert proc.returncode == 0, proc.stderr
+    for kind in ("jvp", "transpose", "batching", "partial_eval", "lowering"):
+        assert proc.stdout.count(f"'{kind}'") == 2, proc.stdout

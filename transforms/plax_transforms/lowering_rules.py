@@ -13,6 +13,3 @@ from plax_transforms.jit_primitive import jit_p
 @jit_p.def_lowering
 def _jit_lowering(ctx, *args, jaxpr, name: str, **_):
     return ctx.lower_subjaxpr(jaxpr, *args, name=name)
-
-# The differentiation and batching rules of cond/while/scan load with this module.
-from plax_transforms import control_flow_rules  # noqa: E402,F401
