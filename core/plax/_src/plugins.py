@@ -8,7 +8,6 @@ and skipped; it never takes the other plugins down.
 """
 from __future__ import annotations
 
-import importlib
 import importlib.metadata as metadata
 import threading
 import warnings

@@ -9,7 +9,7 @@ primitive supports and who provided each rule.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Callable
 
 # Kinds the core itself consults; transforms may add their own.
 ABSTRACT_EVAL = "abstract_eval"
