@@ -114,3 +114,19 @@ def test_tracers_have_numpy_methods_and_python_operator_fallbacks():
         return x.var(), x.flatten(), x.reshape(3, 1)
     closed = plax.make_jaxpr(f)(np.ones((1, 3), np.float32))
     assert [a.shape for a in closed.out_avals] == [(), (3,), (3, 1)]
+
+
+@pytest.mark.parametrize("api", ["make_jaxpr", "jit", "grad", "value_and_grad", "vmap",
+                                 "jacfwd", "jacrev", "hessian", "checkpoint", "custom_jvp",
+                                 "custom_vjp"])
+def test_transformations_reject_non_callables_when_applied(api):
+    with pytest.raises(TypeError, match="Expected a callable value, got 3 of type int"):
+        getattr(plax, api)(3)
+
+
+@pytest.mark.parametrize("api", ["jvp", "linearize", "vjp", "linear_transpose"])
+def test_function_transformations_taking_arguments_reject_non_callables(api):
+    args = {"jvp": ((1.0,), (1.0,)), "linearize": (1.0,), "vjp": (1.0,),
+            "linear_transpose": (1.0,)}[api]
+    with pytest.raises(TypeError, match="Expected a callable value"):
+        getattr(plax, api)("not a function", *args)

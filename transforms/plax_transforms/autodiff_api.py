@@ -20,7 +20,7 @@ from plax._src import debug_info as dbg_util
 from plax._src import dtypes, tree_util
 from plax._src.ad_util import (UndefinedPrimal, Zero, instantiate, is_differentiable_dtype,
                                tangent_aval, zeros_like_aval)
-from plax._src.api_util import normalize_argnums
+from plax._src.api_util import check_callable, normalize_argnums
 from plax._src.ir import ClosedJaxpr
 from plax._src.jaxpr_util import eval_jaxpr
 from plax._src.tracing import current_trace, get_aval, set_current_trace
@@ -62,6 +62,7 @@ def _as_tangent(t):
 
 def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     """(fun(*primals), the directional derivative of fun at primals along tangents)."""
+    check_callable(fun, "jvp")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: primal and tangent arguments must be tuples or lists; found "
                         f"{type(primals).__name__} and {type(tangents).__name__}")
@@ -177,6 +178,7 @@ def _flat_traced(fun: Callable, in_tree, has_aux: bool, api: str):
 def linearize(fun: Callable, *primals, has_aux: bool = False):
     """(fun(*primals), f_jvp) where f_jvp(*tangents) is the jvp at `primals`, evaluated
     from saved residuals without re-running `fun`."""
+    check_callable(fun, "linearize")
     flat, in_tree = tree_util.tree_flatten(primals)
     in_avals = _avals_of(flat, "linearize")
     dbg = dbg_util.make_tracing_debug_info("linearize", fun, primals, {})
@@ -201,6 +203,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
 
 def vjp(fun: Callable, *primals, has_aux: bool = False):
     """(fun(*primals), f_vjp) where f_vjp(cotangent) gives one cotangent per primal."""
+    check_callable(fun, "vjp")
     flat, in_tree = tree_util.tree_flatten(primals)
     _avals_of(flat, "vjp")
     dbg = dbg_util.make_tracing_debug_info("vjp", fun, primals, {})
@@ -281,6 +284,7 @@ def _with_dyn(fun, args, kwargs, argnums):
 def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,
                    allow_int: bool = False, reduce_axes=()):
     """A function returning (fun(*args), the gradient of fun with respect to `argnums`)."""
+    check_callable(fun, "value_and_grad")
     single = isinstance(argnums, int)
     nums = normalize_argnums(argnums, "argnums")
 
@@ -400,6 +404,7 @@ def _jac_setup(fun, args, kwargs, argnums, api: str):
 def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """The Jacobian of `fun` by forward mode (one `jvp` batched over the input basis):
     output shape + input shape per (output, input) pair."""
+    check_callable(fun, "jacfwd")
     from plax_transforms.vmap_api import vmap
     normalize_argnums(argnums, "argnums")
 
@@ -441,6 +446,7 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
            allow_int: bool = False):
     """The Jacobian of `fun` by reverse mode (one transposed linearization batched
     over the output basis): output shape + input shape per (output, input) pair."""
+    check_callable(fun, "jacrev")
     from plax_transforms.vmap_api import vmap
     normalize_argnums(argnums, "argnums")
 
@@ -479,6 +485,7 @@ def hessian(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool =
 
 def linear_transpose(fun: Callable, *primals, reduce_axes=()):
     """The transpose of the linear function `fun`, whose inputs look like `primals`."""
+    check_callable(fun, "linear_transpose")
     flat, in_tree = tree_util.tree_flatten(primals)
     in_avals = _avals_of(flat, "linear_transpose")
     for a in in_avals:

@@ -34,7 +34,7 @@ from plax._src import debug_info as dbg_util
 from plax._src import tree_util
 from plax._src.ad_util import (Zero, instantiate, is_differentiable_dtype, tangent_aval,
                                zeros_like_aval)
-from plax._src.api_util import normalize_argnums
+from plax._src.api_util import check_callable, normalize_argnums
 from plax._src.ir import ClosedJaxpr, Jaxpr
 from plax._src.jaxpr_util import eval_jaxpr
 from plax._src.lax.conversion import stop_gradient
@@ -88,6 +88,7 @@ class _Decorated:
     api = ""
 
     def __init__(self, fun: Callable, nondiff_argnums=()):
+        check_callable(fun, type(self).__name__)
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.nondiff_argnums = normalize_argnums(nondiff_argnums, "nondiff_argnums")

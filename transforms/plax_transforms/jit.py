@@ -30,7 +30,7 @@ from jaxlib import weakref_lru_cache as _weakref_lru_cache
 from plax._src import config, tracing
 from plax._src import debug_info as dbg_util
 from plax._src import tree_util
-from plax._src.api_util import bind_static, split_static
+from plax._src.api_util import bind_static, check_callable, split_static
 from plax._src.debug_info import TracingDebugInfo
 from plax._src.ir import ClosedJaxpr, Jaxpr
 from plax._src.jaxpr_util import eval_jaxpr
@@ -355,8 +355,7 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
                    abstracted_axes=abstracted_axes)
     if fun is None:
         return lambda f: jit(f, **options)
-    if not callable(fun):
-        raise TypeError(f"Expected a callable value, got {fun!r}")
+    check_callable(fun, "jit")
     for name in ("in_shardings", "out_shardings", "abstracted_axes"):
         if options[name] is not None:
             raise NotImplementedError(f"jit: {name} is not supported yet (it comes with "

@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 from plax._src import debug_info as dbg_util
 from plax._src import tree_util
 from plax._src.ad_util import Zero, instantiate, is_undefined_primal, tangent_aval
-from plax._src.api_util import normalize_argnums
+from plax._src.api_util import check_callable, normalize_argnums
 from plax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from plax._src.jaxpr_util import dce_jaxpr, eval_jaxpr
 from plax._src.lax.mlir import hlo
@@ -41,8 +41,7 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
                static_argnums=()) -> Callable:
     """`fun` whose intermediate values reverse mode recomputes instead of saving
     (except those `policy` allows). `static_argnums` are passed as Python values."""
-    if not callable(fun):
-        raise TypeError(f"checkpoint expects a callable, got {type(fun).__name__}")
+    check_callable(fun, "checkpoint")
     if policy is not None and not callable(policy):
         raise TypeError(f"checkpoint: policy must be callable (see "
                         f"plax.ad_checkpoint.checkpoint_policies), got {policy!r}")

@@ -12,6 +12,7 @@ import functools
 from typing import Any, Callable
 
 from plax._src import axis_env, tree_util
+from plax._src.api_util import check_callable
 from plax._src import debug_info as dbg_util
 from plax._src.batching_util import AxisData, move_to, not_mapped
 from plax._src.tracing import get_aval, set_current_trace
@@ -40,8 +41,7 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size: int | 
     `axis_size` gives its size when no argument is mapped; `spmd_axis_name` names the
     mesh axes the batch dimension is sharded over inside sharding constraints.
     """
-    if not callable(fun):
-        raise TypeError(f"vmap requires a callable as its first argument, got {fun!r}")
+    check_callable(fun, "vmap")
     if isinstance(in_axes, list):  # a list can never be a prefix of the args tuple
         in_axes = tuple(in_axes)
     _check_axes_spec(in_axes, "in_axes")

@@ -7,7 +7,7 @@ from typing import Callable
 from plax._src import debug_info as dbg_util
 from plax._src import tree_util
 from plax._src.abstract import ShapeDtypeStruct
-from plax._src.api_util import bind_static, normalize_argnums, split_static
+from plax._src.api_util import bind_static, check_callable, normalize_argnums, split_static
 from plax._src.ir import ClosedJaxpr
 from plax._src.staging import trace_to_jaxpr
 from plax._src.tracing import get_aval
@@ -20,6 +20,7 @@ def make_jaxpr(fun: Callable, static_argnums=(), axis_env=None, return_shape: bo
     Inputs may be arrays, scalars or `ShapeDtypeStruct`s, in any pytree; with
     `return_shape=True` the output's shape/dtype structure is returned as well.
     """
+    check_callable(fun, "make_jaxpr")
     if axis_env is not None or abstracted_axes is not None:
         raise NotImplementedError("make_jaxpr: axis_env and abstracted_axes are not supported")
     static_argnums = normalize_argnums(static_argnums, "static_argnums")

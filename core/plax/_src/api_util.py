@@ -37,6 +37,14 @@ def bind_static(fun: Callable, static_args, static_kwargs) -> Callable:
     return with_statics
 
 
+def check_callable(fun, api: str) -> None:
+    """The TypeError every transformation raises when given something to call that
+    is not callable (at decoration time, not at the first call)."""
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun!r} of type "
+                        f"{type(fun).__name__}, as the function to {api}")
+
+
 def normalize_argnums(argnums, name: str) -> tuple[int, ...]:
     """An int or a sequence of ints, validated."""
     if argnums is None:
