@@ -21,7 +21,9 @@ from plax._src.ir import ClosedJaxpr
 from plax._src.jaxpr_util import eval_jaxpr
 from plax._src.primitive import JVP
 from plax._src.staging import StagingTrace
-from plax._src.tracing import Trace, Tracer, current_trace, get_aval, set_current_trace
+from plax._src.lax.conversion import convert_with_weak_type
+from plax._src.tracing import (Trace, Tracer, current_trace, get_aval, is_python_scalar,
+                               set_current_trace)
 
 
 class JVPTracer(Tracer):
@@ -59,6 +61,14 @@ class JVPTrace(Trace):
     def wrap(self, primal, tangent):
         return primal if isinstance(tangent, Zero) else JVPTracer(self, primal, tangent)
 
+    def new_input(self, primal, tangent):
+        """An input of the differentiated function. A Python scalar primal becomes a
+        weakly typed array first: rules then always meet arrays, never two Python
+        scalars of different kinds (which lax refuses to combine)."""
+        if is_python_scalar(primal):
+            primal = convert_with_weak_type(primal, get_aval(primal).dtype, weak_type=True)
+        return self.wrap(primal, tangent)
+
     def process_primitive(self, primitive, args, params):
         primals, tangents = zip(*map(self.to_primal_tangent, args)) if args else ((), ())
         with set_current_trace(self.parent):
@@ -85,7 +95,7 @@ def jvp_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any],
     `tangents` may hold `Zero`s; output tangents are instantiated if asked.
     """
     trace = JVPTrace()
-    tracers = [trace.wrap(p, t) for p, t in zip(primals, tangents)]
+    tracers = [trace.new_input(p, t) for p, t in zip(primals, tangents)]
     try:
         with set_current_trace(trace):
             outs = fun(*tracers)

@@ -138,7 +138,7 @@ def linearize_flat(flat_fun: Callable[..., Sequence[Any]], primals: Sequence[Any
     pe = PartialEvalTrace()
     jvp_trace = JVPTrace(parent=pe)
     tangents = [pe.new_arg(tangent_aval(a)) for a in in_avals]
-    tracers = [jvp_trace.wrap(p, t if is_differentiable_dtype(a.dtype) else Zero(t.aval))
+    tracers = [jvp_trace.new_input(p, t if is_differentiable_dtype(a.dtype) else Zero(t.aval))
                for p, t, a in zip(primals, tangents, in_avals)]
     try:
         with set_current_trace(jvp_trace):

@@ -541,12 +541,13 @@ def picked(x, y, ans):
 
 
 def _abs_tangent(g, ans, x):
-    if kind_of(x.dtype) == "complex":
+    if kind_of(get_aval(x).dtype) == "complex":  # x may be a Python scalar
         return div(real(mul(conj(x), g)), ans)
     return mul(g, sign(x))
 
 
 def _pow_dx(x, y):
-    from plax._src.lax.conversion import convert_element_type
-    y = convert_element_type(y, x.dtype) if y.dtype != x.dtype else y
+    from plax._src.lax.conversion import convert_with_weak_type
+    # In x's dtype, and an array even when y is a Python scalar, so that y - 1 is too.
+    y = convert_with_weak_type(y, get_aval(x).dtype, weak_type=get_aval(y).weak_type)
     return mul(y, pow(x, sub(y, 1)))

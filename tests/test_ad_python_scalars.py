@@ -1,0 +1,39 @@
+"""Differentiating at Python scalars: the primal inputs are made arrays first, so no
+rule ever has to combine two Python scalars of different kinds."""
+import numpy as np
+import pytest
+
+import plax
+from plax import lax
+
+UNARY = ["sin", "cos", "tan", "exp", "log", "sqrt", "rsqrt", "cbrt", "tanh", "logistic",
+         "asin", "acos", "atan", "sinh", "cosh", "asinh", "atanh", "erf", "erfc", "erf_inv",
+         "lgamma", "digamma", "log1p", "expm1", "exp2", "square", "abs", "sign", "floor",
+         "ceil", "round", "neg"]
+BINARY = ["add", "sub", "mul", "div", "pow", "max", "min", "atan2", "rem", "nextafter"]
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_grad_of_unary_primitive_at_a_python_float(name):
+    f = getattr(lax, name)
+    x, eps = 0.3, 1e-3  # away from rounding boundaries and domain edges
+    g = plax.grad(f)(x)
+    want = (float(f(np.float32(x + eps))) - float(f(np.float32(x - eps)))) / (2 * eps)
+    np.testing.assert_allclose(float(g), want, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_grad_of_binary_primitive_at_python_floats(name):
+    gx, gy = plax.grad(getattr(lax, name), argnums=(0, 1))(0.5, 0.75)
+    assert np.isfinite(float(gx)) and np.isfinite(float(gy))
+
+
+def test_power_rule_with_constant_python_exponents():
+    assert float(plax.grad(lambda x: lax.pow(x, 3.0))(2.0)) == pytest.approx(12.0)
+    assert float(plax.grad(lambda x: lax.pow(2.0, x))(3.0)) == pytest.approx(8 * np.log(2))
+    assert float(plax.grad(lambda x: x ** 3)(2.0)) == pytest.approx(12.0)
+
+
+def test_real_valued_function_of_a_complex_python_scalar():
+    # JAX's convention for non-holomorphic functions: the conjugate of the gradient.
+    assert complex(plax.grad(lambda z: abs(z) ** 2)(1.0 + 1.0j)) == pytest.approx(2 - 2j)
