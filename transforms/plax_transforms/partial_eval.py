@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from plax._src.debug_info import JaxprDebugInfo
 from plax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from plax._src.jaxpr_util import dce_jaxpr
 from plax._src.primitive import PARTIAL_EVAL
@@ -120,37 +119,49 @@ def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: Sequence[bool],
         if u and not is_unknown(v):
             need(v)
 
+    return assemble_split(closed, unknowns, out_unknowns, known_eqns, unknown_eqns, residuals)
+
+
+def assemble_split(closed: ClosedJaxpr, unknowns: Sequence[bool], out_unknowns: Sequence[bool],
+                   known_eqns: Sequence[JaxprEqn], staged_eqns: Sequence[JaxprEqn],
+                   residuals: Sequence[Var]
+                   ) -> tuple[ClosedJaxpr, ClosedJaxpr, list[bool], int]:
+    """The known and staged Jaxprs of a split, with their debug info (one name per
+    variable; residuals named `residual[i]`): `known` maps known inputs to known
+    outputs then residuals; `staged` maps residuals then unknown inputs to the
+    unknown outputs, reading each residual through a fresh variable."""
+    jaxpr = closed.jaxpr
     dbg = jaxpr.debug_info
-    res_names = [residual_name(i) for i in range(len(residuals))]
-    known_dbg = unknown_dbg = None
+    res_names = tuple(residual_name(i) for i in range(len(residuals)))
+    known_dbg = staged_dbg = None
     if dbg is not None:
-        names = dbg.arg_names
-        paths = dbg.result_paths
-        known_dbg = JaxprDebugInfo(
-            dbg.traced_for, dbg.func_src_info,
-            None if names is None else tuple(n for n, u in zip(names, unknowns) if not u),
-            None if paths is None else
-            tuple(p for p, u in zip(paths, out_unknowns) if not u) + tuple(res_names))
-        unknown_dbg = JaxprDebugInfo(
-            dbg.traced_for, dbg.func_src_info,
-            None if names is None else
-            tuple(res_names) + tuple(n for n, u in zip(names, unknowns) if u),
-            None if paths is None else tuple(p for p, u in zip(paths, out_unknowns) if u))
+        names, paths = dbg.arg_names, dbg.result_paths
+        known_dbg = dbg._replace(
+            arg_names=None if names is None else
+            tuple(n for n, u in zip(names, unknowns) if not u),
+            result_paths=None if paths is None else
+            tuple(p for p, u in zip(paths, out_unknowns) if not u) + res_names)
+        staged_dbg = dbg._replace(
+            arg_names=None if names is None else
+            res_names + tuple(n for n, u in zip(names, unknowns) if u),
+            result_paths=None if paths is None else
+            tuple(p for p, u in zip(paths, out_unknowns) if u))
 
     known = Jaxpr(jaxpr.constvars, [v for v, u in zip(jaxpr.invars, unknowns) if not u],
-                  [v for v, u in zip(jaxpr.outvars, out_unknowns) if not u] + residuals,
+                  [v for v, u in zip(jaxpr.outvars, out_unknowns) if not u] + list(residuals),
                   known_eqns, frozenset().union(*(e.effects for e in known_eqns)), known_dbg)
     known, _ = dce_jaxpr(known, [True] * len(known.outvars), instantiate=True)
-    # Residuals stand for known values in the unknown Jaxpr: fresh variables.
+    # Residuals stand for known values in the staged Jaxpr: fresh variables.
     fresh = {id(r): Var(r.aval) for r in residuals}
 
     def rename(atom):
         return fresh.get(id(atom), atom) if isinstance(atom, Var) else atom
 
-    unknown = Jaxpr([], [fresh[id(r)] for r in residuals]
-                    + [v for v, u in zip(jaxpr.invars, unknowns) if u],
-                    [rename(v) for v, u in zip(jaxpr.outvars, out_unknowns) if u],
-                    [e.replace(invars=[rename(a) for a in e.invars]) for e in unknown_eqns],
-                    frozenset().union(*(e.effects for e in unknown_eqns)), unknown_dbg)
-    return (ClosedJaxpr(known, closed.consts), ClosedJaxpr(unknown, []), out_unknowns,
+    staged_eqns = [e.replace(invars=[rename(a) for a in e.invars]) for e in staged_eqns]
+    staged = Jaxpr([], [fresh[id(r)] for r in residuals]
+                   + [v for v, u in zip(jaxpr.invars, unknowns) if u],
+                   [rename(v) for v, u in zip(jaxpr.outvars, out_unknowns) if u],
+                   staged_eqns, frozenset().union(*(e.effects for e in staged_eqns)),
+                   staged_dbg)
+    return (ClosedJaxpr(known, closed.consts), ClosedJaxpr(staged, []), list(out_unknowns),
             len(residuals))

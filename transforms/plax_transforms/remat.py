@@ -31,7 +31,7 @@ from plax._src.tracing import get_aval, set_current_trace
 from plax_transforms.ad import jvp_jaxpr
 from plax_transforms.batching import batch_jaxpr
 from plax_transforms.custom_derivatives import closure_convert_flat, named_hoisted
-from plax_transforms.partial_eval import PARTIAL_EVAL_JAXPR, residual_name
+from plax_transforms.partial_eval import PARTIAL_EVAL_JAXPR, assemble_split
 from plax_transforms.transpose import transpose_jaxpr
 
 checkpoint_p = Primitive("checkpoint", multiple_results=True)
@@ -148,40 +148,9 @@ def remat_partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: Sequence[bool], poli
                   *(v for k, e in enumerate(eqns) if not is_unknown_eqn[k] for v in e.outvars)]
     residuals = [v for v in known_vars if id(v) in needed and id(v) not in recomputed]
 
-    dbg = jaxpr.debug_info
-    res_names = tuple(residual_name(i) for i in range(len(residuals)))
-    known_dbg = staged_dbg = None
-    if dbg is not None:
-        names, paths = dbg.arg_names, dbg.result_paths
-        known_dbg = dbg._replace(
-            arg_names=None if names is None else
-            tuple(n for n, u in zip(names, unknowns) if not u),
-            result_paths=None if paths is None else
-            tuple(p for p, u in zip(paths, out_unknowns) if not u) + res_names)
-        staged_dbg = dbg._replace(
-            arg_names=None if names is None else
-            res_names + tuple(n for n, u in zip(names, unknowns) if u),
-            result_paths=None if paths is None else
-            tuple(p for p, u in zip(paths, out_unknowns) if u))
     known_eqns = [e for k, e in enumerate(eqns) if not is_unknown_eqn[k]]
-    known = Jaxpr(jaxpr.constvars, [v for v, u in zip(jaxpr.invars, unknowns) if not u],
-                  [v for v, u in zip(jaxpr.outvars, out_unknowns) if not u] + residuals,
-                  known_eqns, frozenset().union(*(e.effects for e in known_eqns)), known_dbg)
-    known, _ = dce_jaxpr(known, [True] * len(known.outvars), instantiate=True)
-    fresh = {id(r): Var(r.aval) for r in residuals}
-
-    def rename(atom):
-        return fresh.get(id(atom), atom) if isinstance(atom, Var) else atom
-
-    staged_eqns = [e.replace(invars=[rename(a) for a in e.invars])
-                   for k, e in enumerate(eqns) if is_unknown_eqn[k] or recompute[k]]
-    staged = Jaxpr([], [fresh[id(r)] for r in residuals]
-                   + [v for v, u in zip(jaxpr.invars, unknowns) if u],
-                   [rename(v) for v, u in zip(jaxpr.outvars, out_unknowns) if u],
-                   staged_eqns, frozenset().union(*(e.effects for e in staged_eqns)),
-                   staged_dbg)
-    return (ClosedJaxpr(known, closed.consts), ClosedJaxpr(staged, []), out_unknowns,
-            len(residuals))
+    staged_eqns = [e for k, e in enumerate(eqns) if is_unknown_eqn[k] or recompute[k]]
+    return assemble_split(closed, unknowns, out_unknowns, known_eqns, staged_eqns, residuals)
 
 
 # --- the primitive's rules ------------------------------------------------------------------
