@@ -9,7 +9,7 @@ import timeit
 
 import numpy as np
 
-from plax._src.abstract import ShapedArray
+from plax.extend.core import ShapedArray
 from plax_runtime._fastpath import arg_signature
 
 _SCALARS = {

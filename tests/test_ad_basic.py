@@ -5,8 +5,8 @@ import pytest
 
 import plax
 from plax import lax
-from plax._src.dtypes import float0
-from plax._src.jaxpr_util import check_jaxpr
+from plax.extend.core import check_jaxpr
+from plax.extend.dtypes import float0
 from plax.test_util import check_grads
 
 X = np.array([0.3, 0.7, 1.2], np.float32)

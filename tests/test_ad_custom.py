@@ -8,8 +8,8 @@ import pytest
 
 import plax
 import plax.numpy as jnp
-from plax._src.jaxpr_util import check_jaxpr
 from plax.custom_derivatives import SymbolicZero
+from plax.extend.core import check_jaxpr
 
 X = np.float32(0.5)
 Y = np.float32(1.5)

@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 
 import plax
 from plax import lax
-from plax._src.jaxpr_util import check_jaxpr
+from plax.extend.core import check_jaxpr
 
 UNARY = [lax.sin, lax.cos, lax.tanh, lax.logistic, lax.neg, lax.square,
          lambda x: lax.exp(lax.mul(x, 0.5)), lambda x: lax.log1p(lax.square(x)),

@@ -5,8 +5,8 @@ import pytest
 
 import plax
 import plax.numpy as jnp
-from plax._src.jaxpr_util import check_jaxpr
 from plax.ad_checkpoint import checkpoint_name, checkpoint_policies as cp
+from plax.extend.core import check_jaxpr
 
 X = (np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5) / 4
 W = (np.arange(9, dtype=np.float32).reshape(3, 3) - 4) / 5

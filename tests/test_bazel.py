@@ -17,7 +17,6 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-
 from workspace_layout import ROOT, Member, member_by_name, members, normalized
 
 # Rules and functions Bazel provides without a `load`.

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from plax._src import config as config_lib
-from plax._src.config import config
+from plax.extend import config as config_lib
+from plax.extend.config import config
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import pytest
 import plax
 import plax.numpy as jnp
 from plax import lax
-from plax._src.jaxpr_util import check_jaxpr
+from plax.extend.core import check_jaxpr
 
 
 def test_cond_picks_branch_and_accepts_int_predicates():
@@ -202,7 +202,7 @@ def test_associative_scan_linear_recurrence_pytree():
 
 
 def test_dce_prunes_unused_scan_outputs_and_cond_inputs():
-    from plax._src.jaxpr_util import dce_jaxpr
+    from plax.extend.core import dce_jaxpr
 
     def f(xs, y):
         carry, (a, b) = lax.scan(lambda c, x: (c + x, (c * 2.0, jnp.sin(x))), 0.0, xs)

@@ -6,7 +6,7 @@ import pytest
 import plax
 import plax.numpy as jnp
 from plax import lax
-from plax._src.jaxpr_util import check_jaxpr
+from plax.extend.core import check_jaxpr
 from plax.test_util import check_grads
 
 RNG = np.random.RandomState(0)

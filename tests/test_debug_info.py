@@ -6,9 +6,16 @@ import inspect
 import pytest
 
 import plax.tree_util as tu
-from plax._src.debug_info import (JaxprDebugInfo, TracingDebugInfo, check_debug_info_counts,
-                                  finalize, fun_sourceinfo, make_tracing_debug_info,
-                                  resolve_argnums, result_paths_from_tree)
+from plax.extend.core import (
+    JaxprDebugInfo,
+    TracingDebugInfo,
+    check_debug_info_counts,
+    finalize_debug_info as finalize,
+    fun_sourceinfo,
+    make_tracing_debug_info,
+    resolve_argnums,
+    result_paths_from_tree,
+)
 
 THIS_FILE = __file__
 

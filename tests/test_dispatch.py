@@ -8,9 +8,8 @@ from jaxlib.mlir.dialects import stablehlo
 
 import plax
 from plax import lax
-from plax._src.abstract import ShapedArray
-from plax._src.config import default_device
-from plax._src.primitive import Primitive
+from plax.extend.config import default_device
+from plax.extend.core import Primitive, ShapedArray
 from plax_transforms import dispatch
 
 
@@ -109,12 +108,12 @@ def test_deleted_array_raises():
 
 
 def test_unhashable_params_are_compiled_without_caching(compiles):
-    prim = Primitive("scale_by_list")
+    prim = Primitive("tests.scale_by_list")
     prim.def_abstract_eval(lambda x, *, factors: x)
 
     @prim.def_lowering
     def _lower(ctx, x, *, factors):
-        from plax._src import mlir_util
+        from plax.extend.mlir import mu as mlir_util
         return stablehlo.multiply(x, mlir_util.splat(factors[0], ctx.avals_in[0]))
 
     x = np.arange(3, dtype=np.float32)
@@ -124,9 +123,9 @@ def test_unhashable_params_are_compiled_without_caching(compiles):
 
 
 def test_primitive_without_lowering_fails_clearly():
-    prim = Primitive("no_lowering_here")
+    prim = Primitive("tests.no_lowering_here")
     prim.def_abstract_eval(lambda x: ShapedArray(x.shape, x.dtype))
-    with pytest.raises(NotImplementedError, match="'no_lowering_here'.*'cpu'"):
+    with pytest.raises(NotImplementedError, match="'tests.no_lowering_here'.*'cpu'"):
         prim.bind(np.ones(2, np.float32))
 
 

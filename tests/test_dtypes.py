@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from plax._src import config, dtypes
-from plax._src.abstract import ShapedArray
+from plax.extend import config, dtypes
+from plax.extend.core import ShapedArray
 
 # --- JAX's documented binary promotion table (docs: "Type promotion semantics"),
 # with x64 enabled. Rows and columns in the order of `_NAMES`; i*, f*, c* are Python

@@ -5,11 +5,10 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
-from plax._src.abstract import ShapedArray
+from plax.extend.core import ShapedArray
 from plax_runtime._fastpath import arg_signature
 
 

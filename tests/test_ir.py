@@ -2,18 +2,29 @@
 import numpy as np
 import pytest
 
-from plax._src.abstract import ShapedArray
-from plax._src.debug_info import JaxprDebugInfo
-from plax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
-from plax._src.jaxpr_util import JaxprTypeError, check_jaxpr, dce_jaxpr, dce_closed_jaxpr
-from plax._src.primitive import Primitive, RuleAlreadyDefinedError, rules_of
+from plax.extend import rules_of
+from plax.extend.core import (
+    ClosedJaxpr,
+    Jaxpr,
+    JaxprDebugInfo,
+    JaxprEqn,
+    JaxprTypeError,
+    Literal,
+    Primitive,
+    RuleAlreadyDefinedError,
+    ShapedArray,
+    Var,
+    check_jaxpr,
+    dce_closed_jaxpr,
+    dce_jaxpr,
+)
 
 F32_3 = ShapedArray((3,), np.float32)
 F32 = ShapedArray((), np.float32)
 
-neg_p = Primitive("test_neg")
+neg_p = Primitive("tests.test_neg")
 neg_p.def_abstract_eval(lambda x: x)
-pair_p = Primitive("test_pair", multiple_results=True)
+pair_p = Primitive("tests.test_pair", multiple_results=True)
 pair_p.def_abstract_eval(lambda x: [x, x])
 
 
@@ -23,7 +34,7 @@ def _add_abstract_eval(x, y):
     return x
 
 
-add_p = Primitive("test_add")
+add_p = Primitive("tests.test_add")
 add_p.def_abstract_eval(_add_abstract_eval)
 
 
@@ -118,7 +129,7 @@ def test_multiple_results_equation():
 
 
 def test_rule_table_owner_and_duplicates():
-    prim = Primitive("test_rules")
+    prim = Primitive("tests.test_rules")
     prim.def_abstract_eval(lambda x: x)
     assert rules_of(prim) == {"abstract_eval": "tests" if __name__.startswith("tests")
                               else __name__.split(".")[0]}
@@ -133,6 +144,6 @@ def test_rule_table_owner_and_duplicates():
 
 
 def test_missing_abstract_eval_is_a_clear_error():
-    prim = Primitive("test_no_rules")
+    prim = Primitive("tests.test_no_rules")
     with pytest.raises(NotImplementedError, match="test_no_rules"):
         prim.abstract_eval(F32)

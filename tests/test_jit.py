@@ -11,8 +11,8 @@ import pytest
 import plax
 import plax.numpy as jnp
 from plax import lax
-from plax._src.config import explain_cache_misses
-from plax._src.jaxpr_util import check_jaxpr, dce_jaxpr
+from plax.extend.config import explain_cache_misses
+from plax.extend.core import check_jaxpr, dce_jaxpr
 
 MATMUL_DIMS = (((1,), (0,)), ((), ()))
 

@@ -12,16 +12,13 @@ import ml_dtypes
 import numpy as np
 import pytest
 from jaxlib import _jax, xla_client
+from primitive_sets import EXEMPT
+from test_lax_shapes import pad_reference
 
 import plax
-from primitive_sets import EXEMPT
 from plax import lax
-from plax._src.abstract import ShapeDtypeStruct
-from plax._src.jaxpr_util import dce_jaxpr
-from plax._src.primitive import Primitive
+from plax.extend.core import Primitive, ShapeDtypeStruct, dce_jaxpr
 from plax_transforms.lowering import lower_jaxpr_to_module
-
-from test_lax_shapes import pad_reference
 
 F32, I32 = np.dtype(np.float32), np.dtype(np.int32)
 
@@ -143,7 +140,7 @@ scatter_mul scatter_min scatter_max""".split())
 
 
 def all_primitives() -> dict[str, Primitive]:
-    from plax._src.lax import conversion
+    from plax_stdlib.lax import conversion
     prims = {p.name: p for p in vars(lax).values() if isinstance(p, Primitive)
              and p.name not in EXEMPT}
     prims["copy"] = conversion.copy_p

@@ -5,7 +5,7 @@ import pytest
 
 import plax
 from plax import lax
-from plax._src.dtypes import float0
+from plax.extend.dtypes import float0
 from plax.test_util import check_grads
 
 ROWS = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),

@@ -10,7 +10,7 @@ from hypothesis.extra import numpy as hnp
 
 import plax
 from plax import lax
-from plax._src.abstract import ShapeDtypeStruct
+from plax.extend.core import ShapeDtypeStruct
 
 F16, F32, C64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.complex64)
 I8, I32, U8, BOOL = np.dtype(np.int8), np.dtype(np.int32), np.dtype(np.uint8), np.dtype(bool)

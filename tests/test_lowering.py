@@ -13,12 +13,11 @@ import numpy as np
 import pytest
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
+from primitive_sets import EXEMPT
 
 import plax
-from primitive_sets import EXEMPT
 from plax import lax
-from plax._src.abstract import ShapedArray
-from plax._src.primitive import Primitive
+from plax.extend.core import Primitive, ShapedArray
 from plax_transforms import mlir_context
 from plax_transforms.lowering import lower_jaxpr_to_module
 
@@ -143,7 +142,7 @@ def test_lowered_text_parses_back_and_bytecode_roundtrips():
 # --- rule lookup -----------------------------------------------------------------------
 
 def _toy_primitive(name: str) -> Primitive:
-    prim = Primitive(name)
+    prim = Primitive(f"tests.{name}")
     prim.def_abstract_eval(lambda x: x)
     return prim
 
@@ -153,7 +152,7 @@ def test_missing_lowering_rule_names_primitive_platform_and_owners():
     with pytest.raises(NotImplementedError) as err:
         plax.jit(lambda x: prim.bind(x)).lower(np.ones(2, np.float32))
     message = str(err.value)
-    assert "'toy_unlowered'" in message and "'cpu'" in message
+    assert "'tests.toy_unlowered'" in message and "'cpu'" in message
     assert "{'abstract_eval': 'test_lowering'}" in message  # the rules and their owners
 
 

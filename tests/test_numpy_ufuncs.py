@@ -13,7 +13,7 @@ from hypothesis import given, strategies as st
 
 import plax
 import plax.numpy as jnp
-from plax._src.config import numpy_rank_promotion
+from plax.extend.config import numpy_rank_promotion
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16, F32, C64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.complex64)

@@ -14,9 +14,9 @@ from urllib.parse import unquote, urlparse
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-
-from plax._src.plugins import GROUPS
 from workspace_layout import ROOT, Member, member_by_name, members, normalized
+
+from plax.extend.registry import GROUPS
 
 MEMBERS = members()
 member_ids = [m.name for m in MEMBERS]

@@ -1,5 +1,8 @@
-"""The plugin registry: a third-party primitive package joins through entry points,
-and a broken plugin is reported and skipped without taking the others down."""
+"""The plugin registry and the extension contract: third-party primitives join
+through entry points; a broken, mismatched or wrongly typed plugin is reported
+with its distribution and skipped without taking the others down; rule kinds are
+a closed set, primitive ids are namespaced and unique; the coverage table says
+which rules each primitive has, from where, and so which transforms work."""
 import os
 import pathlib
 import subprocess
@@ -9,17 +12,24 @@ import textwrap
 import pytest
 
 import plax
-from plax._src import plugins
+from plax import extend
+from plax.extend import registry as plugins
+from plax.extend.core import RULE_KINDS, Primitive, PrimitiveIdError
 
 PLUGIN_SRC = pathlib.Path(__file__).parent / "plugin_pkg"
 
 
-def _fake_distribution(root: pathlib.Path, name: str, entry_points: str) -> None:
+def _fake_distribution(root: pathlib.Path, name: str, entry_points: str, *,
+                       requires: str = "", top_level: str = "") -> None:
     """Announce entry points the way an installed wheel does (a dist-info folder)."""
     info = root / f"{name.replace('-', '_')}-0.1.0.dist-info"
     info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n")
+    requires = "".join(f"Requires-Dist: {r}\n" for r in requires.split(",") if r)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n{requires}")
     (info / "entry_points.txt").write_text(textwrap.dedent(entry_points))
+    if top_level:
+        (info / "top_level.txt").write_text(top_level + "\n")
 
 
 def _run(code: str, *paths) -> subprocess.CompletedProcess:
@@ -29,18 +39,22 @@ def _run(code: str, *paths) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
-def test_third_party_primitive_is_discovered_listed_and_traced(tmp_path):
-    _fake_distribution(tmp_path, "plax-example-prim", """
+def _example_distribution(root: pathlib.Path) -> None:
+    _fake_distribution(root, "plax-example-prim", """
         [plax.primitives]
         softclip = plax_example_prim
-    """)
+    """, requires="plax", top_level="plax_example_prim")
+
+
+def test_third_party_primitive_is_discovered_listed_and_traced(tmp_path):
+    _example_distribution(tmp_path)
     proc = _run("""
         import sys
         import plax
         from plax.extend import list_primitives, rules_of
-        assert "softclip" in list_primitives()          # found without importing it
+        assert "plax_example_prim.softclip" in list_primitives()  # found without an import
         assert "plax_example_prim" in sys.modules
-        assert rules_of("softclip") == {"abstract_eval": "plax_example_prim"}
+        print(rules_of("plax_example_prim.softclip"))
         from plax_example_prim import softclip
         print(plax.make_jaxpr(softclip)(1.0))
         try:
@@ -49,33 +63,72 @@ def test_third_party_primitive_is_discovered_listed_and_traced(tmp_path):
             print("error:", err)
     """, tmp_path, PLUGIN_SRC)
     assert proc.returncode == 0, proc.stderr
+    assert "{'abstract_eval': 'plax-example-prim'}" in proc.stdout
     assert "b:f32[] = softclip[limit=1.0] a" in proc.stdout
     assert "error: softclip requires a floating-point input, got int32" in proc.stdout
 
 
-def test_broken_plugin_is_reported_and_skipped(tmp_path):
+def test_broken_plugin_is_reported_with_its_distribution_and_skipped(tmp_path):
     (tmp_path / "broken_plugin.py").write_text("raise RuntimeError('boom at import')\n")
     _fake_distribution(tmp_path, "plax-broken", """
         [plax.primitives]
         broken = broken_plugin
     """)
-    _fake_distribution(tmp_path / "more", "plax-example-prim", """
-        [plax.primitives]
-        softclip = plax_example_prim
-    """)
+    _example_distribution(tmp_path / "more")
     proc = _run("""
         import warnings
-        from plax._src import plugins
-        from plax.extend import list_primitives
+        from plax.extend import list_primitives, registry
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             names = list_primitives()
-        assert "softclip" in names and "sin" in names
+        assert "plax_example_prim.softclip" in names and "lax.sin" in names
         assert any("boom at import" in str(w.message) for w in caught), caught
-        print(plugins.failures("plax.primitives"))
+        print(registry.failures("plax.primitives"))
     """, tmp_path, tmp_path / "more", PLUGIN_SRC)
     assert proc.returncode == 0, proc.stderr
-    assert "plax-broken" in proc.stdout and "RuntimeError" in proc.stdout
+    assert "from plax-broken" in proc.stdout and "RuntimeError" in proc.stdout
+
+
+def test_plugin_built_for_another_kernel_version_names_both_versions(tmp_path):
+    _fake_distribution(tmp_path, "plax-old-plugin", """
+        [plax.primitives]
+        old = plax_example_prim
+    """, requires="plax==0.0.1")
+    proc = _run("""
+        import warnings
+        from plax.extend import list_primitives, registry
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            names = list_primitives()
+        assert "lax.sin" in names and "plax_example_prim.softclip" not in names
+        print(registry.failures("plax.primitives")["old"])
+    """, tmp_path, PLUGIN_SRC)
+    assert proc.returncode == 0, proc.stderr
+    assert ("PluginVersionError: plax-old-plugin 0.1.0 requires plax==0.0.1 but plax "
+            f"{plax.__version__} is installed; upgrade plax-old-plugin") in proc.stdout
+
+
+def test_entry_point_of_the_wrong_kind_is_reported_and_the_rest_works(tmp_path):
+    (tmp_path / "not_a_module.py").write_text("def numpy2():\n    pass\n")
+    _fake_distribution(tmp_path, "plax-confused", """
+        [plax.modules]
+        numpy2 = not_a_module:numpy2
+    """)
+    proc = _run("""
+        import warnings
+        import plax
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                import plax.numpy2
+            except ImportError as err:
+                print("error:", err)
+        print(plax.numpy.add(1, 2))
+    """, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "from plax-confused failed to load: TypeError: the entry point must yield a module" \
+        in proc.stdout
+    assert proc.stdout.strip().endswith("3")
 
 
 def test_missing_name_names_the_package_to_install():
@@ -85,20 +138,63 @@ def test_missing_name_names_the_package_to_install():
         plax.not_a_plax_function  # noqa: B018
 
 
-def test_standard_primitive_rules_are_listed_with_their_owner():
-    from plax.extend import rules_of
-    rules = rules_of("sin")
-    assert rules["abstract_eval"] == "plax"
-    assert "lowering" in rules
+def test_rule_kinds_are_a_closed_set():
+    prim = Primitive("tests.closed_kinds")
+    with pytest.raises(ValueError, match="unknown rule kind 'jpv'.*the kinds are abstract_eval"):
+        prim.define_rule("jpv", lambda primals, tangents: None)
+    with pytest.raises(ValueError, match="only lowering rules are per platform"):
+        prim.define_rule("jvp", lambda primals, tangents: None, platform="cpu")
+    assert {"abstract_eval", "jvp", "transpose", "batching", "lowering"} <= set(RULE_KINDS)
 
 
-def test_transform_rules_of_higher_order_primitives_are_listed_before_first_use():
+def test_primitive_ids_are_namespaced_and_unique():
+    assert extend.lookup("lax.sin").name == "sin"  # loads the standard primitives
+    with pytest.raises(PrimitiveIdError, match="namespaced"):
+        Primitive("softclip")
+    Primitive("tests.taken_id")
+    with pytest.raises(PrimitiveIdError, match="'tests.taken_id' is already defined"):
+        Primitive("tests.taken_id")
+    with pytest.raises(PrimitiveIdError, match="'lax.sin' is already defined by "
+                                               "plax_stdlib.lax.elementwise"):
+        Primitive("lax.sin")
+
+
+def test_standard_primitive_rules_are_listed_with_their_distribution():
+    rules = extend.rules_of("lax.sin")
+    assert rules["abstract_eval"] == "plax-stdlib" and rules["lowering"] == "plax-stdlib"
+    assert extend.rule_modules("lax.sin")["jvp"] == "plax_stdlib.lax.elementwise"
+    assert extend.supported_transforms("lax.sin") == ["eager", "jit", "jvp", "vjp", "vmap"]
+
+
+@pytest.mark.parametrize("prim_id", ["lax.scan", "lax.cond", "lax.while", "plax.jit",
+                                     "plax.custom_vjp_call", "plax.custom_jvp_call",
+                                     "plax.checkpoint"])
+def test_every_rule_of_a_higher_order_primitive_comes_from_one_module(prim_id):
+    modules = extend.rule_modules(prim_id)
+    assert {"abstract_eval", "jvp", "batching"} <= set(modules)
+    assert len(set(modules.values())) == 1, modules
+
+
+def test_rules_of_higher_order_primitives_are_listed_before_first_use():
     proc = _run("""
         import sys
         from plax.extend import rules_of
+        print(sorted(rules_of("plax.jit")), sorted(rules_of("lax.scan")))
         assert "plax_transforms.autodiff_api" not in sys.modules
-        print(sorted(rules_of("jit")), sorted(rules_of("scan")))
     """)
     assert proc.returncode == 0, proc.stderr
     for kind in ("jvp", "transpose", "batching", "partial_eval", "lowering"):
         assert proc.stdout.count(f"'{kind}'") == 2, proc.stdout
+
+
+def test_the_coverage_table_lists_every_primitive():
+    proc = subprocess.run([sys.executable, "-m", "plax.extend"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].split()[:3] == ["primitive", "defined", "by"]
+    by_id = {line.split()[0]: line for line in lines[2:] if line.strip()}
+    assert {p for p in extend.list_primitives() if not p.startswith("tests.")} <= set(by_id)
+    assert by_id["lax.sin"].split()[1] == "plax-stdlib"
+    assert by_id["lax.sin"].rstrip().endswith("eager jit jvp vjp vmap")
+    assert "plax-transforms" in by_id["plax.jit"]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from jaxlib import xla_client as xc
 
-from plax._src.abstract import ShapedArray
+from plax.extend.core import ShapedArray
 from plax_runtime import api
 from plax_runtime.array import Array, make_array_from_single_device_arrays
 from plax_runtime.device_put import device_put

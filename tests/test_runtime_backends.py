@@ -34,7 +34,7 @@ def test_process_and_default_backend():
 
 
 def test_cpu_entry_point_is_the_cpu_backend():
-    from plax._src import plugins
+    from plax.extend import registry as plugins
     from plax_runtime import cpu
     assert plugins.resolve("plax.backends", "cpu") is cpu.backend
     assert cpu.backend.platform == "cpu" and cpu.backend.package == "plax-runtime"
@@ -180,7 +180,7 @@ def test_backend_plugin_client_type():
 
 
 def test_malformed_plugin_is_skipped(monkeypatch):
-    from plax._src import plugins
+    from plax.extend import registry as plugins
     good = _plugin("cpu")
     monkeypatch.setattr(plugins, "load_group", lambda group: {"cpu": good, "odd": object()})
     with pytest.warns(BackendWarning, match="'odd'.*not a BackendPlugin"):

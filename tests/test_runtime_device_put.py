@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from jaxlib import xla_client as xc
 
-from plax._src import config
-from plax_runtime import api, device_put as device_put_module
+from plax.extend import config
+from plax_runtime import api, placement
 from plax_runtime.array import Array
 from plax_runtime.device_put import device_put
 from plax_runtime.sharding_impls import GSPMDSharding, SingleDeviceSharding
@@ -140,10 +140,10 @@ class _Counter:
 
 @pytest.fixture
 def counters(monkeypatch):
-    put = _Counter(device_put_module._batched_device_put)
-    copy = _Counter(device_put_module._batched_copy)
-    monkeypatch.setattr(device_put_module, "_batched_device_put", put)
-    monkeypatch.setattr(device_put_module, "_batched_copy", copy)
+    put = _Counter(placement._batched_device_put)
+    copy = _Counter(placement._batched_copy)
+    monkeypatch.setattr(placement, "_batched_device_put", put)
+    monkeypatch.setattr(placement, "_batched_copy", copy)
     return put, copy
 
 

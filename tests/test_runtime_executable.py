@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from jaxlib import xla_client as xc
 
-from plax._src.abstract import ShapedArray
+from plax.extend.core import ShapedArray
 from plax_runtime import api, executable
 from plax_runtime.device_put import device_put
 from plax_runtime.sharding_impls import GSPMDSharding, SingleDeviceSharding

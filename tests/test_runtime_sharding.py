@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, strategies as st
 from jaxlib import xla_client as xc
 
-from plax._src.sharding import Sharding
+from plax.extend.sharding import Sharding
 from plax_runtime import api
 from plax_runtime.device_put import device_put
 from plax_runtime.sharding_impls import GSPMDSharding, SingleDeviceSharding

@@ -7,7 +7,7 @@ import pytest
 import plax
 import plax.numpy as jnp
 from plax import lax
-from plax._src.jaxpr_util import check_jaxpr
+from plax.extend.core import check_jaxpr
 
 
 def test_make_jaxpr_prints_jax_style_and_names_arguments():

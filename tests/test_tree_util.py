@@ -11,7 +11,7 @@ from jaxlib._jax import pytree as jaxlib_pytree
 
 import plax.tree
 import plax.tree_util as tu
-from plax._src.tree_util import broadcast_prefix
+from plax.extend.tree_util import broadcast_prefix
 
 Point = collections.namedtuple("Point", ["x", "y"])
 

@@ -6,7 +6,7 @@ import pytest
 import plax
 import plax.numpy as jnp
 from plax import lax
-from plax._src.jaxpr_util import check_jaxpr
+from plax.extend.core import check_jaxpr
 from plax_transforms.batching import batch_jaxpr
 
 RNG = np.random.default_rng(1)
@@ -95,8 +95,8 @@ def test_unbound_axis_name_is_a_name_error():
 
 
 def test_missing_batching_rule_is_named():
-    from plax._src.primitive import Primitive
-    prim = Primitive("no_rules_here")
+    from plax.extend.core import Primitive
+    prim = Primitive("tests.no_rules_here")
     prim.def_abstract_eval(lambda x: x)
     with pytest.raises(NotImplementedError, match="Batching rule for 'no_rules_here'"):
         plax.vmap(prim.bind)(X)

@@ -8,10 +8,10 @@ ways, so the whole table costs a dozen compilations.
 """
 import numpy as np
 import pytest
+from test_lowering import _TOLERANCE, CASES, X64_ONLY
 
 import plax
 from plax import tree_util
-from test_lowering import _TOLERANCE, CASES, X64_ONLY
 
 BATCH = 2
 

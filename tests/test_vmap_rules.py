@@ -12,7 +12,7 @@ from hypothesis import given, strategies as st
 import plax
 import plax.numpy as jnp
 from plax import lax
-from plax._src.primitive import BATCHING
+from plax.extend.core import BATCHING
 
 RNG = np.random.default_rng(0)
 

@@ -1,8 +1,9 @@
 """plax: composable transformations of array programs, with JAX's public API.
 
-The core defines the IR, tracing, primitives, dtypes, pytrees and config. Names
+The kernel defines the IR, tracing, primitives, dtypes, pytrees and config. Names
 provided by other packages (`jit`, `grad`, `devices`, `device_put`, `Array`...)
-are resolved on first use through the `plax.transforms` entry points, so
+are resolved on first use through the `plax.transforms` entry points, and public
+modules they provide (`plax.numpy`, `plax.lax`...) through `plax.modules`, so
 `import plax` stays light and a missing package is named in the error.
 """
 from __future__ import annotations
@@ -25,15 +26,14 @@ from plax._src import plugins as _plugins  # noqa: E402
 
 __version__ = "0.1.0"
 
-_SUBMODULES = {"numpy", "lax", "tree_util", "tree", "dlpack", "errors", "test_util", "extend",
-               "ad_checkpoint", "custom_derivatives"}
+_plugins.install_facade_finder()
+
+_SUBMODULES = {"tree_util", "tree", "errors", "extend"}  # the kernel's own public modules
 
 
 def __getattr__(name: str):
-    if name in _SUBMODULES:
+    if name in _SUBMODULES or name in _plugins.names("plax.modules"):
         return importlib.import_module(f"plax.{name}")
-    if name == "checkpoint_policies":
-        return importlib.import_module("plax.ad_checkpoint").checkpoint_policies
     if name.startswith("__"):
         raise AttributeError(name)
     try:
@@ -45,7 +45,8 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | _SUBMODULES | set(_plugins.names("plax.transforms")))
+    return sorted(set(globals()) | _SUBMODULES | set(_plugins.names("plax.modules"))
+                  | set(_plugins.names("plax.transforms")))
 
 
 __all__ = ["ShapeDtypeStruct", "make_jaxpr", "config", "disable_jit", "enable_x64",

@@ -2,4 +2,4 @@
 from plax._src.errors import (ConcretizationTypeError, TracerArrayConversionError,  # noqa: F401
                               TracerBoolConversionError, TracerIntegerConversionError,
                               UnexpectedTracerError)
-from plax._src.jaxpr_util import JaxprTypeError  # noqa: F401
+from plax._src.checking import JaxprTypeError  # noqa: F401

@@ -9,7 +9,7 @@ from typing import Any
 
 from jaxlib import xla_client as xc
 
-from plax._src.tree_util import tree_flatten
+from plax.extend.tree_util import tree_flatten
 from plax_runtime.array import Array
 from plax_runtime.backends import get_backend
 from plax_runtime.device_put import device_put

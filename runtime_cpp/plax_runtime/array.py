@@ -3,7 +3,7 @@
 An `Array` wraps a jaxlib C++ `ArrayImpl` (the buffer holder, which executables and
 transfers consume directly) together with plax's own aval (`ShapedArray`) and
 sharding. jaxlib's classes are used as they are, never patched (DESIGN §9).
-Operators and NumPy-style methods forward to `plax.numpy` (`plax._src.array_methods`).
+Operators and NumPy-style methods are those of tracers (`plax.extend.core.install_array_methods`).
 """
 from __future__ import annotations
 
@@ -13,10 +13,9 @@ from typing import Any
 import numpy as np
 from jaxlib import xla_client as xc
 
-from plax._src import array_methods
-from plax._src.abstract import ShapedArray
-from plax._src.sharding import Device, Index, Sharding
-from plax._src.tracing import Tracer
+from plax.extend.core import ShapedArray, Tracer, install_array_methods
+from plax.extend.sharding import Device, Index, Sharding
+from plax_runtime import dlpack_buffers, placement
 from plax_runtime.sharding_impls import SingleDeviceSharding
 
 
@@ -196,9 +195,8 @@ class Array(metaclass=_ArrayMeta):
     def _host_copy(self, single_device_impl: xc.ArrayImpl) -> np.ndarray:
         """One device buffer as NumPy; CPU buffers are read without jaxlib's fetch, which
         imports `jax` when it is installed (DESIGN §9)."""
-        from plax_runtime import dlpack
-        if dlpack.can_copy_to_numpy(self.platform(), self.dtype):
-            return dlpack.cpu_buffer_to_numpy(single_device_impl, self.dtype)
+        if dlpack_buffers.can_copy_to_numpy(self.platform(), self.dtype):
+            return dlpack_buffers.cpu_buffer_to_numpy(single_device_impl, self.dtype)
         value, _ = single_device_impl._single_device_array_to_np_array_did_copy()
         return value
 
@@ -226,12 +224,10 @@ class Array(metaclass=_ArrayMeta):
     def __dlpack__(self, *, stream: int | Any | None = None,
                    max_version: tuple[int, int] | None = None,
                    dl_device: tuple[int, int] | None = None, copy: bool | None = None):
-        from plax_runtime import dlpack
-        return dlpack.to_dlpack(self, stream=stream, dl_device=dl_device, copy=copy)
+        return dlpack_buffers.to_dlpack(self, stream=stream, dl_device=dl_device, copy=copy)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        from plax_runtime import dlpack
-        return dlpack.dlpack_device(self)
+        return dlpack_buffers.dlpack_device(self)
 
     # --- Python protocols -------------------------------------------------------------
 
@@ -278,9 +274,13 @@ class Array(metaclass=_ArrayMeta):
 
     def __copy__(self) -> Array:
         """A new buffer with the same placement and commitment."""
-        from plax_runtime.device_put import put_leaves
-        (copy,) = put_leaves([self], [None], [False], [False])
-        return copy
+        self._check_alive()
+        (impl,) = placement.copy_buffers([self._impl], [self.ndim], [self.sharding],
+                                         [xc.ArrayCopySemantics.ALWAYS_COPY])
+        if impl._committed != self._impl._committed:
+            impl = xc.ArrayImpl(self.aval, impl._sharding, impl._arrays, self._impl._committed,
+                                _skip_checks=True)
+        return Array._from_impl(impl, self.aval, self.sharding)
 
     def __deepcopy__(self, memo) -> Array:
         return self.__copy__()
@@ -316,8 +316,7 @@ class Array(metaclass=_ArrayMeta):
 
 def _unpickle_array(value: np.ndarray, weak_type: bool) -> Array:
     """Rebuilds a pickled Array on the default device (uncommitted)."""
-    from plax_runtime import device_put
-    return device_put.put_host_value(value, None, weak_type=weak_type)
+    return Array._from_impl(*placement.place_host_value(value, None, weak_type=weak_type))
 
 
 def _index_key(index: Index) -> tuple:
@@ -376,5 +375,5 @@ def make_array_from_single_device_arrays(shape: Sequence[int], sharding: Shardin
     return Array._from_impl(impl, aval, sharding)
 
 
-array_methods.install(Array)
+install_array_methods(Array)
 Array.__module__ = "plax"

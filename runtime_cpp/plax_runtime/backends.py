@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from jaxlib import xla_client as xc
 
-from plax._src import config, plugins
+from plax.extend import config, registry as plugins
 
 GROUP = "plax.backends"
 logger = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from jaxlib import xla_client as xc
 
-from plax._src import config
+from plax.extend import config
 from plax_runtime.backends import BackendPlugin
 
 

@@ -1,41 +1,24 @@
 """`device_put`: moving host values and Arrays onto devices, in batches.
 
-Host values (NumPy arrays and scalars, Python scalars) go through jaxlib's
-`batched_device_put`, one call per value listing all of its shards. Arrays that
-must move to other devices go through ONE `batched_copy_array_to_devices_with_sharding`
-call for the whole pytree, which groups the copies by source and destination in C++.
-An Array whose target placement differs in layout (other tiling) goes through the
-host. Both jaxlib functions are called through module-level names so that tests can
-count the calls.
+Host values (NumPy arrays and scalars, Python scalars) are placed one
+`batched_device_put` call each, listing all of their shards. Arrays that must move
+to other devices go through ONE batched copy for the whole pytree, which groups the
+copies by source and destination in C++. An Array whose target placement differs in
+layout (other tiling) goes through the host. `placement.py` holds the jaxlib calls.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from jaxlib import xla_client as xc
 
-from plax._src import config, dtypes
-from plax._src.abstract import ShapedArray
-from plax._src.sharding import Device, Sharding, hlo_shardings_equal
-from plax._src.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
+from plax.extend.core import ShapedArray
+from plax.extend.sharding import Device, Sharding, hlo_shardings_equal
+from plax.extend.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
+from plax_runtime import placement
 from plax_runtime.array import Array
 from plax_runtime.sharding_impls import SingleDeviceSharding
-
-_batched_device_put = xc.batched_device_put
-_batched_copy = xc.batched_copy_array_to_devices_with_sharding
-
-_PYTHON_SCALARS = (bool, int, float, complex)
-
-
-def default_device() -> Device:
-    """`jax_default_device` (a device or platform name), else the default backend's first."""
-    from plax_runtime.backends import get_backend
-    choice = config.default_device.value
-    if choice is None or isinstance(choice, str):
-        return get_backend(choice).local_devices()[0]
-    return choice
 
 
 def _as_sharding(target: Device | Sharding | None) -> Sharding | None:
@@ -125,10 +108,10 @@ def _move_arrays(moves):
             if donate:
                 x.delete()
     if batch:
-        jaxlib_shardings = [t._to_jaxlib_sharding(x.ndim) for _, x, t, *_ in batch]
-        copies = _batched_copy([x._impl for _, x, *_ in batch],
-                               [s._internal_device_list for s in jaxlib_shardings],
-                               jaxlib_shardings, [sem for *_, sem, _ in batch])
+        copies = placement.copy_buffers([x._impl for _, x, *_ in batch],
+                                        [x.ndim for _, x, *_ in batch],
+                                        [t for _, _, t, *_ in batch],
+                                        [sem for *_, sem, _ in batch])
         for (i, x, target, committed, _, donate), impl in zip(batch, copies):
             done.append((i, _rewrap(impl, x.aval, target, committed)))
             if donate:  # a real copy was made, so the source can go
@@ -147,55 +130,9 @@ def _rewrap(impl: xc.ArrayImpl, aval: ShapedArray, sharding: Sharding,
     return Array._from_impl(impl, aval, sharding)
 
 
-def _host_value(x: Any, weak_type: bool | None) -> tuple[np.ndarray, ShapedArray]:
-    """The NumPy data and canonical aval of a host value."""
-    if isinstance(x, _PYTHON_SCALARS):
-        dtype = dtypes.canonicalize_dtype(dtypes.dtype(type(x)))
-        try:
-            value = np.asarray(x, dtype=dtype)
-        except OverflowError:
-            raise OverflowError(f"Python int {x} is too large to convert to "
-                                f"{dtype.name}") from None
-        weak = dtypes.is_weakly_typed(x) if weak_type is None else weak_type
-        return value, ShapedArray((), dtype, weak)
-    if isinstance(x, np.ma.MaskedArray):
-        raise ValueError("NumPy masked arrays are not supported as plax values; use "
-                         "x.filled() to make a standard NumPy array")
-    if isinstance(x, (np.ndarray, np.generic)):
-        value = np.asarray(x)
-        if not value.dtype.isnative:
-            value = value.astype(value.dtype.newbyteorder("="))
-        dtypes.check_valid_dtype(value.dtype)
-        return value, ShapedArray(value.shape, dtypes.canonicalize_dtype(value.dtype),
-                                  bool(weak_type))
-    raise TypeError(f"device_put: a value of type {type(x).__name__} is not a valid plax "
-                    "array; expected a NumPy array, a Python or NumPy scalar, or a "
-                    "plax Array")
-
-
 def put_host_value(x: Any, sharding: Sharding | None, *, weak_type: bool | None = None,
                    committed: bool | None = None, may_alias: bool | None = None) -> Array:
-    """One host value onto the devices of `sharding` (default device when None).
-
-    A NumPy array is copied during the call unless `may_alias=True`, so that later
-    writes to it (or to the array it views) cannot change the device array.
-    """
-    value, aval = _host_value(x, weak_type)
-    if committed is None:
-        committed = sharding is not None
-    if sharding is None:
-        sharding = SingleDeviceSharding(default_device())
-    indices = sharding.addressable_devices_indices_map(aval.shape)
-    if sharding.is_fully_replicated:
-        shards = [value] * len(indices)
-    else:
-        sharding.shard_shape(aval.shape)  # raises unless the shards are even
-        shards = [value[index] for index in indices.values()]
-    # Empty buffers have nothing to alias (and jaxlib cannot copy empty shards).
-    zero_copy = may_alias or value.size == 0
-    semantics = (xc.HostBufferSemantics.ZERO_COPY if zero_copy
-                 else xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
-    impl = _batched_device_put(aval, sharding._to_jaxlib_sharding(aval.ndim), shards,
-                               list(indices), committed, may_alias is False, semantics,
-                               enable_x64=config.enable_x64.value)
-    return Array._from_impl(impl, aval, sharding)
+    """One host value onto the devices of `sharding` as an Array (see
+    `placement.place_host_value`)."""
+    return Array._from_impl(*placement.place_host_value(
+        x, sharding, weak_type=weak_type, committed=committed, may_alias=may_alias))

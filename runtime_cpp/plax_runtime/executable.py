@@ -15,11 +15,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from jaxlib import _jax
-from jaxlib import xla_client as xc
+from jaxlib import _jax, xla_client as xc
 
-from plax._src.abstract import ShapedArray
-from plax._src.sharding import Device, Sharding
+from plax.extend.core import ShapedArray
+from plax.extend.sharding import Device, Sharding
 from plax_runtime.array import Array
 from plax_runtime.device_put import put_leaves
 from plax_runtime.sharding_impls import sharding_from_xla

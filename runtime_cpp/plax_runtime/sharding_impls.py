@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from jaxlib import xla_client as xc
 
-from plax._src.sharding import Device, Sharding, hlo_shardings_equal
+from plax.extend.sharding import Device, Sharding, hlo_shardings_equal
 
 _REPLICATED = xc.HloSharding.replicate()
 

@@ -14,16 +14,23 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from plax._src import ad_util
-from plax._src.ad_util import Zero, is_differentiable_dtype, tangent_aval
-from plax._src.debug_info import JaxprDebugInfo
-from plax._src.ir import ClosedJaxpr
-from plax._src.jaxpr_util import eval_jaxpr
-from plax._src.primitive import JVP
-from plax._src.staging import StagingTrace
-from plax._src.lax.conversion import convert_with_weak_type
-from plax._src.tracing import (Trace, Tracer, current_trace, get_aval, is_python_scalar,
-                               set_current_trace)
+from plax.extend import ad as ad_rules
+from plax.extend.ad import Zero, is_differentiable_dtype, tangent_aval
+from plax.extend.core import (
+    JVP,
+    ClosedJaxpr,
+    Trace,
+    Tracer,
+    current_trace,
+    derived_debug_info,
+    eval_jaxpr,
+    get_aval,
+    is_python_scalar,
+    set_current_trace,
+    stage_flat,
+    tangent_name,
+)
+from plax_stdlib.lax.conversion import convert_with_weak_type
 
 
 class JVPTracer(Tracer):
@@ -103,37 +110,8 @@ def jvp_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any],
     finally:
         trace.invalidate()
     out_primals = [p for p, _ in pts]
-    out_tangents = [ad_util.instantiate(t) if instantiate_zeros else t for _, t in pts]
+    out_tangents = [ad_rules.instantiate(t) if instantiate_zeros else t for _, t in pts]
     return out_primals, out_tangents
-
-
-# --- staging helpers shared by the Jaxpr-to-Jaxpr transformations -----------------------
-
-def stage(fun: Callable[..., Sequence[Any]], in_avals, debug_info=None) -> ClosedJaxpr:
-    """Trace flat `fun` on `in_avals` into a ClosedJaxpr with the given debug info."""
-    trace = StagingTrace()
-    tracers = [trace.new_arg(a) for a in in_avals]
-    try:
-        with set_current_trace(trace):
-            outs = fun(*tracers)
-        closed = trace.to_closed_jaxpr(list(outs), None)
-    finally:
-        trace.invalidate()
-    if debug_info is not None:
-        closed = closed.replace(jaxpr=closed.jaxpr.replace(debug_info=debug_info))
-    return closed
-
-
-def tangent_name(name: str) -> str:
-    return f"t:{name}" if name else ""
-
-
-def derived_debug_info(dbg: JaxprDebugInfo | None, arg_names, result_paths):
-    """`dbg` with new names (None stays None; a None list leaves names unknown)."""
-    if dbg is None:
-        return None
-    return dbg._replace(arg_names=None if arg_names is None else tuple(arg_names),
-                        result_paths=None if result_paths is None else tuple(result_paths))
 
 
 def jvp_jaxpr(closed: ClosedJaxpr, nonzeros: Sequence[bool],
@@ -153,11 +131,11 @@ def jvp_jaxpr(closed: ClosedJaxpr, nonzeros: Sequence[bool],
         outs, t_outs = jvp_flat(lambda *xs: eval_jaxpr(jaxpr, closed.consts, *xs),
                                 primals, tangents, instantiate_zeros=False)
         out_nonzeros[:] = [not isinstance(t, Zero) or i for t, i in zip(t_outs, inst)]
-        return [*outs, *(ad_util.instantiate(t) for t, nz in zip(t_outs, out_nonzeros) if nz)]
+        return [*outs, *(ad_rules.instantiate(t) for t, nz in zip(t_outs, out_nonzeros) if nz)]
 
     in_avals = [*closed.in_avals, *(tangent_aval(a) for a, nz in zip(closed.in_avals, nonzeros)
                                      if nz)]
-    staged = stage(fun, in_avals)
+    staged = stage_flat(fun, in_avals)
     dbg = jaxpr.debug_info
     if dbg is not None:
         names = paths = None

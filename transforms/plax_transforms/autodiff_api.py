@@ -16,20 +16,33 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from plax._src import debug_info as dbg_util
-from plax._src import dtypes, tree_util
-from plax._src.ad_util import (UndefinedPrimal, Zero, instantiate, is_differentiable_dtype,
-                               tangent_aval, zeros_like_aval)
-from plax._src.api_util import check_callable, normalize_argnums
-from plax._src.ir import ClosedJaxpr
-from plax._src.jaxpr_util import eval_jaxpr
-from plax._src.tracing import current_trace, get_aval, set_current_trace
-
-from plax_transforms import ad_jit  # noqa: F401 - registers jit_p's differentiation rules
-from plax_transforms.ad import JVPTrace, JVPTracer, jvp_flat, tangent_name
+from plax.extend import dtypes, tree_util
+from plax.extend.ad import (
+    UndefinedPrimal,
+    Zero,
+    instantiate,
+    is_differentiable_dtype,
+    tangent_aval,
+    zeros_like_aval,
+)
+from plax.extend.core import (
+    ClosedJaxpr,
+    JaxprDebugInfo,
+    TracingDebugInfo,
+    check_callable,
+    current_trace,
+    eval_jaxpr,
+    fun_sourceinfo,
+    get_aval,
+    make_tracing_debug_info,
+    normalize_argnums,
+    result_paths_from_tree,
+    set_current_trace,
+    tangent_name,
+)
+from plax_transforms.ad import JVPTrace, JVPTracer, jvp_flat
 from plax_transforms.partial_eval import PartialEvalTrace
 from plax_transforms.transpose import backward_pass
-
 
 # --- argument checks ---------------------------------------------------------------------
 
@@ -132,7 +145,7 @@ class Linearized:
 
 
 def linearize_flat(flat_fun: Callable[..., Sequence[Any]], primals: Sequence[Any],
-                   debug_info: dbg_util.TracingDebugInfo | None = None):
+                   debug_info: TracingDebugInfo | None = None):
     """→ (primal outputs, `Linearized`, extra) where `flat_fun` returns (outputs, extra)."""
     in_avals = [get_aval(p) for p in primals]
     pe = PartialEvalTrace()
@@ -151,7 +164,7 @@ def linearize_flat(flat_fun: Callable[..., Sequence[Any]], primals: Sequence[Any
             names = [tangent_name(n) for n in debug_info.arg_names] \
                 if debug_info.arg_names is not None else None
             paths = extra.get("result_paths")
-            dbg = dbg_util.JaxprDebugInfo(
+            dbg = JaxprDebugInfo(
                 debug_info.traced_for, debug_info.func_src_info,
                 None if names is None else tuple(names),
                 None if paths is None else tuple(tangent_name(p) for p, nz
@@ -171,7 +184,7 @@ def _flat_traced(fun: Callable, in_tree, has_aux: bool, api: str):
         out, aux = _split_aux(out, has_aux, api)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         return out_leaves, {"tree": out_tree, "aux": aux,
-                            "result_paths": dbg_util.result_paths_from_tree(out_tree)}
+                            "result_paths": result_paths_from_tree(out_tree)}
     return flat_fun
 
 
@@ -181,7 +194,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     check_callable(fun, "linearize")
     flat, in_tree = tree_util.tree_flatten(primals)
     in_avals = _avals_of(flat, "linearize")
-    dbg = dbg_util.make_tracing_debug_info("linearize", fun, primals, {})
+    dbg = make_tracing_debug_info("linearize", fun, primals, {})
     outs, lin, extra = linearize_flat(_flat_traced(fun, in_tree, has_aux, "linearize"),
                                       flat, dbg)
     out_tree = extra["tree"]
@@ -206,7 +219,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     check_callable(fun, "vjp")
     flat, in_tree = tree_util.tree_flatten(primals)
     _avals_of(flat, "vjp")
-    dbg = dbg_util.make_tracing_debug_info("vjp", fun, primals, {})
+    dbg = make_tracing_debug_info("vjp", fun, primals, {})
     outs, lin, extra = linearize_flat(_flat_traced(fun, in_tree, has_aux, "vjp"), flat, dbg)
     out_tree = extra["tree"]
     # The closure keeps no values: the residuals are the Partial's leaves.
@@ -266,7 +279,7 @@ def _dyn_args(fun, args, argnums: tuple[int, ...], api: str):
         if not -len(args) <= i < len(args):
             raise TypeError(f"{api}: argnums {argnums} out of range for a call with "
                             f"{len(args)} positional argument(s) to "
-                            f"{dbg_util.fun_sourceinfo(fun)}")
+                            f"{fun_sourceinfo(fun)}")
     return tuple(args[i] for i in argnums)
 
 
@@ -302,7 +315,7 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic:
 
 
 def _ones_like(x):
-    from plax._src.lax import creation
+    from plax_stdlib.lax import creation
     aval = get_aval(x)
     return creation.full((), np.ones((), aval.dtype)[()])
 
@@ -368,7 +381,7 @@ def _split_axis(x, axis: int, avals, keep_shape: tuple[int, ...], where: str):
     """`x`'s dimension `axis` of the total size of `avals`, split into one block per
     aval: each block shaped `keep_shape + aval.shape` ('before') or
     `aval.shape + keep_shape` ('after' — the kept dims come last)."""
-    from plax._src.lax import slicing, shape_ops
+    from plax_stdlib.lax import shape_ops, slicing
     blocks, offset = [], 0
     for a in avals:
         block = (x if len(avals) == 1 else

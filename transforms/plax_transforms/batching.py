@@ -19,16 +19,23 @@ from typing import Any, Sequence
 
 from jaxlib import weakref_lru_cache as _weakref_lru_cache
 
-from plax._src import axis_env, tree_util
-from plax._src.abstract import ShapedArray
-from plax._src.batching_util import AXIS_NAMES, AxisData, move_to, not_mapped
-from plax._src.ir import ClosedJaxpr, Jaxpr
-from plax._src.jaxpr_util import eval_jaxpr
-from plax._src.primitive import BATCHING, Primitive
-from plax._src.staging import trace_to_jaxpr
-from plax._src.tracing import Trace, Tracer, current_trace, get_aval, set_current_trace
-
-from plax_transforms.jit_primitive import jit_p
+from plax.extend import tree_util
+from plax.extend.batching import AxisData, extend_axis_env, move_to, not_mapped
+from plax.extend.core import (
+    AXIS_NAMES,
+    BATCHING,
+    ClosedJaxpr,
+    Jaxpr,
+    Primitive,
+    ShapedArray,
+    Trace,
+    Tracer,
+    current_trace,
+    eval_jaxpr,
+    get_aval,
+    set_current_trace,
+    trace_to_jaxpr,
+)
 from plax_transforms.signature import trace_context
 
 
@@ -185,7 +192,7 @@ def _batch_jaxpr(closed: ClosedJaxpr, axis_data: AxisData, in_dims: tuple, force
 def _axis_bound(axis_data: AxisData):
     if axis_data.name is None:
         return contextlib.nullcontext()
-    return axis_env.extend_axis_env(axis_data.name, axis_data.size)
+    return extend_axis_env(axis_data.name, axis_data.size)
 
 
 def _new_batch_entry(closed, axis_data, in_dims, forced):
@@ -213,15 +220,3 @@ def _batched_aval(aval: ShapedArray, dim: int, size: int) -> ShapedArray:
                          f"{aval.str_short()} (batched rank {len(shape) + 1})")
     shape.insert(dim, size)
     return ShapedArray(tuple(shape), aval.dtype, aval.weak_type)
-
-
-# --- the jit primitive stays staged: its Jaxpr is batched ----------------------------------
-
-def _jit_batching(axis_data, args, dims, *, jaxpr: ClosedJaxpr, **params):
-    new, out_dims = batch_jaxpr(jaxpr, axis_data, dims, False)
-    outs = jit_p.bind(*args, jaxpr=new, **params)
-    return outs, out_dims
-
-
-jit_p.def_batching(_jit_batching)
-

@@ -26,24 +26,70 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from plax._src import debug_info as dbg_util
-from plax._src import tree_util
-from plax._src.ad_util import (Zero, instantiate, is_differentiable_dtype, tangent_aval,
-                               zeros_like_aval)
-from plax._src.api_util import check_callable, normalize_argnums
-from plax._src.ir import ClosedJaxpr, Jaxpr
-from plax._src.jaxpr_util import eval_jaxpr
-from plax._src.lax.conversion import stop_gradient
-from plax._src.primitive import BATCHING, JVP, TRANSPOSE, Primitive
-from plax._src.tracing import Tracer, get_aval
-from plax.custom_derivatives import CustomVJPPrimal, SymbolicZero
-
-from plax_transforms.ad import stage
+from plax.extend import tree_util
+from plax.extend.ad import Zero, instantiate, is_differentiable_dtype, tangent_aval, zeros_like_aval
+from plax.extend.core import (
+    BATCHING,
+    JVP,
+    TRANSPOSE,
+    ClosedJaxpr,
+    Jaxpr,
+    JaxprDebugInfo,
+    Primitive,
+    ShapedArray,
+    Tracer,
+    TracingDebugInfo,
+    check_callable,
+    eval_jaxpr,
+    get_aval,
+    make_tracing_debug_info,
+    normalize_argnums,
+    result_paths_from_tree,
+    stage_flat,
+)
+from plax_stdlib.lax.conversion import stop_gradient
 from plax_transforms.transpose import backward_pass
+
+# --- what users' rules see -------------------------------------------------------------
+
+class SymbolicZero:
+    """A tangent known to be zero, of the abstract value `aval` (JAX's
+    `custom_derivatives.SymbolicZero`): it has `shape` and `dtype` but no values."""
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: np.dtype(self.aval.dtype))
+    ndim = property(lambda self: len(self.aval.shape))
+    size = property(lambda self: int(np.prod(self.aval.shape, dtype=np.int64)))
+
+    def __bool__(self):
+        return False
+
+    def __repr__(self):
+        return f"SymbolicZero({self.aval.str_short()})"
+
+
+class CustomVJPPrimal(NamedTuple):
+    """What a `custom_vjp` fwd rule defined with `symbolic_zeros=True` receives for
+    each argument leaf: its `value`, and whether it is `perturbed` (has a nonzero
+    tangent, so that its cotangent matters)."""
+    value: Any
+    perturbed: bool
+
+
+def zero_from_primal(x, symbolic_zeros: bool = False):
+    """A zero tangent for each leaf of `x`: `SymbolicZero`s, or materialised zeros."""
+    def zero(leaf):
+        aval = tangent_aval(get_aval(leaf))
+        return SymbolicZero(aval) if symbolic_zeros else zeros_like_aval(aval)
+    return tree_util.tree_map(zero, x)
 
 
 # --- tracing a function with its closure as explicit inputs ---------------------------------
@@ -56,21 +102,21 @@ def closure_convert_flat(flat_fun: Callable[..., Sequence[Any]], in_avals
     enclosing transforms become operands of the primitive that carries the Jaxpr,
     so those transforms see them (they would be invisible as constants).
     """
-    closed = stage(flat_fun, in_avals)
+    closed = stage_flat(flat_fun, in_avals)
     jaxpr = closed.jaxpr
     hoisted = Jaxpr([], [*jaxpr.constvars, *jaxpr.invars], jaxpr.outvars, jaxpr.eqns,
                     jaxpr.effects)
     return ClosedJaxpr(hoisted, []), list(closed.consts)
 
 
-def named_hoisted(closed: ClosedJaxpr, num_consts: int, dbg: dbg_util.TracingDebugInfo,
+def named_hoisted(closed: ClosedJaxpr, num_consts: int, dbg: TracingDebugInfo,
                   out_tree) -> ClosedJaxpr:
     """`closed` (from `closure_convert_flat`) with debug info: `const[i]` for the
     hoisted values, then the traced function's argument names and result paths."""
     names = None if dbg.arg_names is None else (
         *(f"const[{i}]" for i in range(num_consts)), *dbg.arg_names)
-    info = dbg_util.JaxprDebugInfo(dbg.traced_for, dbg.func_src_info, names,
-                                   dbg_util.result_paths_from_tree(out_tree))
+    info = JaxprDebugInfo(dbg.traced_for, dbg.func_src_info, names,
+                                   result_paths_from_tree(out_tree))
     return closed.replace(jaxpr=closed.jaxpr.replace(debug_info=info))
 
 
@@ -129,7 +175,7 @@ class _Decorated:
         """→ (call_jaxpr, consts, flat dynamic leaves, in_tree, out_tree)."""
         flat, in_tree = tree_util.tree_flatten(dyn)
         in_avals = _avals(flat, f"{self.api} function {self.name}")
-        dbg = dbg_util.make_tracing_debug_info(self.api, self.fun, all_args, {},
+        dbg = make_tracing_debug_info(self.api, self.fun, all_args, {},
                                                static_argnums=tuple(static))
         out_tree: list = []
 
@@ -178,7 +224,7 @@ def _same_type(a, b) -> bool:
 
 # --- custom_jvp ---------------------------------------------------------------------------
 
-custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+custom_jvp_call_p = Primitive("plax.custom_jvp_call", multiple_results=True)
 
 
 class custom_jvp(_Decorated):
@@ -340,8 +386,8 @@ custom_jvp_call_p.define_rule(TRANSPOSE, _custom_jvp_call_transpose)
 
 # --- custom_vjp ---------------------------------------------------------------------------
 
-custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
-custom_lin_p = Primitive("custom_lin", multiple_results=True)
+custom_vjp_call_p = Primitive("plax.custom_vjp_call", multiple_results=True)
+custom_lin_p = Primitive("plax.custom_lin", multiple_results=True)
 
 
 class custom_vjp(_Decorated):
@@ -524,7 +570,7 @@ custom_lin_p.define_rule(TRANSPOSE, _custom_lin_transpose)
 
 def _batched_at_front(axis_data, args, dims):
     """Batched args moved to dimension 0; → (args, dims of 0 or None)."""
-    from plax._src.batching_util import moveaxis
+    from plax.extend.batching import moveaxis
     return ([a if d is None else moveaxis(a, d, 0) for a, d in zip(args, dims)],
             [None if d is None else 0 for d in dims])
 
@@ -569,7 +615,7 @@ def _custom_jvp_call_batching(axis_data, args, dims, *, call_jaxpr, jvp, num_con
 
 def _custom_vjp_call_batching(axis_data, args, dims, *, call_jaxpr, fwd, bwd, num_consts,
                               symbolic_zeros):
-    from plax._src.lax.reductions import reduce_sum
+    from plax_stdlib.lax.reductions import reduce_sum
     from plax_transforms.batching import batch_jaxpr
     args, dims = _batched_at_front(axis_data, args, dims)
     batched, out_dims = batch_jaxpr(call_jaxpr, axis_data, dims, True)

@@ -14,11 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from plax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Var
-from plax._src.primitive import Primitive
-from plax._src.sharding import Device
-from plax._src.tracing import get_aval
-
+from plax.extend.core import ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var, get_aval
+from plax.extend.sharding import Device
 from plax_transforms.executing import CompiledJaxpr, call_device, lowering_platform
 from plax_transforms.lowering import lower_jaxpr_to_module
 from plax_transforms.signature import arg_signature, trace_context

@@ -14,14 +14,12 @@ import logging
 import threading
 from typing import Any, Hashable, Sequence
 
-from plax._src import config
-from plax._src.ir import ClosedJaxpr
-from plax._src.sharding import Device, Sharding
-from plax_runtime import device_put as runtime_put
-from plax_runtime import executable as runtime_executable
+from plax.extend import config
+from plax.extend.core import ClosedJaxpr
+from plax.extend.sharding import Device, Sharding
+from plax_runtime import device_put as runtime_put, executable as runtime_executable, placement
 from plax_runtime.array import Array
 from plax_runtime.sharding_impls import SingleDeviceSharding
-
 from plax_transforms.lowering import LoweringResult, lower_jaxpr_to_module
 
 logger = logging.getLogger(__name__)
@@ -72,7 +70,7 @@ def default_device() -> Device:
     choice = config.default_device.value
     device = _default_devices.get(choice)
     if device is None:
-        device = _default_devices[choice] = runtime_put.default_device()
+        device = _default_devices[choice] = placement.default_device()
     return device
 
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any, NamedTuple, Sequence
 
-
-from plax._src.debug_info import TracingDebugInfo
-
+from plax.extend.core import TracingDebugInfo
 from plax_transforms.signature import trace_context_names
 
 logger = logging.getLogger("plax_transforms.jit")

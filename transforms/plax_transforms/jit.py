@@ -27,20 +27,28 @@ from typing import Any, Callable, NamedTuple
 
 from jaxlib import weakref_lru_cache as _weakref_lru_cache
 
-from plax._src import config, tracing
-from plax._src import debug_info as dbg_util
-from plax._src import tree_util
-from plax._src.api_util import bind_static, check_callable, split_static
-from plax._src.debug_info import TracingDebugInfo
-from plax._src.ir import ClosedJaxpr, Jaxpr
-from plax._src.jaxpr_util import eval_jaxpr
-from plax._src.sharding import Sharding
-from plax._src.staging import trace_to_jaxpr
-from plax._src.tracing import Tracer, escaped_tracer_error, get_aval
+from plax.extend import config, tree_util
+from plax.extend.core import (
+    EVAL_TRACE,
+    ClosedJaxpr,
+    Jaxpr,
+    Tracer,
+    TracingDebugInfo,
+    bind_static,
+    check_callable,
+    current_trace,
+    escaped_tracer_error,
+    eval_jaxpr,
+    fun_sourceinfo,
+    get_aval,
+    make_tracing_debug_info,
+    resolve_argnums,
+    split_static,
+    trace_to_jaxpr,
+)
+from plax.extend.sharding import Sharding
 from plax_runtime import backends
-
-# `lowering_rules` registers jit_p's lowering rule.
-from plax_transforms import executing, explain, lowering_rules  # noqa: F401
+from plax_transforms import executing, explain
 from plax_transforms.jit_primitive import jit_p, jit_params
 from plax_transforms.signature import arg_signature, trace_context
 from plax_transforms.stages import Lowered, Traced, out_info
@@ -127,7 +135,7 @@ class JitWrapped:
     def __call__(self, *args, **kwargs):
         if config.disable_jit.value:
             return self._fun(*args, **kwargs)
-        if tracing.current_trace() is not tracing.EVAL_TRACE:
+        if current_trace() is not EVAL_TRACE:
             return self._call_staged(args, kwargs)
         try:
             flat, key = self._fast_key(args, kwargs)
@@ -219,7 +227,7 @@ class JitWrapped:
 
     def _debug_info(self, args, kwargs) -> TracingDebugInfo:
         info = self._info
-        return dbg_util.make_tracing_debug_info("jit", self._fun, args, kwargs,
+        return make_tracing_debug_info("jit", self._fun, args, kwargs,
                                                 static_argnums=info.static_argnums,
                                                 static_argnames=info.static_argnames)
 
@@ -231,7 +239,7 @@ class JitWrapped:
         except TypeError:
             name = self._debug_info(args, kwargs).safe_arg_name(i) or f"argument {i}"
             raise TypeError(
-                f"Error interpreting argument to {dbg_util.fun_sourceinfo(self._fun)} as an "
+                f"Error interpreting argument to {fun_sourceinfo(self._fun)} as an "
                 f"abstract array. The problematic value is of type {type(x)} and was passed "
                 f"to the function at path {name}. Arguments of jitted functions must be "
                 "arrays, scalars, or pytrees of them; mark other arguments static with "
@@ -246,7 +254,7 @@ class JitWrapped:
                 raise ValueError(
                     f"Non-hashable static arguments are not supported. An error occurred "
                     f"while trying to hash the static argument {name!r} of "
-                    f"{dbg_util.fun_sourceinfo(self._fun)}, an object of type "
+                    f"{fun_sourceinfo(self._fun)}, an object of type "
                     f"{type(value)}: {value!r}. The error was: TypeError: {err}") from None
 
     def _trace(self, dbg, in_tree, in_avals, dyn_args, dyn_kwargs, static_args,
@@ -363,9 +371,9 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
     if device is not None and backend is not None:
         raise ValueError("can't specify both a device and a backend for jit, got "
                          f"device={device!r} and backend={backend!r}")
-    static_argnums, static_argnames = dbg_util.resolve_argnums(fun, static_argnums,
+    static_argnums, static_argnames = resolve_argnums(fun, static_argnums,
                                                                static_argnames)
-    donate_argnums, donate_argnames = dbg_util.resolve_argnums(fun, donate_argnums,
+    donate_argnums, donate_argnames = resolve_argnums(fun, donate_argnums,
                                                                donate_argnames, option="donate")
     both = set(static_argnums) & set(donate_argnums)
     if both:

@@ -25,13 +25,18 @@ from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import func
 
-from plax._src import mlir_util, plugins
-from plax._src.abstract import AbstractValue
-from plax._src.ir import ClosedJaxpr, Jaxpr, Literal
-from plax._src.jaxpr_util import dce_jaxpr
-from plax._src.primitive import LOWERING, Primitive, rules_of
-from plax._src.tracing import Tracer
-
+from plax.extend import registry as plugins, rules_of
+from plax.extend.core import (
+    LOWERING,
+    AbstractValue,
+    ClosedJaxpr,
+    Jaxpr,
+    Literal,
+    Primitive,
+    Tracer,
+    dce_jaxpr,
+)
+from plax.extend.mlir import mu
 from plax_transforms.mlir_context import make_ir_context, module_to_string
 
 # NumPy constants up to this size are written into the module; larger ones, and
@@ -41,8 +46,8 @@ INLINE_CONSTANT_BYTES = 1 << 20
 
 # --- source locations ------------------------------------------------------------
 
-_LIBRARY_PACKAGES = ("plax", "plax_runtime", "plax_transforms", "plax_sharding",
-                     "plax_cuda12", "plax_tpu")
+_LIBRARY_PACKAGES = ("plax", "plax_stdlib", "plax_runtime", "plax_transforms",
+                     "plax_sharding", "plax_cuda12", "plax_tpu")
 
 
 def _library_dirs() -> tuple[str, ...]:
@@ -255,8 +260,8 @@ def _verify(module: ir.Module) -> None:
 
 def _new_function(mctx: ModuleContext, name: str, in_avals, out_avals, *, public: bool,
                   arg_attrs=None, res_attrs=None) -> func.FuncOp:
-    in_types = [mlir_util.ir_type(a) for a in in_avals]
-    out_types = [mlir_util.ir_type(a) for a in out_avals]
+    in_types = [mu.ir_type(a) for a in in_avals]
+    out_types = [mu.ir_type(a) for a in out_avals]
     with ir.InsertionPoint(mctx.module.body):
         fn = func.FuncOp(name, ir.FunctionType.get(in_types, out_types))
     fn.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
@@ -316,13 +321,13 @@ def lowering_rule(prim: Primitive, platform: str):
     """`prim`'s lowering rule for `platform` (a platform-specific one wins)."""
     rule = prim.get_rule(LOWERING, platform)
     if rule is None:
-        plugins.ensure_primitives_loaded()
+        plugins.load_group("plax.lowering")  # platform rules that plugins add
         rule = prim.get_rule(LOWERING, platform)
     if rule is None:
         have = rules_of(prim)
         lowerings = {k: v for k, v in have.items() if k.startswith(LOWERING)}
         raise NotImplementedError(
-            f"primitive '{prim.name}' has no lowering rule for platform {platform!r}"
+            f"primitive '{prim.id}' has no lowering rule for platform {platform!r}"
             + (f" (lowering rules exist for: {lowerings})" if lowerings else "")
             + f"; its rules and the packages that registered them: {have or 'none'}")
     return rule
@@ -334,7 +339,7 @@ def _rule_results(prim: Primitive, result, avals_out) -> list[ir.Value]:
         raise ValueError(f"the lowering rule of '{prim.name}' returned {len(outs)} values "
                          f"for {len(avals_out)} outputs")
     for value, aval in zip(outs, avals_out):
-        expected = mlir_util.ir_type(aval)
+        expected = mu.ir_type(aval)
         if not isinstance(value, ir.Value) or value.type != expected:
             got = value.type if isinstance(value, ir.Value) else type(value).__name__
             raise ValueError(f"the lowering rule of '{prim.name}' returned {got} where "
@@ -360,4 +365,4 @@ def _constant(value, aval) -> ir.Value:
     array = np.asarray(value, dtype=aval.dtype)
     if array.shape != aval.shape:
         array = np.broadcast_to(array, aval.shape)
-    return mlir_util.dense_constant(array)
+    return mu.dense_constant(array)

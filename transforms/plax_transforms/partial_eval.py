@@ -19,17 +19,21 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from plax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Var
-from plax._src.jaxpr_util import dce_jaxpr
-from plax._src.primitive import PARTIAL_EVAL
-from plax._src.staging import StagingTrace, StagingTracer
-from plax._src.tracing import Trace, current_trace, set_current_trace
-
-PARTIAL_EVAL_JAXPR = "partial_eval_jaxpr"
-
-
-def residual_name(i: int) -> str:
-    return f"residual[{i}]"
+from plax.extend.core import (
+    PARTIAL_EVAL,
+    PARTIAL_EVAL_JAXPR,
+    ClosedJaxpr,
+    Jaxpr,
+    JaxprEqn,
+    StagingTrace,
+    StagingTracer,
+    Trace,
+    Var,
+    current_trace,
+    dce_jaxpr,
+    residual_name,
+    set_current_trace,
+)
 
 
 class PartialEvalTrace(StagingTrace):

@@ -18,23 +18,35 @@ from __future__ import annotations
 import functools
 from typing import Callable, Sequence
 
-from plax._src import debug_info as dbg_util
-from plax._src import tree_util
-from plax._src.ad_util import Zero, instantiate, is_undefined_primal, tangent_aval
-from plax._src.api_util import check_callable, normalize_argnums
-from plax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Var
-from plax._src.jaxpr_util import dce_jaxpr, eval_jaxpr
-from plax._src.lax.mlir import hlo
-from plax._src.primitive import BATCHING, JVP, PARTIAL_EVAL, TRANSPOSE, Primitive
-from plax._src.tracing import get_aval, set_current_trace
-
+from plax.extend import tree_util
+from plax.extend.ad import Zero, instantiate, is_undefined_primal, tangent_aval
+from plax.extend.core import (
+    BATCHING,
+    JVP,
+    PARTIAL_EVAL,
+    PARTIAL_EVAL_JAXPR,
+    TRANSPOSE,
+    ClosedJaxpr,
+    Jaxpr,
+    JaxprEqn,
+    Primitive,
+    Var,
+    check_callable,
+    dce_jaxpr,
+    eval_jaxpr,
+    get_aval,
+    make_tracing_debug_info,
+    normalize_argnums,
+    set_current_trace,
+)
+from plax.extend.mlir import hlo
 from plax_transforms.ad import jvp_jaxpr
 from plax_transforms.batching import batch_jaxpr
 from plax_transforms.custom_derivatives import closure_convert_flat, named_hoisted
-from plax_transforms.partial_eval import PARTIAL_EVAL_JAXPR, assemble_split
+from plax_transforms.partial_eval import assemble_split
 from plax_transforms.transpose import transpose_jaxpr
 
-checkpoint_p = Primitive("checkpoint", multiple_results=True)
+checkpoint_p = Primitive("plax.checkpoint", multiple_results=True)
 
 
 def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,
@@ -57,7 +69,7 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
         static = {i % n for i in static_nums}
         dyn = (tuple(a for i, a in enumerate(args) if i not in static), kwargs)
         flat, in_tree = tree_util.tree_flatten(dyn)
-        dbg = dbg_util.make_tracing_debug_info("checkpoint", fun, args, kwargs,
+        dbg = make_tracing_debug_info("checkpoint", fun, args, kwargs,
                                                static_argnums=tuple(static))
         out_tree: list = []
 

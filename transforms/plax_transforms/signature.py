@@ -13,8 +13,8 @@ from typing import Any, Sequence
 
 from jaxlib._jax import config as _jaxlib_config
 
-from plax._src import config
-from plax._src.tracing import get_aval
+from plax.extend import config
+from plax.extend.core import get_aval
 
 try:  # the C++ signature of a call's arguments (plax-runtime's extension)
     from plax_runtime._fastpath import arg_signature as _cpp_arg_signature

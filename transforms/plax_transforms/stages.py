@@ -12,12 +12,9 @@ from typing import Any, Sequence
 
 from jaxlib import _jax
 
-from plax._src import tree_util
-from plax._src.abstract import ShapeDtypeStruct
-from plax._src.ir import ClosedJaxpr
-from plax._src.sharding import Device
-from plax._src.tracing import get_aval
-
+from plax.extend import tree_util
+from plax.extend.core import ClosedJaxpr, ShapeDtypeStruct, get_aval
+from plax.extend.sharding import Device
 from plax_transforms import executing
 from plax_transforms.lowering import LoweringResult
 from plax_transforms.mlir_context import module_to_bytecode, module_to_string

@@ -13,11 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from plax._src.ad_util import UndefinedPrimal, Zero, add_tangents, instantiate
-from plax._src.ir import ClosedJaxpr, Jaxpr, Literal
-from plax._src.primitive import TRANSPOSE
-
-from plax_transforms.ad import derived_debug_info, stage
+from plax.extend.ad import UndefinedPrimal, Zero, add_tangents, instantiate
+from plax.extend.core import TRANSPOSE, ClosedJaxpr, Jaxpr, Literal, derived_debug_info, stage_flat
 
 
 def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
@@ -100,5 +97,5 @@ def transpose_jaxpr(closed: ClosedJaxpr, linear: Sequence[bool]) -> ClosedJaxpr:
         names = [n for n, lin in zip(dbg.arg_names, linear) if not lin] + [
             f"ct:{p}" for p in dbg.result_paths]
         paths = [f"ct:{n}" for n, lin in zip(dbg.arg_names, linear) if lin]
-    return stage(fun, [*nonlinear_avals, *closed.out_avals],
+    return stage_flat(fun, [*nonlinear_avals, *closed.out_avals],
                  derived_debug_info(dbg, names, paths))

@@ -11,12 +11,22 @@ import contextlib
 import functools
 from typing import Any, Callable
 
-from plax._src import axis_env, tree_util
-from plax._src.api_util import check_callable
-from plax._src import debug_info as dbg_util
-from plax._src.batching_util import AxisData, move_to, not_mapped
-from plax._src.tracing import get_aval, set_current_trace
-
+from plax.extend import tree_util
+from plax.extend.batching import (
+    AxisData,
+    canonicalize_axis_names,
+    extend_axis_env,
+    move_to,
+    not_mapped,
+)
+from plax.extend.core import (
+    check_callable,
+    fun_sourceinfo,
+    get_aval,
+    make_tracing_debug_info,
+    result_paths_from_tree,
+    set_current_trace,
+)
 from plax_transforms.batching import BatchTrace
 
 
@@ -49,7 +59,7 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size: int | 
     if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
         raise ValueError(f"vmap axis_size must be a non-negative int, got {axis_size!r}")
     if axis_name is not None:
-        axis_env.canonicalize_axis_names(axis_name)  # hashable
+        canonicalize_axis_names(axis_name)  # hashable
 
     # updated=(): a jitted `fun`'s attributes must not leak onto this wrapper.
     @functools.wraps(fun, updated=())
@@ -67,14 +77,14 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size: int | 
                 "vmap in_axes specification must be a tree prefix of the corresponding "
                 f"value, got specification {in_axes!r} for value tree "
                 f"{tree_util.tree_structure(args)}.") from None
-        dbg = dbg_util.make_tracing_debug_info("vmap", fun, args, kwargs)
+        dbg = make_tracing_debug_info("vmap", fun, args, kwargs)
         names = [dbg.safe_arg_name(i) or f"argument {i}" for i in range(len(flat))]
         dims = [_canonical_in_axis(x, a, n) for x, a, n in zip(flat, axes, names)]
         size = _mapped_size(fun, flat, dims, names, axis_size)
         axis_data = AxisData(size, axis_name, spmd_axis_name)
         trace = BatchTrace(axis_data)
         bound = (contextlib.nullcontext() if axis_name is None
-                 else axis_env.extend_axis_env(axis_name, size))
+                 else extend_axis_env(axis_name, size))
         try:
             with bound:
                 with set_current_trace(trace):
@@ -108,7 +118,7 @@ def _mapped_size(fun, flat, dims, names, axis_size) -> int:
     sizes = [(n, get_aval(x).shape, d) for x, d, n in zip(flat, dims, names)
              if d is not not_mapped]
     if not sizes and axis_size is None:
-        raise ValueError(f"vmap of {dbg_util.fun_sourceinfo(fun)} must have at least one "
+        raise ValueError(f"vmap of {fun_sourceinfo(fun)} must have at least one "
                          "non-None value in in_axes, or an axis_size")
     found = {shape[d] for _, shape, d in sizes} | ({axis_size} if axis_size is not None
                                                     else set())
@@ -130,7 +140,7 @@ def _outputs(trace: BatchTrace, out: Any, out_axes):
         raise ValueError("vmap out_axes specification must be a tree prefix of the "
                          f"corresponding value, got specification {out_axes!r} for value "
                          f"tree {out_tree}.") from None
-    paths = dbg_util.result_paths_from_tree(out_tree) or [""] * len(leaves)
+    paths = result_paths_from_tree(out_tree) or [""] * len(leaves)
     size = trace.axis_data.size
     results = []
     with set_current_trace(trace.parent):

@@ -7,7 +7,7 @@ from typing import Callable
 from plax._src import debug_info as dbg_util
 from plax._src import tree_util
 from plax._src.abstract import ShapeDtypeStruct
-from plax._src.api_util import bind_static, check_callable, normalize_argnums, split_static
+from plax._src.arguments import bind_static, check_callable, normalize_argnums, split_static
 from plax._src.ir import ClosedJaxpr
 from plax._src.staging import trace_to_jaxpr
 from plax._src.tracing import get_aval

@@ -1,12 +1,16 @@
-"""Operators and methods shared by tracers and `plax.Array`, forwarded to `plax.numpy`.
+"""Operators and methods shared by tracers and `plax.Array`, implemented by the
+NumPy layer.
 
 One table drives both classes, so a traced value and a concrete array behave the
-same under `+`, `@`, `x.sum()`, `x[1:]`... `plax.numpy` is imported on first use,
-which keeps the core's import graph acyclic.
+same under `+`, `@`, `x.sum()`, `x[1:]`... The kernel only names the methods; the
+functions behind them come from the `array_methods` entry point of the
+`plax.interpreters` group (plax-stdlib's `plax_stdlib.numpy.array_methods`),
+resolved on first use. That entry point is the one seam by which the kernel
+calls up into the NumPy layer.
 """
 from __future__ import annotations
 
-import importlib
+from plax._src import plugins
 
 # dunder → (module, function, swap operands)
 _BINARY = {
@@ -25,16 +29,22 @@ _METHODS = ("reshape", "astype", "transpose", "sum", "mean", "max", "min", "prod
 _PROPERTIES = {"T": "transpose", "real": "real", "imag": "imag", "mT": "matrix_transpose"}
 
 
+_provider = None
+
+
 def _numpy(name: str):
-    return getattr(importlib.import_module("plax.numpy"), name)
+    global _provider
+    if _provider is None:
+        _provider = plugins.resolve("plax.interpreters", "array_methods")
+    return getattr(_provider, name)
 
 
 def _getitem(self, index):
-    return importlib.import_module("plax._src.numpy.indexing").getitem(self, index)
+    return _numpy("getitem")(self, index)
 
 
 def _at(self):
-    return importlib.import_module("plax._src.numpy.index_update")._IndexUpdateHelper(self)
+    return _numpy("at")(self)
 
 
 def _is_operand(x) -> bool:

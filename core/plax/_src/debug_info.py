@@ -321,3 +321,25 @@ def finalize(tracing_info: TracingDebugInfo,
     return JaxprDebugInfo(tracing_info.traced_for, tracing_info.func_src_info,
                           tracing_info.arg_names,
                           None if result_paths is None else tuple(result_paths))
+
+
+# --- names of values that transformations introduce ----------------------------------
+
+def derived_debug_info(dbg: JaxprDebugInfo | None, arg_names, result_paths
+                       ) -> JaxprDebugInfo | None:
+    """`dbg` with new names for a transformed Jaxpr (None stays None; a None list
+    leaves those names unknown)."""
+    if dbg is None:
+        return None
+    return dbg._replace(arg_names=None if arg_names is None else tuple(arg_names),
+                        result_paths=None if result_paths is None else tuple(result_paths))
+
+
+def tangent_name(name: str) -> str:
+    """The name of the tangent of a value named `name` (`t:x`)."""
+    return f"t:{name}" if name else ""
+
+
+def residual_name(i: int) -> str:
+    """The name of the `i`th residual of a partial evaluation (`residual[0]`)."""
+    return f"residual[{i}]"

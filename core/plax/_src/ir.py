@@ -3,7 +3,7 @@
 A Jaxpr is a first-order program in A-normal form: typed input variables, a list of
 equations each applying one primitive, and output atoms. `ClosedJaxpr` pairs a
 Jaxpr with the values of its constant variables. The checker (`check_jaxpr`) and
-dead-code elimination (`dce_jaxpr`) live in `jaxpr_util.py`.
+dead-code elimination (`dce_jaxpr`) live in `checking.py` and `dce.py`.
 """
 from __future__ import annotations
 

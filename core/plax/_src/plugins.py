@@ -1,36 +1,104 @@
 """The plugin registry: how packages join plax through entry points.
 
-Four groups (DESIGN.md §3): `plax.transforms` (names the facade `plax.<name>`
-resolves), `plax.primitives` (modules that define primitives), `plax.lowering`
-(modules that register lowering rules) and `plax.backends` (PJRT backends). Each
-group is read lazily, once. A plugin that fails to load is reported with a warning
-and skipped; it never takes the other plugins down.
+The kernel knows no particular transform, primitive or backend. Packages announce
+what they provide in six entry-point groups (DESIGN.md §3), each read lazily, once:
+
+* `plax.transforms`: names the facade `plax.<name>` resolves (`jit`, `grad`, `Array`...);
+* `plax.modules`: public modules of the facade, `plax.<module>` (`numpy`, `lax`...),
+  importable as `import plax.numpy`;
+* `plax.interpreters`: what the kernel's extension API delegates to (eager
+  dispatch, the Jaxpr-to-Jaxpr transformations, the array methods), see `SEAMS`;
+* `plax.primitives`: modules that define primitives with their rules;
+* `plax.lowering`: modules that add platform-specific lowering rules;
+* `plax.backends`: PJRT backends.
+
+Loading an entry point checks that its distribution was built for this version of
+the kernel and that it yields the right kind of object. A plugin that fails is
+reported with a warning naming its distribution and skipped; it never takes the
+other plugins down.
 """
 from __future__ import annotations
 
+import importlib
+import importlib.abc
 import importlib.metadata as metadata
+import importlib.util
+import sys
 import threading
+import types
 import warnings
-from typing import Any
+from typing import Any, Callable
 
-GROUPS = ("plax.transforms", "plax.primitives", "plax.lowering", "plax.backends")
+GROUPS = ("plax.transforms", "plax.modules", "plax.interpreters", "plax.primitives",
+          "plax.lowering", "plax.backends")
+
+# The seams by which the kernel calls up into other layers: `plax.interpreters`
+# entry point names, what each must be, and which distribution provides it.
+SEAMS: dict[str, tuple[str, str]] = {
+    "eager_dispatch": ("callable", "plax-transforms"),
+    "array_methods": ("module", "plax-stdlib"),
+    "lax": ("module", "plax-stdlib"),
+    "jvp_jaxpr": ("callable", "plax-transforms"),
+    "partial_eval_jaxpr": ("callable", "plax-transforms"),
+    "transpose_jaxpr": ("callable", "plax-transforms"),
+    "batch_jaxpr": ("callable", "plax-transforms"),
+}
+
+# What each group's entry points must load to (groups not listed: anything).
+_KIND_OF_GROUP = {"plax.modules": "module", "plax.primitives": "module",
+                  "plax.lowering": "module"}  # plax.backends: checked by the runtime
 
 # Which distribution provides what, for errors that tell the user what to install.
-_PROVIDERS = {
-    "plax.transforms": "plax-transforms",
-    "plax.lowering": "plax-transforms",
-    "plax.backends": "plax-runtime",
+_PROVIDERS = {"plax.transforms": "plax-transforms", "plax.lowering": "plax-transforms",
+              "plax.primitives": "plax-stdlib", "plax.backends": "plax-runtime"}
+_NAMED_PROVIDERS = {
+    ("plax.modules", "numpy"): "plax-stdlib", ("plax.modules", "lax"): "plax-stdlib",
+    ("plax.modules", "dlpack"): "plax-runtime", ("plax.modules", "sharding"): "plax-sharding",
+    ("plax.backends", "cuda"): "plax-cuda12", ("plax.backends", "gpu"): "plax-cuda12",
+    ("plax.backends", "tpu"): "plax-tpu",
+    **{("plax.interpreters", name): dist for name, (_, dist) in SEAMS.items()},
 }
-_BACKEND_PROVIDERS = {"cpu": "plax-runtime", "cuda": "plax-cuda12", "gpu": "plax-cuda12",
-                      "tpu": "plax-tpu"}
+_DEFAULT_PROVIDER = {"plax.modules": "plax-transforms"}
+KERNEL_DISTRIBUTION = "plax"
 
 
 class PluginMissingError(ImportError):
     """A name or backend is provided by a package that is not installed."""
 
 
+class PluginVersionError(ImportError):
+    """A plugin was built for another version of the plax kernel."""
+
+
 class PluginWarning(RuntimeWarning):
     """A plugin failed to load and was skipped."""
+
+
+def _is_kind(obj: Any, kind: str | None) -> bool:
+    if kind == "module":
+        return isinstance(obj, types.ModuleType)
+    if kind == "callable":
+        return callable(obj)
+    return True
+
+
+def _kernel_version() -> str:
+    return metadata.version(KERNEL_DISTRIBUTION)
+
+
+def check_version(dist: metadata.Distribution | None) -> None:
+    """Raise PluginVersionError if `dist` requires a kernel version other than this one."""
+    if dist is None or dist.name == KERNEL_DISTRIBUTION:
+        return
+    from packaging.requirements import Requirement
+    version = _kernel_version()
+    for text in dist.requires or ():
+        req = Requirement(text)
+        if req.name == KERNEL_DISTRIBUTION and req.marker is None and \
+                not req.specifier.contains(version, prereleases=True):
+            raise PluginVersionError(
+                f"{dist.name} {dist.version} requires {req} but plax {version} is installed; "
+                f"upgrade {dist.name} (or install the plax version it was built for)")
 
 
 class _Group:
@@ -42,20 +110,30 @@ class _Group:
         self.loaded: dict[str, Any] = {}
         self.failures: dict[str, str] = {}
 
+    def _expected_kind(self, ep_name: str) -> str | None:
+        if self.name == "plax.interpreters" and ep_name in SEAMS:
+            return SEAMS[ep_name][0]
+        return _KIND_OF_GROUP.get(self.name)
+
     def load(self, ep_name: str) -> Any:
         if ep_name in self.loaded:
             return self.loaded[ep_name]
         if ep_name in self.failures:
             raise PluginMissingError(self.failures[ep_name])
         ep = self.entry_points[ep_name]
+        dist = ep.dist.name if ep.dist else "an unknown distribution"
         try:
+            check_version(ep.dist)
             obj = ep.load()
+            kind = self._expected_kind(ep_name)
+            if not _is_kind(obj, kind):
+                raise TypeError(f"the entry point must yield a {kind}, but it yields "
+                                f"{type(obj).__name__} {obj!r}")
         except Exception as err:  # a broken plugin must not take the others down
-            dist = ep.dist.name if ep.dist else "an unknown distribution"
-            msg = (f"plax plugin {ep.name!r} ({ep.value}) from {dist} failed to load: "
-                   f"{type(err).__name__}: {err}")
+            msg = (f"plax plugin {ep.name!r} ({ep.value}) of group {self.name!r} from {dist} "
+                   f"failed to load: {type(err).__name__}: {err}")
             self.failures[ep_name] = msg
-            warnings.warn(msg, PluginWarning, stacklevel=3)
+            warnings.warn(msg, PluginWarning, stacklevel=4)
             raise PluginMissingError(msg) from err
         self.loaded[ep_name] = obj
         return obj
@@ -86,23 +164,26 @@ def names(group: str) -> list[str]:
     return sorted(_group(group).entry_points)
 
 
+def provider_hint(group: str, name: str) -> str:
+    provider = _NAMED_PROVIDERS.get((group, name)) or _PROVIDERS.get(group) \
+        or _DEFAULT_PROVIDER.get(group)
+    return f"; install {provider!r}" if provider else ""
+
+
 def resolve(group: str, name: str) -> Any:
     """The object the entry point `name` of `group` refers to, loading it once."""
-    with _lock:
-        g = _group(group)
-        if name not in g.entry_points:
-            provider = (_BACKEND_PROVIDERS.get(name) if group == "plax.backends"
-                        else _PROVIDERS.get(group))
-            hint = f"; install {provider!r}" if provider else ""
-            raise PluginMissingError(
-                f"no plugin provides {name!r} in entry point group {group!r}{hint}")
-        return g.load(name)
+    g = _group(group)
+    if name not in g.entry_points:
+        raise PluginMissingError(f"no plugin provides {name!r} in entry point group "
+                                 f"{group!r}{provider_hint(group, name)}")
+    # Loading imports modules; the import system serialises imports of one module,
+    # so no lock of ours is held around it (that could deadlock with an import lock).
+    return g.load(name)
 
 
 def load_group(group: str) -> dict[str, Any]:
     """Load every plugin of `group` (failures are warned about and skipped)."""
-    with _lock:
-        return _group(group).load_all()
+    return _group(group).load_all()
 
 
 def failures(group: str) -> dict[str, str]:
@@ -110,20 +191,62 @@ def failures(group: str) -> dict[str, str]:
     return dict(_group(group).failures)
 
 
-def ensure_primitives_loaded() -> None:
-    """Import every module announced in `plax.primitives` and `plax.lowering` once."""
-    load_group("plax.primitives")
-    load_group("plax.lowering")
+def seam(name: str) -> Callable[..., Any]:
+    """A function that calls the `plax.interpreters` seam `name` (declared in SEAMS),
+    resolving it on first call: how the extension API delegates to the packages
+    that implement it."""
+    impl = None
+
+    def call(*args, **kwargs):
+        nonlocal impl
+        if impl is None:
+            impl = resolve("plax.interpreters", name)
+        return impl(*args, **kwargs)
+    return call
 
 
-def lazy_attributes(module_name: str, provided: tuple[str, ...]):
-    """A module `__getattr__` that resolves `provided` names through `plax.transforms`,
-    for public core modules whose functions live in other packages."""
-    def __getattr__(name: str):
-        if name in provided:
-            return resolve("plax.transforms", name)
-        raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
-    return __getattr__
+# --- facade modules: `import plax.numpy` -----------------------------------------------
+
+def facade_target(fullname: str) -> tuple[str, str] | None:
+    """For `plax.<name>[.sub]` announced in `plax.modules`: (entry point name, the real
+    module's name); None for anything else."""
+    if not fullname.startswith("plax."):
+        return None
+    rest = fullname[len("plax."):]
+    entry_points = _group("plax.modules").entry_points
+    for ep_name in sorted(entry_points, key=len, reverse=True):
+        if rest == ep_name or rest.startswith(ep_name + "."):
+            return ep_name, entry_points[ep_name].value + rest[len(ep_name):]
+    return None
+
+
+class _AliasLoader(importlib.abc.Loader):
+    def __init__(self, ep_name: str, target: str):
+        self.ep_name, self.target = ep_name, target
+
+    def create_module(self, spec):
+        resolve("plax.modules", self.ep_name)  # checks the version and kind, once
+        return importlib.import_module(self.target)
+
+    def exec_module(self, module):
+        pass
+
+
+class _FacadeFinder(importlib.abc.MetaPathFinder):
+    """Finds `plax.<module>` for modules other packages provide: the name becomes an
+    alias of the real module (`plax.numpy` is `plax_stdlib.numpy`), so each module
+    exists once however it is imported."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        found = facade_target(fullname)
+        if found is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(*found))
+
+
+def install_facade_finder() -> None:
+    if not any(isinstance(f, _FacadeFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _FacadeFinder())
 
 
 def _reset_for_tests() -> None:

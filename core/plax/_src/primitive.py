@@ -1,24 +1,42 @@
 """`Primitive`: a named operation and the table of rules that give it meaning.
 
-Every transform looks its rule up here by kind ("abstract_eval", "impl", "jvp",
-"transpose", "batching", "partial_eval", "lowering" per platform...). The core knows
-no particular transform: a kind is just a string, and the package that registers a
-rule is remembered so that `rules_of(prim)` can tell a user which transforms a
-primitive supports and who provided each rule.
+Every interpreter looks its rule up here by kind. The kinds form a closed set
+(`RULE_KINDS`, each with the signature its rules have), so a misspelled kind fails
+at registration rather than silently never being used. A primitive has a
+namespaced id (`lax.sin`, `softclip.softclip`) that is unique in the process; it
+prints by its short name (`sin`). Each rule remembers the module that registered
+it, so `rules_of(prim)` tells a user which transforms a primitive supports and
+which package provides each rule.
 """
 from __future__ import annotations
 
 import dataclasses
+import sys
 from typing import Callable
 
-# Kinds the core itself consults; transforms may add their own.
-ABSTRACT_EVAL = "abstract_eval"
-IMPL = "impl"
-JVP = "jvp"
-TRANSPOSE = "transpose"
-BATCHING = "batching"
-PARTIAL_EVAL = "partial_eval"
-LOWERING = "lowering"
+from plax._src import plugins
+from plax._src.tracing import current_trace
+
+# The rule kinds, with the signature of their rules. Rules receive what they need as
+# arguments; they never reach into an interpreter's internals.
+RULE_KINDS: dict[str, str] = {
+    "abstract_eval": "(*avals, **params) -> aval, or a list of avals: the output types",
+    "impl": "(*args, **params) -> outputs: eager evaluation (default: compile the equation)",
+    "jvp": "(primals, tangents, **params) -> (outputs, output tangents); tangents may be Zero",
+    "transpose": "(cts, *operands, **params) -> one cotangent (or None) per operand; "
+                 "linear operands are UndefinedPrimal",
+    "partial_eval": "(trace, args, **params) -> outputs: split known and unknown work "
+                    "under linearize (trace.is_unknown, trace.bind_known, trace.stage)",
+    "partial_eval_jaxpr": "(eqn, unknowns) -> (known eqn, staged eqn, out_unknowns, residuals)",
+    "batching": "(axis_data, args, dims, **params) -> (outputs, output batch dims)",
+    "lowering": "(ctx, *operands, **params) -> MLIR value(s); optionally per platform",
+    "dce": "(used_outputs, eqn) -> (used_inputs, pruned eqn or None)",
+    "effects": "(**params) -> effects of an application",
+    "axis_names": "(**params) -> the named axes an application uses (collectives)",
+}
+ABSTRACT_EVAL, IMPL, JVP, TRANSPOSE = "abstract_eval", "impl", "jvp", "transpose"
+PARTIAL_EVAL, PARTIAL_EVAL_JAXPR, BATCHING = "partial_eval", "partial_eval_jaxpr", "batching"
+LOWERING, DCE, EFFECTS, AXIS_NAMES = "lowering", "dce", "effects", "axis_names"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,50 +44,79 @@ class Rule:
     kind: str
     platform: str | None
     fn: Callable
-    owner: str  # the distribution/top-level package that registered it
+    module: str  # the module that registered it (not a helper that built it)
 
 
 class RuleAlreadyDefinedError(ValueError):
     pass
 
 
-_all_primitives: dict[str, list["Primitive"]] = {}
+class PrimitiveIdError(ValueError):
+    """A primitive id that is malformed, taken, or unknown."""
 
 
-def _owner_of(fn: Callable) -> str:
-    module = getattr(fn, "__module__", None) or "<unknown>"
-    return module.split(".")[0]
+_by_id: dict[str, "Primitive"] = {}
+
+
+def _registering_module() -> str:
+    """The module on whose behalf a rule or primitive is being defined: the first
+    caller outside modules that mark themselves `__plax_rule_helper__` (this one,
+    and constructor helpers such as lax's `standard_primitive`)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__plax_rule_helper__"):
+        frame = frame.f_back
+    return frame.f_globals.get("__name__", "<unknown>") if frame is not None else "<unknown>"
+
+
+__plax_rule_helper__ = True
 
 
 class Primitive:
-    """A primitive operation. Applying it (`bind`) hands it to the current trace."""
+    """A primitive operation. Applying it (`bind`) hands it to the current trace.
 
-    multiple_results = False
+    `id` is `"<namespace>.<name>"`; `name` is what Jaxprs print.
+    """
 
-    def __init__(self, name: str, *, multiple_results: bool = False):
+    def __init__(self, id: str, *, multiple_results: bool = False):
+        namespace, _, name = id.rpartition(".")
+        if not namespace or not name:
+            raise PrimitiveIdError(
+                f"primitive ids are namespaced, '<package>.<name>' (e.g. 'lax.sin'); got {id!r}")
+        if id in _by_id:
+            raise PrimitiveIdError(
+                f"a primitive with id {id!r} is already defined by {_by_id[id].module}; "
+                "choose another name or namespace")
+        self.id = id
         self.name = name
         self.multiple_results = multiple_results
+        self.module = _registering_module()
         self._rules: dict[tuple[str, str | None], Rule] = {}
-        _all_primitives.setdefault(name, []).append(self)
+        _by_id[id] = self
 
     def __repr__(self):
         return self.name
 
     # --- application -----------------------------------------------------------
     def bind(self, *args, **params):
-        return tracing.current_trace().process_primitive(self, args, params)
+        return current_trace().process_primitive(self, args, params)
 
     # --- rule table ------------------------------------------------------------
     def define_rule(self, kind: str, fn: Callable, *, platform: str | None = None,
-                    override: bool = False, owner: str | None = None) -> Callable:
+                    override: bool = False) -> Callable:
+        """Register `fn` as this primitive's `kind` rule (for `platform`, if given)."""
+        if kind not in RULE_KINDS:
+            raise ValueError(f"unknown rule kind {kind!r} for primitive {self.id!r}; the "
+                             f"kinds are {', '.join(RULE_KINDS)}")
+        if platform is not None and kind != LOWERING:
+            raise ValueError(f"only lowering rules are per platform, not {kind!r} rules")
         key = (kind, platform)
         old = self._rules.get(key)
         if old is not None and not override and old.fn is not fn:
             where = f" for platform {platform!r}" if platform else ""
             raise RuleAlreadyDefinedError(
-                f"primitive '{self.name}' already has a {kind} rule{where} "
-                f"(registered by {old.owner!r}); pass override=True to replace it")
-        self._rules[key] = Rule(kind, platform, fn, owner or _owner_of(fn))
+                f"primitive '{self.id}' already has a {kind} rule{where} "
+                f"(registered by {old.module}); pass override=True to replace it")
+        self._rules[key] = Rule(kind, platform, fn, _registering_module())
         return fn
 
     def get_rule(self, kind: str, platform: str | None = None) -> Callable | None:
@@ -109,25 +156,23 @@ class Primitive:
         rule = self.get_rule(ABSTRACT_EVAL)
         if rule is None:
             raise NotImplementedError(
-                f"primitive '{self.name}' has no abstract evaluation rule, so it cannot be "
+                f"primitive '{self.id}' has no abstract evaluation rule, so it cannot be "
                 f"traced; rules it has: {sorted(k for k, _ in self._rules) or 'none'}")
         return rule(*avals, **params)
 
 
-def rules_of(prim: Primitive) -> dict[str, str]:
-    """Map `kind[:platform]` → owner package, for discovering what a primitive supports."""
-    return {(r.kind if r.platform is None else f"{r.kind}:{r.platform}"): r.owner
-            for r in prim.rules()}
+def lookup(id: str) -> Primitive:
+    """The primitive with this id, loading the `plax.primitives` plugins if needed."""
+    prim = _by_id.get(id)
+    if prim is None:
+        plugins.load_group("plax.primitives")
+        prim = _by_id.get(id)
+    if prim is None:
+        raise PrimitiveIdError(f"no primitive has id {id!r}; is the package that defines "
+                               "it installed?")
+    return prim
 
 
-def primitives_named(name: str) -> list[Primitive]:
-    """Every primitive created with this name (names need not be unique)."""
-    return list(_all_primitives.get(name, ()))
-
-
-def all_primitive_names() -> list[str]:
-    return sorted(_all_primitives)
-
-
-# Imported last: tracing builds on this module, and `bind` needs it only when called.
-from plax._src import tracing  # noqa: E402
+def all_primitives() -> list[Primitive]:
+    """Every primitive defined so far, by id."""
+    return [_by_id[k] for k in sorted(_by_id)]

@@ -8,7 +8,7 @@ trace and returns a `ClosedJaxpr` whose debug info names every input and output.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 from jaxlib import _jax
@@ -20,7 +20,9 @@ from plax._src.debug_info import JaxprDebugInfo, TracingDebugInfo
 from plax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from plax._src.tracing import (Trace, Tracer, escaped_tracer_error, get_aval,
                                set_current_trace)
-from plax._src.primitive import Primitive
+
+if TYPE_CHECKING:
+    from plax._src.primitive import Primitive
 
 
 def current_source_info():
@@ -143,6 +145,24 @@ def trace_to_jaxpr(fun: Callable, in_tree, in_avals: Sequence[AbstractValue],
     finally:
         trace.invalidate()
     return closed, out_tree
+
+
+def stage_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[AbstractValue],
+               debug_info: JaxprDebugInfo | None = None) -> ClosedJaxpr:
+    """Trace flat `fun` (a list of inputs to a list of outputs) on `in_avals` into a
+    ClosedJaxpr carrying `debug_info`: how Jaxpr-to-Jaxpr transformations and the
+    rules of higher-order primitives build new Jaxprs."""
+    trace = StagingTrace()
+    tracers = [trace.new_arg(a) for a in in_avals]
+    try:
+        with set_current_trace(trace):
+            outs = fun(*tracers)
+        closed = trace.to_closed_jaxpr(list(outs), None)
+    finally:
+        trace.invalidate()
+    if debug_info is not None:
+        closed = closed.replace(jaxpr=closed.jaxpr.replace(debug_info=debug_info))
+    return closed
 
 
 def _check_output_leaf(leaf, trace: StagingTrace) -> None:

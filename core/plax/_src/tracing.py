@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -23,7 +23,9 @@ from plax._src.abstract import AbstractValue, ShapedArray
 from plax._src.errors import (
     ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
     TracerIntegerConversionError, UnexpectedTracerError)
-from plax._src.primitive import IMPL, Primitive
+
+if TYPE_CHECKING:
+    from plax._src.primitive import Primitive
 
 
 class Trace:
@@ -65,7 +67,7 @@ class EvalTrace(Trace):
         for arg in args:
             if isinstance(arg, Tracer):
                 raise escaped_tracer_error(arg, primitive)
-        impl = primitive.get_rule(IMPL)
+        impl = primitive.get_rule("impl")
         if impl is not None:
             return impl(*args, **params)
         return _eager_dispatch()(primitive, args, params)
@@ -78,10 +80,11 @@ _eager = None
 
 
 def _eager_dispatch():
-    """The default impl of every primitive, provided by plax-transforms."""
+    """The default impl of every primitive: compile and run its one equation
+    (provided by plax-transforms through the `plax.interpreters` entry points)."""
     global _eager
     if _eager is None:
-        _eager = plugins.resolve("plax.transforms", "eager_dispatch")
+        _eager = plugins.resolve("plax.interpreters", "eager_dispatch")
     return _eager
 
 

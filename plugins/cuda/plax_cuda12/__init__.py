@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from jaxlib import xla_client as xc
 
-from plax_runtime.backends import BackendPlugin
 from plax_runtime import pjrt_plugins
+from plax_runtime.backends import BackendPlugin
 
 _INSTALL = '"plax-cuda12[runtime]" (which brings jax-cuda12-pjrt)'
 

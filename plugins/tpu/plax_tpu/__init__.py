@@ -9,8 +9,8 @@ import os
 
 from jaxlib import xla_client as xc
 
-from plax_runtime.backends import BackendPlugin
 from plax_runtime import pjrt_plugins
+from plax_runtime.backends import BackendPlugin
 
 _INSTALL = '"plax-tpu[runtime]" (which brings libtpu)'
 

@@ -7,7 +7,7 @@ being imported first, `rules_of` names this package as the rule owner, and
 """
 from plax.extend import Primitive, ShapedArray
 
-softclip_p = Primitive("softclip")
+softclip_p = Primitive("plax_example_prim.softclip")
 
 
 @softclip_p.def_abstract_eval

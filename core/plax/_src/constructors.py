@@ -1,0 +1,238 @@
+"""Helper constructors for standard primitives, and the checks their rules share.
+
+A primitive is built in one visible block: its name, the dtypes it accepts, its
+lowering and, as keywords, any further rules (`jvp=`, `transpose=`, `batching=`...
+each registered under that kind). For an elementwise primitive that is one
+statement:
+
+    sin_p = unary("lax.sin", dtypes=INEXACT, lower=hlo_rule("sine"))
+
+Abstract evaluation raises `TypeError` when operands' dtypes or shapes do not fit
+each other or the parameters (a padding config with an entry count other than the
+operand's rank), naming the primitive, shapes and dtypes; and `ValueError` when
+parameters are malformed on their own (an axis out of range, a non-permutation...).
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from plax._src import dtypes as plax_dtypes
+from plax._src.abstract import ShapedArray
+from plax._src.ad_rules import PrimitiveRule
+from plax._src.batching_rules import broadcasting_batcher
+from plax._src.lazy_mlir import chlo, hlo, mu
+from plax._src.primitive import Primitive
+
+# Rules registered by these constructors belong to the module that calls them.
+__plax_rule_helper__ = True
+
+# --- dtype kinds ------------------------------------------------------------------
+
+BOOL = frozenset({"bool"})
+SIGNED = frozenset({"signed"})
+UNSIGNED = frozenset({"unsigned"})
+FLOAT = frozenset({"float"})
+COMPLEX = frozenset({"complex"})
+INT = SIGNED | UNSIGNED
+INEXACT = FLOAT | COMPLEX
+NUMBER = INT | INEXACT
+BOOL_OR_INT = BOOL | INT
+ORDERED = BOOL | INT | FLOAT  # dtypes with a total order up to NaN
+ANY = BOOL | NUMBER
+F32_OR_F64 = frozenset({"float32", "float64"})  # kinds may also name single dtypes
+
+_KIND_NAMES = {"bool": "bool", "signed": "signed integer", "unsigned": "unsigned integer",
+               "float": "floating", "complex": "complex"}
+
+
+def kind_of(dtype) -> str | None:
+    """'bool', 'signed', 'unsigned', 'float', 'complex', or None (float0, extended)."""
+    dt = np.dtype(dtype)
+    kind = _kinds.get(dt, _UNKNOWN)
+    if kind is _UNKNOWN:  # every primitive application asks: remember the answer
+        kind = _kinds[dt] = _classify(dt)
+    return kind
+
+
+_kinds: dict[np.dtype, str | None] = {}
+_UNKNOWN = object()
+
+
+def _classify(dt: np.dtype) -> str | None:
+    if dt == np.dtype(bool):
+        return "bool"
+    for kind, scalar in (("signed", np.signedinteger), ("unsigned", np.unsignedinteger),
+                         ("float", np.floating), ("complex", np.complexfloating)):
+        if dt != plax_dtypes.float0 and plax_dtypes.issubdtype(dt, scalar):
+            return kind
+    return None
+
+
+def dtype_name(dtype) -> str:
+    dt = np.dtype(dtype)
+    return "float0" if dt == plax_dtypes.float0 else dt.name
+
+
+def describe(aval: ShapedArray) -> str:
+    """`float32[2,3]`: an operand as it appears in error messages."""
+    return f"{dtype_name(aval.dtype)}[{','.join(map(str, aval.shape))}]"
+
+
+def check_dtype(name: str, aval: ShapedArray, kinds: frozenset, what: str = "operand") -> None:
+    if kind_of(aval.dtype) not in kinds and dtype_name(aval.dtype) not in kinds:
+        accepted = " or ".join([_KIND_NAMES[k] for k in _KIND_NAMES if k in kinds] +
+                               sorted(k for k in kinds if k not in _KIND_NAMES))
+        raise TypeError(f"{name} does not accept dtype {dtype_name(aval.dtype)} "
+                        f"(got {what} {describe(aval)}); it accepts {accepted} dtypes")
+
+
+def check_same_dtypes(name: str, *avals: ShapedArray) -> np.dtype:
+    """The common dtype of `avals`, ignoring weak types; TypeError if they differ."""
+    if any(a.dtype != avals[0].dtype for a in avals[1:]):
+        raise TypeError(f"{name} requires arguments to have the same dtype, got "
+                        f"{', '.join(map(describe, avals))}")
+    return avals[0].dtype
+
+
+def broadcasting_shape(name: str, *avals: ShapedArray) -> tuple[int, ...]:
+    """The result shape of an elementwise op: lax broadcasts rank-0 operands, and
+    dimensions of size 1 among operands of equal rank, and nothing else."""
+    shapes = [a.shape for a in avals if a.shape]
+    if not shapes:
+        return ()
+    if len({len(s) for s in shapes}) != 1:
+        raise TypeError(f"{name} requires arguments of the same rank (or rank 0), got "
+                        f"shapes {', '.join(map(str, shapes))}")
+    result = []
+    for sizes in zip(*shapes):
+        not_one = {d for d in sizes if d != 1}
+        if len(not_one) > 1:
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: "
+                            f"{', '.join(map(str, shapes))}")
+        result.append(not_one.pop() if not_one else 1)
+    return tuple(result)
+
+
+def weak_result(avals: Sequence[ShapedArray], dtype) -> bool:
+    """A result is weakly typed only if every input is; a bool result never is."""
+    return all(a.weak_type for a in avals) and np.dtype(dtype) != np.dtype(bool)
+
+
+def canonicalize_axis(name: str, axis: int, ndim: int, what: str = "axis") -> int:
+    """`axis` in `[-ndim, ndim)` made non-negative; ValueError otherwise."""
+    axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{name}: {what} {axis} is out of bounds for an array of rank {ndim}")
+    return axis + ndim if axis < 0 else axis
+
+
+def check_axes(name: str, axes: Sequence[int], ndim: int, what: str = "axes") -> None:
+    """Primitive params: axes must be distinct and in `[0, ndim)`."""
+    if any(not 0 <= a < ndim for a in axes):
+        raise ValueError(f"{name}: {what} {tuple(axes)} out of range for an operand of "
+                         f"rank {ndim}")
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: {what} {tuple(axes)} contain duplicates")
+
+
+# --- constructors ---------------------------------------------------------------------
+
+def standard_primitive(id: str, abstract_eval: Callable, lower: Callable | None, *,
+                       multiple_results: bool = False, **rules: Callable) -> Primitive:
+    """A primitive (of namespaced `id`, e.g. `"lax.sin"`) with its abstract evaluation,
+    generic lowering and further rules.
+
+    Each keyword in `rules` is a rule kind (`jvp`, `transpose`, `batching`...); a
+    `PrimitiveRule` (such as `defjvp(...)`) is first given the primitive.
+    """
+    prim = Primitive(id, multiple_results=multiple_results)
+    prim.def_abstract_eval(abstract_eval)
+    if lower is not None:
+        prim.def_lowering(lower)
+    for kind, fn in rules.items():
+        prim.define_rule(kind, fn.for_primitive(prim) if isinstance(fn, PrimitiveRule) else fn)
+    return prim
+
+
+def elementwise(id: str, arity: int, *, dtypes: frozenset, lower: Callable,
+                result_dtype: Callable[[np.dtype], np.dtype] | None = None,
+                **rules: Callable) -> Primitive:
+    """An elementwise primitive of `arity` operands of one dtype among `dtypes`.
+
+    `result_dtype` maps the operands' dtype to the result's (default: the same).
+    Its batching rule is `broadcasting_batcher` unless `batching=` says otherwise.
+    """
+    name = id.rpartition(".")[2]
+
+    def abstract_eval(*avals: ShapedArray, **params) -> ShapedArray:
+        if len(avals) != arity:
+            raise TypeError(f"{name} takes {arity} operand{'s' * (arity > 1)}, "
+                            f"got {len(avals)}")
+        for aval in avals:
+            check_dtype(name, aval, dtypes)
+        dtype = check_same_dtypes(name, *avals)
+        shape = broadcasting_shape(name, *avals)
+        out_dtype = np.dtype(result_dtype(dtype)) if result_dtype else dtype
+        return ShapedArray(shape, out_dtype, weak_result(avals, out_dtype))
+
+    rules.setdefault("batching", broadcasting_batcher())
+    return standard_primitive(id, abstract_eval, lower, **rules)
+
+
+def unary(id: str, *, dtypes: frozenset, lower: Callable,
+          result_dtype: Callable[[np.dtype], np.dtype] | None = None,
+          **rules: Callable) -> Primitive:
+    """An elementwise primitive of one operand (see `elementwise`)."""
+    return elementwise(id, 1, dtypes=dtypes, lower=lower, result_dtype=result_dtype, **rules)
+
+
+def binary(id: str, *, dtypes: frozenset, lower: Callable,
+           result_dtype: Callable[[np.dtype], np.dtype] | None = None,
+           **rules: Callable) -> Primitive:
+    """An elementwise primitive of two operands (see `elementwise`)."""
+    return elementwise(id, 2, dtypes=dtypes, lower=lower, result_dtype=result_dtype, **rules)
+
+
+# --- result dtypes ----------------------------------------------------------------------
+
+def to_bool(dtype) -> np.dtype:
+    return np.dtype(bool)
+
+
+def real_dtype(dtype) -> np.dtype:
+    """float32 for complex64, float64 for complex128; real dtypes unchanged."""
+    dt = np.dtype(dtype)
+    return np.dtype(dt.type(0).real.dtype) if kind_of(dt) == "complex" else dt
+
+
+def complex_dtype(dtype) -> np.dtype:
+    """complex64 for float32 (and narrower floats), complex128 for float64; complex
+    dtypes unchanged."""
+    dt = np.dtype(dtype)
+    if kind_of(dt) == "complex":
+        return dt
+    return np.dtype(np.complex128 if dt == np.float64 else np.complex64)
+
+
+# --- lowering of elementwise ops -----------------------------------------------------------
+
+def elementwise_lowering(build: Callable) -> Callable:
+    """A lowering rule that broadcasts its operands to the result's shape, then
+    calls `build(ctx, *operands, **params)`."""
+    def rule(ctx, *operands, **params):
+        out_aval = ctx.avals_out[0]
+        return build(ctx, *(mu.broadcast_to(x, out_aval) for x in operands), **params)
+    rule.__name__ = f"lower_{getattr(build, '__name__', 'elementwise')}"
+    return rule
+
+
+def hlo_rule(op_name: str) -> Callable:
+    """The lowering of an elementwise primitive to the StableHLO op `op_name`."""
+    return elementwise_lowering(lambda ctx, *xs, **params: getattr(hlo, op_name)(*xs))
+
+
+def chlo_rule(op_name: str) -> Callable:
+    """The lowering of an elementwise primitive to the CHLO op `op_name`."""
+    return elementwise_lowering(lambda ctx, *xs, **params: getattr(chlo, op_name)(*xs))

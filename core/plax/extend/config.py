@@ -1,0 +1,20 @@
+"""plax's configuration for library authors: defining options (`Flag`s read once,
+thread-local `State`s with context managers), the standard options, and the
+trace/jit key contexts that caches include."""
+from plax._src.config import (
+    Config, Flag, State, StateContext, compilation_cache_dir, config, cpu_enable_async_dispatch,
+    debug_infs, debug_nans, default_device, default_matmul_precision, default_prng_impl,
+    disable_jit, enable_checks, enable_pgle, enable_x64, env_var_names, explain_cache_misses,
+    jit_key_context, log_compiles, num_cpu_devices, numpy_dtype_promotion, numpy_rank_promotion,
+    persistent_cache_min_compile_time_secs, pgle_profiling_runs, platforms,
+    threefry_partitionable, trace_context, unset, use_shardy_partitioner)
+
+__all__ = [
+    "Config", "Flag", "State", "StateContext", "compilation_cache_dir", "config",
+    "cpu_enable_async_dispatch", "debug_infs", "debug_nans", "default_device",
+    "default_matmul_precision", "default_prng_impl", "disable_jit", "enable_checks",
+    "enable_pgle", "enable_x64", "env_var_names", "explain_cache_misses", "jit_key_context",
+    "log_compiles", "num_cpu_devices", "numpy_dtype_promotion", "numpy_rank_promotion",
+    "persistent_cache_min_compile_time_secs", "pgle_profiling_runs", "platforms",
+    "threefry_partitionable", "trace_context", "unset", "use_shardy_partitioner",
+]

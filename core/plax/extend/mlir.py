@@ -1,0 +1,14 @@
+"""Writing lowering rules: the MLIR modules (`ir`, `hlo` for StableHLO, `chlo`) and
+plax's builders (`mu`: element types of dtypes, constants, broadcasts, comparisons,
+reductions...), all loaded on first use so that defining primitives never imports
+`jaxlib.mlir`.
+
+A lowering rule is `rule(ctx, *operands, **params)`: `ctx.avals_in`/`ctx.avals_out`
+are the equation's abstract values, `ctx.platform` the target, and
+`ctx.lower_subjaxpr(closed_jaxpr, *values)` calls a private function computing a
+carried Jaxpr (for higher-order primitives). It emits ops at the current insertion
+point and returns the result value(s).
+"""
+from plax._src.lazy_mlir import LazyModule, chlo, hlo, ir, mu
+
+__all__ = ["LazyModule", "chlo", "hlo", "ir", "mu"]

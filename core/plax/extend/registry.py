@@ -1,0 +1,8 @@
+"""The plugin registry for package authors: entry-point groups, resolving what a
+group provides, and what failed to load."""
+from plax._src.plugins import (GROUPS, SEAMS, PluginMissingError, PluginVersionError,
+                               PluginWarning, check_version, failures, load_group, names,
+                               resolve)
+
+__all__ = ["GROUPS", "SEAMS", "PluginMissingError", "PluginVersionError", "PluginWarning",
+           "check_version", "failures", "load_group", "names", "resolve"]

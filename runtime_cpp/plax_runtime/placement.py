@@ -1,0 +1,99 @@
+"""Placing data on devices as jaxlib buffers: host values through jaxlib's
+`batched_device_put` (one call per value listing all of its shards), and batched
+buffer copies through `batched_copy_array_to_devices_with_sharding` (one call, grouped
+by source and destination in C++). `Array` and `device_put` build on this module;
+both jaxlib functions are called through module-level names so that tests can count
+the calls.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib import xla_client as xc
+
+from plax.extend import config, dtypes
+from plax.extend.core import ShapedArray
+from plax.extend.sharding import Device, Sharding
+from plax_runtime.backends import get_backend
+from plax_runtime.sharding_impls import SingleDeviceSharding
+
+_batched_device_put = xc.batched_device_put
+_batched_copy = xc.batched_copy_array_to_devices_with_sharding
+
+_PYTHON_SCALARS = (bool, int, float, complex)
+
+
+def default_device() -> Device:
+    """`jax_default_device` (a device or platform name), else the default backend's first."""
+    choice = config.default_device.value
+    if choice is None or isinstance(choice, str):
+        return get_backend(choice).local_devices()[0]
+    return choice
+
+
+def host_value(x: Any, weak_type: bool | None) -> tuple[np.ndarray, ShapedArray]:
+    """The NumPy data and canonical aval of a host value."""
+    if isinstance(x, _PYTHON_SCALARS):
+        dtype = dtypes.canonicalize_dtype(dtypes.dtype(type(x)))
+        try:
+            value = np.asarray(x, dtype=dtype)
+        except OverflowError:
+            raise OverflowError(f"Python int {x} is too large to convert to "
+                                f"{dtype.name}") from None
+        weak = dtypes.is_weakly_typed(x) if weak_type is None else weak_type
+        return value, ShapedArray((), dtype, weak)
+    if isinstance(x, np.ma.MaskedArray):
+        raise ValueError("NumPy masked arrays are not supported as plax values; use "
+                         "x.filled() to make a standard NumPy array")
+    if isinstance(x, (np.ndarray, np.generic)):
+        value = np.asarray(x)
+        if not value.dtype.isnative:
+            value = value.astype(value.dtype.newbyteorder("="))
+        dtypes.check_valid_dtype(value.dtype)
+        return value, ShapedArray(value.shape, dtypes.canonicalize_dtype(value.dtype),
+                                  bool(weak_type))
+    raise TypeError(f"device_put: a value of type {type(x).__name__} is not a valid plax "
+                    "array; expected a NumPy array, a Python or NumPy scalar, or a "
+                    "plax Array")
+
+
+def place_host_value(x: Any, sharding: Sharding | None, *, weak_type: bool | None = None,
+                     committed: bool | None = None, may_alias: bool | None = None
+                     ) -> tuple[xc.ArrayImpl, ShapedArray, Sharding]:
+    """One host value onto the devices of `sharding` (default device when None):
+    → (the buffers, their aval, the sharding).
+
+    A NumPy array is copied during the call unless `may_alias=True`, so that later
+    writes to it (or to the array it views) cannot change the device array.
+    """
+    value, aval = host_value(x, weak_type)
+    if committed is None:
+        committed = sharding is not None
+    if sharding is None:
+        sharding = SingleDeviceSharding(default_device())
+    indices = sharding.addressable_devices_indices_map(aval.shape)
+    if sharding.is_fully_replicated:
+        shards = [value] * len(indices)
+    else:
+        sharding.shard_shape(aval.shape)  # raises unless the shards are even
+        shards = [value[index] for index in indices.values()]
+    # Empty buffers have nothing to alias (and jaxlib cannot copy empty shards).
+    zero_copy = may_alias or value.size == 0
+    semantics = (xc.HostBufferSemantics.ZERO_COPY if zero_copy
+                 else xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
+    impl = _batched_device_put(aval, sharding._to_jaxlib_sharding(aval.ndim), shards,
+                               list(indices), committed, may_alias is False, semantics,
+                               enable_x64=config.enable_x64.value)
+    return impl, aval, sharding
+
+
+def copy_buffers(impls: Sequence[xc.ArrayImpl], ndims: Sequence[int],
+                 shardings: Sequence[Sharding],
+                 semantics: Sequence[xc.ArrayCopySemantics]) -> list[xc.ArrayImpl]:
+    """Copies of `impls` (arrays of rank `ndims`) placed as `shardings`, each of its
+    source's layout, in one batched call."""
+    jaxlib_shardings = [s._to_jaxlib_sharding(ndim) for ndim, s in zip(ndims, shardings)]
+    return _batched_copy(list(impls), [s._internal_device_list for s in jaxlib_shardings],
+                         jaxlib_shardings, list(semantics))

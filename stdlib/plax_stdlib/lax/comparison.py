@@ -1,0 +1,188 @@
+"""Comparisons, and choosing between values: `eq`...`ge`, `select_n`, `clamp`.
+
+Floats compare as IEEE does (NaN is unordered); complex numbers only compare for
+(in)equality.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from plax.extend.ad import (
+    Zero,
+    defjvp,
+    instantiate,
+    is_undefined_primal,
+    tangent_aval,
+    zeros_like_aval,
+)
+from plax.extend.batching import full_shape_batcher
+from plax.extend.constructors import (
+    ANY,
+    BOOL,
+    ORDERED,
+    binary,
+    check_dtype,
+    check_same_dtypes,
+    describe,
+    elementwise_lowering,
+    standard_primitive,
+    to_bool,
+    weak_result,
+)
+from plax.extend.core import ShapedArray, get_aval
+from plax.extend.mlir import hlo, mu
+from plax_stdlib.lax.bitwise import bitwise_and as and_
+from plax_stdlib.lax.conversion import match_python_scalars
+from plax_stdlib.lax.elementwise import mul
+
+
+def _comparison(name: str, direction: str, dtypes: frozenset):
+    @elementwise_lowering
+    def lower(ctx, x, y):
+        return mu.compare(x, y, direction, ctx.avals_in[0].dtype)
+    lower.__name__ = f"lower_{name}"
+    return binary(f"lax.{name}", dtypes=dtypes, lower=lower, result_dtype=to_bool)
+
+
+eq_p = _comparison("eq", "EQ", ANY)
+def eq(x, y):
+    """Elementwise x == y."""
+    return eq_p.bind(*match_python_scalars("eq", x, y))
+
+
+ne_p = _comparison("ne", "NE", ANY)
+def ne(x, y):
+    """Elementwise x != y (True where either is NaN)."""
+    return ne_p.bind(*match_python_scalars("ne", x, y))
+
+
+lt_p = _comparison("lt", "LT", ORDERED)
+def lt(x, y):
+    """Elementwise x < y."""
+    return lt_p.bind(*match_python_scalars("lt", x, y))
+
+
+le_p = _comparison("le", "LE", ORDERED)
+def le(x, y):
+    """Elementwise x <= y."""
+    return le_p.bind(*match_python_scalars("le", x, y))
+
+
+gt_p = _comparison("gt", "GT", ORDERED)
+def gt(x, y):
+    """Elementwise x > y."""
+    return gt_p.bind(*match_python_scalars("gt", x, y))
+
+
+ge_p = _comparison("ge", "GE", ORDERED)
+def ge(x, y):
+    """Elementwise x >= y."""
+    return ge_p.bind(*match_python_scalars("ge", x, y))
+
+
+# --- select_n -----------------------------------------------------------------------------
+
+def _select_n_abstract_eval(which, *cases):
+    if not cases:
+        raise TypeError("select_n requires at least one case")
+    dtype = check_same_dtypes("select_n", *cases)
+    if any(c.shape != cases[0].shape for c in cases[1:]):
+        raise TypeError("select_n requires all cases to have the same shape, got "
+                        f"{', '.join(map(describe, cases))}")
+    if which.dtype != np.dtype(bool) and which.dtype != np.dtype(np.int32):
+        raise TypeError(f"select_n requires `which` to be bool or int32, got {describe(which)}")
+    if which.shape and which.shape != cases[0].shape:
+        raise TypeError(f"select_n requires `which` to be a scalar or to have the cases' "
+                        f"shape, got which {describe(which)} and cases {describe(cases[0])}")
+    if which.dtype == np.dtype(bool) and len(cases) > 2:
+        raise TypeError(f"select_n with a bool `which` takes at most 2 cases, got {len(cases)}")
+    return ShapedArray(cases[0].shape, dtype, weak_result(cases, dtype))
+
+
+def _select_n_lower(ctx, which, *cases):
+    which_aval, out = ctx.avals_in[0], ctx.avals_out[0]
+    which = mu.broadcast_to(which, out)
+
+    def choose(offset: int, cases) -> object:
+        """The case picked by `which` among `cases`, which start at index `offset`."""
+        if len(cases) == 1:
+            return cases[0]
+        mid = len(cases) // 2
+        if which_aval.dtype == np.dtype(bool):
+            pick_high = which
+        else:
+            pick_high = mu.compare(which, mu.splat(offset + mid, out.update(dtype=np.int32)),
+                                   "GE", np.int32)
+        return hlo.select(pick_high, choose(offset + mid, cases[mid:]),
+                          choose(offset, cases[:mid]))
+
+    return choose(0, cases)
+
+
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    ans = select_n_p.bind(which, *cases)
+    if all(isinstance(t, Zero) for t in tangents[1:]):
+        return ans, Zero(tangent_aval(get_aval(ans)))
+    return ans, select_n_p.bind(which, *(instantiate(t) for t in tangents[1:]))
+
+
+def _select_n_transpose(ct, which, *cases):
+    zeros = zeros_like_aval(ct.aval if isinstance(ct, Zero) else get_aval(ct))
+    return [None] + [select_n_p.bind(which, *(ct if j == i else zeros for j in range(len(cases))))
+                     if is_undefined_primal(case) else None for i, case in enumerate(cases)]
+
+
+select_n_p = standard_primitive("lax.select_n", _select_n_abstract_eval, _select_n_lower,
+                                jvp=_select_n_jvp, transpose=_select_n_transpose,
+                                batching=full_shape_batcher(scalar_ok=(0,)))
+
+
+def select_n(which, *cases):
+    """Elementwise `cases[which]`: `which` is bool (two cases) or int32. Out-of-range
+    indices give an unspecified case."""
+    return select_n_p.bind(which, *match_python_scalars("select_n", *cases))
+
+
+def select(pred, on_true, on_false):
+    """Elementwise `on_true if pred else on_false` for a bool `pred`."""
+    pred_aval = get_aval(pred)
+    check_dtype("select", pred_aval, BOOL, what="pred")
+    return select_n(pred, on_false, on_true)
+
+
+# --- clamp --------------------------------------------------------------------------------
+
+def _clamp_abstract_eval(min, operand, max):  # noqa: A002 - lax's names
+    check_dtype("clamp", operand, ORDERED)
+    check_same_dtypes("clamp", min, operand, max)
+    for what, bound in (("min", min), ("max", max)):
+        if bound.shape and bound.shape != operand.shape:
+            raise TypeError(f"clamp requires {what} to be a scalar or to have the operand's "
+                            f"shape, got {what} {describe(bound)} and operand "
+                            f"{describe(operand)}")
+    return operand.update(weak_type=weak_result((min, operand, max), operand.dtype))
+
+
+def _clamp_inside(lo, x, hi):
+    from plax_stdlib.lax.conversion import convert_element_type
+    return convert_element_type(and_(ge(x, lo), le(x, hi)), x.dtype)
+
+
+clamp_p = standard_primitive(
+    "lax.clamp", _clamp_abstract_eval, lambda ctx, lo, x, hi: hlo.clamp(lo, x, hi),
+    jvp=defjvp(lambda g, ans, lo, x, hi: mul(g, _as_dtype_of(lt(x, lo), x)),
+               lambda g, ans, lo, x, hi: mul(g, _clamp_inside(lo, x, hi)),
+               lambda g, ans, lo, x, hi: mul(g, _as_dtype_of(gt(x, hi), x))),
+    batching=full_shape_batcher(scalar_ok=(0, 2)))
+
+
+def _as_dtype_of(pred, x):
+    from plax_stdlib.lax.conversion import convert_element_type
+    return convert_element_type(pred, x.dtype)
+
+
+def clamp(min, x, max):  # noqa: A002 - lax's names
+    """Elementwise `min(max(x, min), max)`; `min` and `max` may be scalars."""
+    x, min, max = match_python_scalars("clamp", x, min, max)
+    return clamp_p.bind(min, x, max)

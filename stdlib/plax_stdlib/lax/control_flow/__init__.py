@@ -1,0 +1,10 @@
+"""Structured control flow: higher-order primitives carrying closed Jaxprs
+(`cond`, `while`, `scan`) and the API built on them."""
+from plax_stdlib.lax.control_flow.associative_scan import associative_scan
+from plax_stdlib.lax.control_flow.cond import cond, cond_p, switch
+from plax_stdlib.lax.control_flow.loops import fori_loop, while_loop, while_p
+from plax_stdlib.lax.control_flow.map import map
+from plax_stdlib.lax.control_flow.scan import scan, scan_p
+
+__all__ = ["associative_scan", "cond", "cond_p", "fori_loop", "map", "scan", "scan_p", "switch", "while_loop",
+           "while_p"]

@@ -1,0 +1,328 @@
+"""`cond` and `switch`: choose one of several functions by a traced index.
+
+Both become one `cond` equation: its first operand is an int32 index, the others
+are the closed-over values of every branch followed by the operands; `branches`
+holds one closed Jaxpr per branch, all taking every operand (each ignores the
+other branches' constants) and returning values of one type. It lowers to
+`stablehlo.case`. Its differentiation and batching rules follow the lowering.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from plax.extend import tree_util
+from plax.extend.ad import (
+    instantiate,
+    is_undefined_primal,
+    jvp_jaxpr,
+    partial_eval_jaxpr,
+    transpose_jaxpr,
+    zeros_like_aval,
+)
+from plax.extend.batching import batch_jaxpr, moveaxis, not_mapped
+from plax.extend.constructors import describe, kind_of
+from plax.extend.core import (
+    BATCHING,
+    JVP,
+    PARTIAL_EVAL,
+    PARTIAL_EVAL_JAXPR,
+    TRANSPOSE,
+    ClosedJaxpr,
+    JaxprEqn,
+    Primitive,
+    ShapedArray,
+    Var,
+    dce_jaxpr,
+    derived_debug_info,
+    eval_jaxpr,
+    get_aval,
+    residual_name,
+    stage_flat,
+)
+from plax.extend.mlir import hlo, ir, mu
+from plax_stdlib.lax import comparison, conversion, shape_ops
+from plax_stdlib.lax.control_flow.common import (
+    cached_on_jaxpr,
+    check_same_types,
+    debug_names,
+    expand_tangents,
+    join_weak,
+    nonzero_flags,
+    or_flags,
+    rename_args,
+    trace_function,
+    with_extra_invars,
+)
+
+cond_p = Primitive("lax.cond", multiple_results=True)
+
+
+# --- the API -------------------------------------------------------------------------
+
+def cond(pred, true_fun, false_fun, *operands):
+    """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, decided when the
+    program runs. `pred` is a scalar bool, or a scalar number (nonzero is true)."""
+    if not callable(true_fun) or not callable(false_fun):
+        raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
+    aval = _scalar_aval(pred, "cond", "Pred")
+    if kind_of(aval.dtype) not in ("bool", "signed", "unsigned", "float"):
+        raise TypeError(f"Pred type must be either boolean or number, got {describe(aval)}.")
+    if kind_of(aval.dtype) != "bool":
+        pred = comparison.ne(pred, np.zeros((), aval.dtype)[()])
+    index = conversion.convert_element_type(pred, np.int32)
+    return _bind_branches(index, (false_fun, true_fun), operands, "cond",
+                          ("false_fun", "true_fun"))
+
+
+def switch(index, branches, *operands):
+    """`branches[index](*operands)`, with `index` clamped to `[0, len(branches) - 1]`."""
+    branches = tuple(branches)
+    if not branches:
+        raise ValueError("Empty branch sequence")
+    for i, b in enumerate(branches):
+        if not callable(b):
+            raise TypeError(f"lax.switch: branches[{i}] is not callable: {b!r}")
+    aval = _scalar_aval(index, "switch", "Branch index")
+    if kind_of(aval.dtype) not in ("signed", "unsigned"):
+        raise TypeError(f"Index type must be an integer, got {describe(aval)}.")
+    if len(branches) == 1:
+        return branches[0](*operands)
+    index = conversion.convert_element_type(index, np.int32)
+    index = comparison.clamp(np.int32(0), index, np.int32(len(branches) - 1))
+    return _bind_branches(index, branches, operands, "switch",
+                          tuple(f"branches[{i}]" for i in range(len(branches))))
+
+
+def _scalar_aval(x, api: str, what: str) -> ShapedArray:
+    try:
+        aval = get_aval(x)
+    except TypeError:
+        raise TypeError(f"lax.{api}: {what.lower()} must be a scalar array, got {x!r} "
+                        f"of type {type(x).__name__}") from None
+    if aval.shape != ():
+        raise TypeError(f"{what} must be a scalar, got {describe(aval)}.")
+    return aval
+
+
+def _bind_branches(index, funs, operands, api: str, names):
+    traced = [trace_function(f, operands, api) for f in funs]
+    ref = len(funs) - 1 if api == "cond" else 0  # cond's messages show true_fun first
+    what = "true_fun and false_fun output" if api == "cond" else "branch outputs"
+    ref_side = (f"{names[ref]} output", traced[ref][2], traced[ref][0].out_avals)
+    for k, ((jaxpr, _, out_tree), name) in enumerate(zip(traced, names)):
+        if k != ref:
+            check_same_types(what, ref_side, (f"{name} output", out_tree, jaxpr.out_avals))
+    out_tree0 = traced[0][2]
+    all_consts = [c for _, consts, _ in traced for c in consts]
+    const_avals = [get_aval(c) for c in all_consts]
+    branches, start = [], 0
+    for jaxpr, consts, _ in traced:
+        n = len(consts)
+        widened = with_extra_invars(jaxpr, after=(), before=const_avals[start + n:], at=n)
+        branches.append(with_extra_invars(widened, before=const_avals[:start], at=0))
+        start += n
+    op_leaves = tree_util.tree_leaves(tuple(operands))
+    outs = cond_p.bind(index, *all_consts, *op_leaves, branches=tuple(branches))
+    return tree_util.tree_unflatten(out_tree0, outs)
+
+
+# --- the primitive's rules --------------------------------------------------------------
+
+@cond_p.def_abstract_eval
+def _cond_abstract_eval(index, *avals, branches):
+    if index.shape != () or np.dtype(index.dtype) != np.int32:
+        raise TypeError(f"cond: the branch index must be an int32 scalar, got "
+                        f"{describe(index)}")
+    for k, br in enumerate(branches):
+        if len(br.in_avals) != len(avals) or any(
+                (a.shape, a.dtype) != (b.shape, b.dtype) for a, b in zip(avals, br.in_avals)):
+            raise TypeError(f"cond: branch {k} takes {[describe(a) for a in br.in_avals]} "
+                            f"but is applied to {[describe(a) for a in avals]}")
+    outs = list(branches[0].out_avals)
+    for k, br in enumerate(branches[1:], 1):
+        if [(a.shape, a.dtype) for a in br.out_avals] != [(a.shape, a.dtype) for a in outs]:
+            raise TypeError(f"cond: branch {k} returns {[describe(a) for a in br.out_avals]} "
+                            f"but branch 0 returns {[describe(a) for a in outs]}")
+        outs = join_weak(outs, br.out_avals)
+    return outs
+
+
+cond_p.define_rule("effects",
+                   lambda *, branches: frozenset().union(*(b.effects for b in branches)))
+
+
+def _branch_name(k: int, br: ClosedJaxpr) -> str:
+    dbg = br.jaxpr.debug_info
+    return dbg.func_name if dbg is not None and dbg.func_name != "<unknown>" else f"branch{k}"
+
+
+def _cond_lower(ctx, index, *args, branches):
+    op = hlo.CaseOp(mu.ir_types(ctx.avals_out), index, len(branches))
+    for k, (region, br) in enumerate(zip(op.regions, branches)):
+        block = region.blocks.append()
+        with ir.InsertionPoint(block):
+            hlo.return_(ctx.lower_subjaxpr(br, *args, name=_branch_name(k, br)))
+    return list(op.results)
+
+
+cond_p.def_lowering(_cond_lower)
+
+
+def _cond_dce(used_outputs, eqn: JaxprEqn):
+    branches = eqn.params["branches"]
+    if not any(used_outputs) and not eqn.effects:
+        return [False] * len(eqn.invars), None
+    used_inputs = [False] * (len(eqn.invars) - 1)
+    for br in branches:
+        _, used = dce_jaxpr(br.jaxpr, used_outputs)
+        used_inputs = [a or b for a, b in zip(used_inputs, used)]
+    new_branches = tuple(ClosedJaxpr(dce_jaxpr(br.jaxpr, used_outputs, used_inputs)[0],
+                                     br.consts) for br in branches)
+    invars = [eqn.invars[0]] + [v for v, u in zip(eqn.invars[1:], used_inputs) if u]
+    outvars = [v for v, u in zip(eqn.outvars, used_outputs) if u]
+    return [True, *used_inputs], eqn.replace(invars=invars, outvars=outvars,
+                                             params=dict(branches=new_branches))
+
+
+cond_p.define_rule("dce", _cond_dce)
+
+
+# --- differentiation and batching -------------------------------------------------------
+
+@cached_on_jaxpr
+def _cond_jvp_branches(first, branches, nonzeros):
+    out_nz = [False] * len(first.out_avals)
+    for br in branches:
+        out_nz = or_flags(out_nz, jvp_jaxpr(br, nonzeros)[1])
+    return tuple(jvp_jaxpr(br, nonzeros, instantiate=out_nz)[0] for br in branches), out_nz
+
+
+def _cond_jvp(primals, tangents, *, branches):
+    index, ops = primals[0], primals[1:]
+    nonzeros = nonzero_flags(tangents[1:])
+    new, out_nz = _cond_jvp_branches(branches[0], branches, nonzeros)
+    outs = cond_p.bind(index, *ops, *(t for t, nz in zip(tangents[1:], nonzeros) if nz),
+                       branches=new)
+    n = len(out_nz)
+    return outs[:n], expand_tangents(out_nz, outs[n:], branches[0].out_avals)
+
+
+def _split_branches(branches, unknowns):
+    return _split_branches_cached(branches[0], branches, unknowns)
+
+
+@cached_on_jaxpr
+def _split_branches_cached(_, branches, unknowns):
+    """Partial evaluation of every branch, with one set of unknown outputs and one
+    residual list shared by all: → (known branches, unknown branches, out_unknowns,
+    residual avals)."""
+    out_uk = [False] * len(branches[0].out_avals)
+    for br in branches:
+        out_uk = or_flags(out_uk, partial_eval_jaxpr(br, unknowns)[2])
+    splits = [partial_eval_jaxpr(br, unknowns, instantiate=out_uk) for br in branches]
+    res_avals = [a for known, _, _, n in splits for a in known.out_avals[len(known.out_avals) - n:]]
+    res_names = [residual_name(i) for i in range(len(res_avals))]
+    n_known_out = sum(not u for u in out_uk)
+    known_branches, unknown_branches, start = [], [], 0
+    for known, unknown, _, n in splits:
+        before, after = res_avals[:start], res_avals[start + n:]
+
+        def fill(*args, known=known, before=before, after=after):
+            outs = eval_jaxpr(known.jaxpr, known.consts, *args)
+            return [*outs[:n_known_out], *map(zeros_like_aval, before),
+                    *outs[n_known_out:], *map(zeros_like_aval, after)]
+
+        paths = debug_names(known, "results")
+        known_branches.append(stage_flat(fill, known.in_avals, derived_debug_info(
+            known.jaxpr.debug_info, debug_names(known, "args"),
+            None if paths is None else [*paths[:n_known_out], *res_names])))
+        widened = with_extra_invars(unknown, before=after, at=n)
+        widened = with_extra_invars(widened, before=before, at=0)
+        names = debug_names(widened, "args")
+        if names is not None:
+            widened = rename_args(widened, [*res_names, *names[len(res_avals):]])
+        unknown_branches.append(widened)
+        start += n
+    return tuple(known_branches), tuple(unknown_branches), out_uk, res_avals
+
+
+def _cond_partial_eval(trace, args, *, branches):
+    unknowns = [trace.is_unknown(a) for a in args]
+    if unknowns[0]:
+        return trace.stage(cond_p, args, dict(branches=branches))
+    index, ops = args[0], args[1:]
+    known, unknown, out_uk, res_avals = _split_branches(branches, list(unknowns[1:]))
+    known_outs = trace.bind_known(cond_p, [index, *(x for x, u in zip(ops, unknowns[1:])
+                                                    if not u)], dict(branches=known))
+    n_known = len(known_outs) - len(res_avals)
+    residuals = known_outs[n_known:]
+    unknown_outs = trace.stage(cond_p, [index, *residuals,
+                                        *(x for x, u in zip(ops, unknowns[1:]) if u)],
+                               dict(branches=unknown))
+    k, u = iter(known_outs[:n_known]), iter(unknown_outs)
+    return [next(u) if is_uk else next(k) for is_uk in out_uk]
+
+
+def _cond_partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
+    if unknowns[0]:
+        return None, eqn, [True] * len(eqn.outvars), []
+    index, ops = eqn.invars[0], eqn.invars[1:]
+    known, unknown, out_uk, res_avals = _split_branches(eqn.params["branches"],
+                                                        list(unknowns[1:]))
+    residuals = [Var(a) for a in res_avals]
+    known_eqn = eqn.replace(invars=[index, *(x for x, u in zip(ops, unknowns[1:]) if not u)],
+                            outvars=[*(v for v, u in zip(eqn.outvars, out_uk) if not u),
+                                     *residuals], params=dict(branches=known))
+    unknown_eqn = eqn.replace(invars=[index, *residuals,
+                                      *(x for x, u in zip(ops, unknowns[1:]) if u)],
+                              outvars=[v for v, u in zip(eqn.outvars, out_uk) if u],
+                              params=dict(branches=unknown))
+    return known_eqn, unknown_eqn, out_uk, residuals
+
+
+@cached_on_jaxpr
+def _transpose_branches(_, branches, linear):
+    return tuple(transpose_jaxpr(br, linear) for br in branches)
+
+
+def _cond_transpose(cts, index, *ops, branches):
+    if is_undefined_primal(index):
+        raise ValueError("cond: cannot transpose with respect to the branch index")
+    linear = [is_undefined_primal(x) for x in ops]
+    new = _transpose_branches(branches[0], branches, linear)
+    cts = [instantiate(ct) for ct in cts]
+    outs = iter(cond_p.bind(index, *(x for x, lin in zip(ops, linear) if not lin), *cts,
+                            branches=new))
+    return [None] + [next(outs) if lin else None for lin in linear]
+
+
+def _cond_batching(axis_data, args, dims, *, branches):
+    index, ops = args[0], args[1:]
+    idim, odims = dims[0], list(dims[1:])
+    if idim is not not_mapped:
+        # Every lane may take a different branch: run them all and select.
+        results = []
+        for br in branches:
+            new, _ = batch_jaxpr(br, axis_data, odims, True)
+            results.append(eval_jaxpr(new.jaxpr, new.consts, *ops))
+        which = moveaxis(index, idim, 0)
+        outs = []
+        for cases in zip(*results):
+            shape = get_aval(cases[0]).shape
+            outs.append(comparison.select_n(shape_ops.broadcast_in_dim(which, shape, (0,)),
+                                            *cases))
+        return outs, [0] * len(outs)
+    out_b = [False] * len(branches[0].out_avals)
+    for br in branches:
+        _, out_dims = batch_jaxpr(br, axis_data, odims, False)
+        out_b = or_flags(out_b, [d is not not_mapped for d in out_dims])
+    new = tuple(batch_jaxpr(br, axis_data, odims, out_b)[0] for br in branches)
+    outs = cond_p.bind(index, *ops, branches=new)
+    return outs, [0 if b else not_mapped for b in out_b]
+
+
+cond_p.define_rule(JVP, _cond_jvp)
+cond_p.define_rule(PARTIAL_EVAL, _cond_partial_eval)
+cond_p.define_rule(PARTIAL_EVAL_JAXPR, _cond_partial_eval_jaxpr)
+cond_p.define_rule(TRANSPOSE, _cond_transpose)
+cond_p.define_rule(BATCHING, _cond_batching)

@@ -1,0 +1,521 @@
+"""`scan`: a loop over the leading axis of arrays, carrying state between steps.
+
+One `scan` equation holds the body as a closed Jaxpr taking
+`(*consts, *carry, *x_slices)` and returning `(*carry, *y_slices)`; its operands
+are the consts (closed-over values), the initial carry and the stacked xs, its
+results the final carry and the stacked ys. It lowers to a `stablehlo.while`
+whose body reads each step's slices with `dynamic_slice` and writes each step's
+ys with `dynamic_update_slice` (`unroll` steps per trip). Differentiation and
+batching rules follow the lowering.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from plax.extend import tree_util
+from plax.extend.ad import (
+    Zero,
+    instantiate,
+    is_undefined_primal,
+    jvp_jaxpr,
+    partial_eval_jaxpr,
+    tangent_aval,
+    transpose_jaxpr,
+    zeros_like_aval,
+)
+from plax.extend.batching import batch_jaxpr, move_to, moveaxis, not_mapped
+from plax.extend.constructors import describe
+from plax.extend.core import (
+    BATCHING,
+    JVP,
+    PARTIAL_EVAL,
+    PARTIAL_EVAL_JAXPR,
+    TRANSPOSE,
+    ClosedJaxpr,
+    JaxprEqn,
+    Primitive,
+    ShapedArray,
+    Var,
+    dce_closed_jaxpr,
+    dce_jaxpr,
+    derived_debug_info,
+    eval_jaxpr,
+    get_aval,
+    set_current_trace,
+    stage_flat,
+)
+from plax.extend.mlir import hlo, ir, mu
+from plax_stdlib.lax import conversion, elementwise
+from plax_stdlib.lax.control_flow.common import (
+    cached_on_jaxpr,
+    check_same_types,
+    debug_names,
+    expand_tangents,
+    leaf_paths,
+    nonzero_flags,
+    or_flags,
+    permute,
+    split_list,
+    trace_function,
+)
+
+scan_p = Primitive("lax.scan", multiple_results=True)
+
+
+# --- the API -------------------------------------------------------------------------
+
+def scan(f, init, xs=None, length: int | None = None, reverse: bool = False,
+         unroll: int | bool = 1):
+    """Loop `carry, y = f(carry, x)` over the leading axis of `xs`; returns the
+    final carry and the ys stacked along a new leading axis."""
+    if not callable(f):
+        raise TypeError(f"lax.scan: f argument should be callable, got {f!r}")
+    xs_leaves, xs_tree = tree_util.tree_flatten(xs)
+    length = _scan_length(xs_leaves, xs_tree, length)
+    unroll = _unroll_count(unroll, length)
+    x_avals = [_slice_aval(get_aval(x)) for x in xs_leaves]
+    x_example = tree_util.tree_unflatten(xs_tree, x_avals)
+    init_leaves, init_tree = tree_util.tree_flatten(init)
+    jaxpr, consts, out_tree, init_leaves = trace_carry_function(
+        f, init, init_leaves, init_tree, (x_example,), "scan")
+    outs = scan_p.bind(*consts, *init_leaves, *xs_leaves, jaxpr=jaxpr, length=length,
+                       reverse=bool(reverse), unroll=unroll, num_consts=len(consts),
+                       num_carry=len(init_leaves))
+    carry_tree, y_tree = _pair_trees(out_tree)
+    carry, ys = split_list(outs, [len(init_leaves)])[:2]
+    return (tree_util.tree_unflatten(carry_tree, carry),
+            tree_util.tree_unflatten(y_tree, ys))
+
+
+def _scan_length(xs_leaves, xs_tree, length) -> int:
+    if length is not None:
+        try:
+            length = int(length)
+        except TypeError:
+            raise TypeError(f"lax.scan: length must be a concrete int, got {length!r}") from None
+        if length < 0:
+            raise ValueError(f"lax.scan: length must be non-negative, got {length}")
+    paths = leaf_paths(xs_tree, "xs")
+    sizes = []
+    for path, x in zip(paths, xs_leaves):
+        shape = get_aval(x).shape
+        if not shape:
+            raise ValueError(f"scan got value with no leading axis to scan over: {path} of "
+                             f"type {describe(get_aval(x))}")
+        sizes.append((path, shape[0]))
+    if not sizes:
+        if length is None:
+            raise ValueError("scan got no values to scan over and `length` not provided.")
+        return length
+    distinct = {n for _, n in sizes}
+    if len(distinct) > 1:
+        raise ValueError("scan got values with different leading axis sizes: "
+                         + ", ".join(f"{p}.shape[0]={n}" for p, n in sizes))
+    (actual,) = distinct
+    if length is not None and length != actual:
+        raise ValueError(f"scan got `length` argument of {length} which disagrees with "
+                         "leading axis sizes " + ", ".join(f"{p}.shape[0]={n}" for p, n in sizes))
+    return actual
+
+
+def _unroll_count(unroll, length: int) -> int:
+    if isinstance(unroll, bool):
+        return max(length, 1) if unroll else 1
+    unroll = int(unroll)
+    if unroll < 1:
+        raise ValueError(f"lax.scan: unroll must be a positive int or a bool, got {unroll}")
+    return unroll
+
+
+def _slice_aval(aval: ShapedArray) -> ShapedArray:
+    return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type)
+
+
+class _Leaf:
+    """A placeholder leaf, to take a treedef apart."""
+
+
+def _pair_trees(out_tree):
+    out = tree_util.tree_unflatten(out_tree, [_Leaf() for _ in range(out_tree.num_leaves)])
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError("scan body output must be a pair (carry, y), got a value with "
+                        f"structure {out_tree}")
+    return tree_util.tree_structure(out[0]), tree_util.tree_structure(out[1])
+
+
+def trace_carry_function(f, init, init_leaves, init_tree, extra_args, api: str,
+                         carry_of=lambda out_tree: _pair_trees(out_tree)[0]):
+    """Trace `f(init, *extra_args)` and check that the carry it returns has the
+    type of `init`. A weakly typed init leaf whose dtype the body changes is
+    promoted to the type the body returns and the body traced again (`scan(f, 0, xs)`
+    with float steps works, as in JAX). → (jaxpr, consts, out_tree, init_leaves)."""
+    for attempt in range(2):
+        init_avals = [get_aval(x) for x in init_leaves]
+        example = tree_util.tree_unflatten(init_tree, init_avals)
+        jaxpr, consts, out_tree = trace_function(f, (example, *extra_args), api)
+        carry_tree = carry_of(out_tree)
+        n = len(init_leaves)
+        carry_out = jaxpr.out_avals[:n] if carry_tree.num_leaves == n else []
+        promote = [i for i, (a, b) in enumerate(zip(init_avals, carry_out))
+                   if a.weak_type and a.shape == b.shape
+                   and (a.dtype != b.dtype or not b.weak_type)]
+        if attempt == 0 and promote and carry_tree == init_tree:
+            init_leaves = [conversion.convert_element_type(x, carry_out[i].dtype)
+                           if i in promote else x for i, x in enumerate(init_leaves)]
+            continue
+        body = f"{api} body function carry input and carry output"
+        check_same_types(body, ("the input carry component init", init_tree, init_avals),
+                         ("the corresponding output carry component", carry_tree,
+                          jaxpr.out_avals[:carry_tree.num_leaves]))
+        return jaxpr, consts, out_tree, init_leaves
+    raise AssertionError("unreachable")
+
+
+# --- the primitive's rules --------------------------------------------------------------
+
+@scan_p.def_abstract_eval
+def _scan_abstract_eval(*avals, jaxpr: ClosedJaxpr, length: int, reverse, unroll,
+                        num_consts: int, num_carry: int):
+    consts, carry, xs = split_list(avals, [num_consts, num_carry])
+    for x in xs:
+        if not x.shape or x.shape[0] != length:
+            raise TypeError(f"scan of length {length} got xs operand {describe(x)}")
+    expected = [*consts, *carry, *map(_slice_aval, xs)]
+    if [(a.shape, a.dtype) for a in expected] != [(a.shape, a.dtype) for a in jaxpr.in_avals]:
+        raise TypeError(f"scan body takes {[describe(a) for a in jaxpr.in_avals]} but is "
+                        f"applied to {[describe(a) for a in expected]}")
+    carry_out, ys = split_list(jaxpr.out_avals, [num_carry])[:2]
+    if [(a.shape, a.dtype) for a in carry_out] != [(a.shape, a.dtype) for a in carry]:
+        raise TypeError(f"scan body carry output {[describe(a) for a in carry_out]} does not "
+                        f"match its carry input {[describe(a) for a in carry]}")
+    return [*carry, *(ShapedArray((length, *y.shape), y.dtype, y.weak_type) for y in ys)]
+
+
+scan_p.define_rule("effects", lambda *, jaxpr, **_: jaxpr.effects)
+
+
+def _i32(value: int) -> ir.Value:
+    return mu.dense_constant(np.int32(value))
+
+
+def _scan_lower(ctx, *args, jaxpr: ClosedJaxpr, length: int, reverse: bool, unroll: int,
+                num_consts: int, num_carry: int):
+    consts, init, xs = split_list(args, [num_consts, num_carry])
+    x_avals = ctx.avals_in[num_consts + num_carry:]
+    y_avals = ctx.avals_out[num_carry:]
+    ys = [mu.splat(0, a) for a in y_avals]
+    if length == 0:
+        return [*init, *ys]
+    name = jaxpr.jaxpr.debug_info.func_name if jaxpr.jaxpr.debug_info else "scan_body"
+    i32 = ShapedArray((), np.int32)
+
+    def step(i, carry, ys):
+        index = hlo.subtract(_i32(length - 1), i) if reverse else i
+        x_slices = []
+        for x, aval in zip(xs, x_avals):
+            starts = [index] + [_i32(0)] * (len(aval.shape) - 1)
+            piece = hlo.dynamic_slice(x, starts, [1, *aval.shape[1:]])
+            x_slices.append(hlo.reshape(mu.ir_type(_slice_aval(aval)), piece))
+        outs = ctx.lower_subjaxpr(jaxpr, *consts, *carry, *x_slices, name=name)
+        new_carry, y_slices = outs[:num_carry], outs[num_carry:]
+        new_ys = []
+        for acc, y, aval in zip(ys, y_slices, y_avals):
+            update = hlo.reshape(mu.ir_type(ShapedArray((1, *aval.shape[1:]), aval.dtype)), y)
+            starts = [index] + [_i32(0)] * (len(aval.shape) - 1)
+            new_ys.append(hlo.dynamic_update_slice(acc, update, starts))
+        return hlo.add(i, _i32(1)), new_carry, new_ys
+
+    unroll = min(unroll, length)
+    trips = length // unroll
+    state = [_i32(0), *init, *ys]
+    types = [mu.ir_type(i32), *mu.ir_types(ctx.avals_out)]
+    loop = hlo.WhileOp(types, state)
+    cond_block = loop.cond.blocks.append(*types)
+    with ir.InsertionPoint(cond_block):
+        hlo.return_([mu.compare(cond_block.arguments[0], _i32(trips * unroll), "LT", np.int32)])
+    body_block = loop.body.blocks.append(*types)
+    with ir.InsertionPoint(body_block):
+        i, carry, acc = body_block.arguments[0], *split_list(body_block.arguments[1:],
+                                                              [num_carry])[:2]
+        for _ in range(unroll):
+            i, carry, acc = step(i, carry, acc)
+        hlo.return_([i, *carry, *acc])
+    i, carry, acc = loop.results[0], *split_list(list(loop.results)[1:], [num_carry])[:2]
+    for _ in range(length - trips * unroll):
+        i, carry, acc = step(i, carry, acc)
+    return [*carry, *acc]
+
+
+scan_p.def_lowering(_scan_lower)
+
+
+def _scan_dce(used_outputs, eqn: JaxprEqn):
+    """Drop unused ys, and carries nothing needs (a carry stays while any used
+    output or kept carry reads it); then unused consts and xs."""
+    params = eqn.params
+    nc, nk = params["num_consts"], params["num_carry"]
+    jaxpr = params["jaxpr"]
+    if not any(used_outputs) and not eqn.effects:
+        return [False] * len(eqn.invars), None
+    used_carry = list(used_outputs[:nk])
+    used_ys = list(used_outputs[nk:])
+    while True:
+        pruned, used_in = dce_jaxpr(jaxpr.jaxpr, used_carry + used_ys)
+        carry_in = used_in[nc:nc + nk]
+        grown = [a or b for a, b in zip(used_carry, carry_in)]
+        if grown == used_carry:
+            break
+        used_carry = grown
+    used_in = used_in[:nc] + used_carry + used_in[nc + nk:]
+    pruned, _ = dce_jaxpr(jaxpr.jaxpr, used_carry + used_ys, instantiate=used_in)
+    new_params = dict(params, jaxpr=ClosedJaxpr(pruned, jaxpr.consts),
+                      num_consts=sum(used_in[:nc]), num_carry=sum(used_carry))
+    outvars = [v for v, u in zip(eqn.outvars, used_carry + used_ys) if u]
+    return used_in, eqn.replace(invars=[v for v, u in zip(eqn.invars, used_in) if u],
+                                outvars=outvars, params=new_params)
+
+
+scan_p.define_rule("dce", _scan_dce)
+
+
+# --- differentiation and batching -------------------------------------------------------
+
+@cached_on_jaxpr
+def _scan_jvp_body(jaxpr, nc, nk, nonzeros):
+    nx, ny = len(jaxpr.in_avals) - nc - nk, len(jaxpr.out_avals) - nk
+    const_nz, carry_nz, xs_nz = split_list(nonzeros, [nc, nk])
+    while True:
+        out_nz = jvp_jaxpr(jaxpr, const_nz + carry_nz + xs_nz,
+                           instantiate=carry_nz + [False] * ny)[1]
+        grown = or_flags(carry_nz, out_nz[:nk])
+        if grown == carry_nz:
+            break
+        carry_nz = grown
+    body, out_nz = jvp_jaxpr(jaxpr, const_nz + carry_nz + xs_nz,
+                             instantiate=carry_nz + [False] * ny)
+    ys_nz = out_nz[nk:]
+    nct, nkt, nxt, nyt = sum(const_nz), sum(carry_nz), sum(xs_nz), sum(ys_nz)
+    p, q = nc + nk + nx, nk + ny
+    body = permute(
+        body,
+        [*range(nc), *range(p, p + nct), *range(nc, nc + nk), *range(p + nct, p + nct + nkt),
+         *range(nc + nk, p), *range(p + nct + nkt, p + nct + nkt + nxt)],
+        [*range(nk), *range(q, q + nkt), *range(nk, q), *range(q + nkt, q + nkt + nyt)])
+    return body, carry_nz, ys_nz
+
+
+def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, **params):
+    nc, nk = num_consts, num_carry
+    ny = len(jaxpr.out_avals) - nk
+    body, carry_nz, ys_nz = _scan_jvp_body(jaxpr, nc, nk, nonzero_flags(tangents))
+    consts, init, xs = split_list(primals, [nc, nk])
+    const_t, init_t, xs_t = split_list(tangents, [nc, nk])
+    carry_avals = jaxpr.out_avals[:nk]
+    nz = lambda ts: [t for t in ts if not isinstance(t, Zero)]  # noqa: E731
+    outs = scan_p.bind(
+        *consts, *nz(const_t),
+        *init, *(instantiate(t, tangent_aval(a)) for t, a, nz_ in zip(init_t, carry_avals,
+                                                                      carry_nz) if nz_),
+        *xs, *nz(xs_t),
+        jaxpr=body, num_consts=nc + len(nz(const_t)), num_carry=nk + sum(carry_nz), **params)
+    carry, carry_t, ys, ys_t = split_list(outs, [nk, sum(carry_nz), ny])
+    out_avals = [get_aval(x) for x in (*carry, *ys)]
+    return ([*carry, *ys], [*expand_tangents(carry_nz, carry_t, out_avals[:nk]),
+                            *expand_tangents(ys_nz, ys_t, out_avals[nk:])])
+
+
+def _scan_unknowns(jaxpr, num_consts, num_carry, unknowns):
+    """Unknown carries: those unknown initially, or made unknown by the body."""
+    const_uk, carry_uk, xs_uk = split_list(unknowns, [num_consts, num_carry])
+    ny = len(jaxpr.out_avals) - num_carry
+    while True:
+        out_uk = partial_eval_jaxpr(jaxpr, const_uk + carry_uk + xs_uk,
+                                    instantiate=carry_uk + [False] * ny)[2]
+        grown = or_flags(carry_uk, out_uk[:num_carry])
+        if grown == carry_uk:
+            return const_uk, carry_uk, xs_uk
+        carry_uk = grown
+
+
+def _loop_invariant(known: ClosedJaxpr, n_consts: int, outputs: Sequence) -> list[bool]:
+    """Which of `outputs` (outvars of `known`) depend only on its first `n_consts` inputs."""
+    varying = {id(v) for v in known.jaxpr.invars[n_consts:]}
+    for eqn in known.jaxpr.eqns:
+        if any(isinstance(a, Var) and id(a) in varying for a in eqn.invars):
+            varying.update(id(v) for v in eqn.outvars)
+    return [not (isinstance(v, Var) and id(v) in varying) for v in outputs]
+
+
+@cached_on_jaxpr
+def _scan_split(jaxpr, nc, nk, unknowns):
+    """The Jaxprs of a scan's partial evaluation (see `_scan_partial_eval`)."""
+    ny = len(jaxpr.out_avals) - nk
+    const_uk, carry_uk, xs_uk = _scan_unknowns(jaxpr, nc, nk, list(unknowns))
+    known, unknown, out_uk, n_res = partial_eval_jaxpr(jaxpr, const_uk + carry_uk + xs_uk,
+                                                       instantiate=carry_uk + [False] * ny)
+    n_kc, n_kk = nc - sum(const_uk), nk - sum(carry_uk)
+    n_kout = len(known.out_avals) - n_res
+    res_vars = known.jaxpr.outvars[n_kout:]
+    invariant = _loop_invariant(known, n_kc, res_vars)
+    # Residuals that are scanned inputs themselves are read from those inputs.
+    xs_invars = {id(v): i for i, v in enumerate(known.jaxpr.invars[n_kc + n_kk:])}
+    forwarded = [None if inv else xs_invars.get(id(v)) for v, inv in zip(res_vars, invariant)]
+    stacked = [not inv and f is None for inv, f in zip(invariant, forwarded)]
+    hoist, hoist_used = dce_closed_jaxpr(known, [False] * n_kout + invariant)
+    forward, _ = dce_closed_jaxpr(known, [True] * n_kout + stacked, instantiate=True)
+    # The unknown body takes (residuals, consts, carry, xs): the invariant residuals
+    # become consts and the others scanned inputs.
+    ncu, nku = sum(const_uk), sum(carry_uk)
+    inv_idx = [i for i, inv in enumerate(invariant) if inv]
+    var_idx = [i for i, inv in enumerate(invariant) if not inv]
+    rest = n_res + ncu + nku
+    body = permute(unknown, [*inv_idx, *range(n_res, rest), *var_idx,
+                             *range(rest, len(unknown.in_avals))])
+    return (const_uk, carry_uk, xs_uk, out_uk, n_kout, hoist, hoist_used, forward, forwarded,
+            invariant, inv_idx, var_idx, body)
+
+
+def _scan_partial_eval(trace, args, *, jaxpr, num_consts, num_carry, **params):
+    """Known scan (run now) stacking the loop-varying residuals; unknown scan (staged)."""
+    nc, nk = num_consts, num_carry
+    (const_uk, carry_uk, xs_uk, out_uk, n_kout, hoist, hoist_used, forward, forwarded,
+     invariant, inv_idx, var_idx, body) = _scan_split(jaxpr, nc, nk,
+                                                      [trace.is_unknown(a) for a in args])
+    consts, init, xs = split_list(args, [nc, nk])
+    kc = [c for c, u in zip(consts, const_uk) if not u]
+    kk = [x for x, u in zip(init, carry_uk) if not u]
+    kx = [x for x, u in zip(xs, xs_uk) if not u]
+    with set_current_trace(trace.parent):
+        hoisted = iter(eval_jaxpr(hoist.jaxpr, hoist.consts,
+                                  *(x for x, u in zip([*kc, *kk, *kx], hoist_used) if u)))
+    known_outs = trace.bind_known(scan_p, [*kc, *kk, *kx], dict(
+        params, jaxpr=forward, num_consts=len(kc), num_carry=len(kk)))
+    stacked_res = iter(known_outs[n_kout:])
+    res_values = [next(hoisted) if inv else (kx[f] if f is not None else next(stacked_res))
+                  for inv, f in zip(invariant, forwarded)]
+    unknown_outs = trace.stage(scan_p, [
+        *(res_values[i] for i in inv_idx), *(c for c, u in zip(consts, const_uk) if u),
+        *(x for x, u in zip(init, carry_uk) if u), *(res_values[i] for i in var_idx),
+        *(x for x, u in zip(xs, xs_uk) if u)],
+        dict(params, jaxpr=body, num_consts=len(inv_idx) + sum(const_uk),
+             num_carry=sum(carry_uk)))
+    k, u = iter(known_outs[:n_kout]), iter(unknown_outs)
+    return [next(u) if is_uk else next(k) for is_uk in out_uk]
+
+
+def _scan_partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
+    """The equation-level split (inside `jit` or another scan): every residual is
+    stacked by the known scan."""
+    params = dict(eqn.params)
+    jaxpr, nc, nk = params.pop("jaxpr"), params.pop("num_consts"), params.pop("num_carry")
+    ny = len(jaxpr.out_avals) - nk
+    const_uk, carry_uk, xs_uk = _scan_unknowns(jaxpr, nc, nk, unknowns)
+    unknowns = const_uk + carry_uk + xs_uk
+    known, unknown, out_uk, n_res = partial_eval_jaxpr(jaxpr, unknowns,
+                                                       instantiate=carry_uk + [False] * ny)
+    length = params["length"]
+    residuals = [Var(ShapedArray((length, *a.shape), a.dtype, a.weak_type))
+                 for a in unknown.in_avals[:n_res]]
+    consts, init, xs = split_list(eqn.invars, [nc, nk])
+    ncu, nku = sum(const_uk), sum(carry_uk)
+    known_eqn = eqn.replace(
+        invars=[a for a, u in zip(eqn.invars, unknowns) if not u],
+        outvars=[*(v for v, u in zip(eqn.outvars, out_uk) if not u), *residuals],
+        params=dict(params, jaxpr=known, num_consts=nc - ncu, num_carry=nk - nku))
+    body = permute(unknown, [*range(n_res, n_res + ncu + nku), *range(n_res),
+                             *range(n_res + ncu + nku, len(unknown.in_avals))])
+    unknown_eqn = eqn.replace(
+        invars=[*(c for c, u in zip(consts, const_uk) if u),
+                *(x for x, u in zip(init, carry_uk) if u), *residuals,
+                *(x for x, u in zip(xs, xs_uk) if u)],
+        outvars=[v for v, u in zip(eqn.outvars, out_uk) if u],
+        params=dict(params, jaxpr=body, num_consts=ncu, num_carry=nku))
+    return known_eqn, unknown_eqn, out_uk, residuals
+
+
+@cached_on_jaxpr
+def _scan_transpose_body(jaxpr, nc, nk, const_lin, xs_lin):
+    """The backward scan's body: (residual consts; accumulated const cotangents, carry
+    cotangents; output cotangents, residual xs) → (consts, carry, xs cotangents)."""
+    transposed = transpose_jaxpr(jaxpr, [*const_lin, *[True] * nk, *xs_lin])
+    const_avals, carry_avals, x_avals = split_list(jaxpr.in_avals, [nc, nk])
+    res_c_avals = [a for a, lin in zip(const_avals, const_lin) if not lin]
+    lin_c_avals = [a for a, lin in zip(const_avals, const_lin) if lin]
+    res_x_avals = [a for a, lin in zip(x_avals, xs_lin) if not lin]
+    y_avals = jaxpr.out_avals[nk:]
+    n_rc, n_cl, ny = len(res_c_avals), len(lin_c_avals), len(y_avals)
+
+    def backward_step(*a):
+        rc, acc, ck, cy, rx = split_list(a, [n_rc, n_cl, nk, ny])
+        outs = eval_jaxpr(transposed.jaxpr, transposed.consts, *rc, *rx, *ck, *cy)
+        d_consts, d_carry, d_xs = split_list(outs, [n_cl, nk])
+        return [*map(elementwise.add, acc, d_consts), *d_carry, *d_xs]
+
+    t_names, t_paths = debug_names(transposed, "args"), debug_names(transposed, "results")
+    names = None
+    if t_names is not None and t_paths is not None:
+        nonlin, ct_names = t_names[:n_rc + len(res_x_avals)], t_names[n_rc + len(res_x_avals):]
+        names = [*nonlin[:n_rc], *t_paths[:n_cl], *ct_names, *nonlin[n_rc:]]
+    return stage_flat(backward_step, [*res_c_avals, *lin_c_avals, *carry_avals, *y_avals,
+                                 *res_x_avals],
+                 derived_debug_info(transposed.jaxpr.debug_info, names, t_paths))
+
+
+def _scan_transpose(cts, *args, jaxpr, length, reverse, unroll, num_consts, num_carry):
+    nc, nk = num_consts, num_carry
+    consts, init, xs = split_list(args, [nc, nk])
+    const_lin = [is_undefined_primal(c) for c in consts]
+    xs_lin = [is_undefined_primal(x) for x in xs]
+    body = _scan_transpose_body(jaxpr, nc, nk, const_lin, xs_lin)
+    ct_carry, ct_ys = split_list(cts, [nk])[:2]
+    lin_const_avals = [a for a, lin in zip(jaxpr.in_avals[:nc], const_lin) if lin]
+    carry_avals = jaxpr.in_avals[nc:nc + nk]
+    n_cl = len(lin_const_avals)
+    outs = scan_p.bind(
+        *(c for c, lin in zip(consts, const_lin) if not lin),
+        *map(zeros_like_aval, lin_const_avals),
+        *(instantiate(ct, a) for ct, a in zip(ct_carry, carry_avals)),
+        *(instantiate(ct) for ct in ct_ys), *(x for x, lin in zip(xs, xs_lin) if not lin),
+        jaxpr=body, length=length, reverse=not reverse, unroll=unroll,
+        num_consts=nc - n_cl, num_carry=n_cl + nk)
+    ct_consts, ct_init, ct_xs = split_list(outs, [n_cl, nk])
+    it_c, it_x = iter(ct_consts), iter(ct_xs)
+    return ([next(it_c) if lin else None for lin in const_lin]
+            + [ct if is_undefined_primal(x) else None for x, ct in zip(init, ct_init)]
+            + [next(it_x) if lin else None for lin in xs_lin])
+
+
+def _scan_batching(axis_data, args, dims, *, jaxpr, num_consts, num_carry, **params):
+    size = axis_data.size
+    nc, nk = num_consts, num_carry
+    ny = len(jaxpr.out_avals) - nk
+    consts, init, xs = split_list(args, [nc, nk])
+    cdims, kdims, xdims = split_list(dims, [nc, nk])
+    # Batched xs carry their batch dimension at 1, so each slice has it at 0.
+    xs = [x if d is not_mapped else moveaxis(x, d, 1) for x, d in zip(xs, xdims)]
+    x_body_dims = [not_mapped if d is not_mapped else 0 for d in xdims]
+    carry_b = [d is not not_mapped for d in kdims]
+    while True:
+        _, out_dims = batch_jaxpr(jaxpr, axis_data, cdims + [0 if b else not_mapped
+                                                             for b in carry_b] + x_body_dims,
+                                  carry_b + [False] * ny)
+        grown = or_flags(carry_b, [d is not not_mapped for d in out_dims[:nk]])
+        if grown == carry_b:
+            break
+        carry_b = grown
+    carry_dims = [0 if b else not_mapped for b in carry_b]
+    body, out_dims = batch_jaxpr(jaxpr, axis_data, cdims + carry_dims + x_body_dims,
+                                 carry_b + [False] * ny)
+    init = [move_to(x, d, 0, size) if b else x for x, d, b in zip(init, kdims, carry_b)]
+    outs = scan_p.bind(*consts, *init, *xs, jaxpr=body, num_consts=nc, num_carry=nk, **params)
+    y_dims = [not_mapped if d is not_mapped else d + 1 for d in out_dims[nk:]]
+    return outs, carry_dims + y_dims
+
+
+scan_p.define_rule(JVP, _scan_jvp)
+scan_p.define_rule(PARTIAL_EVAL, _scan_partial_eval)
+scan_p.define_rule(PARTIAL_EVAL_JAXPR, _scan_partial_eval_jaxpr)
+scan_p.define_rule(TRANSPOSE, _scan_transpose)
+scan_p.define_rule(BATCHING, _scan_batching)

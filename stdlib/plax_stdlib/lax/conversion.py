@@ -1,0 +1,184 @@
+"""Dtype conversions: `convert_element_type`, `bitcast_convert_type`, and `copy`.
+
+Also the rule every binary `lax` function applies to Python scalars: `lax.add(x, 1.0)`
+gives the scalar `x`'s dtype, keeping it weakly typed, instead of rejecting the
+mismatch (lax never promotes two arrays of different dtypes).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from plax.extend import dtypes, tree_util
+from plax.extend.ad import Zero, defjvp, is_differentiable_dtype, linear_jvp, tangent_aval
+from plax.extend.batching import moveaxis, unary_batcher
+from plax.extend.constructors import (
+    ANY,
+    FLOAT,
+    INT,
+    check_dtype,
+    describe,
+    dtype_name,
+    kind_of,
+    standard_primitive,
+)
+from plax.extend.core import ShapedArray, Tracer, get_aval, is_python_scalar
+from plax.extend.mlir import hlo, mu
+
+# --- convert_element_type ------------------------------------------------------------
+
+def _convert_element_type_abstract_eval(operand, *, new_dtype, weak_type, sharding):
+    check_dtype("convert_element_type", operand, ANY)
+    check_dtype("convert_element_type", ShapedArray((), new_dtype), ANY, what="new_dtype")
+    return ShapedArray(operand.shape, new_dtype, weak_type)
+
+
+def _convert_element_type_lower(ctx, operand, *, new_dtype, weak_type, sharding):
+    return mu.convert(operand, ctx.avals_in[0], ctx.avals_out[0])
+
+
+def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type, sharding):
+    (operand,), (t,) = primals, tangents
+    ans = convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type,
+                                      sharding=sharding)
+    if isinstance(t, Zero) or not is_differentiable_dtype(new_dtype):
+        return ans, Zero(tangent_aval(get_aval(ans)))
+    return ans, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=False,
+                                            sharding=sharding)
+
+
+def _convert_element_type_transpose(ct, operand, *, new_dtype, weak_type, sharding):
+    return [convert_element_type_p.bind(ct, new_dtype=operand.aval.dtype, weak_type=False,
+                                        sharding=sharding)]
+
+
+convert_element_type_p = standard_primitive(
+    "lax.convert_element_type", _convert_element_type_abstract_eval, _convert_element_type_lower,
+    jvp=_convert_element_type_jvp, transpose=_convert_element_type_transpose,
+    batching=unary_batcher())
+
+
+def convert_element_type(operand, new_dtype):
+    """Elementwise cast to `new_dtype` (to bool means `!= 0`; float to int truncates)."""
+    new_dtype = dtypes.dtype(new_dtype, canonicalize=True)
+    return convert_with_weak_type(operand, new_dtype, weak_type=False)
+
+
+def convert_with_weak_type(operand, new_dtype, weak_type: bool):
+    """`convert_element_type` with an explicit result weak type; a no-op when the
+    operand already has that dtype and weak type."""
+    aval = get_aval(operand)
+    new_dtype = np.dtype(new_dtype)
+    if (isinstance(operand, Tracer) or hasattr(operand, "aval")) and (
+            aval.dtype, aval.weak_type) == (new_dtype, weak_type):
+        return operand
+    if kind_of(aval.dtype) == "complex" and kind_of(new_dtype) != "complex":
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      np.exceptions.ComplexWarning, stacklevel=3)
+    return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=bool(weak_type),
+                                       sharding=None)
+
+
+# --- Python scalars in binary operations --------------------------------------------------
+
+_KIND_RANK = {"bool": 0, "signed": 1, "unsigned": 1, "float": 2, "complex": 3}
+_PY_KIND_RANK = {int: 1, float: 2, complex: 3}
+
+
+def match_python_scalars(name: str, *args):
+    """Give Python int/float/complex scalars among `args` the dtype of the first
+    non-scalar argument, weakly typed; a scalar of a higher kind (a float meeting an
+    int array) is a TypeError, and an int that does not fit is an OverflowError."""
+    target = next((get_aval(a).dtype for a in args if not is_python_scalar(a)), None)
+    if target is None:
+        return args
+    return tuple(_scalar_as(name, a, target) if type(a) in _PY_KIND_RANK else a for a in args)
+
+
+def _scalar_as(name: str, scalar, target: np.dtype):
+    if get_aval(scalar).dtype == target:
+        return scalar
+    target_kind = kind_of(target)
+    if target_kind is None or _PY_KIND_RANK[type(scalar)] > _KIND_RANK[target_kind]:
+        raise TypeError(f"{name} cannot combine the Python {type(scalar).__name__} "
+                        f"{scalar!r} with an array of dtype {dtype_name(target)}; convert "
+                        "one of them explicitly (lax does not promote types)")
+    if type(scalar) is int and target_kind in ("signed", "unsigned"):
+        info = dtypes.iinfo(target)
+        if not info.min <= scalar <= info.max:
+            raise OverflowError(f"{name}: Python int {scalar} is out of range for dtype "
+                                f"{dtype_name(target)}")
+    return convert_with_weak_type(scalar, target, weak_type=True)
+
+
+# --- bitcast_convert_type ---------------------------------------------------------------
+
+def _bitcast_abstract_eval(operand, *, new_dtype):
+    name = "bitcast_convert_type"
+    check_dtype(name, operand, INT | FLOAT)
+    check_dtype(name, ShapedArray((), new_dtype), INT | FLOAT, what="new_dtype")
+    old_bits, new_bits = dtypes.itemsize_bits(operand.dtype), dtypes.itemsize_bits(new_dtype)
+    if old_bits == new_bits:
+        shape = operand.shape
+    elif old_bits > new_bits:
+        shape = operand.shape + (old_bits // new_bits,)
+    elif operand.shape and operand.shape[-1] * old_bits == new_bits:
+        shape = operand.shape[:-1]
+    else:
+        raise TypeError(f"{name}: converting {describe(operand)} to the wider dtype "
+                        f"{dtype_name(new_dtype)} requires a last dimension of size "
+                        f"{new_bits // old_bits}")
+    return ShapedArray(shape, new_dtype)
+
+
+def _bitcast_lower(ctx, operand, *, new_dtype):
+    return hlo.bitcast_convert(mu.ir_type(ctx.avals_out[0]), operand)
+
+
+def _bitcast_batching(axis_data, args, dims, *, new_dtype):
+    """Only a wider dtype, which consumes the trailing dimension, cares where the
+    batch dimension is: it must not be the trailing one."""
+    (x,), (d,) = args, dims
+    if d == get_aval(x).ndim - 1:
+        x, d = moveaxis(x, d, 0), 0
+    return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
+
+
+bitcast_convert_type_p = standard_primitive("lax.bitcast_convert_type", _bitcast_abstract_eval,
+                                            _bitcast_lower, batching=_bitcast_batching)
+
+
+def bitcast_convert_type(operand, new_dtype):
+    """Reinterpret the bits of `operand` as `new_dtype`. A narrower dtype adds a
+    trailing dimension; a wider one consumes the trailing dimension."""
+    new_dtype = dtypes.dtype(new_dtype, canonicalize=True)
+    return bitcast_convert_type_p.bind(operand, new_dtype=new_dtype)
+
+
+# --- copy -----------------------------------------------------------------------------
+
+copy_p = standard_primitive("lax.copy", lambda operand: operand, lambda ctx, operand: operand,
+                            jvp=linear_jvp(), transpose=lambda ct, x: [copy_p.bind(ct)],
+                            batching=unary_batcher())
+
+
+def copy(operand):
+    """A copy of `operand`: the same values in a new buffer when executed eagerly."""
+    return copy_p.bind(operand)
+
+
+# --- stop_gradient ----------------------------------------------------------------------
+
+stop_gradient_p = standard_primitive("lax.stop_gradient", lambda operand: operand,
+                                     lambda ctx, operand: operand, jvp=defjvp(None),
+                                     batching=unary_batcher())
+
+
+def stop_gradient(x):
+    """`x` (any pytree), through which no derivative flows: its tangents are zero."""
+    def stop(leaf):
+        if not is_differentiable_dtype(get_aval(leaf).dtype):
+            return leaf
+        return stop_gradient_p.bind(leaf)
+    return tree_util.tree_map(stop, x)

@@ -1,0 +1,132 @@
+"""Cumulative reductions along one axis: `cumsum`, `cumprod`, `cummax`, `cummin`,
+`cumlogsumexp`, each optionally from the end (`reverse=True`).
+
+They lower to a `reduce_window` whose window spans the whole axis, padded so that
+element i sees elements 0..i (or i..n-1 when reversed).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from plax.extend.ad import PrimitiveRule, Zero, defjvp, linear_jvp
+from plax.extend.batching import axes_batcher
+from plax.extend.constructors import (
+    FLOAT,
+    NUMBER,
+    ORDERED,
+    canonicalize_axis,
+    check_dtype,
+    standard_primitive,
+)
+from plax.extend.core import get_aval
+from plax.extend.mlir import hlo, mu
+from plax_stdlib.lax.elementwise import add, exp, max, min, mul, neg, picked
+from plax_stdlib.lax.reductions import highest_value, lowest_value
+
+
+def _logaddexp(dtype):
+    """log(e**a + e**b), exact when a == b == ±inf, and NaN-propagating."""
+    def combine(a, b):
+        delta = hlo.subtract(a, b)  # NaN when a and b are the same infinity
+        softplus = hlo.log_plus_one(hlo.exponential(hlo.negate(hlo.abs(delta))))
+        return hlo.select(mu.is_nan(delta, dtype), hlo.add(a, b),
+                          hlo.add(hlo.maximum(a, b), softplus))
+    return combine
+
+
+def _cumulative(name: str, kinds: frozenset, combine: Callable[[np.dtype], Callable],
+                identity: Callable, **rules: Callable):
+    def abstract_eval(operand, *, axis, reverse):
+        check_dtype(name, operand, kinds)
+        if not 0 <= axis < operand.ndim:
+            raise ValueError(f"{name}: axis {axis} out of range for an operand of rank "
+                             f"{operand.ndim}")
+        return operand
+
+    def lower(ctx, operand, *, axis, reverse):
+        aval = ctx.avals_in[0]
+        n = aval.shape[axis]
+        if n == 0:
+            return operand
+        window = [1] * aval.ndim
+        window[axis] = n
+        padding = [(0, 0)] * aval.ndim
+        padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
+        init = mu.dense_constant(identity(aval.dtype), aval.dtype)
+        return mu.reduce_window(operand, init, aval, window, padding, combine(aval.dtype))
+
+    lower.__name__ = f"lower_{name}"
+    return standard_primitive(f"lax.{name}", abstract_eval, lower, batching=axes_batcher("axis"),
+                              **rules)
+
+
+cumsum_p = _cumulative(
+    "cumsum", NUMBER, lambda dt: hlo.add, lambda dt: 0, jvp=linear_jvp(),
+    transpose=lambda ct, x, *, axis, reverse: [cumsum_p.bind(ct, axis=axis,
+                                                             reverse=not reverse)])
+
+
+class _pair_scan_jvp(PrimitiveRule):
+    """A jvp rule that scans (value, tangent) pairs with `combine_pairs`, the operation's
+    product rule: exact at zeros of the operand (no division) and at ties, and
+    differentiable again, since `associative_scan` is made of ordinary primitives."""
+
+    def __init__(self, combine_pairs: Callable):
+        self.combine_pairs = combine_pairs
+
+    def for_primitive(self, prim) -> Callable:
+        def jvp(primals, tangents, *, axis, reverse):
+            from plax_stdlib.lax.control_flow.associative_scan import associative_scan
+            (x,), (t,) = primals, tangents
+            ans = prim.bind(x, axis=axis, reverse=reverse)
+            if isinstance(t, Zero) or get_aval(x).shape[axis] == 0:
+                return ans, t
+            _, t_out = associative_scan(self.combine_pairs, (x, t), reverse=reverse,
+                                        axis=axis)
+            return ans, t_out
+        jvp.__name__ = f"{prim.name}_jvp"
+        return jvp
+
+
+def _product_pairs(a, b):
+    (p, tp), (q, tq) = a, b
+    return mul(p, q), add(mul(tp, q), mul(p, tq))
+
+
+def _extremum_pairs(pick):
+    def combine(a, b):
+        (p, tp), (q, tq) = a, b
+        m = pick(p, q)
+        return m, add(mul(tp, picked(p, q, m)), mul(tq, picked(q, p, m)))
+    return combine
+
+
+cumprod_p = _cumulative("cumprod", NUMBER, lambda dt: hlo.multiply, lambda dt: 1,
+                        jvp=_pair_scan_jvp(_product_pairs))
+cummax_p = _cumulative("cummax", ORDERED, lambda dt: hlo.maximum, lowest_value,
+                       jvp=_pair_scan_jvp(_extremum_pairs(max)))
+cummin_p = _cumulative("cummin", ORDERED, lambda dt: hlo.minimum, highest_value,
+                       jvp=_pair_scan_jvp(_extremum_pairs(min)))
+cumlogsumexp_p = _cumulative(
+    "cumlogsumexp", FLOAT, _logaddexp, lowest_value,
+    jvp=defjvp(lambda g, ans, x, *, axis, reverse:
+               mul(exp(neg(ans)), cumsum_p.bind(mul(g, exp(x)), axis=axis, reverse=reverse))))
+
+
+def _cumulative_fn(prim):
+    def cumulative(operand, axis: int = 0, reverse: bool = False):
+        axis = canonicalize_axis(prim.name, axis, get_aval(operand).ndim)
+        return prim.bind(operand, axis=axis, reverse=bool(reverse))
+    cumulative.__name__ = prim.name
+    cumulative.__doc__ = (f"`{prim.name}` of `operand` along `axis`, from the end if "
+                          "`reverse`.")
+    return cumulative
+
+
+cumsum = _cumulative_fn(cumsum_p)
+cumprod = _cumulative_fn(cumprod_p)
+cummax = _cumulative_fn(cummax_p)
+cummin = _cumulative_fn(cummin_p)
+cumlogsumexp = _cumulative_fn(cumlogsumexp_p)

@@ -1,0 +1,247 @@
+"""`dot_general`: contractions with batch dimensions, and `dot`/`batch_matmul` on top.
+
+`dimension_numbers` is `((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))`.
+The result's dimensions are the batch dimensions, then lhs's free dimensions, then
+rhs's free dimensions, each in order.
+"""
+from __future__ import annotations
+
+import enum
+import operator
+
+import numpy as np
+
+from plax.extend import dtypes
+from plax.extend.ad import defjvp, is_undefined_primal
+from plax.extend.batching import batched_axis
+from plax.extend.constructors import (
+    NUMBER,
+    check_axes,
+    check_dtype,
+    check_same_dtypes,
+    describe,
+    dtype_name,
+    kind_of,
+    standard_primitive,
+    weak_result,
+)
+from plax.extend.core import ShapedArray, get_aval
+from plax.extend.mlir import hlo, ir, mu
+
+
+class Precision(enum.Enum):
+    """How much precision XLA should spend on a matmul's inputs (e.g. on TPU:
+    bf16 passes for DEFAULT, 3 for HIGH, 6 for HIGHEST)."""
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value):
+        aliases = {"default": cls.DEFAULT, "fastest": cls.DEFAULT, "bfloat16": cls.DEFAULT,
+                   "high": cls.HIGH, "bfloat16_3x": cls.HIGH, "tensorfloat32": cls.HIGH,
+                   "highest": cls.HIGHEST, "float32": cls.HIGHEST}
+        return aliases.get(value.lower()) if isinstance(value, str) else None
+
+    def __str__(self):
+        return self.name
+
+    def __repr__(self):
+        return f"Precision.{self.name}"
+
+
+def canonicalize_precision(precision):
+    """None, or a pair of `Precision`s (for lhs and rhs) from a Precision, string or pair."""
+    if precision is None:
+        return None
+    if isinstance(precision, (str, Precision)):
+        return (Precision(precision),) * 2
+    if isinstance(precision, (tuple, list)) and len(precision) == 2:
+        return tuple(Precision(p) for p in precision)
+    raise ValueError(f"precision must be None, a Precision, a string or a pair of them, "
+                     f"got {precision!r}")
+
+
+# --- dot_general --------------------------------------------------------------------------
+
+_INTEGER = ("signed", "unsigned")
+_COMPATIBLE = {"signed": _INTEGER + ("float",), "unsigned": _INTEGER + ("float",),
+               "float": ("float",), "complex": ("complex",)}
+
+
+def _check_preferred(lhs: ShapedArray, preferred) -> np.dtype:
+    """The result dtype: `preferred_element_type` if given and compatible."""
+    if preferred is None:
+        return lhs.dtype
+    in_kind, out_kind = kind_of(lhs.dtype), kind_of(preferred)
+    if out_kind not in _COMPATIBLE[in_kind]:
+        raise TypeError(f"dot_general: preferred_element_type {dtype_name(preferred)} is not "
+                        f"compatible with inputs of dtype {dtype_name(lhs.dtype)} (allowed: "
+                        "integer to integer or floating, floating to floating, complex to "
+                        "complex)")
+    int_to_float = in_kind in _INTEGER and out_kind == "float"
+    if not int_to_float and dtypes.itemsize_bits(preferred) < dtypes.itemsize_bits(lhs.dtype):
+        raise TypeError(f"dot_general: preferred_element_type {dtype_name(preferred)} is "
+                        f"narrower than the inputs' dtype {dtype_name(lhs.dtype)}")
+    return np.dtype(preferred)
+
+
+def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision,
+                               preferred_element_type, out_sharding):
+    name = "dot_general"
+    (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
+    check_dtype(name, lhs, NUMBER)
+    check_same_dtypes(name, lhs, rhs)
+    if len(lhs_contract) != len(rhs_contract) or len(lhs_batch) != len(rhs_batch):
+        raise ValueError(f"{name}: lhs and rhs need as many contracting and batch dimensions "
+                         f"as each other, got dimension_numbers {dimension_numbers}")
+    check_axes(name, lhs_contract + lhs_batch, lhs.ndim, "lhs contracting and batch dimensions")
+    check_axes(name, rhs_contract + rhs_batch, rhs.ndim, "rhs contracting and batch dimensions")
+    for what, lhs_dims, rhs_dims in (("batch", lhs_batch, rhs_batch),
+                                     ("contracting", lhs_contract, rhs_contract)):
+        lhs_sizes = tuple(lhs.shape[d] for d in lhs_dims)
+        rhs_sizes = tuple(rhs.shape[d] for d in rhs_dims)
+        if lhs_sizes != rhs_sizes:
+            raise TypeError(f"{name} requires {what} dimensions to have the same shape, got "
+                            f"{lhs_sizes} and {rhs_sizes} (lhs {describe(lhs)}, rhs "
+                            f"{describe(rhs)}, dimension_numbers {dimension_numbers})")
+    free = lambda aval, used: tuple(d for i, d in enumerate(aval.shape) if i not in used)
+    shape = (tuple(lhs.shape[d] for d in lhs_batch) + free(lhs, lhs_contract + lhs_batch)
+             + free(rhs, rhs_contract + rhs_batch))
+    dtype = _check_preferred(lhs, preferred_element_type)
+    weak = preferred_element_type is None and weak_result((lhs, rhs), dtype)
+    return ShapedArray(shape, dtype, weak)
+
+
+def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision,
+                       preferred_element_type, out_sharding):
+    (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
+    lhs_aval, rhs_aval = ctx.avals_in
+    out = ctx.avals_out[0]
+    if kind_of(out.dtype) != kind_of(lhs_aval.dtype):  # integers accumulated as floats
+        lhs = mu.convert(lhs, lhs_aval, lhs_aval.update(dtype=out.dtype))
+        rhs = mu.convert(rhs, rhs_aval, rhs_aval.update(dtype=out.dtype))
+    dnums = hlo.DotDimensionNumbers.get(
+        lhs_batching_dimensions=list(lhs_batch), rhs_batching_dimensions=list(rhs_batch),
+        lhs_contracting_dimensions=list(lhs_contract),
+        rhs_contracting_dimensions=list(rhs_contract))
+    config = None if precision is None else ir.ArrayAttr.get(
+        [hlo.PrecisionAttr.get(str(p)) for p in precision])
+    return hlo.dot_general(mu.ir_type(out), lhs, rhs, dnums, precision_config=config)
+
+
+def _ranges_like(*xs):
+    start = 0
+    for x in xs:
+        yield tuple(range(start, start + len(x)))
+        start += len(x)
+
+
+def _transpose_lhs(ct, y, x_ndim: int, dimension_numbers, swap_ans: bool = False, **params):
+    """The cotangent of dot_general's lhs: contract `ct` with `y` over y's free dims."""
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    y_ndim = get_aval(y).ndim
+    x_kept = [d for d in range(x_ndim) if d not in x_contract + x_batch]
+    y_kept = [d for d in range(y_ndim) if d not in y_contract + y_batch]
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+    dims = ((ans_y, tuple(y_kept)), (ans_batch, tuple(y_batch)))
+    x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
+    out_axes = tuple(int(i) for i in np.argsort(list(x_batch) + x_kept + x_contract_by_y))
+    from plax_stdlib.lax.shape_ops import transpose
+    return transpose(dot_general_p.bind(ct, y, dimension_numbers=dims, **params), out_axes)
+
+
+def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision,
+                           preferred_element_type, out_sharding):
+    params = dict(precision=precision, preferred_element_type=None, out_sharding=None)
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    ct_lhs = ct_rhs = None
+    if is_undefined_primal(lhs):
+        ct_lhs = _transpose_lhs(ct, rhs, lhs.aval.ndim, dimension_numbers, **params)
+    if is_undefined_primal(rhs):
+        swapped = ((y_contract, x_contract), (y_batch, x_batch))
+        ct_rhs = _transpose_lhs(ct, lhs, rhs.aval.ndim, swapped, swap_ans=True, **params)
+    return [ct_lhs, ct_rhs]
+
+
+def _dot_general_batching(axis_data, args, dims, *, dimension_numbers, **params):
+    """Mapped on both sides, the batch dimension becomes the first dot batch
+    dimension; mapped on one side, a free dimension of that side. Nothing moves."""
+    (lhs, rhs), (ld, rd) = args, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+
+    def renumber(axes, d):
+        return tuple(axes) if d is None else tuple(batched_axis(a, d) for a in axes)
+
+    lc, lb, rc, rb = renumber(lc, ld), renumber(lb, ld), renumber(rc, rd), renumber(rb, rd)
+
+    def free(ndim, used):
+        return [i for i in range(ndim) if i not in used]
+
+    if ld is not None and rd is not None:
+        lb, rb, out_dim = (ld,) + lb, (rd,) + rb, 0
+    elif ld is not None:
+        out_dim = len(lb) + free(get_aval(lhs).ndim, lc + lb).index(ld)
+    else:
+        n_lhs_free = len(free(get_aval(lhs).ndim, lc + lb))
+        out_dim = len(lb) + n_lhs_free + free(get_aval(rhs).ndim, rc + rb).index(rd)
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=((lc, rc), (lb, rb)), **params)
+    return out, out_dim
+
+
+dot_general_p = standard_primitive(
+    "lax.dot_general", _dot_general_abstract_eval, _dot_general_lower,
+    batching=_dot_general_batching,
+    jvp=defjvp(lambda g, ans, x, y, **params: dot_general_p.bind(g, y, **params),
+               lambda g, ans, x, y, **params: dot_general_p.bind(x, g, **params)),
+    transpose=_dot_general_transpose)
+
+
+def _dims(dims) -> tuple[int, ...]:
+    return tuple(operator.index(d) for d in dims)
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
+                out_sharding=None):
+    """General contraction of `lhs` and `rhs` (see the module docstring)."""
+    try:
+        (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
+    except (TypeError, ValueError):
+        raise TypeError("dot_general: dimension_numbers must be ((lhs_contracting, "
+                        "rhs_contracting), (lhs_batch, rhs_batch)), got "
+                        f"{dimension_numbers!r}") from None
+    dnums = ((_dims(lhs_contract), _dims(rhs_contract)), (_dims(lhs_batch), _dims(rhs_batch)))
+    if preferred_element_type is not None:
+        preferred_element_type = dtypes.dtype(preferred_element_type, canonicalize=True)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dnums,
+                              precision=canonicalize_precision(precision),
+                              preferred_element_type=preferred_element_type,
+                              out_sharding=out_sharding)
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None, out_sharding=None):
+    """Vector/matrix products: `lhs` and `rhs` of rank 1 or 2, contracting lhs's last
+    dimension with rhs's first."""
+    lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
+    if not (1 <= len(lhs_shape) <= 2 and 1 <= len(rhs_shape) <= 2
+            and lhs_shape[-1] == rhs_shape[0]):
+        raise TypeError(f"Incompatible shapes for dot: got {lhs_shape} and {rhs_shape}")
+    return dot_general(lhs, rhs, (((len(lhs_shape) - 1,), (0,)), ((), ())), precision,
+                       preferred_element_type, out_sharding)
+
+
+def batch_matmul(lhs, rhs, precision=None):
+    """Matrix products over leading batch dimensions: (..., m, k) @ (..., k, n)."""
+    lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
+    if len(lhs_shape) != len(rhs_shape) or len(lhs_shape) < 2:
+        raise ValueError(f"batch_matmul requires operands of equal rank >= 2, got shapes "
+                         f"{lhs_shape} and {rhs_shape}")
+    if lhs_shape[:-2] != rhs_shape[:-2]:
+        raise ValueError(f"batch_matmul requires equal batch dimensions, got shapes "
+                         f"{lhs_shape} and {rhs_shape}")
+    ndim = len(lhs_shape)
+    batch = tuple(range(ndim - 2))
+    return dot_general(lhs, rhs, (((ndim - 1,), (ndim - 2,)), (batch, batch)), precision)

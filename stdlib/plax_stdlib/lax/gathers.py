@@ -1,0 +1,266 @@
+"""`gather`: slices of an operand at many start positions at once (XLA's Gather).
+
+`start_indices` holds one index vector per slice in its last dimension; its other
+dimensions (the *batch* dimensions) index the slices. `dimension_numbers` says
+which operand dimensions the index vector addresses (`start_index_map`), which
+sliced dimensions of size 1 are dropped (`collapsed_slice_dims`), where the kept
+slice dimensions go in the result (`offset_dims`; the batch dimensions fill the
+other positions in order), and which operand dimensions are matched one to one
+with index dimensions (`operand_batching_dims`/`start_indices_batching_dims`).
+
+The primitive clamps start positions so slices stay in bounds, as `dynamic_slice`
+does; `gather(..., mode="fill")` (the default, as in JAX) instead fills slices
+that would stick out with `fill_value`.
+
+Gather is linear in its operand; its transpose scatter-adds the cotangent back
+(`lax.scatter`).
+"""
+from __future__ import annotations
+
+import enum
+import operator
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from plax.extend.ad import Zero, is_undefined_primal, tangent_aval
+from plax.extend.batching import broadcast_dim, moveaxis
+from plax.extend.constructors import (
+    ANY,
+    INT,
+    check_dtype,
+    describe,
+    kind_of,
+    standard_primitive,
+)
+from plax.extend.core import ShapedArray, get_aval
+from plax.extend.mlir import hlo, mu
+from plax_stdlib.lax import bitwise, comparison, reductions, shape_ops
+
+
+class GatherDimensionNumbers(NamedTuple):
+    """How a gather's index vectors and slices map to operand and result dimensions
+    (see the module docstring). The index vector is the last dimension of
+    `start_indices`."""
+    offset_dims: tuple[int, ...]
+    collapsed_slice_dims: tuple[int, ...]
+    start_index_map: tuple[int, ...]
+    operand_batching_dims: tuple[int, ...] = ()
+    start_indices_batching_dims: tuple[int, ...] = ()
+
+
+class GatherScatterMode(enum.Enum):
+    """What happens to slices that would stick out of the operand: moved back in
+    (`CLIP`), replaced by a fill value (`FILL_OR_DROP`), or undefined
+    (`PROMISE_IN_BOUNDS`, the caller promises they do not occur)."""
+    CLIP = "clip"
+    FILL_OR_DROP = "fill"
+    PROMISE_IN_BOUNDS = "promise_in_bounds"
+
+    @classmethod
+    def from_any(cls, mode) -> "GatherScatterMode":
+        if mode is None:
+            return cls.FILL_OR_DROP
+        if isinstance(mode, cls):
+            return mode
+        try:
+            return cls(mode)
+        except ValueError:
+            raise ValueError(f"unknown gather mode {mode!r}; use 'clip', 'fill' or "
+                             "'promise_in_bounds'") from None
+
+
+def _canonical_dnums(dnums) -> GatherDimensionNumbers:
+    if not isinstance(dnums, GatherDimensionNumbers):
+        raise TypeError(f"gather: dimension_numbers must be a GatherDimensionNumbers, got "
+                        f"{dnums!r}")
+    return GatherDimensionNumbers(*(tuple(map(operator.index, f)) for f in dnums))
+
+
+def _gather_shape(operand: ShapedArray, indices: ShapedArray, dnums: GatherDimensionNumbers,
+                  slice_sizes: Sequence[int]) -> tuple[int, ...]:
+    name = "gather"
+    check_dtype(name, operand, ANY)
+    check_dtype(name, indices, INT, what="start_indices")
+    if indices.ndim < 1 or indices.shape[-1] != len(dnums.start_index_map):
+        raise TypeError(f"{name}: the last dimension of start_indices {describe(indices)} "
+                        f"must have size len(start_index_map) = {len(dnums.start_index_map)}")
+    if len(slice_sizes) != operand.ndim:
+        raise TypeError(f"{name}: slice_sizes {tuple(slice_sizes)} must have one entry per "
+                        f"dimension of operand {describe(operand)}")
+    for d, (s, n) in enumerate(zip(slice_sizes, operand.shape)):
+        if not 0 <= s <= n:
+            raise ValueError(f"{name}: slice size {s} of dimension {d} does not fit in "
+                             f"operand {describe(operand)}")
+    dropped = dnums.collapsed_slice_dims + dnums.operand_batching_dims
+    for what, axes in (("collapsed_slice_dims", dnums.collapsed_slice_dims),
+                       ("operand_batching_dims", dnums.operand_batching_dims),
+                       ("start_index_map", dnums.start_index_map)):
+        if any(not 0 <= a < operand.ndim for a in axes) or len(set(axes)) != len(axes):
+            raise ValueError(f"{name}: {what} {axes} must be distinct dimensions of operand "
+                             f"{describe(operand)}")
+    if len(set(dropped)) != len(dropped) or any(slice_sizes[a] != 1 for a in dropped):
+        raise ValueError(f"{name}: collapsed_slice_dims {dnums.collapsed_slice_dims} and "
+                         f"operand_batching_dims {dnums.operand_batching_dims} must be "
+                         f"distinct dimensions with slice size 1 (slice_sizes "
+                         f"{tuple(slice_sizes)})")
+    if set(dnums.start_index_map) & set(dnums.operand_batching_dims):
+        raise ValueError(f"{name}: start_index_map {dnums.start_index_map} must not contain "
+                         f"operand_batching_dims {dnums.operand_batching_dims}")
+    if len(dnums.operand_batching_dims) != len(dnums.start_indices_batching_dims):
+        raise ValueError(f"{name}: operand_batching_dims and start_indices_batching_dims "
+                         "must have the same length")
+    for o, i in zip(dnums.operand_batching_dims, dnums.start_indices_batching_dims):
+        if not 0 <= i < indices.ndim - 1 or operand.shape[o] != indices.shape[i]:
+            raise TypeError(f"{name}: operand batching dimension {o} of {describe(operand)} "
+                            f"and start_indices batching dimension {i} of "
+                            f"{describe(indices)} must have the same size")
+    offset_sizes = [s for d, s in enumerate(slice_sizes) if d not in dropped]
+    batch_sizes = list(indices.shape[:-1])
+    rank = len(batch_sizes) + len(offset_sizes)
+    offset_dims = dnums.offset_dims
+    if (len(offset_dims) != len(offset_sizes) or list(offset_dims) != sorted(set(offset_dims))
+            or any(not 0 <= d < rank for d in offset_dims)):
+        raise ValueError(f"{name}: offset_dims {offset_dims} must be {len(offset_sizes)} "
+                         f"increasing dimensions of the result, of rank {rank}")
+    offset_iter, batch_iter = iter(offset_sizes), iter(batch_sizes)
+    return tuple(next(offset_iter) if d in offset_dims else next(batch_iter)
+                 for d in range(rank))
+
+
+def _gather_abstract_eval(operand, indices, *, dimension_numbers, slice_sizes,
+                          indices_are_sorted, unique_indices, mode):
+    shape = _gather_shape(operand, indices, dimension_numbers, slice_sizes)
+    return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+def _gather_lower(ctx, operand, indices, *, dimension_numbers, slice_sizes,
+                  indices_are_sorted, unique_indices, mode):
+    dnums = dimension_numbers
+    attr = hlo.GatherDimensionNumbers.get(
+        offset_dims=list(dnums.offset_dims), collapsed_slice_dims=list(dnums.collapsed_slice_dims),
+        operand_batching_dims=list(dnums.operand_batching_dims),
+        start_indices_batching_dims=list(dnums.start_indices_batching_dims),
+        start_index_map=list(dnums.start_index_map),
+        index_vector_dim=ctx.avals_in[1].ndim - 1)
+    return hlo.gather(operand, indices, attr, list(slice_sizes),
+                      indices_are_sorted=bool(indices_are_sorted),
+                      results=[mu.ir_type(ctx.avals_out[0])])
+
+
+def _gather_batching(axis_data, args, dims, *, dimension_numbers, slice_sizes, **params):
+    """Both batched (an unbatched index array is broadcast, which is cheap): the batch
+    dimension becomes a gather batching dimension. Only the indices batched: it is
+    one more index batch dimension. Either way the result is batched at 0."""
+    (operand, indices), (od, idim) = args, dims
+    dn = dimension_numbers
+    indices = (broadcast_dim(indices, axis_data.size, 0) if idim is None
+               else moveaxis(indices, idim, 0))
+    up = lambda axes: tuple(a + 1 for a in axes)  # noqa: E731
+    if od is None:
+        new = dn._replace(offset_dims=up(dn.offset_dims),
+                          start_indices_batching_dims=up(dn.start_indices_batching_dims))
+    else:
+        operand = moveaxis(operand, od, 0)
+        new = GatherDimensionNumbers(
+            up(dn.offset_dims), up(dn.collapsed_slice_dims), up(dn.start_index_map),
+            (0,) + up(dn.operand_batching_dims), (0,) + up(dn.start_indices_batching_dims))
+        slice_sizes = (1,) + tuple(slice_sizes)
+    return gather_p.bind(operand, indices, dimension_numbers=new, slice_sizes=slice_sizes,
+                         **params), 0
+
+
+def _gather_jvp(primals, tangents, **params):
+    """Linear in the operand; the indices only choose."""
+    ans = gather_p.bind(*primals, **params)
+    if isinstance(tangents[0], Zero):
+        return ans, Zero(tangent_aval(get_aval(ans)))
+    return ans, gather_p.bind(tangents[0], primals[1], **params)
+
+
+def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
+                      indices_are_sorted, unique_indices, mode):
+    """Scatter-add the cotangent's slices back where gather read them (from the
+    clamped start positions gather used)."""
+    from plax_stdlib.lax import creation, scatters
+    if not is_undefined_primal(operand):
+        return [None, None]
+    aval = operand.aval
+    if isinstance(ct, Zero):
+        return [Zero(aval), None]
+    dn = dimension_numbers
+    if mode is not GatherScatterMode.PROMISE_IN_BOUNDS:
+        indices = clamp_indices(indices, aval.shape, slice_sizes, dn.start_index_map)
+    dnums = scatters.ScatterDimensionNumbers(dn.offset_dims, dn.collapsed_slice_dims,
+                                            dn.start_index_map, dn.operand_batching_dims,
+                                            dn.start_indices_batching_dims)
+    zeros = creation.full(aval.shape, np.zeros((), aval.dtype)[()])
+    return [scatters.scatter_add_p.bind(zeros, indices, ct, dimension_numbers=dnums,
+                                       indices_are_sorted=indices_are_sorted,
+                                       unique_indices=unique_indices,
+                                       mode=GatherScatterMode.PROMISE_IN_BOUNDS), None]
+
+
+gather_p = standard_primitive("lax.gather", _gather_abstract_eval, _gather_lower,
+                              jvp=_gather_jvp, transpose=_gather_transpose,
+                              batching=_gather_batching)
+
+
+def _last_starts(indices_aval, operand_shape, window, index_map):
+    """The largest in-bounds start of each index vector entry, broadcast like the
+    indices."""
+    upper = np.asarray([operand_shape[d] - window[d] for d in index_map], indices_aval.dtype)
+    return shape_ops.broadcast_in_dim(upper, indices_aval.shape, (indices_aval.ndim - 1,))
+
+
+def clamp_indices(indices, operand_shape, window, index_map):
+    """Start indices moved so each window of sizes `window` (one per operand
+    dimension) fits in the operand, as gather's primitive does."""
+    aval = get_aval(indices)
+    upper = _last_starts(aval, operand_shape, window, index_map)
+    return comparison.clamp(np.zeros((), aval.dtype)[()], indices, upper)
+
+
+def _fill_value(dtype, fill_value):
+    if fill_value is not None:
+        return np.asarray(fill_value, dtype)[()]
+    kind = kind_of(dtype)
+    if kind == "bool":
+        return np.True_
+    if kind in ("signed", "unsigned"):
+        info = np.iinfo(dtype)
+        return np.asarray(info.min if kind == "signed" else info.max, dtype)[()]
+    return np.asarray(np.nan, dtype)[()]
+
+
+def gather(operand, start_indices, dimension_numbers: GatherDimensionNumbers,
+           slice_sizes: Sequence[int], *, unique_indices: bool = False,
+           indices_are_sorted: bool = False, mode=None, fill_value=None):
+    """The slices of `slice_sizes` of `operand` starting at each index vector of
+    `start_indices` (see the module docstring)."""
+    dnums = _canonical_dnums(dimension_numbers)
+    slice_sizes = tuple(map(operator.index, slice_sizes))
+    mode = GatherScatterMode.from_any(mode)
+    out = gather_p.bind(operand, start_indices, dimension_numbers=dnums,
+                        slice_sizes=slice_sizes, indices_are_sorted=bool(indices_are_sorted),
+                        unique_indices=bool(unique_indices),
+                        mode=(GatherScatterMode.PROMISE_IN_BOUNDS
+                              if mode is GatherScatterMode.PROMISE_IN_BOUNDS
+                              else GatherScatterMode.CLIP))
+    if mode is not GatherScatterMode.FILL_OR_DROP:
+        return out
+    return _fill_out_of_bounds(out, operand, start_indices, dnums, slice_sizes, fill_value)
+
+
+def _fill_out_of_bounds(out, operand, indices, dnums, slice_sizes, fill_value):
+    """`out` with the slices whose start would have been clamped set to the fill value."""
+    op_aval, idx_aval, out_aval = get_aval(operand), get_aval(indices), get_aval(out)
+    upper = _last_starts(idx_aval, op_aval.shape, slice_sizes, dnums.start_index_map)
+    zero = np.zeros((), idx_aval.dtype)[()]
+    inside = bitwise.bitwise_and(comparison.ge(indices, zero), comparison.le(indices, upper))
+    inside = reductions.reduce_and(inside, (idx_aval.ndim - 1,))
+    batch_positions = tuple(d for d in range(out_aval.ndim) if d not in dnums.offset_dims)
+    inside = shape_ops.broadcast_in_dim(inside, out_aval.shape, batch_positions)
+    fill = shape_ops.broadcast_in_dim(_fill_value(out_aval.dtype, fill_value),
+                                      out_aval.shape, ())
+    return comparison.select_n(inside, fill, out)

@@ -1,0 +1,299 @@
+"""Reductions over axes: the monoid primitives (`reduce_sum`, `reduce_max`...),
+`argmax`/`argmin`, and `lax.reduce`, which recognises a monoid computation and
+dispatches to its primitive."""
+from __future__ import annotations
+
+import operator
+from typing import Callable, Sequence
+
+import numpy as np
+
+from plax.extend import dtypes, tree_util
+from plax.extend.ad import Zero, defjvp, linear_jvp, tangent_aval
+from plax.extend.batching import axes_batcher
+from plax.extend.constructors import (
+    BOOL_OR_INT,
+    INT,
+    NUMBER,
+    ORDERED,
+    canonicalize_axis,
+    check_axes,
+    check_dtype,
+    describe,
+    kind_of,
+    standard_primitive,
+)
+from plax.extend.core import ShapedArray, Tracer, get_aval
+from plax.extend.mlir import hlo, mu
+from plax_stdlib.lax import bitwise, comparison, elementwise, shape_ops
+
+
+def canonicalize_axes(name: str, axes: Sequence[int], ndim: int) -> tuple[int, ...]:
+    """Axes made non-negative and sorted; ValueError if repeated or out of range."""
+    canonical = [canonicalize_axis(name, operator.index(a), ndim) for a in axes]
+    if len(set(canonical)) != len(canonical):
+        raise ValueError(f"{name}: repeated axis in {tuple(axes)}")
+    return tuple(sorted(canonical))
+
+
+def _reduced_shape(operand: ShapedArray, axes: Sequence[int]) -> tuple[int, ...]:
+    return tuple(d for i, d in enumerate(operand.shape) if i not in axes)
+
+
+# --- identities of the monoids ------------------------------------------------------------
+
+def _has_inf(dtype) -> bool:
+    """False for float8 formats such as e4m3fn, which have no infinities."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return bool(np.isinf(np.asarray(np.inf, dtype).astype(np.float32)))
+
+
+def lowest_value(dtype):
+    """The identity of max: -inf, or the most negative finite value if there is no inf."""
+    kind = kind_of(dtype)
+    if kind == "bool":
+        return False
+    if kind in ("signed", "unsigned"):
+        return dtypes.iinfo(dtype).min
+    return -np.inf if _has_inf(dtype) else dtypes.finfo(dtype).min
+
+
+def highest_value(dtype):
+    """The identity of min: inf, or the largest finite value if there is no inf."""
+    kind = kind_of(dtype)
+    if kind == "bool":
+        return True
+    if kind in ("signed", "unsigned"):
+        return dtypes.iinfo(dtype).max
+    return np.inf if _has_inf(dtype) else dtypes.finfo(dtype).max
+
+
+def _all_ones(dtype):
+    kind = kind_of(dtype)
+    return True if kind == "bool" else (-1 if kind == "signed" else dtypes.iinfo(dtype).max)
+
+
+# --- monoid reductions ---------------------------------------------------------------------
+
+def _monoid_reduction(name: str, kinds: frozenset, op_name: str, identity: Callable,
+                      **rules: Callable):
+    def abstract_eval(operand, *, axes, out_sharding):
+        check_dtype(name, operand, kinds)
+        check_axes(name, axes, operand.ndim)
+        return ShapedArray(_reduced_shape(operand, axes), operand.dtype, operand.weak_type)
+
+    def lower(ctx, operand, *, axes, out_sharding):
+        aval = ctx.avals_in[0]
+        init = mu.dense_constant(identity(aval.dtype), aval.dtype)
+        combine = getattr(hlo, op_name)
+        return mu.reduce([operand], [init], ctx.avals_out, axes,
+                         lambda acc, x: [combine(acc, x)])[0]
+
+    lower.__name__ = f"lower_{name}"
+    return standard_primitive(f"lax.{name}", abstract_eval, lower,
+                              batching=axes_batcher("axes", reduces=True), **rules)
+
+
+def _kept_dims(ndim: int, axes) -> tuple[int, ...]:
+    return tuple(d for d in range(ndim) if d not in axes)
+
+
+def _expand(ans, operand_shape, axes):
+    """A reduction's result broadcast back to the operand's shape."""
+    return shape_ops.broadcast_in_dim(ans, operand_shape, _kept_dims(len(operand_shape), axes))
+
+
+def _extremum_tangent(g, ans, x, *, axes, out_sharding):
+    """The tangent of max/min: the mean of the tangents where the extremum is attained."""
+    from plax_stdlib.lax.conversion import convert_element_type
+    picked = convert_element_type(comparison.eq(x, _expand(ans, x.shape, axes)), x.dtype)
+    return elementwise.div(reduce_sum_p.bind(elementwise.mul(g, picked), axes=axes,
+                                             out_sharding=None),
+                           reduce_sum_p.bind(picked, axes=axes, out_sharding=None))
+
+
+reduce_sum_p = _monoid_reduction(
+    "reduce_sum", NUMBER, "add", lambda dt: 0, jvp=linear_jvp(),
+    transpose=lambda ct, x, *, axes, out_sharding: [_expand(ct, x.aval.shape, axes)])
+
+
+def _prod_jvp(primals, tangents, *, axes, out_sharding):
+    """The product rule over the reduced elements, as the last element of cumprod's
+    tangent along them: exact where the operand has zeros (no division by factors)."""
+    from plax_stdlib.lax.cumulative import cumprod_p
+    from plax_stdlib.lax.slicing import slice_in_dim
+    (x,), (t,) = primals, tangents
+    ans = reduce_prod_p.bind(x, axes=axes, out_sharding=out_sharding)
+    shape = get_aval(x).shape
+    n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    if isinstance(t, Zero) or n == 0:
+        return ans, Zero(tangent_aval(get_aval(ans)))
+    kept = [d for d in range(len(shape)) if d not in axes]
+    flat_shape = tuple(shape[d] for d in kept) + (n,)
+
+    def flatten(v):
+        return shape_ops.reshape(shape_ops.transpose(v, (*kept, *axes)), flat_shape)
+
+    _, t_prefix = cumprod_p.get_rule("jvp")((flatten(x),), (flatten(t),), axis=len(kept),
+                                            reverse=False)
+    last = slice_in_dim(t_prefix, n - 1, n, 1, len(kept))
+    return ans, shape_ops.reshape(last, get_aval(ans).shape)
+
+
+reduce_prod_p = _monoid_reduction("reduce_prod", NUMBER, "multiply", lambda dt: 1,
+                                  jvp=_prod_jvp)
+reduce_max_p = _monoid_reduction("reduce_max", ORDERED, "maximum", lowest_value,
+                                 jvp=defjvp(_extremum_tangent))
+reduce_min_p = _monoid_reduction("reduce_min", ORDERED, "minimum", highest_value,
+                                 jvp=defjvp(_extremum_tangent))
+reduce_and_p = _monoid_reduction("reduce_and", BOOL_OR_INT, "and_", _all_ones)
+reduce_or_p = _monoid_reduction("reduce_or", BOOL_OR_INT, "or_", lambda dt: 0)
+reduce_xor_p = _monoid_reduction("reduce_xor", BOOL_OR_INT, "xor", lambda dt: 0)
+
+
+def _reducer(prim):
+    def reduce_fn(operand, axes):
+        axes = canonicalize_axes(prim.name, axes, get_aval(operand).ndim)
+        return prim.bind(operand, axes=axes, out_sharding=None)
+    reduce_fn.__name__ = prim.name
+    reduce_fn.__doc__ = f"`{prim.name}` of `operand` over `axes` (ints, negative allowed)."
+    return reduce_fn
+
+
+reduce_sum = _reducer(reduce_sum_p)
+reduce_prod = _reducer(reduce_prod_p)
+reduce_max = _reducer(reduce_max_p)
+reduce_min = _reducer(reduce_min_p)
+reduce_and = _reducer(reduce_and_p)
+reduce_or = _reducer(reduce_or_p)
+reduce_xor = _reducer(reduce_xor_p)
+
+
+# --- lax.reduce ------------------------------------------------------------------------------
+
+# A binary primitive → (its reduction primitive, its identity, the lax function).
+_MONOIDS = {
+    elementwise.add_p: (reduce_sum_p, lambda dt: 0, elementwise.add),
+    elementwise.mul_p: (reduce_prod_p, lambda dt: 1, elementwise.mul),
+    elementwise.max_p: (reduce_max_p, lowest_value, elementwise.max),
+    elementwise.min_p: (reduce_min_p, highest_value, elementwise.min),
+    bitwise.and_p: (reduce_and_p, _all_ones, bitwise.bitwise_and),
+    bitwise.or_p: (reduce_or_p, lambda dt: 0, bitwise.bitwise_or),
+    bitwise.xor_p: (reduce_xor_p, lambda dt: 0, bitwise.bitwise_xor),
+}
+
+
+def _monoid_of(computation: Callable, dtype: np.dtype):
+    """The binary primitive `computation(a, b)` applies to its two scalar arguments,
+    if that is all it does; else None."""
+    from plax.extend.core import trace_to_jaxpr
+    scalar = ShapedArray((), dtype)
+    in_tree = tree_util.tree_structure(((scalar, scalar), {}))
+    closed, _ = trace_to_jaxpr(computation, in_tree, [scalar, scalar], None)
+    jaxpr = closed.jaxpr
+    if len(jaxpr.eqns) != 1 or jaxpr.constvars:
+        return None
+    eqn = jaxpr.eqns[0]
+    if (eqn.primitive in _MONOIDS and set(map(id, eqn.invars)) == set(map(id, jaxpr.invars))
+            and len(eqn.invars) == 2 and jaxpr.outvars == eqn.outvars):
+        return eqn.primitive
+    return None
+
+
+def _is_identity(value, identity) -> bool:
+    if isinstance(value, Tracer):
+        return False
+    with np.errstate(invalid="ignore"):
+        return bool(np.all(np.asarray(value) == identity))
+
+
+def reduce(operands, init_values, computation: Callable, dimensions: Sequence[int]):
+    """Reduce `operands` over `dimensions` with `computation`, starting from `init_values`.
+
+    Supported computations are the monoids `lax.add`, `mul`, `max`, `min`,
+    `bitwise_and/or/xor` (or functions doing only that) on a single operand.
+    """
+    flat_operands, tree = tree_util.tree_flatten(operands)
+    flat_inits, init_tree = tree_util.tree_flatten(init_values)
+    if tree != init_tree:
+        raise ValueError(f"reduce: operands {tree} and init_values {init_tree} must have the "
+                         "same structure")
+    if len(flat_operands) != 1:
+        raise NotImplementedError(
+            f"reduce of {len(flat_operands)} operands together needs a general reduction "
+            "primitive, which plax does not have yet; reduce them one at a time")
+    operand, init = flat_operands[0], flat_inits[0]
+    aval = get_aval(operand)
+    binary = _monoid_of(computation, aval.dtype)
+    if binary is None:
+        raise NotImplementedError(
+            f"reduce: {getattr(computation, '__name__', computation)!r} is not a monoid plax "
+            "can reduce with (lax.add, mul, max, min, bitwise_and, bitwise_or, "
+            "bitwise_xor); general reduction functions are not supported yet")
+    reduction, identity, combine = _MONOIDS[binary]
+    axes = canonicalize_axes("reduce", dimensions, aval.ndim)
+    result = reduction.bind(operand, axes=axes, out_sharding=None)
+    if not _is_identity(init, identity(aval.dtype)):
+        result = combine(result, init)
+    return tree_util.tree_unflatten(tree, [result])
+
+
+# --- argmax / argmin ----------------------------------------------------------------------------
+
+def _arg_reduction(name: str, direction: str, identity: Callable):
+    def abstract_eval(operand, *, axes, index_dtype):
+        check_dtype(name, operand, ORDERED)
+        check_dtype(name, ShapedArray((), index_dtype), INT, what="index_dtype")
+        if len(axes) != 1:
+            raise ValueError(f"{name} reduces exactly one axis, got axes {axes}")
+        check_axes(name, axes, operand.ndim)
+        if operand.shape[axes[0]] == 0:
+            raise ValueError(f"{name} of an empty axis: axis {axes[0]} of operand "
+                             f"{describe(operand)}")
+        return ShapedArray(_reduced_shape(operand, axes), index_dtype)
+
+    def lower(ctx, operand, *, axes, index_dtype):
+        aval, out = ctx.avals_in[0], ctx.avals_out[0]
+        indices = hlo.iota(mu.ir_type(aval.update(dtype=index_dtype)), axes[0])
+        inits = [mu.dense_constant(identity(aval.dtype), aval.dtype),
+                 mu.dense_constant(0, index_dtype)]
+        floating = kind_of(aval.dtype) == "float"
+
+        def body(acc, acc_index, x, x_index):
+            """Keep the better value, NaN beating numbers; on ties the lower index."""
+            better = mu.compare(x, acc, direction, aval.dtype)
+            same = mu.compare(x, acc, "EQ", aval.dtype)
+            if floating:
+                x_nan, acc_nan = mu.is_nan(x, aval.dtype), mu.is_nan(acc, aval.dtype)
+                better = hlo.or_(better, hlo.and_(x_nan, hlo.not_(acc_nan)))
+                same = hlo.or_(same, hlo.and_(x_nan, acc_nan))
+            earlier = mu.compare(x_index, acc_index, "LT", index_dtype)
+            pick = hlo.or_(better, hlo.and_(same, earlier))
+            return [hlo.select(pick, x, acc), hlo.select(pick, x_index, acc_index)]
+
+        return mu.reduce([operand, indices], inits, [out.update(dtype=aval.dtype), out], axes,
+                         body)[1]
+
+    lower.__name__ = f"lower_{name}"
+    return standard_primitive(f"lax.{name}", abstract_eval, lower,
+                              batching=axes_batcher("axes", reduces=True))
+
+
+argmax_p = _arg_reduction("argmax", "GT", lowest_value)
+argmin_p = _arg_reduction("argmin", "LT", highest_value)
+
+
+def argmax(operand, axis: int, index_dtype):
+    """Index of the largest element along `axis` (the first one on ties; NaN counts as
+    largest)."""
+    axis = canonicalize_axis("argmax", axis, get_aval(operand).ndim)
+    index_dtype = dtypes.dtype(index_dtype, canonicalize=True)
+    return argmax_p.bind(operand, axes=(axis,), index_dtype=index_dtype)
+
+
+def argmin(operand, axis: int, index_dtype):
+    """Index of the smallest element along `axis` (the first one on ties; NaN counts as
+    smallest)."""
+    axis = canonicalize_axis("argmin", axis, get_aval(operand).ndim)
+    index_dtype = dtypes.dtype(index_dtype, canonicalize=True)
+    return argmin_p.bind(operand, axes=(axis,), index_dtype=index_dtype)

@@ -1,0 +1,410 @@
+"""`scatter`, `scatter_add`, `scatter_mul`, `scatter_min`, `scatter_max`: write
+windows of `updates` into an operand at many start positions at once (XLA's
+Scatter), replacing what is there or combining with it.
+
+`scatter_indices` holds one index vector per window in its last dimension; its
+other dimensions are matched, in order, with the *scatter* dimensions of `updates`
+(those not in `update_window_dims`). `dimension_numbers` says which operand
+dimensions the index vector addresses (`scatter_dims_to_operand_dims`), which
+operand dimensions the windows lack (`inserted_window_dims`, size 1 each), and
+which operand dimensions are matched one to one with index dimensions
+(`operand_batching_dims`/`scatter_indices_batching_dims`). A scatter is the
+transpose of a gather with the corresponding dimension numbers.
+
+Windows that would stick out of the operand are dropped (`mode="fill"`, the
+default as in JAX) or moved back in (`mode="clip"`).
+"""
+from __future__ import annotations
+
+import operator
+from typing import NamedTuple
+
+import numpy as np
+
+from plax.extend.ad import PrimitiveRule, Zero, instantiate, is_undefined_primal, tangent_aval
+from plax.extend.batching import bdim_at_front
+from plax.extend.constructors import (
+    ANY,
+    INT,
+    NUMBER,
+    ORDERED,
+    check_dtype,
+    check_same_dtypes,
+    describe,
+    standard_primitive,
+)
+from plax.extend.core import ShapedArray, get_aval
+from plax.extend.mlir import hlo, mu
+from plax_stdlib.lax import comparison, creation, elementwise, shape_ops
+from plax_stdlib.lax.gathers import GatherDimensionNumbers, GatherScatterMode, clamp_indices, gather
+
+
+class ScatterDimensionNumbers(NamedTuple):
+    """How a scatter's index vectors and update windows map to operand dimensions
+    (see the module docstring). The index vector is the last dimension of
+    `scatter_indices`."""
+    update_window_dims: tuple[int, ...]
+    inserted_window_dims: tuple[int, ...]
+    scatter_dims_to_operand_dims: tuple[int, ...]
+    operand_batching_dims: tuple[int, ...] = ()
+    scatter_indices_batching_dims: tuple[int, ...] = ()
+
+
+def _canonical_dnums(name: str, dnums) -> ScatterDimensionNumbers:
+    if not isinstance(dnums, ScatterDimensionNumbers):
+        raise TypeError(f"{name}: dimension_numbers must be a ScatterDimensionNumbers, got "
+                        f"{dnums!r}")
+    return ScatterDimensionNumbers(*(tuple(map(operator.index, f)) for f in dnums))
+
+
+def window_sizes(operand_ndim: int, updates_shape, dnums: ScatterDimensionNumbers) -> list[int]:
+    """The window size along each operand dimension (1 where the window has none)."""
+    sizes = iter(updates_shape[d] for d in dnums.update_window_dims)
+    dropped = set(dnums.inserted_window_dims) | set(dnums.operand_batching_dims)
+    return [1 if d in dropped else next(sizes) for d in range(operand_ndim)]
+
+
+_DTYPES = {"scatter": ANY, "scatter_add": NUMBER, "scatter_mul": NUMBER, "scatter_min": ORDERED,
+           "scatter_max": ORDERED}
+
+
+def _check_shapes(name: str, operand: ShapedArray, indices: ShapedArray,
+                  updates: ShapedArray, dnums: ScatterDimensionNumbers) -> None:
+    check_dtype(name, operand, _DTYPES[name])
+    check_dtype(name, indices, INT, what="scatter_indices")
+    check_same_dtypes(name, operand, updates)
+    n_index = len(dnums.scatter_dims_to_operand_dims)
+    if indices.ndim < 1 or indices.shape[-1] != n_index:
+        raise TypeError(f"{name}: the last dimension of scatter_indices {describe(indices)} "
+                        f"must have size len(scatter_dims_to_operand_dims) = {n_index}")
+    for what, axes, ndim in (
+            ("update_window_dims", dnums.update_window_dims, updates.ndim),
+            ("inserted_window_dims", dnums.inserted_window_dims, operand.ndim),
+            ("operand_batching_dims", dnums.operand_batching_dims, operand.ndim),
+            ("scatter_dims_to_operand_dims", dnums.scatter_dims_to_operand_dims, operand.ndim),
+            ("scatter_indices_batching_dims", dnums.scatter_indices_batching_dims,
+             indices.ndim - 1)):
+        if any(not 0 <= a < ndim for a in axes) or len(set(axes)) != len(axes):
+            raise ValueError(f"{name}: {what} {axes} must be distinct dimensions in "
+                             f"[0, {ndim})")
+    if list(dnums.update_window_dims) != sorted(dnums.update_window_dims):
+        raise ValueError(f"{name}: update_window_dims {dnums.update_window_dims} must be "
+                         "sorted")
+    dropped = dnums.inserted_window_dims + dnums.operand_batching_dims
+    if len(set(dropped)) != len(dropped):
+        raise ValueError(f"{name}: inserted_window_dims {dnums.inserted_window_dims} and "
+                         f"operand_batching_dims {dnums.operand_batching_dims} must be "
+                         "disjoint")
+    if set(dnums.scatter_dims_to_operand_dims) & set(dnums.operand_batching_dims):
+        raise ValueError(f"{name}: scatter_dims_to_operand_dims "
+                         f"{dnums.scatter_dims_to_operand_dims} must not contain "
+                         f"operand_batching_dims {dnums.operand_batching_dims}")
+    if len(dnums.update_window_dims) + len(dropped) != operand.ndim:
+        raise TypeError(f"{name}: operand {describe(operand)} must have one dimension per "
+                        f"update window dimension {dnums.update_window_dims}, inserted "
+                        f"window dimension {dnums.inserted_window_dims} and operand batching "
+                        f"dimension {dnums.operand_batching_dims}")
+    scatter_shape = tuple(s for d, s in enumerate(updates.shape)
+                          if d not in dnums.update_window_dims)
+    if scatter_shape != indices.shape[:-1]:
+        raise TypeError(f"{name}: the scatter dimensions of updates {describe(updates)} "
+                        f"(those not in update_window_dims {dnums.update_window_dims}) must "
+                        f"match the batch dimensions of scatter_indices {describe(indices)}")
+    for d, (w, n) in enumerate(zip(window_sizes(operand.ndim, updates.shape, dnums),
+                                   operand.shape)):
+        if w > n:
+            raise TypeError(f"{name}: the update window of updates {describe(updates)} is "
+                            f"larger than operand {describe(operand)} in dimension {d}")
+    if len(dnums.operand_batching_dims) != len(dnums.scatter_indices_batching_dims):
+        raise ValueError(f"{name}: operand_batching_dims and scatter_indices_batching_dims "
+                         "must have the same length")
+    for o, i in zip(dnums.operand_batching_dims, dnums.scatter_indices_batching_dims):
+        if operand.shape[o] != indices.shape[i]:
+            raise TypeError(f"{name}: operand batching dimension {o} of {describe(operand)} "
+                            f"and scatter_indices batching dimension {i} of "
+                            f"{describe(indices)} must have the same size")
+
+
+def _abstract_eval(name: str):
+    def rule(operand, indices, updates, *, dimension_numbers, **_):
+        _check_shapes(name, operand, indices, updates, dimension_numbers)
+        return ShapedArray(operand.shape, operand.dtype, operand.weak_type)
+    return rule
+
+
+def _lowering(combine):
+    """The lowering of a scatter whose region computes `combine(old, new)`."""
+    def rule(ctx, operand, indices, updates, *, dimension_numbers, indices_are_sorted,
+             unique_indices, mode):
+        dn = dimension_numbers
+        attr = hlo.ScatterDimensionNumbers.get(
+            update_window_dims=list(dn.update_window_dims),
+            inserted_window_dims=list(dn.inserted_window_dims),
+            input_batching_dims=list(dn.operand_batching_dims),
+            scatter_indices_batching_dims=list(dn.scatter_indices_batching_dims),
+            scattered_dims_to_operand_dims=list(dn.scatter_dims_to_operand_dims),
+            index_vector_dim=ctx.avals_in[1].ndim - 1)
+        aval = ctx.avals_out[0]
+        op = hlo.ScatterOp([mu.ir_type(aval)], [operand], indices, [updates], attr,
+                           indices_are_sorted=bool(indices_are_sorted),
+                           unique_indices=bool(unique_indices))
+        mu.build_region(op.update_computation, [ShapedArray((), aval.dtype)] * 2,
+                        lambda old, new: [combine(old, new)])
+        return op.results[0]
+    return rule
+
+
+class _scatter_batcher(PrimitiveRule):
+    """Every operand batched at 0 (unbatched ones broadcast there); the batch
+    dimension becomes an operand/indices batching dimension of the scatter."""
+
+    def for_primitive(self, prim):
+        def rule(axis_data, args, dims, *, dimension_numbers, **params):
+            operand, indices, updates = (bdim_at_front(x, d, axis_data.size)
+                                         for x, d in zip(args, dims))
+            dn = dimension_numbers
+            up = lambda axes: tuple(a + 1 for a in axes)  # noqa: E731
+            new = ScatterDimensionNumbers(
+                up(dn.update_window_dims), up(dn.inserted_window_dims),
+                up(dn.scatter_dims_to_operand_dims), (0,) + up(dn.operand_batching_dims),
+                (0,) + up(dn.scatter_indices_batching_dims))
+            return prim.bind(operand, indices, updates, dimension_numbers=new, **params), 0
+        rule.__name__ = f"{prim.name}_batching"
+        return rule
+
+
+def gather_dnums(dnums: ScatterDimensionNumbers) -> GatherDimensionNumbers:
+    """The dimension numbers of the gather reading back what a scatter wrote."""
+    return GatherDimensionNumbers(dnums.update_window_dims, dnums.inserted_window_dims,
+                                  dnums.scatter_dims_to_operand_dims,
+                                  dnums.operand_batching_dims,
+                                  dnums.scatter_indices_batching_dims)
+
+
+def _gather_updates(ct, indices, updates_aval, *, dimension_numbers, mode, **_):
+    """The windows of `ct` a scatter wrote `updates_aval`-shaped updates into; those
+    it dropped (out of bounds) read zero."""
+    sizes = window_sizes(get_aval(ct).ndim, updates_aval.shape, dimension_numbers)
+    return gather(ct, indices, gather_dnums(dimension_numbers), sizes, mode=mode,
+                  fill_value=0)
+
+
+# --- scatter_add -------------------------------------------------------------------------
+
+def _scatter_add_jvp(primals, tangents, **params):
+    operand, indices, updates = primals
+    ans = scatter_add_p.bind(*primals, **params)
+    t_operand, _, t_updates = tangents
+    if isinstance(t_operand, Zero) and isinstance(t_updates, Zero):
+        return ans, Zero(tangent_aval(get_aval(ans)))
+    return ans, scatter_add_p.bind(instantiate(t_operand), indices, instantiate(t_updates),
+                                   **params)
+
+
+def _scatter_add_transpose(ct, operand, indices, updates, **params):
+    """The operand's cotangent is `ct`; the updates' is `ct` gathered at the windows."""
+    ct_operand = ct_updates = None
+    if is_undefined_primal(updates):
+        ct_updates = (Zero(updates.aval) if isinstance(ct, Zero)
+                      else _gather_updates(ct, indices, updates.aval, **params))
+    if is_undefined_primal(operand):
+        ct_operand = ct
+    return [ct_operand, None, ct_updates]
+
+
+scatter_add_p = standard_primitive(
+    "lax.scatter_add", _abstract_eval("scatter_add"),
+    _lowering(lambda old, new: hlo.add(old, new)),
+    jvp=_scatter_add_jvp, transpose=_scatter_add_transpose, batching=_scatter_batcher())
+
+
+# --- scatter_mul, scatter_min, scatter_max ------------------------------------------------
+
+def _scatter_mul_jvp(primals, tangents, **params):
+    """Linear in the operand; in the updates only where no two windows overlap."""
+    operand, indices, updates = primals
+    ans = scatter_mul_p.bind(*primals, **params)
+    t_operand, _, t_updates = tangents
+    if isinstance(t_operand, Zero) and isinstance(t_updates, Zero):
+        return ans, Zero(tangent_aval(get_aval(ans)))
+    t_out = scatter_mul_p.bind(instantiate(t_operand), indices, updates, **params)
+    if isinstance(t_updates, Zero):
+        return ans, t_out
+    if not params["unique_indices"]:
+        raise NotImplementedError("scatter_mul gradients with respect to updates are only "
+                                  "implemented if unique_indices=True")
+    at_windows = _gather_updates(operand, indices, get_aval(updates), **params)
+    return ans, elementwise.add(t_out, scatter_add_p.bind(
+        creation.full(get_aval(operand).shape, np.zeros((), get_aval(operand).dtype)[()]),
+        indices, elementwise.mul(t_updates, at_windows), **params))
+
+
+def _scatter_mul_transpose(ct, operand, indices, updates, **params):
+    if is_undefined_primal(updates):
+        raise NotImplementedError("scatter_mul is not linear in its updates")
+    if isinstance(ct, Zero):
+        return [Zero(operand.aval), None, None]
+    return [scatter_mul_p.bind(ct, indices, updates, **params), None, None]
+
+
+scatter_mul_p = standard_primitive(
+    "lax.scatter_mul", _abstract_eval("scatter_mul"),
+    _lowering(lambda old, new: hlo.multiply(old, new)),
+    jvp=_scatter_mul_jvp, transpose=_scatter_mul_transpose, batching=_scatter_batcher())
+class _extremal_jvp(PrimitiveRule):
+    """The tangent of whichever value (the operand's or an update's) is the result at
+    each position; where several tie, their tangents are averaged."""
+
+    def for_primitive(self, prim):
+        def jvp(primals, tangents, **params):
+            operand, indices, updates = primals
+            ans = prim.bind(*primals, **params)
+            t_operand, _, t_updates = tangents
+            op_aval, up_aval = get_aval(operand), get_aval(updates)
+            zero = np.zeros((), op_aval.dtype)[()]
+            one = np.ones((), op_aval.dtype)[()]
+            from_operand = comparison.eq(operand, ans)
+            from_updates = comparison.eq(updates, _gather_updates(ans, indices, up_aval,
+                                                                  **params))
+            scatter_sum = lambda u: scatter_add_p.bind(  # noqa: E731
+                creation.full(op_aval.shape, zero), indices, u, **params)
+            pick = lambda which, t, aval: comparison.select(  # noqa: E731
+                which, instantiate(t), creation.full(aval.shape, zero))
+            ties = elementwise.add(pick(from_operand, creation.full(op_aval.shape, one), op_aval),
+                                   scatter_sum(pick(from_updates, creation.full(up_aval.shape,
+                                                                                one), up_aval)))
+            t_out = elementwise.add(pick(from_operand, t_operand, op_aval),
+                                    scatter_sum(pick(from_updates, t_updates, up_aval)))
+            return ans, elementwise.div(t_out, ties)
+        jvp.__name__ = f"{prim.name}_jvp"
+        return jvp
+
+
+scatter_min_p = standard_primitive(
+    "lax.scatter_min", _abstract_eval("scatter_min"),
+    _lowering(lambda old, new: hlo.minimum(old, new)), jvp=_extremal_jvp(),
+    batching=_scatter_batcher())
+scatter_max_p = standard_primitive(
+    "lax.scatter_max", _abstract_eval("scatter_max"),
+    _lowering(lambda old, new: hlo.maximum(old, new)), jvp=_extremal_jvp(),
+    batching=_scatter_batcher())
+
+
+# --- scatter (replace) ---------------------------------------------------------------------
+
+def _scatter_jvp(primals, tangents, *, dimension_numbers, indices_are_sorted,
+                 unique_indices, mode):
+    """With unique indices the tangents scatter like the primals. Otherwise the
+    updates that win each position are found by scattering update ids and reading
+    them back; the result is then the operand where nothing landed plus a
+    scatter_add of the winning updates, for primals and tangents alike."""
+    params = dict(dimension_numbers=dimension_numbers, indices_are_sorted=indices_are_sorted,
+                  unique_indices=unique_indices, mode=mode)
+    operand, indices, updates = primals
+    t_operand, _, t_updates = tangents
+    if unique_indices:
+        ans = scatter_p.bind(*primals, **params)
+        return ans, scatter_p.bind(instantiate(t_operand), indices, instantiate(t_updates),
+                                   **params)
+    dn = dimension_numbers
+    op_aval, up_aval = get_aval(operand), get_aval(updates)
+    scatter_axes = [d for d in range(up_aval.ndim) if d not in dn.update_window_dims]
+    scatter_shape = [up_aval.shape[d] for d in scatter_axes]
+    n = int(np.prod(scatter_shape, dtype=np.int64))
+    ids = shape_ops.reshape(creation.iota(np.int32, n), tuple(scatter_shape))
+    ids = elementwise.add(shape_ops.broadcast_in_dim(ids, up_aval.shape, tuple(scatter_axes)),
+                          np.int32(1))  # 0 stands for "no update landed here"
+    landed = scatter_p.bind(creation.full(op_aval.shape, np.int32(0)), indices, ids, **params)
+    won = comparison.eq(_gather_updates(landed, indices, up_aval, **params), ids)
+    kept = comparison.eq(landed, np.int32(0))
+
+    def combine(x, u):
+        x = comparison.select(kept, x, creation.full(op_aval.shape, np.zeros((), x.dtype)[()]))
+        u = comparison.select(won, u, creation.full(up_aval.shape, np.zeros((), u.dtype)[()]))
+        return scatter_add_p.bind(x, indices, u, **params)
+
+    ans = combine(operand, updates)
+    if isinstance(t_operand, Zero) and isinstance(t_updates, Zero):
+        return ans, Zero(tangent_aval(op_aval))
+    return ans, combine(instantiate(t_operand), instantiate(t_updates))
+
+
+def _scatter_transpose(ct, operand, indices, updates, *, unique_indices, **params):
+    """Defined for unique indices (the linear form the jvp produces): the operand
+    keeps the cotangent where no update landed; the updates gather it."""
+    if not unique_indices:
+        raise NotImplementedError("scatter transpose is only implemented where "
+                                  "unique_indices=True")
+    params = dict(params, unique_indices=True)
+    updates_aval = updates.aval if is_undefined_primal(updates) else get_aval(updates)
+    if isinstance(ct, Zero):
+        return [Zero(operand.aval) if is_undefined_primal(operand) else None, None,
+                Zero(updates_aval) if is_undefined_primal(updates) else None]
+    ct_operand = ct_updates = None
+    if is_undefined_primal(operand):
+        zeros = creation.full(updates_aval.shape, np.zeros((), updates_aval.dtype)[()])
+        ct_operand = scatter_p.bind(ct, indices, zeros, **params)
+    if is_undefined_primal(updates):
+        ct_updates = _gather_updates(ct, indices, updates_aval, **params)
+    return [ct_operand, None, ct_updates]
+
+
+scatter_p = standard_primitive(
+    "lax.scatter", _abstract_eval("scatter"), _lowering(lambda old, new: new),
+    jvp=_scatter_jvp, transpose=_scatter_transpose, batching=_scatter_batcher())
+
+
+# --- the public functions ---------------------------------------------------------------
+
+def _bind(prim, operand, scatter_indices, updates, dimension_numbers, indices_are_sorted,
+          unique_indices, mode):
+    dnums = _canonical_dnums(prim.name, dimension_numbers)
+    mode = GatherScatterMode.from_any(mode)
+    if mode is GatherScatterMode.CLIP:
+        op_aval, up_aval = get_aval(operand), get_aval(updates)
+        _check_shapes(prim.name, op_aval, get_aval(scatter_indices), up_aval, dnums)
+        window = window_sizes(op_aval.ndim, up_aval.shape, dnums)
+        scatter_indices = clamp_indices(scatter_indices, op_aval.shape, window,
+                                        dnums.scatter_dims_to_operand_dims)
+        mode = GatherScatterMode.PROMISE_IN_BOUNDS
+    return prim.bind(operand, scatter_indices, updates, dimension_numbers=dnums,
+                     indices_are_sorted=bool(indices_are_sorted),
+                     unique_indices=bool(unique_indices), mode=mode)
+
+
+def scatter_add(operand, scatter_indices, updates, dimension_numbers: ScatterDimensionNumbers,
+                *, indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
+    """`operand` with each window of `updates` added at its index vector (see the
+    module docstring)."""
+    return _bind(scatter_add_p, operand, scatter_indices, updates, dimension_numbers,
+                 indices_are_sorted, unique_indices, mode)
+
+
+def scatter_mul(operand, scatter_indices, updates, dimension_numbers: ScatterDimensionNumbers,
+                *, indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
+    """`operand` with each element a window of `updates` lands on multiplied by it."""
+    return _bind(scatter_mul_p, operand, scatter_indices, updates, dimension_numbers,
+                 indices_are_sorted, unique_indices, mode)
+
+
+def scatter_min(operand, scatter_indices, updates, dimension_numbers: ScatterDimensionNumbers,
+                *, indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
+    """`operand` with each element the minimum of itself and the updates landing on it."""
+    return _bind(scatter_min_p, operand, scatter_indices, updates, dimension_numbers,
+                 indices_are_sorted, unique_indices, mode)
+
+
+def scatter_max(operand, scatter_indices, updates, dimension_numbers: ScatterDimensionNumbers,
+                *, indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
+    """`operand` with each element the maximum of itself and the updates landing on it."""
+    return _bind(scatter_max_p, operand, scatter_indices, updates, dimension_numbers,
+                 indices_are_sorted, unique_indices, mode)
+
+
+def scatter(operand, scatter_indices, updates, dimension_numbers: ScatterDimensionNumbers,
+            *, indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
+    """`operand` with each window of `updates` written at its index vector; where
+    windows overlap, one of them wins (which one is unspecified)."""
+    return _bind(scatter_p, operand, scatter_indices, updates, dimension_numbers,
+                 indices_are_sorted, unique_indices, mode)
+

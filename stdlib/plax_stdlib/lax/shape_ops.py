@@ -1,0 +1,397 @@
+"""Primitives that move elements without computing: broadcast, reshape, transpose,
+squeeze, concatenate, pad and rev, with their `lax` functions (and `broadcast`,
+`expand_dims`, which are built from them)."""
+from __future__ import annotations
+
+import operator
+from typing import Sequence
+
+import numpy as np
+
+from plax.extend.ad import is_undefined_primal, linear_jvp
+from plax.extend.batching import axes_batcher, move_to, moveaxis, not_mapped
+from plax.extend.constructors import (
+    canonicalize_axis,
+    check_axes,
+    check_same_dtypes,
+    describe,
+    standard_primitive,
+    weak_result,
+)
+from plax.extend.core import ShapedArray, Tracer, get_aval
+from plax.extend.mlir import hlo, mu
+from plax_stdlib.lax.conversion import match_python_scalars
+
+
+def canonicalize_shape(name: str, shape) -> tuple[int, ...]:
+    """A shape given as an int or a sequence of ints, as a tuple of non-negative ints."""
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        dims = tuple(operator.index(d) for d in shape)
+    except TypeError as err:
+        raise TypeError(f"{name}: shapes must be sequences of concrete integers, "
+                        f"got {shape!r}") from err
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{name}: shapes must have non-negative dimensions, got {dims}")
+    return dims
+
+
+def _is_array(x) -> bool:
+    """Tracers and plax Arrays, which functions may return unchanged."""
+    return isinstance(x, Tracer) or hasattr(x, "aval")
+
+
+def _check_permutation(name: str, perm: Sequence[int], ndim: int, what: str) -> None:
+    if sorted(perm) != list(range(ndim)):
+        raise ValueError(f"{name}: {what} {tuple(perm)} is not a permutation of the "
+                         f"operand's {ndim} dimensions")
+
+
+# --- broadcast_in_dim ---------------------------------------------------------------------
+
+def _broadcast_in_dim_abstract_eval(operand, *, shape, broadcast_dimensions, sharding):
+    name, dims = "broadcast_in_dim", broadcast_dimensions
+    canonicalize_shape(name, shape)
+    if len(dims) != operand.ndim:
+        raise TypeError(f"{name}: broadcast_dimensions {dims} must have one entry per "
+                        f"operand dimension, got operand {describe(operand)}")
+    if any(not 0 <= d < len(shape) for d in dims):
+        raise ValueError(f"{name}: broadcast_dimensions {dims} out of range for the "
+                         f"result shape {shape}")
+    if any(a >= b for a, b in zip(dims, dims[1:])):
+        raise ValueError(f"{name}: broadcast_dimensions {dims} must be strictly increasing")
+    for i, d in enumerate(dims):
+        if operand.shape[i] not in (1, shape[d]):
+            raise TypeError(f"{name}: operand {describe(operand)} cannot be broadcast to "
+                            f"shape {shape}: dimension {i} of size {operand.shape[i]} maps "
+                            f"to result dimension {d} of size {shape[d]}")
+    return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+def _broadcast_in_dim_lower(ctx, operand, *, shape, broadcast_dimensions, sharding):
+    return hlo.broadcast_in_dim(mu.ir_type(ctx.avals_out[0]), operand, broadcast_dimensions)
+
+
+def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sharding):
+    """Sum over the new dimensions and the size-1 dimensions that were stretched."""
+    from plax_stdlib.lax.reductions import reduce_sum
+    in_shape = operand.aval.shape
+    stretched = tuple(d for i, d in enumerate(broadcast_dimensions)
+                      if in_shape[i] == 1 and shape[d] != 1)
+    new = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
+    return [reshape(reduce_sum(ct, tuple(sorted(new + stretched))), in_shape)]
+
+
+def _broadcast_in_dim_batching(axis_data, args, dims, *, shape, broadcast_dimensions,
+                               sharding):
+    """The batch dimension goes right after the result dimension of the operand
+    dimension before it, so broadcast_dimensions stay increasing: nothing moves."""
+    (x,), (d,) = args, dims
+    bdims = broadcast_dimensions
+    out_dim = bdims[d - 1] + 1 if d > 0 else 0
+    new_bdims = bdims[:d] + (out_dim,) + tuple(b + 1 for b in bdims[d:])
+    new_shape = shape[:out_dim] + (axis_data.size,) + shape[out_dim:]
+    return broadcast_in_dim_p.bind(x, shape=new_shape, broadcast_dimensions=new_bdims,
+                                   sharding=sharding), out_dim
+
+
+broadcast_in_dim_p = standard_primitive("lax.broadcast_in_dim", _broadcast_in_dim_abstract_eval,
+                                        _broadcast_in_dim_lower, jvp=linear_jvp(),
+                                        transpose=_broadcast_in_dim_transpose,
+                                        batching=_broadcast_in_dim_batching)
+
+
+def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
+    """`operand` broadcast to `shape`, its dimension i becoming `broadcast_dimensions[i]`."""
+    shape = canonicalize_shape("broadcast_in_dim", shape)
+    dims = tuple(operator.index(d) for d in broadcast_dimensions)
+    if (_is_array(operand) and get_aval(operand).shape == shape
+            and dims == tuple(range(len(shape)))):
+        return operand
+    return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims,
+                                   sharding=out_sharding)
+
+
+def broadcast(operand, sizes, *, out_sharding=None):
+    """`operand` with new leading dimensions of `sizes`."""
+    sizes = canonicalize_shape("broadcast", sizes)
+    ndim = get_aval(operand).ndim
+    return broadcast_in_dim(operand, sizes + get_aval(operand).shape,
+                            tuple(range(len(sizes), len(sizes) + ndim)),
+                            out_sharding=out_sharding)
+
+
+def expand_dims(array, dimensions):
+    """`array` with size-1 dimensions inserted at `dimensions` (of the result)."""
+    aval = get_aval(array)
+    ndim_out = aval.ndim + len(dimensions)
+    dims = [canonicalize_axis("expand_dims", d, ndim_out, "dimension") for d in dimensions]
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"expand_dims: repeated dimension in {tuple(dimensions)}")
+    shape = list(aval.shape)
+    for d in sorted(dims):
+        shape.insert(d, 1)
+    kept = tuple(i for i in range(ndim_out) if i not in dims)
+    return broadcast_in_dim(array, tuple(shape), kept)
+
+
+# --- reshape ----------------------------------------------------------------------------
+
+def _reshape_abstract_eval(operand, *, new_sizes, dimensions, sharding):
+    canonicalize_shape("reshape", new_sizes)
+    if dimensions is not None:
+        _check_permutation("reshape", dimensions, operand.ndim, "dimensions")
+    if int(np.prod(new_sizes, dtype=np.int64)) != operand.size:
+        raise TypeError(f"reshape cannot change the number of elements: new_sizes "
+                        f"{tuple(new_sizes)} for operand {describe(operand)}")
+    return ShapedArray(new_sizes, operand.dtype, operand.weak_type)
+
+
+def _reshape_lower(ctx, operand, *, new_sizes, dimensions, sharding):
+    if dimensions is not None:
+        operand = hlo.transpose(operand, dimensions)
+    return hlo.reshape(mu.ir_type(ctx.avals_out[0]), operand)
+
+
+def _reshape_transpose(ct, operand, *, new_sizes, dimensions, sharding):
+    if dimensions is None:
+        return [reshape(ct, operand.aval.shape)]
+    permuted = tuple(operand.aval.shape[d] for d in dimensions)
+    return [transpose(reshape(ct, permuted), tuple(int(i) for i in np.argsort(dimensions)))]
+
+
+def _reshape_batching(axis_data, args, dims, *, new_sizes, dimensions, sharding):
+    """Reshaping mixes dimensions, so the batch dimension must lead."""
+    (x,), (d,) = args, dims
+    x = moveaxis(x, d, 0)
+    if dimensions is not None:
+        dimensions = (0,) + tuple(p + 1 for p in dimensions)
+    return reshape_p.bind(x, new_sizes=(axis_data.size,) + tuple(new_sizes),
+                          dimensions=dimensions, sharding=sharding), 0
+
+
+reshape_p = standard_primitive("lax.reshape", _reshape_abstract_eval, _reshape_lower,
+                               jvp=linear_jvp(), transpose=_reshape_transpose,
+                               batching=_reshape_batching)
+
+
+def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
+    """`operand`'s elements, in row-major order, as an array of shape `new_sizes`.
+
+    With `dimensions`, the operand is first transposed to that order.
+    """
+    new_sizes = canonicalize_shape("reshape", new_sizes)
+    aval = get_aval(operand)
+    dims = None if dimensions is None else tuple(operator.index(d) for d in dimensions)
+    if dims == tuple(range(aval.ndim)):
+        dims = None
+    if _is_array(operand) and dims is None and aval.shape == new_sizes:
+        return operand
+    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=out_sharding)
+
+
+# --- transpose --------------------------------------------------------------------------------
+
+def _transpose_abstract_eval(operand, *, permutation):
+    _check_permutation("transpose", permutation, operand.ndim, "permutation")
+    return ShapedArray(tuple(operand.shape[p] for p in permutation), operand.dtype,
+                       operand.weak_type)
+
+
+transpose_p = standard_primitive(
+    "lax.transpose", _transpose_abstract_eval,
+    lambda ctx, operand, *, permutation: hlo.transpose(operand, permutation),
+    jvp=linear_jvp(),
+    transpose=lambda ct, x, *, permutation: [
+        transpose(ct, tuple(int(i) for i in np.argsort(permutation)))],
+    batching=lambda axis_data, args, dims, *, permutation: (
+        _batched_transpose(args[0], dims[0], permutation), dims[0]))
+
+
+def _batched_transpose(x, d: int, permutation):
+    """The permutation applied around the batch dimension, which stays at `d`."""
+    perm = tuple(p + (p >= d) for p in permutation)
+    return transpose_p.bind(x, permutation=perm[:d] + (d,) + perm[d:])
+
+
+def transpose(operand, permutation):
+    """`operand` with its dimensions permuted: result dimension i is operand dimension
+    `permutation[i]`."""
+    perm = tuple(operator.index(p) for p in permutation)
+    if _is_array(operand) and perm == tuple(range(get_aval(operand).ndim)):
+        return operand
+    return transpose_p.bind(operand, permutation=perm)
+
+
+# --- squeeze --------------------------------------------------------------------------------
+
+def _squeeze_abstract_eval(operand, *, dimensions):
+    check_axes("squeeze", dimensions, operand.ndim, "dimensions")
+    if any(operand.shape[d] != 1 for d in dimensions):
+        raise ValueError(f"squeeze: cannot remove dimensions {dimensions} of operand "
+                         f"{describe(operand)}: only dimensions of size 1 can be removed")
+    shape = tuple(s for i, s in enumerate(operand.shape) if i not in dimensions)
+    return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+squeeze_p = standard_primitive(
+    "lax.squeeze", _squeeze_abstract_eval,
+    lambda ctx, operand, *, dimensions: hlo.reshape(mu.ir_type(ctx.avals_out[0]), operand),
+    jvp=linear_jvp(), transpose=lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)],
+    batching=axes_batcher("dimensions", reduces=True))
+
+
+def squeeze(array, dimensions):
+    """`array` without the size-1 dimensions listed in `dimensions`."""
+    ndim = get_aval(array).ndim
+    dims = tuple(sorted({canonicalize_axis("squeeze", d, ndim, "dimension")
+                         for d in dimensions}))
+    if not dims and _is_array(array):
+        return array
+    return squeeze_p.bind(array, dimensions=dims)
+
+
+# --- concatenate --------------------------------------------------------------------------
+
+def _concatenate_abstract_eval(*operands, dimension):
+    if not operands:
+        raise TypeError("concatenate requires at least one operand")
+    dtype = check_same_dtypes("concatenate", *operands)
+    shapes = ", ".join(map(describe, operands))
+    if any(o.ndim != operands[0].ndim for o in operands) or operands[0].ndim == 0:
+        raise TypeError(f"concatenate requires operands of the same rank, at least 1, got "
+                        f"{shapes}")
+    if not 0 <= dimension < operands[0].ndim:
+        raise ValueError(f"concatenate: dimension {dimension} out of range for operands "
+                         f"of rank {operands[0].ndim}")
+    others = {o.shape[:dimension] + o.shape[dimension + 1:] for o in operands}
+    if len(others) != 1:
+        raise TypeError(f"concatenate requires operands whose shapes agree except on "
+                        f"dimension {dimension}, got {shapes}")
+    shape = list(operands[0].shape)
+    shape[dimension] = sum(o.shape[dimension] for o in operands)
+    return ShapedArray(shape, dtype, weak_result(operands, dtype))
+
+
+def _concatenate_transpose(ct, *operands, dimension):
+    from plax_stdlib.lax.slicing import slice_in_dim
+    cts, start = [], 0
+    for x in operands:
+        size = (x.aval if is_undefined_primal(x) else get_aval(x)).shape[dimension]
+        cts.append(slice_in_dim(ct, start, start + size, axis=dimension)
+                   if is_undefined_primal(x) else None)
+        start += size
+    return cts
+
+
+concatenate_p = standard_primitive(
+    "lax.concatenate", _concatenate_abstract_eval,
+    lambda ctx, *operands, dimension: hlo.concatenate(list(operands), dimension),
+    jvp=linear_jvp(), transpose=_concatenate_transpose, batching=axes_batcher("dimension"))
+
+
+def concatenate(operands, dimension: int):
+    """The `operands` joined along `dimension`."""
+    operands = list(operands)
+    if not operands:
+        raise ValueError("concatenate requires a non-empty sequence of arrays")
+    if len(operands) == 1 and _is_array(operands[0]):
+        return operands[0]
+    ndim = get_aval(operands[0]).ndim
+    dimension = canonicalize_axis("concatenate", dimension, max(ndim, 1), "dimension")
+    return concatenate_p.bind(*operands, dimension=dimension)
+
+
+# --- pad --------------------------------------------------------------------------------------
+
+def _pad_abstract_eval(operand, padding_value, *, padding_config):
+    if padding_value.shape:
+        raise TypeError(f"pad requires a scalar padding_value, got {describe(padding_value)}")
+    dtype = check_same_dtypes("pad", operand, padding_value)
+    if len(padding_config) != operand.ndim:
+        raise TypeError(f"pad: padding_config has {len(padding_config)} entries for operand "
+                        f"{describe(operand)}; it needs one (low, high, interior) per dimension")
+    if any(interior < 0 for _, _, interior in padding_config):
+        raise ValueError(f"pad: interior padding must be non-negative, got {padding_config}")
+    shape = tuple(lo + hi + d + max(d - 1, 0) * interior
+                  for d, (lo, hi, interior) in zip(operand.shape, padding_config))
+    if any(d < 0 for d in shape):
+        raise ValueError(f"pad: padding_config {padding_config} would give operand "
+                         f"{describe(operand)} the negative shape {shape}")
+    return ShapedArray(shape, dtype, weak_result((operand, padding_value), dtype))
+
+
+def _pad_lower(ctx, operand, padding_value, *, padding_config):
+    lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
+    return hlo.pad(operand, padding_value, list(lo), list(hi), list(interior))
+
+
+def _pad_transpose(ct, operand, padding_value, *, padding_config):
+    """The operand's cotangent undoes the padding (negative padding crops, strides
+    skip the interior); the padding value's gets what is left."""
+    from plax_stdlib.lax.elementwise import sub
+    from plax_stdlib.lax.reductions import reduce_sum
+    from plax_stdlib.lax.slicing import slice as slice_
+    unpadded = pad(ct, np.zeros((), get_aval(ct).dtype)[()],
+                   [(-lo, -hi, 0) for lo, hi, _ in padding_config])
+    shape = get_aval(unpadded).shape
+    t_operand = slice_(unpadded, [0] * len(shape), shape,
+                       [interior + 1 for _, _, interior in padding_config])
+    t_value = None
+    if is_undefined_primal(padding_value):
+        axes = tuple(range(len(shape)))
+        t_value = sub(reduce_sum(ct, axes), reduce_sum(t_operand, axes))
+    return [t_operand if is_undefined_primal(operand) else None, t_value]
+
+
+def _pad_batching(axis_data, args, dims, *, padding_config):
+    (x, value), (xd, vd) = args, dims
+    if vd is not_mapped:
+        config = padding_config[:xd] + ((0, 0, 0),) + padding_config[xd:]
+        return pad_p.bind(x, value, padding_config=config), xd
+    # A value per batch member: pad with zeros, then select the value where padding went.
+    from plax_stdlib.lax.comparison import select_n
+    x = move_to(x, xd, 0, axis_data.size)
+    dtype = get_aval(x).dtype
+    padded = pad_p.bind(x, np.zeros((), dtype)[()],
+                        padding_config=((0, 0, 0),) + padding_config)
+    shape = get_aval(padded).shape
+    inside = pad_p.bind(broadcast_in_dim(np.True_, get_aval(x).shape[1:], ()), np.False_,
+                        padding_config=padding_config)
+    inside = broadcast_in_dim(inside, shape, tuple(range(1, len(shape))))
+    return select_n(inside, broadcast_in_dim(value, shape, (0,)), padded), 0
+
+
+pad_p = standard_primitive("lax.pad", _pad_abstract_eval, _pad_lower, jvp=linear_jvp(),
+                           transpose=_pad_transpose, batching=_pad_batching)
+
+
+def pad(operand, padding_value, padding_config):
+    """`operand` padded with `padding_value`: `(low, high, interior)` per dimension;
+    negative low/high padding removes elements."""
+    config = tuple((operator.index(lo), operator.index(hi),
+                    operator.index(interior)) for lo, hi, interior in padding_config)
+    operand, padding_value = match_python_scalars("pad", operand, padding_value)
+    return pad_p.bind(operand, padding_value, padding_config=config)
+
+
+# --- rev ----------------------------------------------------------------------------------------
+
+def _rev_abstract_eval(operand, *, dimensions):
+    check_axes("rev", dimensions, operand.ndim, "dimensions")
+    return operand
+
+
+rev_p = standard_primitive("lax.rev", _rev_abstract_eval,
+                           lambda ctx, operand, *, dimensions: hlo.reverse(operand, dimensions),
+                           jvp=linear_jvp(),
+                           transpose=lambda ct, x, *, dimensions: [rev(ct, dimensions)],
+                           batching=axes_batcher("dimensions"))
+
+
+def rev(operand, dimensions):
+    """`operand` with the order of elements reversed along `dimensions`."""
+    ndim = get_aval(operand).ndim
+    dims = tuple(canonicalize_axis("rev", d, ndim, "dimension") for d in dimensions)
+    return rev_p.bind(operand, dimensions=dims)

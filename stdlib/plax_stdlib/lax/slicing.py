@@ -1,0 +1,358 @@
+"""Slicing primitives: `slice` (static bounds), `dynamic_slice` and
+`dynamic_update_slice` (start indices are traced operands), with the `*_in_dim`
+conveniences of `jax.lax`.
+
+Dynamic start indices are clamped so the slice stays in bounds, as XLA does; the
+public functions first wrap negative indices around, like NumPy's.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Sequence
+
+import numpy as np
+
+from plax.extend import dtypes
+from plax.extend.ad import (
+    Zero,
+    instantiate,
+    is_undefined_primal,
+    linear_jvp,
+    tangent_aval,
+    zeros_like_aval,
+)
+from plax.extend.batching import common_dim, move_to, moveaxis, not_mapped
+from plax.extend.constructors import (
+    INT,
+    canonicalize_axis,
+    check_dtype,
+    check_same_dtypes,
+    describe,
+    standard_primitive,
+)
+from plax.extend.core import ShapedArray, get_aval, is_python_scalar
+from plax.extend.mlir import hlo
+from plax_stdlib.lax.comparison import lt, select
+from plax_stdlib.lax.conversion import convert_with_weak_type
+from plax_stdlib.lax.elementwise import add
+from plax_stdlib.lax.gathers import GatherDimensionNumbers, GatherScatterMode, gather_p
+from plax_stdlib.lax.shape_ops import broadcast_in_dim, concatenate, expand_dims, pad, squeeze
+
+
+def _check_rank(name: str, operand: ShapedArray, what: str, values: Sequence) -> None:
+    if len(values) != operand.ndim:
+        raise TypeError(f"{name}: {what} {tuple(values)} must have one entry per dimension "
+                        f"of operand {describe(operand)}")
+
+
+# --- slice ----------------------------------------------------------------------------------
+
+def _slice_abstract_eval(operand, *, start_indices, limit_indices, strides):
+    name = "slice"
+    _check_rank(name, operand, "start_indices", start_indices)
+    _check_rank(name, operand, "limit_indices", limit_indices)
+    strides = strides or (1,) * operand.ndim
+    _check_rank(name, operand, "strides", strides)
+    for d, (start, limit, size) in enumerate(zip(start_indices, limit_indices, operand.shape)):
+        if not 0 <= start <= limit <= size:
+            raise ValueError(f"{name}: bounds [{start}:{limit}] of dimension {d} are not "
+                             f"within [0, {size}] (operand {describe(operand)}, start_indices "
+                             f"{start_indices}, limit_indices {limit_indices})")
+    if any(s <= 0 for s in strides):
+        raise ValueError(f"{name}: strides must be positive, got {strides}")
+    shape = tuple(-(-(limit - start) // stride)
+                  for start, limit, stride in zip(start_indices, limit_indices, strides))
+    return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+def _slice_lower(ctx, operand, *, start_indices, limit_indices, strides):
+    strides = strides or (1,) * len(start_indices)
+    return hlo.slice(operand, list(start_indices), list(limit_indices), list(strides))
+
+
+def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides):
+    """Pad the cotangent back into the operand's shape, zeros between strides."""
+    shape = operand.aval.shape
+    strides = strides or (1,) * len(shape)
+    out_shape = get_aval(ct).shape
+    config = [(start, size - (start + (n - 1) * stride + 1) if n else size - start,
+               stride - 1)
+              for start, size, n, stride in zip(start_indices, shape, out_shape, strides)]
+    return [pad(ct, np.zeros((), get_aval(ct).dtype)[()], config)]
+
+
+def _slice_batching(axis_data, args, dims, *, start_indices, limit_indices, strides):
+    (x,), (d,) = args, dims
+    insert = lambda values, v: values[:d] + (v,) + values[d:]  # noqa: E731
+    return slice_p.bind(x, start_indices=insert(start_indices, 0),
+                        limit_indices=insert(limit_indices, axis_data.size),
+                        strides=None if strides is None else insert(strides, 1)), d
+
+
+slice_p = standard_primitive("lax.slice", _slice_abstract_eval, _slice_lower, jvp=linear_jvp(),
+                             transpose=_slice_transpose, batching=_slice_batching)
+
+
+def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - lax's name
+    """`operand[start:limit:stride]` in every dimension, with static bounds."""
+    return slice_p.bind(
+        operand, start_indices=tuple(map(operator.index, start_indices)),
+        limit_indices=tuple(map(operator.index, limit_indices)),
+        strides=None if strides is None else tuple(map(operator.index, strides)))
+
+
+def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int = 0):
+    """`operand[start:limit:stride]` along `axis`; None and negative bounds as in Python."""
+    shape = get_aval(operand).shape
+    axis = canonicalize_axis("slice_in_dim", axis, len(shape))
+    size = shape[axis]
+    start = 0 if start_index is None else operator.index(start_index)
+    limit = size if limit_index is None else operator.index(limit_index)
+    start, limit = (start + size if start < 0 else start), (limit + size if limit < 0 else limit)
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, limit, operator.index(stride)
+    return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
+    """`operand[index]` along `axis` for a static `index`; negative counts from the end."""
+    shape = get_aval(operand).shape
+    axis = canonicalize_axis("index_in_dim", axis, len(shape))
+    index, size = operator.index(index), shape[axis]
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
+    index = index + size if index < 0 else index
+    result = slice_in_dim(operand, index, index + 1, 1, axis)
+    return result if keepdims else squeeze(result, (axis,))
+
+
+# --- start indices ----------------------------------------------------------------------------
+
+def _check_start_indices(name: str, operand: ShapedArray, indices: Sequence[ShapedArray]):
+    if len(indices) != operand.ndim:
+        raise TypeError(f"{name} takes one start index per dimension of operand "
+                        f"{describe(operand)}, got {len(indices)}")
+    for index in indices:
+        check_dtype(name, index, INT, what="start index")
+        if index.shape:
+            raise TypeError(f"{name} requires scalar start indices, got {describe(index)}")
+    if indices:
+        check_same_dtypes(name, *indices)
+
+
+def _start_indices(name: str, operand_shape: Sequence[int], start_indices) -> list:
+    """Start indices as scalars of one integer dtype, negative ones wrapped around."""
+    if isinstance(start_indices, np.ndarray):
+        start_indices = list(start_indices)
+    if not isinstance(start_indices, (list, tuple)):  # a traced 1-D array of indices
+        aval = get_aval(start_indices)
+        if aval.ndim != 1:
+            raise TypeError(f"{name}: start_indices must be a sequence of scalars or a 1-D "
+                            f"array, got {describe(aval)}")
+        start_indices = [index_in_dim(start_indices, i, keepdims=False)
+                         for i in range(aval.shape[0])]
+    if len(start_indices) != len(operand_shape):
+        raise TypeError(f"{name} takes one start index per dimension of an operand of shape "
+                        f"{tuple(operand_shape)}, got {len(start_indices)}")
+    array_avals = [get_aval(i) for i in start_indices if not is_python_scalar(i)]
+    for aval in array_avals:
+        check_dtype(name, aval, INT, what="start index")
+    array_dtypes = {aval.dtype for aval in array_avals}
+    dtype = array_dtypes.pop() if len(array_dtypes) == 1 else dtypes.default_int_dtype()
+    return [_wrap_negative(i, size, dtype) for i, size in zip(start_indices, operand_shape)]
+
+
+def _wrap_negative(index, size: int, dtype: np.dtype):
+    if is_python_scalar(index) or isinstance(index, np.integer):
+        index = operator.index(index)
+        return np.asarray(index + size if index < 0 else index, dtype)[()]
+    index = convert_with_weak_type(index, dtype, weak_type=False)
+    return select(lt(index, 0), add(index, np.asarray(size, dtype)[()]), index)
+
+
+# --- dynamic_slice ------------------------------------------------------------------------------
+
+def _dynamic_slice_abstract_eval(operand, *start_indices, slice_sizes):
+    name = "dynamic_slice"
+    _check_start_indices(name, operand, start_indices)
+    _check_rank(name, operand, "slice_sizes", slice_sizes)
+    if any(not 0 <= s <= d for s, d in zip(slice_sizes, operand.shape)):
+        raise ValueError(f"{name}: slice_sizes {slice_sizes} must be non-negative and fit "
+                         f"in operand {describe(operand)}")
+    return ShapedArray(slice_sizes, operand.dtype, operand.weak_type)
+
+
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+    ans = dynamic_slice_p.bind(*primals, slice_sizes=slice_sizes)
+    if isinstance(tangents[0], Zero):
+        return ans, Zero(tangent_aval(get_aval(ans)))
+    return ans, dynamic_slice_p.bind(tangents[0], *primals[1:], slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_transpose(ct, operand, *starts, slice_sizes):
+    zeros = zeros_like_aval(operand.aval)
+    return [dynamic_update_slice_p.bind(zeros, ct, *starts)] + [None] * len(starts)
+
+
+def _zero_start(starts) -> np.generic:
+    """A start index of 0, of the other start indices' dtype."""
+    dtype = get_aval(starts[0]).dtype if starts else dtypes.default_int_dtype()
+    return np.zeros((), dtype)[()]
+
+
+def _dynamic_slice_batching(axis_data, args, dims, *, slice_sizes):
+    """Start indices shared by the batch: the batch dimension is sliced whole.
+    Start indices per batch member: a gather of one slice per member."""
+    (operand, *starts), (od, *sds) = args, dims
+    size = axis_data.size
+    if all(d is not_mapped for d in sds):
+        starts.insert(od, _zero_start(starts))
+        sizes = slice_sizes[:od] + (size,) + slice_sizes[od:]
+        return dynamic_slice_p.bind(operand, *starts, slice_sizes=sizes), od
+    indices = concatenate([broadcast_in_dim(move_to(s, d, 0, size), (size, 1), (0,))
+                           for s, d in zip(starts, sds)], 1)
+    rank = len(slice_sizes)
+    offset = tuple(range(1, rank + 1))
+    if od is not_mapped:
+        dnums = GatherDimensionNumbers(offset, (), tuple(range(rank)))
+    else:
+        operand, slice_sizes = moveaxis(operand, od, 0), (1,) + tuple(slice_sizes)
+        dnums = GatherDimensionNumbers(offset, (), offset, (0,), (0,))
+    return gather_p.bind(operand, indices, dimension_numbers=dnums, slice_sizes=slice_sizes,
+                         indices_are_sorted=False, unique_indices=False,
+                         mode=GatherScatterMode.CLIP), 0
+
+
+dynamic_slice_p = standard_primitive(
+    "lax.dynamic_slice", _dynamic_slice_abstract_eval,
+    lambda ctx, operand, *starts, slice_sizes: hlo.dynamic_slice(operand, list(starts),
+                                                                 list(slice_sizes)),
+    jvp=_dynamic_slice_jvp, transpose=_dynamic_slice_transpose,
+    batching=_dynamic_slice_batching)
+
+
+def dynamic_slice(operand, start_indices, slice_sizes):
+    """The `slice_sizes` block of `operand` starting at (traced) `start_indices`,
+    shifted back into bounds if it would stick out."""
+    shape = get_aval(operand).shape
+    starts = _start_indices("dynamic_slice", shape, start_indices)
+    return dynamic_slice_p.bind(operand, *starts,
+                                slice_sizes=tuple(map(operator.index, slice_sizes)))
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0):
+    """`slice_size` elements of `operand` along `axis` from the traced `start_index`."""
+    shape = get_aval(operand).shape
+    axis = canonicalize_axis("dynamic_slice_in_dim", axis, len(shape))
+    starts = [0] * len(shape)
+    starts[axis] = start_index
+    sizes = list(shape)
+    sizes[axis] = slice_size
+    return dynamic_slice(operand, starts, sizes)
+
+
+def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True):
+    """`operand[index]` along `axis` for a traced `index`."""
+    axis = canonicalize_axis("dynamic_index_in_dim", axis, get_aval(operand).ndim)
+    result = dynamic_slice_in_dim(operand, index, 1, axis)
+    return result if keepdims else squeeze(result, (axis,))
+
+
+# --- dynamic_update_slice -------------------------------------------------------------------------
+
+def _dynamic_update_slice_abstract_eval(operand, update, *start_indices):
+    name = "dynamic_update_slice"
+    check_same_dtypes(name, operand, update)
+    if update.ndim != operand.ndim or any(u > d for u, d in zip(update.shape, operand.shape)):
+        raise TypeError(f"{name} requires an update of the operand's rank that fits in it, "
+                        f"got update {describe(update)} for operand {describe(operand)}")
+    _check_start_indices(name, operand, start_indices)
+    return operand
+
+
+def _dynamic_update_slice_jvp(primals, tangents):
+    ans = dynamic_update_slice_p.bind(*primals)
+    t_operand, t_update = tangents[:2]
+    if isinstance(t_operand, Zero) and isinstance(t_update, Zero):
+        return ans, Zero(tangent_aval(get_aval(ans)))
+    return ans, dynamic_update_slice_p.bind(instantiate(t_operand), instantiate(t_update),
+                                            *primals[2:])
+
+
+def _dynamic_update_slice_transpose(ct, operand, update, *starts):
+    update_aval = update.aval if is_undefined_primal(update) else get_aval(update)
+    ct_operand = ct_update = None
+    if is_undefined_primal(operand):
+        ct_operand = dynamic_update_slice_p.bind(ct, zeros_like_aval(update_aval), *starts)
+    if is_undefined_primal(update):
+        ct_update = dynamic_slice_p.bind(ct, *starts, slice_sizes=update_aval.shape)
+    return [ct_operand, ct_update] + [None] * len(starts)
+
+
+def _dynamic_update_slice_batching(axis_data, args, dims):
+    """Start indices shared by the batch: the batch dimension is updated whole.
+    Start indices per batch member: each result element selects the operand or the
+    update element that lands on it (gathered at its offset from the clamped start)."""
+    from plax_stdlib.lax.bitwise import bitwise_and
+    from plax_stdlib.lax.comparison import clamp, ge, select_n
+    from plax_stdlib.lax.creation import broadcasted_iota
+    from plax_stdlib.lax.elementwise import sub
+    (operand, update, *starts), (od, ud, *sds) = args, dims
+    size = axis_data.size
+    if all(d is not_mapped for d in sds):
+        (operand, update), d = common_dim([operand, update], [od, ud], size)
+        starts.insert(d, _zero_start(starts))
+        return dynamic_update_slice_p.bind(operand, update, *starts), d
+    operand, update = move_to(operand, od, 0, size), move_to(update, ud, 0, size)
+    shape, update_shape = get_aval(operand).shape, get_aval(update).shape
+    rank = len(shape) - 1
+    offsets, inside = [], None
+    for k, (start, sd) in enumerate(zip(starts, sds)):
+        start = move_to(start, sd, 0, size)
+        dtype = get_aval(start).dtype
+        start = clamp(0, start, shape[k + 1] - update_shape[k + 1])
+        offset = sub(broadcasted_iota(dtype, shape, k + 1), broadcast_in_dim(start, shape, (0,)))
+        fits = bitwise_and(ge(offset, 0), lt(offset, update_shape[k + 1]))
+        inside = fits if inside is None else bitwise_and(inside, fits)
+        offsets.append(expand_dims(offset, (rank + 1,)))
+    axes = tuple(range(1, rank + 1))
+    picked = gather_p.bind(update, concatenate(offsets, rank + 1),
+                           dimension_numbers=GatherDimensionNumbers((), axes, axes, (0,), (0,)),
+                           slice_sizes=(1,) * (rank + 1), indices_are_sorted=False,
+                           unique_indices=False, mode=GatherScatterMode.CLIP)
+    return select_n(inside, operand, picked), 0
+
+
+dynamic_update_slice_p = standard_primitive(
+    "lax.dynamic_update_slice", _dynamic_update_slice_abstract_eval,
+    lambda ctx, operand, update, *starts: hlo.dynamic_update_slice(operand, update,
+                                                                   list(starts)),
+    jvp=_dynamic_update_slice_jvp, transpose=_dynamic_update_slice_transpose,
+    batching=_dynamic_update_slice_batching)
+
+
+def dynamic_update_slice(operand, update, start_indices):
+    """`operand` with the block at (traced) `start_indices` replaced by `update`,
+    shifted back into bounds if it would stick out."""
+    shape = get_aval(operand).shape
+    starts = _start_indices("dynamic_update_slice", shape, start_indices)
+    return dynamic_update_slice_p.bind(operand, update, *starts)
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis: int):
+    """`operand` with `update` written along `axis` from the traced `start_index`."""
+    ndim = get_aval(operand).ndim
+    axis = canonicalize_axis("dynamic_update_slice_in_dim", axis, ndim)
+    starts = [0] * ndim
+    starts[axis] = start_index
+    return dynamic_update_slice(operand, update, starts)
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis: int):
+    """`operand` with the slice at traced `index` along `axis` replaced by `update`
+    (which may lack that dimension)."""
+    ndim = get_aval(operand).ndim
+    axis = canonicalize_axis("dynamic_update_index_in_dim", axis, ndim)
+    if get_aval(update).ndim == ndim - 1:
+        update = expand_dims(update, (axis,))
+    return dynamic_update_slice_in_dim(operand, update, index, axis)

@@ -1,0 +1,267 @@
+"""Array creation: `array`/`asarray`, filled arrays, ranges and identity matrices.
+
+Concrete inputs become `plax.Array`s placed by the runtime (`plax.device_put`);
+traced inputs stay traced. Sizes (`shape`, `num`, `N`, `arange`'s bounds) must be
+concrete, since they fix the shape of the result.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+import plax
+from plax.extend import dtypes
+from plax.extend.core import ShapedArray, Tracer
+from plax_stdlib import lax
+from plax_stdlib.lax import conversion as lax_conversion
+from plax_stdlib.numpy import util
+
+
+def _device_put(x, device=None):
+    # Placing data on a device is the runtime's job, a layer above: through the facade.
+    return plax.device_put(x, device)
+
+
+def _is_plax_value(x) -> bool:
+    return isinstance(x, Tracer) or isinstance(getattr(x, "aval", None), ShapedArray)
+
+
+def _has_plax_leaf(obj) -> bool:
+    if isinstance(obj, (list, tuple)):
+        return any(_has_plax_leaf(o) for o in obj)
+    return _is_plax_value(obj)
+
+
+def _leaves(obj) -> list:
+    if isinstance(obj, (list, tuple)):
+        return [leaf for o in obj for leaf in _leaves(o)]
+    return [obj]
+
+
+def _stack_nested(obj, dtype):
+    """A nested list holding traced or device values, built with `stack`."""
+    from plax_stdlib.numpy.shape_ops import stack
+    if isinstance(obj, (list, tuple)):
+        if not obj:
+            return np.zeros((0,), dtype)
+        return stack([_stack_nested(o, dtype) for o in obj])
+    return util.convert(util.ensure_arraylike("array", obj), dtype)
+
+
+def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = "K",
+          ndmin: int = 0, *, device=None):
+    """Convert `object` (array, scalar, nested list/tuple of those) to an array.
+
+    Python scalars give weakly typed arrays, as in JAX; `copy=True` gives a new
+    buffer even when `object` already is an array of the requested dtype.
+    """
+    if order is not None and order != "K":
+        raise NotImplementedError("plax.numpy.array: only order='K' is implemented")
+    dtype = util.check_user_dtype(dtype, "array")
+    weak = dtype is None and util.is_python_scalar(object)
+    if isinstance(object, (list, tuple)) and _has_plax_leaf(object):
+        leaves = [util.ensure_arraylike("array", leaf) for leaf in _leaves(object)]
+        out = _stack_nested(object, dtype or dtypes.lattice_result_type(*leaves)[0])
+    elif _is_plax_value(object):
+        out = util.convert(object, dtype or object.dtype, weak_type=dtype is None and
+                           util.is_weak(object))
+        if copy and out is object and not isinstance(out, Tracer):
+            out = lax_conversion.copy(out)
+    else:
+        out = _from_python_or_numpy(object, dtype, weak)
+    missing_dims = ndmin - len(util.shape_of(out))
+    if missing_dims > 0:
+        out = lax.expand_dims(out, tuple(range(missing_dims)))
+    if not _is_plax_value(out) or device is not None:
+        out = _device_put(out, device)
+    return out
+
+
+def _from_python_or_numpy(object, dtype, weak):
+    if weak:
+        return object
+    if isinstance(object, (list, tuple)) and not _leaves(object):
+        np_value = np.zeros(np.shape(object), dtypes.default_float_dtype())
+    elif isinstance(object, (list, tuple)):
+        leaves = _leaves(object)
+        util.check_arraylike("array", *leaves)
+        np_value = np.asarray(object, dtypes.result_type(*leaves))
+    else:
+        try:
+            np_value = np.asarray(object)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"plax.numpy.array: cannot convert {object!r} of type "
+                            f"{type(object).__name__} to an array") from err
+    target = dtype or dtypes.canonicalize_dtype(np_value.dtype)
+    dtypes.check_valid_dtype(np.dtype(target))
+    return np_value.astype(target, copy=False)
+
+
+def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None,
+            device=None):
+    """Like `array`, without copying arrays that already have the requested dtype."""
+    return array(a, dtype=dtype, copy=bool(copy), order=order, device=device)
+
+
+def astype(x: Any, dtype: Any, /, *, copy: bool = False, device=None):
+    """`x` converted to `dtype` (complex to real keeps the real part, with a warning)."""
+    x = util.ensure_arraylike("astype", x)
+    return array(x, dtype=dtype, copy=copy, device=device)
+
+
+def copy(a: Any, order: str | None = None):
+    return array(a, copy=True, order=order)
+
+
+# --- filled arrays -------------------------------------------------------------------
+
+def _place(out, device):
+    return out if device is None else _device_put(out, device)
+
+
+def _filled(shape, fill_value, dtype, weak_type, fun_name):
+    """`fill_value` (a checked operand) as `dtype`, broadcast to `shape`."""
+    fill = util.convert(fill_value, dtype, weak_type)
+    fill_shape = util.shape_of(fill)
+    if fill_shape:
+        from plax_stdlib.numpy.shape_ops import broadcast_to
+        return broadcast_to(fill, shape)
+    return lax.broadcast_in_dim(fill, shape, ())
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, device=None):
+    """An array of `shape` filled with `fill_value` (broadcast if it is an array);
+    weakly typed when `fill_value` is a Python scalar and `dtype` is not given."""
+    shape = util.canonicalize_shape(shape, "full")
+    dtype = util.check_user_dtype(dtype, "full")
+    fill_value = util.ensure_arraylike("full", fill_value)
+    out_dtype = dtype or util.dtype_of(fill_value)
+    weak = dtype is None and util.is_weak(fill_value)
+    return _place(_filled(shape, fill_value, out_dtype, weak, "full"), device)
+
+
+def zeros(shape: Any, dtype: Any = None, *, device=None):
+    return full(shape, 0, dtype or dtypes.default_float_dtype(), device=device)
+
+
+def ones(shape: Any, dtype: Any = None, *, device=None):
+    return full(shape, 1, dtype or dtypes.default_float_dtype(), device=device)
+
+
+def empty(shape: Any, dtype: Any = None, *, device=None):
+    """Like `zeros`: XLA has no uninitialized buffers."""
+    return zeros(shape, dtype, device=device)
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device=None):
+    """Like `full`, with `a`'s shape and dtype (and weak type) unless given."""
+    a, fill_value = util.ensure_arraylike("full_like", a, fill_value)
+    dtype = util.check_user_dtype(dtype, "full_like")
+    out_shape = util.shape_of(a) if shape is None else util.canonicalize_shape(shape, "full_like")
+    weak = dtype is None and util.is_weak(a)
+    out = _filled(out_shape, fill_value, dtype or util.dtype_of(a), weak, "full_like")
+    return _place(out, device)
+
+
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None):
+    return full_like(a, 0, dtype, shape, device=device)
+
+
+def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None):
+    return full_like(a, 1, dtype, shape, device=device)
+
+
+def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None):
+    return zeros_like(a, dtype, shape, device=device)
+
+
+# --- ranges ------------------------------------------------------------------------
+
+def _concrete_bound(value, name: str):
+    value = util.concrete_or_error(
+        value, f"plax.numpy.arange argument '{name}' fixes the size of the result")
+    if np.ndim(value) != 0:
+        raise ValueError(f"arange: '{name}' must be a scalar, got an array of shape "
+                         f"{np.shape(value)}")
+    return value
+
+
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, device=None):
+    """Evenly spaced values in `[start, stop)`; the bounds must be concrete."""
+    dtype = util.check_user_dtype(dtype, "arange")
+    bounds = [None if v is None else _concrete_bound(v, name)
+              for v, name in ((start, "start"), (stop, "stop"), (step, "step"))]
+    start, stop, step = bounds
+    out_dtype = dtype or dtypes.result_type(*(v for v in bounds if v is not None))
+    if stop is None and step is None and util.dtype_category(out_dtype) in "iu":
+        size = max(int(np.ceil(start)), 0)
+        return _place(lax.iota(out_dtype, size), device)
+    if stop is None:
+        start, stop = 0, start
+    return _device_put(np.arange(start, stop, 1 if step is None else step, dtype=out_dtype),
+                       device)
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: Any = None, axis: int = 0, *, device=None):
+    """`num` evenly spaced values from `start` to `stop` (inclusive if `endpoint`).
+
+    `start` and `stop` may be arrays (even traced); the samples run along `axis`.
+    Computed like NumPy: `start + i * step`, with the last sample exactly `stop`.
+    """
+    num = operator.index(util.concrete_or_error(num, "linspace: 'num' fixes the result size"))
+    if num < 0:
+        raise ValueError(f"linspace: number of samples, {num}, must be non-negative.")
+    dtype = util.check_user_dtype(dtype, "linspace")
+    start, stop = util.ensure_arraylike("linspace", start, stop)
+    out_dtype = dtype or dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+    compute_dtype = dtypes.to_inexact_dtype(out_dtype)
+    bounds_shape = util.broadcast_shapes(util.shape_of(start), util.shape_of(stop))
+    axis = util.canonicalize_axis(axis, len(bounds_shape) + 1)
+    out_shape = bounds_shape[:axis] + (num,) + bounds_shape[axis:]
+    bound_dims = tuple(d for d in range(len(out_shape)) if d != axis)
+
+    def along_axis(v):  # a bounds-shaped value, broadcast over the samples
+        v = util.broadcast_to_shape(util.convert(v, compute_dtype), bounds_shape)
+        return lax.broadcast_in_dim(v, out_shape, bound_dims)
+
+    div = num - 1 if endpoint else num
+    if div > 0:
+        step = lax.div(lax.sub(util.convert(stop, compute_dtype),
+                               util.convert(start, compute_dtype)),
+                       np.asarray(div, compute_dtype))
+        index = lax.broadcasted_iota(compute_dtype, out_shape, axis)
+        out = lax.add(along_axis(start), lax.mul(index, along_axis(step)))
+        if endpoint:
+            out = util.select_n(lax.eq(index, np.asarray(div, compute_dtype)), out,
+                               along_axis(stop))
+    else:
+        step = lax.broadcast_in_dim(np.asarray(np.nan, compute_dtype), bounds_shape, ())
+        out = along_axis(start)
+    if util.dtype_category(out_dtype) in "iu":
+        out = lax.floor(out)
+    out = _place(util.convert(out, out_dtype), device)
+    return (out, util.convert(step, out_dtype)) if retstep else out
+
+
+# --- identity matrices -----------------------------------------------------------------
+
+def eye(N: int, M: int | None = None, k: Any = 0, dtype: Any = None, *, device=None):
+    """A 2-D array with ones on the `k`-th diagonal (`k` may be traced)."""
+    N = util.canonicalize_shape((N,), "eye")[0]
+    M = N if M is None else util.canonicalize_shape((M,), "eye")[0]
+    dtype = util.check_user_dtype(dtype, "eye") or dtypes.default_float_dtype()
+    k = util.ensure_arraylike("eye", k)
+    if util.dtype_category(util.dtype_of(k)) not in "iu":
+        raise TypeError(f"eye: k must be an integer, got dtype {util.dtype_of(k)}")
+    index_dtype = dtypes.default_int_dtype()
+    rows = lax.broadcasted_iota(index_dtype, (N, M), 0)
+    cols = lax.broadcasted_iota(index_dtype, (N, M), 1)
+    on_diagonal = lax.eq(lax.add(rows, util.convert(k, index_dtype)), cols)
+    return _place(lax.convert_element_type(on_diagonal, dtype), device)
+
+
+def identity(n: int, dtype: Any = None):
+    return eye(n, dtype=dtype)

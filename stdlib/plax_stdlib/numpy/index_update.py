@@ -1,0 +1,115 @@
+"""`x.at[index].set(v)` and friends: functional updates of indexed elements, as
+JAX's `x.at` (arrays are immutable, so each returns a new array).
+
+Any NumPy index is supported the same way: the flat position of every element
+of `x` is indexed with it (one gather over an iota, which also gives the
+indexed result's shape), then one scatter writes the values at those positions
+of the flattened `x`. Out-of-bounds indices are dropped by default (`mode="drop"`
+or "fill"), as in JAX; `mode="clip"` moves them to the nearest element.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from plax.extend import dtypes
+from plax_stdlib import lax
+from plax_stdlib.numpy import indexing, util
+
+_FLAT = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                    scatter_dims_to_operand_dims=(0,))
+_SCATTERS = {"set": lax.scatter, "add": lax.scatter_add, "multiply": lax.scatter_mul,
+             "min": lax.scatter_min, "max": lax.scatter_max}
+_MODES = ("drop", "fill", "clip", "promise_in_bounds")
+
+
+class _IndexUpdateHelper:
+    """What `x.at` returns: indexing it gives an `_IndexUpdateRef`."""
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, index):
+        return _IndexUpdateRef(self.array, index)
+
+    def __repr__(self):
+        return f"_IndexUpdateHelper({self.array!r})"
+
+
+class _IndexUpdateRef:
+    """`x.at[index]`: the update methods of those elements."""
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array, self.index = array, index
+
+    def __repr__(self):
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+    def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode=None, fill_value=None):
+        """`x[index]`; out-of-bounds indices follow `mode` ("clip" by default)."""
+        mode = _check_mode(mode)
+        return indexing.getitem(self.array, self.index,
+                                mode="fill" if mode == "drop" else mode, fill_value=fill_value)
+
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """`x` with `x[index] = values`."""
+        return _update("set", self.array, self.index, values, unique_indices, mode)
+
+    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """`x` with `x[index] += values` (repeated indices add up)."""
+        return _update("add", self.array, self.index, values, unique_indices, mode)
+
+    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """`x` with `x[index] *= values` (repeated indices multiply up)."""
+        return _update("multiply", self.array, self.index, values, unique_indices, mode)
+
+    mul = multiply
+
+    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """`x` with `x[index] = minimum(x[index], values)`."""
+        return _update("min", self.array, self.index, values, unique_indices, mode)
+
+    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """`x` with `x[index] = maximum(x[index], values)`."""
+        return _update("max", self.array, self.index, values, unique_indices, mode)
+
+
+def _check_mode(mode) -> str | None:
+    if mode is not None and mode not in _MODES:
+        raise ValueError(f"x.at[...]: invalid mode {mode!r}; expected one of {_MODES}")
+    return mode
+
+
+def _update(op: str, x, index, values, unique_indices: bool, mode):
+    mode = _check_mode(mode)
+    x = util.ensure_arraylike(f"x.at[...].{op}", x)
+    util.check_arraylike(f"x.at[...].{op}", values)
+    shape, dtype = util.shape_of(x), util.dtype_of(x)
+    size = math.prod(shape)
+    pos_dtype = np.int32 if size < 2**31 else dtypes.default_int_dtype()
+    positions = lax.reshape(lax.iota(pos_dtype, size), shape)
+    clip = mode == "clip"
+    # Dropped elements point one past the end, where the scatter drops them.
+    picked = indexing.getitem(positions, index, mode="clip" if clip else "fill",
+                              fill_value=size)
+    target = util.shape_of(picked)
+    values = util.convert(util.operand(values), dtype)
+    vshape = util.shape_of(values)
+    if not _broadcasts_to(vshape, target):
+        raise ValueError(f"x.at[...].{op}: values of shape {vshape} cannot be broadcast to "
+                         f"the indexed shape {target} (x has shape {shape})")
+    values = util.broadcast_to_shape(values, target)
+    n = math.prod(target)
+    out = _SCATTERS[op](lax.reshape(x, (size,)), lax.reshape(picked, (n, 1)),
+                        lax.reshape(values, (n,)), _FLAT, unique_indices=unique_indices,
+                        mode="promise_in_bounds" if mode == "promise_in_bounds" else "fill")
+    return util.as_array(lax.reshape(out, shape))
+
+
+def _broadcasts_to(shape, target) -> bool:
+    return len(shape) <= len(target) and all(
+        s in (1, t) for s, t in zip(reversed(shape), reversed(target)))

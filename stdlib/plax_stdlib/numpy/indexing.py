@@ -1,0 +1,380 @@
+"""`x[index]`, `take` and `take_along_axis`, with NumPy's indexing semantics.
+
+Basic indexing (ints, slices, None, `...`) becomes at most one `rev` (negative
+steps), one `slice`, one `dynamic_slice` (traced scalar indices) and one
+`reshape`. Advanced indexing (integer arrays, concrete boolean masks) first
+applies the basic part with the advanced dimensions kept whole, then one
+`gather` picks the elements: the index arrays broadcast together, and their
+shape replaces the dimensions they index where those are adjacent in the index,
+or leads the result otherwise (NumPy's rule). Out-of-bounds array indices are
+clamped, as in JAX; negative ones count from the end.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import operator
+
+import numpy as np
+
+from plax.extend import dtypes
+from plax.extend.core import ShapedArray, Tracer
+from plax_stdlib import lax
+from plax_stdlib.numpy import util
+
+
+def _is_plax_value(x) -> bool:
+    return isinstance(x, Tracer) or isinstance(getattr(x, "aval", None), ShapedArray)
+
+
+def _classify(entry, position: int) -> str:
+    """'none', 'ellipsis', 'slice', 'int' (static), 'dynamic' (a traced scalar),
+    'array' (integer array) or 'mask' (boolean array or scalar)."""
+    if entry is None:
+        return "none"
+    if entry is Ellipsis:
+        return "ellipsis"
+    if isinstance(entry, slice):
+        return "slice"
+    if isinstance(entry, (bool, np.bool_)):
+        return "mask"
+    if isinstance(entry, (int, np.integer)):
+        return "int"
+    if isinstance(entry, (np.ndarray, list, tuple)) or _is_plax_value(entry):
+        category = util.dtype_category(_index_dtype(entry, position))
+        if category == "b":
+            return "mask"
+        if category not in "iu":
+            raise TypeError(f"Indexer must have integer or boolean type, got indexer with "
+                            f"type {np.dtype(_index_dtype(entry, position)).name} at "
+                            f"position {position}")
+        if np.ndim(entry) if not _is_plax_value(entry) else entry.ndim:
+            return "array"
+        return "int" if isinstance(entry, np.ndarray) else "dynamic"
+    raise TypeError(f"Indexer must be an int, slice, None, Ellipsis or integer array, got "
+                    f"{entry!r} of type {type(entry).__name__} at position {position}")
+
+
+def _index_dtype(entry, position: int) -> np.dtype:
+    if not isinstance(entry, (list, tuple)):
+        return entry.dtype
+    array = np.asarray(entry)
+    if array.size == 0:
+        return np.dtype(np.intp)  # NumPy indexes with an empty list as with integers
+    if array.dtype == object:
+        raise TypeError(f"Indexer must be an int, slice, None, Ellipsis or integer array, "
+                        f"got {entry!r} at position {position}")
+    return array.dtype
+
+
+@dataclasses.dataclass
+class _Plan:
+    """What basic indexing does to each dimension of the operand."""
+    starts: list
+    limits: list
+    strides: list
+    reversed_dims: list
+    dynamic: dict  # dim → traced start index
+    out_shape: list
+
+
+def _slice_bound(value, what: str):
+    if value is None or isinstance(value, (int, np.integer)):
+        return value
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return operator.index(value)
+    raise IndexError(f"Array slice indices must have static start/stop/step to be used with "
+                     f"plax.numpy indexing, got {what}={value!r}. Try lax.dynamic_slice "
+                     "instead.")
+
+
+def _plan(shape: tuple[int, ...], index: tuple) -> _Plan:
+    kinds = [_classify(e, i) for i, e in enumerate(index)]
+    if kinds.count("ellipsis") > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    n_regular = sum(k in ("int", "dynamic", "slice") for k in kinds)
+    if n_regular > len(shape):
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, "
+                         f"but {n_regular} were indexed")
+    if "ellipsis" in kinds:
+        at = kinds.index("ellipsis")
+        fill = len(shape) - n_regular
+        index = index[:at] + (slice(None),) * fill + index[at + 1:]
+        kinds = kinds[:at] + ["slice"] * fill + kinds[at + 1:]
+        n_regular = len(shape)
+    index = index + (slice(None),) * (len(shape) - n_regular)
+    kinds = kinds + ["slice"] * (len(shape) - n_regular)
+
+    plan = _Plan(starts=[0] * len(shape), limits=list(shape), strides=[1] * len(shape),
+                 reversed_dims=[], dynamic={}, out_shape=[])
+    dim = 0
+    for entry, kind in zip(index, kinds):
+        if kind == "none":
+            plan.out_shape.append(1)
+            continue
+        size = shape[dim]
+        if kind == "int":
+            i = operator.index(entry)
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {size}")
+            i %= size
+            plan.starts[dim], plan.limits[dim] = i, i + 1
+        elif kind == "dynamic":
+            plan.dynamic[dim] = entry
+        else:
+            start, stop, step = (_slice_bound(entry.start, "start"),
+                                 _slice_bound(entry.stop, "stop"),
+                                 _slice_bound(entry.step, "step"))
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            start, stop, step = slice(start, stop, step).indices(size)
+            count = len(range(start, stop, step))
+            if step < 0:
+                plan.reversed_dims.append(dim)
+                start, step = size - 1 - start, -step
+            if count == 0:
+                start = 0
+            plan.starts[dim] = start
+            plan.limits[dim] = start + (count - 1) * step + 1 if count else start
+            plan.strides[dim] = step
+            plan.out_shape.append(count)
+        dim += 1
+    return plan
+
+
+def getitem(x, index, mode=None, fill_value=None):
+    """`x[index]` with NumPy's semantics; `mode` and `fill_value` say what
+    out-of-bounds array indices do (see `gather`: "clip" by default)."""
+    x = util.ensure_arraylike("getitem", x)
+    index = index if isinstance(index, tuple) else (index,)
+    kinds = [_classify(e, i) for i, e in enumerate(index)]
+    if "array" in kinds or "mask" in kinds:
+        return util.as_array(_advanced(x, index, kinds, mode, fill_value))
+    return util.as_array(_basic(x, index))
+
+
+def _basic(x, index: tuple):
+    shape = util.shape_of(x)
+    plan = _plan(shape, index)
+    out = x
+    if plan.reversed_dims:
+        out = lax.rev(out, tuple(plan.reversed_dims))
+    if (plan.starts != [0] * len(shape) or plan.limits != list(shape)
+            or plan.strides != [1] * len(shape)):
+        strides = None if plan.strides == [1] * len(shape) else plan.strides
+        out = lax.slice(out, plan.starts, plan.limits, strides)
+    if plan.dynamic:
+        sliced = util.shape_of(out)
+        starts = [util.convert(plan.dynamic[d], dtypes.default_int_dtype())
+                  if d in plan.dynamic else 0 for d in range(len(shape))]
+        sizes = [1 if d in plan.dynamic else sliced[d] for d in range(len(shape))]
+        out = lax.dynamic_slice(out, starts, sizes)
+    if tuple(plan.out_shape) != util.shape_of(out):
+        out = lax.reshape(out, tuple(plan.out_shape))
+    return out
+
+
+# --- advanced indexing -----------------------------------------------------------------------
+
+_CONSUMES = {"none": 0, "ellipsis": 0, "slice": 1, "int": 1, "dynamic": 1, "array": 1}
+
+
+def _consumed(entry, kind: str) -> int:
+    return np.ndim(entry) if kind == "mask" else _CONSUMES[kind]
+
+
+def _concrete_mask(entry, position: int) -> np.ndarray:
+    if isinstance(entry, Tracer) and entry.to_concrete_value() is None:
+        raise TypeError(f"Array boolean indices must be concrete; got {entry.aval.str_short()} "
+                        f"at position {position} while tracing {entry._trace.describe()}. "
+                        "Use plax.numpy.where or lax.select with a fixed-shape result "
+                        "instead.")
+    return np.asarray(util.concrete_or_error(entry, "boolean index"), bool)
+
+
+def _advanced(x, index: tuple, kinds: list, mode, fill_value):
+    """The basic entries applied with advanced dims kept whole, then one gather."""
+    shape = util.shape_of(x)
+    used = sum(_consumed(e, k) for e, k in zip(index, kinds))
+    if kinds.count("ellipsis") > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if used > len(shape):
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, "
+                         f"but {used} were indexed")
+    if "ellipsis" in kinds:
+        at = kinds.index("ellipsis")
+        fill = (slice(None),) * (len(shape) - used)
+        index, kinds = (index[:at] + fill + index[at + 1:],
+                        kinds[:at] + ["slice"] * len(fill) + kinds[at + 1:])
+    basic, picks, dim = [], [], 0  # picks: (result dim of the basic part, index, size)
+    for position, (entry, kind) in enumerate(zip(index, kinds)):
+        if kind in ("none", "slice"):
+            basic.append(entry)
+            dim += kind == "slice"
+            continue
+        if kind == "mask":
+            mask = _concrete_mask(entry, position)
+            if mask.ndim == 0:  # a new axis of size 1 (True) or 0 (False)
+                picks.append((len(basic), np.arange(int(mask)), 1))
+                basic.append(None)
+                continue
+            want = shape[dim:dim + mask.ndim]
+            if mask.shape != want:
+                raise IndexError(f"boolean index did not match indexed array along axes "
+                                 f"{tuple(range(dim, dim + mask.ndim))}; the array's size "
+                                 f"there is {want} but the boolean index has shape "
+                                 f"{mask.shape}")
+            for k, nz in enumerate(np.nonzero(mask)):
+                picks.append((len(basic), nz, shape[dim + k]))
+                basic.append(slice(None))
+            dim += mask.ndim
+            continue
+        if kind == "int":
+            i, size = operator.index(entry), shape[dim]
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {size}")
+        picks.append((len(basic), entry, shape[dim]))
+        basic.append(slice(None))
+        dim += 1
+    y = _basic(x, tuple(basic))
+    dims = [d for d, _, _ in picks]
+    adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
+    return gather_indexed(y, [(d, i) for d, i, _ in picks], dims[0] if adjacent else 0,
+                          mode, fill_value)
+
+
+def _index_array(index, size: int, dtype, wrap_negative: bool):
+    """An index as an integer array of `dtype`, negative entries counted from the end."""
+    if isinstance(index, (list, tuple)):
+        index = np.asarray(index, np.int64) if len(index) == 0 else np.asarray(index)
+    if not _is_plax_value(index):
+        index = np.asarray(index).astype(np.int64)
+        if wrap_negative:
+            index = np.where(index < 0, index + size, index)
+        return index.astype(dtype)
+    index = util.convert(index, dtype)
+    if wrap_negative and util.dtype_category(util.dtype_of(index)) == "i":
+        index = lax.select(lax.lt(index, np.zeros((), dtype)[()]),
+                           lax.add(index, np.asarray(size, dtype)[()]), index)
+    return index
+
+
+def gather_indexed(y, picks, position: int, mode=None, fill_value=None,
+                   wrap_negative: bool = True):
+    """Elements of `y` at the index arrays `picks` [(dimension of y, index)], which
+    broadcast together; their broadcast shape replaces the picked dimensions at
+    `position` among the others. `mode` as in `lax.gather` ("clip" if None)."""
+    yshape = util.shape_of(y)
+    dtype = dtypes.default_int_dtype()
+    arrays = [_index_array(i, yshape[d], dtype, wrap_negative) for d, i in picks]
+    try:
+        bshape = np.broadcast_shapes(*(util.shape_of(a) for a in arrays))
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
+                         "with shapes " + " ".join(str(util.shape_of(a)) for a in arrays)
+                         ) from None
+    if all(not _is_plax_value(a) for a in arrays):
+        indices = np.stack([np.broadcast_to(a, bshape) for a in arrays], axis=-1)
+    else:
+        indices = lax.concatenate([lax.reshape(util.broadcast_to_shape(a, bshape), bshape + (1,))
+                                   for a in arrays], len(bshape))
+    dims = [d for d, _ in picks]
+    rest = len(yshape) - len(dims)
+    offset_dims = tuple(range(position)) + tuple(range(position + len(bshape),
+                                                        rest + len(bshape)))
+    dnums = lax.GatherDimensionNumbers(offset_dims=offset_dims,
+                                       collapsed_slice_dims=tuple(sorted(dims)),
+                                       start_index_map=tuple(dims))
+    sizes = [1 if d in dims else n for d, n in enumerate(yshape)]
+    return lax.gather(y, indices, dnums, sizes, mode="clip" if mode is None else mode,
+                      fill_value=fill_value)
+
+
+# --- take ------------------------------------------------------------------------------------
+
+_TAKE_MODES = ("fill", "clip", "wrap", "promise_in_bounds")
+
+
+def _take_mode(name: str, mode):
+    mode = "fill" if mode is None else mode
+    if mode not in _TAKE_MODES:
+        raise ValueError(f"{name}: invalid mode {mode!r}; expected one of {_TAKE_MODES}")
+    return mode
+
+
+def _int_indices(name: str, indices):
+    indices = util.operand(indices)
+    if util.dtype_category(util.dtype_of(indices)) not in "iu":
+        raise TypeError(f"{name}: indices must be integers, got dtype "
+                        f"{util.dtype_of(indices)}")
+    return indices
+
+
+def _wrap_mod(indices, size: int):
+    """Indices taken modulo `size` (NumPy's mode="wrap")."""
+    if not _is_plax_value(indices):
+        return np.mod(indices, max(size, 1))
+    dtype = util.dtype_of(indices)
+    r = lax.rem(indices, np.asarray(max(size, 1), dtype)[()])
+    if util.dtype_category(dtype) == "u":
+        return r
+    return lax.select(lax.lt(r, np.zeros((), dtype)[()]), lax.add(r, np.asarray(size, dtype)[()]),
+                      r)
+
+
+def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
+         unique_indices: bool = False, indices_are_sorted: bool = False, fill_value=None):
+    """Elements of `a` at `indices` along `axis` (of the flattened array if None).
+
+    Out-of-range indices follow `mode`: "fill" (the default: NaN, or the extreme
+    integer; negative indices count from the end), "clip" or "wrap".
+    """
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to plax.numpy.take is not supported.")
+    util.check_arraylike("take", a, indices)
+    a = util.operand(a)
+    if axis is None:
+        a, axis = lax.reshape(a, (math.prod(util.shape_of(a)),)), 0
+    axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
+    mode = _take_mode("take", mode)
+    indices = _int_indices("take", indices)
+    size = util.shape_of(a)[axis]
+    if mode == "wrap":
+        indices, mode = _wrap_mod(indices, size), "clip"
+    return util.as_array(gather_indexed(a, [(axis, indices)], axis, mode, fill_value,
+                                        wrap_negative=mode != "clip"))
+
+
+def take_along_axis(arr, indices, axis: int | None, mode: str | None = None,
+                    fill_value=None):
+    """`arr`'s elements at `indices` along `axis`, matched one to one along the other
+    dimensions (which broadcast), as `numpy.take_along_axis`."""
+    util.check_arraylike("take_along_axis", arr, indices)
+    arr, indices = util.operand(arr), _int_indices("take_along_axis", indices)
+    if axis is None:
+        if len(util.shape_of(indices)) != 1:
+            raise ValueError(f"take_along_axis: when axis=None, indices must be 1-D, got "
+                             f"shape {util.shape_of(indices)}")
+        arr, axis = lax.reshape(arr, (math.prod(util.shape_of(arr)),)), 0
+    ashape, ishape = util.shape_of(arr), util.shape_of(indices)
+    if len(ashape) != len(ishape):
+        raise ValueError(f"take_along_axis: indices and arr must have the same number of "
+                         f"dimensions; got indices of shape {ishape} and arr of shape "
+                         f"{ashape}")
+    axis = util.canonicalize_axis(axis, len(ashape))
+    mode = _take_mode("take_along_axis", mode)
+    size = ashape[axis]
+    if mode == "wrap":
+        indices, mode = _wrap_mod(indices, size), "clip"
+    common = util.broadcast_shapes(*(s[:axis] + (1,) + s[axis + 1:] for s in (ashape, ishape)))
+    with_axis = lambda n: common[:axis] + (n,) + common[axis + 1:]  # noqa: E731
+    arr = util.broadcast_to_shape(arr, with_axis(size))
+    index = _index_array(indices, size, dtypes.default_int_dtype(), mode != "clip")
+    index = util.broadcast_to_shape(index, with_axis(ishape[axis]))
+    batch = tuple(d for d in range(len(ashape)) if d != axis)
+    dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
+                                       start_index_map=(axis,), operand_batching_dims=batch,
+                                       start_indices_batching_dims=batch)
+    index = lax.reshape(index, util.shape_of(index) + (1,))
+    return util.as_array(lax.gather(arr, index, dnums, (1,) * len(ashape), mode=mode,
+                                    fill_value=fill_value))

@@ -1,0 +1,314 @@
+"""Products: dot, matmul (`@`), vdot, inner, outer, tensordot and einsum.
+
+Each is one `lax.dot_general` per contraction. dot_general puts batch dimensions
+first, then the left operand's free dimensions, then the right one's, so
+products come out in NumPy's order without transposes; einsum transposes only
+its final result, and only when the requested order differs.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+import opt_einsum
+
+from plax.extend import dtypes
+from plax_stdlib import lax
+from plax_stdlib.numpy import util
+
+
+def _dot_general(a, b, contract, batch, precision, preferred_element_type):
+    """dot_general on promoted operands; bool products are logical (or of ands)."""
+    dims = (tuple(contract[0]), tuple(contract[1])), (tuple(batch[0]), tuple(batch[1]))
+    if util.dtype_of(a) == np.dtype(bool):
+        int_dtype = dtypes.default_int_dtype()
+        out = lax.dot_general(util.convert(a, int_dtype), util.convert(b, int_dtype), dims,
+                              precision)
+        out = lax.ne(out, 0)
+        return out if preferred_element_type is None else util.convert(
+            out, preferred_element_type)
+    return lax.dot_general(a, b, dims, precision, preferred_element_type)
+
+
+def _promote(name: str, *args):
+    util.check_arraylike(name, *args)
+    return util.promote_dtypes(*map(util.operand, args))
+
+
+def _preferred(preferred_element_type, name):
+    return util.check_user_dtype(preferred_element_type, name)
+
+
+def dot(a, b, *, precision=None, preferred_element_type=None):
+    """NumPy's dot: products of scalars, vectors and matrices; for N-d arrays a sum over
+    the last axis of `a` and the second-to-last of `b`."""
+    a, b = _promote("dot", a, b)
+    preferred = _preferred(preferred_element_type, "dot")
+    a_ndim, b_ndim = len(util.shape_of(a)), len(util.shape_of(b))
+    if a_ndim == 0 or b_ndim == 0:
+        out = lax.mul(*util.promote_shapes("dot", a, b))
+        return out if preferred is None else util.convert(out, preferred)
+    b_axis = 0 if b_ndim == 1 else b_ndim - 2
+    _check_contracting("dot", a, b, a_ndim - 1, b_axis)
+    return _dot_general(a, b, ((a_ndim - 1,), (b_axis,)), ((), ()), precision, preferred)
+
+
+def _check_contracting(name, a, b, a_axis, b_axis):
+    a_shape, b_shape = util.shape_of(a), util.shape_of(b)
+    if a_shape[a_axis] != b_shape[b_axis]:
+        raise TypeError(f"{name}: incompatible shapes {a_shape} and {b_shape}: axis {a_axis} "
+                        f"of the first (size {a_shape[a_axis]}) does not match axis {b_axis} "
+                        f"of the second (size {b_shape[b_axis]})")
+
+
+def matmul(a, b, *, precision=None, preferred_element_type=None):
+    """Matrix product with NumPy's rules: 1-D operands act as vectors, and leading
+    (batch) dimensions broadcast."""
+    a, b = _promote("matmul", a, b)
+    preferred = _preferred(preferred_element_type, "matmul")
+    a_shape, b_shape = util.shape_of(a), util.shape_of(b)
+    for i, shape in enumerate((a_shape, b_shape)):
+        if not shape:
+            raise ValueError(f"matmul: Input operand {i} does not have enough dimensions "
+                             f"(has 0, requires 1)")
+    a_axis = len(a_shape) - 1
+    b_axis = 0 if len(b_shape) == 1 else len(b_shape) - 2
+    _check_contracting("matmul", a, b, a_axis, b_axis)
+    if len(a_shape) == 1 or len(b_shape) == 1:
+        # A vector has no batch dimensions: every other dimension is free.
+        return _dot_general(a, b, ((a_axis,), (b_axis,)), ((), ()), precision, preferred)
+    try:
+        batch = util.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    except ValueError:
+        raise ValueError(f"matmul: batch dimensions of shapes {a_shape} and {b_shape} do not "
+                         "broadcast") from None
+    a = _broadcast_batch(a, batch)
+    b = _broadcast_batch(b, batch)
+    batch_dims = tuple(range(len(batch)))
+    return _dot_general(a, b, ((len(batch) + 1,), (len(batch),)), (batch_dims, batch_dims),
+                        precision, preferred)
+
+
+def _broadcast_batch(x, batch):
+    shape = util.shape_of(x)
+    target = tuple(batch) + shape[-2:]
+    if shape == target:
+        return x
+    lead = len(target) - len(shape)
+    return lax.broadcast_in_dim(x, target, tuple(range(lead, len(target))))
+
+
+def vdot(a, b, *, precision=None, preferred_element_type=None):
+    """Dot product of the flattened arrays, conjugating `a` if complex."""
+    a, b = _promote("vdot", a, b)
+    if util.dtype_category(util.dtype_of(a)) == "c":
+        a = lax.conj(a)
+    flat = lambda x: lax.reshape(x, (math.prod(util.shape_of(x)),))
+    return dot(flat(a), flat(b), precision=precision,
+               preferred_element_type=preferred_element_type)
+
+
+def inner(a, b, *, precision=None, preferred_element_type=None):
+    """Sum of products over the last axes of `a` and `b`."""
+    a, b = _promote("inner", a, b)
+    preferred = _preferred(preferred_element_type, "inner")
+    a_ndim, b_ndim = len(util.shape_of(a)), len(util.shape_of(b))
+    if a_ndim == 0 or b_ndim == 0:
+        out = lax.mul(*util.promote_shapes("inner", a, b))
+        return out if preferred is None else util.convert(out, preferred)
+    _check_contracting("inner", a, b, a_ndim - 1, b_ndim - 1)
+    return _dot_general(a, b, ((a_ndim - 1,), (b_ndim - 1,)), ((), ()), precision, preferred)
+
+
+def outer(a, b, out=None):
+    """`ravel(a)[:, None] * ravel(b)[None, :]`."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to plax.numpy.outer is not supported.")
+    a, b = _promote("outer", a, b)
+    a = lax.reshape(a, (math.prod(util.shape_of(a)), 1))
+    b = lax.reshape(b, (1, math.prod(util.shape_of(b))))
+    return lax.bitwise_and(a, b) if util.dtype_of(a) == np.dtype(bool) else lax.mul(a, b)
+
+
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
+    """Sum of products over `axes`: the last N of `a` with the first N of `b` for an
+    int N, or the pairs `(axes_a, axes_b)`."""
+    a, b = _promote("tensordot", a, b)
+    a_ndim, b_ndim = len(util.shape_of(a)), len(util.shape_of(b))
+    if isinstance(axes, (int, np.integer)):
+        n = operator.index(axes)
+        if n < 0 or n > min(a_ndim, b_ndim):
+            raise TypeError(f"tensordot: number of contracted axes must be between 0 and "
+                            f"{min(a_ndim, b_ndim)}, got {n} for shapes {util.shape_of(a)} and "
+                            f"{util.shape_of(b)}")
+        a_axes, b_axes = tuple(range(a_ndim - n, a_ndim)), tuple(range(n))
+    else:
+        try:
+            ax_a, ax_b = axes
+        except (TypeError, ValueError):
+            raise TypeError(f"tensordot: axes must be an int or a pair of sequences, got "
+                            f"{axes!r}") from None
+        ax_a = (ax_a,) if isinstance(ax_a, (int, np.integer)) else tuple(ax_a)
+        ax_b = (ax_b,) if isinstance(ax_b, (int, np.integer)) else tuple(ax_b)
+        if len(ax_a) != len(ax_b):
+            raise TypeError(f"tensordot: axes must name as many axes of each operand, got "
+                            f"{axes!r}")
+        a_axes = tuple(util.canonicalize_axis(x, a_ndim) for x in ax_a)
+        b_axes = tuple(util.canonicalize_axis(x, b_ndim) for x in ax_b)
+    for i, j in zip(a_axes, b_axes):
+        _check_contracting("tensordot", a, b, i, j)
+    return _dot_general(a, b, (a_axes, b_axes), ((), ()), precision,
+                        _preferred(preferred_element_type, "tensordot"))
+
+
+# --- einsum ----------------------------------------------------------------------------------
+
+def _optimize_arg(optimize):
+    if optimize is True:
+        return "optimal"
+    if optimize in (False, None):
+        return False
+    return optimize
+
+
+def _split_einsum_args(subscripts, operands):
+    """The operands, and the arguments for opt_einsum's parser with shapes in their
+    place (for both `einsum('ij,jk', a, b)` and `einsum(a, [0, 1], b, [1, 2])`)."""
+    if isinstance(subscripts, str):
+        arrays = list(operands)
+        return arrays, [subscripts, *(util.shape_of(util.operand(a)) for a in arrays)]
+    args = [subscripts, *operands]
+    arrays = args[0::2][:len(args) // 2]
+    spec = list(args)
+    for i in range(0, 2 * len(arrays), 2):
+        spec[i] = util.shape_of(util.operand(args[i]))
+    return arrays, spec
+
+
+def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
+           preferred_element_type=None):
+    """Einstein summation. The contraction order comes from `opt_einsum.contract_path`
+    (`optimize`), and each contraction is one `dot_general`."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to plax.numpy.einsum is not supported.")
+    arrays, spec = _split_einsum_args(subscripts, operands)
+    util.check_arraylike("einsum", *arrays)
+    arrays = util.promote_dtypes(*map(util.operand, arrays))
+    preferred = _preferred(preferred_element_type, "einsum")
+    try:
+        inputs, output, _ = opt_einsum.parser.parse_einsum_input(spec, shapes=True)
+        shapes = [util.shape_of(a) for a in arrays]
+        _, contractions = opt_einsum.contract_path(
+            f"{inputs}->{output}", *shapes, shapes=True, einsum_call=True,
+            optimize=_optimize_arg(optimize))
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"einsum: invalid subscripts {subscripts!r} for operand shapes "
+                         f"{[util.shape_of(a) for a in arrays]}: {err}") from None
+    terms = [_Term(a, labels) for a, labels in zip(arrays, inputs.split(","))]
+    for term in terms:
+        term.check_sizes()
+    for contract_inds, *_ in contractions:
+        # Contract in the operands' original order, so results need no transposes.
+        step = [terms[i] for i in sorted(contract_inds)]
+        for i in sorted(contract_inds, reverse=True):
+            del terms[i]
+        others = "".join(t.labels for t in terms) + output
+        result = step[0]
+        for k, term in enumerate(step[1:], start=1):
+            keep = others + "".join(t.labels for t in step[k + 1:])
+            result = _contract(result, term, keep, output, precision, preferred)
+        terms.append(result.reduced(others))
+    final = terms[0]
+    out_ = final.array
+    if final.labels != output:
+        out_ = lax.transpose(out_, tuple(final.labels.index(c) for c in output))
+    if preferred is not None:
+        out_ = util.convert(out_, preferred)
+    return util.as_array(out_)
+
+
+class _Term:
+    """An operand with one subscript label per axis."""
+
+    def __init__(self, array, labels: str):
+        self.array, self.labels = array, labels
+
+    def size(self, label: str) -> int:
+        return util.shape_of(self.array)[self.labels.index(label)]
+
+    def check_sizes(self) -> None:
+        shape = util.shape_of(self.array)
+        if len(shape) != len(self.labels):
+            raise ValueError(f"einsum: operand of shape {shape} has {len(self.labels)} "
+                             f"subscripts {self.labels!r}")
+        for label in set(self.labels):
+            sizes = {d for d, c in zip(shape, self.labels) if c == label}
+            if len(sizes) > 1:
+                raise ValueError(f"einsum: repeated subscript {label!r} of operand "
+                                 f"{self.labels!r} has different sizes {sorted(sizes)}")
+
+    def reduced(self, keep: str) -> "_Term":
+        """Repeated labels replaced by their diagonal; labels not in `keep` summed."""
+        from plax_stdlib.numpy.shape_ops import diagonal
+        array, labels = self.array, self.labels
+        for label in set(labels):
+            while labels.count(label) > 1:
+                i = labels.index(label)
+                j = labels.index(label, i + 1)
+                array = diagonal(array, 0, i, j)
+                labels = labels.replace(label, "", 2) + label
+        summed = tuple(i for i, c in enumerate(labels) if c not in keep)
+        if summed:
+            array = _sum(array, summed)
+            labels = "".join(c for i, c in enumerate(labels) if i not in summed)
+        return _Term(array, labels)
+
+    def without_unit(self, label: str) -> "_Term":
+        """The term with the size-1 (broadcast) axis of `label` dropped."""
+        i = self.labels.index(label)
+        return _Term(lax.squeeze(self.array, (i,)), self.labels[:i] + self.labels[i + 1:])
+
+
+def _sum(array, axes):
+    if util.dtype_of(array) == np.dtype(bool):
+        return lax.reduce_or(array, axes)
+    return lax.reduce_sum(array, axes)
+
+
+def _in_output_order(labels: str, output: str) -> bool:
+    in_output = [c for c in labels if c in output]
+    return in_output == sorted(in_output, key=output.index)
+
+
+def _contract(a: _Term, b: _Term, keep: str, output: str, precision, preferred) -> _Term:
+    """One pairwise contraction; labels in `keep` survive, shared ones are summed.
+
+    Batch labels come first in the output's order, and the operands are swapped
+    when that puts the result's labels in the output's order."""
+    for label in set(a.labels) & set(b.labels):
+        sa, sb = a.size(label), b.size(label)
+        if sa != sb:
+            if sa == 1:
+                a = a.without_unit(label)
+            elif sb == 1:
+                b = b.without_unit(label)
+            else:
+                raise ValueError(f"einsum: subscript {label!r} has size {sa} in one operand "
+                                 f"and {sb} in another")
+    a = a.reduced(keep + b.labels)
+    b = b.reduced(keep + a.labels)
+    shared = [c for c in a.labels if c in b.labels]
+    batch = sorted((c for c in shared if c in keep),
+                   key=lambda c: output.index(c) if c in output else len(output))
+    contracted = [c for c in shared if c not in keep]
+    free = lambda t: "".join(c for c in t.labels if c not in shared)
+    if (not _in_output_order("".join(batch) + free(a) + free(b), output)
+            and _in_output_order("".join(batch) + free(b) + free(a), output)):
+        a, b = b, a
+    out = _dot_general(
+        a.array, b.array,
+        ([a.labels.index(c) for c in contracted], [b.labels.index(c) for c in contracted]),
+        ([a.labels.index(c) for c in batch], [b.labels.index(c) for c in batch]),
+        precision, preferred)
+    return _Term(out, "".join(batch) + free(a) + free(b))

@@ -1,0 +1,296 @@
+"""Reductions: sum, prod, max, min, all, any, mean, var, std, argmax/argmin, cumsum.
+
+All reductions share `_reduce`: `axis` (None, int, tuple, negative), `keepdims`,
+`dtype`, `where` (masked elements count as the identity, or as `initial` for
+max/min, which have none) and `initial`. Dtypes follow JAX: sums and products of
+bool and narrow integers give the default integer; means of integers give the
+default float; float16/bfloat16 accumulate in float32.
+"""
+from __future__ import annotations
+
+import builtins
+import dataclasses
+from typing import Any, Callable
+
+import numpy as np
+
+from plax.extend import dtypes
+from plax_stdlib import lax
+from plax_stdlib.numpy import util
+from plax_stdlib.numpy.ufuncs import _as_bool
+
+
+@dataclasses.dataclass(frozen=True)
+class _Monoid:
+    name: str
+    reduce: Callable  # lax reduction (operand, axes)
+    combine: Callable  # lax binary op, to fold in `initial`
+    identity: Any  # None where there is none (max, min)
+    bool_is_or: bool  # on bool operands the monoid is logical or (else and)
+
+
+_SUM = _Monoid("sum", lax.reduce_sum, lax.add, 0, True)
+_PROD = _Monoid("prod", lax.reduce_prod, lax.mul, 1, False)
+_MAX = _Monoid("max", lax.reduce_max, lax.max, None, True)
+_MIN = _Monoid("min", lax.reduce_min, lax.min, None, False)
+_ALL = _Monoid("all", lax.reduce_and, lax.bitwise_and, True, False)
+_ANY = _Monoid("any", lax.reduce_or, lax.bitwise_or, False, True)
+
+
+def _promote_integer(dtype: np.dtype) -> np.dtype:
+    """bool and integers narrower than the default become the default (u)int."""
+    category = util.dtype_category(dtype)
+    if category == "b":
+        return dtypes.default_int_dtype()
+    for cat, default in (("i", dtypes.default_int_dtype()), ("u", dtypes.default_uint_dtype())):
+        if category == cat and dtypes.itemsize_bits(dtype) < dtypes.itemsize_bits(default):
+            return default
+    return dtype
+
+
+def _upcast_f16(dtype: np.dtype) -> np.dtype:
+    if np.dtype(dtype) in (np.dtype(np.float16), np.dtype(dtypes.bfloat16)):
+        return np.dtype(np.float32)
+    return np.dtype(dtype)
+
+
+def _where_mask(where, shape, fun_name):
+    where = util.ensure_arraylike(fun_name, where)
+    if util.broadcast_shapes(util.shape_of(where), shape) != shape:
+        raise ValueError(f"{fun_name}: the where mask of shape {util.shape_of(where)} does "
+                         f"not broadcast to the array's shape {shape}")
+    return util.broadcast_to_shape(_as_bool(where), shape)
+
+
+def _keep_dims(out, axes):
+    return lax.expand_dims(out, tuple(sorted(axes))) if axes else out
+
+
+def _reduce(m: _Monoid, a, axis, dtype, keepdims, initial, where, *,
+            promote_integers: bool, upcast_f16: bool):
+    a = util.ensure_arraylike(m.name, a)
+    result_dtype = util.check_user_dtype(dtype, m.name)
+    if result_dtype is None:
+        in_dtype = util.dtype_of(a)
+        result_dtype = _promote_integer(in_dtype) if promote_integers else in_dtype
+    weak = dtype is None and util.is_weak(a)
+    compute_dtype = _upcast_f16(result_dtype) if upcast_f16 else result_dtype
+    a = util.convert(a, compute_dtype)
+    shape = util.shape_of(a)
+    axes = util.canonicalize_axes(axis, len(shape))
+    if initial is not None:
+        util.check_arraylike(m.name, initial)
+        if util.shape_of(initial):
+            raise ValueError(f"{m.name}: initial must be a scalar, got shape "
+                             f"{util.shape_of(initial)}")
+        initial = util.convert(util.operand(initial), compute_dtype)
+    if m.identity is None and initial is None:
+        if where is not None:
+            raise ValueError(f"reduction operation '{m.name}' does not have an identity, so "
+                             "to use a where mask one has to specify 'initial'")
+        if builtins.any(shape[ax] == 0 for ax in axes):
+            raise ValueError(f"zero-size array to reduction operation {m.name} which has no "
+                             "identity")
+    if where is not None:
+        fill = m.identity if m.identity is not None else initial
+        a = util.select_n(_where_mask(where, shape, m.name), lax.broadcast_in_dim(
+            util.convert(fill, compute_dtype), shape, ()), a)
+    reduce, combine = m.reduce, m.combine
+    if compute_dtype == np.dtype(bool):
+        reduce, combine = ((lax.reduce_or, lax.bitwise_or) if m.bool_is_or
+                           else (lax.reduce_and, lax.bitwise_and))
+    out = reduce(a, axes)
+    if initial is not None:
+        out = combine(out, initial)
+    if keepdims:
+        out = _keep_dims(out, axes)
+    return util.convert(out, result_dtype, weak)
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
+        promote_integers=True):  # noqa: A001 - NumPy's name
+    """Sum of elements over `axis`; bool and narrow integers sum as the default int."""
+    _check_out(out, "sum")
+    return _reduce(_SUM, a, axis, dtype, keepdims, initial, where,
+                   promote_integers=promote_integers, upcast_f16=True)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
+         promote_integers=True):
+    """Product of elements over `axis`."""
+    _check_out(out, "prod")
+    return _reduce(_PROD, a, axis, dtype, keepdims, initial, where,
+                   promote_integers=promote_integers, upcast_f16=True)
+
+
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+    """Maximum over `axis` (NaN if any element is NaN)."""
+    _check_out(out, "max")
+    return _reduce(_MAX, a, axis, None, keepdims, initial, where,
+                   promote_integers=False, upcast_f16=False)
+
+
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+    """Minimum over `axis` (NaN if any element is NaN)."""
+    _check_out(out, "min")
+    return _reduce(_MIN, a, axis, None, keepdims, initial, where,
+                   promote_integers=False, upcast_f16=False)
+
+
+amax, amin = max, min
+
+
+def all(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
+    """Whether every element over `axis` is true (nonzero)."""
+    _check_out(out, "all")
+    a = _as_bool(util.ensure_arraylike("all", a))
+    return _reduce(_ALL, a, axis, None, keepdims, None, where,
+                   promote_integers=False, upcast_f16=False)
+
+
+def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
+    """Whether any element over `axis` is true (nonzero)."""
+    _check_out(out, "any")
+    a = _as_bool(util.ensure_arraylike("any", a))
+    return _reduce(_ANY, a, axis, None, keepdims, None, where,
+                   promote_integers=False, upcast_f16=False)
+
+
+def count_nonzero(a, axis=None, keepdims=False):
+    """Number of nonzero elements over `axis` (default int dtype)."""
+    a = _as_bool(util.ensure_arraylike("count_nonzero", a))
+    return sum(a, axis, dtype=dtypes.default_int_dtype(), keepdims=keepdims)
+
+
+def _check_out(out, fun_name):
+    if out is not None:
+        raise NotImplementedError(f"The 'out' argument to plax.numpy.{fun_name} is not "
+                                  "supported (plax arrays are immutable).")
+
+
+# --- statistics ----------------------------------------------------------------------
+
+def _count(shape, axes, where, keepdims, dtype, fun_name):
+    """How many elements each reduction sees: static without `where`."""
+    if where is None:
+        return float(np.prod([shape[ax] for ax in axes], dtype=np.int64))
+    mask = _where_mask(where, shape, fun_name)
+    return sum(mask, tuple(axes), dtype=dtype, keepdims=keepdims)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    """Arithmetic mean over `axis`; integers and bool average in floating point."""
+    _check_out(out, "mean")
+    a = util.ensure_arraylike("mean", a)
+    result_dtype = (util.check_user_dtype(dtype, "mean")
+                    or dtypes.to_inexact_dtype(util.dtype_of(a)))
+    compute_dtype = _upcast_f16(dtypes.to_inexact_dtype(result_dtype))
+    shape = util.shape_of(a)
+    axes = util.canonicalize_axes(axis, len(shape))
+    total = sum(a, axes, dtype=compute_dtype, keepdims=keepdims, where=where)
+    count = _count(shape, axes, where, keepdims, compute_dtype, "mean")
+    return util.convert(lax.div(total, count), result_dtype)
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+        correction=None):
+    """Variance over `axis`: mean squared deviation, divided by N - ddof."""
+    _check_out(out, "var")
+    if correction is not None:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
+    a = util.ensure_arraylike("var", a)
+    compute_dtype, result_dtype = _var_dtypes(util.dtype_of(a), dtype)
+    a = util.convert(a, compute_dtype)
+    shape = util.shape_of(a)
+    axes = util.canonicalize_axes(axis, len(shape))
+    centered = lax.sub(a, mean(a, axes, dtype=compute_dtype, keepdims=True, where=where))
+    if util.dtype_category(compute_dtype) == "c":
+        squared = lax.real(lax.mul(centered, lax.conj(centered)))
+    else:
+        squared = lax.mul(centered, centered)
+    count = _count(shape, axes, where, keepdims, util.dtype_of(squared), "var")
+    if where is None:
+        normalizer = builtins.max(count - ddof, 0.0)
+    else:
+        normalizer = lax.max(lax.sub(count, float(ddof)), 0.0)
+    total = sum(squared, axes, keepdims=keepdims, where=where)
+    return util.convert(lax.div(total, normalizer), result_dtype)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+        correction=None):
+    """Standard deviation over `axis`: the square root of `var`."""
+    _check_out(out, "std")
+    variance = var(a, axis, dtype, None, ddof, keepdims, where=where, correction=correction)
+    return lax.sqrt(variance)
+
+
+def _var_dtypes(a_dtype, dtype) -> tuple[np.dtype, np.dtype]:
+    """(computation dtype, result dtype): complex input gives a real variance."""
+    if dtype is not None:
+        result = util.check_user_dtype(dtype, "var")
+        if util.dtype_category(a_dtype) == "c" and util.dtype_category(result) != "c":
+            compute = a_dtype
+        else:
+            compute = dtypes.to_inexact_dtype(result)
+        return _upcast_f16(compute), result
+    if util.dtype_category(a_dtype) in "biu":
+        result = dtypes.default_float_dtype()
+        return result, result
+    if util.dtype_category(a_dtype) == "c":
+        real = np.dtype(np.float64 if a_dtype == np.complex128 else np.float32)
+        return a_dtype, real
+    return _upcast_f16(a_dtype), np.dtype(a_dtype)
+
+
+# --- argmax / argmin -------------------------------------------------------------------
+
+def _arg_extremum(name: str, lax_fn: Callable):
+    def fn(a, axis=None, out=None, keepdims=None):
+        _check_out(out, name)
+        a = util.ensure_arraylike(name, a)
+        shape = util.shape_of(a)
+        if axis is None:
+            flat_axis, a = 0, lax.reshape(a, (int(np.prod(shape, dtype=np.int64)),))
+        else:
+            flat_axis = util.canonicalize_axis(axis, len(shape))
+        if util.shape_of(a)[flat_axis] == 0:
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+        result = lax_fn(a, flat_axis, dtypes.default_int_dtype())
+        if keepdims:
+            dims = tuple(range(len(shape))) if axis is None else (flat_axis,)
+            result = lax.expand_dims(result, dims)
+        return result
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Index of the {name[3:]}imum along `axis` (of the flattened array if "
+                  "None); the first one on ties, NaN counting as the extremum.")
+    return fn
+
+
+argmax = _arg_extremum("argmax", lax.argmax)
+argmin = _arg_extremum("argmin", lax.argmin)
+
+
+# --- cumulative reductions ---------------------------------------------------------------
+
+def _cumulative(name: str, lax_fn: Callable):
+    def fn(a, axis=None, dtype=None, out=None):
+        _check_out(out, name)
+        a = util.ensure_arraylike(name, a)
+        if axis is None:
+            a = lax.reshape(a, (int(np.prod(util.shape_of(a), dtype=np.int64)),))
+            axis = 0
+        axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
+        result_dtype = (util.check_user_dtype(dtype, name)
+                        or _promote_integer(util.dtype_of(a)))
+        return lax_fn(util.convert(a, result_dtype), axis=axis)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Cumulative {name[3:]} along `axis` (over the flattened array if None); "
+                  "bool and narrow integers accumulate as the default int.")
+    return fn
+
+
+cumsum = _cumulative("cumsum", lax.cumsum)
+cumprod = _cumulative("cumprod", lax.cumprod)

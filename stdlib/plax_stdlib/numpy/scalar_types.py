@@ -1,0 +1,77 @@
+"""`plax.numpy.float32` and friends: dtype-like classes that build arrays when called.
+
+`jnp.float32(3)` is a 0-d float32 array (not a NumPy scalar), while `jnp.float32`
+still works wherever NumPy expects a dtype (`np.dtype(jnp.float32)`,
+`x.astype(jnp.float32)`, `jnp.float32 == np.float32`), because the class carries a
+`dtype` attribute and compares equal to NumPy's scalar type.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from plax.extend import dtypes
+
+
+class _ScalarMeta(type):
+    dtype: np.dtype
+
+    def __hash__(cls):
+        return hash(cls.dtype.type)
+
+    def __eq__(cls, other):
+        return cls is other or other is cls.dtype.type or (
+            isinstance(other, np.dtype) and other == cls.dtype)
+
+    def __ne__(cls, other):
+        return not cls == other
+
+    def __call__(cls, x):
+        from plax_stdlib.numpy.creation import asarray
+        return asarray(x, dtype=cls.dtype)
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, cls.dtype.type)
+
+    def __repr__(cls):
+        return f"<class 'plax.numpy.{cls.__name__}'>"
+
+
+def _make_scalar_type(name: str, scalar_type) -> _ScalarMeta:
+    doc = (f"The {np.dtype(scalar_type).name} dtype; calling it converts a value to a "
+           f"{np.dtype(scalar_type).name} array.")
+    return _ScalarMeta(name, (object,), {"dtype": np.dtype(scalar_type), "__doc__": doc})
+
+
+bool_ = _make_scalar_type("bool_", np.bool_)
+int8 = _make_scalar_type("int8", np.int8)
+int16 = _make_scalar_type("int16", np.int16)
+int32 = _make_scalar_type("int32", np.int32)
+int64 = _make_scalar_type("int64", np.int64)
+uint8 = _make_scalar_type("uint8", np.uint8)
+uint16 = _make_scalar_type("uint16", np.uint16)
+uint32 = _make_scalar_type("uint32", np.uint32)
+uint64 = _make_scalar_type("uint64", np.uint64)
+float16 = _make_scalar_type("float16", np.float16)
+float32 = _make_scalar_type("float32", np.float32)
+float64 = _make_scalar_type("float64", np.float64)
+bfloat16 = _make_scalar_type("bfloat16", dtypes.bfloat16)
+complex64 = _make_scalar_type("complex64", np.complex64)
+complex128 = _make_scalar_type("complex128", np.complex128)
+int4 = _make_scalar_type("int4", dtypes.int4)
+uint4 = _make_scalar_type("uint4", dtypes.uint4)
+float8_e4m3fn = _make_scalar_type("float8_e4m3fn", dtypes.float8_e4m3fn)
+float8_e5m2 = _make_scalar_type("float8_e5m2", dtypes.float8_e5m2)
+float8_e4m3fnuz = _make_scalar_type("float8_e4m3fnuz", dtypes.float8_e4m3fnuz)
+float8_e5m2fnuz = _make_scalar_type("float8_e5m2fnuz", dtypes.float8_e5m2fnuz)
+float8_e4m3b11fnuz = _make_scalar_type("float8_e4m3b11fnuz", dtypes.float8_e4m3b11fnuz)
+
+# NumPy's aliases; the 64-bit ones become 32-bit arrays when x64 is off.
+int_ = int64
+uint = uint64
+float_ = float64
+complex_ = complex128
+single = float32
+double = float64
+half = float16
+csingle = complex64
+cdouble = complex128

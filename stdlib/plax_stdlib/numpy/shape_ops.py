@@ -1,0 +1,498 @@
+"""Functions that rearrange elements: reshape, transpose, join, split, tile, flip...
+
+All sizes are static (shapes, split points, repeat counts); `roll` also accepts
+a traced shift.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from typing import Any, Sequence
+
+import numpy as np
+
+from plax.extend import dtypes
+from plax_stdlib import lax
+from plax_stdlib.numpy import util
+
+
+def _ndim(x) -> int:
+    return len(util.shape_of(x))
+
+
+# --- reshaping -----------------------------------------------------------------------
+
+def _reshape_target(shape: tuple[int, ...], newshape: Any) -> tuple[int, ...]:
+    """`newshape` with a -1 resolved; TypeError naming both shapes when it cannot fit."""
+    try:
+        dims = tuple(operator.index(d) for d in
+                     ((newshape,) if isinstance(newshape, (int, np.integer)) else newshape))
+    except TypeError:
+        raise TypeError(f"reshape: new shape must be a sequence of concrete integers, got "
+                        f"{newshape!r}") from None
+    size = math.prod(shape)
+    unknown = [i for i, d in enumerate(dims) if d == -1]
+    if len(unknown) > 1:
+        raise ValueError(f"reshape: can only specify one unknown dimension, got {dims}")
+    if any(d < -1 for d in dims):
+        raise ValueError(f"reshape: invalid dimension in new shape {dims}")
+    known = math.prod(d for d in dims if d != -1)
+    if unknown:
+        if known == 0 or size % known:
+            raise TypeError(f"cannot reshape array of shape {shape} (size {size}) into shape "
+                            f"{dims}")
+        dims = dims[:unknown[0]] + (size // known,) + dims[unknown[0] + 1:]
+    elif known != size:
+        raise TypeError(f"cannot reshape array of shape {shape} (size {size}) into shape "
+                        f"{dims} (size {known})")
+    return dims
+
+
+def reshape(a, shape, order: str = "C", *, copy: bool | None = None):
+    """`a`'s elements in row-major order as an array of `shape` (one entry may be -1)."""
+    a = util.ensure_arraylike("reshape", a)
+    if order != "C":
+        raise NotImplementedError(f"reshape: only order='C' is supported, got {order!r}")
+    return lax.reshape(a, _reshape_target(util.shape_of(a), shape))
+
+
+def ravel(a, order: str = "C"):
+    """`a` flattened to one dimension, in row-major order."""
+    a = util.ensure_arraylike("ravel", a)
+    if order != "C":
+        raise NotImplementedError(f"ravel: only order='C' is supported, got {order!r}")
+    return lax.reshape(a, (math.prod(util.shape_of(a)),))
+
+
+def transpose(a, axes: Sequence[int] | None = None):
+    """`a` with its axes permuted (reversed when `axes` is None)."""
+    a = util.ensure_arraylike("transpose", a)
+    ndim = _ndim(a)
+    if axes is None:
+        perm = tuple(reversed(range(ndim)))
+    else:
+        perm = tuple(util.canonicalize_axis(ax, ndim) for ax in axes)
+        if sorted(perm) != list(range(ndim)):
+            raise ValueError(f"transpose: axes {tuple(axes)} don't match array of "
+                             f"dimension {ndim}")
+    return lax.transpose(a, perm)
+
+
+permute_dims = transpose
+
+
+def swapaxes(a, axis1: int, axis2: int):
+    a = util.ensure_arraylike("swapaxes", a)
+    ndim = _ndim(a)
+    perm = list(range(ndim))
+    i, j = util.canonicalize_axis(axis1, ndim), util.canonicalize_axis(axis2, ndim)
+    perm[i], perm[j] = perm[j], perm[i]
+    return lax.transpose(a, tuple(perm))
+
+
+def moveaxis(a, source, destination):
+    """`a` with the axes `source` moved to positions `destination`."""
+    a = util.ensure_arraylike("moveaxis", a)
+    ndim = _ndim(a)
+    src = util.canonicalize_axes(source if isinstance(source, (tuple, list)) else (source,),
+                                 ndim)
+    dst = util.canonicalize_axes(destination if isinstance(destination, (tuple, list))
+                                 else (destination,), ndim)
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: source and destination must have the same number of "
+                         f"elements, got {source} and {destination}")
+    perm = [ax for ax in range(ndim) if ax not in src]
+    for to, frm in sorted(zip(dst, src)):
+        perm.insert(to, frm)
+    return lax.transpose(a, tuple(perm))
+
+
+def expand_dims(a, axis):
+    """`a` with unit axes inserted at `axis` (positions in the result)."""
+    a = util.ensure_arraylike("expand_dims", a)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out_ndim = _ndim(a) + len(axes)
+    return lax.expand_dims(a, util.canonicalize_axes(tuple(axes), out_ndim))
+
+
+def squeeze(a, axis=None):
+    """`a` without unit axes (all of them, or those in `axis`, which must be unit)."""
+    a = util.ensure_arraylike("squeeze", a)
+    shape = util.shape_of(a)
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(shape) if d == 1)
+    else:
+        axes = util.canonicalize_axes(axis, len(shape))
+        for ax in axes:
+            if shape[ax] != 1:
+                raise ValueError("cannot select an axis to squeeze out which has size not "
+                                 f"equal to one, got shape={shape} and dimensions={axes}")
+    return lax.squeeze(a, axes)
+
+
+def broadcast_to(array, shape):
+    """`array` broadcast to `shape` (NumPy rules; no lower rank than `array`)."""
+    array = util.ensure_arraylike("broadcast_to", array)
+    shape = util.canonicalize_shape(shape, "broadcast_to")
+    arr_shape = util.shape_of(array)
+    lead = len(shape) - len(arr_shape)
+    if lead < 0 or builtins.any(d not in (1, s) for d, s in zip(arr_shape, shape[lead:])):
+        raise ValueError(f"Incompatible shapes for broadcasting: {arr_shape} and requested "
+                         f"shape {shape}")
+    if arr_shape == shape:
+        return util.as_array(array)
+    return lax.broadcast_in_dim(array, shape, tuple(range(lead, len(shape))))
+
+
+def broadcast_arrays(*args):
+    """The arguments broadcast to their common shape."""
+    util.check_arraylike("broadcast_arrays", *args)
+    args = [util.operand(a) for a in args]
+    shape = util.broadcast_shapes(*(util.shape_of(a) for a in args))
+    return [broadcast_to(a, shape) for a in args]
+
+
+broadcast_shapes = util.broadcast_shapes
+
+
+def _atleast(name: str, min_ndim: int, place):
+    def fn(*arys):
+        util.check_arraylike(name, *arys)
+        outs = []
+        for x in arys:
+            x = util.operand(x)
+            ndim = _ndim(x)
+            outs.append(util.as_array(x) if ndim >= min_ndim else
+                        lax.expand_dims(x, place(ndim)))
+        return outs[0] if len(outs) == 1 else outs
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Each argument viewed with at least {min_ndim} dimensions."
+    return fn
+
+
+atleast_1d = _atleast("atleast_1d", 1, lambda ndim: (0,))
+atleast_2d = _atleast("atleast_2d", 2, lambda ndim: (0,) if ndim == 1 else (0, 1))
+atleast_3d = _atleast("atleast_3d", 3, lambda ndim: {0: (0, 1, 2), 1: (0, 2), 2: (2,)}[ndim])
+
+
+# --- joining -------------------------------------------------------------------------
+
+def _check_sequence(name: str, arrays) -> list:
+    if util.is_arraylike(arrays) and not isinstance(arrays, (list, tuple)):
+        if util.shape_of(arrays) == ():
+            raise ValueError(f"{name}: need a sequence of arrays, got a 0-d array")
+        return [arrays[i] for i in range(util.shape_of(arrays)[0])]
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("Need at least one array to concatenate.")
+    util.check_arraylike(name, *arrays)
+    return arrays
+
+
+def concatenate(arrays, axis: int | None = 0, dtype=None):
+    """The arrays joined along an existing `axis` (flattened first if None)."""
+    arrays = _check_sequence("concatenate", arrays)
+    if axis is None:
+        arrays = [ravel(a) for a in arrays]
+        axis = 0
+    dtype = util.check_user_dtype(dtype, "concatenate")
+    arrays = util.promote_dtypes(*map(util.operand, arrays))
+    if dtype is not None:
+        arrays = [util.convert(a, dtype) for a in arrays]
+    shapes = [util.shape_of(a) for a in arrays]
+    if builtins.any(len(s) == 0 for s in shapes):
+        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+    if builtins.any(len(s) != len(shapes[0]) for s in shapes):
+        raise ValueError("All input arrays must have the same number of dimensions, got "
+                         f"shapes {shapes}")
+    axis = util.canonicalize_axis(axis, len(shapes[0]))
+    rest = {s[:axis] + s[axis + 1:] for s in shapes}
+    if len(rest) > 1:
+        raise ValueError(f"concatenate: all input array dimensions except for the "
+                         f"concatenation axis {axis} must match exactly, got shapes {shapes}")
+    if len(arrays) == 1:
+        return util.as_array(arrays[0])
+    return lax.concatenate(arrays, axis)
+
+
+concat = concatenate
+
+
+def stack(arrays, axis: int = 0, out=None, dtype=None):
+    """The arrays (all of one shape) joined along a new `axis`."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to plax.numpy.stack is not supported.")
+    arrays = [util.operand(a) for a in _check_sequence("stack", arrays)]
+    shapes = {util.shape_of(a) for a in arrays}
+    if len(shapes) > 1:
+        raise ValueError(f"All input arrays must have the same shape, got {sorted(shapes)}")
+    axis = util.canonicalize_axis(axis, len(shapes.pop()) + 1)
+    return concatenate([lax.expand_dims(a, (axis,)) for a in arrays], axis, dtype=dtype)
+
+
+def hstack(tup, dtype=None):
+    arrays = atleast_1d(*_check_sequence("hstack", tup))
+    arrays = arrays if isinstance(arrays, list) else [arrays]
+    return concatenate(arrays, 0 if _ndim(arrays[0]) == 1 else 1, dtype=dtype)
+
+
+def vstack(tup, dtype=None):
+    arrays = atleast_2d(*_check_sequence("vstack", tup))
+    return concatenate(arrays if isinstance(arrays, list) else [arrays], 0, dtype=dtype)
+
+
+def dstack(tup, dtype=None):
+    arrays = atleast_3d(*_check_sequence("dstack", tup))
+    return concatenate(arrays if isinstance(arrays, list) else [arrays], 2, dtype=dtype)
+
+
+# --- splitting ---------------------------------------------------------------------------
+
+def _split(name: str, ary, indices_or_sections, axis: int, equal: bool) -> list:
+    ary = util.ensure_arraylike(name, ary)
+    shape = util.shape_of(ary)
+    axis = util.canonicalize_axis(axis, len(shape))
+    size = shape[axis]
+    sections = util.concrete_or_error(indices_or_sections,
+                                      f"{name}: indices_or_sections must be static")
+    if np.ndim(sections) == 0:
+        n = operator.index(sections)
+        if n <= 0:
+            raise ValueError(f"{name}: number sections must be larger than 0, got {n}")
+        if equal and size % n:
+            raise ValueError("array split does not result in an equal division: "
+                             f"{size} elements along axis {axis} into {n} sections")
+        small, extra = divmod(size, n)
+        sizes = [small + 1] * extra + [small] * (n - extra)
+        points = np.cumsum([0] + sizes)
+    else:
+        points = [0] + [builtins.min(builtins.max(int(i) + (size if int(i) < 0 else 0), 0),
+                                     size) for i in sections] + [size]
+    outs = []
+    for start, stop in zip(points[:-1], points[1:]):
+        start, stop = int(start), builtins.max(int(stop), int(start))
+        outs.append(lax.slice_in_dim(ary, start, stop, axis=axis))
+    return outs
+
+
+def split(ary, indices_or_sections, axis: int = 0) -> list:
+    """`ary` cut along `axis` into equal sections, or at the given indices."""
+    return _split("split", ary, indices_or_sections, axis, equal=True)
+
+
+def array_split(ary, indices_or_sections, axis: int = 0) -> list:
+    """Like `split`, allowing sections of unequal size (the first ones one longer)."""
+    return _split("array_split", ary, indices_or_sections, axis, equal=False)
+
+
+# --- repetition ---------------------------------------------------------------------------
+
+def tile(A, reps):
+    """`A` repeated `reps` times along each axis."""
+    A = util.ensure_arraylike("tile", A)
+    reps = util.concrete_or_error(reps, "tile: reps must be static")
+    reps = tuple(operator.index(r) for r in (reps if np.ndim(reps) else (reps,)))
+    shape = util.shape_of(A)
+    ndim = builtins.max(len(shape), len(reps))
+    shape = (1,) * (ndim - len(shape)) + shape
+    reps = (1,) * (ndim - len(reps)) + reps
+    A = lax.reshape(A, shape)
+    interleaved = tuple(d for pair in zip(reps, shape) for d in pair)
+    tiled = lax.broadcast_in_dim(A, interleaved, tuple(range(1, 2 * ndim, 2)))
+    return lax.reshape(tiled, tuple(r * d for r, d in zip(reps, shape)))
+
+
+def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | None = None):
+    """Each element of `a` repeated `repeats` times (an int, or one count per element,
+    which must be static) along `axis` (of the flattened array if None)."""
+    a = util.ensure_arraylike("repeat", a)
+    repeats = util.concrete_or_error(repeats, "repeat: repeats must be static")
+    if axis is None:
+        a, axis = ravel(a), 0
+    shape = util.shape_of(a)
+    axis = util.canonicalize_axis(axis, len(shape))
+    counts = np.asarray(repeats)
+    if counts.ndim == 0 or counts.shape == (1,):
+        r = int(counts.reshape(()))
+        if r < 0:
+            raise ValueError(f"repeat: repeats may not be negative, got {r}")
+        expanded = shape[:axis + 1] + (r,) + shape[axis + 1:]
+        out = lax.broadcast_in_dim(a, expanded, tuple(d for d in range(len(shape) + 1)
+                                                      if d != axis + 1))
+        out = lax.reshape(out, shape[:axis] + (shape[axis] * r,) + shape[axis + 1:])
+    else:
+        if counts.shape != (shape[axis],):
+            raise ValueError(f"repeat: repeats of shape {counts.shape} do not match axis "
+                             f"{axis} of size {shape[axis]}")
+        if (counts < 0).any():
+            raise ValueError("repeat: repeats may not be negative")
+        pieces = []
+        for i, r in enumerate(counts.tolist()):
+            if r:
+                piece = lax.slice_in_dim(a, i, i + 1, axis=axis)
+                pieces.append(lax.broadcast_in_dim(
+                    piece, shape[:axis] + (r,) + shape[axis + 1:], tuple(range(len(shape))))
+                    if r > 1 else piece)
+        out = (lax.concatenate(pieces, axis) if pieces else
+               lax.slice_in_dim(a, 0, 0, axis=axis))
+    if total_repeat_length is not None:
+        out = _fit_length(out, axis, operator.index(total_repeat_length))
+    return out
+
+
+def _fit_length(x, axis: int, length: int):
+    """`x` cut, or padded with its last element, to `length` along `axis`."""
+    size = util.shape_of(x)[axis]
+    if length <= size:
+        return lax.slice_in_dim(x, 0, length, axis=axis)
+    last = lax.slice_in_dim(x, size - 1, size, axis=axis)
+    shape = list(util.shape_of(x))
+    shape[axis] = length - size
+    fill = lax.broadcast_in_dim(last, tuple(shape), tuple(range(len(shape))))
+    return lax.concatenate([x, fill], axis)
+
+
+# --- reversing and rolling -------------------------------------------------------------------
+
+def flip(m, axis=None):
+    """`m` with the order of elements reversed along `axis` (all axes if None)."""
+    m = util.ensure_arraylike("flip", m)
+    return lax.rev(m, util.canonicalize_axes(axis, _ndim(m)))
+
+
+def fliplr(m):
+    m = util.ensure_arraylike("fliplr", m)
+    if _ndim(m) < 2:
+        raise ValueError(f"fliplr requires an array of at least 2 dimensions, got shape "
+                         f"{util.shape_of(m)}")
+    return lax.rev(m, (1,))
+
+
+def flipud(m):
+    m = util.ensure_arraylike("flipud", m)
+    if _ndim(m) < 1:
+        raise ValueError("flipud requires an array of at least 1 dimension, got a 0-d array")
+    return lax.rev(m, (0,))
+
+
+def roll(a, shift, axis=None):
+    """Elements shifted by `shift` along `axis` (of the flattened array if None),
+    wrapping around; `shift` may be traced."""
+    a = util.ensure_arraylike("roll", a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), util.shape_of(a))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    shifts = shift if isinstance(shift, (tuple, list)) else (shift,) * len(axes)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: shift {shift} and axis {axis} must have the same length")
+    for s, ax in zip(shifts, axes):
+        a = _roll_one(a, s, util.canonicalize_axis(ax, _ndim(a)))
+    return a
+
+
+def _roll_one(a, shift, axis: int):
+    size = util.shape_of(a)[axis]
+    if size == 0:
+        return a
+    if util.is_python_scalar(shift) or isinstance(shift, np.integer):
+        s = operator.index(shift) % size
+        if s == 0:
+            return util.as_array(a)
+        return lax.concatenate([lax.slice_in_dim(a, size - s, size, axis=axis),
+                                lax.slice_in_dim(a, 0, size - s, axis=axis)], axis)
+    shift = util.ensure_arraylike("roll", shift)
+    if util.shape_of(shift) or util.dtype_category(util.dtype_of(shift)) not in "iu":
+        raise TypeError(f"roll: shift must be an integer scalar, got "
+                        f"{util.dtype_of(shift)}{list(util.shape_of(shift))}")
+    index_dtype = dtypes.default_int_dtype()
+    start = lax.rem(lax.sub(size, lax.rem(util.convert(shift, index_dtype), size)), size)
+    start = util.select_n(lax.lt(start, 0), start, lax.add(start, size))
+    doubled = lax.concatenate([a, a], axis)
+    return lax.dynamic_slice_in_dim(doubled, start, size, axis)
+
+
+# --- diagonals and triangles ---------------------------------------------------------------------
+
+def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
+    """The `offset` diagonal of the `axis1`/`axis2` planes, as the last axis."""
+    a = util.ensure_arraylike("diagonal", a)
+    ndim = _ndim(a)
+    if ndim < 2:
+        raise ValueError(f"diagonal requires an array of at least two dimensions, got shape "
+                         f"{util.shape_of(a)}")
+    a1, a2 = util.canonicalize_axis(axis1, ndim), util.canonicalize_axis(axis2, ndim)
+    if a1 == a2:
+        raise ValueError("diagonal: axis1 and axis2 cannot be the same")
+    a = moveaxis(a, (a1, a2), (-2, -1))
+    offset = operator.index(offset)
+    *batch, n, m = util.shape_of(a)
+    row0, col0 = builtins.min(builtins.max(-offset, 0), n), builtins.min(builtins.max(offset, 0), m)
+    a = lax.slice(a, (0,) * len(batch) + (row0, col0), (*batch, n, m))
+    n, m = n - row0, m - col0
+    length = builtins.min(n, m)
+    flat = lax.reshape(a, (*batch, n * m))
+    # Element (i, i) sits at i * (m + 1) of the row-major flattening.
+    if length == 0:
+        return lax.slice_in_dim(flat, 0, 0, axis=len(batch))
+    return lax.slice_in_dim(flat, 0, (length - 1) * (m + 1) + 1, stride=m + 1, axis=len(batch))
+
+
+def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
+    """Sum of the `offset` diagonal."""
+    from plax_stdlib.numpy.reductions import sum as sum_
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to plax.numpy.trace is not supported.")
+    return sum_(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def _triangle(name: str, keep_lower: bool):
+    def fn(m, k: int = 0):
+        m = util.ensure_arraylike(name, m)
+        shape = util.shape_of(m)
+        if len(shape) < 2:
+            raise ValueError(f"Argument to plax.numpy.{name} must be at least 2-dimensional, "
+                             f"got shape {shape}")
+        k = operator.index(k)
+        index_dtype = dtypes.default_int_dtype()
+        rows = lax.broadcasted_iota(index_dtype, shape[-2:], 0)
+        cols = lax.broadcasted_iota(index_dtype, shape[-2:], 1)
+        # tril keeps col - row <= k; triu keeps col - row >= k.
+        keep = (lax.le if keep_lower else lax.ge)(lax.sub(cols, rows), k)
+        keep = lax.broadcast_in_dim(keep, shape, (len(shape) - 2, len(shape) - 1))
+        return util.select_n(keep, util.full_like(m, 0), m)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"`m` with the elements {'above' if keep_lower else 'below'} the `k`-th "
+                  "diagonal of its last two axes set to zero.")
+    return fn
+
+
+tril = _triangle("tril", keep_lower=True)
+triu = _triangle("triu", keep_lower=False)
+
+
+# --- inspection -------------------------------------------------------------------------------
+
+def ndim(a) -> int:
+    """Number of dimensions of an array or scalar (lists are rejected, as in JAX)."""
+    util.check_arraylike("ndim", a)
+    return len(util.shape_of(util.operand(a)))
+
+
+def shape(a) -> tuple[int, ...]:
+    util.check_arraylike("shape", a)
+    return util.shape_of(util.operand(a))
+
+
+def size(a, axis: int | None = None) -> int:
+    """Number of elements (along `axis` if given)."""
+    util.check_arraylike("size", a)
+    a_shape = util.shape_of(util.operand(a))
+    if axis is None:
+        return math.prod(a_shape)
+    return a_shape[util.canonicalize_axis(axis, len(a_shape))]
+
+
+def isscalar(element) -> bool:
+    """True for array-likes with zero dimensions (0-d arrays included, unlike NumPy)."""
+    return util.is_arraylike(element) and not util.shape_of(util.operand(element))

@@ -1,0 +1,114 @@
+"""Sorting and searching: sort, argsort, nonzero (and its flat/argwhere forms).
+
+`nonzero` has a data-dependent result shape: without `size` it needs a concrete
+input; with `size` it works on traced inputs too (a stable sort brings the
+nonzero positions to the front).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from plax.extend import dtypes
+from plax_stdlib import lax
+from plax_stdlib.numpy import util
+
+
+def _sort_axis(name: str, a, axis):
+    a = util.ensure_arraylike(name, a)
+    if axis is None:
+        return lax.reshape(a, (math.prod(util.shape_of(a)),)), 0
+    return a, util.canonicalize_axis(axis, len(util.shape_of(a)))
+
+
+def _check_sort_options(name: str, kind, order):
+    if order is not None:
+        raise TypeError(f"'order' argument to {name} is not supported.")
+    if kind not in (None, "stable", "mergesort", "quicksort", "heapsort"):
+        raise ValueError(f"{name}: unknown sort kind {kind!r}")
+
+
+def sort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True,
+         descending: bool = False):
+    """`a` sorted along `axis` (the flattened array if None); NaNs sort last."""
+    _check_sort_options("sort", kind, order)
+    a, axis = _sort_axis("sort", a, axis)
+    out = lax.sort(a, dimension=axis, is_stable=stable)
+    return lax.rev(out, (axis,)) if descending else out
+
+
+def argsort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True,
+            descending: bool = False):
+    """Indices that sort `a` along `axis`; equal elements keep their order."""
+    _check_sort_options("argsort", kind, order)
+    a, axis = _sort_axis("argsort", a, axis)
+    shape = util.shape_of(a)
+    index_dtype = dtypes.default_int_dtype()
+    iota = lax.broadcasted_iota(index_dtype, shape, axis)
+    if not descending:
+        return lax.sort((a, iota), dimension=axis, is_stable=stable, num_keys=1)[1]
+    # Sorting the reversed array keeps equal elements in their original order once
+    # the result is reversed back.
+    _, order_ = lax.sort((lax.rev(a, (axis,)), iota), dimension=axis, is_stable=stable,
+                         num_keys=1)
+    return lax.rev(lax.sub(shape[axis] - 1, order_), (axis,))
+
+
+def nonzero(a, *, size: int | None = None, fill_value=None):
+    """Indices of the nonzero elements, one array per dimension.
+
+    With `size`, exactly `size` indices per dimension are returned (cut, or padded
+    with `fill_value`, default 0), and `a` may be traced.
+    """
+    a = util.ensure_arraylike("nonzero", a)
+    shape = util.shape_of(a)
+    if not shape:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
+                         "plax.numpy.atleast_1d(scalar).nonzero() instead.")
+    index_dtype = dtypes.default_int_dtype()
+    if size is None:
+        value = util.concrete_or_error(
+            a, "The size of the result of nonzero depends on the values of its input; pass "
+            "a static size= argument to use it on traced arrays")
+        if fill_value is not None:
+            raise ValueError("nonzero: fill_value requires size")
+        return tuple(util.as_array(np.asarray(i, index_dtype)) for i in np.nonzero(value))
+    size = int(util.concrete_or_error(size, "nonzero: size must be static"))
+    flat = lax.reshape(a, (math.prod(shape),))
+    is_zero = lax.eq(flat, util.full_like(flat, 0))
+    positions = lax.iota(index_dtype, math.prod(shape))
+    _, order_ = lax.sort((is_zero, positions), dimension=0, is_stable=True, num_keys=1)
+    count = lax.reduce_sum(util.convert(lax.bitwise_not(is_zero), index_dtype), (0,))
+    if size <= math.prod(shape):
+        order_ = lax.slice(order_, (0,), (size,))
+    else:
+        order_ = lax.pad(order_, 0, ((0, size - math.prod(shape), 0),))
+    valid = lax.lt(lax.iota(index_dtype, size), count)
+    fills = fill_value if isinstance(fill_value, (tuple, list)) else (
+        (0 if fill_value is None else fill_value),) * len(shape)
+    if len(fills) != len(shape):
+        raise ValueError(f"nonzero: fill_value must be a scalar or a tuple of length "
+                         f"{len(shape)}, got {fill_value}")
+    out = []
+    stride = math.prod(shape)
+    for dim, fill in zip(shape, fills):
+        stride //= dim
+        index = lax.rem(lax.div(order_, stride), dim) if dim else order_
+        fill = util.convert(util.ensure_arraylike("nonzero", fill), index_dtype)
+        out.append(util.select_n(valid, lax.broadcast_in_dim(fill, (size,), ()), index))
+    return tuple(out)
+
+
+def flatnonzero(a, *, size: int | None = None, fill_value=None):
+    """Indices of the nonzero elements of the flattened `a`."""
+    a = util.ensure_arraylike("flatnonzero", a)
+    flat = lax.reshape(a, (math.prod(util.shape_of(a)),))
+    return nonzero(flat, size=size, fill_value=fill_value)[0]
+
+
+def argwhere(a, *, size: int | None = None, fill_value=None):
+    """Indices of the nonzero elements, one row per element."""
+    from plax_stdlib.numpy.shape_ops import atleast_1d, stack
+    a = atleast_1d(util.ensure_arraylike("argwhere", a))
+    return stack(nonzero(a, size=size, fill_value=fill_value), axis=1)

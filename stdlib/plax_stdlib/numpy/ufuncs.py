@@ -1,0 +1,614 @@
+"""Elementwise functions: arithmetic, transcendental, rounding, comparison, logic, bits.
+
+Each function promotes its arguments (`util.promote_args*`) and binds lax
+primitives. Where NumPy's semantics differ from the primitive's (floor division
+and remainder of signed values, comparisons of complex numbers, bool arithmetic),
+the difference is spelled out here with a few more primitives.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from plax.extend import dtypes
+from plax_stdlib import lax
+from plax_stdlib.numpy import util
+
+
+def _named(name: str, doc: str, fn: Callable) -> Callable:
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def _category(x) -> str:
+    return util.dtype_category(util.dtype_of(x))
+
+
+def _zeros_like(x, dtype=None):
+    return util.full_like(x, 0, dtype)
+
+
+def _ones_like(x, dtype=None):
+    return util.full_like(x, 1, dtype)
+
+
+# --- families ------------------------------------------------------------------------
+
+def _inexact_unary(name: str, lax_fn: Callable, real_only: bool = False) -> Callable:
+    """A unary function computed in floating point (integers become the default float)."""
+    def fn(x, /):
+        x, = util.promote_args_inexact(name, x)
+        if real_only and _category(x) == "c":
+            raise TypeError(f"{name} does not support complex input, got dtype "
+                            f"{util.dtype_of(x)}")
+        return lax_fn(x)
+    return _named(name, f"Elementwise {name}; integer and bool inputs are converted to the "
+                  "default float dtype first.", fn)
+
+
+def _binary(name: str, lax_fn: Callable, promote: Callable = util.promote_args) -> Callable:
+    def fn(x1, x2, /):
+        return lax_fn(*promote(name, x1, x2))
+    return _named(name, f"Elementwise {name} of `x1` and `x2` (with NumPy broadcasting "
+                  "and JAX type promotion).", fn)
+
+
+def _rounding(name: str, lax_fn: Callable) -> Callable:
+    """floor/ceil/trunc: integer and bool inputs come back unchanged, as in JAX."""
+    def fn(x, /):
+        x = util.ensure_arraylike(name, x)
+        category = _category(x)
+        if category in "biu":
+            return util.as_array(x)
+        if category == "c":
+            raise TypeError(f"{name} does not support complex input, got dtype "
+                            f"{util.dtype_of(x)}")
+        return lax_fn(x)
+    return _named(name, f"Elementwise {name}; integer inputs are returned unchanged.", fn)
+
+
+# --- arithmetic ----------------------------------------------------------------------
+
+def add(x1, x2, /):
+    """Elementwise x1 + x2; for bool arrays, logical or."""
+    x1, x2 = util.promote_args("add", x1, x2)
+    return lax.bitwise_or(x1, x2) if _category(x1) == "b" else lax.add(x1, x2)
+
+
+def subtract(x1, x2, /):
+    """Elementwise x1 - x2 (not defined for bool, as in NumPy)."""
+    x1, x2 = util.promote_args("subtract", x1, x2)
+    if _category(x1) == "b":
+        raise TypeError("subtract does not support bool inputs; use logical_xor or "
+                        "bitwise_xor instead")
+    return lax.sub(x1, x2)
+
+
+def multiply(x1, x2, /):
+    """Elementwise x1 * x2; for bool arrays, logical and."""
+    x1, x2 = util.promote_args("multiply", x1, x2)
+    return lax.bitwise_and(x1, x2) if _category(x1) == "b" else lax.mul(x1, x2)
+
+
+true_divide = _binary("true_divide", lax.div, util.promote_args_inexact)
+divide = true_divide
+
+
+def floor_divide(x1, x2, /):
+    """Elementwise x1 // x2, rounding toward negative infinity (NumPy/Python semantics)."""
+    x1, x2 = util.promote_args_numeric("floor_divide", x1, x2)
+    category = _category(x1)
+    if category == "u":
+        return lax.div(x1, x2)
+    if category == "i":
+        quotient, rest = lax.div(x1, x2), lax.rem(x1, x2)
+        return util.select_n(_rounds_wrongly(rest, x2), quotient, lax.sub(quotient, 1))
+    if category == "c":
+        raise TypeError("floor_divide does not support complex inputs")
+    return _float_divmod(x1, x2)[0]
+
+
+def remainder(x1, x2, /):
+    """Elementwise remainder with the sign of the divisor (NumPy's `mod`, Python's `%`)."""
+    x1, x2 = util.promote_args_numeric("remainder", x1, x2)
+    category = _category(x1)
+    if category == "u":
+        return lax.rem(x1, x2)
+    if category == "i":
+        rest = lax.rem(x1, x2)
+        return util.select_n(_rounds_wrongly(rest, x2), rest, lax.add(rest, x2))
+    if category == "c":
+        raise TypeError("remainder does not support complex inputs")
+    return _float_divmod(x1, x2)[1]
+
+
+mod = remainder
+
+
+def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
+    """`(floor_divide(x1, x2), remainder(x1, x2))`."""
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def _rounds_wrongly(rest, divisor):
+    """Where truncating division differs from floor division: a nonzero remainder
+    whose sign differs from the divisor's."""
+    return lax.bitwise_and(lax.ne(rest, 0), lax.ne(lax.lt(rest, 0), lax.lt(divisor, 0)))
+
+
+def _float_divmod(a, b):
+    """NumPy's floating-point divmod: the quotient is computed from the C remainder
+    so that `a == b * q + r` holds as closely as floating point allows."""
+    mod_ = lax.rem(a, b)
+    div_ = lax.div(lax.sub(a, mod_), b)
+    fix = _rounds_wrongly(mod_, b)
+    mod_ = util.select_n(fix, mod_, lax.add(mod_, b))
+    div_ = util.select_n(fix, div_, lax.sub(div_, 1.0))
+    mod_ = util.select_n(lax.eq(mod_, 0), mod_, copysign(_zeros_like(mod_), b))
+    floor_div = lax.floor(div_)
+    floor_div = util.select_n(lax.gt(lax.sub(div_, floor_div), 0.5), floor_div,
+                             lax.add(floor_div, 1.0))
+    floor_div = util.select_n(lax.eq(div_, 0), floor_div,
+                             copysign(_zeros_like(div_), lax.div(a, b)))
+    floor_div = util.select_n(lax.eq(b, 0), floor_div, lax.div(a, b))
+    return floor_div, mod_
+
+
+def fmod(x1, x2, /):
+    """Elementwise remainder with the sign of the dividend (C's fmod)."""
+    x1, x2 = util.promote_args_numeric("fmod", x1, x2)
+    if _category(x1) == "c":
+        raise TypeError("fmod does not support complex inputs")
+    return lax.rem(x1, x2)
+
+
+def power(x1, x2, /):
+    """Elementwise x1 ** x2. A static Python int exponent uses repeated multiplication
+    (`lax.integer_pow`) and keeps `x1`'s dtype."""
+    util.check_arraylike("power", x1, x2)
+    if type(x2) is int or isinstance(x2, np.integer):
+        x1, _ = util.promote_dtypes_numeric(util.operand(x1), util.operand(x2))
+        if int(x2) < 0 and _category(x1) in "iu":
+            raise ValueError("Integers to negative integer powers are not allowed.")
+        return lax.integer_pow(x1, int(x2))
+    x1, x2 = util.promote_args_numeric("power", x1, x2)
+    if _category(x1) in "iu":
+        return _integer_power(x1, x2)
+    return lax.pow(x1, x2)
+
+
+pow = power  # noqa: A001 - the array API's name
+
+
+def _integer_power(base, exponent):
+    """Integer ** integer by square-and-multiply over every bit of the exponent.
+    A negative exponent gives 0, except for bases 1 (giving 1) and -1 (giving ±1)."""
+    bits = dtypes.itemsize_bits(util.dtype_of(exponent))
+    one = _ones_like(base)
+    acc, x, n = one, base, exponent
+    for i in range(bits):
+        acc = util.select_n(lax.ne(lax.bitwise_and(n, 1), 0), acc, lax.mul(acc, x))
+        if i + 1 < bits:
+            x, n = lax.mul(x, x), lax.shift_right_logical(n, 1)
+    if _category(exponent) == "i":
+        odd = lax.ne(lax.bitwise_and(exponent, 1), 0)
+        of_minus_one = util.select_n(odd, one, lax.neg(one))
+        negative = util.select_n(lax.eq(base, -1), _zeros_like(base), of_minus_one)
+        negative = util.select_n(lax.eq(base, 1), negative, one)
+        acc = util.select_n(lax.lt(exponent, 0), acc, negative)
+    return acc
+
+
+def float_power(x1, x2, /):
+    """Elementwise x1 ** x2 computed in floating point."""
+    x1, x2 = util.promote_args_inexact("float_power", x1, x2)
+    return lax.pow(x1, x2)
+
+
+def negative(x, /):
+    """Elementwise -x (not defined for bool, as in NumPy)."""
+    x = util.ensure_arraylike("negative", x)
+    if _category(x) == "b":
+        raise TypeError("negative does not support bool inputs; use logical_not or "
+                        "bitwise_not instead")
+    return lax.neg(x)
+
+
+def positive(x, /):
+    """Elementwise +x: `x` as an array."""
+    return util.as_array(util.ensure_arraylike("positive", x))
+
+
+def absolute(x, /):
+    """Elementwise |x|; the magnitude (a real value) for complex inputs."""
+    x = util.ensure_arraylike("absolute", x)
+    return util.as_array(x) if _category(x) in "bu" else lax.abs(x)
+
+
+abs = absolute  # noqa: A001 - NumPy's name
+
+
+def sign(x, /):
+    """Elementwise sign: -1, 0 or 1 (`x / |x|` for complex inputs)."""
+    x = util.ensure_arraylike("sign", x)
+    if _category(x) == "b":
+        raise TypeError("sign does not support bool inputs")
+    return lax.sign(x)
+
+
+def reciprocal(x, /):
+    """Elementwise 1 / x, in floating point."""
+    x, = util.promote_args_inexact("reciprocal", x)
+    return lax.integer_pow(x, -1)
+
+
+def square(x, /):
+    """Elementwise x * x, keeping integer dtypes."""
+    x, = util.promote_args_numeric("square", x)
+    return lax.integer_pow(x, 2)
+
+
+sqrt = _inexact_unary("sqrt", lax.sqrt)
+cbrt = _inexact_unary("cbrt", lax.cbrt, real_only=True)
+exp = _inexact_unary("exp", lax.exp)
+exp2 = _inexact_unary("exp2", lax.exp2)
+expm1 = _inexact_unary("expm1", lax.expm1)
+log = _inexact_unary("log", lax.log)
+log1p = _inexact_unary("log1p", lax.log1p)
+log2 = _inexact_unary("log2", lambda x: lax.div(lax.log(x), float(np.log(2))))
+log10 = _inexact_unary("log10", lambda x: lax.div(lax.log(x), float(np.log(10))))
+sin = _inexact_unary("sin", lax.sin)
+cos = _inexact_unary("cos", lax.cos)
+tan = _inexact_unary("tan", lax.tan)
+arcsin = _inexact_unary("arcsin", lax.asin)
+arccos = _inexact_unary("arccos", lax.acos)
+arctan = _inexact_unary("arctan", lax.atan)
+sinh = _inexact_unary("sinh", lax.sinh)
+cosh = _inexact_unary("cosh", lax.cosh)
+tanh = _inexact_unary("tanh", lax.tanh)
+arcsinh = _inexact_unary("arcsinh", lax.asinh)
+arccosh = _inexact_unary("arccosh", lax.acosh)
+arctanh = _inexact_unary("arctanh", lax.atanh)
+deg2rad = _inexact_unary("deg2rad", lambda x: lax.mul(x, np.pi / 180), real_only=True)
+rad2deg = _inexact_unary("rad2deg", lambda x: lax.mul(x, 180 / np.pi), real_only=True)
+radians = _named("radians", "Alias of `deg2rad`.", lambda x, /: deg2rad(x))
+degrees = _named("degrees", "Alias of `rad2deg`.", lambda x, /: rad2deg(x))
+acos, asin, atan = arccos, arcsin, arctan
+acosh, asinh, atanh = arccosh, arcsinh, arctanh
+
+
+arctan2 = _binary("arctan2", lax.atan2, util.promote_args_inexact)
+atan2 = arctan2
+
+
+def logaddexp(x1, x2, /):
+    """Elementwise log(exp(x1) + exp(x2)), without overflow."""
+    x1, x2 = util.promote_args_inexact("logaddexp", x1, x2)
+    if _category(x1) == "c":
+        raise TypeError("logaddexp does not support complex inputs")
+    amax = lax.max(x1, x2)
+    delta = lax.sub(x1, x2)
+    out = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
+    return util.select_n(lax.ne(delta, delta), out, lax.add(x1, x2))  # inf - inf is nan
+
+
+def hypot(x1, x2, /):
+    """Elementwise sqrt(x1**2 + x2**2), without overflow."""
+    x1, x2 = util.promote_args_inexact("hypot", x1, x2)
+    if _category(x1) == "c":
+        raise TypeError("hypot does not support complex inputs")
+    a1, a2 = lax.abs(x1), lax.abs(x2)
+    big, small = lax.max(a1, a2), lax.min(a1, a2)
+    is_zero = lax.eq(big, 0)
+    ratio = lax.div(small, util.select_n(is_zero, big, _ones_like(big)))
+    out = lax.mul(big, lax.sqrt(lax.add(1, lax.mul(ratio, ratio))))
+    out = util.select_n(is_zero, out, big)
+    infinite = lax.bitwise_or(isinf(a1), isinf(a2))
+    return util.select_n(infinite, out, util.full_like(out, np.inf))
+
+
+# --- rounding ------------------------------------------------------------------------
+
+floor = _rounding("floor", lax.floor)
+ceil = _rounding("ceil", lax.ceil)
+
+
+def _trunc(x):
+    return util.select_n(lax.lt(x, 0), lax.floor(x), lax.ceil(x))
+
+
+trunc = _rounding("trunc", _trunc)
+fix = _rounding("fix", _trunc)
+
+
+def rint(x, /):
+    """Elementwise rounding to the nearest integer, ties to even (a float result)."""
+    x, = util.promote_args_inexact("rint", x)
+    if _category(x) == "c":
+        return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))
+    return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
+
+
+def round(a, decimals: int = 0, out=None):  # noqa: A001 - NumPy's name
+    """Round to `decimals` decimal places, ties to even, keeping the dtype."""
+    if out is not None:
+        raise NotImplementedError("round: the 'out' argument is not supported")
+    a = util.ensure_arraylike("round", a)
+    decimals = int(util.concrete_or_error(decimals, "round: 'decimals' must be static"))
+    category = _category(a)
+    if category == "b" or (category in "iu" and decimals >= 0):
+        return util.as_array(a)
+    if category in "iu":
+        return _round_int(a, 10 ** -decimals)
+    if category == "c":
+        return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
+    dtype = util.dtype_of(a)
+    x = util.convert(a, np.float32) if dtypes.itemsize_bits(dtype) < 32 else a
+    if decimals == 0:
+        rounded = lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
+    else:
+        factor = 10.0 ** decimals
+        rounded = lax.div(lax.round(lax.mul(x, factor), lax.RoundingMethod.TO_NEAREST_EVEN),
+                          factor)
+    return util.convert(rounded, dtype, util.is_weak(a))
+
+
+around = round
+
+
+def _round_int(x, factor: int):
+    """Integers rounded to a multiple of `factor`, ties to the even multiple."""
+    if factor > dtypes.iinfo(util.dtype_of(x)).max:
+        return _zeros_like(x)
+    rest = remainder(x, factor)
+    down = lax.sub(x, rest)
+    twice = lax.mul(rest, 2)
+    up = lax.bitwise_or(lax.gt(twice, factor),
+                        lax.bitwise_and(lax.eq(twice, factor),
+                                        lax.ne(remainder(floor_divide(down, factor), 2), 0)))
+    return util.select_n(up, down, lax.add(down, factor))
+
+
+# --- extrema -------------------------------------------------------------------------
+
+maximum = _binary("maximum", lax.max)
+minimum = _binary("minimum", lax.min)
+
+
+def fmax(x1, x2, /):
+    """Elementwise maximum, ignoring NaNs (NaN only if both are NaN)."""
+    x1, x2 = util.promote_args("fmax", x1, x2)
+    return util.select_n(isnan(x2), util.select_n(isnan(x1), lax.max(x1, x2), x2), x1)
+
+
+def fmin(x1, x2, /):
+    """Elementwise minimum, ignoring NaNs (NaN only if both are NaN)."""
+    x1, x2 = util.promote_args("fmin", x1, x2)
+    return util.select_n(isnan(x2), util.select_n(isnan(x1), lax.min(x1, x2), x2), x1)
+
+
+def clip(arr, /, min=None, max=None):  # noqa: A002 - NumPy's names
+    """`arr` limited to `[min, max]` (either bound may be None)."""
+    util.check_arraylike("clip", arr, *(b for b in (min, max) if b is not None))
+    if any(_category(util.operand(v)) == "c" for v in (arr, min, max) if v is not None):
+        raise ValueError("Clip received a complex value either through the input or the "
+                         "min/max keywords. Complex values have no ordering and cannot be "
+                         "clipped.")
+    if min is not None:
+        arr = maximum(min, arr)
+    if max is not None:
+        arr = minimum(max, arr)
+    return util.as_array(util.operand(arr))
+
+
+# --- where ----------------------------------------------------------------------------
+
+def _as_bool(x):
+    return x if _category(x) == "b" else lax.ne(x, 0)
+
+
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """Elementwise `x if condition else y`; with only `condition`, `nonzero(condition)`."""
+    if x is None and y is None:
+        from plax_stdlib.numpy.sorting import nonzero
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise ValueError("Either both or neither of the x and y arguments should be provided "
+                         f"to plax.numpy.where, got {x} and {y}.")
+    if size is not None or fill_value is not None:
+        raise ValueError("plax.numpy.where: size and fill_value apply only to the "
+                         "one-argument form")
+    util.check_arraylike("where", condition, x, y)
+    condition = _as_bool(util.operand(condition))
+    x, y = util.promote_dtypes(util.operand(x), util.operand(y))
+    shape = util.broadcast_result_shape("where", condition, x, y)
+    if util.shape_of(condition):
+        condition = util.broadcast_to_shape(condition, shape)
+    return util.select_n(condition, util.broadcast_to_shape(y, shape),
+                        util.broadcast_to_shape(x, shape))
+
+
+# --- floating-point classification ------------------------------------------------------
+
+def isnan(x, /):
+    x = util.ensure_arraylike("isnan", x)
+    category = _category(x)
+    if category in "biu":
+        return util.full_like(x, False, bool)
+    return lax.ne(x, x)
+
+
+def isinf(x, /):
+    x = util.ensure_arraylike("isinf", x)
+    category = _category(x)
+    if category in "biu":
+        return util.full_like(x, False, bool)
+    if category == "c":
+        return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
+    return lax.eq(lax.abs(x), np.inf)
+
+
+def isfinite(x, /):
+    x = util.ensure_arraylike("isfinite", x)
+    category = _category(x)
+    if category in "biu":
+        return util.full_like(x, True, bool)
+    if category == "c":
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
+    return lax.is_finite(x)
+
+
+_UINT_OF_BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def signbit(x, /):
+    """Elementwise test of the sign bit (true for -0.0 and negative NaNs too)."""
+    x = util.ensure_arraylike("signbit", x)
+    category = _category(x)
+    if category in "bu":
+        return util.full_like(x, False, bool)
+    if category == "i":
+        return lax.lt(x, 0)
+    if category == "c":
+        raise TypeError("signbit does not support complex inputs")
+    bits = dtypes.itemsize_bits(util.dtype_of(x))
+    as_int = lax.bitcast_convert_type(x, _UINT_OF_BITS[bits])
+    return lax.ne(lax.shift_right_logical(as_int, bits - 1), 0)
+
+
+def copysign(x1, x2, /):
+    """Elementwise |x1| with the sign (bit) of x2."""
+    x1, x2 = util.promote_args_inexact("copysign", x1, x2)
+    if _category(x1) == "c":
+        raise TypeError("copysign does not support complex inputs")
+    magnitude = lax.abs(x1)
+    return util.select_n(signbit(x2), magnitude, lax.neg(magnitude))
+
+
+def heaviside(x1, x2, /):
+    """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0 (NaN where x1 is NaN)."""
+    x1, x2 = util.promote_args_inexact("heaviside", x1, x2)
+    zero, one = _zeros_like(x1), _ones_like(x1)
+    step = util.select_n(lax.gt(x1, 0), util.select_n(lax.lt(x1, 0), x1, zero), one)
+    return util.select_n(lax.eq(x1, 0), step, x2)  # NaN stays NaN
+
+
+def sinc(x, /):
+    """Elementwise sin(pi x) / (pi x), with sinc(0) = 1."""
+    x, = util.promote_args_inexact("sinc", x)
+    is_zero = lax.eq(x, 0)
+    safe = lax.mul(util.select_n(is_zero, x, _ones_like(x)), np.pi)
+    return util.select_n(is_zero, lax.div(lax.sin(safe), safe), _ones_like(x))
+
+
+# --- complex numbers ----------------------------------------------------------------------
+
+def real(val, /):
+    """The real part (the value itself for real inputs)."""
+    val = util.ensure_arraylike("real", val)
+    return lax.real(val) if _category(val) == "c" else util.as_array(val)
+
+
+def imag(val, /):
+    """The imaginary part (zeros for real inputs)."""
+    val = util.ensure_arraylike("imag", val)
+    return lax.imag(val) if _category(val) == "c" else _zeros_like(val)
+
+
+def conjugate(x, /):
+    """The complex conjugate (the value itself for real inputs)."""
+    x = util.ensure_arraylike("conjugate", x)
+    return lax.conj(x) if _category(x) == "c" else util.as_array(x)
+
+
+conj = conjugate
+
+
+def angle(z, deg: bool = False):
+    """The argument of complex `z` (radians, or degrees if `deg`)."""
+    z = util.ensure_arraylike("angle", z)
+    re, im = real(z), imag(z)
+    re, im = util.promote_dtypes_inexact(re, im)
+    out = lax.atan2(im, re)
+    return rad2deg(out) if deg else out
+
+
+# --- comparisons -----------------------------------------------------------------------------
+
+def _comparison(name: str, lax_fn: Callable, strict_fn: Callable | None = None) -> Callable:
+    """With `strict_fn`, an ordering: complex values compare lexicographically (real
+    parts by `strict_fn`, then imaginary parts by `lax_fn`), as in NumPy."""
+    def fn(x1, x2, /):
+        x1, x2 = util.promote_args(name, x1, x2)
+        if strict_fn is None or _category(x1) != "c":
+            return lax_fn(x1, x2)
+        r1, r2, i1, i2 = lax.real(x1), lax.real(x2), lax.imag(x1), lax.imag(x2)
+        return lax.bitwise_or(strict_fn(r1, r2),
+                              lax.bitwise_and(lax.eq(r1, r2), lax_fn(i1, i2)))
+    return _named(name, f"Elementwise {name} (a bool array).", fn)
+
+
+equal = _comparison("equal", lax.eq)
+not_equal = _comparison("not_equal", lax.ne)
+less = _comparison("less", lax.lt, lax.lt)
+less_equal = _comparison("less_equal", lax.le, lax.lt)
+greater = _comparison("greater", lax.gt, lax.gt)
+greater_equal = _comparison("greater_equal", lax.ge, lax.gt)
+
+
+# --- logic and bits ---------------------------------------------------------------------------
+
+def _logical(name: str, lax_fn: Callable) -> Callable:
+    def fn(x1, x2, /):
+        util.check_arraylike(name, x1, x2)
+        x1, x2 = util.promote_shapes(name, _as_bool(util.operand(x1)),
+                                     _as_bool(util.operand(x2)))
+        return lax_fn(x1, x2)
+    return _named(name, f"Elementwise {name} of the truth values of `x1` and `x2`.", fn)
+
+
+logical_and = _logical("logical_and", lax.bitwise_and)
+logical_or = _logical("logical_or", lax.bitwise_or)
+logical_xor = _logical("logical_xor", lax.bitwise_xor)
+
+
+def logical_not(x, /):
+    x = util.ensure_arraylike("logical_not", x)
+    return lax.bitwise_not(_as_bool(x))
+
+
+bitwise_and = _binary("bitwise_and", lax.bitwise_and)
+bitwise_or = _binary("bitwise_or", lax.bitwise_or)
+bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
+
+
+def bitwise_not(x, /):
+    """Elementwise bit inversion (logical not for bool)."""
+    return lax.bitwise_not(util.ensure_arraylike("bitwise_not", x))
+
+
+invert = bitwise_invert = bitwise_not
+left_shift = _binary("left_shift", lax.shift_left, util.promote_args_numeric)
+
+
+def right_shift(x1, x2, /):
+    """Elementwise x1 >> x2: arithmetic for signed integers, logical for unsigned."""
+    x1, x2 = util.promote_args_numeric("right_shift", x1, x2)
+    if _category(x1) == "i":
+        return lax.shift_right_arithmetic(x1, x2)
+    return lax.shift_right_logical(x1, x2)
+
+
+bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
+
+
+def matrix_transpose(x, /):
+    """`x` with its last two axes swapped."""
+    x = util.ensure_arraylike("matrix_transpose", x)
+    ndim = len(util.shape_of(x))
+    if ndim < 2:
+        raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got "
+                         f"ndim={ndim}")
+    return lax.transpose(x, (*range(ndim - 2), ndim - 1, ndim - 2))

@@ -1,0 +1,307 @@
+"""How every `plax.numpy` function treats its arguments before binding primitives.
+
+1. `check_arraylike`: only arrays, tracers, NumPy values and Python scalars are
+   accepted (lists are not, as in JAX: build them into arrays with `asarray`).
+2. `operand`: NumPy values are made canonical (64-bit → 32-bit with x64 off);
+   Python scalars stay Python scalars, so they remain weakly typed.
+3. `promote_dtypes`: every argument is converted to the dtype and weak type that
+   JAX's promotion lattice gives (`dtypes.lattice_result_type`).
+4. `promote_shapes`: NumPy broadcasting, honouring `jax_numpy_rank_promotion`.
+"""
+from __future__ import annotations
+
+import operator
+import warnings
+from typing import Any, Sequence
+
+import numpy as np
+from numpy.exceptions import AxisError
+
+import plax
+from plax.errors import ConcretizationTypeError
+from plax.extend import config, dtypes
+from plax.extend.core import ShapedArray, Tracer, get_aval
+from plax_stdlib import lax
+from plax_stdlib.lax.conversion import convert_with_weak_type
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def is_arraylike(x: Any) -> bool:
+    return (type(x) in _PY_SCALARS or isinstance(x, (Tracer, np.ndarray, np.generic))
+            or isinstance(getattr(x, "aval", None), ShapedArray))
+
+
+def check_arraylike(fun_name: str, *args: Any) -> None:
+    for pos, arg in enumerate(args):
+        if not is_arraylike(arg):
+            hint = (" Convert it with plax.numpy.asarray first."
+                    if isinstance(arg, (list, tuple)) else "")
+            raise TypeError(f"{fun_name} requires ndarray or scalar arguments, got "
+                            f"{type(arg).__name__} at position {pos}.{hint}")
+
+
+def operand(x: Any) -> Any:
+    """`x` as lax primitives take it: NumPy values at their canonical dtype."""
+    if isinstance(x, (np.ndarray, np.generic)):
+        dt = dtypes.canonicalize_dtype(x.dtype)
+        dtypes.check_valid_dtype(dt)
+        return x if x.dtype == dt else x.astype(dt)
+    return x
+
+
+def ensure_arraylike(fun_name: str, *args: Any) -> Any:
+    """Checked operands; one value for one argument, else a tuple."""
+    check_arraylike(fun_name, *args)
+    out = tuple(operand(a) for a in args)
+    return out[0] if len(out) == 1 else out
+
+
+def shape_of(x: Any) -> tuple[int, ...]:
+    return get_aval(x).shape
+
+
+def dtype_of(x: Any) -> np.dtype:
+    return get_aval(x).dtype
+
+
+def is_python_scalar(x: Any) -> bool:
+    return type(x) in _PY_SCALARS
+
+
+# --- dtypes -------------------------------------------------------------------------
+
+def _python_kind_for(dtype: np.dtype) -> type | None:
+    """The Python scalar type whose weak dtype is `dtype`, if there is one."""
+    for kind in (int, float, complex):
+        if dtypes.canonicalize_dtype(dtypes.python_scalar_dtypes[kind]) == dtype:
+            return kind
+    return None
+
+
+def convert(x: Any, dtype: Any, weak_type: bool = False) -> Any:
+    """`x` (an operand) as `dtype`, weakly typed iff `weak_type`.
+
+    Python scalars become Python scalars of the right kind when the result is weak
+    (so they stay literals) and NumPy scalars otherwise; NumPy arrays are converted
+    by NumPy; only traced and device values go through `convert_element_type`.
+    """
+    dtype = np.dtype(dtype)
+    if is_python_scalar(x):
+        if weak_type:
+            kind = _python_kind_for(dtype)
+            if kind is not None:
+                return kind(x)
+        else:
+            return np.asarray(x, dtype)[()]
+    aval = get_aval(x)
+    if aval.dtype == dtype and aval.weak_type == weak_type:
+        return x
+    if isinstance(x, (np.ndarray, np.generic)) and not weak_type:
+        return x.astype(dtype)
+    return convert_with_weak_type(x, dtype, weak_type)
+
+
+def promote_dtypes(*args: Any) -> list[Any]:
+    """Convert operands to their common dtype (JAX's lattice, weak types included)."""
+    if len(args) < 2:
+        return list(args)
+    to_dtype, weak = dtypes.lattice_result_type(*args)
+    return [convert(x, to_dtype, weak) for x in args]
+
+
+def promote_dtypes_inexact(*args: Any) -> list[Any]:
+    """Like `promote_dtypes`, then bool/integer results become the default float."""
+    to_dtype, weak = dtypes.lattice_result_type(*args)
+    return [convert(x, dtypes.to_inexact_dtype(to_dtype), weak) for x in args]
+
+
+def promote_dtypes_numeric(*args: Any) -> list[Any]:
+    """Like `promote_dtypes`, with bool becoming int32 (as in JAX, even with x64)."""
+    to_dtype, weak = dtypes.lattice_result_type(*args)
+    if to_dtype == np.dtype(bool):
+        to_dtype = np.dtype(np.int32)
+    return [convert(x, to_dtype, weak) for x in args]
+
+
+def is_weak(x: Any) -> bool:
+    return get_aval(x).weak_type
+
+
+def dtype_category(dtype: Any) -> str:
+    """'b', 'i', 'u', 'f' or 'c' (bfloat16 is 'f', unlike NumPy's `kind`)."""
+    for category, parent in (("b", np.bool_), ("u", np.unsignedinteger),
+                             ("i", np.signedinteger), ("f", np.floating),
+                             ("c", np.complexfloating)):
+        if dtypes.issubdtype(dtype, parent):
+            return category
+    raise TypeError(f"dtype {dtype} is not a bool or numeric dtype")
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None) -> Any:
+    """An array of `x`'s shape holding the scalar `fill_value`, of `dtype` or else of
+    `x`'s dtype and weak type; the fill value is written inline, not converted."""
+    weak = dtype is None and is_weak(x)
+    fill = convert(fill_value, dtype_of(x) if dtype is None else dtype, weak)
+    return lax.broadcast_in_dim(fill, shape_of(x), ())
+
+
+def as_array(x: Any) -> Any:
+    """`x` itself if it is traced or a plax Array, else `x` placed on a device: what
+    functions return when they have nothing to compute."""
+    if isinstance(x, Tracer) or isinstance(getattr(x, "aval", None), ShapedArray):
+        return x
+    return plax.device_put(x)  # the runtime, a layer above: through the facade
+
+
+def check_user_dtype(dtype: Any, fun_name: str) -> np.dtype | None:
+    """A `dtype=` argument made canonical; None stays None."""
+    if dtype is None:
+        return None
+    return dtypes.check_and_canonicalize_user_dtype(dtype, fun_name)
+
+
+# --- shapes -------------------------------------------------------------------------
+
+def _as_shape(shape: Any) -> tuple[int, ...]:
+    return (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+
+
+def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
+    """The NumPy broadcast of `shapes`; ValueError naming them all when incompatible."""
+    shapes = [canonicalize_shape(_as_shape(s), "broadcast_shapes") for s in shapes]
+    if not shapes:
+        return ()
+    ndim = max(len(s) for s in shapes)
+    padded = [(1,) * (ndim - len(s)) + s for s in shapes]
+    result = []
+    for sizes in zip(*padded):
+        non_one = set(sizes) - {1}
+        if len(non_one) > 1:
+            raise ValueError(f"Incompatible shapes for broadcasting: shapes={list(shapes)}")
+        result.append(non_one.pop() if non_one else 1)
+    return tuple(result)
+
+
+def broadcast_to_shape(x: Any, shape: tuple[int, ...]) -> Any:
+    """`x` broadcast to `shape` (which must be a broadcast of x's shape)."""
+    x_shape = shape_of(x)
+    if x_shape == shape:
+        return x
+    lead = len(shape) - len(x_shape)
+    return lax.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
+
+
+def select_n(which: Any, *cases: Any) -> Any:
+    """`lax.select_n` after broadcasting the cases (and a non-scalar `which`) to
+    their common shape; lax requires equal shapes."""
+    shape = broadcast_shapes(*(shape_of(x) for x in (which, *cases)))
+    if shape_of(which):
+        which = broadcast_to_shape(which, shape)
+    return lax.select_n(which, *(broadcast_to_shape(c, shape) for c in cases))
+
+
+def _check_rank_promotion(fun_name: str, shapes: Sequence[tuple[int, ...]]) -> None:
+    mode = config.numpy_rank_promotion.value
+    if mode == "allow" or len({len(s) for s in shapes if s}) < 2:
+        return
+    listed = " ".join(map(str, shapes))
+    if mode == "warn":
+        warnings.warn(f"Following NumPy automatic rank promotion for {fun_name} on shapes "
+                      f"{listed}. Set the jax_numpy_rank_promotion config option to 'allow' "
+                      "to disable this warning.", stacklevel=4)
+    else:
+        raise ValueError(f"Operands could not be broadcast together for {fun_name} on shapes "
+                         f"{listed} and with the config option "
+                         "jax_numpy_rank_promotion='raise'.")
+
+
+def broadcast_result_shape(fun_name: str, *args: Any) -> tuple[int, ...]:
+    """The broadcast shape of operands, under the `jax_numpy_rank_promotion` policy."""
+    shapes = [shape_of(a) for a in args]
+    if all(s == shapes[0] for s in shapes):
+        return shapes[0]
+    result = broadcast_shapes(*shapes)
+    _check_rank_promotion(fun_name, shapes)
+    return result
+
+
+def promote_shapes(fun_name: str, *args: Any) -> list[Any]:
+    """Check that operands broadcast and give lower-rank ones leading unit
+    dimensions; lax itself broadcasts rank-0 operands and unit dimensions, so
+    nothing is materialized."""
+    if len(args) < 2:
+        return list(args)
+    shapes = [shape_of(a) for a in args]
+    rank = len(broadcast_result_shape(fun_name, *args))
+    return [a if len(s) in (0, rank) else lax.expand_dims(a, tuple(range(rank - len(s))))
+            for a, s in zip(args, shapes)]
+
+
+def promote_args(fun_name: str, *args: Any) -> list[Any]:
+    check_arraylike(fun_name, *args)
+    return promote_shapes(fun_name, *promote_dtypes(*map(operand, args)))
+
+
+def promote_args_inexact(fun_name: str, *args: Any) -> list[Any]:
+    check_arraylike(fun_name, *args)
+    return promote_shapes(fun_name, *promote_dtypes_inexact(*map(operand, args)))
+
+
+def promote_args_numeric(fun_name: str, *args: Any) -> list[Any]:
+    check_arraylike(fun_name, *args)
+    return promote_shapes(fun_name, *promote_dtypes_numeric(*map(operand, args)))
+
+
+def canonicalize_shape(shape: Any, fun_name: str) -> tuple[int, ...]:
+    """A shape as a tuple of non-negative Python ints; traced sizes are a TypeError."""
+    try:
+        dims = tuple(operator.index(d) for d in _as_shape(shape))
+    except TypeError:
+        raise TypeError(f"{fun_name}: shapes must be sequences of concrete integers, got "
+                        f"{shape!r}") from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{fun_name}: negative dimensions are not allowed, got {dims}")
+    return dims
+
+
+# --- axes ---------------------------------------------------------------------------
+
+def canonicalize_axis(axis: Any, ndim: int) -> int:
+    """`axis` in [0, ndim); numpy's AxisError (a ValueError) when out of range."""
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"axis must be an integer, got {axis!r}") from None
+    if not -ndim <= axis < ndim:
+        raise AxisError(axis, ndim)
+    return axis % ndim
+
+
+def canonicalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    """None → every axis; an int or a sequence of ints → sorted-free tuple of axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(canonicalize_axis(a, ndim) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"duplicate value in 'axis': {tuple(axis)}")
+        return axes
+    return (canonicalize_axis(axis, ndim),)
+
+
+# --- concrete values ----------------------------------------------------------------
+
+def concrete_or_error(x: Any, context: str) -> Any:
+    """The NumPy/Python value of `x`; ConcretizationTypeError if it is traced."""
+    if isinstance(x, Tracer):
+        value = x.to_concrete_value()
+        if value is None:
+            raise ConcretizationTypeError(
+                f"{context}: got a traced array {x.aval.str_short()} while tracing "
+                f"{x._trace.describe()}, but this needs a value known in Python. Pass a "
+                "Python or NumPy value (or mark the argument static).")
+        return value
+    if isinstance(getattr(x, "aval", None), ShapedArray):
+        return np.asarray(x)
+    return x
