@@ -21,11 +21,6 @@ from plax._src.tracing import get_aval
 
 not_mapped = None
 
-# The rule kind by which a primitive says which named axes it uses:
-# `rule(**params) -> names` (collectives; a vmap over one of them must batch it
-# even when no operand is mapped).
-AXIS_NAMES = "axis_names"
-
 
 class AxisData(NamedTuple):
     """The mapped axis of one `vmap`: its size, its name (for collectives) and
