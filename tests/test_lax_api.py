@@ -16,7 +16,7 @@ from primitive_sets import EXEMPT
 from test_lax_shapes import pad_reference
 
 import plax
-from plax import lax
+from plax import extend, lax
 from plax.extend.core import Primitive, ShapeDtypeStruct, dce_jaxpr
 from plax_transforms.lowering import lower_jaxpr_to_module
 
@@ -160,6 +160,40 @@ def test_primitive_names_and_rules():
         assert prim.get_rule("abstract_eval") is not None, name
         assert prim.get_rule("lowering", "cpu") is not None, name
     assert lax.sort_p.multiple_results and not lax.add_p.multiple_results
+
+
+def test_table_rows_make_primitives_and_their_public_functions():
+    """Ops made from rows (`op_table`) look as if written out: `lax.<name>` ids, every
+    rule and the function belonging to the module that wrote the row, docstrings,
+    and the signature `(x)` or `(x, y)`."""
+    import inspect
+
+    from plax_stdlib.lax import bitwise, comparison, elementwise
+    keyword_names = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+                     "not": "bitwise_not"}
+    written_out = set()
+    for module in (elementwise, comparison, bitwise):
+        for attr, prim in vars(module).items():
+            if not (isinstance(prim, Primitive) and attr.endswith("_p")):
+                continue
+            name = attr[:-2]
+            fn = getattr(lax, keyword_names.get(name, name))
+            assert prim.id == f"lax.{name}" and prim.module == module.__name__, prim.id
+            assert set(extend.rule_modules(prim).values()) == {module.__name__}, prim.id
+            assert fn.__module__ == module.__name__ and fn.__doc__, fn
+            if not fn.__code__.co_filename.endswith("op_table.py"):
+                written_out.add(name)
+            else:
+                assert fn.__name__ == fn.__qualname__ == keyword_names.get(name, name)
+                params = list(inspect.signature(fn).parameters)
+                assert params in (["x"], ["x", "y"]), (name, params)
+    assert written_out == {"integer_pow", "pow", "round", "polygamma", "nextafter", "conj",
+                           "select_n", "clamp"}
+    with pytest.raises(TypeError, match="add cannot combine the Python float 1.5 with an "
+                                        "array of dtype int32"):
+        lax.add(np.int32(1), 1.5)
+    with pytest.raises(TypeError, match="and does not accept dtype float32"):
+        lax.bitwise_and(np.float32(1), 2.0)
 
 
 def test_importing_lax_does_not_load_mlir():
