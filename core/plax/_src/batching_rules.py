@@ -69,11 +69,6 @@ def batched_axis(axis: int, dim: int) -> int:
     return axis + 1 if axis >= dim else axis
 
 
-def unbatched_axis(axis: int, dim: int) -> int:
-    """The per-example axis of axis `axis` (not `dim`) of an array batched at `dim`."""
-    return axis - 1 if axis > dim else axis
-
-
 class unary_batcher(PrimitiveRule):
     """The rule of a primitive of one operand applied to each of its elements
     independently: the batch dim stays where it is."""

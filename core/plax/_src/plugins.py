@@ -247,8 +247,3 @@ class _FacadeFinder(importlib.abc.MetaPathFinder):
 def install_facade_finder() -> None:
     if not any(isinstance(f, _FacadeFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _FacadeFinder())
-
-
-def _reset_for_tests() -> None:
-    with _lock:
-        _groups.clear()
