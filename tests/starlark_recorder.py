@@ -137,10 +137,11 @@ def check_dialect(tree: ast.Module, path: Path) -> list[ast.stmt]:
     loads = []
     for stmt in tree.body:
         if not isinstance(stmt, top_level):
+            kind = ".bzl" if is_bzl else "BUILD"
             raise StarlarkError(f"{path}:{stmt.lineno}: {type(stmt).__name__} is not "
-                                f"allowed at the top level of a {'.bzl' if is_bzl else 'BUILD'} file")
+                                f"allowed at the top level of a {kind} file")
         call = stmt.value if isinstance(stmt, ast.Expr) else None
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "load":
+        if isinstance(call, ast.Call) and ast.unparse(call.func) == "load":
             loads.append(stmt)
     for node in ast.walk(tree):
         bad = None
