@@ -31,6 +31,7 @@ from plax.extend.dtypes import (
     promote_types as promote_types,
     result_type as result_type,
 )
+from plax_stdlib.numpy.convolve import convolve as convolve, correlate as correlate
 from plax_stdlib.numpy.creation import (
     arange as arange,
     array as array,
