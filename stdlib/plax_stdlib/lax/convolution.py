@@ -60,7 +60,7 @@ class ConvDimensionNumbers(NamedTuple):
 def conv_general_permutations(dimension_numbers):
     """The three canonical permutations of string dimension numbers; spatial
     dimensions are ordered as they appear in the rhs string."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    rhs_spec = dimension_numbers[1]
     pairs = (("N", "C"), ("O", "I"), ("N", "C"))
     for i, (a, b) in enumerate(pairs):
         spec = dimension_numbers[i]

@@ -201,7 +201,6 @@ def window_coefficients(operands, inits, jaxpr: ClosedJaxpr, window: Window, act
     `j`'s tangent (along that direction) in window `o` of output `i`, an array of
     shape `out_shape + (window.size,)`, for the differentiable outputs `i` and the
     operands `j` in `active`."""
-    n = len(operands)
     out_shape = window.out_shape(get_aval(operands[0]).shape)
     rank, size = len(out_shape), window.size
     patches = [window_patches(x, init, window) for x, init in zip(operands, inits)]
