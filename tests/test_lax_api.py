@@ -136,7 +136,8 @@ bitcast_convert_type iota broadcast_in_dim reshape transpose squeeze concatenate
 dynamic_slice dynamic_update_slice reduce_sum reduce_max reduce_min reduce_prod reduce_and
 reduce_or reduce_xor argmax argmin dot_general cumsum cumprod cummax cummin cumlogsumexp rev
 clamp sort copy stop_gradient gather polygamma scatter_add scatter
-scatter_mul scatter_min scatter_max""".split())
+scatter_mul scatter_min scatter_max reduce_window reduce_window_sum reduce_window_max
+reduce_window_min select_and_gather_add select_and_scatter_add conv_general_dilated""".split())
 
 
 def all_primitives() -> dict[str, Primitive]:

@@ -233,8 +233,9 @@ def windowed_tangent(coefficients, tangents, window: Window, out_avals):
         _, project = _directions(get_aval(patches[j]).dtype)[d]
         part = patches[j] if project is None else project(patches[j])
         out_dtype = out_avals[i].dtype
-        if get_aval(part).dtype != out_dtype:
-            part = conversion.convert_element_type(part, out_dtype)
+        part, coefficient = (x if get_aval(x).dtype == out_dtype else
+                             conversion.convert_element_type(x, out_dtype)
+                             for x in (part, coefficient))
         term = reductions.reduce_sum(elementwise.mul(coefficient, part),
                                      (len(get_aval(part).shape) - 1,))
         results[i] = term if results[i] is None else elementwise.add(results[i], term)

@@ -40,26 +40,25 @@ from plax_stdlib.lax.reduce_window import (
 from plax_stdlib.lax.windows import Window, check_window, make_window, transpose_padding
 
 
+def _window_of(params) -> Window:
+    """The window among a primitive's parameters (unit dilations if it has none)."""
+    ones = (1,) * len(params["window_dimensions"])
+    return Window(params["window_dimensions"], params["window_strides"], params["padding"],
+                  params.get("base_dilation", ones), params.get("window_dilation", ones))
+
+
+def _with_window(params, window: Window) -> dict:
+    """`params` with the window parameters they have taken from `window`."""
+    return {**params, **{k: v for k, v in window._asdict().items() if k in params}}
+
+
 def _batching(prim):
     """Operands batched at one position; the window gets a unit dimension there."""
     def rule(axis_data, args, dims, **params):
         args, d = common_dim(list(args), dims, axis_data.size)
-        window = Window(**_full_window(params)).with_unit_dim(d)
-        return prim.bind(*args, **_same_keys(params, window)), d
+        window = _window_of(params).with_unit_dim(d)
+        return prim.bind(*args, **_with_window(params, window)), d
     return rule
-
-
-def _full_window(params) -> dict:
-    """Window parameters, with unit dilations where the primitive has none."""
-    ones = (1,) * len(params["window_dimensions"])
-    return dict(window_dimensions=params["window_dimensions"],
-                window_strides=params["window_strides"], padding=params["padding"],
-                base_dilation=params.get("base_dilation", ones),
-                window_dilation=params.get("window_dilation", ones))
-
-
-def _same_keys(params, window: Window) -> dict:
-    return {**params, **{k: v for k, v in window._asdict().items() if k in params}}
 
 
 # --- the monoids -----------------------------------------------------------------------------
@@ -155,7 +154,7 @@ def _gather_lower(ctx, tangents, operand, *, select_prim, **window):
 
 
 @cached_on_jaxpr
-def _picked_transpose(reducer, init, x_aval, ct_aval, window: Window):
+def _picked_transpose(reducer, init, x_aval, t_aval, ct_aval, window: Window):
     """The transpose, with respect to `t`, of the tangent at `x` of the windowed
     reduction by `reducer` from `init`: a Jaxpr `(x, ct) -> ct_t` (for the windows
     `select_and_scatter` cannot express: dilated ones)."""
@@ -163,7 +162,7 @@ def _picked_transpose(reducer, init, x_aval, ct_aval, window: Window):
         init_value = np.asarray(init, x_aval.dtype)[()]
         coefficients = window_coefficients([x], [init_value], reducer, window, [0])
         return windowed_tangent(coefficients, {0: t}, window, [ct_aval])
-    linear = stage_flat(tangent, [x_aval, x_aval])
+    linear = stage_flat(tangent, [x_aval, t_aval])
     return transpose_jaxpr(linear, [False, True])
 
 
@@ -184,6 +183,7 @@ def _gather_transpose(ct, tangents, operand, *, select_prim, **params):
         init = _select_identity(select_prim, dtype)
         transposed = _picked_transpose(reducer, init,
                                        ShapedArray(get_aval(operand).shape, dtype),
+                                       ShapedArray(tangents.aval.shape, tangents.aval.dtype),
                                        ShapedArray(get_aval(ct).shape, get_aval(ct).dtype),
                                        window)
         return [eval_jaxpr(transposed.jaxpr, transposed.consts, operand, ct)[0], None]
@@ -219,8 +219,8 @@ def _scatter_abstract_eval(source, operand, *, select_prim, window_dimensions,
     _check_select(name, select_prim)
     check_dtype(name, operand, ORDERED)
     check_dtype(name, source, NUMBER | frozenset({"bool"}), "source")
-    window = Window(**_full_window(dict(window_dimensions=window_dimensions,
-                                        window_strides=window_strides, padding=padding)))
+    window = _window_of(dict(window_dimensions=window_dimensions,
+                             window_strides=window_strides, padding=padding))
     shape = check_window(name, operand.shape, window)
     if source.shape != shape:
         raise TypeError(f"{name}: source {describe(source)} must have the shape {shape} of "
@@ -265,8 +265,8 @@ def _scatter_transpose(ct, source, operand, *, select_prim, window_dimensions,
 
 def _scatter_batching(axis_data, args, dims, **params):
     source, operand = (move_to(x, d, 0, axis_data.size) for x, d in zip(args, dims))
-    window = Window(**_full_window(params)).with_unit_dim(0)
-    return select_and_scatter_add_p.bind(source, operand, **_same_keys(params, window)), 0
+    window = _window_of(params).with_unit_dim(0)
+    return select_and_scatter_add_p.bind(source, operand, **_with_window(params, window)), 0
 
 
 select_and_scatter_add_p = standard_primitive(
