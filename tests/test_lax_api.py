@@ -268,6 +268,14 @@ USES = [
     lambda x: lax.dot(x, lax.transpose(x, (1, 0))),
     lambda x: lax.sort((x, x, x), 1, num_keys=2),
     lambda x: lax.sort(x, 0),
+    *[lambda x, f=f: f(x, (2, 2), (1, 2), "SAME") for f in (
+        lax.reduce_window_sum, lax.reduce_window_max, lax.reduce_window_min)],
+    lambda x: lax.reduce_window(x, np.ones((), x.dtype)[()], lax.mul, (1, 2)),
+    lambda x: lax.select_and_gather_add(x, x, lax.ge_p, (2, 2), (1, 1), "VALID"),
+    lambda x: lax.select_and_scatter_add(lax.slice(x, (0, 0), (1, 2)), x, lax.le_p, (2, 2),
+                                         (1, 1), "VALID"),
+    lambda x: lax.conv(lax.reshape(x, (1, 1, 2, 3)), lax.reshape(x, (1, 1, 2, 3)), (1, 1),
+                       "SAME"),
 ]
 
 DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.int8, np.uint8, np.uint32,
