@@ -137,15 +137,15 @@ def test_empty_shapes():
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_derivatives_with_respect_to_both_operands(case):
     lhs, rhs, params = _args(case)
-    check_grads(plax.jit(lambda l, r: lax.conv_general_dilated(l, r, **params)), (lhs, rhs),
+    check_grads(plax.jit(lambda x, r: lax.conv_general_dilated(x, r, **params)), (lhs, rhs),
                 order=2, atol=5e-2, rtol=5e-2)
 
 
 def test_derivatives_in_float64_and_other_layouts():
     with plax.enable_x64(True):
         lhs, rhs = normal(2, 5, 4, 3, dtype=np.float64), normal(2, 2, 1, 6, dtype=np.float64)
-        check_grads(plax.jit(lambda l, r: lax.conv_general_dilated(
-            l, r, (1, 2), "SAME", rhs_dilation=(2, 1), feature_group_count=3,
+        check_grads(plax.jit(lambda x, r: lax.conv_general_dilated(
+            x, r, (1, 2), "SAME", rhs_dilation=(2, 1), feature_group_count=3,
             dimension_numbers=("NHWC", "HWIO", "NHWC"))), (lhs, rhs), order=2)
 
 
@@ -155,14 +155,14 @@ def test_batching_of_either_and_both_operands(groups):
     fgc = groups.get("feature_group_count", 1)
     lhs, rhs = normal(3, 4, 3 * fgc, 5, 4), normal(3, 6, 3, 2, 3)
 
-    def f(l, r):
-        return lax.conv_general_dilated(l, r, (1, 2), "SAME", rhs_dilation=(1, 2), **groups)
+    def f(x, r):
+        return lax.conv_general_dilated(x, r, (1, 2), "SAME", rhs_dilation=(1, 2), **groups)
 
     for in_axes, out_axes in (((0, 0), 0), ((0, None), 1), ((None, 0), 0), ((2, 1), 3)):
-        l = np.moveaxis(lhs, 0, in_axes[0]) if in_axes[0] is not None else lhs[0]
+        x = np.moveaxis(lhs, 0, in_axes[0]) if in_axes[0] is not None else lhs[0]
         r = np.moveaxis(rhs, 0, in_axes[1]) if in_axes[1] is not None else rhs[0]
-        got = plax.jit(plax.vmap(f, in_axes, out_axes))(l, r)
-        want = np.stack([f(lhs[b] if in_axes[0] is not None else l,
+        got = plax.jit(plax.vmap(f, in_axes, out_axes))(x, r)
+        want = np.stack([f(lhs[b] if in_axes[0] is not None else x,
                            rhs[b] if in_axes[1] is not None else r) for b in range(3)],
                         out_axes)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=str(in_axes))
@@ -172,11 +172,11 @@ def test_batching_of_either_and_both_operands(groups):
 def test_per_example_gradients_and_jacobians():
     lhs, rhs = normal(3, 1, 2, 5, 5), normal(4, 2, 3, 3)
 
-    def loss(r, l):
-        return jnp.sum(jnp.tanh(lax.conv(l, r, (1, 1), "SAME")))
+    def loss(r, x):
+        return jnp.sum(jnp.tanh(lax.conv(x, r, (1, 1), "SAME")))
 
     per_example = plax.jit(plax.vmap(plax.grad(loss), (None, 0)))(rhs, lhs)
-    want = np.stack([plax.jit(plax.grad(loss))(rhs, l) for l in lhs])
+    want = np.stack([plax.jit(plax.grad(loss))(rhs, x) for x in lhs])
     np.testing.assert_allclose(per_example, want, rtol=1e-5, atol=1e-5)
     jac = plax.jit(plax.jacfwd(lambda r: lax.conv(lhs[0], r, (2, 2), "VALID")))(rhs)
     np.testing.assert_allclose(jac, plax.jit(plax.jacrev(

@@ -632,7 +632,7 @@ CASES: list[Case] = [
          lambda s, x: lax.select_and_scatter_add(s, x, lax.ge_p, (2, 2), (2, 2), "VALID"),
          _scatter_add_ref, (F32,), lambda dt: (sample(dt, (2, 2)), sample(dt, (4, 4), salt=1))),
     Case("conv_general_dilated", ("conv_general_dilated",),
-         lambda l, r: lax.conv_general_dilated(l, r, (1, 1), ((1, 0), (0, 1)),
+         lambda x, k: lax.conv_general_dilated(x, k, (1, 1), ((1, 0), (0, 1)),
                                                dimension_numbers=_CONV_DNUMS),
          _conv_ref, (I32, F16, F32, C64),
          lambda dt: (sample(dt, (1, 4, 3, 2)), sample(dt, (2, 2, 2, 3), salt=1))),
