@@ -134,6 +134,14 @@ def test_empty_shapes():
     np.testing.assert_array_equal(g, np.zeros((3, 2, 3, 3)))
 
 
+def test_no_spatial_dimensions_is_a_matrix_product():
+    lhs, rhs = normal(2, 3), normal(4, 3)
+    np.testing.assert_allclose(lax.conv_general_dilated(lhs, rhs, (), []), lhs @ rhs.T,
+                               rtol=1e-6)
+    check_grads(plax.jit(lambda x, r: lax.conv_general_dilated(x, r, (), [])), (lhs, rhs),
+                order=1)
+
+
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_derivatives_with_respect_to_both_operands(case):
     lhs, rhs, params = _args(case)

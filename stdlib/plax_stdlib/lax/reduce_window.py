@@ -102,6 +102,16 @@ def lower_reduce_window(out_avals, operands, init_values, window: Window, body):
     """`stablehlo.reduce_window` of `operands` with `body(*accumulated, *new)` (rank-0
     values → one value per operand) as its reducer; its results."""
     ndim = len(window.window_dimensions)
+    if any(lo < 0 or hi < 0 for lo, hi in window.padding):
+        # XLA's simplifier mishandles negative padding (a check failure; JAX crashes on
+        # it): dilate and crop explicitly, then pad the rest.
+        lows, highs = ([min(p[i], 0) for p in window.padding] for i in (0, 1))
+        interiors = [b - 1 for b in window.base_dilation]
+        operands = [hlo.pad(x, init, lows, highs, interiors)
+                    for x, init in zip(operands, init_values)]
+        window = window._replace(padding=tuple((max(lo, 0), max(hi, 0))
+                                               for lo, hi in window.padding),
+                                 base_dilation=(1,) * ndim)
     op = hlo.ReduceWindowOp(
         mu.ir_types(out_avals), list(operands), list(init_values),
         list(window.window_dimensions), window_strides=list(window.window_strides),

@@ -234,6 +234,8 @@ def _scatter_lower(ctx, source, operand, *, select_prim, window_dimensions, wind
     never selected (XLA's CPU and GPU backends mishandle its own padding)."""
     s_aval, x_aval = ctx.avals_in
     shape = x_aval.shape
+    if not shape:  # one window of one element (XLA's expander fails on rank 0)
+        return source
     hole = mu.dense_constant(_select_identity(select_prim, x_aval.dtype), x_aval.dtype)
     lo, hi = [p[0] for p in padding], [p[1] for p in padding]
     padded = hlo.pad(operand, hole, lo, hi, [0] * len(shape))
