@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import hashlib
 import io
+import logging
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -17,11 +18,15 @@ from typing import Any
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
+from plax.extend import config
 from plax.extend.core import ShapedArray
+from plax.extend.monitoring import BACKEND_COMPILE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
 from plax_runtime.array import Array
 from plax_runtime.device_put import put_leaves
 from plax_runtime.sharding_impls import sharding_from_xla
+
+logger = logging.getLogger(__name__)
 
 _CACHE_SIZE = 1024
 _cache: collections.OrderedDict[tuple, Executable] = collections.OrderedDict()
@@ -201,18 +206,22 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
             num_partitions: int | None = None, donated_args: Sequence[int] = (),
             compile_options_overrides: Mapping[str, str | bool | int | float] | None = None,
             build_options: Mapping[str, Any] | None = None,
-            in_shardings: Sequence[Sharding] | None = None,
+            in_shardings: Sequence[Sharding | None] | None = None,
             out_avals: Sequence[ShapedArray] | None = None,
-            out_shardings: Sequence[Sharding] | None = None,
-            arg_names: Sequence[str] | None = None) -> Executable:
+            out_shardings: Sequence[Sharding | None] | None = None,
+            arg_names: Sequence[str] | None = None,
+            sharding_like: Sequence[Sharding] = (), name: str | None = None) -> Executable:
     """Compiles `module` for `devices` (replica-major), or returns the cached executable.
 
     `compile_options_overrides` are XLA options (`env_option_overrides`, JAX's
     `compiler_options`); `build_options` sets attributes of `ExecutableBuildOptions`
     (`use_shardy_partitioner`, `allow_spmd_sharding_propagation_to_output`...).
-    In/out shardings and output avals default to what XLA reports and what the
-    module declares (with `weak_type=False`); lowering passes its own to keep weak
-    types and sharding kinds. Executables with several replicas need all three.
+    In/out shardings (or their None entries) and output avals default to what XLA
+    reports and what the module declares (with `weak_type=False`); shardings XLA
+    chose take the kind of one of `sharding_like` where it can say them. Lowering
+    passes its own avals to keep weak types. Executables with several replicas need
+    all three. `name` (default: the module's) is what logs and the
+    `/jax/core/compile/backend_compile_duration` event call it.
     """
     payload = _module_payload(module)
     devices = tuple(devices)
@@ -227,7 +236,7 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
     build = tuple(sorted((k, _frozen(v)) for k, v in (build_options or {}).items()))
     key = (hashlib.sha256(payload.encode() if isinstance(payload, str) else payload).digest(),
            isinstance(payload, str), devices, num_replicas, num_partitions,
-           tuple(donated_args), overrides, build,
+           tuple(donated_args), overrides, build, tuple(sharding_like),
            *(None if v is None else tuple(v)
              for v in (in_shardings, out_avals, out_shardings, arg_names)))
     with _cache_lock:
@@ -236,14 +245,30 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
             _cache.move_to_end(key)
             return executable
     options = _compile_options(devices, num_replicas, num_partitions, overrides, build)
-    loaded = devices[0].client.compile_and_load(payload, xc.DeviceList(devices), options)
+    if name is None:
+        name = (ir_module_name(module) if hasattr(module, "operation") else "module")
+    with timed_event(BACKEND_COMPILE_EVENT, name,
+                     "Finished XLA compilation of {fun_name} in {elapsed_time:.9f} sec",
+                     logger, _log_level):
+        loaded = devices[0].client.compile_and_load(payload, xc.DeviceList(devices), options)
     executable = _describe(loaded, payload, devices, num_replicas, tuple(donated_args),
-                           in_shardings, out_avals, out_shardings, arg_names)
+                           in_shardings, out_avals, out_shardings, arg_names,
+                           tuple(sharding_like))
     with _cache_lock:
         _cache[key] = executable
         if len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return executable
+
+
+def ir_module_name(module) -> str:
+    """The `sym_name` of an `ir.Module` (`jit_f`), or "module"."""
+    attrs = module.operation.attributes
+    return attrs["sym_name"].value if "sym_name" in attrs else "module"
+
+
+def _log_level() -> int:
+    return logging.WARNING if config.log_compiles.value else logging.DEBUG
 
 
 def clear_cache() -> None:
@@ -275,21 +300,29 @@ def _compile_options(devices, num_replicas, num_partitions, overrides, build
 
 
 def _describe(loaded, payload, devices, num_replicas, donated_args, in_shardings,
-              out_avals, out_shardings, arg_names) -> Executable:
+              out_avals, out_shardings, arg_names, like) -> Executable:
     """Fills in argument/output metadata that the caller left to XLA."""
     num_args = len(loaded.get_parameter_layouts())
     if num_replicas > 1 and None in (in_shardings, out_avals, out_shardings):
         raise ValueError("compile: executables with num_replicas > 1 need in_shardings, "
                          "out_avals and out_shardings")
-    if in_shardings is None:
-        xla_in = loaded.get_parameter_shardings() or [None] * num_args
-        in_shardings = [sharding_from_xla(devices, s) for s in xla_in]
     if out_avals is None:
         out_avals = _declared_result_avals(payload)
-    if out_shardings is None:
+    if in_shardings is None or None in in_shardings:
+        in_shardings = list(in_shardings or [None] * num_args)
+        xla_in = loaded.get_parameter_shardings() or [None] * num_args
+        in_ndims = [len(shape.dimensions()) for shape in
+                    _program_shape(payload).parameter_shapes()]
+        in_shardings = [s if s is not None else
+                        sharding_from_xla(devices, x, ndim=n, like=like)
+                        for s, x, n in zip(in_shardings, xla_in, in_ndims)]
+    if out_shardings is None or None in out_shardings:
+        out_shardings = list(out_shardings or [None] * len(out_avals))
         xla_out = loaded.get_output_shardings() or [None] * len(out_avals)
         kinds = loaded.get_output_memory_kinds()[0]
-        out_shardings = [sharding_from_xla(devices, s, kind) for s, kind in zip(xla_out, kinds)]
+        out_shardings = [s if s is not None else
+                         sharding_from_xla(devices, x, kind, ndim=len(a.shape), like=like)
+                         for s, x, kind, a in zip(out_shardings, xla_out, kinds, out_avals)]
     for what, values, n in (("in_shardings", in_shardings, num_args),
                             ("out_shardings", out_shardings, len(out_avals)),
                             ("arg_names", arg_names, num_args)):
@@ -304,10 +337,13 @@ def _describe(loaded, payload, devices, num_replicas, donated_args, in_shardings
                       None if arg_names is None else tuple(arg_names))
 
 
+def _program_shape(payload: str | bytes):
+    return _jax.mlir.mlir_module_to_xla_computation(
+        payload, use_tuple_args=False, return_tuple=False).program_shape()
+
+
 def _declared_result_avals(payload: str | bytes) -> tuple[ShapedArray, ...]:
-    computation = _jax.mlir.mlir_module_to_xla_computation(payload, use_tuple_args=False,
-                                                           return_tuple=False)
-    result = computation.program_shape().result_shape()
+    result = _program_shape(payload).result_shape()
     shapes = result.tuple_shapes() if result.is_tuple() else [result]
     for shape in shapes:
         if not shape.is_array():

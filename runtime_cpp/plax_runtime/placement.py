@@ -74,13 +74,23 @@ def place_host_value(x: Any, sharding: Sharding | None, *, weak_type: bool | Non
     if sharding is None:
         sharding = SingleDeviceSharding(default_device())
     indices = sharding.addressable_devices_indices_map(aval.shape)
+    # Empty buffers have nothing to alias (and jaxlib cannot copy empty shards).
+    zero_copy = may_alias or value.size == 0
     if sharding.is_fully_replicated:
         shards = [value] * len(indices)
     else:
         sharding.shard_shape(aval.shape)  # raises unless the shards are even
-        shards = [value[index] for index in indices.values()]
-    # Empty buffers have nothing to alias (and jaxlib cannot copy empty shards).
-    zero_copy = may_alias or value.size == 0
+        if zero_copy:
+            shards = [value[index] for index in indices.values()]
+        else:
+            # jaxlib fails ("bad_function_call") on contiguous views of one buffer
+            # copied "during the call"; make the one host copy here instead (once per
+            # distinct piece) and let the device buffers alias it.
+            pieces: dict[tuple, np.ndarray] = {}
+            shards = [pieces.setdefault(tuple((s.start, s.stop) for s in index),
+                                        np.array(value[index]))
+                      for index in indices.values()]
+            zero_copy = True
     semantics = (xc.HostBufferSemantics.ZERO_COPY if zero_copy
                  else xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
     impl = _batched_device_put(aval, sharding._to_jaxlib_sharding(aval.ndim), shards,

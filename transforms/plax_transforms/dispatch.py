@@ -2,8 +2,10 @@
 
 `apply_primitive` is the default implementation of every primitive (entry point
 `plax.transforms: eager_dispatch`). It lowers a one-equation Jaxpr, compiles it
-for the device the arguments decide, and runs it. Executables are cached by
-(primitive, parameters, avals incl. weak types, device, config); in front of them,
+for the devices the arguments decide (sharded Arrays give an SPMD computation
+over their devices), and runs it. Executables are cached by (primitive,
+parameters, avals incl. weak types, devices, the arguments' layouts, config); in
+front of them,
 a call's exact signature (with the placement of each Array) finds a prepared
 caller, so a repeated operation costs a signature, a dictionary lookup and an
 execution.
@@ -15,9 +17,8 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from plax.extend.core import ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var, get_aval
-from plax.extend.sharding import Device
-from plax_transforms.executing import CompiledJaxpr, call_device, lowering_platform
-from plax_transforms.lowering import lower_jaxpr_to_module
+from plax_transforms.executing import (CallPlacement, CompiledJaxpr, abstract_layout,
+                                       lower_module, lowering_platform, place_call)
 from plax_transforms.signature import arg_signature, trace_context
 
 _MAX_ENTRIES = 8192
@@ -43,18 +44,22 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict):
 
 
 def _prepare(prim: Primitive, args: Sequence[Any], params: dict):
-    device, committed = call_device(args)
+    placement = place_call(args)
+    avals = tuple(map(get_aval, args))
+    n = len(placement.devices)
     try:
-        key = (prim, tuple(params.items()), tuple(map(get_aval, args)), device,
+        key = (prim, tuple(params.items()), avals, placement.devices,
+               tuple(abstract_layout(s, a.ndim, n) for s, a in zip(placement.in_shardings,
+                                                                    avals)),
                trace_context())
         compiled = _executables.get(key)
     except TypeError:
         key, compiled = None, None
     if compiled is None:
-        compiled = _compile_primitive(prim, args, params, device)
+        compiled = _compile_primitive(prim, args, params, placement)
         if key is not None:
             _remember(_executables, key, compiled)
-    return compiled.caller_for(args, committed)
+    return compiled.caller_for(args, placement.committed)
 
 
 def _remember(cache: dict, key: tuple, value) -> None:
@@ -64,7 +69,7 @@ def _remember(cache: dict, key: tuple, value) -> None:
 
 
 def _compile_primitive(prim: Primitive, args: Sequence[Any], params: dict,
-                       device: Device) -> CompiledJaxpr:
+                       placement: CallPlacement) -> CompiledJaxpr:
     invars = [Var(get_aval(x)) for x in args]
     out = prim.abstract_eval(*(v.aval for v in invars), **params)
     outvars = [Var(aval) for aval in (out if prim.multiple_results else (out,))]
@@ -72,7 +77,9 @@ def _compile_primitive(prim: Primitive, args: Sequence[Any], params: dict,
     effects = frozenset(effects(**params)) if effects else frozenset()
     eqn = JaxprEqn(invars, outvars, prim, params, effects)
     jaxpr = Jaxpr([], invars, outvars, [eqn], effects)
-    lowering = lower_jaxpr_to_module(ClosedJaxpr(jaxpr, []), name=prim.name,
-                                     platform=lowering_platform(device), keep_unused=True)
-    return CompiledJaxpr(lowering, device)
+    lowering = lower_module(ClosedJaxpr(jaxpr, []), prim.name,
+                            platform=lowering_platform(placement.devices[0]), keep_unused=True,
+                            num_partitions=len(placement.devices),
+                            in_shardings=placement.in_shardings)
+    return CompiledJaxpr(lowering, placement)
 

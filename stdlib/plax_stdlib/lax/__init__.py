@@ -289,3 +289,14 @@ from plax_stdlib.lax.slicing import (
     slice_p as slice_p,
 )
 from plax_stdlib.lax.sorting import sort as sort, sort_key_val as sort_key_val, sort_p as sort_p
+
+
+from plax.extend.registry import contributed as _contributed  # noqa: E402
+
+
+def __getattr__(name: str):
+    # Names other packages contribute to `plax.lax` (`with_sharding_constraint` from
+    # plax-sharding), through `plax.names` entry points `lax.<name>`.
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return _contributed("lax", name)
