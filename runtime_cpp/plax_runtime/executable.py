@@ -33,6 +33,16 @@ _cache: collections.OrderedDict[tuple, Executable] = collections.OrderedDict()
 _cache_lock = threading.Lock()
 
 
+_spmd_in_flight: list = []  # the outputs of the last SPMD program started on CPU
+
+
+def _wait_for_spmd_in_flight() -> None:
+    pending = [x for x in _spmd_in_flight if not x.is_deleted()]
+    _spmd_in_flight.clear()
+    if pending:
+        xc.batched_block_until_ready(pending)
+
+
 class Executable:
     """A compiled module loaded on its devices; `execute` runs it on plax Arrays."""
 
@@ -49,6 +59,11 @@ class Executable:
         self._arg_names = arg_names
         self._device_set = frozenset(devices)
         self._multi_device = len(devices) > 1
+        # XLA's CPU runtime can deadlock when several programs with collectives over
+        # the same devices are in flight at once (their participants wait for each
+        # other on too few threads; JAX hangs the same way): on CPU, one SPMD program
+        # runs at a time.
+        self._serialized = self._multi_device and devices[0].platform == "cpu"
         self._out_types = tuple(zip(out_avals, out_shardings))
         self._handlers = {c: [xc.array_result_handler(aval, s._to_jaxlib_sharding(aval.ndim),
                                                       c, _skip_checks=True)
@@ -75,14 +90,12 @@ class Executable:
             impls, any_committed = self._place(args)
         else:
             impls, any_committed = in_place
-        try:
-            results = self._loaded.execute_sharded(impls)
-        except _jax.JaxRuntimeError:
-            self._check_alive(args)  # a deleted input: say which, in plain words
-            raise
+        results = self._run(impls, args)
         if committed is None:
             committed = self._multi_device or any_committed
         outs = results.consume_with_handlers(self._handlers[committed])
+        if self._serialized:
+            _spmd_in_flight[:] = outs
         for i in self.donated_args:
             if isinstance(args[i], Array) and not args[i].is_deleted():
                 args[i].delete()
@@ -98,16 +111,23 @@ class Executable:
     def execute_placed(self, args: Sequence[Array], *, committed: bool) -> list[Array]:
         """`execute` for arguments known to be laid out as expected (a jit cache hit
         whose key fixes every argument's sharding): no checks, no moves."""
-        try:
-            results = self._loaded.execute_sharded([x._impl for x in args])
-        except _jax.JaxRuntimeError:
-            self._check_alive(args)
-            raise
+        results = self._run([x._impl for x in args], args)
         outs = results.consume_with_handlers(self._handlers[committed])
+        if self._serialized:
+            _spmd_in_flight[:] = outs
         for i in self.donated_args:
             args[i].delete()
         wrap = Array._from_impl
         return [wrap(impl, aval, s) for impl, (aval, s) in zip(outs, self._out_types)]
+
+    def _run(self, impls: list, args: Sequence[Any]):
+        if self._serialized:
+            _wait_for_spmd_in_flight()
+        try:
+            return self._loaded.execute_sharded(impls)
+        except _jax.JaxRuntimeError:
+            self._check_alive(args)  # a deleted input: say which, in plain words
+            raise
 
     def _impls_in_place(self, args: Sequence[Any]) -> tuple[list, bool] | None:
         """(buffers, any committed) when every argument is an Array already laid out

@@ -472,9 +472,11 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
             in_shardings is not None or out_shardings is not None):
         raise ValueError("jit: device/backend cannot be combined with in_shardings or "
                          "out_shardings; the shardings already say where to run")
-    shardings = [None if tree is None else ShardingTree.of(
-        tuple(tree) if isinstance(tree, list) else tree, option)
-        for option, tree in (("in_shardings", in_shardings), ("out_shardings", out_shardings))]
+    if isinstance(in_shardings, list):  # the arguments are a tuple
+        in_shardings = tuple(in_shardings)
+    shardings = [None if tree is None else ShardingTree.of(tree, option)
+                 for option, tree in (("in_shardings", in_shardings),
+                                      ("out_shardings", out_shardings))]
     static_argnums, static_argnames = resolve_argnums(fun, static_argnums,
                                                                static_argnames)
     donate_argnums, donate_argnames = resolve_argnums(fun, donate_argnums,
