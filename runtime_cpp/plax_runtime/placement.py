@@ -99,6 +99,21 @@ def place_host_value(x: Any, sharding: Sharding | None, *, weak_type: bool | Non
     return impl, aval, sharding
 
 
+def place_shards(shards: Sequence[np.ndarray], shape: tuple[int, ...], dtype: np.dtype,
+                 sharding: Sharding, devices: Sequence[Device]
+                 ) -> tuple[xc.ArrayImpl, ShapedArray]:
+    """Host pieces (one per device of `devices`, each copied now) as one committed
+    Array of `shape` laid out by `sharding`: (the buffers, their aval)."""
+    dtype = dtypes.canonicalize_dtype(dtype)
+    dtypes.check_valid_dtype(dtype)
+    aval = ShapedArray(shape, dtype)
+    impl = _batched_device_put(aval, sharding._to_jaxlib_sharding(len(shape)),
+                               [np.array(s, dtype=dtype) for s in shards], list(devices),
+                               True, False, xc.HostBufferSemantics.ZERO_COPY,
+                               enable_x64=config.enable_x64.value)
+    return impl, aval
+
+
 def copy_buffers(impls: Sequence[xc.ArrayImpl], ndims: Sequence[int],
                  shardings: Sequence[Sharding],
                  semantics: Sequence[xc.ArrayCopySemantics]) -> list[xc.ArrayImpl]:

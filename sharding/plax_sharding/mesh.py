@@ -236,9 +236,6 @@ class Mesh(_BaseMesh):
         types = _axis_types(names, axis_types, "Mesh")
         return _create_mesh(flat, array.shape, names, types)
 
-    def __getnewargs_ex__(self):
-        return (self.devices, self.axis_names, self.axis_types), {}
-
     def __reduce__(self):
         return (Mesh, (self.devices, self.axis_names, self.axis_types))
 

@@ -16,6 +16,7 @@ import functools
 import itertools
 import math
 
+import numpy as np
 from jaxlib import xla_client as xc
 
 from plax.extend.sharding import SdyArray, SdyDim, Sharding, hlo_shardings_equal
@@ -173,6 +174,17 @@ class NamedSharding(Sharding):
                     f"{pieces}")
             out.append(size // pieces)
         return tuple(out)
+
+    def _on_devices(self, devices: tuple) -> NamedSharding | None:
+        if self._is_concrete:
+            return self if self._device_assignment == devices else None
+        if len(devices) != self._mesh.size:
+            return None
+        grid = np.empty(len(devices), dtype=object)
+        grid[:] = devices
+        mesh = Mesh(grid.reshape(self._mesh.axis_sizes), self._mesh.axis_names,
+                    self._mesh.axis_types)
+        return NamedSharding(mesh, self._spec, memory_kind=self._memory_kind)
 
     def _like_from_xla(self, hlo: xc.HloSharding, num_dimensions: int):
         spec = _spec_for_hlo(self._mesh, hlo, num_dimensions)

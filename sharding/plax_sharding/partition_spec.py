@@ -32,13 +32,14 @@ def _unconstrained() -> _Unconstrained:
 
 
 def _canonical_entry(entry: Any) -> Any:
-    """None, UNCONSTRAINED, one axis name, or a tuple of two or more names."""
+    """None, UNCONSTRAINED, one axis name, or a tuple of two or more names (a None
+    among them, which JAX accepts, splits nothing)."""
     if entry is None or entry is UNCONSTRAINED:
         return entry
     if isinstance(entry, (tuple, list)):
         names = tuple(entry)
         for name in names:
-            if name is None or name is UNCONSTRAINED or isinstance(name, (tuple, list)):
+            if name is UNCONSTRAINED or isinstance(name, (tuple, list)):
                 raise TypeError(f"a PartitionSpec entry that is a tuple must hold mesh "
                                 f"axis names only; got {entry!r}")
         if not names:
@@ -125,7 +126,7 @@ class PartitionSpec:
         entry = self._partitions[dim]
         if entry is None or entry is UNCONSTRAINED:
             return ()
-        return entry if isinstance(entry, tuple) else (entry,)
+        return tuple(a for a in entry if a is not None) if isinstance(entry, tuple) else (entry,)
 
     def mesh_axes(self) -> list:
         """Every mesh axis the spec names, in order of appearance (with repeats)."""

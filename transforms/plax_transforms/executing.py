@@ -24,8 +24,8 @@ from plax_runtime import device_put as runtime_put, executable as runtime_execut
 from plax_runtime.array import Array
 from plax_runtime.sharding_impls import replicated_sharding
 from plax_transforms import explain
-from plax_transforms.call_placement import (CallPlacement, default_device, place_call,
-                                            single_device_sharding)
+from plax_transforms.call_placement import (CallPlacement, default_device, inner_shardings,
+                                            place_call, single_device_sharding)
 from plax_transforms.lowering import LoweringResult, lower_jaxpr_to_module
 
 logger = logging.getLogger(__name__)
@@ -99,7 +99,10 @@ class CompiledJaxpr:
             const_sharding = replicated_sharding(devices)
             in_shardings = [const_sharding] * n_consts + kept
             out_shardings = list(placement.out_shardings or [None] * len(lowering.out_avals))
-            like = tuple(dict.fromkeys(s for s in (*kept, *out_shardings) if s is not None))
+            inner = [s._on_devices(devices) for s, _ in
+                     (inner_shardings(lowering.jaxpr) if lowering.jaxpr is not None else ())]
+            like = tuple(dict.fromkeys(s for s in (*kept, *out_shardings, *inner)
+                                       if s is not None))
             build = dict(
                 use_shardy_partitioner=lowering.shardy,
                 allow_spmd_sharding_propagation_to_parameters=[s is None for s in in_shardings],

@@ -216,6 +216,7 @@ class LoweringResult:
     # the partitioner chooses (an unannotated input or output).
     arg_shardings: tuple[Sharding | None, ...] = ()
     result_shardings: tuple[Sharding | None, ...] = ()
+    jaxpr: Jaxpr | None = None  # the Jaxpr lowered (shardings inside it place outputs)
 
     def as_text(self, *, debug_info: bool = False) -> str:
         return module_to_string(self.module, debug_info=debug_info)
@@ -306,7 +307,7 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
         _verify(module)
     return LoweringResult(module, context, name, kept_var_idx, tuple(c for _, c in hoisted),
                           in_avals, tuple(arg_names), out_avals, donated_args,
-                          num_partitions, shardy, arg_shardings, out_shardings)
+                          num_partitions, shardy, arg_shardings, out_shardings, closed.jaxpr)
 
 
 class _Placement:

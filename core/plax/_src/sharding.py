@@ -117,6 +117,11 @@ class Sharding(abc.ABC):
         """
         return sdy_from_hlo(self._to_xla_hlo_sharding(num_dimensions), num_dimensions)
 
+    def _on_devices(self, devices: tuple[Device, ...]) -> Sharding | None:
+        """The same layout on `devices` (for a sharding whose mesh is abstract), or None
+        if this kind cannot be placed so."""
+        return self if self._is_concrete and self._device_assignment == devices else None
+
     def _like_from_xla(self, hlo: xc.HloSharding, num_dimensions: int) -> Sharding | None:
         """A sharding of this kind on the same devices that lays out an array of rank
         `num_dimensions` as `hlo` does, or None if this kind cannot say it.
