@@ -16,6 +16,7 @@ from jaxlib import xla_client as xc
 from plax.extend.core import ShapedArray, Tracer, install_array_methods
 from plax.extend.sharding import Device, Index, Sharding
 from plax_runtime import dlpack_buffers, placement
+from plax_runtime.shard_buffers import shard_buffers
 from plax_runtime.sharding_impls import SingleDeviceSharding
 
 
@@ -130,7 +131,7 @@ class Array(metaclass=_ArrayMeta):
         elif self.is_fully_replicated:
             self._impl._fully_replicated_shard()._copy_single_device_array_to_host_async()
         else:
-            for shard in self._impl._arrays:
+            for shard in shard_buffers(self._impl):
                 shard._copy_single_device_array_to_host_async()
 
     def on_device_size_in_bytes(self) -> int:
@@ -144,7 +145,7 @@ class Array(metaclass=_ArrayMeta):
     # --- shards ---------------------------------------------------------------------
 
     def _addressable_devices(self) -> list[Device]:
-        """Addressable devices in the order of `self._impl._arrays`."""
+        """Addressable devices in the order of `shard_buffers(self._impl)`."""
         return [d for d in self._sharding._device_assignment
                 if d.process_index == d.client.process_index()]
 
@@ -157,7 +158,7 @@ class Array(metaclass=_ArrayMeta):
             return [Shard(devices[0], indices[devices[0]], 0, self)]
         shards, seen = [], {}
         kind = self._sharding.memory_kind
-        for impl, device in zip(self._impl._arrays, devices):
+        for impl, device in zip(shard_buffers(self._impl), devices):
             index = indices[device]
             key = _index_key(index)
             replica_id = seen[key] = seen.get(key, -1) + 1
@@ -220,7 +221,7 @@ class Array(metaclass=_ArrayMeta):
         out = np.empty(self.shape, self.dtype)
         indices = self._sharding.addressable_devices_indices_map(self.shape)
         filled = set()
-        for impl, device in zip(self._impl._arrays, self._addressable_devices()):
+        for impl, device in zip(shard_buffers(self._impl), self._addressable_devices()):
             index = indices[device]
             key = _index_key(index)
             if key not in filled:
@@ -294,7 +295,7 @@ class Array(metaclass=_ArrayMeta):
         (impl,) = placement.copy_buffers([self._impl], [self.ndim], [self.sharding],
                                          [xc.ArrayCopySemantics.ALWAYS_COPY])
         if impl._committed != self._impl._committed:
-            impl = xc.ArrayImpl(self.aval, impl._sharding, impl._arrays, self._impl._committed,
+            impl = xc.ArrayImpl(self.aval, impl._sharding, shard_buffers(impl), self._impl._committed,
                                 _skip_checks=True)
         return Array._from_impl(impl, self.aval, self.sharding)
 

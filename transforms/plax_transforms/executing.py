@@ -11,6 +11,7 @@ committed when the computation spans several devices or some input was committed
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import logging
 import threading
@@ -107,12 +108,24 @@ class CompiledJaxpr:
                 use_shardy_partitioner=lowering.shardy,
                 allow_spmd_sharding_propagation_to_parameters=[s is None for s in in_shardings],
                 allow_spmd_sharding_propagation_to_output=[s is None for s in out_shardings])
-        self.executable = runtime_executable.compile(
-            lowering.module, devices,
-            donated_args=[i for i, d in enumerate(lowering.donated_args) if d],
-            build_options=build, in_shardings=in_shardings, out_avals=lowering.out_avals,
-            out_shardings=out_shardings, arg_names=lowering.arg_names, sharding_like=like,
-            name=f"jit({lowering.name})")
+        # XLA may call back into Python from its own threads during a compile: those
+        # callbacks read its target from a global, so such compiles run one at a time.
+        callbacks = lowering.keepalives or lowering.on_compile
+        with _compiling_lock if callbacks else _no_lock:
+            previous = _compiling["target"]
+            _compiling["target"] = (devices, like)
+            try:
+                self.executable = runtime_executable.compile(
+                    lowering.module, devices,
+                    donated_args=[i for i, d in enumerate(lowering.donated_args) if d],
+                    build_options=build, in_shardings=in_shardings,
+                    out_avals=lowering.out_avals, out_shardings=out_shardings,
+                    arg_names=lowering.arg_names, sharding_like=like,
+                    name=f"jit({lowering.name})")
+                for hook in lowering.on_compile:
+                    hook()
+            finally:
+                _compiling["target"] = previous
         consts = lowering.const_args
         self.const_args = runtime_put.put_leaves(consts, [const_sharding] * len(consts),
                                                  [False] * len(consts), [None] * len(consts))
@@ -143,6 +156,22 @@ class CompiledJaxpr:
             return self.executable.execute(flat_args, committed=committed)  # all kept
         args = [flat_args[i] for i in self.kept_var_idx]
         return self.executable.execute([*self.const_args, *args], committed=committed)
+
+
+# The compile in progress. Compiles are serialized by the lock, so that callbacks XLA
+# makes from its own threads during one (custom-call partitioners) can read it.
+_compiling: dict[str, Any] = {"target": None}
+_compiling_lock = threading.RLock()
+_no_lock = contextlib.nullcontext()
+
+
+def compiling_for() -> tuple[tuple[Device, ...], tuple[Sharding, ...]]:
+    """While a lowering is compiled: its devices and the shardings whose kind the
+    shardings XLA chooses should take (what custom-call callbacks describe them by)."""
+    target = _compiling["target"]
+    if target is None:
+        raise RuntimeError("compiling_for() is only available while plax compiles")
+    return target
 
 
 def _on_device(sharding: Sharding | None, device: Device) -> Sharding:

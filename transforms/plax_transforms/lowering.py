@@ -109,6 +109,10 @@ class ModuleContext:
         # kept alive so that the ids stay unique).
         self._functions: dict[tuple, tuple[str, list[ir.Type], ClosedJaxpr]] = {}
         self._meshes: dict[tuple, str] = {}  # (axes, device ids) → `sdy.mesh` symbol
+        # Objects the compiled module refers to by address (callbacks of custom calls),
+        # and functions to run once it is compiled for a device assignment.
+        self.keepalives: list = []
+        self.on_compile: list = []
         self._locations = _jax_mlir_ext.TracebackToLocationCache(_user_filename, 1, context)
 
     def sharding_attribute(self, sharding: Sharding, ndim: int) -> ir.Attribute:
@@ -217,6 +221,8 @@ class LoweringResult:
     arg_shardings: tuple[Sharding | None, ...] = ()
     result_shardings: tuple[Sharding | None, ...] = ()
     jaxpr: Jaxpr | None = None  # the Jaxpr lowered (shardings inside it place outputs)
+    keepalives: tuple = ()
+    on_compile: tuple = ()  # run, in `executing.compiling_for`'s context, after a compile
 
     def as_text(self, *, debug_info: bool = False) -> str:
         return module_to_string(self.module, debug_info=debug_info)
@@ -307,7 +313,8 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
         _verify(module)
     return LoweringResult(module, context, name, kept_var_idx, tuple(c for _, c in hoisted),
                           in_avals, tuple(arg_names), out_avals, donated_args,
-                          num_partitions, shardy, arg_shardings, out_shardings, closed.jaxpr)
+                          num_partitions, shardy, arg_shardings, out_shardings, closed.jaxpr,
+                          tuple(mctx.keepalives), tuple(mctx.on_compile))
 
 
 class _Placement:
