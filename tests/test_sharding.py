@@ -3,7 +3,6 @@ import pickle
 
 import numpy as np
 import pytest
-from jaxlib import xla_client as xc
 
 import plax
 from plax.sharding import (AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec as P,
@@ -50,7 +49,7 @@ def test_abstract_mesh_equal_across_meshes_of_one_shape(devs):
                        "num_cores=None, platform=cpu)")
     assert repr(AbstractMesh((2,), ("x",))) == "AbstractMesh('x': 2, axis_types=(Auto,))"
     with pytest.raises(ValueError, match="AbstractMesh does not implement devices"):
-        a.devices
+        _ = a.devices
 
 
 def test_bad_meshes(devs):
@@ -142,7 +141,7 @@ def test_abstract_named_sharding_has_no_devices():
     s = NamedSharding(AbstractMesh((2,), ("x",)), P("x"))
     assert not s._is_concrete and s.num_devices == 2
     with pytest.raises(ValueError, match="AbstractMesh, which names no devices"):
-        s.device_set
+        _ = s.device_set
     with pytest.raises(ValueError, match="AbstractMesh, which names no devices"):
         plax.device_put(np.ones(4), s)
 

@@ -70,7 +70,7 @@ def test_with_sharding_constraint_joins_plax_lax():
     from plax_sharding.constraint import with_sharding_constraint
     assert plax.lax.with_sharding_constraint is with_sharding_constraint
     with pytest.raises(AttributeError, match="'plax.lax' has no attribute 'no_such_op'"):
-        plax.lax.no_such_op
+        _ = plax.lax.no_such_op
     assert "visualize_array_sharding" in dir(plax.debug)
 
 

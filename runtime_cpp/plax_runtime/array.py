@@ -295,8 +295,8 @@ class Array(metaclass=_ArrayMeta):
         (impl,) = placement.copy_buffers([self._impl], [self.ndim], [self.sharding],
                                          [xc.ArrayCopySemantics.ALWAYS_COPY])
         if impl._committed != self._impl._committed:
-            impl = xc.ArrayImpl(self.aval, impl._sharding, shard_buffers(impl), self._impl._committed,
-                                _skip_checks=True)
+            impl = xc.ArrayImpl(self.aval, impl._sharding, shard_buffers(impl),
+                                self._impl._committed, _skip_checks=True)
         return Array._from_impl(impl, self.aval, self.sharding)
 
     def __deepcopy__(self, memo) -> Array:
@@ -403,7 +403,7 @@ def make_array_from_callback(shape: Sequence[int], sharding: Sharding,
     sharding.shard_shape(shape)  # the shards must be even
     indices = sharding.addressable_devices_indices_map(shape)
     pieces: dict[tuple, np.ndarray] = {}
-    for device, index in indices.items():
+    for index in indices.values():
         key = _index_key(index)
         if key not in pieces:
             piece = data_callback(index)
