@@ -139,6 +139,24 @@ def test_bare_partition_specs_need_a_mesh(mesh):
         assert c.sharding == NamedSharding(mesh, P(None, "y"))
 
 
+def test_the_context_mesh_places_calls_and_conflicts_are_named(mesh, meshes, devs):
+    m1, m2 = meshes
+    with plax.set_mesh(m1):
+        r = plax.jit(lambda v: v * 2)(f32(4))
+        assert r.sharding == NamedSharding(m1, P())  # replicated over the context mesh
+        e = plax.numpy.ones(3) + 1  # eager ops too
+        assert e.sharding == NamedSharding(m1, P())
+        with pytest.raises(ValueError, match=r"argument v .*device ids \[0, 1, 2, 3, 4, 5, 6, "
+                                             r"7\].* and jit's context mesh .*device ids "
+                                             r"\[0, 1\]"):
+            plax.jit(lambda v: v * 2)(plax.device_put(f32(4), NamedSharding(mesh, P())))
+        with pytest.raises(ValueError, match=r"in_shardings of argument v .*\[2, 3\].*"
+                                             r"jit's context mesh"):
+            plax.jit(lambda v: v, in_shardings=NamedSharding(m2, P("x")))(f32(4))
+    r = plax.jit(lambda v: v * 2)(f32(4))
+    assert r.sharding.device_set == {devs[0]}
+
+
 # --- AbstractMesh: one trace, one lowering, one compile per device assignment ------------
 
 def test_abstract_mesh_constraint_shares_trace_and_lowering(meshes, counts):
@@ -225,14 +243,19 @@ def test_nested_jit_with_shardings(mesh):
 
 # --- memory kinds, GSPMD, explanations ----------------------------------------------------
 
-def test_pinned_host_outputs(mesh):
+def test_pinned_host_memory(mesh):
     s = NamedSharding(mesh, P("x"))
-    f = plax.jit(lambda v: v * 2, in_shardings=s, out_shardings=s.with_memory_kind("pinned_host"))
+    pinned = s.with_memory_kind("pinned_host")
+    f = plax.jit(lambda v: v * 2, in_shardings=s, out_shardings=pinned)
     text = f.lower(f32(8, 2)).as_text()
     assert 'mhlo.memory_kind = "pinned_host"' in text and "annotate_device_placement" in text
     r = f(f32(8, 2))
     assert r.sharding.memory_kind == "pinned_host"
+    assert r.addressable_shards[0].data.sharding.memory_kind == "pinned_host"
     np.testing.assert_array_equal(np.asarray(r), f32(8, 2) * 2)
+    back = plax.jit(lambda v: v + 1, in_shardings=pinned, out_shardings=s)(r)
+    assert back.sharding == s
+    np.testing.assert_array_equal(np.asarray(back), f32(8, 2) * 2 + 1)
 
 
 def test_gspmd_partitioner(mesh):

@@ -2,15 +2,15 @@
 module states.
 
 The devices come from what names them: explicit `in_shardings`/`out_shardings`,
-committed Array arguments, and shardings inside the Jaxpr on concrete meshes (a
-`with_sharding_constraint` on a `Mesh`). They must all name the same devices in the
-same order; a conflict is JAX's "incompatible devices" ValueError, naming each
-source. When nothing names devices, a computation whose Jaxpr or options use
-abstract shardings runs on the mesh in context (`plax.set_mesh`), anything else on
-the default device.
+committed Array arguments, shardings inside the Jaxpr on concrete meshes (a
+`with_sharding_constraint` on a `Mesh`), and the mesh in context (`plax.set_mesh`).
+They must all name the same devices in the same order; a conflict is JAX's
+"incompatible devices" ValueError, naming each source. When nothing names devices,
+the computation runs on the default device.
 
-Shardings here are only those of the base class (`plax.extend.sharding`): this module
-never learns what a mesh is.
+Shardings here are only those of the base class (`plax.extend.sharding`), and the
+context mesh is opaque but for two members: `_flat_devices_tuple` and
+`_replicated_sharding` (a Sharding copying an array whole over it).
 """
 from __future__ import annotations
 
@@ -34,6 +34,9 @@ class CallPlacement(NamedTuple):
     committed: bool
     in_shardings: tuple[Sharding | None, ...]
     out_shardings: tuple[Sharding | None, ...]
+    # A sharding on the context mesh, whose kind the partitioner's choices take when
+    # no argument's sharding can say them.
+    reference: Sharding | None = None
 
 
 _default_devices: dict[Any, Device] = {}
@@ -111,7 +114,6 @@ def place_call(args: Sequence[Any], in_shardings: Sequence[Sharding | None] = ()
     """
     describe = describe or (lambda i: f"argument {i}")
     sources: list[tuple[tuple[Device, ...], str]] = []
-    abstract = False
     for i, s in enumerate(in_shardings):
         if s is not None:
             s = _concrete(s, f"in_shardings of {describe(i)}")
@@ -128,24 +130,25 @@ def place_call(args: Sequence[Any], in_shardings: Sequence[Sharding | None] = ()
     for s, where in inner_shardings(jaxpr) if jaxpr is not None else ():
         if s._is_concrete:
             sources.append((s._device_assignment, where))
-        else:
-            abstract = True
+    mesh = concrete_mesh()
+    if mesh is not None:
+        sources.append((mesh._flat_devices_tuple, "jit's context mesh"))
     if sources:
         devices = sources[0][0]
         if any(d != devices for d, _ in sources):
             raise incompatible_devices_error(sources)
         committed = True
     else:
-        mesh = concrete_mesh() if abstract else None
-        committed = mesh is not None
-        devices = mesh._flat_devices_tuple if committed else (default_device(),)
+        committed = False
+        devices = (default_device(),)
     if not any(s is not None for s in in_shardings) and not committed_args:
         arg_shardings = (None,) * len(args)
     else:
         arg_shardings = tuple(_arg_sharding(x, in_shardings[i] if i < len(in_shardings)
                                             else None, describe(i))
                               for i, x in enumerate(args))
-    return CallPlacement(devices, committed, arg_shardings, tuple(out_shardings))
+    return CallPlacement(devices, committed, arg_shardings, tuple(out_shardings),
+                         None if mesh is None else mesh._replicated_sharding)
 
 
 def _concrete(s: Sharding, what: str) -> Sharding:

@@ -17,13 +17,14 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from plax.extend.core import ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var, get_aval
+from plax.extend.sharding import concrete_mesh
 from plax_transforms.executing import (CallPlacement, CompiledJaxpr, abstract_layout,
                                        lower_module, lowering_platform, place_call)
 from plax_transforms.signature import arg_signature, trace_context
 
 _MAX_ENTRIES = 8192
-# Two levels: a call's exact signature (placements included) → a prepared caller, in
-# front of the executables, which depend only on avals and the device.
+# Two levels: a call's exact signature (placements and the context mesh included) → a
+# prepared caller, in front of the executables, which depend only on avals and devices.
 _callers: dict[tuple, Callable[[Sequence[Any]], list]] = {}
 _executables: dict[tuple, CompiledJaxpr] = {}
 
@@ -31,7 +32,8 @@ _executables: dict[tuple, CompiledJaxpr] = {}
 def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict):
     """Compute `prim(*args, **params)` with a compiled single-primitive executable."""
     try:
-        key = (prim, tuple(params.items()), arg_signature(args), trace_context())
+        key = (prim, tuple(params.items()), arg_signature(args), trace_context(),
+               concrete_mesh())
         call = _callers.get(key)
     except TypeError:  # an unhashable parameter: compile without caching
         key, call = None, None

@@ -102,8 +102,8 @@ class CompiledJaxpr:
             out_shardings = list(placement.out_shardings or [None] * len(lowering.out_avals))
             inner = [s._on_devices(devices) for s, _ in
                      (inner_shardings(lowering.jaxpr) if lowering.jaxpr is not None else ())]
-            like = tuple(dict.fromkeys(s for s in (*kept, *out_shardings, *inner)
-                                       if s is not None))
+            like = tuple(dict.fromkeys(s for s in (*kept, *out_shardings, *inner,
+                                                   placement.reference) if s is not None))
             build = dict(
                 use_shardy_partitioner=lowering.shardy,
                 allow_spmd_sharding_propagation_to_parameters=[s is None for s in in_shardings],
