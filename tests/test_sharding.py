@@ -9,16 +9,6 @@ from plax.sharding import (AbstractMesh, AxisType, Mesh, NamedSharding, Partitio
                            SingleDeviceSharding)
 
 
-@pytest.fixture(scope="module")
-def devs():
-    return plax.devices()
-
-
-@pytest.fixture(scope="module")
-def mesh(devs):
-    return Mesh(np.array(devs).reshape(2, 4), ("x", "y"))
-
-
 # --- meshes ---------------------------------------------------------------------------
 
 def test_mesh_views(mesh, devs):

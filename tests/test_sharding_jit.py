@@ -32,16 +32,6 @@ def counts():
 
 
 @pytest.fixture(scope="module")
-def devs():
-    return plax.devices()
-
-
-@pytest.fixture(scope="module")
-def mesh(devs):
-    return Mesh(np.array(devs).reshape(2, 4), ("x", "y"))
-
-
-@pytest.fixture(scope="module")
 def meshes(devs):
     return Mesh(devs[:2], "x"), Mesh(devs[2:4], "x")
 
