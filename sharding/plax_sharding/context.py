@@ -81,10 +81,13 @@ class use_abstract_mesh:
 
 
 def sharding_from_spec(spec: Any, what: str) -> Sharding:
-    """`spec` (a `PartitionSpec`) as a `NamedSharding` on the mesh in context: the
-    concrete one outside jit, the abstract one inside (so the Jaxpr names no device)."""
+    """`spec` (a `PartitionSpec`, or a tuple of its entries) as a `NamedSharding` on the
+    mesh in context: the concrete one outside jit, the abstract one inside (so the
+    Jaxpr names no device)."""
     if isinstance(spec, Sharding):
         return spec
+    if isinstance(spec, tuple):
+        spec = PartitionSpec(*spec)
     if not isinstance(spec, PartitionSpec):
         raise TypeError(f"{what} must be a Sharding, a PartitionSpec or None; got {spec!r} "
                         f"of type {type(spec).__name__}")

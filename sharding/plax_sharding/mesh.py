@@ -286,14 +286,6 @@ class Mesh(_BaseMesh):
         return Mesh(self.devices[tuple(box)], self.axis_names, self.axis_types)
 
     @functools.cached_property
-    def _replicated_sharding(self):
-        """`NamedSharding(self, P())`: how jit describes what it places on the context
-        mesh without a sharding of its own."""
-        from plax_sharding.named_sharding import NamedSharding
-        from plax_sharding.partition_spec import PartitionSpec
-        return NamedSharding(self, PartitionSpec())
-
-    @functools.cached_property
     def abstract_mesh(self) -> AbstractMesh:
         """The same axes without devices (recording the device kind and platform)."""
         first = self._flat_devices_tuple[0]

@@ -9,8 +9,8 @@ They must all name the same devices in the same order; a conflict is JAX's
 the computation runs on the default device.
 
 Shardings here are only those of the base class (`plax.extend.sharding`), and the
-context mesh is opaque but for two members: `_flat_devices_tuple` and
-`_replicated_sharding` (a Sharding copying an array whole over it).
+context mesh is opaque but for its `_flat_devices_tuple`; a sharding on it comes from
+`sharding_from_spec`.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 from plax.extend import config
 from plax.extend.core import ClosedJaxpr, Jaxpr, get_aval
-from plax.extend.sharding import Device, Sharding, concrete_mesh
+from plax.extend.sharding import Device, Sharding, concrete_mesh, sharding_from_spec
 from plax_runtime import placement as runtime_placement
 from plax_runtime.array import Array
 from plax_runtime.sharding_impls import SingleDeviceSharding
@@ -147,8 +147,8 @@ def place_call(args: Sequence[Any], in_shardings: Sequence[Sharding | None] = ()
         arg_shardings = tuple(_arg_sharding(x, in_shardings[i] if i < len(in_shardings)
                                             else None, describe(i))
                               for i, x in enumerate(args))
-    return CallPlacement(devices, committed, arg_shardings, tuple(out_shardings),
-                         None if mesh is None else mesh._replicated_sharding)
+    reference = None if mesh is None else sharding_from_spec((), "the context mesh")
+    return CallPlacement(devices, committed, arg_shardings, tuple(out_shardings), reference)
 
 
 def _concrete(s: Sharding, what: str) -> Sharding:

@@ -11,8 +11,8 @@ from plax._src.sharding import (Device, Index, SdyArray, SdyDim, Sharding,
 
 sharding_from_spec = _plugins.seam("sharding_from_spec")
 sharding_from_spec.__doc__ = """`sharding_from_spec(spec, what)`: a non-Sharding given where
-a sharding is expected (a `PartitionSpec`) as a sharding on the mesh in context;
-`what` names the option in errors."""
+a sharding is expected (a `PartitionSpec`, or a tuple of its entries: `()` is
+replicated) as a sharding on the mesh in context; `what` names the option in errors."""
 
 __all__ = ["Device", "Index", "SdyArray", "SdyDim", "Sharding", "abstract_mesh",
            "concrete_mesh", "hlo_shardings_equal", "meshes_in_context", "restore_meshes",
