@@ -4,7 +4,9 @@ Reading path:
 
 1. `lowering.py` — a Jaxpr becomes a StableHLO module, one rule per primitive
    (`mlir_context.py` makes the MLIR context);
-2. `executing.py` — which device a call runs on; lowering and compiling once;
+2. `call_placement.py` — which devices a call runs on and the shardings its module
+   states; `executing.py` — lowering once per abstract layout, compiling once per
+   device assignment;
 3. `dispatch.py` — a primitive applied eagerly: a one-equation Jaxpr, cached;
 4. `jit_primitive.py` — `jit_p`, the staged form of a jit call, with all its rules
    (abstract eval, lowering, jvp, partial eval, transpose, batching, dce);

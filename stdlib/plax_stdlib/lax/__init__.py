@@ -319,3 +319,14 @@ from plax_stdlib.lax.windowed_reductions import (
 )
 from plax_stdlib.lax.windows import padtype_to_pads as padtype_to_pads
 from plax_stdlib.lax.windows import reduce_window_shape_tuple as reduce_window_shape_tuple
+
+
+from plax.extend.registry import contributed as _contributed  # noqa: E402
+
+
+def __getattr__(name: str):
+    # Names other packages contribute to `plax.lax` (`with_sharding_constraint` from
+    # plax-sharding), through `plax.names` entry points `lax.<name>`.
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return _contributed("lax", name)
