@@ -140,14 +140,16 @@ def check_axes(name: str, axes: Sequence[int], ndim: int, what: str = "axes") ->
 # --- constructors ---------------------------------------------------------------------
 
 def standard_primitive(id: str, abstract_eval: Callable, lower: Callable | None, *,
-                       multiple_results: bool = False, **rules: Callable) -> Primitive:
+                       multiple_results: bool = False, dtypes: frozenset | None = None,
+                       **rules: Callable) -> Primitive:
     """A primitive (of namespaced `id`, e.g. `"lax.sin"`) with its abstract evaluation,
     generic lowering and further rules.
 
     Each keyword in `rules` is a rule kind (`jvp`, `transpose`, `batching`...); a
-    `PrimitiveRule` (such as `defjvp(...)`) is first given the primitive.
+    `PrimitiveRule` (such as `defjvp(...)`) is first given the primitive. `dtypes`
+    declares the dtype kinds of its operands (`Primitive.dtypes`).
     """
-    prim = Primitive(id, multiple_results=multiple_results)
+    prim = Primitive(id, multiple_results=multiple_results, dtypes=dtypes)
     prim.def_abstract_eval(abstract_eval)
     if lower is not None:
         prim.def_lowering(lower)
@@ -178,7 +180,7 @@ def elementwise(id: str, arity: int, *, dtypes: frozenset, lower: Callable,
         return ShapedArray(shape, out_dtype, weak_result(avals, out_dtype))
 
     rules.setdefault("batching", broadcasting_batcher())
-    return standard_primitive(id, abstract_eval, lower, **rules)
+    return standard_primitive(id, abstract_eval, lower, dtypes=dtypes, **rules)
 
 
 def unary(id: str, *, dtypes: frozenset, lower: Callable,

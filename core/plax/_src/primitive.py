@@ -74,10 +74,15 @@ __plax_rule_helper__ = True
 class Primitive:
     """A primitive operation. Applying it (`bind`) hands it to the current trace.
 
-    `id` is `"<namespace>.<name>"`; `name` is what Jaxprs print.
+    `id` is `"<namespace>.<name>"`; `name` is what Jaxprs print. `dtypes`, if given,
+    declares the dtype kinds its operands accept (`plax.extend.constructors.FLOAT`,
+    `INT`...: 'bool', 'signed', 'unsigned', 'float', 'complex', or dtype names), so
+    that `plax.test_util.check_primitive` can check each of them; the abstract eval
+    rule still does the checking.
     """
 
-    def __init__(self, id: str, *, multiple_results: bool = False):
+    def __init__(self, id: str, *, multiple_results: bool = False,
+                 dtypes: frozenset[str] | None = None):
         namespace, _, name = id.rpartition(".")
         if not namespace or not name:
             raise PrimitiveIdError(
@@ -89,6 +94,7 @@ class Primitive:
         self.id = id
         self.name = name
         self.multiple_results = multiple_results
+        self.dtypes = None if dtypes is None else frozenset(dtypes)
         self.module = _registering_module()
         self._rules: dict[tuple[str, str | None], Rule] = {}
         _by_id[id] = self
