@@ -22,6 +22,7 @@ from jaxlib import xla_client as xc
 
 Device = xc.Device
 Index = tuple[slice, ...]
+"""The part of a global array one device holds: a slice per dimension."""
 
 
 class Sharding(abc.ABC):
