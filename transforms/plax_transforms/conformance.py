@@ -129,12 +129,16 @@ class _Harness:
     def expected(self, avals, params=None) -> list[ShapedArray]:
         return self.outs(self.prim.abstract_eval(*avals, **(params or self.params)))
 
-    def call(self, fn: Callable, inputs, *, jit: bool):
-        """`fn(inputs)`, inside `vmap`s binding the primitive's axis names (each input
-        stacked with its flip) if it uses any."""
+    def in_named_axes(self, fn: Callable, inputs) -> tuple[Callable, Any]:
+        """`fn` inside `vmap`s binding the primitive's axis names, if it uses any, and
+        `inputs` for it (each stacked with its flip)."""
         for name in reversed(self.axis_names):
             fn = plax.vmap(fn, axis_name=name, axis_size=_BATCH)
             inputs = tree_util.tree_map(lambda x: np.stack([x, _flip(x)]), inputs)
+        return fn, inputs
+
+    def call(self, fn: Callable, inputs, *, jit: bool):
+        fn, inputs = self.in_named_axes(fn, inputs)
         return (plax.jit(fn) if jit else fn)(inputs)
 
     # --- the checks -------------------------------------------------------------------
@@ -471,10 +475,7 @@ class _Harness:
     def lower(self, cases):
         def fn(ins):
             return [self.binder(params)(*xs) for (_, _, params), xs in zip(cases, ins)]
-        inputs = [xs for _, xs, _ in cases]
-        for name in reversed(self.axis_names):
-            fn = plax.vmap(fn, axis_name=name, axis_size=_BATCH)
-            inputs = tree_util.tree_map(lambda x: np.stack([x, _flip(x)]), inputs)
+        fn, inputs = self.in_named_axes(fn, [xs for _, xs, _ in cases])
         plax.jit(fn).lower(inputs)
 
     def check_rejected(self, dt, which):
