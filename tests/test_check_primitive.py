@@ -172,6 +172,8 @@ def test_ill_typed_lowering_at_a_declared_dtype_names_the_dtype():
 
 
 def test_options_are_checked():
+    with pytest.raises(TypeError, match="expected a Primitive, got function"):
+        check_primitive(lax.sin, X)
     prim = _sin2("conformance_options")
     with pytest.raises(ValueError, match="unknown checks \\['jpv'\\] in skip"):
         check_primitive(prim, X, skip=("jpv",))

@@ -83,6 +83,9 @@ def check_primitive(prim: Primitive, *example_args, skip: Sequence[str] = (),
     """Check `prim`'s rules against each other at `example_args` (see the module
     docstring); → the names of the checks that ran, with details
     (`"transpose[0, 1]"`, `"batching: 26 in_axes"`...)."""
+    if not isinstance(prim, Primitive):
+        raise TypeError(f"check_primitive: expected a Primitive, got {type(prim).__name__} "
+                        f"{prim!r} (pass the primitive, e.g. lax.sin_p, not its function)")
     unknown = set(skip) - set(CHECKS)
     if unknown:
         raise ValueError(f"check_primitive: unknown checks {sorted(unknown)} in skip; the "
@@ -382,7 +385,6 @@ class _Harness:
         def trace(xs):
             flipped = [jnp.flip(x) for x in xs]
             stacked = [jnp.stack([x, f]) for x, f in zip(xs, flipped)]
-            want = self.expected([get_aval(x) for x in xs])
             mapped = []
             for combo in combos:
                 batched = [x if d is None else jnp.moveaxis(s, 0, d)
@@ -392,6 +394,9 @@ class _Harness:
                 except Exception as err:
                     self.fail("batching", f"with in_axes={combo}, vmap raised "
                                           f"{type(err).__name__}: {err}")
+                # a stacked operand is no longer weakly typed
+                want = self.expected([get_aval(x) if d is None else
+                                      get_aval(x).strip_weak_type() for x, d in zip(xs, combo)])
                 self.check_types("batching", f"with in_axes={combo}, the batched",
                                  [get_aval(o) for o in out],
                                  [a.update(shape=(_BATCH, *a.shape)) for a in want])
@@ -580,13 +585,13 @@ def _pairing(xs, ys) -> tuple[float, float]:
 
 
 def _convert(x, dt: np.dtype) -> np.ndarray:
-    """The example value `x` in dtype `dt`: rounded for integers, non-negative for
-    unsigned integers, nonzero-ness for bool."""
+    """The example value `x` in dtype `dt`: rounded for integers (0 for non-finite
+    values), non-negative for unsigned integers, nonzero-ness for bool."""
     x = np.asarray(x)
     if dt == np.dtype(bool):
         return x != 0
     if _KIND_OF.get(dt) in ("signed", "unsigned"):
-        x = np.round(np.real(x))
+        x = np.round(np.nan_to_num(np.real(x).astype(np.float64), nan=0, posinf=0, neginf=0))
         x = np.abs(x) if _KIND_OF[dt] == "unsigned" else x
         return np.clip(x, np.iinfo(dt).min, np.iinfo(dt).max).astype(dt)
     return (x if _KIND_OF.get(dt) == "complex" else np.real(x)).astype(dt)
