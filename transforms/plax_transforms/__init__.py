@@ -19,7 +19,9 @@ Reading path:
    `custom_derivatives.py` — `custom_jvp`/`custom_vjp` and their primitives;
    `remat.py`, `ad_checkpoint.py` — `checkpoint` and its policies;
 7. `batching.py`, `vmap_api.py` — `vmap` and batching of Jaxprs;
-8. `test_util.py` — `plax.test_util`, numerical checks of derivatives.
+8. `test_util.py` — `plax.test_util`, numerical checks of derivatives, and
+   `conformance.py` — its `check_primitive`, a primitive's rules checked against
+   each other.
 
 The rules of the standard primitives, `cond`, `while` and `scan` included, live
 with their definitions in plax-stdlib.

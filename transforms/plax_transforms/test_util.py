@@ -1,4 +1,7 @@
-"""Numerical checks of derivatives for users and plax's own tests.
+"""Numerical checks for users, plugin authors and plax's own tests.
+
+`check_primitive(prim, *example_args, **params)` checks a primitive's rules against
+each other (see `plax_transforms.conformance`).
 
 `check_grads(f, args, order)` compares forward mode with central finite differences
 and reverse mode with forward mode (the dot-product test `<u, J v> == <J^T u, v>`),
@@ -12,6 +15,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 import plax
+from plax_transforms.conformance import check_primitive
+
+__all__ = ["check_grads", "check_jvp", "check_primitive", "check_vjp"]
 
 _DEFAULT_EPS = {np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-5}
 _DEFAULT_TOL = {np.dtype(np.float32): 2e-2, np.dtype(np.float64): 1e-5}

@@ -20,6 +20,7 @@ from plax._src.ad_rules import PrimitiveRule, lax_module
 from plax._src.tracing import get_aval
 
 not_mapped = None
+"""The batch dimension of a value that is not batched (a rule's `dims` entry)."""
 
 
 class AxisData(NamedTuple):
@@ -61,6 +62,8 @@ def move_to(x, dim: int | None, dst: int, size: int):
 
 
 def bdim_at_front(x, dim: int | None, size: int):
+    """`x` with its batch dimension first (broadcast to `size` if it has none): the
+    layout many rules find easiest to write for."""
     return move_to(x, dim, 0, size)
 
 

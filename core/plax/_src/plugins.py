@@ -35,9 +35,8 @@ from typing import Any, Callable
 
 GROUPS = ("plax.transforms", "plax.modules", "plax.names", "plax.interpreters",
           "plax.primitives", "plax.lowering", "plax.backends")
+"""The entry-point groups packages join plax through (see the module docstring)."""
 
-# The seams by which the kernel calls up into other layers: `plax.interpreters`
-# entry point names, what each must be, and which distribution provides it.
 SEAMS: dict[str, tuple[str, str]] = {
     "eager_dispatch": ("callable", "plax-transforms"),
     "array_methods": ("module", "plax-stdlib"),
@@ -48,6 +47,9 @@ SEAMS: dict[str, tuple[str, str]] = {
     "batch_jaxpr": ("callable", "plax-transforms"),
     "sharding_from_spec": ("callable", "plax-sharding"),
 }
+"""The seams by which the kernel calls up into other layers: `plax.interpreters` entry
+point names, what each must be (a module or a callable), and which distribution
+provides it."""
 
 # What each group's entry points must load to (groups not listed: anything).
 _KIND_OF_GROUP = {"plax.modules": "module", "plax.primitives": "module",

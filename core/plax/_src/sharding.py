@@ -29,6 +29,7 @@ from jaxlib import xla_client as xc
 
 Device = xc.Device
 Index = tuple[slice, ...]
+"""The part of a global array one device holds: a slice per dimension."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -90,7 +90,7 @@ def _monoid_reduction(name: str, kinds: frozenset, op_name: str, identity: Calla
                          lambda acc, x: [combine(acc, x)])[0]
 
     lower.__name__ = f"lower_{name}"
-    return standard_primitive(f"lax.{name}", abstract_eval, lower,
+    return standard_primitive(f"lax.{name}", abstract_eval, lower, dtypes=kinds,
                               batching=axes_batcher("axes", reduces=True), **rules)
 
 
@@ -275,7 +275,7 @@ def _arg_reduction(name: str, direction: str, identity: Callable):
                          body)[1]
 
     lower.__name__ = f"lower_{name}"
-    return standard_primitive(f"lax.{name}", abstract_eval, lower,
+    return standard_primitive(f"lax.{name}", abstract_eval, lower, dtypes=ORDERED,
                               batching=axes_batcher("axes", reduces=True))
 
 
