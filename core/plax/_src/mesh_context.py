@@ -43,6 +43,7 @@ def swap_meshes(abstract: Any = _KEEP, concrete: Any = _KEEP) -> tuple[Any, Any]
 
 
 def restore_meshes(previous: tuple[Any, Any]) -> None:
+    """Puts back the meshes that `swap_meshes` returned."""
     abstract, concrete = previous
     if abstract is not _KEEP:
         _abstract_mesh.set_local(abstract)
@@ -52,6 +53,7 @@ def restore_meshes(previous: tuple[Any, Any]) -> None:
 
 @contextlib.contextmanager
 def meshes_in_context(abstract: Any = _KEEP, concrete: Any = _KEEP) -> Iterator[None]:
+    """A block with this thread's abstract and/or concrete mesh set (then restored)."""
     previous = swap_meshes(abstract, concrete)
     try:
         yield

@@ -14,8 +14,11 @@ import time
 from typing import Callable, Protocol
 
 JAXPR_TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
+"""Duration event of tracing a function to a Jaxpr (JAX's name, so JAX tools count it)."""
 JAXPR_TO_MLIR_MODULE_EVENT = "/jax/core/compile/jaxpr_to_mlir_module_duration"
+"""Duration event of lowering a Jaxpr to a StableHLO module."""
 BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+"""Duration event of compiling a module for a device assignment."""
 
 
 class EventListener(Protocol):
