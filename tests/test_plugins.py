@@ -166,4 +166,10 @@ def test_the_coverage_table_lists_every_primitive():
     assert {p for p in extend.list_primitives() if not p.startswith("tests.")} <= set(by_id)
     assert by_id["lax.sin"].split()[1] == "plax-stdlib"
     assert by_id["lax.sin"].rstrip().endswith("eager jit jvp vjp vmap")
-    assert "plax-transforms" in by_id["plax.jit"]
+    assert by_id["lax.sin"].split()[2] == "plax_stdlib.lax.elementwise"
+    for prim_id, module in [("plax.jit", "plax_transforms.jit_primitive"),
+                            ("lax.scan", "plax_stdlib.lax.control_flow.scan"),
+                            ("lax.cond", "plax_stdlib.lax.control_flow.cond"),
+                            ("lax.while", "plax_stdlib.lax.control_flow.loops"),
+                            ("plax.custom_vjp_call", "plax_transforms.custom_derivatives")]:
+        assert by_id[prim_id].split()[1:3] == [extend.distribution_of(module), module]
