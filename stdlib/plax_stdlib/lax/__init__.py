@@ -211,6 +211,7 @@ from plax_stdlib.lax.elementwise import (
     tanh as tanh,
     tanh_p as tanh_p,
 )
+from plax_stdlib.lax.fourier import FftType as FftType, fft as fft, fft_p as fft_p
 from plax_stdlib.lax.gathers import (
     GatherDimensionNumbers as GatherDimensionNumbers,
     GatherScatterMode as GatherScatterMode,
@@ -330,3 +331,6 @@ def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
     return _contributed("lax", name)
+
+# The linear-algebra primitives live in their own public module, `plax.lax.linalg`.
+from plax_stdlib.lax import linalg as linalg  # noqa: E402
