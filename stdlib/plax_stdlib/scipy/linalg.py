@@ -351,7 +351,7 @@ def _sqrt_upper_triangular(t):
                                   lax.slice_in_dim(r_jj, 0, 1, axis=nb + 1),
                                   lax.full_like(t_j, 0)))
         return lax.dynamic_update_index_in_dim(r, x, j, nb + 1)
-    return lax.fori_loop(0, n, column, zeros)
+    return lax.fori_loop(np.int32(0), np.int32(n), column, zeros)
 
 
 # --- building matrices ---------------------------------------------------------------------------

@@ -198,6 +198,9 @@ def take_rows(x, permutation):
     order (one gather, so it is linear in `x` and transposes to a scatter-add)."""
     aval = get_aval(x)
     nb = aval.ndim - 2
+    if 0 in aval.shape:  # nothing to move (and no slice of size 1 to gather)
+        shape = (*aval.shape[:-2], get_aval(permutation).shape[-1], aval.shape[-1])
+        return broadcast_in_dim(np.zeros((), aval.dtype), shape, ())
     batch = tuple(range(nb))
     dnums = GatherDimensionNumbers(offset_dims=(nb + 1,), collapsed_slice_dims=(nb,),
                                    start_index_map=(nb,), operand_batching_dims=batch,
