@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from matrix_samples import sample
 
 import plax
 import plax.numpy as jnp
@@ -14,14 +15,6 @@ from plax import lax
 from plax.test_util import check_grads
 
 NORMS = [None, "ortho", "forward"]
-
-
-def sample(dtype, shape, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
 
 
 # name → (plax call, numpy call); each takes (real input, complex input, norm).

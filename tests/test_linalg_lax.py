@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from matrix_samples import hermitian_pd, sample
 import scipy.linalg as sla
 
 import plax
@@ -23,20 +24,6 @@ DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 X64 = {np.dtype(np.float64), np.dtype(np.complex128)}
 TOL = {np.dtype(np.float32): 2e-4, np.dtype(np.float64): 1e-10,
        np.dtype(np.complex64): 2e-4, np.dtype(np.complex128): 1e-10}
-
-
-def sample(dtype, shape, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
-
-
-def hermitian_pd(dtype, shape, seed=0):
-    x = sample(dtype, shape, seed)
-    n = shape[-1]
-    return (x @ np.conj(np.swapaxes(x, -1, -2)) + n * np.eye(n)).astype(dtype)
 
 
 def close(got, want, dtype, scale=1.0):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from matrix_samples import sample
 
 import plax
 import plax.numpy as jnp
@@ -14,14 +15,6 @@ from plax.test_util import check_grads
 X64 = {np.dtype(np.float64), np.dtype(np.complex128)}
 TOL = {np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-10,
        np.dtype(np.complex64): 1e-4, np.dtype(np.complex128): 1e-10}
-
-
-def sample(dtype, shape, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
 
 
 def close(got, want, dtype, scale=1.0):

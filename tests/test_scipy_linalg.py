@@ -5,20 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from matrix_samples import sample
 import scipy.linalg as sla
 
 import plax
 from plax.test_util import check_grads
 
 X64 = {np.dtype(np.float64), np.dtype(np.complex128)}
-
-
-def sample(dtype, shape, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
 
 
 def _everything(a, spd, b):

@@ -87,14 +87,7 @@ def diagonal(x, /, *, offset: int = 0):
     return shape_ops.diagonal(x, offset=offset, axis1=-2, axis2=-1)
 
 
-def matrix_transpose(x, /):
-    """Each matrix over the last two axes transposed."""
-    x = util.ensure_arraylike("jnp.linalg.matrix_transpose", x)
-    ndim = len(util.shape_of(x))
-    if ndim < 2:
-        raise ValueError(f"jnp.linalg.matrix_transpose needs an array of at least two "
-                         f"dimensions, got shape {util.shape_of(x)}")
-    return lax.transpose(x, (*range(ndim - 2), ndim - 1, ndim - 2))
+matrix_transpose = ufuncs.matrix_transpose  # the array API's, the same function
 
 
 def multi_dot(arrays, *, precision=None):
