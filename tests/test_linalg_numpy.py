@@ -47,7 +47,8 @@ def _everything(a, b, tall, hpd):
         "multi_dot": la.multi_dot([b[0, :, 0], a[0], a[1], b[1]]),
         "vecdot": la.vecdot(a, b[..., :1], axis=-2), "trace": la.trace(a, offset=1),
         "diagonal": la.diagonal(tall), "matrix_transpose": la.matrix_transpose(tall),
-        "outer": la.outer(b[0, :, 0], b[1, :, 1]), "tensordot": la.tensordot(a, tall, axes=([0], [0])),
+        "outer": la.outer(b[0, :, 0], b[1, :, 1]),
+        "tensordot": la.tensordot(a, tall, axes=([0], [0])),
     }
 
 

@@ -46,8 +46,9 @@ def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = Tr
     c, lower = c_and_lower
     c, b = inexact("scipy.linalg.cho_solve", c, b)
     check_matrices("scipy.linalg.cho_solve", c, square=True, what="c")
-    solve = lambda rhs, **kw: lax_linalg.triangular_solve(c, rhs, left_side=True,  # noqa: E731
-                                                          lower=lower, **kw)
+
+    def solve(rhs, **kw):
+        return lax_linalg.triangular_solve(c, rhs, left_side=True, lower=lower, **kw)
     rhs, vector = _as_columns("scipy.linalg.cho_solve", c, b)
     if lower:  # L Lᴴ x = b
         x = solve(solve(rhs), transpose_a=True, conjugate_a=True)
@@ -174,7 +175,7 @@ def det(a, overwrite_a: bool = False, check_finite: bool = True):
 # --- eigen, singular value and QR decompositions -------------------------------------------
 
 def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a: bool = False,
-         overwrite_b: bool = False, turbo: bool = True, eigvals=None, type: int = 1,  # noqa: A002
+         overwrite_b: bool = False, turbo: bool = True, eigvals=None, type: int = 1,  # noqa: A002 - SciPy's name
          check_finite: bool = True):
     """`(w, v)` (or `w` with `eigvals_only`) of each Hermitian matrix, reading the
     `lower` (or upper) triangle. The generalized problem (`b`) is not supported."""

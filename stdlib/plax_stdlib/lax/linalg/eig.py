@@ -65,7 +65,9 @@ def _eigenvector_jvp(w, v, a_dot):
     largest = argmax(abs_(v), nb, np.int32)  # [..., n]: row of each column's largest entry
     rows = broadcasted_iota(np.int32, shape, nb)
     at_largest = convert_element_type(eq(rows, expand_dims(largest, (nb,))), get_aval(v).dtype)
-    along = lambda x: reduce_sum(x, (nb,))  # noqa: E731 - sum over each column's entries
+
+    def along(x):  # the sum over each column's entries
+        return reduce_sum(x, (nb,))
     norm_fix = neg(real(along(mul(conj(v), u))))
     phase_fix = neg(div(imag(along(mul(at_largest, u))), real(along(mul(at_largest, v)))))
     c = make_complex(norm_fix, phase_fix)
