@@ -4,14 +4,20 @@ kernels on CPU).
 
 Each library runs in its own subprocess; the figures are the best per-call times
 of cached calls, and the ratio plax / JAX is printed (goal: at most 1.1). The
-`check_` figures compare the two libraries' results.
+`check_` figures compare the two libraries' results. LAPACK runs on one OpenBLAS
+thread unless OPENBLAS_NUM_THREADS says otherwise: on a shared machine, spinning
+BLAS threads make timings vary a hundredfold, which hides what is compared.
 
     python3 benchmarks/bench_linalg.py [--quick]
 """
 from __future__ import annotations
 
-import comparison
-from comparison import best_seconds
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before jaxlib loads LAPACK
+
+import comparison  # noqa: E402
+from comparison import best_seconds  # noqa: E402
 
 BATCH, N = 8, 256
 

@@ -186,13 +186,13 @@ def test_solver_derivatives():
     a = sample(np.float64, (2, 3, 3)) + 3 * np.eye(3)
     b = sample(np.float64, (2, 3, 2), 1)
     _grads(jnp.linalg.solve, a, b)
-    _grads(jnp.linalg.solve, a[0], b[0, :, 0])
-    _grads(jnp.linalg.solve, a[0], b)  # one matrix, a batch of right-hand sides
-    _grads(jnp.linalg.inv, a)
+    _grads(jnp.linalg.solve, a[0], b[0, :, 0], order=1)
+    _grads(jnp.linalg.solve, a[0], b, order=1)  # one matrix, a batch of right-hand sides
+    _grads(jnp.linalg.inv, a, order=1)
     _grads(jnp.linalg.det, a)
-    _grads(lambda x: jnp.linalg.slogdet(x).logabsdet, a)
-    _grads(jnp.linalg.pinv, sample(np.float64, (4, 2), 2))
-    _grads(jnp.linalg.pinv, sample(np.float64, (2, 4), 3))
+    _grads(lambda x: jnp.linalg.slogdet(x).logabsdet, a, order=1)
+    _grads(jnp.linalg.pinv, sample(np.float64, (4, 2), 2), order=1)
+    _grads(jnp.linalg.pinv, sample(np.float64, (2, 4), 3), order=1)
     _grads(lambda x: jnp.linalg.norm(x, "nuc"), sample(np.float64, (3, 3), 4), order=1)
 
 
@@ -205,7 +205,7 @@ def test_complex_slogdet_derivative():
     _grads(f, re, im, order=1)
 
 
-def test_vmap_of_solve_matches_a_loop():
+def test_vmap_of_solvers_matches_a_loop():
     a = sample(np.float32, (3, 3, 3)) + 3 * np.eye(3, dtype=np.float32)
     b = sample(np.float32, (3, 3), 1)
     mapped = plax.vmap(jnp.linalg.solve)(a, b)
@@ -213,6 +213,11 @@ def test_vmap_of_solve_matches_a_loop():
                                rtol=1e-5, atol=1e-5)
     shared = plax.vmap(jnp.linalg.solve, in_axes=(None, 0))(a[0], b)
     np.testing.assert_allclose(shared, np.linalg.solve(a[0], b.T).T, rtol=1e-5, atol=1e-5)
+    for f, ref in ((jnp.linalg.det, np.linalg.det), (jnp.linalg.inv, np.linalg.inv),
+                   (lambda x: jnp.linalg.slogdet(x).logabsdet,
+                    lambda x: np.linalg.slogdet(x).logabsdet)):
+        np.testing.assert_allclose(plax.vmap(f, in_axes=2)(a), ref(np.moveaxis(a, 2, 0)),
+                                   rtol=1e-4, atol=1e-5)
 
 
 # --- bad input ------------------------------------------------------------------------------------

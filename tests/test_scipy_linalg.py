@@ -131,13 +131,12 @@ def test_batched_expm_and_derivatives():
                                atol=1e-4)
     with plax.enable_x64(True):
         x = sample(np.float64, (3, 3))
-        check_grads(plax.jit(psl.expm), (0.3 * x,), 1)
         check_grads(plax.jit(psl.expm), (3 * x,), 1)  # with squarings
         spd = x @ x.T + 3 * np.eye(3)
         rhs = sample(np.float64, (3, 2), 1)
-        check_grads(plax.jit(lambda m, r: psl.cho_solve(psl.cho_factor(m), r)), (spd, rhs), 2)
+        check_grads(plax.jit(lambda m, r: psl.cho_solve(psl.cho_factor(m), r)), (spd, rhs), 1)
         check_grads(plax.jit(lambda m, r: psl.lu_solve(psl.lu_factor(m), r, trans=1)),
-                    (spd, rhs), 2)
+                    (spd, rhs), 1)
 
 
 def test_the_scipy_package_is_a_plax_module():

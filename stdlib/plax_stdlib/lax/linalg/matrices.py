@@ -14,7 +14,7 @@ import numpy as np
 
 from plax.extend.ad import PrimitiveRule
 from plax.extend.batching import bdim_at_front
-from plax.extend.constructors import INEXACT, check_dtype, describe, kind_of
+from plax.extend.constructors import check_dtype, describe, kind_of
 from plax.extend.core import ShapedArray, get_aval, stage_flat
 from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib.lax.comparison import eq, ge, select
@@ -29,8 +29,13 @@ from plax_stdlib.lax.slicing import slice as slice_
 
 # --- checks ------------------------------------------------------------------------------
 
+# The dtypes LAPACK (and cuSOLVER) compute in; others are a TypeError when traced rather
+# than a missing kernel when lowered.
+LAPACK_KINDS = frozenset({"float32", "float64", "complex64", "complex128"})
+
+
 def check_matrix(name: str, aval: ShapedArray, what: str = "operand", *, square: bool = False,
-                 kinds: frozenset = INEXACT) -> tuple[int, ...]:
+                 kinds: frozenset = LAPACK_KINDS) -> tuple[int, ...]:
     """Check a `[..., m, n]` operand (square if asked); its batch dimensions.
 
     A rank below 2 is a TypeError (as for JAX's linalg primitives); a non-square

@@ -14,7 +14,7 @@ import numpy as np
 from plax.extend.ad import Zero
 from plax.extend.constructors import standard_primitive
 from plax.extend.core import ShapedArray, get_aval
-from plax.extend.mlir import hlo
+from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.comparison import eq
 from plax_stdlib.lax.conversion import convert_element_type
 from plax_stdlib.lax.elementwise import add, div, mul, real, sub
@@ -137,7 +137,9 @@ def _svd_lower_cpu(ctx, a, *, full_matrices, compute_uv, subset_by_index, algori
     m, n = aval.shape[-2:]
     params = dict(full_matrices=full_matrices, compute_uv=compute_uv,
                   subset_by_index=subset_by_index, algorithm=algorithm)
-    if m == 0 or n == 0 or 0 in batch:
+    if 0 in batch:  # no matrices: results of the right shapes, with nothing in them
+        return [mu.splat(0, o) for o in ctx.avals_out]
+    if m == 0 or n == 0:
         return lower_function(ctx, _empty_svd, ctx.avals_in, a, **params)
     if algorithm in (None, SvdAlgorithm.DEFAULT, SvdAlgorithm.DIVIDE_AND_CONQUER):
         routine = "gesdd"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from plax.extend.ad import Zero, add_tangents, is_undefined_primal
 from plax.extend.batching import bdim_at_front, moveaxis, not_mapped
-from plax.extend.constructors import check_same_dtypes, describe, standard_primitive
+from plax.extend.constructors import INEXACT, check_same_dtypes, describe, standard_primitive
 from plax.extend.core import get_aval
 from plax.extend.mlir import chlo, hlo, ir
 from plax_stdlib.lax.elementwise import conj, neg
@@ -22,8 +22,8 @@ from plax_stdlib.lax.slicing import index_in_dim
 
 def _triangular_solve_abstract_eval(a, b, *, left_side, lower, transpose_a, conjugate_a,
                                     unit_diagonal):
-    batch = check_matrix("triangular_solve", a, "a", square=True)
-    check_matrix("triangular_solve", b, "b")
+    batch = check_matrix("triangular_solve", a, "a", square=True, kinds=INEXACT)
+    check_matrix("triangular_solve", b, "b", kinds=INEXACT)
     check_same_dtypes("triangular_solve", a, b)
     m = a.shape[-1]
     if b.shape[:-2] != batch or b.shape[-2 if left_side else -1] != m:
@@ -99,6 +99,10 @@ def _triangular_solve_lower_cpu(ctx, a, b, *, left_side, lower, transpose_a, con
     a_aval, b_aval = ctx.avals_in
     if 0 in b_aval.shape:
         return [b]
+    if a_aval.dtype not in lapack.LAPACK_DTYPES:  # float16, bfloat16: XLA's own solve
+        return _triangular_solve_lower(ctx, a, b, left_side=left_side, lower=lower,
+                                       transpose_a=transpose_a, conjugate_a=conjugate_a,
+                                       unit_diagonal=unit_diagonal)
     if conjugate_a and not transpose_a:  # trsm conjugates only with a transpose
         a, conjugate_a = chlo.conj(a), False
     return lapack.call(lapack.target("trsm", a_aval.dtype), [a, b], [a_aval, b_aval],

@@ -11,13 +11,13 @@ import numpy as np
 
 from plax.extend.ad import Zero, add_tangents, instantiate, is_undefined_primal
 from plax.extend.batching import bdim_at_front, moveaxis, not_mapped
-from plax.extend.constructors import INEXACT, check_dtype, check_same_dtypes, describe, \
-    standard_primitive
+from plax.extend.constructors import check_dtype, check_same_dtypes, describe, standard_primitive
 from plax.extend.core import ShapedArray, get_aval
 from plax.extend.mlir import mu
 from plax_stdlib.lax.elementwise import add, mul, neg
 from plax_stdlib.lax.linalg import lapack
-from plax_stdlib.lax.linalg.matrices import check_matrix, leading_batch, real_dtype_of
+from plax_stdlib.lax.linalg.matrices import (LAPACK_KINDS, check_matrix, leading_batch,
+                                             real_dtype_of)
 from plax_stdlib.lax.shape_ops import broadcast_in_dim, pad, reshape
 from plax_stdlib.lax.slicing import slice_in_dim
 
@@ -63,7 +63,7 @@ def tridiagonal(a, *, lower: bool = True):
 
 def _tridiagonal_solve_abstract_eval(dl, d, du, b, *, perturb_singular):
     for what, x in (("dl", dl), ("d", d), ("du", du), ("b", b)):
-        check_dtype("tridiagonal_solve", x, INEXACT, what)
+        check_dtype("tridiagonal_solve", x, LAPACK_KINDS, what)
     check_same_dtypes("tridiagonal_solve", dl, d, du, b)
     if not (dl.shape == d.shape == du.shape) or d.ndim < 1:
         raise TypeError("tridiagonal_solve requires diagonals dl, d, du of one shape [..., m], "
