@@ -322,6 +322,8 @@ from plax_stdlib.lax.windows import padtype_to_pads as padtype_to_pads
 from plax_stdlib.lax.windows import reduce_window_shape_tuple as reduce_window_shape_tuple
 
 
+# The linear-algebra primitives live in their own public module, `plax.lax.linalg`.
+from plax_stdlib.lax import linalg as linalg  # noqa: E402
 from plax.extend.registry import contributed as _contributed  # noqa: E402
 
 
@@ -332,5 +334,3 @@ def __getattr__(name: str):
         raise AttributeError(name)
     return _contributed("lax", name)
 
-# The linear-algebra primitives live in their own public module, `plax.lax.linalg`.
-from plax_stdlib.lax import linalg as linalg  # noqa: E402
