@@ -137,7 +137,7 @@ dynamic_slice dynamic_update_slice reduce_sum reduce_max reduce_min reduce_prod 
 reduce_or reduce_xor argmax argmin dot_general cumsum cumprod cummax cummin cumlogsumexp rev
 clamp sort copy stop_gradient gather polygamma scatter_add scatter
 scatter_mul scatter_min scatter_max reduce_window reduce_window_sum reduce_window_max
-reduce_window_min select_and_gather_add select_and_scatter_add conv_general_dilated""".split())
+reduce_window_min select_and_gather_add select_and_scatter_add conv_general_dilated fft""".split())
 
 
 def all_primitives() -> dict[str, Primitive]:
@@ -276,6 +276,7 @@ USES = [
                                          (1, 1), "VALID"),
     lambda x: lax.conv(lax.reshape(x, (1, 1, 2, 3)), lax.reshape(x, (1, 1, 2, 3)), (1, 1),
                        "SAME"),
+    lambda x: lax.fft_p.bind(x, fft_type=lax.FftType.FFT, fft_lengths=(3,)),  # complex only
 ]
 
 DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.int8, np.uint8, np.uint32,

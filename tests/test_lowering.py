@@ -636,6 +636,15 @@ CASES: list[Case] = [
                                                dimension_numbers=_CONV_DNUMS),
          _conv_ref, (I32, F16, F32, C64),
          lambda dt: (sample(dt, (1, 4, 3, 2)), sample(dt, (2, 2, 2, 3), salt=1))),
+    # Fourier transforms (tests/test_fft.py checks them further)
+    Case("fft", ("fft",), lambda x: lax.fft(x, "fft", (3,)), np.fft.fft, (C64, C128),
+         lambda dt: (sample(dt),)),
+    Case("ifft", ("fft",), lambda x: lax.fft(x, lax.FftType.IFFT, (2, 3)), np.fft.ifft2, (C64,),
+         lambda dt: (sample(dt),)),
+    Case("rfft", ("fft",), lambda x: lax.fft(x, "rfft", (2, 3)), np.fft.rfft2, (F32, F64),
+         lambda dt: (sample(dt),)),
+    Case("irfft", ("fft",), lambda x: lax.fft(x, "irfft", (4,)), lambda x: np.fft.irfft(x, 4),
+         (C128,), lambda dt: (sample(dt),)),
 ]
 
 

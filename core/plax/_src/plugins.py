@@ -60,6 +60,7 @@ _PROVIDERS = {"plax.transforms": "plax-transforms", "plax.lowering": "plax-trans
               "plax.primitives": "plax-stdlib", "plax.backends": "plax-runtime"}
 _NAMED_PROVIDERS = {
     ("plax.modules", "numpy"): "plax-stdlib", ("plax.modules", "lax"): "plax-stdlib",
+    ("plax.modules", "scipy"): "plax-stdlib",
     ("plax.modules", "dlpack"): "plax-runtime", ("plax.modules", "sharding"): "plax-sharding",
     ("plax.names", "lax.with_sharding_constraint"): "plax-sharding",
     ("plax.names", "debug.visualize_array_sharding"): "plax-sharding",

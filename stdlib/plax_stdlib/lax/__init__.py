@@ -211,6 +211,7 @@ from plax_stdlib.lax.elementwise import (
     tanh as tanh,
     tanh_p as tanh_p,
 )
+from plax_stdlib.lax.fourier import FftType as FftType, fft as fft, fft_p as fft_p
 from plax_stdlib.lax.gathers import (
     GatherDimensionNumbers as GatherDimensionNumbers,
     GatherScatterMode as GatherScatterMode,
@@ -321,6 +322,8 @@ from plax_stdlib.lax.windows import padtype_to_pads as padtype_to_pads
 from plax_stdlib.lax.windows import reduce_window_shape_tuple as reduce_window_shape_tuple
 
 
+# The linear-algebra primitives live in their own public module, `plax.lax.linalg`.
+from plax_stdlib.lax import linalg as linalg  # noqa: E402
 from plax.extend.registry import contributed as _contributed  # noqa: E402
 
 
@@ -330,3 +333,4 @@ def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
     return _contributed("lax", name)
+

@@ -260,6 +260,8 @@ from plax_stdlib.numpy.ufuncs import (
     where as where,
 )
 
+from plax_stdlib.numpy import fft as fft, linalg as linalg  # noqa: E402 - submodules
+
 bool = bool_  # noqa: A001 - jax.numpy's name
 newaxis = None
 
