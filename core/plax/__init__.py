@@ -19,6 +19,7 @@ import importlib  # noqa: E402
 from plax._src.abstract import ShapeDtypeStruct  # noqa: E402
 from plax._src.api import make_jaxpr  # noqa: E402
 from plax._src.config import config, disable_jit, enable_x64  # noqa: E402
+from plax._src.name_stack import named_call, named_scope  # noqa: E402
 from plax._src.errors import (  # noqa: E402
     ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
     TracerIntegerConversionError, UnexpectedTracerError)
@@ -29,7 +30,7 @@ __version__ = "0.1.0"
 _plugins.install_facade_finder()
 
 # The kernel's own public modules.
-_SUBMODULES = {"tree_util", "tree", "errors", "extend", "monitoring", "debug"}
+_SUBMODULES = {"tree_util", "tree", "errors", "extend", "monitoring", "debug", "experimental"}
 
 
 def __getattr__(name: str):
@@ -51,5 +52,6 @@ def __dir__():
 
 
 __all__ = ["ShapeDtypeStruct", "make_jaxpr", "config", "disable_jit", "enable_x64",
+           "named_call", "named_scope",
            "ConcretizationTypeError", "TracerArrayConversionError",
            "TracerBoolConversionError", "TracerIntegerConversionError", "UnexpectedTracerError"]

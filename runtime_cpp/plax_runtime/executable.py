@@ -4,6 +4,13 @@
 are cached by (module digest, devices, options, metadata). `Executable.execute`
 checks and places the arguments, runs `execute_sharded`, and wraps the outputs via
 `array_result_handler`s built once per executable.
+
+A module with side effects takes and returns, ahead of its other arguments and
+results, one token per ordered effect (`effect_tokens`): each run is given the token
+the previous run of that effect on the same devices left (so runs keep their
+order) and leaves its own; every effectful run also records its runtime token, so
+`effects.effects_barrier()` can wait for it. Python `host_callbacks` that the
+module's custom calls call by index are handed to the compiler with it.
 """
 from __future__ import annotations
 
@@ -24,7 +31,8 @@ from plax.extend.monitoring import BACKEND_COMPILE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
 from plax_runtime.array import Array
 from plax_runtime.device_put import put_leaves
-from plax_runtime.sharding_impls import sharding_from_xla
+from plax_runtime.effects import runtime_tokens
+from plax_runtime.sharding_impls import replicated_sharding, sharding_from_xla
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +42,7 @@ _cache_lock = threading.Lock()
 
 
 _spmd_in_flight: list = []  # the outputs of the last SPMD program started on CPU
+_TOKEN_AVAL = ShapedArray((0,), np.dtype(bool))  # how a token travels between runs
 
 
 def _wait_for_spmd_in_flight() -> None:
@@ -49,7 +58,8 @@ class Executable:
     def __init__(self, loaded: xc.LoadedExecutable, devices: tuple[Device, ...],
                  in_shardings: tuple[Sharding, ...], out_avals: tuple[ShapedArray, ...],
                  out_shardings: tuple[Sharding, ...], donated_args: tuple[int, ...],
-                 arg_names: tuple[str, ...] | None):
+                 arg_names: tuple[str, ...] | None, effect_tokens: tuple = (),
+                 host_callbacks: tuple = ()):
         self._loaded = loaded
         self.devices = devices
         self.in_shardings = in_shardings
@@ -69,6 +79,14 @@ class Executable:
                                                       c, _skip_checks=True)
                               for aval, s in zip(out_avals, out_shardings)]
                           for c in (False, True)}
+        self.effect_tokens = effect_tokens
+        self._host_callbacks = host_callbacks  # alive while the executable is
+        self._effectful = bool(effect_tokens or host_callbacks)
+        if effect_tokens:
+            self._token_sharding = replicated_sharding(devices)
+            self._token_handlers = [xc.array_result_handler(
+                _TOKEN_AVAL, self._token_sharding._to_jaxlib_sharding(1), True,
+                _skip_checks=True)] * len(effect_tokens)
 
     def _arg_label(self, i: int) -> str:
         name = self._arg_names[i] if self._arg_names is not None else ""
@@ -124,10 +142,28 @@ class Executable:
         if self._serialized:
             _wait_for_spmd_in_flight()
         try:
+            if self._effectful:
+                return self._run_effectful(impls)
             return self._loaded.execute_sharded(impls)
         except _jax.JaxRuntimeError:
             self._check_alive(args)  # a deleted input: say which, in plain words
             raise
+
+    def _run_effectful(self, impls: list):
+        """Run with the ordered effects' tokens ahead of `impls`; record the tokens
+        this run leaves and its runtime token. The results left are the outputs."""
+        tokens = [runtime_tokens.get_token(effect, self.devices) or self._new_token()
+                  for effect in self.effect_tokens]
+        results = self._loaded.execute_sharded([*tokens, *impls], with_tokens=True)
+        if tokens:
+            new = results.consume_with_handlers(self._token_handlers, strict=False)
+            for effect, token in zip(self.effect_tokens, new):
+                runtime_tokens.set_token(effect, self.devices, token)
+        runtime_tokens.set_output_token(self.devices, results.consume_token())
+        return results
+
+    def _new_token(self) -> xc.ArrayImpl:
+        return put_leaves([np.zeros(0, bool)], [self._token_sharding], [False], [None])[0]._impl
 
     def _impls_in_place(self, args: Sequence[Any]) -> tuple[list, bool] | None:
         """(buffers, any committed) when every argument is an Array already laid out
@@ -230,7 +266,9 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
             out_avals: Sequence[ShapedArray] | None = None,
             out_shardings: Sequence[Sharding | None] | None = None,
             arg_names: Sequence[str] | None = None,
-            sharding_like: Sequence[Sharding] = (), name: str | None = None) -> Executable:
+            sharding_like: Sequence[Sharding] = (), name: str | None = None,
+            effect_tokens: Sequence[Any] = (), host_callbacks: Sequence[Any] = ()
+            ) -> Executable:
     """Compiles `module` for `devices` (replica-major), or returns the cached executable.
 
     `compile_options_overrides` are XLA options (`env_option_overrides`, JAX's
@@ -242,8 +280,16 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
     passes its own avals to keep weak types. Executables with several replicas need
     all three. `name` (default: the module's) is what logs and the
     `/jax/core/compile/backend_compile_duration` event call it.
+
+    `effect_tokens` names the ordered effects whose tokens the module takes and
+    returns first (the other arguments, results and their metadata exclude them);
+    `host_callbacks` are the Python functions its callback custom calls call (the
+    module must then be an `ir.Module`, as jaxlib requires).
     """
     payload = _module_payload(module)
+    effect_tokens, host_callbacks = tuple(effect_tokens), tuple(host_callbacks)
+    if host_callbacks and not hasattr(module, "operation"):
+        raise TypeError("compile: a module with host callbacks must be given as an ir.Module")
     devices = tuple(devices)
     if not devices or not all(isinstance(d, Device) for d in devices):
         raise TypeError(f"compile needs a non-empty sequence of devices, got {devices!r}")
@@ -256,7 +302,8 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
     build = tuple(sorted((k, _frozen(v)) for k, v in (build_options or {}).items()))
     key = (hashlib.sha256(payload.encode() if isinstance(payload, str) else payload).digest(),
            isinstance(payload, str), devices, num_replicas, num_partitions,
-           tuple(donated_args), overrides, build, tuple(sharding_like),
+           tuple(donated_args), overrides, build, tuple(sharding_like), effect_tokens,
+           tuple(map(id, host_callbacks)),  # kept alive by the cached executable
            *(None if v is None else tuple(v)
              for v in (in_shardings, out_avals, out_shardings, arg_names)))
     with _cache_lock:
@@ -270,10 +317,16 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
     with timed_event(BACKEND_COMPILE_EVENT, name,
                      "Finished XLA compilation of {fun_name} in {elapsed_time:.9f} sec",
                      logger, _log_level):
-        loaded = devices[0].client.compile_and_load(payload, xc.DeviceList(devices), options)
+        if host_callbacks:
+            loaded = devices[0].client.compile_and_load(
+                module, executable_devices=xc.DeviceList(devices), compile_options=options,
+                host_callbacks=list(host_callbacks))
+        else:
+            loaded = devices[0].client.compile_and_load(payload, xc.DeviceList(devices),
+                                                        options)
     executable = _describe(loaded, payload, devices, num_replicas, tuple(donated_args),
                            in_shardings, out_avals, out_shardings, arg_names,
-                           tuple(sharding_like))
+                           tuple(sharding_like), effect_tokens, host_callbacks)
     with _cache_lock:
         _cache[key] = executable
         if len(_cache) > _CACHE_SIZE:
@@ -320,26 +373,31 @@ def _compile_options(devices, num_replicas, num_partitions, overrides, build
 
 
 def _describe(loaded, payload, devices, num_replicas, donated_args, in_shardings,
-              out_avals, out_shardings, arg_names, like) -> Executable:
-    """Fills in argument/output metadata that the caller left to XLA."""
-    num_args = len(loaded.get_parameter_layouts())
+              out_avals, out_shardings, arg_names, like, effect_tokens=(),
+              host_callbacks=()) -> Executable:
+    """Fills in argument/output metadata that the caller left to XLA (tokens excluded)."""
+    n_tokens = len(effect_tokens)
+    # XLA cannot list the layouts of token parameters: count them from the program.
+    num_args = (len(_program_shape(payload).parameter_shapes()) if n_tokens
+                else len(loaded.get_parameter_layouts())) - n_tokens
     if num_replicas > 1 and None in (in_shardings, out_avals, out_shardings):
         raise ValueError("compile: executables with num_replicas > 1 need in_shardings, "
                          "out_avals and out_shardings")
     if out_avals is None:
-        out_avals = _declared_result_avals(payload)
+        out_avals = _declared_result_avals(payload, n_tokens)
     if in_shardings is None or None in in_shardings:
         in_shardings = list(in_shardings or [None] * num_args)
-        xla_in = loaded.get_parameter_shardings() or [None] * num_args
+        xla_in = (loaded.get_parameter_shardings() or [None] * (num_args + n_tokens))[n_tokens:]
         in_ndims = [len(shape.dimensions()) for shape in
-                    _program_shape(payload).parameter_shapes()]
+                    _program_shape(payload).parameter_shapes()[n_tokens:]]
         in_shardings = [s if s is not None else
                         sharding_from_xla(devices, x, ndim=n, like=like)
                         for s, x, n in zip(in_shardings, xla_in, in_ndims)]
     if out_shardings is None or None in out_shardings:
         out_shardings = list(out_shardings or [None] * len(out_avals))
-        xla_out = loaded.get_output_shardings() or [None] * len(out_avals)
-        kinds = loaded.get_output_memory_kinds()[0]
+        xla_out = (loaded.get_output_shardings() or [None] * (len(out_avals) + n_tokens)
+                   )[n_tokens:]
+        kinds = loaded.get_output_memory_kinds()[0][n_tokens:]
         out_shardings = [s if s is not None else
                          sharding_from_xla(devices, x, kind, ndim=len(a.shape), like=like)
                          for s, x, kind, a in zip(out_shardings, xla_out, kinds, out_avals)]
@@ -354,7 +412,8 @@ def _describe(loaded, payload, devices, num_replicas, donated_args, in_shardings
         raise ValueError(f"compile: donated_args {bad} out of range for {num_args} arguments")
     return Executable(loaded, devices, tuple(in_shardings), tuple(out_avals),
                       tuple(out_shardings), donated_args,
-                      None if arg_names is None else tuple(arg_names))
+                      None if arg_names is None else tuple(arg_names), effect_tokens,
+                      host_callbacks)
 
 
 def _program_shape(payload: str | bytes):
@@ -362,9 +421,9 @@ def _program_shape(payload: str | bytes):
         payload, use_tuple_args=False, return_tuple=False).program_shape()
 
 
-def _declared_result_avals(payload: str | bytes) -> tuple[ShapedArray, ...]:
+def _declared_result_avals(payload: str | bytes, n_tokens: int) -> tuple[ShapedArray, ...]:
     result = _program_shape(payload).result_shape()
-    shapes = result.tuple_shapes() if result.is_tuple() else [result]
+    shapes = (result.tuple_shapes() if result.is_tuple() else [result])[n_tokens:]
     for shape in shapes:
         if not shape.is_array():
             raise ValueError(f"compile: result {shape} is not an array; pass out_avals")

@@ -121,7 +121,8 @@ class CompiledJaxpr:
                     build_options=build, in_shardings=in_shardings,
                     out_avals=lowering.out_avals, out_shardings=out_shardings,
                     arg_names=lowering.arg_names, sharding_like=like,
-                    name=f"jit({lowering.name})")
+                    name=f"jit({lowering.name})", effect_tokens=lowering.ordered_effects,
+                    host_callbacks=lowering.host_callbacks)
                 for hook in lowering.on_compile:
                     hook()
             finally:

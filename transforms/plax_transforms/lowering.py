@@ -12,6 +12,13 @@ and results carry the user's names from the Jaxpr's debug info, both as name
 locations and as `jax.arg_info`/`jax.result_info` attributes, and every op is
 located at the user's line that applied the primitive.
 
+Ordered effects (`plax.extend.core.ordered_effects`) are threaded as tokens: `@main`
+takes and returns one `!stablehlo.token` per ordered effect of the Jaxpr (ahead of
+everything else, marked `jax.token`), private functions likewise, and each lowering
+rule reads and replaces the current token of its effect in `ctx.tokens`. Host
+callbacks (`ModuleContext.add_host_callback`) are handed to the compiler with the
+module.
+
 A module for several devices (`num_partitions > 1`) is partitioned by XLA's SPMD
 partitioner. Arguments and results whose sharding is given carry it in Shardy's
 form (`sdy.sharding`, with `sdy.mesh` symbols; the default) or GSPMD's
@@ -42,6 +49,7 @@ from plax.extend.core import (
     Primitive,
     Tracer,
     dce_jaxpr,
+    ordered_effects,
 )
 from plax.extend.mlir import hlo, mu
 from plax.extend.sharding import Sharding
@@ -70,11 +78,15 @@ def _library_dirs() -> tuple[str, ...]:
 _LIBRARY_DIRS = _library_dirs()
 
 
+def is_library_file(filename: str) -> bool:
+    """Whether `filename` is part of plax's own packages (hidden from the user's frames)."""
+    real = os.path.realpath(filename) if os.path.isabs(filename) else filename
+    return real.startswith(_LIBRARY_DIRS)
+
+
 def _user_filename(code) -> str | None:
     """The file of a frame to show in locations; None hides plax's own frames."""
-    filename = code.co_filename
-    real = os.path.realpath(filename) if os.path.isabs(filename) else filename
-    return None if real.startswith(_LIBRARY_DIRS) else filename
+    return None if is_library_file(code.co_filename) else code.co_filename
 
 
 def user_frame(source_info) -> str:
@@ -113,6 +125,7 @@ class ModuleContext:
         # and functions to run once it is compiled for a device assignment.
         self.keepalives: list = []
         self.on_compile: list = []
+        self.host_callbacks: list = []  # Python functions custom calls call by index
         self._locations = _jax_mlir_ext.TracebackToLocationCache(_user_filename, 1, context)
 
     def sharding_attribute(self, sharding: Sharding, ndim: int) -> ir.Attribute:
@@ -133,18 +146,38 @@ class ModuleContext:
         return sdy.TensorShardingAttr.get(
             mesh, dims, replicated_axes=[sdy.AxisRefAttr.get(a) for a in layout.replicated_axes])
 
+    def place_on_one_device(self, op: ir.Operation, device_index: int = 0) -> None:
+        """Annotate `op` (all its results) with a sharding that puts it on the device
+        at `device_index` of the module's devices: the partitioner runs it once, there
+        (how host callbacks of a computation over several devices run once)."""
+        if not self.shardy:
+            op.attributes["mhlo.sharding"] = ir.StringAttr.get(f"{{maximal device={device_index}}}")
+            return
+        mesh = self._mesh_symbol((), (device_index,))
+        one = sdy.TensorShardingAttr.get(mesh, [])
+        op.attributes["sdy.sharding"] = sdy.TensorShardingPerValueAttr.get(
+            [one] * max(1, len(op.results)))
+
     def _mesh_symbol(self, mesh_shape, device_ids) -> str:
         key = (mesh_shape, device_ids)
         name = self._meshes.get(key)
         if name is None:
             axes = [sdy.MeshAxisAttr.get(axis, size) for axis, size in mesh_shape or ()]
-            wanted = "empty_mesh" if mesh_shape is None else (
-                "mesh" if not self._meshes else f"mesh_{len(self._meshes)}")
+            wanted = ("empty_mesh" if mesh_shape is None else
+                      f"maximal_mesh_{device_ids[0]}" if mesh_shape == () and device_ids
+                      and len(device_ids) == 1 else
+                      "mesh" if not self._meshes else f"mesh_{len(self._meshes)}")
             with ir.InsertionPoint.at_block_begin(self.module.body), ir.Location.unknown():
                 op = sdy.MeshOp(wanted, sdy.MeshAttr.get(axes, list(device_ids or ())))
             name = ir.StringAttr(self.symbol_table.insert(op.operation)).value
             self._meshes[key] = name
         return name
+
+    def add_host_callback(self, callback) -> int:
+        """Register a Python function the compiled module calls back into; its index
+        (what jaxlib's `xla_ffi_python_<platform>_callback` custom call is given)."""
+        self.host_callbacks.append(callback)
+        return len(self.host_callbacks) - 1
 
     def location(self, source_info, name: str) -> ir.Location:
         """A name location (`jit(f)/sin`) wrapping the user's source line."""
@@ -154,7 +187,8 @@ class ModuleContext:
 
     def function_for(self, closed: ClosedJaxpr, name: str,
                      name_stack: str) -> tuple[str, list[ir.Type]]:
-        """The private function computing `closed`, emitted on first request."""
+        """The private function computing `closed`, emitted on first request: it takes
+        and returns the tokens of `closed`'s ordered effects ahead of its values."""
         key = (id(closed.jaxpr), tuple(map(id, closed.consts)))
         entry = self._functions.get(key)
         if entry is None:
@@ -171,6 +205,9 @@ class LoweringRuleContext:
     avals_in: tuple[AbstractValue, ...]
     avals_out: tuple[AbstractValue, ...]
     name_stack: str
+    # The current token of each ordered effect: a rule of an ordered effect reads its
+    # token here and stores the one its op produces (the body's later equations see it).
+    tokens: dict = dataclasses.field(default_factory=dict)
 
     @property
     def platform(self) -> str:
@@ -191,13 +228,22 @@ class LoweringRuleContext:
         return self.module_context.sharding_attribute(sharding, ndim)
 
     def lower_subjaxpr(self, closed_jaxpr: ClosedJaxpr, *args: ir.Value,
-                       name: str | None = None) -> list[ir.Value]:
-        """Call a private function computing `closed_jaxpr` on `args`; its results."""
+                       name: str | None = None, tokens: dict | None = None) -> list[ir.Value]:
+        """Call a private function computing `closed_jaxpr` on `args`; its results.
+
+        The tokens of its ordered effects are taken from and put back into `tokens`
+        (default: `self.tokens`); a rule emitting a region passes the dict of tokens
+        that region threads, and returns them from it."""
         name = name or self.primitive.name
+        tokens = self.tokens if tokens is None else tokens
+        effects = ordered_effects(closed_jaxpr.effects)
         fn_name, result_types = self.module_context.function_for(
             closed_jaxpr, name, f"{self.name_stack}/{self.primitive.name}({name})")
-        call = func.CallOp(result_types, ir.FlatSymbolRefAttr.get(fn_name), list(args))
-        return list(call.results)
+        call = func.CallOp(result_types, ir.FlatSymbolRefAttr.get(fn_name),
+                           [*(tokens[e] for e in effects), *args])
+        results = list(call.results)
+        tokens.update(zip(effects, results[:len(effects)]))
+        return results[len(effects):]
 
 
 # --- the module ----------------------------------------------------------------------
@@ -223,6 +269,10 @@ class LoweringResult:
     jaxpr: Jaxpr | None = None  # the Jaxpr lowered (shardings inside it place outputs)
     keepalives: tuple = ()
     on_compile: tuple = ()  # run, in `executing.compiling_for`'s context, after a compile
+    # The ordered effects whose tokens `@main` takes and returns first (not counted in
+    # `in_avals`/`out_avals` and the rest), and the Python callbacks of its custom calls.
+    ordered_effects: tuple = ()
+    host_callbacks: tuple = ()
 
     def as_text(self, *, debug_info: bool = False) -> str:
         return module_to_string(self.module, debug_info=debug_info)
@@ -246,7 +296,7 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
                           shardy: bool | None = None) -> LoweringResult:
     """Lower `closed` to a verified StableHLO module whose `@main` computes it.
 
-    Inputs that no output depends on are pruned unless `keep_unused`; the
+    Inputs that no output (nor effect) depends on are pruned unless `keep_unused`; the
     result's `kept_var_idx` says which flat inputs remain. A donated input whose
     aval matches an output aliases it (`tf.aliasing_output`); other donated
     inputs are marked `jax.buffer_donor`. `in_shardings`/`out_shardings` (one per
@@ -295,26 +345,31 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
         res_attrs = [ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n),
                                       **placement.attributes(s, aval)})
                      for n, s, aval in zip(result_names, out_shardings, out_avals)]
+        effects = ordered_effects(jaxpr.effects)
+        token_attrs = [ir.DictAttr.get({"jax.token": ir.BoolAttr.get(True)})] * len(effects)
         main = _new_function(mctx, "main", in_avals, out_avals, public=True,
-                             arg_attrs=arg_attrs, res_attrs=res_attrs)
+                             arg_attrs=token_attrs + arg_attrs,
+                             res_attrs=token_attrs + res_attrs, num_tokens=len(effects))
         arg_locs = [ir.Location.name(n) if n else ir.Location.unknown() for n in arg_names]
-        block = main.add_entry_block(arg_locs=arg_locs)
+        block = main.add_entry_block(arg_locs=[ir.Location.unknown()] * len(effects) + arg_locs)
         with ir.InsertionPoint(block):
-            args = list(block.arguments)
+            tokens = dict(zip(effects, block.arguments))
+            args = list(block.arguments)[len(effects):]
             hoisted_ids = {id(v): a for (v, _), a in zip(hoisted, args)}
             const_values = [hoisted_ids[id(v)] if id(v) in hoisted_ids
                             else _constant(c, v.aval)
                             for v, c in zip(jaxpr.constvars, consts)]
             outs = lower_jaxpr_body(mctx, jaxpr, const_values, args[len(hoisted):],
-                                    f"jit({name})")
+                                    f"jit({name})", tokens)
             outs = [placement.place_result(v, s, aval)
                     for v, s, aval in zip(outs, out_shardings, out_avals)]
-            func.ReturnOp(outs)
+            func.ReturnOp([tokens[e] for e in effects] + outs)
         _verify(module)
     return LoweringResult(module, context, name, kept_var_idx, tuple(c for _, c in hoisted),
                           in_avals, tuple(arg_names), out_avals, donated_args,
                           num_partitions, shardy, arg_shardings, out_shardings, closed.jaxpr,
-                          tuple(mctx.keepalives), tuple(mctx.on_compile))
+                          tuple(mctx.keepalives), tuple(mctx.on_compile), effects,
+                          tuple(mctx.host_callbacks))
 
 
 class _Placement:
@@ -423,9 +478,10 @@ def _verify(module: ir.Module) -> None:
 
 
 def _new_function(mctx: ModuleContext, name: str, in_avals, out_avals, *, public: bool,
-                  arg_attrs=None, res_attrs=None) -> func.FuncOp:
-    in_types = [mu.ir_type(a) for a in in_avals]
-    out_types = [mu.ir_type(a) for a in out_avals]
+                  arg_attrs=None, res_attrs=None, num_tokens: int = 0) -> func.FuncOp:
+    tokens = [hlo.TokenType.get()] * num_tokens
+    in_types = tokens + [mu.ir_type(a) for a in in_avals]
+    out_types = tokens + [mu.ir_type(a) for a in out_avals]
     with ir.InsertionPoint(mctx.module.body):
         fn = func.FuncOp(name, ir.FunctionType.get(in_types, out_types))
     fn.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
@@ -440,23 +496,29 @@ def _new_function(mctx: ModuleContext, name: str, in_avals, out_avals, *, public
 def _lower_private_function(mctx: ModuleContext, closed: ClosedJaxpr, name: str,
                             name_stack: str) -> tuple[str, list[ir.Type]]:
     jaxpr = closed.jaxpr
+    effects = ordered_effects(jaxpr.effects)
     with ir.Location.unknown():
         fn = _new_function(mctx, sanitize_name(name), jaxpr.in_avals, jaxpr.out_avals,
-                           public=False)
+                           public=False, num_tokens=len(effects))
         block = fn.add_entry_block()
         with ir.InsertionPoint(block):
+            tokens = dict(zip(effects, block.arguments))
             consts = [_constant(_host_value(c), v.aval)
                       for v, c in zip(jaxpr.constvars, closed.consts)]
-            outs = lower_jaxpr_body(mctx, jaxpr, consts, list(block.arguments), name_stack)
-            func.ReturnOp(outs)
+            outs = lower_jaxpr_body(mctx, jaxpr, consts, list(block.arguments)[len(effects):],
+                                    name_stack, tokens)
+            func.ReturnOp([tokens[e] for e in effects] + outs)
     return ir.StringAttr(fn.attributes["sym_name"]).value, list(fn.type.results)
 
 
 # --- equations ------------------------------------------------------------------------
 
 def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence[ir.Value],
-                     args: Sequence[ir.Value], name_stack: str) -> list[ir.Value]:
-    """Emit `jaxpr`'s equations at the current insertion point; its output values."""
+                     args: Sequence[ir.Value], name_stack: str,
+                     tokens: dict | None = None) -> list[ir.Value]:
+    """Emit `jaxpr`'s equations at the current insertion point; its output values.
+    `tokens` (the current token of each ordered effect) is updated as they are used."""
+    tokens = {} if tokens is None else tokens
     env: dict[int, ir.Value] = {}
 
     def read(atom) -> ir.Value:
@@ -471,9 +533,10 @@ def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence[ir.Valu
     for eqn in jaxpr.eqns:
         prim = eqn.primitive
         rule = lowering_rule(prim, mctx.platform)
+        stack = f"{name_stack}/{eqn.name_stack}" if eqn.name_stack else name_stack
         ctx = LoweringRuleContext(mctx, prim, tuple(a.aval for a in eqn.invars),
-                                  tuple(v.aval for v in eqn.outvars), name_stack)
-        with mctx.location(eqn.source_info, f"{name_stack}/{prim.name}"):
+                                  tuple(v.aval for v in eqn.outvars), stack, tokens)
+        with mctx.location(eqn.source_info, f"{stack}/{prim.name}"):
             result = rule(ctx, *map(read, eqn.invars), **eqn.params)
         outs = _rule_results(prim, result, ctx.avals_out)
         for var, value in zip(eqn.outvars, outs):

@@ -1,10 +1,12 @@
 """Evaluating a Jaxpr: each equation's primitive is bound under the current trace,
-so the same walk executes eagerly, stages into another Jaxpr, or transforms."""
+so the same walk executes eagerly, stages into another Jaxpr, or transforms (each
+equation under its own name stack, so staged copies keep their names)."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 from plax._src.ir import ClosedJaxpr, Jaxpr, Literal
+from plax._src.name_stack import extend_name_stack
 
 
 def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args) -> list[Any]:
@@ -19,7 +21,11 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args) -> list[Any]:
     for var, value in zip(jaxpr.invars, args, strict=True):
         env[id(var)] = value
     for eqn in jaxpr.eqns:
-        outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+        if eqn.name_stack:  # staged again (inlined, transformed): keep its names
+            with extend_name_stack(eqn.name_stack):
+                outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+        else:
+            outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
         for var, value in zip(eqn.outvars, outs if eqn.primitive.multiple_results else (outs,),
                               strict=True):
             env[id(var)] = value

@@ -54,17 +54,21 @@ Atom = Var | Literal
 
 
 class JaxprEqn:
-    """`outvars = primitive[params] invars`, with its effects and where the user wrote it."""
-    __slots__ = ("invars", "outvars", "primitive", "params", "effects", "source_info")
+    """`outvars = primitive[params] invars`, with its effects, where the user wrote it,
+    and the `named_scope`s it was staged under (`"layer/dense"`, relative to its Jaxpr)."""
+    __slots__ = ("invars", "outvars", "primitive", "params", "effects", "source_info",
+                 "name_stack")
 
     def __init__(self, invars: Sequence[Atom], outvars: Sequence[Var], primitive,
-                 params: dict, effects: frozenset = frozenset(), source_info=None):
+                 params: dict, effects: frozenset = frozenset(), source_info=None,
+                 name_stack: str = ""):
         self.invars = list(invars)
         self.outvars = list(outvars)
         self.primitive = primitive
         self.params = params
         self.effects = effects
         self.source_info = source_info
+        self.name_stack = name_stack
 
     def replace(self, **changes) -> "JaxprEqn":
         fields = {name: getattr(self, name) for name in self.__slots__}

@@ -14,7 +14,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from plax._src import dtypes
-from plax._src.abstract import ShapedArray
+from plax._src.abstract import AbstractToken, ShapedArray
 
 
 # --- types -------------------------------------------------------------------------
@@ -59,7 +59,9 @@ def ir_element_type(dtype) -> ir.Type:
 
 
 def ir_type(aval: ShapedArray) -> ir.RankedTensorType:
-    """`tensor<2x3xf32>` for `f32[2,3]`."""
+    """`tensor<2x3xf32>` for `f32[2,3]` (`!stablehlo.token` for the token aval)."""
+    if isinstance(aval, AbstractToken):
+        return hlo.TokenType.get()
     return ir.RankedTensorType.get(aval.shape, ir_element_type(aval.dtype))
 
 

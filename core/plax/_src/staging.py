@@ -18,6 +18,7 @@ from plax._src import tree_util
 from plax._src.abstract import AbstractValue
 from plax._src.debug_info import JaxprDebugInfo, TracingDebugInfo
 from plax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from plax._src.name_stack import current_name_stack, fresh_name_stack
 from plax._src.tracing import (Trace, Tracer, escaped_tracer_error, get_aval,
                                set_current_trace)
 
@@ -89,7 +90,7 @@ class StagingTrace(Trace):
         effects = primitive.get_rule("effects")
         self.eqns.append(JaxprEqn(atoms, outvars, primitive, params,
                                   frozenset(effects(**params)) if effects else frozenset(),
-                                  current_source_info()))
+                                  current_source_info(), current_name_stack()))
         tracers = [StagingTracer(self, v) for v in outvars]
         return tracers if multiple else tracers[0]
 
@@ -134,7 +135,7 @@ def trace_to_jaxpr(fun: Callable, in_tree, in_avals: Sequence[AbstractValue],
     trace = StagingTrace(debug_info)
     tracers = [trace.new_arg(aval) for aval in in_avals]
     try:
-        with set_current_trace(trace):
+        with set_current_trace(trace), fresh_name_stack():
             args, kwargs = tree_util.tree_unflatten(in_tree, tracers)
             out = fun(*args, **kwargs)
         out_leaves, out_tree = tree_util.tree_flatten(out)
@@ -157,7 +158,7 @@ def stage_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[AbstractVal
     trace = StagingTrace()
     tracers = [trace.new_arg(a) for a in in_avals]
     try:
-        with set_current_trace(trace):
+        with set_current_trace(trace), fresh_name_stack():
             outs = fun(*tracers)
         closed = trace.to_closed_jaxpr(list(outs), None)
     finally:

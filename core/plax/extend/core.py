@@ -11,6 +11,7 @@ from plax._src.arguments import bind_static, check_callable, normalize_argnums, 
 from plax._src.array_methods import install as install_array_methods
 from plax._src.checking import JaxprTypeError, check_jaxpr
 from plax._src.dce import dce_closed_jaxpr, dce_jaxpr
+from plax._src.effects import Effect, ordered_effects
 from plax._src.debug_info import (JaxprDebugInfo, TracingDebugInfo, check_debug_info_counts,
                                   derived_debug_info,
                                   finalize as finalize_debug_info, fun_sourceinfo,
@@ -18,6 +19,7 @@ from plax._src.debug_info import (JaxprDebugInfo, TracingDebugInfo, check_debug_
                                   result_paths_from_tree, tangent_name)
 from plax._src.evaluation import eval_jaxpr, jaxpr_as_fun
 from plax._src.ir import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, pp_jaxpr, subjaxprs
+from plax._src.name_stack import current_name_stack, extend_name_stack
 from plax._src.primitive import (ABSTRACT_EVAL, AXIS_NAMES, BATCHING, DCE, EFFECTS, IMPL, JVP,
                                  LOWERING, PARTIAL_EVAL, PARTIAL_EVAL_JAXPR, RULE_KINDS, TRANSPOSE,
                                  Primitive, PrimitiveIdError, Rule, RuleAlreadyDefinedError,
@@ -29,18 +31,18 @@ from plax._src.tracing import (EVAL_TRACE, EvalTrace, Trace, Tracer, current_tra
 
 __all__ = [
     "ABSTRACT_EVAL", "AXIS_NAMES", "AbstractToken", "AbstractValue", "BATCHING", "ClosedJaxpr",
-    "DCE", "DropVar", "EFFECTS", "EVAL_TRACE", "EvalTrace", "IMPL", "JVP", "Jaxpr",
+    "DCE", "DropVar", "EFFECTS", "EVAL_TRACE", "Effect", "EvalTrace", "IMPL", "JVP", "Jaxpr",
     "JaxprDebugInfo", "JaxprEqn", "JaxprTypeError", "LOWERING", "Literal", "PARTIAL_EVAL",
     "PARTIAL_EVAL_JAXPR", "Primitive", "PrimitiveIdError", "RULE_KINDS", "Rule",
     "RuleAlreadyDefinedError", "ShapeDtypeStruct", "ShapedArray", "StagingTrace",
     "StagingTracer", "TRANSPOSE", "Trace", "Tracer", "TracingDebugInfo", "Var",
     "check_debug_info_counts",
     "abstract_token", "all_primitives", "bind_static", "check_callable", "check_jaxpr",
-    "current_source_info", "current_trace", "dce_closed_jaxpr", "dce_jaxpr",
-    "derived_debug_info", "escaped_tracer_error", "eval_jaxpr", "finalize_debug_info",
+    "current_name_stack", "current_source_info", "current_trace", "dce_closed_jaxpr", "dce_jaxpr",
+    "derived_debug_info", "escaped_tracer_error", "eval_jaxpr", "extend_name_stack", "finalize_debug_info",
     "fun_sourceinfo", "get_aval", "install_array_methods", "is_python_scalar", "jaxpr_as_fun",
     "make_tracing_debug_info", "normalize_argnums", "pp_jaxpr",
-    "primitive_by_id", "residual_name", "resolve_argnums", "result_paths_from_tree",
+    "ordered_effects", "primitive_by_id", "residual_name", "resolve_argnums", "result_paths_from_tree",
     "set_current_trace", "short_dtype_name", "split_static", "stage_flat", "subjaxprs",
     "tangent_name", "trace_to_jaxpr",
 ]

@@ -1,6 +1,7 @@
 """What the control-flow primitives share: tracing a user's function into a closed
-Jaxpr whose constants are explicit inputs, and the type checks that compare the
-structures, shapes and dtypes of two pytrees of values (branches, carries).
+Jaxpr whose constants are explicit inputs, the type checks that compare the
+structures, shapes and dtypes of two pytrees of values (branches, carries), and the
+tokens of ordered effects their lowerings thread through regions.
 
 Closed-over values become *operands* of the control-flow equation rather than
 constants of its Jaxprs, so every transformation sees them: a branch that closes
@@ -21,11 +22,14 @@ from plax.extend.core import (
     Jaxpr,
     ShapedArray,
     Tracer,
+    abstract_token,
     get_aval,
     make_tracing_debug_info,
+    ordered_effects,
     result_paths_from_tree,
     trace_to_jaxpr,
 )
+from plax.extend.mlir import mu
 
 
 def _trace(fun: Callable, in_tree, in_avals: tuple, traced_for: str, arg_tree_example):
@@ -201,3 +205,12 @@ def split_list(values: Sequence, sizes: Sequence[int]) -> list[list]:
         start += n
     out.append(list(values[start:]))
     return out
+
+
+def region_tokens(ctx, *jaxprs: ClosedJaxpr) -> tuple[tuple, list, list]:
+    """For a lowering whose regions call `jaxprs`: their ordered effects, those
+    effects' current tokens (to pass into the op, ahead of its other operands or
+    carries) and the tokens' MLIR types. The op's first results are the new tokens:
+    store them with `ctx.tokens.update(zip(effects, results))`."""
+    effects = ordered_effects(frozenset().union(*(j.effects for j in jaxprs)))
+    return effects, [ctx.tokens[e] for e in effects], mu.ir_types([abstract_token] * len(effects))

@@ -49,6 +49,7 @@ from plax_stdlib.lax.control_flow.common import (
     join_weak,
     nonzero_flags,
     or_flags,
+    region_tokens,
     rename_args,
     trace_function,
     with_extra_invars,
@@ -157,12 +158,18 @@ def _branch_name(k: int, br: ClosedJaxpr) -> str:
 
 
 def _cond_lower(ctx, index, *args, branches):
-    op = hlo.CaseOp(mu.ir_types(ctx.avals_out), index, len(branches))
+    effects, tokens, token_types = region_tokens(ctx, *branches)
+    op = hlo.CaseOp([*token_types, *mu.ir_types(ctx.avals_out)], index, len(branches))
     for k, (region, br) in enumerate(zip(op.regions, branches)):
         block = region.blocks.append()
         with ir.InsertionPoint(block):
-            hlo.return_(ctx.lower_subjaxpr(br, *args, name=_branch_name(k, br)))
-    return list(op.results)
+            branch_tokens = dict(zip(effects, tokens))
+            outs = ctx.lower_subjaxpr(br, *args, name=_branch_name(k, br),
+                                      tokens=branch_tokens)
+            hlo.return_([*branch_tokens.values(), *outs])
+    results = list(op.results)
+    ctx.tokens.update(zip(effects, results))
+    return results[len(effects):]
 
 
 cond_p.def_lowering(_cond_lower)

@@ -39,6 +39,7 @@ from plax.extend.core import (
     derived_debug_info,
     eval_jaxpr,
     get_aval,
+    ordered_effects,
     stage_flat,
 )
 from plax.extend.mlir import hlo, ir, mu
@@ -50,6 +51,7 @@ from plax_stdlib.lax.control_flow.common import (
     nonzero_flags,
     or_flags,
     permute,
+    region_tokens,
     split_list,
     trace_function,
     with_extra_invars,
@@ -159,19 +161,29 @@ def _func_name(closed: ClosedJaxpr, default: str) -> str:
 
 
 def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    if ordered_effects(cond_jaxpr.effects):
+        raise NotImplementedError(
+            f"while_loop: ordered effects ({list(ordered_effects(cond_jaxpr.effects))}) in "
+            "the loop's cond_fun are not supported; move them into body_fun")
     cconsts, bconsts, init = split_list(args, [cond_nconsts, body_nconsts])
-    types = mu.ir_types(ctx.avals_out)
-    loop = hlo.WhileOp(types, init)
+    effects, tokens, token_types = region_tokens(ctx, body_jaxpr)  # carried first
+    n = len(effects)
+    types = [*token_types, *mu.ir_types(ctx.avals_out)]
+    loop = hlo.WhileOp(types, [*tokens, *init])
     cond_block = loop.cond.blocks.append(*types)
     with ir.InsertionPoint(cond_block):
-        pred = ctx.lower_subjaxpr(cond_jaxpr, *cconsts, *cond_block.arguments,
+        pred = ctx.lower_subjaxpr(cond_jaxpr, *cconsts, *list(cond_block.arguments)[n:],
                                   name=_func_name(cond_jaxpr, "cond_fun"))
         hlo.return_(pred)
     body_block = loop.body.blocks.append(*types)
     with ir.InsertionPoint(body_block):
-        hlo.return_(ctx.lower_subjaxpr(body_jaxpr, *bconsts, *body_block.arguments,
-                                       name=_func_name(body_jaxpr, "body_fun")))
-    return list(loop.results)
+        body_tokens = dict(zip(effects, body_block.arguments))
+        outs = ctx.lower_subjaxpr(body_jaxpr, *bconsts, *list(body_block.arguments)[n:],
+                                  name=_func_name(body_jaxpr, "body_fun"), tokens=body_tokens)
+        hlo.return_([*body_tokens.values(), *outs])
+    results = list(loop.results)
+    ctx.tokens.update(zip(effects, results))
+    return results[n:]
 
 
 while_p.def_lowering(_while_lower)

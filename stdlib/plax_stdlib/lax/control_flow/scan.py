@@ -57,6 +57,7 @@ from plax_stdlib.lax.control_flow.common import (
     nonzero_flags,
     or_flags,
     permute,
+    region_tokens,
     split_list,
     trace_function,
 )
@@ -210,6 +211,11 @@ def _scan_lower(ctx, *args, jaxpr: ClosedJaxpr, length: int, reverse: bool, unro
         return [*init, *ys]
     name = jaxpr.jaxpr.debug_info.func_name if jaxpr.jaxpr.debug_info else "scan_body"
     i32 = ShapedArray((), np.int32)
+    # Tokens of ordered effects are carried ahead of the loop index; `tokens` holds the
+    # current ones of the region being emitted (the loop body's, then the remainder's).
+    effects, outer_tokens, token_types = region_tokens(ctx, jaxpr)
+    n = len(effects)
+    tokens = dict(zip(effects, outer_tokens))
 
     def step(i, carry, ys):
         index = hlo.subtract(_i32(length - 1), i) if reverse else i
@@ -218,7 +224,7 @@ def _scan_lower(ctx, *args, jaxpr: ClosedJaxpr, length: int, reverse: bool, unro
             starts = [index] + [_i32(0)] * (len(aval.shape) - 1)
             piece = hlo.dynamic_slice(x, starts, [1, *aval.shape[1:]])
             x_slices.append(hlo.reshape(mu.ir_type(_slice_aval(aval)), piece))
-        outs = ctx.lower_subjaxpr(jaxpr, *consts, *carry, *x_slices, name=name)
+        outs = ctx.lower_subjaxpr(jaxpr, *consts, *carry, *x_slices, name=name, tokens=tokens)
         new_carry, y_slices = outs[:num_carry], outs[num_carry:]
         new_ys = []
         for acc, y, aval in zip(ys, y_slices, y_avals):
@@ -229,22 +235,26 @@ def _scan_lower(ctx, *args, jaxpr: ClosedJaxpr, length: int, reverse: bool, unro
 
     unroll = min(unroll, length)
     trips = length // unroll
-    state = [_i32(0), *init, *ys]
-    types = [mu.ir_type(i32), *mu.ir_types(ctx.avals_out)]
+    state = [*outer_tokens, _i32(0), *init, *ys]
+    types = [*token_types, mu.ir_type(i32), *mu.ir_types(ctx.avals_out)]
     loop = hlo.WhileOp(types, state)
     cond_block = loop.cond.blocks.append(*types)
     with ir.InsertionPoint(cond_block):
-        hlo.return_([mu.compare(cond_block.arguments[0], _i32(trips * unroll), "LT", np.int32)])
+        hlo.return_([mu.compare(cond_block.arguments[n], _i32(trips * unroll), "LT", np.int32)])
     body_block = loop.body.blocks.append(*types)
     with ir.InsertionPoint(body_block):
-        i, carry, acc = body_block.arguments[0], *split_list(body_block.arguments[1:],
-                                                              [num_carry])[:2]
+        args = list(body_block.arguments)
+        tokens.update(zip(effects, args))
+        i, carry, acc = args[n], *split_list(args[n + 1:], [num_carry])[:2]
         for _ in range(unroll):
             i, carry, acc = step(i, carry, acc)
-        hlo.return_([i, *carry, *acc])
-    i, carry, acc = loop.results[0], *split_list(list(loop.results)[1:], [num_carry])[:2]
+        hlo.return_([*tokens.values(), i, *carry, *acc])
+    results = list(loop.results)
+    tokens.update(zip(effects, results))
+    i, carry, acc = results[n], *split_list(results[n + 1:], [num_carry])[:2]
     for _ in range(length - trips * unroll):
         i, carry, acc = step(i, carry, acc)
+    ctx.tokens.update(tokens)
     return [*carry, *acc]
 
 

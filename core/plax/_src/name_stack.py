@@ -1,0 +1,76 @@
+"""Name stacks: the `named_scope`s an equation was staged under.
+
+`named_scope("layer")` pushes a name for the equations staged inside it; each
+equation records the stack (`eqn.name_stack`, `"layer/dense"`) relative to the
+Jaxpr it belongs to: tracing a Jaxpr starts from an empty stack, and re-binding an
+equation (inlining, transformations) pushes its names onto the current ones.
+Lowering prefixes them to each op's location name (`jit(f)/layer/dense/sin`), which
+XLA keeps as the op's name in compiled HLO and in profiles.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+from typing import Callable, Iterator
+
+_state = threading.local()
+
+
+def current_name_stack() -> str:
+    """The names of the scopes being staged in now, joined by `/` ("" outside any)."""
+    return getattr(_state, "stack", "")
+
+
+@contextlib.contextmanager
+def extend_name_stack(names: str) -> Iterator[None]:
+    """Push `names` (one name, or several joined by `/`) for the duration."""
+    previous = current_name_stack()
+    _state.stack = f"{previous}/{names}" if previous and names else previous or names
+    try:
+        yield
+    finally:
+        _state.stack = previous
+
+
+@contextlib.contextmanager
+def fresh_name_stack() -> Iterator[None]:
+    """An empty stack while tracing a new Jaxpr (its names are relative to it)."""
+    previous = current_name_stack()
+    _state.stack = ""
+    try:
+        yield
+    finally:
+        _state.stack = previous
+
+
+class named_scope(contextlib.ContextDecorator):
+    """`with plax.named_scope("name"):` (or `@plax.named_scope("name")`) names the
+    operations staged inside, in the Jaxpr, the lowered module and profiles."""
+
+    def __init__(self, name: str):
+        if not isinstance(name, str):
+            raise TypeError("named_scope name argument must be a string.")
+        self.name = name
+        self._contexts: list = []
+
+    def __enter__(self):
+        context = extend_name_stack(self.name)
+        context.__enter__()
+        self._contexts.append(context)
+        return self
+
+    def __exit__(self, *exc):
+        return self._contexts.pop().__exit__(*exc)
+
+
+def named_call(fun: Callable, *, name: str | None = None) -> Callable:
+    """`fun`, whose operations are staged under `named_scope(name)` (default: its
+    `__name__`)."""
+    scope_name = name if name is not None else getattr(fun, "__name__", "fun")
+
+    @functools.wraps(fun)
+    def named(*args, **kwargs):
+        with extend_name_stack(scope_name):
+            return fun(*args, **kwargs)
+    return named
