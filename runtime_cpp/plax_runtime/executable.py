@@ -152,8 +152,8 @@ class Executable:
     def _run_effectful(self, impls: list):
         """Run with the ordered effects' tokens ahead of `impls`; record the tokens
         this run leaves and its runtime token. The results left are the outputs."""
-        tokens = [runtime_tokens.get_token(effect, self.devices) or self._new_token()
-                  for effect in self.effect_tokens]
+        tokens = [runtime_tokens.get_token(effect, self.devices) for effect in self.effect_tokens]
+        tokens = [self._new_token() if t is None else t for t in tokens]
         results = self._loaded.execute_sharded([*tokens, *impls], with_tokens=True)
         if tokens:
             new = results.consume_with_handlers(self._token_handlers, strict=False)

@@ -23,6 +23,7 @@ import pprint
 import sys
 import threading
 import traceback
+import warnings
 from typing import IO, Any
 
 from plax.extend import tree_util
@@ -159,9 +160,28 @@ def _run_debugger(frames: list[DebuggerFrame], **kwargs) -> None:
         debugger.cmdloop()
 
 
+class _Opaque:
+    """A local variable kept whole (one whose pytree flattening fails)."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _flattenable(value) -> Any:
+    try:
+        tree_util.tree_flatten(value)
+        return value
+    except Exception:  # a user's pytree node may raise anything: show it unflattened
+        return _Opaque(value)
+
+
 def _split_frames(frames: list[DebuggerFrame]):
     """(treedef, traced leaves, {position: other leaf}) of the frames' locals."""
-    leaves, tree = tree_util.tree_flatten([f.locals for f in frames])
+    with warnings.catch_warnings():  # locals may hold generators etc.: leaves, quietly
+        warnings.simplefilter("ignore", DeprecationWarning)
+        trees = [{k: _flattenable(v) for k, v in f.locals.items()} for f in frames]
+        leaves, tree = tree_util.tree_flatten(trees)
     traced, static = [], {}
     for i, leaf in enumerate(leaves):
         if isinstance(leaf, Tracer):
@@ -175,6 +195,7 @@ def _rebuild(frames, tree, static, traced_values) -> list[DebuggerFrame]:
     it = iter(traced_values)
     leaves = [static[i] if i in static else next(it)
               for i in range(len(static) + len(traced_values))]
+    leaves = [x.value if isinstance(x, _Opaque) else x for x in leaves]
     return [dataclasses.replace(f, locals=loc)
             for f, loc in zip(frames, tree_util.tree_unflatten(tree, leaves))]
 
