@@ -53,6 +53,27 @@ def test_sharded_workload_does_not_import_jax():
     assert "jax modules: []" in out, out
 
 
+def test_callbacks_and_ffi_do_not_import_jax():
+    """Host callbacks run through jaxlib's own callback custom call, and their tokens and
+    results come back through plax's result handlers, without `jax`."""
+    out = run_python("""
+        import numpy as np, plax
+        def f(x):
+            plax.debug.print("x={}", x, ordered=True)
+            y = plax.pure_callback(np.cos, plax.ShapeDtypeStruct(x.shape, x.dtype), x)
+            return plax.experimental.io_callback(np.sin, plax.ShapeDtypeStruct(x.shape, x.dtype), y)
+        print(plax.jit(f)(np.float32(0)))
+        plax.effects_barrier()
+        try:
+            import rms_norm
+            print(rms_norm.rms_norm(np.ones((2, 2), np.float32)))
+        except ImportError:
+            pass
+    """)
+    assert "x=0.0" in out and "0.84147" in out, out
+    assert "jax modules: []" in out, out
+
+
 def test_every_entry_point_loads_without_jax():
     names = [m.name for m in members()]
     expected = sum(len(group) for m in members() for group in m.entry_points.values())

@@ -21,7 +21,13 @@ Reading path:
 7. `batching.py`, `vmap_api.py` — `vmap` and batching of Jaxprs;
 8. `test_util.py` — `plax.test_util`, numerical checks of derivatives, and
    `conformance.py` — its `check_primitive`, a primitive's rules checked against
-   each other.
+   each other;
+9. calls out of plax: `host_callback.py` — Python called from compiled code through
+   jaxlib's host-callback custom call, with the effects callbacks have;
+   `debug_callback.py` (`debug.callback`), `debug_print.py` (`debug.print`),
+   `debugger.py` (`debug.breakpoint`), `pure_callback.py`, `io_callback.py`
+   (`experimental.io_callback`); `ffi.py` — `plax.ffi`, C++ kernels through XLA's
+   FFI; `vmap_methods.py` — how `vmap` batches such opaque calls.
 
 The rules of the standard primitives, `cond`, `while` and `scan` included, live
 with their definitions in plax-stdlib.

@@ -20,8 +20,8 @@ from typing import Any, Callable
 import plax
 from plax.extend import tree_util
 from plax.extend.core import Primitive, Tracer, get_aval
-from plax_transforms.host_callback import (DEBUG, ORDERED_DEBUG, call_user,
-                                           emit_python_callback)
+from plax_transforms.host_callback import (DEBUG, ORDERED_DEBUG, call_user, lower_call,
+                                           now_or_later)
 
 debug_callback_p = Primitive("debug.debug_callback", multiple_results=True)
 debug_callback_p.def_abstract_eval(lambda *avals, callback, effect: [])
@@ -34,11 +34,8 @@ def _impl(*args, callback, effect):
     return []
 
 
-@debug_callback_p.def_lowering
-def _lowering(ctx, *args, callback, effect):
-    def host(*arrays):
-        return call_user(callback, arrays, (), "plax.debug.callback")
-    return emit_python_callback(ctx, host, args, has_side_effect=True, effect=effect)
+debug_callback_p.def_lowering(lambda ctx, *args, callback, effect: lower_call(
+    ctx, callback, args, (), "plax.debug.callback", has_side_effect=True, effect=effect))
 
 
 def _batching(axis_data, args, dims, *, callback, effect):
@@ -112,13 +109,7 @@ def debug_callback(callback: Callable[..., None] | None = None, *args: Any,
         debug_callback_p.bind(*dynamic, callback=_WithStatics(fun, tree, static),
                               effect=ORDERED_DEBUG if ordered else DEBUG)
 
-    if callback is not None:
-        bind(callback, *args, **kwargs)
-        return None
-    if args or kwargs:
-        raise TypeError(f"plax.debug.callback received unexpected arguments in the two-call "
-                        f"form: args={args} kwargs={kwargs}")
-    return bind
+    return now_or_later(bind, callback, args, kwargs, "plax.debug.callback")
 
 
 __all__ = ["DEBUG", "ORDERED_DEBUG", "debug_callback", "debug_callback_p"]

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from plax_transforms.debug_callback import debug_callback
+from plax_transforms.host_callback import now_or_later
 
 
 class _FormatChecker(string.Formatter):
@@ -79,10 +80,4 @@ def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False,
         printer = _Printer(fmt, np.get_printoptions(), placeholders)
         debug_callback(printer, *p_args, ordered=ordered, partitioned=partitioned, **p_kwargs)
 
-    if fmt is not None:
-        stage(fmt, *args, **kwargs)
-        return None
-    if args or kwargs:
-        raise TypeError(f"plax.debug.print received unexpected arguments in the two-call "
-                        f"form: args={args} kwargs={kwargs}")
-    return stage
+    return now_or_later(stage, fmt, args, kwargs, "plax.debug.print")

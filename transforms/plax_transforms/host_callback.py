@@ -152,3 +152,32 @@ def emit_python_callback(ctx, host_fn: Callable[..., Sequence[np.ndarray]],
     if ordered:
         ctx.tokens[effect] = results.pop(0)
     return results
+
+
+def eager_call(callback: Callable, args: Sequence[Any], avals_out: Sequence[ShapedArray],
+               api: str) -> list:
+    """A callback primitive's `impl`: the user's function called now, its results put
+    on the default device."""
+    return list(runtime_api.device_put(list(call_user(callback, args, avals_out, api))))
+
+
+def lower_call(ctx, callback: Callable, args: Sequence[ir.Value],
+               avals_out: Sequence[ShapedArray], api: str, *, has_side_effect: bool,
+               effect: Effect | None = None) -> list[ir.Value]:
+    """A callback primitive's `lowering`: a host callback of the user's function."""
+    def host(*arrays):
+        return call_user(callback, arrays, avals_out, api)
+    return emit_python_callback(ctx, host, args, has_side_effect=has_side_effect,
+                                effect=effect)
+
+
+def now_or_later(stage: Callable, first: Any, args: tuple, kwargs: dict, api: str):
+    """JAX's two call forms: `api(first, *args, **kwargs)` stages at once (None);
+    `api(**options)` returns `stage` for the second call."""
+    if first is not None:
+        stage(first, *args, **kwargs)
+        return None
+    if args or kwargs:
+        raise TypeError(f"{api} received unexpected arguments in the two-call form: "
+                        f"args={args} kwargs={kwargs}")
+    return stage

@@ -13,10 +13,8 @@ from typing import Any, Callable
 
 from plax.extend import tree_util
 from plax.extend.core import Primitive
-from plax_runtime import api as runtime_api
-from plax_transforms.host_callback import (IO, ORDERED_IO, FlatCallback, call_user,
-                                           emit_python_callback,
-                                           result_avals as flat_result_avals)
+from plax_transforms.host_callback import (IO, ORDERED_IO, FlatCallback, eager_call,
+                                           lower_call, result_avals as flat_result_avals)
 from plax_transforms.vmap_methods import batch_call
 
 API = "plax.experimental.io_callback"
@@ -27,17 +25,11 @@ io_callback_p.define_rule("effects", lambda *, ordered, **_: frozenset(
     {ORDERED_IO if ordered else IO}))
 
 
-@io_callback_p.def_impl
-def _impl(*args, callback, result_avals, ordered):
-    return list(runtime_api.device_put(list(call_user(callback, args, result_avals, API))))
-
-
-@io_callback_p.def_lowering
-def _lowering(ctx, *args, callback, result_avals, ordered):
-    def host(*arrays):
-        return call_user(callback, arrays, result_avals, API)
-    return emit_python_callback(ctx, host, args, has_side_effect=True,
-                                effect=ORDERED_IO if ordered else IO)
+io_callback_p.def_impl(lambda *args, callback, result_avals, ordered: eager_call(
+    callback, args, result_avals, API))
+io_callback_p.def_lowering(lambda ctx, *args, callback, result_avals, ordered: lower_call(
+    ctx, callback, args, result_avals, API, has_side_effect=True,
+    effect=ORDERED_IO if ordered else IO))
 
 
 def _batching(axis_data, args, dims, *, callback, result_avals, ordered):

@@ -12,8 +12,7 @@ from typing import Any, Callable
 
 from plax.extend import tree_util
 from plax.extend.core import Primitive
-from plax_runtime import api as runtime_api
-from plax_transforms.host_callback import (FlatCallback, call_user, emit_python_callback,
+from plax_transforms.host_callback import (FlatCallback, eager_call, lower_call,
                                            result_avals as flat_result_avals)
 from plax_transforms.vmap_methods import batch_call, check_vmap_method
 
@@ -23,16 +22,10 @@ pure_callback_p = Primitive("callbacks.pure_callback", multiple_results=True)
 pure_callback_p.def_abstract_eval(lambda *avals, result_avals, **_: list(result_avals))
 
 
-@pure_callback_p.def_impl
-def _impl(*args, callback, result_avals, vmap_method):
-    return list(runtime_api.device_put(list(call_user(callback, args, result_avals, API))))
-
-
-@pure_callback_p.def_lowering
-def _lowering(ctx, *args, callback, result_avals, vmap_method):
-    def host(*arrays):
-        return call_user(callback, arrays, result_avals, API)
-    return emit_python_callback(ctx, host, args, has_side_effect=False)
+pure_callback_p.def_impl(lambda *args, callback, result_avals, vmap_method: eager_call(
+    callback, args, result_avals, API))
+pure_callback_p.def_lowering(lambda ctx, *args, callback, result_avals, vmap_method: lower_call(
+    ctx, callback, args, result_avals, API, has_side_effect=False))
 
 
 def _batching(axis_data, args, dims, *, callback, result_avals, vmap_method):
