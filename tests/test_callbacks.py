@@ -303,3 +303,13 @@ def test_named_scope_as_decorator_and_errors():
     assert plax.make_jaxpr(plax.named_call(layer))(1.0).eqns[0].name_stack == "layer/layer"
     with pytest.raises(TypeError, match="must be a string"):
         plax.named_scope(3)
+
+
+def test_donation_beside_effect_tokens(capfd):
+    f = plax.jit(lambda x: (plax.debug.print("x {}", x, ordered=True), x * 2)[1],
+                 donate_argnums=0)
+    assert "tf.aliasing_output = 1 : i32" in f.lower(np.ones(3, np.float32)).as_text()
+    x = plax.device_put(np.ones(3, np.float32))
+    np.testing.assert_array_equal(f(x), [2, 2, 2])
+    assert x.is_deleted()
+    assert printed(capfd) == ["x [1. 1. 1.]"]

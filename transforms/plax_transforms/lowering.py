@@ -340,12 +340,12 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
         mctx = ModuleContext(context, module, platform, num_partitions=num_partitions,
                              shardy=shardy)
         placement = _Placement(mctx, arg_shardings, out_shardings)
+        effects = ordered_effects(jaxpr.effects)
         arg_attrs = _arg_attributes(arg_names, len(hoisted), donated_args, in_avals, out_avals,
-                                    placement)
+                                    placement, len(effects))
         res_attrs = [ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n),
                                       **placement.attributes(s, aval)})
                      for n, s, aval in zip(result_names, out_shardings, out_avals)]
-        effects = ordered_effects(jaxpr.effects)
         token_attrs = [ir.DictAttr.get({"jax.token": ir.BoolAttr.get(True)})] * len(effects)
         main = _new_function(mctx, "main", in_avals, out_avals, public=True,
                              arg_attrs=token_attrs + arg_attrs,
@@ -435,7 +435,7 @@ def _prune_unused_inputs(closed: ClosedJaxpr, keep_unused: bool):
 
 
 def _arg_attributes(arg_names, n_consts, donated_args, in_avals, out_avals,
-                    placement: _Placement) -> list:
+                    placement: _Placement, n_tokens: int = 0) -> list:
     """Names, const and donation markers, shardings and memory kinds of `@main`'s
     arguments. A donated argument aliases an output of its type; over several
     devices only one whose stated layout is the argument's (else XLA is only told
@@ -457,8 +457,8 @@ def _arg_attributes(arg_names, n_consts, donated_args, in_avals, out_avals,
                 entry["jax.buffer_donor"] = ir.BoolAttr.get(True)
             else:
                 aliased_outputs.add(out)
-                entry["tf.aliasing_output"] = ir.IntegerAttr.get(
-                    ir.IntegerType.get_signless(32), out)
+                entry["tf.aliasing_output"] = ir.IntegerAttr.get(  # tokens come first
+                    ir.IntegerType.get_signless(32), out + n_tokens)
         attrs.append(ir.DictAttr.get(entry))
     return attrs
 
