@@ -313,3 +313,15 @@ def test_donation_beside_effect_tokens(capfd):
     np.testing.assert_array_equal(f(x), [2, 2, 2])
     assert x.is_deleted()
     assert printed(capfd) == ["x [1. 1. 1.]"]
+
+
+def test_debug_log_and_effect_types(caplog):
+    import logging
+    with caplog.at_level(logging.INFO, logger="plax.debug"):
+        plax.jit(lambda x: plax.debug.log("logged {}", x))(np.float32(2))
+        plax.effects_barrier()
+    (record,) = [r for r in caplog.records if r.name == "plax.debug"]
+    assert record.getMessage() == "logged 2.0" and record.pathname == __file__
+    effects = plax.make_jaxpr(lambda x: (plax.debug.print("{}", x),
+                                         plax.debug.print("{}", x, ordered=True)))(1.0).effects
+    assert {type(e) for e in effects} == {plax.debug.DebugEffect, plax.debug.OrderedDebugEffect}

@@ -5,10 +5,14 @@ print options in force when it was called; a format string without placeholders
 prints the values after it, separated by spaces. It is a `debug.debug_callback`
 (so the same rules hold under jit, vmap, grad, scan...), writing to `sys.stdout`.
 Arguments are checked when the call is staged: an argument the format string does
-not use is a ValueError (the common mistake of passing an f-string).
+not use is a ValueError (the common mistake of passing an f-string). `debug.log`
+sends the message to the `plax.debug` logger instead.
 """
 from __future__ import annotations
 
+import copy
+import inspect
+import logging
 import string
 import sys
 from typing import Any
@@ -17,6 +21,9 @@ import numpy as np
 
 from plax_transforms.debug_callback import debug_callback
 from plax_transforms.host_callback import now_or_later
+from plax_transforms.lowering import is_library_file
+
+logger = logging.getLogger("plax.debug")
 
 
 class _FormatChecker(string.Formatter):
@@ -45,12 +52,15 @@ def _has_placeholders(fmt: str) -> bool:
 
 
 class _Printer:
-    """Formats and writes one message (the callback a print stages)."""
-    __slots__ = ("fmt", "printoptions", "placeholders")
+    """Formats and writes one message (the callback a print stages): to standard
+    output, or as a copy of `record` to the `plax.debug` logger."""
+    __slots__ = ("fmt", "printoptions", "placeholders", "record")
     __name__ = "print"
 
-    def __init__(self, fmt: str, printoptions: dict, placeholders: bool):
+    def __init__(self, fmt: str, printoptions: dict, placeholders: bool,
+                 record: logging.LogRecord | None):
         self.fmt, self.printoptions, self.placeholders = fmt, printoptions, placeholders
+        self.record = record
 
     def __call__(self, *args, **kwargs) -> None:
         if self.placeholders:
@@ -58,12 +68,24 @@ class _Printer:
                 message = self.fmt.format(*args, **kwargs)
         else:
             message = " ".join((self.fmt, *map(str, args)))
-        sys.stdout.write(message + "\n")
+        if self.record is None:
+            sys.stdout.write(message + "\n")
+        else:
+            record = copy.copy(self.record)
+            record.msg = message
+            logger.handle(record)
+
+
+def _user_record(level: int) -> logging.LogRecord:
+    """A log record placed at the user's line that called `debug.log`."""
+    frame = next((f for f in inspect.stack()[2:] if not is_library_file(f.filename)), None)
+    filename, line = (frame.filename, frame.lineno) if frame else ("(unknown file)", 0)
+    return logger.makeRecord(logger.name, level, filename, line, "", (), None)
 
 
 def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False,
                 partitioned: bool = False, skip_format_check: bool = False,
-                **kwargs: Any):
+                _log_level: int | None = None, **kwargs: Any):
     """Print `fmt.format(*args, **kwargs)` when the values are computed, under any
     transformation; `ordered=True` keeps prints in program order. Also usable in two
     calls: `debug.print(ordered=True)("x={}", x)`."""
@@ -77,7 +99,17 @@ def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False,
         if not placeholders and p_kwargs:
             raise ValueError("plax.debug.print: keyword arguments need placeholders in the "
                              f"format string; got {sorted(p_kwargs)}")
-        printer = _Printer(fmt, np.get_printoptions(), placeholders)
+        record = None if _log_level is None else _user_record(_log_level)
+        printer = _Printer(fmt, np.get_printoptions(), placeholders, record)
         debug_callback(printer, *p_args, ordered=ordered, partitioned=partitioned, **p_kwargs)
 
     return now_or_later(stage, fmt, args, kwargs, "plax.debug.print")
+
+
+def debug_log(fmt: str | None = None, *args: Any, ordered: bool = False,
+              partitioned: bool = False, skip_format_check: bool = False, **kwargs: Any):
+    """`debug.print`, but the message goes to the `plax.debug` logger (level INFO),
+    attributed to the user's line that called it."""
+    return debug_print(fmt, *args, ordered=ordered, partitioned=partitioned,
+                       skip_format_check=skip_format_check, _log_level=logging.INFO,
+                       **kwargs)

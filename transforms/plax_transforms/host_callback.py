@@ -27,8 +27,18 @@ from plax_runtime import api as runtime_api
 
 logger = logging.getLogger(__name__)
 
-DEBUG = Effect("Debug")
-ORDERED_DEBUG = Effect("OrderedDebug", ordered=True)
+class DebugEffect(Effect):
+    """The effect of `debug.callback`/`debug.print`: kept by DCE, not ordered."""
+    __slots__ = ()
+
+
+class OrderedDebugEffect(Effect):
+    """The effect of an ordered `debug.callback`/`debug.print`."""
+    __slots__ = ()
+
+
+DEBUG = DebugEffect("Debug")
+ORDERED_DEBUG = OrderedDebugEffect("OrderedDebug", ordered=True)
 IO = Effect("IO")
 ORDERED_IO = Effect("OrderedIO", ordered=True)
 

@@ -67,7 +67,8 @@ _NAMED_PROVIDERS = {
     ("plax.names", "debug.visualize_sharding"): "plax-sharding",
     ("plax.names", "debug.inspect_array_sharding"): "plax-sharding",
     **{("plax.names", name): "plax-transforms" for name in (
-        "debug.print", "debug.callback", "debug.breakpoint", "experimental.io_callback")},
+        "debug.print", "debug.callback", "debug.breakpoint", "debug.log", "debug.DebugEffect",
+        "debug.OrderedDebugEffect", "experimental.io_callback")},
     ("plax.backends", "cuda"): "plax-cuda12", ("plax.backends", "gpu"): "plax-cuda12",
     ("plax.backends", "tpu"): "plax-tpu",
     **{("plax.interpreters", name): dist for name, (_, dist) in SEAMS.items()},
