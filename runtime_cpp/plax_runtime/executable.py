@@ -19,7 +19,7 @@ import numpy as np
 from jaxlib import _jax, xla_client as xc
 
 from plax.extend import config
-from plax.extend.core import ShapedArray
+from plax.extend.core import ShapedArray, register_cache
 from plax.extend.monitoring import BACKEND_COMPILE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
 from plax_runtime.array import Array
@@ -294,6 +294,9 @@ def _log_level() -> int:
 def clear_cache() -> None:
     with _cache_lock:
         _cache.clear()
+
+
+register_cache(clear_cache)
 
 
 def _compile_options(devices, num_replicas, num_partitions, overrides, build

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from plax.extend.core import ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var, get_aval
+from plax.extend import config
+from plax.extend.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var, get_aval,
+                              register_cache)
 from plax.extend.sharding import concrete_mesh
 from plax_transforms.executing import (CallPlacement, CompiledJaxpr, abstract_layout,
                                        lower_module, lowering_platform, place_call)
@@ -27,6 +29,8 @@ _MAX_ENTRIES = 8192
 # prepared caller, in front of the executables, which depend only on avals and devices.
 _callers: dict[tuple, Callable[[Sequence[Any]], list]] = {}
 _executables: dict[tuple, CompiledJaxpr] = {}
+register_cache(_callers.clear)
+register_cache(_executables.clear)
 
 
 def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict):
@@ -72,6 +76,9 @@ def _remember(cache: dict, key: tuple, value) -> None:
 
 def _compile_primitive(prim: Primitive, args: Sequence[Any], params: dict,
                        placement: CallPlacement) -> CompiledJaxpr:
+    if config.no_tracing.value:  # a new eager operation is traced and compiled, as in JAX
+        raise RuntimeError(f"re-tracing function {prim.name} for `jit`, but 'no_tracing' "
+                           "is set")
     invars = [Var(get_aval(x)) for x in args]
     out = prim.abstract_eval(*(v.aval for v in invars), **params)
     outvars = [Var(aval) for aval in (out if prim.multiple_results else (out,))]

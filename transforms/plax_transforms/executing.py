@@ -18,10 +18,11 @@ import threading
 from typing import Any, Hashable, Sequence
 
 from plax.extend import config
-from plax.extend.core import ClosedJaxpr
+from plax.extend.core import ClosedJaxpr, register_cache
 from plax.extend.monitoring import JAXPR_TO_MLIR_MODULE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
 from plax_runtime import device_put as runtime_put, executable as runtime_executable
+from plax_runtime import transfer_guard
 from plax_runtime.array import Array
 from plax_runtime.sharding_impls import replicated_sharding
 from plax_transforms import explain
@@ -66,6 +67,10 @@ class LRUCache:
         with self._lock:
             return list(self._data)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
 
 def lowering_platform(device: Device) -> str:
     """The platform name lowering rules are registered under: the backend's (`cuda` for
@@ -79,6 +84,15 @@ def _log_level() -> int:
 
 
 # --- compiled Jaxprs ----------------------------------------------------------------
+
+def check_execution_allowed(name: str) -> None:
+    """Raises under `jax_no_execution`. It is part of the trace context, so fast-path
+    entries made without it are never used with it: checking where they are made
+    and on slow calls covers every execution."""
+    if config.no_execution.value:
+        raise RuntimeError(f"plax tried to execute function jit({name}), but the "
+                           "no_execution config option is set")
+
 
 class CompiledJaxpr:
     """A lowered Jaxpr compiled for one device assignment, with its hoisted constants
@@ -127,8 +141,10 @@ class CompiledJaxpr:
             finally:
                 _compiling["target"] = previous
         consts = lowering.const_args
-        self.const_args = runtime_put.put_leaves(consts, [const_sharding] * len(consts),
-                                                 [False] * len(consts), [None] * len(consts))
+        with transfer_guard.internal():  # constants are the computation's, not the user's
+            self.const_args = runtime_put.put_leaves(consts, [const_sharding] * len(consts),
+                                                     [False] * len(consts),
+                                                     [None] * len(consts))
         self.kept_var_idx = lowering.kept_var_idx
 
     @property
@@ -144,6 +160,7 @@ class CompiledJaxpr:
         """A function running this computation on later calls whose arguments look
         like `flat_args` (same signatures and placements): when they are all Arrays
         already where the executable wants them, it skips every check and move."""
+        check_execution_allowed(self.lowering.name)
         ex = self.executable
         if (not self.const_args and len(flat_args) == len(self.kept_var_idx)
                 and ex.laid_out_as_expected(flat_args)):
@@ -152,6 +169,7 @@ class CompiledJaxpr:
 
     def __call__(self, flat_args: Sequence[Any], committed: bool) -> list[Array]:
         """Run on the flat inputs of the Jaxpr (pruned ones are skipped)."""
+        check_execution_allowed(self.lowering.name)
         if not self.const_args and len(flat_args) == len(self.kept_var_idx):
             return self.executable.execute(flat_args, committed=committed)  # all kept
         args = [flat_args[i] for i in self.kept_var_idx]
@@ -182,6 +200,8 @@ def _on_device(sharding: Sharding | None, device: Device) -> Sharding:
 
 _lowerings = LRUCache(4096)
 _compiled = LRUCache(4096)
+register_cache(_lowerings.clear)
+register_cache(_compiled.clear)
 
 
 def abstract_layout(sharding: Sharding | None, ndim: int, num_devices: int) -> Hashable:

@@ -45,6 +45,8 @@ from plax.extend.core import (
     fun_sourceinfo,
     get_aval,
     make_tracing_debug_info,
+    register_cache,
+    register_cache_owner,
     resolve_argnums,
     split_static,
     trace_to_jaxpr,
@@ -140,6 +142,7 @@ def _new_slot(fun, info, in_tree, in_avals, static_args, static_kwargs) -> _Trac
 
 
 _trace_slots = _weakref_lru_cache.weakref_lru_cache(trace_context, _new_slot, 8192)
+register_cache(_trace_slots.cache_clear)
 
 
 class _FastEntry(NamedTuple):
@@ -162,6 +165,7 @@ class JitWrapped:
             self._cache_key_fun = functools.partial(fun)
         # `updated=()`: copying a wrapped jit's __dict__ would overwrite our own fields.
         functools.update_wrapper(self, fun, updated=())
+        register_cache_owner(self)
 
     def __repr__(self):
         return f"<jitted function {getattr(self._fun, '__qualname__', self._fun)!r}>"

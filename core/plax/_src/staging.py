@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 from jaxlib import _jax
 
+from plax._src import config
 from plax._src import debug_info as dbg_util
 from plax._src import tree_util
 from plax._src.abstract import AbstractValue
+from plax._src.checking import check_jaxpr
 from plax._src.debug_info import JaxprDebugInfo, TracingDebugInfo
 from plax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from plax._src.tracing import (Trace, Tracer, escaped_tracer_error, get_aval,
@@ -129,8 +131,12 @@ def trace_to_jaxpr(fun: Callable, in_tree, in_avals: Sequence[AbstractValue],
     """Trace `fun(*args, **kwargs)`, whose flattened inputs have `in_avals`.
 
     `in_tree` is the treedef of `(args, kwargs)`. Returns the ClosedJaxpr and the
-    treedef of the output.
+    treedef of the output. Raises under `jax_no_tracing`; with `jax_enable_checks`,
+    the Jaxpr is type-checked.
     """
+    if config.no_tracing.value:
+        what = debug_info.func_src_info if debug_info is not None else repr(fun)
+        raise RuntimeError(f"re-tracing function {what} for `jit`, but 'no_tracing' is set")
     trace = StagingTrace(debug_info)
     tracers = [trace.new_arg(aval) for aval in in_avals]
     try:
@@ -146,6 +152,8 @@ def trace_to_jaxpr(fun: Callable, in_tree, in_avals: Sequence[AbstractValue],
         closed = trace.to_closed_jaxpr(out_leaves, final_dbg)
     finally:
         trace.invalidate()
+    if config.enable_checks.value:
+        check_jaxpr(closed)
     return closed, out_tree
 
 
@@ -153,7 +161,7 @@ def stage_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[AbstractVal
                debug_info: JaxprDebugInfo | None = None) -> ClosedJaxpr:
     """Trace flat `fun` (a list of inputs to a list of outputs) on `in_avals` into a
     ClosedJaxpr carrying `debug_info`: how Jaxpr-to-Jaxpr transformations and the
-    rules of higher-order primitives build new Jaxprs."""
+    rules of higher-order primitives build new Jaxprs (checked under `jax_enable_checks`)."""
     trace = StagingTrace()
     tracers = [trace.new_arg(a) for a in in_avals]
     try:
@@ -164,6 +172,8 @@ def stage_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[AbstractVal
         trace.invalidate()
     if debug_info is not None:
         closed = closed.replace(jaxpr=closed.jaxpr.replace(debug_info=debug_info))
+    if config.enable_checks.value:
+        check_jaxpr(closed)
     return closed
 
 

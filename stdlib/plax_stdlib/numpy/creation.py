@@ -1,6 +1,6 @@
 """Array creation: `array`/`asarray`, filled arrays, ranges and identity matrices.
 
-Concrete inputs become `plax.Array`s placed by the runtime (`plax.device_put`);
+Concrete inputs become `plax.Array`s placed by the runtime (`implicit_device_put`);
 traced inputs stay traced. Sizes (`shape`, `num`, `N`, `arange`'s bounds) must be
 concrete, since they fix the shape of the result.
 """
@@ -11,17 +11,17 @@ from typing import Any
 
 import numpy as np
 
-import plax
 from plax.extend import dtypes
-from plax.extend.core import ShapedArray, Tracer
+from plax.extend.core import ShapedArray, Tracer, implicit_device_put
 from plax_stdlib import lax
 from plax_stdlib.lax import conversion as lax_conversion
 from plax_stdlib.numpy import util
 
 
 def _device_put(x, device=None):
-    # Placing data on a device is the runtime's job, a layer above: through the facade.
-    return plax.device_put(x, device)
+    # Placing data on a device is the runtime's job, a layer above: through its seam,
+    # which counts the transfer as implicit (the user asked for an array, not a move).
+    return implicit_device_put(x, device)
 
 
 def _is_plax_value(x) -> bool:

@@ -23,6 +23,7 @@ from plax.extend.core import (
     Tracer,
     get_aval,
     make_tracing_debug_info,
+    register_cache,
     result_paths_from_tree,
     trace_to_jaxpr,
 )
@@ -78,6 +79,7 @@ def cached_on_jaxpr(fn):
     weakly) and its other (hashable) arguments: rules applied again to the same
     equation build the same Jaxprs, so eager execution reuses compiled code."""
     cache = _weakref_lru_cache.weakref_lru_cache(_jaxlib_config.trace_context, fn, 256)
+    register_cache(cache.cache_clear)
 
     def call(closed, *args):
         return cache(closed, *(tuple(a) if isinstance(a, list) else a for a in args))
