@@ -75,7 +75,7 @@ def __dir__():
                   | config_api)
 
 
-__all__ = ["Device", "ShapeDtypeStruct", "clear_caches", "make_jaxpr", "typeof", "float0", "config", "disable_jit",
-           "enable_x64",
-           "ConcretizationTypeError", "TracerArrayConversionError",
-           "TracerBoolConversionError", "TracerIntegerConversionError", "UnexpectedTracerError"]
+__all__ = ["ConcretizationTypeError", "Device", "ShapeDtypeStruct", "TracerArrayConversionError",
+           "TracerBoolConversionError", "TracerIntegerConversionError", "UnexpectedTracerError",
+           "clear_caches", "config", "disable_jit", "enable_x64", "float0", "make_jaxpr",
+           "typeof"]
