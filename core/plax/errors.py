@@ -3,3 +3,4 @@ from plax._src.errors import (ConcretizationTypeError, TracerArrayConversionErro
                               TracerBoolConversionError, TracerIntegerConversionError,
                               UnexpectedTracerError)
 from plax._src.checking import JaxprTypeError  # noqa: F401
+from jaxlib._jax import JaxRuntimeError  # noqa: F401  (errors the runtime reports, as in JAX)
