@@ -44,7 +44,7 @@ _CONFIG_API = frozenset({
     "default_matmul_precision", "default_prng_impl", "enable_checks", "enable_custom_prng",
     "explain_cache_misses", "jax2tf_associative_scan_reductions", "legacy_prng_key",
     "log_compiles", "make_user_context", "no_execution", "no_tracing", "numpy_dtype_promotion",
-    "numpy_rank_promotion", "softmax_custom_jvp", "thread_guard", "threefry_partitionable",
+    "numpy_rank_promotion", "softmax_custom_jvp", "threefry_partitionable",
     "transfer_guard", "transfer_guard_device_to_device", "transfer_guard_device_to_host",
     "transfer_guard_host_to_device"})
 

@@ -15,7 +15,7 @@ from jaxlib import xla_client as xc
 
 from plax.extend.core import ShapedArray, Tracer, install_array_methods
 from plax.extend.sharding import Device, Index, Sharding
-from plax_runtime import dlpack_buffers, placement, transfer_guard
+from plax_runtime import dlpack_buffers, gc_guard, placement, transfer_guard
 from plax_runtime.shard_buffers import shard_buffers
 from plax_runtime.sharding_impls import SingleDeviceSharding
 
@@ -65,6 +65,8 @@ class Array(metaclass=_ArrayMeta):
         self._aval = aval
         self._sharding = sharding
         self._npy_value = None
+        if gc_guard.watching:
+            gc_guard.watch(self)
         return self
 
     # --- metadata (available even after deletion) -----------------------------------

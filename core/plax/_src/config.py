@@ -250,6 +250,13 @@ class State(_jaxlib_config.Config):
     def _peek(self):
         return self.value
 
+    def add_update_hook(self, hook: Callable[[Any], None]) -> None:
+        """Also calls `hook` with the effective value now and on every change: how a
+        package above the kernel follows an option the kernel defines."""
+        previous = self._update_hook
+        self._update_hook = hook if previous is None else lambda v: (previous(v), hook(v))
+        hook(self.value)
+
     def _set(self, value) -> None:
         value = self._kind.parse(self.name, value)
         self.set_global(value)
@@ -615,12 +622,6 @@ array_garbage_collection_guard = config.define_optional_enum_state(
     "What happens when Python's cycle collector, not reference counting, frees a plax "
     "Array made while the guard was on (its device memory waited for the collector): "
     "'allow' (None) nothing, 'log' logs an error, 'fatal' aborts the process.")
-
-thread_guard = config.define_bool_state(
-    "jax_thread_guard", False,
-    "Raise when a computation spanning several processes is launched from a thread other "
-    "than the one that turned the guard on (threads racing to launch collectives make "
-    "processes disagree on their order).")
 
 
 def _check_hashable(option: str, value: Any) -> None:

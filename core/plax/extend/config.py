@@ -4,7 +4,7 @@ trace/jit key contexts that caches include."""
 from plax._src.config import (
     TRANSFER_DIRECTIONS, TRANSFER_GUARD_LEVELS, allow_f16_reductions,
     array_garbage_collection_guard, check_tracer_leaks, no_execution, no_tracing,
-    thread_guard, transfer_guard_device_to_device, transfer_guard_device_to_host,
+    transfer_guard_device_to_device, transfer_guard_device_to_host,
     transfer_guard_host_to_device,
     Config, Flag, State, StateContext, compilation_cache_dir, config, cpu_enable_async_dispatch,
     debug_infs, debug_nans, default_device, default_matmul_precision, default_prng_impl,
@@ -16,7 +16,7 @@ from plax._src.config import (
 __all__ = [
     "TRANSFER_DIRECTIONS", "TRANSFER_GUARD_LEVELS", "allow_f16_reductions",
     "array_garbage_collection_guard", "check_tracer_leaks", "no_execution", "no_tracing",
-    "thread_guard", "transfer_guard_device_to_device", "transfer_guard_device_to_host",
+    "transfer_guard_device_to_device", "transfer_guard_device_to_host",
     "transfer_guard_host_to_device",
     "Config", "Flag", "State", "StateContext", "compilation_cache_dir", "config",
     "cpu_enable_async_dispatch", "debug_infs", "debug_nans", "default_device",
