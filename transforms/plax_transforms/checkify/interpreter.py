@@ -19,8 +19,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from plax.extend import dtypes, tree_util
-from plax.extend.core import (ClosedJaxpr, JaxprEqn, Literal, PrimitiveIdError, check_callable,
-                              get_aval,
+from plax.extend.core import (ClosedJaxpr, JaxprEqn, PrimitiveIdError, check_callable, get_aval,
                               make_tracing_debug_info, primitive_by_id, subjaxprs,
                               trace_to_jaxpr)
 from plax_stdlib import lax
@@ -35,6 +34,7 @@ from plax_transforms.checkify.errors import (
     OOB_KIND, DivisionByZeroError, Error, FailedCheckError, Kind, NaNError, OOBError, Site,
     all_checks, initial_state, new_code, payload_kind, record, user_checks)
 from plax_transforms.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
+from plax_transforms.interpreting import interpret
 from plax_transforms.jit_primitive import jit_p
 from plax_transforms.remat import checkpoint_p
 
@@ -112,21 +112,13 @@ class _Checker:
     # --- evaluation ------------------------------------------------------------------
 
     def run(self, closed: ClosedJaxpr, state: list, args: Sequence[Any]) -> tuple[list, list]:
-        jaxpr = closed.jaxpr
-        env: dict[int, Any] = {}
+        current = [state]
 
-        def read(atom):
-            return atom.val if isinstance(atom, Literal) else env[id(atom)]
-
-        for var, value in zip(jaxpr.constvars, closed.consts, strict=True):
-            env[id(var)] = value
-        for var, value in zip(jaxpr.invars, args, strict=True):
-            env[id(var)] = value
-        for eqn in jaxpr.eqns:
-            state, outs = self._apply(eqn, state, [read(a) for a in eqn.invars])
-            for var, value in zip(eqn.outvars, outs, strict=True):
-                env[id(var)] = value
-        return state, [read(v) for v in jaxpr.outvars]
+        def apply(eqn, invals):
+            current[0], outs = self._apply(eqn, current[0], invals)
+            return outs
+        outs = interpret(closed, args, apply)
+        return current[0], outs
 
     def report(self, state: list, kind: Kind, failed, site: Site, payload=()) -> list:
         code = new_code()

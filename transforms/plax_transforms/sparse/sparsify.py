@@ -10,10 +10,11 @@ rather than a silent densification.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Callable
 
 from plax.extend import tree_util
-from plax.extend.core import Literal, ShapedArray, get_aval, trace_to_jaxpr
+from plax.extend.core import ShapedArray, get_aval, trace_to_jaxpr
+from plax_transforms.interpreting import interpret
 from plax_transforms.jit_primitive import jit_p
 from plax_transforms.sparse.bcoo import (_SCALAR_DIVISION_ONLY, BCOO, add, bcoo_dot_general,
                                          bcoo_reduce_sum, bcoo_transpose, dense_dot_bcoo,
@@ -61,36 +62,21 @@ _RULES: dict[str, Callable] = {
 }
 
 
-def _evaluate(closed, args: list) -> list:
-    jaxpr = closed.jaxpr
-    env: dict[int, Any] = {}
-
-    def read(atom):
-        return atom.val if isinstance(atom, Literal) else env[id(atom)]
-
-    for var, value in zip(jaxpr.constvars, closed.consts, strict=True):
-        env[id(var)] = value
-    for var, value in zip(jaxpr.invars, args, strict=True):
-        env[id(var)] = value
-    for eqn in jaxpr.eqns:
-        invals = [read(a) for a in eqn.invars]
-        prim, params = eqn.primitive, eqn.params
-        if not any(isinstance(v, BCOO) for v in invals):
-            outs = prim.bind(*invals, **params)
-        elif prim is jit_p:
-            outs = _evaluate(params["jaxpr"], invals)
-        elif prim.name in _ZERO_PRESERVING:
-            (x,) = invals
-            outs = x._with_data(prim.bind(x.data, **params))
-        elif prim.name in _RULES:
-            outs = _RULES[prim.name](*invals, **params)
-        else:
-            raise NotImplementedError(f"sparsify: no sparse rule for the primitive "
-                                      f"{prim.name!r} applied to a BCOO array")
-        outs = outs if prim.multiple_results else [outs]
-        for var, value in zip(eqn.outvars, outs, strict=True):
-            env[id(var)] = value
-    return [read(v) for v in jaxpr.outvars]
+def _apply(eqn, invals: list) -> list:
+    prim, params = eqn.primitive, eqn.params
+    if not any(isinstance(v, BCOO) for v in invals):
+        outs = prim.bind(*invals, **params)
+    elif prim is jit_p:
+        return interpret(params["jaxpr"], invals, _apply)
+    elif prim.name in _ZERO_PRESERVING:
+        (x,) = invals
+        outs = x._with_data(prim.bind(x.data, **params))
+    elif prim.name in _RULES:
+        outs = _RULES[prim.name](*invals, **params)
+    else:
+        raise NotImplementedError(f"sparsify: no sparse rule for the primitive {prim.name!r} "
+                                  "applied to a BCOO array")
+    return outs if prim.multiple_results else [outs]
 
 
 def sparsify(f: Callable) -> Callable:
@@ -103,6 +89,6 @@ def sparsify(f: Callable) -> Callable:
         leaves, in_tree = tree_util.tree_flatten((args, kwargs), is_leaf=is_bcoo)
         avals = [ShapedArray(x.shape, x.dtype) if is_bcoo(x) else get_aval(x) for x in leaves]
         closed, out_tree = trace_to_jaxpr(f, in_tree, avals, None)
-        return tree_util.tree_unflatten(out_tree, _evaluate(closed, leaves))
+        return tree_util.tree_unflatten(out_tree, interpret(closed, leaves, _apply))
 
     return sparsified
