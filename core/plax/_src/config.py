@@ -580,7 +580,10 @@ jax2tf_associative_scan_reductions = config.define_bool_state(
     "nothing here (accepted so that programs setting it run).")
 
 TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+"""The transfer guard's levels: 'log'/'disallow' act on implicit transfers only, the
+'_explicit' ones on `device_put`/`device_get` too."""
 TRANSFER_DIRECTIONS = ("host_to_device", "device_to_device", "device_to_host")
+"""The directions each with its own guard option (`jax_transfer_guard_<direction>`)."""
 
 
 def _transfer_guard_state(direction: str) -> State:

@@ -29,9 +29,15 @@ from plax._src.staging import (StagingTrace, StagingTracer, current_source_info,
 from plax._src.tracing import (EVAL_TRACE, EvalTrace, Trace, Tracer, current_trace,
                                escaped_tracer_error, get_aval, is_python_scalar, set_current_trace)
 
-# `device_put` done by library code on the user's behalf (`plax.numpy.asarray`): the
-# transfer guard counts it as an implicit transfer (as JAX does), unlike `plax.device_put`.
-implicit_device_put = _seam("implicit_device_put")
+_implicit_device_put = _seam("implicit_device_put")
+
+
+def implicit_device_put(x, device=None):
+    """`device_put` done by library code on the user's behalf (`plax.numpy.asarray` of
+    a NumPy array): the transfer guard counts it as an implicit transfer, as JAX does,
+    where `plax.device_put` is an explicit one."""
+    return _implicit_device_put(x, device)
+
 
 __all__ = [
     "clear_caches", "implicit_device_put", "register_cache", "register_cache_owner",
