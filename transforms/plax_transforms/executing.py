@@ -4,15 +4,15 @@ device, and executing on the call's arguments.
 The device comes from the arguments: committed Arrays decide it (they must agree),
 otherwise the default device runs the computation. Outputs are committed exactly
 when some input was. Lowerings are cached per (Jaxpr, donation, `keep_unused`,
-platform, config) and executables per lowering and device.
+platform, config) and executables per lowering and device, in bounded caches
+that hold the Jaxpr and the lowering weakly: a dropped function frees its
+lowering and its executables.
 """
 from __future__ import annotations
 
-import collections
 import functools
 import logging
-import threading
-from typing import Any, Hashable, Sequence
+from typing import Any, Sequence
 
 from plax.extend import config
 from plax.extend.core import ClosedJaxpr
@@ -20,34 +20,10 @@ from plax.extend.sharding import Device, Sharding
 from plax_runtime import device_put as runtime_put, executable as runtime_executable, placement
 from plax_runtime.array import Array
 from plax_runtime.sharding_impls import SingleDeviceSharding
+from plax_transforms.caches import BoundedCache, nbytes_of
 from plax_transforms.lowering import LoweringResult, lower_jaxpr_to_module
 
 logger = logging.getLogger(__name__)
-
-
-class LRUCache:
-    """A bounded mapping that forgets the least recently used entry first.
-
-    Keys made from `id()`s must keep their objects alive through the value.
-    """
-
-    def __init__(self, maxsize: int):
-        self.maxsize = maxsize
-        self._data: collections.OrderedDict = collections.OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable):
-        with self._lock:
-            value = self._data.get(key)
-            if value is not None:
-                self._data.move_to_end(key)
-            return value
-
-    def put(self, key: Hashable, value) -> None:
-        with self._lock:
-            self._data[key] = value
-            if len(self._data) > self.maxsize:
-                self._data.popitem(last=False)
 
 
 # --- the device of a call --------------------------------------------------------
@@ -113,15 +89,19 @@ def call_device(args: Sequence[Any], in_shardings: Sequence[Sharding | None] = (
 # --- compiled Jaxprs ----------------------------------------------------------------
 
 class CompiledJaxpr:
-    """A lowered Jaxpr compiled for one device, with its hoisted constants placed there."""
+    """A lowered Jaxpr compiled for one device, with its hoisted constants placed there.
+
+    It keeps what calls need, not the lowering: the executables cache holds
+    lowerings weakly.
+    """
 
     def __init__(self, lowering: LoweringResult, device: Device):
-        self.lowering = lowering
+        self.name = lowering.name
         self.device = device
         sharding = device_sharding(device)
         n_args = len(lowering.in_avals)
         self.executable = runtime_executable.compile(
-            lowering.module, [device],
+            lowering.bytecode, [device],
             donated_args=[i for i, d in enumerate(lowering.donated_args) if d],
             in_shardings=[sharding] * n_args, out_avals=lowering.out_avals,
             out_shardings=[sharding] * len(lowering.out_avals), arg_names=lowering.arg_names)
@@ -129,6 +109,9 @@ class CompiledJaxpr:
         self.const_args = runtime_put.put_leaves(consts, [sharding] * len(consts),
                                                  [False] * len(consts), [None] * len(consts))
         self.kept_var_idx = lowering.kept_var_idx
+        # Executables hold about their module's size in code and metadata.
+        self.nbytes = (len(lowering.bytecode) + nbytes_of(self.const_args)
+                       + self.executable.generated_code_bytes())
 
     def caller_for(self, flat_args: Sequence[Any], committed: bool):
         """A function running this computation on later calls whose arguments look
@@ -148,26 +131,26 @@ class CompiledJaxpr:
         return self.executable.execute([*self.const_args, *args], committed=committed)
 
 
-_lowerings = LRUCache(4096)
-_compiled = LRUCache(4096)
+_lowerings = BoundedCache("lowerings", max_entries=4096, max_bytes=512 << 20)
+_compiled = BoundedCache("executables", max_entries=4096, max_bytes=1 << 30)
 
 
 def lower_jaxpr(closed: ClosedJaxpr, name: str, *, platform: str,
                 donated_invars: Sequence[bool], keep_unused: bool) -> LoweringResult:
-    """`lower_jaxpr_to_module`, cached per Jaxpr object, options and config."""
+    """`lower_jaxpr_to_module`, cached while `closed` lives, per options and config."""
     key = (id(closed), name, tuple(donated_invars), keep_unused, platform,
            config.jit_key_context())
-    entry = _lowerings.get(key)
-    if entry is None:
-        entry = (closed, lower_jaxpr_to_module(closed, name=name, platform=platform,
-                                               donated_invars=donated_invars,
-                                               keep_unused=keep_unused))
-        _lowerings.put(key, entry)
-    return entry[1]
+    lowering = _lowerings.get(key)
+    if lowering is None:
+        lowering = lower_jaxpr_to_module(closed, name=name, platform=platform,
+                                         donated_invars=donated_invars,
+                                         keep_unused=keep_unused)
+        _lowerings.put(key, lowering, nbytes=lowering.nbytes, owners=(closed,))
+    return lowering
 
 
 def compile_lowering(lowering: LoweringResult, device: Device) -> CompiledJaxpr:
-    """`lowering` compiled for `device`, cached."""
+    """`lowering` compiled for `device`, cached while `lowering` lives."""
     key = (id(lowering), device)
     compiled = _compiled.get(key)
     if compiled is None:
@@ -176,7 +159,7 @@ def compile_lowering(lowering: LoweringResult, device: Device) -> CompiledJaxpr:
         logger.log(level, "Compiling jit(%s) for %s with arguments %s", lowering.name, device,
                    ", ".join(a.str_short() for a in lowering.in_avals))
         compiled = CompiledJaxpr(lowering, device)
-        _compiled.put(key, compiled)
+        _compiled.put(key, compiled, nbytes=compiled.nbytes, owners=(lowering,))
     return compiled
 
 

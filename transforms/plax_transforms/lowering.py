@@ -15,6 +15,7 @@ located at the user's line that applied the primitive.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
 import os
 import re
@@ -37,7 +38,12 @@ from plax.extend.core import (
     dce_jaxpr,
 )
 from plax.extend.mlir import mu
-from plax_transforms.mlir_context import make_ir_context, module_to_string
+from plax_transforms.mlir_context import (
+    module_to_bytecode,
+    module_to_string,
+    note_lowering,
+    shared_ir_context,
+)
 
 # NumPy constants up to this size are written into the module; larger ones, and
 # device arrays, are passed to `@main` as leading arguments instead.
@@ -64,7 +70,12 @@ _LIBRARY_DIRS = _library_dirs()
 
 def _user_filename(code) -> str | None:
     """The file of a frame to show in locations; None hides plax's own frames."""
-    filename = code.co_filename
+    return _shown_filename(code.co_filename)
+
+
+@functools.lru_cache(maxsize=4096)
+def _shown_filename(filename: str) -> str | None:
+    """`filename`, or None inside plax (resolving links once per file, not per frame)."""
     real = os.path.realpath(filename) if os.path.isabs(filename) else filename
     return None if real.startswith(_LIBRARY_DIRS) else filename
 
@@ -139,6 +150,12 @@ class LoweringResult:
     arg_names: tuple[str, ...]  # of `@main`'s arguments ("" where unknown)
     out_avals: tuple[AbstractValue, ...]
     donated_args: tuple[bool, ...]  # per `@main` argument
+    bytecode: bytes  # the module serialized, as the compiler takes it
+
+    @property
+    def nbytes(self) -> int:
+        """Roughly what the lowering holds: its module and hoisted constants."""
+        return len(self.bytecode) + sum(getattr(c, "nbytes", 0) for c in self.const_args)
 
     def as_text(self, *, debug_info: bool = False) -> str:
         return module_to_string(self.module, debug_info=debug_info)
@@ -181,7 +198,7 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
     out_avals = tuple(jaxpr.out_avals)
     donated_args = (False,) * len(hoisted) + donated
 
-    context = make_ir_context()
+    context = shared_ir_context()
     with context, ir.Location.unknown():
         module = ir.Module.create()
         attrs = module.operation.attributes
@@ -207,8 +224,10 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
                                     f"jit({name})")
             func.ReturnOp(outs)
         _verify(module)
+    bytecode = module_to_bytecode(module)
+    note_lowering(context, len(bytecode))
     return LoweringResult(module, context, name, kept_var_idx, tuple(c for _, c in hoisted),
-                          in_avals, tuple(arg_names), out_avals, donated_args)
+                          in_avals, tuple(arg_names), out_avals, donated_args, bytecode)
 
 
 def _prune_unused_inputs(closed: ClosedJaxpr, keep_unused: bool):

@@ -148,4 +148,4 @@ class Compiled:
                             "was compiled: " + "; ".join(errors))
 
     def __repr__(self):
-        return f"Compiled({self._compiled.lowering.name} on {self._compiled.device})"
+        return f"Compiled({self._compiled.name} on {self._compiled.device})"
