@@ -58,12 +58,15 @@ def _avals_of(leaves, api: str, what: str = "argument"):
 
 
 def _check_tangent(primal_aval, t, api: str):
+    """A tangent of another shape is a ValueError, of another dtype a TypeError (JAX's
+    classes)."""
     want = tangent_aval(primal_aval)
     aval = get_aval(t)
     if aval.shape != want.shape or np.dtype(aval.dtype) != np.dtype(want.dtype):
-        raise ValueError(f"{api}: tangent of type {aval.str_short()} does not match the primal "
-                         f"of type {primal_aval.str_short()} (expected tangent type "
-                         f"{want.str_short()})")
+        error = ValueError if aval.shape != want.shape else TypeError
+        raise error(f"{api}: tangent of type {aval.str_short()} does not match the primal "
+                    f"of type {primal_aval.str_short()} (expected tangent type "
+                    f"{want.str_short()})")
 
 
 def _as_tangent(t):
@@ -79,8 +82,8 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: primal and tangent arguments must be tuples or lists; found "
                         f"{type(primals).__name__} and {type(tangents).__name__}")
-    flat_p, tree_p = tree_util.tree_flatten(tuple(primals))
-    flat_t, tree_t = tree_util.tree_flatten(tuple(tangents))
+    flat_p, tree_p = tree_util.tree_flatten(primals)
+    flat_t, tree_t = tree_util.tree_flatten(tangents)
     if tree_p != tree_t:
         raise TypeError(f"jvp: primal and tangent arguments must have the same tree "
                         f"structure; got {tree_p} and {tree_t}")
@@ -229,8 +232,8 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     def vjp_fun(residuals, ct):
         flat_ct, ct_tree = tree_util.tree_flatten(ct)
         if ct_tree != out_tree:
-            raise TypeError(f"vjp: the cotangent's tree structure {ct_tree} does not match "
-                            f"the output's {out_tree}")
+            raise ValueError(f"vjp: the cotangent's tree structure {ct_tree} does not match "
+                             f"the output's {out_tree}")
         for aval, c in zip(out_avals, flat_ct):
             _check_tangent(aval, c, "vjp")
         at = Linearized(ClosedJaxpr(linear_jaxpr, residuals), in_avals, out_avals, out_nonzero)

@@ -14,7 +14,9 @@ import functools
 import logging
 from typing import Any, Sequence
 
-from plax.extend import config
+import numpy as np
+
+from plax.extend import config, dtypes
 from plax.extend.core import ClosedJaxpr
 from plax.extend.sharding import Device, Sharding
 from plax_runtime import device_put as runtime_put, executable as runtime_executable, placement
@@ -109,6 +111,10 @@ class CompiledJaxpr:
         self.const_args = runtime_put.put_leaves(consts, [sharding] * len(consts),
                                                  [False] * len(consts), [None] * len(consts))
         self.kept_var_idx = lowering.kept_var_idx
+        # float0 outputs (tangents of integers) are lowered as booleans; callers get
+        # NumPy float0 zeros for them, as JAX returns.
+        self._float0_shapes = {i: a.shape for i, a in enumerate(lowering.out_avals)
+                               if getattr(a, "dtype", None) == dtypes.float0}
         # Executables hold about their module's size in code and metadata.
         self.nbytes = (len(lowering.bytecode) + nbytes_of(self.const_args)
                        + self.executable.generated_code_bytes())
@@ -118,7 +124,8 @@ class CompiledJaxpr:
         like `flat_args` (same signatures and placements): when they are all Arrays
         already where the executable wants them, it skips every check and move."""
         ex = self.executable
-        if (not self.const_args and len(flat_args) == len(self.kept_var_idx)
+        if (not self.const_args and not self._float0_shapes
+                and len(flat_args) == len(self.kept_var_idx)
                 and ex.laid_out_as_expected(flat_args)):
             return functools.partial(ex.execute_placed, committed=committed)
         return functools.partial(self, committed=committed)
@@ -126,9 +133,13 @@ class CompiledJaxpr:
     def __call__(self, flat_args: Sequence[Any], committed: bool) -> list[Array]:
         """Run on the flat inputs of the Jaxpr (pruned ones are skipped)."""
         if not self.const_args and len(flat_args) == len(self.kept_var_idx):
-            return self.executable.execute(flat_args, committed=committed)  # all kept
-        args = [flat_args[i] for i in self.kept_var_idx]
-        return self.executable.execute([*self.const_args, *args], committed=committed)
+            outs = self.executable.execute(flat_args, committed=committed)  # all kept
+        else:
+            args = [flat_args[i] for i in self.kept_var_idx]
+            outs = self.executable.execute([*self.const_args, *args], committed=committed)
+        for i, shape in self._float0_shapes.items():
+            outs[i] = np.zeros(shape, dtypes.float0)
+        return outs
 
 
 _lowerings = BoundedCache("lowerings", max_entries=4096, max_bytes=512 << 20)

@@ -100,14 +100,13 @@ class StagingTrace(Trace):
         jaxpr = Jaxpr(constvars, self.invars, outvars, self.eqns, effects, debug_info)
         return ClosedJaxpr(jaxpr, consts)
 
-    def concretization_error(self, tracer, what):
-        err = super().concretization_error(tracer, what)
+    def value_origin(self, tracer) -> str:
         names = self._arg_names_feeding(tracer)
-        if names:
-            plural = "s" if len(names) > 1 else ""
-            err.args = (err.args[0] + f" This value depends on the argument{plural} "
-                        + ", ".join(names) + ".",)
-        return err
+        if not names:
+            return ""
+        plural = "s" if len(names) > 1 else ""
+        return (f"It is abstract because it depends on the value of the argument{plural} "
+                + ", ".join(names) + ".")
 
     def _arg_names_feeding(self, tracer) -> list[str]:
         """User names of the inputs that `tracer`'s value was computed from."""

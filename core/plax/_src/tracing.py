@@ -48,16 +48,42 @@ class Trace:
         return type(self).__name__
 
     def concretization_error(self, tracer: "Tracer", what: str) -> Exception:
-        cls = TracerBoolConversionError if what == "bool" else (
-            TracerIntegerConversionError if what in ("int", "index") else ConcretizationTypeError)
-        return cls(
-            f"Attempted {what} conversion of a traced array with shape "
-            f"{tracer.aval.str_short()} while tracing {self.describe()}. The value is not "
-            "known in Python at trace time. Use plax.lax.cond/select/where instead of "
-            "Python control flow, or mark the argument static.")
+        """The error for using `tracer`'s (abstract) value where Python needs a concrete
+        one; `what` is the conversion (`bool`, `int`, `index`, `float`, `item`...)."""
+        return concretization_error(tracer, what, f"while tracing {self.describe()}",
+                                    self.value_origin(tracer))
 
-    def __repr__(self):
-        return self.describe()
+    def value_origin(self, tracer: "Tracer") -> str:
+        """Why `tracer` is abstract, in the user's terms (the arguments it depends on)."""
+        return ""
+
+
+def concretization_error(tracer: "Tracer", what: str, context: str, origin: str = ""
+                         ) -> Exception:
+    """A tracing error of JAX's class for the conversion `what`, saying which value was
+    abstract, where, why, and what to do instead."""
+    shape = tracer.aval.str_short()
+    if what == "bool":
+        cls, head = TracerBoolConversionError, (
+            f"Attempted boolean conversion of a traced array with shape {shape} {context}: "
+            "its value is abstract (not concrete), so Python cannot branch on it.")
+        fix = ("Use plax.lax.cond, plax.lax.select or plax.numpy.where for value-dependent "
+               "control flow, or mark the argument static (static_argnums).")
+    elif what == "index":
+        cls, head = TracerIntegerConversionError, (
+            f"The __index__() method was called on a traced array with shape {shape} "
+            f"{context}: its value is abstract (not concrete), so it cannot index a Python "
+            "sequence, bound a range or size a shape.")
+        fix = ("Index arrays with plax.numpy instead of Python sequences, use "
+               "plax.lax.fori_loop/scan for loops, or mark the argument static.")
+    else:
+        cls, head = ConcretizationTypeError, (
+            f"Abstract tracer value encountered where a concrete value is expected: the "
+            f"`{what}` conversion of a traced array with shape {shape} {context}.")
+        fix = (f"Keep the value an array (use x.astype(...) rather than {what}(x)), or "
+               "mark the argument static so that its value is concrete.")
+    origin = origin or tracer._trace.value_origin(tracer)
+    return cls(f"{head}{' ' + origin if origin else ''}\n{fix}")
 
 
 class EvalTrace(Trace):
@@ -149,26 +175,48 @@ class Tracer:
             raise self._trace.concretization_error(self, what)
         return value
 
+    def _check_scalar(self, kind: str) -> None:
+        """NumPy's checks come first: they hold whatever the values are."""
+        if self.aval.shape:
+            raise TypeError(f"Only scalar arrays can be converted to Python {kind}; got a "
+                            f"traced array of shape {self.aval.shape}")
+
     def __bool__(self):
-        return bool(self._concrete("bool"))
+        if self.aval.size != 1:
+            what = ("an empty array" if self.aval.size == 0
+                    else "an array with more than one element")
+            raise ValueError(f"The truth value of {what} is ambiguous. Use a.any() or a.all()")
+        return bool(np.asarray(self._concrete("bool")).reshape(()))
 
     def __int__(self):
+        self._check_scalar("ints")
         return int(self._concrete("int"))
 
     def __index__(self):
+        self._check_scalar("ints")
         return int(self._concrete("index"))
 
     def __float__(self):
+        self._check_scalar("floats")
         return float(self._concrete("float"))
 
     def __complex__(self):
+        self._check_scalar("complex numbers")
         return complex(self._concrete("complex"))
 
+    def item(self, *args):
+        return np.asarray(self._concrete("item")).item(*args)
+
+    def tolist(self):
+        return np.asarray(self._concrete("tolist")).tolist()
+
     def __array__(self, dtype=None, copy=None):
+        origin = self._trace.value_origin(self)
         raise TracerArrayConversionError(
-            f"The numpy.ndarray conversion method __array__() was called on a traced "
-            f"array with shape {self.aval.str_short()} while tracing {self._trace.describe()}. "
-            "Use plax.numpy functions instead of numpy ones on traced values.")
+            f"The numpy.ndarray conversion method __array__() was called on a traced array "
+            f"with shape {self.aval.str_short()} while tracing {self._trace.describe()}: its "
+            f"value is abstract, so NumPy cannot compute with it.{' ' + origin if origin else ''}"
+            "\nUse plax.numpy functions instead of numpy ones on traced values.")
 
     def __len__(self):
         if not self.shape:

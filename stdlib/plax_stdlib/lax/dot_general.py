@@ -92,11 +92,14 @@ def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision,
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
     check_dtype(name, lhs, NUMBER)
     check_same_dtypes(name, lhs, rhs)
+    # Malformed dimension numbers are a TypeError, as in JAX's shape rule.
+    check_axes(name, lhs_contract + lhs_batch, lhs.ndim, "lhs contracting and batch dimensions",
+               error=TypeError)
+    check_axes(name, rhs_contract + rhs_batch, rhs.ndim, "rhs contracting and batch dimensions",
+               error=TypeError)
     if len(lhs_contract) != len(rhs_contract) or len(lhs_batch) != len(rhs_batch):
-        raise ValueError(f"{name}: lhs and rhs need as many contracting and batch dimensions "
-                         f"as each other, got dimension_numbers {dimension_numbers}")
-    check_axes(name, lhs_contract + lhs_batch, lhs.ndim, "lhs contracting and batch dimensions")
-    check_axes(name, rhs_contract + rhs_batch, rhs.ndim, "rhs contracting and batch dimensions")
+        raise TypeError(f"{name}: lhs and rhs need as many contracting and batch dimensions "
+                        f"as each other, got dimension_numbers {dimension_numbers}")
     for what, lhs_dims, rhs_dims in (("batch", lhs_batch, rhs_batch),
                                      ("contracting", lhs_contract, rhs_contract)):
         lhs_sizes = tuple(lhs.shape[d] for d in lhs_dims)
@@ -228,7 +231,9 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None, out_sharding=None
     lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
     if not (1 <= len(lhs_shape) <= 2 and 1 <= len(rhs_shape) <= 2
             and lhs_shape[-1] == rhs_shape[0]):
-        raise TypeError(f"Incompatible shapes for dot: got {lhs_shape} and {rhs_shape}")
+        raise ValueError(f"Incompatible shapes for dot: got {lhs_shape} and {rhs_shape}; "
+                         "lax.dot takes matrices and vectors whose inner dimensions agree "
+                         "(use lax.dot_general with dimension_numbers otherwise)")
     return dot_general(lhs, rhs, (((len(lhs_shape) - 1,), (0,)), ((), ())), precision,
                        preferred_element_type, out_sharding)
 

@@ -221,7 +221,9 @@ def clamp_indices(indices, operand_shape, window, index_map):
     return comparison.clamp(np.zeros((), aval.dtype)[()], indices, upper)
 
 
-def _fill_value(dtype, fill_value):
+def fill_value_for(dtype, fill_value):
+    """The value out-of-bounds reads give: `fill_value`, else NaN, the lowest signed
+    (highest unsigned) integer, or True."""
     if fill_value is not None:
         return np.asarray(fill_value, dtype)[()]
     kind = kind_of(dtype)
@@ -261,6 +263,6 @@ def _fill_out_of_bounds(out, operand, indices, dnums, slice_sizes, fill_value):
     inside = reductions.reduce_and(inside, (idx_aval.ndim - 1,))
     batch_positions = tuple(d for d in range(out_aval.ndim) if d not in dnums.offset_dims)
     inside = shape_ops.broadcast_in_dim(inside, out_aval.shape, batch_positions)
-    fill = shape_ops.broadcast_in_dim(_fill_value(out_aval.dtype, fill_value),
+    fill = shape_ops.broadcast_in_dim(fill_value_for(out_aval.dtype, fill_value),
                                       out_aval.shape, ())
     return comparison.select_n(inside, fill, out)

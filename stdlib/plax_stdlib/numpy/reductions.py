@@ -283,12 +283,14 @@ def _cumulative(name: str, lax_fn: Callable):
             a = lax.reshape(a, (int(np.prod(util.shape_of(a), dtype=np.int64)),))
             axis = 0
         axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
-        result_dtype = (util.check_user_dtype(dtype, name)
-                        or _promote_integer(util.dtype_of(a)))
+        result_dtype = util.check_user_dtype(dtype, name) or util.dtype_of(a)
+        if result_dtype == np.dtype(bool):
+            result_dtype = dtypes.default_int_dtype()
         return lax_fn(util.convert(a, result_dtype), axis=axis)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Cumulative {name[3:]} along `axis` (over the flattened array if None); "
-                  "bool and narrow integers accumulate as the default int.")
+                  "integers keep their dtype (as in JAX), bools accumulate as the default "
+                  "int.")
     return fn
 
 

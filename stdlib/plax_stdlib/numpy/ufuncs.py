@@ -97,28 +97,32 @@ divide = true_divide
 
 
 def floor_divide(x1, x2, /):
-    """Elementwise x1 // x2, rounding toward negative infinity (NumPy/Python semantics)."""
+    """Elementwise x1 // x2, rounding toward negative infinity (NumPy/Python semantics;
+    integer division by zero gives 0, as in NumPy)."""
     x1, x2 = util.promote_args_numeric("floor_divide", x1, x2)
     category = _category(x1)
     if category == "u":
-        return lax.div(x1, x2)
+        return _zero_where_divisor_is_zero(lax.div(x1, x2), x2)
     if category == "i":
         quotient, rest = lax.div(x1, x2), lax.rem(x1, x2)
-        return util.select_n(_rounds_wrongly(rest, x2), quotient, lax.sub(quotient, 1))
+        floored = util.select_n(_rounds_wrongly(rest, x2), quotient, lax.sub(quotient, 1))
+        return _zero_where_divisor_is_zero(floored, x2)
     if category == "c":
         raise TypeError("floor_divide does not support complex inputs")
     return _float_divmod(x1, x2)[0]
 
 
 def remainder(x1, x2, /):
-    """Elementwise remainder with the sign of the divisor (NumPy's `mod`, Python's `%`)."""
+    """Elementwise remainder with the sign of the divisor (NumPy's `mod`, Python's `%`;
+    an integer remainder by zero is 0, as in NumPy)."""
     x1, x2 = util.promote_args_numeric("remainder", x1, x2)
     category = _category(x1)
     if category == "u":
-        return lax.rem(x1, x2)
+        return _zero_where_divisor_is_zero(lax.rem(x1, x2), x2)
     if category == "i":
         rest = lax.rem(x1, x2)
-        return util.select_n(_rounds_wrongly(rest, x2), rest, lax.add(rest, x2))
+        fixed = util.select_n(_rounds_wrongly(rest, x2), rest, lax.add(rest, x2))
+        return _zero_where_divisor_is_zero(fixed, x2)
     if category == "c":
         raise TypeError("remainder does not support complex inputs")
     return _float_divmod(x1, x2)[1]
@@ -130,6 +134,11 @@ mod = remainder
 def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
     """`(floor_divide(x1, x2), remainder(x1, x2))`."""
     return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def _zero_where_divisor_is_zero(result, divisor):
+    """NumPy's integer division by zero: 0 (XLA gives -1 and the dividend)."""
+    return util.select_n(lax.eq(divisor, 0), result, _zeros_like(result))
 
 
 def _rounds_wrongly(rest, divisor):
@@ -159,8 +168,11 @@ def _float_divmod(a, b):
 def fmod(x1, x2, /):
     """Elementwise remainder with the sign of the dividend (C's fmod)."""
     x1, x2 = util.promote_args_numeric("fmod", x1, x2)
-    if _category(x1) == "c":
+    category = _category(x1)
+    if category == "c":
         raise TypeError("fmod does not support complex inputs")
+    if category in "iu":
+        return _zero_where_divisor_is_zero(lax.rem(x1, x2), x2)
     return lax.rem(x1, x2)
 
 
