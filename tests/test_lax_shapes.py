@@ -562,8 +562,14 @@ def test_dot_general_dtypes_and_errors():
     with pytest.raises(TypeError, match="out of range"):  # JAX's class
         aval(lambda x, y: lax.dot_general(x, y, (((2,), (0,)), ((), ()))),
              sds((2, 3)), sds((3, 2)))
-    with pytest.raises(TypeError, match="same dtype"):
-        aval(lambda x, y: lax.dot_general(x, y, dn), sds((2, 3)), sds((3, 2), F16))
+    # As in JAX, operands of different dtypes meet in their promoted dtype; bools work.
+    assert aval(lambda x, y: lax.dot_general(x, y, dn), sds((2, 3)), sds((3, 2), F16)
+                ).dtype == F32
+    out = lax.dot_general(np.array([[True, False]]), np.array([[True], [True]]), dn)
+    assert out.dtype == np.bool_ and out.tolist() == [[True]]
+    with pytest.raises(TypeError, match="does not accept dtype float0"):
+        aval(lambda x, y: lax.dot_general(x, y, dn), sds((2, 3)), sds((3, 2), np.dtype(
+            plax.extend.dtypes.float0)))
     with pytest.raises(ValueError, match=re.escape("Incompatible shapes for dot: got (2, 3) "
                                                    "and (2, 3)")):
         aval(lax.dot, sds((2, 3)), sds((2, 3)))

@@ -43,6 +43,17 @@ class Trace:
     def invalidate(self) -> None:
         self._valid = False
 
+    @contextlib.contextmanager
+    def suspended(self):
+        """While the block runs, this trace's tracers count as escaped: code that
+        computes on an enclosing trace (a custom rule run on concrete values) must not
+        meet them."""
+        was, self._valid = self._valid, False
+        try:
+            yield
+        finally:
+            self._valid = was
+
     def describe(self) -> str:
         """Says, for error messages, which transformation this trace belongs to."""
         return type(self).__name__

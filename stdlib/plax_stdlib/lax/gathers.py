@@ -90,8 +90,8 @@ def _gather_shape(operand: ShapedArray, indices: ShapedArray, dnums: GatherDimen
                         f"dimension of operand {describe(operand)}")
     for d, (s, n) in enumerate(zip(slice_sizes, operand.shape)):
         if not 0 <= s <= n:
-            raise ValueError(f"{name}: slice size {s} of dimension {d} does not fit in "
-                             f"operand {describe(operand)}")
+            raise TypeError(f"{name}: slice size {s} of dimension {d} does not fit in "
+                            f"operand {describe(operand)}")
     dropped = dnums.collapsed_slice_dims + dnums.operand_batching_dims
     for what, axes in (("collapsed_slice_dims", dnums.collapsed_slice_dims),
                        ("operand_batching_dims", dnums.operand_batching_dims),

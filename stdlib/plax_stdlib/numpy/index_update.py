@@ -98,6 +98,8 @@ def _update(op: str, x, index, values, unique_indices: bool, mode):
                               fill_value=size)
     target = util.shape_of(picked)
     values = util.convert(util.operand(values), dtype)
+    if size == 0 or math.prod(target) == 0:  # no element is updated (as in JAX)
+        return util.as_array(x)
     vshape = util.shape_of(values)
     if not _broadcasts_to(vshape, target):
         raise ValueError(f"x.at[...].{op}: values of shape {vshape} cannot be broadcast to "

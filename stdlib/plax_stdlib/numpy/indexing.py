@@ -309,6 +309,10 @@ def gather_indexed(y, picks, position: int, mode=None, fill_value=None,
                                    for a in arrays], len(bshape))
     dims = [d for d, _ in picks]
     rest = len(yshape) - len(dims)
+    others = [n for d, n in enumerate(yshape) if d not in dims]
+    out_shape = (*others[:position], *bshape, *others[position:])
+    if math.prod(out_shape) == 0:  # nothing to read (possibly from an empty axis)
+        return lax.full(out_shape, 0, util.dtype_of(y))
     offset_dims = tuple(range(position)) + tuple(range(position + len(bshape),
                                                         rest + len(bshape)))
     dnums = lax.GatherDimensionNumbers(offset_dims=offset_dims,
@@ -368,6 +372,8 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
     mode = _take_mode("take", mode)
     indices = _int_indices("take", indices)
     size = util.shape_of(a)[axis]
+    if size == 0 and math.prod(util.shape_of(indices)):
+        raise IndexError("Cannot do a non-empty take() from an empty axis.")
     if mode == "wrap":
         indices, mode = _wrap_mod(indices, size), "clip"
     return util.as_array(gather_indexed(a, [(axis, indices)], axis, mode, fill_value,
@@ -404,6 +410,8 @@ def take_along_axis(arr, indices, axis: int | None, mode: str | None = None,
     dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
                                        start_index_map=(axis,), operand_batching_dims=batch,
                                        start_indices_batching_dims=batch)
+    if math.prod(util.shape_of(index)) == 0:  # nothing to read
+        return util.as_array(lax.full(util.shape_of(index), 0, util.dtype_of(arr)))
     index = lax.reshape(index, util.shape_of(index) + (1,))
     return util.as_array(lax.gather(arr, index, dnums, (1,) * len(ashape), mode=mode,
                                     fill_value=fill_value))

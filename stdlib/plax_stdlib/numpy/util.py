@@ -105,15 +105,28 @@ def convert(x: Any, dtype: Any, weak_type: bool = False) -> Any:
     if aval.dtype == dtype and aval.weak_type == weak_type:
         return x
     if isinstance(x, (np.ndarray, np.generic)) and not weak_type:
-        return x.astype(dtype)
+        return host_cast(x, dtype)
     return convert_with_weak_type(x, dtype, weak_type)
 
 
-def _cast_python_scalar(x: bool | int | float | complex, dtype: np.dtype) -> np.generic:
-    with np.errstate(over="ignore", invalid="ignore"), warnings.catch_warnings():
+def host_cast(x: np.ndarray | np.generic, dtype: np.dtype) -> np.ndarray | np.generic:
+    """`x.astype(dtype)` with XLA's semantics, so that a conversion gives the same
+    values on the host as on a device: floats become integers saturating at the
+    type's bounds (NaN becomes 0) rather than wrapping around."""
+    if dtype_category(x.dtype) in "fc" and dtype_category(dtype) in "iu":
+        info = dtypes.iinfo(dtype)
+        real = np.real(x) if np.iscomplexobj(x) else x
+        with np.errstate(invalid="ignore"):
+            x = np.clip(np.nan_to_num(real.astype(np.float64), nan=0.0), info.min, info.max)
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        return x.astype(dtype)
+
+
+def _cast_python_scalar(x: bool | int | float | complex, dtype: np.dtype) -> np.generic:
+    with np.errstate(over="ignore"):
         natural = np.asarray(x, dtypes.canonicalize_dtype(dtypes.dtype(x)))
-        return natural.astype(dtype)[()]
+        return host_cast(natural, dtype)[()]
 
 
 def promote_dtypes(*args: Any) -> list[Any]:
