@@ -18,7 +18,10 @@ import importlib  # noqa: E402
 
 from plax._src.abstract import ShapeDtypeStruct  # noqa: E402
 from plax._src.api import make_jaxpr  # noqa: E402
-from plax._src.config import config, disable_jit, enable_x64  # noqa: E402
+from plax._src.config import (  # noqa: E402  (JAX's option context managers)
+    checking_leaks, config, debug_infs, debug_nans, default_device, default_matmul_precision,
+    disable_jit, enable_checks, enable_x64, explain_cache_misses, log_compiles,
+    numpy_dtype_promotion, numpy_rank_promotion)
 from plax._src.errors import (  # noqa: E402
     ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
     TracerIntegerConversionError, UnexpectedTracerError)
@@ -49,6 +52,9 @@ def __dir__():
                   | set(_plugins.names("plax.transforms")))
 
 
-__all__ = ["ShapeDtypeStruct", "make_jaxpr", "config", "disable_jit", "enable_x64",
+__all__ = ["ShapeDtypeStruct", "make_jaxpr", "checking_leaks", "config", "debug_infs",
+           "debug_nans", "default_device", "default_matmul_precision", "disable_jit",
+           "enable_checks", "enable_x64", "explain_cache_misses", "log_compiles",
+           "numpy_dtype_promotion", "numpy_rank_promotion",
            "ConcretizationTypeError", "TracerArrayConversionError",
            "TracerBoolConversionError", "TracerIntegerConversionError", "UnexpectedTracerError"]

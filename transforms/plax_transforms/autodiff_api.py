@@ -30,6 +30,7 @@ from plax.extend.core import (
     JaxprDebugInfo,
     TracingDebugInfo,
     check_callable,
+    check_no_leaks,
     current_trace,
     eval_jaxpr,
     fun_sourceinfo,
@@ -40,6 +41,7 @@ from plax.extend.core import (
     set_current_trace,
     tangent_name,
 )
+from plax_stdlib.lax.conversion import convert_with_weak_type
 from plax_transforms.ad import JVPTrace, JVPTracer, jvp_flat
 from plax_transforms.partial_eval import PartialEvalTrace
 from plax_transforms.transpose import backward_pass
@@ -144,7 +146,15 @@ class Linearized:
         cts = [ct for ct, nz in zip(cts_out, self.out_nonzero) if nz]
         cts_in = backward_pass(self.jaxpr.jaxpr, self.jaxpr.consts,
                                [UndefinedPrimal(tangent_aval(a)) for a in self.in_avals], cts)
-        return [instantiate(ct) for ct in cts_in]
+        return [_weak_like(instantiate(ct), a) for ct, a in zip(cts_in, self.in_avals)]
+
+
+def _weak_like(ct, primal_aval):
+    """A cotangent weakly typed when its primal is (a Python scalar's), as in JAX."""
+    aval = get_aval(ct)
+    if primal_aval.weak_type and not aval.weak_type and aval.dtype == primal_aval.dtype:
+        return convert_with_weak_type(ct, aval.dtype, weak_type=True)
+    return ct
 
 
 def linearize_flat(flat_fun: Callable[..., Sequence[Any]], primals: Sequence[Any],
@@ -176,6 +186,9 @@ def linearize_flat(flat_fun: Callable[..., Sequence[Any]], primals: Sequence[Any
     finally:
         jvp_trace.invalidate()
         pe.invalidate()
+    del tracers, tangents, outs, pts  # so that only leaked tracers stay alive
+    check_no_leaks(jvp_trace)
+    check_no_leaks(pe)
     out_avals = [get_aval(p) for p in out_primals]
     return out_primals, Linearized(closed, in_avals, out_avals, out_nonzero), extra
 
@@ -234,6 +247,9 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
         if ct_tree != out_tree:
             raise ValueError(f"vjp: the cotangent's tree structure {ct_tree} does not match "
                              f"the output's {out_tree}")
+        # Integer and boolean outputs have no cotangent: whatever is given counts as zero.
+        flat_ct = [c if is_differentiable_dtype(aval.dtype)
+                   else np.zeros(aval.shape, dtypes.float0) for aval, c in zip(out_avals, flat_ct)]
         for aval, c in zip(out_avals, flat_ct):
             _check_tangent(aval, c, "vjp")
         at = Linearized(ClosedJaxpr(linear_jaxpr, residuals), in_avals, out_avals, out_nonzero)

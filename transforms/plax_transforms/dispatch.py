@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 
 from plax.extend.core import ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var, get_aval
 from plax.extend.sharding import Device
+from plax_transforms import debug_nans
 from plax_transforms.caches import BoundedCache
 from plax_transforms.executing import CompiledJaxpr, call_device, lowering_platform
 from plax_transforms.lowering import lower_jaxpr_to_module
@@ -84,7 +85,10 @@ def _prepare(prim: Primitive, args: Sequence[Any], params: dict, params_key: tup
         compiled = _compile_primitive(prim, args, params, device)
         if key is not None:
             _executables.put(key, compiled, nbytes=compiled.nbytes, owners=jaxprs)
-    return compiled.caller_for(args, committed), compiled.nbytes
+    call = compiled.caller_for(args, committed)
+    if debug_nans.enabled():  # a key of its own: the trace context includes the options
+        call = debug_nans.checked_primitive(call, prim)
+    return call, compiled.nbytes
 
 
 def _compile_primitive(prim: Primitive, args: Sequence[Any], params: dict,

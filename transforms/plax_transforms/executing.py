@@ -22,6 +22,7 @@ from plax.extend.sharding import Device, Sharding
 from plax_runtime import device_put as runtime_put, executable as runtime_executable, placement
 from plax_runtime.array import Array
 from plax_runtime.sharding_impls import SingleDeviceSharding
+from plax_transforms import debug_nans
 from plax_transforms.caches import BoundedCache, nbytes_of
 from plax_transforms.lowering import LoweringResult, lower_jaxpr_to_module
 
@@ -191,5 +192,8 @@ def execute_jaxpr(closed: ClosedJaxpr, name: str, args: Sequence[Any], *,
     """Compile `closed` (once) for the device `args` live on and run it."""
     compiled, committed = compiled_for_call(closed, name, args, donated_invars=donated_invars,
                                             keep_unused=keep_unused, in_shardings=in_shardings)
-    return compiled(args, committed)
+    call = functools.partial(compiled, committed=committed)
+    if debug_nans.enabled():
+        call = debug_nans.checked_jit(call, closed, name)
+    return call(args)
 

@@ -47,7 +47,7 @@ from plax.extend.core import (
 )
 from plax.extend.sharding import Sharding
 from plax_runtime import backends
-from plax_transforms import executing, explain
+from plax_transforms import debug_nans, executing, explain
 from plax_transforms.caches import BoundedCache, nbytes_of
 from plax_transforms.jit_primitive import jit_p, jit_params
 from plax_transforms.signature import arg_signature, trace_context
@@ -171,11 +171,14 @@ class JitWrapped:
         except TypeError as err:  # arguments the fast path cannot describe
             key = None
             logger.debug("jit(%s): calls like this one cannot use the fast path: %s", name, err)
-        outs = compiled(flat, committed)
+        call = compiled.caller_for(flat, committed)
+        if debug_nans.enabled():  # a key of its own: the trace context includes the options
+            call = debug_nans.checked_jit(call, result.closed, name)
+        outs = call(flat)
         if key is not None:
             if len(self._fast) >= _FAST_CACHE_SIZE:
                 self._fast.clear()
-            self._fast[key] = _FastEntry(compiled.caller_for(flat, committed), result.out_tree)
+            self._fast[key] = _FastEntry(call, result.out_tree)
             logger.debug("jit(%s): fast-path cache miss (new signature, device or config); "
                          "entry added", name)
         return tree_util.tree_unflatten(result.out_tree, outs)

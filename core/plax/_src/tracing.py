@@ -13,12 +13,18 @@ out (stored in a global, returned through a side channel) raises when used.
 from __future__ import annotations
 
 import contextlib
+import functools
+import gc
+import importlib.util
+import os
 import threading
+import weakref
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
+from jaxlib import _jax
 
-from plax._src import array_methods, dtypes, plugins
+from plax._src import array_methods, config, dtypes, plugins
 from plax._src.abstract import AbstractValue, ShapedArray
 from plax._src.errors import (
     ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
@@ -31,8 +37,13 @@ if TYPE_CHECKING:
 class Trace:
     """An interpreter for primitives; subclasses define `process_primitive`."""
 
+    # With `jax_check_tracer_leaks`: (weak reference, creation traceback) per tracer.
+    _tracers: list | None = None
+
     def __init__(self):
         self._valid = True
+        if config.check_tracer_leaks.value:
+            self._tracers = []
 
     def process_primitive(self, primitive: Primitive, args: Sequence[Any], params: dict):
         raise NotImplementedError
@@ -125,6 +136,47 @@ def _eager_dispatch():
     return _eager
 
 
+def check_no_leaks(trace: Trace) -> None:
+    """With `jax_check_tracer_leaks`, after `trace`'s transformation has finished (and
+    dropped its own references): an UnexpectedTracerError if any of its tracers is still
+    referenced, naming where each was created."""
+    if not trace._tracers:
+        return
+    gc.collect()
+    leaked = [(t, tb) for ref, tb in trace._tracers if (t := ref()) is not None]
+    trace._tracers = None
+    if not leaked:
+        return
+    lines = "\n".join(f"  {t!r} created at {user_frame(tb)}" for t, tb in leaked[:5])
+    more = f"\n  ... and {len(leaked) - 5} more" if len(leaked) > 5 else ""
+    raise UnexpectedTracerError(
+        f"Leaked {len(leaked)} tracer(s) of {trace.describe()}: they are still referenced "
+        f"after the transformation finished (jax_check_tracer_leaks is on):\n{lines}{more}\n"
+        "A value computed inside the transformed function was stored outside it (a "
+        "global, an attribute, a list, a closure). Return it instead.")
+
+
+def user_frame(traceback) -> str:
+    """`file:line (function)` of the innermost frame of `traceback` outside plax."""
+    frames = traceback.frames if traceback is not None else []
+    for frame in frames:  # innermost first
+        if not frame.file_name.startswith(_library_dirs()):
+            return f"{frame.file_name}:{frame.line_num} ({frame.function_name})"
+    return "<unknown>"
+
+
+@functools.cache
+def _library_dirs() -> tuple[str, ...]:
+    """The source directories of the plax packages (their frames are not the user's)."""
+    dirs = []
+    for name in ("plax", "plax_stdlib", "plax_runtime", "plax_transforms", "plax_sharding"):
+        spec = importlib.util.find_spec(name)
+        for location in (spec.submodule_search_locations or ()) if spec else ():
+            dirs.append(os.path.join(os.path.realpath(location), ""))
+            dirs.append(os.path.join(location, ""))
+    return tuple(dirs)
+
+
 def escaped_tracer_error(tracer: "Tracer", primitive: Primitive | None = None) -> Exception:
     where = f" as an input to '{primitive.name}'" if primitive is not None else ""
     state = ("whose transformation has already finished" if not tracer._trace.is_valid()
@@ -161,10 +213,12 @@ def set_current_trace(trace: Trace):
 
 class Tracer:
     """A value seen by a transformation in place of an array."""
-    __slots__ = ("_trace",)
+    __slots__ = ("_trace", "__weakref__")
 
     def __init__(self, trace: Trace):
         self._trace = trace
+        if trace._tracers is not None:
+            trace._tracers.append((weakref.ref(self), _jax.Traceback.get_traceback()))
 
     @property
     def aval(self) -> AbstractValue:

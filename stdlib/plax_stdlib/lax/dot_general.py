@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from plax.extend import dtypes
+from plax.extend import config, dtypes
 from plax.extend.ad import defjvp, is_undefined_primal
 from plax.extend.batching import batched_axis
 from plax.extend.constructors import (
@@ -51,9 +51,15 @@ class Precision(enum.Enum):
 
 
 def canonicalize_precision(precision):
-    """None, or a pair of `Precision`s (for lhs and rhs) from a Precision, string or pair."""
+    """None, or a pair of `Precision`s (for lhs and rhs) from a Precision, string or pair.
+
+    None means `jax_default_matmul_precision` (when set to a precision name; its dot
+    algorithm presets are not supported and leave the backend's default)."""
     if precision is None:
-        return None
+        default = config.default_matmul_precision.value
+        if default is None or Precision._missing_(default) is None:
+            return None
+        return (Precision(default),) * 2
     if isinstance(precision, (str, Precision)):
         return (Precision(precision),) * 2
     if isinstance(precision, (tuple, list)) and len(precision) == 2:

@@ -435,7 +435,8 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     util.check_arraylike("where", condition, x, y)
     condition = _as_bool(util.operand(condition))
     x, y = util.promote_dtypes(util.operand(x), util.operand(y))
-    shape = util.broadcast_result_shape("where", condition, x, y)
+    # Broadcast explicitly, as `broadcast_arrays` does: no rank-promotion check (JAX's).
+    shape = util.broadcast_shapes(*(util.shape_of(a) for a in (condition, x, y)))
     if util.shape_of(condition):
         condition = util.broadcast_to_shape(condition, shape)
     return util.select_n(condition, util.broadcast_to_shape(y, shape),

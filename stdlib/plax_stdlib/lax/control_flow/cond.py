@@ -43,6 +43,7 @@ from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib.lax import comparison, conversion, shape_ops
 from plax_stdlib.lax.control_flow.common import (
     cached_on_jaxpr,
+    python_value_if_disabled,
     check_same_types,
     debug_names,
     expand_tangents,
@@ -67,6 +68,9 @@ def cond(pred, true_fun, false_fun, *operands):
     aval = _scalar_aval(pred, "cond", "Pred")
     if kind_of(aval.dtype) not in ("bool", "signed", "unsigned", "float"):
         raise TypeError(f"Pred type must be either boolean or number, got {describe(aval)}.")
+    value = python_value_if_disabled(pred)
+    if value is not None:
+        return true_fun(*operands) if bool(value) else false_fun(*operands)
     if kind_of(aval.dtype) != "bool":
         pred = comparison.ne(pred, np.zeros((), aval.dtype)[()])
     index = conversion.convert_element_type(pred, np.int32)
@@ -87,6 +91,9 @@ def switch(index, branches, *operands):
         raise TypeError(f"Index type must be an integer, got {describe(aval)}.")
     if len(branches) == 1:
         return branches[0](*operands)
+    value = python_value_if_disabled(index)
+    if value is not None:
+        return branches[min(max(int(value), 0), len(branches) - 1)](*operands)
     index = conversion.convert_element_type(index, np.int32)
     index = comparison.clamp(np.int32(0), index, np.int32(len(branches) - 1))
     return _bind_branches(index, branches, operands, "switch",
