@@ -61,7 +61,9 @@ class Library:
 # --- inputs --------------------------------------------------------------------------
 
 def _np_dtype(name: str) -> np.dtype:
-    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
+    if name == "float0":
+        return np.dtype([("float0", np.void, 0)])
+    return np.dtype(getattr(ml_dtypes, name)) if hasattr(ml_dtypes, name) else np.dtype(name)
 
 
 def host_array(shape, dtype: str, fill: str, seed: int) -> np.ndarray:
@@ -259,7 +261,7 @@ def encode(value, lib: Library, depth: int = 0):
             array = np.asarray(value)
         except Exception as err:  # e.g. float0 tangents, deleted arrays
             return {"obj": type(value).__name__, "repr": f"unconvertible: {type(err).__name__}"}
-        if array.dtype.kind == "V":  # float0 tangents
+        if array.dtype.names == ("float0",):  # tangents of integers (bfloat16 is "V" too)
             return {"arr": "float0", "shape": list(array.shape), "weak": False, "data": ""}
         return {"arr": str(array.dtype), "shape": list(array.shape),
                 "weak": bool(getattr(value, "weak_type", False)),

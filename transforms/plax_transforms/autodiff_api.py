@@ -296,9 +296,11 @@ def _check_scalar_output(out, api: str, holomorphic: bool):
 def _dyn_args(fun, args, argnums: tuple[int, ...], api: str):
     for i in argnums:
         if not -len(args) <= i < len(args):
-            raise TypeError(f"{api}: argnums {argnums} out of range for a call with "
-                            f"{len(args)} positional argument(s) to "
-                            f"{fun_sourceinfo(fun)}")
+            # JAX's classes: too few arguments for grad is a TypeError (as a call with
+            # missing arguments); an index out of range otherwise a ValueError.
+            error = TypeError if i >= 0 and api in ("grad", "value_and_grad") else ValueError
+            raise error(f"{api}: argnums {argnums} out of range for a call with "
+                        f"{len(args)} positional argument(s) to {fun_sourceinfo(fun)}")
     return tuple(args[i] for i in argnums)
 
 

@@ -184,6 +184,22 @@ class _Decorated:
         positions = [i for i in range(n) if i not in static]
         return static, tuple(args[i] for i in positions), positions, args
 
+    def __call__(self, *args, **kwargs):
+        """Outside `jit`, the function or its rule on concrete values; else staged."""
+        self._check_rules()
+        trace = current_trace()
+        if trace is EVAL_TRACE:  # outside every transformation: the function itself
+            return self.fun(*args, **kwargs)
+        if isinstance(trace, PartialEvalTrace) and not any(
+                map(trace.is_unknown, tree_util.tree_leaves((args, kwargs)))):
+            with set_current_trace(trace.parent):  # known values: computed right away
+                return self(*args, **kwargs)
+        static, dyn, positions, all_args = self._split(args, kwargs)
+        trace = self._concrete_jvp_trace(dyn)
+        if trace is not None:
+            return self._jvp_concretely(trace, static, dyn, positions)
+        return self._staged_call(static, dyn, positions, all_args)
+
     def _concrete_jvp_trace(self, dyn) -> JVPTrace | None:
         """The current trace when it differentiates concrete primal values (outside
         `jit`): the rule then runs on them directly instead of being staged."""
@@ -310,21 +326,12 @@ class custom_jvp(_Decorated):
         jvp.__name__ = f"{self.name}_jvps"
         self.defjvp(jvp)
 
-    def __call__(self, *args, **kwargs):
+    def _check_rules(self) -> None:
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {self.name} using "
                                  "defjvp.")
-        trace = current_trace()
-        if trace is EVAL_TRACE:  # outside every transformation: the function itself
-            return self.fun(*args, **kwargs)
-        if isinstance(trace, PartialEvalTrace) and not any(
-                map(trace.is_unknown, tree_util.tree_leaves((args, kwargs)))):
-            with set_current_trace(trace.parent):  # known values: computed right away
-                return self(*args, **kwargs)
-        static, dyn, positions, all_args = self._split(args, kwargs)
-        trace = self._concrete_jvp_trace(dyn)
-        if trace is not None:
-            return self._jvp_concretely(trace, static, dyn, positions)
+
+    def _staged_call(self, static, dyn, positions, all_args):
         closed, consts, flat, in_tree, out_tree = self._trace(static, dyn, positions, all_args)
         flat_jvp = _flat_jvp(self, static, positions, in_tree, out_tree, closed.out_avals)
         outs = custom_jvp_call_p.bind(*consts, *flat, call_jaxpr=closed, jvp=flat_jvp,
@@ -479,21 +486,12 @@ class custom_vjp(_Decorated):
     def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False) -> None:
         self.fwd, self.bwd, self.symbolic_zeros = fwd, bwd, symbolic_zeros
 
-    def __call__(self, *args, **kwargs):
+    def _check_rules(self) -> None:
         if self.fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {self.name} using "
                                  "defvjp.")
-        trace = current_trace()
-        if trace is EVAL_TRACE:  # outside every transformation: the function itself
-            return self.fun(*args, **kwargs)
-        if isinstance(trace, PartialEvalTrace) and not any(
-                map(trace.is_unknown, tree_util.tree_leaves((args, kwargs)))):
-            with set_current_trace(trace.parent):  # known values: computed right away
-                return self(*args, **kwargs)
-        static, dyn, positions, all_args = self._split(args, kwargs)
-        trace = self._concrete_jvp_trace(dyn)
-        if trace is not None:
-            return self._jvp_concretely(trace, static, dyn, positions)
+
+    def _staged_call(self, static, dyn, positions, all_args):
         closed, consts, flat, in_tree, out_tree = self._trace(static, dyn, positions, all_args)
         fwd, bwd = _flat_fwd_bwd(self, static, positions, in_tree, out_tree,
                                  closed.in_avals[len(consts):], closed.out_avals)

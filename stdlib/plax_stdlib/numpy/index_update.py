@@ -85,7 +85,6 @@ def _check_mode(mode) -> str | None:
 
 
 def _update(op: str, x, index, values, unique_indices: bool, mode):
-    mode = _check_mode(mode)
     x = util.ensure_arraylike(f"x.at[...].{op}", x)
     util.check_arraylike(f"x.at[...].{op}", values)
     shape, dtype = util.shape_of(x), util.dtype_of(x)
@@ -96,6 +95,7 @@ def _update(op: str, x, index, values, unique_indices: bool, mode):
     # Dropped elements point one past the end, where the scatter drops them.
     picked = indexing.getitem(positions, index, mode="clip" if clip else "fill",
                               fill_value=size)
+    mode = _check_mode(mode)  # after the index, as JAX checks them
     target = util.shape_of(picked)
     values = util.convert(util.operand(values), dtype)
     if size == 0 or math.prod(target) == 0:  # no element is updated (as in JAX)
