@@ -7,8 +7,11 @@ same value (dtype, shape, weak type, values within the dtype's tolerance), same
 exception class (plax's class is JAX's or a subclass of it, by name), or one of the
 differences counted in the report.
 
-Integer division and remainder by zero are compared with NumPy's answer (0), not
-JAX's (XLA's -1 and the dividend, adjusted).
+Where JAX's answer is not defined, plax's is checked against a definition instead:
+integer division and remainder by zero against NumPy's (0; XLA gives -1 and the
+dividend), integer powers with negative exponents against the exact power truncated
+toward zero (NumPy refuses them; JAX returns wrapped bits), and an unstable sort's
+ties by the values they order rather than the indices.
 """
 from __future__ import annotations
 
@@ -204,27 +207,89 @@ def _short(outcome) -> str:
 
 _INT_DIVISION = {"jnp.floor_divide": np.floor_divide, "jnp.remainder": np.remainder,
                  "jnp.mod": np.mod, "jnp.fmod": np.fmod, "op://": np.floor_divide,
-                 "op:%": np.remainder}
+                 "op:%": np.remainder, "jnp.divmod": np.divmod}
+
+
+def _host_args(case: dict) -> list:
+    return [fuzz_worker.host_array(*a[next(iter(a))])
+            if isinstance(a, dict) and next(iter(a)) in ("A", "N") else a
+            for a in case["args"]]
+
+
+def _encoded(value: np.ndarray, like: dict) -> dict:
+    data = base64.b64encode(np.ascontiguousarray(value).tobytes()).decode()
+    return dict(like, data=data)
+
+
+def _integer_power(x: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """`x ** n` for integers: wrapped for n >= 0; for n < 0 the exact power truncated
+    toward zero (1 for x = 1, ±1 for x = -1, else 0)."""
+    x, n = np.broadcast_arrays(np.asarray(x, np.int64), np.asarray(n, np.int64))
+    out = np.empty(x.shape, object)
+    for index in np.ndindex(x.shape):
+        b, e = int(x[index]), int(n[index])
+        out[index] = b ** e if e >= 0 else (1 if b == 1 else (-1) ** e if b == -1 else 0)
+    return out
+
+
+def _power_args(case: dict):
+    """(base, exponent) of an integer power case, or None."""
+    if case["op"] in ("jnp.power", "op:**"):
+        args = _host_args(case)
+    elif case["op"] == "T:jit" and case["args"][0] == {"F": "power_n"}:
+        args = _host_args(dict(case, args=case["args"][2:]))
+    else:
+        return None
+    return args if len(args) == 2 else None
 
 
 def numpy_reference(case: dict, theirs: dict) -> dict:
-    """JAX's outcome, except integer division by zero, which gets NumPy's values."""
-    numpy_op = _INT_DIVISION.get(case["op"])
-    if numpy_op is None or "value" not in theirs or "arr" not in theirs["value"]:
+    """JAX's outcome, with the answers JAX leaves undefined replaced (see above)."""
+    if "value" not in theirs:
         return theirs
-    leaf = theirs["value"]
-    if np.dtype(fuzz_worker._np_dtype(leaf["arr"])).kind not in "iu":
+    value = theirs["value"]
+    leaves = value["seq"] if "seq" in value else [value]
+    if not all("arr" in leaf and leaf["arr"] != "float0" for leaf in leaves):
         return theirs
-    args = [fuzz_worker.host_array(*a[k]) if isinstance(a, dict) and (k := next(iter(a)))
-            in ("A", "N") else a for a in case["args"]]
-    if len(args) != 2 or not np.any(np.asarray(args[1]) == 0):
+    dtype = fuzz_worker._np_dtype(leaves[0]["arr"])
+    if dtype.kind not in "iu":
         return theirs
-    with np.errstate(all="ignore"):
-        expected = numpy_op(*args).astype(fuzz_worker._np_dtype(leaf["arr"]))
-    if list(expected.shape) != leaf["shape"]:
+    numpy_op, power = _INT_DIVISION.get(case["op"]), _power_args(case)
+    if numpy_op is not None:
+        args = _host_args(case)
+        if len(args) != 2 or not np.any(np.asarray(args[1]) == 0):
+            return theirs
+        with np.errstate(all="ignore"):
+            expected = numpy_op(*args)
+    elif power is not None and np.any(np.asarray(power[1]) < 0):
+        bits = 8 * dtype.itemsize
+        wrapped = [(int(v) + 2**(bits - 1)) % 2**bits - 2**(bits - 1) if dtype.kind == "i"
+                   else int(v) % 2**bits for v in _integer_power(*power).ravel()]
+        expected = np.asarray(wrapped, np.int64).reshape(np.broadcast(*power).shape)
+    else:
         return theirs
-    data = base64.b64encode(np.ascontiguousarray(expected).tobytes()).decode()
-    return {"value": dict(leaf, data=data)}
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    if len(expected) != len(leaves) or any(list(e.shape) != leaf["shape"]
+                                           for e, leaf in zip(expected, leaves)):
+        return theirs
+    encoded = [_encoded(np.asarray(e).astype(dtype), leaf) for e, leaf in zip(expected, leaves)]
+    return {"value": {"seq": encoded} if "seq" in value else encoded[0]}
+
+
+def _same_sort_order(case: dict, mine: dict, theirs: dict) -> bool:
+    """For an unstable argsort: the two index arrays order the input identically."""
+    if case["op"] != "jnp.argsort" or case["kwargs"].get("stable", True) is not False:
+        return False
+    x = _host_args(case)[0]
+    axis = case["kwargs"].get("axis", -1)
+    if axis is None:
+        x, axis = x.ravel(), 0
+    try:
+        a, b = _leaf_array(mine["value"]), _leaf_array(theirs["value"])
+        return np.array_equal(np.take_along_axis(x, a.astype(np.int64), axis),
+                              np.take_along_axis(x, b.astype(np.int64), axis))
+    except (KeyError, ValueError, IndexError):
+        return False
 
 
 def classify(case: dict, mine: dict, theirs: dict) -> tuple[str, str]:
@@ -254,7 +319,7 @@ def classify(case: dict, mine: dict, theirs: dict) -> tuple[str, str]:
     if "exc" in theirs:
         return JAX_RAISED, f"JAX {theirs['exc']}: {theirs['msg'][:200]}"
     diff = _compare_values(mine["value"], theirs["value"])
-    if diff is None:
+    if diff is None or (diff.startswith(VALUES_DIFFER) and _same_sort_order(case, mine, theirs)):
         return SAME_VALUE, ""
     category, _, detail = diff.partition(": ")
     return category, detail
@@ -304,14 +369,14 @@ class Report:
             found = self.examples.get(category)
             if not found or examples == 0:
                 continue
-            lines.append(f"\n{category} ({len(found)}):")
-            seen = set()
+            lines.append(f"\n{category} ({len(found)}), by op and message:")
+            patterns: dict = collections.defaultdict(list)  # (op, message start) → cases
             for case, detail in found:
-                key = (case["op"], detail[:60])
-                if key in seen:
-                    continue
-                seen.add(key)
-                lines.append(f"  {json.dumps(case)[:300]}\n      {detail[:300]}")
-                if len(seen) >= examples:
-                    break
+                patterns[(case["op"], detail[:50])].append((case, detail))
+            ranked = sorted(patterns.values(), key=len, reverse=True)
+            for group in ranked[:examples]:
+                case, detail = group[0]
+                lines.append(f"  {len(group)} x {json.dumps(case)[:300]}\n      {detail[:300]}")
+            if len(ranked) > examples:
+                lines.append(f"  ... and {len(ranked) - examples} more patterns")
         return "\n".join(lines)

@@ -59,13 +59,13 @@ def _avals_of(leaves, api: str, what: str = "argument"):
     return avals
 
 
-def _check_tangent(primal_aval, t, api: str):
-    """A tangent of another shape is a ValueError, of another dtype a TypeError (JAX's
-    classes)."""
+def _check_tangent(primal_aval, t, api: str, dtype_error: type[Exception] = TypeError):
+    """A tangent of another shape is a ValueError, of another dtype `dtype_error` (JAX's
+    classes: a TypeError for jvp, a ValueError for vjp and linearize)."""
     want = tangent_aval(primal_aval)
     aval = get_aval(t)
     if aval.shape != want.shape or np.dtype(aval.dtype) != np.dtype(want.dtype):
-        error = ValueError if aval.shape != want.shape else TypeError
+        error = ValueError if aval.shape != want.shape else dtype_error
         raise error(f"{api}: tangent of type {aval.str_short()} does not match the primal "
                     f"of type {primal_aval.str_short()} (expected tangent type "
                     f"{want.str_short()})")
@@ -221,7 +221,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
             raise TypeError(f"linearized function expects tangents of structure {in_tree}, "
                             f"got {tree_t}")
         for aval, t in zip(in_avals, flat_t):
-            _check_tangent(aval, t, "linearize")
+            _check_tangent(aval, t, "linearize", dtype_error=ValueError)
         return tree_util.tree_unflatten(out_tree, lin.apply(flat_t))
 
     out = tree_util.tree_unflatten(out_tree, outs)
@@ -247,11 +247,12 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
         if ct_tree != out_tree:
             raise ValueError(f"vjp: the cotangent's tree structure {ct_tree} does not match "
                              f"the output's {out_tree}")
+        for aval, c in zip(out_avals, flat_ct):
+            if get_aval(c).shape != aval.shape or is_differentiable_dtype(aval.dtype):
+                _check_tangent(aval, c, "vjp", dtype_error=ValueError)
         # Integer and boolean outputs have no cotangent: whatever is given counts as zero.
         flat_ct = [c if is_differentiable_dtype(aval.dtype)
                    else np.zeros(aval.shape, dtypes.float0) for aval, c in zip(out_avals, flat_ct)]
-        for aval, c in zip(out_avals, flat_ct):
-            _check_tangent(aval, c, "vjp")
         at = Linearized(ClosedJaxpr(linear_jaxpr, residuals), in_avals, out_avals, out_nonzero)
         cts = at.transpose([_as_tangent(c) for c in flat_ct])
         return tuple(tree_util.tree_unflatten(in_tree, cts))
@@ -468,8 +469,9 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
             shape = get_aval(out).shape
             if holomorphic:
                 _check_jac_dtype(get_aval(out).dtype, "jacfwd", "output", True)
+            dtype = get_aval(out).dtype  # integer outputs get zeros of their dtype, as in JAX
             blocks.append(_split_axis(next(cols), len(shape), in_avals, shape, "after")
-                          if d else [_float0_block(shape + a.shape) for a in in_avals])
+                          if d else [np.zeros(shape + a.shape, dtype) for a in in_avals])
         jac = _jac_tree(info["tree"], in_tree, blocks)
         return (jac, aux) if has_aux else jac
 
@@ -488,10 +490,10 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
     def jacrev_f(*args, **kwargs):
         flat, in_tree, in_avals, g, call_tree = _jac_setup(fun, args, kwargs, argnums,
                                                            "jacrev")
-        diff_in = [_check_jac_dtype(a.dtype, "jacrev", "input", holomorphic, allow_int)
-                   for a in in_avals]
         outs, lin, extra = linearize_flat(_flat_traced(g, call_tree, has_aux, "jacrev"),
                                           flat)
+        diff_in = [_check_jac_dtype(a.dtype, "jacrev", "input", holomorphic, allow_int)
+                   for a in in_avals]  # after tracing: JAX's order of errors
         out_avals = lin.out_avals
         for a in out_avals:
             _check_jac_dtype(a.dtype, "jacrev", "output", holomorphic)

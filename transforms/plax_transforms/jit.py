@@ -372,10 +372,12 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
                                                                static_argnames)
     donate_argnums, donate_argnames = resolve_argnums(fun, donate_argnums,
                                                                donate_argnames, option="donate")
-    both = set(static_argnums) & set(donate_argnums)
-    if both:
-        raise ValueError(f"jit: static_argnums and donate_argnums cannot intersect; both "
-                         f"contain {sorted(both)}")
+    for kind, static, donated in (("argnums", static_argnums, donate_argnums),
+                                  ("argnames", static_argnames, donate_argnames)):
+        both = set(static) & set(donated)
+        if both:
+            raise ValueError(f"jit: static_{kind} and donate_{kind} cannot intersect; both "
+                             f"contain {sorted(both)}")
     info = JitInfo(static_argnums, static_argnames, donate_argnums, donate_argnames,
                    bool(keep_unused), bool(inline), _placement(device, backend))
     return JitWrapped(fun, info)

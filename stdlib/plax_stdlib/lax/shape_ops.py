@@ -247,8 +247,10 @@ squeeze_p = standard_primitive(
 def squeeze(array, dimensions):
     """`array` without the size-1 dimensions listed in `dimensions`."""
     ndim = get_aval(array).ndim
-    dims = tuple(sorted({canonicalize_axis("squeeze", d, ndim, "dimension")
-                         for d in dimensions}))
+    dims = tuple(sorted(canonicalize_axis("squeeze", d, ndim, "dimension")
+                        for d in dimensions))
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"squeeze: dimensions are not unique: {tuple(dimensions)}")
     if not dims and _is_array(array):
         return array
     return squeeze_p.bind(array, dimensions=dims)

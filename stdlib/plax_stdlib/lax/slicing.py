@@ -39,21 +39,22 @@ from plax_stdlib.lax.gathers import GatherDimensionNumbers, GatherScatterMode, g
 from plax_stdlib.lax.shape_ops import broadcast_in_dim, concatenate, expand_dims, pad, squeeze
 
 
-def _check_rank(name: str, operand: ShapedArray, what: str, values: Sequence) -> None:
-    """One entry per dimension (a ValueError, as in JAX)."""
+def _check_rank(name: str, operand: ShapedArray, what: str, values: Sequence,
+                error: type[Exception] = ValueError) -> None:
+    """One entry per dimension (JAX's class: a ValueError, a TypeError for `slice`)."""
     if len(values) != operand.ndim:
-        raise ValueError(f"{name}: {what} {tuple(values)} must have one entry per dimension "
-                         f"of operand {describe(operand)}")
+        raise error(f"{name}: {what} {tuple(values)} must have one entry per dimension "
+                    f"of operand {describe(operand)}")
 
 
 # --- slice ----------------------------------------------------------------------------------
 
 def _slice_abstract_eval(operand, *, start_indices, limit_indices, strides):
     name = "slice"
-    _check_rank(name, operand, "start_indices", start_indices)
-    _check_rank(name, operand, "limit_indices", limit_indices)
+    _check_rank(name, operand, "start_indices", start_indices, TypeError)
+    _check_rank(name, operand, "limit_indices", limit_indices, TypeError)
     strides = strides or (1,) * operand.ndim
-    _check_rank(name, operand, "strides", strides)
+    _check_rank(name, operand, "strides", strides, TypeError)
     for d, (start, limit, size) in enumerate(zip(start_indices, limit_indices, operand.shape)):
         if not 0 <= start <= limit <= size:
             raise TypeError(f"{name}: bounds [{start}:{limit}] of dimension {d} are not "

@@ -59,6 +59,8 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
     """
     if order is not None and order != "K":
         raise NotImplementedError("plax.numpy.array: only order='K' is implemented")
+    if object is None:
+        raise ValueError("None is not a valid value for plax.numpy.array")
     dtype = util.check_user_dtype(dtype, "array")
     weak = dtype is None and util.is_python_scalar(object)
     if isinstance(object, (list, tuple)) and _has_plax_leaf(object):

@@ -56,6 +56,9 @@ def _upcast_f16(dtype: np.dtype) -> np.dtype:
 
 def _where_mask(where, shape, fun_name):
     where = util.ensure_arraylike(fun_name, where)
+    if util.dtype_of(where) != np.dtype(bool):
+        raise ValueError(f"{fun_name}: where must be None or a boolean array; got "
+                         f"where.dtype={util.dtype_of(where)}")
     if util.broadcast_shapes(util.shape_of(where), shape) != shape:
         raise ValueError(f"{fun_name}: the where mask of shape {util.shape_of(where)} does "
                          f"not broadcast to the array's shape {shape}")

@@ -24,9 +24,10 @@ def _ndim(x) -> int:
 
 # --- reshaping -----------------------------------------------------------------------
 
-def _reshape_target(shape: tuple[int, ...], newshape: Any) -> tuple[int, ...]:
-    """`newshape` with a -1 resolved. When it cannot fit: a ValueError if a -1 was to be
-    resolved, else a TypeError, naming both shapes (JAX's classes)."""
+def _reshape_target(shape: tuple[int, ...], newshape: Any,
+                    error: type[Exception] = TypeError) -> tuple[int, ...]:
+    """`newshape` with a -1 resolved; `error` naming both shapes when it cannot fit
+    (JAX's class: a TypeError, but NumPy's ValueError for NumPy inputs)."""
     try:
         dims = tuple(operator.index(d) for d in
                      ((newshape,) if isinstance(newshape, (int, np.integer)) else newshape))
@@ -42,21 +43,22 @@ def _reshape_target(shape: tuple[int, ...], newshape: Any) -> tuple[int, ...]:
     known = math.prod(d for d in dims if d != -1)
     if unknown:
         if known == 0 or size % known:
-            raise ValueError(f"cannot reshape array of shape {shape} (size {size}) into "
-                             f"shape {dims}")
+            raise error(f"cannot reshape array of shape {shape} (size {size}) into shape "
+                        f"{dims}")
         dims = dims[:unknown[0]] + (size // known,) + dims[unknown[0] + 1:]
     elif known != size:
-        raise TypeError(f"cannot reshape array of shape {shape} (size {size}) into shape "
-                        f"{dims} (size {known})")
+        raise error(f"cannot reshape array of shape {shape} (size {size}) into shape "
+                    f"{dims} (size {known})")
     return dims
 
 
 def reshape(a, shape, order: str = "C", *, copy: bool | None = None):
     """`a`'s elements in row-major order as an array of `shape` (one entry may be -1)."""
+    error = ValueError if isinstance(a, (np.ndarray, np.generic)) else TypeError
     a = util.ensure_arraylike("reshape", a)
     if order != "C":
         raise NotImplementedError(f"reshape: only order='C' is supported, got {order!r}")
-    return lax.reshape(a, _reshape_target(util.shape_of(a), shape))
+    return lax.reshape(a, _reshape_target(util.shape_of(a), shape, error))
 
 
 def ravel(a, order: str = "C"):

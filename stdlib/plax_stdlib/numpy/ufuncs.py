@@ -87,9 +87,17 @@ def subtract(x1, x2, /):
 
 
 def multiply(x1, x2, /):
-    """Elementwise x1 * x2; for bool arrays, logical and."""
-    x1, x2 = util.promote_args("multiply", x1, x2)
-    return lax.bitwise_and(x1, x2) if _category(x1) == "b" else lax.mul(x1, x2)
+    """Elementwise x1 * x2; for bool arrays, logical and. A boolean factor selects, as in
+    JAX (`False * nan` is 0, not NaN)."""
+    util.check_arraylike("multiply", x1, x2)
+    flags = [util.dtype_category(util.dtype_of(util.operand(x))) == "b" for x in (x1, x2)]
+    y1, y2 = util.promote_args("multiply", x1, x2)
+    if _category(y1) == "b":
+        return lax.bitwise_and(y1, y2)
+    if flags[0] != flags[1]:
+        mask, other = (x1, y2) if flags[0] else (x2, y1)
+        return where(mask, other, _zeros_like(other))
+    return lax.mul(y1, y2)
 
 
 true_divide = _binary("true_divide", lax.div, util.promote_args_inexact)
@@ -310,7 +318,7 @@ def hypot(x1, x2, /):
     """Elementwise sqrt(x1**2 + x2**2), without overflow."""
     x1, x2 = util.promote_args_inexact("hypot", x1, x2)
     if _category(x1) == "c":
-        raise TypeError("hypot does not support complex inputs")
+        raise ValueError("hypot is not well defined for complex inputs")  # JAX's class
     a1, a2 = lax.abs(x1), lax.abs(x2)
     big, small = lax.max(a1, a2), lax.min(a1, a2)
     is_zero = lax.eq(big, 0)
@@ -485,7 +493,7 @@ def signbit(x, /):
     if category == "i":
         return lax.lt(x, 0)
     if category == "c":
-        raise TypeError("signbit does not support complex inputs")
+        raise ValueError("signbit is not well defined for complex inputs")  # JAX's class
     bits = dtypes.itemsize_bits(util.dtype_of(x))
     as_int = lax.bitcast_convert_type(x, _UINT_OF_BITS[bits])
     return lax.ne(lax.shift_right_logical(as_int, bits - 1), 0)
