@@ -1,4 +1,5 @@
-"""Every standard primitive through `plax.test_util.check_primitive`: its rules
+"""Every standard primitive (plax-stdlib's, plax-transforms' and plax-sharding's, the
+sharding ones on the 8 virtual devices) through `plax.test_util.check_primitive`: its rules
 checked against each other (abstract eval vs the implementation, jit vs eager, jvp
 and vjp vs finite differences, transpose by the dot-product test, vmap vs a loop
 for every in_axes combination, each declared dtype).
@@ -168,7 +169,7 @@ def _argmax_pair(a, b):
 
 
 def _conv(lhs, rhs, *args, label="", **kwargs):
-    return applied(lambda l, r: lax.conv_general_dilated(l, r, *args, **kwargs), lhs, rhs,
+    return applied(lambda a, b: lax.conv_general_dilated(a, b, *args, **kwargs), lhs, rhs,
                    label=label)
 
 

@@ -340,7 +340,8 @@ class _Harness:
                 return False
             y1, y2, y3 = (np.asarray(y, np.complex128) for y in (y1, y2, y3))
             tol = 10 * _CLOSE.get(dtype, 1e-5)
-            if not np.allclose(y3, a * y1 + b * y2, rtol=tol, atol=tol * (1 + np.abs(y3).max(initial=0))):
+            scale = 1 + np.abs(y3).max(initial=0)
+            if not np.allclose(y3, a * y1 + b * y2, rtol=tol, atol=tol * scale):
                 return False
         return True
 
