@@ -1,9 +1,26 @@
 """Shared test setup. Runs before any test module imports jaxlib clients."""
 import os
 
+import pytest
+
 # Eight virtual CPU devices, so multi-device code is tested without accelerators.
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
 from hypothesis_profiles import setup_hypothesis  # noqa: E402
 
 setup_hypothesis()
+
+
+@pytest.fixture(scope="session")
+def devs():
+    """The 8 virtual CPU devices."""
+    import plax
+    return plax.devices()
+
+
+@pytest.fixture(scope="session")
+def mesh(devs):
+    """A 2 x 4 mesh ('x', 'y') over the 8 devices, shared by the sharding tests."""
+    import numpy as np
+    from plax.sharding import Mesh
+    return Mesh(np.array(devs).reshape(2, 4), ("x", "y"))

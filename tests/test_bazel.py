@@ -1,133 +1,28 @@
-"""The Bazel description (MODULE.bazel, BUILD.bazel files) says what the Python
-packaging says: the same packages, sources, C++ extension sources, dependencies,
-versions and entry points.
+"""The Bazel description (MODULE.bazel, the BUILD.bazel files and the macro they
+share, bazel/plax_package.bzl) says what the Python packaging says: the same
+packages, sources, C++ extension sources, dependencies, versions and entry points.
 
-Bazel itself is not needed. Starlark is Python syntax, so the files are parsed
-with `ast` and run by the small interpreter below, which knows the few builtins
-they use (`load`, `glob`, `select`, `requirement`) and records every rule call.
+Bazel itself is not needed: `starlark_recorder` runs the files, macros included,
+and records every rule call.
 """
 from __future__ import annotations
 
-import ast
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
+from starlark_recorder import StarlarkError, StarlarkFile, requirement_label
+from starlark_recorder import load_starlark as load_in
 from workspace_layout import ROOT, Member, member_by_name, members, normalized
 
-# Rules and functions Bazel provides without a `load`.
-NATIVE = {"package", "filegroup", "alias", "exports_files", "module", "bazel_dep",
-          "use_extension", "use_repo"}
-
-
-@dataclass
-class Rule:
-    kind: str  # e.g. "py_library", or "pip.parse" for a module-extension tag
-    args: list
-    kwargs: dict
-
-
-@dataclass
-class Select:
-    """A `select()`: kept whole, since which branch applies depends on the build."""
-    branches: dict
-
-
-@dataclass
-class StarlarkFile:
-    path: Path
-    rules: list[Rule] = field(default_factory=list)
-    loads: dict[str, str] = field(default_factory=dict)  # symbol → .bzl label
-    env: dict = field(default_factory=dict)
-
-    def named(self, kind: str, name: str) -> Rule:
-        for rule in self.rules:
-            if rule.kind == kind and rule.kwargs.get("name") == name:
-                return rule
-        raise AssertionError(f"{shown(self.path)} has no {kind}(name = {name!r})")
-
-    def of_kind(self, kind: str) -> list[Rule]:
-        return [r for r in self.rules if r.kind == kind]
-
-
-def shown(path: Path) -> str:
-    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
-
-
-def requirement_label(name: str) -> str:
-    """The label rules_python's `requirement("ml-dtypes")` stands for: `@pypi//ml_dtypes`."""
-    return "@pypi//" + re.sub(r"[-_.]+", "_", name).lower()
+MACROS = ROOT / "bazel" / "plax_package.bzl"
 
 
 def load_starlark(path: Path) -> StarlarkFile:
-    """Run a BUILD.bazel or MODULE.bazel file; unsupported syntax is an error."""
-    out = StarlarkFile(path)
-    folder = path.parent
-
-    def where(node) -> str:
-        return f"{shown(path)}:{node.lineno}"
-
-    def glob(include, exclude=(), allow_empty=False):
-        def matches(patterns):
-            return {p.relative_to(folder).as_posix()
-                    for pattern in patterns for p in folder.glob(pattern) if p.is_file()}
-        found = sorted(matches(include) - matches(exclude))
-        assert found or allow_empty, f"{shown(path)}: glob({include}) is empty"
-        return found
-
-    builtins = {"glob": glob, "select": Select}
-    loadable_functions = {"requirement": requirement_label}  # the rest of loads are rules
-
-    def value(node):
-        if isinstance(node, ast.Constant):
-            return node.value
-        if isinstance(node, (ast.List, ast.Tuple)):
-            return [value(e) for e in node.elts]
-        if isinstance(node, ast.Dict):
-            return {value(k): value(v) for k, v in zip(node.keys, node.values)}
-        if isinstance(node, ast.Name) and node.id in out.env:
-            return out.env[node.id]
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            return value(node.left) + value(node.right)
-        if isinstance(node, ast.Call):
-            return call(node)
-        raise SyntaxError(f"{where(node)}: unsupported expression {ast.dump(node)[:80]}")
-
-    def call(node: ast.Call):
-        kind = ast.unparse(node.func)
-        args = [value(a) for a in node.args]
-        kwargs = {kw.arg: value(kw.value) for kw in node.keywords}
-        if kind == "load":
-            label, *symbols = args
-            out.loads.update({s: label for s in symbols})
-            return None
-        if kind in builtins:
-            return builtins[kind](*args, **kwargs)
-        receiver = kind.split(".")[0]
-        if receiver not in NATIVE and receiver not in out.loads and receiver not in out.env:
-            raise NameError(f"{where(node)}: {kind}() is used but not loaded")
-        if kind in loadable_functions:
-            return loadable_functions[kind](*args, **kwargs)
-        return Rule(kind, args, kwargs)
-
-    tree = ast.parse(path.read_text(), filename=str(path))
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            continue  # docstring
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            result = call(stmt.value)
-            if isinstance(result, Rule):
-                out.rules.append(result)
-        elif (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-              and isinstance(stmt.targets[0], ast.Name)):
-            out.env[stmt.targets[0].id] = value(stmt.value)
-        else:
-            raise SyntaxError(f"{where(stmt)}: unsupported statement")
-    return out
+    return load_in(path, ROOT)
 
 
 def build_file(member: Member) -> StarlarkFile:
@@ -238,9 +133,19 @@ def test_module_provides_every_repository_used():
     repos = {r.kwargs["name"] for r in module.of_kind("bazel_dep")}
     repos |= {repo for r in module.of_kind("use_repo") for repo in r.args[1:]}
     used = set()
-    for path in [ROOT / "BUILD.bazel", *(m.folder / "BUILD.bazel" for m in MEMBERS)]:
+    for path in [ROOT / "BUILD.bazel", *(m.folder / "BUILD.bazel" for m in MEMBERS),
+                 *MACROS.parent.glob("*.bzl")]:
         used |= set(re.findall(r'"@(\w+)//', path.read_text()))
     assert used <= repos, f"MODULE.bazel does not provide {sorted(used - repos)}"
+
+
+def test_macro_knows_every_distribution_at_the_workspace_version():
+    macros = load_starlark(MACROS).globals
+    assert macros["LIBRARIES"] == {m.name: library_label(m) for m in MEMBERS}
+    assert {macros["VERSION"]} == {m.version for m in MEMBERS}
+    assert {macros["PYTHON_REQUIRES"]} == {m.project["requires-python"] for m in MEMBERS}
+    module = load_starlark(ROOT / "MODULE.bazel").named("module", "plax")
+    assert module.kwargs["version"] == macros["VERSION"]
 
 
 def requirement_lines(path: Path) -> list[str]:
@@ -266,7 +171,50 @@ def test_pip_lock_pins_every_requirement():
             assert req.specifier.contains(version), f"{lock.name}: {pin} violates {req}"
 
 
+def write_workspace(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
 def test_interpreter_rejects_unloaded_rules(tmp_path):
     (tmp_path / "BUILD.bazel").write_text('py_library(name = "x", srcs = [])\n')
+    with pytest.raises(NameError, match=r"BUILD.bazel:1: py_library is used but neither"):
+        load_in(tmp_path / "BUILD.bazel", tmp_path)
+
+
+def test_interpreter_runs_loaded_macros_and_records_their_rules(tmp_path):
+    write_workspace(tmp_path, {
+        "defs/BUILD.bazel": "",
+        "defs/m.bzl": ('load("@rules_python//python:defs.bzl", "py_library")\n'
+                       "def lib(name):\n"
+                       '    py_library(name = name, srcs = native.glob(["*.py"]),\n'
+                       "               pkg = native.package_name())\n"),
+        "pkg/a.py": "",
+        "pkg/BUILD.bazel": 'load("//defs:m.bzl", "lib")\nlib(name = "a")\n',
+    })
+    (rule,) = load_in(tmp_path / "pkg" / "BUILD.bazel", tmp_path).rules
+    assert rule.kind == "py_library"
+    assert rule.kwargs == {"name": "a", "srcs": ["a.py"], "pkg": "pkg"}
+    # A macro does not bring the rules it loads into the BUILD file's scope.
+    (tmp_path / "pkg" / "BUILD.bazel").write_text(
+        'load("//defs:m.bzl", "lib")\npy_library(name = "b")\n')
     with pytest.raises(NameError, match="py_library"):
-        load_starlark(tmp_path / "BUILD.bazel")
+        load_in(tmp_path / "pkg" / "BUILD.bazel", tmp_path)
+
+
+@pytest.mark.parametrize("files, message", [
+    ({"BUILD.bazel": "def f():\n    pass\n"}, "FunctionDef is not allowed"),
+    ({"BUILD.bazel": 'x = f"{1}"\n'}, "JoinedStr is not Starlark"),
+    ({"BUILD.bazel": 'load("//nowhere:m.bzl", "f")\n'}, "not a Bazel package"),
+    ({"BUILD.bazel": 'load(":m.bzl", "_f")\n', "m.bzl": "def _f():\n    pass\n"},
+     "no public symbol '_f'"),
+    ({"BUILD.bazel": 'load(":m.bzl", "f")\nf()\n',
+      "m.bzl": "import os\ndef f():\n    pass\n"}, "Import is not allowed"),
+    ({"BUILD.bazel": 'load(":m.bzl", "f")\nf()\n',
+      "m.bzl": 'def f():\n    fail("no", "way")\n'}, "no way"),
+])
+def test_interpreter_rejects_what_bazel_rejects(tmp_path, files, message):
+    write_workspace(tmp_path, files)
+    with pytest.raises(StarlarkError, match=message):
+        load_in(tmp_path / "BUILD.bazel", tmp_path)

@@ -18,18 +18,26 @@ _WORKLOAD = """
     x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
     w = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
     expected = np.tanh(x @ w).sum(axis=1)
+    m = (w @ w.T + 3 * np.eye(3)).astype(np.float32)  # both register jaxlib's LAPACK kernels
+    expected_solve = np.linalg.solve(m, x.T)
 
     def run_plax():
         import plax, plax.numpy as pnp
         out = plax.jit(lambda a, b: pnp.tanh(a @ b).sum(axis=1))(x, w)
         np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-5)
         assert type(out).__module__.startswith("plax"), type(out)
+        np.testing.assert_allclose(np.asarray(pnp.linalg.solve(m, x.T)), expected_solve,
+                                   rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(pnp.linalg.eigvalsh(m)), np.linalg.eigvalsh(m),
+                                   rtol=1e-5)
 
     def run_jax():
         import jax, jax.numpy as jnp
         out = jax.jit(lambda a, b: jnp.tanh(a @ b).sum(axis=1))(x, w)
         np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-5)
         assert isinstance(out, jax.Array)
+        np.testing.assert_allclose(np.asarray(jnp.linalg.solve(m, x.T)), expected_solve,
+                                   rtol=1e-5)
 """
 
 

@@ -99,7 +99,8 @@ def test_object_state_env_text_is_validated(cfg, monkeypatch):
             raise ValueError(f"{option}: unknown platform {value!r}")
 
     monkeypatch.setenv("JAX_TEST_DEVICE", "cpu")
-    assert cfg.define_object_state("jax_test_device", None, "h", validator=platform_name).value == "cpu"
+    state = cfg.define_object_state("jax_test_device", None, "h", validator=platform_name)
+    assert state.value == "cpu"
     monkeypatch.setenv("JAX_TEST_DEVICE2", "abacus")
     with pytest.raises(ValueError, match="JAX_TEST_DEVICE2: unknown platform 'abacus'"):
         cfg.define_object_state("jax_test_device2", None, "h", validator=platform_name)
@@ -138,7 +139,7 @@ def test_unknown_name_suggests_close_names():
     with pytest.raises(AttributeError, match="did you mean 'jax_enable_x64'"):
         config.update("jax_enabel_x64", True)
     with pytest.raises(AttributeError, match="did you mean 'jax_debug_nans'"):
-        config.jax_debug_nan
+        _ = config.jax_debug_nan
     with pytest.raises(AttributeError, match="did you mean 'jax_disable_jit'"):
         config.read("plax_disable_jt")
     with pytest.raises(AttributeError, match="Unrecognized config option: 'zzz'$"):

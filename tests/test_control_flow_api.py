@@ -50,7 +50,8 @@ def test_while_and_fori_loops():
 
 @pytest.mark.parametrize("reverse,unroll", [(False, 1), (True, 2), (False, True)])
 def test_scan_matches_python_loop(reverse, unroll):
-    xs = {"a": np.arange(5.0, dtype=np.float32), "b": np.arange(10.0, dtype=np.float32).reshape(5, 2)}
+    xs = {"a": np.arange(5.0, dtype=np.float32),
+          "b": np.arange(10.0, dtype=np.float32).reshape(5, 2)}
 
     def body(c, x):
         c = c * 0.5 + x["a"] + x["b"].sum()

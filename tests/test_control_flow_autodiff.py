@@ -53,7 +53,7 @@ def test_piecewise_cond_and_switch():
     for x in (np.float32(0.8), np.float32(-0.6)):
         check_grads(piecewise, (x,), order=2)
     for i in range(3):
-        check_grads(lambda x: three_way(i, x), (np.float32(0.4),), order=2)
+        check_grads(lambda x: three_way(i, x), (np.float32(0.4),), order=2)  # noqa: B023 (run at once)
     assert float(plax.grad(piecewise)(np.float32(-0.6))) == pytest.approx(3 * 0.36, rel=1e-5)
 
 

@@ -120,7 +120,8 @@ def test_narrow_floats_take_weak_scalars_and_ints_but_no_other_float(t):
     # other floating types never do.
     for other in [1, 2.0, t, np.int8, np.uint64, np.bool_]:
         assert dtypes.result_type(t, other) == np.dtype(t), other
-    other_float8 = ml_dtypes.float8_e5m2 if t is ml_dtypes.float8_e4m3fn else ml_dtypes.float8_e4m3fn
+    e4m3, e5m2 = ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2
+    other_float8 = e5m2 if t is e4m3 else e4m3
     for other in [np.float32, ml_dtypes.bfloat16, np.float16, other_float8, 1j]:
         with pytest.raises(TypeError, match="no available implicit dtype promotion path"):
             dtypes.result_type(t, other)

@@ -119,7 +119,7 @@ def _graph(module_level_only: bool = False
     """Module → workspace modules it imports; and every raw import `(module, line, name)`."""
     graph: dict[str, set[str]] = {m: set() for m in MODULES}
     raw = []
-    for mod, (member, file) in MODULES.items():
+    for mod, (_, file) in MODULES.items():
         this = mod + ".__init__" if file.name == "__init__.py" else mod
         tree = ast.parse(file.read_text(), str(file))
         for line, name in imported_modules(tree, this, module_level_only):

@@ -16,7 +16,7 @@ from primitive_sets import EXEMPT
 from test_lax_shapes import pad_reference
 
 import plax
-from plax import lax
+from plax import extend, lax
 from plax.extend.core import Primitive, ShapeDtypeStruct, dce_jaxpr
 from plax_transforms.lowering import lower_jaxpr_to_module
 
@@ -136,7 +136,8 @@ bitcast_convert_type iota broadcast_in_dim reshape transpose squeeze concatenate
 dynamic_slice dynamic_update_slice reduce_sum reduce_max reduce_min reduce_prod reduce_and
 reduce_or reduce_xor argmax argmin dot_general cumsum cumprod cummax cummin cumlogsumexp rev
 clamp sort copy stop_gradient gather polygamma scatter_add scatter
-scatter_mul scatter_min scatter_max""".split())
+scatter_mul scatter_min scatter_max reduce_window reduce_window_sum reduce_window_max
+reduce_window_min select_and_gather_add select_and_scatter_add conv_general_dilated fft""".split())
 
 
 def all_primitives() -> dict[str, Primitive]:
@@ -160,6 +161,40 @@ def test_primitive_names_and_rules():
         assert prim.get_rule("abstract_eval") is not None, name
         assert prim.get_rule("lowering", "cpu") is not None, name
     assert lax.sort_p.multiple_results and not lax.add_p.multiple_results
+
+
+def test_table_rows_make_primitives_and_their_public_functions():
+    """Ops made from rows (`op_table`) look as if written out: `lax.<name>` ids, every
+    rule and the function belonging to the module that wrote the row, docstrings,
+    and the signature `(x)` or `(x, y)`."""
+    import inspect
+
+    from plax_stdlib.lax import bitwise, comparison, elementwise
+    keyword_names = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+                     "not": "bitwise_not"}
+    written_out = set()
+    for module in (elementwise, comparison, bitwise):
+        for attr, prim in vars(module).items():
+            if not (isinstance(prim, Primitive) and attr.endswith("_p")):
+                continue
+            name = attr[:-2]
+            fn = getattr(lax, keyword_names.get(name, name))
+            assert prim.id == f"lax.{name}" and prim.module == module.__name__, prim.id
+            assert set(extend.rule_modules(prim).values()) == {module.__name__}, prim.id
+            assert fn.__module__ == module.__name__ and fn.__doc__, fn
+            if not fn.__code__.co_filename.endswith("op_table.py"):
+                written_out.add(name)
+            else:
+                assert fn.__name__ == fn.__qualname__ == keyword_names.get(name, name)
+                params = list(inspect.signature(fn).parameters)
+                assert params in (["x"], ["x", "y"]), (name, params)
+    assert written_out == {"integer_pow", "pow", "round", "polygamma", "nextafter", "conj",
+                           "select_n", "clamp"}
+    with pytest.raises(TypeError, match="add cannot combine the Python float 1.5 with an "
+                                        "array of dtype int32"):
+        lax.add(np.int32(1), 1.5)
+    with pytest.raises(TypeError, match="and does not accept dtype float32"):
+        lax.bitwise_and(np.float32(1), 2.0)
 
 
 def test_importing_lax_does_not_load_mlir():
@@ -233,6 +268,15 @@ USES = [
     lambda x: lax.dot(x, lax.transpose(x, (1, 0))),
     lambda x: lax.sort((x, x, x), 1, num_keys=2),
     lambda x: lax.sort(x, 0),
+    *[lambda x, f=f: f(x, (2, 2), (1, 2), "SAME") for f in (
+        lax.reduce_window_sum, lax.reduce_window_max, lax.reduce_window_min)],
+    lambda x: lax.reduce_window(x, np.ones((), x.dtype)[()], lax.mul, (1, 2)),
+    lambda x: lax.select_and_gather_add(x, x, lax.ge_p, (2, 2), (1, 1), "VALID"),
+    lambda x: lax.select_and_scatter_add(lax.slice(x, (0, 0), (1, 2)), x, lax.le_p, (2, 2),
+                                         (1, 1), "VALID"),
+    lambda x: lax.conv(lax.reshape(x, (1, 1, 2, 3)), lax.reshape(x, (1, 1, 2, 3)), (1, 1),
+                       "SAME"),
+    lambda x: lax.fft_p.bind(x, fft_type=lax.FftType.FFT, fft_lengths=(3,)),  # complex only
 ]
 
 DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.int8, np.uint8, np.uint32,

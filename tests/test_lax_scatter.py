@@ -62,7 +62,7 @@ def test_shape_and_dtype_errors():
 def test_gather_derivatives():
     for mode in ("clip", "fill"):
         check_grads(lambda x: lax.gather(x, np.array([[2], [0], [2], [5]], np.int32),
-                                         GATHER_ROWS, (1, 4), mode=mode, fill_value=0.0),
+                                         GATHER_ROWS, (1, 4), mode=mode, fill_value=0.0),  # noqa: B023 (run at once)
                     (X,), order=2)
     g = plax.grad(lambda x: lax.reduce_sum(lax.gather(x, DUP, GATHER_ROWS, (1, 4)), (0, 1)))(X)
     np.testing.assert_array_equal(g, np.array([1, 0, 2], np.float32)[:, None] * np.ones(4))

@@ -490,7 +490,7 @@ def test_argmax_cumsum_match_numpy(shape, data):
     out = aval(lambda x: lax.argmax(x, axis, np.int32), sds(shape))
     assert (out.shape, out.dtype) == (np.argmax(np.zeros(shape), axis).shape, I32)
     for fun in (lax.cumsum, lax.cumprod, lax.cummax, lax.cummin, lax.cumlogsumexp):
-        assert aval(lambda x: fun(x, axis, reverse=True), sds(shape)).shape == shape
+        assert aval(lambda x: fun(x, axis, reverse=True), sds(shape)).shape == shape  # noqa: B023 (run at once)
 
 
 def test_reduction_errors():

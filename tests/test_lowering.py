@@ -365,6 +365,35 @@ def _dus_ref(x, u):
     return out
 
 
+def _windows(x, size=2, stride=1):
+    """The `size` x `size` windows of a 2-D array at `stride`, flattened last."""
+    v = np.lib.stride_tricks.sliding_window_view(x, (size, size))[::stride, ::stride]
+    return v.reshape(v.shape[:2] + (size * size,))
+
+
+def _gather_ref(t, x):
+    return np.take_along_axis(_windows(t), _windows(x).argmax(-1)[..., None], -1)[..., 0]
+
+
+def _scatter_add_ref(s, x):
+    """`s` added at each 2x2 block's maximum of `x`."""
+    out = np.zeros(x.shape, s.dtype)
+    picked = _windows(x, stride=2).argmax(-1)
+    for (i, j), k in np.ndenumerate(picked):
+        out[2 * i + k // 2, 2 * j + k % 2] += s[i, j]
+    return out
+
+
+def _conv_ref(lhs, rhs):
+    """NHWC lhs padded ((1, 0), (0, 1)), convolved with an HWIO kernel."""
+    padded = np.pad(lhs, ((0, 0), (1, 0), (0, 1), (0, 0)))
+    v = np.lib.stride_tricks.sliding_window_view(padded, rhs.shape[:2], axis=(1, 2))
+    return np.einsum("nhwcij,ijco->nhwo", v, rhs)
+
+
+_CONV_DNUMS = ("NHWC", "HWIO", "NHWC")
+
+
 _DOT_DIMS = (((1,), (0,)), ((), ()))
 _PAD = ((1, 0, 1), (-1, 2, 0))
 
@@ -585,6 +614,37 @@ CASES: list[Case] = [
          lambda k, v: (np.sort(k, 0, kind="stable"),
                        np.take_along_axis(v, np.argsort(k, 0, kind="stable"), 0)),
          (I8, F64), lambda dt: (sample(dt, (5, 2)), sample(F32, (5, 2), salt=1))),
+    # windows and convolutions
+    Case("reduce_window_sum", ("reduce_window_sum",),
+         lambda x: lax.reduce_window(x, np.asarray(0, x.dtype), lax.add, (2, 2), (1, 1)),
+         lambda x: _windows(x).sum(-1), (I32, F16, F32, C64), lambda dt: (sample(dt, (3, 4)),)),
+    Case("reduce_window_max", ("reduce_window_max",), lambda x: lax.reduce_window_max(x, (2, 2)),
+         lambda x: _windows(x).max(-1), (BOOL, I8, bf16, F32), lambda dt: (sample(dt, (3, 4)),)),
+    Case("reduce_window_min", ("reduce_window_min",), lambda x: lax.reduce_window_min(x, (2, 2)),
+         lambda x: _windows(x).min(-1), (U8, F64), lambda dt: (sample(dt, (3, 4)),)),
+    Case("reduce_window", ("reduce_window",),
+         lambda x: lax.reduce_window(x, np.asarray(1, x.dtype), lax.mul, (2, 2), (1, 1)),
+         lambda x: _windows(x).prod(-1), (I32, F32), lambda dt: (sample(dt, (3, 4)),)),
+    Case("select_and_gather_add", ("select_and_gather_add",),
+         lambda t, x: lax.select_and_gather_add(t, x, lax.ge_p, (2, 2), (1, 1), "VALID"),
+         _gather_ref, (F32, F64), lambda dt: (sample(dt, (3, 4)), sample(dt, (3, 4), salt=1))),
+    Case("select_and_scatter_add", ("select_and_scatter_add",),
+         lambda s, x: lax.select_and_scatter_add(s, x, lax.ge_p, (2, 2), (2, 2), "VALID"),
+         _scatter_add_ref, (F32,), lambda dt: (sample(dt, (2, 2)), sample(dt, (4, 4), salt=1))),
+    Case("conv_general_dilated", ("conv_general_dilated",),
+         lambda x, k: lax.conv_general_dilated(x, k, (1, 1), ((1, 0), (0, 1)),
+                                               dimension_numbers=_CONV_DNUMS),
+         _conv_ref, (I32, F16, F32, C64),
+         lambda dt: (sample(dt, (1, 4, 3, 2)), sample(dt, (2, 2, 2, 3), salt=1))),
+    # Fourier transforms (tests/test_fft.py checks them further)
+    Case("fft", ("fft",), lambda x: lax.fft(x, "fft", (3,)), np.fft.fft, (C64, C128),
+         lambda dt: (sample(dt),)),
+    Case("ifft", ("fft",), lambda x: lax.fft(x, lax.FftType.IFFT, (2, 3)), np.fft.ifft2, (C64,),
+         lambda dt: (sample(dt),)),
+    Case("rfft", ("fft",), lambda x: lax.fft(x, "rfft", (2, 3)), np.fft.rfft2, (F32, F64),
+         lambda dt: (sample(dt),)),
+    Case("irfft", ("fft",), lambda x: lax.fft(x, "irfft", (4,)), lambda x: np.fft.irfft(x, 4),
+         (C128,), lambda dt: (sample(dt),)),
 ]
 
 

@@ -13,7 +13,7 @@ B = rng.standard_normal((4, 5)).astype(np.float32)
 V = rng.standard_normal(4).astype(np.float32)
 S = rng.standard_normal((4, 4)).astype(np.float32)
 Z = (rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))).astype(np.complex64)
-I = rng.integers(-3, 4, (3, 4)).astype(np.int8)
+I8 = rng.integers(-3, 4, (3, 4)).astype(np.int8)
 
 PRODUCTS = {
     "dot_nd_2d": (lambda: jnp.dot(A, B), lambda: np.dot(A, B)),
@@ -31,7 +31,7 @@ PRODUCTS = {
     "tensordot_int": (lambda: jnp.tensordot(A, S, 1), lambda: np.tensordot(A, S, 1)),
     "tensordot_pairs": (lambda: jnp.tensordot(A, A, ((0, 2), (0, 2))),
                         lambda: np.tensordot(A, A, ((0, 2), (0, 2)))),
-    "int_matmul": (lambda: I @ I.T, lambda: I @ I.T),
+    "int_matmul": (lambda: I8 @ I8.T, lambda: I8 @ I8.T),
     "complex_dot": (lambda: jnp.dot(Z, Z.T), lambda: np.dot(Z, Z.T)),
 }
 
@@ -112,7 +112,7 @@ def test_matmul_and_einsum_follow_type_promotion_and_preferred_element_type():
     avals = plax.make_jaxpr(lambda i, f: (
         i @ f, jnp.einsum("ij,kj->ik", i, i, preferred_element_type=jnp.int32),
         jnp.dot(i, i.T, preferred_element_type=jnp.float32)))(
-        I, np.ones((4, 2), np.float16)).out_avals
+        I8, np.ones((4, 2), np.float16)).out_avals
     assert [a.dtype for a in avals] == [np.float16, np.int32, np.float32]
     bools = np.array([[True, False], [False, False]])
     np.testing.assert_array_equal(jnp.dot(bools, bools), np.dot(bools, bools))

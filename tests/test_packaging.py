@@ -21,19 +21,24 @@ from plax.extend.registry import GROUPS
 MEMBERS = members()
 member_ids = [m.name for m in MEMBERS]
 REINSTALL = "re-run `python3 -m pip install -r requirements-dev.txt`"
+# Example third-party packages: outside the workspace (they depend on plax the way an
+# outside package does), but installed for development so their tests run.
+EXAMPLES = {p.parent.relative_to(ROOT).as_posix()
+            for p in (ROOT / "examples").glob("*/pyproject.toml")}
 
 
-def test_every_package_folder_is_a_workspace_member():
+def test_every_package_folder_is_a_workspace_member_or_an_example():
     skip = {".git", "build", "tests"}
     folders = {p.parent.relative_to(ROOT).as_posix() for p in ROOT.rglob("pyproject.toml")
                if not skip & set(p.relative_to(ROOT).parts) and p.parent != ROOT}
-    assert folders == {m.path for m in MEMBERS}
+    assert folders == {m.path for m in MEMBERS} | EXAMPLES
+    assert not EXAMPLES & {m.path for m in MEMBERS}
 
 
-def test_requirements_dev_installs_every_member_editable():
+def test_requirements_dev_installs_every_member_and_example_editable():
     lines = (ROOT / "requirements-dev.txt").read_text().splitlines()
     editable = {line.split()[1].removeprefix("./") for line in lines if line.startswith("-e ")}
-    assert editable == {m.path for m in MEMBERS}
+    assert editable == {m.path for m in MEMBERS} | EXAMPLES
 
 
 def test_readme_starts_with_the_two_commands_that_ci_runs():

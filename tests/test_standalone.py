@@ -32,6 +32,27 @@ def test_workload_does_not_import_jax():
     assert "jax modules: []" in out, out
 
 
+def test_sharded_workload_does_not_import_jax():
+    """Per-shard buffers are built by jaxlib's C++, which would import `jax` for their
+    avals; plax's runtime keeps it out (plax_runtime.shard_buffers)."""
+    out = run_python("""
+        import numpy as np, plax
+        from plax.sharding import NamedSharding, PartitionSpec as P
+        mesh = plax.make_mesh((2, 4), ("x", "y"))
+        x = plax.device_put(np.ones((8, 8), np.float32), NamedSharding(mesh, P("x", "y")))
+        seen = []
+        def f(v):
+            plax.debug.inspect_array_sharding(v * 2, callback=seen.append)
+            return plax.lax.with_sharding_constraint(v.T, P(None, "x")) * 2
+        with plax.set_mesh(mesh):
+            y = plax.jit(f)(x)
+        print(float(np.asarray(y).sum()), len(y.addressable_shards), seen[0].spec)
+        plax.debug.visualize_array_sharding(y)
+    """)
+    assert "128.0 8 P('x', 'y')" in out, out
+    assert "jax modules: []" in out, out
+
+
 def test_every_entry_point_loads_without_jax():
     names = [m.name for m in members()]
     expected = sum(len(group) for m in members() for group in m.entry_points.values())

@@ -206,5 +206,5 @@ def test_custom_rules_survive_vmap_and_grad_in_either_order():
     for fn, scale in ((f, 2), (g, 3)):
         np.testing.assert_allclose(plax.vmap(fn)(x), np.sin(x), rtol=1e-6)
         np.testing.assert_allclose(plax.vmap(plax.grad(fn))(x), scale * np.cos(x), rtol=1e-6)
-        np.testing.assert_allclose(plax.grad(lambda v: plax.vmap(fn)(v).sum())(x),
+        np.testing.assert_allclose(plax.grad(lambda v: plax.vmap(fn)(v).sum())(x),  # noqa: B023 (run at once)
                                    scale * np.cos(x), rtol=1e-6)

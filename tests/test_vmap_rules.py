@@ -192,12 +192,12 @@ def test_dot_general(data, size):
     rhs_labels = data.draw(st.permutations(
         ["b"] * n_batch + ["c"] + ["r"] * data.draw(st.integers(0, 1))))
     dnums = (((lhs_labels.index("c"),), (rhs_labels.index("c"),)),
-             (tuple(i for i, l in enumerate(lhs_labels) if l == "b"),
-              tuple(i for i, l in enumerate(rhs_labels) if l == "b")))
+             (tuple(i for i, label in enumerate(lhs_labels) if label == "b"),
+              tuple(i for i, label in enumerate(rhs_labels) if label == "b")))
     axes = [in_axis(data, len(lhs_labels)), in_axis(data, len(rhs_labels))]
     if axes == [None, None]:
         axes[data.draw(st.integers(0, 1))] = 0
-    args = [_batched(tuple(sizes_of[l] for l in labels), a, size)
+    args = [_batched(tuple(sizes_of[label] for label in labels), a, size)
             for labels, a in zip((lhs_labels, rhs_labels), axes)]
     assert_vmap_matches_loop(lambda x, y: lax.dot_general(x, y, dnums), args, axes)
 

@@ -31,7 +31,8 @@ __version__ = "0.1.0"
 
 _plugins.install_facade_finder()
 
-_SUBMODULES = {"tree_util", "tree", "errors", "extend"}  # the kernel's own public modules
+# The kernel's own public modules.
+_SUBMODULES = {"tree_util", "tree", "errors", "extend", "monitoring", "debug"}
 
 
 def __getattr__(name: str):

@@ -9,14 +9,18 @@ from typing import Any
 
 from jaxlib import xla_client as xc
 
-from plax.extend.tree_util import tree_flatten
+import numpy as np
+
+from plax.extend.sharding import Sharding
+from plax.extend.tree_util import tree_flatten, tree_unflatten
 from plax_runtime.array import Array
 from plax_runtime.backends import get_backend
 from plax_runtime.device_put import device_put
 
 __all__ = ["devices", "local_devices", "device_count", "local_device_count",
            "default_backend", "process_index", "process_count", "get_backend",
-           "device_put", "block_until_ready"]
+           "device_put", "device_get", "block_until_ready",
+           "make_array_from_process_local_data"]
 
 Backend = str | xc.Client | None
 
@@ -67,3 +71,32 @@ def block_until_ready(x: Any) -> Any:
         if not isinstance(leaf, Array) and hasattr(leaf, "block_until_ready"):
             leaf.block_until_ready()
     return x
+
+
+def device_get(x: Any) -> Any:
+    """`x` with every Array leaf fetched to the host as a NumPy array (copies start
+    together, then each is read)."""
+    leaves, treedef = tree_flatten(x)
+    for leaf in leaves:
+        if isinstance(leaf, Array):
+            leaf.copy_to_host_async()
+    return tree_unflatten(treedef, [np.asarray(leaf) if isinstance(leaf, Array) else leaf
+                                    for leaf in leaves])
+
+
+def make_array_from_process_local_data(sharding: Sharding, local_data: Any,
+                                       global_shape: tuple[int, ...] | None = None) -> Array:
+    """The global Array laid out by `sharding` from the data this process holds.
+
+    In a single-process program the local data is the whole array.
+    """
+    value = np.asarray(local_data)
+    if global_shape is None:
+        global_shape = value.shape
+    if process_count() > 1 or not sharding.is_fully_addressable:
+        raise NotImplementedError("make_array_from_process_local_data across several "
+                                  "processes is not supported yet")
+    if tuple(global_shape) != value.shape:
+        raise ValueError(f"in a single process the local data is the whole array, but it "
+                         f"has shape {value.shape} and global_shape is {tuple(global_shape)}")
+    return device_put(value, sharding)

@@ -7,7 +7,7 @@ Operators and NumPy-style methods are those of tracers (`plax.extend.core.instal
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,7 @@ from jaxlib import xla_client as xc
 from plax.extend.core import ShapedArray, Tracer, install_array_methods
 from plax.extend.sharding import Device, Index, Sharding
 from plax_runtime import dlpack_buffers, placement
+from plax_runtime.shard_buffers import shard_buffers
 from plax_runtime.sharding_impls import SingleDeviceSharding
 
 
@@ -130,7 +131,7 @@ class Array(metaclass=_ArrayMeta):
         elif self.is_fully_replicated:
             self._impl._fully_replicated_shard()._copy_single_device_array_to_host_async()
         else:
-            for shard in self._impl._arrays:
+            for shard in shard_buffers(self._impl):
                 shard._copy_single_device_array_to_host_async()
 
     def on_device_size_in_bytes(self) -> int:
@@ -144,7 +145,7 @@ class Array(metaclass=_ArrayMeta):
     # --- shards ---------------------------------------------------------------------
 
     def _addressable_devices(self) -> list[Device]:
-        """Addressable devices in the order of `self._impl._arrays`."""
+        """Addressable devices in the order of `shard_buffers(self._impl)`."""
         return [d for d in self._sharding._device_assignment
                 if d.process_index == d.client.process_index()]
 
@@ -157,13 +158,29 @@ class Array(metaclass=_ArrayMeta):
             return [Shard(devices[0], indices[devices[0]], 0, self)]
         shards, seen = [], {}
         kind = self._sharding.memory_kind
-        for impl, device in zip(self._impl._arrays, devices):
+        for impl, device in zip(shard_buffers(self._impl), devices):
             index = indices[device]
             key = _index_key(index)
             replica_id = seen[key] = seen.get(key, -1) + 1
             aval = ShapedArray(_index_shape(index, self.shape), self.dtype, self.weak_type)
             impl.aval = aval  # C++ leaves per-shard avals unset without `jax`
             data = Array._from_impl(impl, aval, SingleDeviceSharding(device, memory_kind=kind))
+            shards.append(Shard(device, index, replica_id, data))
+        return shards
+
+    @property
+    def global_shards(self) -> list[Shard]:
+        """One shard per device of the sharding, including other processes' devices
+        (whose `data` is None)."""
+        self._check_alive()
+        local = {shard.device: shard for shard in self.addressable_shards}
+        indices = self._sharding.devices_indices_map(self.shape)
+        shards, seen = [], {}
+        for device in self._sharding._device_assignment:
+            index = indices[device]
+            key = _index_key(index)
+            replica_id = seen[key] = seen.get(key, -1) + 1
+            data = local[device].data if device in local else None
             shards.append(Shard(device, index, replica_id, data))
         return shards
 
@@ -204,7 +221,7 @@ class Array(metaclass=_ArrayMeta):
         out = np.empty(self.shape, self.dtype)
         indices = self._sharding.addressable_devices_indices_map(self.shape)
         filled = set()
-        for impl, device in zip(self._impl._arrays, self._addressable_devices()):
+        for impl, device in zip(shard_buffers(self._impl), self._addressable_devices()):
             index = indices[device]
             key = _index_key(index)
             if key not in filled:
@@ -278,8 +295,8 @@ class Array(metaclass=_ArrayMeta):
         (impl,) = placement.copy_buffers([self._impl], [self.ndim], [self.sharding],
                                          [xc.ArrayCopySemantics.ALWAYS_COPY])
         if impl._committed != self._impl._committed:
-            impl = xc.ArrayImpl(self.aval, impl._sharding, impl._arrays, self._impl._committed,
-                                _skip_checks=True)
+            impl = xc.ArrayImpl(self.aval, impl._sharding, shard_buffers(impl),
+                                self._impl._committed, _skip_checks=True)
         return Array._from_impl(impl, self.aval, self.sharding)
 
     def __deepcopy__(self, memo) -> Array:
@@ -372,6 +389,37 @@ def make_array_from_single_device_arrays(shape: Sequence[int], sharding: Shardin
     aval = ShapedArray(shape, dtype)
     impl = xc.ArrayImpl(aval, sharding._to_jaxlib_sharding(len(shape)),
                         [by_device[d]._impl for d in indices], True, _skip_checks=True)
+    return Array._from_impl(impl, aval, sharding)
+
+
+def make_array_from_callback(shape: Sequence[int], sharding: Sharding,
+                             data_callback: Callable[[Index], Any], *, dtype=None) -> Array:
+    """An Array of `shape` laid out by `sharding`, each addressable shard's data given
+    by `data_callback(index)` (its slice of the global array), all placed in one
+    batched transfer."""
+    shape = tuple(int(d) for d in shape)
+    if not isinstance(sharding, Sharding):
+        raise TypeError(f"sharding must be a plax Sharding, got {type(sharding).__name__}")
+    sharding.shard_shape(shape)  # the shards must be even
+    indices = sharding.addressable_devices_indices_map(shape)
+    pieces: dict[tuple, np.ndarray] = {}
+    for index in indices.values():
+        key = _index_key(index)
+        if key not in pieces:
+            piece = data_callback(index)
+            if isinstance(piece, Array):
+                piece = piece._value
+            piece = np.asarray(piece, dtype=dtype)
+            expected = _index_shape(index, shape)
+            if piece.shape != expected:
+                raise ValueError(f"data_callback returned shape {piece.shape} for the index "
+                                 f"{index} of an array of shape {shape}; expected {expected}")
+            pieces[key] = piece
+    first = next(iter(pieces.values()), None)
+    dtype = np.dtype(dtype if dtype is not None else
+                     first.dtype if first is not None else np.float32)
+    shards = [pieces[_index_key(index)] for index in indices.values()]
+    impl, aval = placement.place_shards(shards, shape, dtype, sharding, list(indices))
     return Array._from_impl(impl, aval, sharding)
 
 

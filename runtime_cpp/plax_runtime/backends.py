@@ -172,8 +172,3 @@ def get_backend(platform: str | xc.Client | None = None) -> xc.Client:
     raise RuntimeError(f"Backend {platform!r} is not available "
                        f"({_why_missing(name, by_name)}); "
                        f"started backends: {list(started)}")
-
-
-def backends_are_initialized() -> bool:
-    """Whether clients were made (multi-process start-up must come before)."""
-    return _clients is not None

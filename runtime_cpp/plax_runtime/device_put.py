@@ -18,6 +18,7 @@ from plax.extend.sharding import Device, Sharding, hlo_shardings_equal
 from plax.extend.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plax_runtime import placement
 from plax_runtime.array import Array
+from plax_runtime.shard_buffers import shard_buffers
 from plax_runtime.sharding_impls import SingleDeviceSharding
 
 
@@ -126,7 +127,7 @@ def _rewrap(impl: xc.ArrayImpl, aval: ShapedArray, sharding: Sharding,
     if committed:  # re-wrapping always yields a committed array
         impl = impl._rewrap_with_aval_and_sharding(aval, jaxlib_sharding)
     elif impl._committed or impl._sharding is not jaxlib_sharding:
-        impl = xc.ArrayImpl(aval, jaxlib_sharding, impl._arrays, False, _skip_checks=True)
+        impl = xc.ArrayImpl(aval, jaxlib_sharding, shard_buffers(impl), False, _skip_checks=True)
     return Array._from_impl(impl, aval, sharding)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import logging
 import threading
 import weakref
 from collections.abc import Mapping, Sequence
@@ -19,14 +20,28 @@ from typing import Any
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
+from plax.extend import config
 from plax.extend.core import ShapedArray
+from plax.extend.monitoring import BACKEND_COMPILE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
 from plax_runtime.array import Array
 from plax_runtime.device_put import put_leaves
 from plax_runtime.sharding_impls import sharding_from_xla
 
+logger = logging.getLogger(__name__)
+
 _cache: weakref.WeakValueDictionary[tuple, Executable] = weakref.WeakValueDictionary()
 _cache_lock = threading.Lock()
+
+
+_spmd_in_flight: list = []  # the outputs of the last SPMD program started on CPU
+
+
+def _wait_for_spmd_in_flight() -> None:
+    pending = [x for x in _spmd_in_flight if not x.is_deleted()]
+    _spmd_in_flight.clear()
+    if pending:
+        xc.batched_block_until_ready(pending)
 
 
 class Executable:
@@ -45,6 +60,11 @@ class Executable:
         self._arg_names = arg_names
         self._device_set = frozenset(devices)
         self._multi_device = len(devices) > 1
+        # XLA's CPU runtime can deadlock when several programs with collectives over
+        # the same devices are in flight at once (their participants wait for each
+        # other on too few threads; JAX hangs the same way): on CPU, one SPMD program
+        # runs at a time.
+        self._serialized = self._multi_device and devices[0].platform == "cpu"
         self._out_types = tuple(zip(out_avals, out_shardings))
         self._handlers = {c: [xc.array_result_handler(aval, s._to_jaxlib_sharding(aval.ndim),
                                                       c, _skip_checks=True)
@@ -71,14 +91,12 @@ class Executable:
             impls, any_committed = self._place(args)
         else:
             impls, any_committed = in_place
-        try:
-            results = self._loaded.execute_sharded(impls)
-        except _jax.JaxRuntimeError:
-            self._check_alive(args)  # a deleted input: say which, in plain words
-            raise
+        results = self._run(impls, args)
         if committed is None:
             committed = self._multi_device or any_committed
         outs = results.consume_with_handlers(self._handlers[committed])
+        if self._serialized:
+            _spmd_in_flight[:] = outs
         for i in self.donated_args:
             if isinstance(args[i], Array) and not args[i].is_deleted():
                 args[i].delete()
@@ -94,16 +112,23 @@ class Executable:
     def execute_placed(self, args: Sequence[Array], *, committed: bool) -> list[Array]:
         """`execute` for arguments known to be laid out as expected (a jit cache hit
         whose key fixes every argument's sharding): no checks, no moves."""
-        try:
-            results = self._loaded.execute_sharded([x._impl for x in args])
-        except _jax.JaxRuntimeError:
-            self._check_alive(args)
-            raise
+        results = self._run([x._impl for x in args], args)
         outs = results.consume_with_handlers(self._handlers[committed])
+        if self._serialized:
+            _spmd_in_flight[:] = outs
         for i in self.donated_args:
             args[i].delete()
         wrap = Array._from_impl
         return [wrap(impl, aval, s) for impl, (aval, s) in zip(outs, self._out_types)]
+
+    def _run(self, impls: list, args: Sequence[Any]):
+        if self._serialized:
+            _wait_for_spmd_in_flight()
+        try:
+            return self._loaded.execute_sharded(impls)
+        except _jax.JaxRuntimeError:
+            self._check_alive(args)  # a deleted input: say which, in plain words
+            raise
 
     def _impls_in_place(self, args: Sequence[Any]) -> tuple[list, bool] | None:
         """(buffers, any committed) when every argument is an Array already laid out
@@ -209,18 +234,22 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
             num_partitions: int | None = None, donated_args: Sequence[int] = (),
             compile_options_overrides: Mapping[str, str | bool | int | float] | None = None,
             build_options: Mapping[str, Any] | None = None,
-            in_shardings: Sequence[Sharding] | None = None,
+            in_shardings: Sequence[Sharding | None] | None = None,
             out_avals: Sequence[ShapedArray] | None = None,
-            out_shardings: Sequence[Sharding] | None = None,
-            arg_names: Sequence[str] | None = None) -> Executable:
+            out_shardings: Sequence[Sharding | None] | None = None,
+            arg_names: Sequence[str] | None = None,
+            sharding_like: Sequence[Sharding] = (), name: str | None = None) -> Executable:
     """Compiles `module` for `devices` (replica-major), or returns the cached executable.
 
     `compile_options_overrides` are XLA options (`env_option_overrides`, JAX's
     `compiler_options`); `build_options` sets attributes of `ExecutableBuildOptions`
     (`use_shardy_partitioner`, `allow_spmd_sharding_propagation_to_output`...).
-    In/out shardings and output avals default to what XLA reports and what the
-    module declares (with `weak_type=False`); lowering passes its own to keep weak
-    types and sharding kinds. Executables with several replicas need all three.
+    In/out shardings (or their None entries) and output avals default to what XLA
+    reports and what the module declares (with `weak_type=False`); shardings XLA
+    chose take the kind of one of `sharding_like` where it can say them. Lowering
+    passes its own avals to keep weak types. Executables with several replicas need
+    all three. `name` (default: the module's) is what logs and the
+    `/jax/core/compile/backend_compile_duration` event call it.
     """
     payload = _module_payload(module)
     devices = tuple(devices)
@@ -235,7 +264,7 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
     build = tuple(sorted((k, _frozen(v)) for k, v in (build_options or {}).items()))
     key = (hashlib.sha256(payload.encode() if isinstance(payload, str) else payload).digest(),
            isinstance(payload, str), devices, num_replicas, num_partitions,
-           tuple(donated_args), overrides, build,
+           tuple(donated_args), overrides, build, tuple(sharding_like),
            *(None if v is None else tuple(v)
              for v in (in_shardings, out_avals, out_shardings, arg_names)))
     with _cache_lock:
@@ -243,12 +272,28 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
         if executable is not None:
             return executable
     options = _compile_options(devices, num_replicas, num_partitions, overrides, build)
-    loaded = devices[0].client.compile_and_load(payload, xc.DeviceList(devices), options)
+    if name is None:
+        name = (ir_module_name(module) if hasattr(module, "operation") else "module")
+    with timed_event(BACKEND_COMPILE_EVENT, name,
+                     "Finished XLA compilation of {fun_name} in {elapsed_time:.9f} sec",
+                     logger, _log_level):
+        loaded = devices[0].client.compile_and_load(payload, xc.DeviceList(devices), options)
     executable = _describe(loaded, payload, devices, num_replicas, tuple(donated_args),
-                           in_shardings, out_avals, out_shardings, arg_names)
+                           in_shardings, out_avals, out_shardings, arg_names,
+                           tuple(sharding_like))
     with _cache_lock:
         _cache[key] = executable
     return executable
+
+
+def ir_module_name(module) -> str:
+    """The `sym_name` of an `ir.Module` (`jit_f`), or "module"."""
+    attrs = module.operation.attributes
+    return attrs["sym_name"].value if "sym_name" in attrs else "module"
+
+
+def _log_level() -> int:
+    return logging.WARNING if config.log_compiles.value else logging.DEBUG
 
 
 def clear_cache() -> None:
@@ -280,21 +325,29 @@ def _compile_options(devices, num_replicas, num_partitions, overrides, build
 
 
 def _describe(loaded, payload, devices, num_replicas, donated_args, in_shardings,
-              out_avals, out_shardings, arg_names) -> Executable:
+              out_avals, out_shardings, arg_names, like) -> Executable:
     """Fills in argument/output metadata that the caller left to XLA."""
     num_args = len(loaded.get_parameter_layouts())
     if num_replicas > 1 and None in (in_shardings, out_avals, out_shardings):
         raise ValueError("compile: executables with num_replicas > 1 need in_shardings, "
                          "out_avals and out_shardings")
-    if in_shardings is None:
-        xla_in = loaded.get_parameter_shardings() or [None] * num_args
-        in_shardings = [sharding_from_xla(devices, s) for s in xla_in]
     if out_avals is None:
         out_avals = _declared_result_avals(payload)
-    if out_shardings is None:
+    if in_shardings is None or None in in_shardings:
+        in_shardings = list(in_shardings or [None] * num_args)
+        xla_in = loaded.get_parameter_shardings() or [None] * num_args
+        in_ndims = [len(shape.dimensions()) for shape in
+                    _program_shape(payload).parameter_shapes()]
+        in_shardings = [s if s is not None else
+                        sharding_from_xla(devices, x, ndim=n, like=like)
+                        for s, x, n in zip(in_shardings, xla_in, in_ndims)]
+    if out_shardings is None or None in out_shardings:
+        out_shardings = list(out_shardings or [None] * len(out_avals))
         xla_out = loaded.get_output_shardings() or [None] * len(out_avals)
         kinds = loaded.get_output_memory_kinds()[0]
-        out_shardings = [sharding_from_xla(devices, s, kind) for s, kind in zip(xla_out, kinds)]
+        out_shardings = [s if s is not None else
+                         sharding_from_xla(devices, x, kind, ndim=len(a.shape), like=like)
+                         for s, x, kind, a in zip(out_shardings, xla_out, kinds, out_avals)]
     for what, values, n in (("in_shardings", in_shardings, num_args),
                             ("out_shardings", out_shardings, len(out_avals)),
                             ("arg_names", arg_names, num_args)):
@@ -309,10 +362,13 @@ def _describe(loaded, payload, devices, num_replicas, donated_args, in_shardings
                       None if arg_names is None else tuple(arg_names))
 
 
+def _program_shape(payload: str | bytes):
+    return _jax.mlir.mlir_module_to_xla_computation(
+        payload, use_tuple_args=False, return_tuple=False).program_shape()
+
+
 def _declared_result_avals(payload: str | bytes) -> tuple[ShapedArray, ...]:
-    computation = _jax.mlir.mlir_module_to_xla_computation(payload, use_tuple_args=False,
-                                                           return_tuple=False)
-    result = computation.program_shape().result_shape()
+    result = _program_shape(payload).result_shape()
     shapes = result.tuple_shapes() if result.is_tuple() else [result]
     for shape in shapes:
         if not shape.is_array():

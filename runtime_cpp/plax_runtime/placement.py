@@ -74,19 +74,44 @@ def place_host_value(x: Any, sharding: Sharding | None, *, weak_type: bool | Non
     if sharding is None:
         sharding = SingleDeviceSharding(default_device())
     indices = sharding.addressable_devices_indices_map(aval.shape)
+    # Empty buffers have nothing to alias (and jaxlib cannot copy empty shards).
+    zero_copy = may_alias or value.size == 0
     if sharding.is_fully_replicated:
         shards = [value] * len(indices)
     else:
         sharding.shard_shape(aval.shape)  # raises unless the shards are even
-        shards = [value[index] for index in indices.values()]
-    # Empty buffers have nothing to alias (and jaxlib cannot copy empty shards).
-    zero_copy = may_alias or value.size == 0
+        if zero_copy:
+            shards = [value[index] for index in indices.values()]
+        else:
+            # jaxlib fails ("bad_function_call") on contiguous views of one buffer
+            # copied "during the call"; make the one host copy here instead (once per
+            # distinct piece) and let the device buffers alias it.
+            pieces: dict[tuple, np.ndarray] = {}
+            shards = [pieces.setdefault(tuple((s.start, s.stop) for s in index),
+                                        np.array(value[index]))
+                      for index in indices.values()]
+            zero_copy = True
     semantics = (xc.HostBufferSemantics.ZERO_COPY if zero_copy
                  else xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
     impl = _batched_device_put(aval, sharding._to_jaxlib_sharding(aval.ndim), shards,
                                list(indices), committed, may_alias is False, semantics,
                                enable_x64=config.enable_x64.value)
     return impl, aval, sharding
+
+
+def place_shards(shards: Sequence[np.ndarray], shape: tuple[int, ...], dtype: np.dtype,
+                 sharding: Sharding, devices: Sequence[Device]
+                 ) -> tuple[xc.ArrayImpl, ShapedArray]:
+    """Host pieces (one per device of `devices`, each copied now) as one committed
+    Array of `shape` laid out by `sharding`: (the buffers, their aval)."""
+    dtype = dtypes.canonicalize_dtype(dtype)
+    dtypes.check_valid_dtype(dtype)
+    aval = ShapedArray(shape, dtype)
+    impl = _batched_device_put(aval, sharding._to_jaxlib_sharding(len(shape)),
+                               [np.array(s, dtype=dtype) for s in shards], list(devices),
+                               True, False, xc.HostBufferSemantics.ZERO_COPY,
+                               enable_x64=config.enable_x64.value)
+    return impl, aval
 
 
 def copy_buffers(impls: Sequence[xc.ArrayImpl], ndims: Sequence[int],

@@ -155,9 +155,36 @@ class GSPMDSharding(Sharding):
         return f"GSPMDSharding({self._hlo_sharding!r}, devices={list(self._devices)}{kind})"
 
 
-def sharding_from_xla(devices: Sequence[Device], hlo: xc.HloSharding | xc.OpSharding,
-                      memory_kind: str | None = None) -> Sharding:
-    """The plax sharding for what XLA reports: one device, or a GSPMDSharding."""
+@functools.lru_cache(maxsize=1024)
+def replicated_sharding(devices: tuple[Device, ...]) -> Sharding:
+    """The (cached) sharding of an array copied whole onto each of `devices`."""
+    if len(devices) == 1:
+        return SingleDeviceSharding(devices[0])
+    return GSPMDSharding.get_replicated(devices)
+
+
+def sharding_from_xla(devices: Sequence[Device], hlo: xc.HloSharding | xc.OpSharding | None,
+                      memory_kind: str | None = None, *, ndim: int | None = None,
+                      like: Sequence[Sharding] = ()) -> Sharding:
+    """The plax sharding for what XLA reports for an array of rank `ndim` on `devices`:
+    one device; else, where one of the shardings `like` (on the same devices) can say
+    it, a sharding of its kind (a NamedSharding on the inputs' mesh, say: an equal
+    one is returned itself); else a GSPMDSharding."""
+    devices = tuple(devices)
     if len(devices) == 1:
         return SingleDeviceSharding(devices[0], memory_kind=memory_kind)
+    if hlo is None:
+        hlo = _REPLICATED
+    elif isinstance(hlo, xc.OpSharding):
+        hlo = xc.HloSharding.from_proto(hlo)
+    if ndim is not None:
+        for reference in like:
+            if reference._device_assignment != devices:
+                continue
+            same_kind = reference._like_from_xla(hlo, ndim)
+            if same_kind is None:
+                continue
+            if memory_kind is not None and same_kind.memory_kind != memory_kind:
+                same_kind = same_kind.with_memory_kind(memory_kind)
+            return next((r for r in like if r == same_kind), same_kind)
     return GSPMDSharding(devices, hlo, memory_kind=memory_kind)

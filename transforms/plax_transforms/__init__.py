@@ -4,17 +4,25 @@ Reading path:
 
 1. `lowering.py` — a Jaxpr becomes a StableHLO module, one rule per primitive
    (`mlir_context.py` makes the MLIR context);
-2. `executing.py` — which device a call runs on; lowering and compiling once;
+2. `call_placement.py` — which devices a call runs on and the shardings its module
+   states; `executing.py` — lowering once per abstract layout, compiling once per
+   device assignment;
 3. `dispatch.py` — a primitive applied eagerly: a one-equation Jaxpr, cached;
-4. `jit_primitive.py`, `lowering_rules.py` — `jit_p`, the staged form of a jit call;
+4. `jit_primitive.py` — `jit_p`, the staged form of a jit call, with all its rules
+   (abstract eval, lowering, jvp, partial eval, transpose, batching, dce);
 5. `jit.py` — `jit`: the tracing cache, the fast path, `eval_shape`; `stages.py`
    holds its ahead-of-time stages (`Traced` → `Lowered` → `Compiled`),
    `signature.py` what tells cached calls apart, `explain.py` why a cache missed;
 6. `ad.py` — forward mode (JVPTrace, jvp of Jaxprs); `partial_eval.py` — the
    known/unknown split behind linearize and vjp; `transpose.py` — the backward
-   pass; `ad_jit.py` — those rules for `jit_p`; `autodiff_api.py` — `jvp`, `grad`,
-   `vjp`, jacobians; `custom_derivatives.py`, `remat.py` — custom rules, checkpoint;
+   pass; `autodiff_api.py` — `jvp`, `grad`, `vjp`, jacobians;
+   `custom_derivatives.py` — `custom_jvp`/`custom_vjp` and their primitives;
+   `remat.py`, `ad_checkpoint.py` — `checkpoint` and its policies;
 7. `batching.py`, `vmap_api.py` — `vmap` and batching of Jaxprs;
-8. `control_flow_rules.py` — jvp, partial eval, transpose and batching of
-   `cond`, `while` and `scan`.
+8. `test_util.py` — `plax.test_util`, numerical checks of derivatives, and
+   `conformance.py` — its `check_primitive`, a primitive's rules checked against
+   each other.
+
+The rules of the standard primitives, `cond`, `while` and `scan` included, live
+with their definitions in plax-stdlib.
 """

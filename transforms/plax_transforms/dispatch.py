@@ -2,8 +2,10 @@
 
 `apply_primitive` is the default implementation of every primitive (entry point
 `plax.transforms: eager_dispatch`). It lowers a one-equation Jaxpr, compiles it
-for the device the arguments decide, and runs it. Executables are cached by
-(primitive, parameters, avals incl. weak types, device, config); in front of them,
+for the devices the arguments decide (sharded Arrays give an SPMD computation
+over their devices), and runs it. Executables are cached by (primitive,
+parameters, avals incl. weak types, devices, the arguments' layouts, config); in
+front of them,
 a call's exact signature (with the placement of each Array) finds a prepared
 caller, so a repeated operation costs a signature, a dictionary lookup and an
 execution.
@@ -16,19 +18,19 @@ and are held weakly, so their entries go when the user's functions do.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from plax.extend.core import ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var, get_aval
-from plax.extend.sharding import Device
+from plax.extend.sharding import concrete_mesh
 from plax_transforms import debug_nans
 from plax_transforms.caches import BoundedCache
-from plax_transforms.executing import CompiledJaxpr, call_device, lowering_platform
-from plax_transforms.lowering import lower_jaxpr_to_module
+from plax_transforms.executing import (CallPlacement, CompiledJaxpr, abstract_layout,
+                                       lower_module, lowering_platform, place_call)
 from plax_transforms.signature import arg_signature, trace_context
 
-# Two levels: a call's exact signature (placements included) → a prepared caller, in
-# front of the executables, which depend only on avals and the device. A caller
-# holds its executable, so both count its bytes.
+# Two levels: a call's exact signature (placements and the context mesh included) → a
+# prepared caller, in front of the executables, which depend only on avals and devices.
+# A caller holds its executable, so both count its bytes.
 _callers = BoundedCache("eager callers", max_entries=8192, max_bytes=512 << 20)
 _executables = BoundedCache("eager executables", max_entries=8192, max_bytes=512 << 20)
 
@@ -61,7 +63,7 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict):
     """Compute `prim(*args, **params)` with a compiled single-primitive executable."""
     params_key, jaxprs = _params_key(params)
     try:
-        key = (prim, params_key, arg_signature(args), trace_context())
+        key = (prim, params_key, arg_signature(args), trace_context(), concrete_mesh())
         call = _callers.get(key)
     except TypeError:  # an unhashable parameter: compile without caching
         key, call = None, None
@@ -75,24 +77,29 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict):
 
 def _prepare(prim: Primitive, args: Sequence[Any], params: dict, params_key: tuple,
              jaxprs: list):
-    device, committed = call_device(args)
+    placement = place_call(args)
+    avals = tuple(map(get_aval, args))
+    n = len(placement.devices)
     try:
-        key = (prim, params_key, tuple(map(get_aval, args)), device, trace_context())
+        key = (prim, params_key, avals, placement.devices,
+               tuple(abstract_layout(s, a.ndim, n) for s, a in zip(placement.in_shardings,
+                                                                    avals)),
+               trace_context())
         compiled = _executables.get(key)
     except TypeError:
         key, compiled = None, None
     if compiled is None:
-        compiled = _compile_primitive(prim, args, params, device)
+        compiled = _compile_primitive(prim, args, params, placement)
         if key is not None:
             _executables.put(key, compiled, nbytes=compiled.nbytes, owners=jaxprs)
-    call = compiled.caller_for(args, committed)
+    call = compiled.caller_for(args, placement.committed)
     if debug_nans.enabled():  # a key of its own: the trace context includes the options
         call = debug_nans.checked_primitive(call, prim)
     return call, compiled.nbytes
 
 
 def _compile_primitive(prim: Primitive, args: Sequence[Any], params: dict,
-                       device: Device) -> CompiledJaxpr:
+                       placement: CallPlacement) -> CompiledJaxpr:
     invars = [Var(get_aval(x)) for x in args]
     out = prim.abstract_eval(*(v.aval for v in invars), **params)
     outvars = [Var(aval) for aval in (out if prim.multiple_results else (out,))]
@@ -100,7 +107,9 @@ def _compile_primitive(prim: Primitive, args: Sequence[Any], params: dict,
     effects = frozenset(effects(**params)) if effects else frozenset()
     eqn = JaxprEqn(invars, outvars, prim, params, effects)
     jaxpr = Jaxpr([], invars, outvars, [eqn], effects)
-    lowering = lower_jaxpr_to_module(ClosedJaxpr(jaxpr, []), name=prim.name,
-                                     platform=lowering_platform(device), keep_unused=True)
-    return CompiledJaxpr(lowering, device)
+    lowering = lower_module(ClosedJaxpr(jaxpr, []), prim.name,
+                            platform=lowering_platform(placement.devices[0]), keep_unused=True,
+                            num_partitions=len(placement.devices),
+                            in_shardings=placement.in_shardings)
+    return CompiledJaxpr(lowering, placement)
 

@@ -1,62 +1,45 @@
-"""Running a Jaxpr on a device: choosing the device, lowering and compiling once per
-device, and executing on the call's arguments.
+"""Running a Jaxpr on devices: placing the call, lowering once per abstract layout,
+compiling once per device assignment, and executing on the call's arguments.
 
-The device comes from the arguments: committed Arrays decide it (they must agree),
-otherwise the default device runs the computation. Outputs are committed exactly
-when some input was. Lowerings are cached per (Jaxpr, donation, `keep_unused`,
-platform, config) and executables per lowering and device, in bounded caches
-that hold the Jaxpr and the lowering weakly: a dropped function frees its
-lowering and its executables.
+`call_placement.place_call` decides the devices and the shardings the module
+states. Lowerings are cached per (Jaxpr, donation, `keep_unused`, platform, config,
+number of devices, and the *abstract* form of each stated sharding: mesh axis names
+and sizes, memory kind), so two meshes of one shape on different devices share a
+lowering; executables are cached per lowering and device assignment. Both caches
+are bounded and hold the Jaxpr and the lowering weakly: a dropped function frees its
+lowering and its executables. Outputs are committed when the computation spans
+several devices or some input was committed.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
-from typing import Any, Sequence
+import threading
+from typing import Any, Hashable, Sequence
 
 import numpy as np
 
 from plax.extend import config, dtypes
 from plax.extend.core import ClosedJaxpr
+from plax.extend.monitoring import JAXPR_TO_MLIR_MODULE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
-from plax_runtime import device_put as runtime_put, executable as runtime_executable, placement
+from plax_runtime import device_put as runtime_put, executable as runtime_executable
 from plax_runtime.array import Array
-from plax_runtime.sharding_impls import SingleDeviceSharding
-from plax_transforms import debug_nans
+from plax_runtime.sharding_impls import replicated_sharding
+from plax_transforms import debug_nans, explain
 from plax_transforms.caches import BoundedCache, nbytes_of
+from plax_transforms.call_placement import (CallPlacement, default_device, inner_shardings,
+                                            place_call, single_device_sharding)
 from plax_transforms.lowering import LoweringResult, lower_jaxpr_to_module
 
 logger = logging.getLogger(__name__)
 
+__all__ = ["CallPlacement", "CompiledJaxpr", "abstract_layout",
+           "compile_lowering", "compiled_for_call", "default_device", "device_sharding",
+           "execute_jaxpr", "lower_jaxpr", "lower_module", "lowering_platform", "place_call"]
 
-# --- the device of a call --------------------------------------------------------
-
-def _single_device(sharding: Sharding, what: str) -> Device:
-    devices = sharding._device_assignment
-    if len(devices) != 1:
-        raise NotImplementedError(
-            f"{what} is sharded over {len(devices)} devices; computations over several "
-            "devices need plax-sharding")
-    return devices[0]
-
-
-_default_devices: dict[Any, Device] = {}
-
-
-def default_device() -> Device:
-    """The device of uncommitted computations (`jax_default_device`, else the default
-    backend's first device), memoized per value of the option."""
-    choice = config.default_device.value
-    device = _default_devices.get(choice)
-    if device is None:
-        device = _default_devices[choice] = placement.default_device()
-    return device
-
-
-def device_sharding(device: Device) -> SingleDeviceSharding:
-    """The (interned) sharding of an array on `device`: outputs carry it, and the next
-    computation recognizes its inputs' placement by identity."""
-    return SingleDeviceSharding(device)
+device_sharding = single_device_sharding
 
 
 def lowering_platform(device: Device) -> str:
@@ -65,51 +48,66 @@ def lowering_platform(device: Device) -> str:
     return device.client.platform
 
 
-def call_device(args: Sequence[Any], in_shardings: Sequence[Sharding | None] = (),
-                ) -> tuple[Device, bool]:
-    """The device a computation on `args` runs on, and whether its outputs are committed.
-
-    Explicit shardings and committed Arrays must all name the same device; a
-    conflict is a ValueError naming the devices and the arguments.
-    """
-    found: dict[Device, str] = {}  # device → the first argument that asks for it
-    for i, sharding in enumerate(in_shardings):
-        if sharding is not None:
-            found.setdefault(_single_device(sharding, f"in_shardings[{i}]"),
-                             f"in_shardings[{i}]")
-    for i, x in enumerate(args):
-        if type(x) is Array and x._impl._committed:
-            found.setdefault(_single_device(x._sharding, f"argument {i}"), f"argument {i}")
-    if not found:
-        return default_device(), False
-    if len(found) > 1:
-        listing = ", ".join(f"{where} on {device}" for device, where in found.items())
-        raise ValueError(f"Received incompatible devices for computation: {listing}. "
-                         "Move the arrays to one device with device_put first.")
-    return next(iter(found)), True
+def _log_level() -> int:
+    return (logging.WARNING if config.log_compiles.value or config.explain_cache_misses.value
+            else logging.DEBUG)
 
 
 # --- compiled Jaxprs ----------------------------------------------------------------
 
 class CompiledJaxpr:
-    """A lowered Jaxpr compiled for one device, with its hoisted constants placed there.
+    """A lowered Jaxpr compiled for one device assignment, with its hoisted constants
+    placed there (replicated).
 
     It keeps what calls need, not the lowering: the executables cache holds
     lowerings weakly.
     """
 
-    def __init__(self, lowering: LoweringResult, device: Device):
+    def __init__(self, lowering: LoweringResult, placement: CallPlacement):
         self.name = lowering.name
-        self.device = device
-        sharding = device_sharding(device)
-        n_args = len(lowering.in_avals)
-        self.executable = runtime_executable.compile(
-            lowering.bytecode, [device],
-            donated_args=[i for i, d in enumerate(lowering.donated_args) if d],
-            in_shardings=[sharding] * n_args, out_avals=lowering.out_avals,
-            out_shardings=[sharding] * len(lowering.out_avals), arg_names=lowering.arg_names)
+        self.keepalives = lowering.keepalives  # host callbacks the executable calls
+        self.devices = devices = placement.devices
+        self.device = devices[0]
+        n_consts = len(lowering.const_args)
+        if len(devices) == 1:
+            sharding = single_device_sharding(devices[0])
+            in_shardings = [_on_device(s, devices[0]) for s in lowering.arg_shardings]
+            out_shardings = [_on_device(s, devices[0]) for s in lowering.result_shardings]
+            const_sharding, build = sharding, {}
+            like: tuple[Sharding, ...] = ()
+        else:
+            kept = [placement.in_shardings[i] for i in lowering.kept_var_idx]
+            const_sharding = replicated_sharding(devices)
+            in_shardings = [const_sharding] * n_consts + kept
+            out_shardings = list(placement.out_shardings or [None] * len(lowering.out_avals))
+            inner = [s._on_devices(devices) for s, _ in
+                     (inner_shardings(lowering.jaxpr) if lowering.jaxpr is not None else ())]
+            like = tuple(dict.fromkeys(s for s in (*kept, *out_shardings, *inner,
+                                                   placement.reference) if s is not None))
+            build = dict(
+                use_shardy_partitioner=lowering.shardy,
+                allow_spmd_sharding_propagation_to_parameters=[s is None for s in in_shardings],
+                allow_spmd_sharding_propagation_to_output=[s is None for s in out_shardings])
+        # XLA may call back into Python from its own threads during a compile: those
+        # callbacks read its target from a global, so such compiles run one at a time.
+        callbacks = lowering.keepalives or lowering.on_compile
+        with _compiling_lock if callbacks else _no_lock:
+            previous = _compiling["target"]
+            _compiling["target"] = (devices, like)
+            try:
+                self.executable = runtime_executable.compile(
+                    lowering.bytecode, devices,
+                    donated_args=[i for i, d in enumerate(lowering.donated_args) if d],
+                    build_options=build, in_shardings=in_shardings,
+                    out_avals=lowering.out_avals, out_shardings=out_shardings,
+                    arg_names=lowering.arg_names, sharding_like=like,
+                    name=f"jit({lowering.name})")
+                for hook in lowering.on_compile:
+                    hook()
+            finally:
+                _compiling["target"] = previous
         consts = lowering.const_args
-        self.const_args = runtime_put.put_leaves(consts, [sharding] * len(consts),
+        self.const_args = runtime_put.put_leaves(consts, [const_sharding] * len(consts),
                                                  [False] * len(consts), [None] * len(consts))
         self.kept_var_idx = lowering.kept_var_idx
         # float0 outputs (tangents of integers) are lowered as booleans; callers get
@@ -119,6 +117,15 @@ class CompiledJaxpr:
         # Executables hold about their module's size in code and metadata.
         self.nbytes = (len(lowering.bytecode) + nbytes_of(self.const_args)
                        + self.executable.generated_code_bytes())
+
+    @property
+    def in_shardings(self) -> tuple[Sharding, ...]:
+        """Per flat input that the module takes (after the hoisted constants)."""
+        return self.executable.in_shardings[len(self.const_args):]
+
+    @property
+    def out_shardings(self) -> tuple[Sharding, ...]:
+        return self.executable.out_shardings
 
     def caller_for(self, flat_args: Sequence[Any], committed: bool):
         """A function running this computation on later calls whose arguments look
@@ -143,57 +150,123 @@ class CompiledJaxpr:
         return outs
 
 
+# The compile in progress. Compiles are serialized by the lock, so that callbacks XLA
+# makes from its own threads during one (custom-call partitioners) can read it.
+_compiling: dict[str, Any] = {"target": None}
+_compiling_lock = threading.RLock()
+_no_lock = contextlib.nullcontext()
+
+
+def compiling_for() -> tuple[tuple[Device, ...], tuple[Sharding, ...]]:
+    """While a lowering is compiled: its devices and the shardings whose kind the
+    shardings XLA chooses should take (what custom-call callbacks describe them by)."""
+    target = _compiling["target"]
+    if target is None:
+        raise RuntimeError("compiling_for() is only available while plax compiles")
+    return target
+
+
+def _on_device(sharding: Sharding | None, device: Device) -> Sharding:
+    """The sharding on `device` in the memory kind `sharding` states (default: device)."""
+    kind = None if sharding is None else sharding.memory_kind
+    return single_device_sharding(device, None if kind == "device" else kind)
+
+
 _lowerings = BoundedCache("lowerings", max_entries=4096, max_bytes=512 << 20)
 _compiled = BoundedCache("executables", max_entries=4096, max_bytes=1 << 30)
 
 
+def abstract_layout(sharding: Sharding | None, ndim: int, num_devices: int) -> Hashable:
+    """What a stated sharding contributes to a lowering's cache key: its memory kind
+    and its layout in Shardy's device-free terms (on one device, the memory kind alone)."""
+    if sharding is None:
+        return None
+    if num_devices == 1:
+        return None if sharding.memory_kind in (None, "device") else sharding.memory_kind
+    return sharding.memory_kind, sharding._to_sdy_sharding(ndim)
+
+
 def lower_jaxpr(closed: ClosedJaxpr, name: str, *, platform: str,
-                donated_invars: Sequence[bool], keep_unused: bool) -> LoweringResult:
-    """`lower_jaxpr_to_module`, cached while `closed` lives, per options and config."""
+                donated_invars: Sequence[bool], keep_unused: bool,
+                placement: CallPlacement | None = None) -> LoweringResult:
+    """`lower_jaxpr_to_module` for a call placed as `placement` (default: one
+    device, nothing stated), cached while `closed` lives, per options, config and
+    the abstract layouts of the placement."""
+    num_devices = 1 if placement is None else len(placement.devices)
+    ins = placement.in_shardings if placement else (None,) * len(closed.jaxpr.invars)
+    outs = placement.out_shardings if placement else (None,) * len(closed.jaxpr.outvars)
+    if not any(s is not None for s in outs):
+        outs = (None,) * len(closed.jaxpr.outvars)
+    layout = (tuple(abstract_layout(s, a.ndim, num_devices)
+                    for s, a in zip(ins, closed.in_avals)),
+              tuple(abstract_layout(s, a.ndim, num_devices)
+                    for s, a in zip(outs, closed.out_avals)))
     key = (id(closed), name, tuple(donated_invars), keep_unused, platform,
-           config.jit_key_context())
+           config.jit_key_context(), num_devices, layout)
     lowering = _lowerings.get(key)
     if lowering is None:
-        lowering = lower_jaxpr_to_module(closed, name=name, platform=platform,
-                                         donated_invars=donated_invars,
-                                         keep_unused=keep_unused)
+        if config.explain_cache_misses.value:
+            explain.explain_lowering_miss(name, closed, key, _lowerings.keys())
+        lowering = lower_module(closed, name, platform=platform,
+                                donated_invars=donated_invars, keep_unused=keep_unused,
+                                num_partitions=num_devices, in_shardings=ins,
+                                out_shardings=outs)
         _lowerings.put(key, lowering, nbytes=lowering.nbytes, owners=(closed,))
     return lowering
 
 
-def compile_lowering(lowering: LoweringResult, device: Device) -> CompiledJaxpr:
-    """`lowering` compiled for `device`, cached while `lowering` lives."""
-    key = (id(lowering), device)
+def lower_module(closed: ClosedJaxpr, name: str, **options) -> LoweringResult:
+    """`lower_jaxpr_to_module`, timed as the `jaxpr_to_mlir_module` event."""
+    with timed_event(JAXPR_TO_MLIR_MODULE_EVENT, f"jit({name})",
+                     "Finished jaxpr to MLIR module conversion {fun_name} in "
+                     "{elapsed_time:.9f} sec", logger, _log_level):
+        return lower_jaxpr_to_module(closed, name=name, **options)
+
+
+def compile_lowering(lowering: LoweringResult,
+                     placement: CallPlacement | Device) -> CompiledJaxpr:
+    """`lowering` compiled for the placement's device assignment (or one device),
+    cached while `lowering` lives."""
+    if isinstance(placement, Device):
+        placement = CallPlacement((placement,), False, (), ())
+    key = (id(lowering), placement.devices)
     compiled = _compiled.get(key)
     if compiled is None:
-        level = logging.WARNING if (config.log_compiles.value
-                                    or config.explain_cache_misses.value) else logging.DEBUG
-        logger.log(level, "Compiling jit(%s) for %s with arguments %s", lowering.name, device,
+        if config.explain_cache_misses.value:
+            explain.explain_compile_miss(lowering.name, id(lowering), placement.devices,
+                                         _compiled.keys())
+        logger.log(_log_level(), "Compiling jit(%s) for devices %s with arguments %s",
+                   lowering.name, [d.id for d in placement.devices],
                    ", ".join(a.str_short() for a in lowering.in_avals))
-        compiled = CompiledJaxpr(lowering, device)
+        compiled = CompiledJaxpr(lowering, placement)
         _compiled.put(key, compiled, nbytes=compiled.nbytes, owners=(lowering,))
     return compiled
 
 
 def compiled_for_call(closed: ClosedJaxpr, name: str, args: Sequence[Any], *,
                       donated_invars: Sequence[bool], keep_unused: bool,
-                      in_shardings: Sequence[Sharding | None] = ()
-                      ) -> tuple[CompiledJaxpr, bool]:
-    """The executable running `closed` on `args`' device, and whether outputs are committed."""
-    device, committed = call_device(args, in_shardings)
-    lowering = lower_jaxpr(closed, name, platform=lowering_platform(device),
-                           donated_invars=donated_invars, keep_unused=keep_unused)
-    return compile_lowering(lowering, device), committed
+                      in_shardings: Sequence[Sharding | None] = (),
+                      out_shardings: Sequence[Sharding | None] = (),
+                      describe=None) -> tuple[CompiledJaxpr, bool]:
+    """The executable running `closed` on `args`' devices, and whether outputs are
+    committed."""
+    placement = place_call(args, in_shardings, out_shardings, jaxpr=closed.jaxpr,
+                           describe=describe)
+    lowering = lower_jaxpr(closed, name, platform=lowering_platform(placement.devices[0]),
+                           donated_invars=donated_invars, keep_unused=keep_unused,
+                           placement=placement)
+    return compile_lowering(lowering, placement), placement.committed
 
 
 def execute_jaxpr(closed: ClosedJaxpr, name: str, args: Sequence[Any], *,
                   donated_invars: Sequence[bool], keep_unused: bool,
-                  in_shardings: Sequence[Sharding | None] = ()) -> list[Array]:
-    """Compile `closed` (once) for the device `args` live on and run it."""
+                  in_shardings: Sequence[Sharding | None] = (),
+                  out_shardings: Sequence[Sharding | None] = ()) -> list[Array]:
+    """Compile `closed` (once) for the devices `args` live on and run it."""
     compiled, committed = compiled_for_call(closed, name, args, donated_invars=donated_invars,
-                                            keep_unused=keep_unused, in_shardings=in_shardings)
+                                            keep_unused=keep_unused, in_shardings=in_shardings,
+                                            out_shardings=out_shardings)
     call = functools.partial(compiled, committed=committed)
     if debug_nans.enabled():
         call = debug_nans.checked_jit(call, closed, name)
     return call(args)
-

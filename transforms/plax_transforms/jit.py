@@ -4,9 +4,10 @@ cached calls on a short path.
 A call of a jitted function
 
 * outside every transformation, looks its *signature* up in the wrapper's fast
-  cache — pytree structure, static values, per-leaf (shape, dtype, weak type),
-  the device the arguments decide, and the trace-affecting config — and runs the
-  cached executable; a miss takes the slow path below and fills the entry;
+  cache — pytree structure, static values, per-leaf (shape, dtype, weak type,
+  sharding and commitment of device arrays), the trace-affecting config and the
+  mesh in context — and runs the cached executable; a miss takes the slow path
+  below and fills the entry;
 * inside another trace (an outer `jit`, `make_jaxpr`...), binds `jit_p` so the
   outer Jaxpr shows `jit[name=f ...]` (with `inline=True` the equations are
   inlined instead).
@@ -15,7 +16,10 @@ Both paths get the Jaxpr from the *tracing cache*, keyed weakly on the function
 and on (jit options, pytree structure, avals, static values, trace context), so
 inner jits re-traced inside an outer function are traced once; it is bounded by
 entries and bytes (of the Jaxprs' constants), and a dropped function's traces go
-with it. Lowerings and executables are cached in `executing`.
+with it. No device enters that key: `in_shardings`/`out_shardings` are resolved
+per call (a bare `PartitionSpec` against the mesh in context) and given to
+`executing`, whose lowerings are keyed by abstract layouts and whose executables by
+device assignment.
 """
 from __future__ import annotations
 
@@ -45,7 +49,8 @@ from plax.extend.core import (
     split_static,
     trace_to_jaxpr,
 )
-from plax.extend.sharding import Sharding
+from plax.extend.monitoring import JAXPR_TRACE_EVENT, timed_event
+from plax.extend.sharding import Sharding, concrete_mesh, sharding_from_spec
 from plax_runtime import backends
 from plax_transforms import debug_nans, executing, explain
 from plax_transforms.caches import BoundedCache, nbytes_of
@@ -67,6 +72,44 @@ class JitInfo(NamedTuple):
     keep_unused: bool
     inline: bool
     sharding: Sharding | None  # from `device=`/`backend=`: where every call runs
+    in_shardings: ShardingTree | None = None  # as given to jit (None: not given)
+    out_shardings: ShardingTree | None = None
+
+
+class ShardingTree(NamedTuple):
+    """A pytree of shardings as given to jit (Shardings, PartitionSpecs, None), kept
+    hashable: its leaves and structure."""
+    leaves: tuple
+    treedef: Any
+
+    @classmethod
+    def of(cls, tree: Any, option: str) -> ShardingTree:
+        leaves, treedef = tree_util.tree_flatten(tree, is_leaf=_is_sharding_leaf)
+        for leaf in leaves:
+            if leaf is not None and not isinstance(leaf, Sharding):
+                try:
+                    hash(leaf)
+                except TypeError:
+                    raise TypeError(f"jit: {option} must be a pytree of Shardings, "
+                                    f"PartitionSpecs or None; got {leaf!r}") from None
+        return cls(tuple(leaves), treedef)
+
+    def flat_for(self, tree: Any, option: str, fun_name: str) -> list:
+        """One resolved sharding (or None) per leaf of `tree`, which this one prefixes."""
+        prefix = self.treedef.unflatten(self.leaves)
+        try:
+            leaves = tree_util.broadcast_prefix(prefix, tree, is_leaf=_is_sharding_leaf)
+        except ValueError as err:
+            raise ValueError(f"jit of {fun_name}: {option} must be a pytree prefix of the "
+                             f"{'arguments' if option == 'in_shardings' else 'outputs'}: "
+                             f"{err}") from None
+        return [None if leaf is None else sharding_from_spec(leaf, f"jit's {option}")
+                for leaf in leaves]
+
+
+def _is_sharding_leaf(x) -> bool:
+    """None stands for "unspecified" (Shardings and PartitionSpecs are leaves anyway)."""
+    return x is None
 
 
 class TraceResult:
@@ -81,11 +124,8 @@ class TraceResult:
         self.closed = closed
         self.out_tree = out_tree
         self.extra_args = extra_args
-        n_in = len(closed.jaxpr.invars)
-        in_shardings = (info.sharding,) * n_in if info.sharding is not None else None
         self.params = jit_params(closed, name, donated_invars=donated_invars,
-                                 keep_unused=info.keep_unused, inline=info.inline,
-                                 in_shardings=in_shardings)
+                                 keep_unused=info.keep_unused, inline=info.inline)
 
 
 # Keys: (id(function), trace context, jit options, pytree structure, avals, statics).
@@ -139,19 +179,15 @@ class JitWrapped:
     def _fast_key(self, args, kwargs):
         """The fast-path cache key: pytree structure, static values, each argument's
         signature (device arrays with their sharding and committed flag, which fix
-        where the call runs) and the trace-affecting config, default device included."""
+        where the call runs), the trace-affecting config, default device included,
+        and the concrete mesh in context (where a call naming no device runs)."""
         if self._has_statics:
             dyn_args, dyn_kwargs, static_args, static_kwargs = self._split(args, kwargs)
             statics = (static_args, static_kwargs)
         else:
             dyn_args, dyn_kwargs, statics = args, kwargs, None
         flat, in_tree = tree_util.registry.flatten((dyn_args, dyn_kwargs))
-        return flat, (in_tree, statics, arg_signature(flat), trace_context())
-
-    @property
-    def _in_shardings(self) -> tuple:
-        """The placement `device=`/`backend=` asked for, as `call_device` takes it."""
-        return () if self._info.sharding is None else (self._info.sharding,)
+        return flat, (in_tree, statics, arg_signature(flat), trace_context(), concrete_mesh())
 
     def _split(self, args, kwargs):
         info = self._info
@@ -159,12 +195,54 @@ class JitWrapped:
             args, kwargs, info.static_argnums, info.static_argnames)
         return tuple(dyn_args), dyn_kwargs, static_args, static_kwargs
 
+    def _shardings(self, flat, in_tree, result: TraceResult) -> tuple[tuple, tuple]:
+        """This call's in/out shardings, one per flat input (ahead of them, None for
+        the closed-over values of `result.extra_args`) and per flat output; bare
+        PartitionSpecs are resolved against the mesh in context."""
+        info = self._info
+        n_extra = len(result.extra_args)
+        name = result.params["name"]
+        if info.in_shardings is not None:
+            dyn_args, dyn_kwargs = in_tree.unflatten([0] * len(flat))
+            if dyn_kwargs:
+                raise ValueError(f"jit of {name}: keyword arguments ({sorted(dyn_kwargs)}) "
+                                 "cannot be passed when in_shardings is given; pass them "
+                                 "positionally")
+            ins = tuple(info.in_shardings.flat_for(tuple(dyn_args), "in_shardings", name))
+        elif info.sharding is not None:
+            ins = (info.sharding,) * len(flat)
+        else:
+            ins = ()
+        if ins:
+            ins = (None,) * n_extra + ins
+        if info.out_shardings is not None:
+            out_tree = result.out_tree
+            outs = tuple(info.out_shardings.flat_for(
+                out_tree.unflatten([0] * out_tree.num_leaves), "out_shardings", name))
+        else:
+            outs = ()
+        return ins, outs
+
+    def _describer(self, args, kwargs, flat):
+        """`describe(i)` naming flat argument i for errors (debug info made lazily)."""
+        def describe(i: int) -> str:
+            dbg = self._debug_info(args, kwargs)
+            name = dbg.safe_arg_name(i) or f"args[{i}]"
+            try:
+                shape = get_aval(flat[i]).str_short()
+            except TypeError:
+                shape = "?"
+            return f"argument {name} of {dbg.func_name or 'fun'} with shape {shape}"
+        return describe
+
     def _call_slow(self, args, kwargs):
         flat, in_tree, result = self._infer(args, kwargs)
+        ins, outs = self._shardings(flat, in_tree, result)
         compiled, committed = executing.compiled_for_call(
             result.closed, result.params["name"], flat,
             donated_invars=result.params["donated_invars"],
-            keep_unused=self._info.keep_unused, in_shardings=self._in_shardings)
+            keep_unused=self._info.keep_unused, in_shardings=ins, out_shardings=outs,
+            describe=self._describer(args, kwargs, flat))
         name = result.params["name"]
         try:
             _, key = self._fast_key(args, kwargs)
@@ -184,13 +262,20 @@ class JitWrapped:
         return tree_util.tree_unflatten(result.out_tree, outs)
 
     def _call_staged(self, args, kwargs):
-        flat, _, result = self._infer(args, kwargs)
+        flat, in_tree, result = self._infer(args, kwargs)
         all_args = (*result.extra_args, *flat)
         if self._info.inline:
             closed = result.closed
             outs = eval_jaxpr(closed.jaxpr, closed.consts, *all_args)
         else:
-            outs = jit_p.bind(*all_args, **result.params)
+            params = result.params
+            ins, outs = self._shardings(flat, in_tree, result)
+            if ins or outs:
+                params = dict(params, **jit_params(
+                    result.closed, params["name"], donated_invars=params["donated_invars"],
+                    keep_unused=params["keep_unused"], inline=False, in_shardings=ins,
+                    out_shardings=outs))
+            outs = jit_p.bind(*all_args, **params)
         return tree_util.tree_unflatten(result.out_tree, outs)
 
     # --- tracing ------------------------------------------------------------------
@@ -213,8 +298,15 @@ class JitWrapped:
         dbg = self._debug_info(args, kwargs)
         if config.explain_cache_misses.value:
             self._explain(dbg, key)
-        result = self._trace(dbg, in_tree, in_avals, dyn_args, dyn_kwargs, static_args,
-                             static_kwargs)
+        if current_trace() is EVAL_TRACE:  # JAX records top-level traces only
+            with timed_event(JAXPR_TRACE_EVENT, dbg.func_name or "fun",
+                             "Finished tracing {fun_name} for jit in {elapsed_time:.9f} sec",
+                             logger, executing._log_level):
+                result = self._trace(dbg, in_tree, in_avals, dyn_args, dyn_kwargs,
+                                     static_args, static_kwargs)
+        else:
+            result = self._trace(dbg, in_tree, in_avals, dyn_args, dyn_kwargs, static_args,
+                                 static_kwargs)
         if not result.extra_args:  # a Jaxpr closing over tracers belongs to one trace
             closed = result.closed
             nbytes = (nbytes_of(closed.consts)
@@ -292,20 +384,24 @@ class JitWrapped:
     def trace(self, *args, **kwargs) -> Traced:
         """Trace the call (arguments may be `ShapeDtypeStruct`s)."""
         flat, in_tree, result = self._infer(args, kwargs)
+        describe = self._describer(args, kwargs, flat)
         return Traced(result.closed, in_tree, result.out_tree,
-                      lambda: self._lower(flat, in_tree, result))
+                      lambda: self._lower(flat, in_tree, result, describe))
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace and lower the call to StableHLO for the device its arguments decide."""
         return self.trace(*args, **kwargs).lower()
 
-    def _lower(self, flat, in_tree, result: TraceResult) -> Lowered:
-        device, _ = executing.call_device(flat, self._in_shardings)
-        lowering = executing.lower_jaxpr(result.closed, result.params["name"],
-                                         platform=executing.lowering_platform(device),
-                                         donated_invars=result.params["donated_invars"],
-                                         keep_unused=self._info.keep_unused)
-        return Lowered(lowering, result.closed, in_tree, result.out_tree, device)
+    def _lower(self, flat, in_tree, result: TraceResult, describe) -> Lowered:
+        ins, outs = self._shardings(flat, in_tree, result)
+        placement = executing.place_call(flat, ins, outs, jaxpr=result.closed.jaxpr,
+                                         describe=describe)
+        lowering = executing.lower_jaxpr(
+            result.closed, result.params["name"],
+            platform=executing.lowering_platform(placement.devices[0]),
+            donated_invars=result.params["donated_invars"],
+            keep_unused=self._info.keep_unused, placement=placement)
+        return Lowered(lowering, result.closed, in_tree, result.out_tree, placement)
 
     def eval_shape(self, *args, **kwargs) -> Any:
         """The output's shapes and dtypes, as a pytree of `ShapeDtypeStruct`s."""
@@ -349,9 +445,13 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
         static_argnums=None, static_argnames=None, donate_argnums=None,
         donate_argnames=None, keep_unused: bool = False, device=None, backend=None,
         inline: bool = False, abstracted_axes=None):
-    """Compile `fun` with XLA: traced once per argument signature, cached per device.
+    """Compile `fun` with XLA: traced once per argument signature, cached per device
+    assignment.
 
-    Without `fun`, returns a decorator taking the function.
+    `in_shardings` (a pytree prefix of the positional arguments) and `out_shardings`
+    (of the outputs) place inputs and outputs: Shardings, bare PartitionSpecs
+    (resolved against `plax.set_mesh`'s mesh at each call) or None (the partitioner
+    chooses). Without `fun`, returns a decorator taking the function.
     """
     options = dict(in_shardings=in_shardings, out_shardings=out_shardings,
                    static_argnums=static_argnums, static_argnames=static_argnames,
@@ -361,13 +461,20 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
     if fun is None:
         return lambda f: jit(f, **options)
     check_callable(fun, "jit")
-    for name in ("in_shardings", "out_shardings", "abstracted_axes"):
-        if options[name] is not None:
-            raise NotImplementedError(f"jit: {name} is not supported yet (it comes with "
-                                      "plax-sharding)")
+    if abstracted_axes is not None:
+        raise NotImplementedError("jit: abstracted_axes (dynamic shapes) is not supported")
     if device is not None and backend is not None:
         raise ValueError("can't specify both a device and a backend for jit, got "
                          f"device={device!r} and backend={backend!r}")
+    if (device is not None or backend is not None) and (
+            in_shardings is not None or out_shardings is not None):
+        raise ValueError("jit: device/backend cannot be combined with in_shardings or "
+                         "out_shardings; the shardings already say where to run")
+    if isinstance(in_shardings, list):  # the arguments are a tuple
+        in_shardings = tuple(in_shardings)
+    shardings = [None if tree is None else ShardingTree.of(tree, option)
+                 for option, tree in (("in_shardings", in_shardings),
+                                      ("out_shardings", out_shardings))]
     static_argnums, static_argnames = resolve_argnums(fun, static_argnums,
                                                                static_argnames)
     donate_argnums, donate_argnames = resolve_argnums(fun, donate_argnums,
@@ -379,7 +486,7 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
             raise ValueError(f"jit: static_{kind} and donate_{kind} cannot intersect; both "
                              f"contain {sorted(both)}")
     info = JitInfo(static_argnums, static_argnames, donate_argnums, donate_argnames,
-                   bool(keep_unused), bool(inline), _placement(device, backend))
+                   bool(keep_unused), bool(inline), _placement(device, backend), *shardings)
     return JitWrapped(fun, info)
 
 

@@ -10,6 +10,8 @@ eagerly it compiles the whole Jaxpr and runs it. Its rules, all here:
 * dce: prunes the inner Jaxpr to the outputs the outer one uses;
 * lowering: a `func.call` of a private function holding the Jaxpr, emitted once per
   distinct Jaxpr in a module, so repeated calls of the same inner jit share it;
+  given in/out shardings become sharding constraints on the call's operands and
+  results;
 * jvp, partial evaluation, transpose: one `jit` call of the transformed inner Jaxpr,
   so `grad(jit(f))` keeps `f` staged as its own calls instead of inlining it;
 * batching: one `jit` call of the batched inner Jaxpr.
@@ -32,6 +34,7 @@ from plax.extend.core import (
 from plax_transforms import executing
 from plax_transforms.ad import jvp_jaxpr
 from plax_transforms.batching import batch_jaxpr
+from plax_transforms.lowering import sharding_constraint
 from plax_transforms.partial_eval import partial_eval_jaxpr
 from plax_transforms.transpose import transpose_jaxpr
 
@@ -67,9 +70,10 @@ jit_p.define_rule("effects", lambda *, jaxpr, **_: jaxpr.effects)
 
 @jit_p.def_impl
 def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars, keep_unused: bool,
-              in_shardings, **_):
+              in_shardings, out_shardings, **_):
     return executing.execute_jaxpr(jaxpr, name, args, donated_invars=donated_invars,
-                                   keep_unused=keep_unused, in_shardings=in_shardings)
+                                   keep_unused=keep_unused, in_shardings=in_shardings,
+                                   out_shardings=out_shardings)
 
 
 def _jit_dce(used_outputs: list[bool], eqn: JaxprEqn):
@@ -100,8 +104,12 @@ jit_p.define_rule("dce", _jit_dce)
 
 
 @jit_p.def_lowering
-def _jit_lowering(ctx, *args, jaxpr, name: str, **_):
-    return ctx.lower_subjaxpr(jaxpr, *args, name=name)
+def _jit_lowering(ctx, *args, jaxpr, name: str, in_shardings, out_shardings, **_):
+    args = [v if s is None else sharding_constraint(ctx, v, s, aval)
+            for v, s, aval in zip(args, in_shardings, ctx.avals_in)]
+    outs = ctx.lower_subjaxpr(jaxpr, *args, name=name)
+    return [v if s is None else sharding_constraint(ctx, v, s, aval)
+            for v, s, aval in zip(outs, out_shardings, ctx.avals_out)]
 
 
 # --- transformations: the inner Jaxpr is transformed, the call stays a jit call -----------

@@ -11,6 +11,13 @@ closes over) followed by the inputs that survive dead-code elimination. Argument
 and results carry the user's names from the Jaxpr's debug info, both as name
 locations and as `jax.arg_info`/`jax.result_info` attributes, and every op is
 located at the user's line that applied the primitive.
+
+A module for several devices (`num_partitions > 1`) is partitioned by XLA's SPMD
+partitioner. Arguments and results whose sharding is given carry it in Shardy's
+form (`sdy.sharding`, with `sdy.mesh` symbols; the default) or GSPMD's
+(`mhlo.sharding`), and memory kinds other than `device` as `mhlo.memory_kind`.
+Shardings are stated without devices (mesh axis names and sizes, logical device
+ids), so one module serves every device assignment of its shape.
 """
 from __future__ import annotations
 
@@ -24,9 +31,9 @@ from typing import Any, Sequence
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-from jaxlib.mlir.dialects import func
+from jaxlib.mlir.dialects import func, sdy
 
-from plax.extend import registry as plugins, rules_of
+from plax.extend import config, registry as plugins, rules_of
 from plax.extend.core import (
     LOWERING,
     AbstractValue,
@@ -37,7 +44,8 @@ from plax.extend.core import (
     Tracer,
     dce_jaxpr,
 )
-from plax.extend.mlir import mu
+from plax.extend.mlir import hlo, mu
+from plax.extend.sharding import Sharding
 from plax_transforms.mlir_context import (
     module_to_bytecode,
     module_to_string,
@@ -80,21 +88,74 @@ def _shown_filename(filename: str) -> str | None:
     return None if real.startswith(_LIBRARY_DIRS) else filename
 
 
+def user_frame(source_info) -> str:
+    """`file:line (function)` of the innermost user frame of a traceback, for errors;
+    "" when there is none."""
+    if source_info is None:
+        return ""
+    for frame in source_info.frames:
+        real = (os.path.realpath(frame.file_name) if os.path.isabs(frame.file_name)
+                else frame.file_name)
+        if not real.startswith(_LIBRARY_DIRS):
+            return f"{frame.file_name}:{frame.line_num} ({frame.function_name})"
+    return ""
+
+
 # --- contexts ----------------------------------------------------------------------
 
 class ModuleContext:
     """What is shared while lowering one module: the MLIR context and module, the
-    target platform, and the private functions already emitted."""
+    target platform, how many devices it is partitioned over and in which dialect
+    its shardings are stated, the private functions and mesh symbols already emitted."""
 
-    def __init__(self, context: ir.Context, module: ir.Module, platform: str):
+    def __init__(self, context: ir.Context, module: ir.Module, platform: str, *,
+                 num_partitions: int = 1, shardy: bool = True):
         self.context = context
         self.module = module
         self.platform = platform
+        self.num_partitions = num_partitions
+        self.shardy = shardy
         self.symbol_table = ir.SymbolTable(module.operation)
         # (id(jaxpr), ids of consts) → (function name, result types, the ClosedJaxpr,
         # kept alive so that the ids stay unique).
         self._functions: dict[tuple, tuple[str, list[ir.Type], ClosedJaxpr]] = {}
+        self._meshes: dict[tuple, str] = {}  # (axes, device ids) → `sdy.mesh` symbol
+        # Objects the compiled module refers to by address (callbacks of custom calls),
+        # and functions to run once it is compiled for a device assignment.
+        self.keepalives: list = []
+        self.on_compile: list = []
         self._locations = _jax_mlir_ext.TracebackToLocationCache(_user_filename, 1, context)
+
+    def sharding_attribute(self, sharding: Sharding, ndim: int) -> ir.Attribute:
+        """`sharding` for a value of rank `ndim` as an attribute of this module's
+        dialect: an `sdy.TensorShardingAttr` naming a mesh symbol (emitted on first
+        use), or GSPMD's `mhlo.sharding` string."""
+        if not self.shardy:
+            return ir.StringAttr.get(str(sharding._to_xla_hlo_sharding(ndim)))
+        layout = sharding._to_sdy_sharding(ndim)
+        if layout.mesh_shape is not None and layout.num_devices != self.num_partitions:
+            raise ValueError(
+                f"the sharding {sharding} spans {layout.num_devices} devices, but the "
+                f"computation runs on {self.num_partitions}; its mesh must have as many "
+                "devices as the arguments' (or the context mesh's) device assignment")
+        mesh = self._mesh_symbol(layout.mesh_shape, layout.device_ids)
+        dims = [sdy.DimensionShardingAttr.get([sdy.AxisRefAttr.get(a) for a in d.axes],
+                                              not d.is_open) for d in layout.dims]
+        return sdy.TensorShardingAttr.get(
+            mesh, dims, replicated_axes=[sdy.AxisRefAttr.get(a) for a in layout.replicated_axes])
+
+    def _mesh_symbol(self, mesh_shape, device_ids) -> str:
+        key = (mesh_shape, device_ids)
+        name = self._meshes.get(key)
+        if name is None:
+            axes = [sdy.MeshAxisAttr.get(axis, size) for axis, size in mesh_shape or ()]
+            wanted = "empty_mesh" if mesh_shape is None else (
+                "mesh" if not self._meshes else f"mesh_{len(self._meshes)}")
+            with ir.InsertionPoint.at_block_begin(self.module.body), ir.Location.unknown():
+                op = sdy.MeshOp(wanted, sdy.MeshAttr.get(axes, list(device_ids or ())))
+            name = ir.StringAttr(self.symbol_table.insert(op.operation)).value
+            self._meshes[key] = name
+        return name
 
     def location(self, source_info, name: str) -> ir.Location:
         """A name location (`jit(f)/sin`) wrapping the user's source line."""
@@ -126,6 +187,20 @@ class LoweringRuleContext:
     def platform(self) -> str:
         return self.module_context.platform
 
+    @property
+    def num_partitions(self) -> int:
+        """How many devices the module is partitioned over (1: no SPMD partitioning)."""
+        return self.module_context.num_partitions
+
+    @property
+    def shardy(self) -> bool:
+        """Whether shardings are stated in Shardy's `sdy` dialect (else GSPMD's)."""
+        return self.module_context.shardy
+
+    def sharding_attribute(self, sharding: Sharding, ndim: int) -> ir.Attribute:
+        """See `ModuleContext.sharding_attribute`."""
+        return self.module_context.sharding_attribute(sharding, ndim)
+
     def lower_subjaxpr(self, closed_jaxpr: ClosedJaxpr, *args: ir.Value,
                        name: str | None = None) -> list[ir.Value]:
         """Call a private function computing `closed_jaxpr` on `args`; its results."""
@@ -151,6 +226,15 @@ class LoweringResult:
     out_avals: tuple[AbstractValue, ...]
     donated_args: tuple[bool, ...]  # per `@main` argument
     bytecode: bytes  # the module serialized, as the compiler takes it
+    num_partitions: int = 1
+    shardy: bool = True
+    # The shardings the module states, per `@main` argument and result; None where
+    # the partitioner chooses (an unannotated input or output).
+    arg_shardings: tuple[Sharding | None, ...] = ()
+    result_shardings: tuple[Sharding | None, ...] = ()
+    jaxpr: Jaxpr | None = None  # the Jaxpr lowered (shardings inside it place outputs)
+    keepalives: tuple = ()
+    on_compile: tuple = ()  # run, in `executing.compiling_for`'s context, after a compile
 
     @property
     def nbytes(self) -> int:
@@ -173,18 +257,31 @@ def module_name(name: str) -> str:
 def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
                           donated_invars: Sequence[bool] | None = None,
                           keep_unused: bool = False, num_replicas: int = 1,
-                          num_partitions: int = 1) -> LoweringResult:
+                          num_partitions: int = 1,
+                          in_shardings: Sequence[Sharding | None] | None = None,
+                          out_shardings: Sequence[Sharding | None] | None = None,
+                          shardy: bool | None = None) -> LoweringResult:
     """Lower `closed` to a verified StableHLO module whose `@main` computes it.
 
     Inputs that no output depends on are pruned unless `keep_unused`; the
     result's `kept_var_idx` says which flat inputs remain. A donated input whose
     aval matches an output aliases it (`tf.aliasing_output`); other donated
-    inputs are marked `jax.buffer_donor`.
+    inputs are marked `jax.buffer_donor`. `in_shardings`/`out_shardings` (one per
+    flat input/output, None where the partitioner chooses) are stated on `@main`;
+    `shardy` defaults to `jax_use_shardy_partitioner`.
     """
-    n_in = len(closed.jaxpr.invars)
+    n_in, n_out = len(closed.jaxpr.invars), len(closed.jaxpr.outvars)
     donated_invars = tuple(donated_invars) if donated_invars is not None else (False,) * n_in
-    if len(donated_invars) != n_in:
-        raise ValueError(f"donated_invars has {len(donated_invars)} entries for {n_in} inputs")
+    in_shardings = tuple(in_shardings) if in_shardings is not None else (None,) * n_in
+    out_shardings = tuple(out_shardings) if out_shardings is not None else (None,) * n_out
+    for what, values, n in (("donated_invars", donated_invars, n_in),
+                            ("in_shardings", in_shardings, n_in),
+                            ("out_shardings", out_shardings, n_out)):
+        if len(values) != n:
+            raise ValueError(f"{what} has {len(values)} entries for {n} "
+                             f"{'outputs' if what == 'out_shardings' else 'inputs'}")
+    if shardy is None:
+        shardy = config.use_shardy_partitioner.value
     jaxpr, consts, kept_var_idx = _prune_unused_inputs(closed, keep_unused)
     donated = tuple(donated_invars[i] for i in kept_var_idx)
 
@@ -197,6 +294,7 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
     in_avals = tuple(v.aval for v, _ in hoisted) + tuple(jaxpr.in_avals)
     out_avals = tuple(jaxpr.out_avals)
     donated_args = (False,) * len(hoisted) + donated
+    arg_shardings = (None,) * len(hoisted) + tuple(in_shardings[i] for i in kept_var_idx)
 
     context = shared_ir_context()
     with context, ir.Location.unknown():
@@ -206,10 +304,14 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
         i32 = ir.IntegerType.get_signless(32)
         attrs["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, num_replicas)
         attrs["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, num_partitions)
-        mctx = ModuleContext(context, module, platform)
-        arg_attrs = _arg_attributes(arg_names, len(hoisted), donated_args, in_avals, out_avals)
-        res_attrs = [ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n)})
-                     for n in result_names]
+        mctx = ModuleContext(context, module, platform, num_partitions=num_partitions,
+                             shardy=shardy)
+        placement = _Placement(mctx, arg_shardings, out_shardings)
+        arg_attrs = _arg_attributes(arg_names, len(hoisted), donated_args, in_avals, out_avals,
+                                    placement)
+        res_attrs = [ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n),
+                                      **placement.attributes(s, aval)})
+                     for n, s, aval in zip(result_names, out_shardings, out_avals)]
         main = _new_function(mctx, "main", in_avals, out_avals, public=True,
                              arg_attrs=arg_attrs, res_attrs=res_attrs)
         arg_locs = [ir.Location.name(n) if n else ir.Location.unknown() for n in arg_names]
@@ -222,12 +324,67 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
                             for v, c in zip(jaxpr.constvars, consts)]
             outs = lower_jaxpr_body(mctx, jaxpr, const_values, args[len(hoisted):],
                                     f"jit({name})")
+            outs = [placement.place_result(v, s, aval)
+                    for v, s, aval in zip(outs, out_shardings, out_avals)]
             func.ReturnOp(outs)
         _verify(module)
     bytecode = module_to_bytecode(module)
     note_lowering(context, len(bytecode))
     return LoweringResult(module, context, name, kept_var_idx, tuple(c for _, c in hoisted),
-                          in_avals, tuple(arg_names), out_avals, donated_args, bytecode)
+                          in_avals, tuple(arg_names), out_avals, donated_args, bytecode,
+                          num_partitions, shardy, arg_shardings, out_shardings, closed.jaxpr,
+                          tuple(mctx.keepalives), tuple(mctx.on_compile))
+
+
+class _Placement:
+    """The sharding and memory-kind attributes of `@main`'s arguments and results.
+
+    Shardings are stated only for modules over several devices. Memory kinds are
+    stated (on every argument and result with a sharding) once any of them is not
+    `device`; results in another memory kind are moved there by an
+    `annotate_device_placement` custom call.
+    """
+
+    def __init__(self, mctx: ModuleContext, arg_shardings, out_shardings):
+        self.mctx = mctx
+        self.arg_shardings = arg_shardings
+        self.out_shardings = out_shardings
+        given = [s for s in (*arg_shardings, *out_shardings) if s is not None]
+        self.memory_kinds = any(s.memory_kind not in (None, "device") for s in given)
+
+    def same_layout(self, arg_sharding: Sharding | None, out: int, aval) -> bool:
+        """Whether an argument and output `out` (both of `aval`'s type) are laid out
+        alike: always on one device; over several, when both layouts are stated equal."""
+        if self.mctx.num_partitions == 1:
+            return True
+        out_sharding = self.out_shardings[out]
+        if arg_sharding is None or out_sharding is None:
+            return False
+        ndim = len(aval.shape)
+        return (arg_sharding.memory_kind == out_sharding.memory_kind
+                and arg_sharding._to_sdy_sharding(ndim) == out_sharding._to_sdy_sharding(ndim))
+
+    def attributes(self, sharding: Sharding | None, aval) -> dict[str, ir.Attribute]:
+        if sharding is None:
+            return {}
+        attrs = {}
+        if self.mctx.num_partitions > 1:
+            key = "sdy.sharding" if self.mctx.shardy else "mhlo.sharding"
+            attrs[key] = self.mctx.sharding_attribute(sharding, len(aval.shape))
+        if self.memory_kinds:
+            attrs["mhlo.memory_kind"] = ir.StringAttr.get(sharding.memory_kind or "device")
+        return attrs
+
+    def place_result(self, value: ir.Value, sharding: Sharding | None, aval) -> ir.Value:
+        if sharding is None or not self.memory_kinds:
+            return value
+        kind = ir.StringAttr.get(sharding.memory_kind or "device")
+        op = hlo.CustomCallOp(
+            [value.type], [value], call_target_name="annotate_device_placement",
+            has_side_effect=ir.BoolAttr.get(True), backend_config=ir.StringAttr.get(""))
+        op.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(
+            {"_xla_buffer_placement": kind})
+        return op.result
 
 
 def _prune_unused_inputs(closed: ClosedJaxpr, keep_unused: bool):
@@ -241,18 +398,25 @@ def _prune_unused_inputs(closed: ClosedJaxpr, keep_unused: bool):
     return pruned, consts, tuple(i for i, k in enumerate(kept) if k)
 
 
-def _arg_attributes(arg_names, n_consts, donated_args, in_avals, out_avals) -> list:
+def _arg_attributes(arg_names, n_consts, donated_args, in_avals, out_avals,
+                    placement: _Placement) -> list:
+    """Names, const and donation markers, shardings and memory kinds of `@main`'s
+    arguments. A donated argument aliases an output of its type; over several
+    devices only one whose stated layout is the argument's (else XLA is only told
+    that the buffer may be reused)."""
     aliased_outputs: set[int] = set()
     attrs = []
     for i, (arg_name, donated, aval) in enumerate(zip(arg_names, donated_args, in_avals)):
-        entry = {}
+        sharding = placement.arg_shardings[i]
+        entry = placement.attributes(sharding, aval)
         if arg_name:
             entry["jax.arg_info"] = ir.StringAttr.get(arg_name)
         if i < n_consts:
             entry["jax.const"] = ir.BoolAttr.get(True)
         if donated:
             out = next((j for j, o in enumerate(out_avals) if j not in aliased_outputs
-                        and _same_buffer_type(aval, o)), None)
+                        and _same_buffer_type(aval, o)
+                        and placement.same_layout(sharding, j, aval)), None)
             if out is None:
                 entry["jax.buffer_donor"] = ir.BoolAttr.get(True)
             else:
@@ -334,6 +498,24 @@ def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence[ir.Valu
         for var, value in zip(eqn.outvars, outs):
             env[id(var)] = value
     return [read(v) for v in jaxpr.outvars]
+
+
+def sharding_constraint(ctx: LoweringRuleContext, value: ir.Value, sharding: Sharding,
+                        aval) -> ir.Value:
+    """`value` constrained to `sharding` for the partitioner: `sdy.sharding_constraint`
+    under Shardy, a `Sharding` custom call under GSPMD; on one device, `value`."""
+    if ctx.num_partitions == 1:
+        return value
+    ndim = len(aval.shape)
+    attr = ctx.sharding_attribute(sharding, ndim)
+    if ctx.shardy:
+        return sdy.ShardingConstraintOp(value, attr).result
+    open_dims = [i for i, d in enumerate(sharding._to_sdy_sharding(ndim).dims) if d.is_open]
+    unspecified = f"unspecified_dims=[{','.join(map(str, open_dims))}]" if open_dims else ""
+    op = hlo.CustomCallOp([value.type], [value], call_target_name="Sharding",
+                          backend_config=ir.StringAttr.get(unspecified))
+    op.attributes["mhlo.sharding"] = attr
+    return op.result
 
 
 def lowering_rule(prim: Primitive, platform: str):

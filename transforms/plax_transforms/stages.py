@@ -14,8 +14,8 @@ from jaxlib import _jax
 
 from plax.extend import tree_util
 from plax.extend.core import ClosedJaxpr, ShapeDtypeStruct, get_aval
-from plax.extend.sharding import Device
 from plax_transforms import executing
+from plax_transforms.call_placement import CallPlacement, incompatible_devices_error
 from plax_transforms.lowering import LoweringResult
 from plax_transforms.mlir_context import module_to_bytecode, module_to_string
 
@@ -50,12 +50,12 @@ class Lowered:
     """A lowered call: a StableHLO module for one platform and its calling convention."""
 
     def __init__(self, lowering: LoweringResult, jaxpr: ClosedJaxpr, in_tree, out_tree,
-                 device: Device):
+                 placement: CallPlacement):
         self._lowering = lowering
         self._jaxpr = jaxpr
         self.in_tree = in_tree
         self.out_tree = out_tree
-        self._device = device
+        self._placement = placement
 
     @property
     def out_info(self) -> Any:
@@ -80,11 +80,13 @@ class Lowered:
             return_tuple=False)
 
     def compile(self) -> Compiled:
-        compiled = executing.compile_lowering(self._lowering, self._device)
-        return Compiled(compiled, self._jaxpr, self.in_tree, self.out_tree)
+        compiled = executing.compile_lowering(self._lowering, self._placement)
+        return Compiled(compiled, self._jaxpr, self.in_tree, self.out_tree,
+                        self._placement.committed)
 
     def __repr__(self):
-        return f"Lowered({self._lowering.name} for {self._device})"
+        return (f"Lowered({self._lowering.name} for devices "
+                f"{[d.id for d in self._placement.devices]})")
 
 
 def _dialect(dialect: str | None) -> str:
@@ -99,15 +101,32 @@ class Compiled:
     """A compiled call: run it with the dynamic arguments of the lowered call."""
 
     def __init__(self, compiled: executing.CompiledJaxpr, jaxpr: ClosedJaxpr, in_tree,
-                 out_tree):
+                 out_tree, committed: bool):
         self._compiled = compiled
         self._jaxpr = jaxpr
         self.in_tree = in_tree
         self.out_tree = out_tree
+        self._committed = committed
 
     @property
     def out_info(self) -> Any:
         return out_info(self._jaxpr, self.out_tree)
+
+    @property
+    def input_shardings(self) -> Any:
+        """The shardings the executable expects, as `(args, kwargs)` of the dynamic
+        arguments (an input the computation does not use gets the first device)."""
+        compiled = self._compiled
+        by_input = dict(zip(compiled.kept_var_idx, compiled.in_shardings))
+        unused = executing.device_sharding(compiled.device)
+        n_extra = len(self._jaxpr.jaxpr.invars) - self.in_tree.num_leaves
+        flat = [by_input.get(i + n_extra, unused) for i in range(self.in_tree.num_leaves)]
+        return tree_util.tree_unflatten(self.in_tree, flat)
+
+    @property
+    def output_shardings(self) -> Any:
+        """The shardings of the outputs, in the output pytree."""
+        return tree_util.tree_unflatten(self.out_tree, list(self._compiled.out_shardings))
 
     def as_text(self) -> str:
         """The optimized HLO module XLA produced."""
@@ -127,11 +146,12 @@ class Compiled:
                             f"{in_tree}, but it was compiled for {self.in_tree} (static "
                             "arguments are not passed to a compiled function)")
         self._check_types(flat)
-        device, committed = executing.call_device(flat)
-        if committed and device != self._compiled.device:
-            raise ValueError(f"Compiled function runs on {self._compiled.device}, but its "
-                             f"arguments are committed to {device}")
-        outs = self._compiled(flat, committed)
+        placement = executing.place_call(flat)
+        devices = self._compiled.devices
+        if placement.committed and placement.devices != devices:
+            raise incompatible_devices_error([(devices, "the compiled function"),
+                                              (placement.devices, "its arguments")])
+        outs = self._compiled(flat, self._committed or placement.committed)
         return tree_util.tree_unflatten(self.out_tree, outs)
 
     def _check_types(self, flat: Sequence[Any]) -> None:
@@ -148,4 +168,5 @@ class Compiled:
                             "was compiled: " + "; ".join(errors))
 
     def __repr__(self):
-        return f"Compiled({self._compiled.name} on {self._compiled.device})"
+        return (f"Compiled({self._compiled.name} on devices "
+                f"{[d.id for d in self._compiled.devices]})")

@@ -110,6 +110,7 @@ class AbstractToken(AbstractValue):
 
 
 abstract_token = AbstractToken()
+"""The abstract value of every token (they carry ordering, not data)."""
 
 
 class ShapeDtypeStruct:

@@ -52,6 +52,7 @@ class UndefinedPrimal:
 
 
 def is_undefined_primal(x) -> bool:
+    """Whether a transpose rule's operand is the linear one (an `UndefinedPrimal`)."""
     return isinstance(x, UndefinedPrimal)
 
 

@@ -58,14 +58,3 @@ def normalize_argnums(argnums, name: str) -> tuple[int, ...]:
     if not all(isinstance(i, int) for i in nums):
         raise TypeError(f"{name} must be an int or a sequence of ints, got {argnums!r}")
     return nums
-
-
-def normalize_argnames(argnames, name: str) -> tuple[str, ...]:
-    if argnames is None:
-        return ()
-    if isinstance(argnames, str):
-        return (argnames,)
-    names = tuple(argnames)
-    if not all(isinstance(n, str) for n in names):
-        raise TypeError(f"{name} must be a str or a sequence of str, got {argnames!r}")
-    return names

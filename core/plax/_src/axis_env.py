@@ -31,6 +31,7 @@ def extend_axis_env(name: Hashable, size: int):
 
 
 def bound_axis_names() -> list[Hashable]:
+    """The names bound now, outermost first (for error messages naming what exists)."""
     return [name for name, _ in _env.sizes]
 
 

@@ -20,11 +20,7 @@ from plax._src.ad_rules import PrimitiveRule, lax_module
 from plax._src.tracing import get_aval
 
 not_mapped = None
-
-# The rule kind by which a primitive says which named axes it uses:
-# `rule(**params) -> names` (collectives; a vmap over one of them must batch it
-# even when no operand is mapped).
-AXIS_NAMES = "axis_names"
+"""The batch dimension of a value that is not batched (a rule's `dims` entry)."""
 
 
 class AxisData(NamedTuple):
@@ -66,17 +62,14 @@ def move_to(x, dim: int | None, dst: int, size: int):
 
 
 def bdim_at_front(x, dim: int | None, size: int):
+    """`x` with its batch dimension first (broadcast to `size` if it has none): the
+    layout many rules find easiest to write for."""
     return move_to(x, dim, 0, size)
 
 
 def batched_axis(axis: int, dim: int) -> int:
     """Where per-example axis `axis` is in an array batched at `dim`."""
     return axis + 1 if axis >= dim else axis
-
-
-def unbatched_axis(axis: int, dim: int) -> int:
-    """The per-example axis of axis `axis` (not `dim`) of an array batched at `dim`."""
-    return axis - 1 if axis > dim else axis
 
 
 class unary_batcher(PrimitiveRule):

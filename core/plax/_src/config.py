@@ -25,6 +25,8 @@ from typing import Any, Callable, Sequence
 from jaxlib._jax import config as _jaxlib_config
 
 unset = _jaxlib_config.unset
+"""The value of a thread-local State that no `with` block has set (so the global
+value applies)."""
 _NO_DEFAULT = object()
 
 _TRUE_WORDS = frozenset({"y", "yes", "t", "true", "on", "1"})
@@ -481,6 +483,8 @@ def _absl_name(option: str) -> str:
 
 
 config = Config()
+"""The one configuration object: `config.update(name, value)`, `config.read(name)`
+and every option as an attribute, as in JAX."""
 
 # --- The options. Names, defaults and cache-key membership follow JAX 0.10.
 

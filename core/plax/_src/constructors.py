@@ -33,18 +33,19 @@ __plax_rule_helper__ = True
 
 # --- dtype kinds ------------------------------------------------------------------
 
-BOOL = frozenset({"bool"})
-SIGNED = frozenset({"signed"})
-UNSIGNED = frozenset({"unsigned"})
-FLOAT = frozenset({"float"})
-COMPLEX = frozenset({"complex"})
-INT = SIGNED | UNSIGNED
-INEXACT = FLOAT | COMPLEX
-NUMBER = INT | INEXACT
-BOOL_OR_INT = BOOL | INT
-ORDERED = BOOL | INT | FLOAT  # dtypes with a total order up to NaN
+BOOL, SIGNED, UNSIGNED, FLOAT, COMPLEX = (
+    frozenset({kind}) for kind in ("bool", "signed", "unsigned", "float", "complex"))
+"""The five dtype kinds (`kind_of`): sets that a primitive's `dtypes=` combines."""
+INT, INEXACT = SIGNED | UNSIGNED, FLOAT | COMPLEX
+"""Integers, signed or not; floating or complex numbers."""
+NUMBER, BOOL_OR_INT = INT | INEXACT, BOOL | INT
+"""Every number; bool or an integer (the bitwise operations)."""
+ORDERED = BOOL | INT | FLOAT
+"""The dtypes with a total order up to NaN (comparisons, max, sort)."""
 ANY = BOOL | NUMBER
-F32_OR_F64 = frozenset({"float32", "float64"})  # kinds may also name single dtypes
+"""Every dtype."""
+F32_OR_F64 = frozenset({"float32", "float64"})
+"""Kinds may also name single dtypes, as this set does."""
 
 _KIND_NAMES = {"bool": "bool", "signed": "signed integer", "unsigned": "unsigned integer",
                "float": "floating", "complex": "complex"}
@@ -74,6 +75,7 @@ def _classify(dt: np.dtype) -> str | None:
 
 
 def dtype_name(dtype) -> str:
+    """The name error messages use for a dtype (`float0` has no name of its own)."""
     dt = np.dtype(dtype)
     return "float0" if dt == plax_dtypes.float0 else dt.name
 
@@ -84,6 +86,8 @@ def describe(aval: ShapedArray) -> str:
 
 
 def check_dtype(name: str, aval: ShapedArray, kinds: frozenset, what: str = "operand") -> None:
+    """TypeError naming the primitive `name`, the operand and the accepted dtypes,
+    unless `aval`'s dtype is among `kinds` (the abstract eval's dtype check)."""
     if kind_of(aval.dtype) not in kinds and dtype_name(aval.dtype) not in kinds:
         accepted = " or ".join([_KIND_NAMES[k] for k in _KIND_NAMES if k in kinds] +
                                sorted(k for k in kinds if k not in _KIND_NAMES))
@@ -147,14 +151,16 @@ def check_axes(name: str, axes: Sequence[int], ndim: int, what: str = "axes", *,
 # --- constructors ---------------------------------------------------------------------
 
 def standard_primitive(id: str, abstract_eval: Callable, lower: Callable | None, *,
-                       multiple_results: bool = False, **rules: Callable) -> Primitive:
+                       multiple_results: bool = False, dtypes: frozenset | None = None,
+                       **rules: Callable) -> Primitive:
     """A primitive (of namespaced `id`, e.g. `"lax.sin"`) with its abstract evaluation,
     generic lowering and further rules.
 
     Each keyword in `rules` is a rule kind (`jvp`, `transpose`, `batching`...); a
-    `PrimitiveRule` (such as `defjvp(...)`) is first given the primitive.
+    `PrimitiveRule` (such as `defjvp(...)`) is first given the primitive. `dtypes`
+    declares the dtype kinds of its operands (`Primitive.dtypes`).
     """
-    prim = Primitive(id, multiple_results=multiple_results)
+    prim = Primitive(id, multiple_results=multiple_results, dtypes=dtypes)
     prim.def_abstract_eval(abstract_eval)
     if lower is not None:
         prim.def_lowering(lower)
@@ -185,7 +191,7 @@ def elementwise(id: str, arity: int, *, dtypes: frozenset, lower: Callable,
         return ShapedArray(shape, out_dtype, weak_result(avals, out_dtype))
 
     rules.setdefault("batching", broadcasting_batcher())
-    return standard_primitive(id, abstract_eval, lower, **rules)
+    return standard_primitive(id, abstract_eval, lower, dtypes=dtypes, **rules)
 
 
 def unary(id: str, *, dtypes: frozenset, lower: Callable,
@@ -205,6 +211,7 @@ def binary(id: str, *, dtypes: frozenset, lower: Callable,
 # --- result dtypes ----------------------------------------------------------------------
 
 def to_bool(dtype) -> np.dtype:
+    """The `result_dtype` of comparisons and predicates: bool whatever the operands."""
     return np.dtype(bool)
 
 

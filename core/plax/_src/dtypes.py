@@ -44,6 +44,7 @@ uint1 = getattr(ml_dtypes, "uint1", None)
 
 # The tangent dtype of integer and bool values: a zero-sized structured dtype.
 float0 = np.dtype([("float0", np.void, 0)])
+"""The dtype of tangents of integer and boolean values: zero bits, as in JAX."""
 
 
 class extended(np.generic):
@@ -97,11 +98,13 @@ _ABSTRACT_PARENT: dict[type, type] = {
 
 finfo = ml_dtypes.finfo
 iinfo = ml_dtypes.iinfo
+"""`numpy.iinfo` that also knows the narrow integers (int4, int2...)."""
 
 python_scalar_dtypes: dict[type, np.dtype] = {
     bool: np.dtype(bool), int: np.dtype(np.int64),
     float: np.dtype(np.float64), complex: np.dtype(np.complex128),
 }
+"""The dtype of each Python scalar type before canonicalization (then weakly typed)."""
 
 
 def check_valid_dtype(dtype: Any) -> None:
@@ -134,14 +137,17 @@ def issubdtype(a: Any, b: Any) -> bool:
 
 
 def is_float(dtype: Any) -> bool:
+    """Whether `dtype` is a real floating dtype (bfloat16 and float8s included)."""
     return issubdtype(dtype, np.floating)
 
 
 def is_integer(dtype: Any) -> bool:
+    """Whether `dtype` is a signed or unsigned integer dtype (int4s included)."""
     return issubdtype(dtype, np.integer)
 
 
 def is_complex(dtype: Any) -> bool:
+    """Whether `dtype` is a complex dtype."""
     return issubdtype(dtype, np.complexfloating)
 
 
@@ -202,18 +208,22 @@ def canonicalize_dtype(dtype: Any, allow_extended: bool = False) -> np.dtype:
 
 
 def default_int_dtype() -> np.dtype:
+    """The dtype a Python int becomes: int64, or int32 with x64 off."""
     return canonicalize_dtype(np.int64)
 
 
 def default_uint_dtype() -> np.dtype:
+    """The default unsigned integer dtype: uint64, or uint32 with x64 off."""
     return canonicalize_dtype(np.uint64)
 
 
 def default_float_dtype() -> np.dtype:
+    """The dtype a Python float becomes: float64, or float32 with x64 off."""
     return canonicalize_dtype(np.float64)
 
 
 def default_complex_dtype() -> np.dtype:
+    """The dtype a Python complex becomes: complex128, or complex64 with x64 off."""
     return canonicalize_dtype(np.complex128)
 
 

@@ -28,6 +28,11 @@ class LazyModule:
 
 
 hlo = LazyModule("jaxlib.mlir.dialects.stablehlo")
+"""The StableHLO dialect: the ops lowering rules emit (`hlo.add`, `hlo.sine`...)."""
 chlo = LazyModule("jaxlib.mlir.dialects.chlo")
+"""The CHLO dialect: ops XLA expands for you (`chlo.erf_inv`, `chlo.lgamma`...)."""
 ir = LazyModule("jaxlib.mlir.ir")
+"""MLIR's core: types, attributes, values (`ir.RankedTensorType`, `ir.Value`)."""
 mu = LazyModule("plax._src.mlir_builders")
+"""plax's builders: element types of dtypes, constants, broadcasts, comparisons,
+reductions (see `plax._src.mlir_builders`)."""

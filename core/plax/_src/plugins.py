@@ -1,11 +1,15 @@
 """The plugin registry: how packages join plax through entry points.
 
 The kernel knows no particular transform, primitive or backend. Packages announce
-what they provide in six entry-point groups (DESIGN.md §3), each read lazily, once:
+what they provide in seven entry-point groups (DESIGN.md §3), each read lazily, once:
 
 * `plax.transforms`: names the facade `plax.<name>` resolves (`jit`, `grad`, `Array`...);
 * `plax.modules`: public modules of the facade, `plax.<module>` (`numpy`, `lax`...),
   importable as `import plax.numpy`;
+* `plax.names`: names packages contribute to a public module that several of them
+  fill, as `<module>.<name>` (`debug.visualize_array_sharding` is
+  `plax.debug.visualize_array_sharding`; `lax.with_sharding_constraint` joins
+  `plax.lax`); see `contributed`;
 * `plax.interpreters`: what the kernel's extension API delegates to (eager
   dispatch, the Jaxpr-to-Jaxpr transformations, the array methods), see `SEAMS`;
 * `plax.primitives`: modules that define primitives with their rules;
@@ -29,11 +33,10 @@ import types
 import warnings
 from typing import Any, Callable
 
-GROUPS = ("plax.transforms", "plax.modules", "plax.interpreters", "plax.primitives",
-          "plax.lowering", "plax.backends")
+GROUPS = ("plax.transforms", "plax.modules", "plax.names", "plax.interpreters",
+          "plax.primitives", "plax.lowering", "plax.backends")
+"""The entry-point groups packages join plax through (see the module docstring)."""
 
-# The seams by which the kernel calls up into other layers: `plax.interpreters`
-# entry point names, what each must be, and which distribution provides it.
 SEAMS: dict[str, tuple[str, str]] = {
     "eager_dispatch": ("callable", "plax-transforms"),
     "array_methods": ("module", "plax-stdlib"),
@@ -42,7 +45,11 @@ SEAMS: dict[str, tuple[str, str]] = {
     "partial_eval_jaxpr": ("callable", "plax-transforms"),
     "transpose_jaxpr": ("callable", "plax-transforms"),
     "batch_jaxpr": ("callable", "plax-transforms"),
+    "sharding_from_spec": ("callable", "plax-sharding"),
 }
+"""The seams by which the kernel calls up into other layers: `plax.interpreters` entry
+point names, what each must be (a module or a callable), and which distribution
+provides it."""
 
 # What each group's entry points must load to (groups not listed: anything).
 _KIND_OF_GROUP = {"plax.modules": "module", "plax.primitives": "module",
@@ -53,7 +60,12 @@ _PROVIDERS = {"plax.transforms": "plax-transforms", "plax.lowering": "plax-trans
               "plax.primitives": "plax-stdlib", "plax.backends": "plax-runtime"}
 _NAMED_PROVIDERS = {
     ("plax.modules", "numpy"): "plax-stdlib", ("plax.modules", "lax"): "plax-stdlib",
+    ("plax.modules", "scipy"): "plax-stdlib",
     ("plax.modules", "dlpack"): "plax-runtime", ("plax.modules", "sharding"): "plax-sharding",
+    ("plax.names", "lax.with_sharding_constraint"): "plax-sharding",
+    ("plax.names", "debug.visualize_array_sharding"): "plax-sharding",
+    ("plax.names", "debug.visualize_sharding"): "plax-sharding",
+    ("plax.names", "debug.inspect_array_sharding"): "plax-sharding",
     ("plax.backends", "cuda"): "plax-cuda12", ("plax.backends", "gpu"): "plax-cuda12",
     ("plax.backends", "tpu"): "plax-tpu",
     **{("plax.interpreters", name): dist for name, (_, dist) in SEAMS.items()},
@@ -191,6 +203,23 @@ def failures(group: str) -> dict[str, str]:
     return dict(_group(group).failures)
 
 
+def contributed(module: str, name: str) -> Any:
+    """The name `name` that a package contributes to the public module `module`
+    (entry point `<module>.<name>` of `plax.names`); AttributeError if none does,
+    saying which package would."""
+    try:
+        return resolve("plax.names", f"{module}.{name}")
+    except PluginMissingError as err:
+        raise AttributeError(f"module 'plax.{module}' has no attribute {name!r} ({err})"
+                             ) from None
+
+
+def contributed_names(module: str) -> list[str]:
+    """The names packages contribute to `module` (nothing is imported)."""
+    prefix = module + "."
+    return [n[len(prefix):] for n in names("plax.names") if n.startswith(prefix)]
+
+
 def seam(name: str) -> Callable[..., Any]:
     """A function that calls the `plax.interpreters` seam `name` (declared in SEAMS),
     resolving it on first call: how the extension API delegates to the packages
@@ -247,8 +276,3 @@ class _FacadeFinder(importlib.abc.MetaPathFinder):
 def install_facade_finder() -> None:
     if not any(isinstance(f, _FacadeFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _FacadeFinder())
-
-
-def _reset_for_tests() -> None:
-    with _lock:
-        _groups.clear()

@@ -17,8 +17,6 @@ from typing import Callable
 from plax._src import plugins
 from plax._src.tracing import current_trace
 
-# The rule kinds, with the signature of their rules. Rules receive what they need as
-# arguments; they never reach into an interpreter's internals.
 RULE_KINDS: dict[str, str] = {
     "abstract_eval": "(*avals, **params) -> aval, or a list of avals: the output types",
     "impl": "(*args, **params) -> outputs: eager evaluation (default: compile the equation)",
@@ -34,9 +32,14 @@ RULE_KINDS: dict[str, str] = {
     "effects": "(**params) -> effects of an application",
     "axis_names": "(**params) -> the named axes an application uses (collectives)",
 }
+"""The rule kinds a primitive may have, each with the signature of its rules. Rules
+receive what they need as arguments; they never reach into an interpreter's internals."""
 ABSTRACT_EVAL, IMPL, JVP, TRANSPOSE = "abstract_eval", "impl", "jvp", "transpose"
+"""Names of rule kinds (the keys of `RULE_KINDS`), so a misspelling is a NameError."""
 PARTIAL_EVAL, PARTIAL_EVAL_JAXPR, BATCHING = "partial_eval", "partial_eval_jaxpr", "batching"
+"""Names of rule kinds (the keys of `RULE_KINDS`)."""
 LOWERING, DCE, EFFECTS, AXIS_NAMES = "lowering", "dce", "effects", "axis_names"
+"""Names of rule kinds (the keys of `RULE_KINDS`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,7 +51,8 @@ class Rule:
 
 
 class RuleAlreadyDefinedError(ValueError):
-    pass
+    """A rule of a kind (and platform) the primitive already has: two packages
+    disagreeing silently would leave the result to import order."""
 
 
 class PrimitiveIdError(ValueError):
@@ -74,10 +78,15 @@ __plax_rule_helper__ = True
 class Primitive:
     """A primitive operation. Applying it (`bind`) hands it to the current trace.
 
-    `id` is `"<namespace>.<name>"`; `name` is what Jaxprs print.
+    `id` is `"<namespace>.<name>"`; `name` is what Jaxprs print. `dtypes`, if given,
+    declares the dtype kinds its operands accept (`plax.extend.constructors.FLOAT`,
+    `INT`...: 'bool', 'signed', 'unsigned', 'float', 'complex', or dtype names), so
+    that `plax.test_util.check_primitive` can check each of them; the abstract eval
+    rule still does the checking.
     """
 
-    def __init__(self, id: str, *, multiple_results: bool = False):
+    def __init__(self, id: str, *, multiple_results: bool = False,
+                 dtypes: frozenset[str] | None = None):
         namespace, _, name = id.rpartition(".")
         if not namespace or not name:
             raise PrimitiveIdError(
@@ -89,6 +98,7 @@ class Primitive:
         self.id = id
         self.name = name
         self.multiple_results = multiple_results
+        self.dtypes = None if dtypes is None else frozenset(dtypes)
         self.module = _registering_module()
         self._rules: dict[tuple[str, str | None], Rule] = {}
         _by_id[id] = self

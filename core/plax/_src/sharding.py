@@ -8,10 +8,17 @@ shard shapes, equivalence, the jaxlib object handed to C++) is derived from thos
 
 jaxlib's C++ is never given a plax sharding: `_to_jaxlib_sharding(ndim)` returns a
 jaxlib `GSPMDSharding`, which C++ handles without calling back into Python.
+
+Lowering speaks of shardings without devices: `_to_sdy_sharding(ndim)` gives an
+`SdyArray` (Shardy's view: mesh axis names and sizes, which axes split each
+dimension, logical device ids) and `_to_xla_hlo_sharding(ndim)` an `HloSharding`
+whose device ids index the sharding's own `_device_assignment`. A sharding whose
+mesh is abstract (`_is_concrete` false) has those two but no devices.
 """
 from __future__ import annotations
 
 import abc
+import dataclasses
 import functools
 import itertools
 import math
@@ -22,6 +29,30 @@ from jaxlib import xla_client as xc
 
 Device = xc.Device
 Index = tuple[slice, ...]
+"""The part of a global array one device holds: a slice per dimension."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SdyDim:
+    """How one array dimension is split in Shardy's terms: over `axes` (major first);
+    an open dimension lets the partitioner add more."""
+    axes: tuple[str, ...] = ()
+    is_open: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class SdyArray:
+    """A layout as Shardy states it, with no device in it: the mesh's axes as
+    `(name, size)` pairs (None: the empty mesh of one device), one `SdyDim` per array
+    dimension, and the mesh's logical device ids when they are not 0, 1, 2, ..."""
+    mesh_shape: tuple[tuple[str, int], ...] | None
+    dims: tuple[SdyDim, ...]
+    device_ids: tuple[int, ...] | None = None
+    replicated_axes: tuple[str, ...] = ()
+
+    @property
+    def num_devices(self) -> int:
+        return math.prod(size for _, size in self.mesh_shape or ())
 
 
 class Sharding(abc.ABC):
@@ -72,6 +103,33 @@ class Sharding(abc.ABC):
         """The XLA sharding for an array of rank `num_dimensions`."""
 
     # --- derived members --------------------------------------------------------------
+
+    @property
+    def _is_concrete(self) -> bool:
+        """Whether the sharding names devices (False for one on an abstract mesh)."""
+        return True
+
+    def _to_sdy_sharding(self, num_dimensions: int) -> SdyArray:
+        """The layout for an array of rank `num_dimensions` in Shardy's terms.
+
+        Derived from the HloSharding: each tiled dimension gets a mesh axis of its
+        own (`_axis_<dim>`), and the mesh lists the tile assignment's device ids.
+        Subclasses with named axes say it in their own names.
+        """
+        return sdy_from_hlo(self._to_xla_hlo_sharding(num_dimensions), num_dimensions)
+
+    def _on_devices(self, devices: tuple[Device, ...]) -> Sharding | None:
+        """The same layout on `devices` (for a sharding whose mesh is abstract), or None
+        if this kind cannot be placed so."""
+        return self if self._is_concrete and self._device_assignment == devices else None
+
+    def _like_from_xla(self, hlo: xc.HloSharding, num_dimensions: int) -> Sharding | None:
+        """A sharding of this kind on the same devices that lays out an array of rank
+        `num_dimensions` as `hlo` does, or None if this kind cannot say it.
+
+        How outputs whose layout the compiler chose come back as the kind of sharding
+        the inputs had (a NamedSharding on the inputs' mesh, say)."""
+        return None
 
     @functools.cached_property
     def addressable_devices(self) -> set[Device]:
@@ -124,6 +182,22 @@ class Sharding(abc.ABC):
                 list(self._device_assignment), self._to_xla_hlo_sharding(ndim),
                 memory_kind=self.memory_kind)
         return jaxlib_sharding
+
+
+def sdy_from_hlo(hlo: xc.HloSharding, ndim: int) -> SdyArray:
+    """`SdyArray` of any HloSharding that places one array: a mesh with one axis per
+    tile dimension larger than one, in the tile assignment's device order."""
+    if hlo.is_manual() or hlo.is_unknown() or hlo.tuple_elements():
+        raise TypeError(f"the sharding {hlo} cannot be stated for Shardy")
+    _tile_counts(hlo, ndim)  # checks the rank
+    if _is_replicated(hlo) or not hlo.is_tiled():
+        return SdyArray(None, (SdyDim(),) * ndim)
+    dims = hlo.tile_assignment_dimensions()
+    mesh = tuple((f"_axis_{i}", size) for i, size in enumerate(dims) if size > 1)
+    ids = tuple(hlo.tile_assignment_devices())
+    return SdyArray(mesh, tuple(SdyDim((f"_axis_{i}",) if dims[i] > 1 else ())
+                                for i in range(ndim)),
+                    None if ids == tuple(range(len(ids))) else ids)
 
 
 def _is_addressable(device: Device) -> bool:

@@ -31,6 +31,8 @@ def current_source_info():
 
 
 class StagingTracer(Tracer):
+    """A value being staged into a Jaxpr: it stands for one `Var` of the Jaxpr the
+    `StagingTrace` builds."""
     __slots__ = ("_var",)  # not `var`: tracers have a NumPy-style `.var()` method
 
     def __init__(self, trace: "StagingTrace", var: Var):

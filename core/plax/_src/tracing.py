@@ -178,6 +178,8 @@ def _library_dirs() -> tuple[str, ...]:
 
 
 def escaped_tracer_error(tracer: "Tracer", primitive: Primitive | None = None) -> Exception:
+    """The UnexpectedTracerError for a tracer used outside its transformation,
+    naming where it was made, so a leak is reported rather than mis-traced."""
     where = f" as an input to '{primitive.name}'" if primitive is not None else ""
     state = ("whose transformation has already finished" if not tracer._trace.is_valid()
              else "outside the transformation that created it")
@@ -194,10 +196,12 @@ class _State(threading.local):
 
 
 EVAL_TRACE = EvalTrace()
+"""The trace under every other: applying a primitive here evaluates it."""
 _state = _State()
 
 
 def current_trace() -> Trace:
+    """The innermost trace of this thread: `Primitive.bind` hands applications to it."""
     return _state.trace
 
 
@@ -337,4 +341,5 @@ def _check_int_fits(x: int, dtype: np.dtype) -> None:
 
 
 def is_python_scalar(x) -> bool:
+    """Whether `x` is a Python bool, int, float or complex (weakly typed in arithmetic)."""
     return type(x) in _PY_SCALAR_KINDS

@@ -18,18 +18,26 @@ from typing import Any, TypeVar
 from jaxlib._jax import pytree
 
 PyTreeDef = pytree.PyTreeDef
+"""The structure of a pytree without its leaves (jaxlib's C++ type, as in JAX)."""
 GetAttrKey = pytree.GetAttrKey
+"""A key-path entry: the attribute `name` of an object (`.name`)."""
 DictKey = pytree.DictKey
+"""A key-path entry: the dict key `key` (`[key]`)."""
 SequenceKey = pytree.SequenceKey
+"""A key-path entry: the position `idx` in a sequence (`[idx]`)."""
 FlattenedIndexKey = pytree.FlattenedIndexKey
+"""A key-path entry: the position `key` among the children a flatten rule returned."""
 
 KeyEntry = Hashable
+"""One step of a key path (any hashable; plax's own are the four `*Key` types)."""
 KeyPath = tuple[KeyEntry, ...]
+"""Where a leaf sits in a pytree: the entries from the root to it."""
 T = TypeVar("T")
 Typ = TypeVar("Typ", bound=type)
 
 registry = pytree.PyTreeRegistry(enable_none=True, enable_tuple=True, enable_namedtuple=True,
                                  enable_list=True, enable_dict=True)
+"""plax's own pytree registry (not JAX's): every flatten in plax and its C++ paths."""
 # Pickle refers to a registry by module and name; this lets treedefs round-trip.
 registry.__module__ = __name__
 registry.__name__ = "registry"
@@ -51,10 +59,12 @@ def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
 
 
 def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
+    """The leaves of `tree`, in flattening order."""
     return registry.flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
+    """The `PyTreeDef` of `tree`."""
     return registry.flatten(tree, is_leaf)[1]
 
 
@@ -64,6 +74,7 @@ def treedef_is_leaf(treedef: PyTreeDef) -> bool:
 
 
 def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
+    """The treedefs of the root's children."""
     return treedef.children()
 
 
@@ -105,11 +116,13 @@ def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
 
 
 def tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """Whether every leaf of `tree` is truthy."""
     return all(tree_leaves(tree, is_leaf))
 
 
 def tree_reduce(function: Callable[[Any, Any], Any], tree: Any, initializer: Any = _MISSING,
                 is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """`functools.reduce(function, leaves[, initializer])` over the leaves of `tree`."""
     leaves = tree_leaves(tree, is_leaf)
     if initializer is _MISSING:
         return functools.reduce(function, leaves)
@@ -173,6 +186,7 @@ def tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None
 
 def tree_leaves_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
                           is_leaf_takes_path: bool = False) -> list[tuple[KeyPath, Any]]:
+    """`(key path, leaf)` for every leaf of `tree`, in flattening order."""
     return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 

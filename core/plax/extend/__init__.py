@@ -100,12 +100,12 @@ def supported_transforms(primitive: Primitive | str) -> list[str]:
 
 
 def coverage() -> str:
-    """A table: for every registered primitive, its defining distribution, which rule
-    kinds it has (and from which distribution, where another one gave them), and the
-    transforms that work on it."""
+    """A table: for every registered primitive, its defining distribution, the
+    module(s) its rules were registered in, which rule kinds it has (and from which
+    distribution, where another one gave them), and the transforms that work on it."""
     _load_everything()
     kinds = [k for k in RULE_KINDS if k != "abstract_eval"]
-    header = ["primitive", "defined by", *kinds, "transforms"]
+    header = ["primitive", "defined by", "rules from", *kinds, "transforms"]
     rows = []
     for prim in all_primitives():
         home = distribution_of(prim.module)
@@ -114,7 +114,8 @@ def coverage() -> str:
             owners = sorted({distribution_of(r.module) + (f":{r.platform}" if r.platform else "")
                              for r in prim.rules() if r.kind == kind})
             cells.append(",".join("x" if o == home else o for o in owners))
-        rows.append([prim.id, home, *cells, " ".join(supported_transforms(prim))])
+        modules = ",".join(sorted({r.module for r in prim.rules()}))
+        rows.append([prim.id, home, modules, *cells, " ".join(supported_transforms(prim))])
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip()
              for row in [header, *rows]]

@@ -11,7 +11,7 @@ from plax._src.axis_env import (axis_size, bound_axis_names, canonicalize_axis_n
 from plax._src.batching_rules import (AxisData, axes_batcher, batched_axis, bdim_at_front,
                                       broadcast_dim, broadcasting_batcher, common_dim,
                                       full_shape_batcher, move_to, moveaxis, not_mapped,
-                                      unary_batcher, unbatched_axis)
+                                      unary_batcher)
 from plax._src.ir import ClosedJaxpr
 from plax._src.plugins import seam
 
@@ -34,5 +34,5 @@ __all__ = [
     "AxisData", "axes_batcher", "axis_size", "batch_jaxpr", "batched_axis", "bdim_at_front",
     "bound_axis_names", "broadcast_dim", "broadcasting_batcher", "canonicalize_axis_names",
     "common_dim", "extend_axis_env", "full_shape_batcher", "move_to", "moveaxis", "not_mapped",
-    "unary_batcher", "unbatched_axis",
+    "unary_batcher",
 ]

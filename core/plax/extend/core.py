@@ -7,8 +7,7 @@ from the other `plax.extend` modules); a third-party package uses the same names
 """
 from plax._src.abstract import (AbstractToken, AbstractValue, ShapeDtypeStruct, ShapedArray,
                                 abstract_token, short_dtype_name)
-from plax._src.arguments import (bind_static, check_callable, normalize_argnames,
-                                 normalize_argnums, split_static)
+from plax._src.arguments import bind_static, check_callable, normalize_argnums, split_static
 from plax._src.array_methods import install as install_array_methods
 from plax._src.checking import JaxprTypeError, check_jaxpr
 from plax._src.dce import dce_closed_jaxpr, dce_jaxpr
@@ -42,7 +41,7 @@ __all__ = [
     "current_source_info", "current_trace", "dce_closed_jaxpr", "dce_jaxpr",
     "derived_debug_info", "escaped_tracer_error", "eval_jaxpr", "finalize_debug_info",
     "fun_sourceinfo", "get_aval", "install_array_methods", "is_python_scalar", "jaxpr_as_fun",
-    "make_tracing_debug_info", "normalize_argnames", "normalize_argnums", "pp_jaxpr",
+    "make_tracing_debug_info", "normalize_argnums", "pp_jaxpr",
     "primitive_by_id", "residual_name", "resolve_argnums", "result_paths_from_tree",
     "set_current_trace", "short_dtype_name", "split_static", "stage_flat", "subjaxprs",
     "tangent_name", "trace_to_jaxpr", "user_frame",

@@ -1,5 +1,19 @@
-"""The `Sharding` base class, for packages that speak of placements (runtime, jit,
-the sharding package) without importing the sharding implementations."""
-from plax._src.sharding import Device, Index, Sharding, hlo_shardings_equal
+"""Shardings for packages that speak of placements (runtime, jit, lowering, the
+sharding package) without importing the sharding implementations: the `Sharding`
+base class, its device-free Shardy form (`SdyArray`, `SdyDim`), the meshes in
+context, and `sharding_from_spec`, which turns a bare `PartitionSpec` into a
+sharding on the context mesh (provided by plax-sharding)."""
+from plax._src import plugins as _plugins
+from plax._src.mesh_context import (abstract_mesh, concrete_mesh, meshes_in_context,
+                                    restore_meshes, swap_meshes)
+from plax._src.sharding import (Device, Index, SdyArray, SdyDim, Sharding,
+                                hlo_shardings_equal, sdy_from_hlo)
 
-__all__ = ["Device", "Index", "Sharding", "hlo_shardings_equal"]
+sharding_from_spec = _plugins.seam("sharding_from_spec")
+sharding_from_spec.__doc__ = """`sharding_from_spec(spec, what)`: a non-Sharding given where
+a sharding is expected (a `PartitionSpec`, or a tuple of its entries: `()` is
+replicated) as a sharding on the mesh in context; `what` names the option in errors."""
+
+__all__ = ["Device", "Index", "SdyArray", "SdyDim", "Sharding", "abstract_mesh",
+           "concrete_mesh", "hlo_shardings_equal", "meshes_in_context", "restore_meshes",
+           "sdy_from_hlo", "sharding_from_spec", "swap_meshes"]

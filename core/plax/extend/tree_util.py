@@ -5,4 +5,5 @@ from plax._src.tree_util import broadcast_prefix, registry
 from plax.tree_util import *  # noqa: F403
 from plax.tree_util import __all__ as _public
 
-__all__ = ["broadcast_prefix", "registry", *_public]
+__all__ = ["broadcast_prefix", "registry"]
+__all__.extend(_public)

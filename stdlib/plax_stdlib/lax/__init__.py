@@ -67,6 +67,20 @@ from plax_stdlib.lax.conversion import (
     stop_gradient as stop_gradient,
     stop_gradient_p as stop_gradient_p,
 )
+from plax_stdlib.lax.convolution import (
+    ConvDimensionNumbers as ConvDimensionNumbers,
+    conv as conv,
+    conv_dimension_numbers as conv_dimension_numbers,
+    conv_general_dilated as conv_general_dilated,
+    conv_general_dilated_p as conv_general_dilated_p,
+    conv_general_dilated_patches as conv_general_dilated_patches,
+    conv_general_permutations as conv_general_permutations,
+    conv_general_shape_tuple as conv_general_shape_tuple,
+    conv_shape_tuple as conv_shape_tuple,
+    conv_transpose as conv_transpose,
+    conv_transpose_shape_tuple as conv_transpose_shape_tuple,
+    conv_with_general_padding as conv_with_general_padding,
+)
 from plax_stdlib.lax.creation import (
     broadcasted_iota as broadcasted_iota,
     full as full,
@@ -197,6 +211,7 @@ from plax_stdlib.lax.elementwise import (
     tanh as tanh,
     tanh_p as tanh_p,
 )
+from plax_stdlib.lax.fourier import FftType as FftType, fft as fft, fft_p as fft_p
 from plax_stdlib.lax.gathers import (
     GatherDimensionNumbers as GatherDimensionNumbers,
     GatherScatterMode as GatherScatterMode,
@@ -243,6 +258,7 @@ from plax_stdlib.lax.reductions import (
     reduce_xor as reduce_xor,
     reduce_xor_p as reduce_xor_p,
 )
+from plax_stdlib.lax.reduce_window import reduce_window_p as reduce_window_p
 from plax_stdlib.lax.scatters import (
     ScatterDimensionNumbers as ScatterDimensionNumbers,
     scatter as scatter,
@@ -289,3 +305,32 @@ from plax_stdlib.lax.slicing import (
     slice_p as slice_p,
 )
 from plax_stdlib.lax.sorting import sort as sort, sort_key_val as sort_key_val, sort_p as sort_p
+from plax_stdlib.lax.windowed_reductions import (
+    reduce_window as reduce_window,
+    reduce_window_max as reduce_window_max,
+    reduce_window_max_p as reduce_window_max_p,
+    reduce_window_min as reduce_window_min,
+    reduce_window_min_p as reduce_window_min_p,
+    reduce_window_sum as reduce_window_sum,
+    reduce_window_sum_p as reduce_window_sum_p,
+    select_and_gather_add as select_and_gather_add,
+    select_and_gather_add_p as select_and_gather_add_p,
+    select_and_scatter_add as select_and_scatter_add,
+    select_and_scatter_add_p as select_and_scatter_add_p,
+)
+from plax_stdlib.lax.windows import padtype_to_pads as padtype_to_pads
+from plax_stdlib.lax.windows import reduce_window_shape_tuple as reduce_window_shape_tuple
+
+
+# The linear-algebra primitives live in their own public module, `plax.lax.linalg`.
+from plax_stdlib.lax import linalg as linalg  # noqa: E402
+from plax.extend.registry import contributed as _contributed  # noqa: E402
+
+
+def __getattr__(name: str):
+    # Names other packages contribute to `plax.lax` (`with_sharding_constraint` from
+    # plax-sharding), through `plax.names` entry points `lax.<name>`.
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return _contributed("lax", name)
+

@@ -20,7 +20,6 @@ from plax.extend.constructors import (
     ANY,
     BOOL,
     ORDERED,
-    binary,
     check_dtype,
     check_same_dtypes,
     describe,
@@ -34,50 +33,24 @@ from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.bitwise import bitwise_and as and_
 from plax_stdlib.lax.conversion import match_python_scalars
 from plax_stdlib.lax.elementwise import mul
+from plax_stdlib.lax.op_table import binary_op
 
 
-def _comparison(name: str, direction: str, dtypes: frozenset):
+def _compare(direction: str):
     @elementwise_lowering
     def lower(ctx, x, y):
         return mu.compare(x, y, direction, ctx.avals_in[0].dtype)
-    lower.__name__ = f"lower_{name}"
-    return binary(f"lax.{name}", dtypes=dtypes, lower=lower, result_dtype=to_bool)
+    lower.__name__ = f"lower_{direction.lower()}"
+    return lower
 
 
-eq_p = _comparison("eq", "EQ", ANY)
-def eq(x, y):
-    """Elementwise x == y."""
-    return eq_p.bind(*match_python_scalars("eq", x, y))
-
-
-ne_p = _comparison("ne", "NE", ANY)
-def ne(x, y):
-    """Elementwise x != y (True where either is NaN)."""
-    return ne_p.bind(*match_python_scalars("ne", x, y))
-
-
-lt_p = _comparison("lt", "LT", ORDERED)
-def lt(x, y):
-    """Elementwise x < y."""
-    return lt_p.bind(*match_python_scalars("lt", x, y))
-
-
-le_p = _comparison("le", "LE", ORDERED)
-def le(x, y):
-    """Elementwise x <= y."""
-    return le_p.bind(*match_python_scalars("le", x, y))
-
-
-gt_p = _comparison("gt", "GT", ORDERED)
-def gt(x, y):
-    """Elementwise x > y."""
-    return gt_p.bind(*match_python_scalars("gt", x, y))
-
-
-ge_p = _comparison("ge", "GE", ORDERED)
-def ge(x, y):
-    """Elementwise x >= y."""
-    return ge_p.bind(*match_python_scalars("ge", x, y))
+eq_p, eq = binary_op("eq", ANY, _compare("EQ"), "Elementwise x == y.", result_dtype=to_bool)
+ne_p, ne = binary_op("ne", ANY, _compare("NE"), "Elementwise x != y (True where either is NaN).",
+                     result_dtype=to_bool)
+lt_p, lt = binary_op("lt", ORDERED, _compare("LT"), "Elementwise x < y.", result_dtype=to_bool)
+le_p, le = binary_op("le", ORDERED, _compare("LE"), "Elementwise x <= y.", result_dtype=to_bool)
+gt_p, gt = binary_op("gt", ORDERED, _compare("GT"), "Elementwise x > y.", result_dtype=to_bool)
+ge_p, ge = binary_op("ge", ORDERED, _compare("GE"), "Elementwise x >= y.", result_dtype=to_bool)
 
 
 # --- select_n -----------------------------------------------------------------------------

@@ -58,8 +58,8 @@ def _cumulative(name: str, kinds: frozenset, combine: Callable[[np.dtype], Calla
         return mu.reduce_window(operand, init, aval, window, padding, combine(aval.dtype))
 
     lower.__name__ = f"lower_{name}"
-    return standard_primitive(f"lax.{name}", abstract_eval, lower, batching=axes_batcher("axis"),
-                              **rules)
+    return standard_primitive(f"lax.{name}", abstract_eval, lower, dtypes=kinds,
+                              batching=axes_batcher("axis"), **rules)
 
 
 cumsum_p = _cumulative(

@@ -75,21 +75,22 @@ _COMPATIBLE = {"signed": _INTEGER + ("float",), "unsigned": _INTEGER + ("float",
                "float": ("float",), "complex": ("complex",)}
 
 
-def _check_preferred(lhs: ShapedArray, preferred) -> np.dtype:
-    """The result dtype: `preferred_element_type` if given and compatible."""
+def check_preferred_element_type(name: str, lhs: ShapedArray, preferred) -> np.dtype:
+    """The result dtype of a product (`dot_general`, a convolution): `preferred` if
+    given and compatible with the inputs' dtype, else the inputs' dtype."""
     if preferred is None:
         return lhs.dtype
     in_kind, out_kind = kind_of(lhs.dtype), kind_of(preferred)
     if in_kind == "bool":
         in_kind = "signed"  # booleans accumulate like integers
     if out_kind not in _COMPATIBLE[in_kind]:
-        raise TypeError(f"dot_general: preferred_element_type {dtype_name(preferred)} is not "
+        raise TypeError(f"{name}: preferred_element_type {dtype_name(preferred)} is not "
                         f"compatible with inputs of dtype {dtype_name(lhs.dtype)} (allowed: "
                         "integer to integer or floating, floating to floating, complex to "
                         "complex)")
     int_to_float = in_kind in _INTEGER and out_kind == "float"
     if not int_to_float and dtypes.itemsize_bits(preferred) < dtypes.itemsize_bits(lhs.dtype):
-        raise TypeError(f"dot_general: preferred_element_type {dtype_name(preferred)} is "
+        raise TypeError(f"{name}: preferred_element_type {dtype_name(preferred)} is "
                         f"narrower than the inputs' dtype {dtype_name(lhs.dtype)}")
     return np.dtype(preferred)
 
@@ -122,7 +123,7 @@ def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision,
     shape = (tuple(lhs.shape[d] for d in lhs_batch) + free(lhs, lhs_contract + lhs_batch)
              + free(rhs, rhs_contract + rhs_batch))
     inputs = lhs.update(dtype=_input_dtype(lhs, rhs))
-    dtype = _check_preferred(inputs, preferred_element_type)
+    dtype = check_preferred_element_type(name, inputs, preferred_element_type)
     weak = preferred_element_type is None and weak_result((lhs, rhs), dtype)
     return ShapedArray(shape, dtype, weak)
 
@@ -224,7 +225,7 @@ def _dot_general_batching(axis_data, args, dims, *, dimension_numbers, **params)
 
 
 dot_general_p = standard_primitive(
-    "lax.dot_general", _dot_general_abstract_eval, _dot_general_lower,
+    "lax.dot_general", _dot_general_abstract_eval, _dot_general_lower, dtypes=NUMBER,
     batching=_dot_general_batching,
     jvp=defjvp(lambda g, ans, x, y, **params: dot_general_p.bind(g, y, **params),
                lambda g, ans, x, y, **params: dot_general_p.bind(x, g, **params)),

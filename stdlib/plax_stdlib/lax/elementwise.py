@@ -1,7 +1,12 @@
 """Elementwise arithmetic and transcendental primitives, with their `lax` functions.
 
-Each primitive is one `unary(...)`/`binary(...)` statement followed by its public
-function. Operands of binary functions must share a dtype; Python scalars take the
+Most primitives are rows of a table (`unary_op`/`binary_op`, see `op_table`): name,
+accepted dtype kinds, lowering, the public function's docstring, and the
+derivative as partials (`g` is the operand's tangent, `ans` the result). The few
+with parameters or unusual operands (`integer_pow`, `pow`, `round`, `polygamma`,
+`nextafter`, `conj`) are written out in full.
+
+Operands of binary functions must share a dtype; Python scalars take the
 other operand's dtype (`lax.mul(x, 2.0)`). Shapes must match, except that rank-0
 operands and size-1 dimensions broadcast, as in JAX's lax.
 """
@@ -41,51 +46,10 @@ from plax.extend.constructors import (
 from plax.extend.core import ShapedArray, get_aval
 from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.conversion import match_python_scalars
+from plax_stdlib.lax.op_table import LINEAR, PIECEWISE_CONSTANT, binary_op, unary_op
+
 
 # --- arithmetic -------------------------------------------------------------------------
-
-add_p = binary("lax.add", dtypes=NUMBER, lower=hlo_rule("add"),
-               jvp=defjvp(lambda g, ans, x, y: g, lambda g, ans, x, y: g),
-               transpose=lambda ct, x, y: [_unbroadcast_if(ct, x), _unbroadcast_if(ct, y)])
-def add(x, y):
-    """Elementwise addition: x + y."""
-    return add_p.bind(*match_python_scalars("add", x, y))
-
-
-sub_p = binary("lax.sub", dtypes=NUMBER, lower=hlo_rule("subtract"),
-               jvp=defjvp(lambda g, ans, x, y: g, lambda g, ans, x, y: neg(g)),
-               transpose=lambda ct, x, y: [_unbroadcast_if(ct, x),
-                                          _unbroadcast_if(_neg_ct(ct), y)])
-def sub(x, y):
-    """Elementwise subtraction: x - y."""
-    return sub_p.bind(*match_python_scalars("sub", x, y))
-
-
-mul_p = binary("lax.mul", dtypes=NUMBER, lower=hlo_rule("multiply"),
-               jvp=defjvp(lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g)),
-               transpose=lambda ct, x, y: [_unbroadcast_if(_scale(ct, y), x),
-                                          _unbroadcast_if(_scale(ct, x), y)])
-def mul(x, y):
-    """Elementwise multiplication: x * y."""
-    return mul_p.bind(*match_python_scalars("mul", x, y))
-
-
-div_p = binary("lax.div", dtypes=NUMBER, lower=hlo_rule("divide"),
-               jvp=defjvp(lambda g, ans, x, y: div(g, y),
-                          lambda g, ans, x, y: neg(mul(g, div(ans, y)))),
-               transpose=lambda ct, x, y: [_unbroadcast_if(div(ct, y), x), None])
-def div(x, y):
-    """Elementwise division: x / y; integer division rounds toward zero."""
-    return div_p.bind(*match_python_scalars("div", x, y))
-
-
-rem_p = binary("lax.rem", dtypes=INT | FLOAT, lower=hlo_rule("remainder"),
-               jvp=defjvp(lambda g, ans, x, y: g,
-                          lambda g, ans, x, y: mul(neg(g), _trunc(div(x, y)))))
-def rem(x, y):
-    """Elementwise remainder of division rounding toward zero (sign of `x`, as C's fmod)."""
-    return rem_p.bind(*match_python_scalars("rem", x, y))
-
 
 def _minmax_lowering(op_name: str, direction: str):
     """max/min; complex numbers order by real part, then imaginary part."""
@@ -102,29 +66,9 @@ def _minmax_lowering(op_name: str, direction: str):
     return lower
 
 
-max_p = binary("lax.max", dtypes=ANY, lower=_minmax_lowering("maximum", "GT"),
-               jvp=defjvp(lambda g, ans, x, y: mul(g, picked(x, y, ans)),
-                          lambda g, ans, x, y: mul(g, picked(y, x, ans))))
-def max(x, y):  # noqa: A001 - lax's name
-    """Elementwise maximum; NaN if either is NaN. Complex numbers compare
-    lexicographically."""
-    return max_p.bind(*match_python_scalars("max", x, y))
-
-
-min_p = binary("lax.min", dtypes=ANY, lower=_minmax_lowering("minimum", "LT"),
-               jvp=defjvp(lambda g, ans, x, y: mul(g, picked(x, y, ans)),
-                          lambda g, ans, x, y: mul(g, picked(y, x, ans))))
-def min(x, y):  # noqa: A001 - lax's name
-    """Elementwise minimum; NaN if either is NaN. Complex numbers compare
-    lexicographically."""
-    return min_p.bind(*match_python_scalars("min", x, y))
-
-
-neg_p = unary("lax.neg", dtypes=NUMBER, lower=hlo_rule("negate"), jvp=linear_jvp(),
-              transpose=lambda ct, x: [neg(ct)])
-def neg(x):
-    """Elementwise negation: -x."""
-    return neg_p.bind(x)
+# The tangent of max/min follows the operand it picked, split evenly on ties.
+_MINMAX_PARTIALS = (lambda g, ans, x, y: mul(g, picked(x, y, ans)),
+                    lambda g, ans, x, y: mul(g, picked(y, x, ans)))
 
 
 @elementwise_lowering
@@ -136,25 +80,49 @@ def _sign_lower(ctx, x):
     return hlo.sign(x)
 
 
-sign_p = unary("lax.sign", dtypes=NUMBER, lower=_sign_lower, jvp=defjvp(None))
-def sign(x):
-    """Elementwise sign: -1, 0 or 1 (x / |x| for complex x)."""
-    return sign_p.bind(x)
-
-
-abs_p = unary("lax.abs", dtypes=SIGNED | INEXACT, lower=hlo_rule("abs"), result_dtype=real_dtype,
-              jvp=defjvp(lambda g, ans, x: _abs_tangent(g, ans, x)))
-def abs(x):  # noqa: A001 - lax's name
-    """Elementwise absolute value; the magnitude, of real dtype, for complex x."""
-    return abs_p.bind(x)
-
-
-square_p = unary("lax.square", dtypes=NUMBER,
-                 lower=elementwise_lowering(lambda ctx, x: hlo.multiply(x, x)),
-                 jvp=defjvp(lambda g, ans, x: mul(g, mul(x, 2))))
-def square(x):
-    """Elementwise square: x * x."""
-    return square_p.bind(x)
+add_p, add = binary_op(
+    "add", NUMBER, hlo_rule("add"), "Elementwise addition: x + y.",
+    jvp=(lambda g, ans, x, y: g, lambda g, ans, x, y: g),
+    transpose=lambda ct, x, y: [_unbroadcast_if(ct, x), _unbroadcast_if(ct, y)])
+sub_p, sub = binary_op(
+    "sub", NUMBER, hlo_rule("subtract"), "Elementwise subtraction: x - y.",
+    jvp=(lambda g, ans, x, y: g, lambda g, ans, x, y: neg(g)),
+    transpose=lambda ct, x, y: [_unbroadcast_if(ct, x), _unbroadcast_if(_neg_ct(ct), y)])
+mul_p, mul = binary_op(
+    "mul", NUMBER, hlo_rule("multiply"), "Elementwise multiplication: x * y.",
+    jvp=(lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g)),
+    transpose=lambda ct, x, y: [_unbroadcast_if(_scale(ct, y), x),
+                               _unbroadcast_if(_scale(ct, x), y)])
+div_p, div = binary_op(
+    "div", NUMBER, hlo_rule("divide"),
+    "Elementwise division: x / y; integer division rounds toward zero.",
+    jvp=(lambda g, ans, x, y: div(g, y), lambda g, ans, x, y: neg(mul(g, div(ans, y)))),
+    transpose=lambda ct, x, y: [_unbroadcast_if(div(ct, y), x), None])
+rem_p, rem = binary_op(
+    "rem", INT | FLOAT, hlo_rule("remainder"),
+    "Elementwise remainder of division rounding toward zero (sign of `x`, as C's fmod).",
+    jvp=(lambda g, ans, x, y: g, lambda g, ans, x, y: mul(neg(g), _trunc(div(x, y)))))
+max_p, max = binary_op(  # noqa: A001 - lax's name
+    "max", ANY, _minmax_lowering("maximum", "GT"),
+    "Elementwise maximum; NaN if either is NaN. Complex numbers compare lexicographically.",
+    jvp=_MINMAX_PARTIALS)
+min_p, min = binary_op(  # noqa: A001 - lax's name
+    "min", ANY, _minmax_lowering("minimum", "LT"),
+    "Elementwise minimum; NaN if either is NaN. Complex numbers compare lexicographically.",
+    jvp=_MINMAX_PARTIALS)
+neg_p, neg = unary_op(
+    "neg", NUMBER, hlo_rule("negate"), "Elementwise negation: -x.",
+    jvp=LINEAR, transpose=lambda ct, x: [neg(ct)])
+sign_p, sign = unary_op(
+    "sign", NUMBER, _sign_lower, "Elementwise sign: -1, 0 or 1 (x / |x| for complex x).",
+    jvp=PIECEWISE_CONSTANT)
+abs_p, abs = unary_op(  # noqa: A001 - lax's name
+    "abs", SIGNED | INEXACT, hlo_rule("abs"),
+    "Elementwise absolute value; the magnitude, of real dtype, for complex x.",
+    result_dtype=real_dtype, jvp=lambda g, ans, x: _abs_tangent(g, ans, x))
+square_p, square = unary_op(
+    "square", NUMBER, elementwise_lowering(lambda ctx, x: hlo.multiply(x, x)),
+    "Elementwise square: x * x.", jvp=lambda g, ans, x: mul(g, mul(x, 2)))
 
 
 def _integer_pow_abstract_eval(x, *, y):
@@ -222,16 +190,13 @@ def pow(x, y):  # noqa: A001 - lax's name
 
 # --- rounding ----------------------------------------------------------------------------
 
-floor_p = unary("lax.floor", dtypes=FLOAT, lower=hlo_rule("floor"), jvp=defjvp(None))
-def floor(x):
-    """Elementwise floor."""
-    return floor_p.bind(x)
-
-
-ceil_p = unary("lax.ceil", dtypes=FLOAT, lower=hlo_rule("ceil"), jvp=defjvp(None))
-def ceil(x):
-    """Elementwise ceiling."""
-    return ceil_p.bind(x)
+floor_p, floor = unary_op("floor", FLOAT, hlo_rule("floor"), "Elementwise floor.",
+                          jvp=PIECEWISE_CONSTANT)
+ceil_p, ceil = unary_op("ceil", FLOAT, hlo_rule("ceil"), "Elementwise ceiling.",
+                        jvp=PIECEWISE_CONSTANT)
+is_finite_p, is_finite = unary_op("is_finite", FLOAT, hlo_rule("is_finite"),
+                                  "Elementwise test for neither infinite nor NaN.",
+                                  result_dtype=to_bool)
 
 
 class RoundingMethod(enum.IntEnum):
@@ -253,215 +218,111 @@ def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001 - lax
     return round_p.bind(x, rounding_method=RoundingMethod(rounding_method))
 
 
-is_finite_p = unary("lax.is_finite", dtypes=FLOAT, lower=hlo_rule("is_finite"),
-                    result_dtype=to_bool)
-def is_finite(x):
-    """Elementwise test for neither infinite nor NaN."""
-    return is_finite_p.bind(x)
-
-
-# --- exponentials, logarithms, powers ----------------------------------------------------
-
-exp_p = unary("lax.exp", dtypes=INEXACT, lower=hlo_rule("exponential"),
-              jvp=defjvp(lambda g, ans, x: mul(g, ans)))
-def exp(x):
-    """Elementwise exponential: e ** x."""
-    return exp_p.bind(x)
-
+# --- exponentials, logarithms, roots -------------------------------------------------------
 
 @elementwise_lowering
 def _exp2_lower(ctx, x):
     return hlo.exponential(hlo.multiply(mu.splat(np.log(2), ctx.avals_out[0]), x))
 
 
-exp2_p = unary("lax.exp2", dtypes=INEXACT, lower=_exp2_lower,
-               jvp=defjvp(lambda g, ans, x: mul(g, mul(ans, float(np.log(2))))))
-def exp2(x):
-    """Elementwise base-2 exponential: 2 ** x."""
-    return exp2_p.bind(x)
-
-
-log_p = unary("lax.log", dtypes=INEXACT, lower=hlo_rule("log"),
-              jvp=defjvp(lambda g, ans, x: div(g, x)))
-def log(x):
-    """Elementwise natural logarithm."""
-    return log_p.bind(x)
-
-
-log1p_p = unary("lax.log1p", dtypes=INEXACT, lower=hlo_rule("log_plus_one"),
-                jvp=defjvp(lambda g, ans, x: div(g, add(x, 1))))
-def log1p(x):
-    """Elementwise log(1 + x), accurate for small x."""
-    return log1p_p.bind(x)
-
-
-expm1_p = unary("lax.expm1", dtypes=INEXACT, lower=hlo_rule("exponential_minus_one"),
-                jvp=defjvp(lambda g, ans, x: mul(g, add(ans, 1))))
-def expm1(x):
-    """Elementwise e ** x - 1, accurate for small x."""
-    return expm1_p.bind(x)
-
-
-logistic_p = unary("lax.logistic", dtypes=INEXACT, lower=hlo_rule("logistic"),
-                   jvp=defjvp(lambda g, ans, x: mul(g, mul(ans, sub(1, ans)))))
-def logistic(x):
-    """Elementwise logistic sigmoid: 1 / (1 + e ** -x)."""
-    return logistic_p.bind(x)
-
-
-sqrt_p = unary("lax.sqrt", dtypes=INEXACT, lower=hlo_rule("sqrt"),
-               jvp=defjvp(lambda g, ans, x: div(g, mul(ans, 2))))
-def sqrt(x):
-    """Elementwise square root."""
-    return sqrt_p.bind(x)
-
-
-rsqrt_p = unary("lax.rsqrt", dtypes=INEXACT, lower=hlo_rule("rsqrt"),
-                jvp=defjvp(lambda g, ans, x: mul(g, mul(div(ans, x), -0.5))))
-def rsqrt(x):
-    """Elementwise reciprocal square root: 1 / sqrt(x)."""
-    return rsqrt_p.bind(x)
-
-
-cbrt_p = unary("lax.cbrt", dtypes=FLOAT, lower=hlo_rule("cbrt"),
-               jvp=defjvp(lambda g, ans, x: mul(g, div(ans, mul(x, 3)))))
-def cbrt(x):
-    """Elementwise cube root."""
-    return cbrt_p.bind(x)
+exp_p, exp = unary_op(
+    "exp", INEXACT, hlo_rule("exponential"), "Elementwise exponential: e ** x.",
+    jvp=lambda g, ans, x: mul(g, ans))
+exp2_p, exp2 = unary_op(
+    "exp2", INEXACT, _exp2_lower, "Elementwise base-2 exponential: 2 ** x.",
+    jvp=lambda g, ans, x: mul(g, mul(ans, float(np.log(2)))))
+log_p, log = unary_op(
+    "log", INEXACT, hlo_rule("log"), "Elementwise natural logarithm.",
+    jvp=lambda g, ans, x: div(g, x))
+log1p_p, log1p = unary_op(
+    "log1p", INEXACT, hlo_rule("log_plus_one"), "Elementwise log(1 + x), accurate for small x.",
+    jvp=lambda g, ans, x: div(g, add(x, 1)))
+expm1_p, expm1 = unary_op(
+    "expm1", INEXACT, hlo_rule("exponential_minus_one"),
+    "Elementwise e ** x - 1, accurate for small x.",
+    jvp=lambda g, ans, x: mul(g, add(ans, 1)))
+logistic_p, logistic = unary_op(
+    "logistic", INEXACT, hlo_rule("logistic"),
+    "Elementwise logistic sigmoid: 1 / (1 + e ** -x).",
+    jvp=lambda g, ans, x: mul(g, mul(ans, sub(1, ans))))
+sqrt_p, sqrt = unary_op(
+    "sqrt", INEXACT, hlo_rule("sqrt"), "Elementwise square root.",
+    jvp=lambda g, ans, x: div(g, mul(ans, 2)))
+rsqrt_p, rsqrt = unary_op(
+    "rsqrt", INEXACT, hlo_rule("rsqrt"), "Elementwise reciprocal square root: 1 / sqrt(x).",
+    jvp=lambda g, ans, x: mul(g, mul(div(ans, x), -0.5)))
+cbrt_p, cbrt = unary_op(
+    "cbrt", FLOAT, hlo_rule("cbrt"), "Elementwise cube root.",
+    jvp=lambda g, ans, x: mul(g, div(ans, mul(x, 3))))
 
 
 # --- trigonometric and hyperbolic functions -------------------------------------------------
 
-sin_p = unary("lax.sin", dtypes=INEXACT, lower=hlo_rule("sine"),
-              jvp=defjvp(lambda g, ans, x: mul(g, cos(x))))
-def sin(x):
-    """Elementwise sine."""
-    return sin_p.bind(x)
-
-
-cos_p = unary("lax.cos", dtypes=INEXACT, lower=hlo_rule("cosine"),
-              jvp=defjvp(lambda g, ans, x: neg(mul(g, sin(x)))))
-def cos(x):
-    """Elementwise cosine."""
-    return cos_p.bind(x)
-
-
-tan_p = unary("lax.tan", dtypes=INEXACT, lower=hlo_rule("tan"),
-              jvp=defjvp(lambda g, ans, x: mul(g, add(mul(ans, ans), 1))))
-def tan(x):
-    """Elementwise tangent."""
-    return tan_p.bind(x)
-
-
-asin_p = unary("lax.asin", dtypes=INEXACT, lower=chlo_rule("asin"),
-               jvp=defjvp(lambda g, ans, x: mul(g, rsqrt(sub(1, mul(x, x))))))
-def asin(x):
-    """Elementwise arc sine."""
-    return asin_p.bind(x)
-
-
-acos_p = unary("lax.acos", dtypes=INEXACT, lower=chlo_rule("acos"),
-               jvp=defjvp(lambda g, ans, x: neg(mul(g, rsqrt(sub(1, mul(x, x)))))))
-def acos(x):
-    """Elementwise arc cosine."""
-    return acos_p.bind(x)
-
-
-atan_p = unary("lax.atan", dtypes=INEXACT, lower=chlo_rule("atan"),
-               jvp=defjvp(lambda g, ans, x: div(g, add(mul(x, x), 1))))
-def atan(x):
-    """Elementwise arc tangent."""
-    return atan_p.bind(x)
-
-
-atan2_p = binary("lax.atan2", dtypes=FLOAT, lower=hlo_rule("atan2"),
-                 jvp=defjvp(lambda g, ans, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
-                            lambda g, ans, x, y: mul(g, div(neg(x),
-                                                            add(mul(x, x), mul(y, y))))))
-def atan2(x, y):
-    """Elementwise arc tangent of x / y, in the quadrant of the point (y, x)."""
-    return atan2_p.bind(*match_python_scalars("atan2", x, y))
-
-
-tanh_p = unary("lax.tanh", dtypes=INEXACT, lower=hlo_rule("tanh"),
-               jvp=defjvp(lambda g, ans, x: mul(g, sub(1, mul(ans, ans)))))
-def tanh(x):
-    """Elementwise hyperbolic tangent."""
-    return tanh_p.bind(x)
-
-
-sinh_p = unary("lax.sinh", dtypes=INEXACT, lower=chlo_rule("sinh"),
-               jvp=defjvp(lambda g, ans, x: mul(g, cosh(x))))
-def sinh(x):
-    """Elementwise hyperbolic sine."""
-    return sinh_p.bind(x)
-
-
-cosh_p = unary("lax.cosh", dtypes=INEXACT, lower=chlo_rule("cosh"),
-               jvp=defjvp(lambda g, ans, x: mul(g, sinh(x))))
-def cosh(x):
-    """Elementwise hyperbolic cosine."""
-    return cosh_p.bind(x)
-
-
-asinh_p = unary("lax.asinh", dtypes=INEXACT, lower=chlo_rule("asinh"),
-                jvp=defjvp(lambda g, ans, x: mul(g, rsqrt(add(mul(x, x), 1)))))
-def asinh(x):
-    """Elementwise inverse hyperbolic sine."""
-    return asinh_p.bind(x)
-
-
-acosh_p = unary("lax.acosh", dtypes=INEXACT, lower=chlo_rule("acosh"),
-                jvp=defjvp(lambda g, ans, x: mul(g, rsqrt(mul(sub(x, 1), add(x, 1))))))
-def acosh(x):
-    """Elementwise inverse hyperbolic cosine."""
-    return acosh_p.bind(x)
-
-
-atanh_p = unary("lax.atanh", dtypes=INEXACT, lower=chlo_rule("atanh"),
-                jvp=defjvp(lambda g, ans, x: div(g, sub(1, mul(x, x)))))
-def atanh(x):
-    """Elementwise inverse hyperbolic tangent."""
-    return atanh_p.bind(x)
+sin_p, sin = unary_op(
+    "sin", INEXACT, hlo_rule("sine"), "Elementwise sine.",
+    jvp=lambda g, ans, x: mul(g, cos(x)))
+cos_p, cos = unary_op(
+    "cos", INEXACT, hlo_rule("cosine"), "Elementwise cosine.",
+    jvp=lambda g, ans, x: neg(mul(g, sin(x))))
+tan_p, tan = unary_op(
+    "tan", INEXACT, hlo_rule("tan"), "Elementwise tangent.",
+    jvp=lambda g, ans, x: mul(g, add(mul(ans, ans), 1)))
+asin_p, asin = unary_op(
+    "asin", INEXACT, chlo_rule("asin"), "Elementwise arc sine.",
+    jvp=lambda g, ans, x: mul(g, rsqrt(sub(1, mul(x, x)))))
+acos_p, acos = unary_op(
+    "acos", INEXACT, chlo_rule("acos"), "Elementwise arc cosine.",
+    jvp=lambda g, ans, x: neg(mul(g, rsqrt(sub(1, mul(x, x))))))
+atan_p, atan = unary_op(
+    "atan", INEXACT, chlo_rule("atan"), "Elementwise arc tangent.",
+    jvp=lambda g, ans, x: div(g, add(mul(x, x), 1)))
+atan2_p, atan2 = binary_op(
+    "atan2", FLOAT, hlo_rule("atan2"),
+    "Elementwise arc tangent of x / y, in the quadrant of the point (y, x).",
+    jvp=(lambda g, ans, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
+         lambda g, ans, x, y: mul(g, div(neg(x), add(mul(x, x), mul(y, y))))))
+tanh_p, tanh = unary_op(
+    "tanh", INEXACT, hlo_rule("tanh"), "Elementwise hyperbolic tangent.",
+    jvp=lambda g, ans, x: mul(g, sub(1, mul(ans, ans))))
+sinh_p, sinh = unary_op(
+    "sinh", INEXACT, chlo_rule("sinh"), "Elementwise hyperbolic sine.",
+    jvp=lambda g, ans, x: mul(g, cosh(x)))
+cosh_p, cosh = unary_op(
+    "cosh", INEXACT, chlo_rule("cosh"), "Elementwise hyperbolic cosine.",
+    jvp=lambda g, ans, x: mul(g, sinh(x)))
+asinh_p, asinh = unary_op(
+    "asinh", INEXACT, chlo_rule("asinh"), "Elementwise inverse hyperbolic sine.",
+    jvp=lambda g, ans, x: mul(g, rsqrt(add(mul(x, x), 1))))
+acosh_p, acosh = unary_op(
+    "acosh", INEXACT, chlo_rule("acosh"), "Elementwise inverse hyperbolic cosine.",
+    jvp=lambda g, ans, x: mul(g, rsqrt(mul(sub(x, 1), add(x, 1)))))
+atanh_p, atanh = unary_op(
+    "atanh", INEXACT, chlo_rule("atanh"), "Elementwise inverse hyperbolic tangent.",
+    jvp=lambda g, ans, x: div(g, sub(1, mul(x, x))))
 
 
 # --- special functions ---------------------------------------------------------------------
 
-erf_p = unary("lax.erf", dtypes=FLOAT, lower=chlo_rule("erf"),
-              jvp=defjvp(lambda g, ans, x: mul(g, mul(exp(neg(mul(x, x))), _TWO_OVER_SQRT_PI))))
-def erf(x):
-    """Elementwise error function."""
-    return erf_p.bind(x)
+_TWO_OVER_SQRT_PI = float(2 / np.sqrt(np.pi))
 
-
-erfc_p = unary("lax.erfc", dtypes=FLOAT, lower=chlo_rule("erfc"),
-               jvp=defjvp(lambda g, ans, x: mul(g, mul(exp(neg(mul(x, x))),
-                                                      -_TWO_OVER_SQRT_PI))))
-def erfc(x):
-    """Elementwise complementary error function: 1 - erf(x), accurate for large x."""
-    return erfc_p.bind(x)
-
-
-erf_inv_p = unary("lax.erf_inv", dtypes=FLOAT, lower=chlo_rule("erf_inv"),
-                  jvp=defjvp(lambda g, ans, x: mul(g, div(exp(mul(ans, ans)),
-                                                          _TWO_OVER_SQRT_PI))))
-def erf_inv(x):
-    """Elementwise inverse of the error function."""
-    return erf_inv_p.bind(x)
-
-
-lgamma_p = unary("lax.lgamma", dtypes=FLOAT, lower=chlo_rule("lgamma"),
-                 jvp=defjvp(lambda g, ans, x: mul(g, digamma(x))))
-def lgamma(x):
-    """Elementwise log of the absolute value of the gamma function."""
-    return lgamma_p.bind(x)
-
-
-digamma_p = unary("lax.digamma", dtypes=FLOAT, lower=chlo_rule("digamma"),
-                  jvp=defjvp(lambda g, ans, x: mul(g, polygamma(1, x))))
-def digamma(x):
-    """Elementwise digamma function: the derivative of lgamma."""
-    return digamma_p.bind(x)
+erf_p, erf = unary_op(
+    "erf", FLOAT, chlo_rule("erf"), "Elementwise error function.",
+    jvp=lambda g, ans, x: mul(g, mul(exp(neg(mul(x, x))), _TWO_OVER_SQRT_PI)))
+erfc_p, erfc = unary_op(
+    "erfc", FLOAT, chlo_rule("erfc"),
+    "Elementwise complementary error function: 1 - erf(x), accurate for large x.",
+    jvp=lambda g, ans, x: mul(g, mul(exp(neg(mul(x, x))), -_TWO_OVER_SQRT_PI)))
+erf_inv_p, erf_inv = unary_op(
+    "erf_inv", FLOAT, chlo_rule("erf_inv"), "Elementwise inverse of the error function.",
+    jvp=lambda g, ans, x: mul(g, div(exp(mul(ans, ans)), _TWO_OVER_SQRT_PI)))
+lgamma_p, lgamma = unary_op(
+    "lgamma", FLOAT, chlo_rule("lgamma"),
+    "Elementwise log of the absolute value of the gamma function.",
+    jvp=lambda g, ans, x: mul(g, digamma(x)))
+digamma_p, digamma = unary_op(
+    "digamma", FLOAT, chlo_rule("digamma"),
+    "Elementwise digamma function: the derivative of lgamma.",
+    jvp=lambda g, ans, x: mul(g, polygamma(1, x)))
 
 
 polygamma_p = binary("lax.polygamma", dtypes=FLOAT, lower=chlo_rule("polygamma"),
@@ -487,26 +348,16 @@ def nextafter(x1, x2):
 
 # --- complex numbers ------------------------------------------------------------------------
 
-real_p = unary("lax.real", dtypes=COMPLEX, lower=hlo_rule("real"), result_dtype=real_dtype,
-               jvp=linear_jvp(), transpose=lambda ct, x: [complex(ct, 0)])
-def real(x):
-    """Elementwise real part of a complex array."""
-    return real_p.bind(x)
-
-
-imag_p = unary("lax.imag", dtypes=COMPLEX, lower=hlo_rule("imag"), result_dtype=real_dtype,
-               jvp=linear_jvp(), transpose=lambda ct, x: [complex(0, neg(ct))])
-def imag(x):
-    """Elementwise imaginary part of a complex array."""
-    return imag_p.bind(x)
-
-
-complex_p = binary("lax.complex", dtypes=F32_OR_F64, lower=hlo_rule("complex"),
-                   result_dtype=complex_dtype, jvp=linear_jvp(),
-                   transpose=lambda ct, x, y: [real(ct), imag(neg(ct))])
-def complex(x, y):  # noqa: A001 - lax's name
-    """Elementwise x + i*y from float32 (or float64) parts."""
-    return complex_p.bind(*match_python_scalars("complex", x, y))
+real_p, real = unary_op(
+    "real", COMPLEX, hlo_rule("real"), "Elementwise real part of a complex array.",
+    result_dtype=real_dtype, jvp=LINEAR, transpose=lambda ct, x: [complex(ct, 0)])
+imag_p, imag = unary_op(
+    "imag", COMPLEX, hlo_rule("imag"), "Elementwise imaginary part of a complex array.",
+    result_dtype=real_dtype, jvp=LINEAR, transpose=lambda ct, x: [complex(0, neg(ct))])
+complex_p, complex = binary_op(  # noqa: A001 - lax's name
+    "complex", F32_OR_F64, hlo_rule("complex"),
+    "Elementwise x + i*y from float32 (or float64) parts.",
+    result_dtype=complex_dtype, jvp=LINEAR, transpose=lambda ct, x, y: [real(ct), imag(neg(ct))])
 
 
 @elementwise_lowering
@@ -529,9 +380,6 @@ def conj(x):
 
 
 # --- helpers of the differentiation rules -------------------------------------------------
-
-_TWO_OVER_SQRT_PI = float(2 / np.sqrt(np.pi))
-
 
 def _unbroadcast_if(ct, operand):
     """The cotangent of a linear operand of a broadcasting binary op; None otherwise."""

@@ -80,7 +80,7 @@ def _reduction(name: str, kinds: frozenset, reduce, unmapped):
     def abstract_eval(x, *, axes):
         check_dtype(name, x, kinds)
         return _same_aval(x)
-    return standard_primitive(f"lax.{name}", abstract_eval, None,
+    return standard_primitive(f"lax.{name}", abstract_eval, None, dtypes=kinds,
                               batching=_reduction_batcher(reduce, unmapped),
                               **{AXIS_NAMES: lambda *, axes: axes})
 

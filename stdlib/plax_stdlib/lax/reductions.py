@@ -90,7 +90,7 @@ def _monoid_reduction(name: str, kinds: frozenset, op_name: str, identity: Calla
                          lambda acc, x: [combine(acc, x)])[0]
 
     lower.__name__ = f"lower_{name}"
-    return standard_primitive(f"lax.{name}", abstract_eval, lower,
+    return standard_primitive(f"lax.{name}", abstract_eval, lower, dtypes=kinds,
                               batching=axes_batcher("axes", reduces=True), **rules)
 
 
@@ -183,7 +183,7 @@ _MONOIDS = {
 }
 
 
-def _monoid_of(computation: Callable, dtype: np.dtype):
+def monoid_of(computation: Callable, dtype: np.dtype):
     """The binary primitive `computation(a, b)` applies to its two scalar arguments,
     if that is all it does; else None."""
     from plax.extend.core import trace_to_jaxpr
@@ -200,7 +200,7 @@ def _monoid_of(computation: Callable, dtype: np.dtype):
     return None
 
 
-def _is_identity(value, identity) -> bool:
+def is_identity(value, identity) -> bool:
     if isinstance(value, Tracer):
         return False
     with np.errstate(invalid="ignore"):
@@ -224,7 +224,7 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
             "primitive, which plax does not have yet; reduce them one at a time")
     operand, init = flat_operands[0], flat_inits[0]
     aval = get_aval(operand)
-    binary = _monoid_of(computation, aval.dtype)
+    binary = monoid_of(computation, aval.dtype)
     if binary is None:
         raise NotImplementedError(
             f"reduce: {getattr(computation, '__name__', computation)!r} is not a monoid plax "
@@ -233,7 +233,7 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
     reduction, identity, combine = _MONOIDS[binary]
     axes = canonicalize_axes("reduce", dimensions, aval.ndim)
     result = reduction.bind(operand, axes=axes, out_sharding=None)
-    if not _is_identity(init, identity(aval.dtype)):
+    if not is_identity(init, identity(aval.dtype)):
         result = combine(result, init)
     return tree_util.tree_unflatten(tree, [result])
 
@@ -275,7 +275,7 @@ def _arg_reduction(name: str, direction: str, identity: Callable):
                          body)[1]
 
     lower.__name__ = f"lower_{name}"
-    return standard_primitive(f"lax.{name}", abstract_eval, lower,
+    return standard_primitive(f"lax.{name}", abstract_eval, lower, dtypes=ORDERED,
                               batching=axes_batcher("axes", reduces=True))
 
 

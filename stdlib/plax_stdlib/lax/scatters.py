@@ -240,8 +240,20 @@ def _scatter_mul_jvp(primals, tangents, **params):
 
 
 def _scatter_mul_transpose(ct, operand, indices, updates, **params):
+    """Linear in the operand (for known updates): `ct` scaled where they land. Linear
+    in the updates (for a known operand) where no two windows overlap: `ct * operand`
+    read at the windows."""
     if is_undefined_primal(updates):
-        raise NotImplementedError("scatter_mul is not linear in its updates")
+        if is_undefined_primal(operand):
+            raise NotImplementedError("scatter_mul is not linear in its operand and "
+                                      "updates together")
+        if not params["unique_indices"]:
+            raise NotImplementedError("scatter_mul gradients with respect to updates are "
+                                      "only implemented if unique_indices=True")
+        ct_updates = (Zero(updates.aval) if isinstance(ct, Zero) else
+                      _gather_updates(elementwise.mul(ct, operand), indices, updates.aval,
+                                      **params))
+        return [None, None, ct_updates]
     if isinstance(ct, Zero):
         return [Zero(operand.aval), None, None]
     return [scatter_mul_p.bind(ct, indices, updates, **params), None, None]

@@ -120,7 +120,7 @@ def _take_along(x, indices, dimension: int):
 
 
 sort_p = standard_primitive("lax.sort", _sort_abstract_eval, _sort_lower, multiple_results=True,
-                            batching=axes_batcher("dimension"), jvp=_sort_jvp)
+                            dtypes=ANY, batching=axes_batcher("dimension"), jvp=_sort_jvp)
 
 
 def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):

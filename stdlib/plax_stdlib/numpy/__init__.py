@@ -31,6 +31,7 @@ from plax.extend.dtypes import (
     promote_types as promote_types,
     result_type as result_type,
 )
+from plax_stdlib.numpy.convolve import convolve as convolve, correlate as correlate
 from plax_stdlib.numpy.creation import (
     arange as arange,
     array as array,
@@ -258,6 +259,8 @@ from plax_stdlib.numpy.ufuncs import (
     trunc as trunc,
     where as where,
 )
+
+from plax_stdlib.numpy import fft as fft, linalg as linalg  # noqa: E402 - submodules
 
 bool = bool_  # noqa: A001 - jax.numpy's name
 newaxis = None

@@ -6,5 +6,5 @@ from plax_stdlib.lax.control_flow.loops import fori_loop, while_loop, while_p
 from plax_stdlib.lax.control_flow.map import map
 from plax_stdlib.lax.control_flow.scan import scan, scan_p
 
-__all__ = ["associative_scan", "cond", "cond_p", "fori_loop", "map", "scan", "scan_p", "switch", "while_loop",
-           "while_p"]
+__all__ = ["associative_scan", "cond", "cond_p", "fori_loop", "map", "scan", "scan_p", "switch",
+           "while_loop", "while_p"]

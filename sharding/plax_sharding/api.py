@@ -1,0 +1,61 @@
+"""Functions of `plax` and `plax.sharding` that build meshes and move values between
+shardings: `make_mesh`, `make_single_device_sharding`, `reshard`."""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from plax.extend.sharding import Device
+from plax_runtime import api as runtime_api
+from plax_runtime.sharding_impls import SingleDeviceSharding
+from plax_sharding.constraint import with_sharding_constraint
+from plax_sharding.mesh import AxisType, Mesh
+
+
+def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
+              axis_types: AxisType | Sequence[AxisType] | None = None, *,
+              devices: Sequence[Device] | None = None) -> Mesh:
+    """A mesh of shape `axis_shapes` over the first `prod(axis_shapes)` of `devices`
+    (default: all devices, ordered by process, then id, so that each process's devices
+    are contiguous along the leading axes).
+
+    Axis types default to `Auto` (JAX 0.10 defaults to `Explicit`, whose
+    sharding-in-types plax does not implement; see the sharding README).
+    """
+    shape = tuple(axis_shapes) if not isinstance(axis_shapes, int) else (axis_shapes,)
+    if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 1
+               for s in shape):
+        raise ValueError(f"`axis_shapes` passed to `make_mesh` should be a sequence of "
+                         f"positive ints. Got {axis_shapes}")
+    names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+    if len(names) != len(shape):
+        raise ValueError(f"make_mesh got {len(shape)} axis sizes {shape} for "
+                         f"{len(names)} axis names {names}")
+    if devices is None:
+        devices = sorted(runtime_api.devices(), key=lambda d: (d.process_index, d.id))
+    devices = list(devices)
+    size = math.prod(shape)
+    if size > len(devices):
+        raise ValueError(f"Number of devices {len(devices)} must be >= the product of "
+                         f"mesh_shape {shape}")
+    grid = np.empty(size, dtype=object)
+    grid[:] = devices[:size]
+    return Mesh(grid.reshape(shape), names, axis_types)
+
+
+def make_single_device_sharding(device: Device, *,
+                                memory_kind: str | None = None) -> SingleDeviceSharding:
+    return SingleDeviceSharding(device, memory_kind=memory_kind)
+
+
+def reshard(xs: Any, out_shardings: Any) -> Any:
+    """`xs` moved to `out_shardings` (Shardings or PartitionSpecs, or a pytree prefix
+    of them): a transfer outside jit, a sharding constraint inside.
+
+    On Auto meshes this is `with_sharding_constraint`; the type-level resharding of
+    Explicit axes is not implemented.
+    """
+    return with_sharding_constraint(xs, out_shardings)

@@ -1,0 +1,115 @@
+"""`with_sharding_constraint`: asks the partitioner to lay a value out as a sharding.
+
+Inside `jit` it binds `sharding.sharding_constraint`, whose parameter is the sharding
+itself: give it a `NamedSharding` on an `AbstractMesh` (or a bare `PartitionSpec`
+under `use_abstract_mesh`/`set_mesh`, which becomes one) and the Jaxpr names no
+device, so two meshes of one shape share its trace and lowering. Outside `jit` the
+value is moved to the sharding now; an abstract mesh then takes its devices from
+the input's own mesh, which must have the same axes.
+
+The primitive's rules, all here: identity abstract evaluation; linear jvp and
+transpose (tangents and cotangents get the same constraint); batching (the batch
+dimension is left unsplit); lowering (`sdy.sharding_constraint`, or GSPMD's
+`Sharding` custom call; nothing on one device); eager impl (a `device_put`).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from plax.extend import tree_util
+from plax.extend.ad import linear_jvp
+from plax.extend.constructors import standard_primitive
+from plax.extend.core import get_aval
+from plax.extend.sharding import Sharding, sharding_from_spec
+from plax_runtime.array import Array
+from plax_runtime.device_put import device_put
+from plax_sharding.named_sharding import NamedSharding
+from plax_sharding.partition_spec import PartitionSpec
+from plax_transforms.lowering import sharding_constraint
+
+
+def _abstract_eval(aval, *, sharding: Sharding):
+    _check_rank(sharding, aval.ndim)
+    return aval
+
+
+def _check_rank(sharding: Sharding, ndim: int) -> None:
+    try:
+        sharding._to_sdy_sharding(ndim)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"with_sharding_constraint: {err}") from None
+
+
+def _impl(x, *, sharding: Sharding):
+    return device_put(x, _concrete_for(x, sharding))
+
+
+def _concrete_for(x: Any, sharding: Sharding) -> Sharding:
+    """`sharding`, with an abstract mesh replaced by the concrete mesh of `x`'s own
+    NamedSharding (which must have the same axis names and sizes)."""
+    if sharding._is_concrete:
+        return sharding
+    if not isinstance(x, Array):
+        raise ValueError(
+            f"with_sharding_constraint: the target sharding {sharding} is on an "
+            "AbstractMesh, so outside jit the input must be a plax Array on a mesh of the "
+            f"same shape to take devices from; got a {type(x).__name__} of shape "
+            f"{get_aval(x).str_short()}")
+    own = x.sharding
+    if not isinstance(own, NamedSharding) or own.mesh.shape_tuple != sharding.mesh.shape_tuple:
+        where = (f"a mesh of shape {dict(own.mesh.shape)}" if isinstance(own, NamedSharding)
+                 else f"{own}")
+        raise ValueError(
+            f"with_sharding_constraint: the target sharding {sharding} is on an "
+            f"AbstractMesh of shape {dict(sharding.mesh.shape)}, but the input lives on "
+            f"{where}; outside jit the input's mesh must have the same axis names and "
+            "sizes")
+    return NamedSharding(own.mesh, sharding.spec, memory_kind=sharding.memory_kind)
+
+
+def _transpose(ct, x, *, sharding: Sharding):
+    return [sharding_constraint_p.bind(ct, sharding=sharding)]
+
+
+def _batching(axis_data, args, dims, *, sharding: Sharding):
+    (x,), (dim,) = args, dims
+    if dim is None:
+        return sharding_constraint_p.bind(x, sharding=sharding), None
+    if not isinstance(sharding, NamedSharding):
+        raise NotImplementedError(f"vmap of with_sharding_constraint to {sharding}: only "
+                                  "NamedSharding constraints can be batched")
+    ndim = get_aval(x).ndim - 1
+    entries = list(sharding.spec) + [None] * (ndim - len(sharding.spec))
+    entries.insert(dim, None)
+    batched = NamedSharding(sharding.mesh, PartitionSpec(*entries),
+                            memory_kind=sharding.memory_kind)
+    return sharding_constraint_p.bind(x, sharding=batched), dim
+
+
+def _lowering(ctx, x, *, sharding: Sharding):
+    return sharding_constraint(ctx, x, sharding, ctx.avals_in[0])
+
+
+sharding_constraint_p = standard_primitive(
+    "sharding.sharding_constraint", _abstract_eval, _lowering, impl=_impl,
+    jvp=linear_jvp(), transpose=_transpose, batching=_batching)
+
+
+def with_sharding_constraint(x: Any, shardings: Any) -> Any:
+    """`x` (a pytree) with each leaf constrained to its sharding (`shardings` is one
+    Sharding or PartitionSpec, or a pytree prefix of `x` of them)."""
+    leaves, treedef = tree_util.tree_flatten(x)
+    try:
+        targets = tree_util.broadcast_prefix(shardings, x, is_leaf=lambda s: s is None
+                                             or isinstance(s, (Sharding, PartitionSpec)))
+    except ValueError as err:
+        raise ValueError(f"with_sharding_constraint: shardings must be a sharding or a "
+                         f"pytree prefix of the value: {err}") from None
+    outs = []
+    for i, (leaf, target) in enumerate(zip(leaves, targets)):
+        if target is None:
+            raise ValueError(f"with_sharding_constraint: leaf {i} of the value has no "
+                             "sharding (None is not a constraint)")
+        target = sharding_from_spec(target, "with_sharding_constraint's shardings")
+        outs.append(sharding_constraint_p.bind(leaf, sharding=target))
+    return tree_util.tree_unflatten(treedef, outs)

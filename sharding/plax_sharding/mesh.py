@@ -1,0 +1,338 @@
+"""Meshes: devices arranged in an n-dimensional grid with named axes.
+
+A `Mesh` holds concrete devices; an `AbstractMesh` only the axis names, sizes and
+types (and optionally the kind of device). Shardings inside `jit` use the abstract
+mesh, so that two meshes of the same shape on different devices share traces and
+lowerings; the concrete devices come from the arguments when compiling.
+
+Both kinds are interned (jaxlib's weak-value interner): equal constructor calls give
+the same object, so equality and hashing are by identity and cost nothing in cache
+keys.
+"""
+from __future__ import annotations
+
+import collections
+import enum
+import functools
+import math
+import threading
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib import weakref_lru_cache, xla_client as xc
+
+from plax.extend.sharding import Device, restore_meshes, swap_meshes
+
+MeshAxisName = Hashable
+
+
+class AxisType(enum.Enum):
+    """How the partitioner may treat a mesh axis: `Auto` (it chooses shardings),
+    `Explicit` (shardings are part of the program), `Manual` (inside shard_map)."""
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+    def __repr__(self):
+        return self.name
+
+
+def _axis_names(axis_names: str | Sequence[MeshAxisName], what: str) -> tuple:
+    names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+    for name in names:
+        if name is None:
+            raise ValueError(f"{what} axis names cannot be None; got {names}")
+        try:
+            hash(name)
+        except TypeError:
+            raise TypeError(f"{what} axis names must be hashable; got {name!r}") from None
+    if len(set(names)) != len(names):
+        raise ValueError(f"{what} axis names must be unique; got {names}")
+    return names
+
+
+def _axis_types(names: tuple, axis_types, what: str) -> tuple[AxisType, ...]:
+    if axis_types is None:
+        return (AxisType.Auto,) * len(names)
+    if isinstance(axis_types, AxisType):
+        return (axis_types,) * len(names)
+    types = tuple(axis_types)
+    if not all(isinstance(t, AxisType) for t in types):
+        raise TypeError(f"{what} axis_types must be AxisType values; got {axis_types!r}")
+    if len(types) != len(names):
+        raise ValueError(f"{what}: {len(types)} axis_types were given for the "
+                         f"{len(names)} axes {names}")
+    return types
+
+
+class _BaseMesh:
+    """What both kinds of mesh share: names, sizes, types and the derived views."""
+    axis_names: tuple
+    axis_sizes: tuple[int, ...]
+    axis_types: tuple[AxisType, ...]
+    size: int
+
+    def __setattr__(self, name, value):
+        if name in self.__dict__ or not name.startswith("_"):
+            raise AttributeError(f"{type(self).__name__} is immutable")
+        object.__setattr__(self, name, value)
+
+    @functools.cached_property
+    def shape(self) -> collections.OrderedDict:
+        """`{axis name: size}` in axis order."""
+        return collections.OrderedDict(zip(self.axis_names, self.axis_sizes))
+
+    @functools.cached_property
+    def shape_tuple(self) -> tuple[tuple[Any, int], ...]:
+        return tuple(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def empty(self) -> bool:
+        return self.size == 0
+
+    def _axes_of_type(self, kind: AxisType) -> tuple:
+        return tuple(n for n, t in zip(self.axis_names, self.axis_types) if t is kind)
+
+    auto_axes = property(lambda self: self._axes_of_type(AxisType.Auto))
+    explicit_axes = property(lambda self: self._axes_of_type(AxisType.Explicit))
+    manual_axes = property(lambda self: self._axes_of_type(AxisType.Manual))
+
+    def _shape_repr(self) -> str:
+        return ", ".join(f"{n!r}: {s}" for n, s in self.shape_tuple)
+
+
+class AbstractDevice:
+    """The kind of device an abstract mesh stands for (`device_kind`, `platform`)."""
+    __slots__ = ("device_kind", "num_cores", "platform")
+
+    def __init__(self, device_kind: str, num_cores: int | None, platform: str):
+        self.device_kind, self.num_cores, self.platform = device_kind, num_cores, platform
+
+    def _key(self):
+        return (self.device_kind, self.num_cores, self.platform)
+
+    def __eq__(self, other):
+        return isinstance(other, AbstractDevice) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def _repr(self) -> str:
+        return (f"device_kind={self.device_kind}, num_cores={self.num_cores}, "
+                f"platform={self.platform}")
+
+    def __repr__(self):
+        return f"AbstractDevice({self._repr()})"
+
+
+class AbstractMesh(_BaseMesh):
+    """A mesh's axis names, sizes and types, without devices.
+
+    `AbstractMesh((2, 4), ('x', 'y'))`. Equal calls give the same object; a
+    concrete mesh's `abstract_mesh` also records the kind of device.
+    """
+
+    def __new__(cls, axis_sizes: Sequence[int], axis_names: Sequence[MeshAxisName],
+                axis_types: AxisType | Sequence[AxisType] | None = None, *,
+                abstract_device: AbstractDevice | None = None):
+        names = _axis_names(axis_names, "AbstractMesh")
+        sizes = tuple(axis_sizes)
+        if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 1
+                   for s in sizes):
+            raise ValueError(f"AbstractMesh axis sizes must be positive integers; "
+                             f"got {axis_sizes!r}")
+        if len(sizes) != len(names):
+            raise ValueError(f"AbstractMesh got {len(sizes)} axis sizes {sizes} for "
+                             f"{len(names)} axis names {names}")
+        types = _axis_types(names, axis_types, "AbstractMesh")
+        return _create_abstract_mesh(tuple(int(s) for s in sizes), names, types,
+                                     abstract_device)
+
+    def __getnewargs_ex__(self):
+        return ((self.axis_sizes, self.axis_names, self.axis_types),
+                {"abstract_device": self.abstract_device})
+
+    @property
+    def abstract_mesh(self) -> AbstractMesh:
+        return self
+
+    _internal_device_list = property(lambda self: None)
+
+    def update(self, axis_sizes=None, axis_names=None, axis_types=None,
+               **kwargs) -> AbstractMesh:
+        kwargs.setdefault("abstract_device", self.abstract_device)
+        return AbstractMesh(self.axis_sizes if axis_sizes is None else axis_sizes,
+                            self.axis_names if axis_names is None else axis_names,
+                            self.axis_types if axis_types is None else axis_types, **kwargs)
+
+    def update_axis_types(self, name_to_type: dict) -> AbstractMesh:
+        return self.update(axis_types=tuple(name_to_type.get(n, t) for n, t in
+                                            zip(self.axis_names, self.axis_types)))
+
+    def _no_devices(self, what: str):
+        raise ValueError(f"AbstractMesh does not implement {what}: it has no devices")
+
+    devices = property(lambda self: self._no_devices("devices"))
+    device_ids = property(lambda self: self._no_devices("device_ids"))
+    local_devices = property(lambda self: self._no_devices("local_devices"))
+    local_mesh = property(lambda self: self._no_devices("local_mesh"))
+    is_multi_process = property(lambda self: self._no_devices("is_multi_process"))
+
+    def __enter__(self):
+        self._no_devices("__enter__ (use plax.sharding.use_abstract_mesh)")
+
+    def __exit__(self, *exc_info):
+        return False
+
+    def __repr__(self):
+        device = "" if self.abstract_device is None else f", {self.abstract_device._repr()}"
+        return (f"AbstractMesh({self._shape_repr() or '()'}, "
+                f"axis_types={self.axis_types}{device})")
+
+
+@weakref_lru_cache.weak_value_interner
+def _create_abstract_mesh(axis_sizes, axis_names, axis_types, abstract_device):
+    mesh = object.__new__(AbstractMesh)
+    object.__setattr__(mesh, "axis_sizes", axis_sizes)
+    object.__setattr__(mesh, "axis_names", axis_names)
+    object.__setattr__(mesh, "axis_types", axis_types)
+    object.__setattr__(mesh, "abstract_device", abstract_device)
+    object.__setattr__(mesh, "size", math.prod(axis_sizes) if axis_sizes else 0)
+    return mesh
+
+
+EMPTY_ABSTRACT_MESH = AbstractMesh((), ())
+
+
+class Mesh(_BaseMesh):
+    """Devices in a grid with named axes: `Mesh(devices, ('x', 'y'))` where
+    `devices` is an array (or nested sequence) of devices of rank 2.
+
+    Equal calls give the same object. `with mesh:` puts it in context like
+    `plax.set_mesh(mesh)`.
+    """
+
+    def __new__(cls, devices: np.ndarray | Sequence[Device],
+                axis_names: str | Sequence[MeshAxisName],
+                axis_types: AxisType | Sequence[AxisType] | None = None):
+        names = _axis_names(axis_names, "Mesh")
+        array = devices if isinstance(devices, np.ndarray) else np.array(devices, dtype=object)
+        if array.ndim != len(names):
+            raise ValueError(f"Mesh requires the rank of `devices` to equal the number of "
+                             f"axis names, but got devices of shape {array.shape} and "
+                             f"{len(names)} axis names {names}")
+        flat = tuple(array.flat)
+        for d in flat:
+            if not isinstance(d, Device):
+                raise TypeError(f"Mesh devices must be plax devices (plax.devices()); got "
+                                f"{d!r} of type {type(d).__name__}")
+        if not flat:
+            raise ValueError("Mesh needs at least one device")
+        if len(set(flat)) != len(flat):
+            raise ValueError(f"Mesh got a device more than once: {list(flat)}")
+        if len({d.client for d in flat}) != 1:
+            raise ValueError("Mesh devices must all belong to one backend")
+        types = _axis_types(names, axis_types, "Mesh")
+        return _create_mesh(flat, array.shape, names, types)
+
+    def __reduce__(self):
+        return (Mesh, (self.devices, self.axis_names, self.axis_types))
+
+    @functools.cached_property
+    def devices(self) -> np.ndarray:
+        array = np.empty(len(self._flat_devices_tuple), dtype=object)
+        array[:] = self._flat_devices_tuple
+        array = array.reshape(self.axis_sizes)
+        array.flags.writeable = False
+        return array
+
+    @functools.cached_property
+    def device_ids(self) -> np.ndarray:
+        return np.array([d.id for d in self._flat_devices_tuple]).reshape(self.axis_sizes)
+
+    @functools.cached_property
+    def _internal_device_list(self) -> xc.DeviceList:
+        return xc.DeviceList(self._flat_devices_tuple)
+
+    @functools.cached_property
+    def _flat_devices_set(self) -> frozenset:
+        return frozenset(self._flat_devices_tuple)
+
+    @functools.cached_property
+    def local_devices(self) -> list[Device]:
+        return [d for d in self._flat_devices_tuple
+                if d.process_index == d.client.process_index()]
+
+    @functools.cached_property
+    def is_multi_process(self) -> bool:
+        return len(self.local_devices) != self.size
+
+    @functools.cached_property
+    def local_mesh(self) -> Mesh:
+        """The smallest sub-grid holding this process's devices; it must hold only them."""
+        local = np.vectorize(lambda d: d.process_index == d.client.process_index(),
+                             otypes=[bool])(self.devices)
+        if not local.any():
+            raise ValueError(f"{self} has no device of this process")
+        box = []
+        for axis in range(local.ndim):
+            others = tuple(a for a in range(local.ndim) if a != axis)
+            hits = np.flatnonzero(local.any(axis=others))
+            box.append(slice(int(hits[0]), int(hits[-1]) + 1))
+        if not local[tuple(box)].all():
+            raise ValueError("the devices of this process do not form a contiguous "
+                             f"sub-grid of {self}")
+        return Mesh(self.devices[tuple(box)], self.axis_names, self.axis_types)
+
+    @functools.cached_property
+    def abstract_mesh(self) -> AbstractMesh:
+        """The same axes without devices (recording the device kind and platform)."""
+        first = self._flat_devices_tuple[0]
+        cores = getattr(first, "num_cores", None) if first.platform == "tpu" else (
+            getattr(first, "core_count", None) if first.platform == "gpu" else None)
+        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types,
+                            abstract_device=AbstractDevice(first.device_kind, cores,
+                                                           first.platform))
+
+    def update(self, devices=None, axis_names=None, axis_types=None) -> Mesh:
+        return Mesh(self.devices if devices is None else devices,
+                    self.axis_names if axis_names is None else axis_names,
+                    self.axis_types if axis_types is None else axis_types)
+
+    def __enter__(self):
+        _entered_stack().append(swap_meshes(self.abstract_mesh, self))
+        return self
+
+    def __exit__(self, *exc_info):
+        restore_meshes(_entered_stack().pop())
+        return False
+
+    def __str__(self):
+        return f"Mesh({self._shape_repr()}, axis_types={self.axis_types})"
+
+    def __repr__(self):
+        return (f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names!r}, "
+                f"axis_types={self.axis_types})")
+
+
+@weakref_lru_cache.weak_value_interner
+def _create_mesh(flat_devices, shape, axis_names, axis_types):
+    mesh = object.__new__(Mesh)
+    object.__setattr__(mesh, "_flat_devices_tuple", flat_devices)
+    object.__setattr__(mesh, "axis_sizes", tuple(shape))
+    object.__setattr__(mesh, "axis_names", axis_names)
+    object.__setattr__(mesh, "axis_types", axis_types)
+    object.__setattr__(mesh, "size", len(flat_devices))
+    return mesh
+
+
+_entered = threading.local()
+
+
+def _entered_stack() -> list:
+    """This thread's meshes entered with `with mesh:`, to restore what they replaced."""
+    stack = getattr(_entered, "stack", None)
+    if stack is None:
+        stack = _entered.stack = []
+    return stack

@@ -1,0 +1,271 @@
+"""`NamedSharding`: an array laid out over a mesh by a `PartitionSpec`.
+
+`NamedSharding(mesh, P('x', None))` splits an array's first dimension over mesh
+axis `x` and replicates it over the other axes. On a concrete `Mesh` it places
+data; on an `AbstractMesh` it only describes a layout, which is what shardings
+inside `jit` should do so that traces and lowerings do not depend on devices.
+
+It is a plain subclass of the kernel's `Sharding`: XLA sees it as an `HloSharding`
+(an iota tile assignment over the mesh's devices), Shardy as an `SdyArray` in the
+mesh's own axis names, and jaxlib's C++ as a `GSPMDSharding`. jaxlib's own C++
+`NamedSharding` is not used: its constructor imports `jax` (DESIGN §9).
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+
+import numpy as np
+from jaxlib import xla_client as xc
+
+from plax.extend.sharding import SdyArray, SdyDim, Sharding, hlo_shardings_equal
+from plax_sharding.mesh import AbstractMesh, Mesh
+from plax_sharding.partition_spec import UNCONSTRAINED, PartitionSpec
+
+_REPLICATED = xc.HloSharding.replicate()
+_ABSTRACT_MEMORY_KINDS = ("device", "pinned_host", "unpinned_host")
+# How many candidate specs `_like_from_xla` tries before giving up on a layout.
+_SPEC_SEARCH_LIMIT = 20000
+
+
+class DuplicateSpecError(ValueError):
+    """A mesh axis appears twice in a PartitionSpec."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _canonical_memory_kind(mesh, memory_kind: str | None) -> str:
+    if isinstance(mesh, AbstractMesh):
+        kind = "device" if memory_kind is None else memory_kind
+        if kind not in _ABSTRACT_MEMORY_KINDS:
+            raise ValueError(f"a NamedSharding on an AbstractMesh takes the memory kinds "
+                             f"{_ABSTRACT_MEMORY_KINDS}; got {memory_kind!r}")
+        return kind
+    return xc.check_and_canonicalize_memory_kind(memory_kind, mesh._internal_device_list)
+
+
+def check_spec(mesh, spec: PartitionSpec) -> None:
+    """Raises unless every axis `spec` names is an axis of `mesh`, used once."""
+    if not isinstance(spec, PartitionSpec):
+        raise TypeError(f"NamedSharding's spec must be a PartitionSpec (plax.sharding.P), "
+                        f"got {spec!r} of type {type(spec).__name__}")
+    names = spec.mesh_axes() + sorted(spec.unreduced | spec.reduced, key=str)
+    for name in names:
+        if name not in mesh.shape:
+            raise ValueError(f"Resource axis: {name} of {spec} is not found in mesh: "
+                             f"{mesh.axis_names}.")
+    seen = set()
+    for name in spec.mesh_axes():
+        if name in seen:
+            raise DuplicateSpecError(
+                f"A single NamedSharding spec specification can map every mesh axis to at "
+                f"most one positional dimension, but {spec} has duplicate entries for "
+                f"`{name}`")
+        seen.add(name)
+    if spec.unreduced or spec.reduced:
+        raise NotImplementedError(f"{spec}: unreduced and reduced axes (explicit-sharding "
+                                  "mode) are not supported by plax yet")
+
+
+class NamedSharding(Sharding):
+    """An array split over the axes of `mesh` as `spec` says (see the module doc)."""
+
+    def __init__(self, mesh: Mesh | AbstractMesh, spec: PartitionSpec, *,
+                 memory_kind: str | None = None):
+        if not isinstance(mesh, (Mesh, AbstractMesh)):
+            raise TypeError(f"NamedSharding's mesh must be a plax.sharding.Mesh or "
+                            f"AbstractMesh, got {type(mesh).__name__}")
+        check_spec(mesh, spec)
+        self._mesh = mesh
+        self._spec = spec
+        self._memory_kind = _canonical_memory_kind(mesh, memory_kind)
+        self._hash = hash((NamedSharding, mesh, spec._normalized, self._memory_kind))
+        self._hlo_cache: dict[int, xc.HloSharding] = {}
+
+    mesh = property(lambda self: self._mesh)
+    spec = property(lambda self: self._spec)
+    memory_kind = property(lambda self: self._memory_kind)
+    num_devices = property(lambda self: self._mesh.size)
+
+    @property
+    def _is_concrete(self) -> bool:
+        return isinstance(self._mesh, Mesh)
+
+    def _concrete_mesh(self, what: str) -> Mesh:
+        if not isinstance(self._mesh, Mesh):
+            raise ValueError(f"{self} has no {what}: its mesh is an AbstractMesh, which "
+                             "names no devices; use a plax.sharding.Mesh to place data")
+        return self._mesh
+
+    @property
+    def device_set(self) -> set:
+        return set(self._concrete_mesh("devices")._flat_devices_set)
+
+    @property
+    def _device_assignment(self) -> tuple:
+        return self._concrete_mesh("devices")._flat_devices_tuple
+
+    @property
+    def _internal_device_list(self) -> xc.DeviceList:
+        return self._concrete_mesh("devices")._internal_device_list
+
+    @functools.cached_property
+    def is_fully_replicated(self) -> bool:
+        sizes = self._mesh.shape
+        return all(sizes[a] == 1 for a in self._spec.mesh_axes())
+
+    @functools.cached_property
+    def is_fully_addressable(self) -> bool:
+        return not self._concrete_mesh("devices").is_multi_process
+
+    def with_memory_kind(self, kind: str) -> NamedSharding:
+        return NamedSharding(self._mesh, self._spec, memory_kind=kind)
+
+    def update(self, **kwargs) -> NamedSharding:
+        """A copy with `mesh=`, `spec=` and/or `memory_kind=` replaced."""
+        unknown = set(kwargs) - {"mesh", "spec", "memory_kind"}
+        if unknown:
+            raise TypeError(f"NamedSharding.update got unexpected arguments {sorted(unknown)}")
+        return NamedSharding(kwargs.get("mesh", self._mesh), kwargs.get("spec", self._spec),
+                             memory_kind=kwargs.get("memory_kind", self._memory_kind))
+
+    # --- layouts ---------------------------------------------------------------------
+
+    def _check_rank(self, ndim: int) -> None:
+        if len(self._spec) > ndim:
+            raise ValueError(f"Sharding {self} is only valid for values of rank at least "
+                             f"{len(self._spec)}, but was applied to a value of rank {ndim}")
+
+    def _split_axes(self, ndim: int) -> list[tuple]:
+        """Per dimension, the mesh axes of size > 1 that split it."""
+        sizes = self._mesh.shape
+        return [tuple(a for a in self._spec.axes_of(i) if sizes[a] > 1) for i in range(ndim)]
+
+    def _to_xla_hlo_sharding(self, num_dimensions: int) -> xc.HloSharding:
+        hlo = self._hlo_cache.get(num_dimensions)
+        if hlo is None:
+            self._check_rank(num_dimensions)
+            hlo = self._hlo_cache[num_dimensions] = _iota_hlo_sharding(
+                self._mesh, self._split_axes(num_dimensions))
+        return hlo
+
+    def _to_sdy_sharding(self, num_dimensions: int) -> SdyArray:
+        self._check_rank(num_dimensions)
+        dims = []
+        for i in range(num_dimensions):
+            entry = self._spec[i] if i < len(self._spec) else None
+            dims.append(SdyDim((), is_open=entry is UNCONSTRAINED) if entry is None
+                        or entry is UNCONSTRAINED else
+                        SdyDim(tuple(str(a) for a in self._spec.axes_of(i))))
+        return SdyArray(tuple((str(n), s) for n, s in self._mesh.shape_tuple), tuple(dims))
+
+    def shard_shape(self, global_shape) -> tuple[int, ...]:
+        shape = tuple(global_shape)
+        self._check_rank(len(shape))
+        sizes = self._mesh.shape
+        out = []
+        for dim, (size, axes) in enumerate(zip(shape, self._split_axes(len(shape)))):
+            pieces = math.prod(sizes[a] for a in axes)
+            if size % pieces:
+                named = " x ".join(f"{a!r} (size {sizes[a]})" for a in axes)
+                raise ValueError(
+                    f"{self} splits array axis {dim} of size {size} (shape {shape}) over "
+                    f"mesh axes {named}, {pieces} pieces, but {size} is not divisible by "
+                    f"{pieces}")
+            out.append(size // pieces)
+        return tuple(out)
+
+    def _on_devices(self, devices: tuple) -> NamedSharding | None:
+        if self._is_concrete:
+            return self if self._device_assignment == devices else None
+        if len(devices) != self._mesh.size:
+            return None
+        grid = np.empty(len(devices), dtype=object)
+        grid[:] = devices
+        mesh = Mesh(grid.reshape(self._mesh.axis_sizes), self._mesh.axis_names,
+                    self._mesh.axis_types)
+        return NamedSharding(mesh, self._spec, memory_kind=self._memory_kind)
+
+    def _like_from_xla(self, hlo: xc.HloSharding, num_dimensions: int):
+        spec = _spec_for_hlo(self._mesh, hlo, num_dimensions)
+        return None if spec is None else NamedSharding(self._mesh, spec,
+                                                       memory_kind=self._memory_kind)
+
+    # --- identity --------------------------------------------------------------------
+
+    def __eq__(self, other):
+        if self is other:
+            return True
+        return (isinstance(other, NamedSharding) and self._mesh is other._mesh
+                and self._spec._normalized == other._spec._normalized
+                and self._memory_kind == other._memory_kind)
+
+    def __hash__(self):
+        return self._hash
+
+    def __reduce__(self):
+        return (_rebuild, (self._mesh, self._spec, self._memory_kind))
+
+    def __repr__(self):
+        mesh = str(self._mesh) if isinstance(self._mesh, Mesh) else repr(self._mesh)
+        return f"NamedSharding(mesh={mesh}, spec={self._spec}, memory_kind={self._memory_kind})"
+
+
+def _rebuild(mesh, spec, memory_kind) -> NamedSharding:
+    return NamedSharding(mesh, spec, memory_kind=memory_kind)
+
+
+def _iota_hlo_sharding(mesh, split_axes: list[tuple]) -> xc.HloSharding:
+    """The HloSharding splitting dimension i over `split_axes[i]`: the mesh's device
+    grid, transposed so that those axes come first, tiles the array; the remaining
+    axes replicate it."""
+    sizes = mesh.shape
+    tiles = [math.prod(sizes[a] for a in axes) for axes in split_axes]
+    if math.prod(tiles) == 1:
+        return _REPLICATED
+    used = [a for axes in split_axes for a in axes]
+    rest = [a for a in mesh.axis_names if a not in used]
+    replicas = math.prod(sizes[a] for a in rest)
+    perm = [mesh.axis_names.index(a) for a in used + rest]
+    dims = tiles + ([replicas] if replicas > 1 else [])
+    subgroups = [xc.OpSharding.Type.REPLICATED] if replicas > 1 else []
+    return xc.HloSharding.iota_tile(dims, list(mesh.axis_sizes), perm, subgroups)
+
+
+@functools.lru_cache(maxsize=1024)
+def _spec_for_hlo(mesh, hlo: xc.HloSharding, ndim: int) -> PartitionSpec | None:
+    """A spec on `mesh` whose layout is `hlo` (mesh axes in the device order the
+    partitioner used), or None when no assignment of axes to dimensions gives it."""
+    if hlo.is_manual() or hlo.is_unknown() or hlo.tuple_elements():
+        return None
+    if hlo_shardings_equal(hlo, _REPLICATED) or not hlo.is_tiled():
+        return PartitionSpec()
+    dims = hlo.tile_assignment_dimensions()
+    data_dims = len(dims) - len(hlo.subgroup_types()) - int(hlo.replicate_on_last_tile_dim())
+    if data_dims != ndim or hlo.subgroup_types():
+        return None
+    sizes = mesh.shape
+    axes = [a for a in mesh.axis_names if sizes[a] > 1]
+    budget = itertools.count()
+
+    def assignments(dim: int, free: tuple):
+        if dim == ndim:
+            yield ()
+            return
+        for r in range(len(free) + 1):
+            for combo in itertools.permutations(free, r):
+                if math.prod(sizes[a] for a in combo) != dims[dim]:
+                    continue
+                rest = tuple(a for a in free if a not in combo)
+                for tail in assignments(dim + 1, rest):
+                    yield (combo, *tail)
+
+    for assignment in assignments(0, tuple(axes)):
+        if next(budget) > _SPEC_SEARCH_LIMIT:
+            return None
+        if hlo_shardings_equal(_iota_hlo_sharding(mesh, list(assignment)), hlo):
+            spec = [None if not c else c[0] if len(c) == 1 else c for c in assignment]
+            while spec and spec[-1] is None:
+                spec.pop()
+            return PartitionSpec(*spec)
+    return None

@@ -1,0 +1,122 @@
+"""`eigh`: eigenvectors V and (real, ascending) eigenvalues w of Hermitian matrices,
+A V = V diag(w).
+
+The primitive reads one triangle of A (`lower`). `subset_by_index=(lo, hi)` keeps
+eigenpairs lo..hi-1 of the ascending order. On CPU, LAPACK's syevd/heevd;
+matrices where it fails become NaNs.
+"""
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from plax.extend.ad import Zero
+from plax.extend.constructors import standard_primitive
+from plax.extend.core import ShapedArray, get_aval
+from plax.extend.mlir import hlo, mu
+from plax_stdlib.lax.conversion import convert_element_type
+from plax_stdlib.lax.elementwise import add, div, mul, real, sub
+from plax_stdlib.lax.linalg import lapack
+from plax_stdlib.lax.linalg.matrices import (check_matrix, diagonal, eye_like,
+                                             hermitian_from_triangle, is_complex, leading_batch,
+                                             matmul, mH,
+                                             real_dtype_of, symmetrize)
+from plax_stdlib.lax.shape_ops import broadcast_in_dim
+
+
+class EighImplementation(enum.Enum):
+    """Which algorithm computes `eigh` (CPU has LAPACK's divide and conquer only)."""
+    QR = "qr"
+    JACOBI = "jacobi"
+    QDWH = "qdwh"
+
+
+def _subset(n: int, subset_by_index) -> tuple[int, int]:
+    if subset_by_index is None:
+        return 0, n
+    lo, hi = subset_by_index
+    if not 0 <= lo <= hi <= n:
+        raise ValueError(f"eigh: subset_by_index {tuple(subset_by_index)} must satisfy "
+                         f"0 <= start <= end <= {n}")
+    return lo, hi
+
+
+def _eigh_abstract_eval(a, *, lower, sort_eigenvalues, subset_by_index, algorithm):
+    batch = check_matrix("eigh", a, square=True)
+    n = a.shape[-1]
+    lo, hi = _subset(n, subset_by_index)
+    return [ShapedArray((*batch, n, hi - lo), a.dtype),
+            ShapedArray((*batch, hi - lo), real_dtype_of(a.dtype))]
+
+
+def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index, algorithm):
+    """First-order perturbation theory for distinct eigenvalues: with Ȧ' = Vᴴ Ȧ V,
+    ẇ = diag(Ȧ'), V̇ = V (F ∘ Ȧ'), F_ij = 1 / (w_j - w_i) off the diagonal."""
+    (a,), (a_dot,) = primals, tangents
+    n = get_aval(a).shape[-1]
+    params = dict(lower=lower, sort_eigenvalues=sort_eigenvalues,
+                  subset_by_index=subset_by_index, algorithm=algorithm)
+    v, w = eigh_p.bind(a, **params)
+    if isinstance(a_dot, Zero):
+        return [v, w], [Zero(get_aval(v)), Zero(get_aval(w))]
+    if _subset(n, subset_by_index) != (0, n):
+        raise NotImplementedError("eigh: derivatives of a partial eigendecomposition "
+                                  "(subset_by_index) are not implemented")
+    a_dot = hermitian_from_triangle(a_dot, lower)
+    projected = matmul(matmul(mH(v), a_dot), v)
+    w_dot = real(diagonal(projected)) if is_complex(projected) else diagonal(projected)
+    dtype = get_aval(v).dtype
+    wc = convert_element_type(w, dtype)
+    shape = get_aval(v).shape
+    nb = len(shape) - 2
+    gaps = sub(broadcast_in_dim(wc, shape, (*range(nb), nb + 1)),
+               broadcast_in_dim(wc, shape, tuple(range(nb + 1))))
+    eye = eye_like(v)
+    inverse_gaps = sub(div(np.ones((), dtype), add(gaps, eye)), eye)  # 0 on the diagonal
+    return [v, w], [matmul(v, mul(inverse_gaps, projected)), w_dot]
+
+
+def _eigh_lower_cpu(ctx, a, *, lower, sort_eigenvalues, subset_by_index, algorithm):
+    if algorithm not in (None, EighImplementation.QR):
+        raise NotImplementedError(f"eigh: the {algorithm} algorithm is not available on CPU")
+    aval, = ctx.avals_in
+    v_aval, w_aval = ctx.avals_out
+    batch = aval.shape[:-2]
+    n = aval.shape[-1]
+    full_w = ShapedArray((*batch, n), w_aval.dtype)
+    if 0 in aval.shape:
+        return [hlo.slice(a, [0] * aval.ndim, list(v_aval.shape), [1] * aval.ndim)
+                if v_aval.shape != aval.shape else a,
+                mu.splat(0, w_aval)]
+    routine = "heevd" if aval.dtype.kind == "c" else "syevd"
+    v, w, info = lapack.call(lapack.target(routine, aval.dtype), [a], [aval],
+                             [aval, full_w, lapack.info_aval(batch)], aliases={0: 0},
+                             mode=lapack.char("V"), uplo=lapack.char("L" if lower else "U"))
+    ok = lapack.succeeded(info, batch)
+    v = lapack.nan_where(ok, v, aval, batch)
+    w = lapack.nan_where(ok, w, full_w, batch)
+    lo, hi = _subset(n, subset_by_index)
+    if (lo, hi) != (0, n):
+        v = hlo.slice(v, [0] * (aval.ndim - 1) + [lo], [*aval.shape[:-1], hi], [1] * aval.ndim)
+        w = hlo.slice(w, [0] * len(batch) + [lo], [*batch, hi], [1] * (len(batch) + 1))
+    return [v, w]
+
+
+eigh_p = standard_primitive("lax.eigh", _eigh_abstract_eval, None, multiple_results=True,
+                            jvp=_eigh_jvp, batching=leading_batch())
+eigh_p.def_lowering(_eigh_lower_cpu, platform="cpu")
+
+
+def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
+         sort_eigenvalues: bool = True, subset_by_index: tuple[int, int] | None = None,
+         implementation: EighImplementation | None = None):
+    """`(v, w)`: eigenvectors (columns of `v`) and ascending real eigenvalues of each
+    Hermitian matrix of `x` `[..., n, n]`. With `symmetrize_input`, (x + xᴴ)/2 is
+    decomposed; otherwise only the `lower` (or upper) triangle is read."""
+    if subset_by_index is not None:
+        subset_by_index = tuple(int(i) for i in subset_by_index)
+    v, w = eigh_p.bind(symmetrize(x) if symmetrize_input else x, lower=bool(lower),
+                       sort_eigenvalues=bool(sort_eigenvalues), subset_by_index=subset_by_index,
+                       algorithm=implementation)
+    return v, w

@@ -1,0 +1,78 @@
+"""Rows of lax's elementwise tables: each row makes a primitive and its public function.
+
+    sin_p, sin = unary_op("sin", INEXACT, hlo_rule("sine"), "Elementwise sine.",
+                          jvp=lambda g, ans, x: mul(g, cos(x)))
+
+A row gives the primitive's name (its id is `lax.<name>`), the dtype kinds it
+accepts, its lowering and the public function's docstring; keywords give the rest:
+
+* `jvp`: the partial derivatives, each `partial(g, ans, *operands)` giving that
+  operand's share of the result's tangent for its tangent `g` — one function for a
+  unary op, a pair for a binary one (None where the result does not depend on that
+  operand differentiably); or `LINEAR` (the tangent is the op applied to the
+  tangents); or `PIECEWISE_CONSTANT` (the tangent is zero: floor, sign). Without
+  `jvp` the op has no jvp rule.
+* `transpose`, `result_dtype`: as `plax.extend.constructors.unary/binary` take them.
+* `function`: the public function's name where it is not the primitive's
+  (`bitwise_and` for `and`, a Python keyword).
+
+The public function of a binary op gives Python scalars the other operand's dtype
+(`lax.mul(x, 2.0)`, see `match_python_scalars`). Each row is an assignment, so the
+names it defines are visible to readers, linters and `import`.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from plax.extend.ad import defjvp, linear_jvp
+from plax.extend.constructors import binary, unary
+from plax.extend.core import Primitive
+from plax_stdlib.lax.conversion import match_python_scalars
+
+# Rules registered through these rows belong to the module that writes the row.
+__plax_rule_helper__ = True
+
+LINEAR = "linear"
+PIECEWISE_CONSTANT = "piecewise constant"
+
+
+def unary_op(name: str, dtypes: frozenset, lower: Callable, doc: str, *,
+             jvp=None, function: str | None = None, **rules) -> tuple[Primitive, Callable]:
+    """`(name_p, name)`: an elementwise primitive of one operand and `name(x)`."""
+    prim = unary(f"lax.{name}", dtypes=dtypes, lower=lower, **_jvp_rule(jvp, 1), **rules)
+
+    def apply(x):
+        return prim.bind(x)
+    return prim, _public(apply, prim, function, doc)
+
+
+def binary_op(name: str, dtypes: frozenset, lower: Callable, doc: str, *,
+              jvp=None, function: str | None = None, **rules) -> tuple[Primitive, Callable]:
+    """`(name_p, name)`: an elementwise primitive of two operands and `name(x, y)`."""
+    prim = binary(f"lax.{name}", dtypes=dtypes, lower=lower, **_jvp_rule(jvp, 2), **rules)
+
+    def apply(x, y):
+        return prim.bind(*match_python_scalars(name, x, y))
+    return prim, _public(apply, prim, function, doc)
+
+
+def _jvp_rule(jvp, arity: int) -> dict:
+    if jvp is None:
+        return {}
+    if jvp is LINEAR:
+        return {"jvp": linear_jvp()}
+    if jvp is PIECEWISE_CONSTANT:
+        return {"jvp": defjvp(*[None] * arity)}
+    partials = (jvp,) if arity == 1 else tuple(jvp)
+    if len(partials) != arity or not all(p is None or callable(p) for p in partials):
+        raise TypeError(f"jvp of an op of {arity} operand(s) takes {arity} partial "
+                        f"derivative(s), LINEAR or PIECEWISE_CONSTANT; got {jvp!r}")
+    return {"jvp": defjvp(*partials)}
+
+
+def _public(fn: Callable, prim: Primitive, function: str | None, doc: str) -> Callable:
+    """`fn` dressed as the public function of the module that defined `prim`."""
+    fn.__name__ = fn.__qualname__ = function or prim.name
+    fn.__module__ = prim.module
+    fn.__doc__ = doc
+    return fn

@@ -1,0 +1,148 @@
+"""Norms and what is measured with them: norm, vector_norm, matrix_norm, cond and
+matrix_rank, with NumPy's `ord` conventions (vector: any real p, ±inf, 0; matrix:
+'fro', 'nuc', ±1, ±2, ±inf)."""
+from __future__ import annotations
+
+import numpy as np
+
+from plax.extend import dtypes
+from plax.extend.core import get_aval
+from plax_stdlib import lax
+from plax_stdlib.lax.linalg import svd as lax_svd
+from plax_stdlib.numpy import reductions, shape_ops, ufuncs, util
+from plax_stdlib.numpy.linalg.operands import check_matrices, inexact
+
+
+def _sum_of_squares(x, axis, keepdims):
+    return reductions.sum(ufuncs.real(ufuncs.multiply(x, ufuncs.conj(x))), axis=axis,
+                          keepdims=keepdims)
+
+
+def _vector_norm(x, ord, axis: tuple[int, ...], keepdims: bool):
+    if ord is None or ord == 2:
+        return ufuncs.sqrt(_sum_of_squares(x, axis, keepdims))
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid order {ord!r} for vector norm")
+    magnitude = ufuncs.abs(x)
+    if ord == np.inf:
+        return reductions.max(magnitude, axis=axis, keepdims=keepdims, initial=0)
+    if ord == -np.inf:
+        return reductions.min(magnitude, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        nonzero = ufuncs.not_equal(x, 0)
+        return reductions.sum(lax.convert_element_type(nonzero, util.dtype_of(magnitude)),
+                              axis=axis, keepdims=keepdims)
+    if ord == 1:
+        return reductions.sum(magnitude, axis=axis, keepdims=keepdims)
+    p = lax.convert_element_type(np.asarray(ord), util.dtype_of(magnitude))
+    powered = reductions.sum(ufuncs.power(magnitude, p), axis=axis, keepdims=keepdims)
+    return ufuncs.power(powered, ufuncs.reciprocal(p))
+
+
+def _matrix_norm(x, ord, axes: tuple[int, int], keepdims: bool):
+    rows, cols = axes
+    if ord in (None, "fro", "f"):
+        return ufuncs.sqrt(_sum_of_squares(x, axes, keepdims))
+    if ord in (1, -1, np.inf, -np.inf):
+        # 1: the largest column sum of |x|; inf: the largest row sum.
+        summed, other = (rows, cols) if ord in (1, -1) else (cols, rows)
+        sums = reductions.sum(ufuncs.abs(x), axis=summed, keepdims=True)
+        pick = reductions.max if ord in (1, np.inf) else reductions.min
+        out = pick(sums, axis=other, keepdims=True, **({"initial": 0} if pick is reductions.max
+                                                      else {}))
+        return out if keepdims else shape_ops.squeeze(out, axes)
+    if ord in ("nuc", 2, -2):
+        s = lax_svd(shape_ops.moveaxis(x, axes, (-2, -1)), compute_uv=False)
+        if ord == "nuc":
+            out = reductions.sum(s, axis=-1)
+        elif ord == 2:
+            out = reductions.max(s, axis=-1, initial=0)
+        else:
+            out = reductions.min(s, axis=-1)
+        return shape_ops.expand_dims(out, axes) if keepdims else out
+    raise ValueError(f"Invalid order {ord!r} for matrix norm")
+
+
+def norm(x, ord=None, axis=None, keepdims: bool = False):
+    """NumPy's `norm`: of the flattened array (`ord` None, any rank), of vectors along
+    one axis, or of matrices over two axes (the whole array's last two when `x` is
+    2-D and `axis` is None)."""
+    x, = inexact("jnp.linalg.norm", x)
+    ndim = get_aval(x).ndim
+    if axis is None:
+        if ord is None:
+            return ufuncs.sqrt(_sum_of_squares(x, None, keepdims))
+        if ndim not in (1, 2):
+            raise ValueError(f"jnp.linalg.norm: ord={ord!r} needs a 1-D or 2-D array when axis "
+                             f"is None, got shape {get_aval(x).shape}")
+        axis = tuple(range(ndim))
+    axes = util.canonicalize_axes(axis, ndim)
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes, keepdims)
+    if len(axes) == 2:
+        return _matrix_norm(x, ord, axes, keepdims)
+    raise ValueError(f"jnp.linalg.norm: axis must name one axis (a vector norm) or two (a "
+                     f"matrix norm), got {axis!r}")
+
+
+def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
+    """The `ord`-norm of vectors along `axis` (all axes, flattened, by default)."""
+    x, = inexact("jnp.linalg.vector_norm", x)
+    ndim = get_aval(x).ndim
+    if axis is None:
+        flat = lax.reshape(x, (int(np.prod(get_aval(x).shape)),))
+        out = _vector_norm(flat, ord, (0,), False)
+        return lax.reshape(out, (1,) * ndim) if keepdims else out
+    return _vector_norm(x, ord, util.canonicalize_axes(axis, ndim), keepdims)
+
+
+def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
+    """The `ord`-norm of each matrix over the last two axes."""
+    x, = inexact("jnp.linalg.matrix_norm", x)
+    check_matrices("jnp.linalg.matrix_norm", x, what="x")
+    ndim = get_aval(x).ndim
+    return _matrix_norm(x, ord, (ndim - 2, ndim - 1), keepdims)
+
+
+def cond(x, p=None):
+    """The condition number of each matrix in the `p`-norm: the ratio of extreme
+    singular values for p in (None, 2, -2), else norm(x) · norm(inv(x)) (square x);
+    infinite for singular matrices, as in NumPy."""
+    from plax_stdlib.numpy.linalg.solvers import inv
+    x, = inexact("jnp.linalg.cond", x)
+    check_matrices("jnp.linalg.cond", x, square=p not in (None, 2, -2), what="x")
+    if p in (None, 2, -2):
+        s = lax_svd(x, compute_uv=False)
+        largest, smallest = reductions.max(s, axis=-1), reductions.min(s, axis=-1)
+        ratio = ufuncs.divide(largest, smallest) if p != -2 else ufuncs.divide(smallest, largest)
+    else:
+        ratio = ufuncs.multiply(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
+    # A NaN from a singular matrix (not from NaN input) is an infinite condition number.
+    input_nan = reductions.any(ufuncs.isnan(x), axis=(-2, -1))
+    infinite = ufuncs.logical_and(ufuncs.isnan(ratio), ufuncs.logical_not(input_nan))
+    return ufuncs.where(infinite, np.inf, ratio)
+
+
+def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
+    """The number of singular values of each matrix above `rtol` (default
+    max(m, n)·eps) times the largest; for a 1-D or 0-D array, whether any entry is
+    nonzero."""
+    from plax_stdlib.numpy.linalg.decompositions import svd
+    if tol is not None:
+        if rtol is not None:
+            raise ValueError("jnp.linalg.matrix_rank: only one of tol and rtol may be given")
+        rtol = tol
+    M, = inexact("jnp.linalg.matrix_rank", M)
+    shape = get_aval(M).shape
+    if len(shape) < 2:
+        return lax.convert_element_type(reductions.any(ufuncs.not_equal(M, 0)), np.int32)
+    s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
+    largest = reductions.max(s, axis=-1, keepdims=True, initial=0)
+    if rtol is None:
+        rtol = max(shape[-2:]) * float(dtypes.finfo(util.dtype_of(s)).eps)
+    else:
+        rtol, = inexact("jnp.linalg.matrix_rank", rtol)
+        if util.shape_of(rtol):  # one tolerance per matrix
+            rtol = shape_ops.expand_dims(rtol, -1)
+    above = ufuncs.greater(s, ufuncs.multiply(largest, rtol))
+    return reductions.sum(lax.convert_element_type(above, np.int32), axis=-1)

@@ -1,0 +1,146 @@
+"""Products and views of `plax.numpy.linalg` (the array API's versions, which act on
+the last axes): matmul, vecdot, tensordot, multi_dot, cross, outer, trace,
+diagonal, matrix_transpose."""
+from __future__ import annotations
+
+
+from plax.extend.core import get_aval
+from plax_stdlib import lax
+from plax_stdlib.numpy import linalg_products, shape_ops, ufuncs, util
+
+
+def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
+    """`x1 @ x2` (NumPy's matmul)."""
+    return linalg_products.matmul(x1, x2, precision=precision,
+                                  preferred_element_type=preferred_element_type)
+
+
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
+    """Sum of products over `axes` (the last `axes` of x1 with the first of x2)."""
+    return linalg_products.tensordot(x1, x2, axes, precision=precision,
+                                     preferred_element_type=preferred_element_type)
+
+
+def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
+    """Σ conj(x1)·x2 along `axis`, the other axes broadcast together."""
+    x1, x2 = util.promote_args("jnp.linalg.vecdot", x1, x2)
+    s1, s2 = util.shape_of(x1), util.shape_of(x2)
+    n1, n2 = len(s1), len(s2)
+    if not s1 or not s2:
+        raise ValueError(f"jnp.linalg.vecdot needs arrays of at least one dimension, got shapes "
+                         f"{s1} and {s2}")
+    a1, a2 = util.canonicalize_axis(axis, n1), util.canonicalize_axis(axis, n2)
+    if s1[a1] != s2[a2]:
+        raise ValueError(f"jnp.linalg.vecdot: axis {axis} has size {s1[a1]} in x1 {s1} but "
+                         f"{s2[a2]} in x2 {s2}")
+    x1 = shape_ops.moveaxis(x1, a1, -1)
+    x2 = shape_ops.moveaxis(x2, a2, -1)
+    if util.dtype_category(util.dtype_of(x1)) == "c":
+        x1 = lax.conj(x1)
+    batch = util.broadcast_shapes(util.shape_of(x1)[:-1], util.shape_of(x2)[:-1])
+    target = (*batch, s1[a1])
+    x1, x2 = util.broadcast_to_shape(x1, target), util.broadcast_to_shape(x2, target)
+    dims = tuple(range(len(batch)))
+    return lax.dot_general(x1, x2, (((len(batch),), (len(batch),)), (dims, dims)), precision,
+                           util.check_user_dtype(preferred_element_type, "jnp.linalg.vecdot"))
+
+
+def outer(x1, x2, /):
+    """The outer product of two vectors."""
+    x1, x2 = util.ensure_arraylike("jnp.linalg.outer", x1, x2)
+    for i, x in enumerate((x1, x2)):
+        if len(util.shape_of(x)) != 1:
+            raise ValueError(f"jnp.linalg.outer takes 1-D arrays, got x{i + 1} of shape "
+                             f"{util.shape_of(x)}")
+    return linalg_products.outer(x1, x2)
+
+
+def cross(x1, x2, /, *, axis: int = -1):
+    """The cross product of 3-vectors along `axis`, the other axes broadcast."""
+    x1, x2 = util.promote_args("jnp.linalg.cross", x1, x2)
+    s1, s2 = util.shape_of(x1), util.shape_of(x2)
+    if not s1 or not s2:
+        raise ValueError(f"jnp.linalg.cross takes arrays of 3-vectors, got shapes {s1} and {s2}")
+    a1, a2 = util.canonicalize_axis(axis, len(s1)), util.canonicalize_axis(axis, len(s2))
+    if s1[a1] != 3 or s2[a2] != 3:
+        raise ValueError(f"jnp.linalg.cross needs 3-vectors along axis {axis}; got sizes "
+                         f"{s1[a1]} (x1 of shape {s1}) and {s2[a2]} (x2 of shape {s2})")
+    x1 = shape_ops.moveaxis(x1, a1, -1)
+    x2 = shape_ops.moveaxis(x2, a2, -1)
+
+    def component(x, i):
+        return lax.index_in_dim(x, i, get_aval(x).ndim - 1, keepdims=False)
+    (a0, a1_, a2_), (b0, b1, b2) = ([component(x, i) for i in range(3)] for x in (x1, x2))
+    parts = [ufuncs.subtract(ufuncs.multiply(a1_, b2), ufuncs.multiply(a2_, b1)),
+             ufuncs.subtract(ufuncs.multiply(a2_, b0), ufuncs.multiply(a0, b2)),
+             ufuncs.subtract(ufuncs.multiply(a0, b1), ufuncs.multiply(a1_, b0))]
+    return shape_ops.moveaxis(shape_ops.stack(parts, axis=-1), -1, axis)
+
+
+def trace(x, /, *, offset: int = 0, dtype=None):
+    """The sum of the `offset` diagonal of each matrix over the last two axes."""
+    return shape_ops.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+def diagonal(x, /, *, offset: int = 0):
+    """The `offset` diagonal of each matrix over the last two axes."""
+    return shape_ops.diagonal(x, offset=offset, axis1=-2, axis2=-1)
+
+
+matrix_transpose = ufuncs.matrix_transpose  # the array API's, the same function
+
+
+def multi_dot(arrays, *, precision=None):
+    """The product of a chain of matrices (the first and last may be vectors), in the
+    order of multiplication that costs the fewest flops (dynamic programming over
+    the chain)."""
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise ValueError(f"jnp.linalg.multi_dot needs at least two arrays, got {len(arrays)}")
+    util.check_arraylike("jnp.linalg.multi_dot", *arrays)
+    arrays = util.promote_dtypes(*map(util.operand, arrays))
+    first_vector = len(util.shape_of(arrays[0])) == 1
+    last_vector = len(util.shape_of(arrays[-1])) == 1
+    if first_vector:
+        arrays[0] = lax.expand_dims(arrays[0], (0,))
+    if last_vector:
+        arrays[-1] = lax.expand_dims(arrays[-1], (1,))
+    shapes = [util.shape_of(a) for a in arrays]
+    if any(len(s) != 2 for s in shapes):
+        raise ValueError(f"jnp.linalg.multi_dot needs 2-D arrays (the first and last may be "
+                         f"1-D), got shapes {shapes}")
+    for left, right in zip(shapes, shapes[1:]):
+        if left[1] != right[0]:
+            raise ValueError(f"jnp.linalg.multi_dot: shapes {left} and {right} do not chain")
+    out = _chain(arrays, _best_split([s[0] for s in shapes] + [shapes[-1][1]]), 0,
+                 len(arrays) - 1, precision)
+    if first_vector:
+        out = lax.squeeze(out, (0,))
+    if last_vector:
+        out = lax.squeeze(out, (get_aval(out).ndim - 1,))
+    return out
+
+
+def _best_split(dims: list[int]) -> dict[tuple[int, int], int]:
+    """For the chain of matrices dims[i] x dims[i+1]: where the cheapest product of
+    matrices i..j splits."""
+    n = len(dims) - 1
+    cost = {(i, i): 0 for i in range(n)}
+    split = {}
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i, j], split[i, j] = min(
+                (cost[i, k] + cost[k + 1, j] + dims[i] * dims[k + 1] * dims[j + 1], k)
+                for k in range(i, j))
+    return split
+
+
+def _chain(arrays, split, i: int, j: int, precision):
+    if i == j:
+        return arrays[i]
+    k = split[i, j]
+    return linalg_products.matmul(_chain(arrays, split, i, k, precision),
+                                  _chain(arrays, split, k + 1, j, precision),
+                                  precision=precision)
+

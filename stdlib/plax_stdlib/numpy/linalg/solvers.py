@@ -1,0 +1,409 @@
+"""Solving and inverting with `plax.numpy.linalg`: solve, inv, det, slogdet, lstsq,
+pinv, matrix_power, tensorsolve, tensorinv.
+
+`solve`, `det`, `slogdet` and `pinv` carry their own derivative rules
+(`plax.custom_jvp`): a solve's tangent reuses the LU factors of the primal solve,
+(Ẋ = A⁻¹(Ḃ - Ȧ X)), the determinant's is det(A) tr(A⁻¹ Ȧ), and the
+pseudo-inverse's is Golub and Pereyra's. An exactly singular matrix gives what
+its LU factors give (infinities and NaNs from solves, 0 for det), as in JAX.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import operator
+from typing import NamedTuple
+
+import numpy as np
+
+import plax
+from plax.extend import dtypes
+from plax.extend.core import get_aval
+from plax_stdlib import lax
+from plax_stdlib.lax import linalg as lax_linalg
+from plax_stdlib.lax.linalg.lu import lu_solve
+from plax_stdlib.lax.linalg.matrices import diagonal, eye_like, matmul, mH
+from plax_stdlib.numpy import util
+from plax_stdlib.numpy.linalg.operands import check_matrices, inexact, matrices
+
+
+class SlogdetResult(NamedTuple):
+    sign: object
+    logabsdet: object
+
+
+# --- solve -----------------------------------------------------------------------------------
+
+def _lu_solve_square(a, b):
+    factors, _, permutation = lax_linalg.lu(a)
+    return lu_solve(factors, permutation, b)
+
+
+def _lu_solve_jvp(primals, tangents):
+    a, b = primals
+    a_dot, b_dot = tangents
+    factors, _, permutation = lax_linalg.lu(a)
+    x = lu_solve(factors, permutation, b)
+    return x, lu_solve(factors, permutation, lax.sub(b_dot, matmul(a_dot, x)))
+
+
+@functools.cache
+def _solve_rule():
+    """`_lu_solve_square` with its derivative rule (made on first use: `custom_jvp`
+    is a transform, reached through the facade)."""
+    solve = plax.custom_jvp(_lu_solve_square)
+    solve.defjvp(_lu_solve_jvp)
+    return solve
+
+
+def _batch_shape(fun_name: str, *shapes) -> tuple[int, ...]:
+    try:
+        return util.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"{fun_name}: batch dimensions {', '.join(map(str, shapes))} do not "
+                         "broadcast") from None
+
+
+def solve(a, b):
+    """x with a x = b for each square matrix of `a`; `b` is one vector `[m]` or a batch
+    of matrices `[..., m, k]` whose batch dimensions broadcast with `a`'s."""
+    a, b = inexact("jnp.linalg.solve", a, b)
+    check_matrices("jnp.linalg.solve", a, square=True)
+    a_shape, b_shape = get_aval(a).shape, get_aval(b).shape
+    m = a_shape[-1]
+    vector = len(b_shape) == 1
+    if len(b_shape) == 0 or b_shape[0 if vector else -2] != m:
+        raise ValueError(f"jnp.linalg.solve: b must have shape [{m}] or [..., {m}, k] for a of "
+                         f"shape {a_shape}; got {b_shape}")
+    if vector:
+        b = lax.broadcast_in_dim(b, (*a_shape[:-2], m, 1), (len(a_shape) - 2,))
+        return lax.squeeze(_solve_batched(a, b), (len(a_shape) - 1,))
+    return _solve_batched(a, b)
+
+
+def _solve_batched(a, b):
+    """Solve with broadcast batch dimensions; one matrix against many right-hand sides
+    is one solve with more columns."""
+    a_shape, b_shape = get_aval(a).shape, get_aval(b).shape
+    batch = _batch_shape("jnp.linalg.solve", a_shape[:-2], b_shape[:-2])
+    if len(a_shape) == 2 and batch:
+        m, k = b_shape[-2:]
+        b = lax.broadcast_in_dim(b, (*batch, m, k), tuple(range(len(batch) - len(b_shape) + 2,
+                                                                len(batch) + 2)))
+        columns = lax.reshape(lax.transpose(b, (len(batch), *range(len(batch)), len(batch) + 1)),
+                              (m, math.prod(batch) * k))
+        x = _solve_rule()(a, columns)
+        return lax.transpose(lax.reshape(x, (m, *batch, k)),
+                             (*range(1, len(batch) + 1), 0, len(batch) + 1))
+    a = _broadcast_batch(a, batch)
+    b = _broadcast_batch(b, batch)
+    return _solve_rule()(a, b)
+
+
+def _broadcast_batch(x, batch):
+    shape = get_aval(x).shape
+    target = (*batch, *shape[-2:])
+    if shape == target:
+        return x
+    return lax.broadcast_in_dim(x, target, tuple(range(len(target) - len(shape), len(target))))
+
+
+def inv(a):
+    """The inverse of each square matrix."""
+    a = matrices("jnp.linalg.inv", a, square=True)
+    return _solve_rule()(a, eye_like(a))
+
+
+# --- determinants ----------------------------------------------------------------------------
+
+def _lu_parts(a):
+    """The diagonal of U and the sign (±1) of the row permutation of A's LU."""
+    factors, pivots, _ = lax_linalg.lu(a)
+    u_diagonal = diagonal(factors)
+    last = get_aval(pivots).ndim - 1
+    unmoved = lax.broadcasted_iota(np.int32, get_aval(pivots).shape, last)
+    swaps = lax.reduce_sum(lax.convert_element_type(lax.ne(pivots, unmoved), np.int32), (last,))
+    odd = lax.eq(lax.rem(swaps, np.int32(2)), np.int32(1))
+    dtype = get_aval(a).dtype
+    parity = lax.select(odd, lax.full_like(odd, -1, dtype), lax.full_like(odd, 1, dtype))
+    return u_diagonal, parity
+
+
+def _det_value(a):
+    u_diagonal, parity = _lu_parts(a)
+    return lax.mul(parity, lax.reduce_prod(u_diagonal, (get_aval(u_diagonal).ndim - 1,)))
+
+
+def _trace_of_solve(a, a_dot):
+    """tr(A⁻¹ Ȧ) for each matrix."""
+    return lax.reduce_sum(diagonal(_solve_rule()(a, a_dot)), (get_aval(a).ndim - 2,))
+
+
+def _det_jvp(primals, tangents):
+    (a,), (a_dot,) = primals, tangents
+    det_a = _det_value(a)
+    return det_a, lax.mul(det_a, _trace_of_solve(a, a_dot))
+
+
+@functools.cache
+def _det_rule():
+    det_fn = plax.custom_jvp(_det_value)
+    det_fn.defjvp(_det_jvp)
+    return det_fn
+
+
+def det(a):
+    """The determinant of each square matrix (from its LU factors)."""
+    a = matrices("jnp.linalg.det", a, square=True)
+    if get_aval(a).shape[-1] == 0:
+        return lax.full(get_aval(a).shape[:-2], 1, get_aval(a).dtype)
+    return _det_rule()(a)
+
+
+def _slogdet_value(a):
+    u_diagonal, parity = _lu_parts(a)
+    last = get_aval(u_diagonal).ndim - 1
+    magnitude = lax.abs(u_diagonal)
+    singular = lax.reduce_or(lax.eq(magnitude, lax.full_like(magnitude, 0)), (last,))
+    dtype = get_aval(a).dtype
+    if dtypes.is_complex(dtype):
+        phases = lax.div(u_diagonal, lax.convert_element_type(magnitude, dtype))
+        sign = lax.mul(parity, lax.reduce_prod(phases, (last,)))
+    else:
+        negatives = lax.reduce_sum(lax.convert_element_type(lax.lt(u_diagonal, lax.full_like(
+            u_diagonal, 0)), np.int32), (last,))
+        flip = lax.eq(lax.rem(negatives, np.int32(2)), np.int32(1))
+        sign = lax.select(flip, lax.neg(parity), parity)
+    sign = lax.select(singular, lax.full_like(sign, 0), sign)
+    logabsdet = lax.reduce_sum(lax.log(magnitude), (last,))
+    logabsdet = lax.select(singular, lax.full_like(logabsdet, -np.inf), logabsdet)
+    return sign, logabsdet
+
+
+def _slogdet_jvp(primals, tangents):
+    (a,), (a_dot,) = primals, tangents
+    sign, logabsdet = _slogdet_value(a)
+    t = _trace_of_solve(a, a_dot)
+    if dtypes.is_complex(get_aval(a).dtype):
+        phase = lax.complex(lax.full_like(lax.imag(t), 0), lax.imag(t))
+        return (sign, logabsdet), (lax.mul(sign, phase), lax.real(t))
+    return (sign, logabsdet), (lax.full_like(sign, 0), t)
+
+
+@functools.cache
+def _slogdet_rule():
+    fn = plax.custom_jvp(_slogdet_value)
+    fn.defjvp(_slogdet_jvp)
+    return fn
+
+
+def slogdet(a, *, method: str | None = None) -> SlogdetResult:
+    """`SlogdetResult(sign, logabsdet)` of each square matrix: det = sign·exp(logabsdet),
+    with sign 0 and logabsdet -inf for a singular matrix."""
+    if method not in (None, "lu"):
+        raise ValueError(f"jnp.linalg.slogdet: unknown method {method!r}; plax supports 'lu'")
+    a = matrices("jnp.linalg.slogdet", a, square=True)
+    if get_aval(a).shape[-1] == 0:
+        batch = get_aval(a).shape[:-2]
+        return SlogdetResult(lax.full(batch, 1, get_aval(a).dtype),
+                             lax.full(batch, 0, dtypes.finfo(get_aval(a).dtype).dtype))
+    return SlogdetResult(*_slogdet_rule()(a))
+
+
+# --- least squares and the pseudo-inverse ---------------------------------------------------
+
+def _default_rtol(a):
+    m, n = get_aval(a).shape[-2:]
+    return 10.0 * max(m, n) * float(dtypes.finfo(get_aval(a).dtype).eps)
+
+
+def _pinv_value(a, rtol, hermitian):
+    """V diag(1/s) Uᴴ, dropping singular values at most `rtol` times the largest."""
+    from plax_stdlib.numpy.linalg.decompositions import svd
+    u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
+    rtol = _default_rtol(a) if rtol is None else rtol
+    cutoff = lax.mul(lax.convert_element_type(rtol, get_aval(s).dtype),
+                     lax.slice_in_dim(s, 0, 1, axis=get_aval(s).ndim - 1))
+    keep = lax.gt(s, lax.broadcast_in_dim(cutoff, get_aval(s).shape,
+                                          tuple(range(get_aval(s).ndim))))
+    s_inv = lax.select(keep, lax.div(lax.full_like(s, 1), lax.select(keep, s, lax.full_like(s, 1))),
+                       lax.full_like(s, 0))
+    nb = get_aval(u).ndim - 2
+    scale = lax.broadcast_in_dim(lax.convert_element_type(s_inv, get_aval(u).dtype),
+                                 get_aval(mH(u)).shape, (*range(nb), nb))
+    return matmul(mH(vh), lax.mul(scale, mH(u)))
+
+
+def _pinv_jvp(rtol, hermitian, primals, tangents):
+    """Golub and Pereyra: Ȧ⁺ = -A⁺ȦA⁺ + A⁺A⁺ᴴȦᴴ(I - AA⁺) + (I - A⁺A)ȦᴴA⁺ᴴA⁺."""
+    (a,), (a_dot,) = primals, tangents
+    p = _pinv_value(a, rtol, hermitian)
+    if hermitian:
+        from plax_stdlib.lax.linalg.matrices import symmetrize
+        a, a_dot = symmetrize(a), symmetrize(a_dot)
+    a_dot_h = mH(a_dot)
+    first = lax.neg(matmul(matmul(p, a_dot), p))
+    left = matmul(matmul(p, mH(p)), a_dot_h)
+    second = lax.sub(left, matmul(matmul(left, a), p))
+    right = matmul(matmul(a_dot_h, mH(p)), p)
+    third = lax.sub(right, matmul(matmul(p, a), right))
+    return p, lax.add(first, lax.add(second, third))
+
+
+@functools.cache
+def _pinv_rule():
+    fn = plax.custom_jvp(_pinv_value, nondiff_argnums=(1, 2))
+    fn.defjvp(_pinv_jvp)
+    return fn
+
+
+def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
+    """The Moore-Penrose pseudo-inverse `[..., n, m]` of each matrix, treating singular
+    values at most `rtol` (default 10·max(m, n)·eps) times the largest as zero."""
+    if rcond is not None:
+        if rtol is not None:
+            raise ValueError("jnp.linalg.pinv: only one of rtol and rcond may be given")
+        rtol = rcond
+    a = matrices("jnp.linalg.pinv", a, square=hermitian)
+    m, n = get_aval(a).shape[-2:]
+    if m == 0 or n == 0:
+        return lax.full((*get_aval(a).shape[:-2], n, m), 0, get_aval(a).dtype)
+    if rtol is not None and not isinstance(rtol, (int, float)):
+        rtol = float(util.concrete_or_error(rtol, "jnp.linalg.pinv: rtol"))
+    return _pinv_rule()(a, rtol, bool(hermitian))
+
+
+def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
+    """`(x, residuals, rank, s)`: the least-squares solution of a x = b for a `[m, n]`
+    and b `[m]` or `[m, k]`, through the SVD of a; singular values below `rcond`
+    (default eps·max(m, n)) times the largest are dropped. Residuals are the squared
+    norms of b - a x per column (always, unless `numpy_resid`, where NumPy's empty
+    array for rank-deficient or wide problems is returned)."""
+    from plax_stdlib.numpy.linalg.decompositions import svd
+    a, b = inexact("jnp.linalg.lstsq", a, b)
+    a_shape, b_shape = get_aval(a).shape, get_aval(b).shape
+    if len(a_shape) != 2:
+        raise ValueError(f"jnp.linalg.lstsq: a must be two-dimensional, got shape {a_shape}")
+    if len(b_shape) not in (1, 2) or b_shape[0] != a_shape[0]:
+        raise ValueError(f"jnp.linalg.lstsq: b must have shape [{a_shape[0]}] or "
+                         f"[{a_shape[0]}, k] for a of shape {a_shape}; got {b_shape}")
+    vector = len(b_shape) == 1
+    if vector:
+        b = lax.expand_dims(b, (1,))
+    m, n = a_shape
+    dtype = get_aval(a).dtype
+    real_dt = dtypes.finfo(dtype).dtype
+    if m == 0 or n == 0:
+        x = lax.full((n, get_aval(b).shape[1]), 0, dtype)
+        s, rank = lax.full((0,), 0, real_dt), lax.full((), 0, np.int32)
+    else:
+        u, s, vh = svd(a, full_matrices=False)
+        eps = float(dtypes.finfo(dtype).eps)
+        cutoff = eps * max(m, n) if rcond is None else rcond
+        if not isinstance(cutoff, (int, float)):
+            cutoff = lax.convert_element_type(cutoff, real_dt)
+        elif cutoff < 0:
+            cutoff = eps
+        threshold = lax.mul(lax.convert_element_type(cutoff, real_dt),
+                            lax.index_in_dim(s, 0, keepdims=False))
+        keep = lax.bitwise_and(lax.gt(s, lax.full_like(s, 0)), lax.ge(s, threshold))
+        rank = lax.reduce_sum(lax.convert_element_type(keep, np.int32), (0,))
+        s_inv = lax.select(keep, lax.div(lax.full_like(s, 1), lax.select(keep, s, lax.full_like(
+            s, 1))), lax.full_like(s, 0))
+        projected = matmul(mH(u), b)
+        scale = lax.broadcast_in_dim(lax.convert_element_type(s_inv, dtype),
+                                     get_aval(projected).shape, (0,))
+        coefficients = lax.mul(scale, projected)
+        x = matmul(mH(vh), coefficients)
+    residual = lax.sub(b, matmul(a, x))
+    residuals = lax.reduce_sum(lax.real(lax.mul(residual, lax.conj(residual))) if
+                               dtypes.is_complex(dtype) else lax.mul(residual, residual), (0,))
+    if numpy_resid:
+        rank_value = int(util.concrete_or_error(rank, "jnp.linalg.lstsq(numpy_resid=True)"))
+        if rank_value < n or m <= n:
+            residuals = lax.full((0,), 0, real_dt)
+    if vector:
+        x = lax.squeeze(x, (1,))
+    return x, residuals, rank, s
+
+
+# --- powers and tensors ------------------------------------------------------------------------
+
+def matrix_power(a, n):
+    """a raised to the integer power `n` by repeated squaring (the inverse's power for
+    negative `n`, the identity for 0)."""
+    if _is_int_array(a):
+        a = _int_matrices(a)
+    else:
+        a = matrices("jnp.linalg.matrix_power", a, square=True)
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"jnp.linalg.matrix_power: exponent must be an integer, got {n!r}") \
+            from None
+    if n == 0:
+        return eye_like(a)
+    if n < 0:
+        a, n = inv(a), -n
+    result, square = None, a
+    while True:
+        if n & 1:
+            result = square if result is None else _product(result, square)
+        n >>= 1
+        if not n:
+            return result
+        square = _product(square, square)
+
+
+def _is_int_array(a) -> bool:
+    return util.is_arraylike(a) and util.dtype_category(util.dtype_of(util.operand(a))) in "biu"
+
+
+def _int_matrices(a):
+    """Integer matrices keep their dtype in matrix_power (bool becomes int32)."""
+    util.check_arraylike("jnp.linalg.matrix_power", a)
+    a, = util.promote_dtypes_numeric(util.operand(a))
+    check_matrices("jnp.linalg.matrix_power", a, square=True)
+    return a
+
+
+def _product(x, y):
+    from plax_stdlib.numpy.linalg_products import matmul as np_matmul
+    return np_matmul(x, y)
+
+
+def tensorinv(a, ind: int = 2):
+    """The inverse of `a` seen as a map from its first `ind` axes' tensor to the rest:
+    shape `a.shape[ind:] + a.shape[:ind]`."""
+    a, = inexact("jnp.linalg.tensorinv", a)
+    ind = operator.index(ind)
+    shape = get_aval(a).shape
+    if ind <= 0:
+        raise ValueError(f"jnp.linalg.tensorinv: ind must be a positive integer, got {ind}")
+    rows, cols = math.prod(shape[:ind]), math.prod(shape[ind:])
+    if rows != cols:
+        raise ValueError(f"jnp.linalg.tensorinv: the product of the first ind={ind} "
+                         f"dimensions must equal that of the rest, got shape {shape}")
+    inverse = inv(lax.reshape(a, (rows, cols)))
+    return lax.reshape(inverse, (*shape[ind:], *shape[:ind]))
+
+
+def tensorsolve(a, b, axes=None):
+    """x with tensordot(a, x, x.ndim) = b, after moving `axes` of `a` to the end."""
+    a, b = inexact("jnp.linalg.tensorsolve", a, b)
+    if axes is not None:
+        from plax_stdlib.numpy.shape_ops import moveaxis
+        ndim = get_aval(a).ndim
+        axes = [util.canonicalize_axis(ax, ndim) for ax in
+                ((axes,) if isinstance(axes, int) else axes)]
+        a = moveaxis(a, axes, list(range(ndim - len(axes), ndim)))
+    a_shape, b_shape = get_aval(a).shape, get_aval(b).shape
+    x_shape = a_shape[len(b_shape):]
+    if a_shape[:len(b_shape)] != b_shape or math.prod(x_shape) != math.prod(b_shape):
+        raise ValueError(f"jnp.linalg.tensorsolve: a of shape {a_shape} does not match b of "
+                         f"shape {b_shape} (a must be b.shape + x.shape with "
+                         "prod(x.shape) == prod(b.shape))")
+    size = math.prod(b_shape)
+    x = solve(lax.reshape(a, (size, size)), lax.reshape(b, (size,)))
+    return lax.reshape(x, x_shape)
+

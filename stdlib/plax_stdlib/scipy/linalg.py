@@ -1,0 +1,382 @@
+"""`plax.scipy.linalg`: SciPy's linear algebra with `jax.scipy.linalg`'s semantics.
+
+Factorizations come from `plax.lax.linalg` and batch over leading axes as its
+primitives do. `overwrite_*`, `check_finite` and similar SciPy arguments are
+accepted and ignored (arrays are immutable; nothing is checked for finiteness).
+`expm` is Higham's scaling and squaring with a degree-13 Padé approximant, and
+`sqrtm` the Schur method (Björck and Hammarling): both are compositions of
+differentiable operations.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from plax.extend import dtypes
+from plax.extend.core import get_aval
+from plax_stdlib import lax
+from plax_stdlib.lax import linalg as lax_linalg
+from plax_stdlib.lax.linalg.lu import lu_solve as _lu_solve
+from plax_stdlib.lax.linalg.matrices import diagonal as matrix_diagonal
+from plax_stdlib.lax.linalg.matrices import eye_like, matmul, mH, mT, take_rows, tril, triu
+from plax_stdlib.numpy import util
+from plax_stdlib.numpy.linalg import decompositions as np_decompositions
+from plax_stdlib.numpy.linalg import solvers as np_solvers
+from plax_stdlib.numpy.linalg.operands import check_matrices, inexact, matrices
+
+# --- Cholesky ------------------------------------------------------------------------------
+
+def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """The Cholesky factor of each Hermitian positive-definite matrix: upper (Uᴴ U = a)
+    by default, lower with `lower`."""
+    a = matrices("scipy.linalg.cholesky", a, square=True)
+    factor = lax_linalg.cholesky(a)
+    return factor if lower else mH(factor)
+
+
+def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """`(c, lower)` for `cho_solve`: c holds the Cholesky factor in its `lower` (or
+    upper) triangle and zeros elsewhere."""
+    return cholesky(a, lower=lower), lower
+
+
+def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = True):
+    """x with a x = b from `cho_factor(a)`; b is `[..., n]` or `[..., n, k]`."""
+    c, lower = c_and_lower
+    c, b = inexact("scipy.linalg.cho_solve", c, b)
+    check_matrices("scipy.linalg.cho_solve", c, square=True, what="c")
+
+    def solve(rhs, **kw):
+        return lax_linalg.triangular_solve(c, rhs, left_side=True, lower=lower, **kw)
+    rhs, vector = _as_columns("scipy.linalg.cho_solve", c, b)
+    if lower:  # L Lᴴ x = b
+        x = solve(solve(rhs), transpose_a=True, conjugate_a=True)
+    else:  # Uᴴ U x = b
+        x = solve(solve(rhs, transpose_a=True, conjugate_a=True))
+    return _from_columns(x, vector)
+
+
+def _as_columns(fun_name: str, a, b):
+    """`b` as a batch of matrices matching `a` `[..., n, n]`: a vector per matrix when
+    it has one axis fewer than `a`, else matrices; and whether it was vectors."""
+    a_shape, b_shape = get_aval(a).shape, get_aval(b).shape
+    n = a_shape[-1]
+    vector = len(b_shape) == len(a_shape) - 1
+    if not b_shape or b_shape[-1 if vector else -2] != n:
+        raise ValueError(f"{fun_name}: b of shape {b_shape} does not match a of shape {a_shape}")
+    if vector:
+        b = lax.expand_dims(b, (len(b_shape),))
+    batch = util.broadcast_shapes(a_shape[:-2], get_aval(b).shape[:-2])
+    if get_aval(b).shape[:-2] != batch or a_shape[:-2] != batch:
+        raise ValueError(f"{fun_name}: the batch dimensions of a {a_shape} and b {b_shape} "
+                         "must be equal")
+    return b, vector
+
+
+def _from_columns(x, vector: bool):
+    return lax.squeeze(x, (get_aval(x).ndim - 1,)) if vector else x
+
+
+# --- LU -------------------------------------------------------------------------------------
+
+def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
+    """`(lu, piv)`: the packed factors and LAPACK-style pivots (row i was swapped with
+    row piv[i]) for `lu_solve`."""
+    a = matrices("scipy.linalg.lu_factor", a)
+    factors, pivots, _ = lax_linalg.lu(a)
+    return factors, pivots
+
+
+def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False,
+             check_finite: bool = True):
+    """x with a x = b (trans 0), aᵀ x = b (1) or aᴴ x = b (2) from `lu_factor(a)`."""
+    factors, pivots = lu_and_piv
+    factors, b = inexact("scipy.linalg.lu_solve", factors, b)
+    check_matrices("scipy.linalg.lu_solve", factors, square=True, what="lu")
+    if trans not in (0, 1, 2):
+        raise ValueError(f"scipy.linalg.lu_solve: trans must be 0, 1 or 2, got {trans!r}")
+    permutation = lax_linalg.lu_pivots_to_permutation(pivots, get_aval(factors).shape[-1])
+    rhs, vector = _as_columns("scipy.linalg.lu_solve", factors, b)
+    return _from_columns(_lu_solve(factors, permutation, rhs, trans), vector)
+
+
+def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """`(p, l, u)` with a = p l u (`(p l, u)` with `permute_l`): p a permutation matrix,
+    l unit lower trapezoidal `[..., m, k]`, u upper trapezoidal `[..., k, n]`."""
+    a = matrices("scipy.linalg.lu", a)
+    factors, _, permutation = lax_linalg.lu(a)
+    m, n = get_aval(a).shape[-2:]
+    k = min(m, n)
+    batch = get_aval(a).shape[:-2]
+    low = tril(lax.slice(factors, (0,) * get_aval(a).ndim, (*batch, m, k)), -1)
+    low = lax.add(low, eye_like(low))
+    up = triu(lax.slice(factors, (0,) * get_aval(a).ndim, (*batch, k, n)))
+    # a[permutation] = l u, so p is the inverse permutation as a matrix: p[permutation[i], i] = 1.
+    identity = eye_like(lax.full((*batch, m, m), 0, get_aval(a).dtype))
+    p = mT(take_rows(identity, permutation))
+    if permute_l:
+        return matmul(p, low), up
+    return p, low, up
+
+
+# --- triangular and general solves ------------------------------------------------------------
+
+_TRANS = {0: (False, False), "N": (False, False), 1: (True, False), "T": (True, False),
+          2: (True, True), "C": (True, True)}
+
+
+def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = False,
+                     overwrite_b: bool = False, debug=None, check_finite: bool = True):
+    """x with op(a) x = b for triangular a, op per `trans` (0/'N', 1/'T', 2/'C')."""
+    a, b = inexact("scipy.linalg.solve_triangular", a, b)
+    check_matrices("scipy.linalg.solve_triangular", a, square=True)
+    if trans not in _TRANS:
+        raise ValueError(f"scipy.linalg.solve_triangular: trans must be 0, 1, 2, 'N', 'T' or "
+                         f"'C', got {trans!r}")
+    transpose_a, conjugate_a = _TRANS[trans]
+    rhs, vector = _as_columns("scipy.linalg.solve_triangular", a, b)
+    x = lax_linalg.triangular_solve(a, rhs, left_side=True, lower=lower,
+                                    transpose_a=transpose_a, conjugate_a=conjugate_a,
+                                    unit_diagonal=unit_diagonal)
+    return _from_columns(x, vector)
+
+
+_ASSUME = ("gen", "sym", "her", "pos")
+
+
+def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: bool = False,
+          debug: bool = False, check_finite: bool = True, assume_a: str = "gen"):
+    """x with a x = b: by LU, or by Cholesky when `assume_a='pos'` (reading the `lower`
+    or upper triangle)."""
+    if assume_a not in _ASSUME:
+        raise ValueError(f"scipy.linalg.solve: assume_a must be one of {_ASSUME}, got "
+                         f"{assume_a!r}")
+    a, b = inexact("scipy.linalg.solve", a, b)
+    check_matrices("scipy.linalg.solve", a, square=True)
+    if assume_a != "pos":
+        rhs, vector = _as_columns("scipy.linalg.solve", a, b)
+        return _from_columns(np_solvers.solve(a, rhs), vector)
+    triangle = a if lower else mH(a)
+    factor = lax_linalg.cholesky(triangle, symmetrize_input=False)
+    return cho_solve((factor, True), b)
+
+
+def inv(a, overwrite_a: bool = False, check_finite: bool = True):
+    """The inverse of each square matrix."""
+    return np_solvers.inv(a)
+
+
+def det(a, overwrite_a: bool = False, check_finite: bool = True):
+    """The determinant of each square matrix."""
+    return np_solvers.det(a)
+
+
+# --- eigen, singular value and QR decompositions -------------------------------------------
+
+def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a: bool = False,
+         overwrite_b: bool = False, turbo: bool = True, eigvals=None, type: int = 1,  # noqa: A002 - SciPy's name
+         check_finite: bool = True):
+    """`(w, v)` (or `w` with `eigvals_only`) of each Hermitian matrix, reading the
+    `lower` (or upper) triangle. The generalized problem (`b`) is not supported."""
+    if b is not None:
+        raise NotImplementedError("scipy.linalg.eigh: the generalized eigenproblem (b) is not "
+                                  "implemented")
+    if eigvals is not None:
+        raise NotImplementedError("scipy.linalg.eigh: eigvals is not implemented; use "
+                                  "plax.lax.linalg.eigh(subset_by_index=...)")
+    w, v = np_decompositions.eigh(a, UPLO="L" if lower else "U", symmetrize_input=False)
+    return w if eigvals_only else (w, v)
+
+
+def svd(a, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
+        check_finite: bool = True, lapack_driver: str = "gesdd"):
+    """`(u, s, vh)` (or `s` without `compute_uv`); `lapack_driver` 'gesdd' or 'gesvd'."""
+    drivers = {"gesdd": lax_linalg.SvdAlgorithm.DIVIDE_AND_CONQUER,
+               "gesvd": lax_linalg.SvdAlgorithm.QR}
+    if lapack_driver not in drivers:
+        raise ValueError(f"scipy.linalg.svd: lapack_driver must be 'gesdd' or 'gesvd', got "
+                         f"{lapack_driver!r}")
+    a = matrices("scipy.linalg.svd", a)
+    return lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
+                          algorithm=drivers[lapack_driver])
+
+
+_QR_MODES = ("full", "r", "economic", "raw")
+
+
+def qr(a, overwrite_a: bool = False, lwork=None, mode: str = "full", pivoting: bool = False,
+       check_finite: bool = True):
+    """`(q, r)` (`(q, r, p)` with `pivoting`, a[:, p] = q r); `(r,)` for mode 'r';
+    mode 'economic' gives the reduced factors and 'raw' LAPACK's packed reflectors
+    and their taus (as JAX does)."""
+    if mode not in _QR_MODES:
+        raise ValueError(f"scipy.linalg.qr: mode must be one of {_QR_MODES}, got {mode!r}")
+    a = matrices("scipy.linalg.qr", a)
+    if mode == "raw":
+        if pivoting:
+            raise NotImplementedError("scipy.linalg.qr: mode='raw' with pivoting")
+        return lax_linalg.geqrf(a)
+    out = lax_linalg.qr(a, pivoting=pivoting, full_matrices=mode != "economic")
+    if mode == "r":
+        return (out[1], out[2]) if pivoting else (out[1],)
+    return out
+
+
+def schur(a, output: str = "real"):
+    """`(t, z)` with a = z t zᴴ: t quasi-triangular ('real') or triangular ('complex')."""
+    if output not in ("real", "complex"):
+        raise ValueError(f"scipy.linalg.schur: output must be 'real' or 'complex', got "
+                         f"{output!r}")
+    a = matrices("scipy.linalg.schur", a, square=True)
+    if output == "complex":
+        a = lax.convert_element_type(a, dtypes.to_complex_dtype(get_aval(a).dtype))
+    return lax_linalg.schur(a)
+
+
+def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """The upper Hessenberg form h of each square matrix (and q with a = q h qᴴ when
+    `calc_q`)."""
+    a = matrices("scipy.linalg.hessenberg", a, square=True)
+    n = get_aval(a).shape[-1]
+    packed, taus = lax_linalg.hessenberg(a)
+    h = triu(packed, -1)
+    if not calc_q:
+        return h
+    if n <= 1:
+        return h, eye_like(a)
+    # Below the first subdiagonal, packed[1:, :n-1] holds the reflectors in geqrf's
+    # layout: they make Q's trailing (n-1)x(n-1) block (LAPACK's orghr does the same).
+    batch = get_aval(a).shape[:-2]
+    none = [(0, 0, 0)] * len(batch)
+    reflectors = lax.slice(packed, (0,) * len(batch) + (1, 0), (*batch, n, n - 1))
+    q_rest = lax_linalg.householder_product(reflectors, taus)
+    q = lax.pad(q_rest, np.zeros((), get_aval(a).dtype), [*none, (1, 0, 0), (1, 0, 0)])
+    corner = lax.pad(lax.full((*batch, 1, 1), 1, get_aval(a).dtype),
+                     np.zeros((), get_aval(a).dtype), [*none, (0, n - 1, 0), (0, n - 1, 0)])
+    return h, lax.add(q, corner)
+
+
+# --- matrix functions ---------------------------------------------------------------------------
+
+# Degree-13 Padé coefficients and the largest 1-norm it is accurate for (Higham 2005).
+_PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
+           129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
+           40840800., 960960., 16380., 182., 1.)
+_THETA13 = 5.371920351148152
+
+
+def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
+    """The matrix exponential of each square matrix: A scaled by 2^-s so its 1-norm is at
+    most θ13, the [13/13] Padé approximant of that, squared s times (s <= max_squarings).
+    `upper_triangular` is accepted for JAX compatibility; the general method is used."""
+    A = matrices("scipy.linalg.expm", A, square=True)
+    aval = get_aval(A)
+    if aval.shape[-1] == 0:
+        return A
+    max_squarings = operator.index(max_squarings)
+    real_dt = dtypes.finfo(aval.dtype).dtype
+    nb = aval.ndim - 2
+    norm = lax.reduce_max(lax.reduce_sum(lax.abs(A), (nb,)), (nb,))  # the 1-norm
+    ratio = lax.div(norm, np.asarray(_THETA13, real_dt))
+    s = lax.max(lax.ceil(lax.div(lax.log(ratio), np.asarray(np.log(2), real_dt))),
+                np.zeros((), real_dt))
+    s = lax.min(lax.select(lax.is_finite(s), s, lax.full_like(s, 0)),
+                np.asarray(max_squarings, real_dt))
+    scale = lax.convert_element_type(lax.exp2(lax.neg(s)), aval.dtype)
+    scaled = lax.mul(A, lax.broadcast_in_dim(scale, aval.shape, tuple(range(nb))))
+    result = _pade13(scaled)
+
+    def square(i, x):
+        squared = matmul(x, x)
+        more = lax.lt(lax.convert_element_type(i, real_dt), s)
+        return lax.select(lax.broadcast_in_dim(more, aval.shape, tuple(range(nb))), squared, x)
+    return lax.fori_loop(0, max_squarings, square, result)
+
+
+def _pade13(a):
+    """r13(a) = q(a)⁻¹ p(a), with p and q evaluated as Higham does (six products)."""
+    b = [np.asarray(c, get_aval(a).dtype) for c in _PADE13]
+    eye = eye_like(a)
+    a2 = matmul(a, a)
+    a4 = matmul(a2, a2)
+    a6 = matmul(a4, a2)
+
+    def combo(*terms):
+        out = None
+        for coefficient, m in terms:
+            term = lax.mul(m, coefficient)
+            out = term if out is None else lax.add(out, term)
+        return out
+    u_inner = combo((b[13], a6), (b[11], a4), (b[9], a2))
+    u = matmul(a, lax.add(matmul(a6, u_inner), combo((b[7], a6), (b[5], a4), (b[3], a2),
+                                                     (b[1], eye))))
+    v_inner = combo((b[12], a6), (b[10], a4), (b[8], a2))
+    v = lax.add(matmul(a6, v_inner), combo((b[6], a6), (b[4], a4), (b[2], a2), (b[0], eye)))
+    return np_solvers.solve(lax.sub(v, u), lax.add(v, u))
+
+
+def sqrtm(A, blocksize: int = 1):
+    """The principal square root of each square matrix (complex, as in JAX): with the
+    complex Schur form A = Z T Zᴴ, R = √T is upper triangular, found one column at a
+    time from R R = T (each column a triangular solve), and √A = Z R Zᴴ."""
+    if blocksize != 1:
+        raise NotImplementedError("scipy.linalg.sqrtm: only blocksize=1 is implemented")
+    A = matrices("scipy.linalg.sqrtm", A, square=True)
+    A = lax.convert_element_type(A, dtypes.to_complex_dtype(get_aval(A).dtype))
+    t, z = lax_linalg.schur(A)
+    return matmul(matmul(z, _sqrt_upper_triangular(t)), mH(z))
+
+
+def _sqrt_upper_triangular(t):
+    aval = get_aval(t)
+    n = aval.shape[-1]
+    nb = aval.ndim - 2
+    diagonal = lax.sqrt(matrix_diagonal(t))
+    rows = lax.broadcasted_iota(np.int32, aval.shape, nb)
+    cols = lax.broadcasted_iota(np.int32, aval.shape, nb + 1)
+    eye = eye_like(t)
+    zeros = lax.full(aval.shape, 0, aval.dtype)
+
+    def column(j, r):
+        # Column j above the diagonal solves (R[:j, :j] + r_jj I) x = T[:j, j].
+        r_jj = lax.dynamic_index_in_dim(diagonal, j, nb, keepdims=False)
+        r_jj = lax.broadcast_in_dim(r_jj, aval.shape, tuple(range(nb)))
+        inside = lax.bitwise_and(lax.lt(rows, j), lax.lt(cols, j))
+        system = lax.select(inside, lax.add(r, lax.mul(eye, r_jj)), eye)
+        t_j = lax.dynamic_index_in_dim(t, j, nb + 1, keepdims=True)
+        above = lax.lt(lax.slice_in_dim(rows, 0, 1, axis=nb + 1), j)
+        rhs = lax.select(above, t_j, lax.full_like(t_j, 0))
+        x = lax_linalg.triangular_solve(system, rhs, left_side=True, lower=False)
+        x = lax.add(x, lax.select(lax.eq(lax.slice_in_dim(rows, 0, 1, axis=nb + 1), j),
+                                  lax.slice_in_dim(r_jj, 0, 1, axis=nb + 1),
+                                  lax.full_like(t_j, 0)))
+        return lax.dynamic_update_index_in_dim(r, x, j, nb + 1)
+    return lax.fori_loop(np.int32(0), np.int32(n), column, zeros)
+
+
+# --- building matrices ---------------------------------------------------------------------------
+
+def block_diag(*arrs):
+    """The block-diagonal matrix of the given arrays (0-D and 1-D ones become 1×1 and
+    1×n blocks), in their promoted dtype."""
+    if not arrs:
+        return lax.full((1, 0), 0, dtypes.default_float_dtype())
+    util.check_arraylike("scipy.linalg.block_diag", *arrs)
+    blocks = [util.operand(a) for a in arrs]
+    blocks = util.promote_dtypes(*blocks) if len(blocks) > 1 else blocks
+    blocks = [lax.reshape(b, (1, 1)) if not get_aval(b).shape else
+              lax.reshape(b, (1, get_aval(b).shape[0])) if get_aval(b).ndim == 1 else b
+              for b in blocks]
+    for b in blocks:
+        if get_aval(b).ndim != 2:
+            raise ValueError(f"scipy.linalg.block_diag takes arrays of at most 2 dimensions, got "
+                             f"shape {get_aval(b).shape}")
+    total = sum(get_aval(b).shape[1] for b in blocks)
+    rows, before = [], 0
+    for b in blocks:
+        width = get_aval(b).shape[1]
+        rows.append(lax.pad(b, np.zeros((), get_aval(b).dtype),
+                            [(0, 0, 0), (before, total - before - width, 0)]))
+        before += width
+    return lax.concatenate(rows, 0)

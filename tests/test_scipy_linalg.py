@@ -1,0 +1,161 @@
+"""`plax.scipy.linalg` against `scipy.linalg` (float32 and float64 under x64, some
+complex), under jit; derivatives of expm and of the Cholesky and LU solves; the
+`plax.scipy` package and its entry point."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from matrix_samples import sample
+import scipy.linalg as sla
+
+import plax
+from plax.test_util import check_grads
+
+X64 = {np.dtype(np.float64), np.dtype(np.complex128)}
+
+
+def _everything(a, spd, b):
+    import plax.scipy.linalg as psl
+    out = {"cholesky": psl.cholesky(spd), "cholesky_lower": psl.cholesky(spd, lower=True),
+           "lu_factor": psl.lu_factor(a), "lu": psl.lu(a), "lu_wide": psl.lu(a[:3]),
+           "lu_permute_l": psl.lu(a, permute_l=True), "solve": psl.solve(a, b),
+           "solve_pos": psl.solve(spd, b, assume_a="pos"),
+           "solve_pos_lower": psl.solve(spd, b[:, 0], assume_a="pos", lower=True),
+           "inv": psl.inv(a), "det": psl.det(a), "eigh": psl.eigh(spd),
+           "eigvals_only": psl.eigh(spd, lower=False, eigvals_only=True),
+           "svd": psl.svd(a, compute_uv=False), "svd_gesvd": psl.svd(a, lapack_driver="gesvd"),
+           "qr": psl.qr(a[:, :3]), "qr_economic": psl.qr(a[:, :3], mode="economic"),
+           "qr_r": psl.qr(a, mode="r"), "qr_pivoting": psl.qr(a, pivoting=True),
+           "schur": psl.schur(a), "schur_complex": psl.schur(a, output="complex"),
+           "hessenberg": psl.hessenberg(a, calc_q=True),
+           "expm_small": psl.expm(0.01 * a), "expm": psl.expm(a), "expm_large": psl.expm(20 * a),
+           "sqrtm": psl.sqrtm(spd), "sqrtm_general": psl.sqrtm(a),
+           "block_diag": psl.block_diag(a[:2, :3], 1.5, b[:, 0])}
+    for lower in (False, True):
+        out[f"cho_solve_{lower}"] = psl.cho_solve(psl.cho_factor(spd, lower=lower), b)
+    for trans in (0, 1, 2):
+        out[f"lu_solve_{trans}"] = psl.lu_solve(psl.lu_factor(a), b, trans=trans)
+    for trans in (0, 1, 2, "T", "C"):
+        out[f"solve_triangular_{trans}"] = psl.solve_triangular(spd, b[:, 0], trans=trans,
+                                                                lower=True)
+    return out
+
+
+@pytest.fixture(scope="module", params=[np.float32, np.float64, np.complex64],
+                ids=lambda d: np.dtype(d).name)
+def computed(request):
+    dtype = np.dtype(request.param)
+    a = sample(dtype, (4, 4))
+    spd = (a @ np.conj(a.T) + 4 * np.eye(4)).astype(dtype)
+    b = sample(dtype, (4, 2), 1)
+    with plax.enable_x64(dtype in X64):
+        out = plax.tree_util.tree_map(np.asarray, plax.jit(_everything)(a, spd, b))
+    return dtype, a, spd, b, out
+
+
+def close(got, want, dtype, scale=10.0):
+    tol = (1e-4 if dtype in (np.float32, np.complex64) else 1e-10) * scale
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_factorizations_and_solves(computed):
+    dtype, a, spd, b, out = computed
+    close(out["cholesky"], sla.cholesky(spd), dtype)
+    close(out["cholesky_lower"], sla.cholesky(spd, lower=True), dtype)
+    for lower in (False, True):
+        close(out[f"cho_solve_{lower}"], sla.cho_solve(sla.cho_factor(spd, lower=lower), b), dtype)
+    packed, pivots = out["lu_factor"]
+    want_lu, want_pivots = sla.lu_factor(a)
+    close(packed, want_lu, dtype)
+    np.testing.assert_array_equal(pivots, want_pivots)
+    for trans in (0, 1, 2):
+        close(out[f"lu_solve_{trans}"], sla.lu_solve(sla.lu_factor(a), b, trans=trans), dtype)
+    for trans in (0, 1, 2, "T", "C"):
+        close(out[f"solve_triangular_{trans}"],
+              sla.solve_triangular(spd, b[:, 0], trans=trans, lower=True), dtype)
+    for name, x in (("lu", a), ("lu_wide", a[:3])):
+        for got, want in zip(out[name], sla.lu(x)):
+            close(got, want, dtype)
+    pl, u = out["lu_permute_l"]
+    close(pl @ u, a, dtype)
+    close(out["solve"], sla.solve(a, b), dtype)
+    close(out["solve_pos"], sla.solve(spd, b, assume_a="pos"), dtype)
+    close(out["solve_pos_lower"], sla.solve(spd, b[:, 0], assume_a="pos", lower=True), dtype)
+    close(out["inv"], sla.inv(a), dtype)
+    close(out["det"], sla.det(a), dtype)
+
+
+def test_decompositions(computed):
+    dtype, a, spd, b, out = computed
+    close(out["eigh"][0], sla.eigh(spd)[0], dtype, 100)
+    close(out["eigvals_only"], sla.eigh(spd, lower=False, eigvals_only=True), dtype, 100)
+    close(out["svd"], sla.svd(a, compute_uv=False), dtype)
+    u, s, vh = out["svd_gesvd"]
+    close((u * s) @ vh, a, dtype)
+    q, r = out["qr"]
+    assert q.shape == (4, 4) and r.shape == (4, 3)
+    close(q @ r, a[:, :3], dtype)
+    assert out["qr_economic"][0].shape == (4, 3)
+    r, = out["qr_r"]
+    close(np.abs(r), np.abs(sla.qr(a, mode="r")[0]), dtype)
+    q, r, p = out["qr_pivoting"]
+    np.testing.assert_array_equal(p, sla.qr(a, pivoting=True)[2])
+    close(q @ r, a[:, p], dtype)
+    for name in ("schur", "schur_complex"):
+        t, z = out[name]
+        close(z @ t @ np.conj(z.T), a, dtype, 100)
+    assert out["schur_complex"][0].dtype.kind == "c"
+    np.testing.assert_allclose(np.tril(out["schur_complex"][0], -1), 0, atol=1e-5)
+    h, q = out["hessenberg"]
+    want_h, want_q = sla.hessenberg(a, calc_q=True)
+    close(h, want_h, dtype)
+    close(q, want_q, dtype)
+
+
+def test_matrix_functions_and_block_diag(computed):
+    dtype, a, spd, b, out = computed
+    for name, x in (("expm_small", 0.01 * a), ("expm", a), ("expm_large", 20 * a)):
+        want = sla.expm(x)
+        close(out[name] / np.abs(want).max(), want / np.abs(want).max(), dtype, 100)
+    close(out["sqrtm"], sla.sqrtm(spd), dtype, 100)
+    close(out["sqrtm_general"], sla.sqrtm(a.astype(np.result_type(dtype, np.complex64))),
+          dtype, 100)
+    assert out["sqrtm"].dtype.kind == "c"
+    close(out["block_diag"], sla.block_diag(a[:2, :3], 1.5, b[:, 0]), dtype)
+
+
+def test_batched_expm_and_derivatives():
+    import plax.scipy.linalg as psl
+    a = sample(np.float32, (2, 3, 3))
+    np.testing.assert_allclose(psl.expm(a), np.stack([sla.expm(x) for x in a]), rtol=1e-4,
+                               atol=1e-4)
+    with plax.enable_x64(True):
+        x = sample(np.float64, (3, 3))
+        check_grads(plax.jit(psl.expm), (3 * x,), 1)  # with squarings
+        spd = x @ x.T + 3 * np.eye(3)
+        rhs = sample(np.float64, (3, 2), 1)
+        check_grads(plax.jit(lambda m, r: psl.cho_solve(psl.cho_factor(m), r)), (spd, rhs), 1)
+        check_grads(plax.jit(lambda m, r: psl.lu_solve(psl.lu_factor(m), r, trans=1)),
+                    (spd, rhs), 1)
+
+
+def test_the_scipy_package_is_a_plax_module():
+    import plax.scipy
+    import plax_stdlib.scipy.linalg
+    assert plax.scipy.linalg is plax_stdlib.scipy.linalg
+    with pytest.raises(AttributeError, match="has no attribute 'nonexistent'"):
+        plax.scipy.nonexistent  # noqa: B018
+
+
+def test_bad_input():
+    import plax.scipy.linalg as psl
+    with pytest.raises(ValueError, match="assume_a must be one of"):
+        psl.solve(np.eye(2), np.ones(2), assume_a="diagonal")
+    with pytest.raises(ValueError, match="trans must be"):
+        psl.solve_triangular(np.eye(2), np.ones(2), trans=3)
+    with pytest.raises(ValueError, match=r"square matrix .* got shape \(2, 3\)"):
+        psl.expm(np.ones((2, 3)))
+    with pytest.raises(NotImplementedError, match="generalized eigenproblem"):
+        psl.eigh(np.eye(2), np.eye(2))
+    with pytest.raises(ValueError, match="at most 2 dimensions"):
+        psl.block_diag(np.ones((2, 2, 2)))

@@ -1,0 +1,183 @@
+"""Where a computation runs: the device assignment of a call and the shardings its
+module states.
+
+The devices come from what names them: explicit `in_shardings`/`out_shardings`,
+committed Array arguments, shardings inside the Jaxpr on concrete meshes (a
+`with_sharding_constraint` on a `Mesh`), and the mesh in context (`plax.set_mesh`).
+They must all name the same devices in the same order; a conflict is JAX's
+"incompatible devices" ValueError, naming each source. When nothing names devices,
+the computation runs on the default device.
+
+Shardings here are only those of the base class (`plax.extend.sharding`), and the
+context mesh is opaque but for its `_flat_devices_tuple`; a sharding on it comes from
+`sharding_from_spec`.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
+
+from plax.extend import config
+from plax.extend.core import ClosedJaxpr, Jaxpr, get_aval
+from plax.extend.sharding import Device, Sharding, concrete_mesh, sharding_from_spec
+from plax_runtime import placement as runtime_placement
+from plax_runtime.array import Array
+from plax_runtime.sharding_impls import SingleDeviceSharding
+from plax_transforms.lowering import user_frame
+
+
+class CallPlacement(NamedTuple):
+    """A call's device assignment, whether its outputs are committed, and the
+    shardings its module states: per flat argument and output, None where the
+    partitioner chooses."""
+    devices: tuple[Device, ...]
+    committed: bool
+    in_shardings: tuple[Sharding | None, ...]
+    out_shardings: tuple[Sharding | None, ...]
+    # A sharding on the context mesh, whose kind the partitioner's choices take when
+    # no argument's sharding can say them.
+    reference: Sharding | None = None
+
+
+_default_devices: dict[Any, Device] = {}
+
+
+def default_device() -> Device:
+    """The device of uncommitted computations (`jax_default_device`, else the default
+    backend's first device), memoized per value of the option."""
+    choice = config.default_device.value
+    device = _default_devices.get(choice)
+    if device is None:
+        device = _default_devices[choice] = runtime_placement.default_device()
+    return device
+
+
+# --- shardings inside a Jaxpr ------------------------------------------------------------
+
+_inner_cache: weakref.WeakKeyDictionary[Jaxpr, tuple] = weakref.WeakKeyDictionary()
+
+
+def inner_shardings(jaxpr: Jaxpr) -> tuple[tuple[Sharding, str], ...]:
+    """Every sharding in the equation parameters of `jaxpr` and its sub-Jaxprs, with a
+    description of where it is (`sharding_constraint inside jit at f.py:3 (f)`)."""
+    found = _inner_cache.get(jaxpr)
+    if found is None:
+        found = _inner_cache[jaxpr] = tuple(_walk(jaxpr))
+    return found
+
+
+def _walk(jaxpr: Jaxpr) -> Iterator[tuple[Sharding, str]]:
+    for eqn in jaxpr.eqns:
+        for value in eqn.params.values():
+            for item in _param_items(value):
+                if isinstance(item, Sharding):
+                    where = user_frame(eqn.source_info)
+                    yield item, (f"{eqn.primitive.name} inside jit"
+                                 + (f" at {where}" if where else ""))
+                elif isinstance(item, ClosedJaxpr):
+                    yield from inner_shardings(item.jaxpr)
+                elif isinstance(item, Jaxpr):
+                    yield from inner_shardings(item)
+
+
+def _param_items(value) -> Iterator[Any]:
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _param_items(v)
+    else:
+        yield value
+
+
+# --- the placement of a call ------------------------------------------------------------
+
+def _device_ids(devices: Sequence[Device]) -> str:
+    return f"device ids {[d.id for d in devices]} on platform {devices[0].platform.upper()}"
+
+
+def incompatible_devices_error(sources: Sequence[tuple[tuple[Device, ...], str]]
+                               ) -> ValueError:
+    first_devices, first = sources[0]
+    other_devices, other = next((d, w) for d, w in sources if d != first_devices)
+    return ValueError(
+        f"Received incompatible devices for jitted computation. Got {first} and with "
+        f"{_device_ids(first_devices)} and {other} and with {_device_ids(other_devices)}")
+
+
+def place_call(args: Sequence[Any], in_shardings: Sequence[Sharding | None] = (),
+               out_shardings: Sequence[Sharding | None] = (), *,
+               jaxpr: Jaxpr | None = None,
+               describe: Callable[[int], str] | None = None) -> CallPlacement:
+    """The placement of a computation (`jaxpr`, if its inner shardings matter) on the
+    flat `args`, given per-argument and per-output shardings (None: unspecified).
+
+    `describe(i)` names argument `i` in errors (default: `argument i`).
+    """
+    describe = describe or (lambda i: f"argument {i}")
+    sources: list[tuple[tuple[Device, ...], str]] = []
+    for i, s in enumerate(in_shardings):
+        if s is not None:
+            s = _concrete(s, f"in_shardings of {describe(i)}")
+            sources.append((s._device_assignment, f"in_shardings of {describe(i)}"))
+    committed_args = []
+    for i, x in enumerate(args):
+        if type(x) is Array and x._impl._committed:
+            committed_args.append(i)
+            sources.append((x._sharding._device_assignment, describe(i)))
+    for i, s in enumerate(out_shardings):
+        if s is not None:
+            s = _concrete(s, f"out_shardings[{i}]")
+            sources.append((s._device_assignment, f"out_shardings[{i}]"))
+    for s, where in inner_shardings(jaxpr) if jaxpr is not None else ():
+        if s._is_concrete:
+            sources.append((s._device_assignment, where))
+    mesh = concrete_mesh()
+    if mesh is not None:
+        sources.append((mesh._flat_devices_tuple, "jit's context mesh"))
+    if sources:
+        devices = sources[0][0]
+        if any(d != devices for d, _ in sources):
+            raise incompatible_devices_error(sources)
+        committed = True
+    else:
+        committed = False
+        devices = (default_device(),)
+    if not any(s is not None for s in in_shardings) and not committed_args:
+        arg_shardings = (None,) * len(args)
+    else:
+        arg_shardings = tuple(_arg_sharding(x, in_shardings[i] if i < len(in_shardings)
+                                            else None, describe(i))
+                              for i, x in enumerate(args))
+    reference = None if mesh is None else sharding_from_spec((), "the context mesh")
+    return CallPlacement(devices, committed, arg_shardings, tuple(out_shardings), reference)
+
+
+def _concrete(s: Sharding, what: str) -> Sharding:
+    if not s._is_concrete:
+        raise ValueError(f"{what} is {s}, whose mesh has no devices; a jitted call needs "
+                         "shardings on a concrete mesh here (or a bare PartitionSpec "
+                         "under plax.set_mesh)")
+    return s
+
+
+def _arg_sharding(x: Any, given: Sharding | None, name: str) -> Sharding | None:
+    """The sharding the module states for an argument: the one given (which a committed
+    Array must already have), a committed Array's own, or None."""
+    committed = type(x) is Array and x._impl._committed
+    if given is None:
+        return x._sharding if committed else None
+    if committed:
+        ndim = x.ndim
+        if not (x._sharding is given or x._sharding == given
+                or x._sharding.is_equivalent_to(given, ndim)):
+            raise ValueError(
+                "Sharding passed to jit does not match the sharding on the respective arg. "
+                f"Got jit sharding: {given},\narg sharding: {x._sharding} for arg type: "
+                f"{get_aval(x).str_short()} ({name})")
+    return given
+
+
+def single_device_sharding(device: Device, memory_kind: str | None = None
+                           ) -> SingleDeviceSharding:
+    """The (interned) sharding of an array on `device`: outputs carry it, and the next
+    computation recognizes its inputs' placement by identity."""
+    return SingleDeviceSharding(device, memory_kind=memory_kind)
