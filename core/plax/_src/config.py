@@ -544,15 +544,23 @@ enable_checks = config.define_bool_state(
     "jax_enable_checks", False,
     "Check plax's internal invariants (Jaxpr types...); slower.")
 
+# In the trace context too, so that cached calls (jit's fast path, eager dispatch)
+# take a checking path while they are on, and cost nothing while they are off.
 debug_nans = config.define_bool_state(
     "jax_debug_nans", False,
     "Raise when a computation produces a NaN, re-running it op by op to find the culprit.",
-    include_in_jit_key=True)
+    include_in_jit_key=True, include_in_trace_context=True)
+
+check_tracer_leaks = config.define_bool_state(
+    "jax_check_tracer_leaks", False,
+    "Report a tracer that outlives its transformation (stored in a global, an attribute, "
+    "a closure) when the transformation ends, naming where it was created. Slower.")
+checking_leaks = check_tracer_leaks  # `with plax.checking_leaks():`, as in JAX
 
 debug_infs = config.define_bool_state(
     "jax_debug_infs", False,
     "Raise when a computation produces an inf, re-running it op by op to find the culprit.",
-    include_in_jit_key=True)
+    include_in_jit_key=True, include_in_trace_context=True)
 
 check_tracer_leaks = config.define_bool_state(
     "jax_check_tracer_leaks", False,

@@ -26,8 +26,9 @@ from plax._src.primitive import (ABSTRACT_EVAL, AXIS_NAMES, BATCHING, DCE, EFFEC
                                  all_primitives, lookup as primitive_by_id)
 from plax._src.staging import (StagingTrace, StagingTracer, current_source_info, stage_flat,
                                trace_to_jaxpr)
-from plax._src.tracing import (EVAL_TRACE, EvalTrace, Trace, Tracer, current_trace,
-                               escaped_tracer_error, get_aval, is_python_scalar, set_current_trace)
+from plax._src.tracing import (EVAL_TRACE, EvalTrace, Trace, Tracer, check_no_leaks,
+                               current_trace, escaped_tracer_error, get_aval, is_python_scalar,
+                               set_current_trace, user_frame)
 
 _implicit_device_put = _seam("implicit_device_put")
 
@@ -49,11 +50,12 @@ __all__ = [
     "StagingTracer", "TRANSPOSE", "Trace", "Tracer", "TracingDebugInfo", "Var",
     "check_debug_info_counts",
     "abstract_token", "all_primitives", "bind_static", "check_callable", "check_jaxpr",
+    "check_no_leaks",
     "current_source_info", "current_trace", "dce_closed_jaxpr", "dce_jaxpr",
     "derived_debug_info", "escaped_tracer_error", "eval_jaxpr", "finalize_debug_info",
     "fun_sourceinfo", "get_aval", "install_array_methods", "is_python_scalar", "jaxpr_as_fun",
     "make_tracing_debug_info", "normalize_argnums", "pp_jaxpr",
     "primitive_by_id", "residual_name", "resolve_argnums", "result_paths_from_tree",
     "set_current_trace", "short_dtype_name", "split_static", "stage_flat", "subjaxprs",
-    "tangent_name", "trace_to_jaxpr",
+    "tangent_name", "trace_to_jaxpr", "user_frame",
 ]

@@ -14,7 +14,9 @@ from typing import Any, Callable, Sequence
 from jaxlib import weakref_lru_cache as _weakref_lru_cache
 from jaxlib._jax import config as _jaxlib_config
 
-from plax.extend import tree_util
+import numpy as np
+
+from plax.extend import config, tree_util
 from plax.extend.ad import Zero, tangent_aval
 from plax.extend.core import (
     ClosedJaxpr,
@@ -70,6 +72,19 @@ def trace_function(fun: Callable, args: Sequence[Any], traced_for: str):
             per_fun.clear()
         per_fun[key] = result
     return result
+
+
+# --- jax_disable_jit: control flow as plain Python ------------------------------------
+
+def python_value_if_disabled(x):
+    """With `jax_disable_jit` on, `x`'s concrete value (so that cond, switch, while_loop
+    and scan run their functions as plain Python, as in JAX); else, or when `x` is
+    abstract, None."""
+    if not config.disable_jit.value:
+        return None
+    if isinstance(x, Tracer):
+        return x.to_concrete_value()
+    return np.asarray(x)
 
 
 # --- what the rules of control-flow primitives share ---------------------------------
