@@ -11,7 +11,8 @@ X = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
 M = np.arange(12, dtype=np.float32).reshape(3, 4)
 
 INDICES = [
-    np.array([0, 2]), np.array([2, -1, 2]), (np.array([0, 2]), np.array([1, -3])), (slice(None), [1, -1]),
+    np.array([0, 2]), np.array([2, -1, 2]), (np.array([0, 2]), np.array([1, -3])),
+    (slice(None), [1, -1]),
     (0, slice(None), [1, 2]),  # separated advanced indices: their dims go first
     ([[0], [2]], slice(1, 3), [1, 2, 3]), (Ellipsis, [0, -1]), (None, [1], None, slice(None), [2]),
     X[:, :, 0] > 20, (slice(None), X[0] > 7), np.array([True, False, True]),

@@ -52,7 +52,7 @@ def test_checking_leaks_reports_the_leaked_tracer_and_where_it_was_created():
     transforms = {"jit": plax.jit(leaky), "vmap": plax.vmap(leaky),
                   "grad": plax.grad(lambda x: leaky(x).sum()),
                   "jvp": lambda x: plax.jvp(leaky, (x,), (x,))}
-    for name, f in transforms.items():
+    for f in transforms.values():
         store.clear()
         with plax.checking_leaks():
             with pytest.raises(plax.errors.UnexpectedTracerError,

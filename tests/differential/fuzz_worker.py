@@ -14,8 +14,8 @@ small programs below (`op:+`, `at:set`, `T:grad`...). Arguments are JSON with
 tagged objects: `{"A": [shape, dtype, fill, seed]}` an array, `{"N": ...}` the same
 as a NumPy array, `{"C": [re, im]}` a complex, `{"T": [...]}` a tuple,
 `{"S": [start, stop, step]}` a slice, `{"E": 0}` Ellipsis, `{"D": name}` a dtype,
-`{"F": name}` one of the programs in `FUNCTIONS`, `{"dict": {...}}` a dict. Under `"mode": "jit"`, the
-call runs inside `jit` with every array argument traced.
+`{"F": name}` one of the programs in `FUNCTIONS`, `{"dict": {...}}` a dict. Under
+`"mode": "jit"`, the call runs inside `jit` with every array argument traced.
 """
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ import json
 import os
 import sys
 import traceback
-import types
 import warnings
 
 import ml_dtypes
@@ -207,7 +206,7 @@ _BINARY_OPERATORS = {
 }
 
 SPECIAL = {
-    **{f"op:{k}": (lambda f: lambda lib, a, b: f(a, b))(f) for k, f in _BINARY_OPERATORS.items()},
+    **{f"op:{k}": (lambda op: lambda lib, a, b: op(a, b))(f) for k, f in _BINARY_OPERATORS.items()},
     "op:neg": lambda lib, a: -a,
     "op:~": lambda lib, a: ~a,
     "op:abs": lambda lib, a: abs(a),

@@ -66,7 +66,9 @@ class BoundedCache:
         The key should name the owners by `id()`, never hold them: a key holding
         its owner would keep it alive.
         """
-        def forget(_ref, key=key, dead=self._dead, cache=weakref.ref(self)):
+        cache = weakref.ref(self)  # the callback must not keep the cache alive
+
+        def forget(_ref, key=key, dead=self._dead):
             dead.append(key)
             live = cache()
             if live is not None:
