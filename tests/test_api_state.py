@@ -164,7 +164,7 @@ def test_enable_checks_type_checks_traced_jaxprs():
     from plax.errors import JaxprTypeError
     from plax.extend.core import Primitive, ShapedArray
     calls = []
-    fickle = Primitive("test.fickle_shape")  # its abstract evaluation changes its mind
+    fickle = Primitive("tests.fickle_shape")  # its abstract evaluation changes its mind
 
     @fickle.def_abstract_eval
     def _(x):

@@ -562,11 +562,6 @@ debug_infs = config.define_bool_state(
     "Raise when a computation produces an inf, re-running it op by op to find the culprit.",
     include_in_jit_key=True, include_in_trace_context=True)
 
-check_tracer_leaks = config.define_bool_state(
-    "jax_check_tracer_leaks", False,
-    "Check for tracers leaked out of their transformation as soon as a trace ends.")
-checking_leaks = functools.partial(check_tracer_leaks, True)
-
 no_tracing = config.define_bool_state(
     "jax_no_tracing", False,
     "Raise instead of tracing a function to a Jaxpr (a jit cache miss, make_jaxpr) or "
