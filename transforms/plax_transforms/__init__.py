@@ -28,6 +28,9 @@ Reading path:
    `debugger.py` (`debug.breakpoint`), `pure_callback.py`, `io_callback.py`
    (`experimental.io_callback`); `ffi.py` — `plax.ffi`, C++ kernels through XLA's
    FFI; `vmap_methods.py` — how `vmap` batches such opaque calls.
+10. `plax.experimental` modules, programs built on the above: `checkify/` (an
+    interpreter threading an error state through a Jaxpr), `ode.py` (`odeint` and
+    its adjoint rule), `sparse/` (the BCOO array, `sparsify`, sparse gradients).
 
 The rules of the standard primitives, `cond`, `while` and `scan` included, live
 with their definitions in plax-stdlib.

@@ -29,6 +29,7 @@ ids), so one module serves every device assignment of its shape.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
 import os
 import re
@@ -53,7 +54,12 @@ from plax.extend.core import (
 )
 from plax.extend.mlir import hlo, mu
 from plax.extend.sharding import Sharding
-from plax_transforms.mlir_context import make_ir_context, module_to_string
+from plax_transforms.mlir_context import (
+    module_to_bytecode,
+    module_to_string,
+    note_lowering,
+    shared_ir_context,
+)
 
 # NumPy constants up to this size are written into the module; larger ones, and
 # device arrays, are passed to `@main` as leading arguments instead.
@@ -80,13 +86,19 @@ _LIBRARY_DIRS = _library_dirs()
 
 def is_library_file(filename: str) -> bool:
     """Whether `filename` is part of plax's own packages (hidden from the user's frames)."""
-    real = os.path.realpath(filename) if os.path.isabs(filename) else filename
-    return real.startswith(_LIBRARY_DIRS)
+    return _shown_filename(filename) is None
 
 
 def _user_filename(code) -> str | None:
     """The file of a frame to show in locations; None hides plax's own frames."""
-    return None if is_library_file(code.co_filename) else code.co_filename
+    return _shown_filename(code.co_filename)
+
+
+@functools.lru_cache(maxsize=4096)
+def _shown_filename(filename: str) -> str | None:
+    """`filename`, or None inside plax (resolving links once per file, not per frame)."""
+    real = os.path.realpath(filename) if os.path.isabs(filename) else filename
+    return None if real.startswith(_LIBRARY_DIRS) else filename
 
 
 def user_frame(source_info) -> str:
@@ -260,6 +272,7 @@ class LoweringResult:
     arg_names: tuple[str, ...]  # of `@main`'s arguments ("" where unknown)
     out_avals: tuple[AbstractValue, ...]
     donated_args: tuple[bool, ...]  # per `@main` argument
+    bytecode: bytes  # the module serialized, as the compiler takes it
     num_partitions: int = 1
     shardy: bool = True
     # The shardings the module states, per `@main` argument and result; None where
@@ -273,6 +286,11 @@ class LoweringResult:
     # `in_avals`/`out_avals` and the rest), and the Python callbacks of its custom calls.
     ordered_effects: tuple = ()
     host_callbacks: tuple = ()
+
+    @property
+    def nbytes(self) -> int:
+        """Roughly what the lowering holds: its module and hoisted constants."""
+        return len(self.bytecode) + sum(getattr(c, "nbytes", 0) for c in self.const_args)
 
     def as_text(self, *, debug_info: bool = False) -> str:
         return module_to_string(self.module, debug_info=debug_info)
@@ -329,7 +347,7 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
     donated_args = (False,) * len(hoisted) + donated
     arg_shardings = (None,) * len(hoisted) + tuple(in_shardings[i] for i in kept_var_idx)
 
-    context = make_ir_context()
+    context = shared_ir_context()
     with context, ir.Location.unknown():
         module = ir.Module.create()
         attrs = module.operation.attributes
@@ -365,8 +383,10 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
                     for v, s, aval in zip(outs, out_shardings, out_avals)]
             func.ReturnOp([tokens[e] for e in effects] + outs)
         _verify(module)
+    bytecode = module_to_bytecode(module)
+    note_lowering(context, len(bytecode))
     return LoweringResult(module, context, name, kept_var_idx, tuple(c for _, c in hoisted),
-                          in_avals, tuple(arg_names), out_avals, donated_args,
+                          in_avals, tuple(arg_names), out_avals, donated_args, bytecode,
                           num_partitions, shardy, arg_shardings, out_shardings, closed.jaxpr,
                           tuple(mctx.keepalives), tuple(mctx.on_compile), effects,
                           tuple(mctx.host_callbacks))
