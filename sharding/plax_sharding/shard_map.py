@@ -143,9 +143,12 @@ def _check_specs(prefix: str, specs, manual) -> None:
 # --- a call ----------------------------------------------------------------------------------
 
 def apply_shard_map(f: Callable, args: Sequence[Any], *, mesh, manual_axes: tuple, in_specs,
-                    out_specs, check_vma: bool, debug_info: TracingDebugInfo):
+                    out_specs, check_vma: bool, debug_info: TracingDebugInfo,
+                    bind_mesh: Callable[[], Mesh] | None = None):
     """`f(*args)` shard-mapped. `out_specs` is a pytree prefix of the output, or a
-    function of the output's treedef giving one spec per output leaf (pmap's)."""
+    function of the output's treedef giving one spec per output leaf (pmap's).
+    `bind_mesh`, if given, names the mesh to run on once `f` is traced (nested pmaps
+    learn the inner axes then); `mesh` must then have the manual axes' sizes."""
     fun_name = getattr(f, "__name__", None) or fun_sourceinfo(f)
     leaves, in_tree = tree_util.tree_flatten(tuple(args))
     try:
@@ -170,7 +173,7 @@ def apply_shard_map(f: Callable, args: Sequence[Any], *, mesh, manual_axes: tupl
     _check_outputs(fun_name, mesh, manual_axes, out_flat_specs, body, dyn_specs, check_vma,
                    len(extra))
     outs = shard_map_p.bind(*extra, *(x for x, dyn in zip(leaves, dynamic) if dyn),
-                            jaxpr=body, mesh=mesh,
+                            jaxpr=body, mesh=mesh if bind_mesh is None else bind_mesh(),
                             in_specs=(PartitionSpec(),) * len(extra) + dyn_specs,
                             out_specs=out_flat_specs, manual_axes=manual_axes,
                             check_vma=bool(check_vma))

@@ -211,9 +211,14 @@ def _lowering(ctx, *args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs, manual_
     manual = frozenset(manual_axes) | (outer.manual_axes if outer is not None else frozenset())
     axis_ctx = AxisContext(tuple(mesh.shape_tuple), manual)
     mctx, name = ctx.module_context, _body_name(jaxpr)
-    if ctx.num_partitions == 1 or math.prod(mesh.shape[a] for a in manual_axes) == 1:
+    if math.prod(mesh.shape[a] for a in manual_axes) == 1:  # blocks are whole values
         with mctx.manual_region(axis_ctx):
             return ctx.lower_inline(jaxpr, *args, name=name)
+    if ctx.num_partitions != mesh.size:
+        raise ValueError(f"a shard_map over the {mesh.size} devices of {mesh} is part of a "
+                         f"computation placed on {ctx.num_partitions} device(s); its mesh "
+                         "must have as many devices as the arguments' (or the context "
+                         "mesh's) device assignment")
     if not ctx.shardy:
         raise NotImplementedError("shard_map lowers with Shardy (sdy.manual_computation); "
                                   "GSPMD lowering (jax_use_shardy_partitioner=False) is not "
@@ -395,7 +400,7 @@ def _transpose(cts, *args, **params):
 shard_map_p.define_rule(TRANSPOSE, _transpose)
 
 
-# --- batching --------------------------------------------------------------------------------------
+# --- batching ----------------------------------------------------------------------------------
 
 @cached_on_jaxpr
 def _batch_body(jaxpr, axis_data, dims):

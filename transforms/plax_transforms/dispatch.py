@@ -46,7 +46,9 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict):
 
 
 def _prepare(prim: Primitive, args: Sequence[Any], params: dict):
-    placement = place_call(args)
+    closed = _one_equation(prim, args, params)
+    # Higher-order primitives may run where their Jaxprs say (a shard_map's mesh).
+    placement = place_call(args, jaxpr=closed.jaxpr)
     avals = tuple(map(get_aval, args))
     n = len(placement.devices)
     try:
@@ -58,7 +60,7 @@ def _prepare(prim: Primitive, args: Sequence[Any], params: dict):
     except TypeError:
         key, compiled = None, None
     if compiled is None:
-        compiled = _compile_primitive(prim, args, params, placement)
+        compiled = _compile_primitive(prim, closed, placement)
         if key is not None:
             _remember(_executables, key, compiled)
     return compiled.caller_for(args, placement.committed)
@@ -70,16 +72,19 @@ def _remember(cache: dict, key: tuple, value) -> None:
     cache[key] = value
 
 
-def _compile_primitive(prim: Primitive, args: Sequence[Any], params: dict,
-                       placement: CallPlacement) -> CompiledJaxpr:
+def _one_equation(prim: Primitive, args: Sequence[Any], params: dict) -> ClosedJaxpr:
     invars = [Var(get_aval(x)) for x in args]
     out = prim.abstract_eval(*(v.aval for v in invars), **params)
     outvars = [Var(aval) for aval in (out if prim.multiple_results else (out,))]
     effects = prim.get_rule("effects")
     effects = frozenset(effects(**params)) if effects else frozenset()
     eqn = JaxprEqn(invars, outvars, prim, params, effects)
-    jaxpr = Jaxpr([], invars, outvars, [eqn], effects)
-    lowering = lower_module(ClosedJaxpr(jaxpr, []), prim.name,
+    return ClosedJaxpr(Jaxpr([], invars, outvars, [eqn], effects), [])
+
+
+def _compile_primitive(prim: Primitive, closed: ClosedJaxpr,
+                       placement: CallPlacement) -> CompiledJaxpr:
+    lowering = lower_module(closed, prim.name,
                             platform=lowering_platform(placement.devices[0]), keep_unused=True,
                             num_partitions=len(placement.devices),
                             in_shardings=placement.in_shardings)

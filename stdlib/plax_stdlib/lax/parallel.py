@@ -36,7 +36,7 @@ import contextlib
 import math
 import operator
 import threading
-from typing import Hashable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
