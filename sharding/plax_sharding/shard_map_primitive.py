@@ -235,7 +235,11 @@ def _lowering(ctx, *args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs, manual_
         mu.ir_types(ctx.avals_out), list(args), shardings(in_specs, ctx.avals_in),
         shardings(out_specs, ctx.avals_out),
         sdy.ManualAxesAttr.get([ir.StringAttr.get(str(a)) for a in manual_axes]))
-    block = ir.Block.create_at_start(op.body, mu.ir_types(jaxpr.in_avals))
+    dbg = jaxpr.jaxpr.debug_info  # the body's arguments keep the user's names
+    names = [dbg.safe_arg_name(i) if dbg else "" for i in range(len(jaxpr.in_avals))]
+    block = ir.Block.create_at_start(op.body, mu.ir_types(jaxpr.in_avals),
+                                     [ir.Location.name(n) if n else ir.Location.unknown()
+                                      for n in names])
     with ir.InsertionPoint(block), mctx.manual_region(axis_ctx):
         sdy.return_(ctx.lower_inline(jaxpr, *block.arguments, name=name))
     return list(op.results)
