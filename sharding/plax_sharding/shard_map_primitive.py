@@ -108,8 +108,12 @@ def residual_spec(manual_axes) -> PartitionSpec:
 
 
 def _with_none_at(spec: PartitionSpec, dim: int) -> PartitionSpec:
+    """`spec` for the value with a new (unsplit) dimension `dim`; no trailing Nones, so
+    that it stays valid for every rank its layout is."""
     entries = list(spec) + [None] * max(0, dim - len(spec))
     entries.insert(dim, None)
+    while entries and entries[-1] is None:
+        entries.pop()
     return PartitionSpec(*entries)
 
 

@@ -31,13 +31,13 @@ def dce_jaxpr(jaxpr: Jaxpr, used_outputs: Sequence[bool], instantiate: bool | Se
             continue
         rule = eqn.primitive.get_rule("dce")
         if rule is not None:
-            used_ins, eqn = rule(used, eqn)
-            if eqn is None:
+            used_ins, new_eqn = rule(used, eqn)  # `used_ins` is per input of `eqn`
+            if new_eqn is None:
                 continue
         else:
-            used_ins = [True] * len(eqn.invars)
-        new_eqns.append(eqn)
-        live.update(id(v) for v, u in zip(eqn.invars, used_ins)
+            used_ins, new_eqn = [True] * len(eqn.invars), eqn
+        new_eqns.append(new_eqn)
+        live.update(id(v) for v, u in zip(eqn.invars, used_ins, strict=True)
                     if u and isinstance(v, Var))
     used_inputs = [id(v) in live or keep for v, keep in zip(jaxpr.invars, instantiate)]
     dbg = jaxpr.debug_info
