@@ -388,7 +388,11 @@ def _transpose_body(jaxpr, linear, mesh, manual_axes, in_specs, out_specs):
         return [parallel.psum_p.bind(ct, axes=axes)
                 if axes and is_differentiable_dtype(ct.aval.dtype) else ct
                 for ct, axes in zip(in_cts, summed)]
-    return stage_flat(fun, transposed.in_avals, transposed.jaxpr.debug_info)
+    body = stage_flat(fun, transposed.in_avals, transposed.jaxpr.debug_info)
+    # A replicated output's cotangent, shared out and psum'd back, needs no collective.
+    in_vma = [frozenset(s.mesh_axes()) for s, lin in zip(in_specs, linear) if not lin]
+    in_vma += [frozenset(s.mesh_axes()) for s in out_specs]
+    return vma.fold_invariant_psums(body, in_vma, dict(mesh.shape))
 
 
 def _transpose(cts, *args, **params):

@@ -12,10 +12,13 @@ no extra type: this is plax's stand-in for JAX's `vma` in avals.
 """
 from __future__ import annotations
 
+import math
 from typing import Callable, Sequence
 
-from plax.extend.core import AXIS_NAMES, ClosedJaxpr, Jaxpr, JaxprEqn, Literal
-from plax_stdlib.lax import parallel
+import numpy as np
+
+from plax.extend.core import AXIS_NAMES, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, get_aval, stage_flat
+from plax_stdlib.lax import elementwise, parallel
 from plax_stdlib.lax.control_flow.cond import cond_p
 from plax_stdlib.lax.control_flow.loops import while_p
 from plax_stdlib.lax.control_flow.scan import scan_p
@@ -129,3 +132,56 @@ _RULES: dict = {
 def register_nested(prim) -> None:
     """Follow `prim` (shard_map) as a nested manual region."""
     _RULES[prim] = _nested_shard_map
+
+
+def fold_invariant_psums(closed: ClosedJaxpr, in_vma: Sequence[Vma],
+                         sizes: dict) -> ClosedJaxpr:
+    """`closed` with each psum over axes its operand does not vary over replaced by a
+    multiplication by their sizes (every member holds the same value): no collective,
+    and no wait for one. shard_map's transposes need this: a replicated output's
+    cotangent is shared out over the members and psum'd back in the body."""
+    jaxpr = closed.jaxpr
+    env: dict[int, Vma] = {}
+
+    def read(atom) -> Vma:
+        return _NONE if isinstance(atom, Literal) else env.get(id(atom), _NONE)
+
+    for var, vma in zip(jaxpr.invars, in_vma, strict=True):
+        env[id(var)] = vma
+    folds: dict[int, tuple[tuple, int]] = {}  # equation index → (axes kept, factor)
+    for k, eqn in enumerate(jaxpr.eqns):
+        ins = [read(a) for a in eqn.invars]
+        if eqn.primitive is parallel.psum_p:
+            axes = eqn.params["axes"]
+            kept = tuple(a for a in axes if a in ins[0])
+            if kept != axes:
+                folds[k] = (kept, math.prod(sizes[a] for a in axes if a not in kept))
+        for var, vma in zip(eqn.outvars, _eqn_vma(eqn, ins)):
+            env[id(var)] = vma
+    if not folds:
+        return closed
+
+    def fun(*args):
+        values: dict[int, object] = {}
+
+        def value(atom):
+            return atom.val if isinstance(atom, Literal) else values[id(atom)]
+
+        for var, c in zip(jaxpr.constvars, closed.consts):
+            values[id(var)] = c
+        for var, x in zip(jaxpr.invars, args):
+            values[id(var)] = x
+        for k, eqn in enumerate(jaxpr.eqns):
+            operands = [value(a) for a in eqn.invars]
+            if k in folds:
+                kept, factor = folds[k]
+                (x,) = operands
+                x = parallel.psum_p.bind(x, axes=kept) if kept else x
+                outs = [elementwise.mul(x, np.asarray(factor, get_aval(x).dtype)[()])]
+            else:
+                outs = eqn.primitive.bind(*operands, **eqn.params)
+                outs = outs if eqn.primitive.multiple_results else [outs]
+            for var, out in zip(eqn.outvars, outs):
+                values[id(var)] = out
+        return [value(v) for v in jaxpr.outvars]
+    return stage_flat(fun, closed.in_avals, jaxpr.debug_info)
