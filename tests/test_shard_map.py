@@ -271,3 +271,21 @@ def test_argument_errors_name_the_argument(line):
     with pytest.raises(ValueError, match="mesh must have as many devices"):
         plax.jit(plax.shard_map(total, mesh=AbstractMesh((4,), ("i",)), in_specs=P("i"),
                                 out_specs=P()))(X)
+
+
+def test_gspmd_lowering_when_shardy_is_off(mesh):
+    from plax.extend import config
+    x = RNG.normal(size=(8, 8)).astype(np.float32)
+    halves = x.reshape(2, 4, 8)
+    with config.use_shardy_partitioner(False):
+        full = plax.jit(plax.shard_map(lambda b: lax.psum(b, "x"), mesh=mesh,
+                                       in_specs=P("x", "y"), out_specs=P(None, "y")))
+        part = plax.jit(plax.shard_map(lambda b: lax.psum(b, "x"), mesh=mesh,
+                                       in_specs=P("x"), out_specs=P(), axis_names={"x"}))
+        np.testing.assert_allclose(full(x), halves.sum(0), rtol=1e-5)
+        np.testing.assert_allclose(part(x), halves.sum(0), rtol=1e-5)
+        g = plax.grad(lambda v: jnp.sum(part(v) ** 2))(x)
+        text = part.lower(x).as_text()
+    np.testing.assert_allclose(g, 2 * np.tile(halves.sum(0), (2, 1)), rtol=1e-5)
+    assert "SPMDFullToShardShape" in text and "last_tile_dims={manual, replicated}" in text
+    assert "sdy." not in text

@@ -29,6 +29,7 @@ import weakref
 from typing import Any, Sequence
 
 import numpy as np
+from jaxlib import xla_client as xc
 from jaxlib.mlir.dialects import sdy
 
 from plax.extend.ad import (
@@ -61,7 +62,7 @@ from plax.extend.core import (
     get_aval,
     stage_flat,
 )
-from plax.extend.mlir import ir, mu
+from plax.extend.mlir import hlo, ir, mu
 from plax.extend.sharding import concrete_mesh
 from plax_runtime.array import Array
 from plax_stdlib.lax import elementwise, parallel, shape_ops
@@ -223,11 +224,10 @@ def _lowering(ctx, *args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs, manual_
                          f"computation placed on {ctx.num_partitions} device(s); its mesh "
                          "must have as many devices as the arguments' (or the context "
                          "mesh's) device assignment")
-    if not ctx.shardy:
-        raise NotImplementedError("shard_map lowers with Shardy (sdy.manual_computation); "
-                                  "GSPMD lowering (jax_use_shardy_partitioner=False) is not "
-                                  "implemented")
     partly_manual = len(manual_axes) < len(mesh.axis_names)
+    if not ctx.shardy:
+        return _gspmd_lowering(ctx, args, jaxpr, mesh, in_specs, out_specs, manual_axes,
+                               axis_ctx, partly_manual)
     abstract = mesh.abstract_mesh
 
     def shardings(specs, avals):
@@ -247,6 +247,52 @@ def _lowering(ctx, *args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs, manual_
     with ir.InsertionPoint(block), mctx.manual_region(axis_ctx):
         sdy.return_(ctx.lower_inline(jaxpr, *block.arguments, name=name))
     return list(op.results)
+
+
+def _gspmd_lowering(ctx, args, jaxpr, mesh, in_specs, out_specs, manual_axes, axis_ctx,
+                    partly_manual):
+    """GSPMD's form: each operand constrained to its layout and cut to the device's
+    block (`SPMDFullToShardShape`), the body inline, each result made whole again
+    (`SPMDShardToFullShape`)."""
+    abstract = mesh.abstract_mesh
+
+    def convert(target: str, value, aval_to, sharding: str, ndim: int):
+        open_dims = ",".join(map(str, range(ndim))) if partly_manual else ""
+        op = hlo.CustomCallOp([mu.ir_type(aval_to)], [value], call_target_name=target,
+                              backend_config=ir.StringAttr.get(
+                                  f"unspecified_dims=[{open_dims}]" if open_dims else ""))
+        op.attributes["mhlo.sharding"] = ir.StringAttr.get(sharding)
+        return op.result
+
+    def manual(ndim: int) -> str:
+        return str(_manual_hlo_sharding(mesh, manual_axes, ndim))
+
+    blocks = []
+    for x, spec, outer, inner in zip(args, in_specs, ctx.avals_in, jaxpr.in_avals):
+        full = str(NamedSharding(abstract, spec)._to_xla_hlo_sharding(outer.ndim))
+        x = convert("Sharding", x, outer, full, outer.ndim)
+        blocks.append(convert("SPMDFullToShardShape", x, inner, manual(outer.ndim), outer.ndim))
+    with ctx.module_context.manual_region(axis_ctx):
+        outs = ctx.lower_inline(jaxpr, *blocks, name=_body_name(jaxpr))
+    results = []
+    for y, spec, inner, outer in zip(outs, out_specs, jaxpr.out_avals, ctx.avals_out):
+        y = convert("Sharding", y, inner, manual(outer.ndim), outer.ndim)
+        full = str(NamedSharding(abstract, spec)._to_xla_hlo_sharding(outer.ndim))
+        results.append(convert("SPMDShardToFullShape", y, outer, full, outer.ndim))
+    return results
+
+
+def _manual_hlo_sharding(mesh, manual_axes, ndim: int) -> xc.HloSharding:
+    """Manual over `manual_axes`, replicated over the others, for a value of rank
+    `ndim`, as GSPMD states it."""
+    names, sizes = mesh.axis_names, mesh.shape
+    others = [a for a in names if a not in manual_axes]
+    n_manual, n_others = (math.prod(sizes[a] for a in axes) for axes in (manual_axes, others))
+    if n_others == 1:
+        return xc.HloSharding.manual()
+    perm = [names.index(a) for a in (*others, *manual_axes)]
+    return xc.HloSharding.iota_tile([1] * ndim + [n_others, n_manual], list(mesh.axis_sizes), perm,
+                                    [xc.OpSharding.Type.REPLICATED, xc.OpSharding.Type.MANUAL])
 
 
 shard_map_p.def_lowering(_lowering)
