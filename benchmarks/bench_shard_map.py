@@ -56,22 +56,11 @@ def measure(lib_name: str, quick: bool) -> dict[str, float]:
     loss = lib.shard_map(local_loss, mesh=mesh, in_specs=(P(), P("i"), P("i")),
                          out_specs=P())
 
-    @lib.jit
-    def step(params, x, y):
-        value, grads = lib.value_and_grad(loss)(params, x, y)
-        return value, lib.tree_util.tree_map(lambda p, g: p - LR * g, params, grads)
-
-    value, params = step(params, xs, ys)
-    lib.block_until_ready(params)
-    state = {"params": params}
-
-    def one_step():
-        value, state["params"] = step(state["params"], xs, ys)
-        lib.block_until_ready(value)
-
-    results["step_us"] = best_seconds(one_step, 20 if quick else 100, 5) * 1e6
-    value, _ = step(params, xs, ys)
-    results["check_loss"] = float(value)
+    first = params
+    seconds, _, step = comparison.sgd_step_seconds(lib, loss, params, (xs, ys), LR,
+                                                   20 if quick else 100)
+    results["step_us"] = seconds * 1e6
+    results["check_loss"] = float(step(first, xs, ys)[0])
     return results
 
 

@@ -28,7 +28,6 @@ from plax.extend import tree_util
 from plax.extend.batching import extend_axis_env
 from plax.extend.core import (
     ClosedJaxpr,
-    Jaxpr,
     Tracer,
     TracingDebugInfo,
     check_callable,
@@ -39,6 +38,7 @@ from plax.extend.core import (
 )
 from plax.extend.sharding import abstract_mesh as context_abstract_mesh
 from plax_stdlib.lax.parallel import tracing_manual_axes
+from plax_transforms.jit import traced_consts_as_args
 from plax_sharding.mesh import AbstractMesh, Mesh
 from plax_sharding.partition_spec import PartitionSpec
 from plax_sharding.shard_map_primitive import shard_aval, shard_map_p, unmentioned
@@ -168,7 +168,7 @@ def apply_shard_map(f: Callable, args: Sequence[Any], *, mesh, manual_axes: tupl
     dbg = debug_info._replace(arg_names=tuple(dyn_names)) if debug_info.arg_names else debug_info
     body, out_tree = _trace_body(f, in_tree, dynamic, statics, blocks, mesh, manual_axes,
                                  check_vma, dbg)
-    body, extra = _traced_consts_as_operands(body)
+    body, extra = traced_consts_as_args(body)
     out_flat_specs = _out_specs_for(out_specs, out_tree, fun_name)
     _check_outputs(fun_name, mesh, manual_axes, out_flat_specs, body, dyn_specs, check_vma,
                    len(extra))
@@ -250,22 +250,6 @@ def _trace_body(f, in_tree, dynamic, statics, blocks, mesh, manual_axes, check_v
             per_fun.clear()
         per_fun[key] = result
     return result
-
-
-def _traced_consts_as_operands(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list]:
-    """Constants that are tracers of an enclosing trace become leading operands."""
-    traced = [isinstance(c, Tracer) for c in closed.consts]
-    if not any(traced):
-        return closed, []
-    jaxpr = closed.jaxpr
-    moved = [v for v, t in zip(jaxpr.constvars, traced) if t]
-    dbg = jaxpr.debug_info
-    if dbg is not None and dbg.arg_names is not None:
-        dbg = dbg.with_arg_names(("",) * len(moved) + dbg.arg_names)
-    new = Jaxpr([v for v, t in zip(jaxpr.constvars, traced) if not t], moved + jaxpr.invars,
-                jaxpr.outvars, jaxpr.eqns, jaxpr.effects, dbg)
-    return (ClosedJaxpr(new, [c for c, t in zip(closed.consts, traced) if not t]),
-            [c for c, t in zip(closed.consts, traced) if t])
 
 
 # --- the outputs ---------------------------------------------------------------------------------

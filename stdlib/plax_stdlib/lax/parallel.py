@@ -88,6 +88,16 @@ def _names_rule(*, axis_name, **_):
     return _names(axis_name)
 
 
+def _is_this_traces(axis_data, axis_name, what: str) -> bool:
+    """Whether a collective over `axis_name` works across this vmap's axis."""
+    names = _names(axis_name)
+    if axis_data.name not in names:
+        return False
+    if len(names) > 1:
+        raise NotImplementedError(f"vmap of {what} over several axis names")
+    return True
+
+
 # --- the bodies being traced ---------------------------------------------------------------
 
 class _Frames(threading.local):
@@ -373,11 +383,8 @@ def _pbroadcast_transpose(ct, x, *, axis_name, source):
 
 def _pbroadcast_batching(axis_data, args, dims, *, axis_name, source):
     (x,), (d,) = args, dims
-    names = _names(axis_name)
-    if axis_data.name not in names:
+    if not _is_this_traces(axis_data, axis_name, "pbroadcast"):
         return pbroadcast_p.bind(x, axis_name=axis_name, source=source), d
-    if len(names) > 1:
-        raise NotImplementedError("vmap of pbroadcast over several axis names")
     if d is not_mapped:
         return x, not_mapped
     picked = shape_ops.squeeze(shape_ops.slice_in_dim(x, source, source + 1, axis=d), (d,))
@@ -594,12 +601,9 @@ def _all_to_all_abstract_eval(x, *, axis_name, axis_size, split_axis, concat_axi
 def _all_to_all_batching(axis_data, args, dims, *, axis_name, axis_size, split_axis,
                          concat_axis):
     (x,), (d,) = args, dims
-    names = _names(axis_name)
-    if axis_data.name not in names:
+    if not _is_this_traces(axis_data, axis_name, "all_to_all"):
         return all_to_all_p.bind(moveaxis(x, d, 0), axis_name=axis_name, axis_size=axis_size,
                                  split_axis=split_axis + 1, concat_axis=concat_axis + 1), 0
-    if len(names) > 1:
-        raise NotImplementedError("vmap of all_to_all over several axis names")
     # x[i] (member i) splits into chunks x[i, j]; member j receives chunk j of every
     # member, concatenated in order i along concat_axis.
     n = axis_data.size
@@ -667,11 +671,8 @@ def all_to_all(x, axis_name, split_axis: int, concat_axis: int, *, axis_index_gr
 
 def _ppermute_batching(axis_data, args, dims, *, axis_name, perm):
     (x,), (d,) = args, dims
-    names = _names(axis_name)
-    if axis_data.name not in names:
+    if not _is_this_traces(axis_data, axis_name, "ppermute"):
         return ppermute_p.bind(x, axis_name=axis_name, perm=perm), d
-    if len(names) > 1:
-        raise NotImplementedError("vmap of ppermute over several axis names")
     n = axis_data.size
     x = move_to(x, d, 0, n)
     source = np.zeros((n, 1), np.int32)
