@@ -43,6 +43,7 @@ def test_static_arguments_donation_devices_backend_and_axis_size(devs):
     assert out.devices() == set(devs[4:])
     donor = plax.device_put(X)
     plax.pmap(lambda v: v + 1, donate_argnums=0, backend="cpu")(donor)
+    assert donor.is_deleted()
     ones = plax.pmap(lambda: jnp.ones(2), axis_size=4)()
     np.testing.assert_array_equal(ones, np.ones((4, 2)))
 
