@@ -275,6 +275,9 @@ EXAMPLES: list[Example] = [
     applied(lambda v: lax.psum_scatter(v, AXIS), x((2, 3)), named=True),
     applied(lambda v: lax.all_to_all(v, AXIS, 0, 1), x((2, 3)), named=True, prim="all_to_all"),
     applied(lambda v: lax.ppermute(v, AXIS, [(0, 1), (1, 0)]), x(), named=True),
+    applied(lambda v: lax.ppermute(v, AXIS, [(0, 1)]), x(), named=True, label="ppermute_partial"),
+    applied(lambda v: lax.pbroadcast(v, AXIS, 1), x(), named=True),
+    applied(lambda v: lax.pvary(v, AXIS), x(), named=True),
 ]
 
 # Rule-called-for checks that no example runs, and why.

@@ -55,7 +55,7 @@ from plax.extend.constructors import (
 )
 from plax.extend.core import AXIS_NAMES, ShapedArray, get_aval
 from plax.extend.mlir import hlo, ir, mu
-from plax_stdlib.lax import comparison, elementwise, reductions, shape_ops
+from plax_stdlib.lax import comparison, elementwise, reductions, shape_ops, slicing
 from plax_stdlib.lax.conversion import convert_element_type
 from plax_stdlib.lax.creation import iota
 from plax_stdlib.lax.gathers import GatherDimensionNumbers, GatherScatterMode, gather_p
@@ -387,8 +387,7 @@ def _pbroadcast_batching(axis_data, args, dims, *, axis_name, source):
         return pbroadcast_p.bind(x, axis_name=axis_name, source=source), d
     if d is not_mapped:
         return x, not_mapped
-    picked = shape_ops.squeeze(shape_ops.slice_in_dim(x, source, source + 1, axis=d), (d,))
-    return picked, not_mapped
+    return slicing.index_in_dim(x, source, axis=d, keepdims=False), not_mapped
 
 
 pbroadcast_p = standard_primitive(
