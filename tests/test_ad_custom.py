@@ -149,7 +149,11 @@ def test_custom_jvp_errors_name_the_function():
             return y * x
         g.defjvp(lambda p, t: (g(p[0]), t[0] * x))
         return g(1.0)
+    # Staged (under jit), the closure is seen and named; eagerly the rule runs on concrete
+    # values and meets the closed-over tracer: JAX's UnexpectedTracerError in both cases.
     with pytest.raises(TypeError, match="custom_jvp function g with respect to a closed-over"):
+        plax.jit(plax.grad(closes_over))(X)
+    with pytest.raises(plax.errors.UnexpectedTracerError):
         plax.grad(closes_over)(X)
 
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import plax
 from plax import lax
+from plax.lax import linalg
 from plax.extend import dtypes
-from plax.extend.ad import defjvp, is_undefined_primal
+from plax.extend.ad import Zero, defjvp, is_undefined_primal
 from plax.extend.batching import unary_batcher
 from plax.extend.constructors import FLOAT, INEXACT, hlo_rule, standard_primitive, unary
 from plax.extend.core import ShapedArray
@@ -181,3 +183,83 @@ def test_options_are_checked():
         check_primitive(prim, X, jvp_order=3)
     assert check_primitive(prim, X, skip=("jvp", "jvp2", "vjp", "batching", "dtypes")) == [
         "abstract_eval", "jit"]
+
+
+def test_a_lowering_for_one_platform_only_is_checked_under_jit():
+    # The linalg primitives lower on CPU only (LAPACK); jit must still be checked.
+    prim = standard_primitive("tests.conformance_cpu_lowering", lambda x: x, None,
+                              impl=lambda x: 2 * np.sin(np.asarray(x)),
+                              batching=unary_batcher())
+    prim.def_lowering(hlo_rule("sine"), platform="cpu")
+    with pytest.raises(AssertionError, match=r"check_primitive jit of "
+                       r"tests.conformance_cpu_lowering.*jit vs eager, output 0 differs"):
+        check_primitive(prim, X)
+
+
+def _times_constant(name: str, x_jvp):
+    """x * c, whose jvp rule (like reduce_window's for its init values) accepts no
+    tangent for c."""
+    def jvp(primals, tangents):
+        (x, c), (x_dot, c_dot) = primals, tangents
+        if not isinstance(c_dot, Zero):
+            raise TypeError("no tangent for c")
+        return prim.bind(x, c), x_jvp(x_dot, c)
+    prim = standard_primitive(f"tests.{name}", lambda x, c: x,
+                              lambda ctx, x, c: hlo.multiply(x, c), jvp=jvp)
+    return prim
+
+
+def test_operands_not_differentiated_get_symbolic_zero_tangents():
+    c = np.full_like(X, 1.5)
+    prim = _times_constant("conformance_constant_operand", lambda t, c: lax.mul(t, c))
+    with pytest.raises(TypeError, match="no tangent for c"):
+        check_primitive(prim, X, c)
+    assert "vjp" in check_primitive(prim, X, c, nondiff_argnums=(1,))
+    wrong = _times_constant("conformance_constant_operand_bad", lambda t, c: t)
+    with pytest.raises(AssertionError, match="check_primitive jvp of "
+                       "tests.conformance_constant_operand_bad"):
+        check_primitive(wrong, X, c, nondiff_argnums=(1,))
+
+
+def _hermitian(n: int) -> np.ndarray:
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+    return (a + a.conj().T).astype(np.complex64)
+
+
+def _projectors(v):
+    """v_j v_jᴴ for each column v_j: what a phase of each eigenvector leaves alone."""
+    return plax.numpy.einsum("ij,kj->jik", v, plax.numpy.conj(v))
+
+
+EIGH = dict(lower=True, sort_eigenvalues=True, subset_by_index=None, algorithm=None)
+
+
+def test_outputs_defined_up_to_a_gauge_are_checked_through_observe():
+    a = _hermitian(3)
+    # LAPACK fixes each eigenvector's phase one way, the jvp rule another: the
+    # eigenvectors' own derivatives differ, their projectors' agree.
+    with pytest.raises(AssertionError, match="check_primitive jvp of lax.eigh"):
+        check_primitive(linalg.eigh_p, a, skip=("batching",), **EIGH)
+    check_primitive(linalg.eigh_p, a, skip=("batching",),
+                    observe=lambda v, w: (_projectors(v), w), **EIGH)
+    eigh_jvp = linalg.eigh_p.get_rule("jvp")
+
+    def jvp(primals, tangents, **params):
+        outs, (v_dot, w_dot) = eigh_jvp(primals, tangents, **params)
+        return outs, [lax.mul(v_dot, np.complex64(1.1)), w_dot]
+    wrong = standard_primitive("tests.conformance_eigh_wrong_vectors",
+                               linalg.eigh_p.abstract_eval, None, multiple_results=True,
+                               jvp=jvp)
+    wrong.def_lowering(linalg.eigh_p.get_rule("lowering", "cpu"), platform="cpu")
+    with pytest.raises(AssertionError, match="check_primitive jvp of "
+                       "tests.conformance_eigh_wrong_vectors.*output 0 differs"):
+        check_primitive(wrong, a, observe=lambda v, w: (_projectors(v), w), **EIGH)
+
+
+def test_empty_examples_transpose_only_declared_operands():
+    # Every function to an empty output is linear, so linearity is not inferred.
+    empty = np.zeros((0, 3), np.float32)
+    prim = _double("conformance_empty")
+    assert not any(c.startswith("transpose") for c in check_primitive(prim, empty))
+    assert "transpose[0]" in check_primitive(prim, empty, linear_argnums=(0,))

@@ -380,3 +380,12 @@ def test_jit_of_a_function_wrapping_another_jit_keeps_its_own_target():
     inner = plax.jit(lambda v: v * 2)
     outer = plax.jit(functools.wraps(inner)(lambda v: inner(v) + 1))
     np.testing.assert_array_equal(outer(f32(3)), f32(3) * 2 + 1)
+
+
+def test_dce_keeps_what_a_pruned_inner_jit_still_reads():
+    """DCE of an outer Jaxpr pairs the inner jit's used-input flags with the inputs the
+    equation had before its own pruning (a jit ignoring its first argument, inside
+    grad, inside jit, once lost the argument it did use)."""
+    inner = plax.jit(lambda unused, s: plax.numpy.sin(s))
+    f = plax.jit(plax.grad(lambda s: inner(np.ones(2, np.float32), s)))
+    np.testing.assert_allclose(f(1.2), np.cos(1.2), rtol=1e-6)

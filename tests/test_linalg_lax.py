@@ -351,6 +351,13 @@ def test_eig_and_tridiagonal_solve_derivatives():
     _grads(linalg.tridiagonal_solve, dl, d + 4, du, b)
 
 
+def test_eig_derivatives_of_empty_matrices_are_empty():
+    # The eigenvector rule took an argmax over the (empty) rows.
+    x = np.zeros((2, 0, 0), np.float32)
+    _, tangents = plax.jvp(lambda a: linalg.eig(a, enable_eigvec_derivs=True), (x,), (x,))
+    assert [t.shape for t in tangents] == [(2, 0), (2, 0, 0), (2, 0, 0)]
+
+
 def test_eigenvector_derivatives_need_opting_in():
     with pytest.raises(NotImplementedError, match="enable_eigvec_derivs"):
         plax.jvp(lambda x: linalg.eig(x)[1], (np.eye(2, dtype=np.float32),),

@@ -56,14 +56,14 @@ def test_index_shapes_match_numpy(index):
 
 
 @pytest.mark.parametrize("index,error,match", [
-    (3, IndexError, "index 3 is out of bounds for axis 0 with size 3"),
-    ((0, -5), IndexError, "index -5 is out of bounds for axis 1 with size 4"),
+    ((0, slice(None), 0, 0), IndexError, "too many indices"),
     ((0, 0, 0, 0), IndexError, "too many indices"),
     ((Ellipsis, 0, Ellipsis), IndexError, "single ellipsis"),
     (slice(None, None, 0), ValueError, "slice step cannot be zero"),
-    (1.5, TypeError, "1.5"),
+    (1.5, TypeError, "integer or boolean type, got indexer with type float64"),
     ((np.array([0, 2]), np.array([0, 1, 2])), IndexError, r"shape mismatch.*\(2,\) \(3,\)"),
-    ([0, 1.5], TypeError, "integer or boolean type"),
+    ((0, [0, 1.5]), TypeError, "integer or boolean type"),
+    ([0, 1], TypeError, "non-tuple sequence"),
     (np.array([True, False]), IndexError, "boolean index did not match"),
     (np.array(1.0), TypeError, "integer or boolean type"),
 ])

@@ -33,6 +33,11 @@ def summed_dtype(dtype):
     return {BOOL: I32, I8: I32, U8: U32}.get(np.dtype(dtype), np.dtype(dtype))
 
 
+def accumulated_dtype(dtype):
+    """JAX: cumulative sums and products keep integer dtypes; bools accumulate as int32."""
+    return I32 if np.dtype(dtype) == BOOL else np.dtype(dtype)
+
+
 def inexact(dtype):
     return F32 if np.dtype(dtype).kind in "biu" else np.dtype(dtype)
 
@@ -43,7 +48,7 @@ def real_of(dtype):
 
 def _cases(dtype):
     """name → (plax function, NumPy reference, result dtype)."""
-    s, inex = summed_dtype(dtype), inexact(dtype)
+    s, inex, acc = summed_dtype(dtype), inexact(dtype), accumulated_dtype(dtype)
     cases = {
         "sum": (lambda x: jnp.sum(x), lambda x: np.sum(x), s),
         "sum0": (lambda x: jnp.sum(x, axis=0), lambda x: np.sum(x, 0), s),
@@ -61,9 +66,9 @@ def _cases(dtype):
         "std_ddof": (lambda x: jnp.std(x, ddof=1), lambda x: np.std(x, ddof=1), real_of(dtype)),
         "var_where": (lambda x: jnp.var(x, axis=0, where=MASK),
                       lambda x: np.var(x, 0, where=MASK), real_of(dtype)),
-        "cumsum": (lambda x: jnp.cumsum(x, axis=1), lambda x: np.cumsum(x, 1), s),
-        "cumsum_flat": (lambda x: jnp.cumsum(x), lambda x: np.cumsum(x), s),
-        "cumprod": (lambda x: jnp.cumprod(x, axis=0), lambda x: np.cumprod(x, 0), s),
+        "cumsum": (lambda x: jnp.cumsum(x, axis=1), lambda x: np.cumsum(x, 1, acc), acc),
+        "cumsum_flat": (lambda x: jnp.cumsum(x), lambda x: np.cumsum(x, dtype=acc), acc),
+        "cumprod": (lambda x: jnp.cumprod(x, axis=0), lambda x: np.cumprod(x, 0, acc), acc),
         "all": (lambda x: jnp.all(x, axis=0), lambda x: np.all(x, 0), BOOL),
         "any_keep": (lambda x: jnp.any(x, keepdims=True), lambda x: np.any(x, keepdims=True),
                      BOOL),

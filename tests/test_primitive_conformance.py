@@ -1,4 +1,5 @@
-"""Every standard primitive through `plax.test_util.check_primitive`: its rules
+"""Every standard primitive (plax-stdlib's, plax-transforms' and plax-sharding's, the
+sharding ones on the 8 virtual devices) through `plax.test_util.check_primitive`: its rules
 checked against each other (abstract eval vs the implementation, jit vs eager, jvp
 and vjp vs finite differences, transpose by the dot-product test, vmap vs a loop
 for every in_axes combination, each declared dtype).
@@ -17,10 +18,13 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
+from matrix_samples import hermitian_pd
 from test_lowering import BOOL, C64, F32, F64, I32, U8, sample
 
 import plax
 from plax import lax
+from plax.lax import linalg
+from plax.sharding import Mesh, NamedSharding, PartitionSpec
 from plax.extend import list_primitives, lookup
 from plax.extend.batching import extend_axis_env
 from plax.extend.core import Literal, Primitive
@@ -138,6 +142,39 @@ def _custom_vjp_fn():
     f.defvjp(fwd, bwd)
     return f
 
+
+def _eye(n, dt=F32):
+    return np.eye(n, dtype=dt)
+
+
+def _hermitian(shape=(3, 3), dt=F32):
+    a = x(shape, dt=dt)
+    return ((a + np.conj(np.swapaxes(a, -1, -2))) / 2).astype(dt)
+
+
+def _projectors(v):
+    """v_j v_jᴴ for each column v_j: what an eigenvector's (or singular vector's)
+    phase leaves alone, and so what their derivatives are checked on."""
+    return plax.numpy.einsum("...ij,...kj->...jik", v, plax.numpy.conj(v))
+
+
+def _svd_invariants(s, u, vt):
+    return s, _projectors(u), _projectors(plax.numpy.conj(plax.numpy.swapaxes(vt, -1, -2)))
+
+
+def _argmax_pair(a, b):
+    """A (value, index) argmax: a variadic reducer."""
+    keep = lax.ge(a[0], b[0])
+    return lax.select(keep, a[0], b[0]), lax.select(keep, a[1], b[1])
+
+
+def _conv(lhs, rhs, *args, label="", **kwargs):
+    return applied(lambda a, b: lax.conv_general_dilated(a, b, *args, **kwargs), lhs, rhs,
+                   label=label)
+
+
+MESH = Mesh(np.array(plax.devices()[:8]).reshape(2, 4), ("x", "y"))
+SEEN_SHARDINGS: list = []  # inspect_array_sharding's callback
 
 EXAMPLES: list[Example] = [
     # arithmetic
@@ -266,6 +303,93 @@ EXAMPLES: list[Example] = [
     applied(_custom_jvp_fn(), x(), prim="custom_jvp_call"),
     applied(_custom_jvp_linear_fn(), x(), prim="custom_jvp_call", label="custom_jvp_linear"),
     applied(_custom_vjp_fn(), x(), prim="custom_vjp_call"),
+    # windows: the monoids (reduce_window binds them for add/max/min from the identity)
+    applied(lambda v: lax.reduce_window(v, 0.0, lax.add, (2, 2), (2, 1), [(1, 0), (0, 1)],
+                                        base_dilation=(1, 2), window_dilation=(2, 1)),
+            x((3, 3))),
+    applied(lambda v: lax.reduce_window(v, -np.inf, lax.max, (2, 2), (2, 1), [(1, 0), (0, 1)],
+                                        base_dilation=(1, 2), window_dilation=(2, 1)),
+            x((3, 3))),
+    applied(lambda v: lax.reduce_window(v, np.inf, lax.min, (2, 2), (1, 2), "SAME"), x((3, 4))),
+    # windows: any reducer (the initial values are its identity: no derivative in them)
+    applied(lambda v: lax.reduce_window(v, 1.0, lax.mul, (2, 2), (2, 1), [(1, 0), (0, 1)],
+                                        base_dilation=(1, 2), window_dilation=(2, 1)),
+            x((3, 3)), nondiff_argnums=(1,)),
+    applied(lambda v, i: lax.reduce_window((v, i), (-np.inf, np.int32(0)), _argmax_pair, (2, 2),
+                                           (1, 1), "VALID"),
+            x((3, 4)), np.arange(12, dtype=np.int32).reshape(3, 4), prim="reduce_window",
+            nondiff_argnums=(2,), label="reduce_window_variadic"),
+    # windows: the tangent and gradient of max/min pooling
+    applied(lambda t, v: lax.select_and_gather_add(t, v, lax.ge_p, (2, 2), (1, 2),
+                                                   [(1, 0), (0, 1)]), y((3, 4)), x((3, 4))),
+    applied(lambda t, v: lax.select_and_gather_add(t, v, lax.le_p, (2, 2), (1, 1),
+                                                   [(0, 0), (0, 0)], (2, 1), (1, 2)),
+            y((3, 4)), x((3, 4)), label="select_and_gather_add_window_dilated"),
+    applied(lambda t, v: lax.select_and_gather_add(t, v, lax.ge_p, (3,), (1,), [(-1, 1)], (2,)),
+            y((4,)), x((4,)), label="select_and_gather_add_base_dilated"),
+    applied(lambda s, v: lax.select_and_scatter_add(s, v, lax.ge_p, (2, 2), (1, 2),
+                                                    [(1, 0), (0, 1)]), y((3, 2)), x((3, 4))),
+    # rank 0: the result is the source whatever the operand, so it is linear in both
+    # together too; only the source is a linear operand of the rule
+    applied(lambda s, v: lax.select_and_scatter_add(s, v, lax.le_p, (), (), []), np.float32(2.0),
+            np.float32(1.5), linear_argnums=(0,), label="select_and_scatter_add_rank0"),
+    # convolutions
+    _conv(x((1, 4, 3, 4)), y((2, 2, 2, 4)), (2, 1), [(1, 0), (0, 2)], lhs_dilation=(1, 2),
+          rhs_dilation=(2, 1), dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=2),
+    _conv(x((2, 2, 4)), y((4, 2, 2)), (1,), "SAME", batch_group_count=2,
+          label="conv_batch_groups"),
+    # FFT
+    applied(lambda v: lax.fft(v, "ifft", (2, 3)), x((2, 2, 3), dt=C64)),
+    applied(lambda v: lax.fft(v, "rfft", (4,)), x((2, 4)), label="rfft"),
+    applied(lambda v: lax.fft(v, "irfft", (2, 5)), x((2, 3), dt=C64), label="irfft_odd"),
+    # linear algebra (small, well-conditioned matrices; a batch dimension in some)
+    applied(lambda a: linalg.cholesky(a, symmetrize_input=False), hermitian_pd(F32, (2, 3, 3))),
+    applied(lambda a: linalg.cholesky(a, symmetrize_input=False), hermitian_pd(C64, (3, 3)),
+            label="cholesky_complex"),
+    applied(lambda a, b: linalg.triangular_solve(a, b, left_side=True, lower=True),
+            x((2, 3, 3)) + 3 * _eye(3), y((2, 3, 2))),
+    applied(lambda a, b: linalg.triangular_solve(a, b, lower=False, transpose_a=True),
+            x((3, 3)) + 3 * _eye(3), y((2, 3)), label="triangular_solve_right_transposed"),
+    applied(lambda a, b: linalg.triangular_solve(a, b, left_side=True, lower=True,
+                                                 conjugate_a=True, unit_diagonal=True),
+            x((3, 3), dt=C64), y((3, 2), dt=C64), label="triangular_solve_conjugate"),
+    applied(lambda dl, d, du, b: linalg.tridiagonal_solve(dl, d, du, b), x((4,)),
+            x((4,), salt=1) + 5, y((4,)), y((4, 2))),
+    applied(linalg.lu, x((3, 2)), prim="lu"),
+    applied(linalg.lu, x((2, 3), dt=C64), prim="lu", label="lu_wide_complex"),
+    applied(lambda p: linalg.lu_pivots_to_permutation(p, 4),
+            np.array([[2, 2, 3], [1, 3, 2]], np.int32)),
+    applied(lambda a: linalg.qr(a, full_matrices=False), x((3, 2))),
+    applied(lambda a: linalg.qr(a, full_matrices=False), x((2, 3), dt=C64),
+            label="qr_wide_complex"),
+    applied(lambda a: linalg.qr(a, pivoting=True, full_matrices=False), x((3, 3)),
+            label="qr_pivoting"),
+    applied(linalg.geqrf, x((3, 2))),
+    applied(linalg.geqp3, x((2, 3), dt=C64), np.array([0, 1, 0], np.int32)),
+    applied(linalg.householder_product, *linalg.geqrf(x((3, 2)))),
+    # eigenvectors and singular vectors are defined up to a sign (real) or a phase
+    # (complex): LAPACK's phase and the rule's differ, so complex ones are checked
+    # through their projectors
+    applied(lambda a: linalg.eigh(a, lower=False, symmetrize_input=False), _hermitian()),
+    applied(lambda a: linalg.eigh(a, symmetrize_input=False), _hermitian(dt=C64),
+            observe=lambda v, w: (_projectors(v), w), label="eigh_complex"),
+    applied(lambda a: linalg.svd(a, full_matrices=False), x((3, 2))),
+    applied(lambda a: linalg.svd(a, compute_uv=False), x((3, 2)), label="svd_values"),
+    applied(lambda a: linalg.svd(a, full_matrices=False), x((2, 3), dt=C64),
+            observe=_svd_invariants, label="svd_wide_complex"),
+    # eig normalises eigenvectors as geev does, which the opted-in rule follows
+    applied(lambda a: linalg.eig(a, enable_eigvec_derivs=True), x((3, 3))),
+    applied(lambda a: linalg.eig(a, compute_left_eigenvectors=False,
+                                 compute_right_eigenvectors=False), x((3, 3), dt=C64),
+            label="eig_values_complex"),
+    applied(linalg.schur, x((3, 3))),
+    applied(linalg.hessenberg, x((3, 3), dt=C64)),
+    applied(lambda a: linalg.tridiagonal(a, lower=False), _hermitian(dt=C64)),
+    # sharding, on the 8 devices
+    applied(lambda v: lax.with_sharding_constraint(v, NamedSharding(MESH, PartitionSpec("x", "y"))),
+            x((4, 8)), prim="sharding_constraint"),
+    applied(lambda v: plax.debug.inspect_array_sharding(v, callback=SEEN_SHARDINGS.append),
+            x((4, 8)), prim="inspect_sharding"),
     # collectives, over the named axis check_primitive binds
     applied(lambda v: lax.psum(v, AXIS), x(), named=True),
     applied(lambda v: lax.pmax(v, AXIS), x(), named=True),
@@ -338,7 +462,7 @@ def test_every_rule_is_checked(checks_run):
         if prim_id.startswith("tests.") or prim_id in EXEMPT:
             continue
         prim = lookup(prim_id)
-        if prim.module.split(".")[0] not in ("plax_stdlib", "plax_transforms"):
+        if prim.module.split(".")[0] not in ("plax_stdlib", "plax_transforms", "plax_sharding"):
             continue
         left = (_called_for(prim) - checks_run.get(prim_id, set())
                 - set(SKIPPED.get(prim_id, ((), ""))[0]))

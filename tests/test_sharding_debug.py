@@ -66,6 +66,20 @@ def test_inspect_array_sharding_inside_jit_sees_the_partitioners_choice(mesh):
     assert one == [plax.sharding.SingleDeviceSharding(plax.devices()[0])]
 
 
+def test_inspect_array_sharding_under_vmap_sees_the_batched_value(mesh):
+    seen = []
+
+    def f(row):
+        plax.debug.inspect_array_sharding(row, callback=seen.append)
+        return row * 2
+
+    x = plax.device_put(np.ones((8, 4), np.float32), NamedSharding(mesh, P("x", "y")))
+    np.testing.assert_array_equal(np.asarray(plax.jit(plax.vmap(f))(x)), np.full((8, 4), 2.0))
+    assert seen == [NamedSharding(mesh, P("x", "y"))]
+    plax.vmap(f)(x)  # eagerly: the batched array's own sharding
+    assert seen[1] == x.sharding
+
+
 def test_with_sharding_constraint_joins_plax_lax():
     from plax_sharding.constraint import with_sharding_constraint
     assert plax.lax.with_sharding_constraint is with_sharding_constraint

@@ -17,8 +17,12 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 import importlib  # noqa: E402
 
 from plax._src.abstract import ShapeDtypeStruct  # noqa: E402
-from plax._src.api import make_jaxpr  # noqa: E402
+from plax._src.api import make_jaxpr, typeof  # noqa: E402
+from plax._src.caches import clear_caches  # noqa: E402
+from plax._src import config as _config_module  # noqa: E402
 from plax._src.config import config, disable_jit, enable_x64  # noqa: E402
+from plax._src.dtypes import float0  # noqa: E402
+from plax._src.sharding import Device  # noqa: E402
 from plax._src.errors import (  # noqa: E402
     ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
     TracerIntegerConversionError, UnexpectedTracerError)
@@ -29,7 +33,20 @@ __version__ = "0.1.0"
 _plugins.install_facade_finder()
 
 # The kernel's own public modules.
-_SUBMODULES = {"tree_util", "tree", "errors", "extend", "monitoring", "debug"}
+_SUBMODULES = {"tree_util", "tree", "errors", "extend", "monitoring", "debug", "dtypes",
+               "experimental"}
+
+# JAX's top-level context managers and functions for config options, by name. Options
+# other packages define (`softmax_custom_jvp` with plax.nn...) appear once defined.
+_CONFIG_API = frozenset({
+    "allow_f16_reductions", "array_garbage_collection_guard", "check_tracer_leaks",
+    "checking_leaks", "debug_infs", "debug_key_reuse", "debug_nans", "default_device",
+    "default_matmul_precision", "default_prng_impl", "enable_checks", "enable_custom_prng",
+    "explain_cache_misses", "jax2tf_associative_scan_reductions", "legacy_prng_key",
+    "log_compiles", "make_user_context", "no_execution", "no_tracing", "numpy_dtype_promotion",
+    "numpy_rank_promotion", "softmax_custom_jvp", "threefry_partitionable",
+    "transfer_guard", "transfer_guard_device_to_device", "transfer_guard_device_to_host",
+    "transfer_guard_host_to_device"})
 
 
 def __getattr__(name: str):
@@ -37,6 +54,12 @@ def __getattr__(name: str):
         return importlib.import_module(f"plax.{name}")
     if name.startswith("__"):
         raise AttributeError(name)
+    if name in _CONFIG_API:
+        try:
+            return getattr(_config_module, name)
+        except AttributeError:
+            raise AttributeError(f"module 'plax' has no attribute {name!r} (no installed "
+                                 f"package defines the option 'jax_{name}')") from None
     try:
         value = _plugins.resolve("plax.transforms", name)
     except _plugins.PluginMissingError as err:
@@ -46,10 +69,13 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | _SUBMODULES | set(_plugins.names("plax.modules"))
-                  | set(_plugins.names("plax.transforms")))
+    config_api = {name for name in _CONFIG_API if hasattr(_config_module, name)}
+    modules = {name for name in _plugins.names("plax.modules") if "." not in name}
+    return sorted(set(globals()) | _SUBMODULES | modules | set(_plugins.names("plax.transforms"))
+                  | config_api)
 
 
-__all__ = ["ShapeDtypeStruct", "make_jaxpr", "config", "disable_jit", "enable_x64",
-           "ConcretizationTypeError", "TracerArrayConversionError",
-           "TracerBoolConversionError", "TracerIntegerConversionError", "UnexpectedTracerError"]
+__all__ = ["ConcretizationTypeError", "Device", "ShapeDtypeStruct", "TracerArrayConversionError",
+           "TracerBoolConversionError", "TracerIntegerConversionError", "UnexpectedTracerError",
+           "clear_caches", "config", "disable_jit", "enable_x64", "float0", "make_jaxpr",
+           "typeof"]

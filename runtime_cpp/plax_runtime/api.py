@@ -5,22 +5,29 @@ Backends are reached through the registry (`plax_runtime.backends`), which the
 """
 from __future__ import annotations
 
+import gc
+import importlib.metadata
+import os
+import platform as _platform
+import sys
+import warnings
 from typing import Any
 
-from jaxlib import xla_client as xc
-
 import numpy as np
+from jaxlib import xla_client as xc
 
 from plax.extend.sharding import Sharding
 from plax.extend.tree_util import tree_flatten, tree_unflatten
+from plax_runtime import transfer_guard
 from plax_runtime.array import Array
 from plax_runtime.backends import get_backend
 from plax_runtime.device_put import device_put
 
 __all__ = ["devices", "local_devices", "device_count", "local_device_count",
-           "default_backend", "process_index", "process_count", "get_backend",
-           "device_put", "device_get", "block_until_ready",
-           "make_array_from_process_local_data"]
+           "default_backend", "process_index", "process_count", "process_indices",
+           "get_backend", "device_put", "device_get", "block_until_ready",
+           "copy_to_host_async", "live_arrays", "print_environment_info", "host_id",
+           "host_count", "host_ids", "make_array_from_process_local_data"]
 
 Backend = str | xc.Client | None
 
@@ -59,6 +66,34 @@ def process_count(backend: Backend = None) -> int:
     return max(d.process_index for d in get_backend(backend).devices()) + 1
 
 
+def process_indices(backend: Backend = None) -> list[int]:
+    """The indices of the processes that hold devices of `backend`."""
+    return sorted({d.process_index for d in get_backend(backend).devices()})
+
+
+def _renamed(old: str, new: str) -> None:
+    warnings.warn(f"plax.{old} has been renamed to plax.{new}. This alias will eventually "
+                  "be removed; please update your code.", stacklevel=3)
+
+
+def host_id(backend: Backend = None) -> int:
+    """Old name of `process_index`."""
+    _renamed("host_id", "process_index")
+    return process_index(backend)
+
+
+def host_count(backend: Backend = None) -> int:
+    """Old name of `process_count`."""
+    _renamed("host_count", "process_count")
+    return process_count(backend)
+
+
+def host_ids(backend: Backend = None) -> list[int]:
+    """Old name of `process_indices`."""
+    _renamed("host_ids", "process_indices")
+    return process_indices(backend)
+
+
 def block_until_ready(x: Any) -> Any:
     """Waits until every Array leaf of `x` is computed; returns `x`."""
     leaves, _ = tree_flatten(x)
@@ -73,15 +108,57 @@ def block_until_ready(x: Any) -> Any:
     return x
 
 
+def copy_to_host_async(x: Any) -> Any:
+    """Starts copying every Array leaf of `x` to host memory (so that reading it later
+    does not wait); other leaves are left alone. Returns `x`."""
+    for leaf in tree_flatten(x)[0]:
+        copy = getattr(leaf, "copy_to_host_async", None)
+        if copy is not None:
+            copy()
+    return x
+
+
 def device_get(x: Any) -> Any:
-    """`x` with every Array leaf fetched to the host as a NumPy array (copies start
-    together, then each is read)."""
-    leaves, treedef = tree_flatten(x)
-    for leaf in leaves:
-        if isinstance(leaf, Array):
-            leaf.copy_to_host_async()
-    return tree_unflatten(treedef, [np.asarray(leaf) if isinstance(leaf, Array) else leaf
-                                    for leaf in leaves])
+    """`x` with every Array leaf fetched to the host as a NumPy array (the copies start
+    together, then each is read); other leaves are returned as they are. An explicit
+    transfer for the transfer guard."""
+    with transfer_guard.explicit():
+        leaves, treedef = tree_flatten(copy_to_host_async(x))
+        return tree_unflatten(treedef, [np.asarray(leaf) if isinstance(leaf, Array) else leaf
+                                        for leaf in leaves])
+
+
+def live_arrays(platform: str | None = None) -> list[Array]:
+    """Every plax Array whose buffers are alive on `platform`'s devices (the default
+    backend's if None): for finding what holds device memory. It walks the objects
+    Python's collector tracks, so it costs time in proportion to the heap."""
+    devices = set(get_backend(platform).devices())
+    return [obj for obj in gc.get_objects()
+            if type(obj) is Array and not obj.is_deleted() and obj.devices() <= devices]
+
+
+def print_environment_info(return_string: bool = False) -> str | None:
+    """The versions of plax's packages, jaxlib, NumPy and Python, the devices and the
+    plax/JAX/XLA environment variables: what a bug report needs."""
+    packages = sorted(f"{dist.metadata['Name']} {dist.version}"
+                      for dist in importlib.metadata.distributions()
+                      if (dist.metadata["Name"] or "").startswith("plax"))
+    first = devices()[0]
+    lines = [f"plax:   {', '.join(packages)}",
+             f"jaxlib: {importlib.metadata.version('jaxlib')}",
+             f"numpy:  {np.__version__}",
+             f"python: {sys.version.replace(chr(10), ' ')}",
+             f"device info: {first.device_kind}-{device_count()}, "
+             f"{local_device_count()} local devices",
+             f"process_count: {process_count()}",
+             f"platform: {_platform.uname()}"]
+    lines += [f"{key}={value}" for key, value in os.environ.items()
+              if key.startswith(("PLAX_", "JAX_", "XLA_"))]
+    text = "\n".join(lines)
+    if return_string:
+        return text
+    print(text)
+    return None
 
 
 def make_array_from_process_local_data(sharding: Sharding, local_data: Any,

@@ -15,7 +15,7 @@ from jaxlib import xla_client as xc
 
 from plax.extend.core import ShapedArray, Tracer, install_array_methods
 from plax.extend.sharding import Device, Index, Sharding
-from plax_runtime import dlpack_buffers, placement
+from plax_runtime import dlpack_buffers, gc_guard, placement, transfer_guard
 from plax_runtime.shard_buffers import shard_buffers
 from plax_runtime.sharding_impls import SingleDeviceSharding
 
@@ -65,6 +65,8 @@ class Array(metaclass=_ArrayMeta):
         self._aval = aval
         self._sharding = sharding
         self._npy_value = None
+        if gc_guard.watching:
+            gc_guard.watch(self)
         return self
 
     # --- metadata (available even after deletion) -----------------------------------
@@ -124,15 +126,22 @@ class Array(metaclass=_ArrayMeta):
     def copy_to_host_async(self) -> None:
         """Starts copying the data to host memory, so that a later `np.asarray` is fast."""
         self._check_alive()
-        if self._npy_value is not None or self.platform() == "cpu":
+        if self._npy_value is not None or not self._fetch_is_transfer():
             return  # CPU buffers are host memory already: nothing to overlap
+        transfer_guard.check("device_to_host", self._aval, self._sharding)
         if self._sharding.num_devices == 1:
-            self._impl._copy_single_device_array_to_host_async()
+            impls = [self._impl]
         elif self.is_fully_replicated:
-            self._impl._fully_replicated_shard()._copy_single_device_array_to_host_async()
+            impls = [self._impl._fully_replicated_shard()]
         else:
-            for shard in shard_buffers(self._impl):
-                shard._copy_single_device_array_to_host_async()
+            impls = shard_buffers(self._impl)
+        for impl in impls:
+            transfer_guard.unguarded(impl._copy_single_device_array_to_host_async)
+
+    def _fetch_is_transfer(self) -> bool:
+        """Whether reading the data moves it: not for CPU buffers, which are host memory
+        (so, as in JAX, the transfer guard never stops reading a CPU array)."""
+        return self.platform() != "cpu"
 
     def on_device_size_in_bytes(self) -> int:
         self._check_alive()
@@ -199,6 +208,8 @@ class Array(metaclass=_ArrayMeta):
                 raise RuntimeError("Fetching the value of an Array that spans devices of "
                                    "other processes is not possible; use "
                                    "`addressable_shards` for the local part")
+            if self._fetch_is_transfer():
+                transfer_guard.check("device_to_host", self._aval, self._sharding)
             if self._sharding.num_devices == 1:
                 value = self._host_copy(self._impl)
             elif self.is_fully_replicated:
@@ -214,7 +225,8 @@ class Array(metaclass=_ArrayMeta):
         imports `jax` when it is installed (DESIGN §9)."""
         if dlpack_buffers.can_copy_to_numpy(self.platform(), self.dtype):
             return dlpack_buffers.cpu_buffer_to_numpy(single_device_impl, self.dtype)
-        value, _ = single_device_impl._single_device_array_to_np_array_did_copy()
+        value, _ = transfer_guard.unguarded(
+            single_device_impl._single_device_array_to_np_array_did_copy)
         return value
 
     def _assemble_from_shards(self) -> np.ndarray:

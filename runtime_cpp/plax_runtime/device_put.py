@@ -16,7 +16,7 @@ from jaxlib import xla_client as xc
 from plax.extend.core import ShapedArray
 from plax.extend.sharding import Device, Sharding, hlo_shardings_equal
 from plax.extend.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
-from plax_runtime import placement
+from plax_runtime import placement, transfer_guard
 from plax_runtime.array import Array
 from plax_runtime.shard_buffers import shard_buffers
 from plax_runtime.sharding_impls import SingleDeviceSharding
@@ -51,7 +51,18 @@ def device_put(x: Any, device: Device | Sharding | Any | None = None, *,
     for d, m in zip(donations, aliasing):
         if d and m:
             raise ValueError("device_put: may_alias=True and donate=True cannot both be set")
-    return tree_unflatten(treedef, put_leaves(leaves, targets, donations, aliasing))
+    with transfer_guard.explicit():
+        return tree_unflatten(treedef, put_leaves(leaves, targets, donations, aliasing))
+
+
+def implicit_device_put(x: Any, device: Device | Sharding | None = None) -> Any:
+    """`device_put` done by library code on the user's behalf (`plax.numpy.asarray` of
+    a NumPy array): the transfer guard counts it as implicit, as JAX does. The seam
+    `implicit_device_put` of `plax.extend.core`."""
+    leaves, treedef = tree_flatten(x)
+    n = len(leaves)
+    return tree_unflatten(treedef, put_leaves(leaves, [_as_sharding(device)] * n, [False] * n,
+                                              [None] * n))
 
 
 def _prefix_leaves(prefix: Any, tree: Any, num_leaves: int, is_leaf, name: str) -> list[Any]:
@@ -99,13 +110,17 @@ def _move_arrays(moves):
         if same_place and may_alias is not False:
             done.append((i, _rewrap(x._impl, x.aval, target, committed)))
         elif same_layout and target.num_devices == x.sharding.num_devices:
+            if not same_place:
+                transfer_guard.check("device_to_device", x.aval, x.sharding, target)
             semantics = (xc.ArrayCopySemantics.ALWAYS_COPY if may_alias is False
                          else xc.ArrayCopySemantics.REUSE_INPUT)
             batch.append((i, x, target, committed, semantics, donate))
         else:
+            transfer_guard.check("device_to_device", x.aval, x.sharding, target)
             # The cached host value is immutable, so the new buffers may alias it.
-            done.append((i, put_host_value(x._value, target, weak_type=x.weak_type,
-                                           committed=committed, may_alias=True)))
+            with transfer_guard.internal():
+                done.append((i, put_host_value(x._value, target, weak_type=x.weak_type,
+                                               committed=committed, may_alias=True)))
             if donate:
                 x.delete()
     if batch:

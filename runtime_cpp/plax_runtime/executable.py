@@ -1,17 +1,19 @@
 """Compiling StableHLO modules for a device assignment, and running them on Arrays.
 
-`compile` builds jaxlib `CompileOptions` and calls `Client.compile_and_load`; results
-are cached by (module digest, devices, options, metadata). `Executable.execute`
+`compile` builds jaxlib `CompileOptions` and calls `Client.compile_and_load`; a live
+executable is shared by every compile of the same (module digest, devices, options,
+metadata). The cache holds executables weakly: their owners (the caches of
+plax-transforms, a user's `Compiled`) decide how long they live. `Executable.execute`
 checks and places the arguments, runs `execute_sharded`, and wraps the outputs via
 `array_result_handler`s built once per executable.
 """
 from __future__ import annotations
 
-import collections
 import hashlib
 import io
 import logging
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,7 +21,7 @@ import numpy as np
 from jaxlib import _jax, xla_client as xc
 
 from plax.extend import config
-from plax.extend.core import ShapedArray
+from plax.extend.core import ShapedArray, register_cache
 from plax.extend.monitoring import BACKEND_COMPILE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
 from plax_runtime.array import Array
@@ -28,8 +30,7 @@ from plax_runtime.sharding_impls import sharding_from_xla
 
 logger = logging.getLogger(__name__)
 
-_CACHE_SIZE = 1024
-_cache: collections.OrderedDict[tuple, Executable] = collections.OrderedDict()
+_cache: weakref.WeakValueDictionary[tuple, Executable] = weakref.WeakValueDictionary()
 _cache_lock = threading.Lock()
 
 
@@ -190,6 +191,13 @@ class Executable:
         """Sizes of arguments, outputs, temporaries and generated code."""
         return self._loaded.get_compiled_memory_stats()
 
+    def generated_code_bytes(self) -> int:
+        """The size of the compiled code (0 where the backend does not say)."""
+        try:
+            return int(self._loaded.size_of_generated_code_in_bytes())
+        except _jax.JaxRuntimeError:  # backends without the query (UNIMPLEMENTED)
+            return 0
+
     def runtime_executable(self) -> xc.LoadedExecutable:
         return self._loaded
 
@@ -262,7 +270,6 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
     with _cache_lock:
         executable = _cache.get(key)
         if executable is not None:
-            _cache.move_to_end(key)
             return executable
     options = _compile_options(devices, num_replicas, num_partitions, overrides, build)
     if name is None:
@@ -276,8 +283,6 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
                            tuple(sharding_like))
     with _cache_lock:
         _cache[key] = executable
-        if len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
     return executable
 
 
@@ -294,6 +299,9 @@ def _log_level() -> int:
 def clear_cache() -> None:
     with _cache_lock:
         _cache.clear()
+
+
+register_cache(clear_cache)
 
 
 def _compile_options(devices, num_replicas, num_partitions, overrides, build

@@ -3,7 +3,7 @@
 buffer copies through `batched_copy_array_to_devices_with_sharding` (one call, grouped
 by source and destination in C++). `Array` and `device_put` build on this module;
 both jaxlib functions are called through module-level names so that tests can count
-the calls.
+the calls, and with jaxlib's own transfer guard kept out (`transfer_guard.py`).
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from jaxlib import xla_client as xc
 from plax.extend import config, dtypes
 from plax.extend.core import ShapedArray
 from plax.extend.sharding import Device, Sharding
+from plax_runtime import transfer_guard
 from plax_runtime.backends import get_backend
 from plax_runtime.sharding_impls import SingleDeviceSharding
 
@@ -73,6 +74,7 @@ def place_host_value(x: Any, sharding: Sharding | None, *, weak_type: bool | Non
         committed = sharding is not None
     if sharding is None:
         sharding = SingleDeviceSharding(default_device())
+    transfer_guard.check("host_to_device", aval, dst_sharding=sharding)
     indices = sharding.addressable_devices_indices_map(aval.shape)
     # Empty buffers have nothing to alias (and jaxlib cannot copy empty shards).
     zero_copy = may_alias or value.size == 0
@@ -93,9 +95,10 @@ def place_host_value(x: Any, sharding: Sharding | None, *, weak_type: bool | Non
             zero_copy = True
     semantics = (xc.HostBufferSemantics.ZERO_COPY if zero_copy
                  else xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
-    impl = _batched_device_put(aval, sharding._to_jaxlib_sharding(aval.ndim), shards,
-                               list(indices), committed, may_alias is False, semantics,
-                               enable_x64=config.enable_x64.value)
+    impl = transfer_guard.unguarded(
+        _batched_device_put, aval, sharding._to_jaxlib_sharding(aval.ndim), shards,
+        list(indices), committed, may_alias is False, semantics,
+        enable_x64=config.enable_x64.value)
     return impl, aval, sharding
 
 
@@ -120,5 +123,6 @@ def copy_buffers(impls: Sequence[xc.ArrayImpl], ndims: Sequence[int],
     """Copies of `impls` (arrays of rank `ndims`) placed as `shardings`, each of its
     source's layout, in one batched call."""
     jaxlib_shardings = [s._to_jaxlib_sharding(ndim) for ndim, s in zip(ndims, shardings)]
-    return _batched_copy(list(impls), [s._internal_device_list for s in jaxlib_shardings],
-                         jaxlib_shardings, list(semantics))
+    return transfer_guard.unguarded(
+        _batched_copy, list(impls), [s._internal_device_list for s in jaxlib_shardings],
+        jaxlib_shardings, list(semantics))

@@ -43,7 +43,10 @@ def _impl(x, *, callback):
 
 
 def _batching(axis_data, args, dims, *, callback):
-    raise NotImplementedError("inspect_array_sharding under vmap is not supported")
+    """Under vmap the batched value is inspected, its batch dimension included (as
+    in JAX): that is the array the partitioner lays out."""
+    inspect_sharding_p.bind(*args, callback=callback)
+    return [], []
 
 
 inspect_sharding_p.define_rule("batching", _batching)

@@ -21,7 +21,10 @@ Reading path:
 7. `batching.py`, `vmap_api.py` — `vmap` and batching of Jaxprs;
 8. `test_util.py` — `plax.test_util`, numerical checks of derivatives, and
    `conformance.py` — its `check_primitive`, a primitive's rules checked against
-   each other.
+   each other;
+9. `plax.experimental` modules, programs built on the above: `checkify/` (an
+   interpreter threading an error state through a Jaxpr), `ode.py` (`odeint` and
+   its adjoint rule), `sparse/` (the BCOO array, `sparsify`, sparse gradients).
 
 The rules of the standard primitives, `cond`, `while` and `scan` included, live
 with their definitions in plax-stdlib.

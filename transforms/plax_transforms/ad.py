@@ -21,6 +21,7 @@ from plax.extend.core import (
     ClosedJaxpr,
     Trace,
     Tracer,
+    check_no_leaks,
     current_trace,
     derived_debug_info,
     eval_jaxpr,
@@ -109,6 +110,8 @@ def jvp_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any],
         pts = [trace.to_primal_tangent(o) for o in outs]
     finally:
         trace.invalidate()
+    del tracers, outs  # so that only leaked tracers stay alive
+    check_no_leaks(trace)
     out_primals = [p for p, _ in pts]
     out_tangents = [ad_rules.instantiate(t) if instantiate_zeros else t for _, t in pts]
     return out_primals, out_tangents

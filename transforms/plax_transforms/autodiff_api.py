@@ -30,6 +30,7 @@ from plax.extend.core import (
     JaxprDebugInfo,
     TracingDebugInfo,
     check_callable,
+    check_no_leaks,
     current_trace,
     eval_jaxpr,
     fun_sourceinfo,
@@ -40,6 +41,7 @@ from plax.extend.core import (
     set_current_trace,
     tangent_name,
 )
+from plax_stdlib.lax.conversion import convert_with_weak_type
 from plax_transforms.ad import JVPTrace, JVPTracer, jvp_flat
 from plax_transforms.partial_eval import PartialEvalTrace
 from plax_transforms.transpose import backward_pass
@@ -57,13 +59,16 @@ def _avals_of(leaves, api: str, what: str = "argument"):
     return avals
 
 
-def _check_tangent(primal_aval, t, api: str):
+def _check_tangent(primal_aval, t, api: str, dtype_error: type[Exception] = TypeError):
+    """A tangent of another shape is a ValueError, of another dtype `dtype_error` (JAX's
+    classes: a TypeError for jvp, a ValueError for vjp and linearize)."""
     want = tangent_aval(primal_aval)
     aval = get_aval(t)
     if aval.shape != want.shape or np.dtype(aval.dtype) != np.dtype(want.dtype):
-        raise ValueError(f"{api}: tangent of type {aval.str_short()} does not match the primal "
-                         f"of type {primal_aval.str_short()} (expected tangent type "
-                         f"{want.str_short()})")
+        error = ValueError if aval.shape != want.shape else dtype_error
+        raise error(f"{api}: tangent of type {aval.str_short()} does not match the primal "
+                    f"of type {primal_aval.str_short()} (expected tangent type "
+                    f"{want.str_short()})")
 
 
 def _as_tangent(t):
@@ -79,8 +84,8 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: primal and tangent arguments must be tuples or lists; found "
                         f"{type(primals).__name__} and {type(tangents).__name__}")
-    flat_p, tree_p = tree_util.tree_flatten(tuple(primals))
-    flat_t, tree_t = tree_util.tree_flatten(tuple(tangents))
+    flat_p, tree_p = tree_util.tree_flatten(primals)
+    flat_t, tree_t = tree_util.tree_flatten(tangents)
     if tree_p != tree_t:
         raise TypeError(f"jvp: primal and tangent arguments must have the same tree "
                         f"structure; got {tree_p} and {tree_t}")
@@ -141,7 +146,15 @@ class Linearized:
         cts = [ct for ct, nz in zip(cts_out, self.out_nonzero) if nz]
         cts_in = backward_pass(self.jaxpr.jaxpr, self.jaxpr.consts,
                                [UndefinedPrimal(tangent_aval(a)) for a in self.in_avals], cts)
-        return [instantiate(ct) for ct in cts_in]
+        return [_weak_like(instantiate(ct), a) for ct, a in zip(cts_in, self.in_avals)]
+
+
+def _weak_like(ct, primal_aval):
+    """A cotangent weakly typed when its primal is (a Python scalar's), as in JAX."""
+    aval = get_aval(ct)
+    if primal_aval.weak_type and not aval.weak_type and aval.dtype == primal_aval.dtype:
+        return convert_with_weak_type(ct, aval.dtype, weak_type=True)
+    return ct
 
 
 def linearize_flat(flat_fun: Callable[..., Sequence[Any]], primals: Sequence[Any],
@@ -173,6 +186,9 @@ def linearize_flat(flat_fun: Callable[..., Sequence[Any]], primals: Sequence[Any
     finally:
         jvp_trace.invalidate()
         pe.invalidate()
+    del tracers, tangents, outs, pts  # so that only leaked tracers stay alive
+    check_no_leaks(jvp_trace)
+    check_no_leaks(pe)
     out_avals = [get_aval(p) for p in out_primals]
     return out_primals, Linearized(closed, in_avals, out_avals, out_nonzero), extra
 
@@ -205,7 +221,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
             raise TypeError(f"linearized function expects tangents of structure {in_tree}, "
                             f"got {tree_t}")
         for aval, t in zip(in_avals, flat_t):
-            _check_tangent(aval, t, "linearize")
+            _check_tangent(aval, t, "linearize", dtype_error=ValueError)
         return tree_util.tree_unflatten(out_tree, lin.apply(flat_t))
 
     out = tree_util.tree_unflatten(out_tree, outs)
@@ -229,10 +245,14 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     def vjp_fun(residuals, ct):
         flat_ct, ct_tree = tree_util.tree_flatten(ct)
         if ct_tree != out_tree:
-            raise TypeError(f"vjp: the cotangent's tree structure {ct_tree} does not match "
-                            f"the output's {out_tree}")
+            raise ValueError(f"vjp: the cotangent's tree structure {ct_tree} does not match "
+                             f"the output's {out_tree}")
         for aval, c in zip(out_avals, flat_ct):
-            _check_tangent(aval, c, "vjp")
+            if get_aval(c).shape != aval.shape or is_differentiable_dtype(aval.dtype):
+                _check_tangent(aval, c, "vjp", dtype_error=ValueError)
+        # Integer and boolean outputs have no cotangent: whatever is given counts as zero.
+        flat_ct = [c if is_differentiable_dtype(aval.dtype)
+                   else np.zeros(aval.shape, dtypes.float0) for aval, c in zip(out_avals, flat_ct)]
         at = Linearized(ClosedJaxpr(linear_jaxpr, residuals), in_avals, out_avals, out_nonzero)
         cts = at.transpose([_as_tangent(c) for c in flat_ct])
         return tuple(tree_util.tree_unflatten(in_tree, cts))
@@ -277,9 +297,11 @@ def _check_scalar_output(out, api: str, holomorphic: bool):
 def _dyn_args(fun, args, argnums: tuple[int, ...], api: str):
     for i in argnums:
         if not -len(args) <= i < len(args):
-            raise TypeError(f"{api}: argnums {argnums} out of range for a call with "
-                            f"{len(args)} positional argument(s) to "
-                            f"{fun_sourceinfo(fun)}")
+            # JAX's classes: too few arguments for grad is a TypeError (as a call with
+            # missing arguments); an index out of range otherwise a ValueError.
+            error = TypeError if i >= 0 and api in ("grad", "value_and_grad") else ValueError
+            raise error(f"{api}: argnums {argnums} out of range for a call with "
+                        f"{len(args)} positional argument(s) to {fun_sourceinfo(fun)}")
     return tuple(args[i] for i in argnums)
 
 
@@ -447,8 +469,9 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
             shape = get_aval(out).shape
             if holomorphic:
                 _check_jac_dtype(get_aval(out).dtype, "jacfwd", "output", True)
+            dtype = get_aval(out).dtype  # integer outputs get zeros of their dtype, as in JAX
             blocks.append(_split_axis(next(cols), len(shape), in_avals, shape, "after")
-                          if d else [_float0_block(shape + a.shape) for a in in_avals])
+                          if d else [np.zeros(shape + a.shape, dtype) for a in in_avals])
         jac = _jac_tree(info["tree"], in_tree, blocks)
         return (jac, aux) if has_aux else jac
 
@@ -467,10 +490,10 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
     def jacrev_f(*args, **kwargs):
         flat, in_tree, in_avals, g, call_tree = _jac_setup(fun, args, kwargs, argnums,
                                                            "jacrev")
-        diff_in = [_check_jac_dtype(a.dtype, "jacrev", "input", holomorphic, allow_int)
-                   for a in in_avals]
         outs, lin, extra = linearize_flat(_flat_traced(g, call_tree, has_aux, "jacrev"),
                                           flat)
+        diff_in = [_check_jac_dtype(a.dtype, "jacrev", "input", holomorphic, allow_int)
+                   for a in in_avals]  # after tracing: JAX's order of errors
         out_avals = lin.out_avals
         for a in out_avals:
             _check_jac_dtype(a.dtype, "jacrev", "output", holomorphic)

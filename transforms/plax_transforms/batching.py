@@ -33,6 +33,7 @@ from plax.extend.core import (
     current_trace,
     eval_jaxpr,
     get_aval,
+    register_cache,
     set_current_trace,
     trace_to_jaxpr,
 )
@@ -203,6 +204,7 @@ def _new_batch_entry(closed, axis_data, in_dims, forced):
 # Keyed weakly on the ClosedJaxpr, so `vmap(jit(f))` reuses one batched Jaxpr (and
 # so one lowering and executable) for calls with the same signature.
 _batch_cache = _weakref_lru_cache.weakref_lru_cache(trace_context, _new_batch_entry, 1024)
+register_cache(_batch_cache.cache_clear)
 
 
 def _batch_jaxpr_cached(closed, axis_data, in_dims, forced):

@@ -18,7 +18,7 @@ import weakref
 from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from plax.extend import config
-from plax.extend.core import ClosedJaxpr, Jaxpr, Primitive, get_aval
+from plax.extend.core import ClosedJaxpr, Jaxpr, Primitive, get_aval, register_cache
 from plax.extend.sharding import Device, Sharding, concrete_mesh, sharding_from_spec
 from plax_runtime import placement as runtime_placement
 from plax_runtime.array import Array
@@ -40,6 +40,7 @@ class CallPlacement(NamedTuple):
 
 
 _default_devices: dict[Any, Device] = {}
+register_cache(_default_devices.clear)
 
 
 def default_device() -> Device:

@@ -13,6 +13,12 @@ transform can treat it as one unit:
   tangents; its transpose runs the user's `bwd`. It cannot be evaluated, so plain
   forward mode of a `custom_vjp` function raises, as in JAX.
 
+Outside `jit` (eager evaluation, or `jvp`/`grad`/`vjp` whose primal values are
+concrete) nothing is traced, as in JAX: evaluation calls the function itself, and
+differentiation calls the user's rule on the concrete primal values — so Python
+control flow on primal values works there. Under `jit` (or `vmap`) the call is
+staged as above.
+
 Values the function closes over are hoisted into leading operands (`num_consts`),
 so enclosing transforms see them; differentiating with respect to one raises,
 since the user's rule does not say how. Arguments in `nondiff_argnums` are static
@@ -24,16 +30,19 @@ the batch).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
+from plax.errors import UnexpectedTracerError
 from plax.extend import tree_util
 from plax.extend.ad import Zero, instantiate, is_differentiable_dtype, tangent_aval, zeros_like_aval
 from plax.extend.core import (
     BATCHING,
+    EVAL_TRACE,
     JVP,
     TRANSPOSE,
     ClosedJaxpr,
@@ -44,14 +53,18 @@ from plax.extend.core import (
     Tracer,
     TracingDebugInfo,
     check_callable,
+    current_trace,
     eval_jaxpr,
     get_aval,
     make_tracing_debug_info,
     normalize_argnums,
     result_paths_from_tree,
+    set_current_trace,
     stage_flat,
 )
 from plax_stdlib.lax.conversion import stop_gradient
+from plax_transforms.ad import JVPTrace
+from plax_transforms.partial_eval import PartialEvalTrace
 from plax_transforms.transpose import backward_pass
 
 # --- what users' rules see -------------------------------------------------------------
@@ -171,6 +184,50 @@ class _Decorated:
         positions = [i for i in range(n) if i not in static]
         return static, tuple(args[i] for i in positions), positions, args
 
+    def __call__(self, *args, **kwargs):
+        """Outside `jit`, the function or its rule on concrete values; else staged."""
+        self._check_rules()
+        trace = current_trace()
+        if trace is EVAL_TRACE:  # outside every transformation: the function itself
+            return self.fun(*args, **kwargs)
+        if isinstance(trace, PartialEvalTrace) and not any(
+                map(trace.is_unknown, tree_util.tree_leaves((args, kwargs)))):
+            with set_current_trace(trace.parent):  # known values: computed right away
+                return self(*args, **kwargs)
+        static, dyn, positions, all_args = self._split(args, kwargs)
+        trace = self._concrete_jvp_trace(dyn)
+        if trace is not None:
+            return self._jvp_concretely(trace, static, dyn, positions)
+        return self._staged_call(static, dyn, positions, all_args)
+
+    def _concrete_jvp_trace(self, dyn) -> JVPTrace | None:
+        """The current trace when it differentiates concrete primal values (outside
+        `jit`): the rule then runs on them directly instead of being staged."""
+        trace = current_trace()
+        if not isinstance(trace, JVPTrace):
+            return None
+        for leaf in tree_util.tree_leaves(dyn):
+            primal = trace.to_primal_tangent(leaf)[0]
+            if isinstance(primal, Tracer) and primal.to_concrete_value() is None:
+                return None
+        return trace
+
+    def _split_primals_tangents(self, trace: JVPTrace, dyn):
+        flat, in_tree = tree_util.tree_flatten(dyn)
+        pairs = [trace.to_primal_tangent(x) for x in flat]
+        return [p for p, _ in pairs], [t for _, t in pairs], in_tree
+
+    @contextlib.contextmanager
+    def _on_parent_of(self, trace: JVPTrace):
+        """Run on the parent of `trace` with it suspended: a value of `trace` met there
+        was closed over by the function, which its rule cannot differentiate."""
+        try:
+            with trace.suspended(), set_current_trace(trace.parent):
+                yield
+        except UnexpectedTracerError as err:
+            raise UnexpectedTracerError(str(_closure_tangent_error(self.api, self.name))
+                                        ) from err
+
     def _trace(self, static, dyn, positions, all_args):
         """→ (call_jaxpr, consts, flat dynamic leaves, in_tree, out_tree)."""
         flat, in_tree = tree_util.tree_flatten(dyn)
@@ -269,11 +326,12 @@ class custom_jvp(_Decorated):
         jvp.__name__ = f"{self.name}_jvps"
         self.defjvp(jvp)
 
-    def __call__(self, *args, **kwargs):
+    def _check_rules(self) -> None:
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {self.name} using "
                                  "defjvp.")
-        static, dyn, positions, all_args = self._split(args, kwargs)
+
+    def _staged_call(self, static, dyn, positions, all_args):
         closed, consts, flat, in_tree, out_tree = self._trace(static, dyn, positions, all_args)
         flat_jvp = _flat_jvp(self, static, positions, in_tree, out_tree, closed.out_avals)
         outs = custom_jvp_call_p.bind(*consts, *flat, call_jaxpr=closed, jvp=flat_jvp,
@@ -281,11 +339,26 @@ class custom_jvp(_Decorated):
                                       symbolic_zeros=self.symbolic_zeros)
         return tree_util.tree_unflatten(out_tree, outs)
 
+    def _jvp_concretely(self, trace: JVPTrace, static, dyn, positions):
+        """The user's rule on the concrete primals and the tangents, on the parent trace."""
+        primals, tangents, in_tree = self._split_primals_tangents(trace, dyn)
+        with self._on_parent_of(trace):
+            if all(isinstance(t, Zero) for t in tangents):
+                return self(*_merge(static, positions, tree_util.tree_unflatten(in_tree,
+                                                                                primals)))
+            flat_jvp = _flat_jvp(self, static, positions, in_tree, None, None)
+            p_out, t_out = flat_jvp(primals, tangents)
+        return tree_util.tree_unflatten(flat_jvp.out_tree[0],
+                                        [trace.wrap(p, t) for p, t in zip(p_out, t_out)])
+
 
 def _flat_jvp(f: custom_jvp, static, positions, in_tree, out_tree, out_avals):
     """The user's jvp on flat primals and tangents (`Zero`s allowed) → flat primal
-    outputs and tangents (`Zero` where the rule gave a symbolic zero), checked."""
+    outputs and tangents (`Zero` where the rule gave a symbolic zero), checked against
+    the function's output structure and types (when known: the function was traced).
+    The rule's output structure is left in `flat_jvp.out_tree[0]`."""
     rule = f.jvp
+    seen_tree: list = []
 
     def flat_jvp(primals, tangents):
         if f.symbolic_zeros:
@@ -302,7 +375,8 @@ def _flat_jvp(f: custom_jvp, static, positions, in_tree, out_tree, out_avals):
         p_out, t_out = out
         p_flat, p_tree = tree_util.tree_flatten(p_out)
         t_flat, t_tree = tree_util.tree_flatten(t_out, is_leaf=_is_zero_leaf)
-        if p_tree != out_tree:
+        seen_tree[:] = [p_tree]
+        if out_tree is not None and p_tree != out_tree:
             raise TypeError(f"Custom JVP rule {_fn_name(rule)} for function {f.name} must "
                             "produce primal outputs with the same container (pytree) structure "
                             f"as the function's output {out_tree}, but got {p_tree}.")
@@ -311,7 +385,8 @@ def _flat_jvp(f: custom_jvp, static, positions, in_tree, out_tree, out_avals):
                             "produce primal and tangent outputs with equal container (pytree) "
                             f"structures, but got {p_tree} and {t_tree} respectively.")
         tangents_out = []
-        for i, (p, t, want) in enumerate(zip(p_flat, t_flat, out_avals)):
+        wanted = out_avals if out_avals is not None else [get_aval(p) for p in p_flat]
+        for i, (p, t, want) in enumerate(zip(p_flat, t_flat, wanted)):
             p_aval = get_aval(p)
             if not _same_type(p_aval, want):
                 raise TypeError(f"Custom JVP rule {_fn_name(rule)} for function {f.name} must "
@@ -335,6 +410,7 @@ def _flat_jvp(f: custom_jvp, static, positions, in_tree, out_tree, out_avals):
         return p_flat, tangents_out
 
     flat_jvp.__name__ = _fn_name(rule)
+    flat_jvp.out_tree = seen_tree
     return flat_jvp
 
 
@@ -410,11 +486,12 @@ class custom_vjp(_Decorated):
     def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False) -> None:
         self.fwd, self.bwd, self.symbolic_zeros = fwd, bwd, symbolic_zeros
 
-    def __call__(self, *args, **kwargs):
+    def _check_rules(self) -> None:
         if self.fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {self.name} using "
                                  "defvjp.")
-        static, dyn, positions, all_args = self._split(args, kwargs)
+
+    def _staged_call(self, static, dyn, positions, all_args):
         closed, consts, flat, in_tree, out_tree = self._trace(static, dyn, positions, all_args)
         fwd, bwd = _flat_fwd_bwd(self, static, positions, in_tree, out_tree,
                                  closed.in_avals[len(consts):], closed.out_avals)
@@ -422,6 +499,22 @@ class custom_vjp(_Decorated):
                                       num_consts=len(consts),
                                       symbolic_zeros=self.symbolic_zeros)
         return tree_util.tree_unflatten(out_tree, outs)
+
+    def _jvp_concretely(self, trace: JVPTrace, static, dyn, positions):
+        """The user's fwd on the concrete primals, and a `custom_lin` of the residuals
+        and tangents (transposed by bwd), on the parent trace."""
+        primals, tangents, in_tree = self._split_primals_tangents(trace, dyn)
+        with self._on_parent_of(trace):
+            if all(isinstance(t, Zero) for t in tangents):
+                return self(*_merge(static, positions, tree_util.tree_unflatten(in_tree,
+                                                                                primals)))
+            in_avals = [get_aval(p) for p in primals]
+            fwd, bwd = _flat_fwd_bwd(self, static, positions, in_tree, None, in_avals, None)
+            outs, t_outs = _custom_vjp_call_jvp(primals, tangents, call_jaxpr=None, fwd=fwd,
+                                                bwd=bwd, num_consts=0,
+                                                symbolic_zeros=self.symbolic_zeros)
+        return tree_util.tree_unflatten(fwd.out_tree[0],
+                                        [trace.wrap(p, t) for p, t in zip(outs, t_outs)])
 
 
 def _flat_fwd_bwd(f: custom_vjp, static, positions, in_tree, out_tree, in_avals, out_avals):
@@ -431,6 +524,7 @@ def _flat_fwd_bwd(f: custom_vjp, static, positions, in_tree, out_tree, in_avals,
     → one cotangent per input leaf (`Zero` where the rule gave None or a zero)."""
     nondiff = [static[i] for i in sorted(static)]
     res_tree: list = []
+    seen_tree: list = []  # the output structure fwd gave (the function's, when traced)
 
     def fwd(primals, perturbed):
         if f.symbolic_zeros:
@@ -443,11 +537,12 @@ def _flat_fwd_bwd(f: custom_vjp, static, positions, in_tree, out_tree, in_avals,
                             f"residuals, but got {type(out).__name__}.")
         p_out, res = out
         p_flat, p_tree = tree_util.tree_flatten(p_out)
-        if p_tree != out_tree:
+        seen_tree[:] = [p_tree]
+        if out_tree is not None and p_tree != out_tree:
             raise TypeError(f"Custom VJP fwd rule {_fn_name(f.fwd)} for function {f.name} must "
                             "produce primal outputs with the same container (pytree) structure "
                             f"as the function: expected {out_tree}, got {p_tree}.")
-        for i, (p, want) in enumerate(zip(p_flat, out_avals)):
+        for i, (p, want) in enumerate(zip(p_flat, out_avals or ())):
             if not _same_type(get_aval(p), want):
                 raise TypeError(f"Custom VJP fwd rule {_fn_name(f.fwd)} for function {f.name} "
                                 f"must produce primal outputs of the function's types: output "
@@ -463,10 +558,12 @@ def _flat_fwd_bwd(f: custom_vjp, static, positions, in_tree, out_tree, in_avals,
         else:
             cts = [instantiate(c) for c in cts]
         res = tree_util.tree_unflatten(res_tree[0], res_flat)
-        out = f.bwd(*nondiff, res, tree_util.tree_unflatten(out_tree, cts))
+        tree = seen_tree[0] if seen_tree else out_tree
+        out = f.bwd(*nondiff, res, tree_util.tree_unflatten(tree, cts))
         return _check_bwd_output(f, out, in_tree, in_avals)
 
     fwd.__name__ = _fn_name(f.fwd)
+    fwd.out_tree = seen_tree
     bwd.__name__ = _fn_name(f.bwd)
     return fwd, bwd
 

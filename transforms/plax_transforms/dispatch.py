@@ -11,48 +11,83 @@ caller, so a repeated operation costs a signature, a dictionary lookup and an
 execution.
 Arguments may be plax Arrays, NumPy values or Python scalars; non-Arrays are put
 on the device by the executable in one batch.
+
+Both caches are bounded by entries and bytes. Parameters that are Jaxprs (the
+branches of an eager `cond`, the body of a `while_loop`) enter keys by identity
+and are held weakly, so their entries go when the user's functions do.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
-from plax.extend.core import ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var, get_aval
+from plax.extend import config
+from plax.extend.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var, get_aval,
+                              register_cache)
 from plax.extend.sharding import concrete_mesh
+from plax_transforms import debug_nans
+from plax_transforms.caches import BoundedCache
 from plax_transforms.executing import (CallPlacement, CompiledJaxpr, abstract_layout,
                                        lower_module, lowering_platform, place_call)
 from plax_transforms.signature import arg_signature, trace_context
 
-_MAX_ENTRIES = 8192
 # Two levels: a call's exact signature (placements and the context mesh included) → a
 # prepared caller, in front of the executables, which depend only on avals and devices.
-_callers: dict[tuple, Callable[[Sequence[Any]], list]] = {}
-_executables: dict[tuple, CompiledJaxpr] = {}
+# A caller holds its executable, so both count its bytes.
+_callers = BoundedCache("eager callers", max_entries=8192, max_bytes=512 << 20)
+_executables = BoundedCache("eager executables", max_entries=8192, max_bytes=512 << 20)
+register_cache(_callers.clear)
+register_cache(_executables.clear)
+
+_JAXPR_TYPES = (ClosedJaxpr, Jaxpr)
+
+
+def _holds_jaxpr(value) -> bool:
+    kind = type(value)
+    return kind in _JAXPR_TYPES or (kind is tuple and bool(value)
+                                    and type(value[0]) in _JAXPR_TYPES)
+
+
+def _params_key(params: dict) -> tuple[tuple, list]:
+    """`params` as a hashable key naming Jaxpr parameters by identity, and those Jaxprs."""
+    items = tuple(params.items())
+    if not any(_holds_jaxpr(value) for _, value in items):
+        return items, []
+    jaxprs: list = []
+
+    def part(value):
+        if type(value) in _JAXPR_TYPES:
+            jaxprs.append(value)
+            return ("jaxpr", id(value))
+        return tuple(map(part, value)) if _holds_jaxpr(value) else value
+
+    return tuple([(name, part(value)) for name, value in items]), jaxprs
 
 
 def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict):
     """Compute `prim(*args, **params)` with a compiled single-primitive executable."""
+    params_key, jaxprs = _params_key(params)
     try:
-        key = (prim, tuple(params.items()), arg_signature(args), trace_context(),
-               concrete_mesh())
+        key = (prim, params_key, arg_signature(args), trace_context(), concrete_mesh())
         call = _callers.get(key)
     except TypeError:  # an unhashable parameter: compile without caching
         key, call = None, None
     if call is None:
-        call = _prepare(prim, args, params)
+        call, nbytes = _prepare(prim, args, params, params_key, jaxprs)
         if key is not None:
-            _remember(_callers, key, call)
+            _callers.put(key, call, nbytes=nbytes, owners=jaxprs)
     outs = call(args)
     return outs if prim.multiple_results else outs[0]
 
 
-def _prepare(prim: Primitive, args: Sequence[Any], params: dict):
+def _prepare(prim: Primitive, args: Sequence[Any], params: dict, params_key: tuple,
+             jaxprs: list):
     closed = _one_equation(prim, args, params)
     # Higher-order primitives may run where their Jaxprs say (a shard_map's mesh).
     placement = place_call(args, jaxpr=closed.jaxpr)
     avals = tuple(map(get_aval, args))
     n = len(placement.devices)
     try:
-        key = (prim, tuple(params.items()), avals, placement.devices,
+        key = (prim, params_key, avals, placement.devices,
                tuple(abstract_layout(s, a.ndim, n) for s, a in zip(placement.in_shardings,
                                                                     avals)),
                trace_context())
@@ -62,14 +97,11 @@ def _prepare(prim: Primitive, args: Sequence[Any], params: dict):
     if compiled is None:
         compiled = _compile_primitive(prim, closed, placement)
         if key is not None:
-            _remember(_executables, key, compiled)
-    return compiled.caller_for(args, placement.committed)
-
-
-def _remember(cache: dict, key: tuple, value) -> None:
-    if len(cache) >= _MAX_ENTRIES:
-        cache.clear()
-    cache[key] = value
+            _executables.put(key, compiled, nbytes=compiled.nbytes, owners=jaxprs)
+    call = compiled.caller_for(args, placement.committed)
+    if debug_nans.enabled():  # a key of its own: the trace context includes the options
+        call = debug_nans.checked_primitive(call, prim)
+    return call, compiled.nbytes
 
 
 def _one_equation(prim: Primitive, args: Sequence[Any], params: dict) -> ClosedJaxpr:
@@ -84,6 +116,9 @@ def _one_equation(prim: Primitive, args: Sequence[Any], params: dict) -> ClosedJ
 
 def _compile_primitive(prim: Primitive, closed: ClosedJaxpr,
                        placement: CallPlacement) -> CompiledJaxpr:
+    if config.no_tracing.value:  # a new eager operation is traced and compiled, as in JAX
+        raise RuntimeError(f"re-tracing function {prim.name} for `jit`, but 'no_tracing' "
+                           "is set")
     lowering = lower_module(closed, prim.name,
                             platform=lowering_platform(placement.devices[0]), keep_unused=True,
                             num_partitions=len(placement.devices),

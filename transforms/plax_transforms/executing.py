@@ -5,66 +5,42 @@ compiling once per device assignment, and executing on the call's arguments.
 states. Lowerings are cached per (Jaxpr, donation, `keep_unused`, platform, config,
 number of devices, and the *abstract* form of each stated sharding: mesh axis names
 and sizes, memory kind), so two meshes of one shape on different devices share a
-lowering; executables are cached per lowering and device assignment. Outputs are
-committed when the computation spans several devices or some input was committed.
+lowering; executables are cached per lowering and device assignment. Both caches
+are bounded and hold the Jaxpr and the lowering weakly: a dropped function frees its
+lowering and its executables. Outputs are committed when the computation spans
+several devices or some input was committed.
 """
 from __future__ import annotations
 
-import collections
 import contextlib
 import functools
 import logging
 import threading
 from typing import Any, Hashable, Sequence
 
-from plax.extend import config
-from plax.extend.core import ClosedJaxpr
+import numpy as np
+
+from plax.extend import config, dtypes
+from plax.extend.core import ClosedJaxpr, register_cache
 from plax.extend.monitoring import JAXPR_TO_MLIR_MODULE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
 from plax_runtime import device_put as runtime_put, executable as runtime_executable
+from plax_runtime import transfer_guard
 from plax_runtime.array import Array
 from plax_runtime.sharding_impls import replicated_sharding
-from plax_transforms import explain
+from plax_transforms import debug_nans, explain
+from plax_transforms.caches import BoundedCache, nbytes_of
 from plax_transforms.call_placement import (CallPlacement, default_device, inner_shardings,
                                             place_call, single_device_sharding)
 from plax_transforms.lowering import LoweringResult, lower_jaxpr_to_module
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CallPlacement", "CompiledJaxpr", "LRUCache", "abstract_layout",
+__all__ = ["CallPlacement", "CompiledJaxpr", "abstract_layout",
            "compile_lowering", "compiled_for_call", "default_device", "device_sharding",
            "execute_jaxpr", "lower_jaxpr", "lower_module", "lowering_platform", "place_call"]
 
 device_sharding = single_device_sharding
-
-
-class LRUCache:
-    """A bounded mapping that forgets the least recently used entry first.
-
-    Keys made from `id()`s must keep their objects alive through the value.
-    """
-
-    def __init__(self, maxsize: int):
-        self.maxsize = maxsize
-        self._data: collections.OrderedDict = collections.OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable):
-        with self._lock:
-            value = self._data.get(key)
-            if value is not None:
-                self._data.move_to_end(key)
-            return value
-
-    def put(self, key: Hashable, value) -> None:
-        with self._lock:
-            self._data[key] = value
-            if len(self._data) > self.maxsize:
-                self._data.popitem(last=False)
-
-    def keys(self) -> list:
-        with self._lock:
-            return list(self._data)
 
 
 def lowering_platform(device: Device) -> str:
@@ -80,12 +56,26 @@ def _log_level() -> int:
 
 # --- compiled Jaxprs ----------------------------------------------------------------
 
+def check_execution_allowed(name: str) -> None:
+    """Raises under `jax_no_execution`. It is part of the trace context, so fast-path
+    entries made without it are never used with it: checking where they are made
+    and on slow calls covers every execution."""
+    if config.no_execution.value:
+        raise RuntimeError(f"plax tried to execute function jit({name}), but the "
+                           "no_execution config option is set")
+
+
 class CompiledJaxpr:
     """A lowered Jaxpr compiled for one device assignment, with its hoisted constants
-    placed there (replicated)."""
+    placed there (replicated).
+
+    It keeps what calls need, not the lowering: the executables cache holds
+    lowerings weakly.
+    """
 
     def __init__(self, lowering: LoweringResult, placement: CallPlacement):
-        self.lowering = lowering
+        self.name = lowering.name
+        self.keepalives = lowering.keepalives  # host callbacks the executable calls
         self.devices = devices = placement.devices
         self.device = devices[0]
         n_consts = len(lowering.const_args)
@@ -116,7 +106,7 @@ class CompiledJaxpr:
             _compiling["target"] = (devices, like)
             try:
                 self.executable = runtime_executable.compile(
-                    lowering.module, devices,
+                    lowering.bytecode, devices,
                     donated_args=[i for i, d in enumerate(lowering.donated_args) if d],
                     build_options=build, in_shardings=in_shardings,
                     out_avals=lowering.out_avals, out_shardings=out_shardings,
@@ -127,9 +117,18 @@ class CompiledJaxpr:
             finally:
                 _compiling["target"] = previous
         consts = lowering.const_args
-        self.const_args = runtime_put.put_leaves(consts, [const_sharding] * len(consts),
-                                                 [False] * len(consts), [None] * len(consts))
+        with transfer_guard.internal():  # constants are the computation's, not the user's
+            self.const_args = runtime_put.put_leaves(consts, [const_sharding] * len(consts),
+                                                     [False] * len(consts),
+                                                     [None] * len(consts))
         self.kept_var_idx = lowering.kept_var_idx
+        # float0 outputs (tangents of integers) are lowered as booleans; callers get
+        # NumPy float0 zeros for them, as JAX returns.
+        self._float0_shapes = {i: a.shape for i, a in enumerate(lowering.out_avals)
+                               if getattr(a, "dtype", None) == dtypes.float0}
+        # Executables hold about their module's size in code and metadata.
+        self.nbytes = (len(lowering.bytecode) + nbytes_of(self.const_args)
+                       + self.executable.generated_code_bytes())
 
     @property
     def in_shardings(self) -> tuple[Sharding, ...]:
@@ -144,18 +143,25 @@ class CompiledJaxpr:
         """A function running this computation on later calls whose arguments look
         like `flat_args` (same signatures and placements): when they are all Arrays
         already where the executable wants them, it skips every check and move."""
+        check_execution_allowed(self.name)
         ex = self.executable
-        if (not self.const_args and len(flat_args) == len(self.kept_var_idx)
+        if (not self.const_args and not self._float0_shapes
+                and len(flat_args) == len(self.kept_var_idx)
                 and ex.laid_out_as_expected(flat_args)):
             return functools.partial(ex.execute_placed, committed=committed)
         return functools.partial(self, committed=committed)
 
     def __call__(self, flat_args: Sequence[Any], committed: bool) -> list[Array]:
         """Run on the flat inputs of the Jaxpr (pruned ones are skipped)."""
+        check_execution_allowed(self.name)
         if not self.const_args and len(flat_args) == len(self.kept_var_idx):
-            return self.executable.execute(flat_args, committed=committed)  # all kept
-        args = [flat_args[i] for i in self.kept_var_idx]
-        return self.executable.execute([*self.const_args, *args], committed=committed)
+            outs = self.executable.execute(flat_args, committed=committed)  # all kept
+        else:
+            args = [flat_args[i] for i in self.kept_var_idx]
+            outs = self.executable.execute([*self.const_args, *args], committed=committed)
+        for i, shape in self._float0_shapes.items():
+            outs[i] = np.zeros(shape, dtypes.float0)
+        return outs
 
 
 # The compile in progress. Compiles are serialized by the lock, so that callbacks XLA
@@ -180,8 +186,10 @@ def _on_device(sharding: Sharding | None, device: Device) -> Sharding:
     return single_device_sharding(device, None if kind == "device" else kind)
 
 
-_lowerings = LRUCache(4096)
-_compiled = LRUCache(4096)
+_lowerings = BoundedCache("lowerings", max_entries=4096, max_bytes=512 << 20)
+_compiled = BoundedCache("executables", max_entries=4096, max_bytes=1 << 30)
+register_cache(_lowerings.clear)
+register_cache(_compiled.clear)
 
 
 def abstract_layout(sharding: Sharding | None, ndim: int, num_devices: int) -> Hashable:
@@ -198,8 +206,8 @@ def lower_jaxpr(closed: ClosedJaxpr, name: str, *, platform: str,
                 donated_invars: Sequence[bool], keep_unused: bool,
                 placement: CallPlacement | None = None) -> LoweringResult:
     """`lower_jaxpr_to_module` for a call placed as `placement` (default: one
-    device, nothing stated), cached per Jaxpr object, options, config and the
-    abstract layouts of the placement."""
+    device, nothing stated), cached while `closed` lives, per options, config and
+    the abstract layouts of the placement."""
     num_devices = 1 if placement is None else len(placement.devices)
     ins = placement.in_shardings if placement else (None,) * len(closed.jaxpr.invars)
     outs = placement.out_shardings if placement else (None,) * len(closed.jaxpr.outvars)
@@ -211,16 +219,16 @@ def lower_jaxpr(closed: ClosedJaxpr, name: str, *, platform: str,
                     for s, a in zip(outs, closed.out_avals)))
     key = (id(closed), name, tuple(donated_invars), keep_unused, platform,
            config.jit_key_context(), num_devices, layout)
-    entry = _lowerings.get(key)
-    if entry is None:
+    lowering = _lowerings.get(key)
+    if lowering is None:
         if config.explain_cache_misses.value:
             explain.explain_lowering_miss(name, closed, key, _lowerings.keys())
-        entry = (closed, lower_module(closed, name, platform=platform,
-                                      donated_invars=donated_invars, keep_unused=keep_unused,
-                                      num_partitions=num_devices, in_shardings=ins,
-                                      out_shardings=outs))
-        _lowerings.put(key, entry)
-    return entry[1]
+        lowering = lower_module(closed, name, platform=platform,
+                                donated_invars=donated_invars, keep_unused=keep_unused,
+                                num_partitions=num_devices, in_shardings=ins,
+                                out_shardings=outs)
+        _lowerings.put(key, lowering, nbytes=lowering.nbytes, owners=(closed,))
+    return lowering
 
 
 def lower_module(closed: ClosedJaxpr, name: str, **options) -> LoweringResult:
@@ -234,7 +242,7 @@ def lower_module(closed: ClosedJaxpr, name: str, **options) -> LoweringResult:
 def compile_lowering(lowering: LoweringResult,
                      placement: CallPlacement | Device) -> CompiledJaxpr:
     """`lowering` compiled for the placement's device assignment (or one device),
-    cached."""
+    cached while `lowering` lives."""
     if isinstance(placement, Device):
         placement = CallPlacement((placement,), False, (), ())
     key = (id(lowering), placement.devices)
@@ -247,7 +255,7 @@ def compile_lowering(lowering: LoweringResult,
                    lowering.name, [d.id for d in placement.devices],
                    ", ".join(a.str_short() for a in lowering.in_avals))
         compiled = CompiledJaxpr(lowering, placement)
-        _compiled.put(key, compiled)
+        _compiled.put(key, compiled, nbytes=compiled.nbytes, owners=(lowering,))
     return compiled
 
 
@@ -274,4 +282,7 @@ def execute_jaxpr(closed: ClosedJaxpr, name: str, args: Sequence[Any], *,
     compiled, committed = compiled_for_call(closed, name, args, donated_invars=donated_invars,
                                             keep_unused=keep_unused, in_shardings=in_shardings,
                                             out_shardings=out_shardings)
-    return compiled(args, committed)
+    call = functools.partial(compiled, committed=committed)
+    if debug_nans.enabled():
+        call = debug_nans.checked_jit(call, closed, name)
+    return call(args)

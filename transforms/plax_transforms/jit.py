@@ -14,10 +14,12 @@ A call of a jitted function
 
 Both paths get the Jaxpr from the *tracing cache*, keyed weakly on the function
 and on (jit options, pytree structure, avals, static values, trace context), so
-inner jits re-traced inside an outer function are traced once. No device enters
-that key: `in_shardings`/`out_shardings` are resolved per call (a bare
-`PartitionSpec` against the mesh in context) and given to `executing`, whose
-lowerings are keyed by abstract layouts and whose executables by device assignment.
+inner jits re-traced inside an outer function are traced once; it is bounded by
+entries and bytes (of the Jaxprs' constants), and a dropped function's traces go
+with it. No device enters that key: `in_shardings`/`out_shardings` are resolved
+per call (a bare `PartitionSpec` against the mesh in context) and given to
+`executing`, whose lowerings are keyed by abstract layouts and whose executables by
+device assignment.
 """
 from __future__ import annotations
 
@@ -27,8 +29,6 @@ import logging
 import types
 import weakref
 from typing import Any, Callable, NamedTuple
-
-from jaxlib import weakref_lru_cache as _weakref_lru_cache
 
 from plax.extend import config, tree_util
 from plax.extend.core import (
@@ -45,6 +45,8 @@ from plax.extend.core import (
     fun_sourceinfo,
     get_aval,
     make_tracing_debug_info,
+    register_cache,
+    register_cache_owner,
     resolve_argnums,
     split_static,
     trace_to_jaxpr,
@@ -52,7 +54,8 @@ from plax.extend.core import (
 from plax.extend.monitoring import JAXPR_TRACE_EVENT, timed_event
 from plax.extend.sharding import Sharding, concrete_mesh, sharding_from_spec
 from plax_runtime import backends
-from plax_transforms import executing, explain
+from plax_transforms import debug_nans, executing, explain
+from plax_transforms.caches import BoundedCache, nbytes_of
 from plax_transforms.jit_primitive import jit_p, jit_params
 from plax_transforms.signature import arg_signature, trace_context
 from plax_transforms.stages import Lowered, Traced, out_info
@@ -127,19 +130,10 @@ class TraceResult:
                                  keep_unused=info.keep_unused, inline=info.inline)
 
 
-class _TraceSlot:
-    """A tracing-cache entry, filled by the first call that traces."""
-    __slots__ = ("result",)
-
-    def __init__(self):
-        self.result: TraceResult | None = None
-
-
-def _new_slot(fun, info, in_tree, in_avals, static_args, static_kwargs) -> _TraceSlot:
-    return _TraceSlot()
-
-
-_trace_slots = _weakref_lru_cache.weakref_lru_cache(trace_context, _new_slot, 8192)
+# Keys: (id(function), trace context, jit options, pytree structure, avals, statics).
+_traces = BoundedCache("traces", max_entries=8192, max_bytes=1 << 30)
+_BYTES_PER_EQUATION = 512  # a rough size of an equation and its variables
+register_cache(_traces.clear)
 
 
 class _FastEntry(NamedTuple):
@@ -162,6 +156,7 @@ class JitWrapped:
             self._cache_key_fun = functools.partial(fun)
         # `updated=()`: copying a wrapped jit's __dict__ would overwrite our own fields.
         functools.update_wrapper(self, fun, updated=())
+        register_cache_owner(self)
 
     def __repr__(self):
         return f"<jitted function {getattr(self._fun, '__qualname__', self._fun)!r}>"
@@ -258,11 +253,14 @@ class JitWrapped:
         except TypeError as err:  # arguments the fast path cannot describe
             key = None
             logger.debug("jit(%s): calls like this one cannot use the fast path: %s", name, err)
-        outs = compiled(flat, committed)
+        call = compiled.caller_for(flat, committed)
+        if debug_nans.enabled():  # a key of its own: the trace context includes the options
+            call = debug_nans.checked_jit(call, result.closed, name)
+        outs = call(flat)
         if key is not None:
             if len(self._fast) >= _FAST_CACHE_SIZE:
                 self._fast.clear()
-            self._fast[key] = _FastEntry(compiled.caller_for(flat, committed), result.out_tree)
+            self._fast[key] = _FastEntry(call, result.out_tree)
             logger.debug("jit(%s): fast-path cache miss (new signature, device or config); "
                          "entry added", name)
         return tree_util.tree_unflatten(result.out_tree, outs)
@@ -296,13 +294,14 @@ class JitWrapped:
             dyn_args, dyn_kwargs, static_args, static_kwargs = tuple(args), kwargs, (), ()
         flat, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         in_avals = tuple(self._aval(x, i, args, kwargs) for i, x in enumerate(flat))
-        slot = _trace_slots(self._cache_key_fun, info, in_tree, in_avals, static_args,
-                            static_kwargs)
-        if slot.result is not None:
-            return flat, in_tree, slot.result
+        key = (id(self._cache_key_fun), trace_context(), info, in_tree, in_avals,
+               static_args, static_kwargs)
+        result = _traces.get(key)
+        if result is not None:
+            return flat, in_tree, result
         dbg = self._debug_info(args, kwargs)
         if config.explain_cache_misses.value:
-            self._explain(dbg, in_tree, in_avals, static_args, static_kwargs)
+            self._explain(dbg, key)
         if current_trace() is EVAL_TRACE:  # JAX records top-level traces only
             with timed_event(JAXPR_TRACE_EVENT, dbg.func_name or "fun",
                              "Finished tracing {fun_name} for jit in {elapsed_time:.9f} sec",
@@ -313,7 +312,10 @@ class JitWrapped:
             result = self._trace(dbg, in_tree, in_avals, dyn_args, dyn_kwargs, static_args,
                                  static_kwargs)
         if not result.extra_args:  # a Jaxpr closing over tracers belongs to one trace
-            slot.result = result
+            closed = result.closed
+            nbytes = (nbytes_of(closed.consts)
+                      + _BYTES_PER_EQUATION * (1 + len(closed.jaxpr.eqns)))
+            _traces.put(key, result, nbytes=nbytes, owners=(self._cache_key_fun,))
         return flat, in_tree, result
 
     def _debug_info(self, args, kwargs) -> TracingDebugInfo:
@@ -374,12 +376,11 @@ class JitWrapped:
             flags += [name in info.donate_argnames] * t.num_leaves
         return tuple(flags)
 
-    def _explain(self, dbg, in_tree, in_avals, static_args, static_kwargs) -> None:
-        new = explain.TraceKey(trace_context(), in_tree, in_avals, static_args, static_kwargs)
-        previous = [explain.TraceKey(ctx, *rest[1:])
-                    for ref, ctx, rest, _ in _trace_slots.cache_keys()
-                    if ref() is self._cache_key_fun and rest[0] == self._info]
-        previous = [key for key in previous if key != new]  # the entry made by this call
+    def _explain(self, dbg, key: tuple) -> None:
+        fun_id, _, info, *_ = key
+        new = explain.TraceKey(key[1], *key[3:])
+        previous = [explain.TraceKey(k[1], *k[3:]) for k in _traces.keys()
+                    if k[0] == fun_id and k[2] == info]
         explain.explain_trace_miss(dbg, new, previous)
 
     # --- ahead-of-time stages -------------------------------------------------------
@@ -414,7 +415,8 @@ class JitWrapped:
     def clear_cache(self) -> None:
         """Forget this function's traces and fast-path entries."""
         self._fast.clear()
-        _trace_slots.evict_weakref(self._cache_key_fun)
+        fun_id = id(self._cache_key_fun)
+        _traces.evict(lambda key: key[0] == fun_id)
 
 
 def _positional_name(fun: Callable, index: int) -> str:
@@ -482,10 +484,12 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
                                                                static_argnames)
     donate_argnums, donate_argnames = resolve_argnums(fun, donate_argnums,
                                                                donate_argnames, option="donate")
-    both = set(static_argnums) & set(donate_argnums)
-    if both:
-        raise ValueError(f"jit: static_argnums and donate_argnums cannot intersect; both "
-                         f"contain {sorted(both)}")
+    for kind, static, donated in (("argnums", static_argnums, donate_argnums),
+                                  ("argnames", static_argnames, donate_argnames)):
+        both = set(static) & set(donated)
+        if both:
+            raise ValueError(f"jit: static_{kind} and donate_{kind} cannot intersect; both "
+                             f"contain {sorted(both)}")
     info = JitInfo(static_argnums, static_argnames, donate_argnums, donate_argnames,
                    bool(keep_unused), bool(inline), _placement(device, backend), *shardings)
     return JitWrapped(fun, info)

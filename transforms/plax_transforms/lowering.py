@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import importlib.util
 import math
 import os
@@ -52,7 +53,12 @@ from plax.extend.core import (
 )
 from plax.extend.mlir import hlo, mu
 from plax.extend.sharding import Sharding
-from plax_transforms.mlir_context import make_ir_context, module_to_string
+from plax_transforms.mlir_context import (
+    module_to_bytecode,
+    module_to_string,
+    note_lowering,
+    shared_ir_context,
+)
 
 # NumPy constants up to this size are written into the module; larger ones, and
 # device arrays, are passed to `@main` as leading arguments instead.
@@ -79,7 +85,12 @@ _LIBRARY_DIRS = _library_dirs()
 
 def _user_filename(code) -> str | None:
     """The file of a frame to show in locations; None hides plax's own frames."""
-    filename = code.co_filename
+    return _shown_filename(code.co_filename)
+
+
+@functools.lru_cache(maxsize=4096)
+def _shown_filename(filename: str) -> str | None:
+    """`filename`, or None inside plax (resolving links once per file, not per frame)."""
     real = os.path.realpath(filename) if os.path.isabs(filename) else filename
     return None if real.startswith(_LIBRARY_DIRS) else filename
 
@@ -290,6 +301,7 @@ class LoweringResult:
     arg_names: tuple[str, ...]  # of `@main`'s arguments ("" where unknown)
     out_avals: tuple[AbstractValue, ...]
     donated_args: tuple[bool, ...]  # per `@main` argument
+    bytecode: bytes  # the module serialized, as the compiler takes it
     num_partitions: int = 1
     shardy: bool = True
     # The shardings the module states, per `@main` argument and result; None where
@@ -299,6 +311,11 @@ class LoweringResult:
     jaxpr: Jaxpr | None = None  # the Jaxpr lowered (shardings inside it place outputs)
     keepalives: tuple = ()
     on_compile: tuple = ()  # run, in `executing.compiling_for`'s context, after a compile
+
+    @property
+    def nbytes(self) -> int:
+        """Roughly what the lowering holds: its module and hoisted constants."""
+        return len(self.bytecode) + sum(getattr(c, "nbytes", 0) for c in self.const_args)
 
     def as_text(self, *, debug_info: bool = False) -> str:
         return module_to_string(self.module, debug_info=debug_info)
@@ -355,7 +372,7 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
     donated_args = (False,) * len(hoisted) + donated
     arg_shardings = (None,) * len(hoisted) + tuple(in_shardings[i] for i in kept_var_idx)
 
-    context = make_ir_context()
+    context = shared_ir_context()
     with context, ir.Location.unknown():
         module = ir.Module.create()
         attrs = module.operation.attributes
@@ -387,8 +404,10 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
                     for v, s, aval in zip(outs, out_shardings, out_avals)]
             func.ReturnOp(outs)
         _verify(module)
+    bytecode = module_to_bytecode(module)
+    note_lowering(context, len(bytecode))
     return LoweringResult(module, context, name, kept_var_idx, tuple(c for _, c in hoisted),
-                          in_avals, tuple(arg_names), out_avals, donated_args,
+                          in_avals, tuple(arg_names), out_avals, donated_args, bytecode,
                           num_partitions, shardy, arg_shardings, out_shardings, closed.jaxpr,
                           tuple(mctx.keepalives), tuple(mctx.on_compile))
 

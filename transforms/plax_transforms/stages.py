@@ -168,5 +168,5 @@ class Compiled:
                             "was compiled: " + "; ".join(errors))
 
     def __repr__(self):
-        return (f"Compiled({self._compiled.lowering.name} on devices "
+        return (f"Compiled({self._compiled.name} on devices "
                 f"{[d.id for d in self._compiled.devices]})")

@@ -19,18 +19,30 @@ from plax_transforms.conformance import check_primitive
 
 __all__ = ["check_grads", "check_jvp", "check_primitive", "check_vjp"]
 
-_DEFAULT_EPS = {np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-5}
-_DEFAULT_TOL = {np.dtype(np.float32): 2e-2, np.dtype(np.float64): 1e-5}
+_DEFAULT_EPS = {np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-5,
+                np.dtype(np.complex64): 1e-3, np.dtype(np.complex128): 1e-5}
+_DEFAULT_TOL = {np.dtype(np.float32): 2e-2, np.dtype(np.float64): 1e-5,
+                np.dtype(np.complex64): 2e-2, np.dtype(np.complex128): 1e-5}
 
 
 def _random_like(rng, x):
+    """A random direction in `x`'s space: complex values get random imaginary parts
+    too, so derivatives are checked along every real direction."""
     x = np.asarray(x)
+    if np.iscomplexobj(x):
+        return (rng.standard_normal(x.shape) + 1j * rng.standard_normal(x.shape)).astype(x.dtype)
     return rng.standard_normal(x.shape).astype(x.dtype)
 
 
+def _wide(x) -> np.ndarray:
+    x = np.asarray(x)
+    return x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)
+
+
 def _inner(xs, ys) -> float:
-    return float(sum(np.vdot(np.asarray(x, np.float64), np.asarray(y, np.float64))
-                     for x, y in zip(xs, ys)))
+    """The real pairing `Re sum(x * y)`, under which vjp is jvp's transpose (complex
+    values included: cotangents are not conjugated)."""
+    return float(sum(np.real(np.sum(_wide(x) * _wide(y))) for x, y in zip(xs, ys)))
 
 
 def _flat_out(out) -> list:
@@ -38,7 +50,7 @@ def _flat_out(out) -> list:
 
 
 def _check_close(what: str, got, want, atol, rtol):
-    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    got, want = _wide(got), _wide(want)
     if not np.allclose(got, want, atol=atol, rtol=rtol):
         raise AssertionError(f"check_grads: {what} mismatch:\n got  {got}\n want {want}")
 
@@ -55,7 +67,7 @@ def check_jvp(f: Callable, args: Sequence, atol=None, rtol=None, eps=None, rng=N
     plus = f(*(np.asarray(a) + eps * d for a, d in zip(args, v)))
     minus = f(*(np.asarray(a) - eps * d for a, d in zip(args, v)))
     for ti, p, m in zip(_flat_out(t), _flat_out(plus), _flat_out(minus)):
-        fd = (np.asarray(p, np.float64) - np.asarray(m, np.float64)) / (2 * eps)
+        fd = (_wide(p) - _wide(m)) / (2 * eps)
         _check_close("jvp vs finite differences", ti, fd, atol, rtol)
 
 

@@ -21,6 +21,7 @@ from plax.extend.batching import (
 )
 from plax.extend.core import (
     check_callable,
+    check_no_leaks,
     fun_sourceinfo,
     get_aval,
     make_tracing_debug_info,
@@ -91,9 +92,12 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size: int | 
                     a, kw = tree_util.tree_unflatten(
                         in_tree, [trace.wrap(x, d) for x, d in zip(flat, dims)])
                     out = fun(*a, **kw)
-                return _outputs(trace, out, out_axes)
+                result = _outputs(trace, out, out_axes)
         finally:
             trace.invalidate()
+        del a, kw, out  # so that only leaked tracers stay alive
+        check_no_leaks(trace)
+        return result
 
     return vmap_f
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from plax._src.errors import InvalidShapeError
+
 _SHORT_NAMES = {
     "bool": "bool", "float16": "f16", "float32": "f32", "float64": "f64",
     "bfloat16": "bf16", "complex64": "c64", "complex128": "c128",
@@ -31,6 +33,23 @@ class AbstractValue:
         raise NotImplementedError
 
 
+_MAX_BYTES = 2**63 - 1  # XLA aborts the process on shapes whose byte size overflows int64
+
+
+def _check_size(shape: tuple[int, ...], dtype: np.dtype) -> None:
+    """Negative dimensions and sizes past int64 are a ValueError naming the shape,
+    before XLA (which would abort the process) ever sees them."""
+    extent = 1  # XLA multiplies the nonzero dimensions, even of an empty array
+    for d in shape:
+        if d < 0:
+            raise InvalidShapeError(f"negative dimensions are not allowed: shape {shape}")
+        extent *= d or 1
+    if extent * max(dtype.itemsize, 1) > _MAX_BYTES:
+        raise InvalidShapeError(f"array of shape {shape} and dtype {dtype.name} is too large: its "
+                         f"size ({extent} elements of {dtype.itemsize} bytes) overflows a "
+                         "64-bit integer")
+
+
 class ShapedArray(AbstractValue):
     """An array of known shape and dtype; `weak_type` marks Python-scalar origin."""
     __slots__ = ("shape", "dtype", "weak_type")
@@ -39,6 +58,8 @@ class ShapedArray(AbstractValue):
         self.shape = tuple(int(d) for d in shape)
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
+        if self.shape:
+            _check_size(self.shape, self.dtype)
 
     @property
     def ndim(self) -> int:

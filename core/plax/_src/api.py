@@ -1,4 +1,4 @@
-"""`make_jaxpr`: the core's public entry to tracing."""
+"""`make_jaxpr` and `typeof`: the core's public entries to tracing and types."""
 from __future__ import annotations
 
 import functools
@@ -6,7 +6,7 @@ from typing import Callable
 
 from plax._src import debug_info as dbg_util
 from plax._src import tree_util
-from plax._src.abstract import ShapeDtypeStruct
+from plax._src.abstract import AbstractValue, ShapeDtypeStruct
 from plax._src.arguments import bind_static, check_callable, normalize_argnums, split_static
 from plax._src.ir import ClosedJaxpr
 from plax._src.staging import trace_to_jaxpr
@@ -41,3 +41,9 @@ def make_jaxpr(fun: Callable, static_argnums=(), axis_env=None, return_shape: bo
 
     make_jaxpr_f.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
     return make_jaxpr_f
+
+
+def typeof(x) -> AbstractValue:
+    """The type plax gives `x` (an array, tracer, NumPy value or scalar): its aval,
+    with shape, dtype and weak type. TypeError for values that are not arrays."""
+    return get_aval(x)

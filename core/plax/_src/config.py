@@ -15,8 +15,10 @@ also an absl flag (`--plax_foo`; a `--jax_foo` that JAX defined is honoured too)
 """
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
+import itertools
 import numbers
 import os
 import sys
@@ -223,12 +225,14 @@ class State(_jaxlib_config.Config):
     `.value` is this thread's value if one is set, else the global one.
     `state(new_value)` is a context manager (and decorator) that sets this thread's
     value and restores the previous one on exit. `update_hook`, if given, is called
-    with the new effective value whenever the global or this thread's value changes.
+    with the new effective value whenever the global or this thread's value changes;
+    `update_global_hook` only when `config.update` sets the global value.
     """
 
     def __init__(self, name: str, default: Any, help: str, kind: _Kind, *,
                  include_in_jit_key: bool = False, include_in_trace_context: bool = False,
                  update_hook: Callable[[Any], None] | None = None,
+                 update_global_hook: Callable[[Any], None] | None = None,
                  default_context_value: Any = _NO_DEFAULT):
         default = kind.parse(name, default)
         super().__init__(name, default, include_in_jit_key=include_in_jit_key,
@@ -238,6 +242,7 @@ class State(_jaxlib_config.Config):
         self.include_in_trace_context = include_in_trace_context
         self._kind = kind
         self._update_hook = update_hook
+        self._update_global_hook = update_global_hook
         self._default_context_value = default_context_value
         if update_hook is not None:
             update_hook(default)
@@ -245,10 +250,20 @@ class State(_jaxlib_config.Config):
     def _peek(self):
         return self.value
 
+    def add_update_hook(self, hook: Callable[[Any], None]) -> None:
+        """Also calls `hook` with the effective value now and on every change: how a
+        package above the kernel follows an option the kernel defines."""
+        previous = self._update_hook
+        self._update_hook = hook if previous is None else lambda v: (previous(v), hook(v))
+        hook(self.value)
+
     def _set(self, value) -> None:
-        self.set_global(self._kind.parse(self.name, value))
+        value = self._kind.parse(self.name, value)
+        self.set_global(value)
         if self._update_hook is not None:
             self._update_hook(self.value)
+        if self._update_global_hook is not None:
+            self._update_global_hook(value)
 
     def __call__(self, new_value: Any = _NO_DEFAULT) -> "StateContext":
         if new_value is _NO_DEFAULT:
@@ -368,16 +383,19 @@ class Config:
     def _define_state(self, name: str, default: Any, help: str, kind: _Kind, *,
                       include_in_jit_key: bool = False, include_in_trace_context: bool = False,
                       update_hook: Callable[[Any], None] | None = None,
+                      update_global_hook: Callable[[Any], None] | None = None,
                       default_context_value: Any = _NO_DEFAULT) -> State:
         state = State(name, self._default_from_env(name, default, kind), help, kind,
                       include_in_jit_key=include_in_jit_key,
                       include_in_trace_context=include_in_trace_context,
-                      update_hook=update_hook, default_context_value=default_context_value)
+                      update_hook=update_hook, update_global_hook=update_global_hook,
+                      default_context_value=default_context_value)
         self._add(state)
         return state
 
     # Each define_*_state takes the keyword options `include_in_jit_key`,
-    # `include_in_trace_context` (both False by default) and `update_hook` (see State).
+    # `include_in_trace_context` (both False by default), `update_hook` and
+    # `update_global_hook` (see State).
     def define_bool_state(self, name: str, default: bool, help: str, **options) -> State:
         """A bool State; `with state():` with no argument sets it to True."""
         return self._define_state(name, default, help, _BoolKind(), default_context_value=True,
@@ -526,15 +544,110 @@ enable_checks = config.define_bool_state(
     "jax_enable_checks", False,
     "Check plax's internal invariants (Jaxpr types...); slower.")
 
+# In the trace context too, so that cached calls (jit's fast path, eager dispatch)
+# take a checking path while they are on, and cost nothing while they are off.
 debug_nans = config.define_bool_state(
     "jax_debug_nans", False,
     "Raise when a computation produces a NaN, re-running it op by op to find the culprit.",
-    include_in_jit_key=True)
+    include_in_jit_key=True, include_in_trace_context=True)
+
+check_tracer_leaks = config.define_bool_state(
+    "jax_check_tracer_leaks", False,
+    "Report a tracer that outlives its transformation (stored in a global, an attribute, "
+    "a closure) when the transformation ends, naming where it was created. Slower.")
+checking_leaks = check_tracer_leaks  # `with plax.checking_leaks():`, as in JAX
 
 debug_infs = config.define_bool_state(
     "jax_debug_infs", False,
     "Raise when a computation produces an inf, re-running it op by op to find the culprit.",
-    include_in_jit_key=True)
+    include_in_jit_key=True, include_in_trace_context=True)
+
+no_tracing = config.define_bool_state(
+    "jax_no_tracing", False,
+    "Raise instead of tracing a function to a Jaxpr (a jit cache miss, make_jaxpr) or "
+    "compiling a new eager operation: shows that a loop reuses what it compiled.")
+
+no_execution = config.define_bool_state(
+    "jax_no_execution", False,
+    "Raise instead of running any compiled computation (jitted or eager).",
+    include_in_jit_key=True, include_in_trace_context=True)
+
+allow_f16_reductions = config.define_bool_state(
+    "jax_allow_f16_reductions", True,
+    "If False, reduce_sum over float16 or bfloat16 values raises.",
+    include_in_jit_key=True, include_in_trace_context=True)
+
+jax2tf_associative_scan_reductions = config.define_bool_state(
+    "jax2tf_associative_scan_reductions", False,
+    "Chooses how jax2tf lowers cumulative reductions; plax has no jax2tf, so it changes "
+    "nothing here (accepted so that programs setting it run).")
+
+TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+"""The transfer guard's levels: 'log'/'disallow' act on implicit transfers only, the
+'_explicit' ones on `device_put`/`device_get` too."""
+TRANSFER_DIRECTIONS = ("host_to_device", "device_to_device", "device_to_host")
+"""The directions each with its own guard option (`jax_transfer_guard_<direction>`)."""
+
+
+def _transfer_guard_state(direction: str) -> State:
+    return config.define_optional_enum_state(
+        f"jax_transfer_guard_{direction}", TRANSFER_GUARD_LEVELS, None,
+        f"Transfer guard level of {direction.replace('_', '-')} transfers; None means "
+        "'allow', unless jax_transfer_guard sets all directions.")
+
+
+transfer_guard_host_to_device = _transfer_guard_state("host_to_device")
+transfer_guard_device_to_device = _transfer_guard_state("device_to_device")
+transfer_guard_device_to_host = _transfer_guard_state("device_to_host")
+
+
+def _set_every_transfer_guard(level: str | None) -> None:
+    for direction in TRANSFER_DIRECTIONS:
+        config.update(f"jax_transfer_guard_{direction}", level)
+
+
+_transfer_guard_all = config.define_optional_enum_state(
+    "jax_transfer_guard", TRANSFER_GUARD_LEVELS, None,
+    "Transfer guard level of all transfers; setting it sets the three "
+    "jax_transfer_guard_* options (read those for a direction's level).",
+    update_global_hook=_set_every_transfer_guard)
+if _transfer_guard_all.value is not None:  # from PLAX_TRANSFER_GUARD/JAX_TRANSFER_GUARD
+    _set_every_transfer_guard(_transfer_guard_all.value)
+
+
+@contextlib.contextmanager
+def transfer_guard(new_val: str):
+    """Sets this thread's transfer guard level of every direction inside the block."""
+    with transfer_guard_host_to_device(new_val), transfer_guard_device_to_device(new_val), \
+            transfer_guard_device_to_host(new_val), _transfer_guard_all(new_val):
+        yield
+
+
+array_garbage_collection_guard = config.define_optional_enum_state(
+    "jax_array_garbage_collection_guard", ["allow", "log", "fatal"], None,
+    "What happens when Python's cycle collector, not reference counting, frees a plax "
+    "Array made while the guard was on (its device memory waited for the collector): "
+    "'allow' (None) nothing, 'log' logs an error, 'fatal' aborts the process.")
+
+
+def _check_hashable(option: str, value: Any) -> None:
+    try:
+        hash(value)
+    except TypeError:
+        raise TypeError(f"{option!r} takes hashable values (they key the jit caches), got "
+                        f"{value!r} of type {type(value).__name__}") from None
+
+
+_user_contexts = itertools.count()
+
+
+def make_user_context(default_value: Any = None) -> State:
+    """A new option of the user's whose value is part of every cache key: entering
+    `with context(value):` makes jitted functions trace and compile anew for `value`."""
+    return config.define_object_state(
+        f"jax_user_context_{next(_user_contexts)}", default_value,
+        "A user context made by make_user_context.", validator=_check_hashable,
+        include_in_jit_key=True, include_in_trace_context=True)
 
 
 def _check_device(option: str, value: Any) -> None:

@@ -10,13 +10,16 @@ statement:
 Abstract evaluation raises `TypeError` when operands' dtypes or shapes do not fit
 each other or the parameters (a padding config with an entry count other than the
 operand's rank), naming the primitive, shapes and dtypes; and `ValueError` when
-parameters are malformed on their own (an axis out of range, a non-permutation...).
+parameters are malformed on their own (an axis out of range...) — except where
+JAX's shape rule raises another class for the same mistake: plax follows JAX's
+class, rule by rule, so that users' `except` clauses keep working.
 """
 from __future__ import annotations
 
 from typing import Callable, Sequence
 
 import numpy as np
+from numpy.exceptions import AxisError
 
 from plax._src import dtypes as plax_dtypes
 from plax._src.abstract import ShapedArray
@@ -124,21 +127,25 @@ def weak_result(avals: Sequence[ShapedArray], dtype) -> bool:
     return all(a.weak_type for a in avals) and np.dtype(dtype) != np.dtype(bool)
 
 
-def canonicalize_axis(name: str, axis: int, ndim: int, what: str = "axis") -> int:
-    """`axis` in `[-ndim, ndim)` made non-negative; ValueError otherwise."""
+def canonicalize_axis(name: str, axis: int, ndim: int, what: str = "axis", *,
+                      error: type[Exception] = AxisError) -> int:
+    """`axis` in `[-ndim, ndim)` made non-negative, else `error`: by default NumPy's
+    AxisError, both a ValueError and an IndexError (JAX raises either, op by op);
+    the shape rules for which JAX raises TypeError pass that."""
     axis = int(axis)
     if not -ndim <= axis < ndim:
-        raise ValueError(f"{name}: {what} {axis} is out of bounds for an array of rank {ndim}")
+        raise error(f"{name}: {what} {axis} is out of bounds for an array of rank {ndim}")
     return axis + ndim if axis < 0 else axis
 
 
-def check_axes(name: str, axes: Sequence[int], ndim: int, what: str = "axes") -> None:
-    """Primitive params: axes must be distinct and in `[0, ndim)`."""
+def check_axes(name: str, axes: Sequence[int], ndim: int, what: str = "axes", *,
+               error: type[Exception] = ValueError) -> None:
+    """Primitive params: axes must be distinct and in `[0, ndim)`, else `error`."""
     if any(not 0 <= a < ndim for a in axes):
-        raise ValueError(f"{name}: {what} {tuple(axes)} out of range for an operand of "
-                         f"rank {ndim}")
+        raise error(f"{name}: {what} {tuple(axes)} out of range for an operand of "
+                    f"rank {ndim}")
     if len(set(axes)) != len(axes):
-        raise ValueError(f"{name}: {what} {tuple(axes)} contain duplicates")
+        raise error(f"{name}: {what} {tuple(axes)} contain duplicates")
 
 
 # --- constructors ---------------------------------------------------------------------

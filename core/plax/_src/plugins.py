@@ -46,6 +46,7 @@ SEAMS: dict[str, tuple[str, str]] = {
     "transpose_jaxpr": ("callable", "plax-transforms"),
     "batch_jaxpr": ("callable", "plax-transforms"),
     "sharding_from_spec": ("callable", "plax-sharding"),
+    "implicit_device_put": ("callable", "plax-runtime"),
 }
 """The seams by which the kernel calls up into other layers: `plax.interpreters` entry
 point names, what each must be (a module or a callable), and which distribution
@@ -61,6 +62,8 @@ _PROVIDERS = {"plax.transforms": "plax-transforms", "plax.lowering": "plax-trans
 _NAMED_PROVIDERS = {
     ("plax.modules", "numpy"): "plax-stdlib", ("plax.modules", "lax"): "plax-stdlib",
     ("plax.modules", "scipy"): "plax-stdlib",
+    ("plax.modules", "ops"): "plax-stdlib", ("plax.modules", "image"): "plax-stdlib",
+    ("plax.modules", "typing"): "plax-runtime",
     ("plax.modules", "dlpack"): "plax-runtime", ("plax.modules", "sharding"): "plax-sharding",
     ("plax.names", "lax.with_sharding_constraint"): "plax-sharding",
     ("plax.names", "debug.visualize_array_sharding"): "plax-sharding",

@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 from jaxlib import _jax
 
+from plax._src import config
 from plax._src import debug_info as dbg_util
 from plax._src import tree_util
 from plax._src.abstract import AbstractValue
+from plax._src.checking import check_jaxpr
 from plax._src.debug_info import JaxprDebugInfo, TracingDebugInfo
 from plax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
-from plax._src.tracing import (Trace, Tracer, escaped_tracer_error, get_aval,
+from plax._src.tracing import (Trace, Tracer, check_no_leaks, escaped_tracer_error, get_aval,
                                set_current_trace)
 
 if TYPE_CHECKING:
@@ -102,14 +104,13 @@ class StagingTrace(Trace):
         jaxpr = Jaxpr(constvars, self.invars, outvars, self.eqns, effects, debug_info)
         return ClosedJaxpr(jaxpr, consts)
 
-    def concretization_error(self, tracer, what):
-        err = super().concretization_error(tracer, what)
+    def value_origin(self, tracer) -> str:
         names = self._arg_names_feeding(tracer)
-        if names:
-            plural = "s" if len(names) > 1 else ""
-            err.args = (err.args[0] + f" This value depends on the argument{plural} "
-                        + ", ".join(names) + ".",)
-        return err
+        if not names:
+            return ""
+        plural = "s" if len(names) > 1 else ""
+        return (f"It is abstract because it depends on the value of the argument{plural} "
+                + ", ".join(names) + ".")
 
     def _arg_names_feeding(self, tracer) -> list[str]:
         """User names of the inputs that `tracer`'s value was computed from."""
@@ -129,8 +130,12 @@ def trace_to_jaxpr(fun: Callable, in_tree, in_avals: Sequence[AbstractValue],
     """Trace `fun(*args, **kwargs)`, whose flattened inputs have `in_avals`.
 
     `in_tree` is the treedef of `(args, kwargs)`. Returns the ClosedJaxpr and the
-    treedef of the output.
+    treedef of the output. Raises under `jax_no_tracing`; with `jax_enable_checks`,
+    the Jaxpr is type-checked.
     """
+    if config.no_tracing.value:
+        what = debug_info.func_src_info if debug_info is not None else repr(fun)
+        raise RuntimeError(f"re-tracing function {what} for `jit`, but 'no_tracing' is set")
     trace = StagingTrace(debug_info)
     tracers = [trace.new_arg(aval) for aval in in_avals]
     try:
@@ -141,11 +146,14 @@ def trace_to_jaxpr(fun: Callable, in_tree, in_avals: Sequence[AbstractValue],
         final_dbg = None
         if debug_info is not None:
             final_dbg = dbg_util.finalize(debug_info, dbg_util.result_paths_from_tree(out))
-        for leaf in out_leaves:
-            _check_output_leaf(leaf, trace)
+        _check_output_leaves(out_leaves, trace)
         closed = trace.to_closed_jaxpr(out_leaves, final_dbg)
     finally:
         trace.invalidate()
+    del tracers, args, kwargs, out, out_leaves  # so that only leaked tracers stay alive
+    check_no_leaks(trace)
+    if config.enable_checks.value:
+        check_jaxpr(closed)
     return closed, out_tree
 
 
@@ -153,7 +161,7 @@ def stage_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[AbstractVal
                debug_info: JaxprDebugInfo | None = None) -> ClosedJaxpr:
     """Trace flat `fun` (a list of inputs to a list of outputs) on `in_avals` into a
     ClosedJaxpr carrying `debug_info`: how Jaxpr-to-Jaxpr transformations and the
-    rules of higher-order primitives build new Jaxprs."""
+    rules of higher-order primitives build new Jaxprs (checked under `jax_enable_checks`)."""
     trace = StagingTrace()
     tracers = [trace.new_arg(a) for a in in_avals]
     try:
@@ -164,13 +172,16 @@ def stage_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[AbstractVal
         trace.invalidate()
     if debug_info is not None:
         closed = closed.replace(jaxpr=closed.jaxpr.replace(debug_info=debug_info))
+    if config.enable_checks.value:
+        check_jaxpr(closed)
     return closed
 
 
-def _check_output_leaf(leaf, trace: StagingTrace) -> None:
-    try:
-        get_aval(leaf)
-    except TypeError:
-        where = f" of {trace.debug_info.func_src_info}" if trace.debug_info else ""
-        raise TypeError(f"The output{where} contains {leaf!r} of type "
-                        f"{type(leaf).__name__}, which is not a valid plax type") from None
+def _check_output_leaves(leaves, trace: StagingTrace) -> None:
+    for leaf in leaves:
+        try:
+            get_aval(leaf)
+        except TypeError:
+            where = f" of {trace.debug_info.func_src_info}" if trace.debug_info else ""
+            raise TypeError(f"The output{where} contains {leaf!r} of type "
+                            f"{type(leaf).__name__}, which is not a valid plax type") from None

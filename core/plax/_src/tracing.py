@@ -13,12 +13,18 @@ out (stored in a global, returned through a side channel) raises when used.
 from __future__ import annotations
 
 import contextlib
+import functools
+import gc
+import importlib.util
+import os
 import threading
+import weakref
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
+from jaxlib import _jax
 
-from plax._src import array_methods, dtypes, plugins
+from plax._src import array_methods, config, dtypes, plugins
 from plax._src.abstract import AbstractValue, ShapedArray
 from plax._src.errors import (
     ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
@@ -31,8 +37,13 @@ if TYPE_CHECKING:
 class Trace:
     """An interpreter for primitives; subclasses define `process_primitive`."""
 
+    # With `jax_check_tracer_leaks`: (weak reference, creation traceback) per tracer.
+    _tracers: list | None = None
+
     def __init__(self):
         self._valid = True
+        if config.check_tracer_leaks.value:
+            self._tracers = []
 
     def process_primitive(self, primitive: Primitive, args: Sequence[Any], params: dict):
         raise NotImplementedError
@@ -43,21 +54,58 @@ class Trace:
     def invalidate(self) -> None:
         self._valid = False
 
+    @contextlib.contextmanager
+    def suspended(self):
+        """While the block runs, this trace's tracers count as escaped: code that
+        computes on an enclosing trace (a custom rule run on concrete values) must not
+        meet them."""
+        was, self._valid = self._valid, False
+        try:
+            yield
+        finally:
+            self._valid = was
+
     def describe(self) -> str:
         """Says, for error messages, which transformation this trace belongs to."""
         return type(self).__name__
 
     def concretization_error(self, tracer: "Tracer", what: str) -> Exception:
-        cls = TracerBoolConversionError if what == "bool" else (
-            TracerIntegerConversionError if what in ("int", "index") else ConcretizationTypeError)
-        return cls(
-            f"Attempted {what} conversion of a traced array with shape "
-            f"{tracer.aval.str_short()} while tracing {self.describe()}. The value is not "
-            "known in Python at trace time. Use plax.lax.cond/select/where instead of "
-            "Python control flow, or mark the argument static.")
+        """The error for using `tracer`'s (abstract) value where Python needs a concrete
+        one; `what` is the conversion (`bool`, `int`, `index`, `float`, `item`...)."""
+        return concretization_error(tracer, what, f"while tracing {self.describe()}",
+                                    self.value_origin(tracer))
 
-    def __repr__(self):
-        return self.describe()
+    def value_origin(self, tracer: "Tracer") -> str:
+        """Why `tracer` is abstract, in the user's terms (the arguments it depends on)."""
+        return ""
+
+
+def concretization_error(tracer: "Tracer", what: str, context: str, origin: str = ""
+                         ) -> Exception:
+    """A tracing error of JAX's class for the conversion `what`, saying which value was
+    abstract, where, why, and what to do instead."""
+    shape = tracer.aval.str_short()
+    if what == "bool":
+        cls, head = TracerBoolConversionError, (
+            f"Attempted boolean conversion of a traced array with shape {shape} {context}: "
+            "its value is abstract (not concrete), so Python cannot branch on it.")
+        fix = ("Use plax.lax.cond, plax.lax.select or plax.numpy.where for value-dependent "
+               "control flow, or mark the argument static (static_argnums).")
+    elif what == "index":
+        cls, head = TracerIntegerConversionError, (
+            f"The __index__() method was called on a traced array with shape {shape} "
+            f"{context}: its value is abstract (not concrete), so it cannot index a Python "
+            "sequence, bound a range or size a shape.")
+        fix = ("Index arrays with plax.numpy instead of Python sequences, use "
+               "plax.lax.fori_loop/scan for loops, or mark the argument static.")
+    else:
+        cls, head = ConcretizationTypeError, (
+            f"Abstract tracer value encountered where a concrete value is expected: the "
+            f"`{what}` conversion of a traced array with shape {shape} {context}.")
+        fix = (f"Keep the value an array (use x.astype(...) rather than {what}(x)), or "
+               "mark the argument static so that its value is concrete.")
+    origin = origin or tracer._trace.value_origin(tracer)
+    return cls(f"{head}{' ' + origin if origin else ''}\n{fix}")
 
 
 class EvalTrace(Trace):
@@ -86,6 +134,47 @@ def _eager_dispatch():
     if _eager is None:
         _eager = plugins.resolve("plax.interpreters", "eager_dispatch")
     return _eager
+
+
+def check_no_leaks(trace: Trace) -> None:
+    """With `jax_check_tracer_leaks`, after `trace`'s transformation has finished (and
+    dropped its own references): an UnexpectedTracerError if any of its tracers is still
+    referenced, naming where each was created."""
+    if not trace._tracers:
+        return
+    gc.collect()
+    leaked = [(t, tb) for ref, tb in trace._tracers if (t := ref()) is not None]
+    trace._tracers = None
+    if not leaked:
+        return
+    lines = "\n".join(f"  {t!r} created at {user_frame(tb)}" for t, tb in leaked[:5])
+    more = f"\n  ... and {len(leaked) - 5} more" if len(leaked) > 5 else ""
+    raise UnexpectedTracerError(
+        f"Leaked {len(leaked)} tracer(s) of {trace.describe()}: they are still referenced "
+        f"after the transformation finished (jax_check_tracer_leaks is on):\n{lines}{more}\n"
+        "A value computed inside the transformed function was stored outside it (a "
+        "global, an attribute, a list, a closure). Return it instead.")
+
+
+def user_frame(traceback) -> str:
+    """`file:line (function)` of the innermost frame of `traceback` outside plax."""
+    frames = traceback.frames if traceback is not None else []
+    for frame in frames:  # innermost first
+        if not frame.file_name.startswith(_library_dirs()):
+            return f"{frame.file_name}:{frame.line_num} ({frame.function_name})"
+    return "<unknown>"
+
+
+@functools.cache
+def _library_dirs() -> tuple[str, ...]:
+    """The source directories of the plax packages (their frames are not the user's)."""
+    dirs = []
+    for name in ("plax", "plax_stdlib", "plax_runtime", "plax_transforms", "plax_sharding"):
+        spec = importlib.util.find_spec(name)
+        for location in (spec.submodule_search_locations or ()) if spec else ():
+            dirs.append(os.path.join(os.path.realpath(location), ""))
+            dirs.append(os.path.join(location, ""))
+    return tuple(dirs)
 
 
 def escaped_tracer_error(tracer: "Tracer", primitive: Primitive | None = None) -> Exception:
@@ -128,10 +217,12 @@ def set_current_trace(trace: Trace):
 
 class Tracer:
     """A value seen by a transformation in place of an array."""
-    __slots__ = ("_trace",)
+    __slots__ = ("_trace", "__weakref__")
 
     def __init__(self, trace: Trace):
         self._trace = trace
+        if trace._tracers is not None:
+            trace._tracers.append((weakref.ref(self), _jax.Traceback.get_traceback()))
 
     @property
     def aval(self) -> AbstractValue:
@@ -153,26 +244,48 @@ class Tracer:
             raise self._trace.concretization_error(self, what)
         return value
 
+    def _check_scalar(self, kind: str) -> None:
+        """NumPy's checks come first: they hold whatever the values are."""
+        if self.aval.shape:
+            raise TypeError(f"Only scalar arrays can be converted to Python {kind}; got a "
+                            f"traced array of shape {self.aval.shape}")
+
     def __bool__(self):
-        return bool(self._concrete("bool"))
+        if self.aval.size != 1:
+            what = ("an empty array" if self.aval.size == 0
+                    else "an array with more than one element")
+            raise ValueError(f"The truth value of {what} is ambiguous. Use a.any() or a.all()")
+        return bool(np.asarray(self._concrete("bool")).reshape(()))
 
     def __int__(self):
+        self._check_scalar("ints")
         return int(self._concrete("int"))
 
     def __index__(self):
+        self._check_scalar("ints")
         return int(self._concrete("index"))
 
     def __float__(self):
+        self._check_scalar("floats")
         return float(self._concrete("float"))
 
     def __complex__(self):
+        self._check_scalar("complex numbers")
         return complex(self._concrete("complex"))
 
+    def item(self, *args):
+        return np.asarray(self._concrete("item")).item(*args)
+
+    def tolist(self):
+        return np.asarray(self._concrete("tolist")).tolist()
+
     def __array__(self, dtype=None, copy=None):
+        origin = self._trace.value_origin(self)
         raise TracerArrayConversionError(
-            f"The numpy.ndarray conversion method __array__() was called on a traced "
-            f"array with shape {self.aval.str_short()} while tracing {self._trace.describe()}. "
-            "Use plax.numpy functions instead of numpy ones on traced values.")
+            f"The numpy.ndarray conversion method __array__() was called on a traced array "
+            f"with shape {self.aval.str_short()} while tracing {self._trace.describe()}: its "
+            f"value is abstract, so NumPy cannot compute with it.{' ' + origin if origin else ''}"
+            "\nUse plax.numpy functions instead of numpy ones on traced values.")
 
     def __len__(self):
         if not self.shape:

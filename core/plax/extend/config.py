@@ -2,6 +2,10 @@
 thread-local `State`s with context managers), the standard options, and the
 trace/jit key contexts that caches include."""
 from plax._src.config import (
+    TRANSFER_DIRECTIONS, TRANSFER_GUARD_LEVELS, allow_f16_reductions,
+    array_garbage_collection_guard, check_tracer_leaks, no_execution, no_tracing,
+    transfer_guard_device_to_device, transfer_guard_device_to_host,
+    transfer_guard_host_to_device,
     Config, Flag, State, StateContext, compilation_cache_dir, config, cpu_enable_async_dispatch,
     debug_infs, debug_nans, default_device, default_matmul_precision, default_prng_impl,
     disable_jit, enable_checks, enable_pgle, enable_x64, env_var_names, explain_cache_misses,
@@ -10,6 +14,10 @@ from plax._src.config import (
     threefry_partitionable, trace_context, unset, use_shardy_partitioner)
 
 __all__ = [
+    "TRANSFER_DIRECTIONS", "TRANSFER_GUARD_LEVELS", "allow_f16_reductions",
+    "array_garbage_collection_guard", "check_tracer_leaks", "no_execution", "no_tracing",
+    "transfer_guard_device_to_device", "transfer_guard_device_to_host",
+    "transfer_guard_host_to_device",
     "Config", "Flag", "State", "StateContext", "compilation_cache_dir", "config",
     "cpu_enable_async_dispatch", "debug_infs", "debug_nans", "default_device",
     "default_matmul_precision", "default_prng_impl", "disable_jit", "enable_checks",

@@ -9,6 +9,7 @@ from plax._src.abstract import (AbstractToken, AbstractValue, ShapeDtypeStruct, 
                                 abstract_token, short_dtype_name)
 from plax._src.arguments import bind_static, check_callable, normalize_argnums, split_static
 from plax._src.array_methods import install as install_array_methods
+from plax._src.caches import clear_caches, register_cache, register_cache_owner
 from plax._src.checking import JaxprTypeError, check_jaxpr
 from plax._src.dce import dce_closed_jaxpr, dce_jaxpr
 from plax._src.debug_info import (JaxprDebugInfo, TracingDebugInfo, check_debug_info_counts,
@@ -17,6 +18,7 @@ from plax._src.debug_info import (JaxprDebugInfo, TracingDebugInfo, check_debug_
                                   make_tracing_debug_info, resolve_argnums, residual_name,
                                   result_paths_from_tree, tangent_name)
 from plax._src.evaluation import eval_jaxpr, jaxpr_as_fun
+from plax._src.plugins import seam as _seam
 from plax._src.ir import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, pp_jaxpr, subjaxprs
 from plax._src.primitive import (ABSTRACT_EVAL, AXIS_NAMES, BATCHING, DCE, EFFECTS, IMPL, JVP,
                                  LOWERING, PARTIAL_EVAL, PARTIAL_EVAL_JAXPR, RULE_KINDS, TRANSPOSE,
@@ -24,10 +26,22 @@ from plax._src.primitive import (ABSTRACT_EVAL, AXIS_NAMES, BATCHING, DCE, EFFEC
                                  all_primitives, lookup as primitive_by_id)
 from plax._src.staging import (StagingTrace, StagingTracer, current_source_info, stage_flat,
                                trace_to_jaxpr)
-from plax._src.tracing import (EVAL_TRACE, EvalTrace, Trace, Tracer, current_trace,
-                               escaped_tracer_error, get_aval, is_python_scalar, set_current_trace)
+from plax._src.tracing import (EVAL_TRACE, EvalTrace, Trace, Tracer, check_no_leaks,
+                               current_trace, escaped_tracer_error, get_aval, is_python_scalar,
+                               set_current_trace, user_frame)
+
+_implicit_device_put = _seam("implicit_device_put")
+
+
+def implicit_device_put(x, device=None):
+    """`device_put` done by library code on the user's behalf (`plax.numpy.asarray` of
+    a NumPy array): the transfer guard counts it as an implicit transfer, as JAX does,
+    where `plax.device_put` is an explicit one."""
+    return _implicit_device_put(x, device)
+
 
 __all__ = [
+    "clear_caches", "implicit_device_put", "register_cache", "register_cache_owner",
     "ABSTRACT_EVAL", "AXIS_NAMES", "AbstractToken", "AbstractValue", "BATCHING", "ClosedJaxpr",
     "DCE", "DropVar", "EFFECTS", "EVAL_TRACE", "EvalTrace", "IMPL", "JVP", "Jaxpr",
     "JaxprDebugInfo", "JaxprEqn", "JaxprTypeError", "LOWERING", "Literal", "PARTIAL_EVAL",
@@ -36,11 +50,12 @@ __all__ = [
     "StagingTracer", "TRANSPOSE", "Trace", "Tracer", "TracingDebugInfo", "Var",
     "check_debug_info_counts",
     "abstract_token", "all_primitives", "bind_static", "check_callable", "check_jaxpr",
+    "check_no_leaks",
     "current_source_info", "current_trace", "dce_closed_jaxpr", "dce_jaxpr",
     "derived_debug_info", "escaped_tracer_error", "eval_jaxpr", "finalize_debug_info",
     "fun_sourceinfo", "get_aval", "install_array_methods", "is_python_scalar", "jaxpr_as_fun",
     "make_tracing_debug_info", "normalize_argnums", "pp_jaxpr",
     "primitive_by_id", "residual_name", "resolve_argnums", "result_paths_from_tree",
     "set_current_trace", "short_dtype_name", "split_static", "stage_flat", "subjaxprs",
-    "tangent_name", "trace_to_jaxpr",
+    "tangent_name", "trace_to_jaxpr", "user_frame",
 ]

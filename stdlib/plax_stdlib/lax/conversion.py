@@ -126,9 +126,9 @@ def _bitcast_abstract_eval(operand, *, new_dtype):
     elif operand.shape and operand.shape[-1] * old_bits == new_bits:
         shape = operand.shape[:-1]
     else:
-        raise TypeError(f"{name}: converting {describe(operand)} to the wider dtype "
-                        f"{dtype_name(new_dtype)} requires a last dimension of size "
-                        f"{new_bits // old_bits}")
+        raise ValueError(f"{name}: converting {describe(operand)} to the wider dtype "
+                         f"{dtype_name(new_dtype)} requires a last dimension of size "
+                         f"{new_bits // old_bits}")
     return ShapedArray(shape, new_dtype)
 
 

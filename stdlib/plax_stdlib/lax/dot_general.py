@@ -11,14 +11,14 @@ import operator
 
 import numpy as np
 
-from plax.extend import dtypes
+from plax.extend import config, dtypes
 from plax.extend.ad import defjvp, is_undefined_primal
 from plax.extend.batching import batched_axis
 from plax.extend.constructors import (
+    BOOL,
     NUMBER,
     check_axes,
     check_dtype,
-    check_same_dtypes,
     describe,
     dtype_name,
     kind_of,
@@ -51,9 +51,15 @@ class Precision(enum.Enum):
 
 
 def canonicalize_precision(precision):
-    """None, or a pair of `Precision`s (for lhs and rhs) from a Precision, string or pair."""
+    """None, or a pair of `Precision`s (for lhs and rhs) from a Precision, string or pair.
+
+    None means `jax_default_matmul_precision` (when set to a precision name; its dot
+    algorithm presets are not supported and leave the backend's default)."""
     if precision is None:
-        return None
+        default = config.default_matmul_precision.value
+        if default is None or Precision._missing_(default) is None:
+            return None
+        return (Precision(default),) * 2
     if isinstance(precision, (str, Precision)):
         return (Precision(precision),) * 2
     if isinstance(precision, (tuple, list)) and len(precision) == 2:
@@ -75,6 +81,8 @@ def check_preferred_element_type(name: str, lhs: ShapedArray, preferred) -> np.d
     if preferred is None:
         return lhs.dtype
     in_kind, out_kind = kind_of(lhs.dtype), kind_of(preferred)
+    if in_kind == "bool":
+        in_kind = "signed"  # booleans accumulate like integers
     if out_kind not in _COMPATIBLE[in_kind]:
         raise TypeError(f"{name}: preferred_element_type {dtype_name(preferred)} is not "
                         f"compatible with inputs of dtype {dtype_name(lhs.dtype)} (allowed: "
@@ -91,13 +99,18 @@ def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision,
                                preferred_element_type, out_sharding):
     name = "dot_general"
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
-    check_dtype(name, lhs, NUMBER)
-    check_same_dtypes(name, lhs, rhs)
+    # As in JAX, the operands may have different dtypes (the product is computed in
+    # their promoted dtype) and may be booleans (a logical or of ands).
+    check_dtype(name, lhs, NUMBER | BOOL, what="lhs")
+    check_dtype(name, rhs, NUMBER | BOOL, what="rhs")
+    # Malformed dimension numbers are a TypeError, as in JAX's shape rule.
+    check_axes(name, lhs_contract + lhs_batch, lhs.ndim, "lhs contracting and batch dimensions",
+               error=TypeError)
+    check_axes(name, rhs_contract + rhs_batch, rhs.ndim, "rhs contracting and batch dimensions",
+               error=TypeError)
     if len(lhs_contract) != len(rhs_contract) or len(lhs_batch) != len(rhs_batch):
-        raise ValueError(f"{name}: lhs and rhs need as many contracting and batch dimensions "
-                         f"as each other, got dimension_numbers {dimension_numbers}")
-    check_axes(name, lhs_contract + lhs_batch, lhs.ndim, "lhs contracting and batch dimensions")
-    check_axes(name, rhs_contract + rhs_batch, rhs.ndim, "rhs contracting and batch dimensions")
+        raise TypeError(f"{name}: lhs and rhs need as many contracting and batch dimensions "
+                        f"as each other, got dimension_numbers {dimension_numbers}")
     for what, lhs_dims, rhs_dims in (("batch", lhs_batch, rhs_batch),
                                      ("contracting", lhs_contract, rhs_contract)):
         lhs_sizes = tuple(lhs.shape[d] for d in lhs_dims)
@@ -109,9 +122,15 @@ def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision,
     free = lambda aval, used: tuple(d for i, d in enumerate(aval.shape) if i not in used)
     shape = (tuple(lhs.shape[d] for d in lhs_batch) + free(lhs, lhs_contract + lhs_batch)
              + free(rhs, rhs_contract + rhs_batch))
-    dtype = check_preferred_element_type(name, lhs, preferred_element_type)
+    inputs = lhs.update(dtype=_input_dtype(lhs, rhs))
+    dtype = check_preferred_element_type(name, inputs, preferred_element_type)
     weak = preferred_element_type is None and weak_result((lhs, rhs), dtype)
     return ShapedArray(shape, dtype, weak)
+
+
+def _input_dtype(lhs: ShapedArray, rhs: ShapedArray) -> np.dtype:
+    """The dtype both operands are converted to before the product."""
+    return lhs.dtype if lhs.dtype == rhs.dtype else dtypes.promote_types(lhs.dtype, rhs.dtype)
 
 
 def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision,
@@ -119,9 +138,13 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision,
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
     lhs_aval, rhs_aval = ctx.avals_in
     out = ctx.avals_out[0]
-    if kind_of(out.dtype) != kind_of(lhs_aval.dtype):  # integers accumulated as floats
-        lhs = mu.convert(lhs, lhs_aval, lhs_aval.update(dtype=out.dtype))
-        rhs = mu.convert(rhs, rhs_aval, rhs_aval.update(dtype=out.dtype))
+    compute = _input_dtype(lhs_aval, rhs_aval)
+    if kind_of(out.dtype) != kind_of(compute):  # integers (or bools) accumulated as floats
+        compute = out.dtype
+    if lhs_aval.dtype != compute:
+        lhs = mu.convert(lhs, lhs_aval, lhs_aval.update(dtype=compute))
+    if rhs_aval.dtype != compute:
+        rhs = mu.convert(rhs, rhs_aval, rhs_aval.update(dtype=compute))
     dnums = hlo.DotDimensionNumbers.get(
         lhs_batching_dimensions=list(lhs_batch), rhs_batching_dimensions=list(rhs_batch),
         lhs_contracting_dimensions=list(lhs_contract),
@@ -162,10 +185,18 @@ def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision,
     ct_lhs = ct_rhs = None
     if is_undefined_primal(lhs):
         ct_lhs = _transpose_lhs(ct, rhs, lhs.aval.ndim, dimension_numbers, **params)
+        ct_lhs = _as_dtype_of(ct_lhs, lhs.aval)
     if is_undefined_primal(rhs):
         swapped = ((y_contract, x_contract), (y_batch, x_batch))
         ct_rhs = _transpose_lhs(ct, lhs, rhs.aval.ndim, swapped, swap_ans=True, **params)
+        ct_rhs = _as_dtype_of(ct_rhs, rhs.aval)
     return [ct_lhs, ct_rhs]
+
+
+def _as_dtype_of(ct, aval: ShapedArray):
+    """A cotangent in its operand's dtype (operands of mixed dtypes meet in the product)."""
+    from plax_stdlib.lax.conversion import convert_element_type
+    return ct if get_aval(ct).dtype == aval.dtype else convert_element_type(ct, aval.dtype)
 
 
 def _dot_general_batching(axis_data, args, dims, *, dimension_numbers, **params):
@@ -229,7 +260,9 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None, out_sharding=None
     lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
     if not (1 <= len(lhs_shape) <= 2 and 1 <= len(rhs_shape) <= 2
             and lhs_shape[-1] == rhs_shape[0]):
-        raise TypeError(f"Incompatible shapes for dot: got {lhs_shape} and {rhs_shape}")
+        raise ValueError(f"Incompatible shapes for dot: got {lhs_shape} and {rhs_shape}; "
+                         "lax.dot takes matrices and vectors whose inner dimensions agree "
+                         "(use lax.dot_general with dimension_numbers otherwise)")
     return dot_general(lhs, rhs, (((len(lhs_shape) - 1,), (0,)), ((), ())), precision,
                        preferred_element_type, out_sharding)
 

@@ -90,8 +90,8 @@ def _gather_shape(operand: ShapedArray, indices: ShapedArray, dnums: GatherDimen
                         f"dimension of operand {describe(operand)}")
     for d, (s, n) in enumerate(zip(slice_sizes, operand.shape)):
         if not 0 <= s <= n:
-            raise ValueError(f"{name}: slice size {s} of dimension {d} does not fit in "
-                             f"operand {describe(operand)}")
+            raise TypeError(f"{name}: slice size {s} of dimension {d} does not fit in "
+                            f"operand {describe(operand)}")
     dropped = dnums.collapsed_slice_dims + dnums.operand_batching_dims
     for what, axes in (("collapsed_slice_dims", dnums.collapsed_slice_dims),
                        ("operand_batching_dims", dnums.operand_batching_dims),
@@ -221,7 +221,9 @@ def clamp_indices(indices, operand_shape, window, index_map):
     return comparison.clamp(np.zeros((), aval.dtype)[()], indices, upper)
 
 
-def _fill_value(dtype, fill_value):
+def fill_value_for(dtype, fill_value):
+    """The value out-of-bounds reads give: `fill_value`, else NaN, the lowest signed
+    (highest unsigned) integer, or True."""
     if fill_value is not None:
         return np.asarray(fill_value, dtype)[()]
     kind = kind_of(dtype)
@@ -261,6 +263,6 @@ def _fill_out_of_bounds(out, operand, indices, dnums, slice_sizes, fill_value):
     inside = reductions.reduce_and(inside, (idx_aval.ndim - 1,))
     batch_positions = tuple(d for d in range(out_aval.ndim) if d not in dnums.offset_dims)
     inside = shape_ops.broadcast_in_dim(inside, out_aval.shape, batch_positions)
-    fill = shape_ops.broadcast_in_dim(_fill_value(out_aval.dtype, fill_value),
+    fill = shape_ops.broadcast_in_dim(fill_value_for(out_aval.dtype, fill_value),
                                       out_aval.shape, ())
     return comparison.select_n(inside, fill, out)

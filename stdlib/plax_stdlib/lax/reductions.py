@@ -8,7 +8,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from plax.extend import dtypes, tree_util
+from plax.extend import config, dtypes, tree_util
 from plax.extend.ad import Zero, defjvp, linear_jvp, tangent_aval
 from plax.extend.batching import axes_batcher
 from plax.extend.constructors import (
@@ -76,10 +76,12 @@ def _all_ones(dtype):
 # --- monoid reductions ---------------------------------------------------------------------
 
 def _monoid_reduction(name: str, kinds: frozenset, op_name: str, identity: Callable,
-                      **rules: Callable):
+                      check: Callable | None = None, **rules: Callable):
     def abstract_eval(operand, *, axes, out_sharding):
         check_dtype(name, operand, kinds)
         check_axes(name, axes, operand.ndim)
+        if check is not None:
+            check(operand, axes)
         return ShapedArray(_reduced_shape(operand, axes), operand.dtype, operand.weak_type)
 
     def lower(ctx, operand, *, axes, out_sharding):
@@ -112,8 +114,17 @@ def _extremum_tangent(g, ans, x, *, axes, out_sharding):
                            reduce_sum_p.bind(picked, axes=axes, out_sharding=None))
 
 
+def _check_half_precision_sum(operand: ShapedArray, axes) -> None:
+    """`jax_allow_f16_reductions=False` refuses sums of 16-bit floats (which lose
+    precision quickly) over more than one element."""
+    if (operand.dtype in (np.float16, dtypes.bfloat16) and not config.allow_f16_reductions.value
+            and any(operand.shape[a] != 1 for a in axes)):
+        raise ValueError(f"reduce_sum on operand {operand.str_short()} is not allowed when "
+                         "jax_allow_f16_reductions=False.")
+
+
 reduce_sum_p = _monoid_reduction(
-    "reduce_sum", NUMBER, "add", lambda dt: 0, jvp=linear_jvp(),
+    "reduce_sum", NUMBER, "add", lambda dt: 0, check=_check_half_precision_sum, jvp=linear_jvp(),
     transpose=lambda ct, x, *, axes, out_sharding: [_expand(ct, x.aval.shape, axes)])
 
 

@@ -8,6 +8,7 @@ from typing import Sequence
 
 import numpy as np
 
+from plax.errors import InvalidShapeError
 from plax.extend.ad import is_undefined_primal, linear_jvp
 from plax.extend.batching import axes_batcher, move_to, moveaxis, not_mapped
 from plax.extend.constructors import (
@@ -33,7 +34,8 @@ def canonicalize_shape(name: str, shape) -> tuple[int, ...]:
         raise TypeError(f"{name}: shapes must be sequences of concrete integers, "
                         f"got {shape!r}") from err
     if any(d < 0 for d in dims):
-        raise ValueError(f"{name}: shapes must have non-negative dimensions, got {dims}")
+        raise InvalidShapeError(f"{name}: shapes must have non-negative dimensions, got "
+                                f"{dims}")
     return dims
 
 
@@ -44,8 +46,8 @@ def _is_array(x) -> bool:
 
 def _check_permutation(name: str, perm: Sequence[int], ndim: int, what: str) -> None:
     if sorted(perm) != list(range(ndim)):
-        raise ValueError(f"{name}: {what} {tuple(perm)} is not a permutation of the "
-                         f"operand's {ndim} dimensions")
+        raise TypeError(f"{name}: {what} {tuple(perm)} is not a permutation of the "
+                        f"operand's {ndim} dimensions")
 
 
 # --- broadcast_in_dim ---------------------------------------------------------------------
@@ -57,10 +59,10 @@ def _broadcast_in_dim_abstract_eval(operand, *, shape, broadcast_dimensions, sha
         raise TypeError(f"{name}: broadcast_dimensions {dims} must have one entry per "
                         f"operand dimension, got operand {describe(operand)}")
     if any(not 0 <= d < len(shape) for d in dims):
-        raise ValueError(f"{name}: broadcast_dimensions {dims} out of range for the "
-                         f"result shape {shape}")
+        raise TypeError(f"{name}: broadcast_dimensions {dims} out of range for the "
+                        f"result shape {shape}")
     if any(a >= b for a, b in zip(dims, dims[1:])):
-        raise ValueError(f"{name}: broadcast_dimensions {dims} must be strictly increasing")
+        raise TypeError(f"{name}: broadcast_dimensions {dims} must be strictly increasing")
     for i, d in enumerate(dims):
         if operand.shape[i] not in (1, shape[d]):
             raise TypeError(f"{name}: operand {describe(operand)} cannot be broadcast to "
@@ -245,8 +247,10 @@ squeeze_p = standard_primitive(
 def squeeze(array, dimensions):
     """`array` without the size-1 dimensions listed in `dimensions`."""
     ndim = get_aval(array).ndim
-    dims = tuple(sorted({canonicalize_axis("squeeze", d, ndim, "dimension")
-                         for d in dimensions}))
+    dims = tuple(sorted(canonicalize_axis("squeeze", d, ndim, "dimension")
+                        for d in dimensions))
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"squeeze: dimensions are not unique: {tuple(dimensions)}")
     if not dims and _is_array(array):
         return array
     return squeeze_p.bind(array, dimensions=dims)
@@ -299,7 +303,8 @@ def concatenate(operands, dimension: int):
     if len(operands) == 1 and _is_array(operands[0]):
         return operands[0]
     ndim = get_aval(operands[0]).ndim
-    dimension = canonicalize_axis("concatenate", dimension, max(ndim, 1), "dimension")
+    dimension = canonicalize_axis("concatenate", dimension, max(ndim, 1), "dimension",
+                                  error=TypeError)
     return concatenate_p.bind(*operands, dimension=dimension)
 
 
@@ -310,8 +315,9 @@ def _pad_abstract_eval(operand, padding_value, *, padding_config):
         raise TypeError(f"pad requires a scalar padding_value, got {describe(padding_value)}")
     dtype = check_same_dtypes("pad", operand, padding_value)
     if len(padding_config) != operand.ndim:
-        raise TypeError(f"pad: padding_config has {len(padding_config)} entries for operand "
-                        f"{describe(operand)}; it needs one (low, high, interior) per dimension")
+        raise ValueError(f"pad: padding_config has {len(padding_config)} entries for operand "
+                         f"{describe(operand)}; it needs one (low, high, interior) per "
+                         "dimension")
     if any(interior < 0 for _, _, interior in padding_config):
         raise ValueError(f"pad: interior padding must be non-negative, got {padding_config}")
     shape = tuple(lo + hi + d + max(d - 1, 0) * interior
@@ -379,7 +385,7 @@ def pad(operand, padding_value, padding_config):
 # --- rev ----------------------------------------------------------------------------------------
 
 def _rev_abstract_eval(operand, *, dimensions):
-    check_axes("rev", dimensions, operand.ndim, "dimensions")
+    check_axes("rev", dimensions, operand.ndim, "dimensions", error=TypeError)
     return operand
 
 
@@ -393,5 +399,6 @@ rev_p = standard_primitive("lax.rev", _rev_abstract_eval,
 def rev(operand, dimensions):
     """`operand` with the order of elements reversed along `dimensions`."""
     ndim = get_aval(operand).ndim
-    dims = tuple(canonicalize_axis("rev", d, ndim, "dimension") for d in dimensions)
+    dims = tuple(canonicalize_axis("rev", d, ndim, "dimension", error=TypeError)
+                 for d in dimensions)
     return rev_p.bind(operand, dimensions=dims)

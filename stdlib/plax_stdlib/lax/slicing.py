@@ -39,25 +39,27 @@ from plax_stdlib.lax.gathers import GatherDimensionNumbers, GatherScatterMode, g
 from plax_stdlib.lax.shape_ops import broadcast_in_dim, concatenate, expand_dims, pad, squeeze
 
 
-def _check_rank(name: str, operand: ShapedArray, what: str, values: Sequence) -> None:
+def _check_rank(name: str, operand: ShapedArray, what: str, values: Sequence,
+                error: type[Exception] = ValueError) -> None:
+    """One entry per dimension (JAX's class: a ValueError, a TypeError for `slice`)."""
     if len(values) != operand.ndim:
-        raise TypeError(f"{name}: {what} {tuple(values)} must have one entry per dimension "
-                        f"of operand {describe(operand)}")
+        raise error(f"{name}: {what} {tuple(values)} must have one entry per dimension "
+                    f"of operand {describe(operand)}")
 
 
 # --- slice ----------------------------------------------------------------------------------
 
 def _slice_abstract_eval(operand, *, start_indices, limit_indices, strides):
     name = "slice"
-    _check_rank(name, operand, "start_indices", start_indices)
-    _check_rank(name, operand, "limit_indices", limit_indices)
+    _check_rank(name, operand, "start_indices", start_indices, TypeError)
+    _check_rank(name, operand, "limit_indices", limit_indices, TypeError)
     strides = strides or (1,) * operand.ndim
-    _check_rank(name, operand, "strides", strides)
+    _check_rank(name, operand, "strides", strides, TypeError)
     for d, (start, limit, size) in enumerate(zip(start_indices, limit_indices, operand.shape)):
         if not 0 <= start <= limit <= size:
-            raise ValueError(f"{name}: bounds [{start}:{limit}] of dimension {d} are not "
-                             f"within [0, {size}] (operand {describe(operand)}, start_indices "
-                             f"{start_indices}, limit_indices {limit_indices})")
+            raise TypeError(f"{name}: bounds [{start}:{limit}] of dimension {d} are not "
+                            f"within [0, {size}] (operand {describe(operand)}, start_indices "
+                            f"{start_indices}, limit_indices {limit_indices})")
     if any(s <= 0 for s in strides):
         raise ValueError(f"{name}: strides must be positive, got {strides}")
     shape = tuple(-(-(limit - start) // stride)
@@ -130,8 +132,8 @@ def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
 
 def _check_start_indices(name: str, operand: ShapedArray, indices: Sequence[ShapedArray]):
     if len(indices) != operand.ndim:
-        raise TypeError(f"{name} takes one start index per dimension of operand "
-                        f"{describe(operand)}, got {len(indices)}")
+        raise ValueError(f"{name} takes one start index per dimension of operand "
+                         f"{describe(operand)}, got {len(indices)}")
     for index in indices:
         check_dtype(name, index, INT, what="start index")
         if index.shape:
@@ -152,8 +154,8 @@ def _start_indices(name: str, operand_shape: Sequence[int], start_indices) -> li
         start_indices = [index_in_dim(start_indices, i, keepdims=False)
                          for i in range(aval.shape[0])]
     if len(start_indices) != len(operand_shape):
-        raise TypeError(f"{name} takes one start index per dimension of an operand of shape "
-                        f"{tuple(operand_shape)}, got {len(start_indices)}")
+        raise ValueError(f"{name} takes one start index per dimension of an operand of shape "
+                         f"{tuple(operand_shape)}, got {len(start_indices)}")
     array_avals = [get_aval(i) for i in start_indices if not is_python_scalar(i)]
     for aval in array_avals:
         check_dtype(name, aval, INT, what="start index")
@@ -177,8 +179,8 @@ def _dynamic_slice_abstract_eval(operand, *start_indices, slice_sizes):
     _check_start_indices(name, operand, start_indices)
     _check_rank(name, operand, "slice_sizes", slice_sizes)
     if any(not 0 <= s <= d for s, d in zip(slice_sizes, operand.shape)):
-        raise ValueError(f"{name}: slice_sizes {slice_sizes} must be non-negative and fit "
-                         f"in operand {describe(operand)}")
+        raise TypeError(f"{name}: slice_sizes {slice_sizes} must be non-negative and fit "
+                        f"in operand {describe(operand)}")
     return ShapedArray(slice_sizes, operand.dtype, operand.weak_type)
 
 

@@ -1,6 +1,6 @@
 """Array creation: `array`/`asarray`, filled arrays, ranges and identity matrices.
 
-Concrete inputs become `plax.Array`s placed by the runtime (`plax.device_put`);
+Concrete inputs become `plax.Array`s placed by the runtime (`implicit_device_put`);
 traced inputs stay traced. Sizes (`shape`, `num`, `N`, `arange`'s bounds) must be
 concrete, since they fix the shape of the result.
 """
@@ -11,17 +11,17 @@ from typing import Any
 
 import numpy as np
 
-import plax
 from plax.extend import dtypes
-from plax.extend.core import ShapedArray, Tracer
+from plax.extend.core import ShapedArray, Tracer, implicit_device_put
 from plax_stdlib import lax
 from plax_stdlib.lax import conversion as lax_conversion
 from plax_stdlib.numpy import util
 
 
 def _device_put(x, device=None):
-    # Placing data on a device is the runtime's job, a layer above: through the facade.
-    return plax.device_put(x, device)
+    # Placing data on a device is the runtime's job, a layer above: through its seam,
+    # which counts the transfer as implicit (the user asked for an array, not a move).
+    return implicit_device_put(x, device)
 
 
 def _is_plax_value(x) -> bool:
@@ -59,6 +59,8 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
     """
     if order is not None and order != "K":
         raise NotImplementedError("plax.numpy.array: only order='K' is implemented")
+    if object is None:
+        raise ValueError("None is not a valid value for plax.numpy.array")
     dtype = util.check_user_dtype(dtype, "array")
     weak = dtype is None and util.is_python_scalar(object)
     if isinstance(object, (list, tuple)) and _has_plax_leaf(object):
@@ -80,14 +82,18 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
 
 
 def _from_python_or_numpy(object, dtype, weak):
+    """A NumPy value. Python data converted to an explicit dtype follows NumPy:
+    ints out of its range are an OverflowError, complex to real a TypeError."""
     if weak:
         return object
     if isinstance(object, (list, tuple)) and not _leaves(object):
-        np_value = np.zeros(np.shape(object), dtypes.default_float_dtype())
+        np_value = np.zeros(np.shape(object), dtype or dtypes.default_float_dtype())
     elif isinstance(object, (list, tuple)):
         leaves = _leaves(object)
         util.check_arraylike("array", *leaves)
-        np_value = np.asarray(object, dtypes.result_type(*leaves))
+        np_value = np.asarray(object, dtype or dtypes.result_type(*leaves))
+    elif dtype is not None and util.is_python_scalar(object):
+        np_value = np.asarray(object, dtype)
     else:
         try:
             np_value = np.asarray(object)
@@ -243,7 +249,8 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     if util.dtype_category(out_dtype) in "iu":
         out = lax.floor(out)
     out = _place(util.convert(out, out_dtype), device)
-    return (out, util.convert(step, out_dtype)) if retstep else out
+    # The step keeps the computation's (inexact) dtype, as in JAX: 2.5, not 2, for ints.
+    return (out, util.convert(step, compute_dtype)) if retstep else out
 
 
 # --- identity matrices -----------------------------------------------------------------

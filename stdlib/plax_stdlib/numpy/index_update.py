@@ -85,11 +85,12 @@ def _check_mode(mode) -> str | None:
 
 
 def _update(op: str, x, index, values, unique_indices: bool, mode):
-    mode = _check_mode(mode)
     x = util.ensure_arraylike(f"x.at[...].{op}", x)
     util.check_arraylike(f"x.at[...].{op}", values)
     shape, dtype = util.shape_of(x), util.dtype_of(x)
     size = math.prod(shape)
+    if size == 0:  # no element to update (as in JAX)
+        return util.as_array(x)
     pos_dtype = np.int32 if size < 2**31 else dtypes.default_int_dtype()
     positions = lax.reshape(lax.iota(pos_dtype, size), shape)
     clip = mode == "clip"
@@ -97,7 +98,15 @@ def _update(op: str, x, index, values, unique_indices: bool, mode):
     picked = indexing.getitem(positions, index, mode="clip" if clip else "fill",
                               fill_value=size)
     target = util.shape_of(picked)
-    values = util.convert(util.operand(values), dtype)
+    if math.prod(target) == 0:  # no element is indexed
+        return util.as_array(x)
+    mode = _check_mode(mode)  # after the index, as JAX checks them
+    # As in JAX, the update is computed in the dtype of x and values promoted together
+    # (x.at[i].add(0.5) on integers adds 0.5 per repetition, then converts back).
+    values = util.operand(values)
+    computed, _ = dtypes.lattice_result_type(x, values)
+    weak = util.is_weak(x)
+    x, values = util.convert(x, computed), util.convert(values, computed)
     vshape = util.shape_of(values)
     if not _broadcasts_to(vshape, target):
         raise ValueError(f"x.at[...].{op}: values of shape {vshape} cannot be broadcast to "
@@ -107,7 +116,7 @@ def _update(op: str, x, index, values, unique_indices: bool, mode):
     out = _SCATTERS[op](lax.reshape(x, (size,)), lax.reshape(picked, (n, 1)),
                         lax.reshape(values, (n,)), _FLAT, unique_indices=unique_indices,
                         mode="promise_in_bounds" if mode == "promise_in_bounds" else "fill")
-    return util.as_array(lax.reshape(out, shape))
+    return util.as_array(util.convert(lax.reshape(out, shape), dtype, weak))
 
 
 def _broadcasts_to(shape, target) -> bool:

@@ -6,8 +6,11 @@ steps), one `slice`, one `dynamic_slice` (traced scalar indices) and one
 applies the basic part with the advanced dimensions kept whole, then one
 `gather` picks the elements: the index arrays broadcast together, and their
 shape replaces the dimensions they index where those are adjacent in the index,
-or leads the result otherwise (NumPy's rule). Out-of-bounds array indices are
-clamped, as in JAX; negative ones count from the end.
+or leads the result otherwise (NumPy's rule). Out-of-bounds indices, static
+integers included, are clamped, as in JAX (reading `q[t + 1]` past the end of a
+length-`t` array gives its last element); negative ones count from the end first.
+With `mode="fill"` (what `x.at[...]` updates use, so they drop such elements) an
+out-of-bounds index reads the fill value instead.
 """
 from __future__ import annotations
 
@@ -17,9 +20,11 @@ import operator
 
 import numpy as np
 
+from plax.errors import NonConcreteBooleanIndexError
 from plax.extend import dtypes
 from plax.extend.core import ShapedArray, Tracer
 from plax_stdlib import lax
+from plax_stdlib.lax import gathers
 from plax_stdlib.numpy import util
 
 
@@ -51,6 +56,12 @@ def _classify(entry, position: int) -> str:
         if np.ndim(entry) if not _is_plax_value(entry) else entry.ndim:
             return "array"
         return "int" if isinstance(entry, np.ndarray) else "dynamic"
+    if isinstance(entry, (float, complex, np.floating, np.complexfloating)):
+        raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
+                        f"{np.asarray(entry).dtype.name} at position {position}")
+    if isinstance(entry, str):
+        raise TypeError(f"plax does not support string indexing; got {entry!r} at position "
+                        f"{position}")
     raise TypeError(f"Indexer must be an int, slice, None, Ellipsis or integer array, got "
                     f"{entry!r} of type {type(entry).__name__} at position {position}")
 
@@ -76,16 +87,19 @@ class _Plan:
     reversed_dims: list
     dynamic: dict  # dim → traced start index
     out_shape: list
+    out_of_bounds: bool = False  # a static int index was clamped
 
 
 def _slice_bound(value, what: str):
+    """A slice's start/stop/step as a Python int or None: concrete scalars convert
+    (TypeError for non-integers, as in Python); traced ones are an IndexError."""
     if value is None or isinstance(value, (int, np.integer)):
         return value
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        return operator.index(value)
-    raise IndexError(f"Array slice indices must have static start/stop/step to be used with "
-                     f"plax.numpy indexing, got {what}={value!r}. Try lax.dynamic_slice "
-                     "instead.")
+    if isinstance(value, Tracer) and value.to_concrete_value() is None:
+        raise IndexError(f"Array slice indices must have static start/stop/step to be used "
+                         f"with plax.numpy indexing, got the traced {what}={value!r}. Try "
+                         "lax.dynamic_slice instead.")
+    return operator.index(value)
 
 
 def _plan(shape: tuple[int, ...], index: tuple) -> _Plan:
@@ -114,10 +128,8 @@ def _plan(shape: tuple[int, ...], index: tuple) -> _Plan:
             continue
         size = shape[dim]
         if kind == "int":
-            i = operator.index(entry)
-            if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {size}")
-            i %= size
+            i, clamped = _clamped_index(operator.index(entry), size, dim)
+            plan.out_of_bounds |= clamped
             plan.starts[dim], plan.limits[dim] = i, i + 1
         elif kind == "dynamic":
             plan.dynamic[dim] = entry
@@ -142,20 +154,37 @@ def _plan(shape: tuple[int, ...], index: tuple) -> _Plan:
     return plan
 
 
+def _clamped_index(i: int, size: int, dim: int) -> tuple[int, bool]:
+    """A static index counted from the end if negative, then clamped into the axis (as
+    JAX does); and whether it had to be clamped. An empty axis has nothing to read."""
+    if size == 0:
+        raise IndexError(f"index {i} is out of bounds for axis {dim} with size 0")
+    wrapped = i + size if i < 0 else i
+    inside = min(max(wrapped, 0), size - 1)
+    return inside, inside != wrapped
+
+
 def getitem(x, index, mode=None, fill_value=None):
     """`x[index]` with NumPy's semantics; `mode` and `fill_value` say what
     out-of-bounds array indices do (see `gather`: "clip" by default)."""
     x = util.ensure_arraylike("getitem", x)
+    if isinstance(index, list):
+        raise TypeError("Using a non-tuple sequence for multidimensional indexing is not "
+                        "allowed; use `arr[array(seq)]` instead of `arr[seq]` (or "
+                        "`arr[tuple(seq)]` to index several dimensions)")
     index = index if isinstance(index, tuple) else (index,)
     kinds = [_classify(e, i) for i, e in enumerate(index)]
     if "array" in kinds or "mask" in kinds:
         return util.as_array(_advanced(x, index, kinds, mode, fill_value))
-    return util.as_array(_basic(x, index))
+    return util.as_array(_basic(x, index, mode, fill_value))
 
 
-def _basic(x, index: tuple):
+def _basic(x, index: tuple, mode=None, fill_value=None):
     shape = util.shape_of(x)
     plan = _plan(shape, index)
+    if plan.out_of_bounds and mode == "fill":  # every element read lies outside
+        fill = gathers.fill_value_for(util.dtype_of(x), fill_value)
+        return lax.broadcast_in_dim(fill, tuple(plan.out_shape), ())
     out = x
     if plan.reversed_dims:
         out = lax.rev(out, tuple(plan.reversed_dims))
@@ -185,10 +214,12 @@ def _consumed(entry, kind: str) -> int:
 
 def _concrete_mask(entry, position: int) -> np.ndarray:
     if isinstance(entry, Tracer) and entry.to_concrete_value() is None:
-        raise TypeError(f"Array boolean indices must be concrete; got {entry.aval.str_short()} "
-                        f"at position {position} while tracing {entry._trace.describe()}. "
-                        "Use plax.numpy.where or lax.select with a fixed-shape result "
-                        "instead.")
+        origin = entry._trace.value_origin(entry)
+        raise NonConcreteBooleanIndexError(
+            f"Array boolean indices must be concrete; got the abstract {entry.aval.str_short()} "
+            f"at position {position} while tracing {entry._trace.describe()}: the result's "
+            f"shape would depend on its values.{' ' + origin if origin else ''}\nUse "
+            "plax.numpy.where (or x.at[mask].set) for a fixed-shape result instead.")
     return np.asarray(util.concrete_or_error(entry, "boolean index"), bool)
 
 
@@ -229,11 +260,9 @@ def _advanced(x, index: tuple, kinds: list, mode, fill_value):
                 basic.append(slice(None))
             dim += mask.ndim
             continue
-        if kind == "int":
-            i, size = operator.index(entry), shape[dim]
-            if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {size}")
-        picks.append((len(basic), entry, shape[dim]))
+        if kind == "int" and shape[dim] == 0:
+            raise IndexError(f"index {entry} is out of bounds for axis {dim} with size 0")
+        picks.append((len(basic), entry, shape[dim]))  # the gather clamps (or fills)
         basic.append(slice(None))
         dim += 1
     y = _basic(x, tuple(basic))
@@ -280,6 +309,10 @@ def gather_indexed(y, picks, position: int, mode=None, fill_value=None,
                                    for a in arrays], len(bshape))
     dims = [d for d, _ in picks]
     rest = len(yshape) - len(dims)
+    others = [n for d, n in enumerate(yshape) if d not in dims]
+    out_shape = (*others[:position], *bshape, *others[position:])
+    if math.prod(out_shape) == 0:  # nothing to read (possibly from an empty axis)
+        return lax.full(out_shape, 0, util.dtype_of(y))
     offset_dims = tuple(range(position)) + tuple(range(position + len(bshape),
                                                         rest + len(bshape)))
     dnums = lax.GatherDimensionNumbers(offset_dims=offset_dims,
@@ -339,6 +372,8 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
     mode = _take_mode("take", mode)
     indices = _int_indices("take", indices)
     size = util.shape_of(a)[axis]
+    if size == 0 and math.prod(util.shape_of(indices)):
+        raise IndexError("Cannot do a non-empty take() from an empty axis.")
     if mode == "wrap":
         indices, mode = _wrap_mod(indices, size), "clip"
     return util.as_array(gather_indexed(a, [(axis, indices)], axis, mode, fill_value,
@@ -375,6 +410,8 @@ def take_along_axis(arr, indices, axis: int | None, mode: str | None = None,
     dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
                                        start_index_map=(axis,), operand_batching_dims=batch,
                                        start_indices_batching_dims=batch)
+    if math.prod(util.shape_of(index)) == 0:  # nothing to read
+        return util.as_array(lax.full(util.shape_of(index), 0, util.dtype_of(arr)))
     index = lax.reshape(index, util.shape_of(index) + (1,))
     return util.as_array(lax.gather(arr, index, dnums, (1,) * len(ashape), mode=mode,
                                     fill_value=fill_value))

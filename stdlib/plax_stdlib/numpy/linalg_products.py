@@ -15,7 +15,7 @@ import opt_einsum
 
 from plax.extend import dtypes
 from plax_stdlib import lax
-from plax_stdlib.numpy import util
+from plax_stdlib.numpy import ufuncs, util
 
 
 def _dot_general(a, b, contract, batch, precision, preferred_element_type):
@@ -115,7 +115,7 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
     preferred = _preferred(preferred_element_type, "inner")
     a_ndim, b_ndim = len(util.shape_of(a)), len(util.shape_of(b))
     if a_ndim == 0 or b_ndim == 0:
-        out = lax.mul(*util.promote_shapes("inner", a, b))
+        out = ufuncs.multiply(a, b)
         return out if preferred is None else util.convert(out, preferred)
     _check_contracting("inner", a, b, a_ndim - 1, b_ndim - 1)
     return _dot_general(a, b, ((a_ndim - 1,), (b_ndim - 1,)), ((), ()), precision, preferred)

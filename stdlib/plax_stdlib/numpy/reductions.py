@@ -56,6 +56,9 @@ def _upcast_f16(dtype: np.dtype) -> np.dtype:
 
 def _where_mask(where, shape, fun_name):
     where = util.ensure_arraylike(fun_name, where)
+    if util.dtype_of(where) != np.dtype(bool):
+        raise ValueError(f"{fun_name}: where must be None or a boolean array; got "
+                         f"where.dtype={util.dtype_of(where)}")
     if util.broadcast_shapes(util.shape_of(where), shape) != shape:
         raise ValueError(f"{fun_name}: the where mask of shape {util.shape_of(where)} does "
                          f"not broadcast to the array's shape {shape}")
@@ -283,12 +286,14 @@ def _cumulative(name: str, lax_fn: Callable):
             a = lax.reshape(a, (int(np.prod(util.shape_of(a), dtype=np.int64)),))
             axis = 0
         axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
-        result_dtype = (util.check_user_dtype(dtype, name)
-                        or _promote_integer(util.dtype_of(a)))
+        result_dtype = util.check_user_dtype(dtype, name) or util.dtype_of(a)
+        if result_dtype == np.dtype(bool):
+            result_dtype = dtypes.default_int_dtype()
         return lax_fn(util.convert(a, result_dtype), axis=axis)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Cumulative {name[3:]} along `axis` (over the flattened array if None); "
-                  "bool and narrow integers accumulate as the default int.")
+                  "integers keep their dtype (as in JAX), bools accumulate as the default "
+                  "int.")
     return fn
 
 

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from plax.errors import InvalidShapeError
 from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib.numpy import util
@@ -23,8 +24,10 @@ def _ndim(x) -> int:
 
 # --- reshaping -----------------------------------------------------------------------
 
-def _reshape_target(shape: tuple[int, ...], newshape: Any) -> tuple[int, ...]:
-    """`newshape` with a -1 resolved; TypeError naming both shapes when it cannot fit."""
+def _reshape_target(shape: tuple[int, ...], newshape: Any,
+                    error: type[Exception] = TypeError) -> tuple[int, ...]:
+    """`newshape` with a -1 resolved; `error` naming both shapes when it cannot fit
+    (JAX's class: a TypeError, but NumPy's ValueError for NumPy inputs)."""
     try:
         dims = tuple(operator.index(d) for d in
                      ((newshape,) if isinstance(newshape, (int, np.integer)) else newshape))
@@ -36,25 +39,26 @@ def _reshape_target(shape: tuple[int, ...], newshape: Any) -> tuple[int, ...]:
     if len(unknown) > 1:
         raise ValueError(f"reshape: can only specify one unknown dimension, got {dims}")
     if any(d < -1 for d in dims):
-        raise ValueError(f"reshape: invalid dimension in new shape {dims}")
+        raise InvalidShapeError(f"reshape: invalid dimension in new shape {dims}")
     known = math.prod(d for d in dims if d != -1)
     if unknown:
         if known == 0 or size % known:
-            raise TypeError(f"cannot reshape array of shape {shape} (size {size}) into shape "
-                            f"{dims}")
+            raise error(f"cannot reshape array of shape {shape} (size {size}) into shape "
+                        f"{dims}")
         dims = dims[:unknown[0]] + (size // known,) + dims[unknown[0] + 1:]
     elif known != size:
-        raise TypeError(f"cannot reshape array of shape {shape} (size {size}) into shape "
-                        f"{dims} (size {known})")
+        raise error(f"cannot reshape array of shape {shape} (size {size}) into shape "
+                    f"{dims} (size {known})")
     return dims
 
 
 def reshape(a, shape, order: str = "C", *, copy: bool | None = None):
     """`a`'s elements in row-major order as an array of `shape` (one entry may be -1)."""
+    error = ValueError if isinstance(a, (np.ndarray, np.generic)) else TypeError
     a = util.ensure_arraylike("reshape", a)
     if order != "C":
         raise NotImplementedError(f"reshape: only order='C' is supported, got {order!r}")
-    return lax.reshape(a, _reshape_target(util.shape_of(a), shape))
+    return lax.reshape(a, _reshape_target(util.shape_of(a), shape, error))
 
 
 def ravel(a, order: str = "C"):
@@ -73,9 +77,9 @@ def transpose(a, axes: Sequence[int] | None = None):
         perm = tuple(reversed(range(ndim)))
     else:
         perm = tuple(util.canonicalize_axis(ax, ndim) for ax in axes)
-        if sorted(perm) != list(range(ndim)):
-            raise ValueError(f"transpose: axes {tuple(axes)} don't match array of "
-                             f"dimension {ndim}")
+        if sorted(perm) != list(range(ndim)):  # a TypeError, as lax's rule in JAX
+            raise TypeError(f"transpose: axes {tuple(axes)} don't match array of "
+                            f"dimension {ndim}")
     return lax.transpose(a, perm)
 
 
@@ -203,14 +207,15 @@ def concatenate(arrays, axis: int | None = 0, dtype=None):
     shapes = [util.shape_of(a) for a in arrays]
     if builtins.any(len(s) == 0 for s in shapes):
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+    # Shapes that do not fit together are a TypeError, as in JAX (lax's shape rule).
     if builtins.any(len(s) != len(shapes[0]) for s in shapes):
-        raise ValueError("All input arrays must have the same number of dimensions, got "
-                         f"shapes {shapes}")
+        raise TypeError("All input arrays must have the same number of dimensions, got "
+                        f"shapes {shapes}")
     axis = util.canonicalize_axis(axis, len(shapes[0]))
     rest = {s[:axis] + s[axis + 1:] for s in shapes}
     if len(rest) > 1:
-        raise ValueError(f"concatenate: all input array dimensions except for the "
-                         f"concatenation axis {axis} must match exactly, got shapes {shapes}")
+        raise TypeError(f"concatenate: all input array dimensions except for the "
+                        f"concatenation axis {axis} must match exactly, got shapes {shapes}")
     if len(arrays) == 1:
         return util.as_array(arrays[0])
     return lax.concatenate(arrays, axis)

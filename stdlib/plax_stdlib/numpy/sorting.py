@@ -91,10 +91,10 @@ def nonzero(a, *, size: int | None = None, fill_value=None):
         raise ValueError(f"nonzero: fill_value must be a scalar or a tuple of length "
                          f"{len(shape)}, got {fill_value}")
     out = []
-    stride = math.prod(shape)
-    for dim, fill in zip(shape, fills):
-        stride //= dim
-        index = lax.rem(lax.div(order_, stride), dim) if dim else order_
+    for axis, (dim, fill) in enumerate(zip(shape, fills)):
+        # An empty `a` has no nonzero element: every index is a fill value.
+        stride = math.prod(shape[axis + 1:])
+        index = lax.rem(lax.div(order_, stride), dim) if dim and stride else order_
         fill = util.convert(util.ensure_arraylike("nonzero", fill), index_dtype)
         out.append(util.select_n(valid, lax.broadcast_in_dim(fill, (size,), ()), index))
     return tuple(out)

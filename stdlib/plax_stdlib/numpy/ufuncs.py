@@ -87,9 +87,17 @@ def subtract(x1, x2, /):
 
 
 def multiply(x1, x2, /):
-    """Elementwise x1 * x2; for bool arrays, logical and."""
-    x1, x2 = util.promote_args("multiply", x1, x2)
-    return lax.bitwise_and(x1, x2) if _category(x1) == "b" else lax.mul(x1, x2)
+    """Elementwise x1 * x2; for bool arrays, logical and. A boolean factor selects, as in
+    JAX (`False * nan` is 0, not NaN)."""
+    util.check_arraylike("multiply", x1, x2)
+    flags = [util.dtype_category(util.dtype_of(util.operand(x))) == "b" for x in (x1, x2)]
+    y1, y2 = util.promote_args("multiply", x1, x2)
+    if _category(y1) == "b":
+        return lax.bitwise_and(y1, y2)
+    if flags[0] != flags[1]:
+        mask, other = (x1, y2) if flags[0] else (x2, y1)
+        return where(mask, other, _zeros_like(other))
+    return lax.mul(y1, y2)
 
 
 true_divide = _binary("true_divide", lax.div, util.promote_args_inexact)
@@ -97,28 +105,32 @@ divide = true_divide
 
 
 def floor_divide(x1, x2, /):
-    """Elementwise x1 // x2, rounding toward negative infinity (NumPy/Python semantics)."""
+    """Elementwise x1 // x2, rounding toward negative infinity (NumPy/Python semantics;
+    integer division by zero gives 0, as in NumPy)."""
     x1, x2 = util.promote_args_numeric("floor_divide", x1, x2)
     category = _category(x1)
     if category == "u":
-        return lax.div(x1, x2)
+        return _zero_where_divisor_is_zero(lax.div(x1, x2), x2)
     if category == "i":
         quotient, rest = lax.div(x1, x2), lax.rem(x1, x2)
-        return util.select_n(_rounds_wrongly(rest, x2), quotient, lax.sub(quotient, 1))
+        floored = util.select_n(_rounds_wrongly(rest, x2), quotient, lax.sub(quotient, 1))
+        return _zero_where_divisor_is_zero(floored, x2)
     if category == "c":
         raise TypeError("floor_divide does not support complex inputs")
     return _float_divmod(x1, x2)[0]
 
 
 def remainder(x1, x2, /):
-    """Elementwise remainder with the sign of the divisor (NumPy's `mod`, Python's `%`)."""
+    """Elementwise remainder with the sign of the divisor (NumPy's `mod`, Python's `%`;
+    an integer remainder by zero is 0, as in NumPy)."""
     x1, x2 = util.promote_args_numeric("remainder", x1, x2)
     category = _category(x1)
     if category == "u":
-        return lax.rem(x1, x2)
+        return _zero_where_divisor_is_zero(lax.rem(x1, x2), x2)
     if category == "i":
         rest = lax.rem(x1, x2)
-        return util.select_n(_rounds_wrongly(rest, x2), rest, lax.add(rest, x2))
+        fixed = util.select_n(_rounds_wrongly(rest, x2), rest, lax.add(rest, x2))
+        return _zero_where_divisor_is_zero(fixed, x2)
     if category == "c":
         raise TypeError("remainder does not support complex inputs")
     return _float_divmod(x1, x2)[1]
@@ -130,6 +142,11 @@ mod = remainder
 def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
     """`(floor_divide(x1, x2), remainder(x1, x2))`."""
     return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def _zero_where_divisor_is_zero(result, divisor):
+    """NumPy's integer division by zero: 0 (XLA gives -1 and the dividend)."""
+    return util.select_n(lax.eq(divisor, 0), result, _zeros_like(result))
 
 
 def _rounds_wrongly(rest, divisor):
@@ -159,8 +176,11 @@ def _float_divmod(a, b):
 def fmod(x1, x2, /):
     """Elementwise remainder with the sign of the dividend (C's fmod)."""
     x1, x2 = util.promote_args_numeric("fmod", x1, x2)
-    if _category(x1) == "c":
+    category = _category(x1)
+    if category == "c":
         raise TypeError("fmod does not support complex inputs")
+    if category in "iu":
+        return _zero_where_divisor_is_zero(lax.rem(x1, x2), x2)
     return lax.rem(x1, x2)
 
 
@@ -298,7 +318,7 @@ def hypot(x1, x2, /):
     """Elementwise sqrt(x1**2 + x2**2), without overflow."""
     x1, x2 = util.promote_args_inexact("hypot", x1, x2)
     if _category(x1) == "c":
-        raise TypeError("hypot does not support complex inputs")
+        raise ValueError("hypot is not well defined for complex inputs")  # JAX's class
     a1, a2 = lax.abs(x1), lax.abs(x2)
     big, small = lax.max(a1, a2), lax.min(a1, a2)
     is_zero = lax.eq(big, 0)
@@ -423,7 +443,8 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     util.check_arraylike("where", condition, x, y)
     condition = _as_bool(util.operand(condition))
     x, y = util.promote_dtypes(util.operand(x), util.operand(y))
-    shape = util.broadcast_result_shape("where", condition, x, y)
+    # Broadcast explicitly, as `broadcast_arrays` does: no rank-promotion check (JAX's).
+    shape = util.broadcast_shapes(*(util.shape_of(a) for a in (condition, x, y)))
     if util.shape_of(condition):
         condition = util.broadcast_to_shape(condition, shape)
     return util.select_n(condition, util.broadcast_to_shape(y, shape),
@@ -472,7 +493,7 @@ def signbit(x, /):
     if category == "i":
         return lax.lt(x, 0)
     if category == "c":
-        raise TypeError("signbit does not support complex inputs")
+        raise ValueError("signbit is not well defined for complex inputs")  # JAX's class
     bits = dtypes.itemsize_bits(util.dtype_of(x))
     as_int = lax.bitcast_convert_type(x, _UINT_OF_BITS[bits])
     return lax.ne(lax.shift_right_logical(as_int, bits - 1), 0)

@@ -22,6 +22,7 @@ from plax.errors import ConcretizationTypeError
 from plax.extend import config, dtypes
 from plax.extend.core import ShapedArray, Tracer, get_aval
 from plax_stdlib import lax
+from plax_stdlib.lax import shape_ops as lax_shape_ops
 from plax_stdlib.lax.conversion import convert_with_weak_type
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -42,7 +43,11 @@ def check_arraylike(fun_name: str, *args: Any) -> None:
 
 
 def operand(x: Any) -> Any:
-    """`x` as lax primitives take it: NumPy values at their canonical dtype."""
+    """`x` as lax primitives take it: NumPy values at their canonical dtype; a Python
+    int must fit the default integer type (OverflowError otherwise, as in JAX)."""
+    if type(x) is int:
+        get_aval(x)  # checks the range
+        return x
     if isinstance(x, (np.ndarray, np.generic)):
         dt = dtypes.canonicalize_dtype(x.dtype)
         dtypes.check_valid_dtype(dt)
@@ -83,8 +88,10 @@ def convert(x: Any, dtype: Any, weak_type: bool = False) -> Any:
     """`x` (an operand) as `dtype`, weakly typed iff `weak_type`.
 
     Python scalars become Python scalars of the right kind when the result is weak
-    (so they stay literals) and NumPy scalars otherwise; NumPy arrays are converted
-    by NumPy; only traced and device values go through `convert_element_type`.
+    (so they stay literals) and NumPy scalars otherwise, converted the way
+    `convert_element_type` converts (integers wrap, floats overflow to inf); NumPy
+    arrays are converted by NumPy; only traced and device values go through
+    `convert_element_type`.
     """
     dtype = np.dtype(dtype)
     if is_python_scalar(x):
@@ -93,13 +100,33 @@ def convert(x: Any, dtype: Any, weak_type: bool = False) -> Any:
             if kind is not None:
                 return kind(x)
         else:
-            return np.asarray(x, dtype)[()]
+            return _cast_python_scalar(x, dtype)
     aval = get_aval(x)
     if aval.dtype == dtype and aval.weak_type == weak_type:
         return x
     if isinstance(x, (np.ndarray, np.generic)) and not weak_type:
-        return x.astype(dtype)
+        return host_cast(x, dtype)
     return convert_with_weak_type(x, dtype, weak_type)
+
+
+def host_cast(x: np.ndarray | np.generic, dtype: np.dtype) -> np.ndarray | np.generic:
+    """`x.astype(dtype)` with XLA's semantics, so that a conversion gives the same
+    values on the host as on a device: floats become integers saturating at the
+    type's bounds (NaN becomes 0) rather than wrapping around."""
+    if dtype_category(x.dtype) in "fc" and dtype_category(dtype) in "iu":
+        info = dtypes.iinfo(dtype)
+        real = np.real(x) if np.iscomplexobj(x) else x
+        with np.errstate(invalid="ignore"):
+            x = np.clip(np.nan_to_num(real.astype(np.float64), nan=0.0), info.min, info.max)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        return x.astype(dtype)
+
+
+def _cast_python_scalar(x: bool | int | float | complex, dtype: np.dtype) -> np.generic:
+    with np.errstate(over="ignore"):
+        natural = np.asarray(x, dtypes.canonicalize_dtype(dtypes.dtype(x)))
+        return host_cast(natural, dtype)[()]
 
 
 def promote_dtypes(*args: Any) -> list[Any]:
@@ -229,13 +256,27 @@ def broadcast_result_shape(fun_name: str, *args: Any) -> tuple[int, ...]:
 def promote_shapes(fun_name: str, *args: Any) -> list[Any]:
     """Check that operands broadcast and give lower-rank ones leading unit
     dimensions; lax itself broadcasts rank-0 operands and unit dimensions, so
-    nothing is materialized."""
+    nothing is materialized.
+
+    As in JAX, operands of one rank (besides scalars) that do not broadcast are a
+    TypeError (lax's class); operands of several ranks a ValueError (NumPy's).
+    """
     if len(args) < 2:
         return list(args)
     shapes = [shape_of(a) for a in args]
+    if len({len(s) for s in shapes if s}) < 2:
+        _check_elementwise_shapes(fun_name, [s for s in shapes if s])
+        return list(args)
     rank = len(broadcast_result_shape(fun_name, *args))
     return [a if len(s) in (0, rank) else lax.expand_dims(a, tuple(range(rank - len(s))))
             for a, s in zip(args, shapes)]
+
+
+def _check_elementwise_shapes(fun_name: str, shapes: list[tuple[int, ...]]) -> None:
+    for sizes in zip(*shapes):
+        if len(set(sizes) - {1}) > 1:
+            raise TypeError(f"{fun_name} got incompatible shapes for broadcasting: "
+                            f"{', '.join(map(str, shapes))}.")
 
 
 def promote_args(fun_name: str, *args: Any) -> list[Any]:
@@ -254,15 +295,9 @@ def promote_args_numeric(fun_name: str, *args: Any) -> list[Any]:
 
 
 def canonicalize_shape(shape: Any, fun_name: str) -> tuple[int, ...]:
-    """A shape as a tuple of non-negative Python ints; traced sizes are a TypeError."""
-    try:
-        dims = tuple(operator.index(d) for d in _as_shape(shape))
-    except TypeError:
-        raise TypeError(f"{fun_name}: shapes must be sequences of concrete integers, got "
-                        f"{shape!r}") from None
-    if any(d < 0 for d in dims):
-        raise ValueError(f"{fun_name}: negative dimensions are not allowed, got {dims}")
-    return dims
+    """A shape as a tuple of non-negative Python ints; traced sizes are a TypeError,
+    negative ones an `InvalidShapeError` (both a ValueError and a TypeError)."""
+    return lax_shape_ops.canonicalize_shape(fun_name, _as_shape(shape))
 
 
 # --- axes ---------------------------------------------------------------------------
@@ -297,10 +332,12 @@ def concrete_or_error(x: Any, context: str) -> Any:
     if isinstance(x, Tracer):
         value = x.to_concrete_value()
         if value is None:
+            origin = x._trace.value_origin(x)
             raise ConcretizationTypeError(
-                f"{context}: got a traced array {x.aval.str_short()} while tracing "
-                f"{x._trace.describe()}, but this needs a value known in Python. Pass a "
-                "Python or NumPy value (or mark the argument static).")
+                f"Abstract tracer value encountered where a concrete value is expected: "
+                f"{context}, but got a traced array {x.aval.str_short()} while tracing "
+                f"{x._trace.describe()}.{' ' + origin if origin else ''}\nPass a Python or "
+                "NumPy value (or mark the argument static).")
         return value
     if isinstance(getattr(x, "aval", None), ShapedArray):
         return np.asarray(x)

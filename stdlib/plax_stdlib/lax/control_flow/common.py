@@ -14,7 +14,9 @@ from typing import Any, Callable, Sequence
 from jaxlib import weakref_lru_cache as _weakref_lru_cache
 from jaxlib._jax import config as _jaxlib_config
 
-from plax.extend import tree_util
+import numpy as np
+
+from plax.extend import config, tree_util
 from plax.extend.ad import Zero, tangent_aval
 from plax.extend.core import (
     ClosedJaxpr,
@@ -23,6 +25,7 @@ from plax.extend.core import (
     Tracer,
     get_aval,
     make_tracing_debug_info,
+    register_cache,
     result_paths_from_tree,
     trace_to_jaxpr,
 )
@@ -71,6 +74,19 @@ def trace_function(fun: Callable, args: Sequence[Any], traced_for: str):
     return result
 
 
+# --- jax_disable_jit: control flow as plain Python ------------------------------------
+
+def python_value_if_disabled(x):
+    """With `jax_disable_jit` on, `x`'s concrete value (so that cond, switch, while_loop
+    and scan run their functions as plain Python, as in JAX); else, or when `x` is
+    abstract, None."""
+    if not config.disable_jit.value:
+        return None
+    if isinstance(x, Tracer):
+        return x.to_concrete_value()
+    return np.asarray(x)
+
+
 # --- what the rules of control-flow primitives share ---------------------------------
 
 def cached_on_jaxpr(fn):
@@ -78,6 +94,7 @@ def cached_on_jaxpr(fn):
     weakly) and its other (hashable) arguments: rules applied again to the same
     equation build the same Jaxprs, so eager execution reuses compiled code."""
     cache = _weakref_lru_cache.weakref_lru_cache(_jaxlib_config.trace_context, fn, 256)
+    register_cache(cache.cache_clear)
 
     def call(closed, *args):
         return cache(closed, *(tuple(a) if isinstance(a, list) else a for a in args))

@@ -43,6 +43,7 @@ from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib.lax import comparison, conversion, shape_ops
 from plax_stdlib.lax.control_flow.common import (
     cached_on_jaxpr,
+    python_value_if_disabled,
     check_same_types,
     debug_names,
     expand_tangents,
@@ -67,6 +68,9 @@ def cond(pred, true_fun, false_fun, *operands):
     aval = _scalar_aval(pred, "cond", "Pred")
     if kind_of(aval.dtype) not in ("bool", "signed", "unsigned", "float"):
         raise TypeError(f"Pred type must be either boolean or number, got {describe(aval)}.")
+    value = python_value_if_disabled(pred)
+    if value is not None:
+        return true_fun(*operands) if bool(value) else false_fun(*operands)
     if kind_of(aval.dtype) != "bool":
         pred = comparison.ne(pred, np.zeros((), aval.dtype)[()])
     index = conversion.convert_element_type(pred, np.int32)
@@ -87,6 +91,9 @@ def switch(index, branches, *operands):
         raise TypeError(f"Index type must be an integer, got {describe(aval)}.")
     if len(branches) == 1:
         return branches[0](*operands)
+    value = python_value_if_disabled(index)
+    if value is not None:
+        return branches[min(max(int(value), 0), len(branches) - 1)](*operands)
     index = conversion.convert_element_type(index, np.int32)
     index = comparison.clamp(np.int32(0), index, np.int32(len(branches) - 1))
     return _bind_branches(index, branches, operands, "switch",
@@ -189,8 +196,12 @@ cond_p.define_rule("dce", _cond_dce)
 
 # --- differentiation and batching -------------------------------------------------------
 
+# The Jaxpr-building functions below are memoized weakly on the first branch; they
+# take the other branches apart, since an argument holding the first would keep it alive.
+
 @cached_on_jaxpr
-def _cond_jvp_branches(first, branches, nonzeros):
+def _cond_jvp_branches(first, others, nonzeros):
+    branches = (first, *others)
     out_nz = [False] * len(first.out_avals)
     for br in branches:
         out_nz = or_flags(out_nz, jvp_jaxpr(br, nonzeros)[1])
@@ -200,7 +211,7 @@ def _cond_jvp_branches(first, branches, nonzeros):
 def _cond_jvp(primals, tangents, *, branches):
     index, ops = primals[0], primals[1:]
     nonzeros = nonzero_flags(tangents[1:])
-    new, out_nz = _cond_jvp_branches(branches[0], branches, nonzeros)
+    new, out_nz = _cond_jvp_branches(branches[0], branches[1:], nonzeros)
     outs = cond_p.bind(index, *ops, *(t for t, nz in zip(tangents[1:], nonzeros) if nz),
                        branches=new)
     n = len(out_nz)
@@ -208,14 +219,15 @@ def _cond_jvp(primals, tangents, *, branches):
 
 
 def _split_branches(branches, unknowns):
-    return _split_branches_cached(branches[0], branches, unknowns)
+    return _split_branches_cached(branches[0], branches[1:], unknowns)
 
 
 @cached_on_jaxpr
-def _split_branches_cached(_, branches, unknowns):
+def _split_branches_cached(first, others, unknowns):
     """Partial evaluation of every branch, with one set of unknown outputs and one
     residual list shared by all: → (known branches, unknown branches, out_unknowns,
     residual avals)."""
+    branches = (first, *others)
     out_uk = [False] * len(branches[0].out_avals)
     for br in branches:
         out_uk = or_flags(out_uk, partial_eval_jaxpr(br, unknowns)[2])
@@ -281,7 +293,8 @@ def _cond_partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
 
 
 @cached_on_jaxpr
-def _transpose_branches(_, branches, linear):
+def _transpose_branches(first, others, linear):
+    branches = (first, *others)
     return tuple(transpose_jaxpr(br, linear) for br in branches)
 
 
@@ -289,7 +302,7 @@ def _cond_transpose(cts, index, *ops, branches):
     if is_undefined_primal(index):
         raise ValueError("cond: cannot transpose with respect to the branch index")
     linear = [is_undefined_primal(x) for x in ops]
-    new = _transpose_branches(branches[0], branches, linear)
+    new = _transpose_branches(branches[0], branches[1:], linear)
     cts = [instantiate(ct) for ct in cts]
     outs = iter(cond_p.bind(index, *(x for x, lin in zip(ops, linear) if not lin), *cts,
                             branches=new))

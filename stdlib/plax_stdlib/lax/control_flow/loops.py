@@ -15,7 +15,7 @@ import operator
 
 import numpy as np
 
-from plax.extend import tree_util
+from plax.extend import config, tree_util
 from plax.extend.ad import (
     Zero,
     instantiate,
@@ -45,6 +45,7 @@ from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib.lax import comparison, elementwise, reductions, shape_ops
 from plax_stdlib.lax.control_flow.common import (
     cached_on_jaxpr,
+    python_value_if_disabled,
     debug_names,
     expand_tangents,
     nonzero_flags,
@@ -65,6 +66,10 @@ def while_loop(cond_fun, body_fun, init_val):
     """`val = init_val; while cond_fun(val): val = body_fun(val); return val`."""
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("lax.while_loop: cond_fun and body_fun arguments should be callable.")
+    if config.disable_jit.value:
+        unrolled = _python_while(cond_fun, body_fun, init_val)
+        if unrolled is not _ABSTRACT:
+            return unrolled
     init_leaves, init_tree = tree_util.tree_flatten(init_val)
     body_jaxpr, body_consts, _, init_leaves = trace_carry_function(
         body_fun, init_val, init_leaves, init_tree, (), "while_loop",
@@ -79,6 +84,21 @@ def while_loop(cond_fun, body_fun, init_val):
                           body_jaxpr=body_jaxpr, cond_nconsts=len(cond_consts),
                           body_nconsts=len(body_consts))
     return tree_util.tree_unflatten(init_tree, result)
+
+
+_ABSTRACT = object()
+
+
+def _python_while(cond_fun, body_fun, val):
+    """The loop in Python (`jax_disable_jit`); `_ABSTRACT` if a predicate is abstract
+    (then the loop is staged after all)."""
+    while True:
+        value = python_value_if_disabled(cond_fun(val))
+        if value is None:
+            return _ABSTRACT
+        if not bool(value):
+            return val
+        val = body_fun(val)
 
 
 def _concrete_int(x):

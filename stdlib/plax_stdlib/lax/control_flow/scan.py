@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from plax.extend import tree_util
+from plax.extend import config, tree_util
 from plax.extend.ad import (
     Zero,
     instantiate,
@@ -47,7 +47,7 @@ from plax.extend.core import (
     stage_flat,
 )
 from plax.extend.mlir import hlo, ir, mu
-from plax_stdlib.lax import conversion, elementwise
+from plax_stdlib.lax import conversion, elementwise, shape_ops, slicing
 from plax_stdlib.lax.control_flow.common import (
     cached_on_jaxpr,
     check_same_types,
@@ -74,6 +74,8 @@ def scan(f, init, xs=None, length: int | None = None, reverse: bool = False,
         raise TypeError(f"lax.scan: f argument should be callable, got {f!r}")
     xs_leaves, xs_tree = tree_util.tree_flatten(xs)
     length = _scan_length(xs_leaves, xs_tree, length)
+    if config.disable_jit.value and length > 0:
+        return _python_scan(f, init, xs_leaves, xs_tree, length, reverse)
     unroll = _unroll_count(unroll, length)
     x_avals = [_slice_aval(get_aval(x)) for x in xs_leaves]
     x_example = tree_util.tree_unflatten(xs_tree, x_avals)
@@ -87,6 +89,22 @@ def scan(f, init, xs=None, length: int | None = None, reverse: bool = False,
     carry, ys = split_list(outs, [len(init_leaves)])[:2]
     return (tree_util.tree_unflatten(carry_tree, carry),
             tree_util.tree_unflatten(y_tree, ys))
+
+
+def _python_scan(f, carry, xs_leaves, xs_tree, length: int, reverse: bool):
+    """The scan as a Python loop (`jax_disable_jit`), the ys stacked at the end."""
+    ys = []
+    for i in (reversed(range(length)) if reverse else range(length)):
+        x = tree_util.tree_unflatten(xs_tree, [slicing.index_in_dim(leaf, i, keepdims=False)
+                                               for leaf in xs_leaves])
+        carry, y = f(carry, x)
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    stacked = tree_util.tree_map(
+        lambda *leaves: shape_ops.concatenate([shape_ops.expand_dims(v, (0,)) for v in leaves],
+                                              0), *ys)
+    return carry, stacked
 
 
 def _scan_length(xs_leaves, xs_tree, length) -> int:

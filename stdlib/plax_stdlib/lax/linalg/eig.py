@@ -81,7 +81,7 @@ def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eige
                   compute_right_eigenvectors=compute_right_eigenvectors,
                   enable_eigvec_derivs=enable_eigvec_derivs, implementation=implementation)
     outs = eig_p.bind(a, **params)
-    if isinstance(a_dot, Zero):
+    if isinstance(a_dot, Zero) or 0 in get_aval(a).shape:  # empty: nothing to perturb
         return outs, [Zero(get_aval(o)) for o in outs]
     vectors = compute_left_eigenvectors or compute_right_eigenvectors
     if vectors and not enable_eigvec_derivs:

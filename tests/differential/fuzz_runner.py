@@ -1,0 +1,382 @@
+"""Running cases on plax and JAX side by side, and classifying what they did.
+
+Each library runs in its own long-lived worker subprocess (`fuzz_worker.py`); a
+worker that dies is a *crash*, one that answers nothing within the timeout a
+*hang*; either is restarted for the next case. `classify` compares two outcomes:
+same value (dtype, shape, weak type, values within the dtype's tolerance), same
+exception class (plax's class is JAX's or a subclass of it, by name), or one of the
+differences counted in the report.
+
+Where JAX's answer is not defined, plax's is checked against a definition instead:
+integer division and remainder by zero against NumPy's (0; XLA gives -1 and the
+dividend), integer powers with negative exponents against the exact power truncated
+toward zero (NumPy refuses them; JAX returns wrapped bits), and an unstable sort's
+ties by the values they order rather than the indices.
+"""
+from __future__ import annotations
+
+import base64
+import collections
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import fuzz_worker
+
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz_worker.py")
+
+# Exception classes that only a bug raises (a user's bad input never should).
+INTERNAL_CLASSES = {"AssertionError", "AttributeError", "KeyError", "NameError",
+                    "UnboundLocalError", "ZeroDivisionError", "RecursionError",
+                    "SystemError", "StopIteration", "UnicodeDecodeError", "MemoryError"}
+
+# The outcome categories, in report order.
+SAME_VALUE = "same value"
+SAME_EXCEPTION = "same exception class"
+DIFFERENT_CLASS = "different exception class"
+PLAX_RAISED = "plax raised, JAX returned"
+JAX_RAISED = "JAX raised, plax returned"
+VALUES_DIFFER = "values differ"
+WEAK_TYPE_DIFFERS = "weak type differs"
+INTERNAL = "internal error"
+CRASH = "crash"
+HANG = "hang"
+MISSING = "missing in plax"
+JAX_FAILED = "JAX crashed or hung"
+BAD_CASE = "case not buildable"
+CATEGORIES = [SAME_VALUE, SAME_EXCEPTION, DIFFERENT_CLASS, PLAX_RAISED, JAX_RAISED,
+              VALUES_DIFFER, WEAK_TYPE_DIFFERS, INTERNAL, CRASH, HANG, MISSING, JAX_FAILED,
+              BAD_CASE]
+
+
+class Worker:
+    """One library's worker process: `run(case)` → outcome dict, or a crash/hang."""
+
+    def __init__(self, library: str, timeout: float = 120.0):
+        self.library = library
+        self.timeout = timeout
+        self._proc: subprocess.Popen | None = None
+        self._lines: queue.Queue = queue.Queue()
+
+    def _start(self) -> None:
+        env = dict(os.environ)
+        env.setdefault("JAX_PLATFORMS", "cpu")
+        env.setdefault("PLAX_PLATFORMS", "cpu")
+        env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+        env["XLA_FLAGS"] = ""  # one CPU device: cases are single-device
+        self._proc = subprocess.Popen(
+            [sys.executable, WORKER, self.library], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1, env=env)
+        self._lines = queue.Queue()
+        threading.Thread(target=self._read, args=(self._proc, self._lines), daemon=True).start()
+        ready = self._next_line(timeout=300)
+        if ready is None or "ready" not in ready:
+            raise RuntimeError(f"the {self.library} fuzz worker did not start")
+
+    @staticmethod
+    def _read(proc: subprocess.Popen, lines: queue.Queue) -> None:
+        for line in proc.stdout:
+            if line.startswith(fuzz_worker.OUT_PREFIX):
+                lines.put(line[len(fuzz_worker.OUT_PREFIX):])
+        lines.put(None)  # end of output: the process died
+
+    def _next_line(self, timeout: float) -> dict | None:
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            return {"hang": True}
+        return None if line is None else json.loads(line)
+
+    def send(self, case: dict) -> None:
+        if self._proc is None or self._proc.poll() is not None:
+            self._start()
+        try:
+            self._proc.stdin.write(json.dumps(case) + "\n")
+            self._proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # the answer will say it crashed
+
+    def receive(self) -> dict:
+        outcome = self._next_line(self.timeout)
+        if outcome is None or "hang" in outcome:
+            returncode = self._stop()
+            return {"hang": True} if outcome else {"crash": returncode}
+        return outcome
+
+    def _stop(self):
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            proc.kill()
+        return proc.wait()
+
+    def close(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.stdin.close()
+            try:
+                self._proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._stop()
+        self._proc = None
+
+
+def run_both(plax_worker: Worker, jax_worker: Worker, case: dict) -> tuple[dict, dict]:
+    """The two outcomes of `case` (the workers run it concurrently)."""
+    plax_worker.send(case)
+    jax_worker.send(case)
+    return plax_worker.receive(), jax_worker.receive()
+
+
+# --- comparing outcomes ----------------------------------------------------------------
+
+_TOLERANCES = {"float16": 2e-3, "bfloat16": 2e-2, "float32": 2e-5, "complex64": 2e-5,
+               "float64": 1e-12, "complex128": 1e-12}
+
+
+def _leaf_array(leaf: dict) -> np.ndarray:
+    dtype = fuzz_worker._np_dtype(leaf["arr"])
+    return np.frombuffer(base64.b64decode(leaf["data"]), dtype).reshape(leaf["shape"])
+
+
+def _compare_values(mine, theirs) -> str | None:
+    """None when equal; else `VALUES_DIFFER` or `WEAK_TYPE_DIFFERS` with a reason."""
+    if set(mine) != set(theirs):
+        return f"{VALUES_DIFFER}: {_short(mine)} vs {_short(theirs)}"
+    if "seq" in mine:
+        if len(mine["seq"]) != len(theirs["seq"]):
+            return f"{VALUES_DIFFER}: {len(mine['seq'])} outputs vs {len(theirs['seq'])}"
+        for a, b in zip(mine["seq"], theirs["seq"]):
+            diff = _compare_values(a, b)
+            if diff:
+                return diff
+        return None
+    if "map" in mine:
+        if mine["map"].keys() != theirs["map"].keys():
+            return f"{VALUES_DIFFER}: keys {sorted(mine['map'])} vs {sorted(theirs['map'])}"
+        for k in mine["map"]:
+            diff = _compare_values(mine["map"][k], theirs["map"][k])
+            if diff:
+                return diff
+        return None
+    if "arr" in mine:
+        if (mine["arr"], mine["shape"]) != (theirs["arr"], theirs["shape"]):
+            return (f"{VALUES_DIFFER}: {mine['arr']}{mine['shape']} vs "
+                    f"{theirs['arr']}{theirs['shape']}")
+        if mine["arr"] != "float0":
+            a, b = _leaf_array(mine), _leaf_array(theirs)
+            tol = _TOLERANCES.get(mine["arr"])
+            if tol is None:
+                equal = np.array_equal(a, b)
+            else:
+                a64, b64 = a.astype(np.complex128), b.astype(np.complex128)
+                equal = (np.array_equal(np.isnan(a64), np.isnan(b64))
+                         and np.allclose(a64, b64, rtol=tol, atol=tol, equal_nan=True))
+            if not equal:
+                return f"{VALUES_DIFFER}: {a.ravel()[:6]} vs {b.ravel()[:6]}"
+        if mine["weak"] != theirs["weak"]:
+            return f"{WEAK_TYPE_DIFFERS}: plax weak={mine['weak']}, JAX weak={theirs['weak']}"
+        return None
+    if "py" in mine:
+        same = (mine["py"] == theirs["py"] and (
+            mine["repr"] == theirs["repr"] or _close_reprs(mine["repr"], theirs["repr"])))
+        return None if same else f"{VALUES_DIFFER}: {mine['repr']} vs {theirs['repr']}"
+    if mine != theirs:
+        return f"{VALUES_DIFFER}: {_short(mine)} vs {_short(theirs)}"
+    return None
+
+
+def _close_reprs(a: str, b: str) -> bool:
+    try:
+        x, y = complex(a), complex(b)
+    except ValueError:
+        return False
+    return bool(np.isclose(x, y, rtol=2e-5, atol=2e-5, equal_nan=True))
+
+
+def _short(outcome) -> str:
+    text = json.dumps(outcome)
+    return text if len(text) < 160 else text[:157] + "..."
+
+
+_INT_DIVISION = {"jnp.floor_divide": np.floor_divide, "jnp.remainder": np.remainder,
+                 "jnp.mod": np.mod, "jnp.fmod": np.fmod, "op://": np.floor_divide,
+                 "op:%": np.remainder, "jnp.divmod": np.divmod}
+
+
+def _host_args(case: dict) -> list:
+    return [fuzz_worker.host_array(*a[next(iter(a))])
+            if isinstance(a, dict) and next(iter(a)) in ("A", "N") else a
+            for a in case["args"]]
+
+
+def _encoded(value: np.ndarray, like: dict) -> dict:
+    data = base64.b64encode(np.ascontiguousarray(value).tobytes()).decode()
+    return dict(like, data=data)
+
+
+def _integer_power(x: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """`x ** n` for integers: wrapped for n >= 0; for n < 0 the exact power truncated
+    toward zero (1 for x = 1, ±1 for x = -1, else 0)."""
+    x, n = np.broadcast_arrays(np.asarray(x, np.int64), np.asarray(n, np.int64))
+    out = np.empty(x.shape, object)
+    for index in np.ndindex(x.shape):
+        b, e = int(x[index]), int(n[index])
+        out[index] = b ** e if e >= 0 else (1 if b == 1 else (-1) ** e if b == -1 else 0)
+    return out
+
+
+def _power_args(case: dict):
+    """(base, exponent) of an integer power case, or None."""
+    if case["op"] in ("jnp.power", "op:**"):
+        args = _host_args(case)
+    elif case["op"] == "T:jit" and case["args"][0] == {"F": "power_n"}:
+        args = _host_args(dict(case, args=case["args"][2:]))
+    else:
+        return None
+    return args if len(args) == 2 else None
+
+
+def numpy_reference(case: dict, theirs: dict) -> dict:
+    """JAX's outcome, with the answers JAX leaves undefined replaced (see above)."""
+    if "value" not in theirs:
+        return theirs
+    value = theirs["value"]
+    leaves = value["seq"] if "seq" in value else [value]
+    if not all("arr" in leaf and leaf["arr"] != "float0" for leaf in leaves):
+        return theirs
+    dtype = fuzz_worker._np_dtype(leaves[0]["arr"])
+    if dtype.kind not in "iu":
+        return theirs
+    numpy_op, power = _INT_DIVISION.get(case["op"]), _power_args(case)
+    if numpy_op is not None:
+        args = _host_args(case)
+        if len(args) != 2 or not np.any(np.asarray(args[1]) == 0):
+            return theirs
+        with np.errstate(all="ignore"):
+            expected = numpy_op(*args)
+    elif power is not None and np.any(np.asarray(power[1]) < 0):
+        bits = 8 * dtype.itemsize
+        wrapped = [(int(v) + 2**(bits - 1)) % 2**bits - 2**(bits - 1) if dtype.kind == "i"
+                   else int(v) % 2**bits for v in _integer_power(*power).ravel()]
+        expected = np.asarray(wrapped, np.int64).reshape(np.broadcast(*power).shape)
+    else:
+        return theirs
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    if len(expected) != len(leaves) or any(list(e.shape) != leaf["shape"]
+                                           for e, leaf in zip(expected, leaves)):
+        return theirs
+    encoded = [_encoded(np.asarray(e).astype(dtype), leaf) for e, leaf in zip(expected, leaves)]
+    return {"value": {"seq": encoded} if "seq" in value else encoded[0]}
+
+
+def _same_sort_order(case: dict, mine: dict, theirs: dict) -> bool:
+    """For an unstable argsort: the two index arrays order the input identically."""
+    if case["op"] != "jnp.argsort" or case["kwargs"].get("stable", True) is not False:
+        return False
+    x = _host_args(case)[0]
+    axis = case["kwargs"].get("axis", -1)
+    if axis is None:
+        x, axis = x.ravel(), 0
+    try:
+        a, b = _leaf_array(mine["value"]), _leaf_array(theirs["value"])
+        return np.array_equal(np.take_along_axis(x, a.astype(np.int64), axis),
+                              np.take_along_axis(x, b.astype(np.int64), axis))
+    except (KeyError, ValueError, IndexError):
+        return False
+
+
+def classify(case: dict, mine: dict, theirs: dict) -> tuple[str, str]:
+    """(category, detail) of plax's outcome `mine` against JAX's `theirs`."""
+    if "crash" in mine:
+        return CRASH, f"exit status {mine['crash']}"
+    if "hang" in mine:
+        return HANG, "no answer within the timeout"
+    if "crash" in theirs or "hang" in theirs:
+        return JAX_FAILED, _short(mine)
+    if "bad_case" in mine or "bad_case" in theirs or "missing" in theirs:
+        return BAD_CASE, mine.get("bad_case") or theirs.get("bad_case") or theirs["missing"]
+    if "missing" in mine:
+        return MISSING, mine["missing"]
+    theirs = numpy_reference(case, theirs)
+    if "exc" in mine:
+        if "exc" in theirs:
+            if theirs["exc"] in mine["mro"]:
+                return SAME_EXCEPTION, mine["exc"]
+            if mine["exc"] in INTERNAL_CLASSES:
+                return INTERNAL, f"{mine['exc']}: {mine['msg'][:200]} at {mine['where']}"
+            return DIFFERENT_CLASS, (f"plax {mine['exc']} vs JAX {theirs['exc']}: "
+                                     f"{mine['msg'][:150]} | {theirs['msg'][:150]}")
+        if mine["exc"] in INTERNAL_CLASSES:
+            return INTERNAL, f"{mine['exc']}: {mine['msg'][:200]} at {mine['where']}"
+        return PLAX_RAISED, f"{mine['exc']}: {mine['msg'][:200]}"
+    if "exc" in theirs:
+        return JAX_RAISED, f"JAX {theirs['exc']}: {theirs['msg'][:200]}"
+    diff = _compare_values(mine["value"], theirs["value"])
+    if diff is None or (diff.startswith(VALUES_DIFFER) and _same_sort_order(case, mine, theirs)):
+        return SAME_VALUE, ""
+    category, _, detail = diff.partition(": ")
+    return category, detail
+
+
+# --- a run and its report -------------------------------------------------------------
+
+@dataclass
+class Report:
+    """Counts per category, per family and mode, and examples of each difference."""
+    counts: collections.Counter = field(default_factory=collections.Counter)
+    by_family: dict = field(default_factory=lambda: collections.defaultdict(
+        collections.Counter))
+    examples: dict = field(default_factory=lambda: collections.defaultdict(list))
+
+    def add(self, case: dict, category: str, detail: str) -> None:
+        self.counts[category] += 1
+        self.by_family[f"{case.get('family', '?')}/{case.get('mode', 'eager')}"][category] += 1
+        if category not in (SAME_VALUE, SAME_EXCEPTION):
+            self.examples[category].append((case, detail))
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def class_agreement(self) -> float:
+        """The share of runs where both raised in which plax's class is JAX's."""
+        both = self.counts[SAME_EXCEPTION] + self.counts[DIFFERENT_CLASS]
+        return 1.0 if both == 0 else self.counts[SAME_EXCEPTION] / both
+
+    def table(self, examples: int = 3) -> str:
+        lines = [f"{self.total} cases", f"{'category':<30}{'count':>8}"]
+        lines += [f"{c:<30}{self.counts[c]:>8}" for c in CATEGORIES]
+        lines.append(f"exception classes equal where both raised: "
+                     f"{100 * self.class_agreement():.2f} %")
+        lines.append("")
+        families = sorted(self.by_family)
+        short = {SAME_VALUE: "val", SAME_EXCEPTION: "exc", DIFFERENT_CLASS: "cls",
+                 PLAX_RAISED: "p!", JAX_RAISED: "j!", VALUES_DIFFER: "vals",
+                 WEAK_TYPE_DIFFERS: "weak", INTERNAL: "int", CRASH: "crash", HANG: "hang",
+                 MISSING: "miss", JAX_FAILED: "jaxF", BAD_CASE: "bad"}
+        lines.append(f"{'family/mode':<24}" + "".join(f"{short[c]:>6}" for c in CATEGORIES))
+        for fam in families:
+            row = self.by_family[fam]
+            lines.append(f"{fam:<24}" + "".join(f"{row[c]:>6}" for c in CATEGORIES))
+        for category in CATEGORIES:
+            found = self.examples.get(category)
+            if not found or examples == 0:
+                continue
+            lines.append(f"\n{category} ({len(found)}), by op and message:")
+            patterns: dict = collections.defaultdict(list)  # (op, message start) → cases
+            for case, detail in found:
+                patterns[(case["op"], detail[:50])].append((case, detail))
+            ranked = sorted(patterns.values(), key=len, reverse=True)
+            for group in ranked[:examples]:
+                case, detail = group[0]
+                lines.append(f"  {len(group)} x {json.dumps(case)[:300]}\n      {detail[:300]}")
+            if len(ranked) > examples:
+                lines.append(f"  ... and {len(ranked) - examples} more patterns")
+        return "\n".join(lines)

@@ -1,0 +1,64 @@
+"""plax.experimental: the package other packages extend, x64 context managers, and
+mesh_utils (device arrays for meshes, against JAX's layout)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from jax_reference import requires_jax, run_reference
+
+import plax
+import plax.experimental
+import plax.numpy as jnp
+from plax.experimental import mesh_utils
+
+
+def test_submodules_are_announced_by_packages():
+    import plax.experimental.checkify as checkify
+    from plax_transforms import checkify as real
+    assert checkify is real and plax.experimental.checkify is real
+    assert {"checkify", "ode", "sparse", "mesh_utils", "enable_x64"} <= set(
+        dir(plax.experimental))
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        _ = plax.experimental.nothing
+
+
+def test_x64_context_managers():
+    with plax.experimental.enable_x64():
+        assert jnp.asarray(1.0).dtype == np.float64
+        with plax.experimental.disable_x64():
+            assert jnp.asarray(1.0).dtype == np.float32
+    assert jnp.asarray(1.0).dtype == np.float32
+
+
+def test_create_device_mesh():
+    devices = plax.devices()
+    mesh = mesh_utils.create_device_mesh((2, 4))
+    assert mesh.shape == (2, 4) and list(mesh.flat) == devices
+    assert list(mesh_utils.create_device_mesh([8], devices=devices[::-1]).flat) == devices[::-1]
+    named = plax.sharding.Mesh(mesh_utils.create_device_mesh((4, 2)), ("x", "y"))
+    assert named.shape == {"x": 4, "y": 2}
+    hybrid = mesh_utils.create_hybrid_device_mesh((2, 4), (1, 1), process_is_granule=True)
+    assert hybrid.shape == (2, 4) and list(hybrid.flat) == devices
+    with pytest.raises(ValueError, match="Number of devices 8 must equal the product"):
+        mesh_utils.create_device_mesh((3, 2))
+    with pytest.raises(ValueError, match="should be a sequence of ints"):
+        mesh_utils.create_device_mesh(3.5)
+    with pytest.raises(ValueError, match="does not have attribute slice_index"):
+        mesh_utils.create_hybrid_device_mesh((2, 4), (1, 1))
+    with pytest.raises(ValueError, match="Number of slices 1 must equal"):
+        mesh_utils.create_hybrid_device_mesh((2, 2), (2, 1), process_is_granule=True)
+
+
+@requires_jax
+def test_device_mesh_matches_jax():
+    code = """
+    if jax.__name__ == "plax":
+        from plax.experimental import mesh_utils
+    else:
+        from jax.experimental import mesh_utils
+    result = [[d.id for d in mesh_utils.create_device_mesh(shape).flat] for shape in
+              [(8,), (2, 4), (2, 2, 2)]]
+    result.append([d.id for d in mesh_utils.create_hybrid_device_mesh(
+        (4, 2), (1, 1), process_is_granule=True).flat])
+    """
+    assert run_reference(code, "plax") == run_reference(code, "jax")

@@ -1,0 +1,140 @@
+"""Options that do what they say: debug_nans/debug_infs, checking_leaks, enable_x64
+changed at runtime, numpy_rank_promotion, default_matmul_precision, disable_jit."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import plax
+import plax.numpy as jnp
+from plax import lax
+
+
+def _nan_at_line_8(x):
+    y = jnp.sin(x)
+    return jnp.log(y - 2.0) * 2  # the NaN comes from this log
+
+
+def test_debug_nans_names_the_primitive_and_line_eagerly_and_under_jit():
+    with plax.debug_nans(True):
+        with pytest.raises(FloatingPointError, match=r"invalid value \(nan\) encountered in log "
+                                                     r"at .*test_options.py"):
+            jnp.log(-1.0)
+        for f in (plax.jit(_nan_at_line_8),
+                  plax.jit(lambda x: plax.jit(_nan_at_line_8)(x) + 1.0)):  # a nested jit too
+            with pytest.raises(FloatingPointError, match=r"log \(in jit\(_nan_at_line_8\)\) at "
+                                                         r".*test_options.py:\d+ "
+                                                         r"\(_nan_at_line_8\)"):
+                f(1.0)
+        assert float(plax.jit(jnp.sin)(1.0)) == pytest.approx(np.sin(1.0))
+    assert np.isnan(plax.jit(_nan_at_line_8)(1.0))  # off again: no check, the cached call
+
+
+def test_debug_infs():
+    with plax.debug_infs(True):
+        with pytest.raises(FloatingPointError, match=r"\(inf\) encountered in div"):
+            plax.jit(lambda x: 1.0 / x)(0.0)
+        with pytest.raises(FloatingPointError, match="exp"):
+            jnp.exp(1000.0)
+        assert np.isnan(jnp.log(-1.0))  # NaNs are debug_nans' business
+
+
+def test_checking_leaks_reports_the_leaked_tracer_and_where_it_was_created():
+    store = []
+
+    def leaky(x):
+        y = x * 2
+        store.append(y)
+        return y + 1
+
+    transforms = {"jit": plax.jit(leaky), "vmap": plax.vmap(leaky),
+                  "grad": plax.grad(lambda x: leaky(x).sum()),
+                  "jvp": lambda x: plax.jvp(leaky, (x,), (x,))}
+    for f in transforms.values():
+        store.clear()
+        with plax.checking_leaks():
+            with pytest.raises(plax.errors.UnexpectedTracerError,
+                               match=r"(?s)Leaked 1 tracer.*created at .*test_options.py:"
+                                     r"\d+ \(.*leaky\)"):
+                f(jnp.ones(3))
+    store.clear()
+    with plax.checking_leaks():  # clean functions pass
+        plax.jit(lambda x: x * 2)(jnp.ones(2))
+        plax.grad(lambda x: (x ** 2).sum())(jnp.ones(2))
+        plax.vmap(jnp.sin)(jnp.ones(2))
+    leaky(1.0)  # off: nothing is checked
+
+
+def test_enable_x64_at_runtime_changes_defaults_promotion_and_caches():
+    f = plax.jit(lambda x: x * 2)
+    assert f(1).dtype == np.int32
+    plax.config.update("jax_enable_x64", True)
+    try:
+        assert f(1).dtype == np.int64 and f(1.0).dtype == np.float64
+        assert jnp.ones(2).dtype == np.float64 and jnp.arange(3).dtype == np.int64
+        assert jnp.array(1.5).dtype == np.float64 and jnp.asarray(np.ones(2)).dtype == np.float64
+        assert (jnp.ones(2, jnp.float32) + 1.5).dtype == np.float32  # weak scalars still weak
+        assert int(jnp.int64(2**40)) == 2**40
+        assert jnp.sum(jnp.ones(3, bool)).dtype == np.int64
+        assert plax.grad(lambda x: x * x)(1.0).dtype == np.float64
+    finally:
+        plax.config.update("jax_enable_x64", False)
+    assert f(1).dtype == np.int32 and jnp.ones(2).dtype == np.float32
+
+
+def test_numpy_rank_promotion():
+    x, v = jnp.ones((2, 3)), jnp.ones(3)
+    with plax.numpy_rank_promotion("raise"):
+        with pytest.raises(ValueError, match="jax_numpy_rank_promotion='raise'"):
+            x + v
+        with pytest.raises(ValueError):
+            plax.jit(jnp.multiply)(x, v)
+        assert (x + 1).shape == (2, 3) and (x * x).shape == (2, 3)
+        assert jnp.where(x > 0, x, v).shape == (2, 3)  # explicit broadcasting, as in JAX
+    with plax.numpy_rank_promotion("warn"), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        x + v
+    assert any("rank promotion" in str(w.message) for w in caught)
+
+
+def test_default_matmul_precision_reaches_dot_general():
+    a = np.ones((4, 4), np.float32)
+
+    def precision_of(f):
+        (eqn,) = [e for e in plax.make_jaxpr(f)(a).jaxpr.eqns if e.primitive.name == "dot_general"]
+        return eqn.params["precision"]
+
+    assert precision_of(lambda m: m @ m) is None
+    with plax.default_matmul_precision("highest"):
+        assert precision_of(lambda m: m @ m) == (lax.Precision.HIGHEST,) * 2
+        assert "HIGHEST" in plax.jit(lambda m: m @ m).lower(a).as_text()
+        assert precision_of(lambda m: lax.dot(m, m, precision="default")) == (
+            lax.Precision.DEFAULT,) * 2  # an explicit precision wins
+    with plax.default_matmul_precision("float32"):
+        assert precision_of(lambda m: jnp.matmul(m, m)) == (lax.Precision.HIGHEST,) * 2
+
+
+def test_disable_jit_runs_control_flow_as_python():
+    seen = []
+
+    def body(c):
+        seen.append(type(c).__name__)
+        return c + 1
+
+    with plax.disable_jit():
+        assert plax.jit(lambda x: type(x).__name__)(jnp.ones(2)) == "Array"
+        assert lax.cond(True, lambda x: "true branch", lambda x: "false branch", 1.0) == \
+            "true branch"
+        assert lax.switch(7, [lambda x: "a", lambda x: "b"], 1.0) == "b"  # clamped index
+        assert lax.while_loop(lambda c: c < 3, body, 0) == 3 and seen == ["int"] * 3
+        assert lax.fori_loop(0, 3, lambda i, c: c + i, 0) == 3
+        carry, ys = lax.scan(lambda c, x: (c + x, x * 2), 0.0, jnp.arange(3.0), reverse=True)
+        assert float(carry) == 3.0
+        np.testing.assert_array_equal(ys, [0.0, 2.0, 4.0])
+        assert plax.jit(lambda x: 1 if x > 0 else 2)(1.0) == 1
+        # Abstract values (under vmap) are still staged.
+        np.testing.assert_array_equal(
+            plax.vmap(lambda p: lax.cond(p, lambda: 1.0, lambda: 2.0))(jnp.array([True, False])),
+            [1.0, 2.0])
