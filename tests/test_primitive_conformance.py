@@ -406,6 +406,10 @@ EXAMPLES: list[Example] = [
 
 # Rule-called-for checks that no example runs, and why.
 EXEMPT: dict[str, str] = {
+    **dict.fromkeys(("checkify.check", "checkify.check_error"),
+                    "abstract evaluation raises outside `checkify` by design, as in JAX (a "
+                    "check must be functionalized before it is staged); tests/test_checkify.py "
+                    "runs them eagerly, under checkify with jit, vmap and grad, and against JAX"),
     "plax.custom_lin": "its forward evaluation raises by design (it only exists to be "
                        "transposed inside vjp of a custom_vjp function; tests/test_ad_custom.py)",
 }

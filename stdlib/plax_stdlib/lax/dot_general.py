@@ -225,7 +225,7 @@ def _dot_general_batching(axis_data, args, dims, *, dimension_numbers, **params)
 
 
 dot_general_p = standard_primitive(
-    "lax.dot_general", _dot_general_abstract_eval, _dot_general_lower, dtypes=NUMBER,
+    "lax.dot_general", _dot_general_abstract_eval, _dot_general_lower, dtypes=NUMBER | BOOL,
     batching=_dot_general_batching,
     jvp=defjvp(lambda g, ans, x, y, **params: dot_general_p.bind(g, y, **params),
                lambda g, ans, x, y, **params: dot_general_p.bind(x, g, **params)),
