@@ -54,22 +54,10 @@ def measure(lib_name: str, quick: bool) -> dict[str, float]:
         w, b = params[-1]
         return jnp.mean((h @ w + b - y) ** 2)
 
-    @lib.jit
-    def step(params, x, y):
-        value, grads = lib.value_and_grad(loss)(params, x, y)
-        return value, lib.tree_util.tree_map(lambda p, g: p - LR * g, params, grads)
-
-    value, params = step(params, x, y)
-    lib.block_until_ready(params)
-    state = {"params": params}
-
-    def one_step():
-        value, state["params"] = step(state["params"], x, y)
-        lib.block_until_ready(value)
-
-    results["step_us"] = best_seconds(one_step, 20 if quick else 100, 5) * 1e6
-    results["check_layout_kept"] = float(
-        state["params"][0][0].sharding == shardings[0][0])
+    seconds, params, _ = comparison.sgd_step_seconds(lib, loss, params, (x, y), LR,
+                                                     20 if quick else 100)
+    results["step_us"] = seconds * 1e6
+    results["check_layout_kept"] = float(params[0][0].sharding == shardings[0][0])
 
     big = rng.standard_normal(BIG, np.float32)
     target = NamedSharding(mesh, P("data", "model"))

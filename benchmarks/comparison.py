@@ -32,6 +32,24 @@ def best_seconds(fn: Callable[[], object], number: int, repeat: int) -> float:
     return best
 
 
+def sgd_step_seconds(lib, loss: Callable, params, data: tuple, lr: float, number: int):
+    """Seconds per step of `jit(value_and_grad(loss))` plus SGD on `params` (best of
+    5 rounds of `number` steps, after one warm-up), and the parameters it ends with."""
+    @lib.jit
+    def step(params, *data):
+        value, grads = lib.value_and_grad(loss)(params, *data)
+        return value, lib.tree_util.tree_map(lambda p, g: p - lr * g, params, grads)
+
+    state = {"params": step(params, *data)[1]}
+    lib.block_until_ready(state["params"])
+
+    def one_step():
+        value, state["params"] = step(state["params"], *data)
+        lib.block_until_ready(value)
+
+    return best_seconds(one_step, number, 5), state["params"], step
+
+
 def _in_subprocess(script: str, lib_name: str, quick: bool) -> dict[str, float] | None:
     env = dict(os.environ)
     env.setdefault("XLA_FLAGS", DEVICES_FLAG)

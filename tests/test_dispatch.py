@@ -19,9 +19,9 @@ def compiles(monkeypatch):
     seen = []
     compile_primitive = dispatch._compile_primitive
 
-    def counting(prim, args, params, placement):
+    def counting(prim, closed, placement):
         seen.append(prim.name)
-        return compile_primitive(prim, args, params, placement)
+        return compile_primitive(prim, closed, placement)
 
     monkeypatch.setattr(dispatch, "_compile_primitive", counting)
     return seen

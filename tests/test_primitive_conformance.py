@@ -399,6 +399,13 @@ EXAMPLES: list[Example] = [
     applied(lambda v: lax.psum_scatter(v, AXIS), x((2, 3)), named=True),
     applied(lambda v: lax.all_to_all(v, AXIS, 0, 1), x((2, 3)), named=True, prim="all_to_all"),
     applied(lambda v: lax.ppermute(v, AXIS, [(0, 1), (1, 0)]), x(), named=True),
+    applied(lambda v: lax.ppermute(v, AXIS, [(0, 1)]), x(), named=True, label="ppermute_partial"),
+    applied(lambda v: lax.pbroadcast(v, AXIS, 1), x(), named=True),
+    applied(lambda v: lax.pvary(v, AXIS), x(), named=True),
+    # shard_map on the 8 devices: a linear body with a collective over one mesh axis
+    applied(plax.shard_map(lambda b: 2.0 * b + lax.psum(b, "x"), mesh=MESH,
+                           in_specs=PartitionSpec("x", "y"), out_specs=PartitionSpec("x", "y")),
+            x((4, 8)), prim="shard_map"),
 ]
 
 # Rule-called-for checks that no example runs, and why.

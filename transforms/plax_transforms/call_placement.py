@@ -15,10 +15,10 @@ context mesh is opaque but for its `_flat_devices_tuple`; a sharding on it comes
 from __future__ import annotations
 
 import weakref
-from typing import Any, Callable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from plax.extend import config
-from plax.extend.core import ClosedJaxpr, Jaxpr, get_aval, register_cache
+from plax.extend.core import ClosedJaxpr, Jaxpr, Primitive, get_aval, register_cache
 from plax.extend.sharding import Device, Sharding, concrete_mesh, sharding_from_spec
 from plax_runtime import placement as runtime_placement
 from plax_runtime.array import Array
@@ -67,18 +67,37 @@ def inner_shardings(jaxpr: Jaxpr) -> tuple[tuple[Sharding, str], ...]:
     return found
 
 
+# Higher-order primitives whose parameters say where they run without holding a
+# Sharding (shard_map names a mesh) give a rule: their params → Shardings.
+_placement_rules: dict[Primitive, Callable[[dict], Iterable[Sharding]]] = {}
+
+
+def register_placement_rule(prim: Primitive, rule: Callable[[dict], Iterable[Sharding]]
+                            ) -> None:
+    """Declare that `prim`'s equations place a computation on `rule(params)`'s
+    shardings (a concrete one names its devices; any one tells the kind of layout
+    the partitioner's choices take)."""
+    _placement_rules[prim] = rule
+
+
 def _walk(jaxpr: Jaxpr) -> Iterator[tuple[Sharding, str]]:
     for eqn in jaxpr.eqns:
+        rule = _placement_rules.get(eqn.primitive)
+        for item in rule(eqn.params) if rule is not None else ():
+            yield item, _where(eqn)
         for value in eqn.params.values():
             for item in _param_items(value):
                 if isinstance(item, Sharding):
-                    where = user_frame(eqn.source_info)
-                    yield item, (f"{eqn.primitive.name} inside jit"
-                                 + (f" at {where}" if where else ""))
+                    yield item, _where(eqn)
                 elif isinstance(item, ClosedJaxpr):
                     yield from inner_shardings(item.jaxpr)
                 elif isinstance(item, Jaxpr):
                     yield from inner_shardings(item)
+
+
+def _where(eqn) -> str:
+    where = user_frame(eqn.source_info)
+    return f"{eqn.primitive.name} inside jit" + (f" at {where}" if where else "")
 
 
 def _param_items(value) -> Iterator[Any]:

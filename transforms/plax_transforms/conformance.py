@@ -165,10 +165,12 @@ class _Harness:
         plans = [p for p in (self.plan_jit(eager), self.plan_derivatives(),
                              self.plan_transpose(), self.plan_batching()) if p]
         if plans:
-            outs = self.call(lambda ins: [p.trace(i) for p, i in zip(plans, ins)],
-                             [p.inputs for p in plans], jit=True)
-            for plan, out in zip(plans, outs):
-                plan.verify(out)
+            # Verified against the inputs as fed: inside named axes, stacked per member.
+            fn, fed = self.in_named_axes(lambda ins: [p.trace(i) for p, i in zip(plans, ins)],
+                                         [p.inputs for p in plans])
+            outs = plax.jit(fn)(fed)
+            for plan, out, ins in zip(plans, outs, fed):
+                plan.verify(out, ins)
                 self.done += plan.names
         self.check_dtypes()
         return self.done
@@ -205,7 +207,7 @@ class _Harness:
         if eager is None or not self.wanted("jit", LOWERING):
             return None
 
-        def verify(out):
+        def verify(out, _):
             self.compare("jit", "jit vs eager", self.outs(out), self.outs(eager), types=True)
         return _Plan(["jit"], self.args, lambda xs: self.apply(*xs), verify)
 
@@ -272,7 +274,7 @@ class _Harness:
                 res["ct"] = list(pullback(list(ins["u"])))
             return res
 
-        def verify(res):
+        def verify(res, fed):
             fd = _central_difference(res["plus"], res["minus"], eps)
             if "jvp" in checks:
                 self.close_to_fd("jvp", res["t"], fd, atol, rtol)
@@ -282,7 +284,7 @@ class _Harness:
                                  atol, rtol)
             if "vjp" in checks:
                 self.dot_products("vjp", ("<u, J v> by finite differences", "<vjp(u), v>"),
-                                  (inputs["u"], fd), (res["ct"], inputs["v"]), atol, rtol)
+                                  (fed["u"], fd), (res["ct"], fed["v"]), atol, rtol)
         names = [*(["jvp"] if "jvp" in checks else []), *(["jvp2"] if order2 else []),
                  *(["vjp"] if "vjp" in checks else [])]
         return _Plan(names, inputs, trace, verify)
@@ -379,8 +381,8 @@ class _Harness:
                 results.append((lin, cts))
             return results
 
-        def verify(results):
-            for s, case, (lin, cts) in zip(sets, inputs, results):
+        def verify(results, fed):
+            for s, case, (lin, cts) in zip(sets, fed, results):
                 tol = min(100 * _CLOSE.get(np.dtype(self.avals[s[0]].dtype), 1e-4), 1e-2)
                 self.dot_products(f"transpose[{', '.join(map(str, s))}]",
                                   ("<ct, L t>", "<L^T ct, t>"), (case["ct"], lin),
@@ -430,7 +432,7 @@ class _Harness:
                       for sub in dict.fromkeys(map(subset, combos))}
             return mapped, self.outs(self.apply(*xs)), second
 
-        def verify(res):
+        def verify(res, _):
             mapped, first, second = res
             for combo, got in zip(combos, mapped):
                 want = [np.stack([a, b], axis=len(self.axis_names))  # after the named axes
@@ -525,6 +527,7 @@ class _Plan:
     to judge the results."""
 
     def __init__(self, names, inputs, trace, verify):
+        # `verify(result, inputs as fed)`: inside named axes they are stacked per member.
         self.names, self.inputs, self.trace, self.verify = names, inputs, trace, verify
 
 

@@ -81,7 +81,9 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict):
 
 def _prepare(prim: Primitive, args: Sequence[Any], params: dict, params_key: tuple,
              jaxprs: list):
-    placement = place_call(args)
+    closed = _one_equation(prim, args, params)
+    # Higher-order primitives may run where their Jaxprs say (a shard_map's mesh).
+    placement = place_call(args, jaxpr=closed.jaxpr)
     avals = tuple(map(get_aval, args))
     n = len(placement.devices)
     try:
@@ -93,7 +95,7 @@ def _prepare(prim: Primitive, args: Sequence[Any], params: dict, params_key: tup
     except TypeError:
         key, compiled = None, None
     if compiled is None:
-        compiled = _compile_primitive(prim, args, params, placement)
+        compiled = _compile_primitive(prim, closed, placement)
         if key is not None:
             _executables.put(key, compiled, nbytes=compiled.nbytes, owners=jaxprs)
     call = compiled.caller_for(args, placement.committed)
@@ -102,19 +104,22 @@ def _prepare(prim: Primitive, args: Sequence[Any], params: dict, params_key: tup
     return call, compiled.nbytes
 
 
-def _compile_primitive(prim: Primitive, args: Sequence[Any], params: dict,
-                       placement: CallPlacement) -> CompiledJaxpr:
-    if config.no_tracing.value:  # a new eager operation is traced and compiled, as in JAX
-        raise RuntimeError(f"re-tracing function {prim.name} for `jit`, but 'no_tracing' "
-                           "is set")
+def _one_equation(prim: Primitive, args: Sequence[Any], params: dict) -> ClosedJaxpr:
     invars = [Var(get_aval(x)) for x in args]
     out = prim.abstract_eval(*(v.aval for v in invars), **params)
     outvars = [Var(aval) for aval in (out if prim.multiple_results else (out,))]
     effects = prim.get_rule("effects")
     effects = frozenset(effects(**params)) if effects else frozenset()
     eqn = JaxprEqn(invars, outvars, prim, params, effects)
-    jaxpr = Jaxpr([], invars, outvars, [eqn], effects)
-    lowering = lower_module(ClosedJaxpr(jaxpr, []), prim.name,
+    return ClosedJaxpr(Jaxpr([], invars, outvars, [eqn], effects), [])
+
+
+def _compile_primitive(prim: Primitive, closed: ClosedJaxpr,
+                       placement: CallPlacement) -> CompiledJaxpr:
+    if config.no_tracing.value:  # a new eager operation is traced and compiled, as in JAX
+        raise RuntimeError(f"re-tracing function {prim.name} for `jit`, but 'no_tracing' "
+                           "is set")
+    lowering = lower_module(closed, prim.name,
                             platform=lowering_platform(placement.devices[0]), keep_unused=True,
                             num_partitions=len(placement.devices),
                             in_shardings=placement.in_shardings)

@@ -75,7 +75,8 @@ class CompiledJaxpr:
 
     def __init__(self, lowering: LoweringResult, placement: CallPlacement):
         self.name = lowering.name
-        self.keepalives = lowering.keepalives  # host callbacks the executable calls
+        # what the executable calls back into: custom-call targets and host callbacks
+        self.keepalives = (lowering.keepalives, lowering.host_callbacks)
         self.devices = devices = placement.devices
         self.device = devices[0]
         n_consts = len(lowering.const_args)
@@ -105,8 +106,10 @@ class CompiledJaxpr:
             previous = _compiling["target"]
             _compiling["target"] = (devices, like)
             try:
+                # jaxlib takes host callbacks only with a module object
+                module = lowering.module if lowering.host_callbacks else lowering.bytecode
                 self.executable = runtime_executable.compile(
-                    lowering.bytecode, devices,
+                    module, devices,
                     donated_args=[i for i, d in enumerate(lowering.donated_args) if d],
                     build_options=build, in_shardings=in_shardings,
                     out_avals=lowering.out_avals, out_shardings=out_shardings,

@@ -354,7 +354,7 @@ class JitWrapped:
                static_kwargs) -> TraceResult:
         fun = bind_static(self._fun, static_args, static_kwargs)
         closed, out_tree = trace_to_jaxpr(fun, in_tree, in_avals, dbg)
-        closed, extra_args = _traced_consts_as_args(closed)
+        closed, extra_args = traced_consts_as_args(closed)
         donated = self._donated_invars(in_tree, len(dyn_args) + len(static_args),
                                        static_args, dyn_kwargs)
         donated = (False,) * len(extra_args) + donated
@@ -427,8 +427,9 @@ def _positional_name(fun: Callable, index: int) -> str:
         return f"args[{index}]"
 
 
-def _traced_consts_as_args(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, tuple]:
-    """Turn constants that are tracers of enclosing traces into leading inputs."""
+def traced_consts_as_args(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, tuple]:
+    """Turn constants that are tracers of enclosing traces into leading inputs (also
+    what shard_map does with the values its body closes over)."""
     traced = [isinstance(c, Tracer) for c in closed.consts]
     if not any(traced):
         return closed, ()

@@ -25,15 +25,22 @@ form (`sdy.sharding`, with `sdy.mesh` symbols; the default) or GSPMD's
 (`mhlo.sharding`), and memory kinds other than `device` as `mhlo.memory_kind`.
 Shardings are stated without devices (mesh axis names and sizes, logical device
 ids), so one module serves every device assignment of its shape.
+
+Inside a manual region (the body of a `shard_map`, lowered to
+`sdy.manual_computation`), `ctx.axis_context` is an `AxisContext`: the mesh's axes
+and sizes and which of them are manual there. Collectives lower from it alone: their
+device groups are positions in the mesh, which are the module's partition ids.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import importlib.util
+import math
 import os
 import re
-from typing import Any, Sequence
+from typing import Any, Hashable, Iterator, Sequence
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -116,6 +123,46 @@ def user_frame(source_info) -> str:
 
 # --- contexts ----------------------------------------------------------------------
 
+@dataclasses.dataclass(frozen=True)
+class AxisContext:
+    """Where a manual region of the module sits: the mesh's axis names and sizes in
+    mesh order, and the axes that are manual there (every enclosing `shard_map`'s).
+
+    Device-free: partition `p` of the module is the device at flat position `p` of
+    the mesh, so groups of devices are computed from the sizes alone.
+    """
+    mesh_shape: tuple[tuple[Hashable, int], ...]
+    manual_axes: frozenset
+
+    @property
+    def axis_sizes(self) -> dict[Hashable, int]:
+        return dict(self.mesh_shape)
+
+    def check_manual(self, axes: Sequence[Hashable], what: str) -> None:
+        """NameError unless every one of `axes` is manual here."""
+        for name in axes:
+            if name not in self.manual_axes:
+                raise NameError(f"{what}: axis name {name!r} is not a manual axis of the "
+                                f"enclosing shard_map (manual axes: "
+                                f"{sorted(map(str, self.manual_axes))})")
+
+    def replica_groups(self, axes: Sequence[Hashable]) -> list[list[int]]:
+        """The partition ids of each group of devices that differ only in their
+        position along `axes`; within a group, ordered by that position (the first
+        of `axes` varying slowest)."""
+        names = [n for n, _ in self.mesh_shape]
+        sizes = [s for _, s in self.mesh_shape]
+        grid = np.arange(math.prod(sizes)).reshape(sizes)
+        moved = [names.index(a) for a in axes]
+        grid = np.moveaxis(grid, moved, list(range(len(moved))))
+        return np.reshape(grid, (math.prod(sizes[i] for i in moved), -1)).T.tolist()
+
+    def stride(self, axis: Hashable) -> int:
+        """How many partition ids apart neighbours along `axis` are."""
+        names = [n for n, _ in self.mesh_shape]
+        return math.prod(s for _, s in self.mesh_shape[names.index(axis) + 1:])
+
+
 class ModuleContext:
     """What is shared while lowering one module: the MLIR context and module, the
     target platform, how many devices it is partitioned over and in which dialect
@@ -139,11 +186,23 @@ class ModuleContext:
         self.on_compile: list = []
         self.host_callbacks: list = []  # Python functions custom calls call by index
         self._locations = _jax_mlir_ext.TracebackToLocationCache(_user_filename, 1, context)
+        self.axis_context: AxisContext | None = None  # inside a manual region
 
-    def sharding_attribute(self, sharding: Sharding, ndim: int) -> ir.Attribute:
+    @contextlib.contextmanager
+    def manual_region(self, axis_context: AxisContext) -> Iterator[None]:
+        """Lower the ops of a manual region (a shard_map's body) in `axis_context`."""
+        previous, self.axis_context = self.axis_context, axis_context
+        try:
+            yield
+        finally:
+            self.axis_context = previous
+
+    def sharding_attribute(self, sharding: Sharding, ndim: int, *,
+                           open_dims: bool = False) -> ir.Attribute:
         """`sharding` for a value of rank `ndim` as an attribute of this module's
         dialect: an `sdy.TensorShardingAttr` naming a mesh symbol (emitted on first
-        use), or GSPMD's `mhlo.sharding` string."""
+        use), or GSPMD's `mhlo.sharding` string. `open_dims` leaves every dimension
+        open to further sharding by the partitioner (Shardy only)."""
         if not self.shardy:
             return ir.StringAttr.get(str(sharding._to_xla_hlo_sharding(ndim)))
         layout = sharding._to_sdy_sharding(ndim)
@@ -154,7 +213,8 @@ class ModuleContext:
                 "devices as the arguments' (or the context mesh's) device assignment")
         mesh = self._mesh_symbol(layout.mesh_shape, layout.device_ids)
         dims = [sdy.DimensionShardingAttr.get([sdy.AxisRefAttr.get(a) for a in d.axes],
-                                              not d.is_open) for d in layout.dims]
+                                              not (d.is_open or open_dims))
+                for d in layout.dims]
         return sdy.TensorShardingAttr.get(
             mesh, dims, replicated_axes=[sdy.AxisRefAttr.get(a) for a in layout.replicated_axes])
 
@@ -201,7 +261,8 @@ class ModuleContext:
                      name_stack: str) -> tuple[str, list[ir.Type]]:
         """The private function computing `closed`, emitted on first request: it takes
         and returns the tokens of `closed`'s ordered effects ahead of its values."""
-        key = (id(closed.jaxpr), tuple(map(id, closed.consts)))
+        # The same Jaxpr inside and outside a manual region lowers differently.
+        key = (id(closed.jaxpr), tuple(map(id, closed.consts)), self.axis_context)
         entry = self._functions.get(key)
         if entry is None:
             fn_name, result_types = _lower_private_function(self, closed, name, name_stack)
@@ -235,9 +296,15 @@ class LoweringRuleContext:
         """Whether shardings are stated in Shardy's `sdy` dialect (else GSPMD's)."""
         return self.module_context.shardy
 
-    def sharding_attribute(self, sharding: Sharding, ndim: int) -> ir.Attribute:
+    @property
+    def axis_context(self) -> AxisContext | None:
+        """The mesh axes manual here (inside a shard_map's body), or None."""
+        return self.module_context.axis_context
+
+    def sharding_attribute(self, sharding: Sharding, ndim: int, *,
+                           open_dims: bool = False) -> ir.Attribute:
         """See `ModuleContext.sharding_attribute`."""
-        return self.module_context.sharding_attribute(sharding, ndim)
+        return self.module_context.sharding_attribute(sharding, ndim, open_dims=open_dims)
 
     def lower_subjaxpr(self, closed_jaxpr: ClosedJaxpr, *args: ir.Value,
                        name: str | None = None, tokens: dict | None = None) -> list[ir.Value]:
@@ -256,6 +323,15 @@ class LoweringRuleContext:
         results = list(call.results)
         tokens.update(zip(effects, results[:len(effects)]))
         return results[len(effects):]
+
+    def lower_inline(self, closed_jaxpr: ClosedJaxpr, *args: ir.Value,
+                     name: str | None = None) -> list[ir.Value]:
+        """Emit `closed_jaxpr`'s ops at the current insertion point (inside a region
+        the rule built); its results."""
+        consts = [_constant(_host_value(c), v.aval)
+                  for v, c in zip(closed_jaxpr.jaxpr.constvars, closed_jaxpr.consts)]
+        return lower_jaxpr_body(self.module_context, closed_jaxpr.jaxpr, consts, list(args),
+                                f"{self.name_stack}/{name or self.primitive.name}")
 
 
 # --- the module ----------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 The modules come from several packages: each announces `plax.experimental.<name>` as
 a `plax.modules` entry point named `experimental.<name>` (plax-transforms gives
-`checkify`, `ode` and `sparse`, plax-sharding `mesh_utils`), and the facade makes
+`checkify`, `ode` and `sparse`, plax-sharding `mesh_utils` and `shard_map`), and the facade makes
 the name an alias of the real module, so `import plax.experimental.checkify` works
 and imports only that package. Functions join the same way as `plax.names` entry
 points named `experimental.<function>` (`io_callback`). This package itself belongs

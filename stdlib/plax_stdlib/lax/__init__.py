@@ -225,6 +225,9 @@ from plax_stdlib.lax.parallel import (
     all_to_all_p as all_to_all_p,
     axis_index as axis_index,
     axis_index_p as axis_index_p,
+    axis_size as axis_size,
+    pbroadcast as pbroadcast,
+    pbroadcast_p as pbroadcast_p,
     pmax as pmax,
     pmax_p as pmax_p,
     pmean as pmean,
@@ -232,10 +235,13 @@ from plax_stdlib.lax.parallel import (
     pmin_p as pmin_p,
     ppermute as ppermute,
     ppermute_p as ppermute_p,
+    pshuffle as pshuffle,
     psum as psum,
     psum_p as psum_p,
     psum_scatter as psum_scatter,
     psum_scatter_p as psum_scatter_p,
+    pvary as pvary,
+    pvary_p as pvary_p,
 )
 from plax_stdlib.lax.reductions import (
     argmax as argmax,

@@ -1,27 +1,49 @@
 """Collectives over named axes: `psum`, `pmean`, `pmax`, `pmin`, `all_gather`,
-`axis_index`, `psum_scatter`, `all_to_all`, `ppermute`.
+`psum_scatter`, `all_to_all`, `ppermute`, `pshuffle`, `pbroadcast`, `pvary`,
+`axis_index`, `axis_size`.
 
-Each is one primitive, defined here once, whichever transformation binds its axis
-names: `vmap(..., axis_name=...)` batches it (the rules below), `shard_map` and
-`pmap` lower it to XLA collectives. The public functions look the names up in the
-axis environment (`plax.extend.batching`), so an unbound name is a NameError, and
-give the primitives the sizes their shapes depend on as parameters.
+Each is one primitive (or a composition of them), defined here once with all its
+rules, whichever transformation binds its axis names:
 
-In a batching rule, the collective is *this* trace's when it names the trace's
-axis: the batch dimension is then the axis the collective works across. Otherwise
-it is applied to each batch member alike.
+* `vmap(..., axis_name=...)` batches it (the batching rules): the collective is
+  *this* trace's when it names the trace's axis, and then the batch dimension is
+  the axis it works across; otherwise it is applied to each batch member alike.
+* `shard_map` and `pmap` lower it to an XLA collective. Inside a manual region the
+  lowering context says which mesh axes are manual (`ctx.axis_context`, device
+  free), and the device groups of a collective over some axes are computed from
+  the mesh's shape: partition ids are positions in the mesh.
+* Differentiation: the linear collectives are their own jvp and transpose into each
+  other as exact adjoints of the per-device program (psum ↔ psum, all_gather ↔
+  psum_scatter, ppermute ↔ the inverse permutation, all_to_all ↔ swapped axes,
+  pbroadcast ↔ psum into the source); `pmax`/`pmin` share the tangent among the
+  members that attain the extremum (JAX has no jvp for them).
+
+The public functions look the names up in the axis environment (`plax.extend.batching`),
+so an unbound name is a NameError, and give the primitives the sizes their shapes
+depend on as parameters.
+
+About `check_vma`: plax infers which mesh axes values vary over from the traced body
+of a shard_map (see plax_sharding), not from types carried by every value. Its
+transposes are exact per-device adjoints, with shard_map's own transpose correcting
+at the boundary; that matches JAX's answers for differentiating *through* a
+shard_map. Differentiating a psum (or pvary, or an invariant all_gather) *inside* a
+body traced with `check_vma=True` would need JAX's typed semantics, so it is refused
+(`tracing_manual_axes` records the bodies being traced).
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
-from typing import Hashable
+import threading
+from typing import Iterator, Sequence
 
 import numpy as np
 
 from plax.extend import dtypes, tree_util
-from plax.extend.ad import PrimitiveRule
-from plax.extend.batching import axis_size, canonicalize_axis_names, move_to, moveaxis, not_mapped
+from plax.extend.ad import PrimitiveRule, Zero, instantiate, linear_jvp, tangent_aval
+from plax.extend.batching import axis_size as _bound_size
+from plax.extend.batching import canonicalize_axis_names, move_to, moveaxis, not_mapped
 from plax.extend.constructors import (
     NUMBER,
     ORDERED,
@@ -32,30 +54,135 @@ from plax.extend.constructors import (
     standard_primitive,
 )
 from plax.extend.core import AXIS_NAMES, ShapedArray, get_aval
-from plax_stdlib.lax import comparison, elementwise, reductions, shape_ops
+from plax.extend.mlir import hlo, ir, mu
+from plax_stdlib.lax import comparison, elementwise, reductions, shape_ops, slicing
 from plax_stdlib.lax.conversion import convert_element_type
 from plax_stdlib.lax.creation import iota
 from plax_stdlib.lax.gathers import GatherDimensionNumbers, GatherScatterMode, gather_p
 
 
+def _names(axis_name) -> tuple:
+    """A primitive's `axis_name` parameter (one name or a tuple of them) as a tuple."""
+    return axis_name if isinstance(axis_name, tuple) else (axis_name,)
+
+
+def _param_name(names: tuple):
+    """The `axis_name` parameter for `names`: the name itself when there is one."""
+    return names[0] if len(names) == 1 else names
+
+
 def _sizes(names: tuple) -> int:
-    return math.prod(axis_size(n) for n in names)
+    return math.prod(_bound_size(n) for n in names)
 
 
-def _single_name(fn: str, axis_name) -> Hashable:
-    names = canonicalize_axis_names(axis_name)
-    if len(names) != 1:
-        raise NotImplementedError(f"{fn} over several axis names {names} is not supported "
-                                  "yet; apply it to one name at a time")
-    axis_size(names[0])
-    return names[0]
+def axis_size(axis_name) -> int:
+    """The size of the named axis (for a tuple of names, the product of their sizes)."""
+    return _sizes(canonicalize_axis_names(axis_name))
 
 
 def _same_aval(x: ShapedArray) -> ShapedArray:
     return ShapedArray(x.shape, x.dtype, x.weak_type)
 
 
-# --- psum, pmax, pmin --------------------------------------------------------------------
+def _names_rule(*, axis_name, **_):
+    return _names(axis_name)
+
+
+def _is_this_traces(axis_data, axis_name, what: str) -> bool:
+    """Whether a collective over `axis_name` works across this vmap's axis."""
+    names = _names(axis_name)
+    if axis_data.name not in names:
+        return False
+    if len(names) > 1:
+        raise NotImplementedError(f"vmap of {what} over several axis names")
+    return True
+
+
+# --- the bodies being traced ---------------------------------------------------------------
+
+class _Frames(threading.local):
+    def __init__(self):
+        self.stack: list[tuple[frozenset, bool]] = []  # (manual axes, check_vma)
+
+
+_frames = _Frames()
+
+
+@contextlib.contextmanager
+def tracing_manual_axes(axes, check_vma: bool) -> Iterator[None]:
+    """Mark the tracing of a shard_map body manual over `axes` (what the transpose
+    rules below check)."""
+    _frames.stack.append((frozenset(axes), bool(check_vma)))
+    try:
+        yield
+    finally:
+        _frames.stack.pop()
+
+
+def _refuse_typed_transpose(what: str, axes: tuple) -> None:
+    for manual, check_vma in reversed(_frames.stack):
+        if manual & set(axes):
+            if check_vma:
+                raise NotImplementedError(
+                    f"differentiating {what} over {axes} inside the body of a shard_map "
+                    "with check_vma=True needs JAX's varying-manual-axes types, which plax "
+                    "does not carry. Differentiate the whole shard_map instead, compute "
+                    "per-device gradients and psum/pmean them, or pass check_vma=False "
+                    "(pmap's semantics: psum transposes to psum)")
+            return
+
+
+# --- lowering helpers ----------------------------------------------------------------------
+
+def _groups(ctx, names: tuple, what: str) -> list[list[int]]:
+    """The partition ids of each group of devices `what` runs over."""
+    axis_ctx = ctx.axis_context
+    if axis_ctx is None:
+        raise NameError(f"unbound axis name: {names[0]}. {what} lowers only inside the "
+                        "body of a shard_map or pmap, where its axes are manual")
+    axis_ctx.check_manual(names, what)
+    return axis_ctx.replica_groups(names)
+
+
+def _groups_attr(groups) -> ir.DenseIntElementsAttr:
+    return ir.DenseIntElementsAttr.get(np.ascontiguousarray(np.asarray(groups, np.int64)))
+
+
+def _channel() -> dict:
+    """A device-to-device channel: collectives name partitions, not replicas."""
+    return dict(channel_handle=hlo.ChannelHandle.get(1, 1))
+
+
+def _all_reduce(ctx, x: ir.Value, dtype, names: tuple, combine, what: str) -> ir.Value:
+    groups = _groups(ctx, names, what)
+    if len(groups[0]) == 1:
+        return x
+    op = hlo.AllReduceOp([x.type], [x], _groups_attr(groups), use_global_device_ids=True,
+                         **_channel())
+    mu.build_region(op.regions[0], [ShapedArray((), dtype)] * 2, lambda a, b: [combine(a, b)])
+    return op.results[0]
+
+
+def _member_index(ctx, names: tuple, what: str) -> ir.Value:
+    """This device's position along `names` (the first varying slowest), as an i32."""
+    _groups(ctx, names, what)
+    sizes = ctx.axis_context.axis_sizes
+    pid = hlo.convert(ir.RankedTensorType.get([], ir.IntegerType.get_signless(32)),
+                      hlo.PartitionIdOp().result)
+    index = None
+    for name in names:
+        here = hlo.remainder(hlo.divide(pid, mu.dense_constant(
+            np.int32(ctx.axis_context.stride(name)))), mu.dense_constant(np.int32(sizes[name])))
+        index = here if index is None else hlo.add(
+            hlo.multiply(index, mu.dense_constant(np.int32(sizes[name]))), here)
+    return index
+
+
+def _reshape(x: ir.Value, shape, dtype) -> ir.Value:
+    return hlo.reshape(mu.ir_type(ShapedArray(shape, dtype)), x)
+
+
+# --- psum, pmax, pmin ----------------------------------------------------------------------
 
 class _reduction_batcher(PrimitiveRule):
     """Across this trace's axis: reduce the batch dimension (a value not mapped is
@@ -76,13 +203,20 @@ class _reduction_batcher(PrimitiveRule):
         return rule
 
 
-def _reduction(name: str, kinds: frozenset, reduce, unmapped):
+def _reduction_lowering(name: str, combine):
+    def lower(ctx, x, *, axes):
+        return _all_reduce(ctx, x, ctx.avals_in[0].dtype, axes, combine, name)
+    lower.__name__ = f"_{name}_lowering"
+    return lower
+
+
+def _reduction(name: str, kinds: frozenset, reduce, unmapped, combine, **rules):
     def abstract_eval(x, *, axes):
         check_dtype(name, x, kinds)
         return _same_aval(x)
-    return standard_primitive(f"lax.{name}", abstract_eval, None, dtypes=kinds,
-                              batching=_reduction_batcher(reduce, unmapped),
-                              **{AXIS_NAMES: lambda *, axes: axes})
+    return standard_primitive(f"lax.{name}", abstract_eval, _reduction_lowering(name, combine),
+                              dtypes=kinds, batching=_reduction_batcher(reduce, unmapped),
+                              **{AXIS_NAMES: lambda *, axes: axes}, **rules)
 
 
 def _times_size(x, n: int):
@@ -90,9 +224,39 @@ def _times_size(x, n: int):
     return elementwise.mul(x, np.asarray(n, get_aval(x).dtype)[()])
 
 
-psum_p = _reduction("psum", NUMBER, reductions.reduce_sum, _times_size)
-pmax_p = _reduction("pmax", ORDERED, reductions.reduce_max, lambda x, n: x)
-pmin_p = _reduction("pmin", ORDERED, reductions.reduce_min, lambda x, n: x)
+def _psum_transpose(ct, x, *, axes):
+    _refuse_typed_transpose("psum", axes)
+    return [psum_p.bind(instantiate(ct), axes=axes)]
+
+
+class _extremum_jvp(PrimitiveRule):
+    """The tangent of a pmax/pmin: the mean of the tangents of the members whose
+    value is the extremum (ties share it, as `reduce_max`'s jvp does)."""
+
+    def for_primitive(self, prim):
+        def jvp(primals, tangents, *, axes):
+            (x,), (t,) = primals, tangents
+            ans = prim.bind(x, axes=axes)
+            if isinstance(t, Zero):
+                return ans, Zero(tangent_aval(get_aval(ans)))
+            dtype = get_aval(t).dtype
+            hit = convert_element_type(comparison.eq(x, ans), dtype)
+            total = psum_p.bind(elementwise.mul(t, hit), axes=axes)
+            return ans, elementwise.div(total, psum_p.bind(hit, axes=axes))
+        jvp.__name__ = f"{prim.name}_jvp"
+        return jvp
+
+
+# (The combiners are looked up when lowering: importing lax must not load MLIR.)
+psum_p = _reduction("psum", NUMBER, reductions.reduce_sum, _times_size,
+                    lambda a, b: hlo.add(a, b),
+                    jvp=linear_jvp(), transpose=_psum_transpose)
+pmax_p = _reduction("pmax", ORDERED, reductions.reduce_max, lambda x, n: x,
+                    lambda a, b: hlo.maximum(a, b),
+                    jvp=_extremum_jvp())
+pmin_p = _reduction("pmin", ORDERED, reductions.reduce_min, lambda x, n: x,
+                    lambda a, b: hlo.minimum(a, b),
+                    jvp=_extremum_jvp())
 
 
 def _tree_collective(prim, x, axis_name):
@@ -104,6 +268,9 @@ def _tree_collective(prim, x, axis_name):
 def psum(x, axis_name, *, axis_index_groups=None):
     """The sum of `x` (a pytree) over every member of the named axis (or axes)."""
     _no_groups("psum", axis_index_groups)
+    # As in JAX, booleans are summed as int32 (the count of members holding True).
+    x = tree_util.tree_map(lambda leaf: convert_element_type(leaf, np.int32)
+                           if get_aval(leaf).dtype == np.dtype(bool) else leaf, x)
     return _tree_collective(psum_p, x, axis_name)
 
 
@@ -138,6 +305,31 @@ def _no_groups(fn: str, groups) -> None:
         raise NotImplementedError(f"{fn}: axis_index_groups is not supported")
 
 
+# --- pvary: a value that may vary over axes (no data moves) ------------------------------
+
+def _pvary_transpose(ct, x, *, axes):
+    _refuse_typed_transpose("pvary", axes)
+    return [instantiate(ct)]
+
+
+pvary_p = standard_primitive(
+    "lax.pvary", lambda x, *, axes: _same_aval(x), lambda ctx, x, *, axes: x,
+    jvp=linear_jvp(), transpose=_pvary_transpose,
+    batching=lambda axis_data, args, dims, *, axes: (pvary_p.bind(args[0], axes=axes),
+                                                     dims[0]),
+    **{AXIS_NAMES: lambda *, axes: axes})
+
+
+def pvary(x, axis_name):
+    """`x` (a pytree) marked as varying over the named axes: the same values, now
+    typed as possibly different per member (what `check_vma` tracks)."""
+    axes = canonicalize_axis_names(axis_name)
+    _sizes(axes)
+    if not axes:
+        return x
+    return tree_util.tree_map(lambda leaf: pvary_p.bind(leaf, axes=axes), x)
+
+
 # --- axis_index ----------------------------------------------------------------------------
 
 def _axis_index_batching(axis_data, args, dims, *, axis_name):
@@ -145,26 +337,83 @@ def _axis_index_batching(axis_data, args, dims, *, axis_name):
 
 
 axis_index_p = standard_primitive(
-    "lax.axis_index", lambda *, axis_name: ShapedArray((), np.dtype(np.int32)), None,
+    "lax.axis_index", lambda *, axis_name: ShapedArray((), np.dtype(np.int32)),
+    lambda ctx, *, axis_name: _member_index(ctx, (axis_name,), "axis_index"),
     batching=_axis_index_batching, **{AXIS_NAMES: lambda *, axis_name: (axis_name,)})
 
 
 def axis_index(axis_name):
     """This member's position along the named axis; for a tuple of names, the
     position in their product, the first name varying slowest."""
-    names = canonicalize_axis_names(axis_name)
+    return _index_of(canonicalize_axis_names(axis_name))
+
+
+def _index_of(names: tuple):
     index = None
     for name in names:
-        size = axis_size(name)
         here = axis_index_p.bind(axis_name=name)
         index = here if index is None else elementwise.add(
-            elementwise.mul(index, np.int32(size)), here)
+            elementwise.mul(index, np.int32(_bound_size(name))), here)
     return index
+
+
+# --- pbroadcast: every member takes the source member's value ----------------------------
+
+def _pbroadcast_lowering(ctx, x, *, axis_name, source):
+    names = _names(axis_name)
+    aval = ctx.avals_in[0]
+    is_source = mu.compare(_member_index(ctx, names, "pbroadcast"),
+                           mu.dense_constant(np.int32(source)), "EQ", np.dtype(np.int32))
+    masked = hlo.select(mu.broadcast_to(is_source, aval.update(dtype=np.dtype(bool))), x,
+                        mu.splat(0, aval))
+    combine = hlo.or_ if aval.dtype == np.dtype(bool) else hlo.add
+    return _all_reduce(ctx, masked, aval.dtype, names, combine, "pbroadcast")
+
+
+def _pbroadcast_transpose(ct, x, *, axis_name, source):
+    """The source member receives the sum of every member's cotangent, the others 0."""
+    names = _names(axis_name)
+    total = psum_p.bind(instantiate(ct), axes=names)
+    aval = get_aval(total)
+    mask = shape_ops.broadcast_in_dim(comparison.eq(_index_of(names), np.int32(source)),
+                                      aval.shape, ())
+    zeros = shape_ops.broadcast_in_dim(np.zeros((), aval.dtype)[()], aval.shape, ())
+    return [comparison.select_n(mask, zeros, total)]
+
+
+def _pbroadcast_batching(axis_data, args, dims, *, axis_name, source):
+    (x,), (d,) = args, dims
+    if not _is_this_traces(axis_data, axis_name, "pbroadcast"):
+        return pbroadcast_p.bind(x, axis_name=axis_name, source=source), d
+    if d is not_mapped:
+        return x, not_mapped
+    return slicing.index_in_dim(x, source, axis=d, keepdims=False), not_mapped
+
+
+pbroadcast_p = standard_primitive(
+    "lax.pbroadcast", lambda x, *, axis_name, source: _same_aval(x), _pbroadcast_lowering,
+    jvp=linear_jvp(), transpose=_pbroadcast_transpose, batching=_pbroadcast_batching,
+    **{AXIS_NAMES: _names_rule})
+
+
+def pbroadcast(x, axis_name, source: int):
+    """Every member of the named axis gets `x` (a pytree) of the member `source`."""
+    names = canonicalize_axis_names(axis_name)
+    size = _sizes(names)
+    source = operator.index(source)
+    if not 0 <= source < size:
+        raise ValueError(f"pbroadcast: source {source} is not a member of axis "
+                         f"{_param_name(names)!r} of size {size}")
+    return tree_util.tree_map(
+        lambda leaf: pbroadcast_p.bind(leaf, axis_name=_param_name(names), source=source), x)
 
 
 # --- all_gather ----------------------------------------------------------------------------
 
-def _all_gather_abstract_eval(x, *, axis_name, axis_size, axis, tiled):
+_GATHER_TO = ("varying", "invarying")
+
+
+def _all_gather_abstract_eval(x, *, axis_name, axis_size, axis, tiled, to):
     shape = list(x.shape)
     if tiled:
         shape[axis] *= axis_size
@@ -173,12 +422,12 @@ def _all_gather_abstract_eval(x, *, axis_name, axis_size, axis, tiled):
     return ShapedArray(tuple(shape), x.dtype, x.weak_type)
 
 
-def _all_gather_batching(axis_data, args, dims, *, axis_name, axis_size, axis, tiled):
+def _all_gather_batching(axis_data, args, dims, *, axis_name, axis_size, axis, tiled, to):
     (x,), (d,) = args, dims
     if axis_data.name != axis_name:
         x = moveaxis(x, d, 0)
         return all_gather_p.bind(x, axis_name=axis_name, axis_size=axis_size, axis=axis + 1,
-                                 tiled=tiled), 0
+                                 tiled=tiled, to=to), 0
     # Every member receives the whole batch: the result is the same for all of them.
     x = move_to(x, d, axis, axis_data.size)
     if tiled:
@@ -188,18 +437,45 @@ def _all_gather_batching(axis_data, args, dims, *, axis_name, axis_size, axis, t
     return x, not_mapped
 
 
+def _all_gather_lowering(ctx, x, *, axis_name, axis_size, axis, tiled, to):
+    aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
+    if not tiled:  # gather along a new axis of size 1
+        shape = list(aval_in.shape)
+        shape.insert(axis, 1)
+        x = _reshape(x, shape, aval_in.dtype)
+    groups = _groups(ctx, (axis_name,), "all_gather")
+    if len(groups[0]) == 1:
+        return x
+    return hlo.AllGatherOp([mu.ir_type(aval_out)], [x], axis, _groups_attr(groups),
+                           use_global_device_ids=True, **_channel()).results[0]
+
+
+def _all_gather_transpose(ct, x, *, axis_name, axis_size, axis, tiled, to):
+    if to == "invarying":
+        _refuse_typed_transpose("all_gather(..., to='invarying')", (axis_name,))
+    return [psum_scatter_p.bind(instantiate(ct), axis_name=axis_name, axis_size=axis_size,
+                                scatter_dimension=axis, tiled=tiled)]
+
+
 all_gather_p = standard_primitive(
-    "lax.all_gather", _all_gather_abstract_eval, None, batching=_all_gather_batching,
+    "lax.all_gather", _all_gather_abstract_eval, _all_gather_lowering,
+    jvp=linear_jvp(), transpose=_all_gather_transpose, batching=_all_gather_batching,
     **{AXIS_NAMES: lambda *, axis_name, **_: (axis_name,)})
 
 
-def all_gather(x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bool = False):
+def all_gather(x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bool = False,
+               to: str = "varying"):
     """`x` (a pytree) of every member of the named axis, stacked along a new axis
     `axis` (or concatenated along `axis` if `tiled`). Several names gather over
-    their product, the first name varying slowest."""
+    their product, the first name varying slowest. `to='invarying'` says the result
+    is the same on every member (for `check_vma`); JAX's `to='reduced'` needs
+    unreduced types, which plax does not have."""
     _no_groups("all_gather", axis_index_groups)
+    if to not in _GATHER_TO:
+        raise ValueError(f"all_gather: `to` must be one of {_GATHER_TO} (plax has no "
+                         f"'reduced' types); got {to!r}")
     names = canonicalize_axis_names(axis_name)
-    sizes = [axis_size(n) for n in names]
+    sizes = [_bound_size(n) for n in names]
 
     def gather_leaf(leaf):
         ndim = get_aval(leaf).ndim
@@ -207,7 +483,7 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bo
         out = leaf if tiled else shape_ops.expand_dims(leaf, (where,))
         for name, size in zip(reversed(names), reversed(sizes)):
             out = all_gather_p.bind(out, axis_name=name, axis_size=size, axis=where,
-                                    tiled=True)
+                                    tiled=True, to=to)
         return out
     return tree_util.tree_map(gather_leaf, x)
 
@@ -252,23 +528,57 @@ def _psum_scatter_batching(axis_data, args, dims, *, axis_name, axis_size, scatt
     return chunks, 0
 
 
+def _psum_scatter_lowering(ctx, x, *, axis_name, axis_size, scatter_dimension, tiled):
+    aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
+    shape = list(aval_in.shape)
+    shape[scatter_dimension] //= axis_size
+    groups = _groups(ctx, (axis_name,), "psum_scatter")
+    if len(groups[0]) > 1:
+        op = hlo.ReduceScatterOp(mu.ir_type(ShapedArray(shape, aval_in.dtype)), x,
+                                 scatter_dimension, _groups_attr(groups),
+                                 use_global_device_ids=True, **_channel())
+        mu.build_region(op.regions[0], [ShapedArray((), aval_in.dtype)] * 2,
+                        lambda a, b: [hlo.add(a, b)])
+        x = op.result
+    return x if tiled else _reshape(x, aval_out.shape, aval_out.dtype)
+
+
+def _psum_scatter_transpose(ct, x, *, axis_name, axis_size, scatter_dimension, tiled):
+    return [all_gather_p.bind(instantiate(ct), axis_name=axis_name, axis_size=axis_size,
+                              axis=scatter_dimension, tiled=tiled, to="varying")]
+
+
 psum_scatter_p = standard_primitive(
-    "lax.psum_scatter", _psum_scatter_abstract_eval, None, batching=_psum_scatter_batching,
+    "lax.psum_scatter", _psum_scatter_abstract_eval, _psum_scatter_lowering,
+    jvp=linear_jvp(), transpose=_psum_scatter_transpose, batching=_psum_scatter_batching,
     **{AXIS_NAMES: lambda *, axis_name, **_: (axis_name,)})
 
 
 def psum_scatter(x, axis_name, *, scatter_dimension: int = 0, axis_index_groups=None,
                  tiled: bool = False):
     """The sum over the named axis, of which each member keeps its own chunk along
-    `scatter_dimension` (which, unless `tiled`, has the axis's size and is removed)."""
+    `scatter_dimension` (which, unless `tiled`, has the axis's size and is removed).
+    Over several names the chunks are ordered with the first name varying slowest."""
     _no_groups("psum_scatter", axis_index_groups)
-    name = _single_name("psum_scatter", axis_name)
-    size = axis_size(name)
+    names = canonicalize_axis_names(axis_name)
+    sizes = [_bound_size(n) for n in names]
+    total = math.prod(sizes)
 
     def scatter(leaf):
-        dim = canonicalize_axis("psum_scatter", scatter_dimension, get_aval(leaf).ndim)
-        return psum_scatter_p.bind(leaf, axis_name=name, axis_size=size,
-                                   scatter_dimension=dim, tiled=bool(tiled))
+        aval = get_aval(leaf)
+        dim = canonicalize_axis("psum_scatter", scatter_dimension, aval.ndim)
+        if len(names) == 1:
+            return psum_scatter_p.bind(leaf, axis_name=names[0], axis_size=sizes[0],
+                                       scatter_dimension=dim, tiled=bool(tiled))
+        if not tiled and aval.shape[dim] != total:
+            raise ValueError(f"psum_scatter: dimension {dim} of operand {describe(aval)} "
+                             f"must equal the size {total} of axes {names} (or pass "
+                             "tiled=True)")
+        out = leaf  # scatter over each name in turn: chunk (i, j) lands on member (i, j)
+        for name, size in zip(names, sizes):
+            out = psum_scatter_p.bind(out, axis_name=name, axis_size=size,
+                                      scatter_dimension=dim, tiled=True)
+        return out if tiled else shape_ops.squeeze(out, (dim,))
     return tree_util.tree_map(scatter, x)
 
 
@@ -290,7 +600,7 @@ def _all_to_all_abstract_eval(x, *, axis_name, axis_size, split_axis, concat_axi
 def _all_to_all_batching(axis_data, args, dims, *, axis_name, axis_size, split_axis,
                          concat_axis):
     (x,), (d,) = args, dims
-    if axis_data.name != axis_name:
+    if not _is_this_traces(axis_data, axis_name, "all_to_all"):
         return all_to_all_p.bind(moveaxis(x, d, 0), axis_name=axis_name, axis_size=axis_size,
                                  split_axis=split_axis + 1, concat_axis=concat_axis + 1), 0
     # x[i] (member i) splits into chunks x[i, j]; member j receives chunk j of every
@@ -308,9 +618,23 @@ def _all_to_all_batching(axis_data, args, dims, *, axis_name, axis_size, split_a
     return shape_ops.reshape(x, tuple(shape)), 0
 
 
+def _all_to_all_lowering(ctx, x, *, axis_name, axis_size, split_axis, concat_axis):
+    groups = _groups(ctx, _names(axis_name), "all_to_all")
+    if len(groups[0]) == 1:
+        return x
+    return hlo.AllToAllOp([x], split_axis, concat_axis, len(groups[0]), _groups_attr(groups),
+                          results=[mu.ir_type(ctx.avals_out[0])], **_channel()).results[0]
+
+
+def _all_to_all_transpose(ct, x, *, axis_name, axis_size, split_axis, concat_axis):
+    return [all_to_all_p.bind(instantiate(ct), axis_name=axis_name, axis_size=axis_size,
+                              split_axis=concat_axis, concat_axis=split_axis)]
+
+
 all_to_all_p = standard_primitive(
-    "lax.all_to_all", _all_to_all_abstract_eval, None, batching=_all_to_all_batching,
-    **{AXIS_NAMES: lambda *, axis_name, **_: (axis_name,)})
+    "lax.all_to_all", _all_to_all_abstract_eval, _all_to_all_lowering, jvp=linear_jvp(),
+    transpose=_all_to_all_transpose, batching=_all_to_all_batching,
+    **{AXIS_NAMES: _names_rule})
 
 
 def all_to_all(x, axis_name, split_axis: int, concat_axis: int, *, axis_index_groups=None,
@@ -320,8 +644,8 @@ def all_to_all(x, axis_name, split_axis: int, concat_axis: int, *, axis_index_gr
     Unless `tiled`, `split_axis` has the axis's size and is removed, and the received
     chunks are stacked on a new axis `concat_axis`."""
     _no_groups("all_to_all", axis_index_groups)
-    name = _single_name("all_to_all", axis_name)
-    size = axis_size(name)
+    names = canonicalize_axis_names(axis_name)
+    size = _sizes(names)
 
     def exchange(leaf):
         aval = get_aval(leaf)
@@ -336,17 +660,17 @@ def all_to_all(x, axis_name, split_axis: int, concat_axis: int, *, axis_index_gr
                 concat = concat + 1 if split < concat else concat
                 split = split if split < concat else split + 1
                 leaf = shape_ops.expand_dims(leaf, (concat,))
-        out = all_to_all_p.bind(leaf, axis_name=name, axis_size=size, split_axis=split,
-                                concat_axis=concat)
+        out = all_to_all_p.bind(leaf, axis_name=_param_name(names), axis_size=size,
+                                split_axis=split, concat_axis=concat)
         return out if tiled or split == concat else shape_ops.squeeze(out, (split,))
     return tree_util.tree_map(exchange, x)
 
 
-# --- ppermute --------------------------------------------------------------------------------
+# --- ppermute, pshuffle ------------------------------------------------------------------------
 
 def _ppermute_batching(axis_data, args, dims, *, axis_name, perm):
     (x,), (d,) = args, dims
-    if axis_data.name != axis_name:
+    if not _is_this_traces(axis_data, axis_name, "ppermute"):
         return ppermute_p.bind(x, axis_name=axis_name, perm=perm), d
     n = axis_data.size
     x = move_to(x, d, 0, n)
@@ -364,20 +688,49 @@ def _ppermute_batching(axis_data, args, dims, *, axis_name, perm):
     return comparison.select_n(mask, zeros, moved), 0
 
 
+def _ppermute_lowering(ctx, x, *, axis_name, perm):
+    groups = _groups(ctx, _names(axis_name), "ppermute")
+    if len(groups[0]) == 1:
+        return x if perm else mu.splat(0, ctx.avals_out[0])
+    pairs = np.array([(g[src], g[dst]) for g in groups for src, dst in perm],
+                     np.int64).reshape(-1, 2)
+    return hlo.CollectivePermuteOp(x, ir.DenseIntElementsAttr.get(pairs),
+                                   **_channel()).results[0]
+
+
+def _ppermute_transpose(ct, x, *, axis_name, perm):
+    inverse = tuple((dst, src) for src, dst in perm)
+    return [ppermute_p.bind(instantiate(ct), axis_name=axis_name, perm=inverse)]
+
+
 ppermute_p = standard_primitive(
-    "lax.ppermute", lambda x, *, axis_name, perm: _same_aval(x), None,
-    batching=_ppermute_batching, **{AXIS_NAMES: lambda *, axis_name, **_: (axis_name,)})
+    "lax.ppermute", lambda x, *, axis_name, perm: _same_aval(x), _ppermute_lowering,
+    jvp=linear_jvp(), transpose=_ppermute_transpose, batching=_ppermute_batching,
+    **{AXIS_NAMES: _names_rule})
 
 
 def ppermute(x, axis_name, perm):
     """`x` sent from member `src` to member `dst` for each pair of `perm`; members
-    that receive nothing get zeros."""
-    name = _single_name("ppermute", axis_name)
-    size = axis_size(name)
+    that receive nothing get zeros. Over several names, members are numbered with
+    the first name varying slowest."""
+    names = canonicalize_axis_names(axis_name)
+    size = _sizes(names)
     pairs = tuple((operator.index(s), operator.index(d)) for s, d in perm)
     for what, column in (("sources", [s for s, _ in pairs]),
                          ("destinations", [d for _, d in pairs])):
         if len(set(column)) != len(column) or any(not 0 <= i < size for i in column):
             raise ValueError(f"ppermute: {what} {column} must be distinct members of axis "
-                             f"{name!r} of size {size}; got perm {pairs}")
-    return tree_util.tree_map(lambda leaf: ppermute_p.bind(leaf, axis_name=name, perm=pairs), x)
+                             f"{_param_name(names)!r} of size {size}; got perm {pairs}")
+    return tree_util.tree_map(
+        lambda leaf: ppermute_p.bind(leaf, axis_name=_param_name(names), perm=pairs), x)
+
+
+def pshuffle(x, axis_name, perm: Sequence[int]):
+    """Member `i` gets `x` of member `perm[i]`; `perm` is a permutation of the axis."""
+    names = canonicalize_axis_names(axis_name)
+    size = _sizes(names)
+    sources = [operator.index(p) for p in perm]
+    if sorted(sources) != list(range(size)):
+        raise ValueError(f"pshuffle: perm must be a permutation of range({size}) (the size "
+                         f"of axis {_param_name(names)!r}); got {list(perm)}")
+    return ppermute(x, axis_name, [(src, dst) for dst, src in enumerate(sources)])

@@ -1,0 +1,306 @@
+"""`shard_map`: write the program one device runs, over the manual axes of a mesh.
+
+`shard_map(f, mesh=mesh, in_specs=P('x'), out_specs=P())(x)` splits `x` into blocks
+by `in_specs`, runs `f` on each device's block, with collectives (`lax.psum`...)
+over the manual axes, and assembles the results by `out_specs`. `axis_names`
+makes only some mesh axes manual; XLA partitions the body over the others. The
+mesh may be an `AbstractMesh` (or come from `plax.set_mesh`), so that the Jaxpr
+names no device and meshes of one shape share its trace and lowering.
+
+A call flattens the arguments, checks them against their specs (rank,
+divisibility, naming each argument), traces `f` on one device's blocks (cached per
+function and signature) with the manual axes bound, checks that outputs claimed
+replicated by `out_specs` do not vary (`check_vma`, see `vma.py`), and binds
+`shard_map_p` (`shard_map_primitive.py`). Values `f` closes over that belong to an
+enclosing trace become operands replicated on every device.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import weakref
+from typing import Any, Callable, Sequence
+
+from jaxlib._jax import config as _jaxlib_config
+
+from plax.extend import tree_util
+from plax.extend.batching import extend_axis_env
+from plax.extend.core import (
+    ClosedJaxpr,
+    Tracer,
+    TracingDebugInfo,
+    check_callable,
+    fun_sourceinfo,
+    get_aval,
+    make_tracing_debug_info,
+    trace_to_jaxpr,
+)
+from plax.extend.sharding import abstract_mesh as context_abstract_mesh
+from plax_stdlib.lax.parallel import tracing_manual_axes
+from plax_transforms.jit import traced_consts_as_args
+from plax_sharding.mesh import AbstractMesh, Mesh
+from plax_sharding.partition_spec import PartitionSpec
+from plax_sharding.shard_map_primitive import shard_aval, shard_map_p, unmentioned
+from plax_sharding.vma import infer_vma
+
+
+class _Infer:
+    """JAX's default `in_specs`: inferred from Explicit axes, which plax lacks."""
+
+    def __repr__(self):
+        return "Infer"
+
+
+Infer = _Infer()
+
+
+def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = Infer,
+              mesh: Mesh | AbstractMesh | None = None, axis_names=frozenset(),
+              check_vma: bool = True):
+    """Map `f` over blocks of its arguments, one per device of `mesh` (see the module
+    doc). Without `f`, returns a decorator."""
+    if f is None:
+        return lambda g: shard_map(g, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
+                                   axis_names=axis_names, check_vma=check_vma)
+    check_callable(f, "shard_map")
+    if in_specs is Infer:
+        raise TypeError("shard_map in_specs argument must be a pytree of "
+                        "`plax.sharding.PartitionSpec` instances (plax has no Explicit mesh "
+                        "axes to infer them from)")
+    if in_specs is None:
+        raise TypeError("shard_map in_specs argument must be a pytree of "
+                        "`plax.sharding.PartitionSpec` instances, but it was None.\n"
+                        "Instead of `in_specs=None`, did you mean `in_specs=P()`, where "
+                        "`P = plax.sharding.PartitionSpec`?")
+    if not isinstance(axis_names, (set, frozenset)):
+        raise TypeError(f"`axis_names` argument of shard_map should be of type `frozenset` "
+                        f"or `set`. Got type: {type(axis_names)}")
+    if mesh is not None:  # check now what can be checked before the first call
+        resolve_mesh(mesh, axis_names, in_specs, out_specs)
+
+    @functools.wraps(f)
+    def wrapped(*args):
+        the_mesh, manual = resolve_mesh(mesh, axis_names, in_specs, out_specs)
+        dbg = make_tracing_debug_info("shard_map", f, args, {})
+        return apply_shard_map(f, args, mesh=the_mesh, manual_axes=manual, in_specs=in_specs,
+                               out_specs=out_specs, check_vma=check_vma, debug_info=dbg)
+    return wrapped
+
+
+def resolve_mesh(mesh, axis_names, in_specs, out_specs) -> tuple[Mesh | AbstractMesh, tuple]:
+    """The mesh (the one in context if `mesh` is None) and the manual axes in mesh
+    order, after checking that the specs name only manual axes."""
+    context = context_abstract_mesh()
+    if mesh is None:
+        if context is None or context.empty:
+            raise ValueError("The context mesh cannot be empty. Use `plax.set_mesh(mesh)` "
+                             "to enter into a mesh context, or pass mesh= to shard_map")
+        mesh = context
+    elif not isinstance(mesh, (Mesh, AbstractMesh)):
+        raise TypeError("shard_map requires a `plax.sharding.Mesh` or a "
+                        "`plax.sharding.AbstractMesh` instance for its mesh argument, but got "
+                        f"{mesh} of type {type(mesh)}.")
+    elif context is not None and not context.empty and context.shape_tuple != mesh.shape_tuple:
+        raise ValueError(f"The context mesh {context} should match the mesh passed to "
+                         f"shard_map {mesh}")
+    if mesh.empty:
+        raise ValueError(f"shard_map requires a non-empty mesh. Got {mesh}")
+    names = frozenset(axis_names) or frozenset(mesh.axis_names)
+    if not names <= set(mesh.axis_names):
+        raise ValueError(f"shard_map requires axis_names={set(names)} to be a subset of "
+                         f"mesh.axis_names={mesh.axis_names}")
+    manual = tuple(a for a in mesh.axis_names if a in names)
+    _check_specs("in", in_specs, manual)
+    _check_specs("out", out_specs, manual)
+    return mesh, manual
+
+
+def _check_specs(prefix: str, specs, manual) -> None:
+    if callable(specs) and not isinstance(specs, PartitionSpec):
+        return  # computed from the output structure (pmap)
+    paths = tree_util.tree_flatten_with_path(specs, is_leaf=lambda x: x is None)[0]
+    problems = []
+    for path, spec in paths:
+        where = f"{prefix}_specs{tree_util.keystr(path)}"
+        if spec is None and prefix == "in":
+            continue
+        if not isinstance(spec, PartitionSpec):
+            raise TypeError(f"shard_map {prefix}_specs argument must be a pytree of "
+                            f"`plax.sharding.PartitionSpec` instances, but {where} is "
+                            f"{spec!r} of type {type(spec).__name__}")
+        axes = spec.mesh_axes()
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"shard_map: {where} is {spec}, which names a mesh axis more "
+                             "than once")
+        problems += [f"  {where} refers to {a!r}" for a in axes if a not in manual]
+    if problems:
+        raise ValueError(f"shard_map {prefix}_specs argument must refer to an axis marked as "
+                         f"manual ({set(manual)}), but:\n\n" + "\n\n".join(problems)
+                         + f"\n\nCheck the {prefix}_specs values passed to shard_map.")
+
+
+# --- a call ----------------------------------------------------------------------------------
+
+def apply_shard_map(f: Callable, args: Sequence[Any], *, mesh, manual_axes: tuple, in_specs,
+                    out_specs, check_vma: bool, debug_info: TracingDebugInfo,
+                    bind_mesh: Callable[[], Mesh] | None = None):
+    """`f(*args)` shard-mapped. `out_specs` is a pytree prefix of the output, or a
+    function of the output's treedef giving one spec per output leaf (pmap's).
+    `bind_mesh`, if given, names the mesh to run on once `f` is traced (nested pmaps
+    learn the inner axes then); `mesh` must then have the manual axes' sizes."""
+    fun_name = getattr(f, "__name__", None) or fun_sourceinfo(f)
+    leaves, in_tree = tree_util.tree_flatten(tuple(args))
+    try:
+        specs = tree_util.broadcast_prefix(in_specs, tuple(args), is_leaf=lambda x: x is None)
+    except ValueError as err:
+        raise ValueError(f"shard_map in_specs must be a pytree prefix of the arguments of "
+                         f"{fun_name}: {err}") from None
+    dynamic = [s is not None for s in specs]
+    names = list(debug_info.arg_names or [""] * len(leaves))
+    avals = [_arg_aval(x, name, fun_name) for x, name, dyn in zip(leaves, names, dynamic)
+             if dyn]
+    dyn_specs = tuple(s for s, dyn in zip(specs, dynamic) if dyn)
+    dyn_names = [n for n, dyn in zip(names, dynamic) if dyn]
+    _check_args(fun_name, mesh, manual_axes, dyn_specs, avals, dyn_names)
+    blocks = tuple(shard_aval(mesh, manual_axes, s, a) for s, a in zip(dyn_specs, avals))
+    statics = tuple(x for x, dyn in zip(leaves, dynamic) if not dyn)
+    dbg = debug_info._replace(arg_names=tuple(dyn_names)) if debug_info.arg_names else debug_info
+    body, out_tree = _trace_body(f, in_tree, dynamic, statics, blocks, mesh, manual_axes,
+                                 check_vma, dbg)
+    body, extra = traced_consts_as_args(body)
+    out_flat_specs = _out_specs_for(out_specs, out_tree, fun_name)
+    _check_outputs(fun_name, mesh, manual_axes, out_flat_specs, body, dyn_specs, check_vma,
+                   len(extra))
+    outs = shard_map_p.bind(*extra, *(x for x, dyn in zip(leaves, dynamic) if dyn),
+                            jaxpr=body, mesh=mesh if bind_mesh is None else bind_mesh(),
+                            in_specs=(PartitionSpec(),) * len(extra) + dyn_specs,
+                            out_specs=out_flat_specs, manual_axes=manual_axes,
+                            check_vma=bool(check_vma))
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _arg_aval(x, name: str, fun_name: str):
+    try:
+        return get_aval(x)
+    except TypeError:
+        raise TypeError(f"shard_map of {fun_name}: argument {name or '?'} is {x!r} of type "
+                        f"{type(x).__name__}, which is not an array; give it the in_specs "
+                        "entry None to pass it unchanged") from None
+
+
+def _check_args(fun_name, mesh, manual_axes, specs, avals, names) -> None:
+    sizes = mesh.shape
+    for spec, aval, name in zip(specs, avals, names):
+        what = f"argument {name}" if name else "an argument"
+        if len(spec) > aval.ndim:
+            raise ValueError(
+                f"shard_map applied to the function '{fun_name}' was given an in_specs entry "
+                f"which is too long: {what} has shape {aval.str_short()}, of rank "
+                f"{aval.ndim}, but its in_specs entry is {spec} of length {len(spec)}."
+                + (" For scalar values (rank 0), use an in_specs entry of `P()`."
+                   if aval.ndim == 0 else ""))
+        for dim in range(len(spec)):
+            axes = [a for a in spec.axes_of(dim) if a in manual_axes]
+            pieces = math.prod(sizes[a] for a in axes)
+            if aval.shape[dim] % pieces:
+                over = f"axes {tuple(axes)}" if len(axes) > 1 else f"axis {axes[0]!r}"
+                raise ValueError(
+                    f"shard_map applied to the function '{fun_name}' was given argument "
+                    f"arrays with axis sizes that are not evenly divisible by the "
+                    f"corresponding mesh axis sizes: {what} of shape {aval.str_short()} "
+                    f"corresponds to in_specs entry {spec}, which maps array axis {dim} (of "
+                    f"size {aval.shape[dim]}) to mesh {over} (of size {pieces}), but "
+                    f"{pieces} does not evenly divide {aval.shape[dim]}. The mesh has shape "
+                    f"{tuple(mesh.axis_sizes)} with axis names {mesh.axis_names}.")
+
+
+# --- tracing the body --------------------------------------------------------------------------
+
+_traces: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _trace_body(f, in_tree, dynamic, statics, blocks, mesh, manual_axes, check_vma, dbg):
+    """`f` traced on one device's blocks: (ClosedJaxpr, output treedef), cached per
+    function and signature when it closes over no tracer."""
+    key = (in_tree, tuple(dynamic), statics, blocks, mesh.shape_tuple, manual_axes,
+           bool(check_vma), dbg, _jaxlib_config.trace_context())
+    try:
+        per_fun = _traces.setdefault(f, {})
+        hit = per_fun.get(key)
+    except TypeError:  # `f` not weakly referenceable, or an unhashable static
+        per_fun, hit = None, None
+    if hit is not None:
+        return hit
+
+    def body(*blocks_in):
+        it_dyn, it_static = iter(blocks_in), iter(statics)
+        flat = [next(it_dyn) if d else next(it_static) for d in dynamic]
+        return f(*tree_util.tree_unflatten(in_tree, flat))
+
+    flat_tree = tree_util.tree_structure((tuple(blocks), {}))
+    with contextlib.ExitStack() as stack:
+        for name in manual_axes:
+            stack.enter_context(extend_axis_env(name, mesh.shape[name]))
+        stack.enter_context(tracing_manual_axes(manual_axes, check_vma))
+        closed, out_tree = trace_to_jaxpr(body, flat_tree, list(blocks), dbg)
+    result = (closed, out_tree)
+    if per_fun is not None and not any(isinstance(c, Tracer) for c in closed.consts):
+        if len(per_fun) > 64:
+            per_fun.clear()
+        per_fun[key] = result
+    return result
+
+
+# --- the outputs ---------------------------------------------------------------------------------
+
+def _out_specs_for(out_specs, out_tree, fun_name: str) -> tuple:
+    if callable(out_specs) and not isinstance(out_specs, PartitionSpec):
+        return tuple(out_specs(out_tree))
+    example = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+    try:
+        return tuple(tree_util.broadcast_prefix(out_specs, example))
+    except ValueError as err:
+        raise ValueError(f"shard_map out_specs must be a pytree prefix of the output of "
+                         f"{fun_name}: {err}") from None
+
+
+def _check_outputs(fun_name, mesh, manual_axes, out_specs, body: ClosedJaxpr, in_specs,
+                   check_vma: bool, n_extra: int) -> None:
+    jaxpr = body.jaxpr
+    dbg = jaxpr.debug_info
+    paths = [dbg.safe_result_path(i) if dbg else "" for i in range(len(jaxpr.outvars))]
+    for i, (spec, aval) in enumerate(zip(out_specs, jaxpr.out_avals)):
+        if len(spec) > aval.ndim:
+            raise ValueError(
+                f"shard_map applied to the function '{fun_name}' was given an out_specs "
+                f"entry which is too long to be compatible with the corresponding output "
+                f"value from the function: out_specs entry {spec} has length {len(spec)}, "
+                f"but {fun_name}(*args){paths[i][len('result'):]} has shape "
+                f"{aval.str_short()}, of rank {aval.ndim}."
+                + (" For rank 0 outputs which are not constant over the mesh, add at least "
+                   "one (singleton) axis to them so that they can be concatenated using "
+                   "out_specs." if aval.ndim == 0 else ""))
+    if not check_vma:
+        return
+    in_vma = [frozenset()] * n_extra + [frozenset(s.mesh_axes()) for s in in_specs]
+    out_vma = infer_vma(jaxpr, in_vma)
+    problems = []
+    for i, (spec, varying) in enumerate(zip(out_specs, out_vma)):
+        bad = [a for a in unmentioned(manual_axes, spec) if a in varying]
+        if bad:
+            axes = ", ".join(repr(a) for a in bad)
+            problems.append(
+                f"* out_specs entry {spec} of output {paths[i] or i} implies that the value "
+                f"is replicated across mesh axis {axes}, but it was inferred to be possibly "
+                f"varying over {{{', '.join(repr(a) for a in manual_axes if a in varying)}}}")
+    if problems:
+        raise ValueError(
+            f"shard_map applied to the function '{fun_name}' was given out_specs which "
+            f"require replication which can't be statically inferred given the mesh:\n\n"
+            f"The mesh given has shape {tuple(mesh.axis_sizes)} with corresponding axis "
+            f"names {mesh.axis_names}.\n\n" + "\n\n".join(problems) + "\n\n"
+            "Check if these output values are meant to be replicated over those mesh axes. "
+            "If not, consider revising the corresponding out_specs entries. If so, make them "
+            "replicated (lax.psum, lax.pmean, or lax.all_gather(..., to='invarying')), or "
+            "disable the check by passing check_vma=False to `plax.shard_map`.")

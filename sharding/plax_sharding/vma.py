@@ -1,0 +1,187 @@
+"""Varying manual axes: which mesh axes each value of a shard_map body may differ over.
+
+`shard_map(..., check_vma=True)` checks that an output whose `out_specs` leave a
+manual axis unmentioned (claiming the value is the same on every member of that
+axis) does not vary over it. The body's inputs vary over the axes their `in_specs`
+name; a collective changes that (a `psum` over an axis removes it, `axis_index` and
+`pvary` add theirs, the data-moving collectives vary over theirs, an
+`all_gather(..., to='invarying')` removes its own); every other operation varies over
+the union of its operands'. Higher-order primitives are followed into their Jaxprs
+(loops to a fixed point). The inference runs over the traced Jaxpr, so values carry
+no extra type: this is plax's stand-in for JAX's `vma` in avals.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+
+from plax.extend.core import AXIS_NAMES, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, get_aval, stage_flat
+from plax_stdlib.lax import elementwise, parallel
+from plax_stdlib.lax.control_flow.cond import cond_p
+from plax_stdlib.lax.control_flow.loops import while_p
+from plax_stdlib.lax.control_flow.scan import scan_p
+
+Vma = frozenset
+_NONE: Vma = frozenset()
+
+
+def _union(vmas) -> Vma:
+    return _NONE.union(*vmas)
+
+
+def infer_vma(jaxpr: Jaxpr, in_vma: Sequence[Vma]) -> list[Vma]:
+    """The axes each output of `jaxpr` may vary over, given its inputs'."""
+    env: dict[int, Vma] = {}
+
+    def read(atom) -> Vma:
+        return _NONE if isinstance(atom, Literal) else env.get(id(atom), _NONE)
+
+    for var, vma in zip(jaxpr.invars, in_vma, strict=True):
+        env[id(var)] = vma
+    for eqn in jaxpr.eqns:
+        outs = _eqn_vma(eqn, [read(a) for a in eqn.invars])
+        for var, vma in zip(eqn.outvars, outs):
+            env[id(var)] = vma
+    return [read(v) for v in jaxpr.outvars]
+
+
+def _eqn_vma(eqn: JaxprEqn, ins: list[Vma]) -> list[Vma]:
+    rule = _RULES.get(eqn.primitive)
+    if rule is not None:
+        return rule(eqn, ins)
+    names = eqn.primitive.get_rule(AXIS_NAMES)
+    if names is not None:  # another package's collective: it may vary over its axes
+        return [_union(ins) | set(names(**eqn.params))] * len(eqn.outvars)
+    subs = [p for p in eqn.params.values() if isinstance(p, (ClosedJaxpr, Jaxpr))]
+    if len(subs) == 1:
+        sub = subs[0].jaxpr if isinstance(subs[0], ClosedJaxpr) else subs[0]
+        if len(sub.invars) == len(ins) and len(sub.outvars) == len(eqn.outvars):
+            return infer_vma(sub, ins)  # a call (jit, checkpoint, custom_jvp/vjp...)
+    return [_union(ins)] * len(eqn.outvars)
+
+
+def _removing(eqn, ins):
+    return [ins[0] - set(eqn.params["axes"])]
+
+
+def _adding(eqn, ins):
+    names = eqn.primitive.get_rule(AXIS_NAMES)(**eqn.params)
+    return [_union(ins) | set(names)] * len(eqn.outvars)
+
+
+def _all_gather(eqn, ins):
+    name = eqn.params["axis_name"]
+    return [ins[0] - {name} if eqn.params["to"] == "invarying" else ins[0] | {name}]
+
+
+def _cond(eqn, ins):
+    index, ops = ins[0], ins[1:]
+    outs = [_union(vs) for vs in zip(*(infer_vma(b.jaxpr, ops) for b in eqn.params["branches"]))]
+    return [v | index for v in outs]
+
+
+def _fixed_point(step: Callable[[list[Vma]], list[Vma]], carry: list[Vma]) -> list[Vma]:
+    while True:
+        new = [a | b for a, b in zip(carry, step(carry))]
+        if new == carry:
+            return carry
+        carry = new
+
+
+def _scan(eqn, ins):
+    nc, nk = eqn.params["num_consts"], eqn.params["num_carry"]
+    body = eqn.params["jaxpr"].jaxpr
+    consts, init, xs = ins[:nc], ins[nc:nc + nk], ins[nc + nk:]
+    carry = _fixed_point(lambda c: infer_vma(body, [*consts, *c, *xs])[:nk], list(init))
+    return carry + infer_vma(body, [*consts, *carry, *xs])[nk:]
+
+
+def _while(eqn, ins):
+    cn, bn = eqn.params["cond_nconsts"], eqn.params["body_nconsts"]
+    cond, body = eqn.params["cond_jaxpr"].jaxpr, eqn.params["body_jaxpr"].jaxpr
+    cconsts, bconsts, init = ins[:cn], ins[cn:cn + bn], ins[cn + bn:]
+
+    def step(carry):
+        # Members whose predicate differs run different trip counts.
+        pred = infer_vma(cond, [*cconsts, *carry])[0]
+        return [v | pred for v in infer_vma(body, [*bconsts, *carry])]
+    return _fixed_point(step, list(init))
+
+
+def _nested_shard_map(eqn, ins):
+    """An inner shard_map: its body's inputs also vary over the inner axes their
+    specs name; those axes are not manual outside it."""
+    params = eqn.params
+    inner = set(params["manual_axes"])
+    body_in = [v | (set(s.mesh_axes()) & inner) for v, s in zip(ins, params["in_specs"])]
+    return [v - inner for v in infer_vma(params["jaxpr"].jaxpr, body_in)]
+
+
+_RULES: dict = {
+    parallel.psum_p: _removing, parallel.pmax_p: _removing, parallel.pmin_p: _removing,
+    parallel.all_gather_p: _all_gather,
+    parallel.pvary_p: _adding, parallel.axis_index_p: _adding,
+    parallel.psum_scatter_p: _adding, parallel.all_to_all_p: _adding,
+    parallel.ppermute_p: _adding, parallel.pbroadcast_p: _adding,
+    cond_p: _cond, scan_p: _scan, while_p: _while,
+}
+
+
+def register_nested(prim) -> None:
+    """Follow `prim` (shard_map) as a nested manual region."""
+    _RULES[prim] = _nested_shard_map
+
+
+def fold_invariant_psums(closed: ClosedJaxpr, in_vma: Sequence[Vma],
+                         sizes: dict) -> ClosedJaxpr:
+    """`closed` with each psum over axes its operand does not vary over replaced by a
+    multiplication by their sizes (every member holds the same value): no collective,
+    and no wait for one. shard_map's transposes need this: a replicated output's
+    cotangent is shared out over the members and psum'd back in the body."""
+    jaxpr = closed.jaxpr
+    env: dict[int, Vma] = {}
+
+    def read(atom) -> Vma:
+        return _NONE if isinstance(atom, Literal) else env.get(id(atom), _NONE)
+
+    for var, vma in zip(jaxpr.invars, in_vma, strict=True):
+        env[id(var)] = vma
+    folds: dict[int, tuple[tuple, int]] = {}  # equation index → (axes kept, factor)
+    for k, eqn in enumerate(jaxpr.eqns):
+        ins = [read(a) for a in eqn.invars]
+        if eqn.primitive is parallel.psum_p:
+            axes = eqn.params["axes"]
+            kept = tuple(a for a in axes if a in ins[0])
+            if kept != axes:
+                folds[k] = (kept, math.prod(sizes[a] for a in axes if a not in kept))
+        for var, vma in zip(eqn.outvars, _eqn_vma(eqn, ins)):
+            env[id(var)] = vma
+    if not folds:
+        return closed
+
+    def fun(*args):
+        values: dict[int, object] = {}
+
+        def value(atom):
+            return atom.val if isinstance(atom, Literal) else values[id(atom)]
+
+        for var, c in zip(jaxpr.constvars, closed.consts):
+            values[id(var)] = c
+        for var, x in zip(jaxpr.invars, args):
+            values[id(var)] = x
+        for k, eqn in enumerate(jaxpr.eqns):
+            operands = [value(a) for a in eqn.invars]
+            if k in folds:
+                kept, factor = folds[k]
+                (x,) = operands
+                x = parallel.psum_p.bind(x, axes=kept) if kept else x
+                outs = [elementwise.mul(x, np.asarray(factor, get_aval(x).dtype)[()])]
+            else:
+                outs = eqn.primitive.bind(*operands, **eqn.params)
+                outs = outs if eqn.primitive.multiple_results else [outs]
+            for var, out in zip(eqn.outvars, outs):
+                values[id(var)] = out
+        return [value(v) for v in jaxpr.outvars]
+    return stage_flat(fun, closed.in_avals, jaxpr.debug_info)

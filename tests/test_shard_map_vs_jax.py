@@ -1,0 +1,48 @@
+"""shard_map, its collectives and pmap against JAX 0.10 itself (in a subprocess):
+values, shapes and dtypes of the same program on the same 8 CPU devices."""
+import numpy as np
+
+from jax_differential import assert_same_as_jax, requires_jax
+
+BODY = """
+import importlib
+sharding = importlib.import_module(lib.__name__ + ".sharding")
+P, Mesh = sharding.PartitionSpec, sharding.Mesh
+devs = lib.devices()
+line = Mesh(np.array(devs), ("i",))
+grid = Mesh(np.array(devs).reshape(2, 4), ("x", "y"))
+x, w = inputs["x"], inputs["w"]
+
+def smap(f, mesh, i, o, **kw):
+    return lib.jit(lib.shard_map(f, mesh=mesh, in_specs=i, out_specs=o, **kw))
+
+ring = [(k, (k + 1) % 8) for k in range(8)]
+outs = smap(lambda b: (lax.psum(b, "y"), lax.pmax(b, ("x", "y")), lax.pmean(b, "x"),
+                       lax.all_gather(b, "y", axis=1, tiled=True),
+                       lax.psum_scatter(b, "y", scatter_dimension=0, tiled=True),
+                       lax.all_to_all(b, "y", 0, 1, tiled=True),
+                       lax.ppermute(b, ("x", "y"), ring),
+                       b * 0 + lax.axis_index(("x", "y"))),
+            grid, P("x", "y"), (P("x"), P(), P(None, "y"), P("x"), P("x", "y"), P("x", "y"),
+                                P("x", "y"), P("x", "y")), check_vma=False)(x)
+for k, o in enumerate(outs):
+    results[f"grid{k}"] = o
+
+def loss(w, b):
+    return lax.psum(jnp.sum(jnp.tanh(b @ w) ** 2), "i")
+grad = lib.grad(lib.shard_map(loss, mesh=line, in_specs=(P(), P("i")), out_specs=P()))
+results["dp_grad"] = lib.jit(grad)(w, x)
+results["pmap_psum"] = lib.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(x)
+results["pmap_axes"] = lib.pmap(lambda a, s: (a * s, lax.axis_index("i")), "i",
+                                in_axes=(1, None), out_axes=(1, 0))(x.T, np.float32(3))[0]
+results["pmap_grad"] = lib.pmap(lib.grad(lambda v: lax.psum(jnp.sum(v ** 2), "i")),
+                                axis_name="i")(x)
+"""
+
+
+@requires_jax
+def test_shard_map_collectives_and_pmap_match_jax():
+    rng = np.random.default_rng(0)
+    inputs = {"x": rng.normal(size=(8, 8)).astype(np.float32),
+              "w": rng.normal(size=(8, 3)).astype(np.float32)}
+    assert_same_as_jax(BODY, inputs, rtol=1e-5, atol=1e-5)
