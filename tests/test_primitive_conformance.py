@@ -22,6 +22,9 @@ from matrix_samples import hermitian_pd
 from test_lowering import BOOL, C64, F32, F64, I32, U8, sample
 
 import plax
+import plax.experimental
+import plax.ffi
+import rms_norm  # noqa: F401  (registers the example FFI kernel's targets)
 from plax import lax
 from plax.lax import linalg
 from plax.sharding import Mesh, NamedSharding, PartitionSpec
@@ -175,6 +178,7 @@ def _conv(lhs, rhs, *args, label="", **kwargs):
 
 MESH = Mesh(np.array(plax.devices()[:8]).reshape(2, 4), ("x", "y"))
 SEEN_SHARDINGS: list = []  # inspect_array_sharding's callback
+SEEN_CALLBACK_VALUES: list = []  # debug.callback's
 
 EXAMPLES: list[Example] = [
     # arithmetic
@@ -399,6 +403,15 @@ EXAMPLES: list[Example] = [
     applied(lambda v: lax.psum_scatter(v, AXIS), x((2, 3)), named=True),
     applied(lambda v: lax.all_to_all(v, AXIS, 0, 1), x((2, 3)), named=True, prim="all_to_all"),
     applied(lambda v: lax.ppermute(v, AXIS, [(0, 1), (1, 0)]), x(), named=True),
+    # calls out of plax: host callbacks and the example FFI kernel
+    applied(lambda v: plax.pure_callback(np.sin, plax.ShapeDtypeStruct(v.shape, v.dtype), v,
+                                         vmap_method="sequential"), x()),
+    applied(lambda v: plax.experimental.io_callback(
+        np.cos, plax.ShapeDtypeStruct(v.shape, v.dtype), v), x()),
+    applied(lambda v: plax.debug.callback(SEEN_CALLBACK_VALUES.append, v), x()),
+    applied(lambda v: plax.ffi.ffi_call("rms_norm", plax.ShapeDtypeStruct(v.shape, v.dtype),
+                                        vmap_method="broadcast_all")(v, eps=np.float32(1e-5)),
+            x()),
     applied(lambda v: lax.ppermute(v, AXIS, [(0, 1)]), x(), named=True, label="ppermute_partial"),
     applied(lambda v: lax.pbroadcast(v, AXIS, 1), x(), named=True),
     applied(lambda v: lax.pvary(v, AXIS), x(), named=True),
@@ -419,6 +432,13 @@ EXEMPT: dict[str, str] = {
 }
 # Checks left out for some primitives, and why: each is a decision, not a gap.
 SKIPPED: dict[str, tuple[tuple[str, ...], str]] = {
+    **dict.fromkeys(
+        ("callbacks.pure_callback", "callbacks.io_callback", "debug.debug_callback",
+         "ffi.ffi_call"),
+        (("jvp", "jvp2", "transpose", "vjp"),
+         "opaque calls are not differentiable by design, as in JAX (their jvp and transpose "
+         "rules raise, tests/test_callbacks.py and tests/test_ffi.py check the errors); "
+         "users give them derivatives with custom_jvp/custom_vjp")),
     "lax.while": (("transpose", "vjp"), "reverse mode of while loops raises by design "
                                         "(use scan or a fori_loop with static bounds)"),
     "lax.axis_index": (("batching",), "it takes no operands: its batching rule is what "
