@@ -3,7 +3,7 @@
 A `BatchTracer` carries a value with one extra dimension, the batch dimension, at
 position `batch_dim`. Applying a primitive to batch tracers asks the primitive's
 `batching` rule `(axis_data, args, dims, **params) -> (out, out_dim)` (see
-`plax._src.batching_util`), run with the parent trace current, so the batched
+`plax.extend.batching`), run with the parent trace current, so the batched
 computation goes to whatever trace encloses this one. Values of other traces, and
 plain arrays, are not mapped: a primitive none of whose operands is mapped runs
 unbatched, unless it uses this trace's axis name (a collective, or a jit whose
