@@ -62,7 +62,8 @@ class Array(metaclass=_ArrayMeta):
         """Wraps a jaxlib array whose aval and sharding the caller vouches for (no checks)."""
         self = object.__new__(cls)
         self._impl = impl
-        self._aval = aval
+        typed = sharding._type_sharding(len(aval.shape))
+        self._aval = aval if typed == aval.sharding else aval.update(sharding=typed)
         self._sharding = sharding
         self._npy_value = None
         if gc_guard.watching:

@@ -1,5 +1,5 @@
 """Functions of `plax` and `plax.sharding` that build meshes and move values between
-shardings: `make_mesh`, `make_single_device_sharding`, `reshard`."""
+shardings: `make_mesh`, `make_single_device_sharding`."""
 from __future__ import annotations
 
 import math
@@ -11,7 +11,6 @@ import numpy as np
 from plax.extend.sharding import Device
 from plax_runtime import api as runtime_api
 from plax_runtime.sharding_impls import SingleDeviceSharding
-from plax_sharding.constraint import with_sharding_constraint
 from plax_sharding.mesh import AxisType, Mesh
 
 
@@ -49,13 +48,3 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
 def make_single_device_sharding(device: Device, *,
                                 memory_kind: str | None = None) -> SingleDeviceSharding:
     return SingleDeviceSharding(device, memory_kind=memory_kind)
-
-
-def reshard(xs: Any, out_shardings: Any) -> Any:
-    """`xs` moved to `out_shardings` (Shardings or PartitionSpecs, or a pytree prefix
-    of them): a transfer outside jit, a sharding constraint inside.
-
-    On Auto meshes this is `with_sharding_constraint`; the type-level resharding of
-    Explicit axes is not implemented.
-    """
-    return with_sharding_constraint(xs, out_shardings)

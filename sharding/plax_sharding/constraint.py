@@ -7,7 +7,8 @@ device, so two meshes of one shape share its trace and lowering. Outside `jit` t
 value is moved to the sharding now; an abstract mesh then takes its devices from
 the input's own mesh, which must have the same axes.
 
-The primitive's rules, all here: identity abstract evaluation; linear jvp and
+The primitive's rules, all here: abstract evaluation (the value, typed with the
+target's explicit axes); linear jvp and
 transpose (tangents and cotangents get the same constraint); batching (the batch
 dimension is left unsplit); lowering (`sdy.sharding_constraint`, or GSPMD's
 `Sharding` custom call; nothing on one device); eager impl (a `device_put`).
@@ -29,8 +30,11 @@ from plax_transforms.lowering import sharding_constraint
 
 
 def _abstract_eval(aval, *, sharding: Sharding):
+    """The value itself; on a mesh with `Explicit` axes its type takes the target's
+    layout over them (which is how `reshard` changes a type)."""
     _check_rank(sharding, aval.ndim)
-    return aval
+    typed = sharding._type_sharding(aval.ndim)
+    return aval if typed is None and aval.sharding is None else aval.update(sharding=typed)
 
 
 def _check_rank(sharding: Sharding, ndim: int) -> None:

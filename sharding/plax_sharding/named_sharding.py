@@ -81,6 +81,7 @@ class NamedSharding(Sharding):
         self._memory_kind = _canonical_memory_kind(mesh, memory_kind)
         self._hash = hash((NamedSharding, mesh, spec._normalized, self._memory_kind))
         self._hlo_cache: dict[int, xc.HloSharding] = {}
+        self._typed_cache: dict[int, NamedSharding | None] = {}
 
     mesh = property(lambda self: self._mesh)
     spec = property(lambda self: self._spec)
@@ -90,6 +91,12 @@ class NamedSharding(Sharding):
     @property
     def _is_concrete(self) -> bool:
         return isinstance(self._mesh, Mesh)
+
+    def _type_sharding(self, ndim: int) -> NamedSharding | None:
+        typed = self._typed_cache.get(ndim, _UNSET)
+        if typed is _UNSET:
+            typed = self._typed_cache[ndim] = explicit_part(self._mesh, self._spec, ndim)
+        return typed
 
     def _concrete_mesh(self, what: str) -> Mesh:
         if not isinstance(self._mesh, Mesh):
@@ -209,6 +216,27 @@ class NamedSharding(Sharding):
     def __repr__(self):
         mesh = str(self._mesh) if isinstance(self._mesh, Mesh) else repr(self._mesh)
         return f"NamedSharding(mesh={mesh}, spec={self._spec}, memory_kind={self._memory_kind})"
+
+
+_UNSET = object()
+
+
+def explicit_part(mesh: Mesh | AbstractMesh, spec: PartitionSpec,
+                  ndim: int) -> NamedSharding | None:
+    """`spec` restricted to the `Explicit` axes of `mesh`, on its abstract mesh, one
+    entry per dimension: the sharding an array of rank `ndim` has in its type. None
+    when the mesh has no explicit axis (the layout is then not part of the type)."""
+    explicit = frozenset(mesh.explicit_axes)
+    if not explicit or len(spec) > ndim:
+        return None
+
+    def kept(entry):
+        names = entry if isinstance(entry, tuple) else (entry,)
+        names = tuple(n for n in names if n in explicit)
+        return None if not names else names[0] if len(names) == 1 else names
+
+    entries = [kept(e) for e in spec] + [None] * (ndim - len(spec))
+    return NamedSharding(mesh.abstract_mesh, PartitionSpec(*entries))
 
 
 def _rebuild(mesh, spec, memory_kind) -> NamedSharding:

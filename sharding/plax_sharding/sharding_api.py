@@ -6,9 +6,10 @@ mesh in context) → `constraint.py` (with_sharding_constraint) → `visualize.p
 """
 from plax.extend.sharding import Sharding
 from plax_runtime.sharding_impls import GSPMDSharding, SingleDeviceSharding
-from plax_sharding.api import make_mesh, make_single_device_sharding, reshard
+from plax_sharding.api import make_mesh, make_single_device_sharding
 from plax_sharding.context import (get_abstract_mesh, get_mesh, set_mesh, use_abstract_mesh,
                                    use_mesh)
+from plax_sharding.explicit import auto_axes, explicit_axes, reshard
 from plax_sharding.mesh import AbstractDevice, AbstractMesh, AxisType, Mesh
 from plax_sharding.named_sharding import NamedSharding
 from plax_sharding.partition_spec import PartitionSpec
@@ -16,6 +17,7 @@ from plax_sharding.partition_spec import PartitionSpec
 P = PartitionSpec
 
 __all__ = ["AbstractDevice", "AbstractMesh", "AxisType", "GSPMDSharding", "Mesh",
+           "auto_axes", "explicit_axes",
            "NamedSharding", "P", "PartitionSpec", "Sharding", "SingleDeviceSharding",
            "get_abstract_mesh", "get_mesh", "make_mesh", "make_single_device_sharding",
            "reshard", "set_mesh", "use_abstract_mesh", "use_mesh"]

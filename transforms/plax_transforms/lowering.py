@@ -636,7 +636,9 @@ def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence[ir.Valu
             result = rule(ctx, *map(read, eqn.invars), **eqn.params)
         outs = _rule_results(prim, result, ctx.avals_out)
         for var, value in zip(eqn.outvars, outs):
-            env[id(var)] = value
+            typed = getattr(var.aval, "sharding", None)  # explicit axes: the type's layout
+            env[id(var)] = (value if typed is None
+                            else sharding_constraint(ctx, value, typed, var.aval))
     return [read(v) for v in jaxpr.outvars]
 
 

@@ -33,6 +33,7 @@ class AbstractValue:
         raise NotImplementedError
 
 
+_SAME = object()  # `update`'s default: keep the sharding where the shape allows
 _MAX_BYTES = 2**63 - 1  # XLA aborts the process on shapes whose byte size overflows int64
 
 
@@ -51,13 +52,17 @@ def _check_size(shape: tuple[int, ...], dtype: np.dtype) -> None:
 
 
 class ShapedArray(AbstractValue):
-    """An array of known shape and dtype; `weak_type` marks Python-scalar origin."""
-    __slots__ = ("shape", "dtype", "weak_type")
+    """An array of known shape and dtype; `weak_type` marks Python-scalar origin.
 
-    def __init__(self, shape, dtype, weak_type: bool = False):
+    `sharding` is the layout in the type (a `NamedSharding` on an abstract mesh whose
+    spec names only `Explicit` axes), or None where the layout is not part of it."""
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+
+    def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):
         self.shape = tuple(int(d) for d in shape)
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
+        self.sharding = sharding
         if self.shape:
             _check_size(self.shape, self.dtype)
 
@@ -69,27 +74,42 @@ class ShapedArray(AbstractValue):
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
 
-    def update(self, shape=None, dtype=None, weak_type=None) -> "ShapedArray":
-        return ShapedArray(self.shape if shape is None else shape,
-                           self.dtype if dtype is None else dtype,
-                           self.weak_type if weak_type is None else weak_type)
+    def update(self, shape=None, dtype=None, weak_type=None, sharding=_SAME) -> "ShapedArray":
+        """A copy with the given fields replaced; a new shape drops the sharding
+        unless one is given (a spec is only meaningful for the shape it was made for)."""
+        shape = self.shape if shape is None else tuple(shape)
+        if sharding is _SAME:
+            sharding = self.sharding if shape == self.shape else None
+        return ShapedArray(shape, self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type, sharding)
 
     def strip_weak_type(self) -> "ShapedArray":
         return self.update(weak_type=False) if self.weak_type else self
 
-    def str_short(self) -> str:
-        return f"{short_dtype_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+    def str_short(self, dtype_name: str | None = None) -> str:
+        """`f32[4,8]`; with explicit axes in the type, `f32[4@x,8@(y,z)]`."""
+        spec = tuple(getattr(self.sharding, "spec", ()))
+        dims = [str(d) if i >= len(spec) or spec[i] is None else f"{d}@{_axes_str(spec[i])}"
+                for i, d in enumerate(self.shape)]
+        return f"{dtype_name or short_dtype_name(self.dtype)}[{','.join(dims)}]"
 
     def __eq__(self, other):
         return (type(other) is ShapedArray and self.shape == other.shape
-                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+                and self.dtype == other.dtype and self.weak_type == other.weak_type
+                and self.sharding == other.sharding)
 
     def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type))
+        return hash((self.shape, self.dtype, self.weak_type, self.sharding))
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self.dtype.name}{list(self.shape)}{weak})"
+        if self.sharding is None:
+            return f"ShapedArray({self.dtype.name}{list(self.shape)}{weak})"
+        return f"ShapedArray({self.str_short(self.dtype.name)}{weak})"
+
+
+def _axes_str(entry) -> str:
+    return f"({','.join(map(str, entry))})" if isinstance(entry, tuple) else str(entry)
 
 
 class AbstractToken(AbstractValue):

@@ -46,6 +46,7 @@ SEAMS: dict[str, tuple[str, str]] = {
     "transpose_jaxpr": ("callable", "plax-transforms"),
     "batch_jaxpr": ("callable", "plax-transforms"),
     "sharding_from_spec": ("callable", "plax-sharding"),
+    "sharding_rule": ("callable", "plax-sharding"),
     "implicit_device_put": ("callable", "plax-runtime"),
 }
 """The seams by which the kernel calls up into other layers: `plax.interpreters` entry

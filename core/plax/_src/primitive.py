@@ -168,7 +168,13 @@ class Primitive:
             raise NotImplementedError(
                 f"primitive '{self.id}' has no abstract evaluation rule, so it cannot be "
                 f"traced; rules it has: {sorted(k for k, _ in self._rules) or 'none'}")
-        return rule(*avals, **params)
+        out = rule(*avals, **params)
+        if any(getattr(a, "sharding", None) is not None for a in avals):
+            out = _sharding_rule(self, avals, out, params)  # explicit axes in the types
+        return out
+
+
+_sharding_rule = plugins.seam("sharding_rule")
 
 
 def lookup(id: str) -> Primitive:

@@ -109,6 +109,11 @@ class Sharding(abc.ABC):
         """Whether the sharding names devices (False for one on an abstract mesh)."""
         return True
 
+    def _type_sharding(self, ndim: int) -> Sharding | None:
+        """The part of this layout that belongs in an array's type (its aval's
+        `sharding`): None unless the sharding splits over `Explicit` mesh axes."""
+        return None
+
     def _to_sdy_sharding(self, num_dimensions: int) -> SdyArray:
         """The layout for an array of rank `num_dimensions` in Shardy's terms.
 

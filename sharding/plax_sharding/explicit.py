@@ -1,0 +1,157 @@
+"""Moving values between layouts in their types: `reshard`, and the decorators
+`auto_axes` / `explicit_axes` that switch mesh axes' types inside a function.
+
+On a mesh with `Explicit` axes a value's sharding is part of its type
+(`plax.typeof(x).sharding`); `reshard` changes it (a transfer outside jit, a
+sharding constraint that retypes the value inside). `auto_axes` runs a function with
+some explicit axes made `Auto` (the partitioner chooses layouts over them there) and
+gives its results the `out_sharding` asked for; `explicit_axes` does the reverse,
+typing the inputs with `in_sharding`. Both are staged: called outside jit they run
+their function under `plax.jit`.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from plax.extend import tree_util
+from plax.extend.core import EVAL_TRACE, current_trace, get_aval
+from plax.extend.sharding import Sharding, abstract_mesh, concrete_mesh, meshes_in_context
+from plax_sharding.constraint import sharding_constraint_p, with_sharding_constraint
+from plax_sharding.mesh import AxisType
+from plax_sharding.named_sharding import NamedSharding
+from plax_sharding.partition_spec import PartitionSpec
+from plax_transforms.jit import jit
+
+
+def _is_target(s) -> bool:
+    return s is None or isinstance(s, (Sharding, PartitionSpec))
+
+
+def _typed_mesh(leaves):
+    for leaf in leaves:
+        sharding = getattr(get_aval(leaf), "sharding", None)
+        if sharding is not None:
+            return sharding.mesh
+    return None
+
+
+def _mesh_for(what: str, leaves) -> Any:
+    """The abstract mesh bare PartitionSpecs refer to: the one in context, else the
+    one in the values' types."""
+    mesh = abstract_mesh()
+    if mesh is None or mesh.empty:
+        mesh = _typed_mesh(leaves)
+    if mesh is None:
+        raise ValueError(f"{what}: a PartitionSpec needs a mesh: enter one with "
+                         "`plax.set_mesh(mesh)`, or pass a NamedSharding")
+    return mesh
+
+
+def reshard(xs: Any, out_shardings: Any) -> Any:
+    """`xs` (a pytree) laid out as `out_shardings` (Shardings or PartitionSpecs, or a
+    pytree prefix of them), with the layout over explicit axes in the result's type."""
+    leaves, treedef = tree_util.tree_flatten(xs)
+    targets = tree_util.broadcast_prefix(out_shardings, xs, is_leaf=_is_target)
+    outs = []
+    for leaf, target in zip(leaves, targets):
+        if isinstance(target, PartitionSpec):
+            mesh = None if current_trace() is EVAL_TRACE else _mesh_for("reshard", [leaf])
+            target = (NamedSharding(mesh, target) if mesh is not None
+                      else _eager_target(leaf, target))
+        outs.append(with_sharding_constraint(leaf, target))
+    return tree_util.tree_unflatten(treedef, outs)
+
+
+def _eager_target(leaf, spec: PartitionSpec) -> Any:
+    """Outside jit a bare spec means the context mesh, else the mesh `leaf` is on."""
+    mesh = concrete_mesh()
+    own = getattr(leaf, "sharding", None)
+    if mesh is None and isinstance(own, NamedSharding) and own._is_concrete:
+        mesh = own.mesh
+    if mesh is None:
+        raise ValueError(f"reshard: the PartitionSpec {spec} needs a mesh: enter one with "
+                         "`plax.set_mesh(mesh)`, or pass a NamedSharding")
+    return NamedSharding(mesh, spec)
+
+
+def _retyped(x, mesh, spec: PartitionSpec):
+    return sharding_constraint_p.bind(x, sharding=NamedSharding(mesh, spec))
+
+
+def _switch_axes(fun: Callable, axes, new_type: AxisType, old_type: AxisType,
+                 shardings_in: Any, shardings_out: Any, name: str) -> Callable:
+    """`fun` run with `axes` of the mesh (all of type `old_type`; default: every such
+    axis) switched to `new_type`; inputs laid out as `shardings_in` (None: as they
+    are), results as `shardings_out`, each in the mesh their side of the call uses."""
+
+    @functools.wraps(fun)
+    def staged(*args, **kwargs):
+        leaves, treedef = tree_util.tree_flatten((args, kwargs))
+        outer = _mesh_for(name, leaves)
+        chosen = outer._axes_of_type(old_type) if axes is None else (
+            (axes,) if isinstance(axes, str) else tuple(axes))
+        wrong = [a for a in chosen if a not in outer.axis_names
+                 or outer.axis_types[outer.axis_names.index(a)] is not old_type]
+        if wrong:
+            raise ValueError(f"{name}: axes {wrong} are not {old_type.name} axes of the "
+                             f"mesh {outer}")
+        inner = outer.update_axis_types({a: new_type for a in chosen})
+        specs = ([_own_spec(x) for x in leaves] if shardings_in is None else
+                 [_spec_of(s) for s in tree_util.broadcast_prefix(
+                     shardings_in, (args, kwargs), is_leaf=_is_target)])
+        args, kwargs = tree_util.tree_unflatten(treedef, [
+            x if s is None else _retyped(x, inner, s) for x, s in zip(leaves, specs)])
+        with meshes_in_context(inner):
+            outs = fun(*args, **kwargs)
+        out_leaves, out_tree = tree_util.tree_flatten(outs)
+        if shardings_out is None:
+            specs = [_own_spec(x) for x in out_leaves]
+        else:
+            specs = [_spec_of(s) for s in tree_util.broadcast_prefix(shardings_out, outs,
+                                                                     is_leaf=_is_target)]
+        return tree_util.tree_unflatten(out_tree, [
+            x if s is None else _retyped(x, outer, s) for x, s in zip(out_leaves, specs)])
+
+    jitted = jit(staged)
+
+    @functools.wraps(fun)
+    def wrapper(*args, **kwargs):
+        return (jitted if current_trace() is EVAL_TRACE else staged)(*args, **kwargs)
+    return wrapper
+
+
+def _spec_of(s) -> PartitionSpec:
+    if isinstance(s, NamedSharding):
+        return s.spec
+    if isinstance(s, PartitionSpec):
+        return s
+    raise TypeError(f"expected a PartitionSpec or NamedSharding, got {s!r}")
+
+
+def _own_spec(x) -> PartitionSpec | None:
+    sharding = getattr(get_aval(x), "sharding", None)
+    return None if sharding is None else sharding.spec
+
+
+def auto_axes(fun: Callable | None = None, *, axes=None, out_sharding=None) -> Callable:
+    """`fun` with the mesh's explicit `axes` (default: all) made `Auto` inside; its
+    results are laid out as `out_sharding` (a PartitionSpec, NamedSharding, or a
+    pytree prefix of them) on the caller's mesh."""
+    if fun is None:
+        return functools.partial(auto_axes, axes=axes, out_sharding=out_sharding)
+    return _switch_axes(fun, axes, AxisType.Auto, AxisType.Explicit, None, out_sharding,
+                        "auto_axes")
+
+
+def explicit_axes(fun: Callable | None = None, *, axes=None, in_sharding=None) -> Callable:
+    """`fun` with the mesh's auto `axes` (default: all) made `Explicit` inside, its
+    inputs typed with `in_sharding` (a PartitionSpec, NamedSharding, or a pytree prefix
+    of them); its results leave the types again on the caller's mesh."""
+    if fun is None:
+        return functools.partial(explicit_axes, axes=axes, in_sharding=in_sharding)
+    if in_sharding is None:
+        raise TypeError("explicit_axes needs in_sharding: the layout its inputs get "
+                        "over the axes made explicit")
+    return _switch_axes(fun, axes, AxisType.Explicit, AxisType.Auto, in_sharding, None,
+                        "explicit_axes")

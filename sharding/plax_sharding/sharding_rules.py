@@ -1,0 +1,250 @@
+"""Sharding in types: how the `Explicit` axes of a mesh flow through primitives.
+
+An aval's `sharding` (a `NamedSharding` on an abstract mesh, one spec entry per
+dimension, naming only explicit axes) is the layout the program promises. The kernel
+calls `sharding_rule` after a primitive's abstract evaluation whenever an input has
+one, and lowering states each typed result as a sharding constraint.
+
+The rules: an explicit `out_sharding`/`sharding` parameter wins; elementwise
+operations (every non-scalar operand has the output's shape, or 1 where it is
+broadcast) merge the operands'
+specs dimension by dimension; reductions drop the reduced dimensions; `dot_general`
+keeps batch and free dimensions and refuses sharded contractions on both sides;
+`transpose` permutes; `broadcast_in_dim` maps operand dimensions to their places;
+`reshape` splits or merges one group of dimensions when the mesh axes divide it.
+A conflict or an ambiguity is a `ShardingTypeError` naming the specs. Primitives
+with no rule keep whatever their abstract evaluation produced (higher-order ones
+take their inner Jaxpr's types); other results leave the layout to the partitioner.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from plax_sharding.named_sharding import NamedSharding
+from plax_sharding.partition_spec import PartitionSpec
+
+
+class ShardingTypeError(TypeError):
+    """Operands whose shardings in their types conflict, or an operation whose
+    result sharding is ambiguous (JAX's `ShardingTypeError`)."""
+
+
+Spec = tuple  # one entry per dimension: None, an axis name, or a tuple of names
+
+
+def _spec(aval) -> Spec:
+    sharding = getattr(aval, "sharding", None)
+    return tuple(sharding.spec) + (None,) * (aval.ndim - len(sharding.spec)) \
+        if sharding is not None else (None,) * aval.ndim
+
+
+def _names(entry) -> tuple:
+    return () if entry is None else entry if isinstance(entry, tuple) else (entry,)
+
+
+def _entry(names: tuple):
+    return None if not names else names[0] if len(names) == 1 else tuple(names)
+
+
+def _common_mesh(prim, avals):
+    meshes = {a.sharding.mesh for a in avals if getattr(a, "sharding", None) is not None}
+    if len(meshes) > 1:
+        raise ShardingTypeError(
+            f"{prim.name}: the operands' shardings are on different meshes "
+            f"{sorted(map(repr, meshes))}; all inputs must share one mesh")
+    return meshes.pop()
+
+
+def _check_distinct(prim, spec: Spec, why: str) -> Spec:
+    used = [n for e in spec for n in _names(e)]
+    if len(used) != len(set(used)):
+        raise ShardingTypeError(f"{prim.name}: {why} gives the result spec {spec}, which "
+                                "uses a mesh axis for more than one dimension")
+    return spec
+
+
+def _broadcasts_to(aval, out) -> bool:
+    """Whether `aval` is an elementwise operand of `out` (equal, or 1 where it is
+    broadcast)."""
+    return aval.ndim == out.ndim and all(d in (1, o) for d, o in zip(aval.shape, out.shape))
+
+
+def _elementwise(prim, avals, out_aval) -> Spec:
+    specs = [tuple(None if d == 1 != o else e
+                   for d, o, e in zip(a.shape, out_aval.shape, _spec(a)))
+             for a in avals if getattr(a, "ndim", 0)]
+    merged = []
+    for dim in range(out_aval.ndim):
+        split = {s[dim] for s in specs} - {None}
+        if len(split) > 1:
+            raise ShardingTypeError(
+                f"{prim.name} got incompatible shardings for broadcasting: "
+                f"{', '.join(str(s) for s in specs)}")
+        merged.append(split.pop() if split else None)
+    return _check_distinct(prim, tuple(merged), "merging the operands' specs")
+
+
+def _reduction(prim, avals, outs, *, axes, **_):
+    spec = _spec(avals[0])
+    return [tuple(e for i, e in enumerate(spec) if i not in axes)] * len(outs)
+
+
+def _transpose(prim, avals, outs, *, permutation, **_):
+    spec = _spec(avals[0])
+    return [tuple(spec[p] for p in permutation)]
+
+
+def _squeeze(prim, avals, outs, *, dimensions, **_):
+    spec = _spec(avals[0])
+    return [tuple(e for i, e in enumerate(spec) if i not in dimensions)]
+
+
+def _broadcast_in_dim(prim, avals, outs, *, shape, broadcast_dimensions, **_):
+    operand, spec = avals[0], _spec(avals[0])
+    out: list = [None] * len(shape)
+    for i, dim in enumerate(broadcast_dimensions):
+        out[dim] = spec[i] if operand.shape[i] == shape[dim] else None
+    return [tuple(out)]
+
+
+def _dot_general(prim, avals, outs, *, dimension_numbers, **_):
+    (lhs_c, rhs_c), (lhs_b, rhs_b) = dimension_numbers
+    (lhs, rhs), (ls, rs) = avals[:2], (_spec(avals[0]), _spec(avals[1]))
+    for l, r in zip(lhs_c, rhs_c):
+        if ls[l] is not None and rs[r] is not None:
+            raise ShardingTypeError(
+                "Contracting dimensions are sharded and it is ambiguous how the output "
+                "should be sharded. Please specify the output sharding via the "
+                f"`out_sharding` parameter. Got lhs_contracting_spec="
+                f"{tuple(ls[i] for i in lhs_c)} and rhs_contracting_spec="
+                f"{tuple(rs[i] for i in rhs_c)}")
+    batch = []
+    for l, r in zip(lhs_b, rhs_b):
+        if ls[l] is not None and rs[r] is not None and ls[l] != rs[r]:
+            raise ShardingTypeError(f"dot_general: batch dimensions {l} of lhs and {r} of "
+                                    f"rhs are sharded differently: {ls[l]} and {rs[r]}")
+        batch.append(ls[l] if ls[l] is not None else rs[r])
+    free_l = [ls[i] for i in range(lhs.ndim) if i not in lhs_c and i not in lhs_b]
+    free_r = [rs[i] for i in range(rhs.ndim) if i not in rhs_c and i not in rhs_b]
+    return [_check_distinct(prim, tuple(batch + free_l + free_r),
+                            f"lhs spec {ls} and rhs spec {rs}")]
+
+
+def _reshape_error(operand, new_sizes) -> ShardingTypeError:
+    return ShardingTypeError(
+        "This reshape is not supported. Please specify the sharding of the output via "
+        "the `out_sharding` argument of plax.lax.reshape. Got operand type: "
+        f"{operand.str_short()}, new sizes: {tuple(new_sizes)}")
+
+
+def _place_axes(mesh, names: tuple, sizes: list[int], error) -> list:
+    """`names` (major first) laid over dimensions of `sizes` in order: each axis goes
+    to the first dimension it still divides; an axis that does not fit is `error`."""
+    pending, out = list(names), []
+    for size in sizes:
+        taken = []
+        while size > 1 and pending:
+            size, rest = divmod(size, mesh.shape[pending[0]])
+            if rest:
+                raise error
+            taken.append(pending.pop(0))
+        out.append(_entry(tuple(taken)))
+    if pending:
+        raise error
+    return out
+
+
+def _groups(old: tuple, new: tuple) -> list[tuple[list[int], list[int]]]:
+    """The shapes' non-1 dimensions cut into runs of equal products (old, new)."""
+    olds = [i for i, d in enumerate(old) if d != 1]
+    news = [i for i, d in enumerate(new) if d != 1]
+    groups, i, j = [], 0, 0
+    while i < len(olds) and j < len(news):
+        gi, gj = [olds[i]], [news[j]]
+        po, pn, i, j = old[olds[i]], new[news[j]], i + 1, j + 1
+        while po != pn:
+            if po < pn:
+                gi.append(olds[i])
+                po, i = po * old[olds[i]], i + 1
+            else:
+                gj.append(news[j])
+                pn, j = pn * new[news[j]], j + 1
+        groups.append((gi, gj))
+    return groups
+
+
+def _reshape(prim, avals, outs, *, new_sizes, dimensions, **_):
+    operand, spec = avals[0], _spec(avals[0])
+    mesh = operand.sharding.mesh
+    out: list = [None] * len(new_sizes)
+    error = _reshape_error(operand, new_sizes)
+    for old_dims, new_dims in _groups(operand.shape, tuple(new_sizes)):
+        names = [n for d in old_dims for n in _names(spec[d])]
+        if not names:
+            continue
+        if dimensions is not None or (len(old_dims) > 1 and len(new_dims) > 1):
+            raise error
+        if len(old_dims) > 1:  # a merge: the axes, major first, with no gap between
+            entries = [spec[d] for d in old_dims]
+            while entries[-1] is None:
+                entries.pop()
+            if None in entries:
+                raise error
+        placed = _place_axes(mesh, tuple(names), [new_sizes[d] for d in new_dims], error)
+        for d, entry in zip(new_dims, placed):
+            out[d] = entry
+    return [tuple(out)]
+
+
+_RULES: dict[str, Callable[..., list[Spec]]] = {
+    **{f"lax.reduce_{m}": _reduction for m in ("sum", "prod", "max", "min", "and", "or",
+                                                "xor")},
+    "lax.argmax": _reduction, "lax.argmin": _reduction,
+    "lax.transpose": _transpose, "lax.squeeze": _squeeze,
+    "lax.broadcast_in_dim": _broadcast_in_dim, "lax.dot_general": _dot_general,
+    "lax.reshape": _reshape,
+}
+
+
+_NOT_GIVEN = object()
+
+
+def _given(params: dict, mesh, ndim: int):
+    """The typed result sharding a primitive's parameters ask for (`out_sharding`, or
+    the `sharding` of reshape, broadcast_in_dim and sharding constraints; None where
+    it names no explicit axis), or `_NOT_GIVEN`."""
+    given = params.get("out_sharding", params.get("sharding"))
+    if isinstance(given, PartitionSpec):
+        given = NamedSharding(mesh, given)
+    return given._type_sharding(ndim) if isinstance(given, NamedSharding) else _NOT_GIVEN
+
+
+def _typed(aval, spec: Spec, mesh):
+    if not hasattr(aval, "sharding"):
+        return aval
+    return aval.update(sharding=NamedSharding(mesh, PartitionSpec(*spec)))
+
+
+def sharding_rule(prim, avals, out: Any, params: dict) -> Any:
+    """`out` (the primitive's result aval, or list of them) with the shardings in
+    their types, given operands `avals` of which at least one has one."""
+    mesh = _common_mesh(prim, avals)
+    outs = list(out) if prim.multiple_results else [out]
+    rule = _RULES.get(prim.id)
+    given = [_given(params, mesh, getattr(o, "ndim", 0)) for o in outs]
+    if any(g is not _NOT_GIVEN for g in given):
+        outs = [o if g is _NOT_GIVEN else o.update(sharding=g) for o, g in zip(outs, given)]
+    elif rule is not None:
+        outs = [_typed(o, s, mesh) for o, s in zip(outs, rule(prim, avals, outs, **params))]
+    elif all(_broadcasts_to(a, o) for a in avals if getattr(a, "ndim", 0)
+             for o in outs if hasattr(o, "sharding")):
+        outs = [_typed(o, _elementwise(prim, avals, o), mesh) if hasattr(o, "sharding")
+                else o for o in outs]
+    else:
+        outs = [o.update(sharding=None) if _bad_rank(o) else o for o in outs]
+    return outs if prim.multiple_results else outs[0]
+
+
+def _bad_rank(aval) -> bool:
+    sharding = getattr(aval, "sharding", None)
+    return sharding is not None and len(sharding.spec) != aval.ndim
