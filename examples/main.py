@@ -22,7 +22,7 @@ import plax
 plax.config.update("jax_num_cpu_devices", 8)
 
 import plax.numpy as jnp  # noqa: E402
-from plax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
+from plax.sharding import AxisType, NamedSharding, PartitionSpec as P  # noqa: E402
 
 STEPS, LEARNING_RATE, REPORT_EVERY = 600, 0.1, 75
 
@@ -73,7 +73,10 @@ def shard_params(params, mesh):
 
 
 def train(rng) -> None:
-    mesh = plax.make_mesh((4, 2), ("data", "model"))
+    # Auto axes: the partitioner picks the layouts between the ones given here (the
+    # default, Explicit, would ask for the `out_sharding` of the second layer's
+    # contraction over `model`, as JAX does).
+    mesh = plax.make_mesh((4, 2), ("data", "model"), axis_types=AxisType.Auto)
     x = rng.uniform(-1, 1, (256, 2)).astype(np.float32)
     y = target(x).astype(np.float32)
     host_params = init_params(rng)

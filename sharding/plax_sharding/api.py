@@ -21,8 +21,8 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
     (default: all devices, ordered by process, then id, so that each process's devices
     are contiguous along the leading axes).
 
-    Axis types default to `Auto` (JAX 0.10 defaults to `Explicit`, whose
-    sharding-in-types plax does not implement; see the sharding README).
+    Axis types default to `Explicit`, as in JAX 0.10: the values' shardings over
+    them are part of their types (`plax.typeof(x).sharding`).
     """
     shape = tuple(axis_shapes) if not isinstance(axis_shapes, int) else (axis_shapes,)
     if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 1
@@ -42,7 +42,8 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
                          f"mesh_shape {shape}")
     grid = np.empty(size, dtype=object)
     grid[:] = devices[:size]
-    return Mesh(grid.reshape(shape), names, axis_types)
+    return Mesh(grid.reshape(shape), names,
+                AxisType.Explicit if axis_types is None else axis_types)
 
 
 def make_single_device_sharding(device: Device, *,
