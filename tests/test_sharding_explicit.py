@@ -156,15 +156,19 @@ def test_meshes_of_one_shape_share_a_typed_trace(devs, data):
 
 def test_reshard_outside_and_inside_jit(emesh, data):
     x = put(emesh, data, "x", "y")
-    y = plax.sharding.reshard(x, P(None, "x"))
+    with pytest.raises(ValueError, match="outside a mesh context"):
+        plax.sharding.reshard(x, P(None, "x"))
+    y = plax.sharding.reshard(x, NamedSharding(emesh, P(None, "x")))
     assert spec_of(y) == (None, "x") and y.sharding.spec == P(None, "x")
     np.testing.assert_array_equal(np.asarray(y), data)
-    inside, z = traced_specs(lambda a: plax.sharding.reshard(a, P("y", None)), x)
+    with plax.set_mesh(emesh):
+        inside, z = traced_specs(lambda a: plax.sharding.reshard(a, P("y", None)), x)
     assert inside == ("y", None) and z.sharding.spec == P("y", None)
     w = plax.sharding.reshard(x, NamedSharding(emesh, P()))
     assert spec_of(w) == (None, None) and w.sharding.is_fully_replicated
-    with pytest.raises(ValueError, match="needs a mesh"):
-        plax.sharding.reshard(np.ones(4, np.float32), P("x"))
+    with plax.set_mesh(emesh):
+        host = plax.sharding.reshard(np.arange(4, dtype=np.float32), P("x"))
+    assert spec_of(host) == ("x",) and np.asarray(host).tolist() == [0, 1, 2, 3]
 
 
 def test_auto_axes_and_explicit_axes(emesh, data):
@@ -194,6 +198,8 @@ def test_auto_axes_and_explicit_axes(emesh, data):
             plax.sharding.auto_axes(double, axes="x")(xa)
     with pytest.raises(TypeError, match="in_sharding"):
         plax.sharding.explicit_axes(double)
+    with pytest.raises(ValueError, match="outside a mesh context"):
+        plax.sharding.auto_axes(double)(x)
 
 
 # --- global versus addressable shard counts -------------------------------------------

@@ -28,23 +28,14 @@ def _is_target(s) -> bool:
     return s is None or isinstance(s, (Sharding, PartitionSpec))
 
 
-def _typed_mesh(leaves):
-    for leaf in leaves:
-        sharding = getattr(get_aval(leaf), "sharding", None)
-        if sharding is not None:
-            return sharding.mesh
-    return None
-
-
-def _mesh_for(what: str, leaves) -> Any:
-    """The abstract mesh bare PartitionSpecs refer to: the one in context, else the
-    one in the values' types."""
-    mesh = abstract_mesh()
+def _context_mesh(what: str) -> Any:
+    """The mesh bare PartitionSpecs refer to: the concrete one in context outside jit
+    (it places data), the abstract one inside; as in JAX, there must be one."""
+    mesh = concrete_mesh() if current_trace() is EVAL_TRACE else abstract_mesh()
     if mesh is None or mesh.empty:
-        mesh = _typed_mesh(leaves)
-    if mesh is None:
-        raise ValueError(f"{what}: a PartitionSpec needs a mesh: enter one with "
-                         "`plax.set_mesh(mesh)`, or pass a NamedSharding")
+        raise ValueError(f"{what}: using a PartitionSpec outside a mesh context is not "
+                         "allowed; pass a NamedSharding, or enter a mesh with "
+                         "`plax.set_mesh(mesh)`")
     return mesh
 
 
@@ -53,26 +44,10 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
     pytree prefix of them), with the layout over explicit axes in the result's type."""
     leaves, treedef = tree_util.tree_flatten(xs)
     targets = tree_util.broadcast_prefix(out_shardings, xs, is_leaf=_is_target)
-    outs = []
-    for leaf, target in zip(leaves, targets):
-        if isinstance(target, PartitionSpec):
-            mesh = None if current_trace() is EVAL_TRACE else _mesh_for("reshard", [leaf])
-            target = (NamedSharding(mesh, target) if mesh is not None
-                      else _eager_target(leaf, target))
-        outs.append(with_sharding_constraint(leaf, target))
+    outs = [with_sharding_constraint(leaf, NamedSharding(_context_mesh("reshard"), target)
+                                     if isinstance(target, PartitionSpec) else target)
+            for leaf, target in zip(leaves, targets)]
     return tree_util.tree_unflatten(treedef, outs)
-
-
-def _eager_target(leaf, spec: PartitionSpec) -> Any:
-    """Outside jit a bare spec means the context mesh, else the mesh `leaf` is on."""
-    mesh = concrete_mesh()
-    own = getattr(leaf, "sharding", None)
-    if mesh is None and isinstance(own, NamedSharding) and own._is_concrete:
-        mesh = own.mesh
-    if mesh is None:
-        raise ValueError(f"reshard: the PartitionSpec {spec} needs a mesh: enter one with "
-                         "`plax.set_mesh(mesh)`, or pass a NamedSharding")
-    return NamedSharding(mesh, spec)
 
 
 def _retyped(x, mesh, spec: PartitionSpec):
@@ -88,7 +63,7 @@ def _switch_axes(fun: Callable, axes, new_type: AxisType, old_type: AxisType,
     @functools.wraps(fun)
     def staged(*args, **kwargs):
         leaves, treedef = tree_util.tree_flatten((args, kwargs))
-        outer = _mesh_for(name, leaves)
+        outer = _context_mesh(name).abstract_mesh
         chosen = outer._axes_of_type(old_type) if axes is None else (
             (axes,) if isinstance(axes, str) else tuple(axes))
         wrong = [a for a in chosen if a not in outer.axis_names

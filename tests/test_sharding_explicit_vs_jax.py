@@ -1,0 +1,96 @@
+"""`typeof(...)` on Explicit meshes against JAX (JAX in a subprocess; skipped where it
+is not installed): the type of a few programs' results inside jit, of reshard's
+result (under `set_mesh`), and which programs both refuse."""
+import importlib.util
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import plax
+import plax.numpy as jnp
+from plax import lax
+from plax.sharding import NamedSharding, PartitionSpec as P
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("jax") is None,
+                                reason="JAX is not installed")
+
+# name: (source of a function of the arguments, [(shape, spec)] of the arguments)
+PROGRAMS = {
+    "sin_mul": ("lambda a, b: jnp.sin(a) * b", [((4, 8), ("x", "y")), ((4, 8), ("x", None))]),
+    "row_broadcast": ("lambda a, v: a + v", [((4, 8), ("x", "y")), ((8,), ("y",))]),
+    "sum0": ("lambda a: a.sum(0)", [((4, 8), ("x", "y"))]),
+    "max_keepdims": ("lambda a: a.max(1, keepdims=True)", [((4, 8), ("x", "y"))]),
+    "transpose": ("lambda a: a.T", [((4, 8), ("x", "y"))]),
+    "matmul": ("lambda a, w: a @ w", [((4, 8), ("x", "y")), ((8, 16), ())]),
+    "einsum_batch": ("lambda a, b: jnp.einsum('bij,bjk->bik', a, b)",
+                     [((2, 3, 4), ("x", None, None)), ((2, 4, 8), ("x", None, "y"))]),
+    "reshape_split": ("lambda a: a.reshape(2, 2, 8)", [((4, 8), ("x", "y"))]),
+    "reshape_merge": ("lambda a: a.reshape(32)", [((4, 8), ("x", "y"))]),
+    "broadcast_in_dim": ("lambda v: lax.broadcast_in_dim(v, (3, 8), (1,))", [((8,), ("y",))]),
+    "reshard": ("lambda a: reshard(a, P('y', None))", [((4, 8), ("x", "y"))]),
+    "err_conflict": ("lambda a, b: a + b", [((4, 8), ("x", "y")), ((4, 8), ("y", "x"))]),
+    "err_contract": ("lambda a: a.T @ a", [((4, 8), ("x", "y"))]),
+    "err_reshape": ("lambda a: a.reshape(4, 2, 4)", [((4, 8), ("x", "y"))]),
+}
+
+_DRIVER = """
+    def run(programs):
+        mesh = make_mesh((2, 4), ("x", "y"))
+        answers = {"mesh_types": [t.name for t in mesh.axis_types]}
+        for name, (source, args) in programs.items():
+            fn = eval(source)
+            values = [device_put(np.ones(shape, np.float32), NamedSharding(mesh, P(*spec)))
+                      for shape, spec in args]
+            seen = []
+            def body(*a, fn=fn, seen=seen):
+                out = fn(*a)
+                seen.append(repr(typeof(out)))
+                return out
+            try:
+                with set_mesh(mesh):
+                    jit(body)(*values)
+                answers[name] = seen[0]
+            except Exception as err:
+                answers[name] = "error: " + type(err).__name__
+        return answers
+"""
+
+_JAX_SIDE = """
+    import json, sys
+    import numpy as np
+    import jax, jax.numpy as jnp
+    from jax import lax, jit, device_put, make_mesh, set_mesh, typeof
+    from jax.sharding import NamedSharding, PartitionSpec as P, reshard
+""" + _DRIVER + """
+    print(json.dumps(run(json.loads(sys.argv[1]))))
+"""
+
+
+@pytest.fixture(scope="module")
+def jax_answers():
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(_JAX_SIDE),
+                           json.dumps(PROGRAMS)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def plax_answers():
+    scope = dict(np=np, jnp=jnp, lax=lax, jit=plax.jit, device_put=plax.device_put,
+                 make_mesh=plax.make_mesh, set_mesh=plax.set_mesh, typeof=plax.typeof, NamedSharding=NamedSharding,
+                 P=P, reshard=plax.sharding.reshard)
+    exec(textwrap.dedent(_DRIVER), scope)
+    return scope["run"](json.loads(json.dumps(PROGRAMS)))
+
+
+@pytest.mark.parametrize("name", ["mesh_types", *PROGRAMS])
+def test_types_match_jax(name, jax_answers, plax_answers):
+    want, got = jax_answers[name], plax_answers[name]
+    if isinstance(want, str) and want.startswith("error"):  # JAX's class is ShardingTypeError; plax's subclasses TypeError
+        assert got.startswith("error: ShardingTypeError"), got
+    else:
+        assert got == want
