@@ -81,8 +81,8 @@ def jax_answers():
 @pytest.fixture(scope="module")
 def plax_answers():
     scope = dict(np=np, jnp=jnp, lax=lax, jit=plax.jit, device_put=plax.device_put,
-                 make_mesh=plax.make_mesh, set_mesh=plax.set_mesh, typeof=plax.typeof, NamedSharding=NamedSharding,
-                 P=P, reshard=plax.sharding.reshard)
+                 make_mesh=plax.make_mesh, set_mesh=plax.set_mesh, typeof=plax.typeof,
+                 NamedSharding=NamedSharding, P=P, reshard=plax.sharding.reshard)
     exec(textwrap.dedent(_DRIVER), scope)
     return scope["run"](json.loads(json.dumps(PROGRAMS)))
 
@@ -90,7 +90,8 @@ def plax_answers():
 @pytest.mark.parametrize("name", ["mesh_types", *PROGRAMS])
 def test_types_match_jax(name, jax_answers, plax_answers):
     want, got = jax_answers[name], plax_answers[name]
-    if isinstance(want, str) and want.startswith("error"):  # JAX's class is ShardingTypeError; plax's subclasses TypeError
+    # JAX's class is ShardingTypeError; plax's (same name) subclasses TypeError
+    if isinstance(want, str) and want.startswith("error"):
         assert got.startswith("error: ShardingTypeError"), got
     else:
         assert got == want

@@ -110,8 +110,8 @@ def _broadcast_in_dim(prim, avals, outs, *, shape, broadcast_dimensions, **_):
 def _dot_general(prim, avals, outs, *, dimension_numbers, **_):
     (lhs_c, rhs_c), (lhs_b, rhs_b) = dimension_numbers
     (lhs, rhs), (ls, rs) = avals[:2], (_spec(avals[0]), _spec(avals[1]))
-    for l, r in zip(lhs_c, rhs_c):
-        if ls[l] is not None and rs[r] is not None:
+    for lc, rc in zip(lhs_c, rhs_c):
+        if ls[lc] is not None and rs[rc] is not None:
             raise ShardingTypeError(
                 "Contracting dimensions are sharded and it is ambiguous how the output "
                 "should be sharded. Please specify the output sharding via the "
@@ -119,11 +119,11 @@ def _dot_general(prim, avals, outs, *, dimension_numbers, **_):
                 f"{tuple(ls[i] for i in lhs_c)} and rhs_contracting_spec="
                 f"{tuple(rs[i] for i in rhs_c)}")
     batch = []
-    for l, r in zip(lhs_b, rhs_b):
-        if ls[l] is not None and rs[r] is not None and ls[l] != rs[r]:
-            raise ShardingTypeError(f"dot_general: batch dimensions {l} of lhs and {r} of "
-                                    f"rhs are sharded differently: {ls[l]} and {rs[r]}")
-        batch.append(ls[l] if ls[l] is not None else rs[r])
+    for lb, rb in zip(lhs_b, rhs_b):
+        if ls[lb] is not None and rs[rb] is not None and ls[lb] != rs[rb]:
+            raise ShardingTypeError(f"dot_general: batch dimensions {lb} of lhs and {rb} of "
+                                    f"rhs are sharded differently: {ls[lb]} and {rs[rb]}")
+        batch.append(ls[lb] if ls[lb] is not None else rs[rb])
     free_l = [ls[i] for i in range(lhs.ndim) if i not in lhs_c and i not in lhs_b]
     free_r = [rs[i] for i in range(rhs.ndim) if i not in rhs_c and i not in rhs_b]
     return [_check_distinct(prim, tuple(batch + free_l + free_r),
