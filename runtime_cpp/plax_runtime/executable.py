@@ -28,7 +28,7 @@ import numpy as np
 from jaxlib import _jax, xla_client as xc
 
 from plax.extend import config
-from plax.extend.core import ShapedArray, register_cache
+from plax.extend.core import ShapedArray, physical_aval, register_cache
 from plax.extend.monitoring import BACKEND_COMPILE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
 from plax_runtime.array import Array
@@ -76,9 +76,10 @@ class Executable:
         # runs at a time.
         self._serialized = self._multi_device and devices[0].platform == "cpu"
         self._out_types = tuple(zip(out_avals, out_shardings))
+        physical = [physical_aval(aval) for aval in out_avals]  # what the buffers hold
         self._handlers = {c: [xc.array_result_handler(aval, s._to_jaxlib_sharding(aval.ndim),
                                                       c, _skip_checks=True)
-                              for aval, s in zip(out_avals, out_shardings)]
+                              for aval, s in zip(physical, out_shardings)]
                           for c in (False, True)}
         self.effect_tokens = effect_tokens
         self._host_callbacks = host_callbacks  # alive while the executable is
@@ -199,7 +200,7 @@ class Executable:
             any_committed = any_committed or x.committed
             sharding = x._sharding
             if sharding is expected or sharding == expected or sharding.is_equivalent_to(
-                    expected, x.ndim):
+                    expected, physical_aval(x.aval).ndim):
                 impls[i] = x._impl
                 continue
             if x.committed and sharding.device_set != self._device_set:

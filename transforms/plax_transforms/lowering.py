@@ -47,7 +47,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import func, sdy
 
-from plax.extend import config, registry as plugins, rules_of
+from plax.extend import config, dtypes, registry as plugins, rules_of
 from plax.extend.core import (
     LOWERING,
     AbstractValue,
@@ -58,6 +58,7 @@ from plax.extend.core import (
     Tracer,
     dce_jaxpr,
     ordered_effects,
+    physical_aval,
 )
 from plax.extend.mlir import hlo, mu
 from plax.extend.sharding import Sharding
@@ -703,6 +704,8 @@ def _host_value(value):
 
 
 def _constant(value, aval) -> ir.Value:
+    if isinstance(aval.dtype, dtypes.ExtendedDType):  # a device array of keys: its data
+        aval, value = physical_aval(aval), value._value
     array = np.asarray(value, dtype=aval.dtype)
     if array.shape != aval.shape:
         array = np.broadcast_to(array, aval.shape)

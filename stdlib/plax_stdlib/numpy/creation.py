@@ -129,6 +129,8 @@ def _place(out, device):
 
 def _filled(shape, fill_value, dtype, weak_type, fun_name):
     """`fill_value` (a checked operand) as `dtype`, broadcast to `shape`."""
+    if isinstance(dtype, dtypes.ExtendedDType):
+        return dtype.full(shape, fill_value)
     fill = util.convert(fill_value, dtype, weak_type)
     fill_shape = util.shape_of(fill)
     if fill_shape:
