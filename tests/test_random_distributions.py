@@ -207,16 +207,10 @@ def test_multinomial_counts_sum_to_n_with_the_right_means():
     np.testing.assert_allclose(counts.mean(0), 20 * np.asarray(p), atol=0.2)
 
 
-# --- needing linear algebra ----------------------------------------------------------------------
-
-def _linalg_or_skip():
-    return pytest.importorskip("plax_stdlib.numpy.linalg",
-                               reason="plax.numpy.linalg (issue 10) is not available")
-
+# --- factoring matrices ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("method", ["cholesky", "eigh", "svd"])
 def test_multivariate_normal_has_the_requested_covariance(method):
-    _linalg_or_skip()
     cov = np.array([[2.0, 0.6], [0.6, 1.0]])
     x = np.asarray(r.multivariate_normal(KEY, jnp.array([1.0, -1.0]), cov, (N,), method=method))
     np.testing.assert_allclose(x.mean(0), [1.0, -1.0], atol=0.07)
@@ -224,13 +218,12 @@ def test_multivariate_normal_has_the_requested_covariance(method):
 
 
 def test_orthogonal_matrices_are_orthogonal():
-    _linalg_or_skip()
     q = np.asarray(r.orthogonal(KEY, 4, (3,)))
     np.testing.assert_allclose(q @ np.swapaxes(q, -1, -2), np.broadcast_to(np.eye(4), (3, 4, 4)),
                                atol=1e-5)
 
 
-# --- the gradient of gamma --------------------------------------------------------------------------
+# --- the gradient of gamma ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("a", [0.4, 1.0, 3.5])
 def test_gamma_reparameterised_gradient_matches_scipy(a):

@@ -9,8 +9,9 @@ from plax._src.config import (
     Config, Flag, State, StateContext, compilation_cache_dir, config, cpu_enable_async_dispatch,
     debug_infs, debug_nans, default_device, default_matmul_precision, default_prng_impl,
     disable_jit, enable_checks, enable_custom_prng, enable_pgle, enable_x64, env_var_names,
-    explain_cache_misses, high_dynamic_range_gumbel, jit_key_context, legacy_prng_key, log_compiles, num_cpu_devices,
-    numpy_dtype_promotion, numpy_rank_promotion, persistent_cache_min_compile_time_secs,
+    explain_cache_misses, high_dynamic_range_gumbel, jit_key_context, legacy_prng_key, log_compiles,
+    num_cpu_devices, numpy_dtype_promotion, numpy_rank_promotion,
+    persistent_cache_min_compile_time_secs,
     pgle_profiling_runs, platforms, random_seed_offset, threefry_partitionable,
     trace_context, unset, use_shardy_partitioner)
 
@@ -23,8 +24,9 @@ __all__ = [
     "cpu_enable_async_dispatch", "debug_infs", "debug_nans", "default_device",
     "default_matmul_precision", "default_prng_impl", "disable_jit", "enable_checks",
     "enable_custom_prng", "enable_pgle", "enable_x64", "env_var_names", "explain_cache_misses",
-    "high_dynamic_range_gumbel", "jit_key_context", "legacy_prng_key", "log_compiles", "num_cpu_devices",
-    "numpy_dtype_promotion", "numpy_rank_promotion", "persistent_cache_min_compile_time_secs",
+    "high_dynamic_range_gumbel", "jit_key_context", "legacy_prng_key", "log_compiles",
+    "num_cpu_devices", "numpy_dtype_promotion", "numpy_rank_promotion",
+    "persistent_cache_min_compile_time_secs",
     "pgle_profiling_runs", "platforms", "random_seed_offset", "threefry_partitionable",
     "trace_context", "unset", "use_shardy_partitioner",
 ]

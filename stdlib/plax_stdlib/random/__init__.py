@@ -31,7 +31,7 @@ from plax_stdlib.random.discrete import (
     rademacher as rademacher,
     randint as randint,
 )
-from plax_stdlib.random.gamma import (
+from plax_stdlib.random.gamma_samplers import (
     beta as beta,
     chisquare as chisquare,
     dirichlet as dirichlet,
@@ -62,4 +62,4 @@ from plax_stdlib.random.multivariate import (
     orthogonal as orthogonal,
 )
 from plax_stdlib.random.shuffle import choice as choice, permutation as permutation
-from plax_stdlib.random.uniform import normal as normal, uniform as uniform
+from plax_stdlib.random.uniform_normal import normal as normal, uniform as uniform

@@ -22,7 +22,7 @@ from plax_stdlib.random.sampling import (
     float_dtype,
     no_out_sharding,
 )
-from plax_stdlib.random.uniform import normal_typed, uniform_typed
+from plax_stdlib.random.uniform_normal import normal_typed, uniform_typed
 
 
 def prepare(name: str, key, shape, dtype, out_sharding=None, *params):
@@ -32,7 +32,7 @@ def prepare(name: str, key, shape, dtype, out_sharding=None, *params):
     no_out_sharding(name, out_sharding)
     dtype = float_dtype(name, dtype)
     shape = (broadcast_param_shapes(name, shape, *params) if params
-             else canonicalize_shape(name, shape))
+             else canonicalize_shape(shape, name))
     return key, shape, dtype
 
 

@@ -28,7 +28,7 @@ from plax_stdlib.random.sampling import (
     float_dtype,
     no_out_sharding,
 )
-from plax_stdlib.random.uniform import broadcast_to_rank, uniform_typed
+from plax_stdlib.random.uniform_normal import broadcast_to_rank, uniform_typed
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
@@ -48,7 +48,7 @@ def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
     key, _ = check_prng_key("randint", key)
     no_out_sharding("randint", out_sharding)
     dtype = _int_dtype("randint", dtype)
-    shape = canonicalize_shape("randint", shape)
+    shape = canonicalize_shape(shape, "randint")
     info = dtypes.iinfo(dtype)
     sampling_dtype = dtype
     if info.bits < 32:  # sampled in 32 bits, which keeps the modulo bias small
@@ -108,7 +108,7 @@ def randint_typed(key, minval, maxval, shape, dtype):
 def bernoulli(key, p=0.5, shape=None, mode="low", *, out_sharding=None):
     """Booleans that are True with probability `p` (`mode='high'` resolves small p)."""
     if shape is not None:
-        shape = canonicalize_shape("bernoulli", shape)
+        shape = canonicalize_shape(shape, "bernoulli")
     if mode not in ("high", "low"):
         raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
     key, _ = check_prng_key("bernoulli", key)
@@ -140,7 +140,7 @@ def rademacher(key, shape=(), dtype=None, *, out_sharding=None):
     no_out_sharding("rademacher", out_sharding)
     dtype = dtypes.check_and_canonicalize_user_dtype(int if dtype is None else dtype,
                                                      "rademacher")
-    return rademacher_typed(key, canonicalize_shape("rademacher", shape), dtype)
+    return rademacher_typed(key, canonicalize_shape(shape, "rademacher"), dtype)
 
 
 @functools.partial(plax.jit, static_argnums=(1, 2))
@@ -197,7 +197,7 @@ def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, m
     if shape is None:
         shape = batch_shape
     else:
-        shape = canonicalize_shape("categorical", shape)
+        shape = canonicalize_shape(shape, "categorical")
         check_shape("categorical", shape, batch_shape)
     return _categorical(key, logits, shape, batch_shape, axis, replace, gumbel_mode(mode))
 
@@ -233,7 +233,7 @@ def poisson(key, lam, shape=None, dtype=None, *, out_sharding=None):
     if key.dtype != KeyTy(threefry_prng_impl):
         raise NotImplementedError(f"`poisson` is only implemented for the threefry2x32 RNG, "
                                   f"not {key.dtype._impl}")
-    shape = np.shape(lam) if shape is None else canonicalize_shape("poisson", shape)
+    shape = np.shape(lam) if shape is None else canonicalize_shape(shape, "poisson")
     lam = lax.convert_element_type(jnp.broadcast_to(lam, shape), np.float32)
     return _poisson(key, lam, shape, dtype)
 
@@ -312,7 +312,7 @@ def binomial(key, n, p, shape=None, dtype=None):
     check_arraylike("binomial", n, p)
     dtype = float_dtype("binomial", dtype)
     if shape is not None:
-        shape = canonicalize_shape("binomial", shape)
+        shape = canonicalize_shape(shape, "binomial")
     return binomial_typed(key, n, p, shape, dtype)
 
 

@@ -167,5 +167,5 @@ def bits(key, shape=(), dtype=None, *, out_sharding=None) -> plax.Array:
              else dtypes.check_and_canonicalize_user_dtype(dtype, "bits"))
     if not dtypes.issubdtype(dtype, np.unsignedinteger):
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
-    shape = canonicalize_shape("bits", shape)
+    shape = canonicalize_shape(shape, "bits")
     return prims.random_bits(typed, dtype.itemsize * 8, shape)

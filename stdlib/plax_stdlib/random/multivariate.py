@@ -2,37 +2,26 @@
 `double_sided_maxwell` and `ball`.
 
 `multivariate_normal` factors the covariance (Cholesky, eigh or SVD) and
-`orthogonal` takes the QR decomposition of a normal matrix; both need
-`plax.numpy.linalg`.
+`orthogonal` takes the QR decomposition of a normal matrix, with `plax.numpy.linalg`.
 """
 from __future__ import annotations
 
 import functools
-import importlib
 import operator
 
 import numpy as np
 
 import plax
-from plax.extend import dtypes
+from plax.extend import config, dtypes
 from plax_stdlib import numpy as jnp
+from plax_stdlib.numpy import linalg
 from plax_stdlib.numpy.util import broadcast_shapes, concrete_or_error, promote_dtypes_inexact
 from plax_stdlib.random.continuous import exponential_typed, prepare
 from plax_stdlib.random.discrete import rademacher_typed
-from plax_stdlib.random.gamma import generalized_normal_typed
+from plax_stdlib.random.gamma_samplers import generalized_normal_typed
 from plax_stdlib.random.keys import check_prng_key, split_typed
 from plax_stdlib.random.sampling import canonicalize_shape, check_shape, no_out_sharding
-from plax_stdlib.random.uniform import normal_typed
-
-
-def _linalg():
-    """`plax.numpy.linalg` (the decompositions), or a NotImplementedError naming it."""
-    try:
-        return importlib.import_module("plax_stdlib.numpy.linalg")
-    except ImportError:
-        raise NotImplementedError(
-            "this sampler factors a matrix and needs plax.numpy.linalg (cholesky, eigh, "
-            "svd, qr), which this installation of plax-stdlib does not provide") from None
+from plax_stdlib.random.uniform_normal import normal_typed
 
 
 def _vector_norm(x):
@@ -56,7 +45,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "c
         raise ValueError(f"dtype argument to `multivariate_normal` must be a float dtype, "
                          f"got {dtype}")
     if shape is not None:
-        shape = canonicalize_shape("multivariate_normal", shape)
+        shape = canonicalize_shape(shape, "multivariate_normal")
     return _multivariate_normal(key, mean, cov, shape, dtype, method)
 
 
@@ -76,7 +65,6 @@ def _multivariate_normal(key, mean, cov, shape, dtype, method):
         shape = broadcast_shapes(mean.shape[:-1], cov.shape[:-2])
     else:
         check_shape("normal", shape, mean.shape[:-1], cov.shape[:-2])
-    linalg = _linalg()
     if method == "svd":
         u, s, _ = linalg.svd(cov)
         factor = u * jnp.sqrt(s[..., None, :])
@@ -86,7 +74,7 @@ def _multivariate_normal(key, mean, cov, shape, dtype, method):
     else:
         factor = linalg.cholesky(cov)
     samples = normal_typed(key, shape + mean.shape[-1:], dtype)
-    with plax.config.numpy_rank_promotion("allow"):
+    with config.numpy_rank_promotion("allow"):
         return mean + jnp.einsum("...ij,...j->...i", factor, samples)
 
 
@@ -103,8 +91,8 @@ def orthogonal(key, n: int, shape=(), dtype=None, m: int | None = None, *,
 @functools.partial(plax.jit, static_argnums=(1, 2, 3, 4))
 def _orthogonal(key, n, m, shape, dtype):
     z = normal_typed(key, (*shape, max(n, m), min(n, m)), dtype)
-    q, r = _linalg().qr(z)
-    d = jnp.diagonal(r, axis1=-2, axis2=-1)
+    q, r = linalg.qr(z)
+    d = linalg.diagonal(r)
     x = q * jnp.expand_dims(jnp.sign(d), -2)  # Mezzadri's sign correction
     return jnp.swapaxes(x, -1, -2) if n < m else x
 

@@ -2,26 +2,10 @@
 and `out_sharding` (which needs plax-sharding)."""
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from plax.extend import dtypes
-from plax_stdlib.numpy.util import broadcast_shapes
-
-
-def canonicalize_shape(name: str, shape) -> tuple[int, ...]:
-    """A shape (an int, or a sequence of ints) as a tuple of non-negative ints."""
-    if isinstance(shape, (int, np.integer)):
-        shape = (shape,)
-    try:
-        dims = tuple(operator.index(d) for d in shape)
-    except TypeError:
-        raise TypeError(f"{name}: shapes must be 1D sequences of concrete values of integer "
-                        f"type, got {shape!r}.") from None
-    if any(d < 0 for d in dims):
-        raise ValueError(f"{name}: shapes must have non-negative dimensions, got {dims}")
-    return dims
+from plax_stdlib.numpy.util import broadcast_shapes, canonicalize_shape
 
 
 def check_shape(name: str, shape: tuple[int, ...], *param_shapes) -> None:
@@ -40,7 +24,7 @@ def broadcast_param_shapes(name: str, shape, *args) -> tuple[int, ...]:
     arg_shapes = [np.shape(a) for a in args]
     if shape is None:
         return broadcast_shapes(*arg_shapes) if arg_shapes else ()
-    shape = canonicalize_shape(name, shape)
+    shape = canonicalize_shape(shape, name)
     check_shape(name, shape, *arg_shapes)
     return shape
 

@@ -27,7 +27,7 @@ from plax_stdlib.random.continuous import gumbel_mode, gumbel_typed
 from plax_stdlib.random.discrete import randint, top_k_indices
 from plax_stdlib.random.keys import check_prng_key, split_typed
 from plax_stdlib.random.sampling import no_out_sharding
-from plax_stdlib.random.uniform import uniform_typed
+from plax_stdlib.random.uniform_normal import uniform_typed
 
 
 def permutation(key, x, axis: int = 0, independent: bool = False, *, out_sharding=None):

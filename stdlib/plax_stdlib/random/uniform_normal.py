@@ -36,7 +36,7 @@ def uniform(key, shape=(), dtype=None, minval=0., maxval=1., *, out_sharding=Non
     key, _ = check_prng_key("uniform", key)
     no_out_sharding("uniform", out_sharding)
     dtype = float_dtype("uniform", dtype)
-    return uniform_typed(key, minval, maxval, canonicalize_shape("uniform", shape), dtype)
+    return uniform_typed(key, minval, maxval, canonicalize_shape(shape, "uniform"), dtype)
 
 
 @functools.partial(plax.jit, static_argnums=(3, 4))
@@ -66,7 +66,7 @@ def normal(key, shape=(), dtype=None, *, out_sharding=None):
     variance 1/2 each)."""
     key, _ = check_prng_key("normal", key)
     no_out_sharding("normal", out_sharding)
-    shape = canonicalize_shape("normal", shape)
+    shape = canonicalize_shape(shape, "normal")
     dtype = dtypes.check_and_canonicalize_user_dtype(float if dtype is None else dtype,
                                                      "normal")
     if not dtypes.issubdtype(dtype, np.inexact):

@@ -29,7 +29,7 @@ from plax_stdlib.random.keys import check_prng_key, split_typed
 from plax_stdlib.random.sampling import canonicalize_shape, check_shape, float_dtype
 from plax_stdlib.random.threefry import threefry_prng_impl
 from plax_stdlib.random.traced_lowering import lower_traced
-from plax_stdlib.random.uniform import normal_typed, uniform_typed
+from plax_stdlib.random.uniform_normal import normal_typed, uniform_typed
 
 
 # --- one sample -----------------------------------------------------------------------
@@ -150,7 +150,7 @@ random_gamma_p = standard_primitive(
 def _gamma_dtype_and_shape(name: str, key, shape, dtype):
     key, _ = check_prng_key(name, key)
     dtype = float_dtype(name, dtype)
-    return key, None if shape is None else canonicalize_shape(name, shape), dtype
+    return key, None if shape is None else canonicalize_shape(shape, name), dtype
 
 
 def gamma(key, a, shape=None, dtype=None, *, out_sharding=None):
@@ -204,7 +204,7 @@ def dirichlet(key, alpha, shape=None, dtype=None, *, out_sharding=None):
     key, _ = check_prng_key("dirichlet", key)
     dtype = float_dtype("dirichlet", dtype)
     if shape is not None:
-        shape = canonicalize_shape("dirichlet", shape)
+        shape = canonicalize_shape(shape, "dirichlet")
     return _dirichlet(key, alpha, shape, dtype)
 
 
