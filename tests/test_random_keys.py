@@ -108,6 +108,18 @@ def test_keys_are_pytree_leaves():
     assert out.shape == (3,)
 
 
+def test_sharded_key_arrays_stay_sharded_through_jit(devs):
+    from plax.sharding import Mesh, NamedSharding, PartitionSpec
+    rows = NamedSharding(Mesh(np.array(devs), ("x",)), PartitionSpec("x"))
+    keys = plax.device_put(r.split(KEY, 8), rows)
+    assert keys.sharding == rows and keys.dtype == KEY.dtype
+    children = plax.jit(plax.vmap(r.split))(keys)
+    assert children.shape == (8, 2) and children.sharding.spec[0] == "x"
+    assert (data(children) == data(plax.vmap(r.split)(r.split(KEY, 8)))).all()
+    made = plax.jit(lambda k: r.split(k, 8), out_shardings=rows)(KEY)
+    assert made.sharding == rows and (data(made) == data(r.split(KEY, 8))).all()
+
+
 # --- keys under transformations -----------------------------------------------------------------
 
 def test_keys_are_jit_arguments_and_results():
@@ -174,8 +186,9 @@ def test_keys_get_float0_tangents():
     assert float(ct_x) == float(r.normal(KEY))
     grads = plax.grad(f, argnums=(0, 1), allow_int=True)(KEY, 1.0)
     assert grads[0].dtype == plax.dtypes.float0
-    out, tangent = plax.jvp(f, (KEY, 1.0), (np.zeros((), plax.dtypes.float0), 1.0))
-    assert float(out) == float(tangent) == float(r.normal(KEY))
+    for zero in (np.zeros((), plax.dtypes.float0), jnp.zeros((), plax.dtypes.float0)):
+        out, tangent = plax.jvp(f, (KEY, 1.0), (zero, 1.0))
+        assert float(out) == float(tangent) == float(r.normal(KEY))
     with pytest.raises(TypeError, match="key<fry>"):
         plax.grad(lambda k: r.normal(k))(KEY)
 
@@ -200,6 +213,25 @@ def test_jit_vmap_and_eager_give_identical_bits(name):
     if name != "gamma":  # its XLA compilation is slow; vmap is what its own rules change
         assert np.array_equal(np.asarray(plax.jit(plax.vmap(draw))(KEYS)), eager)
         assert np.array_equal(np.asarray(plax.jit(draw)(KEYS[2])), eager[2])
+
+
+PARAMETERISED = {
+    "uniform": lambda k, v: r.uniform(k, (2,), minval=v, maxval=v + 1.0),
+    "randint": lambda k, v: r.randint(k, (2,), 0, (v * 10).astype(jnp.int32) + 1),
+    "gamma": lambda k, v: r.gamma(k, v),
+    "poisson": lambda k, v: r.poisson(k, v * 3),
+    "bernoulli": lambda k, v: r.bernoulli(k, v / 4, (3,)),
+}
+
+
+@pytest.mark.parametrize("name", PARAMETERISED)
+def test_vmap_over_parameters_matches_a_loop(name):
+    draw, values = PARAMETERISED[name], jnp.array([0.5, 1.5, 2.5])
+    one_key = np.asarray(plax.vmap(draw, in_axes=(None, 0))(KEY, values))
+    assert np.array_equal(one_key, np.stack([np.asarray(draw(KEY, v)) for v in values]))
+    both = np.asarray(plax.vmap(draw)(KEYS[:3], values))
+    assert np.array_equal(both, np.stack([np.asarray(draw(k, v)) for k, v in
+                                          zip(KEYS[:3], values)]))
 
 
 def test_derived_keys_are_independent():

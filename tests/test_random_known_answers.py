@@ -79,6 +79,31 @@ def _cases(k):
             "multivariate_normal": lambda: r.multivariate_normal(
                 k, jnp.array([1.0, -1.0]), jnp.array([[2.0, 0.6], [0.6, 1.0]]), (2,)),
             "orthogonal": lambda: r.orthogonal(k, 2, (2,)),
+            "gamma_grad": lambda: plax.grad(lambda a: r.gamma(k, a).sum())(
+                jnp.array([0.5, 1.0, 4.5])),
+            "loggamma": lambda: r.loggamma(k, jnp.array([0.05, 1.0, 4.5])),
+            "beta": lambda: r.beta(k, jnp.array([0.5, 1.0, 4.5]), 2.0),
+            "dirichlet": lambda: r.dirichlet(k, jnp.array([0.5, 1.0, 4.5])),
+            "multinomial": lambda: r.multinomial(k, 10.0, jnp.array([0.2, 0.3, 0.5])),
+            "cauchy": lambda: r.cauchy(k, (3,)),
+            "laplace": lambda: r.laplace(k, (3,)),
+            "logistic": lambda: r.logistic(k, (3,)),
+            "gumbel": lambda: r.gumbel(k, (3,)),
+            "pareto": lambda: r.pareto(k, 2.0, (3,)),
+            "t": lambda: r.t(k, 3.0, (3,)),
+            "chisquare": lambda: r.chisquare(k, 3.0, (3,)),
+            "f": lambda: r.f(k, 3.0, 4.0, (3,)),
+            "weibull_min": lambda: r.weibull_min(k, 1.5, 2.0, (3,)),
+            "lognormal": lambda: r.lognormal(k, 0.5, (3,)),
+            "rademacher": lambda: r.rademacher(k, (6,)),
+            "maxwell": lambda: r.maxwell(k, (3,)),
+            "double_sided_maxwell": lambda: r.double_sided_maxwell(k, 1.0, 2.0, (3,)),
+            "generalized_normal": lambda: r.generalized_normal(k, 1.5, (3,)),
+            "ball": lambda: r.ball(k, 3, 2.0),
+            "geometric": lambda: r.geometric(k, 0.3, (6,)),
+            "triangular": lambda: r.triangular(k, 0.0, 0.3, 1.0, (3,)),
+            "wald": lambda: r.wald(k, 1.5, (3,)),
+            "rayleigh": lambda: r.rayleigh(k, 2.0, (3,)),
         },
         "original": {
             "split": lambda: r.key_data(r.split(k)),
@@ -179,6 +204,34 @@ KNOWN = {
               [0.9954500794410706, 0.09528428316116333]],
              [[-0.08576416969299316, 0.9963153600692749],
               [-0.9963153600692749, -0.08576434850692749]]]),
+        "gamma_grad": ("float32", [1.877781629562378, 0.6333830952644348, 1.2669740915298462]),
+        "loggamma": ("float32", [-9.972711563110352, -1.1038738489151, 1.9175407886505127]),
+        "beta": ("float32", [0.27497145533561707, 0.08415665477514267, 0.8779677748680115]),
+        "dirichlet": ("float32", [0.12285488843917847, 0.04075895994901657, 0.8363862037658691]),
+        "multinomial": ("float32", [1.0, 2.0, 7.0]),
+        "cauchy": ("float32", [-0.03548463061451912, 0.6337261199951172, 0.38244056701660156]),
+        "laplace": ("float32", [0.022839652374386787, -0.4456535577774048, -0.2646729052066803]),
+        "logistic": ("float32", [-0.0451694130897522, 0.7528398036956787, 0.47375231981277466]),
+        "gumbel": ("float32", [0.3340933918952942, 0.952019453048706, 0.7255305647850037]),
+        "pareto": ("float32", [1.3985118865966797, 1.7672069072723389, 1.6143138408660889]),
+        "t": ("float32", [0.08987478166818619, -1.7357467412948608, 2.3520190715789795]),
+        "chisquare": ("float32", [5.87071418762207, 1.3978509902954102, 5.559423446655273]),
+        "f": ("float32", [0.7448718547821045, 0.4786113500595093, 0.23294630646705627]),
+        "weibull_min": ("float32", [1.2285517454147339, 1.6007190942764282, 1.4680242538452148]),
+        "lognormal": ("float32", [0.9859473705291748, 1.2630960941314697, 1.159340739250183]),
+        "rademacher": ("int32", [1, -1, -1, -1, 1, -1]),
+        "maxwell": ("float32", [0.553582489490509, 0.293285071849823, 1.708603024482727]),
+        "double_sided_maxwell": (
+            "float32",
+            [-1.7620434761047363, -0.3513779640197754, 5.444042682647705]),
+        "generalized_normal": (
+            "float32",
+            [-0.8782375454902649, -0.2061624526977539, 1.160470962524414]),
+        "ball": ("float32", [0.3234022855758667, 0.061338748782873154, 0.01824338734149933]),
+        "geometric": ("int32", [3, 2, 2, 2, 3, 2]),
+        "triangular": ("float32", [0.40174978971481323, 0.5265636444091797, 0.4817240834236145]),
+        "wald": ("float32", [1.6461201906204224, 2.6983466148376465, 0.3518810272216797]),
+        "rayleigh": ("float32", [2.3933022022247314, 1.7571814060211182, 1.9678773880004883]),
     },
     "original": {
         "split": ("uint32", [[2465931498, 3679230171], [255383827, 267815257]]),
@@ -242,7 +295,11 @@ KNOWN = {
 
 # Results computed through transcendental functions: compared to a few ulps.
 APPROXIMATE = {"normal", "normal_f64", "gamma", "exponential", "truncated_normal",
-               "multivariate_normal", "orthogonal"}
+               "multivariate_normal", "orthogonal", "gamma_grad", "loggamma", "beta",
+               "dirichlet", "cauchy", "laplace", "logistic", "gumbel", "pareto", "t",
+               "chisquare", "f", "weibull_min", "lognormal", "maxwell",
+               "double_sided_maxwell", "generalized_normal", "ball", "triangular", "wald",
+               "rayleigh"}
 
 
 @contextlib.contextmanager

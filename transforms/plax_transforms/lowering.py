@@ -493,7 +493,7 @@ class _Placement:
         out_sharding = self.out_shardings[out]
         if arg_sharding is None or out_sharding is None:
             return False
-        ndim = len(aval.shape)
+        ndim = _physical_ndim(aval)
         return (arg_sharding.memory_kind == out_sharding.memory_kind
                 and arg_sharding._to_sdy_sharding(ndim) == out_sharding._to_sdy_sharding(ndim))
 
@@ -503,7 +503,7 @@ class _Placement:
         attrs = {}
         if self.mctx.num_partitions > 1:
             key = "sdy.sharding" if self.mctx.shardy else "mhlo.sharding"
-            attrs[key] = self.mctx.sharding_attribute(sharding, len(aval.shape))
+            attrs[key] = self.mctx.sharding_attribute(sharding, _physical_ndim(aval))
         if self.memory_kinds:
             attrs["mhlo.memory_kind"] = ir.StringAttr.get(sharding.memory_kind or "device")
         return attrs
@@ -647,7 +647,7 @@ def sharding_constraint(ctx: LoweringRuleContext, value: ir.Value, sharding: Sha
     under Shardy, a `Sharding` custom call under GSPMD; on one device, `value`."""
     if ctx.num_partitions == 1:
         return value
-    ndim = len(aval.shape)
+    ndim = _physical_ndim(aval)
     attr = ctx.sharding_attribute(sharding, ndim)
     if ctx.shardy:
         return sdy.ShardingConstraintOp(value, attr).result
@@ -695,6 +695,12 @@ def _is_inlinable(value) -> bool:
     if isinstance(value, (bool, int, float, complex, np.generic)):
         return True
     return isinstance(value, np.ndarray) and value.nbytes <= INLINE_CONSTANT_BYTES
+
+
+def _physical_ndim(aval) -> int:
+    """The rank of the tensor behind `aval`: a key array's trailing data dimensions
+    count (a sharding of `key<fry>[8]` leaves the data's `2` unsplit)."""
+    return len(physical_aval(aval).shape)
 
 
 def _host_value(value):
