@@ -118,6 +118,11 @@ def test_sharded_key_arrays_stay_sharded_through_jit(devs):
     assert (data(children) == data(plax.vmap(r.split)(r.split(KEY, 8)))).all()
     made = plax.jit(lambda k: r.split(k, 8), out_shardings=rows)(KEY)
     assert made.sharding == rows and (data(made) == data(r.split(KEY, 8))).all()
+    per_device = plax.jit(plax.shard_map(
+        lambda k: plax.vmap(r.fold_in)(k, lax.axis_index("x")[None]), mesh=rows.mesh,
+        in_specs=PartitionSpec("x"), out_specs=PartitionSpec("x")))(keys)
+    assert per_device.sharding == rows
+    assert (data(per_device) == data(plax.vmap(r.fold_in)(keys, jnp.arange(8)))).all()
 
 
 # --- keys under transformations -----------------------------------------------------------------
