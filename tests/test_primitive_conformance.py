@@ -32,6 +32,8 @@ from plax.extend import list_primitives, lookup
 from plax.extend.batching import extend_axis_env
 from plax.extend.core import Literal, Primitive
 from plax.test_util import check_primitive
+from plax_stdlib.random import gamma_samplers as _gamma, key_primitives as _keys
+from plax_stdlib.random import threefry as _threefry
 
 AXIS = "i"  # the named axis collectives are checked over (check_primitive binds it)
 
@@ -93,6 +95,9 @@ def binary(fn, lo=-2.0, hi=2.0, dt=F32, rhs=None, **options):
     return applied(fn, x(lo=lo, hi=hi, dt=dt), y(lo=lo, hi=hi, dt=dt) if rhs is None else rhs,
                    **options)
 
+
+_KEYS = plax.random.split(plax.random.key(3), 3)
+_COUNTS = (np.arange(6, dtype=np.uint32) * 7919, np.arange(6, dtype=np.uint32)[::-1].copy())
 
 ROWS = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
                                    scatter_dims_to_operand_dims=(0,))
@@ -419,6 +424,23 @@ EXAMPLES: list[Example] = [
     applied(plax.shard_map(lambda b: 2.0 * b + lax.psum(b, "x"), mesh=MESH,
                            in_specs=PartitionSpec("x", "y"), out_specs=PartitionSpec("x", "y")),
             x((4, 8)), prim="shard_map"),
+    # The PRNG's primitives: key arrays of three keys (batched by flipping them).
+    applied(lambda k1, k2, c1, c2: _threefry.threefry2x32(k1, k2, c1, c2, rolled=True),
+            np.uint32(7), np.uint32(9), *_COUNTS, label="threefry2x32 (rolled on CPU)"),
+    applied(lambda k1, k2, c1, c2: _threefry.threefry2x32(k1, k2, c1, c2, rolled=False),
+            np.uint32(7), np.uint32(9), *_COUNTS, label="threefry2x32 (unrolled)"),
+    applied(lambda: _threefry.iota_2x32_shape((2, 3))),
+    applied(lambda s: _keys.random_seed(s, _KEYS.dtype._impl), np.arange(3, dtype=np.int32)),
+    applied(lambda k: _keys.random_split(k, (2,)), _KEYS),
+    applied(lambda k, m: _keys.random_fold_in(k, m), _KEYS, np.arange(3, dtype=np.uint32)),
+    applied(lambda k: _keys.random_bits(k, 16, (2,)), _KEYS),
+    applied(lambda d: _keys.random_wrap(d, _KEYS.dtype._impl), _COUNTS[0].reshape(3, 2)),
+    applied(_keys.random_unwrap, _KEYS),
+    applied(plax.random.clone, _KEYS),
+    applied(lambda k, a: _gamma.random_gamma_p.bind(k, a, log_space=True), _KEYS,
+            np.array([0.5, 1.5, 4.0], np.float32)),
+    applied(lambda k: lax.rng_bit_generator(k, (2, 3))[1], _COUNTS[0][:4],
+            prim="rng_bit_generator"),
 ]
 
 # Rule-called-for checks that no example runs, and why.
@@ -448,6 +470,13 @@ SKIPPED: dict[str, tuple[tuple[str, ...], str]] = {
     "lax.stop_gradient": (("jvp", "jvp2", "vjp"), "its derivative is zero by definition"),
     "plax.custom_vjp_call": (("jvp", "jvp2"), "forward mode of a custom_vjp function raises "
                                               "by design"),
+    "random.random_gamma": (("jvp", "jvp2", "vjp"), "its derivative is the implicit "
+                            "reparameterisation gradient (JAX's), d x / d a at a fixed CDF "
+                            "value, not the derivative of the rejection sampler's path that "
+                            "finite differences see; tests/test_random_distributions.py "
+                            "checks it against SciPy's inverse incomplete gamma"),
+    "lax.rng_bit_generator": (("batching",), "a batch of keys draws once, from its first key, "
+                                             "as JAX's rule does: not a loop over the keys"),
 }
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from jaxlib import _jax, xla_client as xc
 
 from plax.extend import config
-from plax.extend.core import ShapedArray, register_cache
+from plax.extend.core import ShapedArray, physical_aval, register_cache
 from plax.extend.monitoring import BACKEND_COMPILE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
 from plax_runtime.array import Array
@@ -76,9 +76,10 @@ class Executable:
         # runs at a time.
         self._serialized = self._multi_device and devices[0].platform == "cpu"
         self._out_types = tuple(zip(out_avals, out_shardings))
+        physical = [physical_aval(aval) for aval in out_avals]  # what the buffers hold
         self._handlers = {c: [xc.array_result_handler(aval, s._to_jaxlib_sharding(aval.ndim),
                                                       c, _skip_checks=True)
-                              for aval, s in zip(out_avals, out_shardings)]
+                              for aval, s in zip(physical, out_shardings)]
                           for c in (False, True)}
         self.effect_tokens = effect_tokens
         self._host_callbacks = host_callbacks  # alive while the executable is
@@ -199,7 +200,7 @@ class Executable:
             any_committed = any_committed or x.committed
             sharding = x._sharding
             if sharding is expected or sharding == expected or sharding.is_equivalent_to(
-                    expected, x.ndim):
+                    expected, physical_aval(x.aval).ndim):
                 impls[i] = x._impl
                 continue
             if x.committed and sharding.device_set != self._device_set:
@@ -407,7 +408,8 @@ def _describe(loaded, payload, devices, num_replicas, donated_args, in_shardings
                    )[n_tokens:]
         kinds = loaded.get_output_memory_kinds()[0][n_tokens:]
         out_shardings = [s if s is not None else
-                         sharding_from_xla(devices, x, kind, ndim=len(a.shape), like=like)
+                         sharding_from_xla(devices, _logical_hlo(x, a), kind,
+                                           ndim=len(a.shape), like=like)
                          for s, x, kind, a in zip(out_shardings, xla_out, kinds, out_avals)]
     for what, values, n in (("in_shardings", in_shardings, num_args),
                             ("out_shardings", out_shardings, len(out_avals)),
@@ -422,6 +424,24 @@ def _describe(loaded, payload, devices, num_replicas, donated_args, in_shardings
                       tuple(out_shardings), donated_args,
                       None if arg_names is None else tuple(arg_names), effect_tokens,
                       host_callbacks)
+
+
+def _logical_hlo(hlo, aval):
+    """XLA's sharding of the tensor behind `aval` as a sharding of `aval`: a key
+    array's trailing data dimensions, which are never split, are dropped."""
+    extra = len(physical_aval(aval).shape) - len(aval.shape)
+    if not extra or hlo is None:
+        return hlo
+    proto = (hlo if isinstance(hlo, xc.OpSharding) else hlo.to_proto()).clone()
+    if proto.type != xc.OpSharding.Type.OTHER:  # replicated, maximal or manual
+        return hlo
+    dims, ndim = list(proto.tile_assignment_dimensions), len(aval.shape)
+    if any(d != 1 for d in dims[ndim:ndim + extra]):
+        raise ValueError(f"XLA split the data of the elements of a {aval.str_short()} "
+                         f"result (sharding {hlo}); only its {ndim} array dimensions "
+                         f"can be sharded")
+    proto.tile_assignment_dimensions = dims[:ndim] + dims[ndim + extra:]
+    return xc.HloSharding.from_proto(proto)
 
 
 def _program_shape(payload: str | bytes):

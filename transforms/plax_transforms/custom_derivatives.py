@@ -78,7 +78,7 @@ class SymbolicZero:
         self.aval = aval
 
     shape = property(lambda self: self.aval.shape)
-    dtype = property(lambda self: np.dtype(self.aval.dtype))
+    dtype = property(lambda self: self.aval.dtype)
     ndim = property(lambda self: len(self.aval.shape))
     size = property(lambda self: int(np.prod(self.aval.shape, dtype=np.int64)))
 
@@ -276,7 +276,7 @@ def _type_str(aval) -> str:
 
 
 def _same_type(a, b) -> bool:
-    return a.shape == b.shape and np.dtype(a.dtype) == np.dtype(b.dtype)
+    return a.shape == b.shape and a.dtype == b.dtype
 
 
 # --- custom_jvp ---------------------------------------------------------------------------
@@ -397,7 +397,7 @@ def _flat_jvp(f: custom_jvp, static, positions, in_tree, out_tree, out_avals):
                 tangents_out.append(Zero(t_want))
                 continue
             t_aval = get_aval(t)
-            if np.dtype(t_want.dtype) != np.dtype(t_aval.dtype) and not \
+            if t_want.dtype != t_aval.dtype and not \
                     is_differentiable_dtype(want.dtype):
                 tangents_out.append(Zero(t_want))  # e.g. zeros given for an int output
                 continue

@@ -96,5 +96,6 @@ def install(cls) -> None:
     for prop, name in _PROPERTIES.items():
         setattr(cls, prop, property(_unary(name)))
     cls.__getitem__ = _getitem
+    cls._unstack = _method("unstack")  # the slices along axis 0, for iteration
     cls.at = property(_at)
     cls.__array_priority__ = 100

@@ -693,6 +693,26 @@ default_prng_impl = config.define_enum_state(
     "PRNG implementation used by plax.random when none is given.",
     include_in_jit_key=True, include_in_trace_context=True)
 
+enable_custom_prng = config.define_bool_state(
+    "jax_enable_custom_prng", False,
+    "Make plax.random.PRNGKey (and the functions given raw uint32 keys) return typed "
+    "key arrays instead of raw ones.")
+
+legacy_prng_key = config.define_enum_state(
+    "jax_legacy_prng_key", ["allow", "warn", "error"], "allow",
+    "What plax.random does when given a raw uint32 key instead of a typed key array.")
+
+random_seed_offset = config.define_int_state(
+    "jax_random_seed_offset", 0,
+    "Added to every seed given to plax.random.key/PRNGKey.",
+    include_in_jit_key=True, include_in_trace_context=True)
+
+high_dynamic_range_gumbel = config.define_bool_state(
+    "jax_high_dynamic_range_gumbel", False,
+    "Draw Gumbel noise (plax.random.gumbel, categorical, choice) from two uniform samples, "
+    "covering events of low probability more precisely.",
+    include_in_trace_context=True)
+
 threefry_partitionable = config.define_bool_state(
     "jax_threefry_partitionable", True,
     "Use the threefry variant whose random bits can be generated shard by shard.",

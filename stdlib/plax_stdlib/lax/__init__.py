@@ -265,6 +265,11 @@ from plax_stdlib.lax.reductions import (
     reduce_xor_p as reduce_xor_p,
 )
 from plax_stdlib.lax.reduce_window import reduce_window_p as reduce_window_p
+from plax_stdlib.lax.rng_bit_generator import (
+    RandomAlgorithm as RandomAlgorithm,
+    rng_bit_generator as rng_bit_generator,
+    rng_bit_generator_p as rng_bit_generator_p,
+)
 from plax_stdlib.lax.scatters import (
     ScatterDimensionNumbers as ScatterDimensionNumbers,
     scatter as scatter,

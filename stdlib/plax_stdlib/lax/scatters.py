@@ -25,6 +25,7 @@ from plax.extend.ad import PrimitiveRule, Zero, instantiate, is_undefined_primal
 from plax.extend.batching import bdim_at_front
 from plax.extend.constructors import (
     ANY,
+    EXTENDED,
     INT,
     NUMBER,
     ORDERED,
@@ -64,8 +65,8 @@ def window_sizes(operand_ndim: int, updates_shape, dnums: ScatterDimensionNumber
     return [1 if d in dropped else next(sizes) for d in range(operand_ndim)]
 
 
-_DTYPES = {"scatter": ANY, "scatter_add": NUMBER, "scatter_mul": NUMBER, "scatter_min": ORDERED,
-           "scatter_max": ORDERED}
+_DTYPES = {"scatter": ANY | EXTENDED, "scatter_add": NUMBER, "scatter_mul": NUMBER,
+           "scatter_min": ORDERED, "scatter_max": ORDERED}
 
 
 def _check_shapes(name: str, operand: ShapedArray, indices: ShapedArray,
@@ -137,8 +138,9 @@ def _lowering(combine):
     def rule(ctx, operand, indices, updates, *, dimension_numbers, indices_are_sorted,
              unique_indices, mode):
         dn = dimension_numbers
+        updates_aval = ctx.avals_in[2]  # keys: their data is scattered whole
         attr = hlo.ScatterDimensionNumbers.get(
-            update_window_dims=list(dn.update_window_dims),
+            update_window_dims=[*dn.update_window_dims, *mu.element_dims(updates_aval)],
             inserted_window_dims=list(dn.inserted_window_dims),
             input_batching_dims=list(dn.operand_batching_dims),
             scatter_indices_batching_dims=list(dn.scatter_indices_batching_dims),
@@ -148,7 +150,8 @@ def _lowering(combine):
         op = hlo.ScatterOp([mu.ir_type(aval)], [operand], indices, [updates], attr,
                            indices_are_sorted=bool(indices_are_sorted),
                            unique_indices=bool(unique_indices))
-        mu.build_region(op.update_computation, [ShapedArray((), aval.dtype)] * 2,
+        scalar = ShapedArray((), mu.physical_aval(aval).dtype)
+        mu.build_region(op.update_computation, [scalar] * 2,
                         lambda old, new: [combine(old, new)])
         return op.results[0]
     return rule

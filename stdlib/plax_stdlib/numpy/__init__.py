@@ -147,6 +147,7 @@ from plax_stdlib.numpy.shape_ops import (
     transpose as transpose,
     tril as tril,
     triu as triu,
+    unstack as unstack,
     vstack as vstack,
 )
 from plax_stdlib.numpy.sorting import (

@@ -12,8 +12,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
+import plax
 from plax.errors import InvalidShapeError
 from plax.extend import dtypes
+from plax.extend.core import Tracer
 from plax_stdlib import lax
 from plax_stdlib.numpy import util
 
@@ -234,6 +236,30 @@ def stack(arrays, axis: int = 0, out=None, dtype=None):
         raise ValueError(f"All input arrays must have the same shape, got {sorted(shapes)}")
     axis = util.canonicalize_axis(axis, len(shapes.pop()) + 1)
     return concatenate([lax.expand_dims(a, (axis,)) for a in arrays], axis, dtype=dtype)
+
+
+def unstack(x, /, *, axis: int = 0) -> tuple:
+    """The slices of `x` along `axis`, as a tuple; one dispatch for a concrete array."""
+    x = util.ensure_arraylike("unstack", x)
+    ndim = len(util.shape_of(x))
+    if ndim == 0:
+        raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was "
+                         "passed.")
+    axis = util.canonicalize_axis(axis, ndim)
+    if isinstance(x, Tracer):
+        return _unstack(x, axis)
+    global _unstack_jitted
+    if _unstack_jitted is None:
+        _unstack_jitted = plax.jit(_unstack, static_argnums=(1,))
+    return _unstack_jitted(x, axis)
+
+
+def _unstack(x, axis: int) -> tuple:
+    return tuple(lax.index_in_dim(x, i, axis, keepdims=False)
+                 for i in range(util.shape_of(x)[axis]))
+
+
+_unstack_jitted = None  # made on first use: jit comes with plax-transforms
 
 
 def hstack(tup, dtype=None):

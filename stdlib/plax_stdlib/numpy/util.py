@@ -93,6 +93,12 @@ def convert(x: Any, dtype: Any, weak_type: bool = False) -> Any:
     arrays are converted by NumPy; only traced and device values go through
     `convert_element_type`.
     """
+    if isinstance(dtype, dtypes.ExtendedDType):  # PRNG keys: never converted
+        if is_arraylike(x) and not is_python_scalar(x) and get_aval(x).dtype == dtype:
+            return x
+        raise TypeError(f"cannot convert {x!r} to dtype {dtype.name}; arrays of that dtype "
+                        "are made by the functions of their kind (plax.random.wrap_key_data "
+                        "for PRNG keys)")
     dtype = np.dtype(dtype)
     if is_python_scalar(x):
         if weak_type:
@@ -162,7 +168,9 @@ def dtype_category(dtype: Any) -> str:
                              ("c", np.complexfloating)):
         if dtypes.issubdtype(dtype, parent):
             return category
-    raise TypeError(f"dtype {dtype} is not a bool or numeric dtype")
+    hint = (": arrays of PRNG keys support no arithmetic (plax.random.key_data gives their "
+            "integer data)" if isinstance(dtype, dtypes.ExtendedDType) else "")
+    raise TypeError(f"dtype {dtype} is not a bool or numeric dtype{hint}")
 
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None) -> Any:
