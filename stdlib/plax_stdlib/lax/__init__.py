@@ -311,6 +311,13 @@ from plax_stdlib.lax.slicing import (
     slice_p as slice_p,
 )
 from plax_stdlib.lax.sorting import sort as sort, sort_key_val as sort_key_val, sort_p as sort_p
+from plax_stdlib.lax.top_k import (
+    approx_max_k as approx_max_k,
+    approx_min_k as approx_min_k,
+    approx_top_k_p as approx_top_k_p,
+    top_k as top_k,
+    top_k_p as top_k_p,
+)
 from plax_stdlib.lax.windowed_reductions import (
     reduce_window as reduce_window,
     reduce_window_max as reduce_window_max,
