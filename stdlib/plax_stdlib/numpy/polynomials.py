@@ -13,7 +13,7 @@ import numpy as np
 
 from plax.extend import dtypes
 from plax_stdlib import lax
-from plax_stdlib.numpy import convolve as convolutions
+from plax_stdlib.numpy.convolve import convolve
 from plax_stdlib.numpy import array_edits, creation, matrices, reductions, shape_ops, ufuncs, util
 
 
@@ -75,7 +75,7 @@ def polymul(a1, a2, *, trim_leading_zeros: bool = False):
         a1 = creation.zeros((1,), util.dtype_of(a2))
     if util.shape_of(a2)[0] == 0:
         a2 = creation.zeros((1,), util.dtype_of(a1))
-    return convolutions.convolve(a1, a2, mode="full")
+    return convolve(a1, a2, mode="full")
 
 
 def polydiv(u, v, *, trim_leading_zeros: bool = False):
@@ -157,7 +157,7 @@ def poly(seq_of_zeros):
     out = creation.ones((1,), dtype)
     for i in range(util.shape_of(zeros)[0]):
         factor = shape_ops.stack([np.ones((), dtype)[()], ufuncs.negative(zeros[i])])
-        out = convolutions.convolve(out, factor, mode="full")
+        out = convolve(out, factor, mode="full")
     return out
 
 

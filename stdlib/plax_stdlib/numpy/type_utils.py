@@ -29,16 +29,20 @@ _KINDS = {
 
 
 def _as_dtype(x) -> np.dtype:
+    """The dtype of a dtype-like (a dtype, a scalar type, a name) or of an array."""
+    dtype = getattr(x, "dtype", None)
+    if isinstance(dtype, np.dtype):  # arrays, and plax's scalar types
+        return dtype
     if util.is_arraylike(x) and not isinstance(x, type):
         return util.dtype_of(x)
-    return np.dtype(getattr(x, "dtype", x))
+    return np.dtype(x)
 
 
 def isdtype(dtype, kind) -> bool:
     """The array API's isdtype: whether `dtype` is of `kind` (a dtype, one of 'bool',
     'signed integer', 'unsigned integer', 'integral', 'real floating', 'complex
     floating', 'numeric', or a tuple of those); bfloat16 and float8s are real floating."""
-    dtype = np.dtype(getattr(dtype, "dtype", dtype))
+    dtype = _as_dtype(dtype)
     kinds = kind if isinstance(kind, tuple) else (kind,)
     for k in kinds:
         if isinstance(k, str):
@@ -47,7 +51,7 @@ def isdtype(dtype, kind) -> bool:
                                  f"of {sorted(_KINDS)}")
             if _KINDS[k](dtype):
                 return True
-        elif dtype == np.dtype(getattr(k, "dtype", k)):
+        elif dtype == _as_dtype(k):
             return True
     return False
 
@@ -55,7 +59,7 @@ def isdtype(dtype, kind) -> bool:
 def can_cast(from_, to, casting: str = "safe") -> bool:
     """Whether a value of dtype (or array) `from_` can be cast to `to` under NumPy's
     `casting` rule."""
-    return bool(np.can_cast(_as_dtype(from_), np.dtype(getattr(to, "dtype", to)), casting))
+    return bool(np.can_cast(_as_dtype(from_), _as_dtype(to), casting))
 
 
 def array_repr(arr, max_line_width=None, precision=None, suppress_small=None) -> str:
