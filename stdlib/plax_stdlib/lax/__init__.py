@@ -7,6 +7,10 @@ operands and size-1 dimensions broadcast).
 # Defines `name_p` (the value names of `ad_checkpoint.checkpoint_name`), so that
 # loading the standard primitives loads all of them.
 from plax_stdlib.lax import naming as _naming  # noqa: E402, F401
+from plax_stdlib.lax.barrier import (
+    optimization_barrier as optimization_barrier,
+    optimization_barrier_p as optimization_barrier_p,
+)
 from plax_stdlib.lax.bitwise import (
     and_p as and_p,
     bitwise_and as bitwise_and,
@@ -45,6 +49,19 @@ from plax_stdlib.lax.comparison import (
     select as select,
     select_n as select_n,
     select_n_p as select_n_p,
+)
+from plax_stdlib.lax.compositions import (
+    broadcast_shapes as broadcast_shapes,
+    broadcast_to_rank as broadcast_to_rank,
+    collapse as collapse,
+    ConvGeneralDilatedDimensionNumbers as ConvGeneralDilatedDimensionNumbers,
+    DotDimensionNumbers as DotDimensionNumbers,
+    dtype as dtype,
+    empty as empty,
+    index_take as index_take,
+    PrecisionLike as PrecisionLike,
+    reciprocal as reciprocal,
+    shape_as_value as shape_as_value,
 )
 from plax_stdlib.lax.control_flow import (
     associative_scan as associative_scan,
@@ -218,6 +235,7 @@ from plax_stdlib.lax.gathers import (
     gather as gather,
     gather_p as gather_p,
 )
+from plax_stdlib.lax.mulhi import mulhi as mulhi, mulhi_p as mulhi_p
 from plax_stdlib.lax.parallel import (
     all_gather as all_gather,
     all_gather_p as all_gather_p,
@@ -264,7 +282,16 @@ from plax_stdlib.lax.reductions import (
     reduce_xor as reduce_xor,
     reduce_xor_p as reduce_xor_p,
 )
+from plax_stdlib.lax.reduce_precision import (
+    reduce_precision as reduce_precision,
+    reduce_precision_p as reduce_precision_p,
+)
 from plax_stdlib.lax.reduce_window import reduce_window_p as reduce_window_p
+from plax_stdlib.lax.scatter_variants import (
+    scatter_apply as scatter_apply,
+    scatter_sub as scatter_sub,
+    scatter_sub_p as scatter_sub_p,
+)
 from plax_stdlib.lax.scatters import (
     ScatterDimensionNumbers as ScatterDimensionNumbers,
     scatter as scatter,
@@ -311,6 +338,16 @@ from plax_stdlib.lax.slicing import (
     slice_p as slice_p,
 )
 from plax_stdlib.lax.sorting import sort as sort, sort_key_val as sort_key_val, sort_p as sort_p
+from plax_stdlib.lax.stacking import (
+    split as split,
+    split_p as split_p,
+    stack as stack,
+    stack_p as stack_p,
+    tile as tile,
+    tile_p as tile_p,
+    unstack as unstack,
+    unstack_p as unstack_p,
+)
 from plax_stdlib.lax.top_k import (
     approx_max_k as approx_max_k,
     approx_min_k as approx_min_k,
@@ -318,6 +355,7 @@ from plax_stdlib.lax.top_k import (
     top_k as top_k,
     top_k_p as top_k_p,
 )
+from plax_stdlib.lax.total_order import eq_to_p as eq_to_p, le_to_p as le_to_p, lt_to_p as lt_to_p
 from plax_stdlib.lax.windowed_reductions import (
     reduce_window as reduce_window,
     reduce_window_max as reduce_window_max,

@@ -64,8 +64,8 @@ def window_sizes(operand_ndim: int, updates_shape, dnums: ScatterDimensionNumber
     return [1 if d in dropped else next(sizes) for d in range(operand_ndim)]
 
 
-_DTYPES = {"scatter": ANY, "scatter_add": NUMBER, "scatter_mul": NUMBER, "scatter_min": ORDERED,
-           "scatter_max": ORDERED}
+_DTYPES = {"scatter": ANY, "scatter_add": NUMBER, "scatter_sub": NUMBER, "scatter_mul": NUMBER,
+           "scatter_min": ORDERED, "scatter_max": ORDERED}
 
 
 def _check_shapes(name: str, operand: ShapedArray, indices: ShapedArray,

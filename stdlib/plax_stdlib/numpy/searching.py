@@ -25,12 +25,19 @@ _INT32_MAX = np.iinfo(np.int32).max
 
 # --- the order of sort ------------------------------------------------------------------
 
+def _canonical(x):
+    """Floats with every NaN made the one positive NaN and -0.0 made 0.0, so that IEEE
+    total order sorts them as `sort` does."""
+    dtype = util.dtype_of(x)
+    x = util.select_n(lax.ne(x, x), x, lax.full_like(x, np.nan, dtype))
+    return util.select_n(lax.eq(x, 0), x, lax.full_like(x, 0, dtype))
+
+
 def _real_less(a, b):
     """a < b for real values in sort order: NaN is the largest value (and equals NaN)."""
     if util.dtype_category(util.dtype_of(a)) != "f":
         return lax.lt(a, b)
-    b_nan_a_not = lax.bitwise_and(lax.ne(b, b), lax.eq(a, a))
-    return lax.bitwise_or(lax.lt(a, b), b_nan_a_not)
+    return lax.lt_to_p.bind(_canonical(a), _canonical(b))
 
 
 def sort_less(a, b):
