@@ -235,6 +235,9 @@ from plax_stdlib.lax.gathers import (
     gather as gather,
     gather_p as gather_p,
 )
+from plax_stdlib.lax.local_convolution import (
+    conv_general_dilated_local as conv_general_dilated_local,
+)
 from plax_stdlib.lax.mulhi import mulhi as mulhi, mulhi_p as mulhi_p
 from plax_stdlib.lax.parallel import (
     all_gather as all_gather,
@@ -281,6 +284,12 @@ from plax_stdlib.lax.reductions import (
     reduce_sum_p as reduce_sum_p,
     reduce_xor as reduce_xor,
     reduce_xor_p as reduce_xor_p,
+)
+from plax_stdlib.lax.platform_dependent import platform_dependent as platform_dependent
+from plax_stdlib.lax.ragged_dot import (
+    ragged_dot as ragged_dot,
+    ragged_dot_general as ragged_dot_general,
+    RaggedDotDimensionNumbers as RaggedDotDimensionNumbers,
 )
 from plax_stdlib.lax.reduce_precision import (
     reduce_precision as reduce_precision,
