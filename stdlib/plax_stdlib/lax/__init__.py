@@ -51,6 +51,7 @@ from plax_stdlib.lax.comparison import (
     select_n_p as select_n_p,
 )
 from plax_stdlib.lax.compositions import (
+    broadcast_like as broadcast_like,
     broadcast_shapes as broadcast_shapes,
     broadcast_to_rank as broadcast_to_rank,
     collapse as collapse,
@@ -347,6 +348,7 @@ from plax_stdlib.lax.slicing import (
     slice_p as slice_p,
 )
 from plax_stdlib.lax.sorting import sort as sort, sort_key_val as sort_key_val, sort_p as sort_p
+from plax_stdlib.lax.stage import stage as stage, stage_p as stage_p
 from plax_stdlib.lax.stacking import (
     split as split,
     split_p as split_p,

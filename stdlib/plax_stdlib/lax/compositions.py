@@ -1,5 +1,5 @@
 """Functions `jax.lax` offers that are compositions of other primitives:
-reciprocal, broadcast_shapes/broadcast_to_rank, collapse, empty, dtype,
+reciprocal, broadcast_shapes/broadcast_like/broadcast_to_rank, collapse, empty, dtype,
 shape_as_value, index_take; and the typing aliases DotDimensionNumbers,
 PrecisionLike, ConvGeneralDilatedDimensionNumbers."""
 from __future__ import annotations
@@ -45,6 +45,16 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
             raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}")
         out.append(big.pop() if big else 1)
     return tuple(out)
+
+
+def broadcast_like(arr, like_arr):
+    """`arr` broadcast (NumPy style: new leading dimensions, size-1 dimensions
+    stretched) to the shape of `like_arr`."""
+    shape, target = get_aval(arr).shape, get_aval(like_arr).shape
+    if broadcast_shapes(shape, target) != target:
+        raise ValueError(f"broadcast_like: an array of shape {shape} does not broadcast to "
+                         f"shape {target}")
+    return broadcast_in_dim(arr, target, tuple(range(len(target) - len(shape), len(target))))
 
 
 def broadcast_to_rank(x, rank: int):

@@ -15,10 +15,8 @@ from plax.extend.mlir import mu
 from plax_stdlib.lax.control_flow import switch
 
 def _platform_index_lower(ctx, *, platforms, has_default):
-    for index, names in enumerate(platforms):
-        if ctx.platform in names:
-            break
-    else:
+    index = next((i for i, names in enumerate(platforms) if ctx.platform in names), None)
+    if index is None:
         if not has_default:
             raise NotImplementedError(
                 f"platform_dependent has no branch for platform {ctx.platform!r} (branches: "
