@@ -137,7 +137,9 @@ dynamic_slice dynamic_update_slice reduce_sum reduce_max reduce_min reduce_prod 
 reduce_or reduce_xor argmax argmin dot_general cumsum cumprod cummax cummin cumlogsumexp rev
 clamp sort copy stop_gradient gather polygamma scatter_add scatter
 scatter_mul scatter_min scatter_max reduce_window reduce_window_sum reduce_window_max
-reduce_window_min select_and_gather_add select_and_scatter_add conv_general_dilated fft""".split())
+reduce_window_min select_and_gather_add select_and_scatter_add conv_general_dilated fft
+top_k approx_top_k eq_to le_to lt_to split stack unstack tile scatter_sub optimization_barrier
+reduce_precision mulhi stage""".split())
 
 
 def all_primitives() -> dict[str, Primitive]:
@@ -212,6 +214,16 @@ def test_importing_lax_does_not_load_mlir():
 ONE = np.int32(1)
 SCATTER_ROWS = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
                                            scatter_dims_to_operand_dims=(0,))
+
+
+def _real(x):
+    """`x`, unless complex: top_k (as in JAX) rejects complex operands with a ValueError,
+    where the table skips dtypes on TypeErrors."""
+    if np.dtype(x.dtype).kind == "c":
+        raise TypeError("complex")
+    return x
+
+
 # Each use applies primitives to a (2, 3) array; those a dtype does not allow are skipped.
 USES = [
     lax.neg, lax.sign, lax.floor, lax.ceil, lax.round, lax.is_finite, lax.exp, lax.exp2,
@@ -268,6 +280,19 @@ USES = [
     lambda x: lax.dot(x, lax.transpose(x, (1, 0))),
     lambda x: lax.sort((x, x, x), 1, num_keys=2),
     lambda x: lax.sort(x, 0),
+    lambda x: lax.top_k(_real(x), 2),
+    lambda x: lax.approx_max_k(x, 1, reduction_dimension=0),
+    *[lambda x, p=p: p.bind(x, x) for p in (lax.eq_to_p, lax.le_to_p, lax.lt_to_p)],
+    lambda x: lax.split(x, (1, 2), 1),
+    lambda x: lax.stack([x, x]),
+    lambda x: lax.unstack(x, 1),
+    lambda x: lax.tile(x, (1, 2)),
+    lambda x: lax.scatter_sub(x, np.array([[1]], np.int32), lax.slice(x, (0, 0), (1, 3)),
+                              SCATTER_ROWS),
+    lambda x: lax.optimization_barrier([x, x]),
+    lambda x: lax.reduce_precision(x, 4, 3),
+    lambda x: lax.mulhi(x, x),
+    lax.stage_p.bind,
     *[lambda x, f=f: f(x, (2, 2), (1, 2), "SAME") for f in (
         lax.reduce_window_sum, lax.reduce_window_max, lax.reduce_window_min)],
     lambda x: lax.reduce_window(x, np.ones((), x.dtype)[()], lax.mul, (1, 2)),

@@ -287,6 +287,27 @@ EXAMPLES: list[Example] = [
     # sorting
     applied(lambda v: lax.sort(v, 1), x()),
     applied(lambda k, v: lax.sort_key_val(k, v, 0), x((4, 2)), y((4, 2)), label="sort_key_val"),
+    applied(lambda v: lax.top_k(v, 2), x((2, 4))),
+    applied(lambda v: lax.top_k(v, 1, axis=0), x((2, 4)), label="top_k_axis0"),
+    applied(lambda v: lax.approx_max_k(v, 2), x((2, 4))),
+    applied(lambda v: lax.approx_min_k(v, 1, reduction_dimension=0), x((2, 4)),
+            label="approx_min_k"),
+    applied(lambda a, b: lax.eq_to_p.bind(a, b), x(), y()),
+    applied(lambda a, b: lax.le_to_p.bind(a, b), x(), y()),
+    applied(lambda a, b: lax.lt_to_p.bind(a, b), x(), y()),
+    # pieces and repetitions
+    applied(lambda v: lax.split(v, (1, 2), 1), x()),
+    applied(lambda a, b: lax.stack([a, b], 1), x(), y()),
+    applied(lambda v: lax.unstack(v, 1), x()),
+    applied(lambda v: lax.tile(v, (2, 1)), x()),
+    _scatter(lax.scatter_sub),
+    # numerics
+    applied(lambda a, b: lax.optimization_barrier((a, b)), x(), y()),
+    applied(lambda v: lax.reduce_precision(v, 5, 10), x()),
+    binary(lax.mulhi, dt=I32, lo=-100, hi=100),
+    applied(lax.stage_p.bind, x()),
+    applied(lambda v: lax.platform_dependent(v, cpu=lambda a: a * 2.0, default=lax.sin), x(),
+            prim="platform_index"),
     # control flow
     applied(lambda i, v: lax.switch(i, [_branch_a, _branch_b], v), np.int32(1), x(),
             prim="cond"),
@@ -443,6 +464,11 @@ SKIPPED: dict[str, tuple[tuple[str, ...], str]] = {
                                         "(use scan or a fori_loop with static bounds)"),
     "lax.axis_index": (("batching",), "it takes no operands: its batching rule is what "
                                       "check_primitive's named vmap evaluates"),
+    "lax.platform_index": (("batching",), "it takes no operands and has no batching rule"),
+    "lax.reduce_precision": (("jvp", "jvp2", "vjp", "transpose"),
+                             "rounding is treated as linear by definition (as in JAX: the "
+                             "tangent is rounded too), where finite differences and the "
+                             "dot-product test see a step function"),
     "lax.nextafter": (("jvp", "jvp2", "vjp"), "its jvp rule gives zero tangents, where finite "
                       "differences see the identity in x1 (JAX 0.10.2 has no jvp for it)"),
     "lax.stop_gradient": (("jvp", "jvp2", "vjp"), "its derivative is zero by definition"),

@@ -6,14 +6,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from plax.extend import dtypes
 from plax.extend.constructors import INT, elementwise_lowering, kind_of
 from plax.extend.core import ShapedArray
 from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.op_table import PIECEWISE_CONSTANT, binary_op
 
-_WIDER = {np.dtype(t): np.dtype(w) for t, w in (
-    (np.int8, np.int16), (np.int16, np.int32), (np.int32, np.int64),
-    (np.uint8, np.uint16), (np.uint16, np.uint32), (np.uint32, np.uint64))}
+
+
+def _wider(dtype) -> np.dtype:
+    """A type holding the exact product of two values of `dtype` (up to 32 bits)."""
+    signed = kind_of(dtype) == "signed"
+    if dtypes.itemsize_bits(dtype) <= 16:
+        return np.dtype(np.int32 if signed else np.uint32)
+    return np.dtype(np.int64 if signed else np.uint64)
 
 
 def _const(value, aval: ShapedArray):
@@ -21,8 +27,8 @@ def _const(value, aval: ShapedArray):
 
 
 def _high_by_widening(x, y, aval: ShapedArray):
-    wide = ShapedArray(aval.shape, _WIDER[np.dtype(aval.dtype)])
-    bits = np.dtype(aval.dtype).itemsize * 8
+    wide = ShapedArray(aval.shape, _wider(aval.dtype))
+    bits = dtypes.itemsize_bits(aval.dtype)
     product = hlo.multiply(mu.convert(x, aval, wide), mu.convert(y, aval, wide))
     shift = hlo.shift_right_arithmetic if kind_of(aval.dtype) == "signed" \
         else hlo.shift_right_logical
@@ -57,7 +63,7 @@ def _high_64(x, y, aval: ShapedArray):
 @elementwise_lowering
 def _mulhi_lower(ctx, x, y):
     aval = ShapedArray(ctx.avals_out[0].shape, ctx.avals_out[0].dtype)
-    if np.dtype(aval.dtype) in _WIDER:
+    if dtypes.itemsize_bits(aval.dtype) <= 32:
         return _high_by_widening(x, y, aval)
     return _high_64(x, y, aval)
 
