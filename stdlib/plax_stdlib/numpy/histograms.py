@@ -53,8 +53,10 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
         if util.shape_of(weights) != util.shape_of(x):
             raise ValueError(f"bincount: weights of shape {util.shape_of(weights)} must have "
                              f"the shape of x, {util.shape_of(x)}")
-    out = lax.full((length,), 0, util.dtype_of(weights))
-    return creation.asarray(out).at[ufuncs.maximum(x, 0)].add(weights, mode="drop")
+    out = creation.asarray(lax.full((length,), 0, util.dtype_of(weights)))
+    if not util.shape_of(x)[0]:
+        return out
+    return out.at[ufuncs.maximum(x, 0)].add(weights, mode="drop")
 
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002

@@ -139,7 +139,7 @@ def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan")
         a = take(a, sorter)
     n = util.shape_of(a)[0]
     dtype = _index_dtype(n)
-    if n == 0:
+    if n == 0 or math.prod(util.shape_of(v)) == 0:
         return util.as_array(lax.full(util.shape_of(v), 0, dtype))
     if method in ("scan", "scan_unrolled"):
         out = _search_by_bisection(a, v, side, dtype, unroll=method == "scan_unrolled")
