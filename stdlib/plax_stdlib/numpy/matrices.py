@@ -74,7 +74,7 @@ def vander(x, N: int | None = None, increasing: bool = False):
 
 def kron(a, b):
     """The Kronecker product: blocks `a[i, j] * b`, for arrays of any rank."""
-    a, b = util.promote_args("kron", a, b)
+    a, b = util.promote_dtypes(*util.ensure_arraylike("kron", a, b))
     rank = max(len(util.shape_of(a)), len(util.shape_of(b)))
     a = lax.reshape(a, (1,) * (rank - len(util.shape_of(a))) + util.shape_of(a))
     b = lax.reshape(b, (1,) * (rank - len(util.shape_of(b))) + util.shape_of(b))

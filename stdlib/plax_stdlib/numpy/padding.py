@@ -150,13 +150,15 @@ def _linear_ramp(x, axis: int, widths, end_values):
         edge = util.convert(_part(x, 0, 1, axis) if side == 0 else _part(x, n - 1, n, axis),
                             compute)
         end = util.convert(util.ensure_arraylike("pad", end_values[side]), compute)
-        steps = np.arange(width, dtype=compute) / width  # 0 at the end value, -> edge
+        # NumPy's linspace(end, edge, width, endpoint=False): end + i * ((edge - end) / width)
         shape = [1] * len(util.shape_of(x))
         shape[axis] = width
+        steps = np.arange(width, dtype=compute)
         steps = lax.reshape(steps if side == 0 else steps[::-1].copy(), tuple(shape))
-        ramp = ufuncs.add(end, ufuncs.multiply(ufuncs.subtract(edge, end), steps))
+        step = ufuncs.divide(ufuncs.subtract(edge, end), np.asarray(width, compute))
+        ramp = ufuncs.add(end, ufuncs.multiply(steps, step))
         if util.dtype_category(dtype) in "iu":
-            ramp = ufuncs.floor(ramp)  # NumPy casts the ramp, truncating toward the end
+            ramp = ufuncs.floor(ramp)  # NumPy's linspace rounds down into integer dtypes
         parts.append(util.convert(ramp, dtype))
     middle = [x]
     return shape_ops.concatenate([p for p in (parts[0], *middle, parts[1]) if p is not None],
