@@ -245,7 +245,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     return util.as_array(f)
 
 
-def _cumulative(name: str, accumulate, identity: int):
+def _cumulative(name: str, accumulate, identity: int, promote_integers: bool):
     def fn(x, /, *, axis: int | None = None, dtype=None, include_initial: bool = False):
         x = util.ensure_arraylike(name, x)
         shape = util.shape_of(x)
@@ -257,6 +257,8 @@ def _cumulative(name: str, accumulate, identity: int):
                                  f"one dimension, got shape {shape}")
             axis = 0
         axis = util.canonicalize_axis(axis, len(shape))
+        if dtype is None and promote_integers:
+            dtype = reductions.summed_dtype(util.dtype_of(x))
         out = accumulate(x, axis=axis, dtype=dtype)
         if include_initial:
             start = list(util.shape_of(out))
@@ -267,9 +269,11 @@ def _cumulative(name: str, accumulate, identity: int):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"The array API's {name}: `cum{name[11:]}` along `axis` (required for "
                   "arrays of more than one dimension), optionally starting with the "
-                  "identity.")
+                  "identity" + (" (narrow integers widen as in `sum`)." if promote_integers
+                                else "."))
     return fn
 
 
-cumulative_sum = _cumulative("cumulative_sum", reductions.cumsum, 0)
-cumulative_prod = _cumulative("cumulative_prod", reductions.cumprod, 1)
+# As in JAX, cumulative_sum widens narrow integers like `sum`; cumulative_prod does not.
+cumulative_sum = _cumulative("cumulative_sum", reductions.cumsum, 0, promote_integers=True)
+cumulative_prod = _cumulative("cumulative_prod", reductions.cumprod, 1, promote_integers=False)
