@@ -111,10 +111,56 @@ def test_reduce_recognises_monoids():
     assert eqn.primitive is lax.reduce_max_p and eqn.params["axes"] == (1,)
     reduce_eqn, add_eqn = eqns(lambda x: lax.reduce(x, 1.0, lambda a, b: lax.add(b, a), [0]), x)
     assert (reduce_eqn.primitive, add_eqn.primitive) == (lax.reduce_sum_p, lax.add_p)
-    with pytest.raises(NotImplementedError, match="not a monoid"):
-        lax.reduce(x, 0.0, lambda a, b: lax.add(a, lax.mul(a, b)), (0,))
-    with pytest.raises(NotImplementedError, match="reduce of 2 operands"):
-        lax.reduce((x, x), (0.0, 0.0), lambda a, b: a, (0,))
+    # Other computations reduce through the generic reduce_window, in one window.
+    window, reshape = eqns(lambda x: lax.reduce(x, 0.0, lambda a, b: a + 2 * b, (0,)), x)
+    assert window.params["window_dimensions"] == (2, 1) and reshape.primitive is lax.reshape_p
+
+
+def _argmax_pair(a, b):
+    (av, ai), (bv, bi) = a, b
+    pick = lax.ge(av, bv)
+    return lax.select(pick, av, bv), lax.select(pick, ai, bi)
+
+
+def test_names_other_packages_contribute_are_listed():
+    assert {"with_sharding_constraint", "sharding_constraint_p"} <= set(dir(lax))
+    assert lax.sharding_constraint_p.name.endswith("sharding_constraint")
+
+
+def test_reduce_with_any_computation():
+    x = np.array([[3., 1., 4., 1.], [5., 9., 2., 6.], [5., 3., 5., 8.]], F32)
+    idx = np.broadcast_to(np.arange(4, dtype=np.int32), x.shape)
+    values, where = plax.jit(lambda x: lax.reduce((x, idx), (-np.inf, 0), _argmax_pair, (1,)))(x)
+    np.testing.assert_array_equal(values, x.max(1))
+    np.testing.assert_array_equal(where, x.argmax(1))
+    product = lambda a, b: a * b + 0.0  # noqa: E731 - not recognised as the monoid
+    np.testing.assert_allclose(lax.reduce(x, 1.0, product, (0, 1)), np.prod(x), rtol=1e-6)
+    pair = lax.reduce({"s": x, "p": x}, {"s": 0.0, "p": 1.0},
+                      lambda a, b: {"s": a["s"] + b["s"], "p": a["p"] * b["p"]}, (0,))
+    np.testing.assert_allclose(pair["s"], x.sum(0))
+    np.testing.assert_allclose(pair["p"], x.prod(0))
+    np.testing.assert_array_equal(lax.reduce(x, 0.0, product, ()), x * 0)
+    # Empty reduced dimensions give the initial value; vmap reduces each row.
+    np.testing.assert_array_equal(lax.reduce(np.zeros((2, 0), F32), 5.0, product, (1,)), [5, 5])
+    np.testing.assert_allclose(plax.vmap(lambda r: lax.reduce(r, 1.0, product, (0,)))(x),
+                               x.prod(1), rtol=1e-6)
+    with pytest.raises(ValueError, match="same structure"):
+        lax.reduce((x, x), 0.0, _argmax_pair, (0,))
+    with pytest.raises(ValueError, match="same shape"):
+        lax.reduce((x, x[0]), (0.0, 0), _argmax_pair, (0,))
+    with pytest.raises(TypeError, match="callable"):
+        lax.reduce(x, 0.0, "add", (0,))
+
+
+def test_reduce_with_any_computation_differentiates():
+    from plax.test_util import check_grads
+    x = np.array([[0.5, -1.5, 2.0], [1.25, 0.75, -0.5]], F32)
+    hand_max = lambda a, b: lax.select(lax.ge(a, b), a, b)  # noqa: E731
+    np.testing.assert_array_equal(plax.grad(lambda x: lax.reduce(x, -np.inf, hand_max, (0, 1)))(x),
+                                  (x == x.max()).astype(F32))
+    product = lambda a, b: a * b + 0.0  # noqa: E731
+    check_grads(lambda x: lax.reduce(x, 1.0, product, (1,)), (x,), order=2,
+                modes=("fwd", "rev"), atol=2e-2, rtol=2e-2)
 
 
 def test_lax_functions_run_eagerly():

@@ -261,6 +261,14 @@ later("index_take", lambda: lax.index_take(f, np.array([[2, 5], [0, 1]], np.int3
 later("reciprocal", lambda: lax.reciprocal(f + 10))
 put("empty", lax.empty((2, 3), np.int8).shape)
 put("stage", lax.stage(np.float32(3)))
+def argmax_pair(a, b):
+    pick = lax.ge(a[0], b[0])
+    return lax.select(pick, a[0], b[0]), lax.select(pick, a[1], b[1])
+cols = np.broadcast_to(np.arange(6, dtype=np.int32), (3, 6))
+later("reduce.argmax", lambda: lax.reduce((f, cols), (np.float32(-np.inf), np.int32(0)),
+                                          argmax_pair, (1,)))
+later("reduce.product", lambda: lax.reduce(f + 2, np.float32(1), lambda a, b: a * b + 0, (0,)))
+later("reduce.empty", lambda: lax.reduce(f[:, :0], np.float32(3), lambda a, b: a * b + 0, (1,)))
 later("optimization_barrier", lambda: lax.optimization_barrier((f, i)))
 put("platform_dependent", lax.platform_dependent(f, cpu=lambda x: x * 2, default=lambda x: -x))
 later("conv_local", lambda: lax.conv_general_dilated_local(

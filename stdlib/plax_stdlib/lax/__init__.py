@@ -230,6 +230,7 @@ from plax_stdlib.lax.elementwise import (
     tanh_p as tanh_p,
 )
 from plax_stdlib.lax.fourier import FftType as FftType, fft as fft, fft_p as fft_p
+from plax_stdlib.lax.general_reduce import reduce as reduce
 from plax_stdlib.lax.gathers import (
     GatherDimensionNumbers as GatherDimensionNumbers,
     GatherScatterMode as GatherScatterMode,
@@ -262,6 +263,7 @@ from plax_stdlib.lax.parallel import (
     psum_p as psum_p,
     psum_scatter as psum_scatter,
     psum_scatter_p as psum_scatter_p,
+    pswapaxes as pswapaxes,
     pvary as pvary,
     pvary_p as pvary_p,
 )
@@ -270,7 +272,6 @@ from plax_stdlib.lax.reductions import (
     argmax_p as argmax_p,
     argmin as argmin,
     argmin_p as argmin_p,
-    reduce as reduce,
     reduce_and as reduce_and,
     reduce_and_p as reduce_and_p,
     reduce_max as reduce_max,
@@ -387,12 +388,17 @@ from plax_stdlib.lax.windows import reduce_window_shape_tuple as reduce_window_s
 # The linear-algebra primitives live in their own public module, `plax.lax.linalg`.
 from plax_stdlib.lax import linalg as linalg  # noqa: E402
 from plax.extend.registry import contributed as _contributed  # noqa: E402
+from plax.extend.registry import contributed_names as _contributed_names  # noqa: E402
 
 
 def __getattr__(name: str):
-    # Names other packages contribute to `plax.lax` (`with_sharding_constraint` from
-    # plax-sharding), through `plax.names` entry points `lax.<name>`.
+    # Names other packages contribute to `plax.lax` (`with_sharding_constraint` and
+    # `sharding_constraint_p` from plax-sharding), through `plax.names` entry points `lax.<name>`.
     if name.startswith("__"):
         raise AttributeError(name)
     return _contributed("lax", name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_contributed_names("lax")))
 
