@@ -269,6 +269,14 @@ later("reduce.argmax", lambda: lax.reduce((f, cols), (np.float32(-np.inf), np.in
                                           argmax_pair, (1,)))
 later("reduce.product", lambda: lax.reduce(f + 2, np.float32(1), lambda a, b: a * b + 0, (0,)))
 later("reduce.empty", lambda: lax.reduce(f[:, :0], np.float32(3), lambda a, b: a * b + 0, (1,)))
+m = f[:, :3] + 4 * np.eye(3, dtype=np.float32)
+def solved(a, b):
+    return lax.custom_linear_solve(lambda x: a @ x, b, lambda mv, r: jnp.linalg.solve(a, r),
+                                   lambda vm, r: jnp.linalg.solve(a.T, r))
+later("linear_solve", lambda: solved(m, f[0, :3]))
+later("linear_solve.grad", lambda: lib.grad(lambda a, b: solved(a, b).sum(), (0, 1))(m, f[1, :3]))
+later("linear_solve.jvp", lambda: lib.jvp(solved, (m, f[0, :3]), (m * 0.5, f[2, :3])))
+later("linear_solve.vmap", lambda: lib.vmap(solved, (None, 0))(m, f[:, 3:]))
 later("optimization_barrier", lambda: lax.optimization_barrier((f, i)))
 put("platform_dependent", lax.platform_dependent(f, cpu=lambda x: x * 2, default=lambda x: -x))
 later("conv_local", lambda: lax.conv_general_dilated_local(

@@ -103,6 +103,18 @@ def _scatter(fn, **options):
     return applied(lambda o, u: fn(o, IDX, u, ROWS), x((3, 4)), y((3, 4)), **options)
 
 
+def _linear_solve(a, v):
+    return lax.custom_linear_solve(lambda u: lax.dot(a, u), v, lambda mv, w: _solve2(a, w),
+                                   lambda vm, w: _solve2(lax.transpose(a, (1, 0)), w))
+
+
+def _solve2(a, w):
+    """A 2x2 system solved by Cramer's rule (keeps the example free of LAPACK)."""
+    det = a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]
+    return lax.concatenate([(a[1, 1] * w[:1] - a[0, 1] * w[1:]) / det,
+                            (a[0, 0] * w[1:] - a[1, 0] * w[:1]) / det], 0)
+
+
 def _branch_a(v):
     return lax.sin(v) * 2.0
 
@@ -320,6 +332,10 @@ EXAMPLES: list[Example] = [
             y((2, 3))),
     applied(lambda c, xs: lax.scan(lambda c, e: (c * 0.5 + e, c - e), c, xs), x((3,)),
             y((2, 3)), label="scan_linear"),
+    # The solution is differentiated through matvec's constants and b together; only b
+    # moves alone (the copies of the matrix in matvec and the solvers must agree).
+    applied(_linear_solve, x((2, 2)) + 3.0 * np.eye(2, dtype=F32), y((2,)),
+            prim="linear_solve", nondiff_argnums=(0, 1, 2)),
     # transformations that are primitives
     applied(lambda a, b: plax.jit(lambda p, q: lax.sin(p) * q)(a, b), x(), y(), prim="jit"),
     applied(plax.checkpoint(lambda v: lax.sin(lax.sin(v))), x(), prim="checkpoint"),
