@@ -277,6 +277,14 @@ later("linear_solve", lambda: solved(m, f[0, :3]))
 later("linear_solve.grad", lambda: lib.grad(lambda a, b: solved(a, b).sum(), (0, 1))(m, f[1, :3]))
 later("linear_solve.jvp", lambda: lib.jvp(solved, (m, f[0, :3]), (m * 0.5, f[2, :3])))
 later("linear_solve.vmap", lambda: lib.vmap(solved, (None, 0))(m, f[:, 3:]))
+def newton_sqrt(a):  # x with x*x = a elementwise, by a fixed number of Newton steps
+    newton = lambda f, x0: lax.fori_loop(0, 20, lambda i, x: x - f(x) / (2 * x), x0)
+    return lax.custom_root(lambda x: x * x - a, jnp.ones_like(a), newton,
+                           lambda g, y: y / g(jnp.ones_like(y)))
+squares = jnp.asarray(f[1:] ** 2 + 1)  # (JAX 0.10.2 fails on NumPy constants here)
+later("custom_root", lambda: newton_sqrt(squares[1]))
+later("custom_root.grad", lambda: lib.grad(lambda a: newton_sqrt(a).sum())(squares[1]))
+later("custom_root.vmap", lambda: lib.vmap(lib.grad(newton_sqrt))(squares[0]))
 later("optimization_barrier", lambda: lax.optimization_barrier((f, i)))
 put("platform_dependent", lax.platform_dependent(f, cpu=lambda x: x * 2, default=lambda x: -x))
 later("conv_local", lambda: lax.conv_general_dilated_local(

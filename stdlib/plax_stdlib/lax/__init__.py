@@ -69,6 +69,7 @@ from plax_stdlib.lax.control_flow import (
     cond as cond,
     cond_p as cond_p,
     custom_linear_solve as custom_linear_solve,
+    custom_root as custom_root,
     fori_loop as fori_loop,
     linear_solve_p as linear_solve_p,
     map as map,

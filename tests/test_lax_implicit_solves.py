@@ -1,5 +1,6 @@
-"""lax.custom_linear_solve against NumPy's solutions and the closed-form derivatives of
-x = A⁻¹b (dx = A⁻¹(db - dA x)), with solvers that cannot be differentiated themselves."""
+"""lax.custom_linear_solve and lax.custom_root against NumPy's solutions and closed-form
+derivatives (x = A⁻¹b: dx = A⁻¹(db - dA x); x = √a: dx = da / 2√a), with solvers that
+cannot be differentiated themselves (while loops)."""
 import numpy as np
 import pytest
 
@@ -86,3 +87,47 @@ def test_bad_uses():
         lax.custom_linear_solve(A, B, solve)
     with pytest.raises(NotImplementedError, match="has_aux"):
         lax.custom_linear_solve(lambda x: A @ x, B, solve, has_aux=True)
+
+
+def _newton(f, x0):
+    def body(state):
+        i, x = state
+        return i + 1, x - f(x) / plax.grad(f)(x)
+    return lax.while_loop(lambda s: s[0] < 30, body, (0, x0))[1]
+
+
+def sqrt_by_newton(a):
+    return lax.custom_root(lambda x: x * x - a, F32(1.0), _newton, lambda g, y: y / g(1.0))
+
+
+def test_custom_root_scalar():
+    a = np.array([0.5, 2.0, 9.0], F32)
+    np.testing.assert_allclose(plax.vmap(sqrt_by_newton)(a), np.sqrt(a), rtol=1e-6)
+    np.testing.assert_allclose(plax.jit(plax.vmap(plax.grad(sqrt_by_newton)))(a),
+                               0.5 / np.sqrt(a), rtol=1e-5)
+    np.testing.assert_allclose(plax.grad(plax.grad(sqrt_by_newton))(F32(4.0)),
+                               -0.25 * 4.0 ** -1.5, rtol=1e-4)
+    np.testing.assert_allclose(plax.jacfwd(sqrt_by_newton)(F32(4.0)), 0.25, rtol=1e-5)
+
+
+def test_custom_root_of_a_linear_system():
+    def root_solve(b, a):
+        tangent_solve = lambda g, y: jnp.linalg.solve(plax.jacfwd(g)(y), y)  # noqa: E731
+        return lax.custom_root(lambda x: a @ x - b, jnp.zeros(3, F32),
+                               lambda f, x0: _jacobi(lambda x: a @ x, b, jnp.diagonal(a)),
+                               tangent_solve)
+    inv = np.linalg.inv(A.astype(np.float64))
+    x = inv @ B
+    np.testing.assert_allclose(root_solve(B, A), x, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(plax.jacrev(root_solve)(B, A), inv, rtol=1e-4, atol=1e-5)
+    ga = plax.grad(lambda b, a: root_solve(b, a).sum(), 1)(B, A)
+    np.testing.assert_allclose(ga, -np.outer(inv.T @ np.ones(3), x), rtol=1e-4, atol=1e-5)
+
+
+def test_custom_root_bad_uses():
+    with pytest.raises(TypeError, match="f output and initial_guess"):
+        lax.custom_root(lambda x: x[:2], B, _newton, lambda g, y: y)
+    with pytest.raises(TypeError, match="tangent_solve must be callable"):
+        lax.custom_root(lambda x: x, B, _newton, None)
+    with pytest.raises(NotImplementedError, match="has_aux"):
+        lax.custom_root(lambda x: x, B, _newton, lambda g, y: y, has_aux=True)
