@@ -7,49 +7,28 @@ from typing import Callable
 
 import numpy as np
 
-from plax.extend.ad import Zero, instantiate, is_undefined_primal, tangent_aval
 from plax.extend.constructors import standard_primitive
 from plax.extend.core import get_aval
 from plax.extend.mlir import hlo
-from plax_stdlib.lax import control_flow, elementwise
+from plax_stdlib.lax import control_flow
 from plax_stdlib.lax.comparison import gt, select_n
 from plax_stdlib.lax.creation import full
 from plax_stdlib.lax.reductions import reduce_max
 from plax_stdlib.lax.scatters import (
     _abstract_eval,
     _bind,
-    _gather_updates,
     _lowering,
     _scatter_batcher,
+    linear_scatter_rules,
     scatter_add,
 )
-
-
-def _scatter_sub_jvp(primals, tangents, **params):
-    operand, indices, updates = primals
-    ans = scatter_sub_p.bind(*primals, **params)
-    t_operand, _, t_updates = tangents
-    if isinstance(t_operand, Zero) and isinstance(t_updates, Zero):
-        return ans, Zero(tangent_aval(get_aval(ans)))
-    return ans, scatter_sub_p.bind(instantiate(t_operand), indices, instantiate(t_updates),
-                                   **params)
-
-
-def _scatter_sub_transpose(ct, operand, indices, updates, **params):
-    """The operand's cotangent is `ct`; the updates' is minus `ct` at the windows."""
-    ct_operand = ct_updates = None
-    if is_undefined_primal(updates):
-        ct_updates = (Zero(updates.aval) if isinstance(ct, Zero) else
-                      elementwise.neg(_gather_updates(ct, indices, updates.aval, **params)))
-    if is_undefined_primal(operand):
-        ct_operand = ct
-    return [ct_operand, None, ct_updates]
 
 
 scatter_sub_p = standard_primitive(
     "lax.scatter_sub", _abstract_eval("scatter_sub"),
     _lowering(lambda old, new: hlo.subtract(old, new)),
-    jvp=_scatter_sub_jvp, transpose=_scatter_sub_transpose, batching=_scatter_batcher())
+    **linear_scatter_rules(lambda: scatter_sub_p, negate_updates=True),
+    batching=_scatter_batcher())
 
 
 def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,

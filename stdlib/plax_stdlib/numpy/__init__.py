@@ -178,9 +178,10 @@ from plax_stdlib.numpy.matrices import (
     matvec as matvec,
     tri as tri,
     vander as vander,
-    vecdot as vecdot,
     vecmat as vecmat,
 )
+# One vecdot serves both namespaces, as in JAX.
+from plax_stdlib.numpy.linalg.products import vecdot as vecdot
 from plax_stdlib.numpy.nan_reductions import (
     nanargmax as nanargmax,
     nanargmin as nanargmin,

@@ -1,7 +1,8 @@
 """Building matrices and vector products beyond `linalg_products`: diag, diagflat,
-tri, vander, kron, cross, vecdot, matvec, vecmat, einsum_path.
+tri, vander, kron, cross, matvec, vecmat, einsum_path (`vecdot` is
+`plax.numpy.linalg.vecdot`).
 
-The batched products (`vecdot`, `matvec`, `vecmat`) broadcast their leading
+The batched products (`matvec`, `vecmat`) broadcast their leading
 dimensions, as NumPy's gufuncs do, and become one `dot_general` with those
 dimensions as batch dimensions.
 """
@@ -133,21 +134,6 @@ def _batched_product(name: str, x1, x2, core1: int, core2: int, contract: tuple[
     return util.as_array(lax.dot_general(
         x1, x2, (((len(batch) + contract[0],), (len(batch) + contract[1],)), (b, b)),
         precision=precision, preferred_element_type=preferred))
-
-
-def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
-    """Dot products of the vectors along `axis` (conjugating `x1`), with the other
-    dimensions broadcast."""
-    x1, x2 = util.ensure_arraylike("vecdot", x1, x2)
-    s1, s2 = util.shape_of(x1), util.shape_of(x2)
-    if not s1 or not s2:
-        raise ValueError(f"vecdot: operands must have at least one dimension, got shapes "
-                         f"{s1} and {s2}")
-    x1 = shape_ops.moveaxis(x1, axis, -1)
-    x2 = shape_ops.moveaxis(x2, axis, -1)
-    if util.dtype_category(util.dtype_of(x1)) == "c":
-        x1 = lax.conj(x1)
-    return _batched_product("vecdot", x1, x2, 1, 1, (0, 0), precision, preferred_element_type)
 
 
 def matvec(x1, x2, /):
