@@ -108,6 +108,18 @@ def _scatter(fn, **options):
     return applied(lambda o, u: fn(o, IDX, u, ROWS), x((3, 4)), y((3, 4)), **options)
 
 
+def _linear_solve(a, v):
+    return lax.custom_linear_solve(lambda u: lax.dot(a, u), v, lambda mv, w: _solve2(a, w),
+                                   lambda vm, w: _solve2(lax.transpose(a, (1, 0)), w))
+
+
+def _solve2(a, w):
+    """A 2x2 system solved by Cramer's rule (keeps the example free of LAPACK)."""
+    det = a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]
+    return lax.concatenate([(a[1, 1] * w[:1] - a[0, 1] * w[1:]) / det,
+                            (a[0, 0] * w[1:] - a[1, 0] * w[:1]) / det], 0)
+
+
 def _branch_a(v):
     return lax.sin(v) * 2.0
 
@@ -292,6 +304,27 @@ EXAMPLES: list[Example] = [
     # sorting
     applied(lambda v: lax.sort(v, 1), x()),
     applied(lambda k, v: lax.sort_key_val(k, v, 0), x((4, 2)), y((4, 2)), label="sort_key_val"),
+    applied(lambda v: lax.top_k(v, 2), x((2, 4))),
+    applied(lambda v: lax.top_k(v, 1, axis=0), x((2, 4)), label="top_k_axis0"),
+    applied(lambda v: lax.approx_max_k(v, 2), x((2, 4))),
+    applied(lambda v: lax.approx_min_k(v, 1, reduction_dimension=0), x((2, 4)),
+            label="approx_min_k"),
+    applied(lambda a, b: lax.eq_to_p.bind(a, b), x(), y()),
+    applied(lambda a, b: lax.le_to_p.bind(a, b), x(), y()),
+    applied(lambda a, b: lax.lt_to_p.bind(a, b), x(), y()),
+    # pieces and repetitions
+    applied(lambda v: lax.split(v, (1, 2), 1), x()),
+    applied(lambda a, b: lax.stack([a, b], 1), x(), y()),
+    applied(lambda v: lax.unstack(v, 1), x()),
+    applied(lambda v: lax.tile(v, (2, 1)), x()),
+    _scatter(lax.scatter_sub),
+    # numerics
+    applied(lambda a, b: lax.optimization_barrier((a, b)), x(), y()),
+    applied(lambda v: lax.reduce_precision(v, 5, 10), x()),
+    binary(lax.mulhi, dt=I32, lo=-100, hi=100),
+    applied(lax.stage_p.bind, x()),
+    applied(lambda v: lax.platform_dependent(v, cpu=lambda a: a * 2.0, default=lax.sin), x(),
+            prim="platform_index"),
     # control flow
     applied(lambda i, v: lax.switch(i, [_branch_a, _branch_b], v), np.int32(1), x(),
             prim="cond"),
@@ -304,6 +337,10 @@ EXAMPLES: list[Example] = [
             y((2, 3))),
     applied(lambda c, xs: lax.scan(lambda c, e: (c * 0.5 + e, c - e), c, xs), x((3,)),
             y((2, 3)), label="scan_linear"),
+    # The solution is differentiated through matvec's constants and b together; only b
+    # moves alone (the copies of the matrix in matvec and the solvers must agree).
+    applied(_linear_solve, x((2, 2)) + 3.0 * np.eye(2, dtype=F32), y((2,)),
+            prim="linear_solve", nondiff_argnums=(0, 1, 2)),
     # transformations that are primitives
     applied(lambda a, b: plax.jit(lambda p, q: lax.sin(p) * q)(a, b), x(), y(), prim="jit"),
     applied(plax.checkpoint(lambda v: lax.sin(lax.sin(v))), x(), prim="checkpoint"),
@@ -465,6 +502,11 @@ SKIPPED: dict[str, tuple[tuple[str, ...], str]] = {
                                         "(use scan or a fori_loop with static bounds)"),
     "lax.axis_index": (("batching",), "it takes no operands: its batching rule is what "
                                       "check_primitive's named vmap evaluates"),
+    "lax.platform_index": (("batching",), "it takes no operands and has no batching rule"),
+    "lax.reduce_precision": (("jvp", "jvp2", "vjp", "transpose"),
+                             "rounding is treated as linear by definition (as in JAX: the "
+                             "tangent is rounded too), where finite differences and the "
+                             "dot-product test see a step function"),
     "lax.nextafter": (("jvp", "jvp2", "vjp"), "its jvp rule gives zero tangents, where finite "
                       "differences see the identity in x1 (JAX 0.10.2 has no jvp for it)"),
     "lax.stop_gradient": (("jvp", "jvp2", "vjp"), "its derivative is zero by definition"),
