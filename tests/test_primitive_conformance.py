@@ -132,6 +132,22 @@ def _custom_jvp_linear_fn():
     return f
 
 
+def _custom_vmap_fn():
+    @plax.custom_batching.custom_vmap
+    def f(v, w):
+        return lax.sin(v) * w
+
+    @f.def_vmap
+    def f_vmap(axis_size, in_batched, v, w):  # the same function, batched by hand
+        v_batched, w_batched = in_batched
+        if v_batched and not w_batched:
+            w = lax.broadcast(w, (axis_size,))
+        if w_batched and not v_batched:
+            v = lax.broadcast(v, (axis_size,))
+        return lax.sin(v) * w, v_batched or w_batched
+    return f
+
+
 def _custom_vjp_fn():
     @plax.custom_vjp
     def f(v):
@@ -307,6 +323,7 @@ EXAMPLES: list[Example] = [
     applied(_custom_jvp_fn(), x(), prim="custom_jvp_call"),
     applied(_custom_jvp_linear_fn(), x(), prim="custom_jvp_call", label="custom_jvp_linear"),
     applied(_custom_vjp_fn(), x(), prim="custom_vjp_call"),
+    applied(_custom_vmap_fn(), x(), y(), prim="custom_vmap_call"),
     # windows: the monoids (reduce_window binds them for add/max/min from the identity)
     applied(lambda v: lax.reduce_window(v, 0.0, lax.add, (2, 2), (2, 1), [(1, 0), (0, 1)],
                                         base_dilation=(1, 2), window_dilation=(2, 1)),
@@ -448,6 +465,8 @@ SKIPPED: dict[str, tuple[tuple[str, ...], str]] = {
     "lax.stop_gradient": (("jvp", "jvp2", "vjp"), "its derivative is zero by definition"),
     "plax.custom_vjp_call": (("jvp", "jvp2"), "forward mode of a custom_vjp function raises "
                                               "by design"),
+    "plax.custom_vmap_call": (("vjp",), "reverse mode of a custom_vmap function raises, as in "
+                                        "JAX 0.10 (tests/test_custom_batching.py)"),
 }
 
 

@@ -58,7 +58,7 @@ from plax_transforms import debug_nans, executing, explain
 from plax_transforms.caches import BoundedCache, nbytes_of
 from plax_transforms.jit_primitive import jit_p, jit_params
 from plax_transforms.signature import arg_signature, trace_context
-from plax_transforms.stages import Lowered, Traced, out_info
+from plax_transforms.stages import Lowered, StagedCall, Traced, out_info
 
 logger = logging.getLogger(__name__)
 
@@ -389,15 +389,16 @@ class JitWrapped:
         """Trace the call (arguments may be `ShapeDtypeStruct`s)."""
         flat, in_tree, result = self._infer(args, kwargs)
         describe = self._describer(args, kwargs, flat)
-        return Traced(result.closed, in_tree, result.out_tree,
-                      lambda: self._lower(flat, in_tree, result, describe))
+        call = StagedCall(result.closed, in_tree, result.out_tree,
+                          result.params["donated_invars"], result.params["name"])
+        return Traced(call, lambda: self._lower(call, flat, result, describe))
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace and lower the call to StableHLO for the device its arguments decide."""
         return self.trace(*args, **kwargs).lower()
 
-    def _lower(self, flat, in_tree, result: TraceResult, describe) -> Lowered:
-        ins, outs = self._shardings(flat, in_tree, result)
+    def _lower(self, call: StagedCall, flat, result: TraceResult, describe) -> Lowered:
+        ins, outs = self._shardings(flat, call.in_tree, result)
         placement = executing.place_call(flat, ins, outs, jaxpr=result.closed.jaxpr,
                                          describe=describe)
         lowering = executing.lower_jaxpr(
@@ -405,7 +406,7 @@ class JitWrapped:
             platform=executing.lowering_platform(placement.devices[0]),
             donated_invars=result.params["donated_invars"],
             keep_unused=self._info.keep_unused, placement=placement)
-        return Lowered(lowering, result.closed, in_tree, result.out_tree, placement)
+        return Lowered(lowering, call, placement)
 
     def eval_shape(self, *args, **kwargs) -> Any:
         """The output's shapes and dtypes, as a pytree of `ShapeDtypeStruct`s."""
