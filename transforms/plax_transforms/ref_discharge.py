@@ -279,9 +279,10 @@ def prepare_call(closed: ClosedJaxpr, where: str, arg_name: Callable[[int], str]
     for k, (v, aval) in enumerate(zip(jaxpr.outvars, closed.out_avals)):
         if isinstance(aval, AbstractRef):
             path = result_path(k)
+            at = f" at output tree path {path}" if path not in ("", "result") else ""
             raise ValueError(
                 f"function {where} returned a mutable array reference of type "
-                f"{aval.str_short()}{f' at output tree path {path}' if path not in ('', 'result') else ''}, but "
+                f"{aval.str_short()}{at}, but "
                 "mutable array references cannot be returned.\n\n"
                 f"The returned mutable array was {_origin(jaxpr, v, arg_name)}.")
     is_ref_const = [isinstance(c, refs.Ref) for c in closed.consts]
