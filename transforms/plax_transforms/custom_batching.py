@@ -20,7 +20,6 @@ raises, since the rule does not say how.
 from __future__ import annotations
 
 import functools
-import inspect
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -42,7 +41,8 @@ from plax.extend.core import (
 )
 from plax_stdlib.lax.control_flow.map import map as lax_map
 from plax_transforms.ad import jvp_flat
-from plax_transforms.custom_derivatives import closure_convert_flat, named_hoisted
+from plax_transforms.custom_derivatives import (closure_convert_flat, named_hoisted,
+                                                 positional_args)
 
 custom_vmap_call_p = Primitive("plax.custom_vmap_call", multiple_results=True)
 
@@ -78,7 +78,7 @@ class custom_vmap:
         if self.vmap_rule is None:
             raise AttributeError(f"No batching rule defined for custom_vmap function "
                                  f"{self.name} using def_vmap.")
-        args = self._positional(args, kwargs)
+        args = positional_args(self.fun, f"custom_vmap function {self.name}", args, kwargs)
         flat, in_tree = tree_util.tree_flatten(args)
         try:
             in_avals = [get_aval(x) for x in flat]
@@ -99,18 +99,6 @@ class custom_vmap:
                                        num_consts=len(consts))
         return out_tree[0].unflatten(outs)
 
-    def _positional(self, args, kwargs) -> tuple:
-        if not kwargs:
-            return args
-        try:
-            bound = inspect.signature(self.fun).bind(*args, **kwargs)
-        except TypeError as err:
-            raise TypeError(f"custom_vmap function {self.name}: {err}") from None
-        bound.apply_defaults()
-        if bound.kwargs:
-            raise TypeError(f"custom_vmap function {self.name} does not support keyword-only "
-                            f"arguments: {sorted(bound.kwargs)}")
-        return bound.args
 
 
 def _flat_rule(f: custom_vmap, in_tree, out_tree, out_avals):
