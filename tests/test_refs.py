@@ -187,6 +187,8 @@ def test_grad_and_vmap_through_loops_over_created_references():
         lax.fori_loop(0, 3, body, 0)
         return q[...]
     np.testing.assert_allclose(plax.grad(lambda x: f(x).sum())(2.0), 3.0)
+    np.testing.assert_allclose(plax.jit(plax.grad(lambda x: f(x).sum()))(2.0), 3.0)
+    np.testing.assert_allclose(plax.jit(f)(2.0), [0, 2, 4])
     np.testing.assert_allclose(plax.vmap(f)(jnp.arange(2.0)), [[0, 0, 0], [0, 1, 2]])
 
 
