@@ -88,6 +88,9 @@ def test_jit_with_references_passed_in():
     np.testing.assert_array_equal(r[...], [2, 2, 2])
     jaxpr = str(plax.make_jaxpr(step)(r, 1.0))
     assert "Ref{f32[3]}" in jaxpr and "swap" in jaxpr
+    with pytest.raises(NotImplementedError, match="ahead-of-time"):
+        step.lower(r, 1.0)
+    assert step.eval_shape(r, 1.0).shape == (3,)
 
 
 def test_jit_with_closed_over_and_created_references():

@@ -445,6 +445,11 @@ class JitWrapped:
     def trace(self, *args, **kwargs) -> Traced:
         """Trace the call (arguments may be `ShapeDtypeStruct`s)."""
         flat, in_tree, result = self._infer(args, kwargs)
+        if result.ref_plan is not None:
+            raise NotImplementedError(
+                f"jit of {result.params['name']}: ahead-of-time tracing and lowering "
+                "(trace, lower) of a function using mutable array references is "
+                "not supported; call the jitted function (make_jaxpr shows its Jaxpr)")
         describe = self._describer(args, kwargs, flat)
         call = StagedCall(result.closed, in_tree, result.out_tree,
                           result.params["donated_invars"], result.params["name"])

@@ -61,9 +61,11 @@ class ArgInfo:
 
 
 def out_info(closed: ClosedJaxpr, out_tree) -> Any:
-    """The output pytree as `ShapeDtypeStruct`s."""
+    """The output pytree as `ShapeDtypeStruct`s (outputs past the tree's leaves are the
+    final values of mutable references, not the function's)."""
     return tree_util.tree_unflatten(out_tree, [
-        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals])
+        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+        for a in closed.out_avals[:out_tree.num_leaves]])
 
 
 class StagedCall:
