@@ -31,6 +31,7 @@ import plax
 from plax.extend.core import (
     BATCHING,
     EVAL_TRACE,
+    Effect,
     JVP,
     AbstractValue,
     Primitive,
@@ -45,15 +46,10 @@ from plax_stdlib.lax.conversion import convert_element_type
 from plax_transforms.partial_eval import PartialEvalTrace
 
 
-class RefEffect:
-    """The effect of reading, writing or creating a reference: orders and keeps them."""
-    __slots__ = ()
-
-    def __repr__(self):
-        return "RefEffect"
-
-
-REF_EFFECT = RefEffect()
+# Reading, writing or creating a reference: kept by dead-code elimination, and the
+# mark by which `jit` knows a Jaxpr uses references at any depth. (Unordered: no
+# reference operation is ever lowered; the discharged form orders them by data.)
+REF_EFFECT = Effect("RefEffect")
 
 
 class AbstractRef(AbstractValue):
