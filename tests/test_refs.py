@@ -249,3 +249,22 @@ def test_same_as_jax():
             return s[...]
         results["grad"] = lib.vmap(lib.grad(f))(x)
     """, {"x": np.linspace(0.5, 2.0, 4, dtype=np.float32)})
+
+
+def test_references_inside_checkpoint_and_custom_rules():
+    r = plax.new_ref(jnp.zeros(()))
+
+    @plax.checkpoint
+    def remat_write(x):
+        r[...] += x
+        return x * 2.0
+    np.testing.assert_allclose(plax.jit(remat_write)(3.0), 6.0)
+    assert float(r[...]) == 3.0
+
+    @plax.custom_jvp
+    def f(x):
+        r[...] += x
+        return x
+    f.defjvp(lambda p, t: (f(*p), t[0]))
+    with pytest.raises(NotImplementedError, match="custom rule's function must not"):
+        plax.jit(f)(1.0)

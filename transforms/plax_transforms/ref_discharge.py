@@ -6,7 +6,7 @@ value an extra output (after the original outputs). An interpreter walks the
 equations with a `Cell` (the current value) for each reference: `ref.get` reads
 it, `ref.swap`/`ref.addupdate` write it, `ref.new` makes a cell, `ref.freeze`
 reads it. An equation whose operands include references (or whose Jaxprs use
-them) is rewritten by its kind: a call (`jit`, `checkpoint`, custom rules) is
+them) is rewritten by its kind: a call (`jit`, `checkpoint`) is
 interpreted inline with the same cells; `scan` and `while` carry the values of
 the references they use; `cond` passes them in and out of every branch — each
 through the public `lax` function, so the result is ordinary control flow.
@@ -89,12 +89,14 @@ def _rule(eqn: JaxprEqn) -> Callable:
     rule = _RULES.get(eqn.primitive)
     if rule is not None:
         return rule
-    if _called_jaxpr(eqn) is not None:
+    # Calls whose meaning is their Jaxpr's. (A custom rule's call is not: inlining it
+    # would drop the rule.)
+    if eqn.primitive.id in _PLAIN_CALLS:
         return _inline
     raise NotImplementedError(
         f"mutable array references used inside {eqn.primitive.name} are not supported "
-        "(they are inside jit, scan, fori_loop, while_loop, cond, checkpoint and custom "
-        "rules)")
+        "(they are inside jit, checkpoint, scan, fori_loop, while_loop and cond; a custom "
+        "rule's function must not read or write them)")
 
 
 def _called_jaxpr(eqn: JaxprEqn) -> ClosedJaxpr | None:
@@ -224,6 +226,7 @@ _RULES: dict = {
     refs.addupdate_p: _addupdate, refs.freeze_p: _freeze,
     scan_p: _scan, while_p: _while, cond_p: _cond,
 }
+_PLAIN_CALLS = frozenset({"plax.jit", "plax.checkpoint"})
 
 
 # --- at a jit boundary --------------------------------------------------------------------
