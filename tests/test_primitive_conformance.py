@@ -149,6 +149,22 @@ def _custom_jvp_linear_fn():
     return f
 
 
+def _custom_vmap_fn():
+    @plax.custom_batching.custom_vmap
+    def f(v, w):
+        return lax.sin(v) * w
+
+    @f.def_vmap
+    def f_vmap(axis_size, in_batched, v, w):  # the same function, batched by hand
+        v_batched, w_batched = in_batched
+        if v_batched and not w_batched:
+            w = lax.broadcast(w, (axis_size,))
+        if w_batched and not v_batched:
+            v = lax.broadcast(v, (axis_size,))
+        return lax.sin(v) * w, v_batched or w_batched
+    return f
+
+
 def _custom_vjp_fn():
     @plax.custom_vjp
     def f(v):
@@ -349,6 +365,16 @@ EXAMPLES: list[Example] = [
     applied(_custom_jvp_fn(), x(), prim="custom_jvp_call"),
     applied(_custom_jvp_linear_fn(), x(), prim="custom_jvp_call", label="custom_jvp_linear"),
     applied(_custom_vjp_fn(), x(), prim="custom_vjp_call"),
+    applied(_custom_vmap_fn(), x(), y(), prim="custom_vmap_call"),
+    # mutable references (their writes store what is already there, so every check
+    # of the same example sees the same state)
+    applied(lambda r: r[1:, 0], plax.new_ref(x()), prim="get"),
+    applied(lambda r, i: r[i], plax.new_ref(x()), np.int32(1), prim="get",
+            label="get_dynamic"),
+    applied(lambda r, v: plax.ref.swap(r, ..., v), plax.new_ref(x()), x(), prim="swap"),
+    applied(lambda r, v: plax.ref.addupdate(r, 0, v), plax.new_ref(x()), np.zeros(3, F32),
+            prim="addupdate"),
+    applied(plax.freeze, plax.new_ref(x()), prim="freeze"),
     # windows: the monoids (reduce_window binds them for add/max/min from the identity)
     applied(lambda v: lax.reduce_window(v, 0.0, lax.add, (2, 2), (2, 1), [(1, 0), (0, 1)],
                                         base_dilation=(1, 2), window_dilation=(2, 1)),
@@ -486,6 +512,8 @@ EXEMPT: dict[str, str] = {
                     "abstract evaluation raises outside `checkify` by design, as in JAX (a "
                     "check must be functionalized before it is staged); tests/test_checkify.py "
                     "runs them eagerly, under checkify with jit, vmap and grad, and against JAX"),
+    "ref.new": "its output is a reference, not an array check_primitive can compare; "
+               "its eager, jitted and traced uses are tests/test_refs.py's",
     "plax.custom_lin": "its forward evaluation raises by design (it only exists to be "
                        "transposed inside vjp of a custom_vjp function; tests/test_ad_custom.py)",
 }
@@ -519,6 +547,14 @@ SKIPPED: dict[str, tuple[tuple[str, ...], str]] = {
                             "checks it against SciPy's inverse incomplete gamma"),
     "lax.rng_bit_generator": (("batching",), "a batch of keys draws once, from its first key, "
                                              "as JAX's rule does: not a loop over the keys"),
+    "ref.get": (("batching",), "a reference operand cannot be stacked for the vmap check; "
+                               "batched indices into a reference: tests/test_refs.py"),
+    "ref.swap": (("jvp", "jvp2", "vjp", "batching"), "differentiated or batched writes to "
+                 "a reference made outside the transformation raise, as in JAX"),
+    "ref.addupdate": (("jvp", "jvp2", "vjp", "batching"), "differentiated or batched "
+                      "writes to a reference made outside the transformation raise, as in JAX"),
+    "plax.custom_vmap_call": (("vjp",), "reverse mode of a custom_vmap function raises, as in "
+                                        "JAX 0.10 (tests/test_custom_batching.py)"),
 }
 
 

@@ -30,7 +30,12 @@ Reading path:
    FFI; `vmap_methods.py` — how `vmap` batches such opaque calls.
 10. `plax.experimental` modules, programs built on the above: `checkify/` (an
     interpreter threading an error state through a Jaxpr), `ode.py` (`odeint` and
-    its adjoint rule), `sparse/` (the BCOO array, `sparsify`, sparse gradients).
+    its adjoint rule), `sparse/` (the BCOO array, `sparsify`, sparse gradients);
+11. the rest of JAX's API for custom rules and stages: `custom_batching.py`
+    (`custom_vmap`), `custom_gradient.py` (`custom_gradient`, `closure_convert`),
+    `compile_time_eval.py`, `checkpoint_policies.py`; and mutable references:
+    `refs.py` (`plax.ref` and its primitives), `ref_discharge.py` (a Jaxpr's
+    references made explicit inputs and outputs, as `jit` does after tracing).
 
 The rules of the standard primitives, `cond`, `while` and `scan` included, live
 with their definitions in plax-stdlib.

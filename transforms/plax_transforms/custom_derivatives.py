@@ -162,16 +162,7 @@ class _Decorated:
     def _split(self, args, kwargs):
         """→ (static args by position, dynamic args, their positions, all positional
         args)."""
-        if kwargs:
-            try:
-                bound = inspect.signature(self.fun).bind(*args, **kwargs)
-            except TypeError as err:
-                raise TypeError(f"{self.api} function {self.name}: {err}") from None
-            bound.apply_defaults()
-            if bound.kwargs:
-                raise TypeError(f"{self.api} function {self.name} does not support "
-                                f"keyword-only arguments: {sorted(bound.kwargs)}")
-            args = bound.args
+        args = positional_args(self.fun, f"{self.api} function {self.name}", args, kwargs)
         n = len(args)
         static = {}
         for i in self.nondiff_argnums:
@@ -246,6 +237,22 @@ class _Decorated:
         closed, consts = closure_convert_flat(flat_fun, in_avals)
         closed = named_hoisted(closed, len(consts), dbg, out_tree[0])
         return closed, consts, flat, in_tree, out_tree[0]
+
+
+def positional_args(fun: Callable, what: str, args: tuple, kwargs: dict) -> tuple:
+    """The call's arguments all by position (keywords bound to `fun`'s parameters,
+    defaults filled in); keyword-only parameters are a TypeError naming `what`."""
+    if not kwargs:
+        return args
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except TypeError as err:
+        raise TypeError(f"{what}: {err}") from None
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise TypeError(f"{what} does not support keyword-only arguments: "
+                        f"{sorted(bound.kwargs)}")
+    return bound.args
 
 
 def _merge(static: dict, positions, dyn) -> list:

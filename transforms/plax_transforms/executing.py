@@ -73,7 +73,8 @@ class CompiledJaxpr:
     lowerings weakly.
     """
 
-    def __init__(self, lowering: LoweringResult, placement: CallPlacement):
+    def __init__(self, lowering: LoweringResult, placement: CallPlacement,
+                 compiler_options: tuple = ()):
         self.name = lowering.name
         # what the executable calls back into: custom-call targets and host callbacks
         self.keepalives = (lowering.keepalives, lowering.host_callbacks)
@@ -111,7 +112,8 @@ class CompiledJaxpr:
                 self.executable = runtime_executable.compile(
                     module, devices,
                     donated_args=[i for i, d in enumerate(lowering.donated_args) if d],
-                    build_options=build, in_shardings=in_shardings,
+                    compile_options_overrides=dict(compiler_options), build_options=build,
+                    in_shardings=in_shardings,
                     out_avals=lowering.out_avals, out_shardings=out_shardings,
                     arg_names=lowering.arg_names, sharding_like=like,
                     name=f"jit({lowering.name})", effect_tokens=lowering.ordered_effects,
@@ -243,13 +245,14 @@ def lower_module(closed: ClosedJaxpr, name: str, **options) -> LoweringResult:
         return lower_jaxpr_to_module(closed, name=name, **options)
 
 
-def compile_lowering(lowering: LoweringResult,
-                     placement: CallPlacement | Device) -> CompiledJaxpr:
+def compile_lowering(lowering: LoweringResult, placement: CallPlacement | Device,
+                     compiler_options: tuple = ()) -> CompiledJaxpr:
     """`lowering` compiled for the placement's device assignment (or one device),
-    cached while `lowering` lives."""
+    cached while `lowering` lives; `compiler_options` are sorted (name, value) pairs
+    of XLA options."""
     if isinstance(placement, Device):
         placement = CallPlacement((placement,), False, (), ())
-    key = (id(lowering), placement.devices)
+    key = (id(lowering), placement.devices, compiler_options)
     compiled = _compiled.get(key)
     if compiled is None:
         if config.explain_cache_misses.value:
@@ -258,7 +261,7 @@ def compile_lowering(lowering: LoweringResult,
         logger.log(_log_level(), "Compiling jit(%s) for devices %s with arguments %s",
                    lowering.name, [d.id for d in placement.devices],
                    ", ".join(a.str_short() for a in lowering.in_avals))
-        compiled = CompiledJaxpr(lowering, placement)
+        compiled = CompiledJaxpr(lowering, placement, compiler_options)
         _compiled.put(key, compiled, nbytes=compiled.nbytes, owners=(lowering,))
     return compiled
 
