@@ -31,6 +31,7 @@ from plax.extend import config
 from plax.extend.core import ShapedArray, register_cache
 from plax.extend.monitoring import BACKEND_COMPILE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
+from plax_runtime import _fastpath
 from plax_runtime.array import Array
 from plax_runtime.device_put import put_leaves
 from plax_runtime.effects import runtime_tokens
@@ -51,6 +52,10 @@ def _wait_for_spmd_in_flight() -> None:
     _spmd_in_flight.clear()
     if pending:
         xc.batched_block_until_ready(pending)
+
+
+def _record_spmd_in_flight(outs: list) -> None:
+    _spmd_in_flight[:] = outs
 
 
 class Executable:
@@ -121,23 +126,45 @@ class Executable:
         wrap = Array._from_impl
         return [wrap(impl, aval, s) for impl, (aval, s) in zip(outs, self._out_types)]
 
-    def laid_out_as_expected(self, args: Sequence[Any]) -> bool:
-        """Whether every argument is an Array already placed as this executable expects."""
-        return len(args) == len(self.in_shardings) and all(
-            type(x) is Array and x._sharding is expected
-            for x, expected in zip(args, self.in_shardings))
+    def takes_as_is(self, args: Sequence[Any], offset: int = 0) -> bool:
+        """Whether every Array among `args` (the executable's arguments from `offset`
+        on) is laid out as the executable expects, so that its buffers can be passed
+        unchanged; the other arguments are host values, placed on each call."""
+        for x, expected in zip(args, self.in_shardings[offset:]):
+            if isinstance(x, Array):
+                sharding = x._sharding
+                if not (sharding is expected or sharding == expected
+                        or sharding.is_equivalent_to(expected, x.ndim)):
+                    return False
+            elif not isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)):
+                return False
+        return len(args) == len(self.in_shardings) - offset
 
-    def execute_placed(self, args: Sequence[Array], *, committed: bool) -> list[Array]:
-        """`execute` for arguments known to be laid out as expected (a jit cache hit
-        whose key fixes every argument's sharding): no checks, no moves."""
-        results = self._run([x._impl for x in args], args)
-        outs = results.consume_with_handlers(self._handlers[committed])
-        if self._serialized:
-            _spmd_in_flight[:] = outs
-        for i in self.donated_args:
-            args[i].delete()
-        wrap = Array._from_impl
-        return [wrap(impl, aval, s) for impl, (aval, s) in zip(outs, self._out_types)]
+    def executor(self, *, committed: bool, num_flat: int, kept: Sequence[int] | None = None,
+                 consts: Sequence[Array] = ()) -> _fastpath.Executor:
+        """This executable as one C++ call on flat arguments (for cached calls whose
+        key fixes every Array argument's placement as the executable expects): the
+        module's arguments are `consts` then `flat[i] for i in kept`; host values
+        among them are placed here, on the sharding the executable wants."""
+        kept = list(range(num_flat)) if kept is None else list(kept)
+        n_consts = len(consts)
+        if n_consts + len(kept) != len(self.in_shardings):
+            raise TypeError(f"the executable takes {len(self.in_shardings)} arguments, "
+                            f"got {n_consts} constants and {len(kept)} arguments")
+        shardings = self.in_shardings[n_consts:]
+
+        def place_host(x: Any, j: int):
+            return put_leaves([x], [shardings[j]], [False], [None])[0]._impl
+
+        def explain_failure(flat: Sequence[Any]) -> None:
+            self._check_alive([flat[i] for i in kept], offset=n_consts)
+
+        return _fastpath.Executor(
+            self._loaded, self._handlers[committed], list(self.out_avals),
+            list(self.out_shardings), [c._impl for c in consts], kept,
+            list(self.donated_args), num_flat, place_host, explain_failure,
+            _wait_for_spmd_in_flight if self._serialized else None,
+            _record_spmd_in_flight if self._serialized else None)
 
     def _run(self, impls: list, args: Sequence[Any]):
         if self._serialized:
@@ -179,8 +206,10 @@ class Executable:
             impls.append(impl)
         return impls, any_committed
 
-    def _check_alive(self, args: Sequence[Any]) -> None:
-        for i, x in enumerate(args):
+    def _check_alive(self, args: Sequence[Any], offset: int = 0) -> None:
+        """Raises naming the first deleted Array of `args`, the executable's arguments
+        from `offset` on."""
+        for i, x in enumerate(args, offset):
             if isinstance(x, Array) and x._impl.is_deleted():
                 raise RuntimeError(f"Array passed as {self._arg_label(i)} has been deleted "
                                    f"(shape={x.aval.str_short()}); it cannot be used after "

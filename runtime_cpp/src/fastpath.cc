@@ -6,10 +6,13 @@
 // arrays, so that a cache hit also says where the call runs. It runs on every call of a jitted function, so it avoids
 // Python-level attribute lookups, exceptions on misses, and per-call allocations
 // for Python scalars.
-#include <nanobind/nanobind.h>
+#include "signature.h"
+
+#include "dispatch.h"
 
 namespace nb = nanobind;
 
+namespace plax {
 namespace {
 
 // Interned attribute names and the signatures of Python scalars, built once at
@@ -105,6 +108,8 @@ nb::object signature_of(PyObject* x, Py_ssize_t index, bool x64) {
   throw nb::python_error();
 }
 
+}  // namespace
+
 nb::object arg_signature(nb::handle args, bool x64) {
   nb::object seq = nb::steal(PySequence_Fast(args.ptr(), "arg_signature: args must be a sequence"));
   if (!seq.is_valid()) throw nb::python_error();
@@ -117,6 +122,8 @@ nb::object arg_signature(nb::handle args, bool x64) {
   }
   return out;
 }
+
+namespace {
 
 PyObject* scalar_signature(nb::handle np_dtype, const char* name, bool weak_type) {
   nb::object empty = nb::steal(PyTuple_New(0));
@@ -156,9 +163,7 @@ Anything else raises ``TypeError`` naming the argument's position and type.
 
 }  // namespace
 
-NB_MODULE(_fastpath, m) {
-  m.doc() = "C++ hot paths of plax's jit dispatch.";
-
+void init_signature() {
   nb::object np_dtype = nb::module_::import_("numpy").attr("dtype");
   S.aval = intern("aval");
   S.shape = intern("shape");
@@ -174,9 +179,18 @@ NB_MODULE(_fastpath, m) {
   S.float_sig[1] = scalar_signature(np_dtype, "float64", true);
   S.complex_sig[0] = scalar_signature(np_dtype, "complex64", true);
   S.complex_sig[1] = scalar_signature(np_dtype, "complex128", true);
+}
 
-  m.def("arg_signature", &arg_signature, nb::arg("args"), nb::arg("x64"),
+}  // namespace plax
+
+NB_MODULE(_fastpath, m) {
+  m.doc() = "C++ hot paths of plax's jit and eager dispatch.";
+  // Executors live in module-level caches until the interpreter exits: not leaks.
+  nb::set_leak_warnings(false);
+  plax::init_signature();
+  m.def("arg_signature", &plax::arg_signature, nb::arg("args"), nb::arg("x64"),
         nb::sig("def arg_signature(args: collections.abc.Sequence[object], x64: bool) -> "
                 "tuple[tuple[typing.Any, ...], ...]"),
-        kArgSignatureDoc);
+        plax::kArgSignatureDoc);
+  plax::define_dispatch(m);
 }

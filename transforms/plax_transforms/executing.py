@@ -145,14 +145,15 @@ class CompiledJaxpr:
 
     def caller_for(self, flat_args: Sequence[Any], committed: bool):
         """A function running this computation on later calls whose arguments look
-        like `flat_args` (same signatures and placements): when they are all Arrays
-        already where the executable wants them, it skips every check and move."""
+        like `flat_args` (same signatures and placements): when its Arrays are
+        already where the executable wants them, one C++ call that skips every check
+        and move (host values are placed as they come)."""
         check_execution_allowed(self.name)
-        ex = self.executable
-        if (not self.const_args and not self._float0_shapes
-                and len(flat_args) == len(self.kept_var_idx)
-                and ex.laid_out_as_expected(flat_args)):
-            return functools.partial(ex.execute_placed, committed=committed)
+        n_consts = len(self.const_args)
+        kept = [flat_args[i] for i in self.kept_var_idx]
+        if not self._float0_shapes and self.executable.takes_as_is(kept, offset=n_consts):
+            return self.executable.executor(committed=committed, num_flat=len(flat_args),
+                                            kept=self.kept_var_idx, consts=self.const_args)
         return functools.partial(self, committed=committed)
 
     def __call__(self, flat_args: Sequence[Any], committed: bool) -> list[Array]:
