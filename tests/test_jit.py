@@ -368,7 +368,7 @@ def test_fast_path_reuses_one_executable_per_device():
     for _ in range(3):
         assert jf(plax.device_put(f32(2), d1)).devices() == {d1}
         assert jf(plax.device_put(f32(2), d2)).devices() == {d2}
-    assert len(jf._dispatch.entries()) == 2
+    assert len(jf._fast_entries()) == 2
     assert fastpath_stats(jf) == {"hits": 4, "slow_path": {
         "first call": 1, "an argument sharding, device or commitment not seen before": 1}}
 

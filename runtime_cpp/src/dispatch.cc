@@ -44,6 +44,8 @@ struct Names {
   PyObject* consume_with_handlers;
   PyObject* unflatten;
   PyObject* delete_;
+  PyObject* call_python;
+  PyObject* split_for_key;
 };
 Names N;
 
@@ -58,30 +60,17 @@ nb::object check(PyObject* result) {
   return nb::steal(result);
 }
 
-// The slot descriptors of plax's `Array` class: read and written directly, without
-// attribute lookups, when buffers are taken from arguments and outputs are built.
-struct ArraySlots {
-  PyTypeObject* type = nullptr;
-  PyObject* impl = nullptr;
-  PyObject* aval = nullptr;
-  PyObject* sharding = nullptr;
-  PyObject* npy_value = nullptr;
-};
-ArraySlots A;
+ArraySlots& A = array_slots;
 
 PyObject* slot_descriptor(PyTypeObject* type, PyObject* name) {
   PyObject* descr = _PyType_Lookup(type, name);  // borrowed
   if (descr == nullptr || Py_TYPE(descr)->tp_descr_get == nullptr ||
       Py_TYPE(descr)->tp_descr_set == nullptr) {
-    PyErr_Format(PyExc_TypeError, "configure: %R has no slot %R", type, name);
+    PyErr_Format(PyExc_TypeError, "set_array_type: %R has no slot %R", type, name);
     throw nb::python_error();
   }
   Py_INCREF(descr);
   return descr;
-}
-
-nb::object get_slot(PyObject* descr, PyObject* obj) {
-  return check(Py_TYPE(descr)->tp_descr_get(descr, obj, reinterpret_cast<PyObject*>(Py_TYPE(obj))));
 }
 
 void set_slot(PyObject* descr, PyObject* obj, PyObject* value) {
@@ -122,8 +111,16 @@ bool state_value(const nb::object& state) {
 void configure(nb::object registry_flatten, nb::object disable_jit, nb::object enable_x64,
                nb::object log_misses, nb::object current_trace, nb::object eval_trace,
                nb::object trace_context, nb::object concrete_mesh, nb::object miss_reason,
-               nb::object log_miss, nb::handle array_type) {
-  if (!PyType_Check(array_type.ptr())) throw nb::type_error("configure: array_type must be a class");
+               nb::object log_miss) {
+  // A previous Env is leaked on purpose: configure runs once per process.
+  E = new Env{std::move(registry_flatten), std::move(disable_jit), std::move(enable_x64),
+              std::move(log_misses), std::move(current_trace), std::move(eval_trace),
+              std::move(trace_context), std::move(concrete_mesh), std::move(miss_reason),
+              std::move(log_miss)};
+}
+
+void set_array_type(nb::handle array_type) {
+  if (!PyType_Check(array_type.ptr())) throw nb::type_error("set_array_type: not a class");
   auto* type = reinterpret_cast<PyTypeObject*>(array_type.ptr());
   ArraySlots slots;
   slots.type = type;
@@ -132,12 +129,7 @@ void configure(nb::object registry_flatten, nb::object disable_jit, nb::object e
   slots.sharding = slot_descriptor(type, N.sharding);
   slots.npy_value = slot_descriptor(type, N.npy_value);
   Py_INCREF(type);
-  A = slots;  // the previous descriptors (if any) stay alive: they are tiny
-  Env* env = new Env{std::move(registry_flatten), std::move(disable_jit),
-                     std::move(enable_x64), std::move(log_misses), std::move(current_trace),
-                     std::move(eval_trace), std::move(trace_context), std::move(concrete_mesh),
-                     std::move(miss_reason), std::move(log_miss)};
-  E = env;  // a previous Env is leaked on purpose (configure runs once per process)
+  A = slots;  // previous descriptors (if any) stay referenced: a few bytes, once
 }
 
 // --- running an executable ------------------------------------------------------------
@@ -168,7 +160,10 @@ class Executor {
 
   // flat arguments (a list or tuple) -> one plax Array per output.
   nb::object run(PyObject* flat) const {
-    if (A.type == nullptr) env();  // raises: not configured
+    if (A.type == nullptr) {
+      PyErr_SetString(PyExc_RuntimeError, "plax_runtime._fastpath.set_array_type was not called");
+      throw nb::python_error();
+    }
     nb::object seq = check(PySequence_Fast(flat, "Executor: arguments must be a sequence"));
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
     if (n != num_flat_) {
@@ -254,51 +249,34 @@ class Executor {
 
 // --- a jitted function's fast-path cache -------------------------------------------------
 
+// The base class of plax's jitted functions (`JitWrapped` in plax-transforms). Its
+// call slot is the fast path; the Python subclass gives the slow path
+// (`_call_python(*args, **kwargs)`) and, when the function has static arguments,
+// `_split_for_key(args, kwargs) -> (dynamic args, dynamic kwargs, statics)`.
 class JitCache {
  public:
-  JitCache(std::string name, nb::object slow, nb::object split, size_t max_entries)
-      : name_(std::move(name)), slow_(std::move(slow)), split_(std::move(split)),
-        max_entries_(max_entries) {}
+  JitCache(std::string name, bool has_statics, size_t max_entries)
+      : name_(std::move(name)), has_statics_(has_statics), max_entries_(max_entries) {}
 
-  nb::object call(nb::args args, nb::kwargs kwargs) {
-    Env& e = env();
-    if (state_value(e.disable_jit)) return slow(args, kwargs);
-    nb::object trace = check(PyObject_CallNoArgs(e.current_trace.ptr()));
-    if (!trace.is(e.eval_trace)) return miss("called inside a transformation", args, kwargs);
-    nb::object flat, key;
+  // The call slot: a C++ error becomes the matching Python exception.
+  static PyObject* tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
     try {
-      std::tie(flat, key) = compute_key(args, kwargs);
+      JitCache* cache = nb::inst_ptr<JitCache>(self);
+      nb::object kw = kwargs != nullptr ? nb::borrow(kwargs) : check(PyDict_New());
+      return cache->call(self, args, kw.ptr()).release().ptr();
     } catch (nb::python_error& err) {
-      if (!err.matches(PyExc_TypeError)) throw;
-      return miss("an argument or static value the key cannot describe", args, kwargs);
+      err.restore();
+    } catch (const std::exception& err) {
+      PyErr_SetString(PyExc_RuntimeError, err.what());
     }
-    PyObject* entry = PyDict_GetItemWithError(entries_.ptr(), key.ptr());  // borrowed
-    if (entry == nullptr) {
-      if (PyErr_Occurred()) {
-        if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
-        PyErr_Clear();
-        return miss("an unhashable argument signature", args, kwargs);
-      }
-      nb::object reason = check(PyObject_CallFunctionObjArgs(
-          e.miss_reason.ptr(), key.ptr(), entries_.ptr(), nullptr));
-      return miss(nb::cast<std::string>(reason), args, kwargs);
-    }
-    ++hits_;
-    nb::object runner = nb::borrow(PyTuple_GET_ITEM(entry, 0));
-    nb::object out_tree = nb::borrow(PyTuple_GET_ITEM(entry, 1));
-    nb::object outs;
-    if (nb::isinstance<Executor>(runner)) {
-      outs = nb::cast<const Executor&>(runner).run(flat.ptr());
-    } else {
-      outs = check(PyObject_CallOneArg(runner.ptr(), flat.ptr()));
-    }
-    return check(PyObject_CallMethodOneArg(out_tree.ptr(), N.unflatten, outs.ptr()));
+    return nullptr;
   }
 
-  // (flat arguments, key) of a call, as `call` computes them; TypeError when the
-  // call's arguments or static values cannot be described.
-  nb::tuple key(nb::tuple args, nb::dict kwargs) {
-    auto [flat, key] = compute_key(args, kwargs);
+  // (flat arguments, key) of a call, as the fast path computes them; TypeError when
+  // the call's arguments or static values cannot be described.
+  static nb::tuple key(nb::handle self, nb::tuple args, nb::dict kwargs) {
+    auto [flat, key] = nb::inst_ptr<JitCache>(self)->compute_key(self.ptr(), args.ptr(),
+                                                                 kwargs.ptr());
     return nb::make_tuple(flat, key);
   }
 
@@ -306,7 +284,10 @@ class JitCache {
     if (PyDict_GET_SIZE(entries_.ptr()) >= static_cast<Py_ssize_t>(max_entries_)) {
       PyDict_Clear(entries_.ptr());
     }
-    nb::object entry = check(PyTuple_Pack(2, runner.ptr(), out_tree.ptr()));
+    // A single-leaf output needs no unflattening: its outputs list holds the result.
+    nb::object num_nodes = check(PyObject_GetAttrString(out_tree.ptr(), "num_nodes"));
+    bool leaf = PyLong_AsLong(num_nodes.ptr()) == 1;
+    nb::object entry = check(PyTuple_Pack(3, runner.ptr(), out_tree.ptr(), leaf ? Py_True : Py_False));
     if (PyDict_SetItem(entries_.ptr(), key.ptr(), entry.ptr()) < 0) throw nb::python_error();
   }
 
@@ -323,42 +304,76 @@ class JitCache {
     return out;
   }
 
-  // Cyclic garbage collection: `slow` is a method of the jitted function that owns
-  // this cache, and entries may refer to anything.
-  static int traverse(PyObject* self, visitproc visit, void* arg) {
-    Py_VISIT(Py_TYPE(self));
-    if (!nb::inst_ready(self)) return 0;
-    JitCache* cache = nb::inst_ptr<JitCache>(self);
-    Py_VISIT(cache->slow_.ptr());
-    Py_VISIT(cache->split_.ptr());
-    Py_VISIT(cache->entries_.ptr());
-    return 0;
-  }
-
-  static int clear_refs(PyObject* self) {
-    JitCache* cache = nb::inst_ptr<JitCache>(self);
-    cache->slow_ = nb::none();
-    cache->split_ = nb::none();
-    PyDict_Clear(cache->entries_.ptr());
-    return 0;
-  }
-
   void reset_stats() {
     hits_ = 0;
     slow_counts_.clear();
     logged_.clear();
   }
 
+  // Cyclic garbage collection: entries may refer to anything.
+  static int traverse(PyObject* self, visitproc visit, void* arg) {
+    Py_VISIT(Py_TYPE(self));
+    if (!nb::inst_ready(self)) return 0;
+    Py_VISIT(nb::inst_ptr<JitCache>(self)->entries_.ptr());
+    return 0;
+  }
+
+  static int clear_refs(PyObject* self) {
+    PyDict_Clear(nb::inst_ptr<JitCache>(self)->entries_.ptr());
+    return 0;
+  }
+
  private:
-  std::pair<nb::object, nb::object> compute_key(nb::handle args, nb::handle kwargs) {
+  nb::object call(PyObject* self, PyObject* args, PyObject* kwargs) {
+    Env& e = env();
+    if (state_value(e.disable_jit)) return slow(self, args, kwargs);
+    nb::object trace = check(PyObject_CallNoArgs(e.current_trace.ptr()));
+    if (!trace.is(e.eval_trace)) return miss("called inside a transformation", self, args, kwargs);
+    nb::object flat, key;
+    try {
+      std::tie(flat, key) = compute_key(self, args, kwargs);
+    } catch (nb::python_error& err) {
+      if (!err.matches(PyExc_TypeError)) throw;
+      return miss("an argument or static value the key cannot describe", self, args, kwargs);
+    }
+    PyObject* entry = PyDict_GetItemWithError(entries_.ptr(), key.ptr());  // borrowed
+    if (entry == nullptr) {
+      if (PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
+        PyErr_Clear();
+        return miss("an unhashable static argument", self, args, kwargs);
+      }
+      nb::object reason = check(PyObject_CallFunctionObjArgs(
+          e.miss_reason.ptr(), key.ptr(), entries_.ptr(), nullptr));
+      return miss(nb::cast<std::string>(reason), self, args, kwargs);
+    }
+    ++hits_;
+    nb::object hold = nb::borrow(entry);  // the entry may be evicted while it runs
+    PyObject* runner = PyTuple_GET_ITEM(entry, 0);
+    nb::object outs;
+    if (nb::isinstance<Executor>(runner)) {
+      outs = nb::inst_ptr<Executor>(runner)->run(flat.ptr());
+    } else {
+      outs = check(PyObject_CallOneArg(runner, flat.ptr()));
+    }
+    if (PyTuple_GET_ITEM(entry, 2) == Py_True && PyList_CheckExact(outs.ptr()) &&
+        PyList_GET_SIZE(outs.ptr()) == 1) {
+      return nb::borrow(PyList_GET_ITEM(outs.ptr(), 0));
+    }
+    return check(PyObject_CallMethodOneArg(PyTuple_GET_ITEM(entry, 1), N.unflatten, outs.ptr()));
+  }
+
+  std::pair<nb::object, nb::object> compute_key(PyObject* self, PyObject* args,
+                                                PyObject* kwargs) {
     Env& e = env();
     nb::object dyn_args = nb::borrow(args), dyn_kwargs = nb::borrow(kwargs);
     nb::object statics = nb::none();
-    if (!split_.is_none()) {
-      nb::object parts = check(PyObject_CallFunctionObjArgs(split_.ptr(), args.ptr(),
-                                                            kwargs.ptr(), nullptr));
+    if (has_statics_) {
+      nb::object parts = check(PyObject_CallMethodObjArgs(self, N.split_for_key, args, kwargs,
+                                                          nullptr));
       if (!PyTuple_Check(parts.ptr()) || PyTuple_GET_SIZE(parts.ptr()) != 3) {
-        throw nb::type_error("JitCache: split must return (args, kwargs, statics)");
+        PyErr_SetString(PyExc_TypeError, "_split_for_key must return (args, kwargs, statics)");
+        throw nb::python_error();
       }
       dyn_args = nb::borrow(PyTuple_GET_ITEM(parts.ptr(), 0));
       dyn_kwargs = nb::borrow(PyTuple_GET_ITEM(parts.ptr(), 1));
@@ -367,7 +382,8 @@ class JitCache {
     nb::object tree = check(PyTuple_Pack(2, dyn_args.ptr(), dyn_kwargs.ptr()));
     nb::object flattened = check(PyObject_CallOneArg(e.flatten.ptr(), tree.ptr()));
     if (!PyTuple_Check(flattened.ptr()) || PyTuple_GET_SIZE(flattened.ptr()) != 2) {
-      throw nb::type_error("JitCache: flatten must return (leaves, treedef)");
+      PyErr_SetString(PyExc_TypeError, "flatten must return (leaves, treedef)");
+      throw nb::python_error();
     }
     nb::object leaves = nb::borrow(PyTuple_GET_ITEM(flattened.ptr(), 0));
     PyObject* treedef = PyTuple_GET_ITEM(flattened.ptr(), 1);
@@ -379,24 +395,24 @@ class JitCache {
     return {std::move(leaves), std::move(key)};
   }
 
-  nb::object slow(nb::handle args, nb::handle kwargs) {
-    return check(PyObject_Call(slow_.ptr(), args.ptr(), kwargs.ptr()));
+  nb::object slow(PyObject* self, PyObject* args, PyObject* kwargs) {
+    nb::object method = check(PyObject_GetAttr(self, N.call_python));
+    return check(PyObject_Call(method.ptr(), args, kwargs));
   }
 
-  nb::object miss(const std::string& reason, nb::handle args, nb::handle kwargs) {
+  nb::object miss(const std::string& reason, PyObject* self, PyObject* args, PyObject* kwargs) {
     ++slow_counts_[reason];
     Env& e = env();
     if (state_value(e.log_misses) && logged_.insert(reason).second) {
       check(PyObject_CallFunction(e.log_miss.ptr(), "ss", name_.c_str(), reason.c_str()));
     }
-    return slow(args, kwargs);
+    return slow(self, args, kwargs);
   }
 
   std::string name_;
-  nb::object slow_;   // (*args, **kwargs) -> the call's result, by the Python path
-  nb::object split_;  // None, or (args, kwargs) -> (dynamic args, dynamic kwargs, statics)
+  bool has_statics_;
   size_t max_entries_;
-  nb::dict entries_;  // key -> (runner, output treedef)
+  nb::dict entries_;  // key -> (runner, output treedef, whether it is a single leaf)
   uint64_t hits_ = 0;
   std::map<std::string, uint64_t> slow_counts_;
   std::set<std::string> logged_;
@@ -414,12 +430,16 @@ void define_dispatch(nb::module_& m) {
   N.consume_with_handlers = intern("consume_with_handlers");
   N.unflatten = intern("unflatten");
   N.delete_ = intern("delete");
+  N.call_python = intern("_call_python");
+  N.split_for_key = intern("_split_for_key");
 
   m.def("configure", &configure, nb::arg("registry_flatten"), nb::arg("disable_jit"),
         nb::arg("enable_x64"), nb::arg("log_misses"), nb::arg("current_trace"),
         nb::arg("eval_trace"), nb::arg("trace_context"), nb::arg("concrete_mesh"),
-        nb::arg("miss_reason"), nb::arg("log_miss"), nb::arg("array_type"),
-        "Give the dispatch what it consults on every call (once per process).");
+        nb::arg("miss_reason"), nb::arg("log_miss"),
+        "Give jit dispatch what it consults on every call (once per process).");
+  m.def("set_array_type", &set_array_type, nb::arg("array_type"),
+        "The class of the Arrays that Executors take buffers from and return (once).");
 
   nb::class_<Executor>(m, "Executor",
                        "One compiled executable run on flat arguments, outputs as plax Arrays.")
@@ -434,20 +454,21 @@ void define_dispatch(nb::module_& m) {
            nb::arg("flat"));
 
   static PyType_Slot jit_cache_slots[] = {
+      {Py_tp_call, reinterpret_cast<void*>(&JitCache::tp_call)},
       {Py_tp_traverse, reinterpret_cast<void*>(&JitCache::traverse)},
       {Py_tp_clear, reinterpret_cast<void*>(&JitCache::clear_refs)},
       {0, nullptr}};
   nb::class_<JitCache>(m, "JitCache", nb::type_slots(jit_cache_slots),
-                       "A jitted function's fast-path cache and dispatch.")
-      .def(nb::init<std::string, nb::object, nb::object, size_t>(), nb::arg("name"),
-           nb::arg("slow"), nb::arg("split").none(), nb::arg("max_entries"))
-      .def("__call__", &JitCache::call)
-      .def("key", &JitCache::key, nb::arg("args"), nb::arg("kwargs"))
-      .def("insert", &JitCache::insert, nb::arg("key"), nb::arg("runner"), nb::arg("out_tree"))
-      .def("clear", &JitCache::clear)
-      .def("entries", &JitCache::entries)
-      .def("stats", &JitCache::stats)
-      .def("reset_stats", &JitCache::reset_stats);
+                       "The base class of jitted functions: its call is the fast path.")
+      .def(nb::init<std::string, bool, size_t>(), nb::arg("name"), nb::arg("has_statics"),
+           nb::arg("max_entries"))
+      .def("_fast_key", &JitCache::key, nb::arg("args"), nb::arg("kwargs"))
+      .def("_fast_insert", &JitCache::insert, nb::arg("key"), nb::arg("runner"),
+           nb::arg("out_tree"))
+      .def("_fast_clear", &JitCache::clear)
+      .def("_fast_entries", &JitCache::entries)
+      .def("_fast_stats", &JitCache::stats)
+      .def("_fast_reset_stats", &JitCache::reset_stats);
 }
 
 }  // namespace plax

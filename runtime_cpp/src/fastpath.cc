@@ -13,6 +13,16 @@
 namespace nb = nanobind;
 
 namespace plax {
+
+ArraySlots array_slots;
+
+nb::object get_slot(PyObject* descr, PyObject* obj) {
+  PyObject* value =
+      Py_TYPE(descr)->tp_descr_get(descr, obj, reinterpret_cast<PyObject*>(Py_TYPE(obj)));
+  if (value == nullptr) throw nb::python_error();
+  return nb::steal(value);
+}
+
 namespace {
 
 // Interned attribute names and the signatures of Python scalars, built once at
@@ -73,6 +83,20 @@ nb::object signature_of_aval(PyObject* aval, Py_ssize_t index) {
   return triple(shape.ptr(), dtype.ptr(), is_weak != 0);
 }
 
+// A plax Array: its aval, sharding and committed flag, read from its slots.
+nb::object signature_of_array(PyObject* x, Py_ssize_t index) {
+  nb::object aval = get_slot(array_slots.aval, x);
+  nb::object sig = signature_of_aval(aval.ptr(), index);
+  nb::object sharding = get_slot(array_slots.sharding, x);
+  nb::object impl = get_slot(array_slots.impl, x);
+  nb::object committed = optional_attr(impl.ptr(), S.committed);
+  if (!committed.is_valid()) return sig;
+  PyObject* placed = PyTuple_Pack(5, PyTuple_GET_ITEM(sig.ptr(), 0), PyTuple_GET_ITEM(sig.ptr(), 1),
+                                  PyTuple_GET_ITEM(sig.ptr(), 2), sharding.ptr(), committed.ptr());
+  if (placed == nullptr) throw nb::python_error();
+  return nb::steal(placed);
+}
+
 nb::object signature_of(PyObject* x, Py_ssize_t index, bool x64) {
   // Exact Python scalars first: the most common non-array arguments, and the
   // cheapest (a shared, prebuilt tuple).
@@ -81,6 +105,7 @@ nb::object signature_of(PyObject* x, Py_ssize_t index, bool x64) {
   if (type == &PyLong_Type) return nb::borrow(S.int_sig[x64]);
   if (type == &PyBool_Type) return nb::borrow(S.bool_sig);
   if (type == &PyComplex_Type) return nb::borrow(S.complex_sig[x64]);
+  if (type == array_slots.type) return signature_of_array(x, index);
 
   if (nb::object aval = optional_attr(x, S.aval); aval.is_valid()) {
     nb::object sig = signature_of_aval(aval.ptr(), index);

@@ -16,7 +16,6 @@ from plax.extend import config, tree_util
 from plax.extend.core import EVAL_TRACE, current_trace
 from plax.extend.sharding import concrete_mesh
 from plax_runtime import _fastpath
-from plax_runtime.array import Array
 from plax_transforms.signature import trace_context
 
 logger = logging.getLogger(__name__)
@@ -45,9 +44,9 @@ def miss_reason(key: tuple, entries: dict) -> str:
     same_places = [k for k in same_avals if k[2] == signature]
     if not same_places:
         return "an argument sharding, device or commitment not seen before"
-    if all(k[3] != context for k in same_places):
-        return "a config state changed"
-    return "another mesh in context"
+    if all(k[4] != mesh for k in same_places):  # (its abstract mesh is config too)
+        return "another mesh in context"
+    return "a config state changed"
 
 
 def _avals(signature: tuple) -> tuple:
@@ -60,12 +59,11 @@ def _log_miss(name: str, reason: str) -> None:
 
 def fastpath_stats(jitted: Any) -> dict[str, Any]:
     """`{"hits": n, "slow_path": {reason: n}}` of a jitted function's calls."""
-    return jitted._dispatch.stats()
+    return jitted._fast_stats()
 
 
 _fastpath.configure(
     registry_flatten=tree_util.registry.flatten, disable_jit=config.disable_jit,
     enable_x64=config.enable_x64, log_misses=log_fastpath_misses,
     current_trace=current_trace, eval_trace=EVAL_TRACE, trace_context=trace_context,
-    concrete_mesh=concrete_mesh, miss_reason=miss_reason, log_miss=_log_miss,
-    array_type=Array)
+    concrete_mesh=concrete_mesh, miss_reason=miss_reason, log_miss=_log_miss)

@@ -136,20 +136,21 @@ _BYTES_PER_EQUATION = 512  # a rough size of an equation and its variables
 register_cache(_traces.clear)
 
 
-class JitWrapped:
-    """A jitted function: call it, or stage it with `.trace`, `.lower`, `.eval_shape`."""
+class JitWrapped(fastpath.JitCache):
+    """A jitted function: call it, or stage it with `.trace`, `.lower`, `.eval_shape`.
+
+    Calling it runs the C++ fast path of its base class: a cached call's key is its
+    pytree structure, static values, each leaf's signature (device arrays with their
+    sharding and committed flag, which fix where the call runs), the trace-affecting
+    config (default device included) and the concrete mesh in context. Every other
+    call comes to `_call_python`.
+    """
 
     def __init__(self, fun: Callable, info: JitInfo):
+        self._has_statics = bool(info.static_argnums or info.static_argnames)
+        super().__init__(getattr(fun, "__name__", "fun"), self._has_statics, _FAST_CACHE_SIZE)
         self._fun = fun
         self._info = info
-        self._has_statics = bool(info.static_argnums or info.static_argnames)
-        # The C++ fast path: a cached call's key is its pytree structure, static
-        # values, each leaf's signature (device arrays with their sharding and
-        # committed flag, which fix where the call runs), the trace-affecting config
-        # (default device included) and the concrete mesh in context.
-        self._dispatch = fastpath.JitCache(
-            getattr(fun, "__name__", "fun"), self._call_python,
-            self._split_for_key if self._has_statics else None, _FAST_CACHE_SIZE)
         try:
             weakref.ref(fun)
             self._cache_key_fun = fun
@@ -166,9 +167,6 @@ class JitWrapped:
         return self if obj is None else types.MethodType(self, obj)
 
     # --- calls ------------------------------------------------------------------
-
-    def __call__(self, *args, **kwargs):
-        return self._dispatch(*args, **kwargs)
 
     def _call_python(self, *args, **kwargs):
         """Every call the C++ fast path does not take (it counts why)."""
@@ -239,7 +237,7 @@ class JitWrapped:
             describe=self._describer(args, kwargs, flat))
         name = result.params["name"]
         try:
-            _, key = self._dispatch.key(args, kwargs)
+            _, key = self._fast_key(args, kwargs)
         except TypeError as err:  # arguments the fast path cannot describe
             key = None
             logger.debug("jit(%s): calls like this one cannot use the fast path: %s", name, err)
@@ -248,7 +246,7 @@ class JitWrapped:
             call = debug_nans.checked_jit(call, result.closed, name)
         outs = call(flat)
         if key is not None:
-            self._dispatch.insert(key, call, result.out_tree)
+            self._fast_insert(key, call, result.out_tree)
         return tree_util.tree_unflatten(result.out_tree, outs)
 
     def _call_staged(self, args, kwargs):
@@ -400,7 +398,7 @@ class JitWrapped:
 
     def clear_cache(self) -> None:
         """Forget this function's traces and fast-path entries."""
-        self._dispatch.clear()
+        self._fast_clear()
         fun_id = id(self._cache_key_fun)
         _traces.evict(lambda key: key[0] == fun_id)
 
