@@ -35,6 +35,7 @@ from plax_runtime import _fastpath
 from plax_runtime.array import Array
 from plax_runtime.device_put import put_leaves
 from plax_runtime.effects import runtime_tokens
+from plax_runtime.placement import ReplicatedPut
 from plax_runtime.sharding_impls import replicated_sharding, sharding_from_xla
 
 logger = logging.getLogger(__name__)
@@ -154,7 +155,7 @@ class Executable:
             raise TypeError(f"the executable takes {len(self.in_shardings)} arguments, "
                             f"got {n_consts} constants and {len(kept)} arguments")
         donated = {k - n_consts for k in self.donated_args}
-        place_host = _HostScalars(self.in_shardings[n_consts:], donated)
+        place_host = _HostValues(self.in_shardings[n_consts:], donated)
 
         def explain_failure(flat: Sequence[Any]) -> None:
             self._check_alive([flat[i] for i in kept], offset=n_consts)
@@ -271,28 +272,39 @@ class Executable:
                 f"on devices {_device_ids(self.devices)})")
 
 
-class _HostScalars:
-    """Places an executor's host arguments, keeping the device buffers of scalars by
+class _HostValues:
+    """Places an executor's host arguments. The device buffers of scalars are kept by
     exact value: a call passing the same Python or NumPy scalar again (a step size,
     the constant of `x * 1.0001`) reuses the buffer instead of copying it to the
-    device. An executable never writes its inputs; donated positions are not kept."""
+    device (an executable never writes its inputs; donated positions are not kept).
+    NumPy arrays onto replicated shardings take a prepared `batched_device_put`."""
 
-    MAX_ENTRIES = 64
+    MAX_SCALARS = 64
 
     def __init__(self, shardings: Sequence[Sharding], donated: set[int]):
         self._shardings = shardings
         self._donated = donated
-        self._buffers: dict[tuple, Any] = {}
+        self._scalars: dict[tuple, Any] = {}
+        self._puts: dict[int, ReplicatedPut] = {}
 
     def __call__(self, x: Any, j: int):
+        put = self._puts.get(j)
+        if put is not None and type(x) is np.ndarray and x.dtype == put.dtype and (
+                x.shape == put.shape):
+            return put(x)
         key = None if j in self._donated else _scalar_key(x, j)
-        impl = self._buffers.get(key) if key is not None else None
-        if impl is None:
-            impl = put_leaves([x], [self._shardings[j]], [False], [None])[0]._impl
-            if key is not None:
-                if len(self._buffers) >= self.MAX_ENTRIES:
-                    self._buffers.clear()
-                self._buffers[key] = impl
+        impl = self._scalars.get(key) if key is not None else None
+        if impl is not None:
+            return impl
+        sharding = self._shardings[j]
+        if ReplicatedPut.applies_to(x, sharding):
+            put = self._puts[j] = ReplicatedPut(x.shape, x.dtype, sharding)
+            return put(x)
+        impl = put_leaves([x], [sharding], [False], [None])[0]._impl
+        if key is not None:
+            if len(self._scalars) >= self.MAX_SCALARS:
+                self._scalars.clear()
+            self._scalars[key] = impl
         return impl
 
 

@@ -102,6 +102,39 @@ def place_host_value(x: Any, sharding: Sharding | None, *, weak_type: bool | Non
     return impl, aval, sharding
 
 
+class ReplicatedPut:
+    """`place_host_value(x, sharding, committed=False)` prepared for NumPy arrays of
+    one shape and dtype onto one fully replicated sharding: the aval, the jaxlib
+    sharding and the devices are worked out once, so each call is one
+    `batched_device_put` (copying the data during the call, as `place_host_value`)."""
+
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype, sharding: Sharding):
+        self.shape, self.dtype = shape, dtype
+        self.aval = ShapedArray(shape, dtypes.canonicalize_dtype(dtype))
+        self._sharding = sharding._to_jaxlib_sharding(len(shape))
+        self._devices = list(sharding.addressable_devices_indices_map(shape))
+        self._semantics = (xc.HostBufferSemantics.ZERO_COPY if self.aval.size == 0
+                           else xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
+
+    @classmethod
+    def applies_to(cls, x: Any, sharding: Sharding) -> bool:
+        """Whether `x` is a plain NumPy array that this path places as the general one
+        would (native byte order, a valid dtype, a replicated target)."""
+        return (type(x) is np.ndarray and x.dtype in _PLAIN_DTYPES
+                and sharding.is_fully_replicated)
+
+    def __call__(self, x: np.ndarray) -> xc.ArrayImpl:
+        return _batched_device_put(self.aval, self._sharding, [x] * len(self._devices),
+                                   self._devices, False, False, self._semantics,
+                                   enable_x64=config.enable_x64.value)
+
+
+# Native-order NumPy dtypes that need no check or conversion on the host.
+_PLAIN_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128))
+
+
 def place_shards(shards: Sequence[np.ndarray], shape: tuple[int, ...], dtype: np.dtype,
                  sharding: Sharding, devices: Sequence[Device]
                  ) -> tuple[xc.ArrayImpl, ShapedArray]:
