@@ -31,7 +31,7 @@ from plax.extend import config
 from plax.extend.core import ShapedArray, register_cache
 from plax.extend.monitoring import BACKEND_COMPILE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
-from plax_runtime import _fastpath
+from plax_runtime import _fastpath, transfer_guard
 from plax_runtime.array import Array
 from plax_runtime.device_put import put_leaves
 from plax_runtime.effects import runtime_tokens
@@ -277,7 +277,8 @@ class _HostValues:
     exact value: a call passing the same Python or NumPy scalar again (a step size,
     the constant of `x * 1.0001`) reuses the buffer instead of copying it to the
     device (an executable never writes its inputs; donated positions are not kept).
-    NumPy arrays onto replicated shardings take a prepared `batched_device_put`."""
+    NumPy arrays onto replicated shardings take a prepared `batched_device_put`.
+    Under an active host-to-device transfer guard every value takes the checked path."""
 
     MAX_SCALARS = 64
 
@@ -288,6 +289,8 @@ class _HostValues:
         self._puts: dict[int, ReplicatedPut] = {}
 
     def __call__(self, x: Any, j: int):
+        if transfer_guard.active("host_to_device"):  # every transfer checked, none saved
+            return put_leaves([x], [self._shardings[j]], [False], [None])[0]._impl
         put = self._puts.get(j)
         if put is not None and type(x) is np.ndarray and x.dtype == put.dtype and (
                 x.shape == put.shape):
