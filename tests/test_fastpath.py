@@ -306,3 +306,79 @@ def test_eager_primitives_use_a_prepared_executor(devs):
         out = lax.add(x, 1.0)
     assert out.devices() == {devs[2]} and out.committed
     np.testing.assert_array_equal(np.asarray(out), f32(4) + 1)
+
+
+# --- one device_put of a pytree with mixed sources and destinations ----------------------
+
+def test_mixed_moves_are_one_batched_copy_checked_shard_by_shard(devs, monkeypatch):
+    """Sources and destinations on different device sets and memory kinds, split and
+    replicated: one `batched_copy_array_to_devices_with_sharding` call (which groups
+    them in C++), and every addressable shard of every result holds its slice."""
+    from plax_runtime import placement
+    calls = []
+    real = placement._batched_copy
+    monkeypatch.setattr(placement, "_batched_copy",
+                        lambda *a: calls.append(len(a[0])) or real(*a))
+    mesh_a = Mesh(np.array(devs[:4]), ("x",))
+    mesh_b = Mesh(np.array(devs[4:8]), ("x",))
+    pair = Mesh(np.array(devs[2:4]), ("x",))
+    values = {f"v{i}": f32(8, 2) + 100 * i for i in range(8)}
+    sources = {
+        "v0": plax.device_put(values["v0"], devs[0]),
+        "v1": plax.device_put(values["v1"], devs[1]),
+        "v2": plax.device_put(values["v2"], NamedSharding(mesh_a, P("x"))),
+        "v3": plax.device_put(values["v3"], NamedSharding(mesh_a, P("x"))),
+        "v4": plax.device_put(values["v4"], NamedSharding(mesh_a, P())),
+        "v5": plax.device_put(values["v5"], NamedSharding(pair, P("x"))),
+        "v6": plax.device_put(values["v6"], devs[0]),
+        "v7": plax.device_put(values["v7"], NamedSharding(mesh_b, P("x"))),
+    }
+    targets = {
+        "v0": plax.sharding.SingleDeviceSharding(devs[5]),
+        "v1": plax.sharding.SingleDeviceSharding(devs[5], memory_kind="pinned_host"),
+        "v2": NamedSharding(mesh_b, P("x")),
+        "v3": NamedSharding(mesh_b, P("x"), memory_kind="pinned_host"),
+        "v4": NamedSharding(mesh_b, P()),
+        "v5": NamedSharding(Mesh(np.array(devs[6:8]), ("x",)), P("x")),
+        "v6": plax.sharding.SingleDeviceSharding(devs[7]),
+        "v7": NamedSharding(mesh_a, P("x")),
+    }
+    moved = plax.device_put(sources, targets)
+    assert calls == [8]
+    for name, out in moved.items():
+        target = targets[name]
+        assert out.sharding == target and out.committed, name
+        assert out.sharding.memory_kind == target.memory_kind
+        index_map = target.addressable_devices_indices_map(out.shape)
+        shards = out.addressable_shards
+        assert {s.device for s in shards} == set(index_map), name
+        for shard in shards:
+            np.testing.assert_array_equal(np.asarray(shard.data),
+                                          values[name][index_map[shard.device]])
+        np.testing.assert_array_equal(np.asarray(out), values[name])
+    for source in sources.values():  # copies, not moves: the sources are intact
+        assert not source.is_deleted()
+
+
+def test_concurrent_callers_share_the_cache():
+    import threading
+    f = plax.jit(lambda x, s: x * s)
+    x = plax.device_put(f32(4))
+    errors = []
+
+    def work(k):
+        try:
+            for i in range(100):
+                np.testing.assert_array_equal(np.asarray(f(x, float(k))), f32(4) * k)
+        except Exception as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    stats = fastpath_stats(f)
+    assert stats["hits"] + sum(stats["slow_path"].values()) == 400
+    assert stats["hits"] >= 396
