@@ -49,12 +49,6 @@ struct Names {
 };
 Names N;
 
-PyObject* intern(const char* name) {
-  PyObject* s = PyUnicode_InternFromString(name);
-  if (s == nullptr) throw nb::python_error();
-  return s;
-}
-
 nb::object check(PyObject* result) {
   if (result == nullptr) throw nb::python_error();
   return nb::steal(result);

@@ -16,6 +16,12 @@ namespace plax {
 
 ArraySlots array_slots;
 
+PyObject* intern(const char* name) {
+  PyObject* s = PyUnicode_InternFromString(name);
+  if (s == nullptr) throw nb::python_error();
+  return s;
+}
+
 nb::object get_slot(PyObject* descr, PyObject* obj) {
   PyObject* value =
       Py_TYPE(descr)->tp_descr_get(descr, obj, reinterpret_cast<PyObject*>(Py_TYPE(obj)));
@@ -83,6 +89,14 @@ nb::object signature_of_aval(PyObject* aval, Py_ssize_t index) {
   return triple(shape.ptr(), dtype.ptr(), is_weak != 0);
 }
 
+// `sig` (shape, dtype, weak_type) followed by where the value is placed.
+nb::object placed_signature(const nb::object& sig, PyObject* sharding, PyObject* committed) {
+  PyObject* placed = PyTuple_Pack(5, PyTuple_GET_ITEM(sig.ptr(), 0), PyTuple_GET_ITEM(sig.ptr(), 1),
+                                  PyTuple_GET_ITEM(sig.ptr(), 2), sharding, committed);
+  if (placed == nullptr) throw nb::python_error();
+  return nb::steal(placed);
+}
+
 // A plax Array: its aval, sharding and committed flag, read from its slots.
 nb::object signature_of_array(PyObject* x, Py_ssize_t index) {
   nb::object aval = get_slot(array_slots.aval, x);
@@ -91,10 +105,7 @@ nb::object signature_of_array(PyObject* x, Py_ssize_t index) {
   nb::object impl = get_slot(array_slots.impl, x);
   nb::object committed = optional_attr(impl.ptr(), S.committed);
   if (!committed.is_valid()) return sig;
-  PyObject* placed = PyTuple_Pack(5, PyTuple_GET_ITEM(sig.ptr(), 0), PyTuple_GET_ITEM(sig.ptr(), 1),
-                                  PyTuple_GET_ITEM(sig.ptr(), 2), sharding.ptr(), committed.ptr());
-  if (placed == nullptr) throw nb::python_error();
-  return nb::steal(placed);
+  return placed_signature(sig, sharding.ptr(), committed.ptr());
 }
 
 nb::object signature_of(PyObject* x, Py_ssize_t index, bool x64) {
@@ -114,10 +125,7 @@ nb::object signature_of(PyObject* x, Py_ssize_t index, bool x64) {
     if (!sharding.is_valid() || !impl.is_valid()) return sig;  // not placed on devices
     nb::object committed = optional_attr(impl.ptr(), S.committed);
     if (!committed.is_valid()) return sig;
-    PyObject* placed = PyTuple_Pack(5, PyTuple_GET_ITEM(sig.ptr(), 0), PyTuple_GET_ITEM(sig.ptr(), 1),
-                                    PyTuple_GET_ITEM(sig.ptr(), 2), sharding.ptr(), committed.ptr());
-    if (placed == nullptr) throw nb::python_error();
-    return nb::steal(placed);
+    return placed_signature(sig, sharding.ptr(), committed.ptr());
   }
   if (nb::object shape = optional_attr(x, S.shape); shape.is_valid()) {
     nb::object dtype = optional_attr(x, S.dtype);
@@ -156,11 +164,6 @@ PyObject* scalar_signature(nb::handle np_dtype, const char* name, bool weak_type
   return triple(empty.ptr(), dtype.ptr(), weak_type).release().ptr();
 }
 
-PyObject* intern(const char* name) {
-  PyObject* s = PyUnicode_InternFromString(name);
-  if (s == nullptr) throw nb::python_error();
-  return s;
-}
 
 constexpr const char* kArgSignatureDoc = R"doc(
 Return one hashable signature per argument, for the jit cache key.

@@ -16,6 +16,9 @@ struct ArraySlots {
 };
 extern ArraySlots array_slots;
 
+// An interned Python string, kept for the process's life (throws on error).
+PyObject* intern(const char* name);
+
 // `descr.__get__(obj)` as a new reference (throws on error).
 nanobind::object get_slot(PyObject* descr, PyObject* obj);
 
