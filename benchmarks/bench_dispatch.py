@@ -4,7 +4,9 @@ Figures (issue 14's list): a cached `jit` call with an Array, a NumPy and a
 pytree-of-10-Arrays argument; eager ops per second of `x = x * 1.0001 + 0.1` on
 float32[16] and of `lax.add(x, x)`; `device_put` of 1000 NumPy float32[64] arrays
 onto an 8-device mesh (replicated and `P('x')`); moving 1000 arrays from one
-4-device mesh to another in one `device_put`. Each library runs in its own
+4-device mesh to another in one `device_put`; JAX's `jit_add_chain` (an outer jit
+calling one inner jit 100 times, traced) and `make_jaxpr` of a
+3000-equation function. Each library runs in its own
 subprocess, rounds alternate, medians and the min–max of the ratios are printed:
 
     python3 benchmarks/bench_dispatch.py [--quick] [--rounds 5]
@@ -50,6 +52,29 @@ def measure(lib_name: str, quick: bool) -> dict[str, float]:
     lax.add(y, y).block_until_ready()
     results["eager_add_ops_per_s"] = 1 / best_seconds(lambda: lax.add(y, y), n, 5)
 
+    # JAX's `jit_add_chain`: tracing an outer function (a new one each round) that
+    # calls one inner jitted add 100 times; the inner calls hit the tracing cache.
+    inner = lib.jit(lambda a, b: lax.add(a, b))
+    zero = np.array(0.0, np.float32)
+
+    def add_chain():
+        def outer(v):
+            for _ in range(100):
+                v = inner(v, v)
+            return v
+        return lib.make_jaxpr(outer)(zero)
+    add_chain()
+    results["jit_add_chain_ms"] = best_seconds(add_chain, 1, 3 if quick else 7) * 1e3
+
+    # make_jaxpr of a 3000-equation elementwise function (a new function each time).
+    def trace_3000():
+        def chain(v):
+            for _ in range(1000):
+                v = lax.sin(v) * 1.001 + 0.5
+            return v
+        return lib.make_jaxpr(chain)(np.ones(4, np.float32))
+    results["make_jaxpr_3000_ms"] = best_seconds(trace_3000, 1, 2 if quick else 5) * 1e3
+
     devices = lib.devices()
     if len(devices) >= 8:
         P = sharding.PartitionSpec
@@ -80,7 +105,9 @@ FIGURES = [("jit_array_us", "jit call, Array arg (us)"),
            ("eager_add_ops_per_s", "eager lax.add ops/s"),
            ("put_1000_replicated_ms", "device_put 1000, replicated (ms)"),
            ("put_1000_split_ms", "device_put 1000, P('x') (ms)"),
-           ("move_1000_ms", "move 1000, mesh to mesh (ms)")]
+           ("move_1000_ms", "move 1000, mesh to mesh (ms)"),
+           ("jit_add_chain_ms", "jit_add_chain, tracing (ms)"),
+           ("make_jaxpr_3000_ms", "make_jaxpr, 3000 equations (ms)")]
 
 
 if __name__ == "__main__":
