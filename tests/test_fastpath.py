@@ -382,3 +382,21 @@ def test_concurrent_callers_share_the_cache():
     stats = fastpath_stats(f)
     assert stats["hits"] + sum(stats["slow_path"].values()) == 400
     assert stats["hits"] >= 396
+
+
+def test_fast_calls_leak_no_references():
+    """The C++ path's reference counting: arguments, scalars, the jitted function and
+    live arrays are where they were after many calls."""
+    import sys
+    f = plax.jit(lambda x, s, h: ({"a": x * s}, h + 1))
+    x, s, h = plax.device_put(f32(4)), 1.25, np.ones(4, np.float32)
+    f(x, s, h)
+    before = [sys.getrefcount(v) for v in (x, s, h, f)]
+    live = len(plax.live_arrays())
+    for _ in range(500):
+        out = f(x, s, h)
+    del out
+    gc.collect()
+    assert [sys.getrefcount(v) for v in (x, s, h, f)] == before
+    assert len(plax.live_arrays()) == live
+    assert hits(f) == 500
