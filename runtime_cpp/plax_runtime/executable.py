@@ -129,6 +129,12 @@ class Executable:
         wrap = Array._from_impl
         return [wrap(impl, aval, s) for impl, (aval, s) in zip(outs, self._out_types)]
 
+    @property
+    def effectful(self) -> bool:
+        """Whether runs thread effect tokens or keep host callbacks (then they take
+        `execute`, not an `executor`)."""
+        return self._effectful
+
     def takes_as_is(self, args: Sequence[Any], offset: int = 0) -> bool:
         """Whether every Array among `args` (the executable's arguments from `offset`
         on) is laid out as the executable expects, so that its buffers can be passed
@@ -149,6 +155,8 @@ class Executable:
         key fixes every Array argument's placement as the executable expects): the
         module's arguments are `consts` then `flat[i] for i in kept`; host values
         among them are placed here, on the sharding the executable wants."""
+        if self._effectful:
+            raise ValueError(f"{self!r} threads effect tokens: run it with execute()")
         kept = list(range(num_flat)) if kept is None else list(kept)
         n_consts = len(consts)
         if n_consts + len(kept) != len(self.in_shardings):

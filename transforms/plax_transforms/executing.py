@@ -151,9 +151,10 @@ class CompiledJaxpr:
         check_execution_allowed(self.name)
         n_consts = len(self.const_args)
         kept = [flat_args[i] for i in self.kept_var_idx]
-        if not self._float0_shapes and self.executable.takes_as_is(kept, offset=n_consts):
-            return self.executable.executor(committed=committed, num_flat=len(flat_args),
-                                            kept=self.kept_var_idx, consts=self.const_args)
+        ex = self.executable
+        if not (self._float0_shapes or ex.effectful) and ex.takes_as_is(kept, offset=n_consts):
+            return ex.executor(committed=committed, num_flat=len(flat_args),
+                               kept=self.kept_var_idx, consts=self.const_args)
         return functools.partial(self, committed=committed)
 
     def __call__(self, flat_args: Sequence[Any], committed: bool) -> list[Array]:
