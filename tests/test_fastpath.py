@@ -368,7 +368,7 @@ def test_concurrent_callers_share_the_cache():
 
     def work(k):
         try:
-            for i in range(100):
+            for _ in range(100):
                 np.testing.assert_array_equal(np.asarray(f(x, float(k))), f32(4) * k)
         except Exception as err:  # noqa: BLE001 - reported below
             errors.append(err)
