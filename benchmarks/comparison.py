@@ -6,7 +6,8 @@ library then runs in its own subprocess (plax and JAX never share a process), an
 one table prints both figures and the ratio plax / JAX (below 1: plax is faster).
 With `--rounds N` (or `run(..., rounds=N)`), N rounds alternate a plax and a JAX
 subprocess; the table shows each figure's median, the median of the per-round
-ratios and their min–max (this machine is noisy).
+ratios and their min–max (this machine is noisy); `--cpu-time` times by process
+CPU time instead of the wall clock.
 Figures whose keys start with `check_` are not printed but compared: they are the
 same computation's result in both libraries, and a disagreement is reported.
 """
@@ -24,14 +25,20 @@ from typing import Callable
 DEVICES_FLAG = "--xla_force_host_platform_device_count=8"
 
 
+CLOCK_ENV = "PLAX_BENCH_CLOCK"  # "process": CPU time of the whole process (all threads)
+
+
 def best_seconds(fn: Callable[[], object], number: int, repeat: int) -> float:
-    """Seconds per call of `fn`: the best of `repeat` rounds of `number` calls."""
+    """Seconds per call of `fn`: the best of `repeat` rounds of `number` calls, by the
+    wall clock, or by process CPU time under `--cpu-time` (steadier on a loaded
+    machine: time spent descheduled does not count)."""
+    clock = time.process_time if os.environ.get(CLOCK_ENV) == "process" else time.perf_counter
     best = float("inf")
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = clock()
         for _ in range(number):
             fn()
-        best = min(best, (time.perf_counter() - start) / number)
+        best = min(best, (clock() - start) / number)
     return best
 
 
@@ -107,8 +114,12 @@ def run(measure: Callable[[str, bool], dict[str, float]], figures: list[tuple[st
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--rounds", type=int, default=rounds,
                         help="alternating plax/JAX subprocess pairs (medians are shown)")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time by process CPU time instead of the wall clock")
     parser.add_argument("--worker", choices=["plax", "jax"], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.cpu_time:
+        os.environ[CLOCK_ENV] = "process"  # inherited by the workers
     if args.worker:
         print(json.dumps(measure(args.worker, args.quick)))
         return
