@@ -598,6 +598,13 @@ def test_creation_from_other_sources(tmp_path):
                                np.logspace(0, 3, 4, base=2.0, endpoint=False))
     np.testing.assert_allclose(jnp.geomspace(1, 1000, 4), np.geomspace(1, 1000, 4), rtol=1e-5)
     np.testing.assert_allclose(jnp.geomspace(-1, -100, 3), np.geomspace(-1, -100, 3), rtol=1e-5)
+    # the ends are the arguments exactly (an integer dtype must not truncate them)
+    np.testing.assert_array_equal(jnp.geomspace(2, 1, 1, dtype=jnp.int8, endpoint=False), [2])
+    np.testing.assert_array_equal(jnp.geomspace(3, 81, 4, dtype=jnp.int32)[np.array([0, -1])],
+                                  [3, 81])
+    np.testing.assert_allclose(jnp.geomspace(jnp.array([1., 2.]), jnp.array([100., 32.]), 3,
+                                             axis=1),
+                               np.geomspace([1., 2.], [100., 32.], 3, axis=1), rtol=1e-5)
 
 
 def test_dtype_helpers():

@@ -32,6 +32,16 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
                              ufuncs.log10(ufuncs.divide(stop, sign)), num, endpoint=endpoint,
                              dtype=compute, axis=axis)
     magnitudes = ufuncs.power(np.asarray(10.0, compute), logs)
+    out_shape = util.shape_of(magnitudes)
+    axis = util.canonicalize_axis(axis, len(out_shape))
     if util.shape_of(sign):
-        sign = lax.expand_dims(sign, (axis,))
-    return util.as_array(util.convert(ufuncs.multiply(sign, magnitudes), dtype or compute))
+        sign, start, stop = (lax.expand_dims(v, (axis,)) for v in (sign, start, stop))
+    out = ufuncs.multiply(sign, magnitudes)
+    # The ends are the arguments themselves, as in NumPy (not 10**log10 of them,
+    # which an integer dtype would truncate below them).
+    position = lax.broadcasted_iota(np.int32, tuple(n if d == axis else 1
+                                                    for d, n in enumerate(out_shape)), axis)
+    out = ufuncs.where(position == 0, start, out)
+    if endpoint and num > 1:
+        out = ufuncs.where(position == num - 1, stop, out)
+    return util.as_array(util.convert(out, dtype or compute))
