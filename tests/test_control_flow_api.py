@@ -217,3 +217,12 @@ def test_dce_prunes_unused_scan_outputs_and_cond_inputs():
     assert not any(e.primitive.name == "sin" for e in scan_eqn.params["jaxpr"].eqns)
     cond_eqn = next(e for e in pruned.eqns if e.primitive.name == "cond")
     assert len(cond_eqn.invars) == 2  # the index and y; xs is read by no branch
+
+
+def test_dce_keeps_inputs_of_a_loop_whose_unused_carry_it_drops():
+    """The fori_loop counter feeds no output: pruning it must keep the loop's input."""
+    from plax.extend.core import dce_jaxpr
+    closed = plax.make_jaxpr(lambda x: lax.fori_loop(0, 10, lambda i, x: x * 2.0, x))(1.0)
+    pruned, kept = dce_jaxpr(closed.jaxpr, [True])
+    assert kept == [True] and len(pruned.eqns[0].invars) == 1
+    assert float(plax.jit(lambda x: lax.fori_loop(0, 10, lambda i, x: x * 2.0, x))(1.0)) == 1024

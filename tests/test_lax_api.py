@@ -111,10 +111,56 @@ def test_reduce_recognises_monoids():
     assert eqn.primitive is lax.reduce_max_p and eqn.params["axes"] == (1,)
     reduce_eqn, add_eqn = eqns(lambda x: lax.reduce(x, 1.0, lambda a, b: lax.add(b, a), [0]), x)
     assert (reduce_eqn.primitive, add_eqn.primitive) == (lax.reduce_sum_p, lax.add_p)
-    with pytest.raises(NotImplementedError, match="not a monoid"):
-        lax.reduce(x, 0.0, lambda a, b: lax.add(a, lax.mul(a, b)), (0,))
-    with pytest.raises(NotImplementedError, match="reduce of 2 operands"):
-        lax.reduce((x, x), (0.0, 0.0), lambda a, b: a, (0,))
+    # Other computations reduce through the generic reduce_window, in one window.
+    window, reshape = eqns(lambda x: lax.reduce(x, 0.0, lambda a, b: a + 2 * b, (0,)), x)
+    assert window.params["window_dimensions"] == (2, 1) and reshape.primitive is lax.reshape_p
+
+
+def _argmax_pair(a, b):
+    (av, ai), (bv, bi) = a, b
+    pick = lax.ge(av, bv)
+    return lax.select(pick, av, bv), lax.select(pick, ai, bi)
+
+
+def test_names_other_packages_contribute_are_listed():
+    assert {"with_sharding_constraint", "sharding_constraint_p"} <= set(dir(lax))
+    assert lax.sharding_constraint_p.name.endswith("sharding_constraint")
+
+
+def test_reduce_with_any_computation():
+    x = np.array([[3., 1., 4., 1.], [5., 9., 2., 6.], [5., 3., 5., 8.]], F32)
+    idx = np.broadcast_to(np.arange(4, dtype=np.int32), x.shape)
+    values, where = plax.jit(lambda x: lax.reduce((x, idx), (-np.inf, 0), _argmax_pair, (1,)))(x)
+    np.testing.assert_array_equal(values, x.max(1))
+    np.testing.assert_array_equal(where, x.argmax(1))
+    product = lambda a, b: a * b + 0.0  # noqa: E731 - not recognised as the monoid
+    np.testing.assert_allclose(lax.reduce(x, 1.0, product, (0, 1)), np.prod(x), rtol=1e-6)
+    pair = lax.reduce({"s": x, "p": x}, {"s": 0.0, "p": 1.0},
+                      lambda a, b: {"s": a["s"] + b["s"], "p": a["p"] * b["p"]}, (0,))
+    np.testing.assert_allclose(pair["s"], x.sum(0))
+    np.testing.assert_allclose(pair["p"], x.prod(0))
+    np.testing.assert_array_equal(lax.reduce(x, 0.0, product, ()), x * 0)
+    # Empty reduced dimensions give the initial value; vmap reduces each row.
+    np.testing.assert_array_equal(lax.reduce(np.zeros((2, 0), F32), 5.0, product, (1,)), [5, 5])
+    np.testing.assert_allclose(plax.vmap(lambda r: lax.reduce(r, 1.0, product, (0,)))(x),
+                               x.prod(1), rtol=1e-6)
+    with pytest.raises(ValueError, match="same structure"):
+        lax.reduce((x, x), 0.0, _argmax_pair, (0,))
+    with pytest.raises(ValueError, match="same shape"):
+        lax.reduce((x, x[0]), (0.0, 0), _argmax_pair, (0,))
+    with pytest.raises(TypeError, match="callable"):
+        lax.reduce(x, 0.0, "add", (0,))
+
+
+def test_reduce_with_any_computation_differentiates():
+    from plax.test_util import check_grads
+    x = np.array([[0.5, -1.5, 2.0], [1.25, 0.75, -0.5]], F32)
+    hand_max = lambda a, b: lax.select(lax.ge(a, b), a, b)  # noqa: E731
+    np.testing.assert_array_equal(plax.grad(lambda x: lax.reduce(x, -np.inf, hand_max, (0, 1)))(x),
+                                  (x == x.max()).astype(F32))
+    product = lambda a, b: a * b + 0.0  # noqa: E731
+    check_grads(lambda x: lax.reduce(x, 1.0, product, (1,)), (x,), order=2,
+                modes=("fwd", "rev"), atol=2e-2, rtol=2e-2)
 
 
 def test_lax_functions_run_eagerly():
@@ -137,7 +183,9 @@ dynamic_slice dynamic_update_slice reduce_sum reduce_max reduce_min reduce_prod 
 reduce_or reduce_xor argmax argmin dot_general cumsum cumprod cummax cummin cumlogsumexp rev
 clamp sort copy stop_gradient gather polygamma scatter_add scatter
 scatter_mul scatter_min scatter_max reduce_window reduce_window_sum reduce_window_max
-reduce_window_min select_and_gather_add select_and_scatter_add conv_general_dilated fft""".split())
+reduce_window_min select_and_gather_add select_and_scatter_add conv_general_dilated fft
+top_k approx_top_k eq_to le_to lt_to split stack unstack tile scatter_sub optimization_barrier
+reduce_precision mulhi stage""".split())
 
 
 def all_primitives() -> dict[str, Primitive]:
@@ -212,6 +260,16 @@ def test_importing_lax_does_not_load_mlir():
 ONE = np.int32(1)
 SCATTER_ROWS = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
                                            scatter_dims_to_operand_dims=(0,))
+
+
+def _real(x):
+    """`x`, unless complex: top_k (as in JAX) rejects complex operands with a ValueError,
+    where the table skips dtypes on TypeErrors."""
+    if np.dtype(x.dtype).kind == "c":
+        raise TypeError("complex")
+    return x
+
+
 # Each use applies primitives to a (2, 3) array; those a dtype does not allow are skipped.
 USES = [
     lax.neg, lax.sign, lax.floor, lax.ceil, lax.round, lax.is_finite, lax.exp, lax.exp2,
@@ -268,6 +326,19 @@ USES = [
     lambda x: lax.dot(x, lax.transpose(x, (1, 0))),
     lambda x: lax.sort((x, x, x), 1, num_keys=2),
     lambda x: lax.sort(x, 0),
+    lambda x: lax.top_k(_real(x), 2),
+    lambda x: lax.approx_max_k(x, 1, reduction_dimension=0),
+    *[lambda x, p=p: p.bind(x, x) for p in (lax.eq_to_p, lax.le_to_p, lax.lt_to_p)],
+    lambda x: lax.split(x, (1, 2), 1),
+    lambda x: lax.stack([x, x]),
+    lambda x: lax.unstack(x, 1),
+    lambda x: lax.tile(x, (1, 2)),
+    lambda x: lax.scatter_sub(x, np.array([[1]], np.int32), lax.slice(x, (0, 0), (1, 3)),
+                              SCATTER_ROWS),
+    lambda x: lax.optimization_barrier([x, x]),
+    lambda x: lax.reduce_precision(x, 4, 3),
+    lambda x: lax.mulhi(x, x),
+    lax.stage_p.bind,
     *[lambda x, f=f: f(x, (2, 2), (1, 2), "SAME") for f in (
         lax.reduce_window_sum, lax.reduce_window_max, lax.reduce_window_min)],
     lambda x: lax.reduce_window(x, np.ones((), x.dtype)[()], lax.mul, (1, 2)),

@@ -331,6 +331,28 @@ def _scatter_ref(write, rows):
     return ref
 
 
+def _top_k_ref(k, axis=-1, largest=True):
+    """The k largest (smallest) entries along `axis` and their indices, earlier
+    entries first among equals."""
+    def ref(x):
+        key = -x.astype(F64) if largest else x.astype(F64)
+        idx = np.take(np.argsort(key, axis=axis, kind="stable"), np.arange(k), axis=axis)
+        return np.take_along_axis(x, idx, axis), idx.astype(np.int32)
+    return ref
+
+
+def _mulhi_ref(x, y):
+    bits = x.dtype.itemsize * 8
+    mask = (1 << bits) - 1  # the two's complement bits of the (possibly negative) high half
+    high = [((int(a) * int(b)) >> bits) & mask for a, b in zip(x.ravel(), y.ravel())]
+    unsigned = np.array(high, dtype=np.dtype(f"u{x.dtype.itemsize}"))
+    return unsigned.view(x.dtype).reshape(x.shape)
+
+
+def _sub_rows(out, rows, u):
+    np.subtract.at(out, rows, u)
+
+
 def _finite_and_special(dt):
     x = sample(dt)
     x.flat[:3] = [np.inf, -np.inf, np.nan]
@@ -525,6 +547,42 @@ CASES: list[Case] = [
                        for f in (lax.scatter_min, lax.scatter_max)],
          lambda x, u: [_scatter_ref(f.at, [2, 0, 2])(x, u) for f in (np.minimum, np.maximum)],
          (I8, U32, F32), lambda dt: (sample(dt, (3, 4)), sample(dt, (4, 4), salt=1))),
+    Case("split", ("split",), lambda x: lax.split(x, (1, 0, 3), 1),
+         lambda x: (x[:, :1], x[:, 1:1], x[:, 1:]), (BOOL, I32, F32, C64),
+         lambda dt: (sample(dt, (2, 4)),)),
+    Case("stack", ("stack",), lambda x, y: lax.stack([x, y, x], 1),
+         lambda x, y: np.stack([x, y, x], 1), (BOOL, U8, F16, C64),
+         lambda dt: (sample(dt), sample(dt, salt=1))),
+    Case("unstack", ("unstack",), lambda x: lax.unstack(x, 1),
+         lambda x: tuple(x[:, i] for i in range(x.shape[1])), (I8, F32),
+         lambda dt: (sample(dt),)),
+    Case("tile", ("tile",), lambda x: lax.tile(x, (2, 3)), lambda x: np.tile(x, (2, 3)),
+         (BOOL, I32, bf16, C64), lambda dt: (sample(dt),)),
+    Case("scatter_sub", ("scatter_sub",),
+         lambda x, u: lax.scatter_sub(x, np.array([[2], [0], [2], [7]], np.int32), u,
+                                      SCATTER_ROWS),
+         _scatter_ref(_sub_rows, [2, 0, 2]), (I32, U8, F32, C64),
+         lambda dt: (sample(dt, (3, 4), 0, 8), sample(dt, (4, 4), 0, 2, salt=1))),
+    Case("optimization_barrier", ("optimization_barrier",),
+         lambda x, y: lax.optimization_barrier((x, [y])), lambda x, y: (x, [y]), (BOOL, F32),
+         lambda dt: (sample(dt), sample(dt, salt=1))),
+    Case("reduce_precision", ("reduce_precision",),
+         lambda x: (lax.reduce_precision(x, 5, 10), lax.reduce_precision(x, 8, 7)),
+         lambda x: (x.astype(np.float16), x.astype(bf16)), (F32, F64),
+         lambda dt: (sample(dt, lo=-100, hi=100),), exact=True),
+    Case("mulhi", ("mulhi",), lax.mulhi, _mulhi_ref, (I8, U8, I32, U32, I64, U64),
+         lambda dt: (sample(dt, lo=-120, hi=120), sample(dt, lo=-120, hi=120, salt=1)),
+         exact=True),
+    Case("mulhi_extremes", ("mulhi",), lax.mulhi, _mulhi_ref, (I64, U64, I32),
+         lambda dt: (np.array([np.iinfo(dt).max, np.iinfo(dt).min, np.iinfo(dt).max, 3], dt),
+                     np.array([np.iinfo(dt).max, np.iinfo(dt).max, np.iinfo(dt).min, 7], dt)),
+         exact=True),
+    Case("stage", ("stage",), lax.stage_p.bind, lambda x: x, (BOOL, I32, F32),
+         lambda dt: (sample(dt),)),
+    Case("platform_index", ("platform_index",),
+         lambda x: lax.platform_dependent(x, tpu=lambda v: v, cpu=lambda v: v * 2,
+                                          default=lambda v: v * 3),
+         lambda x: x * 2, (I32, F32), lambda dt: (sample(dt),)),
     Case("scatter", ("scatter",),
          lambda x, u: lax.scatter(x, np.array([[2], [0], [1], [7]], np.int32), u,
                                   SCATTER_ROWS),
@@ -614,6 +672,19 @@ CASES: list[Case] = [
          lambda k, v: (np.sort(k, 0, kind="stable"),
                        np.take_along_axis(v, np.argsort(k, 0, kind="stable"), 0)),
          (I8, F64), lambda dt: (sample(dt, (5, 2)), sample(F32, (5, 2), salt=1))),
+    Case("top_k", ("top_k",), lambda x: lax.top_k(x, 2), _top_k_ref(2),
+         (I8, U8, I32, F16, F32, bf16), lambda dt: (sample(dt, (2, 4)),), exact=True),
+    Case("top_k_axis", ("top_k",), lambda x: lax.top_k(x, 1, axis=0), _top_k_ref(1, axis=0),
+         (F32,), lambda dt: (sample(dt, (3, 2)),), exact=True),
+    Case("approx_max_k", ("approx_top_k",), lambda x: lax.approx_max_k(x, 3), _top_k_ref(3),
+         (F32, bf16), lambda dt: (sample(dt, (2, 5)),), exact=True),
+    Case("approx_min_k", ("approx_top_k",), lambda x: lax.approx_min_k(x, 2, 0),
+         _top_k_ref(2, axis=0, largest=False), (F16, F64), lambda dt: (sample(dt, (4, 3)),),
+         exact=True),
+    Case("total_order", ("eq_to", "le_to", "lt_to"),
+         lambda x, y: (lax.eq_to_p.bind(x, y), lax.le_to_p.bind(x, y), lax.lt_to_p.bind(x, y)),
+         lambda x, y: (x == y, x <= y, x < y), (BOOL, I32, U8, F32),
+         lambda dt: (sample(dt, lo=-1, hi=1), sample(dt, lo=-1, hi=1, salt=1))),
     # windows and convolutions
     Case("reduce_window_sum", ("reduce_window_sum",),
          lambda x: lax.reduce_window(x, np.asarray(0, x.dtype), lax.add, (2, 2), (1, 1)),

@@ -15,6 +15,13 @@ CASES = {
     "reshape": (lambda x, m: jnp.reshape(x, (4, -1)), lambda x, m: np.reshape(x, (4, -1))),
     "reshape_method": (lambda x, m: x.reshape(6, 4), lambda x, m: x.reshape(6, 4)),
     "ravel": (lambda x, m: jnp.ravel(x), lambda x, m: np.ravel(x)),
+    "reshape_F": (lambda x, m: jnp.reshape(x, (4, -1), order="F"),
+                  lambda x, m: np.reshape(x, (4, -1), order="F")),
+    "reshape_A": (lambda x, m: x.reshape((3, 8), order="A"),
+                  lambda x, m: x.reshape((3, 8), order="A")),
+    "ravel_F": (lambda x, m: jnp.ravel(m, order="F"), lambda x, m: np.ravel(m, order="F")),
+    "flatten_F": (lambda x, m: x.flatten("F"), lambda x, m: x.flatten("F")),
+    "ravel_K": (lambda x, m: jnp.ravel(x, "K"), lambda x, m: np.ravel(x, "K")),
     "transpose": (lambda x, m: jnp.transpose(x, (2, 0, 1)), lambda x, m: x.transpose(2, 0, 1)),
     "T": (lambda x, m: x.T, lambda x, m: x.T),
     "swapaxes": (lambda x, m: jnp.swapaxes(x, 0, -1), lambda x, m: np.swapaxes(x, 0, -1)),
@@ -149,7 +156,8 @@ def test_reshape_and_transpose_shapes(shape, data):
     (lambda x: jnp.reshape(x, (5, -1)), TypeError, "cannot reshape"),
     (lambda x: jnp.reshape(np.ones(6), (5, -1)), ValueError, "cannot reshape"),  # NumPy's
     (lambda x: jnp.reshape(x, (-1, -1)), ValueError, "one unknown dimension"),
-    (lambda x: jnp.reshape(x, (24,), order="F"), NotImplementedError, "order"),
+    (lambda x: jnp.reshape(x, (24,), order="K"), ValueError, "order must be one of"),
+    (lambda x: jnp.ravel(x, order="X"), ValueError, "order must be one of"),
     # The classes are JAX's: a TypeError where its lax shape rule raises.
     (lambda x: jnp.transpose(x, (0, 1)), TypeError, "don't match"),
     (lambda x: jnp.squeeze(x, 0), ValueError, "size not equal to one"),

@@ -32,6 +32,8 @@ from plax.extend import list_primitives, lookup
 from plax.extend.batching import extend_axis_env
 from plax.extend.core import Literal, Primitive
 from plax.test_util import check_primitive
+from plax_stdlib.random import gamma_samplers as _gamma, key_primitives as _keys
+from plax_stdlib.random import threefry as _threefry
 
 AXIS = "i"  # the named axis collectives are checked over (check_primitive binds it)
 
@@ -94,6 +96,9 @@ def binary(fn, lo=-2.0, hi=2.0, dt=F32, rhs=None, **options):
                    **options)
 
 
+_KEYS = plax.random.split(plax.random.key(3), 3)
+_COUNTS = (np.arange(6, dtype=np.uint32) * 7919, np.arange(6, dtype=np.uint32)[::-1].copy())
+
 ROWS = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
                                    scatter_dims_to_operand_dims=(0,))
 IDX = np.array([[2], [0], [1]], np.int32)  # distinct rows: scatter's result is defined
@@ -101,6 +106,18 @@ IDX = np.array([[2], [0], [1]], np.int32)  # distinct rows: scatter's result is 
 
 def _scatter(fn, **options):
     return applied(lambda o, u: fn(o, IDX, u, ROWS), x((3, 4)), y((3, 4)), **options)
+
+
+def _linear_solve(a, v):
+    return lax.custom_linear_solve(lambda u: lax.dot(a, u), v, lambda mv, w: _solve2(a, w),
+                                   lambda vm, w: _solve2(lax.transpose(a, (1, 0)), w))
+
+
+def _solve2(a, w):
+    """A 2x2 system solved by Cramer's rule (keeps the example free of LAPACK)."""
+    det = a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]
+    return lax.concatenate([(a[1, 1] * w[:1] - a[0, 1] * w[1:]) / det,
+                            (a[0, 0] * w[1:] - a[1, 0] * w[:1]) / det], 0)
 
 
 def _branch_a(v):
@@ -129,6 +146,22 @@ def _custom_jvp_linear_fn():
         return v * 2.0
 
     f.defjvp(lambda primals, tangents: (f(*primals), tangents[0] * 2.0))
+    return f
+
+
+def _custom_vmap_fn():
+    @plax.custom_batching.custom_vmap
+    def f(v, w):
+        return lax.sin(v) * w
+
+    @f.def_vmap
+    def f_vmap(axis_size, in_batched, v, w):  # the same function, batched by hand
+        v_batched, w_batched = in_batched
+        if v_batched and not w_batched:
+            w = lax.broadcast(w, (axis_size,))
+        if w_batched and not v_batched:
+            v = lax.broadcast(v, (axis_size,))
+        return lax.sin(v) * w, v_batched or w_batched
     return f
 
 
@@ -287,6 +320,27 @@ EXAMPLES: list[Example] = [
     # sorting
     applied(lambda v: lax.sort(v, 1), x()),
     applied(lambda k, v: lax.sort_key_val(k, v, 0), x((4, 2)), y((4, 2)), label="sort_key_val"),
+    applied(lambda v: lax.top_k(v, 2), x((2, 4))),
+    applied(lambda v: lax.top_k(v, 1, axis=0), x((2, 4)), label="top_k_axis0"),
+    applied(lambda v: lax.approx_max_k(v, 2), x((2, 4))),
+    applied(lambda v: lax.approx_min_k(v, 1, reduction_dimension=0), x((2, 4)),
+            label="approx_min_k"),
+    applied(lambda a, b: lax.eq_to_p.bind(a, b), x(), y()),
+    applied(lambda a, b: lax.le_to_p.bind(a, b), x(), y()),
+    applied(lambda a, b: lax.lt_to_p.bind(a, b), x(), y()),
+    # pieces and repetitions
+    applied(lambda v: lax.split(v, (1, 2), 1), x()),
+    applied(lambda a, b: lax.stack([a, b], 1), x(), y()),
+    applied(lambda v: lax.unstack(v, 1), x()),
+    applied(lambda v: lax.tile(v, (2, 1)), x()),
+    _scatter(lax.scatter_sub),
+    # numerics
+    applied(lambda a, b: lax.optimization_barrier((a, b)), x(), y()),
+    applied(lambda v: lax.reduce_precision(v, 5, 10), x()),
+    binary(lax.mulhi, dt=I32, lo=-100, hi=100),
+    applied(lax.stage_p.bind, x()),
+    applied(lambda v: lax.platform_dependent(v, cpu=lambda a: a * 2.0, default=lax.sin), x(),
+            prim="platform_index"),
     # control flow
     applied(lambda i, v: lax.switch(i, [_branch_a, _branch_b], v), np.int32(1), x(),
             prim="cond"),
@@ -299,6 +353,10 @@ EXAMPLES: list[Example] = [
             y((2, 3))),
     applied(lambda c, xs: lax.scan(lambda c, e: (c * 0.5 + e, c - e), c, xs), x((3,)),
             y((2, 3)), label="scan_linear"),
+    # The solution is differentiated through matvec's constants and b together; only b
+    # moves alone (the copies of the matrix in matvec and the solvers must agree).
+    applied(_linear_solve, x((2, 2)) + 3.0 * np.eye(2, dtype=F32), y((2,)),
+            prim="linear_solve", nondiff_argnums=(0, 1, 2)),
     # transformations that are primitives
     applied(lambda a, b: plax.jit(lambda p, q: lax.sin(p) * q)(a, b), x(), y(), prim="jit"),
     applied(plax.checkpoint(lambda v: lax.sin(lax.sin(v))), x(), prim="checkpoint"),
@@ -307,6 +365,16 @@ EXAMPLES: list[Example] = [
     applied(_custom_jvp_fn(), x(), prim="custom_jvp_call"),
     applied(_custom_jvp_linear_fn(), x(), prim="custom_jvp_call", label="custom_jvp_linear"),
     applied(_custom_vjp_fn(), x(), prim="custom_vjp_call"),
+    applied(_custom_vmap_fn(), x(), y(), prim="custom_vmap_call"),
+    # mutable references (their writes store what is already there, so every check
+    # of the same example sees the same state)
+    applied(lambda r: r[1:, 0], plax.new_ref(x()), prim="get"),
+    applied(lambda r, i: r[i], plax.new_ref(x()), np.int32(1), prim="get",
+            label="get_dynamic"),
+    applied(lambda r, v: plax.ref.swap(r, ..., v), plax.new_ref(x()), x(), prim="swap"),
+    applied(lambda r, v: plax.ref.addupdate(r, 0, v), plax.new_ref(x()), np.zeros(3, F32),
+            prim="addupdate"),
+    applied(plax.freeze, plax.new_ref(x()), prim="freeze"),
     # windows: the monoids (reduce_window binds them for add/max/min from the identity)
     applied(lambda v: lax.reduce_window(v, 0.0, lax.add, (2, 2), (2, 1), [(1, 0), (0, 1)],
                                         base_dilation=(1, 2), window_dilation=(2, 1)),
@@ -419,6 +487,23 @@ EXAMPLES: list[Example] = [
     applied(plax.shard_map(lambda b: 2.0 * b + lax.psum(b, "x"), mesh=MESH,
                            in_specs=PartitionSpec("x", "y"), out_specs=PartitionSpec("x", "y")),
             x((4, 8)), prim="shard_map"),
+    # The PRNG's primitives: key arrays of three keys (batched by flipping them).
+    applied(lambda k1, k2, c1, c2: _threefry.threefry2x32(k1, k2, c1, c2, rolled=True),
+            np.uint32(7), np.uint32(9), *_COUNTS, label="threefry2x32 (rolled on CPU)"),
+    applied(lambda k1, k2, c1, c2: _threefry.threefry2x32(k1, k2, c1, c2, rolled=False),
+            np.uint32(7), np.uint32(9), *_COUNTS, label="threefry2x32 (unrolled)"),
+    applied(lambda: _threefry.iota_2x32_shape((2, 3))),
+    applied(lambda s: _keys.random_seed(s, _KEYS.dtype._impl), np.arange(3, dtype=np.int32)),
+    applied(lambda k: _keys.random_split(k, (2,)), _KEYS),
+    applied(lambda k, m: _keys.random_fold_in(k, m), _KEYS, np.arange(3, dtype=np.uint32)),
+    applied(lambda k: _keys.random_bits(k, 16, (2,)), _KEYS),
+    applied(lambda d: _keys.random_wrap(d, _KEYS.dtype._impl), _COUNTS[0].reshape(3, 2)),
+    applied(_keys.random_unwrap, _KEYS),
+    applied(plax.random.clone, _KEYS),
+    applied(lambda k, a: _gamma.random_gamma_p.bind(k, a, log_space=True), _KEYS,
+            np.array([0.5, 1.5, 4.0], np.float32)),
+    applied(lambda k: lax.rng_bit_generator(k, (2, 3))[1], _COUNTS[0][:4],
+            prim="rng_bit_generator"),
 ]
 
 # Rule-called-for checks that no example runs, and why.
@@ -427,6 +512,8 @@ EXEMPT: dict[str, str] = {
                     "abstract evaluation raises outside `checkify` by design, as in JAX (a "
                     "check must be functionalized before it is staged); tests/test_checkify.py "
                     "runs them eagerly, under checkify with jit, vmap and grad, and against JAX"),
+    "ref.new": "its output is a reference, not an array check_primitive can compare; "
+               "its eager, jitted and traced uses are tests/test_refs.py's",
     "plax.custom_lin": "its forward evaluation raises by design (it only exists to be "
                        "transposed inside vjp of a custom_vjp function; tests/test_ad_custom.py)",
 }
@@ -443,11 +530,31 @@ SKIPPED: dict[str, tuple[tuple[str, ...], str]] = {
                                         "(use scan or a fori_loop with static bounds)"),
     "lax.axis_index": (("batching",), "it takes no operands: its batching rule is what "
                                       "check_primitive's named vmap evaluates"),
+    "lax.platform_index": (("batching",), "it takes no operands and has no batching rule"),
+    "lax.reduce_precision": (("jvp", "jvp2", "vjp", "transpose"),
+                             "rounding is treated as linear by definition (as in JAX: the "
+                             "tangent is rounded too), where finite differences and the "
+                             "dot-product test see a step function"),
     "lax.nextafter": (("jvp", "jvp2", "vjp"), "its jvp rule gives zero tangents, where finite "
                       "differences see the identity in x1 (JAX 0.10.2 has no jvp for it)"),
     "lax.stop_gradient": (("jvp", "jvp2", "vjp"), "its derivative is zero by definition"),
     "plax.custom_vjp_call": (("jvp", "jvp2"), "forward mode of a custom_vjp function raises "
                                               "by design"),
+    "random.random_gamma": (("jvp", "jvp2", "vjp"), "its derivative is the implicit "
+                            "reparameterisation gradient (JAX's), d x / d a at a fixed CDF "
+                            "value, not the derivative of the rejection sampler's path that "
+                            "finite differences see; tests/test_random_distributions.py "
+                            "checks it against SciPy's inverse incomplete gamma"),
+    "lax.rng_bit_generator": (("batching",), "a batch of keys draws once, from its first key, "
+                                             "as JAX's rule does: not a loop over the keys"),
+    "ref.get": (("batching",), "a reference operand cannot be stacked for the vmap check; "
+                               "batched indices into a reference: tests/test_refs.py"),
+    "ref.swap": (("jvp", "jvp2", "vjp", "batching"), "differentiated or batched writes to "
+                 "a reference made outside the transformation raise, as in JAX"),
+    "ref.addupdate": (("jvp", "jvp2", "vjp", "batching"), "differentiated or batched "
+                      "writes to a reference made outside the transformation raise, as in JAX"),
+    "plax.custom_vmap_call": (("vjp",), "reverse mode of a custom_vmap function raises, as in "
+                                        "JAX 0.10 (tests/test_custom_batching.py)"),
 }
 
 

@@ -79,6 +79,15 @@ def test_all_to_all(split, concat):
         np.testing.assert_allclose(out, expected)
 
 
+@pytest.mark.parametrize("axis", [0, 1])
+def test_pswapaxes(axis):
+    x = RNG.normal(size=(3, 3, 3)).astype(np.float32)
+    out = vmap_i(lambda a: lax.pswapaxes(a, "i", axis))(x)
+    np.testing.assert_allclose(out, np.swapaxes(x, 0, axis + 1))
+    with pytest.raises(ValueError, match="must equal the axis size 3"):
+        vmap_i(lambda a: lax.pswapaxes(a, "i", 0))(x[:, :2])
+
+
 def test_ppermute():
     out = vmap_i(lambda a: lax.ppermute(a, "i", [(0, 1), (1, 2)]))(X)
     np.testing.assert_allclose(out, np.stack([np.zeros(4, np.float32), X[0], X[1]]))

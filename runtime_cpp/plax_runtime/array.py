@@ -4,6 +4,10 @@ An `Array` wraps a jaxlib C++ `ArrayImpl` (the buffer holder, which executables 
 transfers consume directly) together with plax's own aval (`ShapedArray`) and
 sharding. jaxlib's classes are used as they are, never patched (DESIGN §9).
 Operators and NumPy-style methods are those of tracers (`plax.extend.core.install_array_methods`).
+
+An array of an extended dtype (PRNG keys) has its logical aval (`key<fry>[3]`) while
+its buffers hold the elements' data (`u32[3,2]`, `physical_aval`): jaxlib only ever
+sees the latter. Such arrays have no NumPy value; `key_data` gives their bits.
 """
 from __future__ import annotations
 
@@ -13,11 +17,16 @@ from typing import Any
 import numpy as np
 from jaxlib import xla_client as xc
 
-from plax.extend.core import ShapedArray, Tracer, install_array_methods
+from plax.extend.core import ShapedArray, Tracer, install_array_methods, physical_aval
+from plax.extend.dtypes import ExtendedDType
 from plax.extend.sharding import Device, Index, Sharding
 from plax_runtime import dlpack_buffers, gc_guard, placement, transfer_guard
 from plax_runtime.shard_buffers import shard_buffers
 from plax_runtime.sharding_impls import SingleDeviceSharding
+
+
+# Arrays of at most this many rows are iterated by slicing them all in one computation.
+_UNSTACKED_ITERATION = 100
 
 
 class Shard:
@@ -173,7 +182,7 @@ class Array(metaclass=_ArrayMeta):
             key = _index_key(index)
             replica_id = seen[key] = seen.get(key, -1) + 1
             aval = ShapedArray(_index_shape(index, self.shape), self.dtype, self.weak_type)
-            impl.aval = aval  # C++ leaves per-shard avals unset without `jax`
+            impl.aval = physical_aval(aval)  # C++ leaves per-shard avals unset without `jax`
             data = Array._from_impl(impl, aval, SingleDeviceSharding(device, memory_kind=kind))
             shards.append(Shard(device, index, replica_id, data))
         return shards
@@ -202,7 +211,8 @@ class Array(metaclass=_ArrayMeta):
 
     @property
     def _value(self) -> np.ndarray:
-        """The data as a read-only NumPy array, fetched once and cached."""
+        """The data as a read-only NumPy array, fetched once and cached (of the physical
+        aval for extended dtypes)."""
         self._check_alive()
         if self._npy_value is None:
             if not self.is_fully_addressable:
@@ -224,14 +234,16 @@ class Array(metaclass=_ArrayMeta):
     def _host_copy(self, single_device_impl: xc.ArrayImpl) -> np.ndarray:
         """One device buffer as NumPy; CPU buffers are read without jaxlib's fetch, which
         imports `jax` when it is installed (DESIGN §9)."""
-        if dlpack_buffers.can_copy_to_numpy(self.platform(), self.dtype):
-            return dlpack_buffers.cpu_buffer_to_numpy(single_device_impl, self.dtype)
+        dtype = physical_aval(self._aval).dtype
+        if dlpack_buffers.can_copy_to_numpy(self.platform(), dtype):
+            return dlpack_buffers.cpu_buffer_to_numpy(single_device_impl, dtype)
         value, _ = transfer_guard.unguarded(
             single_device_impl._single_device_array_to_np_array_did_copy)
         return value
 
     def _assemble_from_shards(self) -> np.ndarray:
-        out = np.empty(self.shape, self.dtype)
+        physical = physical_aval(self._aval)
+        out = np.empty(physical.shape, physical.dtype)
         indices = self._sharding.addressable_devices_indices_map(self.shape)
         filled = set()
         for impl, device in zip(shard_buffers(self._impl), self._addressable_devices()):
@@ -242,14 +254,25 @@ class Array(metaclass=_ArrayMeta):
                 out[index] = self._host_copy(impl)
         return out
 
+    @property
+    def _host_value(self) -> np.ndarray:
+        """`_value` for conversions to NumPy and Python values, which extended dtypes
+        do not have."""
+        if isinstance(self._aval.dtype, ExtendedDType):
+            raise TypeError(f"an array of dtype {self.dtype.name} cannot be converted to a "
+                            "NumPy array or Python value; use plax.random.key_data(arr) for "
+                            "the underlying integer array")
+        return self._value
+
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
-        return np.asarray(self._value, dtype=dtype, **({} if copy is None else {"copy": copy}))
+        return np.asarray(self._host_value, dtype=dtype,
+                          **({} if copy is None else {"copy": copy}))
 
     def tolist(self) -> Any:
-        return self._value.tolist()
+        return self._host_value.tolist()
 
     def item(self, *args) -> Any:
-        return self._value.item(*args)
+        return self._host_value.item(*args)
 
     def __dlpack__(self, *, stream: int | Any | None = None,
                    max_version: tuple[int, int] | None = None,
@@ -269,19 +292,21 @@ class Array(metaclass=_ArrayMeta):
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d array")
+        if self.shape[0] <= _UNSTACKED_ITERATION:  # `a, b = x`: one computation
+            return iter(self._unstack())
         return (self[i] for i in range(self.shape[0]))
 
     def __bool__(self) -> bool:
         if self.size != 1:
             what = "an empty array" if self.size == 0 else "an array with more than one element"
             raise ValueError(f"The truth value of {what} is ambiguous. Use a.any() or a.all()")
-        return bool(self._value.reshape(()))
+        return bool(self._host_value.reshape(()))
 
     def _scalar_value(self, kind: str) -> Any:
         if self.shape:
             raise TypeError(f"Only scalar arrays can be converted to Python {kind}; got an "
                             f"array of shape {self.shape}")
-        return self._value[()]
+        return self._host_value[()]
 
     def __int__(self) -> int:
         return int(self._scalar_value("ints"))
@@ -293,7 +318,7 @@ class Array(metaclass=_ArrayMeta):
         return complex(self._scalar_value("complex numbers"))
 
     def __index__(self) -> int:
-        if not np.issubdtype(self.dtype, np.integer):
+        if isinstance(self.dtype, ExtendedDType) or not np.issubdtype(self.dtype, np.integer):
             raise TypeError(f"Only integer scalar arrays can be converted to a scalar index; "
                             f"got dtype {self.dtype.name}")
         return int(self._scalar_value("ints"))
@@ -305,10 +330,11 @@ class Array(metaclass=_ArrayMeta):
     def __copy__(self) -> Array:
         """A new buffer with the same placement and commitment."""
         self._check_alive()
-        (impl,) = placement.copy_buffers([self._impl], [self.ndim], [self.sharding],
+        physical = physical_aval(self._aval)
+        (impl,) = placement.copy_buffers([self._impl], [physical.ndim], [self.sharding],
                                          [xc.ArrayCopySemantics.ALWAYS_COPY])
         if impl._committed != self._impl._committed:
-            impl = xc.ArrayImpl(self.aval, impl._sharding, shard_buffers(impl),
+            impl = xc.ArrayImpl(physical, impl._sharding, shard_buffers(impl),
                                 self._impl._committed, _skip_checks=True)
         return Array._from_impl(impl, self.aval, self.sharding)
 
@@ -322,6 +348,8 @@ class Array(metaclass=_ArrayMeta):
             return f"{prefix}<deleted>, shape={self.shape}, {suffix})"
         if not self.is_fully_addressable:
             return f"{prefix}shape={self.shape}, {suffix})"
+        if isinstance(self.dtype, ExtendedDType):  # as JAX shows key arrays
+            return f"{prefix}{self.shape}, {suffix}) overlaying:\n{self._value}"
         if self.size == 0 and self.shape != (0,):
             suffix = f"shape={self.shape}, {suffix}"
         line_width = np.get_printoptions()["linewidth"]
@@ -333,20 +361,28 @@ class Array(metaclass=_ArrayMeta):
         return f"{text}{separator}{suffix})"
 
     def __str__(self) -> str:
+        if isinstance(self.dtype, ExtendedDType):
+            return repr(self)
         return str(self._value)
 
     def __format__(self, format_spec: str) -> str:
         if self.ndim == 0:
-            return format(self._value[()], format_spec)
-        return format(self._value, format_spec)
+            return format(self._host_value[()], format_spec)
+        return format(self._host_value, format_spec)
 
     def __reduce__(self):
-        return (_unpickle_array, (np.asarray(self._value), self.weak_type))
+        extended = self.dtype if isinstance(self.dtype, ExtendedDType) else None
+        return (_unpickle_array, (np.asarray(self._value), self.weak_type, extended))
 
 
-def _unpickle_array(value: np.ndarray, weak_type: bool) -> Array:
-    """Rebuilds a pickled Array on the default device (uncommitted)."""
-    return Array._from_impl(*placement.place_host_value(value, None, weak_type=weak_type))
+def _unpickle_array(value: np.ndarray, weak_type: bool,
+                    extended: ExtendedDType | None = None) -> Array:
+    """Rebuilds a pickled Array on the default device (uncommitted); `value` is the
+    data of an `extended` dtype's elements if one is given."""
+    impl, aval, sharding = placement.place_host_value(value, None, weak_type=weak_type)
+    if extended is not None:
+        aval = ShapedArray(aval.shape[:aval.ndim - len(extended.element_shape)], extended)
+    return Array._from_impl(impl, aval, sharding)
 
 
 def _index_key(index: Index) -> tuple:
@@ -380,7 +416,7 @@ def make_array_from_single_device_arrays(shape: Sequence[int], sharding: Shardin
             raise ValueError("make_array_from_single_device_arrays needs dtype= when no "
                              "arrays are given")
         dtype = arrays[0].dtype
-    dtype = np.dtype(dtype)
+    dtype = dtype if isinstance(dtype, ExtendedDType) else np.dtype(dtype)
     indices = sharding.addressable_devices_indices_map(shape)
     by_device = {}
     for i, a in enumerate(arrays):
@@ -400,7 +436,8 @@ def make_array_from_single_device_arrays(shape: Sequence[int], sharding: Shardin
     if missing:
         raise ValueError(f"no array was given for the devices {missing} of {sharding}")
     aval = ShapedArray(shape, dtype)
-    impl = xc.ArrayImpl(aval, sharding._to_jaxlib_sharding(len(shape)),
+    physical = physical_aval(aval)
+    impl = xc.ArrayImpl(physical, sharding._to_jaxlib_sharding(physical.ndim),
                         [by_device[d]._impl for d in indices], True, _skip_checks=True)
     return Array._from_impl(impl, aval, sharding)
 

@@ -5,6 +5,7 @@ Host values (NumPy arrays and scalars, Python scalars) are placed one
 to other devices go through ONE batched copy for the whole pytree, which groups the
 copies by source and destination in C++. An Array whose target placement differs in
 layout (other tiling) goes through the host. `placement.py` holds the jaxlib calls.
+Arrays of extended dtypes (PRNG keys) move as the data of their elements.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 from jaxlib import xla_client as xc
 
-from plax.extend.core import ShapedArray
+from plax.extend.core import ShapedArray, physical_aval
 from plax.extend.sharding import Device, Sharding, hlo_shardings_equal
 from plax.extend.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plax_runtime import placement, transfer_guard
@@ -102,7 +103,7 @@ def _move_arrays(moves):
     """Copies Arrays to their targets: re-wraps, one batched C++ copy, or via the host."""
     batch, done = [], []
     for i, x, target, committed, may_alias, donate in moves:
-        ndim = x.ndim
+        ndim = physical_aval(x.aval).ndim
         same_layout = hlo_shardings_equal(x.sharding._to_xla_hlo_sharding(ndim),
                                           target._to_xla_hlo_sharding(ndim))
         same_place = (same_layout and target.memory_kind == x.sharding.memory_kind
@@ -119,13 +120,14 @@ def _move_arrays(moves):
             transfer_guard.check("device_to_device", x.aval, x.sharding, target)
             # The cached host value is immutable, so the new buffers may alias it.
             with transfer_guard.internal():
-                done.append((i, put_host_value(x._value, target, weak_type=x.weak_type,
-                                               committed=committed, may_alias=True)))
+                placed = put_host_value(x._value, target, weak_type=x.weak_type,
+                                        committed=committed, may_alias=True)
+            done.append((i, Array._from_impl(placed._impl, x.aval, placed.sharding)))
             if donate:
                 x.delete()
     if batch:
         copies = placement.copy_buffers([x._impl for _, x, *_ in batch],
-                                        [x.ndim for _, x, *_ in batch],
+                                        [physical_aval(x.aval).ndim for _, x, *_ in batch],
                                         [t for _, _, t, *_ in batch],
                                         [sem for *_, sem, _ in batch])
         for (i, x, target, committed, _, donate), impl in zip(batch, copies):
@@ -138,11 +140,13 @@ def _move_arrays(moves):
 def _rewrap(impl: xc.ArrayImpl, aval: ShapedArray, sharding: Sharding,
             committed: bool) -> Array:
     """The same buffers under another sharding object and commitment (no copy)."""
-    jaxlib_sharding = sharding._to_jaxlib_sharding(len(aval.shape))
+    physical = physical_aval(aval)
+    jaxlib_sharding = sharding._to_jaxlib_sharding(physical.ndim)
     if committed:  # re-wrapping always yields a committed array
-        impl = impl._rewrap_with_aval_and_sharding(aval, jaxlib_sharding)
+        impl = impl._rewrap_with_aval_and_sharding(physical, jaxlib_sharding)
     elif impl._committed or impl._sharding is not jaxlib_sharding:
-        impl = xc.ArrayImpl(aval, jaxlib_sharding, shard_buffers(impl), False, _skip_checks=True)
+        impl = xc.ArrayImpl(physical, jaxlib_sharding, shard_buffers(impl), False,
+                            _skip_checks=True)
     return Array._from_impl(impl, aval, sharding)
 
 

@@ -60,6 +60,7 @@ from plax.extend.core import (
     dce_closed_jaxpr,
     eval_jaxpr,
     get_aval,
+    physical_aval,
     stage_flat,
 )
 from plax.extend.mlir import hlo, ir, mu
@@ -232,7 +233,7 @@ def _lowering(ctx, *args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs, manual_
 
     def shardings(specs, avals):
         return sdy.TensorShardingPerValueAttr.get([
-            ctx.sharding_attribute(NamedSharding(abstract, s), a.ndim, open_dims=partly_manual)
+            ctx.sharding_attribute(NamedSharding(abstract, s), _rank(a), open_dims=partly_manual)
             for s, a in zip(specs, avals)])
 
     op = sdy.ManualComputationOp(
@@ -269,17 +270,25 @@ def _gspmd_lowering(ctx, args, jaxpr, mesh, in_specs, out_specs, manual_axes, ax
 
     blocks = []
     for x, spec, outer, inner in zip(args, in_specs, ctx.avals_in, jaxpr.in_avals):
-        full = str(NamedSharding(abstract, spec)._to_xla_hlo_sharding(outer.ndim))
-        x = convert("Sharding", x, outer, full, outer.ndim)
-        blocks.append(convert("SPMDFullToShardShape", x, inner, manual(outer.ndim), outer.ndim))
+        ndim = _rank(outer)
+        full = str(NamedSharding(abstract, spec)._to_xla_hlo_sharding(ndim))
+        x = convert("Sharding", x, outer, full, ndim)
+        blocks.append(convert("SPMDFullToShardShape", x, inner, manual(ndim), ndim))
     with ctx.module_context.manual_region(axis_ctx):
         outs = ctx.lower_inline(jaxpr, *blocks, name=_body_name(jaxpr))
     results = []
     for y, spec, inner, outer in zip(outs, out_specs, jaxpr.out_avals, ctx.avals_out):
-        y = convert("Sharding", y, inner, manual(outer.ndim), outer.ndim)
-        full = str(NamedSharding(abstract, spec)._to_xla_hlo_sharding(outer.ndim))
-        results.append(convert("SPMDShardToFullShape", y, outer, full, outer.ndim))
+        ndim = _rank(outer)
+        y = convert("Sharding", y, inner, manual(ndim), ndim)
+        full = str(NamedSharding(abstract, spec)._to_xla_hlo_sharding(ndim))
+        results.append(convert("SPMDShardToFullShape", y, outer, full, ndim))
     return results
+
+
+def _rank(aval) -> int:
+    """The rank of the tensor behind `aval` (a key array's data dimensions count,
+    unsplit)."""
+    return physical_aval(aval).ndim
 
 
 def _manual_hlo_sharding(mesh, manual_axes, ndim: int) -> xc.HloSharding:

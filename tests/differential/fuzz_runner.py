@@ -249,7 +249,7 @@ def numpy_reference(case: dict, theirs: dict) -> dict:
         return theirs
     value = theirs["value"]
     leaves = value["seq"] if "seq" in value else [value]
-    if not all("arr" in leaf and leaf["arr"] != "float0" for leaf in leaves):
+    if not leaves or not all("arr" in leaf and leaf["arr"] != "float0" for leaf in leaves):
         return theirs
     dtype = fuzz_worker._np_dtype(leaves[0]["arr"])
     if dtype.kind not in "iu":

@@ -12,7 +12,8 @@ Reading path:
    (abstract eval, lowering, jvp, partial eval, transpose, batching, dce);
 5. `jit.py` — `jit`: the tracing cache, the fast path, `eval_shape`; `stages.py`
    holds its ahead-of-time stages (`Traced` → `Lowered` → `Compiled`),
-   `signature.py` what tells cached calls apart, `explain.py` why a cache missed;
+   `signature.py` what tells cached calls apart, `explain.py` why a cache missed,
+   `fastpath.py` what the C++ fast path consults and why a call missed it;
 6. `ad.py` — forward mode (JVPTrace, jvp of Jaxprs); `partial_eval.py` — the
    known/unknown split behind linearize and vjp; `transpose.py` — the backward
    pass; `autodiff_api.py` — `jvp`, `grad`, `vjp`, jacobians;
@@ -30,7 +31,12 @@ Reading path:
    FFI; `vmap_methods.py` — how `vmap` batches such opaque calls.
 10. `plax.experimental` modules, programs built on the above: `checkify/` (an
     interpreter threading an error state through a Jaxpr), `ode.py` (`odeint` and
-    its adjoint rule), `sparse/` (the BCOO array, `sparsify`, sparse gradients).
+    its adjoint rule), `sparse/` (the BCOO array, `sparsify`, sparse gradients);
+11. the rest of JAX's API for custom rules and stages: `custom_batching.py`
+    (`custom_vmap`), `custom_gradient.py` (`custom_gradient`, `closure_convert`),
+    `compile_time_eval.py`, `checkpoint_policies.py`; and mutable references:
+    `refs.py` (`plax.ref` and its primitives), `ref_discharge.py` (a Jaxpr's
+    references made explicit inputs and outputs, as `jit` does after tracing).
 
 The rules of the standard primitives, `cond`, `while` and `scan` included, live
 with their definitions in plax-stdlib.

@@ -32,6 +32,7 @@ from plax.extend.core import (
     tangent_name,
 )
 from plax_stdlib.lax.conversion import convert_with_weak_type
+from plax_transforms.ref_discharge import apply_with_refs, has_cells
 
 
 class JVPTracer(Tracer):
@@ -78,6 +79,8 @@ class JVPTrace(Trace):
         return self.wrap(primal, tangent)
 
     def process_primitive(self, primitive, args, params):
+        if has_cells(args, self):  # a reference cell made under this jvp, used by control flow
+            return apply_with_refs(primitive, args, params)
         primals, tangents = zip(*map(self.to_primal_tangent, args)) if args else ((), ())
         with set_current_trace(self.parent):
             if all(isinstance(t, Zero) for t in tangents):

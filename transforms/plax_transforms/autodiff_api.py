@@ -64,7 +64,7 @@ def _check_tangent(primal_aval, t, api: str, dtype_error: type[Exception] = Type
     classes: a TypeError for jvp, a ValueError for vjp and linearize)."""
     want = tangent_aval(primal_aval)
     aval = get_aval(t)
-    if aval.shape != want.shape or np.dtype(aval.dtype) != np.dtype(want.dtype):
+    if aval.shape != want.shape or aval.dtype != want.dtype:  # key dtypes are no np.dtype
         error = ValueError if aval.shape != want.shape else dtype_error
         raise error(f"{api}: tangent of type {aval.str_short()} does not match the primal "
                     f"of type {primal_aval.str_short()} (expected tangent type "
@@ -73,7 +73,7 @@ def _check_tangent(primal_aval, t, api: str, dtype_error: type[Exception] = Type
 
 def _as_tangent(t):
     """A user's float0 tangent is a symbolic zero."""
-    return Zero(get_aval(t)) if np.dtype(get_aval(t).dtype) == dtypes.float0 else t
+    return Zero(get_aval(t)) if get_aval(t).dtype == dtypes.float0 else t
 
 
 # --- jvp ---------------------------------------------------------------------------------
@@ -267,7 +267,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
 
 def _check_grad_inputs(leaves, api: str, allow_int: bool, holomorphic: bool):
     for aval in _avals_of(leaves, api):
-        dt = np.dtype(aval.dtype)
+        dt = aval.dtype
         if holomorphic and not dtypes.issubdtype(dt, np.complexfloating):
             raise TypeError(f"{api} with holomorphic=True requires inputs with complex dtype, "
                             f"but got {dt.name}.")
@@ -283,7 +283,7 @@ def _check_scalar_output(out, api: str, holomorphic: bool):
     if aval.shape:
         raise TypeError(f"{api} requires scalar-output functions: gradient only defined for "
                         f"scalar-output functions. Output had shape: {aval.shape}.")
-    dt = np.dtype(aval.dtype)
+    dt = aval.dtype
     if holomorphic:
         if not dtypes.issubdtype(dt, np.complexfloating):
             raise TypeError(f"{api} with holomorphic=True requires outputs with complex "
@@ -367,7 +367,7 @@ def _check_jac_dtype(dtype, api: str, what: str, holomorphic: bool,
                      allow_int: bool = False) -> bool:
     """Whether values of `dtype` take part in differentiation (False: integer values
     let through by `allow_int`, whose Jacobian blocks are float0 zeros)."""
-    dt = np.dtype(dtype)
+    dt = dtype
     if holomorphic:
         if not dtypes.issubdtype(dt, np.complexfloating):
             raise TypeError(f"{api} with holomorphic=True requires {what}s with complex "
@@ -527,7 +527,7 @@ def linear_transpose(fun: Callable, *primals, reduce_axes=()):
     for a in in_avals:
         if not is_differentiable_dtype(a.dtype):
             raise TypeError(f"linear_transpose only supports floating and complex inputs, "
-                            f"got {np.dtype(a.dtype).name}")
+                            f"got {a.dtype.name}")
     zeros = [np.zeros(a.shape, a.dtype) for a in in_avals]
     _, lin, extra = linearize_flat(_flat_traced(fun, in_tree, False, "linear_transpose"), zeros)
     out_tree = extra["tree"]

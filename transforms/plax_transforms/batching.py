@@ -38,6 +38,7 @@ from plax.extend.core import (
     trace_to_jaxpr,
 )
 from plax_transforms.signature import trace_context
+from plax_transforms.ref_discharge import apply_with_refs, has_cells
 
 
 class BatchTracer(Tracer):
@@ -76,6 +77,8 @@ class BatchTrace(Trace):
         return val if dim is not_mapped else BatchTracer(self, val, dim)
 
     def process_primitive(self, primitive: Primitive, args, params):
+        if has_cells(args, self):  # a reference cell made under this vmap, used by control flow
+            return apply_with_refs(primitive, args, params)
         vals, dims = zip(*map(self.to_batch_info, args)) if args else ((), ())
         with set_current_trace(self.parent):
             if all(d is not_mapped for d in dims) and not self._uses_axis(primitive, params):

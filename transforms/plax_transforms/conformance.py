@@ -198,8 +198,8 @@ class _Harness:
         if len(got) != len(want):
             self.fail(check, f"{what} {len(got)} outputs, abstract_eval predicts {len(want)}")
         for i, (g, w) in enumerate(zip(got, want)):
-            if (g.shape, np.dtype(g.dtype), g.weak_type) != (w.shape, np.dtype(w.dtype),
-                                                             w.weak_type):
+            if (g.shape, _dtype(g.dtype), g.weak_type) != (w.shape, _dtype(w.dtype),
+                                                           w.weak_type):
                 self.fail(check, f"{what} output {i} is {_describe(g)}, but abstract_eval "
                                  f"predicts {_describe(w)}")
 
@@ -435,7 +435,7 @@ class _Harness:
         def verify(res, _):
             mapped, first, second = res
             for combo, got in zip(combos, mapped):
-                want = [np.stack([a, b], axis=len(self.axis_names))  # after the named axes
+                want = [np.stack([_host(a), _host(b)], axis=len(self.axis_names))  # named axes 1st
                         for a, b in zip(first, second[subset(combo)])]
                 self.compare("batching", f"with in_axes={combo}, vmap vs a loop", got, want)
         return _Plan([f"batching: {len(combos)} in_axes"], self.args, trace, verify)
@@ -444,7 +444,7 @@ class _Harness:
         for i, (g, w) in enumerate(zip(got, want, strict=True)):
             if types:
                 self.check_types(check, f"{what}: the jitted", [get_aval(g)], [get_aval(w)])
-            g, w = np.asarray(g), np.asarray(w)
+            g, w = _host(g), _host(w)
             tol = _CLOSE.get(np.dtype(w.dtype), 0)
             if g.shape != w.shape or not np.allclose(_wide(g), _wide(w), rtol=tol, atol=tol,
                                                      equal_nan=True):
@@ -541,8 +541,20 @@ def _type_of(x) -> ShapedArray:
     return get_aval(x)
 
 
+def _dtype(dtype):
+    """`dtype` as a NumPy dtype; extended dtypes (PRNG keys) as they are."""
+    return dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
+
+
+def _host(x) -> np.ndarray:
+    """A value as NumPy; an array of an extended dtype (PRNG keys) as its data."""
+    if isinstance(getattr(x, "dtype", None), dtypes.ExtendedDType):
+        return np.asarray(x._value)
+    return np.asarray(x)
+
+
 def _is_inexact(dtype) -> bool:
-    dt = np.dtype(dtype)
+    dt = _dtype(dtype)
     return dt != dtypes.float0 and dtypes.issubdtype(dt, np.inexact)
 
 

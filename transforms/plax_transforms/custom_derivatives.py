@@ -78,7 +78,7 @@ class SymbolicZero:
         self.aval = aval
 
     shape = property(lambda self: self.aval.shape)
-    dtype = property(lambda self: np.dtype(self.aval.dtype))
+    dtype = property(lambda self: self.aval.dtype)
     ndim = property(lambda self: len(self.aval.shape))
     size = property(lambda self: int(np.prod(self.aval.shape, dtype=np.int64)))
 
@@ -162,16 +162,7 @@ class _Decorated:
     def _split(self, args, kwargs):
         """→ (static args by position, dynamic args, their positions, all positional
         args)."""
-        if kwargs:
-            try:
-                bound = inspect.signature(self.fun).bind(*args, **kwargs)
-            except TypeError as err:
-                raise TypeError(f"{self.api} function {self.name}: {err}") from None
-            bound.apply_defaults()
-            if bound.kwargs:
-                raise TypeError(f"{self.api} function {self.name} does not support "
-                                f"keyword-only arguments: {sorted(bound.kwargs)}")
-            args = bound.args
+        args = positional_args(self.fun, f"{self.api} function {self.name}", args, kwargs)
         n = len(args)
         static = {}
         for i in self.nondiff_argnums:
@@ -248,6 +239,22 @@ class _Decorated:
         return closed, consts, flat, in_tree, out_tree[0]
 
 
+def positional_args(fun: Callable, what: str, args: tuple, kwargs: dict) -> tuple:
+    """The call's arguments all by position (keywords bound to `fun`'s parameters,
+    defaults filled in); keyword-only parameters are a TypeError naming `what`."""
+    if not kwargs:
+        return args
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except TypeError as err:
+        raise TypeError(f"{what}: {err}") from None
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise TypeError(f"{what} does not support keyword-only arguments: "
+                        f"{sorted(bound.kwargs)}")
+    return bound.args
+
+
 def _merge(static: dict, positions, dyn) -> list:
     """The full positional argument list from the static and dynamic ones."""
     args = [None] * (len(static) + len(positions))
@@ -276,7 +283,7 @@ def _type_str(aval) -> str:
 
 
 def _same_type(a, b) -> bool:
-    return a.shape == b.shape and np.dtype(a.dtype) == np.dtype(b.dtype)
+    return a.shape == b.shape and a.dtype == b.dtype
 
 
 # --- custom_jvp ---------------------------------------------------------------------------
@@ -397,7 +404,7 @@ def _flat_jvp(f: custom_jvp, static, positions, in_tree, out_tree, out_avals):
                 tangents_out.append(Zero(t_want))
                 continue
             t_aval = get_aval(t)
-            if np.dtype(t_want.dtype) != np.dtype(t_aval.dtype) and not \
+            if t_want.dtype != t_aval.dtype and not \
                     is_differentiable_dtype(want.dtype):
                 tangents_out.append(Zero(t_want))  # e.g. zeros given for an int output
                 continue

@@ -21,13 +21,14 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from plax.extend import config
-from plax.extend.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var, get_aval,
-                              register_cache)
+from plax.extend.core import (EVAL_TRACE, ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var,
+                              get_aval, register_cache)
 from plax.extend.sharding import concrete_mesh
 from plax_transforms import debug_nans
 from plax_transforms.caches import BoundedCache
 from plax_transforms.executing import (CallPlacement, CompiledJaxpr, abstract_layout,
                                        lower_module, lowering_platform, place_call)
+from plax_transforms.ref_discharge import apply_with_refs, has_cells
 from plax_transforms.signature import arg_signature, trace_context
 
 # Two levels: a call's exact signature (placements and the context mesh included) → a
@@ -70,6 +71,8 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict):
         key = (prim, params_key, arg_signature(args), trace_context(), concrete_mesh())
         call = _callers.get(key)
     except TypeError:  # an unhashable parameter: compile without caching
+        if has_cells(args, EVAL_TRACE):  # control flow using a reference: discharge it
+            return apply_with_refs(prim, args, params)
         key, call = None, None
     if call is None:
         call, nbytes = _prepare(prim, args, params, params_key, jaxprs)

@@ -25,7 +25,7 @@ from plax.extend.core import ClosedJaxpr, register_cache
 from plax.extend.monitoring import JAXPR_TO_MLIR_MODULE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
 from plax_runtime import device_put as runtime_put, executable as runtime_executable
-from plax_runtime import transfer_guard
+from plax_runtime import gc_guard, transfer_guard
 from plax_runtime.array import Array
 from plax_runtime.sharding_impls import replicated_sharding
 from plax_transforms import debug_nans, explain
@@ -73,7 +73,8 @@ class CompiledJaxpr:
     lowerings weakly.
     """
 
-    def __init__(self, lowering: LoweringResult, placement: CallPlacement):
+    def __init__(self, lowering: LoweringResult, placement: CallPlacement,
+                 compiler_options: tuple = ()):
         self.name = lowering.name
         # what the executable calls back into: custom-call targets and host callbacks
         self.keepalives = (lowering.keepalives, lowering.host_callbacks)
@@ -111,7 +112,8 @@ class CompiledJaxpr:
                 self.executable = runtime_executable.compile(
                     module, devices,
                     donated_args=[i for i, d in enumerate(lowering.donated_args) if d],
-                    build_options=build, in_shardings=in_shardings,
+                    compile_options_overrides=dict(compiler_options), build_options=build,
+                    in_shardings=in_shardings,
                     out_avals=lowering.out_avals, out_shardings=out_shardings,
                     arg_names=lowering.arg_names, sharding_like=like,
                     name=f"jit({lowering.name})", effect_tokens=lowering.ordered_effects,
@@ -145,14 +147,18 @@ class CompiledJaxpr:
 
     def caller_for(self, flat_args: Sequence[Any], committed: bool):
         """A function running this computation on later calls whose arguments look
-        like `flat_args` (same signatures and placements): when they are all Arrays
-        already where the executable wants them, it skips every check and move."""
+        like `flat_args` (same signatures and placements): when its Arrays are
+        already where the executable wants them, one C++ call that skips every check
+        and move (host values are placed as they come)."""
         check_execution_allowed(self.name)
+        n_consts = len(self.const_args)
+        kept = [flat_args[i] for i in self.kept_var_idx]
         ex = self.executable
-        if (not self.const_args and not self._float0_shapes
-                and len(flat_args) == len(self.kept_var_idx)
-                and ex.laid_out_as_expected(flat_args)):
-            return functools.partial(ex.execute_placed, committed=committed)
+        # The C++ caller makes its output Arrays itself, unwatched by the gc guard.
+        if (not (self._float0_shapes or ex.effectful or gc_guard.watching)
+                and ex.takes_as_is(kept, offset=n_consts)):
+            return ex.executor(committed=committed, num_flat=len(flat_args),
+                               kept=self.kept_var_idx, consts=self.const_args)
         return functools.partial(self, committed=committed)
 
     def __call__(self, flat_args: Sequence[Any], committed: bool) -> list[Array]:
@@ -243,13 +249,14 @@ def lower_module(closed: ClosedJaxpr, name: str, **options) -> LoweringResult:
         return lower_jaxpr_to_module(closed, name=name, **options)
 
 
-def compile_lowering(lowering: LoweringResult,
-                     placement: CallPlacement | Device) -> CompiledJaxpr:
+def compile_lowering(lowering: LoweringResult, placement: CallPlacement | Device,
+                     compiler_options: tuple = ()) -> CompiledJaxpr:
     """`lowering` compiled for the placement's device assignment (or one device),
-    cached while `lowering` lives."""
+    cached while `lowering` lives; `compiler_options` are sorted (name, value) pairs
+    of XLA options."""
     if isinstance(placement, Device):
         placement = CallPlacement((placement,), False, (), ())
-    key = (id(lowering), placement.devices)
+    key = (id(lowering), placement.devices, compiler_options)
     compiled = _compiled.get(key)
     if compiled is None:
         if config.explain_cache_misses.value:
@@ -258,7 +265,7 @@ def compile_lowering(lowering: LoweringResult,
         logger.log(_log_level(), "Compiling jit(%s) for devices %s with arguments %s",
                    lowering.name, [d.id for d in placement.devices],
                    ", ".join(a.str_short() for a in lowering.in_avals))
-        compiled = CompiledJaxpr(lowering, placement)
+        compiled = CompiledJaxpr(lowering, placement, compiler_options)
         _compiled.put(key, compiled, nbytes=compiled.nbytes, owners=(lowering,))
     return compiled
 

@@ -48,17 +48,20 @@ from plax.extend.core import (
     register_cache,
     register_cache_owner,
     resolve_argnums,
+    result_paths_from_tree,
     split_static,
     trace_to_jaxpr,
 )
 from plax.extend.monitoring import JAXPR_TRACE_EVENT, timed_event
-from plax.extend.sharding import Sharding, concrete_mesh, sharding_from_spec
+from plax.extend.sharding import Sharding, sharding_from_spec
 from plax_runtime import backends
-from plax_transforms import debug_nans, executing, explain
+from plax_transforms import debug_nans, executing, explain, fastpath
 from plax_transforms.caches import BoundedCache, nbytes_of
 from plax_transforms.jit_primitive import jit_p, jit_params
-from plax_transforms.signature import arg_signature, trace_context
-from plax_transforms.stages import Lowered, Traced, out_info
+from plax_transforms.ref_discharge import RefPlan, check_unaliased, prepare_call, uses_refs
+from plax_transforms.refs import AbstractRef
+from plax_transforms.signature import trace_context
+from plax_transforms.stages import Lowered, StagedCall, Traced, out_info
 
 logger = logging.getLogger(__name__)
 
@@ -118,14 +121,21 @@ class TraceResult:
     """A traced call: the Jaxpr, the output structure and the `jit_p` parameters.
 
     `extra_args` are traced values of enclosing traces the function closed over;
-    they are passed to `jit_p` ahead of the call's own arguments.
+    they are passed to `jit_p` ahead of the call's own arguments. A function using
+    mutable references is traced to a pure Jaxpr (`ref_discharge`) and runs by its
+    `ref_plan`: references are read before the call and written after it.
     """
 
     def __init__(self, closed: ClosedJaxpr, out_tree, name: str, info: JitInfo,
-                 donated_invars: tuple[bool, ...], extra_args: tuple = ()):
+                 donated_invars: tuple[bool, ...], extra_args: tuple = (),
+                 ref_plan: RefPlan | None = None):
         self.closed = closed
         self.out_tree = out_tree
         self.extra_args = extra_args
+        self.ref_plan = ref_plan
+        # Inputs passed ahead of the call's own: closed-over references, then tracers.
+        self.leading = extra_args if ref_plan is None else (*ref_plan.ref_consts,
+                                                            *extra_args)
         self.params = jit_params(closed, name, donated_invars=donated_invars,
                                  keep_unused=info.keep_unused, inline=info.inline)
 
@@ -136,19 +146,21 @@ _BYTES_PER_EQUATION = 512  # a rough size of an equation and its variables
 register_cache(_traces.clear)
 
 
-class _FastEntry(NamedTuple):
-    call: Callable[[list], list]  # flat arguments → flat outputs, for this signature
-    out_tree: Any
+class JitWrapped(fastpath.JitCache):
+    """A jitted function: call it, or stage it with `.trace`, `.lower`, `.eval_shape`.
 
-
-class JitWrapped:
-    """A jitted function: call it, or stage it with `.trace`, `.lower`, `.eval_shape`."""
+    Calling it runs the C++ fast path of its base class: a cached call's key is its
+    pytree structure, static values, each leaf's signature (device arrays with their
+    sharding and committed flag, which fix where the call runs), the trace-affecting
+    config (default device included) and the concrete mesh in context. Every other
+    call comes to `_call_python`.
+    """
 
     def __init__(self, fun: Callable, info: JitInfo):
+        self._has_statics = bool(info.static_argnums or info.static_argnames)
+        super().__init__(getattr(fun, "__name__", "fun"), self._has_statics, _FAST_CACHE_SIZE)
         self._fun = fun
         self._info = info
-        self._has_statics = bool(info.static_argnums or info.static_argnames)
-        self._fast: dict[tuple, _FastEntry] = {}
         try:
             weakref.ref(fun)
             self._cache_key_fun = fun
@@ -166,32 +178,18 @@ class JitWrapped:
 
     # --- calls ------------------------------------------------------------------
 
-    def __call__(self, *args, **kwargs):
+    def _call_python(self, *args, **kwargs):
+        """Every call the C++ fast path does not take (it counts why)."""
         if config.disable_jit.value:
             return self._fun(*args, **kwargs)
         if current_trace() is not EVAL_TRACE:
             return self._call_staged(args, kwargs)
-        try:
-            flat, key = self._fast_key(args, kwargs)
-            entry = self._fast.get(key)
-        except TypeError:  # unhashable static or invalid argument: the slow path says why
-            entry = None
-        if entry is None:
-            return self._call_slow(args, kwargs)
-        return entry.out_tree.unflatten(entry.call(flat))
+        return self._call_slow(args, kwargs)
 
-    def _fast_key(self, args, kwargs):
-        """The fast-path cache key: pytree structure, static values, each argument's
-        signature (device arrays with their sharding and committed flag, which fix
-        where the call runs), the trace-affecting config, default device included,
-        and the concrete mesh in context (where a call naming no device runs)."""
-        if self._has_statics:
-            dyn_args, dyn_kwargs, static_args, static_kwargs = self._split(args, kwargs)
-            statics = (static_args, static_kwargs)
-        else:
-            dyn_args, dyn_kwargs, statics = args, kwargs, None
-        flat, in_tree = tree_util.registry.flatten((dyn_args, dyn_kwargs))
-        return flat, (in_tree, statics, arg_signature(flat), trace_context(), concrete_mesh())
+    def _split_for_key(self, args, kwargs):
+        """(dynamic args, dynamic kwargs, static values): the fast-path key's view."""
+        dyn_args, dyn_kwargs, static_args, static_kwargs = self._split(args, kwargs)
+        return dyn_args, dyn_kwargs, (static_args, static_kwargs)
 
     def _split(self, args, kwargs):
         info = self._info
@@ -204,7 +202,7 @@ class JitWrapped:
         the closed-over values of `result.extra_args`) and per flat output; bare
         PartitionSpecs are resolved against the mesh in context."""
         info = self._info
-        n_extra = len(result.extra_args)
+        n_extra = len(result.leading)
         name = result.params["name"]
         if info.in_shardings is not None:
             dyn_args, dyn_kwargs = in_tree.unflatten([0] * len(flat))
@@ -241,6 +239,8 @@ class JitWrapped:
 
     def _call_slow(self, args, kwargs):
         flat, in_tree, result = self._infer(args, kwargs)
+        if result.ref_plan is not None:
+            return self._call_with_refs(args, kwargs, flat, in_tree, result, self._run_eagerly)
         ins, outs = self._shardings(flat, in_tree, result)
         compiled, committed = executing.compiled_for_call(
             result.closed, result.params["name"], flat,
@@ -258,28 +258,55 @@ class JitWrapped:
             call = debug_nans.checked_jit(call, result.closed, name)
         outs = call(flat)
         if key is not None:
-            if len(self._fast) >= _FAST_CACHE_SIZE:
-                self._fast.clear()
-            self._fast[key] = _FastEntry(call, result.out_tree)
-            logger.debug("jit(%s): fast-path cache miss (new signature, device or config); "
-                         "entry added", name)
+            self._fast_insert(key, call, result.out_tree)
         return tree_util.tree_unflatten(result.out_tree, outs)
+
+    def _run_eagerly(self, all_args, in_tree, result: TraceResult, describe) -> list:
+        """Run the traced call on all its inputs (leading ones included)."""
+        ins, outs = self._shardings(all_args[len(result.leading):], in_tree, result)
+        compiled, committed = executing.compiled_for_call(
+            result.closed, result.params["name"], all_args,
+            donated_invars=result.params["donated_invars"],
+            keep_unused=self._info.keep_unused, in_shardings=ins, out_shardings=outs,
+            describe=describe)
+        return compiled(all_args, committed)
+
+    def _call_with_refs(self, args, kwargs, flat, in_tree, result: TraceResult, run):
+        """A call of a function using references: their values in, final values back."""
+        plan = result.ref_plan
+        all_args = (*result.leading, *flat)
+        describe = self._describer(args, kwargs, flat)
+        n_lead = len(result.leading)
+
+        def name(i: int) -> str:
+            if i < 0:
+                return f"{fun_sourceinfo(self._fun)} for jit"
+            if i < n_lead:
+                return "a closed-over value"
+            return self._debug_info(args, kwargs).safe_arg_name(i - n_lead) or f"args[{i}]"
+        values = plan.read(all_args, name)
+        outs = plan.write_back(all_args, run(values, in_tree, result, describe))
+        return tree_util.tree_unflatten(result.out_tree, outs)
+
+    def _bind_staged(self, all_args, in_tree, result: TraceResult, describe=None) -> list:
+        """Bind `jit_p` (or inline the Jaxpr) on all the call's inputs."""
+        if self._info.inline:
+            closed = result.closed
+            return eval_jaxpr(closed.jaxpr, closed.consts, *all_args)
+        params = result.params
+        ins, outs = self._shardings(all_args[len(result.leading):], in_tree, result)
+        if ins or outs:
+            params = dict(params, **jit_params(
+                result.closed, params["name"], donated_invars=params["donated_invars"],
+                keep_unused=params["keep_unused"], inline=False, in_shardings=ins,
+                out_shardings=outs))
+        return jit_p.bind(*all_args, **params)
 
     def _call_staged(self, args, kwargs):
         flat, in_tree, result = self._infer(args, kwargs)
-        all_args = (*result.extra_args, *flat)
-        if self._info.inline:
-            closed = result.closed
-            outs = eval_jaxpr(closed.jaxpr, closed.consts, *all_args)
-        else:
-            params = result.params
-            ins, outs = self._shardings(flat, in_tree, result)
-            if ins or outs:
-                params = dict(params, **jit_params(
-                    result.closed, params["name"], donated_invars=params["donated_invars"],
-                    keep_unused=params["keep_unused"], inline=False, in_shardings=ins,
-                    out_shardings=outs))
-            outs = jit_p.bind(*all_args, **params)
+        if result.ref_plan is not None:
+            return self._call_with_refs(args, kwargs, flat, in_tree, result, self._bind_staged)
+        outs = self._bind_staged((*result.extra_args, *flat), in_tree, result)
         return tree_util.tree_unflatten(result.out_tree, outs)
 
     # --- tracing ------------------------------------------------------------------
@@ -352,14 +379,28 @@ class JitWrapped:
 
     def _trace(self, dbg, in_tree, in_avals, dyn_args, dyn_kwargs, static_args,
                static_kwargs) -> TraceResult:
+        if any(isinstance(a, AbstractRef) for a in in_avals):
+            check_unaliased(tree_util.tree_leaves((dyn_args, dyn_kwargs)),
+                            lambda i: (f"{fun_sourceinfo(self._fun)} for jit" if i < 0 else
+                                       dbg.safe_arg_name(i) or f"args[{i}]"))
         fun = bind_static(self._fun, static_args, static_kwargs)
         closed, out_tree = trace_to_jaxpr(fun, in_tree, in_avals, dbg)
         closed, extra_args = traced_consts_as_args(closed)
+        ref_plan = None
+        if uses_refs(closed):
+            n_extra = len(extra_args)
+            paths = result_paths_from_tree(out_tree) or ()
+            closed, ref_plan = prepare_call(
+                closed, f"{fun_sourceinfo(self._fun)} traced for jit",
+                lambda i: ("a closed-over value" if i < n_extra else
+                           dbg.safe_arg_name(i - n_extra) or f"args[{i - n_extra}]"),
+                lambda k: paths[k] if k < len(paths) else "")
         donated = self._donated_invars(in_tree, len(dyn_args) + len(static_args),
                                        static_args, dyn_kwargs)
-        donated = (False,) * len(extra_args) + donated
+        n_lead = len(extra_args) + (len(ref_plan.ref_consts) if ref_plan else 0)
+        donated = (False,) * n_lead + donated
         name = dbg.func_name or "fun"
-        return TraceResult(closed, out_tree, name, self._info, donated, extra_args)
+        return TraceResult(closed, out_tree, name, self._info, donated, extra_args, ref_plan)
 
     def _donated_invars(self, in_tree, n_positional: int, static_args,
                         dyn_kwargs) -> tuple[bool, ...]:
@@ -388,16 +429,22 @@ class JitWrapped:
     def trace(self, *args, **kwargs) -> Traced:
         """Trace the call (arguments may be `ShapeDtypeStruct`s)."""
         flat, in_tree, result = self._infer(args, kwargs)
+        if result.ref_plan is not None:
+            raise NotImplementedError(
+                f"jit of {result.params['name']}: ahead-of-time tracing and lowering "
+                "(trace, lower) of a function using mutable array references is "
+                "not supported; call the jitted function (make_jaxpr shows its Jaxpr)")
         describe = self._describer(args, kwargs, flat)
-        return Traced(result.closed, in_tree, result.out_tree,
-                      lambda: self._lower(flat, in_tree, result, describe))
+        call = StagedCall(result.closed, in_tree, result.out_tree,
+                          result.params["donated_invars"], result.params["name"])
+        return Traced(call, lambda: self._lower(call, flat, result, describe))
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace and lower the call to StableHLO for the device its arguments decide."""
         return self.trace(*args, **kwargs).lower()
 
-    def _lower(self, flat, in_tree, result: TraceResult, describe) -> Lowered:
-        ins, outs = self._shardings(flat, in_tree, result)
+    def _lower(self, call: StagedCall, flat, result: TraceResult, describe) -> Lowered:
+        ins, outs = self._shardings(flat, call.in_tree, result)
         placement = executing.place_call(flat, ins, outs, jaxpr=result.closed.jaxpr,
                                          describe=describe)
         lowering = executing.lower_jaxpr(
@@ -405,7 +452,7 @@ class JitWrapped:
             platform=executing.lowering_platform(placement.devices[0]),
             donated_invars=result.params["donated_invars"],
             keep_unused=self._info.keep_unused, placement=placement)
-        return Lowered(lowering, result.closed, in_tree, result.out_tree, placement)
+        return Lowered(lowering, call, placement)
 
     def eval_shape(self, *args, **kwargs) -> Any:
         """The output's shapes and dtypes, as a pytree of `ShapeDtypeStruct`s."""
@@ -414,7 +461,7 @@ class JitWrapped:
 
     def clear_cache(self) -> None:
         """Forget this function's traces and fast-path entries."""
-        self._fast.clear()
+        self._fast_clear()
         fun_id = id(self._cache_key_fun)
         _traces.evict(lambda key: key[0] == fun_id)
 

@@ -47,7 +47,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import func, sdy
 
-from plax.extend import config, registry as plugins, rules_of
+from plax.extend import config, dtypes, registry as plugins, rules_of
 from plax.extend.core import (
     LOWERING,
     AbstractValue,
@@ -58,6 +58,7 @@ from plax.extend.core import (
     Tracer,
     dce_jaxpr,
     ordered_effects,
+    physical_aval,
 )
 from plax.extend.mlir import hlo, mu
 from plax.extend.sharding import Sharding
@@ -492,7 +493,7 @@ class _Placement:
         out_sharding = self.out_shardings[out]
         if arg_sharding is None or out_sharding is None:
             return False
-        ndim = len(aval.shape)
+        ndim = _physical_ndim(aval)
         return (arg_sharding.memory_kind == out_sharding.memory_kind
                 and arg_sharding._to_sdy_sharding(ndim) == out_sharding._to_sdy_sharding(ndim))
 
@@ -502,7 +503,7 @@ class _Placement:
         attrs = {}
         if self.mctx.num_partitions > 1:
             key = "sdy.sharding" if self.mctx.shardy else "mhlo.sharding"
-            attrs[key] = self.mctx.sharding_attribute(sharding, len(aval.shape))
+            attrs[key] = self.mctx.sharding_attribute(sharding, _physical_ndim(aval))
         if self.memory_kinds:
             attrs["mhlo.memory_kind"] = ir.StringAttr.get(sharding.memory_kind or "device")
         return attrs
@@ -648,7 +649,7 @@ def sharding_constraint(ctx: LoweringRuleContext, value: ir.Value, sharding: Sha
     under Shardy, a `Sharding` custom call under GSPMD; on one device, `value`."""
     if ctx.num_partitions == 1:
         return value
-    ndim = len(aval.shape)
+    ndim = _physical_ndim(aval)
     attr = ctx.sharding_attribute(sharding, ndim)
     if ctx.shardy:
         return sdy.ShardingConstraintOp(value, attr).result
@@ -698,6 +699,12 @@ def _is_inlinable(value) -> bool:
     return isinstance(value, np.ndarray) and value.nbytes <= INLINE_CONSTANT_BYTES
 
 
+def _physical_ndim(aval) -> int:
+    """The rank of the tensor behind `aval`: a key array's trailing data dimensions
+    count (a sharding of `key<fry>[8]` leaves the data's `2` unsplit)."""
+    return len(physical_aval(aval).shape)
+
+
 def _host_value(value):
     if isinstance(value, Tracer):
         raise ValueError(f"cannot lower a Jaxpr that closes over the traced value {value!r}")
@@ -705,6 +712,8 @@ def _host_value(value):
 
 
 def _constant(value, aval) -> ir.Value:
+    if isinstance(aval.dtype, dtypes.ExtendedDType):  # a device array of keys: its data
+        aval, value = physical_aval(aval), value._value
     array = np.asarray(value, dtype=aval.dtype)
     if array.shape != aval.shape:
         array = np.broadcast_to(array, aval.shape)

@@ -11,7 +11,7 @@ marked `differentiated`. Its lowering puts the inputs behind an
 recomputation with the forward pass, which would defeat the point.
 
 A policy is `policy(primitive, *avals, **params) -> bool` (see
-`plax.ad_checkpoint.checkpoint_policies`); None saves nothing.
+`plax.checkpoint_policies`); None saves nothing.
 """
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ from plax.extend.core import (
 from plax.extend.mlir import hlo
 from plax_transforms.ad import jvp_jaxpr
 from plax_transforms.batching import batch_jaxpr
+from plax_transforms.checkpoint_policies import is_saved
 from plax_transforms.custom_derivatives import closure_convert_flat, named_hoisted
 from plax_transforms.partial_eval import assemble_split
 from plax_transforms.transpose import transpose_jaxpr
@@ -100,7 +101,7 @@ remat = checkpoint
 # --- the split that decides what is saved ---------------------------------------------------
 
 def _saveable(policy, eqn: JaxprEqn) -> bool:
-    return policy is not None and bool(
+    return policy is not None and is_saved(
         policy(eqn.primitive, *(a.aval for a in eqn.invars), **eqn.params))
 
 

@@ -1,43 +1,141 @@
-"""Ahead-of-time stages of a jitted function: `Traced` → `Lowered` → `Compiled`.
+"""`plax.stages`: the ahead-of-time stages of a jitted function, `Wrapped` →
+`Traced` → `Lowered` → `Compiled`.
 
 `jit(f).trace(*args)` stops after tracing (`.jaxpr`, `.out_info`),
 `jit(f).lower(*args)` after lowering to StableHLO (`.as_text()`,
-`.compiler_ir()`), and `.compile()` gives an executable that is called with the
-*dynamic* arguments only (static ones were fixed when lowering), in the same
-pytree structure and with the same shapes and dtypes.
+`.compiler_ir()`, `.cost_analysis()` of the unoptimized module), and `.compile()`
+gives an executable that is called with the *dynamic* arguments only (static ones
+were fixed when lowering), in the same pytree structure and with the same shapes
+and dtypes. Every stage describes its arguments (`args_info`, `in_avals`,
+`donate_argnums`) and outputs (`out_info`, `out_avals`).
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 from jaxlib import _jax
 
 from plax.extend import tree_util
-from plax.extend.core import ClosedJaxpr, ShapeDtypeStruct, get_aval
+from plax.extend.core import AbstractValue, ClosedJaxpr, ShapeDtypeStruct, get_aval
 from plax_transforms import executing
 from plax_transforms.call_placement import CallPlacement, incompatible_devices_error
 from plax_transforms.lowering import LoweringResult
 from plax_transforms.mlir_context import module_to_bytecode, module_to_string
 
+CompilerOptions = dict[str, str | bool]
+
+
+@runtime_checkable
+class Wrapped(Protocol):
+    """A function staged out by `jit`: callable, and traceable/lowerable ahead of time."""
+
+    def __call__(self, *args, **kwargs): ...
+
+    def trace(self, *args, **kwargs) -> Traced: ...
+
+    def lower(self, *args, **kwargs) -> Lowered: ...
+
+
+class ArgInfo:
+    """One (dynamic) argument leaf of a staged call: its abstract value and whether
+    it is donated."""
+    __slots__ = ("_aval", "donated")
+
+    def __init__(self, aval: AbstractValue, donated: bool):
+        self._aval = aval
+        self.donated = donated
+
+    aval = property(lambda self: self._aval)
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+
+    def __eq__(self, other):
+        return (isinstance(other, ArgInfo) and self._aval == other._aval
+                and self.donated == other.donated)
+
+    def __hash__(self):
+        return hash((self._aval, self.donated))
+
+    def __repr__(self):
+        return f"ArgInfo(_aval={self._aval!r}, donated={self.donated})"
+
 
 def out_info(closed: ClosedJaxpr, out_tree) -> Any:
-    """The output pytree as `ShapeDtypeStruct`s."""
+    """The output pytree as `ShapeDtypeStruct`s (outputs past the tree's leaves are the
+    final values of mutable references, not the function's)."""
     return tree_util.tree_unflatten(out_tree, [
-        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals])
+        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+        for a in closed.out_avals[:out_tree.num_leaves]])
 
 
-class Traced:
-    """A traced call: its Jaxpr and output structure; `.lower()` continues."""
+class StagedCall:
+    """What every stage knows of the call: its Jaxpr (whose leading inputs, if any,
+    are values closed over from enclosing traces), the argument and output pytrees,
+    which argument leaves are donated, and the function's name."""
 
-    def __init__(self, jaxpr: ClosedJaxpr, in_tree, out_tree, lower_fn):
+    def __init__(self, jaxpr: ClosedJaxpr, in_tree, out_tree, donated: Sequence[bool],
+                 fun_name: str):
         self.jaxpr = jaxpr
         self.in_tree = in_tree
         self.out_tree = out_tree
-        self._lower_fn = lower_fn
+        self.donated = tuple(donated[len(donated) - in_tree.num_leaves:])
+        self.fun_name = fun_name
+
+    def arg_avals(self) -> list:
+        return list(self.jaxpr.in_avals[len(self.jaxpr.in_avals) - self.in_tree.num_leaves:])
+
+    def donate_argnums(self) -> tuple[int, ...]:
+        args_tree, _ = tree_util.treedef_children(self.in_tree)
+        flags, start = [], 0
+        for i, t in enumerate(tree_util.treedef_children(args_tree)):
+            if any(self.donated[start:start + t.num_leaves]):
+                flags.append(i)
+            start += t.num_leaves
+        return tuple(flags)
+
+
+class _Stage:
+    """The descriptions of arguments and outputs that all stages share."""
+    _call: StagedCall
+
+    in_tree = property(lambda self: self._call.in_tree)
+    out_tree = property(lambda self: self._call.out_tree)
+    fun_name = property(lambda self: self._call.fun_name)
 
     @property
     def out_info(self) -> Any:
-        return out_info(self.jaxpr, self.out_tree)
+        """The outputs as a pytree of `ShapeDtypeStruct`s."""
+        return out_info(self._call.jaxpr, self._call.out_tree)
+
+    @property
+    def out_avals(self) -> Any:
+        return tree_util.tree_unflatten(self.out_tree, list(self._call.jaxpr.out_avals))
+
+    @property
+    def in_avals(self) -> Any:
+        """The dynamic arguments' abstract values, as `(args, kwargs)`."""
+        return tree_util.tree_unflatten(self.in_tree, self._call.arg_avals())
+
+    @property
+    def args_info(self) -> Any:
+        """The dynamic arguments as `ArgInfo`s, as `(args, kwargs)`."""
+        call = self._call
+        return tree_util.tree_unflatten(self.in_tree, [
+            ArgInfo(a, d) for a, d in zip(call.arg_avals(), call.donated)])
+
+    @property
+    def donate_argnums(self) -> tuple[int, ...]:
+        """The positions of the (dynamic) positional arguments that are donated."""
+        return self._call.donate_argnums()
+
+
+class Traced(_Stage):
+    """A traced call: its Jaxpr and output structure; `.lower()` continues."""
+
+    def __init__(self, call: StagedCall, lower_fn):
+        self._call = call
+        self.jaxpr = call.jaxpr
+        self._lower_fn = lower_fn
 
     def lower(self) -> Lowered:
         return self._lower_fn()
@@ -46,20 +144,13 @@ class Traced:
         return f"Traced(jaxpr=\n{self.jaxpr})"
 
 
-class Lowered:
+class Lowered(_Stage):
     """A lowered call: a StableHLO module for one platform and its calling convention."""
 
-    def __init__(self, lowering: LoweringResult, jaxpr: ClosedJaxpr, in_tree, out_tree,
-                 placement: CallPlacement):
+    def __init__(self, lowering: LoweringResult, call: StagedCall, placement: CallPlacement):
         self._lowering = lowering
-        self._jaxpr = jaxpr
-        self.in_tree = in_tree
-        self.out_tree = out_tree
+        self._call = call
         self._placement = placement
-
-    @property
-    def out_info(self) -> Any:
-        return out_info(self._jaxpr, self.out_tree)
 
     def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
         """The module as StableHLO text (default), or as XLA HLO text (`dialect="hlo"`).
@@ -79,10 +170,20 @@ class Lowered:
             module_to_bytecode(self._lowering.module), use_tuple_args=False,
             return_tuple=False)
 
-    def compile(self) -> Compiled:
-        compiled = executing.compile_lowering(self._lowering, self._placement)
-        return Compiled(compiled, self._jaxpr, self.in_tree, self.out_tree,
-                        self._placement.committed)
+    def cost_analysis(self) -> dict[str, float]:
+        """XLA's estimates for the module before optimization (`flops`, ...)."""
+        client = self._placement.devices[0].client
+        return _jax.hlo_module_cost_analysis(client, self.compiler_ir("hlo").get_hlo_module())
+
+    def compile(self, compiler_options: CompilerOptions | None = None) -> Compiled:
+        """Compile for the lowered call's devices; `compiler_options` are XLA options
+        by name (an unknown name is XLA's error)."""
+        if compiler_options is not None and not isinstance(compiler_options, dict):
+            raise TypeError("compile: compiler_options must be a dict of XLA option names "
+                            f"to values, got {type(compiler_options).__name__}")
+        options = tuple(sorted((compiler_options or {}).items()))
+        compiled = executing.compile_lowering(self._lowering, self._placement, options)
+        return Compiled(compiled, self._call, self._placement.committed)
 
     def __repr__(self):
         return (f"Lowered({self._lowering.name} for devices "
@@ -97,20 +198,13 @@ def _dialect(dialect: str | None) -> str:
     raise ValueError(f"unknown dialect {dialect!r}; expected 'stablehlo' or 'hlo'")
 
 
-class Compiled:
+class Compiled(_Stage):
     """A compiled call: run it with the dynamic arguments of the lowered call."""
 
-    def __init__(self, compiled: executing.CompiledJaxpr, jaxpr: ClosedJaxpr, in_tree,
-                 out_tree, committed: bool):
+    def __init__(self, compiled: executing.CompiledJaxpr, call: StagedCall, committed: bool):
         self._compiled = compiled
-        self._jaxpr = jaxpr
-        self.in_tree = in_tree
-        self.out_tree = out_tree
+        self._call = call
         self._committed = committed
-
-    @property
-    def out_info(self) -> Any:
-        return out_info(self._jaxpr, self.out_tree)
 
     @property
     def input_shardings(self) -> Any:
@@ -119,7 +213,7 @@ class Compiled:
         compiled = self._compiled
         by_input = dict(zip(compiled.kept_var_idx, compiled.in_shardings))
         unused = executing.device_sharding(compiled.device)
-        n_extra = len(self._jaxpr.jaxpr.invars) - self.in_tree.num_leaves
+        n_extra = len(self._call.jaxpr.jaxpr.invars) - self.in_tree.num_leaves
         flat = [by_input.get(i + n_extra, unused) for i in range(self.in_tree.num_leaves)]
         return tree_util.tree_unflatten(self.in_tree, flat)
 
@@ -137,7 +231,12 @@ class Compiled:
         return self._compiled.executable.cost_analysis()
 
     def memory_analysis(self) -> Any:
+        """XLA's sizes of the arguments, outputs, temporaries and generated code."""
         return self._compiled.executable.memory_analysis()
+
+    def runtime_executable(self) -> Any:
+        """The PJRT loaded executable behind this call."""
+        return self._compiled.executable.runtime_executable()
 
     def __call__(self, *args, **kwargs):
         flat, in_tree = tree_util.tree_flatten((args, kwargs))
@@ -155,9 +254,9 @@ class Compiled:
         return tree_util.tree_unflatten(self.out_tree, outs)
 
     def _check_types(self, flat: Sequence[Any]) -> None:
-        dbg = self._jaxpr.jaxpr.debug_info
+        dbg = self._call.jaxpr.jaxpr.debug_info
         errors = []
-        for i, (x, expected) in enumerate(zip(flat, self._jaxpr.in_avals)):
+        for i, (x, expected) in enumerate(zip(flat, self._call.arg_avals())):
             got = get_aval(x)
             if (got.shape, got.dtype) != (expected.shape, expected.dtype):
                 name = (dbg.safe_arg_name(i) if dbg else "") or f"argument {i}"
@@ -170,3 +269,6 @@ class Compiled:
     def __repr__(self):
         return (f"Compiled({self._compiled.name} on devices "
                 f"{[d.id for d in self._compiled.devices]})")
+
+
+__all__ = ["ArgInfo", "Compiled", "CompilerOptions", "Lowered", "Traced", "Wrapped"]

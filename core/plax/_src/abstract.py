@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from plax._src.errors import InvalidShapeError
+from plax._src.dtypes import ExtendedDType
 
 _SHORT_NAMES = {
     "bool": "bool", "float16": "f16", "float32": "f32", "float64": "f64",
@@ -20,7 +21,9 @@ _SHORT_NAMES = {
 
 
 def short_dtype_name(dtype) -> str:
-    """`f32`, `i8`, `bf16`...: the names the Jaxpr printer uses."""
+    """`f32`, `i8`, `bf16`, `key<fry>`...: the names the Jaxpr printer uses."""
+    if isinstance(dtype, ExtendedDType):
+        return dtype.name
     name = np.dtype(dtype).name
     return _SHORT_NAMES.get(name, name)
 
@@ -52,7 +55,8 @@ def _check_size(shape: tuple[int, ...], dtype: np.dtype) -> None:
 
 
 class ShapedArray(AbstractValue):
-    """An array of known shape and dtype; `weak_type` marks Python-scalar origin.
+    """An array of known shape and dtype (a NumPy dtype, or an `ExtendedDType` such
+    as a PRNG key's); `weak_type` marks Python-scalar origin.
 
     `sharding` is the layout in the type (a `NamedSharding` on an abstract mesh whose
     spec names only `Explicit` axes), or None where the layout is not part of it."""
@@ -60,7 +64,7 @@ class ShapedArray(AbstractValue):
 
     def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):
         self.shape = tuple(int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
+        self.dtype = dtype if isinstance(dtype, ExtendedDType) else np.dtype(dtype)
         self.weak_type = bool(weak_type)
         self.sharding = sharding
         if self.shape:
@@ -112,6 +116,15 @@ def _axes_str(entry) -> str:
     return f"({','.join(map(str, entry))})" if isinstance(entry, tuple) else str(entry)
 
 
+def physical_aval(aval: AbstractValue) -> AbstractValue:
+    """The aval of the data behind `aval`: an array of an extended dtype is stored as
+    its elements' data (`key<fry>[3]` as `u32[3,2]`); other avals are their own."""
+    dtype = getattr(aval, "dtype", None)
+    if not isinstance(dtype, ExtendedDType):
+        return aval
+    return ShapedArray(aval.shape + tuple(dtype.element_shape), dtype.physical_dtype)
+
+
 class AbstractToken(AbstractValue):
     """The aval of effect-ordering tokens."""
     __slots__ = ()
@@ -139,7 +152,7 @@ class ShapeDtypeStruct:
 
     def __init__(self, shape, dtype, *, sharding=None, weak_type: bool = False):
         self.shape = tuple(int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
+        self.dtype = dtype if isinstance(dtype, ExtendedDType) else np.dtype(dtype)
         self.sharding = sharding
         self.weak_type = bool(weak_type)
 

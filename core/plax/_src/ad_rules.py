@@ -57,8 +57,9 @@ def is_undefined_primal(x) -> bool:
 
 
 def is_differentiable_dtype(dtype) -> bool:
-    """Floating and complex values have tangents of their own dtype; others float0."""
-    return dtypes.issubdtype(dtype, np.inexact) and np.dtype(dtype) != dtypes.float0
+    """Floating and complex values have tangents of their own dtype; others (integers,
+    booleans, PRNG keys) float0."""
+    return dtypes.issubdtype(dtype, np.inexact) and dtype != dtypes.float0
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
@@ -70,7 +71,7 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
 
 def zeros_like_aval(aval: ShapedArray):
     """A materialised zero of `aval` (float0 zeros are plain NumPy arrays, as in JAX)."""
-    if np.dtype(aval.dtype) == dtypes.float0:
+    if aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, dtypes.float0)
     return lax_module().full(aval.shape, np.zeros((), aval.dtype)[()])
 

@@ -40,7 +40,19 @@ def _numpy(name: str):
 
 
 def _getitem(self, index):
+    # An aval may define indexing of its own values (a mutable reference's reads).
+    by_aval = getattr(self.aval, "_getitem", None)
+    if by_aval is not None:
+        return by_aval(self, index)
     return _numpy("getitem")(self, index)
+
+
+def _setitem(self, index, value):
+    by_aval = getattr(self.aval, "_setitem", None)
+    if by_aval is None:
+        raise TypeError(f"{type(self).__name__} is immutable: instead of `x[idx] = y` use "
+                        "`x = x.at[idx].set(y)`")
+    by_aval(self, index, value)
 
 
 def _at(self):
@@ -96,5 +108,8 @@ def install(cls) -> None:
     for prop, name in _PROPERTIES.items():
         setattr(cls, prop, property(_unary(name)))
     cls.__getitem__ = _getitem
+    cls._unstack = _method("unstack")  # the slices along axis 0, for iteration
+    if "__setitem__" not in vars(cls):
+        cls.__setitem__ = _setitem
     cls.at = property(_at)
     cls.__array_priority__ = 100

@@ -627,7 +627,8 @@ array_garbage_collection_guard = config.define_optional_enum_state(
     "jax_array_garbage_collection_guard", ["allow", "log", "fatal"], None,
     "What happens when Python's cycle collector, not reference counting, frees a plax "
     "Array made while the guard was on (its device memory waited for the collector): "
-    "'allow' (None) nothing, 'log' logs an error, 'fatal' aborts the process.")
+    "'allow' (None) nothing, 'log' logs an error, 'fatal' aborts the process.",
+    include_in_trace_context=True)  # cached calls made while it is on watch their outputs
 
 
 def _check_hashable(option: str, value: Any) -> None:
@@ -692,6 +693,26 @@ default_prng_impl = config.define_enum_state(
     "jax_default_prng_impl", ["threefry2x32", "rbg", "unsafe_rbg"], "threefry2x32",
     "PRNG implementation used by plax.random when none is given.",
     include_in_jit_key=True, include_in_trace_context=True)
+
+enable_custom_prng = config.define_bool_state(
+    "jax_enable_custom_prng", False,
+    "Make plax.random.PRNGKey (and the functions given raw uint32 keys) return typed "
+    "key arrays instead of raw ones.")
+
+legacy_prng_key = config.define_enum_state(
+    "jax_legacy_prng_key", ["allow", "warn", "error"], "allow",
+    "What plax.random does when given a raw uint32 key instead of a typed key array.")
+
+random_seed_offset = config.define_int_state(
+    "jax_random_seed_offset", 0,
+    "Added to every seed given to plax.random.key/PRNGKey.",
+    include_in_jit_key=True, include_in_trace_context=True)
+
+high_dynamic_range_gumbel = config.define_bool_state(
+    "jax_high_dynamic_range_gumbel", False,
+    "Draw Gumbel noise (plax.random.gumbel, categorical, choice) from two uniform samples, "
+    "covering events of low probability more precisely.",
+    include_in_trace_context=True)
 
 threefry_partitionable = config.define_bool_state(
     "jax_threefry_partitionable", True,

@@ -44,15 +44,19 @@ ORDERED = BOOL | INT | FLOAT
 """The dtypes with a total order up to NaN (comparisons, max, sort)."""
 ANY = BOOL | NUMBER
 """Every dtype."""
+EXTENDED = frozenset({"extended"})
+"""Extended dtypes (PRNG keys...): for primitives that move elements without computing."""
 F32_OR_F64 = frozenset({"float32", "float64"})
 """Kinds may also name single dtypes, as this set does."""
 
 _KIND_NAMES = {"bool": "bool", "signed": "signed integer", "unsigned": "unsigned integer",
-               "float": "floating", "complex": "complex"}
+               "float": "floating", "complex": "complex", "extended": "extended (PRNG key)"}
 
 
 def kind_of(dtype) -> str | None:
-    """'bool', 'signed', 'unsigned', 'float', 'complex', or None (float0, extended)."""
+    """'bool', 'signed', 'unsigned', 'float', 'complex', 'extended', or None (float0)."""
+    if isinstance(dtype, plax_dtypes.ExtendedDType):
+        return "extended"
     dt = np.dtype(dtype)
     kind = _kinds.get(dt, _UNKNOWN)
     if kind is _UNKNOWN:  # every primitive application asks: remember the answer
@@ -76,6 +80,8 @@ def _classify(dt: np.dtype) -> str | None:
 
 def dtype_name(dtype) -> str:
     """The name error messages use for a dtype (`float0` has no name of its own)."""
+    if isinstance(dtype, plax_dtypes.ExtendedDType):
+        return dtype.name
     dt = np.dtype(dtype)
     return "float0" if dt == plax_dtypes.float0 else dt.name
 
@@ -91,8 +97,11 @@ def check_dtype(name: str, aval: ShapedArray, kinds: frozenset, what: str = "ope
     if kind_of(aval.dtype) not in kinds and dtype_name(aval.dtype) not in kinds:
         accepted = " or ".join([_KIND_NAMES[k] for k in _KIND_NAMES if k in kinds] +
                                sorted(k for k in kinds if k not in _KIND_NAMES))
+        key = (" (a PRNG key array: use plax.random functions on it, or "
+               "plax.random.key_data for its bits)"
+               if plax_dtypes.issubdtype(aval.dtype, plax_dtypes.prng_key) else "")
         raise TypeError(f"{name} does not accept dtype {dtype_name(aval.dtype)} "
-                        f"(got {what} {describe(aval)}); it accepts {accepted} dtypes")
+                        f"(got {what} {describe(aval)}{key}); it accepts {accepted} dtypes")
 
 
 def check_same_dtypes(name: str, *avals: ShapedArray) -> np.dtype:
@@ -124,7 +133,7 @@ def broadcasting_shape(name: str, *avals: ShapedArray) -> tuple[int, ...]:
 
 def weak_result(avals: Sequence[ShapedArray], dtype) -> bool:
     """A result is weakly typed only if every input is; a bool result never is."""
-    return all(a.weak_type for a in avals) and np.dtype(dtype) != np.dtype(bool)
+    return all(a.weak_type for a in avals) and dtype != np.dtype(bool)
 
 
 def canonicalize_axis(name: str, axis: int, ndim: int, what: str = "axis", *,

@@ -58,10 +58,25 @@ class prng_key(extended):
 class ExtendedDType:
     """Base of dtypes that are not NumPy dtypes (PRNG keys...).
 
-    A subclass sets `type` to a subclass of `extended` and `name` to a display name.
+    A subclass sets `type` to a subclass of `extended`, `name` to a display name,
+    and says how one element is stored: an array of `element_shape` and
+    `physical_dtype`. Devices hold, and lowered programs pass, that data (see
+    `abstract.physical_aval`); only primitives that know the dtype look inside.
     """
     type: type = extended
     name: str = "extended"
+    element_shape: tuple[int, ...] = ()
+    physical_dtype: np.dtype = np.dtype(np.uint8)
+
+    @property
+    def itemsize(self) -> int:
+        return int(np.prod(self.element_shape, dtype=np.int64)) * self.physical_dtype.itemsize
+
+    def full(self, shape: tuple[int, ...], fill_value: Any):
+        """An array of `shape` and this dtype: copies of `fill_value` if it is an element
+        of this dtype, else elements whose data words all equal it (`zeros_like`, the
+        fill of out-of-bounds gathers). Subclasses that support it override this."""
+        raise TypeError(f"arrays of dtype {self.name} cannot be made from a fill value")
 
     def __repr__(self):
         return self.name
@@ -413,7 +428,10 @@ def _join(mode: str, x64: bool, nodes: frozenset) -> Any:
     bounds = _UPPER_BOUNDS[(mode, x64)]
     unknown = [n for n in nodes if n not in bounds]
     if unknown:
-        raise TypePromotionError(f"dtype {unknown[0]} is not a valid dtype for type promotion")
+        extra = (" (arrays of an extended dtype, such as PRNG keys, only combine with arrays "
+                 "of the same dtype)" if isinstance(unknown[0], ExtendedDType) else "")
+        raise TypePromotionError(f"dtype {unknown[0]} is not a valid dtype for type "
+                                 f"promotion{extra}")
     common = frozenset.intersection(*(bounds[n] for n in nodes))
     least = [c for c in common if common <= bounds[c]]
     if len(least) != 1:

@@ -14,7 +14,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from plax._src import dtypes
-from plax._src.abstract import AbstractToken, ShapedArray
+from plax._src.abstract import AbstractToken, ShapedArray, physical_aval
 
 
 # --- types -------------------------------------------------------------------------
@@ -59,10 +59,24 @@ def ir_element_type(dtype) -> ir.Type:
 
 
 def ir_type(aval: ShapedArray) -> ir.RankedTensorType:
-    """`tensor<2x3xf32>` for `f32[2,3]` (`!stablehlo.token` for the token aval)."""
+    """`tensor<2x3xf32>` for `f32[2,3]` (`!stablehlo.token` for the token aval); an
+    extended dtype's data for its arrays (`tensor<3x2xui32>` for `key<fry>[3]`)."""
     if isinstance(aval, AbstractToken):
         return hlo.TokenType.get()
+    aval = physical_aval(aval)
     return ir.RankedTensorType.get(aval.shape, ir_element_type(aval.dtype))
+
+
+def element_shape(aval: ShapedArray) -> tuple[int, ...]:
+    """The shape of one element's data: `()` for NumPy dtypes, `(2,)` for threefry keys.
+    Lowering rules of primitives that move elements (slices, transposes...) take
+    that data whole: they extend their sizes and dimension lists with it."""
+    return physical_aval(aval).shape[len(aval.shape):]
+
+
+def element_dims(aval: ShapedArray) -> tuple[int, ...]:
+    """The trailing dimensions that the data of extended-dtype elements adds to `aval`'s."""
+    return tuple(range(len(aval.shape), len(aval.shape) + len(element_shape(aval))))
 
 
 def ir_types(avals: Sequence[ShapedArray]) -> list[ir.RankedTensorType]:

@@ -328,7 +328,7 @@ def get_aval(x) -> AbstractValue:
         return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
     if shape is not None and dtype is not None:  # ShapeDtypeStruct-likes
-        return ShapedArray(shape, dtypes.canonicalize_dtype(dtype),
+        return ShapedArray(shape, dtypes.canonicalize_dtype(dtype, allow_extended=True),
                            getattr(x, "weak_type", False))
     raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid plax type "
                     "(expected an array, a NumPy value or a Python scalar)")

@@ -8,10 +8,12 @@ from plax._src.config import (
     transfer_guard_host_to_device,
     Config, Flag, State, StateContext, compilation_cache_dir, config, cpu_enable_async_dispatch,
     debug_infs, debug_nans, default_device, default_matmul_precision, default_prng_impl,
-    disable_jit, enable_checks, enable_pgle, enable_x64, env_var_names, explain_cache_misses,
-    jit_key_context, log_compiles, num_cpu_devices, numpy_dtype_promotion, numpy_rank_promotion,
-    persistent_cache_min_compile_time_secs, pgle_profiling_runs, platforms,
-    threefry_partitionable, trace_context, unset, use_shardy_partitioner)
+    disable_jit, enable_checks, enable_custom_prng, enable_pgle, enable_x64, env_var_names,
+    explain_cache_misses, high_dynamic_range_gumbel, jit_key_context, legacy_prng_key, log_compiles,
+    num_cpu_devices, numpy_dtype_promotion, numpy_rank_promotion,
+    persistent_cache_min_compile_time_secs,
+    pgle_profiling_runs, platforms, random_seed_offset, threefry_partitionable,
+    trace_context, unset, use_shardy_partitioner)
 
 __all__ = [
     "TRANSFER_DIRECTIONS", "TRANSFER_GUARD_LEVELS", "allow_f16_reductions",
@@ -21,8 +23,10 @@ __all__ = [
     "Config", "Flag", "State", "StateContext", "compilation_cache_dir", "config",
     "cpu_enable_async_dispatch", "debug_infs", "debug_nans", "default_device",
     "default_matmul_precision", "default_prng_impl", "disable_jit", "enable_checks",
-    "enable_pgle", "enable_x64", "env_var_names", "explain_cache_misses", "jit_key_context",
-    "log_compiles", "num_cpu_devices", "numpy_dtype_promotion", "numpy_rank_promotion",
-    "persistent_cache_min_compile_time_secs", "pgle_profiling_runs", "platforms",
-    "threefry_partitionable", "trace_context", "unset", "use_shardy_partitioner",
+    "enable_custom_prng", "enable_pgle", "enable_x64", "env_var_names", "explain_cache_misses",
+    "high_dynamic_range_gumbel", "jit_key_context", "legacy_prng_key", "log_compiles",
+    "num_cpu_devices", "numpy_dtype_promotion", "numpy_rank_promotion",
+    "persistent_cache_min_compile_time_secs",
+    "pgle_profiling_runs", "platforms", "random_seed_offset", "threefry_partitionable",
+    "trace_context", "unset", "use_shardy_partitioner",
 ]

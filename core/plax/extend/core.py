@@ -6,7 +6,7 @@ Everything plax-stdlib's `lax` and `numpy` use of the kernel comes from here (or
 from the other `plax.extend` modules); a third-party package uses the same names.
 """
 from plax._src.abstract import (AbstractToken, AbstractValue, ShapeDtypeStruct, ShapedArray,
-                                abstract_token, short_dtype_name)
+                                abstract_token, physical_aval, short_dtype_name)
 from plax._src.arguments import bind_static, check_callable, normalize_argnums, split_static
 from plax._src.array_methods import install as install_array_methods
 from plax._src.caches import clear_caches, register_cache, register_cache_owner
@@ -55,7 +55,8 @@ __all__ = [
     "current_name_stack", "current_source_info", "current_trace", "dce_closed_jaxpr", "dce_jaxpr",
     "derived_debug_info", "escaped_tracer_error", "eval_jaxpr", "extend_name_stack",
     "finalize_debug_info", "fun_sourceinfo", "get_aval", "install_array_methods",
-    "is_python_scalar", "jaxpr_as_fun", "make_tracing_debug_info", "normalize_argnums", "pp_jaxpr",
+    "is_python_scalar", "jaxpr_as_fun", "make_tracing_debug_info", "normalize_argnums",
+    "physical_aval", "pp_jaxpr",
     "ordered_effects", "primitive_by_id", "residual_name", "resolve_argnums",
     "result_paths_from_tree", "set_current_trace", "short_dtype_name", "split_static",
     "stage_flat", "subjaxprs", "tangent_name", "trace_to_jaxpr", "user_frame",

@@ -7,6 +7,10 @@ operands and size-1 dimensions broadcast).
 # Defines `name_p` (the value names of `ad_checkpoint.checkpoint_name`), so that
 # loading the standard primitives loads all of them.
 from plax_stdlib.lax import naming as _naming  # noqa: E402, F401
+from plax_stdlib.lax.barrier import (
+    optimization_barrier as optimization_barrier,
+    optimization_barrier_p as optimization_barrier_p,
+)
 from plax_stdlib.lax.bitwise import (
     and_p as and_p,
     bitwise_and as bitwise_and,
@@ -46,11 +50,28 @@ from plax_stdlib.lax.comparison import (
     select_n as select_n,
     select_n_p as select_n_p,
 )
+from plax_stdlib.lax.compositions import (
+    broadcast_like as broadcast_like,
+    broadcast_shapes as broadcast_shapes,
+    broadcast_to_rank as broadcast_to_rank,
+    collapse as collapse,
+    ConvGeneralDilatedDimensionNumbers as ConvGeneralDilatedDimensionNumbers,
+    DotDimensionNumbers as DotDimensionNumbers,
+    dtype as dtype,
+    empty as empty,
+    index_take as index_take,
+    PrecisionLike as PrecisionLike,
+    reciprocal as reciprocal,
+    shape_as_value as shape_as_value,
+)
 from plax_stdlib.lax.control_flow import (
     associative_scan as associative_scan,
     cond as cond,
     cond_p as cond_p,
+    custom_linear_solve as custom_linear_solve,
+    custom_root as custom_root,
     fori_loop as fori_loop,
+    linear_solve_p as linear_solve_p,
     map as map,
     scan as scan,
     scan_p as scan_p,
@@ -212,12 +233,17 @@ from plax_stdlib.lax.elementwise import (
     tanh_p as tanh_p,
 )
 from plax_stdlib.lax.fourier import FftType as FftType, fft as fft, fft_p as fft_p
+from plax_stdlib.lax.general_reduce import reduce as reduce
 from plax_stdlib.lax.gathers import (
     GatherDimensionNumbers as GatherDimensionNumbers,
     GatherScatterMode as GatherScatterMode,
     gather as gather,
     gather_p as gather_p,
 )
+from plax_stdlib.lax.local_convolution import (
+    conv_general_dilated_local as conv_general_dilated_local,
+)
+from plax_stdlib.lax.mulhi import mulhi as mulhi, mulhi_p as mulhi_p
 from plax_stdlib.lax.parallel import (
     all_gather as all_gather,
     all_gather_p as all_gather_p,
@@ -240,6 +266,7 @@ from plax_stdlib.lax.parallel import (
     psum_p as psum_p,
     psum_scatter as psum_scatter,
     psum_scatter_p as psum_scatter_p,
+    pswapaxes as pswapaxes,
     pvary as pvary,
     pvary_p as pvary_p,
 )
@@ -248,7 +275,6 @@ from plax_stdlib.lax.reductions import (
     argmax_p as argmax_p,
     argmin as argmin,
     argmin_p as argmin_p,
-    reduce as reduce,
     reduce_and as reduce_and,
     reduce_and_p as reduce_and_p,
     reduce_max as reduce_max,
@@ -264,7 +290,27 @@ from plax_stdlib.lax.reductions import (
     reduce_xor as reduce_xor,
     reduce_xor_p as reduce_xor_p,
 )
+from plax_stdlib.lax.platform_dependent import platform_dependent as platform_dependent
+from plax_stdlib.lax.ragged_dot import (
+    ragged_dot as ragged_dot,
+    ragged_dot_general as ragged_dot_general,
+    RaggedDotDimensionNumbers as RaggedDotDimensionNumbers,
+)
+from plax_stdlib.lax.reduce_precision import (
+    reduce_precision as reduce_precision,
+    reduce_precision_p as reduce_precision_p,
+)
 from plax_stdlib.lax.reduce_window import reduce_window_p as reduce_window_p
+from plax_stdlib.lax.rng_bit_generator import (
+    RandomAlgorithm as RandomAlgorithm,
+    rng_bit_generator as rng_bit_generator,
+    rng_bit_generator_p as rng_bit_generator_p,
+)
+from plax_stdlib.lax.scatter_variants import (
+    scatter_apply as scatter_apply,
+    scatter_sub as scatter_sub,
+    scatter_sub_p as scatter_sub_p,
+)
 from plax_stdlib.lax.scatters import (
     ScatterDimensionNumbers as ScatterDimensionNumbers,
     scatter as scatter,
@@ -311,6 +357,25 @@ from plax_stdlib.lax.slicing import (
     slice_p as slice_p,
 )
 from plax_stdlib.lax.sorting import sort as sort, sort_key_val as sort_key_val, sort_p as sort_p
+from plax_stdlib.lax.stage import stage as stage, stage_p as stage_p
+from plax_stdlib.lax.stacking import (
+    split as split,
+    split_p as split_p,
+    stack as stack,
+    stack_p as stack_p,
+    tile as tile,
+    tile_p as tile_p,
+    unstack as unstack,
+    unstack_p as unstack_p,
+)
+from plax_stdlib.lax.top_k import (
+    approx_max_k as approx_max_k,
+    approx_min_k as approx_min_k,
+    approx_top_k_p as approx_top_k_p,
+    top_k as top_k,
+    top_k_p as top_k_p,
+)
+from plax_stdlib.lax.total_order import eq_to_p as eq_to_p, le_to_p as le_to_p, lt_to_p as lt_to_p
 from plax_stdlib.lax.windowed_reductions import (
     reduce_window as reduce_window,
     reduce_window_max as reduce_window_max,
@@ -331,12 +396,17 @@ from plax_stdlib.lax.windows import reduce_window_shape_tuple as reduce_window_s
 # The linear-algebra primitives live in their own public module, `plax.lax.linalg`.
 from plax_stdlib.lax import linalg as linalg  # noqa: E402
 from plax.extend.registry import contributed as _contributed  # noqa: E402
+from plax.extend.registry import contributed_names as _contributed_names  # noqa: E402
 
 
 def __getattr__(name: str):
-    # Names other packages contribute to `plax.lax` (`with_sharding_constraint` from
-    # plax-sharding), through `plax.names` entry points `lax.<name>`.
+    # Names other packages contribute to `plax.lax` (`with_sharding_constraint` and
+    # `sharding_constraint_p` from plax-sharding), through `plax.names` entry points `lax.<name>`.
     if name.startswith("__"):
         raise AttributeError(name)
     return _contributed("lax", name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_contributed_names("lax")))
 

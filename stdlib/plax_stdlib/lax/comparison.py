@@ -19,6 +19,7 @@ from plax.extend.batching import full_shape_batcher
 from plax.extend.constructors import (
     ANY,
     BOOL,
+    EXTENDED,
     ORDERED,
     check_dtype,
     check_same_dtypes,
@@ -38,15 +39,35 @@ from plax_stdlib.lax.op_table import binary_op
 
 def _compare(direction: str):
     @elementwise_lowering
-    def lower(ctx, x, y):
+    def compare(ctx, x, y):
         return mu.compare(x, y, direction, ctx.avals_in[0].dtype)
+
+    def lower(ctx, x, y):
+        if mu.element_shape(ctx.avals_in[0]):  # PRNG keys (== and != only)
+            return _compare_element_data(ctx, x, y, direction)
+        return compare(ctx, x, y)
     lower.__name__ = f"lower_{direction.lower()}"
     return lower
 
 
-eq_p, eq = binary_op("eq", ANY, _compare("EQ"), "Elementwise x == y.", result_dtype=to_bool)
-ne_p, ne = binary_op("ne", ANY, _compare("NE"), "Elementwise x != y (True where either is NaN).",
+def _compare_element_data(ctx, x, y, direction: str):
+    """== or != of extended-dtype elements (PRNG keys): all (any) of their data words."""
+    out = ctx.avals_out[0]
+    data = mu.physical_aval(ShapedArray(out.shape, ctx.avals_in[0].dtype))
+    trailing = mu.element_dims(ShapedArray(out.shape, ctx.avals_in[0].dtype))
+    x, y = (hlo.broadcast_in_dim(mu.ir_type(data), v, [*range(a.ndim), *trailing])
+            for v, a in zip((x, y), ctx.avals_in))
+    words = mu.compare(x, y, direction, data.dtype)
+    combine = hlo.and_ if direction == "EQ" else hlo.or_
+    (result,) = mu.reduce([words], [mu.dense_constant(direction == "EQ")], [out],
+                          trailing, lambda a, b: [combine(a, b)])
+    return result
+
+
+eq_p, eq = binary_op("eq", ANY | EXTENDED, _compare("EQ"), "Elementwise x == y.",
                      result_dtype=to_bool)
+ne_p, ne = binary_op("ne", ANY | EXTENDED, _compare("NE"),
+                     "Elementwise x != y (True where either is NaN).", result_dtype=to_bool)
 lt_p, lt = binary_op("lt", ORDERED, _compare("LT"), "Elementwise x < y.", result_dtype=to_bool)
 le_p, le = binary_op("le", ORDERED, _compare("LE"), "Elementwise x <= y.", result_dtype=to_bool)
 gt_p, gt = binary_op("gt", ORDERED, _compare("GT"), "Elementwise x > y.", result_dtype=to_bool)
@@ -73,7 +94,10 @@ def _select_n_abstract_eval(which, *cases):
 
 
 def _select_n_lower(ctx, which, *cases):
-    which_aval, out = ctx.avals_in[0], ctx.avals_out[0]
+    which_aval, out = ctx.avals_in[0], mu.physical_aval(ctx.avals_out[0])
+    if which_aval.shape and which_aval.shape != out.shape:  # keys: pick whole elements
+        which = hlo.broadcast_in_dim(mu.ir_type(out.update(dtype=which_aval.dtype)), which,
+                                     list(range(which_aval.ndim)))
     which = mu.broadcast_to(which, out)
 
     def choose(offset: int, cases) -> object:

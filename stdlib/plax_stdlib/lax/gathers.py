@@ -23,9 +23,11 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from plax.extend import dtypes
 from plax.extend.ad import Zero, is_undefined_primal, tangent_aval
 from plax.extend.batching import broadcast_dim, moveaxis
 from plax.extend.constructors import (
+    EXTENDED,
     ANY,
     INT,
     check_dtype,
@@ -80,7 +82,7 @@ def _canonical_dnums(dnums) -> GatherDimensionNumbers:
 def _gather_shape(operand: ShapedArray, indices: ShapedArray, dnums: GatherDimensionNumbers,
                   slice_sizes: Sequence[int]) -> tuple[int, ...]:
     name = "gather"
-    check_dtype(name, operand, ANY)
+    check_dtype(name, operand, ANY | EXTENDED)
     check_dtype(name, indices, INT, what="start_indices")
     if indices.ndim < 1 or indices.shape[-1] != len(dnums.start_index_map):
         raise TypeError(f"{name}: the last dimension of start_indices {describe(indices)} "
@@ -137,13 +139,16 @@ def _gather_abstract_eval(operand, indices, *, dimension_numbers, slice_sizes,
 def _gather_lower(ctx, operand, indices, *, dimension_numbers, slice_sizes,
                   indices_are_sorted, unique_indices, mode):
     dnums = dimension_numbers
+    out = ctx.avals_out[0]
+    element = mu.element_shape(out)  # keys: gather their data whole
     attr = hlo.GatherDimensionNumbers.get(
-        offset_dims=list(dnums.offset_dims), collapsed_slice_dims=list(dnums.collapsed_slice_dims),
+        offset_dims=[*dnums.offset_dims, *mu.element_dims(out)],
+        collapsed_slice_dims=list(dnums.collapsed_slice_dims),
         operand_batching_dims=list(dnums.operand_batching_dims),
         start_indices_batching_dims=list(dnums.start_indices_batching_dims),
         start_index_map=list(dnums.start_index_map),
         index_vector_dim=ctx.avals_in[1].ndim - 1)
-    return hlo.gather(operand, indices, attr, list(slice_sizes),
+    return hlo.gather(operand, indices, attr, [*slice_sizes, *element],
                       indices_are_sorted=bool(indices_are_sorted),
                       results=[mu.ir_type(ctx.avals_out[0])])
 
@@ -263,6 +268,10 @@ def _fill_out_of_bounds(out, operand, indices, dnums, slice_sizes, fill_value):
     inside = reductions.reduce_and(inside, (idx_aval.ndim - 1,))
     batch_positions = tuple(d for d in range(out_aval.ndim) if d not in dnums.offset_dims)
     inside = shape_ops.broadcast_in_dim(inside, out_aval.shape, batch_positions)
-    fill = shape_ops.broadcast_in_dim(fill_value_for(out_aval.dtype, fill_value),
-                                      out_aval.shape, ())
+    if isinstance(out_aval.dtype, dtypes.ExtendedDType):  # keys: data words filled
+        fill = out_aval.dtype.full(out_aval.shape,
+                                   fill_value_for(out_aval.dtype.physical_dtype, fill_value))
+    else:
+        fill = shape_ops.broadcast_in_dim(fill_value_for(out_aval.dtype, fill_value),
+                                          out_aval.shape, ())
     return comparison.select_n(inside, fill, out)

@@ -666,6 +666,12 @@ def all_to_all(x, axis_name, split_axis: int, concat_axis: int, *, axis_index_gr
     return tree_util.tree_map(exchange, x)
 
 
+def pswapaxes(x, axis_name, axis: int, *, axis_index_groups=None):
+    """Swap the named axis with `x`'s positional `axis` (whose size must be the named
+    axis's): member i's slice j along `axis` becomes member j's slice i."""
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+
+
 # --- ppermute, pshuffle ------------------------------------------------------------------------
 
 def _ppermute_batching(axis_data, args, dims, *, axis_name, perm):

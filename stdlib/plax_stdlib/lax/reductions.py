@@ -218,35 +218,20 @@ def is_identity(value, identity) -> bool:
         return bool(np.all(np.asarray(value) == identity))
 
 
-def reduce(operands, init_values, computation: Callable, dimensions: Sequence[int]):
-    """Reduce `operands` over `dimensions` with `computation`, starting from `init_values`.
-
-    Supported computations are the monoids `lax.add`, `mul`, `max`, `min`,
-    `bitwise_and/or/xor` (or functions doing only that) on a single operand.
-    """
-    flat_operands, tree = tree_util.tree_flatten(operands)
-    flat_inits, init_tree = tree_util.tree_flatten(init_values)
-    if tree != init_tree:
-        raise ValueError(f"reduce: operands {tree} and init_values {init_tree} must have the "
-                         "same structure")
-    if len(flat_operands) != 1:
-        raise NotImplementedError(
-            f"reduce of {len(flat_operands)} operands together needs a general reduction "
-            "primitive, which plax does not have yet; reduce them one at a time")
-    operand, init = flat_operands[0], flat_inits[0]
+def monoid_reduce(operand, init, computation: Callable, dimensions: Sequence[int]):
+    """`lax.reduce` of one operand by a monoid `computation` (see `monoid_of`), as the
+    monoid's reduction primitive (then combined with `init` unless it is the identity);
+    None for any other computation."""
     aval = get_aval(operand)
     binary = monoid_of(computation, aval.dtype)
     if binary is None:
-        raise NotImplementedError(
-            f"reduce: {getattr(computation, '__name__', computation)!r} is not a monoid plax "
-            "can reduce with (lax.add, mul, max, min, bitwise_and, bitwise_or, "
-            "bitwise_xor); general reduction functions are not supported yet")
+        return None
     reduction, identity, combine = _MONOIDS[binary]
     axes = canonicalize_axes("reduce", dimensions, aval.ndim)
     result = reduction.bind(operand, axes=axes, out_sharding=None)
     if not is_identity(init, identity(aval.dtype)):
         result = combine(result, init)
-    return tree_util.tree_unflatten(tree, [result])
+    return result
 
 
 # --- argmax / argmin ----------------------------------------------------------------------------

@@ -17,7 +17,7 @@ default as in JAX) or moved back in (`mode="clip"`).
 from __future__ import annotations
 
 import operator
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from plax.extend.ad import PrimitiveRule, Zero, instantiate, is_undefined_primal
 from plax.extend.batching import bdim_at_front
 from plax.extend.constructors import (
     ANY,
+    EXTENDED,
     INT,
     NUMBER,
     ORDERED,
@@ -64,8 +65,9 @@ def window_sizes(operand_ndim: int, updates_shape, dnums: ScatterDimensionNumber
     return [1 if d in dropped else next(sizes) for d in range(operand_ndim)]
 
 
-_DTYPES = {"scatter": ANY, "scatter_add": NUMBER, "scatter_mul": NUMBER, "scatter_min": ORDERED,
-           "scatter_max": ORDERED}
+_DTYPES = {"scatter": ANY | EXTENDED, "scatter_add": NUMBER, "scatter_sub": NUMBER,
+           "scatter_mul": NUMBER,
+           "scatter_min": ORDERED, "scatter_max": ORDERED}
 
 
 def _check_shapes(name: str, operand: ShapedArray, indices: ShapedArray,
@@ -137,8 +139,9 @@ def _lowering(combine):
     def rule(ctx, operand, indices, updates, *, dimension_numbers, indices_are_sorted,
              unique_indices, mode):
         dn = dimension_numbers
+        updates_aval = ctx.avals_in[2]  # keys: their data is scattered whole
         attr = hlo.ScatterDimensionNumbers.get(
-            update_window_dims=list(dn.update_window_dims),
+            update_window_dims=[*dn.update_window_dims, *mu.element_dims(updates_aval)],
             inserted_window_dims=list(dn.inserted_window_dims),
             input_batching_dims=list(dn.operand_batching_dims),
             scatter_indices_batching_dims=list(dn.scatter_indices_batching_dims),
@@ -148,7 +151,8 @@ def _lowering(combine):
         op = hlo.ScatterOp([mu.ir_type(aval)], [operand], indices, [updates], attr,
                            indices_are_sorted=bool(indices_are_sorted),
                            unique_indices=bool(unique_indices))
-        mu.build_region(op.update_computation, [ShapedArray((), aval.dtype)] * 2,
+        scalar = ShapedArray((), mu.physical_aval(aval).dtype)
+        mu.build_region(op.update_computation, [scalar] * 2,
                         lambda old, new: [combine(old, new)])
         return op.results[0]
     return rule
@@ -191,31 +195,40 @@ def _gather_updates(ct, indices, updates_aval, *, dimension_numbers, mode, **_):
 
 # --- scatter_add -------------------------------------------------------------------------
 
-def _scatter_add_jvp(primals, tangents, **params):
-    operand, indices, updates = primals
-    ans = scatter_add_p.bind(*primals, **params)
-    t_operand, _, t_updates = tangents
-    if isinstance(t_operand, Zero) and isinstance(t_updates, Zero):
-        return ans, Zero(tangent_aval(get_aval(ans)))
-    return ans, scatter_add_p.bind(instantiate(t_operand), indices, instantiate(t_updates),
-                                   **params)
+def linear_scatter_rules(primitive: Callable, negate_updates: bool = False) -> dict:
+    """The jvp and transpose of a scatter linear in operand and updates together
+    (`scatter_add`; `scatter_sub` with `negate_updates`); `primitive()` gives the
+    primitive, defined after its rules."""
+    def jvp(primals, tangents, **params):
+        operand, indices, updates = primals
+        ans = primitive().bind(*primals, **params)
+        t_operand, _, t_updates = tangents
+        if isinstance(t_operand, Zero) and isinstance(t_updates, Zero):
+            return ans, Zero(tangent_aval(get_aval(ans)))
+        return ans, primitive().bind(instantiate(t_operand), indices, instantiate(t_updates),
+                                     **params)
 
-
-def _scatter_add_transpose(ct, operand, indices, updates, **params):
-    """The operand's cotangent is `ct`; the updates' is `ct` gathered at the windows."""
-    ct_operand = ct_updates = None
-    if is_undefined_primal(updates):
-        ct_updates = (Zero(updates.aval) if isinstance(ct, Zero)
-                      else _gather_updates(ct, indices, updates.aval, **params))
-    if is_undefined_primal(operand):
-        ct_operand = ct
-    return [ct_operand, None, ct_updates]
+    def transpose(ct, operand, indices, updates, **params):
+        """The operand's cotangent is `ct`; the updates' is `ct` gathered at the windows
+        (negated for a subtraction)."""
+        ct_operand = ct_updates = None
+        if is_undefined_primal(updates):
+            if isinstance(ct, Zero):
+                ct_updates = Zero(updates.aval)
+            else:
+                ct_updates = _gather_updates(ct, indices, updates.aval, **params)
+                if negate_updates:
+                    ct_updates = elementwise.neg(ct_updates)
+        if is_undefined_primal(operand):
+            ct_operand = ct
+        return [ct_operand, None, ct_updates]
+    return dict(jvp=jvp, transpose=transpose)
 
 
 scatter_add_p = standard_primitive(
     "lax.scatter_add", _abstract_eval("scatter_add"),
     _lowering(lambda old, new: hlo.add(old, new)),
-    jvp=_scatter_add_jvp, transpose=_scatter_add_transpose, batching=_scatter_batcher())
+    **linear_scatter_rules(lambda: scatter_add_p), batching=_scatter_batcher())
 
 
 # --- scatter_mul, scatter_min, scatter_max ------------------------------------------------

@@ -12,8 +12,10 @@ from plax.errors import InvalidShapeError
 from plax.extend.ad import is_undefined_primal, linear_jvp
 from plax.extend.batching import axes_batcher, move_to, moveaxis, not_mapped
 from plax.extend.constructors import (
+    ANY,
     canonicalize_axis,
     check_axes,
+    check_dtype,
     check_same_dtypes,
     describe,
     standard_primitive,
@@ -72,7 +74,9 @@ def _broadcast_in_dim_abstract_eval(operand, *, shape, broadcast_dimensions, sha
 
 
 def _broadcast_in_dim_lower(ctx, operand, *, shape, broadcast_dimensions, sharding):
-    return hlo.broadcast_in_dim(mu.ir_type(ctx.avals_out[0]), operand, broadcast_dimensions)
+    out = ctx.avals_out[0]
+    return hlo.broadcast_in_dim(mu.ir_type(out), operand,
+                                [*broadcast_dimensions, *mu.element_dims(out)])
 
 
 def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sharding):
@@ -152,7 +156,7 @@ def _reshape_abstract_eval(operand, *, new_sizes, dimensions, sharding):
 
 def _reshape_lower(ctx, operand, *, new_sizes, dimensions, sharding):
     if dimensions is not None:
-        operand = hlo.transpose(operand, dimensions)
+        operand = hlo.transpose(operand, [*dimensions, *mu.element_dims(ctx.avals_in[0])])
     return hlo.reshape(mu.ir_type(ctx.avals_out[0]), operand)
 
 
@@ -203,7 +207,8 @@ def _transpose_abstract_eval(operand, *, permutation):
 
 transpose_p = standard_primitive(
     "lax.transpose", _transpose_abstract_eval,
-    lambda ctx, operand, *, permutation: hlo.transpose(operand, permutation),
+    lambda ctx, operand, *, permutation: hlo.transpose(
+        operand, [*permutation, *mu.element_dims(ctx.avals_in[0])]),
     jvp=linear_jvp(),
     transpose=lambda ct, x, *, permutation: [
         transpose(ct, tuple(int(i) for i in np.argsort(permutation)))],
@@ -311,6 +316,7 @@ def concatenate(operands, dimension: int):
 # --- pad --------------------------------------------------------------------------------------
 
 def _pad_abstract_eval(operand, padding_value, *, padding_config):
+    check_dtype("pad", operand, ANY)
     if padding_value.shape:
         raise TypeError(f"pad requires a scalar padding_value, got {describe(padding_value)}")
     dtype = check_same_dtypes("pad", operand, padding_value)

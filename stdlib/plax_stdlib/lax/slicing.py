@@ -31,7 +31,7 @@ from plax.extend.constructors import (
     standard_primitive,
 )
 from plax.extend.core import ShapedArray, get_aval, is_python_scalar
-from plax.extend.mlir import hlo
+from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.comparison import lt, select
 from plax_stdlib.lax.conversion import convert_with_weak_type
 from plax_stdlib.lax.elementwise import add
@@ -69,7 +69,18 @@ def _slice_abstract_eval(operand, *, start_indices, limit_indices, strides):
 
 def _slice_lower(ctx, operand, *, start_indices, limit_indices, strides):
     strides = strides or (1,) * len(start_indices)
-    return hlo.slice(operand, list(start_indices), list(limit_indices), list(strides))
+    element = mu.element_shape(ctx.avals_in[0])  # keys: their data is taken whole
+    return hlo.slice(operand, [*start_indices, *(0 for _ in element)],
+                     [*limit_indices, *element], [*strides, *(1 for _ in element)])
+
+
+def _element_starts(ctx, starts) -> list:
+    """`starts` followed by zeros for the data dimensions of extended-dtype elements."""
+    element = mu.element_shape(ctx.avals_in[0])
+    if not element:
+        return list(starts)
+    zero = mu.dense_constant(0, ctx.avals_in[-1].dtype if starts else np.int32)
+    return [*starts, *(zero for _ in element)]
 
 
 def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides):
@@ -227,8 +238,9 @@ def _dynamic_slice_batching(axis_data, args, dims, *, slice_sizes):
 
 dynamic_slice_p = standard_primitive(
     "lax.dynamic_slice", _dynamic_slice_abstract_eval,
-    lambda ctx, operand, *starts, slice_sizes: hlo.dynamic_slice(operand, list(starts),
-                                                                 list(slice_sizes)),
+    lambda ctx, operand, *starts, slice_sizes: hlo.dynamic_slice(
+        operand, _element_starts(ctx, starts),
+        [*slice_sizes, *mu.element_shape(ctx.avals_in[0])]),
     jvp=_dynamic_slice_jvp, transpose=_dynamic_slice_transpose,
     batching=_dynamic_slice_batching)
 
@@ -327,8 +339,8 @@ def _dynamic_update_slice_batching(axis_data, args, dims):
 
 dynamic_update_slice_p = standard_primitive(
     "lax.dynamic_update_slice", _dynamic_update_slice_abstract_eval,
-    lambda ctx, operand, update, *starts: hlo.dynamic_update_slice(operand, update,
-                                                                   list(starts)),
+    lambda ctx, operand, update, *starts: hlo.dynamic_update_slice(
+        operand, update, _element_starts(ctx, starts)),
     jvp=_dynamic_update_slice_jvp, transpose=_dynamic_update_slice_transpose,
     batching=_dynamic_update_slice_batching)
 

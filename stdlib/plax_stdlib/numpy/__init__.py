@@ -31,6 +31,53 @@ from plax.extend.dtypes import (
     promote_types as promote_types,
     result_type as result_type,
 )
+from plax_stdlib.numpy.arrangement import (
+    block as block,
+    column_stack as column_stack,
+    dsplit as dsplit,
+    hsplit as hsplit,
+    rollaxis as rollaxis,
+    rot90 as rot90,
+    vsplit as vsplit,
+)
+from plax_stdlib.numpy.array_edits import (
+    append as append,
+    choose as choose,
+    compress as compress,
+    delete as delete,
+    extract as extract,
+    fill_diagonal as fill_diagonal,
+    insert as insert,
+    piecewise as piecewise,
+    place as place,
+    put as put,
+    put_along_axis as put_along_axis,
+    resize as resize,
+    select as select,
+    trim_zeros as trim_zeros,
+)
+from plax_stdlib.numpy.array_sources import (
+    from_dlpack as from_dlpack,
+    frombuffer as frombuffer,
+    fromfile as fromfile,
+    fromfunction as fromfunction,
+    fromiter as fromiter,
+    fromstring as fromstring,
+    load as load,
+    save as save,
+    savez as savez,
+)
+from plax_stdlib.numpy.bit_ops import (
+    bitwise_count as bitwise_count,
+    packbits as packbits,
+    unpackbits as unpackbits,
+)
+from plax_stdlib.numpy.comparisons import (
+    allclose as allclose,
+    array_equal as array_equal,
+    array_equiv as array_equiv,
+    isclose as isclose,
+)
 from plax_stdlib.numpy.convolve import convolve as convolve, correlate as correlate
 from plax_stdlib.numpy.creation import (
     arange as arange,
@@ -50,7 +97,68 @@ from plax_stdlib.numpy.creation import (
     zeros as zeros,
     zeros_like as zeros_like,
 )
+from plax_stdlib.numpy.differences import (
+    cumulative_prod as cumulative_prod,
+    cumulative_sum as cumulative_sum,
+    diff as diff,
+    ediff1d as ediff1d,
+    gradient as gradient,
+    interp as interp,
+    trapezoid as trapezoid,
+    unwrap as unwrap,
+)
+from plax_stdlib.numpy.float_functions import (
+    fabs as fabs,
+    frexp as frexp,
+    iscomplex as iscomplex,
+    iscomplexobj as iscomplexobj,
+    isneginf as isneginf,
+    isposinf as isposinf,
+    isreal as isreal,
+    isrealobj as isrealobj,
+    ldexp as ldexp,
+    logaddexp2 as logaddexp2,
+    modf as modf,
+    nan_to_num as nan_to_num,
+    nextafter as nextafter,
+    spacing as spacing,
+)
+from plax_stdlib.numpy.functional import (
+    apply_along_axis as apply_along_axis,
+    apply_over_axes as apply_over_axes,
+    frompyfunc as frompyfunc,
+    ufunc as ufunc,
+    vectorize as vectorize,
+)
+from plax_stdlib.numpy.histograms import (
+    bincount as bincount,
+    histogram as histogram,
+    histogram2d as histogram2d,
+    histogram_bin_edges as histogram_bin_edges,
+    histogramdd as histogramdd,
+)
+from plax_stdlib.numpy.index_tricks import (
+    c_ as c_,
+    diag_indices as diag_indices,
+    diag_indices_from as diag_indices_from,
+    index_exp as index_exp,
+    indices as indices,
+    ix_ as ix_,
+    mask_indices as mask_indices,
+    meshgrid as meshgrid,
+    mgrid as mgrid,
+    ogrid as ogrid,
+    r_ as r_,
+    ravel_multi_index as ravel_multi_index,
+    s_ as s_,
+    tril_indices as tril_indices,
+    tril_indices_from as tril_indices_from,
+    triu_indices as triu_indices,
+    triu_indices_from as triu_indices_from,
+    unravel_index as unravel_index,
+)
 from plax_stdlib.numpy.indexing import take as take, take_along_axis as take_along_axis
+from plax_stdlib.numpy.integer_functions import gcd as gcd, lcm as lcm
 from plax_stdlib.numpy.linalg_products import (
     dot as dot,
     einsum as einsum,
@@ -59,6 +167,45 @@ from plax_stdlib.numpy.linalg_products import (
     outer as outer,
     tensordot as tensordot,
     vdot as vdot,
+)
+from plax_stdlib.numpy.matrices import (
+    cross as cross,
+    diag as diag,
+    diagflat as diagflat,
+    einsum_path as einsum_path,
+    kron as kron,
+    matvec as matvec,
+    tri as tri,
+    vander as vander,
+    vecmat as vecmat,
+)
+# One vecdot serves both namespaces, as in JAX.
+from plax_stdlib.numpy.linalg.products import vecdot as vecdot
+from plax_stdlib.numpy.nan_reductions import (
+    nanargmax as nanargmax,
+    nanargmin as nanargmin,
+    nancumprod as nancumprod,
+    nancumsum as nancumsum,
+    nanmax as nanmax,
+    nanmean as nanmean,
+    nanmin as nanmin,
+    nanprod as nanprod,
+    nanstd as nanstd,
+    nansum as nansum,
+    nanvar as nanvar,
+)
+from plax_stdlib.numpy.padding import pad as pad
+from plax_stdlib.numpy.polynomials import (
+    poly as poly,
+    polyadd as polyadd,
+    polyder as polyder,
+    polydiv as polydiv,
+    polyfit as polyfit,
+    polyint as polyint,
+    polymul as polymul,
+    polysub as polysub,
+    polyval as polyval,
+    roots as roots,
 )
 from plax_stdlib.numpy.reductions import (
     all as all,
@@ -87,16 +234,24 @@ from plax_stdlib.numpy.scalar_types import (
     complex_ as complex_,
     csingle as csingle,
     double as double,
+    float4_e2m1fn as float4_e2m1fn,
+    float6_e2m3fn as float6_e2m3fn,
+    float6_e3m2fn as float6_e3m2fn,
+    float8_e3m4 as float8_e3m4,
+    float8_e4m3 as float8_e4m3,
     float8_e4m3b11fnuz as float8_e4m3b11fnuz,
     float8_e4m3fn as float8_e4m3fn,
     float8_e4m3fnuz as float8_e4m3fnuz,
     float8_e5m2 as float8_e5m2,
     float8_e5m2fnuz as float8_e5m2fnuz,
+    float8_e8m0fnu as float8_e8m0fnu,
     float16 as float16,
     float32 as float32,
     float64 as float64,
     float_ as float_,
     half as half,
+    int1 as int1,
+    int2 as int2,
     int4 as int4,
     int8 as int8,
     int16 as int16,
@@ -105,11 +260,33 @@ from plax_stdlib.numpy.scalar_types import (
     int_ as int_,
     single as single,
     uint as uint,
+    uint1 as uint1,
+    uint2 as uint2,
     uint4 as uint4,
     uint8 as uint8,
     uint16 as uint16,
     uint32 as uint32,
     uint64 as uint64,
+)
+from plax_stdlib.numpy.searching import (
+    argpartition as argpartition,
+    digitize as digitize,
+    lexsort as lexsort,
+    partition as partition,
+    searchsorted as searchsorted,
+    sort_complex as sort_complex,
+)
+from plax_stdlib.numpy.sets import (
+    intersect1d as intersect1d,
+    isin as isin,
+    setdiff1d as setdiff1d,
+    setxor1d as setxor1d,
+    union1d as union1d,
+    unique as unique,
+    unique_all as unique_all,
+    unique_counts as unique_counts,
+    unique_inverse as unique_inverse,
+    unique_values as unique_values,
 )
 from plax_stdlib.numpy.shape_ops import (
     array_split as array_split,
@@ -147,6 +324,7 @@ from plax_stdlib.numpy.shape_ops import (
     transpose as transpose,
     tril as tril,
     triu as triu,
+    unstack as unstack,
     vstack as vstack,
 )
 from plax_stdlib.numpy.sorting import (
@@ -155,6 +333,32 @@ from plax_stdlib.numpy.sorting import (
     flatnonzero as flatnonzero,
     nonzero as nonzero,
     sort as sort,
+)
+from plax_stdlib.numpy.spaced_ranges import geomspace as geomspace, logspace as logspace
+from plax_stdlib.numpy.statistics import (
+    average as average,
+    corrcoef as corrcoef,
+    cov as cov,
+    median as median,
+    nanmedian as nanmedian,
+    nanpercentile as nanpercentile,
+    nanquantile as nanquantile,
+    percentile as percentile,
+    ptp as ptp,
+    quantile as quantile,
+)
+from plax_stdlib.numpy.type_utils import (
+    array_repr as array_repr,
+    array_str as array_str,
+    can_cast as can_cast,
+    character as character,
+    ComplexWarning as ComplexWarning,
+    get_printoptions as get_printoptions,
+    isdtype as isdtype,
+    iterable as iterable,
+    object_ as object_,
+    printoptions as printoptions,
+    set_printoptions as set_printoptions,
 )
 from plax_stdlib.numpy.ufuncs import (
     abs as abs,
@@ -259,11 +463,21 @@ from plax_stdlib.numpy.ufuncs import (
     trunc as trunc,
     where as where,
 )
+from plax_stdlib.numpy.window_fns import (
+    bartlett as bartlett,
+    blackman as blackman,
+    hamming as hamming,
+    hanning as hanning,
+)
 
 from plax_stdlib.numpy import fft as fft, linalg as linalg  # noqa: E402 - submodules
 
 bool = bool_  # noqa: A001 - jax.numpy's name
 newaxis = None
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), "ndarray"])
 
 
 def __getattr__(name: str):

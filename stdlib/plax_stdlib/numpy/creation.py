@@ -129,6 +129,10 @@ def _place(out, device):
 
 def _filled(shape, fill_value, dtype, weak_type, fun_name):
     """`fill_value` (a checked operand) as `dtype`, broadcast to `shape`."""
+    if isinstance(dtype, dtypes.ExtendedDType):
+        return dtype.full(shape, fill_value)
+    if dtype == dtypes.float0:  # tangents of integers and keys: no data, a host array
+        return np.zeros(shape, dtypes.float0)
     fill = util.convert(fill_value, dtype, weak_type)
     fill_shape = util.shape_of(fill)
     if fill_shape:

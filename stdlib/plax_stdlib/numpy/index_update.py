@@ -19,8 +19,8 @@ from plax_stdlib.numpy import indexing, util
 
 _FLAT = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
                                     scatter_dims_to_operand_dims=(0,))
-_SCATTERS = {"set": lax.scatter, "add": lax.scatter_add, "multiply": lax.scatter_mul,
-             "min": lax.scatter_min, "max": lax.scatter_max}
+_SCATTERS = {"set": lax.scatter, "add": lax.scatter_add, "subtract": lax.scatter_sub,
+             "multiply": lax.scatter_mul, "min": lax.scatter_min, "max": lax.scatter_max}
 _MODES = ("drop", "fill", "clip", "promise_in_bounds")
 
 
@@ -76,6 +76,39 @@ class _IndexUpdateRef:
     def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """`x` with `x[index] = maximum(x[index], values)`."""
         return _update("max", self.array, self.index, values, unique_indices, mode)
+
+    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """`x` with `x[index] -= values` (repeated indices subtract each time)."""
+        return _update("subtract", self.array, self.index, values, unique_indices, mode)
+
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """`x` with `x[index] /= values`: x divided by the product of the values each
+        element is indexed with."""
+        from plax_stdlib.numpy.ufuncs import divide
+        return divide(self.array, _update("multiply", _filled_like(self.array, 1), self.index,
+                                          values, unique_indices, mode))
+
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """`x` with `x[index] **= values` (repeated indices multiply their exponents)."""
+        from plax_stdlib.numpy.ufuncs import power
+        return power(self.array, _update("multiply", _filled_like(self.array, 1), self.index,
+                                         values, unique_indices, mode))
+
+    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """`x` with the elementwise `func` applied at `index`, once for each time the
+        index names an element."""
+        hits = _update("add", _filled_like(self.array, 0, np.int32), self.index, 1,
+                       unique_indices, mode)
+        rounds = lax.reduce_max(hits, tuple(range(len(util.shape_of(hits))))) \
+            if util.shape_of(hits) else hits
+        x = util.ensure_arraylike("x.at[...].apply", self.array)
+        return lax.fori_loop(0, rounds, lambda i, y: util.select_n(lax.gt(hits, i), y, func(y)),
+                             x)
+
+
+def _filled_like(x, value, dtype=None):
+    x = util.ensure_arraylike("x.at[...]", x)
+    return lax.full(util.shape_of(x), value, util.dtype_of(x) if dtype is None else dtype)
 
 
 def _check_mode(mode) -> str | None:

@@ -37,7 +37,7 @@ _ALL = _Monoid("all", lax.reduce_and, lax.bitwise_and, True, False)
 _ANY = _Monoid("any", lax.reduce_or, lax.bitwise_or, False, True)
 
 
-def _promote_integer(dtype: np.dtype) -> np.dtype:
+def summed_dtype(dtype: np.dtype) -> np.dtype:
     """bool and integers narrower than the default become the default (u)int."""
     category = util.dtype_category(dtype)
     if category == "b":
@@ -75,7 +75,7 @@ def _reduce(m: _Monoid, a, axis, dtype, keepdims, initial, where, *,
     result_dtype = util.check_user_dtype(dtype, m.name)
     if result_dtype is None:
         in_dtype = util.dtype_of(a)
-        result_dtype = _promote_integer(in_dtype) if promote_integers else in_dtype
+        result_dtype = summed_dtype(in_dtype) if promote_integers else in_dtype
     weak = dtype is None and util.is_weak(a)
     compute_dtype = _upcast_f16(result_dtype) if upcast_f16 else result_dtype
     a = util.convert(a, compute_dtype)

@@ -64,6 +64,16 @@ float8_e5m2 = _make_scalar_type("float8_e5m2", dtypes.float8_e5m2)
 float8_e4m3fnuz = _make_scalar_type("float8_e4m3fnuz", dtypes.float8_e4m3fnuz)
 float8_e5m2fnuz = _make_scalar_type("float8_e5m2fnuz", dtypes.float8_e5m2fnuz)
 float8_e4m3b11fnuz = _make_scalar_type("float8_e4m3b11fnuz", dtypes.float8_e4m3b11fnuz)
+float8_e3m4 = _make_scalar_type("float8_e3m4", dtypes.float8_e3m4)
+float8_e4m3 = _make_scalar_type("float8_e4m3", dtypes.float8_e4m3)
+float8_e8m0fnu = _make_scalar_type("float8_e8m0fnu", dtypes.float8_e8m0fnu)
+float6_e2m3fn = _make_scalar_type("float6_e2m3fn", dtypes.float6_e2m3fn)
+float6_e3m2fn = _make_scalar_type("float6_e3m2fn", dtypes.float6_e3m2fn)
+float4_e2m1fn = _make_scalar_type("float4_e2m1fn", dtypes.float4_e2m1fn)
+int1 = _make_scalar_type("int1", dtypes.int1)
+int2 = _make_scalar_type("int2", dtypes.int2)
+uint1 = _make_scalar_type("uint1", dtypes.uint1)
+uint2 = _make_scalar_type("uint2", dtypes.uint2)
 
 # NumPy's aliases; the 64-bit ones become 32-bit arrays when x64 is off.
 int_ = int64

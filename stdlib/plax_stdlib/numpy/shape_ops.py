@@ -12,8 +12,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
+import plax
 from plax.errors import InvalidShapeError
 from plax.extend import dtypes
+from plax.extend.core import Tracer
 from plax_stdlib import lax
 from plax_stdlib.numpy import util
 
@@ -52,20 +54,34 @@ def _reshape_target(shape: tuple[int, ...], newshape: Any,
     return dims
 
 
+def _memory_order(name: str, order: str, allowed: str) -> str:
+    """'C' or 'F' for NumPy's `order`: arrays are row-major, so 'A' and 'K' read as 'C'."""
+    if order not in allowed:
+        raise ValueError(f"{name}: order must be one of {', '.join(map(repr, allowed))}, "
+                         f"got {order!r}")
+    return "F" if order == "F" else "C"
+
+
+def _reversed_axes(x):
+    return lax.transpose(x, tuple(reversed(range(_ndim(x)))))
+
+
 def reshape(a, shape, order: str = "C", *, copy: bool | None = None):
-    """`a`'s elements in row-major order as an array of `shape` (one entry may be -1)."""
+    """`a`'s elements as an array of `shape` (one entry may be -1), read and written in
+    row-major ('C') or column-major ('F') order."""
     error = ValueError if isinstance(a, (np.ndarray, np.generic)) else TypeError
     a = util.ensure_arraylike("reshape", a)
-    if order != "C":
-        raise NotImplementedError(f"reshape: only order='C' is supported, got {order!r}")
-    return lax.reshape(a, _reshape_target(util.shape_of(a), shape, error))
+    dims = _reshape_target(util.shape_of(a), shape, error)
+    if _memory_order("reshape", order, "CFA") == "C":
+        return lax.reshape(a, dims)
+    return _reversed_axes(lax.reshape(_reversed_axes(a), dims[::-1]))
 
 
 def ravel(a, order: str = "C"):
-    """`a` flattened to one dimension, in row-major order."""
+    """`a` flattened to one dimension, in row-major ('C') or column-major ('F') order."""
     a = util.ensure_arraylike("ravel", a)
-    if order != "C":
-        raise NotImplementedError(f"ravel: only order='C' is supported, got {order!r}")
+    if _memory_order("ravel", order, "CFAK") == "F":
+        a = _reversed_axes(a)
     return lax.reshape(a, (math.prod(util.shape_of(a)),))
 
 
@@ -234,6 +250,30 @@ def stack(arrays, axis: int = 0, out=None, dtype=None):
         raise ValueError(f"All input arrays must have the same shape, got {sorted(shapes)}")
     axis = util.canonicalize_axis(axis, len(shapes.pop()) + 1)
     return concatenate([lax.expand_dims(a, (axis,)) for a in arrays], axis, dtype=dtype)
+
+
+def unstack(x, /, *, axis: int = 0) -> tuple:
+    """The slices of `x` along `axis`, as a tuple; one dispatch for a concrete array."""
+    x = util.ensure_arraylike("unstack", x)
+    ndim = len(util.shape_of(x))
+    if ndim == 0:
+        raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was "
+                         "passed.")
+    axis = util.canonicalize_axis(axis, ndim)
+    if isinstance(x, Tracer):
+        return _unstack(x, axis)
+    global _unstack_jitted
+    if _unstack_jitted is None:
+        _unstack_jitted = plax.jit(_unstack, static_argnums=(1,))
+    return _unstack_jitted(x, axis)
+
+
+def _unstack(x, axis: int) -> tuple:
+    return tuple(lax.index_in_dim(x, i, axis, keepdims=False)
+                 for i in range(util.shape_of(x)[axis]))
+
+
+_unstack_jitted = None  # made on first use: jit comes with plax-transforms
 
 
 def hstack(tup, dtype=None):

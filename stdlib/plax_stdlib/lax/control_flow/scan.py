@@ -222,8 +222,9 @@ def _i32(value: int) -> ir.Value:
 def _scan_lower(ctx, *args, jaxpr: ClosedJaxpr, length: int, reverse: bool, unroll: int,
                 num_consts: int, num_carry: int):
     consts, init, xs = split_list(args, [num_consts, num_carry])
-    x_avals = ctx.avals_in[num_consts + num_carry:]
-    y_avals = ctx.avals_out[num_carry:]
+    # Keys (extended dtypes) are sliced and stacked as their data.
+    x_avals = [mu.physical_aval(a) for a in ctx.avals_in[num_consts + num_carry:]]
+    y_avals = [mu.physical_aval(a) for a in ctx.avals_out[num_carry:]]
     ys = [mu.splat(0, a) for a in y_avals]
     if length == 0:
         return [*init, *ys]

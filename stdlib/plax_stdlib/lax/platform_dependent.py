@@ -1,0 +1,58 @@
+"""`platform_dependent`: run the branch written for the platform the code is
+compiled for. Every branch is traced; `platform_index_p` (a scalar with no
+operands) becomes, when lowered, the constant index of the branch for the
+lowering's platform, and a `switch` on it picks that branch, so the compiler
+only ever sees a constant condition and keeps the one branch."""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from plax.extend.constructors import standard_primitive
+from plax.extend.core import ShapedArray
+from plax.extend.mlir import mu
+from plax_stdlib.lax.control_flow import switch
+
+def _platform_index_lower(ctx, *, platforms, has_default):
+    index = next((i for i, names in enumerate(platforms) if ctx.platform in names), None)
+    if index is None:
+        if not has_default:
+            raise NotImplementedError(
+                f"platform_dependent has no branch for platform {ctx.platform!r} (branches: "
+                f"{sorted(n for names in platforms for n in names)}) and no default")
+        index = len(platforms)
+    return mu.dense_constant(np.int32(index), np.int32)
+
+
+platform_index_p = standard_primitive(
+    "lax.platform_index", lambda *, platforms, has_default: ShapedArray((), np.dtype(np.int32)),
+    _platform_index_lower)
+
+
+def platform_dependent(*args, default: Callable | None = None, **per_platform: Callable):
+    """`per_platform[p](*args)` for the platform p the computation is compiled for,
+    else `default(*args)`; platform names are 'cpu', 'cuda', 'rocm' and 'tpu'."""
+    branches: list[tuple[list[str], Callable]] = []
+    for name, branch in per_platform.items():
+        if not callable(branch):
+            raise TypeError(f"lax.platform_dependent: the {name!r} branch must be a callable.")
+        if name == "gpu":
+            raise ValueError("Use 'cuda' or 'rocm' for lax.platform_dependent.")
+        for names, fn in branches:
+            if fn is branch:  # one branch serving several platforms is traced once
+                names.append(name)
+                break
+        else:
+            branches.append(([name], branch))
+    if default is not None and not callable(default):
+        raise TypeError("lax.platform_dependent: the default branch must be a callable.")
+    functions = [fn for _, fn in branches] + ([default] if default is not None else [])
+    if not functions:
+        raise TypeError("lax.platform_dependent needs at least one branch")
+    if len(functions) == 1:
+        return functions[0](*args)
+    index = platform_index_p.bind(platforms=tuple(tuple(names) for names, _ in branches),
+                                  has_default=default is not None)
+    return switch(index, functions, *args)
+

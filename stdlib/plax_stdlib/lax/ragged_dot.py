@@ -1,0 +1,140 @@
+"""`ragged_dot` and `ragged_dot_general`: matrix products where one dimension of
+the lhs is split into consecutive groups of the sizes `group_sizes`.
+
+Three modes, by where the lhs ragged dimension sits: non-contracting (each group
+of rows meets its own slice of the rhs along the rhs group dimension: the mixture
+of experts product), contracting (each group of the contracted dimension gives its
+own product: a leading group dimension in the result), and batch (an ordinary
+batched product). The groups are made dense: the lhs is repeated along a new
+group axis and masked to each group's range, so one `dot_general` computes the
+result, and derivatives and batching come from its rules. Entries past the sum
+of the group sizes belong to no group.
+"""
+from __future__ import annotations
+
+import dataclasses
+from plax.extend.constructors import describe, kind_of
+from plax.extend.core import get_aval
+from plax_stdlib.lax.bitwise import bitwise_and
+from plax_stdlib.lax.comparison import le, lt, select_n
+from plax_stdlib.lax.creation import broadcasted_iota, full
+from plax_stdlib.lax.cumulative import cumsum
+from plax_stdlib.lax.dot_general import dot_general
+from plax_stdlib.lax.shape_ops import broadcast_in_dim, concatenate
+from plax_stdlib.lax.slicing import slice_in_dim
+
+
+@dataclasses.dataclass(frozen=True, init=False)
+class RaggedDotDimensionNumbers:
+    """The dimension numbers of `ragged_dot_general`: those of a `dot_general`, the
+    lhs ragged dimension (one) and the rhs group dimensions (one in non-contracting
+    mode, none otherwise)."""
+    dot_dimension_numbers: tuple
+    lhs_ragged_dimensions: tuple[int, ...]
+    rhs_group_dimensions: tuple[int, ...]
+
+    def __init__(self, dot_dimension_numbers, lhs_ragged_dimensions, rhs_group_dimensions):
+        object.__setattr__(self, "dot_dimension_numbers",
+                           tuple(tuple(tuple(int(d) for d in part) for part in pair)
+                                 for pair in dot_dimension_numbers))
+        object.__setattr__(self, "lhs_ragged_dimensions",
+                           tuple(int(d) for d in lhs_ragged_dimensions))
+        object.__setattr__(self, "rhs_group_dimensions",
+                           tuple(int(d) for d in rhs_group_dimensions))
+
+
+_BASIC = RaggedDotDimensionNumbers((((1,), (1,)), ((), ())), (0,), (0,))
+
+
+def _dense_groups(x, group_sizes, dim: int):
+    """`x` repeated along a new leading group axis, entry g keeping only the slice of
+    `dim` that group g covers."""
+    shape = get_aval(x).shape
+    g = get_aval(group_sizes).shape[0]
+    full_shape = (g,) + shape
+    ends = cumsum(group_sizes)
+    starts = concatenate([full((1,), 0, get_aval(group_sizes).dtype),
+                          slice_in_dim(ends, 0, g - 1)], 0) if g > 1 else full(
+        (1,), 0, get_aval(group_sizes).dtype)
+    position = broadcasted_iota(get_aval(group_sizes).dtype, full_shape, dim + 1)
+    inside = bitwise_and(le(broadcast_in_dim(starts, full_shape, (0,)), position),
+                         lt(position, broadcast_in_dim(ends, full_shape, (0,))))
+    repeated = broadcast_in_dim(x, full_shape, tuple(range(1, len(full_shape))))
+    return select_n(inside, full(full_shape, 0, get_aval(x).dtype), repeated)
+
+
+def _mode(lhs_ndim: int, dnums: RaggedDotDimensionNumbers) -> tuple[str, int]:
+    if len(dnums.lhs_ragged_dimensions) != 1:
+        raise TypeError("ragged_dot_general expects exactly one lhs ragged dimension, got "
+                        f"{dnums.lhs_ragged_dimensions}")
+    ragged = dnums.lhs_ragged_dimensions[0]
+    if not 0 <= ragged < lhs_ndim:
+        raise TypeError(f"ragged_dot_general: lhs ragged dimension {ragged} out of range for "
+                        f"an lhs of rank {lhs_ndim}")
+    (contract, _), (batch, _) = dnums.dot_dimension_numbers
+    if ragged in contract:
+        return "contracting", ragged
+    if ragged in batch:
+        return "batch", ragged
+    return "noncontracting", ragged
+
+
+def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers,
+                       precision=None, preferred_element_type=None, group_offset=None):
+    """The ragged product of `lhs` and `rhs` (see the module docstring) for 1-D
+    `group_sizes`."""
+    if group_offset is not None:
+        raise NotImplementedError("ragged_dot_general: group_offset is not supported")
+    dnums = ragged_dot_dimension_numbers
+    if not isinstance(dnums, RaggedDotDimensionNumbers):
+        raise TypeError(f"ragged_dot_general requires RaggedDotDimensionNumbers, got "
+                        f"{dnums!r}")
+    gs = get_aval(group_sizes)
+    if kind_of(gs.dtype) not in ("signed", "unsigned"):
+        raise TypeError(f"ragged_dot_general requires integer group_sizes, got {describe(gs)}")
+    if gs.ndim != 1:
+        raise NotImplementedError(f"ragged_dot_general: only 1-D group_sizes are supported, "
+                                  f"got {describe(gs)}")
+    lhs_aval, rhs_aval = get_aval(lhs), get_aval(rhs)
+    mode, ragged = _mode(lhs_aval.ndim, dnums)
+    (l_contract, r_contract), (l_batch, r_batch) = dnums.dot_dimension_numbers
+    up = lambda dims: tuple(d + 1 for d in dims)  # noqa: E731
+    kwargs = dict(precision=precision, preferred_element_type=preferred_element_type)
+    groups = gs.shape[0]
+    if mode == "batch":
+        if dnums.rhs_group_dimensions:
+            raise TypeError("ragged_dot_general requires zero rhs group dimensions when the "
+                            "lhs ragged dimension is a batch dimension")
+        return dot_general(lhs, rhs, dnums.dot_dimension_numbers, **kwargs)
+    dense = _dense_groups(lhs, group_sizes, ragged)
+    if mode == "noncontracting":
+        if len(dnums.rhs_group_dimensions) != 1:
+            raise TypeError("ragged_dot_general requires exactly one rhs group dimension when "
+                            "the lhs ragged dimension is non-contracting")
+        group_dim = dnums.rhs_group_dimensions[0]
+        if group_dim in r_contract or group_dim in r_batch:
+            raise TypeError("ragged_dot_general: the rhs group dimension must be distinct "
+                            "from its contracting and batch dimensions")
+        if rhs_aval.shape[group_dim] != groups:
+            raise TypeError(f"ragged_dot_general: expected an rhs group dimension of size "
+                            f"{groups}, got {describe(rhs_aval)} (dimension {group_dim})")
+        return dot_general(dense, rhs, ((up(l_contract) + (0,), tuple(r_contract) + (group_dim,)),
+                                        (up(l_batch), tuple(r_batch))), **kwargs)
+    if dnums.rhs_group_dimensions:
+        raise TypeError("ragged_dot_general requires zero rhs group dimensions when the lhs "
+                        "ragged dimension is contracting")
+    rhs_repeated = broadcast_in_dim(rhs, (groups,) + rhs_aval.shape,
+                                    tuple(range(1, rhs_aval.ndim + 1)))
+    return dot_general(dense, rhs_repeated, ((up(l_contract), up(r_contract)),
+                                             ((0,) + up(l_batch), (0,) + up(r_batch))),
+                       **kwargs)
+
+
+def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=None,
+               group_offset=None):
+    """`lhs` [m, k] times `rhs` [g, k, n] → [m, n], the rows of `lhs` split into
+    consecutive groups of `group_sizes`, group i multiplied by `rhs[i]`."""
+    return ragged_dot_general(lhs, rhs, group_sizes, _BASIC, precision=precision,
+                              preferred_element_type=preferred_element_type,
+                              group_offset=group_offset)
+

@@ -1,0 +1,59 @@
+"""`scatter_sub` (a primitive: updates subtracted at their windows) and
+`scatter_apply` (a unary function applied at the indexed elements, once per index
+that names them, as XLA applies a scatter's update computation)."""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from plax.extend.constructors import standard_primitive
+from plax.extend.core import get_aval
+from plax.extend.mlir import hlo
+from plax_stdlib.lax import control_flow
+from plax_stdlib.lax.comparison import gt, select_n
+from plax_stdlib.lax.creation import full
+from plax_stdlib.lax.reductions import reduce_max
+from plax_stdlib.lax.scatters import (
+    _abstract_eval,
+    _bind,
+    _lowering,
+    _scatter_batcher,
+    linear_scatter_rules,
+    scatter_add,
+)
+
+
+scatter_sub_p = standard_primitive(
+    "lax.scatter_sub", _abstract_eval("scatter_sub"),
+    _lowering(lambda old, new: hlo.subtract(old, new)),
+    **linear_scatter_rules(lambda: scatter_sub_p, negate_updates=True),
+    batching=_scatter_batcher())
+
+
+def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
+    """`operand` with each window of `updates` subtracted at its index vector."""
+    return _bind(scatter_sub_p, operand, scatter_indices, updates, dimension_numbers,
+                 indices_are_sorted, unique_indices, mode)
+
+
+def scatter_apply(operand, scatter_indices, func: Callable, dimension_numbers, *,
+                  update_shape=None, indices_are_sorted: bool = False,
+                  unique_indices: bool = False, mode=None):
+    """`operand` with `func` (elementwise) applied to the elements the scatter's
+    windows cover, as many times as indices name them. `update_shape` is the shape of
+    the windows' updates (by default, that of the indices' batch with no window)."""
+    aval = get_aval(operand)
+    if update_shape is None:
+        update_shape = get_aval(scatter_indices).shape[:-1]
+    hits = scatter_add(full(aval.shape, 0, np.int32), scatter_indices,
+                       full(tuple(update_shape), 1, np.int32), dimension_numbers,
+                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                       mode=mode)
+    rounds = reduce_max(hits, tuple(range(aval.ndim))) if aval.ndim else hits
+
+    def body(i, x):
+        return select_n(gt(hits, i), x, func(x))
+
+    return control_flow.fori_loop(0, rounds, body, operand)

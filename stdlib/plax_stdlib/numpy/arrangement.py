@@ -1,0 +1,109 @@
+"""Joining, splitting and turning arrays, beyond `shape_ops`: block, column_stack,
+hsplit/vsplit/dsplit, rollaxis, rot90.
+"""
+from __future__ import annotations
+
+import operator
+
+from plax_stdlib import lax
+from plax_stdlib.numpy import creation, shape_ops, util
+
+
+def _at_least(x, ndim: int):
+    shape = util.shape_of(x)
+    return lax.reshape(x, (1,) * (ndim - len(shape)) + shape) if len(shape) < ndim else x
+
+
+def _block(xs) -> tuple:
+    """(the joined array, the nesting depth of `xs`)."""
+    if isinstance(xs, tuple):
+        raise ValueError(f"plax.numpy.block does not allow tuples, got {xs!r}")
+    if isinstance(xs, list):
+        if not xs:
+            raise ValueError("plax.numpy.block does not allow empty list arguments")
+        parts, depths = zip(*(_block(x) for x in xs))
+        if any(d != depths[0] for d in depths):
+            raise ValueError("Mismatched list depths in plax.numpy.block")
+        rank = max(depths[0], max(len(util.shape_of(p)) for p in parts))
+        parts = [_at_least(p, rank) for p in parts]
+        return shape_ops.concatenate(parts, axis=-depths[0]), depths[0] + 1
+    return util.ensure_arraylike("block", xs), 1
+
+
+def block(arrays):
+    """An array assembled from nested lists of blocks: the innermost lists join along
+    the last axis, the next ones along the one before, and so on."""
+    return util.as_array(_block(arrays)[0])
+
+
+def column_stack(tup):
+    """1-D arrays as columns (and 2-D arrays as they are), joined along axis 1."""
+    if util.is_arraylike(tup) and not isinstance(tup, (list, tuple)):
+        tup = [tup[i] for i in range(util.shape_of(tup)[0])]
+    arrays = [util.ensure_arraylike("column_stack", a) for a in tup]
+    arrays = [lax.reshape(a, (util.shape_of(a)[0] if util.shape_of(a) else 1, 1))
+              if len(util.shape_of(a)) < 2 else a for a in arrays]
+    return shape_ops.concatenate(arrays, axis=1)
+
+
+def _split_along(name: str, ary, indices_or_sections, axis: int, min_ndim: int):
+    ary = util.ensure_arraylike(name, ary)
+    if len(util.shape_of(ary)) < min_ndim:
+        raise ValueError(f"{name} only works on arrays of {min_ndim} or more dimensions, got "
+                         f"shape {util.shape_of(ary)}")
+    if axis == 1 and len(util.shape_of(ary)) == 1:
+        axis = 0
+    return shape_ops.split(ary, indices_or_sections, axis=axis)
+
+
+def hsplit(ary, indices_or_sections) -> list:
+    """`split` along axis 1 (axis 0 of 1-D arrays)."""
+    return _split_along("hsplit", ary, indices_or_sections, 1, 1)
+
+
+def vsplit(ary, indices_or_sections) -> list:
+    """`split` along axis 0 of an array of at least 2 dimensions."""
+    return _split_along("vsplit", ary, indices_or_sections, 0, 2)
+
+
+def dsplit(ary, indices_or_sections) -> list:
+    """`split` along axis 2 of an array of at least 3 dimensions."""
+    return _split_along("dsplit", ary, indices_or_sections, 2, 3)
+
+
+def rollaxis(a, axis: int, start: int = 0):
+    """`a` with `axis` moved to just before position `start` (NumPy's older form of
+    `moveaxis`)."""
+    a = util.ensure_arraylike("rollaxis", a)
+    ndim = len(util.shape_of(a))
+    start = operator.index(start)
+    axis = util.canonicalize_axis(axis, ndim)
+    if not -ndim <= start <= ndim:
+        raise ValueError(f"rollaxis: start={start} must satisfy {-ndim}<=start<={ndim}")
+    start = start + ndim if start < 0 else start
+    if start > axis:
+        start -= 1
+    return shape_ops.moveaxis(a, axis, start)
+
+
+def rot90(m, k: int = 1, axes: tuple[int, int] = (0, 1)):
+    """`m` rotated by 90 degrees `k` times in the plane of `axes` (from the first axis
+    toward the second)."""
+    m = util.ensure_arraylike("rot90", m)
+    ndim = len(util.shape_of(m))
+    if ndim < 2:
+        raise ValueError(f"rot90 requires an array of at least two dimensions, got shape "
+                         f"{util.shape_of(m)}")
+    ax1, ax2 = (util.canonicalize_axis(ax, ndim) for ax in axes)
+    if ax1 == ax2:
+        raise ValueError("rot90: axes must be different")
+    k = operator.index(k) % 4
+    if k == 0:
+        return creation.asarray(m)
+    if k == 2:
+        return lax.rev(m, (ax1, ax2))
+    perm = list(range(ndim))
+    perm[ax1], perm[ax2] = perm[ax2], perm[ax1]
+    if k == 1:
+        return lax.transpose(lax.rev(m, (ax2,)), tuple(perm))
+    return lax.rev(lax.transpose(m, tuple(perm)), (ax2,))

@@ -1,0 +1,393 @@
+"""Functions that edit arrays by position or mask, returning new arrays (plax arrays
+are immutable, so NumPy's in-place `put`/`place`/`put_along_axis`/`fill_diagonal`
+require `inplace=False`): append, insert, delete, resize, trim_zeros, place, put,
+put_along_axis, fill_diagonal, compress, extract, choose, select, piecewise.
+
+Positions given as arrays may be traced where the result's shape does not depend
+on them (insert, delete with `assume_unique_indices`, put, place; compress and
+extract with `size=`).
+"""
+from __future__ import annotations
+
+import math
+import operator
+from typing import Callable
+
+import numpy as np
+
+from plax.extend import dtypes
+from plax_stdlib import lax
+from plax_stdlib.numpy import creation, index_tricks, reductions, shape_ops, sorting, ufuncs, util
+
+
+def _immutable(name: str, inplace: bool) -> None:
+    if inplace:
+        raise ValueError(f"plax.numpy.{name} cannot modify arrays in place, because plax "
+                         "arrays are immutable. Pass inplace=False to get an updated array "
+                         "instead.")
+
+
+def _along(axis: int, index) -> tuple:
+    return (slice(None),) * axis + (index,)
+
+
+def _tile_to_size(flat, size: int):
+    n = util.shape_of(flat)[0]
+    if n < size:
+        flat = shape_ops.tile(flat, -(-size // n))
+    return flat[:size]
+
+
+def append(arr, values, axis: int | None = None):
+    """`values` joined to the end of `arr` (both flattened if `axis` is None)."""
+    if axis is None:
+        return shape_ops.concatenate([shape_ops.ravel(arr), shape_ops.ravel(values)], 0)
+    return shape_ops.concatenate([arr, values], axis=axis)
+
+
+def resize(a, new_shape):
+    """`a`'s elements repeated cyclically (or cut) to fill `new_shape`."""
+    a = util.ensure_arraylike("resize", a)
+    new_shape = util.canonicalize_shape(new_shape, "resize")
+    flat = shape_ops.ravel(a)
+    size = math.prod(new_shape)
+    if size == 0 or util.shape_of(flat)[0] == 0:
+        return creation.zeros(new_shape, util.dtype_of(a))
+    return shape_ops.reshape(_tile_to_size(flat, size), new_shape)
+
+
+def trim_zeros(filt, trim: str = "fb", axis=None):
+    """`filt` without its leading ('f') and/or trailing ('b') zeros (slices that are all
+    zero, along each of `axis`); `filt` must be concrete."""
+    filt = creation.asarray(util.ensure_arraylike("trim_zeros", filt))
+    value = np.asarray(util.concrete_or_error(
+        filt, "trim_zeros: the length of the result depends on the values of filt"))
+    axes = set(util.canonicalize_axes(axis, value.ndim))
+    trim = trim.lower()
+    index = []
+    for ax in range(value.ndim):
+        if ax not in axes:
+            index.append(slice(None))
+            continue
+        nonzero = value.any(axis=tuple(i for i in range(value.ndim) if i != ax))
+        if not nonzero.any():
+            index.append(slice(0, 0))
+            continue
+        start = int(nonzero.argmax()) if "f" in trim else None
+        stop = value.shape[ax] - int(nonzero[::-1].argmax()) if "b" in trim else None
+        index.append(slice(start, stop))
+    return filt[tuple(index)]
+
+
+def delete(arr, obj, axis: int | None = None, *, assume_unique_indices: bool = False):
+    """`arr` without the entries `obj` (an int, slice, index array or boolean mask)
+    along `axis` (of the flattened array if None). Index arrays must be concrete
+    unless `assume_unique_indices` promises they hold no duplicates."""
+    a = creation.asarray(util.ensure_arraylike("delete", arr))
+    if axis is None:
+        a, axis = shape_ops.ravel(a), 0
+    axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
+    n = util.shape_of(a)[axis]
+    if isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_)):
+        i = util.canonicalize_axis(obj, n)  # IndexError-like check: AxisError
+        return shape_ops.concatenate([a[_along(axis, slice(0, i))],
+                                      a[_along(axis, slice(i + 1, None))]], axis)
+    if isinstance(obj, slice):
+        obj, assume_unique_indices = np.arange(n)[obj], True
+    util.check_arraylike("delete", obj)
+    if assume_unique_indices and util.dtype_category(util.dtype_of(obj)) in "iu":
+        removed = lax.reshape(util.operand(obj), (math.prod(util.shape_of(obj)),))
+        removed = ufuncs.clip(ufuncs.where(lax.lt(removed, 0), ufuncs.add(removed, n), removed),
+                              0, n)
+        k = util.shape_of(removed)[0]
+        removed = ufuncs.subtract(sorting.sort(removed), creation.arange(k, dtype=util.dtype_of(
+            removed)))
+        kept = creation.arange(n - k, dtype=util.dtype_of(removed))
+        shift = reductions.sum(lax.ge(lax.broadcast_in_dim(kept, (k, n - k), (1,)),
+                                      lax.broadcast_in_dim(removed, (k, n - k), (0,))),
+                               axis=0, dtype=util.dtype_of(kept))
+        return a[_along(axis, ufuncs.add(kept, shift))]
+    value = np.asarray(util.concrete_or_error(
+        obj, "delete: the 'obj' array must be concrete (or pass assume_unique_indices=True "
+        "with unique integer indices)"))
+    if value.dtype == bool:
+        if value.shape != (n,):
+            raise ValueError(f"delete: a boolean obj must be one-dimensional with the length "
+                             f"of the axis ({n}), got shape {value.shape}")
+        keep = ~value
+    elif np.issubdtype(value.dtype, np.integer):
+        if value.size and (value.min() < -n or value.max() >= n):
+            raise IndexError(f"delete: index {value.max() if value.max() >= n else value.min()}"
+                             f" is out of bounds for axis {axis} with size {n}")
+        keep = np.ones(n, bool)
+        keep[value] = False
+    else:
+        raise ValueError(f"delete: obj must be integer or boolean, got dtype {value.dtype}")
+    return a[_along(axis, np.nonzero(keep)[0])]
+
+
+def insert(arr, obj, values, axis: int | None = None):
+    """`arr` with `values` inserted before the positions `obj` (an int, slice or
+    index array, which may be traced) along `axis` (flattened if None)."""
+    a, values = util.ensure_arraylike("insert", arr, values)
+    a = creation.asarray(a)
+    if axis is None:
+        a, axis = shape_ops.ravel(a), 0
+    axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
+    n = util.shape_of(a)[axis]
+    if isinstance(obj, slice):
+        positions = creation.arange(*obj.indices(n))
+    else:
+        positions = creation.asarray(util.ensure_arraylike("insert", obj))
+    pshape = util.shape_of(positions)
+    if len(pshape) > 1:
+        raise ValueError(f"insert: obj must be a slice, a one-dimensional array or a scalar; "
+                         f"got shape {pshape}")
+    if util.dtype_category(util.dtype_of(positions)) not in "iu":
+        if math.prod(pshape) == 0 and not isinstance(obj, slice):
+            positions = util.convert(positions, dtypes.default_int_dtype())
+        else:
+            raise ValueError(f"insert: index array must be integer typed; got dtype "
+                             f"{util.dtype_of(positions)}")
+    values = creation.array(values, ndmin=len(util.shape_of(a)), dtype=util.dtype_of(a),
+                            copy=False)
+    if math.prod(pshape) == 1:
+        # One position: `values` is a block inserted there (a scalar position takes it
+        # with its first axis moved to `axis`, as NumPy does).
+        if not pshape:
+            values = shape_ops.moveaxis(values, 0, axis)
+        positions = creation.full((util.shape_of(values)[axis],),
+                                  lax.reshape(positions, ()), util.dtype_of(positions))
+    count = util.broadcast_shapes(util.shape_of(positions), (util.shape_of(values)[axis],))[0]
+    out_shape = list(util.shape_of(a))
+    out_shape[axis] += count
+    positions = ufuncs.clip(ufuncs.where(lax.lt(positions, 0), ufuncs.add(positions, n),
+                                         positions), 0, n)
+    positions = util.broadcast_to_shape(positions, (count,))
+    # The k-th inserted value (in stable order of position) lands at position + k.
+    rank = sorting.argsort(positions)
+    landing = positions.at[rank].add(creation.arange(count, dtype=util.dtype_of(positions)))
+    is_old = creation.ones((n + count,), bool).at[landing].set(False)
+    old_at = sorting.nonzero(is_old, size=n)[0]
+    value_shape = list(out_shape)
+    value_shape[axis] = count
+    out = creation.zeros(tuple(out_shape), util.dtype_of(a))
+    out = out.at[_along(axis, landing)].set(shape_ops.broadcast_to(values, tuple(value_shape)))
+    return out.at[_along(axis, old_at)].set(a)
+
+
+def place(arr, mask, vals, *, inplace: bool = True):
+    """`arr` with the elements where `mask` is true replaced, in order, by `vals`
+    (repeated as needed)."""
+    _immutable("place", inplace)
+    data, mask, vals = util.ensure_arraylike("place", arr, mask, vals)
+    size = math.prod(util.shape_of(data))
+    if size != math.prod(util.shape_of(mask)):
+        raise ValueError(f"place: arr and mask must be the same size, got shapes "
+                         f"{util.shape_of(data)} and {util.shape_of(mask)}")
+    vals = shape_ops.ravel(vals)
+    if not util.shape_of(vals)[0]:
+        raise ValueError("place: cannot place values from an empty array")
+    if not size:
+        return creation.asarray(data)
+    at = sorting.nonzero(shape_ops.ravel(mask), size=size, fill_value=size)[0]
+    flat = creation.asarray(shape_ops.ravel(data)).at[at].set(_tile_to_size(vals, size),
+                                                           mode="drop")
+    return shape_ops.reshape(flat, util.shape_of(data))
+
+
+def put(a, ind, v, mode: str | None = None, *, inplace: bool = True):
+    """`a` with the elements at flat indices `ind` set to `v` (repeated as needed);
+    out-of-range indices are dropped, or follow `mode` ('clip' or 'wrap')."""
+    _immutable("put", inplace)
+    arr, ind, _ = util.ensure_arraylike("put", a, ind, v)
+    arr = creation.asarray(arr)
+    ind, v = shape_ops.ravel(ind), shape_ops.ravel(v)
+    size = math.prod(util.shape_of(arr))
+    if not size or not util.shape_of(ind)[0] or not util.shape_of(v)[0]:
+        return arr
+    v = _tile_to_size(v, util.shape_of(ind)[0])
+    if mode is None:
+        scatter_mode = "drop"
+    elif mode == "clip":
+        ind, scatter_mode = ufuncs.clip(ind, 0, size - 1), "promise_in_bounds"
+    elif mode == "wrap":
+        ind, scatter_mode = ufuncs.remainder(ind, size), "promise_in_bounds"
+    elif mode == "raise":
+        raise NotImplementedError("The 'raise' mode of plax.numpy.put is not supported.")
+    else:
+        raise ValueError(f"put: mode should be one of 'wrap' or 'clip'; got mode={mode!r}")
+    return arr.at[index_tricks.unravel_index(ind, util.shape_of(arr))].set(v, mode=scatter_mode)
+
+
+def put_along_axis(arr, indices, values, axis: int | None, inplace: bool = True, *,
+                   mode: str | None = None):
+    """`arr` with `values` written at `indices` along `axis`, matched one to one along
+    the other dimensions (the update form of `take_along_axis`)."""
+    _immutable("put_along_axis", inplace)
+    arr, indices, values = util.ensure_arraylike("put_along_axis", arr, indices, values)
+    arr = creation.asarray(arr)
+    shape = util.shape_of(arr)
+    if axis is None:
+        arr, axis = shape_ops.ravel(arr), 0
+    ndim = len(util.shape_of(arr))
+    if ndim != len(util.shape_of(indices)):
+        raise ValueError(f"put_along_axis: arr and indices must have the same ndim, got "
+                         f"{ndim} and {len(util.shape_of(indices))}")
+    axis = util.canonicalize_axis(axis, ndim)
+    ishape = util.shape_of(indices)
+    try:
+        values = shape_ops.broadcast_to(values, ishape)
+    except ValueError:
+        raise ValueError(f"put_along_axis: values of shape {util.shape_of(values)} must "
+                         f"broadcast to the shape of indices, {ishape}") from None
+    index = tuple(indices if d == axis else lax.broadcasted_iota(
+        dtypes.default_int_dtype(), tuple(ishape[i] if i == d else 1 for i in range(ndim)), d)
+        for d in range(ndim))
+    out = arr.at[index].set(values, mode=mode)
+    return shape_ops.reshape(out, shape)
+
+
+def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
+    """`a` with its main diagonal set to `val` (repeated as needed); plax arrays are
+    immutable, so `inplace=False` is required."""
+    if inplace:
+        raise NotImplementedError("plax arrays are immutable: use "
+                                  "fill_diagonal(..., inplace=False)")
+    if wrap:
+        raise NotImplementedError("fill_diagonal: wrap=True is not implemented")
+    a, val = util.ensure_arraylike("fill_diagonal", a, val)
+    shape = util.shape_of(a)
+    if len(shape) < 2:
+        raise ValueError("fill_diagonal: array must be at least 2-d")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise ValueError(f"fill_diagonal: all dimensions of input must be of equal length, "
+                         f"got shape {shape}")
+    n = min(shape)
+    if util.shape_of(val):
+        flat = lax.reshape(val, (math.prod(util.shape_of(val)),))
+        val = _tile_to_size(flat, n) if util.shape_of(flat)[0] else flat
+    return creation.asarray(a).at[index_tricks.diag_indices(n, len(shape))].set(val)
+
+
+def compress(condition, a, axis: int | None = None, *, size: int | None = None,
+             fill_value=0, out=None):
+    """The slices of `a` along `axis` (flattened if None) where the 1-D `condition`
+    is true; with `size`, exactly `size` of them, padded with `fill_value`."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to plax.numpy.compress is not supported.")
+    condition, a, fill_value = util.ensure_arraylike("compress", condition, a, fill_value)
+    condition = ufuncs._as_bool(condition)
+    if len(util.shape_of(condition)) != 1:
+        raise ValueError(f"compress: condition must be a 1D array, got shape "
+                         f"{util.shape_of(condition)}")
+    if axis is None:
+        a, axis = shape_ops.ravel(a), 0
+    axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
+    a = creation.asarray(shape_ops.moveaxis(a, axis, 0))
+    n, m = util.shape_of(a)[0], util.shape_of(condition)[0]
+    extra, condition = condition[n:], condition[:n]
+    a = a[:m]
+    if size is None:
+        if bool(np.any(util.concrete_or_error(extra, "compress: condition must be concrete "
+                                              "without size="))):
+            raise ValueError("compress: condition contains entries that are out of bounds")
+        result = a[util.concrete_or_error(condition, "compress: the length of the result "
+                                          "depends on condition; pass size=")]
+    else:
+        size = operator.index(size)
+        if not 0 <= size <= util.shape_of(a)[0]:
+            raise ValueError(f"compress: size must be between 0 and the length of the axis; "
+                             f"got size={size} for a.shape[axis]={util.shape_of(a)[0]}")
+        rows = util.shape_of(a)
+        mask = lax.broadcast_in_dim(condition, rows, (0,))
+        filled = ufuncs.where(mask, a, util.convert(fill_value, util.dtype_of(a)))
+        result = filled[sorting.argsort(condition, stable=True, descending=True)][:size]
+    return shape_ops.moveaxis(result, 0, axis)
+
+
+def extract(condition, arr, *, size: int | None = None, fill_value=0):
+    """The elements of `arr` where `condition` is true (both flattened)."""
+    util.check_arraylike("extract", condition, arr, fill_value)
+    return compress(shape_ops.ravel(condition), shape_ops.ravel(arr), size=size,
+                    fill_value=fill_value)
+
+
+def choose(a, choices, out=None, mode: str = "raise"):
+    """Elementwise `choices[a]`: each element of the integer array `a` picks the array
+    it comes from (all broadcast together). Out-of-range indices: 'raise' (concrete
+    `a` only), 'wrap' or 'clip'."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to plax.numpy.choose is not supported.")
+    if util.is_arraylike(choices) and not isinstance(choices, (list, tuple)):
+        choices = [choices[i] for i in range(util.shape_of(choices)[0])]
+    a = util.ensure_arraylike("choose", a)
+    choices = [util.ensure_arraylike("choose", c) for c in choices]
+    if util.dtype_category(util.dtype_of(a)) not in "iu":
+        raise ValueError(f"choose: `a` must be integer typed, got {util.dtype_of(a)}")
+    count = len(choices)
+    if mode == "raise":
+        value = np.asarray(util.concrete_or_error(
+            a, "choose with mode='raise' needs a concrete `a`; use mode='wrap' or mode='clip' "
+            "under jit"))
+        if np.any((value < 0) | (value >= count)):
+            raise ValueError("choose: invalid entry in choice array")
+    elif mode == "wrap":
+        a = ufuncs.remainder(a, count)
+    elif mode == "clip":
+        a = ufuncs.clip(a, 0, count - 1)
+    else:
+        raise ValueError(f"choose: mode={mode!r} not understood. Must be 'raise', 'wrap', or "
+                         "'clip'")
+    a, *choices = shape_ops.broadcast_arrays(a, *util.promote_dtypes(*choices))
+    return util.as_array(lax.select_n(util.convert(a, np.int32), *choices))
+
+
+def select(condlist, choicelist, default=0):
+    """Elementwise, the choice of the first true condition (`default` where none is)."""
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"select: condlist must have length equal to choicelist "
+                         f"({len(condlist)} vs {len(choicelist)})")
+    if not condlist:
+        raise ValueError("select: condlist must be non-empty")
+    util.check_arraylike("select", *condlist, *choicelist, default)
+    conditions = [ufuncs._as_bool(util.operand(c)) for c in condlist]
+    choices = util.promote_dtypes(*map(util.operand, (default, *choicelist)))
+    shape = util.broadcast_shapes(*map(util.shape_of, (*conditions, *choices)))
+    # Scanning from the last condition back, each true condition takes over.
+    out = util.broadcast_to_shape(choices[0], shape)
+    for condition, choice in reversed(list(zip(conditions, choices[1:]))):
+        out = util.select_n(util.broadcast_to_shape(condition, shape), out,
+                            util.broadcast_to_shape(choice, shape))
+    return util.as_array(out)
+
+
+def piecewise(x, condlist, funclist, *args, **kw):
+    """`x` mapped piece by piece: where `condlist[i]` holds (the last true one wins),
+    by `funclist[i]` (a function of x, or a constant); elsewhere by the extra last
+    function if given, else 0. The result has x's dtype."""
+    x = util.ensure_arraylike("piecewise", x)
+    if util.is_arraylike(condlist) and not isinstance(condlist, (list, tuple)):
+        condlist = [condlist[i] for i in range(util.shape_of(condlist)[0])] if util.shape_of(
+            condlist) and len(util.shape_of(condlist)) > len(util.shape_of(x)) else [condlist]
+    nc, nf = len(condlist), len(funclist)
+    if nf == nc + 1:
+        funclist = [funclist[-1], *funclist[:-1]]
+    elif nf == nc:
+        funclist = [0, *funclist]
+    else:
+        raise ValueError(f"piecewise: with {nc} condition(s), either {nc} or {nc + 1} "
+                         f"functions are expected; got {nf}")
+    dtype, shape = util.dtype_of(x), util.shape_of(x)
+
+    def evaluate(f: Callable | object):
+        value = f(x, *args, **kw) if callable(f) else f
+        return util.broadcast_to_shape(util.convert(util.ensure_arraylike("piecewise", value),
+                                                    dtype), shape)
+
+    out = evaluate(funclist[0])
+    for condition, f in zip(condlist, funclist[1:]):
+        condition = util.broadcast_to_shape(ufuncs._as_bool(util.ensure_arraylike(
+            "piecewise", condition)), shape)
+        out = util.select_n(condition, out, evaluate(f))
+    return util.as_array(out)

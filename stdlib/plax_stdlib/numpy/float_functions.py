@@ -1,0 +1,204 @@
+"""Functions of the floating-point representation and classification: frexp, ldexp,
+modf, nextafter, spacing, nan_to_num, fabs, logaddexp2, isposinf/isneginf,
+iscomplex/isreal and their *obj forms.
+
+`frexp` reads the exponent from the bits (scaling subnormals up first) and forms
+the mantissa by multiplying with exact powers of two, so the mantissa's derivative
+is the plain 2**-e; `ldexp` multiplies by powers of two in two exact steps, so
+results that pass through the subnormal range are rounded once.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from plax.extend import dtypes
+from plax_stdlib import lax
+from plax_stdlib.numpy import ufuncs, util
+
+_UINT_OF_BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def _real_float(name: str, x):
+    x, = util.promote_args_inexact(name, x)
+    if util.dtype_category(util.dtype_of(x)) == "c":
+        raise TypeError(f"{name} does not support complex-valued inputs, got dtype "
+                        f"{util.dtype_of(x)}")
+    return x
+
+
+def _power_of_two(k, dtype):
+    """2**k, exactly, for integer k within the normal exponent range of `dtype`."""
+    info = dtypes.finfo(dtype)
+    uint = _UINT_OF_BITS[info.bits]
+    biased = util.convert(lax.add(k, np.asarray(info.maxexp - 1, util.dtype_of(k))[()]), uint)
+    return lax.bitcast_convert_type(lax.shift_left(biased, np.asarray(info.nmant, uint)[()]),
+                                    dtype)
+
+
+def _scaled(x, k):
+    """x * 2**k in two exact power-of-two steps (k ranging over twice the normal
+    exponent range)."""
+    half = lax.div(k, np.asarray(2, util.dtype_of(k))[()])
+    dtype = util.dtype_of(x)
+    return lax.mul(lax.mul(x, _power_of_two(half, dtype)),
+                   _power_of_two(lax.sub(k, half), dtype))
+
+
+def _exponent(x):
+    """The e of frexp (x = m * 2**e, 0.5 <= |m| < 1) for finite nonzero x, as int32."""
+    dtype = util.dtype_of(x)
+    info = dtypes.finfo(dtype)
+    uint = _UINT_OF_BITS[info.bits]
+    subnormal = lax.lt(lax.abs(x), np.asarray(info.tiny, dtype)[()])
+    scaled = util.select_n(subnormal, x, lax.mul(x, np.asarray(2.0 ** info.nmant, dtype)[()]))
+    bits = lax.bitcast_convert_type(scaled, uint)
+    field = lax.bitwise_and(lax.shift_right_logical(bits, np.asarray(info.nmant, uint)[()]),
+                            np.asarray((1 << info.nexp) - 1, uint)[()])
+    e = lax.sub(util.convert(field, np.int32), np.int32(info.maxexp - 2))
+    return util.select_n(subnormal, e, lax.sub(e, np.int32(info.nmant)))
+
+
+def frexp(x, /):
+    """(mantissa, exponent): x = mantissa * 2**exponent with 0.5 <= |mantissa| < 1
+    (both 0 for x = 0; inf and NaN come back as mantissa with exponent 0)."""
+    x = _real_float("frexp", util.ensure_arraylike("frexp", x))
+    special = lax.bitwise_or(lax.bitwise_not(lax.is_finite(x)), lax.eq(x, 0))
+    e = util.select_n(special, _exponent(x), lax.full(util.shape_of(x), 0, np.int32))
+    return util.as_array(util.select_n(special, _scaled(x, lax.neg(e)), x)), util.as_array(e)
+
+
+def ldexp(x1, x2, /):
+    """x1 * 2**x2 for integer x2, without intermediate overflow or double rounding."""
+    x1, x2 = util.ensure_arraylike("ldexp", x1, x2)
+    if (util.dtype_category(util.dtype_of(x1)) == "c"
+            or util.dtype_category(util.dtype_of(x2)) not in "biu"):
+        raise ValueError(f"ldexp not supported for input types "
+                         f"({util.dtype_of(x1)}, {util.dtype_of(x2)})")
+    x1, = util.promote_args_inexact("ldexp", x1)
+    x1, x2 = util.promote_shapes("ldexp", x1, x2)
+    info = dtypes.finfo(util.dtype_of(x1))
+    mantissa, e = frexp(x1)
+    # Exponents past these bounds overflow to inf or underflow to 0 anyway.
+    low, high = info.minexp - info.nmant - 2, info.maxexp + 1
+    k = ufuncs.clip(ufuncs.add(util.convert(x2, np.int32), e), low, high)
+    out = _scaled(mantissa, util.convert(k, np.int32))
+    keep = lax.bitwise_or(lax.bitwise_not(lax.is_finite(x1)), lax.eq(x1, 0))
+    return util.as_array(util.select_n(keep, out, util.broadcast_to_shape(
+        x1, util.shape_of(out))))
+
+
+def modf(x, /, out=None):
+    """(fractional part, integral part), both with the sign of x."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to plax.numpy.modf is not supported.")
+    x = _real_float("modf", util.ensure_arraylike("modf", x))
+    whole = util.select_n(lax.ge(x, 0), lax.ceil(x), lax.floor(x))
+    return util.as_array(lax.sub(x, whole)), util.as_array(whole)
+
+
+def nextafter(x1, x2, /):
+    """The next representable value after x1 in the direction of x2."""
+    return lax.nextafter(*util.promote_args_inexact("nextafter", x1, x2))
+
+
+def spacing(x, /):
+    """The distance from x to the nearest adjacent representable number away from 0."""
+    x = util.ensure_arraylike("spacing", x)
+    x, = util.promote_args_inexact("spacing", x)
+    if util.dtype_category(util.dtype_of(x)) == "c":
+        raise ValueError("plax.numpy.spacing is not defined for complex inputs.")
+    dtype = util.dtype_of(x)
+    inf = lax.full(util.shape_of(x), np.inf, dtype)
+    if dtype == np.dtype(np.float16):  # NumPy steps toward +inf for float16
+        return lax.sub(lax.nextafter(x, inf), x)
+    step = lax.sub(lax.nextafter(x, ufuncs.copysign(inf, x)), x)
+    tiny = ufuncs.copysign(lax.full(util.shape_of(x), dtypes.finfo(dtype).smallest_subnormal,
+                                    dtype), x)
+    return util.select_n(lax.eq(step, 0), step, tiny)
+
+
+def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
+    """`x` with NaN, +inf and -inf replaced by `nan`, `posinf` and `neginf` (by
+    default 0 and the largest and smallest finite values); integers unchanged."""
+    del copy
+    x = util.ensure_arraylike("nan_to_num", x)
+    category = util.dtype_category(util.dtype_of(x))
+    if category in "biu":
+        return util.as_array(x)
+    if category == "c":
+        return lax.complex(nan_to_num(lax.real(x), nan=nan, posinf=posinf, neginf=neginf),
+                           nan_to_num(lax.imag(x), nan=nan, posinf=posinf, neginf=neginf))
+    info = dtypes.finfo(util.dtype_of(x))
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    out = ufuncs.where(ufuncs.isnan(x), util.convert(nan, util.dtype_of(x)), x)
+    out = ufuncs.where(isposinf(x), util.convert(posinf, util.dtype_of(x)), out)
+    return ufuncs.where(isneginf(x), util.convert(neginf, util.dtype_of(x)), out)
+
+
+def fabs(x, /):
+    """Absolute values as floating point (complex input is a TypeError)."""
+    x = util.ensure_arraylike("fabs", x)
+    if util.dtype_category(util.dtype_of(x)) == "c":
+        raise TypeError("ufunc 'fabs' does not support complex dtypes")
+    return lax.abs(*util.promote_args_inexact("fabs", x))
+
+
+def logaddexp2(x1, x2, /):
+    """log2(2**x1 + 2**x2), without overflow (and exact for equal infinities)."""
+    x1, x2 = util.promote_args_inexact("logaddexp2", x1, x2)
+    big = ufuncs.maximum(x1, x2)
+    delta = lax.sub(x1, x2)  # NaN when both are the same infinity
+    dtype = util.dtype_of(big)
+    tail = lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))),
+                   np.asarray(np.log(2), dtype)[()])
+    return util.select_n(ufuncs.isnan(delta), lax.add(big, tail), lax.add(x1, x2))
+
+
+def _infinity_test(name: str, sign: float):
+    def fn(x, /, out=None):
+        if out is not None:
+            raise NotImplementedError(f"The 'out' argument to plax.numpy.{name} is not "
+                                      "supported.")
+        x = util.ensure_arraylike(name, x)
+        category = util.dtype_category(util.dtype_of(x))
+        if category == "c":
+            raise ValueError("isposinf/isneginf are not well defined for complex types")
+        if category != "f":
+            return util.as_array(lax.full(util.shape_of(x), False, bool))
+        return lax.eq(x, np.asarray(sign * np.inf, util.dtype_of(x))[()])
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Whether each element is {'+' if sign > 0 else '-'}inf."
+    return fn
+
+
+isposinf = _infinity_test("isposinf", 1.0)
+isneginf = _infinity_test("isneginf", -1.0)
+
+
+def iscomplex(x):
+    """Whether each element has a nonzero imaginary part."""
+    x = util.ensure_arraylike("iscomplex", x)
+    if util.dtype_category(util.dtype_of(x)) != "c":
+        return util.as_array(lax.full(util.shape_of(x), False, bool))
+    return lax.ne(lax.imag(x), 0)
+
+
+def isreal(x):
+    """Whether each element has a zero imaginary part."""
+    return ufuncs.logical_not(iscomplex(x))
+
+
+def iscomplexobj(x) -> bool:
+    """Whether `x` has a complex dtype (whatever its values)."""
+    if x is None:
+        return False
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        dtype = util.dtype_of(x) if util.is_arraylike(x) else np.asarray(x).dtype
+    return bool(dtypes.issubdtype(dtype, np.complexfloating))
+
+
+def isrealobj(x) -> bool:
+    """Whether `x` does not have a complex dtype."""
+    return not iscomplexobj(x)

@@ -1,0 +1,137 @@
+"""Reductions that ignore NaNs: nansum, nanprod, nanmax, nanmin, nanmean, nanvar,
+nanstd, nanargmax, nanargmin, nancumsum, nancumprod (nanmedian and the nan
+quantiles live with the other order statistics).
+
+NaNs are replaced by the reduction's identity before reducing. As in JAX,
+nanmax/nanmin of an all-NaN slice is NaN, nanmean/nanvar of one is NaN, and
+nanargmax/nanargmin of one is -1 (NumPy raises). Integer and bool inputs have no
+NaNs: they reduce as the plain functions do.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from plax_stdlib import lax
+from plax_stdlib.numpy import reductions, ufuncs, util
+
+
+def _is_inexact(x) -> bool:
+    return util.dtype_category(util.dtype_of(x)) in "fc"
+
+
+def _without_nans(x, value):
+    return ufuncs.where(ufuncs.isnan(x), value, x) if _is_inexact(x) else x
+
+
+def _nan_extremum(name: str, reduce: Callable, largest: bool):
+    def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+        a = util.ensure_arraylike(name, a)
+        if not _is_inexact(a):
+            return reduce(a, axis=axis, out=out, keepdims=keepdims, initial=initial,
+                          where=where)
+        result = reduce(_without_nans(a, -np.inf if largest else np.inf), axis=axis, out=out,
+                        keepdims=keepdims, initial=initial, where=where)
+        all_nan = reductions.all(ufuncs.isnan(a), axis=axis, keepdims=keepdims)
+        return ufuncs.where(all_nan, np.nan, result)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"`{reduce.__name__}` over `axis` ignoring NaNs (NaN where a slice holds "
+                  "only NaNs).")
+    return fn
+
+
+nanmax = _nan_extremum("nanmax", reductions.max, largest=True)
+nanmin = _nan_extremum("nanmin", reductions.min, largest=False)
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """`sum` over `axis`, counting NaNs as zero."""
+    a = util.ensure_arraylike("nansum", a)
+    return reductions.sum(_without_nans(a, 0), axis=axis, dtype=dtype, out=out,
+                          keepdims=keepdims, initial=initial, where=where)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """`prod` over `axis`, counting NaNs as one."""
+    a = util.ensure_arraylike("nanprod", a)
+    return reductions.prod(_without_nans(a, 1), axis=axis, dtype=dtype, out=out,
+                           keepdims=keepdims, initial=initial, where=where)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    """The mean over `axis` of the elements that are not NaN."""
+    a = util.ensure_arraylike("nanmean", a)
+    if not _is_inexact(a):
+        return reductions.mean(a, axis, dtype, out, keepdims, where=where)
+    dtype = util.check_user_dtype(dtype, "nanmean") or util.dtype_of(a)
+    count = reductions.sum(lax.bitwise_not(ufuncs.isnan(a)), axis=axis, dtype=dtype,
+                           keepdims=keepdims, where=where)
+    return lax.div(nansum(a, axis, dtype=dtype, keepdims=keepdims, where=where), count)
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
+    """The variance over `axis` of the elements that are not NaN (NaN where fewer
+    than ddof + 1 remain); `mean` may be given precomputed."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to plax.numpy.nanvar is not supported.")
+    a = util.ensure_arraylike("nanvar", a)
+    compute, result_dtype = reductions._var_dtypes(util.dtype_of(a), dtype)
+    a = util.convert(a, compute)
+    if mean is None:
+        center = nanmean(a, axis, dtype=compute, keepdims=True, where=where)
+    else:
+        center = util.convert(util.ensure_arraylike("nanvar", mean), compute)
+    is_nan = ufuncs.isnan(a)
+    centered = ufuncs.where(is_nan, 0, lax.sub(a, center))  # zero, not NaN, gradients
+    if util.dtype_category(compute) == "c":
+        squared = lax.real(lax.mul(centered, lax.conj(centered)))
+    else:
+        squared = lax.mul(centered, centered)
+    count = reductions.sum(lax.bitwise_not(is_nan), axis=axis, keepdims=keepdims, where=where)
+    count = lax.sub(count, np.asarray(ddof, util.dtype_of(count))[()])
+    too_few = lax.le(count, np.zeros((), util.dtype_of(count))[()])
+    total = reductions.sum(squared, axis, keepdims=keepdims, where=where)
+    divisor = util.convert(ufuncs.where(too_few, 1, count), util.dtype_of(total))
+    return util.convert(ufuncs.where(too_few, np.nan, lax.div(total, divisor)), result_dtype)
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
+    """The standard deviation over `axis` of the elements that are not NaN."""
+    return lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean))
+
+
+def _nan_arg_extremum(name: str, arg_fn: Callable, largest: bool):
+    def fn(a, axis=None, out=None, keepdims=None):
+        if out is not None:
+            raise NotImplementedError(f"The 'out' argument to plax.numpy.{name} is not "
+                                      "supported.")
+        a = util.ensure_arraylike(name, a)
+        if not _is_inexact(a):
+            return arg_fn(a, axis=axis, keepdims=keepdims)
+        is_nan = ufuncs.isnan(a)
+        filled = _without_nans(a, -np.inf if largest else np.inf)
+        index = arg_fn(filled, axis=axis, keepdims=keepdims)
+        return ufuncs.where(reductions.all(is_nan, axis=axis, keepdims=bool(keepdims)), -1,
+                            index)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"`{arg_fn.__name__}` over `axis` ignoring NaNs; -1 where a slice holds "
+                  "only NaNs, as in JAX.")
+    return fn
+
+
+nanargmax = _nan_arg_extremum("nanargmax", reductions.argmax, largest=True)
+nanargmin = _nan_arg_extremum("nanargmin", reductions.argmin, largest=False)
+
+
+def _nan_cumulative(name: str, accumulate: Callable, identity: int):
+    def fn(a, axis=None, dtype=None, out=None):
+        a = util.ensure_arraylike(name, a)
+        return accumulate(_without_nans(a, identity), axis=axis, dtype=dtype, out=out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"`{accumulate.__name__}` along `axis`, counting NaNs as {identity}."
+    return fn
+
+
+nancumsum = _nan_cumulative("nancumsum", reductions.cumsum, 0)
+nancumprod = _nan_cumulative("nancumprod", reductions.cumprod, 1)

@@ -1,0 +1,249 @@
+"""`pad` in every NumPy mode: constant, edge, wrap, reflect and symmetric (even or
+odd), linear_ramp, maximum/minimum/mean/median (over `stat_length`), empty, and a
+user function.
+
+Axes are padded one after another, as NumPy does, so the corners of later axes
+see the padding of earlier ones. Pad widths are static; constant and end values
+may be traced.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from plax_stdlib import lax
+from plax_stdlib.numpy import reductions, shape_ops, ufuncs, util
+
+_MODE_OPTIONS = {
+    "constant": ("constant_values",), "edge": (), "wrap": (), "empty": (),
+    "linear_ramp": ("end_values",), "reflect": ("reflect_type",),
+    "symmetric": ("reflect_type",), "maximum": ("stat_length",), "minimum": ("stat_length",),
+    "mean": ("stat_length",), "median": ("stat_length",),
+}
+
+
+def _nested(values):
+    """`values` as nested lists of scalars (entries may stay traced)."""
+    if isinstance(values, (list, tuple)):
+        return [_nested(v) for v in values]
+    shape = np.shape(values) if not util.is_arraylike(values) else util.shape_of(values)
+    if shape:
+        return [_nested(values[i]) for i in range(shape[0])]
+    return values
+
+
+def _nested_shape(values) -> tuple:
+    if not isinstance(values, list):
+        return ()
+    shapes = {_nested_shape(v) for v in values}
+    if len(shapes) > 1:
+        raise TypeError("pad: entries must be the same shape")
+    return (len(values),) + (shapes.pop() if shapes else ())
+
+
+def _pairs(values, ndim: int, name: str) -> tuple:
+    """`values` given as a scalar, (v,), (before, after), ((before, after),) or one
+    pair per axis, as one (before, after) pair per axis."""
+    nested = _nested(values)
+    try:
+        shape = _nested_shape(nested)
+    except TypeError:
+        raise TypeError(f"pad: `{name}` entries must be the same shape: {values!r}") from None
+    if shape == (ndim, 2):
+        return tuple((row[0], row[1]) for row in nested)
+    if shape == (1, 2):
+        return ((nested[0][0], nested[0][1]),) * ndim
+    if shape == (2,):
+        return ((nested[0], nested[1]),) * ndim
+    if shape in ((1,), ()):
+        v = nested[0] if shape else nested
+        return ((v, v),) * ndim
+    raise ValueError(f"pad: {name} with {ndim} dimensions has unsupported shape {shape}. "
+                     f"Valid shapes are ({ndim}, 2), (1, 2), (2,), (1,), or ().")
+
+
+def _widths(pad_width, ndim: int) -> tuple:
+    pad_width = util.concrete_or_error(pad_width, "pad: pad_width must be static") \
+        if util.is_arraylike(pad_width) else pad_width
+    pairs = _pairs(pad_width, ndim, "pad_width")
+    out = []
+    for before, after in pairs:
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                   for v in (before, after)):
+            raise TypeError(f"pad: `pad_width` must be of integral type, got {pad_width!r}")
+        before, after = operator.index(before), operator.index(after)
+        if before < 0 or after < 0:
+            raise ValueError(f"pad: index can't contain negative values, got {pad_width!r}")
+        out.append((before, after))
+    return tuple(out)
+
+
+def _part(x, start: int, stop: int, axis: int):
+    return lax.slice_in_dim(x, start, stop, axis=axis)
+
+
+def _constant(x, axis: int, widths, values):
+    before, after = widths
+    dtype = util.dtype_of(x)
+    for side, width in ((0, before), (1, after)):
+        if width:
+            value = util.convert(util.ensure_arraylike("pad", values[side]), dtype)
+            config = [(0, 0, 0)] * len(util.shape_of(x))
+            config[axis] = (width, 0, 0) if side == 0 else (0, width, 0)
+            x = lax.pad(x, value, config)
+    return x
+
+
+def _gather_positions(x, axis: int, positions: np.ndarray):
+    from plax_stdlib.numpy.indexing import take
+    return take(x, positions.astype(np.int32), axis=axis, mode="clip")
+
+
+def _edge(x, axis: int, widths):
+    n = util.shape_of(x)[axis]
+    return _gather_positions(x, axis, np.clip(np.arange(-widths[0], n + widths[1]), 0, n - 1))
+
+
+def _wrap(x, axis: int, widths):
+    n = util.shape_of(x)[axis]
+    return _gather_positions(x, axis, np.arange(-widths[0], n + widths[1]) % n)
+
+
+def _reflect(x, axis: int, widths, symmetric: bool, odd: bool):
+    """Padding by mirror images, one period at a time, each mirrored about the current
+    edge (for 'odd', the images are also negated about the edge value)."""
+    n = util.shape_of(x)[axis]
+    period = n if symmetric else n - 1
+    if period == 0:  # a single element reflects onto itself
+        return _edge(x, axis, widths)
+    before, after = widths
+    while before:
+        chunk = min(before, period)
+        offset = 0 if symmetric else 1
+        image = lax.rev(_part(x, offset, offset + chunk, axis), (axis,))
+        if odd:
+            image = lax.sub(lax.mul(_part(x, 0, 1, axis), np.asarray(2, util.dtype_of(x))[()]),
+                            image)
+        x, before = shape_ops.concatenate([image, x], axis), before - chunk
+    while after:
+        size = util.shape_of(x)[axis]
+        chunk = min(after, period)
+        offset = 0 if symmetric else 1
+        image = lax.rev(_part(x, size - offset - chunk, size - offset, axis), (axis,))
+        if odd:
+            image = lax.sub(lax.mul(_part(x, size - 1, size, axis),
+                                    np.asarray(2, util.dtype_of(x))[()]), image)
+        x, after = shape_ops.concatenate([x, image], axis), after - chunk
+    return x
+
+
+def _linear_ramp(x, axis: int, widths, end_values):
+    n, dtype = util.shape_of(x)[axis], util.dtype_of(x)
+    compute = np.dtype(np.float64 if dtype == np.float64 else np.float32) \
+        if util.dtype_category(dtype) in "biu" else dtype
+    parts = []
+    for side, width in ((0, widths[0]), (1, widths[1])):
+        if not width:
+            parts.append(None)
+            continue
+        edge = util.convert(_part(x, 0, 1, axis) if side == 0 else _part(x, n - 1, n, axis),
+                            compute)
+        end = util.convert(util.ensure_arraylike("pad", end_values[side]), compute)
+        # NumPy's linspace(end, edge, width, endpoint=False): end + i * ((edge - end) / width)
+        shape = [1] * len(util.shape_of(x))
+        shape[axis] = width
+        steps = np.arange(width, dtype=compute)
+        steps = lax.reshape(steps if side == 0 else steps[::-1].copy(), tuple(shape))
+        step = ufuncs.divide(ufuncs.subtract(edge, end), np.asarray(width, compute))
+        ramp = ufuncs.add(end, ufuncs.multiply(steps, step))
+        if util.dtype_category(dtype) in "iu":
+            ramp = ufuncs.floor(ramp)  # NumPy's linspace rounds down into integer dtypes
+        parts.append(util.convert(ramp, dtype))
+    middle = [x]
+    return shape_ops.concatenate([p for p in (parts[0], *middle, parts[1]) if p is not None],
+                                 axis)
+
+
+_STATISTICS = {"maximum": reductions.max, "minimum": reductions.min, "mean": reductions.mean}
+
+
+def _statistic(x, axis: int, widths, lengths, mode: str):
+    n, dtype = util.shape_of(x)[axis], util.dtype_of(x)
+    parts = []
+    for side, width in ((0, widths[0]), (1, widths[1])):
+        if not width:
+            parts.append(None)
+            continue
+        length = n if lengths[side] is None else max(1, min(operator.index(lengths[side]), n))
+        region = _part(x, 0, length, axis) if side == 0 else _part(x, n - length, n, axis)
+        if mode == "median":
+            from plax_stdlib.numpy.statistics import median
+            value = median(region, axis=axis, keepdims=True)
+        else:
+            value = _STATISTICS[mode](region, axis=axis, keepdims=True)
+        if util.dtype_category(dtype) in "iu" and mode in ("mean", "median"):
+            value = ufuncs.round(value)
+        shape = list(util.shape_of(x))
+        shape[axis] = width
+        parts.append(shape_ops.broadcast_to(util.convert(value, dtype), tuple(shape)))
+    return shape_ops.concatenate([p for p in (parts[0], x, parts[1]) if p is not None], axis)
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    """`array` padded by `pad_width` (per axis: before, after) in `mode`."""
+    array = util.ensure_arraylike("pad", array)
+    ndim = len(util.shape_of(array))
+    widths = _widths(pad_width, ndim)
+    if callable(mode):
+        return _pad_with_function(array, widths, mode, kwargs)
+    if mode not in _MODE_OPTIONS:
+        raise NotImplementedError(f"pad: unimplemented padding mode {mode!r}")
+    unexpected = set(kwargs) - set(_MODE_OPTIONS[mode])
+    if unexpected:
+        raise ValueError(f"pad: unsupported keyword arguments for mode {mode!r}: "
+                         f"{sorted(unexpected)}")
+    reflect_type = kwargs.get("reflect_type", "even")
+    if reflect_type not in ("even", "odd"):
+        raise ValueError(f"pad: reflect_type must be 'even' or 'odd', got {reflect_type!r}")
+    if mode == "constant":
+        values = _pairs(kwargs.get("constant_values", 0), ndim, "constant_values")
+    elif mode == "linear_ramp":
+        values = _pairs(kwargs.get("end_values", 0), ndim, "end_values")
+    elif mode in _STATISTICS or mode == "median":
+        lengths = kwargs.get("stat_length")
+        values = ((None, None),) * ndim if lengths is None else _pairs(lengths, ndim,
+                                                                       "stat_length")
+    x = array
+    for axis, w in enumerate(widths):
+        if w == (0, 0):
+            continue
+        if util.shape_of(x)[axis] == 0 and mode not in ("constant", "empty"):
+            raise ValueError(f"pad: cannot apply {mode!r} padding to an empty axis")
+        if mode == "constant":
+            x = _constant(x, axis, w, values[axis])
+        elif mode == "empty":
+            x = _constant(x, axis, w, (0, 0))
+        elif mode == "edge":
+            x = _edge(x, axis, w)
+        elif mode == "wrap":
+            x = _wrap(x, axis, w)
+        elif mode in ("reflect", "symmetric"):
+            x = _reflect(x, axis, w, mode == "symmetric", reflect_type == "odd")
+        elif mode == "linear_ramp":
+            x = _linear_ramp(x, axis, w, values[axis])
+        else:
+            x = _statistic(x, axis, w, values[axis], mode)
+    return util.as_array(x)
+
+
+def _pad_with_function(array, widths, function, kwargs):
+    """NumPy's callable mode: `function(vector, (before, after), axis, kwargs)` returns
+    each 1-D slice (zero-padded) with its padding filled in."""
+    from plax_stdlib.numpy.functional import apply_along_axis
+    x = array
+    for axis, w in enumerate(widths):
+        x = _constant(x, axis, w, (0, 0))
+    for axis, w in enumerate(widths):
+        x = apply_along_axis(function, axis, x, w, axis, kwargs)
+    return util.as_array(x)

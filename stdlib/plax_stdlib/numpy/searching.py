@@ -1,0 +1,270 @@
+"""Searching sorted arrays and partial sorts: searchsorted, digitize, lexsort,
+partition/argpartition, sort_complex.
+
+Comparisons follow the order `sort` produces (NaNs last, complex numbers by real
+part then imaginary part), so `searchsorted(sort(a), v)` places NaNs as NumPy
+does. `searchsorted` offers JAX's four methods, which give the same answers and
+differ in cost: a binary search in a loop ("scan", or unrolled: "scan_unrolled"),
+one sort of the queries with the array ("sort"), and a comparison of every pair
+("compare_all").
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from plax.extend import dtypes
+from plax_stdlib import lax
+from plax_stdlib.numpy import util
+
+_METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+# --- the order of sort ------------------------------------------------------------------
+
+def _canonical(x):
+    """Floats with every NaN made the one positive NaN and -0.0 made 0.0, so that IEEE
+    total order sorts them as `sort` does."""
+    dtype = util.dtype_of(x)
+    x = util.select_n(lax.ne(x, x), x, lax.full_like(x, np.nan, dtype))
+    return util.select_n(lax.eq(x, 0), x, lax.full_like(x, 0, dtype))
+
+
+def _real_less(a, b):
+    """a < b for real values in sort order: NaN is the largest value (and equals NaN)."""
+    if util.dtype_category(util.dtype_of(a)) != "f":
+        return lax.lt(a, b)
+    return lax.lt_to_p.bind(_canonical(a), _canonical(b))
+
+
+def sort_less(a, b):
+    """Elementwise a < b in the order of `lax.sort` (same dtype and shape)."""
+    if util.dtype_category(util.dtype_of(a)) != "c":
+        return _real_less(a, b)
+    ar, ai, br, bi = lax.real(a), lax.imag(a), lax.real(b), lax.imag(b)
+    real_tie = lax.bitwise_not(lax.bitwise_or(_real_less(ar, br), _real_less(br, ar)))
+    return lax.bitwise_or(_real_less(ar, br), lax.bitwise_and(real_tie, _real_less(ai, bi)))
+
+
+def sort_less_equal(a, b):
+    """Elementwise a <= b in the order of `lax.sort`."""
+    return lax.bitwise_not(sort_less(b, a))
+
+
+# --- searchsorted -----------------------------------------------------------------------
+
+def _index_dtype(n: int) -> np.dtype:
+    """int32 unless the length needs more (as JAX; the result never depends on x64)."""
+    return np.dtype(np.int64 if n > _INT32_MAX else np.int32)
+
+
+def _gather_1d(a, positions):
+    """`a[positions]` for in-bounds integer positions of any shape."""
+    dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
+                                       start_index_map=(0,))
+    index = lax.reshape(positions, util.shape_of(positions) + (1,))
+    return lax.gather(a, index, dnums, (1,), mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+def _search_by_bisection(a, v, side: str, dtype, unroll: bool):
+    n = util.shape_of(a)[0]
+    goes_left = sort_less_equal if side == "left" else sort_less
+    levels = int(np.ceil(np.log2(n + 1)))
+    low = lax.full(util.shape_of(v), 0, dtype)
+    high = lax.full(util.shape_of(v), n, dtype)
+
+    def step(carry, _):
+        low, high = carry
+        mid = lax.add(low, lax.div(lax.sub(high, low), np.asarray(2, dtype)[()]))
+        left = goes_left(v, _gather_1d(a, lax.min(mid, np.asarray(n - 1, dtype)[()])))
+        return (lax.select(left, low, mid), lax.select(left, mid, high)), None
+
+    (_, high), _ = lax.scan(step, (low, high), None, length=levels,
+                            unroll=levels if unroll else 1)
+    return high
+
+
+def _ranks(x, dtype):
+    """The position of each element of 1-D `x` in its stable sort."""
+    n = util.shape_of(x)[0]
+    iota = lax.iota(dtype, n)
+    _, order = lax.sort((x, iota), num_keys=1, is_stable=True)
+    dnums = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                        scatter_dims_to_operand_dims=(0,))
+    return lax.scatter(lax.full((n,), 0, dtype), lax.reshape(order, (n, 1)), iota, dnums,
+                       unique_indices=True, mode="promise_in_bounds")
+
+
+def _search_by_sorting(a, v, side: str, dtype):
+    n, m = util.shape_of(a)[0], math.prod(util.shape_of(v))
+    flat = lax.reshape(v, (m,))
+    if side == "left":  # queries before equal elements of `a` in the stable sort
+        position = lax.slice(_ranks(lax.concatenate([flat, a], 0), dtype), (0,), (m,))
+    else:
+        position = lax.slice(_ranks(lax.concatenate([a, flat], 0), dtype), (n,), (n + m,))
+    return lax.reshape(lax.sub(position, _ranks(flat, dtype)), util.shape_of(v))
+
+
+def _search_by_comparing_all(a, v, side: str, dtype):
+    n, vshape = util.shape_of(a)[0], util.shape_of(v)
+    before = sort_less if side == "left" else sort_less_equal
+    full_shape = (n,) + vshape
+    table = before(lax.broadcast_in_dim(a, full_shape, (0,)),
+                   lax.broadcast_in_dim(v, full_shape, tuple(range(1, len(full_shape)))))
+    return lax.reduce_sum(lax.convert_element_type(table, dtype), (0,))
+
+
+def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan"):
+    """Where each element of `v` would be inserted into the sorted 1-D `a` to keep it
+    sorted: before equal elements (`side="left"`) or after them ("right")."""
+    if sorter is None:
+        a, v = util.ensure_arraylike("searchsorted", a, v)
+    else:
+        a, v, sorter = util.ensure_arraylike("searchsorted", a, v, sorter)
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: invalid argument side={side!r}, expected 'left' or "
+                         "'right'")
+    if method not in _METHODS:
+        raise ValueError(f"searchsorted: invalid argument method={method!r}, expected one "
+                         f"of {list(_METHODS)}")
+    if len(util.shape_of(a)) != 1:
+        raise ValueError(f"searchsorted: a should be 1-dimensional, got shape "
+                         f"{util.shape_of(a)}")
+    a, v = util.promote_dtypes(a, v)
+    if sorter is not None:
+        from plax_stdlib.numpy.indexing import take
+        a = take(a, sorter)
+    n = util.shape_of(a)[0]
+    dtype = _index_dtype(n)
+    if n == 0 or math.prod(util.shape_of(v)) == 0:
+        return util.as_array(lax.full(util.shape_of(v), 0, dtype))
+    if method in ("scan", "scan_unrolled"):
+        out = _search_by_bisection(a, v, side, dtype, unroll=method == "scan_unrolled")
+    elif method == "sort":
+        out = _search_by_sorting(a, v, side, dtype)
+    else:
+        out = _search_by_comparing_all(a, v, side, dtype)
+    return util.as_array(out)
+
+
+def digitize(x, bins, right: bool = False, *, method: str | None = None):
+    """The index of the bin of each element of `x`; `bins` is monotonic (increasing
+    or decreasing), and `right` says whether bins include their right edge."""
+    x, bins = util.ensure_arraylike("digitize", x, bins)
+    right = bool(util.concrete_or_error(right, "digitize: 'right' must be static"))
+    if len(util.shape_of(bins)) != 1:
+        raise ValueError(f"digitize: bins must be a 1-dimensional array; got shape "
+                         f"{util.shape_of(bins)}")
+    n = util.shape_of(bins)[0]
+    if n == 0:
+        return util.as_array(lax.full(util.shape_of(x), 0, np.int32))
+    side = "left" if right else "right"
+    options = {} if method is None else {"method": method}
+    increasing = searchsorted(bins, x, side=side, **options)
+    decreasing = lax.sub(np.asarray(n, util.dtype_of(increasing))[()],
+                         searchsorted(lax.rev(bins, (0,)), x, side=side, **options))
+    ascending = lax.ge(lax.index_in_dim(bins, n - 1, keepdims=False),
+                       lax.index_in_dim(bins, 0, keepdims=False))
+    return util.as_array(lax.select(lax.broadcast_in_dim(ascending, util.shape_of(x), ()),
+                                    increasing, decreasing))
+
+
+# --- sorts by several keys, partial sorts -------------------------------------------------
+
+def lexsort(keys, axis: int = -1):
+    """Indices that sort by several keys, the LAST key being the primary one."""
+    if util.is_arraylike(keys) and not isinstance(keys, (list, tuple)):
+        util.check_arraylike("lexsort", keys)
+        keys = [lax.index_in_dim(util.operand(keys), i, keepdims=False)
+                for i in range(util.shape_of(keys)[0])] if util.shape_of(keys) else [keys]
+    keys = [util.ensure_arraylike("lexsort", k) for k in keys]
+    if not keys:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    if len({util.shape_of(k) for k in keys}) > 1:
+        raise ValueError(f"lexsort: all keys need to be the same shape, got "
+                         f"{[util.shape_of(k) for k in keys]}")
+    shape = util.shape_of(keys[0])
+    index_dtype = dtypes.default_int_dtype()
+    if not shape:
+        return util.as_array(lax.full((), 0, index_dtype))
+    axis = util.canonicalize_axis(axis, len(shape))
+    iota = lax.broadcasted_iota(index_dtype, shape, axis)
+    out = lax.sort((*keys[::-1], iota), dimension=axis, num_keys=len(keys), is_stable=True)
+    return util.as_array(out[-1])
+
+
+def _partition_operand(name: str, a, kth, axis):
+    a = util.ensure_arraylike(name, a)
+    if util.dtype_category(util.dtype_of(a)) == "c":
+        raise NotImplementedError(f"plax.numpy.{name} for complex dtype is not implemented.")
+    shape = util.shape_of(a)
+    if not shape:
+        raise ValueError(f"{name}: a 0-d array cannot be partitioned")
+    axis = util.canonicalize_axis(axis, len(shape))
+    kth = operator.index(util.concrete_or_error(kth, f"{name}: 'kth' must be static"))
+    if not -shape[axis] <= kth < shape[axis]:
+        raise ValueError(f"{name}: kth={kth} out of bounds for axis {axis} of size "
+                         f"{shape[axis]}")
+    return lax.transpose(a, _swap_to_last(len(shape), axis)), kth % shape[axis], axis
+
+
+def _swap_to_last(ndim: int, axis: int) -> tuple[int, ...]:
+    perm = list(range(ndim))
+    perm[axis], perm[-1] = perm[-1], perm[axis]
+    return tuple(perm)
+
+
+def _negated_for_top_k(x):
+    """An order-reversing map: its largest entries are `x`'s smallest. Integers and
+    bool use `~x`, which cannot overflow (unlike `-x` of the smallest integer)."""
+    return lax.neg(x) if util.dtype_category(util.dtype_of(x)) == "f" else lax.bitwise_not(x)
+
+
+def _zero_along_last_axis(x, indices):
+    """`x` with zeros written at `indices` along the last axis (one scatter; the
+    leading dimensions of `x` and `indices` match one to one)."""
+    shape = util.shape_of(indices)
+    batch = tuple(range(len(shape) - 1))
+    dnums = lax.ScatterDimensionNumbers(
+        update_window_dims=(), inserted_window_dims=(len(shape) - 1,),
+        scatter_dims_to_operand_dims=(len(shape) - 1,), operand_batching_dims=batch,
+        scatter_indices_batching_dims=batch)
+    return lax.scatter(x, lax.reshape(indices, shape + (1,)), lax.full(shape, 0, np.int32),
+                       dnums, mode="promise_in_bounds")
+
+
+def partition(a, kth: int, axis: int = -1):
+    """`a` with the element that would be at position `kth` in sorted order moved
+    there, smaller-or-equal ones before it (ascending) and larger-or-equal ones after
+    it (descending), along `axis`."""
+    x, kth, axis = _partition_operand("partition", a, kth, axis)
+    n = util.shape_of(x)[-1]
+    bottom = _negated_for_top_k(lax.top_k(_negated_for_top_k(x), kth + 1)[0])
+    top = lax.top_k(x, n - kth - 1)[0]
+    out = lax.concatenate([bottom, top], len(util.shape_of(x)) - 1)
+    return util.as_array(lax.transpose(out, _swap_to_last(len(util.shape_of(x)), axis)))
+
+
+def argpartition(a, kth: int, axis: int = -1):
+    """Indices that would partition `a` (see `partition`), along `axis`."""
+    x, kth, axis = _partition_operand("argpartition", a, kth, axis)
+    shape = util.shape_of(x)
+    n, rank = shape[-1], len(shape)
+    bottom = lax.top_k(_negated_for_top_k(x), kth + 1)[1]
+    # The other indices, found as the largest entries of an indicator that is 0 at the
+    # bottom indices: equal elements cannot be picked twice.
+    rest = _zero_along_last_axis(lax.full(shape, 1, np.int32), bottom)
+    top = lax.top_k(rest, n - kth - 1)[1]
+    out = lax.concatenate([bottom, top], rank - 1)
+    out = util.convert(out, dtypes.default_int_dtype())
+    return util.as_array(lax.transpose(out, _swap_to_last(rank, axis)))
+
+
+def sort_complex(a):
+    """`a` sorted along its last axis, as a complex array."""
+    a = util.ensure_arraylike("sort_complex", a)
+    out = lax.sort(a, dimension=-1) if util.shape_of(a) else a
+    return util.as_array(util.convert(out, dtypes.to_complex_dtype(util.dtype_of(a))))

@@ -1,0 +1,47 @@
+"""Ranges spaced evenly on a log scale: logspace and geomspace."""
+from __future__ import annotations
+
+import numpy as np
+
+from plax.extend import dtypes
+from plax_stdlib import lax
+from plax_stdlib.numpy import creation, ufuncs, util
+
+
+def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None,
+             axis: int = 0):
+    """`base ** linspace(start, stop, num)`."""
+    dtype = util.check_user_dtype(dtype, "logspace")
+    start, stop = util.ensure_arraylike("logspace", start, stop)
+    compute = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+    exponents = creation.linspace(start, stop, num, endpoint=endpoint, dtype=compute, axis=axis)
+    out = ufuncs.power(util.convert(util.ensure_arraylike("logspace", base), compute),
+                       exponents)
+    return util.as_array(util.convert(out, dtype or compute))
+
+
+def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
+    """`num` values from `start` to `stop` in geometric progression: the magnitudes
+    evenly spaced in log scale, times the sign (or phase) of `start`."""
+    dtype = util.check_user_dtype(dtype, "geomspace")
+    start, stop = util.ensure_arraylike("geomspace", start, stop)
+    compute = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+    start, stop = util.convert(start, compute), util.convert(stop, compute)
+    sign = lax.sign(start)
+    logs = creation.linspace(ufuncs.log10(ufuncs.divide(start, sign)),
+                             ufuncs.log10(ufuncs.divide(stop, sign)), num, endpoint=endpoint,
+                             dtype=compute, axis=axis)
+    magnitudes = ufuncs.power(np.asarray(10.0, compute), logs)
+    out_shape = util.shape_of(magnitudes)
+    axis = util.canonicalize_axis(axis, len(out_shape))
+    if util.shape_of(sign):
+        sign, start, stop = (lax.expand_dims(v, (axis,)) for v in (sign, start, stop))
+    out = ufuncs.multiply(sign, magnitudes)
+    # The ends are the arguments themselves, as in NumPy (not 10**log10 of them,
+    # which an integer dtype would truncate below them).
+    position = lax.broadcasted_iota(np.int32, tuple(n if d == axis else 1
+                                                    for d, n in enumerate(out_shape)), axis)
+    out = ufuncs.where(position == 0, start, out)
+    if endpoint and num > 1:
+        out = ufuncs.where(position == num - 1, stop, out)
+    return util.as_array(util.convert(out, dtype or compute))

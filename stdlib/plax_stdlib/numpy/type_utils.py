@@ -1,0 +1,74 @@
+"""Dtype questions and NumPy's printing and misc helpers: can_cast, isdtype,
+iterable, array_repr, array_str, the print options, and NumPy's classes
+`ComplexWarning`, `character` and `object_`."""
+from __future__ import annotations
+
+import numpy as np
+from numpy import (  # noqa: F401 - NumPy's own, as jax.numpy exports them
+    character as character,
+    get_printoptions as get_printoptions,
+    iterable as iterable,
+    object_ as object_,
+    printoptions as printoptions,
+    set_printoptions as set_printoptions,
+)
+from numpy.exceptions import ComplexWarning as ComplexWarning  # noqa: F401
+
+from plax.extend import dtypes
+from plax_stdlib.numpy import util
+
+_KINDS = {
+    "bool": lambda d: d == np.dtype(bool),
+    "signed integer": lambda d: dtypes.issubdtype(d, np.signedinteger),
+    "unsigned integer": lambda d: dtypes.issubdtype(d, np.unsignedinteger),
+    "integral": lambda d: dtypes.issubdtype(d, np.integer),
+    "real floating": lambda d: dtypes.issubdtype(d, np.floating),
+    "complex floating": lambda d: dtypes.issubdtype(d, np.complexfloating),
+    "numeric": lambda d: d != np.dtype(bool) and dtypes.issubdtype(d, np.number),
+}
+
+
+def _as_dtype(x) -> np.dtype:
+    """The dtype of a dtype-like (a dtype, a scalar type, a name) or of an array."""
+    dtype = getattr(x, "dtype", None)
+    if isinstance(dtype, np.dtype):  # arrays, and plax's scalar types
+        return dtype
+    if util.is_arraylike(x) and not isinstance(x, type):
+        return util.dtype_of(x)
+    return np.dtype(x)
+
+
+def isdtype(dtype, kind) -> bool:
+    """The array API's isdtype: whether `dtype` is of `kind` (a dtype, one of 'bool',
+    'signed integer', 'unsigned integer', 'integral', 'real floating', 'complex
+    floating', 'numeric', or a tuple of those); bfloat16 and float8s are real floating."""
+    dtype = _as_dtype(dtype)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if isinstance(k, str):
+            if k not in _KINDS:
+                raise ValueError(f"isdtype: unrecognized kind {k!r}; expected a dtype or one "
+                                 f"of {sorted(_KINDS)}")
+            if _KINDS[k](dtype):
+                return True
+        elif dtype == _as_dtype(k):
+            return True
+    return False
+
+
+def can_cast(from_, to, casting: str = "safe") -> bool:
+    """Whether a value of dtype (or array) `from_` can be cast to `to` under NumPy's
+    `casting` rule."""
+    return bool(np.can_cast(_as_dtype(from_), _as_dtype(to), casting))
+
+
+def array_repr(arr, max_line_width=None, precision=None, suppress_small=None) -> str:
+    """NumPy's repr of the (concrete) array's values."""
+    return np.array_repr(np.asarray(util.concrete_or_error(arr, "array_repr")),
+                         max_line_width, precision, suppress_small)
+
+
+def array_str(a, max_line_width=None, precision=None, suppress_small=None) -> str:
+    """NumPy's str of the (concrete) array's values."""
+    return np.array_str(np.asarray(util.concrete_or_error(a, "array_str")),
+                        max_line_width, precision, suppress_small)

@@ -1,0 +1,42 @@
+"""Window functions for spectral analysis: bartlett, blackman, hamming, hanning
+(and kaiser, which needs the Bessel function i0). Each is an array of `M`
+samples in the default float dtype (empty for M < 1, [1.] for M = 1)."""
+from __future__ import annotations
+
+import operator
+from typing import Callable
+
+import numpy as np
+
+from plax.extend import dtypes
+from plax_stdlib import lax
+from plax_stdlib.numpy import util
+
+
+def _window(name: str, shape: Callable):
+    def fn(M: int):
+        M = operator.index(util.concrete_or_error(M, f"{name}: M must be static"))
+        dtype = dtypes.default_float_dtype()
+        if M <= 1:
+            return util.as_array(lax.full((max(M, 0),), 1, dtype))
+        n = lax.iota(dtype, M)
+        return util.as_array(shape(n, M))
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+def _cos(n, M, k: int):
+    """cos(2 pi k n / (M - 1))."""
+    return lax.cos(lax.mul(n, 2 * np.pi * k / (M - 1)))
+
+
+bartlett = _window("bartlett", lambda n, M: lax.sub(
+    1.0, lax.div(lax.abs(lax.sub(lax.mul(n, 2.0), M - 1.0)), M - 1.0)))
+bartlett.__doc__ = "The Bartlett (triangular) window of M samples."
+blackman = _window("blackman", lambda n, M: lax.add(
+    lax.sub(0.42, lax.mul(_cos(n, M, 1), 0.5)), lax.mul(_cos(n, M, 2), 0.08)))
+blackman.__doc__ = "The Blackman window of M samples."
+hamming = _window("hamming", lambda n, M: lax.sub(0.54, lax.mul(_cos(n, M, 1), 0.46)))
+hamming.__doc__ = "The Hamming window of M samples."
+hanning = _window("hanning", lambda n, M: lax.mul(lax.sub(1.0, _cos(n, M, 1)), 0.5))
+hanning.__doc__ = "The Hann window of M samples."

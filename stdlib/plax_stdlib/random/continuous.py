@@ -1,0 +1,284 @@
+"""Continuous distributions drawn by transforming uniform or normal samples:
+truncated normal, exponential, Cauchy, Laplace, logistic, Gumbel, Pareto, Rayleigh,
+Weibull, log-normal, triangular and Wald. Each follows JAX 0.10.2's formula, so the
+same key gives the same values.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+import plax
+from plax.extend import config, dtypes
+from plax_stdlib import lax
+from plax_stdlib import numpy as jnp
+from plax_stdlib.random import key_primitives as prims
+from plax_stdlib.random.keys import check_prng_key, split_typed
+from plax_stdlib.random.sampling import (
+    broadcast_param_shapes,
+    canonicalize_shape,
+    check_safe_to_cast,
+    float_dtype,
+    no_out_sharding,
+)
+from plax_stdlib.random.uniform_normal import normal_typed, uniform_typed
+
+
+def prepare(name: str, key, shape, dtype, out_sharding=None, *params):
+    """The typed key, the output shape (`shape`, or the parameters' broadcast when
+    None) and the float dtype of a sampler, all checked."""
+    key, _ = check_prng_key(name, key)
+    no_out_sharding(name, out_sharding)
+    dtype = float_dtype(name, dtype)
+    shape = (broadcast_param_shapes(name, shape, *params) if params
+             else canonicalize_shape(shape, name))
+    return key, shape, dtype
+
+
+def prepare_castable(name: str, key, shape, dtype, out_sharding, *params):
+    """`prepare`, and a TypePromotionError for parameters `dtype` cannot hold."""
+    key, shape, dtype = prepare(name, key, shape, dtype, out_sharding, *params)
+    check_safe_to_cast(name, dtype, *params)
+    return key, shape, dtype
+
+
+_ONE = np.float32(1)  # lognormal's default sigma, as in JAX
+
+
+def const(x, value):
+    """`value` as a scalar of `x`'s dtype."""
+    return np.asarray(value, dtypes.dtype(x))[()]
+
+
+# --- truncated normal -------------------------------------------------------------
+
+def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=None):
+    """Standard normal values conditioned on the open interval (lower, upper)."""
+    key, shape, dtype = prepare("truncated_normal", key, shape, dtype, out_sharding,
+                                lower, upper)
+    return _truncated_normal(key, lower, upper, shape, dtype)
+
+
+@functools.partial(plax.jit, static_argnums=(3, 4))
+def _truncated_normal(key, lower, upper, shape, dtype):
+    sqrt2 = np.asarray(np.sqrt(2), dtype)[()]
+    lower = lax.convert_element_type(lower, dtype)
+    upper = lax.convert_element_type(upper, dtype)
+    a = lax.erf(lax.div(lower, sqrt2))
+    b = lax.erf(lax.div(upper, sqrt2))
+    u = uniform_typed(key, a, b, shape, dtype)
+    out = lax.mul(sqrt2, lax.erf_inv(u))
+    # Rounding (or drawing a itself) must not leave the open interval.
+    inf = np.asarray(np.inf, dtype)[()]
+    return jnp.clip(out, lax.nextafter(lax.stop_gradient(lower), inf),
+                    lax.nextafter(lax.stop_gradient(upper), -inf))
+
+
+# --- from one uniform sample ---------------------------------------------------------
+
+def exponential(key, shape=(), dtype=None, *, out_sharding=None):
+    """Exponential values of rate 1."""
+    key, shape, dtype = prepare("exponential", key, shape, dtype, out_sharding)
+    return exponential_typed(key, shape, dtype)
+
+
+@functools.partial(plax.jit, static_argnums=(1, 2))
+def exponential_typed(key, shape, dtype):
+    u = uniform_typed(key, 0.0, 1.0, shape, dtype)
+    return lax.neg(lax.log1p(lax.neg(u)))  # log of 1 - u, in (0, 1]
+
+
+def cauchy(key, shape=(), dtype=None, *, out_sharding=None):
+    """Standard Cauchy values."""
+    key, shape, dtype = prepare("cauchy", key, shape, dtype, out_sharding)
+    return _cauchy(key, shape, dtype)
+
+
+@functools.partial(plax.jit, static_argnums=(1, 2))
+def _cauchy(key, shape, dtype):
+    u = uniform_typed(key, dtypes.finfo(dtype).eps, 1.0, shape, dtype)
+    return lax.tan(lax.mul(const(u, np.pi), lax.sub(u, const(u, 0.5))))
+
+
+def laplace(key, shape=(), dtype=None, *, out_sharding=None):
+    """Laplace values of scale 1."""
+    key, shape, dtype = prepare("laplace", key, shape, dtype, out_sharding)
+    return _laplace(key, shape, dtype)
+
+
+@functools.partial(plax.jit, static_argnums=(1, 2))
+def _laplace(key, shape, dtype):
+    u = uniform_typed(key, -1.0 + dtypes.finfo(dtype).epsneg, 1.0, shape, dtype)
+    return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
+
+
+def logistic(key, shape=(), dtype=None, *, out_sharding=None):
+    """Standard logistic values."""
+    key, shape, dtype = prepare("logistic", key, shape, dtype, out_sharding)
+    return _logistic(key, shape, dtype)
+
+
+@functools.partial(plax.jit, static_argnums=(1, 2))
+def _logistic(key, shape, dtype):
+    x = uniform_typed(key, dtypes.finfo(dtype).tiny, 1.0, shape, dtype)
+    return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
+
+
+# --- Gumbel ----------------------------------------------------------------------------
+
+def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
+    """Standard Gumbel values. `mode='high'` (or `jax_high_dynamic_range_gumbel`) draws
+    two uniforms per value, reaching further into the tail."""
+    key, shape, dtype = prepare("gumbel", key, shape, dtype, out_sharding)
+    return gumbel_typed(key, shape, dtype, gumbel_mode(mode))
+
+
+def gumbel_mode(mode):
+    if mode is None:
+        mode = "high" if config.high_dynamic_range_gumbel.value else "low"
+    if mode not in ("highest", "high", "low"):
+        raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
+    return mode
+
+
+@functools.partial(plax.jit, static_argnums=(1, 2, 3))
+def gumbel_typed(key, shape, dtype, mode):
+    info = dtypes.finfo(dtype)
+    if dtype == np.float32 and mode == "highest":
+        return _gumbel_highest(key, shape)
+    if mode in ("high", "highest"):
+        u = uniform_typed(key, 0.0, 1.0, (2, *shape), dtype)
+        high, low = (lax.index_in_dim(u, i, keepdims=False) for i in (0, 1))
+        # Fill the low bits of `high` with `low` where that cannot round up to 1.
+        x = jnp.where(high >= 0.5, high, high + 2.0 ** -info.nmant * low + info.tiny)
+        return -jnp.log(-jnp.log1p(-x))
+    return -jnp.log(-jnp.log(uniform_typed(key, info.tiny, 1.0, shape, dtype)))
+
+
+def _gumbel_highest(key, shape):
+    """float32 Gumbel values from 64 random bits each, as a fixed-point number in (0, 1)."""
+    finfo = dtypes.finfo(np.float32)
+    bits = prims.random_bits(key, finfo.bits, (2, *shape))
+    neg = lax.bitwise_not(bits)
+    lo_bits = lax.index_in_dim(neg, 1, keepdims=False)
+    carry = jnp.stack([lo_bits == np.uint32((1 << finfo.bits) - 1),
+                       jnp.ones_like(lo_bits, dtype=bool)]).astype(np.uint32)
+    neg = neg + carry  # 1 - bits, in 64-bit fixed point
+    flip = lax.index_in_dim(bits, 0, keepdims=False) < np.uint32(1 << (finfo.bits - 1))
+    x = _bits_to_unit_float(jnp.where(flip, bits, neg))
+    return jnp.where(flip, -jnp.log(-jnp.log1p(-x)), -jnp.log(-jnp.log(x)))
+
+
+def _bits_to_unit_float(bits):
+    """u32[2, ...] (high, low words of a 64-bit fraction) as float32 in (0, 1)."""
+    finfo = dtypes.finfo(np.float32)
+    hiclz, loclz = (lax.index_in_dim(lax.clz(bits), i, keepdims=False) for i in (0, 1))
+    hi, lo = (lax.index_in_dim(bits, i, keepdims=False) for i in (0, 1))
+    mantissa = lax.bitwise_or(
+        lax.shift_left(hi, hiclz),
+        jnp.where(hiclz == 32, lax.shift_left(lo, loclz),
+                  lax.shift_right_logical(lo, np.uint32(finfo.bits) - hiclz)))
+    mantissa = lax.shift_right_logical(mantissa, np.uint32(finfo.bits - finfo.nmant - 1))
+    mantissa = lax.bitwise_and(mantissa, np.uint32((1 << finfo.nmant) - 1))
+    exp = lax.shift_left(np.uint32(-finfo.minexp) - jnp.where(hiclz == 32, 32 + loclz, hiclz),
+                         np.uint32(finfo.nmant))
+    exp = lax.bitwise_and(exp, np.uint32((1 << (finfo.bits - 2)) - (1 << (finfo.nmant - 1))))
+    return lax.bitcast_convert_type(lax.bitwise_or(exp, mantissa), np.float32)
+
+
+# --- with parameters -------------------------------------------------------------------
+
+def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
+    """Pareto values of shape parameter `b`, on [1, inf)."""
+    key, shape, dtype = prepare_castable("pareto", key, shape, dtype, out_sharding, b)
+    return _pareto(key, b, shape, dtype)
+
+
+@functools.partial(plax.jit, static_argnums=(2, 3))
+def _pareto(key, b, shape, dtype):
+    b = lax.convert_element_type(b, dtype)
+    return lax.exp(exponential_typed(key, shape, dtype) / b)
+
+
+def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
+    """Rayleigh values of scale `scale`."""
+    key, shape, dtype = prepare_castable("rayleigh", key, shape, dtype, out_sharding, scale)
+    return _rayleigh(key, scale, shape, dtype)
+
+
+@functools.partial(plax.jit, static_argnums=(2, 3))
+def _rayleigh(key, scale, shape, dtype):
+    u = uniform_typed(key, 0.0, 1.0, shape, dtype)
+    scale = jnp.broadcast_to(scale.astype(dtype), shape)
+    return lax.mul(scale, lax.sqrt(lax.mul(lax.log(u), const(scale, -2))))
+
+
+def weibull_min(key, scale, concentration, shape=(), dtype=None):
+    """Weibull values of `scale` and `concentration`."""
+    key, shape, dtype = prepare("weibull_min", key, shape, dtype)
+    return _weibull_min(key, scale, concentration, shape, dtype)
+
+
+@functools.partial(plax.jit, static_argnums=(3, 4))
+def _weibull_min(key, scale, concentration, shape, dtype):
+    u = uniform_typed(key, 0, 1, shape, dtype)
+    return jnp.power(-jnp.log1p(-u), 1.0 / concentration) * scale  # inverse CDF
+
+
+def lognormal(key, sigma=_ONE, shape=None, dtype=None, *, out_sharding=None):
+    """exp of normal values of standard deviation `sigma`."""
+    key, _ = check_prng_key("lognormal", key)
+    no_out_sharding("lognormal", out_sharding)
+    dtype = dtypes.check_and_canonicalize_user_dtype(float if dtype is None else dtype,
+                                                     "lognormal")
+    if not dtypes.issubdtype(dtype, np.inexact):
+        raise ValueError(f"dtype argument to `lognormal` must be a float or complex dtype, "
+                         f"got {dtype}")
+    shape = broadcast_param_shapes("lognormal", shape, sigma)
+    check_safe_to_cast("lognormal", dtype, sigma)
+    return _lognormal(key, sigma, shape, dtype)
+
+
+@functools.partial(plax.jit, static_argnums=(2, 3))
+def _lognormal(key, sigma, shape, dtype):
+    sigma = lax.convert_element_type(sigma, dtype)
+    return lax.exp(normal_typed(key, shape, dtype) * sigma)
+
+
+def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=None):
+    """Triangular values on [left, right] peaking at `mode`."""
+    key, shape, dtype = prepare_castable("triangular", key, shape, dtype, out_sharding,
+                                         left, mode, right)
+    return _triangular(key, left, mode, right, shape, dtype)
+
+
+@functools.partial(plax.jit, static_argnums=(4, 5))
+def _triangular(key, left, mode, right, shape, dtype):
+    left, mode, right = (jnp.broadcast_to(lax.convert_element_type(v, dtype), shape)
+                         for v in (left, mode, right))
+    fc = (mode - left) / (right - left)
+    u = uniform_typed(key, 0.0, 1.0, shape, dtype)
+    out1 = left + lax.sqrt(u * (right - left) * (mode - left))
+    out2 = right - lax.sqrt((1 - u) * (right - left) * (right - mode))
+    return lax.select(u < fc, out1, out2)
+
+
+def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
+    """Wald (inverse Gaussian) values of `mean` and scale 1."""
+    key, shape, dtype = prepare_castable("wald", key, shape, dtype, out_sharding, mean)
+    return _wald(key, mean, shape, dtype)
+
+
+@functools.partial(plax.jit, static_argnums=(2, 3))
+def _wald(key, mean, shape, dtype):
+    k1, k2 = split_typed(key)
+    mean = jnp.broadcast_to(mean.astype(dtype), shape)
+    v = normal_typed(k1, shape, dtype)
+    z = uniform_typed(k2, 0.0, 1.0, shape, dtype)
+    y = lax.integer_pow(v, 2)
+    y_sq = lax.integer_pow(y, 2)
+    mean_sq = lax.integer_pow(mean, 2)
+    sqrt_term = lax.sqrt(4 * mean * y + mean_sq * y_sq)
+    x = mean + mean_sq * y / 2 - mean / 2 * sqrt_term
+    return lax.select(lax.le(z, mean / (mean + x)), x, mean_sq / x)

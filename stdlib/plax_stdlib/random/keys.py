@@ -1,0 +1,171 @@
+"""Making keys and new keys from keys: `key`, `PRNGKey`, `split`, `fold_in`, `clone`,
+`key_data`, `wrap_key_data`, `key_impl`, `bits`.
+
+Typed keys (`key(0)`: a scalar array of dtype `key<fry>`) carry their
+implementation. Raw keys (`PRNGKey(0)`: `uint32[2]`) are the legacy form: every
+function accepts them, reads them as keys of the default implementation, and gives
+raw keys back — unless `jax_enable_custom_prng` is set, which makes the results
+typed. `jax_legacy_prng_key` can make raw keys a warning or an error.
+"""
+from __future__ import annotations
+
+import operator
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+
+import plax
+from plax.extend import config, dtypes
+from plax.extend.core import Tracer
+from plax_stdlib.random import key_primitives as prims
+from plax_stdlib.random.impls import (PRNGImpl, PRNGSpec, default_prng_impl, key_spec,
+                                     resolve_prng_impl)
+from plax_stdlib.random.sampling import canonicalize_shape, no_out_sharding
+
+_LEGACY = ("Legacy uint32 key array passed as key to plax.random function. Please create "
+           "keys using plax.random.key(). If use of a raw key array was intended, set "
+           'jax_legacy_prng_key="allow".')
+
+
+def _is_arraylike(x) -> bool:
+    return isinstance(x, (np.ndarray, np.generic, Tracer, int, float, complex, bool, plax.Array))
+
+
+def check_prng_key(name: str, key, *, allow_batched: bool = False):
+    """`key` as a typed key array, and whether it was a raw key (then results are
+    returned raw too). ValueError for a key array where one key is expected."""
+    if prims.is_key_array(key):
+        typed, wrapped = key, False
+    elif _is_arraylike(key):
+        typed, wrapped = wrap_key_data(key, impl=default_prng_impl()), True
+        mode = config.legacy_prng_key.value
+        if mode == "error":
+            raise ValueError(_LEGACY)
+        if mode == "warn":
+            warnings.warn(_LEGACY, stacklevel=3)
+        elif config.enable_custom_prng.value:
+            warnings.warn("Raw arrays as random keys to plax.random functions are "
+                          "deprecated. Assuming valid threefry2x32 key for now.",
+                          FutureWarning, stacklevel=3)
+    else:
+        raise TypeError(f"unexpected PRNG key type {type(key)}")
+    if not allow_batched and typed.ndim:
+        raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
+                         f"{np.shape(key)} != (). Use plax.vmap for batching.")
+    return typed, wrapped
+
+
+def return_prng_keys(was_wrapped: bool, keys):
+    """Raw keys given, raw keys back (unless `jax_enable_custom_prng`)."""
+    if was_wrapped and not config.enable_custom_prng.value:
+        return prims.random_unwrap(keys)
+    return keys
+
+
+def _seed_key(ctor_name: str, seed, impl_spec) -> plax.Array:
+    impl = resolve_prng_impl(impl_spec)
+    if prims.is_key_array(seed):
+        raise TypeError(f"{ctor_name} accepts a scalar seed, but was given a PRNG key.")
+    if np.ndim(seed):
+        raise TypeError(f"{ctor_name} accepts a scalar seed, but was given an array of shape "
+                        f"{np.shape(seed)} != (). Use plax.vmap for batching")
+    # A Python int is first an int64, so that large ones (hashes) wrap instead of failing.
+    seeds = plax.numpy.asarray(np.int64(seed) if isinstance(seed, int) else seed)
+    if not dtypes.issubdtype(seeds.dtype, np.integer):
+        raise TypeError(f"PRNG key seed must be an integer; got dtype {seeds.dtype}")
+    offset = config.random_seed_offset.value
+    if offset:
+        seeds = seeds + offset
+    return prims.random_seed(seeds, impl)
+
+
+def key(seed, *, impl=None, dtype=None) -> plax.Array:
+    """A typed PRNG key (a scalar of dtype `key<...>`) from an integer seed; `impl` or
+    `dtype` choose the implementation (default `jax_default_prng_impl`)."""
+    if dtype is not None:
+        if impl is not None:
+            raise ValueError("Cannot specify both `impl` and `dtype` arguments to "
+                             "plax.random.key")
+        impl = dtype
+    return _seed_key("key", seed, impl)
+
+
+def PRNGKey(seed, *, impl=None) -> plax.Array:
+    """A legacy raw key (`uint32[2]` for threefry) from an integer seed."""
+    return return_prng_keys(True, _seed_key("PRNGKey", seed, impl))
+
+
+def fold_in(key, data) -> plax.Array:
+    """A new key from `key` and the 32-bit integer `data`."""
+    typed, wrapped = check_prng_key("fold_in", key)
+    if np.ndim(data):
+        raise TypeError(f"fold_in accepts a scalar, but was given an array of shape "
+                        f"{np.shape(data)} != (). Use plax.vmap for batching.")
+    if isinstance(data, int) and not 0 <= data < 2 ** 32:
+        raise OverflowError(f"Python integer {data} out of bounds for uint32")
+    return return_prng_keys(wrapped, prims.random_fold_in(typed, data))
+
+
+def split_typed(key, num: int | Sequence[int] = 2) -> plax.Array:
+    """`split` of one typed key (what samplers use internally)."""
+    if key.ndim:
+        raise TypeError(f"split accepts a single key, but was given a key array of shape "
+                        f"{key.shape} != (). Use plax.vmap for batching.")
+    shape = tuple(num) if isinstance(num, Sequence) else (num,)
+    try:
+        shape = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"split: num must be an int or a tuple of ints, got {num!r}") from None
+    if any(n < 0 for n in shape):
+        raise ValueError(f"split: num must be non-negative, got {num!r}")
+    return prims.random_split(key, shape)
+
+
+def split(key, num: int | Sequence[int] = 2) -> plax.Array:
+    """`num` new keys (an int, or a shape) from `key`, along new leading axes."""
+    typed, wrapped = check_prng_key("split", key)
+    return return_prng_keys(wrapped, split_typed(typed, num))
+
+
+def clone(key) -> plax.Array:
+    """The same key (an identity here; key-reuse checking would treat it as fresh)."""
+    return prims.random_clone_p.bind(key)
+
+
+def key_impl(keys) -> str | PRNGSpec:
+    """The name of the implementation of `keys`."""
+    typed, _ = check_prng_key("key_impl", keys, allow_batched=True)
+    return key_spec(typed.dtype._impl)
+
+
+def key_data(keys) -> plax.Array:
+    """The uint32 data of a key array (shape `keys.shape + key_shape`)."""
+    typed, _ = check_prng_key("key_data", keys, allow_batched=True)
+    return prims.random_unwrap(typed)
+
+
+def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> plax.Array:
+    """The key array whose data is the uint32 array `key_bits_array`."""
+    if dtype is not None:
+        if impl is not None:
+            raise ValueError("Cannot specify both `impl` and `dtype` arguments to "
+                             "plax.random.wrap_key_data")
+        impl = dtype
+    impl = impl if isinstance(impl, PRNGImpl) else resolve_prng_impl(impl)
+    if not hasattr(key_bits_array, "shape") or not hasattr(key_bits_array, "dtype"):
+        raise TypeError(f"invalid PRNG key data: expected an array of uint32 key data, got "
+                        f"{key_bits_array!r}")
+    return prims.random_wrap(key_bits_array, impl)
+
+
+def bits(key, shape=(), dtype=None, *, out_sharding=None) -> plax.Array:
+    """Random unsigned integers of `shape` (default dtype: uint32, uint64 with x64)."""
+    typed, _ = check_prng_key("bits", key)
+    no_out_sharding("bits", out_sharding)
+    dtype = (dtypes.default_uint_dtype() if dtype is None
+             else dtypes.check_and_canonicalize_user_dtype(dtype, "bits"))
+    if not dtypes.issubdtype(dtype, np.unsignedinteger):
+        raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
+    shape = canonicalize_shape(shape, "bits")
+    return prims.random_bits(typed, dtype.itemsize * 8, shape)

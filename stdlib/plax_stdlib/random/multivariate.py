@@ -1,0 +1,141 @@
+"""Vector- and matrix-valued samples: `multivariate_normal`, `orthogonal`, `maxwell`,
+`double_sided_maxwell` and `ball`.
+
+`multivariate_normal` factors the covariance (Cholesky, eigh or SVD) and
+`orthogonal` takes the QR decomposition of a normal matrix, with `plax.numpy.linalg`.
+"""
+from __future__ import annotations
+
+import functools
+import operator
+
+import numpy as np
+
+import plax
+from plax.extend import config, dtypes
+from plax_stdlib import numpy as jnp
+from plax_stdlib.numpy import linalg
+from plax_stdlib.numpy.util import broadcast_shapes, concrete_or_error, promote_dtypes_inexact
+from plax_stdlib.random.continuous import exponential_typed, prepare
+from plax_stdlib.random.discrete import rademacher_typed
+from plax_stdlib.random.gamma_samplers import generalized_normal_typed
+from plax_stdlib.random.keys import check_prng_key, split_typed
+from plax_stdlib.random.sampling import canonicalize_shape, check_shape, no_out_sharding
+from plax_stdlib.random.uniform_normal import normal_typed
+
+
+def _vector_norm(x):
+    """The 2-norm over the last axis, as jnp.linalg.norm computes it for real x."""
+    return jnp.sqrt(jnp.sum(x * x, axis=-1))
+
+
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "cholesky",
+                        *, out_sharding=None):
+    """Normal vectors of `mean` (..., n) and covariance `cov` (..., n, n)."""
+    key, _ = check_prng_key("multivariate_normal", key)
+    no_out_sharding("multivariate_normal", out_sharding)
+    mean, cov = promote_dtypes_inexact(mean, cov)
+    if method not in {"svd", "eigh", "cholesky"}:
+        raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
+    if dtype is None:
+        dtype = mean.dtype
+    else:
+        dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "multivariate_normal")
+    if not dtypes.issubdtype(dtype, np.floating):
+        raise ValueError(f"dtype argument to `multivariate_normal` must be a float dtype, "
+                         f"got {dtype}")
+    if shape is not None:
+        shape = canonicalize_shape(shape, "multivariate_normal")
+    return _multivariate_normal(key, mean, cov, shape, dtype, method)
+
+
+@functools.partial(plax.jit, static_argnums=(3, 4, 5))
+def _multivariate_normal(key, mean, cov, shape, dtype, method):
+    if not np.ndim(mean) >= 1:
+        raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == "
+                         f"{np.ndim(mean)}")
+    if not np.ndim(cov) >= 2:
+        raise ValueError(f"multivariate_normal requires cov.ndim >= 2, got cov.ndim == "
+                         f"{np.ndim(cov)}")
+    n = mean.shape[-1]
+    if np.shape(cov)[-2:] != (n, n):
+        raise ValueError(f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, "
+                         f"but got cov.shape == {np.shape(cov)}.")
+    if shape is None:
+        shape = broadcast_shapes(mean.shape[:-1], cov.shape[:-2])
+    else:
+        check_shape("normal", shape, mean.shape[:-1], cov.shape[:-2])
+    if method == "svd":
+        u, s, _ = linalg.svd(cov)
+        factor = u * jnp.sqrt(s[..., None, :])
+    elif method == "eigh":
+        w, v = linalg.eigh(cov)
+        factor = v * jnp.sqrt(w[..., None, :])
+    else:
+        factor = linalg.cholesky(cov)
+    samples = normal_typed(key, shape + mean.shape[-1:], dtype)
+    with config.numpy_rank_promotion("allow"):
+        return mean + jnp.einsum("...ij,...j->...i", factor, samples)
+
+
+def orthogonal(key, n: int, shape=(), dtype=None, m: int | None = None, *,
+               out_sharding=None):
+    """Matrices (n, m) uniform (Haar) among those with orthonormal columns (or rows)."""
+    m = n if m is None else m
+    key, shape, dtype = prepare("orthogonal", key, shape, dtype, out_sharding)
+    n = operator.index(concrete_or_error(n, "The error occurred in plax.random.orthogonal()"))
+    m = operator.index(concrete_or_error(m, "The error occurred in plax.random.orthogonal()"))
+    return _orthogonal(key, n, m, shape, dtype)
+
+
+@functools.partial(plax.jit, static_argnums=(1, 2, 3, 4))
+def _orthogonal(key, n, m, shape, dtype):
+    z = normal_typed(key, (*shape, max(n, m), min(n, m)), dtype)
+    q, r = linalg.qr(z)
+    d = linalg.diagonal(r)
+    x = q * jnp.expand_dims(jnp.sign(d), -2)  # Mezzadri's sign correction
+    return jnp.swapaxes(x, -1, -2) if n < m else x
+
+
+def maxwell(key, shape=(), dtype=None, *, out_sharding=None):
+    """One-sided Maxwell values: norms of standard normal 3-vectors."""
+    key, shape, dtype = prepare("maxwell", key, shape, dtype, out_sharding)
+    return maxwell_typed(key, shape, dtype)
+
+
+@functools.partial(plax.jit, static_argnums=(1, 2))
+def maxwell_typed(key, shape, dtype):
+    return _vector_norm(normal_typed(key, (*shape, 3), dtype))
+
+
+def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
+    """Maxwell values of random sign, scaled by `scale` and shifted by `loc`."""
+    key, shape, dtype = prepare("double_sided_maxwell", key, shape, dtype)
+    return _double_sided_maxwell(key, loc, scale, shape, dtype)
+
+
+@functools.partial(plax.jit, static_argnums=(3, 4))
+def _double_sided_maxwell(key, loc, scale, shape, dtype):
+    params_shape = broadcast_shapes(np.shape(loc), np.shape(scale))
+    if not shape:
+        shape = params_shape
+    shape = shape + params_shape
+    maxwell_key, rademacher_key = split_typed(key)
+    maxwell_rvs = maxwell_typed(maxwell_key, shape, dtype)
+    random_sign = rademacher_typed(rademacher_key, shape, dtype)
+    return random_sign * maxwell_rvs * scale + loc
+
+
+def ball(key, d: int, p: float = 2, shape=(), dtype=None, *, out_sharding=None):
+    """Points uniform in the unit `p`-norm ball of dimension `d` (shape (*shape, d))."""
+    key, shape, dtype = prepare("ball", key, shape, dtype, out_sharding)
+    d = operator.index(concrete_or_error(d, "The error occurred in plax.random.ball()"))
+    return _ball(key, p, d, shape, dtype)
+
+
+@functools.partial(plax.jit, static_argnums=(2, 3, 4))
+def _ball(key, p, d, shape, dtype):
+    k1, k2 = split_typed(key)
+    g = generalized_normal_typed(k1, p, (*shape, d), dtype)
+    e = exponential_typed(k2, shape, dtype)
+    return g / (((jnp.abs(g) ** p).sum(-1) + e) ** (1 / p))[..., None]

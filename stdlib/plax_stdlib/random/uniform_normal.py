@@ -1,0 +1,94 @@
+"""The two samplers the others build on: `uniform` and `normal`.
+
+`uniform` fills the mantissa of floats in [1, 2) with random bits and subtracts 1,
+so every value is a multiple of 2**-nmant; `normal` maps uniforms in (-1, 1)
+through `erf_inv`. Both follow JAX 0.10.2's computation op for op, so they draw the
+same values from the same key.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+import plax
+from plax.extend import dtypes
+from plax_stdlib import lax
+from plax_stdlib.random import key_primitives as prims
+from plax_stdlib.random.keys import check_prng_key, split_typed
+from plax_stdlib.random.sampling import canonicalize_shape, float_dtype, no_out_sharding
+
+_UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def broadcast_to_rank(x, rank: int):
+    """`x` with leading size-1 dimensions up to `rank`."""
+    shape = np.shape(x)
+    if len(shape) >= rank:
+        return x
+    return lax.broadcast_in_dim(x, (1,) * (rank - len(shape)) + shape,
+                                tuple(range(rank - len(shape), rank)))
+
+
+def uniform(key, shape=(), dtype=None, minval=0., maxval=1., *, out_sharding=None):
+    """Uniform floats in [minval, maxval) of `shape` (default dtype float32, float64 with
+    x64)."""
+    key, _ = check_prng_key("uniform", key)
+    no_out_sharding("uniform", out_sharding)
+    dtype = float_dtype("uniform", dtype)
+    return uniform_typed(key, minval, maxval, canonicalize_shape(shape, "uniform"), dtype)
+
+
+@functools.partial(plax.jit, static_argnums=(3, 4))
+def uniform_typed(key, minval, maxval, shape, dtype):
+    """`uniform` of a typed key, with checked arguments."""
+    finfo = dtypes.finfo(dtype)
+    nbits, nmant = finfo.bits, finfo.nmant
+    if nbits not in _UINT:
+        raise TypeError(f"uniform only accepts 8-, 16-, 32-, or 64-bit dtypes, got {dtype}.")
+    minval = broadcast_to_rank(lax.convert_element_type(minval, dtype), len(shape))
+    maxval = broadcast_to_rank(lax.convert_element_type(maxval, dtype), len(shape))
+    rng_bits = 8 if nmant < 8 else nbits
+    uint = np.dtype(_UINT[nbits])
+    bits = prims.random_bits(key, rng_bits, shape)
+    if rng_bits != nbits:
+        bits = lax.convert_element_type(bits, uint)
+    # Random mantissa bits under the exponent of 1.0: a float in [1, 2).
+    float_bits = lax.shift_right_logical(bits, np.asarray(rng_bits - nmant, uint)[()])
+    float_bits = lax.bitwise_or(float_bits, np.array(1.0, dtype).view(uint)[()])
+    floats = lax.sub(lax.bitcast_convert_type(float_bits, dtype), np.asarray(1.0, dtype)[()])
+    scaled = lax.add(lax.mul(floats, lax.sub(maxval, minval)), minval)
+    return lax.max(minval, lax.reshape(scaled, shape))
+
+
+def normal(key, shape=(), dtype=None, *, out_sharding=None):
+    """Standard normal values of `shape` (complex dtypes: real and imaginary parts of
+    variance 1/2 each)."""
+    key, _ = check_prng_key("normal", key)
+    no_out_sharding("normal", out_sharding)
+    shape = canonicalize_shape(shape, "normal")
+    dtype = dtypes.check_and_canonicalize_user_dtype(float if dtype is None else dtype,
+                                                     "normal")
+    if not dtypes.issubdtype(dtype, np.inexact):
+        raise ValueError(f"dtype argument to `normal` must be a float or complex dtype, "
+                         f"got {dtype}")
+    return normal_typed(key, shape, dtype)
+
+
+@functools.partial(plax.jit, static_argnums=(1, 2))
+def normal_typed(key, shape, dtype):
+    if dtypes.issubdtype(dtype, np.complexfloating):
+        real_dtype = np.array(0, dtype).real.dtype
+        key_re, key_im = split_typed(key)
+        re = lax.convert_element_type(_normal_real(key_re, shape, real_dtype), dtype)
+        im = lax.convert_element_type(_normal_real(key_im, shape, real_dtype), dtype)
+        return lax.div(lax.add(re, lax.mul(np.asarray(1j, dtype)[()], im)),
+                       np.asarray(np.sqrt(2), dtype)[()])
+    return _normal_real(key, shape, dtype)
+
+
+@functools.partial(plax.jit, static_argnums=(1, 2))
+def _normal_real(key, shape, dtype):
+    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
+    u = uniform_typed(key, lo[()], np.asarray(1.0, dtype)[()], shape, dtype)
+    return lax.mul(np.asarray(np.sqrt(2), dtype)[()], lax.erf_inv(u))
