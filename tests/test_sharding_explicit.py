@@ -84,6 +84,7 @@ RULES = [  # name, function, operand specs, expected result spec
     ("reshape split", lambda a: a.reshape(2, 2, 8), [("x", "y")], ("x", None, "y")),
     ("reshape merge", lambda a: a.reshape(32), [("x", "y")], (("x", "y"),)),
     ("reshape singleton", lambda a: a.reshape(4, 1, 8), [("x", "y")], ("x", None, "y")),
+    ("squeeze", lambda a: plax.lax.squeeze(a, (1,)), [("x", None, "y")], ("x", "y")),
     ("matmul free dims", lambda a, w: a @ w, [("x", None), ()], ("x", None)),
     ("matmul one side contracted", lambda a, w: a @ w, [("x", "y"), ()], ("x", None)),
     ("batched dot", lambda a, b: jnp.einsum("bij,bjk->bik", a, b),
@@ -93,7 +94,7 @@ RULES = [  # name, function, operand specs, expected result spec
 SHAPES = {"elementwise": [(4, 8), (4, 8)], "partial specs merge": [(4, 8), (4, 8)],
           "broadcast row": [(4, 8), (8,)], "broadcast_in_dim": [(8,)], "expand dims": [(8,)],
           "matmul free dims": [(4, 8), (8, 4)], "matmul one side contracted": [(4, 8), (8, 4)],
-          "batched dot": [(2, 3, 4), (2, 4, 8)]}
+          "batched dot": [(2, 3, 4), (2, 4, 8)], "squeeze": [(4, 1, 8)]}
 
 
 @pytest.mark.parametrize("name,fn,specs,expected", RULES, ids=[r[0] for r in RULES])
@@ -117,6 +118,8 @@ ERRORS = [
      "reshape is not supported"),
     ("one axis on two dimensions", lambda a, b: a @ b, [("x", None), (None, "x")],
      "more than one dimension"),
+    ("batch dimensions split differently", lambda a, b: jnp.einsum("bi,bj->bij", a, b),
+     [("x", None), ("y", None)], "sharded differently"),
 ]
 
 
@@ -222,3 +225,24 @@ def test_shard_counts_are_global_when_some_devices_are_not_addressable(monkeypat
     jaxlib_sharding = s._to_jaxlib_sharding(2)
     assert len(jaxlib_sharding._device_assignment) == 8
     assert s._to_xla_hlo_sharding(2).tile_assignment_devices() == list(range(8))
+
+
+@pytest.mark.parametrize("axis_types", [AxisType.Auto, AxisType.Explicit])
+def test_replicated_shards_count_globally_and_stay_on_the_fast_path(devs, axis_types):
+    """P('x') on a (2, 4) mesh: 2 distinct blocks, 8 shards (4 replicas each). Outputs
+    of a cached call keep all 8 with their replica ids, and every call after the
+    first takes the fast path."""
+    from plax_transforms.fastpath import fastpath_stats
+    mesh = plax.sharding.Mesh(np.array(devs).reshape(2, 4), ("x", "y"), axis_types)
+    x = put(mesh, np.arange(16, dtype=np.float32).reshape(8, 2), "x")
+    f = plax.jit(lambda v: v * 2)
+    for _ in range(3):
+        x = f(x)
+    shards = x.global_shards
+    assert len(shards) == 8 and len(x.addressable_shards) == 8
+    by_block = {}
+    for shard in shards:
+        by_block.setdefault(shard.index[0].start, []).append(shard.replica_id)
+    assert {k: sorted(v) for k, v in by_block.items()} == {0: [0, 1, 2, 3], 4: [0, 1, 2, 3]}
+    assert fastpath_stats(f)["hits"] == 2
+    np.testing.assert_array_equal(np.asarray(x), np.arange(16).reshape(8, 2) * 8)
