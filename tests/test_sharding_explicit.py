@@ -85,6 +85,10 @@ RULES = [  # name, function, operand specs, expected result spec
     ("reshape merge", lambda a: a.reshape(32), [("x", "y")], (("x", "y"),)),
     ("reshape singleton", lambda a: a.reshape(4, 1, 8), [("x", "y")], ("x", None, "y")),
     ("squeeze", lambda a: plax.lax.squeeze(a, (1,)), [("x", None, "y")], ("x", "y")),
+    ("slice", lambda a: a[1:3], [("x", "y")], ("x", "y")),
+    ("concatenate", lambda a, b: jnp.concatenate([a, b]), [("x", "y"), (None, "y")],
+     ("x", "y")),
+    ("cumsum over an unsplit axis", lambda a: jnp.cumsum(a, 1), [("x", None)], ("x", None)),
     ("matmul free dims", lambda a, w: a @ w, [("x", None), ()], ("x", None)),
     ("matmul one side contracted", lambda a, w: a @ w, [("x", "y"), ()], ("x", None)),
     ("batched dot", lambda a, b: jnp.einsum("bij,bjk->bik", a, b),
@@ -118,6 +122,7 @@ ERRORS = [
      "reshape is not supported"),
     ("one axis on two dimensions", lambda a, b: a @ b, [("x", None), (None, "x")],
      "more than one dimension"),
+    ("cumsum over a split axis", lambda a: jnp.cumsum(a, 0), [("x", "y")], "unsharded"),
     ("batch dimensions split differently", lambda a, b: jnp.einsum("bi,bj->bij", a, b),
      [("x", None), ("y", None)], "sharded differently"),
 ]

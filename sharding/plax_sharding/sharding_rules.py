@@ -11,7 +11,9 @@ broadcast) merge the operands'
 specs dimension by dimension; reductions drop the reduced dimensions; `dot_general`
 keeps batch and free dimensions and refuses sharded contractions on both sides;
 `transpose` permutes; `broadcast_in_dim` maps operand dimensions to their places;
-`reshape` splits or merges one group of dimensions when the mesh axes divide it.
+`reshape` splits or merges one group of dimensions when the mesh axes divide it;
+slices, pads and concatenations keep each dimension's split; cumulative ops refuse
+a split scanned axis.
 A conflict or an ambiguity is a `ShardingTypeError` naming the specs. Primitives
 with no rule keep whatever their abstract evaluation produced (higher-order ones
 take their inner Jaxpr's types); other results leave the layout to the partitioner.
@@ -73,8 +75,13 @@ def _elementwise(prim, avals, out_aval) -> Spec:
     specs = [tuple(None if d == 1 != o else e
                    for d, o, e in zip(a.shape, out_aval.shape, _spec(a)))
              for a in avals if getattr(a, "ndim", 0)]
+    return _merged(prim, specs, out_aval.ndim)
+
+
+def _merged(prim, specs: list[Spec], ndim: int) -> Spec:
+    """The operands' specs merged dimension by dimension (None yields to a split)."""
     merged = []
-    for dim in range(out_aval.ndim):
+    for dim in range(ndim):
         split = {s[dim] for s in specs} - {None}
         if len(split) > 1:
             raise ShardingTypeError(
@@ -82,6 +89,19 @@ def _elementwise(prim, avals, out_aval) -> Spec:
                 f"{', '.join(str(s) for s in specs)}")
         merged.append(split.pop() if split else None)
     return _check_distinct(prim, tuple(merged), "merging the operands' specs")
+
+
+def _same_rank(prim, avals, outs, **_):
+    """Slices, pads and concatenations keep each dimension's split (JAX's rule)."""
+    return [_merged(prim, [_spec(a) for a in avals if getattr(a, "ndim", 0)], outs[0].ndim)]
+
+
+def _cumulative(prim, avals, outs, *, axis, **_):
+    if _spec(avals[0])[axis] is not None:
+        raise ShardingTypeError(
+            f"{prim.name}: the input should be unsharded over the axis being reduced; got "
+            f"input type {avals[0].str_short()} and axis {axis}")
+    return [_spec(avals[0])]
 
 
 def _reduction(prim, avals, outs, *, axes, **_):
@@ -203,6 +223,9 @@ _RULES: dict[str, Callable[..., list[Spec]]] = {
     "lax.transpose": _transpose, "lax.squeeze": _squeeze,
     "lax.broadcast_in_dim": _broadcast_in_dim, "lax.dot_general": _dot_general,
     "lax.reshape": _reshape,
+    "lax.slice": _same_rank, "lax.pad": _same_rank, "lax.concatenate": _same_rank,
+    **{f"lax.{c}": _cumulative for c in ("cumsum", "cumprod", "cummax", "cummin",
+                                         "cumlogsumexp")},
 }
 
 
