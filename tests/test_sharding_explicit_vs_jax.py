@@ -1,6 +1,7 @@
 """`typeof(...)` on Explicit meshes against JAX (JAX in a subprocess; skipped where it
 is not installed): the type of a few programs' results inside jit, of reshard's
-result (under `set_mesh`), and which programs both refuse."""
+result (under `set_mesh`), the spec of each jitted result's sharding, and which
+programs both refuse."""
 import importlib.util
 import json
 import subprocess
@@ -56,8 +57,8 @@ _DRIVER = """
                 return out
             try:
                 with set_mesh(mesh):
-                    jit(body)(*values)
-                answers[name] = seen[0]
+                    out = jit(body)(*values)
+                answers[name] = [seen[0], repr(out.sharding.spec)]
             except Exception as err:
                 answers[name] = "error: " + type(err).__name__
         return answers
