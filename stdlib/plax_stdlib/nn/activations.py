@@ -38,9 +38,10 @@ def relu(x):
 
 @plax.jit
 def relu6(x):
-    """min(max(x, 0), 6), with derivative 0 at 0 and 6."""
+    """min(max(x, 0), 6), with derivative 0 at 0 and 6 (integers become floats, as
+    with JAX's float bound)."""
     x = _array("relu6", x)
-    return jnp.where(x > 0, jnp.where(x < 6, x, jnp.full_like(x, 6)), _zero_unless_nan(x))
+    return jnp.where(x > 0, jnp.where(x < 6, x, 6.0), _zero_unless_nan(x))
 
 
 @plax.jit

@@ -36,6 +36,14 @@ from plax_stdlib.scipy.special.gamma_functions import (
     polygamma as polygamma,
     zeta as zeta,
 )
+from plax_stdlib.scipy.special.integrals import (
+    exp1 as exp1,
+    expi as expi,
+    expn as expn,
+    fresnel as fresnel,
+    sici as sici,
+    spence as spence,
+)
 from plax_stdlib.scipy.special.logarithms import (
     boxcox as boxcox,
     boxcox1p as boxcox1p,
