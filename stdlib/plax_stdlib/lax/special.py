@@ -20,11 +20,12 @@ import math
 import numpy as np
 
 import plax
+from plax.extend import tree_util
 from plax.extend.constructors import FLOAT, binary, chlo_rule, elementwise, elementwise_lowering
 from plax.extend.ad import defjvp
-from plax.extend.core import ShapedArray, stage_flat
+from plax.extend.core import ShapedArray, get_aval, stage_flat
 from plax.extend.dtypes import finfo
-from plax_stdlib.lax.comparison import eq, gt, le, lt, ne, select
+from plax_stdlib.lax.comparison import eq, ge, gt, le, lt, ne, select
 from plax_stdlib.lax.control_flow import while_loop
 from plax_stdlib.lax.conversion import convert_element_type, match_python_scalars
 from plax_stdlib.lax.creation import full_like
@@ -53,15 +54,16 @@ def _lowered_from(impl):
     return lower
 
 
-def _in_float32(impl):
-    """`impl` computed in float32 for narrower floats (and cast back)."""
+def computed_in_float32(impl):
+    """`impl` computed in float32 for narrower floats (and cast back): the series and
+    fractions of special functions are tuned for float32 and float64."""
     @functools.wraps(impl)
     def wrapped(*xs):
-        dtype = np.dtype(xs[0].aval.dtype)
+        dtype = np.dtype(get_aval(xs[0]).dtype)
         if dtype.itemsize >= 4:
             return impl(*xs)
         out = impl(*(convert_element_type(x, np.float32) for x in xs))
-        return convert_element_type(out, dtype)
+        return tree_util.tree_map(lambda o: convert_element_type(o, dtype), out)
     return wrapped
 
 
@@ -115,7 +117,7 @@ _I0E_ASYMPTOTIC = {size: [math.prod(range(1, 2 * k, 2)) ** 2 / (math.factorial(k
                           for k in range(n)] for size, n in ((4, 10), (8, 22))}
 
 
-@_in_float32
+@computed_in_float32
 def _i0e(x):
     size = np.dtype(x.aval.dtype).itemsize
     switch = _I0E_SWITCH[size]
@@ -135,7 +137,7 @@ def _i0e_partial(g, ans, x):
 
 def _i1e_partial(g, ans, x):
     """i0e(x) - i1e(x) (sign(x) + 1/x), which tends to 1/2 at 0."""
-    tiny = finfo(x.aval.dtype).eps
+    tiny = finfo(get_aval(x).dtype).eps
     not_tiny = gt(abs(x), tiny)
     safe_x = select(not_tiny, x, full_like(x, 1.0))
     slope = sub(bessel_i0e(safe_x), mul(ans, add(sign(safe_x), div(full_like(x, 1.0), safe_x))))
@@ -169,20 +171,35 @@ zeta = _public(zeta_p, "zeta", "Elementwise Hurwitz zeta function: sum over n �
 _MAX_ITERATIONS = 2000
 
 
-def _converging(step, init, done_of):
-    """Iterate `step` on the state tuple until `done_of(state)` holds everywhere (or
-    `_MAX_ITERATIONS`); elements that converged early keep being refined, harmlessly."""
+def _converging(step, init, done_of, settle: bool = False):
+    """Iterate `step` on the state tuple, element by element, until `done_of(state)`
+    holds (or `_MAX_ITERATIONS`): an element that has converged is frozen, so further
+    steps taken for slower elements cannot drift it by rounding.
+
+    With `settle`, each element runs on to twice the steps its convergence took plus
+    10 before it freezes: a derivative taken through the iteration (forward mode, as
+    `igamma_grad_a` does) converges more slowly than the value the test watches.
+    """
+    def frozen_of(n, converged_at):
+        limit = add(mul(converged_at, 2), 10) if settle else converged_at
+        return bitwise_and(ge(converged_at, 0), ge(n, limit))
+
     def cond(carry):
-        n, state = carry
-        return bitwise_and(lt(n, _MAX_ITERATIONS), _any(bitwise_not(done_of(state))))
+        n, converged_at, _ = carry
+        return bitwise_and(lt(n, _MAX_ITERATIONS),
+                           _any(bitwise_not(frozen_of(n, converged_at))))
 
     def body(carry):
-        n, state = carry
-        return add(n, 1), step(state)
-    return while_loop(cond, body, (np.int32(0), init))[1]
+        n, converged_at, state = carry
+        frozen = frozen_of(n, converged_at)
+        state = tuple(select(frozen, old, new) for old, new in zip(state, step(state)))
+        newly = bitwise_and(lt(converged_at, 0), done_of(state))
+        return add(n, 1), select(newly, full_like(converged_at, add(n, 1)), converged_at), state
+    start = full_like(init[0], -1, dtype=np.int32)
+    return while_loop(cond, body, (np.int32(0), start, init))[2]
 
 
-def _igamma_series(a, x):
+def _igamma_series(a, x, settle=False):
     """sum_n x^n / ((a+1)...(a+n)), which converges quickly where x < a + 1."""
     eps = finfo(a.aval.dtype).eps
 
@@ -192,14 +209,14 @@ def _igamma_series(a, x):
         term = mul(term, div(x, r))
         return r, term, add(total, term)
     init = (a, full_like(a, 1.0), full_like(a, 1.0))
-    return _converging(step, init, lambda s: le(abs(s[1]), mul(abs(s[2]), eps)))[2]
+    return _converging(step, init, lambda s: le(abs(s[1]), mul(abs(s[2]), eps)), settle)[2]
 
 
 def _lentz_fix(v, tiny):
     return select(lt(abs(v), tiny), full_like(v, tiny), v)
 
 
-def _igammac_fraction(a, x):
+def _igammac_fraction(a, x, settle=False):
     """Q(a, x) exp(x) x^-a Γ(a) as a continued fraction (modified Lentz), which
     converges quickly where x > a + 1."""
     dtype = a.aval.dtype
@@ -217,11 +234,12 @@ def _igammac_fraction(a, x):
         delta = mul(c, d)
         return i, b, c, d, mul(h, delta), delta
     init = (full_like(a, 0.0), b, full_like(a, 1.0 / tiny), d, d, full_like(a, 2.0))
-    return _converging(step, init, lambda s: le(abs(sub(s[5], 1.0)), eps))[4]
+    return _converging(step, init, lambda s: le(abs(sub(s[5], 1.0)), eps), settle)[4]
 
 
-def _igamma_both(a, x):
-    """(P(a, x), Q(a, x)) with scipy's conventions at the edges of the domain."""
+def _igamma_both(a, x, settle=False):
+    """(P(a, x), Q(a, x)) with scipy's conventions at the edges of the domain; `settle`
+    for derivatives through the iterations (see `_converging`)."""
     nan_in = bitwise_or(_isnan(a), _isnan(x))
     domain = bitwise_or(lt(a, 0.0), lt(x, 0.0))
     x_zero, a_zero, x_inf = eq(x, 0.0), eq(a, 0.0), eq(x, np.inf)
@@ -238,10 +256,10 @@ def _igamma_both(a, x):
     one = full_like(a, 1.0)
     series_a = select(use_series, sa, one)
     series_x = select(use_series, sx, full_like(x, 0.5))
-    p_series = div(mul(prefactor, _igamma_series(series_a, series_x)), series_a)
+    p_series = div(mul(prefactor, _igamma_series(series_a, series_x, settle)), series_a)
     fraction_a = select(use_series, one, sa)
     fraction_x = select(use_series, full_like(x, 3.0), sx)
-    q_fraction = mul(prefactor, _igammac_fraction(fraction_a, fraction_x))
+    q_fraction = mul(prefactor, _igammac_fraction(fraction_a, fraction_x, settle))
     p = select(use_series, p_series, sub(1.0, q_fraction))
     q = select(use_series, sub(1.0, p_series), q_fraction)
     # P(a, 0) = 0; P(0, x) = 1 and P(a, inf) = 1 for x > 0.
@@ -250,12 +268,12 @@ def _igamma_both(a, x):
     return _nan_where(undefined, p), _nan_where(undefined, q)
 
 
-@_in_float32
+@computed_in_float32
 def _igamma(a, x):
     return _igamma_both(a, x)[0]
 
 
-@_in_float32
+@computed_in_float32
 def _igammac(a, x):
     return _igamma_both(a, x)[1]
 
@@ -265,11 +283,12 @@ def _igamma_grad_domain(a, x):
     return bitwise_or(bitwise_or(_isnan(a), _isnan(x)), bitwise_or(le(a, 0.0), lt(x, 0.0)))
 
 
-@_in_float32
+@computed_in_float32
 def _igamma_grad_a(a, x):
     """dP/da, by forward differentiation through P's iteration (zero at x = 0 and
     x = inf, where P is constant in a)."""
-    grad = plax.jvp(lambda a_: _igamma_both(a_, x)[0], (a,), (full_like(a, 1.0),))[1]
+    grad = plax.jvp(lambda a_: _igamma_both(a_, x, settle=True)[0], (a,),
+                    (full_like(a, 1.0),))[1]
     return _nan_where(_igamma_grad_domain(a, x), grad)
 
 
@@ -278,7 +297,7 @@ def _gamma_density(a, x):
     return exp(sub(sub(mul(sub(a, 1.0), log(x)), x), lgamma(a)))
 
 
-@_in_float32
+@computed_in_float32
 def _random_gamma_grad(a, x):
     """dx/da at fixed P(a, x): how a Gamma(a) sample moves with `a`."""
     x_zero = eq(x, 0.0)
@@ -362,16 +381,18 @@ def _log_beta(a, b):
     return sub(add(lgamma(a), lgamma(b)), lgamma(add(a, b)))
 
 
-@_in_float32
+@computed_in_float32
 def _betainc(a, b, x):
-    """I_x(a, b); as in SciPy, I_x(0, b) = 1 and I_x(a, 0) = 0 (the limits), and NaN
-    outside a, b ≥ 0 (not both 0), 0 ≤ x ≤ 1."""
+    """I_x(a, b), with the limits at zero and infinite a or b (as JAX), and NaN outside
+    a, b ≥ 0 (not both 0 or both inf), 0 ≤ x ≤ 1."""
     a_zero, b_zero = eq(a, 0.0), eq(b, 0.0)
     undefined = bitwise_or(
         bitwise_or(bitwise_or(_isnan(a), _isnan(b)), _isnan(x)),
         bitwise_or(bitwise_or(lt(a, 0.0), lt(b, 0.0)),
                    bitwise_or(bitwise_or(lt(x, 0.0), gt(x, 1.0)), bitwise_and(a_zero, b_zero))))
-    limit = bitwise_or(a_zero, b_zero)
+    a_inf, b_inf = eq(a, np.inf), eq(b, np.inf)
+    undefined = bitwise_or(undefined, bitwise_and(a_inf, b_inf))
+    limit = bitwise_or(bitwise_or(a_zero, b_zero), bitwise_or(a_inf, b_inf))
     undefined_or_limit = bitwise_or(undefined, limit)
     edge = bitwise_or(eq(x, 0.0), eq(x, 1.0))
     swap = gt(x, div(add(a, 1.0), add(add(a, b), 2.0)))
@@ -384,7 +405,11 @@ def _betainc(a, b, x):
     value = div(mul(exp(log_prefactor), _beta_fraction(sa, sb, sx)), sa)
     value = select(swap, sub(1.0, value), value)
     value = select(edge, x, value)
-    value = select(a_zero, one, select(b_zero, full_like(a, 0.0), value))
+    # The limits: I_x(0, b) = 1, I_x(a, 0) = 0; I_x(inf, b) = 0 and I_x(a, inf) = 1
+    # inside (0, 1).
+    zero = full_like(a, 0.0)
+    value = select(bitwise_or(a_zero, b_inf), select(eq(x, 0.0), zero, one), value)
+    value = select(bitwise_or(b_zero, a_inf), select(eq(x, 1.0), one, zero), value)
     return _nan_where(undefined, value)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 import plax
 from plax_stdlib import lax
+from plax_stdlib.lax.special import computed_in_float32
 from plax_stdlib import numpy as jnp
 from plax_stdlib.numpy import util
 
@@ -27,13 +28,14 @@ def _inexact(name: str, x):
     return util.promote_args_inexact(name, x)[0]
 
 
-def _floating(name: str, x):
-    """`x` promoted, refusing integer and bool inputs as JAX does for these functions."""
+def float32_or_64(name: str, x):
+    """`x` promoted, refusing all but float32 and float64 inputs (Python floats
+    included), as JAX does for the normal distribution's functions and spence."""
     util.check_arraylike(name, x)
-    dtype = util.dtype_of(x)
-    if not np.issubdtype(dtype, np.floating) and type(x) is not float:
-        raise TypeError(f"{name}: x.dtype={np.dtype(dtype)} is not supported; pass a "
-                        "floating-point array")
+    dtype = np.dtype(util.dtype_of(x))
+    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)) and type(x) is not float:
+        raise TypeError(f"{name}: x.dtype={dtype} is not supported; pass a float32 or "
+                        "float64 array")
     return _inexact(name, x)
 
 
@@ -91,6 +93,7 @@ def _erfcx_nonnegative(x):
 
 @plax.custom_jvp
 @plax.jit
+@computed_in_float32
 def _erfcx(x):
     ax = jnp.abs(x)
     positive = _erfcx_nonnegative(ax)
@@ -124,6 +127,7 @@ _DAWSN_ASYMPTOTIC_TERMS = {4: 14, 8: 20}
 
 @plax.custom_jvp
 @plax.jit
+@computed_in_float32
 def _dawsn(x):
     size = np.dtype(x.dtype).itemsize
     switch = _DAWSN_SWITCH[size]
@@ -168,7 +172,7 @@ def _ndtr(x):
 
 def ndtr(x):
     """The standard normal distribution function Φ(x)."""
-    return _ndtr(_floating("ndtr", x))
+    return _ndtr(float32_or_64("ndtr", x))
 
 
 def _hazard(x):
@@ -183,6 +187,7 @@ def _hazard(x):
 
 @plax.custom_jvp
 @plax.jit
+@computed_in_float32
 def _log_ndtr(x):
     lower_tail = x < -1
     x_low = jnp.where(lower_tail, x, -1.0)
@@ -210,7 +215,7 @@ def log_ndtr(x, series_order: int = 3):
         raise ValueError("series_order must be non-negative.")
     if series_order > 30:
         raise ValueError("series_order must be <= 30.")
-    return _log_ndtr(_floating("log_ndtr", x))
+    return _log_ndtr(float32_or_64("log_ndtr", x))
 
 
 _NEWTON_STEPS = 3
@@ -218,6 +223,7 @@ _NEWTON_STEPS = 3
 
 @plax.custom_jvp
 @plax.jit
+@computed_in_float32
 def _ndtri(p):
     # By symmetry work with the lower tail q = min(p, 1 - p), for which 1 - p is exact.
     upper = p > 0.5
@@ -246,4 +252,4 @@ def _ndtri_jvp(primals, tangents):
 
 def ndtri(p):
     """The inverse of Φ: the x with Φ(x) = p (±inf at 1 and 0, NaN outside [0, 1])."""
-    return _ndtri(_floating("ndtri", p))
+    return _ndtri(float32_or_64("ndtri", p))

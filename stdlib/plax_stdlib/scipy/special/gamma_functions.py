@@ -52,12 +52,12 @@ def gamma(x):
 
 @plax.jit
 def loggamma(x):
-    """log Γ(x) for real x, NaN for x < 0 (where SciPy's real loggamma is undefined);
-    complex arguments are not supported."""
+    """log Γ(x) for real x > 0, NaN elsewhere (as JAX's real branch); complex
+    arguments are not supported."""
     x = _inexact("loggamma", x)
     if util.dtype_category(util.dtype_of(x)) == "c":
         raise NotImplementedError("loggamma of complex arguments is not implemented in plax")
-    return jnp.where(x < 0, np.nan, lax.lgamma(x))
+    return jnp.where(x > 0, lax.lgamma(x), np.nan)
 
 
 def digamma(x):
@@ -171,9 +171,10 @@ def poch(z, m):
     """The rising factorial (z)_m = Γ(z + m) / Γ(z) (1 where m = 0)."""
     z, m = _inexact("poch", z, m)
     sign = gammasgn(z + m) * gammasgn(z)
-    # For z, m > 0, log Γ(z + m) - log Γ(z) = log Γ(m) - log B(z, m), whose betaln
-    # keeps the digits that the difference of two large log-gammas loses.
-    positive = jnp.logical_and(z > 0, m > 0)
+    # For finite z, m > 0, log Γ(z + m) - log Γ(z) = log Γ(m) - log B(z, m), whose
+    # betaln keeps the digits that the difference of two large log-gammas loses.
+    positive = jnp.logical_and(jnp.logical_and(z > 0, m > 0),
+                               jnp.logical_and(jnp.isfinite(z), jnp.isfinite(m)))
     safe_z, safe_m = jnp.where(positive, z, 1.0), jnp.where(positive, m, 1.0)
     log_ratio = jnp.where(positive, lax.lgamma(safe_m) - betaln(safe_z, safe_m),
                           lax.lgamma(z + m) - lax.lgamma(z))
@@ -191,15 +192,18 @@ def factorial(n, exact: bool = False):
 
 @plax.jit(static_argnames=("repetition",))
 def _comb(N, k, repetition):
-    if repetition:
-        N = N + k - 1
-    value = jnp.exp(lax.lgamma(N + 1) - lax.lgamma(k + 1) - lax.lgamma(N - k + 1))
-    return jnp.where(jnp.logical_or(jnp.logical_or(k < 0, k > N), N < 0), 0, value)
+    if repetition:  # N + k - 1 choose k, and 1 for k = 0 (even where N = 0)
+        return jnp.where(jnp.logical_and(k == 0, N >= 0), 1.0, _comb(N + k - 1, k, False))
+    inside = jnp.logical_and(jnp.logical_and(k <= N, N >= 0), k >= 0)
+    safe_N, safe_k = jnp.where(inside, N, 0.0), jnp.where(inside, k, 0.0)
+    value = jnp.exp(lax.lgamma(safe_N + 1) - lax.lgamma(safe_k + 1)
+                    - lax.lgamma(safe_N - safe_k + 1))
+    return jnp.where(inside, value, 0.0)
 
 
 def comb(N, k, *, repetition: bool = False):
     """The binomial coefficient N choose k (with repetition: N + k - 1 choose k), in
-    floating point; 0 where k < 0, k > N or N < 0."""
+    floating point; 0 outside 0 ≤ k ≤ N (NaN arguments included, as in JAX)."""
     N, k = _inexact("comb", N, k)
     return _comb(N, k, bool(repetition))
 

@@ -16,8 +16,10 @@ import numpy as np
 
 import plax
 from plax_stdlib import lax
+from plax_stdlib.lax.special import computed_in_float32
 from plax_stdlib import numpy as jnp
 from plax_stdlib.numpy import util
+from plax_stdlib.scipy.special.error_functions import float32_or_64
 from plax_stdlib.scipy.special.gamma_functions import _bernoulli_numbers
 
 _EULER = 0.57721566490153286061
@@ -83,6 +85,7 @@ def _expn_fraction(n, x):
 
 @plax.custom_jvp
 @plax.jit
+@computed_in_float32
 def _expn(n, x):
     integral_n = jnp.logical_and(n >= 0, n == jnp.floor(n))
     valid = jnp.logical_and(integral_n, x >= 0)
@@ -130,6 +133,7 @@ _EI_SERIES_TERMS = {4: 50, 8: 100}
 
 @plax.custom_jvp
 @plax.jit
+@computed_in_float32
 def _expi(x):
     size = np.dtype(x.dtype).itemsize
     switch = _EI_SWITCH[size]
@@ -196,6 +200,7 @@ def _sici_fraction(x):
 
 @plax.custom_jvp
 @plax.jit
+@computed_in_float32
 def _sici(x):
     ax = jnp.abs(x)
     near = ax < _SICI_SWITCH
@@ -260,6 +265,7 @@ def _fresnel_fraction(x):
 
 @plax.custom_jvp
 @plax.jit
+@computed_in_float32
 def _fresnel(x):
     ax = jnp.abs(x)
     near = ax < _FRESNEL_SWITCH
@@ -305,6 +311,7 @@ def _spence_near_one(x):
 
 @plax.custom_jvp
 @plax.jit
+@computed_in_float32
 def _spence(x):
     # [1/4, 4]: directly. Above 4: Li2(z) + Li2(1/z) = -π²/6 - log²(-z)/2 at z = 1 - x.
     # Below 1/4: Li2(z) + Li2(1 - z) = π²/6 - log z log(1 - z) at z = 1 - x.
@@ -335,8 +342,4 @@ def _spence_jvp(primals, tangents):
 
 def spence(x):
     """Spence's function ∫₁ˣ log t / (1 - t) dt = Li2(1 - x) for x ≥ 0 (NaN below)."""
-    util.check_arraylike("spence", x)
-    if not np.issubdtype(util.dtype_of(x), np.floating) and type(x) is not float:
-        raise TypeError(f"spence: x.dtype={np.dtype(util.dtype_of(x))} is not supported; "
-                        "pass a floating-point array")
-    return _spence(_inexact("spence", x))
+    return _spence(float32_or_64("spence", x))
