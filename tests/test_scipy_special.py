@@ -320,8 +320,9 @@ for name, case in CASES.items():
 
 # Where plax follows SciPy rather than JAX, left out of the body above and checked
 # against SciPy in `test_documented_deviations_from_jax_follow_scipy`: JAX's Riemann zeta
-# raises, its bessel_jn is NaN at 0 and at small |z| such as 0.5 and 3, its rel_entr is NaN at p = inf and inf at p = NaN; and its E1
-# and Ei never return for infinite or NaN arguments (so they are compared on finite ones).
+# raises, its bessel_jn is NaN at 0 and at small |z| such as 0.5 and 3, its rel_entr is
+# NaN at p = inf and inf at p = NaN; and its E1 and Ei never return for infinite or NaN
+# arguments (so they are compared on finite ones).
 _UNARY = ("erf", "erfc", "erfinv", "gammaln", "gamma", "gammasgn", "digamma", "loggamma", "i0",
           "i0e", "i1", "i1e", "expit", "logit", "entr", "erfcx", "dawsn", "factorial", "sici",
           "fresnel")

@@ -70,7 +70,7 @@ def polygamma(n, x):
     array or scalar ≥ 0 (NaN where it is negative)."""
     util.check_arraylike("polygamma", n, x)
     n_dtype = util.dtype_of(n)
-    if not (np.issubdtype(n_dtype, np.integer) or n_dtype == bool):
+    if not (np.issubdtype(n_dtype, np.integer) or np.issubdtype(n_dtype, np.bool_)):
         raise ValueError(f"Argument `n` to polygamma must be of integer type. Got dtype "
                          f"{np.dtype(n_dtype)}.")
     n, x = _inexact("polygamma", n, x)
