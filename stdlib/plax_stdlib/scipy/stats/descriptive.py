@@ -74,7 +74,7 @@ def mode(a, axis=0, nan_policy="propagate", keepdims=False):
 
 
 def rankdata(a, method="average", *, axis=None, nan_policy="propagate"):
-    """Ranks from 1 along `axis` (of the flattened array for axis=None), ties broken by
+    """Ranks from 1 along `axis` (of the flattened array, 1-D, for axis=None), ties broken by
     `method`: 'average', 'min', 'max', 'dense' (consecutive ranks of distinct values) or
     'ordinal' (order of appearance). A slice holding a NaN ranks all NaN."""
     util.check_arraylike("rankdata", a)
@@ -82,7 +82,8 @@ def rankdata(a, method="average", *, axis=None, nan_policy="propagate"):
     if method not in _RANK_METHODS:
         raise ValueError(f"rankdata: unknown method {method!r}; expected one of {_RANK_METHODS}")
     x = jnp.asarray(a)
-    if axis is None:
+    flat = axis is None
+    if flat:
         x, axis = jnp.ravel(x), 0
     axis = util.canonicalize_axis(axis, max(x.ndim, 1))
     x = jnp.moveaxis(jnp.atleast_1d(x), axis, -1)
@@ -97,7 +98,7 @@ def rankdata(a, method="average", *, axis=None, nan_policy="propagate"):
     has_nan = jnp.any(jnp.isnan(x), axis=-1, keepdims=True) if jnp.issubdtype(
         x.dtype, np.inexact) else False
     ranks = jnp.where(has_nan, np.nan, ranks)
-    return jnp.moveaxis(ranks, -1, axis).reshape(np.shape(a)) if np.ndim(a) else ranks[0]
+    return ranks if flat else jnp.moveaxis(ranks, -1, axis)
 
 
 def sem(a, axis=0, ddof=1, nan_policy="propagate", *, keepdims=False):
@@ -106,7 +107,11 @@ def sem(a, axis=0, ddof=1, nan_policy="propagate", *, keepdims=False):
     _check_nan_policy("sem", nan_policy, supported=("propagate", "omit"))
     b = promote("sem", a)
     if nan_policy == "omit":
-        count = jnp.sum(~jnp.isnan(b), axis=axis, keepdims=keepdims)
-        return jnp.nanstd(b, axis, ddof=ddof, keepdims=keepdims) / jnp.sqrt(count).astype(b.dtype)
+        present = ~jnp.isnan(b)
+        count = jnp.sum(present, axis=axis, keepdims=True).astype(b.dtype)
+        mean = jnp.sum(jnp.where(present, b, 0), axis=axis, keepdims=True) / count
+        squares = jnp.sum(jnp.where(present, (b - mean) ** 2, 0), axis=axis, keepdims=True)
+        out = jnp.sqrt(squares / (count - ddof) / count)
+        return out if keepdims else jnp.squeeze(out, axis)
     size = b.size if axis is None else b.shape[axis]
     return b.std(axis, ddof=ddof, keepdims=keepdims) / np.sqrt(size).astype(b.dtype)

@@ -1,16 +1,19 @@
 """The right-skewed Gumbel distribution (of maxima): cdf exp(-e^-z)."""
 from __future__ import annotations
 
+import numpy as np
+
 from plax_stdlib import numpy as jnp
 from plax_stdlib.nn import activations
 from plax_stdlib.scipy.stats.distribution_util import promote, standardized
 
 
 def logpdf(x, loc=0, scale=1):
-    """-z - e^-z - log(scale)."""
+    """-z - e^-z - log(scale); -inf at z = -inf (the limit, where the formula is
+    inf - inf: NaN in SciPy)."""
     x, loc, scale = promote("gumbel_r.logpdf", x, loc, scale)
     z, log_scale = standardized(x, loc, scale)
-    return -z - jnp.exp(-z) - log_scale
+    return jnp.where(z == -np.inf, -np.inf, -z - jnp.exp(-z) - log_scale)
 
 
 def pdf(x, loc=0, scale=1):

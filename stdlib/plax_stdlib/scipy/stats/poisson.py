@@ -54,7 +54,7 @@ def entropy(mu, loc=0):
     """-Σ p log p: summed over k < 256 for mu < 100, and from the asymptotic series
     ½ log(2πeμ) - 1/(12μ) - 1/(24μ²) - 19/(360μ³) above it; NaN for mu ≤ 0. (loc shifts
     the support, so it leaves the entropy alone.)"""
-    mu, loc = promote("poisson.entropy", mu, loc)
+    mu, loc = (jnp.asarray(a) for a in promote("poisson.entropy", mu, loc))
     small = jnp.minimum(mu, _ASYMPTOTIC)[..., None]
     k = jnp.arange(_TERMS, dtype=mu.dtype)
     log_p = special.xlogy(k, small) - special.gammaln(k + 1) - small
