@@ -4,6 +4,10 @@ A benchmark module defines `measure(lib_name, quick) -> {figure: value}` and a l
 of `(figure, label)` rows, and calls `run(measure, figures, __file__, __doc__)`. Each
 library then runs in its own subprocess (plax and JAX never share a process), and
 one table prints both figures and the ratio plax / JAX (below 1: plax is faster).
+With `--rounds N` (or `run(..., rounds=N)`), N rounds alternate a plax and a JAX
+subprocess; the table shows each figure's median, the median of the per-round
+ratios and their min–max (this machine is noisy); `--cpu-time` times by process
+CPU time instead of the wall clock.
 Figures whose keys start with `check_` are not printed but compared: they are the
 same computation's result in both libraries, and a disagreement is reported.
 """
@@ -21,14 +25,20 @@ from typing import Callable
 DEVICES_FLAG = "--xla_force_host_platform_device_count=8"
 
 
+CLOCK_ENV = "PLAX_BENCH_CLOCK"  # "process": CPU time of the whole process (all threads)
+
+
 def best_seconds(fn: Callable[[], object], number: int, repeat: int) -> float:
-    """Seconds per call of `fn`: the best of `repeat` rounds of `number` calls."""
+    """Seconds per call of `fn`: the best of `repeat` rounds of `number` calls, by the
+    wall clock, or by process CPU time under `--cpu-time` (steadier on a loaded
+    machine: time spent descheduled does not count)."""
+    clock = time.process_time if os.environ.get(CLOCK_ENV) == "process" else time.perf_counter
     best = float("inf")
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = clock()
         for _ in range(number):
             fn()
-        best = min(best, (time.perf_counter() - start) / number)
+        best = min(best, (clock() - start) / number)
     return best
 
 
@@ -62,38 +72,69 @@ def _in_subprocess(script: str, lib_name: str, quick: bool) -> dict[str, float] 
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _print_table(figures: list[tuple[str, str]], mine: dict, theirs: dict | None) -> None:
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def _print_table(figures: list[tuple[str, str]], mine: list[dict],
+                 theirs: list[dict] | None) -> None:
+    """One row per figure: medians over rounds, and the per-round ratios' median and
+    min–max when several rounds ran."""
     width = max(len(label) for _, label in figures) + 2
+    spread = theirs is not None and len(theirs) > 1
     header = f"{'':{width}}{'plax':>12}"
     if theirs:
-        header += f"{'jax':>12}{'plax/jax':>10}"
+        header += f"{'jax':>12}{'plax/jax':>10}" + (f"{'min-max':>14}" if spread else "")
     print(header)
     for key, label in figures:
-        line = f"{label:{width}}{mine[key]:>12.1f}"
+        line = f"{label:{width}}{_median([m[key] for m in mine]):>12.1f}"
         if theirs:
-            line += f"{theirs[key]:>12.1f}{mine[key] / theirs[key]:>10.2f}"
+            ratios = [m[key] / t[key] for m, t in zip(mine, theirs)]
+            line += f"{_median([t[key] for t in theirs]):>12.1f}{_median(ratios):>10.2f}"
+            if spread:
+                line += f"{min(ratios):>8.2f}-{max(ratios):.2f}"
         print(line)
     if not theirs:
         print("(JAX is not installed: no comparison)")
         return
-    for key in sorted(k for k in mine if k.startswith("check_")):
-        if abs(mine[key] - theirs[key]) > 1e-3 * max(abs(theirs[key]), 1e-6):
-            print(f"{key[len('check_'):]} differs: plax {mine[key]} vs jax {theirs[key]}")
+    if len(mine) > 1:
+        print(f"({len(mine)} rounds, plax and JAX alternating)")
+    for key in sorted(k for k in mine[0] if k.startswith("check_")):
+        a, b = mine[0][key], theirs[0][key]
+        if abs(a - b) > 1e-3 * max(abs(b), 1e-6):
+            print(f"{key[len('check_'):]} differs: plax {a} vs jax {b}")
 
 
 def run(measure: Callable[[str, bool], dict[str, float]], figures: list[tuple[str, str]],
-        script: str, doc: str) -> None:
+        script: str, doc: str, rounds: int = 1) -> None:
     """The command line of a benchmark script: measure in workers, then compare."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--rounds", type=int, default=rounds,
+                        help="alternating plax/JAX subprocess pairs (medians are shown)")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time by process CPU time instead of the wall clock")
     parser.add_argument("--worker", choices=["plax", "jax"], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.cpu_time:
+        os.environ[CLOCK_ENV] = "process"  # inherited by the workers
     if args.worker:
         print(json.dumps(measure(args.worker, args.quick)))
         return
-    mine = _in_subprocess(script, "plax", args.quick)
-    theirs = (_in_subprocess(script, "jax", args.quick)
-              if importlib.util.find_spec("jax") is not None else None)
-    if mine is None:
-        sys.exit(1)
-    _print_table(figures, mine, theirs)
+    with_jax = importlib.util.find_spec("jax") is not None
+    mine, theirs = [], []
+    for _ in range(max(1, args.rounds)):
+        result = _in_subprocess(script, "plax", args.quick)
+        if result is None:
+            sys.exit(1)
+        mine.append(result)
+        if with_jax:
+            result = _in_subprocess(script, "jax", args.quick)
+            if result is None:
+                with_jax = False
+                theirs = []
+            else:
+                theirs.append(result)
+    _print_table(figures, mine, theirs if with_jax else None)

@@ -110,15 +110,16 @@ def test_wheel_metadata_matches_pyproject(member):
 
 @pytest.mark.parametrize("member", MEMBERS, ids=member_ids)
 def test_extension_sources_match_cmake(member):
-    cc_files = sorted(p.relative_to(member.folder).as_posix()
-                      for p in member.folder.glob("src/**/*.cc"))
+    sources = sorted(p.relative_to(member.folder).as_posix()
+                     for pattern in ("src/**/*.cc", "src/**/*.h")
+                     for p in member.folder.glob(pattern))
     build = build_file(member)
     bazel = {r.kwargs["name"]: sorted(r.kwargs["srcs"])
              for r in build.of_kind("nanobind_extension")}
     cmake = cmake_extensions(member)
     assert bazel == cmake, f"{member.path}: Bazel extensions {bazel} != CMake's {cmake}"
-    assert sorted(src for srcs in bazel.values() for src in srcs) == cc_files, (
-        f"{member.path}: every src/*.cc belongs to exactly one extension")
+    assert sorted(src for srcs in bazel.values() for src in srcs) == sources, (
+        f"{member.path}: every src/*.cc and src/*.h belongs to exactly one extension")
     data = build.named("py_library", member.import_name).kwargs.get("data", [])
     assert sorted(data) == sorted(f":{name}" for name in bazel)
 

@@ -15,7 +15,9 @@ from plax_transforms import dispatch
 
 @pytest.fixture
 def compiles(monkeypatch):
-    """The list of primitives compiled during the test."""
+    """The list of primitives compiled during the test (caches emptied first, so that
+    what earlier tests compiled does not count)."""
+    plax.clear_caches()
     seen = []
     compile_primitive = dispatch._compile_primitive
 

@@ -76,7 +76,7 @@ def test_outputs_reuse_the_inputs_sharding_objects_on_the_fast_path(mesh):
     y = f(x)
     assert y.sharding is s
     z = f(y)
-    assert z.sharding is s and len(f._fast) == 1
+    assert z.sharding is s and len(f._fast_entries()) == 1
     np.testing.assert_array_equal(np.asarray(z), f32(8, 2) * 4)
 
 

@@ -31,9 +31,11 @@ from plax.extend import config
 from plax.extend.core import ShapedArray, physical_aval, register_cache
 from plax.extend.monitoring import BACKEND_COMPILE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
+from plax_runtime import _fastpath, transfer_guard
 from plax_runtime.array import Array
 from plax_runtime.device_put import put_leaves
 from plax_runtime.effects import runtime_tokens
+from plax_runtime.placement import ReplicatedPut
 from plax_runtime.sharding_impls import replicated_sharding, sharding_from_xla
 
 logger = logging.getLogger(__name__)
@@ -41,6 +43,8 @@ logger = logging.getLogger(__name__)
 _cache: weakref.WeakValueDictionary[tuple, Executable] = weakref.WeakValueDictionary()
 _cache_lock = threading.Lock()
 
+
+_fastpath.set_array_type(Array)  # what Executors unwrap and build
 
 _spmd_in_flight: list = []  # the outputs of the last SPMD program started on CPU
 _TOKEN_AVAL = ShapedArray((0,), np.dtype(bool))  # how a token travels between runs
@@ -51,6 +55,10 @@ def _wait_for_spmd_in_flight() -> None:
     _spmd_in_flight.clear()
     if pending:
         xc.batched_block_until_ready(pending)
+
+
+def _record_spmd_in_flight(outs: list) -> None:
+    _spmd_in_flight[:] = outs
 
 
 class Executable:
@@ -122,23 +130,51 @@ class Executable:
         wrap = Array._from_impl
         return [wrap(impl, aval, s) for impl, (aval, s) in zip(outs, self._out_types)]
 
-    def laid_out_as_expected(self, args: Sequence[Any]) -> bool:
-        """Whether every argument is an Array already placed as this executable expects."""
-        return len(args) == len(self.in_shardings) and all(
-            type(x) is Array and x._sharding is expected
-            for x, expected in zip(args, self.in_shardings))
+    @property
+    def effectful(self) -> bool:
+        """Whether runs thread effect tokens or keep host callbacks (then they take
+        `execute`, not an `executor`)."""
+        return self._effectful
 
-    def execute_placed(self, args: Sequence[Array], *, committed: bool) -> list[Array]:
-        """`execute` for arguments known to be laid out as expected (a jit cache hit
-        whose key fixes every argument's sharding): no checks, no moves."""
-        results = self._run([x._impl for x in args], args)
-        outs = results.consume_with_handlers(self._handlers[committed])
-        if self._serialized:
-            _spmd_in_flight[:] = outs
-        for i in self.donated_args:
-            args[i].delete()
-        wrap = Array._from_impl
-        return [wrap(impl, aval, s) for impl, (aval, s) in zip(outs, self._out_types)]
+    def takes_as_is(self, args: Sequence[Any], offset: int = 0) -> bool:
+        """Whether every Array among `args` (the executable's arguments from `offset`
+        on) is laid out as the executable expects, so that its buffers can be passed
+        unchanged; the other arguments are host values, placed on each call."""
+        for x, expected in zip(args, self.in_shardings[offset:]):
+            if isinstance(x, Array):
+                sharding = x._sharding
+                if not (sharding is expected or sharding == expected
+                        or sharding.is_equivalent_to(expected, x.ndim)):
+                    return False
+            elif not isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)):
+                return False
+        return len(args) == len(self.in_shardings) - offset
+
+    def executor(self, *, committed: bool, num_flat: int, kept: Sequence[int] | None = None,
+                 consts: Sequence[Array] = ()) -> _fastpath.Executor:
+        """This executable as one C++ call on flat arguments (for cached calls whose
+        key fixes every Array argument's placement as the executable expects): the
+        module's arguments are `consts` then `flat[i] for i in kept`; host values
+        among them are placed here, on the sharding the executable wants."""
+        if self._effectful:
+            raise ValueError(f"{self!r} threads effect tokens: run it with execute()")
+        kept = list(range(num_flat)) if kept is None else list(kept)
+        n_consts = len(consts)
+        if n_consts + len(kept) != len(self.in_shardings):
+            raise TypeError(f"the executable takes {len(self.in_shardings)} arguments, "
+                            f"got {n_consts} constants and {len(kept)} arguments")
+        donated = {k - n_consts for k in self.donated_args}
+        place_host = _HostValues(self.in_shardings[n_consts:], donated)
+
+        def explain_failure(flat: Sequence[Any]) -> None:
+            self._check_alive([flat[i] for i in kept], offset=n_consts)
+
+        return _fastpath.Executor(
+            self._loaded, self._handlers[committed], list(self.out_avals),
+            list(self.out_shardings), [c._impl for c in consts], kept,
+            list(self.donated_args), num_flat, place_host, explain_failure,
+            _wait_for_spmd_in_flight if self._serialized else None,
+            _record_spmd_in_flight if self._serialized else None)
 
     def _run(self, impls: list, args: Sequence[Any]):
         if self._serialized:
@@ -180,8 +216,10 @@ class Executable:
             impls.append(impl)
         return impls, any_committed
 
-    def _check_alive(self, args: Sequence[Any]) -> None:
-        for i, x in enumerate(args):
+    def _check_alive(self, args: Sequence[Any], offset: int = 0) -> None:
+        """Raises naming the first deleted Array of `args`, the executable's arguments
+        from `offset` on."""
+        for i, x in enumerate(args, offset):
             if isinstance(x, Array) and x._impl.is_deleted():
                 raise RuntimeError(f"Array passed as {self._arg_label(i)} has been deleted "
                                    f"(shape={x.aval.str_short()}); it cannot be used after "
@@ -241,6 +279,59 @@ class Executable:
     def __repr__(self):
         return (f"Executable({len(self.in_shardings)} args -> {len(self.out_avals)} outputs "
                 f"on devices {_device_ids(self.devices)})")
+
+
+class _HostValues:
+    """Places an executor's host arguments. The device buffers of scalars are kept by
+    exact value: a call passing the same Python or NumPy scalar again (a step size,
+    the constant of `x * 1.0001`) reuses the buffer instead of copying it to the
+    device (an executable never writes its inputs; donated positions are not kept).
+    NumPy arrays onto replicated shardings take a prepared `batched_device_put`.
+    Under an active host-to-device transfer guard every value takes the checked path."""
+
+    MAX_SCALARS = 64
+
+    def __init__(self, shardings: Sequence[Sharding], donated: set[int]):
+        self._shardings = shardings
+        self._donated = donated
+        self._scalars: dict[tuple, Any] = {}
+        self._puts: dict[int, ReplicatedPut] = {}
+
+    def __call__(self, x: Any, j: int):
+        if transfer_guard.active("host_to_device"):  # every transfer checked, none saved
+            return put_leaves([x], [self._shardings[j]], [False], [None])[0]._impl
+        put = self._puts.get(j)
+        if put is not None and type(x) is np.ndarray and x.dtype == put.dtype and (
+                x.shape == put.shape):
+            return put(x)
+        key = None if j in self._donated else _scalar_key(x, j)
+        impl = self._scalars.get(key) if key is not None else None
+        if impl is not None:
+            return impl
+        sharding = self._shardings[j]
+        if ReplicatedPut.applies_to(x, sharding):
+            put = self._puts[j] = ReplicatedPut(x.shape, x.dtype, sharding)
+            return put(x)
+        impl = put_leaves([x], [sharding], [False], [None])[0]._impl
+        if key is not None:
+            if len(self._scalars) >= self.MAX_SCALARS:
+                self._scalars.clear()
+            self._scalars[key] = impl
+        return impl
+
+
+def _scalar_key(x: Any, j: int) -> tuple | None:
+    """What identifies scalar `x` exactly (-0.0 and 0.0 differ, NaN is itself)."""
+    kind = type(x)
+    if kind is float:
+        return j, kind, x.hex()
+    if kind is int or kind is bool:
+        return j, kind, x
+    if kind is complex:
+        return j, kind, x.real.hex(), x.imag.hex()
+    if isinstance(x, np.generic):
+        return j, x.dtype, x.tobytes()
+    return None
 
 
 def _device_ids(devices) -> list[int]:

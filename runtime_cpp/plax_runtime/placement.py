@@ -8,13 +8,13 @@ the calls, and with jaxlib's own transfer guard kept out (`transfer_guard.py`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from jaxlib import xla_client as xc
 
 from plax.extend import config, dtypes
-from plax.extend.core import ShapedArray
+from plax.extend.core import ShapedArray, register_cache
 from plax.extend.sharding import Device, Sharding
 from plax_runtime import transfer_guard
 from plax_runtime.backends import get_backend
@@ -75,31 +75,103 @@ def place_host_value(x: Any, sharding: Sharding | None, *, weak_type: bool | Non
     if sharding is None:
         sharding = SingleDeviceSharding(default_device())
     transfer_guard.check("host_to_device", aval, dst_sharding=sharding)
-    indices = sharding.addressable_devices_indices_map(aval.shape)
+    layout = _layout(sharding, aval.shape)
     # Empty buffers have nothing to alias (and jaxlib cannot copy empty shards).
     zero_copy = may_alias or value.size == 0
-    if sharding.is_fully_replicated:
-        shards = [value] * len(indices)
+    if layout.replicated:
+        shards = [value] * len(layout.devices)
+    elif zero_copy:
+        shards = [value[index] for index in layout.indices]
     else:
-        sharding.shard_shape(aval.shape)  # raises unless the shards are even
-        if zero_copy:
-            shards = [value[index] for index in indices.values()]
-        else:
-            # jaxlib fails ("bad_function_call") on contiguous views of one buffer
-            # copied "during the call"; make the one host copy here instead (once per
-            # distinct piece) and let the device buffers alias it.
-            pieces: dict[tuple, np.ndarray] = {}
-            shards = [pieces.setdefault(tuple((s.start, s.stop) for s in index),
-                                        np.array(value[index]))
-                      for index in indices.values()]
-            zero_copy = True
+        # jaxlib fails ("bad_function_call") on contiguous views of one buffer
+        # copied "during the call"; make the one host copy here instead (once per
+        # distinct piece) and let the device buffers alias it.
+        pieces = [np.array(value[layout.indices[i]]) for i in layout.first_of_piece]
+        shards = [pieces[p] for p in layout.piece_of_shard]
+        zero_copy = True
     semantics = (xc.HostBufferSemantics.ZERO_COPY if zero_copy
                  else xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
     impl = transfer_guard.unguarded(
-        _batched_device_put, aval, sharding._to_jaxlib_sharding(aval.ndim), shards,
-        list(indices), committed, may_alias is False, semantics,
-        enable_x64=config.enable_x64.value)
+        _batched_device_put, aval, layout.jaxlib_sharding, shards, layout.devices, committed,
+        may_alias is False, semantics, enable_x64=config.enable_x64.value)
     return impl, aval, sharding
+
+
+class _Layout(NamedTuple):
+    """Where the shards of an array of one shape go under one sharding."""
+    devices: list           # addressable devices, in the order jaxlib takes shards
+    indices: list           # each device's index into the array
+    replicated: bool
+    jaxlib_sharding: Any
+    first_of_piece: list    # for each distinct piece, the first shard holding it
+    piece_of_shard: list    # for each shard, its piece
+
+
+_layouts: dict[tuple, _Layout] = {}  # (sharding, shape) -> its layout; bounded below
+register_cache(_layouts.clear)
+
+
+def _layout(sharding: Sharding, shape: tuple[int, ...]) -> _Layout:
+    """The layout of `shape` under `sharding`, worked out once per pair (shardings are
+    immutable), so that placing many arrays of one shape costs no Python per shard."""
+    try:
+        layout = _layouts.get((sharding, shape))
+    except TypeError:  # an unhashable third-party sharding: no caching
+        layout, cacheable = None, False
+    else:
+        cacheable = True
+    if layout is not None:
+        return layout
+    index_map = sharding.addressable_devices_indices_map(shape)
+    replicated = sharding.is_fully_replicated
+    if not replicated:
+        sharding.shard_shape(shape)  # raises unless the shards are even
+    indices = list(index_map.values())
+    pieces: dict[tuple, int] = {}
+    piece_of_shard = [pieces.setdefault(tuple((s.start, s.stop) for s in index), len(pieces))
+                      for index in indices]
+    first_of_piece = [piece_of_shard.index(p) for p in range(len(pieces))]
+    layout = _Layout(list(index_map), indices, replicated,
+                     sharding._to_jaxlib_sharding(len(shape)), first_of_piece, piece_of_shard)
+    if cacheable:
+        if len(_layouts) >= 1024:
+            _layouts.clear()
+        _layouts[(sharding, shape)] = layout
+    return layout
+
+
+class ReplicatedPut:
+    """`place_host_value(x, sharding, committed=False)` prepared for NumPy arrays of
+    one shape and dtype onto one fully replicated sharding: the aval, the jaxlib
+    sharding and the devices are worked out once, so each call is one
+    `batched_device_put` (copying the data during the call, as `place_host_value`)."""
+
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype, sharding: Sharding):
+        self.shape, self.dtype = shape, dtype
+        self.aval = ShapedArray(shape, dtypes.canonicalize_dtype(dtype))
+        self._sharding = sharding._to_jaxlib_sharding(len(shape))
+        self._devices = list(sharding.addressable_devices_indices_map(shape))
+        self._semantics = (xc.HostBufferSemantics.ZERO_COPY if self.aval.size == 0
+                           else xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
+
+    @classmethod
+    def applies_to(cls, x: Any, sharding: Sharding) -> bool:
+        """Whether `x` is a plain NumPy array that this path places as the general one
+        would (native byte order, a valid dtype, a replicated target)."""
+        return (type(x) is np.ndarray and x.dtype in _PLAIN_DTYPES
+                and sharding.is_fully_replicated)
+
+    def __call__(self, x: np.ndarray) -> xc.ArrayImpl:
+        """Callers check plax's transfer guard (`transfer_guard.active`) first."""
+        return transfer_guard.unguarded(
+            _batched_device_put, self.aval, self._sharding, [x] * len(self._devices),
+            self._devices, False, False, self._semantics, enable_x64=config.enable_x64.value)
+
+
+# Native-order NumPy dtypes that need no check or conversion on the host.
+_PLAIN_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128))
 
 
 def place_shards(shards: Sequence[np.ndarray], shape: tuple[int, ...], dtype: np.dtype,

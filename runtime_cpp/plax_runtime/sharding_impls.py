@@ -49,6 +49,7 @@ class SingleDeviceSharding(Sharding):
             self = super().__new__(cls)
             (self._device,) = _device_tuple((device,), "SingleDeviceSharding")
             self._memory_kind = _canonical_memory_kind((device,), memory_kind)
+            self._hash = hash((SingleDeviceSharding, self._device, self._memory_kind))
             self = cls._interned.setdefault(key, self)
         return self
 
@@ -79,8 +80,8 @@ class SingleDeviceSharding(Sharding):
         return (isinstance(other, SingleDeviceSharding) and self._device == other._device
                 and self._memory_kind == other._memory_kind)
 
-    def __hash__(self):
-        return hash((SingleDeviceSharding, self._device, self._memory_kind))
+    def __hash__(self):  # jit cache keys hash it on every call
+        return self._hash
 
     def __repr__(self):
         kind = "" if self._memory_kind == "device" else f", memory_kind={self._memory_kind}"

@@ -60,6 +60,13 @@ def internal() -> contextlib.AbstractContextManager:
     return _scoped(_INTERNAL)
 
 
+def active(direction: str) -> bool:
+    """Whether transfers in `direction` may be logged or refused (the level is not
+    'allow'): shortcuts that skip a transfer must then take the checked path."""
+    level = _LEVELS[direction].value
+    return level is not None and level != "allow"
+
+
 def check(direction: str, aval: Any, sharding: Any = None, dst_sharding: Any = None) -> None:
     """Logs or refuses a transfer of `aval` in `direction` as its level says."""
     level = _LEVELS[direction].value

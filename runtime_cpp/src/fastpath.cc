@@ -6,9 +6,28 @@
 // arrays, so that a cache hit also says where the call runs. It runs on every call of a jitted function, so it avoids
 // Python-level attribute lookups, exceptions on misses, and per-call allocations
 // for Python scalars.
-#include <nanobind/nanobind.h>
+#include "signature.h"
+
+#include "dispatch.h"
 
 namespace nb = nanobind;
+
+namespace plax {
+
+ArraySlots array_slots;
+
+PyObject* intern(const char* name) {
+  PyObject* s = PyUnicode_InternFromString(name);
+  if (s == nullptr) throw nb::python_error();
+  return s;
+}
+
+nb::object get_slot(PyObject* descr, PyObject* obj) {
+  PyObject* value =
+      Py_TYPE(descr)->tp_descr_get(descr, obj, reinterpret_cast<PyObject*>(Py_TYPE(obj)));
+  if (value == nullptr) throw nb::python_error();
+  return nb::steal(value);
+}
 
 namespace {
 
@@ -70,6 +89,25 @@ nb::object signature_of_aval(PyObject* aval, Py_ssize_t index) {
   return triple(shape.ptr(), dtype.ptr(), is_weak != 0);
 }
 
+// `sig` (shape, dtype, weak_type) followed by where the value is placed.
+nb::object placed_signature(const nb::object& sig, PyObject* sharding, PyObject* committed) {
+  PyObject* placed = PyTuple_Pack(5, PyTuple_GET_ITEM(sig.ptr(), 0), PyTuple_GET_ITEM(sig.ptr(), 1),
+                                  PyTuple_GET_ITEM(sig.ptr(), 2), sharding, committed);
+  if (placed == nullptr) throw nb::python_error();
+  return nb::steal(placed);
+}
+
+// A plax Array: its aval, sharding and committed flag, read from its slots.
+nb::object signature_of_array(PyObject* x, Py_ssize_t index) {
+  nb::object aval = get_slot(array_slots.aval, x);
+  nb::object sig = signature_of_aval(aval.ptr(), index);
+  nb::object sharding = get_slot(array_slots.sharding, x);
+  nb::object impl = get_slot(array_slots.impl, x);
+  nb::object committed = optional_attr(impl.ptr(), S.committed);
+  if (!committed.is_valid()) return sig;
+  return placed_signature(sig, sharding.ptr(), committed.ptr());
+}
+
 nb::object signature_of(PyObject* x, Py_ssize_t index, bool x64) {
   // Exact Python scalars first: the most common non-array arguments, and the
   // cheapest (a shared, prebuilt tuple).
@@ -78,6 +116,7 @@ nb::object signature_of(PyObject* x, Py_ssize_t index, bool x64) {
   if (type == &PyLong_Type) return nb::borrow(S.int_sig[x64]);
   if (type == &PyBool_Type) return nb::borrow(S.bool_sig);
   if (type == &PyComplex_Type) return nb::borrow(S.complex_sig[x64]);
+  if (type == array_slots.type) return signature_of_array(x, index);
 
   if (nb::object aval = optional_attr(x, S.aval); aval.is_valid()) {
     nb::object sig = signature_of_aval(aval.ptr(), index);
@@ -86,10 +125,7 @@ nb::object signature_of(PyObject* x, Py_ssize_t index, bool x64) {
     if (!sharding.is_valid() || !impl.is_valid()) return sig;  // not placed on devices
     nb::object committed = optional_attr(impl.ptr(), S.committed);
     if (!committed.is_valid()) return sig;
-    PyObject* placed = PyTuple_Pack(5, PyTuple_GET_ITEM(sig.ptr(), 0), PyTuple_GET_ITEM(sig.ptr(), 1),
-                                    PyTuple_GET_ITEM(sig.ptr(), 2), sharding.ptr(), committed.ptr());
-    if (placed == nullptr) throw nb::python_error();
-    return nb::steal(placed);
+    return placed_signature(sig, sharding.ptr(), committed.ptr());
   }
   if (nb::object shape = optional_attr(x, S.shape); shape.is_valid()) {
     nb::object dtype = optional_attr(x, S.dtype);
@@ -105,6 +141,8 @@ nb::object signature_of(PyObject* x, Py_ssize_t index, bool x64) {
   throw nb::python_error();
 }
 
+}  // namespace
+
 nb::object arg_signature(nb::handle args, bool x64) {
   nb::object seq = nb::steal(PySequence_Fast(args.ptr(), "arg_signature: args must be a sequence"));
   if (!seq.is_valid()) throw nb::python_error();
@@ -118,17 +156,14 @@ nb::object arg_signature(nb::handle args, bool x64) {
   return out;
 }
 
+namespace {
+
 PyObject* scalar_signature(nb::handle np_dtype, const char* name, bool weak_type) {
   nb::object empty = nb::steal(PyTuple_New(0));
   nb::object dtype = np_dtype(name);
   return triple(empty.ptr(), dtype.ptr(), weak_type).release().ptr();
 }
 
-PyObject* intern(const char* name) {
-  PyObject* s = PyUnicode_InternFromString(name);
-  if (s == nullptr) throw nb::python_error();
-  return s;
-}
 
 constexpr const char* kArgSignatureDoc = R"doc(
 Return one hashable signature per argument, for the jit cache key.
@@ -156,9 +191,7 @@ Anything else raises ``TypeError`` naming the argument's position and type.
 
 }  // namespace
 
-NB_MODULE(_fastpath, m) {
-  m.doc() = "C++ hot paths of plax's jit dispatch.";
-
+void init_signature() {
   nb::object np_dtype = nb::module_::import_("numpy").attr("dtype");
   S.aval = intern("aval");
   S.shape = intern("shape");
@@ -174,9 +207,18 @@ NB_MODULE(_fastpath, m) {
   S.float_sig[1] = scalar_signature(np_dtype, "float64", true);
   S.complex_sig[0] = scalar_signature(np_dtype, "complex64", true);
   S.complex_sig[1] = scalar_signature(np_dtype, "complex128", true);
+}
 
-  m.def("arg_signature", &arg_signature, nb::arg("args"), nb::arg("x64"),
+}  // namespace plax
+
+NB_MODULE(_fastpath, m) {
+  m.doc() = "C++ hot paths of plax's jit and eager dispatch.";
+  // Executors live in module-level caches until the interpreter exits: not leaks.
+  nb::set_leak_warnings(false);
+  plax::init_signature();
+  m.def("arg_signature", &plax::arg_signature, nb::arg("args"), nb::arg("x64"),
         nb::sig("def arg_signature(args: collections.abc.Sequence[object], x64: bool) -> "
                 "tuple[tuple[typing.Any, ...], ...]"),
-        kArgSignatureDoc);
+        plax::kArgSignatureDoc);
+  plax::define_dispatch(m);
 }

@@ -12,7 +12,8 @@ Reading path:
    (abstract eval, lowering, jvp, partial eval, transpose, batching, dce);
 5. `jit.py` — `jit`: the tracing cache, the fast path, `eval_shape`; `stages.py`
    holds its ahead-of-time stages (`Traced` → `Lowered` → `Compiled`),
-   `signature.py` what tells cached calls apart, `explain.py` why a cache missed;
+   `signature.py` what tells cached calls apart, `explain.py` why a cache missed,
+   `fastpath.py` what the C++ fast path consults and why a call missed it;
 6. `ad.py` — forward mode (JVPTrace, jvp of Jaxprs); `partial_eval.py` — the
    known/unknown split behind linearize and vjp; `transpose.py` — the backward
    pass; `autodiff_api.py` — `jvp`, `grad`, `vjp`, jacobians;

@@ -53,14 +53,14 @@ from plax.extend.core import (
     trace_to_jaxpr,
 )
 from plax.extend.monitoring import JAXPR_TRACE_EVENT, timed_event
-from plax.extend.sharding import Sharding, concrete_mesh, sharding_from_spec
+from plax.extend.sharding import Sharding, sharding_from_spec
 from plax_runtime import backends
-from plax_transforms import debug_nans, executing, explain
+from plax_transforms import debug_nans, executing, explain, fastpath
 from plax_transforms.caches import BoundedCache, nbytes_of
 from plax_transforms.jit_primitive import jit_p, jit_params
 from plax_transforms.ref_discharge import RefPlan, check_unaliased, prepare_call, uses_refs
 from plax_transforms.refs import AbstractRef
-from plax_transforms.signature import arg_signature, trace_context
+from plax_transforms.signature import trace_context
 from plax_transforms.stages import Lowered, StagedCall, Traced, out_info
 
 logger = logging.getLogger(__name__)
@@ -146,19 +146,21 @@ _BYTES_PER_EQUATION = 512  # a rough size of an equation and its variables
 register_cache(_traces.clear)
 
 
-class _FastEntry(NamedTuple):
-    call: Callable[[list], list]  # flat arguments → flat outputs, for this signature
-    out_tree: Any
+class JitWrapped(fastpath.JitCache):
+    """A jitted function: call it, or stage it with `.trace`, `.lower`, `.eval_shape`.
 
-
-class JitWrapped:
-    """A jitted function: call it, or stage it with `.trace`, `.lower`, `.eval_shape`."""
+    Calling it runs the C++ fast path of its base class: a cached call's key is its
+    pytree structure, static values, each leaf's signature (device arrays with their
+    sharding and committed flag, which fix where the call runs), the trace-affecting
+    config (default device included) and the concrete mesh in context. Every other
+    call comes to `_call_python`.
+    """
 
     def __init__(self, fun: Callable, info: JitInfo):
+        self._has_statics = bool(info.static_argnums or info.static_argnames)
+        super().__init__(getattr(fun, "__name__", "fun"), self._has_statics, _FAST_CACHE_SIZE)
         self._fun = fun
         self._info = info
-        self._has_statics = bool(info.static_argnums or info.static_argnames)
-        self._fast: dict[tuple, _FastEntry] = {}
         try:
             weakref.ref(fun)
             self._cache_key_fun = fun
@@ -176,32 +178,18 @@ class JitWrapped:
 
     # --- calls ------------------------------------------------------------------
 
-    def __call__(self, *args, **kwargs):
+    def _call_python(self, *args, **kwargs):
+        """Every call the C++ fast path does not take (it counts why)."""
         if config.disable_jit.value:
             return self._fun(*args, **kwargs)
         if current_trace() is not EVAL_TRACE:
             return self._call_staged(args, kwargs)
-        try:
-            flat, key = self._fast_key(args, kwargs)
-            entry = self._fast.get(key)
-        except TypeError:  # unhashable static or invalid argument: the slow path says why
-            entry = None
-        if entry is None:
-            return self._call_slow(args, kwargs)
-        return entry.out_tree.unflatten(entry.call(flat))
+        return self._call_slow(args, kwargs)
 
-    def _fast_key(self, args, kwargs):
-        """The fast-path cache key: pytree structure, static values, each argument's
-        signature (device arrays with their sharding and committed flag, which fix
-        where the call runs), the trace-affecting config, default device included,
-        and the concrete mesh in context (where a call naming no device runs)."""
-        if self._has_statics:
-            dyn_args, dyn_kwargs, static_args, static_kwargs = self._split(args, kwargs)
-            statics = (static_args, static_kwargs)
-        else:
-            dyn_args, dyn_kwargs, statics = args, kwargs, None
-        flat, in_tree = tree_util.registry.flatten((dyn_args, dyn_kwargs))
-        return flat, (in_tree, statics, arg_signature(flat), trace_context(), concrete_mesh())
+    def _split_for_key(self, args, kwargs):
+        """(dynamic args, dynamic kwargs, static values): the fast-path key's view."""
+        dyn_args, dyn_kwargs, static_args, static_kwargs = self._split(args, kwargs)
+        return dyn_args, dyn_kwargs, (static_args, static_kwargs)
 
     def _split(self, args, kwargs):
         info = self._info
@@ -270,11 +258,7 @@ class JitWrapped:
             call = debug_nans.checked_jit(call, result.closed, name)
         outs = call(flat)
         if key is not None:
-            if len(self._fast) >= _FAST_CACHE_SIZE:
-                self._fast.clear()
-            self._fast[key] = _FastEntry(call, result.out_tree)
-            logger.debug("jit(%s): fast-path cache miss (new signature, device or config); "
-                         "entry added", name)
+            self._fast_insert(key, call, result.out_tree)
         return tree_util.tree_unflatten(result.out_tree, outs)
 
     def _run_eagerly(self, all_args, in_tree, result: TraceResult, describe) -> list:
@@ -477,7 +461,7 @@ class JitWrapped:
 
     def clear_cache(self) -> None:
         """Forget this function's traces and fast-path entries."""
-        self._fast.clear()
+        self._fast_clear()
         fun_id = id(self._cache_key_fun)
         _traces.evict(lambda key: key[0] == fun_id)
 

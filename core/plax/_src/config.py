@@ -633,7 +633,8 @@ array_garbage_collection_guard = config.define_optional_enum_state(
     "jax_array_garbage_collection_guard", ["allow", "log", "fatal"], None,
     "What happens when Python's cycle collector, not reference counting, frees a plax "
     "Array made while the guard was on (its device memory waited for the collector): "
-    "'allow' (None) nothing, 'log' logs an error, 'fatal' aborts the process.")
+    "'allow' (None) nothing, 'log' logs an error, 'fatal' aborts the process.",
+    include_in_trace_context=True)  # cached calls made while it is on watch their outputs
 
 
 def _check_hashable(option: str, value: Any) -> None:

@@ -129,7 +129,16 @@ def host_cast(x: np.ndarray | np.generic, dtype: np.dtype) -> np.ndarray | np.ge
         return x.astype(dtype)
 
 
+_float_max: dict[np.dtype, float] = {}  # inexact dtype -> its largest finite value
+
+
 def _cast_python_scalar(x: bool | int | float | complex, dtype: np.dtype) -> np.generic:
+    if type(x) is float and dtype_category(dtype) in "fc":
+        limit = _float_max.get(dtype)
+        if limit is None:
+            limit = _float_max[dtype] = float(dtypes.finfo(dtype).max)
+        if -limit <= x <= limit:  # rounds to a finite value: no overflow to handle
+            return dtype.type(x)
     with np.errstate(over="ignore"):
         natural = np.asarray(x, dtypes.canonicalize_dtype(dtypes.dtype(x)))
         return host_cast(natural, dtype)[()]
@@ -161,12 +170,24 @@ def is_weak(x: Any) -> bool:
     return get_aval(x).weak_type
 
 
+_categories: dict[Any, str] = {}  # dtype (or dtype-like) -> its category, as found
+
+
 def dtype_category(dtype: Any) -> str:
     """'b', 'i', 'u', 'f' or 'c' (bfloat16 is 'f', unlike NumPy's `kind`)."""
+    try:
+        return _categories[dtype]
+    except (KeyError, TypeError):  # new, or unhashable
+        pass
     for category, parent in (("b", np.bool_), ("u", np.unsignedinteger),
                              ("i", np.signedinteger), ("f", np.floating),
                              ("c", np.complexfloating)):
         if dtypes.issubdtype(dtype, parent):
+            if len(_categories) < 1024:
+                try:
+                    _categories[dtype] = category
+                except TypeError:
+                    pass
             return category
     hint = (": arrays of PRNG keys support no arithmetic (plax.random.key_data gives their "
             "integer data)" if isinstance(dtype, dtypes.ExtendedDType) else "")

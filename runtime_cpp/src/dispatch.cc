@@ -1,0 +1,468 @@
+// plax_runtime._fastpath dispatch: a cached call of a jitted function, and a prepared
+// eager call of a primitive, each a single C++ call from Python.
+//
+// `JitCache` is one jitted function's fast-path cache. A call flattens its arguments
+// with plax's pytree registry, builds the key (pytree structure, static values, one
+// signature per leaf, trace context, mesh in context), finds the entry, runs it and
+// unflattens the outputs. Every other call goes to the Python slow path: a new key,
+// an argument the key cannot describe, a call inside a transformation. Those calls
+// are counted per reason (`stats()`), logged once per reason when the configured
+// state says so, and never switch the fast path off.
+//
+// `Executor` runs one compiled executable on flat arguments: Arrays already laid out
+// as the executable expects give their buffers, host values (NumPy, Python scalars)
+// are placed by a Python callback, then `execute_sharded`, the output handlers, and
+// one plax Array per output, built here without running Python code.
+#include "dispatch.h"
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "signature.h"
+
+namespace nb = nanobind;
+
+namespace plax {
+namespace {
+
+// Interned attribute names, made once at import and kept for the process's life.
+struct Names {
+  PyObject* value;
+  PyObject* impl;
+  PyObject* aval;
+  PyObject* sharding;
+  PyObject* npy_value;
+  PyObject* execute_sharded;
+  PyObject* consume_with_handlers;
+  PyObject* unflatten;
+  PyObject* delete_;
+  PyObject* call_python;
+  PyObject* split_for_key;
+};
+Names N;
+
+nb::object check(PyObject* result) {
+  if (result == nullptr) throw nb::python_error();
+  return nb::steal(result);
+}
+
+ArraySlots& A = array_slots;
+
+PyObject* slot_descriptor(PyTypeObject* type, PyObject* name) {
+  PyObject* descr = _PyType_Lookup(type, name);  // borrowed
+  if (descr == nullptr || Py_TYPE(descr)->tp_descr_get == nullptr ||
+      Py_TYPE(descr)->tp_descr_set == nullptr) {
+    PyErr_Format(PyExc_TypeError, "set_array_type: %R has no slot %R", type, name);
+    throw nb::python_error();
+  }
+  Py_INCREF(descr);
+  return descr;
+}
+
+void set_slot(PyObject* descr, PyObject* obj, PyObject* value) {
+  if (Py_TYPE(descr)->tp_descr_set(descr, obj, value) < 0) throw nb::python_error();
+}
+
+// What every dispatch consults, given once by plax-transforms (`configure`). Held
+// for the process's life (never destroyed: no Python calls at interpreter exit).
+struct Env {
+  nb::object flatten;        // registry.flatten: x -> (leaves, treedef)
+  nb::object disable_jit;    // config States, read through `.value`
+  nb::object enable_x64;
+  nb::object log_misses;
+  nb::object current_trace;  // () -> the current trace
+  nb::object eval_trace;     // the trace outside every transformation
+  nb::object trace_context;  // () -> the trace-affecting config
+  nb::object concrete_mesh;  // () -> the mesh in context, or None
+  nb::object miss_reason;    // (key, previous keys) -> why a key is new
+  nb::object log_miss;       // (function name, reason) -> None
+};
+Env* E = nullptr;
+
+Env& env() {
+  if (E == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "plax_runtime._fastpath.configure was not called");
+    throw nb::python_error();
+  }
+  return *E;
+}
+
+bool state_value(const nb::object& state) {
+  nb::object value = check(PyObject_GetAttr(state.ptr(), N.value));
+  int truth = PyObject_IsTrue(value.ptr());
+  if (truth < 0) throw nb::python_error();
+  return truth != 0;
+}
+
+void configure(nb::object registry_flatten, nb::object disable_jit, nb::object enable_x64,
+               nb::object log_misses, nb::object current_trace, nb::object eval_trace,
+               nb::object trace_context, nb::object concrete_mesh, nb::object miss_reason,
+               nb::object log_miss) {
+  // A previous Env is leaked on purpose: configure runs once per process.
+  E = new Env{std::move(registry_flatten), std::move(disable_jit), std::move(enable_x64),
+              std::move(log_misses), std::move(current_trace), std::move(eval_trace),
+              std::move(trace_context), std::move(concrete_mesh), std::move(miss_reason),
+              std::move(log_miss)};
+}
+
+void set_array_type(nb::handle array_type) {
+  if (!PyType_Check(array_type.ptr())) throw nb::type_error("set_array_type: not a class");
+  auto* type = reinterpret_cast<PyTypeObject*>(array_type.ptr());
+  ArraySlots slots;
+  slots.type = type;
+  slots.impl = slot_descriptor(type, N.impl);
+  slots.aval = slot_descriptor(type, N.aval);
+  slots.sharding = slot_descriptor(type, N.sharding);
+  slots.npy_value = slot_descriptor(type, N.npy_value);
+  Py_INCREF(type);
+  A = slots;  // previous descriptors (if any) stay referenced: a few bytes, once
+}
+
+// --- running an executable ------------------------------------------------------------
+
+class Executor {
+ public:
+  Executor(nb::object loaded, nb::list handlers, std::vector<nb::object> out_avals,
+           std::vector<nb::object> out_shardings, std::vector<nb::object> consts,
+           std::vector<Py_ssize_t> kept, std::vector<Py_ssize_t> donated, Py_ssize_t num_flat,
+           nb::object place_host, nb::object on_error, nb::object before, nb::object after)
+      : handlers_(std::move(handlers)), out_avals_(std::move(out_avals)),
+        out_shardings_(std::move(out_shardings)), consts_(std::move(consts)),
+        kept_(std::move(kept)), donated_(std::move(donated)), num_flat_(num_flat),
+        place_host_(std::move(place_host)), on_error_(std::move(on_error)),
+        before_(std::move(before)), after_(std::move(after)) {
+    execute_sharded_ = check(PyObject_GetAttr(loaded.ptr(), N.execute_sharded));
+    if (out_avals_.size() != out_shardings_.size()) {
+      throw nb::value_error("Executor: one sharding per output aval is needed");
+    }
+    for (Py_ssize_t i : kept_) {
+      if (i < 0 || i >= num_flat_) throw nb::value_error("Executor: kept index out of range");
+    }
+    Py_ssize_t num_args = static_cast<Py_ssize_t>(consts_.size() + kept_.size());
+    for (Py_ssize_t i : donated_) {
+      if (i < 0 || i >= num_args) throw nb::value_error("Executor: donated index out of range");
+    }
+  }
+
+  // flat arguments (a list or tuple) -> one plax Array per output.
+  nb::object run(PyObject* flat) const {
+    if (A.type == nullptr) {
+      PyErr_SetString(PyExc_RuntimeError, "plax_runtime._fastpath.set_array_type was not called");
+      throw nb::python_error();
+    }
+    nb::object seq = check(PySequence_Fast(flat, "Executor: arguments must be a sequence"));
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+    if (n != num_flat_) {
+      PyErr_Format(PyExc_TypeError, "the executable takes %zd arguments, got %zd", num_flat_, n);
+      throw nb::python_error();
+    }
+    PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
+    Py_ssize_t n_consts = static_cast<Py_ssize_t>(consts_.size());
+    nb::object impls = check(PyList_New(n_consts + static_cast<Py_ssize_t>(kept_.size())));
+    for (Py_ssize_t i = 0; i < n_consts; ++i) {
+      PyList_SET_ITEM(impls.ptr(), i, consts_[i].inc_ref().ptr());
+    }
+    for (size_t j = 0; j < kept_.size(); ++j) {
+      PyObject* x = items[kept_[j]];
+      nb::object impl;
+      if (Py_TYPE(x) == A.type) {
+        impl = get_slot(A.impl, x);
+      } else {
+        impl = check(PyObject_CallFunction(place_host_.ptr(), "On", x, static_cast<Py_ssize_t>(j)));
+      }
+      PyList_SET_ITEM(impls.ptr(), n_consts + static_cast<Py_ssize_t>(j), impl.release().ptr());
+    }
+    if (before_.is_valid() && !before_.is_none()) check(PyObject_CallNoArgs(before_.ptr()));
+    PyObject* results = PyObject_CallOneArg(execute_sharded_.ptr(), impls.ptr());
+    if (results == nullptr) {
+      // A deleted or donated argument: let Python name it in plain words.
+      PyObject *type, *value, *traceback;
+      PyErr_Fetch(&type, &value, &traceback);
+      PyObject* explained = PyObject_CallOneArg(on_error_.ptr(), seq.ptr());
+      if (explained == nullptr) {  // on_error raised its clearer error
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(traceback);
+        throw nb::python_error();
+      }
+      Py_DECREF(explained);
+      PyErr_Restore(type, value, traceback);
+      throw nb::python_error();
+    }
+    nb::object owned_results = nb::steal(results);
+    nb::object outs = check(PyObject_CallMethodOneArg(results, N.consume_with_handlers,
+                                                      handlers_.ptr()));
+    if (after_.is_valid() && !after_.is_none()) check(PyObject_CallOneArg(after_.ptr(), outs.ptr()));
+    for (Py_ssize_t k : donated_) {
+      if (k < n_consts) continue;
+      PyObject* x = items[kept_[k - n_consts]];
+      if (Py_TYPE(x) == A.type) check(PyObject_CallMethodNoArgs(x, N.delete_));
+    }
+    nb::object out_seq = check(PySequence_Fast(outs.ptr(), "consume_with_handlers: not a list"));
+    Py_ssize_t n_out = PySequence_Fast_GET_SIZE(out_seq.ptr());
+    if (n_out != static_cast<Py_ssize_t>(out_avals_.size())) {
+      PyErr_Format(PyExc_RuntimeError, "the executable returned %zd outputs, expected %zu",
+                   n_out, out_avals_.size());
+      throw nb::python_error();
+    }
+    PyObject** out_items = PySequence_Fast_ITEMS(out_seq.ptr());
+    nb::object wrapped = check(PyList_New(n_out));
+    for (Py_ssize_t i = 0; i < n_out; ++i) {
+      nb::object array = check(A.type->tp_alloc(A.type, 0));
+      set_slot(A.impl, array.ptr(), out_items[i]);
+      set_slot(A.aval, array.ptr(), out_avals_[i].ptr());
+      set_slot(A.sharding, array.ptr(), out_shardings_[i].ptr());
+      set_slot(A.npy_value, array.ptr(), Py_None);
+      PyList_SET_ITEM(wrapped.ptr(), i, array.release().ptr());
+    }
+    return wrapped;
+  }
+
+ private:
+  nb::object execute_sharded_;
+  nb::list handlers_;
+  std::vector<nb::object> out_avals_;
+  std::vector<nb::object> out_shardings_;
+  std::vector<nb::object> consts_;     // buffers of hoisted constants, passed first
+  std::vector<Py_ssize_t> kept_;       // flat argument positions the module takes
+  std::vector<Py_ssize_t> donated_;    // positions among the module's arguments
+  Py_ssize_t num_flat_;
+  nb::object place_host_;              // (value, position among kept) -> buffer
+  nb::object on_error_;                // (flat) -> raises a clear error where it can
+  nb::object before_;                  // None, or () -> None before each execution
+  nb::object after_;                   // None, or (output buffers) -> None
+};
+
+// --- a jitted function's fast-path cache -------------------------------------------------
+
+// The base class of plax's jitted functions (`JitWrapped` in plax-transforms). Its
+// call slot is the fast path; the Python subclass gives the slow path
+// (`_call_python(*args, **kwargs)`) and, when the function has static arguments,
+// `_split_for_key(args, kwargs) -> (dynamic args, dynamic kwargs, statics)`.
+class JitCache {
+ public:
+  JitCache(std::string name, bool has_statics, size_t max_entries)
+      : name_(std::move(name)), has_statics_(has_statics), max_entries_(max_entries) {}
+
+  // The call slot: a C++ error becomes the matching Python exception.
+  static PyObject* tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+    try {
+      JitCache* cache = nb::inst_ptr<JitCache>(self);
+      nb::object kw = kwargs != nullptr ? nb::borrow(kwargs) : check(PyDict_New());
+      return cache->call(self, args, kw.ptr()).release().ptr();
+    } catch (nb::python_error& err) {
+      err.restore();
+    } catch (const std::exception& err) {
+      PyErr_SetString(PyExc_RuntimeError, err.what());
+    }
+    return nullptr;
+  }
+
+  // (flat arguments, key) of a call, as the fast path computes them; TypeError when
+  // the call's arguments or static values cannot be described.
+  static nb::tuple key(nb::handle self, nb::tuple args, nb::dict kwargs) {
+    auto [flat, key] = nb::inst_ptr<JitCache>(self)->compute_key(self.ptr(), args.ptr(),
+                                                                 kwargs.ptr());
+    return nb::make_tuple(flat, key);
+  }
+
+  void insert(nb::handle key, nb::handle runner, nb::handle out_tree) {
+    if (PyDict_GET_SIZE(entries_.ptr()) >= static_cast<Py_ssize_t>(max_entries_)) {
+      PyDict_Clear(entries_.ptr());
+    }
+    // A single-leaf output needs no unflattening: its outputs list holds the result.
+    nb::object num_nodes = check(PyObject_GetAttrString(out_tree.ptr(), "num_nodes"));
+    bool leaf = PyLong_AsLong(num_nodes.ptr()) == 1;
+    nb::object entry = check(PyTuple_Pack(3, runner.ptr(), out_tree.ptr(), leaf ? Py_True : Py_False));
+    if (PyDict_SetItem(entries_.ptr(), key.ptr(), entry.ptr()) < 0) throw nb::python_error();
+  }
+
+  void clear() { PyDict_Clear(entries_.ptr()); }
+
+  nb::dict entries() const { return entries_; }
+
+  nb::dict stats() const {
+    nb::dict slow_path;
+    for (const auto& [reason, count] : slow_counts_) slow_path[nb::str(reason.c_str())] = count;
+    nb::dict out;
+    out["hits"] = hits_;
+    out["slow_path"] = slow_path;
+    return out;
+  }
+
+  void reset_stats() {
+    hits_ = 0;
+    slow_counts_.clear();
+    logged_.clear();
+  }
+
+  // Cyclic garbage collection: entries may refer to anything.
+  static int traverse(PyObject* self, visitproc visit, void* arg) {
+    Py_VISIT(Py_TYPE(self));
+    if (!nb::inst_ready(self)) return 0;
+    Py_VISIT(nb::inst_ptr<JitCache>(self)->entries_.ptr());
+    return 0;
+  }
+
+  static int clear_refs(PyObject* self) {
+    PyDict_Clear(nb::inst_ptr<JitCache>(self)->entries_.ptr());
+    return 0;
+  }
+
+ private:
+  nb::object call(PyObject* self, PyObject* args, PyObject* kwargs) {
+    Env& e = env();
+    if (state_value(e.disable_jit)) return slow(self, args, kwargs);
+    nb::object trace = check(PyObject_CallNoArgs(e.current_trace.ptr()));
+    if (!trace.is(e.eval_trace)) return miss("called inside a transformation", self, args, kwargs);
+    nb::object flat, key;
+    try {
+      std::tie(flat, key) = compute_key(self, args, kwargs);
+    } catch (nb::python_error& err) {
+      if (!err.matches(PyExc_TypeError)) throw;
+      return miss("an argument or static value the key cannot describe", self, args, kwargs);
+    }
+    PyObject* entry = PyDict_GetItemWithError(entries_.ptr(), key.ptr());  // borrowed
+    if (entry == nullptr) {
+      if (PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
+        PyErr_Clear();
+        return miss("an unhashable static argument", self, args, kwargs);
+      }
+      nb::object reason = check(PyObject_CallFunctionObjArgs(
+          e.miss_reason.ptr(), key.ptr(), entries_.ptr(), nullptr));
+      return miss(nb::cast<std::string>(reason), self, args, kwargs);
+    }
+    ++hits_;
+    nb::object hold = nb::borrow(entry);  // the entry may be evicted while it runs
+    PyObject* runner = PyTuple_GET_ITEM(entry, 0);
+    nb::object outs;
+    if (nb::isinstance<Executor>(runner)) {
+      outs = nb::inst_ptr<Executor>(runner)->run(flat.ptr());
+    } else {
+      outs = check(PyObject_CallOneArg(runner, flat.ptr()));
+    }
+    if (PyTuple_GET_ITEM(entry, 2) == Py_True && PyList_CheckExact(outs.ptr()) &&
+        PyList_GET_SIZE(outs.ptr()) == 1) {
+      return nb::borrow(PyList_GET_ITEM(outs.ptr(), 0));
+    }
+    return check(PyObject_CallMethodOneArg(PyTuple_GET_ITEM(entry, 1), N.unflatten, outs.ptr()));
+  }
+
+  std::pair<nb::object, nb::object> compute_key(PyObject* self, PyObject* args,
+                                                PyObject* kwargs) {
+    Env& e = env();
+    nb::object dyn_args = nb::borrow(args), dyn_kwargs = nb::borrow(kwargs);
+    nb::object statics = nb::none();
+    if (has_statics_) {
+      nb::object parts = check(PyObject_CallMethodObjArgs(self, N.split_for_key, args, kwargs,
+                                                          nullptr));
+      if (!PyTuple_Check(parts.ptr()) || PyTuple_GET_SIZE(parts.ptr()) != 3) {
+        PyErr_SetString(PyExc_TypeError, "_split_for_key must return (args, kwargs, statics)");
+        throw nb::python_error();
+      }
+      dyn_args = nb::borrow(PyTuple_GET_ITEM(parts.ptr(), 0));
+      dyn_kwargs = nb::borrow(PyTuple_GET_ITEM(parts.ptr(), 1));
+      statics = nb::borrow(PyTuple_GET_ITEM(parts.ptr(), 2));
+    }
+    nb::object tree = check(PyTuple_Pack(2, dyn_args.ptr(), dyn_kwargs.ptr()));
+    nb::object flattened = check(PyObject_CallOneArg(e.flatten.ptr(), tree.ptr()));
+    if (!PyTuple_Check(flattened.ptr()) || PyTuple_GET_SIZE(flattened.ptr()) != 2) {
+      PyErr_SetString(PyExc_TypeError, "flatten must return (leaves, treedef)");
+      throw nb::python_error();
+    }
+    nb::object leaves = nb::borrow(PyTuple_GET_ITEM(flattened.ptr(), 0));
+    PyObject* treedef = PyTuple_GET_ITEM(flattened.ptr(), 1);
+    nb::object sig = arg_signature(leaves, state_value(e.enable_x64));
+    nb::object context = check(PyObject_CallNoArgs(e.trace_context.ptr()));
+    nb::object mesh = check(PyObject_CallNoArgs(e.concrete_mesh.ptr()));
+    nb::object key = check(PyTuple_Pack(5, treedef, statics.ptr(), sig.ptr(), context.ptr(),
+                                        mesh.ptr()));
+    return {std::move(leaves), std::move(key)};
+  }
+
+  nb::object slow(PyObject* self, PyObject* args, PyObject* kwargs) {
+    nb::object method = check(PyObject_GetAttr(self, N.call_python));
+    return check(PyObject_Call(method.ptr(), args, kwargs));
+  }
+
+  nb::object miss(const std::string& reason, PyObject* self, PyObject* args, PyObject* kwargs) {
+    ++slow_counts_[reason];
+    Env& e = env();
+    if (state_value(e.log_misses) && logged_.insert(reason).second) {
+      check(PyObject_CallFunction(e.log_miss.ptr(), "ss", name_.c_str(), reason.c_str()));
+    }
+    return slow(self, args, kwargs);
+  }
+
+  std::string name_;
+  bool has_statics_;
+  size_t max_entries_;
+  nb::dict entries_;  // key -> (runner, output treedef, whether it is a single leaf)
+  uint64_t hits_ = 0;
+  std::map<std::string, uint64_t> slow_counts_;
+  std::set<std::string> logged_;
+};
+
+}  // namespace
+
+void define_dispatch(nb::module_& m) {
+  N.value = intern("value");
+  N.impl = intern("_impl");
+  N.aval = intern("_aval");
+  N.sharding = intern("_sharding");
+  N.npy_value = intern("_npy_value");
+  N.execute_sharded = intern("execute_sharded");
+  N.consume_with_handlers = intern("consume_with_handlers");
+  N.unflatten = intern("unflatten");
+  N.delete_ = intern("delete");
+  N.call_python = intern("_call_python");
+  N.split_for_key = intern("_split_for_key");
+
+  m.def("configure", &configure, nb::arg("registry_flatten"), nb::arg("disable_jit"),
+        nb::arg("enable_x64"), nb::arg("log_misses"), nb::arg("current_trace"),
+        nb::arg("eval_trace"), nb::arg("trace_context"), nb::arg("concrete_mesh"),
+        nb::arg("miss_reason"), nb::arg("log_miss"),
+        "Give jit dispatch what it consults on every call (once per process).");
+  m.def("set_array_type", &set_array_type, nb::arg("array_type"),
+        "The class of the Arrays that Executors take buffers from and return (once).");
+
+  nb::class_<Executor>(m, "Executor",
+                       "One compiled executable run on flat arguments, outputs as plax Arrays.")
+      .def(nb::init<nb::object, nb::list, std::vector<nb::object>, std::vector<nb::object>,
+                    std::vector<nb::object>, std::vector<Py_ssize_t>, std::vector<Py_ssize_t>,
+                    Py_ssize_t, nb::object, nb::object, nb::object, nb::object>(),
+           nb::arg("loaded"), nb::arg("handlers"), nb::arg("out_avals"),
+           nb::arg("out_shardings"), nb::arg("consts"), nb::arg("kept"), nb::arg("donated"),
+           nb::arg("num_flat"), nb::arg("place_host"), nb::arg("on_error"),
+           nb::arg("before").none() = nb::none(), nb::arg("after").none() = nb::none())
+      .def("__call__", [](const Executor& self, nb::handle flat) { return self.run(flat.ptr()); },
+           nb::arg("flat"));
+
+  static PyType_Slot jit_cache_slots[] = {
+      {Py_tp_call, reinterpret_cast<void*>(&JitCache::tp_call)},
+      {Py_tp_traverse, reinterpret_cast<void*>(&JitCache::traverse)},
+      {Py_tp_clear, reinterpret_cast<void*>(&JitCache::clear_refs)},
+      {0, nullptr}};
+  nb::class_<JitCache>(m, "JitCache", nb::type_slots(jit_cache_slots),
+                       "The base class of jitted functions: its call is the fast path.")
+      .def(nb::init<std::string, bool, size_t>(), nb::arg("name"), nb::arg("has_statics"),
+           nb::arg("max_entries"))
+      .def("_fast_key", &JitCache::key, nb::arg("args"), nb::arg("kwargs"))
+      .def("_fast_insert", &JitCache::insert, nb::arg("key"), nb::arg("runner"),
+           nb::arg("out_tree"))
+      .def("_fast_clear", &JitCache::clear)
+      .def("_fast_entries", &JitCache::entries)
+      .def("_fast_stats", &JitCache::stats)
+      .def("_fast_reset_stats", &JitCache::reset_stats);
+}
+
+}  // namespace plax
