@@ -1,0 +1,53 @@
+"""Moving the functions of one MLIR module into another: how an exported module is
+inlined into the module that calls it, and how the per-platform lowerings of a
+multi-platform export are put side by side."""
+from __future__ import annotations
+
+import re
+
+from jaxlib.mlir import ir
+
+
+def merge_module(dst: ir.Module, dst_symbols: ir.SymbolTable, src: ir.Module,
+                 prefix: str, what: str) -> tuple[str, ir.FunctionType]:
+    """Move `src`'s functions (in `dst`'s context) into `dst`, private and renamed
+    apart from `dst`'s symbols: `@main` becomes `prefix`, the others `prefix_name`.
+    The name and type of the moved `@main`; `what` names `src` in errors."""
+    src_symbols = ir.SymbolTable(src.operation)
+    taken = {ir.StringAttr(op.attributes["sym_name"]).value
+             for op in dst.body.operations if "sym_name" in op.attributes}
+    renames = {}
+    for op in src.body.operations:
+        if "sym_name" not in op.attributes:
+            continue
+        if op.operation.name == "sdy.mesh":
+            raise NotImplementedError(f"{what} states Shardy meshes: plax handles "
+                                      "one-device modules only")
+        old = ir.StringAttr(op.attributes["sym_name"]).value
+        base = _sanitize(prefix + ("" if old == "main" else f"_{old}"))
+        new, k = base, 0
+        while new in taken:
+            k += 1
+            new = f"{base}_{k}"
+        taken.add(new)
+        renames[old] = new
+    for old, new in renames.items():
+        if old != new:
+            ir.SymbolTable.replace_all_symbol_uses(old, new, src.operation)
+            src_symbols.set_symbol_name(src_symbols[old], new)
+    main_name, main_type = renames["main"], None
+    for op in list(src.body.operations):
+        named = "sym_name" in op.attributes
+        if named:
+            ir.SymbolTable.set_visibility(op, "private")
+            if ir.StringAttr(op.attributes["sym_name"]).value == main_name:
+                main_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+        op.detach_from_parent()
+        ir.InsertionPoint(dst.body).insert(op)
+        if named:
+            dst_symbols.insert(op)
+    return main_name, main_type
+
+
+def _sanitize(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.$-]", "_", name)
