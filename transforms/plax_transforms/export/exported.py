@@ -26,7 +26,6 @@ from plax.extend.ad import tangent_aval
 from plax.extend.core import ShapeDtypeStruct, ShapedArray, jaxpr_as_fun
 from plax.extend.mlir import hlo, mu
 from plax_runtime import backends
-from plax_transforms.autodiff_api import vjp
 from plax_transforms.export import serialization
 from plax_transforms.export.call_exported import (argument_path, call_exported,
                                                    differentiable_call)
@@ -249,6 +248,7 @@ def _export_vjp(primal: Exported, closed) -> Exported:
     """The VJP of `primal` (whose Jaxpr is `closed`), exported: it takes the flat
     primal arguments followed by one cotangent per flat output (float0 for integer
     ones) and returns the cotangents of the flat arguments, as JAX's does."""
+    from plax_transforms.autodiff_api import vjp  # (importing plax.export stays light)
     n_in = len(primal.in_avals)
     primal_fun = jaxpr_as_fun(closed)
 
