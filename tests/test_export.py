@@ -372,6 +372,8 @@ _CALL_PLAX_BLOBS = """
     grad_exp = export.deserialize(bytearray((tmp / "grad.bin").read_bytes()))
     results["grad"] = {lib}.grad(lambda x: grad_exp.call(x, p)["n"].sum())(
         np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3))
+    keyed = export.deserialize(bytearray((tmp / "key.bin").read_bytes()))
+    results["key"] = keyed.call({lib}.random.key(7))
     chol = export.deserialize(bytearray((tmp / "chol.bin").read_bytes()))
     results["chol"] = chol.call(np.array([[4, 2], [2, 3]], np.float32))
     np.savez(tmp / "{lib}_results.npz", **results)
@@ -385,6 +387,9 @@ def _write_plax_blobs(tmp_path, static_exp, poly_exp):
     chol = export.export(plax.jit(jnp.linalg.cholesky), platforms=("cuda", "cpu"))(
         np.eye(2, dtype=f32))
     (tmp_path / "chol.bin").write_bytes(chol.serialize())
+    keyed = export.export(plax.jit(lambda k: plax.random.uniform(k, (3,))))(
+        plax.random.key(0))
+    (tmp_path / "key.bin").write_bytes(keyed.serialize())
 
 
 def _check_blob_results(path):
@@ -394,6 +399,7 @@ def _check_blob_results(path):
                 _check_mlp({"y": data[f"{name}_{n}_y"], "n": data[f"{name}_{n}_n"]}, n)
         x = np.linspace(-1, 1, 6, dtype=f32).reshape(2, 3)
         np.testing.assert_allclose(data["grad"], 2 * x, rtol=1e-5)
+        np.testing.assert_allclose(data["key"], plax.random.uniform(plax.random.key(7), (3,)))
         np.testing.assert_allclose(data["chol"], np.linalg.cholesky(
             np.array([[4, 2], [2, 3]], f32)), rtol=1e-6)
         return dict(data)
@@ -436,6 +442,8 @@ _JAX_EXPORTS = """
     for name, exp in exports.items():
         (tmp / f"jax_{name}.bin").write_bytes(exp.serialize())
     (tmp / "jax_grad.bin").write_bytes(exports["poly"].serialize(vjp_order=1))
+    keyed = export.export(jax.jit(lambda k: jax.random.normal(k, (2,))))(jax.random.key(0))
+    (tmp / "jax_key.bin").write_bytes(keyed.serialize())
 """
 
 
@@ -464,6 +472,11 @@ def test_jax_exports_deserialize_and_run_in_plax(tmp_path):
     np.testing.assert_allclose(multi.call(np.ones(3, f32)), np.exp(np.ones(3, f32)), rtol=1e-6)
     with pytest.raises(ValueError, match="Shape mismatch"):
         static.call(_x(3), _params())
+    keyed = export.deserialize((tmp_path / "jax_key.bin").read_bytes())
+    assert str(keyed.in_avals[0].dtype) == "key<fry>"
+    k = plax.random.key(3)
+    np.testing.assert_allclose(keyed.call(k), plax.random.normal(k, (2,)))  # bit-exact PRNG
+    np.testing.assert_allclose(plax.jit(lambda k: keyed.call(k) - keyed.call(k))(k), 0)
     grad_exp = export.deserialize((tmp_path / "jax_grad.bin").read_bytes())
     assert grad_exp.has_vjp() and not poly.has_vjp()
     x = _x(3)

@@ -55,6 +55,9 @@ _DTYPE_CODES = {
     "float8_e4m3": 23, "float8_e3m4": 24, "float8_e8m0fnu": 25, "float4_e2m1fn": 26,
 }
 _FLOAT0_CODE = 22
+# PRNG key dtypes, by the name plax prints them with → (code, implementation).
+_KEY_CODES = {"key<fry>": (27, "threefry2x32"), "key<rbg>": (28, "rbg"),
+              "key<urbg>": (29, "unsafe_rbg")}
 _DTYPES_BY_CODE = {code: np.dtype(getattr(dtypes, name, None) or name)
                    for name, code in _DTYPE_CODES.items()}
 _DTYPES_BY_CODE[_FLOAT0_CODE] = np.dtype(dtypes.float0)
@@ -158,14 +161,32 @@ def _aval_key(aval) -> tuple:
     return (tuple(aval.shape), aval.dtype)
 
 
-def _aval_table(aval) -> Table:
-    dtype = np.dtype(aval.dtype)
-    code = _FLOAT0_CODE if dtype == np.dtype(dtypes.float0) else _DTYPE_CODES.get(dtype.name)
+def _dtype_code(dtype) -> int:
+    if isinstance(dtype, dtypes.ExtendedDType):
+        code = _KEY_CODES.get(str(dtype), (None,))[0]
+    else:
+        dtype = np.dtype(dtype)
+        code = (_FLOAT0_CODE if dtype == np.dtype(dtypes.float0)
+                else _DTYPE_CODES.get(dtype.name))
     if code is None:
         raise NotImplementedError(f"serializing arrays of dtype {dtype}")
+    return code
+
+
+def _dtype_of_code(code: int):
+    if code in _DTYPES_BY_CODE:
+        return _DTYPES_BY_CODE[code]
+    impl = next((impl for c, impl in _KEY_CODES.values() if c == code), None)
+    if impl is None:
+        raise NotImplementedError(f"deserializing arrays of dtype code {code}")
+    from plax_stdlib.random.impls import key_dtype  # only exports of PRNG keys need it
+    return key_dtype(impl)
+
+
+def _aval_table(aval) -> Table:
     return Table({_AVAL_KIND: (INT8, 0),
                   _AVAL_SHAPE: (None, Vector([str(d) for d in aval.shape])),
-                  _AVAL_DTYPE: (INT8, code),
+                  _AVAL_DTYPE: (INT8, _dtype_code(aval.dtype)),
                   _AVAL_MEMORY_SPACE: (INT8, _MEMORY_SPACE_DEVICE)})
 
 
@@ -276,12 +297,8 @@ def _read_exported(root: fb.TableView, make_exported, make_check):
 
 
 def _read_aval(t: fb.TableView) -> ShapedArray:
-    code = t.scalar(_AVAL_DTYPE, INT8)
-    if code not in _DTYPES_BY_CODE:
-        raise NotImplementedError(f"deserializing arrays of dtype code {code} (extended "
-                                  "dtypes such as PRNG keys are not supported)")
-    shape = tuple(parse_dimension(s) for s in t.strings(_AVAL_SHAPE))
-    return ShapedArray(shape, _DTYPES_BY_CODE[code])
+    dtype = _dtype_of_code(t.scalar(_AVAL_DTYPE, INT8))
+    return ShapedArray(tuple(parse_dimension(s) for s in t.strings(_AVAL_SHAPE)), dtype)
 
 
 def _read_tree(t: fb.TableView | None):
