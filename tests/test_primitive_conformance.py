@@ -490,6 +490,10 @@ EXAMPLES: list[Example] = [
     applied(lambda v: plax.ffi.ffi_call("rms_norm", plax.ShapeDtypeStruct(v.shape, v.dtype),
                                         vmap_method="broadcast_all")(v, eps=np.float32(1e-5)),
             x()),
+    # an exported function called back (deserialized without a VJP: the bare primitive)
+    applied(lambda v: plax.export.deserialize(plax.export.export(plax.jit(lax.sin))(
+        plax.ShapeDtypeStruct(v.shape, v.dtype)).serialize()).call(v), x(),
+        prim="call_exported"),
     applied(lambda v: lax.ppermute(v, AXIS, [(0, 1)]), x(), named=True, label="ppermute_partial"),
     applied(lambda v: lax.pbroadcast(v, AXIS, 1), x(), named=True),
     applied(lambda v: lax.pvary(v, AXIS), x(), named=True),
@@ -536,6 +540,11 @@ SKIPPED: dict[str, tuple[tuple[str, ...], str]] = {
          "opaque calls are not differentiable by design, as in JAX (their jvp and transpose "
          "rules raise, tests/test_callbacks.py and tests/test_ffi.py check the errors); "
          "users give them derivatives with custom_jvp/custom_vjp")),
+    "export.call_exported": (
+        ("jvp", "jvp2", "transpose", "vjp"),
+        "an Exported is differentiated through its exported VJP (a custom_vjp around the "
+        "call, tests/test_export.py); the primitive's jvp rule raises by design for one "
+        "deserialized without a VJP, as JAX's does"),
     "lax.while": (("transpose", "vjp"), "reverse mode of while loops raises by design "
                                         "(use scan or a fori_loop with static bounds)"),
     "lax.axis_index": (("batching",), "it takes no operands: its batching rule is what "
