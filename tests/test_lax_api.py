@@ -185,7 +185,8 @@ clamp sort copy stop_gradient gather polygamma scatter_add scatter
 scatter_mul scatter_min scatter_max reduce_window reduce_window_sum reduce_window_max
 reduce_window_min select_and_gather_add select_and_scatter_add conv_general_dilated fft
 top_k approx_top_k eq_to le_to lt_to split stack unstack tile scatter_sub optimization_barrier
-reduce_precision mulhi stage""".split())
+reduce_precision mulhi stage bessel_i0e bessel_i1e
+zeta igamma igammac igamma_grad_a random_gamma_grad regularized_incomplete_beta""".split())
 
 
 def all_primitives() -> dict[str, Primitive]:
@@ -276,10 +277,12 @@ USES = [
     lax.log, lax.log1p, lax.expm1, lax.tanh, lax.logistic, lax.sin, lax.cos, lax.tan, lax.asin,
     lax.acos, lax.atan, lax.sinh, lax.cosh, lax.asinh, lax.acosh, lax.atanh, lax.sqrt,
     lax.rsqrt, lax.cbrt, lax.square, lax.abs, lax.real, lax.imag, lax.conj, lax.erf, lax.erfc,
-    lax.erf_inv, lax.lgamma, lax.digamma, lax.bitwise_not, lax.population_count, lax.clz,
+    lax.erf_inv, lax.lgamma, lax.digamma, lax.bessel_i0e, lax.bessel_i1e, lax.bitwise_not,
+    lax.population_count, lax.clz, lambda x: lax.betainc(x, x, x),
     *[lambda x, f=f: f(x, x) for f in (
         lax.add, lax.sub, lax.mul, lax.div, lax.rem, lax.pow, lax.max, lax.min, lax.atan2,
-        lax.nextafter, lax.polygamma, lax.complex, lax.eq, lax.ne, lax.lt, lax.le, lax.gt, lax.ge,
+        lax.nextafter, lax.polygamma, lax.zeta, lax.igamma, lax.igammac, lax.igamma_grad_a,
+        lax.random_gamma_grad, lax.complex, lax.eq, lax.ne, lax.lt, lax.le, lax.gt, lax.ge,
         lax.bitwise_and, lax.bitwise_or, lax.bitwise_xor, lax.shift_left,
         lax.shift_right_logical, lax.shift_right_arithmetic)],
     lambda x: lax.integer_pow(x, 5),

@@ -279,6 +279,19 @@ def _digamma(x):
     return acc + np.log(x) - 0.5 / x - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 / 252))
 
 
+def _scipy_special():
+    """SciPy's special functions, the references of the special-function cases."""
+    import scipy.special
+    return scipy.special
+
+
+def _richardson(f, h=1e-3):
+    """f'(0) from central differences at h and h/2, extrapolated (error O(h⁴))."""
+    def central(h):
+        return (f(h) - f(-h)) / (2 * h)
+    return (4 * central(h / 2) - central(h)) / 3
+
+
 def _as_signed(x):
     return x.view(np.dtype(f"i{x.dtype.itemsize}"))
 
@@ -477,6 +490,21 @@ CASES: list[Case] = [
     unary("digamma", _digamma, (F32, F64), lo=0.5, hi=4.0),
     binary("polygamma", lambda m, x: _trigamma(x), (F32, F64), lo=0.5, hi=4.0,
            fn=lambda m, x: lax.polygamma(1.0, x)),
+    # special functions without an XLA op (lowered through lax programs) and CHLO's
+    unary("bessel_i0e", lambda x: np.i0(x) * np.exp(-np.abs(x)), (F16, F32, F64), lo=-40, hi=40),
+    unary("bessel_i1e", lambda x: _scipy_special().i1e(x), (F32, F64), lo=-40, hi=40),
+    binary("zeta", lambda x, q: _scipy_special().zeta(x, q), (F32, F64), lo=1.5, hi=4.0),
+    binary("igamma", lambda a, x: _scipy_special().gammainc(a, x), (F32, F64), lo=0.2, hi=8.0),
+    binary("igammac", lambda a, x: _scipy_special().gammaincc(a, x), (F32, F64), lo=0.2, hi=8.0),
+    binary("igamma_grad_a", lambda a, x: _richardson(
+        lambda h: _scipy_special().gammainc(a + h, x)), (F32, F64), lo=0.2, hi=8.0),
+    binary("random_gamma_grad", lambda a, x: -_richardson(
+        lambda h: _scipy_special().gammainc(a + h, x)) / np.exp(
+            (a - 1) * np.log(x) - x - _scipy_special().gammaln(a)), (F32, F64), lo=0.5, hi=8.0),
+    Case("betainc", ("regularized_incomplete_beta",), lax.betainc,
+         lambda a, b, x: _scipy_special().betainc(a, b, x), (F16, F32, F64),
+         lambda dt: (sample(dt, lo=0.2, hi=5), sample(dt, lo=0.2, hi=5, salt=1),
+                     sample(dt, lo=0.01, hi=0.99, salt=2))),
     # complex parts
     unary("real", np.real, COMPLEX),
     unary("imag", np.imag, COMPLEX),

@@ -243,6 +243,16 @@ EXAMPLES: list[Example] = [
     unary(lax.digamma, lo=0.5, hi=4.0),
     applied(lambda m, v: lax.polygamma(m, v), np.full((2, 3), 1.0, np.float32),
             x(lo=0.5, hi=4.0), nondiff_argnums=(0,)),
+    # special functions (lax/special.py); derivatives in the shape parameters, which JAX
+    # does not define beyond first order, are checked in tests/test_scipy_special.py
+    unary(lax.bessel_i0e, lo=-5.0, hi=5.0), unary(lax.bessel_i1e, lo=-5.0, hi=5.0),
+    applied(lax.zeta, x(lo=1.5, hi=4.0), y(lo=0.5, hi=3.0), nondiff_argnums=(0,)),
+    applied(lax.igamma, x(lo=0.5, hi=4.0), y(lo=0.5, hi=4.0), nondiff_argnums=(0,)),
+    applied(lax.igammac, x(lo=0.5, hi=4.0), y(lo=0.5, hi=4.0), nondiff_argnums=(0,)),
+    applied(lax.igamma_grad_a, x(lo=0.5, hi=4.0), y(lo=0.5, hi=4.0), nondiff_argnums=(0,)),
+    applied(lax.random_gamma_grad, x(lo=0.5, hi=4.0), y(lo=0.5, hi=4.0)),
+    applied(lax.betainc, x(lo=0.5, hi=4.0), y(lo=0.5, hi=4.0), x(lo=0.1, hi=0.9, salt=2),
+            nondiff_argnums=(0, 1)),
     # complex parts
     unary(lax.real, dt=C64), unary(lax.imag, dt=C64), unary(lax.conj, dt=C64),
     # bitwise
@@ -480,6 +490,10 @@ EXAMPLES: list[Example] = [
     applied(lambda v: plax.ffi.ffi_call("rms_norm", plax.ShapeDtypeStruct(v.shape, v.dtype),
                                         vmap_method="broadcast_all")(v, eps=np.float32(1e-5)),
             x()),
+    # an exported function called back (deserialized without a VJP: the bare primitive)
+    applied(lambda v: plax.export.deserialize(plax.export.export(plax.jit(lax.sin))(
+        plax.ShapeDtypeStruct(v.shape, v.dtype)).serialize()).call(v), x(),
+        prim="call_exported"),
     applied(lambda v: lax.ppermute(v, AXIS, [(0, 1)]), x(), named=True, label="ppermute_partial"),
     applied(lambda v: lax.pbroadcast(v, AXIS, 1), x(), named=True),
     applied(lambda v: lax.pvary(v, AXIS), x(), named=True),
@@ -526,6 +540,11 @@ SKIPPED: dict[str, tuple[tuple[str, ...], str]] = {
          "opaque calls are not differentiable by design, as in JAX (their jvp and transpose "
          "rules raise, tests/test_callbacks.py and tests/test_ffi.py check the errors); "
          "users give them derivatives with custom_jvp/custom_vjp")),
+    "export.call_exported": (
+        ("jvp", "jvp2", "transpose", "vjp"),
+        "an Exported is differentiated through its exported VJP (a custom_vjp around the "
+        "call, tests/test_export.py); the primitive's jvp rule raises by design for one "
+        "deserialized without a VJP, as JAX's does"),
     "lax.while": (("transpose", "vjp"), "reverse mode of while loops raises by design "
                                         "(use scan or a fori_loop with static bounds)"),
     "lax.axis_index": (("batching",), "it takes no operands: its batching rule is what "
@@ -538,6 +557,7 @@ SKIPPED: dict[str, tuple[tuple[str, ...], str]] = {
     "lax.nextafter": (("jvp", "jvp2", "vjp"), "its jvp rule gives zero tangents, where finite "
                       "differences see the identity in x1 (JAX 0.10.2 has no jvp for it)"),
     "lax.stop_gradient": (("jvp", "jvp2", "vjp"), "its derivative is zero by definition"),
+    "lax.random_gamma_grad": (("jvp", "jvp2", "vjp"), "it has no derivatives (as in JAX 0.10.2)"),
     "plax.custom_vjp_call": (("jvp", "jvp2"), "forward mode of a custom_vjp function raises "
                                               "by design"),
     "random.random_gamma": (("jvp", "jvp2", "vjp"), "its derivative is the implicit "

@@ -126,6 +126,13 @@ def test_static_out_of_bounds_indices_clamp_on_reads_and_drop_on_updates():
 
 def test_flatnonzero_of_an_empty_array_gives_the_fill_values():
     np.testing.assert_array_equal(jnp.flatnonzero(jnp.zeros((3, 0)), size=3), [0, 0, 0])
+
+
+def test_a_float_fill_value_promotes_nonzero_indices_as_jax():
+    out = jnp.flatnonzero(np.array([0, 3], np.int8), size=2, fill_value=2.5)
+    assert out.dtype == np.float32 and out.weak_type
+    np.testing.assert_array_equal(out, [1.0, 2.5])
+    assert jnp.nonzero(np.eye(2), size=3)[0].dtype == np.int32
     assert [i.tolist() for i in jnp.nonzero(jnp.zeros((3, 0)), size=2, fill_value=-1)] == \
         [[-1, -1], [-1, -1]]
 

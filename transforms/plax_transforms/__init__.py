@@ -37,6 +37,9 @@ Reading path:
     `compile_time_eval.py`, `checkpoint_policies.py`; and mutable references:
     `refs.py` (`plax.ref` and its primitives), `ref_discharge.py` (a Jaxpr's
     references made explicit inputs and outputs, as `jit` does after tracing).
+12. `export/` — `plax.export`: a jitted function lowered once and serialized in JAX's
+    format, called back through the `export.call_exported` primitive, with symbolic
+    (shape-polymorphic) dimensions.
 
 The rules of the standard primitives, `cond`, `while` and `scan` included, live
 with their definitions in plax-stdlib.

@@ -43,6 +43,7 @@ import re
 from typing import Any, Hashable, Iterator, Sequence
 
 import numpy as np
+from jaxlib import _jax
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import func, sdy
@@ -170,7 +171,7 @@ class ModuleContext:
     its shardings are stated, the private functions and mesh symbols already emitted."""
 
     def __init__(self, context: ir.Context, module: ir.Module, platform: str, *,
-                 num_partitions: int = 1, shardy: bool = True):
+                 num_partitions: int = 1, shardy: bool = True, dim_vars: Sequence[str] = ()):
         self.context = context
         self.module = module
         self.platform = platform
@@ -180,6 +181,13 @@ class ModuleContext:
         # (id(jaxpr), ids of consts) → (function name, result types, the ClosedJaxpr,
         # kept alive so that the ids stay unique).
         self._functions: dict[tuple, tuple[str, list[ir.Type], ClosedJaxpr]] = {}
+        # Shape polymorphism: the dimension variables every function takes first (as
+        # `tensor<i32>` arguments), their values in the function being lowered, and
+        # whether the module calls shape-polymorphic code and so needs shape
+        # refinement before it is compiled.
+        self.dim_vars = tuple(dim_vars)
+        self.dim_values: list[list[ir.Value]] = []
+        self.needs_shape_refinement = False
         self._meshes: dict[tuple, str] = {}  # (axes, device ids) → `sdy.mesh` symbol
         # Objects the compiled module refers to by address (callbacks of custom calls),
         # and functions to run once it is compiled for a device assignment.
@@ -319,8 +327,9 @@ class LoweringRuleContext:
         effects = ordered_effects(closed_jaxpr.effects)
         fn_name, result_types = self.module_context.function_for(
             closed_jaxpr, name, f"{self.name_stack}/{self.primitive.name}({name})")
+        dims = self.module_context.dim_values[-1] if self.module_context.dim_vars else []
         call = func.CallOp(result_types, ir.FlatSymbolRefAttr.get(fn_name),
-                           [*(tokens[e] for e in effects), *args])
+                           [*dims, *(tokens[e] for e in effects), *args])
         results = list(call.results)
         tokens.update(zip(effects, results[:len(effects)]))
         return results[len(effects):]
@@ -388,7 +397,8 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
                           num_partitions: int = 1,
                           in_shardings: Sequence[Sharding | None] | None = None,
                           out_shardings: Sequence[Sharding | None] | None = None,
-                          shardy: bool | None = None) -> LoweringResult:
+                          shardy: bool | None = None, hoist_constants: bool = True,
+                          dim_vars: Sequence[str] = ()) -> LoweringResult:
     """Lower `closed` to a verified StableHLO module whose `@main` computes it.
 
     Inputs that no output (nor effect) depends on are pruned unless `keep_unused`; the
@@ -396,7 +406,10 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
     aval matches an output aliases it (`tf.aliasing_output`); other donated
     inputs are marked `jax.buffer_donor`. `in_shardings`/`out_shardings` (one per
     flat input/output, None where the partitioner chooses) are stated on `@main`;
-    `shardy` defaults to `jax_use_shardy_partitioner`.
+    `shardy` defaults to `jax_use_shardy_partitioner`. With `hoist_constants=False`
+    every constant is written into the module (as `plax.export` needs). A module
+    whose avals have symbolic dimensions names its `dim_vars`: `@main` (and every
+    private function) takes them first, as `tensor<i32>` values.
     """
     n_in, n_out = len(closed.jaxpr.invars), len(closed.jaxpr.outvars)
     donated_invars = tuple(donated_invars) if donated_invars is not None else (False,) * n_in
@@ -413,11 +426,12 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
     jaxpr, consts, kept_var_idx = _prune_unused_inputs(closed, keep_unused)
     donated = tuple(donated_invars[i] for i in kept_var_idx)
 
-    inline = [_is_inlinable(c) for c in consts]
+    inline = [not hoist_constants or _is_inlinable(c) for c in consts]
     hoisted = [(v, c) for v, c, i in zip(jaxpr.constvars, consts, inline) if not i]
     dbg = jaxpr.debug_info
     arg_names = [""] * len(hoisted) + [dbg.safe_arg_name(i) if dbg else ""
                                        for i in range(len(jaxpr.invars))]
+    n_dims = len(dim_vars)
     result_names = [dbg.safe_result_path(i) if dbg else "" for i in range(len(jaxpr.outvars))]
     in_avals = tuple(v.aval for v, _ in hoisted) + tuple(jaxpr.in_avals)
     out_avals = tuple(jaxpr.out_avals)
@@ -433,7 +447,7 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
         attrs["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, num_replicas)
         attrs["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, num_partitions)
         mctx = ModuleContext(context, module, platform, num_partitions=num_partitions,
-                             shardy=shardy)
+                             shardy=shardy, dim_vars=dim_vars)
         placement = _Placement(mctx, arg_shardings, out_shardings)
         effects = ordered_effects(jaxpr.effects)
         arg_attrs = _arg_attributes(arg_names, len(hoisted), donated_args, in_avals, out_avals,
@@ -441,15 +455,18 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
         res_attrs = [ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n),
                                       **placement.attributes(s, aval)})
                      for n, s, aval in zip(result_names, out_shardings, out_avals)]
+        dim_attrs = [ir.DictAttr.get({"jax.global_constant": ir.StringAttr.get(v)})
+                     for v in dim_vars]
         token_attrs = [ir.DictAttr.get({"jax.token": ir.BoolAttr.get(True)})] * len(effects)
         main = _new_function(mctx, "main", in_avals, out_avals, public=True,
-                             arg_attrs=token_attrs + arg_attrs,
+                             arg_attrs=dim_attrs + token_attrs + arg_attrs,
                              res_attrs=token_attrs + res_attrs, num_tokens=len(effects))
         arg_locs = [ir.Location.name(n) if n else ir.Location.unknown() for n in arg_names]
-        block = main.add_entry_block(arg_locs=[ir.Location.unknown()] * len(effects) + arg_locs)
-        with ir.InsertionPoint(block):
-            tokens = dict(zip(effects, block.arguments))
-            args = list(block.arguments)[len(effects):]
+        n_leading = n_dims + len(effects)
+        block = main.add_entry_block(arg_locs=[ir.Location.unknown()] * n_leading + arg_locs)
+        with ir.InsertionPoint(block), _function_dims(mctx, block):
+            tokens = dict(zip(effects, list(block.arguments)[n_dims:]))
+            args = list(block.arguments)[n_leading:]
             hoisted_ids = {id(v): a for (v, _), a in zip(hoisted, args)}
             const_values = [hoisted_ids[id(v)] if id(v) in hoisted_ids
                             else _constant(c, v.aval)
@@ -460,6 +477,8 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
                     for v, s, aval in zip(outs, out_shardings, out_avals)]
             func.ReturnOp([tokens[e] for e in effects] + outs)
         _verify(module)
+        if mctx.needs_shape_refinement and not dim_vars:
+            module = _refine_shapes(module)
     bytecode = module_to_bytecode(module)
     note_lowering(context, len(bytecode))
     return LoweringResult(module, context, name, kept_var_idx, tuple(c for _, c in hoisted),
@@ -520,6 +539,36 @@ class _Placement:
         return op.result
 
 
+def _refine_shapes(module: ir.Module) -> ir.Module:
+    """`module` (which calls shape-polymorphic code on static shapes) with every shape
+    made static, and its shape assertions checked."""
+    try:
+        refined = _jax.mlir.refine_polymorphic_shapes(
+            module_to_bytecode(module), enable_shape_assertions=True,
+            validate_static_shapes=True)
+    except Exception as err:  # jaxlib raises a bare ValueError/RuntimeError text
+        raise ValueError(f"shape refinement of a module calling a shape-polymorphic "
+                         f"exported function failed: {err}") from None
+    return ir.Module.parse(refined)
+
+
+@contextlib.contextmanager
+def _function_dims(mctx: ModuleContext, block: ir.Block):
+    """While lowering a function's body: its leading dimension-variable arguments are
+    the values of the module's dimension variables."""
+    if not mctx.dim_vars:
+        yield
+        return
+    values = list(block.arguments)[:len(mctx.dim_vars)]
+    by_name = dict(zip(mctx.dim_vars, values))
+    mctx.dim_values.append(values)
+    try:
+        with mu.dimension_values(by_name.__getitem__):
+            yield
+    finally:
+        mctx.dim_values.pop()
+
+
 def _prune_unused_inputs(closed: ClosedJaxpr, keep_unused: bool):
     """The Jaxpr without inputs (and constants) no output needs; kept input indices."""
     jaxpr, consts = closed.jaxpr, list(closed.consts)
@@ -576,8 +625,9 @@ def _verify(module: ir.Module) -> None:
 
 def _new_function(mctx: ModuleContext, name: str, in_avals, out_avals, *, public: bool,
                   arg_attrs=None, res_attrs=None, num_tokens: int = 0) -> func.FuncOp:
+    i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
     tokens = [hlo.TokenType.get()] * num_tokens
-    in_types = tokens + [mu.ir_type(a) for a in in_avals]
+    in_types = [i32] * len(mctx.dim_vars) + tokens + [mu.ir_type(a) for a in in_avals]
     out_types = tokens + [mu.ir_type(a) for a in out_avals]
     with ir.InsertionPoint(mctx.module.body):
         fn = func.FuncOp(name, ir.FunctionType.get(in_types, out_types))
@@ -598,11 +648,13 @@ def _lower_private_function(mctx: ModuleContext, closed: ClosedJaxpr, name: str,
         fn = _new_function(mctx, sanitize_name(name), jaxpr.in_avals, jaxpr.out_avals,
                            public=False, num_tokens=len(effects))
         block = fn.add_entry_block()
-        with ir.InsertionPoint(block):
-            tokens = dict(zip(effects, block.arguments))
+        with ir.InsertionPoint(block), _function_dims(mctx, block):
+            n_dims = len(mctx.dim_vars)
+            tokens = dict(zip(effects, list(block.arguments)[n_dims:]))
             consts = [_constant(_host_value(c), v.aval)
                       for v, c in zip(jaxpr.constvars, closed.consts)]
-            outs = lower_jaxpr_body(mctx, jaxpr, consts, list(block.arguments)[len(effects):],
+            outs = lower_jaxpr_body(mctx, jaxpr, consts,
+                                    list(block.arguments)[n_dims + len(effects):],
                                     name_stack, tokens)
             func.ReturnOp([tokens[e] for e in effects] + outs)
     return ir.StringAttr(fn.attributes["sym_name"]).value, list(fn.type.results)
@@ -634,7 +686,17 @@ def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence[ir.Valu
         ctx = LoweringRuleContext(mctx, prim, tuple(a.aval for a in eqn.invars),
                                   tuple(v.aval for v in eqn.outvars), stack, tokens)
         with mctx.location(eqn.source_info, f"{stack}/{prim.name}"):
-            result = rule(ctx, *map(read, eqn.invars), **eqn.params)
+            try:
+                result = rule(ctx, *map(read, eqn.invars), **eqn.params)
+            except (TypeError, ValueError) as err:
+                if not mctx.dim_vars or all(mu.is_static(getattr(a, "shape", ()))
+                                            for a in (*ctx.avals_in, *ctx.avals_out)):
+                    raise
+                shapes = ", ".join(a.str_short() for a in ctx.avals_in)
+                raise NotImplementedError(
+                    f"the lowering of '{prim.name}' on {mctx.platform} does not support "
+                    f"symbolic dimensions (shape-polymorphic export) of its operands "
+                    f"({shapes}): {type(err).__name__}: {err}") from err
         outs = _rule_results(prim, result, ctx.avals_out)
         for var, value in zip(eqn.outvars, outs):
             typed = getattr(var.aval, "sharding", None)  # explicit axes: the type's layout
@@ -715,6 +777,8 @@ def _constant(value, aval) -> ir.Value:
     if isinstance(aval.dtype, dtypes.ExtendedDType):  # a device array of keys: its data
         aval, value = physical_aval(aval), value._value
     array = np.asarray(value, dtype=aval.dtype)
+    if not mu.is_static(aval.shape):  # a scalar literal of a symbolic shape
+        return mu.broadcast_to(mu.dense_constant(array.reshape(())), aval)
     if array.shape != aval.shape:
         array = np.broadcast_to(array, aval.shape)
     return mu.dense_constant(array)

@@ -6,6 +6,9 @@ so it can be handed to `batched_device_put` and result handlers directly.
 """
 from __future__ import annotations
 
+import math
+import operator
+
 import numpy as np
 
 from plax._src.errors import InvalidShapeError
@@ -28,6 +31,29 @@ def short_dtype_name(dtype) -> str:
     return _SHORT_NAMES.get(name, name)
 
 
+class SymbolicDimension:
+    """Base of symbolic dimension sizes (shape polymorphism; `plax.export` defines the
+    expressions). Avals keep them as they are; every other dimension is an `int`."""
+    __slots__ = ()
+
+
+def canonical_dim(d):
+    """A dimension given by the user: an int (`operator.index`), or a symbolic one as is."""
+    return d if isinstance(d, SymbolicDimension) else operator.index(d)
+
+
+def canonical_shape(shape) -> tuple:
+    """`shape` as a tuple of ints and symbolic dimensions."""
+    return tuple(d if isinstance(d, SymbolicDimension) else int(d) for d in shape)
+
+
+def shape_size(shape):
+    """The number of elements (symbolic when a dimension is)."""
+    if any(isinstance(d, SymbolicDimension) for d in shape):
+        return math.prod(shape)
+    return int(np.prod(shape, dtype=np.int64))
+
+
 class AbstractValue:
     """Base of all abstract values (array avals, tokens)."""
     __slots__ = ()
@@ -42,9 +68,12 @@ _MAX_BYTES = 2**63 - 1  # XLA aborts the process on shapes whose byte size overf
 
 def _check_size(shape: tuple[int, ...], dtype: np.dtype) -> None:
     """Negative dimensions and sizes past int64 are a ValueError naming the shape,
-    before XLA (which would abort the process) ever sees them."""
+    before XLA (which would abort the process) ever sees them (symbolic dimensions
+    are checked when they get values)."""
     extent = 1  # XLA multiplies the nonzero dimensions, even of an empty array
     for d in shape:
+        if isinstance(d, SymbolicDimension):
+            continue  # its size is known only when the exported module is called
         if d < 0:
             raise InvalidShapeError(f"negative dimensions are not allowed: shape {shape}")
         extent *= d or 1
@@ -63,7 +92,7 @@ class ShapedArray(AbstractValue):
     __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
     def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):
-        self.shape = tuple(int(d) for d in shape)
+        self.shape = canonical_shape(shape)
         self.dtype = dtype if isinstance(dtype, ExtendedDType) else np.dtype(dtype)
         self.weak_type = bool(weak_type)
         self.sharding = sharding
@@ -76,14 +105,14 @@ class ShapedArray(AbstractValue):
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return shape_size(self.shape)
 
     def update(self, shape=None, dtype=None, weak_type=None, sharding=_SAME) -> "ShapedArray":
         """A copy with the given fields replaced; a new shape drops the sharding
         unless one is given (a spec is only meaningful for the shape it was made for)."""
-        shape = self.shape if shape is None else tuple(shape)
+        shape = self.shape if shape is None else canonical_shape(shape)
         if sharding is _SAME:
-            sharding = self.sharding if shape == self.shape else None
+            sharding = None if self.sharding is None or shape != self.shape else self.sharding
         return ShapedArray(shape, self.dtype if dtype is None else dtype,
                            self.weak_type if weak_type is None else weak_type, sharding)
 
@@ -151,13 +180,13 @@ class ShapeDtypeStruct:
     __slots__ = ("shape", "dtype", "sharding", "weak_type")
 
     def __init__(self, shape, dtype, *, sharding=None, weak_type: bool = False):
-        self.shape = tuple(int(d) for d in shape)
+        self.shape = canonical_shape(shape)
         self.dtype = dtype if isinstance(dtype, ExtendedDType) else np.dtype(dtype)
         self.sharding = sharding
         self.weak_type = bool(weak_type)
 
     ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    size = property(lambda self: shape_size(self.shape))
 
     def __eq__(self, other):
         return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape

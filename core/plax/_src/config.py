@@ -528,6 +528,12 @@ numpy_dtype_promotion = config.define_enum_state(
     "between different dtypes.",
     include_in_jit_key=True, include_in_trace_context=True)
 
+softmax_custom_jvp = config.define_bool_state(
+    "jax_softmax_custom_jvp", False,
+    "Differentiate plax.nn.softmax by its own rule (y * (t - sum(y * t))) instead of "
+    "through its operations with the maximum held constant.",
+    include_in_jit_key=True, include_in_trace_context=True)
+
 default_matmul_precision = config.define_optional_enum_state(
     "jax_default_matmul_precision",
     ["default", "high", "highest", "bfloat16", "tensorfloat32", "float32",

@@ -7,14 +7,15 @@ from inside lowering rules, never at `import plax` time.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+import contextlib
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from plax._src import dtypes
-from plax._src.abstract import AbstractToken, ShapedArray, physical_aval
+from plax._src.abstract import AbstractToken, ShapedArray, SymbolicDimension, physical_aval
 
 
 # --- types -------------------------------------------------------------------------
@@ -59,12 +60,60 @@ def ir_element_type(dtype) -> ir.Type:
 
 
 def ir_type(aval: ShapedArray) -> ir.RankedTensorType:
-    """`tensor<2x3xf32>` for `f32[2,3]` (`!stablehlo.token` for the token aval); an
-    extended dtype's data for its arrays (`tensor<3x2xui32>` for `key<fry>[3]`)."""
+    """`tensor<2x3xf32>` for `f32[2,3]` (`tensor<?x3xf32>` for a symbolic `b`,
+    `!stablehlo.token` for the token aval); an extended dtype's data for its arrays
+    (`tensor<3x2xui32>` for `key<fry>[3]`)."""
     if isinstance(aval, AbstractToken):
         return hlo.TokenType.get()
     aval = physical_aval(aval)
-    return ir.RankedTensorType.get(aval.shape, ir_element_type(aval.dtype))
+    return ir.RankedTensorType.get(ir_shape(aval.shape), ir_element_type(aval.dtype))
+
+
+def ir_shape(shape: Sequence) -> list[int]:
+    """`shape` for MLIR: symbolic dimensions become dynamic (`?`)."""
+    return [ir.ShapedType.get_dynamic_size() if isinstance(d, SymbolicDimension) else d
+            for d in shape]
+
+
+# --- symbolic dimensions (shape polymorphism) ----------------------------------------
+
+_dimension_values: list[Callable[[str], ir.Value]] = []
+
+
+@contextlib.contextmanager
+def dimension_values(var_value: Callable[[str], ir.Value]) -> Iterator[None]:
+    """While lowering a function of a shape-polymorphic module: `var_value(name)` is
+    the scalar integer value of the dimension variable `name` in that function."""
+    _dimension_values.append(var_value)
+    try:
+        yield
+    finally:
+        _dimension_values.pop()
+
+
+def is_static(shape: Sequence) -> bool:
+    return not any(isinstance(d, SymbolicDimension) for d in shape)
+
+
+def dimension_value(d) -> ir.Value:
+    """A dimension as a `tensor<i32>` value (symbolic ones computed from the variables)."""
+    if not isinstance(d, SymbolicDimension):
+        return dense_constant(np.int32(d))
+    if not _dimension_values:
+        raise ValueError(f"the symbolic dimension '{d}' can only be lowered inside a "
+                         "shape-polymorphic export")
+    value = d.to_ir(_dimension_values[-1])
+    i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
+    return value if value.type == i32 else hlo.convert(i32, value)
+
+
+def shape_tensor(shape: Sequence) -> ir.Value:
+    """`shape` as a `tensor<Nxi32>` value, for the dynamic ops' shape operands."""
+    if is_static(shape):
+        return dense_constant(np.array(shape, np.int32).reshape(len(shape)))
+    i32_1 = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32))
+    parts = [hlo.reshape(i32_1, dimension_value(d)) for d in shape]
+    return hlo.concatenate(parts, 0)
 
 
 def element_shape(aval: ShapedArray) -> tuple[int, ...]:
@@ -112,13 +161,22 @@ def broadcast_to(value: ir.Value, aval: ShapedArray) -> ir.Value:
     """
     value_type = ir.RankedTensorType(value.type)
     shape = tuple(value_type.shape)
-    if shape == aval.shape:
+    if list(shape) == ir_shape(aval.shape):  # (a `?` stands for the same symbolic size)
         return value
     if shape and len(shape) != len(aval.shape):
         raise ValueError(f"broadcast_to: cannot broadcast {shape} to {aval.shape}")
     dims = list(range(len(aval.shape))) if shape else []
-    out_type = ir.RankedTensorType.get(aval.shape, value_type.element_type)
-    return hlo.broadcast_in_dim(out_type, value, dims)
+    return broadcast_in_dim(value, aval.shape, dims)
+
+
+def broadcast_in_dim(value: ir.Value, shape: Sequence, dims: Sequence[int]) -> ir.Value:
+    """`stablehlo.broadcast_in_dim` of `value` to `shape` (the dynamic form when the
+    shape is symbolic); the element type stays `value`'s."""
+    element_type = ir.RankedTensorType(value.type).element_type
+    out_type = ir.RankedTensorType.get(ir_shape(shape), element_type)
+    if is_static(shape):
+        return hlo.broadcast_in_dim(out_type, value, list(dims))
+    return hlo.dynamic_broadcast_in_dim(out_type, value, shape_tensor(shape), list(dims))
 
 
 def convert(value: ir.Value, aval_in: ShapedArray, aval_out: ShapedArray) -> ir.Value:

@@ -62,7 +62,7 @@ _PROVIDERS = {"plax.transforms": "plax-transforms", "plax.lowering": "plax-trans
               "plax.primitives": "plax-stdlib", "plax.backends": "plax-runtime"}
 _NAMED_PROVIDERS = {
     ("plax.modules", "numpy"): "plax-stdlib", ("plax.modules", "lax"): "plax-stdlib",
-    ("plax.modules", "scipy"): "plax-stdlib",
+    ("plax.modules", "nn"): "plax-stdlib", ("plax.modules", "scipy"): "plax-stdlib",
     ("plax.modules", "ops"): "plax-stdlib", ("plax.modules", "image"): "plax-stdlib",
     ("plax.modules", "typing"): "plax-runtime",
     ("plax.modules", "dlpack"): "plax-runtime", ("plax.modules", "sharding"): "plax-sharding",

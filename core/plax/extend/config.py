@@ -12,7 +12,8 @@ from plax._src.config import (
     explain_cache_misses, high_dynamic_range_gumbel, jit_key_context, legacy_prng_key, log_compiles,
     num_cpu_devices, numpy_dtype_promotion, numpy_rank_promotion,
     persistent_cache_min_compile_time_secs,
-    pgle_profiling_runs, platforms, random_seed_offset, threefry_partitionable,
+    pgle_profiling_runs, platforms, random_seed_offset, softmax_custom_jvp,
+    threefry_partitionable,
     trace_context, unset, use_shardy_partitioner)
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "high_dynamic_range_gumbel", "jit_key_context", "legacy_prng_key", "log_compiles",
     "num_cpu_devices", "numpy_dtype_promotion", "numpy_rank_promotion",
     "persistent_cache_min_compile_time_secs",
-    "pgle_profiling_runs", "platforms", "random_seed_offset", "threefry_partitionable",
+    "pgle_profiling_runs", "platforms", "random_seed_offset", "softmax_custom_jvp",
+    "threefry_partitionable",
     "trace_context", "unset", "use_shardy_partitioner",
 ]

@@ -6,7 +6,8 @@ Everything plax-stdlib's `lax` and `numpy` use of the kernel comes from here (or
 from the other `plax.extend` modules); a third-party package uses the same names.
 """
 from plax._src.abstract import (AbstractToken, AbstractValue, ShapeDtypeStruct, ShapedArray,
-                                abstract_token, physical_aval, short_dtype_name)
+                                SymbolicDimension, abstract_token, canonical_dim,
+                                physical_aval, short_dtype_name)
 from plax._src.arguments import bind_static, check_callable, normalize_argnums, split_static
 from plax._src.array_methods import install as install_array_methods
 from plax._src.caches import clear_caches, register_cache, register_cache_owner
@@ -49,9 +50,9 @@ __all__ = [
     "JaxprDebugInfo", "JaxprEqn", "JaxprTypeError", "LOWERING", "Literal", "PARTIAL_EVAL",
     "PARTIAL_EVAL_JAXPR", "Primitive", "PrimitiveIdError", "RULE_KINDS", "Rule",
     "RuleAlreadyDefinedError", "ShapeDtypeStruct", "ShapedArray", "StagingTrace", "StagingTracer",
-    "TRANSPOSE", "Trace", "Tracer", "TracingDebugInfo", "Var", "check_debug_info_counts",
-    "abstract_token", "all_primitives", "bind_static", "check_callable", "check_jaxpr",
-    "check_no_leaks",
+    "SymbolicDimension", "TRANSPOSE", "Trace", "Tracer", "TracingDebugInfo", "Var",
+    "check_debug_info_counts", "abstract_token", "all_primitives", "bind_static",
+    "canonical_dim", "check_callable", "check_jaxpr", "check_no_leaks",
     "current_name_stack", "current_source_info", "current_trace", "dce_closed_jaxpr", "dce_jaxpr",
     "derived_debug_info", "escaped_tracer_error", "eval_jaxpr", "extend_name_stack",
     "finalize_debug_info", "fun_sourceinfo", "get_aval", "install_array_methods",

@@ -21,17 +21,19 @@ from plax.extend.constructors import (
     standard_primitive,
     weak_result,
 )
-from plax.extend.core import ShapedArray, Tracer, get_aval
+from plax.extend.core import ShapedArray, Tracer, canonical_dim, get_aval
 from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.conversion import match_python_scalars
 
 
 def canonicalize_shape(name: str, shape) -> tuple[int, ...]:
-    """A shape given as an int or a sequence of ints, as a tuple of non-negative ints."""
+    """A shape given as an int or a sequence of ints, as a tuple of non-negative ints
+    (and symbolic dimensions, in shape-polymorphic export)."""
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
     try:
-        dims = tuple(operator.index(d) for d in shape)
+        dims = tuple(canonical_dim(d)
+                     for d in shape)
     except TypeError as err:
         raise TypeError(f"{name}: shapes must be sequences of concrete integers, "
                         f"got {shape!r}") from err
@@ -75,8 +77,8 @@ def _broadcast_in_dim_abstract_eval(operand, *, shape, broadcast_dimensions, sha
 
 def _broadcast_in_dim_lower(ctx, operand, *, shape, broadcast_dimensions, sharding):
     out = ctx.avals_out[0]
-    return hlo.broadcast_in_dim(mu.ir_type(out), operand,
-                                [*broadcast_dimensions, *mu.element_dims(out)])
+    return mu.broadcast_in_dim(operand, mu.physical_aval(out).shape,
+                               [*broadcast_dimensions, *mu.element_dims(out)])
 
 
 def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sharding):
@@ -148,7 +150,7 @@ def _reshape_abstract_eval(operand, *, new_sizes, dimensions, sharding):
     canonicalize_shape("reshape", new_sizes)
     if dimensions is not None:
         _check_permutation("reshape", dimensions, operand.ndim, "dimensions")
-    if int(np.prod(new_sizes, dtype=np.int64)) != operand.size:
+    if ShapedArray(new_sizes, operand.dtype).size != operand.size:
         raise TypeError(f"reshape cannot change the number of elements: new_sizes "
                         f"{tuple(new_sizes)} for operand {describe(operand)}")
     return ShapedArray(new_sizes, operand.dtype, operand.weak_type)
@@ -157,7 +159,11 @@ def _reshape_abstract_eval(operand, *, new_sizes, dimensions, sharding):
 def _reshape_lower(ctx, operand, *, new_sizes, dimensions, sharding):
     if dimensions is not None:
         operand = hlo.transpose(operand, [*dimensions, *mu.element_dims(ctx.avals_in[0])])
-    return hlo.reshape(mu.ir_type(ctx.avals_out[0]), operand)
+    out = ctx.avals_out[0]
+    if not mu.is_static(new_sizes):
+        return hlo.dynamic_reshape(mu.ir_type(out), operand,
+                                   mu.shape_tensor(mu.physical_aval(out).shape))
+    return hlo.reshape(mu.ir_type(out), operand)
 
 
 def _reshape_transpose(ct, operand, *, new_sizes, dimensions, sharding):

@@ -30,7 +30,7 @@ from plax.extend.constructors import (
     describe,
     standard_primitive,
 )
-from plax.extend.core import ShapedArray, get_aval, is_python_scalar
+from plax.extend.core import ShapedArray, canonical_dim, get_aval, is_python_scalar
 from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.comparison import lt, select
 from plax_stdlib.lax.conversion import convert_with_weak_type
@@ -70,8 +70,14 @@ def _slice_abstract_eval(operand, *, start_indices, limit_indices, strides):
 def _slice_lower(ctx, operand, *, start_indices, limit_indices, strides):
     strides = strides or (1,) * len(start_indices)
     element = mu.element_shape(ctx.avals_in[0])  # keys: their data is taken whole
-    return hlo.slice(operand, [*start_indices, *(0 for _ in element)],
-                     [*limit_indices, *element], [*strides, *(1 for _ in element)])
+    starts = [*start_indices, *(0 for _ in element)]
+    limits = [*limit_indices, *element]
+    steps = [*strides, *(1 for _ in element)]
+    if not mu.is_static(limits):  # a symbolic (shape-polymorphic) dimension
+        return hlo.real_dynamic_slice(mu.ir_type(ctx.avals_out[0]), operand,
+                                      mu.shape_tensor(starts), mu.shape_tensor(limits),
+                                      mu.shape_tensor(steps))
+    return hlo.slice(operand, starts, limits, steps)
 
 
 def _element_starts(ctx, starts) -> list:
@@ -110,7 +116,7 @@ def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - 
     """`operand[start:limit:stride]` in every dimension, with static bounds."""
     return slice_p.bind(
         operand, start_indices=tuple(map(operator.index, start_indices)),
-        limit_indices=tuple(map(operator.index, limit_indices)),
+        limit_indices=tuple(map(canonical_dim, limit_indices)),
         strides=None if strides is None else tuple(map(operator.index, strides)))
 
 

@@ -139,8 +139,12 @@ def _plan(shape: tuple[int, ...], index: tuple) -> _Plan:
                                  _slice_bound(entry.step, "step"))
             if step == 0:
                 raise ValueError("slice step cannot be zero")
-            start, stop, step = slice(start, stop, step).indices(size)
-            count = len(range(start, stop, step))
+            if (start, stop, step) in ((None, None, None), (None, None, 1)):
+                start, stop, step = 0, size, 1  # the whole axis (which may be symbolic)
+                count = size
+            else:
+                start, stop, step = slice(start, stop, step).indices(size)
+                count = len(range(start, stop, step))
             if step < 0:
                 plan.reversed_dims.append(dim)
                 start, step = size - 1 - start, -step

@@ -15,7 +15,7 @@ import numpy as np
 import plax
 from plax.errors import InvalidShapeError
 from plax.extend import dtypes
-from plax.extend.core import Tracer
+from plax.extend.core import Tracer, canonical_dim
 from plax_stdlib import lax
 from plax_stdlib.numpy import util
 
@@ -31,7 +31,7 @@ def _reshape_target(shape: tuple[int, ...], newshape: Any,
     """`newshape` with a -1 resolved; `error` naming both shapes when it cannot fit
     (JAX's class: a TypeError, but NumPy's ValueError for NumPy inputs)."""
     try:
-        dims = tuple(operator.index(d) for d in
+        dims = tuple(canonical_dim(d) for d in
                      ((newshape,) if isinstance(newshape, (int, np.integer)) else newshape))
     except TypeError:
         raise TypeError(f"reshape: new shape must be a sequence of concrete integers, got "

@@ -12,7 +12,7 @@ import numpy as np
 
 from plax.extend import dtypes
 from plax_stdlib import lax
-from plax_stdlib.numpy import util
+from plax_stdlib.numpy import ufuncs, util
 
 
 def _sort_axis(name: str, a, axis):
@@ -95,8 +95,8 @@ def nonzero(a, *, size: int | None = None, fill_value=None):
         # An empty `a` has no nonzero element: every index is a fill value.
         stride = math.prod(shape[axis + 1:])
         index = lax.rem(lax.div(order_, stride), dim) if dim and stride else order_
-        fill = util.convert(util.ensure_arraylike("nonzero", fill), index_dtype)
-        out.append(util.select_n(valid, lax.broadcast_in_dim(fill, (size,), ()), index))
+        # the fill promotes with the indices, as `where(valid, index, fill)` would
+        out.append(ufuncs.where(valid, index, util.ensure_arraylike("nonzero", fill)))
     return tuple(out)
 
 

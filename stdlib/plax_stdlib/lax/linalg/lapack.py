@@ -40,6 +40,14 @@ def _registered_targets() -> frozenset[str]:
     return frozenset(names)
 
 
+def ensure_targets() -> frozenset[str]:
+    """Load the LAPACK library and register every LAPACK target, for modules lowered
+    elsewhere (exported ones) that call them; their names."""
+    from jaxlib import lapack
+    lapack.prepare_lapack_call("potrf_ffi", np.float32)  # loads the library
+    return _registered_targets()
+
+
 def target(routine: str, dtype) -> str:
     """The registered target computing LAPACK's `routine` (`potrf`, `syevd`...) on
     `dtype`; loads the LAPACK library behind jaxlib's kernels on first use."""

@@ -1,0 +1,63 @@
+"""`standardize` and `one_hot`: the array preparations of `plax.nn`."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+import plax
+from plax.extend import dtypes
+from plax_stdlib import lax
+from plax_stdlib import numpy as jnp
+from plax_stdlib.numpy import util
+
+
+@plax.jit(static_argnames=("axis", "algorithm"))
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
+                algorithm: str = "fast"):
+    """(x - mean) / sqrt(variance + epsilon) over `axis`. Missing statistics are
+    computed from `x` (only where `where` holds): the variance as E[x²] - E[x]²
+    (`algorithm="fast"`, clipped at 0) or as E[(x - E[x])²] (`"stable"`)."""
+    util.check_arraylike("standardize", x)
+    for name, value in (("mean", mean), ("variance", variance), ("where", where)):
+        if value is not None:
+            util.check_arraylike(f"standardize ({name})", value)
+    if algorithm not in ("fast", "stable"):
+        raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
+    if mean is None:
+        mean = jnp.mean(x, axis, keepdims=True, where=where)
+    if variance is None:
+        if algorithm == "stable":
+            variance = jnp.mean(jnp.square(x - mean), axis, keepdims=True, where=where)
+        else:
+            variance = jnp.mean(jnp.square(x), axis, keepdims=True, where=where)
+            variance = jnp.clip(variance - jnp.square(mean), 0)
+    return (x - mean) * lax.rsqrt(variance + epsilon)
+
+
+def one_hot(x, num_classes: int, *, dtype=None, axis: int = -1):
+    """`x`'s integer entries as one-hot vectors of length `num_classes` along a new
+    `axis`; entries outside [0, num_classes) become all-zero vectors."""
+    try:
+        num_classes = operator.index(num_classes)
+    except TypeError:
+        raise TypeError("one_hot: num_classes must be a concrete integer (it sets the "
+                        f"result's shape), got {num_classes!r}") from None
+    if num_classes < 0:
+        raise ValueError(f"one_hot: num_classes must be non-negative, got {num_classes}")
+    x = jnp.asarray(x)
+    dtype = dtypes.default_float_dtype() if dtype is None else dtype
+    return _one_hot(x, num_classes, dtype=util.check_user_dtype(dtype, "one_hot"), axis=axis)
+
+
+@plax.jit(static_argnames=("num_classes", "dtype", "axis"))
+def _one_hot(x, num_classes, *, dtype, axis):
+    ndim = np.ndim(x)
+    if not isinstance(axis, int) or not -ndim - 1 <= axis <= ndim:
+        raise ValueError(f"one_hot: axis {axis!r} is out of bounds for the result of rank "
+                         f"{ndim + 1}")
+    position = axis % (ndim + 1)
+    classes_shape = [1] * ndim
+    classes_shape.insert(position, num_classes)
+    classes = lax.broadcasted_iota(util.dtype_of(x), tuple(classes_shape), position)
+    return (jnp.expand_dims(x, position) == classes).astype(dtype)

@@ -1,0 +1,110 @@
+"""The log-sum-exp family: `logsumexp`, `logmeanexp`, `softmax`, `log_softmax`.
+
+All shift by the (masked) maximum before exponentiating, so large inputs do not
+overflow. `-inf` entries contribute exactly zero and get zero derivatives; a
+slice that is entirely `-inf` has `logsumexp` `-inf` with derivative zero (the
+logarithm is taken of a safe value there), where JAX's derivative is NaN.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import plax
+from plax.extend import config
+from plax_stdlib import lax
+from plax_stdlib import numpy as jnp
+from plax_stdlib.numpy import util
+
+
+def _safe_log(s):
+    """log(s), and -inf at s == 0 with a zero derivative rather than 0 * inf."""
+    empty = s == 0
+    return jnp.where(empty, -np.inf, jnp.log(jnp.where(empty, jnp.ones_like(s), s)))
+
+
+@plax.jit(static_argnames=("axis", "keepdims", "return_sign"))
+def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False,
+              where=None):
+    """log(sum(b * exp(a))) over `axis`, computed stably. With `return_sign` also the
+    sign of the sum (so negative `b` are allowed); otherwise a negative sum is NaN."""
+    if b is not None:
+        a, b = util.promote_args_inexact("logsumexp", a, b)
+        a = jnp.where(b != 0, a, -np.inf)
+    else:
+        a, = util.promote_args_inexact("logsumexp", a)
+    if where is not None:
+        util.check_arraylike("logsumexp", where)
+    is_complex = util.dtype_category(util.dtype_of(a)) == "c"
+    real = lax.real(a) if is_complex else a
+    amax = jnp.max(real, axis, keepdims=True, where=where, initial=-np.inf)
+    amax = lax.stop_gradient(jnp.where(jnp.isfinite(amax), amax, jnp.zeros_like(amax)))
+    exp_a = lax.exp(lax.sub(a, amax.astype(util.dtype_of(a))))
+    if b is not None:
+        exp_a = exp_a * b
+    total = jnp.sum(exp_a, axis, keepdims=keepdims, where=where)
+    sign = jnp.sign(total)
+    if return_sign or not is_complex:
+        total = jnp.abs(total)
+    shift = amax if keepdims else jnp.squeeze(amax, axis=axis)
+    out = _safe_log(total) + shift.astype(util.dtype_of(total))
+    if return_sign:
+        return out, sign
+    if b is not None and not is_complex:
+        out = jnp.where(sign < 0, np.nan, out)
+    return out
+
+
+def _count(x, axis, where, keepdims, dtype):
+    """How many elements (those `where` selects) each reduction over `axis` sees."""
+    return jnp.sum(jnp.ones(np.shape(x), dtype), axis, keepdims=keepdims, where=where)
+
+
+@plax.jit(static_argnames=("axis", "keepdims"))
+def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
+    """log(mean(exp(x))) over `axis`: logsumexp minus the log of the count."""
+    lse = logsumexp(x, axis=axis, where=where, keepdims=keepdims)
+    return lse - jnp.log(_count(x, axis, where, keepdims, util.dtype_of(lse)))
+
+
+@plax.jit(static_argnames=("axis",))
+def log_softmax(x, axis=-1, where=None):
+    """x - logsumexp(x) over `axis`; masked-out elements (`where` False) are -inf."""
+    x, = util.promote_args_inexact("log_softmax", x)
+    x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
+    x_safe = x if where is None else jnp.where(where, x, -np.inf)
+    shifted = x_safe - lax.stop_gradient(x_max)
+    result = shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis, where=where, keepdims=True))
+    return result if where is None else jnp.where(where, result, -np.inf)
+
+
+def _softmax_by_operations(x, axis, where):
+    """softmax differentiated through its operations, the maximum held constant."""
+    x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
+    x_safe = x if where is None else jnp.where(where, x, -np.inf)
+    unnormalized = jnp.exp(x_safe - lax.stop_gradient(x_max))
+    result = unnormalized / jnp.sum(unnormalized, axis, where=where, keepdims=True)
+    return result if where is None else jnp.where(where, result, 0)
+
+
+def _softmax_with_rule(x, axis, where):
+    """softmax with the jvp y * (t - sum(y * t)): less memory under reverse mode."""
+    @plax.custom_jvp
+    def softmax_(x, where):
+        return _softmax_by_operations(x, axis, where)
+
+    @softmax_.defjvp
+    def softmax_jvp(primals, tangents):
+        (x, where), (t, _) = primals, tangents
+        y = softmax_(x, where)
+        return y, y * (t - jnp.sum(y * t, axis, where=where, keepdims=True))
+    return softmax_(x, where)
+
+
+@plax.jit(static_argnames=("axis",))
+def softmax(x, axis=-1, where=None):
+    """exp(x) / sum(exp(x)) over `axis`; masked-out elements (`where` False) are 0.
+    Differentiated by its own rule when the `jax_softmax_custom_jvp` option is set."""
+    x, = util.promote_args_inexact("softmax", x)
+    if config.softmax_custom_jvp.value:
+        return _softmax_with_rule(x, axis, where)
+    return _softmax_by_operations(x, axis, where)

@@ -1,0 +1,279 @@
+"""The gamma function and its relatives: log-gamma, signs, digamma and polygamma,
+beta, Pochhammer symbols, factorials and binomial coefficients, the incomplete
+gamma and beta functions, and the zeta functions.
+
+Integer and bool arguments are computed in the default float dtype (as in JAX).
+`betaln` uses Stirling's series for large arguments, so that log B(a, b) does not
+lose its digits to the cancellation of large log-gammas.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+import plax
+from plax.extend import dtypes
+from plax_stdlib import lax
+from plax_stdlib import numpy as jnp
+from plax_stdlib.numpy import util
+
+
+def _inexact(name: str, *args):
+    out = util.promote_args_inexact(name, *args)
+    return out[0] if len(out) == 1 else out
+
+
+def gammaln(x):
+    """log |Γ(x)|."""
+    return lax.lgamma(_inexact("gammaln", x))
+
+
+@plax.jit
+def gammasgn(x):
+    """The sign of Γ(x): 1 for x > 0 (and +0), alternating between the poles below 0,
+    -1 at -0, NaN at the poles (negative integers) and at -inf."""
+    x = _inexact("gammasgn", x)
+    floor_x = jnp.floor(x)
+    negative_sign = jnp.where(jnp.remainder(floor_x, 2) == 0, 1.0, -1.0).astype(x.dtype)
+    sign = jnp.where(x > 0, 1.0, negative_sign).astype(x.dtype)
+    sign = jnp.where(x == 0, jnp.copysign(jnp.ones_like(x), x), sign)
+    pole = jnp.logical_or(jnp.logical_and(x < 0, floor_x == x), x == -np.inf)
+    return jnp.where(jnp.logical_or(pole, jnp.isnan(x)), np.nan, sign)
+
+
+@plax.jit
+def gamma(x):
+    """Γ(x) = sign · exp(log |Γ(x)|); ±inf at ±0, NaN at the negative poles."""
+    x = _inexact("gamma", x)
+    return gammasgn(x) * jnp.exp(lax.lgamma(x))
+
+
+@plax.jit
+def loggamma(x):
+    """log Γ(x) for real x > 0, NaN elsewhere (as JAX's real branch); complex
+    arguments are not supported."""
+    x = _inexact("loggamma", x)
+    if util.dtype_category(util.dtype_of(x)) == "c":
+        raise NotImplementedError("loggamma of complex arguments is not implemented in plax")
+    return jnp.where(x > 0, lax.lgamma(x), np.nan)
+
+
+def digamma(x):
+    """ψ(x) = d/dx log Γ(x)."""
+    return lax.digamma(_inexact("digamma", x))
+
+
+def polygamma(n, x):
+    """ψ⁽ⁿ⁾(x), the n-th derivative of the digamma function; `n` must be an integer
+    array or scalar ≥ 0 (NaN where it is negative)."""
+    util.check_arraylike("polygamma", n, x)
+    n_dtype = util.dtype_of(n)
+    if not (np.issubdtype(n_dtype, np.integer) or np.issubdtype(n_dtype, np.bool_)):
+        raise ValueError(f"Argument `n` to polygamma must be of integer type. Got dtype "
+                         f"{np.dtype(n_dtype)}.")
+    n, x = _inexact("polygamma", n, x)
+    return jnp.where(n < 0, np.nan, lax.polygamma(n, x))
+
+
+def multigammaln(a, d):
+    """log of the multivariate gamma function Γ_d(a) = π^(d(d-1)/4) Π Γ(a - j/2)."""
+    try:
+        d = operator.index(d)
+    except TypeError:
+        raise TypeError(f"multigammaln: d must be a concrete integer, got {d!r}") from None
+    if d < 1:
+        raise ValueError(f"multigammaln: d must be a positive integer, got {d}")
+    a = _inexact("multigammaln", a)
+    halves = jnp.arange(d, dtype=util.dtype_of(a)) / 2
+    terms = lax.lgamma(jnp.expand_dims(a, -1) - halves)
+    return jnp.sum(terms, -1) + d * (d - 1) / 4 * math.log(math.pi)
+
+
+# --- beta -------------------------------------------------------------------------------
+
+_STIRLING_FROM = 8.0
+
+
+def _stirling_correction(x):
+    """log Γ(x) - [(x - 1/2) log x - x + log(2π)/2] for x ≥ 8: the series in 1/x."""
+    inv = 1.0 / x
+    inv2 = inv * inv
+    return inv * (1 / 12 - inv2 * (1 / 360 - inv2 * (1 / 1260 - inv2 * (1 / 1680
+                                                                        - inv2 / 1188))))
+
+
+def _betaln_ordered(small, large):
+    """log |B(small, large)| for small ≤ large: Stirling's series where both are
+    large, log Γ(small) plus a Stirling difference where only `large` is (and small >
+    0), the log-gammas directly otherwise."""
+    total = small + large
+    both_large = small >= _STIRLING_FROM
+    large_only = jnp.logical_and(large >= _STIRLING_FROM, small > 0)
+    safe_small = jnp.where(both_large, small, _STIRLING_FROM)
+    safe_large = jnp.where(large_only, large, _STIRLING_FROM)
+    safe_total = safe_small + safe_large
+    ratio = safe_small / safe_large
+    # Both large: the Stirling series for all three log-gammas, grouped by logarithms
+    # of ratios so that nothing large cancels.
+    correction = (_stirling_correction(safe_small) + _stirling_correction(safe_large)
+                  - _stirling_correction(safe_total))
+    stirling = (0.5 * math.log(2 * math.pi) - 0.5 * jnp.log(safe_total)
+                + (safe_small - 0.5) * jnp.log(safe_small / safe_total)
+                - (safe_large - 0.5) * jnp.log1p(ratio) + correction)
+    # Only `large` is large: log Γ(small) plus the Stirling series of
+    # log Γ(large) - log Γ(small + large).
+    near_large = jnp.where(large_only, large, _STIRLING_FROM)
+    near_total = small + near_large
+    difference = (-(near_large - 0.5) * jnp.log1p(small / near_large)
+                  - small * jnp.log(near_total) + small
+                  + _stirling_correction(near_large) - _stirling_correction(near_total))
+    mixed = lax.lgamma(small) + difference
+    direct = lax.lgamma(small) + lax.lgamma(large) - lax.lgamma(total)
+    return jnp.where(both_large, stirling, jnp.where(large_only, mixed, direct))
+
+
+@plax.jit
+def betaln(a, b):
+    """log |B(a, b)| = log |Γ(a) Γ(b) / Γ(a + b)|, accurate for large arguments."""
+    a, b = _inexact("betaln", a, b)
+    return _betaln_ordered(jnp.minimum(a, b), jnp.maximum(a, b))
+
+
+@plax.jit
+def beta(a, b):
+    """B(a, b) = Γ(a) Γ(b) / Γ(a + b), with its sign for negative arguments."""
+    a, b = _inexact("beta", a, b)
+    sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
+    return sign * jnp.exp(betaln(a, b))
+
+
+def betainc(a, b, x):
+    """The regularized incomplete beta function I_x(a, b)."""
+    return lax.betainc(*_inexact("betainc", a, b, x))
+
+
+def gammainc(a, x):
+    """The regularized lower incomplete gamma function P(a, x)."""
+    return lax.igamma(*_inexact("gammainc", a, x))
+
+
+def gammaincc(a, x):
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+    return lax.igammac(*_inexact("gammaincc", a, x))
+
+
+# --- Pochhammer symbols, factorials, binomial coefficients --------------------------------
+
+@plax.jit
+def poch(z, m):
+    """The rising factorial (z)_m = Γ(z + m) / Γ(z) (1 where m = 0)."""
+    z, m = _inexact("poch", z, m)
+    sign = gammasgn(z + m) * gammasgn(z)
+    # For finite z, m > 0, log Γ(z + m) - log Γ(z) = log Γ(m) - log B(z, m), whose
+    # betaln keeps the digits that the difference of two large log-gammas loses.
+    positive = jnp.logical_and(jnp.logical_and(z > 0, m > 0),
+                               jnp.logical_and(jnp.isfinite(z), jnp.isfinite(m)))
+    safe_z, safe_m = jnp.where(positive, z, 1.0), jnp.where(positive, m, 1.0)
+    log_ratio = jnp.where(positive, lax.lgamma(safe_m) - betaln(safe_z, safe_m),
+                          lax.lgamma(z + m) - lax.lgamma(z))
+    value = sign * jnp.exp(log_ratio)
+    return jnp.where(m == 0, jnp.ones_like(value), value)
+
+
+def factorial(n, exact: bool = False):
+    """n! = Γ(n + 1) for n ≥ 0 and 0 for n < 0, in floating point."""
+    if exact:
+        raise NotImplementedError("factorial with exact=True is not supported (as in JAX)")
+    n = _inexact("factorial", n)
+    return jnp.where(n < 0, 0, jnp.exp(lax.lgamma(n + 1)))
+
+
+@plax.jit(static_argnames=("repetition",))
+def _comb(N, k, repetition):
+    if repetition:  # N + k - 1 choose k, and 1 for k = 0 (even where N = 0)
+        return jnp.where(jnp.logical_and(k == 0, N >= 0), 1.0, _comb(N + k - 1, k, False))
+    inside = jnp.logical_and(jnp.logical_and(k <= N, N >= 0), k >= 0)
+    safe_N, safe_k = jnp.where(inside, N, 0.0), jnp.where(inside, k, 0.0)
+    value = jnp.exp(lax.lgamma(safe_N + 1) - lax.lgamma(safe_k + 1)
+                    - lax.lgamma(safe_N - safe_k + 1))
+    return jnp.where(inside, value, 0.0)
+
+
+def comb(N, k, *, repetition: bool = False):
+    """The binomial coefficient N choose k (with repetition: N + k - 1 choose k), in
+    floating point; 0 outside 0 ≤ k ≤ N (NaN arguments included, as in JAX)."""
+    N, k = _inexact("comb", N, k)
+    return _comb(N, k, bool(repetition))
+
+
+# --- zeta -------------------------------------------------------------------------------
+
+_EM_TERMS_FROM = 10  # Euler–Maclaurin: the first 9 terms summed, the rest estimated
+_EM_CORRECTIONS = 8
+
+
+def _zeta_euler_maclaurin(s):
+    """ζ(s) for s ≠ 1 by Euler–Maclaurin summation: exact to double precision on
+    [0, 1), where neither the Hurwitz series nor the reflection applies."""
+    n = _EM_TERMS_FROM
+    head = sum(jnp.power(float(k), -s) for k in range(1, n))
+    tail = jnp.power(float(n), 1 - s) / (s - 1) + 0.5 * jnp.power(float(n), -s)
+    rising = s  # s (s+1) ... (s+2k-2)
+    numbers = _bernoulli_numbers(2 * _EM_CORRECTIONS)
+    for k in range(1, _EM_CORRECTIONS + 1):
+        tail = tail + (numbers[2 * k] / math.factorial(2 * k) * rising
+                       * jnp.power(float(n), -s - 2 * k + 1))
+        rising = rising * (s + 2 * k - 1) * (s + 2 * k)
+    return head + tail
+
+
+@plax.jit
+def _riemann_zeta(x):
+    """ζ(x): the Hurwitz function at q = 1 above 1, Euler–Maclaurin on [0, 1), the
+    reflection ζ(x) = 2^x π^(x-1) sin(πx/2) Γ(1-x) ζ(1-x) below 0 (exactly 0 at the
+    negative even integers)."""
+    negative = x < 0
+    reflected = jnp.where(negative, 1 - x, 2.0)
+    below = (jnp.power(2.0, x) * jnp.power(np.pi, x - 1) * jnp.sin(np.pi * x / 2)
+             * jnp.exp(lax.lgamma(reflected)) * lax.zeta(reflected, jnp.ones_like(x)))
+    below = jnp.where(x == jnp.round(x / 2) * 2, 0.0, below)
+    unit = jnp.logical_and(x >= 0, x < 1)
+    middle = _zeta_euler_maclaurin(jnp.where(unit, x, 0.5))
+    above = lax.zeta(jnp.where(x >= 1, x, 2.0), jnp.ones_like(x))
+    out = jnp.where(negative, below, jnp.where(unit, middle, above))
+    out = jnp.where(x == np.inf, 1.0, out)
+    return jnp.where(jnp.logical_or(x == -np.inf, jnp.isnan(x)), np.nan, out)
+
+
+def zeta(x, q=None):
+    """The Hurwitz zeta function Σ (n + q)^-x, or the Riemann zeta function ζ(x) when
+    `q` is None (for all real x, by reflection below 1)."""
+    if q is None:
+        return _riemann_zeta(_inexact("zeta", x))
+    return lax.zeta(*_inexact("zeta", x, q))
+
+
+# --- Bernoulli numbers --------------------------------------------------------------------
+
+def _bernoulli_numbers(n: int) -> np.ndarray:
+    """B_0 .. B_n (B_1 = -1/2) from the recurrence Σ_{k<m+1} C(m+1, k) B_k = 0, in
+    exact rational arithmetic."""
+    from fractions import Fraction
+    numbers: list[Fraction] = []
+    for m in range(n + 1):
+        numbers.append(Fraction(1) if m == 0 else
+                       -sum(math.comb(m + 1, k) * numbers[k] for k in range(m)) / (m + 1))
+    return np.array([float(b) for b in numbers])
+
+
+def bernoulli(n: int):
+    """The Bernoulli numbers B_0, ..., B_n, as an array of the default float dtype."""
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"bernoulli: n must be a concrete integer, got {n!r}") from None
+    if n < 0:
+        raise ValueError(f"n must be a non-negative integer, got {n}")
+    return jnp.asarray(_bernoulli_numbers(n), dtype=dtypes.default_float_dtype())

@@ -1,0 +1,37 @@
+"""`plax.scipy.stats`: SciPy's distributions on plax arrays, each a module of
+functions (`norm.logpdf(x, loc, scale)`), with `jax.scipy.stats`'s names, and the
+sample summaries `mode`, `rankdata` and `sem`."""
+from plax_stdlib.scipy.stats import (
+    bernoulli as bernoulli,
+    beta as beta,
+    betabinom as betabinom,
+    binom as binom,
+    cauchy as cauchy,
+    chi2 as chi2,
+    dirichlet as dirichlet,
+    expon as expon,
+    gamma as gamma,
+    gennorm as gennorm,
+    geom as geom,
+    gumbel_l as gumbel_l,
+    gumbel_r as gumbel_r,
+    laplace as laplace,
+    logistic as logistic,
+    multinomial as multinomial,
+    multivariate_normal as multivariate_normal,
+    nbinom as nbinom,
+    norm as norm,
+    pareto as pareto,
+    poisson as poisson,
+    t as t,
+    truncnorm as truncnorm,
+    uniform as uniform,
+    vonmises as vonmises,
+    wrapcauchy as wrapcauchy,
+)
+from plax_stdlib.scipy.stats.descriptive import (
+    ModeResult as ModeResult,
+    mode as mode,
+    rankdata as rankdata,
+    sem as sem,
+)

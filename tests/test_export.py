@@ -1,0 +1,485 @@
+"""plax.export: exporting jitted functions, calling and serializing `Exported`s,
+symbolic (batch) dimensions, and the serialized format shared with JAX 0.10.2."""
+import collections
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import plax
+from plax import export
+from plax import numpy as jnp
+
+requires_jax_export = pytest.mark.skipif(
+    importlib.util.find_spec("jax") is None or importlib.util.find_spec("flatbuffers") is None,
+    reason="JAX (with flatbuffers, which jax.export's serialization needs) is not installed")
+
+f32 = np.float32
+
+
+def _mlp(x, params):
+    return {"y": jnp.tanh(x @ params["w"] + params["b"]), "n": (x * x).sum(axis=1)}
+
+
+_W = np.linspace(-1, 1, 12, dtype=f32).reshape(3, 4)
+_B = np.linspace(0, 1, 4, dtype=f32)
+
+
+def _mlp_numpy(x):
+    return {"y": np.tanh(x @ _W + _B), "n": (x * x).sum(axis=1)}
+
+
+def _params():
+    return {"w": _W, "b": _B}
+
+
+@pytest.fixture(scope="module")
+def static_exp():
+    return export.export(plax.jit(_mlp))(plax.ShapeDtypeStruct((2, 3), f32), _params())
+
+
+@pytest.fixture(scope="module")
+def poly_exp():
+    b, = export.symbolic_shape("b")
+    spec = plax.ShapeDtypeStruct((b, 3), f32)
+    return export.export(plax.jit(_mlp))(spec, _params())
+
+
+def _x(n):
+    return np.arange(3 * n, dtype=f32).reshape(n, 3) / 7
+
+
+def _check_mlp(out, n):
+    want = _mlp_numpy(_x(n))
+    assert sorted(out) == ["n", "y"]
+    for key in want:
+        assert out[key].shape == want[key].shape
+        np.testing.assert_allclose(np.asarray(out[key]), want[key], rtol=1e-5, atol=1e-6)
+
+
+# --- Exported ----------------------------------------------------------------------------
+
+def test_exported_fields(static_exp):
+    exp = static_exp
+    assert exp.fun_name == "_mlp"
+    assert exp.in_tree == plax.tree_util.tree_structure(((0, {"b": 0, "w": 0}), {}))
+    assert exp.out_tree == plax.tree_util.tree_structure({"n": 0, "y": 0})
+    assert [a.str_short() for a in exp.in_avals] == ["f32[2,3]", "f32[4]", "f32[3,4]"]
+    assert [a.str_short() for a in exp.out_avals] == ["f32[2]", "f32[2,4]"]
+    assert exp.in_shardings_hlo == (None,) * 3 and exp.out_shardings_hlo == (None,) * 2
+    assert exp.in_shardings_jax(None) == (None,) * 3
+    assert exp.nr_devices == 1
+    assert exp.platforms == (export.default_export_platform(),) == ("cpu",)
+    assert (export.minimum_supported_calling_convention_version
+            <= exp.calling_convention_version
+            <= export.maximum_supported_calling_convention_version)
+    assert exp.module_kept_var_idx == (0, 1, 2)
+    assert not exp.uses_global_constants and exp.has_vjp()
+    assert str(exp) == "Exported(fun_name=_mlp, ...)"
+    text = exp.mlir_module()
+    assert "func.func public @main(%arg0: tensor<2x3xf32>" in text
+    assert "jax.uses_shape_polymorphism = false" in text
+    assert 'jax.result_info = "result[\'y\']"' in text
+
+
+def test_unused_inputs_are_dropped_from_the_module():
+    exp = export.export(plax.jit(lambda x, unused, y: x * y))(f32(1), f32(2), f32(3))
+    assert exp.module_kept_var_idx == (0, 2)
+    assert len(exp.in_avals) == 3
+    assert float(exp.call(f32(2), f32(100), f32(5))) == 10.0
+
+
+def test_call_matches_numpy_eagerly_and_under_jit(static_exp):
+    _check_mlp(static_exp.call(_x(2), _params()), 2)
+    outer = plax.jit(lambda x: static_exp.call(2 * x, _params())["n"] + 1)
+    np.testing.assert_allclose(outer(_x(2)), (4 * _x(2) ** 2).sum(1) + 1, rtol=1e-5)
+
+
+def test_closed_over_constants_are_inlined():
+    big = np.arange(300_000, dtype=f32)  # above the size jit passes as an argument
+    exp = export.export(plax.jit(lambda x: (x + big).sum()))(f32(1))
+    assert exp.module_kept_var_idx == (0,) and len(exp.in_avals) == 1
+    np.testing.assert_allclose(exp.call(f32(2)), (big + 2).sum(dtype=np.float64), rtol=1e-5)
+
+
+def test_serialize_round_trip(static_exp):
+    blob = static_exp.serialize()
+    assert isinstance(blob, bytearray)
+    back = export.deserialize(blob)
+    for field in ("fun_name", "in_tree", "out_tree", "in_avals", "out_avals", "nr_devices",
+                  "platforms", "calling_convention_version", "module_kept_var_idx",
+                  "uses_global_constants", "mlir_module_serialized", "in_shardings_hlo"):
+        assert getattr(back, field) == getattr(static_exp, field), field
+    _check_mlp(back.call(_x(2), _params()), 2)
+
+
+def test_custom_pytree_nodes_need_registration():
+    Pair = collections.namedtuple("Pair", "a b")
+    exp = export.export(plax.jit(lambda p: Pair(p.b, p.a)))(Pair(f32(1), f32(2)))
+    with pytest.raises(ValueError, match="unregistered type"):
+        exp.serialize()
+    export.register_namedtuple_serialization(Pair, serialized_name="test_export.Pair")
+    with pytest.raises(ValueError, match="Duplicate serialization registration"):
+        export.register_namedtuple_serialization(Pair, serialized_name="other")
+    back = export.deserialize(exp.serialize())
+    out = back.call(Pair(f32(1), f32(2)))
+    assert type(out) is Pair and (float(out.a), float(out.b)) == (2.0, 1.0)
+    ordered = export.export(plax.jit(lambda d: d["z"] - d["a"]))(
+        collections.OrderedDict(z=f32(5), a=f32(1)))
+    assert float(export.deserialize(ordered.serialize()).call(
+        collections.OrderedDict(z=f32(5), a=f32(1)))) == 4.0
+
+
+def test_grad_through_call_uses_the_exported_vjp():
+    exp = export.export(plax.jit(lambda x, n: (jnp.sin(x) * x).sum() * n))(
+        np.ones(3, f32), np.int32(1))
+    assert exp.has_vjp()
+    vjp = exp.vjp()
+    assert [a.str_short() for a in vjp.in_avals] == ["f32[3]", "i32[]", "f32[]"]
+    assert vjp.out_avals[0].str_short() == "f32[3]"
+    assert vjp.out_avals[1].shape == () and vjp.out_avals[1].dtype == plax.dtypes.float0
+    x = np.linspace(-1, 1, 3, dtype=f32)
+    want = 2 * (np.cos(x) * x + np.sin(x))
+    np.testing.assert_allclose(plax.grad(lambda x: exp.call(x, np.int32(2)))(x), want,
+                               rtol=1e-5)
+    back = export.deserialize(exp.serialize(vjp_order=2))
+    np.testing.assert_allclose(plax.grad(lambda x: back.call(x, np.int32(2)))(x), want,
+                               rtol=1e-5)
+    second = plax.grad(plax.grad(lambda t: back.call(jnp.full(3, t), np.int32(1))))(f32(0.5))
+    np.testing.assert_allclose(second, 3 * (2 * np.cos(0.5) - 0.5 * np.sin(0.5)), rtol=1e-5)
+    without = export.deserialize(exp.serialize())
+    assert not without.has_vjp()
+    with pytest.raises(ValueError, match="has no VJP"):
+        plax.grad(lambda x: without.call(x, np.int32(2)))(x)
+    with pytest.raises(ValueError, match="high-enough order"):
+        without.serialize(vjp_order=1)
+
+
+def test_multi_platform_export_takes_a_platform_index():
+    exp = export.export(plax.jit(jnp.sin), platforms=("cpu", "tpu"))(np.ones(3, f32))
+    assert exp.platforms == ("cpu", "tpu") and exp.uses_global_constants
+    assert 'jax.global_constant = "_platform_index"' in exp.mlir_module()
+    np.testing.assert_allclose(exp.call(np.ones(3, f32)), np.sin(np.ones(3, f32)), rtol=1e-6)
+
+
+def test_platform_dependent_lowerings_are_chosen_by_the_platform_index():
+    a = np.array([[4, 2], [2, 3]], f32)
+    exp = export.export(plax.jit(jnp.linalg.cholesky), platforms=("cuda", "cpu"))(a)
+    text = exp.mlir_module()
+    assert '"stablehlo.case"(%arg0)' in text
+    assert "@_platform_cuda_main" in text and "@_platform_cpu_main" in text
+    np.testing.assert_allclose(export.deserialize(exp.serialize()).call(a),
+                               np.linalg.cholesky(a), rtol=1e-6)
+    b, = export.symbolic_shape("b")
+    poly = export.export(plax.jit(lambda x, m: jnp.tanh(x) @ jnp.linalg.cholesky(m)),
+                         platforms=("cpu", "cuda"))(plax.ShapeDtypeStruct((b, 2), f32), a)
+    x = np.linspace(-1, 1, 6, dtype=f32).reshape(3, 2)
+    np.testing.assert_allclose(poly.call(x, a), np.tanh(x) @ np.linalg.cholesky(a),
+                               rtol=1e-5)
+
+
+# --- bad inputs ------------------------------------------------------------------------------
+
+def test_call_with_wrong_arguments(static_exp):
+    with pytest.raises(ValueError, match=r"Shape mismatch for args\[0\].shape\[0\] "
+                                         r"\(expected same constant\): expected \(2, 3\)"):
+        static_exp.call(_x(4), _params())
+    with pytest.raises(ValueError, match=r"Dtype mismatch for args\[1\]\['b'\]: expected "
+                                         "float32 and called with int32"):
+        static_exp.call(_x(2), {"w": _W, "b": _B.astype(np.int32)})
+    with pytest.raises(ValueError, match=r"Rank mismatch for args\[0\]"):
+        static_exp.call(_x(2)[None], _params())
+    with pytest.raises(ValueError, match="same pytree structure"):
+        static_exp.call(_x(2))
+
+
+def test_export_rejects_what_it_cannot_export():
+    with pytest.raises(ValueError, match="must be the result of `jit`"):
+        export.export(jnp.sin)
+    with pytest.raises(ValueError, match="unsupported platform 'foo'"):
+        export.export(plax.jit(jnp.sin), platforms=["foo"])
+    with pytest.raises(TypeError, match="sequence of platform names"):
+        export.export(plax.jit(jnp.sin), platforms="cpu")
+
+
+def test_platform_check_and_its_disabling():
+    x = np.ones(3, f32)
+    tpu_only = export.export(plax.jit(jnp.cos), platforms=["tpu"])(x)
+    with pytest.raises(ValueError, match=r"exported for platforms '\('tpu',\)' but it is "
+                                         r"used on '\('cpu',\)'"):
+        tpu_only.call(x)
+    allowed = export.export(plax.jit(jnp.cos), platforms=["tpu"],
+                            disabled_checks=[export.DisabledSafetyCheck.platform()])(x)
+    back = export.deserialize(allowed.serialize())
+    assert back.disabled_safety_checks == (export.DisabledSafetyCheck.platform(),)
+    np.testing.assert_allclose(back.call(x), np.cos(x), rtol=1e-6)
+
+
+def test_deserialize_rejects_garbage():
+    with pytest.raises(TypeError, match="bytes of a serialized Exported"):
+        export.deserialize("not bytes")
+    with pytest.raises(ValueError, match="not a serialized Exported"):
+        export.deserialize(b"\xff\xff\xff\x7f" + bytes(8))
+    with pytest.raises(ValueError, match="not a serialized Exported"):
+        export.deserialize(b"\x01")
+
+
+# --- symbolic shapes --------------------------------------------------------------------------
+
+def test_symbolic_shape_parsing_and_arithmetic():
+    b, c = export.symbolic_shape("b, c")
+    assert export.is_symbolic_dim(b) and not export.is_symbolic_dim(3)
+    assert export.symbolic_shape("(b, 2*b + 1, 3)") == (b, 2 * b + 1, 3)
+    assert export.symbolic_shape("b, ...", like=(None, 4, 5)) == (b, 4, 5)
+    assert export.symbolic_shape("_, c", like=(7, None)) == (7, c)
+    assert str(2 * b - c + 1) == "2*b - c + 1" and str(3 - b) == "-b + 3"
+    assert (b + 1) - b == 1 and isinstance((b + 1) - b, int)
+    assert b == b and b != c and b != 3 and hash(b) == hash(export.symbolic_shape("b")[0])
+    assert b >= 1 and b + 1 > 1 and not (b < 1) and b - 1 >= 0
+    with pytest.raises(export.InconclusiveDimensionOperation, match="inconclusive"):
+        assert b >= 2
+    with pytest.raises(export.InconclusiveDimensionOperation, match="requires a constant"):
+        int(b)
+    with pytest.raises(export.InconclusiveDimensionOperation, match="product"):
+        assert b * c
+    assert (6 * b + 3) // 3 == 2 * b + 1 and (3 * b) // b == 3 and (4 * b) % 2 == 0
+    with pytest.raises(export.InconclusiveDimensionOperation, match="not exact"):
+        assert b // 2
+    with pytest.raises(ValueError, match="no 'like' shape"):
+        export.symbolic_shape("b, ...")
+    with pytest.raises(ValueError, match="syntax error"):
+        export.symbolic_shape("b +")
+    with pytest.raises(NotImplementedError, match="floordiv"):
+        export.symbolic_shape("floordiv(b, 2)")
+    specs = export.symbolic_args_specs((np.zeros((2, 3)), np.zeros(4, f32)), "b, ...")
+    assert specs[0].shape == (b, 3) and specs[1].shape == (b,) and specs[1].dtype == f32
+
+
+def test_polymorphic_export_module(poly_exp):
+    b, = export.symbolic_shape("b")
+    assert [a.shape for a in poly_exp.in_avals] == [(b, 3), (4,), (3, 4)]
+    assert [a.shape for a in poly_exp.out_avals] == [(b,), (b, 4)]
+    assert poly_exp.uses_global_constants
+    text = poly_exp.mlir_module()
+    assert "jax.uses_shape_polymorphism = true" in text
+    assert "func.func public @main(%arg0: tensor<?x3xf32>" in text
+    assert "stablehlo.get_dimension_size %arg0, dim = 0" in text
+    assert "stablehlo.custom_call @shape_assertion" in text
+    assert 'func.func private @_wrapped_jax_export_main(%arg0: tensor<i32> ' \
+           '{jax.global_constant = "b"}' in text
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_polymorphic_call_matches_numpy(poly_exp, n):
+    _check_mlp(poly_exp.call(_x(n), _params()), n)
+
+
+def test_polymorphic_call_checks_shapes(poly_exp):
+    with pytest.raises(ValueError, match=r"Shape mismatch for args\[0\].shape\[1\]"):
+        poly_exp.call(np.zeros((2, 4), f32), _params())
+    b, = export.symbolic_shape("b")
+    two = export.export(plax.jit(lambda x, y: x + y))(plax.ShapeDtypeStruct((b,), f32),
+                                                        plax.ShapeDtypeStruct((b,), f32))
+    with pytest.raises(ValueError, match=r"args\[1\].shape\[0\] is 3, but 'b' = 2"):
+        two.call(np.zeros(2, f32), np.zeros(3, f32))
+    with pytest.raises(ValueError, match="must be >= 1"):
+        two.call(np.zeros(0, f32), np.zeros(0, f32))
+
+
+def test_polymorphic_round_trip_and_nesting(poly_exp):
+    back = export.deserialize(poly_exp.serialize())
+    assert back.in_avals == poly_exp.in_avals and back.out_avals == poly_exp.out_avals
+    _check_mlp(back.call(_x(3), _params()), 3)
+    # A polymorphic export calling another one stays polymorphic.
+    b, = export.symbolic_shape("b")
+    outer = export.export(plax.jit(lambda x: back.call(x, _params())["n"] * 2))(
+        plax.ShapeDtypeStruct((b, 3), f32))
+    assert [a.shape for a in outer.out_avals] == [(b,)]
+    np.testing.assert_allclose(outer.call(_x(4)), 2 * _mlp_numpy(_x(4))["n"], rtol=1e-5)
+
+
+_POLY_PROGRAMS = {
+    "flatten": lambda x: x.reshape(-1),
+    "reshape": lambda x: x.reshape((x.shape[0], 3, 1)) * 2,
+    "transpose": lambda x: x.T @ x,
+    "concatenate": lambda x: jnp.concatenate([x, -x], axis=0),
+    "slice_and_expand": lambda x: x[:, 1:, None] * x[:, None, :2],
+    "creation": lambda x: jnp.where(x > 0, jnp.ones(x.shape), jnp.zeros_like(x)),
+    "softmax": lambda x: jnp.exp(x) / jnp.exp(x).sum(axis=-1, keepdims=True),
+    "inner_jit_and_cond": lambda x: plax.lax.cond(True, plax.jit(lambda y: y * 3),
+                                                  lambda y: y, x),
+    "sort_and_max": lambda x: jnp.sort(x, axis=0).max(axis=0),
+    "grad": plax.grad(lambda x: (jnp.sin(x) ** 2).sum()),
+    "vmap": plax.vmap(lambda row: row @ row),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_POLY_PROGRAMS))
+def test_polymorphic_programs_match_their_concrete_versions(name):
+    fn = _POLY_PROGRAMS[name]
+    b, = export.symbolic_shape("b")
+    exp = export.export(plax.jit(fn))(plax.ShapeDtypeStruct((b, 3), f32))
+    assert any(export.is_symbolic_dim(d) for a in exp.out_avals for d in a.shape) or \
+        name in ("transpose", "sort_and_max")
+    for n in (1, 4):
+        x = np.linspace(-2, 2, 3 * n, dtype=f32).reshape(n, 3)
+        np.testing.assert_allclose(np.asarray(exp.call(x)), np.asarray(fn(x)), rtol=1e-5,
+                                   atol=1e-6)
+
+
+def test_symbolic_dimension_in_a_constant_context_is_a_clear_error():
+    b, = export.symbolic_shape("b")
+    with pytest.raises(NotImplementedError, match=r"lowering of 'cholesky' on cpu does not "
+                                                  r"support symbolic dimensions.*f32\[b,2,2\]"):
+        export.export(plax.jit(jnp.linalg.cholesky))(plax.ShapeDtypeStruct((b, 2, 2), f32))
+    with pytest.raises(export.InconclusiveDimensionOperation, match="'b'"):
+        export.export(plax.jit(lambda x: jnp.zeros(int(x.shape[0]))))(
+            plax.ShapeDtypeStruct((b,), f32))
+
+
+# --- other processes ------------------------------------------------------------------------
+
+def _run(lib: str, script: str, tmp_path) -> None:
+    path = tmp_path / f"{lib}_script.py"
+    path.write_text(textwrap.dedent(script))
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    proc = subprocess.run([sys.executable, str(path), str(tmp_path)], capture_output=True,
+                          text=True, env=env, timeout=300)
+    if proc.returncode:
+        raise AssertionError(f"the {lib} subprocess failed:\n{proc.stderr[-3000:]}")
+
+
+_CALL_PLAX_BLOBS = """
+    import sys, pathlib
+    import numpy as np
+    import {lib}
+    from {lib} import export
+    tmp = pathlib.Path(sys.argv[1])
+    p = {{"w": np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4),
+         "b": np.linspace(0, 1, 4, dtype=np.float32)}}
+    results = {{}}
+    for name in ("static", "poly"):
+        exp = export.deserialize(bytearray((tmp / f"{{name}}.bin").read_bytes()))
+        results[name + "_avals"] = np.array([str(a.shape) for a in exp.in_avals])
+        for n in ((2,) if name == "static" else (1, 3)):
+            x = np.arange(3 * n, dtype=np.float32).reshape(n, 3) / 7
+            out = exp.call(x, p)
+            results[f"{{name}}_{{n}}_y"], results[f"{{name}}_{{n}}_n"] = out["y"], out["n"]
+    grad_exp = export.deserialize(bytearray((tmp / "grad.bin").read_bytes()))
+    results["grad"] = {lib}.grad(lambda x: grad_exp.call(x, p)["n"].sum())(
+        np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3))
+    keyed = export.deserialize(bytearray((tmp / "key.bin").read_bytes()))
+    results["key"] = keyed.call({lib}.random.key(7))
+    chol = export.deserialize(bytearray((tmp / "chol.bin").read_bytes()))
+    results["chol"] = chol.call(np.array([[4, 2], [2, 3]], np.float32))
+    np.savez(tmp / "{lib}_results.npz", **results)
+"""
+
+
+def _write_plax_blobs(tmp_path, static_exp, poly_exp):
+    (tmp_path / "static.bin").write_bytes(static_exp.serialize())
+    (tmp_path / "poly.bin").write_bytes(poly_exp.serialize())
+    (tmp_path / "grad.bin").write_bytes(poly_exp.serialize(vjp_order=1))
+    chol = export.export(plax.jit(jnp.linalg.cholesky), platforms=("cuda", "cpu"))(
+        np.eye(2, dtype=f32))
+    (tmp_path / "chol.bin").write_bytes(chol.serialize())
+    keyed = export.export(plax.jit(lambda k: plax.random.uniform(k, (3,))))(
+        plax.random.key(0))
+    (tmp_path / "key.bin").write_bytes(keyed.serialize())
+
+
+def _check_blob_results(path):
+    with np.load(path) as data:
+        for name, sizes in (("static", (2,)), ("poly", (1, 3))):
+            for n in sizes:
+                _check_mlp({"y": data[f"{name}_{n}_y"], "n": data[f"{name}_{n}_n"]}, n)
+        x = np.linspace(-1, 1, 6, dtype=f32).reshape(2, 3)
+        np.testing.assert_allclose(data["grad"], 2 * x, rtol=1e-5)
+        np.testing.assert_allclose(data["key"], plax.random.uniform(plax.random.key(7), (3,)))
+        np.testing.assert_allclose(data["chol"], np.linalg.cholesky(
+            np.array([[4, 2], [2, 3]], f32)), rtol=1e-6)
+        return dict(data)
+
+
+def test_exported_runs_in_another_plax_process(tmp_path, static_exp, poly_exp):
+    _write_plax_blobs(tmp_path, static_exp, poly_exp)
+    _run("plax", _CALL_PLAX_BLOBS.format(lib="plax"), tmp_path)
+    _check_blob_results(tmp_path / "plax_results.npz")
+
+
+@requires_jax_export
+def test_plax_exports_deserialize_and_run_in_jax(tmp_path, static_exp, poly_exp):
+    _write_plax_blobs(tmp_path, static_exp, poly_exp)
+    _run("jax", _CALL_PLAX_BLOBS.format(lib="jax"), tmp_path)
+    data = _check_blob_results(tmp_path / "jax_results.npz")
+    assert list(data["poly_avals"]) == ["(b, 3)", "(4,)", "(3, 4)"]
+
+
+_JAX_EXPORTS = """
+    import collections, sys, pathlib
+    import numpy as np
+    import jax
+    import jax.numpy as jnp
+    from jax import export
+    tmp = pathlib.Path(sys.argv[1])
+    def mlp(x, params):
+        return {"y": jnp.tanh(x @ params["w"] + params["b"]), "n": (x * x).sum(axis=1)}
+    p = {"w": jax.ShapeDtypeStruct((3, 4), np.float32),
+         "b": jax.ShapeDtypeStruct((4,), np.float32)}
+    b, = export.symbolic_shape("b")
+    exports = {
+        "static": export.export(jax.jit(mlp))(jax.ShapeDtypeStruct((2, 3), np.float32), p),
+        "poly": export.export(jax.jit(mlp))(jax.ShapeDtypeStruct((b, 3), np.float32), p),
+        "unused": export.export(jax.jit(lambda x, u, y: (x - y, None)))(
+            np.float32(0), np.float32(0), np.float32(0)),
+        "multi": export.export(jax.jit(jnp.exp), platforms=("cpu", "cuda"))(
+            np.zeros(3, np.float32)),
+    }
+    for name, exp in exports.items():
+        (tmp / f"jax_{name}.bin").write_bytes(exp.serialize())
+    (tmp / "jax_grad.bin").write_bytes(exports["poly"].serialize(vjp_order=1))
+    keyed = export.export(jax.jit(lambda k: jax.random.normal(k, (2,))))(jax.random.key(0))
+    (tmp / "jax_key.bin").write_bytes(keyed.serialize())
+"""
+
+
+@requires_jax_export
+def test_jax_exports_deserialize_and_run_in_plax(tmp_path):
+    _run("jax", _JAX_EXPORTS, tmp_path)
+    b, = export.symbolic_shape("b")
+    load = {name: export.deserialize((tmp_path / f"jax_{name}.bin").read_bytes())
+            for name in ("static", "poly", "unused", "multi")}
+    static, poly = load["static"], load["poly"]
+    assert static.fun_name == "mlp" and static.platforms == ("cpu",)
+    assert static.in_tree == plax.tree_util.tree_structure(((0, {"b": 0, "w": 0}), {}))
+    assert [a.shape for a in poly.in_avals] == [(b, 3), (4,), (3, 4)]
+    assert [a.shape for a in poly.out_avals] == [(b,), (b, 4)]
+    assert poly.uses_global_constants and not static.uses_global_constants
+    _check_mlp(static.call(_x(2), _params()), 2)
+    for n in (1, 4):
+        _check_mlp(poly.call(_x(n), _params()), n)
+    _check_mlp(plax.jit(lambda x: poly.call(x, _params()))(_x(3)), 3)
+    unused = load["unused"]
+    assert unused.module_kept_var_idx == (0, 2)
+    diff, none = unused.call(f32(5), f32(9), f32(2))
+    assert float(diff) == 3.0 and none is None
+    multi = load["multi"]
+    assert multi.platforms == ("cpu", "cuda")
+    np.testing.assert_allclose(multi.call(np.ones(3, f32)), np.exp(np.ones(3, f32)), rtol=1e-6)
+    with pytest.raises(ValueError, match="Shape mismatch"):
+        static.call(_x(3), _params())
+    keyed = export.deserialize((tmp_path / "jax_key.bin").read_bytes())
+    assert str(keyed.in_avals[0].dtype) == "key<fry>"
+    k = plax.random.key(3)
+    np.testing.assert_allclose(keyed.call(k), plax.random.normal(k, (2,)))  # bit-exact PRNG
+    np.testing.assert_allclose(plax.jit(lambda k: keyed.call(k) - keyed.call(k))(k), 0)
+    grad_exp = export.deserialize((tmp_path / "jax_grad.bin").read_bytes())
+    assert grad_exp.has_vjp() and not poly.has_vjp()
+    x = _x(3)
+    g = plax.grad(lambda x: grad_exp.call(x, _params())["y"].sum())(x)
+    np.testing.assert_allclose(g, (1 - np.tanh(x @ _W + _B) ** 2) @ _W.T, rtol=1e-5,
+                               atol=1e-6)

@@ -1,0 +1,400 @@
+"""`export(jit(f))(*specs)` → `Exported`: a function lowered to StableHLO once, with
+what is needed to call it later, in another process or from JAX.
+
+The module follows JAX's calling convention (versions 9–10): `@main` takes the
+array arguments that survive dead-code elimination (`module_kept_var_idx`), and —
+when the module is shape-polymorphic or lowered for several platforms — it is a
+wrapper that first takes a platform index (`jax.global_constant =
+"_platform_index"`, only for several platforms), computes each dimension variable
+from the arguments' shapes, checks the shapes with `@shape_assertion` custom calls
+and calls `@_wrapped_jax_export_main(dims..., arrays...)`. Such modules are marked
+`jax.uses_shape_polymorphism` and need shape refinement before compilation.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from jaxlib import _jax
+from jaxlib.mlir import ir, passmanager
+from jaxlib.mlir.dialects import func
+
+from plax.extend.ad import tangent_aval
+from plax.extend.core import ShapeDtypeStruct, ShapedArray, jaxpr_as_fun
+from plax.extend.mlir import hlo, mu
+from plax_runtime import backends
+from plax_transforms.export import serialization
+from plax_transforms.export.call_exported import (argument_path, call_exported,
+                                                   differentiable_call)
+from plax_transforms.export.calling_convention import CALLING_CONVENTION_VERSION
+from plax_transforms.export.merging import merge_module
+from plax_transforms.export.shape_poly import DimExpr, dimension_variables
+from plax_transforms.jit import JitWrapped, jit
+from plax_transforms.lowering import lower_jaxpr_to_module
+from plax_transforms.mlir_context import make_ir_context, module_to_bytecode, module_to_string
+
+
+# The platforms plax can lower for (JAX's built-in ones).
+_KNOWN_PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
+_WRAPPED_MAIN = "_wrapped_jax_export_main"
+
+
+class DisabledSafetyCheck:
+    """A safety check to skip: `platform()` allows calling on a platform the function was
+    not exported for; `custom_call(name)` allows a custom call target."""
+
+    def __init__(self, _impl: str):
+        self._impl = _impl
+
+    @classmethod
+    def platform(cls) -> DisabledSafetyCheck:
+        return cls("platform")
+
+    @classmethod
+    def custom_call(cls, target_name: str) -> DisabledSafetyCheck:
+        return cls(f"custom_call:{target_name}")
+
+    def is_custom_call(self) -> str | None:
+        """The custom call target this check allows, if it is one."""
+        match = re.match(r"custom_call:(.+)$", self._impl)
+        return match.group(1) if match else None
+
+    def __eq__(self, other):
+        return isinstance(other, DisabledSafetyCheck) and self._impl == other._impl
+
+    def __hash__(self):
+        return hash(self._impl)
+
+    def __str__(self):
+        return self._impl
+
+    __repr__ = __str__
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Exported:
+    """A function lowered to StableHLO, with its calling signature.
+
+    `in_tree`/`out_tree` are the pytrees of `(args, kwargs)` and of the result,
+    `in_avals`/`out_avals` the flat avals (shapes may hold symbolic dimensions),
+    `in_shardings_hlo`/`out_shardings_hlo` one entry per aval (None: unspecified),
+    `mlir_module_serialized` the portable StableHLO artifact.
+    """
+    fun_name: str
+    in_tree: Any
+    in_avals: tuple[ShapedArray, ...]
+    out_tree: Any
+    out_avals: tuple[ShapedArray, ...]
+    in_shardings_hlo: tuple[Any, ...]
+    out_shardings_hlo: tuple[Any, ...]
+    nr_devices: int
+    platforms: tuple[str, ...]
+    ordered_effects: tuple = ()
+    unordered_effects: tuple = ()
+    disabled_safety_checks: tuple[DisabledSafetyCheck, ...] = ()
+    mlir_module_serialized: bytes = b""
+    calling_convention_version: int = CALLING_CONVENTION_VERSION
+    module_kept_var_idx: tuple[int, ...] = ()
+    uses_global_constants: bool = False
+    _get_vjp: Callable[[Exported], Exported] | None = None
+
+    def mlir_module(self) -> str:
+        """The module's StableHLO text."""
+        with make_ir_context() as context:
+            module = _jax.mlir.deserialize_portable_artifact(self.mlir_module_serialized,
+                                                             context)
+            return module_to_string(module)
+
+    def __str__(self):
+        return f"Exported(fun_name={self.fun_name}, ...)"
+
+    def in_shardings_jax(self, mesh) -> tuple:
+        """Shardings to place the arguments with (None: unspecified, which is all plax
+        exports for now)."""
+        return tuple(self.in_shardings_hlo)
+
+    def out_shardings_jax(self, mesh) -> tuple:
+        return tuple(self.out_shardings_hlo)
+
+    def has_vjp(self) -> bool:
+        return self._get_vjp is not None
+
+    def vjp(self) -> Exported:
+        """The exported VJP (made once): it takes the flat primal arguments and one
+        cotangent per flat output, and returns the flat arguments' cotangents."""
+        if self._get_vjp is None:
+            raise ValueError("No VJP is available")
+        return self._vjp
+
+    @functools.cached_property
+    def _vjp(self) -> Exported:
+        return self._get_vjp(self)
+
+    def serialize(self, vjp_order: int = 0) -> bytearray:
+        """The bytes `plax.export.deserialize` (or `jax.export.deserialize`) reads back;
+        with the VJP functions up to order `vjp_order`, so that the deserialized function
+        can be differentiated that many times in reverse mode."""
+        return bytearray(serialization.serialize(self, vjp_order))
+
+    @functools.cached_property
+    def _differentiable_call(self) -> Callable:
+        return differentiable_call(self)
+
+    def call(self, *args, **kwargs):
+        """Call the exported function on arrays of its argument pytree, shapes and dtypes
+        (inside `jit` too)."""
+        return call_exported(self, args, kwargs)
+
+
+def deserialize(blob: bytes | bytearray) -> Exported:
+    """The `Exported` serialized in `blob` (by plax or JAX). The bytes must be trusted:
+    the module may call any custom call target jaxlib registers."""
+    return serialization.deserialize(blob, Exported, DisabledSafetyCheck)
+
+
+def default_export_platform() -> str:
+    """The platform `export` lowers for by default: the default backend's (`cpu`,
+    `cuda`, `rocm` or `tpu`)."""
+    return backends.get_backend().platform
+
+
+def export(fun_jit, *, platforms: Sequence[str] | None = None,
+           disabled_checks: Sequence[DisabledSafetyCheck] = ()) -> Callable[..., Exported]:
+    """A function taking the arguments of `fun_jit` (arrays or `ShapeDtypeStruct`s,
+    whose shapes may be symbolic) and returning the `Exported` lowering of the call,
+    for `platforms` (default: `default_export_platform()`)."""
+    if not isinstance(fun_jit, JitWrapped):
+        raise ValueError(f"Function to be exported must be the result of `jit` but is: "
+                         f"{fun_jit}")
+    if isinstance(platforms, str):
+        raise TypeError(f"export: platforms must be a sequence of platform names, got the "
+                        f"string {platforms!r}")
+    wanted = tuple(platforms) if platforms is not None else None
+    for p in wanted or ():
+        if p not in _KNOWN_PLATFORMS:
+            raise ValueError(f"export: unsupported platform {p!r}; the platforms plax can "
+                             f"export for are {list(_KNOWN_PLATFORMS)}")
+    if wanted is not None and (not wanted or len(set(wanted)) != len(wanted)):
+        raise ValueError(f"export: platforms must be a non-empty sequence of distinct names, "
+                         f"got {list(wanted)}")
+    for check in disabled_checks:
+        if not isinstance(check, DisabledSafetyCheck):
+            raise TypeError(f"export: disabled_checks must be DisabledSafetyChecks, got "
+                            f"{check!r}")
+
+    def do_export(*args, **kwargs) -> Exported:
+        return _export_call(fun_jit, wanted or (default_export_platform(),),
+                            tuple(disabled_checks), args, kwargs)
+    return do_export
+
+
+def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwargs):
+    info = fun_jit._info
+    if info.in_shardings is not None or info.out_shardings is not None:
+        raise NotImplementedError("export of a jit with in_shardings/out_shardings: plax "
+                                  "exports computations for one device (unspecified "
+                                  "shardings) only, for now")
+    traced = fun_jit.trace(*args, **kwargs)
+    closed = traced.jaxpr
+    dbg = closed.jaxpr.debug_info
+    fun_name = (dbg.func_name if dbg is not None else "") or "fun"
+    if closed.jaxpr.effects:
+        raise NotImplementedError(
+            f"export of {fun_name}, which has effects {sorted(map(str, closed.jaxpr.effects))}"
+            ": plax exports effect-free computations only (host callbacks cannot be "
+            "serialized)")
+    in_avals = tuple(ShapedArray(a.shape, a.dtype) for a in closed.in_avals)
+    out_avals = tuple(ShapedArray(a.shape, a.dtype) for a in closed.out_avals)
+    dim_vars = dimension_variables([a.shape for a in in_avals])
+    _check_outputs_use_known_variables(out_avals, dim_vars, fun_name)
+    polymorphic = bool(dim_vars) or len(platforms) > 1
+    lowerings = [lower_jaxpr_to_module(closed, name=fun_name, platform=p,
+                                       keep_unused=bool(dim_vars), hoist_constants=False,
+                                       dim_vars=dim_vars) for p in platforms]
+    lowering = lowerings[0]
+    platform_dependent = len({module_to_string(lw.module) for lw in lowerings}) > 1
+    if any(lw.kept_var_idx != lowering.kept_var_idx for lw in lowerings):
+        raise NotImplementedError(f"export of {fun_name} for platforms {list(platforms)}: "
+                                  "the platforms' lowerings use different inputs")
+    with lowering.context, ir.Location.unknown():
+        if platform_dependent:
+            module = _side_by_side(lowerings, platforms)
+            inner = [f"_platform_{p}_main" for p in platforms]
+        else:
+            module, inner = lowering.module, None
+        if polymorphic:
+            _wrap_main(module, in_avals, dim_vars, lowering.kept_var_idx, traced.in_tree,
+                       multi_platform=len(platforms) > 1, inner=inner)
+        module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(
+            polymorphic)
+        _verify(module, fun_name)
+        target = hlo.get_version_from_compatibility_requirement(
+            hlo.StablehloCompatibilityRequirement.WEEK_4)
+        serialized = _jax.mlir.serialize_portable_artifact(module_to_bytecode(module), target)
+    return Exported(
+        fun_name=fun_name, in_tree=traced.in_tree, in_avals=in_avals,
+        out_tree=traced.out_tree, out_avals=out_avals,
+        in_shardings_hlo=(None,) * len(in_avals), out_shardings_hlo=(None,) * len(out_avals),
+        nr_devices=1, platforms=platforms, disabled_safety_checks=disabled_checks,
+        mlir_module_serialized=serialized, module_kept_var_idx=tuple(lowering.kept_var_idx),
+        uses_global_constants=polymorphic,
+        _get_vjp=lambda primal: _export_vjp(primal, closed))
+
+
+def _export_vjp(primal: Exported, closed) -> Exported:
+    """The VJP of `primal` (whose Jaxpr is `closed`), exported: it takes the flat
+    primal arguments followed by one cotangent per flat output (float0 for integer
+    ones) and returns the cotangents of the flat arguments, as JAX's does."""
+    from plax_transforms.autodiff_api import vjp  # (importing plax.export stays light)
+    n_in = len(primal.in_avals)
+    primal_fun = jaxpr_as_fun(closed)
+
+    def fun_vjp(*args_and_cts):
+        _, pullback = vjp(lambda *xs: list(primal_fun(*xs)), *args_and_cts[:n_in])
+        return tuple(pullback(list(args_and_cts[n_in:])))
+
+    fun_vjp.__name__ = f"vjp_{primal.fun_name}"
+    specs = [ShapeDtypeStruct(a.shape, a.dtype)
+             for a in (*primal.in_avals, *map(tangent_aval, primal.out_avals))]
+    return export(jit(fun_vjp), platforms=primal.platforms,
+                  disabled_checks=primal.disabled_safety_checks)(*specs)
+
+
+def _check_outputs_use_known_variables(out_avals, dim_vars, fun_name) -> None:
+    for aval in out_avals:
+        for d in aval.shape:
+            if isinstance(d, DimExpr) and not set(d.variables) <= set(dim_vars):
+                raise ValueError(f"export of {fun_name}: the output shape {aval.str_short()} "
+                                 "uses dimension variables that no input shape has")
+
+
+def _verify(module: ir.Module, fun_name: str) -> None:
+    try:
+        module.operation.verify()
+    except ir.MLIRError as err:
+        raise ValueError(f"export of {fun_name} produced an invalid module: {err}") from None
+
+
+# --- the wrapper @main of polymorphic and multi-platform modules --------------------------
+
+def _side_by_side(lowerings, platforms) -> ir.Module:
+    """A module (in the first lowering's context) holding each platform's lowering, its
+    `@main` as `@_platform_<platform>_main`."""
+    first = lowerings[0].module
+    module = ir.Module.create()
+    for attr in ("sym_name", "mhlo.num_replicas", "mhlo.num_partitions"):
+        module.operation.attributes[attr] = first.operation.attributes[attr]
+    symbols = ir.SymbolTable(module.operation)
+    for lowering, platform in zip(lowerings, platforms):
+        src = ir.Module.parse(module_to_bytecode(lowering.module))
+        merge_module(module, symbols, src, f"_platform_{platform}_main",
+                     f"the lowering for {platform}")
+    return module
+
+
+def _wrap_main(module: ir.Module, in_avals, dim_vars: Sequence[str], kept_var_idx,
+               in_tree, *, multi_platform: bool, inner: Sequence[str] | None) -> None:
+    """Add a public `@main([platform index,] arrays...)` that computes the dimension
+    variables from the arrays' shapes, asserts the shapes, and calls the lowered
+    function(s), which take `dims..., arrays...`: `@main` renamed to
+    `@_wrapped_jax_export_main`, or with `inner` one per platform, chosen by the
+    platform index."""
+    symbols = ir.SymbolTable(module.operation)
+    if inner is None:
+        first = symbols["main"]
+        symbols.set_symbol_name(first, _WRAPPED_MAIN)
+        symbols.set_visibility(first, "private")
+        callees = [_WRAPPED_MAIN]
+    else:
+        callees, first = list(inner), symbols[inner[0]]
+    inner = first
+    n_dims = len(dim_vars)
+    inner_type = ir.FunctionType(ir.TypeAttr(inner.attributes["function_type"]).value)
+    array_types = list(inner_type.inputs)[n_dims:]
+    i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
+    input_types = [i32] * multi_platform + array_types
+    arg_attrs = list(ir.ArrayAttr(inner.attributes["arg_attrs"]))[n_dims:]
+    if multi_platform:
+        arg_attrs.insert(0, ir.DictAttr.get(
+            {"jax.global_constant": ir.StringAttr.get("_platform_index")}))
+    with ir.InsertionPoint.at_block_begin(module.body):
+        main = func.FuncOp("main", ir.FunctionType.get(input_types, list(inner_type.results)))
+    main.attributes["sym_visibility"] = ir.StringAttr.get("public")
+    main.arg_attrs = ir.ArrayAttr.get(arg_attrs)
+    if "res_attrs" in inner.attributes:
+        main.result_attrs = inner.attributes["res_attrs"]
+    symbols.insert(main)
+    symbols.set_symbol_name(main, "main")
+    block = main.add_entry_block()
+    with ir.InsertionPoint(block):
+        arrays = list(block.arguments)[int(multi_platform):]
+        kept_avals = [in_avals[i] for i in kept_var_idx]
+        dims = _dimension_values(arrays, kept_avals, dim_vars, in_tree, kept_var_idx)
+        results = list(inner_type.results)
+        if len(callees) == 1:
+            outs = func.CallOp(results, ir.FlatSymbolRefAttr.get(callees[0]),
+                               [*dims, *arrays]).results
+        else:
+            case = hlo.CaseOp(results, block.arguments[0], num_branches=len(callees))
+            for region, callee in zip(case.regions, callees):
+                with ir.InsertionPoint(region.blocks.append()):
+                    hlo.return_(list(func.CallOp(results, ir.FlatSymbolRefAttr.get(callee),
+                                                 [*dims, *arrays]).results))
+            outs = case.results
+        func.ReturnOp(list(outs))
+    passmanager.PassManager.parse("builtin.module(symbol-dce)").run(module.operation)
+
+
+def _dimension_values(arrays, avals, dim_vars, in_tree, kept_var_idx) -> list[ir.Value]:
+    """Each dimension variable's value, from the first dimension that is exactly it, and
+    `@shape_assertion`s that every symbolic dimension matches the argument's size."""
+    def path(arg: int, dim: int | None = None) -> str:
+        return argument_path(in_tree, kept_var_idx[arg], dim)
+
+    sources: dict[str, tuple[int, int]] = {}  # variable → (argument, dimension)
+    for arg, aval in enumerate(avals):
+        for dim, d in enumerate(aval.shape):
+            if isinstance(d, DimExpr) and d.terms == ((d.variables[0], 1),) and not d.const:
+                sources.setdefault(d.variables[0], (arg, dim))
+    missing = [v for v in dim_vars if v not in sources]
+    if missing:
+        raise NotImplementedError(
+            f"export: the dimension variables {missing} do not appear alone as a dimension "
+            "of some input (e.g. only in '2*b'); plax cannot solve for them yet")
+    values = {v: hlo.get_dimension_size(arrays[arg], dim) for v, (arg, dim) in sources.items()}
+    specs = "; ".join(f"{path(i)}.shape = ({', '.join(map(str, a.shape))})"
+                      for i, a in enumerate(avals))
+    i32 = np.dtype(np.int32)
+    for name in dim_vars:
+        _shape_assertion(
+            mu.compare(values[name], mu.dense_constant(np.int32(1)), "GE", i32),
+            [values[name]],
+            f"Input shapes do not match the polymorphic shapes specification. Expected "
+            f"value >= 1 for dimension variable '{name}'. Using the following polymorphic "
+            f"shapes specifications: {specs}. Obtained dimension variables: '{name}' = {{0}} "
+            f"from specification '{name}' for dimension {path(*sources[name])}.")
+    solved = set(sources.values())
+    with mu.dimension_values(values.__getitem__):
+        for arg, aval in enumerate(avals):
+            for dim, d in enumerate(aval.shape):
+                if not isinstance(d, DimExpr) or (arg, dim) in solved:
+                    continue
+                expected = mu.dimension_value(d)
+                actual = hlo.get_dimension_size(arrays[arg], dim)
+                _shape_assertion(
+                    mu.compare(actual, expected, "EQ", i32), [actual, expected],
+                    f"Input shapes do not match the polymorphic shapes specification. Found "
+                    f"inconsistency between dimension size {path(arg, dim)} (= {{0}}) and "
+                    f"the specification '{d}' (= {{1}}). Using the following polymorphic "
+                    f"shapes specifications: {specs}.")
+    return [values[v] for v in dim_vars]
+
+
+def _shape_assertion(predicate: ir.Value, values: list[ir.Value], message: str) -> None:
+    op = hlo.CustomCallOp([], [predicate, *values], call_target_name="shape_assertion",
+                          has_side_effect=ir.BoolAttr.get(True),
+                          api_version=ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 2))
+    op.attributes["error_message"] = ir.StringAttr.get(message)

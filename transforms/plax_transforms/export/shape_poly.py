@@ -1,0 +1,408 @@
+"""Symbolic dimensions for shape-polymorphic export: `symbolic_shape("b, 3")`.
+
+A dimension is an `int` or a `DimExpr`: an integer-linear combination of
+dimension variables (`b`, `2*b + 1`), each variable standing for a size >= 1.
+That covers batch dimensions and what elementwise ops, reductions over other
+axes, matrix products, concatenation and flattening reshapes make of them;
+products of variables, `//` and `%` are not supported (an
+`InconclusiveDimensionOperation` says so).
+
+Comparisons follow JAX: `==` is structural (`b == 3` is False), while `<`, `<=`,
+`>`, `>=` decide from the variables' lower bounds and raise
+`InconclusiveDimensionOperation` when the bounds cannot tell.
+
+In a module a variable is a scalar `tensor<i32>`/`tensor<i64>` argument of each
+function (`jax.global_constant = "b"`); `to_ir` computes an expression from them.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Sequence
+
+from plax.extend.core import SymbolicDimension
+
+
+class InconclusiveDimensionOperation(Exception):
+    """An operation on symbolic dimensions whose result depends on their values."""
+
+
+class SymbolicScope:
+    """The variables of one export share a scope. Constraints (`b >= 16`) are not
+    supported yet."""
+
+    def __init__(self, constraints_str: Sequence[str] = ()):
+        if constraints_str:
+            raise NotImplementedError("symbolic shape constraints are not supported by plax "
+                                      f"yet: {list(constraints_str)}")
+        self.constraints_str = tuple(constraints_str)
+
+    def __repr__(self):
+        return f"SymbolicScope({list(self.constraints_str)})"
+
+
+class DimExpr(SymbolicDimension):
+    """`sum(coeff * var) + const`: `terms` are sorted `(var, coeff)` pairs, coeff != 0."""
+    __slots__ = ("terms", "const", "scope")
+
+    def __init__(self, terms, const: int = 0, scope: SymbolicScope | None = None):
+        self.terms = tuple(sorted((v, c) for v, c in dict(terms).items() if c))
+        self.const = int(const)
+        self.scope = scope
+
+    @staticmethod
+    def var(name: str, scope: SymbolicScope | None = None) -> DimExpr:
+        return DimExpr({name: 1}, 0, scope)
+
+    # --- arithmetic --------------------------------------------------------------
+    def _combine(self, other, sign: int):
+        other = _as_expr(other, self.scope)
+        if other is NotImplemented:
+            return NotImplemented
+        terms = dict(self.terms)
+        for v, c in other.terms:
+            terms[v] = terms.get(v, 0) + sign * c
+        return _simplify(DimExpr(terms, self.const + sign * other.const,
+                                 self.scope or other.scope))
+
+    def __add__(self, other):
+        return self._combine(other, 1)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._combine(other, -1)
+
+    def __rsub__(self, other):
+        return (-self)._combine(other, 1)
+
+    def __neg__(self):
+        return DimExpr({v: -c for v, c in self.terms}, -self.const, self.scope)
+
+    def __mul__(self, other):
+        other = _as_expr(other, self.scope)
+        if other is NotImplemented:
+            return NotImplemented
+        if other.terms and self.terms:
+            raise InconclusiveDimensionOperation(
+                f"the product of symbolic dimensions '{self}' and '{other}' is not "
+                "supported by plax's shape polymorphism (linear expressions only)")
+        k, expr = (other.const, self) if not other.terms else (self.const, other)
+        return _simplify(DimExpr({v: c * k for v, c in expr.terms}, expr.const * k,
+                                 expr.scope))
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other):
+        return self._exact_divmod(other)[0]
+
+    def __mod__(self, other):
+        return self._exact_divmod(other)[1]
+
+    def __divmod__(self, other):
+        return self._exact_divmod(other)
+
+    def __rfloordiv__(self, other):
+        return _as_expr(other, self.scope)._exact_divmod(self)[0]
+
+    def __rmod__(self, other):
+        return _as_expr(other, self.scope)._exact_divmod(self)[1]
+
+    def _exact_divmod(self, other):
+        """`(self // other, 0)` when `other` divides `self` exactly whatever the
+        variables are (`6*b // 3`, `3*b // b`); other divisions are inconclusive."""
+        other = _as_expr(other, self.scope)
+        if other is NotImplemented:
+            return NotImplemented
+        coeffs = [c for _, c in self.terms] + [self.const]
+        if not other.terms and other.const and all(c % other.const == 0 for c in coeffs):
+            return DimExpr({v: c // other.const for v, c in self.terms},
+                           self.const // other.const, self.scope).simplified(), 0
+        if not self.terms and not self.const:
+            return 0, 0
+        same_vars = [v for v, _ in self.terms] == [v for v, _ in other.terms]
+        if other.terms and same_vars and not self.const and not other.const:
+            ratios = {c // o if c % o == 0 else None
+                      for (_, c), (_, o) in zip(self.terms, other.terms)}
+            if len(ratios) == 1 and None not in ratios:
+                return ratios.pop(), 0
+        raise InconclusiveDimensionOperation(
+            f"the division of the symbolic dimension '{self}' by '{other}' is not exact, "
+            "which plax's shape polymorphism does not support")
+
+    def __truediv__(self, other):
+        raise InconclusiveDimensionOperation(
+            f"true division of the symbolic dimension '{self}' is not supported")
+
+    __rtruediv__ = __truediv__
+
+    def simplified(self):
+        """The expression, or its int value when it has no variables."""
+        return _simplify(self)
+
+    # --- comparisons -----------------------------------------------------------------
+    def __eq__(self, other):
+        other = _as_expr(other, self.scope)
+        if other is NotImplemented:
+            return NotImplemented
+        return self.terms == other.terms and self.const == other.const
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self):
+        return hash((self.terms, self.const))
+
+    def _nonnegative(self, other, strict: bool, op: str) -> bool:
+        diff = self - other  # decide `diff >= 0` (or `> 0`)
+        if isinstance(diff, int):
+            return diff > 0 if strict else diff >= 0
+        low = diff.const + sum(c for _, c in diff.terms if c > 0) if all(
+            c > 0 for _, c in diff.terms) else None
+        high = diff.const - sum(-c for _, c in diff.terms) if all(
+            c < 0 for _, c in diff.terms) else None
+        if low is not None and (low > 0 or (low >= 0 and not strict)):
+            return True
+        if high is not None and (high < 0 or (high <= 0 and strict)):
+            return False
+        raise InconclusiveDimensionOperation(
+            f"Symbolic dimension comparison '{self}' {op} '{other}' is inconclusive.")
+
+    def __ge__(self, other):
+        return self._nonnegative(other, False, ">=")
+
+    def __gt__(self, other):
+        return self._nonnegative(other, True, ">")
+
+    def __le__(self, other):
+        return (-self)._nonnegative(-_as_expr(other, self.scope), False, "<=")
+
+    def __lt__(self, other):
+        return (-self)._nonnegative(-_as_expr(other, self.scope), True, "<")
+
+    def __bool__(self):
+        return True  # every dimension variable is >= 1
+
+    def _not_constant(self, *_):
+        raise InconclusiveDimensionOperation(
+            f"Symbolic dimension '{self}' used in a context that requires a constant "
+            "(plax exports shape-polymorphic code only where the size can stay symbolic)")
+
+    __int__ = __index__ = __float__ = _not_constant
+
+    # --- printing and lowering -------------------------------------------------------------
+    def __str__(self):
+        parts = []
+        for v, c in self.terms:
+            term = v if abs(c) == 1 else f"{abs(c)}*{v}"
+            parts.append(("- " if c < 0 else "+ ") + term)
+        if self.const:
+            parts.append(("- " if self.const < 0 else "+ ") + str(abs(self.const)))
+        text = " ".join(parts) or "+ 0"
+        return text[2:] if text.startswith("+ ") else "-" + text[2:]
+
+    __repr__ = __str__
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        return tuple(v for v, _ in self.terms)
+
+    def to_ir(self, var_value: Callable[[str], Any]):
+        """This expression as a scalar integer `ir.Value`, from the variables' values."""
+        from jaxlib.mlir import ir  # lowering only
+        from plax.extend.mlir import hlo
+        total = None
+        for v, c in self.terms:
+            value = var_value(v)
+            if c != 1:
+                value = hlo.multiply(value, _scalar_like(value, c))
+            total = value if total is None else hlo.add(total, value)
+        if self.const:
+            total = hlo.add(total, _scalar_like(total, self.const))
+        assert isinstance(total, ir.Value)
+        return total
+
+    def evaluate(self, env: dict[str, int]) -> int:
+        return self.const + sum(c * env[v] for v, c in self.terms)
+
+
+def _scalar_like(value, k: int):
+    import numpy as np
+    from jaxlib.mlir import ir
+    from plax.extend.mlir import hlo
+    element = ir.RankedTensorType(value.type).element_type
+    dtype = np.int64 if ir.IntegerType(element).width == 64 else np.int32
+    return hlo.constant(ir.DenseElementsAttr.get(np.array(k, dtype)))
+
+
+def _as_expr(x, scope) -> DimExpr:
+    if isinstance(x, DimExpr):
+        return x
+    try:
+        return DimExpr({}, int(x.__index__()), scope)
+    except (AttributeError, TypeError):
+        return NotImplemented
+
+
+def _simplify(e: DimExpr):
+    return e.const if not e.terms else e
+
+
+def is_symbolic_dim(d) -> bool:
+    """Whether `d` is a symbolic dimension (not an int)."""
+    return isinstance(d, DimExpr)
+
+
+def dimension_variables(shapes: Sequence[Sequence]) -> tuple[str, ...]:
+    """The variables in `shapes`, sorted (the order of the dimension arguments)."""
+    return tuple(sorted({v for shape in shapes for d in shape if isinstance(d, DimExpr)
+                         for v in d.variables}))
+
+
+def evaluate_shape(shape, env: dict[str, int]) -> tuple[int, ...]:
+    return tuple(d.evaluate(env) if isinstance(d, DimExpr) else int(d) for d in shape)
+
+
+# --- parsing ---------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(\.\.\.)|(.))")
+
+
+def symbolic_shape(shape_spec: str | None, *, constraints: Sequence[str] = (),
+                   scope: SymbolicScope | None = None,
+                   like: Sequence[int | None] | None = None) -> tuple:
+    """The shape `shape_spec` describes: comma-separated dimensions, each an integer,
+    a variable or a linear expression (`"b, 2*b + 1, 3"`). `_` takes the dimension
+    of `like`, a trailing `...` the rest of `like`'s dimensions."""
+    if scope is None:
+        scope = SymbolicScope(constraints)
+    elif constraints:
+        raise ValueError("Cannot specify both a `scope` and `constraints`.")
+    spec = (shape_spec or "").strip()
+    if spec.startswith("(") and spec.endswith(")"):
+        spec = spec[1:-1]
+    parts = [p.strip() for p in spec.split(",")] if spec else []
+    if parts and parts[-1] == "":
+        parts.pop()  # "(b,)"
+    dims: list = []
+    for i, part in enumerate(parts):
+        if part == "...":
+            if i != len(parts) - 1:
+                raise ValueError(f"syntax error in symbolic shape '{shape_spec}': '...' "
+                                 "can only be the last dimension")
+            if like is None:
+                raise ValueError(f"syntax error in symbolic shape '{shape_spec}': it "
+                                 "contains '...' but no 'like' shape was given")
+            dims.extend(_like_dim(shape_spec, like, j) for j in range(len(dims), len(like)))
+            continue
+        if part == "_":
+            if like is None or i >= len(like):
+                raise ValueError(f"syntax error in symbolic shape '{shape_spec}': '_' in "
+                                 f"dimension {i} needs a 'like' shape with that dimension")
+            dims.append(_like_dim(shape_spec, like, i))
+            continue
+        dims.append(_parse_expr(part, shape_spec, i, scope))
+    if like is not None and len(dims) != len(like):
+        raise ValueError(f"symbolic shape '{shape_spec}' has {len(dims)} dimensions but the "
+                         f"'like' shape {tuple(like)} has {len(like)}")
+    if like is not None:
+        for i, (d, known) in enumerate(zip(dims, like)):
+            if isinstance(d, int) and known is not None and d != known:
+                raise ValueError(f"symbolic shape '{shape_spec}' has {d} in dimension {i} "
+                                 f"where the 'like' shape has {known}")
+    return tuple(dims)
+
+
+def _like_dim(spec: str, like, i: int) -> int:
+    if like[i] is None:
+        raise ValueError(f"symbolic shape '{spec}': dimension {i} of the 'like' shape is "
+                         "unknown (None), so it must be given explicitly")
+    return int(like[i])
+
+
+def parse_dimension(text: str, scope: SymbolicScope | None = None):
+    """One dimension as JAX writes it in a serialized aval (`"3"`, `"b"`, `"2*b + 1"`)."""
+    return _parse_expr(text, text, 0, scope)
+
+
+def _parse_expr(text: str, spec: str, index: int, scope):
+    tokens = [m.group(0).strip() for m in _TOKEN.finditer(text) if m.group(0).strip()]
+    pos = 0
+
+    def error(msg):
+        return ValueError(f"syntax error in symbolic shape '{spec}' in dimension {index}: "
+                          f"{msg} (in '{text}')")
+
+    def peek():
+        return tokens[pos] if pos < len(tokens) else None
+
+    def take():
+        nonlocal pos
+        pos += 1
+        return tokens[pos - 1]
+
+    def factor():
+        tok = peek()
+        if tok is None:
+            raise error("unexpected end")
+        take()
+        if tok.isdigit():
+            return int(tok)
+        if tok == "-":
+            return -factor()
+        if tok == "(":
+            value = expr()
+            if peek() != ")":
+                raise error("missing ')'")
+            take()
+            return value
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", tok):
+            if peek() == "(":
+                raise NotImplementedError(
+                    f"the symbolic dimension '{text}' uses '{tok}(...)', which plax's shape "
+                    "polymorphism does not support (linear expressions only)")
+            return DimExpr.var(tok, scope)
+        raise error(f"unexpected '{tok}'")
+
+    def term():
+        value = factor()
+        while peek() == "*":
+            take()
+            value = value * factor()
+        return value
+
+    def expr():
+        value = term()
+        while peek() in ("+", "-"):
+            value = value + term() if take() == "+" else value - term()
+        return value
+
+    result = expr()
+    if pos != len(tokens):
+        raise error(f"unexpected '{tokens[pos]}'")
+    if isinstance(result, int) and result < 0:
+        raise error("dimensions must be >= 0")
+    return result
+
+
+def symbolic_args_specs(args, shapes_specs, constraints: Sequence[str] = (),
+                        scope: SymbolicScope | None = None):
+    """`ShapeDtypeStruct`s for the arrays `args`, with shapes from `shapes_specs`
+    (a string, or a pytree prefix of `args` of strings; None keeps a shape)."""
+    from plax.extend import tree_util
+    from plax.extend.core import ShapeDtypeStruct
+    if scope is None:
+        scope = SymbolicScope(constraints)
+    elif constraints:
+        raise ValueError("Cannot use both `scope` and `constraints`")
+    leaves, tree = tree_util.tree_flatten(args)
+    if isinstance(shapes_specs, (str, type(None))):
+        specs = [shapes_specs] * len(leaves)
+    else:
+        specs = tree_util.broadcast_prefix(shapes_specs, args, is_leaf=lambda x: x is None)
+    structs = []
+    for x, spec in zip(leaves, specs):
+        shape = tuple(x.shape) if spec is None else symbolic_shape(spec, scope=scope,
+                                                                   like=x.shape)
+        structs.append(ShapeDtypeStruct(shape, x.dtype))
+    return tree.unflatten(structs)
