@@ -239,3 +239,8 @@ def test_grad_of_custom_rules_runs_them_on_concrete_values_outside_jit():
     assert float(plax.grad(_abs_twice)(-3.0)) == -1.0
     with pytest.raises(plax.errors.TracerBoolConversionError):  # under jit it is staged
         plax.jit(plax.grad(_clipped_sin))(1.0)
+
+
+def test_take_along_axis_defaults_to_the_last_axis_as_jax():
+    x = np.arange(6).reshape(2, 3)
+    np.testing.assert_array_equal(jnp.take_along_axis(x, np.array([[2], [0]])), [[2], [3]])

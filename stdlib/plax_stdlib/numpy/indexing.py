@@ -384,7 +384,7 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
                                         wrap_negative=mode != "clip"))
 
 
-def take_along_axis(arr, indices, axis: int | None, mode: str | None = None,
+def take_along_axis(arr, indices, axis: int | None = -1, mode: str | None = None,
                     fill_value=None):
     """`arr`'s elements at `indices` along `axis`, matched one to one along the other
     dimensions (which broadcast), as `numpy.take_along_axis`."""
