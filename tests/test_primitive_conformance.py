@@ -307,6 +307,8 @@ EXAMPLES: list[Example] = [
     applied(lambda v: lax.reduce_prod(v, (0,)), x()),
     applied(lambda v: lax.reduce_max(v, (0, 1)), x()),
     applied(lambda v: lax.reduce_min(v, (1,)), x()),
+    applied(lambda v: lax.reduce_max(v, (0, 1)), x(dt=C64), label="reduce_max_complex"),
+    applied(lambda v: lax.reduce_min(v, (1,)), x(dt=C64), label="reduce_min_complex"),
     applied(lambda v: lax.reduce_and(v, (1,)), sample(BOOL, (2, 3))),
     applied(lambda v: lax.reduce_or(v, (0,)), sample(I32, (2, 3))),
     applied(lambda v: lax.reduce_xor(v, (0, 1)), sample(U8, (2, 3))),

@@ -51,6 +51,16 @@ from plax_stdlib.lax.op_table import LINEAR, PIECEWISE_CONSTANT, binary_op, unar
 
 # --- arithmetic -------------------------------------------------------------------------
 
+def complex_extremum(x, y, direction: str, dtype):
+    """The MLIR value of whichever of complex `x`, `y` wins under `direction` ("GT" for
+    max, "LT" for min) ordering by real part, then imaginary part; `y` unless `x` wins."""
+    part = real_dtype(dtype)
+    rx, ry, ix, iy = hlo.real(x), hlo.real(y), hlo.imag(x), hlo.imag(y)
+    real_wins = mu.compare(rx, ry, direction, part)
+    imag_wins = hlo.and_(mu.compare(rx, ry, "EQ", part), mu.compare(ix, iy, direction, part))
+    return hlo.select(hlo.or_(real_wins, imag_wins), x, y)
+
+
 def _minmax_lowering(op_name: str, direction: str):
     """max/min; complex numbers order by real part, then imaginary part."""
     @elementwise_lowering
@@ -58,11 +68,7 @@ def _minmax_lowering(op_name: str, direction: str):
         dtype = ctx.avals_in[0].dtype
         if kind_of(dtype) != "complex":
             return getattr(hlo, op_name)(x, y)
-        part = real_dtype(dtype)
-        rx, ry, ix, iy = hlo.real(x), hlo.real(y), hlo.imag(x), hlo.imag(y)
-        real_wins = mu.compare(rx, ry, direction, part)
-        imag_wins = hlo.and_(mu.compare(rx, ry, "EQ", part), mu.compare(ix, iy, direction, part))
-        return hlo.select(hlo.or_(real_wins, imag_wins), x, y)
+        return complex_extremum(x, y, direction, dtype)
     return lower
 
 

@@ -13,6 +13,7 @@ from plax.extend.ad import Zero, defjvp, linear_jvp, tangent_aval
 from plax.extend.batching import axes_batcher
 from plax.extend.constructors import (
     BOOL_OR_INT,
+    COMPLEX,
     INT,
     NUMBER,
     ORDERED,
@@ -48,9 +49,17 @@ def _has_inf(dtype) -> bool:
         return bool(np.isinf(np.asarray(np.inf, dtype).astype(np.float32)))
 
 
+def _real_part_dtype(dtype) -> np.dtype:
+    """complex64 → float32, complex128 → float64; other dtypes unchanged."""
+    return np.finfo(dtype).dtype if kind_of(dtype) == "complex" else np.dtype(dtype)
+
+
 def lowest_value(dtype):
-    """The identity of max: -inf, or the most negative finite value if there is no inf."""
+    """The identity of max: -inf, or the most negative finite value if there is no inf
+    (for complex dtypes, -inf + 0j: complex numbers are ordered by real part first)."""
     kind = kind_of(dtype)
+    if kind == "complex":
+        return lowest_value(_real_part_dtype(dtype))
     if kind == "bool":
         return False
     if kind in ("signed", "unsigned"):
@@ -59,8 +68,11 @@ def lowest_value(dtype):
 
 
 def highest_value(dtype):
-    """The identity of min: inf, or the largest finite value if there is no inf."""
+    """The identity of min: inf, or the largest finite value if there is no inf
+    (inf + 0j for complex dtypes)."""
     kind = kind_of(dtype)
+    if kind == "complex":
+        return highest_value(_real_part_dtype(dtype))
     if kind == "bool":
         return True
     if kind in ("signed", "unsigned"):
@@ -76,7 +88,8 @@ def _all_ones(dtype):
 # --- monoid reductions ---------------------------------------------------------------------
 
 def _monoid_reduction(name: str, kinds: frozenset, op_name: str, identity: Callable,
-                      check: Callable | None = None, **rules: Callable):
+                      check: Callable | None = None, complex_direction: str | None = None,
+                      **rules: Callable):
     def abstract_eval(operand, *, axes, out_sharding):
         check_dtype(name, operand, kinds)
         check_axes(name, axes, operand.ndim)
@@ -87,9 +100,14 @@ def _monoid_reduction(name: str, kinds: frozenset, op_name: str, identity: Calla
     def lower(ctx, operand, *, axes, out_sharding):
         aval = ctx.avals_in[0]
         init = mu.dense_constant(identity(aval.dtype), aval.dtype)
-        combine = getattr(hlo, op_name)
-        return mu.reduce([operand], [init], ctx.avals_out, axes,
-                         lambda acc, x: [combine(acc, x)])[0]
+        lexicographic = complex_direction is not None and kind_of(aval.dtype) == "complex"
+
+        def combine(acc, x):
+            if lexicographic:
+                return [elementwise.complex_extremum(acc, x, complex_direction, aval.dtype)]
+            return [getattr(hlo, op_name)(acc, x)]
+
+        return mu.reduce([operand], [init], ctx.avals_out, axes, combine)[0]
 
     lower.__name__ = f"lower_{name}"
     return standard_primitive(f"lax.{name}", abstract_eval, lower, dtypes=kinds,
@@ -153,9 +171,12 @@ def _prod_jvp(primals, tangents, *, axes, out_sharding):
 
 reduce_prod_p = _monoid_reduction("reduce_prod", NUMBER, "multiply", lambda dt: 1,
                                   jvp=_prod_jvp)
-reduce_max_p = _monoid_reduction("reduce_max", ORDERED, "maximum", lowest_value,
-                                 jvp=defjvp(_extremum_tangent))
-reduce_min_p = _monoid_reduction("reduce_min", ORDERED, "minimum", highest_value,
+# Complex operands are ordered lexicographically (real part, then imaginary part), as
+# `lax.max`/`lax.min` order them.
+reduce_max_p = _monoid_reduction("reduce_max", ORDERED | COMPLEX, "maximum", lowest_value,
+                                 complex_direction="GT", jvp=defjvp(_extremum_tangent))
+reduce_min_p = _monoid_reduction("reduce_min", ORDERED | COMPLEX, "minimum", highest_value,
+                                 complex_direction="LT",
                                  jvp=defjvp(_extremum_tangent))
 reduce_and_p = _monoid_reduction("reduce_and", BOOL_OR_INT, "and_", _all_ones)
 reduce_or_p = _monoid_reduction("reduce_or", BOOL_OR_INT, "or_", lambda dt: 0)
