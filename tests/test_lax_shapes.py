@@ -159,7 +159,8 @@ def test_weak_types():
     assert aval(lax.add, weak, weak).weak_type
     assert not aval(lax.add, weak, strong).weak_type
     assert aval(lambda x: lax.mul(x, 2.0), weak).weak_type
-    assert not aval(lax.lt, weak, weak).weak_type  # bool results are never weak
+    assert aval(lax.lt, weak, weak).weak_type  # bool results of weak operands too, as in JAX
+    assert not aval(lax.lt, weak, strong).weak_type
     assert aval(lax.sin, weak).weak_type
     assert aval(lambda x: lax.reduce_sum(x, (0,)), weak).weak_type
 

@@ -119,9 +119,11 @@ def test_methods_and_float16_sums_accumulate_in_float32():
     assert abs(float(total) - 4096 * float(np.float16(0.1))) < 1.0
 
 
-def test_weak_type_is_kept_without_dtype():
+def test_reductions_of_weak_operands_are_strongly_typed_as_in_jax():
+    for reduce in (jnp.sum, jnp.max, jnp.all, jnp.mean):
+        assert not plax.make_jaxpr(reduce)(2.0).out_avals[0].weak_type
     aval = plax.make_jaxpr(lambda: jnp.sum(jnp.array(2.0)))().out_avals[0]
-    assert aval.weak_type
+    assert not aval.weak_type
     aval = plax.make_jaxpr(lambda: jnp.sum(jnp.array(2.0), dtype=jnp.float32))().out_avals[0]
     assert not aval.weak_type
 

@@ -265,3 +265,33 @@ def test_max_and_min_of_complex_order_by_real_then_imaginary_part():
     # argmax/argmin of complex stay refused, as in JAX.
     with pytest.raises(TypeError):
         jnp.argmax(x)
+
+
+_B, _I16 = np.array([True, False]), np.array([1, -3], np.int16)
+
+
+# (function, whether JAX 0.10.2 marks its bool result weak): a comparison or predicate is
+# weak exactly when its operands are weak after promotion (Python scalars; a Python int
+# meeting a bool array promotes to a weak int, a Python float meeting int16 a weak float).
+@pytest.mark.parametrize("fn,weak", [
+    (lambda: jnp.greater_equal(_B, 2), True), (lambda: jnp.equal(_I16, -2.5), True),
+    (lambda: jnp.equal(_I16, 2), False), (lambda: jnp.less(2, 3.0), True),
+    (lambda: jnp.equal(_B, True), False), (lambda: jnp.isfinite(-2.5), True),
+    (lambda: jnp.isfinite(3), False), (lambda: jnp.isinf(-2.5), False),
+    (lambda: jnp.isnan(-2.5), True), (lambda: jnp.isnan(2), True),
+    (lambda: jnp.logical_not(255), True), (lambda: jnp.logical_not(True), False),
+    (lambda: jnp.logical_not(2.5), True), (lambda: jnp.logical_or(2.0, 3), True),
+    (lambda: jnp.logical_and(2, _B), False), (lambda: jnp.isreal(-129), True),
+    (lambda: jnp.iscomplex(2.5), True), (lambda: jnp.isreal(_I16), False),
+    (lambda: jnp.isposinf(2), False), (lambda: jnp.array_equal(2, 2), False),
+    (lambda: lax.eq(2, 3), True), (lambda: lax.is_finite(2.0), True),
+    (lambda: jnp.all(jnp.equal(2, 2)), False),
+    (lambda: lax.reduce_or(jnp.broadcast_to(jnp.equal(2, 2), (2,)), (0,)), False),
+    (lambda: lax.reduce_max(jnp.broadcast_to(jnp.equal(2, 2), (2,)), (0,)), True),
+    (lambda: jnp.max(2.5), False), (lambda: jnp.equal(2, 2) + 1, True),
+])
+def test_bool_results_of_weak_operands_are_weak_as_in_jax(fn, weak):
+    for run in (fn, plax.jit(fn)):
+        out = run()
+        assert out.weak_type == weak
+    assert plax.make_jaxpr(fn)().out_avals[0].weak_type == weak

@@ -132,8 +132,9 @@ def broadcasting_shape(name: str, *avals: ShapedArray) -> tuple[int, ...]:
 
 
 def weak_result(avals: Sequence[ShapedArray], dtype) -> bool:
-    """A result is weakly typed only if every input is; a bool result never is."""
-    return all(a.weak_type for a in avals) and dtype != np.dtype(bool)
+    """A result is weakly typed only if every input is; that holds for bool results too
+    (`2 < 3.0` compares weak values, so JAX marks its bool weak)."""
+    return all(a.weak_type for a in avals)
 
 
 def canonicalize_axis(name: str, axis: int, ndim: int, what: str = "axis", *,

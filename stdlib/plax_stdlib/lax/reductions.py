@@ -89,13 +89,14 @@ def _all_ones(dtype):
 
 def _monoid_reduction(name: str, kinds: frozenset, op_name: str, identity: Callable,
                       check: Callable | None = None, complex_direction: str | None = None,
-                      **rules: Callable):
+                      keeps_weak_type: bool = True, **rules: Callable):
     def abstract_eval(operand, *, axes, out_sharding):
         check_dtype(name, operand, kinds)
         check_axes(name, axes, operand.ndim)
         if check is not None:
             check(operand, axes)
-        return ShapedArray(_reduced_shape(operand, axes), operand.dtype, operand.weak_type)
+        return ShapedArray(_reduced_shape(operand, axes), operand.dtype,
+                           keeps_weak_type and operand.weak_type)
 
     def lower(ctx, operand, *, axes, out_sharding):
         aval = ctx.avals_in[0]
@@ -178,9 +179,13 @@ reduce_max_p = _monoid_reduction("reduce_max", ORDERED | COMPLEX, "maximum", low
 reduce_min_p = _monoid_reduction("reduce_min", ORDERED | COMPLEX, "minimum", highest_value,
                                  complex_direction="LT",
                                  jvp=defjvp(_extremum_tangent))
-reduce_and_p = _monoid_reduction("reduce_and", BOOL_OR_INT, "and_", _all_ones)
-reduce_or_p = _monoid_reduction("reduce_or", BOOL_OR_INT, "or_", lambda dt: 0)
-reduce_xor_p = _monoid_reduction("reduce_xor", BOOL_OR_INT, "xor", lambda dt: 0)
+# The bitwise reductions give strongly typed results even of weak operands, as in JAX.
+reduce_and_p = _monoid_reduction("reduce_and", BOOL_OR_INT, "and_", _all_ones,
+                                 keeps_weak_type=False)
+reduce_or_p = _monoid_reduction("reduce_or", BOOL_OR_INT, "or_", lambda dt: 0,
+                                keeps_weak_type=False)
+reduce_xor_p = _monoid_reduction("reduce_xor", BOOL_OR_INT, "xor", lambda dt: 0,
+                                 keeps_weak_type=False)
 
 
 def _reducer(prim):

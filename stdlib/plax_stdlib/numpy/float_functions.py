@@ -180,7 +180,7 @@ def iscomplex(x):
     """Whether each element has a nonzero imaginary part."""
     x = util.ensure_arraylike("iscomplex", x)
     if util.dtype_category(util.dtype_of(x)) != "c":
-        return util.as_array(lax.full(util.shape_of(x), False, bool))
+        return util.as_array(util.bool_like(x, False))
     return lax.ne(lax.imag(x), 0)
 
 

@@ -76,7 +76,6 @@ def _reduce(m: _Monoid, a, axis, dtype, keepdims, initial, where, *,
     if result_dtype is None:
         in_dtype = util.dtype_of(a)
         result_dtype = summed_dtype(in_dtype) if promote_integers else in_dtype
-    weak = dtype is None and util.is_weak(a)
     compute_dtype = _upcast_f16(result_dtype) if upcast_f16 else result_dtype
     a = util.convert(a, compute_dtype)
     shape = util.shape_of(a)
@@ -107,7 +106,7 @@ def _reduce(m: _Monoid, a, axis, dtype, keepdims, initial, where, *,
         out = combine(out, initial)
     if keepdims:
         out = _keep_dims(out, axes)
-    return util.convert(out, result_dtype, weak)
+    return util.convert(out, result_dtype)  # strongly typed, even of weak operands (as JAX)
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,

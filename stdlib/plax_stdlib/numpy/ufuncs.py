@@ -426,7 +426,10 @@ def clip(arr, /, min=None, max=None):  # noqa: A002 - NumPy's names
 # --- where ----------------------------------------------------------------------------
 
 def _as_bool(x):
-    return x if _category(x) == "b" else lax.ne(x, 0)
+    """`x != 0`, weakly typed where `x` is (`logical_not(2.5)` is a weak bool)."""
+    if _category(x) == "b":
+        return x
+    return lax.ne(x, util.convert(0, util.dtype_of(x), util.is_weak(x)))
 
 
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
@@ -457,7 +460,7 @@ def isnan(x, /):
     x = util.ensure_arraylike("isnan", x)
     category = _category(x)
     if category in "biu":
-        return util.full_like(x, False, bool)
+        return util.bool_like(x, False)
     return lax.ne(x, x)
 
 
@@ -468,7 +471,8 @@ def isinf(x, /):
         return util.full_like(x, False, bool)
     if category == "c":
         return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
-    return lax.eq(lax.abs(x), np.inf)
+    # A strong inf, so that the result is strongly typed, as JAX's is.
+    return lax.eq(lax.abs(x), util.convert(np.inf, util.dtype_of(x)))
 
 
 def isfinite(x, /):

@@ -202,6 +202,12 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None) -> Any:
     return lax.broadcast_in_dim(fill, shape_of(x), ())
 
 
+def bool_like(x: Any, value: bool) -> Any:
+    """`value` at each element of `x`, weakly typed where `x` is: the result of a
+    predicate that is constant on `x`'s dtype (JAX computes such ones as `x != x`)."""
+    return lax.broadcast_in_dim(convert(value, bool, is_weak(x)), shape_of(x), ())
+
+
 def as_array(x: Any) -> Any:
     """`x` itself if it is traced or a plax Array, else `x` placed on a device: what
     functions return when they have nothing to compute."""
