@@ -92,15 +92,18 @@ def test_shape_functions_match_numpy():
 
 
 def test_split_and_array_split():
-    outs = plax.jit(lambda x: (jnp.split(x, 2), jnp.split(x, [1, -1], axis=2),
+    outs = plax.jit(lambda x: (jnp.split(x, 2), jnp.split(x, [1, 3], axis=2),
                                jnp.array_split(x, 3, axis=2)))(X)
-    for got, expected in zip(outs, (np.split(X, 2), np.split(X, [1, -1], axis=2),
+    for got, expected in zip(outs, (np.split(X, 2), np.split(X, [1, 3], axis=2),
                                     np.array_split(X, 3, axis=2))):
         assert len(got) == len(expected)
         for g, e in zip(got, expected):
             np.testing.assert_array_equal(g, e)
     with pytest.raises(ValueError, match="equal division"):
         jnp.split(X, 3, axis=2)
+    # Unlike NumPy, JAX does not count negative indices from the end.
+    with pytest.raises(ValueError, match="Sizes passed to split must be nonnegative"):
+        jnp.split(X, [1, -1], axis=2)
 
 
 def test_argsort_is_stable_with_ties_and_descending():

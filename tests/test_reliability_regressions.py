@@ -295,3 +295,37 @@ def test_bool_results_of_weak_operands_are_weak_as_in_jax(fn, weak):
         out = run()
         assert out.weak_type == weak
     assert plax.make_jaxpr(fn)().out_avals[0].weak_type == weak
+
+
+def test_pad_keeps_the_default_dtype_of_a_python_padding_value_as_jax():
+    x8 = np.arange(4, dtype=np.int8)
+    for bad in (lambda: lax.pad(x8, 0, [(1, 1, 0)]),
+                lambda: lax.pad(np.ones(2, np.float32), 0, [(1, 1, 0)]),
+                lambda: plax.jit(lambda v: lax.pad(v, 0, [(1, 1, 0)]))(x8)):
+        with pytest.raises(TypeError, match="same dtype.*int8|same dtype.*float32"):
+            bad()
+    np.testing.assert_array_equal(lax.pad(x8, np.int8(7), [(1, 0, 0)]), [7, 0, 1, 2, 3])
+    np.testing.assert_array_equal(lax.pad(np.ones(2, np.float32), 0.0, [(0, 1, 0)]), [1, 1, 0])
+
+
+def test_kron_of_bool_arrays_is_a_type_error_as_in_jax():
+    b = np.array([True, False])
+    with pytest.raises(TypeError, match="mul does not accept dtype bool"):
+        jnp.kron(b, b)
+    np.testing.assert_array_equal(jnp.kron(b, np.array([1, 2])), np.kron(b, [1, 2]))
+
+
+@pytest.mark.parametrize("split,indices", [
+    (jnp.split, [4, 2]), (jnp.split, [2, 8]), (jnp.split, [-1, 2]),
+    (jnp.array_split, (2, 1, 1)), (jnp.hsplit, [4, 2]),
+])
+def test_split_indices_giving_negative_sizes_are_value_errors_as_in_jax(split, indices):
+    with pytest.raises(ValueError, match="Sizes passed to split must be nonnegative"):
+        split(np.arange(6.0), indices)
+
+
+def test_split_indices_giving_empty_sections_and_bad_section_counts():
+    parts = jnp.split(np.arange(6.0), [4, 4])
+    assert [p.tolist() for p in parts] == [[0, 1, 2, 3], [], [4, 5]]
+    with pytest.raises(ValueError):  # JAX: "Sum of sizes ... must be equal"
+        jnp.array_split(np.arange(6.0), -1)

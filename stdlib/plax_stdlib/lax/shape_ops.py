@@ -23,7 +23,6 @@ from plax.extend.constructors import (
 )
 from plax.extend.core import ShapedArray, Tracer, canonical_dim, get_aval
 from plax.extend.mlir import hlo, mu
-from plax_stdlib.lax.conversion import match_python_scalars
 
 
 def canonicalize_shape(name: str, shape) -> tuple[int, ...]:
@@ -387,10 +386,11 @@ pad_p = standard_primitive("lax.pad", _pad_abstract_eval, _pad_lower, jvp=linear
 
 def pad(operand, padding_value, padding_config):
     """`operand` padded with `padding_value`: `(low, high, interior)` per dimension;
-    negative low/high padding removes elements."""
+    negative low/high padding removes elements. A Python scalar `padding_value` keeps
+    its default dtype (no matching to `operand`'s), so `pad(int8_array, 0, ...)` is a
+    TypeError, as in JAX."""
     config = tuple((operator.index(lo), operator.index(hi),
                     operator.index(interior)) for lo, hi, interior in padding_config)
-    operand, padding_value = match_python_scalars("pad", operand, padding_value)
     return pad_p.bind(operand, padding_value, padding_config=config)
 
 

@@ -74,7 +74,8 @@ def vander(x, N: int | None = None, increasing: bool = False):
 
 
 def kron(a, b):
-    """The Kronecker product: blocks `a[i, j] * b`, for arrays of any rank."""
+    """The Kronecker product: blocks `a[i, j] * b`, for arrays of any rank. The product
+    is `lax.mul`'s, so two bool arrays are a TypeError, as in JAX."""
     a, b = util.promote_dtypes(*util.ensure_arraylike("kron", a, b))
     rank = max(len(util.shape_of(a)), len(util.shape_of(b)))
     a = lax.reshape(a, (1,) * (rank - len(util.shape_of(a))) + util.shape_of(a))
@@ -82,7 +83,7 @@ def kron(a, b):
     sa, sb = util.shape_of(a), util.shape_of(b)
     a = lax.reshape(a, tuple(d for n in sa for d in (n, 1)))
     b = lax.reshape(b, tuple(d for n in sb for d in (1, n)))
-    return util.as_array(lax.reshape(ufuncs.multiply(a, b),
+    return util.as_array(lax.reshape(lax.mul(a, b),
                                      tuple(x * y for x, y in zip(sa, sb))))
 
 

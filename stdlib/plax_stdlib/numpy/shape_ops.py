@@ -310,15 +310,18 @@ def _split(name: str, ary, indices_or_sections, axis: int, equal: bool) -> list:
                              f"{size} elements along axis {axis} into {n} sections")
         small, extra = divmod(size, n)
         sizes = [small + 1] * extra + [small] * (n - extra)
-        points = np.cumsum([0] + sizes)
     else:
-        points = [0] + [builtins.min(builtins.max(int(i) + (size if int(i) < 0 else 0), 0),
-                                     size) for i in sections] + [size]
-    outs = []
-    for start, stop in zip(points[:-1], points[1:]):
-        start, stop = int(start), builtins.max(int(stop), int(start))
-        outs.append(lax.slice_in_dim(ary, start, stop, axis=axis))
-    return outs
+        # Indices are taken as given (negative ones are not counted from the end), as
+        # in JAX: each section's size must come out non-negative.
+        indices = [operator.index(i) for i in np.ravel(sections)]
+        points = [0, *indices, size]
+        sizes = [stop - start for start, stop in zip(points[:-1], points[1:])]
+        if builtins.any(s < 0 for s in sizes):
+            raise ValueError(f"{name}: Sizes passed to split must be nonnegative, got {sizes} "
+                             f"(from indices {indices} along axis {axis} of size {size})")
+    starts = np.cumsum([0] + sizes[:-1])
+    return [lax.slice_in_dim(ary, int(start), int(start) + n, axis=axis)
+            for start, n in zip(starts, sizes)]
 
 
 def split(ary, indices_or_sections, axis: int = 0) -> list:

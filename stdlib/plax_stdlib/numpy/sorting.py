@@ -83,7 +83,7 @@ def nonzero(a, *, size: int | None = None, fill_value=None):
     if size <= math.prod(shape):
         order_ = lax.slice(order_, (0,), (size,))
     else:
-        order_ = lax.pad(order_, 0, ((0, size - math.prod(shape), 0),))
+        order_ = lax.pad(order_, np.zeros((), index_dtype), ((0, size - math.prod(shape), 0),))
     valid = lax.lt(lax.iota(index_dtype, size), count)
     fills = fill_value if isinstance(fill_value, (tuple, list)) else (
         (0 if fill_value is None else fill_value),) * len(shape)
