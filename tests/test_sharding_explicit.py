@@ -221,6 +221,27 @@ def test_indexing_select_conversion_and_conv_rules(emesh, name, fn, np_fn, opera
     np.testing.assert_allclose(np.asarray(out), want, rtol=1e-5, atol=1e-5)
 
 
+def test_select_n_with_only_the_predicate_typed(emesh, data):
+    which = put(emesh, data > 2, "x", "y")
+    inside, out = traced_specs(lambda p, a, b: plax.lax.select_n(p, a, b), which, data, -data)
+    assert inside == ("x", "y") and spec_of(out) == ("x", "y")
+    np.testing.assert_array_equal(np.asarray(out), np.where(data > 2, -data, data))
+
+
+def test_rules_where_only_a_side_operand_is_typed(emesh, data):
+    """An untyped operand with a typed start index or kernel: an unsplit result."""
+    start = put(emesh, np.int32(1))
+    inside, out = traced_specs(lambda a, i: plax.lax.dynamic_slice(a, (i, 0), (2, 8)),
+                               data, start)
+    assert inside == (None, None)
+    np.testing.assert_array_equal(np.asarray(out), data[1:3])
+    x, w = data.reshape(1, 1, 4, 8), np.ones((1, 1, 3, 3), np.float32)
+    inside, out = traced_specs(
+        lambda x, w: plax.lax.conv_general_dilated(x, w, (1, 1), "SAME"), x, put(emesh, w))
+    assert inside == (None,) * 4
+    np.testing.assert_allclose(np.asarray(out), np_conv_nchw(x, w, 1, (1, 1)), rtol=1e-5)
+
+
 # name, function, [(shape, spec)] of the operands, words of the error
 MORE_ERRORS = [
     ("slice leaving an undivisible split", lambda a: a[1:2], [((4, 8), ("x", "y"))],

@@ -114,6 +114,8 @@ def _kept_where_divisible(what: str, operand, old_shape, out_shape, spec: Spec) 
     """`spec` (of dimensions of `old_shape`) for a result of `out_shape`, refused (as
     JAX does) where a split dimension changes size to one its mesh axes do not
     divide."""
+    if not any(spec):  # nothing split (the operand may have no sharding at all)
+        return spec
     mesh = operand.sharding.mesh
     for old, new, entry in zip(old_shape, out_shape, spec):
         if old != new and entry is not None and new % _axes_size(mesh, entry):
@@ -151,6 +153,8 @@ def _operand(index: int):
 
 def _select_n(prim, avals, outs, **_):
     which, cases = avals[0], [a for a in avals[1:] if getattr(a, "sharding", None)]
+    if not cases:  # only the predicate has a sharding in its type
+        return [_spec(which) if which.ndim else (None,) * outs[0].ndim]
     specs = [_spec(c) for c in cases]
     if any(s != specs[0] for s in specs):
         raise ShardingTypeError("select cases must have the same shardings, got "
