@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given, strategies as st
 from jaxlib import xla_client as xc
 
+import plax
 from plax.extend.sharding import Sharding
 from plax_runtime import api
 from plax_runtime.device_put import device_put
@@ -131,6 +132,7 @@ def test_subclass_defined_by_the_protocol_places_data(devs):
     a = device_put(x, s)
     assert a.sharding is s and a.devices() == set(devs[4:8])
     for shard in a.addressable_shards:
+        assert isinstance(shard, plax.Shard)  # JAX's public name for the class
         np.testing.assert_array_equal(np.asarray(shard.data), x[shard.index])
         assert shard.data.shape == (3, 2)
     np.testing.assert_array_equal(np.asarray(a), x)

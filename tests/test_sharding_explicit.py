@@ -137,6 +137,162 @@ def test_sharding_rule_errors(emesh, name, fn, specs, message):
         plax.jit(fn)(*args)
 
 
+def np_conv_nchw(x, w, stride: int, pad: tuple[int, int]):
+    """A 2-D cross-correlation (NCHW input, OIHW kernel) by NumPy's sliding windows."""
+    x = np.pad(x, ((0, 0), (0, 0), pad, pad))
+    windows = np.lib.stride_tricks.sliding_window_view(x, w.shape[2:], axis=(2, 3))
+    return np.einsum("nchwij,ocij->nohw", windows, w)[:, :, ::stride, ::stride]
+
+
+def np_scatter_rows(a, u, combine):
+    out = a.copy()
+    out[[1, 2]] = combine(out[[1, 2]], u)
+    return out
+
+
+ROWS = np.array([[1], [2]])
+ROW_DNUMS = plax.lax.ScatterDimensionNumbers((1,), (0,), (0,))
+ZERO_BATCHED = plax.lax.GatherDimensionNumbers((), (1,), (1,), (0,), (0,))
+NHWC = ("NHWC", "HWIO", "NHWC")
+
+# name, function, NumPy's answer, [(shape, spec)] of the operands, expected result spec
+MORE_RULES = [
+    ("dynamic_slice keeps divisible splits",
+     lambda a: plax.lax.dynamic_slice(a, (1, 0), (2, 8)), lambda a: a[1:3],
+     [((4, 8), ("x", "y"))], ("x", "y")),
+    ("dynamic_update_slice", lambda a, u: plax.lax.dynamic_update_slice(a, u, (0, 2)),
+     lambda a, u: np.concatenate([a[:, :2], u, a[:, 4:]], 1),
+     [((4, 8), ("x", None)), ((4, 2), ("x", None))], ("x", None)),
+    ("take along an unsplit axis", lambda a: jnp.take(a, jnp.array([1, 2]), axis=0),
+     lambda a: a[[1, 2]], [((4, 8), (None, "y"))], (None, "y")),
+    ("take keeps the other axis", lambda a: jnp.take(a, jnp.array([1, 2]), axis=1),
+     lambda a: a[:, [1, 2]], [((4, 8), ("x", None))], ("x", None)),
+    ("gather with batching dims",
+     lambda a: plax.lax.gather(a, (jnp.arange(4) * 2 + 1).reshape(4, 1, 1), ZERO_BATCHED,
+                               (1, 1)),
+     lambda a: a[np.arange(4), [1, 3, 5, 7]][:, None], [((4, 8), ("x", None))], ("x", None)),
+    ("scatter_add", lambda a, u: plax.lax.scatter_add(a, ROWS, u, ROW_DNUMS),
+     lambda a, u: np_scatter_rows(a, u, np.add),
+     [((4, 8), (None, "y")), ((2, 8), (None, "y"))], (None, "y")),
+    ("scatter", lambda a, u: plax.lax.scatter(a, ROWS, u, ROW_DNUMS),
+     lambda a, u: np_scatter_rows(a, u, lambda old, new: new),
+     [((4, 8), (None, "y")), ((2, 8), (None, "y"))], (None, "y")),
+    ("scatter_max", lambda a, u: plax.lax.scatter_max(a, ROWS, u, ROW_DNUMS),
+     lambda a, u: np_scatter_rows(a, u, np.maximum),
+     [((4, 8), (None, "y")), ((2, 8), (None, "y"))], (None, "y")),
+    ("select_n", lambda a, b: plax.lax.select_n(a > 0, a, b),
+     lambda a, b: np.where(a > 0, b, a), [((4, 8), ("x", "y"))] * 2, ("x", "y")),
+    ("select_n with a scalar predicate", lambda a, b: plax.lax.select_n(True, a, b),
+     lambda a, b: b, [((4, 8), ("x", "y"))] * 2, ("x", "y")),
+    ("clamp keeps the operand's spec", lambda lo, a: plax.lax.clamp(lo, a, 0.5),
+     lambda lo, a: np.minimum(np.maximum(a, lo), 0.5),
+     [((4, 8), (None, "y")), ((4, 8), ("x", None))], ("x", None)),
+    ("convert_element_type", lambda a: plax.lax.convert_element_type(a * 4, jnp.int32),
+     lambda a: (a * 4).astype(np.int32), [((4, 8), ("x", "y"))], ("x", "y")),
+    ("conv keeps the batch split",
+     lambda x, w: plax.lax.conv_general_dilated(x, w, (1, 1), "SAME"),
+     lambda x, w: np_conv_nchw(x, w, 1, (1, 1)),
+     [((2, 3, 4, 4), ("x", None, None, None)), ((4, 3, 3, 3), ())], ("x", None, None, None)),
+    ("conv keeps a divisible spatial split",
+     lambda x, w: plax.lax.conv_general_dilated(x, w, (2, 2), "SAME"),
+     lambda x, w: np_conv_nchw(x, w, 2, (0, 1)),
+     [((2, 3, 8, 8), (None, None, "x", None)), ((4, 3, 3, 3), ())], (None, None, "x", None)),
+    ("conv NHWC",
+     lambda x, w: plax.lax.conv_general_dilated(x, w, (1, 1), "VALID",
+                                                dimension_numbers=NHWC),
+     lambda x, w: np_conv_nchw(x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), 1,
+                               (0, 0)).transpose(0, 2, 3, 1),
+     [((2, 4, 4, 3), ("x", None, None, None)), ((3, 3, 3, 4), ())], ("x", None, None, None)),
+]
+
+
+@pytest.mark.parametrize("name,fn,np_fn,operands,expected", MORE_RULES,
+                         ids=[r[0] for r in MORE_RULES])
+def test_indexing_select_conversion_and_conv_rules(emesh, name, fn, np_fn, operands,
+                                                   expected):
+    rng = np.random.default_rng(1)
+    values = [rng.standard_normal(shape).astype(np.float32) for shape, _ in operands]
+    inside, out = traced_specs(fn, *[put(emesh, v, *spec)
+                                     for v, (_, spec) in zip(values, operands)])
+    assert inside == expected and spec_of(out) == expected
+    assert out.sharding == NamedSharding(emesh, P(*expected))
+    want = np_fn(*values)
+    assert out.dtype == want.dtype
+    np.testing.assert_allclose(np.asarray(out), want, rtol=1e-5, atol=1e-5)
+
+
+def test_select_n_with_only_the_predicate_typed(emesh, data):
+    which = put(emesh, data > 2, "x", "y")
+    inside, out = traced_specs(lambda p, a, b: plax.lax.select_n(p, a, b), which, data, -data)
+    assert inside == ("x", "y") and spec_of(out) == ("x", "y")
+    np.testing.assert_array_equal(np.asarray(out), np.where(data > 2, -data, data))
+
+
+def test_rules_where_only_a_side_operand_is_typed(emesh, data):
+    """An untyped operand with a typed start index or kernel: an unsplit result."""
+    start = put(emesh, np.int32(1))
+    inside, out = traced_specs(lambda a, i: plax.lax.dynamic_slice(a, (i, 0), (2, 8)),
+                               data, start)
+    assert inside == (None, None)
+    np.testing.assert_array_equal(np.asarray(out), data[1:3])
+    x, w = data.reshape(1, 1, 4, 8), np.ones((1, 1, 3, 3), np.float32)
+    inside, out = traced_specs(
+        lambda x, w: plax.lax.conv_general_dilated(x, w, (1, 1), "SAME"), x, put(emesh, w))
+    assert inside == (None,) * 4
+    np.testing.assert_allclose(np.asarray(out), np_conv_nchw(x, w, 1, (1, 1)), rtol=1e-5)
+
+
+# name, function, [(shape, spec)] of the operands, words of the error
+MORE_ERRORS = [
+    ("slice leaving an undivisible split", lambda a: a[1:2], [((4, 8), ("x", "y"))],
+     r"out dim \(1\) is not divisible by mesh axes \(2\)"),
+    ("dynamic_slice leaving an undivisible split",
+     lambda a: plax.lax.dynamic_slice(a, (0, 1), (4, 2)), [((4, 8), ("x", "y"))],
+     r"dynamic_slice on sharded dims .*f32\[4@x,8@y\]"),
+    ("dynamic_update_slice of a differently sharded update",
+     lambda a, u: plax.lax.dynamic_update_slice(a, u, (0, 2)),
+     [((4, 8), ("x", None)), ((4, 2), ())], "operand sharding must be equal to update"),
+    ("take along a split axis", lambda a: jnp.take(a, jnp.array([1, 2]), axis=0),
+     [((4, 8), ("x", "y"))], r"\.at\[\.\.\.\]\.get\(out_sharding=\)"),
+    ("gather with split indices",
+     lambda a, i: plax.lax.gather(a, i.astype(jnp.int32)[:, :1],
+                                  plax.lax.GatherDimensionNumbers((1,), (0,), (0,)), (1, 8)),
+     [((4, 8), ()), ((8, 2), ("x", None))], "out_sharding"),
+    ("scatter into a split axis", lambda a, u: plax.lax.scatter_add(a, ROWS, u, ROW_DNUMS),
+     [((4, 8), ("x", "y")), ((2, 8), ())], r"set/add/mul/\.\.\.\(out_sharding=\)"),
+    ("scatter whose window specs differ",
+     lambda a, u: plax.lax.scatter_add(a, ROWS, u, ROW_DNUMS),
+     [((4, 8), (None, "y")), ((2, 8), ())], "resolved unambiguously"),
+    ("scatter with split update queries",
+     lambda a, u: plax.lax.scatter_add(a, ROWS, u, ROW_DNUMS),
+     [((4, 8), (None, "y")), ((2, 8), ("x", "y"))], "resolved unambiguously"),
+    ("select_n cases sharded differently", lambda a, b: plax.lax.select_n(a > 0, a, b),
+     [((4, 8), ("x", "y")), ((4, 8), ("x", None))], "select cases must have the same"),
+    ("select_n predicate sharded differently",
+     lambda p, a: plax.lax.select_n(p > 0, a, a),
+     [((4, 8), ("y", None)), ((4, 8), ("x", None))], "`which` must be scalar"),
+    ("conv with a split kernel",
+     lambda x, w: plax.lax.conv_general_dilated(x, w, (1, 1), "SAME"),
+     [((2, 3, 4, 4), ("x", None, None, None)), ((4, 3, 3, 3), ("y", None, None, None))],
+     "kernel must be unsharded"),
+    ("conv with a split input feature",
+     lambda x, w: plax.lax.conv_general_dilated(x, w, (1, 1), "SAME"),
+     [((2, 4, 4, 4), (None, "y", None, None)), ((4, 4, 3, 3), ())], "out_sharding"),
+    ("conv batch groups leaving an undivisible batch split",
+     lambda x, w: plax.lax.conv_general_dilated(x, w, (1, 1), "SAME", batch_group_count=2),
+     [((2, 4, 4, 4), ("x", None, None, None)), ((4, 4, 3, 3), ())],
+     r"out dim \(1\) is not divisible"),
+]
+
+
+@pytest.mark.parametrize("name,fn,operands,message", MORE_ERRORS,
+                         ids=[e[0] for e in MORE_ERRORS])
+def test_indexing_select_and_conv_rule_errors(emesh, name, fn, operands, message):
+    args = [put(emesh, np.ones(shape, np.float32), *spec) for shape, spec in operands]
+    with pytest.raises(TypeError, match=message):  # a ShardingTypeError
+        plax.jit(fn)(*args)
+
+
 def test_explicit_out_sharding_resolves_ambiguity(emesh, data):
     x = put(emesh, data, "x", "y")
     out = plax.jit(lambda a: plax.lax.reshape(a, (4, 2, 4), out_sharding=P("x", None, "y")))(x)

@@ -19,6 +19,10 @@ from plax.sharding import NamedSharding, PartitionSpec as P
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("jax") is None,
                                 reason="JAX is not installed")
 
+# rows 1 and 2 of a matrix, as scatter indices and dimension numbers
+_ROWS = "jnp.array([[1], [2]])"
+_ROW_DNUMS = "lax.ScatterDimensionNumbers((1,), (0,), (0,))"
+
 # name: (source of a function of the arguments, [(shape, spec)] of the arguments)
 PROGRAMS = {
     "sin_mul": ("lambda a, b: jnp.sin(a) * b", [((4, 8), ("x", "y")), ((4, 8), ("x", None))]),
@@ -40,6 +44,52 @@ PROGRAMS = {
     "err_conflict": ("lambda a, b: a + b", [((4, 8), ("x", "y")), ((4, 8), ("y", "x"))]),
     "err_contract": ("lambda a: a.T @ a", [((4, 8), ("x", "y"))]),
     "err_reshape": ("lambda a: a.reshape(4, 2, 4)", [((4, 8), ("x", "y"))]),
+    "err_slice": ("lambda a: a[1:2]", [((4, 8), ("x", "y"))]),
+    "dynamic_slice": ("lambda a: lax.dynamic_slice(a, (1, 0), (2, 8))", [((4, 8), ("x", "y"))]),
+    "err_dynamic_slice": ("lambda a: lax.dynamic_slice(a, (0, 1), (4, 2))",
+                          [((4, 8), ("x", "y"))]),
+    "dynamic_update_slice": ("lambda a, u: lax.dynamic_update_slice(a, u, (0, 2))",
+                             [((4, 8), ("x", None)), ((4, 2), ("x", None))]),
+    "err_dynamic_update_slice": ("lambda a, u: lax.dynamic_update_slice(a, u, (0, 2))",
+                                 [((4, 8), ("x", None)), ((4, 2), ())]),
+    "take_unsplit_axis": ("lambda a: jnp.take(a, jnp.array([1, 2]), axis=0)",
+                          [((4, 8), (None, "y"))]),
+    "take_other_axis": ("lambda a: jnp.take(a, jnp.array([1, 2]), axis=1)",
+                        [((4, 8), ("x", None))]),
+    "err_take_split_axis": ("lambda a: jnp.take(a, jnp.array([1, 2]), axis=0)",
+                            [((4, 8), ("x", "y"))]),
+    # lax's scatters (plax.numpy's `.at[...]` flattens the operand first)
+    "scatter_add": (f"lambda a, u: lax.scatter_add(a, {_ROWS}, u, {_ROW_DNUMS})",
+                    [((4, 8), (None, "y")), ((2, 8), (None, "y"))]),
+    "err_scatter_window_specs_differ": (
+        f"lambda a, u: lax.scatter_add(a, {_ROWS}, u, {_ROW_DNUMS})",
+        [((4, 8), (None, "y")), ((2, 8), ())]),
+    "err_scatter_split_axis": (f"lambda a, u: lax.scatter_add(a, {_ROWS}, u, {_ROW_DNUMS})",
+                               [((4, 8), ("x", "y")), ((2, 8), ())]),
+    "err_scatter_updates_query_split": (
+        f"lambda a, u: lax.scatter_add(a, {_ROWS}, u, {_ROW_DNUMS})",
+        [((4, 8), (None, "y")), ((2, 8), ("x", "y"))]),
+    "gather_batched": ("lambda a: lax.gather(a, jnp.zeros((4, 1, 1), jnp.int32), "
+                       "lax.GatherDimensionNumbers((), (1,), (1,), (0,), (0,)), (1, 1))",
+                       [((4, 8), ("x", None))]),
+    "select_n": ("lambda a, b: lax.select_n(a > 1, a, b)", [((4, 8), ("x", "y"))] * 2),
+    "err_select_n": ("lambda a, b: lax.select_n(a > 1, a, b)",
+                     [((4, 8), ("x", "y")), ((4, 8), ("x", None))]),
+    "clamp": ("lambda lo, a: lax.clamp(lo, a, 2.0)",
+              [((4, 8), (None, "y")), ((4, 8), ("x", None))]),
+    "convert": ("lambda a: a.astype(jnp.int32)", [((4, 8), ("x", "y"))]),
+    "conv_batch": ("lambda x, w: lax.conv_general_dilated(x, w, (1, 1), 'SAME')",
+                   [((2, 3, 4, 4), ("x", None, None, None)), ((4, 3, 3, 3), ())]),
+    "conv_strided_spatial": ("lambda x, w: lax.conv_general_dilated(x, w, (2, 2), 'SAME')",
+                             [((2, 3, 8, 8), (None, None, "x", None)), ((4, 3, 3, 3), ())]),
+    "conv_nhwc": ("lambda x, w: lax.conv_general_dilated(x, w, (1, 1), 'VALID', "
+                  "dimension_numbers=('NHWC', 'HWIO', 'NHWC'))",
+                  [((2, 4, 4, 3), ("x", None, None, None)), ((3, 3, 3, 4), ())]),
+    "err_conv_kernel": ("lambda x, w: lax.conv_general_dilated(x, w, (1, 1), 'SAME')",
+                        [((2, 3, 4, 4), ("x", None, None, None)),
+                         ((4, 3, 3, 3), ("y", None, None, None))]),
+    "err_conv_feature": ("lambda x, w: lax.conv_general_dilated(x, w, (1, 1), 'SAME')",
+                         [((2, 4, 4, 4), (None, "y", None, None)), ((4, 4, 3, 3), ())]),
 }
 
 _DRIVER = """

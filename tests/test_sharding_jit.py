@@ -69,6 +69,15 @@ def test_propagation_without_out_shardings(mesh):
     assert s.sharding.is_fully_replicated and float(s) == f32(8, 4).sum()
 
 
+@pytest.mark.parametrize("shardy", [True, False])
+def test_hoisted_constants_are_replicated_on_every_device(mesh, shardy):
+    c = np.arange(32.0, dtype=np.float32).reshape(4, 8)  # big enough to be an argument
+    a = plax.device_put(f32(4, 8), NamedSharding(mesh, P("x", None)))
+    with config.use_shardy_partitioner(shardy):
+        r = plax.jit(lambda a: a + plax.numpy.array(c))(a)
+    np.testing.assert_array_equal(np.asarray(r), f32(4, 8) + c)
+
+
 def test_outputs_reuse_the_inputs_sharding_objects_on_the_fast_path(mesh):
     s = NamedSharding(mesh, P("x"))
     x = plax.device_put(f32(8, 2), s)

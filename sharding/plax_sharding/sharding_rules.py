@@ -12,8 +12,14 @@ specs dimension by dimension; reductions drop the reduced dimensions; `dot_gener
 keeps batch and free dimensions and refuses sharded contractions on both sides;
 `transpose` permutes; `broadcast_in_dim` maps operand dimensions to their places;
 `reshape` splits or merges one group of dimensions when the mesh axes divide it;
-slices, pads and concatenations keep each dimension's split; cumulative ops refuse
-a split scanned axis.
+slices and dynamic slices keep the operand's spec where each changed split
+dimension stays divisible by its axes; a dynamic update slice needs its update
+sharded as its operand; pads and concatenations keep each dimension's split (pads
+without JAX's divisibility check, since `plax.numpy.pad` pads one side at a time); cumulative ops
+refuse a split scanned axis; gathers and scatters follow `indexing_specs.py`;
+`select_n` needs its cases sharded alike, `clamp` and `convert_element_type` keep
+the operand's spec; `conv_general_dilated` needs an unsplit kernel and input
+feature dimension and keeps the batch and spatial splits.
 A conflict or an ambiguity is a `ShardingTypeError` naming the specs. Primitives
 with no rule keep whatever their abstract evaluation produced (higher-order ones
 take their inner Jaxpr's types); other results leave the layout to the partitioner.
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from plax_sharding.indexing_specs import gather_spec, scatter_spec
 from plax_sharding.named_sharding import NamedSharding
 from plax_sharding.partition_spec import PartitionSpec
 
@@ -94,6 +101,112 @@ def _merged(prim, specs: list[Spec], ndim: int) -> Spec:
 def _same_rank(prim, avals, outs, **_):
     """Slices, pads and concatenations keep each dimension's split (JAX's rule)."""
     return [_merged(prim, [_spec(a) for a in avals if getattr(a, "ndim", 0)], outs[0].ndim)]
+
+
+def _axes_size(mesh, entry) -> int:
+    size = 1
+    for name in _names(entry):
+        size *= mesh.shape[name]
+    return size
+
+
+def _kept_where_divisible(what: str, operand, old_shape, out_shape, spec: Spec) -> Spec:
+    """`spec` (of dimensions of `old_shape`) for a result of `out_shape`, refused (as
+    JAX does) where a split dimension changes size to one its mesh axes do not
+    divide."""
+    if not any(spec):  # nothing split (the operand may have no sharding at all)
+        return spec
+    mesh = operand.sharding.mesh
+    for old, new, entry in zip(old_shape, out_shape, spec):
+        if old != new and entry is not None and new % _axes_size(mesh, entry):
+            raise ShardingTypeError(
+                f"{what} on sharded dims where out dim ({new}) is not divisible by mesh "
+                f"axes ({_axes_size(mesh, entry)}) with spec ({entry}) is not implemented. "
+                f"Got input type={operand.str_short()} and output shape={tuple(out_shape)}")
+    return spec
+
+
+def _varying_shape(what: str):
+    """Slices and dynamic slices: the operand's spec, where still divisible."""
+    def rule(prim, avals, outs, **_):
+        return [_kept_where_divisible(what, avals[0], avals[0].shape, outs[0].shape,
+                                      _spec(avals[0]))]
+    return rule
+
+
+def _dynamic_update_slice(prim, avals, outs, **_):
+    operand, update = avals[:2]
+    if _spec(operand) != _spec(update):
+        raise ShardingTypeError(
+            "dynamic_update_slice operand sharding must be equal to update sharding, got "
+            f"operand sharding {operand.str_short()} and update sharding "
+            f"{update.str_short()}")
+    return [_spec(operand)]
+
+
+def _operand(index: int):
+    """The spec of operand `index` (clamp's operand, convert_element_type's)."""
+    def rule(prim, avals, outs, **_):
+        return [_spec(avals[index])]
+    return rule
+
+
+def _select_n(prim, avals, outs, **_):
+    which, cases = avals[0], [a for a in avals[1:] if getattr(a, "sharding", None)]
+    if not cases:  # only the predicate has a sharding in its type
+        return [_spec(which) if which.ndim else (None,) * outs[0].ndim]
+    specs = [_spec(c) for c in cases]
+    if any(s != specs[0] for s in specs):
+        raise ShardingTypeError("select cases must have the same shardings, got "
+                                f"{', '.join(c.str_short() for c in avals[1:])}")
+    if which.ndim and getattr(which, "sharding", None) and _spec(which) != specs[0]:
+        raise ShardingTypeError(
+            "select `which` must be scalar or have the same sharding as the cases, got "
+            f"`which` {which.str_short()} but cases {avals[1].str_short()}")
+    return [specs[0]]
+
+
+def _ambiguous_indexing(how: str, avals) -> ShardingTypeError:
+    return ShardingTypeError(
+        f"Use `.at[...].{how}(out_sharding=)` to provide the output PartitionSpec: the "
+        "result sharding could not be resolved unambiguously (or would require "
+        f"collectives on the inputs). Got {', '.join(a.str_short() for a in avals)}")
+
+
+def _gather(prim, avals, outs, *, dimension_numbers, slice_sizes, **_):
+    operand, indices = avals
+    spec = gather_spec(operand.shape, _spec(operand), _spec(indices), dimension_numbers,
+                       slice_sizes)
+    if spec is None:
+        raise _ambiguous_indexing("get", avals)
+    return [spec]
+
+
+def _scatter(prim, avals, outs, *, dimension_numbers, **_):
+    operand, indices, updates = avals
+    spec = scatter_spec(operand.shape, _spec(operand), _spec(indices), updates.shape,
+                        _spec(updates), dimension_numbers)
+    if spec is None:
+        raise _ambiguous_indexing("set/add/mul/...", avals)
+    return [spec]
+
+
+def _conv_general_dilated(prim, avals, outs, *, dimension_numbers, **_):
+    """A replicated kernel and an unsplit input feature dimension: batch and spatial
+    dimensions keep their splits (where divisible), the output feature is unsplit."""
+    lhs, rhs = avals
+    ls, (lhs_layout, _, out_layout) = _spec(lhs), dimension_numbers
+    if any(_spec(rhs)) or ls[lhs_layout[1]] is not None:
+        raise ShardingTypeError(
+            "conv_general_dilated: the kernel must be unsharded and the input feature "
+            f"dimension unsplit to decide the output sharding; got lhs {lhs.str_short()} "
+            f"and rhs {rhs.str_short()}. Please specify the output sharding via the "
+            "`out_sharding` parameter of `conv_general_dilated`")
+    spec, old_shape = [None] * lhs.ndim, [0] * lhs.ndim  # the lhs laid out as the output
+    for i, o in zip(lhs_layout, out_layout):
+        spec[o], old_shape[o] = ls[i], lhs.shape[i]
+    return [_kept_where_divisible("conv_general_dilated", lhs, old_shape, outs[0].shape,
+                                  tuple(spec))]
 
 
 def _cumulative(prim, avals, outs, *, axis, **_):
@@ -223,7 +336,15 @@ _RULES: dict[str, Callable[..., list[Spec]]] = {
     "lax.transpose": _transpose, "lax.squeeze": _squeeze,
     "lax.broadcast_in_dim": _broadcast_in_dim, "lax.dot_general": _dot_general,
     "lax.reshape": _reshape,
-    "lax.slice": _same_rank, "lax.pad": _same_rank, "lax.concatenate": _same_rank,
+    "lax.slice": _varying_shape("slicing"), "lax.pad": _same_rank,
+    "lax.dynamic_slice": _varying_shape("dynamic_slice"),
+    "lax.dynamic_update_slice": _dynamic_update_slice, "lax.concatenate": _same_rank,
+    "lax.gather": _gather,
+    **{f"lax.{s}": _scatter for s in ("scatter", "scatter_add", "scatter_sub",
+                                      "scatter_mul", "scatter_min", "scatter_max")},
+    "lax.select_n": _select_n, "lax.clamp": _operand(1),
+    "lax.convert_element_type": _operand(0),
+    "lax.conv_general_dilated": _conv_general_dilated,
     **{f"lax.{c}": _cumulative for c in ("cumsum", "cumprod", "cummax", "cummin",
                                          "cumlogsumexp")},
 }

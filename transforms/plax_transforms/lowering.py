@@ -227,6 +227,13 @@ class ModuleContext:
         return sdy.TensorShardingAttr.get(
             mesh, dims, replicated_axes=[sdy.AxisRefAttr.get(a) for a in layout.replicated_axes])
 
+    def replicated_attribute(self, ndim: int) -> ir.Attribute:
+        """The sharding attribute of a value of rank `ndim` every device holds whole."""
+        if not self.shardy:
+            return ir.StringAttr.get("{replicated}")
+        closed = sdy.DimensionShardingAttr.get([], True)
+        return sdy.TensorShardingAttr.get(self._mesh_symbol(None, ()), [closed] * ndim)
+
     def place_on_one_device(self, op: ir.Operation, device_index: int = 0) -> None:
         """Annotate `op` (all its results) with a sharding that puts it on the device
         at `device_index` of the module's devices: the partitioner runs it once, there
@@ -595,6 +602,9 @@ def _arg_attributes(arg_names, n_consts, donated_args, in_avals, out_avals,
             entry["jax.arg_info"] = ir.StringAttr.get(arg_name)
         if i < n_consts:
             entry["jax.const"] = ir.BoolAttr.get(True)
+            if placement.mctx.num_partitions > 1:  # passed whole to every device
+                key = "sdy.sharding" if placement.mctx.shardy else "mhlo.sharding"
+                entry[key] = placement.mctx.replicated_attribute(_physical_ndim(aval))
         if donated:
             out = next((j for j, o in enumerate(out_avals) if j not in aliased_outputs
                         and _same_buffer_type(aval, o)
