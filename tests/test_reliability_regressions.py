@@ -329,3 +329,12 @@ def test_split_indices_giving_empty_sections_and_bad_section_counts():
     assert [p.tolist() for p in parts] == [[0, 1, 2, 3], [], [4, 5]]
     with pytest.raises(ValueError):  # JAX: "Sum of sizes ... must be equal"
         jnp.array_split(np.arange(6.0), -1)
+
+
+def test_geomspace_through_zero_is_nan_as_jax():
+    assert np.isnan(np.asarray(jnp.geomspace(0, 1, 2))).all()
+
+
+def test_pad_checks_the_config_length_before_the_padding_dtype():
+    with pytest.raises(ValueError, match="padding_config"):
+        plax.lax.pad(np.zeros((3, 2, 2), np.complex64), 0.0, [(-1, 0, 2), (-2, -2, 2)])

@@ -322,13 +322,13 @@ def concatenate(operands, dimension: int):
 
 def _pad_abstract_eval(operand, padding_value, *, padding_config):
     check_dtype("pad", operand, ANY)
-    if padding_value.shape:
-        raise TypeError(f"pad requires a scalar padding_value, got {describe(padding_value)}")
-    dtype = check_same_dtypes("pad", operand, padding_value)
-    if len(padding_config) != operand.ndim:
+    if len(padding_config) != operand.ndim:  # checked first, as JAX does
         raise ValueError(f"pad: padding_config has {len(padding_config)} entries for operand "
                          f"{describe(operand)}; it needs one (low, high, interior) per "
                          "dimension")
+    if padding_value.shape:
+        raise TypeError(f"pad requires a scalar padding_value, got {describe(padding_value)}")
+    dtype = check_same_dtypes("pad", operand, padding_value)
     if any(interior < 0 for _, _, interior in padding_config):
         raise ValueError(f"pad: interior padding must be non-negative, got {padding_config}")
     shape = tuple(lo + hi + d + max(d - 1, 0) * interior

@@ -37,11 +37,13 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
     if util.shape_of(sign):
         sign, start, stop = (lax.expand_dims(v, (axis,)) for v in (sign, start, stop))
     out = ufuncs.multiply(sign, magnitudes)
-    # The ends are the arguments themselves, as in NumPy (not 10**log10 of them,
-    # which an integer dtype would truncate below them).
+    # The ends are the arguments themselves (not 10**log10 of them, which an integer
+    # dtype would truncate below them), except where a zero end made the whole
+    # sequence NaN, as in JAX.
     position = lax.broadcasted_iota(np.int32, tuple(n if d == axis else 1
                                                     for d, n in enumerate(out_shape)), axis)
-    out = ufuncs.where(position == 0, start, out)
+    defined = ufuncs.logical_not(ufuncs.isnan(out))
+    out = ufuncs.where((position == 0) & defined, start, out)
     if endpoint and num > 1:
-        out = ufuncs.where(position == num - 1, stop, out)
+        out = ufuncs.where((position == num - 1) & defined, stop, out)
     return util.as_array(util.convert(out, dtype or compute))
