@@ -523,16 +523,26 @@ class _Placement:
         return (arg_sharding.memory_kind == out_sharding.memory_kind
                 and arg_sharding._to_sdy_sharding(ndim) == out_sharding._to_sdy_sharding(ndim))
 
+    @property
+    def _sharding_key(self) -> str:
+        return "sdy.sharding" if self.mctx.shardy else "mhlo.sharding"
+
     def attributes(self, sharding: Sharding | None, aval) -> dict[str, ir.Attribute]:
         if sharding is None:
             return {}
         attrs = {}
         if self.mctx.num_partitions > 1:
-            key = "sdy.sharding" if self.mctx.shardy else "mhlo.sharding"
-            attrs[key] = self.mctx.sharding_attribute(sharding, _physical_ndim(aval))
+            attrs[self._sharding_key] = self.mctx.sharding_attribute(sharding,
+                                                                     _physical_ndim(aval))
         if self.memory_kinds:
             attrs["mhlo.memory_kind"] = ir.StringAttr.get(sharding.memory_kind or "device")
         return attrs
+
+    def const_attributes(self, aval) -> dict[str, ir.Attribute]:
+        """A hoisted constant is passed whole to every device: stated replicated."""
+        if self.mctx.num_partitions == 1:
+            return {}
+        return {self._sharding_key: self.mctx.replicated_attribute(_physical_ndim(aval))}
 
     def place_result(self, value: ir.Value, sharding: Sharding | None, aval) -> ir.Value:
         if sharding is None or not self.memory_kinds:
@@ -602,9 +612,7 @@ def _arg_attributes(arg_names, n_consts, donated_args, in_avals, out_avals,
             entry["jax.arg_info"] = ir.StringAttr.get(arg_name)
         if i < n_consts:
             entry["jax.const"] = ir.BoolAttr.get(True)
-            if placement.mctx.num_partitions > 1:  # passed whole to every device
-                key = "sdy.sharding" if placement.mctx.shardy else "mhlo.sharding"
-                entry[key] = placement.mctx.replicated_attribute(_physical_ndim(aval))
+            entry.update(placement.const_attributes(aval))
         if donated:
             out = next((j for j, o in enumerate(out_avals) if j not in aliased_outputs
                         and _same_buffer_type(aval, o)
