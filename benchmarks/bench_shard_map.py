@@ -47,11 +47,7 @@ def measure(lib_name: str, quick: bool) -> dict[str, float]:
     ys = lib.device_put(rng.standard_normal((BATCH, SIZES[-1]), np.float32), split)
 
     def local_loss(params, x, y):
-        h = x
-        for w, b in params[:-1]:
-            h = jnp.tanh(h @ w + b)
-        w, b = params[-1]
-        return lax.psum(jnp.sum((h @ w + b - y) ** 2), "i") / BATCH
+        return lax.psum(jnp.sum((comparison.tanh_mlp(jnp, params, x) - y) ** 2), "i") / BATCH
 
     loss = lib.shard_map(local_loss, mesh=mesh, in_specs=(P(), P("i"), P("i")),
                          out_specs=P())

@@ -48,11 +48,7 @@ def measure(lib_name: str, quick: bool) -> dict[str, float]:
     y = lib.device_put(rng.standard_normal((BATCH, SIZES[-1]), np.float32), batch)
 
     def loss(params, x, y):
-        h = x
-        for w, b in params[:-1]:
-            h = jnp.tanh(h @ w + b)
-        w, b = params[-1]
-        return jnp.mean((h @ w + b - y) ** 2)
+        return jnp.mean((comparison.tanh_mlp(jnp, params, x) - y) ** 2)
 
     seconds, params, _ = comparison.sgd_step_seconds(lib, loss, params, (x, y), LR,
                                                      20 if quick else 100)

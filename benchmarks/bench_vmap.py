@@ -24,11 +24,7 @@ def measure(lib_name: str, quick: bool) -> dict[str, float]:
     import numpy as np
 
     def loss(params, x, y):
-        h = x
-        for w, b in params[:-1]:
-            h = jnp.tanh(h @ w + b)
-        w, b = params[-1]
-        return jnp.sum((h @ w + b - y) ** 2)
+        return jnp.sum((comparison.tanh_mlp(jnp, params, x) - y) ** 2)
 
     rng = np.random.default_rng(0)
     params = [(rng.standard_normal((m, k), np.float32) / np.sqrt(m), np.zeros(k, np.float32))

@@ -42,6 +42,16 @@ def best_seconds(fn: Callable[[], object], number: int, repeat: int) -> float:
     return best
 
 
+def tanh_mlp(jnp, params, x):
+    """The benchmarks' MLP: tanh hidden layers over `params` [(w, b), ...], a linear
+    last layer (`jnp` is the library's numpy module)."""
+    h = x
+    for w, b in params[:-1]:
+        h = jnp.tanh(h @ w + b)
+    w, b = params[-1]
+    return h @ w + b
+
+
 def sgd_step_seconds(lib, loss: Callable, params, data: tuple, lr: float, number: int):
     """Seconds per step of `jit(value_and_grad(loss))` plus SGD on `params` (best of
     5 rounds of `number` steps, after one warm-up), and the parameters it ends with."""
