@@ -141,3 +141,25 @@ def test_vmap_of_indexing_and_updates_with_per_example_indices():
         np.testing.assert_array_equal(out[k], ref)
     g = plax.vmap(plax.grad(lambda x, i: x[i].sum()), in_axes=(None, 0))(M, ii)
     np.testing.assert_array_equal(g[:, :, 0], [[1, 0, 1], [0, 2, 0]])
+
+
+def test_updates_of_empty_arrays_check_the_index_as_jax():
+    """Nothing is updated in an empty array, but a bad index is still an error, as a
+    read with it would be (JAX checks the index first)."""
+    empty = jnp.zeros((0, 4))
+    with pytest.raises(IndexError, match="size 0"):
+        empty.at[0].set(1.0)
+    with pytest.raises(IndexError, match="size 0"):
+        jnp.zeros((0,)).at[0].mul(2.0, mode="drop")
+    with pytest.raises(TypeError, match="integer or boolean"):
+        empty.at[1.5].add(1.0)
+    with pytest.raises(TypeError, match="string"):
+        empty.at["a"].max(1.0)
+    with pytest.raises(ValueError, match="step cannot be zero"):
+        empty.at[::0].max(1.0)
+    with pytest.raises(ValueError, match="mode"):
+        empty.at[:, 1].set(1.0, mode="bogus")
+    with pytest.raises(plax.errors.NonConcreteBooleanIndexError):
+        plax.jit(lambda x, m: x.at[m].mul(-1))(jnp.zeros((1, 0), jnp.int8),
+                                              jnp.zeros((1, 0), bool))
+    assert empty.at[:, 1].set(1.0).shape == (0, 4)

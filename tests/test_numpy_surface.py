@@ -641,3 +641,23 @@ def test_at_methods():
     np.testing.assert_allclose(out[1], [1.0, 1.0, 3.0, 4.0, 5.0])
     np.testing.assert_allclose(out[2], [1.0, 2.0, 3.0, 4.0, 5.0])
     check_grads(lambda v: jnp.asarray(v).at[idx].divide(3.0).at[1].power(2.0), (x,), order=2)
+
+
+def test_can_cast_refuses_python_scalars_and_non_dtype_targets_as_jax():
+    # JAX's can_cast is NumPy's: Python scalars are a TypeError (NEP 50), and so is a
+    # number where the target dtype goes; plax arrays count by their dtype.
+    for from_, to in [(1, jnp.float32), (True, jnp.bfloat16), (2.5, np.int8),
+                      (jnp.float32, 1.0), (np.int8, 1)]:
+        with pytest.raises(TypeError):
+            jnp.can_cast(from_, to)
+    assert jnp.can_cast(jnp.zeros(2, jnp.bfloat16), jnp.float32)
+    assert plax.jit(lambda x: x + jnp.can_cast(x, jnp.float16))(jnp.int8(1)) == 2
+
+
+def test_pad_checks_the_mode_before_negative_widths_as_jax():
+    with pytest.raises(NotImplementedError, match="bogus"):
+        jnp.pad(jnp.zeros((4, 1, 1)), ((1, 2), (2, -1), (-1, 2)), mode="bogus")
+    with pytest.raises(ValueError, match="negative"):
+        jnp.pad(jnp.zeros((4, 1)), ((1, 2), (2, -1)), mode="edge")
+    with pytest.raises(ValueError, match="negative"):
+        jnp.pad(jnp.zeros(3), (-1, 0), mode=lambda v, w, i, k: v)

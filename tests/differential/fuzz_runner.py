@@ -5,7 +5,11 @@ worker that dies is a *crash*, one that answers nothing within the timeout a
 *hang*; either is restarted for the next case. `classify` compares two outcomes:
 same value (dtype, shape, weak type, values within the dtype's tolerance), same
 exception class (plax's class is JAX's or a subclass of it, by name), or one of the
-differences counted in the report.
+differences counted in the report. `is_internal` tells a bug's exception from a
+deliberate check's, by class and by where it was raised, with one rule for both
+libraries: plax's is a failure; JAX's is counted apart ("JAX internal error") and
+left out of the class agreement, since plax should raise the documented class
+there, not copy the accident.
 
 Where JAX's answer is not defined, plax's is checked against a definition instead:
 integer division and remainder by zero against NumPy's (0; XLA gives -1 and the
@@ -35,11 +39,33 @@ WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz_worker.p
 INTERNAL_CLASSES = {"AssertionError", "AttributeError", "KeyError", "NameError",
                     "UnboundLocalError", "ZeroDivisionError", "RecursionError",
                     "SystemError", "StopIteration", "UnicodeDecodeError", "MemoryError"}
+# What builtins say when the library zips lists of unequal lengths (jaxlib's
+# safe_map/safe_zip, zip(strict=True)).
+_LENGTH_CHECKS = ("safe_map() argument", "safe_zip() argument", "zip() argument")
+
+INTERNAL_RULE = ("internal error = a class only bugs raise (" + ", ".join(sorted(
+    INTERNAL_CLASSES)) + "), or, raised in the library's code, an IndexError not raised "
+    "by a `raise` statement (a failed subscript), an MLIR verifier error, or a builtin "
+    "length check of zip/safe_map; one rule for plax (a failure) and JAX (counted apart)")
+
+
+def is_internal(outcome: dict) -> bool:
+    """Whether an exception came from a bug rather than a deliberate check of the
+    input (`INTERNAL_RULE`); the same rule judges plax and JAX."""
+    if outcome["exc"] in INTERNAL_CLASSES:
+        return True
+    if not outcome.get("in_library"):
+        return False
+    implicit = outcome.get("origin") == "implicit"
+    return ((outcome["exc"] == "IndexError" and implicit)
+            or outcome["exc"] == "MLIRError" or "/jaxlib/mlir/" in outcome["where"]
+            or (implicit and outcome["msg"].startswith(_LENGTH_CHECKS)))
 
 # The outcome categories, in report order.
 SAME_VALUE = "same value"
 SAME_EXCEPTION = "same exception class"
 DIFFERENT_CLASS = "different exception class"
+JAX_INTERNAL = "JAX internal error"
 PLAX_RAISED = "plax raised, JAX returned"
 JAX_RAISED = "JAX raised, plax returned"
 VALUES_DIFFER = "values differ"
@@ -50,9 +76,12 @@ HANG = "hang"
 MISSING = "missing in plax"
 JAX_FAILED = "JAX crashed or hung"
 BAD_CASE = "case not buildable"
-CATEGORIES = [SAME_VALUE, SAME_EXCEPTION, DIFFERENT_CLASS, PLAX_RAISED, JAX_RAISED,
+CATEGORIES = [SAME_VALUE, SAME_EXCEPTION, DIFFERENT_CLASS, JAX_INTERNAL, PLAX_RAISED,
+              JAX_RAISED,
               VALUES_DIFFER, WEAK_TYPE_DIFFERS, INTERNAL, CRASH, HANG, MISSING, JAX_FAILED,
               BAD_CASE]
+# The categories that fail a run: plax misbehaved, whatever JAX did.
+FAILING = (CRASH, HANG, INTERNAL, VALUES_DIFFER)
 
 
 class Worker:
@@ -306,18 +335,22 @@ def classify(case: dict, mine: dict, theirs: dict) -> tuple[str, str]:
         return MISSING, mine["missing"]
     theirs = numpy_reference(case, theirs)
     if "exc" in mine:
-        if "exc" in theirs:
-            if theirs["exc"] in mine["mro"]:
-                return SAME_EXCEPTION, mine["exc"]
-            if mine["exc"] in INTERNAL_CLASSES:
-                return INTERNAL, f"{mine['exc']}: {mine['msg'][:200]} at {mine['where']}"
-            return DIFFERENT_CLASS, (f"plax {mine['exc']} vs JAX {theirs['exc']}: "
-                                     f"{mine['msg'][:150]} | {theirs['msg'][:150]}")
-        if mine["exc"] in INTERNAL_CLASSES:
+        same = "exc" in theirs and theirs["exc"] in mine["mro"]
+        # A bug class raised in a program of the case (not plax's code) is the
+        # program's own error when JAX raises it too.
+        if is_internal(mine) and not (same and not mine.get("in_library")):
             return INTERNAL, f"{mine['exc']}: {mine['msg'][:200]} at {mine['where']}"
+        if same:
+            return SAME_EXCEPTION, mine["exc"]
+        if "exc" in theirs:
+            category = JAX_INTERNAL if is_internal(theirs) else DIFFERENT_CLASS
+            return category, (f"plax {mine['exc']} vs JAX {theirs['exc']}: "
+                              f"{mine['msg'][:150]} | {theirs['msg'][:150]}"
+                              + (f" at {theirs['where']}" if category == JAX_INTERNAL else ""))
         return PLAX_RAISED, f"{mine['exc']}: {mine['msg'][:200]}"
     if "exc" in theirs:
-        return JAX_RAISED, f"JAX {theirs['exc']}: {theirs['msg'][:200]}"
+        internal = " (a JAX internal error)" if is_internal(theirs) else ""
+        return JAX_RAISED, f"JAX {theirs['exc']}{internal}: {theirs['msg'][:200]}"
     diff = _compare_values(mine["value"], theirs["value"])
     if diff is None or (diff.startswith(VALUES_DIFFER) and _same_sort_order(case, mine, theirs)):
         return SAME_VALUE, ""
@@ -346,7 +379,8 @@ class Report:
         return sum(self.counts.values())
 
     def class_agreement(self) -> float:
-        """The share of runs where both raised in which plax's class is JAX's."""
+        """The share of runs where both raised in which plax's class is JAX's (or a
+        subclass); runs where JAX's exception is an internal error are left out."""
         both = self.counts[SAME_EXCEPTION] + self.counts[DIFFERENT_CLASS]
         return 1.0 if both == 0 else self.counts[SAME_EXCEPTION] / both
 
@@ -354,10 +388,14 @@ class Report:
         lines = [f"{self.total} cases", f"{'category':<30}{'count':>8}"]
         lines += [f"{c:<30}{self.counts[c]:>8}" for c in CATEGORIES]
         lines.append(f"exception classes equal where both raised: "
-                     f"{100 * self.class_agreement():.2f} %")
+                     f"{100 * self.class_agreement():.2f} % (of {self.counts[SAME_EXCEPTION]}"
+                     f" + {self.counts[DIFFERENT_CLASS]}; the {self.counts[JAX_INTERNAL]} JAX "
+                     f"internal errors left out)")
+        lines.append(INTERNAL_RULE)
         lines.append("")
         families = sorted(self.by_family)
         short = {SAME_VALUE: "val", SAME_EXCEPTION: "exc", DIFFERENT_CLASS: "cls",
+                 JAX_INTERNAL: "jaxI",
                  PLAX_RAISED: "p!", JAX_RAISED: "j!", VALUES_DIFFER: "vals",
                  WEAK_TYPE_DIFFERS: "weak", INTERNAL: "int", CRASH: "crash", HANG: "hang",
                  MISSING: "miss", JAX_FAILED: "jaxF", BAD_CASE: "bad"}

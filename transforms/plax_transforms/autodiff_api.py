@@ -60,12 +60,13 @@ def _avals_of(leaves, api: str, what: str = "argument"):
 
 
 def _check_tangent(primal_aval, t, api: str, dtype_error: type[Exception] = TypeError):
-    """A tangent of another shape is a ValueError, of another dtype `dtype_error` (JAX's
-    classes: a TypeError for jvp, a ValueError for vjp and linearize)."""
+    """A tangent of another dtype is a `dtype_error` (JAX's classes: a TypeError for
+    jvp, a ValueError for vjp and linearize), checked before the shape, as JAX does;
+    one of another shape a ValueError."""
     want = tangent_aval(primal_aval)
     aval = get_aval(t)
     if aval.shape != want.shape or aval.dtype != want.dtype:  # key dtypes are no np.dtype
-        error = ValueError if aval.shape != want.shape else dtype_error
+        error = dtype_error if aval.dtype != want.dtype else ValueError
         raise error(f"{api}: tangent of type {aval.str_short()} does not match the primal "
                     f"of type {primal_aval.str_short()} (expected tangent type "
                     f"{want.str_short()})")
@@ -302,6 +303,14 @@ def _dyn_args(fun, args, argnums: tuple[int, ...], api: str):
             error = TypeError if i >= 0 and api in ("grad", "value_and_grad") else ValueError
             raise error(f"{api}: argnums {argnums} out of range for a call with "
                         f"{len(args)} positional argument(s) to {fun_sourceinfo(fun)}")
+    positions = [i % len(args) for i in argnums]
+    if len(set(positions)) != len(positions):
+        # JAX has no answer here (it calls `fun` with None in a repeated position, a
+        # TypeError in the user's code); differentiating twice by one argument is
+        # a mistake worth saying.
+        raise TypeError(f"{api}: argnums {argnums} name an argument more than once (a "
+                        f"call with {len(args)} positional argument(s) to "
+                        f"{fun_sourceinfo(fun)})")
     return tuple(args[i] for i in argnums)
 
 
