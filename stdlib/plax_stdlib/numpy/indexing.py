@@ -334,6 +334,9 @@ _TAKE_MODES = ("fill", "clip", "wrap", "promise_in_bounds")
 
 def _take_mode(name: str, mode):
     mode = "fill" if mode is None else mode
+    if mode == "raise":  # NumPy's mode, which a compiled gather cannot do (JAX's class)
+        raise NotImplementedError(f"{name}: mode 'raise' is not supported (indices are not "
+                                  f"checked at run time); use one of {_TAKE_MODES}")
     if mode not in _TAKE_MODES:
         raise ValueError(f"{name}: invalid mode {mode!r}; expected one of {_TAKE_MODES}")
     return mode
@@ -407,6 +410,8 @@ def take_along_axis(arr, indices, axis: int | None = -1, mode: str | None = None
         indices, mode = _wrap_mod(indices, size), "clip"
     common = util.broadcast_shapes(*(s[:axis] + (1,) + s[axis + 1:] for s in (ashape, ishape)))
     with_axis = lambda n: common[:axis] + (n,) + common[axis + 1:]  # noqa: E731
+    if size == 0:  # an empty axis has nothing to read: zeros, whatever the mode (JAX's)
+        return util.as_array(lax.full(with_axis(ishape[axis]), 0, util.dtype_of(arr)))
     arr = util.broadcast_to_shape(arr, with_axis(size))
     index = _index_array(indices, size, dtypes.default_int_dtype(), mode != "clip")
     index = util.broadcast_to_shape(index, with_axis(ishape[axis]))

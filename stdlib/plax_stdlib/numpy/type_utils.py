@@ -64,9 +64,10 @@ def can_cast(from_, to, casting: str = "safe") -> bool:
 
 
 def _dtype_if_typed(x):
-    """The dtype of a plax array or scalar type; anything else as given, for NumPy."""
+    """The dtype of a plax array or scalar type; anything else (a NumPy array, which
+    NumPy refuses as a target dtype) as given, for NumPy."""
     dtype = getattr(x, "dtype", None)
-    return dtype if isinstance(dtype, np.dtype) else x
+    return dtype if isinstance(dtype, np.dtype) and not isinstance(x, np.ndarray) else x
 
 
 def array_repr(arr, max_line_width=None, precision=None, suppress_small=None) -> str:

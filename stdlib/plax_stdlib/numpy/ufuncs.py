@@ -555,7 +555,11 @@ def angle(z, deg: bool = False):
     """The argument of complex `z` (radians, or degrees if `deg`)."""
     z = util.ensure_arraylike("angle", z)
     re, im = real(z), imag(z)
-    re, im = util.promote_dtypes_inexact(re, im)
+    # JAX's rule: integers and bools, and real floating scalars (0-d), give the
+    # default float dtype; other floating arrays keep theirs.
+    if util.dtype_category(util.dtype_of(re)) not in "fc" or (
+            util.dtype_category(util.dtype_of(z)) == "f" and not util.shape_of(z)):
+        re, im = (lax.convert_element_type(v, dtypes.default_float_dtype()) for v in (re, im))
     out = lax.atan2(im, re)
     return rad2deg(out) if deg else out
 
