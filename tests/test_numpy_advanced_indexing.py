@@ -163,3 +163,22 @@ def test_updates_of_empty_arrays_check_the_index_as_jax():
         plax.jit(lambda x, m: x.at[m].mul(-1))(jnp.zeros((1, 0), jnp.int8),
                                               jnp.zeros((1, 0), bool))
     assert empty.at[:, 1].set(1.0).shape == (0, 4)
+
+
+def test_take_mode_raise_is_not_implemented_as_jax():
+    with pytest.raises(NotImplementedError, match="raise"):
+        jnp.take(jnp.ones(3), jnp.int32(0), mode="raise")
+    with pytest.raises(NotImplementedError, match="raise"):
+        jnp.take_along_axis(jnp.ones(3), jnp.zeros(1, jnp.int32), axis=0, mode="raise")
+    with pytest.raises(ValueError, match="bogus"):
+        jnp.take(jnp.ones(3), jnp.int32(0), mode="bogus")
+
+
+def test_take_along_an_empty_axis_gives_zeros_as_jax():
+    got = plax.jit(lambda i: jnp.take_along_axis(np.zeros((2, 0), np.int32), i, axis=1))(
+        jnp.ones((2, 3), jnp.int32))
+    assert got.shape == (2, 3) and got.dtype == np.int32
+    np.testing.assert_array_equal(got, np.zeros((2, 3)))
+    # take keeps NumPy's shape there (JAX returns the operand itself).
+    assert jnp.take(jnp.zeros((4, 0, 0)), jnp.zeros((4, 0, 0), jnp.int32), axis=-1).shape == \
+        np.take(np.zeros((4, 0, 0)), np.zeros((4, 0, 0), int), axis=-1).shape

@@ -364,3 +364,25 @@ def test_bad_inputs_raise_clear_errors(call, error, match):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             plax.make_jaxpr(lambda: call())()
+
+
+def test_angle_of_a_real_scalar_has_the_default_float_dtype_as_jax():
+    # JAX's rule: real floating scalars (0-d) and integers give the default float;
+    # real floating arrays keep their dtype.
+    for scalar in (jnp.bfloat16(1), jnp.float16(-2), np.float16(3), jnp.int8(1)):
+        assert jnp.angle(scalar).dtype == np.float32
+    assert plax.jit(jnp.angle)(jnp.bfloat16(-1)).dtype == np.float32
+    assert jnp.angle(jnp.ones(2, jnp.bfloat16)).dtype == ml_dtypes.bfloat16
+    np.testing.assert_allclose(jnp.angle(jnp.float16(-2)), np.pi, rtol=1e-6)
+
+
+def test_arctan2_of_complex_numbers_as_jax():
+    y = np.array([1 + 1j, -2j], np.complex64)
+    x = np.array([0.5, 2 - 1j], np.complex64)
+    got = jnp.arctan2(y, x)
+    assert got.dtype == np.complex64
+    # arctan2(y, x) = -i log((x + iy) / sqrt(x^2 + y^2)), the principal branches.
+    want = -1j * np.log((x + 1j * y) / np.sqrt(x * x + y * y))
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    np.testing.assert_allclose(plax.grad(lambda v: jnp.arctan2(v, 1 + 0j).real)(0.5 + 0j),
+                               1 / 1.25, rtol=1e-6)
