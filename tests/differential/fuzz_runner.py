@@ -15,8 +15,11 @@ Where JAX's answer is not defined, plax's is checked against a definition instea
 integer division and remainder by zero against NumPy's (0; XLA gives -1 and the
 dividend), integer powers with negative exponents against the exact power truncated
 toward zero (NumPy refuses them; JAX returns wrapped bits), `take` along an empty
-axis against NumPy's result (JAX returns the operand itself, of another shape), and
-an unstable sort's ties by the values they order rather than the indices.
+axis against NumPy's result (JAX returns the operand itself, of another shape),
+`nonzero`/`flatnonzero` of an empty array with a `fill_value` against the fill
+values (JAX gives zeros there, against its documentation and its answer for a
+non-empty array without nonzeros), and an unstable sort's ties by the values they
+order rather than the indices.
 """
 from __future__ import annotations
 
@@ -45,19 +48,20 @@ INTERNAL_CLASSES = {"AssertionError", "AttributeError", "KeyError", "NameError",
 _LENGTH_CHECKS = ("safe_map() argument", "safe_zip() argument", "zip() argument")
 
 INTERNAL_RULE = ("internal error = a class only bugs raise (" + ", ".join(sorted(
-    INTERNAL_CLASSES)) + "), or, raised in the library's code, an IndexError not raised "
-    "by a `raise` statement (a failed subscript), an MLIR verifier error, or a builtin "
-    "length check of zip/safe_map; one rule for plax (a failure) and JAX (counted apart)")
+    INTERNAL_CLASSES)) + ") unless a `raise` statement of the library raised it; or, "
+    "raised in the library's code but not by a `raise` statement, an IndexError (a "
+    "failed subscript) or a builtin length check of zip/safe_map; or an MLIR verifier "
+    "error. One rule for plax (a failure) and JAX (counted apart)")
 
 
 def is_internal(outcome: dict) -> bool:
     """Whether an exception came from a bug rather than a deliberate check of the
     input (`INTERNAL_RULE`); the same rule judges plax and JAX."""
+    implicit = outcome.get("origin") == "implicit"
     if outcome["exc"] in INTERNAL_CLASSES:
-        return True
+        return implicit or not outcome.get("in_library")
     if not outcome.get("in_library"):
         return False
-    implicit = outcome.get("origin") == "implicit"
     return ((outcome["exc"] == "IndexError" and implicit)
             or outcome["exc"] == "MLIRError" or "/jaxlib/mlir/" in outcome["where"]
             or (implicit and outcome["msg"].startswith(_LENGTH_CHECKS)))
@@ -288,13 +292,32 @@ def _take_from_empty_axis(case: dict, theirs: dict) -> dict | None:
     return {"value": _encoded(expected, dict(theirs["value"], shape=list(expected.shape)))}
 
 
+def _nonzero_of_empty(case: dict, theirs: dict) -> dict | None:
+    """The fill values of `nonzero(empty, size=n, fill_value=v)`, as an outcome; else
+    None. Their dtype is JAX's for a non-empty array: int32, or float32 (weak) for a
+    Python float."""
+    fill = case["kwargs"].get("fill_value")
+    if case["op"] not in ("jnp.nonzero", "jnp.flatnonzero") or fill is None \
+            or not isinstance(fill, (int, float)) or _host_args(case)[0].size != 0:
+        return None
+    value = theirs["value"]
+    leaves = value["seq"] if "seq" in value else [value]
+    if not all("arr" in leaf for leaf in leaves):
+        return None
+    dtype, weak = (np.float32, True) if isinstance(fill, float) else (np.int32, False)
+    encoded = [_encoded(np.full(leaf["shape"], fill, dtype), dict(
+        leaf, arr=np.dtype(dtype).name, weak=weak)) for leaf in leaves]
+    return {"value": {"seq": encoded} if "seq" in value else encoded[0]}
+
+
 def numpy_reference(case: dict, theirs: dict) -> dict:
     """JAX's outcome, with the answers JAX leaves undefined replaced (see above)."""
     if "value" not in theirs:
         return theirs
-    empty_take = _take_from_empty_axis(case, theirs)
-    if empty_take is not None:
-        return empty_take
+    for reference in (_take_from_empty_axis, _nonzero_of_empty):
+        outcome = reference(case, theirs)
+        if outcome is not None:
+            return outcome
     value = theirs["value"]
     leaves = value["seq"] if "seq" in value else [value]
     if not leaves or not all("arr" in leaf and leaf["arr"] != "float0" for leaf in leaves):
