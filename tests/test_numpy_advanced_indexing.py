@@ -56,7 +56,7 @@ def test_grad_scatters_ones_and_masks_must_be_concrete():
 
 
 @pytest.mark.parametrize("index,error,match", [
-    ((np.array([0, 1]), np.array([0, 1, 2])), IndexError, r"\(2,\) \(3,\)"),
+    ((np.array([0, 1]), np.array([0, 1, 2])), ValueError, r"\(2,\) \(3,\)"),
     (np.ones((3, 5), bool), IndexError, r"size there is \(3, 4\).*shape \(3, 5\)"),
     (([0], [0], [0]), IndexError, "too many indices"),
     ((0, [0.5]), TypeError, "float64"),
@@ -157,8 +157,12 @@ def test_updates_of_empty_arrays_check_the_index_as_jax():
         empty.at["a"].max(1.0)
     with pytest.raises(ValueError, match="step cannot be zero"):
         empty.at[::0].max(1.0)
-    with pytest.raises(ValueError, match="mode"):
-        empty.at[:, 1].set(1.0, mode="bogus")
+    with pytest.raises(IndexError, match="too many"):
+        empty.at[0:, 1, 2].set(1.0)
+    # What reads nothing is fine: an integer array along an empty axis, and (JAX's
+    # order) an unknown mode is only looked at when an element is updated.
+    assert jnp.zeros(0).at[..., jnp.array([1, 2, 3])].set(1.0).shape == (0,)
+    assert empty.at[:, 1].set(1.0, mode="bogus").shape == (0, 4)
     with pytest.raises(plax.errors.NonConcreteBooleanIndexError):
         plax.jit(lambda x, m: x.at[m].mul(-1))(jnp.zeros((1, 0), jnp.int8),
                                               jnp.zeros((1, 0), bool))
@@ -182,3 +186,11 @@ def test_take_along_an_empty_axis_gives_zeros_as_jax():
     # take keeps NumPy's shape there (JAX returns the operand itself).
     assert jnp.take(jnp.zeros((4, 0, 0)), jnp.zeros((4, 0, 0), jnp.int32), axis=-1).shape == \
         np.take(np.zeros((4, 0, 0)), np.zeros((4, 0, 0), int), axis=-1).shape
+
+
+def test_index_arrays_that_do_not_broadcast_are_a_value_error_as_jax():
+    x = jnp.zeros((3, 3, 3), bool)
+    with pytest.raises(ValueError, match="broadcast"):
+        x[None, ..., jnp.zeros(0, jnp.int32), jnp.array([0, 1])]
+    with pytest.raises(ValueError, match="broadcast"):
+        plax.jit(lambda i: x[i, jnp.array([0, 1])])(jnp.zeros(3, jnp.int32))

@@ -386,3 +386,10 @@ def test_arctan2_of_complex_numbers_as_jax():
     np.testing.assert_allclose(got, want, rtol=1e-5)
     np.testing.assert_allclose(plax.grad(lambda v: jnp.arctan2(v, 1 + 0j).real)(0.5 + 0j),
                                1 / 1.25, rtol=1e-6)
+
+
+def test_signbit_of_integers_is_not_weak_as_jax():
+    for f in (jnp.signbit, plax.jit(jnp.signbit)):
+        out = f(0)
+        assert out.dtype == np.bool_ and not out.weak_type and not out
+        assert bool(f(-3)) and not f(-3).weak_type

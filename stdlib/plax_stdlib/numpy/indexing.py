@@ -168,6 +168,21 @@ def _clamped_index(i: int, size: int, dim: int) -> tuple[int, bool]:
     return inside, inside != wrapped
 
 
+def check_index(shape: tuple[int, ...], index) -> None:
+    """The errors `x[index]` raises for what the index is (types, static bounds of
+    empty axes, zero steps, abstract masks), without reading: for updates of an empty
+    `x`, where an integer array reads nothing (as in JAX)."""
+    index = index if isinstance(index, tuple) else (index,)
+    basic = []
+    for position, entry in enumerate(index):
+        kind = _classify(entry, position)
+        if kind == "mask":
+            basic += [slice(None)] * np.ndim(_concrete_mask(entry, position))
+        else:
+            basic.append(slice(None) if kind == "array" else entry)
+    _plan(shape, tuple(basic))
+
+
 def getitem(x, index, mode=None, fill_value=None):
     """`x[index]` with NumPy's semantics; `mode` and `fill_value` say what
     out-of-bounds array indices do (see `gather`: "clip" by default)."""
@@ -302,8 +317,8 @@ def gather_indexed(y, picks, position: int, mode=None, fill_value=None,
     arrays = [_index_array(i, yshape[d], dtype, wrap_negative) for d, i in picks]
     try:
         bshape = np.broadcast_shapes(*(util.shape_of(a) for a in arrays))
-    except ValueError:
-        raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
+    except ValueError:  # JAX's class (NumPy's is an IndexError)
+        raise ValueError("shape mismatch: indexing arrays could not be broadcast together "
                          "with shapes " + " ".join(str(util.shape_of(a)) for a in arrays)
                          ) from None
     if all(not _is_plax_value(a) for a in arrays):

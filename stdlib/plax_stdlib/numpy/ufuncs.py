@@ -494,8 +494,8 @@ def signbit(x, /):
     category = _category(x)
     if category in "bu":
         return util.full_like(x, False, bool)
-    if category == "i":
-        return lax.lt(x, 0)
+    if category == "i":  # against a typed zero: the result is not weak (as in JAX)
+        return lax.lt(x, np.zeros((), util.dtype_of(x)))
     if category == "c":
         raise ValueError("signbit is not well defined for complex inputs")  # JAX's class
     bits = dtypes.itemsize_bits(util.dtype_of(x))
