@@ -393,3 +393,22 @@ def test_signbit_of_integers_is_not_weak_as_jax():
         out = f(0)
         assert out.dtype == np.bool_ and not out.weak_type and not out
         assert bool(f(-3)) and not f(-3).weak_type
+
+
+def test_power_by_a_concrete_integer_promotes_the_base_alone_as_jax():
+    x = jnp.array([2, 3, 0], jnp.uint32)
+    for exponent in (2**40, np.int64(2**40)):  # no int32 conversion of the exponent
+        got = jnp.power(x, exponent)
+        assert got.dtype == np.uint32
+        np.testing.assert_array_equal(got, [pow(2, 2**40, 2**32), pow(3, 2**40, 2**32), 0])
+    assert plax.jit(lambda v: v ** 2**40)(x).dtype == np.uint32
+    assert jnp.power(jnp.array([2], jnp.int8), np.int64(3)).dtype == np.int8
+    out = jnp.power(jnp.array([True]), 2)
+    assert out.dtype == np.int32 and not out.weak_type
+    assert jnp.power(jnp.arange(3, dtype=jnp.int8), jnp.int32(2)).dtype == np.int8
+
+
+def test_trunc_of_python_floats():
+    for value, want in ((-np.inf, -np.inf), (-2.5, -2.0), (2.5, 2.0)):
+        out = jnp.trunc(value)
+        assert out == want and out.dtype == np.float32 and out.weak_type

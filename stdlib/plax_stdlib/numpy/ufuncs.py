@@ -7,11 +7,13 @@ the difference is spelled out here with a few more primitives.
 """
 from __future__ import annotations
 
+import operator
 from typing import Callable
 
 import numpy as np
 
 from plax.extend import dtypes
+from plax.extend.core import Tracer
 from plax_stdlib import lax
 from plax_stdlib.numpy import util
 
@@ -65,7 +67,7 @@ def _rounding(name: str, lax_fn: Callable) -> Callable:
         if category == "c":
             raise TypeError(f"{name} does not support complex input, got dtype "
                             f"{util.dtype_of(x)}")
-        return lax_fn(x)
+        return lax_fn(util.operand(x))  # a Python float as a (weak) array
     return _named(name, f"Elementwise {name}; integer inputs are returned unchanged.", fn)
 
 
@@ -188,11 +190,12 @@ def power(x1, x2, /):
     """Elementwise x1 ** x2. A static Python int exponent uses repeated multiplication
     (`lax.integer_pow`) and keeps `x1`'s dtype."""
     util.check_arraylike("power", x1, x2)
-    if type(x2) is int or isinstance(x2, np.integer):
-        x1, _ = util.promote_dtypes_numeric(util.operand(x1), util.operand(x2))
-        if int(x2) < 0 and _category(x1) in "iu":
+    exponent = _concrete_int(x2)
+    if exponent is not None:  # as JAX: x1 promoted alone, the exponent taken as it is
+        x1, = util.promote_dtypes_numeric(util.operand(x1))
+        if exponent < 0 and _category(x1) in "iu":
             raise ValueError("Integers to negative integer powers are not allowed.")
-        return lax.integer_pow(x1, int(x2))
+        return lax.integer_pow(x1, exponent)
     x1, x2 = util.promote_args_numeric("power", x1, x2)
     if _category(x1) in "iu":
         return _integer_power(x1, x2)
@@ -200,6 +203,17 @@ def power(x1, x2, /):
 
 
 pow = power  # noqa: A001 - the array API's name
+
+
+def _concrete_int(x) -> int | None:
+    """`x` as a Python int when it is a concrete integer scalar (a Python int or bool,
+    a NumPy integer, a 0-d integer array outside tracing); else None."""
+    if isinstance(x, Tracer):
+        return None
+    try:
+        return operator.index(x)
+    except TypeError:
+        return None
 
 
 def _integer_power(base, exponent):
@@ -336,7 +350,7 @@ ceil = _rounding("ceil", lax.ceil)
 
 
 def _trunc(x):
-    return util.select_n(lax.lt(x, 0), lax.floor(x), lax.ceil(x))
+    return util.select_n(lax.lt(x, np.zeros((), util.dtype_of(x))), lax.floor(x), lax.ceil(x))
 
 
 trunc = _rounding("trunc", _trunc)
