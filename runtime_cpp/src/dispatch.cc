@@ -230,9 +230,11 @@ class Executor {
       PyList_SET_ITEM(wrapped.ptr(), i, array.release().ptr());
     }
     if (!sigs_known) {  // every run's outputs have the same signatures: work them out once
-      for (Py_ssize_t i = 0; i < n_out; ++i) {
-        out_sigs_.push_back(array_signature(PyList_GET_ITEM(wrapped.ptr(), i), i));
+      std::vector<nb::object> sigs;  // (computing them may run Python: another thread may
+      for (Py_ssize_t i = 0; i < n_out; ++i) {  // store its own copy first)
+        sigs.push_back(array_signature(PyList_GET_ITEM(wrapped.ptr(), i), i));
       }
+      if (out_sigs_.empty()) out_sigs_ = std::move(sigs);
     }
     return wrapped;
   }
