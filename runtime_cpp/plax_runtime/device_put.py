@@ -19,23 +19,31 @@ from plax.extend.sharding import Device, Sharding, hlo_shardings_equal
 from plax.extend.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plax_runtime import placement, transfer_guard
 from plax_runtime.array import Array
+from plax_runtime.memory import Space, memory_kind_of
 from plax_runtime.shard_buffers import shard_buffers
 from plax_runtime.sharding_impls import SingleDeviceSharding
 
 
-def _as_sharding(target: Device | Sharding | None) -> Sharding | None:
+def _as_sharding(target: Device | Sharding | Space | None, x: Any = None) -> Sharding | None:
     if target is None or isinstance(target, Sharding):
         return target
     if isinstance(target, Device):
         return SingleDeviceSharding(target)
-    raise TypeError(f"device_put: device must be a Device, a Sharding or None, got "
-                    f"{target!r} of type {type(target).__name__}")
+    if isinstance(target, Space):  # the same devices, that memory
+        kind = memory_kind_of(target)
+        if isinstance(x, Array):
+            return x.sharding.with_memory_kind(kind)
+        return SingleDeviceSharding(placement.default_device(), memory_kind=kind)
+    raise TypeError(f"device_put: device must be a Device, a Sharding, a "
+                    f"plax.memory.Space or None, got {target!r} of type "
+                    f"{type(target).__name__}")
 
 
 def device_put(x: Any, device: Device | Sharding | Any | None = None, *,
                donate: bool | Any = False, may_alias: bool | None | Any = None) -> Any:
-    """Places every leaf of the pytree `x` on `device` (a Device, a Sharding, or a pytree
-    prefix of them matching `x`).
+    """Places every leaf of the pytree `x` on `device` (a Device, a Sharding, a
+    `plax.memory.Space` of the devices the leaf is on, or a pytree prefix of them
+    matching `x`).
 
     Without a device, host values go to the default device *uncommitted* (computations
     may move them) and Arrays stay where they are. With one, results are *committed*.
@@ -44,9 +52,10 @@ def device_put(x: Any, device: Device | Sharding | Any | None = None, *,
     a host NumPy array (then mutating that array is undefined behaviour).
     """
     leaves, treedef = tree_flatten(x)
-    is_target = lambda t: t is None or isinstance(t, (Device, Sharding))
+    is_target = lambda t: t is None or isinstance(t, (Device, Sharding, Space))
     n = len(leaves)
-    targets = [_as_sharding(t) for t in _prefix_leaves(device, x, n, is_target, "device")]
+    targets = [_as_sharding(t, leaf) for t, leaf in
+               zip(_prefix_leaves(device, x, n, is_target, "device"), leaves)]
     donations = _prefix_leaves(donate, x, n, None, "donate")
     aliasing = _prefix_leaves(may_alias, x, n, lambda v: v is None, "may_alias")
     for d, m in zip(donations, aliasing):

@@ -64,7 +64,7 @@ _NAMED_PROVIDERS = {
     ("plax.modules", "numpy"): "plax-stdlib", ("plax.modules", "lax"): "plax-stdlib",
     ("plax.modules", "nn"): "plax-stdlib", ("plax.modules", "scipy"): "plax-stdlib",
     ("plax.modules", "ops"): "plax-stdlib", ("plax.modules", "image"): "plax-stdlib",
-    ("plax.modules", "typing"): "plax-runtime",
+    ("plax.modules", "typing"): "plax-runtime", ("plax.modules", "memory"): "plax-runtime",
     ("plax.modules", "dlpack"): "plax-runtime", ("plax.modules", "sharding"): "plax-sharding",
     ("plax.names", "lax.with_sharding_constraint"): "plax-sharding",
     ("plax.names", "debug.visualize_array_sharding"): "plax-sharding",
