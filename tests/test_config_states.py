@@ -99,8 +99,9 @@ def test_debug_key_reuse_from_the_environment_is_ignored_with_a_warning():
     import subprocess
     import sys
     env = dict(os.environ, JAX_DEBUG_KEY_REUSE="1")
-    proc = subprocess.run([sys.executable, "-c", "import plax; print(plax.config.jax_debug_key_reuse)"],
-                          capture_output=True, text=True, env=env, timeout=120)
+    code = "import plax; print(plax.config.jax_debug_key_reuse)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"
     assert "plax ignores JAX_DEBUG_KEY_REUSE" in proc.stderr

@@ -46,8 +46,8 @@ _CONFIG_API = frozenset({
     "explain_cache_misses", "jax2tf_associative_scan_reductions", "legacy_prng_key",
     "log_compiles", "make_user_context", "no_execution", "no_tracing", "numpy_dtype_promotion",
     "numpy_rank_promotion", "remove_size_one_mesh_axis_from_type", "softmax_custom_jvp",
-    "thread_guard", "threefry_partitionable", "transfer_guard", "transfer_guard_device_to_device", "transfer_guard_device_to_host",
-    "transfer_guard_host_to_device"})
+    "thread_guard", "threefry_partitionable", "transfer_guard", "transfer_guard_device_to_device",
+    "transfer_guard_device_to_host", "transfer_guard_host_to_device"})
 
 
 def __getattr__(name: str):

@@ -21,5 +21,6 @@ from plax._src.tree_util import (
 
 __all__ = [
     "all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
-    "map_with_path", "reduce", "reduce_associative", "static", "structure", "transpose", "unflatten",
+    "map_with_path", "reduce", "reduce_associative", "static", "structure", "transpose",
+    "unflatten",
 ]
