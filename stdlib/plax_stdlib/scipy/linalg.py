@@ -24,6 +24,9 @@ from plax_stdlib.numpy import util
 from plax_stdlib.numpy.linalg import decompositions as np_decompositions
 from plax_stdlib.numpy.linalg import solvers as np_solvers
 from plax_stdlib.numpy.linalg.operands import check_matrices, inexact, matrices
+from plax_stdlib.scipy.special_matrices import (  # noqa: F401 - part of this module's API
+    circulant, companion, convolution_matrix, dft, fiedler, fiedler_companion, hadamard,
+    hankel, helmert, hilbert, invhilbert, invpascal, leslie, pascal, toeplitz)
 
 # --- Cholesky ------------------------------------------------------------------------------
 
