@@ -159,3 +159,45 @@ def test_bad_input():
         psl.eigh(np.eye(2), np.eye(2))
     with pytest.raises(ValueError, match="at most 2 dimensions"):
         psl.block_diag(np.ones((2, 2, 2)))
+
+
+def test_polar_against_scipy_and_its_definition():
+    sl, pl = sla, plax.scipy.linalg
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=(4, 3)).astype(np.float32)
+    for side, p_shape in (("right", (3, 3)), ("left", (4, 4))):
+        for method in ("qdwh", "svd"):
+            u, p = pl.polar(a, side, method=method)
+            us, ps = sl.polar(a, side)
+            assert u.shape == (4, 3) and p.shape == p_shape
+            np.testing.assert_allclose(u, us, atol=1e-5)
+            np.testing.assert_allclose(p, ps, atol=1e-5)
+    b = (rng.normal(size=(2, 3, 3)) + 1j * rng.normal(size=(2, 3, 3))).astype(np.complex64)
+    u, p = pl.polar(b)
+    np.testing.assert_allclose(u @ p, b, atol=1e-5)
+    np.testing.assert_allclose(np.conj(np.swapaxes(u, -1, -2)) @ u,
+                               np.broadcast_to(np.eye(3), b.shape), atol=1e-5)
+    assert np.all(np.linalg.eigvalsh(np.asarray(p)) > -1e-5)
+    for bad, match in (({"side": "up"}, "side"), ({"method": "newton"}, "Unknown polar")):
+        with pytest.raises(ValueError, match=match):
+            pl.polar(a, **bad)
+    with pytest.raises(ValueError):
+        pl.polar(a[0])
+
+
+def test_expm_frechet_against_scipy_and_the_jvp_of_expm():
+    sl, pl = sla, plax.scipy.linalg
+    rng = np.random.default_rng(6)
+    A, E = rng.normal(size=(2, 3, 3)).astype(np.float32)
+    expm_a, frechet = pl.expm_frechet(A, E)
+    want_expm, want_frechet = sl.expm_frechet(A, E)
+    np.testing.assert_allclose(expm_a, want_expm, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(frechet, want_frechet, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(plax.jvp(pl.expm, (A,), (E,))[1], want_frechet, rtol=1e-4,
+                               atol=1e-5)
+    batched = pl.expm_frechet(np.stack([A, E]), np.stack([E, A]), compute_expm=False)
+    np.testing.assert_allclose(batched[1], sl.expm_frechet(E, A)[1], rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="same shape"):
+        pl.expm_frechet(A, np.eye(2, dtype=np.float32))
+    with pytest.raises(ValueError):
+        pl.expm_frechet(A[0], E[0])

@@ -297,6 +297,28 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
     return lax.fori_loop(0, max_squarings, square, result)
 
 
+def expm_frechet(A, E, *, method: str | None = None, compute_expm: bool = True):
+    """The Fréchet derivative of expm at A in the direction E, L(A, E) (with expm(A)
+    first, unless `compute_expm` is False): the upper right block of
+    expm([[A, E], [0, A]]), whose diagonal blocks are expm(A) (Mathias's identity)."""
+    A, E = inexact("scipy.linalg.expm_frechet", A, E)
+    check_matrices("scipy.linalg.expm_frechet", A, square=True, what="A")
+    check_matrices("scipy.linalg.expm_frechet", E, square=True, what="E")
+    shape = get_aval(A).shape
+    if get_aval(E).shape != shape:
+        raise ValueError(f"expected A and E to be the same shape, got A.shape={shape} "
+                         f"E.shape={get_aval(E).shape}")
+    n, nb = shape[-1], len(shape) - 2
+    top = lax.concatenate([A, E], nb + 1)
+    bottom = lax.concatenate([lax.full_like(A, 0), A], nb + 1)
+    block = expm(lax.concatenate([top, bottom], nb))
+    starts = (0,) * nb
+    frechet = lax.slice(block, starts + (0, n), shape[:-2] + (n, 2 * n))
+    if not compute_expm:
+        return frechet
+    return lax.slice(block, starts + (0, 0), shape), frechet
+
+
 def _pade13(a):
     """r13(a) = q(a)⁻¹ p(a), with p and q evaluated as Higham does (six products)."""
     b = [np.asarray(c, get_aval(a).dtype) for c in _PADE13]
@@ -356,6 +378,26 @@ def _sqrt_upper_triangular(t):
                                   lax.full_like(t_j, 0)))
         return lax.dynamic_update_index_in_dim(r, x, j, nb + 1)
     return lax.fori_loop(np.int32(0), np.int32(n), column, zeros)
+
+
+def polar(a, side: str = "right", *, method: str = "qdwh", eps: float | None = None,
+          max_iterations: int | None = None):
+    """The polar decomposition of each matrix: `(u, p)` with a = u p (side 'right', p
+    n×n) or a = p u ('left', p m×m), u with orthonormal columns (rows) and p Hermitian
+    positive semi-definite. Computed from the SVD a = W Σ Vᴴ as u = W Vᴴ and p = V Σ Vᴴ
+    (or W Σ Wᴴ) for either `method` ('qdwh' or 'svd': the decomposition is unique for a
+    matrix of full rank); `eps` and `max_iterations` tune QDWH and are accepted."""
+    if side not in ("right", "left"):
+        raise ValueError("The argument `side` must be either 'right' or 'left'.")
+    if method not in ("qdwh", "svd"):
+        raise ValueError(f"Unknown polar decomposition method {method}.")
+    a = matrices("scipy.linalg.polar", a)
+    w, s, vh = lax_linalg.svd(a, full_matrices=False)
+    u = matmul(w, vh)
+    basis = mH(vh) if side == "right" else w
+    scaled = lax.mul(basis, lax.expand_dims(lax.convert_element_type(s, get_aval(a).dtype),
+                                            (get_aval(s).ndim - 1,)))
+    return u, matmul(scaled, mH(basis))
 
 
 # --- building matrices ---------------------------------------------------------------------------
