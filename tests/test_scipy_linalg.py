@@ -201,3 +201,33 @@ def test_expm_frechet_against_scipy_and_the_jvp_of_expm():
         pl.expm_frechet(A, np.eye(2, dtype=np.float32))
     with pytest.raises(ValueError):
         pl.expm_frechet(A[0], E[0])
+
+
+def test_eigh_tridiagonal_against_scipy():
+    pl = plax.scipy.linalg
+    rng = np.random.default_rng(7)
+    d, e = rng.normal(size=6).astype(np.float32), rng.normal(size=5).astype(np.float32)
+    np.testing.assert_allclose(pl.eigh_tridiagonal(d, e, eigvals_only=True),
+                               sla.eigh_tridiagonal(d, e, eigvals_only=True), atol=1e-5)
+    w, v = pl.eigh_tridiagonal(d, e, select="i", select_range=(1, 3))
+    ws, vs = sla.eigh_tridiagonal(d, e, select="i", select_range=(1, 3))
+    np.testing.assert_allclose(w, ws, atol=1e-5)
+    np.testing.assert_allclose(np.abs(v), np.abs(vs), atol=1e-5)  # up to each vector's sign
+    dc, ec = d.astype(np.complex64), (e + 1j * e[::-1]).astype(np.complex64)
+    w, v = pl.eigh_tridiagonal(dc, ec)
+    t = np.diag(dc) + np.diag(ec, 1) + np.diag(ec.conj(), -1)
+    assert w.dtype == np.float32
+    np.testing.assert_allclose(t @ v, v * np.asarray(w), atol=1e-5)
+    for kwargs, error, match in [
+            ({"select": "i"}, ValueError, "select_range must be specified"),
+            ({"select": "i", "select_range": (3, 1)}, ValueError, "empty index range"),
+            ({"select": "v", "select_range": (0.0, 1.0)}, NotImplementedError, "select='v'"),
+            ({"select": "x"}, ValueError, "select must")]:
+        with pytest.raises(error, match=match):
+            pl.eigh_tridiagonal(d, e, **kwargs)
+    with pytest.raises(TypeError, match="same dtype"):
+        pl.eigh_tridiagonal(d, e.astype(np.float16))
+    with pytest.raises(TypeError, match="float32 and float64"):
+        pl.eigh_tridiagonal(d.astype(np.int32), e.astype(np.int32))
+    with pytest.raises(ValueError, match="shape"):
+        pl.eigh_tridiagonal(d, e[:3])
