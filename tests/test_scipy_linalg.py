@@ -231,3 +231,30 @@ def test_eigh_tridiagonal_against_scipy():
         pl.eigh_tridiagonal(d.astype(np.int32), e.astype(np.int32))
     with pytest.raises(ValueError, match="shape"):
         pl.eigh_tridiagonal(d, e[:3])
+
+
+@pytest.mark.parametrize("method", ["schur", "eigen"])
+def test_solve_sylvester_against_scipy(method):
+    pl = plax.scipy.linalg
+    rng = np.random.default_rng(8)
+    A, B, C = (rng.normal(size=s).astype(np.float32) for s in ((3, 3), (2, 2), (3, 2)))
+    X = pl.solve_sylvester(A, B, C, method=method)
+    assert X.dtype == np.float32
+    np.testing.assert_allclose(X, sla.solve_sylvester(A, B, C), rtol=1e-4, atol=1e-5)
+    Ac = (A + 1j * A.T).astype(np.complex64)
+    Xc = np.asarray(pl.solve_sylvester(Ac, B, C, method=method))
+    np.testing.assert_allclose(Ac @ Xc + Xc @ B, C, atol=1e-5)
+    batched = pl.solve_sylvester(np.stack([A, 2 * A]), B, C, method=method)
+    np.testing.assert_allclose(batched[1], sla.solve_sylvester(2 * A, B, C), rtol=1e-4,
+                               atol=1e-5)
+    # λ(A) + μ(B) = 0: no unique solution, NaN as JAX
+    eye = np.eye(2, dtype=np.float32)
+    assert np.isnan(pl.solve_sylvester(eye, -eye, np.ones((2, 2), np.float32),
+                                       method=method)).all()
+    with pytest.raises(ValueError, match="Incompatible shapes"):
+        pl.solve_sylvester(A, B, C.T, method=method)
+
+
+def test_solve_sylvester_bad_method():
+    with pytest.raises(ValueError, match="Unrecognized method"):
+        plax.scipy.linalg.solve_sylvester(np.eye(2), np.eye(2), np.eye(2), method="kron")

@@ -446,6 +446,72 @@ def polar(a, side: str = "right", *, method: str = "qdwh", eps: float | None = N
     return u, matmul(scaled, mH(basis))
 
 
+def solve_sylvester(A, B, C, *, method: str = "schur", tol: float = 1e-8):
+    """X with A X + X B = C, for each (batched) A [m, m], B [n, n], C [m, n]. 'schur'
+    (Bartels-Stewart): with A = U R Uᴴ and B = V S Vᴴ (complex Schur forms), solve
+    R Y + Y S = Uᴴ C V one column at a time, since S is triangular; 'eigen' divides
+    in the eigenbases instead. Where some eigenvalue sum λ_i(A) + μ_j(B) is below
+    `tol` in magnitude there is no unique solution: the result is NaN, as JAX's."""
+    if method not in ("schur", "eigen"):
+        raise ValueError(f'Unrecognized method {method}. The two valid methods are either '
+                         f'"schur" or "eigen".')
+    A, B, C = inexact("scipy.linalg.solve_sylvester", A, B, C)
+    shapes = [get_aval(x).shape for x in (A, B, C)]
+    if any(len(sh) < 2 for sh in shapes) or shapes[0][-2:] != (shapes[2][-2],) * 2 \
+            or shapes[1][-2:] != (shapes[2][-1],) * 2:
+        raise ValueError(f"Incompatible shapes for Sylvester equation:\nA: {shapes[0]}\n"
+                         f"B: {shapes[1]}\nC: {shapes[2]}")
+    batch = util.broadcast_shapes(*(sh[:-2] for sh in shapes))
+    A, B, C = (util.broadcast_to_shape(x, batch + sh[-2:]) for x, sh in zip((A, B, C), shapes))
+    complex_dtype = dtypes.to_complex_dtype(get_aval(C).dtype)
+    if method == "schur":
+        X, sums = _sylvester_schur(A, B, lax.convert_element_type(C, complex_dtype))
+    else:
+        X, sums = _sylvester_eigen(A, B, lax.convert_element_type(C, complex_dtype))
+    if util.dtype_category(get_aval(C).dtype) != "c":
+        X = lax.real(X)
+    singular = lax.reduce_or(lax.lt(lax.abs(sums), np.asarray(tol, dtypes.finfo(
+        get_aval(X).dtype).dtype)), (len(batch), len(batch) + 1))
+    nan = lax.full_like(X, np.nan)
+    return lax.select(lax.broadcast_in_dim(singular, get_aval(X).shape, tuple(range(len(batch)))),
+                      nan, X)
+
+
+def _eigenvalue_sums(lam, mu):
+    nb = get_aval(lam).ndim - 1
+    m, n = get_aval(lam).shape[-1], get_aval(mu).shape[-1]
+    out = get_aval(lam).shape[:-1] + (m, n)
+    return lax.add(lax.broadcast_in_dim(lam, out, (*range(nb), nb)),
+                   lax.broadcast_in_dim(mu, out, (*range(nb), nb + 1)))
+
+
+def _sylvester_schur(A, B, C):
+    R, U = schur(A, output="complex")
+    S, V = schur(B, output="complex")
+    F = matmul(matmul(mH(U), C), V)
+    n = get_aval(C).shape[-1]
+    eye = eye_like(R)
+
+    def column(k, Y):  # (R + S[k, k] I) y_k = f_k - Σ_{j<k} y_j S[j, k]
+        s_col = lax.dynamic_slice_in_dim(S, k, 1, axis=-1)  # [..., n, 1]; rows >= k hit zeros
+        rhs = lax.sub(lax.dynamic_slice_in_dim(F, k, 1, axis=-1), matmul(Y, s_col))
+        s_kk = lax.dynamic_slice_in_dim(s_col, k, 1, axis=-2)  # [..., 1, 1]
+        shifted = lax.add(R, lax.mul(eye, s_kk))
+        y = lax_linalg.triangular_solve(shifted, rhs, left_side=True, lower=False)
+        return lax.dynamic_update_slice_in_dim(Y, y, k, axis=-1)
+    Y = lax.fori_loop(np.int32(0), np.int32(n), column, lax.full_like(F, 0))
+    return matmul(matmul(U, Y), mH(V)), _eigenvalue_sums(matrix_diagonal(R),
+                                                         matrix_diagonal(S))
+
+
+def _sylvester_eigen(A, B, C):
+    lam, UA = np_decompositions.eig(A)
+    mu, UB = np_decompositions.eig(B)
+    sums = _eigenvalue_sums(lam, mu)
+    F = np_solvers.solve(UA, matmul(lax.convert_element_type(C, get_aval(UA).dtype), UB))
+    return matmul(matmul(UA, lax.div(F, sums)), np_solvers.inv(UB)), sums
+
+
 # --- building matrices ---------------------------------------------------------------------------
 
 def block_diag(*arrs):
