@@ -258,3 +258,30 @@ def test_solve_sylvester_against_scipy(method):
 def test_solve_sylvester_bad_method():
     with pytest.raises(ValueError, match="Unrecognized method"):
         plax.scipy.linalg.solve_sylvester(np.eye(2), np.eye(2), np.eye(2), method="kron")
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4)])
+def test_qr_multiply_against_scipy(shape):
+    pl = plax.scipy.linalg
+    rng = np.random.default_rng(9)
+    a = rng.normal(size=shape).astype(np.float32)
+    m, k = shape[0], min(shape)
+    for mode, c_shape in [("left", (k, 2)), ("right", (2, m)), ("left", (k,)), ("right", (m,))]:
+        c = rng.normal(size=c_shape).astype(np.float32)
+        for pivoting in (False, True):
+            for conjugate in (False, True):
+                got = pl.qr_multiply(a, c, mode, pivoting=pivoting, conjugate=conjugate)
+                want = sla.qr_multiply(a, c, mode, pivoting=pivoting, conjugate=conjugate)
+                assert len(got) == len(want)
+                for g, w in zip(got, want):
+                    np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+    ac = (a + 1j * a[::-1]).astype(np.complex64)
+    q, _ = np.linalg.qr(ac)
+    got, _ = pl.qr_multiply(ac, np.eye(k, dtype=np.complex64), "left", conjugate=True)
+    np.testing.assert_allclose(np.abs(got), np.abs(np.conj(q)), atol=1e-5)
+    with pytest.raises(ValueError, match="mode must be"):
+        pl.qr_multiply(a, a, "both")
+    with pytest.raises(ValueError, match="not compatible for c @ Q"):
+        pl.qr_multiply(a, np.ones((2, m + 1), np.float32))
+    with pytest.raises(ValueError, match="not compatible for Q @ c"):
+        pl.qr_multiply(a, np.ones((k + 1, 2), np.float32), "left")

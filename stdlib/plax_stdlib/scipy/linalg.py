@@ -272,6 +272,38 @@ def qr(a, overwrite_a: bool = False, lwork=None, mode: str = "full", pivoting: b
     return out
 
 
+def qr_multiply(a, c, mode: str = "right", pivoting: bool = False, conjugate: bool = False,
+                overwrite_a: bool = False, overwrite_c: bool = False):
+    """`(Q @ c, R)` ('left') or `(c @ Q, R)` ('right') for the economic QR a = Q R
+    (`(…, R, P)` with `pivoting`, a[:, P] = Q R), Q conjugated if `conjugate`; a 1-D
+    `c` is a column ('left') or a row ('right')."""
+    if mode not in ("right", "left"):
+        raise ValueError(f"mode must be 'right' or 'left', got {mode!r}")
+    a, c = inexact("scipy.linalg.qr_multiply", a, c)
+    check_matrices("scipy.linalg.qr_multiply", a)
+    vector = get_aval(c).ndim == 1
+    if vector:
+        c = lax.expand_dims(c, (1,) if mode == "left" else (0,))
+    m, n = get_aval(a).shape[-2:]
+    k = min(m, n)
+    cshape = get_aval(c).shape
+    if mode == "left" and cshape[-2] != k:
+        raise ValueError(f"Array shapes are not compatible for Q @ c operation: a has shape "
+                         f"{(m, n)} so Q has {k} columns, but c has {cshape[-2]} rows "
+                         f"(expected {k}).")
+    if mode == "right" and cshape[-1] != m:
+        raise ValueError(f"Array shapes are not compatible for c @ Q operation: a has shape "
+                         f"{(m, n)} so Q has {m} rows, but c has {cshape[-1]} columns "
+                         f"(expected {m}).")
+    q, r, *perm = lax_linalg.qr(a, pivoting=pivoting, full_matrices=False)
+    if conjugate:
+        q = lax.conj(q) if util.dtype_category(get_aval(q).dtype) == "c" else q
+    product = matmul(q, c) if mode == "left" else matmul(c, q)
+    if vector:
+        product = lax.squeeze(product, (get_aval(product).ndim - (1 if mode == "left" else 2),))
+    return (product, r, *perm)
+
+
 def schur(a, output: str = "real"):
     """`(t, z)` with a = z t zᴴ: t quasi-triangular ('real') or triangular ('complex')."""
     if output not in ("real", "complex"):
