@@ -285,3 +285,24 @@ def test_qr_multiply_against_scipy(shape):
         pl.qr_multiply(a, np.ones((2, m + 1), np.float32))
     with pytest.raises(ValueError, match="not compatible for Q @ c"):
         pl.qr_multiply(a, np.ones((k + 1, 2), np.float32), "left")
+
+
+def test_rsf2csf_against_scipy():
+    pl = plax.scipy.linalg
+    rng = np.random.default_rng(10)
+    a = rng.normal(size=(5, 5))
+    t, z = sla.schur(a)
+    tc, zc = (np.asarray(x) for x in pl.rsf2csf(t.astype(np.float32), z.astype(np.float32)))
+    want_t, want_z = sla.rsf2csf(t, z)
+    assert tc.dtype == np.complex64
+    assert np.abs(np.tril(tc, -1)).max() == 0
+    np.testing.assert_allclose(zc @ tc @ zc.conj().T, a, atol=1e-5)
+    np.testing.assert_allclose(tc, want_t, atol=1e-5)
+    np.testing.assert_allclose(zc, want_z, atol=1e-5)
+    batched, _ = pl.rsf2csf(np.stack([t, t]).astype(np.float32), z.astype(np.float32))
+    np.testing.assert_allclose(batched[1], want_t, atol=1e-5)
+    np.testing.assert_allclose(plax.jit(pl.rsf2csf)(t, z)[0], want_t, atol=1e-5)
+    with pytest.raises(ValueError, match="'T' must be square"):
+        pl.rsf2csf(t[:3], z)
+    with pytest.raises(ValueError, match="shapes must match"):
+        pl.rsf2csf(t, z[:3, :3])

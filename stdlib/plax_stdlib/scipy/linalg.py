@@ -315,6 +315,66 @@ def schur(a, output: str = "real"):
     return lax_linalg.schur(a)
 
 
+def rsf2csf(T, Z, check_finite: bool = True):
+    """The complex Schur form `(T', Z')` (T' upper triangular, Z' T' Z'ᴴ = Z T Zᴴ) of
+    the real Schur form `(T, Z)`: from the bottom up, each 2×2 diagonal block (a
+    subdiagonal entry above rounding level) is triangularized by the Givens rotation
+    that brings one of its eigenvalues to the top, applied to T's rows and columns and
+    Z's columns."""
+    T, Z = inexact("scipy.linalg.rsf2csf", T, Z)
+    for name, x in (("T", T), ("Z", Z)):
+        shape = get_aval(x).shape
+        if len(shape) < 2 or shape[-1] != shape[-2]:
+            raise ValueError(f"Input '{name}' must be square.")
+    if get_aval(T).shape[-1] != get_aval(Z).shape[-1]:
+        raise ValueError(f"Input array shapes must match: Z: {get_aval(Z).shape} vs. T: "
+                         f"{get_aval(T).shape}")
+    complex_dtype = dtypes.to_complex_dtype(get_aval(T).dtype)
+    T, Z = (lax.convert_element_type(x, complex_dtype) for x in (T, Z))
+    batch = util.broadcast_shapes(get_aval(T).shape[:-2], get_aval(Z).shape[:-2])
+    T, Z = (util.broadcast_to_shape(x, batch + get_aval(x).shape[-2:]) for x in (T, Z))
+    n = get_aval(T).shape[-1]
+    eps = np.asarray(dtypes.finfo(complex_dtype).eps, dtypes.finfo(complex_dtype).dtype)
+    nb = len(batch)
+
+    def entry(x, i, j):
+        return lax.squeeze(lax.dynamic_slice(x, (0,) * nb + (i, j), batch + (1, 1)),
+                           (nb, nb + 1))
+
+    def step(i, carry):
+        T, Z = carry
+        m = n - 1 - i
+        a, b, c, d = entry(T, m - 1, m - 1), entry(T, m - 1, m), entry(T, m, m - 1), \
+            entry(T, m, m)
+        split = lax.gt(lax.abs(c), lax.mul(eps, lax.add(lax.abs(a), lax.abs(d))))
+        half = lax.mul(lax.sub(a, d), np.asarray(0.5, complex_dtype))
+        mu = lax.add(half, lax.sqrt(lax.add(lax.mul(half, half), lax.mul(b, c))))  # λ - d
+        r = lax.sqrt(lax.add(lax.real(lax.mul(mu, lax.conj(mu))), lax.real(lax.mul(c, c))))
+        r = lax.convert_element_type(lax.select(split, r, lax.full_like(r, 1)), complex_dtype)
+        cs, sn = lax.div(mu, r), lax.div(c, r)
+        rot = lax.concatenate([lax.concatenate([lax.conj(cs)[..., None, None],
+                                                sn[..., None, None]], nb + 1),
+                               lax.concatenate([lax.neg(sn)[..., None, None],
+                                                cs[..., None, None]], nb + 1)], nb)
+        keep = lambda new, old: lax.select(  # noqa: E731
+            lax.broadcast_in_dim(split, get_aval(old).shape, tuple(range(nb))), new, old)
+        rows = lax.dynamic_slice_in_dim(T, m - 1, 2, axis=nb)
+        T = lax.dynamic_update_slice_in_dim(T, keep(matmul(rot, rows), rows), m - 1, axis=nb)
+        cols = lax.dynamic_slice_in_dim(T, m - 1, 2, axis=nb + 1)
+        T = lax.dynamic_update_slice_in_dim(T, keep(matmul(cols, mH(rot)), cols), m - 1,
+                                            axis=nb + 1)
+        zcols = lax.dynamic_slice_in_dim(Z, m - 1, 2, axis=nb + 1)
+        Z = lax.dynamic_update_slice_in_dim(Z, keep(matmul(zcols, mH(rot)), zcols), m - 1,
+                                            axis=nb + 1)
+        below = lax.dynamic_slice(T, (0,) * nb + (m, m - 1), batch + (1, 1))
+        T = lax.dynamic_update_slice(T, keep(lax.full_like(below, 0), below),
+                                     (0,) * nb + (m, m - 1))
+        return T, Z
+    if n < 2:
+        return T, Z
+    return lax.fori_loop(np.int32(0), np.int32(n - 1), step, (T, Z))
+
+
 def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True):
     """The upper Hessenberg form h of each square matrix (and q with a = q h qᴴ when
     `calc_q`)."""
