@@ -306,3 +306,25 @@ def test_rsf2csf_against_scipy():
         pl.rsf2csf(t[:3], z)
     with pytest.raises(ValueError, match="shapes must match"):
         pl.rsf2csf(t, z[:3, :3])
+
+
+def test_funm_against_scipy_and_known_functions():
+    pl, jnp = plax.scipy.linalg, plax.numpy
+    rng = np.random.default_rng(11)
+    a = (rng.normal(size=(5, 5)) / 2).astype(np.float32)
+    f = pl.funm(a, jnp.exp)
+    assert f.dtype == np.complex64  # as JAX's
+    np.testing.assert_allclose(f, sla.expm(a), rtol=1e-5, atol=2e-6)
+    np.testing.assert_allclose(pl.funm(a, lambda x: x ** 2), a @ a, rtol=1e-5, atol=2e-6)
+    f, err = pl.funm(a, jnp.sin, disp=False)
+    want, want_err = sla.funm(a, np.sin, disp=False)
+    np.testing.assert_allclose(f, want, rtol=1e-5, atol=2e-6)
+    np.testing.assert_allclose(err, want_err, rtol=0.1)
+    np.testing.assert_allclose(plax.jit(lambda m: pl.funm(m, jnp.exp))(a), sla.expm(a),
+                               rtol=1e-5, atol=2e-6)
+    np.testing.assert_allclose(pl.funm(np.eye(3, dtype=np.float32), jnp.exp),
+                               np.e * np.eye(3), rtol=1e-6)
+    with pytest.raises(ValueError):
+        pl.funm(np.ones((2, 3), np.float32), jnp.exp)
+    with pytest.raises(ValueError, match="square array_like"):
+        pl.funm(np.ones((2, 2, 2), np.float32), jnp.exp)

@@ -375,6 +375,39 @@ def rsf2csf(T, Z, check_finite: bool = True):
     return lax.fori_loop(np.int32(0), np.int32(n - 1), step, (T, Z))
 
 
+def funm(A, func, disp: bool = True):
+    """The matrix function f(A) for `func` f (called once, elementwise, on A's
+    eigenvalues): A = Z T Zᴴ in complex Schur form, then F = f(T) by Parlett's
+    recurrence, one superdiagonal at a time (each needs only the ones below it), and
+    Z F Zᴴ (complex, as JAX's). With `disp=False`, also JAX's estimate of the
+    relative error (large when eigenvalues nearly coincide)."""
+    A = matrices("scipy.linalg.funm", A, square=True)
+    if get_aval(A).ndim != 2:
+        raise ValueError("expected square array_like input")
+    T, Z = rsf2csf(*schur(A))
+    n = get_aval(T).shape[-1]
+    eigenvalues = matrix_diagonal(T)
+    F = jnp.diag(lax.convert_element_type(jnp.asarray(func(eigenvalues)), get_aval(T).dtype))
+    strict = triu(T, 1)
+    real_dtype = dtypes.finfo(get_aval(T).dtype).dtype
+    minden = lax.abs(T[0, 0]) if n else np.zeros((), real_dtype)
+    # F[i, i+p] (T_jj - T_ii) = Σ_k T_ik F_kj - F_ik T_kj (j = i+p, T strictly upper):
+    # the terms name F only at distances below p, filled already, and F_ii, F_jj.
+    for p in range(1, n):
+        s = (strict[:n - p] * F[:, p:].T).sum(-1) - (F[:n - p] * strict[:, p:].T).sum(-1)
+        den = eigenvalues[p:] - eigenvalues[:n - p]
+        s = jnp.where(den != 0, s / jnp.where(den != 0, den, 1), s)
+        minden = jnp.minimum(minden, jnp.abs(den).min())
+        F = F + jnp.diag(s, p)
+    F = matmul(matmul(Z, F), mH(Z))
+    if disp:
+        return F
+    tol = np.asarray(dtypes.finfo(real_dtype).eps, real_dtype)
+    minden = jnp.where(minden == 0, tol, minden)
+    estimate = jnp.minimum(1, jnp.maximum(tol, tol / minden * jnp.abs(strict).sum(0).max()))
+    return F, jnp.where(jnp.isinf(F).any(), np.inf, estimate)
+
+
 def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True):
     """The upper Hessenberg form h of each square matrix (and q with a = q h qᴴ when
     `calc_q`)."""
