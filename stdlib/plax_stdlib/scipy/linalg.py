@@ -13,6 +13,7 @@ import operator
 
 import numpy as np
 
+import plax
 from plax.extend import dtypes
 from plax.extend.core import get_aval
 from plax_stdlib import lax
@@ -385,9 +386,25 @@ def funm(A, func, disp: bool = True):
     if get_aval(A).ndim != 2:
         raise ValueError("expected square array_like input")
     T, Z = rsf2csf(*schur(A))
-    n = get_aval(T).shape[-1]
     eigenvalues = matrix_diagonal(T)
     F = jnp.diag(lax.convert_element_type(jnp.asarray(func(eigenvalues)), get_aval(T).dtype))
+    F, minden = _parlett(T, F)
+    F = matmul(matmul(Z, F), mH(Z))
+    if disp:
+        return F
+    real_dtype = dtypes.finfo(get_aval(T).dtype).dtype
+    tol = np.asarray(dtypes.finfo(real_dtype).eps, real_dtype)
+    minden = jnp.where(minden == 0, tol, minden)
+    estimate = jnp.minimum(1, jnp.maximum(tol, tol / minden * jnp.abs(triu(T, 1)).sum(0).max()))
+    return F, jnp.where(jnp.isinf(F).any(), np.inf, estimate)
+
+
+@plax.jit
+def _parlett(T, F):
+    """F = f(T) for upper triangular T, from F holding f(diag T); and the smallest
+    |T_jj - T_ii| the recurrence divided by (how near it came to dividing by zero)."""
+    n = get_aval(T).shape[-1]
+    eigenvalues = matrix_diagonal(T)
     strict = triu(T, 1)
     real_dtype = dtypes.finfo(get_aval(T).dtype).dtype
     minden = lax.abs(T[0, 0]) if n else np.zeros((), real_dtype)
@@ -399,13 +416,7 @@ def funm(A, func, disp: bool = True):
         s = jnp.where(den != 0, s / jnp.where(den != 0, den, 1), s)
         minden = jnp.minimum(minden, jnp.abs(den).min())
         F = F + jnp.diag(s, p)
-    F = matmul(matmul(Z, F), mH(Z))
-    if disp:
-        return F
-    tol = np.asarray(dtypes.finfo(real_dtype).eps, real_dtype)
-    minden = jnp.where(minden == 0, tol, minden)
-    estimate = jnp.minimum(1, jnp.maximum(tol, tol / minden * jnp.abs(strict).sum(0).max()))
-    return F, jnp.where(jnp.isinf(F).any(), np.inf, estimate)
+    return F, minden
 
 
 def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True):
