@@ -242,10 +242,10 @@ def _apply_dslices(x, index: tuple, kinds: list, mode, fill_value):
     return x, tuple(rest)
 
 
-def _dslice_start(start, position: int):
-    if isinstance(start, (int, np.integer)) and not isinstance(start, (bool, np.bool_)):
-        return int(start)
-    start = util.operand(start)
+def _dslice_start(s: Slice, position: int):
+    if not s.is_dynamic_start:
+        return int(s.start)
+    start = util.operand(s.start)
     if util.shape_of(start) != () or util.dtype_category(util.dtype_of(start)) not in "iu":
         aval = ShapedArray(util.shape_of(start), util.dtype_of(start))
         raise TypeError(f"the start of a plax.ds slice must be an integer scalar, got "
@@ -255,7 +255,7 @@ def _dslice_start(start, position: int):
 
 def _dslice_in_dim(x, s: Slice, dim: int, position: int, mode, fill_value):
     size = util.shape_of(x)[dim]
-    start = _dslice_start(s.start, position)
+    start = _dslice_start(s, position)
     if s.stride == 1 and mode != "fill":
         if s.size > size:
             raise TypeError(f"plax.ds slice of size {s.size} at position {position} is "
