@@ -13,6 +13,7 @@ import plax
 import plax.numpy as jnp
 from plax.experimental.compilation_cache import compilation_cache as cc
 from plax.extend import config
+from jaxlib import xla_client as xc
 from plax_runtime import persistent_cache
 
 # Prints what one fresh process saw: the result, the cache's counters, how many
@@ -235,3 +236,56 @@ def test_bad_config_values_are_rejected():
         config.config.update("jax_compilation_cache_max_size", -2)
     with pytest.raises((TypeError, ValueError)):
         config.config.update("jax_persistent_cache_min_compile_time_secs", -1.0)
+
+
+def test_sharded_program_loads_with_its_shardings(cache_dir, mesh):
+    from plax.sharding import NamedSharding, PartitionSpec as P
+    sharding = NamedSharding(mesh, P("x", "y"))
+    x = plax.device_put(np.arange(32, dtype=np.float32).reshape(4, 8), sharding)
+
+    def fresh():
+        plax.clear_caches()
+        return plax.jit(lambda v: (v * 2.0).sum(axis=0))(x)
+
+    first = fresh()
+    writes = persistent_cache.stats()["writes"]
+    second = fresh()
+    assert persistent_cache.stats()["hits"] == writes
+    np.testing.assert_array_equal(second, first)
+    np.testing.assert_array_equal(second, (np.arange(32).reshape(4, 8) * 2.0).sum(0))
+    assert second.sharding.is_equivalent_to(first.sharding, 1)
+
+
+def test_donation_survives_the_cache(cache_dir):
+    def fresh():
+        plax.clear_caches()
+        x = jnp.asarray(_x(4))
+        out = plax.jit(lambda v: v + 1.0, donate_argnums=0)(x)
+        return x, out
+
+    fresh()
+    hits = persistent_cache.stats()["hits"]
+    x, out = fresh()
+    assert persistent_cache.stats()["hits"] > hits
+    np.testing.assert_array_equal(out, _x(4) + 1.0)
+    assert x.is_deleted()
+
+
+def _key_of(source: str) -> str:
+    """The cache key of the program `source` defines as `f`, compiled for one CPU."""
+    namespace = {"jnp": jnp}
+    exec(compile(source, "<generated>", "exec"), namespace)
+    lowered = plax.jit(namespace["f"]).lower(np.float32(1.0))
+    payload = lowered._lowering.bytecode
+    device = plax.devices()[0]
+    options = xc.CompileOptions()
+    return persistent_cache.cache_key(payload, [device], options, device.client, "f")
+
+
+def test_source_locations_stay_out_of_the_key_unless_asked():
+    program = "def f(x):\n    return jnp.sin(x) + 1.0\n"
+    moved = "\n\n\n" + program
+    assert _key_of(program) == _key_of(moved)
+    assert _key_of(program) != _key_of(program.replace("1.0", "2.0"))
+    with config.compilation_cache_include_metadata_in_key(True):
+        assert _key_of(program) != _key_of(moved)

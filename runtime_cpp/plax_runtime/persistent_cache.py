@@ -9,8 +9,9 @@ the directory, `jax_enable_compilation_cache` turns the cache off,
 `jax_compilation_cache_max_size` bounds the directory (least recently used entries
 are deleted after a write).
 
-An entry's key hashes everything the compiled code depends on: the module as
-compiled (text or bytecode, source locations included), the serialized
+An entry's key hashes everything the compiled code depends on: the module
+(without its source locations, unless `jax_compilation_cache_include_metadata_in_key`
+asks for them, so moving code does not miss), the serialized
 `CompileOptions` (device assignment, build options, XLA option overrides), the
 devices, the backend's platform and platform version, the jaxlib version and the
 `XLA_FLAGS` environment. Its value is the executable as `LoadedExecutable.serialize`
@@ -26,6 +27,7 @@ a directory others can write.
 from __future__ import annotations
 
 import hashlib
+import io
 import logging
 import os
 import re
@@ -41,6 +43,7 @@ from jaxlib import version as jaxlib_version, xla_client as xc
 
 from plax import monitoring
 from plax.extend import config
+from plax.extend.mlir import make_ir_context
 
 logger = logging.getLogger(__name__)
 
@@ -109,8 +112,7 @@ def cache_key(payload: str | bytes, devices: Sequence[xc.Device], options: xc.Co
     digest = hashlib.sha256()
     parts = (
         _MAGIC,
-        payload.encode() if isinstance(payload, str) else payload,
-        b"text" if isinstance(payload, str) else b"bytecode",
+        *_module_for_key(payload),
         options.SerializeAsString(),
         repr([(d.id, d.platform, d.device_kind, d.process_index) for d in devices]).encode(),
         client.platform.encode(),
@@ -123,6 +125,26 @@ def cache_key(payload: str | bytes, devices: Sequence[xc.Device], options: xc.Co
         digest.update(part)
     readable = re.sub(r"[^A-Za-z0-9_.]+", "_", name).strip("_")[:64] or "module"
     return f"{readable}-{digest.hexdigest()}"
+
+
+def _module_for_key(payload: str | bytes) -> tuple[bytes, bytes]:
+    """(what identifies the module, how): its bytecode without debug information, or
+    the payload as given with metadata asked for (or if it does not parse)."""
+    if not config.compilation_cache_include_metadata_in_key.value:
+        from jaxlib.mlir import ir, passmanager  # only once the cache is in use
+        try:
+            with make_ir_context():
+                module = ir.Module.parse(payload)
+                passmanager.PassManager.parse("builtin.module(strip-debuginfo)").run(
+                    module.operation)
+                out = io.BytesIO()
+                module.operation.write_bytecode(file=out)
+                return out.getvalue(), b"stripped bytecode"
+        except ir.MLIRError as e:
+            logger.debug("persistent cache key: the module does not parse (%s); its "
+                         "source locations are part of the key", e)
+    raw = payload.encode() if isinstance(payload, str) else payload
+    return raw, b"text" if isinstance(payload, str) else b"bytecode"
 
 
 def lookup(path: str, key: str, client: xc.Client, devices: Sequence[xc.Device],

@@ -771,6 +771,11 @@ compilation_cache_max_size = config.define_int_state(
     "is written.",
     minimum=-1)
 
+compilation_cache_include_metadata_in_key = config.define_bool_state(
+    "jax_compilation_cache_include_metadata_in_key", False,
+    "Include source locations in the persistent cache key; if False, the same program "
+    "written on other lines or in another file still hits.")
+
 raise_persistent_cache_errors = config.define_bool_state(
     "jax_raise_persistent_cache_errors", False,
     "Raise errors met reading or writing the persistent cache instead of warning "
