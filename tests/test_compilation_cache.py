@@ -16,6 +16,8 @@ from plax.extend import config
 from jaxlib import xla_client as xc
 from plax_runtime import persistent_cache
 
+from jax_reference import requires_jax, run_reference
+
 # Prints what one fresh process saw: the result, the cache's counters, how many
 # backend compiles ran (the event that times `compile_and_load`) and the entries.
 _CHILD = textwrap.dedent("""
@@ -289,3 +291,30 @@ def test_source_locations_stay_out_of_the_key_unless_asked():
     assert _key_of(program) != _key_of(program.replace("1.0", "2.0"))
     with config.compilation_cache_include_metadata_in_key(True):
         assert _key_of(program) != _key_of(moved)
+
+
+_SAME_SCRIPT = """
+import os, tempfile
+from {library}.experimental.compilation_cache import compilation_cache as cc
+cache_dir = tempfile.mkdtemp()
+cc.set_cache_dir(cache_dir)
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+f = jax.jit(lambda x: x * 2 + 1)
+out = f(np.arange(3, dtype=np.float32))
+defaults = {{name: getattr(jax.config, name) for name in (
+    "jax_enable_compilation_cache", "jax_persistent_cache_min_entry_size_bytes",
+    "jax_compilation_cache_max_size", "jax_raise_persistent_cache_errors",
+    "jax_compilation_cache_include_metadata_in_key")}}
+result = {{"out": out.tolist(), "written": any(n.startswith("jit_") for n in os.listdir(cache_dir)),
+          "dir": jax.config.jax_compilation_cache_dir == cache_dir, "defaults": defaults,
+          "initialized": cc.is_initialized() if hasattr(cc, "is_initialized") else True}}
+cc.reset_cache()
+"""
+
+
+@requires_jax
+def test_same_script_as_jax():
+    ours = run_reference(_SAME_SCRIPT.format(library="plax"), "plax")
+    theirs = run_reference(_SAME_SCRIPT.format(library="jax"))
+    assert ours == theirs
+    assert ours["written"] and ours["dir"]

@@ -12,6 +12,7 @@ import pytest
 import plax
 import plax.numpy as jnp
 import plax.profiler as profiler
+from jax_reference import requires_jax, run_reference
 
 
 def _event_names(xplane: Path) -> set[str]:
@@ -195,3 +196,36 @@ def test_device_memory_profile_is_gzipped_pprof(tmp_path):
     with pytest.raises(RuntimeError):
         profiler.device_memory_profile(backend="no_such_backend")
     del keep
+
+
+_SAME_SCRIPT = """
+import glob, os, tempfile
+log_dir = tempfile.mkdtemp()
+errors = []
+try:
+    jax.profiler.stop_trace()
+except Exception as e:
+    errors.append(type(e).__name__)
+with jax.profiler.trace(log_dir):
+    try:
+        jax.profiler.start_trace(log_dir)
+    except Exception as e:
+        errors.append(type(e).__name__)
+    with jax.profiler.TraceAnnotation("same_annotation"):
+        jax.jit(lambda x: x * 2)(jnp.ones(3)).block_until_ready()
+files = sorted(os.path.basename(p).split(".", 1)[1]  # <host>.xplane.pb -> xplane.pb
+               for p in glob.glob(log_dir + "/plugins/profile/*/*"))
+data = jax.profiler.ProfileData.from_file(glob.glob(log_dir + "/plugins/profile/*/*.xplane.pb")[0])
+names = {e.name for p in data.planes for l in p.lines for e in l.events}
+memory = jax.profiler.device_memory_profile()
+result = {"errors": errors, "files": files, "annotated": "same_annotation" in names,
+          "memory_gzip": memory[:2] == b"\\x1f\\x8b",
+          "names": sorted(n for n in dir(jax.profiler) if not n.startswith("_"))}
+"""
+
+
+@requires_jax
+def test_same_script_as_jax():
+    ours, theirs = run_reference(_SAME_SCRIPT, "plax"), run_reference(_SAME_SCRIPT)
+    assert set(theirs.pop("names")) <= set(ours.pop("names"))
+    assert ours == theirs

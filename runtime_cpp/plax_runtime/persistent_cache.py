@@ -19,7 +19,8 @@ writes it, zlib-compressed behind a header with the compile time and a digest.
 Entries are written to a temporary file and renamed, so readers never see half an
 entry; an entry that cannot be read back (truncated, corrupted, from another build)
 is reported with one warning, compiled again and overwritten. Modules with Python
-host callbacks are never cached: their callbacks cannot be saved.
+host callbacks are never cached: their callbacks cannot be saved. In a run of
+several processes only process 0 writes; all of them read.
 
 The cache is trusted: loading an executable may run its code, so never point it at
 a directory others can write.
@@ -187,7 +188,12 @@ def lookup(path: str, key: str, client: xc.Client, devices: Sequence[xc.Device],
 
 def store(path: str, key: str, loaded: xc.LoadedExecutable, client: xc.Client,
           compile_secs: float, name: str) -> None:
-    """Writes `loaded` under `key` unless a threshold keeps it out."""
+    """Writes `loaded` under `key` unless a threshold keeps it out. Only process 0 of
+    a multi-process run writes (the others would write the same entries at once)."""
+    if client.process_index() != 0:
+        _not_written(f"Not writing persistent cache entry for '{name}' since this is "
+                     f"process {client.process_index()}, not 0")
+        return
     min_secs = config.persistent_cache_min_compile_time_secs.value
     if compile_secs < min_secs:
         _not_written(f"Not writing persistent cache entry for '{name}' because it took "

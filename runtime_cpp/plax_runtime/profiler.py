@@ -29,6 +29,11 @@ from jaxlib import _profile_data, _profiler, version as jaxlib_version
 import plax
 from plax_runtime import backends
 
+__all__ = ["ProfileData", "ProfileEvent", "ProfileOptions", "ProfilePlane",
+           "StepTraceAnnotation", "TraceAnnotation", "annotate_function",
+           "device_memory_profile", "register_subprocess", "save_device_memory_profile",
+           "start_server", "start_trace", "stop_server", "stop_trace", "trace"]
+
 logger = logging.getLogger(__name__)
 
 ProfileData = _profile_data.ProfileData
