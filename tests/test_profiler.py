@@ -92,6 +92,17 @@ def test_start_stop_and_errors(tmp_path):
     assert list(_only_run(tmp_path).glob("*.xplane.pb"))
 
 
+def test_failed_export_leaves_the_profiler_usable(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    profiler.start_trace(blocker / "log")
+    with pytest.raises(Exception, match="not a directory"):
+        profiler.stop_trace()
+    with profiler.trace(tmp_path / "log"):
+        pass
+    assert list(_only_run(tmp_path / "log").glob("*.xplane.pb"))
+
+
 def test_bad_arguments(tmp_path):
     with pytest.raises(TypeError, match="log_dir"):
         profiler.start_trace(3)
