@@ -25,7 +25,8 @@ _CHILD = textwrap.dedent("""
     import plax, plax.numpy as jnp
     from plax.experimental.compilation_cache import compilation_cache as cc
     from plax_runtime import persistent_cache
-    cc.set_cache_dir(sys.argv[1])
+    if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+        cc.set_cache_dir(sys.argv[1])
     plax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
     compiles = []
     plax.monitoring.register_event_duration_secs_listener(
@@ -38,9 +39,15 @@ _CHILD = textwrap.dedent("""
 """)
 
 
-def _run_child(cache_dir) -> dict:
+def _run_child(cache_dir, via_env: bool = False) -> dict:
+    """Runs `_CHILD` in a fresh process, the cache directory set with `set_cache_dir`
+    or (`via_env`) by the environment variable."""
+    env = {**os.environ, "PLAX_PLATFORMS": "cpu"}
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    if via_env:
+        env["JAX_COMPILATION_CACHE_DIR"] = str(cache_dir)
     done = subprocess.run([sys.executable, "-c", _CHILD, str(cache_dir)], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "PLAX_PLATFORMS": "cpu"})
+                          text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -50,7 +57,7 @@ def test_second_process_loads_instead_of_compiling(tmp_path):
     assert first["stats"]["writes"] >= 1 and first["stats"]["hits"] == 0
     assert "jit(<lambda>)" in first["compiles"]
     assert len(first["entries"]) == first["stats"]["writes"]
-    second = _run_child(tmp_path)
+    second = _run_child(tmp_path, via_env=True)
     assert second["stats"]["hits"] == first["stats"]["writes"]
     assert second["stats"]["misses"] == 0 and second["stats"]["writes"] == 0
     assert second["compiles"] == []  # compile_and_load never ran

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import plax
+import plax.errors
 import plax.numpy as jnp
 import plax.profiler as profiler
 from jax_reference import requires_jax, run_reference
@@ -96,7 +97,7 @@ def test_failed_export_leaves_the_profiler_usable(tmp_path):
     blocker = tmp_path / "a_file"
     blocker.write_text("")
     profiler.start_trace(blocker / "log")
-    with pytest.raises(Exception, match="not a directory"):
+    with pytest.raises(plax.errors.JaxRuntimeError, match="not a directory"):
         profiler.stop_trace()
     with profiler.trace(tmp_path / "log"):
         pass
