@@ -325,3 +325,21 @@ def test_same_script_as_jax():
     theirs = run_reference(_SAME_SCRIPT.format(library="jax"))
     assert ours == theirs
     assert ours["written"] and ours["dir"]
+
+
+def test_compiles_that_call_back_into_python_are_not_cached(cache_dir, mesh):
+    """inspect_array_sharding reports from inside XLA's partitioner: a loaded entry
+    would never call it, so such modules stay out of the cache."""
+    from plax.sharding import NamedSharding, PartitionSpec as P
+    x = plax.device_put(np.zeros((4, 8), np.float32), NamedSharding(mesh, P("x")))
+    seen = []
+
+    def f(v):
+        plax.debug.inspect_array_sharding(v, callback=seen.append)
+        return v * 2
+
+    for _ in range(2):
+        plax.clear_caches()
+        plax.jit(f)(x).block_until_ready()
+    assert len(seen) == 2
+    assert _entries(cache_dir) == []
