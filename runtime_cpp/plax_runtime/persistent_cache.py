@@ -11,10 +11,10 @@ are deleted after a write).
 
 An entry's key hashes everything the compiled code depends on: the module
 (without its source locations, unless `jax_compilation_cache_include_metadata_in_key`
-asks for them, so moving code does not miss), the serialized
-`CompileOptions` (device assignment, build options, XLA option overrides), the
-devices, the backend's platform and platform version, the jaxlib version and the
-`XLA_FLAGS` environment. Its value is the executable as `LoadedExecutable.serialize`
+asks for them, so moving code does not miss), the serialized `CompileOptions`
+(device assignment, build options, XLA option overrides), the devices and their
+topology (on CPU: the host's instruction set), the backend's platform and platform
+version, the jaxlib version and the `XLA_FLAGS` environment. Its value is the executable as `LoadedExecutable.serialize`
 writes it, zlib-compressed behind a header with the compile time and a digest.
 Entries are written to a temporary file and renamed, so readers never see half an
 entry; an entry that cannot be read back (truncated, corrupted, from another build)
@@ -27,10 +27,12 @@ a directory others can write.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import logging
 import os
+import platform
 import re
 import struct
 import tempfile
@@ -116,6 +118,8 @@ def cache_key(payload: str | bytes, devices: Sequence[xc.Device], options: xc.Co
         *_module_for_key(payload),
         options.SerializeAsString(),
         repr([(d.id, d.platform, d.device_kind, d.process_index) for d in devices]).encode(),
+        _topology(devices),
+        _host_cpu() if client.platform == "cpu" else b"",
         client.platform.encode(),
         client.platform_version.encode(),
         jaxlib_version.__version__.encode(),
@@ -126,6 +130,30 @@ def cache_key(payload: str | bytes, devices: Sequence[xc.Device], options: xc.Co
         digest.update(part)
     readable = re.sub(r"[^A-Za-z0-9_.]+", "_", name).strip("_")[:64] or "module"
     return f"{readable}-{digest.hexdigest()}"
+
+
+def _topology(devices: Sequence[xc.Device]) -> bytes:
+    """The fingerprint of the devices' topology, where the backend can give one."""
+    try:
+        return xc.get_topology_for_devices(list(devices)).fingerprint().to_bytes(8, "big")
+    except Exception:  # noqa: BLE001 - backends without topologies: the devices say enough
+        return b""
+
+
+@functools.cache
+def _host_cpu() -> bytes:
+    """What a CPU executable was compiled for: the machine and its instruction set
+    extensions (code built for AVX-512 must not be loaded where there is none)."""
+    features = b""
+    try:
+        with open("/proc/cpuinfo", "rb") as f:
+            for line in f:
+                if line.startswith((b"flags", b"Features")):
+                    features = line
+                    break
+    except OSError:
+        pass
+    return platform.machine().encode() + b"\0" + features
 
 
 def _module_for_key(payload: str | bytes) -> tuple[bytes, bytes]:
