@@ -14,8 +14,9 @@ An entry's key hashes everything the compiled code depends on: the module
 asks for them, so moving code does not miss), the serialized `CompileOptions`
 (device assignment, build options, XLA option overrides), the devices and their
 topology (on CPU: the host's instruction set), the backend's platform and platform
-version, the jaxlib version and the `XLA_FLAGS` environment. Its value is the executable as `LoadedExecutable.serialize`
-writes it, zlib-compressed behind a header with the compile time and a digest.
+version, the jaxlib version and the `XLA_FLAGS` environment. Its value is the
+executable as `LoadedExecutable.serialize` writes it, zlib-compressed behind a
+header with the compile time and a digest.
 Entries are written to a temporary file and renamed, so readers never see half an
 entry; an entry that cannot be read back (truncated, corrupted, from another build)
 is reported with one warning, compiled again and overwritten. Modules with Python
