@@ -343,3 +343,19 @@ def test_compiles_that_call_back_into_python_are_not_cached(cache_dir, mesh):
         plax.jit(f)(x).block_until_ready()
     assert len(seen) == 2
     assert _entries(cache_dir) == []
+
+
+def test_unusable_directory_warns_and_still_computes(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    plax.clear_caches()
+    cc.reset_cache()
+    try:
+        with config.compilation_cache_dir(str(blocker / "cache")), \
+                config.persistent_cache_min_compile_time_secs(0.0), \
+                pytest.warns(RuntimeWarning, match="persistent compilation cache"):
+            np.testing.assert_allclose(_fresh_call(_x(3)), np.sin(_x(3)) * 3, rtol=1e-6)
+        assert persistent_cache.stats()["errors"] >= 1
+    finally:
+        plax.clear_caches()
+        cc.reset_cache()
