@@ -105,6 +105,17 @@ bool state_value(const nb::object& state) {
   return truth != 0;
 }
 
+}  // namespace
+
+bool jit_applies_here() {
+  Env& e = env();
+  if (state_value(e.disable_jit)) return false;
+  nb::object trace = check(PyObject_CallNoArgs(e.current_trace.ptr()));
+  return trace.is(e.eval_trace);
+}
+
+namespace {
+
 void configure(nb::object registry_flatten, nb::object disable_jit, nb::object enable_x64,
                nb::object log_misses, nb::object current_trace, nb::object eval_trace,
                nb::object trace_context, nb::object concrete_mesh, nb::object miss_reason,
@@ -230,9 +241,11 @@ class Executor {
       PyList_SET_ITEM(wrapped.ptr(), i, array.release().ptr());
     }
     if (!sigs_known) {  // every run's outputs have the same signatures: work them out once
-      for (Py_ssize_t i = 0; i < n_out; ++i) {
-        out_sigs_.push_back(array_signature(PyList_GET_ITEM(wrapped.ptr(), i), i));
+      std::vector<nb::object> sigs;  // (computing them may run Python: another thread may
+      for (Py_ssize_t i = 0; i < n_out; ++i) {  // store its own copy first)
+        sigs.push_back(array_signature(PyList_GET_ITEM(wrapped.ptr(), i), i));
       }
+      if (out_sigs_.empty()) out_sigs_ = std::move(sigs);
     }
     return wrapped;
   }
