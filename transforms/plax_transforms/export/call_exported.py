@@ -28,6 +28,7 @@ from plax_stdlib.lax.linalg.lapack import ensure_targets
 from plax_transforms.custom_derivatives import custom_vjp
 from plax_transforms.export.merging import merge_module
 from plax_transforms.export.shape_poly import DimExpr, dimension_variables, evaluate_shape
+from plax_transforms.lowering import sharding_constraint
 
 call_exported_p = Primitive("export.call_exported", multiple_results=True)
 
@@ -159,6 +160,10 @@ def _lowering(ctx, *args, exported):
                          f"[{minimum_supported_calling_convention_version}.."
                          f"{maximum_supported_calling_convention_version}]")
     mctx = ctx.module_context
+    # As JAX does: the arguments and results are constrained to the export's shardings
+    # (on the context's devices), which the partitioner then honours.
+    args = [value if s is None else sharding_constraint(ctx, value, s, aval)
+            for value, s, aval in zip(args, exported.in_named_shardings, ctx.avals_in)]
     main_name, main_type = _merge_module(mctx, exported)
     operands = []
     if len(exported.platforms) > 1:
@@ -172,9 +177,10 @@ def _lowering(ctx, *args, exported):
             ir.RankedTensorType(t).has_static_shape for t in main_type.results):
         mctx.needs_shape_refinement = True
     outs = []
-    for value, aval in zip(call.results, ctx.avals_out):
+    for value, aval, s in zip(call.results, ctx.avals_out, exported.out_named_shardings):
         want = mu.ir_type(aval)
-        outs.append(value if value.type == want else hlo.convert(want, value))
+        value = value if value.type == want else hlo.convert(want, value)
+        outs.append(value if s is None else sharding_constraint(ctx, value, s, aval))
     return outs
 
 
@@ -200,5 +206,4 @@ def _merge_module(mctx, exported) -> tuple[str, ir.FunctionType]:
     if mctx.platform == "cpu" and _calls_lapack(sub):
         ensure_targets()
     return merge_module(mctx.module, mctx.symbol_table, sub,
-                        f"call_exported_{exported.fun_name}",
-                        f"the module of '{exported.fun_name}'")
+                        f"call_exported_{exported.fun_name}")

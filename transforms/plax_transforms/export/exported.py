@@ -26,11 +26,12 @@ from plax.extend.ad import tangent_aval
 from plax.extend.core import ShapeDtypeStruct, ShapedArray, jaxpr_as_fun
 from plax.extend.mlir import hlo, mu
 from plax_runtime import backends
-from plax_transforms.export import serialization
+from plax_transforms.export import serialization, shardings
 from plax_transforms.export.call_exported import (argument_path, call_exported,
                                                    differentiable_call)
 from plax_transforms.export.calling_convention import CALLING_CONVENTION_VERSION
 from plax_transforms.export.merging import merge_module
+from plax_transforms.call_placement import place_call
 from plax_transforms.export.shape_poly import DimExpr, dimension_variables
 from plax_transforms.jit import JitWrapped, jit
 from plax_transforms.lowering import lower_jaxpr_to_module
@@ -80,8 +81,12 @@ class Exported:
 
     `in_tree`/`out_tree` are the pytrees of `(args, kwargs)` and of the result,
     `in_avals`/`out_avals` the flat avals (shapes may hold symbolic dimensions),
-    `in_shardings_hlo`/`out_shardings_hlo` one entry per aval (None: unspecified),
-    `mlir_module_serialized` the portable StableHLO artifact.
+    `_in_named_shardings`/`_out_named_shardings` one NamedSharding on an abstract
+    mesh or None (unspecified) per aval (empty: all None), `in_shardings_hlo`/
+    `out_shardings_hlo` their `HloSharding`s once read back from bytes (None in a
+    fresh export, as in JAX 0.10.2; see `shardings.py`), `nr_devices` the number of
+    devices the module is partitioned for, `mlir_module_serialized` the portable
+    StableHLO artifact.
     """
     fun_name: str
     in_tree: Any
@@ -100,6 +105,16 @@ class Exported:
     module_kept_var_idx: tuple[int, ...] = ()
     uses_global_constants: bool = False
     _get_vjp: Callable[[Exported], Exported] | None = None
+    _in_named_shardings: tuple = ()
+    _out_named_shardings: tuple = ()
+
+    @property
+    def in_named_shardings(self) -> tuple:
+        return self._in_named_shardings or (None,) * len(self.in_avals)
+
+    @property
+    def out_named_shardings(self) -> tuple:
+        return self._out_named_shardings or (None,) * len(self.out_avals)
 
     def mlir_module(self) -> str:
         """The module's StableHLO text."""
@@ -112,12 +127,14 @@ class Exported:
         return f"Exported(fun_name={self.fun_name}, ...)"
 
     def in_shardings_jax(self, mesh) -> tuple:
-        """Shardings to place the arguments with (None: unspecified, which is all plax
-        exports for now)."""
-        return tuple(self.in_shardings_hlo)
+        """The arguments' shardings (None: unspecified) on `mesh`, a mesh with the
+        export's axis names, sizes and types (its devices may differ): what to
+        `device_put` the arguments with before `call`."""
+        return shardings.on_mesh(self.in_named_shardings, mesh)
 
     def out_shardings_jax(self, mesh) -> tuple:
-        return tuple(self.out_shardings_hlo)
+        """The results' shardings on `mesh` (see `in_shardings_jax`)."""
+        return shardings.on_mesh(self.out_named_shardings, mesh)
 
     def has_vjp(self) -> bool:
         return self._get_vjp is not None
@@ -192,15 +209,13 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
 
 
 def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwargs):
-    info = fun_jit._info
-    if info.in_shardings is not None or info.out_shardings is not None:
-        raise NotImplementedError("export of a jit with in_shardings/out_shardings: plax "
-                                  "exports computations for one device (unspecified "
-                                  "shardings) only, for now")
-    traced = fun_jit.trace(*args, **kwargs)
-    closed = traced.jaxpr
+    flat, in_tree, result = fun_jit._infer(args, kwargs)
+    closed = result.closed
     dbg = closed.jaxpr.debug_info
     fun_name = (dbg.func_name if dbg is not None else "") or "fun"
+    if result.leading or result.ref_plan is not None:
+        raise NotImplementedError(f"export of {fun_name}: a jitted function that closes "
+                                  "over traced values or uses array references")
     if closed.jaxpr.effects:
         raise NotImplementedError(
             f"export of {fun_name}, which has effects {sorted(map(str, closed.jaxpr.effects))}"
@@ -208,12 +223,15 @@ def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwa
             "serialized)")
     in_avals = tuple(ShapedArray(a.shape, a.dtype) for a in closed.in_avals)
     out_avals = tuple(ShapedArray(a.shape, a.dtype) for a in closed.out_avals)
+    placement = _placement(fun_jit, args, kwargs, flat, in_tree, result)
+    nr_devices = len(placement.devices)
     dim_vars = dimension_variables([a.shape for a in in_avals])
     _check_outputs_use_known_variables(out_avals, dim_vars, fun_name)
     polymorphic = bool(dim_vars) or len(platforms) > 1
-    lowerings = [lower_jaxpr_to_module(closed, name=fun_name, platform=p,
-                                       keep_unused=bool(dim_vars), hoist_constants=False,
-                                       dim_vars=dim_vars) for p in platforms]
+    lowerings = [lower_jaxpr_to_module(
+        closed, name=fun_name, platform=p, keep_unused=bool(dim_vars), hoist_constants=False,
+        dim_vars=dim_vars, num_partitions=nr_devices, in_shardings=placement.in_shardings,
+        out_shardings=placement.out_shardings or None) for p in platforms]
     lowering = lowerings[0]
     platform_dependent = len({module_to_string(lw.module) for lw in lowerings}) > 1
     if any(lw.kept_var_idx != lowering.kept_var_idx for lw in lowerings):
@@ -226,28 +244,54 @@ def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwa
         else:
             module, inner = lowering.module, None
         if polymorphic:
-            _wrap_main(module, in_avals, dim_vars, lowering.kept_var_idx, traced.in_tree,
+            _wrap_main(module, in_avals, dim_vars, lowering.kept_var_idx, in_tree,
                        multi_platform=len(platforms) > 1, inner=inner)
         module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(
             polymorphic)
         _verify(module, fun_name)
         target = hlo.get_version_from_compatibility_requirement(
             hlo.StablehloCompatibilityRequirement.WEEK_4)
-        serialized = _jax.mlir.serialize_portable_artifact(module_to_bytecode(module), target)
+        # As JAX: Shardy's dialect stays itself in the artifact where the backend
+        # reads it so ("mixed" serialization), rather than frontend attributes.
+        serialized = _jax.mlir.serialize_portable_artifact(
+            module_to_bytecode(module), target, backends.get_backend().serialize_with_sdy)
+    kept = set(lowering.kept_var_idx)
+    in_named = tuple(shardings.abstract_named_sharding(s, len(a.shape)) if i in kept else None
+                     for i, (s, a) in enumerate(zip(placement.in_shardings, in_avals)))
+    out_named = tuple(shardings.abstract_named_sharding(s, len(a.shape))
+                      for s, a in zip(placement.out_shardings or (None,) * len(out_avals),
+                                      out_avals))
     return Exported(
-        fun_name=fun_name, in_tree=traced.in_tree, in_avals=in_avals,
-        out_tree=traced.out_tree, out_avals=out_avals,
+        fun_name=fun_name, in_tree=in_tree, in_avals=in_avals,
+        out_tree=result.out_tree, out_avals=out_avals,
         in_shardings_hlo=(None,) * len(in_avals), out_shardings_hlo=(None,) * len(out_avals),
-        nr_devices=1, platforms=platforms, disabled_safety_checks=disabled_checks,
+        nr_devices=nr_devices, platforms=platforms, disabled_safety_checks=disabled_checks,
         mlir_module_serialized=serialized, module_kept_var_idx=tuple(lowering.kept_var_idx),
         uses_global_constants=polymorphic,
-        _get_vjp=lambda primal: _export_vjp(primal, closed))
+        _get_vjp=lambda primal: _export_vjp(primal, closed, placement),
+        _in_named_shardings=shardings.stated(in_named),
+        _out_named_shardings=shardings.stated(out_named))
 
 
-def _export_vjp(primal: Exported, closed) -> Exported:
-    """The VJP of `primal` (whose Jaxpr is `closed`), exported: it takes the flat
-    primal arguments followed by one cotangent per flat output (float0 for integer
-    ones) and returns the cotangents of the flat arguments, as JAX's does."""
+def _placement(fun_jit, args, kwargs, flat, in_tree, result):
+    """The devices and shardings of the call being exported: jit's `in_shardings`/
+    `out_shardings`, else the `sharding` of `ShapeDtypeStruct` arguments and the
+    shardings of committed Arrays; one device when nothing says otherwise."""
+    ins, outs = fun_jit._shardings(flat, in_tree, result)
+    ins = list(ins or (None,) * len(flat))
+    for i, x in enumerate(flat):
+        given = getattr(x, "sharding", None) if isinstance(x, ShapeDtypeStruct) else None
+        if given is not None and ins[i] is None:
+            ins[i] = given
+    return place_call(flat, ins, outs, jaxpr=result.closed.jaxpr,
+                      describe=fun_jit._describer(args, kwargs, flat))
+
+
+def _export_vjp(primal: Exported, closed, placement) -> Exported:
+    """The VJP of `primal` (whose Jaxpr is `closed`, placed as `placement`), exported:
+    it takes the flat primal arguments followed by one cotangent per flat output
+    (float0 for integer ones) and returns the cotangents of the flat arguments, laid
+    out as the arguments are, as JAX's does."""
     from plax_transforms.autodiff_api import vjp  # (importing plax.export stays light)
     n_in = len(primal.in_avals)
     primal_fun = jaxpr_as_fun(closed)
@@ -259,7 +303,12 @@ def _export_vjp(primal: Exported, closed) -> Exported:
     fun_vjp.__name__ = f"vjp_{primal.fun_name}"
     specs = [ShapeDtypeStruct(a.shape, a.dtype)
              for a in (*primal.in_avals, *map(tangent_aval, primal.out_avals))]
-    return export(jit(fun_vjp), platforms=primal.platforms,
+    outs = placement.out_shardings or (None,) * len(primal.out_avals)
+    layouts = {}
+    if any(s is not None for s in (*placement.in_shardings, *outs)):
+        layouts = dict(in_shardings=(*placement.in_shardings, *outs),
+                       out_shardings=tuple(placement.in_shardings))
+    return export(jit(fun_vjp, **layouts), platforms=primal.platforms,
                   disabled_checks=primal.disabled_safety_checks)(*specs)
 
 
@@ -290,8 +339,7 @@ def _side_by_side(lowerings, platforms) -> ir.Module:
     symbols = ir.SymbolTable(module.operation)
     for lowering, platform in zip(lowerings, platforms):
         src = ir.Module.parse(module_to_bytecode(lowering.module))
-        merge_module(module, symbols, src, f"_platform_{platform}_main",
-                     f"the lowering for {platform}")
+        merge_module(module, symbols, src, f"_platform_{platform}_main")
     return module
 
 

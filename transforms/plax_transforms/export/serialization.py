@@ -25,7 +25,9 @@ from plax.extend import dtypes, tree_util
 from plax.extend.core import ShapedArray
 from plax_transforms.export import flatbuffer as fb
 from plax_transforms.export.flatbuffer import BOOL, INT8, INT16, UINT16, UINT32, Table, Vector
+from plax_transforms.export.serialized_shardings import Shardings, read_shardings
 from plax_transforms.export.shape_poly import parse_dimension
+from plax_transforms.export.shardings import hlo_shardings, stated
 
 # JAX writes 3 in the version field for the sake of old readers; so do we.
 _WRITTEN_SERIALIZATION_VERSION = 3
@@ -33,7 +35,6 @@ _WRITTEN_SERIALIZATION_VERSION = 3
 # Field slots, in the order of the schema's tables.
 _TREE_KIND, _TREE_CHILDREN, _TREE_NAMES, _TREE_CUSTOM_NAME, _TREE_AUXDATA = range(5)
 _AVAL_KIND, _AVAL_SHAPE, _AVAL_DTYPE, _AVAL_MEMORY_SPACE = range(4)
-_SHARDING_KIND, _SHARDING_HLO_PROTO, _SHARDING_NAMED = range(3)
 _CHECK_KIND, _CHECK_TARGET = range(2)
 (_EXP_VERSION, _EXP_NAME, _EXP_IN_TREE, _EXP_IN_AVALS, _EXP_OUT_TREE, _EXP_OUT_AVALS,
  _EXP_NR_DEVICES_SHORT, _EXP_IN_SHARDINGS, _EXP_OUT_SHARDINGS, _EXP_PLATFORMS,
@@ -42,6 +43,13 @@ _CHECK_KIND, _CHECK_TARGET = range(2)
  _EXP_NR_DEVICES, _EXP_UNIQUE_AVALS, _EXP_UNIQUE_MESHES, _EXP_UNIQUE_SHARDINGS,
  _EXP_IN_AVALS_IDXS, _EXP_OUT_AVALS_IDXS, _EXP_IN_SHARDINGS_IDXS,
  _EXP_OUT_SHARDINGS_IDXS) = range(26)
+
+_SHARDING_SLOTS = {
+    "in": {"meshes": _EXP_UNIQUE_MESHES, "named": _EXP_UNIQUE_SHARDINGS,
+           "idxs": _EXP_IN_SHARDINGS_IDXS, "entries": _EXP_IN_SHARDINGS},
+    "out": {"meshes": _EXP_UNIQUE_MESHES, "named": _EXP_UNIQUE_SHARDINGS,
+            "idxs": _EXP_OUT_SHARDINGS_IDXS, "entries": _EXP_OUT_SHARDINGS},
+}
 
 _LEAF, _NONE, _TUPLE, _LIST, _DICT, _CUSTOM = range(6)
 _MEMORY_SPACE_DEVICE = 1
@@ -123,9 +131,10 @@ def _exported_table(exp, vjp_order: int) -> Table:
         vjp = _exported_table(exp.vjp(), vjp_order - 1)
     if exp.ordered_effects or exp.unordered_effects:
         raise NotImplementedError("serializing an Exported with effects")
+    in_named, out_named = exp.in_named_shardings, exp.out_named_shardings
+    named = Shardings((*in_named, *out_named))
     unique_avals = list(dict.fromkeys(_aval_key(a) for a in (*exp.in_avals, *exp.out_avals)))
     index = {key: i for i, key in enumerate(unique_avals)}
-    n_in, n_out = len(exp.in_avals), len(exp.out_avals)
     return Table({
         _EXP_VERSION: (UINT16, _WRITTEN_SERIALIZATION_VERSION),
         _EXP_NAME: (None, exp.fun_name),
@@ -133,8 +142,8 @@ def _exported_table(exp, vjp_order: int) -> Table:
         _EXP_IN_AVALS: (None, Vector([_aval_table(a) for a in exp.in_avals])),
         _EXP_OUT_TREE: (None, _tree_table(exp.out_tree)),
         _EXP_OUT_AVALS: (None, Vector([_aval_table(a) for a in exp.out_avals])),
-        _EXP_IN_SHARDINGS: (None, Vector([Table({}) for _ in range(n_in)])),
-        _EXP_OUT_SHARDINGS: (None, Vector([Table({}) for _ in range(n_out)])),
+        _EXP_IN_SHARDINGS: (None, named.entries(in_named)),
+        _EXP_OUT_SHARDINGS: (None, named.entries(out_named)),
         _EXP_PLATFORMS: (None, Vector(list(exp.platforms))),
         _EXP_ORDERED_EFFECTS: (None, Vector([])),
         _EXP_UNORDERED_EFFECTS: (None, Vector([])),
@@ -147,13 +156,13 @@ def _exported_table(exp, vjp_order: int) -> Table:
         _EXP_VJP: (None, vjp),
         _EXP_NR_DEVICES: (UINT32, exp.nr_devices),
         _EXP_UNIQUE_AVALS: (None, Vector([_aval_table(ShapedArray(*k)) for k in unique_avals])),
-        _EXP_UNIQUE_MESHES: (None, Vector([])),
-        _EXP_UNIQUE_SHARDINGS: (None, Vector([])),
+        _EXP_UNIQUE_MESHES: (None, named.mesh_tables()),
+        _EXP_UNIQUE_SHARDINGS: (None, named.named_tables()),
         _EXP_IN_AVALS_IDXS: (None, Vector([index[_aval_key(a)] for a in exp.in_avals], UINT32)),
         _EXP_OUT_AVALS_IDXS: (None, Vector([index[_aval_key(a)] for a in exp.out_avals],
                                            UINT32)),
-        _EXP_IN_SHARDINGS_IDXS: (None, Vector([0] * n_in, UINT32)),
-        _EXP_OUT_SHARDINGS_IDXS: (None, Vector([0] * n_out, UINT32)),
+        _EXP_IN_SHARDINGS_IDXS: (None, named.indices(in_named)),
+        _EXP_OUT_SHARDINGS_IDXS: (None, named.indices(out_named)),
     })
 
 
@@ -253,17 +262,8 @@ def _read_exported(root: fb.TableView, make_exported, make_check):
                 else tuple(_read_aval(t) for t in root.tables(_EXP_IN_AVALS)))
     out_avals = (tuple(unique[i] for i in out_idxs) if out_idxs
                  else tuple(_read_aval(t) for t in root.tables(_EXP_OUT_AVALS)))
-    for what, idx_slot, list_slot in (
-            ("input", _EXP_IN_SHARDINGS_IDXS, _EXP_IN_SHARDINGS),
-            ("output", _EXP_OUT_SHARDINGS_IDXS, _EXP_OUT_SHARDINGS)):
-        idxs = root.scalars(idx_slot, "I")
-        stated = (any(idxs) if idxs else any(
-            t.has(_SHARDING_NAMED) or t.has(_SHARDING_HLO_PROTO)
-            for t in root.tables(list_slot)))
-        if stated:
-            raise NotImplementedError(
-                f"deserializing an Exported whose {what} shardings are specified (plax "
-                "reads exports with unspecified shardings only, for now)")
+    in_named = read_shardings(root, _SHARDING_SLOTS["in"], len(in_avals), "input")
+    out_named = read_shardings(root, _SHARDING_SLOTS["out"], len(out_avals), "output")
     if root.tables(_EXP_ORDERED_EFFECTS) or root.tables(_EXP_UNORDERED_EFFECTS):
         raise NotImplementedError("deserializing an Exported with effects")
     checks = []
@@ -281,8 +281,9 @@ def _read_exported(root: fb.TableView, make_exported, make_check):
         in_avals=in_avals,
         out_tree=_read_tree(root.table(_EXP_OUT_TREE)),
         out_avals=out_avals,
-        in_shardings_hlo=(None,) * len(in_avals),
-        out_shardings_hlo=(None,) * len(out_avals),
+        in_shardings_hlo=hlo_shardings(in_named, in_avals),
+        out_shardings_hlo=hlo_shardings(out_named, out_avals),
+        _in_named_shardings=stated(in_named), _out_named_shardings=stated(out_named),
         nr_devices=(root.scalar(_EXP_NR_DEVICES, UINT32)
                     or root.scalar(_EXP_NR_DEVICES_SHORT, INT16)),
         platforms=tuple(root.strings(_EXP_PLATFORMS)),
