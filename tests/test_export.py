@@ -228,6 +228,106 @@ def test_deserialize_rejects_garbage():
         export.deserialize(b"\x01")
 
 
+# --- sharded exports --------------------------------------------------------------------------
+
+# What JAX 0.10.2 gives for the same program: the HloShardings of P('x', None) and
+# P(None, 'y') on a 4 x 2 mesh ('x', 'y').
+_HLO_X = "{devices=[4,1,2]<=[8] last_tile_dim_replicate}"
+_HLO_Y = "{devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}"
+
+
+def _sharded_fn(a, b):
+    return a * 2, a.sum(0) + b
+
+
+@pytest.fixture(scope="module")
+def mesh42():
+    return plax.make_mesh((4, 2), ("x", "y"))
+
+
+@pytest.fixture(scope="module")
+def sharded_exp(mesh42):
+    from plax.sharding import NamedSharding, PartitionSpec as P
+    fn = plax.jit(_sharded_fn, in_shardings=(NamedSharding(mesh42, P("x", None)), None),
+                  out_shardings=(NamedSharding(mesh42, P(None, "y")), None))
+    return export.export(fn)(plax.ShapeDtypeStruct((8, 4), f32),
+                             plax.ShapeDtypeStruct((4,), f32))
+
+
+def _a():
+    return np.arange(32, dtype=f32).reshape(8, 4)
+
+
+def _check_sharded_results(out, mesh):
+    from plax.sharding import NamedSharding, PartitionSpec as P
+    np.testing.assert_allclose(np.asarray(out[0]), 2 * _a())
+    np.testing.assert_allclose(np.asarray(out[1]), _a().sum(0) + 1)
+    assert out[0].sharding == NamedSharding(mesh, P(None, "y"))
+    assert out[1].sharding.is_fully_replicated
+
+
+def test_sharded_export_records_devices_and_shardings(sharded_exp, mesh42):
+    from plax.sharding import NamedSharding, PartitionSpec as P
+    exp = sharded_exp
+    assert exp.nr_devices == 8
+    # As in JAX 0.10.2: a fresh export keeps named shardings only ...
+    assert exp.in_shardings_hlo == (None, None) and exp.out_shardings_hlo == (None, None)
+    assert exp.in_shardings_jax(mesh42) == (NamedSharding(mesh42, P("x", None)), None)
+    assert exp.out_shardings_jax(mesh42) == (NamedSharding(mesh42, P(None, "y")), None)
+    abstract = exp.in_shardings_jax(mesh42.abstract_mesh)[0]
+    assert abstract.mesh == mesh42.abstract_mesh and abstract.spec == P("x", None)
+    text = exp.mlir_module()
+    assert "mhlo.num_partitions = 8" in text
+    assert 'sdy.mesh @mesh = <["x"=4, "y"=2]>' in text
+    assert 'sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>' in text
+    assert 'sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>' in text
+    # ... and one read back from bytes has their HloShardings too.
+    back = export.deserialize(exp.serialize())
+    assert back.nr_devices == 8
+    assert [str(s) for s in back.in_shardings_hlo] == [_HLO_X, "None"]
+    assert [str(s) for s in back.out_shardings_hlo] == [_HLO_Y, "None"]
+    assert back.in_shardings_jax(mesh42) == exp.in_shardings_jax(mesh42)
+    assert back.out_shardings_jax(mesh42) == exp.out_shardings_jax(mesh42)
+
+
+def test_sharded_call_runs_spmd_with_the_exported_shardings(sharded_exp, mesh42):
+    back = export.deserialize(sharded_exp.serialize(vjp_order=1))
+    for exp in (sharded_exp, back):
+        a = plax.device_put(_a(), exp.in_shardings_jax(mesh42)[0])
+        b = np.ones(4, f32)
+        _check_sharded_results(exp.call(a, b), mesh42)
+        _check_sharded_results(plax.jit(exp.call)(a, b), mesh42)
+        g = plax.grad(lambda a: (exp.call(a, b)[0] * _a()).sum())(a)
+        np.testing.assert_allclose(np.asarray(g), 2 * _a())
+        assert g.sharding == exp.in_shardings_jax(mesh42)[0]
+    vjp = sharded_exp.vjp()
+    assert vjp.nr_devices == 8
+    assert vjp.out_shardings_jax(mesh42) == (sharded_exp.in_shardings_jax(mesh42)[0], None)
+
+
+def test_argument_shardings_come_from_shape_dtype_structs(mesh42):
+    from plax.sharding import NamedSharding, PartitionSpec as P
+    s = NamedSharding(mesh42, P("x", "y"))
+    exp = export.export(plax.jit(jnp.sin))(plax.ShapeDtypeStruct((8, 4), f32, sharding=s))
+    assert exp.nr_devices == 8 and exp.in_shardings_jax(mesh42) == (s,)
+    a = plax.device_put(_a(), s)
+    out = exp.call(a)
+    np.testing.assert_allclose(np.asarray(out), np.sin(_a()), rtol=1e-6)
+    assert out.sharding.num_devices == 8
+
+
+def test_sharded_export_errors(sharded_exp, mesh42):
+    with pytest.raises(ValueError, match="exported for 8 devices and is called in a context "
+                                         "with 1 devices"):
+        sharded_exp.call(_a(), np.ones(4, f32))
+    other = plax.make_mesh((2,), ("x",), devices=plax.devices()[:2])
+    with pytest.raises(ValueError, match="does not match the mesh used for export"):
+        sharded_exp.in_shardings_jax(other)
+    swapped = plax.make_mesh((2, 4), ("y", "x"))
+    with pytest.raises(ValueError, match="does not match the mesh used for export"):
+        sharded_exp.out_shardings_jax(swapped)
+
+
 # --- symbolic shapes --------------------------------------------------------------------------
 
 def test_symbolic_shape_parsing_and_arithmetic():
@@ -358,6 +458,7 @@ _CALL_PLAX_BLOBS = """
     import numpy as np
     import {lib}
     from {lib} import export
+    from {lib}.sharding import PartitionSpec
     tmp = pathlib.Path(sys.argv[1])
     p = {{"w": np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4),
          "b": np.linspace(0, 1, 4, dtype=np.float32)}}
@@ -376,11 +477,22 @@ _CALL_PLAX_BLOBS = """
     results["key"] = keyed.call({lib}.random.key(7))
     chol = export.deserialize(bytearray((tmp / "chol.bin").read_bytes()))
     results["chol"] = chol.call(np.array([[4, 2], [2, 3]], np.float32))
+    sharded = export.deserialize(bytearray((tmp / "sharded.bin").read_bytes()))
+    mesh = {lib}.make_mesh((4, 2), ("x", "y"))
+    a = {lib}.device_put(np.arange(32, dtype=np.float32).reshape(8, 4),
+                         sharded.in_shardings_jax(mesh)[0])
+    out = sharded.call(a, np.ones(4, np.float32))
+    results["sharded_0"], results["sharded_1"] = out
+    results["sharded_info"] = np.array([
+        out[0].sharding.spec == PartitionSpec(None, "y"), out[1].sharding.is_fully_replicated,
+        sharded.nr_devices, str(sharded.in_shardings_hlo[0]),
+        str(sharded.out_shardings_hlo[0])])
     np.savez(tmp / "{lib}_results.npz", **results)
 """
 
 
-def _write_plax_blobs(tmp_path, static_exp, poly_exp):
+def _write_plax_blobs(tmp_path, static_exp, poly_exp, sharded_exp):
+    (tmp_path / "sharded.bin").write_bytes(sharded_exp.serialize())
     (tmp_path / "static.bin").write_bytes(static_exp.serialize())
     (tmp_path / "poly.bin").write_bytes(poly_exp.serialize())
     (tmp_path / "grad.bin").write_bytes(poly_exp.serialize(vjp_order=1))
@@ -402,18 +514,21 @@ def _check_blob_results(path):
         np.testing.assert_allclose(data["key"], plax.random.uniform(plax.random.key(7), (3,)))
         np.testing.assert_allclose(data["chol"], np.linalg.cholesky(
             np.array([[4, 2], [2, 3]], f32)), rtol=1e-6)
+        np.testing.assert_allclose(data["sharded_0"], 2 * _a())
+        np.testing.assert_allclose(data["sharded_1"], _a().sum(0) + 1)
+        assert list(data["sharded_info"]) == ["True", "True", "8", _HLO_X, _HLO_Y]
         return dict(data)
 
 
-def test_exported_runs_in_another_plax_process(tmp_path, static_exp, poly_exp):
-    _write_plax_blobs(tmp_path, static_exp, poly_exp)
+def test_exported_runs_in_another_plax_process(tmp_path, static_exp, poly_exp, sharded_exp):
+    _write_plax_blobs(tmp_path, static_exp, poly_exp, sharded_exp)
     _run("plax", _CALL_PLAX_BLOBS.format(lib="plax"), tmp_path)
     _check_blob_results(tmp_path / "plax_results.npz")
 
 
 @requires_jax_export
-def test_plax_exports_deserialize_and_run_in_jax(tmp_path, static_exp, poly_exp):
-    _write_plax_blobs(tmp_path, static_exp, poly_exp)
+def test_plax_exports_deserialize_and_run_in_jax(tmp_path, static_exp, poly_exp, sharded_exp):
+    _write_plax_blobs(tmp_path, static_exp, poly_exp, sharded_exp)
     _run("jax", _CALL_PLAX_BLOBS.format(lib="jax"), tmp_path)
     data = _check_blob_results(tmp_path / "jax_results.npz")
     assert list(data["poly_avals"]) == ["(b, 3)", "(4,)", "(3, 4)"]
@@ -444,6 +559,19 @@ _JAX_EXPORTS = """
     (tmp / "jax_grad.bin").write_bytes(exports["poly"].serialize(vjp_order=1))
     keyed = export.export(jax.jit(lambda k: jax.random.normal(k, (2,))))(jax.random.key(0))
     (tmp / "jax_key.bin").write_bytes(keyed.serialize())
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    mesh = jax.make_mesh((4, 2), ("x", "y"))
+    sharded = jax.jit(lambda a, b: (a * 2, a.sum(0) + b),
+                      in_shardings=(NamedSharding(mesh, P("x", None)), None),
+                      out_shardings=(NamedSharding(mesh, P(None, "y")), None))
+    (tmp / "jax_sharded.bin").write_bytes(export.export(sharded)(
+        jax.ShapeDtypeStruct((8, 4), np.float32), jax.ShapeDtypeStruct((4,), np.float32)
+        ).serialize())
+    auto = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    sine = jax.jit(jnp.sin, in_shardings=NamedSharding(auto, P("x")),
+                   out_shardings=NamedSharding(auto, P(None, "y")))
+    (tmp / "jax_sine.bin").write_bytes(export.export(sine)(
+        jax.ShapeDtypeStruct((8, 4), np.float32)).serialize(vjp_order=1))
 """
 
 
@@ -483,3 +611,17 @@ def test_jax_exports_deserialize_and_run_in_plax(tmp_path):
     g = plax.grad(lambda x: grad_exp.call(x, _params())["y"].sum())(x)
     np.testing.assert_allclose(g, (1 - np.tanh(x @ _W + _B) ** 2) @ _W.T, rtol=1e-5,
                                atol=1e-6)
+    sharded = export.deserialize((tmp_path / "jax_sharded.bin").read_bytes())
+    mesh = plax.make_mesh((4, 2), ("x", "y"))
+    assert sharded.nr_devices == 8
+    assert [str(s) for s in sharded.in_shardings_hlo] == [_HLO_X, "None"]
+    assert [str(s) for s in sharded.out_shardings_hlo] == [_HLO_Y, "None"]
+    a = plax.device_put(_a(), sharded.in_shardings_jax(mesh)[0])
+    _check_sharded_results(sharded.call(a, np.ones(4, f32)), mesh)
+    sine = export.deserialize((tmp_path / "jax_sine.bin").read_bytes())
+    auto = plax.make_mesh((4, 2), ("x", "y"), axis_types=(plax.sharding.AxisType.Auto,) * 2)
+    a = plax.device_put(_a(), sine.in_shardings_jax(auto)[0])
+    assert sine.call(a).sharding == sine.out_shardings_jax(auto)[0]
+    g = plax.grad(lambda a: sine.call(a).sum())(a)
+    np.testing.assert_allclose(np.asarray(g), np.cos(_a()), rtol=1e-5)
+    assert g.sharding == sine.in_shardings_jax(auto)[0] and sine.vjp().nr_devices == 8
