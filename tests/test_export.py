@@ -328,6 +328,70 @@ def test_sharded_export_errors(sharded_exp, mesh42):
         sharded_exp.out_shardings_jax(swapped)
 
 
+# --- effects ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["debug.print", "io_callback", "pure_callback"])
+def test_host_callbacks_cannot_be_exported(name):
+    """As JAX 0.10.2: a module that calls back into this process is refused."""
+    from plax.experimental import io_callback
+    out = plax.ShapeDtypeStruct((3,), f32)
+    fn = {"debug.print": lambda x: (plax.debug.print("x={}", x), x + 1)[1],
+          "io_callback": lambda x: io_callback(lambda y: y, out, x, ordered=True),
+          "pure_callback": lambda x: plax.pure_callback(lambda y: y, out, x)}[name]
+    with pytest.raises(NotImplementedError,
+                       match="serialization of host_callbacks is not yet implemented"):
+        export.export(plax.jit(fn))(np.ones(3, f32))
+
+
+class _TestOrderedEffect(plax.extend.core.Effect):
+    """An ordered effect that JAX's rules can serialize: its class makes it again."""
+
+    def __init__(self):
+        super().__init__("TestOrdered", ordered=True)
+
+    def __eq__(self, other):
+        return type(other) is type(self)
+
+    def __hash__(self):
+        return hash(type(self))
+
+
+_ORDERED = _TestOrderedEffect()
+_effectful_p = plax.extend.core.Primitive("test.export_ordered_effect")
+_effectful_p.def_abstract_eval(lambda x: x)
+_effectful_p.define_rule("effects", lambda: frozenset({_ORDERED}))
+_effectful_p.def_lowering(lambda ctx, x: [x])
+_unserializable_p = plax.extend.core.Primitive("test.export_unserializable_effect")
+_unserializable_p.def_abstract_eval(lambda x: x)
+_unserializable_p.define_rule("effects", lambda: frozenset({
+    plax.extend.core.Effect("TestUnordered")}))
+_unserializable_p.def_lowering(lambda ctx, x: [x])
+
+
+def test_effects_are_recorded_threaded_and_serialized():
+    fn = plax.jit(lambda x: _effectful_p.bind(x) * 2)
+    b, = export.symbolic_shape("b")
+    for spec, n in ((plax.ShapeDtypeStruct((3,), f32), 3),
+                    (plax.ShapeDtypeStruct((b,), f32), 5)):
+        exp = export.export(fn)(spec)
+        assert exp.ordered_effects == (_ORDERED,) and exp.unordered_effects == ()
+        assert "%arg0: !stablehlo.token {jax.token = true}" in exp.mlir_module()
+        back = export.deserialize(exp.serialize())
+        assert back.ordered_effects == (_ORDERED,)
+        np.testing.assert_allclose(back.call(np.ones(n, f32)), 2 * np.ones(n))
+        twice = plax.jit(lambda x: back.call(x) + exp.call(x))
+        np.testing.assert_allclose(twice(np.ones(n, f32)), 4 * np.ones(n))
+        assert _ORDERED in plax.make_jaxpr(twice)(np.ones(n, f32)).jaxpr.effects
+
+
+def test_effects_without_a_nullary_class_are_not_serializable():
+    exp = export.export(plax.jit(lambda x: _unserializable_p.bind(x) + 1))(np.ones(2, f32))
+    assert [str(e) for e in exp.unordered_effects] == ["TestUnordered"]
+    np.testing.assert_allclose(exp.call(np.ones(2, f32)), [2, 2])
+    with pytest.raises(NotImplementedError, match="must have a nullary constructor"):
+        exp.serialize()
+
+
 # --- symbolic shapes --------------------------------------------------------------------------
 
 def test_symbolic_shape_parsing_and_arithmetic():

@@ -76,6 +76,8 @@ def _no_vjp(primals, tangents, *, exported):
 
 
 call_exported_p.def_jvp(_no_vjp)
+call_exported_p.define_rule("effects", lambda *, exported: frozenset(
+    (*exported.ordered_effects, *exported.unordered_effects)))
 
 
 def argument_path(in_tree, flat_index: int, dim: int | None = None) -> str:
@@ -169,15 +171,20 @@ def _lowering(ctx, *args, exported):
     if len(exported.platforms) > 1:
         index = exported.platforms.index(platform) if platform in exported.platforms else 0
         operands.append(mu.dense_constant(np.int32(index)))
+    operands += [ctx.tokens[e] for e in exported.ordered_effects]
     kept = [args[i] for i in exported.module_kept_var_idx]
     for value, want in zip(kept, list(main_type.inputs)[len(operands):]):
         operands.append(value if value.type == want else hlo.convert(want, value))
     call = func.CallOp(list(main_type.results), ir.FlatSymbolRefAttr.get(main_name), operands)
+    n_tokens = len(exported.ordered_effects)
     if exported.uses_global_constants or not all(
-            ir.RankedTensorType(t).has_static_shape for t in main_type.results):
+            ir.RankedTensorType(t).has_static_shape for t in main_type.results[n_tokens:]):
         mctx.needs_shape_refinement = True
+    results = list(call.results)
+    for e in exported.ordered_effects:
+        ctx.tokens[e] = results.pop(0)
     outs = []
-    for value, aval, s in zip(call.results, ctx.avals_out, exported.out_named_shardings):
+    for value, aval, s in zip(results, ctx.avals_out, exported.out_named_shardings):
         want = mu.ir_type(aval)
         value = value if value.type == want else hlo.convert(want, value)
         outs.append(value if s is None else sharding_constraint(ctx, value, s, aval))

@@ -216,11 +216,6 @@ def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwa
     if result.leading or result.ref_plan is not None:
         raise NotImplementedError(f"export of {fun_name}: a jitted function that closes "
                                   "over traced values or uses array references")
-    if closed.jaxpr.effects:
-        raise NotImplementedError(
-            f"export of {fun_name}, which has effects {sorted(map(str, closed.jaxpr.effects))}"
-            ": plax exports effect-free computations only (host callbacks cannot be "
-            "serialized)")
     in_avals = tuple(ShapedArray(a.shape, a.dtype) for a in closed.in_avals)
     out_avals = tuple(ShapedArray(a.shape, a.dtype) for a in closed.out_avals)
     placement = _placement(fun_jit, args, kwargs, flat, in_tree, result)
@@ -232,7 +227,12 @@ def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwa
         closed, name=fun_name, platform=p, keep_unused=bool(dim_vars), hoist_constants=False,
         dim_vars=dim_vars, num_partitions=nr_devices, in_shardings=placement.in_shardings,
         out_shardings=placement.out_shardings or None) for p in platforms]
+    if any(lw.host_callbacks or lw.keepalives for lw in lowerings):
+        # As JAX: a module calling back into this process cannot run in another one.
+        raise NotImplementedError("serialization of host_callbacks is not yet implemented")
     lowering = lowerings[0]
+    ordered = lowering.ordered_effects
+    unordered = tuple(sorted((e for e in closed.jaxpr.effects if e not in ordered), key=repr))
     platform_dependent = len({module_to_string(lw.module) for lw in lowerings}) > 1
     if any(lw.kept_var_idx != lowering.kept_var_idx for lw in lowerings):
         raise NotImplementedError(f"export of {fun_name} for platforms {list(platforms)}: "
@@ -245,7 +245,7 @@ def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwa
             module, inner = lowering.module, None
         if polymorphic:
             _wrap_main(module, in_avals, dim_vars, lowering.kept_var_idx, in_tree,
-                       multi_platform=len(platforms) > 1, inner=inner)
+                       multi_platform=len(platforms) > 1, inner=inner, n_tokens=len(ordered))
         module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(
             polymorphic)
         _verify(module, fun_name)
@@ -265,7 +265,8 @@ def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwa
         fun_name=fun_name, in_tree=in_tree, in_avals=in_avals,
         out_tree=result.out_tree, out_avals=out_avals,
         in_shardings_hlo=(None,) * len(in_avals), out_shardings_hlo=(None,) * len(out_avals),
-        nr_devices=nr_devices, platforms=platforms, disabled_safety_checks=disabled_checks,
+        nr_devices=nr_devices, platforms=platforms, ordered_effects=ordered,
+        unordered_effects=unordered, disabled_safety_checks=disabled_checks,
         mlir_module_serialized=serialized, module_kept_var_idx=tuple(lowering.kept_var_idx),
         uses_global_constants=polymorphic,
         _get_vjp=lambda primal: _export_vjp(primal, closed, placement),
@@ -344,10 +345,12 @@ def _side_by_side(lowerings, platforms) -> ir.Module:
 
 
 def _wrap_main(module: ir.Module, in_avals, dim_vars: Sequence[str], kept_var_idx,
-               in_tree, *, multi_platform: bool, inner: Sequence[str] | None) -> None:
-    """Add a public `@main([platform index,] arrays...)` that computes the dimension
-    variables from the arrays' shapes, asserts the shapes, and calls the lowered
-    function(s), which take `dims..., arrays...`: `@main` renamed to
+               in_tree, *, multi_platform: bool, inner: Sequence[str] | None,
+               n_tokens: int = 0) -> None:
+    """Add a public `@main([platform index,] tokens..., arrays...)` that computes the
+    dimension variables from the arrays' shapes, asserts the shapes, and calls the
+    lowered function(s), which take `dims..., tokens..., arrays...` (one token per
+    ordered effect): `@main` renamed to
     `@_wrapped_jax_export_main`, or with `inner` one per platform, chosen by the
     platform index."""
     symbols = ir.SymbolTable(module.operation)
@@ -378,19 +381,21 @@ def _wrap_main(module: ir.Module, in_avals, dim_vars: Sequence[str], kept_var_id
     symbols.set_symbol_name(main, "main")
     block = main.add_entry_block()
     with ir.InsertionPoint(block):
-        arrays = list(block.arguments)[int(multi_platform):]
+        tokens = list(block.arguments)[int(multi_platform):int(multi_platform) + n_tokens]
+        arrays = list(block.arguments)[int(multi_platform) + n_tokens:]
         kept_avals = [in_avals[i] for i in kept_var_idx]
         dims = _dimension_values(arrays, kept_avals, dim_vars, in_tree, kept_var_idx)
         results = list(inner_type.results)
+        operands = [*dims, *tokens, *arrays]
         if len(callees) == 1:
             outs = func.CallOp(results, ir.FlatSymbolRefAttr.get(callees[0]),
-                               [*dims, *arrays]).results
+                               operands).results
         else:
             case = hlo.CaseOp(results, block.arguments[0], num_branches=len(callees))
             for region, callee in zip(case.regions, callees):
                 with ir.InsertionPoint(region.blocks.append()):
                     hlo.return_(list(func.CallOp(results, ir.FlatSymbolRefAttr.get(callee),
-                                                 [*dims, *arrays]).results))
+                                                 operands).results))
             outs = case.results
         func.ReturnOp(list(outs))
     passmanager.PassManager.parse("builtin.module(symbol-dce)").run(module.operation)
