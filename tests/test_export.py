@@ -450,8 +450,52 @@ def test_polymorphic_call_checks_shapes(poly_exp):
                                                         plax.ShapeDtypeStruct((b,), f32))
     with pytest.raises(ValueError, match=r"args\[1\].shape\[0\] is 3, but 'b' = 2"):
         two.call(np.zeros(2, f32), np.zeros(3, f32))
-    with pytest.raises(ValueError, match="must be >= 1"):
+    with pytest.raises(ValueError, match="Expected value >= 1 for dimension variable 'b'"):
         two.call(np.zeros(0, f32), np.zeros(0, f32))
+
+
+def test_variables_solved_from_linear_dimensions():
+    """As JAX: a variable is solved from a dimension where it is the only unknown with
+    an integer coefficient (`2*b`, `b + 1`, then `2*b + c` once `b` is known)."""
+    two_b = export.export(plax.jit(lambda x: x.reshape(x.shape[0] // 2, 2).sum(1)))(
+        plax.ShapeDtypeStruct(export.symbolic_shape("2*b"), f32))
+    assert [str(a.shape) for a in two_b.out_avals] == ["(b,)"]
+    back = export.deserialize(two_b.serialize())
+    for exp in (two_b, back):
+        np.testing.assert_allclose(exp.call(np.arange(6, dtype=f32)), [1, 5, 9])
+        with pytest.raises(ValueError, match=r"Division had remainder 1 when computing the "
+                                             r"value of 'b'. Using the following polymorphic "
+                                             r"shapes specifications: args\[0\].shape = "
+                                             r"\(2\*b,\)"):
+            exp.call(np.arange(7, dtype=f32))
+    b_plus = export.export(plax.jit(lambda x, y: (x * 3, y * 2)))(
+        *(plax.ShapeDtypeStruct((s,), f32) for s in export.symbolic_shape("b + 1, 2*b + c")))
+    assert [str(a.shape) for a in b_plus.out_avals] == ["(b + 1,)", "(2*b + c,)"]
+    x, y = b_plus.call(np.arange(4, dtype=f32), np.ones(8, f32))  # b = 3, c = 2
+    np.testing.assert_allclose(x, [0, 3, 6, 9])
+    np.testing.assert_allclose(y, 2 * np.ones(8))
+    with pytest.raises(ValueError, match=r"Expected value >= 1 for dimension variable 'b'.*"
+                                         r"'b' = 0 from specification 'b \+ 1' for dimension "
+                                         r"args\[0\].shape\[0\] \(= 1\)"):
+        b_plus.call(np.arange(1, dtype=f32), np.ones(3, f32))
+    with pytest.raises(ValueError, match=r"Expected value >= 1 for dimension variable 'c'"):
+        b_plus.call(np.arange(4, dtype=f32), np.ones(6, f32))
+    # Called on static shapes under jit, the module's own assertions check the sizes.
+    np.testing.assert_allclose(plax.jit(two_b.call)(np.arange(4, dtype=f32)), [1, 5])
+    nested = export.export(plax.jit(two_b.call))(
+        plax.ShapeDtypeStruct(export.symbolic_shape("2*n"), f32))
+    assert [str(a.shape) for a in nested.out_avals] == ["(n,)"]
+    np.testing.assert_allclose(nested.call(np.arange(4, dtype=f32)), [1, 5])
+
+
+def test_unsolvable_dimension_variables_are_a_value_error():
+    with pytest.raises(ValueError, match=r"Cannot solve for values of dimension variables "
+                                         r"\{'b', 'c'\}. We can only solve linear "
+                                         r"uni-variate constraints.*Unprocessed "
+                                         r"specifications: '2\*b \+ c' for dimension size "
+                                         r"args\[0\].shape\[0\]"):
+        export.export(plax.jit(lambda x: x))(
+            plax.ShapeDtypeStruct(export.symbolic_shape("2*b + c"), f32))
 
 
 def test_polymorphic_round_trip_and_nesting(poly_exp):

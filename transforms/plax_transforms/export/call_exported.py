@@ -27,7 +27,8 @@ from plax_transforms.export.calling_convention import (
 from plax_stdlib.lax.linalg.lapack import ensure_targets
 from plax_transforms.custom_derivatives import custom_vjp
 from plax_transforms.export.merging import merge_module
-from plax_transforms.export.shape_poly import DimExpr, dimension_variables, evaluate_shape
+from plax_transforms.export.shape_poly import (DimExpr, evaluate_shape, shape_text,
+                                               solving_plan)
 from plax_transforms.lowering import sharding_constraint
 
 call_exported_p = Primitive("export.call_exported", multiple_results=True)
@@ -107,8 +108,8 @@ def _abstract_eval(*avals, exported):
             raise ValueError(f"Expected an array for {_describe(exported, i)}, got {got}")
         if len(want.shape) != len(got.shape):
             raise ValueError(f"Rank mismatch for {_describe(exported, i)}: expected "
-                             f"{_shape_str(want.shape)} and called with "
-                             f"{_shape_str(got.shape)}")
+                             f"{shape_text(want.shape)} and called with "
+                             f"{shape_text(got.shape)}")
         if want.dtype != got.dtype and not (want.dtype == dtypes.float0
                                             and got.dtype == np.dtype(bool)):
             raise ValueError(f"Dtype mismatch for {_describe(exported, i)}: expected "
@@ -118,17 +119,9 @@ def _abstract_eval(*avals, exported):
                 if isinstance(g, DimExpr) or w != g:
                     raise ValueError(
                         f"Shape mismatch for {_describe(exported, i, j)} (expected same "
-                        f"constant): expected {_shape_str(want.shape)} and called with "
-                        f"{_shape_str(got.shape)}")
-            elif w.terms == ((w.variables[0], 1),) and not w.const:
-                env.setdefault(w.variables[0], g)
-    for name in dimension_variables([a.shape for a in exported.in_avals]):
-        if name not in env:
-            raise NotImplementedError(f"calling '{exported.fun_name}': cannot solve for the "
-                                      f"dimension variable '{name}'")
-        if isinstance(env[name], int) and env[name] < 1:
-            raise ValueError(f"calling '{exported.fun_name}': dimension variable '{name}' "
-                             f"must be >= 1, but the arguments give it {env[name]}")
+                        f"constant): expected {shape_text(want.shape)} and called with "
+                        f"{shape_text(got.shape)}")
+    _solve(exported, avals, env)
     for i, (want, got) in enumerate(zip(exported.in_avals, avals)):
         for j, (w, g) in enumerate(zip(want.shape, got.shape)):
             if isinstance(w, DimExpr) and w.evaluate(env) != g:
@@ -139,8 +132,28 @@ def _abstract_eval(*avals, exported):
     return [ShapedArray(evaluate_shape(a.shape, env), a.dtype) for a in exported.out_avals]
 
 
-def _shape_str(shape) -> str:
-    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+def _solve(exported, avals, env: dict) -> None:
+    """Put in `env` the dimension variables' values that the arguments' shapes give."""
+    positions = [(i, j) for i, a in enumerate(exported.in_avals) for j in range(len(a.shape))]
+    dims = [exported.in_avals[i].shape[j] for i, j in positions]
+    specs = ",".join(f"{_describe(exported, i)}.shape = {shape_text(a.shape)}"
+                      for i, a in enumerate(exported.in_avals))
+    prefix = ("Input shapes do not match the polymorphic shapes specification. ")
+    for step in solving_plan(dims, specs, lambda k: _describe(exported, *positions[k])):
+        i, j = positions[step.source]
+        size = avals[i].shape[j]
+        try:
+            env[step.var] = value = step.solve(size, env)
+        except ValueError as err:
+            raise ValueError(f"{prefix}{err}. Using the following polymorphic shapes "
+                             f"specifications: {specs}.") from None
+        if isinstance(value, int) and value < 1:
+            raise ValueError(f"{prefix}Expected value >= 1 for dimension variable "
+                             f"'{step.var}'. Using the following polymorphic shapes "
+                             f"specifications: {specs}. Obtained dimension variables: "
+                             f"'{step.var}' = {value} from specification "
+                             f"'{dims[step.source]}' for dimension "
+                             f"{_describe(exported, i, j)} (= {size}).")
 
 
 @call_exported_p.def_lowering

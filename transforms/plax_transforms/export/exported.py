@@ -32,7 +32,8 @@ from plax_transforms.export.call_exported import (argument_path, call_exported,
 from plax_transforms.export.calling_convention import CALLING_CONVENTION_VERSION
 from plax_transforms.export.merging import merge_module
 from plax_transforms.call_placement import place_call
-from plax_transforms.export.shape_poly import DimExpr, dimension_variables
+from plax_transforms.export.shape_poly import (DimExpr, dimension_variables, shape_text,
+                                               solving_plan)
 from plax_transforms.jit import JitWrapped, jit
 from plax_transforms.lowering import lower_jaxpr_to_module
 from plax_transforms.mlir_context import make_ir_context, module_to_bytecode, module_to_string
@@ -402,47 +403,53 @@ def _wrap_main(module: ir.Module, in_avals, dim_vars: Sequence[str], kept_var_id
 
 
 def _dimension_values(arrays, avals, dim_vars, in_tree, kept_var_idx) -> list[ir.Value]:
-    """Each dimension variable's value, from the first dimension that is exactly it, and
-    `@shape_assertion`s that every symbolic dimension matches the argument's size."""
+    """Each dimension variable's value, solved from the arguments' sizes as
+    `shape_poly.solving_plan` says, and `@shape_assertion`s that each division is
+    exact, each variable >= 1 and every other symbolic dimension matches its size."""
     def path(arg: int, dim: int | None = None) -> str:
         return argument_path(in_tree, kept_var_idx[arg], dim)
 
-    sources: dict[str, tuple[int, int]] = {}  # variable → (argument, dimension)
-    for arg, aval in enumerate(avals):
-        for dim, d in enumerate(aval.shape):
-            if isinstance(d, DimExpr) and d.terms == ((d.variables[0], 1),) and not d.const:
-                sources.setdefault(d.variables[0], (arg, dim))
-    missing = [v for v in dim_vars if v not in sources]
-    if missing:
-        raise NotImplementedError(
-            f"export: the dimension variables {missing} do not appear alone as a dimension "
-            "of some input (e.g. only in '2*b'); plax cannot solve for them yet")
-    values = {v: hlo.get_dimension_size(arrays[arg], dim) for v, (arg, dim) in sources.items()}
-    specs = "; ".join(f"{path(i)}.shape = ({', '.join(map(str, a.shape))})"
-                      for i, a in enumerate(avals))
+    positions = [(arg, dim) for arg, aval in enumerate(avals) for dim in range(len(aval.shape))]
+    dims = [avals[arg].shape[dim] for arg, dim in positions]
+    specs = ",".join(f"{path(i)}.shape = {shape_text(a.shape)}" for i, a in enumerate(avals))
+    plan = solving_plan(dims, specs, lambda i: path(*positions[i]))
     i32 = np.dtype(np.int32)
-    for name in dim_vars:
-        _shape_assertion(
-            mu.compare(values[name], mu.dense_constant(np.int32(1)), "GE", i32),
-            [values[name]],
-            f"Input shapes do not match the polymorphic shapes specification. Expected "
-            f"value >= 1 for dimension variable '{name}'. Using the following polymorphic "
-            f"shapes specifications: {specs}. Obtained dimension variables: '{name}' = {{0}} "
-            f"from specification '{name}' for dimension {path(*sources[name])}.")
-    solved = set(sources.values())
+    prefix = "Input shapes do not match the polymorphic shapes specification."
+    values: dict[str, ir.Value] = {}
     with mu.dimension_values(values.__getitem__):
-        for arg, aval in enumerate(avals):
-            for dim, d in enumerate(aval.shape):
-                if not isinstance(d, DimExpr) or (arg, dim) in solved:
-                    continue
-                expected = mu.dimension_value(d)
-                actual = hlo.get_dimension_size(arrays[arg], dim)
+        for step in plan:
+            arg, dim = positions[step.source]
+            size = hlo.get_dimension_size(arrays[arg], dim)
+            numerator = hlo.subtract(size, mu.dimension_value(step.rest))
+            value = numerator
+            if step.coeff != 1:
+                coeff = mu.dense_constant(np.int32(step.coeff))
+                remainder = hlo.remainder(numerator, coeff)
                 _shape_assertion(
-                    mu.compare(actual, expected, "EQ", i32), [actual, expected],
-                    f"Input shapes do not match the polymorphic shapes specification. Found "
-                    f"inconsistency between dimension size {path(arg, dim)} (= {{0}}) and "
-                    f"the specification '{d}' (= {{1}}). Using the following polymorphic "
-                    f"shapes specifications: {specs}.")
+                    mu.compare(remainder, mu.dense_constant(np.int32(0)), "EQ", i32),
+                    [remainder],
+                    f"{prefix} Division had remainder {{0}} when computing the value of "
+                    f"'{step.var}'. Using the following polymorphic shapes specifications: "
+                    f"{specs}.")
+                value = hlo.divide(numerator, coeff)
+            values[step.var] = value
+            _shape_assertion(
+                mu.compare(value, mu.dense_constant(np.int32(1)), "GE", i32), [value, size],
+                f"{prefix} Expected value >= 1 for dimension variable '{step.var}'. Using the "
+                f"following polymorphic shapes specifications: {specs}. Obtained dimension "
+                f"variables: '{step.var}' = {{0}} from specification '{dims[step.source]}' for "
+                f"dimension {path(arg, dim)} (= {{1}}).")
+        sources = {step.source for step in plan}
+        for i, ((arg, dim), d) in enumerate(zip(positions, dims)):
+            if not isinstance(d, DimExpr) or i in sources:
+                continue
+            expected = mu.dimension_value(d)
+            actual = hlo.get_dimension_size(arrays[arg], dim)
+            _shape_assertion(
+                mu.compare(actual, expected, "EQ", i32), [actual, expected],
+                f"{prefix} Found inconsistency between dimension size {path(arg, dim)} "
+                f"(= {{0}}) and the specification '{d}' (= {{1}}). Using the following "
+                f"polymorphic shapes specifications: {specs}.")
     return [values[v] for v in dim_vars]
 
 
