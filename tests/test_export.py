@@ -411,16 +411,57 @@ def test_symbolic_shape_parsing_and_arithmetic():
     with pytest.raises(export.InconclusiveDimensionOperation, match="product"):
         assert b * c
     assert (6 * b + 3) // 3 == 2 * b + 1 and (3 * b) // b == 3 and (4 * b) % 2 == 0
-    with pytest.raises(export.InconclusiveDimensionOperation, match="not exact"):
-        assert b // 2
     with pytest.raises(ValueError, match="no 'like' shape"):
         export.symbolic_shape("b, ...")
     with pytest.raises(ValueError, match="syntax error"):
         export.symbolic_shape("b +")
-    with pytest.raises(NotImplementedError, match="floordiv"):
-        export.symbolic_shape("floordiv(b, 2)")
+    with pytest.raises(ValueError, match="unknown function 'foo'"):
+        export.symbolic_shape("foo(b, 2)")
+    with pytest.raises(ValueError, match="'mod' takes two arguments"):
+        export.symbolic_shape("mod(b)")
     specs = export.symbolic_args_specs((np.zeros((2, 3)), np.zeros(4, f32)), "b, ...")
     assert specs[0].shape == (b, 3) and specs[1].shape == (b,) and specs[1].dtype == f32
+
+
+def test_non_linear_dimensions_as_jax_writes_them():
+    """`//`, `%` that are not exact, and max/min that the bounds cannot decide, are
+    terms of their own, printed, parsed and compared as JAX 0.10.2 does."""
+    from plax_transforms.export.shape_poly import max_dim, min_dim
+    b, c = export.symbolic_shape("b, c")
+    assert [str(d) for d in (b // 2, b % 2, max_dim(b, c), min_dim(b, 4),
+                             2 * ((b + 1) // 2))] == [
+        "floordiv(b, 2)", "mod(b, 2)", "max(b, c)", "min(b, 4)", "2*floordiv(b + 1, 2)"]
+    assert export.symbolic_shape("floordiv(b, 2), mod(b, 3), max(b, c), min(b, 4)") == (
+        b // 2, b % 3, max_dim(b, c), min_dim(b, 4))
+    assert max_dim(b, 1) == b and min_dim(b + 1, b) == b and (2 * b) // 2 == b
+    assert b % 3 < 3 and b % 3 >= 0 and (b + 1) // 2 >= 1 and max_dim(b, c) >= c
+    with pytest.raises(export.InconclusiveDimensionOperation, match="inconclusive"):
+        assert b // 2 >= 1
+    with pytest.raises(ZeroDivisionError):
+        assert b // 0
+    env = {"b": 7, "c": 2}
+    assert [d.evaluate(env) for d in (b // 2, (-b) % 4, max_dim(b, c), min_dim(c, 4))] == [
+        3, 1, 7, 2]
+
+
+@pytest.mark.parametrize("n", [1, 6, 7])
+def test_non_linear_output_shapes_run_in_plax_and_their_round_trip(n):
+    from plax_transforms.export.shape_poly import max_dim
+    b, = export.symbolic_shape("b")
+    fn = plax.jit(lambda x: (jnp.zeros((x.shape[0] // 2, max_dim(x.shape[0], 4))),
+                             jnp.ones(((-x.shape[0]) % 4,))))
+    exp = export.export(fn)(plax.ShapeDtypeStruct((b,), f32))
+    assert [str(a.shape) for a in exp.out_avals] == ["(floordiv(b, 2), max(b, 4))",
+                                                     "(mod(-b, 4),)"]
+    back = export.deserialize(exp.serialize())
+    assert back.out_avals == exp.out_avals
+    x = np.arange(n, dtype=f32)
+    for out in (exp.call(x), back.call(x), plax.jit(back.call)(x)):
+        assert out[0].shape == (n // 2, max(n, 4)) and out[1].shape == ((-n) % 4,)
+    with pytest.raises(ValueError, match=r"Cannot solve for values of dimension variables "
+                                         r"\{'b'\}.*'floordiv\(b, 2\)'"):
+        export.export(plax.jit(lambda x: x))(
+            plax.ShapeDtypeStruct(export.symbolic_shape("floordiv(b, 2)"), f32))
 
 
 def test_polymorphic_export_module(poly_exp):
