@@ -297,7 +297,7 @@ def test_sharded_call_runs_spmd_with_the_exported_shardings(sharded_exp, mesh42)
         b = np.ones(4, f32)
         _check_sharded_results(exp.call(a, b), mesh42)
         _check_sharded_results(plax.jit(exp.call)(a, b), mesh42)
-        g = plax.grad(lambda a: (exp.call(a, b)[0] * _a()).sum())(a)
+        g = plax.grad(lambda a, exp=exp, b=b: (exp.call(a, b)[0] * _a()).sum())(a)
         np.testing.assert_allclose(np.asarray(g), 2 * _a())
         assert g.sharding == exp.in_shardings_jax(mesh42)[0]
     vjp = sharded_exp.vjp()
@@ -379,7 +379,7 @@ def test_effects_are_recorded_threaded_and_serialized():
         back = export.deserialize(exp.serialize())
         assert back.ordered_effects == (_ORDERED,)
         np.testing.assert_allclose(back.call(np.ones(n, f32)), 2 * np.ones(n))
-        twice = plax.jit(lambda x: back.call(x) + exp.call(x))
+        twice = plax.jit(lambda x, back=back, exp=exp: back.call(x) + exp.call(x))
         np.testing.assert_allclose(twice(np.ones(n, f32)), 4 * np.ones(n))
         assert _ORDERED in plax.make_jaxpr(twice)(np.ones(n, f32)).jaxpr.effects
 
