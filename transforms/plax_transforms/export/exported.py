@@ -1,14 +1,18 @@
 """`export(jit(f))(*specs)` → `Exported`: a function lowered to StableHLO once, with
 what is needed to call it later, in another process or from JAX.
 
-The module follows JAX's calling convention (versions 9–10): `@main` takes the
-array arguments that survive dead-code elimination (`module_kept_var_idx`), and —
-when the module is shape-polymorphic or lowered for several platforms — it is a
-wrapper that first takes a platform index (`jax.global_constant =
+The module follows JAX's calling convention (versions 9–10): `@main` takes one
+`!stablehlo.token` per ordered effect, then the array arguments that survive
+dead-code elimination (`module_kept_var_idx`), and returns the tokens ahead of its
+results; when the module is shape-polymorphic or lowered for several platforms it
+is a wrapper that first takes a platform index (`jax.global_constant =
 "_platform_index"`, only for several platforms), computes each dimension variable
 from the arguments' shapes, checks the shapes with `@shape_assertion` custom calls
-and calls `@_wrapped_jax_export_main(dims..., arrays...)`. Such modules are marked
-`jax.uses_shape_polymorphism` and need shape refinement before compilation.
+and calls `@_wrapped_jax_export_main(dims..., tokens..., arrays...)`. Such modules
+are marked `jax.uses_shape_polymorphism` and need shape refinement before
+compilation. A computation over several devices (jit's `in_shardings`/
+`out_shardings`, or `ShapeDtypeStruct`s with a `sharding`) is lowered for SPMD
+partitioning, its arguments and results annotated in Shardy's dialect.
 """
 from __future__ import annotations
 
