@@ -2,10 +2,10 @@
 
 A dimension is an `int` or a `DimExpr`: an integer-linear combination of
 dimension variables (`b`, `2*b + 1`), each variable standing for a size >= 1,
-and of JAX's non-linear terms `floordiv(e, k)`, `mod(e, k)`, `max(e, f)`,
-`min(e, f)` (what `//`, `%`, `max_dim` and `min_dim` make where the result is not
-linear). Products of variables are not supported (an
-`InconclusiveDimensionOperation` says so). A variable is solved from the
+of products of them (`b*c`, `b^2`: `Monomial`s) and of JAX's non-linear terms
+`floordiv(e, k)`, `mod(e, k)`, `max(e, f)`, `min(e, f)` (what `//`, `%`,
+`max_dim` and `min_dim` make where the result is not exact or decided). A
+variable is solved from the
 arguments' shapes where it occurs linearly, alone among the unknowns
 (`solving_plan`).
 
@@ -106,6 +106,83 @@ class Operation:
         return hlo.select(adjust, hlo.subtract(quotient, _scalar_like(a, 1)), quotient)
 
 
+class Monomial:
+    """A product of atoms (variables or `Operation`s) with powers, `b*c`, `b^2`:
+    `factors` are `(atom, power)` pairs sorted by atom; never one atom to the power 1
+    (that is the atom itself)."""
+    __slots__ = ("factors",)
+
+    def __init__(self, factors: tuple):
+        self.factors = factors
+
+    def __eq__(self, other):
+        return isinstance(other, Monomial) and self.factors == other.factors
+
+    def __hash__(self):
+        return hash(self.factors)
+
+    def __str__(self):
+        return "*".join(str(a) if p == 1 else f"{a}^{p}" for a, p in self.factors)
+
+    @property
+    def variables(self) -> set[str]:
+        return {v for a, _ in self.factors
+                for v in ({a} if isinstance(a, str) else a.variables)}
+
+    def evaluate(self, env: dict):
+        value = 1
+        for a, p in self.factors:
+            value = value * (env[a] if isinstance(a, str) else a.evaluate(env)) ** p
+        return value
+
+    def bounds(self) -> tuple[float, float]:
+        lo = hi = 1
+        for a, p in self.factors:
+            alo, ahi = (1, _INF) if isinstance(a, str) else a.bounds()
+            if alo < 0:
+                return -_INF, _INF
+            lo, hi = lo * alo ** p, hi * ahi ** p
+        return lo, hi
+
+    def to_ir(self, var_value):
+        from plax.extend.mlir import hlo  # lowering only
+        total = None
+        for a, p in self.factors:
+            value = var_value(a) if isinstance(a, str) else a.to_ir(var_value)
+            for _ in range(p):
+                total = value if total is None else hlo.multiply(total, value)
+        return total
+
+
+def _factors(atom) -> dict:
+    return dict(atom.factors) if isinstance(atom, Monomial) else {atom: 1}
+
+
+def _product(a, b):
+    """The atom that is the product of atoms `a` and `b`."""
+    factors = _factors(a)
+    for f, p in _factors(b).items():
+        factors[f] = factors.get(f, 0) + p
+    if len(factors) == 1 and next(iter(factors.values())) == 1:
+        return next(iter(factors))
+    return Monomial(tuple(sorted(factors.items(), key=lambda t: _atom_key(t[0]))))
+
+
+def _quotient(a, b):
+    """The atom `a / b`, 1 when they are equal, or None when `b` does not divide `a`."""
+    factors = _factors(a)
+    for f, p in _factors(b).items():
+        if factors.get(f, 0) < p:
+            return None
+        factors[f] -= p
+    factors = {f: p for f, p in factors.items() if p}
+    if not factors:
+        return 1
+    if len(factors) == 1 and next(iter(factors.values())) == 1:
+        return next(iter(factors))
+    return Monomial(tuple(sorted(factors.items(), key=lambda t: _atom_key(t[0]))))
+
+
 _INF = float("inf")
 
 
@@ -141,12 +218,13 @@ def _at_least_zero(e: DimExpr, strict: bool) -> bool:
 
 
 def _atom_key(atom) -> tuple:
-    return (0, atom) if isinstance(atom, str) else (1, str(atom))
+    return ((0, atom) if isinstance(atom, str) else
+            (1, str(atom)) if isinstance(atom, Operation) else (2, str(atom)))
 
 
 class DimExpr(SymbolicDimension):
     """`sum(coeff * atom) + const`: `terms` are `(atom, coeff)` pairs sorted by atom,
-    coeff != 0, where an atom is a variable's name or an `Operation`."""
+    coeff != 0, where an atom is a variable's name, an `Operation` or a `Monomial`."""
     __slots__ = ("terms", "const", "scope")
 
     def __init__(self, terms, const: int = 0, scope: SymbolicScope | None = None):
@@ -192,13 +270,13 @@ class DimExpr(SymbolicDimension):
         other = _as_expr(other, self.scope)
         if other is NotImplemented:
             return NotImplemented
-        if other.terms and self.terms:
-            raise InconclusiveDimensionOperation(
-                f"the product of symbolic dimensions '{self}' and '{other}' is not "
-                "supported by plax's shape polymorphism (linear expressions only)")
-        k, expr = (other.const, self) if not other.terms else (self.const, other)
-        return _simplify(DimExpr({v: c * k for v, c in expr.terms}, expr.const * k,
-                                 expr.scope))
+        terms: dict = {}
+        for a, c in (*self.terms, (1, self.const)):
+            for b, d in (*other.terms, (1, other.const)):
+                atom = b if a == 1 else a if b == 1 else _product(a, b)
+                terms[atom] = terms.get(atom, 0) + c * d
+        const = terms.pop(1, 0)
+        return _simplify(DimExpr(terms, const, self.scope or other.scope))
 
     __rmul__ = __mul__
 
@@ -231,6 +309,13 @@ class DimExpr(SymbolicDimension):
                            self.const // other.const, self.scope).simplified(), 0
         if not self.terms and not self.const:
             return 0, 0
+        if len(other.terms) == 1 and not other.const and not self.const:
+            (divisor, k), = other.terms
+            quotients = [(_quotient(a, divisor), c) for a, c in self.terms]
+            if all(q is not None and c % k == 0 for q, c in quotients):
+                return DimExpr({q: c // k for q, c in quotients if q != 1},
+                               sum(c // k for q, c in quotients if q == 1),
+                               self.scope).simplified(), 0
         same_atoms = [v for v, _ in self.terms] == [v for v, _ in other.terms]
         if other.terms and same_atoms and not self.const and not other.const:
             ratios = {c // o if c % o == 0 else None
@@ -604,11 +689,24 @@ def _parse_expr(text: str, spec: str, index: int, scope):
             return _apply(tok, first, second)
         raise error(f"unexpected '{tok}'")
 
-    def term():
+    def power():
         value = factor()
+        if peek() == "^":
+            take()
+            exponent = factor()
+            if not isinstance(exponent, int) or exponent < 1:
+                raise error("the exponent of '^' must be a positive integer")
+            result = value
+            for _ in range(exponent - 1):
+                result = result * value
+            value = result
+        return value
+
+    def term():
+        value = power()
         while peek() == "*":
             take()
-            value = value * factor()
+            value = value * power()
         return value
 
     def expr():
