@@ -644,6 +644,13 @@ _CALL_PLAX_BLOBS = """
     results["key"] = keyed.call({lib}.random.key(7))
     chol = export.deserialize(bytearray((tmp / "chol.bin").read_bytes()))
     results["chol"] = chol.call(np.array([[4, 2], [2, 3]], np.float32))
+    nonlinear = export.deserialize(bytearray((tmp / "nonlinear.bin").read_bytes()))
+    first, second = nonlinear.call(np.arange(10, dtype=np.float32), np.ones((5, 2), np.float32))
+    results["nonlinear_0"], results["nonlinear_1_shape"] = first, np.array(second.shape)
+    try:
+        nonlinear.call(np.arange(9, dtype=np.float32), np.ones((4, 2), np.float32))
+    except ValueError as err:
+        results["nonlinear_error"] = np.array(str(err))
     sharded = export.deserialize(bytearray((tmp / "sharded.bin").read_bytes()))
     mesh = {lib}.make_mesh((4, 2), ("x", "y"))
     a = {lib}.device_put(np.arange(32, dtype=np.float32).reshape(8, 4),
@@ -659,7 +666,14 @@ _CALL_PLAX_BLOBS = """
 
 
 def _write_plax_blobs(tmp_path, static_exp, poly_exp, sharded_exp):
+    from plax_transforms.export.shape_poly import max_dim
     (tmp_path / "sharded.bin").write_bytes(sharded_exp.serialize())
+    nonlinear = plax.jit(lambda x, y: (x.reshape(x.shape[0] // 2, 2).sum(1) + y.sum(),
+                                       jnp.zeros((x.shape[0] // 3, max_dim(x.shape[0], 4)))))
+    (tmp_path / "nonlinear.bin").write_bytes(export.export(nonlinear)(
+        *(plax.ShapeDtypeStruct(s, f32)
+          for s in ((export.symbolic_shape("2*b")), export.symbolic_shape("b, c")))
+    ).serialize())
     (tmp_path / "static.bin").write_bytes(static_exp.serialize())
     (tmp_path / "poly.bin").write_bytes(poly_exp.serialize())
     (tmp_path / "grad.bin").write_bytes(poly_exp.serialize(vjp_order=1))
@@ -681,6 +695,10 @@ def _check_blob_results(path):
         np.testing.assert_allclose(data["key"], plax.random.uniform(plax.random.key(7), (3,)))
         np.testing.assert_allclose(data["chol"], np.linalg.cholesky(
             np.array([[4, 2], [2, 3]], f32)), rtol=1e-6)
+        np.testing.assert_allclose(data["nonlinear_0"], [11, 15, 19, 23, 27])
+        assert list(data["nonlinear_1_shape"]) == [3, 10]
+        assert "Input shapes do not match the polymorphic shapes specification" in str(
+            data["nonlinear_error"])
         np.testing.assert_allclose(data["sharded_0"], 2 * _a())
         np.testing.assert_allclose(data["sharded_1"], _a().sum(0) + 1)
         assert list(data["sharded_info"]) == ["True", "True", "8", _HLO_X, _HLO_Y]
@@ -734,6 +752,10 @@ _JAX_EXPORTS = """
     (tmp / "jax_sharded.bin").write_bytes(export.export(sharded)(
         jax.ShapeDtypeStruct((8, 4), np.float32), jax.ShapeDtypeStruct((4,), np.float32)
         ).serialize())
+    nonlinear = jax.jit(lambda x: (jnp.zeros((x.shape[0] // 3, jax.core.max_dim(x.shape[0], 4))),
+                                   x[: x.shape[0] % 4], x.reshape(-1, 2)))
+    (tmp / "jax_nonlinear.bin").write_bytes(export.export(nonlinear)(
+        jax.ShapeDtypeStruct(export.symbolic_shape("2*n"), np.float32)).serialize())
     auto = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
     sine = jax.jit(jnp.sin, in_shardings=NamedSharding(auto, P("x")),
                    out_shardings=NamedSharding(auto, P(None, "y")))
@@ -792,3 +814,14 @@ def test_jax_exports_deserialize_and_run_in_plax(tmp_path):
     g = plax.grad(lambda a: sine.call(a).sum())(a)
     np.testing.assert_allclose(np.asarray(g), np.cos(_a()), rtol=1e-5)
     assert g.sharding == sine.in_shardings_jax(auto)[0] and sine.vjp().nr_devices == 8
+    nonlinear = export.deserialize((tmp_path / "jax_nonlinear.bin").read_bytes())
+    assert [str(a.shape) for a in nonlinear.out_avals] == [
+        "(floordiv(2*n, 3), max(2*n, 4))", "(min(2*n, mod(2*n, 4)),)", "(n, 2)"]
+    for n in (1, 5):
+        x = np.arange(2 * n, dtype=f32)
+        zeros, head, pairs = nonlinear.call(x)
+        assert zeros.shape == (2 * n // 3, max(4, 2 * n))
+        np.testing.assert_allclose(head, x[: (2 * n) % 4])
+        np.testing.assert_allclose(pairs, x.reshape(n, 2))
+    with pytest.raises(ValueError, match="Division had remainder 1"):
+        nonlinear.call(np.arange(3, dtype=f32))
