@@ -316,6 +316,38 @@ def test_argument_shardings_come_from_shape_dtype_structs(mesh42):
     assert out.sharding.num_devices == 8
 
 
+def test_polymorphic_sharded_export_keeps_its_result_layout(mesh42):
+    from plax.sharding import NamedSharding, PartitionSpec as P
+    b, = export.symbolic_shape("b")
+    fn = plax.jit(lambda a: a * 2, in_shardings=NamedSharding(mesh42, P("x")),
+                  out_shardings=NamedSharding(mesh42, P(None, "y")))
+    exp = export.export(fn)(plax.ShapeDtypeStruct((4 * b, 4), f32))
+    a = plax.device_put(_a(), exp.in_shardings_jax(mesh42)[0])
+    back = export.deserialize(exp.serialize())
+    for out in (exp.call(a), plax.jit(exp.call)(a), back.call(a)):
+        np.testing.assert_allclose(np.asarray(out), 2 * _a())
+        assert out.sharding == NamedSharding(mesh42, P(None, "y"))
+
+
+def test_calls_keep_the_explicit_types_their_bodies_compute(mesh42):
+    """Under explicit axes a call's results have its body's layouts (what makes the
+    results of `Exported.call`, a custom_vjp, come out as exported), not the
+    operands' as for an elementwise op."""
+    from plax.sharding import NamedSharding, PartitionSpec as P, reshard
+    a = plax.device_put(_a(), NamedSharding(mesh42, P("x")))
+
+    def body(x):
+        return reshard(x, NamedSharding(mesh42, P(None, "y"))) * 2
+    with_jvp = plax.custom_jvp(body)
+    with_jvp.defjvp(lambda primals, tangents: (with_jvp(*primals), tangents[0]))
+    with_vjp = plax.custom_vjp(body)
+    with_vjp.defvjp(lambda x: (with_vjp(x), None), lambda _, ct: (ct,))
+    for fn in (plax.jit(body), with_jvp, with_vjp):
+        out_aval = plax.make_jaxpr(lambda x, fn=fn: fn(x))(a).jaxpr.outvars[0].aval
+        assert out_aval.str_short() == "f32[8,4@y]"
+        assert plax.jit(fn)(a).sharding == NamedSharding(mesh42, P(None, "y"))
+
+
 def test_sharded_export_errors(sharded_exp, mesh42):
     with pytest.raises(ValueError, match="exported for 8 devices and is called in a context "
                                          "with 1 devices"):
