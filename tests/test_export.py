@@ -342,7 +342,9 @@ def test_calls_keep_the_explicit_types_their_bodies_compute(mesh42):
     with_jvp.defjvp(lambda primals, tangents: (with_jvp(*primals), tangents[0]))
     with_vjp = plax.custom_vjp(body)
     with_vjp.defvjp(lambda x: (with_vjp(x), None), lambda _, ct: (ct,))
-    for fn in (plax.jit(body), with_jvp, with_vjp):
+    with_out_sharding = plax.jit(lambda x: x * 2,
+                                 out_shardings=NamedSharding(mesh42, P(None, "y")))
+    for fn in (plax.jit(body), with_jvp, with_vjp, with_out_sharding):
         out_aval = plax.make_jaxpr(lambda x, fn=fn: fn(x))(a).jaxpr.outvars[0].aval
         assert out_aval.str_short() == "f32[8,4@y]"
         assert plax.jit(fn)(a).sharding == NamedSharding(mesh42, P(None, "y"))

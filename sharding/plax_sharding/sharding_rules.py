@@ -329,9 +329,15 @@ def _reshape(prim, avals, outs, *, new_sizes, dimensions, **_):
     return [tuple(out)]
 
 
-def _body_types(prim, avals, outs, **_):
-    """Calls (jit, custom_jvp/custom_vjp) keep the types their body computed."""
-    return [_spec(o) for o in outs]
+def _body_types(prim, avals, outs, *, out_shardings=(), **_):
+    """Calls (jit, custom_jvp/custom_vjp) keep the types their body computed, or take
+    those of jit's `out_shardings` where they name explicit axes."""
+    specs = []
+    for i, out in enumerate(outs):
+        given = out_shardings[i] if i < len(out_shardings or ()) else None
+        typed = given._type_sharding(out.ndim) if isinstance(given, NamedSharding) else None
+        specs.append(_spec(out) if typed is None else tuple(typed.spec))
+    return specs
 
 
 def _exported_results(prim, avals, outs, *, exported):
