@@ -27,8 +27,8 @@ from plax_transforms.export.calling_convention import (
 from plax_stdlib.lax.linalg.lapack import ensure_targets
 from plax_transforms.custom_derivatives import custom_vjp
 from plax_transforms.export.merging import merge_module
-from plax_transforms.export.shape_poly import (DimExpr, evaluate_shape, shape_text,
-                                               solving_plan)
+from plax_transforms.export.shape_poly import DimExpr, evaluate_shape, shape_text
+from plax_transforms.export.solving import solving_plan
 from plax_transforms.lowering import sharding_constraint
 
 call_exported_p = Primitive("export.call_exported", multiple_results=True)

@@ -36,8 +36,8 @@ from plax_transforms.export.call_exported import (argument_path, call_exported,
 from plax_transforms.export.calling_convention import CALLING_CONVENTION_VERSION
 from plax_transforms.export.merging import merge_module
 from plax_transforms.call_placement import place_call
-from plax_transforms.export.shape_poly import (DimExpr, dimension_variables, shape_text,
-                                               solving_plan)
+from plax_transforms.export.shape_poly import DimExpr, dimension_variables, shape_text
+from plax_transforms.export.solving import solving_plan
 from plax_transforms.jit import JitWrapped, jit
 from plax_transforms.lowering import lower_jaxpr_to_module
 from plax_transforms.mlir_context import make_ir_context, module_to_bytecode, module_to_string
