@@ -310,6 +310,10 @@ def test_argument_shardings_come_from_shape_dtype_structs(mesh42):
     s = NamedSharding(mesh42, P("x", "y"))
     exp = export.export(plax.jit(jnp.sin))(plax.ShapeDtypeStruct((8, 4), f32, sharding=s))
     assert exp.nr_devices == 8 and exp.in_shardings_jax(mesh42) == (s,)
+    # Over explicit axes the layout is part of the result's type, which JAX records.
+    assert exp.out_shardings_jax(mesh42) == (s,)
+    assert plax.jit(jnp.sin).trace(plax.ShapeDtypeStruct((8, 4), f32, sharding=s)
+                                   ).jaxpr.in_avals[0].str_short() == "f32[8@x,4@y]"
     a = plax.device_put(_a(), s)
     out = exp.call(a)
     np.testing.assert_allclose(np.asarray(out), np.sin(_a()), rtol=1e-6)

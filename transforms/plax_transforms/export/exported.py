@@ -263,9 +263,10 @@ def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwa
     kept = set(lowering.kept_var_idx)
     in_named = tuple(shardings.abstract_named_sharding(s, len(a.shape)) if i in kept else None
                      for i, (s, a) in enumerate(zip(placement.in_shardings, in_avals)))
-    out_named = tuple(shardings.abstract_named_sharding(s, len(a.shape))
-                      for s, a in zip(placement.out_shardings or (None,) * len(out_avals),
-                                      out_avals))
+    # An output's sharding is jit's, else the one its type has (explicit mesh axes).
+    out_named = tuple(shardings.abstract_named_sharding(
+        s if s is not None else getattr(a, "sharding", None), len(a.shape))
+        for s, a in zip(placement.out_shardings or (None,) * len(out_avals), closed.out_avals))
     return Exported(
         fun_name=fun_name, in_tree=in_tree, in_avals=in_avals,
         out_tree=result.out_tree, out_avals=out_avals,
