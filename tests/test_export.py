@@ -354,6 +354,18 @@ def test_calls_keep_the_explicit_types_their_bodies_compute(mesh42):
         assert plax.jit(fn)(a).sharding == NamedSharding(mesh42, P(None, "y"))
 
 
+def test_sharded_export_runs_on_a_mesh_of_other_devices():
+    """JAX's documented example: exported on one mesh, run on the devices reversed."""
+    from plax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    exp_mesh = Mesh(plax.devices(), ("a",))
+    exp = export.export(plax.jit(lambda x: x + x,
+                                 in_shardings=NamedSharding(exp_mesh, P("a"))))(np.arange(8))
+    run_mesh = Mesh(plax.devices()[::-1], ("a",))
+    res = exp.call(plax.device_put(np.arange(8), exp.in_shardings_jax(run_mesh)[0]))
+    assert [(s.device.id, s.index[0].start, int(np.asarray(s.data)[0]))
+            for s in res.addressable_shards] == [(7 - i, i, 2 * i) for i in range(8)]
+
+
 def test_sharded_export_errors(sharded_exp, mesh42):
     with pytest.raises(ValueError, match="exported for 8 devices and is called in a context "
                                          "with 1 devices"):
