@@ -264,9 +264,11 @@ def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwa
     in_named = tuple(shardings.abstract_named_sharding(s, len(a.shape)) if i in kept else None
                      for i, (s, a) in enumerate(zip(placement.in_shardings, in_avals)))
     # An output's sharding is jit's, else the one its type has (explicit mesh axes).
-    out_named = tuple(shardings.abstract_named_sharding(
-        s if s is not None else getattr(a, "sharding", None), len(a.shape))
+    out_layouts = tuple(
+        s if s is not None else _typed_on(getattr(a, "sharding", None), placement.devices)
         for s, a in zip(placement.out_shardings or (None,) * len(out_avals), closed.out_avals))
+    out_named = tuple(shardings.abstract_named_sharding(s, len(a.shape))
+                      for s, a in zip(out_layouts, out_avals))
     return Exported(
         fun_name=fun_name, in_tree=in_tree, in_avals=in_avals,
         out_tree=result.out_tree, out_avals=out_avals,
@@ -275,9 +277,15 @@ def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwa
         unordered_effects=unordered, disabled_safety_checks=disabled_checks,
         mlir_module_serialized=serialized, module_kept_var_idx=tuple(lowering.kept_var_idx),
         uses_global_constants=polymorphic,
-        _get_vjp=lambda primal: _export_vjp(primal, closed, placement),
+        _get_vjp=lambda primal: _export_vjp(primal, closed, placement.in_shardings,
+                                             out_layouts),
         _in_named_shardings=shardings.stated(in_named),
         _out_named_shardings=shardings.stated(out_named))
+
+
+def _typed_on(typed, devices):
+    """A type's sharding (on an abstract mesh) placed on the call's devices."""
+    return None if typed is None else typed._on_devices(tuple(devices))
 
 
 def _placement(fun_jit, args, kwargs, flat, in_tree, result):
@@ -294,11 +302,11 @@ def _placement(fun_jit, args, kwargs, flat, in_tree, result):
                       describe=fun_jit._describer(args, kwargs, flat))
 
 
-def _export_vjp(primal: Exported, closed, placement) -> Exported:
-    """The VJP of `primal` (whose Jaxpr is `closed`, placed as `placement`), exported:
-    it takes the flat primal arguments followed by one cotangent per flat output
-    (float0 for integer ones) and returns the cotangents of the flat arguments, laid
-    out as the arguments are, as JAX's does."""
+def _export_vjp(primal: Exported, closed, in_layouts, out_layouts) -> Exported:
+    """The VJP of `primal` (whose Jaxpr is `closed`, its inputs and outputs laid out as
+    `in_layouts`/`out_layouts`), exported: it takes the flat primal arguments followed
+    by one cotangent per flat output (float0 for integer ones) and returns the
+    cotangents of the flat arguments, laid out as the arguments are, as JAX's does."""
     from plax_transforms.autodiff_api import vjp  # (importing plax.export stays light)
     n_in = len(primal.in_avals)
     primal_fun = jaxpr_as_fun(closed)
@@ -310,11 +318,10 @@ def _export_vjp(primal: Exported, closed, placement) -> Exported:
     fun_vjp.__name__ = f"vjp_{primal.fun_name}"
     specs = [ShapeDtypeStruct(a.shape, a.dtype)
              for a in (*primal.in_avals, *map(tangent_aval, primal.out_avals))]
-    outs = placement.out_shardings or (None,) * len(primal.out_avals)
     layouts = {}
-    if any(s is not None for s in (*placement.in_shardings, *outs)):
-        layouts = dict(in_shardings=(*placement.in_shardings, *outs),
-                       out_shardings=tuple(placement.in_shardings))
+    if any(s is not None for s in (*in_layouts, *out_layouts)):
+        layouts = dict(in_shardings=(*in_layouts, *out_layouts),
+                       out_shardings=tuple(in_layouts))
     return export(jit(fun_vjp, **layouts), platforms=primal.platforms,
                   disabled_checks=primal.disabled_safety_checks)(*specs)
 
