@@ -2,15 +2,17 @@
 
 * abstract evaluation checks the arguments against the exported avals (ranks,
   dtypes, constant dimensions; `ValueError`s naming `args[i].shape[j]` as JAX
-  does), solves the dimension variables from the arguments' shapes, and gives the
-  output avals;
+  does), solves the dimension variables from the arguments' shapes (`solving.py`),
+  and gives the output avals;
+* effects: the export's ordered and unordered effects;
 * impl: eager dispatch (the one-equation module is compiled and run);
 * jvp: none — an `Exported` with a VJP is called through `custom_vjp` (the
   backward pass calls the exported VJP, as JAX does); one without says so;
 * lowering: the exported module is deserialized into the module being built, its
   symbols renamed apart, and `@main` called (after checking the platform and the
-  number of devices). A shape-polymorphic callee marks the module for shape
-  refinement, which `lowering` runs before compilation.
+  number of devices) with the tokens of its ordered effects, its arguments and
+  results constrained to the exported shardings. A shape-polymorphic callee marks
+  the module for shape refinement, which `lowering` runs before compilation.
 """
 from __future__ import annotations
 
@@ -138,7 +140,7 @@ def _solve(exported, avals, env: dict) -> None:
     dims = [exported.in_avals[i].shape[j] for i, j in positions]
     specs = ",".join(f"{_describe(exported, i)}.shape = {shape_text(a.shape)}"
                       for i, a in enumerate(exported.in_avals))
-    prefix = ("Input shapes do not match the polymorphic shapes specification. ")
+    prefix = "Input shapes do not match the polymorphic shapes specification. "
     for step in solving_plan(dims, specs, lambda k: _describe(exported, *positions[k])):
         i, j = positions[step.source]
         size = avals[i].shape[j]
