@@ -7,11 +7,10 @@ What is written: the function name, the `(args, kwargs)` and result pytrees
 `register_pytree_node_serialization`), the avals both as plain lists and as
 indices into a table of distinct avals (JAX's v10 form), the named shardings of
 the inputs and outputs (`serialized_shardings.py`), the number of devices, the
-platforms,
-the ordered and unordered effects (by class), the disabled safety checks, the
-serialized StableHLO module, the calling convention version, the kept inputs,
-whether the module needs shape refinement, and optionally the exported VJP
-(recursively).
+platforms, the ordered and unordered effects (by class), the disabled safety
+checks, the serialized StableHLO module, the calling convention version, the kept
+inputs, whether the module needs shape refinement, and optionally the exported
+VJP (recursively).
 """
 from __future__ import annotations
 
