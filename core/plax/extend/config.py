@@ -3,7 +3,8 @@ thread-local `State`s with context managers), the standard options, and the
 trace/jit key contexts that caches include."""
 from plax._src.config import (
     TRANSFER_DIRECTIONS, TRANSFER_GUARD_LEVELS, allow_f16_reductions,
-    array_garbage_collection_guard, check_tracer_leaks, no_execution, no_tracing,
+    array_garbage_collection_guard, auto_pcast, debug_key_reuse,
+    remove_size_one_mesh_axis_from_type, thread_guard, check_tracer_leaks, no_execution, no_tracing,
     transfer_guard_device_to_device, transfer_guard_device_to_host,
     transfer_guard_host_to_device,
     Config, Flag, State, StateContext, compilation_cache_dir,
@@ -20,7 +21,9 @@ from plax._src.config import (
 
 __all__ = [
     "TRANSFER_DIRECTIONS", "TRANSFER_GUARD_LEVELS", "allow_f16_reductions",
-    "array_garbage_collection_guard", "check_tracer_leaks", "no_execution", "no_tracing",
+    "array_garbage_collection_guard", "auto_pcast", "debug_key_reuse",
+    "remove_size_one_mesh_axis_from_type", "thread_guard", "check_tracer_leaks", "no_execution",
+    "no_tracing",
     "transfer_guard_device_to_device", "transfer_guard_device_to_host",
     "transfer_guard_host_to_device",
     "Config", "Flag", "State", "StateContext", "compilation_cache_dir",
