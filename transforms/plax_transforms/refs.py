@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 import plax
+from plax.extend.batching import move_to
 from plax.extend.core import (
     BATCHING,
     EVAL_TRACE,
@@ -279,29 +280,57 @@ def _differentiated_write(primals, tangents, **_):
         "create it inside that function?")
 
 
-def _batched_write(axis_data, args, dims, **_):
-    raise TypeError(
-        f"performing a set/swap operation with vmapped value on an unbatched array "
-        f"reference of type {get_aval(args[0]).str_short()}. Create the array reference "
-        "inside the vmapped function?")
+def _unbatched_ref_error(op: str, ref) -> Exception:
+    # JAX raises a bare Exception here; plax keeps its class and words.
+    what = "an addupdate operation" if op == "addupdate" else "a set/swap operation"
+    return Exception(
+        f"performing {what} with vmapped value on an unbatched array reference of type "
+        f"{get_aval(ref).str_short()}. Move the array reference to be an argument to the "
+        "vmapped function?")
+
+
+def _read_batched(axis_data, ref, ref_dim, spec, dynamic, dynamic_dims):
+    """`ref[index]` per example, the whole reference read once (its batch dimension at
+    `ref_dim`, or unbatched): → (value batched at 0, the whole value read)."""
+    whole = get_p.bind(ref, spec=())
+    out = plax.vmap(lambda value, *dyn: read_value(value, spec, dyn),
+                    in_axes=(ref_dim, *dynamic_dims), axis_size=axis_data.size)(whole, *dynamic)
+    return out, whole
+
+
+def _batched_get(axis_data, args, dims, *, spec):
+    return _read_batched(axis_data, args[0], dims[0], spec, args[1:], dims[1:])[0], 0
+
+
+def _batched_update(op: str):
+    """The batching rule of `swap`/`addupdate`: a batched reference is read whole, the
+    update applied per example, and the whole value written back (its batch dimension
+    where it was); writing anything batched into an unbatched reference is JAX's error."""
+    accumulate = op == "addupdate"
+
+    def rule(axis_data, args, dims, *, spec):
+        ref, value, dynamic = args[0], args[1], args[2:]
+        ref_dim = dims[0]
+        if ref_dim is None:
+            raise _unbatched_ref_error(op, ref)
+        if not accumulate and _whole(spec):  # the value replaces the whole reference
+            new = move_to(value, dims[1], ref_dim, axis_data.size)
+            return swap_p.bind(ref, new, spec=()), ref_dim
+        old, whole = _read_batched(axis_data, ref, ref_dim, spec, dynamic, dims[2:])
+        new = plax.vmap(
+            lambda w, v, *dyn: written_value(w, spec, dyn, v, accumulate=accumulate),
+            in_axes=(ref_dim, dims[1], *dims[2:]), out_axes=ref_dim,
+            axis_size=axis_data.size)(whole, value, *dynamic)
+        swap_p.bind(ref, new, spec=())
+        return ([], []) if accumulate else (old, 0)
+    return rule
 
 
 for _p in (swap_p, addupdate_p):
     _p.define_rule(JVP, _differentiated_write)
-    _p.define_rule(BATCHING, _batched_write)
-
-
-def _batched_read(axis_data, args, dims, *, spec):
-    if dims[0] is not None:
-        raise TypeError("vmap over a mutable array reference is not supported; create the "
-                        "reference inside the vmapped function")
-    whole = get_p.bind(args[0], spec=())
-    out = plax.vmap(lambda *dynamic: read_value(whole, spec, dynamic), in_axes=tuple(dims[1:]),
-               axis_size=axis_data.size)(*args[1:])
-    return out, 0
-
-
-get_p.define_rule(BATCHING, _batched_read)
+get_p.define_rule(BATCHING, _batched_get)
+swap_p.define_rule(BATCHING, _batched_update("swap"))
+addupdate_p.define_rule(BATCHING, _batched_update("addupdate"))
 
 
 # --- the Python API ---------------------------------------------------------------------
