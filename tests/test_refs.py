@@ -25,7 +25,7 @@ def test_eager_reads_and_writes():
     r = plax.new_ref(np.arange(4.0, dtype=np.float32))
     assert isinstance(r, plax.Ref) and r.shape == (4,) and r.dtype == np.float32
     assert len(r) == 4 and repr(r) == "Ref([0., 1., 2., 3.], dtype=float32)"
-    assert r.aval == plax.ref.AbstractRef(plax.ref.get(r).aval) and str(r.aval) == "Ref{f32[4]}"
+    assert r.aval == plax.ref.AbstractRef(plax.ref.get(r).aval) and str(r.aval) == "Ref{float32[4]}"
     r[1] = 10.0
     r[2] += 5.0
     r[1:3] += np.ones(2, np.float32)
@@ -88,8 +88,6 @@ def test_jit_with_references_passed_in():
     np.testing.assert_array_equal(r[...], [2, 2, 2])
     jaxpr = str(plax.make_jaxpr(step)(r, 1.0))
     assert "Ref{f32[3]}" in jaxpr and "swap" in jaxpr
-    with pytest.raises(NotImplementedError, match="ahead-of-time"):
-        step.lower(r, 1.0)
     assert step.eval_shape(r, 1.0).shape == (3,)
 
 

@@ -405,7 +405,8 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
                           in_shardings: Sequence[Sharding | None] | None = None,
                           out_shardings: Sequence[Sharding | None] | None = None,
                           shardy: bool | None = None, hoist_constants: bool = True,
-                          dim_vars: Sequence[str] = ()) -> LoweringResult:
+                          dim_vars: Sequence[str] = (),
+                          aliases: Sequence[int | None] = ()) -> LoweringResult:
     """Lower `closed` to a verified StableHLO module whose `@main` computes it.
 
     Inputs that no output (nor effect) depends on are pruned unless `keep_unused`; the
@@ -416,7 +417,9 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
     `shardy` defaults to `jax_use_shardy_partitioner`. With `hoist_constants=False`
     every constant is written into the module (as `plax.export` needs). A module
     whose avals have symbolic dimensions names its `dim_vars`: `@main` (and every
-    private function) takes them first, as `tensor<i32>` values.
+    private function) takes them first, as `tensor<i32>` values. `aliases` (empty, or
+    one entry per input) names the output an input is donated to, and such an input
+    is kept even if unused (a mutable reference's value and its final value).
     """
     n_in, n_out = len(closed.jaxpr.invars), len(closed.jaxpr.outvars)
     donated_invars = tuple(donated_invars) if donated_invars is not None else (False,) * n_in
@@ -430,8 +433,13 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
                              f"{'outputs' if what == 'out_shardings' else 'inputs'}")
     if shardy is None:
         shardy = config.use_shardy_partitioner.value
-    jaxpr, consts, kept_var_idx = _prune_unused_inputs(closed, keep_unused)
-    donated = tuple(donated_invars[i] for i in kept_var_idx)
+    aliases = tuple(aliases) or (None,) * n_in
+    if len(aliases) != n_in:
+        raise ValueError(f"aliases has {len(aliases)} entries for {n_in} inputs")
+    jaxpr, consts, kept_var_idx = _prune_unused_inputs(
+        closed, keep_unused, [a is not None for a in aliases])
+    donated = tuple(donated_invars[i] or aliases[i] is not None for i in kept_var_idx)
+    kept_aliases = tuple(aliases[i] for i in kept_var_idx)
 
     inline = [not hoist_constants or _is_inlinable(c) for c in consts]
     hoisted = [(v, c) for v, c, i in zip(jaxpr.constvars, consts, inline) if not i]
@@ -458,7 +466,8 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
         placement = _Placement(mctx, arg_shardings, out_shardings)
         effects = ordered_effects(jaxpr.effects)
         arg_attrs = _arg_attributes(arg_names, len(hoisted), donated_args, in_avals, out_avals,
-                                    placement, len(effects))
+                                    placement, len(effects),
+                                    (None,) * len(hoisted) + kept_aliases)
         res_attrs = [ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n),
                                       **placement.attributes(s, aval)})
                      for n, s, aval in zip(result_names, out_shardings, out_avals)]
@@ -586,24 +595,26 @@ def _function_dims(mctx: ModuleContext, block: ir.Block):
         mctx.dim_values.pop()
 
 
-def _prune_unused_inputs(closed: ClosedJaxpr, keep_unused: bool):
-    """The Jaxpr without inputs (and constants) no output needs; kept input indices."""
+def _prune_unused_inputs(closed: ClosedJaxpr, keep_unused: bool, keep: Sequence[bool]):
+    """The Jaxpr without inputs (and constants) no output needs, but those `keep`
+    marks; kept input indices."""
     jaxpr, consts = closed.jaxpr, list(closed.consts)
     if keep_unused:
         return jaxpr, consts, tuple(range(len(jaxpr.invars)))
-    pruned, kept = dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars))
+    pruned, kept = dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars), instantiate=list(keep))
     live = {id(v) for v in pruned.constvars}
     consts = [c for v, c in zip(jaxpr.constvars, consts) if id(v) in live]
     return pruned, consts, tuple(i for i, k in enumerate(kept) if k)
 
 
 def _arg_attributes(arg_names, n_consts, donated_args, in_avals, out_avals,
-                    placement: _Placement, n_tokens: int = 0) -> list:
+                    placement: _Placement, n_tokens: int, aliases: Sequence[int | None]
+                    ) -> list:
     """Names, const and donation markers, shardings and memory kinds of `@main`'s
-    arguments. A donated argument aliases an output of its type; over several
-    devices only one whose stated layout is the argument's (else XLA is only told
-    that the buffer may be reused)."""
-    aliased_outputs: set[int] = set()
+    arguments. A donated argument aliases the output `aliases` names, else the first
+    free one of its type; over several devices only one whose stated layout is the
+    argument's (else XLA is only told that the buffer may be reused)."""
+    aliased_outputs: set[int] = {a for a in aliases if a is not None}
     attrs = []
     for i, (arg_name, donated, aval) in enumerate(zip(arg_names, donated_args, in_avals)):
         sharding = placement.arg_shardings[i]
@@ -614,7 +625,9 @@ def _arg_attributes(arg_names, n_consts, donated_args, in_avals, out_avals,
             entry["jax.const"] = ir.BoolAttr.get(True)
             entry.update(placement.const_attributes(aval))
         if donated:
-            out = next((j for j, o in enumerate(out_avals) if j not in aliased_outputs
+            wanted = aliases[i]
+            out = next((j for j, o in enumerate(out_avals)
+                        if (j == wanted if wanted is not None else j not in aliased_outputs)
                         and _same_buffer_type(aval, o)
                         and placement.same_layout(sharding, j, aval)), None)
             if out is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from plax.extend.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, eval_jaxpr, get_aval,
+from plax.extend.core import (EVAL_TRACE, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, eval_jaxpr, get_aval,
                               stage_flat)
 from plax_stdlib.lax.control_flow.cond import cond_p, switch
 from plax_stdlib.lax.control_flow.loops import while_loop, while_p
@@ -234,27 +234,47 @@ _PLAIN_CALLS = frozenset({"plax.jit", "plax.checkpoint"})
 class RefPlan:
     """How a traced call with references runs: `ref_consts` (references it closed over)
     are passed first; the inputs at `positions` (of all inputs) are references, read
-    before the call; the call's last `len(positions)` outputs are written back."""
-    __slots__ = ("ref_consts", "positions")
+    before the call; the call's last `len(positions)` outputs are written back.
+    `traced` is the Jaxpr as traced, references and all (what `jit(f).trace` shows)."""
+    __slots__ = ("ref_consts", "positions", "traced")
 
-    def __init__(self, ref_consts: tuple, positions: tuple[int, ...]):
-        self.ref_consts, self.positions = ref_consts, positions
+    def __init__(self, ref_consts: tuple, positions: tuple[int, ...], traced: ClosedJaxpr):
+        self.ref_consts, self.positions, self.traced = ref_consts, positions, traced
 
-    def read(self, all_args: Sequence[Any], describe: Callable[[int], str]) -> list:
+    def aliases(self, num_inputs: int, num_outputs: int) -> tuple[int | None, ...]:
+        """Per input of the pure Jaxpr, the output its buffer is donated to: each
+        reference's value to its final value (as JAX lowers references)."""
+        first = num_outputs - len(self.positions)
+        out = dict(zip(self.positions, range(first, num_outputs)))
+        return tuple(out.get(i) for i in range(num_inputs))
+
+    def read(self, all_args: Sequence[Any], describe: Callable[[int], str],
+             consume: bool = False) -> list:
         """The inputs with each reference replaced by its current value (after checking
-        that no reference is passed twice)."""
+        that no reference is passed twice); `consume`: for a top-level call that
+        donates the values' buffers."""
         check_unaliased(all_args, describe)
         values = list(all_args)
         for i in self.positions:
-            values[i] = refs.get(all_args[i])
+            ref = all_args[i]
+            values[i] = ref._consume() if consume and _top_level(ref) else refs.get(ref)
         return values
 
-    def write_back(self, all_args: Sequence[Any], outs: Sequence[Any]) -> list:
+    def write_back(self, all_args: Sequence[Any], outs: Sequence[Any],
+                   consume: bool = False) -> list:
         """Write the final values to the references; → the call's own outputs."""
         n = len(self.positions)
         for i, value in zip(self.positions, outs[len(outs) - n:]):
-            refs.set(all_args[i], None, value)
+            ref = all_args[i]
+            if consume and _top_level(ref):
+                ref._store(value, exclusive=True)  # a fresh output buffer
+            else:
+                refs.set(ref, None, value)
         return list(outs[:len(outs) - n])
+
+
+def _top_level(ref) -> bool:
+    return isinstance(ref, refs.Ref) and ref._home is EVAL_TRACE
 
 
 def check_unaliased(args: Sequence[Any], describe: Callable[[int], str]) -> None:
@@ -300,7 +320,7 @@ def prepare_call(closed: ClosedJaxpr, where: str, arg_name: Callable[[int], str]
         [c for c, r in zip(closed.consts, is_ref_const) if not r])
     is_ref = [isinstance(a, AbstractRef) for a in hoisted.in_avals]
     positions = tuple(i for i, r in enumerate(is_ref) if r)
-    return discharge(hoisted, is_ref), RefPlan(ref_consts, positions)
+    return discharge(hoisted, is_ref), RefPlan(ref_consts, positions, closed)
 
 
 def _origin(jaxpr: Jaxpr, var, arg_name: Callable[[int], str]) -> str:
@@ -353,6 +373,6 @@ def apply_with_refs(primitive, args: Sequence[Any], params: dict):
                       *(values[id(v)]._value if r else values[id(v)]
                         for v, r in zip(unique, is_ref)))
     for cell, value in zip(cells, outs[len(outvars):]):
-        cell._value = value
+        cell._store(value, exclusive=False)  # it may be an operand passed through
     outs = outs[:len(outvars)]
     return outs if primitive.multiple_results else outs[0]

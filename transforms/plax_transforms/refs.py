@@ -80,17 +80,43 @@ class AbstractRef(AbstractValue):
     def __hash__(self):
         return hash((AbstractRef, self.inner_aval))
 
-    def __repr__(self):
-        return self.str_short()
+    def __repr__(self):  # JAX spells the dtype out here, not in Jaxprs
+        inner = self.inner_aval
+        return f"Ref{{{inner.str_short(np.dtype(inner.dtype).name)}}}"
 
 
 class Ref:
-    """A mutable reference to an array (see the module docstring)."""
-    __slots__ = ("_value", "_home", "__weakref__")
+    """A mutable reference to an array (see the module docstring).
 
-    def __init__(self, value, home):
+    A `jit` call donates the buffer of each reference it is passed to the output
+    holding the reference's final value, so `_exclusive` says whether the reference
+    alone holds its buffer (made by `new_ref` or written by a call); one also handed
+    to the user (a whole read, a whole write of the user's array) is copied first.
+    """
+    __slots__ = ("_value", "_home", "_exclusive", "__weakref__")
+
+    def __init__(self, value, home, exclusive: bool = False):
         self._value = value
         self._home = home  # the trace whose values it holds
+        self._exclusive = exclusive
+
+    def _read(self, spec: tuple, dynamic):
+        if _whole(spec):
+            self._exclusive = False
+        return read_value(self._value, spec, dynamic)
+
+    def _write(self, spec: tuple, dynamic, update, accumulate: bool = False) -> None:
+        self._value = written_value(self._value, spec, dynamic, update, accumulate)
+        self._exclusive = accumulate or not _whole(spec)  # else the user's array itself
+
+    def _store(self, value, exclusive: bool) -> None:
+        self._value, self._exclusive = value, exclusive
+
+    def _consume(self):
+        """The value for a call that donates its buffer (a copy unless held alone)."""
+        if not self._exclusive:
+            self._value, self._exclusive = jnp.array(self._value, copy=True), True
+        return self._value
 
     @property
     def aval(self) -> AbstractRef:
@@ -219,7 +245,7 @@ def _check_ref_aval(aval, what: str) -> AbstractRef:
 
 
 new_ref_p.def_abstract_eval(lambda aval: AbstractRef(aval))
-new_ref_p.def_impl(lambda value: Ref(jnp.array(value), EVAL_TRACE))
+new_ref_p.def_impl(lambda value: Ref(jnp.array(value, copy=True), EVAL_TRACE, exclusive=True))
 
 
 @get_p.def_abstract_eval
@@ -228,7 +254,7 @@ def _get_abstract_eval(ref_aval, *dynamic_avals, spec):
     return indexed_aval(ref_aval.inner_aval, spec, dynamic_avals)
 
 
-get_p.def_impl(lambda ref, *dynamic, spec: read_value(ref._value, spec, dynamic))
+get_p.def_impl(lambda ref, *dynamic, spec: ref._read(spec, dynamic))
 
 
 def _check_update(op: str, ref_aval, value_aval, spec, dynamic_avals) -> None:
@@ -251,8 +277,8 @@ def _swap_abstract_eval(ref_aval, value_aval, *dynamic_avals, spec):
 
 @swap_p.def_impl
 def _swap_impl(ref, value, *dynamic, spec):
-    old = read_value(ref._value, spec, dynamic)
-    ref._value = written_value(ref._value, spec, dynamic, value)
+    old = ref._read(spec, dynamic)
+    ref._write(spec, dynamic, value)
     return old
 
 
@@ -264,12 +290,12 @@ def _addupdate_abstract_eval(ref_aval, value_aval, *dynamic_avals, spec):
 
 @addupdate_p.def_impl
 def _addupdate_impl(ref, value, *dynamic, spec):
-    ref._value = written_value(ref._value, spec, dynamic, value, accumulate=True)
+    ref._write(spec, dynamic, value, accumulate=True)
     return []
 
 
 freeze_p.def_abstract_eval(lambda ref_aval: _check_ref_aval(ref_aval, "freeze").inner_aval)
-freeze_p.def_impl(lambda ref: ref._value)
+freeze_p.def_impl(lambda ref: ref._read((), ()))
 
 
 def _differentiated_write(primals, tangents, **_):
@@ -377,7 +403,7 @@ def get(ref, idx=None):
     _check_is_ref(ref, "ref.get")
     spec, dynamic = split_index(idx)
     if _local(ref):
-        return read_value(ref._value, spec, dynamic)
+        return ref._read(spec, dynamic)
     return get_p.bind(ref, *dynamic, spec=spec)
 
 
@@ -399,8 +425,8 @@ def swap(ref, idx, value, _function_name: str = "ref_swap"):
     _check_is_ref(ref, "ref.swap")
     spec, dynamic, value = _update_operand("swap", ref, idx, value)
     if _local(ref):
-        old = read_value(ref._value, spec, dynamic)
-        ref._value = written_value(ref._value, spec, dynamic, value)
+        old = ref._read(spec, dynamic)
+        ref._write(spec, dynamic, value)
         return old
     return swap_p.bind(ref, value, *dynamic, spec=spec)
 
@@ -415,7 +441,7 @@ def addupdate(ref, idx, x) -> None:
     _check_is_ref(ref, "ref.addupdate")
     spec, dynamic, x = _update_operand("addupdate", ref, idx, x)
     if _local(ref):
-        ref._value = written_value(ref._value, spec, dynamic, x, accumulate=True)
+        ref._write(spec, dynamic, x, accumulate=True)
         return
     addupdate_p.bind(ref, x, *dynamic, spec=spec)
 
@@ -424,7 +450,7 @@ def freeze(ref) -> Any:
     """The reference's current value, as an array (the reference is not used again)."""
     _check_is_ref(ref, "freeze")
     if _local(ref):
-        return ref._value
+        return ref._read((), ())
     return freeze_p.bind(ref)
 
 
