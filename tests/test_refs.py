@@ -69,6 +69,11 @@ def test_bad_writes_and_arguments():
         plax.jit(lambda i: r[i:i + 1])(1)
     with pytest.raises(TypeError, match="not a reference"):
         plax.new_ref(r)
+    with pytest.raises(ValueError, match=r"Out of bound indexer: idx=3, dim=3\."):
+        r[3]
+    with pytest.raises(ValueError, match=r"Out of bound indexer: idx=3, dim=3\."):
+        plax.jit(lambda: r.__setitem__((..., 3), 1.0))()
+    assert float(r[-1]) == float(r[2])  # negative ints count from the end
     with pytest.raises(TypeError, match="immutable"):
         plax.jit(lambda x: x.__setitem__(0, 1.0))(jnp.ones(2))
 

@@ -186,6 +186,24 @@ def split_index(index) -> tuple[tuple, list]:
     return tuple(spec), dynamic
 
 
+def ref_index(ref, index) -> tuple[tuple, list]:
+    """`split_index` for `ref`, with JAX's error for a static int past the end of its
+    dimension (negative ones count from the end, as in NumPy)."""
+    spec, dynamic = split_index(index)
+    shape = get_aval(ref).shape
+    if Ellipsis in spec:
+        at = spec.index(Ellipsis)
+        dims = [*range(at), *range(len(shape) - (len(spec) - at - 1), len(shape))]
+        entries = spec[:at] + spec[at + 1:]
+    else:
+        dims, entries = list(range(len(spec))), spec
+    for dim, entry in zip(dims, entries):
+        if isinstance(entry, tuple) and entry[0] == "int" and 0 <= dim < len(shape) \
+                and entry[1] >= shape[dim]:
+            raise ValueError(f"Out of bound indexer: idx={entry[1]}, dim={shape[dim]}.")
+    return spec, dynamic
+
+
 def join_index(spec: tuple, dynamic) -> tuple:
     operands = iter(dynamic)
     return tuple(next(operands) if s is _DYNAMIC else slice(*s[1:]) if isinstance(s, tuple)
@@ -401,14 +419,14 @@ def _local(ref) -> bool:
 def get(ref, idx=None):
     """`ref[idx]` (the whole value for `idx=None` or `...`)."""
     _check_is_ref(ref, "ref.get")
-    spec, dynamic = split_index(idx)
+    spec, dynamic = ref_index(ref, idx)
     if _local(ref):
         return ref._read(spec, dynamic)
     return get_p.bind(ref, *dynamic, spec=spec)
 
 
 def _update_operand(op: str, ref, idx, value):
-    spec, dynamic = split_index(idx)
+    spec, dynamic = ref_index(ref, idx)
     value_aval = get_aval(value)
     ref_dtype = np.dtype(get_aval(ref).dtype)
     if getattr(value_aval, "weak_type", False) and np.dtype(value_aval.dtype) != ref_dtype:
