@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from plax.extend.core import (EVAL_TRACE, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, eval_jaxpr, get_aval,
-                              stage_flat)
+from plax.extend.core import (EVAL_TRACE, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var,
+                              eval_jaxpr, get_aval, stage_flat)
 from plax_stdlib.lax.control_flow.cond import cond_p, switch
 from plax_stdlib.lax.control_flow.loops import while_loop, while_p
 from plax_stdlib.lax.control_flow.scan import scan, scan_p
