@@ -99,6 +99,20 @@ def test_nested_vmap_negative_axis_and_vmap_of_jit_and_scan():
     np.testing.assert_array_equal(s[...], np.full((3, 2), 8.0))
 
 
+def test_grad_and_jit_of_vmap_over_a_created_reference():
+    def loss(x):
+        r = plax.new_ref(jnp.zeros(3))
+
+        def body(ref, v):
+            ref[...] += v * x
+        plax.vmap(body)(r, jnp.arange(3.0))
+        return (r[...] ** 2).sum()
+    # d/dx sum((v x)^2) = 2 x sum(v^2) = 20 at x = 2
+    for fn in (plax.grad(loss), plax.jit(plax.grad(loss))):
+        np.testing.assert_allclose(fn(2.0), 20.0)
+    np.testing.assert_allclose(plax.vmap(loss)(jnp.array([1.0, 2.0])), [5.0, 20.0])
+
+
 def test_vmap_writing_an_unbatched_reference_is_jax_error():
     r = plax.new_ref(jnp.zeros(2))
 
