@@ -99,6 +99,56 @@ def test_nested_vmap_negative_axis_and_vmap_of_jit_and_scan():
     np.testing.assert_array_equal(s[...], np.full((3, 2), 8.0))
 
 
+def _branchy(ref, p, x):
+    def yes():
+        ref[0] += x
+
+    def no():
+        ref[1] = x * 10
+    lax.cond(p, yes, no)
+
+    def grow(c):
+        ref[3] += x + 1.0
+        return c + 1
+    return lax.while_loop(lambda c: ref[3] < 5.0, grow, 0)
+
+
+@pytest.mark.parametrize("jitted", [False, True], ids=["eager", "jit"])
+def test_vmap_with_batched_predicates_writes_only_the_taken_paths(jitted):
+    # A cond with a batched predicate runs both branches and a while loop runs until
+    # every example stops; each example's reference sees only its own path's writes.
+    r = plax.new_ref(jnp.zeros((3, 4)))
+    p, x = np.array([True, False, True]), np.array([1.0, 2.0, 3.0], np.float32)
+    fn = plax.vmap(_branchy)
+    n = (plax.jit(fn) if jitted else fn)(r, p, x)
+    want = np.zeros((3, 4), np.float32)
+    want_n = []
+    for row, pi, xi in zip(want, p, x):
+        if pi:
+            row[0] += xi
+        else:
+            row[1] = xi * 10
+        k = 0
+        while row[3] < 5.0:
+            row[3] += xi + 1.0
+            k += 1
+        want_n.append(k)
+    np.testing.assert_array_equal(n, want_n)
+    np.testing.assert_array_equal(r[...], want)
+
+
+def test_vmap_of_cond_with_an_unbatched_reference():
+    r = plax.new_ref(jnp.arange(3.0))
+    # reading it under a batched predicate is fine
+    got = plax.vmap(lambda p: lax.cond(p, lambda: r[0] + 1, lambda: r[1]))(
+        jnp.array([True, False]))
+    np.testing.assert_array_equal(got, [1, 1])
+    with pytest.raises(Exception, match="vmapped value on an unbatched array reference"):
+        plax.vmap(lambda p: lax.cond(p, lambda: r.__setitem__(0, 5.0), lambda: None))(
+            jnp.array([True, False]))
+    np.testing.assert_array_equal(r[...], [0, 1, 2])
+
+
 def test_grad_and_jit_of_vmap_over_a_created_reference():
     def loss(x):
         r = plax.new_ref(jnp.zeros(3))

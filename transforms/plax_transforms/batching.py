@@ -38,7 +38,7 @@ from plax.extend.core import (
     trace_to_jaxpr,
 )
 from plax_transforms.signature import trace_context
-from plax_transforms.ref_discharge import apply_with_refs, has_cells
+from plax_transforms.ref_discharge import apply_with_refs, has_cells, mixes_refs_and_tracers
 from plax_transforms.refs import AbstractRef
 
 
@@ -83,7 +83,9 @@ class BatchTrace(Trace):
         return val if dim is not_mapped else BatchTracer(self, val, dim)
 
     def process_primitive(self, primitive: Primitive, args, params):
-        if has_cells(args, self):  # a reference cell made under this vmap, used by control flow
+        # control flow using a reference cell made under this vmap, or a reference
+        # together with batched values: discharged, then batched
+        if has_cells(args, self) or mixes_refs_and_tracers(primitive, args, self):
             return apply_with_refs(primitive, args, params)
         vals, dims = zip(*map(self.to_batch_info, args)) if args else ((), ())
         with set_current_trace(self.parent):

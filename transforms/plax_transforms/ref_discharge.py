@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from plax.extend.core import (EVAL_TRACE, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var,
+from plax.extend.core import (EVAL_TRACE, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Tracer, Var,
                               eval_jaxpr, get_aval, stage_flat)
 from plax_stdlib.lax.control_flow.cond import cond_p, switch
 from plax_stdlib.lax.control_flow.loops import while_loop, while_p
@@ -141,12 +141,31 @@ def _freeze(eqn, ins):
 
 # --- control flow: the references' values are carried ----------------------------------
 
-def _unique_cells(values) -> list[Cell]:
+def _unique_cells(values, jaxprs: Sequence[ClosedJaxpr]) -> list[Cell]:
+    """The references among `values` that the loop or branches must carry: none if
+    no Jaxpr of `jaxprs` writes a reference (then they read the values as they are,
+    and a batched loop or branch does not turn a value it only read into a batched
+    final value)."""
+    if not any(_writes(j.jaxpr) for j in jaxprs):
+        return []
     seen: dict[int, Cell] = {}
     for x in values:
         if isinstance(x, Cell):
             seen.setdefault(id(x), x)
     return list(seen.values())
+
+
+def _writes(jaxpr: Jaxpr) -> bool:
+    """Whether `jaxpr` writes a reference, at any depth."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive in (refs.swap_p, refs.addupdate_p):
+            return True
+        for param in eqn.params.values():
+            for sub in (param if isinstance(param, (tuple, list)) else (param,)):
+                inner = getattr(sub, "jaxpr", sub)
+                if isinstance(inner, Jaxpr) and _writes(inner):
+                    return True
+    return False
 
 
 def _with_cells(values, cells: list[Cell], current: Sequence[Any]) -> tuple[list, list[Cell]]:
@@ -161,7 +180,7 @@ def _scan(eqn, ins):
     body: ClosedJaxpr = p["jaxpr"]
     nc, nk = p["num_consts"], p["num_carry"]
     consts, init, xs = ins[:nc], ins[nc:nc + nk], ins[nc + nk:]
-    cells = _unique_cells(consts)
+    cells = _unique_cells(consts, [body])
 
     def step(carry, x):
         ref_values, c = carry
@@ -180,8 +199,8 @@ def _while(eqn, ins):
     p = eqn.params
     ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
     cconsts, bconsts, init = ins[:ncc], ins[ncc:ncc + nbc], ins[ncc + nbc:]
-    cells = _unique_cells([*cconsts, *bconsts])
     cond_j, body_j = p["cond_jaxpr"], p["body_jaxpr"]
+    cells = _unique_cells([*cconsts, *bconsts], [cond_j, body_j])
 
     def cond_fun(carry):
         ref_values, c = carry
@@ -202,7 +221,7 @@ def _while(eqn, ins):
 
 def _cond(eqn, ins):
     index, operands = ins[0], ins[1:]
-    cells = _unique_cells(operands)
+    cells = _unique_cells(operands, eqn.params["branches"])
     is_cell = [isinstance(x, Cell) for x in operands]
 
     def branch_fn(branch: ClosedJaxpr):
@@ -334,7 +353,7 @@ def _origin(jaxpr: Jaxpr, var, arg_name: Callable[[int], str]) -> str:
     return "closed over by the function"
 
 
-# --- a primitive applied to reference cells -------------------------------------------------
+# --- a primitive applied to references on an interpreting trace ----------------------------
 
 def has_cells(args: Sequence[Any], trace) -> bool:
     """Whether any operand is a `Ref` cell made by `trace` (rather than a staged
@@ -342,20 +361,29 @@ def has_cells(args: Sequence[Any], trace) -> bool:
     return any(isinstance(a, refs.Ref) and a._home is trace for a in args)
 
 
+def mixes_refs_and_tracers(primitive, args: Sequence[Any], trace) -> bool:
+    """Whether control flow (not a reference primitive) gets references together with
+    values of `trace`: a `cond` under vmap with a batched predicate, say, must not run
+    both branches' writes, so it is discharged first (`apply_with_refs`)."""
+    return (primitive not in refs.REF_PRIMITIVES and any(map(refs.is_ref, args))
+            and any(isinstance(a, Tracer) and a._trace is trace for a in args))
+
+
 def apply_with_refs(primitive, args: Sequence[Any], params: dict):
-    """`primitive(*args)` where some operands are `Ref` cells (a `scan` or `cond`
-    whose body uses a reference, applied eagerly or inside grad/vmap): the equation is
-    discharged and its pure form evaluated on the current trace, then the cells take
-    their final values. A cell passed twice is one reference."""
+    """`primitive(*args)` on the current trace where some operands are references (a
+    `scan` or `cond` whose body uses one, applied eagerly or inside grad/vmap): the
+    equation is discharged, its pure form evaluated on the current trace, and each
+    reference written its final value where that changed. A reference passed twice
+    is one reference."""
     invars: list = []
     by_ref: dict[int, Any] = {}
-    cells: list = []
+    ref_args: list = []
     for a in args:
-        if isinstance(a, refs.Ref):
+        if refs.is_ref(a):
             var = by_ref.get(id(a))
             if var is None:
                 var = by_ref[id(a)] = Var(get_aval(a))
-                cells.append(a)
+                ref_args.append(a)
             invars.append(var)
         else:
             invars.append(Var(get_aval(a)))
@@ -369,10 +397,12 @@ def apply_with_refs(primitive, args: Sequence[Any], params: dict):
     is_ref = [isinstance(v.aval, AbstractRef) for v in unique]
     pure = discharge(closed, is_ref)
     values = {id(v): a for v, a in zip(invars, args)}
+    initial = [refs.get(a) for a in ref_args]
+    it = iter(initial)
     outs = eval_jaxpr(pure.jaxpr, pure.consts,
-                      *(values[id(v)]._value if r else values[id(v)]
-                        for v, r in zip(unique, is_ref)))
-    for cell, value in zip(cells, outs[len(outvars):]):
-        cell._store(value, exclusive=False)  # it may be an operand passed through
+                      *(next(it) if r else values[id(v)] for v, r in zip(unique, is_ref)))
+    for ref, before, after in zip(ref_args, initial, outs[len(outvars):]):
+        if after is not before:
+            refs.set(ref, None, after)
     outs = outs[:len(outvars)]
     return outs if primitive.multiple_results else outs[0]
