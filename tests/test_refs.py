@@ -271,3 +271,25 @@ def test_references_inside_checkpoint_and_custom_rules():
     f.defjvp(lambda p, t: (f(*p), t[0]))
     with pytest.raises(NotImplementedError, match="custom rule's function must not"):
         plax.jit(f)(1.0)
+
+
+def test_int_and_unit_slice_writes_are_dynamic_update_slices():
+    r = plax.new_ref(jnp.zeros((3, 4)))
+
+    @plax.jit
+    def write(i, v):
+        r[i] = v
+        r[-1, 1:3] += jnp.ones(2)
+        return r[i]
+    text = write.lower(1, jnp.arange(4.0)).as_text()
+    assert "dynamic_update_slice" in text and "scatter" not in text
+    want = np.zeros((3, 4), np.float32)
+    for i in (1, 5, -1):  # an index past the end is clamped into bounds, as JAX writes
+        k = min(i, 2) if i >= 0 else i + 3
+        want[k] = np.arange(4.0)
+        want[-1, 1:3] += 1.0
+        np.testing.assert_array_equal(write(i, jnp.arange(4.0)), want[k])
+    np.testing.assert_array_equal(r[...], want)
+    r[..., ::2] = jnp.full((3, 2), 7.0)  # a strided slice: a scatter
+    want[..., ::2] = 7.0
+    np.testing.assert_array_equal(r[...], want)

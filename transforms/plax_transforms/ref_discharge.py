@@ -4,7 +4,7 @@
 marked in `is_ref` (a reference) becomes an input of its inner type, its final
 value an extra output (after the original outputs). An interpreter walks the
 equations with a `Cell` (the current value) for each reference: `ref.get` reads
-it, `ref.swap`/`ref.addupdate` write it, `ref.new` makes a cell, `ref.freeze`
+it, `ref.swap`/`ref.addupdate` write it, `ref.new_ref` makes a cell, `ref.freeze`
 reads it. An equation whose operands include references (or whose Jaxprs use
 them) is rewritten by its kind: a call (`jit`, `checkpoint`) is
 interpreted inline with the same cells; `scan` and `while` carry the values of

@@ -42,7 +42,7 @@ from plax.extend.core import (
     get_aval,
     stage_flat,
 )
-from plax_stdlib import numpy as jnp
+from plax_stdlib import lax, numpy as jnp
 from plax_stdlib.lax.conversion import convert_element_type
 from plax_transforms.partial_eval import PartialEvalTrace
 
@@ -219,11 +219,51 @@ def read_value(value, spec: tuple, dynamic):
 
 
 def written_value(value, spec: tuple, dynamic, update, accumulate: bool = False):
-    """`value` with `update` written (or added, if `accumulate`) at the index."""
+    """`value` with `update` written (or added, if `accumulate`) at the index: a
+    `dynamic_update_slice` for ints and unit-step slices (clamped into bounds, as JAX
+    writes references), a scatter for other indices."""
     if _whole(spec):
         return value + update if accumulate else update
-    at = value.at[join_index(spec, dynamic)]
-    return at.add(update) if accumulate else at.set(update)
+    window = _window(get_aval(value).shape, spec, dynamic)
+    if window is None:
+        at = value.at[join_index(spec, dynamic)]
+        return at.add(update) if accumulate else at.set(update)
+    starts, sizes = window
+    block = jnp.reshape(update, sizes)
+    if accumulate:
+        block = lax.dynamic_slice(value, starts, sizes) + block
+    return lax.dynamic_update_slice(value, block, starts)
+
+
+def _window(shape: tuple, spec: tuple, dynamic) -> tuple[list, tuple] | None:
+    """(start indices, block sizes) of a basic index: ints (static or scalar integer
+    operands; negative ones count from the end) and unit-step slices. None for any
+    other index."""
+    entries = list(spec)
+    if Ellipsis in entries:
+        at = entries.index(Ellipsis)
+        entries[at:at + 1] = [("slice", None, None, None)] * (len(shape) - len(entries) + 1)
+    entries += [("slice", None, None, None)] * (len(shape) - len(entries))
+    operands = iter(dynamic)
+    starts, sizes = [], []
+    for n, entry in zip(shape, entries):
+        if entry is _DYNAMIC:
+            i = next(operands)
+            aval = get_aval(i)
+            if aval.shape or not np.issubdtype(aval.dtype, np.integer):
+                return None
+            starts.append(jnp.where(i < 0, i + n, i))
+            sizes.append(1)
+        elif entry[0] == "int":
+            starts.append(entry[1] + n if entry[1] < 0 else entry[1])
+            sizes.append(1)
+        else:
+            if entry[3] not in (None, 1):
+                return None
+            start, stop, _ = slice(*entry[1:]).indices(n)
+            starts.append(start)
+            sizes.append(max(stop - start, 0))
+    return starts, tuple(sizes)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -244,7 +284,7 @@ def _describe_spec(spec: tuple) -> str:
 
 # --- the primitives ---------------------------------------------------------------------
 
-new_ref_p = Primitive("ref.new")
+new_ref_p = Primitive("ref.new_ref")  # prints `new_ref`, as in JAX
 get_p = Primitive("ref.get")
 swap_p = Primitive("ref.swap")
 addupdate_p = Primitive("ref.addupdate", multiple_results=True)
