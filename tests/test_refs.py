@@ -293,3 +293,11 @@ def test_int_and_unit_slice_writes_are_dynamic_update_slices():
     r[..., ::2] = jnp.full((3, 2), 7.0)  # a strided slice: a scatter
     want[..., ::2] = 7.0
     np.testing.assert_array_equal(r[...], want)
+
+    @plax.jit
+    def window(i):
+        r[plax.ds(i, 2), 1] += jnp.ones(2)
+    assert "dynamic_update_slice" in window.lower(0).as_text()
+    window(1)
+    want[1:3, 1] += 1.0
+    np.testing.assert_array_equal(r[...], want)

@@ -13,12 +13,18 @@ How a reference is represented depends on where it is used:
   reference is a value of type `AbstractRef`, and reads and writes are the `ref.*`
   primitives below, with a state effect so they are never pruned. `jit` removes
   them right after tracing (`ref_discharge`): the Jaxpr it compiles takes each
-  reference's value as an input and returns its final value, which the call writes
-  back. Nothing downstream of `jit` (lowering, autodiff of the jit) sees a reference.
+  reference's value as an input and returns its final value (its buffer donated to
+  it, as JAX lowers references), which the call writes back. Nothing downstream of
+  `jit` (lowering, autodiff of the jit) sees a reference; `jit(f).trace` shows the
+  Jaxpr as traced, references and all;
+* a reference passed to `vmap` with an axis (`in_axes`) is batched: one reference
+  per example, its batch dimension where the axis was. Reads are per example;
+  writes read the whole reference, update each example and write it back.
 
 A reference used under a transformation it was not made in (a concrete `Ref`
-written with a differentiated or batched value) raises JAX's errors, as does a
-reference returned from `jit` or passed to it twice.
+written with a differentiated value, or an unbatched one written with a batched
+value) raises JAX's errors, as does a reference returned from `jit` or passed to it
+twice.
 """
 from __future__ import annotations
 
