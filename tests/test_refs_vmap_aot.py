@@ -204,6 +204,9 @@ def test_trace_shows_reference_inputs():
     traced = plax.jit(_write).trace(r, jnp.ones(3))
     text = str(traced.jaxpr)
     assert text.startswith("{ lambda ; a:Ref{f32[3]} b:f32[3]. let") and "in () }" in text
+    assert "= swap[spec=[...]] a c" in text  # indices print as JAX writes them
+    text = str(plax.make_jaxpr(lambda r, i: r[i, 1:3])(plax.new_ref(jnp.zeros((2, 4))), 1))
+    assert "get[spec=[*,1:3]] a b" in text
     (ref_aval, x_aval), kwargs = traced.in_avals
     assert isinstance(ref_aval, plax.ref.AbstractRef) and repr(ref_aval) == "Ref{float32[3]}"
     assert x_aval.shape == (3,) and not kwargs

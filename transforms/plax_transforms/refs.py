@@ -166,6 +166,38 @@ def is_ref(x) -> bool:
 _DYNAMIC = "dynamic"
 
 
+class IndexSpec(tuple):
+    """An index's static spec (a tuple, equal to and hashed as one) that prints as JAX
+    prints reference indices: `[...]`, `[1:3]`, `[0,:]`; `*` stands for an operand."""
+    __slots__ = ()
+
+    def __str__(self):
+        if _whole(self):
+            return "[...]"
+        return "[" + ",".join(_entry_text(e) for e in self) + "]"
+
+    __repr__ = __str__
+
+
+def _entry_text(entry) -> str:
+    if entry is Ellipsis:
+        return "..."
+    if entry is _DYNAMIC:
+        return "*"
+    kind, *rest = entry
+    if kind == "int":
+        return str(rest[0])
+    if kind == "dslice":
+        start, size, stride = rest
+        return f"ds({'*' if start is None else start},{size}" + (
+            f",{stride})" if stride != 1 else ")")
+    start, stop, step = ("" if b is None else str(b) for b in rest)
+    return f"{start}:{stop}" + (f":{step}" if step else "")
+
+
+WHOLE = IndexSpec()
+
+
 def split_index(index) -> tuple[tuple, list]:
     """`ref[index]`'s index as (hashable spec, dynamic operands): ints, slices with
     static bounds and `...` stay in the spec; arrays and traced ints are operands."""
@@ -195,7 +227,7 @@ def split_index(index) -> tuple[tuple, list]:
         else:
             spec.append(_DYNAMIC)
             dynamic.append(entry)
-    return tuple(spec), dynamic
+    return IndexSpec(spec), dynamic
 
 
 def ref_index(ref, index) -> tuple[tuple, list]:
@@ -306,10 +338,6 @@ def indexed_aval(inner, spec: tuple, dynamic_avals):
     return inner if _whole(spec) else _indexed_aval(inner, spec, tuple(dynamic_avals))
 
 
-def _describe_spec(spec: tuple) -> str:
-    return "()" if not spec else repr(spec)
-
-
 # --- the primitives ---------------------------------------------------------------------
 
 new_ref_p = Primitive("ref.new_ref")  # prints `new_ref`, as in JAX
@@ -349,7 +377,7 @@ def _check_update(op: str, ref_aval, value_aval, spec, dynamic_avals) -> None:
     if value_aval.shape != expected.shape:
         raise ValueError(f"Invalid shape for `{op}`. Ref shape: {ref_aval.shape}. Expected "
                          f"shape: {expected.shape}. Value shape: {value_aval.shape}. Index: "
-                         f"{_describe_spec(spec)}.")
+                         f"{IndexSpec(spec)}.")
     if np.dtype(value_aval.dtype) != np.dtype(ref_aval.dtype):
         raise ValueError(f"Invalid dtype for `{op}`. Ref dtype: {np.dtype(ref_aval.dtype)}. "
                          f"Value dtype: {np.dtype(value_aval.dtype)}.")
@@ -404,7 +432,7 @@ def _unbatched_ref_error(op: str, ref) -> Exception:
 def _read_batched(axis_data, ref, ref_dim, spec, dynamic, dynamic_dims):
     """`ref[index]` per example, the whole reference read once (its batch dimension at
     `ref_dim`, or unbatched): → (value batched at 0, the whole value read)."""
-    whole = get_p.bind(ref, spec=())
+    whole = get_p.bind(ref, spec=WHOLE)
     out = plax.vmap(lambda value, *dyn: read_value(value, spec, dyn),
                     in_axes=(ref_dim, *dynamic_dims), axis_size=axis_data.size)(whole, *dynamic)
     return out, whole
@@ -427,13 +455,13 @@ def _batched_update(op: str):
             raise _unbatched_ref_error(op, ref)
         if not accumulate and _whole(spec):  # the value replaces the whole reference
             new = move_to(value, dims[1], ref_dim, axis_data.size)
-            return swap_p.bind(ref, new, spec=()), ref_dim
+            return swap_p.bind(ref, new, spec=WHOLE), ref_dim
         old, whole = _read_batched(axis_data, ref, ref_dim, spec, dynamic, dims[2:])
         new = plax.vmap(
             lambda w, v, *dyn: written_value(w, spec, dyn, v, accumulate=accumulate),
             in_axes=(ref_dim, dims[1], *dims[2:]), out_axes=ref_dim,
             axis_size=axis_data.size)(whole, value, *dynamic)
-        swap_p.bind(ref, new, spec=())
+        swap_p.bind(ref, new, spec=WHOLE)
         return ([], []) if accumulate else (old, 0)
     return rule
 
