@@ -322,4 +322,11 @@ def test_same_as_jax():
         results["out"] = compiled(q, x)[0]
         results["read"] = compiled(q, x)[1]
         results["q"] = q[...]
+
+        def loss(ref, v):
+            ref[...] += 1.0
+            return (ref[...] * v).sum()
+        batch = lib.new_ref(jnp.zeros((2, 3)))
+        results["vmap_grad"] = lib.vmap(lib.grad(loss, argnums=1))(batch, x[:2])
+        results["vmap_grad_ref"] = batch[...]
     """, {"x": np.linspace(0.5, 2.0, 4, dtype=np.float32)})
