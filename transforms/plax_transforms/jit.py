@@ -350,8 +350,10 @@ class JitWrapped(fastpath.JitCache):
                                  static_kwargs)
         if not result.extra_args:  # a Jaxpr closing over tracers belongs to one trace
             closed = result.closed
-            nbytes = (nbytes_of(closed.consts)
-                      + _BYTES_PER_EQUATION * (1 + len(closed.jaxpr.eqns)))
+            n_eqns = len(closed.jaxpr.eqns)
+            if result.ref_plan is not None:  # the Jaxpr as traced is kept too
+                n_eqns += len(result.ref_plan.traced.jaxpr.eqns)
+            nbytes = nbytes_of(closed.consts) + _BYTES_PER_EQUATION * (1 + n_eqns)
             _traces.put(key, result, nbytes=nbytes, owners=(self._cache_key_fun,))
         return flat, in_tree, result
 
