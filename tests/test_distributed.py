@@ -1,0 +1,227 @@
+"""`plax.distributed`: real multi-process runs on XLA's distributed runtime (CPU, gloo).
+
+Two processes on 127.0.0.1, each with 2 CPU devices, join one run
+(tests/distributed_worker.py) and report what they saw; this test checks it against
+NumPy: the global device picture, global arrays built every way, computations whose
+data crosses processes, addressable vs global shard counts, the fast path, and
+`plax.experimental.multihost_utils`. Every child runs under a deadline and is killed
+when it passes, so a stuck run fails instead of hanging.
+"""
+import json
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import plax
+
+WORKER = pathlib.Path(__file__).with_name("distributed_worker.py")
+GLOBAL = np.arange(4 * 6, dtype=np.float32).reshape(4, 6)  # the worker's global array
+DEADLINE_S = 120
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def child_env(devices: int = 2) -> dict:
+    env = dict(os.environ, PLAX_PLATFORMS="cpu",
+               XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
+    env.pop("JAX_COORDINATOR_ADDRESS", None)
+    return env
+
+
+def run_processes(commands: list[list[str]]) -> list[str]:
+    """Runs the commands at once; their outputs, or a failure naming the process that
+    failed or outlived the deadline (then every one still running is killed)."""
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, env=child_env()) for cmd in commands]
+    outputs = []
+    try:
+        for i, proc in enumerate(procs):
+            try:
+                out, _ = proc.communicate(timeout=DEADLINE_S)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"process {i} did not finish within {DEADLINE_S} s")
+            assert proc.returncode == 0, f"process {i} failed:\n{out[-4000:]}"
+            outputs.append(out)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return outputs
+
+
+@pytest.fixture(scope="module")
+def two_process_run():
+    """What each of the 2 processes observed, by process id."""
+    address = f"127.0.0.1:{free_port()}"
+    outputs = run_processes([[sys.executable, str(WORKER), address, "2", str(pid)]
+                             for pid in range(2)])
+    results = []
+    for out in outputs:
+        lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
+        assert lines, out[-4000:]
+        results.append(json.loads(lines[-1][len("RESULT "):]))
+    return results
+
+
+def test_each_process_sees_the_global_devices_and_its_own(two_process_run):
+    for pid, seen in enumerate(two_process_run):
+        assert seen["is_initialized"] and not seen["after_shutdown"]
+        assert (seen["process_index"], seen["process_count"]) == (pid, 2)
+        assert (seen["device_count"], seen["local_device_count"]) == (4, 2)
+        assert [p for _, p in seen["devices"]] == [0, 0, 1, 1]
+        own = [d for d, p in seen["devices"] if p == pid]
+        assert seen["local_devices"] == own
+        assert "must be called before" in seen["second_initialize"]
+    assert two_process_run[0]["devices"] == two_process_run[1]["devices"]
+
+
+def test_global_arrays_hold_this_process_part(two_process_run):
+    """Built from process-local data, a callback, single-device arrays and device_put:
+    each process holds its own blocks, 2 of the 4 global shards."""
+    for pid, seen in enumerate(two_process_run):
+        for name, built in seen["built"].items():
+            assert built["shape"] == [4, 6], name
+            assert (built["addressable"], built["global"]) == (2, 4), name
+            assert not built["fully_addressable"], name
+            for index, data in built["shards"]:
+                rows, cols = (slice(*pair) for pair in index)
+                assert rows == slice(2 * pid, 2 * pid + 2), (name, index)
+                np.testing.assert_array_equal(data, GLOBAL[rows, cols], err_msg=name)
+
+
+def test_computations_across_processes_match_numpy(two_process_run):
+    for seen in two_process_run:
+        assert seen["sum_of_squares"] == [float((GLOBAL ** 2).sum())] * 4
+        np.testing.assert_array_equal(seen["gram"], GLOBAL @ GLOBAL.T)
+        np.testing.assert_array_equal(seen["column_sums"], GLOBAL.sum(axis=0))
+        assert not seen["column_sums_fully_addressable"]
+
+
+def test_the_fast_path_takes_repeated_calls(two_process_run):
+    """Global (4) and addressable (2) shard counts differ; calls with a known signature
+    are fast-path hits all the same."""
+    for seen in two_process_run:
+        assert seen["fastpath"]["gram"] == {"hits": 1, "slow_path": {"first call": 1}}
+        assert seen["fastpath"]["total"] == {"hits": 3, "slow_path": {
+            "first call": 1,
+            "an argument sharding, device or commitment not seen before": 1}}
+
+
+def test_multihost_utils_share_values(two_process_run):
+    for pid, seen in enumerate(two_process_run):
+        assert seen["allgather_stacked"] == [[0, 0], [1, 1]]
+        assert seen["allgather_tiled"] == [[0, 0], [1, 1]]
+        np.testing.assert_array_equal(seen["allgather_global"], GLOBAL)
+        assert seen["broadcast"] == {"f": 10.0, "b": [True, True]}
+        assert seen["broadcast_from_last"] == 1
+        assert seen["sync_mismatch"].startswith(
+            f"sync_global_devices name mismatch ('name of process {pid}')")
+
+
+def test_multihost_utils_in_one_process(devs):
+    from plax.experimental import multihost_utils
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    np.testing.assert_array_equal(multihost_utils.process_allgather(x), x[None])
+    np.testing.assert_array_equal(multihost_utils.process_allgather(x, tiled=True), x)
+    assert multihost_utils.broadcast_one_to_all({"a": x})["a"].tolist() == x.tolist()
+    multihost_utils.sync_global_devices("alone")
+    with pytest.raises(ValueError, match="exactly one source"):
+        multihost_utils.broadcast_one_to_all(x, is_source=False)
+    with pytest.raises(ValueError, match="scalar"):
+        multihost_utils.process_allgather(np.float32(1), tiled=True)
+    with pytest.raises(TypeError, match="str name"):
+        multihost_utils.sync_global_devices(3)
+
+
+def test_initialize_after_a_backend_started_is_an_error(devs):
+    with pytest.raises(RuntimeError, match="must be called before any plax call"):
+        plax.distributed.initialize("127.0.0.1:1234", 1, 0)
+    assert not plax.distributed.is_initialized()
+    plax.distributed.shutdown()  # nothing to shut down: a no-op
+
+
+BAD_INPUTS = """
+import json, plax
+dist = plax.distributed
+cases = {
+    "no address": lambda: dist.initialize(None, 2, 0),
+    "no port": lambda: dist.initialize("127.0.0.1", 2, 0),
+    "port out of range": lambda: dist.initialize("127.0.0.1:99999", 2, 0),
+    "address not a str": lambda: dist.initialize(("127.0.0.1", 1234), 2, 0),
+    "process_id too large": lambda: dist.initialize("127.0.0.1:1234", 2, 2),
+    "negative process_id": lambda: dist.initialize("127.0.0.1:1234", 2, -1),
+    "float num_processes": lambda: dist.initialize("127.0.0.1:1234", 2.0, 0),
+    "no num_processes": lambda: dist.initialize("127.0.0.1:1234", None, 0),
+    "no process_id": lambda: dist.initialize("127.0.0.1:1234", 2, None),
+    "cluster detection": lambda: dist.initialize("127.0.0.1:1234", 2, 0,
+                                                 cluster_detection_method="slurm"),
+    "bad timeout": lambda: dist.initialize("127.0.0.1:1234", 2, 0, initialization_timeout=0),
+    "bad local_device_ids": lambda: dist.initialize("127.0.0.1:1234", 2, 0,
+                                                    local_device_ids=["a"]),
+    "nobody serves": lambda: dist.initialize("127.0.0.1:PORT", 2, 1,
+                                             initialization_timeout=1),
+    "unknown host": lambda: dist.initialize("no-such-host.invalid:1234", 2, 1),
+}
+seen = {}
+for name, call in cases.items():
+    try:
+        call()
+        seen[name] = "no error"
+    except Exception as err:
+        seen[name] = [type(err).__name__, str(err)]
+seen["initialized after failures"] = dist.is_initialized()
+dist.initialize("127.0.0.1:PORT", 1, 0, initialization_timeout=10)
+try:
+    dist.initialize("127.0.0.1:PORT", 1, 0)
+except RuntimeError as err:
+    seen["double initialize"] = str(err)
+seen["one process"] = [plax.process_count(), plax.device_count(), plax.local_device_count(),
+                       float(plax.jit(lambda x: x.sum())(plax.numpy.arange(4.0)))]
+dist.shutdown()
+seen["after shutdown"] = dist.is_initialized()
+print("RESULT", json.dumps(seen))
+"""
+
+
+def test_bad_input_is_explained():
+    """In a fresh process (no backend yet), each bad argument raises JAX's exception
+    class with a message naming it; then a 1-process run starts, refuses a second
+    initialize, computes, and shuts down."""
+    script = BAD_INPUTS.replace("PORT", str(free_port()))
+    (out,) = run_processes([[sys.executable, "-c", textwrap.dedent(script)]])
+    seen = json.loads(out.split("RESULT ", 1)[1])
+    expected = {
+        "no address": ("ValueError", "coordinator_address should be defined"),
+        "no port": ("ValueError", "'host:port'"),
+        "port out of range": ("ValueError", "1..65535, got '127.0.0.1:99999'"),
+        "address not a str": ("TypeError", "got tuple"),
+        "process_id too large": ("ValueError", "process_id=2, num_processes=2"),
+        "negative process_id": ("ValueError", "process_id=-1"),
+        "float num_processes": ("TypeError", "num_processes=2.0 of type float"),
+        "no num_processes": ("ValueError", "num_processes"),
+        "no process_id": ("ValueError", "process_id"),
+        "cluster detection": ("ValueError", "cluster_detection_method='slurm'"),
+        "bad timeout": ("ValueError", "initialization_timeout"),
+        "bad local_device_ids": ("TypeError", "local_device_ids"),
+    }
+    for name, (kind, words) in expected.items():
+        assert seen[name][0] == kind and words in seen[name][1], (name, seen[name])
+    assert seen["nobody serves"][0] == "RuntimeError", seen["nobody serves"]
+    assert "no coordinator answered at 127.0.0.1:" in seen["nobody serves"][1]
+    assert seen["unknown host"][0] == "ValueError", seen["unknown host"]
+    assert "'no-such-host.invalid' is unknown" in seen["unknown host"][1]
+    assert not seen["initialized after failures"]
+    assert "only be called once" in seen["double initialize"]
+    assert seen["one process"] == [1, 2, 2, 6.0]
+    assert seen["after shutdown"] is False
