@@ -1,6 +1,6 @@
 """`plax.distributed`: real multi-process runs on XLA's distributed runtime (CPU, gloo).
 
-Two processes on 127.0.0.1, each with 2 CPU devices, join one run
+Two (and four) processes on 127.0.0.1, each with 2 CPU devices, join one run
 (tests/distributed_worker.py) and report what they saw; this test checks it against
 NumPy: the global device picture, global arrays built every way, computations whose
 data crosses processes, addressable vs global shard counts, the fast path, and
@@ -60,12 +60,13 @@ def run_processes(commands: list[list[str]]) -> list[str]:
     return outputs
 
 
-@pytest.fixture(scope="module")
-def two_process_run():
-    """What each of the 2 processes observed, by process id."""
+@pytest.fixture(scope="module", params=[2, 4], ids=lambda n: f"{n}_processes")
+def run(request):
+    """What each process of a run of 2 or 4 processes observed, by process id."""
+    count = request.param
     address = f"127.0.0.1:{free_port()}"
-    outputs = run_processes([[sys.executable, str(WORKER), address, "2", str(pid)]
-                             for pid in range(2)])
+    outputs = run_processes([[sys.executable, str(WORKER), address, str(count), str(pid)]
+                             for pid in range(count)])
     results = []
     for out in outputs:
         lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
@@ -74,57 +75,61 @@ def two_process_run():
     return results
 
 
-def test_each_process_sees_the_global_devices_and_its_own(two_process_run):
-    for pid, seen in enumerate(two_process_run):
+def test_each_process_sees_the_global_devices_and_its_own(run):
+    count = len(run)
+    for pid, seen in enumerate(run):
         assert seen["is_initialized"] and not seen["after_shutdown"]
-        assert (seen["process_index"], seen["process_count"]) == (pid, 2)
-        assert (seen["device_count"], seen["local_device_count"]) == (4, 2)
-        assert [p for _, p in seen["devices"]] == [0, 0, 1, 1]
+        assert (seen["process_index"], seen["process_count"]) == (pid, count)
+        assert (seen["device_count"], seen["local_device_count"]) == (2 * count, 2)
+        assert [p for _, p in seen["devices"]] == [p for p in range(count) for _ in "ab"]
         own = [d for d, p in seen["devices"] if p == pid]
         assert seen["local_devices"] == own
         assert "must be called before" in seen["second_initialize"]
-    assert two_process_run[0]["devices"] == two_process_run[1]["devices"]
+        assert seen["devices"] == run[0]["devices"]
 
 
-def test_global_arrays_hold_this_process_part(two_process_run):
+def test_global_arrays_hold_this_process_part(run):
     """Built from process-local data, a callback, single-device arrays and device_put:
-    each process holds its own blocks, 2 of the 4 global shards."""
-    for pid, seen in enumerate(two_process_run):
+    each process holds its own rows, 2 of the 2 * count global shards."""
+    count = len(run)
+    rows_each = GLOBAL.shape[0] // count
+    for pid, seen in enumerate(run):
         for name, built in seen["built"].items():
             assert built["shape"] == [4, 6], name
-            assert (built["addressable"], built["global"]) == (2, 4), name
+            assert (built["addressable"], built["global"]) == (2, 2 * count), name
             assert not built["fully_addressable"], name
             for index, data in built["shards"]:
                 rows, cols = (slice(*pair) for pair in index)
-                assert rows == slice(2 * pid, 2 * pid + 2), (name, index)
+                assert rows == slice(rows_each * pid, rows_each * (pid + 1)), (name, index)
                 np.testing.assert_array_equal(data, GLOBAL[rows, cols], err_msg=name)
 
 
-def test_computations_across_processes_match_numpy(two_process_run):
-    for seen in two_process_run:
+def test_computations_across_processes_match_numpy(run):
+    for seen in run:
         assert seen["sum_of_squares"] == [float((GLOBAL ** 2).sum())] * 4
         np.testing.assert_array_equal(seen["gram"], GLOBAL @ GLOBAL.T)
         np.testing.assert_array_equal(seen["column_sums"], GLOBAL.sum(axis=0))
         assert not seen["column_sums_fully_addressable"]
 
 
-def test_the_fast_path_takes_repeated_calls(two_process_run):
-    """Global (4) and addressable (2) shard counts differ; calls with a known signature
+def test_the_fast_path_takes_repeated_calls(run):
+    """Global (2 * count) and addressable (2) shard counts differ; calls with a known signature
     are fast-path hits all the same."""
-    for seen in two_process_run:
+    for seen in run:
         assert seen["fastpath"]["gram"] == {"hits": 1, "slow_path": {"first call": 1}}
         assert seen["fastpath"]["total"] == {"hits": 3, "slow_path": {
             "first call": 1,
             "an argument sharding, device or commitment not seen before": 1}}
 
 
-def test_multihost_utils_share_values(two_process_run):
-    for pid, seen in enumerate(two_process_run):
-        assert seen["allgather_stacked"] == [[0, 0], [1, 1]]
-        assert seen["allgather_tiled"] == [[0, 0], [1, 1]]
+def test_multihost_utils_share_values(run):
+    count = len(run)
+    for pid, seen in enumerate(run):
+        assert seen["allgather_stacked"] == [[p, p] for p in range(count)]
+        assert seen["allgather_tiled"] == [[p, p] for p in range(count)]
         np.testing.assert_array_equal(seen["allgather_global"], GLOBAL)
         assert seen["broadcast"] == {"f": 10.0, "b": [True, True]}
-        assert seen["broadcast_from_last"] == 1
+        assert seen["broadcast_from_last"] == count - 1
         assert seen["sync_mismatch"].startswith(
             f"sync_global_devices name mismatch ('name of process {pid}')")
 
@@ -225,3 +230,17 @@ def test_bad_input_is_explained():
     assert "only be called once" in seen["double initialize"]
     assert seen["one process"] == [1, 2, 2, 6.0]
     assert seen["after shutdown"] is False
+
+
+def test_plugin_clients_join_the_run(monkeypatch):
+    """PJRT plugins (CUDA, TPU) get the process id and count, the visible devices and
+    the distributed client, as JAX passes them; outside a run, their options alone."""
+    from plax_runtime import distributed
+    assert distributed.plugin_client_arguments("cuda", {"a": 1}) == ({"a": 1}, None)
+    client = object()
+    monkeypatch.setattr(distributed, "global_state", distributed.State(
+        process_id=1, num_processes=2, client=client, local_device_ids=[3]))
+    assert distributed.plugin_client_arguments("cuda", {"a": 1}) == (
+        {"node_id": 1, "num_nodes": 2, "visible_devices": [3], "a": 1}, client)
+    assert distributed.plugin_client_arguments("tpu", {}) == (
+        {"node_id": 1, "num_nodes": 2}, client)

@@ -15,7 +15,8 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from jaxlib import _jax
 
@@ -208,6 +209,20 @@ def _local_device_ids(ids) -> list[int] | None:
     if not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in ids):
         raise TypeError(f"local_device_ids must be nonnegative ints, got {ids!r}")
     return ids
+
+
+def plugin_client_arguments(platform: str, options: Mapping[str, Any]
+                            ) -> tuple[dict[str, Any], _jax.DistributedRuntimeClient | None]:
+    """A PJRT plugin's client options and distributed client for this process: outside
+    a run, `options` and None; in one, its process id and count (and, for GPUs, the
+    `local_device_ids` as visible devices) are added, as JAX passes them."""
+    state = global_state
+    if state.client is None:
+        return dict(options), None
+    added: dict[str, Any] = {"node_id": state.process_id, "num_nodes": state.num_processes}
+    if platform in ("cuda", "rocm") and state.local_device_ids is not None:
+        added["visible_devices"] = list(state.local_device_ids)
+    return {**added, **options}, state.client
 
 
 def cpu_client_options() -> dict:
