@@ -157,8 +157,11 @@ def test_initialize_after_a_backend_started_is_an_error(devs):
 
 
 BAD_INPUTS = """
-import json, plax
+import json, socket, plax
 dist = plax.distributed
+busy = socket.socket()
+busy.bind(("", 0))
+busy.listen()
 cases = {
     "no address": lambda: dist.initialize(None, 2, 0),
     "no port": lambda: dist.initialize("127.0.0.1", 2, 0),
@@ -177,6 +180,7 @@ cases = {
     "nobody serves": lambda: dist.initialize("127.0.0.1:PORT", 2, 1,
                                              initialization_timeout=1),
     "unknown host": lambda: dist.initialize("no-such-host.invalid:1234", 2, 1),
+    "port in use": lambda: dist.initialize(f"127.0.0.1:{busy.getsockname()[1]}", 2, 0),
 }
 seen = {}
 for name, call in cases.items():
@@ -186,6 +190,7 @@ for name, call in cases.items():
     except Exception as err:
         seen[name] = [type(err).__name__, str(err)]
 seen["initialized after failures"] = dist.is_initialized()
+plax.config.update("jax_cpu_collectives_implementation", "gloo")  # before the backend
 dist.initialize("127.0.0.1:PORT", 1, 0, initialization_timeout=10)
 try:
     dist.initialize("127.0.0.1:PORT", 1, 0)
@@ -224,6 +229,8 @@ def test_bad_input_is_explained():
         assert seen[name][0] == kind and words in seen[name][1], (name, seen[name])
     assert seen["nobody serves"][0] == "RuntimeError", seen["nobody serves"]
     assert "no coordinator answered at 127.0.0.1:" in seen["nobody serves"][1]
+    assert seen["port in use"][0] == "RuntimeError", seen["port in use"]
+    assert "cannot serve the coordinator on [::]:" in seen["port in use"][1]
     assert seen["unknown host"][0] == "ValueError", seen["unknown host"]
     assert "'no-such-host.invalid' is unknown" in seen["unknown host"][1]
     assert not seen["initialized after failures"]

@@ -27,12 +27,6 @@ __all__ = ["initialize", "shutdown", "is_initialized"]
 
 logger = logging.getLogger(__name__)
 
-cpu_collectives_implementation = config.config.enum_flag(
-    "jax_cpu_collectives_implementation", ["gloo", "mpi"], "gloo",
-    "How CPU computations that span processes communicate: gloo over TCP, or MPI "
-    "(which needs an MPI library).", read_env=True)
-
-
 @dataclasses.dataclass
 class State:
     """This process's place in the run: its id, the process count, the runtime objects."""
@@ -51,6 +45,7 @@ class State:
             raise RuntimeError("distributed.initialize should only be called once.")
         if process_id == 0:
             logger.info("Starting the distributed runtime service on %s", bind_address)
+            _check_can_bind(bind_address)
             self.service = _jax.get_distributed_runtime_service(
                 bind_address, num_processes, heartbeat_timeout=heartbeat_timeout_seconds,
                 shutdown_timeout=shutdown_timeout_seconds)
@@ -176,17 +171,37 @@ def _check_address(address, name: str) -> int:
     return int(port)
 
 
+def _split_address(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def _check_can_bind(address: str) -> None:
+    """Raises RuntimeError unless the coordinator's address can be listened on now:
+    jaxlib's service, failing to bind, sometimes crashes the process instead."""
+    host, port = _split_address(address)
+    try:
+        family, kind, proto, _, where = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(where)
+    except OSError as err:
+        raise RuntimeError(f"process 0 cannot serve the coordinator on {address} "
+                           f"({err.strerror or err}); is the port in use? Choose another "
+                           "coordinator_address port or coordinator_bind_address") from None
+
+
 def _wait_for_coordinator(address: str, timeout: float) -> None:
     """Returns once something accepts connections at `address`, or raises RuntimeError
     after `timeout` seconds. The runtime's own client would end the whole process
     (a fatal log) when it cannot reach the coordinator; this check makes a wrong
     address or a coordinator that never started an exception instead."""
-    host, _, port = address.rpartition(":")
-    host = host.strip("[]")
+    host, port = _split_address(address)
     deadline = time.monotonic() + timeout
     while True:
         try:
-            with socket.create_connection((host, int(port)), timeout=1.0):
+            with socket.create_connection((host, port), timeout=1.0):
                 return
         except socket.gaierror as err:
             raise ValueError(f"coordinator_address {address!r}: the host {host!r} is "
@@ -230,7 +245,7 @@ def cpu_client_options() -> dict:
     state = global_state
     if state.client is None:
         return {}
-    if cpu_collectives_implementation.value == "mpi":
+    if config.cpu_collectives_implementation.value == "mpi":
         collectives = _jax.make_mpi_collectives()
         collectives.Init()
         atexit.register(collectives.Finalize)

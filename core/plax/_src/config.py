@@ -740,6 +740,11 @@ cpu_enable_async_dispatch = config.bool_flag(
     "jax_cpu_enable_async_dispatch", True,
     "Dispatch CPU computations asynchronously; False runs them inline.")
 
+cpu_collectives_implementation = config.enum_flag(
+    "jax_cpu_collectives_implementation", ["gloo", "mpi"], "gloo",
+    "How CPU computations that span the processes of a plax.distributed run "
+    "communicate: gloo over TCP, or MPI (which needs an MPI library).", read_env=True)
+
 compilation_cache_dir = config.string_flag(
     "jax_compilation_cache_dir", None,
     "Directory of the persistent compilation cache; None disables it.",
