@@ -68,6 +68,10 @@ def main(address, num_processes, process_id):
     column_sums = cols(built["callback"])
     seen["column_sums"] = multihost_utils.process_allgather(column_sums).tolist()
     seen["column_sums_fully_addressable"] = column_sums.is_fully_addressable
+    psum_all = plax.jit(plax.shard_map(
+        lambda block: plax.lax.psum(block.sum(), ("x", "y")), mesh=mesh,
+        in_specs=P("x", "y"), out_specs=P()))
+    seen["shard_map_psum"] = float(psum_all(built["callback"]))
     for f in (total, gram):
         f(x)
     seen["fastpath"] = {"total": fastpath_stats(total), "gram": fastpath_stats(gram)}

@@ -38,26 +38,29 @@ def child_env(devices: int = 2) -> dict:
     return env
 
 
-def run_processes(commands: list[list[str]]) -> list[str]:
-    """Runs the commands at once; their outputs, or a failure naming the process that
-    failed or outlived the deadline (then every one still running is killed)."""
+def run_processes(commands: list[list[str]], *, must_succeed: bool = True
+                  ) -> list[tuple[int, str]]:
+    """Runs the commands at once: each one's exit status and output, or a failure naming
+    the process that outlived the deadline (then every one still running is killed)
+    or, with `must_succeed`, that failed."""
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, env=child_env()) for cmd in commands]
-    outputs = []
+    results = []
     try:
         for i, proc in enumerate(procs):
             try:
                 out, _ = proc.communicate(timeout=DEADLINE_S)
             except subprocess.TimeoutExpired:
                 pytest.fail(f"process {i} did not finish within {DEADLINE_S} s")
-            assert proc.returncode == 0, f"process {i} failed:\n{out[-4000:]}"
-            outputs.append(out)
+            if must_succeed:
+                assert proc.returncode == 0, f"process {i} failed:\n{out[-4000:]}"
+            results.append((proc.returncode, out))
     finally:
         for proc in procs:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    return outputs
+    return results
 
 
 @pytest.fixture(scope="module", params=[2, 4], ids=lambda n: f"{n}_processes")
@@ -68,7 +71,7 @@ def run(request):
     outputs = run_processes([[sys.executable, str(WORKER), address, str(count), str(pid)]
                              for pid in range(count)])
     results = []
-    for out in outputs:
+    for _, out in outputs:
         lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
         assert lines, out[-4000:]
         results.append(json.loads(lines[-1][len("RESULT "):]))
@@ -109,6 +112,7 @@ def test_computations_across_processes_match_numpy(run):
         assert seen["sum_of_squares"] == [float((GLOBAL ** 2).sum())] * 4
         np.testing.assert_array_equal(seen["gram"], GLOBAL @ GLOBAL.T)
         np.testing.assert_array_equal(seen["column_sums"], GLOBAL.sum(axis=0))
+        assert seen["shard_map_psum"] == float(GLOBAL.sum())
         assert not seen["column_sums_fully_addressable"]
 
 
@@ -209,7 +213,7 @@ def test_bad_input_is_explained():
     class with a message naming it; then a 1-process run starts, refuses a second
     initialize, computes, and shuts down."""
     script = BAD_INPUTS.replace("PORT", str(free_port()))
-    (out,) = run_processes([[sys.executable, "-c", textwrap.dedent(script)]])
+    ((_, out),) = run_processes([[sys.executable, "-c", textwrap.dedent(script)]])
     seen = json.loads(out.split("RESULT ", 1)[1])
     expected = {
         "no address": ("ValueError", "coordinator_address should be defined"),
@@ -251,3 +255,35 @@ def test_plugin_clients_join_the_run(monkeypatch):
         {"node_id": 1, "num_nodes": 2, "visible_devices": [3], "a": 1}, client)
     assert distributed.plugin_client_arguments("tpu", {}) == (
         {"node_id": 1, "num_nodes": 2}, client)
+
+
+DEAD_PEER = """
+import os, sys, time, numpy as np, plax
+from plax.sharding import Mesh, NamedSharding, PartitionSpec as P
+pid = int(sys.argv[2])
+plax.distributed.initialize(sys.argv[1], 2, pid, heartbeat_timeout_seconds=2)
+sharding = NamedSharding(Mesh(np.array(plax.devices()), ("x",)), P("x"))
+x = plax.make_array_from_callback((4,), sharding, lambda i: np.ones(4, np.float32)[i])
+total = plax.jit(lambda v: v.sum())
+print("first", float(total(x)), flush=True)
+if pid == 1:
+    os._exit(0)  # dies without a word to the coordinator
+start = time.monotonic()
+try:
+    total(x * 2).block_until_ready()
+    time.sleep(30)  # the run must end before this does
+finally:
+    print("survived", round(time.monotonic() - start), flush=True)
+"""
+
+
+def test_a_dead_peer_ends_the_run_in_bounded_time():
+    """When a process dies, the others stop within the heartbeat timeout with an error
+    naming it, rather than waiting for it forever (as JAX: the runtime ends them)."""
+    address = f"127.0.0.1:{free_port()}"
+    (rc0, out0), (rc1, out1) = run_processes(
+        [[sys.executable, "-c", DEAD_PEER, address, str(pid)] for pid in range(2)],
+        must_succeed=False)
+    assert "first 4.0" in out0 and "first 4.0" in out1 and rc1 == 0, (out0, out1)
+    assert rc0 != 0, out0[-3000:]  # ended by the runtime (or an exception), not by sleep
+    assert "tasks are unhealthy (stopped sending heartbeats):\n1" in out0, out0[-3000:]
