@@ -181,6 +181,8 @@ cases = {
     "bad timeout": lambda: dist.initialize("127.0.0.1:1234", 2, 0, initialization_timeout=0),
     "bad local_device_ids": lambda: dist.initialize("127.0.0.1:1234", 2, 0,
                                                     local_device_ids=["a"]),
+    "bad partition_index": lambda: dist.initialize("127.0.0.1:1234", 2, 0,
+                                                   partition_index="0"),
     "nobody serves": lambda: dist.initialize("127.0.0.1:PORT", 2, 1,
                                              initialization_timeout=1),
     "unknown host": lambda: dist.initialize("no-such-host.invalid:1234", 2, 1),
@@ -228,6 +230,7 @@ def test_bad_input_is_explained():
         "cluster detection": ("ValueError", "cluster_detection_method='slurm'"),
         "bad timeout": ("ValueError", "initialization_timeout"),
         "bad local_device_ids": ("TypeError", "local_device_ids"),
+        "bad partition_index": ("TypeError", "partition_index must be an int, got '0'"),
     }
     for name, (kind, words) in expected.items():
         assert seen[name][0] == kind and words in seen[name][1], (name, seen[name])
@@ -255,6 +258,8 @@ def test_plugin_clients_join_the_run(monkeypatch):
         {"node_id": 1, "num_nodes": 2, "visible_devices": [3], "a": 1}, client)
     assert distributed.plugin_client_arguments("tpu", {}) == (
         {"node_id": 1, "num_nodes": 2}, client)
+    distributed.global_state.partition_index = 4
+    assert distributed.plugin_client_arguments("tpu", {})[0]["partition_index"] == 4
 
 
 DEAD_PEER = """

@@ -15,6 +15,7 @@ import logging
 import os
 import socket
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,9 +37,10 @@ class State:
     service: _jax.DistributedRuntimeService | None = None
     client: _jax.DistributedRuntimeClient | None = None
     local_device_ids: list[int] | None = None  # accelerator plugins' visible devices
+    partition_index: int | None = None  # accelerator plugins' partition of this process
 
     def connect(self, coordinator_address: str, num_processes: int, process_id: int,
-                local_device_ids: list[int] | None, *,
+                local_device_ids: list[int] | None, partition_index: int | None, *,
                 bind_address: str, initialization_timeout: int,
                 heartbeat_timeout_seconds: int, shutdown_timeout_seconds: int) -> None:
         if self.client is not None:
@@ -69,6 +71,7 @@ class State:
         self.process_id = process_id
         self.num_processes = num_processes
         self.local_device_ids = local_device_ids
+        self.partition_index = partition_index
 
     def shutdown(self) -> None:
         if self.client is not None:
@@ -76,7 +79,7 @@ class State:
             self.client = None
         self._stop_service()
         self.process_id, self.num_processes = 0, 1
-        self.coordinator_address = self.local_device_ids = None
+        self.coordinator_address = self.local_device_ids = self.partition_index = None
 
     def _stop_service(self) -> None:
         if self.service is not None:
@@ -93,7 +96,9 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
                cluster_detection_method: str | None = None,
                initialization_timeout: int = 300, heartbeat_timeout_seconds: int = 100,
                shutdown_timeout_seconds: int = 300,
-               coordinator_bind_address: str | None = None) -> None:
+               coordinator_bind_address: str | None = None,
+               slice_index: int | None = None,
+               partition_index: int | None = None) -> None:
     """Joins this process to a run of `num_processes` processes coordinated at
     `coordinator_address` (`host:port`, where process 0 serves); call it in every
     process, before any plax computation or device query.
@@ -101,8 +106,10 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     `coordinator_address` and `local_device_ids` default to the environment variables
     `JAX_COORDINATOR_ADDRESS` and `JAX_LOCAL_DEVICE_IDS`; the coordinator binds to
     `coordinator_bind_address` (env `JAX_COORDINATOR_BIND_ADDRESS`), by default every
-    interface on the coordinator's port. Cluster schedulers (Slurm, MPI, TPU pods) are
-    not detected: give the three values explicitly.
+    interface on the coordinator's port. `partition_index` (env `JAX_PARTITION_INDEX`;
+    `slice_index` is its old name) is passed to accelerator plugins. Cluster
+    schedulers (Slurm, MPI, TPU pods) are not detected: give the three values
+    explicitly.
     """
     if backends.backends_are_initialized():
         raise RuntimeError("plax.distributed.initialize() must be called before any plax "
@@ -124,7 +131,9 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
                         ("shutdown_timeout_seconds", shutdown_timeout_seconds)):
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+    partition_index = _partition_index(partition_index, slice_index)
     global_state.connect(coordinator_address, num_processes, process_id, local_device_ids,
+                         partition_index,
                          bind_address=bind_address,
                          initialization_timeout=initialization_timeout,
                          heartbeat_timeout_seconds=heartbeat_timeout_seconds,
@@ -226,17 +235,33 @@ def _local_device_ids(ids) -> list[int] | None:
     return ids
 
 
+def _partition_index(partition_index, slice_index) -> int | None:
+    if slice_index is not None:
+        warnings.warn("`slice_index` has been deprecated. Please use `partition_index` "
+                      "instead.", DeprecationWarning, stacklevel=3)
+        partition_index = slice_index if partition_index is None else partition_index
+    if partition_index is None and (text := os.environ.get("JAX_PARTITION_INDEX")):
+        partition_index = int(text)
+    if partition_index is not None and (isinstance(partition_index, bool)
+                                        or not isinstance(partition_index, int)):
+        raise TypeError(f"partition_index must be an int, got {partition_index!r}")
+    return partition_index
+
+
 def plugin_client_arguments(platform: str, options: Mapping[str, Any]
                             ) -> tuple[dict[str, Any], _jax.DistributedRuntimeClient | None]:
     """A PJRT plugin's client options and distributed client for this process: outside
     a run, `options` and None; in one, its process id and count (and, for GPUs, the
-    `local_device_ids` as visible devices) are added, as JAX passes them."""
+    `local_device_ids` as visible devices; the partition index if given) are added,
+    as JAX passes them."""
     state = global_state
     if state.client is None:
         return dict(options), None
     added: dict[str, Any] = {"node_id": state.process_id, "num_nodes": state.num_processes}
     if platform in ("cuda", "rocm") and state.local_device_ids is not None:
         added["visible_devices"] = list(state.local_device_ids)
+    if state.partition_index is not None:
+        added["partition_index"] = state.partition_index
     return {**added, **options}, state.client
 
 
