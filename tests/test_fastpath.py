@@ -144,6 +144,40 @@ def test_scalar_buffers_reused_by_value_keep_signed_zeros_and_nans_apart():
                        "new argument shapes, dtypes or weak types": 1}
 
 
+def test_repeated_scalars_are_still_transfers_under_a_host_to_device_guard():
+    """A reused scalar buffer skips a transfer, so a guard that sees every one wins."""
+    f = plax.jit(lambda x, s: x * s)
+    x = plax.device_put(f32(2))
+    f(x, 3.0), f(x, 3.0)  # the second call reuses the buffer of 3.0
+    with plax.transfer_guard_host_to_device("disallow"):
+        with pytest.raises(Exception, match="Disallowed host-to-device transfer"):
+            f(x, 3.0)
+    np.testing.assert_array_equal(np.asarray(f(x, 3.0)), f32(2) * 3)
+
+
+def test_donated_scalar_positions_get_a_fresh_buffer_each_call():
+    f = plax.jit(lambda x, s: x + s, donate_argnums=1)
+    x = plax.device_put(f32(2))
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(f(x, np.float32(2))), f32(2) + 2)
+
+
+def test_signatures_travel_with_arrays_from_call_to_call():
+    """An output's fast-path signature is made with it and is what a fresh look says."""
+    from plax_runtime._fastpath import arg_signature
+    f = plax.jit(lambda x: x + 1)
+    y = f(f(plax.device_put(f32(3))))
+    for _ in range(3):
+        y = f(y)
+    assert y._sig is not None
+    assert arg_signature([y], False) == ((y.shape, y.dtype, False, y.sharding, y.committed),)
+    fresh = plax.device_put(f32(3))
+    assert fresh._sig is None
+    assert arg_signature([fresh], False) == arg_signature([y], False)
+    assert fresh._sig == y._sig
+    assert fastpath_stats(f) == {"hits": 4, "slow_path": {"first call": 1}}
+
+
 def test_pytrees_of_arrays():
     f = plax.jit(lambda tree: {"sum": tree["a"] + tree["b"][0], "b": tree["b"]})
     tree = {"a": plax.device_put(f32(3)), "b": (plax.device_put(f32(3)), 2.0)}

@@ -126,6 +126,46 @@ def test_inner_jit_is_traced_once_across_outer_traces():
     assert inner_fun.count == 2  # once per input shape
 
 
+def test_the_tracing_cache_is_shared_safely_across_threads():
+    """Threads tracing outer functions that call one inner jit (the jit_add_chain
+    pattern) while others call it at top level: right Jaxprs and values, one trace per
+    input shape, whatever the interleaving."""
+    import threading
+    inner_fun = TraceCounter(lambda a, b: a * b + 1)
+    inner = plax.jit(inner_fun)
+    errors = []
+
+    def tracer(n):
+        try:
+            for k in range(20):
+                def outer(v):
+                    for _ in range(n):
+                        v = inner(v, v)
+                    return v
+                closed = plax.make_jaxpr(outer)(f32(2 + k % 2))
+                assert [e.primitive.name for e in closed.jaxpr.eqns] == ["jit"] * n
+        except Exception as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    def caller():
+        try:
+            x = plax.device_put(f32(2))
+            for _ in range(50):
+                np.testing.assert_allclose(np.asarray(inner(x, x)), f32(2) * f32(2) + 1)
+        except Exception as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=tracer, args=(n,)) for n in (3, 5, 7)]
+    threads += [threading.Thread(target=caller) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    # Two shapes under the tracers; a concurrent first trace of one key may repeat.
+    assert 2 <= inner_fun.count <= 2 + len(threads)
+
+
 def test_explain_cache_misses(caplog):
     jf = plax.jit(lambda alpha, n: alpha * n, static_argnums=1)
     with explain_cache_misses(True), caplog.at_level(logging.WARNING):

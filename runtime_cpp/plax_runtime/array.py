@@ -59,7 +59,9 @@ class Array(metaclass=_ArrayMeta):
     Arrays are made by `plax.device_put`, by computations, and by
     `make_array_from_single_device_arrays`, not by calling the class.
     """
-    __slots__ = ("_impl", "_aval", "_sharding", "_npy_value", "__weakref__")
+    # `_sig`: the jit fast path's signature of this array, made on first use (its
+    # aval, sharding and commitment never change), or set by the executor making it.
+    __slots__ = ("_impl", "_aval", "_sharding", "_npy_value", "_sig", "__weakref__")
     __hash__ = None  # unhashable, like NumPy arrays and JAX's Array
 
     def __init__(self, *args, **kwargs):
@@ -75,6 +77,7 @@ class Array(metaclass=_ArrayMeta):
         self._aval = aval if typed == aval.sharding else aval.update(sharding=typed)
         self._sharding = sharding
         self._npy_value = None
+        self._sig = None
         if gc_guard.watching:
             gc_guard.watch(self)
         return self

@@ -163,8 +163,7 @@ class Executable:
         if n_consts + len(kept) != len(self.in_shardings):
             raise TypeError(f"the executable takes {len(self.in_shardings)} arguments, "
                             f"got {n_consts} constants and {len(kept)} arguments")
-        donated = {k - n_consts for k in self.donated_args}
-        place_host = _HostValues(self.in_shardings[n_consts:], donated)
+        place_host = _HostValues(self.in_shardings[n_consts:])
 
         def explain_failure(flat: Sequence[Any]) -> None:
             self._check_alive([flat[i] for i in kept], offset=n_consts)
@@ -172,7 +171,8 @@ class Executable:
         return _fastpath.Executor(
             self._loaded, self._handlers[committed], list(self.out_avals),
             list(self.out_shardings), [c._impl for c in consts], kept,
-            list(self.donated_args), num_flat, place_host, explain_failure,
+            list(self.donated_args), num_flat, place_host,
+            transfer_guard.level_state("host_to_device"), explain_failure,
             _wait_for_spmd_in_flight if self._serialized else None,
             _record_spmd_in_flight if self._serialized else None)
 
@@ -282,19 +282,13 @@ class Executable:
 
 
 class _HostValues:
-    """Places an executor's host arguments. The device buffers of scalars are kept by
-    exact value: a call passing the same Python or NumPy scalar again (a step size,
-    the constant of `x * 1.0001`) reuses the buffer instead of copying it to the
-    device (an executable never writes its inputs; donated positions are not kept).
-    NumPy arrays onto replicated shardings take a prepared `batched_device_put`.
-    Under an active host-to-device transfer guard every value takes the checked path."""
+    """Places an executor's host arguments (the executor itself reuses the buffers of
+    scalars it has seen). NumPy arrays onto replicated shardings take a prepared
+    `batched_device_put`. Under an active host-to-device transfer guard every value
+    takes the checked path."""
 
-    MAX_SCALARS = 64
-
-    def __init__(self, shardings: Sequence[Sharding], donated: set[int]):
+    def __init__(self, shardings: Sequence[Sharding]):
         self._shardings = shardings
-        self._donated = donated
-        self._scalars: dict[tuple, Any] = {}
         self._puts: dict[int, ReplicatedPut] = {}
 
     def __call__(self, x: Any, j: int):
@@ -304,34 +298,11 @@ class _HostValues:
         if put is not None and type(x) is np.ndarray and x.dtype == put.dtype and (
                 x.shape == put.shape):
             return put(x)
-        key = None if j in self._donated else _scalar_key(x, j)
-        impl = self._scalars.get(key) if key is not None else None
-        if impl is not None:
-            return impl
         sharding = self._shardings[j]
         if ReplicatedPut.applies_to(x, sharding):
             put = self._puts[j] = ReplicatedPut(x.shape, x.dtype, sharding)
             return put(x)
-        impl = put_leaves([x], [sharding], [False], [None])[0]._impl
-        if key is not None:
-            if len(self._scalars) >= self.MAX_SCALARS:
-                self._scalars.clear()
-            self._scalars[key] = impl
-        return impl
-
-
-def _scalar_key(x: Any, j: int) -> tuple | None:
-    """What identifies scalar `x` exactly (-0.0 and 0.0 differ, NaN is itself)."""
-    kind = type(x)
-    if kind is float:
-        return j, kind, x.hex()
-    if kind is int or kind is bool:
-        return j, kind, x
-    if kind is complex:
-        return j, kind, x.real.hex(), x.imag.hex()
-    if isinstance(x, np.generic):
-        return j, x.dtype, x.tobytes()
-    return None
+        return put_leaves([x], [sharding], [False], [None])[0]._impl
 
 
 def _device_ids(devices) -> list[int]:

@@ -60,6 +60,11 @@ def internal() -> contextlib.AbstractContextManager:
     return _scoped(_INTERNAL)
 
 
+def level_state(direction: str) -> config.State:
+    """The config state holding the level of `direction` (for C++ callers)."""
+    return _LEVELS[direction]
+
+
 def active(direction: str) -> bool:
     """Whether transfers in `direction` may be logged or refused (the level is not
     'allow'): shortcuts that skip a transfer must then take the checked path."""

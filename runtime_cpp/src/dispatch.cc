@@ -11,11 +11,13 @@
 //
 // `Executor` runs one compiled executable on flat arguments: Arrays already laid out
 // as the executable expects give their buffers, host values (NumPy, Python scalars)
-// are placed by a Python callback, then `execute_sharded`, the output handlers, and
-// one plax Array per output, built here without running Python code.
+// are placed by a Python callback (a scalar seen before reuses its buffer), then
+// `execute_sharded`, the output handlers, and one plax Array per output, built here
+// without running Python code, its fast-path signature already attached.
 #include "dispatch.h"
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -40,12 +42,17 @@ struct Names {
   PyObject* aval;
   PyObject* sharding;
   PyObject* npy_value;
+  PyObject* sig;
   PyObject* execute_sharded;
   PyObject* consume_with_handlers;
   PyObject* unflatten;
   PyObject* delete_;
   PyObject* call_python;
   PyObject* split_for_key;
+  PyObject* dtype;
+  PyObject* tobytes;
+  PyObject* numpy_generic;  // the type numpy.generic
+  PyObject* numpy_ndarray;  // the type numpy.ndarray
 };
 Names N;
 
@@ -65,10 +72,6 @@ PyObject* slot_descriptor(PyTypeObject* type, PyObject* name) {
   }
   Py_INCREF(descr);
   return descr;
-}
-
-void set_slot(PyObject* descr, PyObject* obj, PyObject* value) {
-  if (Py_TYPE(descr)->tp_descr_set(descr, obj, value) < 0) throw nb::python_error();
 }
 
 // What every dispatch consults, given once by plax-transforms (`configure`). Held
@@ -122,6 +125,7 @@ void set_array_type(nb::handle array_type) {
   slots.aval = slot_descriptor(type, N.aval);
   slots.sharding = slot_descriptor(type, N.sharding);
   slots.npy_value = slot_descriptor(type, N.npy_value);
+  slots.sig = slot_descriptor(type, N.sig);
   Py_INCREF(type);
   A = slots;  // previous descriptors (if any) stay referenced: a few bytes, once
 }
@@ -133,12 +137,13 @@ class Executor {
   Executor(nb::object loaded, nb::list handlers, std::vector<nb::object> out_avals,
            std::vector<nb::object> out_shardings, std::vector<nb::object> consts,
            std::vector<Py_ssize_t> kept, std::vector<Py_ssize_t> donated, Py_ssize_t num_flat,
-           nb::object place_host, nb::object on_error, nb::object before, nb::object after)
+           nb::object place_host, nb::object host_guard, nb::object on_error, nb::object before,
+           nb::object after)
       : handlers_(std::move(handlers)), out_avals_(std::move(out_avals)),
         out_shardings_(std::move(out_shardings)), consts_(std::move(consts)),
         kept_(std::move(kept)), donated_(std::move(donated)), num_flat_(num_flat),
-        place_host_(std::move(place_host)), on_error_(std::move(on_error)),
-        before_(std::move(before)), after_(std::move(after)) {
+        place_host_(std::move(place_host)), host_guard_(std::move(host_guard)),
+        on_error_(std::move(on_error)), before_(std::move(before)), after_(std::move(after)) {
     execute_sharded_ = check(PyObject_GetAttr(loaded.ptr(), N.execute_sharded));
     if (out_avals_.size() != out_shardings_.size()) {
       throw nb::value_error("Executor: one sharding per output aval is needed");
@@ -146,9 +151,12 @@ class Executor {
     for (Py_ssize_t i : kept_) {
       if (i < 0 || i >= num_flat_) throw nb::value_error("Executor: kept index out of range");
     }
-    Py_ssize_t num_args = static_cast<Py_ssize_t>(consts_.size() + kept_.size());
+    Py_ssize_t n_consts = static_cast<Py_ssize_t>(consts_.size());
+    Py_ssize_t num_args = n_consts + static_cast<Py_ssize_t>(kept_.size());
+    reusable_scalar_.assign(kept_.size(), true);
     for (Py_ssize_t i : donated_) {
       if (i < 0 || i >= num_args) throw nb::value_error("Executor: donated index out of range");
+      if (i >= n_consts) reusable_scalar_[i - n_consts] = false;  // a donated buffer goes
     }
   }
 
@@ -173,11 +181,7 @@ class Executor {
     for (size_t j = 0; j < kept_.size(); ++j) {
       PyObject* x = items[kept_[j]];
       nb::object impl;
-      if (Py_TYPE(x) == A.type) {
-        impl = get_slot(A.impl, x);
-      } else {
-        impl = check(PyObject_CallFunction(place_host_.ptr(), "On", x, static_cast<Py_ssize_t>(j)));
-      }
+      impl = Py_TYPE(x) == A.type ? get_slot(A.impl, x) : place_host(x, j);
       PyList_SET_ITEM(impls.ptr(), n_consts + static_cast<Py_ssize_t>(j), impl.release().ptr());
     }
     if (before_.is_valid() && !before_.is_none()) check(PyObject_CallNoArgs(before_.ptr()));
@@ -214,6 +218,7 @@ class Executor {
       throw nb::python_error();
     }
     PyObject** out_items = PySequence_Fast_ITEMS(out_seq.ptr());
+    bool sigs_known = !out_sigs_.empty();
     nb::object wrapped = check(PyList_New(n_out));
     for (Py_ssize_t i = 0; i < n_out; ++i) {
       nb::object array = check(A.type->tp_alloc(A.type, 0));
@@ -221,12 +226,78 @@ class Executor {
       set_slot(A.aval, array.ptr(), out_avals_[i].ptr());
       set_slot(A.sharding, array.ptr(), out_shardings_[i].ptr());
       set_slot(A.npy_value, array.ptr(), Py_None);
+      set_slot(A.sig, array.ptr(), sigs_known ? out_sigs_[i].ptr() : Py_None);
       PyList_SET_ITEM(wrapped.ptr(), i, array.release().ptr());
+    }
+    if (!sigs_known) {  // every run's outputs have the same signatures: work them out once
+      std::vector<nb::object> sigs;  // (computing them may run Python: another thread may
+      for (Py_ssize_t i = 0; i < n_out; ++i) {  // store its own copy first)
+        sigs.push_back(array_signature(PyList_GET_ITEM(wrapped.ptr(), i), i));
+      }
+      if (out_sigs_.empty()) out_sigs_ = std::move(sigs);
     }
     return wrapped;
   }
 
  private:
+  static constexpr Py_ssize_t kMaxScalars = 64;
+
+  // The buffer of host value `x`, the module's argument at kept position `j`. The
+  // buffers of scalars are kept by exact value: passing the same Python or NumPy
+  // scalar again (a step size, the constant of `x * 1.0001`) reuses the buffer (an
+  // executable never writes its inputs) unless the position is donated or the
+  // host-to-device transfer guard wants to see every transfer.
+  nb::object place_host(PyObject* x, size_t j) const {
+    nb::object key;
+    if (reusable_scalar_[j] && !host_guard_active()) key = scalar_key(x, static_cast<Py_ssize_t>(j));
+    if (key.is_valid()) {
+      PyObject* kept = PyDict_GetItemWithError(scalars_.ptr(), key.ptr());  // borrowed
+      if (kept != nullptr) return nb::borrow(kept);
+      if (PyErr_Occurred()) throw nb::python_error();
+    }
+    nb::object impl = check(PyObject_CallFunction(place_host_.ptr(), "On", x,
+                                                  static_cast<Py_ssize_t>(j)));
+    if (key.is_valid()) {
+      if (PyDict_GET_SIZE(scalars_.ptr()) >= kMaxScalars) PyDict_Clear(scalars_.ptr());
+      if (PyDict_SetItem(scalars_.ptr(), key.ptr(), impl.ptr()) < 0) throw nb::python_error();
+    }
+    return impl;
+  }
+
+  bool host_guard_active() const {
+    nb::object level = check(PyObject_GetAttr(host_guard_.ptr(), N.value));
+    return !level.is_none() && PyUnicode_CompareWithASCIIString(level.ptr(), "allow") != 0;
+  }
+
+  // What identifies scalar `x` exactly (-0.0 and 0.0 differ, a NaN is itself), or an
+  // invalid object when `x` is not a scalar whose buffer may be reused.
+  static nb::object scalar_key(PyObject* x, Py_ssize_t j) {
+    PyTypeObject* type = Py_TYPE(x);
+    nb::object value;
+    if (type == &PyFloat_Type) {
+      value = float_bits(PyFloat_AS_DOUBLE(x));
+    } else if (type == &PyLong_Type || type == &PyBool_Type) {
+      value = nb::borrow(x);  // exact by value; the type keeps True and 1 apart
+    } else if (type == &PyComplex_Type) {
+      Py_complex c = PyComplex_AsCComplex(x);
+      value = check(PyTuple_Pack(2, float_bits(c.real).ptr(), float_bits(c.imag).ptr()));
+    } else if (PyObject_TypeCheck(x, reinterpret_cast<PyTypeObject*>(N.numpy_generic))) {
+      nb::object dtype = check(PyObject_GetAttr(x, N.dtype));
+      nb::object bytes = check(PyObject_CallMethodNoArgs(x, N.tobytes));
+      value = check(PyTuple_Pack(2, dtype.ptr(), bytes.ptr()));
+    } else {
+      return nb::object();
+    }
+    nb::object position = check(PyLong_FromSsize_t(j));
+    return check(PyTuple_Pack(3, position.ptr(), reinterpret_cast<PyObject*>(type), value.ptr()));
+  }
+
+  static nb::object float_bits(double d) {
+    uint64_t bits;
+    std::memcpy(&bits, &d, sizeof bits);
+    return check(PyLong_FromUnsignedLongLong(bits));
+  }
+
   nb::object execute_sharded_;
   nb::list handlers_;
   std::vector<nb::object> out_avals_;
@@ -236,6 +307,10 @@ class Executor {
   std::vector<Py_ssize_t> donated_;    // positions among the module's arguments
   Py_ssize_t num_flat_;
   nb::object place_host_;              // (value, position among kept) -> buffer
+  nb::object host_guard_;              // the host-to-device transfer guard's config state
+  std::vector<bool> reusable_scalar_;  // per kept position: not donated
+  mutable nb::dict scalars_;           // scalar_key -> the buffer placed for it
+  mutable std::vector<nb::object> out_sigs_;  // the outputs' signatures, after one run
   nb::object on_error_;                // (flat) -> raises a clear error where it can
   nb::object before_;                  // None, or () -> None before each execution
   nb::object after_;                   // None, or (output buffers) -> None
@@ -256,8 +331,7 @@ class JitCache {
   static PyObject* tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
     try {
       JitCache* cache = nb::inst_ptr<JitCache>(self);
-      nb::object kw = kwargs != nullptr ? nb::borrow(kwargs) : check(PyDict_New());
-      return cache->call(self, args, kw.ptr()).release().ptr();
+      return cache->call(self, args, kwargs).release().ptr();
     } catch (nb::python_error& err) {
       err.restore();
     } catch (const std::exception& err) {
@@ -360,36 +434,63 @@ class JitCache {
   std::pair<nb::object, nb::object> compute_key(PyObject* self, PyObject* args,
                                                 PyObject* kwargs) {
     Env& e = env();
-    nb::object dyn_args = nb::borrow(args), dyn_kwargs = nb::borrow(kwargs);
+    nb::object leaves, tree_key;
     nb::object statics = nb::none();
-    if (has_statics_) {
-      nb::object parts = check(PyObject_CallMethodObjArgs(self, N.split_for_key, args, kwargs,
-                                                          nullptr));
-      if (!PyTuple_Check(parts.ptr()) || PyTuple_GET_SIZE(parts.ptr()) != 3) {
-        PyErr_SetString(PyExc_TypeError, "_split_for_key must return (args, kwargs, statics)");
+    bool no_kwargs = kwargs == nullptr || PyDict_GET_SIZE(kwargs) == 0;
+    if (!has_statics_ && no_kwargs && all_plain_leaves(args)) {
+      // The common call, positional Arrays and host values: their count is the whole
+      // structure (a treedef is never an int), so no flattening is needed.
+      leaves = check(PySequence_List(args));
+      tree_key = check(PyLong_FromSsize_t(PyTuple_GET_SIZE(args)));
+    } else {
+      nb::object dyn_args = nb::borrow(args);
+      nb::object dyn_kwargs = kwargs != nullptr ? nb::borrow(kwargs) : check(PyDict_New());
+      if (has_statics_) {
+        nb::object parts = check(PyObject_CallMethodObjArgs(self, N.split_for_key, args,
+                                                            dyn_kwargs.ptr(), nullptr));
+        if (!PyTuple_Check(parts.ptr()) || PyTuple_GET_SIZE(parts.ptr()) != 3) {
+          PyErr_SetString(PyExc_TypeError, "_split_for_key must return (args, kwargs, statics)");
+          throw nb::python_error();
+        }
+        dyn_args = nb::borrow(PyTuple_GET_ITEM(parts.ptr(), 0));
+        dyn_kwargs = nb::borrow(PyTuple_GET_ITEM(parts.ptr(), 1));
+        statics = nb::borrow(PyTuple_GET_ITEM(parts.ptr(), 2));
+      }
+      nb::object tree = check(PyTuple_Pack(2, dyn_args.ptr(), dyn_kwargs.ptr()));
+      nb::object flattened = check(PyObject_CallOneArg(e.flatten.ptr(), tree.ptr()));
+      if (!PyTuple_Check(flattened.ptr()) || PyTuple_GET_SIZE(flattened.ptr()) != 2) {
+        PyErr_SetString(PyExc_TypeError, "flatten must return (leaves, treedef)");
         throw nb::python_error();
       }
-      dyn_args = nb::borrow(PyTuple_GET_ITEM(parts.ptr(), 0));
-      dyn_kwargs = nb::borrow(PyTuple_GET_ITEM(parts.ptr(), 1));
-      statics = nb::borrow(PyTuple_GET_ITEM(parts.ptr(), 2));
+      leaves = nb::borrow(PyTuple_GET_ITEM(flattened.ptr(), 0));
+      tree_key = nb::borrow(PyTuple_GET_ITEM(flattened.ptr(), 1));
     }
-    nb::object tree = check(PyTuple_Pack(2, dyn_args.ptr(), dyn_kwargs.ptr()));
-    nb::object flattened = check(PyObject_CallOneArg(e.flatten.ptr(), tree.ptr()));
-    if (!PyTuple_Check(flattened.ptr()) || PyTuple_GET_SIZE(flattened.ptr()) != 2) {
-      PyErr_SetString(PyExc_TypeError, "flatten must return (leaves, treedef)");
-      throw nb::python_error();
-    }
-    nb::object leaves = nb::borrow(PyTuple_GET_ITEM(flattened.ptr(), 0));
-    PyObject* treedef = PyTuple_GET_ITEM(flattened.ptr(), 1);
     nb::object sig = arg_signature(leaves, state_value(e.enable_x64));
     nb::object context = check(PyObject_CallNoArgs(e.trace_context.ptr()));
     nb::object mesh = check(PyObject_CallNoArgs(e.concrete_mesh.ptr()));
-    nb::object key = check(PyTuple_Pack(5, treedef, statics.ptr(), sig.ptr(), context.ptr(),
-                                        mesh.ptr()));
+    nb::object key = check(PyTuple_Pack(5, tree_key.ptr(), statics.ptr(), sig.ptr(),
+                                        context.ptr(), mesh.ptr()));
     return {std::move(leaves), std::move(key)};
   }
 
-  nb::object slow(PyObject* self, PyObject* args, PyObject* kwargs) {
+  // Whether every positional argument is a leaf of every pytree registry: a plax
+  // Array, a NumPy array or scalar, or an exact Python scalar.
+  static bool all_plain_leaves(PyObject* args) {
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* x = PyTuple_GET_ITEM(args, i);
+      PyTypeObject* type = Py_TYPE(x);
+      if (type != A.type && type != &PyFloat_Type && type != &PyLong_Type &&
+          type != &PyBool_Type && type != &PyComplex_Type &&
+          type != reinterpret_cast<PyTypeObject*>(N.numpy_ndarray) &&
+          !PyObject_TypeCheck(x, reinterpret_cast<PyTypeObject*>(N.numpy_generic))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  nb::object slow(PyObject* self, PyObject* args, PyObject* kwargs) {  // kwargs may be NULL
     nb::object method = check(PyObject_GetAttr(self, N.call_python));
     return check(PyObject_Call(method.ptr(), args, kwargs));
   }
@@ -420,12 +521,18 @@ void define_dispatch(nb::module_& m) {
   N.aval = intern("_aval");
   N.sharding = intern("_sharding");
   N.npy_value = intern("_npy_value");
+  N.sig = intern("_sig");
   N.execute_sharded = intern("execute_sharded");
   N.consume_with_handlers = intern("consume_with_handlers");
   N.unflatten = intern("unflatten");
   N.delete_ = intern("delete");
   N.call_python = intern("_call_python");
   N.split_for_key = intern("_split_for_key");
+  N.dtype = intern("dtype");
+  N.tobytes = intern("tobytes");
+  nb::module_ numpy = nb::module_::import_("numpy");
+  N.numpy_generic = nb::object(numpy.attr("generic")).release().ptr();
+  N.numpy_ndarray = nb::object(numpy.attr("ndarray")).release().ptr();
 
   m.def("configure", &configure, nb::arg("registry_flatten"), nb::arg("disable_jit"),
         nb::arg("enable_x64"), nb::arg("log_misses"), nb::arg("current_trace"),
@@ -439,10 +546,10 @@ void define_dispatch(nb::module_& m) {
                        "One compiled executable run on flat arguments, outputs as plax Arrays.")
       .def(nb::init<nb::object, nb::list, std::vector<nb::object>, std::vector<nb::object>,
                     std::vector<nb::object>, std::vector<Py_ssize_t>, std::vector<Py_ssize_t>,
-                    Py_ssize_t, nb::object, nb::object, nb::object, nb::object>(),
+                    Py_ssize_t, nb::object, nb::object, nb::object, nb::object, nb::object>(),
            nb::arg("loaded"), nb::arg("handlers"), nb::arg("out_avals"),
            nb::arg("out_shardings"), nb::arg("consts"), nb::arg("kept"), nb::arg("donated"),
-           nb::arg("num_flat"), nb::arg("place_host"), nb::arg("on_error"),
+           nb::arg("num_flat"), nb::arg("place_host"), nb::arg("host_guard"), nb::arg("on_error"),
            nb::arg("before").none() = nb::none(), nb::arg("after").none() = nb::none())
       .def("__call__", [](const Executor& self, nb::handle flat) { return self.run(flat.ptr()); },
            nb::arg("flat"));

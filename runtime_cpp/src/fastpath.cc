@@ -29,6 +29,10 @@ nb::object get_slot(PyObject* descr, PyObject* obj) {
   return nb::steal(value);
 }
 
+void set_slot(PyObject* descr, PyObject* obj, PyObject* value) {
+  if (Py_TYPE(descr)->tp_descr_set(descr, obj, value) < 0) throw nb::python_error();
+}
+
 namespace {
 
 // Interned attribute names and the signatures of Python scalars, built once at
@@ -98,7 +102,7 @@ nb::object placed_signature(const nb::object& sig, PyObject* sharding, PyObject*
 }
 
 // A plax Array: its aval, sharding and committed flag, read from its slots.
-nb::object signature_of_array(PyObject* x, Py_ssize_t index) {
+nb::object compute_array_signature(PyObject* x, Py_ssize_t index) {
   nb::object aval = get_slot(array_slots.aval, x);
   nb::object sig = signature_of_aval(aval.ptr(), index);
   nb::object sharding = get_slot(array_slots.sharding, x);
@@ -108,6 +112,18 @@ nb::object signature_of_array(PyObject* x, Py_ssize_t index) {
   return placed_signature(sig, sharding.ptr(), committed.ptr());
 }
 
+}  // namespace
+
+nb::object array_signature(PyObject* x, Py_ssize_t index) {
+  nb::object cached = get_slot(array_slots.sig, x);
+  if (!cached.is_none()) return cached;
+  nb::object sig = compute_array_signature(x, index);
+  set_slot(array_slots.sig, x, sig.ptr());
+  return sig;
+}
+
+namespace {
+
 nb::object signature_of(PyObject* x, Py_ssize_t index, bool x64) {
   // Exact Python scalars first: the most common non-array arguments, and the
   // cheapest (a shared, prebuilt tuple).
@@ -116,7 +132,7 @@ nb::object signature_of(PyObject* x, Py_ssize_t index, bool x64) {
   if (type == &PyLong_Type) return nb::borrow(S.int_sig[x64]);
   if (type == &PyBool_Type) return nb::borrow(S.bool_sig);
   if (type == &PyComplex_Type) return nb::borrow(S.complex_sig[x64]);
-  if (type == array_slots.type) return signature_of_array(x, index);
+  if (type == array_slots.type) return array_signature(x, index);
 
   if (nb::object aval = optional_attr(x, S.aval); aval.is_valid()) {
     nb::object sig = signature_of_aval(aval.ptr(), index);

@@ -13,6 +13,7 @@ struct ArraySlots {
   PyObject* aval = nullptr;
   PyObject* sharding = nullptr;
   PyObject* npy_value = nullptr;
+  PyObject* sig = nullptr;  // the Array's fast-path signature, cached (None until known)
 };
 extern ArraySlots array_slots;
 
@@ -21,6 +22,13 @@ PyObject* intern(const char* name);
 
 // `descr.__get__(obj)` as a new reference (throws on error).
 nanobind::object get_slot(PyObject* descr, PyObject* obj);
+
+// `descr.__set__(obj, value)` (throws on error).
+void set_slot(PyObject* descr, PyObject* obj, PyObject* value);
+
+// The signature of a plax Array (`array_slots.type`), from its `_sig` slot or
+// computed once and stored there: an Array's aval, sharding and commitment never change.
+nanobind::object array_signature(PyObject* x, Py_ssize_t index);
 
 // One hashable signature per argument of the sequence `args` (TypeError otherwise).
 nanobind::object arg_signature(nanobind::handle args, bool x64);
