@@ -69,18 +69,12 @@ def process_allgather(in_tree: Any, tiled: bool = False) -> Any:
     A leaf that is a global Array spanning several processes gives its whole value.
     Any other leaf (a host value, or an Array of this process) is this process's piece:
     the result stacks the pieces of all processes on a new leading axis (process p's
-    at row p), or with `tiled=True` concatenates them along their first axis.
+    at row p), or with `tiled=True` concatenates them along their first axis (scalars
+    are stacked either way).
     """
     leaves, treedef = tree_flatten(in_tree)
     is_global = [isinstance(leaf, Array) and not leaf.is_fully_addressable for leaf in leaves]
-    pieces = {}
-    for i, leaf in enumerate(leaves):
-        if not is_global[i]:
-            value = np.asarray(leaf)
-            if tiled and value.ndim == 0:
-                raise ValueError("process_allgather(tiled=True) concatenates along the first "
-                                 f"axis, but leaf {i} is a scalar; use tiled=False")
-            pieces[i] = value
+    pieces = {i: np.asarray(leaf) for i, leaf in enumerate(leaves) if not is_global[i]}
     stacked = {i: _stack_over_processes(v) for i, v in pieces.items()}
     order = [i for i in range(len(leaves)) if is_global[i]] + list(stacked)
     fetched = dict(zip(order, _fetch_everywhere(
