@@ -53,15 +53,12 @@ class State:
                 shutdown_timeout=shutdown_timeout_seconds)
         try:
             _wait_for_coordinator(coordinator_address, initialization_timeout)
-        except Exception:
-            self._stop_service()
-            raise
-        client = _jax.get_distributed_runtime_client(
-            coordinator_address, process_id, init_timeout=initialization_timeout,
-            heartbeat_timeout=heartbeat_timeout_seconds,
-            shutdown_timeout=shutdown_timeout_seconds, use_compression=True)
-        logger.info("Connecting to the distributed runtime service on %s", coordinator_address)
-        try:
+            logger.info("Connecting to the distributed runtime service on %s",
+                        coordinator_address)
+            client = _jax.get_distributed_runtime_client(
+                coordinator_address, process_id, init_timeout=initialization_timeout,
+                heartbeat_timeout=heartbeat_timeout_seconds,
+                shutdown_timeout=shutdown_timeout_seconds, use_compression=True)
             client.connect()
         except Exception:
             self._stop_service()
