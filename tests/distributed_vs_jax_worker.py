@@ -40,11 +40,25 @@ def main(address, process_id, library):
         arr = jax.make_array_from_process_local_data(sharding, data)
         seen[name] = [list(arr.shape), shards(arr)]
         seen[name + "_sum"] = float(jax.jit(lambda v: v.sum())(arr))
+        spec = jax.sharding.PartitionSpec(*spec)
+        for kind, local in (("host", data), ("array", jax.device_put(
+                data, jax.sharding.NamedSharding(mesh.local_mesh, spec)))):
+            glob = multihost_utils.host_local_array_to_global_array(local, mesh, spec)
+            back = multihost_utils.global_array_to_host_local_array(glob, mesh, spec)
+            seen[f"{name}_{kind}_to_global"] = [list(glob.shape), shards(glob)]
+            seen[f"{name}_{kind}_round_trip"] = [list(back.shape), np.asarray(back).tolist(),
+                                                 back.is_fully_addressable]
     gather = multihost_utils.process_allgather
     seen["gather"] = gather(np.full((2,), process_id)).tolist()
     seen["gather_tiled"] = gather(np.full((1, 2), process_id), tiled=True).tolist()
     seen["gather_scalar_tiled"] = gather(np.float32(process_id), tiled=True).tolist()
     seen["broadcast"] = multihost_utils.broadcast_one_to_all(np.arange(3) + process_id).tolist()
+    multihost_utils.assert_equal({"a": np.arange(3)})
+    try:
+        multihost_utils.assert_equal(np.float32(process_id), "differs:")
+        seen["assert_equal"] = "passed"
+    except AssertionError:
+        seen["assert_equal"] = "AssertionError"
     jax.distributed.shutdown()
     print("RESULT", json.dumps(seen), flush=True)
 

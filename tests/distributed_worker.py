@@ -85,6 +85,14 @@ def main(address, num_processes, process_id):
         {"f": np.float32(10 + process_id), "b": np.array([process_id == 0, True])}).items()}
     seen["broadcast_from_last"] = multihost_utils.broadcast_one_to_all(
         np.int32(process_id), is_source=process_id == num_processes - 1).tolist()
+    glob = multihost_utils.host_local_array_to_global_array(mine, mesh, P("x"))
+    back = multihost_utils.global_array_to_host_local_array(glob, mesh, P("x"))
+    seen["host_local_round_trip"] = [multihost_utils.process_allgather(glob).tolist(),
+                                     np.asarray(back).tolist()]
+    try:
+        multihost_utils.assert_equal(process_id)
+    except AssertionError as err:
+        seen["assert_equal_mismatch"] = str(err)
     multihost_utils.sync_global_devices("checked")
     try:
         multihost_utils.sync_global_devices(f"name of process {process_id}")

@@ -135,6 +135,10 @@ def test_multihost_utils_share_values(run):
         np.testing.assert_array_equal(seen["allgather_global"], GLOBAL)
         assert seen["broadcast"] == {"f": 10.0, "b": [True, True]}
         assert seen["broadcast_from_last"] == count - 1
+        rows_each = GLOBAL.shape[0] // count
+        assert seen["host_local_round_trip"] == [
+            GLOBAL.tolist(), GLOBAL[rows_each * pid:rows_each * (pid + 1)].tolist()]
+        assert "leaf 0 differs between processes" in seen["assert_equal_mismatch"]
         assert seen["sync_mismatch"].startswith(
             f"sync_global_devices name mismatch ('name of process {pid}')")
 
@@ -151,6 +155,25 @@ def test_multihost_utils_in_one_process(devs):
     assert multihost_utils.process_allgather(np.float32(1), tiled=True).tolist() == [1.0]
     with pytest.raises(TypeError, match="str name"):
         multihost_utils.sync_global_devices(3)
+    multihost_utils.assert_equal({"x": x})
+
+
+def test_host_local_and_global_arrays_in_one_process(mesh):
+    """With one process the local mesh is the whole mesh: both conversions keep the
+    values and the layout (a real multi-process check is the comparison with JAX)."""
+    from plax.experimental import multihost_utils as mu
+    from plax.sharding import NamedSharding, PartitionSpec as P
+    x = np.arange(32.0, dtype=np.float32).reshape(8, 4)
+    pieces = {"host": x, "array": plax.device_put(x, NamedSharding(mesh, P(None, "y")))}
+    glob = mu.host_local_array_to_global_array(pieces, mesh, P("x", "y"))
+    for value in glob.values():
+        assert value.sharding.spec == P("x", "y") and value.shape == (8, 4)
+        np.testing.assert_array_equal(np.asarray(value), x)
+    local = mu.global_array_to_host_local_array(glob, mesh, {"host": P("x", "y"),
+                                                             "array": P("x", "y")})
+    assert local["host"] is glob["host"]  # fully addressable already: unchanged
+    with pytest.raises(ValueError, match="`None` is not a valid input to the pspecs"):
+        mu.host_local_array_to_global_array(x, mesh, None)
 
 
 def test_initialize_after_a_backend_started_is_an_error(devs):
@@ -297,8 +320,8 @@ def test_a_dead_peer_ends_the_run_in_bounded_time():
 @pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="JAX is not installed")
 def test_same_as_jax_in_two_processes():
     """The same 2-process program with JAX and with plax: device lists, global arrays
-    from process-local data (split across, within and over both kinds of axes) and
-    multihost_utils give equal results."""
+    from process-local data (split across, within and over both kinds of axes), the
+    host-local/global conversions and the rest of multihost_utils give equal results."""
     worker = str(WORKER.with_name("distributed_vs_jax_worker.py"))
     seen = {}
     for library in ("jax", "plax"):

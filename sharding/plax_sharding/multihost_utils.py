@@ -14,15 +14,17 @@ from typing import Any
 
 import numpy as np
 
-from plax.extend.tree_util import tree_flatten, tree_unflatten
+from plax.extend.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plax_runtime import api as runtime_api
-from plax_runtime.array import Array
+from plax_runtime.array import Array, make_array_from_single_device_arrays
+from plax_runtime.device_put import device_put
 from plax_sharding.mesh import Mesh
 from plax_sharding.named_sharding import NamedSharding
 from plax_sharding.partition_spec import PartitionSpec
 from plax_transforms.jit import jit
 
-__all__ = ["broadcast_one_to_all", "process_allgather", "sync_global_devices"]
+__all__ = ["assert_equal", "broadcast_one_to_all", "global_array_to_host_local_array",
+           "host_local_array_to_global_array", "process_allgather", "sync_global_devices"]
 
 _PROCESSES = "processes"
 
@@ -115,3 +117,76 @@ def sync_global_devices(name: str) -> None:
     if not (digests == digest).all():
         raise AssertionError(f"sync_global_devices name mismatch ({name!r}): the processes "
                              f"passed names whose digests are {digests.tolist()}")
+
+
+def assert_equal(in_tree: Any, fail_message: str = "") -> None:
+    """Raises AssertionError unless every process passed equal values (and structure)."""
+    leaves, _ = tree_flatten(in_tree)
+    for i, (mine, every) in enumerate(zip(leaves, process_allgather(leaves))):
+        mine = np.asarray(mine)
+        if not all(np.array_equal(mine, other, equal_nan=mine.dtype.kind in "fc")
+                   for other in every):
+            raise AssertionError(f"{fail_message} Expected: {mine}; got: {every} "
+                                 f"(leaf {i} differs between processes).".lstrip())
+
+
+def _spec_leaves(pspecs: Any, tree: Any) -> list[PartitionSpec]:
+    specs = broadcast_prefix(pspecs, tree, is_leaf=lambda x: x is None
+                             or isinstance(x, PartitionSpec))
+    if any(spec is None for spec in specs):
+        raise ValueError("`None` is not a valid input to the pspecs argument. Please use "
+                         "plax.sharding.PartitionSpec() if you wanted to replicate your "
+                         "input.")
+    return specs
+
+
+def host_local_array_to_global_array(local_inputs: Any, global_mesh: Mesh,
+                                     pspecs: Any) -> Any:
+    """Each process's arrays laid out over its part of `global_mesh` (its local mesh)
+    with `pspecs` (a pytree prefix of PartitionSpecs), as the global arrays they are
+    pieces of: host values are placed, Arrays keep their buffers when they already sit
+    on the local mesh as specified, and global Arrays are returned as they are."""
+    leaves, treedef = tree_flatten(local_inputs)
+    local_mesh = global_mesh.local_mesh
+    out = []
+    for leaf, spec in zip(leaves, _spec_leaves(pspecs, local_inputs)):
+        sharding = NamedSharding(global_mesh, spec)
+        if isinstance(leaf, Array) and not leaf.is_fully_addressable:
+            out.append(leaf)  # global already
+            continue
+        if not isinstance(leaf, Array):
+            out.append(runtime_api.make_array_from_process_local_data(sharding, leaf))
+            continue
+        local = NamedSharding(local_mesh, spec)
+        out.append(_rewrap(device_put(leaf, local), local, sharding))
+    return tree_unflatten(treedef, out)
+
+
+def global_array_to_host_local_array(global_inputs: Any, global_mesh: Mesh,
+                                     pspecs: Any) -> Any:
+    """The inverse of `host_local_array_to_global_array`: each global Array's part in
+    this process, as an Array over the local mesh (sharing its buffers); Arrays of
+    this process alone are returned as they are, host values are taken as global."""
+    leaves, treedef = tree_flatten(global_inputs)
+    local_mesh = global_mesh.local_mesh
+    out = []
+    for leaf, spec in zip(leaves, _spec_leaves(pspecs, global_inputs)):
+        if isinstance(leaf, Array) and leaf.is_fully_addressable:
+            out.append(leaf)  # host-local already
+            continue
+        sharding = NamedSharding(global_mesh, spec)
+        leaf = device_put(leaf if isinstance(leaf, Array) else np.asarray(leaf), sharding)
+        out.append(_rewrap(leaf, sharding, NamedSharding(local_mesh, spec)))
+    return tree_unflatten(treedef, out)
+
+
+def _rewrap(array: Array, source: NamedSharding, target: NamedSharding) -> Array:
+    """The Array whose shards under `target` are `array`'s buffers under `source`
+    (the same spec over the global mesh and over this process's part of it)."""
+    block = source.shard_shape(array.shape)
+    probe = tuple(n * target.num_devices for n in block)  # every partition count divides
+    shape = tuple(b * (n // piece) for b, n, piece in zip(block, probe,
+                                                          target.shard_shape(probe)))
+    by_device = {shard.device: shard.data for shard in array.addressable_shards}
+    return make_array_from_single_device_arrays(
+        shape, target, [by_device[d] for d in target.addressable_devices_indices_map(shape)])
