@@ -53,6 +53,10 @@ def main(address, process_id, library):
     seen["gather_tiled"] = gather(np.full((1, 2), process_id), tiled=True).tolist()
     seen["gather_scalar_tiled"] = gather(np.float32(process_id), tiled=True).tolist()
     seen["broadcast"] = multihost_utils.broadcast_one_to_all(np.arange(3) + process_id).tolist()
+    pmapped = jax.pmap(lambda v, w: (jax.lax.psum(v, "i"), v * w, jax.lax.axis_index("i")),
+                       axis_name="i", in_axes=(0, None), out_axes=(None, 0, 0))
+    seen["pmap"] = [np.asarray(out).tolist() for out in pmapped(
+        np.arange(6, dtype=np.float32).reshape(2, 3) + 10 * process_id, np.float32(3))]
     multihost_utils.assert_equal({"a": np.arange(3)})
     try:
         multihost_utils.assert_equal(np.float32(process_id), "differs:")

@@ -72,6 +72,10 @@ def main(address, num_processes, process_id):
         lambda block: plax.lax.psum(block.sum(), ("x", "y")), mesh=mesh,
         in_specs=P("x", "y"), out_specs=P()))
     seen["shard_map_psum"] = float(psum_all(built["callback"]))
+    mine_per_device = np.full((2, 3), process_id + 1.0, np.float32)  # pmap: local slices
+    seen["pmap"] = [np.asarray(out).tolist() for out in plax.pmap(
+        lambda v, w: (plax.lax.psum(v, "i"), v * w), axis_name="i", in_axes=(0, None),
+        out_axes=(None, 0))(mine_per_device, np.float32(2))]
     for f in (total, gram):
         f(x)
     seen["fastpath"] = {"total": fastpath_stats(total), "gram": fastpath_stats(gram)}

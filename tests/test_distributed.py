@@ -114,6 +114,9 @@ def test_computations_across_processes_match_numpy(run):
         np.testing.assert_array_equal(seen["gram"], GLOBAL @ GLOBAL.T)
         np.testing.assert_array_equal(seen["column_sums"], GLOBAL.sum(axis=0))
         assert seen["shard_map_psum"] == float(GLOBAL.sum())
+    for pid, seen in enumerate(run):  # pmap: each process's 2 slices, a psum over all
+        psum = 2 * sum(p + 1.0 for p in range(len(run)))
+        assert seen["pmap"] == [[psum] * 3, [[2 * (pid + 1.0)] * 3] * 2]
         assert not seen["column_sums_fully_addressable"]
 
 
