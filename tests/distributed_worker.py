@@ -53,6 +53,11 @@ def main(address, num_processes, process_id):
              for d, i in tiles.addressable_devices_indices_map(GLOBAL.shape).items()]),
         "device_put": plax.device_put(GLOBAL, tiles),
     }
+    built["resharded"] = plax.device_put(built["callback"], rows)  # tiles -> rows
+    try:
+        plax.device_put(built["callback"], plax.local_devices()[0])
+    except ValueError as err:
+        seen["device_put_elsewhere"] = str(err)
     seen["built"] = {name: {"shape": list(x.shape), "shards": shard_summary(x),
                             "addressable": len(x.addressable_shards),
                             "global": len(x.global_shards),

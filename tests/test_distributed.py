@@ -93,11 +93,13 @@ def test_each_process_sees_the_global_devices_and_its_own(run):
 
 
 def test_global_arrays_hold_this_process_part(run):
-    """Built from process-local data, a callback, single-device arrays and device_put:
-    each process holds its own rows, 2 of the 2 * count global shards."""
+    """Built from process-local data, a callback, single-device arrays, device_put of
+    host data and of a global Array to another layout: each process holds its own rows,
+    2 of the 2 * count global shards."""
     count = len(run)
     rows_each = GLOBAL.shape[0] // count
     for pid, seen in enumerate(run):
+        assert "can change its layout but not its devices" in seen["device_put_elsewhere"]
         for name, built in seen["built"].items():
             assert built["shape"] == [4, 6], name
             assert (built["addressable"], built["global"]) == (2, 2 * count), name
@@ -110,14 +112,14 @@ def test_global_arrays_hold_this_process_part(run):
 
 def test_computations_across_processes_match_numpy(run):
     for seen in run:
-        assert seen["sum_of_squares"] == [float((GLOBAL ** 2).sum())] * 4
+        assert seen["sum_of_squares"] == [float((GLOBAL ** 2).sum())] * 5
         np.testing.assert_array_equal(seen["gram"], GLOBAL @ GLOBAL.T)
         np.testing.assert_array_equal(seen["column_sums"], GLOBAL.sum(axis=0))
         assert seen["shard_map_psum"] == float(GLOBAL.sum())
+        assert not seen["column_sums_fully_addressable"]
     for pid, seen in enumerate(run):  # pmap: each process's 2 slices, a psum over all
         psum = 2 * sum(p + 1.0 for p in range(len(run)))
         assert seen["pmap"] == [[psum] * 3, [[2 * (pid + 1.0)] * 3] * 2]
-        assert not seen["column_sums_fully_addressable"]
 
 
 def test_the_fast_path_takes_repeated_calls(run):
@@ -125,7 +127,7 @@ def test_the_fast_path_takes_repeated_calls(run):
     are fast-path hits all the same."""
     for seen in run:
         assert seen["fastpath"]["gram"] == {"hits": 1, "slow_path": {"first call": 1}}
-        assert seen["fastpath"]["total"] == {"hits": 3, "slow_path": {
+        assert seen["fastpath"]["total"] == {"hits": 4, "slow_path": {
             "first call": 1,
             "an argument sharding, device or commitment not seen before": 1}}
 
