@@ -163,6 +163,25 @@ def test_multihost_utils_in_one_process(devs):
     multihost_utils.assert_equal({"x": x})
 
 
+def test_repeated_gathers_compile_once(devs):
+    """A collective per call is the point of these helpers; a compile per call is not."""
+    from plax.experimental import multihost_utils
+    multihost_utils.process_allgather(np.float32(0))
+    compiles = []
+
+    def listener(event, duration, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(event)
+
+    plax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        for i in range(3):
+            assert multihost_utils.process_allgather(np.float32(i)).tolist() == [i]
+    finally:
+        plax.monitoring.unregister_event_duration_listener(listener)
+    assert compiles == []
+
+
 def test_host_local_and_global_arrays_in_one_process(mesh):
     """With one process the local mesh is the whole mesh: both conversions keep the
     values and the layout (a real multi-process check is the comparison with JAX)."""

@@ -60,9 +60,14 @@ def _fetch_everywhere(arrays: list[Array]) -> list[np.ndarray]:
     copies them to every device)."""
     if not arrays:
         return []
-    shardings = [_replicated_on(frozenset(a.sharding.device_set)) for a in arrays]
-    copies = jit(lambda xs: list(xs), out_shardings=shardings)(arrays)
-    return [np.asarray(c) for c in copies]
+    shardings = tuple(_replicated_on(frozenset(a.sharding.device_set)) for a in arrays)
+    return [np.asarray(c) for c in _replicate(shardings)(arrays)]
+
+
+@functools.lru_cache(maxsize=64)
+def _replicate(shardings: tuple[NamedSharding, ...]):
+    """One jitted copy per list of target shardings, so repeated gathers reuse it."""
+    return jit(lambda xs: list(xs), out_shardings=list(shardings))
 
 
 def process_allgather(in_tree: Any, tiled: bool = False) -> Any:
