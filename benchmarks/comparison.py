@@ -88,6 +88,13 @@ def _median(values: list[float]) -> float:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
+def _ratio(mine: float, theirs: float) -> float:
+    """mine / theirs; 1 for two zeros (equal counts), infinity over a lone zero."""
+    if theirs == 0:
+        return 1.0 if mine == 0 else float("inf")
+    return mine / theirs
+
+
 def _print_table(figures: list[tuple[str, str]], mine: list[dict],
                  theirs: list[dict] | None) -> None:
     """One row per figure: medians over rounds, and the per-round ratios' median and
@@ -101,7 +108,7 @@ def _print_table(figures: list[tuple[str, str]], mine: list[dict],
     for key, label in figures:
         line = f"{label:{width}}{_median([m[key] for m in mine]):>12.1f}"
         if theirs:
-            ratios = [m[key] / t[key] for m, t in zip(mine, theirs)]
+            ratios = [_ratio(m[key], t[key]) for m, t in zip(mine, theirs)]
             line += f"{_median([t[key] for t in theirs]):>12.1f}{_median(ratios):>10.2f}"
             if spread:
                 line += f"{min(ratios):>8.2f}-{max(ratios):.2f}"

@@ -328,6 +328,28 @@ def test_eager_operators_promote_as_before(dtype):
         np.testing.assert_array_equal(np.asarray(eager), np.asarray(traced))
 
 
+def test_array_operators_go_from_cpp_to_the_jitted_function():
+    from plax_runtime._fastpath import Operator
+    from plax_stdlib.numpy.array_methods import jitted
+    assert isinstance(plax.Array.__dict__["__rmul__"], Operator)
+    x = plax.device_put(f32(3))
+    multiply = jitted("multiply")
+    2.0 * x
+    before = hits(multiply)
+    for _ in range(10):
+        out = 2.0 * x  # reflected: the scalar stays the left operand
+    assert hits(multiply) == before + 10
+    np.testing.assert_array_equal(np.asarray(out), 2 * f32(3))
+    np.testing.assert_array_equal(np.asarray(x.__mul__(3)), 3 * f32(3))  # a bound method
+    np.testing.assert_array_equal(np.asarray(plax.Array.__sub__(x, 1)), f32(3) - 1)
+    np.testing.assert_array_equal(np.asarray(x - np.ones(3, np.float32)), f32(3) - 1)
+    with pytest.raises(TypeError):
+        x * "a"  # the generic operator's NotImplemented, then Python's TypeError
+    with plax.disable_jit():
+        np.testing.assert_array_equal(np.asarray(x / 2), f32(3) / 2)
+    assert hits(multiply) == before + 10 and x.__eq__(None) is NotImplemented
+
+
 def test_operators_inside_a_trace_stay_plain_equations():
     c = plax.device_put(f32(3))
     jaxpr = plax.make_jaxpr(lambda x: (x * 2.0 + c) - c / 4.0)(f32(3))

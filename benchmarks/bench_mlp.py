@@ -1,0 +1,82 @@
+"""Compiled-code quality against JAX: an MLP 784-512-512-10 training step and
+per-example gradients, with the shape of the optimized HLO each library compiles.
+
+Measured: steps per second of `jit(value_and_grad(loss))` + SGD on a batch of 128;
+the time of a cached `jit(vmap(grad(loss)))` over 16 examples; and, from
+`.lower(...).compile().as_text()` of each, the count of HLO instructions, fusions,
+dots and copies in the entry computations and fused bodies (equal counts mean XLA
+was given the same work; a difference names where to look). Each library runs in
+its own subprocess, rounds alternate, medians and the min–max of the ratios print:
+
+    python3 benchmarks/bench_mlp.py [--quick] [--rounds 3]
+"""
+from __future__ import annotations
+
+import re
+
+import comparison
+from comparison import best_seconds
+
+SIZES, BATCH, PER_EXAMPLE_BATCH, LR = [784, 512, 512, 10], 128, 16, 1e-3
+
+_INSTRUCTION = re.compile(r"^\s+(?:ROOT )?%?[\w.\-]+ = \S+ (\w[\w\-]*)\(", re.M)
+
+
+def hlo_counts(text: str) -> dict[str, float]:
+    """Instruction counts of an optimized HLO module's text, by kind of interest."""
+    ops = _INSTRUCTION.findall(text)
+    return {"instructions": float(len(ops)),
+            "fusions": float(ops.count("fusion")),
+            "dots": float(ops.count("dot") + ops.count("custom-call")),
+            "copies": float(ops.count("copy") + ops.count("transpose"))}
+
+
+def measure(lib_name: str, quick: bool) -> dict[str, float]:
+    lib = __import__(lib_name)
+    jnp = __import__(f"{lib_name}.numpy", fromlist=["numpy"])
+    import numpy as np
+
+    def loss(params, x, y):
+        return jnp.mean((comparison.tanh_mlp(jnp, params, x) - y) ** 2)
+
+    rng = np.random.default_rng(0)
+    params = [(rng.standard_normal((m, k), np.float32) / np.sqrt(m), np.zeros(k, np.float32))
+              for m, k in zip(SIZES[:-1], SIZES[1:])]
+    x = rng.standard_normal((BATCH, SIZES[0]), np.float32)
+    y = rng.standard_normal((BATCH, SIZES[-1]), np.float32)
+
+    results = {}
+    seconds, trained, step = comparison.sgd_step_seconds(
+        lib, loss, params, (x, y), LR, 10 if quick else 40)
+    results["train_steps_per_s"] = 1 / seconds
+    results["check_trained_loss"] = float(loss(trained, x, y))
+    for kind, count in hlo_counts(step.lower(params, x, y).compile().as_text()).items():
+        results[f"train_hlo_{kind}"] = count
+
+    per_example = lib.jit(lib.vmap(lib.grad(loss), in_axes=(None, 0, 0)))
+    xs, ys = x[:PER_EXAMPLE_BATCH, None], y[:PER_EXAMPLE_BATCH, None]
+    lib.block_until_ready(per_example(params, xs, ys))
+    results["per_example_ms"] = best_seconds(
+        lambda: lib.block_until_ready(per_example(params, xs, ys)),
+        3 if quick else 10, 5) * 1e3
+    grads = per_example(params, xs, ys)
+    results["check_per_example_grad"] = float(np.asarray(grads[0][0]).sum())
+    for kind, count in hlo_counts(per_example.lower(params, xs, ys).compile().as_text()).items():
+        results[f"per_example_hlo_{kind}"] = count
+    return results
+
+
+FIGURES = [("train_steps_per_s", "MLP training steps/s"),
+           ("train_hlo_instructions", "  its HLO instructions"),
+           ("train_hlo_fusions", "  its fusions"),
+           ("train_hlo_dots", "  its dots"),
+           ("train_hlo_copies", "  its copies/transposes"),
+           ("per_example_ms", "per-example grads (ms)"),
+           ("per_example_hlo_instructions", "  its HLO instructions"),
+           ("per_example_hlo_fusions", "  its fusions"),
+           ("per_example_hlo_dots", "  its dots"),
+           ("per_example_hlo_copies", "  its copies/transposes")]
+
+
+if __name__ == "__main__":
+    comparison.run(measure, FIGURES, __file__, __doc__, rounds=3)
