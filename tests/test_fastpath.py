@@ -156,10 +156,12 @@ def test_repeated_scalars_are_still_transfers_under_a_host_to_device_guard():
 
 
 def test_donated_scalar_positions_get_a_fresh_buffer_each_call():
-    f = plax.jit(lambda x, s: x + s, donate_argnums=1)
+    f = plax.jit(lambda x, s: (x + s, s * 2), donate_argnums=1)  # s's buffer -> s * 2
     x = plax.device_put(f32(2))
     for _ in range(3):
-        np.testing.assert_array_equal(np.asarray(f(x, np.float32(2))), f32(2) + 2)
+        total, doubled = f(x, np.float32(2))
+        np.testing.assert_array_equal(np.asarray(total), f32(2) + 2)
+        assert float(doubled) == 4
 
 
 def test_signatures_travel_with_arrays_from_call_to_call():

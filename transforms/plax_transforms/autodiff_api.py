@@ -294,7 +294,7 @@ def _check_scalar_output(out, api: str, holomorphic: bool):
                         "differentiation, pass holomorphic=True.")
 
 
-def _dyn_args(fun, args, argnums: tuple[int, ...], api: str):
+def dyn_args(fun, args, argnums: tuple[int, ...], api: str):
     for i in argnums:
         if not -len(args) <= i < len(args):
             # JAX's classes: too few arguments for grad is a TypeError (as a call with
@@ -305,7 +305,7 @@ def _dyn_args(fun, args, argnums: tuple[int, ...], api: str):
     return tuple(args[i] for i in argnums)
 
 
-def _with_dyn(fun, args, kwargs, argnums):
+def with_dyn(fun, args, kwargs, argnums):
     positions = [i % len(args) for i in argnums]
 
     def f(*dyn):
@@ -325,9 +325,9 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic:
 
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
-        dyn = _dyn_args(fun, args, nums, "grad")
+        dyn = dyn_args(fun, args, nums, "grad")
         _check_grad_inputs(tree_util.tree_leaves(dyn), "grad", allow_int, holomorphic)
-        out, f_vjp, *aux = vjp(_with_dyn(fun, args, kwargs, nums), *dyn, has_aux=has_aux)
+        out, f_vjp, *aux = vjp(with_dyn(fun, args, kwargs, nums), *dyn, has_aux=has_aux)
         _check_scalar_output(out, "grad", holomorphic)
         g = f_vjp(_ones_like(out))
         g = g[0] if single else g
@@ -428,10 +428,10 @@ def _jac_setup(fun, args, kwargs, argnums, api: str):
     """→ (flat dynamic args, their tree, their avals, `g(flat) -> fun(...)` on them)."""
     single = isinstance(argnums, int)
     nums = normalize_argnums(argnums, "argnums")
-    dyn = _dyn_args(fun, args, nums, api)
+    dyn = dyn_args(fun, args, nums, api)
     dyn = dyn[0] if single else dyn
     flat, in_tree = tree_util.tree_flatten(dyn)
-    f = _with_dyn(fun, args, kwargs, nums)
+    f = with_dyn(fun, args, kwargs, nums)
     g = (lambda d: f(d)) if single else (lambda d: f(*d))
     return flat, in_tree, _avals_of(flat, api), g, tree_util.tree_structure((dyn,))
 

@@ -43,6 +43,7 @@ from plax.extend.core import (
 )
 from plax_stdlib import numpy as jnp
 from plax_stdlib.lax.conversion import convert_element_type
+from plax_stdlib.numpy.slice_index import Slice
 from plax_transforms.partial_eval import PartialEvalTrace
 
 
@@ -151,6 +152,11 @@ def split_index(index) -> tuple[tuple, list]:
             spec.append(("slice", *(None if b is None else int(b) for b in bounds)))
         elif isinstance(entry, (int, np.integer)) and not isinstance(entry, bool):
             spec.append(("int", int(entry)))
+        elif isinstance(entry, Slice):  # plax.ds: a traced start is an operand
+            start = None if entry.is_dynamic_start else int(entry.start)
+            spec.append(("dslice", start, entry.size, entry.stride))
+            if start is None:
+                dynamic.append(entry.start)
         elif entry is None or isinstance(entry, (bool, np.bool_)):
             raise TypeError(f"reference indexing does not support {entry!r} in an index")
         else:
@@ -161,8 +167,18 @@ def split_index(index) -> tuple[tuple, list]:
 
 def join_index(spec: tuple, dynamic) -> tuple:
     operands = iter(dynamic)
-    return tuple(next(operands) if s is _DYNAMIC else slice(*s[1:]) if isinstance(s, tuple)
-                 and s[0] == "slice" else s[1] if isinstance(s, tuple) else s for s in spec)
+
+    def entry(s):
+        if s is _DYNAMIC:
+            return next(operands)
+        if not isinstance(s, tuple):
+            return s
+        if s[0] == "slice":
+            return slice(*s[1:])
+        if s[0] == "dslice":
+            return Slice(next(operands) if s[1] is None else s[1], s[2], s[3])
+        return s[1]
+    return tuple(entry(s) for s in spec)
 
 
 def _whole(spec: tuple) -> bool:

@@ -22,6 +22,7 @@ import itertools
 import numbers
 import os
 import sys
+import warnings
 from typing import Any, Callable, Sequence
 
 from jaxlib._jax import config as _jaxlib_config
@@ -259,9 +260,14 @@ class State(_jaxlib_config.Config):
 
     def _set(self, value) -> None:
         value = self._kind.parse(self.name, value)
+        previous = self.get_global()
         self.set_global(value)
         if self._update_hook is not None:
-            self._update_hook(self.value)
+            try:
+                self._update_hook(self.value)
+            except Exception:  # the hook refused the value: the option keeps its old one
+                self.set_global(previous)
+                raise
         if self._update_global_hook is not None:
             self._update_global_hook(value)
 
@@ -291,7 +297,11 @@ class StateContext:
     def __enter__(self):
         self._saved.append(self.state.swap_local(self.new_value))
         if self.state._update_hook is not None:
-            self.state._update_hook(self.state.value)
+            try:
+                self.state._update_hook(self.state.value)
+            except Exception:  # refused: the block is not entered, nothing changes
+                self.state.set_local(self._saved.pop())
+                raise
 
     def __exit__(self, *exc_info):
         self.state.set_local(self._saved.pop())
@@ -629,6 +639,47 @@ def transfer_guard(new_val: str):
         yield
 
 
+thread_guard = config.define_bool_state(
+    "jax_thread_guard", False,
+    "Raise when a computation spanning several processes is run from a thread other than "
+    "the one that set the guard (`with plax.thread_guard(True):`): threads that start "
+    "multi-process work in different orders on different processes deadlock or crash. "
+    "The guard is process-wide; setting it from two threads at once is an error.")
+
+auto_pcast = config.define_bool_state(
+    "jax_auto_pcast", True,
+    "Inside a shard_map checked for varying manual axes, let an operation combine values "
+    "that vary over different axes (the result varies over all of them); False makes that "
+    "an error, fixed by making the operands vary alike with lax.pvary.",
+    include_in_jit_key=True, include_in_trace_context=True)
+
+remove_size_one_mesh_axis_from_type = config.define_bool_state(
+    "jax_remove_size_one_mesh_axis_from_type", False,
+    "Leave mesh axes of size 1 out of the shardings in types (Explicit axes) and out of the "
+    "axes a shard_map value varies over.",
+    include_in_jit_key=True, include_in_trace_context=True)
+
+
+def _refuse_key_reuse_checking(enabled: bool) -> None:
+    if enabled:
+        raise NotImplementedError(
+            "jax_debug_key_reuse: plax does not check PRNG key reuse yet (its typed keys do "
+            "not record that a random function consumed them, and no Jaxpr analysis finds "
+            "a key used twice), so it cannot be enabled; split keys with plax.random.split "
+            "before each use")
+
+
+debug_key_reuse = config.define_bool_state(
+    "jax_debug_key_reuse", False,
+    "Track the use of typed PRNG keys and raise when a consumed key is used again (not "
+    "implemented in plax: enabling it raises NotImplementedError).",
+    include_in_jit_key=True, include_in_trace_context=True)
+if debug_key_reuse.value:  # asked for by PLAX_/JAX_DEBUG_KEY_REUSE: JAX's, perhaps
+    warnings.warn("plax ignores JAX_DEBUG_KEY_REUSE/PLAX_DEBUG_KEY_REUSE: it does not check "
+                  "PRNG key reuse", RuntimeWarning, stacklevel=2)
+    debug_key_reuse.set_global(False)
+debug_key_reuse.add_update_hook(_refuse_key_reuse_checking)
+
 array_garbage_collection_guard = config.define_optional_enum_state(
     "jax_array_garbage_collection_guard", ["allow", "log", "fatal"], None,
     "What happens when Python's cycle collector, not reference counting, frees a plax "
@@ -745,16 +796,46 @@ cpu_collectives_implementation = config.enum_flag(
     "How CPU computations that span the processes of a plax.distributed run "
     "communicate: gloo over TCP, or MPI (which needs an MPI library).", read_env=True)
 
-compilation_cache_dir = config.string_flag(
-    "jax_compilation_cache_dir", None,
-    "Directory of the persistent compilation cache; None disables it.",
-    read_env=True)
+# The persistent compilation cache (plax_runtime.persistent_cache reads these on each
+# compile, so changing them takes effect for the next compile).
+enable_compilation_cache = config.define_bool_state(
+    "jax_enable_compilation_cache", True,
+    "If False, the persistent compilation cache is off even when a directory is set.")
 
-persistent_cache_min_compile_time_secs = config.float_flag(
+compilation_cache_dir = config.define_optional_string_state(
+    "jax_compilation_cache_dir", None,
+    "Directory of the persistent compilation cache (set it here or with "
+    "plax.experimental.compilation_cache.compilation_cache.set_cache_dir); None "
+    "disables the cache.")
+
+persistent_cache_min_compile_time_secs = config.define_float_state(
     "jax_persistent_cache_min_compile_time_secs", 1.0,
     "Only computations that took at least this long to compile are written to the "
     "persistent cache.",
     minimum=0.0)
+
+persistent_cache_min_entry_size_bytes = config.define_int_state(
+    "jax_persistent_cache_min_entry_size_bytes", 0,
+    "Entries smaller than this many bytes (compressed) are not written to the "
+    "persistent cache; 0 and -1 write every size.",
+    minimum=-1)
+
+compilation_cache_max_size = config.define_int_state(
+    "jax_compilation_cache_max_size", -1,
+    "Largest total size in bytes of the persistent cache directory: after a write the "
+    "least recently used entries are deleted until it fits. -1: no limit; 0: nothing "
+    "is written.",
+    minimum=-1)
+
+compilation_cache_include_metadata_in_key = config.define_bool_state(
+    "jax_compilation_cache_include_metadata_in_key", False,
+    "Include source locations in the persistent cache key; if False, the same program "
+    "written on other lines or in another file still hits.")
+
+raise_persistent_cache_errors = config.define_bool_state(
+    "jax_raise_persistent_cache_errors", False,
+    "Raise errors met reading or writing the persistent cache instead of warning "
+    "and compiling.")
 
 trace_context = config.trace_context
 jit_key_context = config.jit_key_context

@@ -26,6 +26,7 @@ from plax.extend.core import ShapedArray, Tracer
 from plax_stdlib import lax
 from plax_stdlib.lax import gathers
 from plax_stdlib.numpy import util
+from plax_stdlib.numpy.slice_index import Slice
 
 
 def _is_plax_value(x) -> bool:
@@ -41,6 +42,8 @@ def _classify(entry, position: int) -> str:
         return "ellipsis"
     if isinstance(entry, slice):
         return "slice"
+    if isinstance(entry, Slice):
+        return "dslice"
     if isinstance(entry, (bool, np.bool_)):
         return "mask"
     if isinstance(entry, (int, np.integer)):
@@ -178,6 +181,9 @@ def getitem(x, index, mode=None, fill_value=None):
                         "`arr[tuple(seq)]` to index several dimensions)")
     index = index if isinstance(index, tuple) else (index,)
     kinds = [_classify(e, i) for i, e in enumerate(index)]
+    if "dslice" in kinds:
+        x, index = _apply_dslices(x, index, kinds, mode, fill_value)
+        kinds = [_classify(e, i) for i, e in enumerate(index)]
     if "array" in kinds or "mask" in kinds:
         return util.as_array(_advanced(x, index, kinds, mode, fill_value))
     return util.as_array(_basic(x, index, mode, fill_value))
@@ -207,9 +213,76 @@ def _basic(x, index: tuple, mode=None, fill_value=None):
     return out
 
 
+# --- plax.ds slices ---------------------------------------------------------------------------
+
+def _apply_dslices(x, index: tuple, kinds: list, mode, fill_value):
+    """`x` with each `Slice` of `index` applied to the dimension it indexes, and the
+    index with `:` in its place (what is left is ordinary NumPy indexing).
+
+    As in JAX: a unit-stride Slice reads a window, shifted back into bounds (a
+    negative start counts from the end), or, with mode="fill", wholly filled if it
+    sticks out; a strided one reads `start + stride * arange(size)`, each element
+    clamped (or filled) on its own."""
+    shape = util.shape_of(x)
+    used = sum(_consumed(e, k) for e, k in zip(index, kinds) if k != "ellipsis")
+    if used > len(shape):
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, "
+                         f"but {used} were indexed")
+    rest, dim = [], 0
+    for position, (entry, kind) in enumerate(zip(index, kinds)):
+        if kind == "ellipsis":
+            dim += len(shape) - used
+        elif kind != "dslice":
+            dim += _consumed(entry, kind)
+        else:
+            x = _dslice_in_dim(x, entry, dim, position, mode, fill_value)
+            entry = slice(None)
+            dim += 1
+        rest.append(entry)
+    return x, tuple(rest)
+
+
+def _dslice_start(s: Slice, position: int):
+    if not s.is_dynamic_start:
+        return int(s.start)
+    start = util.operand(s.start)
+    if util.shape_of(start) != () or util.dtype_category(util.dtype_of(start)) not in "iu":
+        aval = ShapedArray(util.shape_of(start), util.dtype_of(start))
+        raise TypeError(f"the start of a plax.ds slice must be an integer scalar, got "
+                        f"{aval.str_short()} at position {position}")
+    return start
+
+
+def _dslice_in_dim(x, s: Slice, dim: int, position: int, mode, fill_value):
+    size = util.shape_of(x)[dim]
+    start = _dslice_start(s, position)
+    if s.stride == 1 and mode != "fill":
+        if s.size > size:
+            raise TypeError(f"plax.ds slice of size {s.size} at position {position} is "
+                            f"longer than axis {dim} of size {size}")
+        return lax.dynamic_slice_in_dim(x, start, s.size, dim)
+    dtype = dtypes.default_int_dtype()
+    offsets = np.arange(s.size, dtype=dtype) * s.stride
+    if isinstance(start, int):
+        picks = np.asarray(start + offsets, dtype)
+        if s.stride == 1 and (start < 0 or start + s.size > size):  # the whole window falls out
+            picks = np.full_like(picks, size)
+    else:
+        start = util.convert(start, dtype)
+        picks = lax.add(lax.broadcast_in_dim(start, (s.size,), ()), offsets)
+        if s.stride == 1:
+            outside = lax.bitwise_or(lax.lt(start, np.zeros((), dtype)[()]),
+                                     lax.gt(lax.add(start, np.asarray(s.size, dtype)[()]),
+                                            np.asarray(size, dtype)[()]))
+            picks = lax.select(lax.broadcast_in_dim(outside, (s.size,), ()),
+                               lax.full((s.size,), size, dtype), picks)
+    return gather_indexed(x, [(dim, picks)], dim, mode, fill_value, wrap_negative=False)
+
+
 # --- advanced indexing -----------------------------------------------------------------------
 
-_CONSUMES = {"none": 0, "ellipsis": 0, "slice": 1, "int": 1, "dynamic": 1, "array": 1}
+_CONSUMES = {"none": 0, "ellipsis": 0, "slice": 1, "int": 1, "dynamic": 1, "array": 1,
+             "dslice": 1}
 
 
 def _consumed(entry, kind: str) -> int:
