@@ -151,6 +151,12 @@ def _why_missing(name: str, installed: Mapping[str, BackendPlugin]) -> str:
     return f"{getattr(plugin, 'package', name)} is installed but was not loaded"
 
 
+def backends_are_initialized() -> bool:
+    """Whether the backends' clients have been made (after which the set of processes
+    and devices is fixed)."""
+    return _clients is not None
+
+
 def clients() -> dict[str, xc.Client]:
     """platform → client for every started backend, the default one first."""
     global _clients

@@ -4,16 +4,20 @@ Host values (NumPy arrays and scalars, Python scalars) are placed one
 `batched_device_put` call each, listing all of their shards. Arrays that must move
 to other devices go through ONE batched copy for the whole pytree, which groups the
 copies by source and destination in C++. An Array whose target placement differs in
-layout (other tiling) goes through the host. `placement.py` holds the jaxlib calls.
+layout (other tiling) goes through the host, or, when it spans several processes
+(whose data no one host holds), through a jitted copy. `placement.py` holds the
+jaxlib calls.
 Arrays of extended dtypes (PRNG keys) move as the data of their elements.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 from jaxlib import xla_client as xc
 
+import plax
 from plax.extend.core import ShapedArray, Tracer, physical_aval
 from plax.extend.sharding import Device, Sharding, hlo_shardings_equal
 from plax.extend.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
@@ -142,11 +146,14 @@ def _move_arrays(moves):
             batch.append((i, x, target, committed, semantics, donate))
         else:
             transfer_guard.check("device_to_device", x.aval, x.sharding, target)
-            # The cached host value is immutable, so the new buffers may alias it.
-            with transfer_guard.internal():
-                placed = put_host_value(x._value, target, weak_type=x.weak_type,
-                                        committed=committed, may_alias=True)
-            done.append((i, Array._from_impl(placed._impl, x.aval, placed.sharding)))
+            if x.is_fully_addressable and target.is_fully_addressable:
+                # The cached host value is immutable, so the new buffers may alias it.
+                with transfer_guard.internal():
+                    placed = put_host_value(x._value, target, weak_type=x.weak_type,
+                                            committed=committed, may_alias=True)
+                done.append((i, Array._from_impl(placed._impl, x.aval, placed.sharding)))
+            else:
+                done.append((i, _reshard_across_processes(x, target)))
             if donate:
                 x.delete()
     if batch:
@@ -159,6 +166,22 @@ def _move_arrays(moves):
             if donate:  # a real copy was made, so the source can go
                 x.delete()
     return done
+
+
+def _reshard_across_processes(x: Array, target: Sharding) -> Array:
+    """`x` laid out as `target` by a computation on their devices, for an Array whose
+    shards live in several processes."""
+    if set(target.device_set) != set(x.sharding.device_set):
+        raise ValueError(f"device_put of an Array spanning several processes can change "
+                         f"its layout but not its devices: it is on "
+                         f"{sorted(d.id for d in x.sharding.device_set)}, the target "
+                         f"{target} on {sorted(d.id for d in target.device_set)}")
+    return _copy_to(target)(x)
+
+
+@functools.lru_cache(maxsize=64)
+def _copy_to(target: Sharding):
+    return plax.jit(lambda v: v, out_shardings=target)
 
 
 def _rewrap(impl: xc.ArrayImpl, aval: ShapedArray, sharding: Sharding,

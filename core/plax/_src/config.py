@@ -791,6 +791,11 @@ cpu_enable_async_dispatch = config.bool_flag(
     "jax_cpu_enable_async_dispatch", True,
     "Dispatch CPU computations asynchronously; False runs them inline.")
 
+cpu_collectives_implementation = config.enum_flag(
+    "jax_cpu_collectives_implementation", ["gloo", "mpi"], "gloo",
+    "How CPU computations that span the processes of a plax.distributed run "
+    "communicate: gloo over TCP, or MPI (which needs an MPI library).", read_env=True)
+
 # The persistent compilation cache (plax_runtime.persistent_cache reads these on each
 # compile, so changing them takes effect for the next compile).
 enable_compilation_cache = config.define_bool_state(
