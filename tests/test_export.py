@@ -407,11 +407,11 @@ class _TestOrderedEffect(plax.extend.core.Effect):
 
 
 _ORDERED = _TestOrderedEffect()
-_effectful_p = plax.extend.core.Primitive("test.export_ordered_effect")
+_effectful_p = plax.extend.core.Primitive("tests.export_ordered_effect")
 _effectful_p.def_abstract_eval(lambda x: x)
 _effectful_p.define_rule("effects", lambda: frozenset({_ORDERED}))
 _effectful_p.def_lowering(lambda ctx, x: [x])
-_unserializable_p = plax.extend.core.Primitive("test.export_unserializable_effect")
+_unserializable_p = plax.extend.core.Primitive("tests.export_unserializable_effect")
 _unserializable_p.def_abstract_eval(lambda x: x)
 _unserializable_p.define_rule("effects", lambda: frozenset({
     plax.extend.core.Effect("TestUnordered")}))
