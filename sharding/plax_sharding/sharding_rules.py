@@ -353,14 +353,26 @@ _RULES: dict[str, Callable[..., list[Spec]]] = {
 _NOT_GIVEN = object()
 
 
-def _given(params: dict, mesh, ndim: int):
+def _given(prim, params: dict, mesh, out):
     """The typed result sharding a primitive's parameters ask for (`out_sharding`, or
     the `sharding` of reshape, broadcast_in_dim and sharding constraints; None where
-    it names no explicit axis), or `_NOT_GIVEN`."""
+    it names no explicit axis), or `_NOT_GIVEN`. As in JAX, a spec may name more
+    dimensions than the result has if the extra ones are None, and its splits must
+    divide the result's dimensions (a ValueError otherwise)."""
     given = params.get("out_sharding", params.get("sharding"))
     if isinstance(given, PartitionSpec):
         given = NamedSharding(mesh, given)
-    return given._type_sharding(ndim) if isinstance(given, NamedSharding) else _NOT_GIVEN
+    if not isinstance(given, NamedSharding):
+        return _NOT_GIVEN
+    ndim = getattr(out, "ndim", 0)
+    if len(given.spec) > ndim:
+        if any(e is not None for e in tuple(given.spec)[ndim:]):
+            raise ValueError(f"{prim.name}: the requested sharding {given.spec} has "
+                             f"{len(given.spec)} entries, more than the result's rank "
+                             f"{ndim} (shape {tuple(out.shape)})")
+        given = given.update(spec=PartitionSpec(*tuple(given.spec)[:ndim]))
+    given.shard_shape(out.shape)  # each split divides its dimension
+    return given._type_sharding(ndim)
 
 
 def _typed(aval, spec: Spec, mesh):
@@ -375,7 +387,7 @@ def sharding_rule(prim, avals, out: Any, params: dict) -> Any:
     mesh = _common_mesh(prim, avals)
     outs = list(out) if prim.multiple_results else [out]
     rule = _RULES.get(prim.id)
-    given = [_given(params, mesh, getattr(o, "ndim", 0)) for o in outs]
+    given = [_given(prim, params, mesh, o) for o in outs]
     if any(g is not _NOT_GIVEN for g in given):
         outs = [o if g is _NOT_GIVEN else o.update(sharding=g) for o, g in zip(outs, given)]
     elif rule is not None:

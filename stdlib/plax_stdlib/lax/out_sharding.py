@@ -1,0 +1,46 @@
+"""`out_sharding=` arguments, which fix the sharding in a result's type on a mesh
+with `Explicit` axes (plax-sharding's rules then take it instead of deriving one).
+
+They are checked where they are given, so that a wrong kind of value is a TypeError
+naming the function, as in JAX. The sharding classes come from the public
+`plax.sharding` module, imported only when an `out_sharding` is given.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+def check_out_sharding(name: str, out_sharding: Any) -> Any:
+    """`out_sharding` (None, a `NamedSharding` or a `PartitionSpec`), or a TypeError."""
+    if out_sharding is None:
+        return None
+    from plax.sharding import NamedSharding, PartitionSpec
+    if not isinstance(out_sharding, (NamedSharding, PartitionSpec)):
+        raise TypeError(f"`out_sharding` argument of {name} only supports instances of "
+                        "`NamedSharding` or `PartitionSpec`. Got "
+                        f"{out_sharding!r} of type: {type(out_sharding)}")
+    return out_sharding
+
+
+def unsplit() -> Any:
+    """The `out_sharding` of a result split over no mesh axis."""
+    from plax.sharding import PartitionSpec
+    return PartitionSpec()
+
+
+def with_folded_batch(name: str, out_sharding: Any, dim: int, entry: Any) -> Any:
+    """`out_sharding` for the result of a batching rule that folds the vmapped axis
+    into result dimension `dim`, split over the vmapped axis's mesh axes `entry`
+    (`spmd_axis_name`; None: left as given, as JAX does)."""
+    if out_sharding is None or entry is None:
+        return out_sharding
+    from plax.sharding import NamedSharding, PartitionSpec
+    spec = out_sharding.spec if isinstance(out_sharding, NamedSharding) else out_sharding
+    entries = list(spec) + [None] * (dim + 1 - len(spec))
+    if entries[dim] is not None:
+        raise NotImplementedError(
+            f"{name}: vmap with spmd_axis_name={entry!r} folds its axis into dimension "
+            f"{dim} of the result, which out_sharding={spec} already splits")
+    entries[dim] = entry
+    new = PartitionSpec(*entries)
+    return out_sharding.update(spec=new) if isinstance(out_sharding, NamedSharding) else new
