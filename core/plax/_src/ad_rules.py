@@ -63,9 +63,10 @@ def is_differentiable_dtype(dtype) -> bool:
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
-    """The abstract value of tangents of `aval`: float0 for integer and bool values."""
+    """The abstract value of tangents of `aval`: float0 for integer and bool values;
+    others keep the sharding in the type (on explicit mesh axes), as in JAX."""
     if is_differentiable_dtype(aval.dtype):
-        return ShapedArray(aval.shape, aval.dtype)
+        return ShapedArray(aval.shape, aval.dtype, sharding=getattr(aval, "sharding", None))
     return ShapedArray(aval.shape, dtypes.float0)
 
 

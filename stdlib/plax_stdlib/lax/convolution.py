@@ -38,7 +38,8 @@ from plax.extend.core import ShapedArray, get_aval
 from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib.lax import conversion, creation, shape_ops
 from plax_stdlib.lax.dot_general import canonicalize_precision, check_preferred_element_type
-from plax_stdlib.lax.out_sharding import check_out_sharding, unsplit, with_folded_batch
+from plax_stdlib.lax.out_sharding import (check_out_sharding, cotangent_sharding,
+                                           with_folded_batch)
 from plax_stdlib.lax.windows import (
     Window,
     dilate_dim,
@@ -344,7 +345,7 @@ def _transpose_lhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_d
         dimension_numbers=ConvDimensionNumbers(out_spec, (rhs_spec[1], rhs_spec[0],
                                                           *rhs_spec[2:]), lhs_spec),
         feature_group_count=groups, batch_group_count=1, precision=precision,
-        preferred_element_type=None, out_sharding=_sharding_of(lhs.aval, ct, rhs))
+        preferred_element_type=None, out_sharding=cotangent_sharding(lhs.aval, ct, rhs))
     if batch_group_count > 1:  # the groups come out as features: back into the batch
         out = _merge_into(_split(out, lhs_spec[1], batch_group_count), lhs_spec[1],
                           lhs_spec[0])
@@ -376,16 +377,8 @@ def _transpose_rhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_d
         rhs_dilation=tuple(window_strides), dimension_numbers=trans,
         feature_group_count=batch_group_count, batch_group_count=feature_group_count,
         precision=precision, preferred_element_type=None,
-        out_sharding=_sharding_of(rhs.aval, ct, lhs))
+        out_sharding=cotangent_sharding(rhs.aval, ct, lhs))
     return _as_dtype(out, rhs.aval.dtype)
-
-
-def _sharding_of(aval, *others):
-    """The sharding of the cotangent of an operand of type `aval`: the operand's (as in
-    JAX), unsplit where the others' types carry shardings but the operand's none."""
-    if aval.sharding is not None or all(get_aval(x).sharding is None for x in others):
-        return aval.sharding
-    return unsplit()
 
 
 def _transpose(ct, lhs, rhs, **params):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from plax.extend.core import get_aval
+
 
 def check_out_sharding(name: str, out_sharding: Any) -> Any:
     """`out_sharding` (None, a `NamedSharding` or a `PartitionSpec`), or a TypeError."""
@@ -22,10 +24,21 @@ def check_out_sharding(name: str, out_sharding: Any) -> Any:
     return out_sharding
 
 
-def unsplit() -> Any:
-    """The `out_sharding` of a result split over no mesh axis."""
-    from plax.sharding import PartitionSpec
-    return PartitionSpec()
+def cotangent_sharding(aval, *others, order=None) -> Any:
+    """The `out_sharding` of the product that computes the cotangent of an operand of
+    type `aval` (its dimensions in `order`, default as they are): the operand's
+    sharding (as JAX does), unsplit where the `others`' types carry shardings but the
+    operand's none, None where no type has one."""
+    typed = aval.sharding
+    if typed is None:
+        if all(get_aval(x).sharding is None for x in others):
+            return None
+        from plax.sharding import PartitionSpec
+        return PartitionSpec()
+    if order is None:
+        return typed
+    spec = tuple(typed.spec) + (None,) * (aval.ndim - len(typed.spec))
+    return typed.update(spec=type(typed.spec)(*(spec[d] for d in order)))
 
 
 def with_folded_batch(name: str, out_sharding: Any, dim: int, entry: Any) -> Any:

@@ -14,7 +14,9 @@ import math
 import numpy as np
 
 from plax.extend import dtypes
+from plax.extend.sharding import sharding_from_spec
 from plax_stdlib import lax
+from plax_stdlib.lax.out_sharding import check_out_sharding
 from plax_stdlib.numpy import indexing, util
 
 _FLAT = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
@@ -49,50 +51,67 @@ class _IndexUpdateRef:
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
     def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
-            mode=None, fill_value=None):
+            mode=None, fill_value=None, out_sharding=None):
         """`x[index]`; out-of-bounds indices follow `mode` ("clip" by default)."""
         mode = _check_mode(mode)
-        return indexing.getitem(self.array, self.index,
-                                mode="fill" if mode == "drop" else mode, fill_value=fill_value)
+        return _laid_out(".get", out_sharding, lambda x: indexing.getitem(
+            x, self.index, mode="fill" if mode == "drop" else mode, fill_value=fill_value),
+            self.array)
 
-    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            out_sharding=None):
         """`x` with `x[index] = values`."""
-        return _update("set", self.array, self.index, values, unique_indices, mode)
+        return _laid_out(".set", out_sharding, lambda x, v: _update(
+            "set", x, self.index, v, unique_indices, mode), self.array, values)
 
-    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            out_sharding=None):
         """`x` with `x[index] += values` (repeated indices add up)."""
-        return _update("add", self.array, self.index, values, unique_indices, mode)
+        return _laid_out(".add", out_sharding, lambda x, v: _update(
+            "add", x, self.index, v, unique_indices, mode), self.array, values)
 
-    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            out_sharding=None):
         """`x` with `x[index] *= values` (repeated indices multiply up)."""
-        return _update("multiply", self.array, self.index, values, unique_indices, mode)
+        return _laid_out(".multiply", out_sharding, lambda x, v: _update(
+            "multiply", x, self.index, v, unique_indices, mode), self.array, values)
 
     mul = multiply
 
-    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            out_sharding=None):
         """`x` with `x[index] = minimum(x[index], values)`."""
-        return _update("min", self.array, self.index, values, unique_indices, mode)
+        return _laid_out(".min", out_sharding, lambda x, v: _update(
+            "min", x, self.index, v, unique_indices, mode), self.array, values)
 
-    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            out_sharding=None):
         """`x` with `x[index] = maximum(x[index], values)`."""
-        return _update("max", self.array, self.index, values, unique_indices, mode)
+        return _laid_out(".max", out_sharding, lambda x, v: _update(
+            "max", x, self.index, v, unique_indices, mode), self.array, values)
 
-    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            out_sharding=None):
         """`x` with `x[index] -= values` (repeated indices subtract each time)."""
-        return _update("subtract", self.array, self.index, values, unique_indices, mode)
+        return _laid_out(".subtract", out_sharding, lambda x, v: _update(
+            "subtract", x, self.index, v, unique_indices, mode), self.array, values)
 
-    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+               out_sharding=None):
         """`x` with `x[index] /= values`: x divided by the product of the values each
         element is indexed with."""
         from plax_stdlib.numpy.ufuncs import divide
-        return divide(self.array, _update("multiply", _filled_like(self.array, 1), self.index,
-                                          values, unique_indices, mode))
+        return _laid_out(".divide", out_sharding, lambda x, v: divide(x, _update(
+            "multiply", _filled_like(x, 1), self.index, v, unique_indices, mode)),
+            self.array, values)
 
-    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+               out_sharding=None):
         """`x` with `x[index] **= values` (repeated indices multiply their exponents)."""
         from plax_stdlib.numpy.ufuncs import power
-        return power(self.array, _update("multiply", _filled_like(self.array, 1), self.index,
-                                         values, unique_indices, mode))
+        return _laid_out(".power", out_sharding, lambda x, v: power(x, _update(
+            "multiply", _filled_like(x, 1), self.index, v, unique_indices, mode)),
+            self.array, values)
 
     def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """`x` with the elementwise `func` applied at `index`, once for each time the
@@ -104,6 +123,29 @@ class _IndexUpdateRef:
         x = util.ensure_arraylike("x.at[...].apply", self.array)
         return lax.fori_loop(0, rounds, lambda i, y: util.select_n(lax.gt(hits, i), y, func(y)),
                              x)
+
+
+def _laid_out(name: str, out_sharding, compute, *operands):
+    """`compute(*operands)`; with an `out_sharding`, computed as JAX does: with the
+    explicit axes of its mesh made `Auto` (the partitioner lays out the gather or
+    scatter), the result then typed and laid out as `out_sharding`."""
+    if out_sharding is None:
+        return compute(*operands)
+    from plax import sharding
+    out_sharding = check_out_sharding(name, out_sharding)
+    if isinstance(out_sharding, sharding.PartitionSpec):
+        if sharding.get_abstract_mesh().empty:
+            raise ValueError(f"{name}: using the PartitionSpec {out_sharding} as out_sharding "
+                             "outside a mesh context is not allowed; pass a NamedSharding "
+                             "or enter a mesh with `plax.set_mesh(mesh)`")
+        out_sharding = sharding_from_spec(out_sharding, f"the out_sharding of {name}")
+    axes = out_sharding.mesh.abstract_mesh.explicit_axes
+
+    def checked(*args):
+        out = compute(*args)
+        out_sharding.shard_shape(util.shape_of(out))  # a split that does not divide: ValueError
+        return out
+    return sharding.auto_axes(checked, axes=axes, out_sharding=out_sharding)(*operands)
 
 
 def _filled_like(x, value, dtype=None):
