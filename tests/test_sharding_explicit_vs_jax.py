@@ -213,6 +213,20 @@ OUT_SHARDING_PROGRAMS = {
     "conv_grad_kernel": ("lambda a, b: grad(lambda b: lax.conv_general_dilated("
                          "a, b, (1, 1), 'SAME', out_sharding=P('x', 'y')).sum())(b)",
                          _CONV_ARGS["kout"]),
+    "grad_sum": ("lambda a: grad(lambda a: (a * 2).sum())(a)", _X),
+    "grad_through_at_set": ("lambda a: grad(lambda a: a.at[0].set(1., out_sharding="
+                            "P('x', 'y')).sum())(a)", _X),
+    "grad_through_at_get": ("lambda a: grad(lambda a: a.at[np.array([1, 3])].get("
+                            "out_sharding=P(None, 'y')).sum())(a)", _X),
+    "grad_through_reshard": ("lambda a: grad(lambda a: reshard(a, P('y', None)).sum())(a)",
+                             _X),
+    "grad_nested_jit_lhs": ("lambda a, b: grad(lambda a: jit(lambda a, b: jnp.tanh(a @ b))"
+                            "(a, b).sum())(a)", [((8, 4), ("x",)), ((4, 2), (None, "y"))]),
+    "grad_nested_jit_rhs": ("lambda a, b: grad(lambda b: jit(lambda a, b: jnp.tanh(a @ b))"
+                            "(a, b).sum())(b)", [((8, 4), ("x",)), ((4, 2), (None, "y"))]),
+    "err_grad_nested_jit_contracted": (
+        "lambda a, b: grad(lambda a: jit(lambda a, b: a @ b)(a, b).sum())(a)",
+        [((8, 4), ("x", "y")), ((4, 2), ("y",))]),
     "conv_grad_replicated_kernel": ("lambda a, b: grad(lambda b: lax.conv_general_dilated("
                                     "a, b, (1, 1), 'SAME').sum())(b)", _CONV_ARGS["batch"]),
 }
@@ -242,7 +256,7 @@ _OUT_SHARDING_JAX_SIDE = """
     import numpy as np
     import jax.numpy as jnp
     from jax import lax, jit, grad, device_put, make_mesh, set_mesh, typeof
-    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P, reshard
 """ + _OUT_SHARDING_DRIVER + """
     print(json.dumps(run(json.loads(sys.argv[1]))))
 """
@@ -258,7 +272,8 @@ def out_sharding_answers():
     scope = dict(np=np, jnp=jnp, lax=lax, jit=plax.jit, grad=plax.grad,
                  device_put=plax.device_put, make_mesh=plax.make_mesh,
                  set_mesh=plax.sharding.use_mesh, typeof=plax.typeof,
-                 AxisType=plax.sharding.AxisType, NamedSharding=NamedSharding, P=P)
+                 AxisType=plax.sharding.AxisType, NamedSharding=NamedSharding, P=P,
+                 reshard=plax.sharding.reshard)
     exec(textwrap.dedent(_OUT_SHARDING_DRIVER), scope)
     return jax_side, scope["run"](json.loads(json.dumps(OUT_SHARDING_PROGRAMS)))
 
