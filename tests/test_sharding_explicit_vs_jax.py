@@ -125,21 +125,31 @@ _JAX_SIDE = """
 """
 
 
-@pytest.fixture(scope="module")
-def jax_answers():
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(_JAX_SIDE),
-                           json.dumps(PROGRAMS)], capture_output=True, text=True, timeout=300)
+def _jax_run(jax_side: str, programs: dict) -> dict:
+    """The answers of `jax_side`'s driver for `programs`, with JAX in a subprocess."""
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(jax_side),
+                           json.dumps(programs)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _plax_run(driver: str, programs: dict, **names) -> dict:
+    """The answers of `driver` for `programs` with plax, in this process."""
+    scope = dict(np=np, jnp=jnp, lax=lax, jit=plax.jit, device_put=plax.device_put,
+                 make_mesh=plax.make_mesh, typeof=plax.typeof, NamedSharding=NamedSharding,
+                 P=P, reshard=plax.sharding.reshard, **names)
+    exec(textwrap.dedent(driver), scope)
+    return scope["run"](json.loads(json.dumps(programs)))
+
+
+@pytest.fixture(scope="module")
+def jax_answers():
+    return _jax_run(_JAX_SIDE, PROGRAMS)
+
+
 @pytest.fixture(scope="module")
 def plax_answers():
-    scope = dict(np=np, jnp=jnp, lax=lax, jit=plax.jit, device_put=plax.device_put,
-                 make_mesh=plax.make_mesh, set_mesh=plax.set_mesh, typeof=plax.typeof,
-                 NamedSharding=NamedSharding, P=P, reshard=plax.sharding.reshard)
-    exec(textwrap.dedent(_DRIVER), scope)
-    return scope["run"](json.loads(json.dumps(PROGRAMS)))
+    return _plax_run(_DRIVER, PROGRAMS, set_mesh=plax.set_mesh)
 
 
 @pytest.mark.parametrize("name", ["mesh_types", *PROGRAMS])
@@ -190,6 +200,11 @@ OUT_SHARDING_PROGRAMS = {
     "getitem_rows_unresolved": ("lambda a: a[np.array([1, 3])]", _X),
     "err_take_has_none": ("lambda a: jnp.take(a, np.array([1, 3]), axis=0, "
                           "out_sharding=P(None, 'y'))", _X),
+    "err_gather_has_none": ("lambda a: lax.gather(a, jnp.array([[1]]), lax.GatherDimensionNumbers("
+                            "(1,), (0,), (0,)), (1, 4), out_sharding=P(None, 'y'))", _X),
+    "err_scatter_has_none": ("lambda a: lax.scatter_add(a, jnp.array([[1]]), jnp.ones((1, 4)), "
+                             "lax.ScatterDimensionNumbers((1,), (0,), (0,)), "
+                             "out_sharding=P('x', 'y'))", _X),
     "err_set_bad_kind": ("lambda a: a.at[0].set(1., out_sharding='x')", _X),
     "conv_batch": (_CONV.replace("**k)", "out_sharding=P('x'))"), _CONV_ARGS["batch"]),
     "conv_batch_features": (_CONV.replace("**k)", "out_sharding=P('x', 'y'))"),
@@ -264,18 +279,9 @@ _OUT_SHARDING_JAX_SIDE = """
 
 @pytest.fixture(scope="module")
 def out_sharding_answers():
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(_OUT_SHARDING_JAX_SIDE),
-                           json.dumps(OUT_SHARDING_PROGRAMS)], capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    jax_side = json.loads(proc.stdout.strip().splitlines()[-1])
-    scope = dict(np=np, jnp=jnp, lax=lax, jit=plax.jit, grad=plax.grad,
-                 device_put=plax.device_put, make_mesh=plax.make_mesh,
-                 set_mesh=plax.sharding.use_mesh, typeof=plax.typeof,
-                 AxisType=plax.sharding.AxisType, NamedSharding=NamedSharding, P=P,
-                 reshard=plax.sharding.reshard)
-    exec(textwrap.dedent(_OUT_SHARDING_DRIVER), scope)
-    return jax_side, scope["run"](json.loads(json.dumps(OUT_SHARDING_PROGRAMS)))
+    return (_jax_run(_OUT_SHARDING_JAX_SIDE, OUT_SHARDING_PROGRAMS),
+            _plax_run(_OUT_SHARDING_DRIVER, OUT_SHARDING_PROGRAMS, grad=plax.grad,
+                      set_mesh=plax.sharding.use_mesh, AxisType=plax.sharding.AxisType))
 
 
 @pytest.mark.parametrize("name", OUT_SHARDING_PROGRAMS)

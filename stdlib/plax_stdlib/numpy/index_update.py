@@ -26,6 +26,31 @@ _SCATTERS = {"set": lax.scatter, "add": lax.scatter_add, "subtract": lax.scatter
 _MODES = ("drop", "fill", "clip", "promise_in_bounds")
 
 
+def _scatter_method(op: str, doc: str):
+    """The `x.at[index]` method that scatters values into `x` with `op` (`_SCATTERS`)."""
+    def method(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+               out_sharding=None):
+        return _laid_out(f".{op}", out_sharding, lambda x, v: _update(
+            op, x, self.index, v, unique_indices, mode), self.array, values)
+    method.__name__, method.__qualname__, method.__doc__ = op, f"_IndexUpdateRef.{op}", doc
+    return method
+
+
+def _combining_method(ufunc: str, doc: str):
+    """The `x.at[index]` method that combines `x` by `ufunc` with the product of the
+    values each element is indexed with (1 elsewhere)."""
+    def method(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+               out_sharding=None):
+        from plax_stdlib.numpy import ufuncs
+        combine = getattr(ufuncs, ufunc)
+        return _laid_out(f".{ufunc}", out_sharding, lambda x, v: combine(x, _update(
+            "multiply", _filled_like(x, 1), self.index, v, unique_indices, mode)),
+            self.array, values)
+    method.__name__, method.__qualname__, method.__doc__ = (ufunc, f"_IndexUpdateRef.{ufunc}",
+                                                            doc)
+    return method
+
+
 class _IndexUpdateHelper:
     """What `x.at` returns: indexing it gives an `_IndexUpdateRef`."""
     __slots__ = ("array",)
@@ -58,60 +83,19 @@ class _IndexUpdateRef:
             x, self.index, mode="fill" if mode == "drop" else mode, fill_value=fill_value),
             self.array)
 
-    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
-            out_sharding=None):
-        """`x` with `x[index] = values`."""
-        return _laid_out(".set", out_sharding, lambda x, v: _update(
-            "set", x, self.index, v, unique_indices, mode), self.array, values)
-
-    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
-            out_sharding=None):
-        """`x` with `x[index] += values` (repeated indices add up)."""
-        return _laid_out(".add", out_sharding, lambda x, v: _update(
-            "add", x, self.index, v, unique_indices, mode), self.array, values)
-
-    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
-            out_sharding=None):
-        """`x` with `x[index] *= values` (repeated indices multiply up)."""
-        return _laid_out(".multiply", out_sharding, lambda x, v: _update(
-            "multiply", x, self.index, v, unique_indices, mode), self.array, values)
-
+    set = _scatter_method("set", "`x` with `x[index] = values`.")
+    add = _scatter_method("add", "`x` with `x[index] += values` (repeated indices add up).")
+    multiply = _scatter_method("multiply", "`x` with `x[index] *= values` (repeated indices "
+                               "multiply up).")
     mul = multiply
-
-    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
-            out_sharding=None):
-        """`x` with `x[index] = minimum(x[index], values)`."""
-        return _laid_out(".min", out_sharding, lambda x, v: _update(
-            "min", x, self.index, v, unique_indices, mode), self.array, values)
-
-    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
-            out_sharding=None):
-        """`x` with `x[index] = maximum(x[index], values)`."""
-        return _laid_out(".max", out_sharding, lambda x, v: _update(
-            "max", x, self.index, v, unique_indices, mode), self.array, values)
-
-    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
-            out_sharding=None):
-        """`x` with `x[index] -= values` (repeated indices subtract each time)."""
-        return _laid_out(".subtract", out_sharding, lambda x, v: _update(
-            "subtract", x, self.index, v, unique_indices, mode), self.array, values)
-
-    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
-               out_sharding=None):
-        """`x` with `x[index] /= values`: x divided by the product of the values each
-        element is indexed with."""
-        from plax_stdlib.numpy.ufuncs import divide
-        return _laid_out(".divide", out_sharding, lambda x, v: divide(x, _update(
-            "multiply", _filled_like(x, 1), self.index, v, unique_indices, mode)),
-            self.array, values)
-
-    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
-               out_sharding=None):
-        """`x` with `x[index] **= values` (repeated indices multiply their exponents)."""
-        from plax_stdlib.numpy.ufuncs import power
-        return _laid_out(".power", out_sharding, lambda x, v: power(x, _update(
-            "multiply", _filled_like(x, 1), self.index, v, unique_indices, mode)),
-            self.array, values)
+    min = _scatter_method("min", "`x` with `x[index] = minimum(x[index], values)`.")
+    max = _scatter_method("max", "`x` with `x[index] = maximum(x[index], values)`.")
+    subtract = _scatter_method("subtract", "`x` with `x[index] -= values` (repeated indices "
+                               "subtract each time).")
+    divide = _combining_method("divide", "`x` with `x[index] /= values`: x divided by the "
+                               "product of the values each element is indexed with.")
+    power = _combining_method("power", "`x` with `x[index] **= values` (repeated indices "
+                              "multiply their exponents).")
 
     def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """`x` with the elementwise `func` applied at `index`, once for each time the
