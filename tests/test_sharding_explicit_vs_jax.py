@@ -229,6 +229,12 @@ OUT_SHARDING_PROGRAMS = {
                          "a, b, (1, 1), 'SAME', out_sharding=P('x', 'y')).sum())(b)",
                          _CONV_ARGS["kout"]),
     "grad_sum": ("lambda a: grad(lambda a: (a * 2).sum())(a)", _X),
+    "grad_softmax": ("lambda a: grad(lambda a: (lib.nn.softmax(a, axis=1) ** 2).sum())(a)",
+                     [((8, 4), ("x",))]),
+    "grad_take_columns": ("lambda a: grad(lambda a: jnp.take(a, np.array([0, 2]), axis=1)"
+                          ".sum())(a)", [((8, 4), ("x",))]),
+    "grad_where_concatenate": ("lambda a: grad(lambda a: jnp.concatenate([jnp.where(a > 0, a, "
+                               "0.), a * 2], axis=1).sum())(a)", [((8, 4), ("x",))]),
     "grad_through_at_set": ("lambda a: grad(lambda a: a.at[0].set(1., out_sharding="
                             "P('x', 'y')).sum())(a)", _X),
     "grad_through_at_get": ("lambda a: grad(lambda a: a.at[np.array([1, 3])].get("
@@ -269,6 +275,7 @@ _OUT_SHARDING_DRIVER = """
 _OUT_SHARDING_JAX_SIDE = """
     import json, sys
     import numpy as np
+    import jax as lib
     import jax.numpy as jnp
     from jax import lax, jit, grad, device_put, make_mesh, set_mesh, typeof
     from jax.sharding import AxisType, NamedSharding, PartitionSpec as P, reshard
@@ -280,7 +287,7 @@ _OUT_SHARDING_JAX_SIDE = """
 @pytest.fixture(scope="module")
 def out_sharding_answers():
     return (_jax_run(_OUT_SHARDING_JAX_SIDE, OUT_SHARDING_PROGRAMS),
-            _plax_run(_OUT_SHARDING_DRIVER, OUT_SHARDING_PROGRAMS, grad=plax.grad,
+            _plax_run(_OUT_SHARDING_DRIVER, OUT_SHARDING_PROGRAMS, grad=plax.grad, lib=plax,
                       set_mesh=plax.sharding.use_mesh, AxisType=plax.sharding.AxisType))
 
 

@@ -71,10 +71,12 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
 
 
 def zeros_like_aval(aval: ShapedArray):
-    """A materialised zero of `aval` (float0 zeros are plain NumPy arrays, as in JAX)."""
+    """A materialised zero of `aval`, typed with its sharding (float0 zeros are plain
+    NumPy arrays, as in JAX)."""
     if aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, dtypes.float0)
-    return lax_module().full(aval.shape, np.zeros((), aval.dtype)[()])
+    return lax_module().full(aval.shape, np.zeros((), aval.dtype)[()],
+                             sharding=getattr(aval, "sharding", None))
 
 
 def instantiate(t, aval: ShapedArray | None = None):
