@@ -205,6 +205,12 @@ OUT_SHARDING_PROGRAMS = {
     "err_scatter_has_none": ("lambda a: lax.scatter_add(a, jnp.array([[1]]), jnp.ones((1, 4)), "
                              "lax.ScatterDimensionNumbers((1,), (0,), (0,)), "
                              "out_sharding=P('x', 'y'))", _X),
+    "segment_sum": ("lambda a: lib.ops.segment_sum(a, np.array([0, 1, 1, 2, 3, 3, 3, 0]), 4, "
+                    "out_sharding=P(None, 'y'))", _X),
+    "segment_max": ("lambda a: lib.ops.segment_max(a, np.array([0, 1, 1, 2, 3, 3, 3, 0]), 4, "
+                    "out_sharding=P('x'))", _X),
+    "err_segment_sum_bad_kind": ("lambda a: lib.ops.segment_sum(a, np.zeros(8, int), 4, "
+                                 "out_sharding='x')", _X),
     "err_set_bad_kind": ("lambda a: a.at[0].set(1., out_sharding='x')", _X),
     "conv_batch": (_CONV.replace("**k)", "out_sharding=P('x'))"), _CONV_ARGS["batch"]),
     "conv_batch_features": (_CONV.replace("**k)", "out_sharding=P('x', 'y'))"),

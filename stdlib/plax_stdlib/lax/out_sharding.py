@@ -7,9 +7,10 @@ naming the function, as in JAX. The sharding classes come from the public
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from plax.extend.core import get_aval
+from plax.extend.sharding import sharding_from_spec
 
 
 def check_out_sharding(name: str, out_sharding: Any) -> Any:
@@ -57,3 +58,27 @@ def with_folded_batch(name: str, out_sharding: Any, dim: int, entry: Any) -> Any
     entries[dim] = entry
     new = PartitionSpec(*entries)
     return out_sharding.update(spec=new) if isinstance(out_sharding, NamedSharding) else new
+
+
+def laid_out(name: str, out_sharding: Any, compute: Callable, *operands) -> Any:
+    """`compute(*operands)`; with an `out_sharding`, computed as JAX does for indexed
+    reads and updates: with the explicit axes of its mesh made `Auto` (the partitioner
+    lays out the gather or scatter), the result then typed and laid out as
+    `out_sharding` (a bare PartitionSpec refers to the mesh in context)."""
+    if out_sharding is None:
+        return compute(*operands)
+    from plax import sharding
+    out_sharding = check_out_sharding(name, out_sharding)
+    if isinstance(out_sharding, sharding.PartitionSpec):
+        if sharding.get_abstract_mesh().empty:
+            raise ValueError(f"{name}: using the PartitionSpec {out_sharding} as out_sharding "
+                             "outside a mesh context is not allowed; pass a NamedSharding "
+                             "or enter a mesh with `plax.set_mesh(mesh)`")
+        out_sharding = sharding_from_spec(out_sharding, f"the out_sharding of {name}")
+    axes = out_sharding.mesh.abstract_mesh.explicit_axes
+
+    def checked(*args):
+        out = compute(*args)
+        out_sharding.shard_shape(get_aval(out).shape)  # a split that does not divide
+        return out
+    return sharding.auto_axes(checked, axes=axes, out_sharding=out_sharding)(*operands)

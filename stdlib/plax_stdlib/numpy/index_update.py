@@ -14,9 +14,8 @@ import math
 import numpy as np
 
 from plax.extend import dtypes
-from plax.extend.sharding import sharding_from_spec
 from plax_stdlib import lax
-from plax_stdlib.lax.out_sharding import check_out_sharding
+from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.numpy import indexing, util
 
 _FLAT = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
@@ -30,7 +29,7 @@ def _scatter_method(op: str, doc: str):
     """The `x.at[index]` method that scatters values into `x` with `op` (`_SCATTERS`)."""
     def method(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
                out_sharding=None):
-        return _laid_out(f".{op}", out_sharding, lambda x, v: _update(
+        return laid_out(f".{op}", out_sharding, lambda x, v: _update(
             op, x, self.index, v, unique_indices, mode), self.array, values)
     method.__name__, method.__qualname__, method.__doc__ = op, f"_IndexUpdateRef.{op}", doc
     return method
@@ -43,7 +42,7 @@ def _combining_method(ufunc: str, doc: str):
                out_sharding=None):
         from plax_stdlib.numpy import ufuncs
         combine = getattr(ufuncs, ufunc)
-        return _laid_out(f".{ufunc}", out_sharding, lambda x, v: combine(x, _update(
+        return laid_out(f".{ufunc}", out_sharding, lambda x, v: combine(x, _update(
             "multiply", _filled_like(x, 1), self.index, v, unique_indices, mode)),
             self.array, values)
     method.__name__, method.__qualname__, method.__doc__ = (ufunc, f"_IndexUpdateRef.{ufunc}",
@@ -79,7 +78,7 @@ class _IndexUpdateRef:
             mode=None, fill_value=None, out_sharding=None):
         """`x[index]`; out-of-bounds indices follow `mode` ("clip" by default)."""
         mode = _check_mode(mode)
-        return _laid_out(".get", out_sharding, lambda x: indexing.getitem(
+        return laid_out(".get", out_sharding, lambda x: indexing.getitem(
             x, self.index, mode="fill" if mode == "drop" else mode, fill_value=fill_value),
             self.array)
 
@@ -107,29 +106,6 @@ class _IndexUpdateRef:
         x = util.ensure_arraylike("x.at[...].apply", self.array)
         return lax.fori_loop(0, rounds, lambda i, y: util.select_n(lax.gt(hits, i), y, func(y)),
                              x)
-
-
-def _laid_out(name: str, out_sharding, compute, *operands):
-    """`compute(*operands)`; with an `out_sharding`, computed as JAX does: with the
-    explicit axes of its mesh made `Auto` (the partitioner lays out the gather or
-    scatter), the result then typed and laid out as `out_sharding`."""
-    if out_sharding is None:
-        return compute(*operands)
-    from plax import sharding
-    out_sharding = check_out_sharding(name, out_sharding)
-    if isinstance(out_sharding, sharding.PartitionSpec):
-        if sharding.get_abstract_mesh().empty:
-            raise ValueError(f"{name}: using the PartitionSpec {out_sharding} as out_sharding "
-                             "outside a mesh context is not allowed; pass a NamedSharding "
-                             "or enter a mesh with `plax.set_mesh(mesh)`")
-        out_sharding = sharding_from_spec(out_sharding, f"the out_sharding of {name}")
-    axes = out_sharding.mesh.abstract_mesh.explicit_axes
-
-    def checked(*args):
-        out = compute(*args)
-        out_sharding.shard_shape(util.shape_of(out))  # a split that does not divide: ValueError
-        return out
-    return sharding.auto_axes(checked, axes=axes, out_sharding=out_sharding)(*operands)
 
 
 def _filled_like(x, value, dtype=None):
