@@ -211,6 +211,7 @@ OUT_SHARDING_PROGRAMS = {
                     "out_sharding=P('x'))", _X),
     "err_segment_sum_bad_kind": ("lambda a: lib.ops.segment_sum(a, np.zeros(8, int), 4, "
                                  "out_sharding='x')", _X),
+    "zeros_like_keeps_type": ("lambda a: jnp.zeros_like(a) + jnp.ones_like(a, shape=(4,))", _X),
     "err_set_bad_kind": ("lambda a: a.at[0].set(1., out_sharding='x')", _X),
     "conv_batch": (_CONV.replace("**k)", "out_sharding=P('x'))"), _CONV_ARGS["batch"]),
     "conv_batch_features": (_CONV.replace("**k)", "out_sharding=P('x', 'y'))"),
