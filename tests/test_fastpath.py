@@ -156,10 +156,12 @@ def test_repeated_scalars_are_still_transfers_under_a_host_to_device_guard():
 
 
 def test_donated_scalar_positions_get_a_fresh_buffer_each_call():
-    f = plax.jit(lambda x, s: x + s, donate_argnums=1)
+    f = plax.jit(lambda x, s: (x + s, s * 2), donate_argnums=1)  # s's buffer -> s * 2
     x = plax.device_put(f32(2))
     for _ in range(3):
-        np.testing.assert_array_equal(np.asarray(f(x, np.float32(2))), f32(2) + 2)
+        total, doubled = f(x, np.float32(2))
+        np.testing.assert_array_equal(np.asarray(total), f32(2) + 2)
+        assert float(doubled) == 4
 
 
 def test_signatures_travel_with_arrays_from_call_to_call():
@@ -326,6 +328,28 @@ def test_eager_operators_promote_as_before(dtype):
         traced = plax.jit(op)(x)
         assert eager.dtype == traced.dtype and eager.weak_type == traced.weak_type
         np.testing.assert_array_equal(np.asarray(eager), np.asarray(traced))
+
+
+def test_array_operators_go_from_cpp_to_the_jitted_function():
+    from plax_runtime._fastpath import Operator
+    from plax_stdlib.numpy.array_methods import jitted
+    assert isinstance(plax.Array.__dict__["__rmul__"], Operator)
+    x = plax.device_put(f32(3))
+    multiply = jitted("multiply")
+    2.0 * x
+    before = hits(multiply)
+    for _ in range(10):
+        out = 2.0 * x  # reflected: the scalar stays the left operand
+    assert hits(multiply) == before + 10
+    np.testing.assert_array_equal(np.asarray(out), 2 * f32(3))
+    np.testing.assert_array_equal(np.asarray(x.__mul__(3)), 3 * f32(3))  # a bound method
+    np.testing.assert_array_equal(np.asarray(plax.Array.__sub__(x, 1)), f32(3) - 1)
+    np.testing.assert_array_equal(np.asarray(x - np.ones(3, np.float32)), f32(3) - 1)
+    with pytest.raises(TypeError):
+        x * "a"  # the generic operator's NotImplemented, then Python's TypeError
+    with plax.disable_jit():
+        np.testing.assert_array_equal(np.asarray(x / 2), f32(3) / 2)
+    assert hits(multiply) == before + 10 and x.__eq__(None) is NotImplemented
 
 
 def test_operators_inside_a_trace_stay_plain_equations():

@@ -113,7 +113,19 @@ def test_donation_attributes():
     args = main_args(lowered_text(f, x, x, y, donate_argnums=(0, 2), keep_unused=True))
     assert "tf.aliasing_output = 0 : i32" in args[0]
     assert "tf.aliasing_output" not in args[1] and "buffer_donor" not in args[1]
-    assert "jax.buffer_donor = true" in args[2]
+    assert "jax.buffer_donor = true" in args[2]  # an output of as many elements is free
+
+
+def test_donations_no_output_can_take_are_dropped_with_jaxs_warning():
+    g = plax.jit(lambda a, b: (a.sum(), b * 2), donate_argnums=(0, 1))
+    x, y = plax.device_put(np.ones(3, np.float32)), plax.device_put(np.ones(2, np.float32))
+    with pytest.warns(UserWarning, match=r"Some donated buffers were not usable: float32\[3\]\."):
+        args = main_args(g.lower(x, y).as_text())
+    assert "donor" not in args[0] and "aliasing" not in args[0]
+    assert "tf.aliasing_output = 1 : i32" in args[1]
+    total, doubled = g(x, y)  # the lowering above is the call's: warned once
+    assert not x.is_deleted() and y.is_deleted()  # as in JAX: only what XLA took goes
+    assert float(total) == 3 and np.asarray(doubled).tolist() == [2, 2]
 
 
 def test_nested_jit_is_one_private_function_called_twice():

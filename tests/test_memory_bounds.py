@@ -104,6 +104,24 @@ def test_bounded_cache_evicts_by_bytes():
     assert cache.get("huge") == "H" and len(cache) == 1
 
 
+def test_bounded_cache_front_holds_exactly_the_entries_without_owners():
+    cache = caches.BoundedCache("test front", max_entries=2, max_bytes=100)
+    owner = _Owner()
+    cache.put("a", 1)
+    cache.put((id(owner), "b"), 2, owners=(owner,))
+    assert cache.front == {"a": 1}  # an owned entry needs its liveness checked
+    cache.put("a", 10)
+    assert cache.front == {"a": 10}
+    cache.put("c", 3, nbytes=60)  # evicts the oldest entry, "a"
+    cache.put("d", 4, nbytes=60)  # over the bytes: evicts the owned entry and "c"
+    assert cache.front == {"d": 4} and len(cache) == 1
+    cache.evict(lambda key: key == "d")
+    assert cache.front == {}
+    cache.put("e", 5)
+    cache.clear()
+    assert cache.front == {} and len(cache) == 0
+
+
 def test_bounded_cache_forgets_entries_of_dead_owners():
     cache = caches.BoundedCache("test owners", max_entries=100, max_bytes=1 << 20)
     owner, other = _Owner(), _Owner()

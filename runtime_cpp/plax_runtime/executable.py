@@ -13,6 +13,10 @@ the previous run of that effect on the same devices left (so runs keep their
 order) and leaves its own; every effectful run also records its runtime token, so
 `effects.effects_barrier()` can wait for it. Python `host_callbacks` that the
 module's custom calls call by index are handed to the compiler with it.
+
+Below the in-process cache sits the optional persistent one (`persistent_cache`):
+with a cache directory set, an executable another process compiled is loaded from
+disk instead of compiled.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ import hashlib
 import io
 import logging
 import threading
+import time
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -31,7 +36,7 @@ from plax.extend import config
 from plax.extend.core import ShapedArray, physical_aval, register_cache
 from plax.extend.monitoring import BACKEND_COMPILE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
-from plax_runtime import _fastpath, transfer_guard
+from plax_runtime import _fastpath, persistent_cache, transfer_guard
 from plax_runtime.array import Array
 from plax_runtime.device_put import put_leaves
 from plax_runtime.effects import runtime_tokens
@@ -338,8 +343,8 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
             out_shardings: Sequence[Sharding | None] | None = None,
             arg_names: Sequence[str] | None = None,
             sharding_like: Sequence[Sharding] = (), name: str | None = None,
-            effect_tokens: Sequence[Any] = (), host_callbacks: Sequence[Any] = ()
-            ) -> Executable:
+            effect_tokens: Sequence[Any] = (), host_callbacks: Sequence[Any] = (),
+            use_persistent_cache: bool = True) -> Executable:
     """Compiles `module` for `devices` (replica-major), or returns the cached executable.
 
     `compile_options_overrides` are XLA options (`env_option_overrides`, JAX's
@@ -356,6 +361,11 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
     returns first (the other arguments, results and their metadata exclude them);
     `host_callbacks` are the Python functions its callback custom calls call (the
     module must then be an `ir.Module`, as jaxlib requires).
+
+    With a cache directory set (`jax_compilation_cache_dir`), executables are also
+    loaded from and saved to the persistent cache (see `persistent_cache`), unless
+    `use_persistent_cache` is False (XLA calls back into Python while compiling it) or
+    the module has host callbacks.
     """
     payload = _module_payload(module)
     effect_tokens, host_callbacks = tuple(effect_tokens), tuple(host_callbacks)
@@ -384,22 +394,46 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
     options = _compile_options(devices, num_replicas, num_partitions, overrides, build)
     if name is None:
         name = (ir_module_name(module) if hasattr(module, "operation") else "module")
-    with timed_event(BACKEND_COMPILE_EVENT, name,
-                     "Finished XLA compilation of {fun_name} in {elapsed_time:.9f} sec",
-                     logger, _log_level):
-        if host_callbacks:
-            loaded = devices[0].client.compile_and_load(
-                module, executable_devices=xc.DeviceList(devices), compile_options=options,
-                host_callbacks=list(host_callbacks))
-        else:
-            loaded = devices[0].client.compile_and_load(payload, xc.DeviceList(devices),
-                                                        options)
+    loaded = _compile_and_load(module, payload, devices, options, host_callbacks, name,
+                               use_persistent_cache)
     executable = _describe(loaded, payload, devices, num_replicas, tuple(donated_args),
                            in_shardings, out_avals, out_shardings, arg_names,
                            tuple(sharding_like), effect_tokens, host_callbacks)
     with _cache_lock:
         _cache[key] = executable
     return executable
+
+
+def _compile_and_load(module, payload, devices, options, host_callbacks, name,
+                      use_persistent_cache) -> xc.LoadedExecutable:
+    """Loads the executable from the persistent cache, or compiles it (and saves it
+    there when the cache is on and the module can be saved)."""
+    client = devices[0].client
+    path = persistent_cache.directory(client)
+    key = None
+    if path is not None:
+        if host_callbacks:
+            persistent_cache.skip(name, "it calls Python host callbacks")
+        elif not use_persistent_cache:
+            persistent_cache.skip(name, "XLA calls back into Python while compiling it")
+        else:
+            key = persistent_cache.cache_key(payload, devices, options, client, name)
+            loaded = persistent_cache.lookup(path, key, client, devices, options, name)
+            if loaded is not None:
+                return loaded
+    start = time.monotonic()
+    with timed_event(BACKEND_COMPILE_EVENT, name,
+                     "Finished XLA compilation of {fun_name} in {elapsed_time:.9f} sec",
+                     logger, _log_level):
+        if host_callbacks:
+            loaded = client.compile_and_load(
+                module, executable_devices=xc.DeviceList(devices), compile_options=options,
+                host_callbacks=list(host_callbacks))
+        else:
+            loaded = client.compile_and_load(payload, xc.DeviceList(devices), options)
+    if key is not None:
+        persistent_cache.store(path, key, loaded, client, time.monotonic() - start, name)
+    return loaded
 
 
 def ir_module_name(module) -> str:

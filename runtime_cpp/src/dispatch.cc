@@ -105,6 +105,17 @@ bool state_value(const nb::object& state) {
   return truth != 0;
 }
 
+}  // namespace
+
+bool jit_applies_here() {
+  Env& e = env();
+  if (state_value(e.disable_jit)) return false;
+  nb::object trace = check(PyObject_CallNoArgs(e.current_trace.ptr()));
+  return trace.is(e.eval_trace);
+}
+
+namespace {
+
 void configure(nb::object registry_flatten, nb::object disable_jit, nb::object enable_x64,
                nb::object log_misses, nb::object current_trace, nb::object eval_trace,
                nb::object trace_context, nb::object concrete_mesh, nb::object miss_reason,

@@ -1,4 +1,5 @@
-// The cached jit call and the prepared eager call, in C++ (see dispatch.cc).
+// The cached jit call, the prepared eager call and Array operators, in C++
+// (see dispatch.cc, operators.cc).
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -7,5 +8,12 @@ namespace plax {
 
 // Adds `configure`, `Executor` and `JitCache` to the extension module.
 void define_dispatch(nanobind::module_& m);
+
+// Whether a jitted function called now would run compiled: jit is not disabled and
+// no transformation is active (throws on error).
+bool jit_applies_here();
+
+// Adds `Operator` (operators.cc) to the extension module.
+void define_operators(nanobind::module_& m);
 
 }  // namespace plax

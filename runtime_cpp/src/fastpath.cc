@@ -237,4 +237,5 @@ NB_MODULE(_fastpath, m) {
                 "tuple[tuple[typing.Any, ...], ...]"),
         plax::kArgSignatureDoc);
   plax::define_dispatch(m);
+  plax::define_operators(m);
 }

@@ -26,7 +26,12 @@ _all_caches: "weakref.WeakSet[BoundedCache]" = weakref.WeakSet()
 
 class BoundedCache:
     """An LRU mapping bounded by `max_entries` and `max_bytes`, whose entries die with
-    the objects they are keyed on (`put(..., owners=...)`)."""
+    the objects they are keyed on (`put(..., owners=...)`).
+
+    `front` holds the entries without owners as a plain dict, kept in step with the
+    cache, for the lookups of hot paths (one C-level `dict.get`). A hit there does not
+    refresh the entry's recency: entries found only through it age by insertion.
+    """
 
     def __init__(self, name: str, *, max_entries: int, max_bytes: int):
         self.name = name
@@ -36,6 +41,7 @@ class BoundedCache:
         self._bytes = 0
         self._lock = threading.Lock()
         self._dead: collections.deque = collections.deque()  # keys whose owner died
+        self.front: dict[Hashable, Any] = {}
         _all_caches.add(self)
 
     def __len__(self) -> int:
@@ -83,6 +89,8 @@ class BoundedCache:
                 evicted.append(old)
             self._data[key] = _Entry(value, nbytes, refs)
             self._bytes += nbytes
+            if not refs:
+                self.front[key] = value
             while len(self._data) > 1 and (len(self._data) > self.max_entries
                                            or self._bytes > self.max_bytes):
                 evicted.append(self._pop_oldest())
@@ -102,16 +110,19 @@ class BoundedCache:
         with self._lock:
             dropped = list(self._data.values())
             self._data.clear()
+            self.front.clear()
             self._bytes = 0
         del dropped
 
     def _pop_oldest(self) -> _Entry:
-        _, entry = self._data.popitem(last=False)
+        key, entry = self._data.popitem(last=False)
+        self.front.pop(key, None)
         self._bytes -= entry.nbytes
         return entry
 
     def _remove(self, key: Hashable) -> _Entry | None:
         entry = self._data.pop(key, None)
+        self.front.pop(key, None)
         if entry is not None:
             self._bytes -= entry.nbytes
         return entry

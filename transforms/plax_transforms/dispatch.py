@@ -66,6 +66,20 @@ def _params_key(params: dict) -> tuple[tuple, list]:
 
 def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict):
     """Compute `prim(*args, **params)` with a compiled single-primitive executable."""
+    try:  # a repeated operation without Jaxpr parameters: its caller's key as is
+        call = _callers.front.get((prim, tuple(params.items()), arg_signature(args),
+                                   trace_context(), concrete_mesh()))
+    except TypeError:  # an unhashable parameter (or argument): see below
+        call = None
+    if call is None:
+        return _apply_uncached(prim, args, params)
+    outs = call(args)
+    return outs if prim.multiple_results else outs[0]
+
+
+def _apply_uncached(prim: Primitive, args: Sequence[Any], params: dict):
+    """`apply_primitive` when the caller is not at hand: found in the cache under the
+    key that names Jaxpr parameters by identity, or prepared (and compiled) now."""
     params_key, jaxprs = _params_key(params)
     try:
         key = (prim, params_key, arg_signature(args), trace_context(), concrete_mesh())

@@ -119,7 +119,8 @@ class CompiledJaxpr:
                     out_avals=lowering.out_avals, out_shardings=out_shardings,
                     arg_names=lowering.arg_names, sharding_like=like,
                     name=f"jit({lowering.name})", effect_tokens=lowering.ordered_effects,
-                    host_callbacks=lowering.host_callbacks)
+                    host_callbacks=lowering.host_callbacks,
+                    use_persistent_cache=not lowering.keepalives)
                 for hook in lowering.on_compile:
                     hook()
             finally:

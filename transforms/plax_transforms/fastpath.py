@@ -6,9 +6,14 @@ path is counted per reason — `fastpath_stats(f)` reads the counts — and, und
 `plax.config.update("plax_log_fastpath_misses", True)`, each reason is logged once
 per function at WARNING level. Nothing turns the fast path off: the next call with
 a known key is a hit again.
+
+Arrays' `+ - * /` become `_fastpath.Operator`s here: outside every transformation an
+Array meeting an Array or a Python scalar goes straight from the operator to its
+jitted NumPy function's fast path, with no Python frame in between.
 """
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -16,6 +21,8 @@ from plax.extend import config, tree_util
 from plax.extend.core import EVAL_TRACE, current_trace
 from plax.extend.sharding import concrete_mesh
 from plax_runtime import _fastpath
+from plax_runtime.array import Array
+from plax_stdlib.numpy import array_methods
 from plax_transforms.signature import trace_context
 
 logger = logging.getLogger(__name__)
@@ -67,3 +74,15 @@ _fastpath.configure(
     enable_x64=config.enable_x64, log_misses=log_fastpath_misses,
     current_trace=current_trace, eval_trace=EVAL_TRACE, trace_context=trace_context,
     concrete_mesh=concrete_mesh, miss_reason=miss_reason, log_miss=_log_miss)
+
+
+def _install_fast_operators() -> None:
+    for dunder, name in array_methods.JITTED_OPERATORS.items():
+        resolve = functools.partial(array_methods.jitted, name)
+        for attr, reflected in ((f"__{dunder}__", False), (f"__r{dunder}__", True)):
+            generic = getattr(Array, attr)
+            if not isinstance(generic, _fastpath.Operator):
+                setattr(Array, attr, _fastpath.Operator(resolve, generic, reflected))
+
+
+_install_fast_operators()

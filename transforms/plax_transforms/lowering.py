@@ -40,6 +40,7 @@ import importlib.util
 import math
 import os
 import re
+import warnings
 from typing import Any, Hashable, Iterator, Sequence
 
 import numpy as np
@@ -457,8 +458,8 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
                              shardy=shardy, dim_vars=dim_vars)
         placement = _Placement(mctx, arg_shardings, out_shardings)
         effects = ordered_effects(jaxpr.effects)
-        arg_attrs = _arg_attributes(arg_names, len(hoisted), donated_args, in_avals, out_avals,
-                                    placement, len(effects))
+        arg_attrs, donated_args = _arg_attributes(arg_names, len(hoisted), donated_args,
+                                                  in_avals, out_avals, placement, len(effects))
         res_attrs = [ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n),
                                       **placement.attributes(s, aval)})
                      for n, s, aval in zip(result_names, out_shardings, out_avals)]
@@ -598,14 +599,12 @@ def _prune_unused_inputs(closed: ClosedJaxpr, keep_unused: bool):
 
 
 def _arg_attributes(arg_names, n_consts, donated_args, in_avals, out_avals,
-                    placement: _Placement, n_tokens: int = 0) -> list:
+                    placement: _Placement, n_tokens: int = 0) -> tuple[list, tuple[bool, ...]]:
     """Names, const and donation markers, shardings and memory kinds of `@main`'s
-    arguments. A donated argument aliases an output of its type; over several
-    devices only one whose stated layout is the argument's (else XLA is only told
-    that the buffer may be reused)."""
-    aliased_outputs: set[int] = set()
+    arguments, and which arguments are donated in the end (`_donations`)."""
+    donations, donated_in_the_end = _donations(donated_args, in_avals, out_avals, placement)
     attrs = []
-    for i, (arg_name, donated, aval) in enumerate(zip(arg_names, donated_args, in_avals)):
+    for i, (arg_name, aval) in enumerate(zip(arg_names, in_avals)):
         sharding = placement.arg_shardings[i]
         entry = placement.attributes(sharding, aval)
         if arg_name:
@@ -613,18 +612,58 @@ def _arg_attributes(arg_names, n_consts, donated_args, in_avals, out_avals,
         if i < n_consts:
             entry["jax.const"] = ir.BoolAttr.get(True)
             entry.update(placement.const_attributes(aval))
-        if donated:
-            out = next((j for j, o in enumerate(out_avals) if j not in aliased_outputs
-                        and _same_buffer_type(aval, o)
-                        and placement.same_layout(sharding, j, aval)), None)
-            if out is None:
-                entry["jax.buffer_donor"] = ir.BoolAttr.get(True)
-            else:
-                aliased_outputs.add(out)
-                entry["tf.aliasing_output"] = ir.IntegerAttr.get(  # tokens come first
-                    ir.IntegerType.get_signless(32), out + n_tokens)
+        how = donations.get(i)
+        if how == _DONOR:
+            entry["jax.buffer_donor"] = ir.BoolAttr.get(True)
+        elif how is not None:  # tokens come first among the outputs
+            entry["tf.aliasing_output"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32),
+                                                             how + n_tokens)
         attrs.append(ir.DictAttr.get(entry))
-    return attrs
+    return attrs, donated_in_the_end
+
+
+_DONOR = "buffer donor"
+
+
+def _donations(donated_args, in_avals, out_avals, placement: _Placement
+               ) -> tuple[dict[int, int | str], tuple[bool, ...]]:
+    """How each donated argument is given to XLA, as JAX decides it: aliased to the
+    next free output of its shape and dtype (a buffer donor instead when their
+    layouts may differ); else a buffer donor when a free output has as many
+    elements, or when the program spans several devices and some output's layout is
+    left to the partitioner; else not donated at all (the Array stays alive), with
+    a warning naming it. Returns {argument: output index or _DONOR} and the
+    arguments donated in the end."""
+    how: dict[int, int | str] = {}
+    taken: set[int] = set()
+    donated = [i for i, d in enumerate(donated_args) if d]
+    for i in donated:
+        out = next((j for j, o in enumerate(out_avals)
+                    if j not in taken and _same_buffer_type(in_avals[i], o)), None)
+        if out is not None:
+            taken.add(out)
+            how[i] = out if placement.same_layout(placement.arg_shardings[i], out,
+                                                  in_avals[i]) else _DONOR
+    partitioner_chooses = placement.mctx.num_partitions > 1 and any(
+        s is None for s in placement.out_shardings)
+    unusable = []
+    for i in donated:
+        if i in how:
+            continue
+        size = getattr(in_avals[i], "size", None)
+        out = next((j for j, o in enumerate(out_avals)
+                    if j not in taken and getattr(o, "size", None) == size), None)
+        if out is not None:
+            taken.add(out)
+        if out is not None or partitioner_chooses:
+            how[i] = _DONOR
+        else:
+            unusable.append(in_avals[i].str_short(in_avals[i].dtype.name))
+    if unusable:
+        warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}.\n"
+                      "Donation gives an argument's buffer to an output of the same "
+                      "shape and dtype; see docs/errors.md#buffer-donation.", stacklevel=3)
+    return how, tuple(i in how for i in range(len(donated_args)))
 
 
 def _same_buffer_type(a: AbstractValue, b: AbstractValue) -> bool:

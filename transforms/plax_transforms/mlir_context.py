@@ -1,10 +1,7 @@
 """MLIR contexts for lowering, and printing/serializing the modules built in them.
 
-A context is made the way XLA's own Python front end expects: it skips the
-generic `ir.Context` constructor (which loads every linked dialect and enables
-per-context threads), loads the dialects jaxlib registers for StableHLO programs,
-shares one thread pool, and registers `stablehlo`, `chlo`, `mhlo` and `sdy`, so
-modules print in their pretty form and parse back identically.
+Contexts come from `plax.extend.mlir.make_ir_context` (the dialects of a lowered
+program, made as XLA's own Python front end expects).
 
 A context with its dialects costs about a megabyte and two milliseconds, so
 lowerings share one per thread (`shared_ir_context`). Types and attributes
@@ -14,41 +11,12 @@ module built in it dies.
 """
 from __future__ import annotations
 
-import functools
 import io
 import threading
 
 from jaxlib.mlir import ir
-from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-from jaxlib.mlir._mlir_libs._mlir import ir as _raw_ir
-from jaxlib.mlir.dialects import chlo, mhlo, sdy, stablehlo
 
-
-class _LoweringContext(ir.Context):
-    """An `ir.Context` built without the site hooks of `ir.Context.__init__`."""
-
-    def __init__(self):
-        _raw_ir.Context.__init__(self)
-
-
-@functools.cache
-def _thread_pool() -> ir.ThreadPool:
-    return ir.ThreadPool()
-
-
-def make_ir_context() -> ir.Context:
-    """A fresh context with the dialects a lowered plax program uses."""
-    context = _LoweringContext()
-    registry = ir.DialectRegistry()
-    _jax_mlir_ext.register_dialects(registry)
-    context.append_dialect_registry(registry)
-    context.load_all_available_dialects()
-    context.set_thread_pool(_thread_pool())
-    sdy.register_dialect(context)
-    mhlo.register_mhlo_dialect(context)
-    chlo.register_dialect(context)
-    stablehlo.register_dialect(context)
-    return context
+from plax.extend.mlir import make_ir_context
 
 
 # A thread's shared context is replaced after this many lowerings, or once the

@@ -740,16 +740,46 @@ cpu_enable_async_dispatch = config.bool_flag(
     "jax_cpu_enable_async_dispatch", True,
     "Dispatch CPU computations asynchronously; False runs them inline.")
 
-compilation_cache_dir = config.string_flag(
-    "jax_compilation_cache_dir", None,
-    "Directory of the persistent compilation cache; None disables it.",
-    read_env=True)
+# The persistent compilation cache (plax_runtime.persistent_cache reads these on each
+# compile, so changing them takes effect for the next compile).
+enable_compilation_cache = config.define_bool_state(
+    "jax_enable_compilation_cache", True,
+    "If False, the persistent compilation cache is off even when a directory is set.")
 
-persistent_cache_min_compile_time_secs = config.float_flag(
+compilation_cache_dir = config.define_optional_string_state(
+    "jax_compilation_cache_dir", None,
+    "Directory of the persistent compilation cache (set it here or with "
+    "plax.experimental.compilation_cache.compilation_cache.set_cache_dir); None "
+    "disables the cache.")
+
+persistent_cache_min_compile_time_secs = config.define_float_state(
     "jax_persistent_cache_min_compile_time_secs", 1.0,
     "Only computations that took at least this long to compile are written to the "
     "persistent cache.",
     minimum=0.0)
+
+persistent_cache_min_entry_size_bytes = config.define_int_state(
+    "jax_persistent_cache_min_entry_size_bytes", 0,
+    "Entries smaller than this many bytes (compressed) are not written to the "
+    "persistent cache; 0 and -1 write every size.",
+    minimum=-1)
+
+compilation_cache_max_size = config.define_int_state(
+    "jax_compilation_cache_max_size", -1,
+    "Largest total size in bytes of the persistent cache directory: after a write the "
+    "least recently used entries are deleted until it fits. -1: no limit; 0: nothing "
+    "is written.",
+    minimum=-1)
+
+compilation_cache_include_metadata_in_key = config.define_bool_state(
+    "jax_compilation_cache_include_metadata_in_key", False,
+    "Include source locations in the persistent cache key; if False, the same program "
+    "written on other lines or in another file still hits.")
+
+raise_persistent_cache_errors = config.define_bool_state(
+    "jax_raise_persistent_cache_errors", False,
+    "Raise errors met reading or writing the persistent cache instead of warning "
+    "and compiling.")
 
 trace_context = config.trace_context
 jit_key_context = config.jit_key_context

@@ -66,6 +66,8 @@ _NAMED_PROVIDERS = {
     ("plax.modules", "ops"): "plax-stdlib", ("plax.modules", "image"): "plax-stdlib",
     ("plax.modules", "typing"): "plax-runtime",
     ("plax.modules", "dlpack"): "plax-runtime", ("plax.modules", "sharding"): "plax-sharding",
+    ("plax.modules", "profiler"): "plax-runtime",
+    ("plax.modules", "experimental.compilation_cache"): "plax-runtime",
     ("plax.names", "lax.with_sharding_constraint"): "plax-sharding",
     ("plax.names", "debug.visualize_array_sharding"): "plax-sharding",
     ("plax.names", "debug.visualize_sharding"): "plax-sharding",

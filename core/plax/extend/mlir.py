@@ -8,7 +8,11 @@ are the equation's abstract values, `ctx.platform` the target, and
 `ctx.lower_subjaxpr(closed_jaxpr, *values)` calls a private function computing a
 carried Jaxpr (for higher-order primitives). It emits ops at the current insertion
 point and returns the result value(s).
+
+`make_ir_context()` is a fresh context with the dialects of a lowered program (for
+building or parsing modules outside a lowering).
 """
 from plax._src.lazy_mlir import LazyModule, chlo, hlo, ir, mu
+from plax._src.mlir_context import make_ir_context
 
-__all__ = ["LazyModule", "chlo", "hlo", "ir", "mu"]
+__all__ = ["LazyModule", "chlo", "hlo", "ir", "make_ir_context", "mu"]

@@ -90,6 +90,8 @@ def match_python_scalars(name: str, *args):
     """Give Python int/float/complex scalars among `args` the dtype of the first
     non-scalar argument, weakly typed; a scalar of a higher kind (a float meeting an
     int array) is a TypeError, and an int that does not fit is an OverflowError."""
+    if not any(type(a) in _PY_KIND_RANK for a in args):  # the common case: no scalar
+        return args
     target = next((get_aval(a).dtype for a in args if not is_python_scalar(a)), None)
     if target is None:
         return args
