@@ -215,3 +215,27 @@ def test_jacobians_zero_size_holomorphic_and_allow_int():
     np.testing.assert_allclose(jv, 2 * np.eye(3))
     assert jn.dtype == float0 and jn.shape == (3,)
     np.testing.assert_allclose(plax.jit(plax.jacfwd(lax.sin))(X), np.diag(np.cos(X)), rtol=1e-6)
+
+
+def test_jvp_checks_the_tangent_dtype_before_its_shape_as_jax():
+    primal = (np.ones((3, 2), np.complex64),)
+    with pytest.raises(TypeError, match="c64"):  # another dtype and shape: the dtype's class
+        plax.jvp(lambda x: x, primal, (np.ones(3, np.float32),))
+    with pytest.raises(ValueError, match="f32"):
+        plax.jvp(lambda x: x, (np.ones((3, 2), np.float32),), (np.ones(3, np.float32),))
+
+
+@pytest.mark.parametrize("transform", [plax.grad, plax.value_and_grad, plax.jacfwd,
+                                       plax.jacrev])
+def test_an_argument_named_twice_in_argnums_is_a_type_error(transform):
+    # JAX calls the function with None in the repeated position (a TypeError there);
+    # plax says what is wrong instead of differentiating by one argument twice.
+    f = lambda x, y: (x * y).sum()  # noqa: E731
+    with pytest.raises(TypeError, match="more than once"):
+        transform(f, argnums=(1, 1))(X, POS)
+    with pytest.raises(TypeError, match="more than once"):
+        transform(f, argnums=(0, -2))(X, POS)
+    out = transform(f, argnums=(1, 0))(X, POS)
+    grads = out[1] if transform is plax.value_and_grad else out
+    np.testing.assert_allclose(grads[0], X, rtol=1e-6)  # by y first, then by x
+    np.testing.assert_allclose(grads[1], POS, rtol=1e-6)

@@ -756,3 +756,16 @@ def test_conversions(cpu):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
         check(cpu, cases, f, n, rtol=0, atol=0)
+
+
+def test_bitcast_checks_sizes_before_bool_and_complex_as_jax():
+    with pytest.raises(ValueError, match="last dimension"):
+        lax.bitcast_convert_type(np.zeros(1, np.int32), np.complex64)
+    with pytest.raises(TypeError, match="own dtype"):
+        lax.bitcast_convert_type(np.zeros((1, 2), np.int32), np.complex64)
+    with pytest.raises(TypeError, match="own dtype"):
+        lax.bitcast_convert_type(np.zeros(2, np.complex64), np.float32)
+    with pytest.raises(TypeError, match="own dtype"):
+        lax.bitcast_convert_type(np.zeros(2, np.bool_), np.int8)
+    z = np.array([1 + 2j, -3j], np.complex64)
+    np.testing.assert_array_equal(lax.bitcast_convert_type(z, np.complex64), z)

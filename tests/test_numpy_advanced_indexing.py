@@ -56,7 +56,7 @@ def test_grad_scatters_ones_and_masks_must_be_concrete():
 
 
 @pytest.mark.parametrize("index,error,match", [
-    ((np.array([0, 1]), np.array([0, 1, 2])), IndexError, r"\(2,\) \(3,\)"),
+    ((np.array([0, 1]), np.array([0, 1, 2])), ValueError, r"\(2,\) \(3,\)"),
     (np.ones((3, 5), bool), IndexError, r"size there is \(3, 4\).*shape \(3, 5\)"),
     (([0], [0], [0]), IndexError, "too many indices"),
     ((0, [0.5]), TypeError, "float64"),
@@ -141,3 +141,56 @@ def test_vmap_of_indexing_and_updates_with_per_example_indices():
         np.testing.assert_array_equal(out[k], ref)
     g = plax.vmap(plax.grad(lambda x, i: x[i].sum()), in_axes=(None, 0))(M, ii)
     np.testing.assert_array_equal(g[:, :, 0], [[1, 0, 1], [0, 2, 0]])
+
+
+def test_updates_of_empty_arrays_check_the_index_as_jax():
+    """Nothing is updated in an empty array, but a bad index is still an error, as a
+    read with it would be (JAX checks the index first)."""
+    empty = jnp.zeros((0, 4))
+    with pytest.raises(IndexError, match="size 0"):
+        empty.at[0].set(1.0)
+    with pytest.raises(IndexError, match="size 0"):
+        jnp.zeros((0,)).at[0].mul(2.0, mode="drop")
+    with pytest.raises(TypeError, match="integer or boolean"):
+        empty.at[1.5].add(1.0)
+    with pytest.raises(TypeError, match="string"):
+        empty.at["a"].max(1.0)
+    with pytest.raises(ValueError, match="step cannot be zero"):
+        empty.at[::0].max(1.0)
+    with pytest.raises(IndexError, match="too many"):
+        empty.at[0:, 1, 2].set(1.0)
+    # What reads nothing is fine: an integer array along an empty axis, and (JAX's
+    # order) an unknown mode is only looked at when an element is updated.
+    assert jnp.zeros(0).at[..., jnp.array([1, 2, 3])].set(1.0).shape == (0,)
+    assert empty.at[:, 1].set(1.0, mode="bogus").shape == (0, 4)
+    with pytest.raises(plax.errors.NonConcreteBooleanIndexError):
+        plax.jit(lambda x, m: x.at[m].mul(-1))(jnp.zeros((1, 0), jnp.int8),
+                                              jnp.zeros((1, 0), bool))
+    assert empty.at[:, 1].set(1.0).shape == (0, 4)
+
+
+def test_take_mode_raise_is_not_implemented_as_jax():
+    with pytest.raises(NotImplementedError, match="raise"):
+        jnp.take(jnp.ones(3), jnp.int32(0), mode="raise")
+    with pytest.raises(NotImplementedError, match="raise"):
+        jnp.take_along_axis(jnp.ones(3), jnp.zeros(1, jnp.int32), axis=0, mode="raise")
+    with pytest.raises(ValueError, match="bogus"):
+        jnp.take(jnp.ones(3), jnp.int32(0), mode="bogus")
+
+
+def test_take_along_an_empty_axis_gives_zeros_as_jax():
+    got = plax.jit(lambda i: jnp.take_along_axis(np.zeros((2, 0), np.int32), i, axis=1))(
+        jnp.ones((2, 3), jnp.int32))
+    assert got.shape == (2, 3) and got.dtype == np.int32
+    np.testing.assert_array_equal(got, np.zeros((2, 3)))
+    # take keeps NumPy's shape there (JAX returns the operand itself).
+    assert jnp.take(jnp.zeros((4, 0, 0)), jnp.zeros((4, 0, 0), jnp.int32), axis=-1).shape == \
+        np.take(np.zeros((4, 0, 0)), np.zeros((4, 0, 0), int), axis=-1).shape
+
+
+def test_index_arrays_that_do_not_broadcast_are_a_value_error_as_jax():
+    x = jnp.zeros((3, 3, 3), bool)
+    with pytest.raises(ValueError, match="broadcast"):
+        x[None, ..., jnp.zeros(0, jnp.int32), jnp.array([0, 1])]
+    with pytest.raises(ValueError, match="broadcast"):
+        plax.jit(lambda i: x[i, jnp.array([0, 1])])(jnp.zeros(3, jnp.int32))

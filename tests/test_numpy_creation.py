@@ -158,3 +158,9 @@ def test_creation_errors(call, error, match):
         warnings.simplefilter("ignore")
         with pytest.raises(error, match=match):
             call()
+
+
+@pytest.mark.parametrize("args", [(-3, 2.5, 0), (5, 0, 0.0), (0, 3, 0)])
+def test_arange_with_a_zero_step_is_a_zero_division_error_as_numpy(args):
+    with pytest.raises(ZeroDivisionError, match="step must not be zero"):
+        jnp.arange(*args)

@@ -61,7 +61,7 @@ def test_index_shapes_match_numpy(index):
     ((Ellipsis, 0, Ellipsis), IndexError, "single ellipsis"),
     (slice(None, None, 0), ValueError, "slice step cannot be zero"),
     (1.5, TypeError, "integer or boolean type, got indexer with type float64"),
-    ((np.array([0, 2]), np.array([0, 1, 2])), IndexError, r"shape mismatch.*\(2,\) \(3,\)"),
+    ((np.array([0, 2]), np.array([0, 1, 2])), ValueError, r"shape mismatch.*\(2,\) \(3,\)"),
     ((0, [0, 1.5]), TypeError, "integer or boolean type"),
     ([0, 1], TypeError, "non-tuple sequence"),
     (np.array([True, False]), IndexError, "boolean index did not match"),

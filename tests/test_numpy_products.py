@@ -123,7 +123,7 @@ def test_matmul_and_einsum_follow_type_promotion_and_preferred_element_type():
     (lambda: jnp.matmul(A, np.ones(3, np.float32)), TypeError, "incompatible shapes"),
     (lambda: jnp.matmul(2.0, B), ValueError, "does not have enough dimensions"),
     (lambda: jnp.matmul(np.ones((2, 3, 4)), np.ones((3, 4, 5))), ValueError, "batch"),
-    (lambda: jnp.tensordot(A, B, 3), TypeError, "between 0 and 2"),
+    (lambda: jnp.tensordot(A, B, 3), TypeError, "at most 2"),
     (lambda: jnp.einsum("ij,jk->ik", S, A), ValueError, "einsum"),
     (lambda: jnp.einsum("ij,jk->ik", S, np.ones((3, 2), np.float32)), ValueError,
      "einsum.*[Ss]ize of label 'j'"),
@@ -132,3 +132,13 @@ def test_matmul_and_einsum_follow_type_promotion_and_preferred_element_type():
 def test_product_errors(call, error, match):
     with pytest.raises(error, match=match):
         plax.make_jaxpr(call)()
+
+
+def test_tensordot_with_a_negative_axis_count_contracts_nothing_as_numpy():
+    a, b = np.arange(6.0, dtype=np.float32).reshape(2, 3), np.arange(6.0, dtype=np.float32)
+    for n in (-1, -4):
+        np.testing.assert_allclose(jnp.tensordot(a, b.reshape(3, 2), axes=n),
+                                   np.tensordot(a, b.reshape(3, 2), axes=n))
+    np.testing.assert_allclose(jnp.tensordot(np.float32(2), b, axes=-1), 2 * b)
+    with pytest.raises(TypeError, match="at most 1"):
+        jnp.tensordot(b, b, axes=2)

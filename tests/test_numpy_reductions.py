@@ -152,3 +152,11 @@ def test_reduction_shapes_for_any_axes(shape, data):
 def test_reduction_errors(call, error, match):
     with pytest.raises(error, match=match):
         plax.make_jaxpr(call)(np.ones((2, 3), np.float32))
+
+
+def test_mean_with_dtype_bool_is_a_type_error_as_jax():
+    with pytest.raises(TypeError, match="bool"):
+        jnp.mean(jnp.ones(2, jnp.bfloat16), dtype=bool)
+    with pytest.raises(TypeError, match="bool"):
+        plax.jit(lambda x: jnp.mean(x, axis=0, dtype=jnp.bool_))(jnp.ones((2, 2)))
+    assert jnp.mean(jnp.ones(2), dtype=jnp.int32).dtype == np.int32

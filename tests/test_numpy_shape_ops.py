@@ -194,3 +194,26 @@ def test_inspection_functions():
     assert not jnp.isscalar(X) and not jnp.isscalar("text")
     with pytest.raises(TypeError, match="list"):
         jnp.ndim([1, 2])
+
+
+def test_repeat_of_a_scalar_takes_any_axis_and_negative_repeats_are_shape_errors():
+    # JAX repeats a scalar along its own (flattened) axis whatever `axis` says.
+    for axis in (0, 1, -1):
+        np.testing.assert_array_equal(jnp.repeat(jnp.uint32(3), 3, axis=axis), [3, 3, 3])
+    with pytest.raises(TypeError):
+        jnp.repeat(jnp.uint32(3), 3, axis=1.5)
+    # A negative count is a negative dimension: NumPy's ValueError, JAX's TypeError.
+    for repeats in (-1, [1, -1, 2]):
+        with pytest.raises(ValueError, match="negative"):
+            jnp.repeat(jnp.zeros((3, 4)), repeats, axis=0)
+        with pytest.raises(TypeError, match="negative"):
+            jnp.repeat(jnp.zeros((3, 4)), repeats, axis=0)
+
+
+def test_flip_of_a_repeated_axis_is_a_type_error_as_jax():
+    with pytest.raises(TypeError, match="duplicates"):
+        jnp.flip(jnp.zeros((3, 1, 2)), axis=(1, 1))
+    with pytest.raises(TypeError, match="duplicates"):
+        jnp.flip(jnp.zeros((3, 0, 2)), axis=(-2, -2, -1))
+    np.testing.assert_array_equal(jnp.flip(jnp.arange(6).reshape(2, 3), axis=(0, -1)),
+                                  np.flip(np.arange(6).reshape(2, 3), axis=(0, -1)))

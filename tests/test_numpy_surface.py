@@ -641,3 +641,43 @@ def test_at_methods():
     np.testing.assert_allclose(out[1], [1.0, 1.0, 3.0, 4.0, 5.0])
     np.testing.assert_allclose(out[2], [1.0, 2.0, 3.0, 4.0, 5.0])
     check_grads(lambda v: jnp.asarray(v).at[idx].divide(3.0).at[1].power(2.0), (x,), order=2)
+
+
+def test_can_cast_refuses_python_scalars_and_non_dtype_targets_as_jax():
+    # JAX's can_cast is NumPy's: Python scalars are a TypeError (NEP 50), and so is a
+    # number where the target dtype goes; plax arrays count by their dtype.
+    for from_, to in [(1, jnp.float32), (True, jnp.bfloat16), (2.5, np.int8),
+                      (jnp.float32, 1.0), (np.int8, 1)]:
+        with pytest.raises(TypeError):
+            jnp.can_cast(from_, to)
+    assert jnp.can_cast(jnp.zeros(2, jnp.bfloat16), jnp.float32)
+    assert plax.jit(lambda x: x + jnp.can_cast(x, jnp.float16))(jnp.int8(1)) == 2
+
+
+def test_pad_checks_the_mode_before_negative_widths_as_jax():
+    with pytest.raises(NotImplementedError, match="bogus"):
+        jnp.pad(jnp.zeros((4, 1, 1)), ((1, 2), (2, -1), (-1, 2)), mode="bogus")
+    with pytest.raises(ValueError, match="negative"):
+        jnp.pad(jnp.zeros((4, 1)), ((1, 2), (2, -1)), mode="edge")
+    with pytest.raises(ValueError, match="negative"):
+        jnp.pad(jnp.zeros(3), (-1, 0), mode=lambda v, w, i, k: v)
+
+
+def test_i0_and_the_kaiser_window_match_numpy():
+    import scipy.special
+    x = np.array([-30.0, -3.0, -1.0, 0.0, 0.5, 2.0, 10.0, 50.0], F32)
+    np.testing.assert_allclose(jnp.i0(x), np.i0(x), rtol=2e-6)
+    assert jnp.i0(np.arange(-2, 3)).dtype == F32  # integers promote, as in NumPy
+    grads = plax.vmap(plax.grad(jnp.i0))(x)
+    np.testing.assert_allclose(grads, scipy.special.i1(x), rtol=2e-6)  # I0' = I1
+    assert float(plax.grad(jnp.i0)(0.0)) == 0.0
+    with pytest.raises(ValueError, match="Unsupported input type to plax.numpy.i0: complex64"):
+        jnp.i0(np.complex64(1j))
+    for m, beta in [(4, 1.5), (7, 0.0), (10, 8.6), (5, np.float32(2.5))]:
+        np.testing.assert_allclose(jnp.kaiser(m, beta), np.kaiser(m, beta), rtol=1e-6,
+                                   atol=2e-7)
+    assert jnp.kaiser(0, 2.0).shape == (0,) and jnp.kaiser(1, 2.0).tolist() == [1.0]
+    np.testing.assert_allclose(plax.jit(jnp.kaiser, static_argnums=0)(6, 2.0),
+                               np.kaiser(6, 2.0), rtol=1e-6, atol=2e-7)
+    with pytest.raises(ConcretizationTypeError):
+        plax.jit(jnp.kaiser)(4, 1.0)

@@ -364,3 +364,51 @@ def test_bad_inputs_raise_clear_errors(call, error, match):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             plax.make_jaxpr(lambda: call())()
+
+
+def test_angle_of_a_real_scalar_has_the_default_float_dtype_as_jax():
+    # JAX's rule: real floating scalars (0-d) and integers give the default float;
+    # real floating arrays keep their dtype.
+    for scalar in (jnp.bfloat16(1), jnp.float16(-2), np.float16(3), jnp.int8(1)):
+        assert jnp.angle(scalar).dtype == np.float32
+    assert plax.jit(jnp.angle)(jnp.bfloat16(-1)).dtype == np.float32
+    assert jnp.angle(jnp.ones(2, jnp.bfloat16)).dtype == ml_dtypes.bfloat16
+    np.testing.assert_allclose(jnp.angle(jnp.float16(-2)), np.pi, rtol=1e-6)
+
+
+def test_arctan2_of_complex_numbers_as_jax():
+    y = np.array([1 + 1j, -2j], np.complex64)
+    x = np.array([0.5, 2 - 1j], np.complex64)
+    got = jnp.arctan2(y, x)
+    assert got.dtype == np.complex64
+    # arctan2(y, x) = -i log((x + iy) / sqrt(x^2 + y^2)), the principal branches.
+    want = -1j * np.log((x + 1j * y) / np.sqrt(x * x + y * y))
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    np.testing.assert_allclose(plax.grad(lambda v: jnp.arctan2(v, 1 + 0j).real)(0.5 + 0j),
+                               1 / 1.25, rtol=1e-6)
+
+
+def test_signbit_of_integers_is_not_weak_as_jax():
+    for f in (jnp.signbit, plax.jit(jnp.signbit)):
+        out = f(0)
+        assert out.dtype == np.bool_ and not out.weak_type and not out
+        assert bool(f(-3)) and not f(-3).weak_type
+
+
+def test_power_by_a_concrete_integer_promotes_the_base_alone_as_jax():
+    x = jnp.array([2, 3, 0], jnp.uint32)
+    for exponent in (2**40, np.int64(2**40)):  # no int32 conversion of the exponent
+        got = jnp.power(x, exponent)
+        assert got.dtype == np.uint32
+        np.testing.assert_array_equal(got, [pow(2, 2**40, 2**32), pow(3, 2**40, 2**32), 0])
+    assert plax.jit(lambda v: v ** 2**40)(x).dtype == np.uint32
+    assert jnp.power(jnp.array([2], jnp.int8), np.int64(3)).dtype == np.int8
+    out = jnp.power(jnp.array([True]), 2)
+    assert out.dtype == np.int32 and not out.weak_type
+    assert jnp.power(jnp.arange(3, dtype=jnp.int8), jnp.int32(2)).dtype == np.int8
+
+
+def test_trunc_of_python_floats():
+    for value, want in ((-np.inf, -np.inf), (-2.5, -2.0), (2.5, 2.0)):
+        out = jnp.trunc(value)
+        assert out == want and out.dtype == np.float32 and out.weak_type

@@ -84,7 +84,8 @@ def test_invalid_values_are_type_errors():
         device_put(np.array(["a", "b"]))
     with pytest.raises(TypeError, match="value of type str is not a valid plax array"):
         device_put("text")
-    with pytest.raises(TypeError, match="device must be a Device, a Sharding or None"):
+    with pytest.raises(TypeError,
+                       match="device must be a Device, a Sharding, a plax.memory.Space or None"):
         device_put(1.0, "cpu:0")
     with pytest.raises(ValueError, match="masked arrays"):
         device_put(np.ma.masked_array([1, 2], mask=[0, 1]))

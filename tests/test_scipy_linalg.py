@@ -159,3 +159,172 @@ def test_bad_input():
         psl.eigh(np.eye(2), np.eye(2))
     with pytest.raises(ValueError, match="at most 2 dimensions"):
         psl.block_diag(np.ones((2, 2, 2)))
+
+
+def test_polar_against_scipy_and_its_definition():
+    sl, pl = sla, plax.scipy.linalg
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=(4, 3)).astype(np.float32)
+    for side, p_shape in (("right", (3, 3)), ("left", (4, 4))):
+        for method in ("qdwh", "svd"):
+            u, p = pl.polar(a, side, method=method)
+            us, ps = sl.polar(a, side)
+            assert u.shape == (4, 3) and p.shape == p_shape
+            np.testing.assert_allclose(u, us, atol=1e-5)
+            np.testing.assert_allclose(p, ps, atol=1e-5)
+    b = (rng.normal(size=(2, 3, 3)) + 1j * rng.normal(size=(2, 3, 3))).astype(np.complex64)
+    u, p = pl.polar(b)
+    np.testing.assert_allclose(u @ p, b, atol=1e-5)
+    np.testing.assert_allclose(np.conj(np.swapaxes(u, -1, -2)) @ u,
+                               np.broadcast_to(np.eye(3), b.shape), atol=1e-5)
+    assert np.all(np.linalg.eigvalsh(np.asarray(p)) > -1e-5)
+    for bad, match in (({"side": "up"}, "side"), ({"method": "newton"}, "Unknown polar")):
+        with pytest.raises(ValueError, match=match):
+            pl.polar(a, **bad)
+    with pytest.raises(ValueError):
+        pl.polar(a[0])
+
+
+def test_expm_frechet_against_scipy_and_the_jvp_of_expm():
+    sl, pl = sla, plax.scipy.linalg
+    rng = np.random.default_rng(6)
+    A, E = rng.normal(size=(2, 3, 3)).astype(np.float32)
+    expm_a, frechet = pl.expm_frechet(A, E)
+    want_expm, want_frechet = sl.expm_frechet(A, E)
+    np.testing.assert_allclose(expm_a, want_expm, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(frechet, want_frechet, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(plax.jvp(pl.expm, (A,), (E,))[1], want_frechet, rtol=1e-4,
+                               atol=1e-5)
+    batched = pl.expm_frechet(np.stack([A, E]), np.stack([E, A]), compute_expm=False)
+    np.testing.assert_allclose(batched[1], sl.expm_frechet(E, A)[1], rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="same shape"):
+        pl.expm_frechet(A, np.eye(2, dtype=np.float32))
+    with pytest.raises(ValueError):
+        pl.expm_frechet(A[0], E[0])
+
+
+def test_eigh_tridiagonal_against_scipy():
+    pl = plax.scipy.linalg
+    rng = np.random.default_rng(7)
+    d, e = rng.normal(size=6).astype(np.float32), rng.normal(size=5).astype(np.float32)
+    np.testing.assert_allclose(pl.eigh_tridiagonal(d, e, eigvals_only=True),
+                               sla.eigh_tridiagonal(d, e, eigvals_only=True), atol=1e-5)
+    w, v = pl.eigh_tridiagonal(d, e, select="i", select_range=(1, 3))
+    ws, vs = sla.eigh_tridiagonal(d, e, select="i", select_range=(1, 3))
+    np.testing.assert_allclose(w, ws, atol=1e-5)
+    np.testing.assert_allclose(np.abs(v), np.abs(vs), atol=1e-5)  # up to each vector's sign
+    dc, ec = d.astype(np.complex64), (e + 1j * e[::-1]).astype(np.complex64)
+    w, v = pl.eigh_tridiagonal(dc, ec)
+    t = np.diag(dc) + np.diag(ec, 1) + np.diag(ec.conj(), -1)
+    assert w.dtype == np.float32
+    np.testing.assert_allclose(t @ v, v * np.asarray(w), atol=1e-5)
+    for kwargs, error, match in [
+            ({"select": "i"}, ValueError, "select_range must be specified"),
+            ({"select": "i", "select_range": (3, 1)}, ValueError, "empty index range"),
+            ({"select": "v", "select_range": (0.0, 1.0)}, NotImplementedError, "select='v'"),
+            ({"select": "x"}, ValueError, "select must")]:
+        with pytest.raises(error, match=match):
+            pl.eigh_tridiagonal(d, e, **kwargs)
+    with pytest.raises(TypeError, match="same dtype"):
+        pl.eigh_tridiagonal(d, e.astype(np.float16))
+    with pytest.raises(TypeError, match="float32 and float64"):
+        pl.eigh_tridiagonal(d.astype(np.int32), e.astype(np.int32))
+    with pytest.raises(ValueError, match="shape"):
+        pl.eigh_tridiagonal(d, e[:3])
+
+
+@pytest.mark.parametrize("method", ["schur", "eigen"])
+def test_solve_sylvester_against_scipy(method):
+    pl = plax.scipy.linalg
+    rng = np.random.default_rng(8)
+    A, B, C = (rng.normal(size=s).astype(np.float32) for s in ((3, 3), (2, 2), (3, 2)))
+    X = pl.solve_sylvester(A, B, C, method=method)
+    assert X.dtype == np.float32
+    np.testing.assert_allclose(X, sla.solve_sylvester(A, B, C), rtol=1e-4, atol=1e-5)
+    Ac = (A + 1j * A.T).astype(np.complex64)
+    Xc = np.asarray(pl.solve_sylvester(Ac, B, C, method=method))
+    np.testing.assert_allclose(Ac @ Xc + Xc @ B, C, atol=1e-5)
+    batched = pl.solve_sylvester(np.stack([A, 2 * A]), B, C, method=method)
+    np.testing.assert_allclose(batched[1], sla.solve_sylvester(2 * A, B, C), rtol=1e-4,
+                               atol=1e-5)
+    # λ(A) + μ(B) = 0: no unique solution, NaN as JAX
+    eye = np.eye(2, dtype=np.float32)
+    assert np.isnan(pl.solve_sylvester(eye, -eye, np.ones((2, 2), np.float32),
+                                       method=method)).all()
+    with pytest.raises(ValueError, match="Incompatible shapes"):
+        pl.solve_sylvester(A, B, C.T, method=method)
+
+
+def test_solve_sylvester_bad_method():
+    with pytest.raises(ValueError, match="Unrecognized method"):
+        plax.scipy.linalg.solve_sylvester(np.eye(2), np.eye(2), np.eye(2), method="kron")
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4)])
+def test_qr_multiply_against_scipy(shape):
+    pl = plax.scipy.linalg
+    rng = np.random.default_rng(9)
+    a = rng.normal(size=shape).astype(np.float32)
+    m, k = shape[0], min(shape)
+    for mode, c_shape in [("left", (k, 2)), ("right", (2, m)), ("left", (k,)), ("right", (m,))]:
+        c = rng.normal(size=c_shape).astype(np.float32)
+        for pivoting in (False, True):
+            for conjugate in (False, True):
+                got = pl.qr_multiply(a, c, mode, pivoting=pivoting, conjugate=conjugate)
+                want = sla.qr_multiply(a, c, mode, pivoting=pivoting, conjugate=conjugate)
+                assert len(got) == len(want)
+                for g, w in zip(got, want):
+                    np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+    ac = (a + 1j * a[::-1]).astype(np.complex64)
+    q, _ = np.linalg.qr(ac)
+    got, _ = pl.qr_multiply(ac, np.eye(k, dtype=np.complex64), "left", conjugate=True)
+    np.testing.assert_allclose(np.abs(got), np.abs(np.conj(q)), atol=1e-5)
+    with pytest.raises(ValueError, match="mode must be"):
+        pl.qr_multiply(a, a, "both")
+    with pytest.raises(ValueError, match="not compatible for c @ Q"):
+        pl.qr_multiply(a, np.ones((2, m + 1), np.float32))
+    with pytest.raises(ValueError, match="not compatible for Q @ c"):
+        pl.qr_multiply(a, np.ones((k + 1, 2), np.float32), "left")
+
+
+def test_rsf2csf_against_scipy():
+    pl = plax.scipy.linalg
+    rng = np.random.default_rng(10)
+    a = rng.normal(size=(5, 5))
+    t, z = sla.schur(a)
+    tc, zc = (np.asarray(x) for x in pl.rsf2csf(t.astype(np.float32), z.astype(np.float32)))
+    want_t, want_z = sla.rsf2csf(t, z)
+    assert tc.dtype == np.complex64
+    assert np.abs(np.tril(tc, -1)).max() == 0
+    np.testing.assert_allclose(zc @ tc @ zc.conj().T, a, atol=1e-5)
+    np.testing.assert_allclose(tc, want_t, atol=1e-5)
+    np.testing.assert_allclose(zc, want_z, atol=1e-5)
+    batched, _ = pl.rsf2csf(np.stack([t, t]).astype(np.float32), z.astype(np.float32))
+    np.testing.assert_allclose(batched[1], want_t, atol=1e-5)
+    np.testing.assert_allclose(plax.jit(pl.rsf2csf)(t, z)[0], want_t, atol=1e-5)
+    with pytest.raises(ValueError, match="'T' must be square"):
+        pl.rsf2csf(t[:3], z)
+    with pytest.raises(ValueError, match="shapes must match"):
+        pl.rsf2csf(t, z[:3, :3])
+
+
+def test_funm_against_scipy_and_known_functions():
+    pl, jnp = plax.scipy.linalg, plax.numpy
+    rng = np.random.default_rng(11)
+    a = (rng.normal(size=(5, 5)) / 2).astype(np.float32)
+    f = pl.funm(a, jnp.exp)
+    assert f.dtype == np.complex64  # as JAX's
+    np.testing.assert_allclose(f, sla.expm(a), rtol=1e-5, atol=2e-6)
+    np.testing.assert_allclose(pl.funm(a, lambda x: x ** 2), a @ a, rtol=1e-5, atol=2e-6)
+    f, err = pl.funm(a, jnp.sin, disp=False)
+    want, want_err = sla.funm(a, np.sin, disp=False)
+    np.testing.assert_allclose(f, want, rtol=1e-5, atol=2e-6)
+    np.testing.assert_allclose(err, want_err, rtol=0.1)
+    np.testing.assert_allclose(plax.jit(lambda m: pl.funm(m, jnp.exp))(a), sla.expm(a),
+                               rtol=1e-5, atol=2e-6)
+    np.testing.assert_allclose(pl.funm(np.eye(3, dtype=np.float32), jnp.exp),
+                               np.e * np.eye(3), rtol=1e-6)
+    with pytest.raises(ValueError):
+        pl.funm(np.ones((2, 3), np.float32), jnp.exp)
+    with pytest.raises(ValueError, match="square array_like"):
+        pl.funm(np.ones((2, 2, 2), np.float32), jnp.exp)

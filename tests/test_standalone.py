@@ -34,7 +34,8 @@ def test_workload_does_not_import_jax():
 
 def test_sharded_workload_does_not_import_jax():
     """Per-shard buffers are built by jaxlib's C++, which would import `jax` for their
-    avals; plax's runtime keeps it out (plax_runtime.shard_buffers)."""
+    avals (reading a replicated result too); plax's runtime keeps it out
+    (plax_runtime.shard_buffers)."""
     out = run_python("""
         import numpy as np, plax
         from plax.sharding import NamedSharding, PartitionSpec as P
@@ -48,8 +49,9 @@ def test_sharded_workload_does_not_import_jax():
             y = plax.jit(f)(x)
         print(float(np.asarray(y).sum()), len(y.addressable_shards), seen[0].spec)
         plax.debug.visualize_array_sharding(y)
+        print("replicated", float(plax.jit(lambda v: v.sum())(x)))  # read from one copy
     """)
-    assert "128.0 8 P('x', 'y')" in out, out
+    assert "128.0 8 P('x', 'y')" in out and "replicated 64.0" in out, out
     assert "jax modules: []" in out, out
 
 

@@ -473,3 +473,64 @@ def test_property_paths_address_their_leaves(tree):
     assert [leaf for _, leaf in path_leaves] == tu.tree_leaves(tree)
     for path, leaf in path_leaves:
         assert _follow(tree, path) is leaf
+
+
+# --- one-level flattening, node test, associative reduction ---------------------------
+
+def test_flatten_one_level_gives_children_unflattened():
+    children, aux = tu.flatten_one_level({"a": [1, 2], "b": {"c": 3}})
+    assert list(children) == [[1, 2], {"c": 3}]
+    assert aux == ("a", "b")
+    children, _ = tu.flatten_one_level(Point(1, (2, 3)))
+    assert list(children) == [1, (2, 3)]
+
+
+def test_flatten_one_level_with_keys_pairs_children_with_their_keys():
+    pairs, aux = tu.flatten_one_level_with_keys({"a": [1, 2], "b": 3})
+    assert list(pairs) == [(tu.DictKey("a"), [1, 2]), (tu.DictKey("b"), 3)]
+    pairs, _ = tu.flatten_one_level_with_keys(Params(w=1, b=2))
+    assert [k for k, _ in pairs] == [tu.GetAttrKey("w"), tu.GetAttrKey("b")]
+
+
+@pytest.mark.parametrize("leaf", [1, 2.5, "text", object()])
+def test_flatten_one_level_of_a_leaf_is_a_value_error(leaf):
+    with pytest.raises(ValueError, match="can't tree-flatten type"):
+        tu.flatten_one_level(leaf)
+    with pytest.raises(ValueError, match="can't tree-flatten type"):
+        tu.flatten_one_level_with_keys(leaf)
+
+
+def test_is_tree_node_knows_builtins_registered_types_and_namedtuples():
+    for typ in (tuple, list, dict, type(None), collections.OrderedDict, Point, Params,
+                tu.Partial):
+        assert tu.is_tree_node(typ), typ
+    for typ in (int, float, str, object):
+        assert not tu.is_tree_node(typ), typ
+
+
+def test_default_registry_is_the_registry_flattening_uses():
+    leaves, treedef = tu.default_registry.flatten({"x": Params(w=1, b=2)})
+    assert leaves == tu.tree_leaves({"x": Params(w=1, b=2)})
+    assert treedef == tu.tree_structure({"x": Params(w=1, b=2)})
+
+
+def test_reduce_associative_sums_leaves_in_a_balanced_tree():
+    assert plax.tree.reduce_associative(operator.add, [1, (2, 3), [4, 5, 6]]) == 21
+    calls = []
+
+    def concat(a, b):
+        calls.append((a, b))
+        return a + b
+    assert tu.tree_reduce_associative(concat, [["a"], ["b"], ["c"], ["d"]],
+                                      is_leaf=lambda x: isinstance(x, list) and len(x) == 1
+                                      and isinstance(x[0], str)) == ["a", "b", "c", "d"]
+    # balanced: (a+b) and (c+d) first, then their concatenation
+    assert calls == [(["a"], ["b"]), (["c"], ["d"]), (["a", "b"], ["c", "d"])]
+
+
+def test_reduce_associative_of_one_leaf_is_the_leaf_and_empty_needs_identity():
+    assert tu.tree_reduce_associative(operator.add, {"only": 7}) == 7
+    assert tu.tree_reduce_associative(operator.add, [], identity=0) == 0
+    assert tu.tree_reduce_associative(operator.add, [None, ()], identity=5) == 5
+    with pytest.raises(TypeError, match="identity"):
+        tu.tree_reduce_associative(operator.add, [])

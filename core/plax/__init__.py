@@ -40,14 +40,14 @@ _SUBMODULES = {"tree_util", "tree", "errors", "extend", "monitoring", "debug", "
 # JAX's top-level context managers and functions for config options, by name. Options
 # other packages define (`softmax_custom_jvp` with plax.nn...) appear once defined.
 _CONFIG_API = frozenset({
-    "allow_f16_reductions", "array_garbage_collection_guard", "check_tracer_leaks",
+    "allow_f16_reductions", "array_garbage_collection_guard", "auto_pcast", "check_tracer_leaks",
     "checking_leaks", "debug_infs", "debug_key_reuse", "debug_nans", "default_device",
     "default_matmul_precision", "default_prng_impl", "enable_checks", "enable_custom_prng",
     "explain_cache_misses", "jax2tf_associative_scan_reductions", "legacy_prng_key",
     "log_compiles", "make_user_context", "no_execution", "no_tracing", "numpy_dtype_promotion",
-    "numpy_rank_promotion", "softmax_custom_jvp", "threefry_partitionable",
-    "transfer_guard", "transfer_guard_device_to_device", "transfer_guard_device_to_host",
-    "transfer_guard_host_to_device"})
+    "numpy_rank_promotion", "remove_size_one_mesh_axis_from_type", "softmax_custom_jvp",
+    "thread_guard", "threefry_partitionable", "transfer_guard", "transfer_guard_device_to_device",
+    "transfer_guard_device_to_host", "transfer_guard_host_to_device"})
 
 
 def __getattr__(name: str):

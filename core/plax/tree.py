@@ -13,6 +13,7 @@ from plax._src.tree_util import (
     tree_map as map,
     tree_map_with_path as map_with_path,
     tree_reduce as reduce,
+    tree_reduce_associative as reduce_associative,
     tree_structure as structure,
     tree_transpose as transpose,
     tree_unflatten as unflatten,
@@ -20,5 +21,6 @@ from plax._src.tree_util import (
 
 __all__ = [
     "all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
-    "map_with_path", "reduce", "static", "structure", "transpose", "unflatten",
+    "map_with_path", "reduce", "reduce_associative", "static", "structure", "transpose",
+    "unflatten",
 ]

@@ -19,7 +19,7 @@ from jaxlib import xla_client as xc
 from plax.extend.sharding import Sharding
 from plax.extend.tree_util import tree_flatten, tree_unflatten
 from plax_runtime import transfer_guard
-from plax_runtime.array import Array
+from plax_runtime.array import Array, make_array_from_callback
 from plax_runtime.backends import get_backend
 from plax_runtime.device_put import device_put
 
@@ -163,17 +163,52 @@ def print_environment_info(return_string: bool = False) -> str | None:
 
 def make_array_from_process_local_data(sharding: Sharding, local_data: Any,
                                        global_shape: tuple[int, ...] | None = None) -> Array:
-    """The global Array laid out by `sharding` from the data this process holds.
+    """The global Array laid out by `sharding` from the part of it this process holds.
 
-    In a single-process program the local data is the whole array.
+    Along each dimension `local_data` is either the whole global extent or the
+    concatenation, in global order, of the blocks that this process's devices hold (in
+    a single process: the whole array). Without `global_shape`, each sharded dimension
+    is taken to grow by the ratio of all blocks to this process's blocks.
     """
+    if not isinstance(sharding, Sharding):
+        raise TypeError(f"sharding must be a plax Sharding, got {type(sharding).__name__}")
     value = np.asarray(local_data)
     if global_shape is None:
-        global_shape = value.shape
-    if process_count() > 1 or not sharding.is_fully_addressable:
-        raise NotImplementedError("make_array_from_process_local_data across several "
-                                  "processes is not supported yet")
-    if tuple(global_shape) != value.shape:
-        raise ValueError(f"in a single process the local data is the whole array, but it "
-                         f"has shape {value.shape} and global_shape is {tuple(global_shape)}")
-    return device_put(value, sharding)
+        global_shape = tuple(n * every // local for n, (every, local)
+                             in zip(value.shape, _block_counts(sharding, value.ndim)))
+    global_shape = tuple(int(n) for n in global_shape)
+    if len(global_shape) != value.ndim:
+        raise ValueError(f"global_shape {global_shape} has {len(global_shape)} dimensions "
+                         f"but the local data has shape {value.shape}")
+    block = sharding.shard_shape(global_shape)
+    indices = sharding.addressable_devices_indices_map(global_shape)
+    local_starts = [sorted({index[d].indices(n)[0] for index in indices.values()})
+                    for d, n in enumerate(global_shape)]
+    for d, (n, starts) in enumerate(zip(global_shape, local_starts)):
+        if value.shape[d] not in (n, len(starts) * block[d]):
+            raise ValueError(
+                f"the local data has shape {value.shape} but dimension {d} of the global "
+                f"shape {global_shape} needs either all {n} elements or this process's "
+                f"{len(starts)} block(s) of {block[d]} (sharding {sharding})")
+
+    def local_piece(index):
+        where = []
+        for d, part in enumerate(index):
+            start, stop, _ = part.indices(global_shape[d])
+            if value.shape[d] != global_shape[d]:
+                offset = local_starts[d].index(start) * block[d]
+                start, stop = offset, offset + stop - start
+            where.append(slice(start, stop))
+        return value[tuple(where)]
+
+    return make_array_from_callback(global_shape, sharding, local_piece, dtype=value.dtype)
+
+
+def _block_counts(sharding: Sharding, ndim: int) -> list[tuple[int, int]]:
+    """Per dimension, how many blocks `sharding` cuts it into over all devices and
+    over this process's devices (probed on a shape every partition count divides)."""
+    probe = (sharding.num_devices,) * ndim
+    maps = (sharding.devices_indices_map(probe),
+            sharding.addressable_devices_indices_map(probe))
+    return [tuple(len({index[d].indices(probe[d])[0] for index in m.values()}) for m in maps)
+            for d in range(ndim)]

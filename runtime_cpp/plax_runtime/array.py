@@ -145,7 +145,7 @@ class Array(metaclass=_ArrayMeta):
         if self._sharding.num_devices == 1:
             impls = [self._impl]
         elif self.is_fully_replicated:
-            impls = [self._impl._fully_replicated_shard()]
+            impls = shard_buffers(self._impl)[:1]
         else:
             impls = shard_buffers(self._impl)
         for impl in impls:
@@ -218,16 +218,19 @@ class Array(metaclass=_ArrayMeta):
         aval for extended dtypes)."""
         self._check_alive()
         if self._npy_value is None:
-            if not self.is_fully_addressable:
+            replicated = self._locally_replicated()
+            if not (replicated or self.is_fully_addressable):
                 raise RuntimeError("Fetching the value of an Array that spans devices of "
                                    "other processes is not possible; use "
-                                   "`addressable_shards` for the local part")
+                                   "plax.experimental.multihost_utils.process_allgather "
+                                   "for the whole value or `addressable_shards` for the "
+                                   "local part")
             if self._fetch_is_transfer():
                 transfer_guard.check("device_to_host", self._aval, self._sharding)
             if self._sharding.num_devices == 1:
                 value = self._host_copy(self._impl)
-            elif self.is_fully_replicated:
-                value = self._host_copy(self._impl._fully_replicated_shard())
+            elif replicated:
+                value = self._host_copy(shard_buffers(self._impl)[0])
             else:
                 value = self._assemble_from_shards()
             value.flags.writeable = False
@@ -256,6 +259,11 @@ class Array(metaclass=_ArrayMeta):
                 filled.add(key)
                 out[index] = self._host_copy(impl)
         return out
+
+    def _locally_replicated(self) -> bool:
+        """Whether this process holds a copy of the whole (replicated) array, so that it
+        can read it even when other processes hold copies too."""
+        return self.is_fully_replicated and bool(self._addressable_devices())
 
     @property
     def _host_value(self) -> np.ndarray:
@@ -349,7 +357,7 @@ class Array(metaclass=_ArrayMeta):
         suffix = f"dtype={self.dtype.name}" + (", weak_type=True" if self.weak_type else "")
         if self.is_deleted():
             return f"{prefix}<deleted>, shape={self.shape}, {suffix})"
-        if not self.is_fully_addressable:
+        if not (self.is_fully_addressable or self._locally_replicated()):
             return f"{prefix}shape={self.shape}, {suffix})"
         if isinstance(self.dtype, ExtendedDType):  # as JAX shows key arrays
             return f"{prefix}{self.shape}, {suffix}) overlaying:\n{self._value}"

@@ -4,38 +4,50 @@ Host values (NumPy arrays and scalars, Python scalars) are placed one
 `batched_device_put` call each, listing all of their shards. Arrays that must move
 to other devices go through ONE batched copy for the whole pytree, which groups the
 copies by source and destination in C++. An Array whose target placement differs in
-layout (other tiling) goes through the host. `placement.py` holds the jaxlib calls.
+layout (other tiling) goes through the host, or, when it spans several processes
+(whose data no one host holds), through a jitted copy. `placement.py` holds the
+jaxlib calls.
 Arrays of extended dtypes (PRNG keys) move as the data of their elements.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 from jaxlib import xla_client as xc
 
-from plax.extend.core import ShapedArray, physical_aval
+import plax
+from plax.extend.core import ShapedArray, Tracer, physical_aval
 from plax.extend.sharding import Device, Sharding, hlo_shardings_equal
 from plax.extend.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plax_runtime import placement, transfer_guard
 from plax_runtime.array import Array
+from plax_runtime.memory import Space, memory_kind_of
 from plax_runtime.shard_buffers import shard_buffers
 from plax_runtime.sharding_impls import SingleDeviceSharding
 
 
-def _as_sharding(target: Device | Sharding | None) -> Sharding | None:
+def _as_sharding(target: Device | Sharding | Space | None, x: Any = None) -> Sharding | None:
     if target is None or isinstance(target, Sharding):
         return target
     if isinstance(target, Device):
         return SingleDeviceSharding(target)
-    raise TypeError(f"device_put: device must be a Device, a Sharding or None, got "
-                    f"{target!r} of type {type(target).__name__}")
+    if isinstance(target, Space):  # the same devices, that memory
+        kind = memory_kind_of(target)
+        if isinstance(x, Array):
+            return x.sharding.with_memory_kind(kind)
+        return SingleDeviceSharding(placement.default_device(), memory_kind=kind)
+    raise TypeError(f"device_put: device must be a Device, a Sharding, a "
+                    f"plax.memory.Space or None, got {target!r} of type "
+                    f"{type(target).__name__}")
 
 
 def device_put(x: Any, device: Device | Sharding | Any | None = None, *,
                donate: bool | Any = False, may_alias: bool | None | Any = None) -> Any:
-    """Places every leaf of the pytree `x` on `device` (a Device, a Sharding, or a pytree
-    prefix of them matching `x`).
+    """Places every leaf of the pytree `x` on `device` (a Device, a Sharding, a
+    `plax.memory.Space` of the devices the leaf is on, or a pytree prefix of them
+    matching `x`).
 
     Without a device, host values go to the default device *uncommitted* (computations
     may move them) and Arrays stay where they are. With one, results are *committed*.
@@ -44,9 +56,11 @@ def device_put(x: Any, device: Device | Sharding | Any | None = None, *,
     a host NumPy array (then mutating that array is undefined behaviour).
     """
     leaves, treedef = tree_flatten(x)
-    is_target = lambda t: t is None or isinstance(t, (Device, Sharding))
+    is_target = lambda t: t is None or isinstance(t, (Device, Sharding, Space))
     n = len(leaves)
-    targets = [_as_sharding(t) for t in _prefix_leaves(device, x, n, is_target, "device")]
+    places = _prefix_leaves(device, x, n, is_target, "device")
+    _check_traced(leaves, places)
+    targets = [_as_sharding(t, leaf) for t, leaf in zip(places, leaves)]
     donations = _prefix_leaves(donate, x, n, None, "donate")
     aliasing = _prefix_leaves(may_alias, x, n, lambda v: v is None, "may_alias")
     for d, m in zip(donations, aliasing):
@@ -54,6 +68,18 @@ def device_put(x: Any, device: Device | Sharding | Any | None = None, *,
             raise ValueError("device_put: may_alias=True and donate=True cannot both be set")
     with transfer_guard.explicit():
         return tree_unflatten(treedef, put_leaves(leaves, targets, donations, aliasing))
+
+
+def _check_traced(leaves, places) -> None:
+    """A traced value stays as it is without a target (as JAX's device_put to None);
+    with one it would need a device_put primitive, which plax lacks."""
+    for leaf, place in zip(leaves, places):
+        if isinstance(leaf, Tracer) and place is not None:
+            raise NotImplementedError(
+                f"device_put of the traced value {leaf.aval.str_short()} to {place!r}: plax "
+                "has no device_put primitive yet, so it cannot place values inside jit, "
+                "vmap or grad; call device_put outside the transformation, or constrain "
+                "the layout with plax.lax.with_sharding_constraint")
 
 
 def implicit_device_put(x: Any, device: Device | Sharding | None = None) -> Any:
@@ -84,7 +110,9 @@ def put_leaves(leaves: Sequence[Any], targets: Sequence[Sharding | None],
     moves = []  # (position, array, target sharding, committed, may_alias, donate)
     for i, (x, target, donate, may_alias) in enumerate(zip(leaves, targets, donations,
                                                            aliasing)):
-        if isinstance(x, Array):
+        if isinstance(x, Tracer):  # no target (see _check_traced): unchanged
+            results[i] = x
+        elif isinstance(x, Array):
             x._check_alive()
             if target is None and may_alias is not False:
                 results[i] = x
@@ -118,11 +146,14 @@ def _move_arrays(moves):
             batch.append((i, x, target, committed, semantics, donate))
         else:
             transfer_guard.check("device_to_device", x.aval, x.sharding, target)
-            # The cached host value is immutable, so the new buffers may alias it.
-            with transfer_guard.internal():
-                placed = put_host_value(x._value, target, weak_type=x.weak_type,
-                                        committed=committed, may_alias=True)
-            done.append((i, Array._from_impl(placed._impl, x.aval, placed.sharding)))
+            if x.is_fully_addressable and target.is_fully_addressable:
+                # The cached host value is immutable, so the new buffers may alias it.
+                with transfer_guard.internal():
+                    placed = put_host_value(x._value, target, weak_type=x.weak_type,
+                                            committed=committed, may_alias=True)
+                done.append((i, Array._from_impl(placed._impl, x.aval, placed.sharding)))
+            else:
+                done.append((i, _reshard_across_processes(x, target)))
             if donate:
                 x.delete()
     if batch:
@@ -135,6 +166,22 @@ def _move_arrays(moves):
             if donate:  # a real copy was made, so the source can go
                 x.delete()
     return done
+
+
+def _reshard_across_processes(x: Array, target: Sharding) -> Array:
+    """`x` laid out as `target` by a computation on their devices, for an Array whose
+    shards live in several processes."""
+    if set(target.device_set) != set(x.sharding.device_set):
+        raise ValueError(f"device_put of an Array spanning several processes can change "
+                         f"its layout but not its devices: it is on "
+                         f"{sorted(d.id for d in x.sharding.device_set)}, the target "
+                         f"{target} on {sorted(d.id for d in target.device_set)}")
+    return _copy_to(target)(x)
+
+
+@functools.lru_cache(maxsize=64)
+def _copy_to(target: Sharding):
+    return plax.jit(lambda v: v, out_shardings=target)
 
 
 def _rewrap(impl: xc.ArrayImpl, aval: ShapedArray, sharding: Sharding,

@@ -36,7 +36,7 @@ from plax.extend import config
 from plax.extend.core import ShapedArray, physical_aval, register_cache
 from plax.extend.monitoring import BACKEND_COMPILE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
-from plax_runtime import _fastpath, persistent_cache, transfer_guard
+from plax_runtime import _fastpath, persistent_cache, thread_guard, transfer_guard
 from plax_runtime.array import Array
 from plax_runtime.device_put import put_leaves
 from plax_runtime.effects import runtime_tokens
@@ -66,6 +66,16 @@ def _record_spmd_in_flight(outs: list) -> None:
     _spmd_in_flight[:] = outs
 
 
+def _before_run(multi_process: bool, serialized: bool):
+    """What must run before each execution (None if nothing): the thread guard's check
+    for a program spanning processes, the wait for the SPMD program in flight."""
+    if multi_process and serialized:
+        return lambda: (thread_guard.check(), _wait_for_spmd_in_flight())
+    if multi_process:
+        return thread_guard.check
+    return _wait_for_spmd_in_flight if serialized else None
+
+
 class Executable:
     """A compiled module loaded on its devices; `execute` runs it on plax Arrays."""
 
@@ -88,6 +98,7 @@ class Executable:
         # other on too few threads; JAX hangs the same way): on CPU, one SPMD program
         # runs at a time.
         self._serialized = self._multi_device and devices[0].platform == "cpu"
+        self._before_run = _before_run(thread_guard.spans_processes(devices), self._serialized)
         self._out_types = tuple(zip(out_avals, out_shardings))
         physical = [physical_aval(aval) for aval in out_avals]  # what the buffers hold
         self._handlers = {c: [xc.array_result_handler(aval, s._to_jaxlib_sharding(aval.ndim),
@@ -178,12 +189,11 @@ class Executable:
             list(self.out_shardings), [c._impl for c in consts], kept,
             list(self.donated_args), num_flat, place_host,
             transfer_guard.level_state("host_to_device"), explain_failure,
-            _wait_for_spmd_in_flight if self._serialized else None,
-            _record_spmd_in_flight if self._serialized else None)
+            self._before_run, _record_spmd_in_flight if self._serialized else None)
 
     def _run(self, impls: list, args: Sequence[Any]):
-        if self._serialized:
-            _wait_for_spmd_in_flight()
+        if self._before_run is not None:
+            self._before_run()
         try:
             if self._effectful:
                 return self._run_effectful(impls)

@@ -16,6 +16,7 @@ from typing import Any
 from jaxlib import xla_client as xc
 from jaxlib.version import __version__ as jaxlib_version
 
+from plax_runtime import distributed
 from plax_runtime.backends import BackendUnavailableError
 
 
@@ -53,9 +54,11 @@ def check_same_version(distribution: str, *, install: str) -> None:
 
 def make_c_api_client(platform: str, library_path: str,
                       options: Mapping[str, Any] | None = None) -> xc.Client:
-    """Loads the PJRT plugin library once per process and makes its client."""
+    """Loads the PJRT plugin library once per process and makes its client (this
+    process's part of the run after `plax.distributed.initialize`)."""
     if not xc.pjrt_plugin_loaded(platform):
         xc.load_pjrt_plugin_dynamically(platform, library_path)
     if not xc.pjrt_plugin_initialized(platform):
         xc.initialize_pjrt_plugin(platform)
-    return xc.make_c_api_client(platform, dict(options or {}))
+    options, distributed_client = distributed.plugin_client_arguments(platform, options or {})
+    return xc.make_c_api_client(platform, options, distributed_client)

@@ -19,6 +19,7 @@ import math
 import numpy as np
 from jaxlib import xla_client as xc
 
+from plax.extend import config
 from plax.extend.sharding import SdyArray, SdyDim, Sharding, hlo_shardings_equal
 from plax_sharding.mesh import AbstractMesh, Mesh
 from plax_sharding.partition_spec import UNCONSTRAINED, PartitionSpec
@@ -93,9 +94,11 @@ class NamedSharding(Sharding):
         return isinstance(self._mesh, Mesh)
 
     def _type_sharding(self, ndim: int) -> NamedSharding | None:
-        typed = self._typed_cache.get(ndim, _UNSET)
+        drop_size_one = config.remove_size_one_mesh_axis_from_type.value
+        typed = self._typed_cache.get((ndim, drop_size_one), _UNSET)
         if typed is _UNSET:
-            typed = self._typed_cache[ndim] = explicit_part(self._mesh, self._spec, ndim)
+            typed = explicit_part(self._mesh, self._spec, ndim, drop_size_one)
+            self._typed_cache[(ndim, drop_size_one)] = typed
         return typed
 
     def _concrete_mesh(self, what: str) -> Mesh:
@@ -221,14 +224,17 @@ class NamedSharding(Sharding):
 _UNSET = object()
 
 
-def explicit_part(mesh: Mesh | AbstractMesh, spec: PartitionSpec,
-                  ndim: int) -> NamedSharding | None:
-    """`spec` restricted to the `Explicit` axes of `mesh`, on its abstract mesh, one
-    entry per dimension: the sharding an array of rank `ndim` has in its type. None
-    when the mesh has no explicit axis (the layout is then not part of the type)."""
+def explicit_part(mesh: Mesh | AbstractMesh, spec: PartitionSpec, ndim: int,
+                  drop_size_one: bool = False) -> NamedSharding | None:
+    """`spec` restricted to the `Explicit` axes of `mesh` (less those of size 1 if
+    `drop_size_one`), on its abstract mesh, one entry per dimension: the sharding an
+    array of rank `ndim` has in its type. None when the mesh has no explicit axis (the
+    layout is then not part of the type)."""
     explicit = frozenset(mesh.explicit_axes)
     if not explicit or len(spec) > ndim:
         return None
+    if drop_size_one:
+        explicit -= {a for a in explicit if mesh.shape[a] == 1}
 
     def kept(entry):
         names = entry if isinstance(entry, tuple) else (entry,)

@@ -38,6 +38,7 @@ from plax.extend.core import (
 from plax_runtime import api as runtime_api
 from plax_stdlib.lax import shape_ops
 from plax_transforms.jit import jit
+from plax_sharding import multihost_utils
 from plax_sharding.mesh import AbstractMesh, Mesh
 from plax_sharding.partition_spec import PartitionSpec
 from plax_sharding.shard_map import apply_shard_map
@@ -104,7 +105,34 @@ class PmapFunction:
         if _levels.stack:  # inside an outer pmap's body: one more axis of its grid
             return self._map(args, kwargs)
         self._check_statics(args)
+        if runtime_api.process_count(self._backend) > 1:
+            return self._call_across_processes(args, kwargs)
         return self._jitted(*args, **kwargs)
+
+    def _call_across_processes(self, args, kwargs):
+        """In a multi-process run each process passes and gets back its own slices (a
+        mapped axis as long as its local device count), as in JAX: they are joined into
+        global arrays over every process's devices for the call, and the results are
+        split back into this process's part."""
+        positions = [i for i in range(len(args)) if i not in self._statics]
+        dyn_args = tuple(args[i] for i in positions)
+        leaves, tree = tree_util.tree_flatten((dyn_args, kwargs))
+        axes = self._flat_in_axes(args, positions, dyn_args, kwargs)
+        mesh = Mesh(np.array(self._devices_in_order()), (self._axis_name,))
+        specs = [PartitionSpec() if a is None else
+                 PartitionSpec(*[None] * (a % get_aval(x).ndim), self._axis_name)
+                 for x, a in zip(leaves, axes)]
+        dyn, kw = tree_util.tree_unflatten(tree, [
+            multihost_utils.host_local_array_to_global_array(x, mesh, spec)
+            for x, spec in zip(leaves, specs)])
+        full = list(args)
+        for i, value in zip(positions, dyn):
+            full[i] = value
+        outs, out_tree = tree_util.tree_flatten(self._jitted(*full, **kw))
+        return tree_util.tree_unflatten(out_tree, [
+            multihost_utils.global_array_to_host_local_array(o, o.sharding.mesh,
+                                                             o.sharding.spec)
+            for o in outs])
 
     def lower(self, *args, **kwargs):
         """The jitted shard_map lowered for these arguments (names from `fun`)."""
@@ -213,13 +241,17 @@ class PmapFunction:
                              f"axis_size {size}.")
         return size, normal
 
+    def _devices_in_order(self) -> tuple:
+        """The devices to map over: those given, or all, grouped by process."""
+        return self._devices if self._devices is not None else tuple(
+            sorted(runtime_api.devices(self._backend), key=lambda d: (d.process_index, d.id)))
+
     def _level_devices(self, size: int) -> tuple:
         if _levels.stack:
             if self._devices is not None:
                 raise ValueError("Nested pmaps with explicit devices argument.")
             return _levels.stack[0].devices
-        devices = self._devices if self._devices is not None else tuple(
-            sorted(runtime_api.devices(self._backend), key=lambda d: (d.process_index, d.id)))
+        devices = self._devices_in_order()
         if size > len(devices):
             raise ValueError(
                 f"compiling computation that requires {size} logical devices, but only "

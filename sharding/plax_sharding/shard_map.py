@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 
 from jaxlib._jax import config as _jaxlib_config
 
-from plax.extend import tree_util
+from plax.extend import config, tree_util
 from plax.extend.batching import extend_axis_env
 from plax.extend.core import (
     ClosedJaxpr,
@@ -42,7 +42,7 @@ from plax_transforms.jit import traced_consts_as_args
 from plax_sharding.mesh import AbstractMesh, Mesh
 from plax_sharding.partition_spec import PartitionSpec
 from plax_sharding.shard_map_primitive import shard_aval, shard_map_p, unmentioned
-from plax_sharding.vma import infer_vma
+from plax_sharding.vma import infer_vma, matching_required
 
 
 class _Infer:
@@ -283,11 +283,15 @@ def _check_outputs(fun_name, mesh, manual_axes, out_specs, body: ClosedJaxpr, in
                    "out_specs." if aval.ndim == 0 else ""))
     if not check_vma:
         return
-    in_vma = [frozenset()] * n_extra + [frozenset(s.mesh_axes()) for s in in_specs]
-    out_vma = infer_vma(jaxpr, in_vma)
+    # With jax_remove_size_one_mesh_axis_from_type, an axis of size 1 never varies.
+    size_one = (frozenset(a for a in manual_axes if mesh.shape[a] == 1)
+                if config.remove_size_one_mesh_axis_from_type.value else frozenset())
+    in_vma = [frozenset()] * n_extra + [frozenset(s.mesh_axes()) - size_one for s in in_specs]
+    with matching_required(not config.auto_pcast.value):
+        out_vma = infer_vma(jaxpr, in_vma)
     problems = []
     for i, (spec, varying) in enumerate(zip(out_specs, out_vma)):
-        bad = [a for a in unmentioned(manual_axes, spec) if a in varying]
+        bad = [a for a in unmentioned(manual_axes, spec) if a in varying - size_one]
         if bad:
             axes = ", ".join(repr(a) for a in bad)
             problems.append(

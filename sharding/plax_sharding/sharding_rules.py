@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from plax.extend.sharding import abstract_mesh
 from plax_sharding.indexing_specs import gather_spec, scatter_spec
-from plax_sharding.named_sharding import NamedSharding
+from plax_sharding.named_sharding import NamedSharding, explicit_part
 from plax_sharding.partition_spec import PartitionSpec
 
 
@@ -332,6 +332,28 @@ def _reshape(prim, avals, outs, *, new_sizes, dimensions, **_):
     return [tuple(out)]
 
 
+def _body_types(prim, avals, outs, *, out_shardings=(), **_):
+    """Calls (jit, custom_jvp/custom_vjp) keep the types their body computed, or take
+    those of jit's `out_shardings` where they name explicit axes."""
+    specs = []
+    for i, out in enumerate(outs):
+        given = out_shardings[i] if i < len(out_shardings or ()) else None
+        typed = given._type_sharding(out.ndim) if isinstance(given, NamedSharding) else None
+        specs.append(_spec(out) if typed is None else tuple(typed.spec))
+    return specs
+
+
+def _exported_results(prim, avals, outs, *, exported):
+    """A call of an exported function: its results have the layouts it was exported
+    with, where those name the explicit axes of the operands' mesh (as in JAX)."""
+    mesh = _common_mesh(prim, avals)
+    specs = []
+    for out, named in zip(outs, exported.out_named_shardings):
+        typed = None if named is None else explicit_part(mesh, named.spec, out.ndim)
+        specs.append((None,) * out.ndim if typed is None else tuple(typed.spec))
+    return specs
+
+
 _RULES: dict[str, Callable[..., list[Spec]]] = {
     **{f"lax.reduce_{m}": _reduction for m in ("sum", "prod", "max", "min", "and", "or",
                                                 "xor")},
@@ -348,6 +370,8 @@ _RULES: dict[str, Callable[..., list[Spec]]] = {
     "lax.select_n": _select_n, "lax.clamp": _operand(1),
     "lax.convert_element_type": _operand(0),
     "lax.conv_general_dilated": _conv_general_dilated,
+    "export.call_exported": _exported_results,
+    **{f"plax.{c}": _body_types for c in ("jit", "custom_jvp_call", "custom_vjp_call")},
     **{f"lax.{c}": _cumulative for c in ("cumsum", "cumprod", "cummax", "cummin",
                                          "cumlogsumexp")},
 }

@@ -12,8 +12,10 @@ no extra type: this is plax's stand-in for JAX's `vma` in avals.
 """
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Callable, Sequence
+import threading
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -59,7 +61,28 @@ def _eqn_vma(eqn: JaxprEqn, ins: list[Vma]) -> list[Vma]:
         sub = subs[0].jaxpr if isinstance(subs[0], ClosedJaxpr) else subs[0]
         if len(sub.invars) == len(ins) and len(sub.outvars) == len(eqn.outvars):
             return infer_vma(sub, ins)  # a call (jit, checkpoint, custom_jvp/vjp...)
+    if getattr(_matching, "required", False) and len(set(ins)) > 1:
+        raise ValueError(
+            f"Primitive {eqn.primitive.name} requires varying manual axes to match, but got "
+            f"{[set(v) for v in ins]}: with jax_auto_pcast off, make the operands "
+            "vary over the same axes first (lax.pvary), or turn it on (the default)")
     return [_union(ins)] * len(eqn.outvars)
+
+
+_matching = threading.local()  # .required: operands' axes must match (auto_pcast off)
+
+
+@contextlib.contextmanager
+def matching_required(required: bool) -> Iterator[None]:
+    """Inside, an ordinary operation whose operands vary over different manual axes
+    is an error instead of varying over their union (what `jax_auto_pcast=False`
+    asks of the user's shard_map bodies)."""
+    previous = getattr(_matching, "required", False)
+    _matching.required = required
+    try:
+        yield
+    finally:
+        _matching.required = previous
 
 
 def _removing(eqn, ins):

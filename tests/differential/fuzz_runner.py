@@ -5,13 +5,21 @@ worker that dies is a *crash*, one that answers nothing within the timeout a
 *hang*; either is restarted for the next case. `classify` compares two outcomes:
 same value (dtype, shape, weak type, values within the dtype's tolerance), same
 exception class (plax's class is JAX's or a subclass of it, by name), or one of the
-differences counted in the report.
+differences counted in the report. `is_internal` tells a bug's exception from a
+deliberate check's, by class and by where it was raised, with one rule for both
+libraries: plax's is a failure; JAX's is counted apart ("JAX internal error") and
+left out of the class agreement, since plax should raise the documented class
+there, not copy the accident.
 
 Where JAX's answer is not defined, plax's is checked against a definition instead:
 integer division and remainder by zero against NumPy's (0; XLA gives -1 and the
 dividend), integer powers with negative exponents against the exact power truncated
-toward zero (NumPy refuses them; JAX returns wrapped bits), and an unstable sort's
-ties by the values they order rather than the indices.
+toward zero (NumPy refuses them; JAX returns wrapped bits), `take` along an empty
+axis against NumPy's result (JAX returns the operand itself, of another shape),
+`nonzero`/`flatnonzero` of an empty array with a `fill_value` against the fill
+values (JAX gives zeros there, against its documentation and its answer for a
+non-empty array without nonzeros), and an unstable sort's ties by the values they
+order rather than the indices.
 """
 from __future__ import annotations
 
@@ -35,11 +43,34 @@ WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz_worker.p
 INTERNAL_CLASSES = {"AssertionError", "AttributeError", "KeyError", "NameError",
                     "UnboundLocalError", "ZeroDivisionError", "RecursionError",
                     "SystemError", "StopIteration", "UnicodeDecodeError", "MemoryError"}
+# What builtins say when the library zips lists of unequal lengths (jaxlib's
+# safe_map/safe_zip, zip(strict=True)).
+_LENGTH_CHECKS = ("safe_map() argument", "safe_zip() argument", "zip() argument")
+
+INTERNAL_RULE = ("internal error = a class only bugs raise (" + ", ".join(sorted(
+    INTERNAL_CLASSES)) + ") unless a `raise` statement of the library raised it; or, "
+    "raised in the library's code but not by a `raise` statement, an IndexError (a "
+    "failed subscript) or a builtin length check of zip/safe_map; or an MLIR verifier "
+    "error. One rule for plax (a failure) and JAX (counted apart)")
+
+
+def is_internal(outcome: dict) -> bool:
+    """Whether an exception came from a bug rather than a deliberate check of the
+    input (`INTERNAL_RULE`); the same rule judges plax and JAX."""
+    implicit = outcome.get("origin") == "implicit"
+    if outcome["exc"] in INTERNAL_CLASSES:
+        return implicit or not outcome.get("in_library")
+    if not outcome.get("in_library"):
+        return False
+    return ((outcome["exc"] == "IndexError" and implicit)
+            or outcome["exc"] == "MLIRError" or "/jaxlib/mlir/" in outcome["where"]
+            or (implicit and outcome["msg"].startswith(_LENGTH_CHECKS)))
 
 # The outcome categories, in report order.
 SAME_VALUE = "same value"
 SAME_EXCEPTION = "same exception class"
 DIFFERENT_CLASS = "different exception class"
+JAX_INTERNAL = "JAX internal error"
 PLAX_RAISED = "plax raised, JAX returned"
 JAX_RAISED = "JAX raised, plax returned"
 VALUES_DIFFER = "values differ"
@@ -50,9 +81,12 @@ HANG = "hang"
 MISSING = "missing in plax"
 JAX_FAILED = "JAX crashed or hung"
 BAD_CASE = "case not buildable"
-CATEGORIES = [SAME_VALUE, SAME_EXCEPTION, DIFFERENT_CLASS, PLAX_RAISED, JAX_RAISED,
+CATEGORIES = [SAME_VALUE, SAME_EXCEPTION, DIFFERENT_CLASS, JAX_INTERNAL, PLAX_RAISED,
+              JAX_RAISED,
               VALUES_DIFFER, WEAK_TYPE_DIFFERS, INTERNAL, CRASH, HANG, MISSING, JAX_FAILED,
               BAD_CASE]
+# The categories that fail a run: plax misbehaved, whatever JAX did.
+FAILING = (CRASH, HANG, INTERNAL, VALUES_DIFFER)
 
 
 class Worker:
@@ -172,8 +206,9 @@ def _compare_values(mine, theirs) -> str | None:
         if mine["arr"] != "float0":
             a, b = _leaf_array(mine), _leaf_array(theirs)
             tol = _TOLERANCES.get(mine["arr"])
-            if tol is None:
-                equal = np.array_equal(a, b)
+            if tol is None:  # integers and bools exactly; float8s too, any NaN alike
+                equal = (np.array_equal(a, b) if a.dtype.kind in "biu" else np.array_equal(
+                    a.astype(np.float64), b.astype(np.float64), equal_nan=True))
             else:
                 a64, b64 = a.astype(np.complex128), b.astype(np.complex128)
                 equal = (np.array_equal(np.isnan(a64), np.isnan(b64))
@@ -243,10 +278,46 @@ def _power_args(case: dict):
     return args if len(args) == 2 else None
 
 
+def _take_from_empty_axis(case: dict, theirs: dict) -> dict | None:
+    """NumPy's `take` where the axis taken from is empty, as an outcome; else None."""
+    if case["op"] != "jnp.take" or "arr" not in theirs["value"] or len(case["args"]) != 2:
+        return None
+    x, indices = _host_args(case)
+    axis = case["kwargs"].get("axis")
+    x, axis = (x.ravel(), 0) if axis is None else (x, axis)
+    if not isinstance(axis, int) or not -x.ndim <= axis < x.ndim or x.shape[axis] != 0 \
+            or indices.size != 0:
+        return None
+    expected = np.take(x, indices, axis=axis)
+    return {"value": _encoded(expected, dict(theirs["value"], shape=list(expected.shape)))}
+
+
+def _nonzero_of_empty(case: dict, theirs: dict) -> dict | None:
+    """The fill values of `nonzero(empty, size=n, fill_value=v)`, as an outcome; else
+    None. Their dtype is JAX's for a non-empty array: int32, or float32 (weak) for a
+    Python float."""
+    fill = case["kwargs"].get("fill_value")
+    if case["op"] not in ("jnp.nonzero", "jnp.flatnonzero") or fill is None \
+            or not isinstance(fill, (int, float)) or _host_args(case)[0].size != 0:
+        return None
+    value = theirs["value"]
+    leaves = value["seq"] if "seq" in value else [value]
+    if not all("arr" in leaf for leaf in leaves):
+        return None
+    dtype, weak = (np.float32, True) if isinstance(fill, float) else (np.int32, False)
+    encoded = [_encoded(np.full(leaf["shape"], fill, dtype), dict(
+        leaf, arr=np.dtype(dtype).name, weak=weak)) for leaf in leaves]
+    return {"value": {"seq": encoded} if "seq" in value else encoded[0]}
+
+
 def numpy_reference(case: dict, theirs: dict) -> dict:
     """JAX's outcome, with the answers JAX leaves undefined replaced (see above)."""
     if "value" not in theirs:
         return theirs
+    for reference in (_take_from_empty_axis, _nonzero_of_empty):
+        outcome = reference(case, theirs)
+        if outcome is not None:
+            return outcome
     value = theirs["value"]
     leaves = value["seq"] if "seq" in value else [value]
     if not leaves or not all("arr" in leaf and leaf["arr"] != "float0" for leaf in leaves):
@@ -306,18 +377,22 @@ def classify(case: dict, mine: dict, theirs: dict) -> tuple[str, str]:
         return MISSING, mine["missing"]
     theirs = numpy_reference(case, theirs)
     if "exc" in mine:
-        if "exc" in theirs:
-            if theirs["exc"] in mine["mro"]:
-                return SAME_EXCEPTION, mine["exc"]
-            if mine["exc"] in INTERNAL_CLASSES:
-                return INTERNAL, f"{mine['exc']}: {mine['msg'][:200]} at {mine['where']}"
-            return DIFFERENT_CLASS, (f"plax {mine['exc']} vs JAX {theirs['exc']}: "
-                                     f"{mine['msg'][:150]} | {theirs['msg'][:150]}")
-        if mine["exc"] in INTERNAL_CLASSES:
+        same = "exc" in theirs and theirs["exc"] in mine["mro"]
+        # A bug class raised in a program of the case (not plax's code) is the
+        # program's own error when JAX raises it too.
+        if is_internal(mine) and not (same and not mine.get("in_library")):
             return INTERNAL, f"{mine['exc']}: {mine['msg'][:200]} at {mine['where']}"
+        if same:
+            return SAME_EXCEPTION, mine["exc"]
+        if "exc" in theirs:
+            category = JAX_INTERNAL if is_internal(theirs) else DIFFERENT_CLASS
+            return category, (f"plax {mine['exc']} vs JAX {theirs['exc']}: "
+                              f"{mine['msg'][:150]} | {theirs['msg'][:150]}"
+                              + (f" at {theirs['where']}" if category == JAX_INTERNAL else ""))
         return PLAX_RAISED, f"{mine['exc']}: {mine['msg'][:200]}"
     if "exc" in theirs:
-        return JAX_RAISED, f"JAX {theirs['exc']}: {theirs['msg'][:200]}"
+        internal = " (a JAX internal error)" if is_internal(theirs) else ""
+        return JAX_RAISED, f"JAX {theirs['exc']}{internal}: {theirs['msg'][:200]}"
     diff = _compare_values(mine["value"], theirs["value"])
     if diff is None or (diff.startswith(VALUES_DIFFER) and _same_sort_order(case, mine, theirs)):
         return SAME_VALUE, ""
@@ -346,7 +421,8 @@ class Report:
         return sum(self.counts.values())
 
     def class_agreement(self) -> float:
-        """The share of runs where both raised in which plax's class is JAX's."""
+        """The share of runs where both raised in which plax's class is JAX's (or a
+        subclass); runs where JAX's exception is an internal error are left out."""
         both = self.counts[SAME_EXCEPTION] + self.counts[DIFFERENT_CLASS]
         return 1.0 if both == 0 else self.counts[SAME_EXCEPTION] / both
 
@@ -354,10 +430,14 @@ class Report:
         lines = [f"{self.total} cases", f"{'category':<30}{'count':>8}"]
         lines += [f"{c:<30}{self.counts[c]:>8}" for c in CATEGORIES]
         lines.append(f"exception classes equal where both raised: "
-                     f"{100 * self.class_agreement():.2f} %")
+                     f"{100 * self.class_agreement():.2f} % (of {self.counts[SAME_EXCEPTION]}"
+                     f" + {self.counts[DIFFERENT_CLASS]}; the {self.counts[JAX_INTERNAL]} JAX "
+                     f"internal errors left out)")
+        lines.append(INTERNAL_RULE)
         lines.append("")
         families = sorted(self.by_family)
         short = {SAME_VALUE: "val", SAME_EXCEPTION: "exc", DIFFERENT_CLASS: "cls",
+                 JAX_INTERNAL: "jaxI",
                  PLAX_RAISED: "p!", JAX_RAISED: "j!", VALUES_DIFFER: "vals",
                  WEAK_TYPE_DIFFERS: "weak", INTERNAL: "int", CRASH: "crash", HANG: "hang",
                  MISSING: "miss", JAX_FAILED: "jaxF", BAD_CASE: "bad"}

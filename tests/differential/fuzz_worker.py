@@ -44,6 +44,9 @@ class Library:
             import jax
             import jax.numpy as jnp
             from jax import lax, tree_util
+            # Whole tracebacks: where an exception came from decides whether it is an
+            # internal error (fuzz_runner.is_internal).
+            jax.config.update("jax_traceback_filtering", "off")
         else:
             raise SystemExit(f"unknown library {name!r}")
         self.name, self.jax, self.jnp, self.lax, self.tree_util = name, jax, jnp, lax, tree_util
@@ -271,16 +274,23 @@ def encode(value, lib: Library, depth: int = 0):
 
 
 def describe_exception(err: BaseException) -> dict:
+    """The exception's class, hierarchy and message, and where it came from: the
+    innermost frame, whether that frame is the library's (not a program of this
+    file), and whether its statement is a `raise` (a deliberate check) or not (the
+    interpreter or a builtin raised: a failed subscript, a division, an `assert`)."""
     cls = type(err)
+    frames = traceback.extract_tb(err.__traceback__)
+    last = frames[-1] if frames else None
+    statement = (last.line or "").lstrip() if last else ""
     return {"exc": cls.__name__, "module": cls.__module__,
             "mro": [c.__name__ for c in cls.__mro__],
             "msg": str(err)[:800],
-            "where": _raising_frame(err)}
+            "where": f"{last.filename}:{last.lineno}" if last else "",
+            "origin": "raise" if statement.startswith("raise") else "implicit",
+            "in_library": bool(last) and os.path.abspath(last.filename) != _THIS_FILE}
 
 
-def _raising_frame(err: BaseException) -> str:
-    frames = traceback.extract_tb(err.__traceback__)
-    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+_THIS_FILE = os.path.abspath(__file__)
 
 
 def decode_kwargs(case: dict, lib: Library, arrays: list) -> dict:

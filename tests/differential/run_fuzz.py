@@ -2,15 +2,17 @@
 
     python tests/differential/run_fuzz.py --cases 5000 [--seed 0] [--family indexing]
 
-Cases come from `fuzz_cases` through hypothesis (the project's profiles, generation
-only: every case is counted, none is shrunk); each runs on plax and on JAX in
-worker subprocesses. Prints the count per outcome category, per family and mode,
-and examples of every difference. Exits non-zero when plax crashed, hung, raised
-an internal error or silently returned different values.
+`fuzz_cases.generate` draws the distinct cases first (the same ones for the same
+seed on every run), then each runs on plax and on JAX in worker subprocesses.
+Prints the count per outcome category, per family and mode, and examples of every
+difference. Exits non-zero when plax crashed, hung, raised an internal error or
+silently returned different values. `--record` writes each case's outcome, one JSON
+line per case, so two runs can be compared case by case.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -18,38 +20,25 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]
 
-import hypothesis  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
 import fuzz_cases  # noqa: E402
 import fuzz_runner  # noqa: E402
-from hypothesis_profiles import setup_hypothesis  # noqa: E402
-
-FAILING = (fuzz_runner.CRASH, fuzz_runner.HANG, fuzz_runner.INTERNAL,
-           fuzz_runner.VALUES_DIFFER)
 
 
-def run(n_cases: int, seed: int, families: list[str] | None, progress: bool = True
-        ) -> fuzz_runner.Report:
-    """Generate and run `n_cases` cases; the report of what happened."""
-    chosen = families or list(fuzz_cases.FAMILIES)
-    strategy = st.one_of(*(fuzz_cases.FAMILIES[f]() for f in chosen))
+def run(cases: list[dict], progress: bool = True, record=None) -> fuzz_runner.Report:
+    """Run every case on both libraries; the report of what happened."""
     report = fuzz_runner.Report()
     plax_worker, jax_worker = fuzz_runner.Worker("plax"), fuzz_runner.Worker("jax")
     start = time.time()
-
-    @hypothesis.settings(max_examples=n_cases, database=None, phases=[hypothesis.Phase.generate],
-                         suppress_health_check=list(hypothesis.HealthCheck), deadline=None)
-    @hypothesis.seed(seed)
-    @hypothesis.given(case=strategy)
-    def one(case):
-        mine, theirs = fuzz_runner.run_both(plax_worker, jax_worker, case)
-        report.add(case, *fuzz_runner.classify(case, mine, theirs))
-        if progress and report.total % 250 == 0:
-            print(f"  {report.total} cases, {time.time() - start:.0f} s", file=sys.stderr)
-
     try:
-        one()
+        for case in cases:
+            mine, theirs = fuzz_runner.run_both(plax_worker, jax_worker, case)
+            category, detail = fuzz_runner.classify(case, mine, theirs)
+            report.add(case, category, detail)
+            if record is not None:
+                record.write(json.dumps({"case": case, "category": category,
+                                         "detail": detail}) + "\n")
+            if progress and report.total % 250 == 0:
+                print(f"  {report.total} cases, {time.time() - start:.0f} s", file=sys.stderr)
     finally:
         plax_worker.close()
         jax_worker.close()
@@ -64,11 +53,13 @@ def main() -> int:
                         help="only these families (repeatable)")
     parser.add_argument("--examples", type=int, default=5,
                         help="examples printed per difference category")
+    parser.add_argument("--record", type=argparse.FileType("w"),
+                        help="write each case and its outcome here (JSON lines)")
     args = parser.parse_args()
-    setup_hypothesis()
-    report = run(args.cases, args.seed, args.family)
+    cases = fuzz_cases.generate(args.cases, args.seed, args.family)
+    report = run(cases, record=args.record)
     print(report.table(examples=args.examples))
-    return 1 if any(report.counts[c] for c in FAILING) else 0
+    return 1 if any(report.counts[c] for c in fuzz_runner.FAILING) else 0
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@ Reading path:
    `fastpath.py` what the C++ fast path consults and why a call missed it;
 6. `ad.py` — forward mode (JVPTrace, jvp of Jaxprs); `partial_eval.py` — the
    known/unknown split behind linearize and vjp; `transpose.py` — the backward
-   pass; `autodiff_api.py` — `jvp`, `grad`, `vjp`, jacobians;
+   pass; `autodiff_api.py` — `jvp`, `grad`, `vjp`, jacobians; `fwd_bwd.py` —
+   `fwd_and_bwd`, the two passes jitted apart;
    `custom_derivatives.py` — `custom_jvp`/`custom_vjp` and their primitives;
    `remat.py`, `ad_checkpoint.py` — `checkpoint` and its policies;
 7. `batching.py`, `vmap_api.py` — `vmap` and batching of Jaxprs;

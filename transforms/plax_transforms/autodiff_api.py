@@ -60,12 +60,13 @@ def _avals_of(leaves, api: str, what: str = "argument"):
 
 
 def _check_tangent(primal_aval, t, api: str, dtype_error: type[Exception] = TypeError):
-    """A tangent of another shape is a ValueError, of another dtype `dtype_error` (JAX's
-    classes: a TypeError for jvp, a ValueError for vjp and linearize)."""
+    """A tangent of another dtype is a `dtype_error` (JAX's classes: a TypeError for
+    jvp, a ValueError for vjp and linearize), checked before the shape, as JAX does;
+    one of another shape a ValueError."""
     want = tangent_aval(primal_aval)
     aval = get_aval(t)
     if aval.shape != want.shape or aval.dtype != want.dtype:  # key dtypes are no np.dtype
-        error = ValueError if aval.shape != want.shape else dtype_error
+        error = dtype_error if aval.dtype != want.dtype else ValueError
         raise error(f"{api}: tangent of type {aval.str_short()} does not match the primal "
                     f"of type {primal_aval.str_short()} (expected tangent type "
                     f"{want.str_short()})")
@@ -294,7 +295,7 @@ def _check_scalar_output(out, api: str, holomorphic: bool):
                         "differentiation, pass holomorphic=True.")
 
 
-def _dyn_args(fun, args, argnums: tuple[int, ...], api: str):
+def dyn_args(fun, args, argnums: tuple[int, ...], api: str):
     for i in argnums:
         if not -len(args) <= i < len(args):
             # JAX's classes: too few arguments for grad is a TypeError (as a call with
@@ -302,10 +303,18 @@ def _dyn_args(fun, args, argnums: tuple[int, ...], api: str):
             error = TypeError if i >= 0 and api in ("grad", "value_and_grad") else ValueError
             raise error(f"{api}: argnums {argnums} out of range for a call with "
                         f"{len(args)} positional argument(s) to {fun_sourceinfo(fun)}")
+    positions = [i % len(args) for i in argnums]
+    if len(set(positions)) != len(positions):
+        # JAX has no answer here (it calls `fun` with None in a repeated position, a
+        # TypeError in the user's code); differentiating twice by one argument is
+        # a mistake worth saying.
+        raise TypeError(f"{api}: argnums {argnums} name an argument more than once (a "
+                        f"call with {len(args)} positional argument(s) to "
+                        f"{fun_sourceinfo(fun)})")
     return tuple(args[i] for i in argnums)
 
 
-def _with_dyn(fun, args, kwargs, argnums):
+def with_dyn(fun, args, kwargs, argnums):
     positions = [i % len(args) for i in argnums]
 
     def f(*dyn):
@@ -325,9 +334,9 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic:
 
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
-        dyn = _dyn_args(fun, args, nums, "grad")
+        dyn = dyn_args(fun, args, nums, "grad")
         _check_grad_inputs(tree_util.tree_leaves(dyn), "grad", allow_int, holomorphic)
-        out, f_vjp, *aux = vjp(_with_dyn(fun, args, kwargs, nums), *dyn, has_aux=has_aux)
+        out, f_vjp, *aux = vjp(with_dyn(fun, args, kwargs, nums), *dyn, has_aux=has_aux)
         _check_scalar_output(out, "grad", holomorphic)
         g = f_vjp(_ones_like(out))
         g = g[0] if single else g
@@ -428,10 +437,10 @@ def _jac_setup(fun, args, kwargs, argnums, api: str):
     """→ (flat dynamic args, their tree, their avals, `g(flat) -> fun(...)` on them)."""
     single = isinstance(argnums, int)
     nums = normalize_argnums(argnums, "argnums")
-    dyn = _dyn_args(fun, args, nums, api)
+    dyn = dyn_args(fun, args, nums, api)
     dyn = dyn[0] if single else dyn
     flat, in_tree = tree_util.tree_flatten(dyn)
-    f = _with_dyn(fun, args, kwargs, nums)
+    f = with_dyn(fun, args, kwargs, nums)
     g = (lambda d: f(d)) if single else (lambda d: f(*d))
     return flat, in_tree, _avals_of(flat, api), g, tree_util.tree_structure((dyn,))
 

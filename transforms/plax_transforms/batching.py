@@ -38,7 +38,8 @@ from plax.extend.core import (
     trace_to_jaxpr,
 )
 from plax_transforms.signature import trace_context
-from plax_transforms.ref_discharge import apply_with_refs, has_cells
+from plax_transforms.ref_discharge import apply_with_refs, has_cells, mixes_refs_and_tracers
+from plax_transforms.refs import AbstractRef
 
 
 class BatchTracer(Tracer):
@@ -52,8 +53,13 @@ class BatchTracer(Tracer):
     @property
     def aval(self):
         aval = get_aval(self.val)
-        shape = aval.shape[:self.batch_dim] + aval.shape[self.batch_dim + 1:]
-        return ShapedArray(shape, aval.dtype, aval.weak_type)
+        if isinstance(aval, AbstractRef):  # a batched reference: one per example
+            return AbstractRef(_example_aval(aval.inner_aval, self.batch_dim))
+        return _example_aval(aval, self.batch_dim)
+
+
+def _example_aval(aval: ShapedArray, dim: int) -> ShapedArray:
+    return ShapedArray(aval.shape[:dim] + aval.shape[dim + 1:], aval.dtype, aval.weak_type)
 
 
 class BatchTrace(Trace):
@@ -77,7 +83,9 @@ class BatchTrace(Trace):
         return val if dim is not_mapped else BatchTracer(self, val, dim)
 
     def process_primitive(self, primitive: Primitive, args, params):
-        if has_cells(args, self):  # a reference cell made under this vmap, used by control flow
+        # control flow using a reference cell made under this vmap, or a reference
+        # together with batched values: discharged, then batched
+        if has_cells(args, self) or mixes_refs_and_tracers(primitive, args, self):
             return apply_with_refs(primitive, args, params)
         vals, dims = zip(*map(self.to_batch_info, args)) if args else ((), ())
         with set_current_trace(self.parent):
@@ -218,7 +226,9 @@ def _batch_jaxpr_cached(closed, axis_data, in_dims, forced):
     return new, list(out_dims)
 
 
-def _batched_aval(aval: ShapedArray, dim: int, size: int) -> ShapedArray:
+def _batched_aval(aval, dim: int, size: int):
+    if isinstance(aval, AbstractRef):
+        return AbstractRef(_batched_aval(aval.inner_aval, dim, size))
     shape = list(aval.shape)
     if not 0 <= dim <= len(shape):
         raise ValueError(f"batch dimension {dim} out of range for an input of type "

@@ -217,7 +217,8 @@ def abstract_layout(sharding: Sharding | None, ndim: int, num_devices: int) -> H
 
 def lower_jaxpr(closed: ClosedJaxpr, name: str, *, platform: str,
                 donated_invars: Sequence[bool], keep_unused: bool,
-                placement: CallPlacement | None = None) -> LoweringResult:
+                placement: CallPlacement | None = None,
+                aliases: Sequence[int | None] = ()) -> LoweringResult:
     """`lower_jaxpr_to_module` for a call placed as `placement` (default: one
     device, nothing stated), cached while `closed` lives, per options, config and
     the abstract layouts of the placement."""
@@ -230,7 +231,7 @@ def lower_jaxpr(closed: ClosedJaxpr, name: str, *, platform: str,
                     for s, a in zip(ins, closed.in_avals)),
               tuple(abstract_layout(s, a.ndim, num_devices)
                     for s, a in zip(outs, closed.out_avals)))
-    key = (id(closed), name, tuple(donated_invars), keep_unused, platform,
+    key = (id(closed), name, (tuple(donated_invars), tuple(aliases)), keep_unused, platform,
            config.jit_key_context(), num_devices, layout)
     lowering = _lowerings.get(key)
     if lowering is None:
@@ -239,7 +240,7 @@ def lower_jaxpr(closed: ClosedJaxpr, name: str, *, platform: str,
         lowering = lower_module(closed, name, platform=platform,
                                 donated_invars=donated_invars, keep_unused=keep_unused,
                                 num_partitions=num_devices, in_shardings=ins,
-                                out_shardings=outs)
+                                out_shardings=outs, aliases=aliases)
         _lowerings.put(key, lowering, nbytes=lowering.nbytes, owners=(closed,))
     return lowering
 
@@ -277,14 +278,15 @@ def compiled_for_call(closed: ClosedJaxpr, name: str, args: Sequence[Any], *,
                       donated_invars: Sequence[bool], keep_unused: bool,
                       in_shardings: Sequence[Sharding | None] = (),
                       out_shardings: Sequence[Sharding | None] = (),
-                      describe=None) -> tuple[CompiledJaxpr, bool]:
+                      describe=None, aliases: Sequence[int | None] = ()
+                      ) -> tuple[CompiledJaxpr, bool]:
     """The executable running `closed` on `args`' devices, and whether outputs are
     committed."""
     placement = place_call(args, in_shardings, out_shardings, jaxpr=closed.jaxpr,
                            describe=describe)
     lowering = lower_jaxpr(closed, name, platform=lowering_platform(placement.devices[0]),
                            donated_invars=donated_invars, keep_unused=keep_unused,
-                           placement=placement)
+                           placement=placement, aliases=aliases)
     return compile_lowering(lowering, placement), placement.committed
 
 

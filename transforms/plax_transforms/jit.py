@@ -138,6 +138,9 @@ class TraceResult:
                                                             *extra_args)
         self.params = jit_params(closed, name, donated_invars=donated_invars,
                                  keep_unused=info.keep_unused, inline=info.inline)
+        # A top-level run donates each reference's value to its final value.
+        self.aliases = () if ref_plan is None else ref_plan.aliases(
+            len(closed.jaxpr.invars), len(closed.jaxpr.outvars))
 
 
 # Keys: (id(function), trace context, jit options, pytree structure, avals, statics).
@@ -240,7 +243,8 @@ class JitWrapped(fastpath.JitCache):
     def _call_slow(self, args, kwargs):
         flat, in_tree, result = self._infer(args, kwargs)
         if result.ref_plan is not None:
-            return self._call_with_refs(args, kwargs, flat, in_tree, result, self._run_eagerly)
+            return self._call_with_refs(args, kwargs, flat, in_tree, result, self._run_eagerly,
+                                        consume=True)
         ins, outs = self._shardings(flat, in_tree, result)
         compiled, committed = executing.compiled_for_call(
             result.closed, result.params["name"], flat,
@@ -268,14 +272,22 @@ class JitWrapped(fastpath.JitCache):
             result.closed, result.params["name"], all_args,
             donated_invars=result.params["donated_invars"],
             keep_unused=self._info.keep_unused, in_shardings=ins, out_shardings=outs,
-            describe=describe)
+            describe=describe, aliases=result.aliases)
         return compiled(all_args, committed)
 
-    def _call_with_refs(self, args, kwargs, flat, in_tree, result: TraceResult, run):
-        """A call of a function using references: their values in, final values back."""
+    def _call_with_refs(self, args, kwargs, flat, in_tree, result: TraceResult, run,
+                        consume: bool = False):
+        """A call of a function using references: their values in, final values back
+        (`consume`: a top-level run, donating the values' buffers)."""
         plan = result.ref_plan
         all_args = (*result.leading, *flat)
         describe = self._describer(args, kwargs, flat)
+        values = plan.read(all_args, self._ref_namer(args, kwargs, result), consume)
+        outs = plan.write_back(all_args, run(values, in_tree, result, describe), consume)
+        return tree_util.tree_unflatten(result.out_tree, outs)
+
+    def _ref_namer(self, args, kwargs, result: TraceResult) -> Callable[[int], str]:
+        """Names of the call's inputs (leading ones included) in reference errors."""
         n_lead = len(result.leading)
 
         def name(i: int) -> str:
@@ -284,9 +296,7 @@ class JitWrapped(fastpath.JitCache):
             if i < n_lead:
                 return "a closed-over value"
             return self._debug_info(args, kwargs).safe_arg_name(i - n_lead) or f"args[{i}]"
-        values = plan.read(all_args, name)
-        outs = plan.write_back(all_args, run(values, in_tree, result, describe))
-        return tree_util.tree_unflatten(result.out_tree, outs)
+        return name
 
     def _bind_staged(self, all_args, in_tree, result: TraceResult, describe=None) -> list:
         """Bind `jit_p` (or inline the Jaxpr) on all the call's inputs."""
@@ -340,8 +350,10 @@ class JitWrapped(fastpath.JitCache):
                                  static_kwargs)
         if not result.extra_args:  # a Jaxpr closing over tracers belongs to one trace
             closed = result.closed
-            nbytes = (nbytes_of(closed.consts)
-                      + _BYTES_PER_EQUATION * (1 + len(closed.jaxpr.eqns)))
+            n_eqns = len(closed.jaxpr.eqns)
+            if result.ref_plan is not None:  # the Jaxpr as traced is kept too
+                n_eqns += len(result.ref_plan.traced.jaxpr.eqns)
+            nbytes = nbytes_of(closed.consts) + _BYTES_PER_EQUATION * (1 + n_eqns)
             _traces.put(key, result, nbytes=nbytes, owners=(self._cache_key_fun,))
         return flat, in_tree, result
 
@@ -429,14 +441,13 @@ class JitWrapped(fastpath.JitCache):
     def trace(self, *args, **kwargs) -> Traced:
         """Trace the call (arguments may be `ShapeDtypeStruct`s)."""
         flat, in_tree, result = self._infer(args, kwargs)
-        if result.ref_plan is not None:
-            raise NotImplementedError(
-                f"jit of {result.params['name']}: ahead-of-time tracing and lowering "
-                "(trace, lower) of a function using mutable array references is "
-                "not supported; call the jitted function (make_jaxpr shows its Jaxpr)")
         describe = self._describer(args, kwargs, flat)
-        call = StagedCall(result.closed, in_tree, result.out_tree,
-                          result.params["donated_invars"], result.params["name"])
+        plan = result.ref_plan
+        call = StagedCall(result.closed if plan is None else plan.traced, in_tree,
+                          result.out_tree, result.params["donated_invars"],
+                          result.params["name"], lowered=result.closed, ref_plan=plan,
+                          leading=result.leading,
+                          ref_namer=self._ref_namer(args, kwargs, result))
         return Traced(call, lambda: self._lower(call, flat, result, describe))
 
     def lower(self, *args, **kwargs) -> Lowered:
@@ -445,13 +456,16 @@ class JitWrapped(fastpath.JitCache):
 
     def _lower(self, call: StagedCall, flat, result: TraceResult, describe) -> Lowered:
         ins, outs = self._shardings(flat, call.in_tree, result)
+        if result.ref_plan is not None:  # placed by the references' values
+            flat = call.values(flat)
         placement = executing.place_call(flat, ins, outs, jaxpr=result.closed.jaxpr,
                                          describe=describe)
         lowering = executing.lower_jaxpr(
             result.closed, result.params["name"],
             platform=executing.lowering_platform(placement.devices[0]),
             donated_invars=result.params["donated_invars"],
-            keep_unused=self._info.keep_unused, placement=placement)
+            keep_unused=self._info.keep_unused, placement=placement,
+            aliases=result.aliases)
         return Lowered(lowering, call, placement)
 
     def eval_shape(self, *args, **kwargs) -> Any:

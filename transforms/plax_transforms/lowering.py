@@ -406,7 +406,8 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
                           in_shardings: Sequence[Sharding | None] | None = None,
                           out_shardings: Sequence[Sharding | None] | None = None,
                           shardy: bool | None = None, hoist_constants: bool = True,
-                          dim_vars: Sequence[str] = ()) -> LoweringResult:
+                          dim_vars: Sequence[str] = (),
+                          aliases: Sequence[int | None] = ()) -> LoweringResult:
     """Lower `closed` to a verified StableHLO module whose `@main` computes it.
 
     Inputs that no output (nor effect) depends on are pruned unless `keep_unused`; the
@@ -417,7 +418,9 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
     `shardy` defaults to `jax_use_shardy_partitioner`. With `hoist_constants=False`
     every constant is written into the module (as `plax.export` needs). A module
     whose avals have symbolic dimensions names its `dim_vars`: `@main` (and every
-    private function) takes them first, as `tensor<i32>` values.
+    private function) takes them first, as `tensor<i32>` values. `aliases` (empty, or
+    one entry per input) names the output an input is donated to, and such an input
+    is kept even if unused (a mutable reference's value and its final value).
     """
     n_in, n_out = len(closed.jaxpr.invars), len(closed.jaxpr.outvars)
     donated_invars = tuple(donated_invars) if donated_invars is not None else (False,) * n_in
@@ -431,8 +434,13 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
                              f"{'outputs' if what == 'out_shardings' else 'inputs'}")
     if shardy is None:
         shardy = config.use_shardy_partitioner.value
-    jaxpr, consts, kept_var_idx = _prune_unused_inputs(closed, keep_unused)
-    donated = tuple(donated_invars[i] for i in kept_var_idx)
+    aliases = tuple(aliases) or (None,) * n_in
+    if len(aliases) != n_in:
+        raise ValueError(f"aliases has {len(aliases)} entries for {n_in} inputs")
+    jaxpr, consts, kept_var_idx = _prune_unused_inputs(
+        closed, keep_unused, [a is not None for a in aliases])
+    donated = tuple(donated_invars[i] or aliases[i] is not None for i in kept_var_idx)
+    kept_aliases = tuple(aliases[i] for i in kept_var_idx)
 
     inline = [not hoist_constants or _is_inlinable(c) for c in consts]
     hoisted = [(v, c) for v, c, i in zip(jaxpr.constvars, consts, inline) if not i]
@@ -459,7 +467,8 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
         placement = _Placement(mctx, arg_shardings, out_shardings)
         effects = ordered_effects(jaxpr.effects)
         arg_attrs, donated_args = _arg_attributes(arg_names, len(hoisted), donated_args,
-                                                  in_avals, out_avals, placement, len(effects))
+                                                  in_avals, out_avals, placement, len(effects),
+                                                  (None,) * len(hoisted) + kept_aliases)
         res_attrs = [ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n),
                                       **placement.attributes(s, aval)})
                      for n, s, aval in zip(result_names, out_shardings, out_avals)]
@@ -587,22 +596,25 @@ def _function_dims(mctx: ModuleContext, block: ir.Block):
         mctx.dim_values.pop()
 
 
-def _prune_unused_inputs(closed: ClosedJaxpr, keep_unused: bool):
-    """The Jaxpr without inputs (and constants) no output needs; kept input indices."""
+def _prune_unused_inputs(closed: ClosedJaxpr, keep_unused: bool, keep: Sequence[bool]):
+    """The Jaxpr without inputs (and constants) no output needs, but those `keep`
+    marks; kept input indices."""
     jaxpr, consts = closed.jaxpr, list(closed.consts)
     if keep_unused:
         return jaxpr, consts, tuple(range(len(jaxpr.invars)))
-    pruned, kept = dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars))
+    pruned, kept = dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars), instantiate=list(keep))
     live = {id(v) for v in pruned.constvars}
     consts = [c for v, c in zip(jaxpr.constvars, consts) if id(v) in live]
     return pruned, consts, tuple(i for i, k in enumerate(kept) if k)
 
 
 def _arg_attributes(arg_names, n_consts, donated_args, in_avals, out_avals,
-                    placement: _Placement, n_tokens: int = 0) -> tuple[list, tuple[bool, ...]]:
+                    placement: _Placement, n_tokens: int = 0,
+                    aliases: Sequence[int | None] = ()) -> tuple[list, tuple[bool, ...]]:
     """Names, const and donation markers, shardings and memory kinds of `@main`'s
     arguments, and which arguments are donated in the end (`_donations`)."""
-    donations, donated_in_the_end = _donations(donated_args, in_avals, out_avals, placement)
+    donations, donated_in_the_end = _donations(donated_args, in_avals, out_avals, placement,
+                                               aliases)
     attrs = []
     for i, (arg_name, aval) in enumerate(zip(arg_names, in_avals)):
         sharding = placement.arg_shardings[i]
@@ -625,9 +637,11 @@ def _arg_attributes(arg_names, n_consts, donated_args, in_avals, out_avals,
 _DONOR = "buffer donor"
 
 
-def _donations(donated_args, in_avals, out_avals, placement: _Placement
+def _donations(donated_args, in_avals, out_avals, placement: _Placement,
+               aliases: Sequence[int | None] = ()
                ) -> tuple[dict[int, int | str], tuple[bool, ...]]:
     """How each donated argument is given to XLA, as JAX decides it: aliased to the
+    output `aliases` names for it (a mutable reference's final value), else to the
     next free output of its shape and dtype (a buffer donor instead when their
     layouts may differ); else a buffer donor when a free output has as many
     elements, or when the program spans several devices and some output's layout is
@@ -635,11 +649,14 @@ def _donations(donated_args, in_avals, out_avals, placement: _Placement
     a warning naming it. Returns {argument: output index or _DONOR} and the
     arguments donated in the end."""
     how: dict[int, int | str] = {}
-    taken: set[int] = set()
+    aliases = tuple(aliases) or (None,) * len(donated_args)
+    taken: set[int] = {a for a in aliases if a is not None}
     donated = [i for i, d in enumerate(donated_args) if d]
     for i in donated:
-        out = next((j for j, o in enumerate(out_avals)
-                    if j not in taken and _same_buffer_type(in_avals[i], o)), None)
+        wanted = aliases[i]
+        out = wanted if wanted is not None else next(
+            (j for j, o in enumerate(out_avals)
+             if j not in taken and _same_buffer_type(in_avals[i], o)), None)
         if out is not None:
             taken.add(out)
             how[i] = out if placement.same_layout(placement.arg_shardings[i], out,

@@ -4,7 +4,7 @@
 marked in `is_ref` (a reference) becomes an input of its inner type, its final
 value an extra output (after the original outputs). An interpreter walks the
 equations with a `Cell` (the current value) for each reference: `ref.get` reads
-it, `ref.swap`/`ref.addupdate` write it, `ref.new` makes a cell, `ref.freeze`
+it, `ref.swap`/`ref.addupdate` write it, `ref.new_ref` makes a cell, `ref.freeze`
 reads it. An equation whose operands include references (or whose Jaxprs use
 them) is rewritten by its kind: a call (`jit`, `checkpoint`) is
 interpreted inline with the same cells; `scan` and `while` carry the values of
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from plax.extend.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, eval_jaxpr, get_aval,
-                              stage_flat)
+from plax.extend.core import (EVAL_TRACE, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Tracer, Var,
+                              eval_jaxpr, get_aval, stage_flat)
 from plax_stdlib.lax.control_flow.cond import cond_p, switch
 from plax_stdlib.lax.control_flow.loops import while_loop, while_p
 from plax_stdlib.lax.control_flow.scan import scan, scan_p
@@ -141,12 +141,31 @@ def _freeze(eqn, ins):
 
 # --- control flow: the references' values are carried ----------------------------------
 
-def _unique_cells(values) -> list[Cell]:
+def _unique_cells(values, jaxprs: Sequence[ClosedJaxpr]) -> list[Cell]:
+    """The references among `values` that the loop or branches must carry: none if
+    no Jaxpr of `jaxprs` writes a reference (then they read the values as they are,
+    and a batched loop or branch does not turn a value it only read into a batched
+    final value)."""
+    if not any(_writes(j.jaxpr) for j in jaxprs):
+        return []
     seen: dict[int, Cell] = {}
     for x in values:
         if isinstance(x, Cell):
             seen.setdefault(id(x), x)
     return list(seen.values())
+
+
+def _writes(jaxpr: Jaxpr) -> bool:
+    """Whether `jaxpr` writes a reference, at any depth."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive in (refs.swap_p, refs.addupdate_p):
+            return True
+        for param in eqn.params.values():
+            for sub in (param if isinstance(param, (tuple, list)) else (param,)):
+                inner = getattr(sub, "jaxpr", sub)
+                if isinstance(inner, Jaxpr) and _writes(inner):
+                    return True
+    return False
 
 
 def _with_cells(values, cells: list[Cell], current: Sequence[Any]) -> tuple[list, list[Cell]]:
@@ -161,7 +180,7 @@ def _scan(eqn, ins):
     body: ClosedJaxpr = p["jaxpr"]
     nc, nk = p["num_consts"], p["num_carry"]
     consts, init, xs = ins[:nc], ins[nc:nc + nk], ins[nc + nk:]
-    cells = _unique_cells(consts)
+    cells = _unique_cells(consts, [body])
 
     def step(carry, x):
         ref_values, c = carry
@@ -180,8 +199,8 @@ def _while(eqn, ins):
     p = eqn.params
     ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
     cconsts, bconsts, init = ins[:ncc], ins[ncc:ncc + nbc], ins[ncc + nbc:]
-    cells = _unique_cells([*cconsts, *bconsts])
     cond_j, body_j = p["cond_jaxpr"], p["body_jaxpr"]
+    cells = _unique_cells([*cconsts, *bconsts], [cond_j, body_j])
 
     def cond_fun(carry):
         ref_values, c = carry
@@ -202,7 +221,7 @@ def _while(eqn, ins):
 
 def _cond(eqn, ins):
     index, operands = ins[0], ins[1:]
-    cells = _unique_cells(operands)
+    cells = _unique_cells(operands, eqn.params["branches"])
     is_cell = [isinstance(x, Cell) for x in operands]
 
     def branch_fn(branch: ClosedJaxpr):
@@ -234,27 +253,47 @@ _PLAIN_CALLS = frozenset({"plax.jit", "plax.checkpoint"})
 class RefPlan:
     """How a traced call with references runs: `ref_consts` (references it closed over)
     are passed first; the inputs at `positions` (of all inputs) are references, read
-    before the call; the call's last `len(positions)` outputs are written back."""
-    __slots__ = ("ref_consts", "positions")
+    before the call; the call's last `len(positions)` outputs are written back.
+    `traced` is the Jaxpr as traced, references and all (what `jit(f).trace` shows)."""
+    __slots__ = ("ref_consts", "positions", "traced")
 
-    def __init__(self, ref_consts: tuple, positions: tuple[int, ...]):
-        self.ref_consts, self.positions = ref_consts, positions
+    def __init__(self, ref_consts: tuple, positions: tuple[int, ...], traced: ClosedJaxpr):
+        self.ref_consts, self.positions, self.traced = ref_consts, positions, traced
 
-    def read(self, all_args: Sequence[Any], describe: Callable[[int], str]) -> list:
+    def aliases(self, num_inputs: int, num_outputs: int) -> tuple[int | None, ...]:
+        """Per input of the pure Jaxpr, the output its buffer is donated to: each
+        reference's value to its final value (as JAX lowers references)."""
+        first = num_outputs - len(self.positions)
+        out = dict(zip(self.positions, range(first, num_outputs)))
+        return tuple(out.get(i) for i in range(num_inputs))
+
+    def read(self, all_args: Sequence[Any], describe: Callable[[int], str],
+             consume: bool = False) -> list:
         """The inputs with each reference replaced by its current value (after checking
-        that no reference is passed twice)."""
+        that no reference is passed twice); `consume`: for a top-level call that
+        donates the values' buffers."""
         check_unaliased(all_args, describe)
         values = list(all_args)
         for i in self.positions:
-            values[i] = refs.get(all_args[i])
+            ref = all_args[i]
+            values[i] = ref._consume() if consume and _top_level(ref) else refs.get(ref)
         return values
 
-    def write_back(self, all_args: Sequence[Any], outs: Sequence[Any]) -> list:
+    def write_back(self, all_args: Sequence[Any], outs: Sequence[Any],
+                   consume: bool = False) -> list:
         """Write the final values to the references; → the call's own outputs."""
         n = len(self.positions)
         for i, value in zip(self.positions, outs[len(outs) - n:]):
-            refs.set(all_args[i], None, value)
+            ref = all_args[i]
+            if consume and _top_level(ref):
+                ref._store(value, exclusive=True)  # a fresh output buffer
+            else:
+                refs.set(ref, None, value)
         return list(outs[:len(outs) - n])
+
+
+def _top_level(ref) -> bool:
+    return isinstance(ref, refs.Ref) and ref._home is EVAL_TRACE
 
 
 def check_unaliased(args: Sequence[Any], describe: Callable[[int], str]) -> None:
@@ -300,7 +339,7 @@ def prepare_call(closed: ClosedJaxpr, where: str, arg_name: Callable[[int], str]
         [c for c, r in zip(closed.consts, is_ref_const) if not r])
     is_ref = [isinstance(a, AbstractRef) for a in hoisted.in_avals]
     positions = tuple(i for i, r in enumerate(is_ref) if r)
-    return discharge(hoisted, is_ref), RefPlan(ref_consts, positions)
+    return discharge(hoisted, is_ref), RefPlan(ref_consts, positions, closed)
 
 
 def _origin(jaxpr: Jaxpr, var, arg_name: Callable[[int], str]) -> str:
@@ -314,7 +353,7 @@ def _origin(jaxpr: Jaxpr, var, arg_name: Callable[[int], str]) -> str:
     return "closed over by the function"
 
 
-# --- a primitive applied to reference cells -------------------------------------------------
+# --- a primitive applied to references on an interpreting trace ----------------------------
 
 def has_cells(args: Sequence[Any], trace) -> bool:
     """Whether any operand is a `Ref` cell made by `trace` (rather than a staged
@@ -322,20 +361,29 @@ def has_cells(args: Sequence[Any], trace) -> bool:
     return any(isinstance(a, refs.Ref) and a._home is trace for a in args)
 
 
+def mixes_refs_and_tracers(primitive, args: Sequence[Any], trace) -> bool:
+    """Whether control flow (not a reference primitive) gets references together with
+    values of `trace`: a `cond` under vmap with a batched predicate, say, must not run
+    both branches' writes, so it is discharged first (`apply_with_refs`)."""
+    return (primitive not in refs.REF_PRIMITIVES and any(map(refs.is_ref, args))
+            and any(isinstance(a, Tracer) and a._trace is trace for a in args))
+
+
 def apply_with_refs(primitive, args: Sequence[Any], params: dict):
-    """`primitive(*args)` where some operands are `Ref` cells (a `scan` or `cond`
-    whose body uses a reference, applied eagerly or inside grad/vmap): the equation is
-    discharged and its pure form evaluated on the current trace, then the cells take
-    their final values. A cell passed twice is one reference."""
+    """`primitive(*args)` on the current trace where some operands are references (a
+    `scan` or `cond` whose body uses one, applied eagerly or inside grad/vmap): the
+    equation is discharged, its pure form evaluated on the current trace, and each
+    reference written its final value where that changed. A reference passed twice
+    is one reference."""
     invars: list = []
     by_ref: dict[int, Any] = {}
-    cells: list = []
+    ref_args: list = []
     for a in args:
-        if isinstance(a, refs.Ref):
+        if refs.is_ref(a):
             var = by_ref.get(id(a))
             if var is None:
                 var = by_ref[id(a)] = Var(get_aval(a))
-                cells.append(a)
+                ref_args.append(a)
             invars.append(var)
         else:
             invars.append(Var(get_aval(a)))
@@ -349,10 +397,12 @@ def apply_with_refs(primitive, args: Sequence[Any], params: dict):
     is_ref = [isinstance(v.aval, AbstractRef) for v in unique]
     pure = discharge(closed, is_ref)
     values = {id(v): a for v, a in zip(invars, args)}
+    initial = [refs.get(a) for a in ref_args]
+    it = iter(initial)
     outs = eval_jaxpr(pure.jaxpr, pure.consts,
-                      *(values[id(v)]._value if r else values[id(v)]
-                        for v, r in zip(unique, is_ref)))
-    for cell, value in zip(cells, outs[len(outvars):]):
-        cell._value = value
+                      *(next(it) if r else values[id(v)] for v, r in zip(unique, is_ref)))
+    for ref, before, after in zip(ref_args, initial, outs[len(outvars):]):
+        if after is not before:
+            refs.set(ref, None, after)
     outs = outs[:len(outvars)]
     return outs if primitive.multiple_results else outs[0]

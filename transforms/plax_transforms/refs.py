@@ -13,12 +13,18 @@ How a reference is represented depends on where it is used:
   reference is a value of type `AbstractRef`, and reads and writes are the `ref.*`
   primitives below, with a state effect so they are never pruned. `jit` removes
   them right after tracing (`ref_discharge`): the Jaxpr it compiles takes each
-  reference's value as an input and returns its final value, which the call writes
-  back. Nothing downstream of `jit` (lowering, autodiff of the jit) sees a reference.
+  reference's value as an input and returns its final value (its buffer donated to
+  it, as JAX lowers references), which the call writes back. Nothing downstream of
+  `jit` (lowering, autodiff of the jit) sees a reference; `jit(f).trace` shows the
+  Jaxpr as traced, references and all;
+* a reference passed to `vmap` with an axis (`in_axes`) is batched: one reference
+  per example, its batch dimension where the axis was. Reads are per example;
+  writes read the whole reference, update each example and write it back.
 
 A reference used under a transformation it was not made in (a concrete `Ref`
-written with a differentiated or batched value) raises JAX's errors, as does a
-reference returned from `jit` or passed to it twice.
+written with a differentiated value, or an unbatched one written with a batched
+value) raises JAX's errors, as does a reference returned from `jit` or passed to it
+twice.
 """
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ from typing import Any
 import numpy as np
 
 import plax
+from plax.extend.batching import move_to
 from plax.extend.core import (
     BATCHING,
     EVAL_TRACE,
@@ -41,8 +48,9 @@ from plax.extend.core import (
     get_aval,
     stage_flat,
 )
-from plax_stdlib import numpy as jnp
+from plax_stdlib import lax, numpy as jnp
 from plax_stdlib.lax.conversion import convert_element_type
+from plax_stdlib.numpy.slice_index import Slice
 from plax_transforms.partial_eval import PartialEvalTrace
 
 
@@ -79,17 +87,43 @@ class AbstractRef(AbstractValue):
     def __hash__(self):
         return hash((AbstractRef, self.inner_aval))
 
-    def __repr__(self):
-        return self.str_short()
+    def __repr__(self):  # JAX spells the dtype out here, not in Jaxprs
+        inner = self.inner_aval
+        return f"Ref{{{inner.str_short(np.dtype(inner.dtype).name)}}}"
 
 
 class Ref:
-    """A mutable reference to an array (see the module docstring)."""
-    __slots__ = ("_value", "_home", "__weakref__")
+    """A mutable reference to an array (see the module docstring).
 
-    def __init__(self, value, home):
+    A `jit` call donates the buffer of each reference it is passed to the output
+    holding the reference's final value, so `_exclusive` says whether the reference
+    alone holds its buffer (made by `new_ref` or written by a call); one also handed
+    to the user (a whole read, a whole write of the user's array) is copied first.
+    """
+    __slots__ = ("_value", "_home", "_exclusive", "__weakref__")
+
+    def __init__(self, value, home, exclusive: bool = False):
         self._value = value
         self._home = home  # the trace whose values it holds
+        self._exclusive = exclusive
+
+    def _read(self, spec: tuple, dynamic):
+        if _whole(spec):
+            self._exclusive = False
+        return read_value(self._value, spec, dynamic)
+
+    def _write(self, spec: tuple, dynamic, update, accumulate: bool = False) -> None:
+        self._value = written_value(self._value, spec, dynamic, update, accumulate)
+        self._exclusive = accumulate or not _whole(spec)  # else the user's array itself
+
+    def _store(self, value, exclusive: bool) -> None:
+        self._value, self._exclusive = value, exclusive
+
+    def _consume(self):
+        """The value for a call that donates its buffer (a copy unless held alone)."""
+        if not self._exclusive:
+            self._value, self._exclusive = jnp.array(self._value, copy=True), True
+        return self._value
 
     @property
     def aval(self) -> AbstractRef:
@@ -132,6 +166,38 @@ def is_ref(x) -> bool:
 _DYNAMIC = "dynamic"
 
 
+class IndexSpec(tuple):
+    """An index's static spec (a tuple, equal to and hashed as one) that prints as JAX
+    prints reference indices: `[...]`, `[1:3]`, `[0,:]`; `*` stands for an operand."""
+    __slots__ = ()
+
+    def __str__(self):
+        if _whole(self):
+            return "[...]"
+        return "[" + ",".join(_entry_text(e) for e in self) + "]"
+
+    __repr__ = __str__
+
+
+def _entry_text(entry) -> str:
+    if entry is Ellipsis:
+        return "..."
+    if entry is _DYNAMIC:
+        return "*"
+    kind, *rest = entry
+    if kind == "int":
+        return str(rest[0])
+    if kind == "dslice":
+        start, size, stride = rest
+        return f"ds({'*' if start is None else start},{size}" + (
+            f",{stride})" if stride != 1 else ")")
+    start, stop, step = ("" if b is None else str(b) for b in rest)
+    return f"{start}:{stop}" + (f":{step}" if step else "")
+
+
+WHOLE = IndexSpec()
+
+
 def split_index(index) -> tuple[tuple, list]:
     """`ref[index]`'s index as (hashable spec, dynamic operands): ints, slices with
     static bounds and `...` stay in the spec; arrays and traced ints are operands."""
@@ -151,18 +217,51 @@ def split_index(index) -> tuple[tuple, list]:
             spec.append(("slice", *(None if b is None else int(b) for b in bounds)))
         elif isinstance(entry, (int, np.integer)) and not isinstance(entry, bool):
             spec.append(("int", int(entry)))
+        elif isinstance(entry, Slice):  # plax.ds: a traced start is an operand
+            start = None if entry.is_dynamic_start else int(entry.start)
+            spec.append(("dslice", start, entry.size, entry.stride))
+            if start is None:
+                dynamic.append(entry.start)
         elif entry is None or isinstance(entry, (bool, np.bool_)):
             raise TypeError(f"reference indexing does not support {entry!r} in an index")
         else:
             spec.append(_DYNAMIC)
             dynamic.append(entry)
-    return tuple(spec), dynamic
+    return IndexSpec(spec), dynamic
+
+
+def ref_index(ref, index) -> tuple[tuple, list]:
+    """`split_index` for `ref`, with JAX's error for a static int past the end of its
+    dimension (negative ones count from the end, as in NumPy)."""
+    spec, dynamic = split_index(index)
+    shape = get_aval(ref).shape
+    if Ellipsis in spec:
+        at = spec.index(Ellipsis)
+        dims = [*range(at), *range(len(shape) - (len(spec) - at - 1), len(shape))]
+        entries = spec[:at] + spec[at + 1:]
+    else:
+        dims, entries = list(range(len(spec))), spec
+    for dim, entry in zip(dims, entries):
+        if isinstance(entry, tuple) and entry[0] == "int" and 0 <= dim < len(shape) \
+                and entry[1] >= shape[dim]:
+            raise ValueError(f"Out of bound indexer: idx={entry[1]}, dim={shape[dim]}.")
+    return spec, dynamic
 
 
 def join_index(spec: tuple, dynamic) -> tuple:
     operands = iter(dynamic)
-    return tuple(next(operands) if s is _DYNAMIC else slice(*s[1:]) if isinstance(s, tuple)
-                 and s[0] == "slice" else s[1] if isinstance(s, tuple) else s for s in spec)
+
+    def entry(s):
+        if s is _DYNAMIC:
+            return next(operands)
+        if not isinstance(s, tuple):
+            return s
+        if s[0] == "slice":
+            return slice(*s[1:])
+        if s[0] == "dslice":
+            return Slice(next(operands) if s[1] is None else s[1], s[2], s[3])
+        return s[1]
+    return tuple(entry(s) for s in spec)
 
 
 def _whole(spec: tuple) -> bool:
@@ -174,11 +273,57 @@ def read_value(value, spec: tuple, dynamic):
 
 
 def written_value(value, spec: tuple, dynamic, update, accumulate: bool = False):
-    """`value` with `update` written (or added, if `accumulate`) at the index."""
+    """`value` with `update` written (or added, if `accumulate`) at the index: a
+    `dynamic_update_slice` for ints and unit-step slices (clamped into bounds, as JAX
+    writes references), a scatter for other indices."""
     if _whole(spec):
         return value + update if accumulate else update
-    at = value.at[join_index(spec, dynamic)]
-    return at.add(update) if accumulate else at.set(update)
+    window = _window(get_aval(value).shape, spec, dynamic)
+    if window is None:
+        at = value.at[join_index(spec, dynamic)]
+        return at.add(update) if accumulate else at.set(update)
+    starts, sizes = window
+    block = jnp.reshape(update, sizes)
+    if accumulate:
+        block = lax.dynamic_slice(value, starts, sizes) + block
+    return lax.dynamic_update_slice(value, block, starts)
+
+
+def _window(shape: tuple, spec: tuple, dynamic) -> tuple[list, tuple] | None:
+    """(start indices, block sizes) of a basic index: ints (static or scalar integer
+    operands; negative ones count from the end), unit-step slices and `plax.ds`
+    slices. None for any other index."""
+    entries = list(spec)
+    if Ellipsis in entries:
+        at = entries.index(Ellipsis)
+        entries[at:at + 1] = [("slice", None, None, None)] * (len(shape) - len(entries) + 1)
+    entries += [("slice", None, None, None)] * (len(shape) - len(entries))
+    operands = iter(dynamic)
+    starts, sizes = [], []
+    for n, entry in zip(shape, entries):
+        if entry is _DYNAMIC:
+            i = next(operands)
+            aval = get_aval(i)
+            if aval.shape or not np.issubdtype(aval.dtype, np.integer):
+                return None
+            starts.append(jnp.where(i < 0, i + n, i))
+            sizes.append(1)
+        elif entry[0] == "int":
+            starts.append(entry[1] + n if entry[1] < 0 else entry[1])
+            sizes.append(1)
+        elif entry[0] == "dslice":  # plax.ds(start, size, stride): kept, not squeezed
+            start = next(operands) if entry[1] is None else entry[1]
+            if entry[3] != 1:
+                return None
+            starts.append(start)
+            sizes.append(entry[2])
+        else:
+            if entry[3] not in (None, 1):
+                return None
+            start, stop, _ = slice(*entry[1:]).indices(n)
+            starts.append(start)
+            sizes.append(max(stop - start, 0))
+    return starts, tuple(sizes)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -193,13 +338,9 @@ def indexed_aval(inner, spec: tuple, dynamic_avals):
     return inner if _whole(spec) else _indexed_aval(inner, spec, tuple(dynamic_avals))
 
 
-def _describe_spec(spec: tuple) -> str:
-    return "()" if not spec else repr(spec)
-
-
 # --- the primitives ---------------------------------------------------------------------
 
-new_ref_p = Primitive("ref.new")
+new_ref_p = Primitive("ref.new_ref")  # prints `new_ref`, as in JAX
 get_p = Primitive("ref.get")
 swap_p = Primitive("ref.swap")
 addupdate_p = Primitive("ref.addupdate", multiple_results=True)
@@ -218,7 +359,7 @@ def _check_ref_aval(aval, what: str) -> AbstractRef:
 
 
 new_ref_p.def_abstract_eval(lambda aval: AbstractRef(aval))
-new_ref_p.def_impl(lambda value: Ref(jnp.array(value), EVAL_TRACE))
+new_ref_p.def_impl(lambda value: Ref(jnp.array(value, copy=True), EVAL_TRACE, exclusive=True))
 
 
 @get_p.def_abstract_eval
@@ -227,7 +368,7 @@ def _get_abstract_eval(ref_aval, *dynamic_avals, spec):
     return indexed_aval(ref_aval.inner_aval, spec, dynamic_avals)
 
 
-get_p.def_impl(lambda ref, *dynamic, spec: read_value(ref._value, spec, dynamic))
+get_p.def_impl(lambda ref, *dynamic, spec: ref._read(spec, dynamic))
 
 
 def _check_update(op: str, ref_aval, value_aval, spec, dynamic_avals) -> None:
@@ -236,7 +377,7 @@ def _check_update(op: str, ref_aval, value_aval, spec, dynamic_avals) -> None:
     if value_aval.shape != expected.shape:
         raise ValueError(f"Invalid shape for `{op}`. Ref shape: {ref_aval.shape}. Expected "
                          f"shape: {expected.shape}. Value shape: {value_aval.shape}. Index: "
-                         f"{_describe_spec(spec)}.")
+                         f"{IndexSpec(spec)}.")
     if np.dtype(value_aval.dtype) != np.dtype(ref_aval.dtype):
         raise ValueError(f"Invalid dtype for `{op}`. Ref dtype: {np.dtype(ref_aval.dtype)}. "
                          f"Value dtype: {np.dtype(value_aval.dtype)}.")
@@ -250,8 +391,8 @@ def _swap_abstract_eval(ref_aval, value_aval, *dynamic_avals, spec):
 
 @swap_p.def_impl
 def _swap_impl(ref, value, *dynamic, spec):
-    old = read_value(ref._value, spec, dynamic)
-    ref._value = written_value(ref._value, spec, dynamic, value)
+    old = ref._read(spec, dynamic)
+    ref._write(spec, dynamic, value)
     return old
 
 
@@ -263,12 +404,12 @@ def _addupdate_abstract_eval(ref_aval, value_aval, *dynamic_avals, spec):
 
 @addupdate_p.def_impl
 def _addupdate_impl(ref, value, *dynamic, spec):
-    ref._value = written_value(ref._value, spec, dynamic, value, accumulate=True)
+    ref._write(spec, dynamic, value, accumulate=True)
     return []
 
 
 freeze_p.def_abstract_eval(lambda ref_aval: _check_ref_aval(ref_aval, "freeze").inner_aval)
-freeze_p.def_impl(lambda ref: ref._value)
+freeze_p.def_impl(lambda ref: ref._read((), ()))
 
 
 def _differentiated_write(primals, tangents, **_):
@@ -279,29 +420,57 @@ def _differentiated_write(primals, tangents, **_):
         "create it inside that function?")
 
 
-def _batched_write(axis_data, args, dims, **_):
-    raise TypeError(
-        f"performing a set/swap operation with vmapped value on an unbatched array "
-        f"reference of type {get_aval(args[0]).str_short()}. Create the array reference "
-        "inside the vmapped function?")
+def _unbatched_ref_error(op: str, ref) -> Exception:
+    # JAX raises a bare Exception here; plax keeps its class and words.
+    what = "an addupdate operation" if op == "addupdate" else "a set/swap operation"
+    return Exception(
+        f"performing {what} with vmapped value on an unbatched array reference of type "
+        f"{get_aval(ref).str_short()}. Move the array reference to be an argument to the "
+        "vmapped function?")
+
+
+def _read_batched(axis_data, ref, ref_dim, spec, dynamic, dynamic_dims):
+    """`ref[index]` per example, the whole reference read once (its batch dimension at
+    `ref_dim`, or unbatched): → (value batched at 0, the whole value read)."""
+    whole = get_p.bind(ref, spec=WHOLE)
+    out = plax.vmap(lambda value, *dyn: read_value(value, spec, dyn),
+                    in_axes=(ref_dim, *dynamic_dims), axis_size=axis_data.size)(whole, *dynamic)
+    return out, whole
+
+
+def _batched_get(axis_data, args, dims, *, spec):
+    return _read_batched(axis_data, args[0], dims[0], spec, args[1:], dims[1:])[0], 0
+
+
+def _batched_update(op: str):
+    """The batching rule of `swap`/`addupdate`: a batched reference is read whole, the
+    update applied per example, and the whole value written back (its batch dimension
+    where it was); writing anything batched into an unbatched reference is JAX's error."""
+    accumulate = op == "addupdate"
+
+    def rule(axis_data, args, dims, *, spec):
+        ref, value, dynamic = args[0], args[1], args[2:]
+        ref_dim = dims[0]
+        if ref_dim is None:
+            raise _unbatched_ref_error(op, ref)
+        if not accumulate and _whole(spec):  # the value replaces the whole reference
+            new = move_to(value, dims[1], ref_dim, axis_data.size)
+            return swap_p.bind(ref, new, spec=WHOLE), ref_dim
+        old, whole = _read_batched(axis_data, ref, ref_dim, spec, dynamic, dims[2:])
+        new = plax.vmap(
+            lambda w, v, *dyn: written_value(w, spec, dyn, v, accumulate=accumulate),
+            in_axes=(ref_dim, dims[1], *dims[2:]), out_axes=ref_dim,
+            axis_size=axis_data.size)(whole, value, *dynamic)
+        swap_p.bind(ref, new, spec=WHOLE)
+        return ([], []) if accumulate else (old, 0)
+    return rule
 
 
 for _p in (swap_p, addupdate_p):
     _p.define_rule(JVP, _differentiated_write)
-    _p.define_rule(BATCHING, _batched_write)
-
-
-def _batched_read(axis_data, args, dims, *, spec):
-    if dims[0] is not None:
-        raise TypeError("vmap over a mutable array reference is not supported; create the "
-                        "reference inside the vmapped function")
-    whole = get_p.bind(args[0], spec=())
-    out = plax.vmap(lambda *dynamic: read_value(whole, spec, dynamic), in_axes=tuple(dims[1:]),
-               axis_size=axis_data.size)(*args[1:])
-    return out, 0
-
-
-get_p.define_rule(BATCHING, _batched_read)
+get_p.define_rule(BATCHING, _batched_get)
+swap_p.define_rule(BATCHING, _batched_update("swap"))
+addupdate_p.define_rule(BATCHING, _batched_update("addupdate"))
 
 
 # --- the Python API ---------------------------------------------------------------------
@@ -346,14 +515,14 @@ def _local(ref) -> bool:
 def get(ref, idx=None):
     """`ref[idx]` (the whole value for `idx=None` or `...`)."""
     _check_is_ref(ref, "ref.get")
-    spec, dynamic = split_index(idx)
+    spec, dynamic = ref_index(ref, idx)
     if _local(ref):
-        return read_value(ref._value, spec, dynamic)
+        return ref._read(spec, dynamic)
     return get_p.bind(ref, *dynamic, spec=spec)
 
 
 def _update_operand(op: str, ref, idx, value):
-    spec, dynamic = split_index(idx)
+    spec, dynamic = ref_index(ref, idx)
     value_aval = get_aval(value)
     ref_dtype = np.dtype(get_aval(ref).dtype)
     if getattr(value_aval, "weak_type", False) and np.dtype(value_aval.dtype) != ref_dtype:
@@ -370,8 +539,8 @@ def swap(ref, idx, value, _function_name: str = "ref_swap"):
     _check_is_ref(ref, "ref.swap")
     spec, dynamic, value = _update_operand("swap", ref, idx, value)
     if _local(ref):
-        old = read_value(ref._value, spec, dynamic)
-        ref._value = written_value(ref._value, spec, dynamic, value)
+        old = ref._read(spec, dynamic)
+        ref._write(spec, dynamic, value)
         return old
     return swap_p.bind(ref, value, *dynamic, spec=spec)
 
@@ -386,7 +555,7 @@ def addupdate(ref, idx, x) -> None:
     _check_is_ref(ref, "ref.addupdate")
     spec, dynamic, x = _update_operand("addupdate", ref, idx, x)
     if _local(ref):
-        ref._value = written_value(ref._value, spec, dynamic, x, accumulate=True)
+        ref._write(spec, dynamic, x, accumulate=True)
         return
     addupdate_p.bind(ref, x, *dynamic, spec=spec)
 
@@ -395,7 +564,7 @@ def freeze(ref) -> Any:
     """The reference's current value, as an array (the reference is not used again)."""
     _check_is_ref(ref, "freeze")
     if _local(ref):
-        return ref._value
+        return ref._read((), ())
     return freeze_p.bind(ref)
 
 

@@ -21,6 +21,7 @@ from plax_transforms import executing
 from plax_transforms.call_placement import CallPlacement, incompatible_devices_error
 from plax_transforms.lowering import LoweringResult
 from plax_transforms.mlir_context import module_to_bytecode, module_to_string
+from plax_transforms.refs import AbstractRef
 
 CompilerOptions = dict[str, str | bool]
 
@@ -71,15 +72,31 @@ def out_info(closed: ClosedJaxpr, out_tree) -> Any:
 class StagedCall:
     """What every stage knows of the call: its Jaxpr (whose leading inputs, if any,
     are values closed over from enclosing traces), the argument and output pytrees,
-    which argument leaves are donated, and the function's name."""
+    which argument leaves are donated, and the function's name.
+
+    A function using mutable references is shown as traced (`jaxpr`, references and
+    all) but `lowered` in its pure form, which takes the `leading` inputs (references
+    it closed over, then traced values) first; `ref_plan` reads the references before
+    a run and writes their final values after it (`ref_namer` names inputs in its
+    errors).
+    """
 
     def __init__(self, jaxpr: ClosedJaxpr, in_tree, out_tree, donated: Sequence[bool],
-                 fun_name: str):
+                 fun_name: str, *, lowered: ClosedJaxpr | None = None, ref_plan=None,
+                 leading: tuple = (), ref_namer=None):
         self.jaxpr = jaxpr
+        self.lowered = jaxpr if lowered is None else lowered
         self.in_tree = in_tree
         self.out_tree = out_tree
         self.donated = tuple(donated[len(donated) - in_tree.num_leaves:])
         self.fun_name = fun_name
+        self.ref_plan = ref_plan
+        self.leading = leading
+        self.ref_namer = ref_namer
+
+    def values(self, flat: Sequence[Any]) -> list:
+        """All the lowered module's inputs for arguments `flat`, references read."""
+        return self.ref_plan.read((*self.leading, *flat), self.ref_namer)
 
     def arg_avals(self) -> list:
         return list(self.jaxpr.in_avals[len(self.jaxpr.in_avals) - self.in_tree.num_leaves:])
@@ -109,7 +126,9 @@ class _Stage:
 
     @property
     def out_avals(self) -> Any:
-        return tree_util.tree_unflatten(self.out_tree, list(self._call.jaxpr.out_avals))
+        out_tree = self.out_tree
+        return tree_util.tree_unflatten(
+            out_tree, list(self._call.jaxpr.out_avals[:out_tree.num_leaves]))
 
     @property
     def in_avals(self) -> Any:
@@ -213,14 +232,16 @@ class Compiled(_Stage):
         compiled = self._compiled
         by_input = dict(zip(compiled.kept_var_idx, compiled.in_shardings))
         unused = executing.device_sharding(compiled.device)
-        n_extra = len(self._call.jaxpr.jaxpr.invars) - self.in_tree.num_leaves
+        n_extra = len(self._call.lowered.jaxpr.invars) - self.in_tree.num_leaves
         flat = [by_input.get(i + n_extra, unused) for i in range(self.in_tree.num_leaves)]
         return tree_util.tree_unflatten(self.in_tree, flat)
 
     @property
     def output_shardings(self) -> Any:
         """The shardings of the outputs, in the output pytree."""
-        return tree_util.tree_unflatten(self.out_tree, list(self._compiled.out_shardings))
+        out_tree = self.out_tree  # (the references' final values come after)
+        return tree_util.tree_unflatten(
+            out_tree, list(self._compiled.out_shardings[:out_tree.num_leaves]))
 
     def as_text(self) -> str:
         """The optimized HLO module XLA produced."""
@@ -245,12 +266,20 @@ class Compiled(_Stage):
                             f"{in_tree}, but it was compiled for {self.in_tree} (static "
                             "arguments are not passed to a compiled function)")
         self._check_types(flat)
-        placement = executing.place_call(flat)
+        call, plan = self._call, self._call.ref_plan
+        if plan is not None:  # references: their values in, their final values back
+            all_args = (*call.leading, *flat)
+            values = plan.read(all_args, call.ref_namer, consume=True)
+        else:
+            values = flat
+        placement = executing.place_call(values)
         devices = self._compiled.devices
         if placement.committed and placement.devices != devices:
             raise incompatible_devices_error([(devices, "the compiled function"),
                                               (placement.devices, "its arguments")])
-        outs = self._compiled(flat, self._committed or placement.committed)
+        outs = self._compiled(values, self._committed or placement.committed)
+        if plan is not None:
+            outs = plan.write_back(all_args, outs, consume=True)
         return tree_util.tree_unflatten(self.out_tree, outs)
 
     def _check_types(self, flat: Sequence[Any]) -> None:
@@ -258,7 +287,8 @@ class Compiled(_Stage):
         errors = []
         for i, (x, expected) in enumerate(zip(flat, self._call.arg_avals())):
             got = get_aval(x)
-            if (got.shape, got.dtype) != (expected.shape, expected.dtype):
+            if ((got.shape, got.dtype) != (expected.shape, expected.dtype)
+                    or isinstance(got, AbstractRef) != isinstance(expected, AbstractRef)):
                 name = (dbg.safe_arg_name(i) if dbg else "") or f"argument {i}"
                 errors.append(f"{name} compiled with {expected.str_short()} and called with "
                               f"{got.str_short()}")

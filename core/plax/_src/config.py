@@ -22,6 +22,7 @@ import itertools
 import numbers
 import os
 import sys
+import warnings
 from typing import Any, Callable, Sequence
 
 from jaxlib._jax import config as _jaxlib_config
@@ -259,9 +260,14 @@ class State(_jaxlib_config.Config):
 
     def _set(self, value) -> None:
         value = self._kind.parse(self.name, value)
+        previous = self.get_global()
         self.set_global(value)
         if self._update_hook is not None:
-            self._update_hook(self.value)
+            try:
+                self._update_hook(self.value)
+            except Exception:  # the hook refused the value: the option keeps its old one
+                self.set_global(previous)
+                raise
         if self._update_global_hook is not None:
             self._update_global_hook(value)
 
@@ -291,7 +297,11 @@ class StateContext:
     def __enter__(self):
         self._saved.append(self.state.swap_local(self.new_value))
         if self.state._update_hook is not None:
-            self.state._update_hook(self.state.value)
+            try:
+                self.state._update_hook(self.state.value)
+            except Exception:  # refused: the block is not entered, nothing changes
+                self.state.set_local(self._saved.pop())
+                raise
 
     def __exit__(self, *exc_info):
         self.state.set_local(self._saved.pop())
@@ -629,6 +639,47 @@ def transfer_guard(new_val: str):
         yield
 
 
+thread_guard = config.define_bool_state(
+    "jax_thread_guard", False,
+    "Raise when a computation spanning several processes is run from a thread other than "
+    "the one that set the guard (`with plax.thread_guard(True):`): threads that start "
+    "multi-process work in different orders on different processes deadlock or crash. "
+    "The guard is process-wide; setting it from two threads at once is an error.")
+
+auto_pcast = config.define_bool_state(
+    "jax_auto_pcast", True,
+    "Inside a shard_map checked for varying manual axes, let an operation combine values "
+    "that vary over different axes (the result varies over all of them); False makes that "
+    "an error, fixed by making the operands vary alike with lax.pvary.",
+    include_in_jit_key=True, include_in_trace_context=True)
+
+remove_size_one_mesh_axis_from_type = config.define_bool_state(
+    "jax_remove_size_one_mesh_axis_from_type", False,
+    "Leave mesh axes of size 1 out of the shardings in types (Explicit axes) and out of the "
+    "axes a shard_map value varies over.",
+    include_in_jit_key=True, include_in_trace_context=True)
+
+
+def _refuse_key_reuse_checking(enabled: bool) -> None:
+    if enabled:
+        raise NotImplementedError(
+            "jax_debug_key_reuse: plax does not check PRNG key reuse yet (its typed keys do "
+            "not record that a random function consumed them, and no Jaxpr analysis finds "
+            "a key used twice), so it cannot be enabled; split keys with plax.random.split "
+            "before each use")
+
+
+debug_key_reuse = config.define_bool_state(
+    "jax_debug_key_reuse", False,
+    "Track the use of typed PRNG keys and raise when a consumed key is used again (not "
+    "implemented in plax: enabling it raises NotImplementedError).",
+    include_in_jit_key=True, include_in_trace_context=True)
+if debug_key_reuse.value:  # asked for by PLAX_/JAX_DEBUG_KEY_REUSE: JAX's, perhaps
+    warnings.warn("plax ignores JAX_DEBUG_KEY_REUSE/PLAX_DEBUG_KEY_REUSE: it does not check "
+                  "PRNG key reuse", RuntimeWarning, stacklevel=2)
+    debug_key_reuse.set_global(False)
+debug_key_reuse.add_update_hook(_refuse_key_reuse_checking)
+
 array_garbage_collection_guard = config.define_optional_enum_state(
     "jax_array_garbage_collection_guard", ["allow", "log", "fatal"], None,
     "What happens when Python's cycle collector, not reference counting, frees a plax "
@@ -739,6 +790,11 @@ num_cpu_devices = config.int_flag(
 cpu_enable_async_dispatch = config.bool_flag(
     "jax_cpu_enable_async_dispatch", True,
     "Dispatch CPU computations asynchronously; False runs them inline.")
+
+cpu_collectives_implementation = config.enum_flag(
+    "jax_cpu_collectives_implementation", ["gloo", "mpi"], "gloo",
+    "How CPU computations that span the processes of a plax.distributed run "
+    "communicate: gloo over TCP, or MPI (which needs an MPI library).", read_env=True)
 
 # The persistent compilation cache (plax_runtime.persistent_cache reads these on each
 # compile, so changing them takes effect for the next compile).

@@ -64,7 +64,7 @@ _NAMED_PROVIDERS = {
     ("plax.modules", "numpy"): "plax-stdlib", ("plax.modules", "lax"): "plax-stdlib",
     ("plax.modules", "nn"): "plax-stdlib", ("plax.modules", "scipy"): "plax-stdlib",
     ("plax.modules", "ops"): "plax-stdlib", ("plax.modules", "image"): "plax-stdlib",
-    ("plax.modules", "typing"): "plax-runtime",
+    ("plax.modules", "typing"): "plax-runtime", ("plax.modules", "memory"): "plax-runtime",
     ("plax.modules", "dlpack"): "plax-runtime", ("plax.modules", "sharding"): "plax-sharding",
     ("plax.modules", "profiler"): "plax-runtime",
     ("plax.modules", "experimental.compilation_cache"): "plax-runtime",

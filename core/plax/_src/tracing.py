@@ -26,6 +26,7 @@ from jaxlib import _jax
 
 from plax._src import array_methods, config, dtypes, plugins
 from plax._src.abstract import AbstractValue, ShapedArray
+from plax._src.sharding import Sharding
 from plax._src.errors import (
     ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
     TracerIntegerConversionError, UnexpectedTracerError)
@@ -328,8 +329,11 @@ def get_aval(x) -> AbstractValue:
         return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
     if shape is not None and dtype is not None:  # ShapeDtypeStruct-likes
+        # A sharding over explicit mesh axes is part of the type, as for an Array.
+        sharding = getattr(x, "sharding", None)
+        typed = sharding._type_sharding(len(shape)) if isinstance(sharding, Sharding) else None
         return ShapedArray(shape, dtypes.canonicalize_dtype(dtype, allow_extended=True),
-                           getattr(x, "weak_type", False))
+                           getattr(x, "weak_type", False), sharding=typed)
     raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid plax type "
                     "(expected an array, a NumPy value or a Python scalar)")
 

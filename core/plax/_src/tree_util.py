@@ -41,6 +41,8 @@ registry = pytree.PyTreeRegistry(enable_none=True, enable_tuple=True, enable_nam
 # Pickle refers to a registry by module and name; this lets treedefs round-trip.
 registry.__module__ = __name__
 registry.__name__ = "registry"
+default_registry = registry
+"""JAX's name for the registry every public pytree function uses (plax's own one)."""
 
 _MISSING = object()
 
@@ -81,6 +83,27 @@ def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
 def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
     """The structure of a tuple whose elements have structures `treedefs`."""
     return pytree.treedef_tuple(registry, list(treedefs))
+
+
+def is_tree_node(typ: type) -> bool:
+    """Whether values of type `typ` are pytree nodes (built-in, registered or a namedtuple)."""
+    return registry.is_node(typ)
+
+
+def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
+    """The children of the pytree node `tree` (not flattened further) and its aux data."""
+    out = registry.flatten_one_level(tree)
+    if out is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    return out
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[KeyEntry, Any]], Hashable]:
+    """As `flatten_one_level`, each child paired with its key entry."""
+    out = registry.flatten_one_level_with_keys(tree)
+    if out is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    return out
 
 
 def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None) -> bool:
@@ -127,6 +150,28 @@ def tree_reduce(function: Callable[[Any, Any], Any], tree: Any, initializer: Any
     if initializer is _MISSING:
         return functools.reduce(function, leaves)
     return functools.reduce(function, leaves, initializer)
+
+
+def tree_reduce_associative(operation: Callable[[T, T], T], tree: Any, *,
+                            identity: Any = _MISSING,
+                            is_leaf: Callable[[Any], bool] | None = None) -> T:
+    """Reduces the leaves with the associative `operation` as a balanced binary tree
+    (logarithmic depth, so the operations of one level are independent); `identity`
+    is the result for a tree without leaves and is required only then."""
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _MISSING:
+            raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+        return identity
+    return _reduce_balanced(leaves, operation)
+
+
+def _reduce_balanced(leaves: list, operation: Callable):
+    if len(leaves) == 1:
+        return leaves[0]
+    half = len(leaves) // 2
+    return operation(_reduce_balanced(leaves[:half], operation),
+                     _reduce_balanced(leaves[half:], operation))
 
 
 def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,

@@ -3,12 +3,13 @@ thread-local `State`s with context managers), the standard options, and the
 trace/jit key contexts that caches include."""
 from plax._src.config import (
     TRANSFER_DIRECTIONS, TRANSFER_GUARD_LEVELS, allow_f16_reductions,
-    array_garbage_collection_guard, check_tracer_leaks, no_execution, no_tracing,
+    array_garbage_collection_guard, auto_pcast, debug_key_reuse,
+    remove_size_one_mesh_axis_from_type, thread_guard, check_tracer_leaks, no_execution, no_tracing,
     transfer_guard_device_to_device, transfer_guard_device_to_host,
     transfer_guard_host_to_device,
     Config, Flag, State, StateContext, compilation_cache_dir,
     compilation_cache_include_metadata_in_key, compilation_cache_max_size, config,
-    cpu_enable_async_dispatch, enable_compilation_cache,
+    cpu_collectives_implementation, cpu_enable_async_dispatch, enable_compilation_cache,
     debug_infs, debug_nans, default_device, default_matmul_precision, default_prng_impl,
     disable_jit, enable_checks, enable_custom_prng, enable_pgle, enable_x64, env_var_names,
     explain_cache_misses, high_dynamic_range_gumbel, jit_key_context, legacy_prng_key, log_compiles,
@@ -20,12 +21,15 @@ from plax._src.config import (
 
 __all__ = [
     "TRANSFER_DIRECTIONS", "TRANSFER_GUARD_LEVELS", "allow_f16_reductions",
-    "array_garbage_collection_guard", "check_tracer_leaks", "no_execution", "no_tracing",
+    "array_garbage_collection_guard", "auto_pcast", "debug_key_reuse",
+    "remove_size_one_mesh_axis_from_type", "thread_guard", "check_tracer_leaks", "no_execution",
+    "no_tracing",
     "transfer_guard_device_to_device", "transfer_guard_device_to_host",
     "transfer_guard_host_to_device",
     "Config", "Flag", "State", "StateContext", "compilation_cache_dir",
     "compilation_cache_include_metadata_in_key", "compilation_cache_max_size", "config",
-    "cpu_enable_async_dispatch", "enable_compilation_cache", "debug_infs", "debug_nans",
+    "cpu_collectives_implementation", "cpu_enable_async_dispatch", "enable_compilation_cache",
+    "debug_infs", "debug_nans",
     "default_device",
     "default_matmul_precision", "default_prng_impl", "disable_jit", "enable_checks",
     "enable_custom_prng", "enable_pgle", "enable_x64", "env_var_names", "explain_cache_misses",

@@ -15,8 +15,6 @@ from plax.extend.ad import Zero, defjvp, is_differentiable_dtype, linear_jvp, ta
 from plax.extend.batching import moveaxis, unary_batcher
 from plax.extend.constructors import (
     ANY,
-    FLOAT,
-    INT,
     check_dtype,
     describe,
     dtype_name,
@@ -118,8 +116,8 @@ def _scalar_as(name: str, scalar, target: np.dtype):
 
 def _bitcast_abstract_eval(operand, *, new_dtype):
     name = "bitcast_convert_type"
-    check_dtype(name, operand, INT | FLOAT)
-    check_dtype(name, ShapedArray((), new_dtype), INT | FLOAT, what="new_dtype")
+    check_dtype(name, operand, ANY)
+    check_dtype(name, ShapedArray((), new_dtype), ANY, what="new_dtype")
     old_bits, new_bits = dtypes.itemsize_bits(operand.dtype), dtypes.itemsize_bits(new_dtype)
     if old_bits == new_bits:
         shape = operand.shape
@@ -131,6 +129,12 @@ def _bitcast_abstract_eval(operand, *, new_dtype):
         raise ValueError(f"{name}: converting {describe(operand)} to the wider dtype "
                          f"{dtype_name(new_dtype)} requires a last dimension of size "
                          f"{new_bits // old_bits}")
+    # After the sizes, as JAX checks them: bools and complex numbers have no bit
+    # pattern to share with other dtypes.
+    if operand.dtype != new_dtype and {kind_of(operand.dtype), kind_of(new_dtype)} & {
+            "bool", "complex"}:
+        raise TypeError(f"{name}: bool and complex values convert only to their own dtype, "
+                        f"got {describe(operand)} to {dtype_name(new_dtype)}")
     return ShapedArray(shape, new_dtype)
 
 

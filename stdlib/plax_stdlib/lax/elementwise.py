@@ -283,7 +283,7 @@ atan_p, atan = unary_op(
     "atan", INEXACT, chlo_rule("atan"), "Elementwise arc tangent.",
     jvp=lambda g, ans, x: div(g, add(mul(x, x), 1)))
 atan2_p, atan2 = binary_op(
-    "atan2", FLOAT, hlo_rule("atan2"),
+    "atan2", INEXACT, hlo_rule("atan2"),
     "Elementwise arc tangent of x / y, in the quadrant of the point (y, x).",
     jvp=(lambda g, ans, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
          lambda g, ans, x, y: mul(g, div(neg(x), add(mul(x, x), mul(y, y))))))

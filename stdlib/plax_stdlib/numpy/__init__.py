@@ -468,6 +468,8 @@ from plax_stdlib.numpy.window_fns import (
     blackman as blackman,
     hamming as hamming,
     hanning as hanning,
+    i0 as i0,
+    kaiser as kaiser,
 )
 
 from plax_stdlib.numpy import fft as fft, linalg as linalg  # noqa: E402 - submodules

@@ -215,6 +215,8 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
         return _place(lax.iota(out_dtype, size), device)
     if stop is None:
         start, stop = 0, start
+    if step is not None and step == 0:  # NumPy's (and JAX's) class for a zero step
+        raise ZeroDivisionError(f"arange: step must not be zero (start={start}, stop={stop})")
     return _device_put(np.arange(start, stop, 1 if step is None else step, dtype=out_dtype),
                        device)
 

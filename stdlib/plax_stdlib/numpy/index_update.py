@@ -124,7 +124,8 @@ def _update(op: str, x, index, values, unique_indices: bool, mode):
     util.check_arraylike(f"x.at[...].{op}", values)
     shape, dtype = util.shape_of(x), util.dtype_of(x)
     size = math.prod(shape)
-    if size == 0:  # no element to update (as in JAX)
+    if size == 0:  # no element to update (as in JAX), once the index is checked
+        indexing.check_index(shape, index)
         return util.as_array(x)
     pos_dtype = np.int32 if size < 2**31 else dtypes.default_int_dtype()
     positions = lax.reshape(lax.iota(pos_dtype, size), shape)

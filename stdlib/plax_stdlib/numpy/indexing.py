@@ -26,6 +26,7 @@ from plax.extend.core import ShapedArray, Tracer
 from plax_stdlib import lax
 from plax_stdlib.lax import gathers
 from plax_stdlib.numpy import util
+from plax_stdlib.numpy.slice_index import Slice
 
 
 def _is_plax_value(x) -> bool:
@@ -41,6 +42,8 @@ def _classify(entry, position: int) -> str:
         return "ellipsis"
     if isinstance(entry, slice):
         return "slice"
+    if isinstance(entry, Slice):
+        return "dslice"
     if isinstance(entry, (bool, np.bool_)):
         return "mask"
     if isinstance(entry, (int, np.integer)):
@@ -168,6 +171,21 @@ def _clamped_index(i: int, size: int, dim: int) -> tuple[int, bool]:
     return inside, inside != wrapped
 
 
+def check_index(shape: tuple[int, ...], index) -> None:
+    """The errors `x[index]` raises for what the index is (types, static bounds of
+    empty axes, zero steps, abstract masks), without reading: for updates of an empty
+    `x`, where an integer array reads nothing (as in JAX)."""
+    index = index if isinstance(index, tuple) else (index,)
+    basic = []
+    for position, entry in enumerate(index):
+        kind = _classify(entry, position)
+        if kind == "mask":
+            basic += [slice(None)] * np.ndim(_concrete_mask(entry, position))
+        else:
+            basic.append(slice(None) if kind == "array" else entry)
+    _plan(shape, tuple(basic))
+
+
 def getitem(x, index, mode=None, fill_value=None):
     """`x[index]` with NumPy's semantics; `mode` and `fill_value` say what
     out-of-bounds array indices do (see `gather`: "clip" by default)."""
@@ -178,6 +196,9 @@ def getitem(x, index, mode=None, fill_value=None):
                         "`arr[tuple(seq)]` to index several dimensions)")
     index = index if isinstance(index, tuple) else (index,)
     kinds = [_classify(e, i) for i, e in enumerate(index)]
+    if "dslice" in kinds:
+        x, index = _apply_dslices(x, index, kinds, mode, fill_value)
+        kinds = [_classify(e, i) for i, e in enumerate(index)]
     if "array" in kinds or "mask" in kinds:
         return util.as_array(_advanced(x, index, kinds, mode, fill_value))
     return util.as_array(_basic(x, index, mode, fill_value))
@@ -207,9 +228,76 @@ def _basic(x, index: tuple, mode=None, fill_value=None):
     return out
 
 
+# --- plax.ds slices ---------------------------------------------------------------------------
+
+def _apply_dslices(x, index: tuple, kinds: list, mode, fill_value):
+    """`x` with each `Slice` of `index` applied to the dimension it indexes, and the
+    index with `:` in its place (what is left is ordinary NumPy indexing).
+
+    As in JAX: a unit-stride Slice reads a window, shifted back into bounds (a
+    negative start counts from the end), or, with mode="fill", wholly filled if it
+    sticks out; a strided one reads `start + stride * arange(size)`, each element
+    clamped (or filled) on its own."""
+    shape = util.shape_of(x)
+    used = sum(_consumed(e, k) for e, k in zip(index, kinds) if k != "ellipsis")
+    if used > len(shape):
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, "
+                         f"but {used} were indexed")
+    rest, dim = [], 0
+    for position, (entry, kind) in enumerate(zip(index, kinds)):
+        if kind == "ellipsis":
+            dim += len(shape) - used
+        elif kind != "dslice":
+            dim += _consumed(entry, kind)
+        else:
+            x = _dslice_in_dim(x, entry, dim, position, mode, fill_value)
+            entry = slice(None)
+            dim += 1
+        rest.append(entry)
+    return x, tuple(rest)
+
+
+def _dslice_start(s: Slice, position: int):
+    if not s.is_dynamic_start:
+        return int(s.start)
+    start = util.operand(s.start)
+    if util.shape_of(start) != () or util.dtype_category(util.dtype_of(start)) not in "iu":
+        aval = ShapedArray(util.shape_of(start), util.dtype_of(start))
+        raise TypeError(f"the start of a plax.ds slice must be an integer scalar, got "
+                        f"{aval.str_short()} at position {position}")
+    return start
+
+
+def _dslice_in_dim(x, s: Slice, dim: int, position: int, mode, fill_value):
+    size = util.shape_of(x)[dim]
+    start = _dslice_start(s, position)
+    if s.stride == 1 and mode != "fill":
+        if s.size > size:
+            raise TypeError(f"plax.ds slice of size {s.size} at position {position} is "
+                            f"longer than axis {dim} of size {size}")
+        return lax.dynamic_slice_in_dim(x, start, s.size, dim)
+    dtype = dtypes.default_int_dtype()
+    offsets = np.arange(s.size, dtype=dtype) * s.stride
+    if isinstance(start, int):
+        picks = np.asarray(start + offsets, dtype)
+        if s.stride == 1 and (start < 0 or start + s.size > size):  # the whole window falls out
+            picks = np.full_like(picks, size)
+    else:
+        start = util.convert(start, dtype)
+        picks = lax.add(lax.broadcast_in_dim(start, (s.size,), ()), offsets)
+        if s.stride == 1:
+            outside = lax.bitwise_or(lax.lt(start, np.zeros((), dtype)[()]),
+                                     lax.gt(lax.add(start, np.asarray(s.size, dtype)[()]),
+                                            np.asarray(size, dtype)[()]))
+            picks = lax.select(lax.broadcast_in_dim(outside, (s.size,), ()),
+                               lax.full((s.size,), size, dtype), picks)
+    return gather_indexed(x, [(dim, picks)], dim, mode, fill_value, wrap_negative=False)
+
+
 # --- advanced indexing -----------------------------------------------------------------------
 
-_CONSUMES = {"none": 0, "ellipsis": 0, "slice": 1, "int": 1, "dynamic": 1, "array": 1}
+_CONSUMES = {"none": 0, "ellipsis": 0, "slice": 1, "int": 1, "dynamic": 1, "array": 1,
+             "dslice": 1}
 
 
 def _consumed(entry, kind: str) -> int:
@@ -302,8 +390,8 @@ def gather_indexed(y, picks, position: int, mode=None, fill_value=None,
     arrays = [_index_array(i, yshape[d], dtype, wrap_negative) for d, i in picks]
     try:
         bshape = np.broadcast_shapes(*(util.shape_of(a) for a in arrays))
-    except ValueError:
-        raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
+    except ValueError:  # JAX's class (NumPy's is an IndexError)
+        raise ValueError("shape mismatch: indexing arrays could not be broadcast together "
                          "with shapes " + " ".join(str(util.shape_of(a)) for a in arrays)
                          ) from None
     if all(not _is_plax_value(a) for a in arrays):
@@ -334,6 +422,9 @@ _TAKE_MODES = ("fill", "clip", "wrap", "promise_in_bounds")
 
 def _take_mode(name: str, mode):
     mode = "fill" if mode is None else mode
+    if mode == "raise":  # NumPy's mode, which a compiled gather cannot do (JAX's class)
+        raise NotImplementedError(f"{name}: mode 'raise' is not supported (indices are not "
+                                  f"checked at run time); use one of {_TAKE_MODES}")
     if mode not in _TAKE_MODES:
         raise ValueError(f"{name}: invalid mode {mode!r}; expected one of {_TAKE_MODES}")
     return mode
@@ -407,6 +498,8 @@ def take_along_axis(arr, indices, axis: int | None = -1, mode: str | None = None
         indices, mode = _wrap_mod(indices, size), "clip"
     common = util.broadcast_shapes(*(s[:axis] + (1,) + s[axis + 1:] for s in (ashape, ishape)))
     with_axis = lambda n: common[:axis] + (n,) + common[axis + 1:]  # noqa: E731
+    if size == 0:  # an empty axis has nothing to read: zeros, whatever the mode (JAX's)
+        return util.as_array(lax.full(with_axis(ishape[axis]), 0, util.dtype_of(arr)))
     arr = util.broadcast_to_shape(arr, with_axis(size))
     index = _index_array(indices, size, dtypes.default_int_dtype(), mode != "clip")
     index = util.broadcast_to_shape(index, with_axis(ishape[axis]))

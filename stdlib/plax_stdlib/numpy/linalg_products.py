@@ -138,10 +138,11 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     a_ndim, b_ndim = len(util.shape_of(a)), len(util.shape_of(b))
     if isinstance(axes, (int, np.integer)):
         n = operator.index(axes)
-        if n < 0 or n > min(a_ndim, b_ndim):
-            raise TypeError(f"tensordot: number of contracted axes must be between 0 and "
+        if n > min(a_ndim, b_ndim):
+            raise TypeError(f"tensordot: number of contracted axes must be at most "
                             f"{min(a_ndim, b_ndim)}, got {n} for shapes {util.shape_of(a)} and "
                             f"{util.shape_of(b)}")
+        n = max(n, 0)  # a negative count contracts nothing, as in NumPy and JAX
         a_axes, b_axes = tuple(range(a_ndim - n, a_ndim)), tuple(range(n))
     else:
         try:

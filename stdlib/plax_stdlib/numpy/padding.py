@@ -72,11 +72,14 @@ def _widths(pad_width, ndim: int) -> tuple:
         if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
                    for v in (before, after)):
             raise TypeError(f"pad: `pad_width` must be of integral type, got {pad_width!r}")
-        before, after = operator.index(before), operator.index(after)
-        if before < 0 or after < 0:
-            raise ValueError(f"pad: index can't contain negative values, got {pad_width!r}")
-        out.append((before, after))
+        out.append((operator.index(before), operator.index(after)))
     return tuple(out)
+
+
+def _check_nonnegative(widths, pad_width) -> None:
+    """Negative widths, checked after the mode, as JAX does."""
+    if any(w < 0 for pair in widths for w in pair):
+        raise ValueError(f"pad: index can't contain negative values, got {pad_width!r}")
 
 
 def _part(x, start: int, stop: int, axis: int):
@@ -196,9 +199,11 @@ def pad(array, pad_width, mode="constant", **kwargs):
     ndim = len(util.shape_of(array))
     widths = _widths(pad_width, ndim)
     if callable(mode):
+        _check_nonnegative(widths, pad_width)
         return _pad_with_function(array, widths, mode, kwargs)
     if mode not in _MODE_OPTIONS:
         raise NotImplementedError(f"pad: unimplemented padding mode {mode!r}")
+    _check_nonnegative(widths, pad_width)
     unexpected = set(kwargs) - set(_MODE_OPTIONS[mode])
     if unexpected:
         raise ValueError(f"pad: unsupported keyword arguments for mode {mode!r}: "

@@ -186,6 +186,9 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     a = util.ensure_arraylike("mean", a)
     result_dtype = (util.check_user_dtype(dtype, "mean")
                     or dtypes.to_inexact_dtype(util.dtype_of(a)))
+    if result_dtype == np.bool_:  # JAX divides in the requested dtype: bool cannot
+        raise TypeError(f"mean: dtype bool is not supported for the mean of {util.dtype_of(a)} "
+                        "values (it divides in that dtype)")
     compute_dtype = _upcast_f16(dtypes.to_inexact_dtype(result_dtype))
     shape = util.shape_of(a)
     axes = util.canonicalize_axes(axis, len(shape))

@@ -356,6 +356,9 @@ def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | No
     which must be static) along `axis` (of the flattened array if None)."""
     a = util.ensure_arraylike("repeat", a)
     repeats = util.concrete_or_error(repeats, "repeat: repeats must be static")
+    if axis is not None and _ndim(a) == 0:  # any int axis of a scalar is its own (JAX)
+        operator.index(axis)
+        axis = None
     if axis is None:
         a, axis = ravel(a), 0
     shape = util.shape_of(a)
@@ -363,8 +366,8 @@ def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | No
     counts = np.asarray(repeats)
     if counts.ndim == 0 or counts.shape == (1,):
         r = int(counts.reshape(()))
-        if r < 0:
-            raise ValueError(f"repeat: repeats may not be negative, got {r}")
+        if r < 0:  # a negative dimension: NumPy's ValueError and JAX's TypeError
+            raise InvalidShapeError(f"repeat: repeats may not be negative, got {r}")
         expanded = shape[:axis + 1] + (r,) + shape[axis + 1:]
         out = lax.broadcast_in_dim(a, expanded, tuple(d for d in range(len(shape) + 1)
                                                       if d != axis + 1))
@@ -374,7 +377,7 @@ def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | No
             raise ValueError(f"repeat: repeats of shape {counts.shape} do not match axis "
                              f"{axis} of size {shape[axis]}")
         if (counts < 0).any():
-            raise ValueError("repeat: repeats may not be negative")
+            raise InvalidShapeError(f"repeat: repeats may not be negative, got {repeats}")
         pieces = []
         for i, r in enumerate(counts.tolist()):
             if r:
@@ -406,7 +409,12 @@ def _fit_length(x, axis: int, length: int):
 def flip(m, axis=None):
     """`m` with the order of elements reversed along `axis` (all axes if None)."""
     m = util.ensure_arraylike("flip", m)
-    return lax.rev(m, util.canonicalize_axes(axis, _ndim(m)))
+    ndim = _ndim(m)
+    if axis is None:
+        return lax.rev(m, tuple(range(ndim)))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    # A repeated axis is lax.rev's TypeError, as in JAX.
+    return lax.rev(m, tuple(util.canonicalize_axis(a, ndim) for a in axes))
 
 
 def fliplr(m):

@@ -58,8 +58,16 @@ def isdtype(dtype, kind) -> bool:
 
 def can_cast(from_, to, casting: str = "safe") -> bool:
     """Whether a value of dtype (or array) `from_` can be cast to `to` under NumPy's
-    `casting` rule."""
-    return bool(np.can_cast(_as_dtype(from_), _as_dtype(to), casting))
+    `casting` rule. As NumPy (and JAX) do, Python scalars are refused (a TypeError:
+    the answer used to depend on their value) and `to` must be a dtype."""
+    return bool(np.can_cast(_dtype_if_typed(from_), _dtype_if_typed(to), casting))
+
+
+def _dtype_if_typed(x):
+    """The dtype of a plax array or scalar type; anything else (a NumPy array, which
+    NumPy refuses as a target dtype) as given, for NumPy."""
+    dtype = getattr(x, "dtype", None)
+    return dtype if isinstance(dtype, np.dtype) and not isinstance(x, np.ndarray) else x
 
 
 def array_repr(arr, max_line_width=None, precision=None, suppress_small=None) -> str:

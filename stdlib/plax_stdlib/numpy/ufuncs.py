@@ -7,11 +7,13 @@ the difference is spelled out here with a few more primitives.
 """
 from __future__ import annotations
 
+import operator
 from typing import Callable
 
 import numpy as np
 
 from plax.extend import dtypes
+from plax.extend.core import Tracer
 from plax_stdlib import lax
 from plax_stdlib.numpy import util
 
@@ -65,7 +67,7 @@ def _rounding(name: str, lax_fn: Callable) -> Callable:
         if category == "c":
             raise TypeError(f"{name} does not support complex input, got dtype "
                             f"{util.dtype_of(x)}")
-        return lax_fn(x)
+        return lax_fn(util.operand(x))  # a Python float as a (weak) array
     return _named(name, f"Elementwise {name}; integer inputs are returned unchanged.", fn)
 
 
@@ -188,11 +190,12 @@ def power(x1, x2, /):
     """Elementwise x1 ** x2. A static Python int exponent uses repeated multiplication
     (`lax.integer_pow`) and keeps `x1`'s dtype."""
     util.check_arraylike("power", x1, x2)
-    if type(x2) is int or isinstance(x2, np.integer):
-        x1, _ = util.promote_dtypes_numeric(util.operand(x1), util.operand(x2))
-        if int(x2) < 0 and _category(x1) in "iu":
+    exponent = _concrete_int(x2)
+    if exponent is not None:  # as JAX: x1 promoted alone, the exponent taken as it is
+        x1, = util.promote_dtypes_numeric(util.operand(x1))
+        if exponent < 0 and _category(x1) in "iu":
             raise ValueError("Integers to negative integer powers are not allowed.")
-        return lax.integer_pow(x1, int(x2))
+        return lax.integer_pow(x1, exponent)
     x1, x2 = util.promote_args_numeric("power", x1, x2)
     if _category(x1) in "iu":
         return _integer_power(x1, x2)
@@ -200,6 +203,17 @@ def power(x1, x2, /):
 
 
 pow = power  # noqa: A001 - the array API's name
+
+
+def _concrete_int(x) -> int | None:
+    """`x` as a Python int when it is a concrete integer scalar (a Python int or bool,
+    a NumPy integer, a 0-d integer array outside tracing); else None."""
+    if isinstance(x, Tracer):
+        return None
+    try:
+        return operator.index(x)
+    except TypeError:
+        return None
 
 
 def _integer_power(base, exponent):
@@ -336,7 +350,7 @@ ceil = _rounding("ceil", lax.ceil)
 
 
 def _trunc(x):
-    return util.select_n(lax.lt(x, 0), lax.floor(x), lax.ceil(x))
+    return util.select_n(lax.lt(x, np.zeros((), util.dtype_of(x))), lax.floor(x), lax.ceil(x))
 
 
 trunc = _rounding("trunc", _trunc)
@@ -494,8 +508,8 @@ def signbit(x, /):
     category = _category(x)
     if category in "bu":
         return util.full_like(x, False, bool)
-    if category == "i":
-        return lax.lt(x, 0)
+    if category == "i":  # against a typed zero: the result is not weak (as in JAX)
+        return lax.lt(x, np.zeros((), util.dtype_of(x)))
     if category == "c":
         raise ValueError("signbit is not well defined for complex inputs")  # JAX's class
     bits = dtypes.itemsize_bits(util.dtype_of(x))
@@ -555,7 +569,11 @@ def angle(z, deg: bool = False):
     """The argument of complex `z` (radians, or degrees if `deg`)."""
     z = util.ensure_arraylike("angle", z)
     re, im = real(z), imag(z)
-    re, im = util.promote_dtypes_inexact(re, im)
+    # JAX's rule: integers and bools, and real floating scalars (0-d), give the
+    # default float dtype; other floating arrays keep theirs.
+    if util.dtype_category(util.dtype_of(re)) not in "fc" or (
+            util.dtype_category(util.dtype_of(z)) == "f" and not util.shape_of(z)):
+        re, im = (lax.convert_element_type(v, dtypes.default_float_dtype()) for v in (re, im))
     out = lax.atan2(im, re)
     return rad2deg(out) if deg else out
 

@@ -1,6 +1,6 @@
-"""Window functions for spectral analysis: bartlett, blackman, hamming, hanning
-(and kaiser, which needs the Bessel function i0). Each is an array of `M`
-samples in the default float dtype (empty for M < 1, [1.] for M = 1)."""
+"""Window functions for spectral analysis: bartlett, blackman, hamming, hanning and
+kaiser (with `i0`, the modified Bessel function it is made of). Each window is an
+array of `M` samples in the default float dtype (empty for M < 1, [1.] for M = 1)."""
 from __future__ import annotations
 
 import operator
@@ -10,7 +10,7 @@ import numpy as np
 
 from plax.extend import dtypes
 from plax_stdlib import lax
-from plax_stdlib.numpy import util
+from plax_stdlib.numpy import ufuncs, util
 
 
 def _window(name: str, shape: Callable):
@@ -40,3 +40,25 @@ hamming = _window("hamming", lambda n, M: lax.sub(0.54, lax.mul(_cos(n, M, 1), 0
 hamming.__doc__ = "The Hamming window of M samples."
 hanning = _window("hanning", lambda n, M: lax.mul(lax.sub(1.0, _cos(n, M, 1)), 0.5))
 hanning.__doc__ = "The Hann window of M samples."
+
+
+def i0(x):
+    """The modified Bessel function of the first kind of order 0, I0(x), for real x:
+    exp(|x|) * i0e(x), whose derivative is I1(x) (0 at x = 0)."""
+    x, = util.promote_args_inexact("i0", x)
+    if util.dtype_category(util.dtype_of(x)) != "f":
+        raise ValueError(f"Unsupported input type to plax.numpy.i0: {util.dtype_of(x)}")
+    return util.as_array(lax.mul(lax.exp(lax.abs(x)), lax.bessel_i0e(x)))
+
+
+def kaiser(M: int, beta):
+    """The Kaiser window of M samples with shape parameter `beta`:
+    I0(beta sqrt(1 - (2n/(M-1) - 1)^2)) / I0(beta)."""
+    M = operator.index(util.concrete_or_error(M, "kaiser: M must be static"))
+    dtype = dtypes.default_float_dtype()
+    if M <= 1:
+        return util.as_array(lax.full((max(M, 0),), 1, dtype))
+    n = lax.iota(dtype, M)
+    alpha = 0.5 * (M - 1)
+    ratio = lax.div(lax.sub(n, alpha), alpha)
+    return i0(beta * ufuncs.sqrt(1 - ratio * ratio)) / i0(beta)

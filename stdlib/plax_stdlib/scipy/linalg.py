@@ -13,9 +13,11 @@ import operator
 
 import numpy as np
 
+import plax
 from plax.extend import dtypes
 from plax.extend.core import get_aval
 from plax_stdlib import lax
+from plax_stdlib import numpy as jnp
 from plax_stdlib.lax import linalg as lax_linalg
 from plax_stdlib.lax.linalg.lu import lu_solve as _lu_solve
 from plax_stdlib.lax.linalg.matrices import diagonal as matrix_diagonal
@@ -24,6 +26,9 @@ from plax_stdlib.numpy import util
 from plax_stdlib.numpy.linalg import decompositions as np_decompositions
 from plax_stdlib.numpy.linalg import solvers as np_solvers
 from plax_stdlib.numpy.linalg.operands import check_matrices, inexact, matrices
+from plax_stdlib.scipy.special_matrices import (  # noqa: F401 - part of this module's API
+    circulant, companion, convolution_matrix, dft, fiedler, fiedler_companion, hadamard,
+    hankel, helmert, hilbert, invhilbert, invpascal, leslie, pascal, toeplitz)
 
 # --- Cholesky ------------------------------------------------------------------------------
 
@@ -189,6 +194,51 @@ def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a:
     return w if eigvals_only else (w, v)
 
 
+_TRIDIAGONAL_DTYPES = tuple(map(np.dtype, (np.float32, np.float64, np.complex64,
+                                           np.complex128)))
+
+
+def eigh_tridiagonal(d, e, *, eigvals_only: bool = False, select: str = "a",
+                     select_range: tuple[float, float] | None = None, tol: float | None = None,
+                     key=None):
+    """Eigenvalues (ascending, real) and, unless `eigvals_only`, eigenvectors (columns) of
+    the Hermitian tridiagonal matrix with diagonal `d` and superdiagonal `e`; all of
+    them (select='a') or those of indices select_range[0]..select_range[1] ('i').
+    Computed by `eigh` of the assembled matrix (JAX bisects instead; the same values);
+    `tol` and `key` tune JAX's iterations and are accepted."""
+    util.check_arraylike("scipy.linalg.eigh_tridiagonal", d, e)
+    d, e = util.operand(d), util.operand(e)
+    dt, et = util.dtype_of(d), util.dtype_of(e)
+    if dt != et:
+        raise TypeError(f"diagonal and off-diagonal values must have same dtype, got {dt} "
+                        f"and {et}")
+    if dt not in _TRIDIAGONAL_DTYPES:
+        raise TypeError(f"Only float32 and float64 inputs are supported as inputs to "
+                        f"plax.scipy.linalg.eigh_tridiagonal, got {dt} and {et}")
+    n = util.shape_of(d)[0] if util.shape_of(d) else -1
+    if len(util.shape_of(d)) != 1 or util.shape_of(e) != (max(n - 1, 0),):
+        raise ValueError(f"eigh_tridiagonal takes a diagonal of shape (n,) and an "
+                         f"off-diagonal of shape (n - 1,), got {util.shape_of(d)} and "
+                         f"{util.shape_of(e)}")
+    if select == "a":
+        first, last = 0, n - 1
+    elif select == "i":
+        if select_range is None:
+            raise ValueError("for select='i', select_range must be specified.")
+        first, last = map(operator.index, select_range)
+        if first > last:
+            raise ValueError("Got empty index range in select_range.")
+    elif select == "v":
+        raise NotImplementedError("eigh_tridiagonal(..., select='v') is not implemented: "
+                                  "the number of eigenvalues in a range is not static")
+    else:
+        raise ValueError("'select must have a value in {'a', 'i', 'v'}.")
+    matrix = jnp.diag(d) + jnp.diag(e, 1) + jnp.diag(jnp.conj(e), -1)
+    w, v = np_decompositions.eigh(matrix, UPLO="L", symmetrize_input=False)
+    w, v = w[first:last + 1], v[:, first:last + 1]
+    return w if eigvals_only else (w, v)
+
+
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
         check_finite: bool = True, lapack_driver: str = "gesdd"):
     """`(u, s, vh)` (or `s` without `compute_uv`); `lapack_driver` 'gesdd' or 'gesvd'."""
@@ -223,6 +273,38 @@ def qr(a, overwrite_a: bool = False, lwork=None, mode: str = "full", pivoting: b
     return out
 
 
+def qr_multiply(a, c, mode: str = "right", pivoting: bool = False, conjugate: bool = False,
+                overwrite_a: bool = False, overwrite_c: bool = False):
+    """`(Q @ c, R)` ('left') or `(c @ Q, R)` ('right') for the economic QR a = Q R
+    (`(…, R, P)` with `pivoting`, a[:, P] = Q R), Q conjugated if `conjugate`; a 1-D
+    `c` is a column ('left') or a row ('right')."""
+    if mode not in ("right", "left"):
+        raise ValueError(f"mode must be 'right' or 'left', got {mode!r}")
+    a, c = inexact("scipy.linalg.qr_multiply", a, c)
+    check_matrices("scipy.linalg.qr_multiply", a)
+    vector = get_aval(c).ndim == 1
+    if vector:
+        c = lax.expand_dims(c, (1,) if mode == "left" else (0,))
+    m, n = get_aval(a).shape[-2:]
+    k = min(m, n)
+    cshape = get_aval(c).shape
+    if mode == "left" and cshape[-2] != k:
+        raise ValueError(f"Array shapes are not compatible for Q @ c operation: a has shape "
+                         f"{(m, n)} so Q has {k} columns, but c has {cshape[-2]} rows "
+                         f"(expected {k}).")
+    if mode == "right" and cshape[-1] != m:
+        raise ValueError(f"Array shapes are not compatible for c @ Q operation: a has shape "
+                         f"{(m, n)} so Q has {m} rows, but c has {cshape[-1]} columns "
+                         f"(expected {m}).")
+    q, r, *perm = lax_linalg.qr(a, pivoting=pivoting, full_matrices=False)
+    if conjugate:
+        q = lax.conj(q) if util.dtype_category(get_aval(q).dtype) == "c" else q
+    product = matmul(q, c) if mode == "left" else matmul(c, q)
+    if vector:
+        product = lax.squeeze(product, (get_aval(product).ndim - (1 if mode == "left" else 2),))
+    return (product, r, *perm)
+
+
 def schur(a, output: str = "real"):
     """`(t, z)` with a = z t zᴴ: t quasi-triangular ('real') or triangular ('complex')."""
     if output not in ("real", "complex"):
@@ -232,6 +314,109 @@ def schur(a, output: str = "real"):
     if output == "complex":
         a = lax.convert_element_type(a, dtypes.to_complex_dtype(get_aval(a).dtype))
     return lax_linalg.schur(a)
+
+
+def rsf2csf(T, Z, check_finite: bool = True):
+    """The complex Schur form `(T', Z')` (T' upper triangular, Z' T' Z'ᴴ = Z T Zᴴ) of
+    the real Schur form `(T, Z)`: from the bottom up, each 2×2 diagonal block (a
+    subdiagonal entry above rounding level) is triangularized by the Givens rotation
+    that brings one of its eigenvalues to the top, applied to T's rows and columns and
+    Z's columns."""
+    T, Z = inexact("scipy.linalg.rsf2csf", T, Z)
+    for name, x in (("T", T), ("Z", Z)):
+        shape = get_aval(x).shape
+        if len(shape) < 2 or shape[-1] != shape[-2]:
+            raise ValueError(f"Input '{name}' must be square.")
+    if get_aval(T).shape[-1] != get_aval(Z).shape[-1]:
+        raise ValueError(f"Input array shapes must match: Z: {get_aval(Z).shape} vs. T: "
+                         f"{get_aval(T).shape}")
+    complex_dtype = dtypes.to_complex_dtype(get_aval(T).dtype)
+    T, Z = (lax.convert_element_type(x, complex_dtype) for x in (T, Z))
+    batch = util.broadcast_shapes(get_aval(T).shape[:-2], get_aval(Z).shape[:-2])
+    T, Z = (util.broadcast_to_shape(x, batch + get_aval(x).shape[-2:]) for x in (T, Z))
+    n = get_aval(T).shape[-1]
+    eps = np.asarray(dtypes.finfo(complex_dtype).eps, dtypes.finfo(complex_dtype).dtype)
+    nb = len(batch)
+
+    def entry(x, i, j):
+        return lax.squeeze(lax.dynamic_slice(x, (0,) * nb + (i, j), batch + (1, 1)),
+                           (nb, nb + 1))
+
+    def step(i, carry):
+        T, Z = carry
+        m = n - 1 - i
+        a, b, c, d = entry(T, m - 1, m - 1), entry(T, m - 1, m), entry(T, m, m - 1), \
+            entry(T, m, m)
+        split = lax.gt(lax.abs(c), lax.mul(eps, lax.add(lax.abs(a), lax.abs(d))))
+        half = lax.mul(lax.sub(a, d), np.asarray(0.5, complex_dtype))
+        mu = lax.add(half, lax.sqrt(lax.add(lax.mul(half, half), lax.mul(b, c))))  # λ - d
+        r = lax.sqrt(lax.add(lax.real(lax.mul(mu, lax.conj(mu))), lax.real(lax.mul(c, c))))
+        r = lax.convert_element_type(lax.select(split, r, lax.full_like(r, 1)), complex_dtype)
+        cs, sn = lax.div(mu, r), lax.div(c, r)
+        rot = lax.concatenate([lax.concatenate([lax.conj(cs)[..., None, None],
+                                                sn[..., None, None]], nb + 1),
+                               lax.concatenate([lax.neg(sn)[..., None, None],
+                                                cs[..., None, None]], nb + 1)], nb)
+        keep = lambda new, old: lax.select(  # noqa: E731
+            lax.broadcast_in_dim(split, get_aval(old).shape, tuple(range(nb))), new, old)
+        rows = lax.dynamic_slice_in_dim(T, m - 1, 2, axis=nb)
+        T = lax.dynamic_update_slice_in_dim(T, keep(matmul(rot, rows), rows), m - 1, axis=nb)
+        cols = lax.dynamic_slice_in_dim(T, m - 1, 2, axis=nb + 1)
+        T = lax.dynamic_update_slice_in_dim(T, keep(matmul(cols, mH(rot)), cols), m - 1,
+                                            axis=nb + 1)
+        zcols = lax.dynamic_slice_in_dim(Z, m - 1, 2, axis=nb + 1)
+        Z = lax.dynamic_update_slice_in_dim(Z, keep(matmul(zcols, mH(rot)), zcols), m - 1,
+                                            axis=nb + 1)
+        below = lax.dynamic_slice(T, (0,) * nb + (m, m - 1), batch + (1, 1))
+        T = lax.dynamic_update_slice(T, keep(lax.full_like(below, 0), below),
+                                     (0,) * nb + (m, m - 1))
+        return T, Z
+    if n < 2:
+        return T, Z
+    return lax.fori_loop(np.int32(0), np.int32(n - 1), step, (T, Z))
+
+
+def funm(A, func, disp: bool = True):
+    """The matrix function f(A) for `func` f (called once, elementwise, on A's
+    eigenvalues): A = Z T Zᴴ in complex Schur form, then F = f(T) by Parlett's
+    recurrence, one superdiagonal at a time (each needs only the ones below it), and
+    Z F Zᴴ (complex, as JAX's). With `disp=False`, also JAX's estimate of the
+    relative error (large when eigenvalues nearly coincide)."""
+    A = matrices("scipy.linalg.funm", A, square=True)
+    if get_aval(A).ndim != 2:
+        raise ValueError("expected square array_like input")
+    T, Z = rsf2csf(*schur(A))
+    eigenvalues = matrix_diagonal(T)
+    F = jnp.diag(lax.convert_element_type(jnp.asarray(func(eigenvalues)), get_aval(T).dtype))
+    F, minden = _parlett(T, F)
+    F = matmul(matmul(Z, F), mH(Z))
+    if disp:
+        return F
+    real_dtype = dtypes.finfo(get_aval(T).dtype).dtype
+    tol = np.asarray(dtypes.finfo(real_dtype).eps, real_dtype)
+    minden = jnp.where(minden == 0, tol, minden)
+    estimate = jnp.minimum(1, jnp.maximum(tol, tol / minden * jnp.abs(triu(T, 1)).sum(0).max()))
+    return F, jnp.where(jnp.isinf(F).any(), np.inf, estimate)
+
+
+@plax.jit
+def _parlett(T, F):
+    """F = f(T) for upper triangular T, from F holding f(diag T); and the smallest
+    |T_jj - T_ii| the recurrence divided by (how near it came to dividing by zero)."""
+    n = get_aval(T).shape[-1]
+    eigenvalues = matrix_diagonal(T)
+    strict = triu(T, 1)
+    real_dtype = dtypes.finfo(get_aval(T).dtype).dtype
+    minden = lax.abs(T[0, 0]) if n else np.zeros((), real_dtype)
+    # F[i, i+p] (T_jj - T_ii) = Σ_k T_ik F_kj - F_ik T_kj (j = i+p, T strictly upper):
+    # the terms name F only at distances below p, filled already, and F_ii, F_jj.
+    for p in range(1, n):
+        s = (strict[:n - p] * F[:, p:].T).sum(-1) - (F[:n - p] * strict[:, p:].T).sum(-1)
+        den = eigenvalues[p:] - eigenvalues[:n - p]
+        s = jnp.where(den != 0, s / jnp.where(den != 0, den, 1), s)
+        minden = jnp.minimum(minden, jnp.abs(den).min())
+        F = F + jnp.diag(s, p)
+    return F, minden
 
 
 def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True):
@@ -294,6 +479,28 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
     return lax.fori_loop(0, max_squarings, square, result)
 
 
+def expm_frechet(A, E, *, method: str | None = None, compute_expm: bool = True):
+    """The Fréchet derivative of expm at A in the direction E, L(A, E) (with expm(A)
+    first, unless `compute_expm` is False): the upper right block of
+    expm([[A, E], [0, A]]), whose diagonal blocks are expm(A) (Mathias's identity)."""
+    A, E = inexact("scipy.linalg.expm_frechet", A, E)
+    check_matrices("scipy.linalg.expm_frechet", A, square=True, what="A")
+    check_matrices("scipy.linalg.expm_frechet", E, square=True, what="E")
+    shape = get_aval(A).shape
+    if get_aval(E).shape != shape:
+        raise ValueError(f"expected A and E to be the same shape, got A.shape={shape} "
+                         f"E.shape={get_aval(E).shape}")
+    n, nb = shape[-1], len(shape) - 2
+    top = lax.concatenate([A, E], nb + 1)
+    bottom = lax.concatenate([lax.full_like(A, 0), A], nb + 1)
+    block = expm(lax.concatenate([top, bottom], nb))
+    starts = (0,) * nb
+    frechet = lax.slice(block, starts + (0, n), shape[:-2] + (n, 2 * n))
+    if not compute_expm:
+        return frechet
+    return lax.slice(block, starts + (0, 0), shape), frechet
+
+
 def _pade13(a):
     """r13(a) = q(a)⁻¹ p(a), with p and q evaluated as Higham does (six products)."""
     b = [np.asarray(c, get_aval(a).dtype) for c in _PADE13]
@@ -353,6 +560,92 @@ def _sqrt_upper_triangular(t):
                                   lax.full_like(t_j, 0)))
         return lax.dynamic_update_index_in_dim(r, x, j, nb + 1)
     return lax.fori_loop(np.int32(0), np.int32(n), column, zeros)
+
+
+def polar(a, side: str = "right", *, method: str = "qdwh", eps: float | None = None,
+          max_iterations: int | None = None):
+    """The polar decomposition of each matrix: `(u, p)` with a = u p (side 'right', p
+    n×n) or a = p u ('left', p m×m), u with orthonormal columns (rows) and p Hermitian
+    positive semi-definite. Computed from the SVD a = W Σ Vᴴ as u = W Vᴴ and p = V Σ Vᴴ
+    (or W Σ Wᴴ) for either `method` ('qdwh' or 'svd': the decomposition is unique for a
+    matrix of full rank); `eps` and `max_iterations` tune QDWH and are accepted."""
+    if side not in ("right", "left"):
+        raise ValueError("The argument `side` must be either 'right' or 'left'.")
+    if method not in ("qdwh", "svd"):
+        raise ValueError(f"Unknown polar decomposition method {method}.")
+    a = matrices("scipy.linalg.polar", a)
+    w, s, vh = lax_linalg.svd(a, full_matrices=False)
+    u = matmul(w, vh)
+    basis = mH(vh) if side == "right" else w
+    scaled = lax.mul(basis, lax.expand_dims(lax.convert_element_type(s, get_aval(a).dtype),
+                                            (get_aval(s).ndim - 1,)))
+    return u, matmul(scaled, mH(basis))
+
+
+def solve_sylvester(A, B, C, *, method: str = "schur", tol: float = 1e-8):
+    """X with A X + X B = C, for each (batched) A [m, m], B [n, n], C [m, n]. 'schur'
+    (Bartels-Stewart): with A = U R Uᴴ and B = V S Vᴴ (complex Schur forms), solve
+    R Y + Y S = Uᴴ C V one column at a time, since S is triangular; 'eigen' divides
+    in the eigenbases instead. Where some eigenvalue sum λ_i(A) + μ_j(B) is below
+    `tol` in magnitude there is no unique solution: the result is NaN, as JAX's."""
+    if method not in ("schur", "eigen"):
+        raise ValueError(f'Unrecognized method {method}. The two valid methods are either '
+                         f'"schur" or "eigen".')
+    A, B, C = inexact("scipy.linalg.solve_sylvester", A, B, C)
+    shapes = [get_aval(x).shape for x in (A, B, C)]
+    if any(len(sh) < 2 for sh in shapes) or shapes[0][-2:] != (shapes[2][-2],) * 2 \
+            or shapes[1][-2:] != (shapes[2][-1],) * 2:
+        raise ValueError(f"Incompatible shapes for Sylvester equation:\nA: {shapes[0]}\n"
+                         f"B: {shapes[1]}\nC: {shapes[2]}")
+    batch = util.broadcast_shapes(*(sh[:-2] for sh in shapes))
+    A, B, C = (util.broadcast_to_shape(x, batch + sh[-2:]) for x, sh in zip((A, B, C), shapes))
+    complex_dtype = dtypes.to_complex_dtype(get_aval(C).dtype)
+    if method == "schur":
+        X, sums = _sylvester_schur(A, B, lax.convert_element_type(C, complex_dtype))
+    else:
+        X, sums = _sylvester_eigen(A, B, lax.convert_element_type(C, complex_dtype))
+    if util.dtype_category(get_aval(C).dtype) != "c":
+        X = lax.real(X)
+    singular = lax.reduce_or(lax.lt(lax.abs(sums), np.asarray(tol, dtypes.finfo(
+        get_aval(X).dtype).dtype)), (len(batch), len(batch) + 1))
+    nan = lax.full_like(X, np.nan)
+    return lax.select(lax.broadcast_in_dim(singular, get_aval(X).shape, tuple(range(len(batch)))),
+                      nan, X)
+
+
+def _eigenvalue_sums(lam, mu):
+    nb = get_aval(lam).ndim - 1
+    m, n = get_aval(lam).shape[-1], get_aval(mu).shape[-1]
+    out = get_aval(lam).shape[:-1] + (m, n)
+    return lax.add(lax.broadcast_in_dim(lam, out, (*range(nb), nb)),
+                   lax.broadcast_in_dim(mu, out, (*range(nb), nb + 1)))
+
+
+def _sylvester_schur(A, B, C):
+    R, U = schur(A, output="complex")
+    S, V = schur(B, output="complex")
+    F = matmul(matmul(mH(U), C), V)
+    n = get_aval(C).shape[-1]
+    eye = eye_like(R)
+
+    def column(k, Y):  # (R + S[k, k] I) y_k = f_k - Σ_{j<k} y_j S[j, k]
+        s_col = lax.dynamic_slice_in_dim(S, k, 1, axis=-1)  # [..., n, 1]; rows >= k hit zeros
+        rhs = lax.sub(lax.dynamic_slice_in_dim(F, k, 1, axis=-1), matmul(Y, s_col))
+        s_kk = lax.dynamic_slice_in_dim(s_col, k, 1, axis=-2)  # [..., 1, 1]
+        shifted = lax.add(R, lax.mul(eye, s_kk))
+        y = lax_linalg.triangular_solve(shifted, rhs, left_side=True, lower=False)
+        return lax.dynamic_update_slice_in_dim(Y, y, k, axis=-1)
+    Y = lax.fori_loop(np.int32(0), np.int32(n), column, lax.full_like(F, 0))
+    return matmul(matmul(U, Y), mH(V)), _eigenvalue_sums(matrix_diagonal(R),
+                                                         matrix_diagonal(S))
+
+
+def _sylvester_eigen(A, B, C):
+    lam, UA = np_decompositions.eig(A)
+    mu, UB = np_decompositions.eig(B)
+    sums = _eigenvalue_sums(lam, mu)
+    F = np_solvers.solve(UA, matmul(lax.convert_element_type(C, get_aval(UA).dtype), UB))
+    return matmul(matmul(UA, lax.div(F, sums)), np_solvers.inv(UB)), sums
 
 
 # --- building matrices ---------------------------------------------------------------------------

@@ -2,15 +2,17 @@
 
 * abstract evaluation checks the arguments against the exported avals (ranks,
   dtypes, constant dimensions; `ValueError`s naming `args[i].shape[j]` as JAX
-  does), solves the dimension variables from the arguments' shapes, and gives the
-  output avals;
+  does), solves the dimension variables from the arguments' shapes (`solving.py`),
+  and gives the output avals;
+* effects: the export's ordered and unordered effects;
 * impl: eager dispatch (the one-equation module is compiled and run);
 * jvp: none — an `Exported` with a VJP is called through `custom_vjp` (the
   backward pass calls the exported VJP, as JAX does); one without says so;
 * lowering: the exported module is deserialized into the module being built, its
   symbols renamed apart, and `@main` called (after checking the platform and the
-  number of devices). A shape-polymorphic callee marks the module for shape
-  refinement, which `lowering` runs before compilation.
+  number of devices) with the tokens of its ordered effects, its arguments and
+  results constrained to the exported shardings. A shape-polymorphic callee marks
+  the module for shape refinement, which `lowering` runs before compilation.
 """
 from __future__ import annotations
 
@@ -27,7 +29,9 @@ from plax_transforms.export.calling_convention import (
 from plax_stdlib.lax.linalg.lapack import ensure_targets
 from plax_transforms.custom_derivatives import custom_vjp
 from plax_transforms.export.merging import merge_module
-from plax_transforms.export.shape_poly import DimExpr, dimension_variables, evaluate_shape
+from plax_transforms.export.shape_poly import DimExpr, evaluate_shape, shape_text
+from plax_transforms.export.solving import solving_plan
+from plax_transforms.lowering import sharding_constraint
 
 call_exported_p = Primitive("export.call_exported", multiple_results=True)
 
@@ -75,6 +79,8 @@ def _no_vjp(primals, tangents, *, exported):
 
 
 call_exported_p.def_jvp(_no_vjp)
+call_exported_p.define_rule("effects", lambda *, exported: frozenset(
+    (*exported.ordered_effects, *exported.unordered_effects)))
 
 
 def argument_path(in_tree, flat_index: int, dim: int | None = None) -> str:
@@ -104,8 +110,8 @@ def _abstract_eval(*avals, exported):
             raise ValueError(f"Expected an array for {_describe(exported, i)}, got {got}")
         if len(want.shape) != len(got.shape):
             raise ValueError(f"Rank mismatch for {_describe(exported, i)}: expected "
-                             f"{_shape_str(want.shape)} and called with "
-                             f"{_shape_str(got.shape)}")
+                             f"{shape_text(want.shape)} and called with "
+                             f"{shape_text(got.shape)}")
         if want.dtype != got.dtype and not (want.dtype == dtypes.float0
                                             and got.dtype == np.dtype(bool)):
             raise ValueError(f"Dtype mismatch for {_describe(exported, i)}: expected "
@@ -115,17 +121,9 @@ def _abstract_eval(*avals, exported):
                 if isinstance(g, DimExpr) or w != g:
                     raise ValueError(
                         f"Shape mismatch for {_describe(exported, i, j)} (expected same "
-                        f"constant): expected {_shape_str(want.shape)} and called with "
-                        f"{_shape_str(got.shape)}")
-            elif w.terms == ((w.variables[0], 1),) and not w.const:
-                env.setdefault(w.variables[0], g)
-    for name in dimension_variables([a.shape for a in exported.in_avals]):
-        if name not in env:
-            raise NotImplementedError(f"calling '{exported.fun_name}': cannot solve for the "
-                                      f"dimension variable '{name}'")
-        if isinstance(env[name], int) and env[name] < 1:
-            raise ValueError(f"calling '{exported.fun_name}': dimension variable '{name}' "
-                             f"must be >= 1, but the arguments give it {env[name]}")
+                        f"constant): expected {shape_text(want.shape)} and called with "
+                        f"{shape_text(got.shape)}")
+    _solve(exported, avals, env)
     for i, (want, got) in enumerate(zip(exported.in_avals, avals)):
         for j, (w, g) in enumerate(zip(want.shape, got.shape)):
             if isinstance(w, DimExpr) and w.evaluate(env) != g:
@@ -136,8 +134,28 @@ def _abstract_eval(*avals, exported):
     return [ShapedArray(evaluate_shape(a.shape, env), a.dtype) for a in exported.out_avals]
 
 
-def _shape_str(shape) -> str:
-    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+def _solve(exported, avals, env: dict) -> None:
+    """Put in `env` the dimension variables' values that the arguments' shapes give."""
+    positions = [(i, j) for i, a in enumerate(exported.in_avals) for j in range(len(a.shape))]
+    dims = [exported.in_avals[i].shape[j] for i, j in positions]
+    specs = ",".join(f"{_describe(exported, i)}.shape = {shape_text(a.shape)}"
+                      for i, a in enumerate(exported.in_avals))
+    prefix = "Input shapes do not match the polymorphic shapes specification. "
+    for step in solving_plan(dims, specs, lambda k: _describe(exported, *positions[k])):
+        i, j = positions[step.source]
+        size = avals[i].shape[j]
+        try:
+            env[step.var] = value = step.solve(size, env)
+        except ValueError as err:
+            raise ValueError(f"{prefix}{err}. Using the following polymorphic shapes "
+                             f"specifications: {specs}.") from None
+        if isinstance(value, int) and value < 1:
+            raise ValueError(f"{prefix}Expected value >= 1 for dimension variable "
+                             f"'{step.var}'. Using the following polymorphic shapes "
+                             f"specifications: {specs}. Obtained dimension variables: "
+                             f"'{step.var}' = {value} from specification "
+                             f"'{dims[step.source]}' for dimension "
+                             f"{_describe(exported, i, j)} (= {size}).")
 
 
 @call_exported_p.def_lowering
@@ -159,22 +177,32 @@ def _lowering(ctx, *args, exported):
                          f"[{minimum_supported_calling_convention_version}.."
                          f"{maximum_supported_calling_convention_version}]")
     mctx = ctx.module_context
+    # As JAX does: the arguments and results are constrained to the export's shardings
+    # (on the context's devices), which the partitioner then honours.
+    args = [value if s is None else sharding_constraint(ctx, value, s, aval)
+            for value, s, aval in zip(args, exported.in_named_shardings, ctx.avals_in)]
     main_name, main_type = _merge_module(mctx, exported)
     operands = []
     if len(exported.platforms) > 1:
         index = exported.platforms.index(platform) if platform in exported.platforms else 0
         operands.append(mu.dense_constant(np.int32(index)))
+    operands += [ctx.tokens[e] for e in exported.ordered_effects]
     kept = [args[i] for i in exported.module_kept_var_idx]
     for value, want in zip(kept, list(main_type.inputs)[len(operands):]):
         operands.append(value if value.type == want else hlo.convert(want, value))
     call = func.CallOp(list(main_type.results), ir.FlatSymbolRefAttr.get(main_name), operands)
+    n_tokens = len(exported.ordered_effects)
     if exported.uses_global_constants or not all(
-            ir.RankedTensorType(t).has_static_shape for t in main_type.results):
+            ir.RankedTensorType(t).has_static_shape for t in main_type.results[n_tokens:]):
         mctx.needs_shape_refinement = True
+    results = list(call.results)
+    for e in exported.ordered_effects:
+        ctx.tokens[e] = results.pop(0)
     outs = []
-    for value, aval in zip(call.results, ctx.avals_out):
+    for value, aval, s in zip(results, ctx.avals_out, exported.out_named_shardings):
         want = mu.ir_type(aval)
-        outs.append(value if value.type == want else hlo.convert(want, value))
+        value = value if value.type == want else hlo.convert(want, value)
+        outs.append(value if s is None else sharding_constraint(ctx, value, s, aval))
     return outs
 
 
@@ -200,5 +228,4 @@ def _merge_module(mctx, exported) -> tuple[str, ir.FunctionType]:
     if mctx.platform == "cpu" and _calls_lapack(sub):
         ensure_targets()
     return merge_module(mctx.module, mctx.symbol_table, sub,
-                        f"call_exported_{exported.fun_name}",
-                        f"the module of '{exported.fun_name}'")
+                        f"call_exported_{exported.fun_name}")

@@ -1,14 +1,18 @@
 """`export(jit(f))(*specs)` → `Exported`: a function lowered to StableHLO once, with
 what is needed to call it later, in another process or from JAX.
 
-The module follows JAX's calling convention (versions 9–10): `@main` takes the
-array arguments that survive dead-code elimination (`module_kept_var_idx`), and —
-when the module is shape-polymorphic or lowered for several platforms — it is a
-wrapper that first takes a platform index (`jax.global_constant =
+The module follows JAX's calling convention (versions 9–10): `@main` takes one
+`!stablehlo.token` per ordered effect, then the array arguments that survive
+dead-code elimination (`module_kept_var_idx`), and returns the tokens ahead of its
+results; when the module is shape-polymorphic or lowered for several platforms it
+is a wrapper that first takes a platform index (`jax.global_constant =
 "_platform_index"`, only for several platforms), computes each dimension variable
 from the arguments' shapes, checks the shapes with `@shape_assertion` custom calls
-and calls `@_wrapped_jax_export_main(dims..., arrays...)`. Such modules are marked
-`jax.uses_shape_polymorphism` and need shape refinement before compilation.
+and calls `@_wrapped_jax_export_main(dims..., tokens..., arrays...)`. Such modules
+are marked `jax.uses_shape_polymorphism` and need shape refinement before
+compilation. A computation over several devices (jit's `in_shardings`/
+`out_shardings`, or `ShapeDtypeStruct`s with a `sharding`) is lowered for SPMD
+partitioning, its arguments and results annotated in Shardy's dialect.
 """
 from __future__ import annotations
 
@@ -26,12 +30,14 @@ from plax.extend.ad import tangent_aval
 from plax.extend.core import ShapeDtypeStruct, ShapedArray, jaxpr_as_fun
 from plax.extend.mlir import hlo, mu
 from plax_runtime import backends
-from plax_transforms.export import serialization
+from plax_transforms.export import serialization, shardings
 from plax_transforms.export.call_exported import (argument_path, call_exported,
                                                    differentiable_call)
 from plax_transforms.export.calling_convention import CALLING_CONVENTION_VERSION
 from plax_transforms.export.merging import merge_module
-from plax_transforms.export.shape_poly import DimExpr, dimension_variables
+from plax_transforms.call_placement import place_call
+from plax_transforms.export.shape_poly import DimExpr, dimension_variables, shape_text
+from plax_transforms.export.solving import solving_plan
 from plax_transforms.jit import JitWrapped, jit
 from plax_transforms.lowering import lower_jaxpr_to_module
 from plax_transforms.mlir_context import make_ir_context, module_to_bytecode, module_to_string
@@ -80,8 +86,12 @@ class Exported:
 
     `in_tree`/`out_tree` are the pytrees of `(args, kwargs)` and of the result,
     `in_avals`/`out_avals` the flat avals (shapes may hold symbolic dimensions),
-    `in_shardings_hlo`/`out_shardings_hlo` one entry per aval (None: unspecified),
-    `mlir_module_serialized` the portable StableHLO artifact.
+    `_in_named_shardings`/`_out_named_shardings` one NamedSharding on an abstract
+    mesh or None (unspecified) per aval (empty: all None), `in_shardings_hlo`/
+    `out_shardings_hlo` their `HloSharding`s once read back from bytes (None in a
+    fresh export, as in JAX 0.10.2; see `shardings.py`), `nr_devices` the number of
+    devices the module is partitioned for, `mlir_module_serialized` the portable
+    StableHLO artifact.
     """
     fun_name: str
     in_tree: Any
@@ -100,6 +110,16 @@ class Exported:
     module_kept_var_idx: tuple[int, ...] = ()
     uses_global_constants: bool = False
     _get_vjp: Callable[[Exported], Exported] | None = None
+    _in_named_shardings: tuple = ()
+    _out_named_shardings: tuple = ()
+
+    @property
+    def in_named_shardings(self) -> tuple:
+        return self._in_named_shardings or (None,) * len(self.in_avals)
+
+    @property
+    def out_named_shardings(self) -> tuple:
+        return self._out_named_shardings or (None,) * len(self.out_avals)
 
     def mlir_module(self) -> str:
         """The module's StableHLO text."""
@@ -112,12 +132,14 @@ class Exported:
         return f"Exported(fun_name={self.fun_name}, ...)"
 
     def in_shardings_jax(self, mesh) -> tuple:
-        """Shardings to place the arguments with (None: unspecified, which is all plax
-        exports for now)."""
-        return tuple(self.in_shardings_hlo)
+        """The arguments' shardings (None: unspecified) on `mesh`, a mesh with the
+        export's axis names, sizes and types (its devices may differ): what to
+        `device_put` the arguments with before `call`."""
+        return shardings.on_mesh(self.in_named_shardings, mesh)
 
     def out_shardings_jax(self, mesh) -> tuple:
-        return tuple(self.out_shardings_hlo)
+        """The results' shardings on `mesh` (see `in_shardings_jax`)."""
+        return shardings.on_mesh(self.out_named_shardings, mesh)
 
     def has_vjp(self) -> bool:
         return self._get_vjp is not None
@@ -192,29 +214,30 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
 
 
 def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwargs):
-    info = fun_jit._info
-    if info.in_shardings is not None or info.out_shardings is not None:
-        raise NotImplementedError("export of a jit with in_shardings/out_shardings: plax "
-                                  "exports computations for one device (unspecified "
-                                  "shardings) only, for now")
-    traced = fun_jit.trace(*args, **kwargs)
-    closed = traced.jaxpr
+    flat, in_tree, result = fun_jit._infer(args, kwargs)
+    closed = result.closed
     dbg = closed.jaxpr.debug_info
     fun_name = (dbg.func_name if dbg is not None else "") or "fun"
-    if closed.jaxpr.effects:
-        raise NotImplementedError(
-            f"export of {fun_name}, which has effects {sorted(map(str, closed.jaxpr.effects))}"
-            ": plax exports effect-free computations only (host callbacks cannot be "
-            "serialized)")
+    if result.leading or result.ref_plan is not None:
+        raise NotImplementedError(f"export of {fun_name}: a jitted function that closes "
+                                  "over traced values or uses array references")
     in_avals = tuple(ShapedArray(a.shape, a.dtype) for a in closed.in_avals)
     out_avals = tuple(ShapedArray(a.shape, a.dtype) for a in closed.out_avals)
+    placement = _placement(fun_jit, args, kwargs, flat, in_tree, result)
+    nr_devices = len(placement.devices)
     dim_vars = dimension_variables([a.shape for a in in_avals])
     _check_outputs_use_known_variables(out_avals, dim_vars, fun_name)
     polymorphic = bool(dim_vars) or len(platforms) > 1
-    lowerings = [lower_jaxpr_to_module(closed, name=fun_name, platform=p,
-                                       keep_unused=bool(dim_vars), hoist_constants=False,
-                                       dim_vars=dim_vars) for p in platforms]
+    lowerings = [lower_jaxpr_to_module(
+        closed, name=fun_name, platform=p, keep_unused=bool(dim_vars), hoist_constants=False,
+        dim_vars=dim_vars, num_partitions=nr_devices, in_shardings=placement.in_shardings,
+        out_shardings=placement.out_shardings or None) for p in platforms]
+    if any(lw.host_callbacks or lw.keepalives for lw in lowerings):
+        # As JAX: a module calling back into this process cannot run in another one.
+        raise NotImplementedError("serialization of host_callbacks is not yet implemented")
     lowering = lowerings[0]
+    ordered = lowering.ordered_effects
+    unordered = tuple(sorted((e for e in closed.jaxpr.effects if e not in ordered), key=repr))
     platform_dependent = len({module_to_string(lw.module) for lw in lowerings}) > 1
     if any(lw.kept_var_idx != lowering.kept_var_idx for lw in lowerings):
         raise NotImplementedError(f"export of {fun_name} for platforms {list(platforms)}: "
@@ -226,28 +249,64 @@ def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwa
         else:
             module, inner = lowering.module, None
         if polymorphic:
-            _wrap_main(module, in_avals, dim_vars, lowering.kept_var_idx, traced.in_tree,
-                       multi_platform=len(platforms) > 1, inner=inner)
+            _wrap_main(module, in_avals, dim_vars, lowering.kept_var_idx, in_tree,
+                       multi_platform=len(platforms) > 1, inner=inner, n_tokens=len(ordered))
         module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(
             polymorphic)
         _verify(module, fun_name)
         target = hlo.get_version_from_compatibility_requirement(
             hlo.StablehloCompatibilityRequirement.WEEK_4)
-        serialized = _jax.mlir.serialize_portable_artifact(module_to_bytecode(module), target)
+        # As JAX: Shardy's dialect stays itself in the artifact where the backend
+        # reads it so ("mixed" serialization), rather than frontend attributes.
+        serialized = _jax.mlir.serialize_portable_artifact(
+            module_to_bytecode(module), target, backends.get_backend().serialize_with_sdy)
+    kept = set(lowering.kept_var_idx)
+    in_named = tuple(shardings.abstract_named_sharding(s, len(a.shape)) if i in kept else None
+                     for i, (s, a) in enumerate(zip(placement.in_shardings, in_avals)))
+    # An output's sharding is jit's, else the one its type has (explicit mesh axes).
+    out_layouts = tuple(
+        s if s is not None else _typed_on(getattr(a, "sharding", None), placement.devices)
+        for s, a in zip(placement.out_shardings or (None,) * len(out_avals), closed.out_avals))
+    out_named = tuple(shardings.abstract_named_sharding(s, len(a.shape))
+                      for s, a in zip(out_layouts, out_avals))
     return Exported(
-        fun_name=fun_name, in_tree=traced.in_tree, in_avals=in_avals,
-        out_tree=traced.out_tree, out_avals=out_avals,
+        fun_name=fun_name, in_tree=in_tree, in_avals=in_avals,
+        out_tree=result.out_tree, out_avals=out_avals,
         in_shardings_hlo=(None,) * len(in_avals), out_shardings_hlo=(None,) * len(out_avals),
-        nr_devices=1, platforms=platforms, disabled_safety_checks=disabled_checks,
+        nr_devices=nr_devices, platforms=platforms, ordered_effects=ordered,
+        unordered_effects=unordered, disabled_safety_checks=disabled_checks,
         mlir_module_serialized=serialized, module_kept_var_idx=tuple(lowering.kept_var_idx),
         uses_global_constants=polymorphic,
-        _get_vjp=lambda primal: _export_vjp(primal, closed))
+        _get_vjp=lambda primal: _export_vjp(primal, closed, placement.in_shardings,
+                                             out_layouts),
+        _in_named_shardings=shardings.stated(in_named),
+        _out_named_shardings=shardings.stated(out_named))
 
 
-def _export_vjp(primal: Exported, closed) -> Exported:
-    """The VJP of `primal` (whose Jaxpr is `closed`), exported: it takes the flat
-    primal arguments followed by one cotangent per flat output (float0 for integer
-    ones) and returns the cotangents of the flat arguments, as JAX's does."""
+def _typed_on(typed, devices):
+    """A type's sharding (on an abstract mesh) placed on the call's devices."""
+    return None if typed is None else typed._on_devices(tuple(devices))
+
+
+def _placement(fun_jit, args, kwargs, flat, in_tree, result):
+    """The devices and shardings of the call being exported: jit's `in_shardings`/
+    `out_shardings`, else the `sharding` of `ShapeDtypeStruct` arguments and the
+    shardings of committed Arrays; one device when nothing says otherwise."""
+    ins, outs = fun_jit._shardings(flat, in_tree, result)
+    ins = list(ins or (None,) * len(flat))
+    for i, x in enumerate(flat):
+        given = getattr(x, "sharding", None) if isinstance(x, ShapeDtypeStruct) else None
+        if given is not None and ins[i] is None:
+            ins[i] = given
+    return place_call(flat, ins, outs, jaxpr=result.closed.jaxpr,
+                      describe=fun_jit._describer(args, kwargs, flat))
+
+
+def _export_vjp(primal: Exported, closed, in_layouts, out_layouts) -> Exported:
+    """The VJP of `primal` (whose Jaxpr is `closed`, its inputs and outputs laid out as
+    `in_layouts`/`out_layouts`), exported: it takes the flat primal arguments followed
+    by one cotangent per flat output (float0 for integer ones) and returns the
+    cotangents of the flat arguments, laid out as the arguments are, as JAX's does."""
     from plax_transforms.autodiff_api import vjp  # (importing plax.export stays light)
     n_in = len(primal.in_avals)
     primal_fun = jaxpr_as_fun(closed)
@@ -259,7 +318,11 @@ def _export_vjp(primal: Exported, closed) -> Exported:
     fun_vjp.__name__ = f"vjp_{primal.fun_name}"
     specs = [ShapeDtypeStruct(a.shape, a.dtype)
              for a in (*primal.in_avals, *map(tangent_aval, primal.out_avals))]
-    return export(jit(fun_vjp), platforms=primal.platforms,
+    layouts = {}
+    if any(s is not None for s in (*in_layouts, *out_layouts)):
+        layouts = dict(in_shardings=(*in_layouts, *out_layouts),
+                       out_shardings=tuple(in_layouts))
+    return export(jit(fun_vjp, **layouts), platforms=primal.platforms,
                   disabled_checks=primal.disabled_safety_checks)(*specs)
 
 
@@ -290,16 +353,17 @@ def _side_by_side(lowerings, platforms) -> ir.Module:
     symbols = ir.SymbolTable(module.operation)
     for lowering, platform in zip(lowerings, platforms):
         src = ir.Module.parse(module_to_bytecode(lowering.module))
-        merge_module(module, symbols, src, f"_platform_{platform}_main",
-                     f"the lowering for {platform}")
+        merge_module(module, symbols, src, f"_platform_{platform}_main")
     return module
 
 
 def _wrap_main(module: ir.Module, in_avals, dim_vars: Sequence[str], kept_var_idx,
-               in_tree, *, multi_platform: bool, inner: Sequence[str] | None) -> None:
-    """Add a public `@main([platform index,] arrays...)` that computes the dimension
-    variables from the arrays' shapes, asserts the shapes, and calls the lowered
-    function(s), which take `dims..., arrays...`: `@main` renamed to
+               in_tree, *, multi_platform: bool, inner: Sequence[str] | None,
+               n_tokens: int = 0) -> None:
+    """Add a public `@main([platform index,] tokens..., arrays...)` that computes the
+    dimension variables from the arrays' shapes, asserts the shapes, and calls the
+    lowered function(s), which take `dims..., tokens..., arrays...` (one token per
+    ordered effect): `@main` renamed to
     `@_wrapped_jax_export_main`, or with `inner` one per platform, chosen by the
     platform index."""
     symbols = ir.SymbolTable(module.operation)
@@ -330,66 +394,74 @@ def _wrap_main(module: ir.Module, in_avals, dim_vars: Sequence[str], kept_var_id
     symbols.set_symbol_name(main, "main")
     block = main.add_entry_block()
     with ir.InsertionPoint(block):
-        arrays = list(block.arguments)[int(multi_platform):]
+        tokens = list(block.arguments)[int(multi_platform):int(multi_platform) + n_tokens]
+        arrays = list(block.arguments)[int(multi_platform) + n_tokens:]
         kept_avals = [in_avals[i] for i in kept_var_idx]
         dims = _dimension_values(arrays, kept_avals, dim_vars, in_tree, kept_var_idx)
         results = list(inner_type.results)
+        operands = [*dims, *tokens, *arrays]
         if len(callees) == 1:
             outs = func.CallOp(results, ir.FlatSymbolRefAttr.get(callees[0]),
-                               [*dims, *arrays]).results
+                               operands).results
         else:
             case = hlo.CaseOp(results, block.arguments[0], num_branches=len(callees))
             for region, callee in zip(case.regions, callees):
                 with ir.InsertionPoint(region.blocks.append()):
                     hlo.return_(list(func.CallOp(results, ir.FlatSymbolRefAttr.get(callee),
-                                                 [*dims, *arrays]).results))
+                                                 operands).results))
             outs = case.results
         func.ReturnOp(list(outs))
     passmanager.PassManager.parse("builtin.module(symbol-dce)").run(module.operation)
 
 
 def _dimension_values(arrays, avals, dim_vars, in_tree, kept_var_idx) -> list[ir.Value]:
-    """Each dimension variable's value, from the first dimension that is exactly it, and
-    `@shape_assertion`s that every symbolic dimension matches the argument's size."""
+    """Each dimension variable's value, solved from the arguments' sizes as
+    `shape_poly.solving_plan` says, and `@shape_assertion`s that each division is
+    exact, each variable >= 1 and every other symbolic dimension matches its size."""
     def path(arg: int, dim: int | None = None) -> str:
         return argument_path(in_tree, kept_var_idx[arg], dim)
 
-    sources: dict[str, tuple[int, int]] = {}  # variable → (argument, dimension)
-    for arg, aval in enumerate(avals):
-        for dim, d in enumerate(aval.shape):
-            if isinstance(d, DimExpr) and d.terms == ((d.variables[0], 1),) and not d.const:
-                sources.setdefault(d.variables[0], (arg, dim))
-    missing = [v for v in dim_vars if v not in sources]
-    if missing:
-        raise NotImplementedError(
-            f"export: the dimension variables {missing} do not appear alone as a dimension "
-            "of some input (e.g. only in '2*b'); plax cannot solve for them yet")
-    values = {v: hlo.get_dimension_size(arrays[arg], dim) for v, (arg, dim) in sources.items()}
-    specs = "; ".join(f"{path(i)}.shape = ({', '.join(map(str, a.shape))})"
-                      for i, a in enumerate(avals))
+    positions = [(arg, dim) for arg, aval in enumerate(avals) for dim in range(len(aval.shape))]
+    dims = [avals[arg].shape[dim] for arg, dim in positions]
+    specs = ",".join(f"{path(i)}.shape = {shape_text(a.shape)}" for i, a in enumerate(avals))
+    plan = solving_plan(dims, specs, lambda i: path(*positions[i]))
     i32 = np.dtype(np.int32)
-    for name in dim_vars:
-        _shape_assertion(
-            mu.compare(values[name], mu.dense_constant(np.int32(1)), "GE", i32),
-            [values[name]],
-            f"Input shapes do not match the polymorphic shapes specification. Expected "
-            f"value >= 1 for dimension variable '{name}'. Using the following polymorphic "
-            f"shapes specifications: {specs}. Obtained dimension variables: '{name}' = {{0}} "
-            f"from specification '{name}' for dimension {path(*sources[name])}.")
-    solved = set(sources.values())
+    prefix = "Input shapes do not match the polymorphic shapes specification."
+    values: dict[str, ir.Value] = {}
     with mu.dimension_values(values.__getitem__):
-        for arg, aval in enumerate(avals):
-            for dim, d in enumerate(aval.shape):
-                if not isinstance(d, DimExpr) or (arg, dim) in solved:
-                    continue
-                expected = mu.dimension_value(d)
-                actual = hlo.get_dimension_size(arrays[arg], dim)
+        for step in plan:
+            arg, dim = positions[step.source]
+            size = hlo.get_dimension_size(arrays[arg], dim)
+            numerator = hlo.subtract(size, mu.dimension_value(step.rest))
+            value = numerator
+            if step.coeff != 1:
+                coeff = mu.dense_constant(np.int32(step.coeff))
+                remainder = hlo.remainder(numerator, coeff)
                 _shape_assertion(
-                    mu.compare(actual, expected, "EQ", i32), [actual, expected],
-                    f"Input shapes do not match the polymorphic shapes specification. Found "
-                    f"inconsistency between dimension size {path(arg, dim)} (= {{0}}) and "
-                    f"the specification '{d}' (= {{1}}). Using the following polymorphic "
-                    f"shapes specifications: {specs}.")
+                    mu.compare(remainder, mu.dense_constant(np.int32(0)), "EQ", i32),
+                    [remainder],
+                    f"{prefix} Division had remainder {{0}} when computing the value of "
+                    f"'{step.var}'. Using the following polymorphic shapes specifications: "
+                    f"{specs}.")
+                value = hlo.divide(numerator, coeff)
+            values[step.var] = value
+            _shape_assertion(
+                mu.compare(value, mu.dense_constant(np.int32(1)), "GE", i32), [value, size],
+                f"{prefix} Expected value >= 1 for dimension variable '{step.var}'. Using the "
+                f"following polymorphic shapes specifications: {specs}. Obtained dimension "
+                f"variables: '{step.var}' = {{0}} from specification '{dims[step.source]}' for "
+                f"dimension {path(arg, dim)} (= {{1}}).")
+        sources = {step.source for step in plan}
+        for i, ((arg, dim), d) in enumerate(zip(positions, dims)):
+            if not isinstance(d, DimExpr) or i in sources:
+                continue
+            expected = mu.dimension_value(d)
+            actual = hlo.get_dimension_size(arrays[arg], dim)
+            _shape_assertion(
+                mu.compare(actual, expected, "EQ", i32), [actual, expected],
+                f"{prefix} Found inconsistency between dimension size {path(arg, dim)} "
+                f"(= {{0}}) and the specification '{d}' (= {{1}}). Using the following "
+                f"polymorphic shapes specifications: {specs}.")
     return [values[v] for v in dim_vars]
 
 

@@ -9,11 +9,11 @@ from jaxlib.mlir import ir
 
 
 def merge_module(dst: ir.Module, dst_symbols: ir.SymbolTable, src: ir.Module,
-                 prefix: str, what: str) -> tuple[str, ir.FunctionType]:
+                 prefix: str) -> tuple[str, ir.FunctionType]:
     """Move `src`'s functions (in `dst`'s context) into `dst`, private and renamed
     apart from `dst`'s symbols: `@main` becomes `prefix`, the others `prefix_name`
-    (an empty Shardy mesh keeps its name, shared with `dst`'s).
-    The name and type of the moved `@main`; `what` names `src` in errors."""
+    (a Shardy mesh keeps its name where that is free or names the same mesh).
+    The name and type of the moved `@main`."""
     src_symbols = ir.SymbolTable(src.operation)
     taken = {ir.StringAttr(op.attributes["sym_name"]).value
              for op in dst.body.operations if "sym_name" in op.attributes}
@@ -25,19 +25,15 @@ def merge_module(dst: ir.Module, dst_symbols: ir.SymbolTable, src: ir.Module,
             continue
         old = ir.StringAttr(op.attributes["sym_name"]).value
         if op.operation.name == "sdy.mesh":
-            # One-device modules may state the empty mesh (JAX's do, around key arrays):
-            # it is shared under its name.
-            if "<[]>" not in str(op):
-                raise NotImplementedError(f"{what} states a Shardy mesh with axes: plax "
-                                          "handles one-device modules only")
-            if old in existing and str(existing[old].attributes["mesh"]) != str(
+            # A Shardy mesh equal to one of `dst`'s of the same name is shared; any
+            # other is renamed apart like a function (its uses follow).
+            if old in existing and str(existing[old].attributes["mesh"]) == str(
                     op.attributes["mesh"]):
-                raise NotImplementedError(f"{what} states a mesh @{old} unlike the one "
-                                          "already in the module")
-            if old in existing:
                 duplicates.append(op)
-            taken.add(old)
-            continue
+                continue
+            if old not in taken:
+                taken.add(old)
+                continue
         base = _sanitize(prefix + ("" if old == "main" else f"_{old}"))
         new, k = base, 0
         while new in taken:

@@ -5,12 +5,12 @@ reads what the other wrote.
 What is written: the function name, the `(args, kwargs)` and result pytrees
 (`PyTreeDef` tables: leaf/None/tuple/list/dict, and custom nodes registered with
 `register_pytree_node_serialization`), the avals both as plain lists and as
-indices into a table of distinct avals (JAX's v10 form), one `Sharding` entry per
-input and output (all unspecified: plax exports for one device), the platforms,
-the disabled safety checks, the serialized StableHLO module, the calling
-convention version, the kept inputs, whether the module needs shape refinement,
-and optionally the exported VJP (recursively). Effects are not serialized (plax
-exports none).
+indices into a table of distinct avals (JAX's v10 form), the named shardings of
+the inputs and outputs (`serialized_shardings.py`), the number of devices, the
+platforms, the ordered and unordered effects (by class), the disabled safety
+checks, the serialized StableHLO module, the calling convention version, the kept
+inputs, whether the module needs shape refinement, and optionally the exported
+VJP (recursively).
 """
 from __future__ import annotations
 
@@ -22,10 +22,12 @@ from typing import Any, Callable
 import numpy as np
 
 from plax.extend import dtypes, tree_util
-from plax.extend.core import ShapedArray
+from plax.extend.core import Effect, ShapedArray
 from plax_transforms.export import flatbuffer as fb
 from plax_transforms.export.flatbuffer import BOOL, INT8, INT16, UINT16, UINT32, Table, Vector
+from plax_transforms.export.serialized_shardings import Shardings, read_shardings
 from plax_transforms.export.shape_poly import parse_dimension
+from plax_transforms.export.shardings import hlo_shardings, stated
 
 # JAX writes 3 in the version field for the sake of old readers; so do we.
 _WRITTEN_SERIALIZATION_VERSION = 3
@@ -33,8 +35,8 @@ _WRITTEN_SERIALIZATION_VERSION = 3
 # Field slots, in the order of the schema's tables.
 _TREE_KIND, _TREE_CHILDREN, _TREE_NAMES, _TREE_CUSTOM_NAME, _TREE_AUXDATA = range(5)
 _AVAL_KIND, _AVAL_SHAPE, _AVAL_DTYPE, _AVAL_MEMORY_SPACE = range(4)
-_SHARDING_KIND, _SHARDING_HLO_PROTO, _SHARDING_NAMED = range(3)
 _CHECK_KIND, _CHECK_TARGET = range(2)
+_EFFECT_TYPE_NAME = 0
 (_EXP_VERSION, _EXP_NAME, _EXP_IN_TREE, _EXP_IN_AVALS, _EXP_OUT_TREE, _EXP_OUT_AVALS,
  _EXP_NR_DEVICES_SHORT, _EXP_IN_SHARDINGS, _EXP_OUT_SHARDINGS, _EXP_PLATFORMS,
  _EXP_ORDERED_EFFECTS, _EXP_UNORDERED_EFFECTS, _EXP_DISABLED_CHECKS, _EXP_MODULE,
@@ -42,6 +44,13 @@ _CHECK_KIND, _CHECK_TARGET = range(2)
  _EXP_NR_DEVICES, _EXP_UNIQUE_AVALS, _EXP_UNIQUE_MESHES, _EXP_UNIQUE_SHARDINGS,
  _EXP_IN_AVALS_IDXS, _EXP_OUT_AVALS_IDXS, _EXP_IN_SHARDINGS_IDXS,
  _EXP_OUT_SHARDINGS_IDXS) = range(26)
+
+_SHARDING_SLOTS = {
+    "in": {"meshes": _EXP_UNIQUE_MESHES, "named": _EXP_UNIQUE_SHARDINGS,
+           "idxs": _EXP_IN_SHARDINGS_IDXS, "entries": _EXP_IN_SHARDINGS},
+    "out": {"meshes": _EXP_UNIQUE_MESHES, "named": _EXP_UNIQUE_SHARDINGS,
+            "idxs": _EXP_OUT_SHARDINGS_IDXS, "entries": _EXP_OUT_SHARDINGS},
+}
 
 _LEAF, _NONE, _TUPLE, _LIST, _DICT, _CUSTOM = range(6)
 _MEMORY_SPACE_DEVICE = 1
@@ -121,11 +130,10 @@ def _exported_table(exp, vjp_order: int) -> Table:
             raise ValueError("serialization of an Exported that does not have vjps of "
                              f"high-enough order (vjp_order={vjp_order})")
         vjp = _exported_table(exp.vjp(), vjp_order - 1)
-    if exp.ordered_effects or exp.unordered_effects:
-        raise NotImplementedError("serializing an Exported with effects")
+    in_named, out_named = exp.in_named_shardings, exp.out_named_shardings
+    named = Shardings((*in_named, *out_named))
     unique_avals = list(dict.fromkeys(_aval_key(a) for a in (*exp.in_avals, *exp.out_avals)))
     index = {key: i for i, key in enumerate(unique_avals)}
-    n_in, n_out = len(exp.in_avals), len(exp.out_avals)
     return Table({
         _EXP_VERSION: (UINT16, _WRITTEN_SERIALIZATION_VERSION),
         _EXP_NAME: (None, exp.fun_name),
@@ -133,11 +141,12 @@ def _exported_table(exp, vjp_order: int) -> Table:
         _EXP_IN_AVALS: (None, Vector([_aval_table(a) for a in exp.in_avals])),
         _EXP_OUT_TREE: (None, _tree_table(exp.out_tree)),
         _EXP_OUT_AVALS: (None, Vector([_aval_table(a) for a in exp.out_avals])),
-        _EXP_IN_SHARDINGS: (None, Vector([Table({}) for _ in range(n_in)])),
-        _EXP_OUT_SHARDINGS: (None, Vector([Table({}) for _ in range(n_out)])),
+        _EXP_IN_SHARDINGS: (None, named.entries(in_named)),
+        _EXP_OUT_SHARDINGS: (None, named.entries(out_named)),
         _EXP_PLATFORMS: (None, Vector(list(exp.platforms))),
-        _EXP_ORDERED_EFFECTS: (None, Vector([])),
-        _EXP_UNORDERED_EFFECTS: (None, Vector([])),
+        _EXP_ORDERED_EFFECTS: (None, Vector([_effect_table(e) for e in exp.ordered_effects])),
+        _EXP_UNORDERED_EFFECTS: (None, Vector([_effect_table(e)
+                                               for e in exp.unordered_effects])),
         _EXP_DISABLED_CHECKS: (None, Vector([_check_table(c)
                                              for c in exp.disabled_safety_checks])),
         _EXP_MODULE: (None, bytes(exp.mlir_module_serialized)),
@@ -147,13 +156,13 @@ def _exported_table(exp, vjp_order: int) -> Table:
         _EXP_VJP: (None, vjp),
         _EXP_NR_DEVICES: (UINT32, exp.nr_devices),
         _EXP_UNIQUE_AVALS: (None, Vector([_aval_table(ShapedArray(*k)) for k in unique_avals])),
-        _EXP_UNIQUE_MESHES: (None, Vector([])),
-        _EXP_UNIQUE_SHARDINGS: (None, Vector([])),
+        _EXP_UNIQUE_MESHES: (None, named.mesh_tables()),
+        _EXP_UNIQUE_SHARDINGS: (None, named.named_tables()),
         _EXP_IN_AVALS_IDXS: (None, Vector([index[_aval_key(a)] for a in exp.in_avals], UINT32)),
         _EXP_OUT_AVALS_IDXS: (None, Vector([index[_aval_key(a)] for a in exp.out_avals],
                                            UINT32)),
-        _EXP_IN_SHARDINGS_IDXS: (None, Vector([0] * n_in, UINT32)),
-        _EXP_OUT_SHARDINGS_IDXS: (None, Vector([0] * n_out, UINT32)),
+        _EXP_IN_SHARDINGS_IDXS: (None, named.indices(in_named)),
+        _EXP_OUT_SHARDINGS_IDXS: (None, named.indices(out_named)),
     })
 
 
@@ -221,6 +230,37 @@ def _tree_table(treedef) -> Table:
                      "`export.register_namedtuple_serialization`.")
 
 
+def _effect_table(effect) -> Table:
+    """An effect, by its class (as JAX writes it): the class must make an equal effect
+    when called with no arguments, so that a reader can make it again."""
+    try:
+        replica = type(effect)()
+    except Exception:
+        raise NotImplementedError(f"Effect {effect} must have a nullary constructor to be "
+                                  "serializable") from None
+    if replica != effect or hash(replica) != hash(effect):
+        raise NotImplementedError(f"Effect {effect} must have a nullary class constructor "
+                                  "that produces an equal effect object.")
+    return Table({_EFFECT_TYPE_NAME: (None, str(type(effect)))})
+
+
+def _read_effect(t: fb.TableView):
+    """The effect a serialized Exported names by class: one of the `Effect` classes
+    this process has defined, called with no arguments."""
+    name = t.string(_EFFECT_TYPE_NAME)
+    todo = [Effect]
+    while todo:
+        cls = todo.pop()
+        if str(cls) == name:
+            try:
+                return cls()
+            except Exception:
+                raise NotImplementedError(f"deserializing effect {name} that does not have "
+                                          "a nullary class constructor") from None
+        todo.extend(cls.__subclasses__())
+    raise NotImplementedError(f"cannot deserialize effect type {name}")
+
+
 def _check_table(check) -> Table:
     target = check.is_custom_call()
     if target is not None:
@@ -253,19 +293,8 @@ def _read_exported(root: fb.TableView, make_exported, make_check):
                 else tuple(_read_aval(t) for t in root.tables(_EXP_IN_AVALS)))
     out_avals = (tuple(unique[i] for i in out_idxs) if out_idxs
                  else tuple(_read_aval(t) for t in root.tables(_EXP_OUT_AVALS)))
-    for what, idx_slot, list_slot in (
-            ("input", _EXP_IN_SHARDINGS_IDXS, _EXP_IN_SHARDINGS),
-            ("output", _EXP_OUT_SHARDINGS_IDXS, _EXP_OUT_SHARDINGS)):
-        idxs = root.scalars(idx_slot, "I")
-        stated = (any(idxs) if idxs else any(
-            t.has(_SHARDING_NAMED) or t.has(_SHARDING_HLO_PROTO)
-            for t in root.tables(list_slot)))
-        if stated:
-            raise NotImplementedError(
-                f"deserializing an Exported whose {what} shardings are specified (plax "
-                "reads exports with unspecified shardings only, for now)")
-    if root.tables(_EXP_ORDERED_EFFECTS) or root.tables(_EXP_UNORDERED_EFFECTS):
-        raise NotImplementedError("deserializing an Exported with effects")
+    in_named = read_shardings(root, _SHARDING_SLOTS["in"], len(in_avals), "input")
+    out_named = read_shardings(root, _SHARDING_SLOTS["out"], len(out_avals), "output")
     checks = []
     for t in root.tables(_EXP_DISABLED_CHECKS):
         kind = t.scalar(_CHECK_KIND, INT8)
@@ -281,11 +310,14 @@ def _read_exported(root: fb.TableView, make_exported, make_check):
         in_avals=in_avals,
         out_tree=_read_tree(root.table(_EXP_OUT_TREE)),
         out_avals=out_avals,
-        in_shardings_hlo=(None,) * len(in_avals),
-        out_shardings_hlo=(None,) * len(out_avals),
+        in_shardings_hlo=hlo_shardings(in_named, in_avals),
+        out_shardings_hlo=hlo_shardings(out_named, out_avals),
+        _in_named_shardings=stated(in_named), _out_named_shardings=stated(out_named),
         nr_devices=(root.scalar(_EXP_NR_DEVICES, UINT32)
                     or root.scalar(_EXP_NR_DEVICES_SHORT, INT16)),
         platforms=tuple(root.strings(_EXP_PLATFORMS)),
+        ordered_effects=tuple(_read_effect(t) for t in root.tables(_EXP_ORDERED_EFFECTS)),
+        unordered_effects=tuple(_read_effect(t) for t in root.tables(_EXP_UNORDERED_EFFECTS)),
         disabled_safety_checks=tuple(checks),
         mlir_module_serialized=root.bytes(_EXP_MODULE) or b"",
         calling_convention_version=root.scalar(_EXP_CALLING_CONVENTION, UINT16),

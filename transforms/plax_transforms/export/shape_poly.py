@@ -1,15 +1,17 @@
 """Symbolic dimensions for shape-polymorphic export: `symbolic_shape("b, 3")`.
 
 A dimension is an `int` or a `DimExpr`: an integer-linear combination of
-dimension variables (`b`, `2*b + 1`), each variable standing for a size >= 1.
-That covers batch dimensions and what elementwise ops, reductions over other
-axes, matrix products, concatenation and flattening reshapes make of them;
-products of variables, `//` and `%` are not supported (an
-`InconclusiveDimensionOperation` says so).
+dimension variables (`b`, `2*b + 1`), each variable standing for a size >= 1,
+of products of them (`b*c`, `b^2`: `Monomial`s) and of JAX's non-linear terms
+`floordiv(e, k)`, `mod(e, k)`, `max(e, f)`, `min(e, f)` (what `//`, `%`,
+`max_dim` and `min_dim` make where the result is not exact or decided). A
+variable is solved from the
+arguments' shapes where it occurs linearly, alone among the unknowns
+(`solving.py`).
 
 Comparisons follow JAX: `==` is structural (`b == 3` is False), while `<`, `<=`,
-`>`, `>=` decide from the variables' lower bounds and raise
-`InconclusiveDimensionOperation` when the bounds cannot tell.
+`>`, `>=` decide from bounds (each variable >= 1, `mod(e, k)` in [0, k), ...) and
+raise `InconclusiveDimensionOperation` when the bounds cannot tell.
 
 In a module a variable is a scalar `tensor<i32>`/`tensor<i64>` argument of each
 function (`jax.global_constant = "b"`); `to_ir` computes an expression from them.
@@ -40,18 +42,204 @@ class SymbolicScope:
         return f"SymbolicScope({list(self.constraints_str)})"
 
 
+class Operation:
+    """A non-linear term of a dimension: `floordiv(a, b)`, `mod(a, b)`, `max(a, b)` or
+    `min(a, b)` of two dimensions (ints or `DimExpr`s), as JAX writes them."""
+    __slots__ = ("op", "args")
+    KINDS = ("floordiv", "mod", "max", "min")
+
+    def __init__(self, op: str, args: tuple):
+        self.op, self.args = op, args
+
+    def __eq__(self, other):
+        return isinstance(other, Operation) and (self.op, self.args) == (other.op, other.args)
+
+    def __hash__(self):
+        return hash((self.op, self.args))
+
+    def __str__(self):
+        return f"{self.op}({self.args[0]}, {self.args[1]})"
+
+    @property
+    def variables(self) -> set[str]:
+        return {v for a in self.args if isinstance(a, DimExpr) for v in a.variables}
+
+    def evaluate(self, env: dict):
+        a, b = (x.evaluate(env) if isinstance(x, DimExpr) else x for x in self.args)
+        return _apply(self.op, a, b)
+
+    def bounds(self) -> tuple[float, float]:
+        """Bounds of the value whatever the variables (each >= 1) are."""
+        (alo, ahi), (blo, bhi) = (_bounds(x) for x in self.args)
+        if self.op == "max":
+            return max(alo, blo), max(ahi, bhi)
+        if self.op == "min":
+            return min(alo, blo), min(ahi, bhi)
+        if blo == bhi and blo > 0:  # by a positive constant
+            if self.op == "mod":
+                return 0, blo - 1
+            return tuple(x if abs(x) == _INF else x // blo for x in (alo, ahi))
+        return -_INF, _INF
+
+    def to_ir(self, var_value):
+        from plax.extend.mlir import hlo  # lowering only
+        values = [x.to_ir(var_value) if isinstance(x, DimExpr) else None for x in self.args]
+        like = next(v for v in values if v is not None)
+        a, b = (_scalar_like(like, x) if v is None else v for v, x in zip(values, self.args))
+        if self.op == "max":
+            return hlo.maximum(a, b)
+        if self.op == "min":
+            return hlo.minimum(a, b)
+        zero = _scalar_like(a, 0)
+        remainder = hlo.remainder(a, b)
+        # Python's floor semantics: correct the truncating division where the remainder
+        # is non-zero and its sign differs from the divisor's.
+        signs_differ = hlo.compare(
+            hlo.compare(remainder, zero, hlo.ComparisonDirectionAttr.get("LT")),
+            hlo.compare(b, zero, hlo.ComparisonDirectionAttr.get("LT")),
+            hlo.ComparisonDirectionAttr.get("NE"))
+        adjust = hlo.and_(signs_differ, hlo.compare(
+            remainder, zero, hlo.ComparisonDirectionAttr.get("NE")))
+        if self.op == "mod":
+            return hlo.select(adjust, hlo.add(remainder, b), remainder)
+        quotient = hlo.divide(a, b)
+        return hlo.select(adjust, hlo.subtract(quotient, _scalar_like(a, 1)), quotient)
+
+
+class Monomial:
+    """A product of atoms (variables or `Operation`s) with powers, `b*c`, `b^2`:
+    `factors` are `(atom, power)` pairs sorted by atom; never one atom to the power 1
+    (that is the atom itself)."""
+    __slots__ = ("factors",)
+
+    def __init__(self, factors: tuple):
+        self.factors = factors
+
+    def __eq__(self, other):
+        return isinstance(other, Monomial) and self.factors == other.factors
+
+    def __hash__(self):
+        return hash(self.factors)
+
+    def __str__(self):
+        return "*".join(str(a) if p == 1 else f"{a}^{p}" for a, p in self.factors)
+
+    @property
+    def variables(self) -> set[str]:
+        return {v for a, _ in self.factors
+                for v in ({a} if isinstance(a, str) else a.variables)}
+
+    def evaluate(self, env: dict):
+        value = 1
+        for a, p in self.factors:
+            value = value * (env[a] if isinstance(a, str) else a.evaluate(env)) ** p
+        return value
+
+    def bounds(self) -> tuple[float, float]:
+        lo = hi = 1
+        for a, p in self.factors:
+            alo, ahi = (1, _INF) if isinstance(a, str) else a.bounds()
+            if alo < 0:
+                return -_INF, _INF
+            lo, hi = lo * alo ** p, hi * ahi ** p
+        return lo, hi
+
+    def to_ir(self, var_value):
+        from plax.extend.mlir import hlo  # lowering only
+        total = None
+        for a, p in self.factors:
+            value = var_value(a) if isinstance(a, str) else a.to_ir(var_value)
+            for _ in range(p):
+                total = value if total is None else hlo.multiply(total, value)
+        return total
+
+
+def _factors(atom) -> dict:
+    return dict(atom.factors) if isinstance(atom, Monomial) else {atom: 1}
+
+
+def _product(a, b):
+    """The atom that is the product of atoms `a` and `b`."""
+    factors = _factors(a)
+    for f, p in _factors(b).items():
+        factors[f] = factors.get(f, 0) + p
+    if len(factors) == 1 and next(iter(factors.values())) == 1:
+        return next(iter(factors))
+    return Monomial(tuple(sorted(factors.items(), key=lambda t: _atom_key(t[0]))))
+
+
+def _quotient(a, b):
+    """The atom `a / b`, 1 when they are equal, or None when `b` does not divide `a`."""
+    factors = _factors(a)
+    for f, p in _factors(b).items():
+        if factors.get(f, 0) < p:
+            return None
+        factors[f] -= p
+    factors = {f: p for f, p in factors.items() if p}
+    if not factors:
+        return 1
+    if len(factors) == 1 and next(iter(factors.values())) == 1:
+        return next(iter(factors))
+    return Monomial(tuple(sorted(factors.items(), key=lambda t: _atom_key(t[0]))))
+
+
+_INF = float("inf")
+
+
+def _apply(op: str, a, b):
+    if op == "floordiv":
+        return a // b
+    if op == "mod":
+        return a % b
+    return max_dim(a, b) if op == "max" else min_dim(a, b)
+
+
+def _bounds(x) -> tuple[float, float]:
+    if not isinstance(x, DimExpr):
+        return x, x
+    lo = hi = x.const
+    for atom, c in x.terms:
+        alo, ahi = (1, _INF) if isinstance(atom, str) else atom.bounds()
+        lo, hi = lo + min(c * alo, c * ahi), hi + max(c * alo, c * ahi)
+    return lo, hi
+
+
+def _at_least_zero(e: DimExpr, strict: bool) -> bool:
+    """Whether `e` (> or) >= 0 follows from a `max` term being at least each of its
+    arguments (a `min` term with a negative coefficient: at most each)."""
+    for atom, c in e.terms:
+        if isinstance(atom, Operation) and (atom.op, c > 0) in (("max", True), ("min", False)):
+            for arg in atom.args:
+                lower = e - DimExpr({atom: c}) + c * arg
+                low = lower if isinstance(lower, int) else _bounds(lower)[0]
+                if low > 0 or (low >= 0 and not strict):
+                    return True
+    return False
+
+
+def _atom_key(atom) -> tuple:
+    return ((0, atom) if isinstance(atom, str) else
+            (1, str(atom)) if isinstance(atom, Operation) else (2, str(atom)))
+
+
 class DimExpr(SymbolicDimension):
-    """`sum(coeff * var) + const`: `terms` are sorted `(var, coeff)` pairs, coeff != 0."""
+    """`sum(coeff * atom) + const`: `terms` are `(atom, coeff)` pairs sorted by atom,
+    coeff != 0, where an atom is a variable's name, an `Operation` or a `Monomial`."""
     __slots__ = ("terms", "const", "scope")
 
     def __init__(self, terms, const: int = 0, scope: SymbolicScope | None = None):
-        self.terms = tuple(sorted((v, c) for v, c in dict(terms).items() if c))
+        self.terms = tuple(sorted(((v, c) for v, c in dict(terms).items() if c),
+                                  key=lambda t: _atom_key(t[0])))
         self.const = int(const)
         self.scope = scope
 
     @staticmethod
     def var(name: str, scope: SymbolicScope | None = None) -> DimExpr:
         return DimExpr({name: 1}, 0, scope)
+
+    @staticmethod
+    def operation(op: str, a, b, scope: SymbolicScope | None = None):
+        return DimExpr({Operation(op, (_simplify_any(a), _simplify_any(b))): 1}, 0, scope)
 
     # --- arithmetic --------------------------------------------------------------
     def _combine(self, other, sign: int):
@@ -82,52 +270,60 @@ class DimExpr(SymbolicDimension):
         other = _as_expr(other, self.scope)
         if other is NotImplemented:
             return NotImplemented
-        if other.terms and self.terms:
-            raise InconclusiveDimensionOperation(
-                f"the product of symbolic dimensions '{self}' and '{other}' is not "
-                "supported by plax's shape polymorphism (linear expressions only)")
-        k, expr = (other.const, self) if not other.terms else (self.const, other)
-        return _simplify(DimExpr({v: c * k for v, c in expr.terms}, expr.const * k,
-                                 expr.scope))
+        terms: dict = {}
+        for a, c in (*self.terms, (1, self.const)):
+            for b, d in (*other.terms, (1, other.const)):
+                atom = b if a == 1 else a if b == 1 else _product(a, b)
+                terms[atom] = terms.get(atom, 0) + c * d
+        const = terms.pop(1, 0)
+        return _simplify(DimExpr(terms, const, self.scope or other.scope))
 
     __rmul__ = __mul__
 
     def __floordiv__(self, other):
-        return self._exact_divmod(other)[0]
+        return self._divmod(other)[0]
 
     def __mod__(self, other):
-        return self._exact_divmod(other)[1]
+        return self._divmod(other)[1]
 
     def __divmod__(self, other):
-        return self._exact_divmod(other)
+        return self._divmod(other)
 
     def __rfloordiv__(self, other):
-        return _as_expr(other, self.scope)._exact_divmod(self)[0]
+        return _as_expr(other, self.scope)._divmod(self)[0]
 
     def __rmod__(self, other):
-        return _as_expr(other, self.scope)._exact_divmod(self)[1]
+        return _as_expr(other, self.scope)._divmod(self)[1]
 
-    def _exact_divmod(self, other):
-        """`(self // other, 0)` when `other` divides `self` exactly whatever the
-        variables are (`6*b // 3`, `3*b // b`); other divisions are inconclusive."""
+    def _divmod(self, other):
+        """`(self // other, self % other)`: exact where `other` divides `self` whatever
+        the variables are (`6*b // 3`, `3*b // b`), else `floordiv`/`mod` terms."""
         other = _as_expr(other, self.scope)
         if other is NotImplemented:
             return NotImplemented
+        if not other.terms and other.const == 0:
+            raise ZeroDivisionError(f"division of the symbolic dimension '{self}' by zero")
         coeffs = [c for _, c in self.terms] + [self.const]
-        if not other.terms and other.const and all(c % other.const == 0 for c in coeffs):
+        if not other.terms and all(c % other.const == 0 for c in coeffs):
             return DimExpr({v: c // other.const for v, c in self.terms},
                            self.const // other.const, self.scope).simplified(), 0
         if not self.terms and not self.const:
             return 0, 0
-        same_vars = [v for v, _ in self.terms] == [v for v, _ in other.terms]
-        if other.terms and same_vars and not self.const and not other.const:
+        if len(other.terms) == 1 and not other.const and not self.const:
+            (divisor, k), = other.terms
+            quotients = [(_quotient(a, divisor), c) for a, c in self.terms]
+            if all(q is not None and c % k == 0 for q, c in quotients):
+                return DimExpr({q: c // k for q, c in quotients if q != 1},
+                               sum(c // k for q, c in quotients if q == 1),
+                               self.scope).simplified(), 0
+        same_atoms = [v for v, _ in self.terms] == [v for v, _ in other.terms]
+        if other.terms and same_atoms and not self.const and not other.const:
             ratios = {c // o if c % o == 0 else None
                       for (_, c), (_, o) in zip(self.terms, other.terms)}
             if len(ratios) == 1 and None not in ratios:
                 return ratios.pop(), 0
-        raise InconclusiveDimensionOperation(
-            f"the division of the symbolic dimension '{self}' by '{other}' is not exact, "
-            "which plax's shape polymorphism does not support")
+        return (DimExpr.operation("floordiv", self, other, self.scope),
+                DimExpr.operation("mod", self, other, self.scope))
 
     def __truediv__(self, other):
         raise InconclusiveDimensionOperation(
@@ -157,14 +353,13 @@ class DimExpr(SymbolicDimension):
         diff = self - other  # decide `diff >= 0` (or `> 0`)
         if isinstance(diff, int):
             return diff > 0 if strict else diff >= 0
-        low = diff.const + sum(c for _, c in diff.terms if c > 0) if all(
-            c > 0 for _, c in diff.terms) else None
-        high = diff.const - sum(-c for _, c in diff.terms) if all(
-            c < 0 for _, c in diff.terms) else None
-        if low is not None and (low > 0 or (low >= 0 and not strict)):
+        low, high = _bounds(diff)
+        if low > 0 or (low >= 0 and not strict):
             return True
-        if high is not None and (high < 0 or (high <= 0 and strict)):
+        if high < 0 or (high <= 0 and strict):
             return False
+        if _at_least_zero(diff, strict):
+            return True
         raise InconclusiveDimensionOperation(
             f"Symbolic dimension comparison '{self}' {op} '{other}' is inconclusive.")
 
@@ -194,7 +389,7 @@ class DimExpr(SymbolicDimension):
     def __str__(self):
         parts = []
         for v, c in self.terms:
-            term = v if abs(c) == 1 else f"{abs(c)}*{v}"
+            term = str(v) if abs(c) == 1 else f"{abs(c)}*{v}"
             parts.append(("- " if c < 0 else "+ ") + term)
         if self.const:
             parts.append(("- " if self.const < 0 else "+ ") + str(abs(self.const)))
@@ -205,7 +400,16 @@ class DimExpr(SymbolicDimension):
 
     @property
     def variables(self) -> tuple[str, ...]:
-        return tuple(v for v, _ in self.terms)
+        """The dimension variables the expression uses (inside operations too), sorted."""
+        found = set()
+        for atom, _ in self.terms:
+            found |= {atom} if isinstance(atom, str) else atom.variables
+        return tuple(sorted(found))
+
+    @property
+    def linear_variables(self) -> dict[str, int]:
+        """The variables that are terms of their own, with their coefficients."""
+        return {v: c for v, c in self.terms if isinstance(v, str)}
 
     def to_ir(self, var_value: Callable[[str], Any]):
         """This expression as a scalar integer `ir.Value`, from the variables' values."""
@@ -213,7 +417,7 @@ class DimExpr(SymbolicDimension):
         from plax.extend.mlir import hlo
         total = None
         for v, c in self.terms:
-            value = var_value(v)
+            value = var_value(v) if isinstance(v, str) else v.to_ir(var_value)
             if c != 1:
                 value = hlo.multiply(value, _scalar_like(value, c))
             total = value if total is None else hlo.add(total, value)
@@ -223,7 +427,29 @@ class DimExpr(SymbolicDimension):
         return total
 
     def evaluate(self, env: dict[str, int]) -> int:
-        return self.const + sum(c * env[v] for v, c in self.terms)
+        return self.const + sum(c * (env[v] if isinstance(v, str) else v.evaluate(env))
+                                for v, c in self.terms)
+
+
+def max_dim(a, b):
+    """The larger of two dimensions: decided where the bounds tell, else `max(a, b)`."""
+    return _extremum("max", a, b)
+
+
+def min_dim(a, b):
+    """The smaller of two dimensions: decided where the bounds tell, else `min(a, b)`."""
+    return _extremum("min", a, b)
+
+
+def _extremum(op: str, a, b):
+    if not isinstance(a, DimExpr) and not isinstance(b, DimExpr):
+        return max(a, b) if op == "max" else min(a, b)
+    try:
+        a_wins = (a >= b) if op == "max" else (a <= b)
+        return a if a_wins else b
+    except InconclusiveDimensionOperation:
+        scope = a.scope if isinstance(a, DimExpr) else b.scope
+        return DimExpr.operation(op, a, b, scope)
 
 
 def _scalar_like(value, k: int):
@@ -248,6 +474,10 @@ def _simplify(e: DimExpr):
     return e.const if not e.terms else e
 
 
+def _simplify_any(x):
+    return _simplify(x) if isinstance(x, DimExpr) else int(x)
+
+
 def is_symbolic_dim(d) -> bool:
     """Whether `d` is a symbolic dimension (not an int)."""
     return isinstance(d, DimExpr)
@@ -257,6 +487,11 @@ def dimension_variables(shapes: Sequence[Sequence]) -> tuple[str, ...]:
     """The variables in `shapes`, sorted (the order of the dimension arguments)."""
     return tuple(sorted({v for shape in shapes for d in shape if isinstance(d, DimExpr)
                          for v in d.variables}))
+
+
+def shape_text(shape) -> str:
+    """A shape as JAX prints it in errors: `(b, 3)`, `(2*b,)`."""
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
 def evaluate_shape(shape, env: dict[str, int]) -> tuple[int, ...]:
@@ -281,7 +516,7 @@ def symbolic_shape(shape_spec: str | None, *, constraints: Sequence[str] = (),
     spec = (shape_spec or "").strip()
     if spec.startswith("(") and spec.endswith(")"):
         spec = spec[1:-1]
-    parts = [p.strip() for p in spec.split(",")] if spec else []
+    parts = [p.strip() for p in _split_dimensions(spec)] if spec else []
     if parts and parts[-1] == "":
         parts.pop()  # "(b,)"
     dims: list = []
@@ -311,6 +546,17 @@ def symbolic_shape(shape_spec: str | None, *, constraints: Sequence[str] = (),
                 raise ValueError(f"symbolic shape '{shape_spec}' has {d} in dimension {i} "
                                  f"where the 'like' shape has {known}")
     return tuple(dims)
+
+
+def _split_dimensions(spec: str) -> list[str]:
+    """`spec` split at the commas outside parentheses (`floordiv(b, 2), 3`)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(spec):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(spec[start:i])
+            start = i + 1
+    return parts + [spec[start:]]
 
 
 def _like_dim(spec: str, like, i: int) -> int:
@@ -357,18 +603,41 @@ def _parse_expr(text: str, spec: str, index: int, scope):
             take()
             return value
         if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", tok):
-            if peek() == "(":
-                raise NotImplementedError(
-                    f"the symbolic dimension '{text}' uses '{tok}(...)', which plax's shape "
-                    "polymorphism does not support (linear expressions only)")
-            return DimExpr.var(tok, scope)
+            if peek() != "(":
+                return DimExpr.var(tok, scope)
+            if tok not in Operation.KINDS:
+                raise error(f"unknown function '{tok}' (the functions are "
+                            f"{', '.join(Operation.KINDS)})")
+            take()
+            first = expr()
+            if peek() != ",":
+                raise error(f"'{tok}' takes two arguments")
+            take()
+            second = expr()
+            if peek() != ")":
+                raise error("missing ')'")
+            take()
+            return _apply(tok, first, second)
         raise error(f"unexpected '{tok}'")
 
-    def term():
+    def power():
         value = factor()
+        if peek() == "^":
+            take()
+            exponent = factor()
+            if not isinstance(exponent, int) or exponent < 1:
+                raise error("the exponent of '^' must be a positive integer")
+            result = value
+            for _ in range(exponent - 1):
+                result = result * value
+            value = result
+        return value
+
+    def term():
+        value = power()
         while peek() == "*":
             take()
-            value = value * factor()
+            value = value * power()
         return value
 
     def expr():

@@ -1,0 +1,277 @@
+"""`plax.distributed`: joining several processes into one program (XLA's distributed runtime).
+
+Process 0 runs the coordination service; every process connects a client to it. The
+backends made afterwards see the global picture: the CPU client gets the client, its
+process id and the process count (and gloo TCP collectives, so that computations
+spanning processes communicate), so `plax.devices()` lists every process's devices and
+`plax.local_devices()` this one's. Hence `initialize` must come before anything that
+starts a backend.
+"""
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import logging
+import os
+import socket
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from jaxlib import _jax
+
+from plax.extend import config
+from plax_runtime import backends
+
+__all__ = ["initialize", "shutdown", "is_initialized"]
+
+logger = logging.getLogger(__name__)
+
+@dataclasses.dataclass
+class State:
+    """This process's place in the run: its id, the process count, the runtime objects."""
+    process_id: int = 0
+    num_processes: int = 1
+    coordinator_address: str | None = None
+    service: _jax.DistributedRuntimeService | None = None
+    client: _jax.DistributedRuntimeClient | None = None
+    local_device_ids: list[int] | None = None  # accelerator plugins' visible devices
+    partition_index: int | None = None  # accelerator plugins' partition of this process
+
+    def connect(self, coordinator_address: str, num_processes: int, process_id: int,
+                local_device_ids: list[int] | None, partition_index: int | None, *,
+                bind_address: str, initialization_timeout: int,
+                heartbeat_timeout_seconds: int, shutdown_timeout_seconds: int) -> None:
+        if self.client is not None:
+            raise RuntimeError("distributed.initialize should only be called once.")
+        if process_id == 0:
+            logger.info("Starting the distributed runtime service on %s", bind_address)
+            _check_can_bind(bind_address)
+            self.service = _jax.get_distributed_runtime_service(
+                bind_address, num_processes, heartbeat_timeout=heartbeat_timeout_seconds,
+                shutdown_timeout=shutdown_timeout_seconds)
+        try:
+            _wait_for_coordinator(coordinator_address, initialization_timeout)
+            logger.info("Connecting to the distributed runtime service on %s",
+                        coordinator_address)
+            client = _jax.get_distributed_runtime_client(
+                coordinator_address, process_id, init_timeout=initialization_timeout,
+                heartbeat_timeout=heartbeat_timeout_seconds,
+                shutdown_timeout=shutdown_timeout_seconds, use_compression=True)
+            client.connect()
+        except Exception:
+            self._stop_service()
+            raise
+        self.client = client
+        self.coordinator_address = coordinator_address
+        self.process_id = process_id
+        self.num_processes = num_processes
+        self.local_device_ids = local_device_ids
+        self.partition_index = partition_index
+
+    def shutdown(self) -> None:
+        if self.client is not None:
+            self.client.shutdown()
+            self.client = None
+        self._stop_service()
+        self.process_id, self.num_processes = 0, 1
+        self.coordinator_address = self.local_device_ids = self.partition_index = None
+
+    def _stop_service(self) -> None:
+        if self.service is not None:
+            self.service.shutdown()
+            self.service = None
+
+
+global_state = State()
+
+
+def initialize(coordinator_address: str | None = None, num_processes: int | None = None,
+               process_id: int | None = None,
+               local_device_ids: int | Sequence[int] | None = None,
+               cluster_detection_method: str | None = None,
+               initialization_timeout: int = 300, heartbeat_timeout_seconds: int = 100,
+               shutdown_timeout_seconds: int = 300,
+               coordinator_bind_address: str | None = None,
+               slice_index: int | None = None,
+               partition_index: int | None = None) -> None:
+    """Joins this process to a run of `num_processes` processes coordinated at
+    `coordinator_address` (`host:port`, where process 0 serves); call it in every
+    process, before any plax computation or device query.
+
+    `coordinator_address` and `local_device_ids` default to the environment variables
+    `JAX_COORDINATOR_ADDRESS` and `JAX_LOCAL_DEVICE_IDS`; the coordinator binds to
+    `coordinator_bind_address` (env `JAX_COORDINATOR_BIND_ADDRESS`), by default every
+    interface on the coordinator's port. `partition_index` (env `JAX_PARTITION_INDEX`;
+    `slice_index` is its old name) is passed to accelerator plugins. Cluster
+    schedulers (Slurm, MPI, TPU pods) are not detected: give the three values
+    explicitly.
+    """
+    if backends.backends_are_initialized():
+        raise RuntimeError("plax.distributed.initialize() must be called before any plax "
+                           "call that starts a backend: any computation, but also "
+                           "plax.devices, plax.device_put and others.")
+    coordinator_address = coordinator_address or os.environ.get("JAX_COORDINATOR_ADDRESS")
+    local_device_ids = _local_device_ids(local_device_ids)
+    if cluster_detection_method not in (None, "deactivate"):
+        raise ValueError(f"cluster_detection_method={cluster_detection_method!r} is not "
+                         "supported by plax: pass coordinator_address, num_processes and "
+                         "process_id (or use 'deactivate')")
+    _check_process_numbers(num_processes, process_id)
+    port = _check_address(coordinator_address, "coordinator_address")
+    bind_address = (coordinator_bind_address
+                    or os.environ.get("JAX_COORDINATOR_BIND_ADDRESS") or f"[::]:{port}")
+    _check_address(bind_address, "coordinator_bind_address")
+    for name, value in (("initialization_timeout", initialization_timeout),
+                        ("heartbeat_timeout_seconds", heartbeat_timeout_seconds),
+                        ("shutdown_timeout_seconds", shutdown_timeout_seconds)):
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+    partition_index = _partition_index(partition_index, slice_index)
+    global_state.connect(coordinator_address, num_processes, process_id, local_device_ids,
+                         partition_index,
+                         bind_address=bind_address,
+                         initialization_timeout=initialization_timeout,
+                         heartbeat_timeout_seconds=heartbeat_timeout_seconds,
+                         shutdown_timeout_seconds=shutdown_timeout_seconds)
+
+
+def is_initialized() -> bool:
+    """Whether `initialize` has connected this process (and `shutdown` has not run)."""
+    return global_state.client is not None
+
+
+def shutdown() -> None:
+    """Disconnects this process (and stops the service in process 0); does nothing if
+    `initialize` was not called. The backends already made keep their devices."""
+    global_state.shutdown()
+
+
+def _check_process_numbers(num_processes, process_id) -> None:
+    if num_processes is None:
+        raise ValueError("Number of processes must be defined (num_processes).")
+    if process_id is None:
+        raise ValueError("The process id of the current process must be defined (process_id).")
+    for name, value, what in (("num_processes", num_processes, "a positive"),
+                              ("process_id", process_id, "a nonnegative")):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be {what} int. Got {name}={value!r} of type "
+                            f"{type(value).__name__}.")
+    if not 0 <= process_id < num_processes:
+        raise ValueError("process_id and num_processes must be nonnegative, with process_id "
+                         f"< num_processes. Got process_id={process_id}, "
+                         f"num_processes={num_processes}.")
+
+
+def _check_address(address, name: str) -> int:
+    """The port of a `host:port` address (`[v6]:port` too); a ValueError otherwise."""
+    if address is None:
+        raise ValueError(f"{name} should be defined (or set JAX_COORDINATOR_ADDRESS).")
+    if not isinstance(address, str):
+        raise TypeError(f"{name} must be a 'host:port' string, got {type(address).__name__}")
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{name} must look like 'host:port' with a port in 1..65535, "
+                         f"got {address!r}")
+    return int(port)
+
+
+def _split_address(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def _check_can_bind(address: str) -> None:
+    """Raises RuntimeError unless the coordinator's address can be listened on now:
+    jaxlib's service, failing to bind, sometimes crashes the process instead."""
+    host, port = _split_address(address)
+    try:
+        family, kind, proto, _, where = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(where)
+    except OSError as err:
+        raise RuntimeError(f"process 0 cannot serve the coordinator on {address} "
+                           f"({err.strerror or err}); is the port in use? Choose another "
+                           "coordinator_address port or coordinator_bind_address") from None
+
+
+def _wait_for_coordinator(address: str, timeout: float) -> None:
+    """Returns once something accepts connections at `address`, or raises RuntimeError
+    after `timeout` seconds. The runtime's own client would end the whole process
+    (a fatal log) when it cannot reach the coordinator; this check makes a wrong
+    address or a coordinator that never started an exception instead."""
+    host, port = _split_address(address)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((host, port), timeout=1.0):
+                return
+        except socket.gaierror as err:
+            raise ValueError(f"coordinator_address {address!r}: the host {host!r} is "
+                             f"unknown ({err.strerror})") from None
+        except OSError as err:
+            if time.monotonic() >= deadline:
+                raise RuntimeError(
+                    f"no coordinator answered at {address} within {timeout} s ({err}); "
+                    "process 0 serves it: check that it runs and that every process "
+                    "passes the same coordinator_address") from None
+        time.sleep(0.1)
+
+
+def _local_device_ids(ids) -> list[int] | None:
+    if ids is None and (text := os.environ.get("JAX_LOCAL_DEVICE_IDS")):
+        ids = [int(part) for part in text.split(",")]
+    if ids is None:
+        return None
+    ids = [ids] if isinstance(ids, int) else list(ids)
+    if not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in ids):
+        raise TypeError(f"local_device_ids must be nonnegative ints, got {ids!r}")
+    return ids
+
+
+def _partition_index(partition_index, slice_index) -> int | None:
+    if slice_index is not None:
+        warnings.warn("`slice_index` has been deprecated. Please use `partition_index` "
+                      "instead.", DeprecationWarning, stacklevel=3)
+        partition_index = slice_index if partition_index is None else partition_index
+    if partition_index is None and (text := os.environ.get("JAX_PARTITION_INDEX")):
+        partition_index = int(text)
+    if partition_index is not None and (isinstance(partition_index, bool)
+                                        or not isinstance(partition_index, int)):
+        raise TypeError(f"partition_index must be an int, got {partition_index!r}")
+    return partition_index
+
+
+def plugin_client_arguments(platform: str, options: Mapping[str, Any]
+                            ) -> tuple[dict[str, Any], _jax.DistributedRuntimeClient | None]:
+    """A PJRT plugin's client options and distributed client for this process: outside
+    a run, `options` and None; in one, its process id and count (and, for GPUs, the
+    `local_device_ids` as visible devices; the partition index if given) are added,
+    as JAX passes them."""
+    state = global_state
+    if state.client is None:
+        return dict(options), None
+    added: dict[str, Any] = {"node_id": state.process_id, "num_nodes": state.num_processes}
+    if platform in ("cuda", "rocm") and state.local_device_ids is not None:
+        added["visible_devices"] = list(state.local_device_ids)
+    if state.partition_index is not None:
+        added["partition_index"] = state.partition_index
+    return {**added, **options}, state.client
+
+
+def cpu_client_options() -> dict:
+    """The arguments that make a CPU client part of the run (none outside one)."""
+    state = global_state
+    if state.client is None:
+        return {}
+    if config.cpu_collectives_implementation.value == "mpi":
+        collectives = _jax.make_mpi_collectives()
+        collectives.Init()
+        atexit.register(collectives.Finalize)
+    else:
+        collectives = _jax.make_gloo_tcp_collectives(distributed_client=state.client)
+    return {"distributed_client": state.client, "node_id": state.process_id,
+            "num_nodes": state.num_processes, "collectives": collectives}

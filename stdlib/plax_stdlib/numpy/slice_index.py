@@ -1,0 +1,96 @@
+"""`plax.ds(start, size, stride)`: a slice whose start may be traced.
+
+Python's `x[i:i + 2]` needs a static `i`; `x[plax.ds(i, 2)]` takes a traced `i`
+because the slice's *size* is what fixes the result's shape. `Slice` is the index
+object (a pytree: a traced start is its child, a static one its aux data, so it can
+cross `jit`); plax.numpy indexing, `x.at[...]` and `Ref` indexing accept it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import operator
+
+import numpy as np
+
+from plax.extend import tree_util
+from plax.extend.core import Tracer
+
+
+def _is_static_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _static_size(size) -> int:
+    """The size as an int: it is the result's shape, so it cannot be traced."""
+    try:
+        if isinstance(size, Tracer) and size.to_concrete_value() is None:
+            raise TypeError
+        size = operator.index(size)
+    except TypeError:
+        raise TypeError(f"Slice: the size must be a static (concrete) integer, since it is "
+                        f"the length of the result; got {size!r}") from None
+    if size < 0:
+        raise ValueError(f"Slice: the size must be >= 0, got {size}")
+    return size
+
+
+@dataclasses.dataclass(slots=True)
+class Slice:
+    """`size` elements from `start` (an int or an integer scalar, possibly traced),
+    every `stride`-th; `size` and `stride` are static ints."""
+    start: object
+    size: int
+    stride: int = 1
+
+    def __post_init__(self):
+        if not _is_static_int(self.stride):
+            raise ValueError("Non-static stride in `dslice`")
+        if self.stride < 0:
+            raise ValueError("`stride` must be >= 0.")
+        self.size = _static_size(self.size)
+
+
+    @property
+    def is_dynamic_start(self) -> bool:
+        return not _is_static_int(self.start)
+
+    @property
+    def is_dynamic_size(self) -> bool:
+        return False  # plax has no dynamic shapes
+
+    @classmethod
+    def from_slice(cls, slc: slice, size: int) -> "Slice":
+        """The `Slice` picking what the static Python slice `slc` picks from `size`."""
+        start, stop, step = slc.indices(size)
+        if step < 1:
+            raise ValueError(f"slice must have a step >= 1 (found: {step})")
+        return cls(start, len(range(start, stop, step)), step)
+
+
+def _flatten(s: Slice):
+    if s.is_dynamic_start:
+        return (s.start,), (None, s.size, s.stride)
+    return (), (s.start, s.size, s.stride)
+
+
+def _unflatten(aux, children):
+    start, size, stride = aux
+    return Slice(children[0] if children else start, size, stride)
+
+
+tree_util.register_pytree_node(Slice, _flatten, _unflatten)
+
+
+def dslice(start, size: int | None = None, stride: int | None = None) -> slice | Slice:
+    """A `Slice` of `size` elements from `start`, mirroring `slice`:
+    `ds(None)` is `:`, `ds(n)` is `:n`, `ds(i, n)` is `i:i+n` and `ds(i, n, s)` picks
+    the `n` elements `i, i+s, i+2s...` (with `i` possibly traced)."""
+    if start is None:
+        return slice(None)
+    if stride is None:
+        stride = 1
+    if not _is_static_int(stride):
+        raise ValueError("Non-static stride in `dslice`")
+    if size is None:
+        start, size = 0, start
+    return Slice(start, size, stride)
