@@ -367,6 +367,113 @@ def test_auto_axes_and_explicit_axes(emesh, data):
         plax.sharding.auto_axes(double)(x)
 
 
+# --- out_sharding= (values against NumPy; types and errors against JAX in
+# test_sharding_explicit_vs_jax.py) ------------------------------------------------------
+
+AT_UPDATES = [  # method, value, NumPy's update of the indexed row
+    ("set", 1.5, lambda r, v: np.full_like(r, v)), ("add", 1.5, np.add),
+    ("subtract", 1.5, np.subtract), ("multiply", 3.0, np.multiply),
+    ("divide", 2.0, np.divide), ("power", 2.0, np.power),
+    ("min", 1.0, np.minimum), ("max", 1.0, np.maximum),
+]
+
+
+@pytest.mark.parametrize("jitted", [False, True], ids=["eager", "jit"])
+def test_at_updates_take_out_sharding(emesh, data, jitted):
+    x = put(emesh, data, "x", "y")
+    for method, value, combine in AT_UPDATES:
+        fn = lambda a, m=method, v=value: getattr(a.at[1], m)(v, out_sharding=P("x", "y"))
+        with plax.sharding.use_mesh(emesh):
+            out = plax.jit(fn)(x) if jitted else fn(x)
+        want = data.copy()
+        want[1] = combine(want[1], value)
+        assert spec_of(out) == ("x", "y") and out.sharding.spec == P("x", "y"), method
+        np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6, err_msg=method)
+    rows = np.array([3, 0, 3])
+    with plax.sharding.use_mesh(emesh):
+        got = x.at[rows].get(out_sharding=P(None, "y"))
+        added = x.at[rows].add(1.0, out_sharding=P(None, "x"))  # a new layout too
+    assert spec_of(got) == (None, "y")
+    np.testing.assert_array_equal(np.asarray(got), data[rows])
+    want = data.copy()
+    np.add.at(want, rows, 1.0)
+    assert spec_of(added) == (None, "x")
+    np.testing.assert_allclose(np.asarray(added), want, rtol=1e-6)
+
+
+def test_at_out_sharding_errors_and_meshes(emesh, data):
+    x = put(emesh, data, "x", "y")
+    with plax.sharding.use_mesh(emesh):
+        with pytest.raises(TypeError, match=r"at\[...\].set/add/mul/...\(out_sharding=\)"):
+            x.at[1].set(0.0)  # a ShardingTypeError: the result layout is ambiguous
+        with pytest.raises(TypeError, match="out_sharding` argument of .set only supports"):
+            x.at[1].set(0.0, out_sharding="x")
+        with pytest.raises(ValueError, match="axis 0 of size 3"):
+            x.at[np.array([1, 2, 3])].get(out_sharding=P("x", "y"))  # 3 rows over 'x' (2)
+        with pytest.raises(TypeError, match="unexpected keyword argument 'out_sharding'"):
+            x.at[1].apply(np.sin, out_sharding=P("x", "y"))  # as in JAX
+    with pytest.raises(ValueError, match="outside a mesh context"):
+        x.at[1].set(0.0, out_sharding=P("x", "y"))
+    # a NamedSharding brings its own mesh
+    out = x.at[1].set(0.0, out_sharding=NamedSharding(emesh, P(None, "y")))
+    assert spec_of(out) == (None, "y") and out.sharding.mesh == emesh
+
+
+def test_at_out_sharding_where_plax_is_more_permissive_than_jax(emesh, data):
+    """JAX 0.10.2 lowers a basic index inside jit to a slice that ignores out_sharding
+    (then refuses the split row), and its `apply` refuses a split operand; plax
+    honours out_sharding on every path and applies elementwise."""
+    x = put(emesh, data, "x", "y")
+    with plax.sharding.use_mesh(emesh):
+        row = plax.jit(lambda a: a.at[1].get(out_sharding=P("y")))(x)
+        applied = x.at[1].apply(jnp.negative)
+    assert spec_of(row) == ("y",)
+    np.testing.assert_array_equal(np.asarray(row), data[1])
+    want = data.copy()
+    want[1] = -want[1]
+    assert spec_of(applied) == ("x", "y")
+    np.testing.assert_array_equal(np.asarray(applied), want)
+
+
+def test_conv_out_sharding(emesh):
+    rng = np.random.RandomState(0)
+    lhs, rhs = rng.randn(2, 3, 4, 4).astype(np.float32), rng.randn(4, 3, 3, 3).astype(np.float32)
+    want = np_conv_nchw(lhs, rhs, 1, (1, 1))
+    x, w = put(emesh, lhs, "x"), put(emesh, rhs, "y")
+
+    def conv(a, b, spec):
+        return plax.lax.conv_general_dilated(a, b, (1, 1), "SAME", out_sharding=spec)
+    for spec, expected in ((P("x", "y"), ("x", "y", None, None)),
+                           (P(), (None,) * 4), (P("x", "y", None, None, None), None)):
+        inside, out = traced_specs(lambda a, b, s=spec: conv(a, b, s), x, w)
+        assert inside == (expected or ("x", "y", None, None)), spec
+        np.testing.assert_allclose(np.asarray(out), want, rtol=1e-4, atol=1e-4)
+    with pytest.raises(TypeError, match="only supports instances of"):
+        conv(x, w, "x")
+    with pytest.raises(ValueError, match="more than the result's rank"):
+        plax.jit(lambda a, b: conv(a, b, P("x", None, None, None, "y")))(x, w)
+    with pytest.raises(ValueError, match="not divisible"):
+        plax.jit(lambda a, b: conv(a, b, P(None, ("x", "y"))))(x, w)  # 4 features, 8 pieces
+
+
+def test_cotangents_keep_explicit_shardings(emesh, data):
+    """grad through a nested jit types each cotangent as its primal (as JAX does);
+    the gradients against NumPy's."""
+    rng = np.random.RandomState(1)
+    b_np = rng.randn(8, 4).astype(np.float32) / 4
+    a, b = put(emesh, data, "x", None), put(emesh, b_np, None, "y")
+    inner = plax.jit(lambda a, b: jnp.tanh(a @ b))
+    loss = lambda a, b: inner(a, b).sum()  # noqa: E731
+    with plax.sharding.use_mesh(emesh):
+        ga, gb = plax.jit(plax.grad(loss, argnums=(0, 1)))(a, b)
+        eager_ga = plax.grad(loss)(a, b)
+    d = 1 - np.tanh(data @ b_np) ** 2
+    for g, spec, want in ((ga, ("x", None), d @ b_np.T), (eager_ga, ("x", None), d @ b_np.T),
+                          (gb, (None, "y"), data.T @ d)):
+        assert spec_of(g) == spec and g.sharding.spec == P(*spec)
+        np.testing.assert_allclose(np.asarray(g), want, rtol=1e-4, atol=1e-5)
+
+
 # --- global versus addressable shard counts -------------------------------------------
 
 def test_shard_counts_are_global_when_some_devices_are_not_addressable(monkeypatch, mesh,

@@ -125,21 +125,31 @@ _JAX_SIDE = """
 """
 
 
-@pytest.fixture(scope="module")
-def jax_answers():
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(_JAX_SIDE),
-                           json.dumps(PROGRAMS)], capture_output=True, text=True, timeout=300)
+def _jax_run(jax_side: str, programs: dict) -> dict:
+    """The answers of `jax_side`'s driver for `programs`, with JAX in a subprocess."""
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(jax_side),
+                           json.dumps(programs)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _plax_run(driver: str, programs: dict, **names) -> dict:
+    """The answers of `driver` for `programs` with plax, in this process."""
+    scope = dict(np=np, jnp=jnp, lax=lax, jit=plax.jit, device_put=plax.device_put,
+                 make_mesh=plax.make_mesh, typeof=plax.typeof, NamedSharding=NamedSharding,
+                 P=P, reshard=plax.sharding.reshard, **names)
+    exec(textwrap.dedent(driver), scope)
+    return scope["run"](json.loads(json.dumps(programs)))
+
+
+@pytest.fixture(scope="module")
+def jax_answers():
+    return _jax_run(_JAX_SIDE, PROGRAMS)
+
+
 @pytest.fixture(scope="module")
 def plax_answers():
-    scope = dict(np=np, jnp=jnp, lax=lax, jit=plax.jit, device_put=plax.device_put,
-                 make_mesh=plax.make_mesh, set_mesh=plax.set_mesh, typeof=plax.typeof,
-                 NamedSharding=NamedSharding, P=P, reshard=plax.sharding.reshard)
-    exec(textwrap.dedent(_DRIVER), scope)
-    return scope["run"](json.loads(json.dumps(PROGRAMS)))
+    return _plax_run(_DRIVER, PROGRAMS, set_mesh=plax.set_mesh)
 
 
 @pytest.mark.parametrize("name", ["mesh_types", *PROGRAMS])
@@ -150,3 +160,157 @@ def test_types_match_jax(name, jax_answers, plax_answers):
         assert got.startswith("error: ShardingTypeError"), got
     else:
         assert got == want
+
+
+# --- out_sharding= on a (4, 2) Explicit mesh, eager and under jit ------------------------
+# name: (source of a function of the arguments, [(shape, spec)] of the arguments). The
+# arguments hold arange values (mod 7) so that values are compared too.
+_CONV = "lambda a, b, **k: lax.conv_general_dilated(a, b, (1, 1), 'SAME', **k)"
+_X = [((8, 4), ("x", "y"))]
+_CONV_ARGS = {"batch": [((4, 2, 6, 6), ("x",)), ((4, 2, 3, 3), ())],
+              "kout": [((4, 2, 6, 6), ("x",)), ((4, 2, 3, 3), ("y",))],
+              "feat": [((4, 2, 6, 6), (None, "y")), ((4, 2, 3, 3), ())],
+              "kin": [((4, 2, 6, 6), ("x",)), ((4, 2, 3, 3), (None, "y"))]}
+OUT_SHARDING_PROGRAMS = {
+    "set0": ("lambda a: a.at[0].set(1., out_sharding=P('x', 'y'))", _X),
+    "set0_unresolved": ("lambda a: a.at[0].set(1.)", _X),
+    "set_rows": ("lambda a: a.at[np.array([1, 3])].set(1., out_sharding=P('x', 'y'))", _X),
+    "set_rows_unresolved": ("lambda a: a.at[np.array([1, 3])].set(1.)", _X),
+    "set_column": ("lambda a: a.at[:, 1].set(5., out_sharding=P('x', 'y'))", _X),
+    "set_to_other_spec": ("lambda a: a.at[0].set(1., out_sharding=P(None, 'y'))", _X),
+    "set_named": ("lambda a: a.at[0].set(1., out_sharding=NamedSharding(mesh, P('x', 'y')))",
+                  _X),
+    "set_array_values": ("lambda a: a.at[1:3].set(jnp.ones((2, 4)), out_sharding=P('x'))", _X),
+    "add": ("lambda a: a.at[0].add(1., out_sharding=P('x', 'y'))", _X),
+    "subtract": ("lambda a: a.at[0].subtract(1., out_sharding=P('x', 'y'))", _X),
+    "multiply": ("lambda a: a.at[0].multiply(2., out_sharding=P('x', 'y'))", _X),
+    "divide": ("lambda a: a.at[0].divide(2., out_sharding=P('x', 'y'))", _X),
+    "power": ("lambda a: a.at[0].power(2., out_sharding=P('x', 'y'))", _X),
+    "min": ("lambda a: a.at[0].min(3., out_sharding=P('x', 'y'))", _X),
+    "max": ("lambda a: a.at[0].max(3., out_sharding=P('x', 'y'))", _X),
+    "repeated_add": ("lambda a: a.at[np.array([1, 1, 2])].add(1., out_sharding=P('x'))", _X),
+    "err_apply_takes_none": ("lambda a: a.at[0].apply(jnp.sin, out_sharding=P('x', 'y'))",
+                             _X),
+    "get_rows": ("lambda a: a.at[np.array([1, 3])].get(out_sharding=P(None, 'y'))", _X),
+    "get_rows_unresolved": ("lambda a: a.at[np.array([1, 3])].get()", _X),
+    "err_get_rows_not_divisible": (
+        "lambda a: a.at[np.array([1, 3])].get(out_sharding=P('x', 'y'))", _X),
+    "get_column_fill": ("lambda a: a.at[:, np.array([0, 9])].get(mode='fill', "
+                        "fill_value=-1., out_sharding=P('x'))", _X),
+    "getitem_rows_unresolved": ("lambda a: a[np.array([1, 3])]", _X),
+    "err_take_has_none": ("lambda a: jnp.take(a, np.array([1, 3]), axis=0, "
+                          "out_sharding=P(None, 'y'))", _X),
+    "err_gather_has_none": ("lambda a: lax.gather(a, jnp.array([[1]]), lax.GatherDimensionNumbers("
+                            "(1,), (0,), (0,)), (1, 4), out_sharding=P(None, 'y'))", _X),
+    "err_scatter_has_none": ("lambda a: lax.scatter_add(a, jnp.array([[1]]), jnp.ones((1, 4)), "
+                             "lax.ScatterDimensionNumbers((1,), (0,), (0,)), "
+                             "out_sharding=P('x', 'y'))", _X),
+    "segment_sum": ("lambda a: lib.ops.segment_sum(a, np.array([0, 1, 1, 2, 3, 3, 3, 0]), 4, "
+                    "out_sharding=P(None, 'y'))", _X),
+    "segment_max": ("lambda a: lib.ops.segment_max(a, np.array([0, 1, 1, 2, 3, 3, 3, 0]), 4, "
+                    "out_sharding=P('x'))", _X),
+    "err_segment_sum_bad_kind": ("lambda a: lib.ops.segment_sum(a, np.zeros(8, int), 4, "
+                                 "out_sharding='x')", _X),
+    "zeros_like_keeps_type": ("lambda a: jnp.zeros_like(a) + jnp.ones_like(a, shape=(4,))", _X),
+    "err_set_bad_kind": ("lambda a: a.at[0].set(1., out_sharding='x')", _X),
+    "conv_batch": (_CONV.replace("**k)", "out_sharding=P('x'))"), _CONV_ARGS["batch"]),
+    "conv_batch_features": (_CONV.replace("**k)", "out_sharding=P('x', 'y'))"),
+                            _CONV_ARGS["batch"]),
+    "conv_replicated": (_CONV.replace("**k)", "out_sharding=P())"), _CONV_ARGS["batch"]),
+    "conv_kernel_out_features": (_CONV.replace("**k)", "out_sharding=P('x', 'y'))"),
+                                 _CONV_ARGS["kout"]),
+    "conv_kernel_out_unresolved": (_CONV.replace(", **k)", ")"), _CONV_ARGS["kout"]),
+    "conv_in_features": (_CONV.replace("**k)", "out_sharding=P(None, None, 'y'))"),
+                         _CONV_ARGS["feat"]),
+    "conv_in_features_unresolved": (_CONV.replace(", **k)", ")"), _CONV_ARGS["feat"]),
+    "conv_kernel_in_features": (_CONV.replace("**k)", "out_sharding=P('x'))"),
+                                _CONV_ARGS["kin"]),
+    "conv_trailing_nones": (_CONV.replace("**k)", "out_sharding=P('x', None, None, None, "
+                                                  "None))"), _CONV_ARGS["batch"]),
+    "err_conv_not_divisible": (_CONV.replace("**k)", "out_sharding=P(None, None, 'x'))"),
+                               _CONV_ARGS["batch"]),
+    "err_conv_unknown_axis": (_CONV.replace("**k)", "out_sharding=P('z'))"),
+                              _CONV_ARGS["batch"]),
+    "err_conv_bad_kind": (_CONV.replace("**k)", "out_sharding='x')"), _CONV_ARGS["batch"]),
+    "conv_grad_kernel": ("lambda a, b: grad(lambda b: lax.conv_general_dilated("
+                         "a, b, (1, 1), 'SAME', out_sharding=P('x', 'y')).sum())(b)",
+                         _CONV_ARGS["kout"]),
+    "grad_sum": ("lambda a: grad(lambda a: (a * 2).sum())(a)", _X),
+    "grad_softmax": ("lambda a: grad(lambda a: (lib.nn.softmax(a, axis=1) ** 2).sum())(a)",
+                     [((8, 4), ("x",))]),
+    "grad_take_columns": ("lambda a: grad(lambda a: jnp.take(a, np.array([0, 2]), axis=1)"
+                          ".sum())(a)", [((8, 4), ("x",))]),
+    "grad_where_concatenate": ("lambda a: grad(lambda a: jnp.concatenate([jnp.where(a > 0, a, "
+                               "0.), a * 2], axis=1).sum())(a)", [((8, 4), ("x",))]),
+    "grad_through_at_set": ("lambda a: grad(lambda a: a.at[0].set(1., out_sharding="
+                            "P('x', 'y')).sum())(a)", _X),
+    "grad_through_at_get": ("lambda a: grad(lambda a: a.at[np.array([1, 3])].get("
+                            "out_sharding=P(None, 'y')).sum())(a)", _X),
+    "grad_through_reshard": ("lambda a: grad(lambda a: reshard(a, P('y', None)).sum())(a)",
+                             _X),
+    "grad_nested_jit_lhs": ("lambda a, b: grad(lambda a: jit(lambda a, b: jnp.tanh(a @ b))"
+                            "(a, b).sum())(a)", [((8, 4), ("x",)), ((4, 2), (None, "y"))]),
+    "grad_nested_jit_rhs": ("lambda a, b: grad(lambda b: jit(lambda a, b: jnp.tanh(a @ b))"
+                            "(a, b).sum())(b)", [((8, 4), ("x",)), ((4, 2), (None, "y"))]),
+    "err_grad_nested_jit_contracted": (
+        "lambda a, b: grad(lambda a: jit(lambda a, b: a @ b)(a, b).sum())(a)",
+        [((8, 4), ("x", "y")), ((4, 2), ("y",))]),
+    "conv_grad_replicated_kernel": ("lambda a, b: grad(lambda b: lax.conv_general_dilated("
+                                    "a, b, (1, 1), 'SAME').sum())(b)", _CONV_ARGS["batch"]),
+}
+_OUT_SHARDING_DRIVER = """
+    def run(programs):
+        mesh = make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+        answers = {}
+        for name, (source, args) in programs.items():
+            fn = eval(source, dict(globals(), mesh=mesh))
+            values = [device_put(np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+                                 % 7 - 3, NamedSharding(mesh, P(*spec)))
+                      for shape, spec in args]
+            for mode in ("eager", "jit"):
+                try:
+                    with set_mesh(mesh):
+                        out = fn(*values) if mode == "eager" else jit(fn)(*values)
+                    answers[f"{name}/{mode}"] = [repr(typeof(out).sharding.spec),
+                                                 repr(out.sharding.spec),
+                                                 np.asarray(out).round(3).tolist()]
+                except Exception as err:
+                    answers[f"{name}/{mode}"] = "error: " + type(err).__name__
+        return answers
+"""
+
+_OUT_SHARDING_JAX_SIDE = """
+    import json, sys
+    import numpy as np
+    import jax as lib
+    import jax.numpy as jnp
+    from jax import lax, jit, grad, device_put, make_mesh, set_mesh, typeof
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P, reshard
+""" + _OUT_SHARDING_DRIVER + """
+    print(json.dumps(run(json.loads(sys.argv[1]))))
+"""
+
+
+@pytest.fixture(scope="module")
+def out_sharding_answers():
+    return (_jax_run(_OUT_SHARDING_JAX_SIDE, OUT_SHARDING_PROGRAMS),
+            _plax_run(_OUT_SHARDING_DRIVER, OUT_SHARDING_PROGRAMS, grad=plax.grad, lib=plax,
+                      set_mesh=plax.sharding.use_mesh, AxisType=plax.sharding.AxisType))
+
+
+@pytest.mark.parametrize("name", OUT_SHARDING_PROGRAMS)
+def test_out_sharding_matches_jax(name, out_sharding_answers):
+    """The same result type, layout and values (or the same error class) as JAX."""
+    jax_side, plax_side = out_sharding_answers
+    for mode in ("eager", "jit"):
+        want, got = jax_side[f"{name}/{mode}"], plax_side[f"{name}/{mode}"]
+        if isinstance(want, str) and want.startswith("error"):
+            assert isinstance(got, str), (mode, got)
+            # JAX's ShardingTypeError is plax's (same name, a TypeError); JAX asserts
+            # the kind of out_sharding where plax raises a TypeError
+            want = {"error: AssertionError": "error: TypeError"}.get(want, want)
+            assert got == want, (mode, got, want)
+        else:
+            assert isinstance(got, list), (mode, got)
+            assert got[:2] == want[:2], mode
+            np.testing.assert_allclose(got[2], want[2], rtol=1e-5, atol=1e-3, err_msg=mode)

@@ -187,5 +187,8 @@ def sharding_from_xla(devices: Sequence[Device], hlo: xc.HloSharding | xc.OpShar
                 continue
             if memory_kind is not None and same_kind.memory_kind != memory_kind:
                 same_kind = same_kind.with_memory_kind(memory_kind)
-            return next((r for r in like if r == same_kind), same_kind)
+            # an equal one is shared, unless it names more dimensions than `ndim` (P('x')
+            # equals P('x', None), which a rank-1 result cannot take)
+            return next((r for r in like if r == same_kind
+                         and len(getattr(r, "spec", ())) <= ndim), same_kind)
     return GSPMDSharding(devices, hlo, memory_kind=memory_kind)

@@ -24,6 +24,7 @@ from plax.extend.core import get_aval
 from plax.extend.sharding import Sharding, sharding_from_spec
 from plax_runtime.array import Array
 from plax_runtime.device_put import device_put
+from plax_sharding.mesh import AxisType, Mesh
 from plax_sharding.named_sharding import NamedSharding
 from plax_sharding.partition_spec import PartitionSpec
 from plax_transforms.lowering import sharding_constraint
@@ -50,7 +51,8 @@ def _impl(x, *, sharding: Sharding):
 
 def _concrete_for(x: Any, sharding: Sharding) -> Sharding:
     """`sharding`, with an abstract mesh replaced by the concrete mesh of `x`'s own
-    NamedSharding (which must have the same axis names and sizes)."""
+    NamedSharding (which must have the same axis names and sizes), with the target's
+    axis types."""
     if sharding._is_concrete:
         return sharding
     if not isinstance(x, Array):
@@ -68,11 +70,24 @@ def _concrete_for(x: Any, sharding: Sharding) -> Sharding:
             f"AbstractMesh of shape {dict(sharding.mesh.shape)}, but the input lives on "
             f"{where}; outside jit the input's mesh must have the same axis names and "
             "sizes")
-    return NamedSharding(own.mesh, sharding.spec, memory_kind=sharding.memory_kind)
+    mesh = own.mesh
+    if mesh.axis_types != sharding.mesh.axis_types:  # auto_axes/explicit_axes retype it
+        mesh = Mesh(mesh.devices, mesh.axis_names, sharding.mesh.axis_types)
+    return NamedSharding(mesh, sharding.spec, memory_kind=sharding.memory_kind)
 
 
 def _transpose(ct, x, *, sharding: Sharding):
-    return [sharding_constraint_p.bind(ct, sharding=sharding)]
+    """The same constraint; but where the constraint changed the value's type (a
+    `reshard`, or entering `auto_axes`), the cotangent goes back to the input's type,
+    as in JAX."""
+    typed = x.aval.sharding
+    if typed == sharding._type_sharding(x.aval.ndim):
+        return [sharding_constraint_p.bind(ct, sharding=sharding)]
+    if typed is None:  # the constraint typed an untyped value: the cotangent leaves it
+        mesh = sharding.mesh.abstract_mesh
+        auto = mesh.update_axis_types({a: AxisType.Auto for a in mesh.explicit_axes})
+        typed = NamedSharding(auto, sharding.spec, memory_kind=sharding.memory_kind)
+    return [sharding_constraint_p.bind(ct, sharding=typed)]
 
 
 def _batching(axis_data, args, dims, *, sharding: Sharding):

@@ -28,10 +28,13 @@ def _is_target(s) -> bool:
     return s is None or isinstance(s, (Sharding, PartitionSpec))
 
 
-def _context_mesh(what: str) -> Any:
+def _context_mesh(what: str, fallback: Any = None) -> Any:
     """The mesh bare PartitionSpecs refer to: the concrete one in context outside jit
-    (it places data), the abstract one inside; as in JAX, there must be one."""
+    (it places data), the abstract one inside; as in JAX, there must be one (or a
+    NamedSharding `fallback` whose mesh is used)."""
     mesh = concrete_mesh() if current_trace() is EVAL_TRACE else abstract_mesh()
+    if (mesh is None or mesh.empty) and isinstance(fallback, NamedSharding):
+        return fallback.mesh
     if mesh is None or mesh.empty:
         raise ValueError(f"{what}: using a PartitionSpec outside a mesh context is not "
                          "allowed; pass a NamedSharding, or enter a mesh with "
@@ -63,7 +66,7 @@ def _switch_axes(fun: Callable, axes, new_type: AxisType, old_type: AxisType,
     @functools.wraps(fun)
     def staged(*args, **kwargs):
         leaves, treedef = tree_util.tree_flatten((args, kwargs))
-        outer = _context_mesh(name).abstract_mesh
+        outer = _context_mesh(name, shardings_out).abstract_mesh
         chosen = outer._axes_of_type(old_type) if axes is None else (
             (axes,) if isinstance(axes, str) else tuple(axes))
         wrong = [a for a in chosen if a not in outer.axis_names

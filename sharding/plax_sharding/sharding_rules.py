@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from plax.extend.sharding import abstract_mesh
 from plax_sharding.indexing_specs import gather_spec, scatter_spec
 from plax_sharding.named_sharding import NamedSharding, explicit_part
 from plax_sharding.partition_spec import PartitionSpec
@@ -56,12 +57,14 @@ def _entry(names: tuple):
 
 
 def _common_mesh(prim, avals):
+    """The mesh of the operands' typed shardings; with none, the abstract mesh in
+    context (None if there is none either)."""
     meshes = {a.sharding.mesh for a in avals if getattr(a, "sharding", None) is not None}
     if len(meshes) > 1:
         raise ShardingTypeError(
             f"{prim.name}: the operands' shardings are on different meshes "
             f"{sorted(map(repr, meshes))}; all inputs must share one mesh")
-    return meshes.pop()
+    return meshes.pop() if meshes else abstract_mesh()
 
 
 def _check_distinct(prim, spec: Spec, why: str) -> Spec:
@@ -377,14 +380,28 @@ _RULES: dict[str, Callable[..., list[Spec]]] = {
 _NOT_GIVEN = object()
 
 
-def _given(params: dict, mesh, ndim: int):
+def _given(prim, params: dict, mesh, out):
     """The typed result sharding a primitive's parameters ask for (`out_sharding`, or
     the `sharding` of reshape, broadcast_in_dim and sharding constraints; None where
-    it names no explicit axis), or `_NOT_GIVEN`."""
+    it names no explicit axis), or `_NOT_GIVEN`. As in JAX, a spec may name more
+    dimensions than the result has if the extra ones are None, and its splits must
+    divide the result's dimensions (a ValueError otherwise)."""
     given = params.get("out_sharding", params.get("sharding"))
-    if isinstance(given, PartitionSpec):
+    if isinstance(given, PartitionSpec) and mesh is not None and not mesh.empty:
         given = NamedSharding(mesh, given)
-    return given._type_sharding(ndim) if isinstance(given, NamedSharding) else _NOT_GIVEN
+    if not isinstance(given, NamedSharding):
+        return _NOT_GIVEN
+    ndim = getattr(out, "ndim", 0)
+    if len(given.spec) > ndim:
+        if any(e is not None for e in tuple(given.spec)[ndim:]):
+            raise ValueError(f"{prim.name}: the requested sharding {given.spec} has "
+                             f"{len(given.spec)} entries, more than the result's rank "
+                             f"{ndim} (shape {tuple(out.shape)})")
+        given = given.update(spec=PartitionSpec(*tuple(given.spec)[:ndim]))
+    typed = given._type_sharding(ndim)
+    if typed is not None:
+        typed.shard_shape(out.shape)  # each split over explicit axes divides its dimension
+    return typed
 
 
 def _typed(aval, spec: Spec, mesh):
@@ -395,11 +412,15 @@ def _typed(aval, spec: Spec, mesh):
 
 def sharding_rule(prim, avals, out: Any, params: dict) -> Any:
     """`out` (the primitive's result aval, or list of them) with the shardings in
-    their types, given operands `avals` of which at least one has one."""
+    their types, given operands `avals` of which at least one has one, or parameters
+    that ask for a result sharding."""
     mesh = _common_mesh(prim, avals)
     outs = list(out) if prim.multiple_results else [out]
     rule = _RULES.get(prim.id)
-    given = [_given(params, mesh, getattr(o, "ndim", 0)) for o in outs]
+    given = [_given(prim, params, mesh, o) for o in outs]
+    if all(getattr(a, "sharding", None) is None for a in avals) and all(
+            g is _NOT_GIVEN for g in given):
+        return out  # an out_sharding without a mesh to type it on
     if any(g is not _NOT_GIVEN for g in given):
         outs = [o if g is _NOT_GIVEN else o.update(sharding=g) for o, g in zip(outs, given)]
     elif rule is not None:

@@ -63,17 +63,20 @@ def is_differentiable_dtype(dtype) -> bool:
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
-    """The abstract value of tangents of `aval`: float0 for integer and bool values."""
+    """The abstract value of tangents of `aval`: float0 for integer and bool values;
+    others keep the sharding in the type (on explicit mesh axes), as in JAX."""
     if is_differentiable_dtype(aval.dtype):
-        return ShapedArray(aval.shape, aval.dtype)
+        return ShapedArray(aval.shape, aval.dtype, sharding=getattr(aval, "sharding", None))
     return ShapedArray(aval.shape, dtypes.float0)
 
 
 def zeros_like_aval(aval: ShapedArray):
-    """A materialised zero of `aval` (float0 zeros are plain NumPy arrays, as in JAX)."""
+    """A materialised zero of `aval`, typed with its sharding (float0 zeros are plain
+    NumPy arrays, as in JAX)."""
     if aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, dtypes.float0)
-    return lax_module().full(aval.shape, np.zeros((), aval.dtype)[()])
+    return lax_module().full(aval.shape, np.zeros((), aval.dtype)[()],
+                             sharding=getattr(aval, "sharding", None))
 
 
 def instantiate(t, aval: ShapedArray | None = None):

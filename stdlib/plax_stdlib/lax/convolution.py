@@ -38,6 +38,8 @@ from plax.extend.core import ShapedArray, get_aval
 from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib.lax import conversion, creation, shape_ops
 from plax_stdlib.lax.dot_general import canonicalize_precision, check_preferred_element_type
+from plax_stdlib.lax.out_sharding import (check_out_sharding, cotangent_sharding,
+                                           with_folded_batch)
 from plax_stdlib.lax.windows import (
     Window,
     dilate_dim,
@@ -230,7 +232,7 @@ def _conv_shape(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation
     return tuple(shape)
 
 
-def _abstract_eval(lhs, rhs, *, precision, preferred_element_type, **params):
+def _abstract_eval(lhs, rhs, *, precision, preferred_element_type, out_sharding, **params):
     name = "conv_general_dilated"
     check_dtype(name, lhs, NUMBER)
     check_same_dtypes(name, lhs, rhs)
@@ -241,7 +243,7 @@ def _abstract_eval(lhs, rhs, *, precision, preferred_element_type, **params):
 
 def _lower(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
            dimension_numbers, feature_group_count, batch_group_count, precision,
-           preferred_element_type):
+           preferred_element_type, out_sharding):
     lhs_aval, rhs_aval = ctx.avals_in
     out = ctx.avals_out[0]
     if kind_of(out.dtype) != kind_of(lhs_aval.dtype):  # integers accumulated as floats
@@ -323,7 +325,7 @@ def _as_dtype(x, dtype):
 
 def _transpose_lhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                    dimension_numbers, feature_group_count, batch_group_count, precision,
-                   preferred_element_type):
+                   preferred_element_type, out_sharding):
     """`ct` dilated by the strides, convolved with the reversed kernel whose feature
     dimensions trade places (groups move from its output to its input features)."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
@@ -343,7 +345,7 @@ def _transpose_lhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_d
         dimension_numbers=ConvDimensionNumbers(out_spec, (rhs_spec[1], rhs_spec[0],
                                                           *rhs_spec[2:]), lhs_spec),
         feature_group_count=groups, batch_group_count=1, precision=precision,
-        preferred_element_type=None)
+        preferred_element_type=None, out_sharding=cotangent_sharding(lhs.aval, ct, rhs))
     if batch_group_count > 1:  # the groups come out as features: back into the batch
         out = _merge_into(_split(out, lhs_spec[1], batch_group_count), lhs_spec[1],
                           lhs_spec[0])
@@ -352,7 +354,7 @@ def _transpose_lhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_d
 
 def _transpose_rhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                    dimension_numbers, feature_group_count, batch_group_count, precision,
-                   preferred_element_type):
+                   preferred_element_type, out_sharding):
     """The lhs convolved with `ct`, batch and feature exchanged: windows step by the
     kernel's dilation and read `ct` dilated by the strides."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
@@ -374,7 +376,8 @@ def _transpose_rhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_d
         padding=tuple(pads), lhs_dilation=tuple(lhs_dilation),
         rhs_dilation=tuple(window_strides), dimension_numbers=trans,
         feature_group_count=batch_group_count, batch_group_count=feature_group_count,
-        precision=precision, preferred_element_type=None)
+        precision=precision, preferred_element_type=None,
+        out_sharding=cotangent_sharding(rhs.aval, ct, lhs))
     return _as_dtype(out, rhs.aval.dtype)
 
 
@@ -385,15 +388,22 @@ def _transpose(ct, lhs, rhs, **params):
 
 # --- batching ---------------------------------------------------------------------------
 
-def _batching(axis_data, args, dims, **params):
+def _batching(axis_data, args, dims, **original):
     """The batch dimension folded into one the convolution already maps over: with
     both operands batched, into feature groups (or batch groups); with the lhs alone,
     into its batch inside each batch group; with the kernel alone, into its output
     features inside each group."""
     (lhs, rhs), (ld, rd) = args, dims
-    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
-    fgc, bgc = params["feature_group_count"], params["batch_group_count"]
+    lhs_spec, rhs_spec, out_spec = original["dimension_numbers"]
+    fgc, bgc = original["feature_group_count"], original["batch_group_count"]
     size = axis_data.size
+    params = {**original, "out_sharding": None}
+
+    def into(out_dim: int) -> dict:
+        """The parameters of the convolution that computes the batch folded into its
+        result dimension `out_dim` (which the vmapped axis's mesh axes then split)."""
+        return {**params, "out_sharding": with_folded_batch(
+            "conv_general_dilated", original["out_sharding"], out_dim, axis_data.spmd_name)}
     if size == 0:
         lhs_aval, rhs_aval = (ShapedArray(tuple(d for i, d in enumerate(get_aval(x).shape)
                                                 if i != dim), get_aval(x).dtype)
@@ -408,15 +418,16 @@ def _batching(axis_data, args, dims, **params):
         else:
             lhs = _merge_into(lhs, ld, lhs_spec[1])
             params = {**params, "feature_group_count": fgc * size}
-        out = conv_general_dilated_p.bind(lhs, _merge_into(rhs, rd, rhs_spec[0]), **params)
+        out = conv_general_dilated_p.bind(lhs, _merge_into(rhs, rd, rhs_spec[0]),
+                                          **into(out_spec[1]))
         return _split(out, out_spec[1], size), out_spec[1]
     if ld is not not_mapped:
         lhs = _merge_inside_groups(lhs, ld, lhs_spec[0], bgc)
-        out = conv_general_dilated_p.bind(lhs, rhs, **params)
+        out = conv_general_dilated_p.bind(lhs, rhs, **into(out_spec[0]))
         return _split(out, out_spec[0], size), out_spec[0]
     groups = max(fgc, bgc)
     rhs = _merge_inside_groups(rhs, rd, rhs_spec[0], groups)
-    out = conv_general_dilated_p.bind(lhs, rhs, **params)
+    out = conv_general_dilated_p.bind(lhs, rhs, **into(out_spec[1]))
     return _split_inside_groups(out, out_spec[1], size, groups), out_spec[1]
 
 
@@ -454,8 +465,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     'SAME_LOWER' or `(low, high)` pairs), lhs dilation (transposed convolution), rhs
     dilation (atrous convolution), feature and batch groups."""
     name = "conv_general_dilated"
-    if out_sharding is not None:
-        raise NotImplementedError(f"{name}: out_sharding is not supported yet")
+    out_sharding = check_out_sharding(name, out_sharding)
     lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
     dnums = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
     n = len(lhs_shape) - 2
@@ -486,7 +496,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         feature_group_count=operator.index(feature_group_count),
         batch_group_count=operator.index(batch_group_count),
         precision=canonicalize_precision(precision),
-        preferred_element_type=preferred_element_type)
+        preferred_element_type=preferred_element_type, out_sharding=out_sharding)
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):

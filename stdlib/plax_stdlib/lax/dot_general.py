@@ -27,6 +27,7 @@ from plax.extend.constructors import (
 )
 from plax.extend.core import ShapedArray, get_aval
 from plax.extend.mlir import hlo, ir, mu
+from plax_stdlib.lax.out_sharding import check_out_sharding, cotangent_sharding
 
 
 class Precision(enum.Enum):
@@ -161,10 +162,11 @@ def _ranges_like(*xs):
         start += len(x)
 
 
-def _transpose_lhs(ct, y, x_ndim: int, dimension_numbers, swap_ans: bool = False, **params):
-    """The cotangent of dot_general's lhs: contract `ct` with `y` over y's free dims."""
+def _transpose_lhs(ct, y, x_aval, dimension_numbers, swap_ans: bool = False, **params):
+    """The cotangent of dot_general's lhs: contract `ct` with `y` over y's free dims,
+    the product typed with the lhs's sharding (as in JAX)."""
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
-    y_ndim = get_aval(y).ndim
+    x_ndim, y_ndim = x_aval.ndim, get_aval(y).ndim
     x_kept = [d for d in range(x_ndim) if d not in x_contract + x_batch]
     y_kept = [d for d in range(y_ndim) if d not in y_contract + y_batch]
     if swap_ans:
@@ -173,7 +175,9 @@ def _transpose_lhs(ct, y, x_ndim: int, dimension_numbers, swap_ans: bool = False
         ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
     dims = ((ans_y, tuple(y_kept)), (ans_batch, tuple(y_batch)))
     x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
-    out_axes = tuple(int(i) for i in np.argsort(list(x_batch) + x_kept + x_contract_by_y))
+    order = list(x_batch) + x_kept + x_contract_by_y
+    out_axes = tuple(int(i) for i in np.argsort(order))
+    params["out_sharding"] = cotangent_sharding(x_aval, ct, y, order=order)
     from plax_stdlib.lax.shape_ops import transpose
     return transpose(dot_general_p.bind(ct, y, dimension_numbers=dims, **params), out_axes)
 
@@ -184,11 +188,11 @@ def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision,
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
     ct_lhs = ct_rhs = None
     if is_undefined_primal(lhs):
-        ct_lhs = _transpose_lhs(ct, rhs, lhs.aval.ndim, dimension_numbers, **params)
+        ct_lhs = _transpose_lhs(ct, rhs, lhs.aval, dimension_numbers, **params)
         ct_lhs = _as_dtype_of(ct_lhs, lhs.aval)
     if is_undefined_primal(rhs):
         swapped = ((y_contract, x_contract), (y_batch, x_batch))
-        ct_rhs = _transpose_lhs(ct, lhs, rhs.aval.ndim, swapped, swap_ans=True, **params)
+        ct_rhs = _transpose_lhs(ct, lhs, rhs.aval, swapped, swap_ans=True, **params)
         ct_rhs = _as_dtype_of(ct_rhs, rhs.aval)
     return [ct_lhs, ct_rhs]
 
@@ -251,7 +255,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dnums,
                               precision=canonicalize_precision(precision),
                               preferred_element_type=preferred_element_type,
-                              out_sharding=out_sharding)
+                              out_sharding=check_out_sharding("dot_general", out_sharding))
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None, out_sharding=None):

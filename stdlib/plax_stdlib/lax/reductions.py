@@ -144,7 +144,8 @@ def _check_half_precision_sum(operand: ShapedArray, axes) -> None:
 
 reduce_sum_p = _monoid_reduction(
     "reduce_sum", NUMBER, "add", lambda dt: 0, check=_check_half_precision_sum, jvp=linear_jvp(),
-    transpose=lambda ct, x, *, axes, out_sharding: [_expand(ct, x.aval.shape, axes)])
+    transpose=lambda ct, x, *, axes, out_sharding: [shape_ops.broadcast_in_dim(
+        ct, x.aval.shape, _kept_dims(x.aval.ndim, axes), out_sharding=x.aval.sharding)])
 
 
 def _prod_jvp(primals, tangents, *, axes, out_sharding):

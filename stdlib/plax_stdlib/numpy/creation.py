@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from plax.extend import dtypes
-from plax.extend.core import ShapedArray, Tracer, implicit_device_put
+from plax.extend.core import ShapedArray, Tracer, get_aval, implicit_device_put
 from plax_stdlib import lax
 from plax_stdlib.lax import conversion as lax_conversion
 from plax_stdlib.numpy import util
@@ -127,8 +127,9 @@ def _place(out, device):
     return out if device is None else _device_put(out, device)
 
 
-def _filled(shape, fill_value, dtype, weak_type, fun_name):
-    """`fill_value` (a checked operand) as `dtype`, broadcast to `shape`."""
+def _filled(shape, fill_value, dtype, weak_type, fun_name, sharding=None):
+    """`fill_value` (a checked operand) as `dtype`, broadcast to `shape` (a scalar one
+    laid out as `sharding`, if given)."""
     if isinstance(dtype, dtypes.ExtendedDType):
         return dtype.full(shape, fill_value)
     if dtype == dtypes.float0:  # tangents of integers and keys: no data, a host array
@@ -138,7 +139,7 @@ def _filled(shape, fill_value, dtype, weak_type, fun_name):
     if fill_shape:
         from plax_stdlib.numpy.shape_ops import broadcast_to
         return broadcast_to(fill, shape)
-    return lax.broadcast_in_dim(fill, shape, ())
+    return lax.broadcast_in_dim(fill, shape, (), out_sharding=sharding)
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, *, device=None):
@@ -166,12 +167,16 @@ def empty(shape: Any, dtype: Any = None, *, device=None):
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device=None):
-    """Like `full`, with `a`'s shape and dtype (and weak type) unless given."""
+    """Like `full`, with `a`'s shape and dtype (and weak type) unless given; with its
+    shape, also the sharding in its type (on explicit mesh axes), as in JAX."""
     a, fill_value = util.ensure_arraylike("full_like", a, fill_value)
     dtype = util.check_user_dtype(dtype, "full_like")
     out_shape = util.shape_of(a) if shape is None else util.canonicalize_shape(shape, "full_like")
     weak = dtype is None and util.is_weak(a)
-    out = _filled(out_shape, fill_value, dtype or util.dtype_of(a), weak, "full_like")
+    typed = getattr(get_aval(a), "sharding", None) if shape is None else None
+    if typed is not None and not isinstance(a, Tracer):
+        typed = a.sharding  # a concrete array's own devices, which eager dispatch uses
+    out = _filled(out_shape, fill_value, dtype or util.dtype_of(a), weak, "full_like", typed)
     return _place(out, device)
 
 

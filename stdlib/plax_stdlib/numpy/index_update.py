@@ -15,6 +15,7 @@ import numpy as np
 
 from plax.extend import dtypes
 from plax_stdlib import lax
+from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.numpy import indexing, util
 
 _FLAT = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
@@ -22,6 +23,31 @@ _FLAT = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=
 _SCATTERS = {"set": lax.scatter, "add": lax.scatter_add, "subtract": lax.scatter_sub,
              "multiply": lax.scatter_mul, "min": lax.scatter_min, "max": lax.scatter_max}
 _MODES = ("drop", "fill", "clip", "promise_in_bounds")
+
+
+def _scatter_method(op: str, doc: str):
+    """The `x.at[index]` method that scatters values into `x` with `op` (`_SCATTERS`)."""
+    def method(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+               out_sharding=None):
+        return laid_out(f".{op}", out_sharding, lambda x, v: _update(
+            op, x, self.index, v, unique_indices, mode), self.array, values)
+    method.__name__, method.__qualname__, method.__doc__ = op, f"_IndexUpdateRef.{op}", doc
+    return method
+
+
+def _combining_method(ufunc: str, doc: str):
+    """The `x.at[index]` method that combines `x` by `ufunc` with the product of the
+    values each element is indexed with (1 elsewhere)."""
+    def method(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+               out_sharding=None):
+        from plax_stdlib.numpy import ufuncs
+        combine = getattr(ufuncs, ufunc)
+        return laid_out(f".{ufunc}", out_sharding, lambda x, v: combine(x, _update(
+            "multiply", _filled_like(x, 1), self.index, v, unique_indices, mode)),
+            self.array, values)
+    method.__name__, method.__qualname__, method.__doc__ = (ufunc, f"_IndexUpdateRef.{ufunc}",
+                                                            doc)
+    return method
 
 
 class _IndexUpdateHelper:
@@ -49,50 +75,26 @@ class _IndexUpdateRef:
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
     def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
-            mode=None, fill_value=None):
+            mode=None, fill_value=None, out_sharding=None):
         """`x[index]`; out-of-bounds indices follow `mode` ("clip" by default)."""
         mode = _check_mode(mode)
-        return indexing.getitem(self.array, self.index,
-                                mode="fill" if mode == "drop" else mode, fill_value=fill_value)
+        return laid_out(".get", out_sharding, lambda x: indexing.getitem(
+            x, self.index, mode="fill" if mode == "drop" else mode, fill_value=fill_value),
+            self.array)
 
-    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """`x` with `x[index] = values`."""
-        return _update("set", self.array, self.index, values, unique_indices, mode)
-
-    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """`x` with `x[index] += values` (repeated indices add up)."""
-        return _update("add", self.array, self.index, values, unique_indices, mode)
-
-    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """`x` with `x[index] *= values` (repeated indices multiply up)."""
-        return _update("multiply", self.array, self.index, values, unique_indices, mode)
-
+    set = _scatter_method("set", "`x` with `x[index] = values`.")
+    add = _scatter_method("add", "`x` with `x[index] += values` (repeated indices add up).")
+    multiply = _scatter_method("multiply", "`x` with `x[index] *= values` (repeated indices "
+                               "multiply up).")
     mul = multiply
-
-    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """`x` with `x[index] = minimum(x[index], values)`."""
-        return _update("min", self.array, self.index, values, unique_indices, mode)
-
-    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """`x` with `x[index] = maximum(x[index], values)`."""
-        return _update("max", self.array, self.index, values, unique_indices, mode)
-
-    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """`x` with `x[index] -= values` (repeated indices subtract each time)."""
-        return _update("subtract", self.array, self.index, values, unique_indices, mode)
-
-    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """`x` with `x[index] /= values`: x divided by the product of the values each
-        element is indexed with."""
-        from plax_stdlib.numpy.ufuncs import divide
-        return divide(self.array, _update("multiply", _filled_like(self.array, 1), self.index,
-                                          values, unique_indices, mode))
-
-    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """`x` with `x[index] **= values` (repeated indices multiply their exponents)."""
-        from plax_stdlib.numpy.ufuncs import power
-        return power(self.array, _update("multiply", _filled_like(self.array, 1), self.index,
-                                         values, unique_indices, mode))
+    min = _scatter_method("min", "`x` with `x[index] = minimum(x[index], values)`.")
+    max = _scatter_method("max", "`x` with `x[index] = maximum(x[index], values)`.")
+    subtract = _scatter_method("subtract", "`x` with `x[index] -= values` (repeated indices "
+                               "subtract each time).")
+    divide = _combining_method("divide", "`x` with `x[index] /= values`: x divided by the "
+                               "product of the values each element is indexed with.")
+    power = _combining_method("power", "`x` with `x[index] **= values` (repeated indices "
+                              "multiply their exponents).")
 
     def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """`x` with the elementwise `func` applied at `index`, once for each time the

@@ -6,6 +6,9 @@ maxima and the highest for minima). Ids outside `[0, num_segments)` are dropped
 
 With `bucket_size`, rows are combined in buckets of that many consecutive rows
 first, then the buckets are reduced: smaller partial results, for accuracy.
+
+`out_sharding` (on a mesh with Explicit axes) lays the result out as it says, the
+scatter computed with those axes made Auto, as JAX does.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import numpy as np
 from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib.lax import reductions
+from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.numpy import util
 
 
@@ -28,18 +32,24 @@ def _segments(name: str, scatter: Callable, identity: Callable, reduce: Callable
                        out_sharding: Any = None):
         data, ids = util.ensure_arraylike(name, data, segment_ids)
         data, ids = util.as_array(data), util.as_array(ids)
-        _check(name, data, ids, out_sharding)
+        _check(name, data, ids)
         num_segments = _num_segments(name, ids, num_segments)
-        dtype, rest = data.dtype, tuple(data.shape[1:])
+        if bucket_size is not None:
+            bucket_size = operator.index(bucket_size)
+            if bucket_size < 1:
+                raise ValueError(f"{name}: bucket_size must be positive, got {bucket_size}")
         options = dict(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
                        mode=mode)
+        return laid_out(name, out_sharding, lambda d, i: _reduced(
+            d, i, num_segments, bucket_size, options), data, ids)
+
+    def _reduced(data, ids, num_segments: int, bucket_size: int | None, options: dict):
+        """The segments' reduction (in buckets of `bucket_size` rows first)."""
+        dtype, rest = data.dtype, tuple(data.shape[1:])
         if bucket_size is None:
             out = lax.full((num_segments, *rest), identity(dtype), dtype)
             dnums = lax.ScatterDimensionNumbers(tuple(range(1, data.ndim)), (0,), (0,))
             return scatter(out, lax.expand_dims(ids, (1,)), data, dnums, **options)
-        bucket_size = operator.index(bucket_size)
-        if bucket_size < 1:
-            raise ValueError(f"{name}: bucket_size must be positive, got {bucket_size}")
         rows = ids.shape[0]
         out = lax.full((max(math.ceil(rows / bucket_size), 1), num_segments, *rest),
                        identity(dtype), dtype)
@@ -57,9 +67,7 @@ def _segments(name: str, scatter: Callable, identity: Callable, reduce: Callable
     return segment_reduce
 
 
-def _check(name: str, data, ids, out_sharding) -> None:
-    if out_sharding is not None:
-        raise NotImplementedError(f"{name}: out_sharding is not supported yet")
+def _check(name: str, data, ids) -> None:
     if not dtypes.issubdtype(ids.dtype, np.integer):
         raise TypeError(f"{name}: segment_ids must be integers, got dtype {ids.dtype.name}")
     if ids.ndim != 1 or data.ndim < 1 or data.shape[0] != ids.shape[0]:

@@ -1,0 +1,84 @@
+"""`out_sharding=` arguments, which fix the sharding in a result's type on a mesh
+with `Explicit` axes (plax-sharding's rules then take it instead of deriving one).
+
+They are checked where they are given, so that a wrong kind of value is a TypeError
+naming the function, as in JAX. The sharding classes come from the public
+`plax.sharding` module, imported only when an `out_sharding` is given.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from plax.extend.core import get_aval
+from plax.extend.sharding import sharding_from_spec
+
+
+def check_out_sharding(name: str, out_sharding: Any) -> Any:
+    """`out_sharding` (None, a `NamedSharding` or a `PartitionSpec`), or a TypeError."""
+    if out_sharding is None:
+        return None
+    from plax.sharding import NamedSharding, PartitionSpec
+    if not isinstance(out_sharding, (NamedSharding, PartitionSpec)):
+        raise TypeError(f"`out_sharding` argument of {name} only supports instances of "
+                        "`NamedSharding` or `PartitionSpec`. Got "
+                        f"{out_sharding!r} of type: {type(out_sharding)}")
+    return out_sharding
+
+
+def cotangent_sharding(aval, *others, order=None) -> Any:
+    """The `out_sharding` of the product that computes the cotangent of an operand of
+    type `aval` (its dimensions in `order`, default as they are): the operand's
+    sharding (as JAX does), unsplit where the `others`' types carry shardings but the
+    operand's none, None where no type has one."""
+    typed = aval.sharding
+    if typed is None:
+        if all(get_aval(x).sharding is None for x in others):
+            return None
+        from plax.sharding import PartitionSpec
+        return PartitionSpec()
+    if order is None:
+        return typed
+    spec = tuple(typed.spec) + (None,) * (aval.ndim - len(typed.spec))
+    return typed.update(spec=type(typed.spec)(*(spec[d] for d in order)))
+
+
+def with_folded_batch(name: str, out_sharding: Any, dim: int, entry: Any) -> Any:
+    """`out_sharding` for the result of a batching rule that folds the vmapped axis
+    into result dimension `dim`, split over the vmapped axis's mesh axes `entry`
+    (`spmd_axis_name`; None: left as given, as JAX does)."""
+    if out_sharding is None or entry is None:
+        return out_sharding
+    from plax.sharding import NamedSharding, PartitionSpec
+    spec = out_sharding.spec if isinstance(out_sharding, NamedSharding) else out_sharding
+    entries = list(spec) + [None] * (dim + 1 - len(spec))
+    if entries[dim] is not None:
+        raise NotImplementedError(
+            f"{name}: vmap with spmd_axis_name={entry!r} folds its axis into dimension "
+            f"{dim} of the result, which out_sharding={spec} already splits")
+    entries[dim] = entry
+    new = PartitionSpec(*entries)
+    return out_sharding.update(spec=new) if isinstance(out_sharding, NamedSharding) else new
+
+
+def laid_out(name: str, out_sharding: Any, compute: Callable, *operands) -> Any:
+    """`compute(*operands)`; with an `out_sharding`, computed as JAX does for indexed
+    reads and updates: with the explicit axes of its mesh made `Auto` (the partitioner
+    lays out the gather or scatter), the result then typed and laid out as
+    `out_sharding` (a bare PartitionSpec refers to the mesh in context)."""
+    if out_sharding is None:
+        return compute(*operands)
+    from plax import sharding
+    out_sharding = check_out_sharding(name, out_sharding)
+    if isinstance(out_sharding, sharding.PartitionSpec):
+        if sharding.get_abstract_mesh().empty:
+            raise ValueError(f"{name}: using the PartitionSpec {out_sharding} as out_sharding "
+                             "outside a mesh context is not allowed; pass a NamedSharding "
+                             "or enter a mesh with `plax.set_mesh(mesh)`")
+        out_sharding = sharding_from_spec(out_sharding, f"the out_sharding of {name}")
+    axes = out_sharding.mesh.abstract_mesh.explicit_axes
+
+    def checked(*args):
+        out = compute(*args)
+        out_sharding.shard_shape(get_aval(out).shape)  # a split that does not divide
+        return out
+    return sharding.auto_axes(checked, axes=axes, out_sharding=out_sharding)(*operands)
