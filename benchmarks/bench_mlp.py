@@ -39,11 +39,7 @@ def measure(lib_name: str, quick: bool) -> dict[str, float]:
     def loss(params, x, y):
         return jnp.mean((comparison.tanh_mlp(jnp, params, x) - y) ** 2)
 
-    rng = np.random.default_rng(0)
-    params = [(rng.standard_normal((m, k), np.float32) / np.sqrt(m), np.zeros(k, np.float32))
-              for m, k in zip(SIZES[:-1], SIZES[1:])]
-    x = rng.standard_normal((BATCH, SIZES[0]), np.float32)
-    y = rng.standard_normal((BATCH, SIZES[-1]), np.float32)
+    params, x, y = comparison.mlp_problem(SIZES, BATCH)
 
     results = {}
     seconds, trained, step = comparison.sgd_step_seconds(

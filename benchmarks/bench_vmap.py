@@ -21,17 +21,11 @@ BATCH, SIZES = 64, [32, 64, 64, 10]
 def measure(lib_name: str, quick: bool) -> dict[str, float]:
     lib = __import__(lib_name)
     jnp = __import__(f"{lib_name}.numpy", fromlist=["numpy"])
-    import numpy as np
 
     def loss(params, x, y):
         return jnp.sum((comparison.tanh_mlp(jnp, params, x) - y) ** 2)
 
-    rng = np.random.default_rng(0)
-    params = [(rng.standard_normal((m, k), np.float32) / np.sqrt(m), np.zeros(k, np.float32))
-              for m, k in zip(SIZES[:-1], SIZES[1:])]
-    xs = rng.standard_normal((BATCH, SIZES[0]), np.float32)
-    ys = rng.standard_normal((BATCH, SIZES[-1]), np.float32)
-    params, xs, ys = lib.device_put((params, xs, ys))
+    params, xs, ys = lib.device_put(comparison.mlp_problem(SIZES, BATCH))
 
     per_example = lib.jit(lib.vmap(lib.grad(loss), in_axes=(None, 0, 0)))
     start = time.perf_counter()

@@ -52,6 +52,18 @@ def tanh_mlp(jnp, params, x):
     return h @ w + b
 
 
+def mlp_problem(sizes: list[int], batch: int, seed: int = 0):
+    """(params, x, y) as NumPy float32: a tanh MLP of layer `sizes` (weights scaled
+    by 1/sqrt(fan-in), zero biases), `batch` random inputs and regression targets."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    params = [(rng.standard_normal((m, k), np.float32) / np.sqrt(m), np.zeros(k, np.float32))
+              for m, k in zip(sizes[:-1], sizes[1:])]
+    x = rng.standard_normal((batch, sizes[0]), np.float32)
+    y = rng.standard_normal((batch, sizes[-1]), np.float32)
+    return params, x, y
+
+
 def sgd_step_seconds(lib, loss: Callable, params, data: tuple, lr: float, number: int):
     """Seconds per step of `jit(value_and_grad(loss))` plus SGD on `params` (best of
     5 rounds of `number` steps, after one warm-up), and the parameters it ends with."""
