@@ -391,6 +391,11 @@ def test_pad_errors():
         aval(lambda x: lax.pad(x, 0.0, [(0, 0, 0)]), sds((2, 2)))
     with pytest.raises(ValueError, match="interior padding must be non-negative"):
         aval(lambda x: lax.pad(x, 0.0, [(0, 0, -1)]), sds((2,)))
+    # The result shape is checked before the dtypes, as JAX does (found by the fuzzer).
+    with pytest.raises(ValueError, match="negative shape"):
+        aval(lambda x: lax.pad(x, 1.5, [(1, 0, 2), (-2, -1, 1)]), sds((3, 1), np.complex64))
+    with pytest.raises(TypeError, match="same dtype"):
+        aval(lambda x: lax.pad(x, np.float32(1.5), [(1, 0, 0)]), sds((3,), np.complex64))
 
 
 @given(shapes, st.data())

@@ -142,3 +142,11 @@ def test_tensordot_with_a_negative_axis_count_contracts_nothing_as_numpy():
     np.testing.assert_allclose(jnp.tensordot(np.float32(2), b, axes=-1), 2 * b)
     with pytest.raises(TypeError, match="at most 1"):
         jnp.tensordot(b, b, axes=2)
+
+
+def test_dot_with_a_scalar_is_a_product_and_a_logical_and_for_bools():
+    """As JAX (found by the fuzzer: plax refused bool, since lax.mul takes no bool)."""
+    np.testing.assert_array_equal(np.asarray(jnp.dot(jnp.array([True, False]), True)),
+                                  [True, False])
+    assert jnp.dot(jnp.zeros(0, bool), jnp.array(True)).shape == (0,)
+    np.testing.assert_array_equal(np.asarray(jnp.dot(2.0, jnp.arange(3.0))), [0, 2, 4])

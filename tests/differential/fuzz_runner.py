@@ -310,11 +310,31 @@ def _nonzero_of_empty(case: dict, theirs: dict) -> dict | None:
     return {"value": {"seq": encoded} if "seq" in value else encoded[0]}
 
 
+def _scalar_boolean_index(case: dict, theirs: dict) -> dict | None:
+    """NumPy's `x[index]` for an index of None, ints and a scalar boolean, as an
+    outcome; else None. (A scalar `True` adds an axis of length 1 and keeps the rest:
+    NumPy gives `arange(3)[None, True]` the shape (1, 1, 3), JAX 0.10.2 (1, 1, 1).)"""
+    if case["op"] not in ("at:get", "op:getitem") or "arr" not in theirs["value"] \
+            or len(case["args"]) != 2 or case["kwargs"]:
+        return None
+    index = case["args"][1]
+    entries = index["T"] if isinstance(index, dict) and "T" in index else [index]
+    if not any(type(e) is bool for e in entries) or not all(
+            e is None or type(e) in (bool, int) for e in entries):
+        return None
+    x = _host_args(case)[0]
+    try:
+        expected = x[tuple(entries)]
+    except IndexError:
+        return None
+    return {"value": _encoded(expected, dict(theirs["value"], shape=list(expected.shape)))}
+
+
 def numpy_reference(case: dict, theirs: dict) -> dict:
     """JAX's outcome, with the answers JAX leaves undefined replaced (see above)."""
     if "value" not in theirs:
         return theirs
-    for reference in (_take_from_empty_axis, _nonzero_of_empty):
+    for reference in (_take_from_empty_axis, _nonzero_of_empty, _scalar_boolean_index):
         outcome = reference(case, theirs)
         if outcome is not None:
             return outcome

@@ -57,3 +57,20 @@ def test_jax_internal_errors_are_left_out_of_the_class_agreement():
         report.add(CASE, category, "")
     assert report.class_agreement() == 0.75
     assert fuzz_runner.INTERNAL_RULE in report.table()
+
+
+def test_a_scalar_boolean_index_is_checked_against_numpy():
+    """JAX 0.10.2 gives `arange(3)[None, True]` the shape (1, 1, 1); NumPy (1, 1, 3)."""
+    import base64
+
+    import fuzz_worker
+    case = {"op": "at:get", "args": [{"A": [[3], "int8", "normal", 13]}, {"T": [None, True]}],
+            "kwargs": {}, "mode": "jit"}
+    x = fuzz_worker.host_array([3], "int8", "normal", 13)
+    jaxs = {"arr": "int8", "shape": [1, 1, 1], "weak": False,
+            "data": base64.b64encode(x[:1].tobytes()).decode()}
+    reference = fuzz_runner.numpy_reference(case, {"value": jaxs})["value"]
+    assert reference["shape"] == [1, 1, 3]
+    assert base64.b64decode(reference["data"]) == x.tobytes()
+    other = dict(case, args=[case["args"][0], {"T": [None, 1]}])  # no boolean: JAX's answer
+    assert fuzz_runner.numpy_reference(other, {"value": jaxs})["value"] is jaxs

@@ -87,7 +87,7 @@ _PY_KIND_RANK = {int: 1, float: 2, complex: 3}
 def match_python_scalars(name: str, *args):
     """Give Python int/float/complex scalars among `args` the dtype of the first
     non-scalar argument, weakly typed; a scalar of a higher kind (a float meeting an
-    int array) is a TypeError, and an int that does not fit is an OverflowError."""
+    int array) or an int that does not fit is a TypeError."""
     if not any(type(a) in _PY_KIND_RANK for a in args):  # the common case: no scalar
         return args
     target = next((get_aval(a).dtype for a in args if not is_python_scalar(a)), None)
@@ -107,8 +107,9 @@ def _scalar_as(name: str, scalar, target: np.dtype):
     if type(scalar) is int and target_kind in ("signed", "unsigned"):
         info = dtypes.iinfo(target)
         if not info.min <= scalar <= info.max:
-            raise OverflowError(f"{name}: Python int {scalar} is out of range for dtype "
-                                f"{dtype_name(target)}")
+            raise TypeError(f"{name}: Python int {scalar} is out of range for dtype "
+                            f"{dtype_name(target)} (JAX's class for this is TypeError: "
+                            "its lax takes no scalar of another dtype at all)")
     return convert_with_weak_type(scalar, target, weak_type=True)
 
 

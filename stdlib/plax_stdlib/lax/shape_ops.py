@@ -328,7 +328,6 @@ def _pad_abstract_eval(operand, padding_value, *, padding_config):
                          "dimension")
     if padding_value.shape:
         raise TypeError(f"pad requires a scalar padding_value, got {describe(padding_value)}")
-    dtype = check_same_dtypes("pad", operand, padding_value)
     if any(interior < 0 for _, _, interior in padding_config):
         raise ValueError(f"pad: interior padding must be non-negative, got {padding_config}")
     shape = tuple(lo + hi + d + max(d - 1, 0) * interior
@@ -336,6 +335,7 @@ def _pad_abstract_eval(operand, padding_value, *, padding_config):
     if any(d < 0 for d in shape):
         raise ValueError(f"pad: padding_config {padding_config} would give operand "
                          f"{describe(operand)} the negative shape {shape}")
+    dtype = check_same_dtypes("pad", operand, padding_value)  # after the shape, as JAX
     return ShapedArray(shape, dtype, weak_result((operand, padding_value), dtype))
 
 

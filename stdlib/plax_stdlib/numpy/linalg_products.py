@@ -46,8 +46,8 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     a, b = _promote("dot", a, b)
     preferred = _preferred(preferred_element_type, "dot")
     a_ndim, b_ndim = len(util.shape_of(a)), len(util.shape_of(b))
-    if a_ndim == 0 or b_ndim == 0:
-        out = lax.mul(*util.promote_shapes("dot", a, b))
+    if a_ndim == 0 or b_ndim == 0:  # a product (for bools a logical and, as JAX)
+        out = ufuncs.multiply(a, b)
         return out if preferred is None else util.convert(out, preferred)
     b_axis = 0 if b_ndim == 1 else b_ndim - 2
     _check_contracting("dot", a, b, a_ndim - 1, b_axis)
