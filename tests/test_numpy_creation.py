@@ -164,3 +164,14 @@ def test_creation_errors(call, error, match):
 def test_arange_with_a_zero_step_is_a_zero_division_error_as_numpy(args):
     with pytest.raises(ZeroDivisionError, match="step must not be zero"):
         jnp.arange(*args)
+
+
+def test_a_python_complex_fill_of_a_real_dtype_is_a_type_error_as_in_jax():
+    """Found by the fuzzer: the imaginary part used to be dropped silently."""
+    import ml_dtypes
+    for dtype in (np.float32, np.int32, ml_dtypes.float8_e4m3fn):
+        with pytest.raises(TypeError, match="Python complex 1j cannot fill"):
+            jnp.full((2,), 1j, dtype=dtype)
+    with pytest.raises(TypeError, match="full_like"):
+        jnp.full_like(jnp.ones(2), 1j)
+    assert jnp.full((2,), 1j).dtype == np.complex64

@@ -134,6 +134,10 @@ def _filled(shape, fill_value, dtype, weak_type, fun_name, sharding=None):
         return dtype.full(shape, fill_value)
     if dtype == dtypes.float0:  # tangents of integers and keys: no data, a host array
         return np.zeros(shape, dtypes.float0)
+    if type(fill_value) is complex and np.dtype(dtype).kind != "c":  # no silent drop, as JAX
+        raise TypeError(f"{fun_name}: the Python complex {fill_value!r} cannot fill an "
+                        f"array of dtype {np.dtype(dtype).name}; pass a complex dtype or "
+                        "the real part")
     fill = util.convert(fill_value, dtype, weak_type)
     fill_shape = util.shape_of(fill)
     if fill_shape:
