@@ -412,3 +412,10 @@ def test_trunc_of_python_floats():
     for value, want in ((-np.inf, -np.inf), (-2.5, -2.0), (2.5, 2.0)):
         out = jnp.trunc(value)
         assert out == want and out.dtype == np.float32 and out.weak_type
+
+
+def test_round_refuses_booleans_as_jax_does():
+    """Found by the fuzzer (JAX: ValueError 'not inexact'; NumPy refuses too)."""
+    for decimals in (0, 1, -1):
+        with pytest.raises(ValueError, match="not inexact"):
+            jnp.round(jnp.array([True, False]), decimals)

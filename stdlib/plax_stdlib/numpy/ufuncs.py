@@ -372,7 +372,10 @@ def round(a, decimals: int = 0, out=None):  # noqa: A001 - NumPy's name
     a = util.ensure_arraylike("round", a)
     decimals = int(util.concrete_or_error(decimals, "round: 'decimals' must be static"))
     category = _category(a)
-    if category == "b" or (category in "iu" and decimals >= 0):
+    if category == "b":  # JAX's class; NumPy refuses bools too
+        raise ValueError(f"round: data type {util.dtype_of(a)} is not inexact (nor an "
+                         "integer); convert the booleans first")
+    if category in "iu" and decimals >= 0:
         return util.as_array(a)
     if category in "iu":
         return _round_int(a, 10 ** -decimals)
