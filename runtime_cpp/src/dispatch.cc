@@ -191,8 +191,7 @@ class Executor {
     }
     for (size_t j = 0; j < kept_.size(); ++j) {
       PyObject* x = items[kept_[j]];
-      nb::object impl;
-      impl = Py_TYPE(x) == A.type ? get_slot(A.impl, x) : place_host(x, j);
+      nb::object impl = Py_TYPE(x) == A.type ? get_slot(A.impl, x) : place_host(x, j);
       PyList_SET_ITEM(impls.ptr(), n_consts + static_cast<Py_ssize_t>(j), impl.release().ptr());
     }
     if (before_.is_valid() && !before_.is_none()) check(PyObject_CallNoArgs(before_.ptr()));

@@ -66,23 +66,27 @@ def _params_key(params: dict) -> tuple[tuple, list]:
 
 def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict):
     """Compute `prim(*args, **params)` with a compiled single-primitive executable."""
+    where = None  # (signature, trace context, mesh): the key's part after the parameters
     try:  # a repeated operation without Jaxpr parameters: its caller's key as is
-        call = _callers.front.get((prim, tuple(params.items()), arg_signature(args),
-                                   trace_context(), concrete_mesh()))
+        where = (arg_signature(args), trace_context(), concrete_mesh())
+        call = _callers.front.get((prim, tuple(params.items()), *where))
     except TypeError:  # an unhashable parameter (or argument): see below
         call = None
     if call is None:
-        return _apply_uncached(prim, args, params)
+        return _apply_uncached(prim, args, params, where)
     outs = call(args)
     return outs if prim.multiple_results else outs[0]
 
 
-def _apply_uncached(prim: Primitive, args: Sequence[Any], params: dict):
+def _apply_uncached(prim: Primitive, args: Sequence[Any], params: dict, where: tuple | None):
     """`apply_primitive` when the caller is not at hand: found in the cache under the
-    key that names Jaxpr parameters by identity, or prepared (and compiled) now."""
+    key that names Jaxpr parameters by identity, or prepared (and compiled) now.
+    `where` is the rest of the key, if the caller could compute it."""
     params_key, jaxprs = _params_key(params)
     try:
-        key = (prim, params_key, arg_signature(args), trace_context(), concrete_mesh())
+        if where is None:
+            where = (arg_signature(args), trace_context(), concrete_mesh())
+        key = (prim, params_key, *where)
         call = _callers.get(key)
     except TypeError:  # an unhashable parameter: compile without caching
         if has_cells(args, EVAL_TRACE):  # control flow using a reference: discharge it
