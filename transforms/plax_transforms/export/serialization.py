@@ -26,7 +26,7 @@ from plax.extend.core import Effect, ShapedArray
 from plax_transforms.export import flatbuffer as fb
 from plax_transforms.export.flatbuffer import BOOL, INT8, INT16, UINT16, UINT32, Table, Vector
 from plax_transforms.export.serialized_shardings import Shardings, read_shardings
-from plax_transforms.export.shape_poly import parse_dimension
+from plax_transforms.export.shape_poly import SymbolicScope, parse_dimension
 from plax_transforms.export.shardings import hlo_shardings, stated
 
 # JAX writes 3 in the version field for the sake of old readers; so do we.
@@ -286,13 +286,16 @@ def deserialize(blob, make_exported: Callable[..., Any], make_check: Callable[[s
 
 def _read_exported(root: fb.TableView, make_exported, make_check):
     vjp = root.table(_EXP_VJP)
-    unique = [_read_aval(t) for t in root.tables(_EXP_UNIQUE_AVALS)]
+    # As JAX: the dimensions of one deserialized Exported share a new scope (JAX's
+    # format keeps no constraints; the module checks them).
+    scope = SymbolicScope()
+    unique = [_read_aval(t, scope) for t in root.tables(_EXP_UNIQUE_AVALS)]
     in_idxs = root.scalars(_EXP_IN_AVALS_IDXS, "I")
     out_idxs = root.scalars(_EXP_OUT_AVALS_IDXS, "I")
     in_avals = (tuple(unique[i] for i in in_idxs) if in_idxs
-                else tuple(_read_aval(t) for t in root.tables(_EXP_IN_AVALS)))
+                else tuple(_read_aval(t, scope) for t in root.tables(_EXP_IN_AVALS)))
     out_avals = (tuple(unique[i] for i in out_idxs) if out_idxs
-                 else tuple(_read_aval(t) for t in root.tables(_EXP_OUT_AVALS)))
+                 else tuple(_read_aval(t, scope) for t in root.tables(_EXP_OUT_AVALS)))
     in_named = read_shardings(root, _SHARDING_SLOTS["in"], len(in_avals), "input")
     out_named = read_shardings(root, _SHARDING_SLOTS["out"], len(out_avals), "output")
     checks = []
@@ -328,9 +331,10 @@ def _read_exported(root: fb.TableView, make_exported, make_check):
     )
 
 
-def _read_aval(t: fb.TableView) -> ShapedArray:
+def _read_aval(t: fb.TableView, scope: SymbolicScope) -> ShapedArray:
     dtype = _dtype_of_code(t.scalar(_AVAL_DTYPE, INT8))
-    return ShapedArray(tuple(parse_dimension(s) for s in t.strings(_AVAL_SHAPE)), dtype)
+    return ShapedArray(tuple(parse_dimension(s, scope) for s in t.strings(_AVAL_SHAPE)),
+                       dtype)
 
 
 def _read_tree(t: fb.TableView | None):

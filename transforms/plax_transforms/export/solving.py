@@ -60,7 +60,8 @@ def solving_plan(dims: Sequence, specs: str = "", where: Callable[[int], str] = 
                          for v in atom.variables}
             if len(unknown) == 1 and unknown[0] not in nonlinear:
                 coeff = d.linear_variables[unknown[0]]
-                plan.append(Step(unknown[0], i, coeff, d - coeff * DimExpr.var(unknown[0])))
+                plan.append(Step(unknown[0], i, coeff,
+                                 d - coeff * DimExpr.var(unknown[0], d.scope)))
                 known.add(unknown[0])
                 progress = True
     unsolved = {v for _, d in symbolic for v in d.variables} - known

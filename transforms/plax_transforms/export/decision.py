@@ -1,0 +1,139 @@
+"""Bounds of symbolic dimensions, which decide their comparisons (`b >= 16`,
+`max(b, 4)`), as JAX 0.10.2 decides them.
+
+An expression's bounds start from its atoms' (a variable is >= 1, `mod(e, k)` is in
+`[0, k)`, `max(e, f)` is at least the larger of the lower bounds, ...), narrowed by
+the scope's constraints on single terms (`b >= 16`, `b*c <= 100`). Where that does
+not decide, a term shared with a constraint `c >= 0` is eliminated: for `e = k*t +
+r` and `c = kc*t + rc`, `|kc|*e - sgn(kc)*k*c` has no `t` and bounds `e` from one
+side (below when `sgn(kc)*k > 0`, above otherwise). The constraints are the scope's
+(an equality as two inequalities) and the implicit ones of the operations in `e`
+(`max(a, b) >= a`, `k*floordiv(x, k) <= x`, ...). Elimination goes two levels deep.
+"""
+from __future__ import annotations
+
+import math
+
+INF = float("inf")
+_DEPTH = 2
+
+
+def bounds(e) -> tuple[float, float]:
+    """The lower and upper bounds of `e` (an int or a `DimExpr`), using its scope's
+    constraints; `-inf`/`inf` where unbounded."""
+    if not hasattr(e, "terms"):
+        return e, e
+    scope = e.scope
+    cache = scope._bounds_cache if scope is not None else None
+    if cache is not None and e in cache:
+        return cache[e]
+    found = _eliminating(e, _DEPTH)
+    if cache is not None:
+        cache[e] = found
+    return found
+
+
+def interval(e) -> tuple[float, float]:
+    """The bounds of `e` from its atoms' bounds alone (no elimination)."""
+    if not hasattr(e, "terms"):
+        return e, e
+    lo = hi = e.const
+    for atom, c in e.terms:
+        alo, ahi = atom_bounds(atom, e.scope)
+        lo, hi = lo + c * (alo if c > 0 else ahi), hi + c * (ahi if c > 0 else alo)
+    return lo, hi
+
+
+def atom_bounds(atom, scope) -> tuple[float, float]:
+    """The bounds of one atom (a variable's name, an `Operation` or a `Monomial`):
+    its own, narrowed by the scope's constraints on it alone."""
+    if isinstance(atom, str):
+        lo, hi = 1, INF
+    elif hasattr(atom, "factors"):  # a Monomial
+        lo, hi = monomial_bounds(atom.factors, scope)
+    else:
+        lo, hi = atom.bounds()
+    if scope is not None and atom in scope._term_bounds:
+        clo, chi = scope._term_bounds[atom]
+        lo, hi = max(lo, clo), min(hi, chi)
+    return lo, hi
+
+
+def operation_bounds(op: str, a, b) -> tuple[float, float]:
+    """The bounds of `op(a, b)` (`floordiv`, `mod`, `max`, `min`) from its arguments'."""
+    (alo, ahi), (blo, bhi) = bounds(a), bounds(b)
+    if op == "max":
+        return max(alo, blo), max(ahi, bhi)
+    if op == "min":
+        return min(alo, blo), min(ahi, bhi)
+    if blo == bhi and blo > 0:  # by a positive constant
+        if op == "mod":
+            return 0, blo - 1
+        return tuple(x if abs(x) == INF else x // blo for x in (alo, ahi))
+    return -INF, INF
+
+
+def monomial_bounds(factors, scope) -> tuple[float, float]:
+    """The bounds of a product of atoms with powers (each atom's bounds >= 0 needed)."""
+    lo = hi = 1
+    for atom, p in factors:
+        alo, ahi = atom_bounds(atom, scope)
+        if alo < 0:
+            return -INF, INF
+        lo, hi = lo * alo ** p, _times(hi, ahi ** p)
+    return lo, hi
+
+
+def term_bound(coeff: int, const: int) -> tuple[float, float]:
+    """The bounds that `coeff*t + const >= 0` puts on `t`."""
+    if coeff > 0:
+        return -(const // coeff), INF  # t >= ceil(-const / coeff)
+    return -INF, const // -coeff
+
+
+def _eliminating(e, depth: int) -> tuple[float, float]:
+    lo, hi = interval(e)
+    if depth == 0:
+        return lo, hi
+    for c in (*_explicit(e.scope), *_implicit(e)):
+        coeffs = dict(c.terms) if hasattr(c, "terms") else {}
+        for atom, k in e.terms:
+            kc = coeffs.get(atom)
+            if not kc:
+                continue
+            sign = 1 if kc > 0 else -1
+            rest = e * abs(kc) - c * (sign * k)
+            rlo, rhi = _eliminating(rest, depth - 1) if hasattr(rest, "terms") else (rest, rest)
+            if sign * k > 0:
+                lo = max(lo, rlo if abs(rlo) == INF else math.ceil(rlo / abs(kc)))
+            else:
+                hi = min(hi, rhi if abs(rhi) == INF else rhi // abs(kc))
+    return lo, hi
+
+
+def _explicit(scope) -> list:
+    """The scope's constraints as expressions that are >= 0."""
+    return [] if scope is None else scope._nonnegative
+
+
+def _implicit(e) -> list:
+    """What the operations among `e`'s atoms are known to satisfy, as expressions that
+    are >= 0: `max(a, b) - a`, `b - min(a, b)`, `x - k*floordiv(x, k)`, ..."""
+    from plax_transforms.export.shape_poly import DimExpr, Operation
+    found = []
+    for atom, _ in e.terms:
+        if not isinstance(atom, Operation):
+            continue
+        t = DimExpr({atom: 1}, 0, e.scope)
+        a, b = atom.args
+        if atom.op == "max":
+            found += [t - a, t - b]
+        elif atom.op == "min":
+            found += [a - t, b - t]
+        elif atom.op == "floordiv" and isinstance(b, int) and b > 0:
+            found += [a - b * t, b * t + (b - 1) - a]
+    return [f for f in found if hasattr(f, "terms")]
+
+
+def _times(a: float, b: float) -> float:
+    return 0 if a == 0 or b == 0 else a * b
