@@ -724,10 +724,10 @@ def _write_plax_blobs(tmp_path, static_exp, poly_exp, sharded_exp):
     (tmp_path / "sharded.bin").write_bytes(sharded_exp.serialize())
     nonlinear = plax.jit(lambda x, y: (x.reshape(x.shape[0] // 2, 2).sum(1) + y.sum(),
                                        jnp.zeros((x.shape[0] // 3, max_dim(x.shape[0], 4)))))
+    scope = export.SymbolicScope()
     (tmp_path / "nonlinear.bin").write_bytes(export.export(nonlinear)(
-        *(plax.ShapeDtypeStruct(s, f32)
-          for s in ((export.symbolic_shape("2*b")), export.symbolic_shape("b, c")))
-    ).serialize())
+        *(plax.ShapeDtypeStruct(export.symbolic_shape(s, scope=scope), f32)
+          for s in ("2*b", "b, c"))).serialize())
     (tmp_path / "static.bin").write_bytes(static_exp.serialize())
     (tmp_path / "poly.bin").write_bytes(poly_exp.serialize())
     (tmp_path / "grad.bin").write_bytes(poly_exp.serialize(vjp_order=1))

@@ -16,6 +16,7 @@ import math
 
 INF = float("inf")
 _DEPTH = 2
+_unscoped: dict = {}  # the expressions without a scope being bounded now
 
 
 def bounds(e) -> tuple[float, float]:
@@ -23,13 +24,17 @@ def bounds(e) -> tuple[float, float]:
     constraints; `-inf`/`inf` where unbounded."""
     if not hasattr(e, "terms"):
         return e, e
-    scope = e.scope
-    cache = scope._bounds_cache if scope is not None else None
-    if cache is not None and e in cache:
+    cache = e.scope._bounds_cache if e.scope is not None else _unscoped
+    if e in cache:
         return cache[e]
-    found = _eliminating(e, _DEPTH)
-    if cache is not None:
-        cache[e] = found
+    cache[e] = (-INF, INF)  # what a cycle (e's bounds needing e's) sees meanwhile
+    try:
+        cache[e] = found = _eliminating(e, _DEPTH)
+    except BaseException:
+        del cache[e]
+        raise
+    if cache is _unscoped:
+        del cache[e]
     return found
 
 
@@ -56,6 +61,11 @@ def atom_bounds(atom, scope) -> tuple[float, float]:
     if scope is not None and atom in scope._term_bounds:
         clo, chi = scope._term_bounds[atom]
         lo, hi = max(lo, clo), min(hi, chi)
+    if scope is not None and atom in scope._rules:  # `k*atom == e`: atom is e / k
+        e, k = scope._rules[atom]
+        elo, ehi = bounds(e)
+        lo = max(lo, elo if abs(elo) == INF else math.ceil(elo / k))
+        hi = min(hi, ehi if abs(ehi) == INF else ehi // k)
     return lo, hi
 
 
@@ -74,10 +84,12 @@ def operation_bounds(op: str, a, b) -> tuple[float, float]:
 
 
 def monomial_bounds(factors, scope) -> tuple[float, float]:
-    """The bounds of a product of atoms with powers (each atom's bounds >= 0 needed)."""
+    """The bounds of a product of atoms with powers (each atom's bounds >= 0 needed),
+    each atom's bounds decided with the constraints."""
+    from plax_transforms.export.shape_poly import DimExpr
     lo = hi = 1
     for atom, p in factors:
-        alo, ahi = atom_bounds(atom, scope)
+        alo, ahi = bounds(DimExpr({atom: 1}, 0, scope))
         if alo < 0:
             return -INF, INF
         lo, hi = lo * alo ** p, _times(hi, ahi ** p)
@@ -95,7 +107,7 @@ def _eliminating(e, depth: int) -> tuple[float, float]:
     lo, hi = interval(e)
     if depth == 0:
         return lo, hi
-    for c in (*_explicit(e.scope), *_implicit(e)):
+    for c in (*_explicit(e.scope), *implicit_constraints(e)):
         coeffs = dict(c.terms) if hasattr(c, "terms") else {}
         for atom, k in e.terms:
             kc = coeffs.get(atom)
@@ -116,7 +128,7 @@ def _explicit(scope) -> list:
     return [] if scope is None else scope._nonnegative
 
 
-def _implicit(e) -> list:
+def implicit_constraints(e) -> list:
     """What the operations among `e`'s atoms are known to satisfy, as expressions that
     are >= 0: `max(a, b) - a`, `b - min(a, b)`, `x - k*floordiv(x, k)`, ..."""
     from plax_transforms.export.shape_poly import DimExpr, Operation

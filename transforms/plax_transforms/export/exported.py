@@ -37,7 +37,7 @@ from plax_transforms.export.calling_convention import CALLING_CONVENTION_VERSION
 from plax_transforms.export.merging import merge_module
 from plax_transforms.call_placement import place_call
 from plax_transforms.export.shape_poly import DimExpr, dimension_variables, shape_text
-from plax_transforms.export.solving import solving_plan
+from plax_transforms.export.solving import constraint_checks, constraint_message, solving_plan
 from plax_transforms.jit import JitWrapped, jit
 from plax_transforms.lowering import lower_jaxpr_to_module
 from plax_transforms.mlir_context import make_ir_context, module_to_bytecode, module_to_string
@@ -214,6 +214,7 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
 
 
 def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwargs):
+    _check_one_scope(fun_jit, args, kwargs)
     flat, in_tree, result = fun_jit._infer(args, kwargs)
     closed = result.closed
     dbg = closed.jaxpr.debug_info
@@ -281,6 +282,24 @@ def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwa
                                              out_layouts),
         _in_named_shardings=shardings.stated(in_named),
         _out_named_shardings=shardings.stated(out_named))
+
+
+def _check_one_scope(fun_jit, args, kwargs) -> None:
+    """As JAX: the symbolic dimensions of all the arguments share one scope."""
+    from plax.extend import tree_util
+    first = None
+    for keys, leaf in tree_util.tree_flatten_with_path((args, kwargs))[0]:
+        for d in getattr(leaf, "shape", ()):
+            if not isinstance(d, DimExpr):
+                continue
+            where = ("args" if keys[0].idx == 0 else "kwargs") + tree_util.keystr(keys[1:])
+            if first is None:
+                first = (d.scope, where)
+            elif first[0] is not None:
+                name = getattr(fun_jit, "__name__", None) or "fun"
+                first[0].check_same(d, f"when exporting {name}",
+                                    self_descr=f"current (from {first[1]}) ",
+                                    other_descr=where)
 
 
 def _typed_on(typed, devices):
@@ -417,7 +436,8 @@ def _wrap_main(module: ir.Module, in_avals, dim_vars: Sequence[str], kept_var_id
 def _dimension_values(arrays, avals, dim_vars, in_tree, kept_var_idx) -> list[ir.Value]:
     """Each dimension variable's value, solved from the arguments' sizes as
     `shape_poly.solving_plan` says, and `@shape_assertion`s that each division is
-    exact, each variable >= 1 and every other symbolic dimension matches its size."""
+    exact, each variable >= 1, every other symbolic dimension matches its size and the
+    scope's constraints hold."""
     def path(arg: int, dim: int | None = None) -> str:
         return argument_path(in_tree, kept_var_idx[arg], dim)
 
@@ -462,6 +482,14 @@ def _dimension_values(arrays, avals, dim_vars, in_tree, kept_var_idx) -> list[ir
                 f"{prefix} Found inconsistency between dimension size {path(arg, dim)} "
                 f"(= {{0}}) and the specification '{d}' (= {{1}}). Using the following "
                 f"polymorphic shapes specifications: {specs}.")
+        solved = ", ".join(f"'{step.var}' = {{{i + 1}}}" for i, step in enumerate(plan))
+        for c in constraint_checks(dims, values):
+            diff = mu.dimension_value(c.diff)
+            _shape_assertion(
+                mu.compare(diff, mu.dense_constant(np.int32(0)),
+                           "EQ" if c.cmp == "==" else "GE", i32),
+                [diff, *(values[step.var] for step in plan)],
+                constraint_message(c, "{0}", specs, solved))
     return [values[v] for v in dim_vars]
 
 

@@ -26,8 +26,8 @@ import sys
 from typing import Any, Callable, Sequence
 
 from plax.extend.core import SymbolicDimension
-from plax_transforms.export.decision import (INF, bounds, operation_bounds,
-                                             term_bound)
+from plax_transforms.export.decision import (INF, bounds, implicit_constraints,
+                                             operation_bounds, term_bound)
 
 
 class InconclusiveDimensionOperation(Exception):
@@ -93,6 +93,7 @@ class SymbolicScope:
             if diff < 0 or (diff and constraint.cmp == "=="):
                 raise ValueError(f"Unsatisfiable explicit constraint: {constraint.text}")
             return
+        self._nonnegative += implicit_constraints(diff)  # `x - 2*floordiv(x, 2) >= 0`...
         if constraint.cmp == "==":
             if not isinstance(e1, DimExpr) or e1.const or len(e1.terms) != 1:
                 raise ValueError(f"Invalid equality constraint: {e1} == {e2}. The "
