@@ -247,9 +247,16 @@ def _squeeze_abstract_eval(operand, *, dimensions):
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
+def _squeeze_lower(ctx, operand, *, dimensions):
+    out = ctx.avals_out[0]
+    if not mu.is_static(out.shape):  # a symbolic (shape-polymorphic) dimension
+        return hlo.dynamic_reshape(mu.ir_type(out), operand,
+                                   mu.shape_tensor(mu.physical_aval(out).shape))
+    return hlo.reshape(mu.ir_type(out), operand)
+
+
 squeeze_p = standard_primitive(
-    "lax.squeeze", _squeeze_abstract_eval,
-    lambda ctx, operand, *, dimensions: hlo.reshape(mu.ir_type(ctx.avals_out[0]), operand),
+    "lax.squeeze", _squeeze_abstract_eval, _squeeze_lower,
     jvp=linear_jvp(), transpose=lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)],
     batching=axes_batcher("dimensions", reduces=True))
 

@@ -104,8 +104,18 @@ def _gather_positions(x, axis: int, positions: np.ndarray):
 
 
 def _edge(x, axis: int, widths):
-    n = util.shape_of(x)[axis]
-    return _gather_positions(x, axis, np.clip(np.arange(-widths[0], n + widths[1]), 0, n - 1))
+    shape = util.shape_of(x)
+    n = shape[axis]
+    if all(isinstance(d, int) for d in shape):
+        return _gather_positions(x, axis, np.clip(np.arange(-widths[0], n + widths[1]), 0,
+                                                  n - 1))
+    # A symbolic (shape-polymorphic) shape: the edge slices broadcast beside `x`.
+    parts = []
+    for start, width in ((0, widths[0]), (n - 1, widths[1])):
+        edge = lax.slice_in_dim(x, start, start + 1, axis=axis)
+        parts.append(lax.broadcast_in_dim(edge, shape[:axis] + (width,) + shape[axis + 1:],
+                                          tuple(range(len(shape)))))
+    return lax.concatenate([parts[0], x, parts[1]], axis)
 
 
 def _wrap(x, axis: int, widths):

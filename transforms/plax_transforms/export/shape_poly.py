@@ -395,6 +395,8 @@ class DimExpr(SymbolicDimension):
                       for (_, c), (_, o) in zip(self.terms, other.terms)}
             if len(ratios) == 1 and None not in ratios:
                 return ratios.pop(), 0
+        if bounds(self)[0] >= 0 and bounds(self - other)[1] < 0:  # 0 <= self < other
+            return 0, self.simplified()
         return (DimExpr.operation("floordiv", self, other, self.scope),
                 DimExpr.operation("mod", self, other, self.scope))
 
