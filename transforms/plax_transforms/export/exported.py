@@ -115,11 +115,28 @@ class Exported:
 
     @property
     def in_named_shardings(self) -> tuple:
-        return self._in_named_shardings or (None,) * len(self.in_avals)
+        return (self._in_named_shardings or self._named_from_hlo[0]
+                or (None,) * len(self.in_avals))
 
     @property
     def out_named_shardings(self) -> tuple:
-        return self._out_named_shardings or (None,) * len(self.out_avals)
+        return (self._out_named_shardings or self._named_from_hlo[1]
+                or (None,) * len(self.out_avals))
+
+    @functools.cached_property
+    def _named_from_hlo(self) -> tuple[tuple, tuple]:
+        """For an export JAX serialized before 2026 (`HloSharding`s only): named
+        shardings of the inputs and outputs on the module's own mesh; else `((), ())`."""
+        hlo = (*self.in_shardings_hlo, *self.out_shardings_hlo)
+        if self._in_named_shardings or self._out_named_shardings or all(
+                h is None for h in hlo):
+            return (), ()
+        with make_ir_context() as context:
+            mesh = shardings.module_mesh(_jax.mlir.deserialize_portable_artifact(
+                self.mlir_module_serialized, context))
+        named = tuple(None if h is None else shardings.from_hlo(h, len(a.shape), mesh)
+                      for h, a in zip(hlo, (*self.in_avals, *self.out_avals)))
+        return named[:len(self.in_avals)], named[len(self.in_avals):]
 
     def mlir_module(self) -> str:
         """The module's StableHLO text."""
@@ -135,11 +152,13 @@ class Exported:
         """The arguments' shardings (None: unspecified) on `mesh`, a mesh with the
         export's axis names, sizes and types (its devices may differ): what to
         `device_put` the arguments with before `call`."""
-        return shardings.on_mesh(self.in_named_shardings, mesh)
+        return shardings.on_mesh(self._in_named_shardings or (None,) * len(self.in_avals),
+                                 mesh, self.in_shardings_hlo, self.in_avals)
 
     def out_shardings_jax(self, mesh) -> tuple:
         """The results' shardings on `mesh` (see `in_shardings_jax`)."""
-        return shardings.on_mesh(self.out_named_shardings, mesh)
+        return shardings.on_mesh(self._out_named_shardings or (None,) * len(self.out_avals),
+                                 mesh, self.out_shardings_hlo, self.out_avals)
 
     def has_vjp(self) -> bool:
         return self._get_vjp is not None
@@ -262,13 +281,15 @@ def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwa
         serialized = _jax.mlir.serialize_portable_artifact(
             module_to_bytecode(module), target, backends.get_backend().serialize_with_sdy)
     kept = set(lowering.kept_var_idx)
-    in_named = tuple(shardings.abstract_named_sharding(s, len(a.shape)) if i in kept else None
+    mesh = shardings.export_mesh([*placement.in_shardings, *(placement.out_shardings or ())])
+    in_named = tuple(shardings.abstract_named_sharding(s, len(a.shape), mesh) if i in kept
+                     else None
                      for i, (s, a) in enumerate(zip(placement.in_shardings, in_avals)))
     # An output's sharding is jit's, else the one its type has (explicit mesh axes).
     out_layouts = tuple(
         s if s is not None else _typed_on(getattr(a, "sharding", None), placement.devices)
         for s, a in zip(placement.out_shardings or (None,) * len(out_avals), closed.out_avals))
-    out_named = tuple(shardings.abstract_named_sharding(s, len(a.shape))
+    out_named = tuple(shardings.abstract_named_sharding(s, len(a.shape), mesh)
                       for s, a in zip(out_layouts, out_avals))
     return Exported(
         fun_name=fun_name, in_tree=in_tree, in_avals=in_avals,

@@ -20,6 +20,7 @@ import struct
 from typing import Any, Callable
 
 import numpy as np
+from jaxlib.xla_client import HloSharding
 
 from plax.extend import dtypes, tree_util
 from plax.extend.core import Effect, ShapedArray
@@ -298,6 +299,12 @@ def _read_exported(root: fb.TableView, make_exported, make_check):
                  else tuple(_read_aval(t, scope) for t in root.tables(_EXP_OUT_AVALS)))
     in_named = read_shardings(root, _SHARDING_SLOTS["in"], len(in_avals), "input")
     out_named = read_shardings(root, _SHARDING_SLOTS["out"], len(out_avals), "output")
+    if any(isinstance(s, HloSharding) for s in (*in_named, *out_named)):
+        # JAX's format before 2026: HloShardings only, no named shardings.
+        in_hlo, out_hlo = in_named, out_named
+        in_named, out_named = (None,) * len(in_avals), (None,) * len(out_avals)
+    else:
+        in_hlo, out_hlo = hlo_shardings(in_named, in_avals), hlo_shardings(out_named, out_avals)
     checks = []
     for t in root.tables(_EXP_DISABLED_CHECKS):
         kind = t.scalar(_CHECK_KIND, INT8)
@@ -313,8 +320,7 @@ def _read_exported(root: fb.TableView, make_exported, make_check):
         in_avals=in_avals,
         out_tree=_read_tree(root.table(_EXP_OUT_TREE)),
         out_avals=out_avals,
-        in_shardings_hlo=hlo_shardings(in_named, in_avals),
-        out_shardings_hlo=hlo_shardings(out_named, out_avals),
+        in_shardings_hlo=in_hlo, out_shardings_hlo=out_hlo,
         _in_named_shardings=stated(in_named), _out_named_shardings=stated(out_named),
         nr_devices=(root.scalar(_EXP_NR_DEVICES, UINT32)
                     or root.scalar(_EXP_NR_DEVICES_SHORT, INT16)),
