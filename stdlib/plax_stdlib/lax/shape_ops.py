@@ -348,6 +348,10 @@ def _pad_abstract_eval(operand, padding_value, *, padding_config):
 
 def _pad_lower(ctx, operand, padding_value, *, padding_config):
     lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
+    if not mu.is_static([*lo, *hi, *interior]):  # symbolic (shape-polymorphic) padding
+        return hlo.dynamic_pad(mu.ir_type(ctx.avals_out[0]), operand, padding_value,
+                               mu.shape_tensor(lo), mu.shape_tensor(hi),
+                               mu.shape_tensor(interior))
     return hlo.pad(operand, padding_value, list(lo), list(hi), list(interior))
 
 
@@ -396,8 +400,8 @@ def pad(operand, padding_value, padding_config):
     negative low/high padding removes elements. A Python scalar `padding_value` keeps
     its default dtype (no matching to `operand`'s), so `pad(int8_array, 0, ...)` is a
     TypeError, as in JAX."""
-    config = tuple((operator.index(lo), operator.index(hi),
-                    operator.index(interior)) for lo, hi, interior in padding_config)
+    config = tuple((canonical_dim(lo), canonical_dim(hi), canonical_dim(interior))
+                   for lo, hi, interior in padding_config)
     return pad_p.bind(operand, padding_value, padding_config=config)
 
 

@@ -12,6 +12,7 @@ import operator
 
 import numpy as np
 
+from plax.extend.core import SymbolicDimension, canonical_dim
 from plax_stdlib import lax
 from plax_stdlib.numpy import reductions, shape_ops, ufuncs, util
 
@@ -69,10 +70,10 @@ def _widths(pad_width, ndim: int) -> tuple:
     pairs = _pairs(pad_width, ndim, "pad_width")
     out = []
     for before, after in pairs:
-        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                   for v in (before, after)):
+        if not all(isinstance(v, (int, np.integer, SymbolicDimension))
+                   and not isinstance(v, bool) for v in (before, after)):
             raise TypeError(f"pad: `pad_width` must be of integral type, got {pad_width!r}")
-        out.append((operator.index(before), operator.index(after)))
+        out.append(tuple(canonical_dim(v) for v in (before, after)))
     return tuple(out)
 
 
