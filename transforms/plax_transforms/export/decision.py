@@ -8,7 +8,9 @@ not decide, a term shared with a constraint `c >= 0` is eliminated: for `e = k*t
 r` and `c = kc*t + rc`, `|kc|*e - sgn(kc)*k*c` has no `t` and bounds `e` from one
 side (below when `sgn(kc)*k > 0`, above otherwise). The constraints are the scope's
 (an equality as two inequalities) and the implicit ones of the operations in `e`
-(`max(a, b) >= a`, `k*floordiv(x, k) <= x`, ...). Elimination goes two levels deep.
+(`max(a, b) >= a`, `k*floordiv(x, k) <= x`, ...: `DimExpr.implicit_constraints`).
+Elimination goes two levels deep. (This module knows expressions by their
+attributes, so that `shape_poly` can use it without a cycle.)
 """
 from __future__ import annotations
 
@@ -44,18 +46,19 @@ def interval(e) -> tuple[float, float]:
         return e, e
     lo = hi = e.const
     for atom, c in e.terms:
-        alo, ahi = atom_bounds(atom, e.scope)
+        alo, ahi = atom_bounds(atom, e)
         lo, hi = lo + c * (alo if c > 0 else ahi), hi + c * (ahi if c > 0 else alo)
     return lo, hi
 
 
-def atom_bounds(atom, scope) -> tuple[float, float]:
-    """The bounds of one atom (a variable's name, an `Operation` or a `Monomial`):
-    its own, narrowed by the scope's constraints on it alone."""
+def atom_bounds(atom, e) -> tuple[float, float]:
+    """The bounds of one atom of `e` (a variable's name, an `Operation` or a
+    `Monomial`): its own, narrowed by the scope's constraints on it alone."""
+    scope = e.scope
     if isinstance(atom, str):
         lo, hi = 1, INF
     elif hasattr(atom, "factors"):  # a Monomial
-        lo, hi = monomial_bounds(atom.factors, scope)
+        lo, hi = monomial_bounds(atom.factors, e)
     else:
         lo, hi = atom.bounds()
     if scope is not None and atom in scope._term_bounds:
@@ -83,13 +86,12 @@ def operation_bounds(op: str, a, b) -> tuple[float, float]:
     return -INF, INF
 
 
-def monomial_bounds(factors, scope) -> tuple[float, float]:
+def monomial_bounds(factors, e) -> tuple[float, float]:
     """The bounds of a product of atoms with powers (each atom's bounds >= 0 needed),
-    each atom's bounds decided with the constraints."""
-    from plax_transforms.export.shape_poly import DimExpr
+    each atom's bounds decided with the constraints of `e`'s scope."""
     lo = hi = 1
     for atom, p in factors:
-        alo, ahi = bounds(DimExpr({atom: 1}, 0, scope))
+        alo, ahi = bounds(e.of_atom(atom))
         if alo < 0:
             return -INF, INF
         lo, hi = lo * alo ** p, _times(hi, ahi ** p)
@@ -107,7 +109,7 @@ def _eliminating(e, depth: int) -> tuple[float, float]:
     lo, hi = interval(e)
     if depth == 0:
         return lo, hi
-    for c in (*_explicit(e.scope), *implicit_constraints(e)):
+    for c in (*_explicit(e.scope), *e.implicit_constraints()):
         coeffs = dict(c.terms) if hasattr(c, "terms") else {}
         for atom, k in e.terms:
             kc = coeffs.get(atom)
@@ -126,25 +128,6 @@ def _eliminating(e, depth: int) -> tuple[float, float]:
 def _explicit(scope) -> list:
     """The scope's constraints as expressions that are >= 0."""
     return [] if scope is None else scope._nonnegative
-
-
-def implicit_constraints(e) -> list:
-    """What the operations among `e`'s atoms are known to satisfy, as expressions that
-    are >= 0: `max(a, b) - a`, `b - min(a, b)`, `x - k*floordiv(x, k)`, ..."""
-    from plax_transforms.export.shape_poly import DimExpr, Operation
-    found = []
-    for atom, _ in e.terms:
-        if not isinstance(atom, Operation):
-            continue
-        t = DimExpr({atom: 1}, 0, e.scope)
-        a, b = atom.args
-        if atom.op == "max":
-            found += [t - a, t - b]
-        elif atom.op == "min":
-            found += [a - t, b - t]
-        elif atom.op == "floordiv" and isinstance(b, int) and b > 0:
-            found += [a - b * t, b * t + (b - 1) - a]
-    return [f for f in found if hasattr(f, "terms")]
 
 
 def _times(a: float, b: float) -> float:

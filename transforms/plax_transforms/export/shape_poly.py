@@ -26,8 +26,7 @@ import sys
 from typing import Any, Callable, Sequence
 
 from plax.extend.core import SymbolicDimension
-from plax_transforms.export.decision import (INF, bounds, implicit_constraints,
-                                             operation_bounds, term_bound)
+from plax_transforms.export.decision import INF, bounds, operation_bounds, term_bound
 
 
 class InconclusiveDimensionOperation(Exception):
@@ -93,7 +92,7 @@ class SymbolicScope:
             if diff < 0 or (diff and constraint.cmp == "=="):
                 raise ValueError(f"Unsatisfiable explicit constraint: {constraint.text}")
             return
-        self._nonnegative += implicit_constraints(diff)  # `x - 2*floordiv(x, 2) >= 0`...
+        self._nonnegative += diff.implicit_constraints()  # `x - 2*floordiv(x, 2) >= 0`...
         if constraint.cmp == "==":
             if not isinstance(e1, DimExpr) or e1.const or len(e1.terms) != 1:
                 raise ValueError(f"Invalid equality constraint: {e1} == {e2}. The "
@@ -301,6 +300,26 @@ class DimExpr(SymbolicDimension):
     def var(name: str, scope: SymbolicScope | None = None):
         """The variable `name` (what the scope's equalities make of it)."""
         return _normalize(DimExpr({name: 1}, 0, scope))
+
+    def of_atom(self, atom) -> DimExpr:
+        """The expression that is `atom` alone, in this scope."""
+        return DimExpr({atom: 1}, 0, self.scope)
+
+    def implicit_constraints(self) -> list:
+        """What the operations among the atoms are known to satisfy, as expressions
+        that are >= 0: `max(a, b) - a`, `b - min(a, b)`, `x - k*floordiv(x, k)`, ..."""
+        found = []
+        for atom, _ in self.terms:
+            if not isinstance(atom, Operation):
+                continue
+            t, (a, b) = self.of_atom(atom), atom.args
+            if atom.op == "max":
+                found += [t - a, t - b]
+            elif atom.op == "min":
+                found += [a - t, b - t]
+            elif atom.op == "floordiv" and isinstance(b, int) and b > 0:
+                found += [a - b * t, b * t + (b - 1) - a]
+        return [f for f in found if isinstance(f, DimExpr)]
 
     @staticmethod
     def operation(op: str, a, b, scope: SymbolicScope | None = None):
