@@ -14,8 +14,6 @@ attributes, so that `shape_poly` can use it without a cycle.)
 """
 from __future__ import annotations
 
-import math
-
 INF = float("inf")
 _DEPTH = 2
 _unscoped: dict = {}  # the expressions without a scope being bounded now
@@ -64,11 +62,10 @@ def atom_bounds(atom, e) -> tuple[float, float]:
     if scope is not None and atom in scope._term_bounds:
         clo, chi = scope._term_bounds[atom]
         lo, hi = max(lo, clo), min(hi, chi)
-    if scope is not None and atom in scope._rules:  # `k*atom == e`: atom is e / k
-        e, k = scope._rules[atom]
-        elo, ehi = bounds(e)
-        lo = max(lo, elo if abs(elo) == INF else math.ceil(elo / k))
-        hi = min(hi, ehi if abs(ehi) == INF else ehi // k)
+    if scope is not None and atom in scope._rules:  # `k*atom == rhs`: atom is rhs / k
+        rhs, k = scope._rules[atom]
+        rlo, rhi = bounds(rhs)
+        lo, hi = max(lo, _ceil_div(rlo, k)), min(hi, _floor_div(rhi, k))
     return lo, hi
 
 
@@ -82,7 +79,7 @@ def operation_bounds(op: str, a, b) -> tuple[float, float]:
     if blo == bhi and blo > 0:  # by a positive constant
         if op == "mod":
             return 0, blo - 1
-        return tuple(x if abs(x) == INF else x // blo for x in (alo, ahi))
+        return _floor_div(alo, blo), _floor_div(ahi, blo)
     return -INF, INF
 
 
@@ -119,15 +116,23 @@ def _eliminating(e, depth: int) -> tuple[float, float]:
             rest = e * abs(kc) - c * (sign * k)
             rlo, rhi = _eliminating(rest, depth - 1) if hasattr(rest, "terms") else (rest, rest)
             if sign * k > 0:
-                lo = max(lo, rlo if abs(rlo) == INF else math.ceil(rlo / abs(kc)))
+                lo = max(lo, _ceil_div(rlo, abs(kc)))
             else:
-                hi = min(hi, rhi if abs(rhi) == INF else rhi // abs(kc))
+                hi = min(hi, _floor_div(rhi, abs(kc)))
     return lo, hi
 
 
 def _explicit(scope) -> list:
     """The scope's constraints as expressions that are >= 0."""
     return [] if scope is None else scope._nonnegative
+
+
+def _ceil_div(x: float, k: int) -> float:
+    return x if abs(x) == INF else -(-x // k)
+
+
+def _floor_div(x: float, k: int) -> float:
+    return x if abs(x) == INF else x // k
 
 
 def _times(a: float, b: float) -> float:
