@@ -759,17 +759,30 @@ def _check_blob_results(path):
         return dict(data)
 
 
-def test_exported_runs_in_another_plax_process(tmp_path, static_exp, poly_exp, sharded_exp):
-    _write_plax_blobs(tmp_path, static_exp, poly_exp, sharded_exp)
-    _run("plax", _CALL_PLAX_BLOBS.format(lib="plax"), tmp_path)
-    _check_blob_results(tmp_path / "plax_results.npz")
+@pytest.fixture(scope="module")
+def plax_blobs(tmp_path_factory, static_exp, poly_exp, sharded_exp):
+    """A folder with plax's serialized exports (written once for the processes below)."""
+    path = tmp_path_factory.mktemp("export_blobs")
+    _write_plax_blobs(path, static_exp, poly_exp, sharded_exp)
+    return path
+
+
+@pytest.fixture(scope="module")
+def jax_process(plax_blobs):
+    """One JAX process (they are slow to start) that calls plax's exports, then writes
+    its own beside them (`_JAX_EXPORTS`)."""
+    _run("jax", _CALL_PLAX_BLOBS.format(lib="jax") + _JAX_EXPORTS, plax_blobs)
+    return plax_blobs
+
+
+def test_exported_runs_in_another_plax_process(plax_blobs):
+    _run("plax", _CALL_PLAX_BLOBS.format(lib="plax"), plax_blobs)
+    _check_blob_results(plax_blobs / "plax_results.npz")
 
 
 @requires_jax_export
-def test_plax_exports_deserialize_and_run_in_jax(tmp_path, static_exp, poly_exp, sharded_exp):
-    _write_plax_blobs(tmp_path, static_exp, poly_exp, sharded_exp)
-    _run("jax", _CALL_PLAX_BLOBS.format(lib="jax"), tmp_path)
-    data = _check_blob_results(tmp_path / "jax_results.npz")
+def test_plax_exports_deserialize_and_run_in_jax(jax_process):
+    data = _check_blob_results(jax_process / "jax_results.npz")
     assert list(data["poly_avals"]) == ["(b, 3)", "(4,)", "(3, 4)"]
 
 
@@ -819,8 +832,8 @@ _JAX_EXPORTS = """
 
 
 @requires_jax_export
-def test_jax_exports_deserialize_and_run_in_plax(tmp_path):
-    _run("jax", _JAX_EXPORTS, tmp_path)
+def test_jax_exports_deserialize_and_run_in_plax(jax_process):
+    tmp_path = jax_process
     load = {name: export.deserialize((tmp_path / f"jax_{name}.bin").read_bytes())
             for name in ("static", "poly", "unused", "multi")}
     static, poly = load["static"], load["poly"]
