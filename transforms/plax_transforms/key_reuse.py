@@ -2,7 +2,7 @@
 
 A typed key Array remembers (in a table keyed weakly on the Array) which of its keys
 have been consumed and where. An eager primitive with a declared key-reuse signature
-(`plax_stdlib.random.key_reuse`) and a call of a jitted function (whose signature is
+(`plax_stdlib.key_reuse`) and a call of a jitted function (whose signature is
 its Jaxpr's) check their arguments before running and mark them after: consumed
 inputs, fresh or consumed outputs, outputs that inherit an input's state. Each
 jitted function's Jaxpr is checked when it is traced.
@@ -21,7 +21,7 @@ from jaxlib import _jax
 from plax.errors import KeyReuseError
 from plax.extend import config
 from plax.extend.core import ClosedJaxpr, Primitive, user_frame
-from plax_stdlib.random import key_reuse as signatures
+from plax_stdlib import key_reuse as signatures
 
 # id(key array) -> (weak reference, consumed mask, where it was consumed)
 _consumed: dict[int, tuple[weakref.ref, Any, str]] = {}

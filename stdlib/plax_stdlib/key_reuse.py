@@ -67,7 +67,7 @@ class _Port:
         return hash(self._key())
 
     def __repr__(self) -> str:
-        mask = "" if self.mask is True else f", {self.mask!r}"
+        mask = "" if self.mask is True else f", {self.mask}"
         return f"{type(self).__name__}({self.idx}{mask})"
 
 
@@ -83,6 +83,9 @@ class Forward(NamedTuple):
     """Output `out_idx` is input `in_idx` passed through: the same keys."""
     in_idx: int
     out_idx: int
+
+    def __repr__(self) -> str:
+        return f"Forward({self.in_idx}, {self.out_idx})"
 
 
 class KeyReuseSignature:
@@ -116,7 +119,8 @@ class KeyReuseSignature:
         return hash(self._parts)
 
     def __repr__(self) -> str:
-        parts = sorted(self._parts, key=lambda p: (type(p).__name__, tuple(p)
+        order = {Sink: 0, Source: 1, Forward: 2}
+        parts = sorted(self._parts, key=lambda p: (order[type(p)], tuple(p)
                                                    if isinstance(p, Forward) else p.idx))
         return f"KeyReuseSignature({', '.join(map(repr, parts))})"
 
