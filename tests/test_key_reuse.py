@@ -6,7 +6,7 @@ import pytest
 from jax_differential import requires_jax, run_body, run_in_jax
 
 import plax
-from plax import lax, random
+from plax import random
 from plax.errors import KeyReuseError
 from plax.extend.core import Primitive, ShapedArray
 from plax.extend.random import (
@@ -259,6 +259,22 @@ def grad_of_checkpoint():
     f = lambda x, key: lib.checkpoint(lambda x, key: x * random.normal(key))(x, key)
     lib.jit(lib.grad(f))(1.0, k())
 
+@case
+def eager_cond_consumes():
+    key = k(); lax.cond(True, random.normal, lambda k: 0.0, key); random.normal(key)
+
+@case
+def eager_while_loop():
+    def body(c):
+        k1, k2 = random.split(c[0]); return k1, c[1] + random.normal(k2)
+    key = k(); out = lax.while_loop(lambda c: c[1] < 3, body, (key, 0.0))
+    random.normal(out[0]); random.normal(key)
+
+@case
+def jit_static_and_keyword_arguments():
+    key = k(); f = lib.jit(lambda x, k: random.normal(k) * x, static_argnums=0)
+    f(2, k=key); random.bits(key)
+
 def _smap(f):
     mesh = lib.make_mesh((1,), ("x",))
     return lib.shard_map(f, mesh=mesh, in_specs=P(), out_specs=P())
@@ -324,6 +340,9 @@ EXPECTED = {  # JAX 0.10.2's outcomes
     "custom_jvp_consumes": _REUSED, "custom_jvp_then_reuse": _IN_JIT,
     "custom_vjp_then_reuse": _IN_JIT, "grad_of_custom_vjp_consumes": _REUSED,
     "checkpoint_then_reuse": _IN_JIT, "grad_of_checkpoint": "OK",
+    "eager_cond_consumes": _REUSED, "eager_while_loop": _REUSED,
+    "jit_static_and_keyword_arguments": "KeyReuseError: Previously-consumed key passed to "
+                                        "random_bits at index 0",
     "shard_map_then_reuse": _IN_BITS, "shard_map_body_reuses": _IN_BITS,
 }
 
@@ -396,6 +415,31 @@ def test_checked_calls_are_cached_apart_from_plain_ones():
         with pytest.raises(KeyReuseError):
             f(key)
     f(key)
+
+
+def test_iterating_a_key_array_consumes_it(checking):
+    # Stricter than JAX, whose eager iteration hands out the same keys unchecked each
+    # time: plax iterates by one jitted unstack, which consumes the array (as iterating
+    # under jit does in JAX too).
+    keys = random.split(random.key(0), 2)
+    k1, k2 = keys
+    random.normal(k1), random.normal(k2)
+    with pytest.raises(KeyReuseError, match="jit-compiled function at index 0"):
+        list(keys)
+
+
+def test_tracking_is_off_and_forgets_dropped_keys():
+    from plax_transforms import key_reuse
+    before = len(key_reuse._consumed)
+    key = random.key(0)
+    random.normal(key), random.split(key)
+    assert len(key_reuse._consumed) == before  # off: nothing recorded
+    with plax.debug_key_reuse(True):
+        key = random.key(1)
+        random.normal(key)
+        assert id(key) in key_reuse._consumed
+        del key
+        assert len(key_reuse._consumed) == before
 
 
 def _sig(f, *args):

@@ -8,16 +8,7 @@ on parameters or sub-Jaxprs (`jaxpr_signature` analyses those). Undeclared
 primitives consume every key they take. The standard primitives are declared the
 same way, in `plax_stdlib.key_reuse`.
 """
-from plax_stdlib.random.key_primitives import (  # noqa: F401  (their ids, for signatures)
-    random_bits_p,
-    random_clone_p,
-    random_fold_in_p,
-    random_seed_p,
-    random_split_p,
-    random_unwrap_p,
-    random_wrap_p,
-)
-from plax_stdlib.key_reuse import (  # noqa: F401
+from plax_stdlib.key_reuse import (
     Forward,
     KeyReuseSignature,
     Sink,
@@ -26,3 +17,6 @@ from plax_stdlib.key_reuse import (  # noqa: F401
     jaxpr_signature,
     register_key_reuse_signature,
 )
+
+__all__ = ["Forward", "KeyReuseSignature", "Sink", "Source", "check_key_reuse_jaxpr",
+           "jaxpr_signature", "register_key_reuse_signature"]
