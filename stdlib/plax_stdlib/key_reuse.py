@@ -9,12 +9,16 @@ the output consumes the input). `jaxpr_signature` walks a Jaxpr, raises
 signature, so that a call of it (`jit`, `shard_map`, `custom_jvp`...) is an
 operation like any other; `cond`, `while` and `scan` add the checks a loop needs.
 
-Signatures are kept here, keyed by primitive id rather than attached to each
-primitive as a rule: the analysis is the random package's concern, the kernel
-knows nothing of keys, and one table can name primitives of every layer (`plax.jit`,
-`sharding.shard_map`) without importing them. A third party declares its
-primitive's signature with `register_key_reuse_signature` (public as
-`plax.extend.random`). An unregistered primitive consumes every key it is given.
+Signatures are kept here, keyed by primitive id, rather than as a new kind of rule
+in each primitive's table: rule kinds are what the kernel's interpreters run, and
+the kernel knows nothing of keys; one table can name primitives of every layer
+(`plax.jit`, `sharding.shard_map`) without importing them, as the sharding rules
+do; and this module imports nothing of `plax.random`, so `plax_transforms` can use
+it while `plax.random`'s jitted samplers are still being defined. A third party
+declares its primitive's signature with `register_key_reuse_signature` (public as
+`plax.extend.random`). An unregistered primitive consumes every key it is given,
+unless it is a call of a Jaxpr (a `jaxpr`/`call_jaxpr` param mapping inputs and
+outputs one to one), which is analysed through that Jaxpr.
 """
 from __future__ import annotations
 
@@ -172,7 +176,10 @@ def registered_signature(eqn: JaxprEqn) -> KeyReuseSignature | None:
     """The declared signature of `eqn`, that of the Jaxpr it calls, or None."""
     sig = _signatures.get(eqn.primitive.id)
     if sig is not None:
-        return sig if isinstance(sig, KeyReuseSignature) else sig(eqn)
+        if not isinstance(sig, KeyReuseSignature):
+            sig = sig(eqn)
+        _check_ports(eqn, sig)
+        return sig
     sub = _call_jaxpr(eqn)
     return None if sub is None else jaxpr_signature(sub)
 
@@ -210,7 +217,6 @@ def _analyse(jaxpr: Jaxpr) -> KeyReuseSignature:
 
     for eqn in jaxpr.eqns:
         sig = eqn_signature(eqn)
-        _check_ports(eqn, sig)
         for fwd in sig.forwards:
             src = eqn.invars[fwd.in_idx]
             if not isinstance(src, Literal) and is_key(src):
