@@ -6,7 +6,7 @@ import pytest
 from jax_differential import requires_jax, run_body, run_in_jax
 
 import plax
-from plax import random
+from plax import lax, random
 from plax.errors import KeyReuseError
 from plax.extend.core import Primitive, ShapedArray
 from plax.extend.random import (
@@ -460,6 +460,19 @@ def test_signatures_of_functions():
         "KeyReuseSignature(Sink(0, [ True False False]), Source(0))"
     # the raw-key functions: uint32 data in and out, nothing to track
     assert _sig(lambda k: random.split(k), random.PRNGKey(0)) == KeyReuseSignature()
+
+
+def test_a_while_loop_s_signature_is_over_its_operands(checking):
+    # Operands are (cond constants, body constants, carry); JAX 0.10.2 reports the
+    # body's signature unshifted, so it misses this reuse when cond has a constant.
+    def loop(key, limit):
+        def body(c):
+            k1, k2 = random.split(c[0])
+            return k1, c[1] + random.normal(k2)
+        return lax.while_loop(lambda c: c[1] < limit, body, (key, 0.0))
+    assert _sig(loop, random.key(0), 3.0) == KeyReuseSignature(Sink(0), Source(0))
+    with pytest.raises(KeyReuseError, match="In jit, argument 0 is already consumed"):
+        plax.jit(lambda k, limit: (loop(k, limit), random.normal(k)))(random.key(0), 3.0)
 
 
 def test_masks_that_are_all_or_nothing_are_plain_booleans():
