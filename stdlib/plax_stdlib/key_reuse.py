@@ -152,6 +152,7 @@ def register_key_reuse_signature(primitive: Primitive | str,
 
 
 def is_key_dtype(dtype) -> bool:
+    """Whether `dtype` is that of typed PRNG keys (an extended dtype under prng_key)."""
     return isinstance(dtype, dtypes.ExtendedDType) and dtypes.issubdtype(dtype, dtypes.prng_key)
 
 
@@ -252,10 +253,14 @@ def _analyse(jaxpr: Jaxpr) -> KeyReuseSignature:
 
 
 def _check_ports(eqn: JaxprEqn, sig: KeyReuseSignature) -> None:
-    for port, n, side in [*((s, len(eqn.invars), "sink") for s in sig.sinks),
-                          *((s, len(eqn.outvars), "source") for s in sig.sources)]:
-        if not 0 <= port.idx < n:
-            raise KeyReuseError(f"In {eqn.primitive}, {side} {port.idx} out of range "
+    n_in, n_out = len(eqn.invars), len(eqn.outvars)
+    ports = [*((s.idx, n_in, "sink") for s in sig.sinks),
+             *((s.idx, n_out, "source") for s in sig.sources),
+             *((f.in_idx, n_in, "forward from") for f in sig.forwards),
+             *((f.out_idx, n_out, "forward to") for f in sig.forwards)]
+    for idx, n, side in ports:
+        if not 0 <= idx < n:
+            raise KeyReuseError(f"In {eqn.primitive}, {side} {idx} out of range "
                                 f"[0, {n}) of its key reuse signature {sig!r}")
 
 
