@@ -28,7 +28,7 @@ from plax_runtime import device_put as runtime_put, executable as runtime_execut
 from plax_runtime import gc_guard, transfer_guard
 from plax_runtime.array import Array
 from plax_runtime.sharding_impls import replicated_sharding
-from plax_transforms import debug_nans, explain
+from plax_transforms import debug_nans, explain, key_reuse
 from plax_transforms.caches import BoundedCache, nbytes_of
 from plax_transforms.call_placement import (CallPlacement, default_device, inner_shardings,
                                             place_call, single_device_sharding)
@@ -301,4 +301,6 @@ def execute_jaxpr(closed: ClosedJaxpr, name: str, args: Sequence[Any], *,
     call = functools.partial(compiled, committed=committed)
     if debug_nans.enabled():
         call = debug_nans.checked_jit(call, closed, name)
+    if key_reuse.enabled():
+        call = key_reuse.checked_jit(call, closed)
     return call(args)
