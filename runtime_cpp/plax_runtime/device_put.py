@@ -15,6 +15,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from jaxlib import xla_client as xc
 
 import plax
@@ -24,6 +25,7 @@ from plax.extend.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plax_runtime import placement, transfer_guard
 from plax_runtime.array import Array
 from plax_runtime.memory import Space, memory_kind_of
+from plax_runtime.placement import PreparedPut
 from plax_runtime.shard_buffers import shard_buffers
 from plax_runtime.sharding_impls import SingleDeviceSharding
 
@@ -108,9 +110,14 @@ def put_leaves(leaves: Sequence[Any], targets: Sequence[Sharding | None],
     """device_put of flat leaves; all Array moves share one batched copy."""
     results: list[Array | None] = [None] * len(leaves)
     moves = []  # (position, array, target sharding, committed, may_alias, donate)
+    # Like NumPy arrays going to one place share a prepared put (unless each transfer
+    # must be checked): the per-array work is then the jaxlib call itself.
+    puts = None if transfer_guard.active("host_to_device") else {}
     for i, (x, target, donate, may_alias) in enumerate(zip(leaves, targets, donations,
                                                            aliasing)):
-        if isinstance(x, Tracer):  # no target (see _check_traced): unchanged
+        if puts is not None and PreparedPut.applies_to(x):
+            results[i] = _put_prepared(puts, x, target, may_alias)
+        elif isinstance(x, Tracer):  # no target (see _check_traced): unchanged
             results[i] = x
         elif isinstance(x, Array):
             x._check_alive()
@@ -125,6 +132,28 @@ def put_leaves(leaves: Sequence[Any], targets: Sequence[Sharding | None],
         for i, array in _move_arrays(moves):
             results[i] = array
     return results
+
+
+def _put_prepared(puts: dict, x: np.ndarray, target: Sharding | None,
+                  may_alias: bool | None) -> Array:
+    """`put_host_value(x, target, may_alias=may_alias)` through the `PreparedPut` of
+    `puts` for x's shape and dtype and this target (made on first use)."""
+    key = (x.shape, x.dtype, target, may_alias)
+    try:
+        entry = puts.get(key)
+    except TypeError:  # an unhashable third-party sharding
+        return put_host_value(x, target, may_alias=may_alias)
+    if entry is None:
+        sharding = target if target is not None else SingleDeviceSharding(
+            placement.default_device())
+        put = PreparedPut(x.shape, x.dtype, sharding, committed=target is not None,
+                          may_alias=may_alias)
+        aval = put.aval
+        typed = sharding._type_sharding(len(aval.shape))
+        entry = puts[key] = (put, aval if typed == aval.sharding else
+                             aval.update(sharding=typed), sharding)
+    put, aval, sharding = entry
+    return Array._from_impl(put(x), aval, sharding)
 
 
 def _move_arrays(moves):
