@@ -342,7 +342,8 @@ class Array(metaclass=_ArrayMeta):
         """A new buffer with the same placement and commitment."""
         self._check_alive()
         physical = physical_aval(self._aval)
-        (impl,) = placement.copy_buffers([self._impl], [physical.ndim], [self.sharding],
+        (impl,) = placement.copy_buffers([self._impl],
+                                         [self.sharding._to_jaxlib_sharding(physical.ndim)],
                                          [xc.ArrayCopySemantics.ALWAYS_COPY])
         if impl._committed != self._impl._committed:
             impl = xc.ArrayImpl(physical, impl._sharding, shard_buffers(impl),

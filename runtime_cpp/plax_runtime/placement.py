@@ -203,12 +203,12 @@ def place_shards(shards: Sequence[np.ndarray], shape: tuple[int, ...], dtype: np
     return impl, aval
 
 
-def copy_buffers(impls: Sequence[xc.ArrayImpl], ndims: Sequence[int],
-                 shardings: Sequence[Sharding],
+def copy_buffers(impls: Sequence[xc.ArrayImpl], jaxlib_shardings: Sequence[Any],
                  semantics: Sequence[xc.ArrayCopySemantics]) -> list[xc.ArrayImpl]:
-    """Copies of `impls` (arrays of rank `ndims`) placed as `shardings`, each of its
-    source's layout, in one batched call."""
-    jaxlib_shardings = [s._to_jaxlib_sharding(ndim) for ndim, s in zip(ndims, shardings)]
+    """Copies of `impls` placed as `jaxlib_shardings` (`Sharding._to_jaxlib_sharding`
+    of each array's rank), each of its source's layout, in one batched call: jaxlib
+    groups them in C++ by source and destination devices and memory kinds, and makes
+    one `CopyArrays` per group."""
     return transfer_guard.unguarded(
         _batched_copy, list(impls), [s._internal_device_list for s in jaxlib_shardings],
-        jaxlib_shardings, list(semantics))
+        list(jaxlib_shardings), list(semantics))
