@@ -110,14 +110,15 @@ def put_leaves(leaves: Sequence[Any], targets: Sequence[Sharding | None],
     """device_put of flat leaves; all Array moves share one batched copy."""
     results: list[Array | None] = [None] * len(leaves)
     moves = []  # (position, array, target sharding, committed, may_alias, donate)
-    # Like NumPy arrays going to one place share a prepared put (unless each transfer
-    # must be checked): the per-array work is then the jaxlib call itself.
-    puts = None if transfer_guard.active("host_to_device") else {}
+    # Like NumPy arrays going to one place are placed together by one prepared put
+    # (unless each transfer must be checked): per array, only the jaxlib call is left.
+    groups = None if transfer_guard.active("host_to_device") else {}
     for i, (x, target, donate, may_alias) in enumerate(zip(leaves, targets, donations,
                                                            aliasing)):
         array = type(x) is Array  # (isinstance is slower: it also admits tracers)
-        if puts is not None and PreparedPut.applies_to(x):
-            results[i] = _put_prepared(puts, x, target, may_alias)
+        if groups is not None and PreparedPut.applies_to(x) and _group(groups, x, target,
+                                                                         may_alias, i):
+            pass
         elif not array and isinstance(x, Tracer):  # no target (see _check_traced)
             results[i] = x
         elif array or isinstance(x, Array):
@@ -129,32 +130,31 @@ def put_leaves(leaves: Sequence[Any], targets: Sequence[Sharding | None],
                 moves.append((i, x, target or x.sharding, committed, may_alias, donate))
         else:
             results[i] = put_host_value(x, target, may_alias=may_alias)
+    for (shape, dtype, target, may_alias), (positions, values) in (groups or {}).items():
+        sharding = target if target is not None else SingleDeviceSharding(
+            placement.default_device())
+        put = PreparedPut(shape, dtype, sharding, committed=target is not None,
+                          may_alias=may_alias)
+        for i, array in zip(positions, Array._from_impls(put.place_all(values), put.aval,
+                                                          sharding)):
+            results[i] = array
     if moves:
         for i, array in _move_arrays(moves):
             results[i] = array
     return results
 
 
-def _put_prepared(puts: dict, x: np.ndarray, target: Sharding | None,
-                  may_alias: bool | None) -> Array:
-    """`put_host_value(x, target, may_alias=may_alias)` through the `PreparedPut` of
-    `puts` for x's shape and dtype and this target (made on first use)."""
-    key = (x.shape, x.dtype, target, may_alias)
+def _group(groups: dict, x: np.ndarray, target: Sharding | None, may_alias: bool | None,
+           position: int) -> bool:
+    """Adds `x` to the group of NumPy arrays of its shape and dtype placed like it;
+    False for an unhashable (third-party) target, which takes the general path."""
     try:
-        entry = puts.get(key)
-    except TypeError:  # an unhashable third-party sharding
-        return put_host_value(x, target, may_alias=may_alias)
-    if entry is None:
-        sharding = target if target is not None else SingleDeviceSharding(
-            placement.default_device())
-        put = PreparedPut(x.shape, x.dtype, sharding, committed=target is not None,
-                          may_alias=may_alias)
-        aval = put.aval
-        typed = sharding._type_sharding(len(aval.shape))
-        entry = puts[key] = (put, aval if typed == aval.sharding else
-                             aval.update(sharding=typed), sharding)
-    put, aval, sharding = entry
-    return Array._from_impl(put(x), aval, sharding)
+        group = groups.setdefault((x.shape, x.dtype, target, may_alias), ([], []))
+    except TypeError:
+        return False
+    group[0].append(position)
+    group[1].append(x)
+    return True
 
 
 def _move_arrays(moves):

@@ -168,18 +168,24 @@ class PreparedPut:
 
     def __call__(self, x: np.ndarray) -> xc.ArrayImpl:
         """Callers check plax's transfer guard (`transfer_guard.active`) first."""
-        layout = self._layout
+        return self.place_all([x])[0]
+
+    def place_all(self, xs: Sequence[np.ndarray]) -> list[xc.ArrayImpl]:
+        """`self(x)` for each of `xs`, with everything but the jaxlib calls done once."""
+        return transfer_guard.unguarded(self._place_all, xs, config.enable_x64.value)
+
+    def _place_all(self, xs: Sequence[np.ndarray], x64: bool) -> list[xc.ArrayImpl]:
+        layout, put = self._layout, _batched_device_put
+        args = (self.aval, layout.jaxlib_sharding)
+        rest = (layout.devices, self._committed, self._force_copy, self._semantics)
         if layout.replicated:
-            shards = [x] * len(layout.devices)
-        elif self._zero_copy:
-            shards = [x[index] for index in layout.indices]
-        else:  # one host copy, whose pieces the device buffers may alias
-            copy = np.array(x)
-            shards = [copy[index] for index in layout.indices]
-        return transfer_guard.unguarded(
-            _batched_device_put, self.aval, layout.jaxlib_sharding, shards, layout.devices,
-            self._committed, self._force_copy, self._semantics,
-            enable_x64=config.enable_x64.value)
+            n = len(layout.devices)
+            return [put(*args, [x] * n, *rest, enable_x64=x64) for x in xs]
+        indices = layout.indices
+        if not self._zero_copy:  # one host copy each, whose pieces the buffers alias
+            xs = [np.array(x) for x in xs]
+        return [put(*args, [x[index] for index in indices], *rest, enable_x64=x64)
+                for x in xs]
 
 
 # Native-order NumPy dtypes that need no check or conversion on the host.
