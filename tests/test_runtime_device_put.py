@@ -293,3 +293,16 @@ def test_many_moves_share_plans_and_one_copy(counters):
     assert all(s.is_deleted() for s in sources[:2])
     for value, out in zip(values, donated):
         np.testing.assert_array_equal(np.asarray(out), value)
+
+
+def test_grouped_leaves_keep_their_own_target_objects():
+    """Equal targets spelled differently stay as each leaf's own object."""
+    from plax.sharding import PartitionSpec as P
+    devs = api.devices()
+    short = _named(devs[:4], (4,), P("x"))
+    long = type(short)(short.mesh, P("x", None))
+    assert short == long
+    out = device_put([np.ones((4, 2), np.float32)] * 2, [short, long])
+    assert out[0].sharding is short and out[1].sharding is long
+    moved = device_put(out, [long, short])
+    assert moved[0].sharding is long and moved[1].sharding is short

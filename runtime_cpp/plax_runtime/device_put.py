@@ -15,7 +15,6 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from jaxlib import xla_client as xc
 
 import plax
@@ -116,9 +115,14 @@ def put_leaves(leaves: Sequence[Any], targets: Sequence[Sharding | None],
     for i, (x, target, donate, may_alias) in enumerate(zip(leaves, targets, donations,
                                                            aliasing)):
         array = type(x) is Array  # (isinstance is slower: it also admits tracers)
-        if groups is not None and PreparedPut.applies_to(x) and _group(groups, x, target,
-                                                                         may_alias, i):
-            pass
+        if groups is not None and PreparedPut.applies_to(x):
+            # (keyed by the target object: an equal one may be spelled differently)
+            key = (x.shape, x.dtype, id(target), may_alias)
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = (target, [], [])
+            group[1].append(i)
+            group[2].append(x)
         elif not array and isinstance(x, Tracer):  # no target (see _check_traced)
             results[i] = x
         elif array or isinstance(x, Array):
@@ -130,7 +134,7 @@ def put_leaves(leaves: Sequence[Any], targets: Sequence[Sharding | None],
                 moves.append((i, x, target or x.sharding, committed, may_alias, donate))
         else:
             results[i] = put_host_value(x, target, may_alias=may_alias)
-    for (shape, dtype, target, may_alias), (positions, values) in (groups or {}).items():
+    for (shape, dtype, _, may_alias), (target, positions, values) in (groups or {}).items():
         sharding = target if target is not None else SingleDeviceSharding(
             placement.default_device())
         put = PreparedPut(shape, dtype, sharding, committed=target is not None,
@@ -144,19 +148,6 @@ def put_leaves(leaves: Sequence[Any], targets: Sequence[Sharding | None],
     return results
 
 
-def _group(groups: dict, x: np.ndarray, target: Sharding | None, may_alias: bool | None,
-           position: int) -> bool:
-    """Adds `x` to the group of NumPy arrays of its shape and dtype placed like it;
-    False for an unhashable (third-party) target, which takes the general path."""
-    try:
-        group = groups.setdefault((x.shape, x.dtype, target, may_alias), ([], []))
-    except TypeError:
-        return False
-    group[0].append(position)
-    group[1].append(x)
-    return True
-
-
 def _move_arrays(moves):
     """Copies Arrays to their targets: re-wraps, one batched C++ copy, or via the host.
     What a move needs is decided once per (source sharding, target, rank, aliasing)."""
@@ -165,15 +156,11 @@ def _move_arrays(moves):
     guarded = transfer_guard.active("device_to_device")
     for i, x, target, committed, may_alias, donate in moves:
         ndim = physical_aval(x.aval).ndim
-        key = (x.sharding, target, ndim, may_alias is False)
-        try:
-            plan = plans.get(key)
-        except TypeError:  # an unhashable third-party sharding
-            plan, key = None, None
+        # (the sharding objects stay alive through the call, so their ids are keys)
+        key = (id(x.sharding), id(target), ndim, may_alias is False)
+        plan = plans.get(key)
         if plan is None:
-            plan = _move_plan(x.sharding, target, ndim, may_alias)
-            if key is not None:
-                plans[key] = plan
+            plan = plans[key] = _move_plan(x.sharding, target, ndim, may_alias)
         how, semantics, jaxlib_target = plan
         if how is _REWRAP:
             done.append((i, _rewrap(x._impl, x.aval, target, committed)))
