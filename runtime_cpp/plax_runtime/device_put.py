@@ -137,8 +137,8 @@ def put_leaves(leaves: Sequence[Any], targets: Sequence[Sharding | None],
     for (shape, dtype, _, may_alias), (target, positions, values) in (groups or {}).items():
         sharding = target if target is not None else SingleDeviceSharding(
             placement.default_device())
-        put = PreparedPut(shape, dtype, sharding, committed=target is not None,
-                          may_alias=may_alias)
+        put = PreparedPut.of(shape, dtype, sharding, committed=target is not None,
+                             may_alias=may_alias)
         for i, array in zip(positions, Array._from_impls(put.place_all(values), put.aval,
                                                           sharding)):
             results[i] = array

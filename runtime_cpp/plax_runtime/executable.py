@@ -304,19 +304,20 @@ class _HostValues:
 
     def __init__(self, shardings: Sequence[Sharding]):
         self._shardings = shardings
-        self._puts: dict[int, PreparedPut] = {}
+        self._puts: dict[int, tuple[tuple, np.dtype, PreparedPut]] = {}  # j -> shape, dtype
 
     def __call__(self, x: Any, j: int):
         if transfer_guard.active("host_to_device"):  # every transfer checked, none saved
             return put_leaves([x], [self._shardings[j]], [False], [None])[0]._impl
-        put = self._puts.get(j)
-        if put is not None and type(x) is np.ndarray and x.dtype == put.dtype and (
-                x.shape == put.shape):
-            return put(x)
+        prepared = self._puts.get(j)
+        if prepared is not None and type(x) is np.ndarray and x.dtype == prepared[1] and (
+                x.shape == prepared[0]):
+            return prepared[2].place_all((x,))[0]
         sharding = self._shardings[j]
         if PreparedPut.applies_to(x) and sharding.is_fully_replicated:
-            put = self._puts[j] = PreparedPut(x.shape, x.dtype, sharding, committed=False)
-            return put(x)
+            put = PreparedPut.of(x.shape, x.dtype, sharding, committed=False)
+            self._puts[j] = (x.shape, x.dtype, put)
+            return put.place_all((x,))[0]
         return put_leaves([x], [sharding], [False], [None])[0]._impl
 
 
