@@ -184,13 +184,20 @@ def _move_arrays(moves):
         copies = placement.copy_buffers([move[1]._impl for move in batch],
                                         [move[5] for move in batch],
                                         [move[4] for move in batch])
+        as_they_come = {}  # (aval, target) -> positions and copies wrapped as they are
         for (i, x, target, committed, _, jaxlib_target, donate), impl in zip(batch, copies):
             if impl._committed == committed and impl._sharding is jaxlib_target:
-                done.append((i, Array._from_impl(impl, x.aval, target)))
+                group = as_they_come.get((id(x.aval), id(target)))
+                if group is None:
+                    group = as_they_come[id(x.aval), id(target)] = (x.aval, target, [], [])
+                group[2].append(i)
+                group[3].append(impl)
             else:
                 done.append((i, _rewrap(impl, x.aval, target, committed)))
             if donate:  # a real copy was made, so the source can go
                 x.delete()
+        for aval, target, positions, impls in as_they_come.values():
+            done.extend(zip(positions, Array._from_impls(impls, aval, target)))
     return done
 
 
