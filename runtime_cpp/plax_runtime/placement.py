@@ -150,23 +150,34 @@ class PreparedPut:
         this path places as the general one would."""
         return type(x) is np.ndarray and x.dtype in _PLAIN_DTYPES
 
+    def __call__(self, x: np.ndarray) -> xc.ArrayImpl:
+        """The buffers of `x` (NumPy data of this aval): `place_all([x])[0]` with
+        fewer steps, for the jit fast path's host arguments. Callers check plax's
+        transfer guard first."""
+        layout = self._layout
+        shards = [x] * len(layout.devices) if layout.replicated else self._shards(x)
+        return transfer_guard.unguarded(
+            _batched_device_put, self.aval, layout.jaxlib_sharding, shards,
+            layout.devices, self._committed, self._force_copy, self._semantics,
+            enable_x64=config.enable_x64.value)
+
     def place_all(self, xs: Sequence[np.ndarray]) -> list[xc.ArrayImpl]:
-        """The buffers of each of `xs` (NumPy data of this aval), everything but the
-        jaxlib calls done once. Callers check plax's transfer guard first."""
+        """The buffers of each of `xs`, everything but the jaxlib calls done once."""
         return transfer_guard.unguarded(self._place_all, xs, config.enable_x64.value)
 
     def _place_all(self, xs: Sequence[np.ndarray], x64: bool) -> list[xc.ArrayImpl]:
-        layout, put = self._layout, _batched_device_put
+        layout, put, shards = self._layout, _batched_device_put, self._shards
         args = (self.aval, layout.jaxlib_sharding)
         rest = (layout.devices, self._committed, self._force_copy, self._semantics)
+        return [put(*args, shards(x), *rest, enable_x64=x64) for x in xs]
+
+    def _shards(self, x: np.ndarray) -> list[np.ndarray]:
+        layout = self._layout
         if layout.replicated:
-            n = len(layout.devices)
-            return [put(*args, [x] * n, *rest, enable_x64=x64) for x in xs]
-        indices = layout.indices
-        if not self._zero_copy:  # one host copy each, whose pieces the buffers alias
-            xs = [np.array(x) for x in xs]
-        return [put(*args, [x[index] for index in indices], *rest, enable_x64=x64)
-                for x in xs]
+            return [x] * len(layout.devices)
+        if not self._zero_copy:  # one host copy, whose pieces the buffers alias
+            x = np.array(x)
+        return [x[index] for index in layout.indices]
 
 
 # Native-order NumPy dtypes that need no check or conversion on the host.
