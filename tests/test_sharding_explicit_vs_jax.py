@@ -90,6 +90,33 @@ PROGRAMS = {
                          ((4, 3, 3, 3), ("y", None, None, None))]),
     "err_conv_feature": ("lambda x, w: lax.conv_general_dilated(x, w, (1, 1), 'SAME')",
                          [((2, 4, 4, 4), (None, "y", None, None)), ((4, 4, 3, 3), ())]),
+    # pads are strict: a padded split dimension must stay divisible by its axes
+    "err_pad_one_side": ("lambda a: lax.pad(a, 0., ((1, 0, 0), (0, 0, 0)))",
+                         [((4, 8), ("x", "y"))]),
+    "err_pad_interior": ("lambda a: lax.pad(a, 0., ((0, 0, 0), (0, 0, 1)))",
+                         [((4, 8), ("x", "y"))]),
+    "err_jnp_pad_odd": ("lambda a: jnp.pad(a, ((1, 0), (0, 0)))", [((4, 8), ("x", "y"))]),
+    "split": ("lambda a: lax.split(a, (4, 4), axis=1)", [((4, 8), ("x", "y"))]),
+    "top_k": ("lambda a: lax.top_k(a, 2)", [((4, 8), ("x", None))]),
+    "err_top_k_split_axis": ("lambda a: lax.top_k(a, 2)", [((4, 8), ("x", "y"))]),
+    "err_sort_split_axis": ("lambda a: jnp.sort(a, axis=1)", [((4, 8), ("x", "y"))]),
+    "argsort": ("lambda a: jnp.argsort(a, axis=1)", [((4, 8), ("x", None))]),
+    "reduce_window": ("lambda a: lax.reduce_window(a, 0., lax.add, (1, 2), (1, 2), 'VALID')",
+                      [((4, 8), ("x", "y"))]),
+    "err_reduce_window": ("lambda a: lax.reduce_window(a, 0., lax.add, (1, 3), (1, 3), "
+                          "'VALID')", [((4, 8), ("x", "y"))]),
+    "max_pool_grad": ("lambda a: grad(lambda b: lax.reduce_window(b, -jnp.inf, lax.max, "
+                      "(2, 1), (2, 1), 'VALID').sum())(a)", [((4, 8), ("x", "y"))]),
+    "bitcast_narrower": ("lambda a: lax.bitcast_convert_type(a, jnp.uint16)",
+                         [((4, 8), ("x", "y"))]),
+    "bitcast_wider": ("lambda a: lax.bitcast_convert_type(a.astype(jnp.uint16), jnp.float32)",
+                      [((4, 8, 2), ("x", "y"))]),
+    "rfft": ("lambda a: jnp.fft.rfft(a)", [((4, 8), ("x", None))]),
+    "eigh": ("lambda a: jnp.linalg.eigh(a)[0]", [((2, 4, 4), ("x", None, None))]),
+    "svd": ("lambda a: jnp.linalg.svd(a)[1]", [((2, 4, 4), ("x", None, None))]),
+    "err_triangular_solve_batch": (
+        "lambda a, b: lax.linalg.triangular_solve(a, b, left_side=True)",
+        [((2, 4, 4), ("x", None, None)), ((2, 4, 8), (None, None, "y"))]),
 }
 
 _DRIVER = """
@@ -103,12 +130,12 @@ _DRIVER = """
             seen = []
             def body(*a, fn=fn, seen=seen):
                 out = fn(*a)
-                seen.append(repr(typeof(out)))
+                seen.append([repr(typeof(o)) for o in tree_leaves(out)])
                 return out
             try:
                 with set_mesh(mesh):
                     out = jit(body)(*values)
-                answers[name] = [seen[0], repr(out.sharding.spec)]
+                answers[name] = [seen[0], [repr(o.sharding.spec) for o in tree_leaves(out)]]
             except Exception as err:
                 answers[name] = "error: " + type(err).__name__
         return answers
@@ -118,7 +145,8 @@ _JAX_SIDE = """
     import json, sys
     import numpy as np
     import jax, jax.numpy as jnp
-    from jax import lax, jit, device_put, make_mesh, set_mesh, typeof
+    from jax import lax, jit, device_put, grad, make_mesh, set_mesh, typeof
+    from jax.tree_util import tree_leaves
     from jax.sharding import NamedSharding, PartitionSpec as P, reshard
 """ + _DRIVER + """
     print(json.dumps(run(json.loads(sys.argv[1]))))
@@ -136,6 +164,7 @@ def _jax_run(jax_side: str, programs: dict) -> dict:
 def _plax_run(driver: str, programs: dict, **names) -> dict:
     """The answers of `driver` for `programs` with plax, in this process."""
     scope = dict(np=np, jnp=jnp, lax=lax, jit=plax.jit, device_put=plax.device_put,
+                 grad=plax.grad, tree_leaves=plax.tree_util.tree_leaves,
                  make_mesh=plax.make_mesh, typeof=plax.typeof, NamedSharding=NamedSharding,
                  P=P, reshard=plax.sharding.reshard, **names)
     exec(textwrap.dedent(driver), scope)
@@ -294,7 +323,7 @@ _OUT_SHARDING_JAX_SIDE = """
 @pytest.fixture(scope="module")
 def out_sharding_answers():
     return (_jax_run(_OUT_SHARDING_JAX_SIDE, OUT_SHARDING_PROGRAMS),
-            _plax_run(_OUT_SHARDING_DRIVER, OUT_SHARDING_PROGRAMS, grad=plax.grad, lib=plax,
+            _plax_run(_OUT_SHARDING_DRIVER, OUT_SHARDING_PROGRAMS, lib=plax,
                       set_mesh=plax.sharding.use_mesh, AxisType=plax.sharding.AxisType))
 
 

@@ -74,7 +74,7 @@ class Array(metaclass=_ArrayMeta):
         self = object.__new__(cls)
         self._impl = impl
         typed = sharding._type_sharding(len(aval.shape))
-        self._aval = aval if typed == aval.sharding else aval.update(sharding=typed)
+        self._aval = aval if typed == aval.typed_sharding else aval.update(sharding=typed)
         self._sharding = sharding
         self._npy_value = None
         self._sig = None

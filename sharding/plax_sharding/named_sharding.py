@@ -217,8 +217,12 @@ class NamedSharding(Sharding):
         return (_rebuild, (self._mesh, self._spec, self._memory_kind))
 
     def __repr__(self):
-        mesh = str(self._mesh) if isinstance(self._mesh, Mesh) else repr(self._mesh)
-        return f"NamedSharding(mesh={mesh}, spec={self._spec}, memory_kind={self._memory_kind})"
+        if isinstance(self._mesh, Mesh):
+            return (f"NamedSharding(mesh={self._mesh}, spec={self._spec}, "
+                    f"memory_kind={self._memory_kind})")
+        # as JAX prints a type's sharding: an abstract mesh's default kind goes unsaid
+        kind = "" if self._memory_kind == "device" else f", memory_kind={self._memory_kind}"
+        return f"NamedSharding(mesh={self._mesh!r}, spec={self._spec}{kind})"
 
 
 _UNSET = object()
@@ -303,3 +307,10 @@ def _spec_for_hlo(mesh, hlo: xc.HloSharding, ndim: int) -> PartitionSpec | None:
                 spec.pop()
             return PartitionSpec(*spec)
     return None
+
+
+@functools.lru_cache(maxsize=None)
+def unsharded_type(ndim: int) -> NamedSharding:
+    """The sharding users see in the type of a value with no layout in it (JAX's:
+    one None per dimension on the empty abstract mesh)."""
+    return NamedSharding(AbstractMesh((), ()), PartitionSpec(*(None,) * ndim))
