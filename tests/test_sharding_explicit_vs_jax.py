@@ -343,3 +343,127 @@ def test_out_sharding_matches_jax(name, out_sharding_answers):
             assert isinstance(got, list), (mode, got)
             assert got[:2] == want[:2], mode
             np.testing.assert_allclose(got[2], want[2], rtol=1e-5, atol=1e-3, err_msg=mode)
+
+
+# --- the type's sharding off explicit meshes: JAX's unsplit NamedSharding ---------------
+_UNTYPED_DRIVER = """
+    def run():
+        x, seen = jnp.ones((2, 3)), {}
+        def look(name):
+            def f(y):
+                seen[name] = [repr(typeof(y).sharding), repr(typeof(y))]
+                return y
+            return f
+        seen["array"] = [repr(typeof(x).sharding), repr(typeof(x)), repr(x.aval.sharding)]
+        seen["scalar"] = [repr(typeof(1.0).sharding), repr(typeof(1.0))]
+        seen["numpy"] = [repr(typeof(np.ones(3, np.int32)).sharding)]
+        jit(look("jit"))(x)
+        vmap(look("vmap"))(x)
+        grad(lambda y: look("grad")(y).sum())(x)
+        closed = make_jaxpr(lambda y: y * 2)(x)
+        seen["jaxpr"] = [str(closed), repr(closed.in_avals[0].sharding)]
+        seen["eval_shape"] = [repr(eval_shape(lambda y: y * 2, x))]
+        seen["struct"] = [repr(ShapeDtypeStruct((2,), np.float32).sharding)]
+        mesh = make_mesh((2, 4), ("x", "y"))
+        with set_mesh(mesh):
+            typed = device_put(x, NamedSharding(mesh, P(None, None)))
+            seen["explicit_eval_shape"] = [repr(eval_shape(lambda y: y * 2, typed).sharding.spec)]
+            seen["explicit_unsplit"] = [repr(typeof(typed).sharding.spec),
+                                        typeof(typed).sharding.mesh.empty]
+        return seen
+"""
+
+
+def test_untyped_sharding_matches_jax():
+    jax_side = ("""
+    import json
+    import numpy as np
+    import jax.numpy as jnp
+    from jax import (ShapeDtypeStruct, device_put, eval_shape, grad, jit, make_jaxpr,
+                     make_mesh, set_mesh, typeof, vmap)
+    from jax.sharding import NamedSharding, PartitionSpec as P
+""" + _UNTYPED_DRIVER + """
+    print(json.dumps(run()))
+""")
+    want = _jax_run(jax_side, {})
+    scope = dict(np=np, jnp=jnp, P=P, NamedSharding=NamedSharding, **{
+        n: getattr(plax, n) for n in ("ShapeDtypeStruct", "device_put", "eval_shape", "grad",
+                                      "jit", "make_jaxpr", "make_mesh", "set_mesh",
+                                      "typeof", "vmap")})
+    exec(textwrap.dedent(_UNTYPED_DRIVER), scope)
+    got = json.loads(json.dumps(scope["run"]()))
+    # JAX prints literals with their types (`2.0:f32[]`); plax prints the value alone
+    got["jaxpr"][0] = got["jaxpr"][0].replace("2.0", "2.0:f32[]")
+    assert got == want
+
+
+def test_untyped_avals_equal_and_hash_as_before():
+    x = jnp.ones((2, 3))
+    aval = plax.typeof(x)
+    assert aval.typed_sharding is None and aval.sharding.mesh.empty
+    rebuilt = plax.extend.core.ShapedArray((2, 3), np.float32, sharding=aval.sharding)
+    assert rebuilt == aval and hash(rebuilt) == hash(aval) and rebuilt.typed_sharding is None
+    assert aval.update(shape=(3, 2)).sharding.spec == P(None, None)
+
+
+# --- unreduced/reduced entries of PartitionSpecs: the spec objects and their errors -------
+SPEC_CASES = {
+    # one axis per set: JAX prints a set in its iteration order (plax sorts it)
+    "repr": "repr(P(None, unreduced={'x'}, reduced={'y'}))",
+    "reduced_attrs": "(sorted(P('x', reduced={'y'}).reduced), sorted(P('x').unreduced))",
+    "eq_plain": "P('x', reduced={'y'}) == P('x')",
+    "eq_empty_set": "P('x', unreduced=set()) == P('x')",
+    "hash_plain": "hash(P('x', reduced={'y'})) == hash(P('x'))",
+    "len": "len(P('x', reduced={'y'}))",
+    "partitions": "P('x', reduced={'y'}).partitions",
+    "update": "repr(P('x', reduced={'y'}).update(partitions=(None,), unreduced={'z'}))",
+    "add_spec": "repr(P('x', reduced={'y'}) + P('z'))",
+    "frozenset": "repr(P(unreduced=frozenset({'x'})))",
+    "err_iter": "tuple(P('x', reduced={'y'}))",
+    "err_getitem": "P('x', unreduced={'y'})[0]",
+    "err_add_tuple": "P('x', reduced={'y'}) + ('z',)",
+    "err_radd_tuple": "('z',) + P('x', reduced={'y'})",
+    "err_name_not_set": "P(unreduced='x')",
+    "err_tuple_not_set": "P(reduced=('x',))",
+    "err_none_in_set": "P(unreduced={None})",
+    "err_overlaps_partitions": "P(('x', 'y'), unreduced={'y'})",
+    "err_update_overlaps": "P('x').update(reduced={'x'})",
+    "err_unreduced_is_reduced": "P(unreduced={'x'}, reduced={'x'})",
+    "err_axis_not_in_mesh": "NamedSharding(explicit, P('x', unreduced={'z'}))",
+    "err_auto_axis": "NamedSharding(auto, P('x', unreduced={'y'}))",
+    "err_auto_axis_reduced": "NamedSharding(auto, P(reduced={'y'}))",
+}
+
+_SPEC_DRIVER = """
+    def run(cases):
+        explicit = make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+        auto = make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+        answers = {}
+        for name, source in cases.items():
+            try:
+                answers[name] = eval(source)
+            except Exception as err:
+                answers[name] = "error: " + type(err).__name__
+        return answers
+"""
+
+
+def test_unreduced_reduced_specs_match_jax():
+    jax_side = ("""
+    import json, sys
+    from jax import make_mesh
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+""" + _SPEC_DRIVER + """
+    print(json.dumps(run(json.loads(sys.argv[1]))))
+""")
+    want = _jax_run(jax_side, SPEC_CASES)
+    scope = dict(P=P, NamedSharding=NamedSharding, make_mesh=plax.make_mesh,
+                 AxisType=plax.sharding.AxisType)
+    exec(textwrap.dedent(_SPEC_DRIVER), scope)
+    assert json.loads(json.dumps(scope["run"](SPEC_CASES))) == want
+
+
+def test_valid_unreduced_shardings_are_refused_until_supported():
+    mesh = plax.make_mesh((2, 4), ("x", "y"), axis_types=(plax.sharding.AxisType.Explicit,) * 2)
+    with pytest.raises(NotImplementedError, match="unreduced and reduced axes"):
+        NamedSharding(mesh, P("x", unreduced={"y"}))

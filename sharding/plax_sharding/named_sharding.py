@@ -21,7 +21,7 @@ from jaxlib import xla_client as xc
 
 from plax.extend import config
 from plax.extend.sharding import SdyArray, SdyDim, Sharding, hlo_shardings_equal
-from plax_sharding.mesh import AbstractMesh, Mesh
+from plax_sharding.mesh import AbstractMesh, AxisType, Mesh
 from plax_sharding.partition_spec import UNCONSTRAINED, PartitionSpec
 
 _REPLICATED = xc.HloSharding.replicate()
@@ -63,6 +63,12 @@ def check_spec(mesh, spec: PartitionSpec) -> None:
                 f"most one positional dimension, but {spec} has duplicate entries for "
                 f"`{name}`")
         seen.add(name)
+    for what, axes in (("Unreduced", spec.unreduced), ("Reduced", spec.reduced)):
+        implicit = [a for a in sorted(axes, key=str)
+                    if mesh.axis_types[mesh.axis_names.index(a)] is not AxisType.Explicit]
+        if implicit:
+            raise ValueError(f"{what} axes can only refer to mesh axes of type `Explicit`; "
+                             f"{spec} names {implicit} of the mesh {mesh}")
     if spec.unreduced or spec.reduced:
         raise NotImplementedError(f"{spec}: unreduced and reduced axes (explicit-sharding "
                                   "mode) are not supported by plax yet")

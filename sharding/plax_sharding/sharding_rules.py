@@ -1,25 +1,27 @@
 """Sharding in types: how the `Explicit` axes of a mesh flow through primitives.
 
-An aval's `sharding` (a `NamedSharding` on an abstract mesh, one spec entry per
-dimension, naming only explicit axes) is the layout the program promises. The kernel
-calls `sharding_rule` after a primitive's abstract evaluation whenever an input has
-one, and lowering states each typed result as a sharding constraint.
+An aval's `typed_sharding` (a `NamedSharding` on an abstract mesh, one spec entry
+per dimension, naming only explicit axes; None without one) is the layout the
+program promises. The kernel calls `sharding_rule` after a primitive's abstract
+evaluation whenever an input has one, and lowering states each typed result as a
+sharding constraint.
 
 The rules: an explicit `out_sharding`/`sharding` parameter wins; elementwise
 operations (every non-scalar operand has the output's shape, or 1 where it is
-broadcast) merge the operands'
-specs dimension by dimension; reductions drop the reduced dimensions; `dot_general`
-keeps batch and free dimensions and refuses sharded contractions on both sides;
-`transpose` permutes; `broadcast_in_dim` maps operand dimensions to their places;
-`reshape` splits or merges one group of dimensions when the mesh axes divide it;
-slices and dynamic slices keep the operand's spec where each changed split
-dimension stays divisible by its axes; a dynamic update slice needs its update
-sharded as its operand; pads and concatenations keep each dimension's split (pads
-without JAX's divisibility check, since `plax.numpy.pad` pads one side at a time); cumulative ops
-refuse a split scanned axis; gathers and scatters follow `indexing_specs.py`;
-`select_n` needs its cases sharded alike, `clamp` and `convert_element_type` keep
-the operand's spec; `conv_general_dilated` needs an unsplit kernel and input
-feature dimension and keeps the batch and spatial splits.
+broadcast) merge the operands' specs dimension by dimension; reductions drop the
+reduced dimensions; `dot_general` keeps batch and free dimensions and refuses sharded
+contractions on both sides; `transpose` permutes; `broadcast_in_dim` maps operand
+dimensions to their places; `reshape` splits or merges one group of dimensions when
+the mesh axes divide it; slices, dynamic slices, pads, splits and window reductions
+keep the operand's spec where each changed split dimension stays divisible by its
+axes (JAX's strict rule); a dynamic update slice needs its update sharded as its
+operand; concatenations keep each dimension's split; cumulative ops, sorts and top_k
+refuse a split axis they run along; gathers and scatters follow `indexing_specs.py`;
+`select_n` needs its cases sharded alike; `clamp`, `convert_element_type`, `fft` and
+`select_and_scatter_add` keep their operand's spec; `bitcast_convert_type` adds or
+drops an unsplit minor dimension; matrix factorizations need unsplit matrix
+dimensions and equal batch specs; `conv_general_dilated` needs an unsplit kernel and
+input feature dimension and keeps the batch and spatial splits.
 A conflict or an ambiguity is a `ShardingTypeError` naming the specs. Primitives
 with no rule keep whatever their abstract evaluation produced (higher-order ones
 take their inner Jaxpr's types); other results leave the layout to the partitioner.
@@ -59,7 +61,8 @@ def _entry(names: tuple):
 def _common_mesh(prim, avals):
     """The mesh of the operands' typed shardings; with none, the abstract mesh in
     context (None if there is none either)."""
-    meshes = {a.typed_sharding.mesh for a in avals if getattr(a, "typed_sharding", None) is not None}
+    meshes = {a.typed_sharding.mesh for a in avals
+              if getattr(a, "typed_sharding", None) is not None}
     if len(meshes) > 1:
         raise ShardingTypeError(
             f"{prim.name}: the operands' shardings are on different meshes "
@@ -102,7 +105,7 @@ def _merged(prim, specs: list[Spec], ndim: int) -> Spec:
 
 
 def _same_rank(prim, avals, outs, **_):
-    """Slices, pads and concatenations keep each dimension's split (JAX's rule)."""
+    """Concatenations keep each dimension's split (JAX's rule)."""
     return [_merged(prim, [_spec(a) for a in avals if getattr(a, "ndim", 0)], outs[0].ndim)]
 
 
