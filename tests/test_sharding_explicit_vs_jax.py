@@ -350,7 +350,7 @@ def test_out_sharding_matches_jax(name, out_sharding_answers):
 
 # --- the type's sharding off explicit meshes: JAX's unsplit NamedSharding ---------------
 _UNTYPED_DRIVER = """
-    def run():
+    def run_untyped():
         x, seen = jnp.ones((2, 3)), {}
         def look(name):
             def f(y):
@@ -375,38 +375,6 @@ _UNTYPED_DRIVER = """
                                         typeof(typed).sharding.mesh.empty]
         return seen
 """
-
-
-def test_untyped_sharding_matches_jax():
-    jax_side = ("""
-    import json
-    import numpy as np
-    import jax.numpy as jnp
-    from jax import (ShapeDtypeStruct, device_put, eval_shape, grad, jit, make_jaxpr,
-                     make_mesh, set_mesh, typeof, vmap)
-    from jax.sharding import NamedSharding, PartitionSpec as P
-""" + _UNTYPED_DRIVER + """
-    print(json.dumps(run()))
-""")
-    want = _jax_run(jax_side, {})
-    scope = dict(np=np, jnp=jnp, P=P, NamedSharding=NamedSharding, **{
-        n: getattr(plax, n) for n in ("ShapeDtypeStruct", "device_put", "eval_shape", "grad",
-                                      "jit", "make_jaxpr", "make_mesh", "set_mesh",
-                                      "typeof", "vmap")})
-    exec(textwrap.dedent(_UNTYPED_DRIVER), scope)
-    got = json.loads(json.dumps(scope["run"]()))
-    # JAX prints literals with their types (`2.0:f32[]`); plax prints the value alone
-    got["jaxpr"][0] = got["jaxpr"][0].replace("2.0", "2.0:f32[]")
-    assert got == want
-
-
-def test_untyped_avals_equal_and_hash_as_before():
-    x = jnp.ones((2, 3))
-    aval = plax.typeof(x)
-    assert aval.typed_sharding is None and aval.sharding.mesh.empty
-    rebuilt = plax.extend.core.ShapedArray((2, 3), np.float32, sharding=aval.sharding)
-    assert rebuilt == aval and hash(rebuilt) == hash(aval) and rebuilt.typed_sharding is None
-    assert aval.update(shape=(3, 2)).sharding.spec == P(None, None)
 
 
 # --- unreduced/reduced entries of PartitionSpecs: the spec objects and their errors -------
@@ -438,7 +406,7 @@ SPEC_CASES = {
 }
 
 _SPEC_DRIVER = """
-    def run(cases):
+    def run_specs(cases):
         explicit = make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
         auto = make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
         answers = {}
@@ -451,22 +419,53 @@ _SPEC_DRIVER = """
 """
 
 
-def test_unreduced_reduced_specs_match_jax():
-    jax_side = ("""
+@pytest.fixture(scope="module")
+def jax_type_answers():
+    """JAX's answers for the two drivers above, from one subprocess."""
+    return _jax_run("""
     import json, sys
-    from jax import make_mesh
+    import numpy as np
+    import jax.numpy as jnp
+    from jax import (ShapeDtypeStruct, device_put, eval_shape, grad, jit, make_jaxpr,
+                     make_mesh, set_mesh, typeof, vmap)
     from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
-""" + _SPEC_DRIVER + """
-    print(json.dumps(run(json.loads(sys.argv[1]))))
-""")
-    want = _jax_run(jax_side, SPEC_CASES)
-    scope = dict(P=P, NamedSharding=NamedSharding, make_mesh=plax.make_mesh,
-                 AxisType=plax.sharding.AxisType)
-    exec(textwrap.dedent(_SPEC_DRIVER), scope)
-    assert json.loads(json.dumps(scope["run"](SPEC_CASES))) == want
+""" + _UNTYPED_DRIVER + _SPEC_DRIVER + """
+    print(json.dumps({"untyped": run_untyped(), "specs": run_specs(json.loads(sys.argv[1]))}))
+""", SPEC_CASES)
+
+
+def _plax_type_answers() -> dict:
+    scope = dict(np=np, jnp=jnp, P=P, NamedSharding=NamedSharding,
+                 AxisType=plax.sharding.AxisType, **{
+                     n: getattr(plax, n) for n in (
+                         "ShapeDtypeStruct", "device_put", "eval_shape", "grad", "jit",
+                         "make_jaxpr", "make_mesh", "set_mesh", "typeof", "vmap")})
+    exec(textwrap.dedent(_UNTYPED_DRIVER + _SPEC_DRIVER), scope)
+    return scope
+
+
+def test_untyped_sharding_matches_jax(jax_type_answers):
+    got = json.loads(json.dumps(_plax_type_answers()["run_untyped"]()))
+    # JAX prints literals with their types (`2.0:f32[]`); plax prints the value alone
+    got["jaxpr"][0] = got["jaxpr"][0].replace("2.0", "2.0:f32[]")
+    assert got == jax_type_answers["untyped"]
+
+
+def test_unreduced_reduced_specs_match_jax(jax_type_answers):
+    got = _plax_type_answers()["run_specs"](SPEC_CASES)
+    assert json.loads(json.dumps(got)) == jax_type_answers["specs"]
 
 
 def test_valid_unreduced_shardings_are_refused_until_supported():
     mesh = plax.make_mesh((2, 4), ("x", "y"), axis_types=(plax.sharding.AxisType.Explicit,) * 2)
     with pytest.raises(NotImplementedError, match="unreduced and reduced axes"):
         NamedSharding(mesh, P("x", unreduced={"y"}))
+
+
+def test_untyped_avals_equal_and_hash_as_before():
+    x = jnp.ones((2, 3))
+    aval = plax.typeof(x)
+    assert aval.typed_sharding is None and aval.sharding.mesh.empty
+    rebuilt = plax.extend.core.ShapedArray((2, 3), np.float32, sharding=aval.sharding)
+    assert rebuilt == aval and hash(rebuilt) == hash(aval) and rebuilt.typed_sharding is None
+    assert aval.update(shape=(3, 2)).sharding.spec == P(None, None)
