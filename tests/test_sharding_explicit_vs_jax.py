@@ -107,6 +107,8 @@ PROGRAMS = {
                           "'VALID')", [((4, 8), ("x", "y"))]),
     "max_pool_grad": ("lambda a: grad(lambda b: lax.reduce_window(b, -jnp.inf, lax.max, "
                       "(2, 1), (2, 1), 'VALID').sum())(a)", [((4, 8), ("x", "y"))]),
+    "max_pool_jvp": ("lambda a: jvp(lambda b: lax.reduce_window(b, -jnp.inf, lax.max, "
+                     "(2, 1), (2, 1), 'VALID'), (a,), (a,))[1]", [((4, 8), ("x", "y"))]),
     "bitcast_narrower": ("lambda a: lax.bitcast_convert_type(a, jnp.uint16)",
                          [((4, 8), ("x", "y"))]),
     "bitcast_wider": ("lambda a: lax.bitcast_convert_type(a.astype(jnp.uint16), jnp.float32)",
@@ -152,7 +154,7 @@ _JAX_SIDE = """
     import json, sys
     import numpy as np
     import jax, jax.numpy as jnp
-    from jax import lax, jit, device_put, grad, make_mesh, set_mesh, typeof
+    from jax import lax, jit, device_put, grad, jvp, make_mesh, set_mesh, typeof
     from jax.tree_util import tree_leaves
     from jax.sharding import NamedSharding, PartitionSpec as P, reshard
 """ + _DRIVER + """
@@ -171,7 +173,7 @@ def _jax_run(jax_side: str, programs: dict) -> dict:
 def _plax_run(driver: str, programs: dict, **names) -> dict:
     """The answers of `driver` for `programs` with plax, in this process."""
     scope = dict(np=np, jnp=jnp, lax=lax, jit=plax.jit, device_put=plax.device_put,
-                 grad=plax.grad, tree_leaves=plax.tree_util.tree_leaves,
+                 grad=plax.grad, jvp=plax.jvp, tree_leaves=plax.tree_util.tree_leaves,
                  make_mesh=plax.make_mesh, typeof=plax.typeof, NamedSharding=NamedSharding,
                  P=P, reshard=plax.sharding.reshard, **names)
     exec(textwrap.dedent(driver), scope)

@@ -142,6 +142,18 @@ def _varying_shape(what: str, per_operand: bool = False):
     return rule
 
 
+def _select_and_gather_add(prim, avals, outs, **params):
+    """Forward-mode max/min pooling: tangents sharded as the operand, then the window
+    reduction's rule."""
+    tangents, operand = avals
+    if _spec(tangents) != _spec(operand):
+        raise ShardingTypeError(
+            "select_and_gather_add tangents and operand shardings must match, got "
+            f"{tangents.str_short()} and {operand.str_short()}")
+    return [_kept_where_divisible("reduce_window", operand, operand.shape, outs[0].shape,
+                                  _spec(operand))]
+
+
 def _unsplit_axis(what: str, axis_param: str):
     """Sorts and top_k: each result keeps its operand's spec; the operated-on axis
     must be unsplit (as in JAX)."""
@@ -421,6 +433,7 @@ _RULES: dict[str, Callable[..., list[Spec]]] = {
     **{f"lax.reduce_window{m}": _varying_shape("reduce_window", per_operand=True)
        for m in ("", "_sum", "_max", "_min")},
     "lax.select_and_scatter_add": _operand(1),
+    "lax.select_and_gather_add": _select_and_gather_add,
     "lax.sort": _unsplit_axis("sort", "dimension"), "lax.top_k": _unsplit_axis("top_k", "axis"),
     "lax.bitcast_convert_type": _bitcast_convert_type, "lax.fft": _operand(0),
     "lax.triangular_solve": _triangular_solve,
