@@ -79,7 +79,7 @@ class Array(metaclass=_ArrayMeta):
         """`_from_impl` of each of `impls`, all of one aval and sharding (the type part
         of the aval worked out once)."""
         typed = sharding._type_sharding(len(aval.shape))
-        if typed != aval.sharding:
+        if typed != aval.typed_sharding:
             aval = aval.update(sharding=typed)
         arrays = []
         for impl in impls:

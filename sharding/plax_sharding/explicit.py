@@ -108,7 +108,7 @@ def _spec_of(s) -> PartitionSpec:
 
 
 def _own_spec(x) -> PartitionSpec | None:
-    sharding = getattr(get_aval(x), "sharding", None)
+    sharding = getattr(get_aval(x), "typed_sharding", None)
     return None if sharding is None else sharding.spec
 
 

@@ -94,8 +94,8 @@ class CompiledJaxpr:
             out_shardings = list(placement.out_shardings or [None] * len(lowering.out_avals))
             inner = [s._on_devices(devices) for s, _ in
                      (inner_shardings(lowering.jaxpr) if lowering.jaxpr is not None else ())]
-            typed = [a.sharding._on_devices(devices) for a in lowering.out_avals
-                     if getattr(a, "sharding", None) is not None]  # explicit axes first
+            typed = [a.typed_sharding._on_devices(devices) for a in lowering.out_avals
+                     if getattr(a, "typed_sharding", None) is not None]  # explicit axes first
             like = tuple(dict.fromkeys(s for s in (*typed, *kept, *out_shardings, *inner,
                                                    placement.reference) if s is not None))
             build = dict(

@@ -174,7 +174,7 @@ class Primitive:
         for a in avals:
             if typed:
                 break
-            typed = getattr(a, "sharding", None) is not None
+            typed = getattr(a, "typed_sharding", None) is not None
         return _sharding_rule(self, avals, out, params) if typed else out
 
 

@@ -178,7 +178,7 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, 
     dtype = util.check_user_dtype(dtype, "full_like")
     out_shape = util.shape_of(a) if shape is None else util.canonicalize_shape(shape, "full_like")
     weak = dtype is None and util.is_weak(a)
-    typed = getattr(get_aval(a), "sharding", None) if shape is None else None
+    typed = getattr(get_aval(a), "typed_sharding", None) if shape is None else None
     if typed is not None and not isinstance(a, Tracer):
         typed = a.sharding  # a concrete array's own devices, which eager dispatch uses
     out = _filled(out_shape, fill_value, dtype or util.dtype_of(a), weak, "full_like", typed)

@@ -88,13 +88,17 @@ def _part(x, start: int, stop: int, axis: int):
 
 
 def _constant(x, axis: int, widths, values):
-    before, after = widths
+    """Both sides in one `lax.pad` when they take one value (as JAX pads: on a
+    sharded axis, only the total width must keep the mesh axes dividing it)."""
     dtype = util.dtype_of(x)
-    for side, width in ((0, before), (1, after)):
-        if width:
-            value = util.convert(util.ensure_arraylike("pad", values[side]), dtype)
+    scalars = all(isinstance(v, (int, float, complex, np.number)) for v in values)
+    sides = ([(widths, values[0])] if values[0] is values[1] or (scalars and values[0] == values[1])
+             else [((widths[0], 0), values[0]), ((0, widths[1]), values[1])])
+    for (before, after), value in sides:
+        if before or after:
+            value = util.convert(util.ensure_arraylike("pad", value), dtype)
             config = [(0, 0, 0)] * len(util.shape_of(x))
-            config[axis] = (width, 0, 0) if side == 0 else (0, width, 0)
+            config[axis] = (before, after, 0)
             x = lax.pad(x, value, config)
     return x
 

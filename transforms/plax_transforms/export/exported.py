@@ -287,7 +287,7 @@ def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwa
                      for i, (s, a) in enumerate(zip(placement.in_shardings, in_avals)))
     # An output's sharding is jit's, else the one its type has (explicit mesh axes).
     out_layouts = tuple(
-        s if s is not None else _typed_on(getattr(a, "sharding", None), placement.devices)
+        s if s is not None else _typed_on(getattr(a, "typed_sharding", None), placement.devices)
         for s, a in zip(placement.out_shardings or (None,) * len(out_avals), closed.out_avals))
     out_named = tuple(shardings.abstract_named_sharding(s, len(a.shape), mesh)
                       for s, a in zip(out_layouts, out_avals))

@@ -148,6 +148,12 @@ def _type_str(aval) -> str:
     return describe(aval)
 
 
+def _splits(aval) -> tuple:
+    """The mesh axes splitting each dimension in `aval`'s type (None: not split)."""
+    typed = getattr(aval, "typed_sharding", None)
+    return (None,) * aval.ndim if typed is None else tuple(typed.spec.partitions)
+
+
 def check_same_types(what: str, left: tuple[str, Any, Sequence],
                      right: tuple[str, Any, Sequence]) -> None:
     """TypeError unless two pytrees of avals agree in structure, shapes and dtypes.
@@ -167,6 +173,10 @@ def check_same_types(what: str, left: tuple[str, Any, Sequence],
                     else "the dtypes do not match")
             problems.append(f"  * {lname}{lp} has type {_type_str(la)} but {rname}{rp} has "
                             f"type {_type_str(ra)}, so {diff}")
+        elif _splits(la) != _splits(ra):  # explicit mesh axes in the types (as in JAX)
+            problems.append(f"  * {lname}{lp} has type {la.str_short(la.dtype.name)} but "
+                            f"{rname}{rp} has type {ra.str_short(ra.dtype.name)}, so the "
+                            "shardings do not match")
     if problems:
         raise TypeError(f"{what} must have identical types, but they differ:\n"
                         + "\n".join(problems))

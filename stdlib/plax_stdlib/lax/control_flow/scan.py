@@ -149,7 +149,25 @@ def _unroll_count(unroll, length: int) -> int:
 
 
 def _slice_aval(aval: ShapedArray) -> ShapedArray:
-    return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type)
+    """One iteration's slice of an xs operand, keeping the split of the other
+    dimensions in its type; as in JAX, the scanned dimension must be unsplit."""
+    typed = aval.typed_sharding
+    if typed is None:
+        return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type)
+    spec = typed.spec.partitions
+    if spec[0] is not None:
+        raise ValueError(f"scan: the 0th dimension of all xs should be replicated; got an "
+                         f"xs operand of type {aval.str_short(aval.dtype.name)}")
+    return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type,
+                       sharding=typed.update(spec=typed.spec.update(partitions=spec[1:])))
+
+
+def _stacked_aval(y: ShapedArray, length: int) -> ShapedArray:
+    """The ys of `length` iterations: `y` stacked along a new, unsplit leading axis."""
+    typed = y.typed_sharding
+    return ShapedArray((length, *y.shape), y.dtype, y.weak_type, sharding=None if typed is None
+                       else typed.update(spec=typed.spec.update(
+                           partitions=(None, *typed.spec.partitions))))
 
 
 class _Leaf:
@@ -209,7 +227,7 @@ def _scan_abstract_eval(*avals, jaxpr: ClosedJaxpr, length: int, reverse, unroll
     if [(a.shape, a.dtype) for a in carry_out] != [(a.shape, a.dtype) for a in carry]:
         raise TypeError(f"scan body carry output {[describe(a) for a in carry_out]} does not "
                         f"match its carry input {[describe(a) for a in carry]}")
-    return [*carry, *(ShapedArray((length, *y.shape), y.dtype, y.weak_type) for y in ys)]
+    return [*carry, *(_stacked_aval(y, length) for y in ys)]
 
 
 scan_p.define_rule("effects", lambda *, jaxpr, **_: jaxpr.effects)
