@@ -68,7 +68,13 @@ WINDOWS = [  # window_dimensions, strides, padding, base_dilation, window_dilati
 ]
 
 
-@pytest.mark.parametrize("window", WINDOWS, ids=str)
+def _param_id(value) -> str:
+    """A test id that is the same in every process (functions by name, not address),
+    so pytest-xdist workers collect identical tests."""
+    return getattr(value, "__name__", None) or str(value)
+
+
+@pytest.mark.parametrize("window", WINDOWS, ids=_param_id)
 def test_monoids_match_numpy(window):
     dims, strides, padding, base, wdil = window
     for computation, init, ref in ((lax.add, 0.0, np.add), (lax.max, -np.inf, np.maximum),
@@ -93,7 +99,7 @@ def test_monoids_bind_their_primitives_and_others_the_generic_one():
         "reduce_window"]
 
 
-@pytest.mark.parametrize("window", WINDOWS[:4], ids=str)
+@pytest.mark.parametrize("window", WINDOWS[:4], ids=_param_id)
 def test_generic_reducers_match_numpy(window):
     dims, strides, padding, base, wdil = window
     x = X / 4
@@ -143,7 +149,7 @@ def _sum_of(f):
 
 
 @pytest.mark.parametrize("computation,init", [(lax.add, 0.0), (lax.max, -np.inf),
-                                              (hand_max, -np.inf)], ids=str)
+                                              (hand_max, -np.inf)], ids=_param_id)
 def test_degenerate_windows(computation, init):
     """Rank 0, windows cropped by negative padding, windows of padding only: cases
     where XLA's own passes fail (JAX aborts on the first two) are computed too."""
@@ -201,7 +207,7 @@ BASE_DILATED = ((2, 2), (1, 2), "SAME", (2, 1), None)
 @pytest.mark.parametrize("computation,init,window", [
     (lax.add, 0.0, WINDOWS[0]), (lax.add, 0.0, WINDOWS[3]), (lax.add, 0.0, WINDOWS[4]),
     (lax.max, -np.inf, WINDOWS[1]), (lax.max, -np.inf, BASE_DILATED),
-    (lax.max, -np.inf, WINDOWS[2]), (lax.min, np.inf, WINDOWS[3])], ids=str)
+    (lax.max, -np.inf, WINDOWS[2]), (lax.min, np.inf, WINDOWS[3])], ids=_param_id)
 def test_monoid_derivatives(computation, init, window):
     dims, strides, padding, base, wdil = window
     check_grads(plax.jit(lambda x: lax.reduce_window(x, init, computation, dims, strides,
@@ -210,7 +216,7 @@ def test_monoid_derivatives(computation, init, window):
 
 @pytest.mark.parametrize("computation,init,window", [
     (soft_sum, 0.0, WINDOWS[3]), (hand_max, -np.inf, WINDOWS[2]), (lax.mul, 1.0, WINDOWS[1])],
-    ids=str)
+    ids=_param_id)
 def test_generic_derivatives_both_modes(computation, init, window):
     dims, strides, padding, base, wdil = window
     check_grads(plax.jit(lambda x: lax.reduce_window(x / 4, init, computation, dims, strides,

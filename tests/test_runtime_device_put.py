@@ -79,13 +79,32 @@ def test_python_int_overflow_is_reported():
         device_put(2 ** 32)
 
 
+def test_a_bare_partition_spec_names_the_context_mesh(mesh):
+    import plax
+    from plax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    x = np.arange(8.0, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"PartitionSpec P\('x',\), which needs a mesh"):
+        device_put(x, P("x"))
+    with plax.set_mesh(mesh):
+        placed = device_put({"a": x, "b": x}, {"a": P("x"), "b": P()})
+    assert placed["a"].sharding == NamedSharding(mesh, P("x"))
+    assert placed["b"].sharding.is_fully_replicated
+    np.testing.assert_array_equal(np.asarray(placed["a"]), x)
+    explicit = plax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+    with plax.set_mesh(explicit):
+        typed = device_put(x, P("y"))
+    assert plax.typeof(typed).sharding.spec == P("y")
+    assert [s.data.shape for s in typed.addressable_shards] == [(2,)] * 8
+
+
 def test_invalid_values_are_type_errors():
     with pytest.raises(TypeError, match="not a valid plax array type"):
         device_put(np.array(["a", "b"]))
     with pytest.raises(TypeError, match="value of type str is not a valid plax array"):
         device_put("text")
     with pytest.raises(TypeError,
-                       match="device must be a Device, a Sharding, a plax.memory.Space or None"):
+                       match="device must be a Device, a Sharding, a PartitionSpec, a "
+                             "plax.memory.Space or None"):
         device_put(1.0, "cpu:0")
     with pytest.raises(ValueError, match="masked arrays"):
         device_put(np.ma.masked_array([1, 2], mask=[0, 1]))

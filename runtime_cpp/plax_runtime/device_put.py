@@ -19,7 +19,7 @@ from jaxlib import xla_client as xc
 
 import plax
 from plax.extend.core import ShapedArray, Tracer, physical_aval
-from plax.extend.sharding import Device, Sharding, hlo_shardings_equal
+from plax.extend.sharding import Device, Sharding, hlo_shardings_equal, sharding_from_spec
 from plax.extend.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plax_runtime import placement, transfer_guard
 from plax_runtime.array import Array
@@ -39,9 +39,16 @@ def _as_sharding(target: Device | Sharding | Space | None, x: Any = None) -> Sha
         if isinstance(x, Array):
             return x.sharding.with_memory_kind(kind)
         return SingleDeviceSharding(placement.default_device(), memory_kind=kind)
-    raise TypeError(f"device_put: device must be a Device, a Sharding, a "
-                    f"plax.memory.Space or None, got {target!r} of type "
-                    f"{type(target).__name__}")
+    try:  # a bare PartitionSpec names the axes of the mesh in context
+        return sharding_from_spec(target, "device_put's device")
+    except TypeError:
+        raise TypeError(f"device_put: device must be a Device, a Sharding, a "
+                        f"PartitionSpec, a plax.memory.Space or None, got {target!r} of "
+                        f"type {type(target).__name__}") from None
+    except RuntimeError:
+        raise ValueError(f"device_put: the device is the PartitionSpec {target}, which "
+                         "needs a mesh in context: set one with `plax.set_mesh(mesh)`, or "
+                         "pass a NamedSharding(mesh, spec)") from None
 
 
 def device_put(x: Any, device: Device | Sharding | Any | None = None, *,
