@@ -60,21 +60,56 @@ def with_folded_batch(name: str, out_sharding: Any, dim: int, entry: Any) -> Any
     return out_sharding.update(spec=new) if isinstance(out_sharding, NamedSharding) else new
 
 
-def laid_out(name: str, out_sharding: Any, compute: Callable, *operands) -> Any:
-    """`compute(*operands)`; with an `out_sharding`, computed as JAX does for indexed
-    reads and updates: with the explicit axes of its mesh made `Auto` (the partitioner
-    lays out the gather or scatter), the result then typed and laid out as
-    `out_sharding` (a bare PartitionSpec refers to the mesh in context)."""
-    if out_sharding is None:
-        return compute(*operands)
-    from plax import sharding
+def _spec_axes(spec) -> list:
+    names = []
+    for entry in tuple(spec):
+        names.extend(entry if isinstance(entry, tuple) else () if entry is None else (entry,))
+    return names
+
+
+def canonical_out_sharding(name: str, out_sharding: Any) -> Any:
+    """`out_sharding` as the `NamedSharding` a function that lays out its result
+    takes (a bare PartitionSpec on the mesh in context), None where there is none (or
+    its mesh is empty); JAX's errors otherwise: a TypeError for another kind of value,
+    a ValueError for a PartitionSpec outside a mesh context, for a mesh that is not the
+    one in context, and for a spec naming axes that are not `Explicit`."""
     out_sharding = check_out_sharding(name, out_sharding)
+    if out_sharding is None:
+        return None
+    from plax import sharding
+    context = sharding.get_abstract_mesh()
     if isinstance(out_sharding, sharding.PartitionSpec):
-        if sharding.get_abstract_mesh().empty:
+        if context.empty:
             raise ValueError(f"{name}: using the PartitionSpec {out_sharding} as out_sharding "
                              "outside a mesh context is not allowed; pass a NamedSharding "
                              "or enter a mesh with `plax.set_mesh(mesh)`")
         out_sharding = sharding_from_spec(out_sharding, f"the out_sharding of {name}")
+    mesh = out_sharding.mesh.abstract_mesh
+    if mesh.empty:
+        return None
+    auto = sharding.AxisType.Auto
+    if not context.empty and mesh != context and not (
+            all(t is auto for t in mesh.axis_types + context.axis_types)):
+        raise ValueError(f"{name}: the context mesh {context} should match the mesh of "
+                         f"its out_sharding, {mesh}")
+    for axis in _spec_axes(out_sharding.spec):
+        kind = mesh.axis_types[mesh.axis_names.index(axis)]
+        if kind is not sharding.AxisType.Explicit:
+            raise ValueError(f"{name}: the PartitionSpec of out_sharding cannot name axes of "
+                             f"type Auto or Manual; got {out_sharding.spec} with axis "
+                             f"{axis!r} of type {kind.name}")
+    return out_sharding
+
+
+def laid_out(name: str, out_sharding: Any, compute: Callable, *operands) -> Any:
+    """`compute(*operands)`; with an `out_sharding`, computed as JAX does for indexed
+    reads and updates and for random samplers: with the explicit axes of its mesh made
+    `Auto` (the partitioner lays out the gather, scatter or sampler), the result then
+    typed and laid out as `out_sharding` (see `canonical_out_sharding`)."""
+    out_sharding = canonical_out_sharding(name, out_sharding)
+    if out_sharding is None:
+        return compute(*operands)
+    from plax import sharding
     axes = out_sharding.mesh.abstract_mesh.explicit_axes
 
     def checked(*args):
