@@ -3,18 +3,12 @@ is not installed): the type of a few programs' results inside jit, of reshard's
 result (under `set_mesh`), the spec of each jitted result's sharding, and which
 programs both refuse."""
 import importlib.util
-import json
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
 
 import plax
-import plax.numpy as jnp
-from plax import lax
-from plax.sharding import NamedSharding, PartitionSpec as P
+from jax_differential import run_driver_here, run_driver_in_jax
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("jax") is None,
                                 reason="JAX is not installed")
@@ -125,31 +119,14 @@ _JAX_SIDE = """
 """
 
 
-def _jax_run(jax_side: str, programs: dict) -> dict:
-    """The answers of `jax_side`'s driver for `programs`, with JAX in a subprocess."""
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(jax_side),
-                           json.dumps(programs)], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def _plax_run(driver: str, programs: dict, **names) -> dict:
-    """The answers of `driver` for `programs` with plax, in this process."""
-    scope = dict(np=np, jnp=jnp, lax=lax, jit=plax.jit, device_put=plax.device_put,
-                 make_mesh=plax.make_mesh, typeof=plax.typeof, NamedSharding=NamedSharding,
-                 P=P, reshard=plax.sharding.reshard, **names)
-    exec(textwrap.dedent(driver), scope)
-    return scope["run"](json.loads(json.dumps(programs)))
-
-
 @pytest.fixture(scope="module")
 def jax_answers():
-    return _jax_run(_JAX_SIDE, PROGRAMS)
+    return run_driver_in_jax(_JAX_SIDE, PROGRAMS)
 
 
 @pytest.fixture(scope="module")
 def plax_answers():
-    return _plax_run(_DRIVER, PROGRAMS, set_mesh=plax.set_mesh)
+    return run_driver_here(_DRIVER, PROGRAMS, set_mesh=plax.set_mesh)
 
 
 @pytest.mark.parametrize("name", ["mesh_types", *PROGRAMS])
@@ -293,8 +270,8 @@ _OUT_SHARDING_JAX_SIDE = """
 
 @pytest.fixture(scope="module")
 def out_sharding_answers():
-    return (_jax_run(_OUT_SHARDING_JAX_SIDE, OUT_SHARDING_PROGRAMS),
-            _plax_run(_OUT_SHARDING_DRIVER, OUT_SHARDING_PROGRAMS, grad=plax.grad, lib=plax,
+    return (run_driver_in_jax(_OUT_SHARDING_JAX_SIDE, OUT_SHARDING_PROGRAMS),
+            run_driver_here(_OUT_SHARDING_DRIVER, OUT_SHARDING_PROGRAMS, grad=plax.grad, lib=plax,
                       set_mesh=plax.sharding.use_mesh, AxisType=plax.sharding.AxisType))
 
 
