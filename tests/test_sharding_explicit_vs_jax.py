@@ -148,6 +148,7 @@ _CONV_ARGS = {"batch": [((4, 2, 6, 6), ("x",)), ((4, 2, 3, 3), ())],
               "kout": [((4, 2, 6, 6), ("x",)), ((4, 2, 3, 3), ("y",))],
               "feat": [((4, 2, 6, 6), (None, "y")), ((4, 2, 3, 3), ())],
               "kin": [((4, 2, 6, 6), ("x",)), ((4, 2, 3, 3), (None, "y"))]}
+_DOT, _DOT_DN = "lax.dot_general", "(((1,), (0,)), ((), ()))"
 OUT_SHARDING_PROGRAMS = {
     "set0": ("lambda a: a.at[0].set(1., out_sharding=P('x', 'y'))", _X),
     "set0_unresolved": ("lambda a: a.at[0].set(1.)", _X),
@@ -232,6 +233,30 @@ OUT_SHARDING_PROGRAMS = {
     "err_grad_nested_jit_contracted": (
         "lambda a, b: grad(lambda a: jit(lambda a, b: a @ b)(a, b).sum())(a)",
         [((8, 4), ("x", "y")), ((4, 2), ("y",))]),
+    # vmap gives the mapped axis the mesh axes that split it in the inputs' types
+    "vmap_dot": (f"lambda a: lib.vmap(lambda r: {_DOT}(r, jnp.ones((6, 2)), {_DOT_DN}, "
+                 "out_sharding=P(None, 'y')))(a)", [((4, 8, 6), ("x", None, "y"))]),
+    "vmap_dot_both_mapped": (f"lambda a, b: lib.vmap(lambda r, s: {_DOT}(r, s, {_DOT_DN}, "
+                             "out_sharding=P(None, 'y')))(a, b)",
+                             [((4, 8, 6), ("x",)), ((4, 6, 2), ("x", None, "y"))]),
+    "vmap_dot_axes": (f"lambda a: lib.vmap(lambda r: {_DOT}(r, jnp.ones((6, 2)), {_DOT_DN}, "
+                      "out_sharding=P(None, 'y')), in_axes=1, out_axes=1)(a)",
+                      [((8, 4, 6), (None, "x"))]),
+    "vmap_dot_unsplit_batch": (f"lambda a: lib.vmap(lambda r: {_DOT}(r, jnp.ones((6, 2)), "
+                               f"{_DOT_DN}, out_sharding=P(None, 'y')))(a)",
+                               [((4, 8, 6), (None, "x"))]),
+    "vmap_dot_spmd_same_axis": (f"lambda a: lib.vmap(lambda r: {_DOT}(r, jnp.ones((6, 2)), "
+                                f"{_DOT_DN}, out_sharding=P(None, 'y')), "
+                                "spmd_axis_name='x')(a)", [((4, 8, 6), ("x",))]),
+    "vmap_conv": ("lambda a, b: lib.vmap(lambda r: lax.conv_general_dilated(r, b, (1, 1), "
+                  "'SAME', out_sharding=P(None, 'y')))(a)",
+                  [((4, 2, 2, 6, 6), ("x",)), ((4, 2, 3, 3), ())]),
+    "err_vmap_inconsistent_axes": ("lambda a, b: lib.vmap(lambda r, s: r + s)(a, b)",
+                                   [((4, 8), ("x",)), ((4, 8), (None, "y"))]),
+    "err_vmap_unmapped_split": ("lambda a, b: lib.vmap(lambda r, s: r * s, in_axes=(0, None))"
+                                "(a, b)", [((4, 8), ("x",)), ((8,), ("x",))]),
+    "err_vmap_spmd_other_axis": ("lambda a: lib.vmap(jnp.sin, spmd_axis_name='y')(a)",
+                                 [((4, 8), ("x",))]),
     "conv_grad_replicated_kernel": ("lambda a, b: grad(lambda b: lax.conv_general_dilated("
                                     "a, b, (1, 1), 'SAME').sum())(b)", _CONV_ARGS["batch"]),
 }

@@ -42,22 +42,53 @@ def cotangent_sharding(aval, *others, order=None) -> Any:
     return typed.update(spec=type(typed.spec)(*(spec[d] for d in order)))
 
 
-def with_folded_batch(name: str, out_sharding: Any, dim: int, entry: Any) -> Any:
-    """`out_sharding` for the result of a batching rule that folds the vmapped axis
-    into result dimension `dim`, split over the vmapped axis's mesh axes `entry`
-    (`spmd_axis_name`; None: left as given, as JAX does)."""
-    if out_sharding is None or entry is None:
-        return out_sharding
+def _batch_entry(axis_data) -> Any:
+    """The spec entry of a vmapped axis: the mesh axes that split it in the inputs'
+    types, or those of `spmd_axis_name` (None: unsplit)."""
+    axes = axis_data.explicit_mesh_axis
+    if axes is None:
+        return axis_data.spmd_name
+    return axes[0] if len(axes) == 1 else tuple(axes)
+
+
+def _respec(out_sharding: Any, entries: list) -> Any:
     from plax.sharding import NamedSharding, PartitionSpec
-    spec = out_sharding.spec if isinstance(out_sharding, NamedSharding) else out_sharding
-    entries = list(spec) + [None] * (dim + 1 - len(spec))
-    if entries[dim] is not None:
-        raise NotImplementedError(
-            f"{name}: vmap with spmd_axis_name={entry!r} folds its axis into dimension "
-            f"{dim} of the result, which out_sharding={spec} already splits")
-    entries[dim] = entry
     new = PartitionSpec(*entries)
     return out_sharding.update(spec=new) if isinstance(out_sharding, NamedSharding) else new
+
+
+def _entries(out_sharding: Any, ndim: int) -> list:
+    from plax.sharding import NamedSharding
+    spec = out_sharding.spec if isinstance(out_sharding, NamedSharding) else out_sharding
+    return list(spec) + [None] * (ndim - len(spec))
+
+
+def with_batch_dim(out_sharding: Any, dim: int, axis_data) -> Any:
+    """`out_sharding` for the result of a batching rule that adds the vmapped axis as
+    result dimension `dim`: that dimension inserted in its spec, split as the vmapped
+    axis is (as JAX does)."""
+    if out_sharding is None:
+        return None
+    entries = _entries(out_sharding, dim)
+    entries.insert(dim, _batch_entry(axis_data))
+    return _respec(out_sharding, entries)
+
+
+def with_folded_batch(name: str, out_sharding: Any, dim: int, axis_data) -> Any:
+    """`out_sharding` for the result of a batching rule that folds the vmapped axis
+    into result dimension `dim`, split over the vmapped axis's mesh axes (its
+    inputs' `Explicit` axes or `spmd_axis_name`; unsplit: left as given, as JAX
+    does)."""
+    entry = _batch_entry(axis_data)
+    if out_sharding is None or entry is None:
+        return out_sharding
+    entries = _entries(out_sharding, dim + 1)
+    if entries[dim] is not None:
+        raise NotImplementedError(
+            f"{name}: vmap over mesh axes {entry!r} folds its axis into dimension "
+            f"{dim} of the result, which out_sharding={tuple(entries)} already splits")
+    entries[dim] = entry
+    return _respec(out_sharding, entries)
 
 
 def _spec_axes(spec) -> list:
