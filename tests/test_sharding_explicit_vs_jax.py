@@ -251,6 +251,9 @@ OUT_SHARDING_PROGRAMS = {
     "vmap_conv": ("lambda a, b: lib.vmap(lambda r: lax.conv_general_dilated(r, b, (1, 1), "
                   "'SAME', out_sharding=P(None, 'y')))(a)",
                   [((4, 2, 2, 6, 6), ("x",)), ((4, 2, 3, 3), ())]),
+    "vmap_broadcast_in_dim": ("lambda a: lib.vmap(lambda r: lax.broadcast_in_dim(r, (3, 4), "
+                              "(1,), out_sharding=P(None, 'y')))(a)", _X),
+    "vmap_unmapped_output": ("lambda a: lib.vmap(lambda r: jnp.ones(3), out_axes=0)(a)", _X),
     "err_vmap_inconsistent_axes": ("lambda a, b: lib.vmap(lambda r, s: r + s)(a, b)",
                                    [((4, 8), ("x",)), ((4, 8), (None, "y"))]),
     "err_vmap_unmapped_split": ("lambda a, b: lib.vmap(lambda r, s: r * s, in_axes=(0, None))"
