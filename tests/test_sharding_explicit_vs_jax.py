@@ -254,6 +254,12 @@ OUT_SHARDING_PROGRAMS = {
     "vmap_broadcast_in_dim": ("lambda a: lib.vmap(lambda r: lax.broadcast_in_dim(r, (3, 4), "
                               "(1,), out_sharding=P(None, 'y')))(a)", _X),
     "vmap_unmapped_output": ("lambda a: lib.vmap(lambda r: jnp.ones(3), out_axes=0)(a)", _X),
+    "err_scan_split_xs": ("lambda a: lax.scan(lambda c, r: (c + r, r * 2), jnp.zeros(4), a)[1]",
+                          _X),
+    "scan_split_other_axis": ("lambda a: lax.scan(lambda c, r: (c + r, r * 2), reshard("
+                              "jnp.zeros(4), P('y')), a)[1]", [((8, 4), (None, "y"))]),
+    "err_scan_carry_sharding": ("lambda a: lax.scan(lambda c, r: (c + r, r * 2), jnp.zeros(4), "
+                                "a)[0]", [((8, 4), (None, "y"))]),
     "err_vmap_inconsistent_axes": ("lambda a, b: lib.vmap(lambda r, s: r + s)(a, b)",
                                    [((4, 8), ("x",)), ((4, 8), (None, "y"))]),
     "err_vmap_unmapped_split": ("lambda a, b: lib.vmap(lambda r, s: r * s, in_axes=(0, None))"

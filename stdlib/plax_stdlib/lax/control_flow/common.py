@@ -162,14 +162,23 @@ def check_same_types(what: str, left: tuple[str, Any, Sequence],
     lpaths, rpaths = leaf_paths(ltree, ""), leaf_paths(rtree, "")
     problems = []
     for lp, rp, la, ra in zip(lpaths, rpaths, lavals, ravals):
-        if la.shape != ra.shape or la.dtype != ra.dtype:
+        if la.shape != ra.shape or la.dtype != ra.dtype or _split(la) != _split(ra):
             diff = ("the shapes do not match" if la.shape != ra.shape
-                    else "the dtypes do not match")
+                    else "the dtypes do not match" if la.dtype != ra.dtype
+                    else f"the shardings in their types do not match ({la.str_short()} "
+                    f"vs {ra.str_short()})")
             problems.append(f"  * {lname}{lp} has type {_type_str(la)} but {rname}{rp} has "
                             f"type {_type_str(ra)}, so {diff}")
     if problems:
         raise TypeError(f"{what} must have identical types, but they differ:\n"
                         + "\n".join(problems))
+
+
+def _split(aval) -> tuple:
+    """The mesh axes of each dimension in `aval`'s type (all None when unsplit)."""
+    sharding = getattr(aval, "sharding", None)
+    spec = () if sharding is None else tuple(sharding.spec)
+    return spec + (None,) * (getattr(aval, "ndim", 0) - len(spec))
 
 
 def join_weak(avals_a: Sequence[ShapedArray], avals_b: Sequence[ShapedArray]) -> list:

@@ -123,6 +123,11 @@ def _scan_length(xs_leaves, xs_tree, length) -> int:
         if not shape:
             raise ValueError(f"scan got value with no leading axis to scan over: {path} of "
                              f"type {describe(get_aval(x))}")
+        sharding = getattr(get_aval(x), "sharding", None)
+        if sharding is not None and len(sharding.spec) and sharding.spec[0] is not None:
+            # as JAX: each step reads one slice, which a split leading axis spreads out
+            raise ValueError("0th dimension of all xs should be replicated. Got "
+                             f"{sharding.spec} for {path}")
         sizes.append((path, shape[0]))
     if not sizes:
         if length is None:
@@ -149,7 +154,23 @@ def _unroll_count(unroll, length: int) -> int:
 
 
 def _slice_aval(aval: ShapedArray) -> ShapedArray:
-    return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type)
+    """The type of one step's slice of `xs`: its sharding keeps the other dimensions'
+    splits (the scanned one is unsplit, see `_scan_length`)."""
+    return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type,
+                       _respec(aval.sharding, lambda spec: spec[1:]))
+
+
+def _stacked_aval(y: ShapedArray, length: int) -> ShapedArray:
+    """The type of the ys stacked from steps' results of type `y`."""
+    return ShapedArray((length, *y.shape), y.dtype, y.weak_type,
+                       _respec(y.sharding, lambda spec: (None, *spec)))
+
+
+def _respec(sharding, change):
+    if sharding is None:
+        return None
+    spec = sharding.spec
+    return sharding.update(spec=type(spec)(*change(tuple(spec))))
 
 
 class _Leaf:
@@ -209,7 +230,7 @@ def _scan_abstract_eval(*avals, jaxpr: ClosedJaxpr, length: int, reverse, unroll
     if [(a.shape, a.dtype) for a in carry_out] != [(a.shape, a.dtype) for a in carry]:
         raise TypeError(f"scan body carry output {[describe(a) for a in carry_out]} does not "
                         f"match its carry input {[describe(a) for a in carry]}")
-    return [*carry, *(ShapedArray((length, *y.shape), y.dtype, y.weak_type) for y in ys)]
+    return [*carry, *(_stacked_aval(y, length) for y in ys)]
 
 
 scan_p.define_rule("effects", lambda *, jaxpr, **_: jaxpr.effects)
