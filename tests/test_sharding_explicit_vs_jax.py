@@ -169,6 +169,9 @@ OUT_SHARDING_PROGRAMS = {
     "repeated_add": ("lambda a: a.at[np.array([1, 1, 2])].add(1., out_sharding=P('x'))", _X),
     "err_apply_takes_none": ("lambda a: a.at[0].apply(jnp.sin, out_sharding=P('x', 'y'))",
                              _X),
+    "err_apply_split": ("lambda a: a.at[0].apply(jnp.sin)", _X),
+    "err_apply_split_other_axis": ("lambda a: a.at[0].apply(jnp.sin)", [((8, 4), (None, "y"))]),
+    "apply_replicated": ("lambda a: a.at[np.array([0, 0, 2])].apply(jnp.sin)", [((8, 4), ())]),
     "get_rows": ("lambda a: a.at[np.array([1, 3])].get(out_sharding=P(None, 'y'))", _X),
     "get_rows_unresolved": ("lambda a: a.at[np.array([1, 3])].get()", _X),
     "err_get_rows_not_divisible": (

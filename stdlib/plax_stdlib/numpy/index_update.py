@@ -99,7 +99,10 @@ class _IndexUpdateRef:
     def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """`x` with the elementwise `func` applied at `index`, once for each time the
         index names an element."""
-        hits = _update("add", _filled_like(self.array, 0, np.int32), self.index, 1,
+        from plax_stdlib.numpy import creation
+        # counted in an array typed as `x` is, so a split `x` meets the scatter's
+        # sharding rule (JAX's ShardingTypeError: apply takes no out_sharding)
+        hits = _update("add", creation.zeros_like(self.array, dtype=np.int32), self.index, 1,
                        unique_indices, mode)
         rounds = lax.reduce_max(hits, tuple(range(len(util.shape_of(hits))))) \
             if util.shape_of(hits) else hits
