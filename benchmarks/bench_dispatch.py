@@ -9,12 +9,13 @@ calling one inner jit 100 times, traced) and `make_jaxpr` of a
 3000-equation function. Each library runs in its own
 subprocess, rounds alternate, medians and the min–max of the ratios are printed:
 
-    python3 benchmarks/bench_dispatch.py [--quick] [--rounds 5]
+    python3 benchmarks/bench_dispatch.py [--quick] [--rounds 5] [--cpu-time]
+                                         [--only put_1000,move,make_jaxpr]
 """
 from __future__ import annotations
 
 import comparison
-from comparison import best_seconds
+from comparison import best_seconds, wanted
 
 
 def measure(lib_name: str, quick: bool) -> dict[str, float]:
@@ -28,55 +29,60 @@ def measure(lib_name: str, quick: bool) -> dict[str, float]:
     n = int(10000 * scale)
     results = {}
 
-    f = lib.jit(lambda x: x + 1)
-    x = lib.device_put(np.ones(3, np.float32))
-    f(x).block_until_ready()
-    results["jit_array_us"] = best_seconds(lambda: f(x), n, 5) * 1e6
-    host = np.ones(3, np.float32)
-    f(host).block_until_ready()
-    results["jit_numpy_us"] = best_seconds(lambda: f(host), n, 5) * 1e6
-    g = lib.jit(lambda xs: sum(xs[1:], xs[0]))
-    xs = [lib.device_put(np.full(3, i, np.float32)) for i in range(10)]
-    g(xs).block_until_ready()
-    results["jit_pytree10_us"] = best_seconds(lambda: g(xs), n, 5) * 1e6
-    results["check_pytree10"] = float(np.asarray(g(xs))[0])
+    if wanted("jit_array_us", "jit_numpy_us", "jit_pytree10_us"):
+        f = lib.jit(lambda x: x + 1)
+        x = lib.device_put(np.ones(3, np.float32))
+        f(x).block_until_ready()
+        results["jit_array_us"] = best_seconds(lambda: f(x), n, 5) * 1e6
+        host = np.ones(3, np.float32)
+        f(host).block_until_ready()
+        results["jit_numpy_us"] = best_seconds(lambda: f(host), n, 5) * 1e6
+        g = lib.jit(lambda xs: sum(xs[1:], xs[0]))
+        xs = [lib.device_put(np.full(3, i, np.float32)) for i in range(10)]
+        g(xs).block_until_ready()
+        results["jit_pytree10_us"] = best_seconds(lambda: g(xs), n, 5) * 1e6
+        results["check_pytree10"] = float(np.asarray(g(xs))[0])
 
-    state = {"y": lib.device_put(np.ones(16, np.float32))}
+    if wanted("eager_step_ops_per_s", "eager_add_ops_per_s"):
+        state = {"y": lib.device_put(np.ones(16, np.float32))}
 
-    def step():
-        state["y"] = state["y"] * 1.0001 + 0.1
-    step()
-    results["eager_step_ops_per_s"] = 2 / best_seconds(step, n // 2, 5)
-    state["y"].block_until_ready()
-    y = state["y"]
-    lax.add(y, y).block_until_ready()
-    results["eager_add_ops_per_s"] = 1 / best_seconds(lambda: lax.add(y, y), n, 5)
+        def step():
+            state["y"] = state["y"] * 1.0001 + 0.1
+        step()
+        results["eager_step_ops_per_s"] = 2 / best_seconds(step, n // 2, 5)
+        state["y"].block_until_ready()
+        y = state["y"]
+        lax.add(y, y).block_until_ready()
+        results["eager_add_ops_per_s"] = 1 / best_seconds(lambda: lax.add(y, y), n, 5)
 
-    # JAX's `jit_add_chain`: tracing an outer function (a new one each round) that
-    # calls one inner jitted add 100 times; the inner calls hit the tracing cache.
-    inner = lib.jit(lambda a, b: lax.add(a, b))
-    zero = np.array(0.0, np.float32)
+    if wanted("jit_add_chain_ms"):
+        # JAX's `jit_add_chain`: tracing an outer function (a new one each round) that
+        # calls one inner jitted add 100 times; the inner calls hit the tracing cache.
+        inner = lib.jit(lambda a, b: lax.add(a, b))
+        zero = np.array(0.0, np.float32)
 
-    def add_chain():
-        def outer(v):
-            for _ in range(100):
-                v = inner(v, v)
-            return v
-        return lib.make_jaxpr(outer)(zero)
-    add_chain()
-    results["jit_add_chain_ms"] = best_seconds(add_chain, 1, 3 if quick else 7) * 1e3
+        def add_chain():
+            def outer(v):
+                for _ in range(100):
+                    v = inner(v, v)
+                return v
+            return lib.make_jaxpr(outer)(zero)
+        add_chain()
+        results["jit_add_chain_ms"] = best_seconds(add_chain, 1, 3 if quick else 7) * 1e3
 
-    # make_jaxpr of a 3000-equation elementwise function (a new function each time).
-    def trace_3000():
-        def chain(v):
-            for _ in range(1000):
-                v = lax.sin(v) * 1.001 + 0.5
-            return v
-        return lib.make_jaxpr(chain)(np.ones(4, np.float32))
-    results["make_jaxpr_3000_ms"] = best_seconds(trace_3000, 1, 2 if quick else 5) * 1e3
+    if wanted("make_jaxpr_3000_ms"):
+        # make_jaxpr of a 3000-equation elementwise function (a new function each time).
+        def trace_3000():
+            def chain(v):
+                for _ in range(1000):
+                    v = lax.sin(v) * 1.001 + 0.5
+                return v
+            return lib.make_jaxpr(chain)(np.ones(4, np.float32))
+        results["make_jaxpr_3000_ms"] = best_seconds(trace_3000, 1, 2 if quick else 5) * 1e3
 
     devices = lib.devices()
-    if len(devices) >= 8:
+    if len(devices) >= 8 and wanted("put_1000_replicated_ms", "put_1000_split_ms",
+                                    "move_1000_ms"):
         P = sharding.PartitionSpec
         mesh8 = sharding.Mesh(np.array(devices[:8]), ("x",))
         values = [np.full(64, i, np.float32) for i in range(1000)]

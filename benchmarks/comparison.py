@@ -26,6 +26,14 @@ DEVICES_FLAG = "--xla_force_host_platform_device_count=8"
 
 
 CLOCK_ENV = "PLAX_BENCH_CLOCK"  # "process": CPU time of the whole process (all threads)
+ONLY_ENV = "PLAX_BENCH_ONLY"  # comma-separated substrings of the figure keys to measure
+
+
+def wanted(*keys: str) -> bool:
+    """Whether any of the figures `keys` is selected by `--only` (all are without it),
+    so that a benchmark can skip the workloads of the others."""
+    only = os.environ.get(ONLY_ENV)
+    return not only or any(part in key for part in only.split(",") for key in keys)
 
 
 def best_seconds(fn: Callable[[], object], number: int, repeat: int) -> float:
@@ -145,10 +153,16 @@ def run(measure: Callable[[str, bool], dict[str, float]], figures: list[tuple[st
                         help="alternating plax/JAX subprocess pairs (medians are shown)")
     parser.add_argument("--cpu-time", action="store_true",
                         help="time by process CPU time instead of the wall clock")
+    parser.add_argument("--only", metavar="KEYS",
+                        help="measure only the figures whose keys contain one of these "
+                             "comma-separated substrings (e.g. put_1000,move)")
     parser.add_argument("--worker", choices=["plax", "jax"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.cpu_time:
         os.environ[CLOCK_ENV] = "process"  # inherited by the workers
+    if args.only:
+        os.environ[ONLY_ENV] = args.only
+        figures = [(key, label) for key, label in figures if wanted(key)]
     if args.worker:
         print(json.dumps(measure(args.worker, args.quick)))
         return

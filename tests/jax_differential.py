@@ -110,8 +110,10 @@ def run_driver_here(driver: str, programs: dict, **names) -> dict:
     from plax import lax
     from plax import numpy as jnp
     from plax.sharding import NamedSharding, PartitionSpec
-    scope = dict(np=np, jnp=jnp, lax=lax, jit=plax.jit, device_put=plax.device_put,
-                 make_mesh=plax.make_mesh, typeof=plax.typeof, NamedSharding=NamedSharding,
-                 P=PartitionSpec, reshard=plax.sharding.reshard, **names)
+    scope = {**dict(np=np, jnp=jnp, lax=lax, jit=plax.jit, device_put=plax.device_put,
+                    grad=plax.grad, jvp=plax.jvp, tree_leaves=plax.tree_util.tree_leaves,
+                    make_mesh=plax.make_mesh, typeof=plax.typeof,
+                    NamedSharding=NamedSharding, P=PartitionSpec,
+                    reshard=plax.sharding.reshard), **names}
     exec(textwrap.dedent(driver), scope)
     return scope["run"](json.loads(json.dumps(programs)))

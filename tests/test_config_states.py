@@ -1,6 +1,6 @@
 """The config states of JAX 0.10 that change shard_map and sharding-in-types
-(`auto_pcast`, `remove_size_one_mesh_axis_from_type`) and `debug_key_reuse`, which
-plax refuses to enable (it cannot check key reuse). The expected answers are JAX
+(`auto_pcast`, `remove_size_one_mesh_axis_from_type`) and how `debug_key_reuse` is
+set (tests/test_key_reuse.py checks what it does). The expected answers are JAX
 0.10.2's for the same programs."""
 import numpy as np
 import pytest
@@ -76,15 +76,20 @@ def test_size_one_axes_do_not_vary_in_shard_map(devs):
         np.testing.assert_array_equal(ident(X), X)
 
 
-def test_debug_key_reuse_cannot_be_enabled():
-    with pytest.raises(NotImplementedError, match="does not check PRNG key reuse"):
-        with plax.debug_key_reuse(True):
-            pass
-    with pytest.raises(NotImplementedError, match="jax_debug_key_reuse"):
-        plax.config.update("jax_debug_key_reuse", True)
-    assert plax.config.jax_debug_key_reuse is False  # refused: unchanged
-    with plax.debug_key_reuse(False):  # turning it off is fine
-        assert not plax.config.jax_debug_key_reuse
+def test_debug_key_reuse_can_be_enabled():
+    key = plax.random.key(0)
+    with plax.debug_key_reuse(True):
+        assert plax.config.jax_debug_key_reuse is True
+        plax.random.normal(key)
+        with pytest.raises(plax.errors.KeyReuseError):
+            plax.random.normal(key)
+    assert plax.config.jax_debug_key_reuse is False
+    plax.config.update("jax_debug_key_reuse", True)
+    try:
+        assert plax.config.jax_debug_key_reuse is True
+    finally:
+        plax.config.update("jax_debug_key_reuse", False)
+    plax.random.normal(key)  # off: not checked
 
 
 def test_the_states_have_jax_s_names_and_defaults():
@@ -94,14 +99,16 @@ def test_the_states_have_jax_s_names_and_defaults():
         assert name in dir(plax)
 
 
-def test_debug_key_reuse_from_the_environment_is_ignored_with_a_warning():
+def test_debug_key_reuse_from_the_environment():
     import os
     import subprocess
     import sys
     env = dict(os.environ, JAX_DEBUG_KEY_REUSE="1")
-    code = "import plax; print(plax.config.jax_debug_key_reuse)"
+    code = ("import plax; k = plax.random.key(0); print(plax.config.jax_debug_key_reuse)\n"
+            "plax.random.bits(k)\n"
+            "try:\n    plax.random.bits(k)\nexcept plax.errors.KeyReuseError:\n"
+            "    print('refused')")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "False"
-    assert "plax ignores JAX_DEBUG_KEY_REUSE" in proc.stderr
+    assert proc.stdout.split() == ["True", "refused"]

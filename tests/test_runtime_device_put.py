@@ -219,3 +219,90 @@ def test_block_until_ready_on_pytrees():
     tree = device_put({"x": np.ones(3), "y": [np.zeros(2)]})
     assert api.block_until_ready(tree) is tree
     assert isinstance(tree["x"], Array)
+
+
+# --- batches: many leaves sharing one prepared put or one move plan -----------------
+
+def _named(devices, shape, spec, memory_kind=None):
+    from plax.sharding import Mesh, NamedSharding
+    return NamedSharding(Mesh(np.array(devices).reshape(shape), ("x", "y")[:len(shape)]),
+                         spec, memory_kind=memory_kind)
+
+
+def test_many_host_arrays_onto_split_and_replicated_targets():
+    """Like NumPy arrays share a prepared put per (shape, dtype, target, aliasing);
+    every shard holds its slice, and later writes to the host arrays never reach
+    the copies (only the may_alias=True ones may alias)."""
+    from plax.sharding import PartitionSpec as P
+    devs = api.devices()
+    split = _named(devs[:8], (4, 2), P("x", "y"))
+    replicated = _named(devs[:4], (4,), P())
+    rng = np.random.default_rng(0)
+    values = ([rng.standard_normal((8, 4)).astype(np.float32) for _ in range(5)]
+              + [np.arange(16, dtype=np.int32).reshape(4, 4) + i for i in range(3)]
+              + [rng.standard_normal((4, 2)) for _ in range(2)])  # float64, narrowed
+    kept = [v.copy() for v in values]
+    targets = [split] * 8 + [replicated] * 2
+    out = device_put(values, targets)
+    for v in values:
+        v[...] = -1
+    for value, target, arr in zip(kept, targets, out):
+        assert arr.sharding == target and arr.committed
+        assert arr.dtype == _NARROWED.get(value.dtype, value.dtype)
+        index_map = target.addressable_devices_indices_map(value.shape)
+        assert {s.device for s in arr.addressable_shards} == set(index_map)
+        for shard in arr.addressable_shards:
+            np.testing.assert_array_equal(np.asarray(shard.data),
+                                          value[index_map[shard.device]].astype(arr.dtype))
+    aliased = [np.zeros((8, 4), np.float32) for _ in range(2)]
+    for arr, v in zip(device_put(aliased, split, may_alias=True), aliased):
+        np.testing.assert_array_equal(np.asarray(arr), v)
+
+
+def test_many_moves_share_plans_and_one_copy(counters):
+    """Leaves of several ranks and dtypes moving between the same shardings (other
+    devices, other memory kind, the same place with and without a copy): one
+    batched copy for all that need one, each result checked shard by shard."""
+    from plax.sharding import PartitionSpec as P
+    put, copy = counters
+    devs = api.devices()
+    here = _named(devs[:4], (4,), P("x"))
+    there = _named(devs[4:8], (4,), P("x"))
+    pinned = _named(devs[4:8], (4,), P("x"), memory_kind="pinned_host")
+    values = [np.arange(8, dtype=np.float32) * (i + 1) for i in range(4)]
+    values += [np.arange(16, dtype=np.int32).reshape(4, 4) - i for i in range(3)]
+    sources = device_put(values, here)
+    copies_before = copy.calls
+    targets = [there, pinned, there, here, there, pinned, here]
+    aliasing = [None, None, None, False, None, None, None]
+    moved = device_put(sources, targets, may_alias=aliasing)
+    assert copy.calls == copies_before + 1
+    for value, source, target, alias, out in zip(values, sources, targets, aliasing, moved):
+        assert out.sharding == target and out.sharding.memory_kind == target.memory_kind
+        index_map = target.addressable_devices_indices_map(value.shape)
+        for shard in out.addressable_shards:
+            np.testing.assert_array_equal(np.asarray(shard.data),
+                                          value[index_map[shard.device]])
+        if target is here:  # the same place: shared buffers unless a copy was asked
+            pointers = [[s.data.unsafe_buffer_pointer() for s in a.addressable_shards]
+                        for a in (out, source)]
+            shared = pointers[0] == pointers[1]
+            assert shared == (alias is not False)
+    assert not any(s.is_deleted() for s in sources)
+    donated = device_put(sources[:2], there, donate=True)
+    assert all(s.is_deleted() for s in sources[:2])
+    for value, out in zip(values, donated):
+        np.testing.assert_array_equal(np.asarray(out), value)
+
+
+def test_grouped_leaves_keep_their_own_target_objects():
+    """Equal targets spelled differently stay as each leaf's own object."""
+    from plax.sharding import PartitionSpec as P
+    devs = api.devices()
+    short = _named(devs[:4], (4,), P("x"))
+    long = type(short)(short.mesh, P("x", None))
+    assert short == long
+    out = device_put([np.ones((4, 2), np.float32)] * 2, [short, long])
+    assert out[0].sharding is short and out[1].sharding is long
+    moved = device_put(out, [long, short])
+    assert moved[0].sharding is long and moved[1].sharding is short

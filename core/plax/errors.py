@@ -8,6 +8,7 @@ from plax._src.errors import (  # noqa: F401
     InvalidShapeError,
     JAXIndexError,
     JAXTypeError,
+    KeyReuseError,
     NonConcreteBooleanIndexError,
     TracerArrayConversionError,
     TracerBoolConversionError,

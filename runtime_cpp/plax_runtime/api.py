@@ -96,15 +96,21 @@ def host_ids(backend: Backend = None) -> list[int]:
 
 def block_until_ready(x: Any) -> Any:
     """Waits until every Array leaf of `x` is computed; returns `x`."""
-    leaves, _ = tree_flatten(x)
-    arrays = [leaf for leaf in leaves if isinstance(leaf, Array)]
-    for a in arrays:
-        a._check_alive()
+    arrays, others = [], []
+    for leaf in tree_flatten(x)[0]:  # (`type(leaf) is Array` first: the slower
+        if type(leaf) is Array or isinstance(leaf, Array):  # isinstance admits tracers)
+            arrays.append(leaf)
+        elif hasattr(leaf, "block_until_ready"):
+            others.append(leaf)
     if arrays:
-        xc.batched_block_until_ready([a._impl for a in arrays])
-    for leaf in leaves:
-        if not isinstance(leaf, Array) and hasattr(leaf, "block_until_ready"):
-            leaf.block_until_ready()
+        try:
+            xc.batched_block_until_ready([a._impl for a in arrays])
+        except xc.XlaRuntimeError:
+            for a in arrays:  # a deleted array: say which, as one array's wait would
+                a._check_alive()
+            raise
+    for leaf in others:
+        leaf.block_until_ready()
     return x
 
 

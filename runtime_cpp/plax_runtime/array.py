@@ -71,16 +71,25 @@ class Array(metaclass=_ArrayMeta):
     @classmethod
     def _from_impl(cls, impl: xc.ArrayImpl, aval: ShapedArray, sharding: Sharding) -> Array:
         """Wraps a jaxlib array whose aval and sharding the caller vouches for (no checks)."""
-        self = object.__new__(cls)
-        self._impl = impl
+        return cls._from_impls((impl,), aval, sharding)[0]
+
+    @classmethod
+    def _from_impls(cls, impls: Sequence[xc.ArrayImpl], aval: ShapedArray,
+                    sharding: Sharding) -> list[Array]:
+        """`_from_impl` of each of `impls`, all of one aval and sharding (the type part
+        of the aval worked out once)."""
         typed = sharding._type_sharding(len(aval.shape))
-        self._aval = aval if typed == aval.sharding else aval.update(sharding=typed)
-        self._sharding = sharding
-        self._npy_value = None
-        self._sig = None
-        if gc_guard.watching:
-            gc_guard.watch(self)
-        return self
+        if typed != aval.typed_sharding:
+            aval = aval.update(sharding=typed)
+        arrays = []
+        for impl in impls:
+            self = object.__new__(cls)
+            self._impl, self._aval, self._sharding = impl, aval, sharding
+            self._npy_value = self._sig = None
+            if gc_guard.watching:
+                gc_guard.watch(self)
+            arrays.append(self)
+        return arrays
 
     # --- metadata (available even after deletion) -----------------------------------
 
@@ -342,7 +351,8 @@ class Array(metaclass=_ArrayMeta):
         """A new buffer with the same placement and commitment."""
         self._check_alive()
         physical = physical_aval(self._aval)
-        (impl,) = placement.copy_buffers([self._impl], [physical.ndim], [self.sharding],
+        (impl,) = placement.copy_buffers([self._impl],
+                                         [self.sharding._to_jaxlib_sharding(physical.ndim)],
                                          [xc.ArrayCopySemantics.ALWAYS_COPY])
         if impl._committed != self._impl._committed:
             impl = xc.ArrayImpl(physical, impl._sharding, shard_buffers(impl),

@@ -24,6 +24,7 @@ from plax.extend.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plax_runtime import placement, transfer_guard
 from plax_runtime.array import Array
 from plax_runtime.memory import Space, memory_kind_of
+from plax_runtime.placement import PreparedPut
 from plax_runtime.shard_buffers import shard_buffers
 from plax_runtime.sharding_impls import SingleDeviceSharding
 
@@ -108,11 +109,23 @@ def put_leaves(leaves: Sequence[Any], targets: Sequence[Sharding | None],
     """device_put of flat leaves; all Array moves share one batched copy."""
     results: list[Array | None] = [None] * len(leaves)
     moves = []  # (position, array, target sharding, committed, may_alias, donate)
+    # Like NumPy arrays going to one place are placed together by one prepared put
+    # (unless each transfer must be checked): per array, only the jaxlib call is left.
+    groups = None if transfer_guard.active("host_to_device") else {}
     for i, (x, target, donate, may_alias) in enumerate(zip(leaves, targets, donations,
                                                            aliasing)):
-        if isinstance(x, Tracer):  # no target (see _check_traced): unchanged
+        array = type(x) is Array  # (isinstance is slower: it also admits tracers)
+        if groups is not None and PreparedPut.applies_to(x):
+            # (keyed by the target object: an equal one may be spelled differently)
+            key = (x.shape, x.dtype, id(target), may_alias)
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = (target, [], [])
+            group[1].append(i)
+            group[2].append(x)
+        elif not array and isinstance(x, Tracer):  # no target (see _check_traced)
             results[i] = x
-        elif isinstance(x, Array):
+        elif array or isinstance(x, Array):
             x._check_alive()
             if target is None and may_alias is not False:
                 results[i] = x
@@ -121,6 +134,14 @@ def put_leaves(leaves: Sequence[Any], targets: Sequence[Sharding | None],
                 moves.append((i, x, target or x.sharding, committed, may_alias, donate))
         else:
             results[i] = put_host_value(x, target, may_alias=may_alias)
+    for (shape, dtype, _, may_alias), (target, positions, values) in (groups or {}).items():
+        sharding = target if target is not None else SingleDeviceSharding(
+            placement.default_device())
+        put = PreparedPut.of(shape, dtype, sharding, committed=target is not None,
+                             may_alias=may_alias)
+        for i, array in zip(positions, Array._from_impls(put.place_all(values), put.aval,
+                                                          sharding)):
+            results[i] = array
     if moves:
         for i, array in _move_arrays(moves):
             results[i] = array
@@ -128,24 +149,25 @@ def put_leaves(leaves: Sequence[Any], targets: Sequence[Sharding | None],
 
 
 def _move_arrays(moves):
-    """Copies Arrays to their targets: re-wraps, one batched C++ copy, or via the host."""
+    """Copies Arrays to their targets: re-wraps, one batched C++ copy, or via the host.
+    What a move needs is decided once per (source sharding, target, rank, aliasing)."""
     batch, done = [], []
+    plans: dict[tuple, tuple] = {}
+    guarded = transfer_guard.active("device_to_device")
     for i, x, target, committed, may_alias, donate in moves:
         ndim = physical_aval(x.aval).ndim
-        same_layout = hlo_shardings_equal(x.sharding._to_xla_hlo_sharding(ndim),
-                                          target._to_xla_hlo_sharding(ndim))
-        same_place = (same_layout and target.memory_kind == x.sharding.memory_kind
-                      and target._device_assignment == x.sharding._device_assignment)
-        if same_place and may_alias is not False:
+        # (the sharding objects stay alive through the call, so their ids are keys)
+        key = (id(x.sharding), id(target), ndim, may_alias is False)
+        plan = plans.get(key)
+        if plan is None:
+            plan = plans[key] = _move_plan(x.sharding, target, ndim, may_alias)
+        how, semantics, jaxlib_target = plan
+        if how is _REWRAP:
             done.append((i, _rewrap(x._impl, x.aval, target, committed)))
-        elif same_layout and target.num_devices == x.sharding.num_devices:
-            if not same_place:
-                transfer_guard.check("device_to_device", x.aval, x.sharding, target)
-            semantics = (xc.ArrayCopySemantics.ALWAYS_COPY if may_alias is False
-                         else xc.ArrayCopySemantics.REUSE_INPUT)
-            batch.append((i, x, target, committed, semantics, donate))
-        else:
+            continue
+        if guarded and how is not _COPY_IN_PLACE:
             transfer_guard.check("device_to_device", x.aval, x.sharding, target)
+        if how is _VIA_HOST:
             if x.is_fully_addressable and target.is_fully_addressable:
                 # The cached host value is immutable, so the new buffers may alias it.
                 with transfer_guard.internal():
@@ -156,16 +178,50 @@ def _move_arrays(moves):
                 done.append((i, _reshard_across_processes(x, target)))
             if donate:
                 x.delete()
+        else:
+            batch.append((i, x, target, committed, semantics, jaxlib_target, donate))
     if batch:
-        copies = placement.copy_buffers([x._impl for _, x, *_ in batch],
-                                        [physical_aval(x.aval).ndim for _, x, *_ in batch],
-                                        [t for _, _, t, *_ in batch],
-                                        [sem for *_, sem, _ in batch])
-        for (i, x, target, committed, _, donate), impl in zip(batch, copies):
-            done.append((i, _rewrap(impl, x.aval, target, committed)))
+        copies = placement.copy_buffers([move[1]._impl for move in batch],
+                                        [move[5] for move in batch],
+                                        [move[4] for move in batch])
+        as_they_come = {}  # (aval, target) -> positions and copies wrapped as they are
+        for (i, x, target, committed, _, jaxlib_target, donate), impl in zip(batch, copies):
+            if impl._committed == committed and impl._sharding is jaxlib_target:
+                group = as_they_come.get((id(x.aval), id(target)))
+                if group is None:
+                    group = as_they_come[id(x.aval), id(target)] = (x.aval, target, [], [])
+                group[2].append(i)
+                group[3].append(impl)
+            else:
+                done.append((i, _rewrap(impl, x.aval, target, committed)))
             if donate:  # a real copy was made, so the source can go
                 x.delete()
+        for aval, target, positions, impls in as_they_come.values():
+            done.extend(zip(positions, Array._from_impls(impls, aval, target)))
     return done
+
+
+# How an Array reaches its target (`_move_plan`).
+_REWRAP, _COPY, _COPY_IN_PLACE, _VIA_HOST = "rewrap", "copy", "copy in place", "via host"
+
+
+def _move_plan(source: Sharding, target: Sharding, ndim: int, may_alias: bool | None):
+    """(how, copy semantics, target's jaxlib sharding) for moving an array of rank
+    `ndim` laid out as `source` to `target`: the same placement is re-wrapped (copied
+    in place when `may_alias=False`), the same layout on other devices or memory is a
+    batched copy, another layout goes through the host."""
+    same_layout = hlo_shardings_equal(source._to_xla_hlo_sharding(ndim),
+                                      target._to_xla_hlo_sharding(ndim))
+    same_place = (same_layout and target.memory_kind == source.memory_kind
+                  and target._device_assignment == source._device_assignment)
+    if same_place and may_alias is not False:
+        return _REWRAP, None, None
+    if same_layout and target.num_devices == source.num_devices:
+        semantics = (xc.ArrayCopySemantics.ALWAYS_COPY if may_alias is False
+                     else xc.ArrayCopySemantics.REUSE_INPUT)
+        return (_COPY_IN_PLACE if same_place else _COPY, semantics,
+                target._to_jaxlib_sharding(ndim))
+    return _VIA_HOST, None, None
 
 
 def _reshard_across_processes(x: Array, target: Sharding) -> Array:

@@ -40,7 +40,7 @@ from plax_runtime import _fastpath, persistent_cache, thread_guard, transfer_gua
 from plax_runtime.array import Array
 from plax_runtime.device_put import put_leaves
 from plax_runtime.effects import runtime_tokens
-from plax_runtime.placement import ReplicatedPut
+from plax_runtime.placement import PreparedPut
 from plax_runtime.sharding_impls import replicated_sharding, sharding_from_xla
 
 logger = logging.getLogger(__name__)
@@ -304,18 +304,19 @@ class _HostValues:
 
     def __init__(self, shardings: Sequence[Sharding]):
         self._shardings = shardings
-        self._puts: dict[int, ReplicatedPut] = {}
+        self._puts: dict[int, tuple[tuple, np.dtype, PreparedPut]] = {}  # j -> shape, dtype
 
     def __call__(self, x: Any, j: int):
         if transfer_guard.active("host_to_device"):  # every transfer checked, none saved
             return put_leaves([x], [self._shardings[j]], [False], [None])[0]._impl
-        put = self._puts.get(j)
-        if put is not None and type(x) is np.ndarray and x.dtype == put.dtype and (
-                x.shape == put.shape):
-            return put(x)
+        prepared = self._puts.get(j)
+        if prepared is not None and type(x) is np.ndarray and x.dtype == prepared[1] and (
+                x.shape == prepared[0]):
+            return prepared[2](x)
         sharding = self._shardings[j]
-        if ReplicatedPut.applies_to(x, sharding):
-            put = self._puts[j] = ReplicatedPut(x.shape, x.dtype, sharding)
+        if PreparedPut.applies_to(x) and sharding.is_fully_replicated:
+            put = PreparedPut.of(x.shape, x.dtype, sharding, committed=False)
+            self._puts[j] = (x.shape, x.dtype, put)
             return put(x)
         return put_leaves([x], [sharding], [False], [None])[0]._impl
 

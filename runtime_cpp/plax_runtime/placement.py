@@ -75,25 +75,8 @@ def place_host_value(x: Any, sharding: Sharding | None, *, weak_type: bool | Non
     if sharding is None:
         sharding = SingleDeviceSharding(default_device())
     transfer_guard.check("host_to_device", aval, dst_sharding=sharding)
-    layout = _layout(sharding, aval.shape)
-    # Empty buffers have nothing to alias (and jaxlib cannot copy empty shards).
-    zero_copy = may_alias or value.size == 0
-    if layout.replicated:
-        shards = [value] * len(layout.devices)
-    elif zero_copy:
-        shards = [value[index] for index in layout.indices]
-    else:
-        # jaxlib fails ("bad_function_call") on contiguous views of one buffer
-        # copied "during the call"; make the one host copy here instead (once per
-        # distinct piece) and let the device buffers alias it.
-        pieces = [np.array(value[layout.indices[i]]) for i in layout.first_of_piece]
-        shards = [pieces[p] for p in layout.piece_of_shard]
-        zero_copy = True
-    semantics = (xc.HostBufferSemantics.ZERO_COPY if zero_copy
-                 else xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
-    impl = transfer_guard.unguarded(
-        _batched_device_put, aval, layout.jaxlib_sharding, shards, layout.devices, committed,
-        may_alias is False, semantics, enable_x64=config.enable_x64.value)
+    (impl,) = PreparedPut(aval, sharding, committed=committed, may_alias=may_alias
+                          ).place_all([value])
     return impl, aval, sharding
 
 
@@ -103,8 +86,6 @@ class _Layout(NamedTuple):
     indices: list           # each device's index into the array
     replicated: bool
     jaxlib_sharding: Any
-    first_of_piece: list    # for each distinct piece, the first shard holding it
-    piece_of_shard: list    # for each shard, its piece
 
 
 _layouts: dict[tuple, _Layout] = {}  # (sharding, shape) -> its layout; bounded below
@@ -126,13 +107,8 @@ def _layout(sharding: Sharding, shape: tuple[int, ...]) -> _Layout:
     replicated = sharding.is_fully_replicated
     if not replicated:
         sharding.shard_shape(shape)  # raises unless the shards are even
-    indices = list(index_map.values())
-    pieces: dict[tuple, int] = {}
-    piece_of_shard = [pieces.setdefault(tuple((s.start, s.stop) for s in index), len(pieces))
-                      for index in indices]
-    first_of_piece = [piece_of_shard.index(p) for p in range(len(pieces))]
-    layout = _Layout(list(index_map), indices, replicated,
-                     sharding._to_jaxlib_sharding(len(shape)), first_of_piece, piece_of_shard)
+    layout = _Layout(list(index_map), list(index_map.values()), replicated,
+                     sharding._to_jaxlib_sharding(len(shape)))
     if cacheable:
         if len(_layouts) >= 1024:
             _layouts.clear()
@@ -140,32 +116,68 @@ def _layout(sharding: Sharding, shape: tuple[int, ...]) -> _Layout:
     return layout
 
 
-class ReplicatedPut:
-    """`place_host_value(x, sharding, committed=False)` prepared for NumPy arrays of
-    one shape and dtype onto one fully replicated sharding: the aval, the jaxlib
-    sharding and the devices are worked out once, so each call is one
-    `batched_device_put` (copying the data during the call, as `place_host_value`)."""
+class PreparedPut:
+    """Placing host arrays of one aval onto `sharding`, prepared: the layout and the
+    host-buffer semantics are worked out once, so placing each array is its slicing
+    and one `batched_device_put` (`place_host_value`; a `device_put` of many like
+    NumPy arrays; a jit argument seen before).
 
-    def __init__(self, shape: tuple[int, ...], dtype: np.dtype, sharding: Sharding):
-        self.shape, self.dtype = shape, dtype
-        self.aval = ShapedArray(shape, dtypes.canonicalize_dtype(dtype))
-        self._sharding = sharding._to_jaxlib_sharding(len(shape))
-        self._devices = list(sharding.addressable_devices_indices_map(shape))
-        self._semantics = (xc.HostBufferSemantics.ZERO_COPY if self.aval.size == 0
+    A NumPy array is copied during the call unless `may_alias=True`: replicas are
+    copied by jaxlib; the pieces of a split array alias one host copy made here
+    (jaxlib fails, "bad_function_call", on contiguous views of one buffer copied
+    during the call). Empty arrays have nothing to alias or copy."""
+
+    def __init__(self, aval: ShapedArray, sharding: Sharding, *, committed: bool,
+                 may_alias: bool | None = None):
+        self.aval = aval
+        self._layout = _layout(sharding, aval.shape)
+        self._committed, self._force_copy = committed, may_alias is False
+        self._zero_copy = bool(may_alias) or aval.size == 0
+        self._semantics = (xc.HostBufferSemantics.ZERO_COPY
+                           if self._zero_copy or not self._layout.replicated
                            else xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
 
     @classmethod
-    def applies_to(cls, x: Any, sharding: Sharding) -> bool:
-        """Whether `x` is a plain NumPy array that this path places as the general one
-        would (native byte order, a valid dtype, a replicated target)."""
-        return (type(x) is np.ndarray and x.dtype in _PLAIN_DTYPES
-                and sharding.is_fully_replicated)
+    def of(cls, shape: tuple[int, ...], dtype: np.dtype, sharding: Sharding, *,
+           committed: bool, may_alias: bool | None = None) -> PreparedPut:
+        """The put for plain NumPy arrays (`applies_to`) of this shape and dtype."""
+        return cls(ShapedArray(shape, dtypes.canonicalize_dtype(dtype)), sharding,
+                   committed=committed, may_alias=may_alias)
+
+    @staticmethod
+    def applies_to(x: Any) -> bool:
+        """Whether `x` is a plain NumPy array (native byte order, a valid dtype), which
+        this path places as the general one would."""
+        return type(x) is np.ndarray and x.dtype in _PLAIN_DTYPES
 
     def __call__(self, x: np.ndarray) -> xc.ArrayImpl:
-        """Callers check plax's transfer guard (`transfer_guard.active`) first."""
+        """The buffers of `x` (NumPy data of this aval): `place_all([x])[0]` with
+        fewer steps, for the jit fast path's host arguments. Callers check plax's
+        transfer guard first."""
+        layout = self._layout
+        shards = [x] * len(layout.devices) if layout.replicated else self._shards(x)
         return transfer_guard.unguarded(
-            _batched_device_put, self.aval, self._sharding, [x] * len(self._devices),
-            self._devices, False, False, self._semantics, enable_x64=config.enable_x64.value)
+            _batched_device_put, self.aval, layout.jaxlib_sharding, shards,
+            layout.devices, self._committed, self._force_copy, self._semantics,
+            enable_x64=config.enable_x64.value)
+
+    def place_all(self, xs: Sequence[np.ndarray]) -> list[xc.ArrayImpl]:
+        """The buffers of each of `xs`, everything but the jaxlib calls done once."""
+        return transfer_guard.unguarded(self._place_all, xs, config.enable_x64.value)
+
+    def _place_all(self, xs: Sequence[np.ndarray], x64: bool) -> list[xc.ArrayImpl]:
+        layout, put, shards = self._layout, _batched_device_put, self._shards
+        args = (self.aval, layout.jaxlib_sharding)
+        rest = (layout.devices, self._committed, self._force_copy, self._semantics)
+        return [put(*args, shards(x), *rest, enable_x64=x64) for x in xs]
+
+    def _shards(self, x: np.ndarray) -> list[np.ndarray]:
+        layout = self._layout
+        if layout.replicated:
+            return [x] * len(layout.devices)
+        if not self._zero_copy:  # one host copy, whose pieces the buffers alias
+            x = np.array(x)
+        return [x[index] for index in layout.indices]
 
 
 # Native-order NumPy dtypes that need no check or conversion on the host.
@@ -189,12 +201,12 @@ def place_shards(shards: Sequence[np.ndarray], shape: tuple[int, ...], dtype: np
     return impl, aval
 
 
-def copy_buffers(impls: Sequence[xc.ArrayImpl], ndims: Sequence[int],
-                 shardings: Sequence[Sharding],
+def copy_buffers(impls: Sequence[xc.ArrayImpl], jaxlib_shardings: Sequence[Any],
                  semantics: Sequence[xc.ArrayCopySemantics]) -> list[xc.ArrayImpl]:
-    """Copies of `impls` (arrays of rank `ndims`) placed as `shardings`, each of its
-    source's layout, in one batched call."""
-    jaxlib_shardings = [s._to_jaxlib_sharding(ndim) for ndim, s in zip(ndims, shardings)]
+    """Copies of `impls` placed as `jaxlib_shardings` (`Sharding._to_jaxlib_sharding`
+    of each array's rank), each of its source's layout, in one batched call: jaxlib
+    groups them in C++ by source and destination devices and memory kinds, and makes
+    one `CopyArrays` per group."""
     return transfer_guard.unguarded(
         _batched_copy, list(impls), [s._internal_device_list for s in jaxlib_shardings],
-        jaxlib_shardings, list(semantics))
+        list(jaxlib_shardings), list(semantics))

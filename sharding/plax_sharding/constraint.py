@@ -35,7 +35,7 @@ def _abstract_eval(aval, *, sharding: Sharding):
     layout over them (which is how `reshard` changes a type)."""
     _check_rank(sharding, aval.ndim)
     typed = sharding._type_sharding(aval.ndim)
-    return aval if typed is None and aval.sharding is None else aval.update(sharding=typed)
+    return aval if typed is None and aval.typed_sharding is None else aval.update(sharding=typed)
 
 
 def _check_rank(sharding: Sharding, ndim: int) -> None:
@@ -80,7 +80,7 @@ def _transpose(ct, x, *, sharding: Sharding):
     """The same constraint; but where the constraint changed the value's type (a
     `reshard`, or entering `auto_axes`), the cotangent goes back to the input's type,
     as in JAX."""
-    typed = x.aval.sharding
+    typed = x.aval.typed_sharding
     if typed == sharding._type_sharding(x.aval.ndim):
         return [sharding_constraint_p.bind(ct, sharding=sharding)]
     if typed is None:  # the constraint typed an untyped value: the cotangent leaves it

@@ -67,11 +67,11 @@ def _spec_for_rank(spec: PartitionSpec, ndim: int) -> PartitionSpec:
     """`spec` with one entry per dimension of a rank-`ndim` value: padded with None,
     or cut where the entries past `ndim` are None (left as it is otherwise, for the
     sharding's own rank error)."""
-    if len(spec) < ndim:
-        return spec + (None,) * (ndim - len(spec))
-    if len(spec) > ndim and not any(e is not None for e in tuple(spec)[ndim:]):
-        return PartitionSpec(*tuple(spec)[:ndim], unreduced=spec.unreduced,
-                             reduced=spec.reduced)
+    parts = spec.partitions
+    if len(parts) < ndim:
+        return spec.update(partitions=parts + (None,) * (ndim - len(parts)))
+    if len(parts) > ndim and not any(e is not None for e in parts[ndim:]):
+        return spec.update(partitions=parts[:ndim])
     return spec
 
 
@@ -121,7 +121,7 @@ def _spec_of(s) -> PartitionSpec:
 
 
 def _own_spec(x) -> PartitionSpec | None:
-    sharding = getattr(get_aval(x), "sharding", None)
+    sharding = getattr(get_aval(x), "typed_sharding", None)
     return None if sharding is None else sharding.spec
 
 

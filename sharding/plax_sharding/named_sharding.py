@@ -21,7 +21,7 @@ from jaxlib import xla_client as xc
 
 from plax.extend import config
 from plax.extend.sharding import SdyArray, SdyDim, Sharding, hlo_shardings_equal
-from plax_sharding.mesh import AbstractMesh, Mesh
+from plax_sharding.mesh import AbstractMesh, AxisType, Mesh
 from plax_sharding.partition_spec import UNCONSTRAINED, PartitionSpec
 
 _REPLICATED = xc.HloSharding.replicate()
@@ -63,6 +63,12 @@ def check_spec(mesh, spec: PartitionSpec) -> None:
                 f"most one positional dimension, but {spec} has duplicate entries for "
                 f"`{name}`")
         seen.add(name)
+    for what, axes in (("Unreduced", spec.unreduced), ("Reduced", spec.reduced)):
+        implicit = [a for a in sorted(axes, key=str)
+                    if mesh.axis_types[mesh.axis_names.index(a)] is not AxisType.Explicit]
+        if implicit:
+            raise ValueError(f"{what} axes can only refer to mesh axes of type `Explicit`; "
+                             f"{spec} names {implicit} of the mesh {mesh}")
     if spec.unreduced or spec.reduced:
         raise NotImplementedError(f"{spec}: unreduced and reduced axes (explicit-sharding "
                                   "mode) are not supported by plax yet")
@@ -217,8 +223,12 @@ class NamedSharding(Sharding):
         return (_rebuild, (self._mesh, self._spec, self._memory_kind))
 
     def __repr__(self):
-        mesh = str(self._mesh) if isinstance(self._mesh, Mesh) else repr(self._mesh)
-        return f"NamedSharding(mesh={mesh}, spec={self._spec}, memory_kind={self._memory_kind})"
+        if isinstance(self._mesh, Mesh):
+            return (f"NamedSharding(mesh={self._mesh}, spec={self._spec}, "
+                    f"memory_kind={self._memory_kind})")
+        # as JAX prints a type's sharding: an abstract mesh's default kind goes unsaid
+        kind = "" if self._memory_kind == "device" else f", memory_kind={self._memory_kind}"
+        return f"NamedSharding(mesh={self._mesh!r}, spec={self._spec}{kind})"
 
 
 _UNSET = object()
@@ -303,3 +313,10 @@ def _spec_for_hlo(mesh, hlo: xc.HloSharding, ndim: int) -> PartitionSpec | None:
                 spec.pop()
             return PartitionSpec(*spec)
     return None
+
+
+@functools.lru_cache(maxsize=None)
+def unsharded_type(ndim: int) -> NamedSharding:
+    """The sharding users see in the type of a value with no layout in it (JAX's:
+    one None per dimension on the empty abstract mesh)."""
+    return NamedSharding(AbstractMesh((), ()), PartitionSpec(*(None,) * ndim))

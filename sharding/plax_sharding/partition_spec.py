@@ -54,11 +54,34 @@ def _canonical_entry(entry: Any) -> Any:
 
 
 def _axis_set(axes: Iterable | None, what: str) -> frozenset:
+    """`unreduced=`/`reduced=`: a set of mesh axis names (as in JAX, not a name or a
+    sequence, which would read as positional entries)."""
     if axes is None:
         return frozenset()
-    if isinstance(axes, str):
-        return frozenset((axes,))
+    if not isinstance(axes, (set, frozenset)):
+        raise TypeError(f"PartitionSpec's {what} must be a set or frozenset of mesh axis "
+                        f"names, got {axes!r} of type {type(axes).__name__}")
+    if None in axes:
+        raise ValueError(f"PartitionSpec's {what} cannot contain None: its elements name "
+                         f"mesh axes; got {set(axes)!r}")
     return frozenset(axes)
+
+
+def _check_disjoint(partitions: tuple, unreduced: frozenset, reduced: frozenset) -> None:
+    """An axis splits a dimension, or holds unreduced or reduced values: one of them."""
+    named = {a for e in partitions if e is not None and e is not UNCONSTRAINED
+             for a in (e if isinstance(e, tuple) else (e,))}
+    for what, axes in (("unreduced", unreduced), ("reduced", reduced)):
+        if named & axes:
+            raise ValueError(f"PartitionSpec's partitions {partitions} cannot overlap with "
+                             f"its {what} axes {_set_str(axes)}")
+    if unreduced & reduced:
+        raise ValueError(f"PartitionSpec's unreduced axes {_set_str(unreduced)} and reduced "
+                         f"axes {_set_str(reduced)} cannot overlap")
+
+
+def _set_str(axes: frozenset) -> str:
+    return "{" + ", ".join(map(repr, sorted(axes, key=str))) + "}"
 
 
 class PartitionSpec:
@@ -86,14 +109,37 @@ class PartitionSpec:
 
     # --- the sequence of entries ---------------------------------------------------
 
+    @property
+    def partitions(self) -> tuple:
+        """The per-dimension entries (what `*spec` gives when no axis is unreduced or
+        reduced)."""
+        return self._partitions
+
+    def update(self, **changes) -> PartitionSpec:
+        """A spec with `partitions`, `unreduced` and/or `reduced` replaced."""
+        unknown = set(changes) - {"partitions", "unreduced", "reduced"}
+        if unknown:
+            raise TypeError(f"PartitionSpec.update got unexpected arguments {sorted(unknown)}")
+        return PartitionSpec(*changes.get("partitions", self._partitions),
+                             unreduced=changes.get("unreduced", self.unreduced),
+                             reduced=changes.get("reduced", self.reduced))
+
+    def _entries(self, how: str) -> tuple:
+        """The entries, refused (as JAX does) where unpacking would lose the unreduced
+        or reduced axes."""
+        if self.unreduced or self.reduced:
+            raise ValueError(f"Using {how} on {self} would drop its unreduced/reduced axes; "
+                             "use spec.partitions")
+        return self._partitions
+
     def __len__(self) -> int:
         return len(self._partitions)
 
     def __iter__(self):
-        return iter(self._partitions)
+        return iter(self._entries("*pspec"))
 
     def __getitem__(self, index):
-        return self._partitions[index]
+        return self._entries("pspec[...]")[index]
 
     def index(self, value) -> int:
         return self._partitions.index(value)
@@ -107,15 +153,19 @@ class PartitionSpec:
                                  unreduced=self.unreduced | other.unreduced,
                                  reduced=self.reduced | other.reduced)
         if isinstance(other, tuple):
-            return PartitionSpec(*self._partitions, *other, unreduced=self.unreduced,
-                                 reduced=self.reduced)
+            return PartitionSpec(*self._plain("+"), *other)
         return NotImplemented
 
     def __radd__(self, other):
         if isinstance(other, tuple):
-            return PartitionSpec(*other, *self._partitions, unreduced=self.unreduced,
-                                 reduced=self.reduced)
+            return PartitionSpec(*other, *self._plain("+"))
         return NotImplemented
+
+    def _plain(self, op: str) -> tuple:
+        if self.unreduced or self.reduced:
+            raise TypeError(f"a tuple cannot be combined by {op} with {self}: it has "
+                            "unreduced/reduced axes; add a PartitionSpec instead")
+        return self._partitions
 
     # --- what it means ---------------------------------------------------------------
 
@@ -144,7 +194,7 @@ class PartitionSpec:
         return self._hash
 
     def __repr__(self):
-        extras = [f"{kind}={set(sorted(axes, key=str))}" for kind, axes in
+        extras = [f"{kind}={_set_str(axes)}" for kind, axes in
                   (("unreduced", self.unreduced), ("reduced", self.reduced)) if axes]
         if not extras:
             return f"P{self._partitions!r}"
@@ -155,6 +205,7 @@ class PartitionSpec:
 
 @weakref_lru_cache.weak_value_interner
 def _create_spec(partitions, unreduced, reduced):
+    _check_disjoint(partitions, unreduced, reduced)
     spec = object.__new__(PartitionSpec)
     object.__setattr__(spec, "_partitions", partitions)
     object.__setattr__(spec, "unreduced", unreduced)
@@ -163,9 +214,10 @@ def _create_spec(partitions, unreduced, reduced):
     while normalized and normalized[-1] is None:
         normalized.pop()
     # The entries without trailing Nones: the same for specs of one layout, which
-    # therefore share a hash (P('x', None) != P('x'), as in JAX).
+    # therefore share a hash (P('x', None) != P('x'), as in JAX; like JAX's, the hash
+    # leaves out the unreduced and reduced axes).
     object.__setattr__(spec, "_normalized", tuple(normalized))
-    object.__setattr__(spec, "_hash", hash((spec._normalized, unreduced, reduced)))
+    object.__setattr__(spec, "_hash", hash(spec._normalized))
     return spec
 
 

@@ -1,25 +1,27 @@
 """Sharding in types: how the `Explicit` axes of a mesh flow through primitives.
 
-An aval's `sharding` (a `NamedSharding` on an abstract mesh, one spec entry per
-dimension, naming only explicit axes) is the layout the program promises. The kernel
-calls `sharding_rule` after a primitive's abstract evaluation whenever an input has
-one, and lowering states each typed result as a sharding constraint.
+An aval's `typed_sharding` (a `NamedSharding` on an abstract mesh, one spec entry
+per dimension, naming only explicit axes; None without one) is the layout the
+program promises. The kernel calls `sharding_rule` after a primitive's abstract
+evaluation whenever an input has one, and lowering states each typed result as a
+sharding constraint.
 
 The rules: an explicit `out_sharding`/`sharding` parameter wins; elementwise
 operations (every non-scalar operand has the output's shape, or 1 where it is
-broadcast) merge the operands'
-specs dimension by dimension; reductions drop the reduced dimensions; `dot_general`
-keeps batch and free dimensions and refuses sharded contractions on both sides;
-`transpose` permutes; `broadcast_in_dim` maps operand dimensions to their places;
-`reshape` splits or merges one group of dimensions when the mesh axes divide it;
-slices and dynamic slices keep the operand's spec where each changed split
-dimension stays divisible by its axes; a dynamic update slice needs its update
-sharded as its operand; pads and concatenations keep each dimension's split (pads
-without JAX's divisibility check, since `plax.numpy.pad` pads one side at a time); cumulative ops
-refuse a split scanned axis; gathers and scatters follow `indexing_specs.py`;
-`select_n` needs its cases sharded alike, `clamp` and `convert_element_type` keep
-the operand's spec; `conv_general_dilated` needs an unsplit kernel and input
-feature dimension and keeps the batch and spatial splits.
+broadcast) merge the operands' specs dimension by dimension; reductions drop the
+reduced dimensions; `dot_general` keeps batch and free dimensions and refuses sharded
+contractions on both sides; `transpose` permutes; `broadcast_in_dim` maps operand
+dimensions to their places; `reshape` splits or merges one group of dimensions when
+the mesh axes divide it; slices, dynamic slices, pads, splits and window reductions
+keep the operand's spec where each changed split dimension stays divisible by its
+axes (JAX's strict rule); a dynamic update slice needs its update sharded as its
+operand; concatenations keep each dimension's split; cumulative ops, sorts and top_k
+refuse a split axis they run along; gathers and scatters follow `indexing_specs.py`;
+`select_n` needs its cases sharded alike; `clamp`, `convert_element_type`, `fft` and
+`select_and_scatter_add` keep their operand's spec; `bitcast_convert_type` adds or
+drops an unsplit minor dimension; matrix factorizations need unsplit matrix
+dimensions and equal batch specs; `conv_general_dilated` needs an unsplit kernel and
+input feature dimension and keeps the batch and spatial splits.
 A conflict or an ambiguity is a `ShardingTypeError` naming the specs. Primitives
 with no rule keep whatever their abstract evaluation produced (higher-order ones
 take their inner Jaxpr's types); other results leave the layout to the partitioner.
@@ -43,7 +45,7 @@ Spec = tuple  # one entry per dimension: None, an axis name, or a tuple of names
 
 
 def _spec(aval) -> Spec:
-    sharding = getattr(aval, "sharding", None)
+    sharding = getattr(aval, "typed_sharding", None)
     return tuple(sharding.spec) + (None,) * (aval.ndim - len(sharding.spec)) \
         if sharding is not None else (None,) * aval.ndim
 
@@ -59,7 +61,8 @@ def _entry(names: tuple):
 def _common_mesh(prim, avals):
     """The mesh of the operands' typed shardings; with none, the abstract mesh in
     context (None if there is none either)."""
-    meshes = {a.sharding.mesh for a in avals if getattr(a, "sharding", None) is not None}
+    meshes = {a.typed_sharding.mesh for a in avals
+              if getattr(a, "typed_sharding", None) is not None}
     if len(meshes) > 1:
         raise ShardingTypeError(
             f"{prim.name}: the operands' shardings are on different meshes "
@@ -102,7 +105,7 @@ def _merged(prim, specs: list[Spec], ndim: int) -> Spec:
 
 
 def _same_rank(prim, avals, outs, **_):
-    """Slices, pads and concatenations keep each dimension's split (JAX's rule)."""
+    """Concatenations keep each dimension's split (JAX's rule)."""
     return [_merged(prim, [_spec(a) for a in avals if getattr(a, "ndim", 0)], outs[0].ndim)]
 
 
@@ -119,7 +122,7 @@ def _kept_where_divisible(what: str, operand, old_shape, out_shape, spec: Spec) 
     divide."""
     if not any(spec):  # nothing split (the operand may have no sharding at all)
         return spec
-    mesh = operand.sharding.mesh
+    mesh = operand.typed_sharding.mesh
     for old, new, entry in zip(old_shape, out_shape, spec):
         if old != new and entry is not None and new % _axes_size(mesh, entry):
             raise ShardingTypeError(
@@ -129,12 +132,76 @@ def _kept_where_divisible(what: str, operand, old_shape, out_shape, spec: Spec) 
     return spec
 
 
-def _varying_shape(what: str):
-    """Slices and dynamic slices: the operand's spec, where still divisible."""
+def _varying_shape(what: str, per_operand: bool = False):
+    """Slices, dynamic slices, pads, splits and window reductions: each result keeps
+    its operand's spec (the first operand's, or result i's operand i's), where still
+    divisible."""
     def rule(prim, avals, outs, **_):
-        return [_kept_where_divisible(what, avals[0], avals[0].shape, outs[0].shape,
-                                      _spec(avals[0]))]
+        return [_kept_where_divisible(what, a, a.shape, o.shape, _spec(a))
+                for a, o in zip(avals if per_operand else [avals[0]] * len(outs), outs)]
     return rule
+
+
+def _select_and_gather_add(prim, avals, outs, **params):
+    """Forward-mode max/min pooling: tangents sharded as the operand, then the window
+    reduction's rule."""
+    tangents, operand = avals
+    if _spec(tangents) != _spec(operand):
+        raise ShardingTypeError(
+            "select_and_gather_add tangents and operand shardings must match, got "
+            f"{tangents.str_short()} and {operand.str_short()}")
+    return [_kept_where_divisible("reduce_window", operand, operand.shape, outs[0].shape,
+                                  _spec(operand))]
+
+
+def _unsplit_axis(what: str, axis_param: str):
+    """Sorts and top_k: each result keeps its operand's spec; the operated-on axis
+    must be unsplit (as in JAX)."""
+    def rule(prim, avals, outs, **params):
+        axis = params[axis_param]
+        for a in avals:
+            if _spec(a)[axis] is not None:
+                raise ShardingTypeError(
+                    f"{what}: the input should be unsharded over the axis {axis} it "
+                    f"operates along; got input type {a.str_short()}")
+        return [_merged(prim, [_spec(a) for a in avals], outs[0].ndim)] * len(outs)
+    return rule
+
+
+def _bitcast_convert_type(prim, avals, outs, **_):
+    """A narrower dtype adds an unsplit minor dimension, a wider one drops it."""
+    spec, ndim = _spec(avals[0]), outs[0].ndim
+    return [spec[:ndim] + (None,) * (ndim - len(spec))]
+
+
+def _triangular_solve(prim, avals, outs, *, left_side, transpose_a, **_):
+    """JAX's rule: batched alike, `a` and `b` unsplit where they contract; the result
+    takes `a`'s other matrix dimension's split and `b`'s free one."""
+    (a, b), (sa, sb) = avals, (_spec(avals[0]), _spec(avals[1]))
+    if sa[:-2] != sb[:-2]:
+        raise ShardingTypeError("All inputs to triangular_solve must have the same batch "
+                                f"sharding, but got {sa[:-2]} and {sb[:-2]}")
+    if sa[-2:][left_side ^ transpose_a] is not None or sb[-2:][not left_side] is not None:
+        raise ShardingTypeError(
+            "triangular_solve inputs must be unsharded on the contracting axis, got "
+            f"{a.str_short()} and {b.str_short()} with left_side={left_side} and "
+            f"transpose_a={transpose_a}")
+    am, bm = sa[-2:], sb[-2:]
+    return [sa[:-2] + ((am[transpose_a], bm[1]) if left_side else (bm[0], am[not transpose_a]))]
+
+
+def _linalg(prim, avals, outs, **_):
+    """Matrix factorizations and solves: the matrix dimensions must be unsplit and
+    every operand batched alike; results keep the batch spec (JAX's rule)."""
+    batch = [_spec(a)[:a.ndim - 2] for a in avals]
+    for i, a in enumerate(avals):
+        if any(_spec(a)[a.ndim - 2:]):
+            raise ShardingTypeError(f"Input {i} to {prim.name} must be unsharded on "
+                                    f"non-batch dimensions, but got {a.str_short()}")
+    if any(b != batch[0] for b in batch[1:]):
+        raise ShardingTypeError(f"All inputs to {prim.name} must have the same batch "
+                                f"sharding, but got {batch}")
+    return [batch[0] + (None,) * (o.ndim - len(batch[0])) for o in outs]
 
 
 def _dynamic_update_slice(prim, avals, outs, **_):
@@ -155,14 +222,14 @@ def _operand(index: int):
 
 
 def _select_n(prim, avals, outs, **_):
-    which, cases = avals[0], [a for a in avals[1:] if getattr(a, "sharding", None)]
+    which, cases = avals[0], [a for a in avals[1:] if getattr(a, "typed_sharding", None)]
     if not cases:  # only the predicate has a sharding in its type
         return [_spec(which) if which.ndim else (None,) * outs[0].ndim]
     specs = [_spec(c) for c in cases]
     if any(s != specs[0] for s in specs):
         raise ShardingTypeError("select cases must have the same shardings, got "
                                 f"{', '.join(c.str_short() for c in avals[1:])}")
-    if which.ndim and getattr(which, "sharding", None) and _spec(which) != specs[0]:
+    if which.ndim and getattr(which, "typed_sharding", None) and _spec(which) != specs[0]:
         raise ShardingTypeError(
             "select `which` must be scalar or have the same sharding as the cases, got "
             f"`which` {which.str_short()} but cases {avals[1].str_short()}")
@@ -311,7 +378,7 @@ def _groups(old: tuple, new: tuple) -> list[tuple[list[int], list[int]]]:
 
 def _reshape(prim, avals, outs, *, new_sizes, dimensions, **_):
     operand, spec = avals[0], _spec(avals[0])
-    mesh = operand.sharding.mesh
+    mesh = operand.typed_sharding.mesh
     out: list = [None] * len(new_sizes)
     error = _reshape_error(operand, new_sizes)
     for old_dims, new_dims in _groups(operand.shape, tuple(new_sizes)):
@@ -361,7 +428,16 @@ _RULES: dict[str, Callable[..., list[Spec]]] = {
     "lax.transpose": _transpose, "lax.squeeze": _squeeze,
     "lax.broadcast_in_dim": _broadcast_in_dim, "lax.dot_general": _dot_general,
     "lax.reshape": _reshape,
-    "lax.slice": _varying_shape("slicing"), "lax.pad": _same_rank,
+    "lax.slice": _varying_shape("slicing"), "lax.pad": _varying_shape("padding"),
+    "lax.split": _varying_shape("split"),
+    **{f"lax.reduce_window{m}": _varying_shape("reduce_window", per_operand=True)
+       for m in ("", "_sum", "_max", "_min")},
+    "lax.select_and_scatter_add": _operand(1),
+    "lax.select_and_gather_add": _select_and_gather_add,
+    "lax.sort": _unsplit_axis("sort", "dimension"), "lax.top_k": _unsplit_axis("top_k", "axis"),
+    "lax.bitcast_convert_type": _bitcast_convert_type, "lax.fft": _operand(0),
+    "lax.triangular_solve": _triangular_solve,
+    **{f"lax.{m}": _linalg for m in ("cholesky", "eigh", "svd", "qr", "lu", "eig")},
     "lax.dynamic_slice": _varying_shape("dynamic_slice"),
     "lax.dynamic_update_slice": _dynamic_update_slice, "lax.concatenate": _same_rank,
     "lax.gather": _gather,
@@ -405,7 +481,7 @@ def _given(prim, params: dict, mesh, out):
 
 
 def _typed(aval, spec: Spec, mesh):
-    if not hasattr(aval, "sharding"):
+    if not hasattr(aval, "typed_sharding"):
         return aval
     return aval.update(sharding=NamedSharding(mesh, PartitionSpec(*spec)))
 
@@ -418,7 +494,7 @@ def sharding_rule(prim, avals, out: Any, params: dict) -> Any:
     outs = list(out) if prim.multiple_results else [out]
     rule = _RULES.get(prim.id)
     given = [_given(prim, params, mesh, o) for o in outs]
-    if all(getattr(a, "sharding", None) is None for a in avals) and all(
+    if all(getattr(a, "typed_sharding", None) is None for a in avals) and all(
             g is _NOT_GIVEN for g in given):
         return out  # an out_sharding without a mesh to type it on
     if any(g is not _NOT_GIVEN for g in given):
@@ -426,8 +502,8 @@ def sharding_rule(prim, avals, out: Any, params: dict) -> Any:
     elif rule is not None:
         outs = [_typed(o, s, mesh) for o, s in zip(outs, rule(prim, avals, outs, **params))]
     elif all(_broadcasts_to(a, o) for a in avals if getattr(a, "ndim", 0)
-             for o in outs if hasattr(o, "sharding")):
-        outs = [_typed(o, _elementwise(prim, avals, o), mesh) if hasattr(o, "sharding")
+             for o in outs if hasattr(o, "typed_sharding")):
+        outs = [_typed(o, _elementwise(prim, avals, o), mesh) if hasattr(o, "typed_sharding")
                 else o for o in outs]
     else:
         outs = [o.update(sharding=None) if _bad_rank(o) else o for o in outs]
@@ -435,5 +511,5 @@ def sharding_rule(prim, avals, out: Any, params: dict) -> Any:
 
 
 def _bad_rank(aval) -> bool:
-    sharding = getattr(aval, "sharding", None)
+    sharding = getattr(aval, "typed_sharding", None)
     return sharding is not None and len(sharding.spec) != aval.ndim

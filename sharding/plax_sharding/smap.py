@@ -114,7 +114,7 @@ def _inferred_specs(args: tuple, axis_name):
 
 def _manual_part(aval, axis_name) -> PartitionSpec:
     """The dimension of `aval`'s type sharding that names `axis_name`, as a spec."""
-    spec = getattr(getattr(aval, "sharding", None), "spec", None) or PartitionSpec()
+    spec = getattr(getattr(aval, "typed_sharding", None), "spec", None) or PartitionSpec()
     for dim in range(len(spec)):
         if axis_name in spec.axes_of(dim):
             return _spec(axis_name, dim, None)

@@ -181,7 +181,7 @@ def _check_typed_outputs(jaxpr: Jaxpr, n_devices: int) -> None:
     one device."""
     for var in jaxpr.outvars:
         aval = var.aval
-        mesh = getattr(getattr(aval, "sharding", None), "mesh", None)
+        mesh = getattr(getattr(aval, "typed_sharding", None), "mesh", None)
         if (mesh is not None and not mesh.empty and mesh.size != n_devices
                 and len(mesh.explicit_axes) == len(mesh.axis_names)):
             raise ValueError(

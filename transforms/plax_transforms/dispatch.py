@@ -24,7 +24,7 @@ from plax.extend import config
 from plax.extend.core import (EVAL_TRACE, ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var,
                               get_aval, register_cache)
 from plax.extend.sharding import concrete_mesh
-from plax_transforms import debug_nans
+from plax_transforms import debug_nans, key_reuse
 from plax_transforms.caches import BoundedCache
 from plax_transforms.executing import (CallPlacement, CompiledJaxpr, abstract_layout,
                                        lower_module, lowering_platform, place_call)
@@ -122,6 +122,8 @@ def _prepare(prim: Primitive, args: Sequence[Any], params: dict, params_key: tup
     call = compiled.caller_for(args, placement.committed)
     if debug_nans.enabled():  # a key of its own: the trace context includes the options
         call = debug_nans.checked_primitive(call, prim)
+    if key_reuse.enabled():  # the same: the option is in the trace context
+        call = key_reuse.checked_primitive(call, prim, closed)
     return call, compiled.nbytes
 
 

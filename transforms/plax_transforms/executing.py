@@ -28,7 +28,7 @@ from plax_runtime import device_put as runtime_put, executable as runtime_execut
 from plax_runtime import gc_guard, transfer_guard
 from plax_runtime.array import Array
 from plax_runtime.sharding_impls import replicated_sharding
-from plax_transforms import debug_nans, explain
+from plax_transforms import debug_nans, explain, key_reuse
 from plax_transforms.caches import BoundedCache, nbytes_of
 from plax_transforms.call_placement import (CallPlacement, default_device, inner_shardings,
                                             place_call, single_device_sharding)
@@ -94,8 +94,8 @@ class CompiledJaxpr:
             out_shardings = list(placement.out_shardings or [None] * len(lowering.out_avals))
             inner = [s._on_devices(devices) for s, _ in
                      (inner_shardings(lowering.jaxpr) if lowering.jaxpr is not None else ())]
-            typed = [a.sharding._on_devices(devices) for a in lowering.out_avals
-                     if getattr(a, "sharding", None) is not None]  # explicit axes first
+            typed = [a.typed_sharding._on_devices(devices) for a in lowering.out_avals
+                     if getattr(a, "typed_sharding", None) is not None]  # explicit axes first
             like = tuple(dict.fromkeys(s for s in (*typed, *kept, *out_shardings, *inner,
                                                    placement.reference) if s is not None))
             build = dict(
@@ -301,4 +301,6 @@ def execute_jaxpr(closed: ClosedJaxpr, name: str, args: Sequence[Any], *,
     call = functools.partial(compiled, committed=committed)
     if debug_nans.enabled():
         call = debug_nans.checked_jit(call, closed, name)
+    if key_reuse.enabled():
+        call = key_reuse.checked_jit(call, closed)
     return call(args)

@@ -55,7 +55,7 @@ from plax.extend.core import (
 from plax.extend.monitoring import JAXPR_TRACE_EVENT, timed_event
 from plax.extend.sharding import Sharding, sharding_from_spec
 from plax_runtime import backends
-from plax_transforms import debug_nans, executing, explain, fastpath
+from plax_transforms import debug_nans, executing, explain, fastpath, key_reuse
 from plax_transforms.caches import BoundedCache, nbytes_of
 from plax_transforms.jit_primitive import jit_p, jit_params
 from plax_transforms.ref_discharge import RefPlan, check_unaliased, prepare_call, uses_refs
@@ -260,6 +260,8 @@ class JitWrapped(fastpath.JitCache):
         call = compiled.caller_for(flat, committed)
         if debug_nans.enabled():  # a key of its own: the trace context includes the options
             call = debug_nans.checked_jit(call, result.closed, name)
+        if key_reuse.enabled():  # the same: the option is in the trace context
+            call = key_reuse.checked_jit(call, result.closed)
         outs = call(flat)
         if key is not None:
             self._fast_insert(key, call, result.out_tree)
@@ -397,6 +399,8 @@ class JitWrapped(fastpath.JitCache):
                                        dbg.safe_arg_name(i) or f"args[{i}]"))
         fun = bind_static(self._fun, static_args, static_kwargs)
         closed, out_tree = trace_to_jaxpr(fun, in_tree, in_avals, dbg)
+        if key_reuse.enabled():
+            key_reuse.check_traced(closed)
         closed, extra_args = traced_consts_as_args(closed)
         ref_plan = None
         if uses_refs(closed):

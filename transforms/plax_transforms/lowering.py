@@ -773,7 +773,7 @@ def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence[ir.Valu
                     f"({shapes}): {type(err).__name__}: {err}") from err
         outs = _rule_results(prim, result, ctx.avals_out)
         for var, value in zip(eqn.outvars, outs):
-            typed = getattr(var.aval, "sharding", None)  # explicit axes: the type's layout
+            typed = getattr(var.aval, "typed_sharding", None)  # explicit axes: the type's layout
             env[id(var)] = (value if typed is None
                             else sharding_constraint(ctx, value, typed, var.aval))
     return [read(v) for v in jaxpr.outvars]

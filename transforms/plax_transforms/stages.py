@@ -65,7 +65,8 @@ def out_info(closed: ClosedJaxpr, out_tree) -> Any:
     """The output pytree as `ShapeDtypeStruct`s (outputs past the tree's leaves are the
     final values of mutable references, not the function's)."""
     return tree_util.tree_unflatten(out_tree, [
-        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type,
+                         sharding=getattr(a, "typed_sharding", None))
         for a in closed.out_avals[:out_tree.num_leaves]])
 
 

@@ -130,7 +130,7 @@ def _canonical_in_axis(x, axis, name: str) -> int | None:
 
 def _spec_entry(x, dim: int):
     """The entry of dimension `dim` in the spec of `x`'s type (None if unsplit)."""
-    sharding = getattr(get_aval(x), "sharding", None)
+    sharding = getattr(get_aval(x), "typed_sharding", None)
     spec = () if sharding is None else tuple(sharding.spec)
     return spec[dim] if dim < len(spec) else None
 
@@ -155,7 +155,7 @@ def _mapped_mesh_axis(flat, dims, names) -> tuple | None:
     for x, d, name in zip(flat, dims, names):
         if d is not_mapped and hasattr(x, "shape"):
             aval = get_aval(x)
-            spec = () if getattr(aval, "sharding", None) is None else tuple(aval.sharding.spec)
+            spec = [_spec_entry(x, d) for d in range(aval.ndim)]
             used = {a for e in spec if e is not None
                     for a in (e if isinstance(e, tuple) else (e,))}
             if used & set(axes):

@@ -11,6 +11,7 @@ import operator
 
 import numpy as np
 
+from plax._src import plugins
 from plax._src.errors import InvalidShapeError
 from plax._src.dtypes import ExtendedDType
 
@@ -62,6 +63,7 @@ class AbstractValue:
         raise NotImplementedError
 
 
+_unsharded_type = plugins.seam("unsharded_type")  # ndim -> NamedSharding(empty mesh, P(None...))
 _SAME = object()  # `update`'s default: keep the sharding where the shape allows
 _MAX_BYTES = 2**63 - 1  # XLA aborts the process on shapes whose byte size overflows int64
 
@@ -87,17 +89,26 @@ class ShapedArray(AbstractValue):
     """An array of known shape and dtype (a NumPy dtype, or an `ExtendedDType` such
     as a PRNG key's); `weak_type` marks Python-scalar origin.
 
-    `sharding` is the layout in the type (a `NamedSharding` on an abstract mesh whose
-    spec names only `Explicit` axes), or None where the layout is not part of it."""
-    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+    `typed_sharding` is the layout in the type (a `NamedSharding` on an abstract mesh
+    whose spec names only `Explicit` axes), or None where the layout is not part of
+    it; plax's rules read it. `sharding` is what users see, as in JAX: the typed
+    sharding, or an unsplit one on the empty abstract mesh (`unsharded_type`)."""
+    __slots__ = ("shape", "dtype", "weak_type", "typed_sharding")
 
     def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):
         self.shape = canonical_shape(shape)
         self.dtype = dtype if isinstance(dtype, ExtendedDType) else np.dtype(dtype)
         self.weak_type = bool(weak_type)
-        self.sharding = sharding
+        # the user-visible unsplit default (an empty mesh) is no layout in the type
+        self.typed_sharding = None if getattr(getattr(sharding, "mesh", None), "empty",
+                                              False) else sharding
         if self.shape:
             _check_size(self.shape, self.dtype)
+
+    @property
+    def sharding(self):
+        typed = self.typed_sharding
+        return _unsharded_type(len(self.shape)) if typed is None else typed
 
     @property
     def ndim(self) -> int:
@@ -112,7 +123,7 @@ class ShapedArray(AbstractValue):
         unless one is given (a spec is only meaningful for the shape it was made for)."""
         shape = self.shape if shape is None else canonical_shape(shape)
         if sharding is _SAME:
-            sharding = None if self.sharding is None or shape != self.shape else self.sharding
+            sharding = self.typed_sharding if shape == self.shape else None
         return ShapedArray(shape, self.dtype if dtype is None else dtype,
                            self.weak_type if weak_type is None else weak_type, sharding)
 
@@ -121,7 +132,7 @@ class ShapedArray(AbstractValue):
 
     def str_short(self, dtype_name: str | None = None) -> str:
         """`f32[4,8]`; with explicit axes in the type, `f32[4@x,8@(y,z)]`."""
-        spec = tuple(getattr(self.sharding, "spec", ()))
+        spec = tuple(getattr(self.typed_sharding, "spec", ()))
         dims = [str(d) if i >= len(spec) or spec[i] is None else f"{d}@{_axes_str(spec[i])}"
                 for i, d in enumerate(self.shape)]
         return f"{dtype_name or short_dtype_name(self.dtype)}[{','.join(dims)}]"
@@ -129,16 +140,17 @@ class ShapedArray(AbstractValue):
     def __eq__(self, other):
         return (type(other) is ShapedArray and self.shape == other.shape
                 and self.dtype == other.dtype and self.weak_type == other.weak_type
-                and self.sharding == other.sharding)
+                and self.typed_sharding == other.typed_sharding)
 
     def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type, self.sharding))
+        return hash((self.shape, self.dtype, self.weak_type, self.typed_sharding))
+
+    def __str__(self):
+        return self.str_short(self.dtype.name)
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
-        if self.sharding is None:
-            return f"ShapedArray({self.dtype.name}{list(self.shape)}{weak})"
-        return f"ShapedArray({self.str_short(self.dtype.name)}{weak})"
+        return f"ShapedArray({self}{weak})"
 
 
 def _axes_str(entry) -> str:

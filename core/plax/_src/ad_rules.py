@@ -66,7 +66,7 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
     """The abstract value of tangents of `aval`: float0 for integer and bool values;
     others keep the sharding in the type (on explicit mesh axes), as in JAX."""
     if is_differentiable_dtype(aval.dtype):
-        return ShapedArray(aval.shape, aval.dtype, sharding=getattr(aval, "sharding", None))
+        return ShapedArray(aval.shape, aval.dtype, sharding=getattr(aval, "typed_sharding", None))
     return ShapedArray(aval.shape, dtypes.float0)
 
 
@@ -76,7 +76,7 @@ def zeros_like_aval(aval: ShapedArray):
     if aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, dtypes.float0)
     return lax_module().full(aval.shape, np.zeros((), aval.dtype)[()],
-                             sharding=getattr(aval, "sharding", None))
+                             sharding=getattr(aval, "typed_sharding", None))
 
 
 def instantiate(t, aval: ShapedArray | None = None):

@@ -22,7 +22,6 @@ import itertools
 import numbers
 import os
 import sys
-import warnings
 from typing import Any, Callable, Sequence
 
 from jaxlib._jax import config as _jaxlib_config
@@ -660,25 +659,13 @@ remove_size_one_mesh_axis_from_type = config.define_bool_state(
     include_in_jit_key=True, include_in_trace_context=True)
 
 
-def _refuse_key_reuse_checking(enabled: bool) -> None:
-    if enabled:
-        raise NotImplementedError(
-            "jax_debug_key_reuse: plax does not check PRNG key reuse yet (its typed keys do "
-            "not record that a random function consumed them, and no Jaxpr analysis finds "
-            "a key used twice), so it cannot be enabled; split keys with plax.random.split "
-            "before each use")
-
-
 debug_key_reuse = config.define_bool_state(
     "jax_debug_key_reuse", False,
-    "Track the use of typed PRNG keys and raise when a consumed key is used again (not "
-    "implemented in plax: enabling it raises NotImplementedError).",
+    "Track the use of typed PRNG keys (made by plax.random.key) and raise KeyReuseError "
+    "when a consumed key is used again: eagerly when it is passed, and when a jitted "
+    "function's Jaxpr is traced. Costs a little Python on each call of a function taking "
+    "or returning keys while on; nothing while off.",
     include_in_jit_key=True, include_in_trace_context=True)
-if debug_key_reuse.value:  # asked for by PLAX_/JAX_DEBUG_KEY_REUSE: JAX's, perhaps
-    warnings.warn("plax ignores JAX_DEBUG_KEY_REUSE/PLAX_DEBUG_KEY_REUSE: it does not check "
-                  "PRNG key reuse", RuntimeWarning, stacklevel=2)
-    debug_key_reuse.set_global(False)
-debug_key_reuse.add_update_hook(_refuse_key_reuse_checking)
 
 array_garbage_collection_guard = config.define_optional_enum_state(
     "jax_array_garbage_collection_guard", ["allow", "log", "fatal"], None,

@@ -55,6 +55,10 @@ class UnexpectedTracerError(JAXTypeError):
     """A tracer was used outside the transformation that created it."""
 
 
+class KeyReuseError(JAXTypeError):
+    """A typed PRNG key was consumed twice while `jax_debug_key_reuse` is on."""
+
+
 class InvalidShapeError(ValueError, TypeError):
     """A shape with a negative dimension, or too large for a 64-bit size.
 
@@ -65,6 +69,7 @@ class InvalidShapeError(ValueError, TypeError):
 
 for _cls in (JAXTypeError, JAXIndexError, ConcretizationTypeError, TracerBoolConversionError,
              TracerIntegerConversionError, TracerArrayConversionError,
-             NonConcreteBooleanIndexError, UnexpectedTracerError, InvalidShapeError):
+             NonConcreteBooleanIndexError, UnexpectedTracerError, InvalidShapeError,
+             KeyReuseError):
     _cls.__module__ = "plax.errors"  # where users find them
 del _cls

@@ -47,6 +47,7 @@ SEAMS: dict[str, tuple[str, str]] = {
     "batch_jaxpr": ("callable", "plax-transforms"),
     "sharding_from_spec": ("callable", "plax-sharding"),
     "sharding_rule": ("callable", "plax-sharding"),
+    "unsharded_type": ("callable", "plax-sharding"),
     "implicit_device_put": ("callable", "plax-runtime"),
 }
 """The seams by which the kernel calls up into other layers: `plax.interpreters` entry

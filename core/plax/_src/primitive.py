@@ -169,11 +169,13 @@ class Primitive:
                 f"primitive '{self.id}' has no abstract evaluation rule, so it cannot be "
                 f"traced; rules it has: {sorted(k for k, _ in self._rules) or 'none'}")
         out = rule(*avals, **params)
-        if (any(getattr(a, "sharding", None) is not None for a in avals)
-                or params.get("out_sharding") is not None
-                or params.get("sharding") is not None):
-            out = _sharding_rule(self, avals, out, params)  # explicit axes in the types
-        return out
+        # Explicit mesh axes in the types (checked without a generator: once per equation).
+        typed = params.get("out_sharding") is not None or params.get("sharding") is not None
+        for a in avals:
+            if typed:
+                break
+            typed = getattr(a, "typed_sharding", None) is not None
+        return _sharding_rule(self, avals, out, params) if typed else out
 
 
 _sharding_rule = plugins.seam("sharding_rule")

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from plax._src.primitive import Primitive
 
 
+_NO_EFFECTS = frozenset()
+
+
 def current_source_info():
     """Where the user applied a primitive: a cheap C++ traceback, filtered when shown."""
     return _jax.Traceback.get_traceback()
@@ -83,18 +86,23 @@ class StagingTrace(Trace):
         return entry[0]
 
     def process_primitive(self, primitive: Primitive, args, params):
+        # The per-equation cost of tracing: this trace's own tracers take the short way.
         if not self._valid:
             raise escaped_tracer_error(next(a for a in args if isinstance(a, Tracer)), primitive)
-        atoms = [self.to_atom(a) for a in args]
-        out_avals = primitive.abstract_eval(*(a.aval for a in atoms), **params)
-        multiple = primitive.multiple_results
-        outvars = [Var(a) for a in (out_avals if multiple else (out_avals,))]
+        atoms = [a._var if type(a) is StagingTracer and a._trace is self else self.to_atom(a)
+                 for a in args]
+        out_avals = primitive.abstract_eval(*[a.aval for a in atoms], **params)
         effects = primitive.get_rule("effects")
-        self.eqns.append(JaxprEqn(atoms, outvars, primitive, params,
-                                  frozenset(effects(**params)) if effects else frozenset(),
+        effects = frozenset(effects(**params)) if effects else _NO_EFFECTS
+        if not primitive.multiple_results:
+            outvar = Var(out_avals)
+            self.eqns.append(JaxprEqn(atoms, [outvar], primitive, params, effects,
+                                      current_source_info(), current_name_stack()))
+            return StagingTracer(self, outvar)
+        outvars = [Var(a) for a in out_avals]
+        self.eqns.append(JaxprEqn(atoms, outvars, primitive, params, effects,
                                   current_source_info(), current_name_stack()))
-        tracers = [StagingTracer(self, v) for v in outvars]
-        return tracers if multiple else tracers[0]
+        return [StagingTracer(self, v) for v in outvars]
 
     def to_closed_jaxpr(self, outs: Sequence[Any],
                         debug_info: JaxprDebugInfo | None) -> ClosedJaxpr:

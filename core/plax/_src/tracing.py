@@ -311,6 +311,8 @@ array_methods.install(Tracer)
 # --- abstract values of Python and NumPy values ----------------------------------
 
 _PY_SCALAR_KINDS = {bool: "bool", int: "int", float: "float", complex: "complex"}
+# (Python scalar type or NumPy scalar dtype, x64 mode) -> the aval of such scalars
+_SCALAR_AVALS: dict[tuple[Any, bool], ShapedArray] = {}
 
 
 def get_aval(x) -> AbstractValue:
@@ -321,11 +323,21 @@ def get_aval(x) -> AbstractValue:
     if isinstance(aval, AbstractValue):
         return aval
     if type(x) in _PY_SCALAR_KINDS:
-        dtype = dtypes.canonicalize_dtype(dtypes.dtype(x))
+        key = (type(x), config.enable_x64.value)
+        aval = _SCALAR_AVALS.get(key)
+        if aval is None:  # avals are immutable: one per scalar type and x64 mode
+            dtype = dtypes.canonicalize_dtype(dtypes.dtype(x))
+            aval = _SCALAR_AVALS[key] = ShapedArray((), dtype, weak_type=type(x) is not bool)
         if type(x) is int:
-            _check_int_fits(x, dtype)
-        return ShapedArray((), dtype, weak_type=type(x) is not bool)
-    if isinstance(x, (np.ndarray, np.generic)):
+            _check_int_fits(x, aval.dtype)
+        return aval
+    if isinstance(x, np.generic):
+        key = (x.dtype, config.enable_x64.value)
+        aval = _SCALAR_AVALS.get(key)
+        if aval is None:
+            aval = _SCALAR_AVALS[key] = ShapedArray((), dtypes.canonicalize_dtype(x.dtype))
+        return aval
+    if isinstance(x, np.ndarray):
         return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
     if shape is not None and dtype is not None:  # ShapeDtypeStruct-likes

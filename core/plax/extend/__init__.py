@@ -15,7 +15,9 @@ Modules:
 * `plax.extend.batching` — batching helpers, named axes, `batch_jaxpr`;
 * `plax.extend.mlir` — MLIR modules and builders for lowering rules;
 * `plax.extend.dtypes`, `plax.extend.config`, `plax.extend.tree_util`,
-  `plax.extend.sharding`, `plax.extend.registry`.
+  `plax.extend.sharding`, `plax.extend.registry`;
+* `plax.extend.random` (from plax-stdlib) — the key-reuse signatures of primitives
+  that take or make PRNG keys.
 
 This module itself lists what is registered: `list_primitives()`, `rules_of(prim)`,
 and `coverage()` (also `python -m plax.extend`), the table of which rules each

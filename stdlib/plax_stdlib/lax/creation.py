@@ -25,10 +25,14 @@ def _iota_abstract_eval(*, dtype, shape, dimension, sharding):
     return aval
 
 
-iota_p = standard_primitive(
-    "lax.iota", _iota_abstract_eval,
-    lambda ctx, *, dtype, shape, dimension, sharding: hlo.iota(mu.ir_type(ctx.avals_out[0]),
-                                                               dimension))
+def _iota_lower(ctx, *, dtype, shape, dimension, sharding):
+    out = mu.ir_type(ctx.avals_out[0])
+    if not mu.is_static(shape):  # a symbolic (shape-polymorphic) dimension
+        return hlo.dynamic_iota(out, mu.shape_tensor(shape), iota_dimension=dimension)
+    return hlo.iota(out, dimension)
+
+
+iota_p = standard_primitive("lax.iota", _iota_abstract_eval, _iota_lower)
 
 
 def broadcasted_iota(dtype, shape, dimension: int, *, out_sharding=None):

@@ -199,7 +199,7 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
     dnums = scatters.ScatterDimensionNumbers(dn.offset_dims, dn.collapsed_slice_dims,
                                             dn.start_index_map, dn.operand_batching_dims,
                                             dn.start_indices_batching_dims)
-    zeros = creation.full(aval.shape, np.zeros((), aval.dtype)[()], sharding=aval.sharding)
+    zeros = creation.full(aval.shape, np.zeros((), aval.dtype)[()], sharding=aval.typed_sharding)
     return [scatters.scatter_add_p.bind(zeros, indices, ct, dimension_numbers=dnums,
                                        indices_are_sorted=indices_are_sorted,
                                        unique_indices=unique_indices,

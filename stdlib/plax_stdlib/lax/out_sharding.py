@@ -30,9 +30,9 @@ def cotangent_sharding(aval, *others, order=None) -> Any:
     type `aval` (its dimensions in `order`, default as they are): the operand's
     sharding (as JAX does), unsplit where the `others`' types carry shardings but the
     operand's none, None where no type has one."""
-    typed = aval.sharding
+    typed = aval.typed_sharding
     if typed is None:
-        if all(get_aval(x).sharding is None for x in others):
+        if all(get_aval(x).typed_sharding is None for x in others):
             return None
         from plax.sharding import PartitionSpec
         return PartitionSpec()

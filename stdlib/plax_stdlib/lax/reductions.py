@@ -145,7 +145,7 @@ def _check_half_precision_sum(operand: ShapedArray, axes) -> None:
 reduce_sum_p = _monoid_reduction(
     "reduce_sum", NUMBER, "add", lambda dt: 0, check=_check_half_precision_sum, jvp=linear_jvp(),
     transpose=lambda ct, x, *, axes, out_sharding: [shape_ops.broadcast_in_dim(
-        ct, x.aval.shape, _kept_dims(x.aval.ndim, axes), out_sharding=x.aval.sharding)])
+        ct, x.aval.shape, _kept_dims(x.aval.ndim, axes), out_sharding=x.aval.typed_sharding)])
 
 
 def _prod_jvp(primals, tangents, *, axes, out_sharding):

@@ -249,9 +249,16 @@ def _squeeze_abstract_eval(operand, *, dimensions):
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
+def _squeeze_lower(ctx, operand, *, dimensions):
+    out = ctx.avals_out[0]
+    if not mu.is_static(out.shape):  # a symbolic (shape-polymorphic) dimension
+        return hlo.dynamic_reshape(mu.ir_type(out), operand,
+                                   mu.shape_tensor(mu.physical_aval(out).shape))
+    return hlo.reshape(mu.ir_type(out), operand)
+
+
 squeeze_p = standard_primitive(
-    "lax.squeeze", _squeeze_abstract_eval,
-    lambda ctx, operand, *, dimensions: hlo.reshape(mu.ir_type(ctx.avals_out[0]), operand),
+    "lax.squeeze", _squeeze_abstract_eval, _squeeze_lower,
     jvp=linear_jvp(), transpose=lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)],
     batching=axes_batcher("dimensions", reduces=True))
 
@@ -343,6 +350,10 @@ def _pad_abstract_eval(operand, padding_value, *, padding_config):
 
 def _pad_lower(ctx, operand, padding_value, *, padding_config):
     lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
+    if not mu.is_static([*lo, *hi, *interior]):  # symbolic (shape-polymorphic) padding
+        return hlo.dynamic_pad(mu.ir_type(ctx.avals_out[0]), operand, padding_value,
+                               mu.shape_tensor(lo), mu.shape_tensor(hi),
+                               mu.shape_tensor(interior))
     return hlo.pad(operand, padding_value, list(lo), list(hi), list(interior))
 
 
@@ -391,8 +402,8 @@ def pad(operand, padding_value, padding_config):
     negative low/high padding removes elements. A Python scalar `padding_value` keeps
     its default dtype (no matching to `operand`'s), so `pad(int8_array, 0, ...)` is a
     TypeError, as in JAX."""
-    config = tuple((operator.index(lo), operator.index(hi),
-                    operator.index(interior)) for lo, hi, interior in padding_config)
+    config = tuple((canonical_dim(lo), canonical_dim(hi), canonical_dim(interior))
+                   for lo, hi, interior in padding_config)
     return pad_p.bind(operand, padding_value, padding_config=config)
 
 

@@ -62,7 +62,9 @@ def _slice_abstract_eval(operand, *, start_indices, limit_indices, strides):
                             f"{start_indices}, limit_indices {limit_indices})")
     if any(s <= 0 for s in strides):
         raise ValueError(f"{name}: strides must be positive, got {strides}")
-    shape = tuple(-(-(limit - start) // stride)
+    # (JAX's form, which keeps symbolic sizes as JAX prints them: `floordiv(b - 1, 2) + 1`)
+    shape = tuple(limit - start if stride == 1 else
+                  (limit - start - 1) // stride + 1 if limit != start else 0
                   for start, limit, stride in zip(start_indices, limit_indices, strides))
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
@@ -73,7 +75,7 @@ def _slice_lower(ctx, operand, *, start_indices, limit_indices, strides):
     starts = [*start_indices, *(0 for _ in element)]
     limits = [*limit_indices, *element]
     steps = [*strides, *(1 for _ in element)]
-    if not mu.is_static(limits):  # a symbolic (shape-polymorphic) dimension
+    if not mu.is_static([*starts, *limits]):  # a symbolic (shape-polymorphic) dimension
         return hlo.real_dynamic_slice(mu.ir_type(ctx.avals_out[0]), operand,
                                       mu.shape_tensor(starts), mu.shape_tensor(limits),
                                       mu.shape_tensor(steps))
@@ -115,7 +117,7 @@ slice_p = standard_primitive("lax.slice", _slice_abstract_eval, _slice_lower, jv
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - lax's name
     """`operand[start:limit:stride]` in every dimension, with static bounds."""
     return slice_p.bind(
-        operand, start_indices=tuple(map(operator.index, start_indices)),
+        operand, start_indices=tuple(map(canonical_dim, start_indices)),
         limit_indices=tuple(map(canonical_dim, limit_indices)),
         strides=None if strides is None else tuple(map(operator.index, strides)))
 
@@ -125,8 +127,8 @@ def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int =
     shape = get_aval(operand).shape
     axis = canonicalize_axis("slice_in_dim", axis, len(shape))
     size = shape[axis]
-    start = 0 if start_index is None else operator.index(start_index)
-    limit = size if limit_index is None else operator.index(limit_index)
+    start = 0 if start_index is None else canonical_dim(start_index)
+    limit = size if limit_index is None else canonical_dim(limit_index)
     start, limit = (start + size if start < 0 else start), (limit + size if limit < 0 else limit)
     starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
     starts[axis], limits[axis], strides[axis] = start, limit, operator.index(stride)
@@ -242,11 +244,28 @@ def _dynamic_slice_batching(axis_data, args, dims, *, slice_sizes):
                          mode=GatherScatterMode.CLIP), 0
 
 
+def _dynamic_slice_lower(ctx, operand, *starts, slice_sizes):
+    sizes = [*slice_sizes, *mu.element_shape(ctx.avals_in[0])]
+    starts = _element_starts(ctx, starts)
+    if mu.is_static(sizes):
+        return hlo.dynamic_slice(operand, starts, sizes)
+    # A symbolic (shape-polymorphic) slice size: each start clamped into
+    # [0, dim - size], as dynamic_slice does, then a slice from there.
+    shape = mu.physical_aval(ctx.avals_in[0]).shape
+    i32 = mu.ir_type(ShapedArray((), np.int32))
+    begins = [hlo.clamp(mu.dense_constant(np.int32(0)),
+                        start if start.type == i32 else hlo.convert(i32, start),
+                        mu.dimension_value(dim - size))
+              for start, dim, size in zip(starts, shape, sizes)]
+    begin = mu.shape_tensor([0] * len(sizes)) if not begins else hlo.concatenate(
+        [hlo.reshape(mu.ir_type(ShapedArray((1,), np.int32)), b) for b in begins], 0)
+    return hlo.real_dynamic_slice(mu.ir_type(ctx.avals_out[0]), operand, begin,
+                                  hlo.add(begin, mu.shape_tensor(sizes)),
+                                  mu.shape_tensor([1] * len(sizes)))
+
+
 dynamic_slice_p = standard_primitive(
-    "lax.dynamic_slice", _dynamic_slice_abstract_eval,
-    lambda ctx, operand, *starts, slice_sizes: hlo.dynamic_slice(
-        operand, _element_starts(ctx, starts),
-        [*slice_sizes, *mu.element_shape(ctx.avals_in[0])]),
+    "lax.dynamic_slice", _dynamic_slice_abstract_eval, _dynamic_slice_lower,
     jvp=_dynamic_slice_jvp, transpose=_dynamic_slice_transpose,
     batching=_dynamic_slice_batching)
 
@@ -257,7 +276,7 @@ def dynamic_slice(operand, start_indices, slice_sizes):
     shape = get_aval(operand).shape
     starts = _start_indices("dynamic_slice", shape, start_indices)
     return dynamic_slice_p.bind(operand, *starts,
-                                slice_sizes=tuple(map(operator.index, slice_sizes)))
+                                slice_sizes=tuple(map(canonical_dim, slice_sizes)))
 
 
 def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0):

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from plax.extend import dtypes
-from plax.extend.core import ShapedArray, Tracer, get_aval, implicit_device_put
+from plax.extend.core import (ShapedArray, SymbolicDimension, Tracer, get_aval,
+                              implicit_device_put)
 from plax_stdlib import lax
 from plax_stdlib.lax import conversion as lax_conversion
 from plax_stdlib.numpy import util
@@ -177,7 +178,7 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, 
     dtype = util.check_user_dtype(dtype, "full_like")
     out_shape = util.shape_of(a) if shape is None else util.canonicalize_shape(shape, "full_like")
     weak = dtype is None and util.is_weak(a)
-    typed = getattr(get_aval(a), "sharding", None) if shape is None else None
+    typed = getattr(get_aval(a), "typed_sharding", None) if shape is None else None
     if typed is not None and not isinstance(a, Tracer):
         typed = a.sharding  # a concrete array's own devices, which eager dispatch uses
     out = _filled(out_shape, fill_value, dtype or util.dtype_of(a), weak, "full_like", typed)
@@ -208,8 +209,11 @@ def _concrete_bound(value, name: str):
 
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, device=None):
-    """Evenly spaced values in `[start, stop)`; the bounds must be concrete."""
+    """Evenly spaced values in `[start, stop)`; the bounds must be concrete (or
+    symbolic dimensions, in a shape-polymorphic export)."""
     dtype = util.check_user_dtype(dtype, "arange")
+    if any(isinstance(v, SymbolicDimension) for v in (start, stop, step)):
+        return _place(_symbolic_arange(start, stop, step, dtype), device)
     bounds = [None if v is None else _concrete_bound(v, name)
               for v, name in ((start, "start"), (stop, "stop"), (step, "step"))]
     start, stop, step = bounds
@@ -223,6 +227,31 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
         raise ZeroDivisionError(f"arange: step must not be zero (start={start}, stop={stop})")
     return _device_put(np.arange(start, stop, 1 if step is None else step, dtype=out_dtype),
                        device)
+
+
+def _symbolic_arange(start, stop, step, dtype):
+    """`arange` whose bounds are ints and symbolic dimensions: `start + step * iota`
+    with `max(ceil((stop - start) / step), 0)` elements, as JAX counts them."""
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if not isinstance(v, (int, np.integer, SymbolicDimension)):
+            raise TypeError(f"arange with a symbolic dimension takes integer bounds, got "
+                            f"{name}={v!r}")
+    if not isinstance(step, (int, np.integer)) or step == 0:
+        raise ValueError(f"arange with a symbolic dimension needs a constant, non-zero "
+                         f"step, got step={step}")
+    if isinstance(start, SymbolicDimension):
+        raise NotImplementedError(f"arange with the symbolic start {start} (plax computes "
+                                  "symbolic sizes, not values from them)")
+    size = max((stop - start + step - 1) // step if step > 0
+               else (start - stop - step - 1) // -step, 0)
+    dtype = dtype or dtypes.default_int_dtype()
+    out = lax.iota(dtype, size)
+    if step != 1:
+        out = lax.mul(out, np.asarray(step, dtype))
+    return out if start == 0 else lax.add(out, np.asarray(start, dtype))
 
 
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,

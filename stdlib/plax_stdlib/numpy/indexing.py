@@ -22,7 +22,7 @@ import numpy as np
 
 from plax.errors import NonConcreteBooleanIndexError
 from plax.extend import dtypes
-from plax.extend.core import ShapedArray, Tracer
+from plax.extend.core import ShapedArray, SymbolicDimension, Tracer
 from plax_stdlib import lax
 from plax_stdlib.lax import gathers
 from plax_stdlib.numpy import util
@@ -96,7 +96,7 @@ class _Plan:
 def _slice_bound(value, what: str):
     """A slice's start/stop/step as a Python int or None: concrete scalars convert
     (TypeError for non-integers, as in Python); traced ones are an IndexError."""
-    if value is None or isinstance(value, (int, np.integer)):
+    if value is None or isinstance(value, (int, np.integer, SymbolicDimension)):
         return value
     if isinstance(value, Tracer) and value.to_concrete_value() is None:
         raise IndexError(f"Array slice indices must have static start/stop/step to be used "
@@ -145,9 +145,11 @@ def _plan(shape: tuple[int, ...], index: tuple) -> _Plan:
             if (start, stop, step) in ((None, None, None), (None, None, 1)):
                 start, stop, step = 0, size, 1  # the whole axis (which may be symbolic)
                 count = size
-            else:
+            elif all(isinstance(v, (int, type(None))) for v in (size, start, stop)):
                 start, stop, step = slice(start, stop, step).indices(size)
                 count = len(range(start, stop, step))
+            else:
+                start, step, count = _symbolic_slice(start, stop, step, size)
             if step < 0:
                 plan.reversed_dims.append(dim)
                 start, step = size - 1 - start, -step
@@ -159,6 +161,25 @@ def _plan(shape: tuple[int, ...], index: tuple) -> _Plan:
             plan.out_shape.append(count)
         dim += 1
     return plan
+
+
+def _symbolic_slice(start, stop, step, size) -> tuple:
+    """`(start, step, count)` of `start:stop:step` (static ints or None) on an axis of
+    symbolic `size` (shape-polymorphic export), with Python's clamping; a bound whose
+    clamping the size's constraints cannot decide raises the dimension's
+    `InconclusiveDimensionOperation`."""
+    step = 1 if step is None else step
+    low, high = (0, size) if step > 0 else (-1, size - 1)
+
+    def bound(value, default):
+        if value is None:
+            return default
+        return min(max(value + size if value < 0 else value, low), high)
+    start = bound(start, low if step > 0 else high)
+    stop = bound(stop, high if step > 0 else low)
+    count = max((stop - start + step - 1) // step if step > 0
+                else (start - stop - step - 1) // -step, 0)
+    return start, step, count
 
 
 def _clamped_index(i: int, size: int, dim: int) -> tuple[int, bool]:

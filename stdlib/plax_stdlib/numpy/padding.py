@@ -12,6 +12,7 @@ import operator
 
 import numpy as np
 
+from plax.extend.core import SymbolicDimension, canonical_dim
 from plax_stdlib import lax
 from plax_stdlib.numpy import reductions, shape_ops, ufuncs, util
 
@@ -69,10 +70,10 @@ def _widths(pad_width, ndim: int) -> tuple:
     pairs = _pairs(pad_width, ndim, "pad_width")
     out = []
     for before, after in pairs:
-        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                   for v in (before, after)):
+        if not all(isinstance(v, (int, np.integer, SymbolicDimension))
+                   and not isinstance(v, bool) for v in (before, after)):
             raise TypeError(f"pad: `pad_width` must be of integral type, got {pad_width!r}")
-        out.append((operator.index(before), operator.index(after)))
+        out.append(tuple(canonical_dim(v) for v in (before, after)))
     return tuple(out)
 
 
@@ -87,13 +88,17 @@ def _part(x, start: int, stop: int, axis: int):
 
 
 def _constant(x, axis: int, widths, values):
-    before, after = widths
+    """Both sides in one `lax.pad` when they take one value (as JAX pads: on a
+    sharded axis, only the total width must keep the mesh axes dividing it)."""
     dtype = util.dtype_of(x)
-    for side, width in ((0, before), (1, after)):
-        if width:
-            value = util.convert(util.ensure_arraylike("pad", values[side]), dtype)
+    scalars = all(isinstance(v, (int, float, complex, np.number)) for v in values)
+    sides = ([(widths, values[0])] if values[0] is values[1] or (scalars and values[0] == values[1])
+             else [((widths[0], 0), values[0]), ((0, widths[1]), values[1])])
+    for (before, after), value in sides:
+        if before or after:
+            value = util.convert(util.ensure_arraylike("pad", value), dtype)
             config = [(0, 0, 0)] * len(util.shape_of(x))
-            config[axis] = (width, 0, 0) if side == 0 else (0, width, 0)
+            config[axis] = (before, after, 0)
             x = lax.pad(x, value, config)
     return x
 
@@ -104,8 +109,18 @@ def _gather_positions(x, axis: int, positions: np.ndarray):
 
 
 def _edge(x, axis: int, widths):
-    n = util.shape_of(x)[axis]
-    return _gather_positions(x, axis, np.clip(np.arange(-widths[0], n + widths[1]), 0, n - 1))
+    shape = util.shape_of(x)
+    n = shape[axis]
+    if all(isinstance(d, int) for d in shape):
+        return _gather_positions(x, axis, np.clip(np.arange(-widths[0], n + widths[1]), 0,
+                                                  n - 1))
+    # A symbolic (shape-polymorphic) shape: the edge slices broadcast beside `x`.
+    parts = []
+    for start, width in ((0, widths[0]), (n - 1, widths[1])):
+        edge = lax.slice_in_dim(x, start, start + 1, axis=axis)
+        parts.append(lax.broadcast_in_dim(edge, shape[:axis] + (width,) + shape[axis + 1:],
+                                          tuple(range(len(shape)))))
+    return lax.concatenate([parts[0], x, parts[1]], axis)
 
 
 def _wrap(x, axis: int, widths):

@@ -129,7 +129,7 @@ def split(key, num: int | Sequence[int] = 2) -> plax.Array:
 
 
 def clone(key) -> plax.Array:
-    """The same key (an identity here; key-reuse checking would treat it as fresh)."""
+    """The same key, unconsumed: under `jax_debug_key_reuse` it may be used once more."""
     return prims.random_clone_p.bind(key)
 
 

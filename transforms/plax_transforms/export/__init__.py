@@ -4,9 +4,10 @@ JAX (the `jax.export` API of JAX 0.10).
 Reading path: `exported.py` (`export` and the `Exported` it returns; the calling
 convention of its module) → `shardings.py` (the named shardings of a sharded
 export) → `call_exported.py` (`Exported.call`, a primitive whose lowering inlines
-the module) → `shape_poly.py` (symbolic dimensions) → `solving.py` (solving for
-them) → `serialization.py` and `serialized_shardings.py` on `flatbuffer.py`
-(JAX's serialized format).
+the module) → `shape_poly.py` (symbolic dimensions, their scopes and constraints)
+→ `decision.py` (deciding their comparisons) → `solving.py` (solving for them, and
+the constraints checked when called) → `serialization.py` and
+`serialized_shardings.py` on `flatbuffer.py` (JAX's serialized format).
 """
 from plax_transforms.export.calling_convention import (
     maximum_supported_calling_convention_version, minimum_supported_calling_convention_version)

@@ -29,8 +29,9 @@ from plax_transforms.export.calling_convention import (
 from plax_stdlib.lax.linalg.lapack import ensure_targets
 from plax_transforms.custom_derivatives import custom_vjp
 from plax_transforms.export.merging import merge_module
-from plax_transforms.export.shape_poly import DimExpr, evaluate_shape, shape_text
-from plax_transforms.export.solving import solving_plan
+from plax_transforms.export.shape_poly import (DimExpr, InconclusiveDimensionOperation,
+                                               evaluate_shape, shape_text)
+from plax_transforms.export.solving import constraint_checks, constraint_message, solving_plan
 from plax_transforms.lowering import sharding_constraint
 
 call_exported_p = Primitive("export.call_exported", multiple_results=True)
@@ -131,15 +132,35 @@ def _abstract_eval(*avals, exported):
                     f"Input shapes do not match the polymorphic shapes specification: "
                     f"{_describe(exported, i, j)} is {g}, but '{w}' = {w.evaluate(env)} "
                     f"(from {', '.join(f'{k} = {v}' for k, v in sorted(env.items()))})")
+    _check_constraints(exported, env)
     return [ShapedArray(evaluate_shape(a.shape, env), a.dtype) for a in exported.out_avals]
+
+
+def _specs(exported) -> str:
+    return ",".join(f"{_describe(exported, i)}.shape = {shape_text(a.shape)}"
+                    for i, a in enumerate(exported.in_avals))
+
+
+def _check_constraints(exported, env: dict) -> None:
+    """ValueError where the solved variables `env` break a constraint of the export's
+    scope (as the module's shape assertions would)."""
+    dims = [d for a in exported.in_avals for d in a.shape]
+    for c in constraint_checks(dims, env):
+        found = c.diff.evaluate(env)
+        try:
+            holds = found == 0 if c.cmp == "==" else found >= 0
+        except InconclusiveDimensionOperation:
+            holds = False
+        if not holds:
+            solved = ", ".join(f"'{k}' = {v}" for k, v in env.items())
+            raise ValueError(constraint_message(c, str(found), _specs(exported), solved))
 
 
 def _solve(exported, avals, env: dict) -> None:
     """Put in `env` the dimension variables' values that the arguments' shapes give."""
     positions = [(i, j) for i, a in enumerate(exported.in_avals) for j in range(len(a.shape))]
     dims = [exported.in_avals[i].shape[j] for i, j in positions]
-    specs = ",".join(f"{_describe(exported, i)}.shape = {shape_text(a.shape)}"
-                      for i, a in enumerate(exported.in_avals))
+    specs = _specs(exported)
     prefix = "Input shapes do not match the polymorphic shapes specification. "
     for step in solving_plan(dims, specs, lambda k: _describe(exported, *positions[k])):
         i, j = positions[step.source]

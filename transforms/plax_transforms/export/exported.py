@@ -37,7 +37,7 @@ from plax_transforms.export.calling_convention import CALLING_CONVENTION_VERSION
 from plax_transforms.export.merging import merge_module
 from plax_transforms.call_placement import place_call
 from plax_transforms.export.shape_poly import DimExpr, dimension_variables, shape_text
-from plax_transforms.export.solving import solving_plan
+from plax_transforms.export.solving import constraint_checks, constraint_message, solving_plan
 from plax_transforms.jit import JitWrapped, jit
 from plax_transforms.lowering import lower_jaxpr_to_module
 from plax_transforms.mlir_context import make_ir_context, module_to_bytecode, module_to_string
@@ -115,11 +115,28 @@ class Exported:
 
     @property
     def in_named_shardings(self) -> tuple:
-        return self._in_named_shardings or (None,) * len(self.in_avals)
+        return (self._in_named_shardings or self._named_from_hlo[0]
+                or (None,) * len(self.in_avals))
 
     @property
     def out_named_shardings(self) -> tuple:
-        return self._out_named_shardings or (None,) * len(self.out_avals)
+        return (self._out_named_shardings or self._named_from_hlo[1]
+                or (None,) * len(self.out_avals))
+
+    @functools.cached_property
+    def _named_from_hlo(self) -> tuple[tuple, tuple]:
+        """For an export JAX serialized before 2026 (`HloSharding`s only): named
+        shardings of the inputs and outputs on the module's own mesh; else `((), ())`."""
+        hlo = (*self.in_shardings_hlo, *self.out_shardings_hlo)
+        if self._in_named_shardings or self._out_named_shardings or all(
+                h is None for h in hlo):
+            return (), ()
+        with make_ir_context() as context:
+            mesh = shardings.module_mesh(_jax.mlir.deserialize_portable_artifact(
+                self.mlir_module_serialized, context))
+        named = tuple(None if h is None else shardings.from_hlo(h, len(a.shape), mesh)
+                      for h, a in zip(hlo, (*self.in_avals, *self.out_avals)))
+        return named[:len(self.in_avals)], named[len(self.in_avals):]
 
     def mlir_module(self) -> str:
         """The module's StableHLO text."""
@@ -135,11 +152,13 @@ class Exported:
         """The arguments' shardings (None: unspecified) on `mesh`, a mesh with the
         export's axis names, sizes and types (its devices may differ): what to
         `device_put` the arguments with before `call`."""
-        return shardings.on_mesh(self.in_named_shardings, mesh)
+        return shardings.on_mesh(self._in_named_shardings or (None,) * len(self.in_avals),
+                                 mesh, self.in_shardings_hlo, self.in_avals)
 
     def out_shardings_jax(self, mesh) -> tuple:
         """The results' shardings on `mesh` (see `in_shardings_jax`)."""
-        return shardings.on_mesh(self.out_named_shardings, mesh)
+        return shardings.on_mesh(self._out_named_shardings or (None,) * len(self.out_avals),
+                                 mesh, self.out_shardings_hlo, self.out_avals)
 
     def has_vjp(self) -> bool:
         return self._get_vjp is not None
@@ -214,6 +233,7 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
 
 
 def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwargs):
+    _check_one_scope(fun_jit, args, kwargs)
     flat, in_tree, result = fun_jit._infer(args, kwargs)
     closed = result.closed
     dbg = closed.jaxpr.debug_info
@@ -261,13 +281,15 @@ def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwa
         serialized = _jax.mlir.serialize_portable_artifact(
             module_to_bytecode(module), target, backends.get_backend().serialize_with_sdy)
     kept = set(lowering.kept_var_idx)
-    in_named = tuple(shardings.abstract_named_sharding(s, len(a.shape)) if i in kept else None
+    mesh = shardings.export_mesh([*placement.in_shardings, *(placement.out_shardings or ())])
+    in_named = tuple(shardings.abstract_named_sharding(s, len(a.shape), mesh) if i in kept
+                     else None
                      for i, (s, a) in enumerate(zip(placement.in_shardings, in_avals)))
     # An output's sharding is jit's, else the one its type has (explicit mesh axes).
     out_layouts = tuple(
-        s if s is not None else _typed_on(getattr(a, "sharding", None), placement.devices)
+        s if s is not None else _typed_on(getattr(a, "typed_sharding", None), placement.devices)
         for s, a in zip(placement.out_shardings or (None,) * len(out_avals), closed.out_avals))
-    out_named = tuple(shardings.abstract_named_sharding(s, len(a.shape))
+    out_named = tuple(shardings.abstract_named_sharding(s, len(a.shape), mesh)
                       for s, a in zip(out_layouts, out_avals))
     return Exported(
         fun_name=fun_name, in_tree=in_tree, in_avals=in_avals,
@@ -281,6 +303,24 @@ def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwa
                                              out_layouts),
         _in_named_shardings=shardings.stated(in_named),
         _out_named_shardings=shardings.stated(out_named))
+
+
+def _check_one_scope(fun_jit, args, kwargs) -> None:
+    """As JAX: the symbolic dimensions of all the arguments share one scope."""
+    from plax.extend import tree_util
+    first = None
+    for keys, leaf in tree_util.tree_flatten_with_path((args, kwargs))[0]:
+        for d in getattr(leaf, "shape", ()):
+            if not isinstance(d, DimExpr):
+                continue
+            where = ("args" if keys[0].idx == 0 else "kwargs") + tree_util.keystr(keys[1:])
+            if first is None:
+                first = (d.scope, where)
+            elif first[0] is not None:
+                name = getattr(fun_jit, "__name__", None) or "fun"
+                first[0].check_same(d, f"when exporting {name}",
+                                    self_descr=f"current (from {first[1]}) ",
+                                    other_descr=where)
 
 
 def _typed_on(typed, devices):
@@ -417,7 +457,8 @@ def _wrap_main(module: ir.Module, in_avals, dim_vars: Sequence[str], kept_var_id
 def _dimension_values(arrays, avals, dim_vars, in_tree, kept_var_idx) -> list[ir.Value]:
     """Each dimension variable's value, solved from the arguments' sizes as
     `shape_poly.solving_plan` says, and `@shape_assertion`s that each division is
-    exact, each variable >= 1 and every other symbolic dimension matches its size."""
+    exact, each variable >= 1, every other symbolic dimension matches its size and the
+    scope's constraints hold."""
     def path(arg: int, dim: int | None = None) -> str:
         return argument_path(in_tree, kept_var_idx[arg], dim)
 
@@ -462,6 +503,14 @@ def _dimension_values(arrays, avals, dim_vars, in_tree, kept_var_idx) -> list[ir
                 f"{prefix} Found inconsistency between dimension size {path(arg, dim)} "
                 f"(= {{0}}) and the specification '{d}' (= {{1}}). Using the following "
                 f"polymorphic shapes specifications: {specs}.")
+        solved = ", ".join(f"'{step.var}' = {{{i + 1}}}" for i, step in enumerate(plan))
+        for c in constraint_checks(dims, values):
+            diff = mu.dimension_value(c.diff)
+            _shape_assertion(
+                mu.compare(diff, mu.dense_constant(np.int32(0)),
+                           "EQ" if c.cmp == "==" else "GE", i32),
+                [diff, *(values[step.var] for step in plan)],
+                constraint_message(c, "{0}", specs, solved))
     return [values[v] for v in dim_vars]
 
 

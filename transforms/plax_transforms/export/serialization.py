@@ -20,13 +20,14 @@ import struct
 from typing import Any, Callable
 
 import numpy as np
+from jaxlib.xla_client import HloSharding
 
 from plax.extend import dtypes, tree_util
 from plax.extend.core import Effect, ShapedArray
 from plax_transforms.export import flatbuffer as fb
 from plax_transforms.export.flatbuffer import BOOL, INT8, INT16, UINT16, UINT32, Table, Vector
 from plax_transforms.export.serialized_shardings import Shardings, read_shardings
-from plax_transforms.export.shape_poly import parse_dimension
+from plax_transforms.export.shape_poly import SymbolicScope, parse_dimension
 from plax_transforms.export.shardings import hlo_shardings, stated
 
 # JAX writes 3 in the version field for the sake of old readers; so do we.
@@ -286,15 +287,24 @@ def deserialize(blob, make_exported: Callable[..., Any], make_check: Callable[[s
 
 def _read_exported(root: fb.TableView, make_exported, make_check):
     vjp = root.table(_EXP_VJP)
-    unique = [_read_aval(t) for t in root.tables(_EXP_UNIQUE_AVALS)]
+    # As JAX: the dimensions of one deserialized Exported share a new scope (JAX's
+    # format keeps no constraints; the module checks them).
+    scope = SymbolicScope()
+    unique = [_read_aval(t, scope) for t in root.tables(_EXP_UNIQUE_AVALS)]
     in_idxs = root.scalars(_EXP_IN_AVALS_IDXS, "I")
     out_idxs = root.scalars(_EXP_OUT_AVALS_IDXS, "I")
     in_avals = (tuple(unique[i] for i in in_idxs) if in_idxs
-                else tuple(_read_aval(t) for t in root.tables(_EXP_IN_AVALS)))
+                else tuple(_read_aval(t, scope) for t in root.tables(_EXP_IN_AVALS)))
     out_avals = (tuple(unique[i] for i in out_idxs) if out_idxs
-                 else tuple(_read_aval(t) for t in root.tables(_EXP_OUT_AVALS)))
+                 else tuple(_read_aval(t, scope) for t in root.tables(_EXP_OUT_AVALS)))
     in_named = read_shardings(root, _SHARDING_SLOTS["in"], len(in_avals), "input")
     out_named = read_shardings(root, _SHARDING_SLOTS["out"], len(out_avals), "output")
+    if any(isinstance(s, HloSharding) for s in (*in_named, *out_named)):
+        # JAX's format before 2026: HloShardings only, no named shardings.
+        in_hlo, out_hlo = in_named, out_named
+        in_named, out_named = (None,) * len(in_avals), (None,) * len(out_avals)
+    else:
+        in_hlo, out_hlo = hlo_shardings(in_named, in_avals), hlo_shardings(out_named, out_avals)
     checks = []
     for t in root.tables(_EXP_DISABLED_CHECKS):
         kind = t.scalar(_CHECK_KIND, INT8)
@@ -310,8 +320,7 @@ def _read_exported(root: fb.TableView, make_exported, make_check):
         in_avals=in_avals,
         out_tree=_read_tree(root.table(_EXP_OUT_TREE)),
         out_avals=out_avals,
-        in_shardings_hlo=hlo_shardings(in_named, in_avals),
-        out_shardings_hlo=hlo_shardings(out_named, out_avals),
+        in_shardings_hlo=in_hlo, out_shardings_hlo=out_hlo,
         _in_named_shardings=stated(in_named), _out_named_shardings=stated(out_named),
         nr_devices=(root.scalar(_EXP_NR_DEVICES, UINT32)
                     or root.scalar(_EXP_NR_DEVICES_SHORT, INT16)),
@@ -328,9 +337,10 @@ def _read_exported(root: fb.TableView, make_exported, make_check):
     )
 
 
-def _read_aval(t: fb.TableView) -> ShapedArray:
+def _read_aval(t: fb.TableView, scope: SymbolicScope) -> ShapedArray:
     dtype = _dtype_of_code(t.scalar(_AVAL_DTYPE, INT8))
-    return ShapedArray(tuple(parse_dimension(s) for s in t.strings(_AVAL_SHAPE)), dtype)
+    return ShapedArray(tuple(parse_dimension(s, scope) for s in t.strings(_AVAL_SHAPE)),
+                       dtype)
 
 
 def _read_tree(t: fb.TableView | None):

@@ -3,7 +3,8 @@ on abstract meshes (`AbstractMesh`, `PartitionSpec`, `NamedSharding` tables), ea
 distinct mesh and sharding written once and referred to by index.
 
 `Shardings` collects the distinct ones while writing; `read_shardings` gives back
-the per-input and per-output lists (None: unspecified).
+the per-input and per-output lists (None: unspecified), which for an export that
+JAX serialized before 2026 hold the `HloSharding`s of its per-entry protos instead.
 """
 from __future__ import annotations
 
@@ -109,9 +110,11 @@ def _read_entry(t: fb.TableView, meshes, what: str):
     named = t.table(_SHARDING_NAMED)
     if named is not None:
         return _read_named(named, meshes)
-    if t.has(_SHARDING_HLO_PROTO):
-        raise NotImplementedError(f"deserializing an Exported whose {what} shardings are "
-                                  "HloSharding protos (JAX's format before 2026)")
+    if t.has(_SHARDING_HLO_PROTO):  # JAX's format before 2026: an `OpSharding` proto
+        from jaxlib import xla_client as xc
+        proto = xc.OpSharding()
+        proto.ParseFromString(t.bytes(_SHARDING_HLO_PROTO) or b"")
+        return xc.HloSharding.from_proto(proto)
     return None
 
 

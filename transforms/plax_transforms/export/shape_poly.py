@@ -9,9 +9,12 @@ variable is solved from the
 arguments' shapes where it occurs linearly, alone among the unknowns
 (`solving.py`).
 
-Comparisons follow JAX: `==` is structural (`b == 3` is False), while `<`, `<=`,
-`>`, `>=` decide from bounds (each variable >= 1, `mod(e, k)` in [0, k), ...) and
-raise `InconclusiveDimensionOperation` when the bounds cannot tell.
+Every expression belongs to a `SymbolicScope`, which holds the user's constraints
+(`b >= 16`, `a == 2*b`); expressions of different scopes do not mix (ValueError).
+An equality constraint `k*t == e` rewrites the term `t` wherever it occurs, so the
+expressions are kept normalized. Comparisons follow JAX: `==` is structural after
+normalization (`b == 3` is False), while `<`, `<=`, `>`, `>=` decide from bounds
+(`decision.py`) and raise `InconclusiveDimensionOperation` when they cannot tell.
 
 In a module a variable is a scalar `tensor<i32>`/`tensor<i64>` argument of each
 function (`jax.global_constant = "b"`); `to_ir` computes an expression from them.
@@ -19,27 +22,131 @@ function (`jax.global_constant = "b"`); `to_ir` computes an expression from them
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any, Callable, Sequence
 
 from plax.extend.core import SymbolicDimension
+from plax_transforms.export.decision import INF, bounds, operation_bounds, term_bound
 
 
 class InconclusiveDimensionOperation(Exception):
     """An operation on symbolic dimensions whose result depends on their values."""
 
 
+class Constraint:
+    """One of a scope's constraints as the user wrote it (`text`): `diff == 0` (`cmp`
+    "==") or `diff >= 0` (">="), `diff` being the left side minus the right."""
+    __slots__ = ("text", "cmp", "diff")
+
+    def __init__(self, text: str, cmp: str, diff):
+        self.text, self.cmp, self.diff = text, cmp, diff
+
+
 class SymbolicScope:
-    """The variables of one export share a scope. Constraints (`b >= 16`) are not
-    supported yet."""
+    """The symbolic dimensions that interact (the argument shapes of one export) share
+    a scope, which holds their constraints: `e1 >= e2`, `e1 <= e2` or `e1 == e2`
+    where `e1` is one term times a coefficient (`a == 2*b`, `mod(e, 4) == 0`)."""
 
     def __init__(self, constraints_str: Sequence[str] = ()):
-        if constraints_str:
-            raise NotImplementedError("symbolic shape constraints are not supported by plax "
-                                      f"yet: {list(constraints_str)}")
+        if isinstance(constraints_str, str):
+            raise ValueError("The symbolic constraints should be a sequence of strings. "
+                             f"Got {constraints_str!r}")
         self.constraints_str = tuple(constraints_str)
+        self._created_at = _caller_location()
+        self._constraints: list[Constraint] = []
+        self._rules: dict = {}  # atom t → (e, k) for a constraint `k*t == e`
+        self._term_bounds: dict = {}  # atom → bounds that constraints on it alone give
+        self._nonnegative: list = []  # the constraints as expressions >= 0
+        self._bounds_cache: dict = {}
+        for text in self.constraints_str:
+            self._add(text)
 
-    def __repr__(self):
-        return f"SymbolicScope({list(self.constraints_str)})"
+    def __str__(self):
+        lines = [f"{id(self)} created at {self._created_at}"]
+        if self._constraints:
+            lines[0] += " with constraints:"
+            lines += [f"  {c.text}" for c in self._constraints]
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def _add(self, text) -> None:
+        if not isinstance(text, str):
+            raise ValueError(f"SymbolicScope constraint must be a string: got {text!r}")
+        for cmp in ("==", ">=", "<="):
+            if cmp in text:
+                break
+        else:
+            raise ValueError("Constraint parsing error: must contain one of '==' or '>=' "
+                             "or '<='")
+        left, right = text.split(cmp, 1)
+        e1, e2 = (_parse_expr(side, text, 0, self, signed=True) for side in (left, right))
+        if cmp == "<=":
+            e1, e2, cmp = e2, e1, ">="
+        self._process(Constraint(text, cmp, e1 - e2), e1, e2)
+        self._bounds_cache.clear()
+
+    def _process(self, constraint: Constraint, e1, e2) -> None:
+        diff = constraint.diff
+        if not isinstance(diff, DimExpr):
+            if diff < 0 or (diff and constraint.cmp == "=="):
+                raise ValueError(f"Unsatisfiable explicit constraint: {constraint.text}")
+            return
+        self._nonnegative += diff.implicit_constraints()  # `x - 2*floordiv(x, 2) >= 0`...
+        if constraint.cmp == "==":
+            if not isinstance(e1, DimExpr) or e1.const or len(e1.terms) != 1:
+                raise ValueError(f"Invalid equality constraint: {e1} == {e2}. The "
+                                 "left-hand-side must be of the form `term * coefficient`.")
+            (atom, k), = e1.terms
+            if atom in self._rules:
+                raise NotImplementedError("Found multiple equality constraints with the "
+                                          f"same left-hand-side: {atom}")
+            self._rules[atom] = (e2, k)
+            if (k == 1 and e2 == 0 and isinstance(atom, Operation) and atom.op == "mod"
+                    and isinstance(atom.args[1], int)):
+                # `mod(x, m) == 0` also means `m*floordiv(x, m) == x`.
+                x, m = atom.args
+                self._rules[Operation("floordiv", atom.args)] = (x, m)
+            self._nonnegative += [diff, -diff]
+        else:
+            self._nonnegative.append(diff)
+            if len(diff.terms) == 1:
+                (atom, k), = diff.terms
+                lo, hi = term_bound(k, diff.const)
+                old_lo, old_hi = self._term_bounds.get(atom, (-INF, INF))
+                self._term_bounds[atom] = (max(lo, old_lo), min(hi, old_hi))
+        self._constraints.append(constraint)
+
+    def constraint_checks(self) -> list[Constraint]:
+        """The constraints to check against actual sizes, their differences normalized
+        by all the equalities (those that normalize to a constant hold already)."""
+        checks = []
+        for c in self._constraints:
+            diff = _normalize(c.diff)
+            if isinstance(diff, DimExpr):
+                checks.append(Constraint(c.text, c.cmp, diff))
+        return checks
+
+    def check_same(self, other, when: str, self_descr: str = " ",
+                   other_descr: str = "unknown") -> None:
+        """ValueError unless `other` (a dimension) belongs to this scope."""
+        if isinstance(other, DimExpr) and other.scope is not self:
+            raise ValueError(
+                f"Invalid mixing of symbolic scopes {when}.\nExpected {self_descr}scope "
+                f"{self}\nand found for '{other}' ({other_descr}) scope {other.scope}\n"
+                "See https://docs.jax.dev/en/latest/export/shape_poly.html"
+                "#user-specified-symbolic-constraints.")
+
+
+def _caller_location() -> str:
+    """`file:line` of the frame outside plax that made a scope."""
+    frame = sys._getframe(1)
+    while frame is not None and ("plax_transforms" in frame.f_code.co_filename
+                                 or "/plax/" in frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        return "unknown"
+    return f"{frame.f_code.co_filename}:{frame.f_lineno} ({frame.f_code.co_name})"
 
 
 class Operation:
@@ -69,17 +176,8 @@ class Operation:
         return _apply(self.op, a, b)
 
     def bounds(self) -> tuple[float, float]:
-        """Bounds of the value whatever the variables (each >= 1) are."""
-        (alo, ahi), (blo, bhi) = (_bounds(x) for x in self.args)
-        if self.op == "max":
-            return max(alo, blo), max(ahi, bhi)
-        if self.op == "min":
-            return min(alo, blo), min(ahi, bhi)
-        if blo == bhi and blo > 0:  # by a positive constant
-            if self.op == "mod":
-                return 0, blo - 1
-            return tuple(x if abs(x) == _INF else x // blo for x in (alo, ahi))
-        return -_INF, _INF
+        """Bounds of the value, from its arguments' bounds."""
+        return operation_bounds(self.op, *self.args)
 
     def to_ir(self, var_value):
         from plax.extend.mlir import hlo  # lowering only
@@ -135,15 +233,6 @@ class Monomial:
             value = value * (env[a] if isinstance(a, str) else a.evaluate(env)) ** p
         return value
 
-    def bounds(self) -> tuple[float, float]:
-        lo = hi = 1
-        for a, p in self.factors:
-            alo, ahi = (1, _INF) if isinstance(a, str) else a.bounds()
-            if alo < 0:
-                return -_INF, _INF
-            lo, hi = lo * alo ** p, hi * ahi ** p
-        return lo, hi
-
     def to_ir(self, var_value):
         from plax.extend.mlir import hlo  # lowering only
         total = None
@@ -183,38 +272,12 @@ def _quotient(a, b):
     return Monomial(tuple(sorted(factors.items(), key=lambda t: _atom_key(t[0]))))
 
 
-_INF = float("inf")
-
-
 def _apply(op: str, a, b):
     if op == "floordiv":
         return a // b
     if op == "mod":
         return a % b
     return max_dim(a, b) if op == "max" else min_dim(a, b)
-
-
-def _bounds(x) -> tuple[float, float]:
-    if not isinstance(x, DimExpr):
-        return x, x
-    lo = hi = x.const
-    for atom, c in x.terms:
-        alo, ahi = (1, _INF) if isinstance(atom, str) else atom.bounds()
-        lo, hi = lo + min(c * alo, c * ahi), hi + max(c * alo, c * ahi)
-    return lo, hi
-
-
-def _at_least_zero(e: DimExpr, strict: bool) -> bool:
-    """Whether `e` (> or) >= 0 follows from a `max` term being at least each of its
-    arguments (a `min` term with a negative coefficient: at most each)."""
-    for atom, c in e.terms:
-        if isinstance(atom, Operation) and (atom.op, c > 0) in (("max", True), ("min", False)):
-            for arg in atom.args:
-                lower = e - DimExpr({atom: c}) + c * arg
-                low = lower if isinstance(lower, int) else _bounds(lower)[0]
-                if low > 0 or (low >= 0 and not strict):
-                    return True
-    return False
 
 
 def _atom_key(atom) -> tuple:
@@ -234,23 +297,52 @@ class DimExpr(SymbolicDimension):
         self.scope = scope
 
     @staticmethod
-    def var(name: str, scope: SymbolicScope | None = None) -> DimExpr:
-        return DimExpr({name: 1}, 0, scope)
+    def var(name: str, scope: SymbolicScope | None = None):
+        """The variable `name` (what the scope's equalities make of it)."""
+        return _normalize(DimExpr({name: 1}, 0, scope))
+
+    def of_atom(self, atom) -> DimExpr:
+        """The expression that is `atom` alone, in this scope."""
+        return DimExpr({atom: 1}, 0, self.scope)
+
+    def implicit_constraints(self) -> list:
+        """What the operations among the atoms are known to satisfy, as expressions
+        that are >= 0: `max(a, b) - a`, `b - min(a, b)`, `x - k*floordiv(x, k)`, ..."""
+        found = []
+        for atom, _ in self.terms:
+            if not isinstance(atom, Operation):
+                continue
+            t, (a, b) = self.of_atom(atom), atom.args
+            if atom.op == "max":
+                found += [t - a, t - b]
+            elif atom.op == "min":
+                found += [a - t, b - t]
+            elif atom.op == "floordiv" and isinstance(b, int) and b > 0:
+                found += [a - b * t, b * t + (b - 1) - a]
+        return [f for f in found if isinstance(f, DimExpr)]
 
     @staticmethod
     def operation(op: str, a, b, scope: SymbolicScope | None = None):
-        return DimExpr({Operation(op, (_simplify_any(a), _simplify_any(b))): 1}, 0, scope)
+        return _normalize(DimExpr({Operation(op, (_simplify_any(a), _simplify_any(b))): 1},
+                                  0, scope))
 
     # --- arithmetic --------------------------------------------------------------
-    def _combine(self, other, sign: int):
+    def _other(self, other, when: str):
+        """`other` as an expression of this scope (ValueError for another scope's)."""
         other = _as_expr(other, self.scope)
+        if other is not NotImplemented and self.scope is not None and other.scope is not None:
+            self.scope.check_same(other, when)
+        return other
+
+    def _combine(self, other, sign: int):
+        other = self._other(other, "for linear combination")
         if other is NotImplemented:
             return NotImplemented
         terms = dict(self.terms)
         for v, c in other.terms:
             terms[v] = terms.get(v, 0) + sign * c
-        return _simplify(DimExpr(terms, self.const + sign * other.const,
-                                 self.scope or other.scope))
+        return _normalize(DimExpr(terms, self.const + sign * other.const,
+                                  self.scope or other.scope))
 
     def __add__(self, other):
         return self._combine(other, 1)
@@ -267,7 +359,7 @@ class DimExpr(SymbolicDimension):
         return DimExpr({v: -c for v, c in self.terms}, -self.const, self.scope)
 
     def __mul__(self, other):
-        other = _as_expr(other, self.scope)
+        other = self._other(other, "for multiplication")
         if other is NotImplemented:
             return NotImplemented
         terms: dict = {}
@@ -276,7 +368,7 @@ class DimExpr(SymbolicDimension):
                 atom = b if a == 1 else a if b == 1 else _product(a, b)
                 terms[atom] = terms.get(atom, 0) + c * d
         const = terms.pop(1, 0)
-        return _simplify(DimExpr(terms, const, self.scope or other.scope))
+        return _normalize(DimExpr(terms, const, self.scope or other.scope))
 
     __rmul__ = __mul__
 
@@ -298,7 +390,7 @@ class DimExpr(SymbolicDimension):
     def _divmod(self, other):
         """`(self // other, self % other)`: exact where `other` divides `self` whatever
         the variables are (`6*b // 3`, `3*b // b`), else `floordiv`/`mod` terms."""
-        other = _as_expr(other, self.scope)
+        other = self._other(other, "for division")
         if other is NotImplemented:
             return NotImplemented
         if not other.terms and other.const == 0:
@@ -322,6 +414,8 @@ class DimExpr(SymbolicDimension):
                       for (_, c), (_, o) in zip(self.terms, other.terms)}
             if len(ratios) == 1 and None not in ratios:
                 return ratios.pop(), 0
+        if bounds(self)[0] >= 0 and bounds(self - other)[1] < 0:  # 0 <= self < other
+            return 0, self.simplified()
         return (DimExpr.operation("floordiv", self, other, self.scope),
                 DimExpr.operation("mod", self, other, self.scope))
 
@@ -332,14 +426,17 @@ class DimExpr(SymbolicDimension):
     __rtruediv__ = __truediv__
 
     def simplified(self):
-        """The expression, or its int value when it has no variables."""
-        return _simplify(self)
+        """The expression normalized by its scope's equalities, or its int value when
+        it has no variables."""
+        return _normalize(self)
 
     # --- comparisons -----------------------------------------------------------------
     def __eq__(self, other):
         other = _as_expr(other, self.scope)
         if other is NotImplemented:
             return NotImplemented
+        if self.scope is not None and other.scope is not None and self.scope is not other.scope:
+            return False  # as JAX: expressions of different scopes are never equal
         return self.terms == other.terms and self.const == other.const
 
     def __ne__(self, other):
@@ -349,31 +446,35 @@ class DimExpr(SymbolicDimension):
     def __hash__(self):
         return hash((self.terms, self.const))
 
-    def _nonnegative(self, other, strict: bool, op: str) -> bool:
-        diff = self - other  # decide `diff >= 0` (or `> 0`)
-        if isinstance(diff, int):
-            return diff > 0 if strict else diff >= 0
-        low, high = _bounds(diff)
-        if low > 0 or (low >= 0 and not strict):
+    def _compare(self, other, op: str) -> bool:
+        """Decide `self op other` from the bounds of their difference."""
+        if _as_expr(other, self.scope) is NotImplemented:
+            return NotImplemented
+        text = f"'{self}' {op} '{other}'"
+        other = self._other(other, f"when comparing {text}")
+        larger, smaller = (self, other) if op in (">=", ">") else (other, self)
+        diff = larger - smaller - (op in (">", "<"))  # decide `diff >= 0`
+        low, high = bounds(diff)
+        if low >= 0:
             return True
-        if high < 0 or (high <= 0 and strict):
+        if high < 0:
             return False
-        if _at_least_zero(diff, strict):
-            return True
+        where = f"\nUsing symbolic scope {self.scope}" if self.scope and \
+            self.scope._constraints else ""
         raise InconclusiveDimensionOperation(
-            f"Symbolic dimension comparison '{self}' {op} '{other}' is inconclusive.")
+            f"Symbolic dimension comparison {text} is inconclusive.{where}")
 
     def __ge__(self, other):
-        return self._nonnegative(other, False, ">=")
+        return self._compare(other, ">=")
 
     def __gt__(self, other):
-        return self._nonnegative(other, True, ">")
+        return self._compare(other, ">")
 
     def __le__(self, other):
-        return (-self)._nonnegative(-_as_expr(other, self.scope), False, "<=")
+        return self._compare(other, "<=")
 
     def __lt__(self, other):
-        return (-self)._nonnegative(-_as_expr(other, self.scope), True, "<")
+        return self._compare(other, "<")
 
     def __bool__(self):
         return True  # every dimension variable is >= 1
@@ -444,12 +545,11 @@ def min_dim(a, b):
 def _extremum(op: str, a, b):
     if not isinstance(a, DimExpr) and not isinstance(b, DimExpr):
         return max(a, b) if op == "max" else min(a, b)
-    try:
-        a_wins = (a >= b) if op == "max" else (a <= b)
-        return a if a_wins else b
-    except InconclusiveDimensionOperation:
-        scope = a.scope if isinstance(a, DimExpr) else b.scope
-        return DimExpr.operation(op, a, b, scope)
+    low, high = bounds(a - b)
+    if low >= 0 or high <= 0:
+        return a if (low >= 0) == (op == "max") else b
+    scope = a.scope if isinstance(a, DimExpr) else b.scope
+    return DimExpr.operation(op, a, b, scope)
 
 
 def _scalar_like(value, k: int):
@@ -470,12 +570,23 @@ def _as_expr(x, scope) -> DimExpr:
         return NotImplemented
 
 
-def _simplify(e: DimExpr):
-    return e.const if not e.terms else e
+def _normalize(e: DimExpr):
+    """`e` with each term `c*t` that a scope equality `k*t == f` covers (k divides c)
+    replaced by `(c // k) * f`; its int value when no term is left."""
+    rules = e.scope._rules if e.scope is not None else {}
+    rewritten = [(atom, c) for atom, c in e.terms
+                 if atom in rules and c % rules[atom][1] == 0]
+    if not rewritten:
+        return e.const if not e.terms else e
+    result = DimExpr({a: c for a, c in e.terms if (a, c) not in rewritten}, e.const, e.scope)
+    for atom, c in rewritten:
+        replacement, k = rules[atom]
+        result = result + (c // k) * replacement
+    return result
 
 
 def _simplify_any(x):
-    return _simplify(x) if isinstance(x, DimExpr) else int(x)
+    return _normalize(x) if isinstance(x, DimExpr) else int(x)
 
 
 def is_symbolic_dim(d) -> bool:
@@ -571,7 +682,7 @@ def parse_dimension(text: str, scope: SymbolicScope | None = None):
     return _parse_expr(text, text, 0, scope)
 
 
-def _parse_expr(text: str, spec: str, index: int, scope):
+def _parse_expr(text: str, spec: str, index: int, scope, signed: bool = False):
     tokens = [m.group(0).strip() for m in _TOKEN.finditer(text) if m.group(0).strip()]
     pos = 0
 
@@ -649,7 +760,7 @@ def _parse_expr(text: str, spec: str, index: int, scope):
     result = expr()
     if pos != len(tokens):
         raise error(f"unexpected '{tokens[pos]}'")
-    if isinstance(result, int) and result < 0:
+    if isinstance(result, int) and result < 0 and not signed:
         raise error("dimensions must be >= 0")
     return result
 

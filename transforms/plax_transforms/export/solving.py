@@ -33,6 +33,29 @@ class Step:
         return numerator // self.coeff
 
 
+def scope_of(dims: Sequence):
+    """The scope of the symbolic dimensions among `dims` (None when there are none)."""
+    return next((d.scope for d in dims if isinstance(d, DimExpr)), None)
+
+
+def constraint_checks(dims: Sequence, solved) -> list:
+    """The constraints of the scope of `dims` that the sizes must satisfy: those whose
+    variables are all among `solved` (the others no size determines)."""
+    scope = scope_of(dims)
+    if scope is None:
+        return []
+    return [c for c in scope.constraint_checks() if set(c.diff.variables) <= set(solved)]
+
+
+def constraint_message(constraint, found: str, specs: str, solved: str) -> str:
+    """JAX's error for sizes that break `constraint`: its difference is `found`."""
+    relation = "equal" if constraint.cmp == "==" else "greater or equal"
+    return (f"Input shapes do not match the symbolic shape constraint {constraint.text}. "
+            f"Expected '{constraint.diff}' to be {relation} to 0, but found {found}. "
+            f"Using the following polymorphic shapes specifications: {specs}. Obtained "
+            f"dimension variables: {solved}.")
+
+
 class UnsolvableDimensions(ValueError):
     """Some dimension variables occur in no dimension that determines them."""
 
@@ -60,7 +83,8 @@ def solving_plan(dims: Sequence, specs: str = "", where: Callable[[int], str] = 
                          for v in atom.variables}
             if len(unknown) == 1 and unknown[0] not in nonlinear:
                 coeff = d.linear_variables[unknown[0]]
-                plan.append(Step(unknown[0], i, coeff, d - coeff * DimExpr.var(unknown[0])))
+                plan.append(Step(unknown[0], i, coeff,
+                                 d - coeff * DimExpr.var(unknown[0], d.scope)))
                 known.add(unknown[0])
                 progress = True
     unsolved = {v for _, d in symbolic for v in d.variables} - known

@@ -148,6 +148,12 @@ def _type_str(aval) -> str:
     return describe(aval)
 
 
+def _splits(aval) -> tuple:
+    """The mesh axes splitting each dimension in `aval`'s type (None: not split)."""
+    typed = getattr(aval, "typed_sharding", None)
+    return (None,) * aval.ndim if typed is None else tuple(typed.spec.partitions)
+
+
 def check_same_types(what: str, left: tuple[str, Any, Sequence],
                      right: tuple[str, Any, Sequence]) -> None:
     """TypeError unless two pytrees of avals agree in structure, shapes and dtypes.
@@ -162,23 +168,18 @@ def check_same_types(what: str, left: tuple[str, Any, Sequence],
     lpaths, rpaths = leaf_paths(ltree, ""), leaf_paths(rtree, "")
     problems = []
     for lp, rp, la, ra in zip(lpaths, rpaths, lavals, ravals):
-        if la.shape != ra.shape or la.dtype != ra.dtype or _split(la) != _split(ra):
+        if la.shape != ra.shape or la.dtype != ra.dtype:
             diff = ("the shapes do not match" if la.shape != ra.shape
-                    else "the dtypes do not match" if la.dtype != ra.dtype
-                    else f"the shardings in their types do not match ({la.str_short()} "
-                    f"vs {ra.str_short()})")
+                    else "the dtypes do not match")
             problems.append(f"  * {lname}{lp} has type {_type_str(la)} but {rname}{rp} has "
                             f"type {_type_str(ra)}, so {diff}")
+        elif _splits(la) != _splits(ra):  # explicit mesh axes in the types (as in JAX)
+            problems.append(f"  * {lname}{lp} has type {la.str_short(la.dtype.name)} but "
+                            f"{rname}{rp} has type {ra.str_short(ra.dtype.name)}, so the "
+                            "shardings do not match")
     if problems:
         raise TypeError(f"{what} must have identical types, but they differ:\n"
                         + "\n".join(problems))
-
-
-def _split(aval) -> tuple:
-    """The mesh axes of each dimension in `aval`'s type (all None when unsplit)."""
-    sharding = getattr(aval, "sharding", None)
-    spec = () if sharding is None else tuple(sharding.spec)
-    return spec + (None,) * (getattr(aval, "ndim", 0) - len(spec))
 
 
 def join_weak(avals_a: Sequence[ShapedArray], avals_b: Sequence[ShapedArray]) -> list:

@@ -123,11 +123,6 @@ def _scan_length(xs_leaves, xs_tree, length) -> int:
         if not shape:
             raise ValueError(f"scan got value with no leading axis to scan over: {path} of "
                              f"type {describe(get_aval(x))}")
-        sharding = getattr(get_aval(x), "sharding", None)
-        if sharding is not None and len(sharding.spec) and sharding.spec[0] is not None:
-            # as JAX: each step reads one slice, which a split leading axis spreads out
-            raise ValueError("0th dimension of all xs should be replicated. Got "
-                             f"{sharding.spec} for {path}")
         sizes.append((path, shape[0]))
     if not sizes:
         if length is None:
@@ -154,23 +149,25 @@ def _unroll_count(unroll, length: int) -> int:
 
 
 def _slice_aval(aval: ShapedArray) -> ShapedArray:
-    """The type of one step's slice of `xs`: its sharding keeps the other dimensions'
-    splits (the scanned one is unsplit, see `_scan_length`)."""
+    """One iteration's slice of an xs operand, keeping the split of the other
+    dimensions in its type; as in JAX, the scanned dimension must be unsplit."""
+    typed = aval.typed_sharding
+    if typed is None:
+        return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type)
+    spec = typed.spec.partitions
+    if spec[0] is not None:
+        raise ValueError(f"scan: the 0th dimension of all xs should be replicated; got an "
+                         f"xs operand of type {aval.str_short(aval.dtype.name)}")
     return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type,
-                       _respec(aval.sharding, lambda spec: spec[1:]))
+                       sharding=typed.update(spec=typed.spec.update(partitions=spec[1:])))
 
 
 def _stacked_aval(y: ShapedArray, length: int) -> ShapedArray:
-    """The type of the ys stacked from steps' results of type `y`."""
-    return ShapedArray((length, *y.shape), y.dtype, y.weak_type,
-                       _respec(y.sharding, lambda spec: (None, *spec)))
-
-
-def _respec(sharding, change):
-    if sharding is None:
-        return None
-    spec = sharding.spec
-    return sharding.update(spec=type(spec)(*change(tuple(spec))))
+    """The ys of `length` iterations: `y` stacked along a new, unsplit leading axis."""
+    typed = y.typed_sharding
+    return ShapedArray((length, *y.shape), y.dtype, y.weak_type, sharding=None if typed is None
+                       else typed.update(spec=typed.spec.update(
+                           partitions=(None, *typed.spec.partitions))))
 
 
 class _Leaf:

@@ -1,0 +1,133 @@
+"""Common operations on a symbolic dimension (shape-polymorphic export): slicing with
+strides and negative bounds, `pad`, `reshape` with -1, `broadcast_in_dim`, `iota`/
+`arange` of a symbolic size, `concatenate`, ... Each program is exported for
+`x: f32[b]` with `b >= 4`; its result shapes must be JAX 0.10.2's (compared in one
+JAX subprocess where JAX is installed) and its results the concrete program's."""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import plax
+from plax import export
+
+requires_jax = pytest.mark.skipif(
+    importlib.util.find_spec("jax") is None or importlib.util.find_spec("flatbuffers") is None,
+    reason="JAX (with flatbuffers, which jax.export's serialization needs) is not installed")
+
+# name → the program's source over `x`, `jnp`, `lax` (evaluated by plax and by JAX).
+PROGRAMS = {
+    "slice_from_1": "x[1:]",
+    "slice_to_minus_1": "x[:-1]",
+    "stride_2": "x[::2]",
+    "stride_3_from_1": "x[1::3]",
+    "reversed": "x[::-1]",
+    "reversed_stride_2": "x[-2::-2]",
+    "last_two": "x[-2:]",
+    "first_two": "x[:2]",
+    "first_half": "x[: x.shape[0] // 2]",
+    "last": "x[-1]",
+    "lax_slice_strided": "lax.slice(x, (1,), (x.shape[0],), (2,))",
+    "slice_in_dim": "lax.slice_in_dim(x, 1, x.shape[0], 2)",
+    "pad_constant": "jnp.pad(x, 1)",
+    "pad_edge": "jnp.pad(x, (2, 1), mode='edge')",
+    "pad_reflect": "jnp.pad(x, (2, 1), mode='reflect')",
+    "lax_pad_interior": "lax.pad(x, 0.0, [(1, 2, 1)])",
+    "lax_pad_negative": "lax.pad(x, 0.0, [(-1, 0, 0)])",
+    "reshape_minus_1_2": "jnp.concatenate([x, x]).reshape(-1, 2)",
+    "reshape_2_minus_1": "jnp.concatenate([x, x]).reshape(2, -1)",
+    "reshape_b_1_minus_1": "x.reshape(x.shape[0], 1, -1)",
+    "broadcast_to": "jnp.broadcast_to(x, (3, x.shape[0]))",
+    "broadcast_in_dim": "lax.broadcast_in_dim(x, (x.shape[0], 2), (0,))",
+    "arange": "jnp.arange(x.shape[0]) + x",
+    "arange_step": "jnp.arange(0, x.shape[0], 2)",
+    "iota": "lax.iota(np.int32, x.shape[0])",
+    "broadcasted_iota": "lax.broadcasted_iota(np.int32, (x.shape[0], 2), 0)",
+    "concatenate": "jnp.concatenate([x, x[1:], jnp.ones(2)])",
+    "stack_and_transpose": "jnp.stack([x, x], 1).T",
+    "eye": "jnp.eye(x.shape[0])",
+    "diag": "jnp.diag(x)",
+    "argsort": "jnp.argsort(-x)",
+    "expand_and_squeeze": "jnp.squeeze(x[None, :, None], (0, 2))",
+    "roll": "jnp.roll(x, 1)",
+    "tile_and_repeat": "jnp.tile(x, 2) + jnp.repeat(x, 2)",
+    "lax_pad_symbolic_width": "lax.pad(x, 0.0, [(0, x.shape[0], 0)])",
+    "lax_pad_symbolic_interior": "lax.pad(x, 0.0, [(0, 0, x.shape[0])])",
+    "pad_symbolic_width": "jnp.pad(x, (x.shape[0], 1))",
+    "slice_symbolic_start": "lax.slice(x, (x.shape[0] // 2,), (x.shape[0],))",
+    "dynamic_slice_symbolic_size": "lax.dynamic_slice(x, (1,), (x.shape[0] - 1,))",
+    "grad_of_strided_slice": "grad(lambda y: (y[1::2] ** 2).sum())(x)",
+    "grad_of_pad_and_concatenate": "grad(lambda y: (jnp.pad(jnp.concatenate([y, y[2:]]), (1, 2)) "
+                                   "** 2).sum())(x)",
+}
+
+_SIZES = (4, 7)
+
+
+def _program(name):
+    return eval(f"lambda x: {PROGRAMS[name]}",
+                {"jnp": plax.numpy, "lax": plax.lax, "np": np, "grad": plax.grad})
+
+
+@pytest.fixture(scope="module")
+def exports():
+    b, = export.symbolic_shape("b", constraints=["b >= 4"])
+    return {name: export.export(plax.jit(_program(name)))(plax.ShapeDtypeStruct((b,), np.float32))
+            for name in PROGRAMS}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_symbolic_program_matches_its_concrete_version(exports, name):
+    for n in _SIZES:
+        x = np.linspace(-1, 2, n, dtype=np.float32)
+        want = np.asarray(_program(name)(x))
+        got = np.asarray(exports[name].call(x))
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+_JAX_SHAPES = """
+    import json, sys
+    import numpy as np
+    import jax
+    from jax import export, lax
+    import jax.numpy as jnp
+    programs = json.loads(sys.argv[1])
+    b, = export.symbolic_shape("b", constraints=["b >= 4"])
+    shapes = {}
+    for name, src in programs.items():
+        fn = eval(f"lambda x: {src}", {"jnp": jnp, "lax": lax, "np": np, "grad": jax.grad})
+        exp = export.export(jax.jit(fn))(jax.ShapeDtypeStruct((b,), np.float32))
+        shapes[name] = [str(a.shape) for a in exp.out_avals]
+    print(json.dumps(shapes))
+"""
+
+
+@requires_jax
+def test_symbolic_result_shapes_are_jaxs(exports):
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(_JAX_SHAPES),
+                           json.dumps(PROGRAMS)], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    jax_shapes = json.loads(proc.stdout.strip().splitlines()[-1])
+    plax_shapes = {name: [str(a.shape) for a in exp.out_avals] for name, exp in exports.items()}
+    # JAX prints the terms of `b - floordiv(b, 2)` in another order: the same dimension.
+    assert jax_shapes.pop("slice_symbolic_start") == ["(- floordiv(b, 2) + b,)"]
+    assert plax_shapes.pop("slice_symbolic_start") == ["(b - floordiv(b, 2),)"]
+    assert plax_shapes == jax_shapes
+
+
+def test_symbolic_slicing_that_the_constraints_cannot_decide():
+    """Where no constraint decides a slice's clamping, plax raises (JAX 0.10.2 would
+    keep a `max(b - 2, 0)` term in the size; see the report of issue 15)."""
+    b, = export.symbolic_shape("b")
+    with pytest.raises(export.InconclusiveDimensionOperation, match="'b - 2'"):
+        export.export(plax.jit(lambda x: x[-2:]))(plax.ShapeDtypeStruct((b,), np.float32))
+    with pytest.raises(NotImplementedError, match="symbolic start"):
+        export.export(plax.jit(lambda x: plax.numpy.arange(x.shape[0], 2 * x.shape[0])))(
+            plax.ShapeDtypeStruct((b,), np.float32))
