@@ -4,15 +4,21 @@ specification (plax never imports JAX; JAX never enters the test process).
 A body is Python source that uses `lib` (`plax` or `jax`), `lax`, `jnp` and the
 `inputs` dict of NumPy arrays, and fills `results` (a dict of arrays). `run_body`
 runs it here with plax, `run_in_jax` with JAX in a fresh process.
+
+A driver is Python source defining `run(programs)`, which maps a JSON-able table of
+programs to JSON-able answers (types, layouts, values or error classes);
+`run_driver_here` runs it with plax's names, `run_driver_in_jax` with JAX's.
 """
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
 import tempfile
 import textwrap
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -75,3 +81,39 @@ def assert_same_as_jax(body: str, inputs: dict, rtol=1e-5, atol=1e-5,
         assert mine[key].dtype == theirs[key].dtype, (key, mine[key].dtype, theirs[key].dtype)
         r, a = tolerances.get(key, (rtol, atol))
         np.testing.assert_allclose(mine[key], theirs[key], rtol=r, atol=a, err_msg=key)
+
+
+def start_driver_in_jax(jax_side: str, programs: dict) -> Callable[[], dict]:
+    """Start `jax_side` (a driver after JAX's imports, printing
+    `json.dumps(run(json.loads(sys.argv[1])))`) on `programs` in a subprocess; the
+    function returned waits for its answers (so plax's side can run meanwhile)."""
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(jax_side),
+                             json.dumps(programs)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+    def answers() -> dict:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err[-3000:]
+        return json.loads(out.strip().splitlines()[-1])
+    return answers
+
+
+def run_driver_in_jax(jax_side: str, programs: dict) -> dict:
+    """The answers of `jax_side` for `programs` (see `start_driver_in_jax`)."""
+    return start_driver_in_jax(jax_side, programs)()
+
+
+def run_driver_here(driver: str, programs: dict, **names) -> dict:
+    """The answers of `driver` for `programs` with plax, in this process; `names` adds
+    to (or replaces) the plax names the driver sees."""
+    import plax
+    from plax import lax
+    from plax import numpy as jnp
+    from plax.sharding import NamedSharding, PartitionSpec
+    scope = {**dict(np=np, jnp=jnp, lax=lax, jit=plax.jit, device_put=plax.device_put,
+                    grad=plax.grad, jvp=plax.jvp, tree_leaves=plax.tree_util.tree_leaves,
+                    make_mesh=plax.make_mesh, typeof=plax.typeof,
+                    NamedSharding=NamedSharding, P=PartitionSpec,
+                    reshard=plax.sharding.reshard), **names}
+    exec(textwrap.dedent(driver), scope)
+    return scope["run"](json.loads(json.dumps(programs)))

@@ -365,3 +365,35 @@ error("err.reshape_order", lambda: jnp.reshape(i, (9, 2), order="K"))
 error("err.reshape_size", lambda: jnp.reshape(i, (4, 5)))
 """
     assert_same(body, _inputs())
+
+
+def test_index_update_wrap_negative_indices_as_jax():
+    """`wrap_negative_indices=False`: negative integers are out of bounds (dropped,
+    filled, or clipped to element 0 as each mode says); and a traced scalar index out
+    of bounds is dropped or filled, not clamped."""
+    body = """
+x, m = jnp.arange(5.), jnp.arange(12.).reshape(3, 4)
+no = dict(wrap_negative_indices=False)
+later("get", lambda: x.at[-1].get(**no))
+later("get.fill", lambda: x.at[-1].get(mode="fill", **no))
+later("get.clip", lambda: x.at[-1].get(mode="clip", **no))
+later("get.2d", lambda: m.at[-1, -1].get(mode="fill", fill_value=-5., **no))
+later("get.none", lambda: m.at[None, 1, -1].get(mode="fill", **no))
+later("get.array", lambda: x.at[np.array([-1, 2])].get(mode="fill", **no))
+later("get.mask", lambda: m.at[np.array([True, False, True]), -1].get(mode="fill", **no))
+later("get.slice", lambda: x.at[-2:].get(**no))
+later("set", lambda: x.at[-1].set(99., **no))
+later("set.clip", lambda: x.at[-1].set(99., mode="clip", **no))
+later("set.ellipsis", lambda: m.at[..., -1].set(0., **no))
+later("add.array", lambda: x.at[jnp.array([-1, 1])].add(1., **no))
+later("multiply", lambda: x.at[-1].multiply(3., **no))
+later("apply", lambda: x.at[-1].apply(jnp.sin, **no))
+later("set.wrapped", lambda: x.at[-1].set(99.))
+later("set.traced_oob", lambda: lib.jit(lambda k: x.at[k].set(9.))(5))
+later("get.traced_oob", lambda: lib.jit(lambda k: x.at[k].get(mode="fill"))(5))
+run_staged()
+put("eager.set_oob", x.at[jnp.array(5)].set(9.))
+put("eager.get_oob", x.at[jnp.array(5)].get(mode="fill"))
+put("eager.set_unwrapped", x.at[-1].set(9., **no))
+"""
+    assert_same(body, {})

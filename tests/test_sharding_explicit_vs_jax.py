@@ -4,8 +4,6 @@ result (under `set_mesh`), the spec of each jitted result's sharding, and which
 programs both refuse."""
 import importlib.util
 import json
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -13,7 +11,7 @@ import pytest
 
 import plax
 import plax.numpy as jnp
-from plax import lax
+from jax_differential import run_driver_here, run_driver_in_jax
 from plax.sharding import NamedSharding, PartitionSpec as P
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("jax") is None,
@@ -162,32 +160,14 @@ _JAX_SIDE = """
 """
 
 
-def _jax_run(jax_side: str, programs: dict) -> dict:
-    """The answers of `jax_side`'s driver for `programs`, with JAX in a subprocess."""
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(jax_side),
-                           json.dumps(programs)], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def _plax_run(driver: str, programs: dict, **names) -> dict:
-    """The answers of `driver` for `programs` with plax, in this process."""
-    scope = dict(np=np, jnp=jnp, lax=lax, jit=plax.jit, device_put=plax.device_put,
-                 grad=plax.grad, jvp=plax.jvp, tree_leaves=plax.tree_util.tree_leaves,
-                 make_mesh=plax.make_mesh, typeof=plax.typeof, NamedSharding=NamedSharding,
-                 P=P, reshard=plax.sharding.reshard, **names)
-    exec(textwrap.dedent(driver), scope)
-    return scope["run"](json.loads(json.dumps(programs)))
-
-
 @pytest.fixture(scope="module")
 def jax_answers():
-    return _jax_run(_JAX_SIDE, PROGRAMS)
+    return run_driver_in_jax(_JAX_SIDE, PROGRAMS)
 
 
 @pytest.fixture(scope="module")
 def plax_answers():
-    return _plax_run(_DRIVER, PROGRAMS, set_mesh=plax.set_mesh)
+    return run_driver_here(_DRIVER, PROGRAMS, set_mesh=plax.set_mesh)
 
 
 @pytest.mark.parametrize("name", ["mesh_types", *PROGRAMS])
@@ -205,6 +185,7 @@ _CONV_ARGS = {"batch": [((4, 2, 6, 6), ("x",)), ((4, 2, 3, 3), ())],
               "kout": [((4, 2, 6, 6), ("x",)), ((4, 2, 3, 3), ("y",))],
               "feat": [((4, 2, 6, 6), (None, "y")), ((4, 2, 3, 3), ())],
               "kin": [((4, 2, 6, 6), ("x",)), ((4, 2, 3, 3), (None, "y"))]}
+_DOT, _DOT_DN = "lax.dot_general", "(((1,), (0,)), ((), ()))"
 OUT_SHARDING_PROGRAMS = {
     "set0": ("lambda a: a.at[0].set(1., out_sharding=P('x', 'y'))", _X),
     "set0_unresolved": ("lambda a: a.at[0].set(1.)", _X),
@@ -225,6 +206,9 @@ OUT_SHARDING_PROGRAMS = {
     "repeated_add": ("lambda a: a.at[np.array([1, 1, 2])].add(1., out_sharding=P('x'))", _X),
     "err_apply_takes_none": ("lambda a: a.at[0].apply(jnp.sin, out_sharding=P('x', 'y'))",
                              _X),
+    "err_apply_split": ("lambda a: a.at[0].apply(jnp.sin)", _X),
+    "err_apply_split_other_axis": ("lambda a: a.at[0].apply(jnp.sin)", [((8, 4), (None, "y"))]),
+    "apply_replicated": ("lambda a: a.at[np.array([0, 0, 2])].apply(jnp.sin)", [((8, 4), ())]),
     "get_rows": ("lambda a: a.at[np.array([1, 3])].get(out_sharding=P(None, 'y'))", _X),
     "get_rows_unresolved": ("lambda a: a.at[np.array([1, 3])].get()", _X),
     "err_get_rows_not_divisible": (
@@ -289,6 +273,33 @@ OUT_SHARDING_PROGRAMS = {
     "err_grad_nested_jit_contracted": (
         "lambda a, b: grad(lambda a: jit(lambda a, b: a @ b)(a, b).sum())(a)",
         [((8, 4), ("x", "y")), ((4, 2), ("y",))]),
+    # vmap gives the mapped axis the mesh axes that split it in the inputs' types
+    "vmap_dot": (f"lambda a: lib.vmap(lambda r: {_DOT}(r, jnp.ones((6, 2)), {_DOT_DN}, "
+                 "out_sharding=P(None, 'y')))(a)", [((4, 8, 6), ("x", None, "y"))]),
+    "vmap_dot_both_mapped": (f"lambda a, b: lib.vmap(lambda r, s: {_DOT}(r, s, {_DOT_DN}, "
+                             "out_sharding=P(None, 'y')))(a, b)",
+                             [((4, 8, 6), ("x",)), ((4, 6, 2), ("x", None, "y"))]),
+    "vmap_dot_axes": (f"lambda a: lib.vmap(lambda r: {_DOT}(r, jnp.ones((6, 2)), {_DOT_DN}, "
+                      "out_sharding=P(None, 'y')), in_axes=1, out_axes=1)(a)",
+                      [((8, 4, 6), (None, "x"))]),
+    "vmap_dot_unsplit_batch": (f"lambda a: lib.vmap(lambda r: {_DOT}(r, jnp.ones((6, 2)), "
+                               f"{_DOT_DN}, out_sharding=P(None, 'y')))(a)",
+                               [((4, 8, 6), (None, "x"))]),
+    "vmap_dot_spmd_same_axis": (f"lambda a: lib.vmap(lambda r: {_DOT}(r, jnp.ones((6, 2)), "
+                                f"{_DOT_DN}, out_sharding=P(None, 'y')), "
+                                "spmd_axis_name='x')(a)", [((4, 8, 6), ("x",))]),
+    "vmap_conv": ("lambda a, b: lib.vmap(lambda r: lax.conv_general_dilated(r, b, (1, 1), "
+                  "'SAME', out_sharding=P(None, 'y')))(a)",
+                  [((4, 2, 2, 6, 6), ("x",)), ((4, 2, 3, 3), ())]),
+    "vmap_broadcast_in_dim": ("lambda a: lib.vmap(lambda r: lax.broadcast_in_dim(r, (3, 4), "
+                              "(1,), out_sharding=P(None, 'y')))(a)", _X),
+    "vmap_unmapped_output": ("lambda a: lib.vmap(lambda r: jnp.ones(3), out_axes=0)(a)", _X),
+    "err_vmap_inconsistent_axes": ("lambda a, b: lib.vmap(lambda r, s: r + s)(a, b)",
+                                   [((4, 8), ("x",)), ((4, 8), (None, "y"))]),
+    "err_vmap_unmapped_split": ("lambda a, b: lib.vmap(lambda r, s: r * s, in_axes=(0, None))"
+                                "(a, b)", [((4, 8), ("x",)), ((8,), ("x",))]),
+    "err_vmap_spmd_other_axis": ("lambda a: lib.vmap(jnp.sin, spmd_axis_name='y')(a)",
+                                 [((4, 8), ("x",))]),
     "conv_grad_replicated_kernel": ("lambda a, b: grad(lambda b: lax.conv_general_dilated("
                                     "a, b, (1, 1), 'SAME').sum())(b)", _CONV_ARGS["batch"]),
 }
@@ -327,8 +338,8 @@ _OUT_SHARDING_JAX_SIDE = """
 
 @pytest.fixture(scope="module")
 def out_sharding_answers():
-    return (_jax_run(_OUT_SHARDING_JAX_SIDE, OUT_SHARDING_PROGRAMS),
-            _plax_run(_OUT_SHARDING_DRIVER, OUT_SHARDING_PROGRAMS, lib=plax,
+    return (run_driver_in_jax(_OUT_SHARDING_JAX_SIDE, OUT_SHARDING_PROGRAMS),
+            run_driver_here(_OUT_SHARDING_DRIVER, OUT_SHARDING_PROGRAMS, lib=plax,
                       set_mesh=plax.sharding.use_mesh, AxisType=plax.sharding.AxisType))
 
 
@@ -424,7 +435,7 @@ _SPEC_DRIVER = """
 @pytest.fixture(scope="module")
 def jax_type_answers():
     """JAX's answers for the two drivers above, from one subprocess."""
-    return _jax_run("""
+    return run_driver_in_jax("""
     import json, sys
     import numpy as np
     import jax.numpy as jnp

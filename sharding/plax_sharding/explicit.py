@@ -6,8 +6,9 @@ On a mesh with `Explicit` axes a value's sharding is part of its type
 sharding constraint that retypes the value inside). `auto_axes` runs a function with
 some explicit axes made `Auto` (the partitioner chooses layouts over them there) and
 gives its results the `out_sharding` asked for; `explicit_axes` does the reverse,
-typing the inputs with `in_sharding`. Both are staged: called outside jit they run
-their function under `plax.jit`.
+typing the inputs with `in_sharding`. As in JAX, called outside jit they run their
+function eagerly (each operation on its own, so the values are those the same
+operations give unsharded), with the inputs and results moved by transfers.
 """
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ from plax_sharding.constraint import sharding_constraint_p, with_sharding_constr
 from plax_sharding.mesh import AxisType
 from plax_sharding.named_sharding import NamedSharding
 from plax_sharding.partition_spec import PartitionSpec
-from plax_transforms.jit import jit
 
 
 def _is_target(s) -> bool:
@@ -54,7 +54,25 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
 
 
 def _retyped(x, mesh, spec: PartitionSpec):
-    return sharding_constraint_p.bind(x, sharding=NamedSharding(mesh, spec))
+    """`x` typed (and laid out) as `spec` on `mesh`, one entry per dimension as JAX's
+    types spell it (a spec may name more dimensions than `x` has if they are None);
+    a ValueError where its splits do not divide `x`'s dimensions."""
+    shape = get_aval(x).shape
+    sharding = NamedSharding(mesh, _spec_for_rank(spec, len(shape)))
+    sharding.shard_shape(shape)
+    return sharding_constraint_p.bind(x, sharding=sharding)
+
+
+def _spec_for_rank(spec: PartitionSpec, ndim: int) -> PartitionSpec:
+    """`spec` with one entry per dimension of a rank-`ndim` value: padded with None,
+    or cut where the entries past `ndim` are None (left as it is otherwise, for the
+    sharding's own rank error)."""
+    parts = spec.partitions
+    if len(parts) < ndim:
+        return spec.update(partitions=parts + (None,) * (ndim - len(parts)))
+    if len(parts) > ndim and not any(e is not None for e in parts[ndim:]):
+        return spec.update(partitions=parts[:ndim])
+    return spec
 
 
 def _switch_axes(fun: Callable, axes, new_type: AxisType, old_type: AxisType,
@@ -64,7 +82,7 @@ def _switch_axes(fun: Callable, axes, new_type: AxisType, old_type: AxisType,
     are), results as `shardings_out`, each in the mesh their side of the call uses."""
 
     @functools.wraps(fun)
-    def staged(*args, **kwargs):
+    def switched(*args, **kwargs):
         leaves, treedef = tree_util.tree_flatten((args, kwargs))
         outer = _context_mesh(name, shardings_out).abstract_mesh
         chosen = outer._axes_of_type(old_type) if axes is None else (
@@ -91,12 +109,7 @@ def _switch_axes(fun: Callable, axes, new_type: AxisType, old_type: AxisType,
         return tree_util.tree_unflatten(out_tree, [
             x if s is None else _retyped(x, outer, s) for x, s in zip(out_leaves, specs)])
 
-    jitted = jit(staged)
-
-    @functools.wraps(fun)
-    def wrapper(*args, **kwargs):
-        return (jitted if current_trace() is EVAL_TRACE else staged)(*args, **kwargs)
-    return wrapper
+    return switched
 
 
 def _spec_of(s) -> PartitionSpec:

@@ -161,6 +161,8 @@ def place_call(args: Sequence[Any], in_shardings: Sequence[Sharding | None] = ()
     else:
         committed = False
         devices = (default_device(),)
+    if jaxpr is not None:
+        _check_typed_outputs(jaxpr, len(devices))
     if not any(s is not None for s in in_shardings) and not committed_args:
         arg_shardings = (None,) * len(args)
     else:
@@ -169,6 +171,23 @@ def place_call(args: Sequence[Any], in_shardings: Sequence[Sharding | None] = ()
                               for i, x in enumerate(args))
     reference = None if mesh is None else sharding_from_spec((), "the context mesh")
     return CallPlacement(devices, committed, arg_shardings, tuple(out_shardings), reference)
+
+
+def _check_typed_outputs(jaxpr: Jaxpr, n_devices: int) -> None:
+    """JAX's ValueError for a computation whose results' types split them over a mesh
+    of `Explicit` axes larger or smaller than the devices it runs on (a gradient, or a
+    sampler with a NamedSharding `out_sharding`, called with no mesh in context on
+    values that name no devices): it would give values typed as split that sit on
+    one device."""
+    for var in jaxpr.outvars:
+        aval = var.aval
+        mesh = getattr(getattr(aval, "typed_sharding", None), "mesh", None)
+        if (mesh is not None and not mesh.empty and mesh.size != n_devices
+                and len(mesh.explicit_axes) == len(mesh.axis_names)):
+            raise ValueError(
+                f"Length of device assignment {n_devices} is not equal to the size of the "
+                f"mesh {mesh.size} of aval {aval.str_short()}. Please enter your `jit` "
+                "into a mesh context via `plax.set_mesh`.")
 
 
 def _concrete(s: Sharding, what: str) -> Sharding:

@@ -28,6 +28,7 @@ from plax.extend.core import (
     result_paths_from_tree,
     set_current_trace,
 )
+from plax.extend.sharding import abstract_mesh, sharding_from_spec
 from plax_transforms.batching import BatchTrace
 
 
@@ -82,7 +83,16 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size: int | 
         names = [dbg.safe_arg_name(i) or f"argument {i}" for i in range(len(flat))]
         dims = [_canonical_in_axis(x, a, n) for x, a, n in zip(flat, axes, names)]
         size = _mapped_size(fun, flat, dims, names, axis_size)
-        axis_data = AxisData(size, axis_name, spmd_axis_name)
+        mesh_axis = _mapped_mesh_axis(flat, dims, names)
+        spmd = spmd_axis_name
+        if spmd is not None and mesh_axis is not None:
+            if (spmd if isinstance(spmd, tuple) else (spmd,)) != mesh_axis:
+                raise ValueError(
+                    "Only one of spmd_axis_name or arrays sharded on `Explicit` mesh axis "
+                    f"type is allowed. Got spmd_axis_name={spmd!r} and arrays sharded on "
+                    f"explicit_mesh_axis={mesh_axis}")
+            spmd = None
+        axis_data = AxisData(size, axis_name, spmd, mesh_axis)
         trace = BatchTrace(axis_data)
         bound = (contextlib.nullcontext() if axis_name is None
                  else extend_axis_env(axis_name, size))
@@ -116,6 +126,44 @@ def _canonical_in_axis(x, axis, name: str) -> int | None:
                          f"{axis + 1 if axis >= 0 else -axis}, but is only {ndim} (its shape "
                          f"is {get_aval(x).shape})")
     return axis % ndim
+
+
+def _spec_entry(x, dim: int):
+    """The entry of dimension `dim` in the spec of `x`'s type (None if unsplit)."""
+    sharding = getattr(get_aval(x), "typed_sharding", None)
+    spec = () if sharding is None else tuple(sharding.spec)
+    return spec[dim] if dim < len(spec) else None
+
+
+def _mapped_mesh_axis(flat, dims, names) -> tuple | None:
+    """The `Explicit` mesh axes (a tuple) that split the mapped dimension of every
+    mapped argument (None where none does), as JAX takes them: the mapped arguments
+    must agree, and no unmapped one may be split over them (ValueErrors)."""
+    entries = [(_spec_entry(x, d), n) for x, d, n in zip(flat, dims, names)
+               if d is not not_mapped]
+    if not entries:
+        return None
+    found = entries[0][0]
+    for entry, name in entries[1:]:
+        if entry != found:
+            raise ValueError("Mapped away dimension of inputs passed to vmap should be "
+                             f"sharded the same. Got inconsistent axis specs: {found} vs "
+                             f"{entry} (argument {name})")
+    if found is None:
+        return None
+    axes = found if isinstance(found, tuple) else (found,)
+    for x, d, name in zip(flat, dims, names):
+        if d is not_mapped and hasattr(x, "shape"):
+            aval = get_aval(x)
+            spec = [_spec_entry(x, d) for d in range(aval.ndim)]
+            used = {a for e in spec if e is not None
+                    for a in (e if isinstance(e, tuple) else (e,))}
+            if used & set(axes):
+                raise ValueError(
+                    "Unmapped values passed to vmap cannot be sharded along the mesh axis "
+                    f"you are vmapping over. Got type: {aval.str_short()} ({name}), "
+                    f"in_axes: None and vmapped mesh axis: {axes}")
+    return axes
 
 
 def _mapped_size(fun, flat, dims, names, axis_size) -> int:
@@ -164,5 +212,29 @@ def _outputs(trace: BatchTrace, out: Any, out_axes):
             if not -ndim <= axis < ndim:
                 raise ValueError(f"vmap out_axes {axis} is out of bounds for output {path} "
                                  f"of rank {ndim} (including the mapped axis)")
-            results.append(move_to(val, dim, axis % ndim, size))
+            mesh_axis = trace.axis_data.explicit_mesh_axis
+            if dim is not_mapped and mesh_axis is not None and _mesh_in_context():
+                results.append(_broadcast_split(val, axis % ndim, size, mesh_axis))
+            else:
+                results.append(move_to(val, dim, axis % ndim, size))
     return tree_util.tree_unflatten(out_tree, results)
+
+
+def _mesh_in_context() -> bool:
+    mesh = abstract_mesh()
+    return mesh is not None and not mesh.empty
+
+
+def _broadcast_split(x, dst: int, size: int, mesh_axis: tuple):
+    """An output the same for every batch member, broadcast along the mapped axis at
+    `dst` and split over the mesh axes the mapped inputs are split over there (as
+    JAX types it)."""
+    from plax import lax
+    aval = get_aval(x)
+    spec = [_spec_entry(x, d) for d in range(aval.ndim)]
+    spec.insert(dst, mesh_axis[0] if len(mesh_axis) == 1 else mesh_axis)
+    shape = list(aval.shape)
+    shape.insert(dst, size)
+    kept = tuple(i for i in range(len(shape)) if i != dst)
+    return lax.broadcast_in_dim(x, tuple(shape), kept, out_sharding=sharding_from_spec(
+        tuple(spec), "vmap's broadcast of an unmapped output"))

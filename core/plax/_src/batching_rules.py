@@ -24,11 +24,15 @@ not_mapped = None
 
 
 class AxisData(NamedTuple):
-    """The mapped axis of one `vmap`: its size, its name (for collectives) and
-    the mesh axis name(s) its batch dimension is sharded over (`spmd_axis_name`)."""
+    """The mapped axis of one `vmap`: its size, its name (for collectives), the mesh
+    axis name(s) its batch dimension is sharded over (`spmd_axis_name`), and the
+    `Explicit` mesh axes (a tuple) that split the mapped dimension in the inputs'
+    types, which rules that type their results (an `out_sharding`) give the batch
+    dimension."""
     size: int
     name: Any = None
     spmd_name: Any = None
+    explicit_mesh_axis: tuple | None = None
 
 
 def _shape(x) -> tuple[int, ...]:

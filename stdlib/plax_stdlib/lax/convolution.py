@@ -403,7 +403,7 @@ def _batching(axis_data, args, dims, **original):
         """The parameters of the convolution that computes the batch folded into its
         result dimension `out_dim` (which the vmapped axis's mesh axes then split)."""
         return {**params, "out_sharding": with_folded_batch(
-            "conv_general_dilated", original["out_sharding"], out_dim, axis_data.spmd_name)}
+            "conv_general_dilated", original["out_sharding"], out_dim, axis_data)}
     if size == 0:
         lhs_aval, rhs_aval = (ShapedArray(tuple(d for i, d in enumerate(get_aval(x).shape)
                                                 if i != dim), get_aval(x).dtype)

@@ -27,7 +27,7 @@ from plax.extend.constructors import (
 )
 from plax.extend.core import ShapedArray, get_aval
 from plax.extend.mlir import hlo, ir, mu
-from plax_stdlib.lax.out_sharding import check_out_sharding, cotangent_sharding
+from plax_stdlib.lax.out_sharding import check_out_sharding, cotangent_sharding, with_batch_dim
 
 
 class Precision(enum.Enum):
@@ -224,6 +224,7 @@ def _dot_general_batching(axis_data, args, dims, *, dimension_numbers, **params)
     else:
         n_lhs_free = len(free(get_aval(lhs).ndim, lc + lb))
         out_dim = len(lb) + n_lhs_free + free(get_aval(rhs).ndim, rc + rb).index(rd)
+    params["out_sharding"] = with_batch_dim(params.get("out_sharding"), out_dim, axis_data)
     out = dot_general_p.bind(lhs, rhs, dimension_numbers=((lc, rc), (lb, rb)), **params)
     return out, out_dim
 

@@ -23,6 +23,7 @@ from plax.extend.constructors import (
 )
 from plax.extend.core import ShapedArray, Tracer, canonical_dim, get_aval
 from plax.extend.mlir import hlo, mu
+from plax_stdlib.lax.out_sharding import with_batch_dim
 
 
 def canonicalize_shape(name: str, shape) -> tuple[int, ...]:
@@ -100,7 +101,8 @@ def _broadcast_in_dim_batching(axis_data, args, dims, *, shape, broadcast_dimens
     new_bdims = bdims[:d] + (out_dim,) + tuple(b + 1 for b in bdims[d:])
     new_shape = shape[:out_dim] + (axis_data.size,) + shape[out_dim:]
     return broadcast_in_dim_p.bind(x, shape=new_shape, broadcast_dimensions=new_bdims,
-                                   sharding=sharding), out_dim
+                                   sharding=with_batch_dim(sharding, out_dim, axis_data)
+                                   ), out_dim
 
 
 broadcast_in_dim_p = standard_primitive("lax.broadcast_in_dim", _broadcast_in_dim_abstract_eval,

@@ -28,9 +28,10 @@ _MODES = ("drop", "fill", "clip", "promise_in_bounds")
 def _scatter_method(op: str, doc: str):
     """The `x.at[index]` method that scatters values into `x` with `op` (`_SCATTERS`)."""
     def method(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
-               out_sharding=None):
+               wrap_negative_indices=True, out_sharding=None):
+        index = self._index(wrap_negative_indices, mode == "clip")
         return laid_out(f".{op}", out_sharding, lambda x, v: _update(
-            op, x, self.index, v, unique_indices, mode), self.array, values)
+            op, x, index, v, unique_indices, mode), self.array, values)
     method.__name__, method.__qualname__, method.__doc__ = op, f"_IndexUpdateRef.{op}", doc
     return method
 
@@ -39,11 +40,12 @@ def _combining_method(ufunc: str, doc: str):
     """The `x.at[index]` method that combines `x` by `ufunc` with the product of the
     values each element is indexed with (1 elsewhere)."""
     def method(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
-               out_sharding=None):
+               wrap_negative_indices=True, out_sharding=None):
         from plax_stdlib.numpy import ufuncs
         combine = getattr(ufuncs, ufunc)
+        index = self._index(wrap_negative_indices, mode == "clip")
         return laid_out(f".{ufunc}", out_sharding, lambda x, v: combine(x, _update(
-            "multiply", _filled_like(x, 1), self.index, v, unique_indices, mode)),
+            "multiply", _filled_like(x, 1), index, v, unique_indices, mode)),
             self.array, values)
     method.__name__, method.__qualname__, method.__doc__ = (ufunc, f"_IndexUpdateRef.{ufunc}",
                                                             doc)
@@ -74,12 +76,22 @@ class _IndexUpdateRef:
     def __repr__(self):
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
+    def _index(self, wrap_negative: bool, clip: bool):
+        """The index, or with `wrap_negative_indices=False` its negative integers made
+        out of bounds (where a clipping mode reads or writes element 0), as in JAX."""
+        if wrap_negative:
+            return self.index
+        return _unwrapped(self.index, util.shape_of(util.ensure_arraylike(
+            "x.at[...]", self.array)), clip)
+
     def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
-            mode=None, fill_value=None, out_sharding=None):
+            mode=None, fill_value=None, wrap_negative_indices: bool = True,
+            out_sharding=None):
         """`x[index]`; out-of-bounds indices follow `mode` ("clip" by default)."""
         mode = _check_mode(mode)
+        index = self._index(wrap_negative_indices, mode in (None, "clip", "promise_in_bounds"))
         return laid_out(".get", out_sharding, lambda x: indexing.getitem(
-            x, self.index, mode="fill" if mode == "drop" else mode, fill_value=fill_value),
+            x, index, mode="fill" if mode == "drop" else mode, fill_value=fill_value),
             self.array)
 
     set = _scatter_method("set", "`x` with `x[index] = values`.")
@@ -96,16 +108,59 @@ class _IndexUpdateRef:
     power = _combining_method("power", "`x` with `x[index] **= values` (repeated indices "
                               "multiply their exponents).")
 
-    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None,
+              wrap_negative_indices=True):
         """`x` with the elementwise `func` applied at `index`, once for each time the
         index names an element."""
-        hits = _update("add", _filled_like(self.array, 0, np.int32), self.index, 1,
-                       unique_indices, mode)
+        from plax_stdlib.numpy import creation
+        # counted in an array typed as `x` is, so a split `x` meets the scatter's
+        # sharding rule (JAX's ShardingTypeError: apply takes no out_sharding)
+        hits = _update("add", creation.zeros_like(self.array, dtype=np.int32),
+                       self._index(wrap_negative_indices, mode == "clip"), 1, unique_indices,
+                       mode)
         rounds = lax.reduce_max(hits, tuple(range(len(util.shape_of(hits))))) \
             if util.shape_of(hits) else hits
         x = util.ensure_arraylike("x.at[...].apply", self.array)
         return lax.fori_loop(0, rounds, lambda i, y: util.select_n(lax.gt(hits, i), y, func(y)),
                              x)
+
+
+def _integer_kind(entry) -> str | None:
+    """'b' for a boolean entry (a mask), 'i' for an integer one, else None."""
+    if entry is None or entry is Ellipsis or isinstance(entry, slice):
+        return None
+    try:
+        kind = util.dtype_category(util.dtype_of(np.asarray(entry) if isinstance(
+            entry, (list, tuple)) else entry))
+    except TypeError:
+        return None
+    return "b" if kind == "b" else "i" if kind in ("i", "u") else None
+
+
+def _dims_taken(entry) -> int:
+    """How many dimensions of the indexed array an index entry consumes."""
+    if entry is None or entry is Ellipsis:
+        return 0
+    return len(np.shape(entry)) if _integer_kind(entry) == "b" else 1
+
+
+def _unwrapped(index, shape: tuple, clip: bool):
+    """`index` with each negative entry of its integer (array) entries replaced by one
+    out of bounds of its dimension, or by 0 where the mode clips."""
+    entries = index if isinstance(index, tuple) else (index,)
+    rest = len(shape) - sum(_dims_taken(e) for e in entries)
+    out, dim = [], 0
+    for entry in entries:
+        if entry is Ellipsis:
+            dim += rest
+        elif _integer_kind(entry) == "i":
+            entry = util.ensure_arraylike("x.at[...]", np.asarray(entry) if isinstance(
+                entry, (list, tuple)) else entry)
+            entry = lax.select(lax.lt(entry, lax.full_like(entry, 0)),
+                               lax.full_like(entry, 0 if clip else shape[dim]), entry)
+        dim += _dims_taken(entry)
+        out.append(entry)
+    return tuple(out)
 
 
 def _filled_like(x, value, dtype=None):

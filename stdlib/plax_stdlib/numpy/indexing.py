@@ -220,6 +220,8 @@ def getitem(x, index, mode=None, fill_value=None):
     if "dslice" in kinds:
         x, index = _apply_dslices(x, index, kinds, mode, fill_value)
         kinds = [_classify(e, i) for i, e in enumerate(index)]
+    if mode == "fill":  # a traced scalar out of bounds is filled (dynamic_slice clamps)
+        kinds = ["array" if k == "dynamic" else k for k in kinds]
     if "array" in kinds or "mask" in kinds:
         return util.as_array(_advanced(x, index, kinds, mode, fill_value))
     return util.as_array(_basic(x, index, mode, fill_value))

@@ -13,6 +13,7 @@ import plax
 from plax.extend import config, dtypes
 from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
+from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.random import key_primitives as prims
 from plax_stdlib.random.keys import check_prng_key, split_typed
 from plax_stdlib.random.sampling import (
@@ -20,25 +21,24 @@ from plax_stdlib.random.sampling import (
     canonicalize_shape,
     check_safe_to_cast,
     float_dtype,
-    no_out_sharding,
+    sampled,
 )
 from plax_stdlib.random.uniform_normal import normal_typed, uniform_typed
 
 
-def prepare(name: str, key, shape, dtype, out_sharding=None, *params):
+def prepare(name: str, key, shape, dtype, *params):
     """The typed key, the output shape (`shape`, or the parameters' broadcast when
     None) and the float dtype of a sampler, all checked."""
     key, _ = check_prng_key(name, key)
-    no_out_sharding(name, out_sharding)
     dtype = float_dtype(name, dtype)
     shape = (broadcast_param_shapes(name, shape, *params) if params
              else canonicalize_shape(shape, name))
     return key, shape, dtype
 
 
-def prepare_castable(name: str, key, shape, dtype, out_sharding, *params):
+def prepare_castable(name: str, key, shape, dtype, *params):
     """`prepare`, and a TypePromotionError for parameters `dtype` cannot hold."""
-    key, shape, dtype = prepare(name, key, shape, dtype, out_sharding, *params)
+    key, shape, dtype = prepare(name, key, shape, dtype, *params)
     check_safe_to_cast(name, dtype, *params)
     return key, shape, dtype
 
@@ -55,9 +55,9 @@ def const(x, value):
 
 def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=None):
     """Standard normal values conditioned on the open interval (lower, upper)."""
-    key, shape, dtype = prepare("truncated_normal", key, shape, dtype, out_sharding,
-                                lower, upper)
-    return _truncated_normal(key, lower, upper, shape, dtype)
+    key, shape, dtype = prepare("truncated_normal", key, shape, dtype, lower, upper)
+    return laid_out("truncated_normal", out_sharding, lambda k, lo, up: _truncated_normal(
+        k, lo, up, shape, dtype), key, lower, upper)
 
 
 @functools.partial(plax.jit, static_argnums=(3, 4))
@@ -79,8 +79,9 @@ def _truncated_normal(key, lower, upper, shape, dtype):
 
 def exponential(key, shape=(), dtype=None, *, out_sharding=None):
     """Exponential values of rate 1."""
-    key, shape, dtype = prepare("exponential", key, shape, dtype, out_sharding)
-    return exponential_typed(key, shape, dtype)
+    key, shape, dtype = prepare("exponential", key, shape, dtype)
+    return sampled("exponential", out_sharding, shape,
+                   lambda k: exponential_typed(k, shape, dtype), key)
 
 
 @functools.partial(plax.jit, static_argnums=(1, 2))
@@ -91,8 +92,8 @@ def exponential_typed(key, shape, dtype):
 
 def cauchy(key, shape=(), dtype=None, *, out_sharding=None):
     """Standard Cauchy values."""
-    key, shape, dtype = prepare("cauchy", key, shape, dtype, out_sharding)
-    return _cauchy(key, shape, dtype)
+    key, shape, dtype = prepare("cauchy", key, shape, dtype)
+    return sampled("cauchy", out_sharding, shape, lambda k: _cauchy(k, shape, dtype), key)
 
 
 @functools.partial(plax.jit, static_argnums=(1, 2))
@@ -103,8 +104,8 @@ def _cauchy(key, shape, dtype):
 
 def laplace(key, shape=(), dtype=None, *, out_sharding=None):
     """Laplace values of scale 1."""
-    key, shape, dtype = prepare("laplace", key, shape, dtype, out_sharding)
-    return _laplace(key, shape, dtype)
+    key, shape, dtype = prepare("laplace", key, shape, dtype)
+    return sampled("laplace", out_sharding, shape, lambda k: _laplace(k, shape, dtype), key)
 
 
 @functools.partial(plax.jit, static_argnums=(1, 2))
@@ -115,8 +116,9 @@ def _laplace(key, shape, dtype):
 
 def logistic(key, shape=(), dtype=None, *, out_sharding=None):
     """Standard logistic values."""
-    key, shape, dtype = prepare("logistic", key, shape, dtype, out_sharding)
-    return _logistic(key, shape, dtype)
+    key, shape, dtype = prepare("logistic", key, shape, dtype)
+    return sampled("logistic", out_sharding, shape, lambda k: _logistic(k, shape, dtype),
+                   key)
 
 
 @functools.partial(plax.jit, static_argnums=(1, 2))
@@ -130,8 +132,10 @@ def _logistic(key, shape, dtype):
 def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
     """Standard Gumbel values. `mode='high'` (or `jax_high_dynamic_range_gumbel`) draws
     two uniforms per value, reaching further into the tail."""
-    key, shape, dtype = prepare("gumbel", key, shape, dtype, out_sharding)
-    return gumbel_typed(key, shape, dtype, gumbel_mode(mode))
+    key, shape, dtype = prepare("gumbel", key, shape, dtype)
+    mode = gumbel_mode(mode)
+    return sampled("gumbel", out_sharding, shape,
+                   lambda k: gumbel_typed(k, shape, dtype, mode), key)
 
 
 def gumbel_mode(mode):
@@ -191,8 +195,9 @@ def _bits_to_unit_float(bits):
 
 def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
     """Pareto values of shape parameter `b`, on [1, inf)."""
-    key, shape, dtype = prepare_castable("pareto", key, shape, dtype, out_sharding, b)
-    return _pareto(key, b, shape, dtype)
+    key, shape, dtype = prepare_castable("pareto", key, shape, dtype, b)
+    return sampled("pareto", out_sharding, shape,
+                   lambda k, b: _pareto(k, b, shape, dtype), key, b)
 
 
 @functools.partial(plax.jit, static_argnums=(2, 3))
@@ -203,8 +208,9 @@ def _pareto(key, b, shape, dtype):
 
 def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
     """Rayleigh values of scale `scale`."""
-    key, shape, dtype = prepare_castable("rayleigh", key, shape, dtype, out_sharding, scale)
-    return _rayleigh(key, scale, shape, dtype)
+    key, shape, dtype = prepare_castable("rayleigh", key, shape, dtype, scale)
+    return sampled("rayleigh", out_sharding, shape,
+                   lambda k, scale: _rayleigh(k, scale, shape, dtype), key, scale)
 
 
 @functools.partial(plax.jit, static_argnums=(2, 3))
@@ -229,7 +235,6 @@ def _weibull_min(key, scale, concentration, shape, dtype):
 def lognormal(key, sigma=_ONE, shape=None, dtype=None, *, out_sharding=None):
     """exp of normal values of standard deviation `sigma`."""
     key, _ = check_prng_key("lognormal", key)
-    no_out_sharding("lognormal", out_sharding)
     dtype = dtypes.check_and_canonicalize_user_dtype(float if dtype is None else dtype,
                                                      "lognormal")
     if not dtypes.issubdtype(dtype, np.inexact):
@@ -237,7 +242,8 @@ def lognormal(key, sigma=_ONE, shape=None, dtype=None, *, out_sharding=None):
                          f"got {dtype}")
     shape = broadcast_param_shapes("lognormal", shape, sigma)
     check_safe_to_cast("lognormal", dtype, sigma)
-    return _lognormal(key, sigma, shape, dtype)
+    return laid_out("lognormal", out_sharding,
+                    lambda k, sigma: _lognormal(k, sigma, shape, dtype), key, sigma)
 
 
 @functools.partial(plax.jit, static_argnums=(2, 3))
@@ -248,9 +254,9 @@ def _lognormal(key, sigma, shape, dtype):
 
 def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=None):
     """Triangular values on [left, right] peaking at `mode`."""
-    key, shape, dtype = prepare_castable("triangular", key, shape, dtype, out_sharding,
-                                         left, mode, right)
-    return _triangular(key, left, mode, right, shape, dtype)
+    key, shape, dtype = prepare_castable("triangular", key, shape, dtype, left, mode, right)
+    return sampled("triangular", out_sharding, shape, lambda k, *params: _triangular(
+        k, *params, shape, dtype), key, left, mode, right)
 
 
 @functools.partial(plax.jit, static_argnums=(4, 5))
@@ -266,8 +272,9 @@ def _triangular(key, left, mode, right, shape, dtype):
 
 def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
     """Wald (inverse Gaussian) values of `mean` and scale 1."""
-    key, shape, dtype = prepare_castable("wald", key, shape, dtype, out_sharding, mean)
-    return _wald(key, mean, shape, dtype)
+    key, shape, dtype = prepare_castable("wald", key, shape, dtype, mean)
+    return laid_out("wald", out_sharding, lambda k, mean: _wald(k, mean, shape, dtype),
+                    key, mean)
 
 
 @functools.partial(plax.jit, static_argnums=(2, 3))

@@ -15,6 +15,7 @@ import plax
 from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
+from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.numpy.util import check_arraylike, promote_dtypes_inexact
 from plax_stdlib.random import key_primitives as prims
 from plax_stdlib.random.continuous import const, gumbel, gumbel_mode, gumbel_typed
@@ -26,7 +27,7 @@ from plax_stdlib.random.sampling import (
     canonicalize_shape,
     check_shape,
     float_dtype,
-    no_out_sharding,
+    sampled,
 )
 from plax_stdlib.random.uniform_normal import broadcast_to_rank, uniform_typed
 
@@ -46,7 +47,6 @@ def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
     """Uniform integers in [minval, maxval) of `shape` (default dtype int32, int64 with
     x64); when maxval <= minval, minval."""
     key, _ = check_prng_key("randint", key)
-    no_out_sharding("randint", out_sharding)
     dtype = _int_dtype("randint", dtype)
     shape = canonicalize_shape(shape, "randint")
     info = dtypes.iinfo(dtype)
@@ -55,7 +55,8 @@ def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
         sampling_dtype = np.dtype(np.int32)
         minval = jnp.asarray(minval).astype(np.int32).clip(int(info.min), int(info.max))
         maxval = jnp.asarray(maxval).astype(np.int32).clip(int(info.min), int(info.max) + 1)
-    return randint_typed(key, minval, maxval, shape, sampling_dtype).astype(dtype)
+    return sampled("randint", out_sharding, shape, lambda k, lo, hi: randint_typed(
+        k, lo, hi, shape, sampling_dtype), key, minval, maxval).astype(dtype)
 
 
 def _convert_and_clip_integer(val, dtype):
@@ -112,11 +113,11 @@ def bernoulli(key, p=0.5, shape=None, mode="low", *, out_sharding=None):
     if mode not in ("high", "low"):
         raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
     key, _ = check_prng_key("bernoulli", key)
-    no_out_sharding("bernoulli", out_sharding)
     dtype = dtypes.dtype(p, canonicalize=True)
     if not dtypes.issubdtype(dtype, np.floating):
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {dtype}.")
-    return bernoulli_typed(key, lax.convert_element_type(p, dtype), shape, mode)
+    return laid_out("bernoulli", out_sharding, lambda k, p: bernoulli_typed(k, p, shape, mode),
+                    key, lax.convert_element_type(p, dtype))
 
 
 @functools.partial(plax.jit, static_argnums=(2, 3))
@@ -137,10 +138,11 @@ def bernoulli_typed(key, p, shape, mode):
 def rademacher(key, shape=(), dtype=None, *, out_sharding=None):
     """-1 or +1 with equal probability."""
     key, _ = check_prng_key("rademacher", key)
-    no_out_sharding("rademacher", out_sharding)
     dtype = dtypes.check_and_canonicalize_user_dtype(int if dtype is None else dtype,
                                                      "rademacher")
-    return rademacher_typed(key, canonicalize_shape(shape, "rademacher"), dtype)
+    shape = canonicalize_shape(shape, "rademacher")
+    return sampled("rademacher", out_sharding, shape,
+                   lambda k: rademacher_typed(k, shape, dtype), key)
 
 
 @functools.partial(plax.jit, static_argnums=(1, 2))
@@ -153,13 +155,13 @@ def rademacher_typed(key, shape, dtype):
 def geometric(key, p, shape=None, dtype=None, *, out_sharding=None):
     """The number of trials (1, 2, ...) to the first success of probability `p`."""
     key, _ = check_prng_key("geometric", key)
-    no_out_sharding("geometric", out_sharding)
     dtype = dtypes.check_and_canonicalize_user_dtype(int if dtype is None else dtype,
                                                      "geometric")
     if not dtypes.issubdtype(dtype, np.integer):
         raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {dtype}")
     shape = broadcast_param_shapes("geometric", shape, p)
-    return _geometric(key, p, shape, dtype)
+    return sampled("geometric", out_sharding, shape,
+                   lambda k, p: _geometric(k, p, shape, dtype), key, p)
 
 
 @functools.partial(plax.jit, static_argnums=(2, 3))
@@ -189,7 +191,6 @@ def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, m
     """Indices drawn with probabilities `softmax(logits, axis)` (without replacement:
     distinct indices, by the Gumbel top-k trick)."""
     key, _ = check_prng_key("categorical", key)
-    no_out_sharding("categorical", out_sharding)
     check_arraylike("categorical", logits)
     logits = jnp.asarray(logits)
     float_dtype("gumbel", logits.dtype)
@@ -199,7 +200,9 @@ def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, m
     else:
         shape = canonicalize_shape(shape, "categorical")
         check_shape("categorical", shape, batch_shape)
-    return _categorical(key, logits, shape, batch_shape, axis, replace, gumbel_mode(mode))
+    mode = gumbel_mode(mode)
+    return laid_out("categorical", out_sharding, lambda k, logits: _categorical(
+        k, logits, shape, batch_shape, axis, replace, mode), key, logits)
 
 
 def _categorical(key, logits, shape, batch_shape, axis, replace, mode):
@@ -227,7 +230,6 @@ def _categorical(key, logits, shape, batch_shape, axis, replace, mode):
 def poisson(key, lam, shape=None, dtype=None, *, out_sharding=None):
     """Poisson counts of rate `lam` (threefry keys only, as in JAX)."""
     key, _ = check_prng_key("poisson", key)
-    no_out_sharding("poisson", out_sharding)
     dtype = dtypes.check_and_canonicalize_user_dtype(int if dtype is None else dtype,
                                                      "poisson")
     if key.dtype != KeyTy(threefry_prng_impl):
@@ -235,7 +237,8 @@ def poisson(key, lam, shape=None, dtype=None, *, out_sharding=None):
                                   f"not {key.dtype._impl}")
     shape = np.shape(lam) if shape is None else canonicalize_shape(shape, "poisson")
     lam = lax.convert_element_type(jnp.broadcast_to(lam, shape), np.float32)
-    return _poisson(key, lam, shape, dtype)
+    return sampled("poisson", out_sharding, shape,
+                   lambda k, lam: _poisson(k, lam, shape, dtype), key, lam)
 
 
 @functools.partial(plax.jit, static_argnums=(2, 3, 4))

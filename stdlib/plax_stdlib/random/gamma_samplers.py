@@ -21,12 +21,13 @@ from plax.extend.batching import bdim_at_front
 from plax.extend.constructors import FLOAT, check_dtype, describe, standard_primitive
 from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
+from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.random import key_primitives as prims
 from plax_stdlib.random.continuous import const, exponential_typed, prepare, prepare_castable
 from plax_stdlib.random.discrete import rademacher_typed
 from plax_stdlib.random.gamma_grad import random_gamma_grad
 from plax_stdlib.random.keys import check_prng_key, split_typed
-from plax_stdlib.random.sampling import canonicalize_shape, check_shape, float_dtype
+from plax_stdlib.random.sampling import canonicalize_shape, check_shape, float_dtype, sampled
 from plax_stdlib.random.threefry import threefry_prng_impl
 from plax_stdlib.random.traced_lowering import lower_traced
 from plax_stdlib.random.uniform_normal import normal_typed, uniform_typed
@@ -156,13 +157,15 @@ def _gamma_dtype_and_shape(name: str, key, shape, dtype):
 def gamma(key, a, shape=None, dtype=None, *, out_sharding=None):
     """Gamma(a, 1) samples (divide by a rate, or multiply by a scale, for others)."""
     key, shape, dtype = _gamma_dtype_and_shape("gamma", key, shape, dtype)
-    return gamma_typed(key, a, shape, dtype, False)
+    return sampled("gamma", out_sharding, shape,
+                   lambda k, a: gamma_typed(k, a, shape, dtype, False), key, a)
 
 
 def loggamma(key, a, shape=None, dtype=None, *, out_sharding=None):
     """log of Gamma(a, 1) samples, drawn in log space (precise for small a)."""
     key, shape, dtype = _gamma_dtype_and_shape("loggamma", key, shape, dtype)
-    return gamma_typed(key, a, shape, dtype, True)
+    return laid_out("loggamma", out_sharding,
+                    lambda k, a: gamma_typed(k, a, shape, dtype, True), key, a)
 
 
 @functools.partial(plax.jit, static_argnums=(2, 3, 4))
@@ -181,8 +184,9 @@ def gamma_typed(key, a, shape, dtype, log_space):
 
 def beta(key, a, b, shape=None, dtype=None, *, out_sharding=None):
     """Beta(a, b) samples, from two log-gamma samples."""
-    key, shape, dtype = prepare_castable("beta", key, shape, dtype, out_sharding, a, b)
-    return _beta(key, a, b, shape, dtype)
+    key, shape, dtype = prepare_castable("beta", key, shape, dtype, a, b)
+    return sampled("beta", out_sharding, shape,
+                   lambda k, a, b: _beta(k, a, b, shape, dtype), key, a, b)
 
 
 @functools.partial(plax.jit, static_argnums=(3, 4))
@@ -205,7 +209,8 @@ def dirichlet(key, alpha, shape=None, dtype=None, *, out_sharding=None):
     dtype = float_dtype("dirichlet", dtype)
     if shape is not None:
         shape = canonicalize_shape(shape, "dirichlet")
-    return _dirichlet(key, alpha, shape, dtype)
+    return sampled("dirichlet", out_sharding, shape,
+                   lambda k, alpha: _dirichlet(k, alpha, shape, dtype), key, alpha)
 
 
 @functools.partial(plax.jit, static_argnums=(2, 3))
@@ -226,8 +231,9 @@ def _dirichlet(key, alpha, shape, dtype):
 
 def chisquare(key, df, shape=None, dtype=None, *, out_sharding=None):
     """Chi-square samples with `df` degrees of freedom: 2 Gamma(df / 2)."""
-    key, shape, dtype = prepare_castable("chisquare", key, shape, dtype, out_sharding, df)
-    return _chisquare(key, df, shape, dtype)
+    key, shape, dtype = prepare_castable("chisquare", key, shape, dtype, df)
+    return sampled("chisquare", out_sharding, shape,
+                   lambda k, df: _chisquare(k, df, shape, dtype), key, df)
 
 
 @functools.partial(plax.jit, static_argnums=(2, 3))
@@ -240,8 +246,8 @@ def _chisquare(key, df, shape, dtype):
 
 def t(key, df, shape=None, dtype=None, *, out_sharding=None):
     """Student's t samples with `df` degrees of freedom."""
-    key, shape, dtype = prepare_castable("t", key, shape, dtype, out_sharding, df)
-    return _t(key, df, shape, dtype)
+    key, shape, dtype = prepare_castable("t", key, shape, dtype, df)
+    return sampled("t", out_sharding, shape, lambda k, df: _t(k, df, shape, dtype), key, df)
 
 
 @functools.partial(plax.jit, static_argnums=(2, 3))
@@ -256,8 +262,9 @@ def _t(key, df, shape, dtype):
 
 def f(key, dfnum, dfden, shape=None, dtype=None, *, out_sharding=None):
     """F samples with `dfnum` and `dfden` degrees of freedom."""
-    key, shape, dtype = prepare_castable("f", key, shape, dtype, out_sharding, dfnum, dfden)
-    return _f(key, dfnum, dfden, shape, dtype)
+    key, shape, dtype = prepare_castable("f", key, shape, dtype, dfnum, dfden)
+    return sampled("f", out_sharding, shape, lambda k, dfnum, dfden: _f(
+        k, dfnum, dfden, shape, dtype), key, dfnum, dfden)
 
 
 @functools.partial(plax.jit, static_argnums=(3, 4))
@@ -272,8 +279,9 @@ def _f(key, dfnum, dfden, shape, dtype):
 
 def generalized_normal(key, p, shape=(), dtype=None, *, out_sharding=None):
     """Samples of density proportional to exp(-|x| ** p)."""
-    key, shape, dtype = prepare("generalized_normal", key, shape, dtype, out_sharding)
-    return generalized_normal_typed(key, p, shape, dtype)
+    key, shape, dtype = prepare("generalized_normal", key, shape, dtype)
+    return sampled("generalized_normal", out_sharding, shape,
+                   lambda k, p: generalized_normal_typed(k, p, shape, dtype), key, p)
 
 
 @functools.partial(plax.jit, static_argnums=(2, 3))

@@ -21,7 +21,7 @@ from plax.extend.core import Tracer
 from plax_stdlib.random import key_primitives as prims
 from plax_stdlib.random.impls import (PRNGImpl, PRNGSpec, default_prng_impl, key_spec,
                                      resolve_prng_impl)
-from plax_stdlib.random.sampling import canonicalize_shape, no_out_sharding
+from plax_stdlib.random.sampling import canonicalize_shape, sampled
 
 _LEGACY = ("Legacy uint32 key array passed as key to plax.random function. Please create "
            "keys using plax.random.key(). If use of a raw key array was intended, set "
@@ -162,10 +162,10 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> plax.Array:
 def bits(key, shape=(), dtype=None, *, out_sharding=None) -> plax.Array:
     """Random unsigned integers of `shape` (default dtype: uint32, uint64 with x64)."""
     typed, _ = check_prng_key("bits", key)
-    no_out_sharding("bits", out_sharding)
     dtype = (dtypes.default_uint_dtype() if dtype is None
              else dtypes.check_and_canonicalize_user_dtype(dtype, "bits"))
     if not dtypes.issubdtype(dtype, np.unsignedinteger):
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
     shape = canonicalize_shape(shape, "bits")
-    return prims.random_bits(typed, dtype.itemsize * 8, shape)
+    return sampled("bits", out_sharding, shape,
+                   lambda k: prims.random_bits(k, dtype.itemsize * 8, shape), typed)

@@ -14,13 +14,14 @@ import numpy as np
 import plax
 from plax.extend import config, dtypes
 from plax_stdlib import numpy as jnp
+from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.numpy import linalg
 from plax_stdlib.numpy.util import broadcast_shapes, concrete_or_error, promote_dtypes_inexact
 from plax_stdlib.random.continuous import exponential_typed, prepare
 from plax_stdlib.random.discrete import rademacher_typed
 from plax_stdlib.random.gamma_samplers import generalized_normal_typed
 from plax_stdlib.random.keys import check_prng_key, split_typed
-from plax_stdlib.random.sampling import canonicalize_shape, check_shape, no_out_sharding
+from plax_stdlib.random.sampling import canonicalize_shape, check_shape, sampled
 from plax_stdlib.random.uniform_normal import normal_typed
 
 
@@ -33,7 +34,6 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "c
                         *, out_sharding=None):
     """Normal vectors of `mean` (..., n) and covariance `cov` (..., n, n)."""
     key, _ = check_prng_key("multivariate_normal", key)
-    no_out_sharding("multivariate_normal", out_sharding)
     mean, cov = promote_dtypes_inexact(mean, cov)
     if method not in {"svd", "eigh", "cholesky"}:
         raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
@@ -46,7 +46,8 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "c
                          f"got {dtype}")
     if shape is not None:
         shape = canonicalize_shape(shape, "multivariate_normal")
-    return _multivariate_normal(key, mean, cov, shape, dtype, method)
+    return sampled("multivariate_normal", out_sharding, shape, lambda k, mean, cov:
+                   _multivariate_normal(k, mean, cov, shape, dtype, method), key, mean, cov)
 
 
 @functools.partial(plax.jit, static_argnums=(3, 4, 5))
@@ -82,10 +83,11 @@ def orthogonal(key, n: int, shape=(), dtype=None, m: int | None = None, *,
                out_sharding=None):
     """Matrices (n, m) uniform (Haar) among those with orthonormal columns (or rows)."""
     m = n if m is None else m
-    key, shape, dtype = prepare("orthogonal", key, shape, dtype, out_sharding)
+    key, shape, dtype = prepare("orthogonal", key, shape, dtype)
     n = operator.index(concrete_or_error(n, "The error occurred in plax.random.orthogonal()"))
     m = operator.index(concrete_or_error(m, "The error occurred in plax.random.orthogonal()"))
-    return _orthogonal(key, n, m, shape, dtype)
+    return sampled("orthogonal", out_sharding, shape,
+                   lambda k: _orthogonal(k, n, m, shape, dtype), key)
 
 
 @functools.partial(plax.jit, static_argnums=(1, 2, 3, 4))
@@ -99,8 +101,9 @@ def _orthogonal(key, n, m, shape, dtype):
 
 def maxwell(key, shape=(), dtype=None, *, out_sharding=None):
     """One-sided Maxwell values: norms of standard normal 3-vectors."""
-    key, shape, dtype = prepare("maxwell", key, shape, dtype, out_sharding)
-    return maxwell_typed(key, shape, dtype)
+    key, shape, dtype = prepare("maxwell", key, shape, dtype)
+    return sampled("maxwell", out_sharding, shape, lambda k: maxwell_typed(k, shape, dtype),
+                   key)
 
 
 @functools.partial(plax.jit, static_argnums=(1, 2))
@@ -128,9 +131,9 @@ def _double_sided_maxwell(key, loc, scale, shape, dtype):
 
 def ball(key, d: int, p: float = 2, shape=(), dtype=None, *, out_sharding=None):
     """Points uniform in the unit `p`-norm ball of dimension `d` (shape (*shape, d))."""
-    key, shape, dtype = prepare("ball", key, shape, dtype, out_sharding)
+    key, shape, dtype = prepare("ball", key, shape, dtype)
     d = operator.index(concrete_or_error(d, "The error occurred in plax.random.ball()"))
-    return _ball(key, p, d, shape, dtype)
+    return laid_out("ball", out_sharding, lambda k, p: _ball(k, p, d, shape, dtype), key, p)
 
 
 @functools.partial(plax.jit, static_argnums=(2, 3, 4))

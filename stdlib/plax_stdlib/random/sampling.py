@@ -1,10 +1,11 @@
 """The argument checks every sampler shares: shapes, dtypes, parameter broadcasting,
-and `out_sharding` (which needs plax-sharding)."""
+and `out_sharding` (the result's layout on a mesh with `Explicit` axes)."""
 from __future__ import annotations
 
 import numpy as np
 
 from plax.extend import dtypes
+from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.numpy.util import broadcast_shapes, canonicalize_shape
 
 
@@ -48,7 +49,15 @@ def check_safe_to_cast(name: str, dtype, *args) -> None:
                 f"to {dtype}")
 
 
-def no_out_sharding(name: str, out_sharding) -> None:
-    if out_sharding is not None:
-        raise NotImplementedError(f"{name}: out_sharding is not supported yet (it comes with "
-                                  "plax-sharding)")
+def sampled(name: str, out_sharding, shape, compute, *operands):
+    """`compute(*operands)`, laid out as `out_sharding` as JAX's samplers do (with the
+    explicit mesh axes made `Auto` inside, see `plax_stdlib.lax.out_sharding.laid_out`),
+    so the values are those of an unsharded draw. Without one, a draw whose `shape` (as
+    the sampler's checks leave it: `()` or None) is empty is replicated when every axis
+    of the mesh in context is `Explicit`, as in JAX."""
+    if out_sharding is None and not shape:
+        from plax import sharding
+        mesh = sharding.get_abstract_mesh()
+        if not mesh.empty and all(t is sharding.AxisType.Explicit for t in mesh.axis_types):
+            out_sharding = sharding.PartitionSpec()
+    return laid_out(name, out_sharding, compute, *operands)

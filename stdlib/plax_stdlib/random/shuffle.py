@@ -26,7 +26,7 @@ from plax_stdlib.random import key_primitives as prims
 from plax_stdlib.random.continuous import gumbel_mode, gumbel_typed
 from plax_stdlib.random.discrete import randint, top_k_indices
 from plax_stdlib.random.keys import check_prng_key, split_typed
-from plax_stdlib.random.sampling import no_out_sharding
+from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.random.uniform_normal import uniform_typed
 
 
@@ -34,14 +34,18 @@ def permutation(key, x, axis: int = 0, independent: bool = False, *, out_shardin
     """A shuffled copy of `x` along `axis` (of `arange(x)` for an int); with
     `independent`, each slice along `axis` is shuffled on its own."""
     key, _ = check_prng_key("permutation", key)
-    no_out_sharding("permutation", out_sharding)
     check_arraylike("permutation", x)
     axis = canonicalize_axis(axis, np.ndim(x) or 1)
     if not np.ndim(x):
         if not jnp.issubdtype(jnp.asarray(x).dtype, np.integer):
             raise TypeError("x must be an integer or at least 1-dimensional")
         n = operator.index(concrete_or_error(x, "argument x of plax.random.permutation()"))
-        return _shuffled_range(key, n)
+        return laid_out("permutation", out_sharding, lambda k: _shuffled_range(k, n), key)
+    return laid_out("permutation", out_sharding,
+                    lambda k, x: _permuted(k, x, axis, independent), key, x)
+
+
+def _permuted(key, x, axis: int, independent: bool):
     if independent or np.ndim(x) == 1:
         return shuffle(key, x, axis)
     order = shuffle(key, jnp.arange(x.shape[axis]), 0)

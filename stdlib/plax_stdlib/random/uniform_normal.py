@@ -16,7 +16,7 @@ from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib.random import key_primitives as prims
 from plax_stdlib.random.keys import check_prng_key, split_typed
-from plax_stdlib.random.sampling import canonicalize_shape, float_dtype, no_out_sharding
+from plax_stdlib.random.sampling import canonicalize_shape, float_dtype, sampled
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
@@ -34,9 +34,10 @@ def uniform(key, shape=(), dtype=None, minval=0., maxval=1., *, out_sharding=Non
     """Uniform floats in [minval, maxval) of `shape` (default dtype float32, float64 with
     x64)."""
     key, _ = check_prng_key("uniform", key)
-    no_out_sharding("uniform", out_sharding)
     dtype = float_dtype("uniform", dtype)
-    return uniform_typed(key, minval, maxval, canonicalize_shape(shape, "uniform"), dtype)
+    shape = canonicalize_shape(shape, "uniform")
+    return sampled("uniform", out_sharding, shape, lambda k, lo, hi: uniform_typed(
+        k, lo, hi, shape, dtype), key, minval, maxval)
 
 
 @functools.partial(plax.jit, static_argnums=(3, 4))
@@ -65,14 +66,13 @@ def normal(key, shape=(), dtype=None, *, out_sharding=None):
     """Standard normal values of `shape` (complex dtypes: real and imaginary parts of
     variance 1/2 each)."""
     key, _ = check_prng_key("normal", key)
-    no_out_sharding("normal", out_sharding)
     shape = canonicalize_shape(shape, "normal")
     dtype = dtypes.check_and_canonicalize_user_dtype(float if dtype is None else dtype,
                                                      "normal")
     if not dtypes.issubdtype(dtype, np.inexact):
         raise ValueError(f"dtype argument to `normal` must be a float or complex dtype, "
                          f"got {dtype}")
-    return normal_typed(key, shape, dtype)
+    return sampled("normal", out_sharding, shape, lambda k: normal_typed(k, shape, dtype), key)
 
 
 @functools.partial(plax.jit, static_argnums=(1, 2))
