@@ -297,7 +297,11 @@ def test_sharded_call_runs_spmd_with_the_exported_shardings(sharded_exp, mesh42)
         b = np.ones(4, f32)
         _check_sharded_results(exp.call(a, b), mesh42)
         _check_sharded_results(plax.jit(exp.call)(a, b), mesh42)
-        g = plax.grad(lambda a, exp=exp, b=b: (exp.call(a, b)[0] * _a()).sum())(a)
+        loss = lambda a, exp=exp, b=b: (exp.call(a, b)[0] * _a()).sum()
+        with pytest.raises(ValueError, match="enter your `jit` into a mesh context"):
+            plax.grad(loss)(a)  # results typed on the Explicit mesh need it (as in JAX)
+        with plax.set_mesh(mesh42):
+            g = plax.grad(loss)(a)
         np.testing.assert_allclose(np.asarray(g), 2 * _a())
         assert g.sharding == exp.in_shardings_jax(mesh42)[0]
     vjp = sharded_exp.vjp()

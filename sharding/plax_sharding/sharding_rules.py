@@ -30,15 +30,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from plax.extend.sharding import abstract_mesh
+from plax.extend.sharding import ShardingTypeError, abstract_mesh
 from plax_sharding.indexing_specs import gather_spec, scatter_spec
 from plax_sharding.named_sharding import NamedSharding, explicit_part
 from plax_sharding.partition_spec import PartitionSpec
-
-
-class ShardingTypeError(TypeError):
-    """Operands whose shardings in their types conflict, or an operation whose
-    result sharding is ambiguous (JAX's `ShardingTypeError`)."""
 
 
 Spec = tuple  # one entry per dimension: None, an axis name, or a tuple of names

@@ -59,6 +59,11 @@ class KeyReuseError(JAXTypeError):
     """A typed PRNG key was consumed twice while `jax_debug_key_reuse` is on."""
 
 
+class ShardingTypeError(TypeError):
+    """Operands whose shardings in their types conflict, or an operation whose
+    result sharding is ambiguous (JAX's `ShardingTypeError`)."""
+
+
 class InvalidShapeError(ValueError, TypeError):
     """A shape with a negative dimension, or too large for a 64-bit size.
 

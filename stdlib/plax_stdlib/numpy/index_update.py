@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from plax.extend import dtypes
+from plax.extend.sharding import ShardingTypeError
 from plax_stdlib import lax
 from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.numpy import indexing, util
@@ -30,6 +31,7 @@ def _scatter_method(op: str, doc: str):
     def method(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
                wrap_negative_indices=True, out_sharding=None):
         index = self._index(wrap_negative_indices, mode == "clip")
+        out_sharding = _update_sharding(op, self.array, index, out_sharding)
         return laid_out(f".{op}", out_sharding, lambda x, v: _update(
             op, x, index, v, unique_indices, mode), self.array, values)
     method.__name__, method.__qualname__, method.__doc__ = op, f"_IndexUpdateRef.{op}", doc
@@ -44,6 +46,7 @@ def _combining_method(ufunc: str, doc: str):
         from plax_stdlib.numpy import ufuncs
         combine = getattr(ufuncs, ufunc)
         index = self._index(wrap_negative_indices, mode == "clip")
+        out_sharding = _update_sharding(ufunc, self.array, index, out_sharding)
         return laid_out(f".{ufunc}", out_sharding, lambda x, v: combine(x, _update(
             "multiply", _filled_like(x, 1), index, v, unique_indices, mode)),
             self.array, values)
@@ -123,6 +126,33 @@ class _IndexUpdateRef:
         x = util.ensure_arraylike("x.at[...].apply", self.array)
         return lax.fori_loop(0, rounds, lambda i, y: util.select_n(lax.gt(hits, i), y, func(y)),
                              x)
+
+
+def _update_sharding(op: str, x, index, out_sharding):
+    """The layout of an update's result: `out_sharding` if given; else, for an `x`
+    split in its type, `x`'s own where the index leaves every split dimension whole
+    (`x.at[0].set(v)` on f32[4,8@y], as JAX resolves it); an update that indexes a
+    split dimension is ambiguous (JAX's ShardingTypeError)."""
+    typed = getattr(getattr(x, "aval", None), "typed_sharding", None)
+    if out_sharding is not None or typed is None or not any(typed.spec):
+        return out_sharding
+    shape = util.shape_of(x)
+    entries = index if isinstance(index, tuple) else (index,)
+    rest = len(shape) - sum(_dims_taken(e) for e in entries)
+    whole, dim = set(), 0
+    for entry in entries:
+        taken = rest if entry is Ellipsis else _dims_taken(entry)
+        if entry is Ellipsis or (isinstance(entry, slice) and entry == slice(None)):
+            whole.update(range(dim, dim + taken))
+        dim += taken
+    whole.update(range(dim, len(shape)))  # dimensions after the index's entries
+    indexed = [d for d, axes in enumerate(typed.spec) if axes is not None and d not in whole]
+    if indexed:
+        raise ShardingTypeError(
+            f"x.at[...].{op}: the index selects along dimension(s) {indexed} of "
+            f"{x.aval.str_short()}, which are split, so the result's sharding is ambiguous: "
+            "use `.at[...].set/add/mul/...(out_sharding=)` to give it")
+    return typed
 
 
 def _integer_kind(entry) -> str | None:
