@@ -23,7 +23,7 @@ from plax.extend.constructors import (
 )
 from plax.extend.core import ShapedArray, Tracer, canonical_dim, get_aval
 from plax.extend.mlir import hlo, mu
-from plax_stdlib.lax.out_sharding import with_batch_dim
+from plax_stdlib.lax.out_sharding import check_out_sharding, with_batch_dim
 
 
 def canonicalize_shape(name: str, shape) -> tuple[int, ...]:
@@ -199,9 +199,10 @@ def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
     dims = None if dimensions is None else tuple(operator.index(d) for d in dimensions)
     if dims == tuple(range(aval.ndim)):
         dims = None
-    if _is_array(operand) and dims is None and aval.shape == new_sizes:
+    if _is_array(operand) and dims is None and aval.shape == new_sizes and out_sharding is None:
         return operand
-    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=out_sharding)
+    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims,
+                          sharding=check_out_sharding("reshape", out_sharding))
 
 
 # --- transpose --------------------------------------------------------------------------------

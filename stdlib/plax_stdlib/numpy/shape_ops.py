@@ -66,15 +66,16 @@ def _reversed_axes(x):
     return lax.transpose(x, tuple(reversed(range(_ndim(x)))))
 
 
-def reshape(a, shape, order: str = "C", *, copy: bool | None = None):
+def reshape(a, shape, order: str = "C", *, copy: bool | None = None, out_sharding=None):
     """`a`'s elements as an array of `shape` (one entry may be -1), read and written in
-    row-major ('C') or column-major ('F') order."""
+    row-major ('C') or column-major ('F') order. `out_sharding` types the result on an
+    Explicit mesh (for 'F', as JAX does, the reshape of the reversed axes)."""
     error = ValueError if isinstance(a, (np.ndarray, np.generic)) else TypeError
     a = util.ensure_arraylike("reshape", a)
     dims = _reshape_target(util.shape_of(a), shape, error)
     if _memory_order("reshape", order, "CFA") == "C":
-        return lax.reshape(a, dims)
-    return _reversed_axes(lax.reshape(_reversed_axes(a), dims[::-1]))
+        return lax.reshape(a, dims, out_sharding=out_sharding)
+    return _reversed_axes(lax.reshape(_reversed_axes(a), dims[::-1], out_sharding=out_sharding))
 
 
 def ravel(a, order: str = "C"):
