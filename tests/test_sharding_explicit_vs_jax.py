@@ -224,6 +224,15 @@ OUT_SHARDING_PROGRAMS = {
     "reshape_f_order": ("lambda a: jnp.reshape(a, (4, 8), order='F', out_sharding=P('y'))",
                         [((8, 4), (None, "y"))]),
     "err_reshape_bad_kind": ("lambda a: jnp.reshape(a, (32,), out_sharding='y')", _X),
+    # under vmap an example keeps its other dimensions' splits, and a laid-out result
+    # gets the batch dimension split as the mapped axis is
+    "vmap_get_rows": ("lambda a: lib.vmap(lambda r: r.at[np.array([1, 3])].get("
+                      "out_sharding=P('y')))(a)", _X),
+    "vmap_set_rows": ("lambda a: lib.vmap(lambda r: r.at[np.array([1, 3])].set(0., "
+                      "out_sharding=P('y')))(a)", _X),
+    "vmap_set_unsplit_dim_keeps_type": ("lambda a: lib.vmap(lambda r: r.at[1].set(0.))(a)",
+                                        [((8, 4, 2), ("x", None, "y"))]),
+    "err_vmap_set_split_dim": ("lambda a: lib.vmap(lambda r: r.at[0].set(0.))(a)", _X),
     "apply_replicated": ("lambda a: a.at[np.array([0, 0, 2])].apply(jnp.sin)", [((8, 4), ())]),
     "get_rows": ("lambda a: a.at[np.array([1, 3])].get(out_sharding=P(None, 'y'))", _X),
     "get_rows_unresolved": ("lambda a: a.at[np.array([1, 3])].get()", _X),

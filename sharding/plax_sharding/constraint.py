@@ -27,6 +27,7 @@ from plax_runtime.device_put import device_put
 from plax_sharding.mesh import AxisType, Mesh
 from plax_sharding.named_sharding import NamedSharding
 from plax_sharding.partition_spec import PartitionSpec
+from plax_stdlib.lax.out_sharding import with_batch_dim
 from plax_transforms.lowering import sharding_constraint
 
 
@@ -97,12 +98,9 @@ def _batching(axis_data, args, dims, *, sharding: Sharding):
     if not isinstance(sharding, NamedSharding):
         raise NotImplementedError(f"vmap of with_sharding_constraint to {sharding}: only "
                                   "NamedSharding constraints can be batched")
-    ndim = get_aval(x).ndim - 1
-    entries = list(sharding.spec) + [None] * (ndim - len(sharding.spec))
-    entries.insert(dim, None)
-    batched = NamedSharding(sharding.mesh, PartitionSpec(*entries),
-                            memory_kind=sharding.memory_kind)
-    return sharding_constraint_p.bind(x, sharding=batched), dim
+    # the batch dimension split as the vmapped axis is (its inputs' Explicit mesh axes
+    # or spmd_axis_name), as JAX does
+    return sharding_constraint_p.bind(x, sharding=with_batch_dim(sharding, dim, axis_data)), dim
 
 
 def _lowering(ctx, x, *, sharding: Sharding):

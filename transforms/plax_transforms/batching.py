@@ -59,7 +59,15 @@ class BatchTracer(Tracer):
 
 
 def _example_aval(aval: ShapedArray, dim: int) -> ShapedArray:
-    return ShapedArray(aval.shape[:dim] + aval.shape[dim + 1:], aval.dtype, aval.weak_type)
+    """One example's type: the batch dimension gone, with its entry of an Explicit
+    layout in the type (as JAX types it: f32[8@x,4,2@y] mapped over 'x' is f32[4,2@y])."""
+    typed = aval.typed_sharding
+    if typed is not None:
+        spec = [*typed.spec, *(None,) * (aval.ndim - len(typed.spec))]
+        del spec[dim]
+        typed = typed.update(spec=type(typed.spec)(*spec))
+    return ShapedArray(aval.shape[:dim] + aval.shape[dim + 1:], aval.dtype, aval.weak_type,
+                       sharding=typed)
 
 
 class BatchTrace(Trace):
