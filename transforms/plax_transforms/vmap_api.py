@@ -29,6 +29,7 @@ from plax.extend.core import (
     set_current_trace,
 )
 from plax.extend.sharding import abstract_mesh, sharding_from_spec
+from plax_stdlib.lax.out_sharding import with_batch_dim
 from plax_transforms.batching import BatchTrace
 
 
@@ -212,9 +213,9 @@ def _outputs(trace: BatchTrace, out: Any, out_axes):
             if not -ndim <= axis < ndim:
                 raise ValueError(f"vmap out_axes {axis} is out of bounds for output {path} "
                                  f"of rank {ndim} (including the mapped axis)")
-            mesh_axis = trace.axis_data.explicit_mesh_axis
-            if dim is not_mapped and mesh_axis is not None and _mesh_in_context():
-                results.append(_broadcast_split(val, axis % ndim, size, mesh_axis))
+            if (dim is not_mapped and trace.axis_data.explicit_mesh_axis is not None
+                    and _mesh_in_context()):
+                results.append(_broadcast_split(val, axis % ndim, size, trace.axis_data))
             else:
                 results.append(move_to(val, dim, axis % ndim, size))
     return tree_util.tree_unflatten(out_tree, results)
@@ -225,16 +226,16 @@ def _mesh_in_context() -> bool:
     return mesh is not None and not mesh.empty
 
 
-def _broadcast_split(x, dst: int, size: int, mesh_axis: tuple):
+def _broadcast_split(x, dst: int, size: int, axis_data: AxisData):
     """An output the same for every batch member, broadcast along the mapped axis at
     `dst` and split over the mesh axes the mapped inputs are split over there (as
     JAX types it)."""
     from plax import lax
     aval = get_aval(x)
-    spec = [_spec_entry(x, d) for d in range(aval.ndim)]
-    spec.insert(dst, mesh_axis[0] if len(mesh_axis) == 1 else mesh_axis)
+    spec = with_batch_dim(() if aval.typed_sharding is None else aval.typed_sharding.spec,
+                          dst, axis_data)
     shape = list(aval.shape)
     shape.insert(dst, size)
     kept = tuple(i for i in range(len(shape)) if i != dst)
     return lax.broadcast_in_dim(x, tuple(shape), kept, out_sharding=sharding_from_spec(
-        tuple(spec), "vmap's broadcast of an unmapped output"))
+        spec, "vmap's broadcast of an unmapped output"))

@@ -99,9 +99,9 @@ class ShapedArray(AbstractValue):
         self.shape = canonical_shape(shape)
         self.dtype = dtype if isinstance(dtype, ExtendedDType) else np.dtype(dtype)
         self.weak_type = bool(weak_type)
-        # the user-visible unsplit default (an empty mesh) is no layout in the type
-        self.typed_sharding = None if getattr(getattr(sharding, "mesh", None), "empty",
-                                              False) else sharding
+        if sharding is not None and getattr(getattr(sharding, "mesh", None), "empty", False):
+            sharding = None  # the user-visible unsplit default (empty mesh) is no layout
+        self.typed_sharding = sharding
         if self.shape:
             _check_size(self.shape, self.dtype)
 
