@@ -289,6 +289,28 @@ def test_nothing_is_logged_by_default(caplog):
     assert not [r for r in caplog.records if r.name == "plax_transforms.fastpath"]
 
 
+def test_clear_cache_also_forgets_the_latest_hit():
+    """The latest hit is found by comparison, without the dict: clearing must drop it."""
+    f = plax.jit(lambda x: x + 1)
+    x = plax.device_put(f32(3))
+    f(x), f(x)
+    f.clear_cache()
+    np.testing.assert_array_equal(np.asarray(f(x)), f32(3) + 1)
+    assert fastpath_stats(f) == {"hits": 1, "slow_path": {"first call": 2}}
+
+
+def test_a_full_cache_is_emptied_latest_hit_included(monkeypatch):
+    from plax_transforms import jit as jit_module
+    monkeypatch.setattr(jit_module, "_FAST_CACHE_SIZE", 2)
+    f = plax.jit(lambda x: x * 2)
+    xs = [plax.device_put(f32(n)) for n in (1, 2, 3)]
+    f(xs[0]), f(xs[0]), f(xs[1])
+    f(xs[2])  # the third entry empties the cache, the latest hit with it
+    np.testing.assert_array_equal(np.asarray(f(xs[0])), f32(1) * 2)
+    assert len(f._fast_entries()) == 2
+    assert fastpath_stats(f)["hits"] == 1
+
+
 def test_disable_jit_is_not_a_miss():
     f = plax.jit(lambda x: x + 1)
     with config.disable_jit(True):

@@ -360,7 +360,7 @@ class JitCache {
 
   void insert(nb::handle key, nb::handle runner, nb::handle out_tree) {
     if (PyDict_GET_SIZE(entries_.ptr()) >= static_cast<Py_ssize_t>(max_entries_)) {
-      PyDict_Clear(entries_.ptr());
+      clear();
     }
     // A single-leaf output needs no unflattening: its outputs list holds the result.
     nb::object num_nodes = check(PyObject_GetAttrString(out_tree.ptr(), "num_nodes"));
@@ -369,7 +369,10 @@ class JitCache {
     if (PyDict_SetItem(entries_.ptr(), key.ptr(), entry.ptr()) < 0) throw nb::python_error();
   }
 
-  void clear() { PyDict_Clear(entries_.ptr()); }
+  void clear() {
+    forget_last_hit();
+    PyDict_Clear(entries_.ptr());
+  }
 
   nb::dict entries() const { return entries_; }
 
@@ -392,14 +395,20 @@ class JitCache {
   static int traverse(PyObject* self, visitproc visit, void* arg) {
     Py_VISIT(Py_TYPE(self));
     if (!nb::inst_ready(self)) return 0;
-    Py_VISIT(nb::inst_ptr<JitCache>(self)->entries_.ptr());
+    JitCache* cache = nb::inst_ptr<JitCache>(self);
+    Py_VISIT(cache->entries_.ptr());
+    Py_VISIT(cache->last_key_.ptr());
+    Py_VISIT(cache->last_entry_.ptr());
     return 0;
   }
 
   static int clear_refs(PyObject* self) {
-    PyDict_Clear(nb::inst_ptr<JitCache>(self)->entries_.ptr());
+    nb::inst_ptr<JitCache>(self)->clear();
     return 0;
   }
+
+  // A call from C++ (an Array operator) that has already checked `jit_applies_here`.
+  nb::object call_checked(PyObject* self, PyObject* args) { return dispatch(self, args, nullptr); }
 
  private:
   nb::object call(PyObject* self, PyObject* args, PyObject* kwargs) {
@@ -407,6 +416,11 @@ class JitCache {
     if (state_value(e.disable_jit)) return slow(self, args, kwargs);
     nb::object trace = check(PyObject_CallNoArgs(e.current_trace.ptr()));
     if (!trace.is(e.eval_trace)) return miss("called inside a transformation", self, args, kwargs);
+    return dispatch(self, args, kwargs);
+  }
+
+  nb::object dispatch(PyObject* self, PyObject* args, PyObject* kwargs) {
+    Env& e = env();
     nb::object flat, key;
     try {
       std::tie(flat, key) = compute_key(self, args, kwargs);
@@ -414,16 +428,21 @@ class JitCache {
       if (!err.matches(PyExc_TypeError)) throw;
       return miss("an argument or static value the key cannot describe", self, args, kwargs);
     }
-    PyObject* entry = PyDict_GetItemWithError(entries_.ptr(), key.ptr());  // borrowed
+    PyObject* entry = same_as_last_hit(key);  // borrowed
     if (entry == nullptr) {
-      if (PyErr_Occurred()) {
-        if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
-        PyErr_Clear();
-        return miss("an unhashable static argument", self, args, kwargs);
+      entry = PyDict_GetItemWithError(entries_.ptr(), key.ptr());
+      if (entry == nullptr) {
+        if (PyErr_Occurred()) {
+          if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
+          PyErr_Clear();
+          return miss("an unhashable static argument", self, args, kwargs);
+        }
+        nb::object reason = check(PyObject_CallFunctionObjArgs(
+            e.miss_reason.ptr(), key.ptr(), entries_.ptr(), nullptr));
+        return miss(nb::cast<std::string>(reason), self, args, kwargs);
       }
-      nb::object reason = check(PyObject_CallFunctionObjArgs(
-          e.miss_reason.ptr(), key.ptr(), entries_.ptr(), nullptr));
-      return miss(nb::cast<std::string>(reason), self, args, kwargs);
+      last_key_ = key;
+      last_entry_ = nb::borrow(entry);
     }
     ++hits_;
     nb::object hold = nb::borrow(entry);  // the entry may be evicted while it runs
@@ -500,6 +519,23 @@ class JitCache {
     return true;
   }
 
+  // The entry of the previous hit when `key` equals its key, else NULL. A key is
+  // hashed anew on every call (a tuple does not keep its hash), while comparing it
+  // with the last hit's is a few identity checks: an Array's signature is one object
+  // for its life, shared by every output of the same executable. So a function called
+  // again as it was called last skips hashing and the dict lookup.
+  PyObject* same_as_last_hit(const nb::object& key) {
+    if (!last_key_.is_valid()) return nullptr;
+    int same = PyObject_RichCompareBool(key.ptr(), last_key_.ptr(), Py_EQ);
+    if (same < 0) PyErr_Clear();  // e.g. a static value's __eq__: the dict lookup decides
+    return same > 0 ? last_entry_.ptr() : nullptr;
+  }
+
+  void forget_last_hit() {
+    last_key_.reset();
+    last_entry_.reset();
+  }
+
   nb::object slow(PyObject* self, PyObject* args, PyObject* kwargs) {  // kwargs may be NULL
     nb::object method = check(PyObject_GetAttr(self, N.call_python));
     return check(PyObject_Call(method.ptr(), args, kwargs));
@@ -518,12 +554,23 @@ class JitCache {
   bool has_statics_;
   size_t max_entries_;
   nb::dict entries_;  // key -> (runner, output treedef, whether it is a single leaf)
+  nb::object last_key_;    // the key of the latest hit, and its entry (or both invalid)
+  nb::object last_entry_;
   uint64_t hits_ = 0;
   std::map<std::string, uint64_t> slow_counts_;
   std::set<std::string> logged_;
 };
 
 }  // namespace
+
+nb::object call_jitted(PyObject* jitted, PyObject* x, PyObject* y) {
+  if (!nb::isinstance<JitCache>(jitted)) {
+    PyObject* operands[2] = {x, y};
+    return check(PyObject_Vectorcall(jitted, operands, 2, nullptr));
+  }
+  nb::object args = check(PyTuple_Pack(2, x, y));
+  return nb::inst_ptr<JitCache>(jitted)->call_checked(jitted, args.ptr());
+}
 
 void define_dispatch(nb::module_& m) {
   N.value = intern("value");

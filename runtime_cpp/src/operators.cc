@@ -43,8 +43,9 @@ PyObject* operator_vectorcall(PyObject* self, PyObject* const* args, size_t narg
           op->jitted = PyObject_CallNoArgs(op->resolve);
           if (op->jitted == nullptr) return nullptr;
         }
-        PyObject* operands[2] = {args[op->reflected ? 1 : 0], args[op->reflected ? 0 : 1]};
-        return PyObject_Vectorcall(op->jitted, operands, 2, nullptr);
+        PyObject* x = args[op->reflected ? 1 : 0];
+        PyObject* y = args[op->reflected ? 0 : 1];
+        return call_jitted(op->jitted, x, y).release().ptr();
       }
     } catch (nb::python_error& err) {
       err.restore();
