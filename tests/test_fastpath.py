@@ -189,6 +189,25 @@ def test_pytrees_of_arrays():
     assert_same_array(fast["b"][1], slow_result["b"][1])
 
 
+def test_lists_and_tuples_of_leaves_are_keyed_without_flattening_and_keep_apart():
+    """Exact lists and tuples of leaves get a structure key of their own (no registry
+    flattening); a list, a tuple, a nested list and an empty one are four entries."""
+    f = plax.jit(lambda xs, y: (xs, y * len(xs)))
+    a, b = plax.device_put(f32(2)), plax.device_put(f32(2) + 1)
+    for _ in range(2):
+        as_list, as_tuple = f([a, b], 2.0), f((a, b), 2.0)
+        nested, empty = f([a, [b]], 2.0), f([], a)
+    assert type(as_list[0]) is list and type(as_tuple[0]) is tuple
+    assert type(nested[0][1]) is list and empty[0] == []
+    for out in (as_list, as_tuple):
+        np.testing.assert_array_equal(np.asarray(out[0][1]), f32(2) + 1)
+        assert float(out[1]) == 4.0
+    np.testing.assert_array_equal(np.asarray(nested[0][1][0]), f32(2) + 1)
+    np.testing.assert_array_equal(np.asarray(empty[1]), np.zeros(2, np.float32))
+    assert fastpath_stats(f) == {"hits": 4, "slow_path": {
+        "first call": 1, "new pytree structure or static arguments": 3}}
+
+
 def test_keyword_and_static_arguments():
     f = plax.jit(lambda x, n, *, scale: x * n * scale, static_argnums=1)
     x = plax.device_put(f32(3))

@@ -66,9 +66,13 @@ def device_put(x: Any, device: Device | Sharding | Any | None = None, *,
     leaves, treedef = tree_flatten(x)
     is_target = lambda t: t is None or isinstance(t, (Device, Sharding, Space))
     n = len(leaves)
-    places = _prefix_leaves(device, x, n, is_target, "device")
+    one_target = device is None or isinstance(device, (Device, Sharding))
+    places = [device] * n if one_target else _prefix_leaves(device, x, n, is_target, "device")
     _check_traced(leaves, places)
-    targets = [_as_sharding(t, leaf) for t, leaf in zip(places, leaves)]
+    if one_target:
+        targets = [_as_sharding(device)] * n
+    else:
+        targets = [_as_sharding(t, leaf) for t, leaf in zip(places, leaves)]
     donations = _prefix_leaves(donate, x, n, None, "donate")
     aliasing = _prefix_leaves(may_alias, x, n, lambda v: v is None, "may_alias")
     for d, m in zip(donations, aliasing):
@@ -115,33 +119,38 @@ def put_leaves(leaves: Sequence[Any], targets: Sequence[Sharding | None],
                donations: Sequence[bool], aliasing: Sequence[bool | None]) -> list[Array]:
     """device_put of flat leaves; all Array moves share one batched copy."""
     results: list[Array | None] = [None] * len(leaves)
-    moves = []  # (position, array, target sharding, committed, may_alias, donate)
-    # Like NumPy arrays going to one place are placed together by one prepared put
-    # (unless each transfer must be checked): per array, only the jaxlib call is left.
-    groups = None if transfer_guard.active("host_to_device") else {}
+    # Leaves that go the same way are handled together, so that per leaf only a group
+    # lookup is left: NumPy arrays by one prepared put per (shape, dtype, target) —
+    # unless each transfer must be checked — and Arrays by one move plan per (source
+    # sharding, target, type, options). (Targets and shardings are keyed by identity:
+    # an equal one may be spelled differently; all stay alive through the call.)
+    puts = None if transfer_guard.active("host_to_device") else {}
+    moves: dict[tuple, _Moves] = {}
     for i, (x, target, donate, may_alias) in enumerate(zip(leaves, targets, donations,
                                                            aliasing)):
-        array = type(x) is Array  # (isinstance is slower: it also admits tracers)
-        if groups is not None and PreparedPut.applies_to(x):
-            # (keyed by the target object: an equal one may be spelled differently)
-            key = (x.shape, x.dtype, id(target), may_alias)
-            group = groups.get(key)
+        if type(x) is Array or (isinstance(x, Array) and not isinstance(x, Tracer)):
+            if target is None and may_alias is not False:
+                x._check_alive()
+                results[i] = x
+                continue
+            key = (id(x._sharding), id(target), id(x._aval), may_alias, donate)
+            group = moves.get(key)
             if group is None:
-                group = groups[key] = (target, [], [])
+                group = moves[key] = _Moves(x, target, may_alias, donate)
+            group.positions.append(i)
+            group.arrays.append(x)
+        elif puts is not None and PreparedPut.applies_to(x):
+            key = (x.shape, x.dtype, id(target), may_alias)
+            group = puts.get(key)
+            if group is None:
+                group = puts[key] = (target, [], [])
             group[1].append(i)
             group[2].append(x)
-        elif not array and isinstance(x, Tracer):  # no target (see _check_traced)
+        elif isinstance(x, Tracer):  # no target (see _check_traced)
             results[i] = x
-        elif array or isinstance(x, Array):
-            x._check_alive()
-            if target is None and may_alias is not False:
-                results[i] = x
-            else:
-                committed = target is not None or x.committed
-                moves.append((i, x, target or x.sharding, committed, may_alias, donate))
         else:
             results[i] = put_host_value(x, target, may_alias=may_alias)
-    for (shape, dtype, _, may_alias), (target, positions, values) in (groups or {}).items():
+    for (shape, dtype, _, may_alias), (target, positions, values) in (puts or {}).items():
         sharding = target if target is not None else SingleDeviceSharding(
             placement.default_device())
         put = PreparedPut.of(shape, dtype, sharding, committed=target is not None,
@@ -150,62 +159,85 @@ def put_leaves(leaves: Sequence[Any], targets: Sequence[Sharding | None],
                                                           sharding)):
             results[i] = array
     if moves:
-        for i, array in _move_arrays(moves):
-            results[i] = array
+        _move_arrays(moves.values(), results)
     return results
 
 
-def _move_arrays(moves):
-    """Copies Arrays to their targets: re-wraps, one batched C++ copy, or via the host.
-    What a move needs is decided once per (source sharding, target, rank, aliasing)."""
-    batch, done = [], []
-    plans: dict[tuple, tuple] = {}
+class _Moves:
+    """Arrays of one aval and sharding that go to one target with the same options,
+    and their positions among the leaves."""
+    __slots__ = ("aval", "source", "target", "may_alias", "donate", "positions", "arrays")
+
+    def __init__(self, first: Array, target: Sharding | None, may_alias: bool | None,
+                 donate: bool):
+        self.aval, self.source = first._aval, first._sharding
+        self.target, self.may_alias, self.donate = target, may_alias, donate
+        self.positions: list[int] = []
+        self.arrays: list[Array] = []
+
+
+def _move_arrays(groups: Sequence[_Moves], results: list) -> None:
+    """Puts each group's Arrays at their positions in `results`, on their targets:
+    re-wrapped, copied by ONE batched C++ copy for all groups, or via the host."""
+    copying = []  # (group, target, jaxlib target, committed)
+    impls, jaxlib_targets, semantics = [], [], []
     guarded = transfer_guard.active("device_to_device")
-    for i, x, target, committed, may_alias, donate in moves:
-        ndim = physical_aval(x.aval).ndim
-        # (the sharding objects stay alive through the call, so their ids are keys)
-        key = (id(x.sharding), id(target), ndim, may_alias is False)
-        plan = plans.get(key)
-        if plan is None:
-            plan = plans[key] = _move_plan(x.sharding, target, ndim, may_alias)
-        how, semantics, jaxlib_target = plan
+    for group in groups:
+        for x in group.arrays:
+            x._check_alive()
+        target = group.target or group.source
+        how, copy_semantics, jaxlib_target = _move_plan(
+            group.source, target, physical_aval(group.aval).ndim, group.may_alias)
         if how is _REWRAP:
-            done.append((i, _rewrap(x._impl, x.aval, target, committed)))
+            for i, x in zip(group.positions, group.arrays):
+                results[i] = _rewrap(x._impl, x.aval, target, group.target is not None
+                                     or x.committed)
             continue
         if guarded and how is not _COPY_IN_PLACE:
-            transfer_guard.check("device_to_device", x.aval, x.sharding, target)
+            for x in group.arrays:
+                transfer_guard.check("device_to_device", x.aval, x.sharding, target)
         if how is _VIA_HOST:
-            if x.is_fully_addressable and target.is_fully_addressable:
-                # The cached host value is immutable, so the new buffers may alias it.
-                with transfer_guard.internal():
-                    placed = put_host_value(x._value, target, weak_type=x.weak_type,
-                                            committed=committed, may_alias=True)
-                done.append((i, Array._from_impl(placed._impl, x.aval, placed.sharding)))
-            else:
-                done.append((i, _reshard_across_processes(x, target)))
-            if donate:
-                x.delete()
-        else:
-            batch.append((i, x, target, committed, semantics, jaxlib_target, donate))
-    if batch:
-        copies = placement.copy_buffers([move[1]._impl for move in batch],
-                                        [move[5] for move in batch],
-                                        [move[4] for move in batch])
-        as_they_come = {}  # (aval, target) -> positions and copies wrapped as they are
-        for (i, x, target, committed, _, jaxlib_target, donate), impl in zip(batch, copies):
+            for i, x in zip(group.positions, group.arrays):
+                results[i] = _move_via_host(x, target, group.target is not None or x.committed)
+                if group.donate:
+                    x.delete()
+            continue
+        n = len(group.arrays)
+        impls.extend(x._impl for x in group.arrays)
+        jaxlib_targets.extend([jaxlib_target] * n)
+        semantics.extend([copy_semantics] * n)
+        copying.append((group, target, jaxlib_target))
+    if not copying:
+        return
+    copies = iter(placement.copy_buffers(impls, jaxlib_targets, semantics))
+    for group, target, jaxlib_target in copying:
+        wrapped = []  # copies whose buffers are already placed and committed as wanted
+        for i, x, impl in zip(group.positions, group.arrays, copies):
+            committed = group.target is not None or x.committed
             if impl._committed == committed and impl._sharding is jaxlib_target:
-                group = as_they_come.get((id(x.aval), id(target)))
-                if group is None:
-                    group = as_they_come[id(x.aval), id(target)] = (x.aval, target, [], [])
-                group[2].append(i)
-                group[3].append(impl)
+                wrapped.append(impl)
             else:
-                done.append((i, _rewrap(impl, x.aval, target, committed)))
-            if donate:  # a real copy was made, so the source can go
+                results[i] = _rewrap(impl, x.aval, target, committed)
+            if group.donate:  # a real copy was made, so the source can go
                 x.delete()
-        for aval, target, positions, impls in as_they_come.values():
-            done.extend(zip(positions, Array._from_impls(impls, aval, target)))
-    return done
+        if len(wrapped) == len(group.arrays):
+            positions = group.positions
+        else:
+            positions = [i for i in group.positions if results[i] is None]
+        for i, array in zip(positions, Array._from_impls(wrapped, group.aval, target)):
+            results[i] = array
+
+
+def _move_via_host(x: Array, target: Sharding, committed: bool) -> Array:
+    """`x` on `target` through its host value (a layout the batched copy cannot make),
+    or, when it spans several processes, through a jitted copy."""
+    if not (x.is_fully_addressable and target.is_fully_addressable):
+        return _reshard_across_processes(x, target)
+    # The cached host value is immutable, so the new buffers may alias it.
+    with transfer_guard.internal():
+        placed = put_host_value(x._value, target, weak_type=x.weak_type,
+                                committed=committed, may_alias=True)
+    return Array._from_impl(placed._impl, x.aval, placed.sharding)
 
 
 # How an Array reaches its target (`_move_plan`).

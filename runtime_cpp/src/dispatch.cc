@@ -471,6 +471,8 @@ class JitCache {
       // structure (a treedef is never an int), so no flattening is needed.
       leaves = check(PySequence_List(args));
       tree_key = check(PyLong_FromSsize_t(PyTuple_GET_SIZE(args)));
+    } else if (!has_statics_ && no_kwargs && (tree_key = shallow_structure(args)).is_valid()) {
+      leaves = shallow_leaves(args);
     } else {
       nb::object dyn_args = nb::borrow(args);
       nb::object dyn_kwargs = kwargs != nullptr ? nb::borrow(kwargs) : check(PyDict_New());
@@ -502,21 +504,62 @@ class JitCache {
     return {std::move(leaves), std::move(key)};
   }
 
-  // Whether every positional argument is a leaf of every pytree registry: a plax
-  // Array, a NumPy array or scalar, or an exact Python scalar.
+  // Whether `x` is a leaf of every pytree registry: a plax Array, a NumPy array or
+  // scalar, or an exact Python scalar.
+  static bool plain_leaf(PyObject* x) {
+    PyTypeObject* type = Py_TYPE(x);
+    return type == A.type || type == &PyFloat_Type || type == &PyLong_Type ||
+           type == &PyBool_Type || type == &PyComplex_Type ||
+           type == reinterpret_cast<PyTypeObject*>(N.numpy_ndarray) ||
+           PyObject_TypeCheck(x, reinterpret_cast<PyTypeObject*>(N.numpy_generic));
+  }
+
   static bool all_plain_leaves(PyObject* args) {
     Py_ssize_t n = PyTuple_GET_SIZE(args);
     for (Py_ssize_t i = 0; i < n; ++i) {
-      PyObject* x = PyTuple_GET_ITEM(args, i);
-      PyTypeObject* type = Py_TYPE(x);
-      if (type != A.type && type != &PyFloat_Type && type != &PyLong_Type &&
-          type != &PyBool_Type && type != &PyComplex_Type &&
-          type != reinterpret_cast<PyTypeObject*>(N.numpy_ndarray) &&
-          !PyObject_TypeCheck(x, reinterpret_cast<PyTypeObject*>(N.numpy_generic))) {
-        return false;
-      }
+      if (!plain_leaf(PyTuple_GET_ITEM(args, i))) return false;
     }
     return true;
+  }
+
+  // The structure of positional arguments that are plain leaves or exact lists and
+  // tuples of plain leaves (`f(params_list)`, `f(x, (a, b))`), without flattening:
+  // a tuple with one int per argument, -1 for a leaf, n for a list of n leaves,
+  // -2 - n for a tuple of n. A treedef is never a tuple of ints, so the two kinds of
+  // key cannot meet. Invalid when an argument is anything else.
+  static nb::object shallow_structure(PyObject* args) {
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    nb::object structure = check(PyTuple_New(n));
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* x = PyTuple_GET_ITEM(args, i);
+      Py_ssize_t code = -1;
+      if (PyList_CheckExact(x) || PyTuple_CheckExact(x)) {
+        Py_ssize_t size = PySequence_Fast_GET_SIZE(x);
+        PyObject** items = PySequence_Fast_ITEMS(x);
+        for (Py_ssize_t j = 0; j < size; ++j) {
+          if (!plain_leaf(items[j])) return nb::object();
+        }
+        code = PyList_CheckExact(x) ? size : -2 - size;
+      } else if (!plain_leaf(x)) {
+        return nb::object();
+      }
+      PyTuple_SET_ITEM(structure.ptr(), i, check(PyLong_FromSsize_t(code)).release().ptr());
+    }
+    return structure;
+  }
+
+  // The leaves of arguments `shallow_structure` describes, in the registry's order.
+  static nb::object shallow_leaves(PyObject* args) {
+    nb::object leaves = check(PyList_New(0));
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* x = PyTuple_GET_ITEM(args, i);
+      int added = PyList_CheckExact(x) || PyTuple_CheckExact(x)
+                      ? PyList_SetSlice(leaves.ptr(), PY_SSIZE_T_MAX, PY_SSIZE_T_MAX, x)
+                      : PyList_Append(leaves.ptr(), x);
+      if (added < 0) throw nb::python_error();
+    }
+    return leaves;
   }
 
   // The entry of the previous hit when `key` equals its key, else NULL. A key is
