@@ -397,8 +397,7 @@ class JitCache {
     if (!nb::inst_ready(self)) return 0;
     JitCache* cache = nb::inst_ptr<JitCache>(self);
     Py_VISIT(cache->entries_.ptr());
-    Py_VISIT(cache->last_key_.ptr());
-    Py_VISIT(cache->last_entry_.ptr());
+    Py_VISIT(cache->last_hit_.ptr());
     return 0;
   }
 
@@ -428,10 +427,11 @@ class JitCache {
       if (!err.matches(PyExc_TypeError)) throw;
       return miss("an argument or static value the key cannot describe", self, args, kwargs);
     }
-    PyObject* entry = same_as_last_hit(key);  // borrowed
-    if (entry == nullptr) {
-      entry = PyDict_GetItemWithError(entries_.ptr(), key.ptr());
-      if (entry == nullptr) {
+    // (held: the entry may be evicted, and the last hit replaced, while it runs)
+    nb::object hold = same_as_last_hit(key);
+    if (!hold.is_valid()) {
+      PyObject* found = PyDict_GetItemWithError(entries_.ptr(), key.ptr());  // borrowed
+      if (found == nullptr) {
         if (PyErr_Occurred()) {
           if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
           PyErr_Clear();
@@ -441,11 +441,11 @@ class JitCache {
             e.miss_reason.ptr(), key.ptr(), entries_.ptr(), nullptr));
         return miss(nb::cast<std::string>(reason), self, args, kwargs);
       }
-      last_key_ = key;
-      last_entry_ = nb::borrow(entry);
+      hold = nb::borrow(found);
+      last_hit_ = check(PyTuple_Pack(2, key.ptr(), found));  // one object: replaced at once
     }
     ++hits_;
-    nb::object hold = nb::borrow(entry);  // the entry may be evicted while it runs
+    PyObject* entry = hold.ptr();
     PyObject* runner = PyTuple_GET_ITEM(entry, 0);
     nb::object outs;
     if (nb::isinstance<Executor>(runner)) {
@@ -562,22 +562,22 @@ class JitCache {
     return leaves;
   }
 
-  // The entry of the previous hit when `key` equals its key, else NULL. A key is
+  // The entry of the previous hit when `key` equals its key, else invalid. A key is
   // hashed anew on every call (a tuple does not keep its hash), while comparing it
   // with the last hit's is a few identity checks: an Array's signature is one object
   // for its life, shared by every output of the same executable. So a function called
   // again as it was called last skips hashing and the dict lookup.
-  PyObject* same_as_last_hit(const nb::object& key) {
-    if (!last_key_.is_valid()) return nullptr;
-    int same = PyObject_RichCompareBool(key.ptr(), last_key_.ptr(), Py_EQ);
+  nb::object same_as_last_hit(const nb::object& key) {
+    // Held first: comparing may run Python (a sharding's __eq__), and so let another
+    // thread record its own hit meanwhile.
+    nb::object last_hit = last_hit_;
+    if (!last_hit.is_valid()) return nb::object();
+    int same = PyObject_RichCompareBool(key.ptr(), PyTuple_GET_ITEM(last_hit.ptr(), 0), Py_EQ);
     if (same < 0) PyErr_Clear();  // e.g. a static value's __eq__: the dict lookup decides
-    return same > 0 ? last_entry_.ptr() : nullptr;
+    return same > 0 ? nb::borrow(PyTuple_GET_ITEM(last_hit.ptr(), 1)) : nb::object();
   }
 
-  void forget_last_hit() {
-    last_key_.reset();
-    last_entry_.reset();
-  }
+  void forget_last_hit() { last_hit_.reset(); }
 
   nb::object slow(PyObject* self, PyObject* args, PyObject* kwargs) {  // kwargs may be NULL
     nb::object method = check(PyObject_GetAttr(self, N.call_python));
@@ -597,8 +597,7 @@ class JitCache {
   bool has_statics_;
   size_t max_entries_;
   nb::dict entries_;  // key -> (runner, output treedef, whether it is a single leaf)
-  nb::object last_key_;    // the key of the latest hit, and its entry (or both invalid)
-  nb::object last_entry_;
+  nb::object last_hit_;  // (key, entry) of the latest hit found in entries_, or invalid
   uint64_t hits_ = 0;
   std::map<std::string, uint64_t> slow_counts_;
   std::set<std::string> logged_;
