@@ -118,6 +118,46 @@ def test_numpy_arguments(value):
     np.testing.assert_allclose(np.asarray(fast), np.float32(1) + value, rtol=1e-6)
 
 
+def test_numpy_arguments_placed_from_cpp_see_each_calls_contents(monkeypatch):
+    """After the first call the executor places NumPy arguments itself (the Python
+    placement runs once): the same array mutated in place, or a new one each call, is
+    read afresh every time."""
+    from plax_runtime import executable
+    python_placements = []
+    place = executable._HostValues.__call__
+    monkeypatch.setattr(executable._HostValues, "__call__",
+                        lambda self, x, j: python_placements.append(j) or place(self, x, j))
+    f = plax.jit(lambda x: x * 2)
+    a = f32(4)
+    for k in range(4):
+        a[0] = k
+        np.testing.assert_array_equal(np.asarray(f(a)), a * 2)
+        b = np.full(4, k, np.float32)
+        np.testing.assert_array_equal(np.asarray(f(b)), b * 2)
+    assert fastpath_stats(f) == {"hits": 7, "slow_path": {"first call": 1}}
+    assert python_placements == [0]
+
+
+def test_numpy_arguments_onto_a_split_input_take_the_python_placement(mesh):
+    s = NamedSharding(mesh, P("x", "y"))
+    f = plax.jit(lambda x: x + 1, in_shardings=s)
+    for k in range(3):
+        out = f(f32(2, 4) + k)
+        assert out.sharding == s
+        np.testing.assert_array_equal(np.asarray(out), f32(2, 4) + k + 1)
+    assert hits(f) == 2
+
+
+def test_numpy_arguments_are_still_transfers_under_a_host_to_device_guard():
+    f = plax.jit(lambda x: x + 1)
+    a = f32(3)
+    f(a), f(a)  # the second call is placed from C++
+    with plax.transfer_guard_host_to_device("disallow"):
+        with pytest.raises(Exception, match="Disallowed host-to-device transfer"):
+            f(a)
+    np.testing.assert_array_equal(np.asarray(f(a)), f32(3) + 1)
+
+
 @pytest.mark.parametrize("value", [3, 2.5, 1 + 2j, True, -0.0, float("nan"), float("inf")],
                          ids=repr)
 def test_python_scalars_and_their_weak_types(value):

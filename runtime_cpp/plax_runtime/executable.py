@@ -320,6 +320,14 @@ class _HostValues:
             return put(x)
         return put_leaves([x], [sharding], [False], [None])[0]._impl
 
+    def direct(self, j: int) -> tuple | None:
+        """For the executor, which then places NumPy arrays of the dtype and shape seen
+        at position `j` itself: (dtype, shape, *PreparedPut.replicated_call()). None
+        when no prepared put is kept for `j`."""
+        prepared = self._puts.get(j)
+        call = None if prepared is None else prepared[2].replicated_call()
+        return None if call is None else (prepared[1], prepared[0], *call)
+
 
 def _device_ids(devices) -> list[int]:
     return sorted(d.id for d in devices) if isinstance(devices, (set, frozenset)) else [

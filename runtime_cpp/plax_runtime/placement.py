@@ -161,6 +161,19 @@ class PreparedPut:
             layout.devices, self._committed, self._force_copy, self._semantics,
             enable_x64=config.enable_x64.value)
 
+    def replicated_call(self) -> tuple | None:
+        """How to place an array the way `__call__` does without Python, for a
+        replicated layout (each shard is the array itself): (batched_device_put, its
+        arguments before the shards, those after them, the number of shards). None for
+        a split layout. The caller passes `enable_x64`, checks plax's transfer guard
+        and keeps jaxlib's out of the call (`transfer_guard.unguarded`)."""
+        layout = self._layout
+        if not layout.replicated:
+            return None
+        return (_batched_device_put, (self.aval, layout.jaxlib_sharding),
+                (layout.devices, self._committed, self._force_copy, self._semantics),
+                len(layout.devices))
+
     def place_all(self, xs: Sequence[np.ndarray]) -> list[xc.ArrayImpl]:
         """The buffers of each of `xs`, everything but the jaxlib calls done once."""
         return transfer_guard.unguarded(self._place_all, xs, config.enable_x64.value)

@@ -51,6 +51,10 @@ struct Names {
   PyObject* split_for_key;
   PyObject* dtype;
   PyObject* tobytes;
+  PyObject* shape;
+  PyObject* direct;
+  PyObject* jax;             // "jax", looked up in sys.modules
+  PyObject* enable_x64_kw;   // ("enable_x64",): the keyword names of a direct put
   PyObject* numpy_generic;  // the type numpy.generic
   PyObject* numpy_ndarray;  // the type numpy.ndarray
 };
@@ -165,6 +169,8 @@ class Executor {
     Py_ssize_t n_consts = static_cast<Py_ssize_t>(consts_.size());
     Py_ssize_t num_args = n_consts + static_cast<Py_ssize_t>(kept_.size());
     reusable_scalar_.assign(kept_.size(), true);
+    direct_.resize(kept_.size());
+    direct_asked_.assign(kept_.size(), false);
     for (Py_ssize_t i : donated_) {
       if (i < 0 || i >= num_args) throw nb::value_error("Executor: donated index out of range");
       if (i >= n_consts) reusable_scalar_[i - n_consts] = false;  // a donated buffer goes
@@ -258,6 +264,7 @@ class Executor {
   // executable never writes its inputs) unless the position is donated or the
   // host-to-device transfer guard wants to see every transfer.
   nb::object place_host(PyObject* x, size_t j) const {
+    if (Py_TYPE(x) == reinterpret_cast<PyTypeObject*>(N.numpy_ndarray)) return place_array(x, j);
     nb::object key;
     if (reusable_scalar_[j] && !host_guard_active()) key = scalar_key(x, static_cast<Py_ssize_t>(j));
     if (key.is_valid()) {
@@ -272,6 +279,58 @@ class Executor {
       if (PyDict_SetItem(scalars_.ptr(), key.ptr(), impl.ptr()) < 0) throw nb::python_error();
     }
     return impl;
+  }
+
+  // NumPy array `x` at kept position `j`: placed here with one jaxlib call when the
+  // position's prepared put (asked for once, after the first placement) is for
+  // arrays of its dtype and shape, else by the Python callback.
+  nb::object place_array(PyObject* x, size_t j) const {
+    const nb::object& direct = direct_[j];
+    if (direct.is_valid() && !direct.is_none() && !host_guard_active() && !jax_imported()) {
+      nb::object placed = place_directly(direct.ptr(), x);
+      if (placed.is_valid()) return placed;
+    }
+    nb::object impl = check(PyObject_CallFunction(place_host_.ptr(), "On", x,
+                                                  static_cast<Py_ssize_t>(j)));
+    if (!direct_asked_[j]) {
+      direct_asked_[j] = true;
+      nb::object position = check(PyLong_FromSsize_t(static_cast<Py_ssize_t>(j)));
+      direct_[j] = check(PyObject_CallMethodOneArg(place_host_.ptr(), N.direct, position.ptr()));
+    }
+    return impl;
+  }
+
+  // `put(*head, [x] * copies, *tail, enable_x64=...)` from `_HostValues.direct`'s
+  // (dtype, shape, put, head, tail, copies); invalid when `x` has another dtype or shape.
+  static nb::object place_directly(PyObject* direct, PyObject* x) {
+    nb::object dtype = check(PyObject_GetAttr(x, N.dtype));
+    if (!equal(dtype.ptr(), PyTuple_GET_ITEM(direct, 0))) return nb::object();
+    nb::object shape = check(PyObject_GetAttr(x, N.shape));
+    if (!equal(shape.ptr(), PyTuple_GET_ITEM(direct, 1))) return nb::object();
+    PyObject* head = PyTuple_GET_ITEM(direct, 3);
+    PyObject* tail = PyTuple_GET_ITEM(direct, 4);
+    Py_ssize_t copies = PyLong_AsSsize_t(PyTuple_GET_ITEM(direct, 5));
+    nb::object shards = check(PyList_New(copies));
+    for (Py_ssize_t i = 0; i < copies; ++i) PyList_SET_ITEM(shards.ptr(), i, Py_NewRef(x));
+    PyObject* x64 = state_value(env().enable_x64) ? Py_True : Py_False;
+    PyObject* call[8] = {PyTuple_GET_ITEM(head, 0), PyTuple_GET_ITEM(head, 1), shards.ptr(),
+                         PyTuple_GET_ITEM(tail, 0), PyTuple_GET_ITEM(tail, 1),
+                         PyTuple_GET_ITEM(tail, 2), PyTuple_GET_ITEM(tail, 3), x64};
+    return check(PyObject_Vectorcall(PyTuple_GET_ITEM(direct, 2), call, 7, N.enable_x64_kw));
+  }
+
+  static bool equal(PyObject* a, PyObject* b) {
+    int same = a == b ? 1 : PyObject_RichCompareBool(a, b, Py_EQ);
+    if (same < 0) throw nb::python_error();
+    return same != 0;
+  }
+
+  // Whether JAX is loaded: it sets jaxlib's own transfer guard, which plax's calls
+  // are kept out of (transfer_guard.unguarded); the direct put then steps aside.
+  static bool jax_imported() {
+    PyObject* found = PyDict_GetItemWithError(PyImport_GetModuleDict(), N.jax);  // borrowed
+    if (found == nullptr && PyErr_Occurred()) throw nb::python_error();
+    return found != nullptr;
   }
 
   bool host_guard_active() const {
@@ -319,6 +378,8 @@ class Executor {
   nb::object place_host_;              // (value, position among kept) -> buffer
   nb::object host_guard_;              // the host-to-device transfer guard's config state
   std::vector<bool> reusable_scalar_;  // per kept position: not donated
+  mutable std::vector<nb::object> direct_;   // per kept position: _HostValues.direct(j)
+  mutable std::vector<bool> direct_asked_;   // whether it was asked for yet
   mutable nb::dict scalars_;           // scalar_key -> the buffer placed for it
   mutable std::vector<nb::object> out_sigs_;  // the outputs' signatures, after one run
   nb::object on_error_;                // (flat) -> raises a clear error where it can
@@ -629,6 +690,10 @@ void define_dispatch(nb::module_& m) {
   N.split_for_key = intern("_split_for_key");
   N.dtype = intern("dtype");
   N.tobytes = intern("tobytes");
+  N.shape = intern("shape");
+  N.direct = intern("direct");
+  N.jax = intern("jax");
+  N.enable_x64_kw = check(PyTuple_Pack(1, intern("enable_x64"))).release().ptr();
   nb::module_ numpy = nb::module_::import_("numpy");
   N.numpy_generic = nb::object(numpy.attr("generic")).release().ptr();
   N.numpy_ndarray = nb::object(numpy.attr("ndarray")).release().ptr();
