@@ -20,7 +20,7 @@ from jaxlib import xla_client as xc
 from plax.extend.core import ShapedArray, Tracer, install_array_methods, physical_aval
 from plax.extend.dtypes import ExtendedDType
 from plax.extend.sharding import Device, Index, Sharding
-from plax_runtime import dlpack_buffers, gc_guard, placement, transfer_guard
+from plax_runtime import _fastpath, dlpack_buffers, gc_guard, placement, transfer_guard
 from plax_runtime.shard_buffers import shard_buffers
 from plax_runtime.sharding_impls import SingleDeviceSharding
 
@@ -73,22 +73,18 @@ class Array(metaclass=_ArrayMeta):
         """Wraps a jaxlib array whose aval and sharding the caller vouches for (no checks)."""
         return cls._from_impls((impl,), aval, sharding)[0]
 
-    @classmethod
-    def _from_impls(cls, impls: Sequence[xc.ArrayImpl], aval: ShapedArray,
+    @staticmethod
+    def _from_impls(impls: Sequence[xc.ArrayImpl], aval: ShapedArray,
                     sharding: Sharding) -> list[Array]:
         """`_from_impl` of each of `impls`, all of one aval and sharding (the type part
         of the aval worked out once)."""
         typed = sharding._type_sharding(len(aval.shape))
         if typed != aval.typed_sharding:
             aval = aval.update(sharding=typed)
-        arrays = []
-        for impl in impls:
-            self = object.__new__(cls)
-            self._impl, self._aval, self._sharding = impl, aval, sharding
-            self._npy_value = self._sig = None
-            if gc_guard.watching:
-                gc_guard.watch(self)
-            arrays.append(self)
+        arrays = _fastpath.wrap_arrays(impls, aval, sharding)
+        if gc_guard.watching:
+            for array in arrays:
+                gc_guard.watch(array)
         return arrays
 
     # --- metadata (available even after deletion) -----------------------------------
@@ -496,3 +492,4 @@ def make_array_from_callback(shape: Sequence[int], sharding: Sharding,
 
 install_array_methods(Array)
 Array.__module__ = "plax"
+_fastpath.set_array_type(Array)  # what the C++ side wraps, unwraps and recognizes

@@ -128,28 +128,31 @@ def put_leaves(leaves: Sequence[Any], targets: Sequence[Sharding | None],
     moves: dict[tuple, _Moves] = {}
     for i, (x, target, donate, may_alias) in enumerate(zip(leaves, targets, donations,
                                                            aliasing)):
-        if type(x) is Array or (isinstance(x, Array) and not isinstance(x, Tracer)):
-            if target is None and may_alias is not False:
-                x._check_alive()
+        if type(x) is not Array:  # (isinstance is slower: it also admits tracers)
+            if puts is not None and PreparedPut.applies_to(x):
+                key = (x.shape, x.dtype, id(target), may_alias)
+                group = puts.get(key)
+                if group is None:
+                    group = puts[key] = (target, [], [])
+                group[1].append(i)
+                group[2].append(x)
+                continue
+            if isinstance(x, Tracer):  # no target (see _check_traced)
                 results[i] = x
                 continue
-            key = (id(x._sharding), id(target), id(x._aval), may_alias, donate)
-            group = moves.get(key)
-            if group is None:
-                group = moves[key] = _Moves(x, target, may_alias, donate)
-            group.positions.append(i)
-            group.arrays.append(x)
-        elif puts is not None and PreparedPut.applies_to(x):
-            key = (x.shape, x.dtype, id(target), may_alias)
-            group = puts.get(key)
-            if group is None:
-                group = puts[key] = (target, [], [])
-            group[1].append(i)
-            group[2].append(x)
-        elif isinstance(x, Tracer):  # no target (see _check_traced)
+            if not isinstance(x, Array):
+                results[i] = put_host_value(x, target, may_alias=may_alias)
+                continue
+        if target is None and may_alias is not False:
+            x._check_alive()
             results[i] = x
-        else:
-            results[i] = put_host_value(x, target, may_alias=may_alias)
+            continue
+        key = (id(x._sharding), id(target), id(x._aval), may_alias, donate)
+        group = moves.get(key)
+        if group is None:
+            group = moves[key] = _Moves(x, target, may_alias, donate)
+        group.positions.append(i)
+        group.arrays.append(x)
     for (shape, dtype, _, may_alias), (target, positions, values) in (puts or {}).items():
         sharding = target if target is not None else SingleDeviceSharding(
             placement.default_device())

@@ -48,9 +48,6 @@ logger = logging.getLogger(__name__)
 _cache: weakref.WeakValueDictionary[tuple, Executable] = weakref.WeakValueDictionary()
 _cache_lock = threading.Lock()
 
-
-_fastpath.set_array_type(Array)  # what Executors unwrap and build
-
 _spmd_in_flight: list = []  # the outputs of the last SPMD program started on CPU
 _TOKEN_AVAL = ShapedArray((0,), np.dtype(bool))  # how a token travels between runs
 

@@ -145,6 +145,31 @@ void set_array_type(nb::handle array_type) {
   A = slots;  // previous descriptors (if any) stay referenced: a few bytes, once
 }
 
+// A plax Array holding jaxlib array `impl`, its slots filled directly (no Python runs).
+nb::object new_array(PyObject* impl, PyObject* aval, PyObject* sharding, PyObject* sig) {
+  nb::object array = check(A.type->tp_alloc(A.type, 0));
+  set_slot(A.impl, array.ptr(), impl);
+  set_slot(A.aval, array.ptr(), aval);
+  set_slot(A.sharding, array.ptr(), sharding);
+  set_slot(A.npy_value, array.ptr(), Py_None);
+  set_slot(A.sig, array.ptr(), sig);
+  return array;
+}
+
+// `Array._from_impls`: one Array per jaxlib array of `impls`, all of one aval and sharding.
+nb::object wrap_arrays(nb::handle impls, nb::handle aval, nb::handle sharding) {
+  if (A.type == nullptr) throw nb::type_error("set_array_type was not called");
+  nb::object seq = check(PySequence_Fast(impls.ptr(), "wrap_arrays: impls must be a sequence"));
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+  PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
+  nb::object arrays = check(PyList_New(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyList_SET_ITEM(arrays.ptr(), i,
+                    new_array(items[i], aval.ptr(), sharding.ptr(), Py_None).release().ptr());
+  }
+  return arrays;
+}
+
 // --- running an executable ------------------------------------------------------------
 
 class Executor {
@@ -237,13 +262,9 @@ class Executor {
     bool sigs_known = !out_sigs_.empty();
     nb::object wrapped = check(PyList_New(n_out));
     for (Py_ssize_t i = 0; i < n_out; ++i) {
-      nb::object array = check(A.type->tp_alloc(A.type, 0));
-      set_slot(A.impl, array.ptr(), out_items[i]);
-      set_slot(A.aval, array.ptr(), out_avals_[i].ptr());
-      set_slot(A.sharding, array.ptr(), out_shardings_[i].ptr());
-      set_slot(A.npy_value, array.ptr(), Py_None);
-      set_slot(A.sig, array.ptr(), sigs_known ? out_sigs_[i].ptr() : Py_None);
-      PyList_SET_ITEM(wrapped.ptr(), i, array.release().ptr());
+      PyList_SET_ITEM(wrapped.ptr(), i,
+                      new_array(out_items[i], out_avals_[i].ptr(), out_shardings_[i].ptr(),
+                                sigs_known ? out_sigs_[i].ptr() : Py_None).release().ptr());
     }
     if (!sigs_known) {  // every run's outputs have the same signatures: work them out once
       std::vector<nb::object> sigs;  // (computing them may run Python: another thread may
@@ -705,6 +726,8 @@ void define_dispatch(nb::module_& m) {
         "Give jit dispatch what it consults on every call (once per process).");
   m.def("set_array_type", &set_array_type, nb::arg("array_type"),
         "The class of the Arrays that Executors take buffers from and return (once).");
+  m.def("wrap_arrays", &wrap_arrays, nb::arg("impls"), nb::arg("aval"), nb::arg("sharding"),
+        "One Array per jaxlib array of impls, all of this aval and sharding (unchecked).");
 
   nb::class_<Executor>(m, "Executor",
                        "One compiled executable run on flat arguments, outputs as plax Arrays.")
