@@ -9,9 +9,16 @@ was given the same work; a difference names where to look). Each library runs in
 its own subprocess, rounds alternate, medians and the min–max of the ratios print:
 
     python3 benchmarks/bench_mlp.py [--quick] [--rounds 3]
+
+Both subprocesses run with glibc's malloc thresholds fixed (`FIXED_MALLOC`). By
+default glibc adapts them to what the process freed before, so whether each call's
+43 MB of per-example gradients reuses heap memory or page-faults fresh memory
+depends on the process's history: the same program took 8 or 16 ms per call from
+one process to the next, for either library. Fixed, both reuse the heap.
 """
 from __future__ import annotations
 
+import os
 import re
 
 import comparison
@@ -74,5 +81,10 @@ def _rows(program: str, timing: tuple[str, str]) -> list[tuple[str, str]]:
 FIGURES = (_rows("train", ("train_steps_per_s", "MLP training steps/s"))
            + _rows("per_example", ("per_example_ms", "per-example grads (ms)")))
 
+# glibc's mmap and trim thresholds (bytes), held at these values instead of adapting
+FIXED_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 31)}
+
 if __name__ == "__main__":
+    for variable, value in FIXED_MALLOC.items():
+        os.environ.setdefault(variable, value)  # inherited by both subprocesses
     comparison.run(measure, FIGURES, __file__, __doc__, rounds=3)
