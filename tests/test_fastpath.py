@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gc
 import logging
+import subprocess
+import sys
 import weakref
 
 import numpy as np
@@ -136,6 +138,21 @@ def test_numpy_arguments_placed_from_cpp_see_each_calls_contents(monkeypatch):
         np.testing.assert_array_equal(np.asarray(f(b)), b * 2)
     assert fastpath_stats(f) == {"hits": 7, "slow_path": {"first call": 1}}
     assert python_placements == [0]
+
+
+def test_eager_operations_place_numpy_arguments_before_any_jit_is_set_up():
+    """Executors run eager primitives before the jit fast path is configured (a fresh
+    process that never imports it): their C++ placement of NumPy arguments needs none
+    of its state."""
+    script = ("import sys, numpy as np; from plax import lax\n"
+              "a = np.ones(3, np.float32)\n"
+              "outs = [lax.add(a, a) for _ in range(3)]\n"
+              "assert 'plax_transforms.fastpath' not in sys.modules\n"
+              "print(float(outs[-1][0]))")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "2.0"
 
 
 def test_numpy_arguments_onto_a_split_input_take_the_python_placement(mesh):

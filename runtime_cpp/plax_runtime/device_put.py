@@ -182,15 +182,20 @@ class _Moves:
 def _move_arrays(groups: Sequence[_Moves], results: list) -> None:
     """Puts each group's Arrays at their positions in `results`, on their targets:
     re-wrapped, copied by ONE batched C++ copy for all groups, or via the host."""
-    copying = []  # (group, target, jaxlib target, committed)
+    copying = []  # (group, target, jaxlib target)
     impls, jaxlib_targets, semantics = [], [], []
+    plans: dict[tuple, tuple] = {}  # groups differing only in aval object share a plan
     guarded = transfer_guard.active("device_to_device")
     for group in groups:
         for x in group.arrays:
             x._check_alive()
         target = group.target or group.source
-        how, copy_semantics, jaxlib_target = _move_plan(
-            group.source, target, physical_aval(group.aval).ndim, group.may_alias)
+        ndim = physical_aval(group.aval).ndim
+        plan_key = (id(group.source), id(target), ndim, group.may_alias is False)
+        plan = plans.get(plan_key)
+        if plan is None:
+            plan = plans[plan_key] = _move_plan(group.source, target, ndim, group.may_alias)
+        how, copy_semantics, jaxlib_target = plan
         if how is _REWRAP:
             for i, x in zip(group.positions, group.arrays):
                 results[i] = _rewrap(x._impl, x.aval, target, group.target is not None

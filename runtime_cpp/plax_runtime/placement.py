@@ -164,15 +164,16 @@ class PreparedPut:
     def replicated_call(self) -> tuple | None:
         """How to place an array the way `__call__` does without Python, for a
         replicated layout (each shard is the array itself): (batched_device_put, its
-        arguments before the shards, those after them, the number of shards). None for
-        a split layout. The caller passes `enable_x64`, checks plax's transfer guard
-        and keeps jaxlib's out of the call (`transfer_guard.unguarded`)."""
+        arguments before the shards, those after them, the number of shards, the config
+        state whose value is its `enable_x64`). None for a split layout. The caller
+        checks plax's transfer guard and keeps jaxlib's out of the call
+        (`transfer_guard.unguarded`)."""
         layout = self._layout
         if not layout.replicated:
             return None
         return (_batched_device_put, (self.aval, layout.jaxlib_sharding),
                 (layout.devices, self._committed, self._force_copy, self._semantics),
-                len(layout.devices))
+                len(layout.devices), config.enable_x64)
 
     def place_all(self, xs: Sequence[np.ndarray]) -> list[xc.ArrayImpl]:
         """The buffers of each of `xs`, everything but the jaxlib calls done once."""

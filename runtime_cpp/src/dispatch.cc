@@ -321,8 +321,9 @@ class Executor {
     return impl;
   }
 
-  // `put(*head, [x] * copies, *tail, enable_x64=...)` from `_HostValues.direct`'s
-  // (dtype, shape, put, head, tail, copies); invalid when `x` has another dtype or shape.
+  // `put(*head, [x] * copies, *tail, enable_x64=x64.value)` from `_HostValues.direct`'s
+  // (dtype, shape, put, head, tail, copies, x64); invalid when `x` has another dtype
+  // or shape.
   static nb::object place_directly(PyObject* direct, PyObject* x) {
     nb::object dtype = check(PyObject_GetAttr(x, N.dtype));
     if (!equal(dtype.ptr(), PyTuple_GET_ITEM(direct, 0))) return nb::object();
@@ -333,7 +334,7 @@ class Executor {
     Py_ssize_t copies = PyLong_AsSsize_t(PyTuple_GET_ITEM(direct, 5));
     nb::object shards = check(PyList_New(copies));
     for (Py_ssize_t i = 0; i < copies; ++i) PyList_SET_ITEM(shards.ptr(), i, Py_NewRef(x));
-    PyObject* x64 = state_value(env().enable_x64) ? Py_True : Py_False;
+    PyObject* x64 = state_value(nb::borrow(PyTuple_GET_ITEM(direct, 6))) ? Py_True : Py_False;
     PyObject* call[8] = {PyTuple_GET_ITEM(head, 0), PyTuple_GET_ITEM(head, 1), shards.ptr(),
                          PyTuple_GET_ITEM(tail, 0), PyTuple_GET_ITEM(tail, 1),
                          PyTuple_GET_ITEM(tail, 2), PyTuple_GET_ITEM(tail, 3), x64};
