@@ -409,6 +409,60 @@ class Executor {
   nb::object after_;                   // None, or (output buffers) -> None
 };
 
+// The outputs of `caller(args)`: an Executor runs here, any other callable is called.
+nb::object run_caller(PyObject* caller, PyObject* args) {
+  if (nb::isinstance<Executor>(caller)) return nb::inst_ptr<Executor>(caller)->run(args);
+  return check(PyObject_CallOneArg(caller, args));
+}
+
+// --- eager primitives whose caller is at hand --------------------------------------------
+
+// The front of plax-transforms' eager callers (`dispatch._callers.front`: key -> caller,
+// the key being (primitive, tuple(params.items()), signature, trace context, mesh)).
+// Applying a primitive found there is one C++ call: key, lookup, run.
+class EagerFront {
+ public:
+  EagerFront(nb::dict front, nb::object trace_context, nb::object concrete_mesh,
+             nb::object enable_x64)
+      : front_(std::move(front)), trace_context_(std::move(trace_context)),
+        concrete_mesh_(std::move(concrete_mesh)), enable_x64_(std::move(enable_x64)) {}
+
+  // The outputs of `prim(*args, **params)` if its caller is in front, else None (the
+  // caller is not prepared yet, or a parameter or argument is unhashable or invalid:
+  // the Python path decides).
+  nb::object call(nb::handle prim, nb::handle params, nb::handle args) const {
+    nb::object key;
+    try {
+      nb::object items = check(PyMapping_Items(params.ptr()));
+      nb::object params_key = check(PyList_AsTuple(items.ptr()));
+      nb::object sig = arg_signature(args, state_value(enable_x64_));
+      nb::object context = check(PyObject_CallNoArgs(trace_context_.ptr()));
+      nb::object mesh = check(PyObject_CallNoArgs(concrete_mesh_.ptr()));
+      key = check(PyTuple_Pack(5, prim.ptr(), params_key.ptr(), sig.ptr(), context.ptr(),
+                               mesh.ptr()));
+    } catch (nb::python_error& err) {
+      if (!err.matches(PyExc_TypeError)) throw;
+      return nb::none();
+    }
+    PyObject* caller = PyDict_GetItemWithError(front_.ptr(), key.ptr());  // borrowed
+    if (caller == nullptr) {
+      if (PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
+        PyErr_Clear();
+      }
+      return nb::none();
+    }
+    nb::object hold = nb::borrow(caller);  // the cache may drop it while it runs
+    return run_caller(caller, args.ptr());
+  }
+
+ private:
+  nb::dict front_;
+  nb::object trace_context_;  // () -> the trace-affecting config values
+  nb::object concrete_mesh_;  // () -> the mesh in context, or None
+  nb::object enable_x64_;     // the config state
+};
+
 // --- a jitted function's fast-path cache -------------------------------------------------
 
 // The base class of plax's jitted functions (`JitWrapped` in plax-transforms). Its
@@ -529,13 +583,7 @@ class JitCache {
     }
     ++hits_;
     PyObject* entry = hold.ptr();
-    PyObject* runner = PyTuple_GET_ITEM(entry, 0);
-    nb::object outs;
-    if (nb::isinstance<Executor>(runner)) {
-      outs = nb::inst_ptr<Executor>(runner)->run(flat.ptr());
-    } else {
-      outs = check(PyObject_CallOneArg(runner, flat.ptr()));
-    }
+    nb::object outs = run_caller(PyTuple_GET_ITEM(entry, 0), flat.ptr());
     if (PyTuple_GET_ITEM(entry, 2) == Py_True && PyList_CheckExact(outs.ptr()) &&
         PyList_GET_SIZE(outs.ptr()) == 1) {
       return nb::borrow(PyList_GET_ITEM(outs.ptr(), 0));
@@ -741,6 +789,13 @@ void define_dispatch(nb::module_& m) {
            nb::arg("before").none() = nb::none(), nb::arg("after").none() = nb::none())
       .def("__call__", [](const Executor& self, nb::handle flat) { return self.run(flat.ptr()); },
            nb::arg("flat"));
+
+  nb::class_<EagerFront>(m, "EagerFront",
+                         "The eager callers' front dict, looked up and run in one call.")
+      .def(nb::init<nb::dict, nb::object, nb::object, nb::object>(), nb::arg("front"),
+           nb::arg("trace_context"), nb::arg("concrete_mesh"), nb::arg("enable_x64"))
+      .def("__call__", &EagerFront::call, nb::arg("prim"), nb::arg("params"),
+           nb::arg("args"));
 
   static PyType_Slot jit_cache_slots[] = {
       {Py_tp_call, reinterpret_cast<void*>(&JitCache::tp_call)},

@@ -24,6 +24,7 @@ from plax.extend import config
 from plax.extend.core import (EVAL_TRACE, ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var,
                               get_aval, register_cache)
 from plax.extend.sharding import concrete_mesh
+from plax_runtime import _fastpath
 from plax_transforms import debug_nans, key_reuse
 from plax_transforms.caches import BoundedCache
 from plax_transforms.executing import (CallPlacement, CompiledJaxpr, abstract_layout,
@@ -64,29 +65,27 @@ def _params_key(params: dict) -> tuple[tuple, list]:
     return tuple([(name, part(value)) for name, value in items]), jaxprs
 
 
+# A repeated operation without Jaxpr parameters finds its caller under the key
+# (prim, tuple(params.items()), signature, trace context, mesh) in the callers' front,
+# and runs it, in one C++ call.
+_front_call = _fastpath.EagerFront(_callers.front, trace_context, concrete_mesh,
+                                   config.enable_x64)
+
+
 def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict):
     """Compute `prim(*args, **params)` with a compiled single-primitive executable."""
-    where = None  # (signature, trace context, mesh): the key's part after the parameters
-    try:  # a repeated operation without Jaxpr parameters: its caller's key as is
-        where = (arg_signature(args), trace_context(), concrete_mesh())
-        call = _callers.front.get((prim, tuple(params.items()), *where))
-    except TypeError:  # an unhashable parameter (or argument): see below
-        call = None
-    if call is None:
-        return _apply_uncached(prim, args, params, where)
-    outs = call(args)
+    outs = _front_call(prim, params, args)
+    if outs is None:
+        return _apply_uncached(prim, args, params)
     return outs if prim.multiple_results else outs[0]
 
 
-def _apply_uncached(prim: Primitive, args: Sequence[Any], params: dict, where: tuple | None):
+def _apply_uncached(prim: Primitive, args: Sequence[Any], params: dict):
     """`apply_primitive` when the caller is not at hand: found in the cache under the
-    key that names Jaxpr parameters by identity, or prepared (and compiled) now.
-    `where` is the rest of the key, if the caller could compute it."""
+    key that names Jaxpr parameters by identity, or prepared (and compiled) now."""
     params_key, jaxprs = _params_key(params)
     try:
-        if where is None:
-            where = (arg_signature(args), trace_context(), concrete_mesh())
-        key = (prim, params_key, *where)
+        key = (prim, params_key, arg_signature(args), trace_context(), concrete_mesh())
         call = _callers.get(key)
     except TypeError:  # an unhashable parameter: compile without caching
         if has_cells(args, EVAL_TRACE):  # control flow using a reference: discharge it
