@@ -178,6 +178,10 @@ class _Moves:
         self.positions: list[int] = []
         self.arrays: list[Array] = []
 
+    def committed(self, x: Array) -> bool:
+        """Whether `x`'s result is committed: to a target given, or as `x` was."""
+        return self.target is not None or x.committed
+
 
 def _move_arrays(groups: Sequence[_Moves], results: list) -> None:
     """Puts each group's Arrays at their positions in `results`, on their targets:
@@ -198,15 +202,14 @@ def _move_arrays(groups: Sequence[_Moves], results: list) -> None:
         how, copy_semantics, jaxlib_target = plan
         if how is _REWRAP:
             for i, x in zip(group.positions, group.arrays):
-                results[i] = _rewrap(x._impl, x.aval, target, group.target is not None
-                                     or x.committed)
+                results[i] = _rewrap(x._impl, x.aval, target, group.committed(x))
             continue
         if guarded and how is not _COPY_IN_PLACE:
             for x in group.arrays:
                 transfer_guard.check("device_to_device", x.aval, x.sharding, target)
         if how is _VIA_HOST:
             for i, x in zip(group.positions, group.arrays):
-                results[i] = _move_via_host(x, target, group.target is not None or x.committed)
+                results[i] = _move_via_host(x, target, group.committed(x))
                 if group.donate:
                     x.delete()
             continue
@@ -219,20 +222,17 @@ def _move_arrays(groups: Sequence[_Moves], results: list) -> None:
         return
     copies = iter(placement.copy_buffers(impls, jaxlib_targets, semantics))
     for group, target, jaxlib_target in copying:
-        wrapped = []  # copies whose buffers are already placed and committed as wanted
+        wrapped, wrapped_at = [], []  # copies already placed and committed as wanted
         for i, x, impl in zip(group.positions, group.arrays, copies):
-            committed = group.target is not None or x.committed
+            committed = group.committed(x)
             if impl._committed == committed and impl._sharding is jaxlib_target:
                 wrapped.append(impl)
+                wrapped_at.append(i)
             else:
                 results[i] = _rewrap(impl, x.aval, target, committed)
             if group.donate:  # a real copy was made, so the source can go
                 x.delete()
-        if len(wrapped) == len(group.arrays):
-            positions = group.positions
-        else:
-            positions = [i for i in group.positions if results[i] is None]
-        for i, array in zip(positions, Array._from_impls(wrapped, group.aval, target)):
+        for i, array in zip(wrapped_at, Array._from_impls(wrapped, group.aval, target)):
             results[i] = array
 
 

@@ -151,18 +151,13 @@ class PreparedPut:
         return type(x) is np.ndarray and x.dtype in _PLAIN_DTYPES
 
     def __call__(self, x: np.ndarray) -> xc.ArrayImpl:
-        """The buffers of `x` (NumPy data of this aval): `place_all([x])[0]` with
-        fewer steps, for the jit fast path's host arguments. Callers check plax's
+        """The buffers of `x` (NumPy data of this aval), for a jit argument the C++
+        executor does not place itself (`replicated_call`). Callers check plax's
         transfer guard first."""
-        layout = self._layout
-        shards = [x] * len(layout.devices) if layout.replicated else self._shards(x)
-        return transfer_guard.unguarded(
-            _batched_device_put, self.aval, layout.jaxlib_sharding, shards,
-            layout.devices, self._committed, self._force_copy, self._semantics,
-            enable_x64=config.enable_x64.value)
+        return self.place_all([x])[0]
 
     def replicated_call(self) -> tuple | None:
-        """How to place an array the way `__call__` does without Python, for a
+        """How to place an array the way `place_all` does without Python, for a
         replicated layout (each shard is the array itself): (batched_device_put, its
         arguments before the shards, those after them, the number of shards, the config
         state whose value is its `enable_x64`). None for a split layout. The caller
