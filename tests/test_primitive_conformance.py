@@ -472,6 +472,8 @@ EXAMPLES: list[Example] = [
     # sharding, on the 8 devices
     applied(lambda v: lax.with_sharding_constraint(v, NamedSharding(MESH, PartitionSpec("x", "y"))),
             x((4, 8)), prim="sharding_constraint"),
+    applied(lambda v: plax.device_put(v, NamedSharding(MESH, PartitionSpec(None, "y"))),
+            x((4, 8)), prim="device_put"),
     applied(lambda v: plax.debug.inspect_array_sharding(v, callback=SEEN_SHARDINGS.append),
             x((4, 8)), prim="inspect_sharding"),
     # collectives, over the named axis check_primitive binds

@@ -8,6 +8,9 @@ layout (other tiling) goes through the host, or, when it spans several processes
 (whose data no one host holds), through a jitted copy. `placement.py` holds the
 jaxlib calls.
 Arrays of extended dtypes (PRNG keys) move as the data of their elements.
+
+Traced values (inside jit, vmap, grad) bind the primitive `plax.device_put` of
+plax-sharding, one equation per leaf (the seam `traced_device_put`).
 """
 from __future__ import annotations
 
@@ -19,7 +22,8 @@ from jaxlib import xla_client as xc
 
 import plax
 from plax.extend.core import ShapedArray, Tracer, physical_aval
-from plax.extend.sharding import Device, Sharding, hlo_shardings_equal, sharding_from_spec
+from plax.extend.sharding import (Device, Sharding, hlo_shardings_equal, sharding_from_spec,
+                                  traced_device_put)
 from plax.extend.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plax_runtime import placement, transfer_guard
 from plax_runtime.array import Array
@@ -68,30 +72,23 @@ def device_put(x: Any, device: Device | Sharding | Any | None = None, *,
     n = len(leaves)
     one_target = device is None or isinstance(device, (Device, Sharding))
     places = [device] * n if one_target else _prefix_leaves(device, x, n, is_target, "device")
-    _check_traced(leaves, places)
-    if one_target:
-        targets = [_as_sharding(device)] * n
-    else:
-        targets = [_as_sharding(t, leaf) for t, leaf in zip(places, leaves)]
     donations = _prefix_leaves(donate, x, n, None, "donate")
     aliasing = _prefix_leaves(may_alias, x, n, lambda v: v is None, "may_alias")
     for d, m in zip(donations, aliasing):
         if d and m:
             raise ValueError("device_put: may_alias=True and donate=True cannot both be set")
+    traced = [i for i, (leaf, place) in enumerate(zip(leaves, places))
+              if place is not None and isinstance(leaf, Tracer)]
+    for i in traced:  # (a traced value without a target stays as it is, as in JAX)
+        place = places[i] if isinstance(places[i], (Device, Space)) else _as_sharding(places[i])
+        leaves[i] = traced_device_put(leaves[i], place, donations[i], aliasing[i])
+        places[i] = None
+    if one_target and not traced:
+        targets = [_as_sharding(device)] * n
+    else:
+        targets = [_as_sharding(t, leaf) for t, leaf in zip(places, leaves)]
     with transfer_guard.explicit():
         return tree_unflatten(treedef, put_leaves(leaves, targets, donations, aliasing))
-
-
-def _check_traced(leaves, places) -> None:
-    """A traced value stays as it is without a target (as JAX's device_put to None);
-    with one it would need a device_put primitive, which plax lacks."""
-    for leaf, place in zip(leaves, places):
-        if isinstance(leaf, Tracer) and place is not None:
-            raise NotImplementedError(
-                f"device_put of the traced value {leaf.aval.str_short()} to {place!r}: plax "
-                "has no device_put primitive yet, so it cannot place values inside jit, "
-                "vmap or grad; call device_put outside the transformation, or constrain "
-                "the layout with plax.lax.with_sharding_constraint")
 
 
 def implicit_device_put(x: Any, device: Device | Sharding | None = None) -> Any:
@@ -137,7 +134,7 @@ def put_leaves(leaves: Sequence[Any], targets: Sequence[Sharding | None],
                 group[1].append(i)
                 group[2].append(x)
                 continue
-            if isinstance(x, Tracer):  # no target (see _check_traced)
+            if isinstance(x, Tracer):  # no target (see device_put)
                 results[i] = x
                 continue
             if not isinstance(x, Array):

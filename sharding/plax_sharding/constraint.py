@@ -21,7 +21,7 @@ from plax.extend import tree_util
 from plax.extend.ad import linear_jvp
 from plax.extend.constructors import standard_primitive
 from plax.extend.core import get_aval
-from plax.extend.sharding import Sharding, sharding_from_spec
+from plax.extend.sharding import Sharding, concrete_mesh, sharding_from_spec
 from plax_runtime.array import Array
 from plax_runtime.device_put import device_put
 from plax_sharding.mesh import AxisType, Mesh
@@ -31,34 +31,38 @@ from plax_stdlib.lax.out_sharding import with_batch_dim
 from plax_transforms.lowering import sharding_constraint
 
 
-def _abstract_eval(aval, *, sharding: Sharding):
-    """The value itself; on a mesh with `Explicit` axes its type takes the target's
-    layout over them (which is how `reshard` changes a type)."""
-    _check_rank(sharding, aval.ndim)
+def typed_as(aval, sharding: Sharding, what: str):
+    """`aval` laid out as `sharding`: on a mesh with `Explicit` axes its type takes the
+    target's layout over them (which is how `reshard` changes a type); a ValueError
+    naming `what` where the target's rank does not fit."""
+    try:
+        sharding._to_sdy_sharding(aval.ndim)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{what}: {err}") from None
     typed = sharding._type_sharding(aval.ndim)
     return aval if typed is None and aval.typed_sharding is None else aval.update(sharding=typed)
 
 
-def _check_rank(sharding: Sharding, ndim: int) -> None:
-    try:
-        sharding._to_sdy_sharding(ndim)
-    except (ValueError, TypeError) as err:
-        raise ValueError(f"with_sharding_constraint: {err}") from None
+def _abstract_eval(aval, *, sharding: Sharding):
+    return typed_as(aval, sharding, "with_sharding_constraint")
 
 
 def _impl(x, *, sharding: Sharding):
-    return device_put(x, _concrete_for(x, sharding))
+    return device_put(x, concrete_for(x, sharding, "with_sharding_constraint"))
 
 
-def _concrete_for(x: Any, sharding: Sharding) -> Sharding:
-    """`sharding`, with an abstract mesh replaced by the concrete mesh of `x`'s own
-    NamedSharding (which must have the same axis names and sizes), with the target's
-    axis types."""
+def concrete_for(x: Any, sharding: Sharding, what: str) -> Sharding:
+    """`sharding`, with an abstract mesh replaced by the concrete mesh in context of
+    that abstract mesh, else by the concrete mesh of `x`'s own NamedSharding (which
+    must have the same axis names and sizes), with the target's axis types."""
     if sharding._is_concrete:
         return sharding
+    in_context = concrete_mesh()
+    if in_context is not None and in_context.abstract_mesh == sharding.mesh:
+        return sharding.update(mesh=in_context)
     if not isinstance(x, Array):
         raise ValueError(
-            f"with_sharding_constraint: the target sharding {sharding} is on an "
+            f"{what}: the target sharding {sharding} is on an "
             "AbstractMesh, so outside jit the input must be a plax Array on a mesh of the "
             f"same shape to take devices from; got a {type(x).__name__} of shape "
             f"{get_aval(x).str_short()}")
@@ -67,7 +71,7 @@ def _concrete_for(x: Any, sharding: Sharding) -> Sharding:
         where = (f"a mesh of shape {dict(own.mesh.shape)}" if isinstance(own, NamedSharding)
                  else f"{own}")
         raise ValueError(
-            f"with_sharding_constraint: the target sharding {sharding} is on an "
+            f"{what}: the target sharding {sharding} is on an "
             f"AbstractMesh of shape {dict(sharding.mesh.shape)}, but the input lives on "
             f"{where}; outside jit the input's mesh must have the same axis names and "
             "sizes")
@@ -93,14 +97,19 @@ def _transpose(ct, x, *, sharding: Sharding):
 
 def _batching(axis_data, args, dims, *, sharding: Sharding):
     (x,), (dim,) = args, dims
+    batched = batched_target(sharding, dim, axis_data, "with_sharding_constraint")
+    return sharding_constraint_p.bind(x, sharding=batched), dim
+
+
+def batched_target(sharding: Sharding, dim: int | None, axis_data, what: str) -> Sharding:
+    """`sharding` for the value batched at `dim`: the batch dimension split as the
+    vmapped axis is (its inputs' Explicit mesh axes or spmd_axis_name), as JAX does."""
     if dim is None:
-        return sharding_constraint_p.bind(x, sharding=sharding), None
+        return sharding
     if not isinstance(sharding, NamedSharding):
-        raise NotImplementedError(f"vmap of with_sharding_constraint to {sharding}: only "
-                                  "NamedSharding constraints can be batched")
-    # the batch dimension split as the vmapped axis is (its inputs' Explicit mesh axes
-    # or spmd_axis_name), as JAX does
-    return sharding_constraint_p.bind(x, sharding=with_batch_dim(sharding, dim, axis_data)), dim
+        raise NotImplementedError(f"vmap of {what} to {sharding}: only NamedSharding "
+                                  "targets can be batched")
+    return with_batch_dim(sharding, dim, axis_data)
 
 
 def _lowering(ctx, x, *, sharding: Sharding):

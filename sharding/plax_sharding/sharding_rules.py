@@ -405,6 +405,11 @@ def _body_types(prim, avals, outs, *, out_shardings=(), **_):
     return specs
 
 
+def _own_types(prim, avals, outs, **_):
+    """A primitive whose abstract evaluation types its results itself (device_put)."""
+    return [_spec(out) for out in outs]
+
+
 def _exported_results(prim, avals, outs, *, exported):
     """A call of an exported function: its results have the layouts it was exported
     with, where those name the explicit axes of the operands' mesh (as in JAX)."""
@@ -441,7 +446,7 @@ _RULES: dict[str, Callable[..., list[Spec]]] = {
     "lax.select_n": _select_n, "lax.clamp": _operand(1),
     "lax.convert_element_type": _operand(0),
     "lax.conv_general_dilated": _conv_general_dilated,
-    "export.call_exported": _exported_results,
+    "export.call_exported": _exported_results, "plax.device_put": _own_types,
     **{f"plax.{c}": _body_types for c in ("jit", "custom_jvp_call", "custom_vjp_call")},
     **{f"lax.{c}": _cumulative for c in ("cumsum", "cumprod", "cummax", "cummin",
                                          "cumlogsumexp")},

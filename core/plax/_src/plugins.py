@@ -48,6 +48,7 @@ SEAMS: dict[str, tuple[str, str]] = {
     "sharding_from_spec": ("callable", "plax-sharding"),
     "sharding_rule": ("callable", "plax-sharding"),
     "unsharded_type": ("callable", "plax-sharding"),
+    "traced_device_put": ("callable", "plax-sharding"),
     "implicit_device_put": ("callable", "plax-runtime"),
 }
 """The seams by which the kernel calls up into other layers: `plax.interpreters` entry

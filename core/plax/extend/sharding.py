@@ -1,9 +1,9 @@
 """Shardings for packages that speak of placements (runtime, jit, lowering, the
 sharding package) without importing the sharding implementations: the `Sharding`
 base class, its device-free Shardy form (`SdyArray`, `SdyDim`), the meshes in
-context, `ShardingTypeError` (conflicting or ambiguous shardings in types), and
+context, `ShardingTypeError` (conflicting or ambiguous shardings in types),
 `sharding_from_spec`, which turns a bare `PartitionSpec` into a
-sharding on the context mesh (provided by plax-sharding)."""
+sharding on the context mesh, and `traced_device_put` (both provided by plax-sharding)."""
 from plax._src import plugins as _plugins
 from plax._src.errors import ShardingTypeError
 from plax._src.mesh_context import (abstract_mesh, concrete_mesh, meshes_in_context,
@@ -16,7 +16,12 @@ sharding_from_spec.__doc__ = """`sharding_from_spec(spec, what)`: a non-Sharding
 a sharding is expected (a `PartitionSpec`, or a tuple of its entries: `()` is
 replicated) as a sharding on the mesh in context; `what` names the option in errors."""
 
+traced_device_put = _plugins.seam("traced_device_put")
+traced_device_put.__doc__ = """`traced_device_put(x, target, donate, may_alias)`: `device_put`
+of the traced value `x` to `target` (a Sharding, a Device or a memory space), as the
+primitive `plax.device_put`."""
+
 __all__ = ["Device", "Index", "SdyArray", "SdyDim", "Sharding", "ShardingTypeError",
            "abstract_mesh",
            "concrete_mesh", "hlo_shardings_equal", "meshes_in_context", "restore_meshes",
-           "sdy_from_hlo", "sharding_from_spec", "swap_meshes"]
+           "sdy_from_hlo", "sharding_from_spec", "swap_meshes", "traced_device_put"]
