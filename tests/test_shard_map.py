@@ -164,10 +164,24 @@ def test_check_vma_follows_collectives_and_nested_calls(line):
         plax.shard_map(fn, mesh=line, in_specs=P("i"), out_specs=P())(X)
     varying = [lambda b: lax.all_gather(b, "i"), lambda b: total(b) * lax.axis_index("i"),
                lambda b: lax.ppermute(total(b), "i", [(0, 1)]),
-               lambda b: lax.pvary(total(b), "i")]
+               lambda b: lax.pvary(total(b), "i"), lambda b: lax.pcast(total(b), "i", to="varying")]
     for fn in varying:
         with pytest.raises(ValueError, match="require replication"):
             plax.shard_map(fn, mesh=line, in_specs=P("i"), out_specs=P())(X)
+
+
+def test_pcast_to_varying_is_pvary_and_other_casts_are_refused(line):
+    cast = plax.shard_map(lambda b: lax.pcast(total(b), ("i",), to="varying") * 2,
+                          mesh=line, in_specs=P("i"), out_specs=P("i"))
+    np.testing.assert_allclose(cast(X), np.tile(2 * X.sum(0), (8, 1)), rtol=1e-5)
+    assert lax.pcast(X, (), to="varying") is X
+    body = lambda to: lambda b: lax.pcast(b, "i", to=to)  # noqa: E731
+    with pytest.raises(NotImplementedError, match="pcast to 'reduced'"):
+        plax.shard_map(body("reduced"), mesh=line, in_specs=P("i"), out_specs=P("i"))(X)
+    with pytest.raises(ValueError, match="to must be 'varying'"):
+        plax.shard_map(body("vary"), mesh=line, in_specs=P("i"), out_specs=P("i"))(X)
+    with pytest.raises(TypeError, match="got the set"):
+        lax.pcast(X, {"i"}, to="varying")
 
 
 # --- transformations -------------------------------------------------------------------------

@@ -253,6 +253,7 @@ from plax_stdlib.lax.parallel import (
     axis_index_p as axis_index_p,
     axis_size as axis_size,
     pbroadcast as pbroadcast,
+    pcast as pcast,
     pbroadcast_p as pbroadcast_p,
     pmax as pmax,
     pmax_p as pmax_p,

@@ -1,6 +1,6 @@
 """Collectives over named axes: `psum`, `pmean`, `pmax`, `pmin`, `all_gather`,
-`psum_scatter`, `all_to_all`, `ppermute`, `pshuffle`, `pbroadcast`, `pvary`,
-`axis_index`, `axis_size`.
+`psum_scatter`, `all_to_all`, `ppermute`, `pshuffle`, `pbroadcast`, `pvary` (and
+`pcast` to varying), `axis_index`, `axis_size`.
 
 Each is one primitive (or a composition of them), defined here once with all its
 rules, whichever transformation binds its axis names:
@@ -328,6 +328,23 @@ def pvary(x, axis_name):
     if not axes:
         return x
     return tree_util.tree_map(lambda leaf: pvary_p.bind(leaf, axes=axes), x)
+
+
+def pcast(x, axis_name, *, to: str):
+    """`x` (a pytree) cast to another kind of value over the named manual axes. Only
+    `to='varying'` (from invariant: `pvary`) exists in plax, whose values carry no
+    reduced or unreduced axes."""
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"pcast: axis_name must be a name or a tuple of names, got the set "
+                        f"{axis_name!r}")
+    if not axis_name:
+        return x
+    if to not in ("varying", "reduced", "unreduced"):
+        raise ValueError(f"pcast: to must be 'varying', 'reduced' or 'unreduced', got {to!r}")
+    if to != "varying":
+        raise NotImplementedError(f"pcast to {to!r}: plax's values have no reduced or "
+                                  "unreduced axes")
+    return pvary(x, axis_name)
 
 
 # --- axis_index ----------------------------------------------------------------------------
