@@ -3,8 +3,12 @@ import os
 
 import pytest
 
-# Eight virtual CPU devices, so multi-device code is tested without accelerators.
-os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+# Eight virtual CPU devices, so multi-device code is tested without accelerators; and
+# LLVM's optimizations off (XLA's HLO passes still run): the suite's cost is compiling
+# many small programs, whose machine code the tests do not measure (about a quarter
+# of its CPU time). Subprocesses inherit both, so JAX references compile the same way.
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8 "
+                                   "--xla_backend_optimization_level=0")
 
 from hypothesis_profiles import setup_hypothesis  # noqa: E402
 

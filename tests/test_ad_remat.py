@@ -31,7 +31,8 @@ GRAD = plax.grad(layers, (0, 1))(X, W)
     (cp.dots_with_no_batch_dims_saveable, 2), (cp.everything_saveable, 3)])
 def test_residuals_follow_the_policy(policy, extra):
     f = plax.checkpoint(layers, policy=policy)
-    np.testing.assert_allclose(f(X, W), layers(X, W), rtol=1e-6)
+    # (the sum of sines nearly cancels: compared to the terms' rounding, not its own)
+    np.testing.assert_allclose(f(X, W), layers(X, W), rtol=1e-6, atol=1e-6)
     residuals = _residuals(f)
     # The checkpoint's inputs are always saved; then what the policy allows.
     assert len(residuals) == 2 + extra
