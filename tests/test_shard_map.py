@@ -1,7 +1,8 @@
 """shard_map: eager and under jit, specs as pytree prefixes, the mesh in context,
-partially manual meshes, nesting, control flow on both sides, AbstractMesh caching
-(counted with plax.monitoring), check_vma, transformations (grad, jvp, vmap,
-checkpoint, scan), the experimental spelling, and the errors."""
+partially manual meshes, nesting, a member's index where some axes are automatic
+(both partitioners), control flow on both sides, AbstractMesh caching (counted with
+plax.monitoring), check_vma, transformations (grad, jvp, vmap, checkpoint, scan), the
+experimental spelling, GSPMD's lowering, and the errors."""
 import collections
 import warnings
 
@@ -100,6 +101,70 @@ def test_nested_shard_maps_over_the_other_axis(mesh):
     want = x.reshape(2, 2, 4, 2).sum((0, 2))  # blocks (2, 2) summed over every member
     np.testing.assert_allclose(f(x), want, rtol=1e-5)
     assert f.lower(x).as_text().count("sdy.manual_computation") == 2
+
+
+# --- a member's index where some mesh axes are automatic --------------------------------------
+# Only a fully manual region may read the partition id, so there the index is computed
+# in a nested region manual over every axis; under both partitioners.
+
+PARTITIONERS = pytest.mark.parametrize("shardy", [True, False], ids=["shardy", "gspmd"])
+
+
+def partial(f, mesh, in_specs, out_specs, axes, **kw):
+    return plax.jit(plax.shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+                                   axis_names=axes, **kw))
+
+
+@PARTITIONERS
+@pytest.mark.parametrize("axis", ["x", "y"])
+def test_axis_index_and_pbroadcast_with_the_other_axis_automatic(mesh, shardy, axis):
+    from plax.extend import config
+    n = mesh.shape[axis]
+    other = "y" if axis == "x" else "x"
+    x = RNG.normal(size=(n * 2, 4)).astype(np.float32)
+    # `i * n`: n is also a constant of the index's own lowering (GSPMD once merged the
+    # two and crashed).
+    f = partial(lambda b: ((lax.axis_index(axis) * n)[None], lax.pbroadcast(b, axis, n - 1)),
+                mesh, P(axis), (P(axis), P(axis)), {axis})
+    with config.use_shardy_partitioner(shardy):
+        index, bcast = f(x)
+        text = f.lower(x).as_text()
+    np.testing.assert_array_equal(index, np.arange(n) * n)
+    np.testing.assert_array_equal(bcast, np.tile(x[-2:], (n, 1)))
+    if shardy:  # the index is read in a region nested inside, manual over the rest
+        assert f'manual_axes={{"{axis}"}}' in text and f'manual_axes={{"{other}"}}' in text
+    else:
+        assert "partition_id" in text and "SPMDShardToFullShape" in text and "sdy." not in text
+
+
+@PARTITIONERS
+def test_axis_index_in_nested_batched_and_traced_bodies(mesh, shardy):
+    from plax.extend import config
+
+    def outer(a):  # manual over x; the inner shard_map over y makes both manual
+        inner = plax.shard_map(lambda b: b + lax.axis_index(("x", "y")), mesh=mesh,
+                               in_specs=P("y"), out_specs=P("y"), axis_names={"y"})
+        called = plax.jit(lambda b: b + 10 * lax.axis_index("x"))
+        return inner(a) + lax.cond(a[0] >= 0, called, lambda b: b, a)
+
+    over_y = partial(lambda b: b + lax.axis_index("y"), mesh, P("y"), P("y"), {"y"})
+    with config.use_shardy_partitioner(shardy):
+        nested = partial(outer, mesh, P("x"), P("x"), {"x"})(np.zeros(16, np.float32))
+        batched = plax.vmap(over_y)(np.zeros((3, 8), np.float32))
+    np.testing.assert_array_equal(nested, np.repeat(np.arange(8), 2) + np.repeat([0, 10], 8))
+    np.testing.assert_array_equal(batched, np.tile(np.repeat(np.arange(4), 2), (3, 1)))
+
+
+@PARTITIONERS
+def test_axis_index_over_axes_of_size_one(devs, shardy):
+    from plax.extend import config
+    tall = Mesh(np.array(devs).reshape(8, 1), ("x", "y"))
+    f = partial(lambda b: b + lax.axis_index("x"), tall, P("x"), P("x"), {"x"})
+    g = partial(lambda b: b + lax.axis_index("y"), tall, P(), P(), {"y"}, check_vma=False)
+    with config.use_shardy_partitioner(shardy):
+        np.testing.assert_array_equal(f(np.zeros(8, np.int32)), np.arange(8))
+        np.testing.assert_array_equal(g(np.ones(8, np.int32)), np.ones(8))
+        assert "partition_id" not in g.lower(np.ones(8, np.int32)).as_text()
 
 
 def test_control_flow_around_and_inside(line):
@@ -303,3 +368,14 @@ def test_gspmd_lowering_when_shardy_is_off(mesh):
     np.testing.assert_allclose(g, 2 * np.tile(halves.sum(0), (2, 1)), rtol=1e-5)
     assert "SPMDFullToShardShape" in text and "last_tile_dims={manual, replicated}" in text
     assert "sdy." not in text
+
+
+def test_gspmd_keeps_a_manual_body_apart_from_equal_constants_outside(mesh):
+    """The body is a function of its own: XLA must not merge its constants (laid out
+    manual) with equal ones of the caller (it crashed on `s * 4 % 2` here)."""
+    from plax.extend import config
+    body = plax.shard_map(lambda b: b + lax.axis_index("x"), mesh=mesh,
+                          in_specs=P(("x", "y")), out_specs=P(("x", "y")))
+    with config.use_shardy_partitioner(False):
+        out = plax.jit(lambda v, s: body(v) + s * 4 % 2)(np.zeros(8, np.int32), np.int32(3))
+    np.testing.assert_array_equal(out, np.repeat([0, 1], 4))

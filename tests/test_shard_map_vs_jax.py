@@ -28,6 +28,18 @@ outs = smap(lambda b: (lax.psum(b, "y"), lax.pmax(b, ("x", "y")), lax.pmean(b, "
 for k, o in enumerate(outs):
     results[f"grid{k}"] = o
 
+# Partially manual: a member's index with the other axis left to the partitioner,
+# under both partitioners (JAX 0.10.2 has no lowering of pbroadcast; plax's own
+# tests check it).
+for shardy in (True, False):
+    lib.config.update("jax_use_shardy_partitioner", shardy)
+    tag = "sdy" if shardy else "gspmd"
+    results[f"part_x_{tag}"] = smap(lambda b: b * 0 + lax.axis_index("x") * 2, grid, P("x"),
+                                    P("x"), axis_names={"x"})(x)
+    results[f"part_y_{tag}"] = smap(lambda b: lax.psum(b, "y") + lax.axis_index("y") * 4,
+                                    grid, P(None, "y"), P(None, "y"), axis_names={"y"})(x)
+lib.config.update("jax_use_shardy_partitioner", True)
+
 def loss(w, b):
     return lax.psum(jnp.sum(jnp.tanh(b @ w) ** 2), "i")
 grad = lib.grad(lib.shard_map(loss, mesh=line, in_specs=(P(), P("i")), out_specs=P()))

@@ -23,6 +23,7 @@ from plax.extend import config
 from plax.extend.sharding import SdyArray, SdyDim, Sharding, hlo_shardings_equal
 from plax_sharding.mesh import AbstractMesh, AxisType, Mesh
 from plax_sharding.partition_spec import UNCONSTRAINED, PartitionSpec
+from plax_transforms.manual_regions import gspmd_sharding
 
 _REPLICATED = xc.HloSharding.replicate()
 _ABSTRACT_MEMORY_KINDS = ("device", "pinned_host", "unpinned_host")
@@ -161,8 +162,8 @@ class NamedSharding(Sharding):
         hlo = self._hlo_cache.get(num_dimensions)
         if hlo is None:
             self._check_rank(num_dimensions)
-            hlo = self._hlo_cache[num_dimensions] = _iota_hlo_sharding(
-                self._mesh, self._split_axes(num_dimensions))
+            hlo = self._hlo_cache[num_dimensions] = gspmd_sharding(
+                self._mesh.shape_tuple, self._split_axes(num_dimensions))
         return hlo
 
     def _to_sdy_sharding(self, num_dimensions: int) -> SdyArray:
@@ -259,23 +260,6 @@ def _rebuild(mesh, spec, memory_kind) -> NamedSharding:
     return NamedSharding(mesh, spec, memory_kind=memory_kind)
 
 
-def _iota_hlo_sharding(mesh, split_axes: list[tuple]) -> xc.HloSharding:
-    """The HloSharding splitting dimension i over `split_axes[i]`: the mesh's device
-    grid, transposed so that those axes come first, tiles the array; the remaining
-    axes replicate it."""
-    sizes = mesh.shape
-    tiles = [math.prod(sizes[a] for a in axes) for axes in split_axes]
-    if math.prod(tiles) == 1:
-        return _REPLICATED
-    used = [a for axes in split_axes for a in axes]
-    rest = [a for a in mesh.axis_names if a not in used]
-    replicas = math.prod(sizes[a] for a in rest)
-    perm = [mesh.axis_names.index(a) for a in used + rest]
-    dims = tiles + ([replicas] if replicas > 1 else [])
-    subgroups = [xc.OpSharding.Type.REPLICATED] if replicas > 1 else []
-    return xc.HloSharding.iota_tile(dims, list(mesh.axis_sizes), perm, subgroups)
-
-
 @functools.lru_cache(maxsize=1024)
 def _spec_for_hlo(mesh, hlo: xc.HloSharding, ndim: int) -> PartitionSpec | None:
     """A spec on `mesh` whose layout is `hlo` (mesh axes in the device order the
@@ -307,7 +291,7 @@ def _spec_for_hlo(mesh, hlo: xc.HloSharding, ndim: int) -> PartitionSpec | None:
     for assignment in assignments(0, tuple(axes)):
         if next(budget) > _SPEC_SEARCH_LIMIT:
             return None
-        if hlo_shardings_equal(_iota_hlo_sharding(mesh, list(assignment)), hlo):
+        if hlo_shardings_equal(gspmd_sharding(mesh.shape_tuple, assignment), hlo):
             spec = [None if not c else c[0] if len(c) == 1 else c for c in assignment]
             while spec and spec[-1] is None:
                 spec.pop()

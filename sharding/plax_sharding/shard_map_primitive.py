@@ -13,7 +13,9 @@ Its rules, all here:
   from the arguments' shardings or the mesh in context) and run;
 * lowering: `sdy.manual_computation` over the manual axes, the body inline in its
   region, lowered in an `AxisContext` that the collectives' rules read; a body
-  over one device (or axes of size 1) is inlined;
+  over one device (or axes of size 1) is inlined. Under GSPMD the body is a
+  function of its own between GSPMD's annotation ops (inline, XLA would merge its
+  constants with equal ones outside, whose layouts differ);
 * jvp, batching, partial evaluation (both forms) and dce: one shard_map of the
   transformed body. Residuals get a leading axis of size 1 per device, stacked
   over all manual axes;
@@ -29,7 +31,6 @@ import weakref
 from typing import Any, Sequence
 
 import numpy as np
-from jaxlib import xla_client as xc
 from jaxlib.mlir.dialects import sdy
 
 from plax.extend.ad import (
@@ -63,14 +64,14 @@ from plax.extend.core import (
     physical_aval,
     stage_flat,
 )
-from plax.extend.mlir import hlo, ir, mu
+from plax.extend.mlir import ir, mu
 from plax.extend.sharding import concrete_mesh
 from plax_runtime.array import Array
 from plax_stdlib.lax import elementwise, parallel, shape_ops
 from plax_stdlib.lax.control_flow.common import cached_on_jaxpr, expand_tangents
 from plax_transforms import executing
 from plax_transforms.call_placement import register_placement_rule
-from plax_transforms.lowering import AxisContext
+from plax_transforms.manual_regions import AxisContext, gspmd_sharding, spmd_custom_call
 from plax_sharding import vma
 from plax_sharding.mesh import Mesh
 from plax_sharding.named_sharding import NamedSharding
@@ -227,8 +228,7 @@ def _lowering(ctx, *args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs, manual_
                          "mesh's) device assignment")
     partly_manual = len(manual_axes) < len(mesh.axis_names)
     if not ctx.shardy:
-        return _gspmd_lowering(ctx, args, jaxpr, mesh, in_specs, out_specs, manual_axes,
-                               axis_ctx, partly_manual)
+        return _gspmd_lowering(ctx, args, jaxpr, in_specs, out_specs, axis_ctx, partly_manual)
     abstract = mesh.abstract_mesh
 
     def shardings(specs, avals):
@@ -250,38 +250,33 @@ def _lowering(ctx, *args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs, manual_
     return list(op.results)
 
 
-def _gspmd_lowering(ctx, args, jaxpr, mesh, in_specs, out_specs, manual_axes, axis_ctx,
-                    partly_manual):
+def _gspmd_lowering(ctx, args, jaxpr, in_specs, out_specs, axis_ctx, partly_manual):
     """GSPMD's form: each operand constrained to its layout and cut to the device's
-    block (`SPMDFullToShardShape`), the body inline, each result made whole again
-    (`SPMDShardToFullShape`)."""
-    abstract = mesh.abstract_mesh
+    block (`SPMDFullToShardShape`), the body called, each result made whole again
+    (`SPMDShardToFullShape`). Nested in another shard_map, the layouts outside are
+    manual over the enclosing one's axes."""
+    outer = ctx.axis_context.manual_axes if ctx.axis_context is not None else frozenset()
 
-    def convert(target: str, value, aval_to, sharding: str, ndim: int):
-        open_dims = ",".join(map(str, range(ndim))) if partly_manual else ""
-        op = hlo.CustomCallOp([mu.ir_type(aval_to)], [value], call_target_name=target,
-                              backend_config=ir.StringAttr.get(
-                                  f"unspecified_dims=[{open_dims}]" if open_dims else ""))
-        op.attributes["mhlo.sharding"] = ir.StringAttr.get(sharding)
-        return op.result
+    def layout(spec: PartitionSpec, ndim: int):
+        return gspmd_sharding(axis_ctx.mesh_shape, [spec.axes_of(i) for i in range(ndim)],
+                              outer)
 
-    def manual(ndim: int) -> str:
-        return str(_manual_hlo_sharding(mesh, manual_axes, ndim))
+    def convert(target: str, value, aval_to, sharding, ndim: int):
+        return spmd_custom_call(target, value, aval_to, sharding, ndim if partly_manual else 0)
 
     blocks = []
-    for x, spec, outer, inner in zip(args, in_specs, ctx.avals_in, jaxpr.in_avals):
-        ndim = _rank(outer)
-        full = str(NamedSharding(abstract, spec)._to_xla_hlo_sharding(ndim))
-        x = convert("Sharding", x, outer, full, ndim)
-        blocks.append(convert("SPMDFullToShardShape", x, inner, manual(ndim), ndim))
+    for x, spec, whole, inner in zip(args, in_specs, ctx.avals_in, jaxpr.in_avals):
+        ndim = _rank(whole)
+        x = convert("Sharding", x, whole, layout(spec, ndim), ndim)
+        blocks.append(convert("SPMDFullToShardShape", x, inner, axis_ctx.hlo_sharding(ndim),
+                              ndim))
     with ctx.module_context.manual_region(axis_ctx):
-        outs = ctx.lower_inline(jaxpr, *blocks, name=_body_name(jaxpr))
+        outs = ctx.lower_subjaxpr(jaxpr, *blocks, name=_body_name(jaxpr))
     results = []
-    for y, spec, inner, outer in zip(outs, out_specs, jaxpr.out_avals, ctx.avals_out):
-        ndim = _rank(outer)
-        y = convert("Sharding", y, inner, manual(ndim), ndim)
-        full = str(NamedSharding(abstract, spec)._to_xla_hlo_sharding(ndim))
-        results.append(convert("SPMDShardToFullShape", y, outer, full, ndim))
+    for y, spec, inner, whole in zip(outs, out_specs, jaxpr.out_avals, ctx.avals_out):
+        ndim = _rank(whole)
+        y = convert("Sharding", y, inner, axis_ctx.hlo_sharding(ndim), ndim)
+        results.append(convert("SPMDShardToFullShape", y, whole, layout(spec, ndim), ndim))
     return results
 
 
@@ -289,19 +284,6 @@ def _rank(aval) -> int:
     """The rank of the tensor behind `aval` (a key array's data dimensions count,
     unsplit)."""
     return physical_aval(aval).ndim
-
-
-def _manual_hlo_sharding(mesh, manual_axes, ndim: int) -> xc.HloSharding:
-    """Manual over `manual_axes`, replicated over the others, for a value of rank
-    `ndim`, as GSPMD states it."""
-    names, sizes = mesh.axis_names, mesh.shape
-    others = [a for a in names if a not in manual_axes]
-    n_manual, n_others = (math.prod(sizes[a] for a in axes) for axes in (manual_axes, others))
-    if n_others == 1:
-        return xc.HloSharding.manual()
-    perm = [names.index(a) for a in (*others, *manual_axes)]
-    return xc.HloSharding.iota_tile([1] * ndim + [n_others, n_manual], list(mesh.axis_sizes), perm,
-                                    [xc.OpSharding.Type.REPLICATED, xc.OpSharding.Type.MANUAL])
 
 
 shard_map_p.def_lowering(_lowering)

@@ -3,7 +3,9 @@
 Reading path:
 
 1. `lowering.py` — a Jaxpr becomes a StableHLO module, one rule per primitive
-   (`mlir_context.py` makes the MLIR context);
+   (`mlir_context.py` makes the MLIR context; `manual_regions.py` says where a
+   shard_map's body sits in the mesh, and nests a fully manual region in a
+   partially manual one);
 2. `call_placement.py` — which devices a call runs on and the shardings its module
    states; `executing.py` — lowering once per abstract layout, compiling once per
    device assignment;

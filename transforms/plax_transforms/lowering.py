@@ -29,7 +29,9 @@ ids), so one module serves every device assignment of its shape.
 Inside a manual region (the body of a `shard_map`, lowered to
 `sdy.manual_computation`), `ctx.axis_context` is an `AxisContext`: the mesh's axes
 and sizes and which of them are manual there. Collectives lower from it alone: their
-device groups are positions in the mesh, which are the module's partition ids.
+device groups are positions in the mesh, which are the module's partition ids. What
+needs the device's own partition id lowers through `ctx.lower_fully_manual` in a
+partially manual region (see `manual_regions.py`).
 """
 from __future__ import annotations
 
@@ -37,11 +39,10 @@ import contextlib
 import dataclasses
 import functools
 import importlib.util
-import math
 import os
 import re
 import warnings
-from typing import Any, Hashable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 from jaxlib import _jax
@@ -64,6 +65,7 @@ from plax.extend.core import (
 )
 from plax.extend.mlir import hlo, mu
 from plax.extend.sharding import Sharding
+from plax_transforms.manual_regions import AxisContext, lower_fully_manual
 from plax_transforms.mlir_context import (
     module_to_bytecode,
     module_to_string,
@@ -125,46 +127,6 @@ def user_frame(source_info) -> str:
 
 
 # --- contexts ----------------------------------------------------------------------
-
-@dataclasses.dataclass(frozen=True)
-class AxisContext:
-    """Where a manual region of the module sits: the mesh's axis names and sizes in
-    mesh order, and the axes that are manual there (every enclosing `shard_map`'s).
-
-    Device-free: partition `p` of the module is the device at flat position `p` of
-    the mesh, so groups of devices are computed from the sizes alone.
-    """
-    mesh_shape: tuple[tuple[Hashable, int], ...]
-    manual_axes: frozenset
-
-    @property
-    def axis_sizes(self) -> dict[Hashable, int]:
-        return dict(self.mesh_shape)
-
-    def check_manual(self, axes: Sequence[Hashable], what: str) -> None:
-        """NameError unless every one of `axes` is manual here."""
-        for name in axes:
-            if name not in self.manual_axes:
-                raise NameError(f"{what}: axis name {name!r} is not a manual axis of the "
-                                f"enclosing shard_map (manual axes: "
-                                f"{sorted(map(str, self.manual_axes))})")
-
-    def replica_groups(self, axes: Sequence[Hashable]) -> list[list[int]]:
-        """The partition ids of each group of devices that differ only in their
-        position along `axes`; within a group, ordered by that position (the first
-        of `axes` varying slowest)."""
-        names = [n for n, _ in self.mesh_shape]
-        sizes = [s for _, s in self.mesh_shape]
-        grid = np.arange(math.prod(sizes)).reshape(sizes)
-        moved = [names.index(a) for a in axes]
-        grid = np.moveaxis(grid, moved, list(range(len(moved))))
-        return np.reshape(grid, (math.prod(sizes[i] for i in moved), -1)).T.tolist()
-
-    def stride(self, axis: Hashable) -> int:
-        """How many partition ids apart neighbours along `axis` are."""
-        names = [n for n, _ in self.mesh_shape]
-        return math.prod(s for _, s in self.mesh_shape[names.index(axis) + 1:])
-
 
 class ModuleContext:
     """What is shared while lowering one module: the MLIR context and module, the
@@ -228,12 +190,15 @@ class ModuleContext:
         return sdy.TensorShardingAttr.get(
             mesh, dims, replicated_axes=[sdy.AxisRefAttr.get(a) for a in layout.replicated_axes])
 
-    def replicated_attribute(self, ndim: int) -> ir.Attribute:
-        """The sharding attribute of a value of rank `ndim` every device holds whole."""
+    def replicated_attribute(self, ndim: int, mesh_shape=None) -> ir.Attribute:
+        """The sharding attribute of a value of rank `ndim` every device holds whole
+        (Shardy: on the mesh of `mesh_shape`, `(name, size)` pairs; default the empty
+        mesh)."""
         if not self.shardy:
             return ir.StringAttr.get("{replicated}")
         closed = sdy.DimensionShardingAttr.get([], True)
-        return sdy.TensorShardingAttr.get(self._mesh_symbol(None, ()), [closed] * ndim)
+        mesh = self._mesh_symbol(mesh_shape, None if mesh_shape else ())
+        return sdy.TensorShardingAttr.get(mesh, [closed] * ndim)
 
     def place_on_one_device(self, op: ir.Operation, device_index: int = 0) -> None:
         """Annotate `op` (all its results) with a sharding that puts it on the device
@@ -322,6 +287,14 @@ class LoweringRuleContext:
                            open_dims: bool = False) -> ir.Attribute:
         """See `ModuleContext.sharding_attribute`."""
         return self.module_context.sharding_attribute(sharding, ndim, open_dims=open_dims)
+
+    def lower_fully_manual(self, build, avals: Sequence[AbstractValue],
+                           operands: Sequence[ir.Value] = (),
+                           operand_avals: Sequence[AbstractValue] = ()) -> list[ir.Value]:
+        """Emit `build(*operands)` in a region manual over every mesh axis, nested in
+        this partially manual one (see `manual_regions.lower_fully_manual`); its
+        results."""
+        return lower_fully_manual(self.module_context, build, avals, operands, operand_avals)
 
     def lower_subjaxpr(self, closed_jaxpr: ClosedJaxpr, *args: ir.Value,
                        name: str | None = None, tokens: dict | None = None) -> list[ir.Value]:

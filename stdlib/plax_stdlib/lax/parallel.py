@@ -11,7 +11,9 @@ rules, whichever transformation binds its axis names:
 * `shard_map` and `pmap` lower it to an XLA collective. Inside a manual region the
   lowering context says which mesh axes are manual (`ctx.axis_context`, device
   free), and the device groups of a collective over some axes are computed from
-  the mesh's shape: partition ids are positions in the mesh.
+  the mesh's shape: partition ids are positions in the mesh. A member's index
+  (`axis_index`, `pbroadcast`'s source) is read off the partition id, in a nested
+  fully manual region (`ctx.lower_fully_manual`) when some mesh axes are automatic.
 * Differentiation: the linear collectives are their own jvp and transpose into each
   other as exact adjoints of the per-device program (psum ↔ psum, all_gather ↔
   psum_scatter, ppermute ↔ the inverse permutation, all_to_all ↔ swapped axes,
@@ -164,17 +166,34 @@ def _all_reduce(ctx, x: ir.Value, dtype, names: tuple, combine, what: str) -> ir
 
 
 def _member_index(ctx, names: tuple, what: str) -> ir.Value:
-    """This device's position along `names` (the first varying slowest), as an i32."""
+    """This device's position along `names` (the first varying slowest), as an i32,
+    read off its partition id. Only a fully manual region may ask for that: in a
+    partially manual one it is computed in a nested fully manual region, which takes
+    its constants from outside (see `ctx.lower_fully_manual`)."""
     _groups(ctx, names, what)
-    sizes = ctx.axis_context.axis_sizes
+    axis_ctx = ctx.axis_context
+    sizes = axis_ctx.axis_sizes
+    names = tuple(n for n in names if sizes[n] > 1)  # an axis of size 1 adds nothing
+    if not names:
+        return mu.dense_constant(np.int32(0))
+    consts = [mu.dense_constant(np.int32(v)) for n in names
+              for v in (axis_ctx.stride(n), sizes[n])]
+    if axis_ctx.is_fully_manual:
+        return _index_of_partition(*consts)
+    scalar = ShapedArray((), np.dtype(np.int32))
+    return ctx.lower_fully_manual(lambda *cs: [_index_of_partition(*cs)], [scalar], consts,
+                                  [scalar] * len(consts))[0]
+
+
+def _index_of_partition(*strides_and_sizes: ir.Value) -> ir.Value:
+    """The index along axes of these (stride, size) pairs, the first varying slowest:
+    the position along each is (partition id // stride) % size."""
     pid = hlo.convert(ir.RankedTensorType.get([], ir.IntegerType.get_signless(32)),
                       hlo.PartitionIdOp().result)
     index = None
-    for name in names:
-        here = hlo.remainder(hlo.divide(pid, mu.dense_constant(
-            np.int32(ctx.axis_context.stride(name)))), mu.dense_constant(np.int32(sizes[name])))
-        index = here if index is None else hlo.add(
-            hlo.multiply(index, mu.dense_constant(np.int32(sizes[name]))), here)
+    for stride, size in zip(strides_and_sizes[::2], strides_and_sizes[1::2]):
+        here = hlo.remainder(hlo.divide(pid, stride), size)
+        index = here if index is None else hlo.add(hlo.multiply(index, size), here)
     return index
 
 
