@@ -4,11 +4,13 @@ Collectives lower only inside a shard_map body (tests/test_shard_map_collectives
 their batching in tests/test_vmap_collectives.py); control flow carries Jaxprs and has its own
 tests (tests/test_control_flow_*.py; linear_solve: tests/test_lax_implicit_solves.py);
 `rng_bit_generator` takes a uint32[4] key rather than the tables' arrays, and is checked
-with the rbg PRNG (tests/test_random_keys.py). The tables assert that these are the only
+with the rbg PRNG (tests/test_random_keys.py); `dimension_as_value` has a value only in
+shape-polymorphic export (tests/test_export_shape_ops.py). The tables assert that these are the only
 exemptions, so no new primitive can slip past them.
 """
 COLLECTIVES = frozenset({"psum", "pmax", "pmin", "axis_index", "all_gather", "psum_scatter",
                          "all_to_all", "ppermute", "pbroadcast", "pvary"})
 CONTROL_FLOW = frozenset({"cond", "while", "scan", "linear_solve"})
 KEYED = frozenset({"rng_bit_generator"})
-EXEMPT = COLLECTIVES | CONTROL_FLOW | KEYED
+EXPORT_ONLY = frozenset({"dimension_as_value"})
+EXEMPT = COLLECTIVES | CONTROL_FLOW | KEYED | EXPORT_ONLY

@@ -1,6 +1,7 @@
 """Common operations on a symbolic dimension (shape-polymorphic export): slicing with
 strides and negative bounds, `pad`, `reshape` with -1, `broadcast_in_dim`, `iota`/
-`arange` of a symbolic size, `concatenate`, ... Each program is exported for
+`arange` of a symbolic size, `concatenate`, the size used as a number (`jnp.mean`,
+`x.sum() / x.shape[0]`, a start index), ... Each program is exported for
 `x: f32[b]` with `b >= 4`; its result shapes must be JAX 0.10.2's (compared in one
 JAX subprocess where JAX is installed) and its results the concrete program's."""
 import importlib.util
@@ -61,6 +62,19 @@ PROGRAMS = {
     "pad_symbolic_width": "jnp.pad(x, (x.shape[0], 1))",
     "slice_symbolic_start": "lax.slice(x, (x.shape[0] // 2,), (x.shape[0],))",
     "dynamic_slice_symbolic_size": "lax.dynamic_slice(x, (1,), (x.shape[0] - 1,))",
+    # a symbolic size used as a number (its value, computed from the arguments' shapes)
+    "mean": "jnp.mean(x) + x",
+    "mean_keepdims": "x - jnp.mean(x, axis=0, keepdims=True)",
+    "var_and_std": "jnp.var(x) + jnp.std(x, ddof=1)",
+    "divide_by_size": "x.sum() / x.shape[0]",
+    "size_over_values": "x.shape[0] / (x + 3)",
+    "size_in_arithmetic": "x * x.shape[0] + (x.shape[0] - 1)",
+    "dynamic_slice_symbolic_start": "lax.dynamic_slice(x, (x.shape[0] - 2,), (2,))",
+    "dynamic_index_negative": "lax.dynamic_index_in_dim(x, -1, keepdims=False)",
+    "take_negative": "jnp.take(x, jnp.array([0, -1]))",
+    "getitem_negative_numpy_index": "x[np.array([1, -1])]",
+    "take_fill": "jnp.take(x, jnp.array([1, 9]), mode='fill', fill_value=-5.0)",
+    "grad_of_mean": "grad(lambda y: jnp.mean(y ** 2))(x)",
     "grad_of_strided_slice": "grad(lambda y: (y[1::2] ** 2).sum())(x)",
     "grad_of_pad_and_concatenate": "grad(lambda y: (jnp.pad(jnp.concatenate([y, y[2:]]), (1, 2)) "
                                    "** 2).sum())(x)",
@@ -131,3 +145,14 @@ def test_symbolic_slicing_that_the_constraints_cannot_decide():
     with pytest.raises(NotImplementedError, match="symbolic start"):
         export.export(plax.jit(lambda x: plax.numpy.arange(x.shape[0], 2 * x.shape[0])))(
             plax.ShapeDtypeStruct((b,), np.float32))
+
+
+def test_a_symbolic_size_has_a_value_only_while_exporting():
+    b, = export.symbolic_shape("b")
+    assert plax.lax.dimension_as_value(3) == 3
+    with pytest.raises(ValueError, match="symbolic dimension 'b' has a value only while"):
+        plax.lax.dimension_as_value(b)
+    closed = plax.make_jaxpr(lambda x: x.sum() / x.shape[0])(
+        plax.ShapeDtypeStruct((b,), np.float32))
+    (eqn,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "dimension_as_value"]
+    assert eqn.params == {"dimension": b} and str(eqn.outvars[0].aval) == "int32[]"

@@ -11,6 +11,7 @@ calls up into the NumPy layer.
 from __future__ import annotations
 
 from plax._src import plugins
+from plax._src.abstract import SymbolicDimension
 
 # dunder → (module, function, swap operands)
 _BINARY = {
@@ -62,7 +63,8 @@ def _at(self):
 def _is_operand(x) -> bool:
     """Whether `x` can meet an array in an operator; for anything else the operator
     returns NotImplemented, so Python tries the other side (`x == None` is False)."""
-    return hasattr(x, "aval") or hasattr(x, "__array__") or type(x) in (bool, int, float, complex)
+    return (hasattr(x, "aval") or hasattr(x, "__array__") or type(x) in (bool, int, float, complex)
+            or isinstance(x, SymbolicDimension))
 
 
 def _binary(name, reflected):

@@ -240,6 +240,10 @@ from plax_stdlib.lax.gathers import (
     gather as gather,
     gather_p as gather_p,
 )
+from plax_stdlib.lax.dimensions import (
+    dimension_as_value as dimension_as_value,
+    dimension_as_value_p as dimension_as_value_p,
+)
 from plax_stdlib.lax.local_convolution import (
     conv_general_dilated_local as conv_general_dilated_local,
 )

@@ -35,9 +35,10 @@ from plax.extend.constructors import (
     kind_of,
     standard_primitive,
 )
-from plax.extend.core import ShapedArray, get_aval
+from plax.extend.core import ShapedArray, SymbolicDimension, get_aval
 from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax import bitwise, comparison, reductions, shape_ops
+from plax_stdlib.lax.dimensions import size_scalar
 
 
 class GatherDimensionNumbers(NamedTuple):
@@ -214,7 +215,12 @@ gather_p = standard_primitive("lax.gather", _gather_abstract_eval, _gather_lower
 def _last_starts(indices_aval, operand_shape, window, index_map):
     """The largest in-bounds start of each index vector entry, broadcast like the
     indices."""
-    upper = np.asarray([operand_shape[d] - window[d] for d in index_map], indices_aval.dtype)
+    lasts = [operand_shape[d] - window[d] for d in index_map]
+    if any(isinstance(n, SymbolicDimension) for n in lasts):  # export: their values
+        upper = shape_ops.concatenate([shape_ops.broadcast_in_dim(
+            size_scalar(n, indices_aval.dtype), (1,), ()) for n in lasts], 0)
+    else:
+        upper = np.asarray(lasts, indices_aval.dtype)
     return shape_ops.broadcast_in_dim(upper, indices_aval.shape, (indices_aval.ndim - 1,))
 
 

@@ -34,6 +34,7 @@ from plax.extend.core import ShapedArray, canonical_dim, get_aval, is_python_sca
 from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.comparison import lt, select
 from plax_stdlib.lax.conversion import convert_with_weak_type
+from plax_stdlib.lax.dimensions import dimension_as_value, size_scalar
 from plax_stdlib.lax.elementwise import add
 from plax_stdlib.lax.gathers import GatherDimensionNumbers, GatherScatterMode, gather_p
 from plax_stdlib.lax.shape_ops import broadcast_in_dim, concatenate, expand_dims, pad, squeeze
@@ -175,6 +176,7 @@ def _start_indices(name: str, operand_shape: Sequence[int], start_indices) -> li
     if len(start_indices) != len(operand_shape):
         raise ValueError(f"{name} takes one start index per dimension of an operand of shape "
                          f"{tuple(operand_shape)}, got {len(start_indices)}")
+    start_indices = [dimension_as_value(i) for i in start_indices]  # `x.shape[0] - 1`
     array_avals = [get_aval(i) for i in start_indices if not is_python_scalar(i)]
     for aval in array_avals:
         check_dtype(name, aval, INT, what="start index")
@@ -186,9 +188,9 @@ def _start_indices(name: str, operand_shape: Sequence[int], start_indices) -> li
 def _wrap_negative(index, size: int, dtype: np.dtype):
     if is_python_scalar(index) or isinstance(index, np.integer):
         index = operator.index(index)
-        return np.asarray(index + size if index < 0 else index, dtype)[()]
+        return size_scalar(index + size if index < 0 else index, dtype)
     index = convert_with_weak_type(index, dtype, weak_type=False)
-    return select(lt(index, 0), add(index, np.asarray(size, dtype)[()]), index)
+    return select(lt(index, 0), add(index, size_scalar(size, dtype)), index)
 
 
 # --- dynamic_slice ------------------------------------------------------------------------------

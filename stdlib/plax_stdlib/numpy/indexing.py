@@ -25,6 +25,7 @@ from plax.extend import dtypes
 from plax.extend.core import ShapedArray, SymbolicDimension, Tracer
 from plax_stdlib import lax
 from plax_stdlib.lax import gathers
+from plax_stdlib.lax.dimensions import size_scalar
 from plax_stdlib.numpy import util
 from plax_stdlib.numpy.slice_index import Slice
 
@@ -393,13 +394,14 @@ def _index_array(index, size: int, dtype, wrap_negative: bool):
         index = np.asarray(index, np.int64) if len(index) == 0 else np.asarray(index)
     if not _is_plax_value(index):
         index = np.asarray(index).astype(np.int64)
-        if wrap_negative:
-            index = np.where(index < 0, index + size, index)
-        return index.astype(dtype)
+        if not (wrap_negative and (index < 0).any()):
+            return index.astype(dtype)
+        if not isinstance(size, SymbolicDimension):
+            return np.where(index < 0, index + size, index).astype(dtype)
     index = util.convert(index, dtype)
     if wrap_negative and util.dtype_category(util.dtype_of(index)) == "i":
         index = lax.select(lax.lt(index, np.zeros((), dtype)[()]),
-                           lax.add(index, np.asarray(size, dtype)[()]), index)
+                           lax.add(index, size_scalar(size, dtype)), index)
     return index
 
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import math
 from typing import Any, Callable
 
 import numpy as np
 
 from plax.extend import dtypes
 from plax_stdlib import lax
+from plax_stdlib.lax.dimensions import dimension_as_value
 from plax_stdlib.numpy import util
 from plax_stdlib.numpy.ufuncs import _as_bool
 
@@ -175,7 +177,9 @@ def _check_out(out, fun_name):
 def _count(shape, axes, where, keepdims, dtype, fun_name):
     """How many elements each reduction sees: static without `where`."""
     if where is None:
-        return float(np.prod([shape[ax] for ax in axes], dtype=np.int64))
+        count = math.prod(shape[ax] for ax in axes)
+        return (float(count) if isinstance(count, int)  # symbolic (export): its value
+                else util.convert(dimension_as_value(count), dtype))
     mask = _where_mask(where, shape, fun_name)
     return sum(mask, tuple(axes), dtype=dtype, keepdims=keepdims)
 
@@ -216,9 +220,9 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     else:
         squared = lax.mul(centered, centered)
     count = _count(shape, axes, where, keepdims, util.dtype_of(squared), "var")
-    if where is None:
+    if isinstance(count, float):
         normalizer = builtins.max(count - ddof, 0.0)
-    else:
+    else:  # a masked count, or a symbolic one's value
         normalizer = lax.max(lax.sub(count, float(ddof)), 0.0)
     total = sum(squared, axes, keepdims=keepdims, where=where)
     return util.convert(lax.div(total, normalizer), result_dtype)
@@ -285,7 +289,7 @@ def _cumulative(name: str, lax_fn: Callable):
         _check_out(out, name)
         a = util.ensure_arraylike(name, a)
         if axis is None:
-            a = lax.reshape(a, (int(np.prod(util.shape_of(a), dtype=np.int64)),))
+            a = lax.reshape(a, (math.prod(util.shape_of(a)),))
             axis = 0
         axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
         result_dtype = util.check_user_dtype(dtype, name) or util.dtype_of(a)

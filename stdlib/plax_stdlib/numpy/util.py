@@ -20,10 +20,11 @@ from numpy.exceptions import AxisError
 import plax
 from plax.errors import ConcretizationTypeError
 from plax.extend import config, dtypes
-from plax.extend.core import ShapedArray, Tracer, get_aval
+from plax.extend.core import ShapedArray, SymbolicDimension, Tracer, get_aval
 from plax_stdlib import lax
 from plax_stdlib.lax import shape_ops as lax_shape_ops
 from plax_stdlib.lax.conversion import convert_with_weak_type
+from plax_stdlib.lax.dimensions import dimension_as_value
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -34,8 +35,10 @@ def is_arraylike(x: Any) -> bool:
 
 
 def check_arraylike(fun_name: str, *args: Any) -> None:
+    """TypeError unless each arg is array-like or a symbolic dimension (which
+    `operand` makes its value)."""
     for pos, arg in enumerate(args):
-        if not is_arraylike(arg):
+        if not is_arraylike(arg) and not isinstance(arg, SymbolicDimension):
             hint = (" Convert it with plax.numpy.asarray first."
                     if isinstance(arg, (list, tuple)) else "")
             raise TypeError(f"{fun_name} requires ndarray or scalar arguments, got "
@@ -44,10 +47,13 @@ def check_arraylike(fun_name: str, *args: Any) -> None:
 
 def operand(x: Any) -> Any:
     """`x` as lax primitives take it: NumPy values at their canonical dtype; a Python
-    int must fit the default integer type (OverflowError otherwise, as in JAX)."""
+    int must fit the default integer type (OverflowError otherwise, as in JAX); a
+    symbolic dimension (export) is its value."""
     if type(x) is int:
         get_aval(x)  # checks the range
         return x
+    if isinstance(x, SymbolicDimension):
+        return dimension_as_value(x)
     if isinstance(x, (np.ndarray, np.generic)):
         dt = dtypes.canonicalize_dtype(x.dtype)
         dtypes.check_valid_dtype(dt)

@@ -26,6 +26,8 @@ import sys
 from typing import Any, Callable, Sequence
 
 from plax.extend.core import SymbolicDimension
+from plax_stdlib.lax import dimension_as_value
+from plax_stdlib.numpy import true_divide
 from plax_transforms.export.decision import INF, bounds, operation_bounds, term_bound
 
 
@@ -419,11 +421,11 @@ class DimExpr(SymbolicDimension):
         return (DimExpr.operation("floordiv", self, other, self.scope),
                 DimExpr.operation("mod", self, other, self.scope))
 
-    def __truediv__(self, other):
-        raise InconclusiveDimensionOperation(
-            f"true division of the symbolic dimension '{self}' is not supported")
+    def __truediv__(self, other):  # a float, computed from the dimension's value
+        return true_divide(dimension_as_value(self), other)
 
-    __rtruediv__ = __truediv__
+    def __rtruediv__(self, other):
+        return true_divide(other, dimension_as_value(self))
 
     def simplified(self):
         """The expression normalized by its scope's equalities, or its int value when
