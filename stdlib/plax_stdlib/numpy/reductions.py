@@ -175,7 +175,8 @@ def _check_out(out, fun_name):
 # --- statistics ----------------------------------------------------------------------
 
 def _count(shape, axes, where, keepdims, dtype, fun_name):
-    """How many elements each reduction sees: static without `where`."""
+    """How many elements each reduction sees: a float without `where` (or, for a
+    symbolic size in export, its value), else the masked count."""
     if where is None:
         count = math.prod(shape[ax] for ax in axes)
         return (float(count) if isinstance(count, int)  # symbolic (export): its value
