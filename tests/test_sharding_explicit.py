@@ -473,6 +473,28 @@ def test_cotangents_keep_explicit_shardings(emesh, data):
         np.testing.assert_allclose(np.asarray(g), want, rtol=1e-4, atol=1e-5)
 
 
+
+def test_cotangents_of_untyped_values_through_reshard_and_explicit_axes(emesh, data):
+    """As JAX: under the mesh, reshard's cotangent of an untyped (uncommitted) input
+    is unsplit, eagerly and under jit; explicit_axes from an Auto mesh gives an
+    untyped gradient, eagerly too (it used to raise for a NumPy input)."""
+    loss = lambda a: (plax.sharding.reshard(a, P("x", None)) ** 2).sum()  # noqa: E731
+    with plax.set_mesh(emesh):
+        x = jnp.asarray(data)
+        for grad in (plax.grad(loss), plax.jit(plax.grad(loss))):
+            g = grad(x)
+            assert str(plax.typeof(g)) == "float32[4,8]" and spec_of(g) == (None, None)
+            np.testing.assert_allclose(g, 2 * data, rtol=1e-6)
+    auto = plax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    inner = plax.sharding.explicit_axes(lambda b: b * 2, in_sharding=P("x"))
+    with plax.set_mesh(auto):
+        for grad in (plax.grad(lambda a: (inner(a) ** 2).sum()),
+                     plax.jit(plax.grad(lambda a: (inner(a) ** 2).sum()))):
+            g = grad(data)
+            assert str(plax.typeof(g)) == "float32[4,8]"
+            np.testing.assert_allclose(g, 8 * data, rtol=1e-6)
+
+
 # --- global versus addressable shard counts -------------------------------------------
 
 def test_shard_counts_are_global_when_some_devices_are_not_addressable(monkeypatch, mesh,

@@ -21,7 +21,7 @@ from plax.extend import tree_util
 from plax.extend.ad import linear_jvp
 from plax.extend.constructors import standard_primitive
 from plax.extend.core import get_aval
-from plax.extend.sharding import Sharding, concrete_mesh, sharding_from_spec
+from plax.extend.sharding import Sharding, abstract_mesh, concrete_mesh, sharding_from_spec
 from plax_runtime.array import Array
 from plax_runtime.device_put import device_put
 from plax_sharding.mesh import AxisType, Mesh
@@ -52,14 +52,14 @@ def _impl(x, *, sharding: Sharding):
 
 
 def concrete_for(x: Any, sharding: Sharding, what: str) -> Sharding:
-    """`sharding`, with an abstract mesh replaced by the concrete mesh in context of
-    that abstract mesh, else by the concrete mesh of `x`'s own NamedSharding (which
-    must have the same axis names and sizes), with the target's axis types."""
+    """`sharding`, with an abstract mesh replaced by a concrete mesh of the same axis
+    names and sizes, retyped with the target's axis types: the mesh in context, else
+    the mesh of `x`'s own NamedSharding."""
     if sharding._is_concrete:
         return sharding
     in_context = concrete_mesh()
-    if in_context is not None and in_context.abstract_mesh == sharding.mesh:
-        return sharding.update(mesh=in_context)
+    if in_context is not None and in_context.shape_tuple == sharding.mesh.shape_tuple:
+        return _on_devices_of(in_context, sharding)
     if not isinstance(x, Array):
         raise ValueError(
             f"{what}: the target sharding {sharding} is on an "
@@ -75,7 +75,10 @@ def concrete_for(x: Any, sharding: Sharding, what: str) -> Sharding:
             f"AbstractMesh of shape {dict(sharding.mesh.shape)}, but the input lives on "
             f"{where}; outside jit the input's mesh must have the same axis names and "
             "sizes")
-    mesh = own.mesh
+    return _on_devices_of(own.mesh, sharding)
+
+
+def _on_devices_of(mesh: Mesh, sharding: Sharding) -> NamedSharding:
     if mesh.axis_types != sharding.mesh.axis_types:  # auto_axes/explicit_axes retype it
         mesh = Mesh(mesh.devices, mesh.axis_names, sharding.mesh.axis_types)
     return NamedSharding(mesh, sharding.spec, memory_kind=sharding.memory_kind)
@@ -88,7 +91,12 @@ def _transpose(ct, x, *, sharding: Sharding):
     typed = x.aval.typed_sharding
     if typed == sharding._type_sharding(x.aval.ndim):
         return [sharding_constraint_p.bind(ct, sharding=sharding)]
-    if typed is None:  # the constraint typed an untyped value: the cotangent leaves it
+    if typed is None and abstract_mesh() == sharding.mesh.abstract_mesh:
+        # a reshard under the target's mesh: the untyped input was unsplit over its
+        # explicit axes, and so goes its cotangent
+        typed = NamedSharding(sharding.mesh.abstract_mesh, PartitionSpec(),
+                              memory_kind=sharding.memory_kind)
+    elif typed is None:  # entering explicit_axes: the cotangent keeps the layout, untyped
         mesh = sharding.mesh.abstract_mesh
         auto = mesh.update_axis_types({a: AxisType.Auto for a in mesh.explicit_axes})
         typed = NamedSharding(auto, sharding.spec, memory_kind=sharding.memory_kind)
