@@ -1,9 +1,10 @@
 """Common operations on a symbolic dimension (shape-polymorphic export): slicing with
 strides and negative bounds, `pad`, `reshape` with -1, `broadcast_in_dim`, `iota`/
 `arange` of a symbolic size, `concatenate`, the size used as a number (`jnp.mean`,
-`x.sum() / x.shape[0]`, a start index), ... Each program is exported for
-`x: f32[b]` with `b >= 4`; its result shapes must be JAX 0.10.2's (compared in one
-JAX subprocess where JAX is installed) and its results the concrete program's."""
+`x.sum() / x.shape[0]`, a start index), ... Each program of `PROGRAMS` is exported
+for `x: f32[b]` with `b >= 4`, each of `UNCONSTRAINED` with only JAX's implicit
+`b >= 1`; its result shapes must be JAX 0.10.2's (compared in one JAX subprocess
+where JAX is installed) and its results the concrete program's."""
 import importlib.util
 import json
 import os
@@ -80,27 +81,40 @@ PROGRAMS = {
                                    "** 2).sum())(x)",
 }
 
-_SIZES = (4, 7)
+# name → source, exported where nothing bounds `b` but JAX's implicit `b >= 1`.
+UNCONSTRAINED = {
+    "slice_from_1": "x[1:]",
+    "arange_of_size": "jnp.arange(x.shape[0]) * x",
+}
+
+_CONSTRAINTS = {"PROGRAMS": ["b >= 4"], "UNCONSTRAINED": []}
+_SIZES = {"PROGRAMS": (4, 7), "UNCONSTRAINED": (1, 2, 5)}
 
 
-def _program(name):
-    return eval(f"lambda x: {PROGRAMS[name]}",
-                {"jnp": plax.numpy, "lax": plax.lax, "np": np, "grad": plax.grad})
+def _program(table, name):
+    return eval(f"lambda x: {globals()[table][name]}",
+                {"jnp": plax.numpy, "lax": plax.lax, "np": np, "grad": plax.grad,
+                 "plax": plax})
 
 
 @pytest.fixture(scope="module")
 def exports():
-    b, = export.symbolic_shape("b", constraints=["b >= 4"])
-    return {name: export.export(plax.jit(_program(name)))(plax.ShapeDtypeStruct((b,), np.float32))
-            for name in PROGRAMS}
+    exported = {}
+    for table, constraints in _CONSTRAINTS.items():
+        b, = export.symbolic_shape("b", constraints=constraints)
+        for name in globals()[table]:
+            exported[table, name] = export.export(plax.jit(_program(table, name)))(
+                plax.ShapeDtypeStruct((b,), np.float32))
+    return exported
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_symbolic_program_matches_its_concrete_version(exports, name):
-    for n in _SIZES:
+@pytest.mark.parametrize("table, name", [(table, name) for table in _CONSTRAINTS
+                                         for name in sorted(globals()[table])])
+def test_symbolic_program_matches_its_concrete_version(exports, table, name):
+    for n in _SIZES[table]:
         x = np.linspace(-1, 2, n, dtype=np.float32)
-        want = np.asarray(_program(name)(x))
-        got = np.asarray(exports[name].call(x))
+        want = np.asarray(_program(table, name)(x))
+        got = np.asarray(exports[table, name].call(x))
         assert got.shape == want.shape and got.dtype == want.dtype
         np.testing.assert_allclose(got, want, rtol=1e-6)
 
@@ -111,28 +125,33 @@ _JAX_SHAPES = """
     import jax
     from jax import export, lax
     import jax.numpy as jnp
-    programs = json.loads(sys.argv[1])
-    b, = export.symbolic_shape("b", constraints=["b >= 4"])
+    tables, constraints = json.loads(sys.argv[1]), json.loads(sys.argv[2])
     shapes = {}
-    for name, src in programs.items():
-        fn = eval(f"lambda x: {src}", {"jnp": jnp, "lax": lax, "np": np, "grad": jax.grad})
-        exp = export.export(jax.jit(fn))(jax.ShapeDtypeStruct((b,), np.float32))
-        shapes[name] = [str(a.shape) for a in exp.out_avals]
+    for table, programs in tables.items():
+        b, = export.symbolic_shape("b", constraints=constraints[table])
+        for name, src in programs.items():
+            fn = eval(f"lambda x: {src}",
+                      {"jnp": jnp, "lax": lax, "np": np, "grad": jax.grad, "plax": jax})
+            exp = export.export(jax.jit(fn))(jax.ShapeDtypeStruct((b,), np.float32))
+            shapes[f"{table}/{name}"] = [str(a.shape) for a in exp.out_avals]
     print(json.dumps(shapes))
 """
 
 
 @requires_jax
 def test_symbolic_result_shapes_are_jaxs(exports):
+    tables = {table: globals()[table] for table in _CONSTRAINTS}
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(_JAX_SHAPES),
-                           json.dumps(PROGRAMS)], capture_output=True, text=True, timeout=300,
+                           json.dumps(tables), json.dumps(_CONSTRAINTS)],
+                          capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, JAX_PLATFORMS="cpu"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     jax_shapes = json.loads(proc.stdout.strip().splitlines()[-1])
-    plax_shapes = {name: [str(a.shape) for a in exp.out_avals] for name, exp in exports.items()}
+    plax_shapes = {f"{table}/{name}": [str(a.shape) for a in exp.out_avals]
+                   for (table, name), exp in exports.items()}
     # JAX prints the terms of `b - floordiv(b, 2)` in another order: the same dimension.
-    assert jax_shapes.pop("slice_symbolic_start") == ["(- floordiv(b, 2) + b,)"]
-    assert plax_shapes.pop("slice_symbolic_start") == ["(b - floordiv(b, 2),)"]
+    assert jax_shapes.pop("PROGRAMS/slice_symbolic_start") == ["(- floordiv(b, 2) + b,)"]
+    assert plax_shapes.pop("PROGRAMS/slice_symbolic_start") == ["(b - floordiv(b, 2),)"]
     assert plax_shapes == jax_shapes
 
 
