@@ -18,6 +18,11 @@ DECISIONS = [
     ("p, q", ["p*q >= 12"], ["p*q >= 12", "p*q > 12", "p >= 2"]),
     ("x", ["floordiv(x, 2) >= 3"], ["x // 2 >= 3", "x >= 6", "x >= 7"]),
     ("u, v", [], ["u >= v", "max_dim(u, 1)", "min_dim(u, 1)", "max_dim(u + 1, u)"]),
+    # a max or min with a negative coefficient, decided by splitting its two cases
+    ("w", [], ["w - max_dim(0, w - 2) >= 1", "w - max_dim(0, w - 2) >= 2",
+               "min_dim(max_dim(0, w - 2), w)", "w - min_dim(5, w) >= 0",
+               "max_dim(w, 4) - min_dim(w, 4) >= 0", "2*w - max_dim(w, 3) >= 1",
+               "min_dim(w, 3) - w <= 0", "3 - min_dim(w, 3) > 0"]),
 ]
 
 BAD_SCOPES = [["b > 3"], "b >= 3", ["3 >= 4"], ["b + c == 4"], ["b == 4", "b == 5"],

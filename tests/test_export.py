@@ -482,7 +482,7 @@ def test_symbolic_shape_parsing_and_arithmetic():
 def test_non_linear_dimensions_as_jax_writes_them():
     """`//`, `%` that are not exact, and max/min that the bounds cannot decide, are
     terms of their own, printed, parsed and compared as JAX 0.10.2 does."""
-    from plax_transforms.export.shape_poly import max_dim, min_dim
+    from plax.extend.core import max_dim, min_dim
     b, c = export.symbolic_shape("b, c")
     assert [str(d) for d in (b // 2, b % 2, max_dim(b, c), min_dim(b, 4),
                              2 * ((b + 1) // 2))] == [
@@ -523,7 +523,7 @@ def test_products_of_dimension_variables():
 
 @pytest.mark.parametrize("n", [1, 6, 7])
 def test_non_linear_output_shapes_run_in_plax_and_their_round_trip(n):
-    from plax_transforms.export.shape_poly import max_dim
+    from plax.extend.core import max_dim
     b, = export.symbolic_shape("b")
     fn = plax.jit(lambda x: (jnp.zeros((x.shape[0] // 2, max_dim(x.shape[0], 4))),
                              jnp.ones(((-x.shape[0]) % 4,))))
@@ -724,7 +724,7 @@ _CALL_PLAX_BLOBS = """
 
 
 def _write_plax_blobs(tmp_path, static_exp, poly_exp, sharded_exp):
-    from plax_transforms.export.shape_poly import max_dim
+    from plax.extend.core import max_dim
     (tmp_path / "sharded.bin").write_bytes(sharded_exp.serialize())
     nonlinear = plax.jit(lambda x, y: (x.reshape(x.shape[0] // 2, 2).sum(1) + y.sum(),
                                        jnp.zeros((x.shape[0] // 3, max_dim(x.shape[0], 4)))))

@@ -14,7 +14,7 @@ import pytest
 
 import plax
 from plax import export
-from plax_transforms.export.shape_poly import max_dim, min_dim
+from plax.extend.core import max_dim, min_dim
 
 from export_decisions import outcomes
 

@@ -37,6 +37,33 @@ class SymbolicDimension:
     expressions). Avals keep them as they are; every other dimension is an `int`."""
     __slots__ = ()
 
+    def extremum(self, op: str, a, b):
+        """`max` or `min` (`op`) of `a` and `b`, one of them this dimension."""
+        raise NotImplementedError
+
+
+class InconclusiveDimensionOperation(Exception):
+    """An operation on symbolic dimensions whose result depends on their values
+    (`plax.export.InconclusiveDimensionOperation`)."""
+
+
+def max_dim(a, b):
+    """The larger of two dimensions: with a symbolic one, the one its constraints say
+    is larger, else a symbolic `max` (slicing's clamps stay exact in export)."""
+    return _extremum("max", a, b)
+
+
+def min_dim(a, b):
+    """The smaller of two dimensions (see `max_dim`)."""
+    return _extremum("min", a, b)
+
+
+def _extremum(op: str, a, b):
+    for d in (a, b):
+        if isinstance(d, SymbolicDimension):
+            return d.extremum(op, a, b)
+    return max(a, b) if op == "max" else min(a, b)
+
 
 def canonical_dim(d):
     """A dimension given by the user: an int (`operator.index`), or a symbolic one as is."""

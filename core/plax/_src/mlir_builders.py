@@ -153,6 +153,14 @@ def splat(value, aval: ShapedArray) -> ir.Value:
 
 # --- shapes and dtypes of values ------------------------------------------------------
 
+def iota(aval: ShapedArray, dimension: int) -> ir.Value:
+    """Indices counting along `dimension` of `aval` (the dynamic form when its shape is
+    symbolic)."""
+    if is_static(aval.shape):
+        return hlo.iota(ir_type(aval), dimension)
+    return hlo.dynamic_iota(ir_type(aval), shape_tensor(aval.shape), iota_dimension=dimension)
+
+
 def broadcast_to(value: ir.Value, aval: ShapedArray) -> ir.Value:
     """Broadcast `value` to `aval.shape` the way lax's elementwise ops do.
 

@@ -5,9 +5,10 @@ debug info, and the argument helpers the APIs share.
 Everything plax-stdlib's `lax` and `numpy` use of the kernel comes from here (or
 from the other `plax.extend` modules); a third-party package uses the same names.
 """
-from plax._src.abstract import (AbstractToken, AbstractValue, ShapeDtypeStruct, ShapedArray,
-                                SymbolicDimension, abstract_token, canonical_dim,
-                                physical_aval, short_dtype_name)
+from plax._src.abstract import (AbstractToken, AbstractValue, InconclusiveDimensionOperation,
+                                ShapeDtypeStruct, ShapedArray, SymbolicDimension,
+                                abstract_token, canonical_dim, max_dim, min_dim, physical_aval,
+                                short_dtype_name)
 from plax._src.arguments import bind_static, check_callable, normalize_argnums, split_static
 from plax._src.array_methods import install as install_array_methods
 from plax._src.caches import clear_caches, register_cache, register_cache_owner
@@ -46,7 +47,8 @@ def implicit_device_put(x, device=None):
 __all__ = [
     "clear_caches", "implicit_device_put", "register_cache", "register_cache_owner",
     "ABSTRACT_EVAL", "AXIS_NAMES", "AbstractToken", "AbstractValue", "BATCHING", "ClosedJaxpr",
-    "DCE", "DropVar", "EFFECTS", "EVAL_TRACE", "Effect", "EvalTrace", "IMPL", "JVP", "Jaxpr",
+    "DCE", "DropVar", "EFFECTS", "EVAL_TRACE", "Effect", "EvalTrace", "IMPL",
+    "InconclusiveDimensionOperation", "JVP", "Jaxpr",
     "JaxprDebugInfo", "JaxprEqn", "JaxprTypeError", "LOWERING", "Literal", "PARTIAL_EVAL",
     "PARTIAL_EVAL_JAXPR", "Primitive", "PrimitiveIdError", "RULE_KINDS", "Rule",
     "RuleAlreadyDefinedError", "ShapeDtypeStruct", "ShapedArray", "StagingTrace", "StagingTracer",
@@ -56,7 +58,8 @@ __all__ = [
     "current_name_stack", "current_source_info", "current_trace", "dce_closed_jaxpr", "dce_jaxpr",
     "derived_debug_info", "escaped_tracer_error", "eval_jaxpr", "extend_name_stack",
     "finalize_debug_info", "fun_sourceinfo", "get_aval", "install_array_methods",
-    "is_python_scalar", "jaxpr_as_fun", "make_tracing_debug_info", "normalize_argnums",
+    "is_python_scalar", "jaxpr_as_fun", "make_tracing_debug_info", "max_dim", "min_dim",
+    "normalize_argnums",
     "physical_aval", "pp_jaxpr",
     "ordered_effects", "primitive_by_id", "residual_name", "resolve_argnums",
     "result_paths_from_tree", "set_current_trace", "short_dtype_name", "split_static",

@@ -12,7 +12,7 @@ from plax.extend.constructors import (
     standard_primitive,
 )
 from plax.extend.core import ShapedArray, get_aval
-from plax.extend.mlir import hlo, mu
+from plax.extend.mlir import mu
 from plax_stdlib.lax.conversion import convert_with_weak_type
 from plax_stdlib.lax.shape_ops import broadcast, canonicalize_shape
 
@@ -26,10 +26,7 @@ def _iota_abstract_eval(*, dtype, shape, dimension, sharding):
 
 
 def _iota_lower(ctx, *, dtype, shape, dimension, sharding):
-    out = mu.ir_type(ctx.avals_out[0])
-    if not mu.is_static(shape):  # a symbolic (shape-polymorphic) dimension
-        return hlo.dynamic_iota(out, mu.shape_tensor(shape), iota_dimension=dimension)
-    return hlo.iota(out, dimension)
+    return mu.iota(ctx.avals_out[0], dimension)
 
 
 iota_p = standard_primitive("lax.iota", _iota_abstract_eval, _iota_lower)

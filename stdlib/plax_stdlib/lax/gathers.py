@@ -35,7 +35,7 @@ from plax.extend.constructors import (
     kind_of,
     standard_primitive,
 )
-from plax.extend.core import ShapedArray, SymbolicDimension, get_aval
+from plax.extend.core import ShapedArray, SymbolicDimension, canonical_dim, get_aval
 from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax import bitwise, comparison, reductions, shape_ops
 from plax_stdlib.lax.dimensions import size_scalar
@@ -149,9 +149,13 @@ def _gather_lower(ctx, operand, indices, *, dimension_numbers, slice_sizes,
         start_indices_batching_dims=list(dnums.start_indices_batching_dims),
         start_index_map=list(dnums.start_index_map),
         index_vector_dim=ctx.avals_in[1].ndim - 1)
-    return hlo.gather(operand, indices, attr, [*slice_sizes, *element],
-                      indices_are_sorted=bool(indices_are_sorted),
-                      results=[mu.ir_type(ctx.avals_out[0])])
+    sizes = [*slice_sizes, *element]
+    if not mu.is_static(sizes):  # shape-polymorphic export
+        return hlo.dynamic_gather(operand, indices, mu.shape_tensor(sizes), attr,
+                                  indices_are_sorted=bool(indices_are_sorted),
+                                  results=[mu.ir_type(out)])
+    return hlo.gather(operand, indices, attr, sizes, indices_are_sorted=bool(indices_are_sorted),
+                      results=[mu.ir_type(out)])
 
 
 def _gather_batching(axis_data, args, dims, *, dimension_numbers, slice_sizes, **params):
@@ -252,7 +256,7 @@ def gather(operand, start_indices, dimension_numbers: GatherDimensionNumbers,
     """The slices of `slice_sizes` of `operand` starting at each index vector of
     `start_indices` (see the module docstring)."""
     dnums = _canonical_dnums(dimension_numbers)
-    slice_sizes = tuple(map(operator.index, slice_sizes))
+    slice_sizes = tuple(map(canonical_dim, slice_sizes))
     mode = GatherScatterMode.from_any(mode)
     out = gather_p.bind(operand, start_indices, dimension_numbers=dnums,
                         slice_sizes=slice_sizes, indices_are_sorted=bool(indices_are_sorted),

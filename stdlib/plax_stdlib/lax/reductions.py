@@ -277,7 +277,7 @@ def _arg_reduction(name: str, direction: str, identity: Callable):
 
     def lower(ctx, operand, *, axes, index_dtype):
         aval, out = ctx.avals_in[0], ctx.avals_out[0]
-        indices = hlo.iota(mu.ir_type(aval.update(dtype=index_dtype)), axes[0])
+        indices = mu.iota(aval.update(dtype=index_dtype), axes[0])
         inits = [mu.dense_constant(identity(aval.dtype), aval.dtype),
                  mu.dense_constant(0, index_dtype)]
         floating = kind_of(aval.dtype) == "float"

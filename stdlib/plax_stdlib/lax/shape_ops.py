@@ -21,7 +21,7 @@ from plax.extend.constructors import (
     standard_primitive,
     weak_result,
 )
-from plax.extend.core import ShapedArray, Tracer, canonical_dim, get_aval
+from plax.extend.core import ShapedArray, Tracer, canonical_dim, get_aval, max_dim
 from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.out_sharding import check_out_sharding, with_batch_dim
 
@@ -340,7 +340,7 @@ def _pad_abstract_eval(operand, padding_value, *, padding_config):
         raise TypeError(f"pad requires a scalar padding_value, got {describe(padding_value)}")
     if any(interior < 0 for _, _, interior in padding_config):
         raise ValueError(f"pad: interior padding must be non-negative, got {padding_config}")
-    shape = tuple(lo + hi + d + max(d - 1, 0) * interior
+    shape = tuple(lo + hi + d + (max_dim(d - 1, 0) * interior if interior else 0)
                   for d, (lo, hi, interior) in zip(operand.shape, padding_config))
     if any(d < 0 for d in shape):
         raise ValueError(f"pad: padding_config {padding_config} would give operand "

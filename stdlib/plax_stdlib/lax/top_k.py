@@ -22,8 +22,8 @@ from plax.extend.constructors import (
     kind_of,
     standard_primitive,
 )
-from plax.extend.core import ShapedArray, get_aval
-from plax.extend.mlir import chlo, hlo, ir, mu
+from plax.extend.core import InconclusiveDimensionOperation, ShapedArray, get_aval
+from plax.extend.mlir import chlo, hlo, mu
 
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -38,9 +38,16 @@ def _check_k(name: str, operand: ShapedArray, k: int, axis: int) -> None:
     if operand.shape[axis] < k:
         raise ValueError(f"k argument to {name} must be no larger than size along axis; "
                          f"got k={k} with shape={operand.shape} and axis={axis}")
-    if operand.shape[axis] > _INT32_MAX + 1:
+    if _definitely_greater(operand.shape[axis], _INT32_MAX + 1):
         raise ValueError(f"{name} returns int32 indices, which overflow for dimensions "
                          f"larger than {_INT32_MAX}; got {describe(operand)}")
+
+
+def _definitely_greater(size, bound: int) -> bool:
+    try:
+        return size > bound
+    except InconclusiveDimensionOperation:  # a symbolic size: assumed to fit, as in JAX
+        return False
 
 
 def _with_axis_size(aval: ShapedArray, axis: int, size: int) -> list[ShapedArray]:
@@ -156,8 +163,7 @@ def _approx_top_k_lower(ctx, operand, *, k, reduction_dimension, recall_target, 
                         reduction_input_size_override, aggregate_to_topk):
     aval = ctx.avals_in[0]
     index_aval = ShapedArray(aval.shape, np.dtype(np.int32))
-    iota = hlo.iota(mu.ir_type(index_aval), ir.IntegerAttr.get(
-        ir.IntegerType.get_signless(64), reduction_dimension))
+    iota = mu.iota(index_aval, reduction_dimension)
     op = hlo.SortOp(mu.ir_types([aval, index_aval]), [operand, iota],
                     dimension=reduction_dimension, is_stable=True)
     scalar = ShapedArray((), aval.dtype)

@@ -22,7 +22,8 @@ import numpy as np
 
 from plax.errors import NonConcreteBooleanIndexError
 from plax.extend import dtypes
-from plax.extend.core import ShapedArray, SymbolicDimension, Tracer
+from plax.extend.core import (InconclusiveDimensionOperation, ShapedArray, SymbolicDimension,
+                              Tracer, max_dim, min_dim)
 from plax_stdlib import lax
 from plax_stdlib.lax import gathers
 from plax_stdlib.lax.dimensions import size_scalar
@@ -91,7 +92,10 @@ class _Plan:
     reversed_dims: list
     dynamic: dict  # dim → traced start index
     out_shape: list
+    # a strided slice of a symbolic dim → (start, step, count), gathered (`_take_strided`)
+    strided: dict = dataclasses.field(default_factory=dict)
     out_of_bounds: bool = False  # a static int index was clamped
+    undecided_index: bool = False  # a static int index may lie outside a symbolic axis
 
 
 def _slice_bound(value, what: str):
@@ -131,7 +135,10 @@ def _plan(shape: tuple[int, ...], index: tuple) -> _Plan:
             plan.out_shape.append(1)
             continue
         size = shape[dim]
-        if kind == "int":
+        if kind == "int" and isinstance(size, SymbolicDimension) and not _decided(entry, size):
+            plan.dynamic[dim] = operator.index(entry)  # clamped when it runs
+            plan.undecided_index = True
+        elif kind == "int":
             i, clamped = _clamped_index(operator.index(entry), size, dim)
             plan.out_of_bounds |= clamped
             plan.starts[dim], plan.limits[dim] = i, i + 1
@@ -145,42 +152,46 @@ def _plan(shape: tuple[int, ...], index: tuple) -> _Plan:
                 raise ValueError("slice step cannot be zero")
             if (start, stop, step) in ((None, None, None), (None, None, 1)):
                 start, stop, step = 0, size, 1  # the whole axis (which may be symbolic)
-                count = size
             elif all(isinstance(v, (int, type(None))) for v in (size, start, stop)):
                 start, stop, step = slice(start, stop, step).indices(size)
-                count = len(range(start, stop, step))
             else:
-                start, step, count = _symbolic_slice(start, stop, step, size)
+                start, stop, step = _symbolic_indices(start, stop, step, size)
             if step < 0:
                 plan.reversed_dims.append(dim)
-                start, step = size - 1 - start, -step
-            if count == 0:
-                start = 0
-            plan.starts[dim] = start
-            plan.limits[dim] = start + (count - 1) * step + 1 if count else start
-            plan.strides[dim] = step
+                start, stop, step = size - 1 - start, size - 1 - stop, -step
+            limit = max_dim(start, stop)  # a stop before the start reads nothing
+            count = (limit - start + step - 1) // step
             plan.out_shape.append(count)
+            if step > 1 and isinstance(size, SymbolicDimension):
+                plan.strided[dim] = (start, step, count)
+            else:
+                plan.starts[dim], plan.limits[dim], plan.strides[dim] = start, limit, step
         dim += 1
     return plan
 
 
-def _symbolic_slice(start, stop, step, size) -> tuple:
-    """`(start, step, count)` of `start:stop:step` (static ints or None) on an axis of
-    symbolic `size` (shape-polymorphic export), with Python's clamping; a bound whose
-    clamping the size's constraints cannot decide raises the dimension's
-    `InconclusiveDimensionOperation`."""
+def _symbolic_indices(start, stop, step, size) -> tuple:
+    """`slice(start, stop, step).indices(size)` for static bounds on an axis of
+    symbolic `size` (shape-polymorphic export): where the size's constraints do not
+    decide a clamp, the bound keeps a symbolic `max`/`min` (`x[-2:]` starts at
+    `max(0, b - 2)`)."""
     step = 1 if step is None else step
     low, high = (0, size) if step > 0 else (-1, size - 1)
 
     def bound(value, default):
         if value is None:
             return default
-        return min(max(value + size if value < 0 else value, low), high)
-    start = bound(start, low if step > 0 else high)
-    stop = bound(stop, high if step > 0 else low)
-    count = max((stop - start + step - 1) // step if step > 0
-                else (start - stop - step - 1) // -step, 0)
-    return start, step, count
+        return min_dim(high, max_dim(low, value + size if value < 0 else value))
+    return bound(start, low if step > 0 else high), bound(stop, high if step > 0 else low), step
+
+
+def _decided(i: int, size: SymbolicDimension) -> bool:
+    """Whether the constraints of a symbolic `size` tell that the static index `i` lies
+    inside the axis (comparisons of undecided dimensions raise)."""
+    try:
+        return -size <= i < size
+    except InconclusiveDimensionOperation:
+        return False
 
 
 def _clamped_index(i: int, size: int, dim: int) -> tuple[int, bool]:
@@ -231,6 +242,10 @@ def getitem(x, index, mode=None, fill_value=None):
 def _basic(x, index: tuple, mode=None, fill_value=None):
     shape = util.shape_of(x)
     plan = _plan(shape, index)
+    if plan.undecided_index and mode == "fill":
+        raise NotImplementedError(
+            f"mode='fill' with a static index {index} that may lie outside an axis of "
+            f"symbolic size (shape {shape}): give the index as an array")
     if plan.out_of_bounds and mode == "fill":  # every element read lies outside
         fill = gathers.fill_value_for(util.dtype_of(x), fill_value)
         return lax.broadcast_in_dim(fill, tuple(plan.out_shape), ())
@@ -241,6 +256,8 @@ def _basic(x, index: tuple, mode=None, fill_value=None):
             or plan.strides != [1] * len(shape)):
         strides = None if plan.strides == [1] * len(shape) else plan.strides
         out = lax.slice(out, plan.starts, plan.limits, strides)
+    for dim, (start, step, count) in plan.strided.items():
+        out = _take_strided(out, dim, start, step, count)
     if plan.dynamic:
         sliced = util.shape_of(out)
         starts = [util.convert(plan.dynamic[d], dtypes.default_int_dtype())
@@ -250,6 +267,23 @@ def _basic(x, index: tuple, mode=None, fill_value=None):
     if tuple(plan.out_shape) != util.shape_of(out):
         out = lax.reshape(out, tuple(plan.out_shape))
     return out
+
+
+def _take_strided(x, dim: int, start, step: int, count):
+    """The `count` elements `start`, `start + step`, ... of `x` along `dim`, a strided
+    slice of a symbolic axis: a gather, whose size keeps the slice's form
+    (`floordiv(b + 1, 2)`, as in JAX; `lax.slice` would give `floordiv(b - 1, 2) + 1`)."""
+    shape = util.shape_of(x)
+    dtype = dtypes.default_int_dtype()
+    picks = lax.mul(lax.iota(dtype, count), np.asarray(step, dtype)[()])
+    if start != 0:
+        picks = lax.add(picks, util.convert(lax.dimension_as_value(start), dtype))
+    dnums = lax.GatherDimensionNumbers(
+        offset_dims=tuple(d for d in range(len(shape)) if d != dim),
+        collapsed_slice_dims=(dim,), start_index_map=(dim,))
+    sizes = [1 if d == dim else n for d, n in enumerate(shape)]
+    return lax.gather(x, lax.reshape(picks, (count, 1)), dnums, sizes, unique_indices=True,
+                      indices_are_sorted=True, mode="promise_in_bounds")
 
 
 # --- plax.ds slices ---------------------------------------------------------------------------

@@ -452,7 +452,8 @@ def _roll_one(a, shift, axis: int):
     size = util.shape_of(a)[axis]
     if size == 0:
         return a
-    if util.is_python_scalar(shift) or isinstance(shift, np.integer):
+    static_shift = util.is_python_scalar(shift) or isinstance(shift, np.integer)
+    if static_shift and isinstance(size, int):
         s = operator.index(shift) % size
         if s == 0:
             return util.as_array(a)
@@ -463,8 +464,9 @@ def _roll_one(a, shift, axis: int):
         raise TypeError(f"roll: shift must be an integer scalar, got "
                         f"{util.dtype_of(shift)}{list(util.shape_of(shift))}")
     index_dtype = dtypes.default_int_dtype()
-    start = lax.rem(lax.sub(size, lax.rem(util.convert(shift, index_dtype), size)), size)
-    start = util.select_n(lax.lt(start, 0), start, lax.add(start, size))
+    n = lax.dimension_as_value(size)  # its value, for a symbolic size in export
+    start = lax.rem(lax.sub(n, lax.rem(util.convert(shift, index_dtype), n)), n)
+    start = util.select_n(lax.lt(start, 0), start, lax.add(start, n))
     doubled = lax.concatenate([a, a], axis)
     return lax.dynamic_slice_in_dim(doubled, start, size, axis)
 

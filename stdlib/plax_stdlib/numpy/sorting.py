@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from plax.extend import dtypes
+from plax.extend.core import InconclusiveDimensionOperation
 from plax_stdlib import lax
 from plax_stdlib.numpy import ufuncs, util
 
@@ -80,10 +81,15 @@ def nonzero(a, *, size: int | None = None, fill_value=None):
     positions = lax.iota(index_dtype, math.prod(shape))
     _, order_ = lax.sort((is_zero, positions), dimension=0, is_stable=True, num_keys=1)
     count = lax.reduce_sum(util.convert(lax.bitwise_not(is_zero), index_dtype), (0,))
-    if size <= math.prod(shape):
+    n = math.prod(shape)
+    try:
+        fits = size <= n
+    except InconclusiveDimensionOperation:  # a symbolic size: pad, then cut
+        order_, fits = lax.pad(order_, np.zeros((), index_dtype), ((0, size, 0),)), True
+    if fits:
         order_ = lax.slice(order_, (0,), (size,))
     else:
-        order_ = lax.pad(order_, np.zeros((), index_dtype), ((0, size - math.prod(shape), 0),))
+        order_ = lax.pad(order_, np.zeros((), index_dtype), ((0, size - n, 0),))
     valid = lax.lt(lax.iota(index_dtype, size), count)
     fills = fill_value if isinstance(fill_value, (tuple, list)) else (
         (0 if fill_value is None else fill_value),) * len(shape)

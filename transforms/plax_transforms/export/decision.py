@@ -9,7 +9,8 @@ r` and `c = kc*t + rc`, `|kc|*e - sgn(kc)*k*c` has no `t` and bounds `e` from on
 side (below when `sgn(kc)*k > 0`, above otherwise). The constraints are the scope's
 (an equality as two inequalities) and the implicit ones of the operations in `e`
 (`max(a, b) >= a`, `k*floordiv(x, k) <= x`, ...: `DimExpr.implicit_constraints`).
-Elimination goes two levels deep. (This module knows expressions by their
+A `max` or `min` term is also split into its two cases. Elimination and splitting
+go two levels deep. (This module knows expressions by their
 attributes, so that `shape_poly` can use it without a cycle.)
 """
 from __future__ import annotations
@@ -114,12 +115,30 @@ def _eliminating(e, depth: int) -> tuple[float, float]:
                 continue
             sign = 1 if kc > 0 else -1
             rest = e * abs(kc) - c * (sign * k)
-            rlo, rhi = _eliminating(rest, depth - 1) if hasattr(rest, "terms") else (rest, rest)
+            rlo, rhi = _bounded(rest, depth - 1)
             if sign * k > 0:
                 lo = max(lo, _ceil_div(rlo, abs(kc)))
             else:
                 hi = min(hi, _floor_div(rhi, abs(kc)))
+    for atom, k in e.terms:
+        if getattr(atom, "op", None) in ("max", "min"):
+            clo, chi = _case_split(e, atom, k, depth - 1)
+            lo, hi = max(lo, clo), min(hi, chi)
     return lo, hi
+
+
+def _case_split(e, atom, k: int, depth: int) -> tuple[float, float]:
+    """Bounds of `e = r + k*max(a, b)` (or `min`) from those of `r + k*a` and `r + k*b`:
+    `e` is the larger of the two where `k*max` (or `-k*min`) is, else the smaller. This
+    is what bounds `b - max(b - 2, 0)` below (by 1)."""
+    rest = e - e.of_atom(atom) * k
+    cases = [_bounded(rest + k * arg, depth) for arg in atom.args]
+    pick = max if (atom.op == "max") == (k > 0) else min
+    return pick(lo for lo, _ in cases), pick(hi for _, hi in cases)
+
+
+def _bounded(e, depth: int) -> tuple[float, float]:
+    return _eliminating(e, depth) if hasattr(e, "terms") else (e, e)
 
 
 def _explicit(scope) -> list:

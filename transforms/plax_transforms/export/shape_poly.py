@@ -4,7 +4,7 @@ A dimension is an `int` or a `DimExpr`: an integer-linear combination of
 dimension variables (`b`, `2*b + 1`), each variable standing for a size >= 1,
 of products of them (`b*c`, `b^2`: `Monomial`s) and of JAX's non-linear terms
 `floordiv(e, k)`, `mod(e, k)`, `max(e, f)`, `min(e, f)` (what `//`, `%`,
-`max_dim` and `min_dim` make where the result is not exact or decided). A
+the kernel's `max_dim` and `min_dim` make where the result is not exact or decided). A
 variable is solved from the
 arguments' shapes where it occurs linearly, alone among the unknowns
 (`solving.py`).
@@ -25,14 +25,10 @@ import re
 import sys
 from typing import Any, Callable, Sequence
 
-from plax.extend.core import SymbolicDimension
+from plax.extend.core import InconclusiveDimensionOperation, SymbolicDimension
 from plax_stdlib.lax import dimension_as_value
 from plax_stdlib.numpy import true_divide
 from plax_transforms.export.decision import INF, bounds, operation_bounds, term_bound
-
-
-class InconclusiveDimensionOperation(Exception):
-    """An operation on symbolic dimensions whose result depends on their values."""
 
 
 class Constraint:
@@ -279,7 +275,7 @@ def _apply(op: str, a, b):
         return a // b
     if op == "mod":
         return a % b
-    return max_dim(a, b) if op == "max" else min_dim(a, b)
+    return _extremum(op, a, b)
 
 
 def _atom_key(atom) -> tuple:
@@ -481,6 +477,9 @@ class DimExpr(SymbolicDimension):
     def __bool__(self):
         return True  # every dimension variable is >= 1
 
+    def extremum(self, op: str, a, b):
+        return _extremum(op, a, b)
+
     def _not_constant(self, *_):
         raise InconclusiveDimensionOperation(
             f"Symbolic dimension '{self}' used in a context that requires a constant "
@@ -532,16 +531,6 @@ class DimExpr(SymbolicDimension):
     def evaluate(self, env: dict[str, int]) -> int:
         return self.const + sum(c * (env[v] if isinstance(v, str) else v.evaluate(env))
                                 for v, c in self.terms)
-
-
-def max_dim(a, b):
-    """The larger of two dimensions: decided where the bounds tell, else `max(a, b)`."""
-    return _extremum("max", a, b)
-
-
-def min_dim(a, b):
-    """The smaller of two dimensions: decided where the bounds tell, else `min(a, b)`."""
-    return _extremum("min", a, b)
 
 
 def _extremum(op: str, a, b):

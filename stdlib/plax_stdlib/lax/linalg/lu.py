@@ -153,7 +153,7 @@ def _lu_lower_cpu(ctx, a):
 
 
 def _identity_permutation(aval: ShapedArray):
-    return hlo.iota(mu.ir_type(aval), aval.ndim - 1)
+    return mu.iota(aval, aval.ndim - 1)
 
 
 lu_p = standard_primitive("lax.lu", _lu_abstract_eval, None, multiple_results=True,

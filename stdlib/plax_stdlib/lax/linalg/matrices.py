@@ -104,8 +104,8 @@ def lowering_from(fn: Callable) -> Callable:
 def tril_hlo(x: ir.Value, aval: ShapedArray, lower: bool = True) -> ir.Value:
     """In a lowering: `x` with the strict upper (or lower) triangle of each matrix zeroed."""
     index = ShapedArray(aval.shape, np.dtype(np.int32))
-    rows = hlo.iota(mu.ir_type(index), aval.ndim - 2)
-    cols = hlo.iota(mu.ir_type(index), aval.ndim - 1)
+    rows = mu.iota(index, aval.ndim - 2)
+    cols = mu.iota(index, aval.ndim - 1)
     keep = mu.compare(rows, cols, "GE" if lower else "LE", index.dtype)
     return hlo.select(keep, x, mu.splat(0, aval))
 
