@@ -102,6 +102,20 @@ UNCONSTRAINED = {
     "argmax_over_symbolic_axis": "jnp.argmax(jnp.outer(x, jnp.arange(3.0)), axis=0)",
     "tril": "jnp.tril(jnp.outer(x, x))",
     "top_k": "lax.top_k(x, 1)[0]",
+    # jnp functions over a symbolic axis
+    "einsum_outer": "jnp.einsum('i,j->ij', x, x)",
+    "einsum_contract": "jnp.einsum('i,i->', x, x)",
+    "diff": "jnp.diff(x)",
+    "histogram": "jnp.histogram(x, bins=3, range=(0, 1))[0]",
+    "bincount": "jnp.bincount(jnp.arange(x.shape[0]) % 3, length=3)",
+    "interp": "jnp.interp(x, jnp.linspace(0, 1, 5), jnp.arange(5.0))",
+    "at_set_strided": "jnp.asarray(x).at[::2].set(0.0)",
+    "at_dynamic_index": "jnp.asarray(x).at[jnp.argmax(x)].add(1.0)",
+    "average_weighted": "jnp.average(x, weights=jnp.ones(x.shape[0]))",
+    "argmax_flat": "jnp.argmax(jnp.outer(x, x))",
+    "vector_norm": "jnp.linalg.vector_norm(jnp.outer(x, x))",
+    "conv_same_stride_2": "lax.conv_general_dilated(x.reshape(1, 1, -1), jnp.ones((2, 1, 3)), "
+                          "(2,), 'SAME')",
 }
 
 _CONSTRAINTS = {"PROGRAMS": ["b >= 4"], "UNCONSTRAINED": []}
@@ -171,6 +185,22 @@ def test_symbolic_result_shapes_are_jaxs(exports):
         parsed = [export.symbolic_shape(text[1:-1].rstrip(","), scope=scope)
                   for text in jax_shapes[f"{table}/{name}"]]
         assert [tuple(a.shape) for a in exp.out_avals] == parsed, (table, name)
+
+
+def test_grad_of_a_strided_same_convolution():
+    """Its transpose is a convolution with symbolic padding (`stablehlo.dynamic_conv`;
+    JAX 0.10.2 raises a TypeError on this program)."""
+    def loss(y):
+        out = plax.lax.conv_general_dilated(y.reshape(1, 1, -1), plax.numpy.ones((2, 1, 3)),
+                                            (2,), "SAME")
+        return (out ** 2).sum()
+
+    b, = export.symbolic_shape("b")
+    exp = export.export(plax.jit(plax.grad(loss)))(plax.ShapeDtypeStruct((b,), np.float32))
+    assert "stablehlo.dynamic_conv" in exp.mlir_module()
+    for n in _SIZES["UNCONSTRAINED"]:
+        x = np.linspace(-1, 2, n, dtype=np.float32)
+        np.testing.assert_allclose(exp.call(x), plax.grad(loss)(x), rtol=1e-6)
 
 
 def test_a_filled_read_at_a_static_index_that_may_lie_outside_raises():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import Callable
 
 import numpy as np
 
@@ -45,6 +46,15 @@ class SymbolicDimension:
 class InconclusiveDimensionOperation(Exception):
     """An operation on symbolic dimensions whose result depends on their values
     (`plax.export.InconclusiveDimensionOperation`)."""
+
+
+def decided(compare: Callable[[], bool], undecided: bool) -> bool:
+    """`compare()`, a comparison of dimensions, or `undecided` where symbolic ones
+    cannot decide it (checks that JAX skips for sizes known only when called)."""
+    try:
+        return compare()
+    except InconclusiveDimensionOperation:
+        return undecided
 
 
 def max_dim(a, b):

@@ -7,8 +7,8 @@ from the other `plax.extend` modules); a third-party package uses the same names
 """
 from plax._src.abstract import (AbstractToken, AbstractValue, InconclusiveDimensionOperation,
                                 ShapeDtypeStruct, ShapedArray, SymbolicDimension,
-                                abstract_token, canonical_dim, max_dim, min_dim, physical_aval,
-                                short_dtype_name)
+                                abstract_token, canonical_dim, decided, max_dim, min_dim,
+                                physical_aval, short_dtype_name)
 from plax._src.arguments import bind_static, check_callable, normalize_argnums, split_static
 from plax._src.array_methods import install as install_array_methods
 from plax._src.caches import clear_caches, register_cache, register_cache_owner
@@ -56,6 +56,7 @@ __all__ = [
     "check_debug_info_counts", "abstract_token", "all_primitives", "bind_static",
     "canonical_dim", "check_callable", "check_jaxpr", "check_no_leaks",
     "current_name_stack", "current_source_info", "current_trace", "dce_closed_jaxpr", "dce_jaxpr",
+    "decided",
     "derived_debug_info", "escaped_tracer_error", "eval_jaxpr", "extend_name_stack",
     "finalize_debug_info", "fun_sourceinfo", "get_aval", "install_array_methods",
     "is_python_scalar", "jaxpr_as_fun", "make_tracing_debug_info", "max_dim", "min_dim",

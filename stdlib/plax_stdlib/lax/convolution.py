@@ -261,13 +261,20 @@ def _lower(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation
     config = None if precision is None else ir.ArrayAttr.get(
         [hlo.PrecisionAttr.get(str(p)) for p in precision])
     n_spatial = len(window_strides)
+    windows = dict(window_strides=list(window_strides), lhs_dilation=list(lhs_dilation),
+                   rhs_dilation=list(rhs_dilation), window_reversal=[False] * n_spatial,
+                   precision_config=config)
+    flat_padding = [p for pair in padding for p in pair]
+    if not mu.is_static(flat_padding):  # shape-polymorphic export: SAME on a symbolic size
+        pads = hlo.reshape(ir.RankedTensorType.get([n_spatial, 2], ir.IntegerType.get_signless(32)),
+                           mu.shape_tensor(flat_padding))
+        return hlo.dynamic_conv(mu.ir_type(out), lhs, rhs, pads, dnums, feature_group_count,
+                                batch_group_count, **windows)
     return hlo.convolution(
         mu.ir_type(out), lhs, rhs, dimension_numbers=dnums,
         feature_group_count=feature_group_count, batch_group_count=batch_group_count,
-        window_strides=list(window_strides),
         padding=ir.DenseIntElementsAttr.get(np.asarray(padding, np.int64).reshape(n_spatial, 2)),
-        lhs_dilation=list(lhs_dilation), rhs_dilation=list(rhs_dilation),
-        window_reversal=[False] * n_spatial, precision_config=config)
+        **windows)
 
 
 # --- moving groups and batches between dimensions --------------------------------------------

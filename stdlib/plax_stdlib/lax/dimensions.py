@@ -43,7 +43,8 @@ def dimension_as_value(d):
 
 
 def size_scalar(d, dtype):
-    """The size `d` as a scalar of integer `dtype` (to wrap negative indices with)."""
+    """The size `d` as a scalar of integer `dtype` (to wrap negative indices with, or
+    to fill what an update drops)."""
     if isinstance(d, SymbolicDimension):
         return convert_with_weak_type(dimension_as_value(d), dtype, weak_type=False)
     return np.asarray(d, dtype)[()]

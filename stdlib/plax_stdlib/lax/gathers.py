@@ -237,8 +237,10 @@ def clamp_indices(indices, operand_shape, window, index_map):
 
 
 def fill_value_for(dtype, fill_value):
-    """The value out-of-bounds reads give: `fill_value`, else NaN, the lowest signed
-    (highest unsigned) integer, or True."""
+    """The value out-of-bounds reads give: `fill_value` (a symbolic size as its value),
+    else NaN, the lowest signed (highest unsigned) integer, or True."""
+    if isinstance(fill_value, SymbolicDimension):
+        return size_scalar(fill_value, dtype)
     if fill_value is not None:
         return np.asarray(fill_value, dtype)[()]
     kind = kind_of(dtype)

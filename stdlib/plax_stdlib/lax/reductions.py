@@ -3,6 +3,7 @@
 dispatches to its primitive."""
 from __future__ import annotations
 
+import math
 import operator
 from typing import Callable, Sequence
 
@@ -156,7 +157,7 @@ def _prod_jvp(primals, tangents, *, axes, out_sharding):
     (x,), (t,) = primals, tangents
     ans = reduce_prod_p.bind(x, axes=axes, out_sharding=out_sharding)
     shape = get_aval(x).shape
-    n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    n = math.prod(shape[a] for a in axes)
     if isinstance(t, Zero) or n == 0:
         return ans, Zero(tangent_aval(get_aval(ans)))
     kept = [d for d in range(len(shape)) if d not in axes]

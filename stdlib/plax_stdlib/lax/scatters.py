@@ -16,6 +16,7 @@ default as in JAX) or moved back in (`mode="clip"`).
 """
 from __future__ import annotations
 
+import math
 import operator
 from typing import Callable, NamedTuple
 
@@ -335,7 +336,7 @@ def _scatter_jvp(primals, tangents, *, dimension_numbers, indices_are_sorted,
     op_aval, up_aval = get_aval(operand), get_aval(updates)
     scatter_axes = [d for d in range(up_aval.ndim) if d not in dn.update_window_dims]
     scatter_shape = [up_aval.shape[d] for d in scatter_axes]
-    n = int(np.prod(scatter_shape, dtype=np.int64))
+    n = math.prod(scatter_shape)
     ids = shape_ops.reshape(creation.iota(np.int32, n), tuple(scatter_shape))
     ids = elementwise.add(shape_ops.broadcast_in_dim(ids, up_aval.shape, tuple(scatter_axes)),
                           np.int32(1))  # 0 stands for "no update landed here"

@@ -22,7 +22,7 @@ from plax.extend.constructors import (
     kind_of,
     standard_primitive,
 )
-from plax.extend.core import InconclusiveDimensionOperation, ShapedArray, get_aval
+from plax.extend.core import ShapedArray, decided, get_aval
 from plax.extend.mlir import chlo, hlo, mu
 
 _INT32_MAX = np.iinfo(np.int32).max
@@ -38,16 +38,9 @@ def _check_k(name: str, operand: ShapedArray, k: int, axis: int) -> None:
     if operand.shape[axis] < k:
         raise ValueError(f"k argument to {name} must be no larger than size along axis; "
                          f"got k={k} with shape={operand.shape} and axis={axis}")
-    if _definitely_greater(operand.shape[axis], _INT32_MAX + 1):
+    if decided(lambda: operand.shape[axis] > _INT32_MAX + 1, False):
         raise ValueError(f"{name} returns int32 indices, which overflow for dimensions "
                          f"larger than {_INT32_MAX}; got {describe(operand)}")
-
-
-def _definitely_greater(size, bound: int) -> bool:
-    try:
-        return size > bound
-    except InconclusiveDimensionOperation:  # a symbolic size: assumed to fit, as in JAX
-        return False
 
 
 def _with_axis_size(aval: ShapedArray, axis: int, size: int) -> list[ShapedArray]:

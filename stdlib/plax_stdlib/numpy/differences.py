@@ -8,14 +8,13 @@ import operator
 import numpy as np
 
 from plax_stdlib import lax
-from plax_stdlib.numpy import creation, reductions, shape_ops, ufuncs, util
+from plax_stdlib.numpy import creation, indexing, reductions, shape_ops, ufuncs, util
 from plax_stdlib.numpy.searching import searchsorted
 
 
 def _slice(x, start, stop, axis: int):
-    n = util.shape_of(x)[axis]
-    start, stop, _ = slice(start, stop).indices(n)
-    return lax.slice_in_dim(x, start, max(start, stop), axis=axis)
+    """`x[start:stop]` along `axis`, with Python's clamping (of symbolic sizes too)."""
+    return indexing.getitem(x, (slice(None),) * axis + (slice(start, stop),))
 
 
 def _with_edge(x, edge, axis: int):

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from plax.extend import dtypes
+from plax.extend.core import decided
 from plax.extend.sharding import ShardingTypeError
 from plax_stdlib import lax
 from plax_stdlib.lax.out_sharding import laid_out
@@ -212,7 +213,7 @@ def _update(op: str, x, index, values, unique_indices: bool, mode):
     if size == 0:  # no element to update (as in JAX), once the index is checked
         indexing.check_index(shape, index)
         return util.as_array(x)
-    pos_dtype = np.int32 if size < 2**31 else dtypes.default_int_dtype()
+    pos_dtype = np.int32 if decided(lambda: size < 2**31, True) else dtypes.default_int_dtype()
     positions = lax.reshape(lax.iota(pos_dtype, size), shape)
     clip = mode == "clip"
     # Dropped elements point one past the end, where the scatter drops them.

@@ -15,6 +15,7 @@ out-of-bounds index reads the fill value instead.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import operator
 
@@ -22,8 +23,7 @@ import numpy as np
 
 from plax.errors import NonConcreteBooleanIndexError
 from plax.extend import dtypes
-from plax.extend.core import (InconclusiveDimensionOperation, ShapedArray, SymbolicDimension,
-                              Tracer, max_dim, min_dim)
+from plax.extend.core import ShapedArray, SymbolicDimension, Tracer, decided, max_dim, min_dim
 from plax_stdlib import lax
 from plax_stdlib.lax import gathers
 from plax_stdlib.lax.dimensions import size_scalar
@@ -135,7 +135,8 @@ def _plan(shape: tuple[int, ...], index: tuple) -> _Plan:
             plan.out_shape.append(1)
             continue
         size = shape[dim]
-        if kind == "int" and isinstance(size, SymbolicDimension) and not _decided(entry, size):
+        if (kind == "int" and isinstance(size, SymbolicDimension)
+                and not decided(functools.partial(_inside, operator.index(entry), size), False)):
             plan.dynamic[dim] = operator.index(entry)  # clamped when it runs
             plan.undecided_index = True
         elif kind == "int":
@@ -185,13 +186,8 @@ def _symbolic_indices(start, stop, step, size) -> tuple:
     return bound(start, low if step > 0 else high), bound(stop, high if step > 0 else low), step
 
 
-def _decided(i: int, size: SymbolicDimension) -> bool:
-    """Whether the constraints of a symbolic `size` tell that the static index `i` lies
-    inside the axis (comparisons of undecided dimensions raise)."""
-    try:
-        return -size <= i < size
-    except InconclusiveDimensionOperation:
-        return False
+def _inside(i: int, size) -> bool:
+    return -size <= i < size
 
 
 def _clamped_index(i: int, size: int, dim: int) -> tuple[int, bool]:
@@ -448,7 +444,7 @@ def gather_indexed(y, picks, position: int, mode=None, fill_value=None,
     dtype = dtypes.default_int_dtype()
     arrays = [_index_array(i, yshape[d], dtype, wrap_negative) for d, i in picks]
     try:
-        bshape = np.broadcast_shapes(*(util.shape_of(a) for a in arrays))
+        bshape = util.broadcast_shapes(*(util.shape_of(a) for a in arrays))
     except ValueError:  # JAX's class (NumPy's is an IndexError)
         raise ValueError("shape mismatch: indexing arrays could not be broadcast together "
                          "with shapes " + " ".join(str(util.shape_of(a)) for a in arrays)

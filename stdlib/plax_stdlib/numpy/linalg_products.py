@@ -199,7 +199,9 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     preferred = _preferred(preferred_element_type, "einsum")
     try:
         inputs, output, _ = opt_einsum.parser.parse_einsum_input(spec, shapes=True)
-        shapes = [util.shape_of(a) for a in arrays]
+        # A symbolic size (shape-polymorphic export) counts as 8 for the path's cost.
+        shapes = [tuple(d if isinstance(d, int) else 8 for d in util.shape_of(a))
+                  for a in arrays]
         _, contractions = opt_einsum.contract_path(
             f"{inputs}->{output}", *shapes, shapes=True, einsum_call=True,
             optimize=_optimize_arg(optimize))

@@ -263,7 +263,7 @@ def _arg_extremum(name: str, lax_fn: Callable):
         a = util.ensure_arraylike(name, a)
         shape = util.shape_of(a)
         if axis is None:
-            flat_axis, a = 0, lax.reshape(a, (int(np.prod(shape, dtype=np.int64)),))
+            flat_axis, a = 0, lax.reshape(a, (math.prod(shape),))
         else:
             flat_axis = util.canonicalize_axis(axis, len(shape))
         if util.shape_of(a)[flat_axis] == 0:

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from plax.extend import dtypes
-from plax.extend.core import InconclusiveDimensionOperation
+from plax.extend.core import decided
 from plax_stdlib import lax
 from plax_stdlib.numpy import ufuncs, util
 
@@ -82,9 +82,8 @@ def nonzero(a, *, size: int | None = None, fill_value=None):
     _, order_ = lax.sort((is_zero, positions), dimension=0, is_stable=True, num_keys=1)
     count = lax.reduce_sum(util.convert(lax.bitwise_not(is_zero), index_dtype), (0,))
     n = math.prod(shape)
-    try:
-        fits = size <= n
-    except InconclusiveDimensionOperation:  # a symbolic size: pad, then cut
+    fits = decided(lambda: size <= n, None)
+    if fits is None:  # a symbolic size: pad, then cut
         order_, fits = lax.pad(order_, np.zeros((), index_dtype), ((0, size, 0),)), True
     if fits:
         order_ = lax.slice(order_, (0,), (size,))

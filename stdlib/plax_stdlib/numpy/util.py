@@ -232,7 +232,7 @@ def check_user_dtype(dtype: Any, fun_name: str) -> np.dtype | None:
 # --- shapes -------------------------------------------------------------------------
 
 def _as_shape(shape: Any) -> tuple[int, ...]:
-    return (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return (shape,) if isinstance(shape, (int, np.integer, SymbolicDimension)) else tuple(shape)
 
 
 def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:

@@ -3,6 +3,8 @@ matrix_rank, with NumPy's `ord` conventions (vector: any real p, ±inf, 0; matri
 'fro', 'nuc', ±1, ±2, ±inf)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from plax.extend import dtypes
@@ -90,7 +92,7 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
     x, = inexact("jnp.linalg.vector_norm", x)
     ndim = get_aval(x).ndim
     if axis is None:
-        flat = lax.reshape(x, (int(np.prod(get_aval(x).shape)),))
+        flat = lax.reshape(x, (math.prod(get_aval(x).shape),))
         out = _vector_norm(flat, ord, (0,), False)
         return lax.reshape(out, (1,) * ndim) if keepdims else out
     return _vector_norm(x, ord, util.canonicalize_axes(axis, ndim), keepdims)
