@@ -116,6 +116,10 @@ UNCONSTRAINED = {
     "vector_norm": "jnp.linalg.vector_norm(jnp.outer(x, x))",
     "conv_same_stride_2": "lax.conv_general_dilated(x.reshape(1, 1, -1), jnp.ones((2, 1, 3)), "
                           "(2,), 'SAME')",
+    "diagonal": "jnp.diagonal(jnp.outer(x, x))",
+    "trace_above": "jnp.trace(jnp.outer(x, x), offset=1)",
+    "jacfwd": "plax.jacfwd(jnp.sin)(x)",
+    "hessian": "plax.hessian(lambda y: (y ** 3).sum())(x)",
 }
 
 _CONSTRAINTS = {"PROGRAMS": ["b >= 4"], "UNCONSTRAINED": []}

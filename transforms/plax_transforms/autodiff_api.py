@@ -41,6 +41,7 @@ from plax.extend.core import (
     set_current_trace,
     tangent_name,
 )
+from plax_stdlib import numpy as plax_numpy
 from plax_stdlib.lax.conversion import convert_with_weak_type
 from plax_transforms.ad import JVPTrace, JVPTracer, jvp_flat
 from plax_transforms.partial_eval import PartialEvalTrace
@@ -402,9 +403,11 @@ def _std_basis(avals) -> list[np.ndarray]:
     """The standard basis of the flattened leaves `avals`, one array per leaf of shape
     (total size,) + leaf shape: row k is the k-th unit vector of the whole tuple."""
     sizes = [a.size for a in avals]
-    eye = np.eye(sum(sizes), dtype=bool)
-    offsets = np.cumsum([0] + sizes)
-    return [eye[:, lo:hi].reshape((len(eye),) + a.shape).astype(a.dtype)
+    total = sum(sizes)
+    # A symbolic size (shape-polymorphic export) needs a traced identity.
+    eye = np.eye(total, dtype=bool) if isinstance(total, int) else plax_numpy.eye(total, dtype=bool)
+    offsets = [sum(sizes[:k]) for k in range(len(sizes) + 1)]
+    return [eye[:, lo:hi].reshape((total,) + a.shape).astype(a.dtype)
             for a, lo, hi in zip(avals, offsets[:-1], offsets[1:])]
 
 

@@ -15,9 +15,9 @@ import numpy as np
 import plax
 from plax.errors import InvalidShapeError
 from plax.extend import dtypes
-from plax.extend.core import Tracer, canonical_dim
+from plax.extend.core import Tracer, canonical_dim, min_dim
 from plax_stdlib import lax
-from plax_stdlib.numpy import util
+from plax_stdlib.numpy import indexing, util
 
 
 def _ndim(x) -> int:
@@ -486,7 +486,9 @@ def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
     a = moveaxis(a, (a1, a2), (-2, -1))
     offset = operator.index(offset)
     *batch, n, m = util.shape_of(a)
-    row0, col0 = builtins.min(builtins.max(-offset, 0), n), builtins.min(builtins.max(offset, 0), m)
+    row0, col0 = min_dim(builtins.max(-offset, 0), n), min_dim(builtins.max(offset, 0), m)
+    if not isinstance(n, int) or not isinstance(m, int):  # shape-polymorphic export
+        return _symbolic_diagonal(a, len(batch), row0, col0, min_dim(n - row0, m - col0))
     a = lax.slice(a, (0,) * len(batch) + (row0, col0), (*batch, n, m))
     n, m = n - row0, m - col0
     length = builtins.min(n, m)
@@ -495,6 +497,15 @@ def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
     if length == 0:
         return lax.slice_in_dim(flat, 0, 0, axis=len(batch))
     return lax.slice_in_dim(flat, 0, (length - 1) * (m + 1) + 1, stride=m + 1, axis=len(batch))
+
+
+def _symbolic_diagonal(a, axis: int, row0, col0, length):
+    """The elements `(row0 + i, col0 + i)` of axes `axis, axis + 1`, gathered: the
+    strided slice of the flattening needs static sizes."""
+    i = lax.iota(dtypes.default_int_dtype(), length)
+    rows, cols = (lax.add(i, lax.dimension_as_value(start)) for start in (row0, col0))
+    return indexing.gather_indexed(a, [(axis, rows), (axis + 1, cols)], axis,
+                                   mode="promise_in_bounds")
 
 
 def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
