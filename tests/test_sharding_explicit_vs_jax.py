@@ -127,6 +127,17 @@ PROGRAMS = {
                           [((4, 8), ("x", "y"))]),
     "err_cond_branch_types": ("lambda a: lax.cond(True, lambda b: b, lambda b: reshard(b, "
                               "P('y', None)), a)", [((4, 8), ("x", None))]),
+    # shard_map over the Explicit mesh: in_specs inferred from the types, or checked
+    "shard_map_inferred": ("lambda a: shard_map(lambda b: b * 2, out_specs=P('x', 'y'))(a)",
+                           [((4, 8), ("x", "y"))]),
+    "shard_map_inferred_partial": ("lambda a: shard_map(lambda b: b * 2, out_specs=P('x'), "
+                                   "axis_names={'x'})(a)", [((4, 8), ("x", "y"))]),
+    "shard_map_matching": ("lambda a: shard_map(lambda b: b * 2, in_specs=P('x', 'y'), "
+                           "out_specs=P('x', 'y'))(a)", [((4, 8), ("x", "y"))]),
+    "err_shard_map_other_spec": ("lambda a: shard_map(lambda b: b, in_specs=P('y', None), "
+                                 "out_specs=P('y', None))(a)", [((4, 8), ("x", None))]),
+    "err_shard_map_unsplit_spec": ("lambda a: shard_map(lambda b: b, in_specs=P(), "
+                                   "out_specs=P())(a)", [((4, 8), ("x", None))]),
     "err_triangular_solve_batch": (
         "lambda a, b: lax.linalg.triangular_solve(a, b, left_side=True)",
         [((2, 4, 4), ("x", None, None)), ((2, 4, 8), (None, None, "y"))]),
@@ -158,7 +169,7 @@ _JAX_SIDE = """
     import json, sys
     import numpy as np
     import jax, jax.numpy as jnp
-    from jax import lax, jit, device_put, grad, jvp, make_mesh, set_mesh, typeof
+    from jax import lax, jit, device_put, grad, jvp, make_mesh, set_mesh, shard_map, typeof
     from jax.tree_util import tree_leaves
     from jax.sharding import NamedSharding, PartitionSpec as P, reshard
 """ + _DRIVER + """
@@ -173,7 +184,7 @@ def jax_answers():
 
 @pytest.fixture(scope="module")
 def plax_answers():
-    return run_driver_here(_DRIVER, PROGRAMS, set_mesh=plax.set_mesh)
+    return run_driver_here(_DRIVER, PROGRAMS, set_mesh=plax.set_mesh, shard_map=plax.shard_map)
 
 
 @pytest.mark.parametrize("name", ["mesh_types", *PROGRAMS])

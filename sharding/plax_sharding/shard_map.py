@@ -39,14 +39,15 @@ from plax.extend.core import (
 from plax.extend.sharding import abstract_mesh as context_abstract_mesh
 from plax_stdlib.lax.parallel import tracing_manual_axes
 from plax_transforms.jit import traced_consts_as_args
-from plax_sharding.mesh import AbstractMesh, Mesh
+from plax_sharding.mesh import AbstractMesh, AxisType, Mesh
 from plax_sharding.partition_spec import PartitionSpec
 from plax_sharding.shard_map_primitive import shard_aval, shard_map_p, unmentioned
 from plax_sharding.vma import infer_vma, matching_required
 
 
 class _Infer:
-    """JAX's default `in_specs`: inferred from Explicit axes, which plax lacks."""
+    """JAX's default `in_specs`: each argument's type sharding over the manual axes,
+    which must all be Explicit."""
 
     def __repr__(self):
         return "Infer"
@@ -64,10 +65,6 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = I
         return lambda g: shard_map(g, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
                                    axis_names=axis_names, check_vma=check_vma)
     check_callable(f, "shard_map")
-    if in_specs is Infer:
-        raise TypeError("shard_map in_specs argument must be a pytree of "
-                        "`plax.sharding.PartitionSpec` instances (plax has no Explicit mesh "
-                        "axes to infer them from)")
     if in_specs is None:
         raise TypeError("shard_map in_specs argument must be a pytree of "
                         "`plax.sharding.PartitionSpec` instances, but it was None.\n"
@@ -83,7 +80,8 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = I
     def wrapped(*args):
         the_mesh, manual = resolve_mesh(mesh, axis_names, in_specs, out_specs)
         dbg = make_tracing_debug_info("shard_map", f, args, {})
-        return apply_shard_map(f, args, mesh=the_mesh, manual_axes=manual, in_specs=in_specs,
+        specs = _inferred_in_specs(the_mesh, manual, args) if in_specs is Infer else in_specs
+        return apply_shard_map(f, args, mesh=the_mesh, manual_axes=manual, in_specs=specs,
                                out_specs=out_specs, check_vma=check_vma, debug_info=dbg)
     return wrapped
 
@@ -111,7 +109,8 @@ def resolve_mesh(mesh, axis_names, in_specs, out_specs) -> tuple[Mesh | Abstract
         raise ValueError(f"shard_map requires axis_names={set(names)} to be a subset of "
                          f"mesh.axis_names={mesh.axis_names}")
     manual = tuple(a for a in mesh.axis_names if a in names)
-    _check_specs("in", in_specs, manual)
+    if in_specs is not Infer:
+        _check_specs("in", in_specs, manual)
     _check_specs("out", out_specs, manual)
     return mesh, manual
 
@@ -140,6 +139,55 @@ def _check_specs(prefix: str, specs, manual) -> None:
                          + f"\n\nCheck the {prefix}_specs values passed to shard_map.")
 
 
+def _inferred_in_specs(mesh, manual: tuple, args: tuple):
+    """Without `in_specs`, each argument is split as its type says over the manual axes
+    (JAX's `Infer`), which must be Explicit."""
+    kinds = dict(zip(mesh.axis_names, mesh.axis_types))
+    if any(kinds[a] is not AxisType.Explicit for a in manual):
+        raise TypeError("shard_map in_specs argument must be a pytree of "
+                        "`plax.sharding.PartitionSpec` instances, but it was `None` when "
+                        f"axis_names={frozenset(manual)} are of type "
+                        + ", ".join(str(kinds[a]) for a in manual))
+    leaves, treedef = tree_util.tree_flatten(args)
+    return tree_util.tree_unflatten(treedef, [_manual_part(_arg_aval(x, "", "shard_map"), manual)
+                                              for x in leaves])
+
+
+def _manual_part(aval, manual: tuple) -> PartitionSpec:
+    """`aval`'s type sharding with the axes that are not manual left out."""
+    spec = _type_spec(aval)
+    parts = [tuple(a for a in spec.axes_of(d) if a in manual) for d in range(len(spec))]
+    return PartitionSpec(*(p[0] if len(p) == 1 else (p or None) for p in parts))
+
+
+def _type_spec(aval) -> PartitionSpec:
+    """The spec of `aval`'s type sharding, one entry per dimension."""
+    sharding = getattr(aval, "sharding", None)
+    spec = getattr(sharding, "spec", None) or PartitionSpec()
+    return _padded(spec, aval.ndim)
+
+
+def _padded(spec: PartitionSpec, ndim: int) -> PartitionSpec:
+    return PartitionSpec(*spec, *(None,) * (ndim - len(spec)))
+
+
+def _check_types_match(mesh, manual_axes: tuple, specs, avals) -> None:
+    """Over a mesh that is all manual and all Explicit, each argument's type sharding
+    must be its spec (as in JAX, where `reshard` is how to change it)."""
+    if set(manual_axes) != set(mesh.axis_names) or any(
+            t is not AxisType.Explicit for t in mesh.axis_types):
+        return
+    for spec, aval in zip(specs, avals):
+        want, have = _padded(spec, aval.ndim), _type_spec(aval)
+        if want != have:
+            raise ValueError(
+                f"in_specs passed to shard_map: {want} does not match the specs of the input: "
+                f"{have} for arg: {aval}. `in_specs` is an optional argument so "
+                "you can omit specifying it and shard_map will infer the in_specs from the "
+                "arguments. If you want to reshard your inputs, you can use `plax.reshard` "
+                "on the arguments and then pass those args to shard_map.")
+
+
 # --- a call ----------------------------------------------------------------------------------
 
 def apply_shard_map(f: Callable, args: Sequence[Any], *, mesh, manual_axes: tuple, in_specs,
@@ -163,6 +211,7 @@ def apply_shard_map(f: Callable, args: Sequence[Any], *, mesh, manual_axes: tupl
     dyn_specs = tuple(s for s, dyn in zip(specs, dynamic) if dyn)
     dyn_names = [n for n, dyn in zip(names, dynamic) if dyn]
     _check_args(fun_name, mesh, manual_axes, dyn_specs, avals, dyn_names)
+    _check_types_match(mesh, manual_axes, dyn_specs, avals)
     blocks = tuple(shard_aval(mesh, manual_axes, s, a) for s, a in zip(dyn_specs, avals))
     statics = tuple(x for x, dyn in zip(leaves, dynamic) if not dyn)
     dbg = debug_info._replace(arg_names=tuple(dyn_names)) if debug_info.arg_names else debug_info
