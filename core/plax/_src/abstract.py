@@ -48,7 +48,7 @@ class InconclusiveDimensionOperation(Exception):
     (`plax.export.InconclusiveDimensionOperation`)."""
 
 
-def decided(compare: Callable[[], bool], undecided: bool) -> bool:
+def decided(compare: Callable[[], bool], undecided: bool | None) -> bool | None:
     """`compare()`, a comparison of dimensions, or `undecided` where symbolic ones
     cannot decide it (checks that JAX skips for sizes known only when called)."""
     try:

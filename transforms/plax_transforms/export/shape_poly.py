@@ -4,10 +4,9 @@ A dimension is an `int` or a `DimExpr`: an integer-linear combination of
 dimension variables (`b`, `2*b + 1`), each variable standing for a size >= 1,
 of products of them (`b*c`, `b^2`: `Monomial`s) and of JAX's non-linear terms
 `floordiv(e, k)`, `mod(e, k)`, `max(e, f)`, `min(e, f)` (what `//`, `%`,
-the kernel's `max_dim` and `min_dim` make where the result is not exact or decided). A
-variable is solved from the
-arguments' shapes where it occurs linearly, alone among the unknowns
-(`solving.py`).
+the kernel's `max_dim` and `min_dim` make where the result is not exact or decided).
+A variable is solved from the arguments' shapes where it occurs linearly, alone
+among the unknowns (`solving.py`).
 
 Every expression belongs to a `SymbolicScope`, which holds the user's constraints
 (`b >= 16`, `a == 2*b`); expressions of different scopes do not mix (ValueError).
