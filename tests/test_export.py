@@ -832,6 +832,10 @@ _JAX_EXPORTS = """
                    out_shardings=NamedSharding(auto, P(None, "y")))
     (tmp / "jax_sine.bin").write_bytes(export.export(sine)(
         jax.ShapeDtypeStruct((8, 4), np.float32)).serialize(vjp_order=1))
+    # a stablehlo.dynamic_reduce_window, whose reducer is a public function
+    windows = jax.jit(lambda x: jnp.cumsum(x) + jax.lax.cummax(x, reverse=True))
+    (tmp / "jax_windows.bin").write_bytes(export.export(windows)(
+        jax.ShapeDtypeStruct((b,), np.float32)).serialize())
 """
 
 
@@ -895,3 +899,14 @@ def test_jax_exports_deserialize_and_run_in_plax(jax_process):
         np.testing.assert_allclose(pairs, x.reshape(n, 2))
     with pytest.raises(ValueError, match="Division had remainder 1"):
         nonlinear.call(np.arange(3, dtype=f32))
+
+
+@requires_jax_export
+def test_jax_dynamic_reduce_window_runs_in_plax(jax_process):
+    windows = export.deserialize((jax_process / "jax_windows.bin").read_bytes())
+    for n in (1, 5):
+        x = np.linspace(-1, 2, n, dtype=f32)
+        want = np.cumsum(x) + np.maximum.accumulate(x[::-1])[::-1]
+        np.testing.assert_allclose(windows.call(x), want, rtol=1e-6)
+        np.testing.assert_allclose(plax.jit(lambda y: windows.call(y) + windows.call(y))(x),
+                                   2 * want, rtol=1e-6)

@@ -79,6 +79,37 @@ PROGRAMS = {
     "grad_of_strided_slice": "grad(lambda y: (y[1::2] ** 2).sum())(x)",
     "grad_of_pad_and_concatenate": "grad(lambda y: (jnp.pad(jnp.concatenate([y, y[2:]]), (1, 2)) "
                                    "** 2).sum())(x)",
+    # --- windowed reductions and cumulative ops: a window parameter that is symbolic
+    # (cumulative ops' window is the axis) lowers to stablehlo.dynamic_reduce_window
+    "cumsum": "jnp.cumsum(x)",
+    "cumsum_axis_1": "jnp.cumsum(jnp.concatenate([x, x]).reshape(2, -1), axis=1)",
+    "cumsum_axis_0": "jnp.cumsum(jnp.concatenate([x, x]).reshape(-1, 2), axis=0)",
+    "cumsum_flattened": "jnp.cumsum(jnp.stack([x, x]))",
+    "cumsum_reverse": "lax.cumsum(x, reverse=True)",
+    "cumprod": "jnp.cumprod(x)",
+    "cummax_and_cummin": "lax.cummax(x) + lax.cummin(x, reverse=True)",
+    "cumlogsumexp": "lax.cumlogsumexp(x)",
+    "vmap_cumsum": "plax.vmap(jnp.cumsum)(jnp.stack([x, 2 * x]))",
+    "window_sum_valid": "lax.reduce_window(x, 0., lax.add, (2,), (1,), 'VALID')",
+    "window_sum_strided": "lax.reduce_window(x, 0., lax.add, (2,), (3,), 'VALID')",
+    "window_product": "lax.reduce_window(x, 1., lax.mul, (2,), (1,), 'VALID')",
+    "window_max_dilated": "lax.reduce_window(x, -jnp.inf, lax.max, (2,), (1,), 'VALID', (2,), "
+                          "(2,))",
+    "max_pool_same_strided": "lax.reduce_window(x, -jnp.inf, lax.max, (3,), (2,), 'SAME')",
+    "window_of_symbolic_size": "lax.reduce_window(x, 0., lax.add, (x.shape[0] // 2,), (1,), "
+                               "'SAME')",
+    "window_symbolic_padding": "lax.reduce_window(x, 0., lax.add, (2,), (1,), ((x.shape[0], 1),))",
+    "window_symbolic_stride": "lax.reduce_window(x, 0., lax.add, (3,), (x.shape[0],), 'SAME')",
+    "window_generic_pair": "lax.reduce_window((x, -x), (0., -jnp.inf), lambda a, b: (a[0] + b[0], "
+                           "jnp.maximum(a[1], b[1])), (x.shape[0],), (1,), 'SAME')[1]",
+    "grad_of_cumsum": "grad(lambda y: (jnp.cumsum(y) ** 2).sum())(x)",
+    "grad_of_cumsum_reverse": "grad(lambda y: (lax.cumsum(y, reverse=True) ** 3).sum())(x)",
+    "grad_of_max_pool": "grad(lambda y: lax.reduce_window(y, -jnp.inf, lax.max, (3,), (2,), "
+                        "'SAME').sum())(x)",
+    "grad_of_sum_pool": "grad(lambda y: (lax.reduce_window(y, 0., lax.add, (3,), (2,), 'SAME') "
+                        "** 2).sum())(x)",
+    "grad_of_window_of_symbolic_size": "grad(lambda y: (lax.reduce_window(y, 0., lax.add, "
+                                       "(y.shape[0],), (1,), 'VALID') ** 2).sum())(x)",
 }
 
 # name → source, exported where nothing bounds `b` but JAX's implicit `b >= 1`.
@@ -120,6 +151,17 @@ UNCONSTRAINED = {
     "trace_above": "jnp.trace(jnp.outer(x, x), offset=1)",
     "jacfwd": "plax.jacfwd(jnp.sin)(x)",
     "hessian": "plax.hessian(lambda y: (y ** 3).sum())(x)",
+    # --- windowed reductions and cumulative ops (sizes as JAX: `max(d, 0)` where the
+    # constraints cannot decide that a window fits)
+    "cumsum": "jnp.cumsum(x)",
+    "cummax_reverse": "lax.cummax(x, reverse=True)",
+    "window_sum_valid": "lax.reduce_window(x, 0., lax.add, (2,), (1,), 'VALID')",
+    "window_max_dilated": "lax.reduce_window(x, -jnp.inf, lax.max, (2,), (1,), 'VALID', None, "
+                          "(2,))",
+    "grad_of_sum_pool": "grad(lambda y: (lax.reduce_window(y, 0., lax.add, (2,), (1,), 'VALID') "
+                        "** 2).sum())(x)",
+    "grad_of_max_pool": "grad(lambda y: lax.reduce_window(y, -jnp.inf, lax.max, (2,), (1,), "
+                        "'VALID').sum())(x)",
 }
 
 _CONSTRAINTS = {"PROGRAMS": ["b >= 4"], "UNCONSTRAINED": []}
@@ -232,3 +274,60 @@ def test_a_symbolic_size_has_a_value_only_while_exporting():
         plax.ShapeDtypeStruct((b,), np.float32))
     (eqn,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "dimension_as_value"]
     assert eqn.params == {"dimension": b} and str(eqn.outvars[0].aval) == "int32[]"
+
+
+# --- windowed reductions and cumulative ops ------------------------------------------------
+
+def test_window_reductions_use_the_dynamic_custom_call_only_where_a_parameter_is_symbolic(
+        exports):
+    """A symbolic window (cumsum's spans the axis) needs stablehlo.dynamic_reduce_window,
+    which names its reducer, a private function; a static window over a symbolic shape
+    and static shapes stay a plain stablehlo.reduce_window."""
+    dynamic = exports["PROGRAMS", "cumsum"].mlir_module()
+    assert "stablehlo.dynamic_reduce_window" in dynamic
+    assert "called_computations = [@reduce_window_reducer]" in dynamic
+    assert "func.func private @reduce_window_reducer(" in dynamic
+    static_window = exports["PROGRAMS", "window_sum_valid"].mlir_module()
+    assert "stablehlo.reduce_window" in static_window and "custom_call" not in \
+        static_window.split("@_wrapped_jax_export_main")[1]
+    static = plax.jit(plax.numpy.cumsum).lower(np.ones(3, np.float32)).as_text()
+    assert "stablehlo.reduce_window" in static and "custom_call" not in static
+
+
+@pytest.mark.parametrize("src", [
+    "grad(lambda y: lax.cumlogsumexp(y).sum())(x)",  # JAX: no associative_scan of size b
+    "grad(lambda y: (lax.reduce_window(y, 1., lax.mul, (2,), (1,), 'VALID') ** 2).sum())(x)",
+])
+def test_symbolic_window_derivatives_beyond_jax(src):
+    """Reverse mode through windowed reductions JAX does not export (a generic reducer's
+    reverse mode is plax's own), against the concrete program."""
+    fn = eval(f"lambda x: {src}", {"jnp": plax.numpy, "lax": plax.lax, "grad": plax.grad})
+    b, = export.symbolic_shape("b")
+    exp = export.export(plax.jit(fn))(plax.ShapeDtypeStruct((b,), np.float32))
+    for n in (1, 5):
+        x = np.linspace(-1, 2, n, dtype=np.float32)
+        np.testing.assert_allclose(exp.call(x), fn(x), rtol=1e-5)
+
+
+def test_symbolic_windows_that_cannot_be_exported_are_clear_errors():
+    b, = export.symbolic_shape("b", constraints=["b >= 4"])
+    lax, jnp = plax.lax, plax.numpy
+
+    def export_of(fn):
+        return export.export(plax.jit(fn))(plax.ShapeDtypeStruct((b,), np.float32))
+    # max pooling's gradient is a select_and_scatter, which StableHLO has only static
+    with pytest.raises(NotImplementedError, match=r"select_and_scatter_add .* needs static "
+                                                  r"window_dimensions.*\(floordiv\(b, 2\),\)"):
+        export_of(plax.grad(lambda x: lax.reduce_window(
+            x, -jnp.inf, lax.max, (x.shape[0] // 2,), (1,), "SAME").sum()))
+    # the custom call's reducer is a function without the dimension variables
+    with pytest.raises(NotImplementedError, match="cannot use a call of"):
+        export_of(lambda x: lax.reduce_window(x, 0., plax.jit(lambda a, c: a + 2 * c),
+                                              (x.shape[0],), (1,), "SAME"))
+    with pytest.raises(NotImplementedError, match="cannot use the dimension variable 'b'"):
+        export_of(lambda x: lax.reduce_window(x, 0., lambda a, c: a + c * x.shape[0],
+                                              (x.shape[0],), (1,), "SAME"))
+    # padding that may be negative (cropping) must be decided while tracing
+    with pytest.raises(export.InconclusiveDimensionOperation, match="'b - 5' < '0'"):
+        export_of(lambda x: lax.reduce_window(x, 0., lax.add, (2,), (1,),
+                                              ((x.shape[0] - 5, 0),)))

@@ -309,11 +309,29 @@ class LoweringRuleContext:
         fn_name, result_types = self.module_context.function_for(
             closed_jaxpr, name, f"{self.name_stack}/{self.primitive.name}({name})")
         dims = self.module_context.dim_values[-1] if self.module_context.dim_vars else []
+        if dims is None:
+            _no_dimension_values(f"a call of '{name}'")
         call = func.CallOp(result_types, ir.FlatSymbolRefAttr.get(fn_name),
                            [*dims, *(tokens[e] for e in effects), *args])
         results = list(call.results)
         tokens.update(zip(effects, results[:len(effects)]))
         return results[len(effects):]
+
+    def emit_function(self, name: str, in_avals: Sequence[AbstractValue],
+                      out_avals: Sequence[AbstractValue], body) -> str:
+        """A private function from `in_avals` to `out_avals` whose ops `body(*args)`
+        emits, without the dimension-variable arguments of the module's other
+        functions (the reducer a custom call names in `called_computations`, as
+        `stablehlo.dynamic_reduce_window` does); its symbol name."""
+        mctx = self.module_context
+        with ir.InsertionPoint(mctx.module.body), ir.Location.unknown():
+            fn = func.FuncOp(sanitize_name(name), ir.FunctionType.get(
+                mu.ir_types(in_avals), mu.ir_types(out_avals)))
+        fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        mctx.symbol_table.insert(fn)
+        with ir.InsertionPoint(fn.add_entry_block()), _without_dimensions(mctx):
+            func.ReturnOp(list(body(*fn.arguments)))
+        return ir.StringAttr(fn.attributes["sym_name"]).value
 
     def lower_inline(self, closed_jaxpr: ClosedJaxpr, *args: ir.Value,
                      name: str | None = None) -> list[ir.Value]:
@@ -550,6 +568,29 @@ def _refine_shapes(module: ir.Module) -> ir.Module:
         raise ValueError(f"shape refinement of a module calling a shape-polymorphic "
                          f"exported function failed: {err}") from None
     return ir.Module.parse(refined)
+
+
+@contextlib.contextmanager
+def _without_dimensions(mctx: ModuleContext):
+    """While emitting a function without dimension-variable arguments: using a
+    dimension's value, or calling a function (which takes them), is an error."""
+    if not mctx.dim_vars:
+        yield
+        return
+    mctx.dim_values.append(None)
+    try:
+        with mu.dimension_values(lambda var: _no_dimension_values(
+                f"the dimension variable '{var}'")):
+            yield
+    finally:
+        mctx.dim_values.pop()
+
+
+def _no_dimension_values(what: str):
+    raise NotImplementedError(
+        f"shape-polymorphic export: a function that takes no dimension variables (the "
+        f"reducer of a window reduction with symbolic parameters) cannot use {what}; "
+        "write the reducer without jit or other calls, and without symbolic sizes")
 
 
 @contextlib.contextmanager

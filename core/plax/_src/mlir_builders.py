@@ -251,14 +251,3 @@ def reduce(operands: Sequence[ir.Value], init_values: Sequence[ir.Value],
     scalars = [ShapedArray((), a.dtype) for a in avals_out]
     build_region(op.body, scalars * 2, body)
     return list(op.results)
-
-
-def reduce_window(operand: ir.Value, init_value: ir.Value, aval_out: ShapedArray,
-                  window: Sequence[int], padding: Sequence[tuple[int, int]],
-                  body: Callable[[ir.Value, ir.Value], ir.Value]) -> ir.Value:
-    """`stablehlo.reduce_window` with unit strides over one operand."""
-    op = hlo.ReduceWindowOp([ir_type(aval_out)], [operand], [init_value], list(window),
-                            padding=ir.DenseIntElementsAttr.get(
-                                np.asarray(padding, np.int64).reshape(len(window), 2)))
-    build_region(op.body, [ShapedArray((), aval_out.dtype)] * 2, lambda a, b: [body(a, b)])
-    return op.result

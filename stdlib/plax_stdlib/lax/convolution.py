@@ -45,6 +45,7 @@ from plax_stdlib.lax.windows import (
     dilate_dim,
     dilate_shape,
     normalize_padding,
+    padding_tensor,
     padtype_to_pads,
     stride_dim,
     transpose_padding,
@@ -266,10 +267,8 @@ def _lower(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation
                    precision_config=config)
     flat_padding = [p for pair in padding for p in pair]
     if not mu.is_static(flat_padding):  # shape-polymorphic export: SAME on a symbolic size
-        pads = hlo.reshape(ir.RankedTensorType.get([n_spatial, 2], ir.IntegerType.get_signless(32)),
-                           mu.shape_tensor(flat_padding))
-        return hlo.dynamic_conv(mu.ir_type(out), lhs, rhs, pads, dnums, feature_group_count,
-                                batch_group_count, **windows)
+        return hlo.dynamic_conv(mu.ir_type(out), lhs, rhs, padding_tensor(padding), dnums,
+                                feature_group_count, batch_group_count, **windows)
     return hlo.convolution(
         mu.ir_type(out), lhs, rhs, dimension_numbers=dnums,
         feature_group_count=feature_group_count, batch_group_count=batch_group_count,

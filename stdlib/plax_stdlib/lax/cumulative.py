@@ -23,7 +23,9 @@ from plax.extend.constructors import (
 from plax.extend.core import get_aval
 from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.elementwise import add, exp, max, min, mul, neg, picked
+from plax_stdlib.lax.reduce_window import lower_reduce_window
 from plax_stdlib.lax.reductions import highest_value, lowest_value
+from plax_stdlib.lax.windows import Window
 
 
 def _logaddexp(dtype):
@@ -50,12 +52,16 @@ def _cumulative(name: str, kinds: frozenset, combine: Callable[[np.dtype], Calla
         n = aval.shape[axis]
         if n == 0:
             return operand
-        window = [1] * aval.ndim
-        window[axis] = n
-        padding = [(0, 0)] * aval.ndim
-        padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
+        ones, unpadded = (1,) * aval.ndim, ((0, 0),) * aval.ndim
+
+        def on_axis(values, value):
+            return values[:axis] + (value,) + values[axis + 1:]
+        window = Window(on_axis(ones, n), ones,
+                        on_axis(unpadded, (0, n - 1) if reverse else (n - 1, 0)), ones, ones)
         init = mu.dense_constant(identity(aval.dtype), aval.dtype)
-        return mu.reduce_window(operand, init, aval, window, padding, combine(aval.dtype))
+        pair = combine(aval.dtype)
+        return lower_reduce_window(ctx, [operand], [init], window,
+                                   lambda acc, x: [pair(acc, x)])[0]
 
     lower.__name__ = f"lower_{name}"
     return standard_primitive(f"lax.{name}", abstract_eval, lower, dtypes=kinds,

@@ -20,18 +20,20 @@ over the element each window read, which transpose to scatters, so `grad`, `vjp`
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from plax.extend import tree_util
 from plax.extend.ad import Zero, is_differentiable_dtype, jvp_jaxpr, tangent_aval
-from plax.extend.batching import batch_jaxpr, common_dim, move_to, not_mapped
+from plax.extend.batching import AxisData, batch_jaxpr, common_dim, move_to, not_mapped
 from plax.extend.constructors import describe, dtype_name, kind_of
 from plax.extend.core import (BATCHING, JVP, ClosedJaxpr, Primitive, ShapedArray, Tracer,
                               dce_closed_jaxpr, eval_jaxpr, get_aval, stage_flat)
 from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib.lax import conversion, elementwise, reductions, shape_ops
 from plax_stdlib.lax.control_flow.common import cached_on_jaxpr, trace_function
-from plax_stdlib.lax.windows import Window, check_window, window_patches
+from plax_stdlib.lax.windows import Window, check_window, padding_tensor, window_patches
 
 reduce_window_p = Primitive("lax.reduce_window", multiple_results=True)
 
@@ -98,20 +100,32 @@ def _abstract_eval(*avals, jaxpr, **window):
     return [ShapedArray(shape, o.dtype, o.weak_type) for o in operands]
 
 
-def lower_reduce_window(out_avals, operands, init_values, window: Window, body):
+def lower_reduce_window(ctx, operands, init_values, window: Window, body,
+                        out_avals=None):
     """`stablehlo.reduce_window` of `operands` with `body(*accumulated, *new)` (rank-0
-    values → one value per operand) as its reducer; its results."""
+    values → one value per operand) as its reducer; its results (of `out_avals`,
+    default the equation's). Where a window parameter is symbolic (shape-polymorphic
+    export), the `stablehlo.dynamic_reduce_window` custom call, which shape
+    refinement turns back into a `reduce_window` once the sizes are known."""
+    out_avals = ctx.avals_out if out_avals is None else out_avals
     ndim = len(window.window_dimensions)
     if any(lo < 0 or hi < 0 for lo, hi in window.padding):
         # XLA's simplifier mishandles negative padding (a check failure; JAX crashes on
         # it): dilate and crop explicitly, then pad the rest.
-        lows, highs = ([min(p[i], 0) for p in window.padding] for i in (0, 1))
+        def negative(p):
+            return p if p < 0 else 0
+        lows, highs = ([negative(p[i]) for p in window.padding] for i in (0, 1))
         interiors = [b - 1 for b in window.base_dilation]
         operands = [hlo.pad(x, init, lows, highs, interiors)
                     for x, init in zip(operands, init_values)]
-        window = window._replace(padding=tuple((max(lo, 0), max(hi, 0))
+        window = window._replace(padding=tuple((lo - negative(lo), hi - negative(hi))
                                                for lo, hi in window.padding),
                                  base_dilation=(1,) * ndim)
+    scalars = [ShapedArray((), a.dtype) for a in out_avals]
+    if window.symbolic:
+        return _dynamic_reduce_window(ctx, out_avals, operands, init_values, window,
+                                      ctx.emit_function("reduce_window_reducer",
+                                                        scalars * 2, scalars, body))
     op = hlo.ReduceWindowOp(
         mu.ir_types(out_avals), list(operands), list(init_values),
         list(window.window_dimensions), window_strides=list(window.window_strides),
@@ -119,15 +133,37 @@ def lower_reduce_window(out_avals, operands, init_values, window: Window, body):
         window_dilations=list(window.window_dilation),
         padding=ir.DenseIntElementsAttr.get(
             np.asarray(window.padding, np.int64).reshape(ndim, 2)))
-    scalars = [ShapedArray((), a.dtype) for a in out_avals]
     mu.build_region(op.body, scalars * 2, body)
+    return list(op.results)
+
+
+def _dynamic_reduce_window(ctx, out_avals, operands, init_values, window: Window,
+                           reducer: str):
+    """The custom call: operands, initial values, then the window dimensions, strides,
+    base and window dilations as `tensor<N x i32>` and the padding as
+    `tensor<N x 2 x i32>`, all computed from the dimension variables; the reducer is
+    the private function `reducer`."""
+    sizes = [mu.shape_tensor(values) for values in (window.window_dimensions,
+                                                    window.window_strides,
+                                                    window.base_dilation,
+                                                    window.window_dilation)]
+    op = hlo.CustomCallOp(
+        mu.ir_types(out_avals),
+        [*operands, *init_values, *sizes, padding_tensor(window.padding)],
+        call_target_name="stablehlo.dynamic_reduce_window",
+        api_version=ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 2),
+        called_computations=ir.ArrayAttr.get([ir.FlatSymbolRefAttr.get(reducer)]))
     return list(op.results)
 
 
 def _lower(ctx, *args, jaxpr, **window):
     n = len(args) // 2
-    return lower_reduce_window(ctx.avals_out, args[:n], args[n:], Window(**window),
-                               lambda *xs: ctx.lower_subjaxpr(jaxpr, *xs, name="reducer"))
+    window = Window(**window)
+    # A custom call's reducer is a function of its own, without the dimension
+    # variables a call of the reducer's function would pass: its ops go inline.
+    call = ctx.lower_inline if window.symbolic else ctx.lower_subjaxpr
+    return lower_reduce_window(ctx, args[:n], args[n:], window,
+                               lambda *xs: call(jaxpr, *xs, name="reducer"))
 
 
 reduce_window_p.def_abstract_eval(_abstract_eval)
@@ -185,7 +221,7 @@ def _element_jvp(jaxpr: ClosedJaxpr, active: tuple[int, ...], size: int) -> Clos
     used = [False] * n + [differentiable[i] for i in range(n) if has_tangent[i]]
     jvp, _ = dce_closed_jaxpr(jvp, used, instantiate=True)
     in_dims = [0] * (3 * n) + [not_mapped] * len(active)
-    batched, _ = batch_jaxpr(jvp, size, in_dims, True)
+    batched, _ = batch_jaxpr(jvp, AxisData(size), in_dims, True)  # size may be symbolic
     return batched
 
 
@@ -219,7 +255,7 @@ def window_coefficients(operands, inits, jaxpr: ClosedJaxpr, window: Window, act
         around = _prefix_window(rank, size, before)
         neighbours.append(reduce_window_p.bind(*patches, *inits, jaxpr=jaxpr,
                                                **around._asdict()))
-    count = int(np.prod(out_shape, dtype=np.int64)) * size
+    count = math.prod(out_shape) * size  # symbolic in shape-polymorphic export
     flat = [shape_ops.reshape(a, (count,)) for a in [*neighbours[0], *patches, *neighbours[1]]]
     element = _element_jvp(jaxpr, tuple(active), count)
     scalars = _scalars(jaxpr)

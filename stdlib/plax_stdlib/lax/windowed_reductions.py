@@ -72,7 +72,7 @@ def _monoid(name: str, kinds: frozenset, combine: str, identity, **rules):
     def lower(ctx, operand, **window):
         dtype = ctx.avals_in[0].dtype
         init = mu.dense_constant(identity(dtype), dtype)
-        return lower_reduce_window(ctx.avals_out, [operand], [init], Window(**window),
+        return lower_reduce_window(ctx, [operand], [init], Window(**window),
                                    lambda acc, x: [getattr(hlo, combine)(acc, x)])[0]
 
     lower.__name__ = f"lower_{name}"
@@ -149,8 +149,8 @@ def _gather_lower(ctx, tangents, operand, *, select_prim, **window):
         keep = mu.compare(acc_x, x, direction, x_aval.dtype)
         return [hlo.select(keep, acc_x, x), hlo.select(keep, acc_t, t)]
 
-    return lower_reduce_window([out.update(dtype=x_aval.dtype), out], [operand, tangents],
-                               inits, Window(**window), body)[1]
+    return lower_reduce_window(ctx, [operand, tangents], inits, Window(**window), body,
+                               [out.update(dtype=x_aval.dtype), out])[1]
 
 
 @cached_on_jaxpr
@@ -236,11 +236,16 @@ def _scatter_lower(ctx, source, operand, *, select_prim, window_dimensions, wind
     shape = x_aval.shape
     if not shape:  # one window of one element (XLA's expander fails on rank 0)
         return source
+    if not mu.is_static([*window_dimensions, *window_strides]):
+        raise NotImplementedError(
+            "select_and_scatter_add (the gradient of max/min pooling) needs static "
+            f"window_dimensions and window_strides, got {window_dimensions} and "
+            f"{window_strides}: StableHLO has no dynamic select_and_scatter")
     hole = mu.dense_constant(_select_identity(select_prim, x_aval.dtype), x_aval.dtype)
     lo, hi = [p[0] for p in padding], [p[1] for p in padding]
-    padded = hlo.pad(operand, hole, lo, hi, [0] * len(shape))
     padded_aval = x_aval.update(shape=tuple(d + a + b for d, a, b in zip(shape, lo, hi)),
                                 dtype=s_aval.dtype)
+    padded = _edge_pad(operand, hole, lo, hi, padded_aval.update(dtype=x_aval.dtype))
     op = hlo.SelectAndScatterOp(
         mu.ir_type(padded_aval), padded, source, mu.dense_constant(0, s_aval.dtype),
         window_dimensions=list(window_dimensions), window_strides=list(window_strides),
@@ -252,8 +257,18 @@ def _scatter_lower(ctx, source, operand, *, select_prim, window_dimensions, wind
     add = hlo.or_ if kind_of(s_aval.dtype) == "bool" else hlo.add
     mu.build_region(op.scatter, [s_scalar, s_scalar], lambda a, b: [add(a, b)])
     # Undo the padding: crop what it added, zeros where negative padding cropped.
-    return hlo.pad(op.result, mu.dense_constant(0, s_aval.dtype), [-a for a in lo],
-                   [-b for b in hi], [0] * len(shape))
+    return _edge_pad(op.result, mu.dense_constant(0, s_aval.dtype), [-a for a in lo],
+                     [-b for b in hi], ctx.avals_out[0])
+
+
+def _edge_pad(x, value, lo, hi, aval_out):
+    """`x` padded by `lo` before and `hi` after each dimension (negative: cropped), to
+    `aval_out`; a `dynamic_pad` where a width is symbolic (shape-polymorphic export)."""
+    interior = [0] * len(lo)
+    if mu.is_static([*lo, *hi]):
+        return hlo.pad(x, value, lo, hi, interior)
+    return hlo.dynamic_pad(mu.ir_type(aval_out), x, value, mu.shape_tensor(lo),
+                           mu.shape_tensor(hi), mu.shape_tensor(interior))
 
 
 def _scatter_transpose(ct, source, operand, *, select_prim, window_dimensions,

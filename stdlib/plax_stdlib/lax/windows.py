@@ -11,18 +11,20 @@ window size `w`, window dilation `r` and stride `s` reads the input dilated to
 from __future__ import annotations
 
 import itertools
-import operator
 from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from plax.extend.core import get_aval
+from plax.extend.core import SymbolicDimension, canonical_dim, get_aval, max_dim
+from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib.lax import shape_ops, slicing
 
 
 def dilate_dim(d: int, dilation: int) -> int:
     """The size of a dimension of size `d` with `dilation - 1` holes between elements."""
-    return 0 if d == 0 else 1 + dilation * (d - 1)
+    if dilation == 1:
+        return d
+    return max_dim(1 + dilation * (d - 1), 0)
 
 
 def dilate_shape(shape: Sequence[int], dilation: Sequence[int]) -> tuple[int, ...]:
@@ -31,7 +33,7 @@ def dilate_shape(shape: Sequence[int], dilation: Sequence[int]) -> tuple[int, ..
 
 def stride_dim(d: int, window: int, stride: int) -> int:
     """How many windows of `window` elements fit in `d` at `stride` (0 if none)."""
-    return 0 if d < window else (d - window) // stride + 1
+    return max_dim((d - window) // stride + 1, 0)
 
 
 def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int],
@@ -50,7 +52,7 @@ def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int],
     pads = []
     for d, w, s in zip(in_shape, window_shape, window_strides):
         out = -(-d // s)
-        total = max((out - 1) * s + w - d, 0)
+        total = max_dim((out - 1) * s + w - d, 0)
         small, large = total // 2, total - total // 2
         pads.append((small, large) if kind == "SAME" else (large, small))
     return pads
@@ -59,12 +61,13 @@ def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int],
 # --- checking and normalising window parameters --------------------------------------------
 
 def check_shapelike(name: str, what: str, values, positive: bool = False) -> tuple[int, ...]:
-    """A tuple of non-negative (or positive) ints, else TypeError in JAX's words."""
+    """A tuple of non-negative (or positive) ints (or symbolic sizes), else TypeError
+    in JAX's words."""
     if not isinstance(values, (tuple, list, np.ndarray)):
         raise TypeError(f"{name} {what} must be of type tuple/list/ndarray, got "
                         f"{type(values)}.")
     try:
-        ints = tuple(operator.index(v) for v in values)
+        ints = tuple(canonical_dim(v) for v in values)
     except TypeError:
         raise TypeError(f"{name} {what} must have every element be an integer type, got "
                         f"{tuple(map(type, values))}.") from None
@@ -77,7 +80,7 @@ def check_shapelike(name: str, what: str, values, positive: bool = False) -> tup
 def normalize_padding(name: str, padding, ndim: int) -> tuple[tuple[int, int], ...]:
     """Explicit `(low, high)` pairs as a tuple of int pairs; ValueError otherwise."""
     try:
-        pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
+        pads = tuple((canonical_dim(lo), canonical_dim(hi)) for lo, hi in padding)
     except (TypeError, ValueError):
         raise ValueError(f"padding argument to {name} should be a string or a sequence of "
                          f"(low, high) pairs, got {padding!r}") from None
@@ -109,6 +112,13 @@ class Window(NamedTuple):
         return Window(put(self.window_dimensions, 1), put(self.window_strides, 1),
                       put(self.padding, (0, 0)), put(self.base_dilation, 1),
                       put(self.window_dilation, 1))
+
+    @property
+    def symbolic(self) -> bool:
+        """Whether a parameter is a symbolic size (shape-polymorphic export)."""
+        return any(isinstance(v, SymbolicDimension) for v in
+                   (*self.window_dimensions, *self.window_strides, *self.base_dilation,
+                    *self.window_dilation, *itertools.chain(*self.padding)))
 
     @property
     def size(self) -> int:
@@ -208,6 +218,15 @@ def window_patches(x, pad_value, window: Window):
         piece = slicing.slice(padded, offset, limits, window.window_strides)
         columns.append(shape_ops.reshape(piece, out_shape + (1,)))
     return shape_ops.concatenate(columns, len(out_shape))
+
+
+def padding_tensor(padding) -> ir.Value:
+    """`(low, high)` pairs, some symbolic, as the `tensor<N x 2 x i32>` computed from
+    the dimension variables that the dynamic windowed ops of shape-polymorphic export
+    (`dynamic_conv`, `dynamic_reduce_window`) take."""
+    i32 = ir.IntegerType.get_signless(32)
+    return hlo.reshape(ir.RankedTensorType.get([len(padding), 2], i32),
+                       mu.shape_tensor([p for pair in padding for p in pair]))
 
 
 def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,

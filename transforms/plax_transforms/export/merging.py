@@ -51,7 +51,9 @@ def merge_module(dst: ir.Module, dst_symbols: ir.SymbolTable, src: ir.Module,
     for op in list(src.body.operations):
         named = "sym_name" in op.attributes
         if named and op.operation.name != "sdy.mesh":
-            ir.SymbolTable.set_visibility(op, "private")
+            # (an attribute: a public function, such as the reducer of JAX's
+            # dynamic_reduce_window, may have no visibility to set)
+            op.attributes["sym_visibility"] = ir.StringAttr.get("private")
             if ir.StringAttr(op.attributes["sym_name"]).value == main_name:
                 main_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
         op.detach_from_parent()
