@@ -110,6 +110,41 @@ PROGRAMS = {
                         "** 2).sum())(x)",
     "grad_of_window_of_symbolic_size": "grad(lambda y: (lax.reduce_window(y, 0., lax.add, "
                                        "(y.shape[0],), (1,), 'VALID') ** 2).sum())(x)",
+    # --- a symbolic size as an operand of lax primitives, a loop bound, a section size,
+    # the number of classes, a start or a fill value (a symbolic size reaching a
+    # primitive's bind is staged as its value)
+    "lax_convert_size": "lax.convert_element_type(x.shape[0], np.float32) * x",
+    "lax_add_converted_size": "lax.add(x, lax.convert_element_type(x.shape[0], np.float32))",
+    "lax_full_of_size": "lax.full((), x.shape[0]) + x",
+    "lax_full_like_size": "lax.full_like(x, x.shape[0])",
+    "lax_broadcast_size": "lax.broadcast(x.shape[0], (2,))",
+    "lax_neg_size": "lax.neg(x.shape[0]) * x",
+    "lax_clamp_by_size": "lax.clamp(0, jnp.arange(2 * x.shape[0]), x.shape[0])",
+    "fori_loop_to_size": "lax.fori_loop(0, x.shape[0], lambda i, c: c + jnp.asarray(x)[i], 0.0)",
+    "fori_loop_from_size": "lax.fori_loop(x.shape[0] - 2, x.shape[0], "
+                           "lambda i, c: c + i * jnp.asarray(x)[i], 0.0)",
+    "while_loop_to_size": "lax.while_loop(lambda c: c[0] < x.shape[0], "
+                          "lambda c: (c[0] + 1, c[1] + jnp.asarray(x)[c[0]]), (0, 0.0))[1]",
+    "vmap_of_fori_loop_to_size": "plax.vmap(lambda r: lax.fori_loop(0, x.shape[0], "
+                                 "lambda i, c: c + r * i, 0.0))(x)",
+    "vmap_with_size": "plax.vmap(lambda r: r * x.shape[0] "
+                      "+ lax.convert_element_type(x.shape[0], np.float32))(x)",
+    "scan_over_symbolic_axis": "lax.scan(lambda c, r: (c + r, c), 0.0, x)[1]",
+    "scan_reverse": "lax.scan(lambda c, r: (c * 0.5 + r, c), 1.0, x, reverse=True)[1]",
+    "split_symbolic_sections": "jnp.stack(jnp.split(jnp.concatenate([x, 2 * x]), 2))",
+    "array_split_symbolic": "jnp.stack(jnp.array_split(jnp.concatenate([x, 2 * x]), 2), 1)",
+    "split_at_symbolic_index": "jnp.concatenate(jnp.split(x, [1, x.shape[0] - 1])[::-1])",
+    "one_hot_size_classes": "plax.nn.one_hot(jnp.array([0, 2, 9]), x.shape[0])",
+    "one_hot_size_minus_1_axis_0": "plax.nn.one_hot(jnp.arange(3), x.shape[0] - 1, axis=0)",
+    "arange_symbolic_start": "jnp.arange(x.shape[0], 2 * x.shape[0])",
+    "arange_symbolic_start_down": "jnp.arange(x.shape[0], 0, -2, dtype=np.float32)",
+    "full_of_size": "jnp.full((x.shape[0],), x.shape[0])",
+    "array_of_size": "jnp.array(x.shape[0]) * x",
+    "array_of_sizes": "jnp.array([x.shape[0], 3])",
+    "asarray_shape": "jnp.asarray(x.shape)",
+    "ones_of_size_times_size": "jnp.ones(x.shape[0]) * x.shape[0]",
+    "power_by_size": "x ** x.shape[0]",
+    "repeat_total_length": "jnp.repeat(x, 2, total_repeat_length=x.shape[0] + 1)",
 }
 
 # name → source, exported where nothing bounds `b` but JAX's implicit `b >= 1`.
@@ -162,6 +197,12 @@ UNCONSTRAINED = {
                         "** 2).sum())(x)",
     "grad_of_max_pool": "grad(lambda y: lax.reduce_window(y, -jnp.inf, lax.max, (2,), (1,), "
                         "'VALID').sum())(x)",
+    # --- a symbolic size as a loop bound, a section size, a start (see PROGRAMS)
+    "fori_loop_to_size": "lax.fori_loop(0, x.shape[0], lambda i, c: c + jnp.asarray(x)[i], 0.0)",
+    "scan_over_symbolic_axis": "lax.scan(lambda c, r: (c + r, c), 0.0, x)[1]",
+    "split_symbolic_sections": "jnp.stack(jnp.split(jnp.concatenate([x, 2 * x]), 2))",
+    "one_hot_size_classes": "plax.nn.one_hot(jnp.array([0, 2]), x.shape[0])",
+    "arange_symbolic_start": "jnp.arange(x.shape[0], 2 * x.shape[0])",
 }
 
 _CONSTRAINTS = {"PROGRAMS": ["b >= 4"], "UNCONSTRAINED": []}
@@ -256,13 +297,6 @@ def test_a_filled_read_at_a_static_index_that_may_lie_outside_raises():
     with pytest.raises(NotImplementedError, match=r"mode='fill' with a static index"):
         export.export(plax.jit(lambda x: x.at[:, 1].get(mode="fill", fill_value=-1.0)))(
             plax.ShapeDtypeStruct((b, c), np.float32))
-
-
-def test_arange_with_a_symbolic_start_raises():
-    b, = export.symbolic_shape("b")
-    with pytest.raises(NotImplementedError, match="symbolic start"):
-        export.export(plax.jit(lambda x: plax.numpy.arange(x.shape[0], 2 * x.shape[0])))(
-            plax.ShapeDtypeStruct((b,), np.float32))
 
 
 def test_a_symbolic_size_has_a_value_only_while_exporting():

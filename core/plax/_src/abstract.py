@@ -35,11 +35,17 @@ def short_dtype_name(dtype) -> str:
 
 class SymbolicDimension:
     """Base of symbolic dimension sizes (shape polymorphism; `plax.export` defines the
-    expressions). Avals keep them as they are; every other dimension is an `int`."""
+    expressions). Avals keep them as they are; every other dimension is an `int`.
+    Used as an operand it is a weakly typed int scalar (`get_aval`), staged as
+    `as_value()`."""
     __slots__ = ()
 
     def extremum(self, op: str, a, b):
         """`max` or `min` (`op`) of `a` and `b`, one of them this dimension."""
+        raise NotImplementedError
+
+    def as_value(self):
+        """The size as a value of the current trace (`lax.dimension_as_value`)."""
         raise NotImplementedError
 
 

@@ -16,7 +16,7 @@ from jaxlib import _jax
 from plax._src import config
 from plax._src import debug_info as dbg_util
 from plax._src import tree_util
-from plax._src.abstract import AbstractValue
+from plax._src.abstract import AbstractValue, SymbolicDimension
 from plax._src.checking import check_jaxpr
 from plax._src.debug_info import JaxprDebugInfo, TracingDebugInfo
 from plax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
@@ -75,6 +75,9 @@ class StagingTrace(Trace):
             return x._var
         if isinstance(x, Tracer) and not x._trace.is_valid():
             raise escaped_tracer_error(x)
+        if isinstance(x, SymbolicDimension):  # export: the size computed as a value
+            with set_current_trace(self):
+                return self.to_atom(x.as_value())
         aval = get_aval(x)
         if not isinstance(x, Tracer) and (type(x) in (bool, int, float, complex)
                                           or isinstance(x, np.generic)):

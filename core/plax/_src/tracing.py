@@ -25,7 +25,7 @@ import numpy as np
 from jaxlib import _jax
 
 from plax._src import array_methods, config, dtypes, plugins
-from plax._src.abstract import AbstractValue, ShapedArray
+from plax._src.abstract import AbstractValue, ShapedArray, SymbolicDimension
 from plax._src.sharding import Sharding
 from plax._src.errors import (
     ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
@@ -116,6 +116,8 @@ class EvalTrace(Trace):
         for arg in args:
             if isinstance(arg, Tracer):
                 raise escaped_tracer_error(arg, primitive)
+            if isinstance(arg, SymbolicDimension):
+                arg.as_value()  # raises: a symbolic size has no value outside export
         impl = primitive.get_rule("impl")
         if impl is not None:
             return impl(*args, **params)
@@ -339,6 +341,8 @@ def get_aval(x) -> AbstractValue:
         return aval
     if isinstance(x, np.ndarray):
         return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
+    if isinstance(x, SymbolicDimension):  # export: a size used as a number, as an int is
+        return get_aval(1)
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
     if shape is not None and dtype is not None:  # ShapeDtypeStruct-likes
         # A sharding over explicit mesh axes is part of the type, as for an Array.

@@ -1,12 +1,11 @@
 """`standardize` and `one_hot`: the array preparations of `plax.nn`."""
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 import plax
 from plax.extend import dtypes
+from plax.extend.core import canonical_dim
 from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.numpy import util
@@ -39,7 +38,7 @@ def one_hot(x, num_classes: int, *, dtype=None, axis: int = -1):
     """`x`'s integer entries as one-hot vectors of length `num_classes` along a new
     `axis`; entries outside [0, num_classes) become all-zero vectors."""
     try:
-        num_classes = operator.index(num_classes)
+        num_classes = canonical_dim(num_classes)  # symbolic in export (`x.shape[0]`)
     except TypeError:
         raise TypeError("one_hot: num_classes must be a concrete integer (it sets the "
                         f"result's shape), got {num_classes!r}") from None

@@ -2,7 +2,8 @@
 
 Concrete inputs become `plax.Array`s placed by the runtime (`implicit_device_put`);
 traced inputs stay traced. Sizes (`shape`, `num`, `N`, `arange`'s bounds) must be
-concrete, since they fix the shape of the result.
+concrete (or symbolic dimensions, in a shape-polymorphic export), since they fix the
+shape of the result.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from plax.extend.core import (ShapedArray, SymbolicDimension, Tracer, get_aval,
                               implicit_device_put)
 from plax_stdlib import lax
 from plax_stdlib.lax import conversion as lax_conversion
+from plax_stdlib.lax.dimensions import dimension_as_value, size_scalar
 from plax_stdlib.numpy import util
 
 
@@ -32,7 +34,7 @@ def _is_plax_value(x) -> bool:
 def _has_plax_leaf(obj) -> bool:
     if isinstance(obj, (list, tuple)):
         return any(_has_plax_leaf(o) for o in obj)
-    return _is_plax_value(obj)
+    return _is_plax_value(obj) or isinstance(obj, SymbolicDimension)  # export: its value
 
 
 def _leaves(obj) -> list:
@@ -63,6 +65,8 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
     if object is None:
         raise ValueError("None is not a valid value for plax.numpy.array")
     dtype = util.check_user_dtype(dtype, "array")
+    if isinstance(object, SymbolicDimension):  # export: the size as a value
+        object = dimension_as_value(object)
     weak = dtype is None and util.is_python_scalar(object)
     if isinstance(object, (list, tuple)) and _has_plax_leaf(object):
         leaves = [util.ensure_arraylike("array", leaf) for leaf in _leaves(object)]
@@ -236,22 +240,19 @@ def _symbolic_arange(start, stop, step, dtype):
         start, stop = 0, start
     step = 1 if step is None else step
     for name, v in (("start", start), ("stop", stop), ("step", step)):
-        if not isinstance(v, (int, np.integer, SymbolicDimension)):
-            raise TypeError(f"arange with a symbolic dimension takes integer bounds, got "
-                            f"{name}={v!r}")
+        if not isinstance(v, (int, np.integer, SymbolicDimension)):  # JAX's class
+            raise ValueError(f"arange with a symbolic dimension takes integer bounds, got "
+                             f"{name}={v!r}")
     if not isinstance(step, (int, np.integer)) or step == 0:
         raise ValueError(f"arange with a symbolic dimension needs a constant, non-zero "
                          f"step, got step={step}")
-    if isinstance(start, SymbolicDimension):
-        raise NotImplementedError(f"arange with the symbolic start {start} (plax computes "
-                                  "symbolic sizes, not values from them)")
     size = max((stop - start + step - 1) // step if step > 0
                else (start - stop - step - 1) // -step, 0)
     dtype = dtype or dtypes.default_int_dtype()
     out = lax.iota(dtype, size)
     if step != 1:
         out = lax.mul(out, np.asarray(step, dtype))
-    return out if start == 0 else lax.add(out, np.asarray(start, dtype))
+    return out if start == 0 else lax.add(out, size_scalar(start, dtype))
 
 
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,

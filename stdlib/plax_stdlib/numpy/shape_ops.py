@@ -1,11 +1,13 @@
 """Functions that rearrange elements: reshape, transpose, join, split, tile, flip...
 
-All sizes are static (shapes, split points, repeat counts); `roll` also accepts
-a traced shift.
+All sizes are known at trace time (shapes, split points, repeat counts: ints, or
+symbolic dimensions in a shape-polymorphic export); `roll` also accepts a traced
+shift.
 """
 from __future__ import annotations
 
 import builtins
+import itertools
 import math
 import operator
 from typing import Any, Sequence
@@ -314,14 +316,14 @@ def _split(name: str, ary, indices_or_sections, axis: int, equal: bool) -> list:
     else:
         # Indices are taken as given (negative ones are not counted from the end), as
         # in JAX: each section's size must come out non-negative.
-        indices = [operator.index(i) for i in np.ravel(sections)]
+        indices = [canonical_dim(i) for i in np.ravel(sections)]  # symbolic ones too
         points = [0, *indices, size]
         sizes = [stop - start for start, stop in zip(points[:-1], points[1:])]
         if builtins.any(s < 0 for s in sizes):
             raise ValueError(f"{name}: Sizes passed to split must be nonnegative, got {sizes} "
                              f"(from indices {indices} along axis {axis} of size {size})")
-    starts = np.cumsum([0] + sizes[:-1])
-    return [lax.slice_in_dim(ary, int(start), int(start) + n, axis=axis)
+    starts = [0, *itertools.accumulate(sizes[:-1])]  # ints, or symbolic sizes (export)
+    return [lax.slice_in_dim(ary, start, start + n, axis=axis)
             for start, n in zip(starts, sizes)]
 
 
@@ -389,12 +391,13 @@ def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | No
         out = (lax.concatenate(pieces, axis) if pieces else
                lax.slice_in_dim(a, 0, 0, axis=axis))
     if total_repeat_length is not None:
-        out = _fit_length(out, axis, operator.index(total_repeat_length))
+        out = _fit_length(out, axis, canonical_dim(total_repeat_length))
     return out
 
 
-def _fit_length(x, axis: int, length: int):
-    """`x` cut, or padded with its last element, to `length` along `axis`."""
+def _fit_length(x, axis: int, length):
+    """`x` cut, or padded with its last element, to `length` along `axis` (an int, or
+    a symbolic size the constraints can compare with the axis's)."""
     size = util.shape_of(x)[axis]
     if length <= size:
         return lax.slice_in_dim(x, 0, length, axis=axis)

@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 
 from plax.extend import dtypes
-from plax.extend.core import Tracer
+from plax.extend.core import SymbolicDimension, Tracer
 from plax_stdlib import lax
 from plax_stdlib.numpy import util
 
@@ -207,8 +207,9 @@ pow = power  # noqa: A001 - the array API's name
 
 def _concrete_int(x) -> int | None:
     """`x` as a Python int when it is a concrete integer scalar (a Python int or bool,
-    a NumPy integer, a 0-d integer array outside tracing); else None."""
-    if isinstance(x, Tracer):
+    a NumPy integer, a 0-d integer array outside tracing); else None (also for a
+    symbolic size of export, whose value is known only when the module runs)."""
+    if isinstance(x, (Tracer, SymbolicDimension)):
         return None
     try:
         return operator.index(x)

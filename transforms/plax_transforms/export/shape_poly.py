@@ -416,6 +416,9 @@ class DimExpr(SymbolicDimension):
         return (DimExpr.operation("floordiv", self, other, self.scope),
                 DimExpr.operation("mod", self, other, self.scope))
 
+    def as_value(self):
+        return dimension_as_value(self)
+
     def __truediv__(self, other):  # a float, computed from the dimension's value
         return true_divide(dimension_as_value(self), other)
 

@@ -6,8 +6,8 @@ A `while` equation holds two closed Jaxprs: `cond_jaxpr` taking
 body consts and the initial carry. It lowers to `stablehlo.while`.
 
 `fori_loop` with bounds known at trace time becomes a `scan` (so reverse-mode
-differentiation works); with traced bounds it becomes a `while`, whose reverse
-mode raises JAX's error.
+differentiation works); with traced bounds (or symbolic sizes of export) it
+becomes a `while`, whose reverse mode raises JAX's error.
 """
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ from plax.extend.core import (
     ClosedJaxpr,
     JaxprEqn,
     Primitive,
+    SymbolicDimension,
     Tracer,
     dce_closed_jaxpr,
     dce_jaxpr,
@@ -104,7 +105,10 @@ def _python_while(cond_fun, body_fun, val):
 
 
 def _concrete_int(x):
-    """`x` as a Python int if it is known at trace time, else None."""
+    """`x` as a Python int if it is known at trace time, else None (a symbolic size of
+    export is known only when the module runs)."""
+    if isinstance(x, SymbolicDimension):
+        return None
     if isinstance(x, Tracer):
         value = x.to_concrete_value()
         return None if value is None else int(value)

@@ -5,8 +5,9 @@ One `scan` equation holds the body as a closed Jaxpr taking
 are the consts (closed-over values), the initial carry and the stacked xs, its
 results the final carry and the stacked ys. It lowers to a `stablehlo.while`
 whose body reads each step's slices with `dynamic_slice` and writes each step's
-ys with `dynamic_update_slice` (`unroll` steps per trip). Differentiation and
-batching rules follow the lowering.
+ys with `dynamic_update_slice` (`unroll` steps per trip; over a symbolic length
+of export, a second loop takes the remainder). Differentiation and batching rules
+follow the lowering.
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from plax.extend.core import (
     JaxprEqn,
     Primitive,
     ShapedArray,
+    SymbolicDimension,
     Var,
     dce_closed_jaxpr,
     dce_jaxpr,
@@ -111,7 +113,8 @@ def _python_scan(f, carry, xs_leaves, xs_tree, length: int, reverse: bool):
 def _scan_length(xs_leaves, xs_tree, length) -> int:
     if length is not None:
         try:
-            length = int(length)
+            # An int (JAX takes `int(length)`), or a symbolic size (export).
+            length = length if isinstance(length, SymbolicDimension) else int(length)
         except TypeError:
             raise TypeError(f"lax.scan: length must be a concrete int, got {length!r}") from None
         if length < 0:
@@ -141,6 +144,10 @@ def _scan_length(xs_leaves, xs_tree, length) -> int:
 
 def _unroll_count(unroll, length: int) -> int:
     if isinstance(unroll, bool):
+        if unroll and isinstance(length, SymbolicDimension):
+            raise ValueError(f"lax.scan: unroll=True unrolls every iteration, which needs a "
+                             f"length known at trace time, not the symbolic size {length}; "
+                             "pass an int unroll")
         return max(length, 1) if unroll else 1
     unroll = int(unroll)
     if unroll < 1:
@@ -233,8 +240,9 @@ def _scan_abstract_eval(*avals, jaxpr: ClosedJaxpr, length: int, reverse, unroll
 scan_p.define_rule("effects", lambda *, jaxpr, **_: jaxpr.effects)
 
 
-def _i32(value: int) -> ir.Value:
-    return mu.dense_constant(np.int32(value))
+def _i32(value) -> ir.Value:
+    """An int32 scalar: an int, or a symbolic size (export) computed when the module runs."""
+    return mu.dimension_value(value)
 
 
 def _scan_lower(ctx, *args, jaxpr: ClosedJaxpr, length: int, reverse: bool, unroll: int,
@@ -253,6 +261,7 @@ def _scan_lower(ctx, *args, jaxpr: ClosedJaxpr, length: int, reverse: bool, unro
     effects, outer_tokens, token_types = region_tokens(ctx, jaxpr)
     n = len(effects)
     tokens = dict(zip(effects, outer_tokens))
+    types = [*token_types, mu.ir_type(i32), *mu.ir_types(ctx.avals_out)]
 
     def step(i, carry, ys):
         index = hlo.subtract(_i32(length - 1), i) if reverse else i
@@ -270,26 +279,31 @@ def _scan_lower(ctx, *args, jaxpr: ClosedJaxpr, length: int, reverse: bool, unro
             new_ys.append(hlo.dynamic_update_slice(acc, update, starts))
         return hlo.add(i, _i32(1)), new_carry, new_ys
 
-    unroll = min(unroll, length)
-    trips = length // unroll
-    state = [*outer_tokens, _i32(0), *init, *ys]
-    types = [*token_types, mu.ir_type(i32), *mu.ir_types(ctx.avals_out)]
-    loop = hlo.WhileOp(types, state)
-    cond_block = loop.cond.blocks.append(*types)
-    with ir.InsertionPoint(cond_block):
-        hlo.return_([mu.compare(cond_block.arguments[n], _i32(trips * unroll), "LT", np.int32)])
-    body_block = loop.body.blocks.append(*types)
-    with ir.InsertionPoint(body_block):
-        args = list(body_block.arguments)
-        tokens.update(zip(effects, args))
-        i, carry, acc = args[n], *split_list(args[n + 1:], [num_carry])[:2]
-        for _ in range(unroll):
-            i, carry, acc = step(i, carry, acc)
-        hlo.return_([*tokens.values(), i, *carry, *acc])
-    results = list(loop.results)
-    tokens.update(zip(effects, results))
-    i, carry, acc = results[n], *split_list(results[n + 1:], [num_carry])[:2]
-    for _ in range(length - trips * unroll):
+    def loop(i, carry, ys, stop, steps: int):
+        """A `while` that takes `steps` steps an iteration until the index reaches `stop`."""
+        op = hlo.WhileOp(types, [*tokens.values(), i, *carry, *ys])
+        cond_block = op.cond.blocks.append(*types)
+        with ir.InsertionPoint(cond_block):
+            hlo.return_([mu.compare(cond_block.arguments[n], _i32(stop), "LT", np.int32)])
+        body_block = op.body.blocks.append(*types)
+        with ir.InsertionPoint(body_block):
+            args = list(body_block.arguments)
+            tokens.update(zip(effects, args))
+            i, carry, ys = args[n], *split_list(args[n + 1:], [num_carry])[:2]
+            for _ in range(steps):
+                i, carry, ys = step(i, carry, ys)
+            hlo.return_([*tokens.values(), i, *carry, *ys])
+        results = list(op.results)
+        tokens.update(zip(effects, results))
+        return results[n], *split_list(results[n + 1:], [num_carry])[:2]
+
+    symbolic = isinstance(length, SymbolicDimension)
+    unroll = unroll if symbolic else min(unroll, length)
+    unrolled = unroll * (length // unroll)
+    i, carry, acc = loop(_i32(0), init, ys, unrolled, unroll)
+    if symbolic and unroll > 1:  # the remainder, fewer than `unroll` steps, in a loop
+        i, carry, acc = loop(i, carry, acc, length, 1)
+    for _ in range(0 if symbolic else length - unrolled):
         i, carry, acc = step(i, carry, acc)
     ctx.tokens.update(tokens)
     return [*carry, *acc]
