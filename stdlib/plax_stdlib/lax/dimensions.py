@@ -2,7 +2,9 @@
 number (`x.sum(0) / x.shape[0]`, `jnp.mean` over a symbolic axis, the start index
 `x.shape[0] - 1`). It is the primitive `lax.dimension_as_value`, whose lowering
 computes the size from the module's dimension variables, as JAX's `__jax_array__` of
-a dimension does. An int stays as it is.
+a dimension does. An int stays as it is. A symbolic dimension that reaches any
+primitive's bind is staged through it too (`SymbolicDimension.as_value`, which
+export's expressions define as `dimension_as_value`).
 """
 from __future__ import annotations
 
