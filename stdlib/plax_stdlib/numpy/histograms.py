@@ -17,6 +17,7 @@ import operator
 import numpy as np
 
 from plax.extend import dtypes
+from plax.extend.core import canonical_dim
 from plax_stdlib import lax
 from plax_stdlib.numpy import creation, reductions, shape_ops, ufuncs, util
 from plax_stdlib.numpy.searching import searchsorted
@@ -44,7 +45,7 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
             "static length= argument to use it under jit"))
         length = max(minlength, int(value.max()) + 1 if value.size else 0)
     else:
-        length = operator.index(util.concrete_or_error(
+        length = canonical_dim(util.concrete_or_error(  # symbolic in export
             length, "bincount: 'length' must be static"))
     if weights is None:
         weights = np.ones((), dtypes.canonicalize_dtype(np.int64))
