@@ -204,6 +204,18 @@ UNCONSTRAINED = {
     "split_symbolic_sections": "jnp.stack(jnp.split(jnp.concatenate([x, 2 * x]), 2))",
     "one_hot_size_classes": "plax.nn.one_hot(jnp.array([0, 2]), x.shape[0])",
     "arange_symbolic_start": "jnp.arange(x.shape[0], 2 * x.shape[0])",
+    # plax.random on symbolic shapes (threefry, jax_threefry_partitionable's default):
+    # counters of symbolic shapes and strides, a symbolic number of keys, a symbolic size
+    # folded in or as randint's bound, a select of keys of symbolic shape
+    "random_normal_typed_key": "plax.random.normal(plax.random.key(0), x.shape) + x",
+    "random_uniform_raw_3_by_b": "plax.random.uniform(plax.random.PRNGKey(0), (3, x.shape[0]))",
+    "random_split_b": "plax.random.key_data(plax.random.split(plax.random.key(0), x.shape[0]))",
+    "random_fold_in_size": "plax.random.fold_in(plax.random.PRNGKey(1), 2 * x.shape[0])",
+    "random_randint_to_size": "plax.random.randint(plax.random.key(3), (4,), 0, x.shape[0])",
+    "random_categorical": "plax.random.categorical(plax.random.key(1), jnp.stack([x, -x], 1))",
+    "dropout": "jnp.where(plax.random.bernoulli(plax.random.key(2), 0.5, x.shape), 2 * x, 0.)",
+    "random_select_keys": "plax.random.key_data(lax.select(x > 0, *plax.random.split("
+                          "plax.random.key(0), (2, x.shape[0]))))",
 }
 
 _CONSTRAINTS = {"PROGRAMS": ["b >= 4"], "UNCONSTRAINED": []}
@@ -366,3 +378,52 @@ def test_symbolic_windows_that_cannot_be_exported_are_clear_errors():
     with pytest.raises(export.InconclusiveDimensionOperation, match="'b - 5' < '0'"):
         export_of(lambda x: lax.reduce_window(x, 0., lax.add, (2,), (1,),
                                               ((x.shape[0] - 5, 0),)))
+# --- plax.random with jax_threefry_partitionable=False, and what stays static ------------
+
+# name → source over `x: f32[b]`; their counters are runs of `b`, `2*b` and `4*b` words,
+# hashed as two halves (with a zero padded where the parity of the run is open).
+_ORIGINAL_THREEFRY = {
+    "normal_of_odd_or_even_size": "plax.random.normal(plax.random.key(0), x.shape)",
+    "split_b_raw_keys": "plax.random.split(plax.random.PRNGKey(0), x.shape[0])",
+    "bits_u8_4_by_b": "plax.random.bits(plax.random.key(2), (4, x.shape[0]), np.uint8)",
+    "uniform_times_x": "plax.random.uniform(plax.random.key(1), (2, x.shape[0])) * x",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ORIGINAL_THREEFRY))
+def test_original_threefry_on_a_symbolic_size_draws_the_concrete_bits(name):
+    fn = eval(f"lambda x: {_ORIGINAL_THREEFRY[name]}", {"plax": plax, "np": np})
+    b, = export.symbolic_shape("b")
+    with plax.threefry_partitionable(False):
+        exp = export.export(plax.jit(fn))(plax.ShapeDtypeStruct((b,), np.float32))
+        for n in (1, 2, 5):
+            x = np.linspace(-1, 2, n, dtype=np.float32)
+            np.testing.assert_array_equal(exp.call(x), fn(x))
+
+
+def test_random_functions_that_need_a_constant_size_raise_as_jax():
+    """Sixteen-bit draws of `b` values fill `b / 2` words, which the original threefry
+    cannot decide; a shuffle's number of rounds depends on the size."""
+    b, = export.symbolic_shape("b")
+    spec = plax.ShapeDtypeStruct((b,), np.float32)
+    key = plax.random.key(0)
+    with plax.threefry_partitionable(False), pytest.raises(
+            export.InconclusiveDimensionOperation, match=r"'mod\(16\*b, 32\)' > '0'"):
+        export.export(plax.jit(lambda x: plax.random.bits(key, x.shape, np.uint16)))(spec)
+    with pytest.raises(NotImplementedError, match="permutation .* of symbolic size b"):
+        export.export(plax.jit(lambda x: plax.random.permutation(key, x)))(spec)
+
+
+def test_choice_searches_probabilities_of_a_symbolic_count():
+    """`choice(..., p=)` finds each draw among the cumulative probabilities by counting
+    the entries below it where their number is symbolic (JAX's binary search needs it
+    constant); the indices are the binary search's."""
+    from plax_stdlib.random.shuffle import _search_left
+    queries = np.array([-5.0, -1.0, 0.1, 0.5, 2.0, 7.0], np.float32)
+    fn = plax.jit(lambda s: _search_left(s, queries))
+    b, = export.symbolic_shape("b")
+    exp = export.export(fn)(plax.ShapeDtypeStruct((b,), np.float32))
+    for n in (1, 2, 5):
+        s = np.linspace(-1, 2, n, dtype=np.float32)
+        np.testing.assert_array_equal(exp.call(s), np.searchsorted(s, queries, "left"))
+        np.testing.assert_array_equal(exp.call(s), fn(s))

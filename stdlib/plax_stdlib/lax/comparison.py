@@ -96,8 +96,7 @@ def _select_n_abstract_eval(which, *cases):
 def _select_n_lower(ctx, which, *cases):
     which_aval, out = ctx.avals_in[0], mu.physical_aval(ctx.avals_out[0])
     if which_aval.shape and which_aval.shape != out.shape:  # keys: pick whole elements
-        which = hlo.broadcast_in_dim(mu.ir_type(out.update(dtype=which_aval.dtype)), which,
-                                     list(range(which_aval.ndim)))
+        which = mu.broadcast_in_dim(which, out.shape, list(range(which_aval.ndim)))
     which = mu.broadcast_to(which, out)
 
     def choose(offset: int, cases) -> object:

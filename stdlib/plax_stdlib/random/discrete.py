@@ -15,6 +15,7 @@ import plax
 from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
+from plax_stdlib.lax.dimensions import dimension_as_value
 from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.numpy.util import check_arraylike, promote_dtypes_inexact
 from plax_stdlib.random import key_primitives as prims
@@ -49,6 +50,7 @@ def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
     key, _ = check_prng_key("randint", key)
     dtype = _int_dtype("randint", dtype)
     shape = canonicalize_shape(shape, "randint")
+    minval, maxval = dimension_as_value(minval), dimension_as_value(maxval)  # symbolic sizes
     info = dtypes.iinfo(dtype)
     sampling_dtype = dtype
     if info.bits < 32:  # sampled in 32 bits, which keeps the modulo bias small

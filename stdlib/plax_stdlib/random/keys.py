@@ -9,7 +9,6 @@ typed. `jax_legacy_prng_key` can make raw keys a warning or an error.
 """
 from __future__ import annotations
 
-import operator
 import warnings
 from collections.abc import Sequence
 
@@ -17,7 +16,8 @@ import numpy as np
 
 import plax
 from plax.extend import config, dtypes
-from plax.extend.core import Tracer
+from plax.extend.core import Tracer, canonical_dim
+from plax_stdlib.lax.dimensions import dimension_as_value
 from plax_stdlib.random import key_primitives as prims
 from plax_stdlib.random.impls import (PRNGImpl, PRNGSpec, default_prng_impl, key_spec,
                                      resolve_prng_impl)
@@ -104,6 +104,7 @@ def fold_in(key, data) -> plax.Array:
                         f"{np.shape(data)} != (). Use plax.vmap for batching.")
     if isinstance(data, int) and not 0 <= data < 2 ** 32:
         raise OverflowError(f"Python integer {data} out of bounds for uint32")
+    data = dimension_as_value(data)  # a symbolic size folds in its value
     return return_prng_keys(wrapped, prims.random_fold_in(typed, data))
 
 
@@ -114,7 +115,7 @@ def split_typed(key, num: int | Sequence[int] = 2) -> plax.Array:
                         f"{key.shape} != (). Use plax.vmap for batching.")
     shape = tuple(num) if isinstance(num, Sequence) else (num,)
     try:
-        shape = tuple(operator.index(n) for n in shape)
+        shape = tuple(canonical_dim(n) for n in shape)  # symbolic sizes stay
     except TypeError:
         raise TypeError(f"split: num must be an int or a tuple of ints, got {num!r}") from None
     if any(n < 0 for n in shape):

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import plax
+from plax.extend.core import SymbolicDimension
 from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.numpy.util import (
@@ -37,8 +38,10 @@ def permutation(key, x, axis: int = 0, independent: bool = False, *, out_shardin
     check_arraylike("permutation", x)
     axis = canonicalize_axis(axis, np.ndim(x) or 1)
     if not np.ndim(x):
-        if not jnp.issubdtype(jnp.asarray(x).dtype, np.integer):
+        if not (isinstance(x, SymbolicDimension) or jnp.issubdtype(jnp.asarray(x).dtype,
+                                                                    np.integer)):
             raise TypeError("x must be an integer or at least 1-dimensional")
+        # (a symbolic size: InconclusiveDimensionOperation, the range needs a constant)
         n = operator.index(concrete_or_error(x, "argument x of plax.random.permutation()"))
         return laid_out("permutation", out_sharding, lambda k: _shuffled_range(k, n), key)
     return laid_out("permutation", out_sharding,
@@ -55,6 +58,10 @@ def _permuted(key, x, axis: int, independent: bool):
 @functools.partial(plax.jit, static_argnums=(2,))
 def shuffle(key, x, axis):
     """`x` reordered along `axis` by sorting on random keys, in enough rounds."""
+    if isinstance(x.size, SymbolicDimension):
+        raise NotImplementedError(
+            f"plax.random.permutation and shuffles of an array of symbolic size {x.size} "
+            "(shape polymorphism): the number of sorting rounds depends on the size")
     rounds = int(np.ceil(3 * np.log(max(1, x.size)) / np.log(np.iinfo(np.uint32).max)))
     for _ in range(rounds):
         key, subkey = split_typed(key)
@@ -70,8 +77,11 @@ def _shuffled_range(key, n: int):
 
 def _search_left(sorted_arr, query):
     """For each `query` value, the number of entries of the sorted 1-D `sorted_arr`
-    below it (NumPy's `searchsorted(side='left')`), by a binary search."""
+    below it (NumPy's `searchsorted(side='left')`), by a binary search (by counting,
+    for a symbolic size, whose number of halvings is not known while tracing)."""
     n = sorted_arr.shape[0]
+    if isinstance(n, SymbolicDimension):
+        return (sorted_arr < jnp.expand_dims(query, -1)).sum(-1, dtype=np.int32)
     index = jnp.zeros(np.shape(query), np.int32)
     step = 1 << (n.bit_length() - 1) if n else 0
     while step:

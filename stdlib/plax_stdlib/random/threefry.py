@@ -23,7 +23,7 @@ import numpy as np
 from plax.extend import config
 from plax.extend.batching import broadcasting_batcher
 from plax.extend.constructors import broadcasting_shape, describe, standard_primitive
-from plax.extend.core import ShapedArray
+from plax.extend.core import ShapedArray, SymbolicDimension
 from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib import lax
 from plax_stdlib.random.impls import PRNGImpl, register_prng
@@ -147,14 +147,23 @@ def _iota_2x32_shape_abstract_eval(*, shape):
 def _iota_2x32_shape_lower(ctx, *, shape):
     """The row-major index of each element, in 64 bits, as (high, low) words."""
     u64 = ShapedArray(shape, np.uint64)
-    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
     index = None
-    for d, stride in enumerate(strides):
-        term = hlo.multiply(hlo.iota(mu.ir_type(u64), d), mu.splat(np.uint64(stride), u64))
+    for d in range(len(shape)):
+        term = hlo.multiply(mu.iota(u64, d), _stride(shape[d + 1:], u64))
         index = term if index is None else hlo.add(index, term)
     high = hlo.shift_right_logical(index, mu.splat(np.uint64(32), u64))
     out_type = mu.ir_type(ctx.avals_out[0])
     return [hlo.convert(out_type, high), hlo.convert(out_type, index)]
+
+
+def _stride(trailing, u64: ShapedArray):
+    """The number of elements of the `trailing` dimensions, broadcast to `u64`'s shape
+    (a constant, or computed from the dimension variables where one is symbolic)."""
+    stride = math.prod(trailing)
+    if not isinstance(stride, SymbolicDimension):
+        return mu.splat(np.uint64(stride), u64)
+    scalar = hlo.convert(mu.ir_type(ShapedArray((), np.uint64)), mu.dimension_value(stride))
+    return mu.broadcast_to(scalar, u64)
 
 
 iota_2x32_shape_p = standard_primitive("random.iota_2x32_shape",
@@ -184,17 +193,21 @@ def _words(key):
 
 def threefry_hash(key, count, *, rolled: bool):
     """threefry2x32 of a uint32 array of counters: its first and second halves (padded
-    with a zero to an even size) are the two counter words."""
-    flat = lax.reshape(count, (math.prod(count.shape),))
-    odd = flat.shape[0] % 2
-    if odd:
+    with a zero to an even size) are the two counter words. A symbolic size of unknown
+    parity is always padded: the halves of `size + 1` counters are `size // 2` long
+    when it is even, which leaves the zero out."""
+    size = math.prod(count.shape)
+    flat = lax.reshape(count, (size,))
+    parity = size % 2
+    padded = isinstance(parity, SymbolicDimension) or parity == 1
+    if padded:
         flat = lax.concatenate([flat, lax.full((1,), np.uint32(0))], 0)
     half = flat.shape[0] // 2
     y1, y2 = threefry2x32(*_words(key), lax.slice_in_dim(flat, 0, half),
                           lax.slice_in_dim(flat, half, 2 * half), rolled=rolled)
     out = lax.concatenate([y1, y2], 0)
-    if odd:
-        out = lax.slice_in_dim(out, 0, out.shape[0] - 1)
+    if padded:
+        out = lax.slice_in_dim(out, 0, size)
     return lax.reshape(out, count.shape)
 
 
@@ -236,7 +249,8 @@ _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
 
 def _bits_partitionable(key, bit_width: int, shape):
-    if math.prod(shape) > 2 ** 64:
+    size = math.prod(shape)
+    if not isinstance(size, SymbolicDimension) and size > 2 ** 64:  # (symbolic: unchecked)
         raise NotImplementedError("random bits array of size exceeding 2 ** 64")
     bits1, bits2 = threefry2x32(*_words(key), *iota_2x32_shape(shape), rolled=True)
     dtype = np.dtype(_UINT[bit_width])
@@ -250,8 +264,12 @@ def _bits_partitionable(key, bit_width: int, shape):
 
 def _bits_original(key, bit_width: int, shape):
     size = math.prod(shape)
-    max_count = -(-bit_width * size // 32)
-    blocks, rest = divmod(max_count, np.iinfo(np.uint32).max)
+    max_count, partial_word = divmod(bit_width * size, 32)
+    if partial_word > 0:  # (inconclusive for a symbolic size it may leave whole, as JAX)
+        max_count += 1
+    blocks, rest = 0, max_count
+    if not isinstance(max_count, SymbolicDimension):
+        blocks, rest = divmod(max_count, np.iinfo(np.uint32).max)
     if blocks:
         raise NotImplementedError("random bits of more than 2 ** 32 words with "
                                   "jax_threefry_partitionable=False")
