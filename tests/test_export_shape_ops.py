@@ -427,3 +427,19 @@ def test_choice_searches_probabilities_of_a_symbolic_count():
         s = np.linspace(-1, 2, n, dtype=np.float32)
         np.testing.assert_array_equal(exp.call(s), np.searchsorted(s, queries, "left"))
         np.testing.assert_array_equal(exp.call(s), fn(s))
+
+
+def test_choice_from_a_symbolic_count_draws_the_concrete_values():
+    """`choice(key, x.shape[0], ...)` draws from `range(b)` (JAX needs the count constant);
+    without replacement it shuffles the range, which needs it constant."""
+    key = plax.random.key(1)
+    fn = plax.jit(lambda x: plax.random.choice(key, x.shape[0], (3,)))
+    b, = export.symbolic_shape("b")
+    spec = plax.ShapeDtypeStruct((b,), np.float32)
+    exp = export.export(fn)(spec)
+    for n in (1, 2, 5):
+        x = np.zeros(n, np.float32)
+        np.testing.assert_array_equal(exp.call(x), fn(x))
+    with pytest.raises(export.InconclusiveDimensionOperation, match="requires a constant"):
+        export.export(plax.jit(lambda x: plax.random.choice(key, x.shape[0], replace=False)))(
+            spec)

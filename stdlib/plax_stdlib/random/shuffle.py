@@ -17,6 +17,7 @@ import plax
 from plax.extend.core import SymbolicDimension
 from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
+from plax_stdlib.lax.dimensions import dimension_as_value
 from plax_stdlib.numpy.util import (
     canonicalize_axis,
     check_arraylike,
@@ -101,8 +102,11 @@ def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis
         raise TypeError(f"shape argument of plax.random.choice must be a sequence, got "
                         f"{shape}")
     check_arraylike("choice", a)
-    arr = jnp.asarray(a)
-    if arr.ndim == 0:
+    symbolic = isinstance(a, SymbolicDimension)  # (export) a draw from range(a)
+    arr = jnp.asarray(dimension_as_value(a) if symbolic else a)
+    if symbolic:
+        n_inputs = a
+    elif arr.ndim == 0:
         try:
             n_inputs = operator.index(concrete_or_error(a, "The error occurred in "
                                                            "plax.random.choice()"))
