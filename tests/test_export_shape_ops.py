@@ -22,6 +22,11 @@ requires_jax = pytest.mark.skipif(
     importlib.util.find_spec("jax") is None or importlib.util.find_spec("flatbuffers") is None,
     reason="JAX (with flatbuffers, which jax.export's serialization needs) is not installed")
 
+# Linear-algebra operands built from x: b SPD 3x3 matrices, and one b x 3 matrix of
+# full rank.
+_SPD_BATCH = "(x[:, None, None] * jnp.ones((3, 3)) + 4 * jnp.eye(3))"
+_B_ROWS = "jnp.stack([x, x ** 2 + 1, jnp.ones_like(x)], 1)"
+
 # name → the program's source over `x`, `jnp`, `lax` (evaluated by plax and by JAX).
 PROGRAMS = {
     "slice_from_1": "x[1:]",
@@ -146,6 +151,8 @@ PROGRAMS = {
     "power_by_size": "x ** x.shape[0]",
     "repeat_total_length": "jnp.repeat(x, 2, total_repeat_length=x.shape[0] + 1)",
     "bincount_of_size_length": "jnp.bincount(jnp.array([0, 1, 1, 9]), length=x.shape[0])",
+    # linear algebra: the default cutoff 10·max(b, 3)·eps is a value computed from b
+    "pinv_of_b_rows": f"jnp.linalg.pinv({_B_ROWS})",
 }
 
 # name → source, exported where nothing bounds `b` but JAX's implicit `b >= 1`.
@@ -216,16 +223,28 @@ UNCONSTRAINED = {
     "dropout": "jnp.where(plax.random.bernoulli(plax.random.key(2), 0.5, x.shape), 2 * x, 0.)",
     "random_select_keys": "plax.random.key_data(lax.select(x > 0, *plax.random.split("
                           "plax.random.key(0), (2, x.shape[0]))))",
+    # linear algebra (LAPACK custom calls whose results have dynamic types) on a batch of
+    # b SPD 3x3 matrices, and on one matrix of b rows (its min(b, 3) singular values;
+    # LU's pivots and permutation loop over a symbolic count)
+    "cholesky_of_a_batch": f"jnp.linalg.cholesky({_SPD_BATCH})",
+    "eigvalsh_of_a_batch": f"jnp.linalg.eigvalsh({_SPD_BATCH})",
+    "solve_with_a_batch": f"jnp.linalg.solve({_SPD_BATCH}, x[:, None, None] * jnp.ones((3, 1)))",
+    "qr_of_a_batch": f"jnp.linalg.qr({_SPD_BATCH})[1]",
+    "svd_of_b_rows": f"jnp.linalg.svd({_B_ROWS}, compute_uv=False)",
+    "lu_permutation_of_b_rows": f"lax.linalg.lu({_B_ROWS})[2]",
 }
 
 _CONSTRAINTS = {"PROGRAMS": ["b >= 4"], "UNCONSTRAINED": []}
 _SIZES = {"PROGRAMS": (4, 7), "UNCONSTRAINED": (1, 2, 5)}
 
 
+def _function(source):
+    return eval(f"lambda x: {source}", {"jnp": plax.numpy, "lax": plax.lax, "np": np,
+                                        "grad": plax.grad, "plax": plax})
+
+
 def _program(table, name):
-    return eval(f"lambda x: {globals()[table][name]}",
-                {"jnp": plax.numpy, "lax": plax.lax, "np": np, "grad": plax.grad,
-                 "plax": plax})
+    return _function(globals()[table][name])
 
 
 @pytest.fixture(scope="module")
@@ -301,6 +320,32 @@ def test_grad_of_a_strided_same_convolution():
     for n in _SIZES["UNCONSTRAINED"]:
         x = np.linspace(-1, 2, n, dtype=np.float32)
         np.testing.assert_allclose(exp.call(x), plax.grad(loss)(x), rtol=1e-6)
+
+
+# name → (source, result shape): linear algebra that JAX 0.10.2 does not export (no
+# partial eigh on CPU; comparisons of b with 3 it cannot decide), exported with b >= 4.
+LINALG_BEYOND_JAX = {
+    "eigh_subset_of_a_batch": (f"lax.linalg.eigh({_SPD_BATCH}, subset_by_index=(1, 3))[0]",
+                               "(b, 3, 2)"),
+    "lstsq_of_b_rows": (f"jnp.linalg.lstsq({_B_ROWS}, x)[0]", "(3,)"),
+    "matrix_rank_of_b_rows": (f"jnp.linalg.matrix_rank({_B_ROWS})", "()"),
+    "grad_of_lu_of_b_rows": (f"grad(lambda x: lax.linalg.lu({_B_ROWS})[0].sum())(x)", "(b,)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINALG_BEYOND_JAX))
+def test_linalg_that_jax_does_not_export_matches_its_concrete_version(name):
+    source, shape = LINALG_BEYOND_JAX[name]
+    fn = plax.jit(_function(source))
+    b, = export.symbolic_shape("b", constraints=["b >= 4"])
+    exp = export.export(fn)(plax.ShapeDtypeStruct((b,), np.float32))
+    assert str(exp.out_avals[0].shape) == shape
+    for n in _SIZES["PROGRAMS"]:
+        x = np.linspace(-1, 2, n, dtype=np.float32)
+        want = np.asarray(fn(x))
+        got = np.asarray(exp.call(x))
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
 def test_a_filled_read_at_a_static_index_that_may_lie_outside_raises():

@@ -14,14 +14,14 @@ import numpy as np
 from plax.extend.ad import Zero
 from plax.extend.constructors import standard_primitive
 from plax.extend.core import ShapedArray, get_aval
-from plax.extend.mlir import hlo, mu
+from plax.extend.mlir import mu
 from plax_stdlib.lax.conversion import convert_element_type
 from plax_stdlib.lax.elementwise import add, div, mul, real, sub
 from plax_stdlib.lax.linalg import lapack
 from plax_stdlib.lax.linalg.matrices import (check_matrix, diagonal, eye_like,
                                              hermitian_from_triangle, is_complex, leading_batch,
                                              matmul, mH,
-                                             real_dtype_of, symmetrize)
+                                             real_dtype_of, slice_hlo, symmetrize)
 from plax_stdlib.lax.shape_ops import broadcast_in_dim
 
 
@@ -86,9 +86,7 @@ def _eigh_lower_cpu(ctx, a, *, lower, sort_eigenvalues, subset_by_index, algorit
     n = aval.shape[-1]
     full_w = ShapedArray((*batch, n), w_aval.dtype)
     if 0 in aval.shape:
-        return [hlo.slice(a, [0] * aval.ndim, list(v_aval.shape), [1] * aval.ndim)
-                if v_aval.shape != aval.shape else a,
-                mu.splat(0, w_aval)]
+        return [slice_hlo(a, aval, -1, 0, v_aval.shape[-1]), mu.splat(0, w_aval)]
     routine = "heevd" if aval.dtype.kind == "c" else "syevd"
     v, w, info = lapack.call(lapack.target(routine, aval.dtype), [a], [aval],
                              [aval, full_w, lapack.info_aval(batch)], aliases={0: 0},
@@ -98,8 +96,8 @@ def _eigh_lower_cpu(ctx, a, *, lower, sort_eigenvalues, subset_by_index, algorit
     w = lapack.nan_where(ok, w, full_w, batch)
     lo, hi = _subset(n, subset_by_index)
     if (lo, hi) != (0, n):
-        v = hlo.slice(v, [0] * (aval.ndim - 1) + [lo], [*aval.shape[:-1], hi], [1] * aval.ndim)
-        w = hlo.slice(w, [0] * len(batch) + [lo], [*batch, hi], [1] * (len(batch) + 1))
+        v = slice_hlo(v, aval, -1, lo, hi)
+        w = slice_hlo(w, full_w, -1, lo, hi)
     return [v, w]
 
 

@@ -100,27 +100,40 @@ def call(name: str, operands: Sequence[ir.Value], avals_in: Sequence[ShapedArray
     Operands and results whose rank is `matrix_rank` (by default the largest
     operand rank) are batches of column-major matrices. `aliases` maps operand
     indices to the result each one's buffer is reused for.
+
+    Results with symbolic sizes (a shape-polymorphic export) have dynamic types:
+    their shapes, computed from the dimension variables, follow the operands as
+    `indices_of_shape_operands`, which is what shape refinement reads to make the
+    types static once the sizes are known (and then drops).
     """
     rank = max(a.ndim for a in avals_in) if matrix_rank is None else matrix_rank
+    operand_layouts = [_layout(_minor_to_major(a, a.ndim == rank)) for a in avals_in]
+    operands = list(operands)
     i32 = ir.IntegerType.get_signless(32)
-    attrs = {
+    attrs = {}
+    if not all(mu.is_static(a.shape) for a in avals_out):
+        first = len(operands)
+        operands += [mu.shape_tensor(a.shape) for a in avals_out]
+        operand_layouts += [_layout((0,))] * len(avals_out)
+        attrs["indices_of_shape_operands"] = ir.DenseIntElementsAttr.get(
+            np.arange(first, len(operands), dtype=np.int64))
+    attrs.update({
         "call_target_name": ir.StringAttr.get(name),
         "has_side_effect": ir.BoolAttr.get(False),
         "api_version": ir.IntegerAttr.get(i32, 4),
         "backend_config": ir.DictAttr.get(attributes),
         "called_computations": ir.ArrayAttr.get([]),
-        "operand_layouts": ir.ArrayAttr.get(
-            [_layout(_minor_to_major(a, a.ndim == rank)) for a in avals_in]),
+        "operand_layouts": ir.ArrayAttr.get(operand_layouts),
         "result_layouts": ir.ArrayAttr.get(
             [_layout(_minor_to_major(a, a.ndim == rank)) for a in avals_out]),
-    }
+    })
     if aliases:
         several = len(avals_out) > 1
         attrs["output_operand_aliases"] = ir.ArrayAttr.get([
             hlo.OutputOperandAlias.get(output_tuple_indices=[out] if several else [],
                                        operand_index=operand, operand_tuple_indices=[])
             for operand, out in aliases.items()])
-    op = hlo.CustomCallOp.build_generic(results=mu.ir_types(avals_out), operands=list(operands),
+    op = hlo.CustomCallOp.build_generic(results=mu.ir_types(avals_out), operands=operands,
                                         attributes=attrs)
     return list(op.results)
 
@@ -140,8 +153,7 @@ def succeeded(info: ir.Value, batch: tuple[int, ...], allow_positive: bool = Fal
 def nan_where(ok: ir.Value, x: ir.Value, aval: ShapedArray, batch: tuple[int, ...]) -> ir.Value:
     """`x` (of `aval`, leading dims `batch`) with the matrices where `ok` is false
     replaced by NaNs."""
-    mask = hlo.broadcast_in_dim(ir.RankedTensorType.get(aval.shape, ir.IntegerType.get_signless(1)),
-                                ok, list(range(len(batch))))
+    mask = mu.broadcast_in_dim(ok, aval.shape, range(len(batch)))
     nan = np.array(complex(np.nan, np.nan) if np.dtype(aval.dtype).kind == "c" else np.nan,
                    aval.dtype)
     return hlo.select(mask, x, mu.splat(nan, aval))

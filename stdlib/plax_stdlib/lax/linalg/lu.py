@@ -13,12 +13,13 @@ import numpy as np
 
 from plax.extend.ad import Zero, tangent_aval
 from plax.extend.constructors import check_dtype, describe, standard_primitive
-from plax.extend.core import ShapedArray, get_aval
+from plax.extend.core import ShapedArray, canonical_dim, get_aval, min_dim
 from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.comparison import eq, ge, select
 from plax_stdlib.lax.control_flow import fori_loop
 from plax_stdlib.lax.creation import broadcasted_iota
 from plax_stdlib.lax.conversion import convert_element_type
+from plax_stdlib.lax.dimensions import size_scalar
 from plax_stdlib.lax.elementwise import add, mul
 from plax_stdlib.lax.linalg import lapack
 from plax_stdlib.lax.linalg.matrices import (check_matrix, eye_like, leading_batch,
@@ -59,7 +60,7 @@ def _apply_swaps(pivots, *, permutation_size):
         value_i = _pick(perm, at_i)
         value_target = _pick(perm, at_target)
         return select(at_i, value_target, select(at_target, value_i, perm))
-    return fori_loop(np.int32(0), np.int32(k), swap, positions)
+    return fori_loop(np.int32(0), size_scalar(k, np.int32), swap, positions)
 
 
 def _pick(x, where):
@@ -79,7 +80,8 @@ lu_pivots_to_permutation_p = standard_primitive(
 def lu_pivots_to_permutation(pivots, permutation_size: int):
     """The permutation `[..., permutation_size]` made by swapping entries i and
     pivots[..., i] of the identity for each i in turn."""
-    return lu_pivots_to_permutation_p.bind(pivots, permutation_size=int(permutation_size))
+    return lu_pivots_to_permutation_p.bind(pivots,
+                                            permutation_size=canonical_dim(permutation_size))
 
 
 # --- lu ----------------------------------------------------------------------------------------
@@ -88,7 +90,7 @@ def _lu_abstract_eval(a):
     batch = check_matrix("lu", a)
     m, n = a.shape[-2:]
     i32 = np.dtype(np.int32)
-    return [a.update(weak_type=False), ShapedArray((*batch, min(m, n)), i32),
+    return [a.update(weak_type=False), ShapedArray((*batch, min_dim(m, n)), i32),
             ShapedArray((*batch, m), i32)]
 
 
@@ -98,7 +100,7 @@ def _unpack(lu_matrix):
     factors, so both are square and invertible when A has full rank."""
     aval = get_aval(lu_matrix)
     m, n = aval.shape[-2:]
-    k = min(m, n)
+    k = min_dim(m, n)
     batch = aval.shape[:-2]
     zero = np.zeros((), aval.dtype)
     none = [(0, 0, 0)] * len(batch)
@@ -114,7 +116,7 @@ def _identity_from(x, k: int):
     """Ones on the diagonal from position k on, zeros elsewhere."""
     aval = get_aval(x)
     cols = broadcasted_iota(np.int32, aval.shape, aval.ndim - 1)
-    return mul(eye_like(x), convert_element_type(ge(cols, np.int32(k)), aval.dtype))
+    return mul(eye_like(x), convert_element_type(ge(cols, size_scalar(k, np.int32)), aval.dtype))
 
 
 def _lu_jvp(primals, tangents):

@@ -15,7 +15,7 @@ import numpy as np
 from plax.extend.ad import PrimitiveRule
 from plax.extend.batching import bdim_at_front
 from plax.extend.constructors import check_dtype, describe, kind_of
-from plax.extend.core import ShapedArray, get_aval, stage_flat
+from plax.extend.core import ShapedArray, get_aval, min_dim, stage_flat
 from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib.lax.comparison import eq, ge, select
 from plax_stdlib.lax.conversion import convert_element_type
@@ -110,6 +110,22 @@ def tril_hlo(x: ir.Value, aval: ShapedArray, lower: bool = True) -> ir.Value:
     return hlo.select(keep, x, mu.splat(0, aval))
 
 
+def slice_hlo(x: ir.Value, aval: ShapedArray, axis: int, start, limit) -> ir.Value:
+    """In a lowering: `x` (of `aval`) cut to [start:limit] along `axis` (the dynamic
+    form when its shape is symbolic)."""
+    axis %= aval.ndim
+    if (start, limit) == (0, aval.shape[axis]):
+        return x
+    starts = [start if d == axis else 0 for d in range(aval.ndim)]
+    limits = [limit if d == axis else size for d, size in enumerate(aval.shape)]
+    steps = [1] * aval.ndim
+    if mu.is_static([*starts, *limits]):
+        return hlo.slice(x, starts, limits, steps)
+    out = ShapedArray((*aval.shape[:axis], limit - start, *aval.shape[axis + 1:]), aval.dtype)
+    return hlo.real_dynamic_slice(mu.ir_type(out), x, mu.shape_tensor(starts),
+                                  mu.shape_tensor(limits), mu.shape_tensor(steps))
+
+
 # --- matrix operations for derivative rules --------------------------------------------------
 
 def mT(x):
@@ -180,7 +196,7 @@ def diagonal(x):
     """The diagonal of each (square or not) matrix: `[..., min(m, n)]`."""
     aval = get_aval(x)
     m, n = aval.shape[-2:]
-    k = min(m, n)
+    k = min_dim(m, n)
     square = x if m == n else _leading_block(x, k)
     return reduce_sum(mul(square, eye_like(square)), (aval.ndim - 1,))
 

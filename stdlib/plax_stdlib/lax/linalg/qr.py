@@ -12,7 +12,7 @@ import numpy as np
 
 from plax.extend.ad import Zero, tangent_aval
 from plax.extend.constructors import check_dtype, check_same_dtypes, describe, standard_primitive
-from plax.extend.core import ShapedArray, get_aval
+from plax.extend.core import ShapedArray, get_aval, min_dim
 from plax.extend.mlir import mu
 from plax_stdlib.lax.conversion import convert_element_type
 from plax_stdlib.lax.creation import broadcasted_iota
@@ -38,7 +38,7 @@ def _block(x, rows: tuple[int, int], cols: tuple[int, int]):
 def _geqrf_abstract_eval(a):
     batch = check_matrix("geqrf", a)
     m, n = a.shape[-2:]
-    return [a.update(weak_type=False), ShapedArray((*batch, min(m, n)), a.dtype)]
+    return [a.update(weak_type=False), ShapedArray((*batch, min_dim(m, n)), a.dtype)]
 
 
 def _geqrf_lower_cpu(ctx, a):
@@ -67,7 +67,7 @@ def _geqp3_abstract_eval(a, jpvt):
     if jpvt.shape != (*batch, n):
         raise TypeError(f"geqp3 requires jpvt of shape {(*batch, n)} for a {describe(a)}, got "
                         f"{describe(jpvt)}")
-    return [a.update(weak_type=False), jpvt, ShapedArray((*batch, min(m, n)), a.dtype)]
+    return [a.update(weak_type=False), jpvt, ShapedArray((*batch, min_dim(m, n)), a.dtype)]
 
 
 def _geqp3_lower_cpu(ctx, a, jpvt):
@@ -129,7 +129,7 @@ def householder_product(a, taus):
 def _qr_abstract_eval(a, *, pivoting, full_matrices, use_magma):
     batch = check_matrix("qr", a)
     m, n = a.shape[-2:]
-    k = m if full_matrices else min(m, n)
+    k = m if full_matrices else min_dim(m, n)
     dtype = a.dtype
     outs = [ShapedArray((*batch, m, k), dtype), ShapedArray((*batch, k, n), dtype)]
     if pivoting:
@@ -142,7 +142,7 @@ def _qr_from_householder(a, *, pivoting, full_matrices, use_magma):
     aval = get_aval(a)
     batch = aval.shape[:-2]
     m, n = aval.shape[-2:]
-    k = m if full_matrices else min(m, n)
+    k = m if full_matrices else min_dim(m, n)
     if m == 0 or n == 0:
         q = eye_like(broadcast_in_dim(np.zeros((), aval.dtype), (*batch, m, k), ()))
         r = broadcast_in_dim(np.zeros((), aval.dtype), (*batch, k, n), ())

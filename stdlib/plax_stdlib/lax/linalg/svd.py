@@ -13,15 +13,15 @@ import numpy as np
 
 from plax.extend.ad import Zero
 from plax.extend.constructors import standard_primitive
-from plax.extend.core import ShapedArray, get_aval
-from plax.extend.mlir import hlo, mu
+from plax.extend.core import ShapedArray, get_aval, min_dim
+from plax.extend.mlir import mu
 from plax_stdlib.lax.comparison import eq
 from plax_stdlib.lax.conversion import convert_element_type
 from plax_stdlib.lax.elementwise import add, div, mul, real, sub
 from plax_stdlib.lax.linalg import lapack
 from plax_stdlib.lax.linalg.matrices import (check_matrix, diag_matrix, diagonal, eye_like,
                                              is_complex, leading_batch, lower_function, matmul,
-                                             mH, real_dtype_of)
+                                             mH, real_dtype_of, slice_hlo)
 from plax_stdlib.lax.shape_ops import broadcast_in_dim
 
 
@@ -35,7 +35,7 @@ class SvdAlgorithm(enum.Enum):
 
 
 def _rank(m: int, n: int, full_matrices: bool, subset_by_index) -> int:
-    k = min(m, n)
+    k = min_dim(m, n)
     if subset_by_index is None:
         return k
     lo, hi = subset_by_index
@@ -44,7 +44,7 @@ def _rank(m: int, n: int, full_matrices: bool, subset_by_index) -> int:
                          "0 <= start <= end")
     if full_matrices and (lo, hi) != (0, k):
         raise ValueError("svd: full_matrices and subset_by_index cannot both be set")
-    return min(k, hi) - min(k, lo)
+    return min_dim(k, hi) - min_dim(k, lo)
 
 
 def _svd_abstract_eval(a, *, full_matrices, compute_uv, subset_by_index, algorithm):
@@ -69,7 +69,7 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, a
     if isinstance(a_dot, Zero):
         return outs, [Zero(get_aval(o)) for o in outs]
     m, n = get_aval(a).shape[-2:]
-    if subset_by_index is not None and tuple(subset_by_index) != (0, min(m, n)):
+    if subset_by_index is not None and tuple(subset_by_index) != (0, min_dim(m, n)):
         raise NotImplementedError("svd: derivatives of a partial SVD (subset_by_index) are "
                                   "not implemented")
     if compute_uv and full_matrices and m != n:
@@ -147,7 +147,7 @@ def _svd_lower_cpu(ctx, a, *, full_matrices, compute_uv, subset_by_index, algori
         routine = "gesvd"
     else:
         raise NotImplementedError(f"svd: the {algorithm} algorithm is not available on CPU")
-    k = min(m, n)
+    k = min_dim(m, n)
     ucols, vrows = (m, n) if full_matrices else (k, k)
     s_aval = ShapedArray((*batch, k), real_dtype_of(aval.dtype))
     u_aval = ShapedArray((*batch, m, ucols), aval.dtype)
@@ -159,19 +159,18 @@ def _svd_lower_cpu(ctx, a, *, full_matrices, compute_uv, subset_by_index, algori
         mode=lapack.char(mode))
     ok = lapack.succeeded(info, batch)
     s = lapack.nan_where(ok, s, s_aval, batch)
-    lo, hi = (0, k) if subset_by_index is None else (min(k, subset_by_index[0]),
-                                                     min(k, subset_by_index[1]))
+    lo, hi = (0, k) if subset_by_index is None else (min_dim(k, subset_by_index[0]),
+                                                     min_dim(k, subset_by_index[1]))
     keep = (lo, hi) != (0, k)
     if keep:
-        s = hlo.slice(s, [0] * len(batch) + [lo], [*batch, hi], [1] * (len(batch) + 1))
+        s = slice_hlo(s, s_aval, -1, lo, hi)
     if not compute_uv:
         return [s]
     u = lapack.nan_where(ok, u, u_aval, batch)
     vt = lapack.nan_where(ok, vt, vt_aval, batch)
     if keep:
-        ones = [1] * aval.ndim
-        u = hlo.slice(u, [0] * (aval.ndim - 1) + [lo], [*batch, m, hi], ones)
-        vt = hlo.slice(vt, [0] * len(batch) + [lo, 0], [*batch, hi, n], ones)
+        u = slice_hlo(u, u_aval, -1, lo, hi)
+        vt = slice_hlo(vt, vt_aval, -2, lo, hi)
     return [s, u, vt]
 
 

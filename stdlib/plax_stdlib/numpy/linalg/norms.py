@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from plax.extend import dtypes
-from plax.extend.core import get_aval
+from plax.extend.core import get_aval, max_dim
 from plax_stdlib import lax
 from plax_stdlib.lax.linalg import svd as lax_svd
 from plax_stdlib.numpy import reductions, shape_ops, ufuncs, util
@@ -141,7 +141,8 @@ def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
     s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
     largest = reductions.max(s, axis=-1, keepdims=True, initial=0)
     if rtol is None:
-        rtol = max(shape[-2:]) * float(dtypes.finfo(util.dtype_of(s)).eps)
+        eps = float(dtypes.finfo(util.dtype_of(s)).eps)
+        rtol = lax.dimension_as_value(max_dim(*shape[-2:])) * eps
     else:
         rtol, = inexact("jnp.linalg.matrix_rank", rtol)
         if util.shape_of(rtol):  # one tolerance per matrix

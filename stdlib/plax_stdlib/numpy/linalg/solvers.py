@@ -18,7 +18,7 @@ import numpy as np
 
 import plax
 from plax.extend import dtypes
-from plax.extend.core import get_aval
+from plax.extend.core import get_aval, max_dim
 from plax_stdlib import lax
 from plax_stdlib.lax import linalg as lax_linalg
 from plax_stdlib.lax.linalg.lu import lu_solve
@@ -213,8 +213,9 @@ def slogdet(a, *, method: str | None = None) -> SlogdetResult:
 # --- least squares and the pseudo-inverse ---------------------------------------------------
 
 def _default_rtol(a):
+    """10·max(m, n)·eps (a value computed from the sizes in a shape-polymorphic export)."""
     m, n = get_aval(a).shape[-2:]
-    return 10.0 * max(m, n) * float(dtypes.finfo(get_aval(a).dtype).eps)
+    return 10.0 * lax.dimension_as_value(max_dim(m, n)) * float(dtypes.finfo(get_aval(a).dtype).eps)
 
 
 def _pinv_value(a, rtol, hermitian):
@@ -299,7 +300,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     else:
         u, s, vh = svd(a, full_matrices=False)
         eps = float(dtypes.finfo(dtype).eps)
-        cutoff = eps * max(m, n) if rcond is None else rcond
+        cutoff = eps * lax.dimension_as_value(max_dim(m, n)) if rcond is None else rcond
         if not isinstance(cutoff, (int, float)):
             cutoff = lax.convert_element_type(cutoff, real_dt)
         elif cutoff < 0:
