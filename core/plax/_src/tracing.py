@@ -114,9 +114,9 @@ class EvalTrace(Trace):
 
     def process_primitive(self, primitive, args, params):
         for arg in args:
-            if isinstance(arg, Tracer):
-                raise escaped_tracer_error(arg, primitive)
-            if isinstance(arg, SymbolicDimension):
+            if isinstance(arg, (Tracer, SymbolicDimension)):  # one check on the eager path
+                if isinstance(arg, Tracer):
+                    raise escaped_tracer_error(arg, primitive)
                 arg.as_value()  # raises: a symbolic size has no value outside export
         impl = primitive.get_rule("impl")
         if impl is not None:
