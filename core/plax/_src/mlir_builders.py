@@ -161,6 +161,15 @@ def iota(aval: ShapedArray, dimension: int) -> ir.Value:
     return hlo.dynamic_iota(ir_type(aval), shape_tensor(aval.shape), iota_dimension=dimension)
 
 
+def slice(x: ir.Value, starts: Sequence, limits: Sequence, steps: Sequence,
+          aval_out: ShapedArray) -> ir.Value:  # noqa: A001 - StableHLO's name
+    """`stablehlo.slice` of `x` (`real_dynamic_slice` when a bound is symbolic)."""
+    if is_static([*starts, *limits]):
+        return hlo.slice(x, list(starts), list(limits), list(steps))
+    return hlo.real_dynamic_slice(ir_type(aval_out), x, shape_tensor(starts),
+                                  shape_tensor(limits), shape_tensor(steps))
+
+
 def broadcast_to(value: ir.Value, aval: ShapedArray) -> ir.Value:
     """Broadcast `value` to `aval.shape` the way lax's elementwise ops do.
 

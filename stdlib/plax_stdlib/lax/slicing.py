@@ -76,11 +76,7 @@ def _slice_lower(ctx, operand, *, start_indices, limit_indices, strides):
     starts = [*start_indices, *(0 for _ in element)]
     limits = [*limit_indices, *element]
     steps = [*strides, *(1 for _ in element)]
-    if not mu.is_static([*starts, *limits]):  # a symbolic (shape-polymorphic) dimension
-        return hlo.real_dynamic_slice(mu.ir_type(ctx.avals_out[0]), operand,
-                                      mu.shape_tensor(starts), mu.shape_tensor(limits),
-                                      mu.shape_tensor(steps))
-    return hlo.slice(operand, starts, limits, steps)
+    return mu.slice(operand, starts, limits, steps, ctx.avals_out[0])
 
 
 def _element_starts(ctx, starts) -> list:

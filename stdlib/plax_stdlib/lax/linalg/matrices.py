@@ -118,12 +118,8 @@ def slice_hlo(x: ir.Value, aval: ShapedArray, axis: int, start, limit) -> ir.Val
         return x
     starts = [start if d == axis else 0 for d in range(aval.ndim)]
     limits = [limit if d == axis else size for d, size in enumerate(aval.shape)]
-    steps = [1] * aval.ndim
-    if mu.is_static([*starts, *limits]):
-        return hlo.slice(x, starts, limits, steps)
     out = ShapedArray((*aval.shape[:axis], limit - start, *aval.shape[axis + 1:]), aval.dtype)
-    return hlo.real_dynamic_slice(mu.ir_type(out), x, mu.shape_tensor(starts),
-                                  mu.shape_tensor(limits), mu.shape_tensor(steps))
+    return mu.slice(x, starts, limits, [1] * aval.ndim, out)
 
 
 # --- matrix operations for derivative rules --------------------------------------------------
