@@ -136,6 +136,9 @@ PROGRAMS = {
                       "+ lax.convert_element_type(x.shape[0], np.float32))(x)",
     "scan_over_symbolic_axis": "lax.scan(lambda c, r: (c + r, c), 0.0, x)[1]",
     "scan_reverse": "lax.scan(lambda c, r: (c * 0.5 + r, c), 1.0, x, reverse=True)[1]",
+    # rows of symbolic width: each step slices, and writes, a (1, b) block
+    "scan_over_rows_of_symbolic_width":
+        "lax.scan(lambda c, r: (c + r.sum(), r * c), 0.0, jnp.outer(x, x), reverse=True)[1]",
     "split_symbolic_sections": "jnp.stack(jnp.split(jnp.concatenate([x, 2 * x]), 2))",
     "array_split_symbolic": "jnp.stack(jnp.array_split(jnp.concatenate([x, 2 * x]), 2), 1)",
     "split_at_symbolic_index": "jnp.concatenate(jnp.split(x, [1, x.shape[0] - 1])[::-1])",
@@ -208,6 +211,8 @@ UNCONSTRAINED = {
     # --- a symbolic size as a loop bound, a section size, a start (see PROGRAMS)
     "fori_loop_to_size": "lax.fori_loop(0, x.shape[0], lambda i, c: c + jnp.asarray(x)[i], 0.0)",
     "scan_over_symbolic_axis": "lax.scan(lambda c, r: (c + r, c), 0.0, x)[1]",
+    "scan_over_rows_of_symbolic_width":
+        "lax.scan(lambda c, r: (c + r.sum(), r * c), 0.0, jnp.outer(x, x))[1]",
     "split_symbolic_sections": "jnp.stack(jnp.split(jnp.concatenate([x, 2 * x]), 2))",
     "one_hot_size_classes": "plax.nn.one_hot(jnp.array([0, 2]), x.shape[0])",
     "arange_symbolic_start": "jnp.arange(x.shape[0], 2 * x.shape[0])",

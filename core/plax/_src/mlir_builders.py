@@ -170,6 +170,34 @@ def slice(x: ir.Value, starts: Sequence, limits: Sequence, steps: Sequence,
                                   shape_tensor(limits), shape_tensor(steps))
 
 
+def dynamic_slice(x: ir.Value, starts: Sequence[ir.Value], sizes: Sequence,
+                  operand_shape: Sequence) -> ir.Value:
+    """`stablehlo.dynamic_slice` of `sizes` at `starts` (int32 scalars). A symbolic size
+    becomes a `real_dynamic_slice` from each start clamped into `[0, dim - size]`, the
+    clamping dynamic_slice itself does."""
+    if is_static(sizes):
+        return hlo.dynamic_slice(x, list(starts), list(sizes))
+    i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
+    i32_1 = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32))
+    begins = [hlo.reshape(i32_1, hlo.clamp(dense_constant(np.int32(0)),
+                                           start if start.type == i32 else hlo.convert(i32, start),
+                                           dimension_value(dim - size)))
+              for start, dim, size in zip(starts, operand_shape, sizes)]
+    begin = hlo.concatenate(begins, 0) if begins else shape_tensor([])
+    element_type = ir.RankedTensorType(x.type).element_type
+    return hlo.real_dynamic_slice(ir.RankedTensorType.get(ir_shape(sizes), element_type), x,
+                                  begin, hlo.add(begin, shape_tensor(sizes)),
+                                  shape_tensor([1] * len(sizes)))
+
+
+def reshape(x: ir.Value, aval_out: ShapedArray) -> ir.Value:
+    """`stablehlo.reshape` of `x` to `aval_out` (`dynamic_reshape` when its shape is
+    symbolic)."""
+    if is_static(aval_out.shape):
+        return hlo.reshape(ir_type(aval_out), x)
+    return hlo.dynamic_reshape(ir_type(aval_out), x, shape_tensor(physical_aval(aval_out).shape))
+
+
 def broadcast_to(value: ir.Value, aval: ShapedArray) -> ir.Value:
     """Broadcast `value` to `aval.shape` the way lax's elementwise ops do.
 

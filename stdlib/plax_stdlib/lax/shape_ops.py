@@ -160,11 +160,7 @@ def _reshape_abstract_eval(operand, *, new_sizes, dimensions, sharding):
 def _reshape_lower(ctx, operand, *, new_sizes, dimensions, sharding):
     if dimensions is not None:
         operand = hlo.transpose(operand, [*dimensions, *mu.element_dims(ctx.avals_in[0])])
-    out = ctx.avals_out[0]
-    if not mu.is_static(new_sizes):
-        return hlo.dynamic_reshape(mu.ir_type(out), operand,
-                                   mu.shape_tensor(mu.physical_aval(out).shape))
-    return hlo.reshape(mu.ir_type(out), operand)
+    return mu.reshape(operand, ctx.avals_out[0])
 
 
 def _reshape_transpose(ct, operand, *, new_sizes, dimensions, sharding):
@@ -251,11 +247,7 @@ def _squeeze_abstract_eval(operand, *, dimensions):
 
 
 def _squeeze_lower(ctx, operand, *, dimensions):
-    out = ctx.avals_out[0]
-    if not mu.is_static(out.shape):  # a symbolic (shape-polymorphic) dimension
-        return hlo.dynamic_reshape(mu.ir_type(out), operand,
-                                   mu.shape_tensor(mu.physical_aval(out).shape))
-    return hlo.reshape(mu.ir_type(out), operand)
+    return mu.reshape(operand, ctx.avals_out[0])
 
 
 squeeze_p = standard_primitive(

@@ -244,22 +244,8 @@ def _dynamic_slice_batching(axis_data, args, dims, *, slice_sizes):
 
 def _dynamic_slice_lower(ctx, operand, *starts, slice_sizes):
     sizes = [*slice_sizes, *mu.element_shape(ctx.avals_in[0])]
-    starts = _element_starts(ctx, starts)
-    if mu.is_static(sizes):
-        return hlo.dynamic_slice(operand, starts, sizes)
-    # A symbolic (shape-polymorphic) slice size: each start clamped into
-    # [0, dim - size], as dynamic_slice does, then a slice from there.
-    shape = mu.physical_aval(ctx.avals_in[0]).shape
-    i32 = mu.ir_type(ShapedArray((), np.int32))
-    begins = [hlo.clamp(mu.dense_constant(np.int32(0)),
-                        start if start.type == i32 else hlo.convert(i32, start),
-                        mu.dimension_value(dim - size))
-              for start, dim, size in zip(starts, shape, sizes)]
-    begin = mu.shape_tensor([0] * len(sizes)) if not begins else hlo.concatenate(
-        [hlo.reshape(mu.ir_type(ShapedArray((1,), np.int32)), b) for b in begins], 0)
-    return hlo.real_dynamic_slice(mu.ir_type(ctx.avals_out[0]), operand, begin,
-                                  hlo.add(begin, mu.shape_tensor(sizes)),
-                                  mu.shape_tensor([1] * len(sizes)))
+    return mu.dynamic_slice(operand, _element_starts(ctx, starts), sizes,
+                            mu.physical_aval(ctx.avals_in[0]).shape)
 
 
 dynamic_slice_p = standard_primitive(

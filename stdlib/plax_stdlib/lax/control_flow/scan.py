@@ -268,13 +268,13 @@ def _scan_lower(ctx, *args, jaxpr: ClosedJaxpr, length: int, reverse: bool, unro
         x_slices = []
         for x, aval in zip(xs, x_avals):
             starts = [index] + [_i32(0)] * (len(aval.shape) - 1)
-            piece = hlo.dynamic_slice(x, starts, [1, *aval.shape[1:]])
-            x_slices.append(hlo.reshape(mu.ir_type(_slice_aval(aval)), piece))
+            piece = mu.dynamic_slice(x, starts, [1, *aval.shape[1:]], aval.shape)
+            x_slices.append(mu.reshape(piece, _slice_aval(aval)))
         outs = ctx.lower_subjaxpr(jaxpr, *consts, *carry, *x_slices, name=name, tokens=tokens)
         new_carry, y_slices = outs[:num_carry], outs[num_carry:]
         new_ys = []
         for acc, y, aval in zip(ys, y_slices, y_avals):
-            update = hlo.reshape(mu.ir_type(ShapedArray((1, *aval.shape[1:]), aval.dtype)), y)
+            update = mu.reshape(y, ShapedArray((1, *aval.shape[1:]), aval.dtype))
             starts = [index] + [_i32(0)] * (len(aval.shape) - 1)
             new_ys.append(hlo.dynamic_update_slice(acc, update, starts))
         return hlo.add(i, _i32(1)), new_carry, new_ys
