@@ -521,6 +521,28 @@ def test_products_of_dimension_variables():
             plax.ShapeDtypeStruct(export.symbolic_shape("b^2"), f32))
 
 
+def test_powers_of_dimension_variables():
+    b, c = export.symbolic_shape("b, c")
+    assert [str(d) for d in (b ** 2, (b + 1) ** 2, b ** 1, (b * c) ** 2.0)] == [
+        "b^2", "2*b + b^2 + 1", "b", "b^2*c^2"]
+    assert b ** 0 == 1
+    with pytest.raises(ValueError, match="negative powers: 'b' \\*\\* '-1'"):
+        b ** -1
+    with pytest.raises(ValueError, match="non-integer powers: 'b' \\*\\* '0.5'"):
+        b ** 0.5
+    with pytest.raises(NotImplementedError, match="modulus"):
+        pow(b, 2, 3)
+    # A symbolic exponent, or a symbolic power of a number, is a value computed when
+    # the module runs, as in JAX.
+    exp = export.export(plax.jit(lambda x: (jnp.ones(x.shape[0] ** 2), x * 2 ** x.shape[0],
+                                            x.shape[0] ** x.shape[0])))(
+        plax.ShapeDtypeStruct((b,), f32))
+    assert [str(a.shape) for a in exp.out_avals] == ["(b^2,)", "(b,)", "()"]
+    ones, scaled, self_power = exp.call(np.ones(3, f32))
+    assert ones.shape == (9,) and int(self_power) == 27
+    np.testing.assert_allclose(scaled, np.full(3, 8, f32))
+
+
 @pytest.mark.parametrize("n", [1, 6, 7])
 def test_non_linear_output_shapes_run_in_plax_and_their_round_trip(n):
     from plax.extend.core import max_dim

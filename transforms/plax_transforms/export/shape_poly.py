@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 from plax.extend.core import InconclusiveDimensionOperation, SymbolicDimension
 from plax_stdlib.lax import dimension_as_value
-from plax_stdlib.numpy import true_divide
+from plax_stdlib.numpy import power, true_divide
 from plax_transforms.export.decision import INF, bounds, operation_bounds, term_bound
 
 
@@ -424,6 +424,29 @@ class DimExpr(SymbolicDimension):
 
     def __rtruediv__(self, other):
         return true_divide(other, dimension_as_value(self))
+
+    def __pow__(self, exponent, modulo=None):
+        """`b ** 2` is the expression `b^2`; a symbolic exponent makes a value, as in
+        `__rpow__`."""
+        if modulo is not None:
+            raise NotImplementedError("pow() of a symbolic dimension with a modulus")
+        if isinstance(exponent, SymbolicDimension):
+            return power(dimension_as_value(self), dimension_as_value(exponent))
+        if exponent != int(exponent):
+            raise ValueError(f"Symbolic dimension cannot be raised to non-integer powers: "
+                             f"'{self}' ** '{exponent}'")
+        if exponent < 0:
+            raise ValueError(f"Symbolic dimension cannot be raised to negative powers: "
+                             f"'{self}' ** '{exponent}'")
+        result = 1
+        for _ in range(int(exponent)):
+            result = self * result
+        return result
+
+    def __rpow__(self, base, modulo=None):  # `2 ** b`: a value computed from b's
+        if modulo is not None:
+            raise NotImplementedError("pow() of a symbolic dimension with a modulus")
+        return power(base, dimension_as_value(self))
 
     def simplified(self):
         """The expression normalized by its scope's equalities, or its int value when
