@@ -543,6 +543,16 @@ def test_powers_of_dimension_variables():
     np.testing.assert_allclose(scaled, np.full(3, 8, f32))
 
 
+def test_weak_types_are_kept_in_memory_and_dropped_by_serialization():
+    """As JAX's Exported: its serialized form has no weak types."""
+    exp = export.export(plax.jit(lambda x: (x * 2, x.astype(f32))))(
+        plax.ShapeDtypeStruct((), f32, weak_type=True))
+    assert [a.weak_type for a in (*exp.in_avals, *exp.out_avals)] == [True, True, False]
+    back = export.deserialize(exp.serialize())
+    assert [a.weak_type for a in (*back.in_avals, *back.out_avals)] == [False] * 3
+    assert [float(v) for v in back.call(1.5)] == [3.0, 1.5]
+
+
 @pytest.mark.parametrize("n", [1, 6, 7])
 def test_non_linear_output_shapes_run_in_plax_and_their_round_trip(n):
     from plax.extend.core import max_dim

@@ -241,8 +241,9 @@ def _export_call(fun_jit, platforms: tuple[str, ...], disabled_checks, args, kwa
     if result.leading or result.ref_plan is not None:
         raise NotImplementedError(f"export of {fun_name}: a jitted function that closes "
                                   "over traced values or uses array references")
-    in_avals = tuple(ShapedArray(a.shape, a.dtype) for a in closed.in_avals)
-    out_avals = tuple(ShapedArray(a.shape, a.dtype) for a in closed.out_avals)
+    # (weak types kept, as JAX's in-memory Exported does; serialization drops them)
+    in_avals = tuple(ShapedArray(a.shape, a.dtype, a.weak_type) for a in closed.in_avals)
+    out_avals = tuple(ShapedArray(a.shape, a.dtype, a.weak_type) for a in closed.out_avals)
     placement = _placement(fun_jit, args, kwargs, flat, in_tree, result)
     nr_devices = len(placement.devices)
     dim_vars = dimension_variables([a.shape for a in in_avals])
