@@ -14,7 +14,7 @@ import numpy as np
 from jaxlib import xla_client as xc
 
 from plax.extend import config, dtypes
-from plax.extend.core import ShapedArray, register_cache
+from plax.extend.core import ShapedArray, SymbolicDimension, register_cache
 from plax.extend.sharding import Device, Sharding
 from plax_runtime import transfer_guard
 from plax_runtime.backends import get_backend
@@ -55,6 +55,10 @@ def host_value(x: Any, weak_type: bool | None) -> tuple[np.ndarray, ShapedArray]
         dtypes.check_valid_dtype(value.dtype)
         return value, ShapedArray(value.shape, dtypes.canonicalize_dtype(value.dtype),
                                   bool(weak_type))
+    if isinstance(x, SymbolicDimension):  # (the class JAX raises: no evaluation rule)
+        raise NotImplementedError(f"device_put: the symbolic dimension '{x}' has a value "
+                                  "only while a function is traced for shape-polymorphic "
+                                  "export")
     raise TypeError(f"device_put: a value of type {type(x).__name__} is not a valid plax "
                     "array; expected a NumPy array, a Python or NumPy scalar, or a "
                     "plax Array")

@@ -28,9 +28,9 @@ def _lowering(ctx, *, dimension):
     return value if aval.dtype == np.int32 else hlo.convert(mu.ir_type(aval), value)
 
 
-def _impl(*, dimension):
-    raise ValueError(f"the symbolic dimension '{dimension}' has a value only while a "
-                     "function is traced for shape-polymorphic export")
+def _impl(*, dimension):  # (JAX's class for it: no evaluation rule)
+    raise NotImplementedError(f"the symbolic dimension '{dimension}' has a value only while "
+                              "a function is traced for shape-polymorphic export")
 
 
 dimension_as_value_p = standard_primitive(
