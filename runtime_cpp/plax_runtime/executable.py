@@ -80,8 +80,9 @@ class Executable:
                  in_shardings: tuple[Sharding, ...], out_avals: tuple[ShapedArray, ...],
                  out_shardings: tuple[Sharding, ...], donated_args: tuple[int, ...],
                  arg_names: tuple[str, ...] | None, effect_tokens: tuple = (),
-                 host_callbacks: tuple = ()):
+                 host_callbacks: tuple = (), compile_options: bytes = b""):
         self._loaded = loaded
+        self._compile_options = compile_options  # serialized, to load it again
         self.devices = devices
         self.in_shardings = in_shardings
         self.out_avals = out_avals
@@ -288,9 +289,36 @@ class Executable:
     def runtime_executable(self) -> xc.LoadedExecutable:
         return self._loaded
 
+    def serialize(self) -> dict[str, Any]:
+        """What `deserialize` needs to load this executable again, in another process
+        or onto other devices: XLA's serialized executable, its options and the
+        metadata (shardings hold devices: pickle it with a device-aware pickler)."""
+        if self._effectful:
+            raise ValueError("an executable with side effects (host callbacks, ordered "
+                             "effects) cannot be serialized")
+        return dict(executable=self._loaded.serialize(), options=self._compile_options,
+                    devices=self.devices, in_shardings=self.in_shardings,
+                    out_avals=self.out_avals, out_shardings=self.out_shardings,
+                    donated_args=self.donated_args, arg_names=self._arg_names)
+
     def __repr__(self):
         return (f"Executable({len(self.in_shardings)} args -> {len(self.out_avals)} outputs "
                 f"on devices {_device_ids(self.devices)})")
+
+
+def deserialize(state: Mapping[str, Any]) -> Executable:
+    """The executable `Executable.serialize` described, loaded onto `state["devices"]`
+    (its device assignment follows them)."""
+    devices = tuple(state["devices"])
+    options = xc.CompileOptions.ParseFromString(state["options"])
+    ids = np.array([d.id for d in devices]).reshape(options.num_replicas,
+                                                    options.num_partitions)
+    options.device_assignment = xc.DeviceAssignment.create(ids)
+    loaded = devices[0].client.deserialize_executable(
+        state["executable"], xc.DeviceList(devices), options)
+    return Executable(loaded, devices, tuple(state["in_shardings"]), tuple(state["out_avals"]),
+                      tuple(state["out_shardings"]), tuple(state["donated_args"]),
+                      state["arg_names"], compile_options=options.SerializeAsString())
 
 
 class _HostValues:
@@ -414,7 +442,8 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
                                use_persistent_cache)
     executable = _describe(loaded, payload, devices, num_replicas, tuple(donated_args),
                            in_shardings, out_avals, out_shardings, arg_names,
-                           tuple(sharding_like), effect_tokens, host_callbacks)
+                           tuple(sharding_like), effect_tokens, host_callbacks,
+                           options.SerializeAsString())
     with _cache_lock:
         _cache[key] = executable
     return executable
@@ -495,7 +524,7 @@ def _compile_options(devices, num_replicas, num_partitions, overrides, build
 
 def _describe(loaded, payload, devices, num_replicas, donated_args, in_shardings,
               out_avals, out_shardings, arg_names, like, effect_tokens=(),
-              host_callbacks=()) -> Executable:
+              host_callbacks=(), compile_options: bytes = b"") -> Executable:
     """Fills in argument/output metadata that the caller left to XLA (tokens excluded)."""
     n_tokens = len(effect_tokens)
     # XLA cannot list the layouts of token parameters: count them from the program.
@@ -535,7 +564,7 @@ def _describe(loaded, payload, devices, num_replicas, donated_args, in_shardings
     return Executable(loaded, devices, tuple(in_shardings), tuple(out_avals),
                       tuple(out_shardings), donated_args,
                       None if arg_names is None else tuple(arg_names), effect_tokens,
-                      host_callbacks)
+                      host_callbacks, compile_options)
 
 
 def _logical_hlo(hlo, aval):

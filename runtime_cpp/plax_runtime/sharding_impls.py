@@ -53,6 +53,9 @@ class SingleDeviceSharding(Sharding):
             self = cls._interned.setdefault(key, self)
         return self
 
+    def __reduce__(self):
+        return (_single_device_sharding, (self._device, self._memory_kind))
+
     device_set = property(lambda self: {self._device})
     is_fully_replicated = property(lambda self: True)
     is_fully_addressable = property(
@@ -94,6 +97,10 @@ def _replicated_jaxlib_sharding(devices: tuple[Device, ...], memory_kind: str):
     return xc.GSPMDSharding(list(devices), _REPLICATED, memory_kind=memory_kind)
 
 
+def _single_device_sharding(device: Device, memory_kind: str | None) -> SingleDeviceSharding:
+    return SingleDeviceSharding(device, memory_kind=memory_kind)
+
+
 class GSPMDSharding(Sharding):
     """An array laid out by an XLA `HloSharding` over an ordered device list.
 
@@ -117,6 +124,10 @@ class GSPMDSharding(Sharding):
                              f"devices, but {len(self._devices)} devices were given")
         self._hlo_sharding = op_sharding
         self._memory_kind = _canonical_memory_kind(self._devices, memory_kind)
+
+    def __reduce__(self):
+        return (_gspmd_sharding, (self._devices, self._hlo_sharding.to_proto().SerializeToString(),
+                                  self._memory_kind))
 
     @classmethod
     def get_replicated(cls, devices: Sequence[Device], *,
@@ -154,6 +165,12 @@ class GSPMDSharding(Sharding):
     def __repr__(self):
         kind = "" if self._memory_kind == "device" else f", memory_kind={self._memory_kind}"
         return f"GSPMDSharding({self._hlo_sharding!r}, devices={list(self._devices)}{kind})"
+
+
+def _gspmd_sharding(devices, op_sharding: bytes, memory_kind: str | None) -> GSPMDSharding:
+    proto = xc.OpSharding()
+    proto.ParseFromString(op_sharding)
+    return GSPMDSharding(devices, proto, memory_kind=memory_kind)
 
 
 @functools.lru_cache(maxsize=1024)

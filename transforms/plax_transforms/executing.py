@@ -125,19 +125,53 @@ class CompiledJaxpr:
                     hook()
             finally:
                 _compiling["target"] = previous
-        consts = lowering.const_args
+        self._attach(lowering.const_args, const_sharding, lowering.kept_var_idx,
+                     lowering.out_avals)
+        # Executables hold about their module's size in code and metadata.
+        self.nbytes = (len(lowering.bytecode) + nbytes_of(self.const_args)
+                       + self.executable.generated_code_bytes())
+
+    def _attach(self, consts: Sequence[Any], const_sharding: Sharding,
+                kept_var_idx: Sequence[int], out_avals: Sequence[Any]) -> None:
+        """What calls need besides the executable: its constants placed, the inputs it
+        keeps, and its float0 outputs."""
         with transfer_guard.internal():  # constants are the computation's, not the user's
             self.const_args = runtime_put.put_leaves(consts, [const_sharding] * len(consts),
                                                      [False] * len(consts),
                                                      [None] * len(consts))
-        self.kept_var_idx = lowering.kept_var_idx
+        self.kept_var_idx = tuple(kept_var_idx)
         # float0 outputs (tangents of integers) are lowered as booleans; callers get
         # NumPy float0 zeros for them, as JAX returns.
-        self._float0_shapes = {i: a.shape for i, a in enumerate(lowering.out_avals)
+        self._float0_shapes = {i: a.shape for i, a in enumerate(out_avals)
                                if getattr(a, "dtype", None) == dtypes.float0}
-        # Executables hold about their module's size in code and metadata.
-        self.nbytes = (len(lowering.bytecode) + nbytes_of(self.const_args)
-                       + self.executable.generated_code_bytes())
+
+    def serialize(self) -> dict[str, Any]:
+        """What `deserialize` needs (constants as NumPy values; shardings and the
+        executable's state hold devices: pickle it with a device-aware pickler)."""
+        if any(self.keepalives):
+            raise ValueError(f"jit({self.name}) calls back into Python (custom-call "
+                             "targets or host callbacks) and cannot be serialized")
+        return dict(name=self.name, executable=self.executable.serialize(),
+                    consts=[np.asarray(c) for c in self.const_args],
+                    kept_var_idx=self.kept_var_idx,
+                    out_avals=self.executable.out_avals)
+
+    @classmethod
+    def deserialize(cls, state: dict[str, Any]) -> CompiledJaxpr:
+        """The computation `serialize` described, loaded onto the devices its state
+        names."""
+        compiled = cls.__new__(cls)
+        compiled.name, compiled.keepalives = state["name"], ((), ())
+        compiled.executable = runtime_executable.deserialize(state["executable"])
+        compiled.devices = devices = compiled.executable.devices
+        compiled.device = devices[0]
+        const_sharding = (single_device_sharding(devices[0]) if len(devices) == 1
+                          else replicated_sharding(devices))
+        compiled._attach(state["consts"], const_sharding, state["kept_var_idx"],
+                         state["out_avals"])
+        compiled.nbytes = (nbytes_of(compiled.const_args)
+                           + compiled.executable.generated_code_bytes())
+        return compiled
 
     @property
     def in_shardings(self) -> tuple[Sharding, ...]:

@@ -475,7 +475,7 @@ class JitWrapped(fastpath.JitCache):
     def eval_shape(self, *args, **kwargs) -> Any:
         """The output's shapes and dtypes, as a pytree of `ShapeDtypeStruct`s."""
         _, _, result = self._infer(args, kwargs)
-        return out_info(result.closed, result.out_tree)
+        return out_info(result.closed.out_avals, result.out_tree)
 
     def clear_cache(self) -> None:
         """Forget this function's traces and fast-path entries."""

@@ -61,13 +61,13 @@ class ArgInfo:
         return f"ArgInfo(_aval={self._aval!r}, donated={self.donated})"
 
 
-def out_info(closed: ClosedJaxpr, out_tree) -> Any:
+def out_info(out_avals: Sequence[AbstractValue], out_tree) -> Any:
     """The output pytree as `ShapeDtypeStruct`s (outputs past the tree's leaves are the
     final values of mutable references, not the function's)."""
     return tree_util.tree_unflatten(out_tree, [
         ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type,
                          sharding=getattr(a, "typed_sharding", None))
-        for a in closed.out_avals[:out_tree.num_leaves]])
+        for a in out_avals[:out_tree.num_leaves]])
 
 
 class StagedCall:
@@ -80,6 +80,10 @@ class StagedCall:
     it closed over, then traced values) first; `ref_plan` reads the references before
     a run and writes their final values after it (`ref_namer` names inputs in its
     errors).
+
+    The compiled stage needs only the call's signature (`arg_avals`, `arg_names`,
+    `out_avals`, `num_inputs`), which `signature_only` keeps for a call restored
+    without its Jaxpr (a deserialized executable).
     """
 
     def __init__(self, jaxpr: ClosedJaxpr, in_tree, out_tree, donated: Sequence[bool],
@@ -94,13 +98,30 @@ class StagedCall:
         self.ref_plan = ref_plan
         self.leading = leading
         self.ref_namer = ref_namer
+        n = in_tree.num_leaves
+        self.arg_avals = tuple(jaxpr.in_avals[len(jaxpr.in_avals) - n:])
+        self.out_avals = tuple(jaxpr.out_avals)
+        dbg = jaxpr.jaxpr.debug_info
+        self.arg_names = tuple(dbg.safe_arg_name(i) if dbg else "" for i in range(n))
+        self.num_inputs = len(self.lowered.jaxpr.invars)  # the lowered module's
+
+    @classmethod
+    def signature_only(cls, in_tree, out_tree, donated: Sequence[bool], fun_name: str,
+                       arg_avals: Sequence[AbstractValue], arg_names: Sequence[str],
+                       out_avals: Sequence[AbstractValue]) -> StagedCall:
+        """A call known by its signature alone: no Jaxpr, references or leading inputs."""
+        call = cls.__new__(cls)
+        call.jaxpr = call.lowered = None
+        call.in_tree, call.out_tree, call.fun_name = in_tree, out_tree, fun_name
+        call.donated, call.arg_avals = tuple(donated), tuple(arg_avals)
+        call.arg_names, call.out_avals = tuple(arg_names), tuple(out_avals)
+        call.ref_plan, call.leading, call.ref_namer = None, (), None
+        call.num_inputs = len(call.arg_avals)
+        return call
 
     def values(self, flat: Sequence[Any]) -> list:
         """All the lowered module's inputs for arguments `flat`, references read."""
         return self.ref_plan.read((*self.leading, *flat), self.ref_namer)
-
-    def arg_avals(self) -> list:
-        return list(self.jaxpr.in_avals[len(self.jaxpr.in_avals) - self.in_tree.num_leaves:])
 
     def donate_argnums(self) -> tuple[int, ...]:
         args_tree, _ = tree_util.treedef_children(self.in_tree)
@@ -123,25 +144,25 @@ class _Stage:
     @property
     def out_info(self) -> Any:
         """The outputs as a pytree of `ShapeDtypeStruct`s."""
-        return out_info(self._call.jaxpr, self._call.out_tree)
+        return out_info(self._call.out_avals, self._call.out_tree)
 
     @property
     def out_avals(self) -> Any:
         out_tree = self.out_tree
         return tree_util.tree_unflatten(
-            out_tree, list(self._call.jaxpr.out_avals[:out_tree.num_leaves]))
+            out_tree, list(self._call.out_avals[:out_tree.num_leaves]))
 
     @property
     def in_avals(self) -> Any:
         """The dynamic arguments' abstract values, as `(args, kwargs)`."""
-        return tree_util.tree_unflatten(self.in_tree, self._call.arg_avals())
+        return tree_util.tree_unflatten(self.in_tree, list(self._call.arg_avals))
 
     @property
     def args_info(self) -> Any:
         """The dynamic arguments as `ArgInfo`s, as `(args, kwargs)`."""
         call = self._call
         return tree_util.tree_unflatten(self.in_tree, [
-            ArgInfo(a, d) for a, d in zip(call.arg_avals(), call.donated)])
+            ArgInfo(a, d) for a, d in zip(call.arg_avals, call.donated)])
 
     @property
     def donate_argnums(self) -> tuple[int, ...]:
@@ -233,7 +254,7 @@ class Compiled(_Stage):
         compiled = self._compiled
         by_input = dict(zip(compiled.kept_var_idx, compiled.in_shardings))
         unused = executing.device_sharding(compiled.device)
-        n_extra = len(self._call.lowered.jaxpr.invars) - self.in_tree.num_leaves
+        n_extra = self._call.num_inputs - self.in_tree.num_leaves
         flat = [by_input.get(i + n_extra, unused) for i in range(self.in_tree.num_leaves)]
         return tree_util.tree_unflatten(self.in_tree, flat)
 
@@ -284,13 +305,13 @@ class Compiled(_Stage):
         return tree_util.tree_unflatten(self.out_tree, outs)
 
     def _check_types(self, flat: Sequence[Any]) -> None:
-        dbg = self._call.jaxpr.jaxpr.debug_info
         errors = []
-        for i, (x, expected) in enumerate(zip(flat, self._call.arg_avals())):
+        for i, (x, expected, name) in enumerate(zip(flat, self._call.arg_avals,
+                                                    self._call.arg_names)):
             got = get_aval(x)
             if ((got.shape, got.dtype) != (expected.shape, expected.dtype)
                     or isinstance(got, AbstractRef) != isinstance(expected, AbstractRef)):
-                name = (dbg.safe_arg_name(i) if dbg else "") or f"argument {i}"
+                name = name or f"argument {i}"
                 errors.append(f"{name} compiled with {expected.str_short()} and called with "
                               f"{got.str_short()}")
         if errors:
