@@ -10,6 +10,7 @@ import builtins
 import itertools
 import math
 import operator
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -17,7 +18,7 @@ import numpy as np
 import plax
 from plax.errors import InvalidShapeError
 from plax.extend import dtypes
-from plax.extend.core import Tracer, canonical_dim, min_dim
+from plax.extend.core import SymbolicDimension, Tracer, canonical_dim, min_dim
 from plax_stdlib import lax
 from plax_stdlib.numpy import indexing, util
 
@@ -546,21 +547,29 @@ triu = _triangle("triu", keep_lower=False)
 
 # --- inspection -------------------------------------------------------------------------------
 
+def _shape(fun_name: str, a) -> tuple:
+    """The shape of an array-like; of anything else (a list) NumPy's, with JAX
+    0.10.2's DeprecationWarning (these three functions still accept them)."""
+    if util.is_arraylike(a) or isinstance(a, SymbolicDimension):
+        return util.shape_of(util.operand(a))
+    warnings.warn(f"{fun_name} requires ndarray or scalar arguments, got {type(a)} at "
+                  "position 0. In a future JAX release this will be an error.",
+                  DeprecationWarning, stacklevel=3)
+    return np.shape(a)
+
+
 def ndim(a) -> int:
-    """Number of dimensions of an array or scalar (lists are rejected, as in JAX)."""
-    util.check_arraylike("ndim", a)
-    return len(util.shape_of(util.operand(a)))
+    """Number of dimensions of an array or scalar."""
+    return len(_shape("ndim", a))
 
 
 def shape(a) -> tuple[int, ...]:
-    util.check_arraylike("shape", a)
-    return util.shape_of(util.operand(a))
+    return _shape("shape", a)
 
 
 def size(a, axis: int | None = None) -> int:
     """Number of elements (along `axis` if given)."""
-    util.check_arraylike("size", a)
-    a_shape = util.shape_of(util.operand(a))
+    a_shape = _shape("size", a)
     if axis is None:
         return math.prod(a_shape)
     return a_shape[util.canonicalize_axis(axis, len(a_shape))]

@@ -1,0 +1,1 @@
+"""`plax.example_libraries`: JAX's example libraries, `optimizers` and `stax`."""
