@@ -77,6 +77,13 @@ def test_plugin_built_for_another_kernel_version_names_both_versions(tmp_path):
             f"{plax.__version__} is installed; upgrade plax-old-plugin") in proc.stdout
 
 
+def test_version_module_is_the_installed_kernel_version():
+    from importlib import metadata
+    import plax.version
+    assert plax.version.__version__ == plax.__version__ == metadata.version("plax")
+    assert plax.version.__version_info__ == tuple(map(int, plax.__version__.split(".")))
+
+
 def test_entry_point_of_the_wrong_kind_is_reported_and_the_rest_works(tmp_path):
     (tmp_path / "not_a_module.py").write_text("def numpy2():\n    pass\n")
     _fake_distribution(tmp_path, "plax-confused", """

@@ -29,7 +29,7 @@ from plax._src.errors import (  # noqa: E402
     TracerIntegerConversionError, UnexpectedTracerError)
 from plax._src import plugins as _plugins  # noqa: E402
 
-__version__ = "0.1.0"
+from plax.version import __version__ as __version__  # noqa: E402
 
 _plugins.install_facade_finder()
 
