@@ -34,7 +34,7 @@ from plax.version import __version__ as __version__  # noqa: E402
 _plugins.install_facade_finder()
 
 # The kernel's own public modules.
-_SUBMODULES = {"tree_util", "tree", "errors", "extend", "monitoring", "debug", "dtypes",
+_SUBMODULES = {"core", "tree_util", "tree", "errors", "extend", "monitoring", "debug", "dtypes",
                "experimental"}
 
 # JAX's top-level context managers and functions for config options, by name. Options
