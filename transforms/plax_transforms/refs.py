@@ -71,6 +71,7 @@ class AbstractRef(AbstractValue):
     dtype = property(lambda self: self.inner_aval.dtype)
     ndim = property(lambda self: len(self.inner_aval.shape))
     size = property(lambda self: self.inner_aval.size)
+    weak_type = False  # `jnp.zeros_like(ref)` is an array of the reference's type
 
     def str_short(self) -> str:
         return f"Ref{{{self.inner_aval.str_short()}}}"
@@ -242,9 +243,14 @@ def ref_index(ref, index) -> tuple[tuple, list]:
     else:
         dims, entries = list(range(len(spec))), spec
     for dim, entry in zip(dims, entries):
-        if isinstance(entry, tuple) and entry[0] == "int" and 0 <= dim < len(shape) \
-                and entry[1] >= shape[dim]:
+        if not isinstance(entry, tuple) or not 0 <= dim < len(shape):
+            continue
+        if entry[0] == "int" and entry[1] >= shape[dim]:
             raise ValueError(f"Out of bound indexer: idx={entry[1]}, dim={shape[dim]}.")
+        if entry[0] == "dslice" and entry[1] is not None and entry[2] > 0 and (
+                entry[1] < 0 or entry[1] + (entry[2] - 1) * entry[3] >= shape[dim]):
+            raise ValueError(f"Out of bound slice: start={entry[1]}, size={entry[2]}, "
+                             f"stride={entry[3]}, dim={shape[dim]}.")
     return spec, dynamic
 
 

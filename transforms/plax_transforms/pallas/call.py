@@ -1,0 +1,165 @@
+"""`pallas_call(kernel, out_shape, ...)`: the user's call, checked and traced.
+
+The returned function flattens its arguments, matches them (and `out_shape`) with
+the block specs, traces each index map and the kernel (on references to the
+blocks, the program ids made current for `pl.program_id`) and binds the
+`pallas_call` primitive. What it traces is kept per argument types, so calling it
+again with arrays of the same types reuses it (and its compiled code).
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from plax.extend import tree_util
+from plax.extend.core import ShapedArray, Tracer, fun_sourceinfo, get_aval, stage_flat
+from plax_stdlib import numpy as jnp
+from plax_transforms.pallas.grid_context import grid_context
+from plax_transforms.pallas.primitive import pallas_call_p
+from plax_transforms.pallas.specs import (INDEX_AVAL, BlockSpec, GridSpec, block_mapping,
+                                          no_block_spec)
+from plax_transforms.refs import AbstractRef
+
+
+def _is_shape(x) -> bool:
+    return hasattr(x, "shape") and hasattr(x, "dtype")
+
+
+def _grid(grid) -> tuple[int, ...]:
+    if isinstance(grid, (int, np.integer)):
+        grid = (grid,)
+    try:
+        return tuple(int(g) for g in grid)
+    except TypeError:
+        raise TypeError(f"pallas_call: grid must be a tuple of static ints (plax has no "
+                        f"dynamic grids), got {grid!r}") from None
+
+
+def _spec_leaves(specs, tree, what: str, of: str) -> list:
+    """The block spec of each leaf of `tree` (`specs` given for the whole tree)."""
+    n = tree.num_leaves
+    if specs is no_block_spec:
+        return [no_block_spec] * n
+    spec_tree = tree_util.tree_structure(specs, is_leaf=lambda s: isinstance(s, BlockSpec)
+                                         or s is no_block_spec)
+    if spec_tree != tree:
+        raise ValueError(f"Pytree for `{what}` and `{of}` do not match: `{what}` is "
+                         f"{spec_tree} but `{of}` is {tree}.")
+    return tree_util.tree_leaves(specs, is_leaf=lambda s: isinstance(s, BlockSpec)
+                                 or s is no_block_spec)
+
+
+def _leaf_names(prefix: str, tree, single: str | None = None) -> list[str]:
+    if single is not None and tree.num_leaves == 1 and tree_util.treedef_is_leaf(tree):
+        return [single]
+    paths = tree_util.tree_flatten_with_path(tree_util.tree_unflatten(tree, [0] * tree.num_leaves))[0]
+    return [prefix + tree_util.keystr(p) for p, _ in paths]
+
+
+def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec: GridSpec | None = None,
+                grid=(), in_specs=no_block_spec, out_specs=no_block_spec,
+                scratch_shapes=(), input_output_aliases: Mapping[int, int] = {},  # noqa: B006
+                debug: bool = False, interpret: Any = False, name: str | None = None,
+                compiler_params: Any = None, cost_estimate: Any = None,
+                metadata: Any = None) -> Callable[..., Any]:
+    """A function running `kernel` over `grid`, each step on the blocks its specs pick
+    (see `plax.experimental.pallas`). Only interpret mode runs (`interpret=True`)."""
+    del compiler_params, cost_estimate, metadata  # hints for compilers plax does not have
+    if grid_spec is not None:
+        if grid != ():
+            raise ValueError(f"If `grid_spec` is specified, then `grid` must be `()`. It is "
+                             f"{grid}")
+        if in_specs is not no_block_spec:
+            raise ValueError("If `grid_spec` is specified, then `in_specs` must not be. It "
+                             f"is {in_specs}")
+        if out_specs is not no_block_spec:
+            raise ValueError("If `grid_spec` is specified, then `out_specs` must not be. It "
+                             f"is {out_specs}")
+        grid, in_specs, out_specs = grid_spec.grid, grid_spec.in_specs, grid_spec.out_specs
+        scratch_shapes = grid_spec.scratch_shapes
+    if scratch_shapes:
+        raise NotImplementedError("pallas_call: scratch_shapes are not supported by plax")
+    grid = _grid(grid)
+    if in_specs is not no_block_spec and not isinstance(in_specs, (tuple, list)):
+        raise ValueError(f"`in_specs` must be a tuple or a list. Found: {in_specs}")
+    if isinstance(out_shape, list):
+        out_shape = tuple(out_shape)
+    out_leaves, out_tree = tree_util.tree_flatten(out_shape, is_leaf=_is_shape)
+    for leaf in out_leaves:
+        if not _is_shape(leaf):
+            raise ValueError(f"Invalid out_shape type: {type(leaf)}")
+    out_avals = tuple(ShapedArray(tuple(o.shape), np.dtype(o.dtype)) for o in out_leaves)
+    out_mappings = [block_mapping(s, a, grid, n) for s, a, n in zip(
+        _spec_leaves(out_specs, out_tree, "out_specs", "out_shape"), out_avals,
+        _leaf_names("outputs", out_tree, single="outputs"))]
+    aliases = tuple(sorted(dict(input_output_aliases).items()))
+    src = fun_sourceinfo(kernel)
+    traced: dict = {}
+
+    def call(*args):
+        leaves, in_tree = tree_util.tree_flatten(args)
+        leaves = [x if isinstance(x, Tracer) or hasattr(x, "aval") else jnp.asarray(x)
+                  for x in leaves]
+        avals = tuple(get_aval(x).update(weak_type=False) for x in leaves)
+        key = (in_tree, avals)
+        if key not in traced:
+            traced[key] = _trace(kernel, src, grid, in_specs, in_tree, avals, out_tree,
+                                 out_mappings, aliases)
+        params = traced[key]
+        outs = pallas_call_p.bind(*leaves, **params, debug=debug, interpret=bool(interpret),
+                                  name=name)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    functools.update_wrapper(call, kernel, assigned=("__name__", "__qualname__", "__doc__"),
+                             updated=())
+    return call
+
+
+def _trace(kernel, src: str, grid, in_specs, in_tree, avals, out_tree, out_mappings,
+           aliases) -> dict:
+    specs = in_specs if in_specs is no_block_spec else tuple(in_specs)
+    in_mappings = [block_mapping(s, a, grid, n) for s, a, n in zip(
+        _spec_leaves(specs, in_tree, "in_specs", "inputs"), avals,
+        _leaf_names("args", in_tree))]
+    _check_aliases(aliases, avals, [m.array_aval for m in out_mappings])
+    blocks = (*in_mappings, *out_mappings)
+    n_in = len(in_mappings)
+
+    def flat(*xs):
+        ids, refs = xs[:len(grid)], xs[len(grid):]
+        ins = tree_util.tree_unflatten(in_tree, refs[:n_in])
+        outs = tree_util.tree_unflatten(out_tree, refs[n_in:])
+        with grid_context(grid, ids):
+            result = kernel(*ins, *(outs if isinstance(outs, tuple) else (outs,)))
+        if result is not None:
+            raise ValueError(f"The kernel function in the pallas_call {src} should return "
+                             f"None. It returns a PyTree: "
+                             f"{tree_util.tree_structure(result)}")
+        return []
+
+    closed = stage_flat(flat, [INDEX_AVAL] * len(grid)
+                        + [AbstractRef(b.kernel_aval) for b in blocks])
+    captured = [c for c in closed.consts if isinstance(c, Tracer)]
+    if captured:
+        raise ValueError(f"The kernel function in the pallas_call {src} captures constants "
+                         f"[{', '.join(get_aval(c).str_short() for c in captured)}]. You "
+                         "should pass them as inputs.")
+    return dict(kernel=closed, grid=grid, blocks=blocks, num_inputs=n_in,
+                input_output_aliases=aliases)
+
+
+def _check_aliases(aliases, in_avals, out_avals) -> None:
+    for i, o in aliases:
+        if not 0 <= i < len(in_avals):
+            raise ValueError(f"input_output_aliases contains the mapping '{i}:{o}' with input "
+                             f"index {i} outside the range [0, {len(in_avals)})")
+        if not 0 <= o < len(out_avals):
+            raise ValueError(f"input_output_aliases contains the mapping '{i}:{o}' with "
+                             f"output index {o} outside the range [0, {len(out_avals)})")
+        a, b = in_avals[i], out_avals[o]
+        if a.shape != b.shape or np.dtype(a.dtype) != np.dtype(b.dtype):
+            raise ValueError(f"input_output_aliases contains the mapping '{i}:{o}' referring "
+                             f"to input[{i}] with abstract value {a.str_short()} and to "
+                             f"output with a different abstract value {b.str_short()}.")

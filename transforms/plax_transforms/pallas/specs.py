@@ -1,0 +1,190 @@
+"""Block specs: which block of each array a grid step's kernel sees.
+
+A `BlockSpec(block_shape, index_map)` says how big a block is and, from the
+program ids of a step, which block: `index_map(*ids)` gives one index per
+dimension, the block's position counted in blocks (`Blocked`, the default for an
+int), in elements (`Element`), or a dimension of size one that the kernel's
+reference drops (`Squeezed`, spelled `None`, `pl.squeezed` or `pl.Squeezed()`).
+`block_mapping` checks a spec against its array and traces the index map; the
+`BlockMapping` it returns is what the `pallas_call` primitive carries.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from plax.extend.core import ClosedJaxpr, ShapedArray, Tracer, fun_sourceinfo, stage_flat
+from plax_stdlib.lax.conversion import convert_element_type
+from plax_transforms.pallas.grid_context import grid_context
+
+INDEX_AVAL = ShapedArray((), np.dtype(np.int32))
+
+
+@dataclasses.dataclass(frozen=True)
+class Blocked:
+    """A dimension cut into blocks of `block_size`; the index counts blocks."""
+    block_size: int
+
+    def __str__(self):
+        return f"Blocked({self.block_size})"
+
+
+@dataclasses.dataclass(frozen=True)
+class Element:
+    """A window of `block_size` elements whose index is its first element, in the
+    array padded by `padding` = (low, high)."""
+    block_size: int
+    padding: tuple[int, int] = (0, 0)
+
+    def __str__(self):
+        pad = "" if self.padding == (0, 0) else f", padding={self.padding}"
+        return f"Element({self.block_size}{pad})"
+
+
+@dataclasses.dataclass(frozen=True)
+class Squeezed:
+    """A block dimension of size one, absent from the kernel's reference."""
+
+    def __str__(self):
+        return "Squeezed()"
+
+
+squeezed = Squeezed()
+BlockDim = Blocked | Element | Squeezed
+
+
+class _NoBlockSpec:
+    def __repr__(self):
+        return "NoBlockSpec"
+
+
+no_block_spec = _NoBlockSpec()  # `in_specs`/`out_specs` not given: whole arrays
+
+
+@dataclasses.dataclass
+class BlockSpec:
+    """The block of an operand or result that each grid step sees (module docstring).
+    `block_shape=None` is the whole array; `index_map=None` the block at the origin.
+    `pipeline_mode` and `memory_space` are accepted and ignored, as interpret mode
+    has one memory."""
+    block_shape: Sequence[Any] | None = None
+    index_map: Callable[..., Any] | None = None
+    pipeline_mode: Any = None
+    _: dataclasses.KW_ONLY
+    memory_space: Any = None
+
+
+@dataclasses.dataclass(frozen=True)
+class GridSpec:
+    """The grid and the block specs, as one argument (`pallas_call(grid_spec=...)`)."""
+    grid: Any = ()
+    in_specs: Any = no_block_spec
+    out_specs: Any = no_block_spec
+    scratch_shapes: Any = ()
+
+
+def block_dim(d) -> BlockDim:
+    if d is None:
+        return squeezed
+    if isinstance(d, (Blocked, Element, Squeezed)):
+        return d
+    if isinstance(d, (int, np.integer)) and not isinstance(d, bool):
+        return Blocked(int(d))
+    raise TypeError(f"block_shape entries are ints, None, pl.Blocked, pl.Element or "
+                    f"pl.Squeezed; got {d!r}")
+
+
+def dim_size(d: BlockDim) -> int:
+    return 1 if isinstance(d, Squeezed) else d.block_size
+
+
+@dataclasses.dataclass(frozen=True)
+class BlockMapping:
+    """One operand's (or result's) blocks: `dims` per array dimension, `index_map`
+    a Jaxpr from the grid's program ids (int32 scalars) to one int32 index per
+    dimension, `array_aval` the whole array's type."""
+    dims: tuple
+    index_map: ClosedJaxpr
+    array_aval: ShapedArray
+
+    @property
+    def block_shape(self) -> tuple[int, ...]:
+        return tuple(dim_size(d) for d in self.dims)
+
+    @property
+    def kernel_aval(self) -> ShapedArray:
+        """The type of the block the kernel's reference holds (squeezed dims dropped)."""
+        shape = tuple(dim_size(d) for d in self.dims if not isinstance(d, Squeezed))
+        return ShapedArray(shape, self.array_aval.dtype)
+
+    @property
+    def padding(self) -> tuple[tuple[int, int], ...]:
+        return tuple(d.padding if isinstance(d, Element) else (0, 0) for d in self.dims)
+
+    def __str__(self):
+        return f"BlockMapping(block_shape={_dims_text(self.dims)})"
+
+    __repr__ = __str__
+
+
+def _dims_text(dims) -> str:
+    return "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"
+
+
+def block_mapping(spec, aval: ShapedArray, grid: tuple[int, ...], what: str) -> BlockMapping:
+    """The checked mapping of `spec` (a BlockSpec, or `no_block_spec`) for an array
+    of `aval` named `what` in messages (`args[0]`, `outputs`)."""
+    if spec is no_block_spec or spec is None:
+        spec = BlockSpec()
+    if not isinstance(spec, BlockSpec):
+        raise TypeError(f"the block spec for {what} must be a pl.BlockSpec, got {spec!r}")
+    shape = aval.shape
+    if spec.block_shape is None:
+        dims = tuple(Blocked(n) for n in shape)
+    else:
+        dims = tuple(block_dim(d) for d in tuple(spec.block_shape))
+    if len(dims) != len(shape):
+        raise ValueError(f"Block shape for {what} (= {_dims_text(dims)}) must have the same "
+                         f"number of dimensions as the array shape {shape}.")
+    for d in dims:
+        if dim_size(d) < 0:
+            raise ValueError(f"Block shape for {what} (= {_dims_text(dims)}) has a negative "
+                             "block size.")
+    index_map = spec.index_map
+    if index_map is None:
+        index_map = lambda *ids: (0,) * len(dims)  # noqa: E731
+    closed = _trace_index_map(index_map, grid, dims, what)
+    return BlockMapping(dims, closed, aval.update(weak_type=False))
+
+
+def _trace_index_map(index_map: Callable, grid, dims, what: str) -> ClosedJaxpr:
+    src = fun_sourceinfo(index_map)
+
+    def flat(*ids):
+        with grid_context(grid, ids):
+            out = index_map(*ids)
+        out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        if len(out) != len(dims):
+            raise ValueError(f"Index map function {src} for {what} must return {len(dims)} "
+                             f"values to match block_shape={_dims_text(dims)}. Currently "
+                             f"returning {len(out)} values.")
+        checked = []
+        for k, i in enumerate(out):
+            if isinstance(i, (int, np.integer)) and not isinstance(i, bool):
+                checked.append(np.int32(i))
+                continue
+            aval = getattr(i, "aval", None)
+            if aval is None or aval.shape != () or np.dtype(aval.dtype) != np.int32:
+                typ = aval.str_short() if aval is not None else type(i).__name__
+                raise ValueError(f"Index map function {src} for {what} must return integer "
+                                 f"scalars. Output[{k}] has type {typ}.")
+            checked.append(convert_element_type(i, np.int32) if aval.weak_type else i)
+        return checked
+
+    closed = stage_flat(flat, [INDEX_AVAL] * len(grid))
+    if any(isinstance(c, Tracer) for c in closed.consts):
+        raise ValueError(f"Index map function {src} for {what} captures traced values; pass "
+                         "them as inputs")
+    return closed
