@@ -71,7 +71,6 @@ class AbstractRef(AbstractValue):
     dtype = property(lambda self: self.inner_aval.dtype)
     ndim = property(lambda self: len(self.inner_aval.shape))
     size = property(lambda self: self.inner_aval.size)
-    weak_type = False  # `jnp.zeros_like(ref)` is an array of the reference's type
 
     def str_short(self) -> str:
         return f"Ref{{{self.inner_aval.str_short()}}}"

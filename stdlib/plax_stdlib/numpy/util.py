@@ -173,7 +173,8 @@ def promote_dtypes_numeric(*args: Any) -> list[Any]:
 
 
 def is_weak(x: Any) -> bool:
-    return get_aval(x).weak_type
+    # A value with no weak type (a mutable reference's type: `zeros_like(ref)`) is strong.
+    return getattr(get_aval(x), "weak_type", False)
 
 
 _categories: dict[Any, str] = {}  # dtype (or dtype-like) -> its category, as found

@@ -54,8 +54,8 @@ def _spec_leaves(specs, tree, what: str, of: str) -> list:
 def _leaf_names(prefix: str, tree, single: str | None = None) -> list[str]:
     if single is not None and tree.num_leaves == 1 and tree_util.treedef_is_leaf(tree):
         return [single]
-    paths = tree_util.tree_flatten_with_path(tree_util.tree_unflatten(tree, [0] * tree.num_leaves))[0]
-    return [prefix + tree_util.keystr(p) for p, _ in paths]
+    skeleton = tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
+    return [prefix + tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(skeleton)[0]]
 
 
 def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec: GridSpec | None = None,
@@ -86,6 +86,8 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec: GridS
         raise ValueError(f"`in_specs` must be a tuple or a list. Found: {in_specs}")
     if isinstance(out_shape, list):
         out_shape = tuple(out_shape)
+    if isinstance(out_specs, list):
+        out_specs = tuple(out_specs)
     out_leaves, out_tree = tree_util.tree_flatten(out_shape, is_leaf=_is_shape)
     for leaf in out_leaves:
         if not _is_shape(leaf):
