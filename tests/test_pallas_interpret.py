@@ -80,13 +80,21 @@ def case_fori_program_id():
                           grid=(3,), in_specs=[pl.BlockSpec((8,), lambda i: (0,))],
                           out_specs=pl.BlockSpec((2,), lambda i: (i,)), interpret=True)(f32(8))
 
-def case_aliases():
+def _add_to_aliased():
     def kernel(x_ref, y_ref, o_ref):
         o_ref[pl.ds(0, 2)] += x_ref[pl.ds(0, 2)]
     spec = pl.BlockSpec((4,), lambda i: (i,))
     return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8,), jnp.float32),
                           grid=(2,), in_specs=[spec, spec], out_specs=spec,
-                          input_output_aliases={1: 0}, interpret=True)(f32(8), 100 + f32(8))
+                          input_output_aliases={1: 0}, interpret=True)
+
+def case_aliases():
+    return _add_to_aliased()(f32(8), 100 + f32(8))
+
+def case_vmap_aliases():
+    f = _add_to_aliased()
+    return jnp.stack([jax.vmap(f, in_axes=(0, None))(f32(2, 8), 100 + f32(8)),
+                      jax.vmap(f, in_axes=(None, 0))(f32(8), 100 + f32(2, 8))])
 
 def case_squeezed():
     def kernel(x_ref, o_ref):
@@ -228,8 +236,11 @@ def _expected() -> dict:
     fori = np.zeros(2, np.float32)
     for i in range(4):
         fori = fori + x8[2 * i:2 * i + 2] * i
-    aliased = 100 + x8.copy()
-    aliased[[0, 1, 4, 5]] += x8[[0, 1, 4, 5]]
+    def aliased(x, y):
+        out = y.copy()
+        out[[0, 1, 4, 5]] += x[[0, 1, 4, 5]]
+        return out
+    x28 = _f32(2, 8)
     scaled = lambda x: x * 2 + np.repeat([0, 1], 4)  # noqa: E731
     x, y = _f32(8, 6), _f32(6, 4)
     y8 = x8 + 0.5
@@ -239,7 +250,9 @@ def _expected() -> dict:
         "matmul": x @ y,
         "masked": np.concatenate([np.exp(x10) * 2, padded.ravel()]),
         "fori_program_id": np.concatenate([fori * 3 + p for p in range(3)]),
-        "aliases": aliased,
+        "aliases": aliased(x8, 100 + x8),
+        "vmap_aliases": np.stack([[aliased(r, 100 + x8) for r in x28],
+                                  [aliased(x8, 100 + r) for r in x28]]),
         "squeezed": x3 * np.arange(1, 4)[:, None],
         "vmap": np.stack([scaled(r) for r in _f32(3, 8)]),
         "vmap_axis1": np.stack([scaled(c) for c in _f32(8, 3).T]),
