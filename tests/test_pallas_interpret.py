@@ -80,6 +80,16 @@ def case_fori_program_id():
                           grid=(3,), in_specs=[pl.BlockSpec((8,), lambda i: (0,))],
                           out_specs=pl.BlockSpec((2,), lambda i: (i,)), interpret=True)(f32(8))
 
+def case_loop():
+    def kernel(x_ref, o_ref):
+        o_ref[...] = jnp.zeros_like(o_ref)
+        @pl.loop(0, 8, step=2)
+        def _(i):
+            o_ref[pl.ds(i, 2)] = x_ref[pl.ds(i, 2)] * i
+        o_ref[0] = pl.loop(0, 3, init_carry=jnp.float32(0))(lambda i, c: c + i)
+    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8,), jnp.float32),
+                          interpret=True)(f32(8))
+
 def _add_to_aliased():
     def kernel(x_ref, y_ref, o_ref):
         o_ref[pl.ds(0, 2)] += x_ref[pl.ds(0, 2)]
@@ -253,6 +263,7 @@ def _expected() -> dict:
         "aliases": aliased(x8, 100 + x8),
         "vmap_aliases": np.stack([[aliased(r, 100 + x8) for r in x28],
                                   [aliased(x8, 100 + r) for r in x28]]),
+        "loop": np.concatenate([[3.0], x8[1:] * np.repeat(np.arange(0, 8, 2), 2)[1:]]),
         "squeezed": x3 * np.arange(1, 4)[:, None],
         "vmap": np.stack([scaled(r) for r in _f32(3, 8)]),
         "vmap_axis1": np.stack([scaled(c) for c in _f32(8, 3).T]),

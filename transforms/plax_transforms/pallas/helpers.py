@@ -28,7 +28,7 @@ def loop(lower, upper, *, init_carry: Any = None, step=1, unroll=None):
     """`@loop(lo, hi)` on `body(i)` (or `body(i, carry)` with `init_carry`) runs it for
     `i` in `range(lo, hi, step)`; → the final carry."""
     def decorator(body: Callable):
-        count = lax.div(upper - lower + step - 1, step) if step != 1 else upper - lower
+        count = cdiv(upper - lower, step)
 
         def fori_body(k, carry):
             i = lower + k * step
