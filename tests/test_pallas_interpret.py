@@ -10,10 +10,10 @@ import plax
 import plax.numpy as jnp
 from plax import lax
 from plax.experimental import pallas as pl
-from plax.experimental.pallas import triton as plgpu
+from plax.experimental.pallas import tpu as pltpu, triton as plgpu
 from tests.jax_reference import requires_jax, run_reference
 
-# Each case runs unchanged with `jax`, `jnp`, `lax`, `pl`, `plgpu` from JAX or plax.
+# Each case runs unchanged with `jax`, `jnp`, `lax`, `pl`, `plgpu`, `pltpu` from JAX or plax.
 CASES = '''
 import numpy as np
 
@@ -79,6 +79,31 @@ def case_fori_program_id():
     return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((6,), jnp.float32),
                           grid=(3,), in_specs=[pl.BlockSpec((8,), lambda i: (0,))],
                           out_specs=pl.BlockSpec((2,), lambda i: (i,)), interpret=True)(f32(8))
+
+def _running_sum():
+    def kernel(x_ref, o_ref, acc_ref):
+        @pl.when(pl.program_id(0) == 0)
+        def _():
+            acc_ref[...] = jnp.zeros_like(acc_ref)
+        acc_ref[...] += x_ref[...]
+        o_ref[...] = acc_ref[...] * 2
+    spec = pl.BlockSpec((4,), lambda i: (i,))
+    return pl.pallas_call(
+        kernel, out_shape=jax.ShapeDtypeStruct((8,), jnp.float32), grid=(2,), in_specs=[spec],
+        out_specs=spec, scratch_shapes=[pltpu.VMEM((4,), jnp.float32)], interpret=True,
+        compiler_params=pltpu.CompilerParams(dimension_semantics=("arbitrary",)))
+
+def case_scratch():
+    return jnp.concatenate([_running_sum()(f32(8)), jax.vmap(_running_sum())(f32(2, 8)).ravel()])
+
+def case_run_scoped():
+    def kernel(x_ref, o_ref):
+        def body(tmp_ref):
+            tmp_ref[...] = x_ref[...] + 1
+            o_ref[...] = tmp_ref[...] * 2
+        pl.run_scoped(body, pltpu.SMEM((8,), jnp.float32))
+    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8,), jnp.float32),
+                          interpret=True)(f32(8))
 
 def case_loop():
     def kernel(x_ref, o_ref):
@@ -207,13 +232,13 @@ def bad_classes():
 '''
 
 
-def _namespace(library, jnp_, lax_, pl_, plgpu_) -> dict:
-    ns = {"jax": library, "jnp": jnp_, "lax": lax_, "pl": pl_, "plgpu": plgpu_}
+def _namespace(library, jnp_, lax_, pl_, plgpu_, pltpu_) -> dict:
+    ns = {"jax": library, "jnp": jnp_, "lax": lax_, "pl": pl_, "plgpu": plgpu_, "pltpu": pltpu_}
     exec(CASES + BAD_CASES, ns)  # noqa: S102 - the shared test kernels
     return ns
 
 
-PLAX = _namespace(plax, jnp, lax, pl, plgpu)
+PLAX = _namespace(plax, jnp, lax, pl, plgpu, pltpu)
 CASE_NAMES = sorted(n[len("case_"):] for n in PLAX if n.startswith("case_"))
 
 
@@ -225,7 +250,8 @@ def plax_results():
 @pytest.fixture(scope="module")
 def jax_results():
     code = ("from jax import lax\nfrom jax.experimental import pallas as pl\n"
-            "from jax.experimental.pallas import triton as plgpu\n" + CASES + BAD_CASES + """
+            "from jax.experimental.pallas import tpu as pltpu, triton as plgpu\n"
+            + CASES + BAD_CASES + """
 result = {"cases": {n[5:]: np.asarray(f()).tolist() for n, f in list(globals().items())
                     if n.startswith("case_")},
           "bad": bad_classes()}
@@ -252,6 +278,7 @@ def _expected() -> dict:
         return out
     x28 = _f32(2, 8)
     scaled = lambda x: x * 2 + np.repeat([0, 1], 4)  # noqa: E731
+    running = lambda x: 2 * np.concatenate([x[:4], x[:4] + x[4:]])  # noqa: E731
     x, y = _f32(8, 6), _f32(6, 4)
     y8 = x8 + 0.5
     return {
@@ -264,6 +291,8 @@ def _expected() -> dict:
         "vmap_aliases": np.stack([[aliased(r, 100 + x8) for r in x28],
                                   [aliased(x8, 100 + r) for r in x28]]),
         "loop": np.concatenate([[3.0], x8[1:] * np.repeat(np.arange(0, 8, 2), 2)[1:]]),
+        "scratch": np.concatenate([running(x8), *map(running, _f32(2, 8))]),
+        "run_scoped": (x8 + 1) * 2,
         "squeezed": x3 * np.arange(1, 4)[:, None],
         "vmap": np.stack([scaled(r) for r in _f32(3, 8)]),
         "vmap_axis1": np.stack([scaled(c) for c in _f32(8, 3).T]),
@@ -383,3 +412,21 @@ def test_jvp_of_a_kernel_using_program_ids():
     _, t = plax.jvp(lambda a, b: PLAX["blocked_matmul"](a, b, 4, 2, 3), (x, y), (dx, y))
     np.testing.assert_allclose(t, np.asarray(dx) @ np.asarray(y) + np.asarray(x) @ np.asarray(y),
                                rtol=1e-6)
+
+
+def test_debug_print_inside_the_grid(capfd):
+    def kernel(x_ref, o_ref):
+        pl.debug_print("step {} first {}", pl.program_id(0), x_ref[0])
+        o_ref[...] = x_ref[...]
+    spec = pl.BlockSpec((2,), lambda i: (i,))
+    out = pl.pallas_call(kernel, out_shape=plax.ShapeDtypeStruct((4,), jnp.float32), grid=(2,),
+                         in_specs=[spec], out_specs=spec, interpret=True)(jnp.arange(4.0))
+    out.block_until_ready()
+    printed = capfd.readouterr().out
+    assert "step 0 first 0.0" in printed and "step 1 first 2.0" in printed, printed
+
+
+def test_scratch_shapes_must_be_buffer_types():
+    with pytest.raises(TypeError, match=r"scratch_shapes\[0\] must be a scratch buffer type"):
+        pl.pallas_call(lambda o_ref, s_ref: None,
+                       out_shape=plax.ShapeDtypeStruct((2,), jnp.float32), scratch_shapes=[plax.ShapeDtypeStruct((2,), jnp.float32)], interpret=True)

@@ -8,24 +8,29 @@ references are read and written by indexing (`x_ref[...]`, `x_ref[i, :]`,
 `x_ref[pl.ds(start, size)]`, `o_ref[...] += v`), `program_id`/`num_programs`
 locate the step, `when` runs code conditionally, and `lax` control flow and
 `plax.numpy` work on the values read. It runs under jit, vmap (one more grid
-dimension) and jvp; reverse mode is JAX's error. `plax.experimental.pallas.triton`
-has the masked `load`/`store` and the atomic operations.
+dimension) and jvp; reverse mode is JAX's error. Scratch buffers
+(`scratch_shapes`, `run_scoped`) are typed by a memory space called with a shape
+and dtype. `plax.experimental.pallas.triton` has the masked `load`/`store` and the
+atomic operations, `plax.experimental.pallas.tpu` the TPU memory spaces and
+`CompilerParams`.
 
 Only interpret mode exists: plax compiles no kernels, so `interpret=False` on CPU is
-JAX's ValueError. Not supported: scratch shapes, scalar prefetch, dynamic grids,
-reference views (`x_ref.at[...]`), TPU/GPU memory spaces and pipelining (accepted
-and ignored where JAX takes them as hints).
+JAX's ValueError. Not supported: scalar prefetch, dynamic grids, reference views
+(`x_ref.at[...]`), semaphores and DMAs; memory spaces, pipelining and compiler
+parameters are accepted and ignored.
 """
 from plax_stdlib.numpy.slice_index import Slice, dslice
 from plax_transforms.pallas.call import pallas_call
 from plax_transforms.pallas.grid_context import num_programs, program_id
-from plax_transforms.pallas.helpers import cdiv, loop, multiple_of, when
+from plax_transforms.pallas.helpers import cdiv, debug_print, loop, multiple_of, when
+from plax_transforms.pallas.memory import ANY, HOST, MemoryRef, MemorySpace, run_scoped
 from plax_transforms.pallas.primitive import pallas_call_p
 from plax_transforms.pallas.specs import (BlockDim, Blocked, BlockSpec, Element, GridSpec,
                                           Squeezed, no_block_spec, squeezed)
 
 ds = dslice
 
-__all__ = ["BlockDim", "BlockSpec", "Blocked", "Element", "GridSpec", "Slice", "Squeezed",
-           "cdiv", "ds", "dslice", "loop", "multiple_of", "no_block_spec", "num_programs",
-           "pallas_call", "pallas_call_p", "program_id", "squeezed", "when"]
+__all__ = ["ANY", "HOST", "BlockDim", "BlockSpec", "Blocked", "Element", "GridSpec",
+           "MemoryRef", "MemorySpace", "Slice", "Squeezed", "cdiv", "debug_print", "ds",
+           "dslice", "loop", "multiple_of", "no_block_spec", "num_programs", "pallas_call",
+           "pallas_call_p", "program_id", "run_scoped", "squeezed", "when"]

@@ -3,8 +3,10 @@
 The returned function flattens its arguments, matches them (and `out_shape`) with
 the block specs, traces each index map and the kernel (on references to the
 blocks, the program ids made current for `pl.program_id`) and binds the
-`pallas_call` primitive. What it traces is kept per argument types, so calling it
-again with arrays of the same types reuses it (and its compiled code).
+`pallas_call` primitive; scratch buffers are results of the primitive that the
+call drops (whole arrays, so they keep their contents across grid steps, and vmap
+and jvp treat them as any result). What it traces is kept per argument types, so
+calling it again with arrays of the same types reuses it (and its compiled code).
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from plax.extend import tree_util
 from plax.extend.core import ShapedArray, Tracer, fun_sourceinfo, get_aval, stage_flat
 from plax_stdlib import numpy as jnp
 from plax_transforms.pallas.grid_context import grid_context
+from plax_transforms.pallas.memory import MemoryRef, scratch_aval
 from plax_transforms.pallas.primitive import pallas_call_p
 from plax_transforms.pallas.specs import (INDEX_AVAL, BlockSpec, GridSpec, block_mapping,
                                           no_block_spec)
@@ -79,8 +82,6 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec: GridS
                              f"is {out_specs}")
         grid, in_specs, out_specs = grid_spec.grid, grid_spec.in_specs, grid_spec.out_specs
         scratch_shapes = grid_spec.scratch_shapes
-    if scratch_shapes:
-        raise NotImplementedError("pallas_call: scratch_shapes are not supported by plax")
     grid = _grid(grid)
     if in_specs is not no_block_spec and not isinstance(in_specs, (tuple, list)):
         raise ValueError(f"`in_specs` must be a tuple or a list. Found: {in_specs}")
@@ -96,6 +97,12 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec: GridS
     out_mappings = [block_mapping(s, a, grid, n) for s, a, n in zip(
         _spec_leaves(out_specs, out_tree, "out_specs", "out_shape"), out_avals,
         _leaf_names("outputs", out_tree, single="outputs"))]
+    # Scratch buffers are results that the call drops: whole arrays, kept across steps.
+    scratch_leaves, scratch_tree = tree_util.tree_flatten(
+        tuple(scratch_shapes), is_leaf=lambda t: isinstance(t, MemoryRef))
+    scratch_mappings = [block_mapping(no_block_spec, scratch_aval(t, f"scratch_shapes[{k}]"),
+                                      grid, f"scratch_shapes[{k}]")
+                        for k, t in enumerate(scratch_leaves)]
     aliases = tuple(sorted(dict(input_output_aliases).items()))
     src = fun_sourceinfo(kernel)
     traced: dict = {}
@@ -108,11 +115,11 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec: GridS
         key = (in_tree, avals)
         if key not in traced:
             traced[key] = _trace(kernel, src, grid, in_specs, in_tree, avals, out_tree,
-                                 out_mappings, aliases)
+                                 out_mappings, scratch_tree, scratch_mappings, aliases)
         params = traced[key]
         outs = pallas_call_p.bind(*leaves, **params, debug=debug, interpret=bool(interpret),
                                   name=name)
-        return tree_util.tree_unflatten(out_tree, outs)
+        return tree_util.tree_unflatten(out_tree, outs[:len(out_mappings)])
 
     functools.update_wrapper(call, kernel, assigned=("__name__", "__qualname__", "__doc__"),
                              updated=())
@@ -120,21 +127,22 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec: GridS
 
 
 def _trace(kernel, src: str, grid, in_specs, in_tree, avals, out_tree, out_mappings,
-           aliases) -> dict:
+           scratch_tree, scratch_mappings, aliases) -> dict:
     specs = in_specs if in_specs is no_block_spec else tuple(in_specs)
     in_mappings = [block_mapping(s, a, grid, n) for s, a, n in zip(
         _spec_leaves(specs, in_tree, "in_specs", "inputs"), avals,
         _leaf_names("args", in_tree))]
     _check_aliases(aliases, avals, [m.array_aval for m in out_mappings])
-    blocks = (*in_mappings, *out_mappings)
-    n_in = len(in_mappings)
+    blocks = (*in_mappings, *out_mappings, *scratch_mappings)
+    n_in, n_out = len(in_mappings), len(out_mappings)
 
     def flat(*xs):
         ids, refs = xs[:len(grid)], xs[len(grid):]
         ins = tree_util.tree_unflatten(in_tree, refs[:n_in])
-        outs = tree_util.tree_unflatten(out_tree, refs[n_in:])
+        outs = tree_util.tree_unflatten(out_tree, refs[n_in:n_in + n_out])
+        scratch = tree_util.tree_unflatten(scratch_tree, refs[n_in + n_out:])
         with grid_context(grid, ids):
-            result = kernel(*ins, *(outs if isinstance(outs, tuple) else (outs,)))
+            result = kernel(*ins, *(outs if isinstance(outs, tuple) else (outs,)), *scratch)
         if result is not None:
             raise ValueError(f"The kernel function in the pallas_call {src} should return "
                              f"None. It returns a PyTree: "

@@ -1,5 +1,5 @@
 """Small kernel-side helpers of `plax.experimental.pallas`: `when`, `loop`, `cdiv`,
-`multiple_of`."""
+`multiple_of`, `debug_print`."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -8,6 +8,7 @@ import numpy as np
 
 from plax_stdlib import lax, numpy as jnp
 from plax_stdlib.lax.control_flow.loops import fori_loop
+from plax_transforms.debug_print import debug_print as _print
 
 
 def when(condition) -> Callable[[Callable[[], None]], None]:
@@ -51,3 +52,8 @@ def multiple_of(x, values):
     """`x`, with the promise that it is a multiple of `values` (a compiler hint; the
     interpreter needs none)."""
     return x
+
+
+def debug_print(fmt: str, *args) -> None:
+    """Print `fmt.format(*args)` when the kernel runs (`plax.debug.print`)."""
+    _print(fmt, *args)
