@@ -429,4 +429,5 @@ def test_debug_print_inside_the_grid(capfd):
 def test_scratch_shapes_must_be_buffer_types():
     with pytest.raises(TypeError, match=r"scratch_shapes\[0\] must be a scratch buffer type"):
         pl.pallas_call(lambda o_ref, s_ref: None,
-                       out_shape=plax.ShapeDtypeStruct((2,), jnp.float32), scratch_shapes=[plax.ShapeDtypeStruct((2,), jnp.float32)], interpret=True)
+                       out_shape=plax.ShapeDtypeStruct((2,), jnp.float32),
+                       scratch_shapes=[plax.ShapeDtypeStruct((2,), jnp.float32)], interpret=True)
