@@ -105,6 +105,20 @@ def case_run_scoped():
     return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8,), jnp.float32),
                           interpret=True)(f32(8))
 
+def case_views():
+    def kernel(x_ref, o_ref):
+        o_ref[...] = jnp.zeros_like(o_ref)
+        row = o_ref.at[1]
+        row[...] = x_ref[0, :] * 2
+        o_ref.at[pl.ds(2, 2)].at[0][1:3] = jnp.full((2,), 7.0, jnp.float32)
+        mask = jnp.arange(4)[None] < 3
+        plgpu.store(o_ref.at[pl.ds(3, 1), :],
+                    plgpu.load(x_ref.at[pl.ds(1, 1), :], mask=jnp.arange(4)[None] < 2,
+                               other=-1.0), mask=mask)
+        o_ref.at[0][...] = o_ref.at[0][...] + x_ref.at[pl.ds(0, 2)][...][1]
+    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((4, 4), jnp.float32),
+                          interpret=True)(f32(2, 4))
+
 def case_loop():
     def kernel(x_ref, o_ref):
         o_ref[...] = jnp.zeros_like(o_ref)
@@ -293,6 +307,8 @@ def _expected() -> dict:
         "loop": np.concatenate([[3.0], x8[1:] * np.repeat(np.arange(0, 8, 2), 2)[1:]]),
         "scratch": np.concatenate([running(x8), *map(running, _f32(2, 8))]),
         "run_scoped": (x8 + 1) * 2,
+        "views": np.stack([_f32(2, 4)[1], _f32(2, 4)[0] * 2, [0, 7, 7, 0],
+                           [*_f32(2, 4)[1, :2], -1, 0]]),
         "squeezed": x3 * np.arange(1, 4)[:, None],
         "vmap": np.stack([scaled(r) for r in _f32(3, 8)]),
         "vmap_axis1": np.stack([scaled(c) for c in _f32(8, 3).T]),

@@ -301,3 +301,18 @@ def test_int_and_unit_slice_writes_are_dynamic_update_slices():
     window(1)
     want[1:3, 1] += 1.0
     np.testing.assert_array_equal(r[...], want)
+
+
+def test_views_read_and_write_the_reference():
+    """`ref.at[idx]` is the part `idx` picks, used as a reference (eagerly and in jit)."""
+    r = plax.new_ref(jnp.arange(6.0).reshape(2, 3))
+    r.at[1][0] = 50.0
+    assert r.at[1].shape == (3,) and r.at[1].dtype == np.float32
+    np.testing.assert_array_equal(r.at[0][...], [0.0, 1.0, 2.0])
+
+    @plax.jit
+    def f(r):
+        r.at[0][...] = r.at[1][...] * 2
+        r.at[1].at[1:][...] += 1.0
+    f(r)
+    np.testing.assert_array_equal(r[...], [[100.0, 8.0, 10.0], [50.0, 5.0, 6.0]])

@@ -81,6 +81,9 @@ class AbstractRef(AbstractValue):
     def _setitem(self, ref, index, value):
         set(ref, index, value)  # noqa: A001 - JAX's name
 
+    def _at(self, ref):
+        return _ViewMaker(ref)
+
     def __eq__(self, other):
         return type(other) is AbstractRef and self.inner_aval == other.inner_aval
 
@@ -145,11 +148,59 @@ class Ref:
     def __setitem__(self, index, value):
         set(self, index, value)  # noqa: A001
 
+    at = property(lambda self: _ViewMaker(self))
+
     def __repr__(self):
         value = self._value
         if isinstance(value, Tracer):
             return f"Ref(traced {get_aval(value).str_short()})"
         return f"Ref({np.asarray(value)!r})".replace("array(", "", 1).replace("))", ")")
+
+
+class _ViewMaker:
+    __slots__ = ("ref",)
+
+    def __init__(self, ref):
+        self.ref = ref
+
+    def __getitem__(self, index) -> "RefView":
+        return RefView(self.ref, index)
+
+
+class RefView:
+    """`ref.at[index]`: the part of a reference that `index` picks, itself usable as a
+    reference (read, written, viewed again), each access going to `ref`."""
+    __slots__ = ("ref", "index")
+
+    def __init__(self, ref, index):
+        spec, dynamic = ref_index(ref, index)
+        self.ref, self.index = ref, join_index(spec, dynamic)
+
+    @property
+    def aval(self) -> AbstractRef:
+        spec, dynamic = split_index(self.index)
+        inner = self.ref.aval.inner_aval
+        return AbstractRef(indexed_aval(inner, spec, [get_aval(d) for d in dynamic]))
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    at = property(lambda self: _ViewMaker(self))
+
+    def __getitem__(self, index):
+        value = get(self.ref, self.index)
+        spec, _ = split_index(index)
+        return value if _whole(spec) else value[index]
+
+    def __setitem__(self, index, value):
+        spec, _ = split_index(index)
+        if not _whole(spec):
+            value = get(self.ref, self.index).at[index].set(value)
+        set(self.ref, self.index, value)
+
+    def __repr__(self):
+        return f"RefView({self.aval.str_short()}, index={self.index!r})"
 
 
 def get_aval_str(x) -> str:
@@ -234,7 +285,7 @@ def ref_index(ref, index) -> tuple[tuple, list]:
     """`split_index` for `ref`, with JAX's error for a static int past the end of its
     dimension (negative ones count from the end, as in NumPy)."""
     spec, dynamic = split_index(index)
-    shape = get_aval(ref).shape
+    shape = tuple(ref.shape)
     if Ellipsis in spec:
         at = spec.index(Ellipsis)
         dims = [*range(at), *range(len(shape) - (len(spec) - at - 1), len(shape))]
@@ -519,6 +570,8 @@ def _local(ref) -> bool:
 
 def get(ref, idx=None):
     """`ref[idx]` (the whole value for `idx=None` or `...`)."""
+    if isinstance(ref, RefView):
+        return ref[idx]
     _check_is_ref(ref, "ref.get")
     spec, dynamic = ref_index(ref, idx)
     if _local(ref):
@@ -541,6 +594,10 @@ def _update_operand(op: str, ref, idx, value):
 
 def swap(ref, idx, value, _function_name: str = "ref_swap"):
     """Write `value` at `ref[idx]`; → the value it replaces."""
+    if isinstance(ref, RefView):
+        old = ref[idx]
+        ref[idx] = value
+        return old
     _check_is_ref(ref, "ref.swap")
     spec, dynamic, value = _update_operand("swap", ref, idx, value)
     if _local(ref):
@@ -557,6 +614,9 @@ def set(ref, idx, value) -> None:  # noqa: A001 - JAX's name
 
 def addupdate(ref, idx, x) -> None:
     """`ref[idx] += x`, as one accumulation."""
+    if isinstance(ref, RefView):
+        ref[idx] = ref[idx] + x
+        return
     _check_is_ref(ref, "ref.addupdate")
     spec, dynamic, x = _update_operand("addupdate", ref, idx, x)
     if _local(ref):

@@ -57,6 +57,9 @@ def _setitem(self, index, value):
 
 
 def _at(self):
+    by_aval = getattr(self.aval, "_at", None)  # a mutable reference's views
+    if by_aval is not None:
+        return by_aval(self)
     return _numpy("at")(self)
 
 
