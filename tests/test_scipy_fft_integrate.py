@@ -26,7 +26,7 @@ def test_dct_against_scipy(shape):
     x = RNG.normal(size=shape)
     z = x + 1j * RNG.normal(size=shape)
     with plax.enable_x64(True):
-        for norm in (None, "backward", "ortho"):
+        for norm in (None, "ortho"):
             for name in ("dct", "idct"):
                 mine, theirs = getattr(pf, name), getattr(sf, name)
                 for n in (None, 3, 8):
@@ -50,6 +50,8 @@ def test_dctn_three_axes_and_round_trip():
         _close(pf.dctn(x), sf.dctn(x))
         _close(pf.idctn(pf.dctn(x, norm="ortho"), norm="ortho"), x)
         _close(pf.idct(pf.dct(x, axis=1), axis=1), x)
+        _close(pf.dct(x, norm="backward"), sf.dct(x, norm="backward"))
+        _close(pf.idctn(x, axes=(2, 0), norm="backward"), sf.idctn(x, axes=(2, 0)))
 
 
 def test_trapezoid_against_scipy():

@@ -125,6 +125,13 @@ def test_implicit_derivatives(solver, A):
         _close(tangent, np.linalg.solve(A, B), 1e-7)
 
 
+def test_derivative_in_the_matrix():
+    """d/dA of Σ x for A x = b: -λ xᵀ with Aᵀ λ = 1."""
+    with plax.enable_x64(True):
+        grad = plax.grad(lambda A: jnp.sum(psl.cg(A, B, tol=1e-12)[0]))(SPD)
+    _close(grad, -np.outer(np.linalg.solve(SPD.T, np.ones(N)), np.linalg.solve(SPD, B)))
+
+
 def test_vmap_over_b_and_A():
     bs = RNG.normal(size=(3, N)).astype(np.float32)
     As = np.stack([SPD, SPD + np.eye(N)]).astype(np.float32)

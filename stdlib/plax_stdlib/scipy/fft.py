@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 
-from plax.errors import InvalidShapeError
+from plax import errors
 from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.numpy import fft as np_fft
@@ -40,8 +40,8 @@ def _resized(name, x, n, axis):
         return x
     n = operator.index(n)
     if n < 1:
-        raise InvalidShapeError(f"plax.scipy.fft.{name}: the transform length must be "
-                                f"positive, got n={n}")
+        raise errors.InvalidShapeError(f"plax.scipy.fft.{name}: the transform length must "
+                                       f"be positive, got n={n}")
     length = x.shape[axis]
     if n <= length:
         return lax.slice_in_dim(x, 0, n, axis=axis)
