@@ -95,6 +95,9 @@ def test_gmres_against_scipy():
                             solve_method="incremental")
         _close(x["a"], np.linalg.solve(SPD, B))
         _close(x["b"], np.full(2, 0.5))
+        # b = 0 from a nonzero x0, no atol: x goes to 0 (JAX's stays at x0)
+        x, _ = psl.gmres(2 * np.eye(3), np.zeros(3), x0=np.ones(3), solve_method="incremental")
+        _close(x, np.zeros(3))
         # a singular A: no least-squares point, NaN and info -1 (as in JAX)
         x, info = batched(np.zeros((3, 3)), np.ones(3))
         assert np.isnan(x).all() and int(info) == -1

@@ -142,7 +142,10 @@ def _iterate(A, b, x0, *, tol, atol, restart, maxiter, M, incremental):
     precondition = problem.preconditioner(M)
     b_norm = norm(b)
     atol = jnp.maximum(tol * b_norm, atol)
-    ptol = norm(precondition(b)) * jnp.minimum(1.0, atol / b_norm)
+    # with b = 0 and atol = 0, the ratio is 1 (JAX's 0/0 here stops every cycle at
+    # once, and it returns a nonzero x0 unchanged)
+    ratio = jnp.where(b_norm == 0, 1.0, atol / jnp.where(b_norm == 0, 1.0, b_norm))
+    ptol = norm(precondition(b)) * jnp.minimum(1.0, ratio)
 
     def residual(x):
         r = precondition(sub(b, A(x)))
