@@ -10,6 +10,7 @@ from jax_differential import assert_same_as_jax, requires_jax
 
 import plax
 from plax import numpy as jnp
+from plax.experimental import sparse
 from plax.scipy.sparse import linalg as psl
 
 ssl = pytest.importorskip("scipy.sparse.linalg")
@@ -77,6 +78,8 @@ def test_pytrees_and_functions():
         with pytest.raises(ValueError, match="matching tree structure"):
             psl.cg(_blocks, b, x0={"a": B})
         assert float(psl.cg(lambda v: 4 * v, 2.0)[0]) == pytest.approx(0.5)
+        # any operand with @, as a sparse matrix
+        _close(psl.cg(sparse.BCOO.fromdense(SPD), B, tol=1e-12)[0], np.linalg.solve(SPD, B))
 
 
 def test_gmres_against_scipy():

@@ -13,6 +13,7 @@ import plax
 from plax.extend import dtypes, tree_util
 from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
+from plax_stdlib.numpy import util
 
 
 class System(NamedTuple):
@@ -38,9 +39,9 @@ def linear_map(name: str, what: str, op) -> Callable:
         if shape is not None and (len(shape) != 2 or shape[0] != shape[1]):
             raise ValueError(f"{name}: linear operator {what} must be a square matrix, but "
                              f"has shape: {tuple(shape)}")
-        if hasattr(op, "dtype"):
+        if util.is_arraylike(op):
             return functools.partial(jnp.dot, op, precision=lax.Precision.HIGHEST)
-        return lambda x: op @ x
+        return lambda x: op @ x  # e.g. a sparse matrix
     raise TypeError(f"{name}: linear operator {what} must be either a function or ndarray, "
                     f"got {type(op).__name__}: {op!r}")
 
