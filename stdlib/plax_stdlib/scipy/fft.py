@@ -14,6 +14,7 @@ import operator
 import numpy as np
 
 from plax import errors
+from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.numpy import fft as np_fft
@@ -81,7 +82,8 @@ def _real_idct(x, axis, norm):
     first = np.ones(length)
     first[0] = 0.5
     first = first.reshape([length if a == axis else 1 for a in range(x.ndim)])
-    turned = (x * first.astype(x.dtype)) * _twiddle(length, axis, x.ndim, 1)
+    w = _twiddle(length, axis, x.ndim, 1).astype(dtypes.to_complex_dtype(x.dtype))
+    turned = (x * first.astype(x.dtype)) * w
     signal = np_fft.ifft(turned, n=2 * length, axis=axis)
     return 2 * jnp.real(lax.slice_in_dim(signal, 0, length, axis=axis))
 
