@@ -122,6 +122,10 @@ from plax_stdlib.lax.cumulative import (
     cumsum as cumsum,
     cumsum_p as cumsum_p,
 )
+from plax_stdlib.lax.dot_algorithm import (
+    DotAlgorithm as DotAlgorithm,
+    DotAlgorithmPreset as DotAlgorithmPreset,
+)
 from plax_stdlib.lax.dot_general import (
     Precision as Precision,
     batch_matmul as batch_matmul,
@@ -311,6 +315,7 @@ from plax_stdlib.lax.rng_bit_generator import (
     rng_bit_generator as rng_bit_generator,
     rng_bit_generator_p as rng_bit_generator_p,
 )
+from plax_stdlib.lax.scaled_dot import scaled_dot as scaled_dot
 from plax_stdlib.lax.scatter_variants import (
     scatter_apply as scatter_apply,
     scatter_sub as scatter_sub,

@@ -13,6 +13,7 @@ from plax.extend import dtypes
 from plax.extend.core import get_aval
 from plax_stdlib.lax.convolution import ConvDimensionNumbers
 from plax_stdlib.lax.creation import full
+from plax_stdlib.lax.dot_algorithm import DotAlgorithm, DotAlgorithmPreset
 from plax_stdlib.lax.dot_general import Precision
 from plax_stdlib.lax.elementwise import integer_pow
 from plax_stdlib.lax.gathers import GatherDimensionNumbers, gather
@@ -20,7 +21,8 @@ from plax_stdlib.lax.shape_ops import broadcast_in_dim, concatenate, reshape
 
 DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
                             tuple[Sequence[int], Sequence[int]]]
-PrecisionLike = Union[None, str, Precision, tuple[str, str], tuple[Precision, Precision]]
+PrecisionLike = Union[None, str, Precision, tuple[str, str], tuple[Precision, Precision],
+                      DotAlgorithm, DotAlgorithmPreset]
 ConvGeneralDilatedDimensionNumbers = Union[None, ConvDimensionNumbers,
                                            tuple[str, str, str]]
 

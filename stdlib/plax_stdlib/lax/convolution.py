@@ -37,7 +37,11 @@ from plax.extend.constructors import (
 from plax.extend.core import ShapedArray, get_aval
 from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib.lax import conversion, creation, shape_ops
-from plax_stdlib.lax.dot_general import canonicalize_precision, check_preferred_element_type
+from plax_stdlib.lax.dot_general import (
+    canonicalize_precision,
+    check_preferred_element_type,
+    precision_config,
+)
 from plax_stdlib.lax.out_sharding import (check_out_sharding, cotangent_sharding,
                                            with_folded_batch)
 from plax_stdlib.lax.windows import (
@@ -259,8 +263,7 @@ def _lower(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation
         kernel_spatial_dimensions=list(rhs_spec[2:]),
         output_batch_dimension=out_spec[0], output_feature_dimension=out_spec[1],
         output_spatial_dimensions=list(out_spec[2:]))
-    config = None if precision is None else ir.ArrayAttr.get(
-        [hlo.PrecisionAttr.get(str(p)) for p in precision])
+    config = precision_config(precision)  # a dot algorithm is ignored, as in JAX
     n_spatial = len(window_strides)
     windows = dict(window_strides=list(window_strides), lhs_dilation=list(lhs_dilation),
                    rhs_dilation=list(rhs_dilation), window_reversal=[False] * n_spatial,

@@ -27,6 +27,12 @@ from plax.extend.constructors import (
 )
 from plax.extend.core import ShapedArray, get_aval
 from plax.extend.mlir import hlo, ir, mu
+from plax_stdlib.lax.dot_algorithm import (
+    ALGORITHMS,
+    CPU_PRESETS,
+    DotAlgorithmPreset,
+    compute_types,
+)
 from plax_stdlib.lax.out_sharding import check_out_sharding, cotangent_sharding, with_batch_dim
 
 
@@ -39,10 +45,8 @@ class Precision(enum.Enum):
 
     @classmethod
     def _missing_(cls, value):
-        aliases = {"default": cls.DEFAULT, "fastest": cls.DEFAULT, "bfloat16": cls.DEFAULT,
-                   "high": cls.HIGH, "bfloat16_3x": cls.HIGH, "tensorfloat32": cls.HIGH,
-                   "highest": cls.HIGHEST, "float32": cls.HIGHEST}
-        return aliases.get(value.lower()) if isinstance(value, str) else None
+        name = _PRECISION_NAMES.get(value.lower()) if isinstance(value, str) else None
+        return None if name is None else cls[name]
 
     def __str__(self):
         return self.name
@@ -52,21 +56,42 @@ class Precision(enum.Enum):
 
 
 def canonicalize_precision(precision):
-    """None, or a pair of `Precision`s (for lhs and rhs) from a Precision, string or pair.
+    """None, a pair of `Precision`s (for lhs and rhs) or a dot algorithm, from a
+    Precision, a precision or preset name, a pair of Precisions or names, a
+    `DotAlgorithm` or a `DotAlgorithmPreset`.
 
-    None means `jax_default_matmul_precision` (when set to a precision name; its dot
-    algorithm presets are not supported and leave the backend's default)."""
+    None means `jax_default_matmul_precision` (a precision or preset name)."""
     if precision is None:
         default = config.default_matmul_precision.value
-        if default is None or Precision._missing_(default) is None:
-            return None
-        return (Precision(default),) * 2
-    if isinstance(precision, (str, Precision)):
-        return (Precision(precision),) * 2
-    if isinstance(precision, (tuple, list)) and len(precision) == 2:
-        return tuple(Precision(p) for p in precision)
-    raise ValueError(f"precision must be None, a Precision, a string or a pair of them, "
-                     f"got {precision!r}")
+        return None if default is None else canonicalize_precision(default)
+    if isinstance(precision, ALGORITHMS):
+        return precision
+    if isinstance(precision, str) and precision in DotAlgorithmPreset.__members__:
+        return DotAlgorithmPreset[precision]
+    try:
+        if isinstance(precision, (str, Precision)):
+            return (Precision(precision),) * 2
+        if isinstance(precision, (tuple, list)) and len(precision) == 2:
+            return tuple(Precision(p) for p in precision)
+    except ValueError:
+        pass
+    raise ValueError("precision must be None, a lax.Precision or one of the strings "
+                     f"{sorted(_PRECISION_NAMES)}, a pair of them, a lax.DotAlgorithmPreset "
+                     f"or its name, or a lax.DotAlgorithm; got {precision!r}")
+
+
+_PRECISION_NAMES = {"default": "DEFAULT", "fastest": "DEFAULT", "bfloat16": "DEFAULT",
+                    "high": "HIGH", "bfloat16_3x": "HIGH", "tensorfloat32": "HIGH",
+                    "highest": "HIGHEST", "float32": "HIGHEST"}
+
+
+def precision_config(precision):
+    """The `precision_config` attribute of a dot or convolution: a dot algorithm
+    leaves both operands at DEFAULT (its own attribute says the rest)."""
+    if isinstance(precision, ALGORITHMS):
+        precision = (Precision.DEFAULT,) * 2
+    return None if precision is None else ir.ArrayAttr.get(
+        [hlo.PrecisionAttr.get(str(p)) for p in precision])
 
 
 # --- dot_general --------------------------------------------------------------------------
@@ -76,9 +101,11 @@ _COMPATIBLE = {"signed": _INTEGER + ("float",), "unsigned": _INTEGER + ("float",
                "float": ("float",), "complex": ("complex",)}
 
 
-def check_preferred_element_type(name: str, lhs: ShapedArray, preferred) -> np.dtype:
+def check_preferred_element_type(name: str, lhs: ShapedArray, preferred,
+                                 check_width: bool = True) -> np.dtype:
     """The result dtype of a product (`dot_general`, a convolution): `preferred` if
-    given and compatible with the inputs' dtype, else the inputs' dtype."""
+    given and compatible with the inputs' dtype, else the inputs' dtype. A dot
+    algorithm's result may be narrower (`check_width=False`), as in JAX."""
     if preferred is None:
         return lhs.dtype
     in_kind, out_kind = kind_of(lhs.dtype), kind_of(preferred)
@@ -90,7 +117,8 @@ def check_preferred_element_type(name: str, lhs: ShapedArray, preferred) -> np.d
                         "integer to integer or floating, floating to floating, complex to "
                         "complex)")
     int_to_float = in_kind in _INTEGER and out_kind == "float"
-    if not int_to_float and dtypes.itemsize_bits(preferred) < dtypes.itemsize_bits(lhs.dtype):
+    if (check_width and not int_to_float
+            and dtypes.itemsize_bits(preferred) < dtypes.itemsize_bits(lhs.dtype)):
         raise TypeError(f"{name}: preferred_element_type {dtype_name(preferred)} is "
                         f"narrower than the inputs' dtype {dtype_name(lhs.dtype)}")
     return np.dtype(preferred)
@@ -124,7 +152,8 @@ def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision,
     shape = (tuple(lhs.shape[d] for d in lhs_batch) + free(lhs, lhs_contract + lhs_batch)
              + free(rhs, rhs_contract + rhs_batch))
     inputs = lhs.update(dtype=_input_dtype(lhs, rhs))
-    dtype = check_preferred_element_type(name, inputs, preferred_element_type)
+    dtype = check_preferred_element_type(name, inputs, preferred_element_type,
+                                         check_width=not isinstance(precision, ALGORITHMS))
     weak = preferred_element_type is None and weak_result((lhs, rhs), dtype)
     return ShapedArray(shape, dtype, weak)
 
@@ -139,20 +168,38 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision,
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
     lhs_aval, rhs_aval = ctx.avals_in
     out = ctx.avals_out[0]
-    compute = _input_dtype(lhs_aval, rhs_aval)
-    if kind_of(out.dtype) != kind_of(compute):  # integers (or bools) accumulated as floats
-        compute = out.dtype
-    if lhs_aval.dtype != compute:
-        lhs = mu.convert(lhs, lhs_aval, lhs_aval.update(dtype=compute))
-    if rhs_aval.dtype != compute:
-        rhs = mu.convert(rhs, rhs_aval, rhs_aval.update(dtype=compute))
+    if isinstance(precision, ALGORITHMS):
+        lhs_type, rhs_type, accumulation = _algorithm_types(ctx.platform, precision,
+                                                            lhs_aval, rhs_aval, out)
+        algorithm = precision.hlo_attribute(lhs_type, rhs_type)
+    else:
+        lhs_type = rhs_type = _input_dtype(lhs_aval, rhs_aval)
+        if kind_of(out.dtype) != kind_of(lhs_type):  # integers (or bools) summed as floats
+            lhs_type = rhs_type = out.dtype
+        accumulation, algorithm = out.dtype, None
+    lhs = mu.convert(lhs, lhs_aval, lhs_aval.update(dtype=lhs_type))
+    rhs = mu.convert(rhs, rhs_aval, rhs_aval.update(dtype=rhs_type))
     dnums = hlo.DotDimensionNumbers.get(
         lhs_batching_dimensions=list(lhs_batch), rhs_batching_dimensions=list(rhs_batch),
         lhs_contracting_dimensions=list(lhs_contract),
         rhs_contracting_dimensions=list(rhs_contract))
-    config = None if precision is None else ir.ArrayAttr.get(
-        [hlo.PrecisionAttr.get(str(p)) for p in precision])
-    return hlo.dot_general(mu.ir_type(out), lhs, rhs, dnums, precision_config=config)
+    accumulated = out.update(dtype=accumulation)
+    result = hlo.dot_general(mu.ir_type(accumulated), lhs, rhs, dnums,
+                             precision_config=precision_config(precision),
+                             algorithm=algorithm)
+    return mu.convert(result, accumulated, out)
+
+
+def _algorithm_types(platform: str, algorithm, lhs: ShapedArray, rhs: ShapedArray,
+                     out: ShapedArray) -> tuple:
+    """The operand and accumulation dtypes of a dot algorithm (which the backend
+    must support: XLA's CPU backend would silently ignore the others)."""
+    if platform == "cpu" and algorithm not in CPU_PRESETS:
+        raise ValueError(f"The precision '{algorithm}' is not supported by dot_general on "
+                         "CPU")
+    lhs_type, rhs_type, accumulation = compute_types(algorithm, lhs.dtype, rhs.dtype,
+                                                     out.dtype)
+    return lhs_type, rhs_type, out.dtype if accumulation is None else accumulation
 
 
 def _ranges_like(*xs):

@@ -30,6 +30,11 @@ from plax_stdlib.nn.activations import (
 )
 from plax_stdlib.nn.attention import dot_product_attention as dot_product_attention
 from plax_stdlib.nn.normalization import one_hot as one_hot, standardize as standardize
+from plax_stdlib.nn.scaled_matmul import (
+    get_scaled_dot_general_config as get_scaled_dot_general_config,
+    scaled_dot_general as scaled_dot_general,
+    scaled_matmul as scaled_matmul,
+)
 from plax_stdlib.nn.softmax_family import (
     log_softmax as log_softmax,
     logmeanexp as logmeanexp,
