@@ -126,7 +126,7 @@ def test_gpu_lowering_matches_jax(reference):
         d = jnp.dtype("float8_e4m3fn" if "FAST" in name else "float32")
         try:
             exported = plax.export.export(
-                plax.jit(lambda a, b: lax.dot(a, b, precision=P[name])),
+                plax.jit(lambda a, b, p=P[name]: lax.dot(a, b, precision=p)),
                 platforms=["cuda"])(x.astype(d), y.astype(d))
             got = [re.sub(r"%[\w#]+", "%", re.sub(r" loc\(.*\)", "", line)).strip()
                    for line in exported.mlir_module().splitlines()
