@@ -64,6 +64,8 @@ result["mixed"] = lowered(mixed, x.astype(np.float16), y)
 narrow = lambda a, b: lax.dot(a, b, precision=lax.DotAlgorithmPreset.DEFAULT,
                               preferred_element_type=np.int8)
 result["narrow"] = lowered(narrow, x.astype(np.int32), y.astype(np.int32))
+result["narrow_float"] = lowered(lambda a, b: lax.dot(a, b, preferred_element_type=jnp.bfloat16),
+                                 x, y)
 explicit = lax.DotAlgorithm(np.float32, np.float32, np.float32)
 result["explicit"] = lowered(lambda a, b: lax.dot(a, b, precision=explicit), x, y)
 result["conv"] = lowered(lambda a, b: lax.conv(a, b, (1,), "SAME", precision="BF16_BF16_F32"),
@@ -145,6 +147,9 @@ def test_algorithm_cases_match_jax(reference):
     assert _lowered(mixed, x.astype(np.float16), y) == reference["mixed"]
     narrow = lambda a, b: lax.dot(a, b, precision=P.DEFAULT, preferred_element_type=np.int8)
     assert _lowered(narrow, x.astype(np.int32), y.astype(np.int32)) == reference["narrow"]
+    # without an algorithm too, float products may be narrower than their inputs
+    narrow_float = lambda a, b: lax.dot(a, b, preferred_element_type=jnp.bfloat16)
+    assert _lowered(narrow_float, x, y) == reference["narrow_float"]
     explicit = lax.DotAlgorithm(np.float32, np.float32, np.float32)
     assert _lowered(lambda a, b: lax.dot(a, b, precision=explicit), x, y) == reference[
         "explicit"]

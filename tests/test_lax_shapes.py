@@ -551,9 +551,12 @@ def test_dot_general_dtypes_and_errors():
                 i8, sds((3, 2), I8)).dtype == I32
     assert aval(lambda x, y: lax.dot_general(x, y, dn, preferred_element_type=np.float32),
                 i8, sds((3, 2), I8)).dtype == F32
+    # as XLA's dot (and JAX): floats may narrow, integers may not (even to floats)
+    assert aval(lambda x, y: lax.dot_general(x, y, dn, preferred_element_type=F16),
+                sds((2, 3)), sds((3, 2))).dtype == F16
     with pytest.raises(TypeError, match="narrower"):
         aval(lambda x, y: lax.dot_general(x, y, dn, preferred_element_type=F16),
-             sds((2, 3)), sds((3, 2)))
+             sds((2, 3), I32), sds((3, 2), I32))
     with pytest.raises(TypeError, match="not compatible"):
         aval(lambda x, y: lax.dot_general(x, y, dn, preferred_element_type=np.int32),
              sds((2, 3)), sds((3, 2)))

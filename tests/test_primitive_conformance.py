@@ -302,6 +302,9 @@ EXAMPLES: list[Example] = [
             y((2, 3, 2)), label="dot_general_batched"),
     applied(lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ()))), x((2, 3), dt=I32),
             y((3, 2), dt=I32), label="dot_general_int"),
+    applied(lambda a, b, sa, sb: lax.scaled_dot(a, b, lhs_scale=sa, rhs_scale=sb,
+                                                preferred_element_type=np.float32),
+            x((2, 4)), y((4, 3)), x((2, 2), lo=0.5), y((2, 3), lo=0.5)),
     # reductions
     applied(lambda v: lax.reduce_sum(v, (1,)), x()),
     applied(lambda v: lax.reduce_prod(v, (0,)), x()),

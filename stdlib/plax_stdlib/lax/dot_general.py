@@ -86,12 +86,12 @@ _PRECISION_NAMES = {"default": "DEFAULT", "fastest": "DEFAULT", "bfloat16": "DEF
 
 
 def precision_config(precision):
-    """The `precision_config` attribute of a dot or convolution: a dot algorithm
-    leaves both operands at DEFAULT (its own attribute says the rest)."""
-    if isinstance(precision, ALGORITHMS):
+    """The `precision_config` attribute of a dot or convolution, DEFAULT for both
+    operands unless a precision says otherwise (as JAX spells it; a dot algorithm
+    has its own attribute)."""
+    if precision is None or isinstance(precision, ALGORITHMS):
         precision = (Precision.DEFAULT,) * 2
-    return None if precision is None else ir.ArrayAttr.get(
-        [hlo.PrecisionAttr.get(str(p)) for p in precision])
+    return ir.ArrayAttr.get([hlo.PrecisionAttr.get(str(p)) for p in precision])
 
 
 # --- dot_general --------------------------------------------------------------------------
@@ -102,10 +102,13 @@ _COMPATIBLE = {"signed": _INTEGER + ("float",), "unsigned": _INTEGER + ("float",
 
 
 def check_preferred_element_type(name: str, lhs: ShapedArray, preferred,
-                                 check_width: bool = True) -> np.dtype:
+                                 narrowing: str = "int_to_float") -> np.dtype:
     """The result dtype of a product (`dot_general`, a convolution): `preferred` if
-    given and compatible with the inputs' dtype, else the inputs' dtype. A dot
-    algorithm's result may be narrower (`check_width=False`), as in JAX."""
+    given and compatible with the inputs' dtype, else the inputs' dtype.
+
+    Which results may be narrower than the inputs, as in JAX: `"int_to_float"`
+    (a convolution's integers summed as floats), `"from_floats"` (dot_general, as
+    XLA's dot: floats may narrow, integers not) or `"any"` (a dot algorithm's)."""
     if preferred is None:
         return lhs.dtype
     in_kind, out_kind = kind_of(lhs.dtype), kind_of(preferred)
@@ -116,9 +119,9 @@ def check_preferred_element_type(name: str, lhs: ShapedArray, preferred,
                         f"compatible with inputs of dtype {dtype_name(lhs.dtype)} (allowed: "
                         "integer to integer or floating, floating to floating, complex to "
                         "complex)")
-    int_to_float = in_kind in _INTEGER and out_kind == "float"
-    if (check_width and not int_to_float
-            and dtypes.itemsize_bits(preferred) < dtypes.itemsize_bits(lhs.dtype)):
+    may_narrow = {"int_to_float": in_kind in _INTEGER and out_kind == "float",
+                  "from_floats": in_kind == "float", "any": True}[narrowing]
+    if not may_narrow and dtypes.itemsize_bits(preferred) < dtypes.itemsize_bits(lhs.dtype):
         raise TypeError(f"{name}: preferred_element_type {dtype_name(preferred)} is "
                         f"narrower than the inputs' dtype {dtype_name(lhs.dtype)}")
     return np.dtype(preferred)
@@ -152,8 +155,8 @@ def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision,
     shape = (tuple(lhs.shape[d] for d in lhs_batch) + free(lhs, lhs_contract + lhs_batch)
              + free(rhs, rhs_contract + rhs_batch))
     inputs = lhs.update(dtype=_input_dtype(lhs, rhs))
-    dtype = check_preferred_element_type(name, inputs, preferred_element_type,
-                                         check_width=not isinstance(precision, ALGORITHMS))
+    narrowing = "any" if isinstance(precision, ALGORITHMS) else "from_floats"
+    dtype = check_preferred_element_type(name, inputs, preferred_element_type, narrowing)
     weak = preferred_element_type is None and weak_result((lhs, rhs), dtype)
     return ShapedArray(shape, dtype, weak)
 
