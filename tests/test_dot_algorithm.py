@@ -72,6 +72,15 @@ result["conv"] = lowered(lambda a, b: lax.conv(a, b, (1,), "SAME", precision="BF
                          x[None], y[None, :, :2])
 result["grad"] = str(jax.make_jaxpr(jax.grad(lambda a, b: lax.dot(
     a, b, precision=lax.DotAlgorithmPreset.BF16_BF16_F32_X6).sum()))(x, y))
+PAIRS = [("bfloat16", "float16"), ("uint32", "int8"), ("int8", "uint8"), ("bool", "int8"),
+         ("float16", "int32"), ("float8_e4m3fn", "float8_e5m2"), ("float32", "complex64")]
+result["mixed_dtypes"] = [np.dtype(lax.dot(np.ones((2, 2), a), np.ones((2, 2), b)).dtype).name
+                          for a, b in ((jnp.dtype(a), jnp.dtype(b)) for a, b in PAIRS)]
+result["mixed_lowered"] = lowered(lambda a, b: lax.dot(a, b, preferred_element_type=np.float16),
+                                  x.astype(np.float16), y)
+narrow_grad = jax.grad(lambda a, b: lax.dot(a, b, preferred_element_type=jnp.bfloat16).astype(
+    np.float32).sum(), argnums=(0, 1))(x / 7 + 0.01, y * 3.3)
+result["narrow_grad"] = [np.asarray(g).tolist() for g in narrow_grad]
 result["complex"] = np.asarray(lax.dot((x + 1j * x).astype(np.complex64), y.astype(np.complex64),
                                        precision="F32_F32_F32")).real.tolist()
 """
@@ -160,6 +169,29 @@ def test_algorithm_cases_match_jax(reference):
     complex_out = lax.dot((x + 1j * x).astype(np.complex64), y.astype(np.complex64),
                           precision="F32_F32_F32")
     np.testing.assert_allclose(np.asarray(complex_out).real, reference["complex"], rtol=1e-6)
+
+
+@requires_jax
+def test_mixed_and_narrow_products_match_jax(reference):
+    """Without an algorithm too: the product type of mixed operands (XLA's more precise
+    one, not their promotion), their conversion to the result's dtype, and the
+    cotangent products in the preferred type."""
+    pairs = [("bfloat16", "float16"), ("uint32", "int8"), ("int8", "uint8"), ("bool", "int8"),
+             ("float16", "int32"), ("float8_e4m3fn", "float8_e5m2"), ("float32", "complex64")]
+    got = [lax.dot(np.ones((2, 2), jnp.dtype(a)), np.ones((2, 2), jnp.dtype(b))).dtype.name
+           for a, b in pairs]
+    assert got == reference["mixed_dtypes"]
+    x, y = np.arange(6, dtype=np.float32).reshape(2, 3), np.arange(12, dtype=np.float32)
+    y = y.reshape(3, 4)
+    mixed = lambda a, b: lax.dot(a, b, preferred_element_type=np.float16)
+    # JAX also emits a no-op convert (`convert % : tensor<...>`, one type) of the
+    # operand already in the result's dtype
+    assert _lowered(mixed, x.astype(np.float16), y) == [
+        line for line in reference["mixed_lowered"] if "convert % : tensor<" not in line]
+    grads = plax.grad(lambda a, b: lax.dot(a, b, preferred_element_type=jnp.bfloat16).astype(
+        np.float32).sum(), argnums=(0, 1))(x / 7 + 0.01, y * 3.3)
+    for got, expected in zip(grads, reference["narrow_grad"]):
+        np.testing.assert_array_equal(np.asarray(got), expected)
 
 
 @requires_jax

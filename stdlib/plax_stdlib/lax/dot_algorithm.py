@@ -43,10 +43,10 @@ class DotAlgorithm(NamedTuple):
             self.allow_imprecise_accumulation)
 
 
-def _float8_dtypes() -> tuple[np.dtype, ...]:
-    return tuple(np.dtype(getattr(dtypes, name)) for name in (
-        "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
-        "float8_e5m2fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu"))
+FLOAT8 = tuple(np.dtype(t) for t in (
+    dtypes.float8_e4m3b11fnuz, dtypes.float8_e4m3fn, dtypes.float8_e4m3fnuz,
+    dtypes.float8_e5m2, dtypes.float8_e5m2fnuz, dtypes.float8_e3m4, dtypes.float8_e4m3,
+    dtypes.float8_e8m0fnu))
 
 
 class DotAlgorithmPreset(enum.Enum):
@@ -112,10 +112,9 @@ class DotAlgorithmPreset(enum.Enum):
         converted from the first); None: any."""
         if self in (DotAlgorithmPreset.ANY_F8_ANY_F8_F32,
                     DotAlgorithmPreset.ANY_F8_ANY_F8_F32_FAST_ACCUM):
-            return (np.float32, np.float16, dtypes.bfloat16) + tuple(
-                getattr(dtypes, name) for name in ("float8_e4m3fn", "float8_e5m2",
-                                                   "float8_e5m2fnuz", "float8_e4m3fnuz",
-                                                   "float8_e4m3b11fnuz"))
+            return (np.float32, np.float16, dtypes.bfloat16, dtypes.float8_e4m3fn,
+                    dtypes.float8_e5m2, dtypes.float8_e5m2fnuz, dtypes.float8_e4m3fnuz,
+                    dtypes.float8_e4m3b11fnuz)
         narrow = {DotAlgorithmPreset.F16_F16_F32: np.float16,
                   DotAlgorithmPreset.BF16_BF16_F32: dtypes.bfloat16}.get(self)
         if narrow is not None:  # the narrow result only from narrow operands
@@ -129,8 +128,7 @@ class DotAlgorithmPreset(enum.Enum):
         if self is DotAlgorithmPreset.DEFAULT:
             return None
         if self._is_any_f8:
-            f8 = _float8_dtypes()
-            if np.dtype(lhs_dtype) not in f8 or np.dtype(rhs_dtype) not in f8:
+            if np.dtype(lhs_dtype) not in FLOAT8 or np.dtype(rhs_dtype) not in FLOAT8:
                 raise ValueError(f"The dot algorithm '{self}' requires both inputs to have "
                                  f"float8 dtypes. Got {np.dtype(lhs_dtype)} and "
                                  f"{np.dtype(rhs_dtype)} instead.")

@@ -30,6 +30,7 @@ from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib.lax.dot_algorithm import (
     ALGORITHMS,
     CPU_PRESETS,
+    FLOAT8,
     DotAlgorithmPreset,
     compute_types,
 )
@@ -162,8 +163,27 @@ def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision,
 
 
 def _input_dtype(lhs: ShapedArray, rhs: ShapedArray) -> np.dtype:
-    """The dtype both operands are converted to before the product."""
-    return lhs.dtype if lhs.dtype == rhs.dtype else dtypes.promote_types(lhs.dtype, rhs.dtype)
+    """The dtype of a product of operands of these dtypes without preferred type: as
+    XLA's dot (and JAX), the more precise one (complex, then more exponent, then
+    more mantissa, then more bits, then signed) rather than their promotion, so
+    bfloat16 with float16 is bfloat16 and uint32 with int8 is uint32."""
+    if lhs.dtype == rhs.dtype:
+        return lhs.dtype
+
+    def precision(dtype):
+        kind = kind_of(dtype)
+        real = dtypes.finfo(dtype).dtype if kind == "complex" else dtype
+        info = dtypes.finfo(real) if kind in ("float", "complex") else None
+        return (kind == "complex", -1 if info is None else info.maxexp,
+                -1 if info is None else info.nmant,
+                1 if kind == "bool" else dtypes.itemsize_bits(real), kind != "unsigned")
+
+    lhs_key, rhs_key = precision(lhs.dtype), precision(rhs.dtype)
+    if lhs_key == rhs_key:
+        raise TypeError(f"dot_general: operands of dtypes {dtype_name(lhs.dtype)} and "
+                        f"{dtype_name(rhs.dtype)} have no common product type (lhs "
+                        f"{describe(lhs)}, rhs {describe(rhs)})")
+    return lhs.dtype if lhs_key > rhs_key else rhs.dtype
 
 
 def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision,
@@ -176,8 +196,11 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision,
                                                             lhs_aval, rhs_aval, out)
         algorithm = precision.hlo_attribute(lhs_type, rhs_type)
     else:
-        lhs_type = rhs_type = _input_dtype(lhs_aval, rhs_aval)
-        if kind_of(out.dtype) != kind_of(lhs_type):  # integers (or bools) summed as floats
+        lhs_type, rhs_type = lhs_aval.dtype, rhs_aval.dtype
+        mixed_float8 = lhs_type != rhs_type and lhs_type in FLOAT8 and rhs_type in FLOAT8
+        if not mixed_float8 and (lhs_type != rhs_type or kind_of(out.dtype) != kind_of(lhs_type)):
+            # as JAX lowers them: operands of mixed dtypes (except two float8s) meet in
+            # the result's dtype; so do integers summed as floats
             lhs_type = rhs_type = out.dtype
         accumulation, algorithm = out.dtype, None
     lhs = mu.convert(lhs, lhs_aval, lhs_aval.update(dtype=lhs_type))
@@ -234,7 +257,8 @@ def _transpose_lhs(ct, y, x_aval, dimension_numbers, swap_ans: bool = False, **p
 
 def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision,
                            preferred_element_type, out_sharding):
-    params = dict(precision=precision, preferred_element_type=None, out_sharding=None)
+    params = dict(precision=precision, preferred_element_type=preferred_element_type,
+                  out_sharding=None)  # as in JAX: the cotangent product in the same type
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
     ct_lhs = ct_rhs = None
     if is_undefined_primal(lhs):
