@@ -210,6 +210,10 @@ def test_scaled_matmul_and_config_errors_match_jax(reference):
     with pytest.raises(TypeError, match="float32, bfloat16 or float16, got int32"):
         plax.nn.scaled_dot_general(L, R, MATMUL, np.int32, configs=[
             plax.nn.get_scaled_dot_general_config("mxfp8")] * 3)
+    from plax_stdlib.nn.scaled_matmul import BlockScaleConfig
+    wrong = BlockScaleConfig("mxfp8", 32, F8, F8, None, False)
+    with pytest.raises(ValueError, match="mxfp8 config needs float8_e8m0fnu scales"):
+        plax.nn.scaled_dot_general(L, R, MATMUL, configs=[wrong] * 3)
     with pytest.raises(ValueError, match="not a multiple of the mxfp8 block size 32"):
         plax.nn.scaled_dot_general(L[..., :16], R[..., :16], MATMUL, configs=[
             plax.nn.get_scaled_dot_general_config("mxfp8")] * 3)

@@ -1,5 +1,6 @@
 """`plax.nn`: activation functions, the softmax family, attention, `one_hot`,
-`standardize` and parameter initializers, with `jax.nn`'s names and semantics."""
+`standardize`, block-scaled matmuls and parameter initializers, with `jax.nn`'s names
+and semantics."""
 from plax_stdlib.nn import initializers as initializers
 from plax_stdlib.nn.activations import (
     celu as celu,

@@ -109,6 +109,25 @@ def _e8m0_value(exponent_bits, dtype):
     return jnp.where(value == 0, np.float32(floor), value).astype(dtype)
 
 
+def _check_config(config: BlockScaleConfig) -> None:
+    """The scale types (and global scale) each mode's quantization is written for."""
+    scale_type = np.dtype(config.scale_type)
+    if config.mode == "mxfp8":
+        if scale_type != np.dtype(dtypes.float8_e8m0fnu) or config.global_scale is not None:
+            raise ValueError("scaled_dot_general: an mxfp8 config needs float8_e8m0fnu scales "
+                             f"and no global scale, got scale_type {scale_type} and "
+                             f"global_scale {config.global_scale!r}")
+    elif config.mode == "nvfp4":
+        global_dtype = getattr(config.global_scale, "dtype", None)
+        if scale_type != np.dtype(dtypes.float8_e4m3fn) or global_dtype != np.float32:
+            raise ValueError("scaled_dot_general: an nvfp4 config needs float8_e4m3fn scales "
+                             f"and a float32 global scale, got scale_type {scale_type} and a "
+                             f"global_scale of dtype {global_dtype}")
+    else:
+        raise ValueError(f"scaled_dot_general: unrecognized mode {config.mode!r} (the "
+                         "configs of get_scaled_dot_general_config are 'mxfp8' or 'nvfp4')")
+
+
 def quantize(x, config: BlockScaleConfig):
     """`x` (B, M, K) as `config.data_type` data and one `config.scale_type` scale per
     block of K: the block's largest magnitude over the data type's largest value
@@ -122,6 +141,7 @@ def quantize(x, config: BlockScaleConfig):
     blocks = jnp.reshape(x, shape[:-1] + (shape[-1] // block, block))
     data_max = np.asarray(dtypes.finfo(config.data_type).max).astype(blocks.dtype)
     amax = lambda v: jnp.max(jnp.abs(v), axis=-1, keepdims=True) / data_max
+    _check_config(config)
     if config.mode == "mxfp8":
         scales = _e8m0_rounding_up(amax(blocks))
         scaled = blocks / _e8m0_value(scales, blocks.dtype)
@@ -131,8 +151,6 @@ def quantize(x, config: BlockScaleConfig):
         scales = lax.optimization_barrier(
             jnp.clip(amax(blocks), 0, scale_max).astype(config.scale_type))
         scaled = blocks / scales.astype(np.float32)
-    else:
-        raise ValueError(f"Unrecognized mode: {config.mode!r}")
     data = jnp.clip(scaled, -data_max, data_max).astype(config.data_type)
     scales = jnp.reshape(scales, scales.shape[:-1])
     if scales.dtype != np.dtype(config.scale_type):
