@@ -233,46 +233,46 @@ def _exp2_lower(ctx, x):
 
 exp_p, exp = unary_op(
     "exp", INEXACT, hlo_rule("exponential"), "Elementwise exponential: e ** x.",
-    jvp=lambda g, ans, x: mul(g, ans))
+    jvp=lambda g, ans, x, accuracy=None: mul(g, ans), accuracy=True)
 exp2_p, exp2 = unary_op(
     "exp2", INEXACT, _exp2_lower, "Elementwise base-2 exponential: 2 ** x.",
-    jvp=lambda g, ans, x: mul(g, mul(ans, float(np.log(2)))))
+    jvp=lambda g, ans, x, accuracy=None: mul(g, mul(ans, float(np.log(2)))), accuracy=True)
 log_p, log = unary_op(
     "log", INEXACT, hlo_rule("log"), "Elementwise natural logarithm.",
-    jvp=lambda g, ans, x: div(g, x))
+    jvp=lambda g, ans, x, accuracy=None: div(g, x), accuracy=True)
 log1p_p, log1p = unary_op(
     "log1p", INEXACT, hlo_rule("log_plus_one"), "Elementwise log(1 + x), accurate for small x.",
-    jvp=lambda g, ans, x: div(g, add(x, 1)))
+    jvp=lambda g, ans, x, accuracy=None: div(g, add(x, 1)), accuracy=True)
 expm1_p, expm1 = unary_op(
     "expm1", INEXACT, hlo_rule("exponential_minus_one"),
     "Elementwise e ** x - 1, accurate for small x.",
-    jvp=lambda g, ans, x: mul(g, add(ans, 1)))
+    jvp=lambda g, ans, x, accuracy=None: mul(g, exp(x, accuracy=accuracy)), accuracy=True)
 logistic_p, logistic = unary_op(
     "logistic", INEXACT, hlo_rule("logistic"),
     "Elementwise logistic sigmoid: 1 / (1 + e ** -x).",
-    jvp=lambda g, ans, x: mul(g, mul(ans, sub(1, ans))))
+    jvp=lambda g, ans, x, accuracy=None: mul(g, mul(ans, sub(1, ans))), accuracy=True)
 sqrt_p, sqrt = unary_op(
     "sqrt", INEXACT, hlo_rule("sqrt"), "Elementwise square root.",
-    jvp=lambda g, ans, x: div(g, mul(ans, 2)))
+    jvp=lambda g, ans, x, accuracy=None: div(g, mul(ans, 2)), accuracy=True)
 rsqrt_p, rsqrt = unary_op(
     "rsqrt", INEXACT, hlo_rule("rsqrt"), "Elementwise reciprocal square root: 1 / sqrt(x).",
-    jvp=lambda g, ans, x: mul(g, mul(div(ans, x), -0.5)))
+    jvp=lambda g, ans, x, accuracy=None: mul(g, mul(div(ans, x), -0.5)), accuracy=True)
 cbrt_p, cbrt = unary_op(
     "cbrt", FLOAT, hlo_rule("cbrt"), "Elementwise cube root.",
-    jvp=lambda g, ans, x: mul(g, div(ans, mul(x, 3))))
+    jvp=lambda g, ans, x, accuracy=None: mul(g, div(ans, mul(x, 3))), accuracy=True)
 
 
 # --- trigonometric and hyperbolic functions -------------------------------------------------
 
 sin_p, sin = unary_op(
     "sin", INEXACT, hlo_rule("sine"), "Elementwise sine.",
-    jvp=lambda g, ans, x: mul(g, cos(x)))
+    jvp=lambda g, ans, x, accuracy=None: mul(g, cos(x)), accuracy=True)
 cos_p, cos = unary_op(
     "cos", INEXACT, hlo_rule("cosine"), "Elementwise cosine.",
-    jvp=lambda g, ans, x: neg(mul(g, sin(x))))
+    jvp=lambda g, ans, x, accuracy=None: neg(mul(g, sin(x, accuracy=accuracy))), accuracy=True)
 tan_p, tan = unary_op(
     "tan", INEXACT, hlo_rule("tan"), "Elementwise tangent.",
-    jvp=lambda g, ans, x: mul(g, add(mul(ans, ans), 1)))
+    jvp=lambda g, ans, x, accuracy=None: mul(g, add(mul(ans, ans), 1)), accuracy=True)
 asin_p, asin = unary_op(
     "asin", INEXACT, chlo_rule("asin"), "Elementwise arc sine.",
     jvp=lambda g, ans, x: mul(g, rsqrt(sub(1, mul(x, x)))))
@@ -289,7 +289,7 @@ atan2_p, atan2 = binary_op(
          lambda g, ans, x, y: mul(g, div(neg(x), add(mul(x, x), mul(y, y))))))
 tanh_p, tanh = unary_op(
     "tanh", INEXACT, hlo_rule("tanh"), "Elementwise hyperbolic tangent.",
-    jvp=lambda g, ans, x: mul(g, sub(1, mul(ans, ans))))
+    jvp=lambda g, ans, x, accuracy=None: mul(g, sub(1, mul(ans, ans))), accuracy=True)
 sinh_p, sinh = unary_op(
     "sinh", INEXACT, chlo_rule("sinh"), "Elementwise hyperbolic sine.",
     jvp=lambda g, ans, x: mul(g, cosh(x)))

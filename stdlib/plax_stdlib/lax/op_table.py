@@ -15,6 +15,10 @@ accepts, its lowering and the public function's docstring; keywords give the res
 * `transpose`, `result_dtype`: as `plax.extend.constructors.unary/binary` take them.
 * `function`: the public function's name where it is not the primitive's
   (`bitwise_and` for `and`, a Python keyword).
+* `accuracy=True` (transcendental unary ops): the public function takes
+  `accuracy=` (see `plax_stdlib.lax.accuracy`), bound as a parameter only when given,
+  and the lowering marks its result op with it; partial derivatives then take
+  `accuracy` as a keyword.
 
 The public function of a binary op gives Python scalars the other operand's dtype
 (`lax.mul(x, 2.0)`, see `match_python_scalars`). Each row is an assignment, so the
@@ -27,6 +31,7 @@ from typing import Callable
 from plax.extend.ad import defjvp, linear_jvp
 from plax.extend.constructors import binary, unary
 from plax.extend.core import Primitive
+from plax_stdlib.lax.accuracy import check_accuracy, with_result_accuracy
 from plax_stdlib.lax.conversion import match_python_scalars
 
 # Rules registered through these rows belong to the module that writes the row.
@@ -37,13 +42,23 @@ PIECEWISE_CONSTANT = "piecewise constant"
 
 
 def unary_op(name: str, dtypes: frozenset, lower: Callable, doc: str, *,
-             jvp=None, function: str | None = None, **rules) -> tuple[Primitive, Callable]:
-    """`(name_p, name)`: an elementwise primitive of one operand and `name(x)`."""
+             jvp=None, function: str | None = None, accuracy: bool = False,
+             **rules) -> tuple[Primitive, Callable]:
+    """`(name_p, name)`: an elementwise primitive of one operand and `name(x)`
+    (`name(x, *, accuracy=None)` with `accuracy=True`)."""
+    if accuracy:
+        lower = with_result_accuracy(name, lower)
     prim = unary(f"lax.{name}", dtypes=dtypes, lower=lower, **_jvp_rule(jvp, 1), **rules)
 
     def apply(x):
         return prim.bind(x)
-    return prim, _public(apply, prim, function, doc)
+
+    def apply_with_accuracy(x, *, accuracy=None):
+        if accuracy is None:
+            return prim.bind(x)
+        check_accuracy(name, accuracy)
+        return prim.bind(x, accuracy=accuracy)
+    return prim, _public(apply_with_accuracy if accuracy else apply, prim, function, doc)
 
 
 def binary_op(name: str, dtypes: frozenset, lower: Callable, doc: str, *,
