@@ -418,6 +418,7 @@ from plax_stdlib.lax.windowed_reductions import (
     select_and_scatter_add_p as select_and_scatter_add_p,
 )
 from plax_stdlib.lax.accuracy import AccuracyMode as AccuracyMode, Tolerance as Tolerance
+from plax_stdlib.lax.composite import composite as composite, composite_p as composite_p
 from plax_stdlib.lax.dce_sink import dce_sink as dce_sink, dce_sink_p as dce_sink_p
 from plax_stdlib.lax.rng_uniform import rng_uniform as rng_uniform, rng_uniform_p as rng_uniform_p
 from plax_stdlib.lax.windows import padtype_to_pads as padtype_to_pads
