@@ -186,7 +186,8 @@ scatter_mul scatter_min scatter_max reduce_window reduce_window_sum reduce_windo
 reduce_window_min select_and_gather_add select_and_scatter_add conv_general_dilated fft
 top_k approx_top_k eq_to le_to lt_to split stack unstack tile scatter_sub optimization_barrier
 reduce_precision mulhi stage bessel_i0e bessel_i1e
-zeta igamma igammac igamma_grad_a random_gamma_grad regularized_incomplete_beta""".split())
+zeta igamma igammac igamma_grad_a random_gamma_grad regularized_incomplete_beta
+rng_uniform dce_sink create_token after_all composite""".split())
 
 
 def all_primitives() -> dict[str, Primitive]:
@@ -236,7 +237,7 @@ def test_table_rows_make_primitives_and_their_public_functions():
             else:
                 assert fn.__name__ == fn.__qualname__ == keyword_names.get(name, name)
                 params = list(inspect.signature(fn).parameters)
-                assert params in (["x"], ["x", "y"]), (name, params)
+                assert params in (["x"], ["x", "y"], ["x", "accuracy"]), (name, params)
     assert written_out == {"integer_pow", "pow", "round", "polygamma", "nextafter", "conj",
                            "select_n", "clamp"}
     with pytest.raises(TypeError, match="add cannot combine the Python float 1.5 with an "
@@ -351,6 +352,12 @@ USES = [
     lambda x: lax.conv(lax.reshape(x, (1, 1, 2, 3)), lax.reshape(x, (1, 1, 2, 3)), (1, 1),
                        "SAME"),
     lambda x: lax.fft_p.bind(x, fft_type=lax.FftType.FFT, fft_lengths=(3,)),  # complex only
+    lambda x: lax.rng_uniform(lax.reshape(lax.slice(x, (0, 0), (1, 1)), ()),
+                              lax.reshape(lax.slice(x, (0, 0), (1, 1)), ()), (2,)),
+    lambda x: (lax.dce_sink(x, prevent_mlir_dce=True), x)[1],
+    lambda x: lax.after_all(lax.create_token()),
+    lambda x: lax.composite(lambda y, **_: lax.neg(y), name="plax_test.neg", version=1)(
+        x, note="a"),
 ]
 
 DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.int8, np.uint8, np.uint32,

@@ -525,6 +525,9 @@ EXAMPLES: list[Example] = [
             np.array([0.5, 1.5, 4.0], np.float32)),
     applied(lambda k: lax.rng_bit_generator(k, (2, 3))[1], _COUNTS[0][:4],
             prim="rng_bit_generator"),
+    # a composite: its rules are its decomposition's (with a closed-over constant)
+    applied(lax.composite(lambda v, w, **_: lax.sin(v) * w + np.float32(0.5), name="test.fma",
+                          version=2), x(), x(), label="composite"),
 ]
 
 # Rule-called-for checks that no example runs, and why.
@@ -537,6 +540,15 @@ EXEMPT: dict[str, str] = {
                "its eager, jitted and traced uses are tests/test_refs.py's",
     "plax.custom_lin": "its forward evaluation raises by design (it only exists to be "
                        "transposed inside vjp of a custom_vjp function; tests/test_ad_custom.py)",
+    **dict.fromkeys(("lax.create_token", "lax.after_all"),
+                    "their values are tokens, which carry no data to compare; "
+                    "tests/test_lax_tokens_composite.py checks them eagerly, under jit, vmap, "
+                    "jvp and vjp, and their lowering against JAX's"),
+    "lax.rng_uniform": "the backend's stateful generator draws a stream per program, so jit "
+                       "and eager values differ by design; tests/test_lax_tokens_composite.py "
+                       "checks its range, dtypes, errors and lowering against JAX's",
+    "lax.dce_sink": "it has no outputs to compare (only its effect); "
+                    "tests/test_lax_tokens_composite.py checks it is kept and lowered as JAX's",
     "lax.dimension_as_value": "a symbolic dimension has a value only in a function traced for "
                               "shape-polymorphic export; tests/test_export_shape_ops.py checks "
                               "its results there against the concrete programs' and JAX's",

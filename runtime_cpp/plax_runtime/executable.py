@@ -33,7 +33,7 @@ import numpy as np
 from jaxlib import _jax, xla_client as xc
 
 from plax.extend import config
-from plax.extend.core import ShapedArray, physical_aval, register_cache
+from plax.extend.core import AbstractToken, ShapedArray, Token, physical_aval, register_cache
 from plax.extend.monitoring import BACKEND_COMPILE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
 from plax_runtime import _fastpath, persistent_cache, thread_guard, transfer_guard
@@ -98,7 +98,10 @@ class Executable:
         self._serialized = self._multi_device and devices[0].platform == "cpu"
         self._before_run = _before_run(thread_guard.spans_processes(devices), self._serialized)
         self._out_types = tuple(zip(out_avals, out_shardings))
-        physical = [physical_aval(aval) for aval in out_avals]  # what the buffers hold
+        # What the buffers hold (a token result: an empty bool array, as between runs).
+        physical = [_TOKEN_AVAL if isinstance(aval, AbstractToken) else physical_aval(aval)
+                    for aval in out_avals]
+        self._token_values = any(isinstance(a, AbstractToken) for a in out_avals)
         self._handlers = {c: [xc.array_result_handler(aval, s._to_jaxlib_sharding(aval.ndim),
                                                       c, _skip_checks=True)
                               for aval, s in zip(physical, out_shardings)]
@@ -142,13 +145,14 @@ class Executable:
             if isinstance(args[i], Array) and not args[i].is_deleted():
                 args[i].delete()
         wrap = Array._from_impl
-        return [wrap(impl, aval, s) for impl, (aval, s) in zip(outs, self._out_types)]
+        return [Token(wrap(impl, _TOKEN_AVAL, s)) if isinstance(aval, AbstractToken)
+                else wrap(impl, aval, s) for impl, (aval, s) in zip(outs, self._out_types)]
 
     @property
     def effectful(self) -> bool:
-        """Whether runs thread effect tokens or keep host callbacks (then they take
-        `execute`, not an `executor`)."""
-        return self._effectful
+        """Whether runs thread effect tokens, keep host callbacks or take or return
+        token values (then they take `execute`, not an `executor`)."""
+        return self._effectful or self._token_values
 
     def takes_as_is(self, args: Sequence[Any], offset: int = 0) -> bool:
         """Whether every Array among `args` (the executable's arguments from `offset`
@@ -170,7 +174,7 @@ class Executable:
         key fixes every Array argument's placement as the executable expects): the
         module's arguments are `consts` then `flat[i] for i in kept`; host values
         among them are placed here, on the sharding the executable wants."""
-        if self._effectful:
+        if self.effectful:
             raise ValueError(f"{self!r} threads effect tokens: run it with execute()")
         kept = list(range(num_flat)) if kept is None else list(kept)
         n_consts = len(consts)
@@ -239,7 +243,9 @@ class Executable:
                                    "delete() or being donated")
 
     def _place(self, args: Sequence[Any]) -> tuple[list, bool]:
-        """Checks the arguments and moves those not yet where the executable wants them."""
+        """Checks the arguments and moves those not yet where the executable wants them.
+        A token argument passes the buffer that stands for it."""
+        args = [x._buf if isinstance(x, Token) else x for x in args]
         self._check_alive(args)
         impls = [None] * len(args)
         moves = []
@@ -527,9 +533,7 @@ def _describe(loaded, payload, devices, num_replicas, donated_args, in_shardings
               host_callbacks=(), compile_options: bytes = b"") -> Executable:
     """Fills in argument/output metadata that the caller left to XLA (tokens excluded)."""
     n_tokens = len(effect_tokens)
-    # XLA cannot list the layouts of token parameters: count them from the program.
-    num_args = (len(_program_shape(payload).parameter_shapes()) if n_tokens
-                else len(loaded.get_parameter_layouts())) - n_tokens
+    num_args = _num_parameters(loaded, payload, n_tokens) - n_tokens
     if num_replicas > 1 and None in (in_shardings, out_avals, out_shardings):
         raise ValueError("compile: executables with num_replicas > 1 need in_shardings, "
                          "out_avals and out_shardings")
@@ -565,6 +569,18 @@ def _describe(loaded, payload, devices, num_replicas, donated_args, in_shardings
                       tuple(out_shardings), donated_args,
                       None if arg_names is None else tuple(arg_names), effect_tokens,
                       host_callbacks, compile_options)
+
+
+def _num_parameters(loaded: xc.LoadedExecutable, payload: str | bytes, n_tokens: int) -> int:
+    """How many parameters the program has. XLA cannot list the layouts of token
+    parameters (the ordered effects', or a token argument's): then they are counted
+    from the program."""
+    if not n_tokens:
+        try:
+            return len(loaded.get_parameter_layouts())
+        except _jax.JaxRuntimeError:  # a token argument
+            pass
+    return len(_program_shape(payload).parameter_shapes())
 
 
 def _logical_hlo(hlo, aval):

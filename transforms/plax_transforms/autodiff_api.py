@@ -26,6 +26,7 @@ from plax.extend.ad import (
     zeros_like_aval,
 )
 from plax.extend.core import (
+    AbstractToken,
     ClosedJaxpr,
     JaxprDebugInfo,
     TracingDebugInfo,
@@ -75,7 +76,7 @@ def _check_tangent(primal_aval, t, api: str, dtype_error: type[Exception] = Type
 
 def _as_tangent(t):
     """A user's float0 tangent is a symbolic zero."""
-    return Zero(get_aval(t)) if get_aval(t).dtype == dtypes.float0 else t
+    return t if isinstance(t, Zero) or get_aval(t).dtype != dtypes.float0 else Zero(get_aval(t))
 
 
 # --- jvp ---------------------------------------------------------------------------------
@@ -250,10 +251,13 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
             raise ValueError(f"vjp: the cotangent's tree structure {ct_tree} does not match "
                              f"the output's {out_tree}")
         for aval, c in zip(out_avals, flat_ct):
+            if isinstance(aval, AbstractToken):
+                continue  # a token's cotangent (any token) orders nothing here
             if get_aval(c).shape != aval.shape or is_differentiable_dtype(aval.dtype):
                 _check_tangent(aval, c, "vjp", dtype_error=ValueError)
         # Integer and boolean outputs have no cotangent: whatever is given counts as zero.
-        flat_ct = [c if is_differentiable_dtype(aval.dtype)
+        flat_ct = [Zero(aval) if isinstance(aval, AbstractToken) else
+                   c if is_differentiable_dtype(aval.dtype)
                    else np.zeros(aval.shape, dtypes.float0) for aval, c in zip(out_avals, flat_ct)]
         at = Linearized(ClosedJaxpr(linear_jaxpr, residuals), in_avals, out_avals, out_nonzero)
         cts = at.transpose([_as_tangent(c) for c in flat_ct])

@@ -16,7 +16,7 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 from jaxlib import _jax
 
 from plax.extend import tree_util
-from plax.extend.core import AbstractValue, ClosedJaxpr, ShapeDtypeStruct, get_aval
+from plax.extend.core import AbstractToken, AbstractValue, ClosedJaxpr, ShapeDtypeStruct, get_aval
 from plax_transforms import executing
 from plax_transforms.call_placement import CallPlacement, incompatible_devices_error
 from plax_transforms.lowering import LoweringResult
@@ -62,9 +62,11 @@ class ArgInfo:
 
 
 def out_info(out_avals: Sequence[AbstractValue], out_tree) -> Any:
-    """The output pytree as `ShapeDtypeStruct`s (outputs past the tree's leaves are the
-    final values of mutable references, not the function's)."""
+    """The output pytree as `ShapeDtypeStruct`s, tokens as their aval (as JAX), and
+    outputs past the tree's leaves are the final values of mutable references, not
+    the function's."""
     return tree_util.tree_unflatten(out_tree, [
+        a if isinstance(a, AbstractToken) else
         ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type,
                          sharding=getattr(a, "typed_sharding", None))
         for a in out_avals[:out_tree.num_leaves]])

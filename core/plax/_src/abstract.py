@@ -210,8 +210,11 @@ def physical_aval(aval: AbstractValue) -> AbstractValue:
 
 
 class AbstractToken(AbstractValue):
-    """The aval of effect-ordering tokens."""
+    """The aval of effect-ordering tokens. For the layout code of `jit` a token is a
+    rank-0 value (one per device, replicated); it has no dtype."""
     __slots__ = ()
+    shape = ()
+    ndim = 0
 
     def str_short(self) -> str:
         return "Tok"
@@ -228,6 +231,24 @@ class AbstractToken(AbstractValue):
 
 abstract_token = AbstractToken()
 """The abstract value of every token (they carry ordering, not data)."""
+
+
+class Token:
+    """A token outside every program (`lax.create_token()` run eagerly, or returned
+    from `jit`): it holds the device buffer that stands for it between programs, an
+    empty bool array, as the ordered effects' tokens travel."""
+    __slots__ = ("_buf",)
+    aval = abstract_token
+
+    def __init__(self, buf):
+        self._buf = buf
+
+    def block_until_ready(self) -> None:
+        """Wait until the program that made this token has run."""
+        self._buf.block_until_ready()
+
+    def __repr__(self):
+        return "Token()"
 
 
 class ShapeDtypeStruct:

@@ -20,7 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from plax._src import dtypes, plugins
-from plax._src.abstract import ShapedArray
+from plax._src.abstract import AbstractToken, ShapedArray, abstract_token
 from plax._src.tracing import get_aval
 
 
@@ -64,7 +64,10 @@ def is_differentiable_dtype(dtype) -> bool:
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
     """The abstract value of tangents of `aval`: float0 for integer and bool values;
-    others keep the sharding in the type (on explicit mesh axes), as in JAX."""
+    others keep the sharding in the type (on explicit mesh axes), as in JAX. A token's
+    tangent is a token (tokens pass through differentiation unchanged)."""
+    if type(aval) is AbstractToken:
+        return abstract_token
     if is_differentiable_dtype(aval.dtype):
         return ShapedArray(aval.shape, aval.dtype, sharding=getattr(aval, "typed_sharding", None))
     return ShapedArray(aval.shape, dtypes.float0)
@@ -72,7 +75,9 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
 
 def zeros_like_aval(aval: ShapedArray):
     """A materialised zero of `aval`, typed with its sharding (float0 zeros are plain
-    NumPy arrays, as in JAX)."""
+    NumPy arrays, as in JAX); a new token for a token."""
+    if type(aval) is AbstractToken:
+        return lax_module().create_token()
     if aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, dtypes.float0)
     return lax_module().full(aval.shape, np.zeros((), aval.dtype)[()],

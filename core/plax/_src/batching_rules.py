@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Sequence
 
+from plax._src.abstract import AbstractToken
 from plax._src.ad_rules import PrimitiveRule, lax_module
 from plax._src.tracing import get_aval
 
@@ -50,7 +51,10 @@ def moveaxis(x, src: int, dst: int):
 
 
 def broadcast_dim(x, size: int, dst: int):
-    """`x` with a new dimension of `size` at position `dst`."""
+    """`x` with a new dimension of `size` at position `dst`; a token as it is (one
+    token orders the effects of every batch member)."""
+    if type(get_aval(x)) is AbstractToken:
+        return x
     lax = lax_module()
     shape = list(_shape(x))
     kept = tuple(i for i in range(len(shape) + 1) if i != dst)

@@ -15,6 +15,7 @@ import sys
 from typing import Callable
 
 from plax._src import plugins
+from plax._src.abstract import AbstractToken
 from plax._src.tracing import current_trace
 
 RULE_KINDS: dict[str, str] = {
@@ -168,7 +169,14 @@ class Primitive:
             raise NotImplementedError(
                 f"primitive '{self.id}' has no abstract evaluation rule, so it cannot be "
                 f"traced; rules it has: {sorted(k for k, _ in self._rules) or 'none'}")
-        out = rule(*avals, **params)
+        try:
+            out = rule(*avals, **params)
+        except AttributeError:
+            if not any(type(a) is AbstractToken for a in avals):
+                raise
+            raise ValueError(f"Attempting to pass an unexpected type AbstractToken() to a "
+                             f"primitive: {self.name} (it takes arrays; got operands "
+                             f"{', '.join(a.str_short() for a in avals)})") from None
         # Explicit mesh axes in the types (checked without a generator: once per equation).
         typed = params.get("out_sharding") is not None or params.get("sharding") is not None
         for a in avals:

@@ -6,7 +6,7 @@ Everything plax-stdlib's `lax` and `numpy` use of the kernel comes from here (or
 from the other `plax.extend` modules); a third-party package uses the same names.
 """
 from plax._src.abstract import (AbstractToken, AbstractValue, InconclusiveDimensionOperation,
-                                ShapeDtypeStruct, ShapedArray, SymbolicDimension,
+                                ShapeDtypeStruct, ShapedArray, SymbolicDimension, Token,
                                 abstract_token, canonical_dim, decided, max_dim, min_dim,
                                 physical_aval, short_dtype_name)
 from plax._src.arguments import bind_static, check_callable, normalize_argnums, split_static
@@ -52,7 +52,7 @@ __all__ = [
     "JaxprDebugInfo", "JaxprEqn", "JaxprTypeError", "LOWERING", "Literal", "PARTIAL_EVAL",
     "PARTIAL_EVAL_JAXPR", "Primitive", "PrimitiveIdError", "RULE_KINDS", "Rule",
     "RuleAlreadyDefinedError", "ShapeDtypeStruct", "ShapedArray", "StagingTrace", "StagingTracer",
-    "SymbolicDimension", "TRANSPOSE", "Trace", "Tracer", "TracingDebugInfo", "Var",
+    "SymbolicDimension", "TRANSPOSE", "Token", "Trace", "Tracer", "TracingDebugInfo", "Var",
     "check_debug_info_counts", "abstract_token", "all_primitives", "bind_static",
     "canonical_dim", "check_callable", "check_jaxpr", "check_no_leaks",
     "current_name_stack", "current_source_info", "current_trace", "dce_closed_jaxpr", "dce_jaxpr",

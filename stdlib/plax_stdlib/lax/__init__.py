@@ -420,6 +420,12 @@ from plax_stdlib.lax.windowed_reductions import (
 from plax_stdlib.lax.accuracy import AccuracyMode as AccuracyMode, Tolerance as Tolerance
 from plax_stdlib.lax.composite import composite as composite, composite_p as composite_p
 from plax_stdlib.lax.dce_sink import dce_sink as dce_sink, dce_sink_p as dce_sink_p
+from plax_stdlib.lax.tokens import (
+    after_all as after_all,
+    after_all_p as after_all_p,
+    create_token as create_token,
+    create_token_p as create_token_p,
+)
 from plax_stdlib.lax.rng_uniform import rng_uniform as rng_uniform, rng_uniform_p as rng_uniform_p
 from plax_stdlib.lax.windows import padtype_to_pads as padtype_to_pads
 from plax_stdlib.lax.windows import reduce_window_shape_tuple as reduce_window_shape_tuple
