@@ -111,9 +111,9 @@ def test_reduce_recognises_monoids():
     assert eqn.primitive is lax.reduce_max_p and eqn.params["axes"] == (1,)
     reduce_eqn, add_eqn = eqns(lambda x: lax.reduce(x, 1.0, lambda a, b: lax.add(b, a), [0]), x)
     assert (reduce_eqn.primitive, add_eqn.primitive) == (lax.reduce_sum_p, lax.add_p)
-    # Other computations reduce through the generic reduce_window, in one window.
-    window, reshape = eqns(lambda x: lax.reduce(x, 0.0, lambda a, b: a + 2 * b, (0,)), x)
-    assert window.params["window_dimensions"] == (2, 1) and reshape.primitive is lax.reshape_p
+    # Other computations are one equation of the general reduce_p, as in JAX.
+    (eqn,) = eqns(lambda x: lax.reduce(x, 0.0, lambda a, b: a + 2 * b, (0,)), x)
+    assert eqn.primitive is lax.reduce_p and eqn.params["dimensions"] == (0,)
 
 
 def _argmax_pair(a, b):
@@ -139,7 +139,7 @@ def test_reduce_with_any_computation():
                       lambda a, b: {"s": a["s"] + b["s"], "p": a["p"] * b["p"]}, (0,))
     np.testing.assert_allclose(pair["s"], x.sum(0))
     np.testing.assert_allclose(pair["p"], x.prod(0))
-    np.testing.assert_array_equal(lax.reduce(x, 0.0, product, ()), x * 0)
+    np.testing.assert_array_equal(lax.reduce(x, 0.0, product, ()), x)  # nothing reduced, as JAX
     # Empty reduced dimensions give the initial value; vmap reduces each row.
     np.testing.assert_array_equal(lax.reduce(np.zeros((2, 0), F32), 5.0, product, (1,)), [5, 5])
     np.testing.assert_allclose(plax.vmap(lambda r: lax.reduce(r, 1.0, product, (0,)))(x),
@@ -187,7 +187,7 @@ reduce_window_min select_and_gather_add select_and_scatter_add conv_general_dila
 top_k approx_top_k eq_to le_to lt_to split stack unstack tile scatter_sub optimization_barrier
 reduce_precision mulhi stage bessel_i0e bessel_i1e
 zeta igamma igammac igamma_grad_a random_gamma_grad regularized_incomplete_beta
-rng_uniform dce_sink create_token after_all composite""".split())
+rng_uniform dce_sink create_token after_all composite reduce""".split())
 
 
 def all_primitives() -> dict[str, Primitive]:
@@ -346,6 +346,8 @@ USES = [
     *[lambda x, f=f: f(x, (2, 2), (1, 2), "SAME") for f in (
         lax.reduce_window_sum, lax.reduce_window_max, lax.reduce_window_min)],
     lambda x: lax.reduce_window(x, np.ones((), x.dtype)[()], lax.mul, (1, 2)),
+    lambda x: lax.reduce(x, np.ones((), x.dtype)[()], lambda a, b: lax.max(a, lax.mul(a, b)),
+                         (1,)),
     lambda x: lax.select_and_gather_add(x, x, lax.ge_p, (2, 2), (1, 1), "VALID"),
     lambda x: lax.select_and_scatter_add(lax.slice(x, (0, 0), (1, 2)), x, lax.le_p, (2, 2),
                                          (1, 1), "VALID"),

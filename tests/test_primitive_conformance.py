@@ -33,6 +33,7 @@ from plax.extend.batching import extend_axis_env
 from plax.extend.core import Literal, Primitive
 from plax.test_util import check_primitive
 from plax_stdlib.random import gamma_samplers as _gamma, key_primitives as _keys
+from plax_stdlib.lax.select_and_scatter import select_and_scatter as _select_and_scatter
 from plax_stdlib.random import threefry as _threefry
 
 AXIS = "i"  # the named axis collectives are checked over (check_primitive binds it)
@@ -525,6 +526,10 @@ EXAMPLES: list[Example] = [
             np.array([0.5, 1.5, 4.0], np.float32)),
     applied(lambda k: lax.rng_bit_generator(k, (2, 3))[1], _COUNTS[0][:4],
             prim="rng_bit_generator"),
+    applied(lambda v: lax.reduce(v, np.float32(1), lambda a, b: a * b + np.float32(0), (1,)),
+            x((2, 3)), nondiff_argnums=(1,), label="reduce (general)"),
+    applied(lambda v, s: _select_and_scatter(v, lax.ge, (1, 2), (1, 1), ((0, 0), (0, 0)), s,
+                                             np.float32(0), lax.add), x((2, 3)), x((2, 2))),
     # a composite: its rules are its decomposition's (with a closed-over constant)
     applied(lax.composite(lambda v, w, **_: lax.sin(v) * w + np.float32(0.5), name="test.fma",
                           version=2), x(), x(), label="composite"),

@@ -237,7 +237,7 @@ from plax_stdlib.lax.elementwise import (
     tanh_p as tanh_p,
 )
 from plax_stdlib.lax.fourier import FftType as FftType, fft as fft, fft_p as fft_p
-from plax_stdlib.lax.general_reduce import reduce as reduce
+from plax_stdlib.lax.general_reduce import reduce as reduce, reduce_p as reduce_p
 from plax_stdlib.lax.gathers import (
     GatherDimensionNumbers as GatherDimensionNumbers,
     GatherScatterMode as GatherScatterMode,
@@ -420,6 +420,7 @@ from plax_stdlib.lax.windowed_reductions import (
 from plax_stdlib.lax.accuracy import AccuracyMode as AccuracyMode, Tolerance as Tolerance
 from plax_stdlib.lax.composite import composite as composite, composite_p as composite_p
 from plax_stdlib.lax.dce_sink import dce_sink as dce_sink, dce_sink_p as dce_sink_p
+from plax_stdlib.lax.select_and_scatter import select_and_scatter_p as select_and_scatter_p
 from plax_stdlib.lax.tokens import (
     after_all as after_all,
     after_all_p as after_all_p,

@@ -317,7 +317,7 @@ _MONOIDS = {elementwise.add_p: (reduce_window_sum_p, lambda dt: 0),
             elementwise.min_p: (reduce_window_min_p, reductions.highest_value)}
 
 
-def _init_values(flat_inits, flat_operands):
+def scalar_init_values(flat_inits, flat_operands):
     """Initial values as arrays of their operand's dtype (Python scalars adopt it)."""
     inits = []
     for init, x in zip(flat_inits, flat_operands):
@@ -352,7 +352,7 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     shape = get_aval(flat_operands[0]).shape
     window = make_window("reduce_window", shape, window_dimensions, window_strides, padding,
                          base_dilation, window_dilation)
-    inits = _init_values(flat_inits, flat_operands)
+    inits = scalar_init_values(flat_inits, flat_operands)
     avals = [get_aval(x) for x in flat_operands]
     if len(flat_operands) == 1 and tree == tree_util.tree_structure(0):
         binary = reductions.monoid_of(computation, avals[0].dtype)
