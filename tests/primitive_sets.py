@@ -7,6 +7,10 @@ tests (tests/test_control_flow_*.py; linear_solve: tests/test_lax_implicit_solve
 with the rbg PRNG (tests/test_random_keys.py); `dimension_as_value` has a value only in
 shape-polymorphic export (tests/test_export_shape_ops.py). The tables assert that these are the only
 exemptions, so no new primitive can slip past them.
+
+`NO_VALUES` have no output the value tables could compare with NumPy: tokens, `dce_sink`
+(none at all) and `rng_uniform` (the backend's own stream); tests/test_lax_tokens_composite.py
+checks them (and their lowering against JAX's).
 """
 COLLECTIVES = frozenset({"psum", "pmax", "pmin", "axis_index", "all_gather", "psum_scatter",
                          "all_to_all", "ppermute", "pbroadcast", "pvary"})
@@ -14,3 +18,4 @@ CONTROL_FLOW = frozenset({"cond", "while", "scan", "linear_solve"})
 KEYED = frozenset({"rng_bit_generator"})
 EXPORT_ONLY = frozenset({"dimension_as_value"})
 EXEMPT = COLLECTIVES | CONTROL_FLOW | KEYED | EXPORT_ONLY
+NO_VALUES = frozenset({"create_token", "after_all", "dce_sink", "rng_uniform"})
