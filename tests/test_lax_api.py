@@ -18,6 +18,7 @@ from test_lax_shapes import pad_reference
 import plax
 from plax import extend, lax
 from plax.extend.core import Primitive, ShapeDtypeStruct, dce_jaxpr
+from plax_stdlib.lax.select_and_scatter import select_and_scatter
 from plax_transforms.lowering import lower_jaxpr_to_module
 
 F32, I32 = np.dtype(np.float32), np.dtype(np.int32)
@@ -187,7 +188,7 @@ reduce_window_min select_and_gather_add select_and_scatter_add conv_general_dila
 top_k approx_top_k eq_to le_to lt_to split stack unstack tile scatter_sub optimization_barrier
 reduce_precision mulhi stage bessel_i0e bessel_i1e
 zeta igamma igammac igamma_grad_a random_gamma_grad regularized_incomplete_beta
-rng_uniform dce_sink create_token after_all composite reduce""".split())
+rng_uniform dce_sink create_token after_all composite reduce select_and_scatter""".split())
 
 
 def all_primitives() -> dict[str, Primitive]:
@@ -356,6 +357,9 @@ USES = [
     lambda x: lax.fft_p.bind(x, fft_type=lax.FftType.FFT, fft_lengths=(3,)),  # complex only
     lambda x: lax.rng_uniform(lax.reshape(lax.slice(x, (0, 0), (1, 1)), ()),
                               lax.reshape(lax.slice(x, (0, 0), (1, 1)), ()), (2,)),
+    lambda x: select_and_scatter(x, lax.ge, (1, 2), (1, 1), ((0, 0), (0, 0)),
+                                 lax.slice(x, (0, 0), (2, 2)), np.zeros((), x.dtype)[()],
+                                 lax.add),
     lambda x: (lax.dce_sink(x, prevent_mlir_dce=True), x)[1],
     lambda x: lax.after_all(lax.create_token()),
     lambda x: lax.composite(lambda y, **_: lax.neg(y), name="plax_test.neg", version=1)(
