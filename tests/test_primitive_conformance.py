@@ -26,6 +26,7 @@ import plax.experimental
 import plax.ffi
 import rms_norm  # noqa: F401  (registers the example FFI kernel's targets)
 from plax import lax
+from plax.experimental import pallas
 from plax.lax import linalg
 from plax.sharding import Mesh, NamedSharding, PartitionSpec
 from plax.extend import list_primitives, lookup
@@ -214,6 +215,11 @@ MESH = Mesh(np.array(plax.devices()[:8]).reshape(2, 4), ("x", "y"))
 SEEN_SHARDINGS: list = []  # inspect_array_sharding's callback
 SEEN_CALLBACK_VALUES: list = []  # debug.callback's
 
+
+
+def _scale_kernel(x_ref, o_ref):
+    o_ref[...] = lax.sin(x_ref[...]) * 2
+
 EXAMPLES: list[Example] = [
     # arithmetic
     binary(lax.add), binary(lax.add, dt=I32, label="add_int"),
@@ -391,6 +397,11 @@ EXAMPLES: list[Example] = [
     applied(lambda r, v: plax.ref.addupdate(r, 0, v), plax.new_ref(x()), np.zeros(3, F32),
             prim="addupdate"),
     applied(plax.freeze, plax.new_ref(x()), prim="freeze"),
+    # a Pallas kernel in interpret mode, over a grid of two blocks
+    applied(pallas.pallas_call(_scale_kernel, out_shape=plax.ShapeDtypeStruct((4,), F32),
+                               grid=(2,), in_specs=[pallas.BlockSpec((2,), lambda i: (i,))],
+                               out_specs=pallas.BlockSpec((2,), lambda i: (i,)),
+                               interpret=True), x((4,)), prim="pallas_call"),
     # windows: the monoids (reduce_window binds them for add/max/min from the identity)
     applied(lambda v: lax.reduce_window(v, 0.0, lax.add, (2, 2), (2, 1), [(1, 0), (0, 1)],
                                         base_dilation=(1, 2), window_dilation=(2, 1)),
@@ -572,6 +583,8 @@ SKIPPED: dict[str, tuple[tuple[str, ...], str]] = {
         "an Exported is differentiated through its exported VJP (a custom_vjp around the "
         "call, tests/test_export.py); the primitive's jvp rule raises by design for one "
         "deserialized without a VJP, as JAX's does"),
+    "pallas.pallas_call": (("vjp",), "reverse mode of a pallas_call raises JAX's "
+                           "ValueError by design (tests/test_pallas_interpret.py)"),
     "lax.while": (("transpose", "vjp"), "reverse mode of while loops raises by design "
                                         "(use scan or a fori_loop with static bounds)"),
     "lax.axis_index": (("batching",), "it takes no operands: its batching rule is what "
