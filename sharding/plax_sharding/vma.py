@@ -20,7 +20,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from plax.extend.core import AXIS_NAMES, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, get_aval, stage_flat
-from plax_stdlib.lax import elementwise, parallel
+from plax_stdlib.lax import elementwise, parallel, ragged_all_to_all, send_recv
 from plax_stdlib.lax.control_flow.cond import cond_p
 from plax_stdlib.lax.control_flow.loops import while_p
 from plax_stdlib.lax.control_flow.scan import scan_p
@@ -99,6 +99,17 @@ def _all_gather(eqn, ins):
     return [ins[0] - {name} if eqn.params["to"] == "invarying" else ins[0] | {name}]
 
 
+def _like_output(eqn, ins):
+    """ragged_all_to_all is typed as its `output` operand (JAX's typing)."""
+    return [ins[1]]
+
+
+def _invariant(eqn, ins):
+    """A token, or what precv receives: typed as the same on every member (JAX's
+    typing; a check_vma=True shard_map accepts it under any out_specs)."""
+    return [_NONE]
+
+
 def _cond(eqn, ins):
     index, ops = ins[0], ins[1:]
     outs = [_union(vs) for vs in zip(*(infer_vma(b.jaxpr, ops) for b in eqn.params["branches"]))]
@@ -148,6 +159,8 @@ _RULES: dict = {
     parallel.pvary_p: _adding, parallel.axis_index_p: _adding,
     parallel.psum_scatter_p: _adding, parallel.all_to_all_p: _adding,
     parallel.ppermute_p: _adding, parallel.pbroadcast_p: _adding,
+    ragged_all_to_all.ragged_all_to_all_p: _like_output,
+    send_recv.psend_p: _invariant, send_recv.precv_p: _invariant,
     cond_p: _cond, scan_p: _scan, while_p: _while,
 }
 

@@ -15,6 +15,7 @@ import numpy as np
 from plax._src import plugins
 from plax._src.errors import InvalidShapeError
 from plax._src.dtypes import ExtendedDType
+from plax._src.manual_axis_type import ManualAxisType
 
 _SHORT_NAMES = {
     "bool": "bool", "float16": "f16", "float32": "f32", "float64": "f64",
@@ -253,13 +254,19 @@ class Token:
 
 class ShapeDtypeStruct:
     """A stand-in for an array of this shape and dtype: `eval_shape`'s output, AOT input."""
-    __slots__ = ("shape", "dtype", "sharding", "weak_type")
+    __slots__ = ("shape", "dtype", "sharding", "weak_type", "manual_axis_type")
 
-    def __init__(self, shape, dtype, *, sharding=None, weak_type: bool = False):
+    def __init__(self, shape, dtype, *, sharding=None, weak_type: bool = False,
+                 manual_axis_type: ManualAxisType | None = None):
         self.shape = canonical_shape(shape)
         self.dtype = dtype if isinstance(dtype, ExtendedDType) else np.dtype(dtype)
         self.sharding = sharding
         self.weak_type = bool(weak_type)
+        if manual_axis_type is not None and not isinstance(manual_axis_type, ManualAxisType):
+            raise TypeError("`manual_axis_type` argument passed to ShapeDtypeStruct should be "
+                            "of type `plax.sharding.ManualAxisType`. Got type "
+                            f"{type(manual_axis_type)}")
+        self.manual_axis_type = manual_axis_type
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: shape_size(self.shape))
@@ -267,12 +274,16 @@ class ShapeDtypeStruct:
     def __eq__(self, other):
         return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
                 and self.dtype == other.dtype and self.sharding == other.sharding
-                and self.weak_type == other.weak_type)
+                and self.weak_type == other.weak_type
+                and self.manual_axis_type is other.manual_axis_type)
 
     def __hash__(self):
-        return hash((self.shape, self.dtype, self.sharding, self.weak_type))
+        return hash((self.shape, self.dtype, self.sharding, self.weak_type,
+                     self.manual_axis_type))
 
     def __repr__(self):
         extra = f", sharding={self.sharding}" if self.sharding is not None else ""
         extra += ", weak_type=True" if self.weak_type else ""
+        if self.manual_axis_type is not None:
+            extra += f", manual_axis_type={self.manual_axis_type!r}"
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{extra})"

@@ -1,11 +1,13 @@
 """Shardings for packages that speak of placements (runtime, jit, lowering, the
 sharding package) without importing the sharding implementations: the `Sharding`
-base class, its device-free Shardy form (`SdyArray`, `SdyDim`), the meshes in
-context, `ShardingTypeError` (conflicting or ambiguous shardings in types),
-`sharding_from_spec`, which turns a bare `PartitionSpec` into a
-sharding on the context mesh, and `traced_device_put` (both provided by plax-sharding)."""
+base class, `ManualAxisType` (a value's varying/unreduced/reduced manual axes),
+its device-free Shardy form (`SdyArray`, `SdyDim`), the meshes in context,
+`ShardingTypeError` (conflicting or ambiguous shardings in types), `sharding_from_spec`,
+which turns a bare `PartitionSpec` into a sharding on the context mesh, and
+`traced_device_put` (both provided by plax-sharding)."""
 from plax._src import plugins as _plugins
 from plax._src.errors import ShardingTypeError
+from plax._src.manual_axis_type import ManualAxisType
 from plax._src.mesh_context import (abstract_mesh, concrete_mesh, meshes_in_context,
                                     restore_meshes, swap_meshes)
 from plax._src.sharding import (Device, Index, SdyArray, SdyDim, Sharding,
@@ -21,7 +23,7 @@ traced_device_put.__doc__ = """`traced_device_put(x, target, donate, may_alias)`
 of the traced value `x` to `target` (a Sharding, a Device or a memory space), as the
 primitive `plax.device_put`."""
 
-__all__ = ["Device", "Index", "SdyArray", "SdyDim", "Sharding", "ShardingTypeError",
-           "abstract_mesh",
+__all__ = ["Device", "Index", "ManualAxisType", "SdyArray", "SdyDim", "Sharding",
+           "ShardingTypeError", "abstract_mesh",
            "concrete_mesh", "hlo_shardings_equal", "meshes_in_context", "restore_meshes",
            "sdy_from_hlo", "sharding_from_spec", "swap_meshes", "traced_device_put"]

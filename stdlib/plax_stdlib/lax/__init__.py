@@ -305,6 +305,10 @@ from plax_stdlib.lax.ragged_dot import (
     ragged_dot_general as ragged_dot_general,
     RaggedDotDimensionNumbers as RaggedDotDimensionNumbers,
 )
+from plax_stdlib.lax.ragged_all_to_all import (
+    ragged_all_to_all as ragged_all_to_all,
+    ragged_all_to_all_p as ragged_all_to_all_p,
+)
 from plax_stdlib.lax.reduce_precision import (
     reduce_precision as reduce_precision,
     reduce_precision_p as reduce_precision_p,
@@ -333,6 +337,12 @@ from plax_stdlib.lax.scatters import (
     scatter_mul as scatter_mul,
     scatter_mul_p as scatter_mul_p,
     scatter_p as scatter_p,
+)
+from plax_stdlib.lax.send_recv import (
+    precv as precv,
+    precv_p as precv_p,
+    psend as psend,
+    psend_p as psend_p,
 )
 from plax_stdlib.lax.shape_ops import (
     broadcast as broadcast,

@@ -734,10 +734,14 @@ def _ppermute_lowering(ctx, x, *, axis_name, perm):
     groups = _groups(ctx, _names(axis_name), "ppermute")
     if len(groups[0]) == 1:
         return x if perm else mu.splat(0, ctx.avals_out[0])
+    return hlo.CollectivePermuteOp(x, device_pairs(groups, perm), **_channel()).results[0]
+
+
+def device_pairs(groups, perm) -> ir.DenseIntElementsAttr:
+    """The (source, target) partition ids of `perm` (pairs of members) in each group."""
     pairs = np.array([(g[src], g[dst]) for g in groups for src, dst in perm],
                      np.int64).reshape(-1, 2)
-    return hlo.CollectivePermuteOp(x, ir.DenseIntElementsAttr.get(pairs),
-                                   **_channel()).results[0]
+    return ir.DenseIntElementsAttr.get(pairs)
 
 
 def _ppermute_transpose(ct, x, *, axis_name, perm):
@@ -751,18 +755,25 @@ ppermute_p = standard_primitive(
     **{AXIS_NAMES: _names_rule})
 
 
-def ppermute(x, axis_name, perm):
-    """`x` sent from member `src` to member `dst` for each pair of `perm`; members
-    that receive nothing get zeros. Over several names, members are numbered with
-    the first name varying slowest."""
-    names = canonicalize_axis_names(axis_name)
+def checked_perm(fn: str, names: tuple, perm) -> tuple:
+    """`perm` as a tuple of (source, destination) pairs of members of the axes
+    `names`, each source and each destination at most once (else a ValueError)."""
     size = _sizes(names)
     pairs = tuple((operator.index(s), operator.index(d)) for s, d in perm)
     for what, column in (("sources", [s for s, _ in pairs]),
                          ("destinations", [d for _, d in pairs])):
         if len(set(column)) != len(column) or any(not 0 <= i < size for i in column):
-            raise ValueError(f"ppermute: {what} {column} must be distinct members of axis "
+            raise ValueError(f"{fn}: {what} {column} must be distinct members of axis "
                              f"{_param_name(names)!r} of size {size}; got perm {pairs}")
+    return pairs
+
+
+def ppermute(x, axis_name, perm):
+    """`x` sent from member `src` to member `dst` for each pair of `perm`; members
+    that receive nothing get zeros. Over several names, members are numbered with
+    the first name varying slowest."""
+    names = canonicalize_axis_names(axis_name)
+    pairs = checked_perm("ppermute", names, perm)
     return tree_util.tree_map(
         lambda leaf: ppermute_p.bind(leaf, axis_name=_param_name(names), perm=pairs), x)
 

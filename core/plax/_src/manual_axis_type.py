@@ -1,0 +1,94 @@
+"""`ManualAxisType`: how a value of a `shard_map` body relates to the body's manual
+mesh axes: the axes it may vary over (`varying`, plax's `Vma` sets as
+`plax_sharding.vma` infers them), and those over which it is an unreduced partial
+sum or already reduced (JAX's `unreduced`/`reduced`, which plax's own values never
+have but a type may still name).
+
+Instances are interned (equal types are the same object, as JAX's are) and
+immutable; `update` makes another.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+
+_interned: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_lock = threading.Lock()
+
+
+def _axes(what: str, axes) -> frozenset:
+    if isinstance(axes, (str, bytes)) or not isinstance(axes, (set, frozenset, tuple, list)):
+        raise TypeError(f"ManualAxisType: {what} must be a set of mesh axis names, got "
+                        f"{axes!r}")
+    return frozenset(axes)
+
+
+class ManualAxisType:
+    """The varying, unreduced and reduced manual axes of a value (disjoint: varying
+    shares no axis with the other two)."""
+    __slots__ = ("varying", "unreduced", "reduced", "__weakref__")
+
+    def __new__(cls, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
+        varying, unreduced, reduced = (_axes(what, axes) for what, axes in (
+            ("varying", varying), ("unreduced", unreduced), ("reduced", reduced)))
+        for what, other in (("unreduced", unreduced), ("reduced", reduced)):
+            if varying & other:
+                raise ValueError(f"varying and {what} cannot have common mesh axes. Got "
+                                 f"varying={set(varying)} and {what}={set(other)}")
+        key = (varying, unreduced, reduced)
+        with _lock:
+            obj = _interned.get(key)
+            if obj is None:
+                obj = object.__new__(cls)
+                for name, value in zip(cls.__slots__, key):
+                    object.__setattr__(obj, name, value)
+                _interned[key] = obj
+        return obj
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}: ManualAxisType is immutable")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}: ManualAxisType is immutable")
+
+    # (Interned: equality and hashing by identity.)
+
+    def __reduce__(self):
+        return _rebuild, (self.varying, self.unreduced, self.reduced)
+
+    def __repr__(self):
+        return (f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, "
+                f"reduced={self.reduced})")
+
+    def update(self, **changes) -> "ManualAxisType":
+        """This type with the given fields (`varying`, `unreduced`, `reduced`) replaced."""
+        fields = dict(varying=self.varying, unreduced=self.unreduced, reduced=self.reduced)
+        unknown = set(changes) - set(fields)
+        if unknown:
+            raise TypeError(f"ManualAxisType.update: unknown fields {sorted(unknown)}")
+        return ManualAxisType(**{**fields, **changes})
+
+    def to_ct_mat(self) -> "ManualAxisType":
+        """The type of a cotangent: unreduced and reduced swap (a psum's transpose)."""
+        return self.update(unreduced=self.reduced, reduced=self.unreduced)
+
+    @property
+    def empty(self) -> bool:
+        return self is EMPTY
+
+    @property
+    def vur(self) -> frozenset:
+        """Every axis this type names."""
+        return self.varying | self.unreduced | self.reduced
+
+    def invarying(self, mesh) -> frozenset:
+        """The manual axes of `mesh` over which a value of this type is the same."""
+        return frozenset(getattr(mesh, "manual_axes", ())) - self.vur
+
+
+def _rebuild(varying, unreduced, reduced) -> ManualAxisType:
+    return ManualAxisType(varying=varying, unreduced=unreduced, reduced=reduced)
+
+
+EMPTY = ManualAxisType()
+"""The type of a value outside any manual region, or invariant over all its axes."""
