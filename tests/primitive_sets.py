@@ -1,7 +1,8 @@
 """Primitives that the per-primitive lowering tables check elsewhere.
 
 Collectives lower only inside a shard_map body (tests/test_shard_map_collectives.py;
-their batching in tests/test_vmap_collectives.py); control flow carries Jaxprs and has its own
+their batching in tests/test_vmap_collectives.py; the ragged all-to-all and Send/Recv, which
+XLA:CPU does not run, in tests/test_ragged_collectives.py); control flow carries Jaxprs and has its own
 tests (tests/test_control_flow_*.py; linear_solve: tests/test_lax_implicit_solves.py);
 `rng_bit_generator` takes a uint32[4] key rather than the tables' arrays, and is checked
 with the rbg PRNG (tests/test_random_keys.py); `dimension_as_value` has a value only in
@@ -13,7 +14,8 @@ exemptions, so no new primitive can slip past them.
 checks them (and their lowering against JAX's).
 """
 COLLECTIVES = frozenset({"psum", "pmax", "pmin", "axis_index", "all_gather", "psum_scatter",
-                         "all_to_all", "ppermute", "pbroadcast", "pvary"})
+                         "all_to_all", "ppermute", "pbroadcast", "pvary", "ragged_all_to_all",
+                         "psend", "precv"})
 CONTROL_FLOW = frozenset({"cond", "while", "scan", "linear_solve"})
 KEYED = frozenset({"rng_bit_generator"})
 EXPORT_ONLY = frozenset({"dimension_as_value"})

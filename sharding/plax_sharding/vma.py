@@ -20,7 +20,8 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from plax.extend.core import AXIS_NAMES, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, get_aval, stage_flat
-from plax_stdlib.lax import elementwise, parallel, ragged_all_to_all, send_recv
+from plax_stdlib.lax import elementwise, parallel, send_recv
+from plax_stdlib.lax.ragged_all_to_all import ragged_all_to_all_p
 from plax_stdlib.lax.control_flow.cond import cond_p
 from plax_stdlib.lax.control_flow.loops import while_p
 from plax_stdlib.lax.control_flow.scan import scan_p
@@ -159,7 +160,7 @@ _RULES: dict = {
     parallel.pvary_p: _adding, parallel.axis_index_p: _adding,
     parallel.psum_scatter_p: _adding, parallel.all_to_all_p: _adding,
     parallel.ppermute_p: _adding, parallel.pbroadcast_p: _adding,
-    ragged_all_to_all.ragged_all_to_all_p: _like_output,
+    ragged_all_to_all_p: _like_output,
     send_recv.psend_p: _invariant, send_recv.precv_p: _invariant,
     cond_p: _cond, scan_p: _scan, while_p: _while,
 }

@@ -5,8 +5,9 @@ Each member holds its data as a ragged array: `operand` and `K` slices of it, th
 k-th starting at `input_offsets[k]` with `send_sizes[k]` rows. With `s = K / n`
 slices per member of an axis of size n, slice k goes to member `k // s`, which
 writes it into its copy of `output` at `output_offsets[k]` (an offset *on the
-receiver*). The receiver's own `recv_sizes[i*s + t]` says how many rows it takes
-from slice t of member i. Everything outside the received slices is `output`'s.
+receiver*). The receiver's own `recv_sizes[i*s + t]` is the size of slice t of
+member i (the two must agree; XLA's GPU kernel copies `send_sizes` rows).
+Everything outside the received slices is `output`'s.
 
 Inside `shard_map`/`pmap` this lowers to XLA's `ragged_all_to_all` custom call (run
 by the GPU and TPU backends; XLA:CPU refuses it when compiling, as it does for JAX).
@@ -187,7 +188,7 @@ def _emulated_exchange(n: int, operand, output, input_offsets, send_sizes, outpu
     """The exchange among the n members of the vmapped axis, every value stacked
     along a leading member axis: each received row is gathered from the operands,
     then scattered into the outputs (rows outside [0, N) or [0, M) are dropped)."""
-    del send_sizes  # the receiver's recv_sizes say how many rows it takes
+    del recv_sizes  # (the sender's send_sizes say how many rows move, as on GPUs)
     n_rows, m_rows = get_aval(operand).shape[1], get_aval(output).shape[1]
     row_shape = get_aval(output).shape[2:]
     k = get_aval(input_offsets).shape[1]
@@ -206,7 +207,7 @@ def _emulated_exchange(n: int, operand, output, input_offsets, send_sizes, outpu
     p = broadcasted_iota(i32, grid, 3)
     src = elementwise.add(spread(by_receiver(input_offsets)), p)
     dst = elementwise.add(spread(by_receiver(output_offsets)), p)
-    count = spread(shape_ops.reshape(convert_element_type(recv_sizes, i32), (n, n, s)))
+    count = spread(by_receiver(send_sizes))
     valid = comparison.lt(p, count)
     for index, bound in ((src, n_rows), (dst, m_rows)):
         valid = bitwise.bitwise_and(valid, comparison.ge(index, np.int32(0)))
@@ -243,7 +244,8 @@ def ragged_all_to_all(operand, output, input_offsets, send_sizes, output_offsets
     """Send slice k of `operand` (rows `input_offsets[k]` to `input_offsets[k] +
     send_sizes[k]`) to member `k // (K / n)` of the named axis, which writes it into
     its `output` at the offset `output_offsets[k]`; the result is each member's
-    `output` with what it received (`recv_sizes` rows per slice) written in."""
+    `output` with what it received written in (`recv_sizes` are the sizes of the
+    received slices, in the order of their senders)."""
     names = canonicalize_axis_names(axis_name)
     if axis_index_groups is not None:
         axis_index_groups = tuple(tuple(operator.index(i) for i in g) for g in axis_index_groups)
