@@ -180,6 +180,10 @@ cases = {
     "groups_a": (lambda *a: r(*a, axis_name="a", axis_index_groups=[[0], [1]]), mesh2),
 }
 result = {name: sm(f, m).lower(*args).as_text() for name, (f, m) in cases.items()}
+stacked = [np.stack([a] * 4) for a in args]
+result["pmap"] = jax.pmap(cases["x"][0], axis_name="x").lower(*stacked).as_text()
+batched = [np.stack([a] * 2) for a in args]
+result["vmap"] = sm(jax.vmap(cases["x"][0]), mesh).lower(*batched).as_text()
 try:
     sm(*cases["x"])(*args)
 except Exception as e:
@@ -222,6 +226,13 @@ def test_lowering_matches_jax(jax_lowerings, meshes):
         theirs = _collective_lines(jax_lowerings[name], "ragged_all_to_all")
         assert _collective_lines(ours, "ragged_all_to_all") == theirs, name
         assert "replica_groups" in theirs[0]
+    stacked = [np.stack([a] * 4) for a in args]
+    pmapped = plax.pmap(cases["x"][0], axis_name="x").lower(*stacked).as_text()
+    batched = [np.stack([a] * 2) for a in args]
+    vmapped = plax.jit(_shard_map(plax.vmap(cases["x"][0]), mesh)).lower(*batched).as_text()
+    for name, ours in (("pmap", pmapped), ("vmap", vmapped)):
+        assert (_collective_lines(ours, "ragged_all_to_all")
+                == _collective_lines(jax_lowerings[name], "ragged_all_to_all")), name
 
 
 @requires_jax
