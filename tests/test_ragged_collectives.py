@@ -122,6 +122,10 @@ def test_batched_inside_the_exchange(patterns):
                                            *idx)
     np.testing.assert_array_equal(got[:, 0], ragged_model(op_a, out_a, *idx))
     np.testing.assert_array_equal(got[:, 1], ragged_model(op_b, out_b, *idx))
+    both = [np.stack(pair, 1) for pair in zip(*patterns[2:4])]  # every operand batched
+    got = plax.vmap(plax.vmap(_exchange), axis_name="i")(*both)
+    for b in range(2):
+        np.testing.assert_array_equal(got[:, b], ragged_model(*patterns[2 + b]))
 
 
 def test_jvp_and_transpose_are_adjoint(patterns):
