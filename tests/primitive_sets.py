@@ -1,8 +1,8 @@
 """Primitives that the per-primitive lowering tables check elsewhere.
 
 Collectives lower only inside a shard_map body (tests/test_shard_map_collectives.py;
-their batching in tests/test_vmap_collectives.py; the ragged all-to-all and Send/Recv, which
-XLA:CPU does not run, in tests/test_ragged_collectives.py); control flow carries Jaxprs and has its own
+their batching in tests/test_vmap_collectives.py; ragged_all_to_all, psend and precv, which
+XLA:CPU does not run: tests/test_ragged_collectives.py); control flow carries Jaxprs and has its own
 tests (tests/test_control_flow_*.py; linear_solve: tests/test_lax_implicit_solves.py);
 `rng_bit_generator` takes a uint32[4] key rather than the tables' arrays, and is checked
 with the rbg PRNG (tests/test_random_keys.py); `dimension_as_value` has a value only in

@@ -96,7 +96,7 @@ def psend(x, axis_name, perm):
 def precv(token, out_shape, axis_name, perm):
     """Receive an array of `out_shape`'s shape and dtype (a ShapeDtypeStruct or an
     array) sent by a matching `psend` over the named axis and `perm`, after
-    `token` (a psend's or `lax.create_token()`'s)."""
+    `token` (what that psend returned; like JAX, any value is accepted)."""
     names = canonicalize_axis_names(axis_name)
     pairs = checked_perm("precv", names, perm)
     if not (hasattr(out_shape, "shape") and hasattr(out_shape, "dtype")):
