@@ -287,6 +287,8 @@ def test_bad_inputs(meshes):
         trace(f32, f32, i32, i32, i32, i32, axis_name="y")
     with pytest.raises(RuntimeError, match="within a mapped context"):
         lax.ragged_all_to_all(f32, f32, i32, i32, i32, i32, axis_name="x")
+    with pytest.raises(NameError, match="unbound axis name: x"):  # traced: JAX's NameError
+        plax.jit(_ragged(axis_name="x"))(f32, f32, i32, i32, i32, i32)
     with pytest.raises(NotImplementedError, match="several axis names"):
         plax.vmap(plax.vmap(_ragged(axis_name=("i", "j")), axis_name="j"), axis_name="i")(
             np.zeros((2, 2, 8)), np.zeros((2, 2, 8)), *[np.zeros((2, 2, 4), np.int32)] * 4)

@@ -26,9 +26,9 @@ import numpy as np
 
 from plax.extend.ad import Zero, instantiate, is_undefined_primal, tangent_aval
 from plax.extend.batching import axis_size as _bound_size
-from plax.extend.batching import bound_axis_names, canonicalize_axis_names, move_to
+from plax.extend.batching import canonicalize_axis_names, move_to
 from plax.extend.constructors import describe, kind_of, standard_primitive
-from plax.extend.core import AXIS_NAMES, IMPL, ShapedArray, get_aval
+from plax.extend.core import AXIS_NAMES, EVAL_TRACE, IMPL, ShapedArray, current_trace, get_aval
 from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib.lax import bitwise, comparison, elementwise, reductions, shape_ops
 from plax_stdlib.lax.conversion import convert_element_type
@@ -65,10 +65,10 @@ def _abstract_eval(operand, output, *index_operands, axis_name, axis_index_group
 
 
 def _group_size(names: tuple, groups) -> int:
-    """The number of members exchanging data: RuntimeError outside any mapped
-    context, NameError for an unbound name, ValueError for groups that do not split
-    the axis evenly."""
-    if not bound_axis_names():
+    """The number of members exchanging data: RuntimeError when evaluated eagerly
+    (JAX's impl rule), NameError for a name unbound where it is traced, ValueError
+    for groups that do not split the axis evenly."""
+    if current_trace() is EVAL_TRACE:
         _impl()
     size = math.prod(_bound_size(n) for n in names)
     if groups is None:
