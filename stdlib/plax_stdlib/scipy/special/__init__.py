@@ -17,6 +17,7 @@ from plax_stdlib.scipy.special.error_functions import (
     ndtr as ndtr,
     ndtri as ndtri,
 )
+from plax_stdlib.scipy.special.faddeeva import wofz as wofz
 from plax_stdlib.scipy.special.gamma_functions import (
     bernoulli as bernoulli,
     beta as beta,
@@ -36,6 +37,8 @@ from plax_stdlib.scipy.special.gamma_functions import (
     polygamma as polygamma,
     zeta as zeta,
 )
+from plax_stdlib.scipy.special.confluent_hypergeometric import hyp1f1 as hyp1f1
+from plax_stdlib.scipy.special.gauss_hypergeometric import hyp2f1 as hyp2f1
 from plax_stdlib.scipy.special.integrals import (
     exp1 as exp1,
     expi as expi,
@@ -58,3 +61,5 @@ from plax_stdlib.scipy.special.logarithms import (
     xlog1py as xlog1py,
     xlogy as xlogy,
 )
+from plax_stdlib.scipy.special.owens import owens_t as owens_t
+from plax_stdlib.scipy.special.spherical_harmonics import sph_harm_y as sph_harm_y

@@ -35,3 +35,4 @@ from plax_stdlib.scipy.stats.descriptive import (
     rankdata as rankdata,
     sem as sem,
 )
+from plax_stdlib.scipy.stats.kde import gaussian_kde as gaussian_kde
