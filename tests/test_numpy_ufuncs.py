@@ -210,6 +210,20 @@ def test_float_floor_divide_and_remainder_follow_numpy_edge_cases():
     np.testing.assert_array_equal(np.signbit(np.asarray(r)), np.signbit(expected_r))
 
 
+@pytest.mark.parametrize("divisor", [2, -2, 2.0, 0.0])
+def test_divmod_of_weak_scalars_follows_numpy(divisor):
+    """A Python divisor stays a weak Python scalar after promotion; the float path
+    compares it with zeros of its own type (it raised a dtype mismatch)."""
+    for dividend in (jnp.asarray(1.5), jnp.asarray(-1.5), 1.5):
+        q, r = jnp.divmod(dividend, divisor)
+        with np.errstate(all="ignore"):
+            want_q, want_r = np.divmod(np.float32(dividend), np.float32(divisor))
+        np.testing.assert_array_equal([q, r, jnp.remainder(dividend, divisor)],
+                                      [want_q, want_r, want_r])
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(dividend % jnp.asarray(divisor), want_r)
+
+
 def test_integer_power_of_arrays_including_negative_exponents():
     base = np.array([2, -2, 1, -1, 3, 0, 7, -1], np.int32)
     exponent = np.array([10, 3, -5, -3, -1, 0, 0, -2], np.int32)

@@ -189,12 +189,12 @@ class ShapedArray(AbstractValue):
     def __hash__(self):
         return hash((self.shape, self.dtype, self.weak_type, self.typed_sharding))
 
-    def __str__(self):
-        return self.str_short(self.dtype.name)
+    def __str__(self):  # `~float32[]` for a weak type, as JAX prints `typeof`
+        return ("~" if self.weak_type else "") + self.str_short(self.dtype.name)
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self}{weak})"
+        return f"ShapedArray({self.str_short(self.dtype.name)}{weak})"
 
 
 def _axes_str(entry) -> str:

@@ -154,12 +154,14 @@ def _zero_where_divisor_is_zero(result, divisor):
 def _rounds_wrongly(rest, divisor):
     """Where truncating division differs from floor division: a nonzero remainder
     whose sign differs from the divisor's."""
-    return lax.bitwise_and(lax.ne(rest, 0), lax.ne(lax.lt(rest, 0), lax.lt(divisor, 0)))
+    return lax.bitwise_and(lax.ne(rest, 0), lax.ne(lax.lt(rest, 0),
+                                                   lax.lt(divisor, _zeros_like(divisor))))
 
 
 def _float_divmod(a, b):
     """NumPy's floating-point divmod: the quotient is computed from the C remainder
-    so that `a == b * q + r` holds as closely as floating point allows."""
+    so that `a == b * q + r` holds as closely as floating point allows. (`b` may be
+    a weakly typed Python float, so it is compared with zeros of its own type.)"""
     mod_ = lax.rem(a, b)
     div_ = lax.div(lax.sub(a, mod_), b)
     fix = _rounds_wrongly(mod_, b)
@@ -171,7 +173,7 @@ def _float_divmod(a, b):
                              lax.add(floor_div, 1.0))
     floor_div = util.select_n(lax.eq(div_, 0), floor_div,
                              copysign(_zeros_like(div_), lax.div(a, b)))
-    floor_div = util.select_n(lax.eq(b, 0), floor_div, lax.div(a, b))
+    floor_div = util.select_n(lax.eq(b, _zeros_like(b)), floor_div, lax.div(a, b))
     return floor_div, mod_
 
 
