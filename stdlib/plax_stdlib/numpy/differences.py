@@ -160,7 +160,9 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
         total = reductions.sum(y, axis=-1)
         ends = lax.mul(lax.add(y[..., 0], y[..., -1]), 0.5) if util.shape_of(y)[-1] else 0.0
         return util.as_array(ufuncs.multiply(dx, ufuncs.subtract(total, ends)))
-    y, x = util.promote_args_inexact("trapezoid", y, x)
+    # (dtypes only: x's widths meet y's heights by broadcasting, as in NumPy)
+    util.check_arraylike("trapezoid", y, x)
+    y, x = util.promote_dtypes_inexact(util.operand(y), util.operand(x))
     if len(util.shape_of(x)) == 1:
         widths = diff(x)
     else:
