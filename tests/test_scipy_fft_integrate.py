@@ -106,7 +106,8 @@ def test_bad_input():
         pf.dct([1.0, 2.0])
     with pytest.raises(TypeError, match="requires ndarray or scalar arguments"):
         pi.trapezoid([1.0, 2.0])
-    with pytest.raises(TypeError, match=r"incompatible shapes for broadcasting: \(3,\), \(4,\)"):
+    # (the widths (3,) meet the heights (2,), as in JAX: a 2-point x would broadcast)
+    with pytest.raises(TypeError, match=r"incompatible shapes for broadcasting: \(3,\), \(2,\)"):
         pi.trapezoid(np.ones(3), np.ones(4))
     with pytest.raises(ValueError, match="out of bounds"):
         pi.trapezoid(np.ones(3), axis=1)
