@@ -67,6 +67,24 @@ def test_while_loop_forward_mode_and_reverse_mode_error():
         plax.grad(f)(np.float32(2.0))
 
 
+def test_reverse_mode_through_jit_uses_the_known_carries_of_a_while_loop():
+    """Under jit the loop is split as eagerly: the carries that do not depend on the
+    differentiated value are computed by a loop of their own (before, all its outputs
+    counted as unknown, and the transpose failed with an internal TypeError)."""
+    def f(x):
+        w, _, _ = lax.while_loop(lambda s: s[1] < 3, lambda s: (s[0] * 2.0, s[1] + 1, s[2] + x),
+                                 (1.5, 0, 0.0))
+        return w * x
+    assert float(plax.grad(plax.jit(f))(0.7)) == float(plax.grad(f)(0.7)) == 12.0
+
+    def g(a):  # a loop carrying a's tangent: reverse mode is while's error, jit or not
+        return (2 * a) * lax.while_loop(lambda s: s[1] < 3, lambda s: (s[0] * a, s[1] + 1),
+                                        (a, 0))[0]
+    for fn in (g, plax.jit(g)):
+        with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
+            plax.grad(lambda a: plax.jvp(fn, (a,), (1.0,))[1])(0.5)  # noqa: B023
+
+
 def test_grad_of_scan_shows_forward_and_reverse_scans():
     closed = plax.make_jaxpr(plax.grad(lambda xs: lax.scan(lambda c, x: (c * x, None), 0.0,
                                                            xs)[0]))(np.ones(3, np.float32))

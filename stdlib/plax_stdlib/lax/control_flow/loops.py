@@ -29,8 +29,10 @@ from plax.extend.core import (
     BATCHING,
     JVP,
     PARTIAL_EVAL,
+    PARTIAL_EVAL_JAXPR,
     TRANSPOSE,
     ClosedJaxpr,
+    DropVar,
     JaxprEqn,
     Primitive,
     SymbolicDimension,
@@ -323,6 +325,31 @@ def _while_partial_eval(trace, args, *, cond_jaxpr, body_jaxpr, cond_nconsts, bo
     return [s if u else next(k) for s, u in zip(staged, carry_uk)]
 
 
+def _while_partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
+    """`_while_partial_eval` for an equation of a Jaxpr (under `jit`): a loop over the
+    known carries, and the whole loop staged for the unknown ones."""
+    params = eqn.params
+    nc, nb = params["cond_nconsts"], params["body_nconsts"]
+    cc_uk, bc_uk, carry_uk = split_list(list(unknowns), [nc, nb])
+    everything_unknown = None, eqn, [True] * len(eqn.outvars), []
+    if any(cc_uk):
+        return everything_unknown
+    carry_uk, known_cond, known_body = _while_split(
+        params["body_jaxpr"], params["cond_jaxpr"], nc, bc_uk, carry_uk)
+    if known_cond is None:
+        return everything_unknown
+    cconsts, bconsts, init = split_list(eqn.invars, [nc, nb])
+    known_eqn = eqn.replace(
+        invars=[*cconsts, *(c for c, u in zip(bconsts, bc_uk) if not u),
+                *(x for x, u in zip(init, carry_uk) if not u)],
+        outvars=[v for v, u in zip(eqn.outvars, carry_uk) if not u],
+        params=dict(params, cond_jaxpr=known_cond, body_jaxpr=known_body,
+                    body_nconsts=sum(not u for u in bc_uk)))
+    staged_eqn = eqn.replace(outvars=[v if u else DropVar(v.aval)
+                                      for v, u in zip(eqn.outvars, carry_uk)])
+    return known_eqn, staged_eqn, list(carry_uk), []
+
+
 def _while_transpose(cts, *args, **params):
     raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or "
                      "lax.fori_loop with dynamic start/stop values. Try using lax.scan, or "
@@ -389,5 +416,6 @@ def _lane_freezing_loop(cond_b, body_b, nc, nb):
 
 while_p.define_rule(JVP, _while_jvp)
 while_p.define_rule(PARTIAL_EVAL, _while_partial_eval)
+while_p.define_rule(PARTIAL_EVAL_JAXPR, _while_partial_eval_jaxpr)
 while_p.define_rule(TRANSPOSE, _while_transpose)
 while_p.define_rule(BATCHING, _while_batching)
