@@ -66,6 +66,7 @@ error("rng_grad", lambda: jax.grad(lambda a: lax.rng_uniform(a, 2.0, ()))(1.0))
 error("rng_vmap", lambda: jax.vmap(lambda a: lax.rng_uniform(a, 2.0, ()))(x))
 error("after_all_array", lambda: lax.after_all(x))
 error("token_in_add", lambda: lax.add(lax.create_token(), lax.create_token()))
+error("token_plus_scalar", lambda: lax.add(lax.create_token(), 1.0))
 error("composite_attr_traced", lambda: jax.jit(lambda v: lax.composite(
     lambda v, **k: v, name="my.b")(v, a=v))(x))
 error("composite_attr_set", lambda: lax.composite(lambda v, **k: v, name="my.b")(x, a={1}))

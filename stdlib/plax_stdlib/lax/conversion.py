@@ -90,7 +90,9 @@ def match_python_scalars(name: str, *args):
     int array) or an int that does not fit is a TypeError."""
     if not any(type(a) in _PY_KIND_RANK for a in args):  # the common case: no scalar
         return args
-    target = next((get_aval(a).dtype for a in args if not is_python_scalar(a)), None)
+    # (a token has no dtype: the primitive's own check then names it)
+    target = next((getattr(get_aval(a), "dtype", None) for a in args
+                   if not is_python_scalar(a)), None)
     if target is None:
         return args
     return tuple(_scalar_as(name, a, target) if type(a) in _PY_KIND_RANK else a for a in args)
