@@ -55,10 +55,8 @@ def host_value(x: Any, weak_type: bool | None) -> tuple[np.ndarray, ShapedArray]
         dtypes.check_valid_dtype(value.dtype)
         return value, ShapedArray(value.shape, dtypes.canonicalize_dtype(value.dtype),
                                   bool(weak_type))
-    if isinstance(x, SymbolicDimension):  # (the class JAX raises: no evaluation rule)
-        raise NotImplementedError(f"device_put: the symbolic dimension '{x}' has a value "
-                                  "only while a function is traced for shape-polymorphic "
-                                  "export")
+    if isinstance(x, SymbolicDimension):
+        x.as_value()  # raises its one error: a symbolic size has no value outside export
     raise TypeError(f"device_put: a value of type {type(x).__name__} is not a valid plax "
                     "array; expected a NumPy array, a Python or NumPy scalar, or a "
                     "plax Array")

@@ -165,9 +165,7 @@ class CompiledJaxpr:
         compiled.executable = runtime_executable.deserialize(state["executable"])
         compiled.devices = devices = compiled.executable.devices
         compiled.device = devices[0]
-        const_sharding = (single_device_sharding(devices[0]) if len(devices) == 1
-                          else replicated_sharding(devices))
-        compiled._attach(state["consts"], const_sharding, state["kept_var_idx"],
+        compiled._attach(state["consts"], replicated_sharding(devices), state["kept_var_idx"],
                          state["out_avals"])
         compiled.nbytes = (nbytes_of(compiled.const_args)
                            + compiled.executable.generated_code_bytes())
