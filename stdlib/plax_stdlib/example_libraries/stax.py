@@ -39,6 +39,9 @@ def _no_params(output_shape):
     return lambda rng, input_shape: (output_shape(input_shape), ())
 
 
+_shape_kept = _no_params(lambda shape: shape)  # the `init_fun` of shape-keeping layers
+
+
 def Dense(out_dim, W_init=_DENSE_WEIGHTS, b_init=_DENSE_BIASES):
     """A fully connected layer: `inputs @ W + b`."""
     def init_fun(rng, input_shape):
@@ -123,8 +126,10 @@ def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True, beta_init=z
 
 def elementwise(fun, **fun_kwargs):
     """A layer applying `fun(inputs, **fun_kwargs)`."""
-    return _no_params(lambda shape: shape), lambda params, inputs, **kw: fun(inputs,
-                                                                             **fun_kwargs)
+    def apply_fun(params, inputs, **kwargs):
+        return fun(inputs, **fun_kwargs)
+
+    return _shape_kept, apply_fun
 
 
 Tanh = elementwise(jnp.tanh)
@@ -184,7 +189,7 @@ AvgPool = _pooling_layer(lax.add, 0., average=True)
 # Layers that take no arguments are layers themselves.
 Flatten = (_no_params(lambda shape: (shape[0], math.prod(shape[1:]))),
            lambda params, inputs, **kwargs: jnp.reshape(inputs, (inputs.shape[0], -1)))
-Identity = _no_params(lambda shape: shape), lambda params, inputs, **kwargs: inputs
+Identity = _shape_kept, lambda params, inputs, **kwargs: inputs
 FanInSum = _no_params(lambda shapes: shapes[0]), lambda params, inputs, **kwargs: sum(inputs)
 
 
@@ -216,7 +221,7 @@ def Dropout(rate, mode="train"):
             return inputs
         return jnp.where(random.bernoulli(rng, rate, inputs.shape), inputs / rate, 0)
 
-    return _no_params(lambda shape: shape), apply_fun
+    return _shape_kept, apply_fun
 
 
 def _keys(rng, n):
