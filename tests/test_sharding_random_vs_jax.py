@@ -149,6 +149,11 @@ _ALL = {**{n: (s, True, ("trace", "eager", "jit") if n in RUN else ("trace",))
            for n, s in NO_CONTEXT_PROGRAMS.items()}}
 # JAX asserts a spec's rank where plax raises a ValueError
 _SAME_ERRORS = {"error: AssertionError": "error: ValueError"}
+# Floats from a jitted program may differ by the rounding of one multiply-add in the
+# uniform's [1, 2) scale (2 ulps of 1.0): with the loop emitters the suite compiles
+# with (conftest.py), whether XLA:CPU fuses it into an FMA depends on where an element
+# falls in its shard's vector loop, and plax and JAX may split the shards differently.
+_JIT_FLOAT_SLACK = 2 * float(np.finfo(np.float32).eps)
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +167,8 @@ def answers():
 
 @pytest.mark.parametrize("name", _ALL)
 def test_sampler_matches_jax(name, answers):
-    """The same result type, layout and values bit for bit (or the same error)."""
+    """The same result type, layout and values bit for bit (or the same error;
+    jitted floats within `_JIT_FLOAT_SLACK`)."""
     jax_side, plax_side = answers
     for mode in _ALL[name][2]:
         want, got = jax_side[f"{name}/{mode}"], plax_side[f"{name}/{mode}"]
@@ -171,5 +177,7 @@ def test_sampler_matches_jax(name, answers):
         else:
             assert isinstance(got, list), (mode, got)
             assert got[:2] == want[:2], mode
-            np.testing.assert_array_equal(np.asarray(got[2]), np.asarray(want[2]),
-                                          err_msg=mode)
+            got_values, want_values = np.asarray(got[2]), np.asarray(want[2])
+            slack = _JIT_FLOAT_SLACK if mode == "jit" and want_values.dtype.kind == "f" else 0
+            np.testing.assert_allclose(got_values, want_values, rtol=0, atol=slack,
+                                       err_msg=mode)
