@@ -398,7 +398,8 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
                           out_shardings: Sequence[Sharding | None] | None = None,
                           shardy: bool | None = None, hoist_constants: bool = True,
                           dim_vars: Sequence[str] = (),
-                          aliases: Sequence[int | None] = ()) -> LoweringResult:
+                          aliases: Sequence[int | None] = (),
+                          axis_context: AxisContext | None = None) -> LoweringResult:
     """Lower `closed` to a verified StableHLO module whose `@main` computes it.
 
     Inputs that no output (nor effect) depends on are pruned unless `keep_unused`; the
@@ -412,6 +413,8 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
     private function) takes them first, as `tensor<i32>` values. `aliases` (empty, or
     one entry per input) names the output an input is donated to, and such an input
     is kept even if unused (a mutable reference's value and its final value).
+    `axis_context` lowers the whole module as a manual region (one device's part of
+    a computation over a mesh: what a custom partitioner inserts per device).
     """
     n_in, n_out = len(closed.jaxpr.invars), len(closed.jaxpr.outvars)
     donated_invars = tuple(donated_invars) if donated_invars is not None else (False,) * n_in
@@ -455,6 +458,7 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
         attrs["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, num_partitions)
         mctx = ModuleContext(context, module, platform, num_partitions=num_partitions,
                              shardy=shardy, dim_vars=dim_vars)
+        mctx.axis_context = axis_context
         placement = _Placement(mctx, arg_shardings, out_shardings)
         effects = ordered_effects(jaxpr.effects)
         arg_attrs, donated_args = _arg_attributes(arg_names, len(hoisted), donated_args,

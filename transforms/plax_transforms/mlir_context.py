@@ -11,8 +11,10 @@ module built in it dies.
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import threading
+from typing import Iterator
 
 from jaxlib.mlir import ir
 
@@ -40,6 +42,19 @@ def shared_ir_context() -> ir.Context:
         _shared.context = make_ir_context()
         _shared.lowerings = _shared.nbytes = 0
     return _shared.context
+
+
+@contextlib.contextmanager
+def own_ir_context() -> Iterator[None]:
+    """Lowerings in the block use a fresh context of their own. A custom partitioner's
+    callback lowers a module while XLA compiles one: doing that in the shared context
+    crashes XLA (jaxlib 0.10.2)."""
+    previous = _shared.context, _shared.lowerings, _shared.nbytes
+    _shared.context = make_ir_context()
+    try:
+        yield
+    finally:
+        _shared.context, _shared.lowerings, _shared.nbytes = previous
 
 
 def note_lowering(context: ir.Context, nbytes: int) -> None:
