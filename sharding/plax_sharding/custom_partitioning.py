@@ -33,6 +33,7 @@ from typing import Callable, Sequence
 import numpy as np
 from jaxlib import xla_client as xc
 
+from plax.errors import UnexpectedTracerError
 from plax.extend import config, tree_util
 from plax.extend.batching import extend_axis_env
 from plax.extend.core import (ClosedJaxpr, Primitive, ShapedArray, ShapeDtypeStruct, Tracer,
@@ -114,6 +115,9 @@ class custom_partitioning:
         return partition
 
     def __call__(self, *args, **kwargs):
+        if self.partition is None:  # JAX fails reading the unset rules: an AttributeError
+            raise AttributeError(f"custom_partitioning function {_name(self.fun)} has no "
+                                 "partition rule; call def_partition before calling it")
         args = _positional(self.fun, args, kwargs)
         static = set(self.static_argnums)
         for i in static:
@@ -124,7 +128,7 @@ class custom_partitioning:
         static = {i % len(args) for i in static}
         static_args = tuple(args[i] for i in sorted(static))
         if any(isinstance(leaf, Tracer) for leaf in tree_util.tree_leaves(static_args)):
-            raise TypeError(
+            raise UnexpectedTracerError(
                 "Found a traced value passed as an argument to a custom_partitioning "
                 "function in a position indicated as static by static_argnums.")
         dynamic = tuple(a for i, a in enumerate(args) if i not in static)
@@ -147,7 +151,8 @@ class custom_partitioning:
             raise NotImplementedError(
                 f"custom_partitioning function {_name(self.fun)} closes over a value traced "
                 "by an enclosing transformation; pass it as an argument instead")
-        dbg = make_tracing_debug_info("custom_partitioning", self.fun, dynamic, {})
+        dbg = make_tracing_debug_info("custom_partitioning", self.fun, args, {},
+                                      static_argnums=tuple(static))
         call = call.replace(jaxpr=call.jaxpr.replace(debug_info=finalize_debug_info(
             dbg, result_paths_from_tree(out_tree[0]))))
         rule = _rule_for_partitioner(self)
@@ -215,9 +220,6 @@ def _lowering(ctx, *args, call: ClosedJaxpr, partition, propagate_user_sharding,
         raise NotImplementedError(
             "custom_partitioning inside a shard_map that leaves some mesh axes automatic "
             f"(manual axes {sorted(map(str, axis_ctx.manual_axes))}) is not supported")
-    if partition is None:
-        raise NotImplementedError(f"custom_partitioning function {_called(call)} is lowered "
-                                  "for several devices, but def_partition was not called")
     context_mesh = abstract_mesh()
     partitioner = _Partitioner(
         partition, propagate_user_sharding, infer_sharding_from_operands, decode_shardings,
@@ -303,8 +305,9 @@ class _Partitioner:
             return None
         if mesh is not None and self.decode_shardings:
             named = NamedSharding(mesh, PartitionSpec())._like_from_xla(hlo_sharding, ndim)
-            if named is not None:
-                return named
+            if named is not None:  # every dimension named, as JAX tells the rules
+                spec = tuple(named.spec)
+                return NamedSharding(mesh, PartitionSpec(*spec, *(None,) * (ndim - len(spec))))
         return GSPMDSharding(devices, hlo_sharding)
 
     def _shapes(self, target, tree, shapes, shardings):
