@@ -4,7 +4,8 @@ whichever it chooses (or a constraint on one of them dictates).
 Each pair of leaves binds `sharding.shard_alike`, which returns its operands. It
 lowers to one sharding group per pair: `sdy.sharding_group` on both values under
 Shardy, GSPMD's `Sharding` custom call with a `shard_as` group under GSPMD; on one
-device, to nothing. It is linear: tangents and cotangents are grouped alike (a
+device, to nothing. Applied eagerly it is compiled like any primitive, so a sharded
+Array's partner comes back laid out as it is. It is linear: tangents and cotangents are grouped alike (a
 symbolic-zero cotangent on either side leaves both as they are); under `vmap` an
 unbatched side is broadcast and both carry the batch dimension at the same place.
 """
@@ -43,11 +44,6 @@ def shard_alike(x: Any, y: Any) -> tuple[Any, Any]:
     pairs = [shard_alike_p.bind(a, b) for a, b in zip(x_leaves, y_leaves)]
     return (tree_util.tree_unflatten(x_tree, [a for a, _ in pairs]),
             tree_util.tree_unflatten(y_tree, [b for _, b in pairs]))
-
-
-def _impl(x, y):
-    """Outside jit there is nothing to partition: the values, as they are."""
-    return [x, y]
 
 
 def _transpose(cts, x, y):
@@ -95,6 +91,6 @@ def _lowering(ctx, x, y):
 
 
 shard_alike_p = standard_primitive(
-    "sharding.shard_alike", lambda x, y: [x, y], _lowering, impl=_impl,
+    "sharding.shard_alike", lambda x, y: [x, y], _lowering,
     multiple_results=True, jvp=linear_jvp(), transpose=_transpose, batching=_batching)
 
