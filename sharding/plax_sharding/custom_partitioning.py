@@ -17,8 +17,11 @@ results to the shardings returned with it.
 
 The module is lowered once per abstract layout and compiled per device assignment,
 so the mesh the callbacks see is made at compile time from the devices being compiled
-for (`executing.compiling_for`), taking its axes from the call's NamedShardings or
-the mesh in context when the function was lowered.
+for (`executing.compiling_for`): the mesh of the call's NamedShardings over them, or
+one with the axes of the mesh in context when the function was lowered (with
+neither, the rules get `mesh=None` and `GSPMDSharding`s). A callable
+`sharding_rule` runs while lowering, which names no devices: it is given the
+abstract mesh in context (or None).
 
 As in JAX 0.10, there are no jvp or batching rules: differentiating or vmapping a
 custom-partitioned function raises NotImplementedError.
@@ -229,7 +232,8 @@ def _lowering(ctx, *args, call: ClosedJaxpr, partition, propagate_user_sharding,
     _partitioners[key.encode()] = partitioner
     ctx.module_context.keepalives.append(partitioner)  # XLA holds only its key
     op = hlo.CustomCallOp(
-        mu.ir_types(call.out_avals), list(args), call_target_name=ir.StringAttr.get(_CALL_TARGET),
+        mu.ir_types(call.out_avals), list(args),
+        call_target_name=ir.StringAttr.get(_CALL_TARGET),
         has_side_effect=ir.BoolAttr.get(False),
         api_version=ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 2),
         called_computations=ir.ArrayAttr.get([]), backend_config=ir.StringAttr.get(key))
@@ -371,10 +375,12 @@ class _Partitioner:
             raise ValueError(f"Mismatch in result shapes. "
                              f"{[a.str_short() for a in closed.out_avals]} vs "
                              f"{[a.str_short() for a in tiled_out]}")
+        # the whole module is one device's part: a region manual over every mesh axis
+        manual = AxisContext(axes, frozenset(n for n, _ in axes)) if axes else None
         with own_ir_context():
             lowered = lower_jaxpr_to_module(
                 closed, name="custom_partitioning_shard", platform=self.platform,
-                keep_unused=True, hoist_constants=False, axis_context=AxisContext(axes, frozenset(n for n, _ in axes)) if axes else None)
+                keep_unused=True, hoist_constants=False, axis_context=manual)
         return lowered.bytecode
 
     def on_infer(self, arg_shapes, arg_shardings, result_shape):

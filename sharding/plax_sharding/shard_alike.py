@@ -5,9 +5,10 @@ Each pair of leaves binds `sharding.shard_alike`, which returns its operands. It
 lowers to one sharding group per pair: `sdy.sharding_group` on both values under
 Shardy, GSPMD's `Sharding` custom call with a `shard_as` group under GSPMD; on one
 device, to nothing. Applied eagerly it is compiled like any primitive, so a sharded
-Array's partner comes back laid out as it is. It is linear: tangents and cotangents are grouped alike (a
-symbolic-zero cotangent on either side leaves both as they are); under `vmap` an
-unbatched side is broadcast and both carry the batch dimension at the same place.
+Array's partner comes back laid out as it is. It is linear: tangents and cotangents
+are grouped alike (a symbolic-zero cotangent on either side leaves both as they are);
+under `vmap` an unbatched side is broadcast and both carry the batch dimension at
+the same place.
 """
 from __future__ import annotations
 
