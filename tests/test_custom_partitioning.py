@@ -124,6 +124,37 @@ def test_static_arguments_reach_the_rules_and_the_body(mesh):
         plax.jit(scaled)(xv, 2.0)
 
 
+def test_pytree_operands_and_several_results(mesh):
+    seen = []
+
+    def both(d):
+        return d["a"] + 1, d["a"] * d["b"]
+
+    @custom_partitioning
+    def pair(d):
+        return both(d)
+
+    def partition(mesh, arg_shapes, result_shape):
+        seen.append(([s.sharding.spec for s in arg_shapes[0].values()],
+                     [r.sharding.spec for r in result_shape]))
+        rows = NamedSharding(mesh, P("x"))
+        return mesh, both, (rows, rows), ({"a": rows, "b": rows},)
+
+    pair.def_partition(partition, sharding_rule="i j, i j -> i j, i j")
+    av = np.arange(32, dtype=np.float32).reshape(8, 4)
+    a = plax.device_put(av, NamedSharding(mesh, P("x", "y")))
+    plus, times = plax.jit(pair)({"a": a, "b": av})
+    assert seen == [([P("x", "y")] * 2, [P("x", "y")] * 2)]
+    assert plus.sharding.spec == times.sharding.spec == P("x", "y")
+    np.testing.assert_allclose(np.asarray(plus), av + 1)
+    np.testing.assert_allclose(np.asarray(times), av * av)
+    # in a region manual over every mesh axis there is nothing left to partition
+    body = plax.shard_map(lambda x: pair({"a": x, "b": x})[1], mesh=mesh,
+                          in_specs=P("x", "y"), out_specs=P("x", "y"))
+    np.testing.assert_allclose(np.asarray(plax.jit(body)(a)), av * av)
+    assert len(seen) == 1
+
+
 def test_gspmd_asks_the_propagation_callbacks(mesh):
     calls = {"infer": 0, "partition": 0}
 
