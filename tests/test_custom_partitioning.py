@@ -212,6 +212,10 @@ def test_bad_rules_and_calls_raise_jax_classes(mesh):
                           ("i j, k -> i j", "2 operands, but the operation has 1")):
         with pytest.raises(ValueError, match=message):
             plax.jit(sine_with(rule)).lower(x)
+    partly_manual = plax.shard_map(sine_with("i j -> i j"), mesh=mesh, in_specs=P("x"),
+                                   out_specs=P("x"), axis_names={"x"})
+    with pytest.raises(NotImplementedError, match="leaves some mesh axes automatic"):
+        plax.jit(partly_manual).lower(x)
     with pytest.raises(NotImplementedError, match="Batching rule for 'custom_partitioning'"):
         plax.vmap(sine_with("i -> i"))(np.ones((2, 3), np.float32))
     with pytest.raises(NotImplementedError,

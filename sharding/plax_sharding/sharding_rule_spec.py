@@ -21,7 +21,6 @@ from jaxlib.mlir.dialects import sdy
 
 BATCHING: str = "\u2026"  # one character for `...`, which parsing replaces by it
 
-_FACTOR = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 _BATCHING_GROUP = re.compile(BATCHING + r"[0-9]*\Z")
 
 
@@ -141,7 +140,7 @@ class SdyShardingRule:
 
 # --- the einsum-like string ---------------------------------------------------------
 
-_TOKEN = re.compile(r"\s*(?:(" + BATCHING + r"[0-9]*)|([A-Za-z0-9_]+)|([(),])|(\S))")
+_TOKEN = re.compile(r"\s*(?:(" + BATCHING + r"[0-9]*)|(\w+)|([(),])|(\S))")
 
 
 def _parse_side(text: str) -> tuple[ArrayMapping, ...]:
