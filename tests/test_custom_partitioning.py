@@ -155,6 +155,30 @@ def test_pytree_operands_and_several_results(mesh):
     assert len(seen) == 1
 
 
+def test_on_an_explicit_mesh_the_rules_see_auto_axes():
+    """As in JAX: the partitioner's choices are not types, so the mesh the rules get
+    has Auto axes, while the output keeps the program's Explicit type."""
+    explicit = plax.make_mesh((4, 2), ("a", "b"))
+    seen = []
+
+    @custom_partitioning
+    def double(x):
+        return 2 * x
+
+    def partition(mesh, arg_shapes, result_shape):
+        seen.append((mesh.axis_types, arg_shapes[0].sharding.spec))
+        s = arg_shapes[0].sharding
+        return mesh, lambda x: 2 * x, s, (s,)
+
+    double.def_partition(partition, sharding_rule="i j -> i j")
+    xv = np.arange(32, dtype=np.float32).reshape(8, 4)
+    out = plax.jit(double)(plax.device_put(xv, NamedSharding(explicit, P("a"))))
+    auto = plax.sharding.AxisType.Auto
+    assert seen == [((auto, auto), P("a", None))]
+    assert out.sharding.mesh is explicit and out.sharding.spec == P("a", None)
+    np.testing.assert_allclose(np.asarray(out), 2 * xv)
+
+
 def test_gspmd_asks_the_propagation_callbacks(mesh):
     calls = {"infer": 0, "partition": 0}
 

@@ -289,14 +289,15 @@ class _Partitioner:
     def _target(self) -> tuple[tuple, Mesh | None]:
         """The devices compiled for, and the concrete mesh over them that the rules see:
         the call's NamedSharding's mesh over exactly these devices, else one built from
-        the mesh in context when the call was lowered."""
+        the mesh in context when the call was lowered. Its axes are `Auto`, as in JAX
+        (the partitioner's choices are not types)."""
         devices, like = executing.compiling_for()
         wanted = self.context_mesh.shape_tuple if self.context_mesh is not None else None
         for s in like:
             mesh = getattr(s, "mesh", None)
             if (isinstance(mesh, Mesh) and s._device_assignment == tuple(devices)
                     and wanted in (None, mesh.shape_tuple)):
-                return tuple(devices), mesh
+                return tuple(devices), Mesh(mesh.devices, mesh.axis_names)
         if wanted is not None and self.context_mesh.size == len(devices):
             names = [n for n, _ in wanted]
             return tuple(devices), Mesh(np.array(devices, dtype=object).reshape(
