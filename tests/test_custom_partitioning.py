@@ -155,6 +155,33 @@ def test_pytree_operands_and_several_results(mesh):
     assert len(seen) == 1
 
 
+def test_in_a_shard_map_manual_over_some_axes(mesh):
+    """The partitioner lays the call out over the automatic axes ('y') of each group:
+    the rules get shardings over those 4 devices (GSPMDShardings, as JAX gives), and a
+    psum over 'y' in the per-shard function sums within the group."""
+    seen = []
+    centered = custom_partitioning(lambda x: x - x.mean(axis=1, keepdims=True))
+
+    def partition(mesh, arg_shapes, result_shape):
+        s, (rows, cols) = arg_shapes[0].sharding, arg_shapes[0].shape
+        seen.append((len(s.device_set), s.shard_shape((rows, cols))))
+        split = s.shard_shape((rows, cols))[1] != cols
+
+        def per_shard(x):
+            total = x.sum(axis=1, keepdims=True)
+            return x - (lax.psum(total, "y") if split else total) / cols
+        return mesh, per_shard, s, (s,)
+
+    centered.def_partition(partition, sharding_rule="i j -> i j")
+    body = plax.shard_map(centered, mesh=mesh, in_specs=P("x"), out_specs=P("x"),
+                          axis_names={"x"})
+    xv = np.arange(64, dtype=np.float32).reshape(8, 8) ** 1.5
+    out = plax.jit(body)(plax.device_put(xv, NamedSharding(mesh, P("x", "y"))))
+    assert seen == [(4, (4, 2))]  # a group's block (4 rows) split 4 ways along 'y'
+    assert out.sharding.spec == P("x", "y")
+    np.testing.assert_allclose(np.asarray(out), xv - xv.mean(1, keepdims=True), rtol=1e-5)
+
+
 def test_on_an_explicit_mesh_the_rules_see_auto_axes():
     """As in JAX: the partitioner's choices are not types, so the mesh the rules get
     has Auto axes, while the output keeps the program's Explicit type."""
@@ -236,10 +263,6 @@ def test_bad_rules_and_calls_raise_jax_classes(mesh):
                           ("i j, k -> i j", "2 operands, but the operation has 1")):
         with pytest.raises(ValueError, match=message):
             plax.jit(sine_with(rule)).lower(x)
-    partly_manual = plax.shard_map(sine_with("i j -> i j"), mesh=mesh, in_specs=P("x"),
-                                   out_specs=P("x"), axis_names={"x"})
-    with pytest.raises(NotImplementedError, match="leaves some mesh axes automatic"):
-        plax.jit(partly_manual).lower(x)
     with pytest.raises(NotImplementedError, match="Batching rule for 'custom_partitioning'"):
         plax.vmap(sine_with("i -> i"))(np.ones((2, 3), np.float32))
     with pytest.raises(NotImplementedError,

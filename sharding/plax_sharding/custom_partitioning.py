@@ -19,7 +19,11 @@ The module is lowered once per abstract layout and compiled per device assignmen
 so the mesh the callbacks see is made at compile time from the devices being compiled
 for (`executing.compiling_for`): the mesh of the call's NamedShardings over them, or
 one with the axes of the mesh in context when the function was lowered (with
-neither, the rules get `mesh=None` and `GSPMDSharding`s). A callable
+neither, the rules get `mesh=None` and `GSPMDSharding`s). Inside a shard_map manual
+over some axes, XLA lays the call out within each group of devices along the
+automatic axes: the rules get the whole mesh and `GSPMDSharding`s over the first
+group's devices (as JAX gives), and the per-shard function is lowered manual over
+every axis, so its collectives name the whole mesh's axes. A callable
 `sharding_rule` runs while lowering, which names no devices: it is given the
 abstract mesh in context (or None).
 
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 import weakref
 from typing import Callable, Sequence
 
@@ -219,15 +224,17 @@ def _lowering(ctx, *args, call: ClosedJaxpr, partition, propagate_user_sharding,
     axis_ctx = ctx.axis_context
     if ctx.num_partitions == 1 or (axis_ctx is not None and axis_ctx.is_fully_manual):
         return ctx.lower_subjaxpr(call, *args, name=_called(call))
-    if axis_ctx is not None:
-        raise NotImplementedError(
-            "custom_partitioning inside a shard_map that leaves some mesh axes automatic "
-            f"(manual axes {sorted(map(str, axis_ctx.manual_axes))}) is not supported")
     context_mesh = abstract_mesh()
+    if context_mesh is not None and context_mesh.empty:
+        context_mesh = None
+    if axis_ctx is not None:  # in a shard_map manual over some axes: its mesh's
+        mesh_shape, manual_axes = tuple(axis_ctx.mesh_shape), axis_ctx.manual_axes
+    else:
+        mesh_shape = tuple(context_mesh.shape_tuple) if context_mesh is not None else None
+        manual_axes = frozenset()
     partitioner = _Partitioner(
         partition, propagate_user_sharding, infer_sharding_from_operands, decode_shardings,
-        in_tree, out_tree, static_args, ctx.platform,
-        None if context_mesh is None or context_mesh.empty else context_mesh)
+        in_tree, out_tree, static_args, ctx.platform, mesh_shape, manual_axes)
     key = str(id(partitioner))
     _partitioners[key.encode()] = partitioner
     ctx.module_context.keepalives.append(partitioner)  # XLA holds only its key
@@ -271,11 +278,27 @@ def _called(call: ClosedJaxpr) -> str:
 _partitioners: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
+class _Target:
+    """What the rules are told about the compile under way: its devices, the concrete
+    mesh over them (None if unknown), and the devices the partitioner's shardings of
+    this call span (inside a partly manual shard_map: one group of the automatic axes,
+    the first along the manual ones)."""
+
+    def __init__(self, devices: tuple, mesh: Mesh | None, manual_axes: frozenset):
+        self.devices, self.mesh = devices, mesh
+        self.group = devices
+        if mesh is not None and manual_axes:
+            names = list(mesh.axis_names)
+            first = tuple(0 if n in manual_axes else slice(None) for n in names)
+            self.group = tuple(mesh.devices[first].flat)
+
+
 class _Partitioner:
     """One lowered call's rules, and how to speak of XLA's shapes and shardings to them."""
 
     def __init__(self, partition, propagate_user_sharding, infer_sharding_from_operands,
-                 decode_shardings, in_tree, out_tree, static_args, platform, context_mesh):
+                 decode_shardings, in_tree, out_tree, static_args, platform, mesh_shape,
+                 manual_axes):
         self.partition = partition
         self.propagate_user_sharding = propagate_user_sharding
         self.infer_sharding_from_operands = infer_sharding_from_operands
@@ -283,37 +306,40 @@ class _Partitioner:
         self.in_tree, self.out_tree = in_tree, out_tree
         self.static_args = static_args
         self.platform = platform
-        self.context_mesh = context_mesh
+        self.mesh_shape = mesh_shape  # the mesh's (axis, size) pairs, if known when lowered
+        self.manual_axes = manual_axes
 
     # what the rules are told ----------------------------------------------------------
-    def _target(self) -> tuple[tuple, Mesh | None]:
-        """The devices compiled for, and the concrete mesh over them that the rules see:
-        the call's NamedSharding's mesh over exactly these devices, else one built from
-        the mesh in context when the call was lowered. Its axes are `Auto`, as in JAX
-        (the partitioner's choices are not types)."""
+    def _target(self) -> _Target:
+        """The compile under way; its mesh is the call's NamedSharding's mesh over
+        exactly these devices, else one over them with the axes known when the call
+        was lowered. Its axes are `Auto`, as in JAX (the partitioner's choices are
+        not types)."""
         devices, like = executing.compiling_for()
-        wanted = self.context_mesh.shape_tuple if self.context_mesh is not None else None
+        devices = tuple(devices)
         for s in like:
             mesh = getattr(s, "mesh", None)
-            if (isinstance(mesh, Mesh) and s._device_assignment == tuple(devices)
-                    and wanted in (None, mesh.shape_tuple)):
-                return tuple(devices), Mesh(mesh.devices, mesh.axis_names)
-        if wanted is not None and self.context_mesh.size == len(devices):
-            names = [n for n, _ in wanted]
-            return tuple(devices), Mesh(np.array(devices, dtype=object).reshape(
-                [s for _, s in wanted]), names)
-        return tuple(devices), None
+            if (isinstance(mesh, Mesh) and s._device_assignment == devices
+                    and self.mesh_shape in (None, tuple(mesh.shape_tuple))):
+                return _Target(devices, Mesh(mesh.devices, mesh.axis_names), self.manual_axes)
+        if self.mesh_shape is not None and math.prod(n for _, n in self.mesh_shape) == len(
+                devices):
+            grid = np.array(devices, dtype=object).reshape([n for _, n in self.mesh_shape])
+            return _Target(devices, Mesh(grid, [a for a, _ in self.mesh_shape]),
+                           self.manual_axes)
+        return _Target(devices, None, self.manual_axes)
 
-    def _sharding(self, target, hlo_sharding, ndim: int):
-        devices, mesh = target
+    def _sharding(self, target: _Target, hlo_sharding, ndim: int):
         if hlo_sharding is None:
             return None
-        if mesh is not None and self.decode_shardings:
-            named = NamedSharding(mesh, PartitionSpec())._like_from_xla(hlo_sharding, ndim)
+        if target.mesh is not None and self.decode_shardings and not self.manual_axes:
+            named = NamedSharding(target.mesh, PartitionSpec())._like_from_xla(hlo_sharding,
+                                                                               ndim)
             if named is not None:  # every dimension named, as JAX tells the rules
                 spec = tuple(named.spec)
-                return NamedSharding(mesh, PartitionSpec(*spec, *(None,) * (ndim - len(spec))))
-        return GSPMDSharding(devices, hlo_sharding)
+                return NamedSharding(target.mesh,
+                                     PartitionSpec(*spec, *(None,) * (ndim - len(spec))))
+        return GSPMDSharding(target.group, hlo_sharding)
 
     def _shapes(self, target, tree, shapes, shardings):
         return tree.unflatten([
@@ -332,12 +358,15 @@ class _Partitioner:
         for sharding, shape in zip(flat, shapes):
             if not isinstance(sharding, Sharding):
                 raise ValueError("Custom Partitioning rules must return Sharding.")
-            mesh = getattr(sharding, "mesh", None)
-            if isinstance(mesh, Mesh) and tuple(mesh.devices.flat) != target[0]:
+            try:
+                spans = sharding._device_assignment
+            except (ValueError, TypeError, AttributeError):  # an abstract mesh names none
+                spans = target.group
+            if tuple(spans) != target.group:
                 raise ValueError(
-                    f"custom_partitioning: {what} {sharding} is on a mesh whose devices "
-                    f"are not the {len(target[0])} devices the computation is compiled for, "
-                    "in their order; use the mesh the partition rule is given")
+                    f"custom_partitioning: {what} {sharding} spans other devices than the "
+                    f"{len(target.group)} the partitioner lays this call out over, in their "
+                    "order; use the mesh (or the shardings) the rules are given")
             out.append(sharding._to_xla_hlo_sharding(len(shape.dimensions())))
         return out
 
@@ -346,7 +375,7 @@ class _Partitioner:
         target = self._target()
         result_shapes, result_shardings = _elements(result_shape, result_sharding)
         mesh, lower_fn, out_shardings, in_shardings = self.partition(
-            *self.static_args, target[1],
+            *self.static_args, target.mesh,
             self._shapes(target, self.in_tree, arg_shapes, arg_shardings),
             self._shapes(target, self.out_tree, result_shapes, result_shardings))
         out_hlo = self._hlo(target, self.out_tree, out_shardings, result_shapes,
@@ -355,7 +384,7 @@ class _Partitioner:
                            "the argument shardings partition returned")
         tiled_in = [_aval(h.tile(s)) for h, s in zip(in_hlo, arg_shapes)]
         tiled_out = [_aval(h.tile(s)) for h, s in zip(out_hlo, result_shapes)]
-        mesh = mesh if mesh is not None else target[1]
+        mesh = mesh if mesh is not None else target.mesh
         module = self._per_shard_module(lower_fn, mesh, tiled_in, tiled_out)
         return module, in_hlo, _packed(result_shape, out_hlo)
 
@@ -390,7 +419,7 @@ class _Partitioner:
         if self.infer_sharding_from_operands is None:
             return None
         chosen = self.infer_sharding_from_operands(
-            *self.static_args, target[1],
+            *self.static_args, target.mesh,
             self._shapes(target, self.in_tree, arg_shapes, arg_shardings),
             self.out_tree.unflatten([ShapedArray(s.dimensions(), s.numpy_dtype())
                                      for s in result_shapes]))
@@ -403,7 +432,7 @@ class _Partitioner:
         target = self._target()
         shapes, shardings = _elements(shape, user_sharding)
         chosen = self.propagate_user_sharding(
-            *self.static_args, target[1], self._shapes(target, self.out_tree, shapes, shardings))
+            *self.static_args, target.mesh, self._shapes(target, self.out_tree, shapes, shardings))
         return _packed(shape, self._hlo(target, self.out_tree, chosen, shapes,
                                         "propagate_user_sharding's result"))
 
