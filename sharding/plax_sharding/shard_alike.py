@@ -13,6 +13,7 @@ the same place.
 from __future__ import annotations
 
 import itertools
+import weakref
 from typing import Any
 
 from jaxlib import xla_client as xc
@@ -25,9 +26,9 @@ from plax.extend.constructors import standard_primitive
 from plax.extend.core import get_aval
 from plax.extend.mlir import hlo, ir
 
-# Group ids are unique per process, so that two lowerings inlined into one module
-# never merge their groups.
-_group_ids = itertools.count()
+# Group ids count up within each module (so that a module's text, and its
+# compilation-cache key, do not depend on what was lowered before it).
+_group_ids: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def shard_alike(x: Any, y: Any) -> tuple[Any, Any]:
@@ -70,7 +71,7 @@ def _batching(axis_data, args, dims):
 def _lowering(ctx, x, y):
     if ctx.num_partitions == 1:
         return [x, y]
-    group = next(_group_ids)
+    group = next(_group_ids.setdefault(ctx.module_context, itertools.count()))
     if ctx.shardy:
         sdy.sharding_group(x, group)
         sdy.sharding_group(y, group)
