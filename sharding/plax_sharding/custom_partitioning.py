@@ -414,10 +414,10 @@ class _Partitioner:
         return lowered.bytecode
 
     def on_infer(self, arg_shapes, arg_shardings, result_shape):
+        if self.infer_sharding_from_operands is None:  # no preference
+            return None
         target = self._target()
         result_shapes, _ = _elements(result_shape, None)
-        if self.infer_sharding_from_operands is None:
-            return None
         chosen = self.infer_sharding_from_operands(
             *self.static_args, target.mesh,
             self._shapes(target, self.in_tree, arg_shapes, arg_shardings),
