@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 from plax.extend import config
 from plax.extend.core import (EVAL_TRACE, ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var,
-                              get_aval, register_cache)
+                              current_frontend_attributes, get_aval, register_cache)
 from plax.extend.sharding import concrete_mesh
 from plax_runtime import _fastpath
 from plax_transforms import debug_nans, key_reuse
@@ -132,7 +132,8 @@ def _one_equation(prim: Primitive, args: Sequence[Any], params: dict) -> ClosedJ
     outvars = [Var(aval) for aval in (out if prim.multiple_results else (out,))]
     effects = prim.get_rule("effects")
     effects = frozenset(effects(**params)) if effects else frozenset()
-    eqn = JaxprEqn(invars, outvars, prim, params, effects)
+    eqn = JaxprEqn(invars, outvars, prim, params, effects,
+                   frontend_attributes=current_frontend_attributes())
     return ClosedJaxpr(Jaxpr([], invars, outvars, [eqn], effects), [])
 
 

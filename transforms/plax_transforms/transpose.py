@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from plax.extend.ad import UndefinedPrimal, Zero, add_tangents, instantiate
 from plax.extend.core import (TRANSPOSE, ClosedJaxpr, Jaxpr, Literal, derived_debug_info,
-                              extend_name_stack, stage_flat)
+                              extend_name_stack, reapplied_frontend_attributes, stage_flat)
 
 
 def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
@@ -69,7 +69,9 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
                 f"Transpose rule (for reverse-mode differentiation) for "
                 f"'{eqn.primitive.name}' not implemented")
         operands = [UndefinedPrimal(a.aval) if is_linear(a) else read(a) for a in eqn.invars]
-        with extend_name_stack(eqn.name_stack):  # the backward ops keep the forward's names
+        # The backward ops keep the forward's names and frontend attributes.
+        with extend_name_stack(eqn.name_stack), \
+                reapplied_frontend_attributes(eqn.frontend_attributes):
             cts_in = rule(ct_out if eqn.primitive.multiple_results else ct_out[0], *operands,
                           **eqn.params)
         for atom, ct in zip(eqn.invars, cts_in, strict=True):

@@ -1,10 +1,12 @@
 """Evaluating a Jaxpr: each equation's primitive is bound under the current trace,
 so the same walk executes eagerly, stages into another Jaxpr, or transforms (each
-equation under its own name stack, so staged copies keep their names)."""
+equation under its own name stack and frontend attributes, so staged copies keep
+their names and tags)."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
+from plax._src.frontend_attributes import reapplied_frontend_attributes
 from plax._src.ir import ClosedJaxpr, Jaxpr, Literal
 from plax._src.name_stack import extend_name_stack
 
@@ -21,8 +23,9 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args) -> list[Any]:
     for var, value in zip(jaxpr.invars, args, strict=True):
         env[id(var)] = value
     for eqn in jaxpr.eqns:
-        if eqn.name_stack:  # staged again (inlined, transformed): keep its names
-            with extend_name_stack(eqn.name_stack):
+        if eqn.name_stack or eqn.frontend_attributes:  # staged again: keep names, tags
+            with extend_name_stack(eqn.name_stack), \
+                    reapplied_frontend_attributes(eqn.frontend_attributes):
                 outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
         else:
             outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)

@@ -55,13 +55,14 @@ Atom = Var | Literal
 
 class JaxprEqn:
     """`outvars = primitive[params] invars`, with its effects, where the user wrote it,
-    and the `named_scope`s it was staged under (`"layer/dense"`, relative to its Jaxpr)."""
+    the `named_scope`s it was staged under (`"layer/dense"`, relative to its Jaxpr)
+    and the XLA frontend attributes its ops carry (sorted key/value pairs)."""
     __slots__ = ("invars", "outvars", "primitive", "params", "effects", "source_info",
-                 "name_stack")
+                 "name_stack", "frontend_attributes")
 
     def __init__(self, invars: Sequence[Atom], outvars: Sequence[Var], primitive,
                  params: dict, effects: frozenset = frozenset(), source_info=None,
-                 name_stack: str = ""):
+                 name_stack: str = "", frontend_attributes: tuple = ()):
         self.invars = list(invars)
         self.outvars = list(outvars)
         self.primitive = primitive
@@ -69,6 +70,7 @@ class JaxprEqn:
         self.effects = effects
         self.source_info = source_info
         self.name_stack = name_stack
+        self.frontend_attributes = frontend_attributes
 
     def replace(self, **changes) -> "JaxprEqn":
         fields = {name: getattr(self, name) for name in self.__slots__}

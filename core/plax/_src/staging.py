@@ -19,6 +19,7 @@ from plax._src import tree_util
 from plax._src.abstract import AbstractValue, SymbolicDimension
 from plax._src.checking import check_jaxpr
 from plax._src.debug_info import JaxprDebugInfo, TracingDebugInfo
+from plax._src.frontend_attributes import current_frontend_attributes
 from plax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from plax._src.name_stack import current_name_stack, fresh_name_stack
 from plax._src.tracing import (Trace, Tracer, check_no_leaks, escaped_tracer_error, get_aval,
@@ -100,11 +101,13 @@ class StagingTrace(Trace):
         if not primitive.multiple_results:
             outvar = Var(out_avals)
             self.eqns.append(JaxprEqn(atoms, [outvar], primitive, params, effects,
-                                      current_source_info(), current_name_stack()))
+                                      current_source_info(), current_name_stack(),
+                                      current_frontend_attributes()))
             return StagingTracer(self, outvar)
         outvars = [Var(a) for a in out_avals]
         self.eqns.append(JaxprEqn(atoms, outvars, primitive, params, effects,
-                                  current_source_info(), current_name_stack()))
+                                  current_source_info(), current_name_stack(),
+                                  current_frontend_attributes()))
         return [StagingTracer(self, v) for v in outvars]
 
     def to_closed_jaxpr(self, outs: Sequence[Any],

@@ -21,6 +21,8 @@ from plax._src.debug_info import (JaxprDebugInfo, TracingDebugInfo, check_debug_
                                   make_tracing_debug_info, resolve_argnums, residual_name,
                                   result_paths_from_tree, tangent_name)
 from plax._src.evaluation import eval_jaxpr, jaxpr_as_fun
+from plax._src.frontend_attributes import (current_frontend_attributes, frontend_attributes,
+                                          reapplied_frontend_attributes)
 from plax._src.plugins import seam as _seam
 from plax._src.ir import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, pp_jaxpr, subjaxprs
 from plax._src.name_stack import current_name_stack, extend_name_stack
@@ -55,14 +57,14 @@ __all__ = [
     "SymbolicDimension", "TRANSPOSE", "Token", "Trace", "Tracer", "TracingDebugInfo", "Var",
     "check_debug_info_counts", "abstract_token", "all_primitives", "bind_static",
     "canonical_dim", "check_callable", "check_jaxpr", "check_no_leaks",
-    "current_name_stack", "current_source_info", "current_trace", "dce_closed_jaxpr", "dce_jaxpr",
+    "current_frontend_attributes", "current_name_stack", "current_source_info", "current_trace", "dce_closed_jaxpr", "dce_jaxpr",
     "decided",
     "derived_debug_info", "escaped_tracer_error", "eval_jaxpr", "extend_name_stack",
-    "finalize_debug_info", "fun_sourceinfo", "get_aval", "install_array_methods",
+    "finalize_debug_info", "frontend_attributes", "fun_sourceinfo", "get_aval", "install_array_methods",
     "is_python_scalar", "jaxpr_as_fun", "make_tracing_debug_info", "max_dim", "min_dim",
     "normalize_argnums",
     "physical_aval", "pp_jaxpr",
-    "ordered_effects", "primitive_by_id", "residual_name", "resolve_argnums",
+    "ordered_effects", "primitive_by_id", "reapplied_frontend_attributes", "residual_name", "resolve_argnums",
     "result_paths_from_tree", "set_current_trace", "short_dtype_name", "split_static",
     "stage_flat", "subjaxprs", "tangent_name", "trace_to_jaxpr", "user_frame",
 ]

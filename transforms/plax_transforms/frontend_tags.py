@@ -1,0 +1,52 @@
+"""Putting an equation's XLA frontend attributes (`eqn.frontend_attributes`, set by
+`plax.experimental.xla_metadata` and `compute_on`) on the ops lowered from it.
+
+As in JAX, metadata goes on the ops that produce the equation's results (an implicit
+broadcast of a scalar operand keeps none); the attributes that say where an op runs
+go on every op the equation emitted but constants, so that a scalar broadcast the
+rule adds runs on the host with the rest. Only ops the equation's own rule emitted
+are tagged: a result that is an operand passed through keeps its producer's tags.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from jaxlib.mlir import ir
+
+PLACEMENT_KEYS = frozenset({"_xla_compute_type", "_xla_stream_annotation", "inlineable"})
+FRONTEND_ATTRIBUTES = "mhlo.frontend_attributes"
+
+
+def add_frontend_attributes(op: ir.Operation, attributes: dict[str, str]) -> None:
+    """Merge `attributes` into `op`'s frontend attributes (those it has win)."""
+    new = {k: ir.StringAttr.get(v) for k, v in attributes.items()}
+    if FRONTEND_ATTRIBUTES in op.attributes:
+        existing = {a.name: a.attr for a in ir.DictAttr(op.attributes[FRONTEND_ATTRIBUTES])}
+        new = {**new, **existing}
+    op.attributes[FRONTEND_ATTRIBUTES] = ir.DictAttr.get(new)
+
+
+def emitted_so_far() -> int:
+    """How many ops the current insertion block holds: what `tag_emitted_ops` counts
+    from (insertion points in lowering are at the ends of blocks)."""
+    return len(ir.InsertionPoint.current.block.operations)
+
+
+def tag_emitted_ops(attributes: tuple[tuple[str, str], ...], start: int,
+                    results: Sequence[ir.Value]) -> None:
+    """Tag with `attributes` the ops appended at the insertion point since it held
+    `start` ops, by one equation whose results are `results`."""
+    operations = ir.InsertionPoint.current.block.operations
+    new = [operations[i].operation for i in range(start, len(operations))]
+    placement = {k: v for k, v in attributes if k in PLACEMENT_KEYS}
+    metadata = {k: v for k, v in attributes if k not in PLACEMENT_KEYS}
+    if placement:
+        for op in new:
+            if op.name != "stablehlo.constant":
+                add_frontend_attributes(op, placement)
+    if metadata:
+        emitted = set(new)
+        for value in results:
+            owner = value.owner
+            if isinstance(owner, (ir.OpView, ir.Operation)) and owner.operation in emitted:
+                add_frontend_attributes(owner.operation, metadata)

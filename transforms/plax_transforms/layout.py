@@ -1,0 +1,1 @@
+"""plax.experimental.layout: not built yet."""
