@@ -54,22 +54,22 @@ class _WithMetadata:
     function's `.lower(...)` traces under the block)."""
 
     def __init__(self, fun, context: _MetadataContext):
-        self._fun = fun
-        self._context = context
+        self._wrapped_fun = fun
+        self._metadata_block = context
         functools.wraps(fun)(self)
 
     def __call__(self, *args, **kwargs):
-        with self._context:
-            return self._fun(*args, **kwargs)
+        with self._metadata_block:
+            return self._wrapped_fun(*args, **kwargs)
 
     def __getattr__(self, name):
-        attribute = getattr(self._fun, name)
+        attribute = getattr(self._wrapped_fun, name)
         if not callable(attribute):
             return attribute
 
         @functools.wraps(attribute)
         def under_metadata(*args, **kwargs):
-            with self._context:
+            with self._metadata_block:
                 return attribute(*args, **kwargs)
         return under_metadata
 
