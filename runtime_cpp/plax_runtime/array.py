@@ -21,6 +21,7 @@ from plax.extend.core import ShapedArray, Tracer, install_array_methods, physica
 from plax.extend.dtypes import ExtendedDType
 from plax.extend.sharding import Device, Index, Sharding
 from plax_runtime import _fastpath, dlpack_buffers, gc_guard, placement, transfer_guard
+from plax_runtime.layouts import Format, layout_of
 from plax_runtime.shard_buffers import shard_buffers
 from plax_runtime.sharding_impls import SingleDeviceSharding
 
@@ -102,6 +103,14 @@ class Array(metaclass=_ArrayMeta):
     _committed = committed
     is_fully_replicated = property(lambda self: self._sharding.is_fully_replicated)
     is_fully_addressable = property(lambda self: self._sharding.is_fully_addressable)
+
+    @property
+    def format(self) -> Format:
+        """The layout of this array's buffers (None once deleted, or where the backend
+        cannot say) and its sharding."""
+        if self._impl.is_deleted():
+            return Format(None, self._sharding)
+        return Format(layout_of(lambda: self._impl._pjrt_layout), self._sharding)
 
     def devices(self) -> set[Device]:
         return set(self._sharding.device_set)

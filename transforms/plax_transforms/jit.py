@@ -55,6 +55,7 @@ from plax.extend.core import (
 from plax.extend.monitoring import JAXPR_TRACE_EVENT, timed_event
 from plax.extend.sharding import Sharding, sharding_from_spec
 from plax_runtime import backends
+from plax_runtime.layouts import Format
 from plax_transforms import debug_nans, executing, explain, fastpath, key_reuse
 from plax_transforms.caches import BoundedCache, nbytes_of
 from plax_transforms.jit_primitive import jit_p, jit_params
@@ -90,6 +91,8 @@ class ShardingTree(NamedTuple):
     @classmethod
     def of(cls, tree: Any, option: str) -> ShardingTree:
         leaves, treedef = tree_util.tree_flatten(tree, is_leaf=_is_sharding_leaf)
+        leaves = [_sharding_of_format(leaf, option) if isinstance(leaf, Format) else leaf
+                  for leaf in leaves]
         for leaf in leaves:
             if leaf is not None and not isinstance(leaf, Sharding):
                 try:
@@ -110,6 +113,17 @@ class ShardingTree(NamedTuple):
                              f"{err}") from None
         return [None if leaf is None else sharding_from_spec(leaf, f"jit's {option}")
                 for leaf in leaves]
+
+
+def _sharding_of_format(format: Format, option: str) -> Sharding | None:
+    """A `Format` given to jit: its sharding, when it leaves the layout to XLA's
+    default (compiling for a requested layout is not built yet)."""
+    if format.layout is not None:
+        raise NotImplementedError(
+            f"jit's {option}: a Format with layout {format.layout} asks XLA for a "
+            "non-default layout, which plax's jit does not compile for yet; pass "
+            "Format(None, sharding) or the sharding")
+    return format.sharding
 
 
 def _is_sharding_leaf(x) -> bool:

@@ -22,6 +22,7 @@ from plax_transforms.call_placement import CallPlacement, incompatible_devices_e
 from plax_transforms.lowering import LoweringResult
 from plax_transforms.mlir_context import module_to_bytecode, module_to_string
 from plax_transforms.refs import AbstractRef
+from plax_runtime.layouts import Format, executable_layouts
 
 CompilerOptions = dict[str, str | bool]
 
@@ -249,15 +250,19 @@ class Compiled(_Stage):
         self._call = call
         self._committed = committed
 
+    def _flat_inputs(self, per_kept_input: Sequence, unused: Any) -> list:
+        """One entry per dynamic argument from one per input the executable kept."""
+        by_input = dict(zip(self._compiled.kept_var_idx, per_kept_input))
+        n_extra = self._call.num_inputs - self.in_tree.num_leaves
+        return [by_input.get(i + n_extra, unused) for i in range(self.in_tree.num_leaves)]
+
     @property
     def input_shardings(self) -> Any:
         """The shardings the executable expects, as `(args, kwargs)` of the dynamic
         arguments (an input the computation does not use gets the first device)."""
         compiled = self._compiled
-        by_input = dict(zip(compiled.kept_var_idx, compiled.in_shardings))
-        unused = executing.device_sharding(compiled.device)
-        n_extra = self._call.num_inputs - self.in_tree.num_leaves
-        flat = [by_input.get(i + n_extra, unused) for i in range(self.in_tree.num_leaves)]
+        flat = self._flat_inputs(compiled.in_shardings,
+                                 executing.device_sharding(compiled.device))
         return tree_util.tree_unflatten(self.in_tree, flat)
 
     @property
@@ -266,6 +271,30 @@ class Compiled(_Stage):
         out_tree = self.out_tree  # (the references' final values come after)
         return tree_util.tree_unflatten(
             out_tree, list(self._compiled.out_shardings[:out_tree.num_leaves]))
+
+    @property
+    def input_formats(self) -> Any:
+        """The layouts and shardings the executable expects, as `(args, kwargs)`
+        (layout None for an input it does not use, or where XLA cannot say)."""
+        compiled = self._compiled
+        loaded = compiled.executable.runtime_executable()
+        layouts = executable_layouts(loaded.get_parameter_layouts,
+                                     len(compiled.kept_var_idx))
+        shardings = tree_util.tree_leaves(self.input_shardings)
+        flat = self._flat_inputs(layouts, None)
+        return tree_util.tree_unflatten(
+            self.in_tree, [Format(layout, sharding) for layout, sharding in zip(flat, shardings)])
+
+    @property
+    def output_formats(self) -> Any:
+        """The layouts and shardings of the outputs, in the output pytree."""
+        n = self.out_tree.num_leaves
+        loaded = self._compiled.executable.runtime_executable()
+        layouts = executable_layouts(loaded.get_output_layouts,
+                                     len(self._compiled.out_shardings))[:n]
+        return tree_util.tree_unflatten(self.out_tree, [
+            Format(layout, sharding)
+            for layout, sharding in zip(layouts, self._compiled.out_shardings[:n])])
 
     def as_text(self) -> str:
         """The optimized HLO module XLA produced."""
