@@ -10,11 +10,26 @@ function that the attributes mark, its results placed in `out_memory_spaces`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from typing import Iterator
 
-from plax.extend.core import current_frontend_attributes, frontend_attributes
-from plax_transforms.frontend_tags import PLACEMENT_KEYS
+from jaxlib.mlir import ir
+
+from plax.extend import tree_util
+from plax.extend.ad import Zero, instantiate, is_undefined_primal, tangent_aval
+from plax.extend.core import (BATCHING, JVP, PARTIAL_EVAL, PARTIAL_EVAL_JAXPR, TRANSPOSE,
+                              ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var,
+                              current_frontend_attributes, dce_jaxpr, frontend_attributes,
+                              get_aval, make_tracing_debug_info, subjaxprs)
+from plax.extend.mlir import hlo
+from plax_runtime.memory import Space, memory_kind_of
+from plax_transforms.ad import jvp_jaxpr
+from plax_transforms.batching import batch_jaxpr
+from plax_transforms.custom_derivatives import closure_convert_flat, named_hoisted
+from plax_transforms.frontend_tags import FRONTEND_ATTRIBUTES, PLACEMENT_KEYS
+from plax_transforms.partial_eval import partial_eval_jaxpr
+from plax_transforms.transpose import transpose_jaxpr
 
 __all__ = ["compute_on", "compute_on2"]
 
@@ -45,3 +60,181 @@ def compute_on(compute_type: str) -> Iterator[None]:
     others = {k: v for k, v in current_frontend_attributes() if k not in PLACEMENT_KEYS}
     with frontend_attributes({**others, **placement_attributes(compute_type)}):
         yield
+
+
+# --- compute_on2: one equation, lowered as a marked call ----------------------------------
+
+def compute_on2(f=None, *, compute_type: str, out_memory_spaces, compiler_options=None):
+    """`f` staged as one `compute_on` equation running on `compute_type`, its results
+    in `out_memory_spaces` (a pytree prefix of them); `compiler_options` (a JSON-able
+    dict) go to XLA as the call's backend config. Usable as a decorator."""
+    options = dict(compute_type=compute_type, out_memory_spaces=out_memory_spaces,
+                   compiler_options=compiler_options)
+    if f is None:
+        return lambda g: _compute_on2(g, **options)
+    return _compute_on2(f, **options)
+
+
+def _compute_on2(f, *, compute_type, out_memory_spaces, compiler_options):
+    _check_compute_type(compute_type)
+    options_json = None if compiler_options is None else json.dumps(compiler_options)
+
+    @functools.wraps(f)
+    def on_compute_type(*args):
+        flat, in_tree = tree_util.tree_flatten(args)
+        dbg = make_tracing_debug_info("compute_on", f, args, {})
+        out_tree: list = []
+
+        def flat_fun(*leaves):
+            out_leaves, tree = tree_util.tree_flatten(f(*tree_util.tree_unflatten(in_tree,
+                                                                                  leaves)))
+            out_tree.append(tree)
+            return out_leaves
+        in_avals = [get_aval(x) for x in flat]
+        with compute_on(compute_type):
+            closed, consts = closure_convert_flat(flat_fun, in_avals)
+        closed = named_hoisted(closed, len(consts), dbg, out_tree[0])
+        spaces = _flat_memory_spaces(out_memory_spaces, out_tree[0])
+        outs = compute_on_p.bind(*consts, *flat, jaxpr=closed, compute_type=compute_type,
+                                 out_memory_spaces=spaces, compiler_options_json=options_json)
+        return tree_util.tree_unflatten(out_tree[0], outs)
+    return on_compute_type
+
+
+def _flat_memory_spaces(out_memory_spaces, out_tree) -> tuple[Space, ...]:
+    outputs = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+    try:
+        spaces = tree_util.broadcast_prefix(out_memory_spaces, outputs)
+    except ValueError as err:
+        raise ValueError("compute_on out_memory_spaces specification must be a tree prefix "
+                         f"of the corresponding value: {err}") from None
+    for space in spaces:
+        if not isinstance(space, Space):
+            raise TypeError(f"compute_on: out_memory_spaces must be plax.memory.Space "
+                            f"values, got {space!r}")
+        if space is not Space.Device:
+            raise NotImplementedError(
+                f"compute_on: results in {space!r} need abstract values that carry a "
+                "memory space, which plax's do not yet; only Space.Device is supported")
+    return tuple(spaces)
+
+
+compute_on_p = Primitive("compute_on.compute_on", multiple_results=True)
+
+
+@compute_on_p.def_abstract_eval
+def _abstract_eval(*avals, jaxpr: ClosedJaxpr, **_):
+    return list(jaxpr.out_avals)
+
+
+compute_on_p.define_rule("effects", lambda *, jaxpr, **_: jaxpr.effects)
+
+
+def _has_compute_on(jaxpr: Jaxpr) -> bool:
+    return any(eqn.primitive is compute_on_p or any(map(_has_compute_on, subjaxprs(eqn)))
+               for eqn in jaxpr.eqns)
+
+
+@compute_on_p.def_lowering
+def _lower(ctx, *args, jaxpr: ClosedJaxpr, compute_type, out_memory_spaces,
+           compiler_options_json):
+    if _has_compute_on(jaxpr.jaxpr):
+        raise ValueError("Nesting `compute_on` with different compute types is not allowed.")
+    outs = ctx.lower_subjaxpr(jaxpr, *args, name="compute_on")
+    call = ir.InsertionPoint.current.block.operations[-1]
+    attributes = placement_attributes(compute_type)
+    if compiler_options_json is not None:
+        attributes["backend_config"] = compiler_options_json
+    elif compute_type == "device":
+        attributes["inlineable"] = "false"
+    call.attributes[FRONTEND_ATTRIBUTES] = ir.DictAttr.get(
+        {k: ir.StringAttr.get(v) for k, v in attributes.items()})
+    return [_placed(v, memory_kind_of(space)) for v, space in zip(outs, out_memory_spaces)]
+
+
+def _placed(value: ir.Value, memory_kind: str) -> ir.Value:
+    op = hlo.CustomCallOp([value.type], [value], call_target_name="annotate_device_placement",
+                          has_side_effect=ir.BoolAttr.get(True),
+                          backend_config=ir.StringAttr.get(""))
+    op.attributes[FRONTEND_ATTRIBUTES] = ir.DictAttr.get(
+        {"_xla_buffer_placement": ir.StringAttr.get(memory_kind)})
+    return op.result
+
+
+def _params(closed: ClosedJaxpr, params: dict, n_out_spaces: int | None = None) -> dict:
+    n = len(closed.out_avals) if n_out_spaces is None else n_out_spaces
+    return dict(params, jaxpr=closed, out_memory_spaces=(Space.Device,) * n)
+
+
+def _jvp(primals, tangents, *, jaxpr: ClosedJaxpr, **params):
+    nonzeros = [not isinstance(t, Zero) for t in tangents]
+    jvp_closed, out_nonzeros = jvp_jaxpr(jaxpr, nonzeros)
+    outs = compute_on_p.bind(*primals, *(t for t in tangents if not isinstance(t, Zero)),
+                             **_params(jvp_closed, params))
+    n = len(jaxpr.out_avals)
+    nz_tangents = iter(outs[n:])
+    return outs[:n], [next(nz_tangents) if nz else Zero(tangent_aval(a))
+                      for nz, a in zip(out_nonzeros, jaxpr.out_avals)]
+
+
+def _partial_eval(trace, args, *, jaxpr: ClosedJaxpr, **params):
+    unknowns = [trace.is_unknown(a) for a in args]
+    known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns)
+    known_outs = trace.bind_known(compute_on_p, [a for a, u in zip(args, unknowns) if not u],
+                                  _params(known, params))
+    n_known = len(known_outs) - num_res
+    unknown_outs = iter(trace.stage(
+        compute_on_p, [*known_outs[n_known:], *(a for a, u in zip(args, unknowns) if u)],
+        _params(unknown, params)))
+    known_iter = iter(known_outs[:n_known])
+    return [next(unknown_outs) if u else next(known_iter) for u in out_unknowns]
+
+
+def _partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
+    params = eqn.params
+    known, unknown, out_unknowns, num_res = partial_eval_jaxpr(params["jaxpr"], unknowns)
+    residuals = [Var(a) for a in unknown.in_avals[:num_res]]
+    known_eqn = eqn.replace(
+        invars=[a for a, u in zip(eqn.invars, unknowns) if not u],
+        outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if not u] + residuals,
+        params=_params(known, params))
+    unknown_eqn = eqn.replace(
+        invars=residuals + [a for a, u in zip(eqn.invars, unknowns) if u],
+        outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if u],
+        params=_params(unknown, params))
+    return known_eqn, unknown_eqn, out_unknowns, residuals
+
+
+def _transpose(cts, *args, jaxpr: ClosedJaxpr, **params):
+    linear = [is_undefined_primal(a) for a in args]
+    transposed = transpose_jaxpr(jaxpr, linear)
+    outs = iter(compute_on_p.bind(*(a for a, lin in zip(args, linear) if not lin),
+                                  *(instantiate(ct) for ct in cts),
+                                  **_params(transposed, params)))
+    return [next(outs) if lin else None for lin in linear]
+
+
+def _batching(axis_data, args, dims, *, jaxpr: ClosedJaxpr, **params):
+    batched, out_dims = batch_jaxpr(jaxpr, axis_data, dims, False)
+    return compute_on_p.bind(*args, **dict(params, jaxpr=batched)), out_dims
+
+
+def _dce(used_outputs: list[bool], eqn: JaxprEqn):
+    if not any(used_outputs) and not eqn.effects:
+        return [False] * len(eqn.invars), None
+    closed: ClosedJaxpr = eqn.params["jaxpr"]
+    pruned, used_inputs = dce_jaxpr(closed.jaxpr, used_outputs)
+    if all(used_outputs) and all(used_inputs):
+        return used_inputs, eqn
+    return used_inputs, eqn.replace(
+        invars=[a for a, u in zip(eqn.invars, used_inputs) if u],
+        outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+        params=_params(ClosedJaxpr(pruned, closed.consts), eqn.params))
+
+
+compute_on_p.define_rule(JVP, _jvp)
+compute_on_p.define_rule(PARTIAL_EVAL, _partial_eval)
+compute_on_p.define_rule(PARTIAL_EVAL_JAXPR, _partial_eval_jaxpr)
+compute_on_p.define_rule(TRANSPOSE, _transpose)
+compute_on_p.define_rule(BATCHING, _batching)
+compute_on_p.define_rule("dce", _dce)
