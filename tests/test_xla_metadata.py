@@ -53,9 +53,26 @@ def value_in_block(x):
     with set_xla_metadata(tag="outer", other="o"):
         return set_xla_metadata(jnp.sin(x), tag="inner")
 
+def tagged(x):
+    with set_xla_metadata(t=1):
+        return jnp.sin(x)
+
+# Transformed programs: only their tagged ops are compared (the untagged ones of
+# plax's and JAX's rules may differ).
+TRANSFORMED = {
+    "vmap": lambda x: vmap(tagged)(x.reshape(2, 1)),
+    "jvp": lambda x: jvp(tagged, (x,), (x,)),
+    "remat_grad": grad(lambda x: checkpoint(tagged)(x).sum()),
+    "scan": lambda x: lax.scan(lambda c, _: (tagged(c), None), x, None, length=2)[0],
+    "while": lambda x: lax.while_loop(lambda c: c[0] < 3,
+                                      lambda c: (c[0] + 1, tagged(c[1])), (0, x))[1],
+}
+
 def run(programs):
     x = jnp.ones((2,), jnp.float32)
     out = {name: tagged_ops(jit(globals()[name]).lower(x).as_text()) for name in programs}
+    for name, f in TRANSFORMED.items():
+        out[name] = [op for op in tagged_ops(jit(f).lower(x).as_text()) if "{" in op]
     with set_xla_metadata(outer="o"):
         out["outside_jit"] = tagged_ops(jit(lambda x: x * 3).lower(x).as_text())
     return out
@@ -66,14 +83,16 @@ PROGRAMS = ["nested", "around_inner", "decorated", "value_form", "value_in_block
 @pytest.fixture(scope="module")
 def jax_answers():
     return start_driver_in_jax(
-        "import json, sys\nimport jax.numpy as jnp\nfrom jax import jit\n"
+        "import json, sys\nimport jax.numpy as jnp\n"
+        "from jax import checkpoint, grad, jit, jvp, lax, vmap\n"
         "from jax.experimental.xla_metadata import set_xla_metadata\n" + _DRIVER
         + "print(json.dumps(run(json.loads(sys.argv[1]))))\n", PROGRAMS)()
 
 
 @requires_jax
 def test_lowered_attributes_match_jax(jax_answers):
-    got = run_driver_here(_DRIVER, PROGRAMS, set_xla_metadata=set_xla_metadata)
+    got = run_driver_here(_DRIVER, PROGRAMS, set_xla_metadata=set_xla_metadata,
+                          checkpoint=plax.checkpoint, vmap=plax.vmap)
     assert got == jax_answers
     assert got["nested"] == ['sine{a = "1", b = "true"}', "constant", "broadcast_in_dim",
                              'multiply{a = "2", b = "true", c = "3"}', "constant",

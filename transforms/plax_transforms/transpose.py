@@ -44,7 +44,8 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
             linear.update(id(v) for v in eqn.outvars)
             linear_eqns.append(eqn)
             continue
-        outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+        with reapplied_frontend_attributes(eqn.frontend_attributes):
+            outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
         for var, value in zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]):
             env[id(var)] = value
 
