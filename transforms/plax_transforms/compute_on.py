@@ -17,19 +17,17 @@ from typing import Iterator
 from jaxlib.mlir import ir
 
 from plax.extend import tree_util
-from plax.extend.ad import Zero, instantiate, is_undefined_primal, tangent_aval
 from plax.extend.core import (BATCHING, JVP, PARTIAL_EVAL, PARTIAL_EVAL_JAXPR, TRANSPOSE,
-                              ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var,
-                              current_frontend_attributes, dce_jaxpr, frontend_attributes,
-                              get_aval, make_tracing_debug_info, subjaxprs)
+                              ClosedJaxpr, Jaxpr, Primitive, current_frontend_attributes,
+                              frontend_attributes, get_aval, make_tracing_debug_info,
+                              subjaxprs)
 from plax.extend.mlir import hlo
 from plax_runtime.memory import Space, memory_kind_of
-from plax_transforms.ad import jvp_jaxpr
 from plax_transforms.batching import batch_jaxpr
+from plax_transforms.call_rules import (call_dce, call_jvp, call_partial_eval,
+                                        call_partial_eval_jaxpr, call_transpose)
 from plax_transforms.custom_derivatives import closure_convert_flat, named_hoisted
 from plax_transforms.frontend_tags import FRONTEND_ATTRIBUTES, PLACEMENT_KEYS
-from plax_transforms.partial_eval import partial_eval_jaxpr
-from plax_transforms.transpose import transpose_jaxpr
 
 __all__ = ["compute_on", "compute_on2"]
 
@@ -161,57 +159,10 @@ def _placed(value: ir.Value, memory_kind: str) -> ir.Value:
     return op.result
 
 
-def _params(closed: ClosedJaxpr, params: dict, n_out_spaces: int | None = None) -> dict:
-    n = len(closed.out_avals) if n_out_spaces is None else n_out_spaces
-    return dict(params, jaxpr=closed, out_memory_spaces=(Space.Device,) * n)
-
-
-def _jvp(primals, tangents, *, jaxpr: ClosedJaxpr, **params):
-    nonzeros = [not isinstance(t, Zero) for t in tangents]
-    jvp_closed, out_nonzeros = jvp_jaxpr(jaxpr, nonzeros)
-    outs = compute_on_p.bind(*primals, *(t for t in tangents if not isinstance(t, Zero)),
-                             **_params(jvp_closed, params))
-    n = len(jaxpr.out_avals)
-    nz_tangents = iter(outs[n:])
-    return outs[:n], [next(nz_tangents) if nz else Zero(tangent_aval(a))
-                      for nz, a in zip(out_nonzeros, jaxpr.out_avals)]
-
-
-def _partial_eval(trace, args, *, jaxpr: ClosedJaxpr, **params):
-    unknowns = [trace.is_unknown(a) for a in args]
-    known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns)
-    known_outs = trace.bind_known(compute_on_p, [a for a, u in zip(args, unknowns) if not u],
-                                  _params(known, params))
-    n_known = len(known_outs) - num_res
-    unknown_outs = iter(trace.stage(
-        compute_on_p, [*known_outs[n_known:], *(a for a, u in zip(args, unknowns) if u)],
-        _params(unknown, params)))
-    known_iter = iter(known_outs[:n_known])
-    return [next(unknown_outs) if u else next(known_iter) for u in out_unknowns]
-
-
-def _partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
-    params = eqn.params
-    known, unknown, out_unknowns, num_res = partial_eval_jaxpr(params["jaxpr"], unknowns)
-    residuals = [Var(a) for a in unknown.in_avals[:num_res]]
-    known_eqn = eqn.replace(
-        invars=[a for a, u in zip(eqn.invars, unknowns) if not u],
-        outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if not u] + residuals,
-        params=_params(known, params))
-    unknown_eqn = eqn.replace(
-        invars=residuals + [a for a, u in zip(eqn.invars, unknowns) if u],
-        outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if u],
-        params=_params(unknown, params))
-    return known_eqn, unknown_eqn, out_unknowns, residuals
-
-
-def _transpose(cts, *args, jaxpr: ClosedJaxpr, **params):
-    linear = [is_undefined_primal(a) for a in args]
-    transposed = transpose_jaxpr(jaxpr, linear)
-    outs = iter(compute_on_p.bind(*(a for a, lin in zip(args, linear) if not lin),
-                                  *(instantiate(ct) for ct in cts),
-                                  **_params(transposed, params)))
-    return [next(outs) if lin else None for lin in linear]
+def _rebind(closed: ClosedJaxpr, params: dict, role: str) -> dict:
+    """A transformed call runs on the same compute type; its results (residuals
+    included) in device memory, the only space supported."""
+    return dict(params, jaxpr=closed, out_memory_spaces=(Space.Device,) * len(closed.out_avals))
 
 
 def _batching(axis_data, args, dims, *, jaxpr: ClosedJaxpr, **params):
@@ -219,22 +170,9 @@ def _batching(axis_data, args, dims, *, jaxpr: ClosedJaxpr, **params):
     return compute_on_p.bind(*args, **dict(params, jaxpr=batched)), out_dims
 
 
-def _dce(used_outputs: list[bool], eqn: JaxprEqn):
-    if not any(used_outputs) and not eqn.effects:
-        return [False] * len(eqn.invars), None
-    closed: ClosedJaxpr = eqn.params["jaxpr"]
-    pruned, used_inputs = dce_jaxpr(closed.jaxpr, used_outputs)
-    if all(used_outputs) and all(used_inputs):
-        return used_inputs, eqn
-    return used_inputs, eqn.replace(
-        invars=[a for a, u in zip(eqn.invars, used_inputs) if u],
-        outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
-        params=_params(ClosedJaxpr(pruned, closed.consts), eqn.params))
-
-
-compute_on_p.define_rule(JVP, _jvp)
-compute_on_p.define_rule(PARTIAL_EVAL, _partial_eval)
-compute_on_p.define_rule(PARTIAL_EVAL_JAXPR, _partial_eval_jaxpr)
-compute_on_p.define_rule(TRANSPOSE, _transpose)
+compute_on_p.define_rule(JVP, call_jvp(compute_on_p, _rebind))
+compute_on_p.define_rule(PARTIAL_EVAL, call_partial_eval(compute_on_p, _rebind))
+compute_on_p.define_rule(PARTIAL_EVAL_JAXPR, call_partial_eval_jaxpr(_rebind))
+compute_on_p.define_rule(TRANSPOSE, call_transpose(compute_on_p, _rebind))
 compute_on_p.define_rule(BATCHING, _batching)
-compute_on_p.define_rule("dce", _dce)
+compute_on_p.define_rule("dce", call_dce(_rebind))

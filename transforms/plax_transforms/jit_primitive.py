@@ -18,7 +18,6 @@ eagerly it compiles the whole Jaxpr and runs it. Its rules, all here:
 """
 from __future__ import annotations
 
-from plax.extend.ad import Zero, instantiate, is_undefined_primal, tangent_aval
 from plax.extend.core import (
     BATCHING,
     JVP,
@@ -28,15 +27,13 @@ from plax.extend.core import (
     ClosedJaxpr,
     JaxprEqn,
     Primitive,
-    Var,
     dce_jaxpr,
 )
 from plax_transforms import executing
-from plax_transforms.ad import jvp_jaxpr
 from plax_transforms.batching import batch_jaxpr
+from plax_transforms.call_rules import (call_jvp, call_partial_eval, call_partial_eval_jaxpr,
+                                        call_transpose)
 from plax_transforms.lowering import sharding_constraint
-from plax_transforms.partial_eval import partial_eval_jaxpr
-from plax_transforms.transpose import transpose_jaxpr
 
 jit_p = Primitive("plax.jit", multiple_results=True)
 
@@ -114,63 +111,18 @@ def _jit_lowering(ctx, *args, jaxpr, name: str, in_shardings, out_shardings, **_
 
 # --- transformations: the inner Jaxpr is transformed, the call stays a jit call -----------
 
-def _call(closed: ClosedJaxpr, name: str, args):
-    return jit_p.bind(*args, **jit_params(closed, name))
+_CALL_NAMES = {"jvp": "jvp({})", "transpose": "transpose({})"}
 
 
-def _jit_jvp(primals, tangents, *, jaxpr: ClosedJaxpr, name: str, **_):
-    nonzeros = [not isinstance(t, Zero) for t in tangents]
-    jvp_closed, out_nonzeros = jvp_jaxpr(jaxpr, nonzeros)
-    outs = _call(jvp_closed, f"jvp({name})",
-                 [*primals, *(t for t, nz in zip(tangents, nonzeros) if nz)])
-    n = len(jaxpr.out_avals)
-    nz_tangents = iter(outs[n:])
-    return outs[:n], [next(nz_tangents) if nz else Zero(tangent_aval(a))
-                      for nz, a in zip(out_nonzeros, jaxpr.out_avals)]
+def _rebind(closed: ClosedJaxpr, params: dict, role: str) -> dict:
+    """A transformed jit call: default options, named after what it computes."""
+    return jit_params(closed, _CALL_NAMES.get(role, "{}").format(params["name"]))
 
 
-def _jit_partial_eval(trace, args, *, jaxpr: ClosedJaxpr, name: str, **_):
-    unknowns = [trace.is_unknown(a) for a in args]
-    known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns)
-    known_outs = trace.bind_known(jit_p, [a for a, u in zip(args, unknowns) if not u],
-                                  jit_params(known, name))
-    n_known = len(known_outs) - num_res
-    residuals = known_outs[n_known:]
-    unknown_outs = iter(trace.stage(jit_p, [*residuals, *(a for a, u in zip(args, unknowns)
-                                                           if u)],
-                                    jit_params(unknown, name)))
-    known_iter = iter(known_outs[:n_known])
-    return [next(unknown_outs) if u else next(known_iter) for u in out_unknowns]
-
-
-def _jit_partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
-    params = eqn.params
-    known, unknown, out_unknowns, num_res = partial_eval_jaxpr(params["jaxpr"], unknowns)
-    residuals = [Var(a) for a in unknown.in_avals[:num_res]]
-    known_eqn = eqn.replace(
-        invars=[a for a, u in zip(eqn.invars, unknowns) if not u],
-        outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if not u] + residuals,
-        params=jit_params(known, params["name"]))
-    unknown_eqn = eqn.replace(
-        invars=residuals + [a for a, u in zip(eqn.invars, unknowns) if u],
-        outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if u],
-        params=jit_params(unknown, params["name"]))
-    return known_eqn, unknown_eqn, out_unknowns, residuals
-
-
-def _jit_transpose(cts, *args, jaxpr: ClosedJaxpr, name: str, **_):
-    linear = [is_undefined_primal(a) for a in args]
-    transposed = transpose_jaxpr(jaxpr, linear)
-    outs = iter(_call(transposed, f"transpose({name})",
-                      [*(a for a, lin in zip(args, linear) if not lin),
-                       *(instantiate(ct) for ct in cts)]))
-    return [next(outs) if lin else None for lin in linear]
-
-
-jit_p.define_rule(JVP, _jit_jvp)
-jit_p.define_rule(PARTIAL_EVAL, _jit_partial_eval)
-jit_p.define_rule(PARTIAL_EVAL_JAXPR, _jit_partial_eval_jaxpr)
-jit_p.define_rule(TRANSPOSE, _jit_transpose)
+jit_p.define_rule(JVP, call_jvp(jit_p, _rebind))
+jit_p.define_rule(PARTIAL_EVAL, call_partial_eval(jit_p, _rebind))
+jit_p.define_rule(PARTIAL_EVAL_JAXPR, call_partial_eval_jaxpr(_rebind))
+jit_p.define_rule(TRANSPOSE, call_transpose(jit_p, _rebind))
 
 
 def _jit_batching(axis_data, args, dims, *, jaxpr: ClosedJaxpr, **params):

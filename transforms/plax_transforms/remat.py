@@ -19,7 +19,6 @@ import functools
 from typing import Callable, Sequence
 
 from plax.extend import tree_util
-from plax.extend.ad import Zero, instantiate, is_undefined_primal, tangent_aval
 from plax.extend.core import (
     BATCHING,
     JVP,
@@ -32,7 +31,6 @@ from plax.extend.core import (
     Primitive,
     Var,
     check_callable,
-    dce_jaxpr,
     eval_jaxpr,
     get_aval,
     make_tracing_debug_info,
@@ -40,12 +38,11 @@ from plax.extend.core import (
     set_current_trace,
 )
 from plax.extend.mlir import hlo
-from plax_transforms.ad import jvp_jaxpr
 from plax_transforms.batching import batch_jaxpr
+from plax_transforms.call_rules import call_dce, call_jvp, call_transpose
 from plax_transforms.checkpoint_policies import is_saved
 from plax_transforms.custom_derivatives import closure_convert_flat, named_hoisted
 from plax_transforms.partial_eval import assemble_split
-from plax_transforms.transpose import transpose_jaxpr
 
 checkpoint_p = Primitive("plax.checkpoint", multiple_results=True)
 
@@ -186,19 +183,11 @@ def _checkpoint_impl(*args, jaxpr: ClosedJaxpr, **_):
     return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
 
 
-def _bind(closed: ClosedJaxpr, args, params, differentiated: bool):
-    return checkpoint_p.bind(*args, **dict(params, jaxpr=closed, differentiated=differentiated))
-
-
-def _checkpoint_jvp(primals, tangents, *, jaxpr: ClosedJaxpr, **params):
-    nonzeros = [not isinstance(t, Zero) for t in tangents]
-    jvp_closed, out_nonzeros = jvp_jaxpr(jaxpr, nonzeros)
-    outs = _bind(jvp_closed, [*primals, *(t for t in tangents if not isinstance(t, Zero))],
-                 params, params["differentiated"])
-    n = len(jaxpr.out_avals)
-    nz_tangents = iter(outs[n:])
-    return outs[:n], [next(nz_tangents) if nz else Zero(tangent_aval(a))
-                      for nz, a in zip(out_nonzeros, jaxpr.out_avals)]
+def _rebind(closed: ClosedJaxpr, params: dict, role: str) -> dict:
+    """A transformed checkpoint keeps its options; a transposed one is the backward
+    pass's recomputation."""
+    return dict(params, jaxpr=closed, **({"differentiated": True} if role == "transpose"
+                                          else {}))
 
 
 def _checkpoint_partial_eval(trace, args, *, jaxpr: ClosedJaxpr, **params):
@@ -232,27 +221,6 @@ def _checkpoint_partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
     return known_eqn, staged_eqn, out_unknowns, residuals
 
 
-def _checkpoint_transpose(cts, *args, jaxpr: ClosedJaxpr, **params):
-    linear = [is_undefined_primal(a) for a in args]
-    transposed = transpose_jaxpr(jaxpr, linear)
-    outs = iter(_bind(transposed, [*(a for a, lin in zip(args, linear) if not lin),
-                                   *(instantiate(ct) for ct in cts)], params, True))
-    return [next(outs) if lin else None for lin in linear]
-
-
-def _checkpoint_dce(used_outputs: list[bool], eqn: JaxprEqn):
-    if not any(used_outputs) and not eqn.effects:
-        return [False] * len(eqn.invars), None
-    closed: ClosedJaxpr = eqn.params["jaxpr"]
-    pruned, used_inputs = dce_jaxpr(closed.jaxpr, used_outputs)
-    if all(used_outputs) and all(used_inputs):
-        return used_inputs, eqn
-    return used_inputs, eqn.replace(
-        invars=[a for a, u in zip(eqn.invars, used_inputs) if u],
-        outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
-        params=dict(eqn.params, jaxpr=ClosedJaxpr(pruned, closed.consts)))
-
-
 def _checkpoint_batching(axis_data, args, dims, *, jaxpr: ClosedJaxpr, **params):
     batched, out_dims = batch_jaxpr(jaxpr, axis_data, dims, False)
     return checkpoint_p.bind(*args, jaxpr=batched, **params), out_dims
@@ -265,10 +233,10 @@ def _checkpoint_lowering(ctx, *args, jaxpr: ClosedJaxpr, prevent_cse: bool,
     return ctx.lower_subjaxpr(jaxpr, *args, name="checkpoint")
 
 
-checkpoint_p.define_rule(JVP, _checkpoint_jvp)
+checkpoint_p.define_rule(JVP, call_jvp(checkpoint_p, _rebind))
 checkpoint_p.define_rule(PARTIAL_EVAL, _checkpoint_partial_eval)
 checkpoint_p.define_rule(PARTIAL_EVAL_JAXPR, _checkpoint_partial_eval_jaxpr)
-checkpoint_p.define_rule(TRANSPOSE, _checkpoint_transpose)
-checkpoint_p.define_rule("dce", _checkpoint_dce)
+checkpoint_p.define_rule(TRANSPOSE, call_transpose(checkpoint_p, _rebind))
+checkpoint_p.define_rule("dce", call_dce(_rebind))
 checkpoint_p.define_rule(BATCHING, _checkpoint_batching)
 checkpoint_p.def_lowering(_checkpoint_lowering)

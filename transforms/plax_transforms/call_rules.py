@@ -1,0 +1,98 @@
+"""Rules shared by primitives that call the Jaxpr in their `jaxpr` parameter (jit,
+compute_on; checkpoint's dce): a transformed call is again one call of the
+transformed Jaxpr.
+
+Each maker takes the primitive and `rebind(closed, params, role)`, the parameters of
+the new call of `closed` made from the original call's `params`, where `role` is
+`"jvp"`, `"known"`, `"unknown"`, `"transpose"` or `"dce"` (jit names its calls after
+the role; compute_on keeps its compute type).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from plax.extend.ad import Zero, instantiate, is_undefined_primal, tangent_aval
+from plax.extend.core import ClosedJaxpr, JaxprEqn, Primitive, Var, dce_jaxpr
+from plax_transforms.ad import jvp_jaxpr
+from plax_transforms.partial_eval import partial_eval_jaxpr
+from plax_transforms.transpose import transpose_jaxpr
+
+Rebind = Callable[[ClosedJaxpr, dict, str], dict]
+
+
+def call_jvp(prim: Primitive, rebind: Rebind):
+    """The jvp rule: one call of the jvp Jaxpr on the primals and nonzero tangents."""
+    def rule(primals, tangents, *, jaxpr: ClosedJaxpr, **params):
+        nonzeros = [not isinstance(t, Zero) for t in tangents]
+        jvp_closed, out_nonzeros = jvp_jaxpr(jaxpr, nonzeros)
+        outs = prim.bind(*primals, *(t for t, nz in zip(tangents, nonzeros) if nz),
+                         **rebind(jvp_closed, dict(params, jaxpr=jaxpr), "jvp"))
+        n = len(jaxpr.out_avals)
+        nz_tangents = iter(outs[n:])
+        return outs[:n], [next(nz_tangents) if nz else Zero(tangent_aval(a))
+                          for nz, a in zip(out_nonzeros, jaxpr.out_avals)]
+    return rule
+
+
+def call_partial_eval(prim: Primitive, rebind: Rebind):
+    """The partial-eval rule: a call of the known part now, of the rest staged."""
+    def rule(trace, args, *, jaxpr: ClosedJaxpr, **params):
+        params = dict(params, jaxpr=jaxpr)
+        unknowns = [trace.is_unknown(a) for a in args]
+        known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns)
+        known_outs = trace.bind_known(prim, [a for a, u in zip(args, unknowns) if not u],
+                                      rebind(known, params, "known"))
+        n_known = len(known_outs) - num_res
+        unknown_outs = iter(trace.stage(
+            prim, [*known_outs[n_known:], *(a for a, u in zip(args, unknowns) if u)],
+            rebind(unknown, params, "unknown")))
+        known_iter = iter(known_outs[:n_known])
+        return [next(unknown_outs) if u else next(known_iter) for u in out_unknowns]
+    return rule
+
+
+def call_partial_eval_jaxpr(rebind: Rebind):
+    """The same split of an equation: a known and an unknown equation."""
+    def rule(eqn: JaxprEqn, unknowns):
+        params = eqn.params
+        known, unknown, out_unknowns, num_res = partial_eval_jaxpr(params["jaxpr"], unknowns)
+        residuals = [Var(a) for a in unknown.in_avals[:num_res]]
+        known_eqn = eqn.replace(
+            invars=[a for a, u in zip(eqn.invars, unknowns) if not u],
+            outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if not u] + residuals,
+            params=rebind(known, params, "known"))
+        unknown_eqn = eqn.replace(
+            invars=residuals + [a for a, u in zip(eqn.invars, unknowns) if u],
+            outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if u],
+            params=rebind(unknown, params, "unknown"))
+        return known_eqn, unknown_eqn, out_unknowns, residuals
+    return rule
+
+
+def call_transpose(prim: Primitive, rebind: Rebind):
+    """The transpose rule: one call of the transposed Jaxpr."""
+    def rule(cts, *args, jaxpr: ClosedJaxpr, **params):
+        linear = [is_undefined_primal(a) for a in args]
+        transposed = transpose_jaxpr(jaxpr, linear)
+        outs = iter(prim.bind(*(a for a, lin in zip(args, linear) if not lin),
+                              *(instantiate(ct) for ct in cts),
+                              **rebind(transposed, dict(params, jaxpr=jaxpr), "transpose")))
+        return [next(outs) if lin else None for lin in linear]
+    return rule
+
+
+def call_dce(rebind: Rebind):
+    """The dce rule: the call of the Jaxpr pruned to the used outputs, its inputs
+    pruned to those still read."""
+    def rule(used_outputs: list[bool], eqn: JaxprEqn):
+        if not any(used_outputs) and not eqn.effects:
+            return [False] * len(eqn.invars), None
+        closed: ClosedJaxpr = eqn.params["jaxpr"]
+        pruned, used_inputs = dce_jaxpr(closed.jaxpr, used_outputs)
+        if all(used_outputs) and all(used_inputs):
+            return used_inputs, eqn
+        return used_inputs, eqn.replace(
+            invars=[a for a, u in zip(eqn.invars, used_inputs) if u],
+            outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+            params=rebind(ClosedJaxpr(pruned, closed.consts), eqn.params, "dce"))
+    return rule
