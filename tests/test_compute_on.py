@@ -10,19 +10,10 @@ import pytest
 import plax
 import plax.numpy as jnp
 from plax.experimental.compute_on import compute_on, compute_on2
+from tests.frontend_attributes_driver import TAGGED_OPS
 from tests.jax_differential import requires_jax, run_driver_here, start_driver_in_jax
 
-_DRIVER = r'''
-import re
-
-def tagged_ops(text):
-    ops = []
-    for line in text.splitlines():
-        m = re.search(r"= (?:stablehlo\.([a-z_]+)|(call) @)", line)
-        if m:
-            attrs = re.search(r"mhlo\.frontend_attributes = (\{[^}]*\})", line)
-            ops.append((m.group(1) or m.group(2)) + (attrs.group(1) if attrs else ""))
-    return ops
+_DRIVER = TAGGED_OPS + r'''
 
 @compute_on("device_host")
 @jit

@@ -11,21 +11,12 @@ import pytest
 import plax
 import plax.numpy as jnp
 from plax.experimental.xla_metadata import set_xla_metadata
+from tests.frontend_attributes_driver import TAGGED_OPS
 from tests.jax_differential import requires_jax, run_driver_here, start_driver_in_jax
 
 # Each program maps `x` (f32[2]) through the names the driver sees; `tagged_ops` lists
 # the ops of its lowered module with their frontend attributes.
-_DRIVER = r'''
-import re
-
-def tagged_ops(text):
-    ops = []
-    for line in text.splitlines():
-        m = re.search(r"= (?:stablehlo\.([a-z_]+)|(call) @)", line)
-        if m:
-            attrs = re.search(r"mhlo\.frontend_attributes = (\{[^}]*\})", line)
-            ops.append((m.group(1) or m.group(2)) + (attrs.group(1) if attrs else ""))
-    return ops
+_DRIVER = TAGGED_OPS + r'''
 
 def nested(x):
     with set_xla_metadata(a="1", b=True):
