@@ -78,6 +78,10 @@ def run(programs):
                      [float(v) for v in on2(x)],
                      [float(v) for v in grad(lambda x: on2(x).sum())(x)],
                      [[float(v) for v in row] for row in vmap(on2)(jnp.ones((3, 2)))]]
+    # Host computations in a module for another platform take the CPU lowering rules.
+    cholesky_on_host = compute_on("device_host")(jnp.linalg.cholesky)
+    out["host_rules"] = re.findall(r"custom_call @(\w+)", export.export(
+        jit(cholesky_on_host), platforms=("cuda",))(jnp.eye(2)).mlir_module())
     out["errors"] = errors()
     out["errors"].append(error(lambda: jit(on2_nested).lower(x)))
     out["errors"].append(error(lambda: compute_on2(jnp.sin, compute_type="cpu",
@@ -92,7 +96,7 @@ PROGRAMS = ["calls_on_host", "block", "innermost_wins", "stream", "with_metadata
 def jax_answers():
     return start_driver_in_jax(
         "import json, sys\nfrom functools import partial\nimport jax.numpy as jnp\n"
-        "from jax import grad, jit, vmap\nimport jax\nSpace = jax.memory.Space\n"
+        "from jax import export, grad, jit, vmap\nimport jax\nSpace = jax.memory.Space\n"
         "from jax.experimental.compute_on import compute_on, compute_on2\n"
         "from jax.experimental.xla_metadata import set_xla_metadata\n" + _DRIVER
         + "print(json.dumps(run(json.loads(sys.argv[1]))))\n", PROGRAMS)()
@@ -103,9 +107,10 @@ def test_lowered_compute_types_values_and_errors_match_jax(jax_answers):
     from plax.experimental.xla_metadata import set_xla_metadata
     got = run_driver_here(_DRIVER, PROGRAMS, compute_on=compute_on, compute_on2=compute_on2,
                           set_xla_metadata=set_xla_metadata, Space=plax.memory.Space,
-                          vmap=plax.vmap, partial=functools.partial)
+                          vmap=plax.vmap, partial=functools.partial, export=plax.export)
     assert got == jax_answers
     assert got["block"][0] == 'sine{_xla_compute_type = "host"}'
+    assert got["host_rules"] == ["lapack_spotrf_ffi"]
 
 
 def test_eager_operations_under_a_compute_type():

@@ -15,6 +15,18 @@ from jaxlib.mlir import ir
 
 PLACEMENT_KEYS = frozenset({"_xla_compute_type", "_xla_stream_annotation", "inlineable"})
 FRONTEND_ATTRIBUTES = "mhlo.frontend_attributes"
+# The platform whose lowering rules an op for another compute unit takes (as in JAX:
+# host computations lower as on CPU, SparseCore ones as on TPU).
+_COMPUTE_TYPE_PLATFORMS = {"host": "cpu", "sparseoffload": "tpu"}
+
+
+def rule_platform(attributes: tuple[tuple[str, str], ...], platform: str) -> str:
+    """The platform of the lowering rule for an equation tagged with `attributes` in
+    a module for `platform`."""
+    for key, value in attributes:
+        if key == "_xla_compute_type":
+            return _COMPUTE_TYPE_PLATFORMS.get(value, platform)
+    return platform
 
 
 def add_frontend_attributes(op: ir.Operation, attributes: dict[str, str]) -> None:

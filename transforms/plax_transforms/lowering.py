@@ -65,7 +65,7 @@ from plax.extend.core import (
 )
 from plax.extend.mlir import hlo, mu
 from plax.extend.sharding import Sharding
-from plax_transforms.frontend_tags import emitted_so_far, tag_emitted_ops
+from plax_transforms.frontend_tags import emitted_so_far, rule_platform, tag_emitted_ops
 from plax_transforms.manual_regions import AxisContext, lower_fully_manual
 from plax_transforms.mlir_context import (
     module_to_bytecode,
@@ -774,7 +774,8 @@ def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence[ir.Valu
         env[id(var)] = value
     for eqn in jaxpr.eqns:
         prim = eqn.primitive
-        rule = lowering_rule(prim, mctx.platform)
+        rule = lowering_rule(prim, rule_platform(eqn.frontend_attributes, mctx.platform)
+                             if eqn.frontend_attributes else mctx.platform)
         stack = f"{name_stack}/{eqn.name_stack}" if eqn.name_stack else name_stack
         ctx = LoweringRuleContext(mctx, prim, tuple(a.aval for a in eqn.invars),
                                   tuple(v.aval for v in eqn.outvars), stack, tokens)
