@@ -27,7 +27,7 @@ from plax_transforms.batching import batch_jaxpr
 from plax_transforms.call_rules import (call_dce, call_jvp, call_partial_eval,
                                         call_partial_eval_jaxpr, call_transpose)
 from plax_transforms.custom_derivatives import closure_convert_flat, named_hoisted
-from plax_transforms.frontend_tags import FRONTEND_ATTRIBUTES, PLACEMENT_KEYS
+from plax_transforms.frontend_tags import FRONTEND_ATTRIBUTES, PLACEMENT_KEYS, emitting_apart
 
 __all__ = ["compute_on", "compute_on2"]
 
@@ -138,8 +138,9 @@ def _lower(ctx, *args, jaxpr: ClosedJaxpr, compute_type, out_memory_spaces,
            compiler_options_json):
     if _has_compute_on(jaxpr.jaxpr):
         raise ValueError("Nesting `compute_on` with different compute types is not allowed.")
-    outs = ctx.lower_subjaxpr(jaxpr, *args, name="compute_on")
-    call = ir.InsertionPoint.current.block.operations[-1]
+    with emitting_apart() as emitted:
+        outs = ctx.lower_subjaxpr(jaxpr, *args, name="compute_on")
+    call, = (op for op in emitted if op.name == "func.call")
     attributes = placement_attributes(compute_type)
     if compiler_options_json is not None:
         attributes["backend_config"] = compiler_options_json

@@ -9,7 +9,8 @@ are tagged: a result that is an operand passed through keeps its producer's tags
 """
 from __future__ import annotations
 
-from typing import Sequence
+import contextlib
+from typing import Iterator, Sequence
 
 from jaxlib.mlir import ir
 
@@ -38,18 +39,29 @@ def add_frontend_attributes(op: ir.Operation, attributes: dict[str, str]) -> Non
     op.attributes[FRONTEND_ATTRIBUTES] = ir.DictAttr.get(new)
 
 
-def emitted_so_far() -> int:
-    """How many ops the current insertion block holds: what `tag_emitted_ops` counts
-    from (insertion points in lowering are at the ends of blocks)."""
-    return len(ir.InsertionPoint.current.block.operations)
+@contextlib.contextmanager
+def emitting_apart() -> Iterator[list[ir.Operation]]:
+    """Emit the ops of the body into a scratch block, then move them, in order, to
+    the insertion point; the list yielded holds them afterwards (finding what a rule
+    emitted costs what it emitted, not the size of the block)."""
+    anchor = ir.Operation.create("builtin.unrealized_conversion_cast", loc=ir.Location.unknown())
+    scratch = ir.Operation.create("builtin.module", regions=1, loc=ir.Location.unknown())
+    scratch.detach_from_parent()
+    block = scratch.regions[0].blocks.append()
+    emitted: list[ir.Operation] = []
+    with ir.InsertionPoint(block):
+        yield emitted
+    for op in block.operations:
+        emitted.append(op.operation)
+    for op in emitted:
+        op.move_before(anchor)
+    anchor.erase()
 
 
-def tag_emitted_ops(attributes: tuple[tuple[str, str], ...], start: int,
+def tag_emitted_ops(attributes: tuple[tuple[str, str], ...], new: Sequence[ir.Operation],
                     results: Sequence[ir.Value]) -> None:
-    """Tag with `attributes` the ops appended at the insertion point since it held
-    `start` ops, by one equation whose results are `results`."""
-    operations = ir.InsertionPoint.current.block.operations
-    new = [operations[i].operation for i in range(start, len(operations))]
+    """Tag with `attributes` the ops `new` that one equation's rule emitted (see the
+    module doc), its results being `results`."""
     placement = {k: v for k, v in attributes if k in PLACEMENT_KEYS}
     metadata = {k: v for k, v in attributes if k not in PLACEMENT_KEYS}
     if placement:

@@ -65,7 +65,7 @@ from plax.extend.core import (
 )
 from plax.extend.mlir import hlo, mu
 from plax.extend.sharding import Sharding
-from plax_transforms.frontend_tags import emitted_so_far, rule_platform, tag_emitted_ops
+from plax_transforms.frontend_tags import emitting_apart, rule_platform, tag_emitted_ops
 from plax_transforms.manual_regions import AxisContext, lower_fully_manual
 from plax_transforms.mlir_context import (
     module_to_bytecode,
@@ -779,8 +779,8 @@ def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence[ir.Valu
         stack = f"{name_stack}/{eqn.name_stack}" if eqn.name_stack else name_stack
         ctx = LoweringRuleContext(mctx, prim, tuple(a.aval for a in eqn.invars),
                                   tuple(v.aval for v in eqn.outvars), stack, tokens)
-        start = emitted_so_far() if eqn.frontend_attributes else None
-        with mctx.location(eqn.source_info, f"{stack}/{prim.name}"):
+        apart = emitting_apart() if eqn.frontend_attributes else contextlib.nullcontext()
+        with mctx.location(eqn.source_info, f"{stack}/{prim.name}"), apart as emitted:
             try:
                 result = rule(ctx, *map(read, eqn.invars), **eqn.params)
             except (TypeError, ValueError) as err:
@@ -793,8 +793,8 @@ def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence[ir.Valu
                     f"symbolic dimensions (shape-polymorphic export) of its operands "
                     f"({shapes}): {type(err).__name__}: {err}") from err
         outs = _rule_results(prim, result, ctx.avals_out)
-        if start is not None:
-            tag_emitted_ops(eqn.frontend_attributes, start, outs)
+        if emitted is not None:
+            tag_emitted_ops(eqn.frontend_attributes, emitted, outs)
         for var, value in zip(eqn.outvars, outs):
             typed = getattr(var.aval, "typed_sharding", None)  # explicit axes: the type's layout
             env[id(var)] = (value if typed is None
