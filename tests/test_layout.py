@@ -1,6 +1,6 @@
-"""plax.experimental.layout: Layout/Format, Arrays' and executables' formats, and
-with_layout_constraint against JAX (one subprocess); the parts plax's runtime lacks
-(non-default layouts in jit and device_put) raise NotImplementedError."""
+"""plax.experimental.layout: Layout/Format, Arrays' and executables' formats, Formats
+in jit and device_put, and with_layout_constraint against JAX (one subprocess); the
+part plax's runtime lacks (non-default layouts) raises NotImplementedError."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,12 +14,12 @@ from tests.jax_differential import requires_jax, run_driver_here, start_driver_i
 _DRIVER = r'''
 import re
 
-def error(thunk):
+def error(thunk, length=45):
     try:
         thunk()
         return "ok"
     except Exception as err:
-        return type(err).__name__ + ": " + str(err).split("\n")[0][:45]
+        return type(err).__name__ + ": " + str(err).split("\n")[0][:length]
 
 def run(programs):
     x = jnp.arange(6.0, dtype=jnp.float32).reshape(2, 3)
@@ -45,8 +45,25 @@ def run(programs):
                    error(lambda: jit(lambda v: with_layout_constraint(v, Layout((0,))))(x)),
                    error(lambda: with_layout_constraint(x, 3)),
                    error(lambda: with_layout_constraint(np.ones(2), Layout((0,)))),
-                   error(lambda: device_put(x, Format(Layout.AUTO, s)))],
+                   error(lambda: device_put(x, Format(Layout.AUTO, s))),
+                   error(lambda: jit(lambda v: v, in_shardings=Format(Layout((0, 1, 2)), s))(x),
+                         20),
+                   error(lambda: jit(lambda v: v, out_shardings=Format(Layout((0,)), s))(x),
+                         18)],
+        "auto": auto_formats(x),
+        "default": np.asarray(jit(lambda v: v.T, in_shardings=Format(Layout((0, 1)), s),
+                                  out_shardings=Format(Layout((0, 1)), s))(x)).tolist(),
     }
+
+def auto_formats(x):
+    """Compile for the layouts the compiler picks, then put the input in them."""
+    auto = Format(Layout.AUTO)
+    compiled = jit(lambda v: v * 2, in_shardings=auto, out_shardings=auto).lower(
+        ShapeDtypeStruct(x.shape, x.dtype)).compile()
+    (format,), _ = compiled.input_formats
+    result = compiled(device_put(x, format))
+    return [repr(format.layout), repr(compiled.output_formats.layout),
+            np.asarray(result).tolist(), repr(result.format.layout)]
 '''
 
 
@@ -54,7 +71,7 @@ def run(programs):
 def jax_answers():
     return start_driver_in_jax(
         "import json, sys\nimport numpy as np\nimport jax.numpy as jnp\n"
-        "from jax import jit, vmap, grad, device_put\n"
+        "from jax import ShapeDtypeStruct, device_put, grad, jit, vmap\n"
         "from jax.experimental.layout import Format, Layout, with_layout_constraint\n"
         + _DRIVER + "print(json.dumps(run(json.loads(sys.argv[1]))))\n", [])()
 
@@ -62,7 +79,8 @@ def jax_answers():
 @requires_jax
 def test_formats_constraints_and_errors_match_jax(jax_answers):
     got = run_driver_here(_DRIVER, [], vmap=plax.vmap, Format=Format, Layout=Layout,
-                          with_layout_constraint=with_layout_constraint)
+                          with_layout_constraint=with_layout_constraint,
+                          ShapeDtypeStruct=plax.ShapeDtypeStruct)
     assert got == jax_answers
 
 
@@ -82,10 +100,10 @@ def test_formats_without_a_layout_are_their_shardings():
 
 def test_what_plax_cannot_lay_out_yet_is_refused():
     x = jnp.arange(6.0, dtype=jnp.float32).reshape(2, 3)
-    with pytest.raises(NotImplementedError, match="non-default layout"):
-        plax.jit(lambda v: v, in_shardings=Format(Layout((1, 0)), x.sharding))
-    with pytest.raises(NotImplementedError, match="non-default layout"):
-        plax.jit(lambda v: v, out_shardings=Format(Layout.AUTO))
+    with pytest.raises(NotImplementedError, match="not the backend's default"):
+        plax.jit(lambda v: v, in_shardings=Format(Layout((1, 0)), x.sharding))(x)
+    with pytest.raises(NotImplementedError, match="not the backend's default"):
+        plax.jit(lambda v: v.T, out_shardings=Format(Layout((1, 0)), x.sharding))(x)
     with pytest.raises(NotImplementedError, match="not built"):
         plax.device_put(x, Format(Layout((1, 0)), x.sharding))
     with pytest.raises(NotImplementedError, match="non-default layouts"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from jaxlib import xla_client as xc
 
+from plax.extend.core import physical_aval
 from plax.extend.sharding import Sharding
 
 
@@ -144,3 +145,31 @@ def satisfies(actual: Layout | None, requested: Layout) -> bool:
             and requested.tiling in (None, actual.tiling)
             and actual.sub_byte_element_size_in_bits
             == requested.sub_byte_element_size_in_bits)
+
+
+def default_layout(aval, sharding: Sharding) -> Layout:
+    """The layout the backend gives a buffer of one shard of `aval` under `sharding`."""
+    device = sharding._device_assignment[0]
+    physical = physical_aval(aval)
+    return Layout.from_pjrt_layout(device.client.get_default_layout(
+        np.dtype(physical.dtype), sharding.shard_shape(physical.shape), device))
+
+
+def sharding_of_format(format: Format, aval, what: str) -> Sharding | None:
+    """The sharding a computation's input or output described by `format` takes: its
+    layout must be the default one (or AUTO, which plax resolves to the default);
+    compiling for other layouts is not built."""
+    layout, sharding = format.layout, format.sharding
+    if layout is None or layout is AUTO:
+        return sharding
+    try:
+        layout.check_compatible_aval(aval.shape)
+    except ValueError as err:
+        raise ValueError(f"One of {what} is incompatible with its layout annotation "
+                         f"{layout}: {err}") from None
+    default = default_layout(aval, sharding)
+    if not satisfies(default, layout):
+        raise NotImplementedError(
+            f"{what}: {aval.str_short()} in layout {layout}, which is not the backend's "
+            f"default ({default}); plax does not compile for other layouts yet")
+    return sharding

@@ -55,7 +55,7 @@ from plax.extend.core import (
 from plax.extend.monitoring import JAXPR_TRACE_EVENT, timed_event
 from plax.extend.sharding import Sharding, sharding_from_spec
 from plax_runtime import backends
-from plax_runtime.layouts import Format
+from plax_runtime.layouts import Format, sharding_of_format
 from plax_transforms import debug_nans, executing, explain, fastpath, key_reuse
 from plax_transforms.caches import BoundedCache, nbytes_of
 from plax_transforms.jit_primitive import jit_p, jit_params
@@ -91,8 +91,6 @@ class ShardingTree(NamedTuple):
     @classmethod
     def of(cls, tree: Any, option: str) -> ShardingTree:
         leaves, treedef = tree_util.tree_flatten(tree, is_leaf=_is_sharding_leaf)
-        leaves = [_sharding_of_format(leaf, option) if isinstance(leaf, Format) else leaf
-                  for leaf in leaves]
         for leaf in leaves:
             if leaf is not None and not isinstance(leaf, Sharding):
                 try:
@@ -111,19 +109,17 @@ class ShardingTree(NamedTuple):
             raise ValueError(f"jit of {fun_name}: {option} must be a pytree prefix of the "
                              f"{'arguments' if option == 'in_shardings' else 'outputs'}: "
                              f"{err}") from None
-        return [None if leaf is None else sharding_from_spec(leaf, f"jit's {option}")
-                for leaf in leaves]
+        return [leaf if leaf is None or isinstance(leaf, Format)  # resolved with the avals
+                else sharding_from_spec(leaf, f"jit's {option}") for leaf in leaves]
 
 
-def _sharding_of_format(format: Format, option: str) -> Sharding | None:
-    """A `Format` given to jit: its sharding, when it leaves the layout to XLA's
-    default (compiling for a requested layout is not built yet)."""
-    if format.layout is not None:
-        raise NotImplementedError(
-            f"jit's {option}: a Format with layout {format.layout} asks XLA for a "
-            "non-default layout, which plax's jit does not compile for yet; pass "
-            "Format(None, sharding) or the sharding")
-    return format.sharding
+def _formats_resolved(shardings: tuple, aval_of, what: str) -> tuple:
+    """`shardings` with each `Format` replaced by its sharding (see
+    `sharding_of_format`), `aval_of(i)` giving the aval of entry i."""
+    if not any(isinstance(s, Format) for s in shardings):
+        return shardings
+    return tuple(sharding_of_format(s, aval_of(i), what) if isinstance(s, Format) else s
+                 for i, s in enumerate(shardings))
 
 
 def _is_sharding_leaf(x) -> bool:
@@ -233,11 +229,13 @@ class JitWrapped(fastpath.JitCache):
         else:
             ins = ()
         if ins:
-            ins = (None,) * n_extra + ins
+            ins = (None,) * n_extra + _formats_resolved(
+                ins, lambda i: get_aval(flat[i]), "jit arguments")
         if info.out_shardings is not None:
             out_tree = result.out_tree
-            outs = tuple(info.out_shardings.flat_for(
-                out_tree.unflatten([0] * out_tree.num_leaves), "out_shardings", name))
+            outs = _formats_resolved(tuple(info.out_shardings.flat_for(
+                out_tree.unflatten([0] * out_tree.num_leaves), "out_shardings", name)),
+                lambda i: result.closed.out_avals[i], "jit outputs")
         else:
             outs = ()
         return ins, outs
