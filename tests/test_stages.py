@@ -72,6 +72,27 @@ def test_compiler_options():
         lowered.compile(compiler_options=[("xla_embed_ir_in_executable", True)])
 
 
+def test_jit_compiler_options_reach_xla_and_compile_adds_to_them(tmp_path):
+    def dumped(folder):  # XLA writes HLO text there only if the options reached it
+        return sorted(p.name for p in folder.glob("*.txt"))
+
+    dump = {"xla_dump_to": str(tmp_path / "call"), "xla_dump_hlo_as_text": True}
+    f = plax.jit(lambda x: x * 3.0, compiler_options=dump)
+    np.testing.assert_allclose(f(np.ones(2, np.float32)), [3.0, 3.0])
+    assert dumped(tmp_path / "call")
+    lowered = f.lower(np.ones(3, np.float32))
+    lowered.compile({"xla_dump_to": str(tmp_path / "aot")})  # compile's name wins
+    assert dumped(tmp_path / "aot")
+    with pytest.raises(Exception, match="No such compile option: 'bogus_option'"):
+        plax.jit(lambda x: x + 1, compiler_options={"bogus_option": True})(1.0)
+    with pytest.raises(TypeError, match="jit: compiler_options must be a dict"):
+        plax.jit(lambda x: x, compiler_options=[("xla_dump_to", "/tmp")])
+    with pytest.raises(TypeError, match=r"keys must be XLA option names \(str\), got 1"):
+        plax.jit(lambda x: x, compiler_options={1: 2})
+    with pytest.raises(TypeError, match="abstracted_axes"):  # not jit's option in JAX
+        plax.jit(lambda x: x, abstracted_axes=({0: "n"},))
+
+
 def test_statics_are_not_arguments():
     traced = plax.jit(lambda x, n: x * n, static_argnums=1).trace(np.ones(2, np.float32), 3)
     assert traced.args_info[0][0].shape == (2,) and len(traced.args_info[0]) == 1

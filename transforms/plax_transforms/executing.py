@@ -310,16 +310,17 @@ def compiled_for_call(closed: ClosedJaxpr, name: str, args: Sequence[Any], *,
                       donated_invars: Sequence[bool], keep_unused: bool,
                       in_shardings: Sequence[Sharding | None] = (),
                       out_shardings: Sequence[Sharding | None] = (),
+                      compiler_options: tuple = (),
                       describe=None, aliases: Sequence[int | None] = ()
                       ) -> tuple[CompiledJaxpr, bool]:
     """The executable running `closed` on `args`' devices, and whether outputs are
-    committed."""
+    committed; `compiler_options` are XLA options as sorted (name, value) pairs."""
     placement = place_call(args, in_shardings, out_shardings, jaxpr=closed.jaxpr,
                            describe=describe)
     lowering = lower_jaxpr(closed, name, platform=lowering_platform(placement.devices[0]),
                            donated_invars=donated_invars, keep_unused=keep_unused,
                            placement=placement, aliases=aliases)
-    return compile_lowering(lowering, placement), placement.committed
+    return compile_lowering(lowering, placement, compiler_options), placement.committed
 
 
 def execute_jaxpr(closed: ClosedJaxpr, name: str, args: Sequence[Any], *,

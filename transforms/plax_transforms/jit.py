@@ -62,7 +62,8 @@ from plax_transforms.jit_primitive import jit_p, jit_params
 from plax_transforms.ref_discharge import RefPlan, check_unaliased, prepare_call, uses_refs
 from plax_transforms.refs import AbstractRef
 from plax_transforms.signature import trace_context
-from plax_transforms.stages import Lowered, StagedCall, Traced, out_info
+from plax_transforms.stages import (CompilerOptions, Lowered, StagedCall, Traced,
+                                    compiler_option_pairs, out_info)
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +81,7 @@ class JitInfo(NamedTuple):
     sharding: Sharding | None  # from `device=`/`backend=`: where every call runs
     in_shardings: ShardingTree | None = None  # as given to jit (None: not given)
     out_shardings: ShardingTree | None = None
+    compiler_options: tuple = ()  # XLA options as sorted (name, value) pairs
 
 
 class ShardingTree(NamedTuple):
@@ -262,7 +264,7 @@ class JitWrapped(fastpath.JitCache):
             result.closed, result.params["name"], flat,
             donated_invars=result.params["donated_invars"],
             keep_unused=self._info.keep_unused, in_shardings=ins, out_shardings=outs,
-            describe=self._describer(args, kwargs, flat))
+            compiler_options=self._info.compiler_options, describe=self._describer(args, kwargs, flat))
         name = result.params["name"]
         try:
             _, key = self._fast_key(args, kwargs)
@@ -286,7 +288,7 @@ class JitWrapped(fastpath.JitCache):
             result.closed, result.params["name"], all_args,
             donated_invars=result.params["donated_invars"],
             keep_unused=self._info.keep_unused, in_shardings=ins, out_shardings=outs,
-            describe=describe, aliases=result.aliases)
+            compiler_options=self._info.compiler_options, describe=describe, aliases=result.aliases)
         return compiled(all_args, committed)
 
     def _call_with_refs(self, args, kwargs, flat, in_tree, result: TraceResult, run,
@@ -482,7 +484,7 @@ class JitWrapped(fastpath.JitCache):
             donated_invars=result.params["donated_invars"],
             keep_unused=self._info.keep_unused, placement=placement,
             aliases=result.aliases)
-        return Lowered(lowering, call, placement)
+        return Lowered(lowering, call, placement, self._info.compiler_options)
 
     def eval_shape(self, *args, **kwargs) -> Any:
         """The output's shapes and dtypes, as a pytree of `ShapeDtypeStruct`s."""
@@ -526,25 +528,25 @@ def traced_consts_as_args(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, tuple]:
 def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
         static_argnums=None, static_argnames=None, donate_argnums=None,
         donate_argnames=None, keep_unused: bool = False, device=None, backend=None,
-        inline: bool = False, abstracted_axes=None):
+        inline: bool = False, compiler_options: CompilerOptions | None = None):
     """Compile `fun` with XLA: traced once per argument signature, cached per device
     assignment.
 
     `in_shardings` (a pytree prefix of the positional arguments) and `out_shardings`
     (of the outputs) place inputs and outputs: Shardings, bare PartitionSpecs
     (resolved against `plax.set_mesh`'s mesh at each call) or None (the partitioner
-    chooses). Without `fun`, returns a decorator taking the function.
+    chooses). `compiler_options` are XLA options by name for every compilation of
+    `fun`. Without `fun`, returns a decorator taking the function.
     """
     options = dict(in_shardings=in_shardings, out_shardings=out_shardings,
                    static_argnums=static_argnums, static_argnames=static_argnames,
                    donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                    keep_unused=keep_unused, device=device, backend=backend, inline=inline,
-                   abstracted_axes=abstracted_axes)
+                   compiler_options=compiler_options)
     if fun is None:
         return lambda f: jit(f, **options)
     check_callable(fun, "jit")
-    if abstracted_axes is not None:
-        raise NotImplementedError("jit: abstracted_axes (dynamic shapes) is not supported")
+    xla_options = compiler_option_pairs(compiler_options, "jit")
     if device is not None and backend is not None:
         raise ValueError("can't specify both a device and a backend for jit, got "
                          f"device={device!r} and backend={backend!r}")
@@ -568,7 +570,8 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
             raise ValueError(f"jit: static_{kind} and donate_{kind} cannot intersect; both "
                              f"contain {sorted(both)}")
     info = JitInfo(static_argnums, static_argnames, donate_argnums, donate_argnames,
-                   bool(keep_unused), bool(inline), _placement(device, backend), *shardings)
+                   bool(keep_unused), bool(inline), _placement(device, backend), *shardings,
+                   compiler_options=xla_options)
     return JitWrapped(fun, info)
 
 

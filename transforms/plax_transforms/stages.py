@@ -24,7 +24,23 @@ from plax_transforms.mlir_context import module_to_bytecode, module_to_string
 from plax_transforms.refs import AbstractRef
 from plax_runtime.layouts import Format, executable_layouts
 
-CompilerOptions = dict[str, str | bool]
+CompilerOptions = dict[str, str | bool | int | float]
+
+
+def compiler_option_pairs(options: CompilerOptions | None, where: str) -> tuple:
+    """`options` as sorted (name, value) pairs, hashable for the compilation caches;
+    a clear TypeError for anything but a dict keyed by option names (XLA itself
+    rejects an unknown name or a bad value when compiling)."""
+    if options is None:
+        return ()
+    if not isinstance(options, dict):
+        raise TypeError(f"{where}: compiler_options must be a dict of XLA option names "
+                        f"to values, got {type(options).__name__}")
+    for name in options:
+        if not isinstance(name, str):
+            raise TypeError(f"{where}: compiler_options keys must be XLA option names "
+                            f"(str), got {name!r}")
+    return tuple(sorted(options.items()))
 
 
 @runtime_checkable
@@ -191,10 +207,12 @@ class Traced(_Stage):
 class Lowered(_Stage):
     """A lowered call: a StableHLO module for one platform and its calling convention."""
 
-    def __init__(self, lowering: LoweringResult, call: StagedCall, placement: CallPlacement):
+    def __init__(self, lowering: LoweringResult, call: StagedCall, placement: CallPlacement,
+                 compiler_options: tuple = ()):
         self._lowering = lowering
         self._call = call
         self._placement = placement
+        self._compiler_options = compiler_options  # jit's, as (name, value) pairs
 
     def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
         """The module as StableHLO text (default), or as XLA HLO text (`dialect="hlo"`).
@@ -221,11 +239,9 @@ class Lowered(_Stage):
 
     def compile(self, compiler_options: CompilerOptions | None = None) -> Compiled:
         """Compile for the lowered call's devices; `compiler_options` are XLA options
-        by name (an unknown name is XLA's error)."""
-        if compiler_options is not None and not isinstance(compiler_options, dict):
-            raise TypeError("compile: compiler_options must be a dict of XLA option names "
-                            f"to values, got {type(compiler_options).__name__}")
-        options = tuple(sorted((compiler_options or {}).items()))
+        by name, over those given to jit (an unknown name is XLA's error)."""
+        given = dict(compiler_option_pairs(compiler_options, "compile"))
+        options = tuple(sorted((dict(self._compiler_options) | given).items()))
         compiled = executing.compile_lowering(self._lowering, self._placement, options)
         return Compiled(compiled, self._call, self._placement.committed)
 
