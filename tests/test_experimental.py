@@ -62,3 +62,37 @@ def test_device_mesh_matches_jax():
         (4, 2), (1, 1), process_is_granule=True).flat])
     """
     assert run_reference(code, "plax") == run_reference(code, "jax")
+
+
+def test_pjit_is_jit_with_positional_shardings_and_warns():
+    from plax.experimental import pjit as pjit_module
+    from plax.sharding import NamedSharding, PartitionSpec as P
+    with pytest.warns(DeprecationWarning, match="pjit is deprecated"):
+        pjit = pjit_module.pjit
+    mesh = plax.make_mesh((8,), ("x",))
+    x = plax.device_put(np.arange(8.0, dtype=np.float32), NamedSharding(mesh, P("x")))
+    f = pjit(lambda a: a * 2, NamedSharding(mesh, P("x")), NamedSharding(mesh, P()))
+    out = f(x)
+    np.testing.assert_array_equal(out, np.arange(8.0) * 2)
+    assert out.sharding.spec == P()
+    with pytest.raises(AttributeError, match="no attribute 'jit'"):
+        _ = pjit_module.jit
+
+
+def test_topologies():
+    from plax.experimental import topologies
+    attached = topologies.get_attached_topology()
+    assert attached.devices == plax.devices()
+    mesh = topologies.make_mesh(attached, (2, 4), ("x", "y"))
+    assert mesh.shape == {"x": 2, "y": 4} and list(mesh.devices.flat) == plax.devices()
+    # as in JAX: CPU has no topology factory; TPU needs its plugin's runtime
+    with pytest.raises(NotImplementedError, match="topology not implemented for cpu"):
+        topologies.get_topology_desc("x", "cpu")
+    with pytest.raises(RuntimeError, match="libtpu|plax-tpu"):
+        topologies.get_topology_desc("v5e:2x2")
+
+
+def test_profiled_instructions_of_a_missing_profile_is_the_runtimes_error(tmp_path):
+    from plax.experimental import profiler
+    with pytest.raises(plax.errors.JaxRuntimeError, match="NOT_FOUND"):
+        profiler.get_profiled_instructions_proto(str(tmp_path / "missing"))

@@ -16,6 +16,7 @@ import logging
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from jaxlib import _jax, xla_client as xc
 
@@ -32,13 +33,16 @@ class BackendPlugin:
     `platform` is the canonical name (`cpu`, `cuda`, `tpu`); `aliases` are other
     names users may ask for (`gpu`). `package` is the distribution to install or
     fix, named in errors. `make_client()` builds the jaxlib `Client`; it is called
-    at most once per process.
+    at most once per process. `make_topology(name, **options)`, where the runtime
+    can describe devices it is not attached to, gives a jaxlib `DeviceTopology` for
+    ahead-of-time compilation (`plax.experimental.topologies`).
     """
     platform: str
     make_client: Callable[[], xc.Client]
     priority: int = 0
     package: str = "plax-runtime"
     aliases: tuple[str, ...] = ()
+    make_topology: Callable[..., Any] | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -189,3 +193,19 @@ def get_backend(platform: str | xc.Client | None = None) -> xc.Client:
     raise RuntimeError(f"Backend {platform!r} is not available "
                        f"({_why_missing(name, by_name)}); "
                        f"started backends: {list(started)}")
+
+
+def make_topology(platform: str, topology_name: str = "", **options) -> Any:
+    """A jaxlib `DeviceTopology` of `platform` from its plugin's `make_topology`, for
+    compiling ahead of time for devices this process is not attached to."""
+    if not isinstance(platform, str):
+        raise TypeError(f"platform must be a platform name, got {platform!r}")
+    name = platform.lower()
+    by_name = {n: p for p in installed_plugins().values() for n in p.names}
+    plugin = by_name.get(name)
+    if plugin is None:
+        raise RuntimeError(f"Backend {platform!r} is not installed, so it has no topology: "
+                           f"{_why_missing(name, by_name)}")
+    if plugin.make_topology is None:
+        raise NotImplementedError(f"topology not implemented for {platform}")
+    return plugin.make_topology(topology_name, **options)

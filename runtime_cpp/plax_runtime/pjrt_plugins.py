@@ -52,13 +52,18 @@ def check_same_version(distribution: str, *, install: str) -> None:
                            f"pip install {install}")
 
 
-def make_c_api_client(platform: str, library_path: str,
-                      options: Mapping[str, Any] | None = None) -> xc.Client:
-    """Loads the PJRT plugin library once per process and makes its client (this
-    process's part of the run after `plax.distributed.initialize`)."""
+def load_plugin(platform: str, library_path: str) -> None:
+    """Loads and initializes the PJRT plugin library, once per process."""
     if not xc.pjrt_plugin_loaded(platform):
         xc.load_pjrt_plugin_dynamically(platform, library_path)
     if not xc.pjrt_plugin_initialized(platform):
         xc.initialize_pjrt_plugin(platform)
+
+
+def make_c_api_client(platform: str, library_path: str,
+                      options: Mapping[str, Any] | None = None) -> xc.Client:
+    """Loads the PJRT plugin library and makes its client (this process's part of the
+    run after `plax.distributed.initialize`)."""
+    load_plugin(platform, library_path)
     options, distributed_client = distributed.plugin_client_arguments(platform, options or {})
     return xc.make_c_api_client(platform, options, distributed_client)
