@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 
-from plax_transforms.jit import jit
+from plax_transforms.jit import jit as _jit
 
 
 def _pjit(fun, in_shardings=None, out_shardings=None, static_argnums=None,
@@ -16,11 +16,11 @@ def _pjit(fun, in_shardings=None, out_shardings=None, static_argnums=None,
           keep_unused: bool = False, device=None, backend=None, inline: bool = False,
           compiler_options=None):
     """`plax.jit(fun, ...)` with its options in JAX's positional order."""
-    return jit(fun, in_shardings=in_shardings, out_shardings=out_shardings,
-               static_argnums=static_argnums, static_argnames=static_argnames,
-               donate_argnums=donate_argnums, donate_argnames=donate_argnames,
-               keep_unused=keep_unused, device=device, backend=backend, inline=inline,
-               compiler_options=compiler_options)
+    return _jit(fun, in_shardings=in_shardings, out_shardings=out_shardings,
+                static_argnums=static_argnums, static_argnames=static_argnames,
+                donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                keep_unused=keep_unused, device=device, backend=backend, inline=inline,
+                compiler_options=compiler_options)
 
 
 def __getattr__(name: str):
