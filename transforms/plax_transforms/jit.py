@@ -264,7 +264,8 @@ class JitWrapped(fastpath.JitCache):
             result.closed, result.params["name"], flat,
             donated_invars=result.params["donated_invars"],
             keep_unused=self._info.keep_unused, in_shardings=ins, out_shardings=outs,
-            compiler_options=self._info.compiler_options, describe=self._describer(args, kwargs, flat))
+            compiler_options=self._info.compiler_options,
+            describe=self._describer(args, kwargs, flat))
         name = result.params["name"]
         try:
             _, key = self._fast_key(args, kwargs)
