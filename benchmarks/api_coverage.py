@@ -18,8 +18,9 @@ import sys
 MODULES = ["", "numpy", "lax", "nn", "nn.initializers", "scipy.special", "scipy.stats",
            "scipy.linalg", "numpy.linalg", "numpy.fft", "random", "debug", "dtypes", "typing",
            "ops", "image", "export", "ffi", "custom_batching", "stages", "sharding",
-           "tree_util", "tree", "experimental"]
-MODULES += ["experimental.compute_on", "experimental.layout", "experimental.xla_metadata"]
+           "tree_util", "tree", "experimental", "experimental.compute_on",
+           "experimental.custom_partitioning", "experimental.layout", "experimental.profiler",
+           "experimental.shard_alike", "experimental.topologies", "experimental.xla_metadata"]
 # JAX's top-level modules that expose its internals rather than its API.
 JAX_INTERNAL = {"core", "interpreters", "lib", "api_util", "ad", "extend", "version",
                 "jaxlib", "util"}
