@@ -27,6 +27,11 @@ import plax.ffi
 import rms_norm  # noqa: F401  (registers the example FFI kernel's targets)
 from plax import lax
 from plax.experimental import pallas
+from plax.experimental.compute_on import compute_on2
+from plax.experimental.custom_partitioning import custom_partitioning
+from plax.experimental.layout import Layout, with_layout_constraint
+from plax.experimental.shard_alike import shard_alike
+from plax.experimental.xla_metadata import set_xla_metadata
 from plax.lax import linalg
 from plax.sharding import Mesh, NamedSharding, PartitionSpec
 from plax.extend import list_primitives, lookup
@@ -219,6 +224,17 @@ SEEN_CALLBACK_VALUES: list = []  # debug.callback's
 
 def _scale_kernel(x_ref, o_ref):
     o_ref[...] = lax.sin(x_ref[...]) * 2
+
+@custom_partitioning
+def _rowwise_sin(v):
+    return lax.sin(v)
+
+
+_rowwise_sin.def_partition(
+    lambda mesh, arg_shapes, result_shape: (mesh, lax.sin, arg_shapes[0].sharding,
+                                            (arg_shapes[0].sharding,)),
+    sharding_rule="i j -> i j")
+
 
 EXAMPLES: list[Example] = [
     # arithmetic
@@ -491,6 +507,18 @@ EXAMPLES: list[Example] = [
             x((4, 8)), prim="device_put"),
     applied(lambda v: plax.debug.inspect_array_sharding(v, callback=SEEN_SHARDINGS.append),
             x((4, 8)), prim="inspect_sharding"),
+    applied(lambda u, v: shard_alike(u, v), x((4, 8)), y((4, 8)), prim="shard_alike"),
+    applied(_rowwise_sin, x((4, 8)), prim="custom_partitioning"),
+    # annotations that leave values alone: XLA metadata, a compute space, a layout
+    applied(lambda v: set_xla_metadata(v, tag="t"), x(), prim="xla_metadata_value"),
+    applied(compute_on2(lambda v: lax.sin(v) * 2.0, compute_type="device_host",
+                        out_memory_spaces=plax.memory.Space.Device), x(), prim="compute_on"),
+    applied(compute_on2(lambda v, w: 2.0 * v - w, compute_type="device_host",
+                        out_memory_spaces=plax.memory.Space.Device), x(), y(),
+            prim="compute_on", label="compute_on (linear)"),
+    # (eagerly it takes only Arrays, as in JAX)
+    applied(lambda v: with_layout_constraint(v, Layout((0, 1))), plax.numpy.asarray(x((2, 3))),
+            prim="layout_constraint"),
     # collectives, over the named axis check_primitive binds
     applied(lambda v: lax.psum(v, AXIS), x(), named=True),
     applied(lambda v: lax.pmax(v, AXIS), x(), named=True),
@@ -620,6 +648,12 @@ SKIPPED: dict[str, tuple[tuple[str, ...], str]] = {
         "differentiated writes to a reference made outside the transformation raise, as in "
         "JAX; a reference cannot be stacked for the vmap check (batched references, and JAX's "
         "error for batched writes to an unbatched one: tests/test_refs_vmap_aot.py)")),
+    "layout.layout_constraint": (
+        ("jvp", "jvp2", "vjp", "transpose"),
+        "finite differences and the linearity probe evaluate it eagerly on NumPy values, "
+        "which it refuses as JAX's does (Arrays only); it is the identity, and "
+        "tests/test_layout.py checks its grad "
+        "and vmap under jit against JAX"),
     "plax.custom_vmap_call": (("vjp",), "reverse mode of a custom_vmap function raises, as in "
                                         "JAX 0.10 (tests/test_custom_batching.py)"),
 }
