@@ -98,6 +98,11 @@ def installed_plugins() -> dict[str, BackendPlugin]:
     return found
 
 
+def _plugins_by_name(available: Mapping[str, BackendPlugin]) -> dict[str, BackendPlugin]:
+    """Each name a plugin answers to (its platform and aliases, lowercase) -> it."""
+    return {name: p for p in available.values() for name in p.names}
+
+
 def make_clients(available: Mapping[str, BackendPlugin], requested: Sequence[str] | None
                  ) -> tuple[dict[str, xc.Client], dict[str, str]]:
     """Start the backends: all of `available`, or exactly the `requested` ones.
@@ -105,7 +110,7 @@ def make_clients(available: Mapping[str, BackendPlugin], requested: Sequence[str
     Returns platform → client with the default backend first, and platform → reason
     for the backends that were skipped because their client could not be made.
     """
-    by_name = {name: p for p in available.values() for name in p.names}
+    by_name = _plugins_by_name(available)
     if requested is None:
         chosen = sorted(available.values(), key=lambda p: -p.priority)
     else:
@@ -186,7 +191,7 @@ def get_backend(platform: str | xc.Client | None = None) -> xc.Client:
     client = started.get(name)
     if client is not None:
         return client
-    by_name = {n: p for p in installed_plugins().values() for n in p.names}
+    by_name = _plugins_by_name(installed_plugins())
     plugin = by_name.get(name)
     if plugin is not None and plugin.platform in started:
         return started[plugin.platform]
@@ -201,7 +206,7 @@ def make_topology(platform: str, topology_name: str = "", **options) -> Any:
     if not isinstance(platform, str):
         raise TypeError(f"platform must be a platform name, got {platform!r}")
     name = platform.lower()
-    by_name = {n: p for p in installed_plugins().values() for n in p.names}
+    by_name = _plugins_by_name(installed_plugins())
     plugin = by_name.get(name)
     if plugin is None:
         raise RuntimeError(f"Backend {platform!r} is not installed, so it has no topology: "
