@@ -11,6 +11,7 @@ import pytest
 import plax
 import plax.numpy as jnp
 from plax import lax
+from plax.sharding import SingleDeviceSharding
 from plax.extend.config import explain_cache_misses
 from plax.extend.core import check_jaxpr, dce_jaxpr
 from plax_transforms.fastpath import fastpath_stats
@@ -392,6 +393,27 @@ def test_conflicting_committed_devices_raise():
     with pytest.raises(ValueError, match=r"incompatible devices.*argument a .*device ids \[3\]"
                                          r".*argument b .*device ids \[4\]"):
         plax.jit(lambda a, b: a + b)(plax.device_put(f32(2), d3), plax.device_put(f32(2), d4))
+
+
+def test_pruned_inputs_name_no_devices():
+    # As in JAX: an input no output needs is pruned before the devices are chosen, so
+    # its commitment (or its in_sharding) neither places nor conflicts; keep_unused
+    # makes it count again.
+    d3, d4, d5 = plax.devices()[3:6]
+    x3, x5, y = plax.device_put(f32(3), d3), plax.device_put(f32(3), d5), f32(3)
+    loose = plax.jit(lambda a, b: b * 2)(x3, y)
+    assert loose.sharding.device_set == {plax.devices()[0]} and not loose.committed
+    np.testing.assert_array_equal(loose, y * 2)
+    out = plax.jit(lambda a, unused, b: a + b)(x3, x5, y)
+    assert out.sharding.device_set == {d3} and out.committed
+    given = plax.jit(lambda a, b: b * 2, in_shardings=(SingleDeviceSharding(d4), None))
+    assert given(x3, y).sharding.device_set == {plax.devices()[0]}
+    compiled = plax.jit(lambda a, b: b * 2).lower(x3, y).compile()
+    assert compiled(x5, y).sharding.device_set == {plax.devices()[0]}
+    kept = plax.jit(lambda a, b: b * 2, keep_unused=True)(x3, y)
+    assert kept.sharding.device_set == {d3} and kept.committed
+    with pytest.raises(ValueError, match="incompatible devices"):
+        plax.jit(lambda a, unused, b: a + b, keep_unused=True)(x3, x5, y)
 
 
 def test_jit_device_option_places_the_computation():

@@ -18,7 +18,8 @@ import weakref
 from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from plax.extend import config
-from plax.extend.core import ClosedJaxpr, Jaxpr, Primitive, get_aval, register_cache
+from plax.extend.core import (ClosedJaxpr, Jaxpr, Primitive, dce_jaxpr, get_aval,
+                              register_cache)
 from plax.extend.sharding import Device, Sharding, concrete_mesh, sharding_from_spec
 from plax_runtime import placement as runtime_placement
 from plax_runtime.array import Array
@@ -123,24 +124,46 @@ def incompatible_devices_error(sources: Sequence[tuple[tuple[Device, ...], str]]
         f"{_device_ids(first_devices)} and {other} and with {_device_ids(other_devices)}")
 
 
+_used_cache: weakref.WeakKeyDictionary[Jaxpr, dict] = weakref.WeakKeyDictionary()
+
+
+def used_inputs(jaxpr: Jaxpr, keep: Sequence[bool]) -> tuple[bool, ...]:
+    """Which inputs of `jaxpr` an output or effect needs, or `keep` marks: all a module
+    lowered without `keep_unused` takes (memoized per Jaxpr)."""
+    per_keep = _used_cache.get(jaxpr)
+    if per_keep is None:
+        per_keep = _used_cache[jaxpr] = {}
+    keep = tuple(keep) or (False,) * len(jaxpr.invars)
+    used = per_keep.get(keep)
+    if used is None:
+        _, kept = dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars), instantiate=list(keep))
+        used = per_keep[keep] = tuple(kept)
+    return used
+
+
 def place_call(args: Sequence[Any], in_shardings: Sequence[Sharding | None] = (),
                out_shardings: Sequence[Sharding | None] = (), *,
-               jaxpr: Jaxpr | None = None,
+               jaxpr: Jaxpr | None = None, keep_unused: bool = True,
+               aliases: Sequence[int | None] = (),
                describe: Callable[[int], str] | None = None) -> CallPlacement:
     """The placement of a computation (`jaxpr`, if its inner shardings matter) on the
     flat `args`, given per-argument and per-output shardings (None: unspecified).
 
-    `describe(i)` names argument `i` in errors (default: `argument i`).
+    Without `keep_unused`, inputs the module prunes (no output needs them, no alias
+    keeps them: `used_inputs`) name no devices, by their sharding or their Array, as
+    in JAX. `describe(i)` names argument `i` in errors (default: `argument i`).
     """
     describe = describe or (lambda i: f"argument {i}")
+    used = (used_inputs(jaxpr, [a is not None for a in aliases])
+            if jaxpr is not None and not keep_unused else (True,) * len(args))
     sources: list[tuple[tuple[Device, ...], str]] = []
     for i, s in enumerate(in_shardings):
-        if s is not None:
+        if s is not None and used[i]:
             s = _concrete(s, f"in_shardings of {describe(i)}")
             sources.append((s._device_assignment, f"in_shardings of {describe(i)}"))
     committed_args = []
     for i, x in enumerate(args):
-        if type(x) is Array and x._impl._committed:
+        if type(x) is Array and x._impl._committed and used[i]:
             committed_args.append(i)
             sources.append((x._sharding._device_assignment, describe(i)))
     for i, s in enumerate(out_shardings):
@@ -167,7 +190,7 @@ def place_call(args: Sequence[Any], in_shardings: Sequence[Sharding | None] = ()
         arg_shardings = (None,) * len(args)
     else:
         arg_shardings = tuple(_arg_sharding(x, in_shardings[i] if i < len(in_shardings)
-                                            else None, describe(i))
+                                            else None, describe(i)) if used[i] else None
                               for i, x in enumerate(args))
     reference = None if mesh is None else sharding_from_spec((), "the context mesh")
     return CallPlacement(devices, committed, arg_shardings, tuple(out_shardings), reference)

@@ -316,7 +316,7 @@ def compiled_for_call(closed: ClosedJaxpr, name: str, args: Sequence[Any], *,
     """The executable running `closed` on `args`' devices, and whether outputs are
     committed; `compiler_options` are XLA options as sorted (name, value) pairs."""
     placement = place_call(args, in_shardings, out_shardings, jaxpr=closed.jaxpr,
-                           describe=describe)
+                           keep_unused=keep_unused, aliases=aliases, describe=describe)
     lowering = lower_jaxpr(closed, name, platform=lowering_platform(placement.devices[0]),
                            donated_invars=donated_invars, keep_unused=keep_unused,
                            placement=placement, aliases=aliases)

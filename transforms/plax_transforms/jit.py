@@ -478,7 +478,8 @@ class JitWrapped(fastpath.JitCache):
         if result.ref_plan is not None:  # placed by the references' values
             flat = call.values(flat)
         placement = executing.place_call(flat, ins, outs, jaxpr=result.closed.jaxpr,
-                                         describe=describe)
+                                         keep_unused=self._info.keep_unused,
+                                         aliases=result.aliases, describe=describe)
         lowering = executing.lower_jaxpr(
             result.closed, result.params["name"],
             platform=executing.lowering_platform(placement.devices[0]),

@@ -341,7 +341,8 @@ class Compiled(_Stage):
             values = plan.read(all_args, call.ref_namer, consume=True)
         else:
             values = flat
-        placement = executing.place_call(values)
+        # (the inputs the module prunes name no devices, as in JAX)
+        placement = executing.place_call([values[i] for i in self._compiled.kept_var_idx])
         devices = self._compiled.devices
         if placement.committed and placement.devices != devices:
             raise incompatible_devices_error([(devices, "the compiled function"),
