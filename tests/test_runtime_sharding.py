@@ -27,7 +27,7 @@ def test_single_device_sharding(devs):
     assert s.shard_shape((4, 5)) == (4, 5)
     assert s == SingleDeviceSharding(devs[2]) and hash(s) == hash(SingleDeviceSharding(devs[2]))
     assert s != SingleDeviceSharding(devs[3])
-    assert repr(s) == "SingleDeviceSharding(device=CpuDevice(id=2))"
+    assert repr(s) == "SingleDeviceSharding(device=CpuDevice(id=2), memory_kind=device)"
     pinned = s.with_memory_kind("pinned_host")
     assert pinned.memory_kind == "pinned_host" and pinned != s
     with pytest.raises(ValueError, match="memory kind"):
@@ -43,6 +43,7 @@ def test_tiled_gspmd_indices(devs):
         devs[2]: (slice(2, 4), slice(0, 3)), devs[3]: (slice(2, 4), slice(3, 6))}
     assert s.shard_shape((4, 6)) == (2, 3)
     assert not s.is_fully_replicated and s.is_fully_addressable and s.num_devices == 4
+    assert repr(s) == "GSPMDSharding({devices=[2,2]<=[4]}, memory_kind=device)"  # as JAX's
 
 
 def test_transposed_tile_assignment(devs):

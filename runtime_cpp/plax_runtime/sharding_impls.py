@@ -87,8 +87,7 @@ class SingleDeviceSharding(Sharding):
         return self._hash
 
     def __repr__(self):
-        kind = "" if self._memory_kind == "device" else f", memory_kind={self._memory_kind}"
-        return f"SingleDeviceSharding(device={self._device!r}{kind})"
+        return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self._memory_kind})"
 
 
 @functools.lru_cache(maxsize=4096)
@@ -163,8 +162,7 @@ class GSPMDSharding(Sharding):
         return hash((GSPMDSharding, self._devices, self._memory_kind, hlo))
 
     def __repr__(self):
-        kind = "" if self._memory_kind == "device" else f", memory_kind={self._memory_kind}"
-        return f"GSPMDSharding({self._hlo_sharding!r}, devices={list(self._devices)}{kind})"
+        return f"GSPMDSharding({self._hlo_sharding!r}, memory_kind={self._memory_kind})"
 
 
 def _gspmd_sharding(devices, op_sharding: bytes, memory_kind: str | None) -> GSPMDSharding:
