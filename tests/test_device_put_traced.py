@@ -28,6 +28,11 @@ def test_a_sharding_target_inside_jit_names_the_devices_not_a_layout(devs):
     (eqn,) = _put_eqns(plax.make_jaxpr(lambda a: plax.device_put(a, target))(X).jaxpr)
     assert eqn.params == {"device": target, "donate": False, "may_alias": None}
     assert "stablehlo.custom_call" not in f.lower(X).as_text()
+    # a constant put there is staged as well, so it too places the call on the mesh
+    constant = plax.jit(lambda: plax.device_put(X, target))
+    assert constant().sharding == NamedSharding(mesh, P())
+    np.testing.assert_array_equal(constant(), X)
+    assert len(_put_eqns(plax.make_jaxpr(constant)().jaxpr.eqns[0].params["jaxpr"].jaxpr)) == 1
 
 
 def test_device_and_memory_space_targets_inside_jit_leave_the_value(devs):
@@ -36,13 +41,15 @@ def test_device_and_memory_space_targets_inside_jit_leave_the_value(devs):
         np.testing.assert_array_equal(f(X), X * 3)
         (eqn,) = _put_eqns(plax.make_jaxpr(lambda a, t=target: plax.device_put(a, t))(X).jaxpr)
         assert eqn.params["device"] is target
-    # a pytree with a target per leaf: only the traced leaves with a target bind it
+    # a pytree with a target per leaf: each leaf with a target binds it, a constant
+    # too (JAX stages its put as well)
     g = plax.jit(lambda a, b: plax.device_put((a, b, 2.0), (devs[1], None, devs[2])))
     outs = g(X, X + 1)
     np.testing.assert_array_equal(outs[0], X)
     np.testing.assert_array_equal(outs[1], X + 1)
     assert float(outs[2]) == 2.0
-    assert len(_put_eqns(plax.make_jaxpr(g)(X, X).jaxpr.eqns[0].params["jaxpr"].jaxpr)) == 1
+    puts = _put_eqns(plax.make_jaxpr(g)(X, X).jaxpr.eqns[0].params["jaxpr"].jaxpr)
+    assert [eqn.params["device"] for eqn in puts] == [devs[1], devs[2]]
 
 
 def test_grad_and_vmap_through_device_put(mesh):

@@ -22,7 +22,8 @@ import numpy as np
 from jaxlib import xla_client as xc
 
 import plax
-from plax.extend.core import ShapedArray, Tracer, get_aval, physical_aval
+from plax.extend.core import (ShapedArray, StagingTrace, Tracer, current_trace, get_aval,
+                              physical_aval)
 from plax.extend.sharding import (Device, Sharding, hlo_shardings_equal, sharding_from_spec,
                                   traced_device_put)
 from plax.extend.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
@@ -81,8 +82,11 @@ def device_put(x: Any, device: Device | Sharding | Any | None = None, *,
     for d, m in zip(donations, aliasing):
         if d and m:
             raise ValueError("device_put: may_alias=True and donate=True cannot both be set")
+    # Under a staging trace (jit) every placed leaf is staged, constants too, as in JAX:
+    # the equation's sharding then says where the computation runs.
+    staging = isinstance(current_trace(), StagingTrace)
     traced = [i for i, (leaf, place) in enumerate(zip(leaves, places))
-              if place is not None and isinstance(leaf, Tracer)]
+              if place is not None and (staging or isinstance(leaf, Tracer))]
     for i in traced:  # (a traced value without a target stays as it is, as in JAX)
         place = places[i] if isinstance(places[i], (Device, Space)) else _as_sharding(places[i])
         leaves[i] = traced_device_put(leaves[i], place, donations[i], aliasing[i])
