@@ -45,7 +45,7 @@ from plax.extend.constructors import (
 )
 from plax.extend.core import ShapedArray, get_aval
 from plax.extend.mlir import hlo, mu
-from plax_stdlib.lax.conversion import match_python_scalars
+from plax_stdlib.lax.conversion import convert_element_type, match_python_scalars
 from plax_stdlib.lax.op_table import LINEAR, PIECEWISE_CONSTANT, binary_op, unary_op
 
 
@@ -94,11 +94,23 @@ sub_p, sub = binary_op(
     "sub", NUMBER, hlo_rule("subtract"), "Elementwise subtraction: x - y.",
     jvp=(lambda g, ans, x, y: g, lambda g, ans, x, y: neg(g)),
     transpose=lambda ct, x, y: [_unbroadcast_if(ct, x), _unbroadcast_if(_neg_ct(ct), y)])
-mul_p, mul = binary_op(
+mul_p, _mul = binary_op(
     "mul", NUMBER, hlo_rule("multiply"), "Elementwise multiplication: x * y.",
     jvp=(lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g)),
     transpose=lambda ct, x, y: [_unbroadcast_if(_scale(ct, y), x),
                                _unbroadcast_if(_scale(ct, x), y)])
+
+
+def mul(x, y, *, out_dtype=None):
+    """Elementwise multiplication: x * y; with `out_dtype`, a product of that dtype,
+    computed (as JAX does where no backend kernel fuses it) from the operands converted
+    to it."""
+    if out_dtype is not None:
+        x, y = convert_element_type(x, out_dtype), convert_element_type(y, out_dtype)
+    return _mul(x, y)
+
+
+mul.__module__ = _mul.__module__
 div_p, div = binary_op(
     "div", NUMBER, hlo_rule("divide"),
     "Elementwise division: x / y; integer division rounds toward zero.",

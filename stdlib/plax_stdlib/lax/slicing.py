@@ -158,8 +158,11 @@ def _check_start_indices(name: str, operand: ShapedArray, indices: Sequence[Shap
         check_same_dtypes(name, *indices)
 
 
-def _start_indices(name: str, operand_shape: Sequence[int], start_indices) -> list:
-    """Start indices as scalars of one integer dtype, negative ones wrapped around."""
+def _start_indices(name: str, operand_shape: Sequence[int], start_indices,
+                   allow_negative_indices=True) -> list:
+    """Start indices as scalars of one integer dtype, negative ones wrapped around in
+    the dimensions `allow_negative_indices` (a bool, or one per dimension) allows;
+    in the others a negative Python index is a ValueError, a traced one is clamped."""
     if isinstance(start_indices, np.ndarray):
         start_indices = list(start_indices)
     if not isinstance(start_indices, (list, tuple)):  # a traced 1-D array of indices
@@ -178,14 +181,26 @@ def _start_indices(name: str, operand_shape: Sequence[int], start_indices) -> li
         check_dtype(name, aval, INT, what="start index")
     array_dtypes = {aval.dtype for aval in array_avals}
     dtype = array_dtypes.pop() if len(array_dtypes) == 1 else dtypes.default_int_dtype()
-    return [_wrap_negative(i, size, dtype) for i, size in zip(start_indices, operand_shape)]
+    wrap = allow_negative_indices
+    wrap = [wrap] * len(operand_shape) if isinstance(wrap, (bool, np.bool_)) else list(wrap)
+    if len(wrap) != len(operand_shape):
+        raise ValueError(f"{name}: allow_negative_indices takes a bool or one per dimension "
+                         f"of an operand of shape {tuple(operand_shape)}, got "
+                         f"{allow_negative_indices!r}")
+    return [_wrap_negative(i, size, dtype, w)
+            for i, size, w in zip(start_indices, operand_shape, wrap)]
 
 
-def _wrap_negative(index, size: int, dtype: np.dtype):
+def _wrap_negative(index, size: int, dtype: np.dtype, wrap: bool):
     if is_python_scalar(index) or isinstance(index, np.integer):
         index = operator.index(index)
+        if index < 0 and not wrap:
+            raise ValueError(f"Index {index} is out of bounds for dimension {size} if "
+                             "allow_negative_indices=False")
         return size_scalar(index + size if index < 0 else index, dtype)
     index = convert_with_weak_type(index, dtype, weak_type=False)
+    if not wrap:
+        return index
     return select(lt(index, 0), add(index, size_scalar(size, dtype)), index)
 
 
@@ -254,16 +269,17 @@ dynamic_slice_p = standard_primitive(
     batching=_dynamic_slice_batching)
 
 
-def dynamic_slice(operand, start_indices, slice_sizes):
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
     """The `slice_sizes` block of `operand` starting at (traced) `start_indices`,
     shifted back into bounds if it would stick out."""
     shape = get_aval(operand).shape
-    starts = _start_indices("dynamic_slice", shape, start_indices)
+    starts = _start_indices("dynamic_slice", shape, start_indices, allow_negative_indices)
     return dynamic_slice_p.bind(operand, *starts,
                                 slice_sizes=tuple(map(canonical_dim, slice_sizes)))
 
 
-def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0):
+def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0, *,
+                         allow_negative_indices: bool = True):
     """`slice_size` elements of `operand` along `axis` from the traced `start_index`."""
     shape = get_aval(operand).shape
     axis = canonicalize_axis("dynamic_slice_in_dim", axis, len(shape))
@@ -271,13 +287,16 @@ def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0):
     starts[axis] = start_index
     sizes = list(shape)
     sizes[axis] = slice_size
-    return dynamic_slice(operand, starts, sizes)
+    return dynamic_slice(operand, starts, sizes,
+                         allow_negative_indices=allow_negative_indices)
 
 
-def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True):
+def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True, *,
+                         allow_negative_indices: bool = True):
     """`operand[index]` along `axis` for a traced `index`."""
     axis = canonicalize_axis("dynamic_index_in_dim", axis, get_aval(operand).ndim)
-    result = dynamic_slice_in_dim(operand, index, 1, axis)
+    result = dynamic_slice_in_dim(operand, index, 1, axis,
+                                  allow_negative_indices=allow_negative_indices)
     return result if keepdims else squeeze(result, (axis,))
 
 
@@ -354,28 +373,33 @@ dynamic_update_slice_p = standard_primitive(
     batching=_dynamic_update_slice_batching)
 
 
-def dynamic_update_slice(operand, update, start_indices):
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
     """`operand` with the block at (traced) `start_indices` replaced by `update`,
     shifted back into bounds if it would stick out."""
     shape = get_aval(operand).shape
-    starts = _start_indices("dynamic_update_slice", shape, start_indices)
+    starts = _start_indices("dynamic_update_slice", shape, start_indices,
+                            allow_negative_indices)
     return dynamic_update_slice_p.bind(operand, update, *starts)
 
 
-def dynamic_update_slice_in_dim(operand, update, start_index, axis: int):
+def dynamic_update_slice_in_dim(operand, update, start_index, axis: int, *,
+                                allow_negative_indices: bool = True):
     """`operand` with `update` written along `axis` from the traced `start_index`."""
     ndim = get_aval(operand).ndim
     axis = canonicalize_axis("dynamic_update_slice_in_dim", axis, ndim)
     starts = [0] * ndim
     starts[axis] = start_index
-    return dynamic_update_slice(operand, update, starts)
+    return dynamic_update_slice(operand, update, starts,
+                                allow_negative_indices=allow_negative_indices)
 
 
-def dynamic_update_index_in_dim(operand, update, index, axis: int):
+def dynamic_update_index_in_dim(operand, update, index, axis: int, *,
+                                allow_negative_indices: bool = True):
     """`operand` with the slice at traced `index` along `axis` replaced by `update`
     (which may lack that dimension)."""
     ndim = get_aval(operand).ndim
     axis = canonicalize_axis("dynamic_update_index_in_dim", axis, ndim)
     if get_aval(update).ndim == ndim - 1:
         update = expand_dims(update, (axis,))
-    return dynamic_update_slice_in_dim(operand, update, index, axis)
+    return dynamic_update_slice_in_dim(operand, update, index, axis,
+                                       allow_negative_indices=allow_negative_indices)

@@ -202,9 +202,13 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     return util.convert(lax.div(total, count), result_dtype)
 
 
+_mean = mean  # for `var`, whose parameter `mean` (JAX's name) hides it
+
+
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        correction=None):
-    """Variance over `axis`: mean squared deviation, divided by N - ddof."""
+        mean=None, correction=None):
+    """Variance over `axis`: mean squared deviation, divided by N - ddof. A given
+    `mean` (of `a` over `axis`, with its dimensions kept) saves computing it."""
     _check_out(out, "var")
     if correction is not None:
         if ddof != 0:
@@ -215,7 +219,11 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     a = util.convert(a, compute_dtype)
     shape = util.shape_of(a)
     axes = util.canonicalize_axes(axis, len(shape))
-    centered = lax.sub(a, mean(a, axes, dtype=compute_dtype, keepdims=True, where=where))
+    if mean is None:
+        mean = _mean(a, axes, dtype=compute_dtype, keepdims=True, where=where)
+    else:
+        mean = util.convert(util.ensure_arraylike("var", mean), compute_dtype)
+    centered = lax.sub(a, mean)
     if util.dtype_category(compute_dtype) == "c":
         squared = lax.real(lax.mul(centered, lax.conj(centered)))
     else:
@@ -230,10 +238,11 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        correction=None):
+        mean=None, correction=None):
     """Standard deviation over `axis`: the square root of `var`."""
     _check_out(out, "std")
-    variance = var(a, axis, dtype, None, ddof, keepdims, where=where, correction=correction)
+    variance = var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean,
+                   correction=correction)
     return lax.sqrt(variance)
 
 

@@ -40,12 +40,13 @@ def sort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True
 
 
 def argsort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True,
-            descending: bool = False):
-    """Indices that sort `a` along `axis`; equal elements keep their order."""
+            descending: bool = False, dtype=None):
+    """Indices that sort `a` along `axis`, as `dtype` (default: the default int);
+    equal elements keep their order."""
     _check_sort_options("argsort", kind, order)
     a, axis = _sort_axis("argsort", a, axis)
     shape = util.shape_of(a)
-    index_dtype = dtypes.default_int_dtype()
+    index_dtype = util.check_user_dtype(dtype, "argsort") or dtypes.default_int_dtype()
     iota = lax.broadcasted_iota(index_dtype, shape, axis)
     if not descending:
         return lax.sort((a, iota), dimension=axis, is_stable=stable, num_keys=1)[1]

@@ -61,9 +61,25 @@ cond_p = Primitive("lax.cond", multiple_results=True)
 
 # --- the API -------------------------------------------------------------------------
 
-def cond(pred, true_fun, false_fun, *operands):
+_NO_OPERAND = object()
+
+
+def _with_operand(api: str, operands: tuple, operand) -> tuple:
+    """The branches' operands: JAX's older single `operand=` keyword, if given, is the
+    only one."""
+    if operand is _NO_OPERAND:
+        return operands
+    if operands:
+        raise TypeError(f"lax.{api}: if 'operand' keyword is passed then no positional "
+                        f"operands can be passed, got operand={operand!r} and positional "
+                        f"operands {operands!r}")
+    return (operand,)
+
+
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, decided when the
     program runs. `pred` is a scalar bool, or a scalar number (nonzero is true)."""
+    operands = _with_operand("cond", operands, operand)
     if not callable(true_fun) or not callable(false_fun):
         raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
     aval = _scalar_aval(pred, "cond", "Pred")
@@ -79,8 +95,9 @@ def cond(pred, true_fun, false_fun, *operands):
                           ("false_fun", "true_fun"))
 
 
-def switch(index, branches, *operands):
+def switch(index, branches, *operands, operand=_NO_OPERAND):
     """`branches[index](*operands)`, with `index` clamped to `[0, len(branches) - 1]`."""
+    operands = _with_operand("switch", operands, operand)
     branches = tuple(branches)
     if not branches:
         raise ValueError("Empty branch sequence")
