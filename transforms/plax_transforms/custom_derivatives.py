@@ -58,6 +58,7 @@ from plax.extend.core import (
     get_aval,
     make_tracing_debug_info,
     normalize_argnums,
+    resolve_argnums,
     result_paths_from_tree,
     set_current_trace,
     stage_flat,
@@ -142,15 +143,20 @@ def _avals(leaves, what: str):
 
 class _Decorated:
     """What `custom_jvp` and `custom_vjp` share: the wrapped function, its static
-    (`nondiff_argnums`) arguments, and tracing it into a flat closed Jaxpr."""
+    arguments (`nondiff_argnums`, and the positions of the parameters
+    `nondiff_argnames` names), and tracing it into a flat closed Jaxpr."""
 
     api = ""
 
-    def __init__(self, fun: Callable, nondiff_argnums=()):
+    def __init__(self, fun: Callable, nondiff_argnums=(), nondiff_argnames=()):
         check_callable(fun, type(self).__name__)
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = normalize_argnums(nondiff_argnums, "nondiff_argnums")
+        nums = normalize_argnums(nondiff_argnums, "nondiff_argnums")
+        if nondiff_argnames:
+            named, _ = resolve_argnums(fun, None, nondiff_argnames, option="nondiff")
+            nums = tuple(sorted({*nums, *named}))
+        self.nondiff_argnums = nums
 
     @property
     def name(self) -> str:
@@ -300,8 +306,8 @@ class custom_jvp(_Decorated):
 
     api = "custom_jvp"
 
-    def __init__(self, fun: Callable, nondiff_argnums=()):
-        super().__init__(fun, nondiff_argnums)
+    def __init__(self, fun: Callable, nondiff_argnums=(), nondiff_argnames=()):
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.jvp: Callable | None = None
         self.symbolic_zeros = False
 
@@ -484,8 +490,8 @@ class custom_vjp(_Decorated):
 
     api = "custom_vjp"
 
-    def __init__(self, fun: Callable, nondiff_argnums=()):
-        super().__init__(fun, nondiff_argnums)
+    def __init__(self, fun: Callable, nondiff_argnums=(), nondiff_argnames=()):
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
         self.symbolic_zeros = False

@@ -35,6 +35,7 @@ from plax.extend.core import (
     get_aval,
     make_tracing_debug_info,
     normalize_argnums,
+    resolve_argnums,
     set_current_trace,
 )
 from plax.extend.mlir import hlo
@@ -48,14 +49,16 @@ checkpoint_p = Primitive("plax.checkpoint", multiple_results=True)
 
 
 def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,
-               static_argnums=()) -> Callable:
+               static_argnums=(), static_argnames=()) -> Callable:
     """`fun` whose intermediate values reverse mode recomputes instead of saving
-    (except those `policy` allows). `static_argnums` are passed as Python values."""
+    (except those `policy` allows). The positional arguments `static_argnums` index
+    and the keyword arguments `static_argnames` name are passed as Python values."""
     check_callable(fun, "checkpoint")
     if policy is not None and not callable(policy):
         raise TypeError(f"checkpoint: policy must be callable (see "
                         f"plax.ad_checkpoint.checkpoint_policies), got {policy!r}")
     static_nums = normalize_argnums(static_argnums, "static_argnums")
+    _, static_names = resolve_argnums(fun, (), static_argnames)
 
     @functools.wraps(fun)
     def fun_remat(*args, **kwargs):
@@ -65,16 +68,20 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
                 raise ValueError(f"checkpoint: static_argnums {i} out of range for a call "
                                  f"with {n} positional arguments")
         static = {i % n for i in static_nums}
-        dyn = (tuple(a for i, a in enumerate(args) if i not in static), kwargs)
+        static_kw = {k: v for k, v in kwargs.items() if k in static_names}
+        dyn = (tuple(a for i, a in enumerate(args) if i not in static),
+               {k: v for k, v in kwargs.items() if k not in static_kw})
         flat, in_tree = tree_util.tree_flatten(dyn)
         dbg = make_tracing_debug_info("checkpoint", fun, args, kwargs,
-                                               static_argnums=tuple(static))
+                                      static_argnums=tuple(static),
+                                      static_argnames=tuple(static_kw))
         out_tree: list = []
 
         def flat_fun(*leaves):
             dyn_args, kw = tree_util.tree_unflatten(in_tree, leaves)
             it = iter(dyn_args)
-            out = fun(*(a if i in static else next(it) for i, a in enumerate(args)), **kw)
+            out = fun(*(a if i in static else next(it) for i, a in enumerate(args)),
+                      **kw, **static_kw)
             out_leaves, tree = tree_util.tree_flatten(out)
             out_tree.append(tree)
             return out_leaves

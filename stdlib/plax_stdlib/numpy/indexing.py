@@ -531,9 +531,11 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
 
 
 def take_along_axis(arr, indices, axis: int | None = -1, mode: str | None = None,
-                    fill_value=None):
+                    fill_value=None, *, wrap_negative_indices: bool = True):
     """`arr`'s elements at `indices` along `axis`, matched one to one along the other
-    dimensions (which broadcast), as `numpy.take_along_axis`."""
+    dimensions (which broadcast), as `numpy.take_along_axis`. Negative indices count
+    from the end, in every mode (as JAX's), unless `wrap_negative_indices=False` makes
+    them out of bounds."""
     util.check_arraylike("take_along_axis", arr, indices)
     arr, indices = util.operand(arr), _int_indices("take_along_axis", indices)
     if axis is None:
@@ -556,7 +558,7 @@ def take_along_axis(arr, indices, axis: int | None = -1, mode: str | None = None
     if size == 0:  # an empty axis has nothing to read: zeros, whatever the mode (JAX's)
         return util.as_array(lax.full(with_axis(ishape[axis]), 0, util.dtype_of(arr)))
     arr = util.broadcast_to_shape(arr, with_axis(size))
-    index = _index_array(indices, size, dtypes.default_int_dtype(), mode != "clip")
+    index = _index_array(indices, size, dtypes.default_int_dtype(), wrap_negative_indices)
     index = util.broadcast_to_shape(index, with_axis(ishape[axis]))
     batch = tuple(d for d in range(len(ashape)) if d != axis)
     dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
