@@ -240,7 +240,7 @@ def test_table_rows_make_primitives_and_their_public_functions():
                 params = list(inspect.signature(fn).parameters)
                 assert params in (["x"], ["x", "y"], ["x", "accuracy"]), (name, params)
     assert written_out == {"integer_pow", "pow", "round", "polygamma", "nextafter", "conj",
-                           "select_n", "clamp"}
+                           "select_n", "clamp", "mul"}
     with pytest.raises(TypeError, match="add cannot combine the Python float 1.5 with an "
                                         "array of dtype int32"):
         lax.add(np.int32(1), 1.5)

@@ -108,9 +108,6 @@ def mul(x, y, *, out_dtype=None):
     if out_dtype is not None:
         x, y = convert_element_type(x, out_dtype), convert_element_type(y, out_dtype)
     return _mul(x, y)
-
-
-mul.__module__ = _mul.__module__
 div_p, div = binary_op(
     "div", NUMBER, hlo_rule("divide"),
     "Elementwise division: x / y; integer division rounds toward zero.",

@@ -18,6 +18,7 @@ from plax.extend.core import (ShapedArray, SymbolicDimension, Tracer, get_aval,
 from plax_stdlib import lax
 from plax_stdlib.lax import conversion as lax_conversion
 from plax_stdlib.lax.dimensions import dimension_as_value, size_scalar
+from plax_stdlib.lax.out_sharding import canonical_out_sharding
 from plax_stdlib.numpy import util
 
 
@@ -54,12 +55,13 @@ def _stack_nested(obj, dtype):
 
 
 def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = "K",
-          ndmin: int = 0, *, device=None):
+          ndmin: int = 0, *, device=None, out_sharding=None):
     """Convert `object` (array, scalar, nested list/tuple of those) to an array.
 
     Python scalars give weakly typed arrays, as in JAX; `copy=True` gives a new
     buffer even when `object` already is an array of the requested dtype.
     """
+    out_sharding = _out_sharding("array", device, out_sharding)
     if order is not None and order != "K":
         raise NotImplementedError("plax.numpy.array: only order='K' is implemented")
     if object is None:
@@ -81,6 +83,8 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
     missing_dims = ndmin - len(util.shape_of(out))
     if missing_dims > 0:
         out = lax.expand_dims(out, tuple(range(missing_dims)))
+    if out_sharding is not None:
+        return _place(out, None, out_sharding)
     if not _is_plax_value(out) or device is not None:
         out = _device_put(out, device)
     return out
@@ -111,9 +115,10 @@ def _from_python_or_numpy(object, dtype, weak):
 
 
 def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None,
-            device=None):
+            device=None, out_sharding=None):
     """Like `array`, without copying arrays that already have the requested dtype."""
-    return array(a, dtype=dtype, copy=bool(copy), order=order, device=device)
+    return array(a, dtype=dtype, copy=bool(copy), order=order, device=device,
+                 out_sharding=_out_sharding("asarray", device, out_sharding))
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device=None):
@@ -128,7 +133,23 @@ def copy(a: Any, order: str | None = None):
 
 # --- filled arrays -------------------------------------------------------------------
 
-def _place(out, device):
+def _out_sharding(name: str, device, out_sharding):
+    """`out_sharding` checked (see `canonical_out_sharding`); JAX's ValueError where
+    `device` is given too."""
+    if device is not None and out_sharding is not None:
+        raise ValueError(f"plax.numpy.{name}: only one of `device` or `out_sharding` can be "
+                         f"set, got device={device!r} and out_sharding={out_sharding!r}")
+    return canonical_out_sharding(f"plax.numpy.{name}", out_sharding)
+
+
+def _place(out, device, out_sharding=None):
+    """`out` committed to `device`, or laid out (and, on `Explicit` axes, typed) as a
+    checked `out_sharding`: a traced value through `reshard`, a concrete one moved."""
+    if out_sharding is not None:
+        if isinstance(out, Tracer):
+            from plax.sharding import reshard
+            return reshard(out, out_sharding)
+        return _device_put(out, out_sharding)
     return out if device is None else _device_put(out, device)
 
 
@@ -151,54 +172,66 @@ def _filled(shape, fill_value, dtype, weak_type, fun_name, sharding=None):
     return lax.broadcast_in_dim(fill, shape, (), out_sharding=sharding)
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None, *, device=None):
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, device=None, out_sharding=None):
     """An array of `shape` filled with `fill_value` (broadcast if it is an array);
     weakly typed when `fill_value` is a Python scalar and `dtype` is not given."""
+    out_sharding = _out_sharding("full", device, out_sharding)
     shape = util.canonicalize_shape(shape, "full")
     dtype = util.check_user_dtype(dtype, "full")
     fill_value = util.ensure_arraylike("full", fill_value)
     out_dtype = dtype or util.dtype_of(fill_value)
     weak = dtype is None and util.is_weak(fill_value)
-    return _place(_filled(shape, fill_value, out_dtype, weak, "full"), device)
+    return _place(_filled(shape, fill_value, out_dtype, weak, "full"), device, out_sharding)
 
 
-def zeros(shape: Any, dtype: Any = None, *, device=None):
-    return full(shape, 0, dtype or dtypes.default_float_dtype(), device=device)
+def zeros(shape: Any, dtype: Any = None, *, device=None, out_sharding=None):
+    return full(shape, 0, dtype or dtypes.default_float_dtype(), device=device,
+                out_sharding=_out_sharding("zeros", device, out_sharding))
 
 
-def ones(shape: Any, dtype: Any = None, *, device=None):
-    return full(shape, 1, dtype or dtypes.default_float_dtype(), device=device)
+def ones(shape: Any, dtype: Any = None, *, device=None, out_sharding=None):
+    return full(shape, 1, dtype or dtypes.default_float_dtype(), device=device,
+                out_sharding=_out_sharding("ones", device, out_sharding))
 
 
-def empty(shape: Any, dtype: Any = None, *, device=None):
+def empty(shape: Any, dtype: Any = None, *, device=None, out_sharding=None):
     """Like `zeros`: XLA has no uninitialized buffers."""
-    return zeros(shape, dtype, device=device)
+    return zeros(shape, dtype, device=device,
+                 out_sharding=_out_sharding("empty", device, out_sharding))
 
 
-def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device=None):
+def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device=None,
+              out_sharding=None):
     """Like `full`, with `a`'s shape and dtype (and weak type) unless given; with its
-    shape, also the sharding in its type (on explicit mesh axes), as in JAX."""
+    shape, also the sharding in its type (on explicit mesh axes), as in JAX, unless
+    `out_sharding` gives another."""
+    out_sharding = _out_sharding("full_like", device, out_sharding)
     a, fill_value = util.ensure_arraylike("full_like", a, fill_value)
     dtype = util.check_user_dtype(dtype, "full_like")
     out_shape = util.shape_of(a) if shape is None else util.canonicalize_shape(shape, "full_like")
     weak = dtype is None and util.is_weak(a)
-    typed = getattr(get_aval(a), "typed_sharding", None) if shape is None else None
+    typed = (getattr(get_aval(a), "typed_sharding", None)
+             if shape is None and out_sharding is None else None)
     if typed is not None and not isinstance(a, Tracer):
         typed = a.sharding  # a concrete array's own devices, which eager dispatch uses
     out = _filled(out_shape, fill_value, dtype or util.dtype_of(a), weak, "full_like", typed)
-    return _place(out, device)
+    return _place(out, device, out_sharding)
 
 
-def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None):
-    return full_like(a, 0, dtype, shape, device=device)
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None,
+               out_sharding=None):
+    return full_like(a, 0, dtype, shape, device=device,
+                     out_sharding=_out_sharding("zeros_like", device, out_sharding))
 
 
-def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None):
-    return full_like(a, 1, dtype, shape, device=device)
+def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None,
+              out_sharding=None):
+    return full_like(a, 1, dtype, shape, device=device,
+                     out_sharding=_out_sharding("ones_like", device, out_sharding))
 
 
-def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None):
-    return zeros_like(a, dtype, shape, device=device)
+def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device=None):
+    return zeros_like(prototype, dtype, shape, device=device)
 
 
 # --- ranges ------------------------------------------------------------------------
@@ -212,25 +245,27 @@ def _concrete_bound(value, name: str):
     return value
 
 
-def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, device=None):
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, device=None,
+           out_sharding=None):
     """Evenly spaced values in `[start, stop)`; the bounds must be concrete (or
     symbolic dimensions, in a shape-polymorphic export)."""
+    out_sharding = _out_sharding("arange", device, out_sharding)
     dtype = util.check_user_dtype(dtype, "arange")
     if any(isinstance(v, SymbolicDimension) for v in (start, stop, step)):
-        return _place(_symbolic_arange(start, stop, step, dtype), device)
+        return _place(_symbolic_arange(start, stop, step, dtype), device, out_sharding)
     bounds = [None if v is None else _concrete_bound(v, name)
               for v, name in ((start, "start"), (stop, "stop"), (step, "step"))]
     start, stop, step = bounds
     out_dtype = dtype or dtypes.result_type(*(v for v in bounds if v is not None))
     if stop is None and step is None and util.dtype_category(out_dtype) in "iu":
         size = max(int(np.ceil(start)), 0)
-        return _place(lax.iota(out_dtype, size), device)
+        return _place(lax.iota(out_dtype, size), device, out_sharding)
     if stop is None:
         start, stop = 0, start
     if step is not None and step == 0:  # NumPy's (and JAX's) class for a zero step
         raise ZeroDivisionError(f"arange: step must not be zero (start={start}, stop={stop})")
     return _device_put(np.arange(start, stop, 1 if step is None else step, dtype=out_dtype),
-                       device)
+                       device if out_sharding is None else out_sharding)
 
 
 def _symbolic_arange(start, stop, step, dtype):
