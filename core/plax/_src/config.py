@@ -270,13 +270,13 @@ class State(_jaxlib_config.Config):
         if self._update_global_hook is not None:
             self._update_global_hook(value)
 
-    def __call__(self, new_value: Any = _NO_DEFAULT) -> "StateContext":
-        if new_value is _NO_DEFAULT:
+    def __call__(self, new_val: Any = _NO_DEFAULT) -> "StateContext":
+        if new_val is _NO_DEFAULT:
             if self._default_context_value is _NO_DEFAULT:
                 raise TypeError(f"the context manager for {self.name!r} needs the new value, "
                                 f"e.g. `with {self.name.removeprefix('jax_')}(value):`")
-            new_value = self._default_context_value
-        return StateContext(self, self._kind.parse(self.name, new_value))
+            new_val = self._default_context_value
+        return StateContext(self, self._kind.parse(self.name, new_val))
 
     def __bool__(self):
         raise TypeError(f"bool() of State {self.name!r}; did you mean `.value`?")

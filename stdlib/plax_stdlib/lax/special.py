@@ -15,6 +15,7 @@ Half-precision operands are computed in float32.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 
 import numpy as np
@@ -75,12 +76,19 @@ def _not_differentiable(prim_name: str, operand: str):
     return partial
 
 
-def _public(prim, name: str, doc: str):
-    def apply(*xs):
+def _public(prim, name: str, params: str, doc: str):
+    """`name`, binding `prim`, with the parameters named in `params` (JAX's names,
+    so that they can be passed by keyword)."""
+    sig = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                             for p in params.split()])
+
+    def apply(*args, **kwargs):
+        xs = sig.bind(*args, **kwargs).args
         return prim.bind(*match_python_scalars(name, *xs))
     apply.__name__ = apply.__qualname__ = name
     apply.__module__ = __name__
     apply.__doc__ = doc
+    apply.__signature__ = sig
     return apply
 
 
@@ -162,7 +170,7 @@ def _zeta_partial_q(g, ans, x, q):
 
 zeta_p = binary("lax.zeta", dtypes=FLOAT, lower=chlo_rule("zeta"),
                 jvp=defjvp(_not_differentiable("zeta", "x"), _zeta_partial_q))
-zeta = _public(zeta_p, "zeta", "Elementwise Hurwitz zeta function: sum over n ≥ 0 of "
+zeta = _public(zeta_p, "zeta", "x q", "Elementwise Hurwitz zeta function: sum over n ≥ 0 of "
                "(n + q) ** -x.")
 
 
@@ -333,13 +341,13 @@ random_gamma_grad_p = binary(
     jvp=defjvp(_not_differentiable("random_gamma_grad", "a"),
                _not_differentiable("random_gamma_grad", "x")))
 
-igamma = _public(igamma_p, "igamma", "Elementwise regularized lower incomplete gamma "
+igamma = _public(igamma_p, "igamma", "a x", "Elementwise regularized lower incomplete gamma "
                  "function P(a, x).")
-igammac = _public(igammac_p, "igammac", "Elementwise regularized upper incomplete gamma "
+igammac = _public(igammac_p, "igammac", "a x", "Elementwise regularized upper incomplete gamma "
                   "function Q(a, x) = 1 - P(a, x), accurate where P is near 1.")
-igamma_grad_a = _public(igamma_grad_a_p, "igamma_grad_a",
+igamma_grad_a = _public(igamma_grad_a_p, "igamma_grad_a", "a x",
                         "Elementwise derivative of igamma(a, x) with respect to a.")
-_random_gamma_grad_bound = _public(random_gamma_grad_p, "random_gamma_grad", "")
+_random_gamma_grad_bound = _public(random_gamma_grad_p, "random_gamma_grad", "a x", "")
 
 
 def random_gamma_grad(a, x, *, dtype=None):
@@ -423,7 +431,7 @@ regularized_incomplete_beta_p = elementwise(
     "lax.regularized_incomplete_beta", 3, dtypes=FLOAT, lower=_lowered_from(_betainc),
     jvp=defjvp(_not_differentiable("regularized_incomplete_beta", "a"),
                _not_differentiable("regularized_incomplete_beta", "b"), _betainc_grad_x))
-betainc = _public(regularized_incomplete_beta_p, "betainc",
+betainc = _public(regularized_incomplete_beta_p, "betainc", "a b x",
                   "Elementwise regularized incomplete beta integral I_x(a, b).")
 
 __all__ = ["bessel_i0e", "bessel_i0e_p", "bessel_i1e", "bessel_i1e_p", "betainc", "igamma",
