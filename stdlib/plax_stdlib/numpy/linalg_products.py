@@ -18,17 +18,19 @@ from plax_stdlib import lax
 from plax_stdlib.numpy import ufuncs, util
 
 
-def _dot_general(a, b, contract, batch, precision, preferred_element_type):
+def _dot_general(a, b, contract, batch, precision, preferred_element_type,
+                 out_sharding=None):
     """dot_general on promoted operands; bool products are logical (or of ands)."""
     dims = (tuple(contract[0]), tuple(contract[1])), (tuple(batch[0]), tuple(batch[1]))
     if util.dtype_of(a) == np.dtype(bool):
         int_dtype = dtypes.default_int_dtype()
         out = lax.dot_general(util.convert(a, int_dtype), util.convert(b, int_dtype), dims,
-                              precision)
+                              precision, out_sharding=out_sharding)
         out = lax.ne(out, 0)
         return out if preferred_element_type is None else util.convert(
             out, preferred_element_type)
-    return lax.dot_general(a, b, dims, precision, preferred_element_type)
+    return lax.dot_general(a, b, dims, precision, preferred_element_type,
+                           out_sharding=out_sharding)
 
 
 def _promote(name: str, *args):
@@ -40,18 +42,22 @@ def _preferred(preferred_element_type, name):
     return util.check_user_dtype(preferred_element_type, name)
 
 
-def dot(a, b, *, precision=None, preferred_element_type=None):
+def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """NumPy's dot: products of scalars, vectors and matrices; for N-d arrays a sum over
-    the last axis of `a` and the second-to-last of `b`."""
+    the last axis of `a` and the second-to-last of `b`. `out_sharding` types the
+    result on a mesh with `Explicit` axes."""
     a, b = _promote("dot", a, b)
     preferred = _preferred(preferred_element_type, "dot")
     a_ndim, b_ndim = len(util.shape_of(a)), len(util.shape_of(b))
+    if out_sharding is not None and (a_ndim == 0 or b_ndim == 0):  # as JAX: no contraction
+        return _dot_general(a, b, ((), ()), ((), ()), precision, preferred, out_sharding)
     if a_ndim == 0 or b_ndim == 0:  # a product (for bools a logical and, as JAX)
         out = ufuncs.multiply(a, b)
         return out if preferred is None else util.convert(out, preferred)
     b_axis = 0 if b_ndim == 1 else b_ndim - 2
     _check_contracting("dot", a, b, a_ndim - 1, b_axis)
-    return _dot_general(a, b, ((a_ndim - 1,), (b_axis,)), ((), ()), precision, preferred)
+    return _dot_general(a, b, ((a_ndim - 1,), (b_axis,)), ((), ()), precision, preferred,
+                        out_sharding)
 
 
 def _check_contracting(name, a, b, a_axis, b_axis):
@@ -62,9 +68,10 @@ def _check_contracting(name, a, b, a_axis, b_axis):
                         f"of the second (size {b_shape[b_axis]})")
 
 
-def matmul(a, b, *, precision=None, preferred_element_type=None):
+def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """Matrix product with NumPy's rules: 1-D operands act as vectors, and leading
-    (batch) dimensions broadcast."""
+    (batch) dimensions broadcast. `out_sharding` types the result on a mesh with
+    `Explicit` axes."""
     a, b = _promote("matmul", a, b)
     preferred = _preferred(preferred_element_type, "matmul")
     a_shape, b_shape = util.shape_of(a), util.shape_of(b)
@@ -77,7 +84,8 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     _check_contracting("matmul", a, b, a_axis, b_axis)
     if len(a_shape) == 1 or len(b_shape) == 1:
         # A vector has no batch dimensions: every other dimension is free.
-        return _dot_general(a, b, ((a_axis,), (b_axis,)), ((), ()), precision, preferred)
+        return _dot_general(a, b, ((a_axis,), (b_axis,)), ((), ()), precision, preferred,
+                            out_sharding)
     try:
         batch = util.broadcast_shapes(a_shape[:-2], b_shape[:-2])
     except ValueError:
@@ -87,7 +95,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     b = _broadcast_batch(b, batch)
     batch_dims = tuple(range(len(batch)))
     return _dot_general(a, b, ((len(batch) + 1,), (len(batch),)), (batch_dims, batch_dims),
-                        precision, preferred)
+                        precision, preferred, out_sharding)
 
 
 def _broadcast_batch(x, batch):
@@ -131,9 +139,11 @@ def outer(a, b, out=None):
     return lax.bitwise_and(a, b) if util.dtype_of(a) == np.dtype(bool) else lax.mul(a, b)
 
 
-def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
+              out_sharding=None):
     """Sum of products over `axes`: the last N of `a` with the first N of `b` for an
-    int N, or the pairs `(axes_a, axes_b)`."""
+    int N, or the pairs `(axes_a, axes_b)`. `out_sharding` types the result on a mesh
+    with `Explicit` axes."""
     a, b = _promote("tensordot", a, b)
     a_ndim, b_ndim = len(util.shape_of(a)), len(util.shape_of(b))
     if isinstance(axes, (int, np.integer)):
@@ -160,7 +170,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     for i, j in zip(a_axes, b_axes):
         _check_contracting("tensordot", a, b, i, j)
     return _dot_general(a, b, (a_axes, b_axes), ((), ()), precision,
-                        _preferred(preferred_element_type, "tensordot"))
+                        _preferred(preferred_element_type, "tensordot"), out_sharding)
 
 
 # --- einsum ----------------------------------------------------------------------------------
