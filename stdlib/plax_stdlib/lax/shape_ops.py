@@ -116,7 +116,7 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
     shape = canonicalize_shape("broadcast_in_dim", shape)
     dims = tuple(operator.index(d) for d in broadcast_dimensions)
     if (_is_array(operand) and get_aval(operand).shape == shape
-            and dims == tuple(range(len(shape)))):
+            and dims == tuple(range(len(shape))) and out_sharding is None):
         return operand
     return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims,
                                    sharding=out_sharding)

@@ -81,12 +81,13 @@ def reshape(a, shape, order: str = "C", *, copy: bool | None = None, out_shardin
     return _reversed_axes(lax.reshape(_reversed_axes(a), dims[::-1], out_sharding=out_sharding))
 
 
-def ravel(a, order: str = "C"):
-    """`a` flattened to one dimension, in row-major ('C') or column-major ('F') order."""
+def ravel(a, order: str = "C", *, out_sharding=None):
+    """`a` flattened to one dimension, in row-major ('C') or column-major ('F') order;
+    `out_sharding` types the result on a mesh with `Explicit` axes."""
     a = util.ensure_arraylike("ravel", a)
     if _memory_order("ravel", order, "CFAK") == "F":
         a = _reversed_axes(a)
-    return lax.reshape(a, (math.prod(util.shape_of(a)),))
+    return lax.reshape(a, (math.prod(util.shape_of(a)),), out_sharding=out_sharding)
 
 
 def transpose(a, axes: Sequence[int] | None = None):
@@ -155,8 +156,9 @@ def squeeze(a, axis=None):
     return lax.squeeze(a, axes)
 
 
-def broadcast_to(array, shape):
-    """`array` broadcast to `shape` (NumPy rules; no lower rank than `array`)."""
+def broadcast_to(array, shape, *, out_sharding=None):
+    """`array` broadcast to `shape` (NumPy rules; no lower rank than `array`);
+    `out_sharding` types the result on a mesh with `Explicit` axes."""
     array = util.ensure_arraylike("broadcast_to", array)
     shape = util.canonicalize_shape(shape, "broadcast_to")
     arr_shape = util.shape_of(array)
@@ -164,9 +166,10 @@ def broadcast_to(array, shape):
     if lead < 0 or builtins.any(d not in (1, s) for d, s in zip(arr_shape, shape[lead:])):
         raise ValueError(f"Incompatible shapes for broadcasting: {arr_shape} and requested "
                          f"shape {shape}")
-    if arr_shape == shape:
+    if arr_shape == shape and out_sharding is None:
         return util.as_array(array)
-    return lax.broadcast_in_dim(array, shape, tuple(range(lead, len(shape))))
+    return lax.broadcast_in_dim(array, shape, tuple(range(lead, len(shape))),
+                                out_sharding=out_sharding)
 
 
 def broadcast_arrays(*args):
