@@ -30,6 +30,7 @@ from plax.extend.core import (
 )
 from plax.extend.sharding import abstract_mesh, sharding_from_spec
 from plax_stdlib.lax.out_sharding import with_batch_dim
+from plax_stdlib.lax.reductions import reduce_sum
 from plax_transforms.batching import BatchTrace
 
 
@@ -45,7 +46,7 @@ def _check_axes_spec(spec, what: str) -> None:
 
 
 def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size: int | None = None,
-         spmd_axis_name=None) -> Callable:
+         spmd_axis_name=None, sum_match: bool = False) -> Callable:
     """Vectorize `fun` over an axis of its inputs: `vmap(f)(xs)` stacks `f(x)` over
     the slices `x` of `xs` along `in_axes`, putting the mapped axis of the outputs at
     `out_axes`.
@@ -53,6 +54,8 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size: int | 
     `axis_name` names the mapped axis for collectives (`plax.lax.psum(x, name)`...);
     `axis_size` gives its size when no argument is mapped; `spmd_axis_name` names the
     mesh axes the batch dimension is sharded over inside sharding constraints.
+    With `sum_match`, a mapped output whose out_axes entry is None is summed over the
+    mapped axis (instead of being an error).
     """
     check_callable(fun, "vmap")
     if isinstance(in_axes, list):  # a list can never be a prefix of the args tuple
@@ -103,7 +106,7 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size: int | 
                     a, kw = tree_util.tree_unflatten(
                         in_tree, [trace.wrap(x, d) for x, d in zip(flat, dims)])
                     out = fun(*a, **kw)
-                result = _outputs(trace, out, out_axes)
+                result = _outputs(trace, out, out_axes, sum_match)
         finally:
             trace.invalidate()
         del a, kw, out  # so that only leaked tracers stay alive
@@ -185,7 +188,7 @@ def _mapped_size(fun, flat, dims, names, axis_size) -> int:
     return found.pop()
 
 
-def _outputs(trace: BatchTrace, out: Any, out_axes):
+def _outputs(trace: BatchTrace, out: Any, out_axes, sum_match: bool):
     leaves, out_tree = tree_util.tree_flatten(out)
     try:
         axes = tree_util.broadcast_prefix(out_axes, out, is_leaf=_is_none)
@@ -205,10 +208,10 @@ def _outputs(trace: BatchTrace, out: Any, out_axes):
                 raise TypeError(f"vmap: output {path} is a {type(leaf).__name__}, which is "
                                 "not an array") from None
             if axis is None:
-                if dim is not not_mapped:
+                if dim is not not_mapped and not sum_match:
                     raise ValueError(f"vmap has mapped output {path} but out_axes is None "
                                      "for it")
-                results.append(val)
+                results.append(val if dim is not_mapped else reduce_sum(val, (dim,)))
                 continue
             if not -ndim <= axis < ndim:
                 raise ValueError(f"vmap out_axes {axis} is out of bounds for output {path} "
