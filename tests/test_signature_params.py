@@ -244,3 +244,18 @@ def test_out_sharding_excludes_device(split):
         jnp.zeros(4, device=plax.devices()[0], out_sharding=split)
     with pytest.raises(ValueError, match="only one of `device` or `out_sharding`"):
         jnp.asarray([1.0], device=plax.devices()[0], out_sharding=split)
+
+
+# --- JAX's parameter names, for keyword callers ----------------------------------------
+
+def test_lax_dot_dimension_numbers():
+    a, b = np.ones((2, 3, 4)), np.ones((2, 4, 5))
+    out = lax.dot(a, b, dimension_numbers=(((2,), (1,)), ((0,), (0,))))
+    np.testing.assert_allclose(out, np.matmul(a, b))
+    with pytest.raises(ValueError, match="dimension_numbers"):  # a batched product needs them
+        lax.dot(a, b)
+
+
+def test_keyword_names_of_dtype_and_key_helpers():
+    assert jnp.issubdtype(arg1=jnp.bfloat16, arg2=jnp.floating)
+    assert str(plax.random.key_dtype(impl_spec="rbg")) == "key<rbg>"

@@ -139,12 +139,12 @@ def _scalar_type(x: Any) -> type:
     return np.dtype(x).type
 
 
-def issubdtype(a: Any, b: Any) -> bool:
+def issubdtype(arg1: Any, arg2: Any) -> bool:
     """`np.issubdtype` that also places bfloat16, float8... under `np.floating`,
     int4 under `np.signedinteger` and extended dtypes under `extended`."""
-    if isinstance(b, ExtendedDType):
-        return a == b
-    a_type, b_type = _scalar_type(a), _scalar_type(b)
+    if isinstance(arg2, ExtendedDType):
+        return arg1 == arg2
+    a_type, b_type = _scalar_type(arg1), _scalar_type(arg2)
     parent = _ABSTRACT_PARENT.get(a_type)
     if parent is not None:
         return a_type is b_type or issubclass(parent, b_type)

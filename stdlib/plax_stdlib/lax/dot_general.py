@@ -333,9 +333,13 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
                               out_sharding=check_out_sharding("dot_general", out_sharding))
 
 
-def dot(lhs, rhs, precision=None, preferred_element_type=None, out_sharding=None):
+def dot(lhs, rhs, precision=None, preferred_element_type=None, out_sharding=None, *,
+        dimension_numbers=None):
     """Vector/matrix products: `lhs` and `rhs` of rank 1 or 2, contracting lhs's last
-    dimension with rhs's first."""
+    dimension with rhs's first; with `dimension_numbers`, `dot_general`."""
+    if dimension_numbers is not None:
+        return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type,
+                           out_sharding)
     lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
     if not (1 <= len(lhs_shape) <= 2 and 1 <= len(rhs_shape) <= 2
             and lhs_shape[-1] == rhs_shape[0]):

@@ -128,9 +128,9 @@ def resolve_prng_impl(spec: str | PRNGSpec | PRNGImpl | KeyTy | Hashable | None)
     raise TypeError(f"unrecognized type {type(spec)} for specifying PRNG implementation.")
 
 
-def key_dtype(impl: str | PRNGSpec | PRNGImpl | None = None) -> KeyTy:
+def key_dtype(impl_spec: str | PRNGSpec | PRNGImpl | None = None) -> KeyTy:
     """The dtype of keys of an implementation (default: `jax_default_prng_impl`)."""
-    return KeyTy(resolve_prng_impl(impl))
+    return KeyTy(resolve_prng_impl(impl_spec))
 
 
 def key_spec(impl: PRNGImpl) -> str | PRNGSpec:
