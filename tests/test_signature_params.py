@@ -207,6 +207,7 @@ CREATORS = {
     "ravel": lambda **kw: jnp.ravel(np.ones((2, 2)), **kw),
     "broadcast_to": lambda **kw: jnp.broadcast_to(np.ones(1), (4,), **kw),
     "broadcast_to_same": lambda **kw: jnp.broadcast_to(np.ones(4), (4,), **kw),
+    "reduce_sum": lambda **kw: lax.reduce_sum(np.ones((4, 3)), (1,), **kw),
 }
 
 
@@ -223,7 +224,18 @@ def test_out_sharding_types_the_result(name, split, mesh):
         assert plax.typeof(make(out_sharding=P("x"))).sharding.spec == P("x")
 
 
-@pytest.mark.parametrize("name", ["zeros", "full_like", "arange", "asarray", "dot", "ravel"])
+def test_lax_reduce_sum_out_sharding(mesh):
+    x = plax.device_put(np.ones((4, 3), np.float32), NamedSharding(mesh, P(None, "x")))
+    out = lax.reduce_sum(x, (1,), out_sharding=NamedSharding(mesh, P("x")))
+    np.testing.assert_array_equal(out, np.full(4, 3.0))
+    assert plax.typeof(out).sharding.spec == P("x")
+    with plax.set_mesh(mesh):
+        summed = plax.jit(lambda x: lax.reduce_sum(x, (0,), out_sharding=P()))(x)
+    assert plax.typeof(summed).sharding.spec == P(None)
+
+
+@pytest.mark.parametrize("name", ["zeros", "full_like", "arange", "asarray", "dot", "ravel",
+                                  "reduce_sum"])
 def test_out_sharding_must_be_named_or_a_spec(name):
     with pytest.raises(TypeError, match="out_sharding"):
         CREATORS[name](out_sharding=SingleDeviceSharding(plax.devices()[0]))

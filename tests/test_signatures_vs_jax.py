@@ -25,7 +25,6 @@ KNOWN_GAPS = {
     "jax.lax.ragged_dot": ({"out_sharding"}, _OUT_SHARDING),
     "jax.lax.ragged_dot_general": ({"out_sharding"}, _OUT_SHARDING),
     "jax.lax.reduce": ({"out_sharding"}, _OUT_SHARDING),
-    "jax.lax.reduce_sum": ({"out_sharding"}, _OUT_SHARDING),
     "jax.lax.rng_bit_generator": ({"out_sharding"}, _OUT_SHARDING),
     "jax.numpy.bincount": ({"out_sharding"}, _OUT_SHARDING),
     "jax.numpy.einsum": ({"out_sharding"}, _OUT_SHARDING),

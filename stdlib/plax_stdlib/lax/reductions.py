@@ -28,6 +28,7 @@ from plax.extend.constructors import (
 from plax.extend.core import ShapedArray, Tracer, get_aval
 from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax import bitwise, comparison, elementwise, shape_ops
+from plax_stdlib.lax.out_sharding import check_out_sharding
 
 
 def canonicalize_axes(name: str, axes: Sequence[int], ndim: int) -> tuple[int, ...]:
@@ -191,11 +192,13 @@ reduce_xor_p = _monoid_reduction("reduce_xor", BOOL_OR_INT, "xor", lambda dt: 0,
 
 
 def _reducer(prim):
-    def reduce_fn(operand, axes):
+    def reduce_fn(operand, axes, *, out_sharding=None):
         axes = canonicalize_axes(prim.name, axes, get_aval(operand).ndim)
-        return prim.bind(operand, axes=axes, out_sharding=None)
+        return prim.bind(operand, axes=axes,
+                         out_sharding=check_out_sharding(prim.name, out_sharding))
     reduce_fn.__name__ = prim.name
-    reduce_fn.__doc__ = f"`{prim.name}` of `operand` over `axes` (ints, negative allowed)."
+    reduce_fn.__doc__ = (f"`{prim.name}` of `operand` over `axes` (ints, negative allowed); "
+                         "`out_sharding` types the result on a mesh with `Explicit` axes.")
     return reduce_fn
 
 
