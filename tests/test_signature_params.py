@@ -234,6 +234,29 @@ def test_lax_reduce_sum_out_sharding(mesh):
     assert plax.typeof(summed).sharding.spec == P(None)
 
 
+def test_repeat_out_sharding(mesh):
+    with plax.set_mesh(mesh):  # computed on the mesh's axes made Auto, as JAX's
+        out = jnp.repeat(np.arange(3), 2, out_sharding=P("x"))
+        traced = plax.jit(lambda a: jnp.repeat(a, np.array([1, 2, 0]), out_sharding=P("x")))(
+            np.arange(3))
+    np.testing.assert_array_equal(out, np.repeat(np.arange(3), 2))
+    np.testing.assert_array_equal(traced, [0, 1, 1])
+    assert plax.typeof(out).sharding.spec == plax.typeof(traced).sharding.spec == P("x")
+
+
+def test_bincount_out_sharding(mesh):
+    x = np.array([0, 1, 1, 3])
+    replicated = NamedSharding(mesh, P())
+    np.testing.assert_array_equal(jnp.bincount(x, out_sharding=replicated), np.bincount(x))
+    np.testing.assert_array_equal(
+        plax.jit(lambda x: jnp.bincount(x, length=5, out_sharding=replicated))(x),
+        np.bincount(x, minlength=5))
+    with pytest.raises(TypeError, match="replicated"):  # a ShardingTypeError, as JAX
+        jnp.bincount(x, out_sharding=NamedSharding(mesh, P("x")))
+    with pytest.raises(TypeError, match="out_sharding"):
+        jnp.bincount(x, out_sharding=3)
+
+
 @pytest.mark.parametrize("name", ["zeros", "full_like", "arange", "asarray", "dot", "ravel",
                                   "reduce_sum"])
 def test_out_sharding_must_be_named_or_a_spec(name):

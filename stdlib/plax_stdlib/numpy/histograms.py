@@ -18,15 +18,23 @@ import numpy as np
 
 from plax.extend import dtypes
 from plax.extend.core import canonical_dim
+from plax.extend.sharding import ShardingTypeError
 from plax_stdlib import lax
+from plax_stdlib.lax.out_sharding import canonical_out_sharding
 from plax_stdlib.numpy import creation, reductions, shape_ops, ufuncs, util
 from plax_stdlib.numpy.searching import searchsorted
 
 
-def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
+def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None,
+             out_sharding=None):
     """How often each value 0, 1, ... occurs in the 1-D integer array `x` (the sum of
-    the matching `weights` if given)."""
+    the matching `weights` if given). A given `out_sharding` must be replicated (each
+    count may come from any element), as JAX requires."""
     x = util.ensure_arraylike("bincount", x)
+    out_sharding = canonical_out_sharding("plax.numpy.bincount", out_sharding)
+    if out_sharding is not None and any(e is not None for e in out_sharding.spec):
+        raise ShardingTypeError(f"plax.numpy.bincount: out_sharding must be fully "
+                                f"replicated, got {out_sharding.spec}")
     if util.dtype_category(util.dtype_of(x)) == "b":
         x = util.convert(x, np.int32)
     if util.dtype_category(util.dtype_of(x)) not in "iu":
@@ -54,7 +62,7 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
         if util.shape_of(weights) != util.shape_of(x):
             raise ValueError(f"bincount: weights of shape {util.shape_of(weights)} must have "
                              f"the shape of x, {util.shape_of(x)}")
-    out = creation.asarray(lax.full((length,), 0, util.dtype_of(weights)))
+    out = creation.zeros((length,), util.dtype_of(weights), out_sharding=out_sharding)
     if not util.shape_of(x)[0]:
         return out
     return out.at[ufuncs.maximum(x, 0)].add(weights, mode="drop")

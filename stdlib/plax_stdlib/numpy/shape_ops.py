@@ -20,6 +20,7 @@ from plax.errors import InvalidShapeError
 from plax.extend import dtypes
 from plax.extend.core import SymbolicDimension, Tracer, canonical_dim, min_dim
 from plax_stdlib import lax
+from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.numpy import indexing, util
 
 
@@ -358,9 +359,12 @@ def tile(A, reps):
     return lax.reshape(tiled, tuple(r * d for r, d in zip(reps, shape)))
 
 
-def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | None = None):
+def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | None = None,
+           out_sharding=None):
     """Each element of `a` repeated `repeats` times (an int, or one count per element,
-    which must be static) along `axis` (of the flattened array if None)."""
+    which must be static) along `axis` (of the flattened array if None). With
+    `out_sharding`, computed as JAX does: on the mesh's axes made `Auto`, the result
+    then typed and laid out as `out_sharding`."""
     a = util.ensure_arraylike("repeat", a)
     repeats = util.concrete_or_error(repeats, "repeat: repeats must be static")
     if axis is not None and _ndim(a) == 0:  # any int axis of a scalar is its own (JAX)
@@ -368,6 +372,11 @@ def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | No
         axis = None
     if axis is None:
         a, axis = ravel(a), 0
+    return laid_out("plax.numpy.repeat", out_sharding,
+                    lambda a: _repeat(a, repeats, axis, total_repeat_length), a)
+
+
+def _repeat(a, repeats, axis: int, total_repeat_length):
     shape = util.shape_of(a)
     axis = util.canonicalize_axis(axis, len(shape))
     counts = np.asarray(repeats)
