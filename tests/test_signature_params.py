@@ -244,6 +244,19 @@ def test_repeat_out_sharding(mesh):
     assert plax.typeof(out).sharding.spec == plax.typeof(traced).sharding.spec == P("x")
 
 
+def test_einsum_out_sharding(mesh):
+    a, b, c = np.ones((4, 3)), np.arange(6.0).reshape(3, 2), np.ones((2, 5))
+    with plax.set_mesh(mesh):
+        chain = jnp.einsum("ij,jk,kl->il", a, b, c, out_sharding=P("x"))
+        swapped = plax.jit(lambda a, b: jnp.einsum("ij,jk->ki", a, b, out_sharding=P("x")))(
+            a, b)
+    np.testing.assert_allclose(chain, a @ b @ c)
+    np.testing.assert_allclose(swapped, (a @ b).T)
+    assert plax.typeof(chain).sharding.spec == plax.typeof(swapped).sharding.spec == P("x", None)
+    with pytest.raises(TypeError, match="out_sharding"):
+        jnp.einsum("ij,jk", a, b, out_sharding=3)
+
+
 def test_bincount_out_sharding(mesh):
     x = np.array([0, 1, 1, 3])
     replicated = NamedSharding(mesh, P())

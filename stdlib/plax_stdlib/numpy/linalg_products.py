@@ -15,6 +15,7 @@ import opt_einsum
 
 from plax.extend import dtypes
 from plax_stdlib import lax
+from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.numpy import ufuncs, util
 
 
@@ -198,15 +199,24 @@ def _split_einsum_args(subscripts, operands):
 
 
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
-           preferred_element_type=None):
+           preferred_element_type=None, out_sharding=None):
     """Einstein summation. The contraction order comes from `opt_einsum.contract_path`
-    (`optimize`), and each contraction is one `dot_general`."""
+    (`optimize`), and each contraction is one `dot_general`. With `out_sharding`,
+    computed on the mesh's axes made `Auto`, the result then typed and laid out as
+    `out_sharding` (as JAX does for several contractions)."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.einsum is not supported.")
     arrays, spec = _split_einsum_args(subscripts, operands)
     util.check_arraylike("einsum", *arrays)
     arrays = util.promote_dtypes(*map(util.operand, arrays))
     preferred = _preferred(preferred_element_type, "einsum")
+    return laid_out("plax.numpy.einsum", out_sharding,
+                    lambda *arrays: _einsum(subscripts, spec, arrays, optimize, precision,
+                                            preferred),
+                    *arrays)
+
+
+def _einsum(subscripts, spec, arrays, optimize, precision, preferred):
     try:
         inputs, output, _ = opt_einsum.parser.parse_einsum_input(spec, shapes=True)
         # A symbolic size (shape-polymorphic export) counts as 8 for the path's cost.
