@@ -257,6 +257,17 @@ def test_einsum_out_sharding(mesh):
         jnp.einsum("ij,jk", a, b, out_sharding=3)
 
 
+def test_percentile_out_sharding(mesh):
+    a = np.arange(12.0).reshape(4, 3)
+    with plax.set_mesh(mesh):
+        out = plax.jit(lambda a: jnp.percentile(a, np.array([25.0, 75.0]), axis=0,
+                                                out_sharding=P(None, "x")))(a)
+    np.testing.assert_allclose(out, np.percentile(a, [25, 75], axis=0))
+    assert plax.typeof(out).sharding.spec == P(None, "x")
+    with pytest.raises(TypeError, match="out_sharding"):
+        jnp.percentile(a, 50, out_sharding=3)
+
+
 def test_bincount_out_sharding(mesh):
     x = np.array([0, 1, 1, 3])
     replicated = NamedSharding(mesh, P())

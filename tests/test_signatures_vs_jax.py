@@ -26,7 +26,6 @@ KNOWN_GAPS = {
     "jax.lax.ragged_dot_general": ({"out_sharding"}, _OUT_SHARDING),
     "jax.lax.reduce": ({"out_sharding"}, _OUT_SHARDING),
     "jax.lax.rng_bit_generator": ({"out_sharding"}, _OUT_SHARDING),
-    "jax.numpy.percentile": ({"out_sharding"}, _OUT_SHARDING),
     "jax.numpy.ufunc": ({"call", "reduce", "accumulate", "at", "reduceat"},
                         "overriding a ufunc's methods is " + _NOT_YET),
     **{f"jax.numpy.{name}": ({"out", "where"}, _UFUNC) for name in [

@@ -15,6 +15,7 @@ import numpy as np
 
 from plax.extend import dtypes
 from plax_stdlib import lax
+from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.numpy import indexing, reductions, shape_ops, ufuncs, util
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
@@ -179,11 +180,15 @@ def _as_fraction(name: str, q):
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input: bool = False,
-               method: str = "linear", keepdims: bool = False, *, weights=None):
-    """The `q`-th percentiles (q in [0, 100]) of `a` over `axis`."""
+               method: str = "linear", keepdims: bool = False, *, weights=None,
+               out_sharding=None):
+    """The `q`-th percentiles (q in [0, 100]) of `a` over `axis`; with `out_sharding`,
+    computed on the mesh's axes made `Auto`, then typed and laid out as it (as JAX's)."""
     _check_options("percentile", out, overwrite_input)
-    return _quantile("percentile", a, _as_fraction("percentile", q), axis, method, keepdims,
-                     False, weights)
+    a = util.ensure_arraylike("percentile", a)
+    return laid_out("plax.numpy.percentile", out_sharding, lambda a, q: _quantile(
+        "percentile", a, q, axis, method, keepdims, False, weights),
+        a, _as_fraction("percentile", q))
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False,
