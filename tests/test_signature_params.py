@@ -281,6 +281,18 @@ def test_bincount_out_sharding(mesh):
         jnp.bincount(x, out_sharding=3)
 
 
+def test_lax_reduce_out_sharding(mesh):
+    x = plax.device_put(np.arange(12.0).reshape(4, 3), NamedSharding(mesh, P(None, "x")))
+    split = NamedSharding(mesh, P("x"))
+    total = lax.reduce(x, 1.0, lax.add, (1,), out_sharding=split)  # not the identity: + 1
+    np.testing.assert_array_equal(total, np.arange(12.0).reshape(4, 3).sum(1) + 1)
+    assert plax.typeof(total).sharding.spec == P("x")
+    assert plax.typeof(lax.reduce(x, -np.inf, lax.max, (1,), out_sharding=split)
+                       ).sharding.spec == P("x")
+    with pytest.raises(NotImplementedError, match="out_sharding"):  # no monoid: JAX ignores it
+        lax.reduce(x, 0.0, lambda a, b: a + 2 * b, (1,), out_sharding=split)
+
+
 @pytest.mark.parametrize("name", ["zeros", "full_like", "arange", "asarray", "dot", "ravel",
                                   "reduce_sum"])
 def test_out_sharding_must_be_named_or_a_spec(name):

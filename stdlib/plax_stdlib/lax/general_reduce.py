@@ -31,10 +31,12 @@ from plax_stdlib.lax.windowed_reductions import scalar_init_values
 reduce_p = Primitive("lax.reduce", multiple_results=True)
 
 
-def reduce(operands, init_values, computation: Callable, dimensions: Sequence[int]):
+def reduce(operands, init_values, computation: Callable, dimensions: Sequence[int], *,
+           out_sharding=None):
     """Reduce `operands` (an array or a pytree of same-shaped arrays) over
     `dimensions` with `computation(accumulated, new)`, starting from `init_values`
-    (scalars, in the pytree of `operands`)."""
+    (scalars, in the pytree of `operands`). `out_sharding` types the result of a
+    monoid's reduction (one operand; `add`, `max`...) on a mesh with `Explicit` axes."""
     if not callable(computation):
         raise TypeError(f"reduce: computation must be callable, got {computation!r}")
     flat_operands, tree = tree_util.tree_flatten(operands)
@@ -50,9 +52,14 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
     shape = shapes[0]
     dims = reductions.canonicalize_axes("reduce", dimensions, len(shape))
     if len(flat_operands) == 1 and tree == tree_util.tree_structure(0):
-        result = reductions.monoid_reduce(flat_operands[0], flat_inits[0], computation, dims)
+        result = reductions.monoid_reduce(flat_operands[0], flat_inits[0], computation, dims,
+                                          out_sharding)
         if result is not None:
             return result
+    if out_sharding is not None:
+        raise NotImplementedError("reduce: out_sharding is supported only for the reduction "
+                                  "of one operand by a monoid (add, mul, max, min, and, or, "
+                                  "xor)")
     out_shape = tuple(n for d, n in enumerate(shape) if d not in dims)
     if any(shape[d] == 0 for d in dims):  # nothing to reduce: every result is the initial value
         inits = [conversion.match_python_scalars("reduce", init, x)[0]

@@ -249,7 +249,8 @@ def is_identity(value, identity) -> bool:
         return bool(np.all(np.asarray(value) == identity))
 
 
-def monoid_reduce(operand, init, computation: Callable, dimensions: Sequence[int]):
+def monoid_reduce(operand, init, computation: Callable, dimensions: Sequence[int],
+                  out_sharding=None):
     """`lax.reduce` of one operand by a monoid `computation` (see `monoid_of`), as the
     monoid's reduction primitive (then combined with `init` unless it is the identity);
     None for any other computation."""
@@ -259,7 +260,8 @@ def monoid_reduce(operand, init, computation: Callable, dimensions: Sequence[int
         return None
     reduction, identity, combine = _MONOIDS[binary]
     axes = canonicalize_axes("reduce", dimensions, aval.ndim)
-    result = reduction.bind(operand, axes=axes, out_sharding=None)
+    result = reduction.bind(operand, axes=axes,
+                            out_sharding=check_out_sharding("reduce", out_sharding))
     if not is_identity(init, identity(aval.dtype)):
         result = combine(result, init)
     return result
