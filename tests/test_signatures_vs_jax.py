@@ -22,8 +22,6 @@ KNOWN_GAPS = {
     "jax.local_devices": ({"host_id"}, "deprecated in JAX (renamed process_index)"),
     "jax.device_put": ({"src"}, _NOT_YET),
     "jax.disable_jit": ({"disable"}, "a config context manager in plax, taking new_val"),
-    "jax.lax.ragged_dot": ({"out_sharding"}, _OUT_SHARDING),
-    "jax.lax.ragged_dot_general": ({"out_sharding"}, _OUT_SHARDING),
     "jax.lax.rng_bit_generator": ({"out_sharding"}, _OUT_SHARDING),
     "jax.numpy.ufunc": ({"call", "reduce", "accumulate", "at", "reduceat"},
                         "overriding a ufunc's methods is " + _NOT_YET),

@@ -80,9 +80,10 @@ def _mode(lhs_ndim: int, dnums: RaggedDotDimensionNumbers) -> tuple[str, int]:
 
 
 def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers,
-                       precision=None, preferred_element_type=None, group_offset=None):
+                       precision=None, preferred_element_type=None, group_offset=None,
+                       out_sharding=None):
     """The ragged product of `lhs` and `rhs` (see the module docstring) for 1-D
-    `group_sizes`."""
+    `group_sizes`; `out_sharding` types the result on a mesh with `Explicit` axes."""
     if group_offset is not None:
         raise NotImplementedError("ragged_dot_general: group_offset is not supported")
     dnums = ragged_dot_dimension_numbers
@@ -99,7 +100,8 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers,
     mode, ragged = _mode(lhs_aval.ndim, dnums)
     (l_contract, r_contract), (l_batch, r_batch) = dnums.dot_dimension_numbers
     up = lambda dims: tuple(d + 1 for d in dims)  # noqa: E731
-    kwargs = dict(precision=precision, preferred_element_type=preferred_element_type)
+    kwargs = dict(precision=precision, preferred_element_type=preferred_element_type,
+                  out_sharding=out_sharding)
     groups = gs.shape[0]
     if mode == "batch":
         if dnums.rhs_group_dimensions:
@@ -131,10 +133,10 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers,
 
 
 def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=None,
-               group_offset=None):
+               group_offset=None, out_sharding=None):
     """`lhs` [m, k] times `rhs` [g, k, n] → [m, n], the rows of `lhs` split into
     consecutive groups of `group_sizes`, group i multiplied by `rhs[i]`."""
     return ragged_dot_general(lhs, rhs, group_sizes, _BASIC, precision=precision,
                               preferred_element_type=preferred_element_type,
-                              group_offset=group_offset)
+                              group_offset=group_offset, out_sharding=out_sharding)
 
