@@ -208,6 +208,8 @@ CREATORS = {
     "broadcast_to": lambda **kw: jnp.broadcast_to(np.ones(1), (4,), **kw),
     "broadcast_to_same": lambda **kw: jnp.broadcast_to(np.ones(4), (4,), **kw),
     "reduce_sum": lambda **kw: lax.reduce_sum(np.ones((4, 3)), (1,), **kw),
+    "rng_bit_generator": lambda **kw: lax.rng_bit_generator(
+        np.array([1, 2, 3, 4], np.uint32), (4,), **kw)[1],
     "ragged_dot": lambda **kw: lax.ragged_dot(np.arange(12.0).reshape(4, 3),
                                               np.ones((2, 3, 5)), np.array([1, 3]), **kw),
 }

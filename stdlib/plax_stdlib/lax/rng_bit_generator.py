@@ -16,6 +16,7 @@ from plax.extend.batching import moveaxis, not_mapped
 from plax.extend.constructors import describe, standard_primitive
 from plax.extend.core import ShapedArray
 from plax.extend.mlir import hlo, ir, mu
+from plax_stdlib.lax.out_sharding import canonical_out_sharding
 from plax_stdlib.lax.shape_ops import canonicalize_shape
 from plax_stdlib.lax.slicing import dynamic_update_index_in_dim, index_in_dim
 
@@ -77,11 +78,18 @@ rng_bit_generator_p = standard_primitive("lax.rng_bit_generator", _abstract_eval
 
 
 def rng_bit_generator(key, shape, dtype=np.uint32,
-                      algorithm: RandomAlgorithm = RandomAlgorithm.RNG_DEFAULT):
-    """(new key, random bits of `shape` and unsigned `dtype`) from XLA's bit generator."""
+                      algorithm: RandomAlgorithm = RandomAlgorithm.RNG_DEFAULT, *,
+                      out_sharding=None):
+    """(new key, random bits of `shape` and unsigned `dtype`) from XLA's bit generator;
+    the bits laid out (and, on `Explicit` axes, typed) as `out_sharding` if given."""
     shape = canonicalize_shape("rng_bit_generator", shape)
     dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "rng_bit_generator")
     if dtype not in _BIT_DTYPES:
         raise TypeError(f"rng_bit_generator: unsupported dtype {dtype}")
-    return tuple(rng_bit_generator_p.bind(key, shape=shape, dtype=dtype,
-                                          algorithm=RandomAlgorithm(algorithm)))
+    out_sharding = canonical_out_sharding("rng_bit_generator", out_sharding)
+    new_key, bits = rng_bit_generator_p.bind(key, shape=shape, dtype=dtype,
+                                             algorithm=RandomAlgorithm(algorithm))
+    if out_sharding is not None:
+        from plax.sharding import reshard
+        bits = reshard(bits, out_sharding)
+    return new_key, bits
