@@ -199,6 +199,19 @@ def test_inspection_functions():
             assert fn([[1], [2]]) == want
 
 
+def test_total_repeat_length_cuts_or_pads_with_the_operands_last_element():
+    # JAX's answers: the fill is the operand's last element along the axis, even where
+    # its own count is zero
+    a = np.array([[0, 1, 2], [3, 4, 5]])
+    cases = [((a, np.array([1, 2, 0]), 1, 5), [[0, 1, 1, 2, 2], [3, 4, 4, 5, 5]]),
+             ((a[0], np.array([0, 0, 0]), None, 2), [2, 2]),
+             ((a[0], np.array([1, 2, 1]), None, 3), [0, 1, 1]),
+             ((a[0], 2, None, 8), [0, 0, 1, 1, 2, 2, 2, 2])]
+    for (x, repeats, axis, total), expected in cases:
+        np.testing.assert_array_equal(
+            jnp.repeat(x, repeats, axis=axis, total_repeat_length=total), expected)
+
+
 def test_repeat_of_a_scalar_takes_any_axis_and_negative_repeats_are_shape_errors():
     # JAX repeats a scalar along its own (flattened) axis whatever `axis` says.
     for axis in (0, 1, -1):

@@ -404,17 +404,19 @@ def _repeat(a, repeats, axis: int, total_repeat_length):
         out = (lax.concatenate(pieces, axis) if pieces else
                lax.slice_in_dim(a, 0, 0, axis=axis))
     if total_repeat_length is not None:
-        out = _fit_length(out, axis, canonical_dim(total_repeat_length))
+        out = _fit_length(out, axis, canonical_dim(total_repeat_length), a)
     return out
 
 
-def _fit_length(x, axis: int, length):
-    """`x` cut, or padded with its last element, to `length` along `axis` (an int, or
-    a symbolic size the constraints can compare with the axis's)."""
+def _fit_length(x, axis: int, length, a):
+    """`x` cut, or padded with `a`'s last element along `axis` (JAX's fill, even where
+    that element's own count is zero), to `length` along `axis` (an int, or a
+    symbolic size the constraints can compare with the axis's)."""
     size = util.shape_of(x)[axis]
     if length <= size:
         return lax.slice_in_dim(x, 0, length, axis=axis)
-    last = lax.slice_in_dim(x, size - 1, size, axis=axis)
+    a_size = util.shape_of(a)[axis]
+    last = lax.slice_in_dim(a, a_size - 1, a_size, axis=axis)
     shape = list(util.shape_of(x))
     shape[axis] = length - size
     fill = lax.broadcast_in_dim(last, tuple(shape), tuple(range(len(shape))))
