@@ -154,8 +154,11 @@ def place_call(args: Sequence[Any], in_shardings: Sequence[Sharding | None] = ()
     in JAX. `describe(i)` names argument `i` in errors (default: `argument i`).
     """
     describe = describe or (lambda i: f"argument {i}")
-    used = (used_inputs(jaxpr, [a is not None for a in aliases])
-            if jaxpr is not None and not keep_unused else (True,) * len(args))
+    # (only where `args` are the Jaxpr's inputs one to one: an AOT lowering of a call
+    # with leading closed-over tracers passes its own arguments alone)
+    prunes = jaxpr is not None and not keep_unused and len(jaxpr.invars) == len(args)
+    used = (used_inputs(jaxpr, [a is not None for a in aliases]) if prunes
+            else (True,) * len(args))
     sources: list[tuple[tuple[Device, ...], str]] = []
     for i, s in enumerate(in_shardings):
         if s is not None and used[i]:
