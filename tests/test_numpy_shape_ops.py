@@ -212,6 +212,15 @@ def test_total_repeat_length_cuts_or_pads_with_the_operands_last_element():
             jnp.repeat(x, repeats, axis=axis, total_repeat_length=total), expected)
 
 
+def test_repeat_counts_must_be_arrays_or_scalars_as_in_jax():
+    # JAX refuses a Python list or tuple of counts (NumPy takes them)
+    for repeats in ([1, 2, 0], (1, 2, 0)):
+        with pytest.raises(TypeError, match="repeat requires ndarray or scalar arguments, "
+                                            f"got {type(repeats).__name__} at position 1"):
+            jnp.repeat(jnp.arange(3), repeats)
+    np.testing.assert_array_equal(jnp.repeat(jnp.arange(3), jnp.array([1, 2, 0])), [0, 1, 1])
+
+
 def test_repeat_of_a_scalar_takes_any_axis_and_negative_repeats_are_shape_errors():
     # JAX repeats a scalar along its own (flattened) axis whatever `axis` says.
     for axis in (0, 1, -1):
@@ -219,7 +228,7 @@ def test_repeat_of_a_scalar_takes_any_axis_and_negative_repeats_are_shape_errors
     with pytest.raises(TypeError):
         jnp.repeat(jnp.uint32(3), 3, axis=1.5)
     # A negative count is a negative dimension: NumPy's ValueError, JAX's TypeError.
-    for repeats in (-1, [1, -1, 2]):
+    for repeats in (-1, np.array([1, -1, 2])):
         with pytest.raises(ValueError, match="negative"):
             jnp.repeat(jnp.zeros((3, 4)), repeats, axis=0)
         with pytest.raises(TypeError, match="negative"):

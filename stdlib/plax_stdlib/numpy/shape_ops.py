@@ -365,7 +365,8 @@ def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | No
     which must be static) along `axis` (of the flattened array if None). With
     `out_sharding`, computed as JAX does: on the mesh's axes made `Auto`, the result
     then typed and laid out as `out_sharding`."""
-    a = util.ensure_arraylike("repeat", a)
+    util.check_arraylike("repeat", a, repeats)  # a list of counts is a TypeError (JAX)
+    a = util.operand(a)
     repeats = util.concrete_or_error(repeats, "repeat: repeats must be static")
     if axis is not None and _ndim(a) == 0:  # any int axis of a scalar is its own (JAX)
         operator.index(axis)
