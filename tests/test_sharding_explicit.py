@@ -297,9 +297,16 @@ def test_indexing_select_and_conv_rule_errors(emesh, name, fn, operands, message
 
 def test_explicit_out_sharding_resolves_ambiguity(emesh, data):
     x = put(emesh, data, "x", "y")
-    out = plax.jit(lambda a: plax.lax.reshape(a, (4, 2, 4), out_sharding=P("x", None, "y")))(x)
+    f = plax.jit(lambda a: plax.lax.reshape(a, (4, 2, 4), out_sharding=P("x", None, "y")))
+    with plax.set_mesh(emesh):
+        out = f(x)
     assert spec_of(out) == ("x", None, "y")
     np.testing.assert_array_equal(np.asarray(out), data.reshape(4, 2, 4))
+    # a bare PartitionSpec names the axes of the mesh in context: none here (JAX's error,
+    # though the argument's type names a mesh)
+    with pytest.raises(ValueError, match="PartitionSpec P\\('x', None, 'y'\\) as out_sharding "
+                                         "outside a mesh context"):
+        f(x)
 
 
 def test_lowering_states_typed_results_as_constraints(emesh, data):
@@ -442,17 +449,20 @@ def test_conv_out_sharding(emesh):
 
     def conv(a, b, spec):
         return plax.lax.conv_general_dilated(a, b, (1, 1), "SAME", out_sharding=spec)
-    for spec, expected in ((P("x", "y"), ("x", "y", None, None)),
-                           (P(), (None,) * 4), (P("x", "y", None, None, None), None)):
-        inside, out = traced_specs(lambda a, b, s=spec: conv(a, b, s), x, w)
-        assert inside == (expected or ("x", "y", None, None)), spec
-        np.testing.assert_allclose(np.asarray(out), want, rtol=1e-4, atol=1e-4)
-    with pytest.raises(TypeError, match="only supports instances of"):
-        conv(x, w, "x")
-    with pytest.raises(ValueError, match="more than the result's rank"):
-        plax.jit(lambda a, b: conv(a, b, P("x", None, None, None, "y")))(x, w)
-    with pytest.raises(ValueError, match="not divisible"):
-        plax.jit(lambda a, b: conv(a, b, P(None, ("x", "y"))))(x, w)  # 4 features, 8 pieces
+    with plax.set_mesh(emesh):
+        for spec, expected in ((P("x", "y"), ("x", "y", None, None)),
+                               (P(), (None,) * 4), (P("x", "y", None, None, None), None)):
+            inside, out = traced_specs(lambda a, b, s=spec: conv(a, b, s), x, w)
+            assert inside == (expected or ("x", "y", None, None)), spec
+            np.testing.assert_allclose(np.asarray(out), want, rtol=1e-4, atol=1e-4)
+        with pytest.raises(TypeError, match="only supports instances of"):
+            conv(x, w, "x")
+        with pytest.raises(ValueError, match="more than the result's rank"):
+            plax.jit(lambda a, b: conv(a, b, P("x", None, None, None, "y")))(x, w)
+        with pytest.raises(ValueError, match="not divisible"):  # 4 features, 8 pieces
+            plax.jit(lambda a, b: conv(a, b, P(None, ("x", "y"))))(x, w)
+    with pytest.raises(ValueError, match="outside a mesh context"):
+        plax.jit(lambda a, b: conv(a, b, P("x", "y")))(x, w)
 
 
 def test_cotangents_keep_explicit_shardings(emesh, data):

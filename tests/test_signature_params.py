@@ -208,6 +208,8 @@ CREATORS = {
     "broadcast_to": lambda **kw: jnp.broadcast_to(np.ones(1), (4,), **kw),
     "broadcast_to_same": lambda **kw: jnp.broadcast_to(np.ones(4), (4,), **kw),
     "reduce_sum": lambda **kw: lax.reduce_sum(np.ones((4, 3)), (1,), **kw),
+    "broadcasted_iota": lambda **kw: lax.broadcasted_iota(np.int32, (4,), 0, **kw),
+    "broadcast_in_dim": lambda **kw: lax.broadcast_in_dim(np.ones(3), (4, 3), (1,), **kw),
     "rng_bit_generator": lambda **kw: lax.rng_bit_generator(
         np.array([1, 2, 3, 4], np.uint32), (4,), **kw)[1],
     "ragged_dot": lambda **kw: lax.ragged_dot(np.arange(12.0).reshape(4, 3),
@@ -298,17 +300,25 @@ def test_lax_reduce_out_sharding(mesh):
 
 
 @pytest.mark.parametrize("name", ["zeros", "full_like", "arange", "asarray", "dot", "ravel",
-                                  "reduce_sum"])
+                                  "reduce_sum", "broadcasted_iota", "broadcast_in_dim"])
 def test_out_sharding_must_be_named_or_a_spec(name):
     with pytest.raises(TypeError, match="out_sharding"):
         CREATORS[name](out_sharding=SingleDeviceSharding(plax.devices()[0]))
 
 
+@pytest.mark.parametrize("name", sorted(CREATORS))
+def test_a_bare_spec_outside_a_mesh_context_is_a_value_error(name):
+    # as in JAX: a PartitionSpec names axes of the mesh in context, and there is none
+    # (under jit too, whatever mesh the arguments' types name)
+    with pytest.raises(ValueError, match="outside a mesh context"):
+        CREATORS[name](out_sharding=P())
+    with pytest.raises(ValueError, match="outside a mesh context"):
+        plax.jit(lambda: CREATORS[name](out_sharding=P("x")))()
+
+
 @pytest.mark.parametrize("name", ["zeros", "full_like", "arange", "asarray"])
 def test_creation_out_sharding_bad_values(name):
     make = CREATORS[name]
-    with pytest.raises(ValueError, match="mesh context"):
-        make(out_sharding=P())
     auto = plax.make_mesh((1,), ("x",), axis_types=(AxisType.Auto,))
     with pytest.raises(ValueError, match="Auto"):
         make(out_sharding=NamedSharding(auto, P("x")))

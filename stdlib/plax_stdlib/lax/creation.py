@@ -14,6 +14,7 @@ from plax.extend.constructors import (
 from plax.extend.core import ShapedArray, get_aval
 from plax.extend.mlir import mu
 from plax_stdlib.lax.conversion import convert_with_weak_type
+from plax_stdlib.lax.out_sharding import check_out_sharding
 from plax_stdlib.lax.shape_ops import broadcast, canonicalize_shape
 
 
@@ -37,7 +38,8 @@ def broadcasted_iota(dtype, shape, dimension: int, *, out_sharding=None):
     dtype = dtypes.dtype(dtype, canonicalize=True)
     shape = canonicalize_shape("broadcasted_iota", shape)
     dimension = canonicalize_axis("broadcasted_iota", dimension, len(shape), "dimension")
-    return iota_p.bind(dtype=dtype, shape=shape, dimension=dimension, sharding=out_sharding)
+    return iota_p.bind(dtype=dtype, shape=shape, dimension=dimension,
+                       sharding=check_out_sharding("broadcasted_iota", out_sharding))
 
 
 def iota(dtype, size: int, *, sharding=None):

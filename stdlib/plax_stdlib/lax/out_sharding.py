@@ -14,14 +14,20 @@ from plax.extend.sharding import sharding_from_spec
 
 
 def check_out_sharding(name: str, out_sharding: Any) -> Any:
-    """`out_sharding` (None, a `NamedSharding` or a `PartitionSpec`), or a TypeError."""
+    """`out_sharding` (None, a `NamedSharding` or a `PartitionSpec`), or JAX's errors:
+    a TypeError for another kind of value, a ValueError for a PartitionSpec outside a
+    mesh context (it names axes of no mesh)."""
     if out_sharding is None:
         return None
-    from plax.sharding import NamedSharding, PartitionSpec
+    from plax.sharding import NamedSharding, PartitionSpec, get_abstract_mesh
     if not isinstance(out_sharding, (NamedSharding, PartitionSpec)):
         raise TypeError(f"`out_sharding` argument of {name} only supports instances of "
                         "`NamedSharding` or `PartitionSpec`. Got "
                         f"{out_sharding!r} of type: {type(out_sharding)}")
+    if isinstance(out_sharding, PartitionSpec) and get_abstract_mesh().empty:
+        raise ValueError(f"{name}: using the PartitionSpec {out_sharding} as out_sharding "
+                         "outside a mesh context is not allowed; pass a NamedSharding "
+                         "or enter a mesh with `plax.set_mesh(mesh)`")
     return out_sharding
 
 
@@ -32,10 +38,11 @@ def cotangent_sharding(aval, *others, order=None) -> Any:
     operand's none, None where no type has one."""
     typed = aval.typed_sharding
     if typed is None:
-        if all(get_aval(x).typed_sharding is None for x in others):
+        typed_others = [s for s in (get_aval(x).typed_sharding for x in others) if s is not None]
+        if not typed_others:
             return None
         from plax.sharding import PartitionSpec
-        return PartitionSpec()
+        return typed_others[0].update(spec=PartitionSpec())
     if order is None:
         return typed
     spec = tuple(typed.spec) + (None,) * (aval.ndim - len(typed.spec))
@@ -110,10 +117,6 @@ def canonical_out_sharding(name: str, out_sharding: Any) -> Any:
     from plax import sharding
     context = sharding.get_abstract_mesh()
     if isinstance(out_sharding, sharding.PartitionSpec):
-        if context.empty:
-            raise ValueError(f"{name}: using the PartitionSpec {out_sharding} as out_sharding "
-                             "outside a mesh context is not allowed; pass a NamedSharding "
-                             "or enter a mesh with `plax.set_mesh(mesh)`")
         out_sharding = sharding_from_spec(out_sharding, f"the out_sharding of {name}")
     mesh = out_sharding.mesh.abstract_mesh
     if mesh.empty:

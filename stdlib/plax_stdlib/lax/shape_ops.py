@@ -119,7 +119,7 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
             and dims == tuple(range(len(shape))) and out_sharding is None):
         return operand
     return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims,
-                                   sharding=out_sharding)
+                                   sharding=check_out_sharding("broadcast_in_dim", out_sharding))
 
 
 def broadcast(operand, sizes, *, out_sharding=None):
