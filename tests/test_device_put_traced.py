@@ -41,15 +41,17 @@ def test_device_and_memory_space_targets_inside_jit_leave_the_value(devs):
         np.testing.assert_array_equal(f(X), X * 3)
         (eqn,) = _put_eqns(plax.make_jaxpr(lambda a, t=target: plax.device_put(a, t))(X).jaxpr)
         assert eqn.params["device"] is target
-    # a pytree with a target per leaf: each leaf with a target binds it, a constant
-    # too (JAX stages its put as well)
+    # a pytree with a target per leaf: every leaf binds its target, a constant too, and
+    # a leaf without one binds None (JAX stages each put as well)
     g = plax.jit(lambda a, b: plax.device_put((a, b, 2.0), (devs[1], None, devs[2])))
     outs = g(X, X + 1)
     np.testing.assert_array_equal(outs[0], X)
     np.testing.assert_array_equal(outs[1], X + 1)
     assert float(outs[2]) == 2.0
     puts = _put_eqns(plax.make_jaxpr(g)(X, X).jaxpr.eqns[0].params["jaxpr"].jaxpr)
-    assert [eqn.params["device"] for eqn in puts] == [devs[1], devs[2]]
+    assert [eqn.params["device"] for eqn in puts] == [devs[1], None, devs[2]]
+    (eqn,) = _put_eqns(plax.make_jaxpr(plax.device_put)(X).jaxpr)
+    assert eqn.params["device"] is None
 
 
 def test_grad_and_vmap_through_device_put(mesh):

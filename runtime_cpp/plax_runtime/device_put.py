@@ -82,13 +82,15 @@ def device_put(x: Any, device: Device | Sharding | Any | None = None, *,
     for d, m in zip(donations, aliasing):
         if d and m:
             raise ValueError("device_put: may_alias=True and donate=True cannot both be set")
-    # Under a staging trace (jit) every placed leaf is staged, constants too, as in JAX:
-    # the equation's sharding then says where the computation runs.
+    # Under a staging trace (jit) every leaf is staged, constants too, and so is every
+    # tracer, as in JAX: an equation's sharding then says where the computation runs
+    # (one without a target changes nothing).
     staging = isinstance(current_trace(), StagingTrace)
-    traced = [i for i, (leaf, place) in enumerate(zip(leaves, places))
-              if place is not None and (staging or isinstance(leaf, Tracer))]
-    for i in traced:  # (a traced value without a target stays as it is, as in JAX)
-        place = places[i] if isinstance(places[i], (Device, Space)) else _as_sharding(places[i])
+    traced = [i for i, leaf in enumerate(leaves) if staging or isinstance(leaf, Tracer)]
+    for i in traced:
+        place = places[i]
+        if not (place is None or isinstance(place, (Device, Space))):
+            place = _as_sharding(place)
         leaves[i] = traced_device_put(leaves[i], place, donations[i], aliasing[i])
         places[i] = None
     if one_target and not traced:
