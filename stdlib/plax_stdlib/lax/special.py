@@ -81,10 +81,16 @@ def _public(prim, name: str, params: str, doc: str):
     so that they can be passed by keyword)."""
     sig = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
                              for p in params.split()])
+    arity = len(sig.parameters)
 
     def apply(*args, **kwargs):
-        xs = sig.bind(*args, **kwargs).args
-        return prim.bind(*match_python_scalars(name, *xs))
+        # (all positional, the common call, needs no binding)
+        if kwargs or len(args) != arity:
+            try:
+                args = sig.bind(*args, **kwargs).args
+            except TypeError as err:
+                raise TypeError(f"{name}(): {err}") from None
+        return prim.bind(*match_python_scalars(name, *args))
     apply.__name__ = apply.__qualname__ = name
     apply.__module__ = __name__
     apply.__doc__ = doc
