@@ -175,29 +175,34 @@ def _filled(shape, fill_value, dtype, weak_type, fun_name, sharding=None):
 def full(shape: Any, fill_value: Any, dtype: Any = None, *, device=None, out_sharding=None):
     """An array of `shape` filled with `fill_value` (broadcast if it is an array);
     weakly typed when `fill_value` is a Python scalar and `dtype` is not given."""
-    out_sharding = _out_sharding("full", device, out_sharding)
-    shape = util.canonicalize_shape(shape, "full")
-    dtype = util.check_user_dtype(dtype, "full")
-    fill_value = util.ensure_arraylike("full", fill_value)
-    out_dtype = dtype or util.dtype_of(fill_value)
-    weak = dtype is None and util.is_weak(fill_value)
-    return _place(_filled(shape, fill_value, out_dtype, weak, "full"), device, out_sharding)
+    return _full("full", shape, fill_value, dtype, device, out_sharding)
 
 
 def zeros(shape: Any, dtype: Any = None, *, device=None, out_sharding=None):
-    return full(shape, 0, dtype or dtypes.default_float_dtype(), device=device,
-                out_sharding=_out_sharding("zeros", device, out_sharding))
+    return _full("zeros", shape, 0, dtype or dtypes.default_float_dtype(), device,
+                 out_sharding)
 
 
 def ones(shape: Any, dtype: Any = None, *, device=None, out_sharding=None):
-    return full(shape, 1, dtype or dtypes.default_float_dtype(), device=device,
-                out_sharding=_out_sharding("ones", device, out_sharding))
+    return _full("ones", shape, 1, dtype or dtypes.default_float_dtype(), device,
+                 out_sharding)
 
 
 def empty(shape: Any, dtype: Any = None, *, device=None, out_sharding=None):
     """Like `zeros`: XLA has no uninitialized buffers."""
-    return zeros(shape, dtype, device=device,
-                 out_sharding=_out_sharding("empty", device, out_sharding))
+    return _full("empty", shape, 0, dtype or dtypes.default_float_dtype(), device,
+                 out_sharding)
+
+
+def _full(name: str, shape, fill_value, dtype, device, out_sharding):
+    """`full`, its arguments checked once, the errors naming the function called."""
+    out_sharding = _out_sharding(name, device, out_sharding)
+    shape = util.canonicalize_shape(shape, name)
+    dtype = util.check_user_dtype(dtype, name)
+    fill_value = util.ensure_arraylike(name, fill_value)
+    out_dtype = dtype or util.dtype_of(fill_value)
+    weak = dtype is None and util.is_weak(fill_value)
+    return _place(_filled(shape, fill_value, out_dtype, weak, name), device, out_sharding)
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device=None,
@@ -205,29 +210,32 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, 
     """Like `full`, with `a`'s shape and dtype (and weak type) unless given; with its
     shape, also the sharding in its type (on explicit mesh axes), as in JAX, unless
     `out_sharding` gives another."""
-    out_sharding = _out_sharding("full_like", device, out_sharding)
-    a, fill_value = util.ensure_arraylike("full_like", a, fill_value)
-    dtype = util.check_user_dtype(dtype, "full_like")
-    out_shape = util.shape_of(a) if shape is None else util.canonicalize_shape(shape, "full_like")
+    return _full_like("full_like", a, fill_value, dtype, shape, device, out_sharding)
+
+
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None,
+               out_sharding=None):
+    return _full_like("zeros_like", a, 0, dtype, shape, device, out_sharding)
+
+
+def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None,
+              out_sharding=None):
+    return _full_like("ones_like", a, 1, dtype, shape, device, out_sharding)
+
+
+def _full_like(name: str, a, fill_value, dtype, shape, device, out_sharding):
+    """`full_like`, its arguments checked once, the errors naming the function called."""
+    out_sharding = _out_sharding(name, device, out_sharding)
+    a, fill_value = util.ensure_arraylike(name, a, fill_value)
+    dtype = util.check_user_dtype(dtype, name)
+    out_shape = util.shape_of(a) if shape is None else util.canonicalize_shape(shape, name)
     weak = dtype is None and util.is_weak(a)
     typed = (getattr(get_aval(a), "typed_sharding", None)
              if shape is None and out_sharding is None else None)
     if typed is not None and not isinstance(a, Tracer):
         typed = a.sharding  # a concrete array's own devices, which eager dispatch uses
-    out = _filled(out_shape, fill_value, dtype or util.dtype_of(a), weak, "full_like", typed)
+    out = _filled(out_shape, fill_value, dtype or util.dtype_of(a), weak, name, typed)
     return _place(out, device, out_sharding)
-
-
-def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None,
-               out_sharding=None):
-    return full_like(a, 0, dtype, shape, device=device,
-                     out_sharding=_out_sharding("zeros_like", device, out_sharding))
-
-
-def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None,
-              out_sharding=None):
-    return full_like(a, 1, dtype, shape, device=device,
-                     out_sharding=_out_sharding("ones_like", device, out_sharding))
 
 
 def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device=None):
