@@ -138,11 +138,16 @@ def weak_result(avals: Sequence[ShapedArray], dtype) -> bool:
 
 
 def canonicalize_axis(name: str, axis: int, ndim: int, what: str = "axis", *,
-                      error: type[Exception] = AxisError) -> int:
+                      error: type[Exception] = AxisError, negative: bool = True) -> int:
     """`axis` in `[-ndim, ndim)` made non-negative, else `error`: by default NumPy's
     AxisError, both a ValueError and an IndexError (JAX raises either, op by op);
-    the shape rules for which JAX raises TypeError pass that."""
+    the shape rules for which JAX raises TypeError pass that. With `negative=False`
+    only `[0, ndim)` is accepted (the lax operations JAX gives no negative axes)."""
     axis = int(axis)
+    if axis < 0 and not negative:
+        raise error(f"{name}: {what} {axis} is negative, which this lax operation does "
+                    f"not take (it must be in [0, {ndim}); plax.numpy's functions take "
+                    "negative ones)")
     if not -ndim <= axis < ndim:
         raise error(f"{name}: {what} {axis} is out of bounds for an array of rank {ndim}")
     return axis + ndim if axis < 0 else axis

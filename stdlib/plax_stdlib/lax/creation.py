@@ -37,7 +37,8 @@ def broadcasted_iota(dtype, shape, dimension: int, *, out_sharding=None):
     """An array of `shape` whose elements count 0, 1, 2... along `dimension`."""
     dtype = dtypes.dtype(dtype, canonicalize=True)
     shape = canonicalize_shape("broadcasted_iota", shape)
-    dimension = canonicalize_axis("broadcasted_iota", dimension, len(shape), "dimension")
+    dimension = canonicalize_axis("broadcasted_iota", dimension, len(shape), "dimension",
+                                  error=ValueError, negative=False)
     return iota_p.bind(dtype=dtype, shape=shape, dimension=dimension,
                        sharding=check_out_sharding("broadcasted_iota", out_sharding))
 

@@ -123,7 +123,7 @@ cumlogsumexp_p = _cumulative(
 
 def _cumulative_fn(prim):
     def cumulative(operand, axis: int = 0, reverse: bool = False):
-        axis = canonicalize_axis(prim.name, axis, get_aval(operand).ndim)
+        axis = canonicalize_axis(prim.name, axis, get_aval(operand).ndim, negative=False)
         return prim.bind(operand, axis=axis, reverse=bool(reverse))
     cumulative.__name__ = prim.name
     cumulative.__doc__ = (f"`{prim.name}` of `operand` along `axis`, from the end if "

@@ -32,8 +32,10 @@ from plax_stdlib.lax.out_sharding import check_out_sharding
 
 
 def canonicalize_axes(name: str, axes: Sequence[int], ndim: int) -> tuple[int, ...]:
-    """Axes made non-negative and sorted; ValueError if repeated or out of range."""
-    canonical = [canonicalize_axis(name, operator.index(a), ndim) for a in axes]
+    """Axes checked to be in `[0, ndim)` (lax's reductions take no negative axes, as
+    JAX's) and sorted; ValueError if repeated or out of range."""
+    canonical = [canonicalize_axis(name, operator.index(a), ndim, "axis", negative=False)
+                 for a in axes]
     if len(set(canonical)) != len(canonical):
         raise ValueError(f"{name}: repeated axis in {tuple(axes)}")
     return tuple(sorted(canonical))
@@ -315,7 +317,7 @@ argmin_p = _arg_reduction("argmin", "LT", highest_value)
 def argmax(operand, axis: int, index_dtype):
     """Index of the largest element along `axis` (the first one on ties; NaN counts as
     largest)."""
-    axis = canonicalize_axis("argmax", axis, get_aval(operand).ndim)
+    axis = canonicalize_axis("argmax", axis, get_aval(operand).ndim, negative=False)
     index_dtype = dtypes.dtype(index_dtype, canonicalize=True)
     return argmax_p.bind(operand, axes=(axis,), index_dtype=index_dtype)
 
@@ -323,6 +325,6 @@ def argmax(operand, axis: int, index_dtype):
 def argmin(operand, axis: int, index_dtype):
     """Index of the smallest element along `axis` (the first one on ties; NaN counts as
     smallest)."""
-    axis = canonicalize_axis("argmin", axis, get_aval(operand).ndim)
+    axis = canonicalize_axis("argmin", axis, get_aval(operand).ndim, negative=False)
     index_dtype = dtypes.dtype(index_dtype, canonicalize=True)
     return argmin_p.bind(operand, axes=(axis,), index_dtype=index_dtype)

@@ -316,7 +316,7 @@ def concatenate(operands, dimension: int):
         return operands[0]
     ndim = get_aval(operands[0]).ndim
     dimension = canonicalize_axis("concatenate", dimension, max(ndim, 1), "dimension",
-                                  error=TypeError)
+                                  error=TypeError, negative=False)
     return concatenate_p.bind(*operands, dimension=dimension)
 
 
@@ -417,6 +417,6 @@ rev_p = standard_primitive("lax.rev", _rev_abstract_eval,
 def rev(operand, dimensions):
     """`operand` with the order of elements reversed along `dimensions`."""
     ndim = get_aval(operand).ndim
-    dims = tuple(canonicalize_axis("rev", d, ndim, "dimension", error=TypeError)
-                 for d in dimensions)
+    dims = tuple(canonicalize_axis("rev", d, ndim, "dimension", error=TypeError,
+                                   negative=False) for d in dimensions)
     return rev_p.bind(operand, dimensions=dims)
