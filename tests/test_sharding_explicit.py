@@ -546,3 +546,49 @@ def test_replicated_shards_count_globally_and_stay_on_the_fast_path(devs, axis_t
     assert {k: sorted(v) for k, v in by_block.items()} == {0: [0, 1, 2, 3], 4: [0, 1, 2, 3]}
     assert fastpath_stats(f)["hits"] == 2
     np.testing.assert_array_equal(np.asarray(x), np.arange(16).reshape(8, 2) * 8)
+
+
+def test_with_sharding_constraint_names_only_auto_axes_and_asserts_on_explicit_meshes(
+        emesh, data):
+    """JAX's rules (checked against JAX 0.10.2): a constraint is for the partitioner;
+    `reshard` is what changes the layout over Explicit axes."""
+    wsc = plax.lax.with_sharding_constraint
+    x = put(emesh, data, "x")
+    with plax.set_mesh(emesh):  # every axis Explicit: an assertion on the type
+        out = plax.jit(lambda a: wsc(a * 2, P("x")))(x)
+        assert spec_of(out) == ("x", None) and out.sharding.spec == P("x", None)
+        np.testing.assert_allclose(np.asarray(out), data * 2)
+        assert wsc(x, NamedSharding(emesh, P("x", None))) is x
+        for bad in (P("y"), P(None, "x")):
+            with pytest.raises(AssertionError, match="has the spec P\\('x', None\\), not"):
+                plax.jit(lambda a, s=bad: wsc(a * 2, s))(x)
+            with pytest.raises(AssertionError, match="use `plax.sharding.reshard`"):
+                wsc(x, bad)
+    # elsewhere a constraint names Auto axes only
+    with pytest.raises(ValueError, match="names the mesh axes \\('y',\\), which are not Auto"):
+        plax.jit(lambda a: wsc(a, NamedSharding(emesh, P(None, "y"))))(x)
+    # ... and leaves the type as it is: an unsplit constraint keeps the type's split
+    kept = plax.jit(lambda a: wsc(a * 2, NamedSharding(emesh, P())))(x)
+    assert spec_of(kept) == ("x", None)
+    mixed = plax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit, AxisType.Auto))
+    xm = put(mixed, data, "x")
+    with plax.set_mesh(mixed):
+        out = plax.jit(lambda a: wsc(a * 2, P(None, "y")))(xm)
+        with pytest.raises(ValueError, match="not Auto"):
+            plax.jit(lambda a: wsc(a * 2, P(None, "x")))(xm)
+    assert spec_of(out) == ("x", None)
+    np.testing.assert_allclose(np.asarray(out), data * 2)
+    # no Auto axis for the partitioner to choose over
+    with pytest.raises(ValueError, match="cannot contain P.UNCONSTRAINED"):
+        NamedSharding(emesh, P(P.UNCONSTRAINED))
+
+
+def test_reshard_and_out_sharding_results_spell_one_entry_per_dimension(emesh, data):
+    # as JAX's results do (a device_put keeps the spec as given)
+    with plax.set_mesh(emesh):
+        assert plax.sharding.reshard(data, P("x")).sharding.spec == P("x", None)
+        assert jnp.zeros((4, 8), out_sharding=P("x")).sharding.spec == P("x", None)
+        assert jnp.full_like(data, 1, out_sharding=P("x")).sharding.spec == P("x", None)
+    assert plax.device_put(data, NamedSharding(emesh, P("x"))).sharding.spec == P("x")
+    moved = plax.sharding.reshard(put(emesh, data), NamedSharding(emesh, P(None, "y")))
+    assert moved.sharding.spec == P(None, "y") and spec_of(moved) == (None, "y")

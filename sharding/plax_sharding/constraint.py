@@ -131,7 +131,12 @@ sharding_constraint_p = standard_primitive(
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     """`x` (a pytree) with each leaf constrained to its sharding (`shardings` is one
-    Sharding or PartitionSpec, or a pytree prefix of `x` of them)."""
+    Sharding or PartitionSpec, or a pytree prefix of `x` of them).
+
+    As in JAX, a constraint is for the partitioner, so its NamedShardings may name only
+    `Auto` mesh axes (`reshard` changes the layout in a type, over `Explicit` ones); on
+    a context mesh whose axes are all `Explicit`, a NamedSharding constraint only
+    asserts that each leaf's type already has its spec."""
     leaves, treedef = tree_util.tree_flatten(x)
     try:
         targets = tree_util.broadcast_prefix(shardings, x, is_leaf=lambda s: s is None
@@ -145,5 +150,58 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
             raise ValueError(f"with_sharding_constraint: leaf {i} of the value has no "
                              "sharding (None is not a constraint)")
         target = sharding_from_spec(target, "with_sharding_constraint's shardings")
-        outs.append(sharding_constraint_p.bind(leaf, sharding=target))
+        outs.append(_constrained(leaf, target))
     return tree_util.tree_unflatten(treedef, outs)
+
+
+def _constrained(x: Any, target: Sharding) -> Any:
+    if not isinstance(target, NamedSharding):
+        return sharding_constraint_p.bind(x, sharding=target)
+    context = abstract_mesh()
+    if context is not None and context.axis_types and all(
+            t is AxisType.Explicit for t in context.axis_types):
+        _check_typed_as(x, target)
+        return x
+    mesh = target.mesh
+    typed = [a for a in target.spec.mesh_axes()
+             if mesh.axis_types[mesh.axis_names.index(a)] is not AxisType.Auto]
+    if typed:
+        raise ValueError(
+            f"with_sharding_constraint: the spec {target.spec} names the mesh axes "
+            f"{tuple(typed)}, which are not Auto (on {mesh.abstract_mesh}); a constraint "
+            "may name only Auto axes: `plax.sharding.reshard` lays a value out over "
+            "Explicit ones")
+    return sharding_constraint_p.bind(x, sharding=_keeping_type(get_aval(x), target))
+
+
+def _keeping_type(aval, target: NamedSharding) -> NamedSharding:
+    """`target` (which names only Auto axes) with the split of `aval`'s type over its
+    Explicit axes added in, dimension by dimension: a constraint leaves the type as it
+    is, as JAX's does, and the layout it asks for keeps the type's splits."""
+    typed = aval.typed_sharding
+    if typed is None or not typed.spec.mesh_axes():
+        return target
+    have, want = typed.spec.for_rank(aval.ndim), target.spec.for_rank(aval.ndim)
+    merged = []
+    for dim, entry in enumerate(want.partitions):
+        names = have.axes_of(dim)
+        if names:
+            names += () if entry is PartitionSpec.UNCONSTRAINED else want.axes_of(dim)
+            entry = names[0] if len(names) == 1 else names
+        merged.append(entry)
+    return target.update(spec=want.update(partitions=tuple(merged)))
+
+
+def _check_typed_as(x: Any, target: NamedSharding) -> None:
+    """On an all-`Explicit` mesh a constraint asserts, as in JAX: an AssertionError
+    unless `x`'s type already has the spec of `target` (unconstrained entries aside)."""
+    aval = get_aval(x)
+    typed = aval.typed_sharding
+    have = (typed.spec if typed is not None else PartitionSpec()).for_rank(aval.ndim)
+    want = target.spec.for_rank(aval.ndim)
+    if any(w is not PartitionSpec.UNCONSTRAINED and w != h
+           for h, w in zip(have.partitions, want.partitions)) or len(want) > aval.ndim:
+        raise AssertionError(
+            f"with_sharding_constraint acts as an assertion when every axis of the mesh "
+            f"is Explicit: the value of type {aval.str_short()} has the spec {have}, not "
+            f"{want}; use `plax.sharding.reshard` to lay it out as that")

@@ -18,7 +18,7 @@ from typing import Any, Callable
 from plax.extend import tree_util
 from plax.extend.core import EVAL_TRACE, current_trace, get_aval
 from plax.extend.sharding import Sharding, abstract_mesh, concrete_mesh, meshes_in_context
-from plax_sharding.constraint import sharding_constraint_p, with_sharding_constraint
+from plax_sharding.constraint import sharding_constraint_p
 from plax_sharding.mesh import AxisType
 from plax_sharding.named_sharding import NamedSharding
 from plax_sharding.partition_spec import PartitionSpec
@@ -47,10 +47,18 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
     pytree prefix of them), with the layout over explicit axes in the result's type."""
     leaves, treedef = tree_util.tree_flatten(xs)
     targets = tree_util.broadcast_prefix(out_shardings, xs, is_leaf=_is_target)
-    outs = [with_sharding_constraint(leaf, NamedSharding(_context_mesh("reshard"), target)
-                                     if isinstance(target, PartitionSpec) else target)
-            for leaf, target in zip(leaves, targets)]
+    outs = [_resharded(leaf, target) for leaf, target in zip(leaves, targets)]
     return tree_util.tree_unflatten(treedef, outs)
+
+
+def _resharded(x, target):
+    """`x` laid out as `target`; a NamedSharding's spec is spelled with one entry per
+    dimension, as the result's type (and JAX's result) spells it."""
+    if isinstance(target, PartitionSpec):
+        target = NamedSharding(_context_mesh("reshard"), target)
+    if isinstance(target, NamedSharding):
+        target = target.update(spec=_spec_for_rank(target.spec, get_aval(x).ndim))
+    return sharding_constraint_p.bind(x, sharding=target)
 
 
 def _retyped(x, mesh, spec: PartitionSpec):
@@ -68,11 +76,9 @@ def _spec_for_rank(spec: PartitionSpec, ndim: int) -> PartitionSpec:
     or cut where the entries past `ndim` are None (left as it is otherwise, for the
     sharding's own rank error)."""
     parts = spec.partitions
-    if len(parts) < ndim:
-        return spec.update(partitions=parts + (None,) * (ndim - len(parts)))
     if len(parts) > ndim and not any(e is not None for e in parts[ndim:]):
         return spec.update(partitions=parts[:ndim])
-    return spec
+    return spec.for_rank(ndim)
 
 
 def _switch_axes(fun: Callable, axes, new_type: AxisType, old_type: AxisType,

@@ -64,6 +64,10 @@ def check_spec(mesh, spec: PartitionSpec) -> None:
                 f"most one positional dimension, but {spec} has duplicate entries for "
                 f"`{name}`")
         seen.add(name)
+    if UNCONSTRAINED in spec.partitions and AxisType.Auto not in mesh.axis_types:
+        raise ValueError(f"{spec} cannot contain P.UNCONSTRAINED on a mesh without Auto axes "
+                         f"(the partitioner chooses nothing there); got the axis types "
+                         f"{mesh.axis_types}")
     for what, axes in (("Unreduced", spec.unreduced), ("Reduced", spec.reduced)):
         implicit = [a for a in sorted(axes, key=str)
                     if mesh.axis_types[mesh.axis_names.index(a)] is not AxisType.Explicit]

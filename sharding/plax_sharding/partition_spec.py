@@ -124,6 +124,13 @@ class PartitionSpec:
                              unreduced=changes.get("unreduced", self.unreduced),
                              reduced=changes.get("reduced", self.reduced))
 
+    def for_rank(self, ndim: int) -> PartitionSpec:
+        """This spec with one entry per dimension of a rank-`ndim` value (None for the
+        dimensions it leaves out), as a value's type spells it."""
+        missing = ndim - len(self._partitions)
+        return self if missing <= 0 else self.update(
+            partitions=self._partitions + (None,) * missing)
+
     def _entries(self, how: str) -> tuple:
         """The entries, refused (as JAX does) where unpacking would lose the unreduced
         or reduced axes."""

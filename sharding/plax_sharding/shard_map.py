@@ -164,11 +164,7 @@ def _type_spec(aval) -> PartitionSpec:
     """The spec of `aval`'s type sharding, one entry per dimension."""
     sharding = getattr(aval, "sharding", None)
     spec = getattr(sharding, "spec", None) or PartitionSpec()
-    return _padded(spec, aval.ndim)
-
-
-def _padded(spec: PartitionSpec, ndim: int) -> PartitionSpec:
-    return PartitionSpec(*spec, *(None,) * (ndim - len(spec)))
+    return spec.for_rank(aval.ndim)
 
 
 def _check_types_match(mesh, manual_axes: tuple, specs, avals) -> None:
@@ -178,7 +174,7 @@ def _check_types_match(mesh, manual_axes: tuple, specs, avals) -> None:
             t is not AxisType.Explicit for t in mesh.axis_types):
         return
     for spec, aval in zip(specs, avals):
-        want, have = _padded(spec, aval.ndim), _type_spec(aval)
+        want, have = spec.for_rank(aval.ndim), _type_spec(aval)
         if want != have:
             raise ValueError(
                 f"in_specs passed to shard_map: {want} does not match the specs of the input: "

@@ -144,12 +144,11 @@ def _out_sharding(name: str, device, out_sharding):
 
 def _place(out, device, out_sharding=None):
     """`out` committed to `device`, or laid out (and, on `Explicit` axes, typed) as a
-    checked `out_sharding`: a traced value through `reshard`, a concrete one moved."""
+    checked `out_sharding` by `reshard` (which spells its spec with one entry per
+    dimension, as JAX's result does)."""
     if out_sharding is not None:
-        if isinstance(out, Tracer):
-            from plax.sharding import reshard
-            return reshard(out, out_sharding)
-        return _device_put(out, out_sharding)
+        from plax.sharding import reshard
+        return reshard(out, out_sharding)
     return out if device is None else _device_put(out, device)
 
 
