@@ -592,3 +592,22 @@ def test_reshard_and_out_sharding_results_spell_one_entry_per_dimension(emesh, d
     assert plax.device_put(data, NamedSharding(emesh, P("x"))).sharding.spec == P("x")
     moved = plax.sharding.reshard(put(emesh, data), NamedSharding(emesh, P(None, "y")))
     assert moved.sharding.spec == P(None, "y") and spec_of(moved) == (None, "y")
+
+
+def test_types_on_a_mesh_with_auto_axes_leave_those_axes_to_the_partitioner(data):
+    # As JAX lowers types (results checked against JAX 0.10.2): a typed value's
+    # constraint is open in every dimension to the Auto axes and holds the Explicit
+    # axes its type does not name replicated, so an Auto split of the inputs survives.
+    mixed = plax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit, AxisType.Auto))
+    x, w = put(mixed, data, "x", "y"), put(mixed, data.T @ data, None, "y")
+    for f, want in ((lambda a, b: a * 2, data * 2), (lambda a, b: a @ b, data @ (data.T @ data))):
+        out = plax.jit(f)(x, w)
+        assert out.sharding.spec == P("x", "y") and spec_of(out) == ("x", None)
+        np.testing.assert_allclose(np.asarray(out), want, rtol=1e-5)
+    grad = plax.jit(plax.grad(lambda b, a: ((a @ b) ** 2).sum()))(w, x)
+    assert grad.sharding.spec == P(None, "y") and spec_of(grad) == (None, None)
+    text = plax.jit(lambda a: a * 2).lower(x).as_text()
+    assert 'sdy.sharding_constraint %1 <@mesh, [{"x", ?}, {?}]>' in text
+    unsplit = put(mixed, data, None, "y")  # its type names no Explicit axis
+    text = plax.jit(lambda a: a * 2).lower(unsplit).as_text()
+    assert 'sdy.sharding_constraint %1 <@mesh, [{?}, {?}], replicated={"x"}>' in text

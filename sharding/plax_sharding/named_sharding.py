@@ -12,6 +12,7 @@ mesh's own axis names, and jaxlib's C++ as a `GSPMDSharding`. jaxlib's own C++
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -170,7 +171,10 @@ class NamedSharding(Sharding):
                 self._mesh.shape_tuple, self._split_axes(num_dimensions))
         return hlo
 
-    def _to_sdy_sharding(self, num_dimensions: int) -> SdyArray:
+    def _to_sdy_sharding(self, num_dimensions: int, as_type: bool = False) -> SdyArray:
+        """Shardy's layout; `as_type`: as a value's type (this sharding's explicit part)
+        constrains it, which on a mesh with Auto axes leaves every dimension open to
+        them and holds the Explicit axes the type does not name replicated (JAX's)."""
         self._check_rank(num_dimensions)
         dims = []
         for i in range(num_dimensions):
@@ -178,7 +182,13 @@ class NamedSharding(Sharding):
             dims.append(SdyDim((), is_open=entry is UNCONSTRAINED) if entry is None
                         or entry is UNCONSTRAINED else
                         SdyDim(tuple(str(a) for a in self._spec.axes_of(i))))
-        return SdyArray(tuple((str(n), s) for n, s in self._mesh.shape_tuple), tuple(dims))
+        replicated = ()
+        if as_type and self._mesh.auto_axes:
+            dims = [dataclasses.replace(d, is_open=True) for d in dims]
+            named = set(self._spec.mesh_axes())
+            replicated = tuple(str(a) for a in self._mesh.explicit_axes if a not in named)
+        return SdyArray(tuple((str(n), s) for n, s in self._mesh.shape_tuple), tuple(dims),
+                        replicated_axes=replicated)
 
     def shard_shape(self, global_shape) -> tuple[int, ...]:
         shape = tuple(global_shape)

@@ -171,14 +171,15 @@ class ModuleContext:
             self.axis_context = previous
 
     def sharding_attribute(self, sharding: Sharding, ndim: int, *,
-                           open_dims: bool = False) -> ir.Attribute:
+                           open_dims: bool = False, as_type: bool = False) -> ir.Attribute:
         """`sharding` for a value of rank `ndim` as an attribute of this module's
         dialect: an `sdy.TensorShardingAttr` naming a mesh symbol (emitted on first
         use), or GSPMD's `mhlo.sharding` string. `open_dims` leaves every dimension
-        open to further sharding by the partitioner (Shardy only)."""
+        open to further sharding by the partitioner (Shardy only); `as_type`: the
+        sharding is a value's type (a NamedSharding's `_to_sdy_sharding(as_type=)`)."""
         if not self.shardy:
             return ir.StringAttr.get(str(sharding._to_xla_hlo_sharding(ndim)))
-        layout = sharding._to_sdy_sharding(ndim)
+        layout = _sdy_layout(sharding, ndim, as_type)
         if layout.mesh_shape is not None and layout.num_devices != self.num_partitions:
             raise ValueError(
                 f"the sharding {sharding} spans {layout.num_devices} devices, but the "
@@ -285,9 +286,10 @@ class LoweringRuleContext:
         return self.module_context.axis_context
 
     def sharding_attribute(self, sharding: Sharding, ndim: int, *,
-                           open_dims: bool = False) -> ir.Attribute:
+                           open_dims: bool = False, as_type: bool = False) -> ir.Attribute:
         """See `ModuleContext.sharding_attribute`."""
-        return self.module_context.sharding_attribute(sharding, ndim, open_dims=open_dims)
+        return self.module_context.sharding_attribute(sharding, ndim, open_dims=open_dims,
+                                                      as_type=as_type)
 
     def lower_fully_manual(self, build, avals: Sequence[AbstractValue],
                            operands: Sequence[ir.Value] = (),
@@ -798,21 +800,28 @@ def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence[ir.Valu
         for var, value in zip(eqn.outvars, outs):
             typed = getattr(var.aval, "typed_sharding", None)  # explicit axes: the type's layout
             env[id(var)] = (value if typed is None
-                            else sharding_constraint(ctx, value, typed, var.aval))
+                            else sharding_constraint(ctx, value, typed, var.aval, as_type=True))
     return [read(v) for v in jaxpr.outvars]
 
 
+def _sdy_layout(sharding: Sharding, ndim: int, as_type: bool):
+    return sharding._to_sdy_sharding(ndim, as_type=True) if as_type else (
+        sharding._to_sdy_sharding(ndim))
+
+
 def sharding_constraint(ctx: LoweringRuleContext, value: ir.Value, sharding: Sharding,
-                        aval) -> ir.Value:
+                        aval, *, as_type: bool = False) -> ir.Value:
     """`value` constrained to `sharding` for the partitioner: `sdy.sharding_constraint`
-    under Shardy, a `Sharding` custom call under GSPMD; on one device, `value`."""
+    under Shardy, a `Sharding` custom call under GSPMD; on one device, `value`.
+    `as_type`: `sharding` is the value's type (see `ModuleContext.sharding_attribute`)."""
     if ctx.num_partitions == 1:
         return value
     ndim = _physical_ndim(aval)
-    attr = ctx.sharding_attribute(sharding, ndim)
+    attr = ctx.sharding_attribute(sharding, ndim, as_type=as_type)
     if ctx.shardy:
         return sdy.ShardingConstraintOp(value, attr).result
-    open_dims = [i for i, d in enumerate(sharding._to_sdy_sharding(ndim).dims) if d.is_open]
+    open_dims = [i for i, d in enumerate(_sdy_layout(sharding, ndim, as_type).dims)
+                 if d.is_open]
     unspecified = f"unspecified_dims=[{','.join(map(str, open_dims))}]" if open_dims else ""
     op = hlo.CustomCallOp([value.type], [value], call_target_name="Sharding",
                           backend_config=ir.StringAttr.get(unspecified))
