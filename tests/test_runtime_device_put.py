@@ -251,17 +251,22 @@ def _named(devices, shape, spec, memory_kind=None):
 def test_many_host_arrays_onto_split_and_replicated_targets():
     """Like NumPy arrays share a prepared put per (shape, dtype, target, aliasing);
     every shard holds its slice, and later writes to the host arrays never reach
-    the copies (only the may_alias=True ones may alias)."""
+    the copies (only the may_alias=True ones may alias): pieces no two devices share
+    are copied from views of the host array, pieces devices share from one host copy
+    (jaxlib cannot copy those from views)."""
     from plax.sharding import PartitionSpec as P
     devs = api.devices()
     split = _named(devs[:8], (4, 2), P("x", "y"))
     replicated = _named(devs[:4], (4,), P())
+    shared_rows, shared_columns = (_named(devs[:8], (4, 2), spec)
+                                   for spec in (P("x"), P(None, "y")))
     rng = np.random.default_rng(0)
     values = ([rng.standard_normal((8, 4)).astype(np.float32) for _ in range(5)]
               + [np.arange(16, dtype=np.int32).reshape(4, 4) + i for i in range(3)]
-              + [rng.standard_normal((4, 2)) for _ in range(2)])  # float64, narrowed
+              + [rng.standard_normal((4, 2)) for _ in range(2)]  # float64, narrowed
+              + [rng.standard_normal((8, 4)).astype(np.float32) for _ in range(2)])
     kept = [v.copy() for v in values]
-    targets = [split] * 8 + [replicated] * 2
+    targets = [split] * 8 + [replicated] * 2 + [shared_rows, shared_columns]
     out = device_put(values, targets)
     for v in values:
         v[...] = -1

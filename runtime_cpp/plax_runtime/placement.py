@@ -87,7 +87,12 @@ class _Layout(NamedTuple):
     devices: list           # addressable devices, in the order jaxlib takes shards
     indices: list           # each device's index into the array
     replicated: bool
+    distinct: bool          # whether no two devices hold the same piece
     jaxlib_sharding: Any
+
+
+def _index_key(index) -> tuple:
+    return tuple((s.start, s.stop, s.step) if isinstance(s, slice) else s for s in index)
 
 
 _layouts: dict[tuple, _Layout] = {}  # (sharding, shape) -> its layout; bounded below
@@ -109,7 +114,9 @@ def _layout(sharding: Sharding, shape: tuple[int, ...]) -> _Layout:
     replicated = sharding.is_fully_replicated
     if not replicated:
         sharding.shard_shape(shape)  # raises unless the shards are even
-    layout = _Layout(list(index_map), list(index_map.values()), replicated,
+    indices = list(index_map.values())
+    distinct = len({_index_key(i) for i in indices}) == len(indices)
+    layout = _Layout(list(index_map), indices, replicated, distinct,
                      sharding._to_jaxlib_sharding(len(shape)))
     if cacheable:
         if len(_layouts) >= 1024:
@@ -124,19 +131,21 @@ class PreparedPut:
     and one `batched_device_put` (`place_host_value`; a `device_put` of many like
     NumPy arrays; a jit argument seen before).
 
-    A NumPy array is copied during the call unless `may_alias=True`: replicas are
-    copied by jaxlib; the pieces of a split array alias one host copy made here
-    (jaxlib fails, "bad_function_call", on contiguous views of one buffer copied
-    during the call). Empty arrays have nothing to alias or copy."""
+    A NumPy array is copied during the call unless `may_alias=True`: replicas, and
+    the pieces of a split array that no two devices share, are copied by jaxlib
+    from views of it; where devices share pieces, those alias one host copy made
+    here (jaxlib fails, "bad_function_call", on views placed on several devices and
+    copied during the call). Empty arrays have nothing to alias or copy."""
 
     def __init__(self, aval: ShapedArray, sharding: Sharding, *, committed: bool,
                  may_alias: bool | None = None):
         self.aval = aval
-        self._layout = _layout(sharding, aval.shape)
+        self._layout = layout = _layout(sharding, aval.shape)
         self._committed, self._force_copy = committed, may_alias is False
         self._zero_copy = bool(may_alias) or aval.size == 0
+        self._copy_first = not (self._zero_copy or layout.replicated or layout.distinct)
         self._semantics = (xc.HostBufferSemantics.ZERO_COPY
-                           if self._zero_copy or not self._layout.replicated
+                           if self._zero_copy or self._copy_first
                            else xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
 
     @classmethod
@@ -186,7 +195,7 @@ class PreparedPut:
         layout = self._layout
         if layout.replicated:
             return [x] * len(layout.devices)
-        if not self._zero_copy:  # one host copy, whose pieces the buffers alias
+        if self._copy_first:  # one host copy, whose pieces the buffers alias
             x = np.array(x)
         return [x[index] for index in layout.indices]
 
