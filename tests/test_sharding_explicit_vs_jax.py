@@ -39,6 +39,11 @@ PROGRAMS = {
     "pad": ("lambda a: jnp.pad(a, ((1, 1), (0, 0)))", [((4, 8), ("x", "y"))]),
     "err_cumsum": ("lambda a: jnp.cumsum(a, 0)", [((4, 8), ("x", "y"))]),
     "reshard": ("lambda a: reshard(a, P('y', None))", [((4, 8), ("x", "y"))]),
+    # on an all-Explicit mesh a constraint asserts the type
+    "wsc_as_typed": ("lambda a: lax.with_sharding_constraint(a * 2, P('x', 'y'))",
+                     [((4, 8), ("x", "y"))]),
+    "err_wsc_other_spec": ("lambda a: lax.with_sharding_constraint(a, P('y', None))",
+                           [((4, 8), ("x", "y"))]),
     "device_put": ("lambda a: device_put(a, P('y', None)) * 2", [((4, 8), ("x", "y"))]),
     "device_put_grad": ("lambda a: grad(lambda b: (device_put(b, P(None, 'y')) ** 2).sum())(a)",
                         [((4, 8), ("x", None))]),
