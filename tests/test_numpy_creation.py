@@ -160,6 +160,14 @@ def test_creation_errors(call, error, match):
             call()
 
 
+def test_arange_of_booleans_is_a_type_error_as_in_jax():
+    # NumPy answers for up to two values; JAX's iota refuses bool (found by the fuzzer)
+    for args, kwargs in (((0.0, 5, 10), {"dtype": bool}), ((2,), {"dtype": bool}),
+                         ((True,), {})):
+        with pytest.raises(TypeError, match="arange does not accept dtype bool"):
+            jnp.arange(*args, **kwargs)
+
+
 @pytest.mark.parametrize("args", [(-3, 2.5, 0), (5, 0, 0.0), (0, 3, 0)])
 def test_arange_with_a_zero_step_is_a_zero_division_error_as_numpy(args):
     with pytest.raises(ZeroDivisionError, match="step must not be zero"):

@@ -433,3 +433,15 @@ def test_round_refuses_booleans_as_jax_does():
     for decimals in (0, 1, -1):
         with pytest.raises(ValueError, match="not inexact"):
             jnp.round(jnp.array([True, False]), decimals)
+
+
+def test_rint_of_integers_is_a_strong_default_float():
+    # JAX converts integers and booleans (Python ones too) to the default float type,
+    # not weakly typed; floats keep their type, weak or not (found by the fuzzer)
+    for value in (-1, True, np.int8(3), jnp.arange(3)):
+        out = jnp.rint(value)
+        assert (out.dtype, out.weak_type) == (np.float32, False), value
+        assert plax.jit(jnp.rint)(value).weak_type is False
+        np.testing.assert_array_equal(out, np.rint(np.asarray(value)).astype(np.float32))
+    assert jnp.rint(1.5).weak_type and float(jnp.rint(2.5)) == 2.0
+    assert jnp.rint(jnp.float16(2.5)).dtype == np.float16

@@ -264,6 +264,9 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
               for v, name in ((start, "start"), (stop, "stop"), (step, "step"))]
     start, stop, step = bounds
     out_dtype = dtype or dtypes.result_type(*(v for v in bounds if v is not None))
+    if util.dtype_category(out_dtype) == "b":  # JAX's class (NumPy takes up to 2 values)
+        raise TypeError("arange does not accept dtype bool; it takes integer, floating "
+                        "and complex dtypes")
     if stop is None and step is None and util.dtype_category(out_dtype) in "iu":
         size = max(int(np.ceil(start)), 0)
         return _place(lax.iota(out_dtype, size), device, out_sharding)

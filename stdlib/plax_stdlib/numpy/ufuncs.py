@@ -361,7 +361,11 @@ fix = _rounding("fix", _trunc)
 
 
 def rint(x, /):
-    """Elementwise rounding to the nearest integer, ties to even (a float result)."""
+    """Elementwise rounding to the nearest integer, ties to even (a float result; of
+    integers and booleans, their value as the default float type, not weak, as JAX's)."""
+    x = util.ensure_arraylike("rint", x)
+    if _category(x) in "biu":
+        return lax.convert_element_type(x, dtypes.default_float_dtype())
     x, = util.promote_args_inexact("rint", x)
     if _category(x) == "c":
         return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))
