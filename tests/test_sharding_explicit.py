@@ -60,6 +60,10 @@ def test_only_explicit_axes_are_in_the_type(data):
     assert spec_of(put(auto, data, "x", "y")) == (None, None)
     assert plax.typeof(put(auto, data, "x", "y")).typed_sharding is None
     assert plax.typeof(jnp.ones(3)).typed_sharding is None
+    # JAX's `are_all_axes_explicit`: False on the empty mesh too
+    assert [m.are_all_axes_explicit for m in (mixed, auto, plax.make_mesh((2,), ("x",)),
+                                              plax.sharding.get_abstract_mesh())] == [
+        False, False, True, False]
 
 
 def test_make_mesh_defaults_to_explicit_and_context_reports_types():

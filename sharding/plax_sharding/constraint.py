@@ -158,8 +158,7 @@ def _constrained(x: Any, target: Sharding) -> Any:
     if not isinstance(target, NamedSharding):
         return sharding_constraint_p.bind(x, sharding=target)
     context = abstract_mesh()
-    if context is not None and context.axis_types and all(
-            t is AxisType.Explicit for t in context.axis_types):
+    if context is not None and context.are_all_axes_explicit:
         _check_typed_as(x, target)
         return x
     mesh = target.mesh

@@ -94,6 +94,11 @@ class _BaseMesh:
     def _axes_of_type(self, kind: AxisType) -> tuple:
         return tuple(n for n, t in zip(self.axis_names, self.axis_types) if t is kind)
 
+    @property
+    def are_all_axes_explicit(self) -> bool:
+        """Whether the mesh has axes and all are `Explicit` (JAX's: False when empty)."""
+        return bool(self.axis_types) and all(t is AxisType.Explicit for t in self.axis_types)
+
     auto_axes = property(lambda self: self._axes_of_type(AxisType.Auto))
     explicit_axes = property(lambda self: self._axes_of_type(AxisType.Explicit))
     manual_axes = property(lambda self: self._axes_of_type(AxisType.Manual))

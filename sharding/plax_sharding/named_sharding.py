@@ -266,7 +266,7 @@ def explicit_part(mesh: Mesh | AbstractMesh, spec: PartitionSpec, ndim: int,
         names = tuple(n for n in names if n in explicit)
         return None if not names else names[0] if len(names) == 1 else names
 
-    entries = [kept(e) for e in spec] + [None] * (ndim - len(spec))
+    entries = [kept(e) for e in spec.for_rank(ndim).partitions]
     return NamedSharding(mesh.abstract_mesh, PartitionSpec(*entries))
 
 

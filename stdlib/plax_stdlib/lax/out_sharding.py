@@ -45,7 +45,7 @@ def cotangent_sharding(aval, *others, order=None) -> Any:
         return typed_others[0].update(spec=PartitionSpec())
     if order is None:
         return typed
-    spec = tuple(typed.spec) + (None,) * (aval.ndim - len(typed.spec))
+    spec = typed.spec.for_rank(aval.ndim).partitions
     return typed.update(spec=type(typed.spec)(*(spec[d] for d in order)))
 
 

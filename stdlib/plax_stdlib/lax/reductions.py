@@ -199,8 +199,9 @@ def _reducer(prim):
         return prim.bind(operand, axes=axes,
                          out_sharding=check_out_sharding(prim.name, out_sharding))
     reduce_fn.__name__ = prim.name
-    reduce_fn.__doc__ = (f"`{prim.name}` of `operand` over `axes` (ints, negative allowed); "
-                         "`out_sharding` types the result on a mesh with `Explicit` axes.")
+    reduce_fn.__doc__ = (f"`{prim.name}` of `operand` over `axes` (ints in [0, ndim), as "
+                         "JAX's); `out_sharding` types the result on a mesh with `Explicit` "
+                         "axes.")
     return reduce_fn
 
 

@@ -58,6 +58,6 @@ def sampled(name: str, out_sharding, shape, compute, *operands):
     if out_sharding is None and not shape:
         from plax import sharding
         mesh = sharding.get_abstract_mesh()
-        if not mesh.empty and all(t is sharding.AxisType.Explicit for t in mesh.axis_types):
+        if mesh.are_all_axes_explicit:
             out_sharding = sharding.PartitionSpec()
     return laid_out(name, out_sharding, compute, *operands)
