@@ -140,6 +140,23 @@ def test_numpy_arguments_placed_from_cpp_see_each_calls_contents(monkeypatch):
     assert python_placements == [0]
 
 
+def test_numpy_arguments_are_copied_before_the_call_returns():
+    """A write to a NumPy argument right after the call (the computation still running,
+    dispatch being asynchronous) never reaches it, on the first call and on fast calls.
+    (JAX 0.10.2 places jit arguments zero-copy, and there the write can show.)"""
+    def slow_sum(a):
+        return plax.lax.fori_loop(0, 20, lambda i, m: plax.numpy.tanh(m @ a), a).sum()
+    f = plax.jit(slow_sum)
+    a = np.full((256, 256), 1 / 256, np.float32)
+    expected = float(f(a.copy()))
+    for _ in range(3):
+        b = a.copy()
+        out = f(b)
+        b[:] = 7.0
+        assert float(out) == expected
+    assert hits(f) >= 3
+
+
 def test_eager_operations_place_numpy_arguments_before_any_jit_is_set_up():
     """Executors run eager primitives before the jit fast path is configured (a fresh
     process that never imports it): their C++ placement of NumPy arguments needs none
