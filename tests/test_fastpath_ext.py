@@ -132,3 +132,26 @@ def test_keeps_no_references():
        st.booleans())
 def test_array_signature_is_shape_dtype_and_not_weak(x, x64):
     assert arg_signature([x], x64) == ((x.shape, x.dtype, False),)
+
+
+class _PropertyImpl:
+    """Has every name the Arrays' slots have, but `_impl` is a property."""
+    __slots__ = ("_aval", "_sharding", "_npy_value", "_sig")
+    _impl = property(lambda self: None, lambda self, value: None)
+
+
+class _NoSlots:
+    pass
+
+
+@pytest.mark.parametrize("cls", [_PropertyImpl, _NoSlots])
+def test_set_array_type_takes_only_classes_with_the_arrays_object_slots(cls):
+    """The executor reads and writes an Array's slots in place, by offset: a class
+    whose names are not writable `__slots__` entries is refused (and the Array class
+    in use stays), so no foreign object is ever read that way."""
+    import plax
+    from plax_runtime import _fastpath
+    with pytest.raises(TypeError, match="set_array_type"):
+        _fastpath.set_array_type(cls)
+    f = plax.jit(lambda x: x * 2)
+    np.testing.assert_array_equal(np.asarray(f(np.ones(3, np.float32))), [2, 2, 2])

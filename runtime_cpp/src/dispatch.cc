@@ -25,6 +25,8 @@
 #include <utility>
 #include <vector>
 
+#include <structmember.h>  // T_OBJECT_EX, READONLY: the slots set_array_type finds
+
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -67,15 +69,20 @@ nb::object check(PyObject* result) {
 
 ArraySlots& A = array_slots;
 
-PyObject* slot_descriptor(PyTypeObject* type, PyObject* name) {
+// The byte offset of `type`'s writable object slot `name` (a `__slots__` entry).
+Py_ssize_t slot_offset(PyTypeObject* type, PyObject* name) {
   PyObject* descr = _PyType_Lookup(type, name);  // borrowed
-  if (descr == nullptr || Py_TYPE(descr)->tp_descr_get == nullptr ||
-      Py_TYPE(descr)->tp_descr_set == nullptr) {
+  if (descr == nullptr || !Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
     PyErr_Format(PyExc_TypeError, "set_array_type: %R has no slot %R", type, name);
     throw nb::python_error();
   }
-  Py_INCREF(descr);
-  return descr;
+  PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descr)->d_member;
+  if (member->type != T_OBJECT_EX || (member->flags & READONLY) != 0) {
+    PyErr_Format(PyExc_TypeError, "set_array_type: %R's slot %R is not a writable object slot",
+                 type, name);
+    throw nb::python_error();
+  }
+  return member->offset;
 }
 
 // What every dispatch consults, given once by plax-transforms (`configure`). Held
@@ -136,13 +143,13 @@ void set_array_type(nb::handle array_type) {
   auto* type = reinterpret_cast<PyTypeObject*>(array_type.ptr());
   ArraySlots slots;
   slots.type = type;
-  slots.impl = slot_descriptor(type, N.impl);
-  slots.aval = slot_descriptor(type, N.aval);
-  slots.sharding = slot_descriptor(type, N.sharding);
-  slots.npy_value = slot_descriptor(type, N.npy_value);
-  slots.sig = slot_descriptor(type, N.sig);
-  Py_INCREF(type);
-  A = slots;  // previous descriptors (if any) stay referenced: a few bytes, once
+  slots.impl = slot_offset(type, N.impl);
+  slots.aval = slot_offset(type, N.aval);
+  slots.sharding = slot_offset(type, N.sharding);
+  slots.npy_value = slot_offset(type, N.npy_value);
+  slots.sig = slot_offset(type, N.sig);
+  Py_INCREF(type);  // held for the process's life: the offsets describe its instances
+  A = slots;
 }
 
 // A plax Array holding jaxlib array `impl`, its slots filled directly (no Python runs).

@@ -22,15 +22,26 @@ PyObject* intern(const char* name) {
   return s;
 }
 
-nb::object get_slot(PyObject* descr, PyObject* obj) {
-  PyObject* value =
-      Py_TYPE(descr)->tp_descr_get(descr, obj, reinterpret_cast<PyObject*>(Py_TYPE(obj)));
-  if (value == nullptr) throw nb::python_error();
-  return nb::steal(value);
+namespace {
+PyObject** slot_at(Py_ssize_t offset, PyObject* obj) {
+  return reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
+}
+}  // namespace
+
+nb::object get_slot(Py_ssize_t offset, PyObject* obj) {
+  PyObject* value = *slot_at(offset, obj);
+  if (value == nullptr) {
+    PyErr_Format(PyExc_AttributeError, "a %s has an unset slot", Py_TYPE(obj)->tp_name);
+    throw nb::python_error();
+  }
+  return nb::borrow(value);
 }
 
-void set_slot(PyObject* descr, PyObject* obj, PyObject* value) {
-  if (Py_TYPE(descr)->tp_descr_set(descr, obj, value) < 0) throw nb::python_error();
+void set_slot(Py_ssize_t offset, PyObject* obj, PyObject* value) {
+  PyObject** slot = slot_at(offset, obj);
+  PyObject* previous = *slot;
+  *slot = Py_NewRef(value);
+  Py_XDECREF(previous);
 }
 
 namespace {

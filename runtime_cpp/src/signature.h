@@ -5,26 +5,28 @@
 
 namespace plax {
 
-// The slot descriptors of plax's `Array` class (set once by `set_array_type`), read
-// and written directly: no attribute lookups, no Python properties.
+// Where plax's `Array` class (set once by `set_array_type`) keeps its `__slots__`: the
+// byte offsets of the object pointers in its instances, read and written in place (no
+// attribute lookup, no descriptor call). Only for instances of exactly that class.
 struct ArraySlots {
   PyTypeObject* type = nullptr;
-  PyObject* impl = nullptr;
-  PyObject* aval = nullptr;
-  PyObject* sharding = nullptr;
-  PyObject* npy_value = nullptr;
-  PyObject* sig = nullptr;  // the Array's fast-path signature, cached (None until known)
+  Py_ssize_t impl = 0;
+  Py_ssize_t aval = 0;
+  Py_ssize_t sharding = 0;
+  Py_ssize_t npy_value = 0;
+  Py_ssize_t sig = 0;  // the Array's fast-path signature, cached (None until known)
 };
 extern ArraySlots array_slots;
 
 // An interned Python string, kept for the process's life (throws on error).
 PyObject* intern(const char* name);
 
-// `descr.__get__(obj)` as a new reference (throws on error).
-nanobind::object get_slot(PyObject* descr, PyObject* obj);
+// The value of the slot at byte `offset` of Array `obj` as a new reference
+// (AttributeError when it was never set, as the slot's descriptor would raise).
+nanobind::object get_slot(Py_ssize_t offset, PyObject* obj);
 
-// `descr.__set__(obj, value)` (throws on error).
-void set_slot(PyObject* descr, PyObject* obj, PyObject* value);
+// Sets the slot at byte `offset` of Array `obj` to `value` (a new reference is kept).
+void set_slot(Py_ssize_t offset, PyObject* obj, PyObject* value);
 
 // The signature of a plax Array (`array_slots.type`), from its `_sig` slot or
 // computed once and stored there: an Array's aval, sharding and commitment never change.
