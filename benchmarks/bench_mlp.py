@@ -42,14 +42,20 @@ def hlo_counts(text: str) -> dict[str, float]:
             "copies": float(ops.count("copy") + ops.count("transpose"))}
 
 
+def mlp_loss(jnp):
+    """The benchmarked loss of `jnp` (a library's numpy module): the mean squared
+    error of `comparison.tanh_mlp`."""
+    def loss(params, x, y):
+        return jnp.mean((comparison.tanh_mlp(jnp, params, x) - y) ** 2)
+    return loss
+
+
 def measure(lib_name: str, quick: bool) -> dict[str, float]:
     lib = __import__(lib_name)
     jnp = __import__(f"{lib_name}.numpy", fromlist=["numpy"])
     import numpy as np
 
-    def loss(params, x, y):
-        return jnp.mean((comparison.tanh_mlp(jnp, params, x) - y) ** 2)
-
+    loss = mlp_loss(jnp)
     params, x, y = comparison.mlp_problem(SIZES, BATCH)
 
     results = {}

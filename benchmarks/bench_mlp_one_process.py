@@ -19,22 +19,15 @@ import time
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
 import comparison  # noqa: E402
-from bench_mlp import BATCH, FIXED_MALLOC, LR, PER_EXAMPLE_BATCH, SIZES  # noqa: E402
+from comparison import median  # noqa: E402
+from bench_mlp import BATCH, FIXED_MALLOC, LR, PER_EXAMPLE_BATCH, SIZES, mlp_loss  # noqa: E402
 
 
 def programs(lib):
     """() -> None callables running one training step and one per-example-gradients
     call with `lib` (plax or jax) on device-resident arguments."""
-    jnp = lib.numpy
-
-    def loss(params, x, y):
-        return jnp.mean((comparison.tanh_mlp(jnp, params, x) - y) ** 2)
-
-    @lib.jit
-    def step(params, x, y):
-        value, grads = lib.value_and_grad(loss)(params, x, y)
-        return value, lib.tree_util.tree_map(lambda p, g: p - LR * g, params, grads)
-
+    loss = mlp_loss(lib.numpy)
+    step = comparison.sgd_step(lib, loss, LR)
     per_example = lib.jit(lib.vmap(lib.grad(loss), in_axes=(None, 0, 0)))
     params, x, y = lib.device_put(comparison.mlp_problem(SIZES, BATCH))
     xs, ys = x[:PER_EXAMPLE_BATCH, None], y[:PER_EXAMPLE_BATCH, None]
@@ -70,7 +63,6 @@ def main() -> None:
                 for _ in range(number):
                     fn()
                 times[lib, row].append((time.perf_counter() - start) / number * 1e3)
-    median = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
     print(f"{'':26}{'plax':>9}{'jax':>9}{'ratio':>8}   (median; min plax / min jax)")
     for row in libs["plax"]:
         p, j = times["plax", row], times["jax", row]

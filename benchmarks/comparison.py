@@ -72,14 +72,20 @@ def mlp_problem(sizes: list[int], batch: int, seed: int = 0):
     return params, x, y
 
 
-def sgd_step_seconds(lib, loss: Callable, params, data: tuple, lr: float, number: int):
-    """Seconds per step of `jit(value_and_grad(loss))` plus SGD on `params` (best of
-    5 rounds of `number` steps, after one warm-up), and the parameters it ends with."""
+def sgd_step(lib, loss: Callable, lr: float):
+    """`jit(value_and_grad(loss))` plus an SGD update of the parameters (the first
+    argument): (params, *data) -> (loss value, new params)."""
     @lib.jit
     def step(params, *data):
         value, grads = lib.value_and_grad(loss)(params, *data)
         return value, lib.tree_util.tree_map(lambda p, g: p - lr * g, params, grads)
+    return step
 
+
+def sgd_step_seconds(lib, loss: Callable, params, data: tuple, lr: float, number: int):
+    """Seconds per step of `sgd_step` on `params` (best of 5 rounds of `number` steps,
+    after one warm-up), the parameters it ends with, and the jitted step."""
+    step = sgd_step(lib, loss, lr)
     state = {"params": step(params, *data)[1]}
     lib.block_until_ready(state["params"])
 
@@ -102,7 +108,7 @@ def _in_subprocess(script: str, lib_name: str, quick: bool) -> dict[str, float] 
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _median(values: list[float]) -> float:
+def median(values: list[float]) -> float:
     ordered = sorted(values)
     mid = len(ordered) // 2
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
@@ -126,10 +132,10 @@ def _print_table(figures: list[tuple[str, str]], mine: list[dict],
         header += f"{'jax':>12}{'plax/jax':>10}" + (f"{'min-max':>14}" if spread else "")
     print(header)
     for key, label in figures:
-        line = f"{label:{width}}{_median([m[key] for m in mine]):>12.1f}"
+        line = f"{label:{width}}{median([m[key] for m in mine]):>12.1f}"
         if theirs:
             ratios = [_ratio(m[key], t[key]) for m, t in zip(mine, theirs)]
-            line += f"{_median([t[key] for t in theirs]):>12.1f}{_median(ratios):>10.2f}"
+            line += f"{median([t[key] for t in theirs]):>12.1f}{median(ratios):>10.2f}"
             if spread:
                 line += f"{min(ratios):>8.2f}-{max(ratios):.2f}"
         print(line)
