@@ -2,6 +2,8 @@
 mesh_utils (device arrays for meshes, against JAX's layout)."""
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from jax_reference import requires_jax, run_reference
@@ -79,8 +81,10 @@ def test_pjit_is_jit_with_positional_shardings_and_warns():
         _ = pjit_module.jit
 
 
-def test_topologies():
+def test_topologies(monkeypatch):
     from plax.experimental import topologies
+    monkeypatch.delenv("TPU_LIBRARY_PATH", raising=False)
+    monkeypatch.setitem(sys.modules, "libtpu", None)  # as if it were not installed
     attached = topologies.get_attached_topology()
     assert attached.devices == plax.devices()
     mesh = topologies.make_mesh(attached, (2, 4), ("x", "y"))

@@ -161,10 +161,36 @@ def test_cuda_plugin_without_runtime_names_the_wheel():
 def test_tpu_plugin_without_runtime_names_libtpu(monkeypatch):
     from plax_tpu import make_tpu_client
     monkeypatch.delenv("TPU_LIBRARY_PATH", raising=False)
-    if _has_module("libtpu"):
-        pytest.skip("libtpu is installed here")
+    monkeypatch.setitem(sys.modules, "libtpu", None)  # as if it were not installed
     with pytest.raises(BackendUnavailableError, match=r"plax-tpu\[runtime\].*libtpu"):
         make_tpu_client()
+
+
+def test_tpu_plugin_without_a_chip_is_skipped_quietly(monkeypatch):
+    """With libtpu installed but no chip attached, the client is not even tried (libtpu
+    would ask a cloud metadata server for minutes): a quiet BackendUnavailableError."""
+    import plax_tpu
+    if not _has_module("libtpu"):
+        pytest.skip("libtpu is not installed here")
+    monkeypatch.setattr(plax_tpu, "attached_chips", lambda: 0)
+    monkeypatch.delenv("PLAX_FORCE_TPU_INIT", raising=False)
+    monkeypatch.delenv("JAX_FORCE_TPU_INIT", raising=False)
+    with pytest.raises(BackendUnavailableError, match="no TPU chip is attached"):
+        plax_tpu.make_tpu_client()
+
+
+def test_devices_with_libtpu_and_no_chip_says_nothing():
+    """`plax.devices()` on a host with libtpu and no TPU: the CPU devices, no TPU client
+    and nothing on stderr (libtpu is not loaded at all)."""
+    if not _has_module("libtpu"):
+        pytest.skip("libtpu is not installed here")
+    proc = _run("""
+        import sys, plax
+        print(plax.devices()[0].platform, "libtpu" in sys.modules)
+        """)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["cpu", "False"]
+    assert proc.stderr == "", proc.stderr
 
 
 def _has_module(name):

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
-from plax.extend import config
+from plax.extend import config, mlir
 from plax.extend.core import AbstractToken, ShapedArray, Token, physical_aval, register_cache
 from plax.extend.monitoring import BACKEND_COMPILE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
@@ -74,9 +74,14 @@ def _before_run(multi_process: bool, serialized: bool):
 
 
 class Executable:
-    """A compiled module loaded on its devices; `execute` runs it on plax Arrays."""
+    """A compiled module loaded on its devices; `execute` runs it on plax Arrays.
 
-    def __init__(self, loaded: xc.LoadedExecutable, devices: tuple[Device, ...],
+    One compiled for the compile-only devices of a topology holds an unloaded XLA
+    executable: it can be inspected and serialized (to be loaded where those devices
+    are), not run.
+    """
+
+    def __init__(self, loaded: xc.LoadedExecutable | xc.Executable, devices: tuple[Device, ...],
                  in_shardings: tuple[Sharding, ...], out_avals: tuple[ShapedArray, ...],
                  out_shardings: tuple[Sharding, ...], donated_args: tuple[int, ...],
                  arg_names: tuple[str, ...] | None, effect_tokens: tuple = (),
@@ -127,6 +132,7 @@ class Executable:
         Outputs are committed when `committed` says so, else when the executable spans
         several devices or any argument was committed.
         """
+        self._check_runnable()
         if len(args) != len(self.in_shardings):
             raise TypeError(f"the executable takes {len(self.in_shardings)} arguments, "
                             f"got {len(args)}")
@@ -147,6 +153,21 @@ class Executable:
         wrap = Array._from_impl
         return [Token(wrap(impl, _TOKEN_AVAL, s)) if isinstance(aval, AbstractToken)
                 else wrap(impl, aval, s) for impl, (aval, s) in zip(outs, self._out_types)]
+
+    @property
+    def runnable(self) -> bool:
+        """Whether it is loaded on devices of this process (not compiled ahead of time
+        for a topology's)."""
+        return isinstance(self._loaded, xc.LoadedExecutable)
+
+    def _check_runnable(self) -> None:
+        if not self.runnable:
+            platform = self.devices[0].platform.upper()
+            raise RuntimeError(
+                f"{self!r} was compiled ahead of time for the devices of a {platform} "
+                "topology, which this process is not attached to: inspect it (as_text, "
+                "cost_analysis, memory_analysis) or serialize it and load it where those "
+                "devices are")
 
     @property
     def effectful(self) -> bool:
@@ -174,6 +195,7 @@ class Executable:
         key fixes every Array argument's placement as the executable expects): the
         module's arguments are `consts` then `flat[i] for i in kept`; host values
         among them are placed here, on the sharding the executable wants."""
+        self._check_runnable()
         if self.effectful:
             raise ValueError(f"{self!r} threads effect tokens: run it with execute()")
         kept = list(range(num_flat)) if kept is None else list(kept)
@@ -287,12 +309,14 @@ class Executable:
 
     def generated_code_bytes(self) -> int:
         """The size of the compiled code (0 where the backend does not say)."""
+        if not self.runnable:  # (XLA says it of loaded executables only)
+            return 0
         try:
             return int(self._loaded.size_of_generated_code_in_bytes())
         except _jax.JaxRuntimeError:  # backends without the query (UNIMPLEMENTED)
             return 0
 
-    def runtime_executable(self) -> xc.LoadedExecutable:
+    def runtime_executable(self) -> xc.LoadedExecutable | xc.Executable:
         return self._loaded
 
     def serialize(self) -> dict[str, Any]:
@@ -460,7 +484,7 @@ def _compile_and_load(module, payload, devices, options, host_callbacks, name,
     """Loads the executable from the persistent cache, or compiles it (and saves it
     there when the cache is on and the module can be saved)."""
     client = devices[0].client
-    path = persistent_cache.directory(client)
+    path = None if is_compile_only(client) else persistent_cache.directory(client)
     key = None
     if path is not None:
         if host_callbacks:
@@ -476,6 +500,13 @@ def _compile_and_load(module, payload, devices, options, host_callbacks, name,
     with timed_event(BACKEND_COMPILE_EVENT, name,
                      "Finished XLA compilation of {fun_name} in {elapsed_time:.9f} sec",
                      logger, _log_level):
+        if is_compile_only(client):
+            if host_callbacks:
+                raise NotImplementedError(
+                    f"{name} calls back into Python (host callbacks), which cannot be "
+                    f"compiled for the compile-only devices of a {client.platform.upper()} "
+                    "topology: the callbacks live in this process, not on those devices")
+            return client.compile(_module_object(module), xc.DeviceList(devices), options)
         if host_callbacks:
             loaded = client.compile_and_load(
                 module, executable_devices=xc.DeviceList(devices), compile_options=options,
@@ -485,6 +516,21 @@ def _compile_and_load(module, payload, devices, options, host_callbacks, name,
     if key is not None:
         persistent_cache.store(path, key, loaded, client, time.monotonic() - start, name)
     return loaded
+
+
+def _module_object(module: str | bytes | Any) -> Any:
+    """`module` as an `ir.Module`: what a compile-only client compiles (it takes no
+    text or bytecode)."""
+    if hasattr(module, "operation"):
+        return module
+    with mlir.make_ir_context():
+        return mlir.ir.Module.parse(module)
+
+
+def is_compile_only(client) -> bool:
+    """Whether `client` describes devices this process is not attached to (a topology's,
+    for compiling ahead of time): it compiles, it cannot load or run."""
+    return isinstance(client, _jax.CompileOnlyPyClient)
 
 
 def ir_module_name(module) -> str:

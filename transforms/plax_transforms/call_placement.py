@@ -18,8 +18,8 @@ import weakref
 from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from plax.extend import config
-from plax.extend.core import (ClosedJaxpr, Jaxpr, Primitive, dce_jaxpr, get_aval,
-                              register_cache)
+from plax.extend.core import (ClosedJaxpr, Jaxpr, Primitive, ShapeDtypeStruct, dce_jaxpr,
+                              get_aval, register_cache)
 from plax.extend.sharding import Device, Sharding, concrete_mesh, sharding_from_spec
 from plax_runtime import placement as runtime_placement
 from plax_runtime.array import Array
@@ -166,9 +166,10 @@ def place_call(args: Sequence[Any], in_shardings: Sequence[Sharding | None] = ()
             sources.append((s._device_assignment, f"in_shardings of {describe(i)}"))
     committed_args = []
     for i, x in enumerate(args):
-        if type(x) is Array and x._impl._committed and used[i]:
+        carried = _carried_sharding(x)
+        if carried is not None and used[i]:
             committed_args.append(i)
-            sources.append((x._sharding._device_assignment, describe(i)))
+            sources.append((carried._device_assignment, describe(i)))
     for i, s in enumerate(out_shardings):
         if s is not None:
             s = _concrete(s, f"out_shardings[{i}]")
@@ -224,19 +225,30 @@ def _concrete(s: Sharding, what: str) -> Sharding:
     return s
 
 
+def _carried_sharding(x: Any) -> Sharding | None:
+    """The sharding an argument fixes: a committed Array's, or the one a
+    `ShapeDtypeStruct` (an ahead-of-time argument) carries on concrete devices; else
+    None."""
+    if type(x) is Array:
+        return x._sharding if x._impl._committed else None
+    if (isinstance(x, ShapeDtypeStruct) and isinstance(x.sharding, Sharding)
+            and x.sharding._is_concrete):
+        return x.sharding
+    return None
+
+
 def _arg_sharding(x: Any, given: Sharding | None, name: str) -> Sharding | None:
     """The sharding the module states for an argument: the one given (which a committed
-    Array must already have), a committed Array's own, or None."""
-    committed = type(x) is Array and x._impl._committed
+    Array or a ShapeDtypeStruct's sharding must already be), the argument's own, or None."""
+    carried = _carried_sharding(x)
     if given is None:
-        return x._sharding if committed else None
-    if committed:
-        ndim = x.ndim
-        if not (x._sharding is given or x._sharding == given
-                or x._sharding.is_equivalent_to(given, ndim)):
+        return carried
+    if carried is not None:
+        ndim = len(x.shape)
+        if not (carried is given or carried == given or carried.is_equivalent_to(given, ndim)):
             raise ValueError(
                 "Sharding passed to jit does not match the sharding on the respective arg. "
-                f"Got jit sharding: {given},\narg sharding: {x._sharding} for arg type: "
+                f"Got jit sharding: {given},\narg sharding: {carried} for arg type: "
                 f"{get_aval(x).str_short()} ({name})")
     return given
 

@@ -109,8 +109,11 @@ class CompiledJaxpr:
             previous = _compiling["target"]
             _compiling["target"] = (devices, like)
             try:
-                # jaxlib takes host callbacks only with a module object
-                module = lowering.module if lowering.host_callbacks else lowering.bytecode
+                # jaxlib takes host callbacks, and compiles for a topology, only with a
+                # module object
+                module = (lowering.module if lowering.host_callbacks
+                          or runtime_executable.is_compile_only(devices[0].client)
+                          else lowering.bytecode)
                 self.executable = runtime_executable.compile(
                     module, devices,
                     donated_args=[i for i, d in enumerate(lowering.donated_args) if d],
@@ -135,10 +138,13 @@ class CompiledJaxpr:
                 kept_var_idx: Sequence[int], out_avals: Sequence[Any]) -> None:
         """What calls need besides the executable: its constants placed, the inputs it
         keeps, and its float0 outputs."""
-        with transfer_guard.internal():  # constants are the computation's, not the user's
-            self.const_args = runtime_put.put_leaves(consts, [const_sharding] * len(consts),
-                                                     [False] * len(consts),
-                                                     [None] * len(consts))
+        if not self.executable.runnable:  # compiled for a topology: nothing to place on
+            self.const_args = [np.asarray(c) for c in consts]
+        else:
+            with transfer_guard.internal():  # the computation's constants, not the user's
+                self.const_args = runtime_put.put_leaves(
+                    consts, [const_sharding] * len(consts), [False] * len(consts),
+                    [None] * len(consts))
         self.kept_var_idx = tuple(kept_var_idx)
         # float0 outputs (tangents of integers) are lowered as booleans; callers get
         # NumPy float0 zeros for them, as JAX returns.

@@ -467,26 +467,28 @@ class JitWrapped(fastpath.JitCache):
                           result.params["name"], lowered=result.closed, ref_plan=plan,
                           leading=result.leading,
                           ref_namer=self._ref_namer(args, kwargs, result))
-        return Traced(call, lambda: self._lower(call, flat, result, describe))
+        return Traced(call, lambda platform: self._lower(call, flat, result, describe,
+                                                         platform))
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace and lower the call to StableHLO for the device its arguments decide."""
         return self.trace(*args, **kwargs).lower()
 
-    def _lower(self, call: StagedCall, flat, result: TraceResult, describe) -> Lowered:
+    def _lower(self, call: StagedCall, flat, result: TraceResult, describe,
+               platform: str | None = None) -> Lowered:
         ins, outs = self._shardings(flat, call.in_tree, result)
         if result.ref_plan is not None:  # placed by the references' values
             flat = call.values(flat)
         placement = executing.place_call(flat, ins, outs, jaxpr=result.closed.jaxpr,
                                          keep_unused=self._info.keep_unused,
                                          aliases=result.aliases, describe=describe)
+        platform = platform or executing.lowering_platform(placement.devices[0])
         lowering = executing.lower_jaxpr(
-            result.closed, result.params["name"],
-            platform=executing.lowering_platform(placement.devices[0]),
+            result.closed, result.params["name"], platform=platform,
             donated_invars=result.params["donated_invars"],
             keep_unused=self._info.keep_unused, placement=placement,
             aliases=result.aliases)
-        return Lowered(lowering, call, placement, self._info.compiler_options)
+        return Lowered(lowering, call, placement, self._info.compiler_options, platform)
 
     def eval_shape(self, *args, **kwargs) -> Any:
         """The output's shapes and dtypes, as a pytree of `ShapeDtypeStruct`s."""

@@ -197,8 +197,18 @@ class Traced(_Stage):
         self.jaxpr = call.jaxpr
         self._lower_fn = lower_fn
 
-    def lower(self) -> Lowered:
-        return self._lower_fn()
+    def lower(self, *, lowering_platforms: Sequence[str] | None = None) -> Lowered:
+        """Lower for the devices the arguments decide, with their platform's rules, or
+        (`lowering_platforms=("tpu",)`) with another platform's: the module then
+        compiles only for devices of that platform (a topology's, say)."""
+        if lowering_platforms is None:
+            return self._lower_fn(None)
+        if isinstance(lowering_platforms, str) or len(lowering_platforms) != 1:
+            raise ValueError(
+                f"lowering_platforms must name one platform, got {lowering_platforms!r} "
+                "(a module for several platforms is what plax.export makes: "
+                "export(jit(f), platforms=...))")
+        return self._lower_fn(str(lowering_platforms[0]).lower())
 
     def __repr__(self):
         return f"Traced(jaxpr=\n{self.jaxpr})"
@@ -208,11 +218,12 @@ class Lowered(_Stage):
     """A lowered call: a StableHLO module for one platform and its calling convention."""
 
     def __init__(self, lowering: LoweringResult, call: StagedCall, placement: CallPlacement,
-                 compiler_options: tuple = ()):
+                 compiler_options: tuple = (), platform: str | None = None):
         self._lowering = lowering
         self._call = call
         self._placement = placement
         self._compiler_options = compiler_options  # jit's, as (name, value) pairs
+        self._platform = platform or executing.lowering_platform(placement.devices[0])
 
     def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
         """The module as StableHLO text (default), or as XLA HLO text (`dialect="hlo"`).
@@ -242,6 +253,14 @@ class Lowered(_Stage):
         by name, over those given to jit (an unknown name is XLA's error)."""
         given = dict(compiler_option_pairs(compiler_options, "compile"))
         options = tuple(sorted((dict(self._compiler_options) | given).items()))
+        devices_platform = executing.lowering_platform(self._placement.devices[0])
+        if self._platform != devices_platform:
+            raise ValueError(
+                f"jit({self.fun_name}) was lowered for {self._platform.upper()} but its "
+                f"arguments place it on {devices_platform.upper()} devices "
+                f"{[d.id for d in self._placement.devices]}: compile it for {self._platform} "
+                "devices (ShapeDtypeStructs with shardings on a topology's devices, from "
+                "plax.experimental.topologies)")
         compiled = executing.compile_lowering(self._lowering, self._placement, options)
         return Compiled(compiled, self._call, self._placement.committed)
 
