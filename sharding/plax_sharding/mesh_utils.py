@@ -1,9 +1,12 @@
 """`plax.experimental.mesh_utils`: arrays of devices shaped for `plax.sharding.Mesh`.
 
 `create_device_mesh` lays the devices out in the mesh's shape: on GPUs by device id
-(XLA's global numbering), elsewhere in the order given. TPU devices are laid out
-in that order too: the physical-torus placement JAX computes for TPU slices is not
-implemented, so the mesh is valid but its collectives may take longer paths.
+(XLA's global numbering); on one host's tray of single-core TPU chips (v5e, v6e: 4, 8
+or 16 chips) along a ring through the chips' grid where a mesh axis spans the tray, so
+that neighbours in the mesh are neighbours on the interconnect, else in the grid's
+order (as JAX lays them out); elsewhere in the order given.
+The physical-torus placement JAX computes for larger TPU slices is not implemented:
+there the mesh is valid but its collectives may take longer paths.
 `create_hybrid_device_mesh` puts one such mesh per granule (a slice, or a process)
 into a grid of granules, for parallelism over a slower outer network.
 """
@@ -44,9 +47,46 @@ def create_device_mesh(mesh_shape: Sequence[int], devices: Sequence[Any] | None 
                          f"mesh_shape {shape}")
     if devices and devices[-1].platform == "gpu":
         devices = sorted(devices, key=lambda d: d.id)
+    elif devices and getattr(devices[-1], "device_kind", None) in _TRAY_KINDS:
+        devices = _tray_order(shape, devices)
     grid = np.empty(len(devices), dtype=object)
     grid[:] = devices
     return grid.reshape(shape)
+
+
+# TPU kinds with one core per chip, whose hosts hold a 2-D tray of chips.
+_TRAY_KINDS = frozenset({"TPU v5 lite", "TPU v5e", "TPU v6 lite"})
+
+
+def _tray_order(shape: tuple[int, ...], devices: list) -> list:
+    """The devices of one tray in the order a mesh should take them: the tray's ring
+    for 4 or 8 chips (the first half of the chips in row-major order, then the second
+    half back), a comb-shaped ring through a 4 x 4 grid for a mesh with an axis over
+    all 16 chips, a 2 x 2 x 2 cube by coordinates with x slowest; otherwise row-major
+    by coordinates (x fastest), the physical grid."""
+    coords = [tuple(d.coords) for d in devices]
+    cols, rows, depth = (max(c[i] for c in coords) + 1 for i in range(3))
+    n = len(devices)
+    by_position = sorted(devices, key=lambda d: tuple(reversed(d.coords)))
+    if (cols, rows, depth) == (2, 2, 2) and n == 8:
+        return sorted(devices, key=lambda d: tuple(d.coords))
+    if depth == 1 and n in (4, 8):
+        half = n // 2
+        return [by_position[i] for i in (*range(half), *range(n - 1, half - 1, -1))]
+    if depth == 1 and rows * cols == n == 16 and max(shape) == n:
+        return [by_position[i] for i in _comb_ring(rows, cols)]
+    return by_position
+
+
+def _comb_ring(rows: int, cols: int) -> list[int]:
+    """A cycle through every cell of a rows x cols grid (rows even), by row-major index:
+    along the first row, then snaking through the other rows over columns 1.., and back
+    up column 0; consecutive cells (and the last and the first) are grid neighbours."""
+    ring = list(range(cols))
+    for r in range(1, rows):
+        span = range(1, cols) if r % 2 == 0 else range(cols - 1, 0, -1)
+        ring += [r * cols + c for c in span]
+    return ring + [r * cols for r in range(rows - 1, 0, -1)]
 
 
 def create_hybrid_device_mesh(mesh_shape: Sequence[int], dcn_mesh_shape: Sequence[int],

@@ -7,8 +7,9 @@ libtpu reads its slice's shape from the environment and, where a variable is mis
 asks the cloud metadata server, retrying each for minutes. A host with no TPU attached
 (a laptop or CI compiling for a TPU topology ahead of time) has no such server, so
 `_prepare_environment` tells libtpu to skip it before the library is loaded, as JAX's
-start-up does; such a host gets no `tpu` client at all, quietly, without loading
-libtpu (`PLAX_FORCE_TPU_INIT=1` tries anyway).
+start-up does, and lets other processes load libtpu beside this one (its lock file
+guards a chip there is none of); such a host gets no `tpu` client at all, quietly,
+without loading libtpu (`PLAX_FORCE_TPU_INIT=1` tries anyway).
 """
 from __future__ import annotations
 
@@ -54,6 +55,9 @@ def _prepare_environment() -> None:
     user set is kept)."""
     if not attached_chips():
         os.environ.setdefault("TPU_SKIP_MDS_QUERY", "1")
+        # libtpu's lock file guards a chip; with none, it would only keep a second
+        # process (a test's JAX reference, another compiling worker) from compiling
+        os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
         return
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     os.environ.setdefault("TPU_ML_PLATFORM", "plax")

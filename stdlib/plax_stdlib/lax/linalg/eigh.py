@@ -17,7 +17,7 @@ from plax.extend.core import ShapedArray, get_aval
 from plax.extend.mlir import mu
 from plax_stdlib.lax.conversion import convert_element_type
 from plax_stdlib.lax.elementwise import add, div, mul, real, sub
-from plax_stdlib.lax.linalg import lapack
+from plax_stdlib.lax.linalg import lapack, xla_targets
 from plax_stdlib.lax.linalg.matrices import (check_matrix, diagonal, eye_like,
                                              hermitian_from_triangle, is_complex, leading_batch,
                                              matmul, mH,
@@ -101,9 +101,34 @@ def _eigh_lower_cpu(ctx, a, *, lower, sort_eigenvalues, subset_by_index, algorit
     return [v, w]
 
 
+# Up to this size XLA's TPU compiler decomposes a matrix itself (one-sided Jacobi), as
+# JAX's TPU eigh does; larger ones take a QDWH divide and conquer that plax lacks.
+_TPU_JACOBI_MAX_SIZE = 256
+
+
+def _eigh_lower_tpu(ctx, a, *, lower, sort_eigenvalues, subset_by_index, algorithm):
+    if algorithm == EighImplementation.QR:
+        raise NotImplementedError("eigh: the QR algorithm is not available on TPU")
+    aval, = ctx.avals_in
+    v_aval, w_aval = ctx.avals_out
+    n = aval.shape[-1]
+    if n == 0:
+        return [a, mu.splat(0, w_aval)]
+    if n > _TPU_JACOBI_MAX_SIZE or _subset(n, subset_by_index) != (0, n):
+        raise NotImplementedError(
+            f"eigh of a {aval.str_short()} matrix on TPU: plax lowers matrices up to "
+            f"{_TPU_JACOBI_MAX_SIZE}x{_TPU_JACOBI_MAX_SIZE} without subset_by_index (XLA's "
+            "Jacobi eigensolver); larger ones need a QDWH divide and conquer, not "
+            "implemented")
+    # (lower, sort, maximum sweeps, tolerance): XLA's Eigh backend config
+    config = f"{int(lower)},{int(sort_eigenvalues)},100,1e-6"
+    return xla_targets.call("Eigh", [a], [v_aval, w_aval], config)
+
+
 eigh_p = standard_primitive("lax.eigh", _eigh_abstract_eval, None, multiple_results=True,
                             jvp=_eigh_jvp, batching=leading_batch())
 eigh_p.def_lowering(_eigh_lower_cpu, platform="cpu")
+eigh_p.def_lowering(_eigh_lower_tpu, platform="tpu")
 
 
 def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,

@@ -21,7 +21,7 @@ from plax_stdlib.lax.creation import broadcasted_iota
 from plax_stdlib.lax.conversion import convert_element_type
 from plax_stdlib.lax.dimensions import size_scalar
 from plax_stdlib.lax.elementwise import add, mul
-from plax_stdlib.lax.linalg import lapack
+from plax_stdlib.lax.linalg import lapack, xla_targets
 from plax_stdlib.lax.linalg.matrices import (check_matrix, eye_like, leading_batch,
                                              lower_function, lowering_from, matmul, take_rows,
                                              tril, triu)
@@ -161,6 +161,7 @@ def _identity_permutation(aval: ShapedArray):
 lu_p = standard_primitive("lax.lu", _lu_abstract_eval, None, multiple_results=True,
                           jvp=_lu_jvp, batching=leading_batch())
 lu_p.def_lowering(_lu_lower_cpu, platform="cpu")
+lu_p.def_lowering(xla_targets.lowering("LuDecomposition"), platform="tpu")
 
 
 def lu(x):

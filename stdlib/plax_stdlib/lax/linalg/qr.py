@@ -17,7 +17,7 @@ from plax.extend.mlir import mu
 from plax_stdlib.lax.conversion import convert_element_type
 from plax_stdlib.lax.creation import broadcasted_iota
 from plax_stdlib.lax.elementwise import add, mul, real, sub
-from plax_stdlib.lax.linalg import lapack
+from plax_stdlib.lax.linalg import lapack, xla_targets
 from plax_stdlib.lax.linalg.matrices import (check_matrix, eye_like, is_complex, leading_batch,
                                              lowering_from, matmul, mH, mT, take_rows, tril,
                                              triu)
@@ -52,6 +52,7 @@ def _geqrf_lower_cpu(ctx, a):
 geqrf_p = standard_primitive("lax.geqrf", _geqrf_abstract_eval, None, multiple_results=True,
                              batching=leading_batch())
 geqrf_p.def_lowering(_geqrf_lower_cpu, platform="cpu")
+geqrf_p.def_lowering(xla_targets.lowering("Qr"), platform="tpu")
 
 
 def geqrf(a):
@@ -116,6 +117,8 @@ def _householder_lower_cpu(ctx, a, taus):
 householder_product_p = standard_primitive(
     "lax.householder_product", _householder_abstract_eval, None, batching=leading_batch())
 householder_product_p.def_lowering(_householder_lower_cpu, platform="cpu")
+householder_product_p.def_lowering(
+    xla_targets.lowering("ProductOfElementaryHouseholderReflectors"), platform="tpu")
 
 
 def householder_product(a, taus):
