@@ -186,7 +186,7 @@ def data_model_parallel_step(e):
 
 
 def shard_map_collectives(e):
-    jax, jnp = e.jax, e.jnp
+    jax = e.jax
     P = e.sharding.PartitionSpec
 
     def body(x):
