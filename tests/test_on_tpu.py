@@ -17,6 +17,9 @@ from plax import lax
 pytestmark = pytest.mark.skipif(plax.default_backend() != "tpu", reason="no TPU attached")
 
 RNG = np.random.default_rng(0)
+# TPU's float32 transcendental functions are approximations good to about 1e-4 relative
+# (JAX's on the same chip are the same: both lower to the same StableHLO ops).
+TRANSCENDENTAL_RTOL = 2e-4
 
 
 def _close(tpu, expected, rtol=2e-5, atol=2e-5):
@@ -51,7 +54,7 @@ def test_matmul_and_mlp_gradients_match_the_cpu():
         return jnp.mean(jnp.tanh(x @ w1) @ w2 ** 2)
     grad = plax.grad(loss, argnums=(0, 1))
     for got, want in zip(plax.jit(grad)(w1, w2, x), on_cpu(grad, w1, w2, x)):
-        _close(got, want, rtol=1e-4, atol=1e-5)
+        _close(got, want, rtol=TRANSCENDENTAL_RTOL, atol=5e-5)
 
 
 @pytest.mark.parametrize("name", ["exp", "log1p", "tanh", "sin", "erf", "logistic", "rsqrt"])
@@ -59,7 +62,7 @@ def test_elementwise_against_numpy(name):
     x = RNG.uniform(0.1, 3.0, (8, 128)).astype(np.float32)
     fn = {"logistic": lax.logistic, "erf": lax.erf, "rsqrt": lax.rsqrt}.get(
         name, getattr(jnp, name, None))
-    _close(plax.jit(fn)(x), on_cpu(fn, x), rtol=1e-5, atol=1e-6)
+    _close(plax.jit(fn)(x), on_cpu(fn, x), rtol=TRANSCENDENTAL_RTOL, atol=1e-6)
 
 
 def test_reductions_sorting_and_scans():
@@ -144,10 +147,11 @@ def test_cached_calls_take_the_fast_path():
 
 def test_eager_ops_and_vmap_grad():
     x = plax.device_put(RNG.standard_normal((8, 128)).astype(np.float32))
-    _close(jnp.sin(x) * 2 + 1, np.sin(np.asarray(x)) * 2 + 1, rtol=1e-5, atol=1e-5)
+    _close(jnp.sin(x) * 2 + 1, np.sin(np.asarray(x)) * 2 + 1, rtol=TRANSCENDENTAL_RTOL,
+           atol=1e-5)
     per_row = plax.vmap(plax.grad(lambda r: jnp.sum(jnp.tanh(r) ** 2)))(x)
     _close(per_row, on_cpu(plax.vmap(plax.grad(lambda r: jnp.sum(jnp.tanh(r) ** 2))), x),
-           rtol=1e-5, atol=1e-5)
+           rtol=TRANSCENDENTAL_RTOL, atol=2e-4)
 
 
 def test_shard_map_and_pmap_on_one_chip():

@@ -3,7 +3,7 @@
 # install the wheels of benchmarks/tpu/build_wheels.sh beside the machine's JAX, run the
 # on-chip tests (one process: one program at a time may hold the chip), then the
 # plax-vs-JAX benchmarks. Logs go to $OUT (or ./tpu-out). Usage, from the repository
-# root: bash benchmarks/tpu/run_on_chip.sh [tests] [bench] [pallas] [pgle]
+# root: bash benchmarks/tpu/run_on_chip.sh [tests] [bench] [profile] [pallas] [pgle]
 set -u
 export PYTHONUNBUFFERED=1
 out=${OUT:-tpu-out}; mkdir -p "$out"
@@ -29,6 +29,7 @@ for part in $parts; do
     tests) run tests python3 -m pytest -p no:xdist -p no:cacheprovider -q -o addopts="" \
              tests/test_on_tpu.py ;;
     bench) run bench python3 benchmarks/tpu/bench_on_chip.py --rounds 2 ;;
+    profile) run profile python3 benchmarks/tpu/profile_dispatch.py ;;
     pallas) [ -f benchmarks/tpu/pallas_on_chip.py ] && run pallas python3 benchmarks/tpu/pallas_on_chip.py ;;
     pgle) [ -f benchmarks/tpu/pgle_on_chip.py ] && run pgle python3 benchmarks/tpu/pgle_on_chip.py ;;
   esac

@@ -4,10 +4,12 @@ A callback equation lowers to jaxlib's own host-callback custom call,
 `xla_ffi_python_cpu_callback` (`..._gpu_callback` on GPUs), whose FFI attribute
 `index` picks a Python function from the list the module is compiled with
 (`ModuleContext.add_host_callback`; `executable.compile(host_callbacks=...)`). XLA
-calls it with read-only NumPy views of the operands and expects NumPy results. An
-ordered callback also takes and returns its effect's token, which chains it after
-the previous one (`ctx.tokens`). In a computation over several devices the call is
-placed on the first device, so it runs once on the whole (logical) values.
+calls it with read-only NumPy views of the operands and expects NumPy results. On TPU,
+which has no such custom call, the operands are sent to the host and the results
+received from it (`_emit_by_host_transfers`), and the runtime calls the function
+between the two. An ordered callback also takes and returns its effect's token, which
+chains it after the previous one (`ctx.tokens`). In a computation over several devices
+the call is placed on the first device, so it runs once on the whole (logical) values.
 
 The user's function sees plax Arrays on the CPU device, as in JAX, and its results
 are checked against the declared shapes and dtypes.
@@ -15,6 +17,7 @@ are checked against the declared shapes and dtypes.
 from __future__ import annotations
 
 import logging
+import pickle
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -23,6 +26,8 @@ from jaxlib.mlir import ir
 from plax.extend import dtypes, tree_util
 from plax.extend.core import Effect, ShapedArray, abstract_token
 from plax.extend.mlir import hlo, mu
+from jaxlib import xla_client as xc
+
 from plax_runtime import api as runtime_api
 
 logger = logging.getLogger(__name__)
@@ -129,6 +134,8 @@ def emit_python_callback(ctx, host_fn: Callable[..., Sequence[np.ndarray]],
     """Emit a call of `host_fn` (NumPy operands → NumPy results of `ctx.avals_out`)
     and return its results. For an ordered `effect`, the call is chained on the
     effect's token in `ctx.tokens`."""
+    if ctx.platform == "tpu":
+        return _emit_by_host_transfers(ctx, host_fn, operands, effect)
     target = _TARGETS.get(ctx.platform)
     if target is None:
         raise NotImplementedError(f"host callbacks are not supported on platform "
@@ -162,6 +169,79 @@ def emit_python_callback(ctx, host_fn: Callable[..., Sequence[np.ndarray]],
     if ordered:
         ctx.tokens[effect] = results.pop(0)
     return results
+
+
+# What the runtime's send/receive rendezvous recognizes a host transfer by.
+_RENDEZVOUS_HANDLER = "pjrt_rendezvous"
+
+
+def _host_transfer(op, channel: int, mctx, one_device: bool):
+    op.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get({
+        "_xla_host_transfer_handler_name": ir.StringAttr.get(_RENDEZVOUS_HANDLER),
+        "_xla_host_transfer_rendezvous": ir.StringAttr.get(str(channel))})
+    if one_device:
+        mctx.place_on_one_device(op.operation)
+    return op
+
+
+def _emit_by_host_transfers(ctx, host_fn: Callable[..., Sequence[np.ndarray]],
+                            operands: Sequence[ir.Value], effect: Effect | None
+                            ) -> list[ir.Value]:
+    """A host callback on TPU: each operand sent to the host, each (non-empty) result
+    received from it, chained on one token; the runtime calls `host_fn` once every
+    operand has arrived. A callback without operands sends a dummy value, and one
+    without results receives one, so that the call happens and is waited for. TPU
+    cannot receive empty arrays: those results are constants."""
+    try:
+        client = runtime_api.get_backend("tpu")
+    except RuntimeError as err:
+        raise NotImplementedError(
+            "host callbacks on TPU need the TPU they run on (its runtime calls them): a "
+            "program with one cannot be compiled for a topology ahead of time") from err
+    mctx = ctx.module_context
+    one_device = ctx.num_partitions > 1 and not getattr(ctx, "manual_axes", None)
+    ordered = effect is not None and effect.ordered
+    token = ctx.tokens[effect] if ordered else hlo.create_token()
+    avals_in, avals_out = list(ctx.avals_in), list(ctx.avals_out)
+    sent = list(zip(operands, avals_in))
+    if not sent:
+        dummy = ShapedArray((1,), np.dtype(np.float32))
+        sent = [(mu.dense_constant(np.zeros(1, np.float32)), dummy)]
+    send_channels = []
+    for value, _ in sent:
+        channel = mctx.new_host_channel()
+        token = _host_transfer(
+            hlo.SendOp([value], token, hlo.ChannelHandle.get(channel, 2),
+                       is_host_transfer=ir.BoolAttr.get(True)),
+            channel, mctx, one_device).result
+        send_channels.append(channel)
+    received = [a for a in avals_out if 0 not in a.shape] or [
+        ShapedArray((), np.dtype(np.float32))]
+    recv_channels, values = [], []
+    for aval in received:
+        channel = mctx.new_host_channel()
+        op = _host_transfer(
+            hlo.RecvOp([mu.ir_type(aval), hlo.TokenType.get()], token,
+                       hlo.ChannelHandle.get(channel, 3), is_host_transfer=ir.BoolAttr.get(True)),
+            channel, mctx, one_device)
+        value, token = op.results
+        values.append(value)
+        recv_channels.append(channel)
+    empty = [i for i, a in enumerate(avals_out) if 0 in a.shape]
+
+    def call(*arrays):
+        results = host_fn(*arrays[:len(avals_in)])
+        return tuple(r for i, r in enumerate(results) if i not in empty) or (
+            np.zeros((), np.float32),)
+    shape = lambda a: xc.Shape.array_shape(a.dtype, a.shape)
+    mctx.add_host_callback(client.make_python_callback_from_host_send_and_recv(
+        call, [shape(a) for _, a in sent], [shape(a) for a in received], send_channels,
+        recv_channels, pickle.dumps))
+    if ordered:
+        ctx.tokens[effect] = token
+    results = iter(values[:len(avals_out) - len(empty)])  # (not the dummy)
+    return [mu.dense_constant(np.zeros(a.shape, a.dtype)) if 0 in a.shape else next(results)
+            for a in avals_out]
 
 
 def eager_call(callback: Callable, args: Sequence[Any], avals_out: Sequence[ShapedArray],

@@ -158,6 +158,7 @@ class ModuleContext:
         self.keepalives: list = []
         self.on_compile: list = []
         self.host_callbacks: list = []  # Python functions custom calls call by index
+        self._host_channels = 1  # the last host-transfer channel id (1: the collectives')
         self._locations = _jax_mlir_ext.TracebackToLocationCache(_user_filename, 1, context)
         self.axis_context: AxisContext | None = None  # inside a manual region
 
@@ -234,6 +235,11 @@ class ModuleContext:
         (what jaxlib's `xla_ffi_python_<platform>_callback` custom call is given)."""
         self.host_callbacks.append(callback)
         return len(self.host_callbacks) - 1
+
+    def new_host_channel(self) -> int:
+        """A channel id of its own for one send to or receive from the host."""
+        self._host_channels += 1
+        return self._host_channels
 
     def location(self, source_info, name: str) -> ir.Location:
         """A name location (`jit(f)/sin`) wrapping the user's source line."""
