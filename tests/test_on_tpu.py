@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(plax.default_backend() != "tpu", reason="no TPU 
 RNG = np.random.default_rng(0)
 # TPU's float32 transcendental functions are approximations good to about 1e-4 relative
 # (JAX's on the same chip are the same: both lower to the same StableHLO ops).
-TRANSCENDENTAL_RTOL = 2e-4
+TRANSCENDENTAL_RTOL = 5e-4
 
 
 def _close(tpu, expected, rtol=2e-5, atol=2e-5):

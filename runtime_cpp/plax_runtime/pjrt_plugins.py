@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from jaxlib import xla_client as xc
+from jaxlib import _profiler, xla_client as xc
 from jaxlib.version import __version__ as jaxlib_version
 
 from plax_runtime import distributed
@@ -52,12 +52,19 @@ def check_same_version(distribution: str, *, install: str) -> None:
                            f"pip install {install}")
 
 
-def load_plugin(platform: str, library_path: str) -> None:
-    """Loads and initializes the PJRT plugin library, once per process."""
+_c_apis: dict[str, Any] = {}  # platform → the loaded plugin's PJRT C API
+
+
+def load_plugin(platform: str, library_path: str) -> Any:
+    """Loads and initializes the PJRT plugin library, once per process; its C API (None
+    where another library of the process loaded it first). The plugin's profiler joins
+    the process's profiler sessions (device activity in traces and PGLE profiles)."""
     if not xc.pjrt_plugin_loaded(platform):
-        xc.load_pjrt_plugin_dynamically(platform, library_path)
+        c_api = _c_apis[platform] = xc.load_pjrt_plugin_dynamically(platform, library_path)
+        _profiler.register_plugin_profiler(c_api)
     if not xc.pjrt_plugin_initialized(platform):
         xc.initialize_pjrt_plugin(platform)
+    return _c_apis.get(platform)
 
 
 def make_c_api_client(platform: str, library_path: str,
