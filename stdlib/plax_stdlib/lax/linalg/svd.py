@@ -3,7 +3,8 @@
 The primitive returns `(s,)` or `(s, u, vt)` (`compute_uv`); `lax.linalg.svd`
 reorders them as `(u, s, vt)`. `subset_by_index=(lo, hi)` keeps singular triples
 lo..hi-1. On CPU, LAPACK's gesdd (divide and conquer) or gesvd (`SvdAlgorithm.QR`);
-matrices where it fails become NaNs.
+matrices where it fails become NaNs. On TPU, the polar algorithm (`polar`: QDWH, then
+an eigendecomposition).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from plax.extend.mlir import mu
 from plax_stdlib.lax.comparison import eq
 from plax_stdlib.lax.conversion import convert_element_type
 from plax_stdlib.lax.elementwise import add, div, mul, real, sub
-from plax_stdlib.lax.linalg import lapack
+from plax_stdlib.lax.linalg import lapack, polar
 from plax_stdlib.lax.linalg.matrices import (check_matrix, diag_matrix, diagonal, eye_like,
                                              is_complex, leading_batch, lower_function, matmul,
                                              mH, real_dtype_of, slice_hlo)
@@ -174,9 +175,22 @@ def _svd_lower_cpu(ctx, a, *, full_matrices, compute_uv, subset_by_index, algori
     return [s, u, vt]
 
 
+def _svd_lower_tpu(ctx, a, *, full_matrices, compute_uv, subset_by_index, algorithm):
+    if algorithm not in (None, SvdAlgorithm.DEFAULT, SvdAlgorithm.POLAR):
+        raise NotImplementedError(f"svd: the {algorithm} algorithm is not available on TPU "
+                                  "(only the polar one)")
+    aval, = ctx.avals_in
+    params = dict(full_matrices=full_matrices, compute_uv=compute_uv,
+                  subset_by_index=subset_by_index)
+    if 0 in aval.shape[-2:]:
+        return lower_function(ctx, _empty_svd, ctx.avals_in, a, algorithm=algorithm, **params)
+    return lower_function(ctx, polar.svd_by_polar, ctx.avals_in, a, **params)
+
+
 svd_p = standard_primitive("lax.svd", _svd_abstract_eval, None, multiple_results=True,
                            jvp=_svd_jvp, batching=leading_batch())
 svd_p.def_lowering(_svd_lower_cpu, platform="cpu")
+svd_p.def_lowering(_svd_lower_tpu, platform="tpu")
 
 
 def svd(x, *, full_matrices: bool = True, compute_uv: bool = True,
