@@ -140,6 +140,12 @@ square_p, square = unary_op(
     "Elementwise square: x * x.", jvp=lambda g, ans, x: mul(g, mul(x, 2)))
 
 
+def _like(x, value) -> np.generic:
+    """`value` as a NumPy scalar of `x`'s dtype (a literal in the Jaxpr; a Python scalar
+    would be converted in the program)."""
+    return np.array(value, get_aval(x).dtype)[()]
+
+
 def _integer_pow_abstract_eval(x, *, y):
     check_dtype("integer_pow", x, NUMBER)
     if y < 0 and kind_of(x.dtype) in ("signed", "unsigned"):
@@ -165,7 +171,7 @@ def _integer_pow_lower(ctx, x, *, y):
 integer_pow_p = standard_primitive(
     "lax.integer_pow", _integer_pow_abstract_eval, _integer_pow_lower,
     jvp=defjvp(lambda g, ans, x, *, y: mul(g, 0) if y == 0 else
-               mul(g, mul(integer_pow(x, y - 1), y))),
+               mul(g, mul(_like(x, y), x if y == 2 else integer_pow(x, y - 1)))),
     batching=unary_batcher())
 def integer_pow(x, y: int):
     """Elementwise x ** y for a static Python int `y`."""
@@ -298,7 +304,8 @@ atan2_p, atan2 = binary_op(
          lambda g, ans, x, y: mul(g, div(neg(x), add(mul(x, x), mul(y, y))))))
 tanh_p, tanh = unary_op(
     "tanh", INEXACT, hlo_rule("tanh"), "Elementwise hyperbolic tangent.",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, sub(1, mul(ans, ans))), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(add(g, mul(g, ans)), sub(_like(x, 1), ans)),
+    accuracy=True)
 sinh_p, sinh = unary_op(
     "sinh", INEXACT, chlo_rule("sinh"), "Elementwise hyperbolic sine.",
     jvp=lambda g, ans, x: mul(g, cosh(x)))
