@@ -30,7 +30,6 @@ DIFFERENCES = {
                               "gelu is a call JAX inlines",
     "conv_net_step": "reduce_window max's reverse-mode derivative: plax selects with an "
                      "iota-based mask, JAX uses select_and_scatter_add; relu's derivative",
-    "sort_top_k": "the sort comparator canonicalizes -0.0 and NaN in the other order",
     "gather_scatter": "x[idx] with a traced index array: plax clamps negative indices with "
                       "an extra select/compare pass (JAX: one add of the size)",
     "random_sampling": "bernoulli compares uniform bits with p through a different "

@@ -43,11 +43,12 @@ def _sort_abstract_eval(*operands, dimension, is_stable, num_keys):
 
 
 def _float_sort_key(x, dtype):
-    """`x` with NaNs made positive and -0.0 made 0.0, so that total order sorts as NumPy."""
+    """`x` with -0.0 made 0.0 and NaNs made positive, so that total order sorts as NumPy
+    (in JAX's order of the two selects, which XLA then fuses alike)."""
     scalar = ShapedArray((), dtype)
-    x = hlo.select(mu.is_nan(x, dtype), mu.splat(np.nan, scalar), x)
     zero = mu.splat(0, scalar)
-    return hlo.select(mu.compare(x, zero, "EQ", dtype), zero, x)
+    canonical = hlo.select(mu.compare(x, zero, "EQ", dtype), zero, x)
+    return hlo.select(mu.is_nan(x, dtype), mu.splat(np.nan, scalar), canonical)
 
 
 def _key_parts(x, dtype) -> list[tuple[object, np.dtype]]:
