@@ -1,9 +1,10 @@
 """Compiling StableHLO modules for a device assignment, and running them on Arrays.
 
-`compile` builds jaxlib `CompileOptions` and calls `Client.compile_and_load`; a live
+`compile` builds jaxlib `CompileOptions` and calls `Client.compile_and_load`; an
 executable is shared by every compile of the same (module digest, devices, options,
-metadata). The cache holds executables weakly: their owners (the caches of
-plax-transforms, a user's `Compiled`) decide how long they live. `Executable.execute`
+FDO profile, metadata), so an identical module is compiled once per process (a
+function redefined in a loop or a notebook cell finds its executable here). The cache
+is bounded by entries and bytes like plax-transforms' caches. `Executable.execute`
 checks and places the arguments, runs `execute_sharded`, and wraps the outputs via
 `array_result_handler`s built once per executable.
 
@@ -17,6 +18,12 @@ module's custom calls call by index are handed to the compiler with it.
 Below the in-process cache sits the optional persistent one (`persistent_cache`):
 with a cache directory set, an executable another process compiled is loaded from
 disk instead of compiled.
+
+Compiles for automatic PGLE (`pgle=True`, see `pgle`) know two executables of a
+module: the one to profile and the one compiled with the profile. The profiled one
+is remembered per module in this process and stored in the persistent cache under
+the module's key with a stand-in for the profile, so a later compile of the module
+(here, or in a process with a warm cache) gets it without profiling again.
 """
 from __future__ import annotations
 
@@ -25,7 +32,7 @@ import io
 import logging
 import threading
 import time
-import weakref
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -37,7 +44,9 @@ from plax.extend.core import AbstractToken, ShapedArray, Token, physical_aval, r
 from plax.extend.monitoring import BACKEND_COMPILE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
 from plax_runtime import _fastpath, persistent_cache, thread_guard, transfer_guard
+from plax_runtime import pgle as pgle_module
 from plax_runtime.array import Array
+from plax_runtime.caches import BoundedCache
 from plax_runtime.device_put import put_leaves
 from plax_runtime.effects import runtime_tokens
 from plax_runtime.placement import PreparedPut
@@ -45,8 +54,11 @@ from plax_runtime.sharding_impls import replicated_sharding, sharding_from_xla
 
 logger = logging.getLogger(__name__)
 
-_cache: weakref.WeakValueDictionary[tuple, Executable] = weakref.WeakValueDictionary()
+_cache = BoundedCache("compiled modules", max_entries=512, max_bytes=512 << 20)
 _cache_lock = threading.Lock()
+# Where the profile of a PGLE-optimized executable loaded from the persistent cache
+# stands in its keys (the cache stores the executable, not the profile).
+PGLE_PROFILED = b"plax: PGLE-optimized"
 
 _spmd_in_flight: list = []  # the outputs of the last SPMD program started on CPU
 _TOKEN_AVAL = ShapedArray((0,), np.dtype(bool))  # how a token travels between runs
@@ -88,6 +100,10 @@ class Executable:
                  host_callbacks: tuple = (), compile_options: bytes = b""):
         self._loaded = loaded
         self._compile_options = compile_options  # serialized, to load it again
+        # The FDO profile it was compiled with (PGLE_PROFILED when loaded as a module's
+        # PGLE-optimized executable from the persistent cache), else None.
+        self.fdo_profile: bytes | None = None
+        self._identity: tuple = ()  # what `compile` knows the module by, its profile aside
         self.devices = devices
         self.in_shardings = in_shardings
         self.out_avals = out_avals
@@ -168,6 +184,12 @@ class Executable:
                 "topology, which this process is not attached to: inspect it (as_text, "
                 "cost_analysis, memory_analysis) or serialize it and load it where those "
                 "devices are")
+
+    @property
+    def needs_profiling(self) -> bool:
+        """Whether automatic PGLE still has to profile this module: it was compiled
+        without a profile, and none was applied to it in this process."""
+        return self.fdo_profile is None and pgle_module.known(self._identity) is None
 
     @property
     def effectful(self) -> bool:
@@ -418,7 +440,8 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
             arg_names: Sequence[str] | None = None,
             sharding_like: Sequence[Sharding] = (), name: str | None = None,
             effect_tokens: Sequence[Any] = (), host_callbacks: Sequence[Any] = (),
-            use_persistent_cache: bool = True) -> Executable:
+            use_persistent_cache: bool = True, fdo_profile: bytes | None = None,
+            pgle: bool = False) -> Executable:
     """Compiles `module` for `devices` (replica-major), or returns the cached executable.
 
     `compile_options_overrides` are XLA options (`env_option_overrides`, JAX's
@@ -435,6 +458,14 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
     returns first (the other arguments, results and their metadata exclude them);
     `host_callbacks` are the Python functions its callback custom calls call (the
     module must then be an `ir.Module`, as jaxlib requires).
+
+    `fdo_profile` is a serialized `ProfiledInstructionsProto` for the compiler's
+    latency estimates (`ExecutableBuildOptions.fdo_profile`). `pgle=True` says the
+    compile is automatic PGLE's: with a profile, every process of a distributed run
+    compiles with the one `pgle.agree` gives and the executable is the module's
+    PGLE-optimized one; without, the module's PGLE-optimized executable is returned
+    when this process compiled it before or the persistent cache holds it (its
+    `fdo_profile` is then not None: it needs no profiling).
 
     With a cache directory set (`jax_compilation_cache_dir`), executables are also
     loaded from and saved to the persistent cache (see `persistent_cache`), unless
@@ -453,36 +484,67 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
     if num_replicas < 1 or num_partitions < 1 or num_replicas * num_partitions != len(devices):
         raise ValueError(f"{len(devices)} devices cannot run num_replicas={num_replicas} x "
                          f"num_partitions={num_partitions}")
+    if fdo_profile is not None and not isinstance(fdo_profile, bytes):
+        raise TypeError(f"compile: fdo_profile must be bytes (a serialized "
+                        f"ProfiledInstructionsProto), got {type(fdo_profile).__name__}")
     overrides = tuple(sorted((compile_options_overrides or {}).items()))
     build = tuple(sorted((k, _frozen(v)) for k, v in (build_options or {}).items()))
-    key = (hashlib.sha256(payload.encode() if isinstance(payload, str) else payload).digest(),
-           isinstance(payload, str), devices, num_replicas, num_partitions,
-           tuple(donated_args), overrides, build, tuple(sharding_like), effect_tokens,
-           tuple(map(id, host_callbacks)),  # kept alive by the cached executable
-           *(None if v is None else tuple(v)
-             for v in (in_shardings, out_avals, out_shardings, arg_names)))
-    with _cache_lock:
-        executable = _cache.get(key)
-        if executable is not None:
-            return executable
-    options = _compile_options(devices, num_replicas, num_partitions, overrides, build)
     if name is None:
         name = (ir_module_name(module) if hasattr(module, "operation") else "module")
-    loaded = _compile_and_load(module, payload, devices, options, host_callbacks, name,
-                               use_persistent_cache)
+    digest = hashlib.sha256(payload.encode() if isinstance(payload, str) else payload).digest()
+    identity = (digest, isinstance(payload, str), devices, num_replicas, num_partitions,
+                tuple(donated_args), overrides, build, tuple(sharding_like), effect_tokens,
+                tuple(map(id, host_callbacks)),  # kept alive by the cached executable
+                *(None if v is None else tuple(v)
+                  for v in (in_shardings, out_avals, out_shardings, arg_names)))
+    if pgle and fdo_profile is not None:
+        fdo_profile = pgle_module.agree(fdo_profile, digest.hex(), devices, name)
+        pgle_module.remember(identity, fdo_profile)
+    elif pgle:
+        fdo_profile = pgle_module.known(identity)
+        cached = _cache.get((*identity, PGLE_PROFILED))
+        if fdo_profile is None and cached is not None:
+            return cached
+    fdo_profile = fdo_profile or None  # an empty profile changes nothing
+    key = (*identity, fdo_profile)
+    executable = _cache.get(key)
+    if executable is not None:
+        return executable
+    options = _compile_options(devices, num_replicas, num_partitions, overrides, build,
+                               fdo_profile)
+    loaded, from_pgle_entry = _compile_and_load(module, payload, devices, options,
+                                                host_callbacks, name, use_persistent_cache,
+                                                pgle)
     executable = _describe(loaded, payload, devices, num_replicas, tuple(donated_args),
                            in_shardings, out_avals, out_shardings, arg_names,
                            tuple(sharding_like), effect_tokens, host_callbacks,
                            options.SerializeAsString())
-    with _cache_lock:
-        _cache[key] = executable
+    executable.fdo_profile = PGLE_PROFILED if from_pgle_entry else fdo_profile
+    executable._identity = identity
+    with _cache_lock:  # (two threads compiling one module keep the first executable)
+        found = _cache.get(key := (*identity, executable.fdo_profile))
+        if found is not None:
+            return found
+        _cache.put(key, executable, nbytes=len(payload) + executable.generated_code_bytes())
     return executable
 
 
+def _with_profile(options: xc.CompileOptions, profile: bytes) -> xc.CompileOptions:
+    copy = xc.CompileOptions.ParseFromString(options.SerializeAsString())
+    copy.executable_build_options.fdo_profile = profile
+    return copy
+
+
 def _compile_and_load(module, payload, devices, options, host_callbacks, name,
-                      use_persistent_cache) -> xc.LoadedExecutable:
+                      use_persistent_cache, pgle: bool) -> tuple[xc.LoadedExecutable, bool]:
     """Loads the executable from the persistent cache, or compiles it (and saves it
-    there when the cache is on and the module can be saved)."""
+    there when the cache is on and the module can be saved); and whether it is the
+    module's PGLE-optimized executable loaded in place of the one asked for.
+
+    PGLE's compiles (and all of them under `jax_compilation_cache_expect_pgle`) know
+    the module's PGLE-optimized entry: the key of its options with `PGLE_PROFILED`
+    for the profile. A compile with a profile is stored there; one without loads
+    it when it is there."""
     client = devices[0].client
     path = None if is_compile_only(client) else persistent_cache.directory(client)
     key = None
@@ -493,9 +555,25 @@ def _compile_and_load(module, payload, devices, options, host_callbacks, name,
             persistent_cache.skip(name, "XLA calls back into Python while compiling it")
         else:
             key = persistent_cache.cache_key(payload, devices, options, client, name)
+            profiled = bool(options.executable_build_options.fdo_profile)
+            if pgle or config.compilation_cache_expect_pgle.value:
+                pgle_key = persistent_cache.cache_key(
+                    payload, devices, _with_profile(options, PGLE_PROFILED), client, name)
+                if profiled:
+                    key = pgle_key
+                elif persistent_cache.contains(path, pgle_key):
+                    loaded = persistent_cache.lookup(path, pgle_key, client, devices, options,
+                                                     name)
+                    if loaded is not None:
+                        return loaded, True
+                elif not pgle and persistent_cache.contains(path, key):
+                    warnings.warn(f"PERSISTENT CACHE MISS for the PGLE-optimized {name} "
+                                  "despite a hit for its unprofiled executable: it may not "
+                                  "have run its PGLE profiling runs when the cache was "
+                                  "filled", RuntimeWarning, stacklevel=5)
             loaded = persistent_cache.lookup(path, key, client, devices, options, name)
             if loaded is not None:
-                return loaded
+                return loaded, False
     start = time.monotonic()
     with timed_event(BACKEND_COMPILE_EVENT, name,
                      "Finished XLA compilation of {fun_name} in {elapsed_time:.9f} sec",
@@ -506,7 +584,8 @@ def _compile_and_load(module, payload, devices, options, host_callbacks, name,
                     f"{name} calls back into Python (host callbacks), which cannot be "
                     f"compiled for the compile-only devices of a {client.platform.upper()} "
                     "topology: the callbacks live in this process, not on those devices")
-            return client.compile(_module_object(module), xc.DeviceList(devices), options)
+            return client.compile(_module_object(module), xc.DeviceList(devices),
+                                  options), False
         if host_callbacks:
             loaded = client.compile_and_load(
                 module, executable_devices=xc.DeviceList(devices), compile_options=options,
@@ -515,7 +594,7 @@ def _compile_and_load(module, payload, devices, options, host_callbacks, name,
             loaded = client.compile_and_load(payload, xc.DeviceList(devices), options)
     if key is not None:
         persistent_cache.store(path, key, loaded, client, time.monotonic() - start, name)
-    return loaded
+    return loaded, False
 
 
 def _module_object(module: str | bytes | Any) -> Any:
@@ -544,15 +623,15 @@ def _log_level() -> int:
 
 
 def clear_cache() -> None:
-    with _cache_lock:
-        _cache.clear()
+    _cache.clear()
+    pgle_module.forget_all()
 
 
 register_cache(clear_cache)
 
 
-def _compile_options(devices, num_replicas, num_partitions, overrides, build
-                     ) -> xc.CompileOptions:
+def _compile_options(devices, num_replicas, num_partitions, overrides, build,
+                     fdo_profile: bytes | None = None) -> xc.CompileOptions:
     options = xc.CompileOptions()
     options.num_replicas = num_replicas
     options.num_partitions = num_partitions
@@ -571,6 +650,8 @@ def _compile_options(devices, num_replicas, num_partitions, overrides, build
             raise TypeError(f"compile: XLA option {name!r} must be a str, bool, int or "
                             f"float, got {type(value).__name__}")
     options.env_option_overrides = list(overrides)
+    if fdo_profile:
+        build_options.fdo_profile = fdo_profile
     return options
 
 

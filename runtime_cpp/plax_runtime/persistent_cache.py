@@ -177,6 +177,11 @@ def _module_for_key(payload: str | bytes) -> tuple[bytes, bytes]:
     return raw, b"text" if isinstance(payload, str) else b"bytecode"
 
 
+def contains(path: str, key: str) -> bool:
+    """Whether an entry is stored under `key` (read or not)."""
+    return os.path.exists(os.path.join(path, key + _SUFFIX))
+
+
 def lookup(path: str, key: str, client: xc.Client, devices: Sequence[xc.Device],
            options: xc.CompileOptions, name: str) -> xc.LoadedExecutable | None:
     """The executable stored under `key` loaded onto `devices`, or None (missing, or

@@ -101,6 +101,11 @@ def start_trace(log_dir: os.PathLike | str, create_perfetto_link: bool = False,
         _session.perfetto_trace = bool(create_perfetto_trace or create_perfetto_link)
 
 
+def tracing() -> bool:
+    """Whether a trace `start_trace` began is running."""
+    return _session.session is not None
+
+
 def stop_trace() -> None:
     """Stops the trace `start_trace` began and writes it to its `log_dir`;
     a RuntimeError if no trace is running."""

@@ -26,7 +26,7 @@ from plax.extend.core import (EVAL_TRACE, ClosedJaxpr, Jaxpr, JaxprEqn, Primitiv
 from plax.extend.sharding import concrete_mesh
 from plax_runtime import _fastpath
 from plax_transforms import debug_nans, key_reuse
-from plax_transforms.caches import BoundedCache
+from plax_runtime.caches import BoundedCache
 from plax_transforms.executing import (CallPlacement, CompiledJaxpr, abstract_layout,
                                        lower_module, lowering_platform, place_call)
 from plax_transforms.ref_discharge import apply_with_refs, has_cells

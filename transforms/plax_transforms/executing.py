@@ -9,6 +9,12 @@ lowering; executables are cached per lowering and device assignment. Both caches
 are bounded and hold the Jaxpr and the lowering weakly: a dropped function frees its
 lowering and its executables. Outputs are committed when the computation spans
 several devices or some input was committed.
+
+With PGLE on (`jax_enable_pgle`), a `CompiledJaxpr` runs its first
+`jax_pgle_profiling_runs` executions under the profiler (`plax_runtime.pgle`); the
+call after them recompiles the module with the aggregated profile and swaps the new
+executable in, for every holder of the `CompiledJaxpr` (the executables cache, AOT
+`Compiled`s) and, through `ProfiledCaller`, for the fast-path entries that ran it.
 """
 from __future__ import annotations
 
@@ -16,6 +22,8 @@ import contextlib
 import functools
 import logging
 import threading
+import time
+import weakref
 from typing import Any, Hashable, Sequence
 
 import numpy as np
@@ -25,18 +33,18 @@ from plax.extend.core import ClosedJaxpr, register_cache
 from plax.extend.monitoring import JAXPR_TO_MLIR_MODULE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
 from plax_runtime import device_put as runtime_put, executable as runtime_executable
-from plax_runtime import gc_guard, transfer_guard
+from plax_runtime import gc_guard, pgle, transfer_guard
 from plax_runtime.array import Array
 from plax_runtime.sharding_impls import replicated_sharding
 from plax_transforms import debug_nans, explain, key_reuse
-from plax_transforms.caches import BoundedCache, nbytes_of
+from plax_runtime.caches import BoundedCache, nbytes_of
 from plax_transforms.call_placement import (CallPlacement, default_device, inner_shardings,
                                             place_call, single_device_sharding)
 from plax_transforms.lowering import LoweringResult, lower_jaxpr_to_module
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CallPlacement", "CompiledJaxpr", "abstract_layout",
+__all__ = ["CallPlacement", "CompiledJaxpr", "ProfiledCaller", "abstract_layout",
            "compile_lowering", "compiled_for_call", "default_device", "device_sharding",
            "execute_jaxpr", "lower_jaxpr", "lower_module", "lowering_platform", "place_call"]
 
@@ -70,12 +78,21 @@ class CompiledJaxpr:
     placed there (replicated).
 
     It keeps what calls need, not the lowering: the executables cache holds
-    lowerings weakly.
+    lowerings weakly. `compiler_options` are XLA options as (name, value) pairs, and
+    `fdo_profile` (bytes) among them the compiler's profile; `profile` lets PGLE
+    profile the module when it is on.
     """
 
     def __init__(self, lowering: LoweringResult, placement: CallPlacement,
-                 compiler_options: tuple = ()):
+                 compiler_options: tuple = (), profile: bool = False):
         self.name = lowering.name
+        options = dict(compiler_options)
+        fdo_profile = options.pop("fdo_profile", None)
+        if fdo_profile is not None and not isinstance(fdo_profile, bytes):
+            raise TypeError(f"compiler_options['fdo_profile'] of jit({lowering.name}) must "
+                            "be bytes (a serialized ProfiledInstructionsProto), got "
+                            f"{type(fdo_profile).__name__}")
+        auto_pgle = profile and fdo_profile is None and pgle.enabled()
         # what the executable calls back into: custom-call targets and host callbacks
         self.keepalives = (lowering.keepalives, lowering.host_callbacks)
         self.devices = devices = placement.devices
@@ -102,32 +119,31 @@ class CompiledJaxpr:
                 use_shardy_partitioner=lowering.shardy,
                 allow_spmd_sharding_propagation_to_parameters=[s is None for s in in_shardings],
                 allow_spmd_sharding_propagation_to_output=[s is None for s in out_shardings])
-        # XLA may call back into Python from its own threads during a compile: those
-        # callbacks read its target from a global, so such compiles run one at a time.
-        callbacks = lowering.keepalives or lowering.on_compile
-        with _compiling_lock if callbacks else _no_lock:
-            previous = _compiling["target"]
-            _compiling["target"] = (devices, like)
-            try:
-                # jaxlib takes host callbacks, and compiles for a topology, only with a
-                # module object
-                module = (lowering.module if lowering.host_callbacks
-                          or runtime_executable.is_compile_only(devices[0].client)
-                          else lowering.bytecode)
-                self.executable = runtime_executable.compile(
-                    module, devices,
-                    donated_args=[i for i, d in enumerate(lowering.donated_args) if d],
-                    compile_options_overrides=dict(compiler_options), build_options=build,
-                    in_shardings=in_shardings,
-                    out_avals=lowering.out_avals, out_shardings=out_shardings,
-                    arg_names=lowering.arg_names, sharding_like=like,
-                    name=f"jit({lowering.name})", effect_tokens=lowering.ordered_effects,
-                    host_callbacks=lowering.host_callbacks,
-                    use_persistent_cache=not lowering.keepalives)
-                for hook in lowering.on_compile:
-                    hook()
-            finally:
-                _compiling["target"] = previous
+        # jaxlib takes host callbacks, and compiles for a topology, only with a module
+        # object
+        module = (lowering.module if lowering.host_callbacks
+                  or runtime_executable.is_compile_only(devices[0].client)
+                  else lowering.bytecode)
+        compile_module = functools.partial(
+            _compile_as, (devices, like), bool(lowering.keepalives or lowering.on_compile),
+            functools.partial(
+                runtime_executable.compile, module, devices,
+                donated_args=[i for i, d in enumerate(lowering.donated_args) if d],
+                compile_options_overrides=options, build_options=build,
+                in_shardings=in_shardings,
+                out_avals=lowering.out_avals, out_shardings=out_shardings,
+                arg_names=lowering.arg_names, sharding_like=like,
+                name=f"jit({lowering.name})", effect_tokens=lowering.ordered_effects,
+                host_callbacks=lowering.host_callbacks,
+                use_persistent_cache=not lowering.keepalives))
+        self.executable = compile_module(fdo_profile=fdo_profile, pgle=auto_pgle,
+                                         hooks=lowering.on_compile)
+        self._pgle = None  # while profiled: the runs so far and how to compile again
+        if auto_pgle and self.executable.runnable and self.executable.needs_profiling:
+            loaded = self.executable.runtime_executable()
+            self._pgle = _Profiling(pgle.ProfileRunner(
+                config.pgle_profiling_runs.value, pgle.percentile(),
+                loaded.hlo_modules()[0].name, f"jit({self.name})"), compile_module)
         self._attach(lowering.const_args, const_sharding, lowering.kept_var_idx,
                      lowering.out_avals)
         # Executables hold about their module's size in code and metadata.
@@ -190,21 +206,55 @@ class CompiledJaxpr:
         """A function running this computation on later calls whose arguments look
         like `flat_args` (same signatures and placements): when its Arrays are
         already where the executable wants them, one C++ call that skips every check
-        and move (host values are placed as they come)."""
+        and move (host values are placed as they come). While PGLE profiles the
+        module, a `ProfiledCaller` around it."""
         check_execution_allowed(self.name)
-        n_consts = len(self.const_args)
         kept = [flat_args[i] for i in self.kept_var_idx]
-        ex = self.executable
         # The C++ caller makes its output Arrays itself, unwatched by the gc guard.
-        if (not (self._float0_shapes or ex.effectful or gc_guard.watching)
-                and ex.takes_as_is(kept, offset=n_consts)):
-            return ex.executor(committed=committed, num_flat=len(flat_args),
-                               kept=self.kept_var_idx, consts=self.const_args)
-        return functools.partial(self, committed=committed)
+        direct = (not (self._float0_shapes or self.executable.effectful or gc_guard.watching)
+                  and self.executable.takes_as_is(kept, offset=len(self.const_args)))
+        if self._pgle is not None:
+            return ProfiledCaller(self, committed, len(flat_args), direct)
+        return self._caller(committed, len(flat_args), direct)
+
+    def _caller(self, committed: bool, num_flat: int, direct: bool):
+        if direct:
+            return self.executable.executor(committed=committed, num_flat=num_flat,
+                                            kept=self.kept_var_idx, consts=self.const_args)
+        return functools.partial(self._execute, committed=committed)
 
     def __call__(self, flat_args: Sequence[Any], committed: bool) -> list[Array]:
         """Run on the flat inputs of the Jaxpr (pruned ones are skipped)."""
         check_execution_allowed(self.name)
+        if self._profiling():
+            return self._pgle.runner.run(lambda: self._execute(flat_args, committed), _block)
+        return self._execute(flat_args, committed)
+
+    def _profiling(self) -> bool:
+        """Whether PGLE still profiles this module: after its profiling runs, the
+        module is recompiled with their profile first (then False)."""
+        state = self._pgle
+        if state is not None and state.runner.done:
+            self._recompile_with_profile(state)
+        return self._pgle is not None
+
+    def _recompile_with_profile(self, state: _Profiling) -> None:
+        with state.lock:
+            if self._pgle is not state:  # another thread did it
+                return
+            runner = state.runner
+            profile = runner.aggregate()
+            if config.explain_cache_misses.value:
+                explain.explain_pgle_recompile(self.name, len(runner.profiles),
+                                               runner.percentile, profile)
+            start = time.monotonic()
+            executable = state.compile_module(fdo_profile=profile, pgle=True)
+            pgle.record_recompile(runner.fun_name, time.monotonic() - start,
+                                  executable.fdo_profile)
+            self.executable = executable
+            self._pgle = None
+
+    def _execute(self, flat_args: Sequence[Any], committed: bool) -> list[Array]:
         if not self.const_args and len(flat_args) == len(self.kept_var_idx):
             outs = self.executable.execute(flat_args, committed=committed)  # all kept
         else:
@@ -213,6 +263,80 @@ class CompiledJaxpr:
         for i, shape in self._float0_shapes.items():
             outs[i] = np.zeros(shape, dtypes.float0)
         return outs
+
+
+class _Profiling:
+    """A module PGLE profiles: its runner and the compile to run again with the
+    profile (`compile_module(fdo_profile=..., pgle=True)`)."""
+
+    def __init__(self, runner: pgle.ProfileRunner, compile_module):
+        self.runner = runner
+        self.compile_module = compile_module
+        self.lock = threading.Lock()
+
+
+def _compile_as(target: tuple, serialized: bool, compile_module, *, hooks=(), **options):
+    """`compile_module(**options)`, then `hooks`, with `target` as the compile in
+    progress (`compiling_for`). XLA may call back into Python from its own threads
+    during a compile, and those callbacks read the target from a global: compiles of
+    modules with callbacks (`serialized`) run one at a time."""
+    with _compiling_lock if serialized else _no_lock:
+        previous = _compiling["target"]
+        _compiling["target"] = target
+        try:
+            executable = compile_module(**options)
+            for hook in hooks:
+                hook()
+            return executable
+        finally:
+            _compiling["target"] = previous
+
+
+def _block(outs: Sequence[Any]) -> None:
+    """Waits for a profiled run's outputs (the run ends when they are computed)."""
+    for out in outs:
+        if isinstance(out, Array):
+            out.block_until_ready()
+
+
+class ProfiledCaller:
+    """The fast-path runner of a call while PGLE profiles its module: each run goes
+    through the profiler until the runs are done; the call after them recompiles the
+    module, and from then on this caller runs what `caller_for` gives for the new
+    executable and puts that in the fast-path entries that hold it (`held_by`), so
+    they call the executable directly again."""
+
+    def __init__(self, compiled: CompiledJaxpr, committed: bool, num_flat: int,
+                 direct: bool):
+        self._compiled = compiled
+        self._committed = committed
+        self._num_flat = num_flat
+        self._direct = direct
+        self._in_shardings = compiled.executable.in_shardings
+        self._profiled = compiled._caller(committed, num_flat, direct)
+        self._after = None  # the runner for the recompiled executable
+        self._holders: list[tuple[weakref.ref, Hashable, Any]] = []
+
+    def held_by(self, jitted: Any, key: Hashable, out_tree: Any) -> None:
+        """Notes that the fast-path cache `jitted` holds this caller under `key`."""
+        self._holders.append((weakref.ref(jitted), key, out_tree))
+
+    def __call__(self, flat: Sequence[Any]) -> list[Array]:
+        if self._after is not None:
+            return self._after(flat)
+        compiled = self._compiled
+        if compiled._profiling():
+            return compiled._pgle.runner.run(lambda: self._profiled(flat), _block)
+        self._after = compiled._caller(
+            self._committed, self._num_flat,
+            self._direct and compiled.executable.in_shardings == self._in_shardings)
+        for ref, key, out_tree in self._holders:
+            jitted = ref()
+            entry = None if jitted is None else jitted._fast_entries().get(key)
+            if entry is not None and entry[0] is self:
+                jitted._fast_insert(key, self._after, out_tree)
+        self._holders.clear()
+        return self._after(flat)
 
 
 # The compile in progress. Compiles are serialized by the lock, so that callbacks XLA
@@ -307,7 +431,7 @@ def compile_lowering(lowering: LoweringResult, placement: CallPlacement | Device
         logger.log(_log_level(), "Compiling jit(%s) for devices %s with arguments %s",
                    lowering.name, [d.id for d in placement.devices],
                    ", ".join(a.str_short() for a in lowering.in_avals))
-        compiled = CompiledJaxpr(lowering, placement, compiler_options)
+        compiled = CompiledJaxpr(lowering, placement, compiler_options, profile=True)
         _compiled.put(key, compiled, nbytes=compiled.nbytes, owners=(lowering,))
     return compiled
 

@@ -148,3 +148,10 @@ def explain_compile_miss(name: str, lowering_id: int, devices, cached_keys) -> N
                        "on devices %s (compiled before for %s)", name,
                        [d.id for d in devices], " and ".join(str([d.id for d in b])
                                                              for b in before))
+
+
+def explain_pgle_recompile(name: str, runs: int, percentile: int, profile: bytes) -> None:
+    """Log that a computation is compiled again for PGLE, with its runs' profile."""
+    logger.warning("COMPILATION CACHE MISS for jit(%s) because:\n  PGLE: recompiling with "
+                   "the profile of its first %d runs (%d bytes, percentile %d of the runs' "
+                   "latencies)", name, runs, len(profile), percentile)

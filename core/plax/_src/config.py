@@ -725,6 +725,24 @@ pgle_profiling_runs = config.define_int_state(
     "Number of profiled runs before PGLE recompiles a computation.",
     minimum=0, include_in_jit_key=True, include_in_trace_context=True)
 
+pgle_aggregation_percentile = config.define_int_state(
+    "jax_pgle_aggregation_percentile", 90,
+    "Percentile of the profiled runs' latencies (per instruction) that PGLE gives the "
+    "compiler, from 0 to 100.",
+    minimum=0)
+
+share_binary_between_hosts_timeout_ms = config.define_int_state(
+    "jax_share_binary_between_hosts_timeout_ms", 20 * 60 * 1000,
+    "How long a process of a multi-process run waits for another process to publish "
+    "what all must compile with (the PGLE profile), in milliseconds.",
+    minimum=1)
+
+compilation_cache_expect_pgle = config.define_bool_state(
+    "jax_compilation_cache_expect_pgle", False,
+    "Load the PGLE-optimized executables of the persistent cache even with PGLE off "
+    "(warning when only the unprofiled one is there): profile once with PGLE on, then "
+    "run without the profiling runs.")
+
 log_compiles = config.define_bool_state(
     "jax_log_compiles", False,
     "Log each compilation at WARNING level (otherwise DEBUG).")
