@@ -14,6 +14,7 @@ import plax.errors
 import plax.numpy as jnp
 import plax.profiler as profiler
 from jax_reference import requires_jax, run_reference
+from plax_runtime import pgle
 
 
 def _event_names(xplane: Path) -> set[str]:
@@ -163,34 +164,9 @@ def test_profiler_server_starts_once(tmp_path):
         profiler.stop_server()
 
 
-def _read_varint(data: bytes, i: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[i]
-        value |= (byte & 0x7F) << shift
-        i, shift = i + 1, shift + 7
-        if not byte & 0x80:
-            return value, i
-
-
 def _proto_fields(data: bytes) -> list[int]:
     """The field numbers of a serialized protocol buffer (raises if it is not one)."""
-    fields, i = [], 0
-    while i < len(data):
-        key, i = _read_varint(data, i)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            _, i = _read_varint(data, i)
-        elif wire == 2:
-            n, i = _read_varint(data, i)
-            i += n
-        elif wire in (1, 5):
-            i += 8 if wire == 1 else 4
-        else:
-            raise ValueError(f"wire type {wire}")
-        fields.append(field)
-    assert i == len(data)
-    return fields
+    return [number for number, _, _ in pgle.proto_fields(data)]
 
 
 def test_device_memory_profile_is_gzipped_pprof(tmp_path):

@@ -90,8 +90,9 @@ def _read_varint(data: bytes, i: int) -> tuple[int, int]:
             return n, i
 
 
-def _fields(data: bytes):
-    """(field number, wire type, value) of a serialized message, in order."""
+def proto_fields(data: bytes):
+    """(field number, wire type, value) of a serialized protocol buffer message, in
+    order (a ValueError if it is not one)."""
     i = 0
     while i < len(data):
         tag, i = _read_varint(data, i)
@@ -106,7 +107,9 @@ def _fields(data: bytes):
         elif wire == 5:
             value, i = data[i:i + 4], i + 4
         else:
-            raise ValueError(f"not a ProfiledInstructionsProto (wire type {wire})")
+            raise ValueError(f"not a protocol buffer (wire type {wire})")
+        if i > len(data):
+            raise ValueError("a truncated protocol buffer")
         yield number, wire, value
 
 
@@ -114,9 +117,9 @@ def decode_costs(profile: bytes) -> dict[str, float]:
     """The instruction latencies (microseconds) of a serialized
     `ProfiledInstructionsProto` (its latencies between instructions are left out)."""
     costs = {}
-    for number, wire, value in _fields(profile):
+    for number, wire, value in proto_fields(profile):
         if number == 1 and wire == 2:
-            fields = {n: v for n, _, v in _fields(value)}
+            fields = {n: v for n, _, v in proto_fields(value)}
             costs[fields.get(1, b"").decode()] = struct.unpack("<d", fields.get(2, bytes(8)))[0]
     return costs
 
@@ -273,15 +276,6 @@ def agree(profile: bytes, module_digest: str, devices: Sequence[xc.Device],
             f"{processes[0]} must reach its recompile. ({err})") from None
 
 
-def digest(*parts: bytes) -> str:
-    """A hex SHA-256 of `parts`, length-prefixed so that no two sequences collide."""
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(len(part).to_bytes(8, "big"))
-        h.update(part)
-    return h.hexdigest()
-
-
 def record_recompile(fun_name: str, seconds: float, profile: bytes | None) -> None:
     """Records a PGLE recompile as `/plax/pgle/recompile_duration`, with the SHA-256 of
     the profile it compiled with (`profile_sha256`: the same in every process of a
@@ -292,5 +286,5 @@ def record_recompile(fun_name: str, seconds: float, profile: bytes | None) -> No
 
 
 __all__ = ["PROFILING_RUN_EVENT", "RECOMPILE_EVENT", "ProfileRunner", "agree", "decode_costs",
-           "digest", "enabled", "encode_costs", "known", "percentile", "profile_of",
+           "enabled", "encode_costs", "known", "percentile", "profile_of", "proto_fields",
            "record_recompile", "remember"]
