@@ -1,7 +1,8 @@
 """One process of tests/test_pgle.py's runs: PGLE in a fresh process.
 
-`python pgle_worker.py cache DIR`: a jitted function called 4 times with PGLE on (2
-profiling runs) and the persistent cache in DIR. `python pgle_worker.py distributed
+`python pgle_worker.py cache DIR MODE`: a jitted function called 4 times with the
+persistent cache in DIR and PGLE on (MODE `pgle`, 2 profiling runs), off (`off`) or
+off expecting PGLE's entries (`expect`). `python pgle_worker.py distributed
 ADDRESS NUM_PROCESSES PROCESS_ID MODE`: one process of a distributed run calling a
 function over every process's devices 4 times, with PGLE on (MODE `pgle`) or, in
 process 0 only, off (MODE `one_sided`: process 1 waits for a profile that never
@@ -48,17 +49,22 @@ def step(x):
     return jnp.tanh(x @ x.T) @ x + 1.0
 
 
-def cache_run(directory: str) -> dict:
+def cache_run(directory: str, mode: str) -> dict:
+    """`mode`: `pgle` (on), `off`, or `expect` (off, with
+    jax_compilation_cache_expect_pgle)."""
     from plax_runtime import persistent_cache
     plax.config.update("jax_compilation_cache_dir", directory)
     plax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
-    plax.config.update("jax_enable_pgle", True)
+    plax.config.update("jax_enable_pgle", mode == "pgle")
+    plax.config.update("jax_compilation_cache_expect_pgle", mode == "expect")
     plax.config.update("jax_pgle_profiling_runs", 2)
     x = plax.device_put(X)
     seen = observe()
     f = plax.jit(step)
     outs = [np.asarray(f(x)).tolist() for _ in range(4)]
-    return {**seen, "outs": outs, "stats": persistent_cache.stats()}
+    # (the AOT stage finds the CompiledJaxpr the calls ran)
+    profiled = f.lower(x).compile()._compiled.executable.fdo_profile is not None
+    return {**seen, "outs": outs, "stats": persistent_cache.stats(), "profiled": profiled}
 
 
 def distributed_run(address: str, num_processes: int, process_id: int, mode: str) -> dict:
@@ -93,7 +99,7 @@ def distributed_run(address: str, num_processes: int, process_id: int, mode: str
 if __name__ == "__main__":
     kind, *rest = sys.argv[1:]
     if kind == "cache":
-        result = cache_run(rest[0])
+        result = cache_run(rest[0], rest[1])
     else:
         result = distributed_run(rest[0], int(rest[1]), int(rest[2]), rest[3])
     print("RESULT " + json.dumps(result), flush=True)

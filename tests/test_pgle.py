@@ -189,16 +189,22 @@ def _worker(*args: str) -> dict:
 
 
 def test_a_warm_second_process_loads_the_profiled_executable(tmp_path):
-    first = _worker("cache", str(tmp_path))
+    """The profiled executable is stored under its own key: a second process with
+    PGLE on loads it (no compile, no profiling); one with PGLE off loads the unprofiled
+    one, unless it expects PGLE's (jax_compilation_cache_expect_pgle)."""
+    first = _worker("cache", str(tmp_path), "pgle")
     assert first["compiles"].count("jit(step)") == 2 and first["profiling_runs"] == 2
+    assert first["profiled"]
     entries = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("jit_step"))
-    assert len(entries) == 2  # the profiled executable under its own key
-    second = _worker("cache", str(tmp_path))
-    assert second["compiles"] == [] and second["profiling_runs"] == 0
-    assert second["recompiles"] == [] and second["stats"]["misses"] == 0
-    assert second["outs"] == first["outs"]
+    assert len(entries) == 2
     np.testing.assert_allclose(first["outs"][0], np.tanh(_X_WORKER @ _X_WORKER.T) @ _X_WORKER
                                + 1.0, rtol=1e-5)
+    for mode, profiled in (("pgle", True), ("off", False), ("expect", True)):
+        later = _worker("cache", str(tmp_path), mode)
+        assert later["compiles"] == [] and later["profiling_runs"] == 0, mode
+        assert later["recompiles"] == [] and later["stats"]["misses"] == 0, mode
+        assert later["profiled"] == profiled, mode
+        assert later["outs"] == first["outs"], mode
 
 
 _X_WORKER = np.linspace(-1.0, 1.0, 32, dtype=np.float32).reshape(4, 8)
