@@ -184,6 +184,7 @@ class CompiledJaxpr:
         names."""
         compiled = cls.__new__(cls)
         compiled.name, compiled.keepalives = state["name"], ((), ())
+        compiled._pgle = None  # a serialized executable is run as it was compiled
         compiled.executable = runtime_executable.deserialize(state["executable"])
         compiled.devices = devices = compiled.executable.devices
         compiled.device = devices[0]
