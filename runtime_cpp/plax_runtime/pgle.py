@@ -221,6 +221,7 @@ def _start_session() -> _profiler.ProfilerSession | None:
 # --- profiles applied in this process --------------------------------------------------
 
 _known: collections.OrderedDict[Hashable, bytes] = collections.OrderedDict()
+_agreements: collections.Counter[str] = collections.Counter()  # per module digest
 _known_lock = threading.Lock()
 
 
@@ -259,14 +260,19 @@ def agree(profile: bytes, module_digest: str, devices: Sequence[xc.Device],
     client = global_state.client
     if client is None:
         return profile
-    key = f"plax/pgle/{module_digest}"
+    # Each agreement on a module (again after clear_caches) has its own key.
+    count = _agreements[module_digest] + 1
+    key = f"plax/pgle/{module_digest}/{count}"
     if global_state.process_id == processes[0]:
         client.key_value_set_bytes(key, profile, allow_overwrite=True)
         logger.debug("PGLE: published the profile of %s (%d bytes)", fun_name, len(profile))
+        _agreements[module_digest] = count
         return profile
     timeout = config.share_binary_between_hosts_timeout_ms.value
     try:
-        return client.blocking_key_value_get_bytes(key, timeout)
+        profile = client.blocking_key_value_get_bytes(key, timeout)
+        _agreements[module_digest] = count
+        return profile
     except _jax.JaxRuntimeError as err:
         raise RuntimeError(
             f"PGLE: process {global_state.process_id} did not receive the profile of "

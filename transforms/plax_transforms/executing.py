@@ -227,17 +227,19 @@ class CompiledJaxpr:
     def __call__(self, flat_args: Sequence[Any], committed: bool) -> list[Array]:
         """Run on the flat inputs of the Jaxpr (pruned ones are skipped)."""
         check_execution_allowed(self.name)
-        if self._profiling():
-            return self._pgle.runner.run(lambda: self._execute(flat_args, committed), _block)
+        state = self._profiling()
+        if state is not None:
+            return state.runner.run(lambda: self._execute(flat_args, committed), _block)
         return self._execute(flat_args, committed)
 
-    def _profiling(self) -> bool:
-        """Whether PGLE still profiles this module: after its profiling runs, the
-        module is recompiled with their profile first (then False)."""
+    def _profiling(self) -> _Profiling | None:
+        """PGLE's state while it still profiles this module, else None: after its
+        profiling runs, the module is recompiled with their profile first."""
         state = self._pgle
         if state is not None and state.runner.done:
             self._recompile_with_profile(state)
-        return self._pgle is not None
+            state = self._pgle
+        return state
 
     def _recompile_with_profile(self, state: _Profiling) -> None:
         with state.lock:
@@ -326,8 +328,9 @@ class ProfiledCaller:
         if self._after is not None:
             return self._after(flat)
         compiled = self._compiled
-        if compiled._profiling():
-            return compiled._pgle.runner.run(lambda: self._profiled(flat), _block)
+        state = compiled._profiling()
+        if state is not None:
+            return state.runner.run(lambda: self._profiled(flat), _block)
         self._after = compiled._caller(
             self._committed, self._num_flat,
             self._direct and compiled.executable.in_shardings == self._in_shardings)
