@@ -245,3 +245,34 @@ def test_a_profile_that_never_comes_is_a_clear_error():
     assert "did not receive the profile of jit(step) from process 0 within 2000 ms" in (
         second["error"])
     assert second["compiles"].count("jit(step)") == 1
+
+
+def test_runs_under_a_users_trace_are_not_profiled(events, pgle_on, tmp_path):
+    """Only one profiler session runs at a time: during the user's trace, calls run
+    unprofiled and do not count; the profiling runs come after it."""
+    import plax.profiler
+    f = _fresh(8.5)
+    x = plax.device_put(X)
+    with plax.profiler.trace(str(tmp_path)):
+        for _ in range(3):
+            f(x)
+    assert _count(events, pgle.PROFILING_RUN_EVENT, "jit(<lambda>)") == 0
+    for _ in range(3):
+        np.testing.assert_allclose(f(x), _expected(X, 8.5), rtol=1e-5)
+    assert _count(events, pgle.PROFILING_RUN_EVENT, "jit(<lambda>)") == 2
+    assert _count(events, BACKEND_COMPILE, "jit(<lambda>)") == 2
+
+
+def test_a_computation_over_8_devices_is_profiled_and_swapped(events, pgle_on):
+    from plax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    mesh = Mesh(np.array(plax.devices()[:8]), ("x",))
+    data = np.arange(8 * 6, dtype=np.float32).reshape(8, 6) / 48
+    x = plax.device_put(data, NamedSharding(mesh, P("x")))
+    f = plax.jit(lambda v: jnp.sin(v) * 9.5 + v.sum(axis=0))
+    outs = [f(x) for _ in range(4)]
+    for out in outs:
+        assert out.sharding.is_equivalent_to(outs[0].sharding, 2)
+        np.testing.assert_allclose(out, np.sin(data) * 9.5 + data.sum(axis=0), rtol=1e-5)
+    assert _count(events, BACKEND_COMPILE, "jit(<lambda>)") == 2
+    assert _count(events, pgle.RECOMPILE_EVENT, "jit(<lambda>)") == 1
+    assert fastpath_stats(f)["hits"] == 3
