@@ -3,6 +3,7 @@ each and its fixes."""
 from jaxlib._jax import JaxRuntimeError  # noqa: F401  (XLA's runtime errors)
 
 from plax._src.checking import JaxprTypeError  # noqa: F401
+from plax._src.traceback_util import SimplifiedTraceback, UnfilteredStackTrace  # noqa: F401
 from plax._src.errors import (  # noqa: F401
     ConcretizationTypeError,
     InvalidShapeError,

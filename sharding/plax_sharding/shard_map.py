@@ -24,6 +24,7 @@ from typing import Any, Callable, Sequence
 
 from jaxlib._jax import config as _jaxlib_config
 
+from plax.extend.traceback_util import api_boundary
 from plax.extend import config, tree_util
 from plax.extend.batching import extend_axis_env
 from plax.extend.core import (
@@ -76,6 +77,7 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = I
     if mesh is not None:  # check now what can be checked before the first call
         resolve_mesh(mesh, axis_names, in_specs, out_specs)
 
+    @api_boundary
     @functools.wraps(f)
     def wrapped(*args):
         the_mesh, manual = resolve_mesh(mesh, axis_names, in_specs, out_specs)

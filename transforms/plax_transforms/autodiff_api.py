@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from plax.extend import dtypes, tree_util
+from plax.extend.traceback_util import api_boundary
 from plax.extend.ad import (
     UndefinedPrimal,
     Zero,
@@ -81,6 +82,7 @@ def _as_tangent(t):
 
 # --- jvp ---------------------------------------------------------------------------------
 
+@api_boundary
 def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     """(fun(*primals), the directional derivative of fun at primals along tangents)."""
     check_callable(fun, "jvp")
@@ -207,6 +209,7 @@ def _flat_traced(fun: Callable, in_tree, has_aux: bool, api: str):
     return flat_fun
 
 
+@api_boundary
 def linearize(fun: Callable, *primals, has_aux: bool = False):
     """(fun(*primals), f_jvp) where f_jvp(*tangents) is the jvp at `primals`, evaluated
     from saved residuals without re-running `fun`."""
@@ -218,6 +221,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
                                       flat, dbg)
     out_tree = extra["tree"]
 
+    @api_boundary
     def f_jvp(*tangents):
         flat_t, tree_t = tree_util.tree_flatten(tangents)
         if tree_t != in_tree:
@@ -233,6 +237,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
 
 # --- vjp ---------------------------------------------------------------------------------
 
+@api_boundary
 def vjp(fun: Callable, *primals, has_aux: bool = False):
     """(fun(*primals), f_vjp) where f_vjp(cotangent) gives one cotangent per primal."""
     check_callable(fun, "vjp")
@@ -245,6 +250,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     linear_jaxpr, in_avals, out_avals, out_nonzero = (lin.jaxpr.jaxpr, lin.in_avals,
                                                       lin.out_avals, lin.out_nonzero)
 
+    @api_boundary
     def vjp_fun(residuals, ct):
         flat_ct, ct_tree = tree_util.tree_flatten(ct)
         if ct_tree != out_tree:
@@ -337,6 +343,7 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic:
     single = isinstance(argnums, int)
     nums = normalize_argnums(argnums, "argnums")
 
+    @api_boundary
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         dyn = dyn_args(fun, args, nums, "grad")
@@ -361,6 +368,7 @@ def grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
     """A function computing the gradient of scalar-valued `fun` with respect to `argnums`."""
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
+    @api_boundary
     @functools.wraps(fun)
     def grad_f(*args, **kwargs):
         if has_aux:
@@ -459,6 +467,7 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
     from plax_transforms.vmap_api import vmap
     normalize_argnums(argnums, "argnums")
 
+    @api_boundary
     @functools.wraps(fun)
     def jacfwd_f(*args, **kwargs):
         flat, in_tree, in_avals, g, call_tree = _jac_setup(fun, args, kwargs, argnums,
@@ -502,6 +511,7 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
     from plax_transforms.vmap_api import vmap
     normalize_argnums(argnums, "argnums")
 
+    @api_boundary
     @functools.wraps(fun)
     def jacrev_f(*args, **kwargs):
         flat, in_tree, in_avals, g, call_tree = _jac_setup(fun, args, kwargs, argnums,
@@ -535,6 +545,7 @@ def hessian(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool =
 
 # --- linear_transpose ----------------------------------------------------------------------
 
+@api_boundary
 def linear_transpose(fun: Callable, *primals, reduce_axes=()):
     """The transpose of the linear function `fun`, whose inputs look like `primals`."""
     check_callable(fun, "linear_transpose")
@@ -548,6 +559,7 @@ def linear_transpose(fun: Callable, *primals, reduce_axes=()):
     _, lin, extra = linearize_flat(_flat_traced(fun, in_tree, False, "linear_transpose"), zeros)
     out_tree = extra["tree"]
 
+    @api_boundary
     def transposed(*cts):
         ct = cts[0] if len(cts) == 1 else cts
         flat_ct, ct_tree = tree_util.tree_flatten(ct)

@@ -53,6 +53,7 @@ from plax.extend.core import (
     trace_to_jaxpr,
 )
 from plax.extend.monitoring import JAXPR_TRACE_EVENT, timed_event
+from plax.extend.traceback_util import api_boundary
 from plax.extend.sharding import Sharding, sharding_from_spec
 from plax_runtime import backends
 from plax_runtime.layouts import Format, sharding_of_format
@@ -193,6 +194,7 @@ class JitWrapped(fastpath.JitCache):
 
     # --- calls ------------------------------------------------------------------
 
+    @api_boundary
     def _call_python(self, *args, **kwargs):
         """Every call the C++ fast path does not take (it counts why)."""
         if config.disable_jit.value:
@@ -457,6 +459,7 @@ class JitWrapped(fastpath.JitCache):
 
     # --- ahead-of-time stages -------------------------------------------------------
 
+    @api_boundary
     def trace(self, *args, **kwargs) -> Traced:
         """Trace the call (arguments may be `ShapeDtypeStruct`s)."""
         flat, in_tree, result = self._infer(args, kwargs)
@@ -470,6 +473,7 @@ class JitWrapped(fastpath.JitCache):
         return Traced(call, lambda platform: self._lower(call, flat, result, describe,
                                                          platform))
 
+    @api_boundary
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace and lower the call to StableHLO for the device its arguments decide."""
         return self.trace(*args, **kwargs).lower()
@@ -490,6 +494,7 @@ class JitWrapped(fastpath.JitCache):
             aliases=result.aliases)
         return Lowered(lowering, call, placement, self._info.compiler_options, platform)
 
+    @api_boundary
     def eval_shape(self, *args, **kwargs) -> Any:
         """The output's shapes and dtypes, as a pytree of `ShapeDtypeStruct`s."""
         _, _, result = self._infer(args, kwargs)
@@ -589,6 +594,7 @@ def _placement(device, backend) -> Sharding | None:
     return None
 
 
+@api_boundary
 def eval_shape(fun: Callable, *args, **kwargs) -> Any:
     """The shapes and dtypes of `fun(*args, **kwargs)` as `ShapeDtypeStruct`s, computed
     by tracing alone (arguments may be arrays, scalars or `ShapeDtypeStruct`s)."""

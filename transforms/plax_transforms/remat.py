@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 from typing import Callable, Sequence
 
+from plax.extend.traceback_util import api_boundary
 from plax.extend import tree_util
 from plax.extend.core import (
     BATCHING,
@@ -60,6 +61,7 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
     static_nums = normalize_argnums(static_argnums, "static_argnums")
     _, static_names = resolve_argnums(fun, (), static_argnames)
 
+    @api_boundary
     @functools.wraps(fun)
     def fun_remat(*args, **kwargs):
         n = len(args)

@@ -11,6 +11,7 @@ import contextlib
 import functools
 from typing import Any, Callable
 
+from plax.extend.traceback_util import api_boundary
 from plax.extend import tree_util
 from plax.extend.batching import (
     AxisData,
@@ -68,6 +69,7 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size: int | 
         canonicalize_axis_names(axis_name)  # hashable
 
     # updated=(): a jitted `fun`'s attributes must not leak onto this wrapper.
+    @api_boundary
     @functools.wraps(fun, updated=())
     def vmap_f(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
+from plax._src.traceback_util import api_boundary
 from plax._src import debug_info as dbg_util
 from plax._src import tree_util
 from plax._src.abstract import AbstractValue, ShapeDtypeStruct
@@ -25,6 +26,7 @@ def make_jaxpr(fun: Callable, static_argnums=(), axis_env=None, return_shape: bo
         raise NotImplementedError("make_jaxpr: axis_env and abstracted_axes are not supported")
     static_argnums = normalize_argnums(static_argnums, "static_argnums")
 
+    @api_boundary
     @functools.wraps(fun)
     def make_jaxpr_f(*args, **kwargs):
         debug_info = dbg_util.make_tracing_debug_info(
