@@ -79,6 +79,7 @@ def library_dirs() -> tuple[str, ...]:
 
 
 def is_plax_file(filename: str) -> bool:
+    """Whether `filename` is a source file of one of plax's packages."""
     return filename.startswith(library_dirs())
 
 

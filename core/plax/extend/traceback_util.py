@@ -10,3 +10,6 @@ from plax._src.traceback_util import (  # noqa: F401
     filter_traceback,
     is_plax_file,
 )
+
+__all__ = ["SimplifiedTraceback", "UnfilteredStackTrace", "api_boundaries", "api_boundary",
+           "filter_traceback", "is_plax_file"]
