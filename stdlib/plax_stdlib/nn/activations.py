@@ -31,7 +31,24 @@ def identity(x):
 
 @plax.jit
 def relu(x):
-    """max(x, 0), with derivative 0 at 0."""
+    """The rectified linear unit, `max(x, 0)`, elementwise.
+
+    Its derivative is 1 for positive inputs and 0 elsewhere (0 at 0 too, as in
+    JAX). NaNs propagate.
+
+    Args:
+        x: an array (or scalar).
+
+    Returns:
+        An array of `x`'s shape and dtype.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.nn.relu(jnp.array([-1.0, 0.0, 2.0]))
+        Array([0., 0., 2.], dtype=float32)
+        >>> plax.grad(plax.nn.relu)(0.0)
+        Array(0., dtype=float32, weak_type=True)
+    """
     x = _array("relu", x)
     return jnp.where(x > 0, x, _zero_unless_nan(x))
 
