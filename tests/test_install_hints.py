@@ -3,6 +3,7 @@ the folder they are built from (no package index has them), a plugin's PJRT runt
 the requirement of its `runtime` extra, and no package at all for a platform plax has
 no backend for."""
 import re
+import sys
 
 import pytest
 from workspace_layout import ROOT, member_by_name, members
@@ -19,16 +20,19 @@ def test_rocm_lists_the_backends_instead_of_naming_an_installed_package():
     assert "install" not in message
 
 
-@pytest.mark.parametrize("platform,distribution", [("cuda", "plax-cuda12"),
-                                                   ("tpu", "plax-tpu")])
-def test_a_missing_runtime_names_the_plugins_runtime_extra(platform, distribution):
+@pytest.mark.parametrize("plugin,runtime_module,distribution", [
+    ("plax_cuda12", "jax_plugins.xla_cuda12", "plax-cuda12"),
+    ("plax_tpu", "libtpu", "plax-tpu")])
+def test_a_missing_runtime_names_the_plugins_runtime_extra(monkeypatch, plugin, runtime_module,
+                                                           distribution):
+    import importlib
+    from plax_runtime.backends import BackendUnavailableError
     (runtime,) = member_by_name()[distribution].extras["runtime"]
-    try:
-        plax.devices(platform)
-    except RuntimeError as e:
-        message = str(e)
-    else:
-        pytest.skip(f"the {platform} runtime is installed here")
+    monkeypatch.delenv("TPU_LIBRARY_PATH", raising=False)
+    monkeypatch.setitem(sys.modules, runtime_module, None)  # as if it were not installed
+    with pytest.raises(BackendUnavailableError) as info:
+        importlib.import_module(plugin)._library()
+    message = str(info.value)
     assert f'pip install "{runtime.name}{runtime.specifier}"' in message, message
     assert f"the runtime extra of {distribution}" in message
     assert f"{distribution}[runtime]" not in message  # a distribution no index has
