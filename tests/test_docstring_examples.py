@@ -66,8 +66,11 @@ def test_the_most_used_functions_have_examples():
                  "plax.jacrev", "plax.hessian", "plax.jvp", "plax.vjp", "plax.shard_map",
                  "plax.device_put", "plax.lax.scan", "plax.lax.cond", "plax.lax.while_loop",
                  "plax.lax.fori_loop", "plax.random.key", "plax.random.split",
-                 "plax.random.normal", "plax.random.uniform", "plax.nn.relu",
-                 "plax.nn.softmax"):
+                 "plax.random.normal", "plax.random.uniform", "plax.random.PRNGKey",
+                 "plax.random.fold_in", "plax.nn.relu", "plax.nn.softmax", "plax.nn.sigmoid",
+                 "plax.nn.gelu", "plax.nn.log_softmax", "plax.make_jaxpr", "plax.eval_shape",
+                 "plax.checkpoint", "plax.make_mesh", "plax.tree_util.tree_map",
+                 "plax.tree_util.tree_flatten"):
         module, _, attr = name.rpartition(".")
         obj = getattr(importlib.import_module(module), attr)
         assert id(inspect.unwrap(obj)) in TESTED, f"{name} has no example in its docstring"

@@ -643,6 +643,23 @@ def _placement(device, backend) -> Sharding | None:
 
 @api_boundary
 def eval_shape(fun: Callable, *args, **kwargs) -> Any:
-    """The shapes and dtypes of `fun(*args, **kwargs)` as `ShapeDtypeStruct`s, computed
-    by tracing alone (arguments may be arrays, scalars or `ShapeDtypeStruct`s)."""
+    """Computes the shapes and dtypes of `fun(*args, **kwargs)` without running it.
+
+    `fun` is traced on abstract values only: nothing is compiled or computed, so it
+    is cheap even for large models (e.g. to size parameters before allocating).
+
+    Args:
+        fun: the function.
+        *args: its arguments: arrays, scalars or `ShapeDtypeStruct`s, in pytrees.
+        **kwargs: its keyword arguments, likewise.
+
+    Returns:
+        A pytree of `ShapeDtypeStruct`s with `fun`'s output structure.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.eval_shape(lambda x, y: x @ y, jnp.ones((3, 4)),
+        ...                 plax.ShapeDtypeStruct((4, 5), jnp.float32))
+        ShapeDtypeStruct(shape=(3, 5), dtype=float32)
+    """
     return jit(fun).eval_shape(*args, **kwargs)

@@ -51,7 +51,22 @@ _MISSING = object()
 
 def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
                  ) -> tuple[list[Any], PyTreeDef]:
-    """Leaves of `tree` in depth-first order, and its structure."""
+    """Splits a pytree into its leaves and its structure.
+
+    Args:
+        tree: a pytree.
+        is_leaf: a predicate that stops the flattening at the nodes it accepts.
+
+    Returns:
+        `(leaves, treedef)`: the leaves in depth-first order (dict entries by sorted
+        key) and a `PyTreeDef`; `tree_unflatten(treedef, leaves)` rebuilds the tree.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> leaves, treedef = plax.tree_util.tree_flatten({"w": jnp.ones(2), "b": 0.0})
+        >>> leaves, treedef
+        ([0.0, Array([1., 1.], dtype=float32)], PyTreeDef({'b': *, 'w': *}))
+    """
     return registry.flatten(tree, is_leaf)
 
 
@@ -131,7 +146,27 @@ def _flatten_up_to(treedef: PyTreeDef, tree: Any, fn: str, name: str, ref: str) 
 
 def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
              is_leaf: Callable[[Any], bool] | None = None) -> Any:
-    """`f` applied leafwise; each of `rest` must have `tree`'s structure or extend it."""
+    """Applies `f` to every leaf of `tree` (and the matching leaves of `rest`).
+
+    Args:
+        f: a function of `1 + len(rest)` leaves.
+        tree: a pytree: nested lists, tuples, dicts, None, and registered classes.
+        *rest: more pytrees with `tree`'s structure, or structures that extend it
+            (a leaf of `tree` may face a whole subtree in `rest`, passed to `f`).
+        is_leaf: a predicate that stops the flattening at the nodes it accepts.
+
+    Returns:
+        A pytree of `tree`'s structure holding `f`'s results.
+
+    Raises:
+        ValueError: a pytree of `rest` does not have `tree`'s structure.
+
+    Examples:
+        >>> import plax
+        >>> plax.tree_util.tree_map(lambda x, y: x + y, {"a": 1, "b": (2, 3)},
+        ...                         {"a": 10, "b": (20, 30)})
+        {'a': 11, 'b': (22, 33)}
+    """
     leaves, treedef = registry.flatten(tree, is_leaf)
     others = [_flatten_up_to(treedef, r, "tree_map", f"rest[{i}]", "tree")
               for i, r in enumerate(rest)]

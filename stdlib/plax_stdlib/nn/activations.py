@@ -90,7 +90,19 @@ def soft_sign(x):
 
 @plax.jit
 def sigmoid(x):
-    """The logistic function 1 / (1 + e^-x)."""
+    """The logistic function `1 / (1 + exp(-x))`, elementwise, mapping reals to (0, 1).
+
+    Args:
+        x: an array (or scalar).
+
+    Returns:
+        An array of `x`'s shape and (inexact) dtype.
+
+    Examples:
+        >>> import plax
+        >>> plax.nn.sigmoid(0.0)
+        Array(0.5, dtype=float32, weak_type=True)
+    """
     return lax.logistic(_array("sigmoid", x))
 
 
@@ -170,7 +182,21 @@ def selu(x):
 
 @plax.jit(static_argnames=("approximate",))
 def gelu(x, approximate: bool = True):
-    """x Φ(x) (`approximate=False`), or its tanh approximation (the default)."""
+    """The Gaussian error linear unit, `x * Φ(x)` (Φ the standard normal CDF).
+
+    Args:
+        x: an array.
+        approximate: use the tanh approximation (the default, as in JAX) instead
+            of the exact `erf` form.
+
+    Returns:
+        An array of `x`'s shape and (inexact) dtype.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.nn.gelu(jnp.array([0.0, 1.0]))
+        Array([0. , 0.841...], dtype=float32)
+    """
     x = _array("gelu", x)
     dtype = util.dtype_of(x)
     if approximate:

@@ -68,7 +68,25 @@ def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
 
 @plax.jit(static_argnames=("axis",))
 def log_softmax(x, axis=-1, where=None):
-    """x - logsumexp(x) over `axis`; masked-out elements (`where` False) are -inf."""
+    """The logarithm of `softmax`, `x - logsumexp(x)` along `axis`, computed stably.
+
+    Prefer it to `jnp.log(softmax(x))`, which loses precision (and gives -inf)
+    where probabilities underflow.
+
+    Args:
+        x: an array.
+        axis: the axis (or tuple of axes) to normalize over.
+        where: a boolean mask broadcastable to `x`; masked-out elements are left out
+            and are -inf in the result.
+
+    Returns:
+        An array of `x`'s shape.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.nn.log_softmax(jnp.array([0.0, 0.0]))
+        Array([-0.693..., -0.693...], dtype=float32)
+    """
     x, = util.promote_args_inexact("log_softmax", x)
     x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
     x_safe = x if where is None else jnp.where(where, x, -np.inf)

@@ -116,12 +116,49 @@ def key(seed, *, impl=None, dtype=None) -> plax.Array:
 
 
 def PRNGKey(seed, *, impl=None) -> plax.Array:
-    """A legacy raw key (`uint32[2]` for threefry) from an integer seed."""
+    """Makes a raw (legacy) PRNG key from an integer seed: a `uint32[2]` array for
+    threefry.
+
+    New code should prefer `random.key`, whose typed keys cannot be mixed up with
+    ordinary integers; every sampler accepts both.
+
+    Args:
+        seed: a Python int or a scalar integer array.
+        impl: the PRNG implementation (see `random.key`).
+
+    Returns:
+        The key's raw bits as a `uint32` array.
+
+    Examples:
+        >>> import plax
+        >>> plax.random.PRNGKey(0)
+        Array([0, 0], dtype=uint32)
+    """
     return return_prng_keys(True, _seed_key("PRNGKey", seed, impl))
 
 
 def fold_in(key, data) -> plax.Array:
-    """A new key from `key` and the 32-bit integer `data`."""
+    """Derives a new key from `key` and an integer, e.g. a step or a process index.
+
+    Unlike `split`, the derived key is addressed by `data`: the same `(key, data)`
+    always gives the same key, and different `data` give independent keys.
+
+    Args:
+        key: a key (typed or raw).
+        data: a 32-bit integer (a Python int or a scalar integer array).
+
+    Returns:
+        A key of the kind `key` is.
+
+    Examples:
+        >>> import plax
+        >>> k = plax.random.key(0)
+        >>> bits = lambda key: plax.random.key_data(key).tolist()
+        >>> bits(plax.random.fold_in(k, 7)) == bits(plax.random.fold_in(k, 7))
+        True
+        >>> bits(plax.random.fold_in(k, 7)) == bits(plax.random.fold_in(k, 8))
+        False
+    """
     typed, wrapped = check_prng_key("fold_in", key)
     if np.ndim(data):
         raise TypeError(f"fold_in accepts a scalar, but was given an array of shape "
