@@ -149,3 +149,12 @@ def test_bad_mode_is_a_value_error():
     with pytest.raises(ValueError, match="jax_traceback_filtering"):
         plax.config.update("jax_traceback_filtering", "sometimes")
     assert plax.config.read("jax_traceback_filtering") == "auto"
+
+
+def test_boundaries_keep_public_functions_picklable_and_introspectable():
+    import inspect
+    import pickle
+    for fn in (jnp.add, jnp.sum, jnp.linalg.norm, plax.lax.add, plax.random.normal):
+        assert pickle.loads(pickle.dumps(fn)) is fn
+        assert inspect.unwrap(fn).__module__ == fn.__module__ and fn.__doc__
+    assert list(inspect.signature(jnp.sum).parameters)[:2] == ["a", "axis"]

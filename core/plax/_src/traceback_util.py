@@ -181,8 +181,12 @@ _BOUNDARY_CODE = api_boundary(lambda: None).__code__
 
 def api_boundaries(namespace: dict, names=None) -> None:
     """Wraps, in place, the plain functions of a module's `namespace` (its public ones,
-    or those in `names`) with `api_boundary`."""
+    or those in `names`) with `api_boundary`. A function is also replaced where it was
+    defined, so that pickling it by reference (`module.qualname`) finds the wrapper."""
     for name in names if names is not None else list(namespace):
         value = namespace[name]
         if not name.startswith("_") and isinstance(value, types.FunctionType):
-            namespace[name] = api_boundary(value)
+            wrapped = namespace[name] = api_boundary(value)
+            home = sys.modules.get(value.__module__)
+            if home is not None and getattr(home, value.__qualname__, None) is value:
+                setattr(home, value.__qualname__, wrapped)
