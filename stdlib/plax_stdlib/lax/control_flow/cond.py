@@ -120,7 +120,25 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
 
 
 def switch(index, branches, *operands, operand=_NO_OPERAND):
-    """`branches[index](*operands)`, with `index` clamped to `[0, len(branches) - 1]`."""
+    """Applies `branches[index]` to `operands`, the branch chosen when the program runs.
+
+    The generalization of `cond` to several branches; every branch is traced and
+    must return the same structure, shapes and dtypes.
+
+    Args:
+        index: a scalar integer, clamped to `[0, len(branches) - 1]`.
+        branches: a sequence of functions of `operands`.
+        *operands: the arguments passed to the chosen branch.
+
+    Returns:
+        The chosen branch's result.
+
+    Examples:
+        >>> import plax
+        >>> branches = [lambda x: x + 1, lambda x: x * 10, lambda x: -x]
+        >>> plax.lax.switch(1, branches, 2.0)
+        Array(20., dtype=float32, weak_type=True)
+    """
     operands = _with_operand("switch", operands, operand)
     branches = tuple(branches)
     if not branches:
