@@ -71,12 +71,43 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
-    """Rebuilds the pytree of structure `treedef` holding `leaves`."""
+    """Rebuilds a pytree of structure `treedef` from `leaves` (the inverse of
+    `tree_flatten`).
+
+    Args:
+        treedef: a `PyTreeDef`, from `tree_flatten` or `tree_structure`.
+        leaves: as many leaves as `treedef` has, in flattening order.
+
+    Returns:
+        The pytree.
+
+    Raises:
+        ValueError: the number of leaves differs from `treedef.num_leaves`.
+
+    Examples:
+        >>> import plax
+        >>> _, treedef = plax.tree_util.tree_flatten((1, {"x": 2}))
+        >>> plax.tree_util.tree_unflatten(treedef, [10, 20])
+        (10, {'x': 20})
+    """
     return treedef.unflatten(leaves)
 
 
 def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
-    """The leaves of `tree`, in flattening order."""
+    """The leaves of `tree`, in flattening order (depth first, dicts by sorted key).
+
+    Args:
+        tree: a pytree.
+        is_leaf: a predicate that stops the flattening at the nodes it accepts.
+
+    Returns:
+        A list of leaves; None is an empty subtree, not a leaf.
+
+    Examples:
+        >>> import plax
+        >>> plax.tree_util.tree_leaves({"a": [1, 2], "b": None, "c": (3,)})
+        [1, 2, 3]
+    """
     return registry.flatten(tree, is_leaf)[0]
 
 
@@ -302,12 +333,33 @@ def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
 
 def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable,
                          flatten_with_keys_func: Callable | None = None) -> None:
-    """Makes `nodetype` a pytree node.
+    """Makes `nodetype` a pytree node, so transformations see through its instances.
 
-    `flatten_func(x) -> (children, aux_data)`, `unflatten_func(aux_data, children) -> x`;
-    `aux_data` must be hashable. `flatten_with_keys_func(x)` returns
-    `((key, child), ...), aux_data` to give leaves named key paths; without it children
-    are keyed by `FlattenedIndexKey`.
+    Once registered, instances can be arguments and results of `jit`, `grad`,
+    `vmap`..., and `tree_map` maps over their children.
+
+    Args:
+        nodetype: the class.
+        flatten_func: `x -> (children, aux_data)`: the children (pytrees) and any
+            static data, which must be hashable (it is part of jit's cache key).
+        unflatten_func: `(aux_data, children) -> x`, rebuilding an instance.
+        flatten_with_keys_func: `x -> (((key, child), ...), aux_data)`, naming the
+            children in key paths; without it they are keyed by
+            `FlattenedIndexKey`.
+
+    Raises:
+        ValueError: `nodetype` is already registered.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> class Point:
+        ...     def __init__(self, x, y):
+        ...         self.x, self.y = x, y
+        >>> plax.tree_util.register_pytree_node(
+        ...     Point, lambda p: ((p.x, p.y), None), lambda aux, xy: Point(*xy))
+        >>> moved = plax.jit(lambda p: Point(p.x * 2, p.y + 1))(Point(1.0, 2.0))
+        >>> float(moved.x), float(moved.y)
+        (2.0, 3.0)
     """
     registry.register_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func)
 

@@ -114,7 +114,17 @@ def sparse_sigmoid(x):
 
 @plax.jit
 def silu(x):
-    """x · sigmoid(x) (also called swish)."""
+    """The sigmoid linear unit (also called swish), `x * sigmoid(x)`, elementwise.
+
+    Smooth and non-monotonic: slightly negative for negative inputs, close to `x`
+    for large ones. Takes an array `x` and returns one of its shape and (inexact)
+    dtype.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.nn.silu(jnp.array([0.0, 1.0]))
+        Array([0. , 0.731...], dtype=float32)
+    """
     x = _array("silu", x)
     return x * sigmoid(x)
 

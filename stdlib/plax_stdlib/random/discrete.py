@@ -45,8 +45,26 @@ def _int_dtype(name: str, dtype) -> np.dtype:
 # --- randint ---------------------------------------------------------------------------
 
 def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
-    """Uniform integers in [minval, maxval) of `shape` (default dtype int32, int64 with
-    x64); when maxval <= minval, minval."""
+    """Samples integers uniformly from `[minval, maxval)`.
+
+    Args:
+        key: a PRNG key.
+        shape: the result's shape.
+        minval: the lower bound (inclusive), broadcastable to `shape`.
+        maxval: the upper bound (exclusive); where `maxval <= minval` the result
+            is `minval`.
+        dtype: an integer dtype (default int32, int64 under `jax_enable_x64`).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An integer array of `shape`.
+
+    Examples:
+        >>> import plax
+        >>> rolls = plax.random.randint(plax.random.key(0), (1000,), 1, 7)
+        >>> rolls.dtype, int(rolls.min()), int(rolls.max())
+        (dtype('int32'), 1, 6)
+    """
     key, _ = check_prng_key("randint", key)
     dtype = _int_dtype("randint", dtype)
     shape = canonicalize_shape(shape, "randint")
