@@ -76,7 +76,8 @@ def plax_package(
     py_library(
         name = name,
         srcs = native.glob([name + "/**/*.py"]),
-        data = data,
+        # Package data (the errors reference `plax/errors.md`) travels with the code.
+        data = data + native.glob([name + "/**/*.md"], allow_empty = True),
         imports = ["."],
         deps = deps,
         visibility = _PUBLIC,

@@ -121,7 +121,8 @@ def test_extension_sources_match_cmake(member):
     assert sorted(src for srcs in bazel.values() for src in srcs) == sources, (
         f"{member.path}: every src/*.cc and src/*.h belongs to exactly one extension")
     data = build.named("py_library", member.import_name).kwargs.get("data", [])
-    assert sorted(data) == sorted(f":{name}" for name in bazel)
+    assert sorted(data) == sorted([f":{name}" for name in bazel] + member.package_data()), (
+        f"{member.path}: the library's data are its extensions and its package data")
 
 
 def test_root_wheels_list_every_package():

@@ -127,9 +127,11 @@ def test_primitive_ids_are_namespaced_and_unique():
     assert extend.lookup("lax.sin").name == "sin"  # loads the standard primitives
     with pytest.raises(PrimitiveIdError, match="namespaced"):
         Primitive("softclip")
-    Primitive("tests.taken_id")
-    with pytest.raises(PrimitiveIdError, match="'tests.taken_id' is already defined"):
-        Primitive("tests.taken_id")
+    first = Primitive("tests.taken_id")
+    # The module that defined it may define it again (a re-run): with a warning.
+    with pytest.warns(RuntimeWarning, match="'tests.taken_id' is defined again by "):
+        second = Primitive("tests.taken_id")
+    assert extend.lookup("tests.taken_id") is second is not first
     with pytest.raises(PrimitiveIdError, match="'lax.sin' is already defined by "
                                                "plax_stdlib.lax.elementwise"):
         Primitive("lax.sin")

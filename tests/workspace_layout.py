@@ -68,6 +68,14 @@ class Member:
         """Every `.py` file the distribution ships (packages are found, namespaces too)."""
         return sorted(p for p in self.package_dir.rglob("*.py") if "__pycache__" not in p.parts)
 
+    def package_data(self) -> list[str]:
+        """The non-Python files the distribution ships (`[tool.setuptools.package-data]`),
+        relative to its folder (`plax/errors.md`)."""
+        patterns = self.pyproject.get("tool", {}).get("setuptools", {}).get("package-data", {})
+        return sorted(p.relative_to(self.folder).as_posix()
+                      for package, globs in patterns.items() for pattern in globs
+                      for p in (self.folder / package.replace(".", "/")).glob(pattern))
+
     @property
     def requirements(self) -> list[Requirement]:
         return [Requirement(r) for r in self.project.get("dependencies", [])]

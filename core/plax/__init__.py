@@ -6,7 +6,6 @@ are resolved on first use through the `plax.transforms` entry points, and public
 modules they provide (`plax.numpy`, `plax.lax`...) through `plax.modules`, so
 `import plax` stays light and a missing package is named in the error.
 """
-from __future__ import annotations
 
 import os as _os
 
@@ -14,7 +13,7 @@ import os as _os
 # up (not the INFO lines every client creation prints) unless the user chose a level.
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
-import importlib  # noqa: E402
+import importlib as _importlib  # noqa: E402
 
 from plax._src.abstract import ShapeDtypeStruct  # noqa: E402
 from plax._src.api import make_jaxpr, typeof  # noqa: E402
@@ -52,7 +51,7 @@ _CONFIG_API = frozenset({
 
 def __getattr__(name: str):
     if name in _SUBMODULES or name in _plugins.names("plax.modules"):
-        return importlib.import_module(f"plax.{name}")
+        return _importlib.import_module(f"plax.{name}")
     if name.startswith("__"):
         raise AttributeError(name)
     if name in _CONFIG_API:

@@ -33,7 +33,24 @@ Backend = str | xc.Client | None
 
 
 def devices(backend: Backend = None) -> list[xc.Device]:
-    """All devices of `backend` (default: the default backend), over all processes."""
+    """Lists the devices of a backend, over all processes of a multi-process run.
+
+    Args:
+        backend: a platform name (`"cpu"`, `"tpu"`, `"cuda"`/`"gpu"`) or None for
+            the default backend (the first of `jax_platforms` that starts).
+
+    Returns:
+        The devices, ordered by process, then id.
+
+    Raises:
+        RuntimeError: the backend is not available; the message says why (no
+            plugin for that platform, or what its plugin is missing).
+
+    Examples:
+        >>> import plax
+        >>> len(plax.devices()), plax.devices()[0].platform   # the suite's 8 CPU devices
+        (8, 'cpu')
+    """
     return get_backend(backend).devices()
 
 
@@ -95,7 +112,26 @@ def host_ids(backend: Backend = None) -> list[int]:
 
 
 def block_until_ready(x: Any) -> Any:
-    """Waits until every Array leaf of `x` is computed; returns `x`."""
+    """Waits until every Array in the pytree `x` is computed, and returns `x`.
+
+    plax dispatches computations asynchronously: a call returns as soon as the
+    work is queued. Call this before timing code, or before handing buffers to
+    another library.
+
+    Args:
+        x: a pytree; leaves that are not Arrays are left alone.
+
+    Returns:
+        `x` itself.
+
+    Raises:
+        JaxRuntimeError: a computation that produced one of the arrays failed.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.block_until_ready(jnp.ones(3) * 2)
+        Array([2., 2., 2.], dtype=float32)
+    """
     arrays, others = [], []
     for leaf in tree_flatten(x)[0]:  # (`type(leaf) is Array` first: the slower
         if type(leaf) is Array or isinstance(leaf, Array):  # isinstance admits tracers)

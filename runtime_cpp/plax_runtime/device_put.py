@@ -60,15 +60,39 @@ def _as_sharding(target: Device | Sharding | Space | None, x: Any = None) -> Sha
 
 def device_put(x: Any, device: Device | Sharding | Any | None = None, *,
                donate: bool | Any = False, may_alias: bool | None | Any = None) -> Any:
-    """Places every leaf of the pytree `x` on `device` (a Device, a Sharding, a
-    `plax.memory.Space` of the devices the leaf is on, or a pytree prefix of them
-    matching `x`).
+    """Places every leaf of the pytree `x` on a device, or splits it over several.
 
-    Without a device, host values go to the default device *uncommitted* (computations
-    may move them) and Arrays stay where they are. With one, results are *committed*.
-    `donate=True` lets the inputs' buffers be reused (inputs that were copied are
-    deleted); `may_alias=False` always copies; `True` lets a result share the memory of
-    a host NumPy array (then mutating that array is undefined behaviour).
+    Without a device, host values (NumPy arrays, Python scalars) go to the default
+    device *uncommitted* (computations may move them) and Arrays stay where they
+    are. With one, results are *committed* to it: computations on them run there.
+
+    Args:
+        x: a pytree of arrays and scalars.
+        device: where to put them: a Device, a Sharding (e.g. `NamedSharding(mesh,
+            P("x"))` to split a dimension over a mesh axis), a `plax.memory.Space`
+            of the devices a leaf is on, or a pytree prefix of `x` of these.
+        donate: let the inputs' buffers be reused; inputs that were copied are
+            deleted (a bool, or a pytree prefix of `x` of bools).
+        may_alias: False always copies; True lets a result share the memory of a
+            host NumPy array (mutating that array afterwards is then undefined).
+
+    Returns:
+        A pytree like `x` of `plax.Array`s.
+
+    Raises:
+        ValueError: a Sharding that does not fit a leaf (a split dimension not
+            divisible by the mesh axes' size, a spec longer than the rank).
+
+    Examples:
+        >>> import numpy as np, plax
+        >>> from plax.sharding import NamedSharding, PartitionSpec as P
+        >>> x = plax.device_put(np.arange(8.0), plax.devices()[1])
+        >>> x.devices() == {plax.devices()[1]}
+        True
+        >>> mesh = plax.make_mesh((4, 2), ("data", "model"))
+        >>> y = plax.device_put(np.ones((8, 2)), NamedSharding(mesh, P("data", "model")))
+        >>> len(y.addressable_shards), y.addressable_shards[0].data.shape
+        (8, (2, 1))
     """
     if isinstance(device, Format):
         return _put_with_format(x, device, donate=donate, may_alias=may_alias)

@@ -20,6 +20,18 @@ from plax_runtime import distributed
 from plax_runtime.backends import BackendUnavailableError
 
 
+def runtime_install(distribution: str) -> str:
+    """What to `pip install` for the PJRT runtime of the installed plugin `distribution`:
+    the requirements of its `runtime` extra, read from its metadata (the plugin itself
+    is installed, and its own name is on no package index)."""
+    from packaging.requirements import Requirement
+    runtime = [Requirement(r) for r in metadata.requires(distribution) or ()]
+    runtime = [r for r in runtime if r.marker is not None
+               and r.marker.evaluate({"extra": "runtime"}) and not r.marker.evaluate({"extra": ""})]
+    spelled = " ".join(f'"{r.name}{r.specifier}"' for r in runtime)
+    return f"{spelled} (the runtime extra of {distribution})"
+
+
 def package_file(module: str, filename: str, *, install: str) -> str:
     """The path of `filename` inside the installed package `module`, without importing it.
 

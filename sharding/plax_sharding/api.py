@@ -16,12 +16,30 @@ from plax_sharding.mesh import AxisType, Mesh
 def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
               axis_types: AxisType | Sequence[AxisType] | None = None, *,
               devices: Sequence[Device] | None = None) -> Mesh:
-    """A mesh of shape `axis_shapes` over the first `prod(axis_shapes)` of `devices`
-    (default: all devices, ordered by process, then id, so that each process's devices
-    are contiguous along the leading axes).
+    """Arranges devices in a named grid: the mesh that shardings and `shard_map` use.
 
-    Axis types default to `Explicit`, as in JAX 0.10: the values' shardings over
-    them are part of their types (`plax.typeof(x).sharding`).
+    Args:
+        axis_shapes: the size of each mesh axis; their product devices are used.
+        axis_names: a name for each axis (`"data"`, `"model"`...).
+        axis_types: `AxisType.Explicit` (the default, as in JAX 0.10: values'
+            shardings over the axis are part of their types,
+            `plax.typeof(x).sharding`), `AxisType.Auto` (the compiler decides) or
+            `AxisType.Manual`; one for all axes or one per axis.
+        devices: the devices to use (default: all, ordered by process, then id, so
+            each process's devices are contiguous along the leading axes).
+
+    Returns:
+        A `Mesh`.
+
+    Raises:
+        ValueError: fewer devices than the product of `axis_shapes`, or names and
+            shapes of different lengths.
+
+    Examples:
+        >>> import plax
+        >>> mesh = plax.make_mesh((4, 2), ("data", "model"))
+        >>> dict(mesh.shape), mesh.axis_types
+        ({'data': 4, 'model': 2}, (Explicit, Explicit))
     """
     shape = tuple(axis_shapes) if not isinstance(axis_shapes, int) else (axis_shapes,)
     if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 1

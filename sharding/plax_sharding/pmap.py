@@ -28,6 +28,7 @@ from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
+from plax.extend.traceback_util import api_boundary
 from plax.extend import tree_util
 from plax.extend.core import (
     check_callable,
@@ -101,6 +102,7 @@ class PmapFunction:
         self._jitted = jit(pmapped, static_argnums=statics, donate_argnums=donated)
         functools.update_wrapper(self, fun, updated=())  # not __dict__: it holds our fields
 
+    @api_boundary
     def __call__(self, *args, **kwargs):
         if _levels.stack:  # inside an outer pmap's body: one more axis of its grid
             return self._map(args, kwargs)

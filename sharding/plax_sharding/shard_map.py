@@ -24,6 +24,7 @@ from typing import Any, Callable, Sequence
 
 from jaxlib._jax import config as _jaxlib_config
 
+from plax.extend.traceback_util import api_boundary
 from plax.extend import config, tree_util
 from plax.extend.batching import extend_axis_env
 from plax.extend.core import (
@@ -59,8 +60,46 @@ Infer = _Infer()
 def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = Infer,
               mesh: Mesh | AbstractMesh | None = None, axis_names=frozenset(),
               check_vma: bool = True):
-    """Map `f` over blocks of its arguments, one per device of `mesh` (see the module
-    doc). Without `f`, returns a decorator."""
+    """Maps `f` over blocks of its arguments, one block per device of `mesh`.
+
+    Each argument is split into blocks along its dimensions as its `in_specs`
+    entry says; `f` runs once per device on that device's blocks (per-device code:
+    shapes inside are the block shapes), may communicate with collectives over the
+    mesh's axis names (`lax.psum`, `lax.all_gather`, `lax.ppermute`...), and its
+    results are assembled from the blocks as `out_specs` says.
+
+    Args:
+        f: the per-device function. Without it, returns a decorator.
+        out_specs: a PartitionSpec per output (a pytree prefix of the outputs): the
+            mesh axes each output dimension is split over. An axis the spec does
+            not name means every device along it holds the same value.
+        in_specs: a PartitionSpec per positional argument (a pytree prefix); by
+            default, inferred from the arguments' shardings.
+        mesh: the Mesh (or AbstractMesh); by default the one set with
+            `plax.set_mesh`.
+        axis_names: the mesh axes that are manual inside `f` (by default all);
+            the others stay automatic (the compiler partitions over them).
+        check_vma: check, and infer, which mesh axes each value varies over, so
+            that an output said to be replicated really is.
+
+    Returns:
+        A function taking `f`'s arguments as global arrays and returning global
+        arrays.
+
+    Raises:
+        ValueError: a dimension is not divisible by the size of the mesh axes that
+            split it, or a spec names an axis the mesh lacks.
+        TypeError: `in_specs=None` (`P()` is the spec of a replicated argument).
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> from plax.sharding import AxisType, PartitionSpec as P
+        >>> mesh = plax.make_mesh((8,), ("i",), axis_types=(AxisType.Auto,))
+        >>> total = plax.shard_map(lambda x: plax.lax.psum(x.sum(), "i"), mesh=mesh,
+        ...                        in_specs=P("i"), out_specs=P())
+        >>> total(jnp.arange(16.0))
+        Array(120., dtype=float32)
+    """
     if f is None:
         return lambda g: shard_map(g, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
                                    axis_names=axis_names, check_vma=check_vma)
@@ -76,6 +115,7 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = I
     if mesh is not None:  # check now what can be checked before the first call
         resolve_mesh(mesh, axis_names, in_specs, out_specs)
 
+    @api_boundary
     @functools.wraps(f)
     def wrapped(*args):
         the_mesh, manual = resolve_mesh(mesh, axis_names, in_specs, out_specs)

@@ -96,6 +96,11 @@ class JVPTrace(Trace):
             out, t_out = rule(primals, tangents, **params)
         if primitive.multiple_results:
             return [self.wrap(o, t) for o, t in zip(out, t_out)]
+        if isinstance(out, (list, tuple)) or isinstance(t_out, (list, tuple)):
+            raise TypeError(
+                f"the jvp rule of primitive '{primitive.id}' returned ({type(out).__name__}, "
+                f"{type(t_out).__name__}); a primitive with one output returns (output, "
+                "tangent), each one value, not a list (lists are for multiple_results=True)")
         return self.wrap(out, t_out)
 
 

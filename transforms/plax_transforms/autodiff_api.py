@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from plax.extend import dtypes, tree_util
+from plax.extend.traceback_util import api_boundary
 from plax.extend.ad import (
     UndefinedPrimal,
     Zero,
@@ -81,8 +82,38 @@ def _as_tangent(t):
 
 # --- jvp ---------------------------------------------------------------------------------
 
+@api_boundary
 def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
-    """(fun(*primals), the directional derivative of fun at primals along tangents)."""
+    """Evaluates `fun` and its directional derivative (forward mode) at one point.
+
+    The derivative is pushed forward alongside the computation, so one call costs
+    about as much as two evaluations of `fun`, whatever the number of inputs.
+
+    Args:
+        fun: the function to differentiate; its arguments and results are pytrees
+            of arrays.
+        primals: a tuple (or list) of the arguments, one entry per positional
+            parameter of `fun`.
+        tangents: the direction: a tuple of the same structure as `primals`, each
+            leaf of the same shape as its primal (and its tangent dtype: `float0`
+            for integer and boolean primals).
+        has_aux: `fun` returns `(output, aux)`; `aux` is returned as it is, not
+            differentiated.
+
+    Returns:
+        `(primals_out, tangents_out)`, the outputs of `fun` and their derivatives
+        along `tangents`; `(primals_out, tangents_out, aux)` with `has_aux`.
+
+    Raises:
+        TypeError: `primals` and `tangents` are not tuples or lists of the same
+            structure, or a tangent's shape or dtype does not match its primal.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> y, dy = plax.jvp(jnp.sin, (0.0,), (2.0,))
+        >>> float(y), float(dy)
+        (0.0, 2.0)
+    """
     check_callable(fun, "jvp")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: primal and tangent arguments must be tuples or lists; found "
@@ -207,6 +238,7 @@ def _flat_traced(fun: Callable, in_tree, has_aux: bool, api: str):
     return flat_fun
 
 
+@api_boundary
 def linearize(fun: Callable, *primals, has_aux: bool = False):
     """(fun(*primals), f_jvp) where f_jvp(*tangents) is the jvp at `primals`, evaluated
     from saved residuals without re-running `fun`."""
@@ -218,6 +250,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
                                       flat, dbg)
     out_tree = extra["tree"]
 
+    @api_boundary
     def f_jvp(*tangents):
         flat_t, tree_t = tree_util.tree_flatten(tangents)
         if tree_t != in_tree:
@@ -233,8 +266,31 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
 
 # --- vjp ---------------------------------------------------------------------------------
 
+@api_boundary
 def vjp(fun: Callable, *primals, has_aux: bool = False):
-    """(fun(*primals), f_vjp) where f_vjp(cotangent) gives one cotangent per primal."""
+    """Evaluates `fun` and returns a function pulling cotangents back (reverse mode).
+
+    Args:
+        fun: the function; arguments and outputs are pytrees of arrays.
+        *primals: the arguments at which to evaluate and linearize `fun`.
+        has_aux: `fun` returns `(output, aux)`; `aux` is returned third.
+
+    Returns:
+        `(output, f_vjp)`, or `(output, f_vjp, aux)` with `has_aux`. `f_vjp(ct)`
+        takes a cotangent with the structure, shapes and dtypes of `output` and
+        returns a tuple with one cotangent per primal. `f_vjp` is a pytree (its
+        leaves are the saved residuals), so it can be passed through `jit`.
+
+    Raises:
+        ValueError: (from `f_vjp`) the cotangent's structure, shape or dtype does
+            not match the output's.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> y, f_vjp = plax.vjp(jnp.multiply, 2.0, 3.0)
+        >>> f_vjp(1.0)
+        (Array(3., dtype=float32, weak_type=True), Array(2., dtype=float32, weak_type=True))
+    """
     check_callable(fun, "vjp")
     flat, in_tree = tree_util.tree_flatten(primals)
     _avals_of(flat, "vjp")
@@ -245,6 +301,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     linear_jaxpr, in_avals, out_avals, out_nonzero = (lin.jaxpr.jaxpr, lin.in_avals,
                                                       lin.out_avals, lin.out_nonzero)
 
+    @api_boundary
     def vjp_fun(residuals, ct):
         flat_ct, ct_tree = tree_util.tree_flatten(ct)
         if ct_tree != out_tree:
@@ -332,11 +389,40 @@ def with_dyn(fun, args, kwargs, argnums):
 
 def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,
                    allow_int: bool = False, reduce_axes=()):
-    """A function returning (fun(*args), the gradient of fun with respect to `argnums`)."""
+    """Like `grad`, but the function it makes returns `fun`'s value too.
+
+    Computing both costs the same as the gradient alone: the value is a by-product
+    of the forward pass.
+
+    Args:
+        fun: a function returning a scalar (a 0-d float or complex array).
+        argnums: which positional argument(s) to differentiate with respect to: an
+            int, or a tuple of ints for a tuple of gradients.
+        has_aux: `fun` returns `(value, aux)`; `aux` is passed through.
+        holomorphic: `fun` is complex-differentiable in complex arguments.
+        allow_int: allow integer arguments (their gradients are `float0` zeros).
+        reduce_axes: accepted for compatibility; unused, as in JAX 0.10.
+
+    Returns:
+        A function with `fun`'s parameters returning `(value, gradient)`, or
+        `((value, aux), gradient)` with `has_aux`. Each gradient has the structure,
+        shapes and dtypes of its argument.
+
+    Raises:
+        TypeError: `fun`'s output is not a real (or, with `holomorphic`, complex)
+            scalar, or an argument to differentiate is not of a float type.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> value, g = plax.value_and_grad(lambda x: jnp.sum(x ** 2))(jnp.array([1.0, 2.0]))
+        >>> float(value), g
+        (5.0, Array([2., 4.], dtype=float32))
+    """
     check_callable(fun, "value_and_grad")
     single = isinstance(argnums, int)
     nums = normalize_argnums(argnums, "argnums")
 
+    @api_boundary
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         dyn = dyn_args(fun, args, nums, "grad")
@@ -358,9 +444,43 @@ def _ones_like(x):
 
 def grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,
          allow_int: bool = False, reduce_axes=()):
-    """A function computing the gradient of scalar-valued `fun` with respect to `argnums`."""
+    """Makes a function computing the gradient of scalar-valued `fun` (reverse mode).
+
+    The gradient is computed by one forward pass and one backward pass, so it costs
+    a small multiple of evaluating `fun`, however many inputs there are.
+
+    Args:
+        fun: a function returning a scalar (a 0-d float array, or complex with
+            `holomorphic`); its arguments may be pytrees of arrays.
+        argnums: the positional argument(s) to differentiate with respect to: an
+            int (a single gradient) or a tuple of ints (a tuple of gradients).
+        has_aux: `fun` returns `(value, aux)`; the function made returns
+            `(gradient, aux)`.
+        holomorphic: `fun` is complex-differentiable in complex arguments.
+        allow_int: allow integer arguments, whose gradients are `float0` zeros.
+        reduce_axes: accepted for compatibility; unused, as in JAX 0.10.
+
+    Returns:
+        A function with `fun`'s parameters returning the gradient, with the
+        structure, shapes and dtypes of the argument(s) `argnums` names.
+
+    Raises:
+        TypeError: (when the function made is called) `fun`'s output is not a
+            scalar, or an argument to differentiate is an integer without
+            `allow_int`.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.grad(lambda x: x ** 3)(2.0)
+        Array(12., dtype=float32, weak_type=True)
+        >>> loss = lambda w, b, x: jnp.sum((x @ w + b) ** 2)
+        >>> gw, gb = plax.grad(loss, argnums=(0, 1))(jnp.ones((2, 1)), 0.5, jnp.ones((3, 2)))
+        >>> gw.shape, gb.shape
+        ((2, 1), ())
+    """
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
+    @api_boundary
     @functools.wraps(fun)
     def grad_f(*args, **kwargs):
         if has_aux:
@@ -453,12 +573,35 @@ def _jac_setup(fun, args, kwargs, argnums, api: str):
 
 
 def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
-    """The Jacobian of `fun` by forward mode (one `jvp` batched over the input basis):
-    output shape + input shape per (output, input) pair."""
+    """Makes a function computing the Jacobian of `fun` by forward mode.
+
+    One `jvp` is batched (with `vmap`) over the standard basis of the inputs, so it
+    suits functions with fewer inputs than outputs ("tall" Jacobians); `jacrev`
+    suits the opposite.
+
+    Args:
+        fun: the function; arguments and outputs are pytrees of arrays.
+        argnums: the positional argument(s) to differentiate with respect to.
+        has_aux: `fun` returns `(output, aux)`; the function made returns
+            `(jacobian, aux)`.
+        holomorphic: `fun` is complex-differentiable in complex arguments.
+
+    Returns:
+        A function with `fun`'s parameters returning the Jacobian: for each output
+        leaf and each differentiated input leaf, an array of shape
+        `output.shape + input.shape`, nested as the output's pytree of the input's.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.jacfwd(lambda x: x ** 2)(jnp.array([1.0, 2.0]))
+        Array([[2., 0.],
+               [0., 4.]], dtype=float32)
+    """
     check_callable(fun, "jacfwd")
     from plax_transforms.vmap_api import vmap
     normalize_argnums(argnums, "argnums")
 
+    @api_boundary
     @functools.wraps(fun)
     def jacfwd_f(*args, **kwargs):
         flat, in_tree, in_avals, g, call_tree = _jac_setup(fun, args, kwargs, argnums,
@@ -496,12 +639,33 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
 
 def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,
            allow_int: bool = False):
-    """The Jacobian of `fun` by reverse mode (one transposed linearization batched
-    over the output basis): output shape + input shape per (output, input) pair."""
+    """Makes a function computing the Jacobian of `fun` by reverse mode.
+
+    `fun` is linearized once and the transposed linearization is batched over the
+    standard basis of the outputs, so it suits functions with fewer outputs than
+    inputs ("wide" Jacobians). `plax.jacobian` is the same function.
+
+    Args:
+        fun, argnums, has_aux, holomorphic: as for `jacfwd`.
+        allow_int: allow integer arguments (their blocks are `float0` zeros).
+
+    Returns:
+        A function returning, for each output leaf and differentiated input leaf,
+        an array of shape `output.shape + input.shape` (the same layout as
+        `jacfwd`'s).
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> jac = plax.jacrev(lambda x: jnp.array([x[0] * x[1], x[1]]))
+        >>> jac(jnp.array([2.0, 3.0]))
+        Array([[3., 2.],
+               [0., 1.]], dtype=float32)
+    """
     check_callable(fun, "jacrev")
     from plax_transforms.vmap_api import vmap
     normalize_argnums(argnums, "argnums")
 
+    @api_boundary
     @functools.wraps(fun)
     def jacrev_f(*args, **kwargs):
         flat, in_tree, in_avals, g, call_tree = _jac_setup(fun, args, kwargs, argnums,
@@ -529,12 +693,35 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
 
 
 def hessian(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
-    """The Hessian of scalar `fun`: `jacfwd(jacrev(fun))`."""
+    """Makes a function computing the Hessian (the matrix of second derivatives) of
+    scalar-valued `fun`.
+
+    It is `jacfwd(jacrev(fun))`: reverse mode for the gradient, forward mode over
+    it, the cheapest order for a scalar function.
+
+    Args:
+        fun: a function returning a scalar.
+        argnums: the positional argument(s) to differentiate with respect to.
+        has_aux: `fun` returns `(value, aux)`; the function made returns
+            `(hessian, aux)`.
+        holomorphic: `fun` is complex-differentiable in complex arguments.
+
+    Returns:
+        A function returning, for an argument of shape `s`, an array of shape
+        `s + s` (blocks nested by input pair for pytrees or several `argnums`).
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.hessian(lambda x: jnp.sum(x ** 3))(jnp.array([1.0, 2.0]))
+        Array([[ 6.,  0.],
+               [ 0., 12.]], dtype=float32)
+    """
     return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
 
 
 # --- linear_transpose ----------------------------------------------------------------------
 
+@api_boundary
 def linear_transpose(fun: Callable, *primals, reduce_axes=()):
     """The transpose of the linear function `fun`, whose inputs look like `primals`."""
     check_callable(fun, "linear_transpose")
@@ -548,6 +735,7 @@ def linear_transpose(fun: Callable, *primals, reduce_axes=()):
     _, lin, extra = linearize_flat(_flat_traced(fun, in_tree, False, "linear_transpose"), zeros)
     out_tree = extra["tree"]
 
+    @api_boundary
     def transposed(*cts):
         ct = cts[0] if len(cts) == 1 else cts
         flat_ct, ct_tree = tree_util.tree_flatten(ct)

@@ -107,6 +107,12 @@ class BatchTrace(Trace):
             out, out_dims = rule(self.axis_data, list(vals), list(dims), **params)
         if primitive.multiple_results:
             return [self.wrap(o, d) for o, d in zip(out, out_dims)]
+        if isinstance(out, (list, tuple)) or isinstance(out_dims, (list, tuple)):
+            raise TypeError(
+                f"the batching rule of primitive '{primitive.id}' returned "
+                f"({type(out).__name__}, {type(out_dims).__name__}); a primitive with one "
+                "output returns (output, its batch dimension: an int or not_mapped), not "
+                "lists (lists are for multiple_results=True)")
         return self.wrap(out, out_dims)
 
     def _uses_axis(self, primitive: Primitive, params: dict) -> bool:

@@ -53,6 +53,7 @@ from plax.extend.core import (
     trace_to_jaxpr,
 )
 from plax.extend.monitoring import JAXPR_TRACE_EVENT, timed_event
+from plax.extend.traceback_util import api_boundary
 from plax.extend.sharding import Sharding, sharding_from_spec
 from plax_runtime import backends
 from plax_runtime.layouts import Format, sharding_of_format
@@ -193,6 +194,7 @@ class JitWrapped(fastpath.JitCache):
 
     # --- calls ------------------------------------------------------------------
 
+    @api_boundary
     def _call_python(self, *args, **kwargs):
         """Every call the C++ fast path does not take (it counts why)."""
         if config.disable_jit.value:
@@ -459,6 +461,7 @@ class JitWrapped(fastpath.JitCache):
 
     # --- ahead-of-time stages -------------------------------------------------------
 
+    @api_boundary
     def trace(self, *args, **kwargs) -> Traced:
         """Trace the call (arguments may be `ShapeDtypeStruct`s)."""
         flat, in_tree, result = self._infer(args, kwargs)
@@ -472,6 +475,7 @@ class JitWrapped(fastpath.JitCache):
         return Traced(call, lambda platform: self._lower(call, flat, result, describe,
                                                          platform))
 
+    @api_boundary
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace and lower the call to StableHLO for the device its arguments decide."""
         return self.trace(*args, **kwargs).lower()
@@ -492,6 +496,7 @@ class JitWrapped(fastpath.JitCache):
             aliases=result.aliases)
         return Lowered(lowering, call, placement, self._info.compiler_options, platform)
 
+    @api_boundary
     def eval_shape(self, *args, **kwargs) -> Any:
         """The output's shapes and dtypes, as a pytree of `ShapeDtypeStruct`s."""
         _, _, result = self._infer(args, kwargs)
@@ -535,14 +540,61 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
         static_argnums=None, static_argnames=None, donate_argnums=None,
         donate_argnames=None, keep_unused: bool = False, device=None, backend=None,
         inline: bool = False, compiler_options: CompilerOptions | None = None):
-    """Compile `fun` with XLA: traced once per argument signature, cached per device
-    assignment.
+    """Compiles `fun` with XLA: the function returned runs it as one compiled program.
 
-    `in_shardings` (a pytree prefix of the positional arguments) and `out_shardings`
-    (of the outputs) place inputs and outputs: Shardings, bare PartitionSpecs
-    (resolved against `plax.set_mesh`'s mesh at each call) or None (the partitioner
-    chooses). `compiler_options` are XLA options by name for every compilation of
-    `fun`. Without `fun`, returns a decorator taking the function.
+    The first call with a new argument signature (the pytree structure, and each
+    array's shape, dtype, weak type and sharding; the values of static arguments)
+    traces `fun` on abstract values to a Jaxpr, lowers it to StableHLO and compiles
+    it; later calls with that signature skip all of it and take the C++ fast path.
+    Python control flow inside `fun` therefore sees tracers, not values: branch on
+    values with `lax.cond`/`jnp.where`, or make the argument static.
+
+    Args:
+        fun: the function to compile; arguments and results are pytrees of arrays
+            (and scalars). Without it, `jit(**options)` returns a decorator.
+        in_shardings: where to place the positional arguments: a pytree prefix of
+            them whose leaves are Shardings, bare PartitionSpecs (resolved against
+            the mesh of `plax.set_mesh` at each call) or None (the compiler
+            chooses).
+        out_shardings: the same for the outputs.
+        static_argnums: positional arguments that are Python values fixed at trace
+            time (hashable); each new value traces and compiles again.
+        static_argnames: the same by parameter name.
+        donate_argnums: positional arguments whose device buffers an output of the
+            same shape and dtype may reuse; a donated array is deleted by the call.
+        donate_argnames: the same by parameter name.
+        keep_unused: keep arguments the computation does not use as parameters of
+            the compiled program (by default they are pruned).
+        device: a Device to run on (not with the shardings).
+        backend: a platform name (`"cpu"`, `"tpu"`...) to run on.
+        inline: inline `fun`'s Jaxpr into an enclosing trace instead of keeping a
+            nested call.
+        compiler_options: XLA options by name, for every compilation of `fun`.
+
+    Returns:
+        The compiled function, with `fun`'s signature; it also has `.lower(*args)`,
+        `.trace(*args)` and `.eval_shape(*args)` for ahead-of-time use, and
+        `.clear_cache()`.
+
+    Raises:
+        ValueError: conflicting options (both `device` and `backend`; a device with
+            shardings; an argument both static and donated).
+        TypeError: (at call time) a traced value used where Python needs a concrete
+            one, e.g. `if x > 0:` (`plax.errors.TracerBoolConversionError`).
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> @plax.jit
+        ... def selu(x, alpha=1.67, scale=1.05):
+        ...     return scale * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
+        >>> selu(jnp.array([-1.0, 0.0, 2.0]))
+        Array([-1.108..., 0. , 2.1 ], dtype=float32)
+
+        A static argument is a Python value, so Python code may branch on it:
+
+        >>> power = plax.jit(lambda x, n: x ** n if n > 1 else x, static_argnums=1)
+        >>> power(jnp.float32(3.0), 2)
+        Array(9., dtype=float32)
     """
     options = dict(in_shardings=in_shardings, out_shardings=out_shardings,
                    static_argnums=static_argnums, static_argnames=static_argnames,
@@ -591,7 +643,25 @@ def _placement(device, backend) -> Sharding | None:
     return None
 
 
+@api_boundary
 def eval_shape(fun: Callable, *args, **kwargs) -> Any:
-    """The shapes and dtypes of `fun(*args, **kwargs)` as `ShapeDtypeStruct`s, computed
-    by tracing alone (arguments may be arrays, scalars or `ShapeDtypeStruct`s)."""
+    """Computes the shapes and dtypes of `fun(*args, **kwargs)` without running it.
+
+    `fun` is traced on abstract values only: nothing is compiled or computed, so it
+    is cheap even for large models (e.g. to size parameters before allocating).
+
+    Args:
+        fun: the function.
+        *args: its arguments: arrays, scalars or `ShapeDtypeStruct`s, in pytrees.
+        **kwargs: its keyword arguments, likewise.
+
+    Returns:
+        A pytree of `ShapeDtypeStruct`s with `fun`'s output structure.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.eval_shape(lambda x, y: x @ y, jnp.ones((3, 4)),
+        ...                 plax.ShapeDtypeStruct((4, 5), jnp.float32))
+        ShapeDtypeStruct(shape=(3, 5), dtype=float32)
+    """
     return jit(fun).eval_shape(*args, **kwargs)

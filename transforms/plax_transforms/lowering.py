@@ -706,7 +706,8 @@ def _donations(donated_args, in_avals, out_avals, placement: _Placement,
     if unusable:
         warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}.\n"
                       "Donation gives an argument's buffer to an output of the same "
-                      "shape and dtype; see docs/errors.md#buffer-donation.", stacklevel=3)
+                      "shape and dtype; run `python -m plax.errors buffer-donation` for more.",
+                      stacklevel=3)
     return how, tuple(i in how for i in range(len(donated_args)))
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 from typing import Callable, Sequence
 
+from plax.extend.traceback_util import api_boundary
 from plax.extend import tree_util
 from plax.extend.core import (
     BATCHING,
@@ -50,9 +51,34 @@ checkpoint_p = Primitive("plax.checkpoint", multiple_results=True)
 
 def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,
                static_argnums=(), static_argnames=()) -> Callable:
-    """`fun` whose intermediate values reverse mode recomputes instead of saving
-    (except those `policy` allows). The positional arguments `static_argnums` index
-    and the keyword arguments `static_argnames` name are passed as Python values."""
+    """Makes `fun` trade computation for memory under reverse-mode differentiation.
+
+    Normally the backward pass keeps every intermediate value the forward pass
+    computed. Inside a checkpointed function they are not kept (except those
+    `policy` allows): the backward pass recomputes them from the function's inputs.
+    The values and derivatives are the same; peak memory is lower.
+
+    Args:
+        fun: the function.
+        prevent_cse: keep XLA from merging the recomputation with the forward pass
+            (which would undo the saving); False is safe inside `scan`.
+        policy: which intermediates may be saved anyway: a function from
+            `plax.ad_checkpoint.checkpoint_policies` (e.g. `dots_saveable`).
+        static_argnums: positional arguments passed as Python values.
+        static_argnames: keyword arguments passed as Python values.
+
+    Returns:
+        A function with `fun`'s signature and results.
+
+    Raises:
+        TypeError: `policy` is not callable.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> block = plax.checkpoint(lambda x: jnp.sin(jnp.sin(x)))
+        >>> plax.grad(block)(0.0)
+        Array(1., dtype=float32, weak_type=True)
+    """
     check_callable(fun, "checkpoint")
     if policy is not None and not callable(policy):
         raise TypeError(f"checkpoint: policy must be callable (see "
@@ -60,6 +86,7 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
     static_nums = normalize_argnums(static_argnums, "static_argnums")
     _, static_names = resolve_argnums(fun, (), static_argnames)
 
+    @api_boundary
     @functools.wraps(fun)
     def fun_remat(*args, **kwargs):
         n = len(args)

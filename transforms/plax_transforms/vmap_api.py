@@ -11,6 +11,7 @@ import contextlib
 import functools
 from typing import Any, Callable
 
+from plax.extend.traceback_util import api_boundary
 from plax.extend import tree_util
 from plax.extend.batching import (
     AxisData,
@@ -47,15 +48,43 @@ def _check_axes_spec(spec, what: str) -> None:
 
 def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size: int | None = None,
          spmd_axis_name=None, sum_match: bool = False) -> Callable:
-    """Vectorize `fun` over an axis of its inputs: `vmap(f)(xs)` stacks `f(x)` over
-    the slices `x` of `xs` along `in_axes`, putting the mapped axis of the outputs at
-    `out_axes`.
+    """Vectorizes `fun` over an axis of its inputs.
 
-    `axis_name` names the mapped axis for collectives (`plax.lax.psum(x, name)`...);
-    `axis_size` gives its size when no argument is mapped; `spmd_axis_name` names the
-    mesh axes the batch dimension is sharded over inside sharding constraints.
-    With `sum_match`, a mapped output whose out_axes entry is None is summed over the
-    mapped axis (instead of being an error).
+    `vmap(f)(xs)` computes what stacking `f(x)` over the slices `x` of `xs` would,
+    but as one batched computation: every primitive `f` applies is rewritten to
+    work on the whole batch at once (no Python loop, no per-example dispatch).
+
+    Args:
+        fun: the function to vectorize; arguments and results are pytrees.
+        in_axes: which axis of each argument is mapped: an int for all, None for
+            an argument passed whole to every example, or a tuple with one entry
+            (an int, None, or a pytree prefix of the argument) per positional
+            argument. Negative axes count from the end.
+        out_axes: where the mapped axis goes in each output (the same forms); None
+            for an output that does not depend on the mapped axis.
+        axis_name: a name for the mapped axis, for collectives inside `fun`
+            (`plax.lax.psum(x, axis_name)`...).
+        axis_size: the batch size, needed when no argument is mapped.
+        spmd_axis_name: mesh axis name(s) the batch dimension is split over inside
+            sharding constraints.
+        sum_match: an output whose `out_axes` entry is None but which varies over
+            the mapped axis is summed over it (by default that is an error).
+
+    Returns:
+        A function with `fun`'s signature whose outputs have the mapped axis at
+        `out_axes`.
+
+    Raises:
+        ValueError: the mapped axes of the arguments have different sizes, an axis
+            is out of range, or `in_axes` does not match the arguments' structure.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> xs, ys = jnp.ones((3, 4)), jnp.arange(4.0)
+        >>> plax.vmap(jnp.dot, in_axes=(0, None))(xs, ys)
+        Array([6., 6., 6.], dtype=float32)
+        >>> plax.vmap(lambda x: x.sum(), in_axes=1)(jnp.arange(6.0).reshape(2, 3))
+        Array([3., 5., 7.], dtype=float32)
     """
     check_callable(fun, "vmap")
     if isinstance(in_axes, list):  # a list can never be a prefix of the args tuple
@@ -68,6 +97,7 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size: int | 
         canonicalize_axis_names(axis_name)  # hashable
 
     # updated=(): a jitted `fun`'s attributes must not leak onto this wrapper.
+    @api_boundary
     @functools.wraps(fun, updated=())
     def vmap_f(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):

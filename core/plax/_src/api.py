@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
+from plax._src.traceback_util import api_boundary
 from plax._src import debug_info as dbg_util
 from plax._src import tree_util
 from plax._src.abstract import AbstractValue, ShapeDtypeStruct
@@ -15,16 +16,35 @@ from plax._src.tracing import get_aval
 
 def make_jaxpr(fun: Callable, static_argnums=(), axis_env=None, return_shape: bool = False,
                abstracted_axes=None) -> Callable[..., ClosedJaxpr]:
-    """A function that traces `fun` on its arguments and returns the ClosedJaxpr.
+    """Makes a function that traces `fun` and returns its Jaxpr, plax's program form.
 
-    Inputs may be arrays, scalars or `ShapeDtypeStruct`s, in any pytree; with
-    `return_shape=True` the output's shape/dtype structure is returned as well.
+    The Jaxpr lists the primitives `fun` applies to its (abstract) inputs: what
+    `jit` lowers to XLA, and what the transformations rewrite. It is the quickest
+    way to see what a function really does.
+
+    Args:
+        fun: the function to trace.
+        static_argnums: positional arguments passed as Python values, not traced.
+        axis_env: not supported (named axes come from `vmap`/`shard_map`).
+        return_shape: also return the output's structure of `ShapeDtypeStruct`s.
+        abstracted_axes: not supported.
+
+    Returns:
+        A function taking `fun`'s arguments (arrays, scalars or
+        `ShapeDtypeStruct`s, in any pytree) and returning a `ClosedJaxpr`, or
+        `(closed_jaxpr, shapes)` with `return_shape`.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> print(plax.make_jaxpr(lambda x: jnp.sin(x) * 2.0)(1.0))
+        { lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = mul b 2.0 in (c,) }
     """
     check_callable(fun, "make_jaxpr")
     if axis_env is not None or abstracted_axes is not None:
         raise NotImplementedError("make_jaxpr: axis_env and abstracted_axes are not supported")
     static_argnums = normalize_argnums(static_argnums, "static_argnums")
 
+    @api_boundary
     @functools.wraps(fun)
     def make_jaxpr_f(*args, **kwargs):
         debug_info = dbg_util.make_tracing_debug_info(

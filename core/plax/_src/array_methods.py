@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from plax._src import plugins
 from plax._src.abstract import SymbolicDimension
+from plax._src.traceback_util import api_boundary
 
 # dunder → (module, function, swap operands)
 _BINARY = {
@@ -98,23 +99,25 @@ def _shape_varargs(name):
 
 
 def install(cls) -> None:
-    """Give `cls` the NumPy-style operators, methods and properties."""
+    """Give `cls` the NumPy-style operators, methods and properties (each a traceback
+    boundary, so an error in `x + y` is shown from the line that wrote it)."""
+    b = api_boundary
     for dunder, name in _BINARY.items():
-        setattr(cls, f"__{dunder}__", _binary(name, reflected=False))
-        setattr(cls, f"__r{dunder}__", _binary(name, reflected=True))
+        setattr(cls, f"__{dunder}__", b(_binary(name, reflected=False)))
+        setattr(cls, f"__r{dunder}__", b(_binary(name, reflected=True)))
     for dunder, name in {**_COMPARE, **_UNARY}.items():
-        setattr(cls, f"__{dunder}__", _binary(name, False) if dunder in _COMPARE
-                else _unary(name))
+        setattr(cls, f"__{dunder}__", b(_binary(name, False) if dunder in _COMPARE
+                                        else _unary(name)))
     for name in _METHODS:
-        setattr(cls, name, _method(name))
-    cls.reshape = _shape_varargs("reshape")
-    cls.flatten = _method("ravel")
-    cls.transpose = _shape_varargs("transpose")
+        setattr(cls, name, b(_method(name)))
+    cls.reshape = b(_shape_varargs("reshape"))
+    cls.flatten = b(_method("ravel"))
+    cls.transpose = b(_shape_varargs("transpose"))
     for prop, name in _PROPERTIES.items():
-        setattr(cls, prop, property(_unary(name)))
-    cls.__getitem__ = _getitem
+        setattr(cls, prop, property(b(_unary(name))))
+    cls.__getitem__ = b(_getitem)
     cls._unstack = _method("unstack")  # the slices along axis 0, for iteration
     if "__setitem__" not in vars(cls):
-        cls.__setitem__ = _setitem
+        cls.__setitem__ = b(_setitem)
     cls.at = property(_at)
     cls.__array_priority__ = 100

@@ -1,17 +1,43 @@
 """Exceptions users meet while tracing, with JAX's names and class hierarchy.
 
-Every message ends with a pointer to the section of the plax errors page
-(`docs/errors.md` in the repository) that explains the error and its fixes, so
-that users and tools searching for the class name find the fix.
+Every message ends with a pointer to the entry of the errors reference that explains
+the error and its fixes. The reference, `errors.md`, ships inside the `plax` package,
+so `python -m plax.errors NAME` prints the entry wherever plax is installed (the
+documentation site renders the same file).
 """
 from __future__ import annotations
 
-ERRORS_PAGE = "docs/errors.md"
+import importlib.resources
+import re
 
 
-def errors_page_pointer(cls: type) -> str:
-    """The closing line of a message of `cls`: where its fixes are explained."""
-    return f"See {ERRORS_PAGE}#{cls.__name__.lower()} in plax for what causes it and the fixes."
+def errors_page_pointer(cls: type | str) -> str:
+    """The closing line of a message of `cls` (or of the entry named so): where its
+    fixes are explained."""
+    name = cls if isinstance(cls, str) else cls.__name__
+    return f"Run `python -m plax.errors {name}` for what causes it and the fixes."
+
+
+def reference_text() -> str:
+    """The errors reference, `errors.md` of the installed plax package."""
+    return (importlib.resources.files("plax") / "errors.md").read_text(encoding="utf-8")
+
+
+def reference_entries() -> dict[str, str]:
+    """The reference's entries, `{anchor: text}`: one per `## anchor` section."""
+    sections = re.split(r"^## ", reference_text(), flags=re.MULTILINE)[1:]
+    return {s.split("\n", 1)[0].strip(): "## " + s.rstrip() for s in sections}
+
+
+def reference_entry(name: str) -> str:
+    """The entry for an error class or anchor (`TracerBoolConversionError`,
+    `buffer-donation`); KeyError naming the entries there are for any other name."""
+    entries = reference_entries()
+    key = name.strip().lower()
+    if key not in entries:
+        raise KeyError(f"no entry {name!r} in the plax errors reference; entries: "
+                       f"{', '.join(e for e in entries if ' ' not in e)}")
+    return entries[key]
 
 
 class _PlaxErrorMixin:

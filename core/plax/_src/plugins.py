@@ -61,7 +61,7 @@ _KIND_OF_GROUP = {"plax.modules": "module", "plax.primitives": "module",
 
 # Which distribution provides what, for errors that tell the user what to install.
 _PROVIDERS = {"plax.transforms": "plax-transforms", "plax.lowering": "plax-transforms",
-              "plax.primitives": "plax-stdlib", "plax.backends": "plax-runtime"}
+              "plax.primitives": "plax-stdlib"}
 _NAMED_PROVIDERS = {
     ("plax.modules", "numpy"): "plax-stdlib", ("plax.modules", "lax"): "plax-stdlib",
     ("plax.modules", "nn"): "plax-stdlib", ("plax.modules", "scipy"): "plax-stdlib",
@@ -78,10 +78,14 @@ _NAMED_PROVIDERS = {
         "debug.print", "debug.callback", "debug.breakpoint", "debug.log", "debug.DebugEffect",
         "debug.OrderedDebugEffect", "experimental.io_callback")},
     ("plax.backends", "cuda"): "plax-cuda12", ("plax.backends", "gpu"): "plax-cuda12",
-    ("plax.backends", "tpu"): "plax-tpu",
+    ("plax.backends", "tpu"): "plax-tpu", ("plax.backends", "cpu"): "plax-runtime",
     **{("plax.interpreters", name): dist for name, (_, dist) in SEAMS.items()},
 }
 _DEFAULT_PROVIDER = {"plax.modules": "plax-transforms"}
+# Where each distribution's sources are in a plax checkout (`pip install ./<folder>`).
+_FOLDERS = {"plax-stdlib": "stdlib", "plax-runtime": "runtime_cpp",
+            "plax-transforms": "transforms", "plax-sharding": "sharding",
+            "plax-cuda12": "plugins/cuda", "plax-tpu": "plugins/tpu"}
 KERNEL_DISTRIBUTION = "plax"
 
 
@@ -190,7 +194,12 @@ def names(group: str) -> list[str]:
 def provider_hint(group: str, name: str) -> str:
     provider = _NAMED_PROVIDERS.get((group, name)) or _PROVIDERS.get(group) \
         or _DEFAULT_PROVIDER.get(group)
-    return f"; install {provider!r}" if provider else ""
+    if provider:
+        return (f"; install {provider!r} (its wheel, or `pip install ./{_FOLDERS[provider]}` "
+                "in a plax checkout)")
+    if group == "plax.backends":
+        return "; plax's backends are 'cpu', 'cuda' (also 'gpu') and 'tpu'"
+    return ""
 
 
 def resolve(group: str, name: str) -> Any:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import warnings
 from typing import Callable
 
 from plax._src import plugins
-from plax._src.abstract import AbstractToken
+from plax._src.abstract import AbstractToken, AbstractValue
 from plax._src.tracing import current_trace
 
 RULE_KINDS: dict[str, str] = {
@@ -63,14 +64,34 @@ class PrimitiveIdError(ValueError):
 _by_id: dict[str, "Primitive"] = {}
 
 
-def _registering_module() -> str:
-    """The module on whose behalf a rule or primitive is being defined: the first
-    caller outside modules that mark themselves `__plax_rule_helper__` (this one,
-    and constructor helpers such as lax's `standard_primitive`)."""
+def _registering_namespace() -> dict:
+    """The globals of the module on whose behalf a rule or primitive is being defined:
+    the first caller outside modules that mark themselves `__plax_rule_helper__` (this
+    one, and constructor helpers such as lax's `standard_primitive`)."""
     frame = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__plax_rule_helper__"):
         frame = frame.f_back
-    return frame.f_globals.get("__name__", "<unknown>") if frame is not None else "<unknown>"
+    return frame.f_globals if frame is not None else {}
+
+
+def _registering_module() -> str:
+    return _registering_namespace().get("__name__", "<unknown>")
+
+
+def _check_redefinition(old: "Primitive", module: str, namespace: dict) -> None:
+    """A taken id may be defined again only by the module that defined it: quietly when
+    the old definition came from an import of that module that failed (the module
+    object that made it is gone), with a warning when the same module runs again (a
+    notebook cell re-run, `importlib.reload`)."""
+    if old.module != module:
+        raise PrimitiveIdError(
+            f"a primitive with id {old.id!r} is already defined by {old.module}; "
+            "choose another name or namespace")
+    live = sys.modules.get(module)
+    if live is not None and vars(live) is old._namespace is namespace:
+        warnings.warn(f"primitive {old.id!r} is defined again by {module}: the new "
+                      "definition replaces the old one (Jaxprs and jitted functions traced "
+                      "before keep the old one)", RuntimeWarning, stacklevel=4)
 
 
 __plax_rule_helper__ = True
@@ -92,15 +113,15 @@ class Primitive:
         if not namespace or not name:
             raise PrimitiveIdError(
                 f"primitive ids are namespaced, '<package>.<name>' (e.g. 'lax.sin'); got {id!r}")
+        namespace = _registering_namespace()
+        self.module = namespace.get("__name__", "<unknown>")
+        self._namespace = namespace  # which run of the module made it
         if id in _by_id:
-            raise PrimitiveIdError(
-                f"a primitive with id {id!r} is already defined by {_by_id[id].module}; "
-                "choose another name or namespace")
+            _check_redefinition(_by_id[id], self.module, namespace)
         self.id = id
         self.name = name
         self.multiple_results = multiple_results
         self.dtypes = None if dtypes is None else frozenset(dtypes)
-        self.module = _registering_module()
         self._rules: dict[tuple[str, str | None], Rule] = {}
         _by_id[id] = self
 
@@ -177,6 +198,7 @@ class Primitive:
             raise ValueError(f"Attempting to pass an unexpected type AbstractToken() to a "
                              f"primitive: {self.name} (it takes arrays; got operands "
                              f"{', '.join(a.str_short() for a in avals)})") from None
+        _check_abstract_eval_result(self, out)
         # Explicit mesh axes in the types (checked without a generator: once per equation).
         typed = params.get("out_sharding") is not None or params.get("sharding") is not None
         for a in avals:
@@ -187,6 +209,20 @@ class Primitive:
 
 
 _sharding_rule = plugins.seam("sharding_rule")
+
+
+def _check_abstract_eval_result(prim: Primitive, out) -> None:
+    if prim.multiple_results:
+        if isinstance(out, (list, tuple)) and all(isinstance(a, AbstractValue) for a in out):
+            return
+        wanted = "a list of abstract values, one per output (multiple_results=True)"
+    elif isinstance(out, AbstractValue):
+        return
+    else:
+        wanted = ("one abstract value (e.g. ShapedArray(shape, dtype)); a primitive with "
+                  "several outputs is made with Primitive(..., multiple_results=True)")
+    raise TypeError(f"the abstract evaluation rule of primitive '{prim.id}' returned "
+                    f"{type(out).__name__} {out!r}; it must return {wanted}")
 
 
 def lookup(id: str) -> Primitive:

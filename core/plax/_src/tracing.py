@@ -13,10 +13,7 @@ out (stored in a global, returned through a side channel) raises when used.
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
-import importlib.util
-import os
 import threading
 import weakref
 from typing import TYPE_CHECKING, Any, Sequence
@@ -27,6 +24,7 @@ from jaxlib import _jax
 from plax._src import array_methods, config, dtypes, plugins
 from plax._src.abstract import AbstractValue, ShapedArray, SymbolicDimension
 from plax._src.sharding import Sharding
+from plax._src.traceback_util import is_plax_file
 from plax._src.errors import (
     ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
     TracerIntegerConversionError, UnexpectedTracerError)
@@ -163,21 +161,9 @@ def user_frame(traceback) -> str:
     """`file:line (function)` of the innermost frame of `traceback` outside plax."""
     frames = traceback.frames if traceback is not None else []
     for frame in frames:  # innermost first
-        if not frame.file_name.startswith(_library_dirs()):
+        if not is_plax_file(frame.file_name):
             return f"{frame.file_name}:{frame.line_num} ({frame.function_name})"
     return "<unknown>"
-
-
-@functools.cache
-def _library_dirs() -> tuple[str, ...]:
-    """The source directories of the plax packages (their frames are not the user's)."""
-    dirs = []
-    for name in ("plax", "plax_stdlib", "plax_runtime", "plax_transforms", "plax_sharding"):
-        spec = importlib.util.find_spec(name)
-        for location in (spec.submodule_search_locations or ()) if spec else ():
-            dirs.append(os.path.join(os.path.realpath(location), ""))
-            dirs.append(os.path.join(location, ""))
-    return tuple(dirs)
 
 
 def escaped_tracer_error(tracer: "Tracer", primitive: Primitive | None = None) -> Exception:

@@ -51,17 +51,63 @@ _MISSING = object()
 
 def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
                  ) -> tuple[list[Any], PyTreeDef]:
-    """Leaves of `tree` in depth-first order, and its structure."""
+    """Splits a pytree into its leaves and its structure.
+
+    Args:
+        tree: a pytree.
+        is_leaf: a predicate that stops the flattening at the nodes it accepts.
+
+    Returns:
+        `(leaves, treedef)`: the leaves in depth-first order (dict entries by sorted
+        key) and a `PyTreeDef`; `tree_unflatten(treedef, leaves)` rebuilds the tree.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> leaves, treedef = plax.tree_util.tree_flatten({"w": jnp.ones(2), "b": 0.0})
+        >>> leaves, treedef
+        ([0.0, Array([1., 1.], dtype=float32)], PyTreeDef({'b': *, 'w': *}))
+    """
     return registry.flatten(tree, is_leaf)
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
-    """Rebuilds the pytree of structure `treedef` holding `leaves`."""
+    """Rebuilds a pytree of structure `treedef` from `leaves` (the inverse of
+    `tree_flatten`).
+
+    Args:
+        treedef: a `PyTreeDef`, from `tree_flatten` or `tree_structure`.
+        leaves: as many leaves as `treedef` has, in flattening order.
+
+    Returns:
+        The pytree.
+
+    Raises:
+        ValueError: the number of leaves differs from `treedef.num_leaves`.
+
+    Examples:
+        >>> import plax
+        >>> _, treedef = plax.tree_util.tree_flatten((1, {"x": 2}))
+        >>> plax.tree_util.tree_unflatten(treedef, [10, 20])
+        (10, {'x': 20})
+    """
     return treedef.unflatten(leaves)
 
 
 def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
-    """The leaves of `tree`, in flattening order."""
+    """The leaves of `tree`, in flattening order (depth first, dicts by sorted key).
+
+    Args:
+        tree: a pytree.
+        is_leaf: a predicate that stops the flattening at the nodes it accepts.
+
+    Returns:
+        A list of leaves; None is an empty subtree, not a leaf.
+
+    Examples:
+        >>> import plax
+        >>> plax.tree_util.tree_leaves({"a": [1, 2], "b": None, "c": (3,)})
+        [1, 2, 3]
+    """
     return registry.flatten(tree, is_leaf)[0]
 
 
@@ -131,7 +177,27 @@ def _flatten_up_to(treedef: PyTreeDef, tree: Any, fn: str, name: str, ref: str) 
 
 def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
              is_leaf: Callable[[Any], bool] | None = None) -> Any:
-    """`f` applied leafwise; each of `rest` must have `tree`'s structure or extend it."""
+    """Applies `f` to every leaf of `tree` (and the matching leaves of `rest`).
+
+    Args:
+        f: a function of `1 + len(rest)` leaves.
+        tree: a pytree: nested lists, tuples, dicts, None, and registered classes.
+        *rest: more pytrees with `tree`'s structure, or structures that extend it
+            (a leaf of `tree` may face a whole subtree in `rest`, passed to `f`).
+        is_leaf: a predicate that stops the flattening at the nodes it accepts.
+
+    Returns:
+        A pytree of `tree`'s structure holding `f`'s results.
+
+    Raises:
+        ValueError: a pytree of `rest` does not have `tree`'s structure.
+
+    Examples:
+        >>> import plax
+        >>> plax.tree_util.tree_map(lambda x, y: x + y, {"a": 1, "b": (2, 3)},
+        ...                         {"a": 10, "b": (20, 30)})
+        {'a': 11, 'b': (22, 33)}
+    """
     leaves, treedef = registry.flatten(tree, is_leaf)
     others = [_flatten_up_to(treedef, r, "tree_map", f"rest[{i}]", "tree")
               for i, r in enumerate(rest)]
@@ -267,12 +333,33 @@ def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
 
 def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable,
                          flatten_with_keys_func: Callable | None = None) -> None:
-    """Makes `nodetype` a pytree node.
+    """Makes `nodetype` a pytree node, so transformations see through its instances.
 
-    `flatten_func(x) -> (children, aux_data)`, `unflatten_func(aux_data, children) -> x`;
-    `aux_data` must be hashable. `flatten_with_keys_func(x)` returns
-    `((key, child), ...), aux_data` to give leaves named key paths; without it children
-    are keyed by `FlattenedIndexKey`.
+    Once registered, instances can be arguments and results of `jit`, `grad`,
+    `vmap`..., and `tree_map` maps over their children.
+
+    Args:
+        nodetype: the class.
+        flatten_func: `x -> (children, aux_data)`: the children (pytrees) and any
+            static data, which must be hashable (it is part of jit's cache key).
+        unflatten_func: `(aux_data, children) -> x`, rebuilding an instance.
+        flatten_with_keys_func: `x -> (((key, child), ...), aux_data)`, naming the
+            children in key paths; without it they are keyed by
+            `FlattenedIndexKey`.
+
+    Raises:
+        ValueError: `nodetype` is already registered.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> class Point:
+        ...     def __init__(self, x, y):
+        ...         self.x, self.y = x, y
+        >>> plax.tree_util.register_pytree_node(
+        ...     Point, lambda p: ((p.x, p.y), None), lambda aux, xy: Point(*xy))
+        >>> moved = plax.jit(lambda p: Point(p.x * 2, p.y + 1))(Point(1.0, 2.0))
+        >>> float(moved.x), float(moved.y)
+        (2.0, 3.0)
     """
     registry.register_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func)
 

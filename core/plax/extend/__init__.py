@@ -16,6 +16,7 @@ Modules:
 * `plax.extend.mlir` — MLIR modules and builders for lowering rules;
 * `plax.extend.dtypes`, `plax.extend.config`, `plax.extend.tree_util`,
   `plax.extend.sharding`, `plax.extend.registry`;
+* `plax.extend.traceback_util` — `api_boundary`: errors shown from the caller's line;
 * `plax.extend.random` (from plax-stdlib) — the key-reuse signatures of primitives
   that take or make PRNG keys.
 

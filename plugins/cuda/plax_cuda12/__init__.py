@@ -1,8 +1,9 @@
 """plax's CUDA 12 backend: the PJRT plugin shipped by the `jax-cuda12-pjrt` wheel.
 
-`pip install "plax-cuda12[runtime]"` brings the wheel. Its library is loaded from
-the installed `jax_plugins/xla_cuda12` folder without importing that package
-(whose `__init__` imports `jax`).
+Its `runtime` extra (`pip install "./plugins/cuda[runtime]"` in a plax checkout, or
+`pip install "jax-cuda12-pjrt==0.10.2"` beside the installed plugin) brings the wheel.
+Its library is loaded from the installed `jax_plugins/xla_cuda12` folder without
+importing that package (whose `__init__` imports `jax`).
 """
 from __future__ import annotations
 
@@ -13,13 +14,12 @@ from jaxlib import xla_client as xc
 from plax_runtime import pjrt_plugins
 from plax_runtime.backends import BackendPlugin, BackendUnavailableError
 
-_INSTALL = '"plax-cuda12[runtime]" (which brings jax-cuda12-pjrt)'
-
 
 def _library() -> str:
+    install = pjrt_plugins.runtime_install("plax-cuda12")
     library = pjrt_plugins.package_file("jax_plugins.xla_cuda12", "xla_cuda_plugin.so",
-                                        install=_INSTALL)
-    pjrt_plugins.check_same_version("jax-cuda12-pjrt", install=_INSTALL)
+                                        install=install)
+    pjrt_plugins.check_same_version("jax-cuda12-pjrt", install=install)
     return library
 
 

@@ -1,7 +1,8 @@
 """plax's TPU backend: libtpu's PJRT runtime.
 
-`pip install "plax-tpu[runtime]"` brings libtpu. `TPU_LIBRARY_PATH` overrides the
-library's location, as with JAX.
+Its `runtime` extra (`pip install "./plugins/tpu[runtime]"` in a plax checkout, or
+`pip install "libtpu==0.0.42.*"` beside the installed plugin) brings libtpu.
+`TPU_LIBRARY_PATH` overrides the library's location, as with JAX.
 
 libtpu reads its slice's shape from the environment and, where a variable is missing,
 asks the cloud metadata server, retrying each for minutes. A host with no TPU attached
@@ -22,7 +23,6 @@ from plax.version import __version__
 from plax_runtime import pjrt_plugins
 from plax_runtime.backends import BackendPlugin, BackendUnavailableError
 
-_INSTALL = '"plax-tpu[runtime]" (which brings libtpu)'
 _GOOGLE_PCI_VENDOR = "0x1ae0"
 # PCI device ids of TPU chips (v3, v4, v5p, v5e, v6e, 7x and one unnamed kind).
 _TPU_PCI_DEVICES = frozenset({"0x0027", "0x0056", "0x005e", "0x0062", "0x0063", "0x006f",
@@ -72,7 +72,8 @@ def _library() -> str:
     path = os.environ.get("TPU_LIBRARY_PATH")
     if path and os.path.isfile(path):
         return path
-    return pjrt_plugins.package_file("libtpu", "libtpu.so", install=_INSTALL)
+    return pjrt_plugins.package_file("libtpu", "libtpu.so",
+                                     install=pjrt_plugins.runtime_install("plax-tpu"))
 
 
 def make_tpu_client() -> xc.Client:

@@ -459,3 +459,9 @@ def __getattr__(name: str):
 def __dir__():
     return sorted(set(globals()) | set(_contributed_names("lax")))
 
+
+
+# Errors raised below a public function are shown from the caller (plax.errors).
+from plax.extend.traceback_util import api_boundaries as _api_boundaries  # noqa: E402
+
+_api_boundaries(globals())

@@ -285,7 +285,30 @@ def _tree_collective(prim, x, axis_name):
 
 
 def psum(x, axis_name, *, axis_index_groups=None):
-    """The sum of `x` (a pytree) over every member of the named axis (or axes)."""
+    """Sums `x` over every member of a named axis: a collective (an all-reduce).
+
+    Inside `shard_map` the members are the devices along a mesh axis; inside
+    `vmap(..., axis_name=...)` or `pmap`, the mapped examples. Every member gets
+    the total.
+
+    Args:
+        x: a pytree of arrays.
+        axis_name: the axis name, or a tuple of names to sum over all of them.
+        axis_index_groups: not supported in plax: anything but None is a
+            NotImplementedError.
+
+    Returns:
+        A pytree like `x` holding the sums (booleans are counted as int32).
+
+    Raises:
+        NameError: `axis_name` is not bound by an enclosing `vmap`, `shard_map` or
+            `pmap`.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.vmap(lambda x: plax.lax.psum(x, "i"), axis_name="i")(jnp.arange(4.0))
+        Array([6., 6., 6., 6.], dtype=float32)
+    """
     _no_groups("psum", axis_index_groups)
     # As in JAX, booleans are summed as int32 (the count of members holding True).
     x = tree_util.tree_map(lambda leaf: convert_element_type(leaf, np.int32)

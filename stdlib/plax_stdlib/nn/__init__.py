@@ -42,3 +42,9 @@ from plax_stdlib.nn.softmax_family import (
     logsumexp as logsumexp,
     softmax as softmax,
 )
+
+
+# Errors raised below a public function are shown from the caller (plax.errors).
+from plax.extend.traceback_util import api_boundaries as _api_boundaries  # noqa: E402
+
+_api_boundaries(globals())

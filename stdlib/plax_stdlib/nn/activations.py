@@ -31,7 +31,24 @@ def identity(x):
 
 @plax.jit
 def relu(x):
-    """max(x, 0), with derivative 0 at 0."""
+    """The rectified linear unit, `max(x, 0)`, elementwise.
+
+    Its derivative is 1 for positive inputs and 0 elsewhere (0 at 0 too, as in
+    JAX). NaNs propagate.
+
+    Args:
+        x: an array (or scalar).
+
+    Returns:
+        An array of `x`'s shape and dtype.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.nn.relu(jnp.array([-1.0, 0.0, 2.0]))
+        Array([0., 0., 2.], dtype=float32)
+        >>> plax.grad(plax.nn.relu)(0.0)
+        Array(0., dtype=float32, weak_type=True)
+    """
     x = _array("relu", x)
     return jnp.where(x > 0, x, _zero_unless_nan(x))
 
@@ -73,7 +90,19 @@ def soft_sign(x):
 
 @plax.jit
 def sigmoid(x):
-    """The logistic function 1 / (1 + e^-x)."""
+    """The logistic function `1 / (1 + exp(-x))`, elementwise, mapping reals to (0, 1).
+
+    Args:
+        x: an array (or scalar).
+
+    Returns:
+        An array of `x`'s shape and (inexact) dtype.
+
+    Examples:
+        >>> import plax
+        >>> plax.nn.sigmoid(0.0)
+        Array(0.5, dtype=float32, weak_type=True)
+    """
     return lax.logistic(_array("sigmoid", x))
 
 
@@ -85,7 +114,17 @@ def sparse_sigmoid(x):
 
 @plax.jit
 def silu(x):
-    """x · sigmoid(x) (also called swish)."""
+    """The sigmoid linear unit (also called swish), `x * sigmoid(x)`, elementwise.
+
+    Smooth and non-monotonic: slightly negative for negative inputs, close to `x`
+    for large ones. Takes an array `x` and returns one of its shape and (inexact)
+    dtype.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.nn.silu(jnp.array([0.0, 1.0]))
+        Array([0. , 0.731...], dtype=float32)
+    """
     x = _array("silu", x)
     return x * sigmoid(x)
 
@@ -153,7 +192,21 @@ def selu(x):
 
 @plax.jit(static_argnames=("approximate",))
 def gelu(x, approximate: bool = True):
-    """x Φ(x) (`approximate=False`), or its tanh approximation (the default)."""
+    """The Gaussian error linear unit, `x * Φ(x)` (Φ the standard normal CDF).
+
+    Args:
+        x: an array.
+        approximate: use the tanh approximation (the default, as in JAX) instead
+            of the exact `erf` form.
+
+    Returns:
+        An array of `x`'s shape and (inexact) dtype.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.nn.gelu(jnp.array([0.0, 1.0]))
+        Array([0. , 0.841...], dtype=float32)
+    """
     x = _array("gelu", x)
     dtype = util.dtype_of(x)
     if approximate:

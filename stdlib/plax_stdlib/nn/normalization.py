@@ -35,8 +35,24 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, 
 
 
 def one_hot(x, num_classes: int, *, dtype=None, axis: int = -1):
-    """`x`'s integer entries as one-hot vectors of length `num_classes` along a new
-    `axis`; entries outside [0, num_classes) become all-zero vectors."""
+    """Encodes integer class labels as one-hot vectors.
+
+    Args:
+        x: an integer array of labels.
+        num_classes: the vectors' length; labels outside `[0, num_classes)` give
+            all-zero vectors.
+        dtype: the result's dtype (default: the default float type).
+        axis: where the new axis of length `num_classes` goes.
+
+    Returns:
+        An array of `x`'s shape with the new axis inserted at `axis`.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.nn.one_hot(jnp.array([0, 2]), 3)
+        Array([[1., 0., 0.],
+               [0., 0., 1.]], dtype=float32)
+    """
     try:
         num_classes = canonical_dim(num_classes)  # symbolic in export (`x.shape[0]`)
     except TypeError:

@@ -68,7 +68,25 @@ def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
 
 @plax.jit(static_argnames=("axis",))
 def log_softmax(x, axis=-1, where=None):
-    """x - logsumexp(x) over `axis`; masked-out elements (`where` False) are -inf."""
+    """The logarithm of `softmax`, `x - logsumexp(x)` along `axis`, computed stably.
+
+    Prefer it to `jnp.log(softmax(x))`, which loses precision (and gives -inf)
+    where probabilities underflow.
+
+    Args:
+        x: an array.
+        axis: the axis (or tuple of axes) to normalize over.
+        where: a boolean mask broadcastable to `x`; masked-out elements are left out
+            and are -inf in the result.
+
+    Returns:
+        An array of `x`'s shape.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.nn.log_softmax(jnp.array([0.0, 0.0]))
+        Array([-0.693..., -0.693...], dtype=float32)
+    """
     x, = util.promote_args_inexact("log_softmax", x)
     x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
     x_safe = x if where is None else jnp.where(where, x, -np.inf)
@@ -102,8 +120,27 @@ def _softmax_with_rule(x, axis, where):
 
 @plax.jit(static_argnames=("axis",))
 def softmax(x, axis=-1, where=None):
-    """exp(x) / sum(exp(x)) over `axis`; masked-out elements (`where` False) are 0.
-    Differentiated by its own rule when the `jax_softmax_custom_jvp` option is set."""
+    """The softmax of `x` along `axis`: `exp(x) / sum(exp(x))`, computed stably.
+
+    The maximum is subtracted before exponentiating, so large inputs do not
+    overflow. With the `jax_softmax_custom_jvp` option it is differentiated by its
+    own rule instead of through its operations.
+
+    Args:
+        x: an array.
+        axis: the axis (or tuple of axes) to normalize over.
+        where: a boolean mask broadcastable to `x`: masked-out elements are left out
+            of the sum and are 0 in the result.
+
+    Returns:
+        An array of `x`'s shape whose entries along `axis` are positive and sum
+        to 1.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.nn.softmax(jnp.array([0.0, jnp.log(3.0)]))
+        Array([0.25..., 0.75...], dtype=float32)
+    """
     x, = util.promote_args_inexact("softmax", x)
     if config.softmax_custom_jvp.value:
         return _softmax_with_rule(x, axis, where)

@@ -488,3 +488,9 @@ def __getattr__(name: str):
         return _plax.Array
     raise AttributeError(f"module 'plax.numpy' has no attribute {name!r}")
 
+
+
+# Errors raised below a public function are shown from the caller (plax.errors).
+from plax.extend.traceback_util import api_boundaries as _api_boundaries  # noqa: E402
+
+_api_boundaries(globals())

@@ -56,10 +56,32 @@ def _stack_nested(obj, dtype):
 
 def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = "K",
           ndmin: int = 0, *, device=None, out_sharding=None):
-    """Convert `object` (array, scalar, nested list/tuple of those) to an array.
+    """Converts `object` (an array, a scalar, nested lists/tuples of those) to an array.
 
-    Python scalars give weakly typed arrays, as in JAX; `copy=True` gives a new
-    buffer even when `object` already is an array of the requested dtype.
+    As in JAX (and unlike NumPy): a Python scalar gives a *weakly typed* array (its
+    dtype yields to the other operand's in arithmetic), 64-bit types become 32-bit
+    unless `jax_enable_x64`, and the result is immutable.
+
+    Args:
+        object: the value to convert.
+        dtype: the result's dtype (default: inferred, with JAX's rules).
+        copy: return a new buffer even when `object` already is an array of the
+            requested dtype.
+        order: accepted for NumPy compatibility; plax arrays have one layout.
+        ndmin: prepend dimensions of size 1 up to this rank.
+        device: a Device or Sharding to place the result on.
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        A `plax.Array`.
+
+    Raises:
+        TypeError: an object that is not array-like (e.g. a ragged list).
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> jnp.array([1, 2]), jnp.array(1.5)
+        (Array([1, 2], dtype=int32), Array(1.5, dtype=float32, weak_type=True))
     """
     out_sharding = _out_sharding("array", device, out_sharding)
     if order is not None and order != "K":
@@ -254,8 +276,29 @@ def _concrete_bound(value, name: str):
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, device=None,
            out_sharding=None):
-    """Evenly spaced values in `[start, stop)`; the bounds must be concrete (or
-    symbolic dimensions, in a shape-polymorphic export)."""
+    """Evenly spaced values in `[start, stop)`, as NumPy's `arange`.
+
+    The result's length depends on the bounds, so they must be concrete: Python
+    numbers, or arrays outside `jit` (under `jit`, a traced bound is a
+    `ConcretizationTypeError`; mark the argument static). In a shape-polymorphic
+    export they may be symbolic dimensions.
+
+    Args:
+        start: the first value (or, alone, `stop` with `start=0`).
+        stop: the end, excluded.
+        step: the spacing (default 1).
+        dtype: the result's dtype (default: from the bounds, with JAX's rules).
+        device: a Device or Sharding to place the result on.
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        A 1-d array.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> jnp.arange(5), jnp.arange(0.0, 1.0, 0.25)
+        (Array([0, 1, 2, 3, 4], dtype=int32), Array([0.  , 0.25, 0.5 , 0.75], dtype=float32))
+    """
     out_sharding = _out_sharding("arange", device, out_sharding)
     dtype = util.check_user_dtype(dtype, "arange")
     if any(isinstance(v, SymbolicDimension) for v in (start, stop, step)):

@@ -268,3 +268,9 @@ def fftshift(x, axes=None):
 def ifftshift(x, axes=None):
     """The inverse of `fftshift`."""
     return _shift("ifftshift", x, axes, inverse=True)
+
+
+# Errors raised below a public function are shown from the caller (plax.errors).
+from plax.extend.traceback_util import api_boundaries as _api_boundaries  # noqa: E402
+
+_api_boundaries(globals())

@@ -457,7 +457,29 @@ def _as_bool(x):
 
 
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
-    """Elementwise `x if condition else y`; with only `condition`, `nonzero(condition)`."""
+    """Selects elementwise from `x` where `condition` holds, else from `y`.
+
+    With only `condition`, it is `nonzero(condition)`: then, as in JAX, `size`
+    (and `fill_value`) make the result's shape static, which `jit` needs.
+
+    Args:
+        condition: a boolean array (or anything truthy elementwise).
+        x: the values where `condition` is true.
+        y: the values elsewhere; `condition`, `x` and `y` broadcast together.
+        size: with `condition` alone, the number of indices to return.
+        fill_value: with `size`, the index that pads the result.
+
+    Returns:
+        An array of the broadcast shape and the promoted dtype of `x` and `y`; or,
+        with `condition` alone, a tuple of index arrays (one per dimension).
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> jnp.where(jnp.array([1.0, -2.0, 3.0]) > 0, 1.0, 0.0)
+        Array([1., 0., 1.], dtype=float32, weak_type=True)
+        >>> plax.jit(lambda x: jnp.where(x > 0, size=3, fill_value=-1))(jnp.array([0., 2., 0., 5.]))
+        (Array([ 1,  3, -1], dtype=int32),)
+    """
     if x is None and y is None:
         from plax_stdlib.numpy.sorting import nonzero
         return nonzero(condition, size=size, fill_value=fill_value)

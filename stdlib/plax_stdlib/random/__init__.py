@@ -63,3 +63,9 @@ from plax_stdlib.random.multivariate import (
 )
 from plax_stdlib.random.shuffle import choice as choice, permutation as permutation
 from plax_stdlib.random.uniform_normal import normal as normal, uniform as uniform
+
+
+# Errors raised below a public function are shown from the caller (plax.errors).
+from plax.extend.traceback_util import api_boundaries as _api_boundaries  # noqa: E402
+
+_api_boundaries(globals())

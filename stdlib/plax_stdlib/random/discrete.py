@@ -45,8 +45,26 @@ def _int_dtype(name: str, dtype) -> np.dtype:
 # --- randint ---------------------------------------------------------------------------
 
 def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
-    """Uniform integers in [minval, maxval) of `shape` (default dtype int32, int64 with
-    x64); when maxval <= minval, minval."""
+    """Samples integers uniformly from `[minval, maxval)`.
+
+    Args:
+        key: a PRNG key.
+        shape: the result's shape.
+        minval: the lower bound (inclusive), broadcastable to `shape`.
+        maxval: the upper bound (exclusive); where `maxval <= minval` the result
+            is `minval`.
+        dtype: an integer dtype (default int32, int64 under `jax_enable_x64`).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An integer array of `shape`.
+
+    Examples:
+        >>> import plax
+        >>> rolls = plax.random.randint(plax.random.key(0), (1000,), 1, 7)
+        >>> rolls.dtype, int(rolls.min()), int(rolls.max())
+        (dtype('int32'), 1, 6)
+    """
     key, _ = check_prng_key("randint", key)
     dtype = _int_dtype("randint", dtype)
     shape = canonicalize_shape(shape, "randint")
@@ -109,7 +127,26 @@ def randint_typed(key, minval, maxval, shape, dtype):
 # --- bernoulli, rademacher, geometric -------------------------------------------------------
 
 def bernoulli(key, p=0.5, shape=None, mode="low", *, out_sharding=None):
-    """Booleans that are True with probability `p` (`mode='high'` resolves small p)."""
+    """Samples booleans that are True with probability `p`.
+
+    Args:
+        key: a PRNG key.
+        p: the probability of True, a float or an array broadcastable to `shape`.
+        shape: the result's shape (default: `p`'s shape).
+        mode: `"low"` (the default) compares one uniform float to `p`; `"high"`
+            uses more random bits, resolving probabilities below float32's
+            resolution.
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        A boolean array of `shape`.
+
+    Examples:
+        >>> import plax
+        >>> coins = plax.random.bernoulli(plax.random.key(0), 0.3, (10000,))
+        >>> coins.dtype, bool(abs(coins.mean() - 0.3) < 0.02)
+        (dtype('bool'), True)
+    """
     if shape is not None:
         shape = canonicalize_shape(shape, "bernoulli")
     if mode not in ("high", "low"):
@@ -190,8 +227,28 @@ def top_k_indices(x, k: int):
 
 def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, mode=None,
                 *, out_sharding=None):
-    """Indices drawn with probabilities `softmax(logits, axis)` (without replacement:
-    distinct indices, by the Gumbel top-k trick)."""
+    """Samples category indices with probabilities `softmax(logits)` along `axis`.
+
+    Args:
+        key: a PRNG key.
+        logits: unnormalized log-probabilities; `-inf` excludes a category.
+        axis: the axis of `logits` holding the categories.
+        shape: the result's shape (default: `logits`' shape without `axis`); it
+            must end with that shape.
+        replace: sample with replacement (the default); False draws distinct
+            indices (by the Gumbel top-k trick).
+        mode: `"low"` or `"high"`, as for `uniform`-based samplers.
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An int32 array of indices into `axis`.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> logits = jnp.log(jnp.array([0.0, 1.0, 0.0]))   # only category 1 possible
+        >>> plax.random.categorical(plax.random.key(0), logits, shape=(5,))
+        Array([1, 1, 1, 1, 1], dtype=int32)
+    """
     key, _ = check_prng_key("categorical", key)
     check_arraylike("categorical", logits)
     logits = jnp.asarray(logits)

@@ -81,8 +81,32 @@ def _seed_key(ctor_name: str, seed, impl_spec) -> plax.Array:
 
 
 def key(seed, *, impl=None, dtype=None) -> plax.Array:
-    """A typed PRNG key (a scalar of dtype `key<...>`) from an integer seed; `impl` or
-    `dtype` choose the implementation (default `jax_default_prng_impl`)."""
+    """Makes a typed PRNG key from an integer seed.
+
+    plax's random numbers are functional: a key is an explicit value, every sampler
+    takes one, and the same key always gives the same numbers. Never reuse a key
+    for two draws that should be independent: `split` it instead.
+
+    Args:
+        seed: a Python int or a scalar integer array.
+        impl: the PRNG implementation: `"threefry2x32"` (the default, unless
+            `jax_default_prng_impl` says otherwise), `"rbg"` or `"unsafe_rbg"`.
+        dtype: a key dtype naming the implementation instead (not with `impl`).
+
+    Returns:
+        A scalar array of a key dtype (`key<fry>` for threefry); `random.key_data`
+        shows its raw bits.
+
+    Raises:
+        ValueError: both `impl` and `dtype` given.
+        TypeError: a seed that is not an integer.
+
+    Examples:
+        >>> import plax
+        >>> k = plax.random.key(0)
+        >>> k.shape, k.dtype
+        ((), key<fry>)
+    """
     if dtype is not None:
         if impl is not None:
             raise ValueError("Cannot specify both `impl` and `dtype` arguments to "
@@ -92,12 +116,49 @@ def key(seed, *, impl=None, dtype=None) -> plax.Array:
 
 
 def PRNGKey(seed, *, impl=None) -> plax.Array:
-    """A legacy raw key (`uint32[2]` for threefry) from an integer seed."""
+    """Makes a raw (legacy) PRNG key from an integer seed: a `uint32[2]` array for
+    threefry.
+
+    New code should prefer `random.key`, whose typed keys cannot be mixed up with
+    ordinary integers; every sampler accepts both.
+
+    Args:
+        seed: a Python int or a scalar integer array.
+        impl: the PRNG implementation (see `random.key`).
+
+    Returns:
+        The key's raw bits as a `uint32` array.
+
+    Examples:
+        >>> import plax
+        >>> plax.random.PRNGKey(0)
+        Array([0, 0], dtype=uint32)
+    """
     return return_prng_keys(True, _seed_key("PRNGKey", seed, impl))
 
 
 def fold_in(key, data) -> plax.Array:
-    """A new key from `key` and the 32-bit integer `data`."""
+    """Derives a new key from `key` and an integer, e.g. a step or a process index.
+
+    Unlike `split`, the derived key is addressed by `data`: the same `(key, data)`
+    always gives the same key, and different `data` give independent keys.
+
+    Args:
+        key: a key (typed or raw).
+        data: a 32-bit integer (a Python int or a scalar integer array).
+
+    Returns:
+        A key of the kind `key` is.
+
+    Examples:
+        >>> import plax
+        >>> k = plax.random.key(0)
+        >>> bits = lambda key: plax.random.key_data(key).tolist()
+        >>> bits(plax.random.fold_in(k, 7)) == bits(plax.random.fold_in(k, 7))
+        True
+        >>> bits(plax.random.fold_in(k, 7)) == bits(plax.random.fold_in(k, 8))
+        False
+    """
     typed, wrapped = check_prng_key("fold_in", key)
     if np.ndim(data):
         raise TypeError(f"fold_in accepts a scalar, but was given an array of shape "
@@ -124,7 +185,22 @@ def split_typed(key, num: int | Sequence[int] = 2) -> plax.Array:
 
 
 def split(key, num: int | Sequence[int] = 2) -> plax.Array:
-    """`num` new keys (an int, or a shape) from `key`, along new leading axes."""
+    """Derives new, independent keys from `key`.
+
+    Args:
+        key: a key (typed, from `random.key`, or raw, from `random.PRNGKey`).
+        num: how many keys: an int, or a shape for an array of keys.
+
+    Returns:
+        An array of keys of shape `(num,)` (or `num`), of the kind `key` is.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> key, subkey = plax.random.split(key)   # one to keep, one to use
+        >>> plax.random.split(key, (2, 3)).shape
+        (2, 3)
+    """
     typed, wrapped = check_prng_key("split", key)
     return return_prng_keys(wrapped, split_typed(typed, num))
 

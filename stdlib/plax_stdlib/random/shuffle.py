@@ -33,8 +33,25 @@ from plax_stdlib.random.uniform_normal import uniform_typed
 
 
 def permutation(key, x, axis: int = 0, independent: bool = False, *, out_sharding=None):
-    """A shuffled copy of `x` along `axis` (of `arange(x)` for an int); with
-    `independent`, each slice along `axis` is shuffled on its own."""
+    """Returns a random permutation of `x` along `axis` (of `arange(x)` for an int).
+
+    Args:
+        key: a PRNG key.
+        x: an array, or an int `n` to permute `arange(n)`.
+        axis: the axis to shuffle along.
+        independent: shuffle each slice along `axis` on its own, instead of moving
+            whole slices.
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        A shuffled copy of `x` (or of `arange(x)`).
+
+    Examples:
+        >>> import plax
+        >>> perm = plax.random.permutation(plax.random.key(0), 5)
+        >>> sorted(perm.tolist())
+        [0, 1, 2, 3, 4]
+    """
     key, _ = check_prng_key("permutation", key)
     check_arraylike("permutation", x)
     axis = canonicalize_axis(axis, np.ndim(x) or 1)

@@ -31,8 +31,28 @@ def broadcast_to_rank(x, rank: int):
 
 
 def uniform(key, shape=(), dtype=None, minval=0., maxval=1., *, out_sharding=None):
-    """Uniform floats in [minval, maxval) of `shape` (default dtype float32, float64 with
-    x64)."""
+    """Samples floats uniformly from `[minval, maxval)`.
+
+    Args:
+        key: a PRNG key.
+        shape: the shape of the result.
+        dtype: a float dtype (default float32, float64 under `jax_enable_x64`).
+        minval: the lower bound (inclusive), broadcastable to `shape`.
+        maxval: the upper bound (exclusive), broadcastable to `shape`.
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype`.
+
+    Raises:
+        ValueError: `dtype` is not a float type.
+
+    Examples:
+        >>> import plax
+        >>> x = plax.random.uniform(plax.random.key(1), (1000,), minval=-1.0, maxval=1.0)
+        >>> bool((x >= -1).all() and (x < 1).all()), x.dtype
+        (True, dtype('float32'))
+    """
     key, _ = check_prng_key("uniform", key)
     dtype = float_dtype("uniform", dtype)
     shape = canonicalize_shape(shape, "uniform")
@@ -63,8 +83,26 @@ def uniform_typed(key, minval, maxval, shape, dtype):
 
 
 def normal(key, shape=(), dtype=None, *, out_sharding=None):
-    """Standard normal values of `shape` (complex dtypes: real and imaginary parts of
-    variance 1/2 each)."""
+    """Samples the standard normal distribution (mean 0, variance 1).
+
+    For another mean and scale, use `mean + std * normal(key, shape)`.
+
+    Args:
+        key: a PRNG key.
+        shape: the shape of the result.
+        dtype: a float or complex dtype (default float32); for complex dtypes the
+            real and imaginary parts each have variance 1/2.
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype`.
+
+    Examples:
+        >>> import plax
+        >>> x = plax.random.normal(plax.random.key(0), (10000,))
+        >>> bool(abs(x.mean()) < 0.05), bool(abs(x.std() - 1) < 0.05)
+        (True, True)
+    """
     key, _ = check_prng_key("normal", key)
     shape = canonicalize_shape(shape, "normal")
     dtype = dtypes.check_and_canonicalize_user_dtype(float if dtype is None else dtype,

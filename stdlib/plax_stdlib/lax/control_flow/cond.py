@@ -77,8 +77,32 @@ def _with_operand(api: str, operands: tuple, operand) -> tuple:
 
 
 def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
-    """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, decided when the
-    program runs. `pred` is a scalar bool, or a scalar number (nonzero is true)."""
+    """Applies `true_fun` or `false_fun` to `operands`, chosen when the program runs.
+
+    Unlike a Python `if`, `pred` may be a traced value; both branches are traced
+    (so both must return the same structure, shapes and dtypes), and only the one
+    chosen runs. Under `vmap` with a batched `pred`, both run and the results are
+    selected per example.
+
+    Args:
+        pred: a scalar bool, or a scalar number (nonzero is true).
+        true_fun: the branch taken when `pred` is true.
+        false_fun: the branch taken otherwise.
+        *operands: the arguments passed to the branch (pytrees of arrays).
+
+    Returns:
+        The chosen branch's result.
+
+    Raises:
+        TypeError: the branches return different structures, shapes or dtypes, or
+            `pred` is not a scalar.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> safe_log = plax.jit(lambda x: plax.lax.cond(x > 0, jnp.log, lambda x: -jnp.inf, x))
+        >>> safe_log(1.0), safe_log(0.0)
+        (Array(0., dtype=float32, weak_type=True), Array(-inf, dtype=float32, weak_type=True))
+    """
     operands = _with_operand("cond", operands, operand)
     if not callable(true_fun) or not callable(false_fun):
         raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
@@ -96,7 +120,25 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
 
 
 def switch(index, branches, *operands, operand=_NO_OPERAND):
-    """`branches[index](*operands)`, with `index` clamped to `[0, len(branches) - 1]`."""
+    """Applies `branches[index]` to `operands`, the branch chosen when the program runs.
+
+    The generalization of `cond` to several branches; every branch is traced and
+    must return the same structure, shapes and dtypes.
+
+    Args:
+        index: a scalar integer, clamped to `[0, len(branches) - 1]`.
+        branches: a sequence of functions of `operands`.
+        *operands: the arguments passed to the chosen branch.
+
+    Returns:
+        The chosen branch's result.
+
+    Examples:
+        >>> import plax
+        >>> branches = [lambda x: x + 1, lambda x: x * 10, lambda x: -x]
+        >>> plax.lax.switch(1, branches, 2.0)
+        Array(20., dtype=float32, weak_type=True)
+    """
     operands = _with_operand("switch", operands, operand)
     branches = tuple(branches)
     if not branches:

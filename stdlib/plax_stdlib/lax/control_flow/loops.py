@@ -68,7 +68,31 @@ while_p = Primitive("lax.while", multiple_results=True)
 # --- the API -------------------------------------------------------------------------
 
 def while_loop(cond_fun, body_fun, init_val):
-    """`val = init_val; while cond_fun(val): val = body_fun(val); return val`."""
+    """Repeats `val = body_fun(val)` while `cond_fun(val)` is true, as a compiled loop.
+
+    In Python terms: `val = init_val; while cond_fun(val): val = body_fun(val);
+    return val`, but the condition is evaluated on device, so it may depend on
+    traced values. The number of iterations is not known when tracing, so reverse
+    mode cannot differentiate it (use `scan` or `fori_loop` with static bounds);
+    forward mode can.
+
+    Args:
+        cond_fun: `val -> scalar bool`.
+        body_fun: `val -> val`, keeping the structure, shapes and dtypes of `val`.
+        init_val: the initial value, a pytree of arrays.
+
+    Returns:
+        The value once `cond_fun` is false.
+
+    Raises:
+        TypeError: `body_fun` changes the value's structure, shapes or dtypes, or
+            `cond_fun` does not return a scalar bool.
+
+    Examples:
+        >>> import plax
+        >>> plax.lax.while_loop(lambda x: x < 100, lambda x: x * 3, 1)
+        Array(243, dtype=int32, weak_type=True)
+    """
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("lax.while_loop: cond_fun and body_fun arguments should be callable.")
     if config.disable_jit.value:
@@ -122,7 +146,27 @@ def _concrete_int(x):
 
 
 def fori_loop(lower, upper, body_fun, init_val, *, unroll: int | bool | None = None):
-    """`val = init_val; for i in range(lower, upper): val = body_fun(i, val)`."""
+    """Runs `val = body_fun(i, val)` for `i` from `lower` to `upper - 1`.
+
+    With bounds that are Python ints (or concrete values) it is a `scan`, so it can
+    be differentiated in reverse mode; with traced bounds it is a `while_loop`.
+
+    Args:
+        lower: the first index (an int or a scalar integer array).
+        upper: one past the last index.
+        body_fun: `(i, val) -> val`, keeping the structure, shapes and dtypes of
+            `val`.
+        init_val: the initial value, a pytree of arrays.
+        unroll: iterations per step of the compiled loop (concrete bounds only).
+
+    Returns:
+        The final value.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.lax.fori_loop(1, 5, lambda i, acc: acc * i, 1.0)  # 4!
+        Array(24., dtype=float32, weak_type=True)
+    """
     if not callable(body_fun):
         raise TypeError("lax.fori_loop: body_fun argument should be callable.")
     for name, bound in (("lower", lower), ("upper", upper)):

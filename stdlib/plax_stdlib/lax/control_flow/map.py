@@ -11,7 +11,24 @@ from plax_stdlib.lax.control_flow.scan import scan
 
 
 def map(f, xs, *, batch_size: int | None = None):  # noqa: A001 - lax's name
-    """`stack([f(x) for x in xs])` for a pytree `xs`, as one staged loop."""
+    """Applies `f` to each slice of `xs` along its leading axis, in a compiled loop.
+
+    It computes `stack([f(x) for x in xs])` like `vmap(f)(xs)` does, but one slice
+    (or `batch_size` slices) at a time: less memory than `vmap`, more time.
+
+    Args:
+        f: a function of one slice (a pytree like `xs` without its leading axis).
+        xs: a pytree of arrays with a common leading size.
+        batch_size: map this many slices at once with `vmap` inside the loop.
+
+    Returns:
+        `f`'s results stacked along a new leading axis.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.lax.map(lambda x: x ** 2, jnp.arange(4.0))
+        Array([0., 1., 4., 9.], dtype=float32)
+    """
     if not callable(f):
         raise TypeError(f"lax.map: f argument should be callable, got {f!r}")
     if batch_size is None:

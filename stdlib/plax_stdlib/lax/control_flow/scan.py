@@ -71,8 +71,47 @@ scan_p = Primitive("lax.scan", multiple_results=True)
 
 def scan(f, init, xs=None, length: int | None = None, reverse: bool = False,
          unroll: int | bool = 1):
-    """Loop `carry, y = f(carry, x)` over the leading axis of `xs`; returns the
-    final carry and the ys stacked along a new leading axis."""
+    """Loops `carry, y = f(carry, x)` over the leading axis of `xs`, as one compiled loop.
+
+    In Python terms::
+
+        carry, ys = init, []
+        for x in xs:                 # slices along the leading axis
+            carry, y = f(carry, x)
+            ys.append(y)
+        return carry, stack(ys)
+
+    `f` is traced once (not once per iteration), so the program stays small however
+    long the loop; reverse-mode differentiation saves what each iteration needs.
+
+    Args:
+        f: `(carry, x) -> (carry, y)`; the carry must keep its structure, shapes
+            and dtypes from one iteration to the next.
+        init: the initial carry, a pytree of arrays.
+        xs: a pytree of arrays sliced along their leading axis (all of the same
+            length), or None to loop `length` times with `x = None`.
+        length: the number of iterations, needed when `xs` is None.
+        reverse: loop from the last slice to the first (`ys` keep the slices'
+            order).
+        unroll: how many iterations each step of the compiled loop runs (True:
+            all of them).
+
+    Returns:
+        `(final_carry, ys)`: `ys` stacks the per-iteration `y`s along a new leading
+        axis of size `length`.
+
+    Raises:
+        TypeError: `f` changes the carry's structure, shape or dtype.
+        ValueError: the leaves of `xs` have different leading sizes.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> def cumulative(total, x):
+        ...     total = total + x
+        ...     return total, total
+        >>> plax.lax.scan(cumulative, 0.0, jnp.array([1.0, 2.0, 3.0]))
+        (Array(6., dtype=float32), Array([1., 3., 6.], dtype=float32))
+    """
     if not callable(f):
         raise TypeError(f"lax.scan: f argument should be callable, got {f!r}")
     xs_leaves, xs_tree = tree_util.tree_flatten(xs)

@@ -45,3 +45,9 @@ from plax_stdlib.numpy.linalg.solvers import (
     tensorinv as tensorinv,
     tensorsolve as tensorsolve,
 )
+
+
+# Errors raised below a public function are shown from the caller (plax.errors).
+from plax.extend.traceback_util import api_boundaries as _api_boundaries  # noqa: E402
+
+_api_boundaries(globals())
