@@ -355,3 +355,24 @@ def test_numerics_are_bit_identical_to_jax():
     fixed = sorted(set(EXPECTED_DIFFERENCES) - set(differ))
     assert not new and not fixed, (f"newly different from JAX: {new}\n"
                                    f"listed as different but now identical: {fixed}")
+
+
+_EAGER_BODY = """
+import importlib
+st = importlib.import_module(lib.__name__ + ".scipy.stats")
+x, s0, s1 = inputs["x"], inputs["s0"], inputs["s1"]
+results["linspace"] = jnp.linspace(s0, s1, 7)
+results["linspace.float"] = jnp.linspace(0.1, 2.3, 50)
+results["norm.logpdf"] = st.norm.logpdf(x, np.float32(0.3), np.float32(1.7))
+results["divmod"] = jnp.stack(jnp.divmod(x, np.float32(0.7)))
+"""
+
+
+def test_eager_calls_are_bit_identical_too():
+    """The issue's examples called eagerly (JAX's linspace runs as one compiled function,
+    so plax's must too: op by op, XLA would round the fused `a * b + c` otherwise)."""
+    inputs = _inputs()
+    jax_results = start_in_jax(_EAGER_BODY, inputs)
+    mine, theirs = run_body(_EAGER_BODY, inputs), jax_results()
+    assert sorted(mine) == sorted(theirs)
+    assert [k for k in mine if _bits(mine[k]) != _bits(theirs[k])] == []
