@@ -108,15 +108,17 @@ divide = true_divide
 
 def floor_divide(x1, x2, /):
     """Elementwise x1 // x2, rounding toward negative infinity (NumPy/Python semantics;
-    integer division by zero gives 0, as in NumPy)."""
+    an integer division by zero gives XLA's answer, as in JAX: -1, or all ones
+    unsigned)."""
     x1, x2 = util.promote_args_numeric("floor_divide", x1, x2)
     category = _category(x1)
     if category == "u":
-        return _zero_where_divisor_is_zero(lax.div(x1, x2), x2)
+        return lax.div(x1, x2)
     if category == "i":
-        quotient, rest = lax.div(x1, x2), lax.rem(x1, x2)
-        floored = util.select_n(_rounds_wrongly(rest, x2), quotient, lax.sub(quotient, 1))
-        return _zero_where_divisor_is_zero(floored, x2)
+        quotient = lax.div(x1, x2)  # JAX's correction: signs differ, remainder nonzero
+        fix = lax.bitwise_and(lax.ne(lax.sign(x1), lax.sign(x2)),
+                              lax.ne(lax.rem(x1, x2), _zeros_like(x1)))
+        return util.select_n(fix, quotient, lax.sub(quotient, 1))
     if category == "c":
         raise TypeError("floor_divide does not support complex inputs")
     return _float_divmod(x1, x2)[0]

@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.scipy import special
-from plax_stdlib.scipy.stats.distribution_util import promote
-
-
-def _const(x, value):
-    return np.asarray(value, jnp.result_type(x))
+from plax_stdlib.scipy.stats.distribution_util import const_like as _const, promote
 
 
 def logpdf(x, loc=0, scale=1):
