@@ -52,21 +52,33 @@ def run_body(body: str, inputs: dict) -> dict:
 
 def run_in_jax(body: str, inputs: dict) -> dict:
     """The body's results computed with JAX, in a subprocess."""
-    with tempfile.TemporaryDirectory() as tmp:
-        paths = [os.path.join(tmp, name) for name in ("in.npz", "body.py", "out.npz",
-                                                      "runner.py")]
-        np.savez(paths[0], **inputs)
-        with open(paths[1], "w") as f:
-            f.write(textwrap.dedent(body))
-        with open(paths[3], "w") as f:
-            f.write(_RUNNER)
-        env = dict(os.environ, JAX_PLATFORMS="cpu")
-        proc = subprocess.run([sys.executable, paths[3], "jax", paths[0], paths[1], paths[2]],
-                              capture_output=True, text=True, env=env)
-        if proc.returncode:
-            raise AssertionError(f"the body failed under JAX:\n{proc.stderr[-3000:]}")
-        with np.load(paths[2]) as data:
-            return dict(data)
+    return start_in_jax(body, inputs)()
+
+
+def start_in_jax(body: str, inputs: dict) -> Callable[[], dict]:
+    """Start computing the body's results with JAX in a subprocess; the function
+    returned waits for them (so plax's side can run meanwhile)."""
+    tmp = tempfile.TemporaryDirectory()
+    paths = [os.path.join(tmp.name, name) for name in ("in.npz", "body.py", "out.npz",
+                                                       "runner.py")]
+    np.savez(paths[0], **inputs)
+    with open(paths[1], "w") as f:
+        f.write(textwrap.dedent(body))
+    with open(paths[3], "w") as f:
+        f.write(_RUNNER)
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    log = open(os.path.join(tmp.name, "log"), "w+")  # a file, not a pipe nobody reads yet
+    proc = subprocess.Popen([sys.executable, paths[3], "jax", paths[0], paths[1], paths[2]],
+                            stdout=log, stderr=subprocess.STDOUT, env=env)
+
+    def results() -> dict:
+        with tmp, log:
+            if proc.wait():
+                log.seek(0)
+                raise AssertionError(f"the body failed under JAX:\n{log.read()[-3000:]}")
+            with np.load(paths[2]) as data:
+                return dict(data)
+    return results
 
 
 def assert_same_as_jax(body: str, inputs: dict, rtol=1e-5, atol=1e-5,

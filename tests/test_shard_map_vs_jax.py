@@ -2,7 +2,7 @@
 values, shapes and dtypes of the same program on the same 8 CPU devices."""
 import numpy as np
 
-from jax_differential import assert_same_as_jax, requires_jax
+from jax_differential import assert_same_as_jax, requires_jax, run_body, run_in_jax
 
 BODY = """
 import importlib
@@ -58,3 +58,41 @@ def test_shard_map_collectives_and_pmap_match_jax():
     inputs = {"x": rng.normal(size=(8, 8)).astype(np.float32),
               "w": rng.normal(size=(8, 3)).astype(np.float32)}
     assert_same_as_jax(BODY, inputs, rtol=1e-5, atol=1e-5)
+
+
+EAGER_BODY = """
+import importlib
+sharding = importlib.import_module(lib.__name__ + ".sharding")
+P = sharding.PartitionSpec
+mesh = lib.make_mesh((4,), ("i",), axis_types=(sharding.AxisType.Auto,))
+x = lib.device_put(inputs["x"], sharding.NamedSharding(mesh, P()))
+# An eager call resharding a committed argument laid out otherwise than its in_specs.
+out = lib.shard_map(lambda a: a * 2 + lax.axis_index("i"), mesh=mesh, in_specs=P("i"),
+                    out_specs=P("i"))(x)
+results["resharded"] = out
+results["resharded_spec"] = np.array(str(out.sharding.spec))
+with lib.set_mesh(mesh):
+    y = jnp.arange(8.0)
+    results["under_set_mesh"] = lib.shard_map(lambda a: a + 1, mesh=mesh, in_specs=P("i"),
+                                              out_specs=P("i"))(y)
+# None as out_specs (or an out_specs entry) for an empty output subtree.
+results["none_out"] = np.array(repr(lib.shard_map(lambda a: None, mesh=mesh,
+                                                  in_specs=P("i"), out_specs=None)(x)))
+pair = lib.shard_map(lambda a: (a, None), mesh=mesh, in_specs=P("i"),
+                     out_specs=(P("i"), None))(x)
+results["pair0"], results["pair1"] = pair[0], np.array(repr(pair[1]))
+try:
+    lib.shard_map(lambda a: a, mesh=mesh, in_specs=P("i"), out_specs=None)(x)
+except Exception as err:
+    results["none_for_array"] = np.array(type(err).__name__)
+"""
+
+
+@requires_jax
+def test_eager_shard_map_reshards_and_takes_none_out_specs_as_jax():
+    inputs = {"x": np.arange(8, dtype=np.float32)}
+    mine, theirs = run_body(EAGER_BODY, inputs), run_in_jax(EAGER_BODY, inputs)
+    assert sorted(mine) == sorted(theirs)
+    for key in mine:
+        assert mine[key].dtype == theirs[key].dtype and np.array_equal(mine[key], theirs[key]), (
+            key, mine[key], theirs[key])

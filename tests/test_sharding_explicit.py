@@ -373,11 +373,16 @@ def test_auto_axes_and_explicit_axes(emesh, data):
     np.testing.assert_allclose(np.asarray(out), data * 2)
     with pytest.raises(ValueError, match="not Explicit axes"):
         with plax.sharding.use_mesh(auto):
-            plax.sharding.auto_axes(double, axes="x")(xa)
+            plax.sharding.auto_axes(double, axes="x")(xa, out_sharding=P("x"))
     with pytest.raises(TypeError, match="in_sharding"):
         plax.sharding.explicit_axes(double)
     with pytest.raises(ValueError, match="outside a mesh context"):
+        plax.sharding.auto_axes(double)(x, out_sharding=P("x"))
+    with pytest.raises(TypeError, match="out_sharding"):
         plax.sharding.auto_axes(double)(x)
+    with plax.sharding.use_mesh(emesh):  # out_sharding= given to the call, as in JAX
+        out = plax.sharding.auto_axes(double)(x, out_sharding=P(None, "y"))
+    assert spec_of(out) == (None, "y")
 
 
 # --- out_sharding= (values against NumPy; types and errors against JAX in

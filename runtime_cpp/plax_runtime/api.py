@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 from jaxlib import xla_client as xc
 
-from plax.extend.sharding import Sharding
-from plax.extend.tree_util import tree_flatten, tree_unflatten
+from plax.extend.sharding import Sharding, sharding_from_spec
+from plax.extend.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plax_runtime import transfer_guard
 from plax_runtime.array import Array, make_array_from_callback
 from plax_runtime.backends import get_backend
@@ -203,17 +203,39 @@ def print_environment_info(return_string: bool = False) -> str | None:
     return None
 
 
-def make_array_from_process_local_data(sharding: Sharding, local_data: Any,
-                                       global_shape: tuple[int, ...] | None = None) -> Array:
-    """The global Array laid out by `sharding` from the part of it this process holds.
+def make_array_from_process_local_data(sharding: Any, local_data: Any,
+                                       global_shape: Any = None) -> Any:
+    """The global Array laid out by `sharding` from the part of it this process holds
+    (a pytree of local data gives a pytree of Arrays: `sharding` and `global_shape`
+    are then pytree prefixes of it; a bare PartitionSpec uses the mesh in context).
 
     Along each dimension `local_data` is either the whole global extent or the
     concatenation, in global order, of the blocks that this process's devices hold (in
     a single process: the whole array). Without `global_shape`, each sharded dimension
     is taken to grow by the ratio of all blocks to this process's blocks.
     """
+    leaves, treedef = tree_flatten(local_data)
+    shardings = broadcast_prefix(sharding, local_data)
+    shapes = broadcast_prefix(global_shape, local_data,
+                              is_leaf=lambda x: x is None or isinstance(x, tuple))
+    return tree_unflatten(treedef, [_from_process_local_data(*args)
+                                    for args in zip(shardings, leaves, shapes)])
+
+
+def _from_process_local_data(sharding, local_data, global_shape) -> Array:
+    """One leaf of `make_array_from_process_local_data`."""
     if not isinstance(sharding, Sharding):
-        raise TypeError(f"sharding must be a plax Sharding, got {type(sharding).__name__}")
+        try:  # a bare PartitionSpec names the axes of the mesh in context
+            sharding = sharding_from_spec(sharding, "make_array_from_process_local_data")
+        except TypeError:
+            raise TypeError(f"make_array_from_process_local_data: sharding must be a plax "
+                            f"Sharding or a PartitionSpec, got {type(sharding).__name__}"
+                            ) from None
+        except RuntimeError:
+            raise ValueError(f"make_array_from_process_local_data: the sharding is the "
+                             f"PartitionSpec {sharding}, which needs a mesh in context: set "
+                             "one with `plax.set_mesh(mesh)`, or pass a NamedSharding(mesh, "
+                             "spec)") from None
     value = np.asarray(local_data)
     if global_shape is None:
         global_shape = tuple(n * every // local for n, (every, local)

@@ -134,11 +134,21 @@ def _own_spec(x) -> PartitionSpec | None:
 def auto_axes(fun: Callable | None = None, *, axes=None, out_sharding=None) -> Callable:
     """`fun` with the mesh's explicit `axes` (default: all) made `Auto` inside; its
     results are laid out as `out_sharding` (a PartitionSpec, NamedSharding, or a
-    pytree prefix of them) on the caller's mesh."""
+    pytree prefix of them) on the caller's mesh, given here or to each call."""
     if fun is None:
         return functools.partial(auto_axes, axes=axes, out_sharding=out_sharding)
-    return _switch_axes(fun, axes, AxisType.Auto, AxisType.Explicit, None, out_sharding,
-                        "auto_axes")
+    if out_sharding is not None:
+        return _switch_axes(fun, axes, AxisType.Auto, AxisType.Explicit, None, out_sharding,
+                            "auto_axes")
+
+    @functools.wraps(fun)
+    def given_at_call(*args, **kwargs):  # JAX's: out_sharding= then comes with each call
+        if "out_sharding" not in kwargs:
+            raise TypeError("Missing required keyword argument: 'out_sharding'")
+        target = kwargs.pop("out_sharding")
+        return _switch_axes(fun, axes, AxisType.Auto, AxisType.Explicit, None, target,
+                            "auto_axes")(*args, **kwargs)
+    return given_at_call
 
 
 def explicit_axes(fun: Callable | None = None, *, axes=None, in_sharding=None) -> Callable:

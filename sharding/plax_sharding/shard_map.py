@@ -162,7 +162,7 @@ def _check_specs(prefix: str, specs, manual) -> None:
     problems = []
     for path, spec in paths:
         where = f"{prefix}_specs{tree_util.keystr(path)}"
-        if spec is None and prefix == "in":
+        if spec is None:  # an argument passed unchanged, or an empty output subtree
             continue
         if not isinstance(spec, PartitionSpec):
             raise TypeError(f"shard_map {prefix}_specs argument must be a pytree of "

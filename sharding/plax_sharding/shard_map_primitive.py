@@ -67,6 +67,7 @@ from plax.extend.core import (
 from plax.extend.mlir import ir, mu
 from plax.extend.sharding import concrete_mesh
 from plax_runtime.array import Array
+from plax_runtime.device_put import device_put
 from plax_stdlib.lax import elementwise, parallel, shape_ops
 from plax_stdlib.lax.control_flow.common import cached_on_jaxpr, expand_tangents
 from plax_transforms import executing
@@ -165,9 +166,19 @@ def _impl(*args, **params):
     ins = [NamedSharding(mesh, s) for s in params["in_specs"]]
     outs = [NamedSharding(mesh, s) for s in params["out_specs"]]
     closed = _one_equation(params)
+    args = [_resharded(x, s) for x, s in zip(args, ins)]
     return executing.execute_jaxpr(closed, _body_name(params["jaxpr"]), args,
                                    donated_invars=(False,) * len(args), keep_unused=False,
                                    in_shardings=ins, out_shardings=outs)
+
+
+def _resharded(x, sharding: NamedSharding):
+    """A committed Array laid out otherwise than its `in_specs` entry is copied to that
+    layout first, as JAX's eager shard_map does (a jitted call would refuse it)."""
+    if (type(x) is Array and x._impl._committed and x.sharding is not sharding
+            and not x.sharding.is_equivalent_to(sharding, x.ndim)):
+        return device_put(x, sharding)
+    return x
 
 
 def concrete_mesh_for(mesh, args: Sequence[Any]) -> Mesh:

@@ -43,7 +43,7 @@ from plax.extend.constructors import (
     unary,
     weak_result,
 )
-from plax.extend.core import ShapedArray, get_aval
+from plax.extend.core import ShapedArray, get_aval, stage_flat
 from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.conversion import convert_element_type, match_python_scalars
 from plax_stdlib.lax.op_table import LINEAR, PIECEWISE_CONSTANT, binary_op, unary_op
@@ -279,11 +279,40 @@ cbrt_p, cbrt = unary_op(
 
 # --- trigonometric and hyperbolic functions -------------------------------------------------
 
+def _complex_sin_cos(x, which: str):
+    """sin or cos of a complex `x` from real sin, cos and expm1, as JAX lowers them
+    (2 sinh(b) = expm1(b) - expm1(-b), 2 cosh(b) = expm1(b) + expm1(-b) + 2, which
+    avoids cancellation for small |b|); the result's other part is exactly 0 where
+    the real part is 0 (no NaN from inf * 0)."""
+    from plax_stdlib.lax.comparison import eq, select
+    a, b = real(x), imag(x)
+    zero, two = np.zeros((), a.dtype), np.asarray(2, a.dtype)
+    sn, cs = sin(a), cos(a)
+    e1m, e2m = expm1(b), expm1(neg(b))
+    snh, csh = div(sub(e1m, e2m), two), div(add(add(e1m, e2m), two), two)
+    if which == "sin":
+        re, im = mul(sn, csh), mul(cs, snh)
+        return select(eq(a, zero), complex(zero, im), complex(re, im))
+    re, im = mul(cs, csh), mul(neg(sn), snh)
+    return select(eq(a, zero), complex(re, zero), complex(re, im))
+
+
+def _trig_rule(op_name: str, which: str):
+    real_rule = hlo_rule(op_name)
+
+    def rule(ctx, x, **params):
+        if kind_of(ctx.avals_in[0].dtype) != "complex":
+            return real_rule(ctx, x, **params)
+        closed = stage_flat(lambda v: [_complex_sin_cos(v, which)], list(ctx.avals_in))
+        return ctx.lower_subjaxpr(closed, x, name=which)[0]
+    return rule
+
+
 sin_p, sin = unary_op(
-    "sin", INEXACT, hlo_rule("sine"), "Elementwise sine.",
+    "sin", INEXACT, _trig_rule("sine", "sin"), "Elementwise sine.",
     jvp=lambda g, ans, x, accuracy=None: mul(g, cos(x)), accuracy=True)
 cos_p, cos = unary_op(
-    "cos", INEXACT, hlo_rule("cosine"), "Elementwise cosine.",
+    "cos", INEXACT, _trig_rule("cosine", "cos"), "Elementwise cosine.",
     jvp=lambda g, ans, x, accuracy=None: neg(mul(g, sin(x, accuracy=accuracy))), accuracy=True)
 tan_p, tan = unary_op(
     "tan", INEXACT, hlo_rule("tan"), "Elementwise tangent.",

@@ -348,42 +348,52 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     """`num` evenly spaced values from `start` to `stop` (inclusive if `endpoint`).
 
     `start` and `stop` may be arrays (even traced); the samples run along `axis`.
-    Computed like NumPy: `start + i * step`, with the last sample exactly `stop`.
+    Computed as JAX does, to its bits: one compiled function (so eager calls round as
+    jitted ones) where sample i < div is `start * (1 - t) + stop * t` with
+    `t = i / div`, then `stop` itself is appended when `endpoint`.
     """
     num = operator.index(util.concrete_or_error(num, "linspace: 'num' fixes the result size"))
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative.")
     dtype = util.check_user_dtype(dtype, "linspace")
     start, stop = util.ensure_arraylike("linspace", start, stop)
+    out, step = _linspace(start, stop, num, endpoint, dtype, axis)
+    out = _place(out, device)
+    # The step keeps the computation's (inexact) dtype, as in JAX: 2.5, not 2, for ints.
+    return (out, step) if retstep else out
+
+
+@util.compiled(static_argnums=(2, 3, 4, 5))
+def _linspace(start, stop, num: int, endpoint: bool, dtype, axis: int):
     out_dtype = dtype or dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
     compute_dtype = dtypes.to_inexact_dtype(out_dtype)
     bounds_shape = util.broadcast_shapes(util.shape_of(start), util.shape_of(stop))
+    start, stop = (util.broadcast_to_shape(util.convert(v, compute_dtype), bounds_shape)
+                   for v in (start, stop))
     axis = util.canonicalize_axis(axis, len(bounds_shape) + 1)
-    out_shape = bounds_shape[:axis] + (num,) + bounds_shape[axis:]
-    bound_dims = tuple(d for d in range(len(out_shape)) if d != axis)
 
-    def along_axis(v):  # a bounds-shaped value, broadcast over the samples
-        v = util.broadcast_to_shape(util.convert(v, compute_dtype), bounds_shape)
-        return lax.broadcast_in_dim(v, out_shape, bound_dims)
+    def along_axis(v, n: int):  # a bounds-shaped value, broadcast over n samples
+        shape = bounds_shape[:axis] + (n,) + bounds_shape[axis:]
+        return lax.broadcast_in_dim(v, shape, tuple(d for d in range(len(shape)) if d != axis))
 
     div = num - 1 if endpoint else num
-    if div > 0:
-        step = lax.div(lax.sub(util.convert(stop, compute_dtype),
-                               util.convert(start, compute_dtype)),
-                       np.asarray(div, compute_dtype))
-        index = lax.broadcasted_iota(compute_dtype, out_shape, axis)
-        out = lax.add(along_axis(start), lax.mul(index, along_axis(step)))
+    if num > 1:
+        step = lax.div(lax.sub(stop, start), np.asarray(div, compute_dtype))
+        real_dtype = dtypes.finfo(compute_dtype).dtype
+        shape = bounds_shape[:axis] + (div,) + bounds_shape[axis:]
+        t = util.convert(lax.div(lax.broadcasted_iota(real_dtype, shape, axis),
+                                 np.asarray(div, real_dtype)), compute_dtype)
+        out = lax.add(lax.mul(along_axis(start, div), lax.sub(np.asarray(1, compute_dtype), t)),
+                      lax.mul(along_axis(stop, div), t))
         if endpoint:
-            out = util.select_n(lax.eq(index, np.asarray(div, compute_dtype)), out,
-                               along_axis(stop))
-    else:
-        step = lax.broadcast_in_dim(np.asarray(np.nan, compute_dtype), bounds_shape, ())
-        out = along_axis(start)
+            out = lax.concatenate([out, along_axis(stop, 1)], axis)
+    else:  # no step: NaN (a scalar, as JAX's), or the whole interval for one open sample
+        step = (lax.sub(stop, start) if num == 1 and not endpoint
+                else util.convert(np.asarray(np.nan), compute_dtype))
+        out = along_axis(start, num)
     if util.dtype_category(out_dtype) in "iu":
         out = lax.floor(out)
-    out = _place(util.convert(out, out_dtype), device)
-    # The step keeps the computation's (inexact) dtype, as in JAX: 2.5, not 2, for ints.
-    return (out, util.convert(step, compute_dtype)) if retstep else out
+    return util.convert(out, out_dtype), step
 
 
 # --- identity matrices -----------------------------------------------------------------

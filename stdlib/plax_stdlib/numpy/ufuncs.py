@@ -108,15 +108,17 @@ divide = true_divide
 
 def floor_divide(x1, x2, /):
     """Elementwise x1 // x2, rounding toward negative infinity (NumPy/Python semantics;
-    integer division by zero gives 0, as in NumPy)."""
+    an integer division by zero gives XLA's answer, as in JAX: -1, or all ones
+    unsigned)."""
     x1, x2 = util.promote_args_numeric("floor_divide", x1, x2)
     category = _category(x1)
     if category == "u":
-        return _zero_where_divisor_is_zero(lax.div(x1, x2), x2)
+        return lax.div(x1, x2)
     if category == "i":
-        quotient, rest = lax.div(x1, x2), lax.rem(x1, x2)
-        floored = util.select_n(_rounds_wrongly(rest, x2), quotient, lax.sub(quotient, 1))
-        return _zero_where_divisor_is_zero(floored, x2)
+        quotient = lax.div(x1, x2)  # JAX's correction: signs differ, remainder nonzero
+        fix = lax.bitwise_and(lax.ne(lax.sign(x1), lax.sign(x2)),
+                              lax.ne(lax.rem(x1, x2), _zeros_like(x1)))
+        return util.select_n(fix, quotient, lax.sub(quotient, 1))
     if category == "c":
         raise TypeError("floor_divide does not support complex inputs")
     return _float_divmod(x1, x2)[0]
@@ -159,22 +161,16 @@ def _rounds_wrongly(rest, divisor):
 
 
 def _float_divmod(a, b):
-    """NumPy's floating-point divmod: the quotient is computed from the C remainder
-    so that `a == b * q + r` holds as closely as floating point allows. (`b` may be
-    a weakly typed Python float, so it is compared with zeros of its own type.)"""
+    """Floating-point divmod as JAX computes it (CPython's float_divmod): the quotient
+    from the dividend less the C remainder, both corrected where the remainder's sign
+    differs from the divisor's, the quotient then rounded half away from zero. (`b`
+    may be a weakly typed Python float, so it is compared with zeros of its type.)"""
     mod_ = lax.rem(a, b)
-    div_ = lax.div(lax.sub(a, mod_), b)
-    fix = _rounds_wrongly(mod_, b)
+    div_ = lax.div(util.select_n(lax.eq(b, _zeros_like(b)), lax.sub(a, mod_), a), b)
+    fix = lax.bitwise_and(lax.ne(mod_, _zeros_like(mod_)), lax.ne(lax.sign(b), lax.sign(mod_)))
     mod_ = util.select_n(fix, mod_, lax.add(mod_, b))
     div_ = util.select_n(fix, div_, lax.sub(div_, 1.0))
-    mod_ = util.select_n(lax.eq(mod_, 0), mod_, copysign(_zeros_like(mod_), b))
-    floor_div = lax.floor(div_)
-    floor_div = util.select_n(lax.gt(lax.sub(div_, floor_div), 0.5), floor_div,
-                             lax.add(floor_div, 1.0))
-    floor_div = util.select_n(lax.eq(div_, 0), floor_div,
-                             copysign(_zeros_like(div_), lax.div(a, b)))
-    floor_div = util.select_n(lax.eq(b, _zeros_like(b)), floor_div, lax.div(a, b))
-    return floor_div, mod_
+    return lax.round(div_), mod_
 
 
 def fmod(x1, x2, /):
@@ -295,7 +291,16 @@ expm1 = _inexact_unary("expm1", lax.expm1)
 log = _inexact_unary("log", lax.log)
 log1p = _inexact_unary("log1p", lax.log1p)
 log2 = _inexact_unary("log2", lambda x: lax.div(lax.log(x), float(np.log(2))))
-log10 = _inexact_unary("log10", lambda x: lax.div(lax.log(x), float(np.log(10))))
+
+
+def _log10(x):
+    """JAX's formulation: log(x) times 1/log(10) (complex: over log(10))."""
+    if _category(x) == "c":
+        return lax.div(lax.log(x), lax.log(np.asarray(10, util.dtype_of(x))))
+    return lax.mul(lax.log(x), np.asarray(0.4342944819032518, util.dtype_of(x)))
+
+
+log10 = _inexact_unary("log10", _log10)
 sin = _inexact_unary("sin", lax.sin)
 cos = _inexact_unary("cos", lax.cos)
 tan = _inexact_unary("tan", lax.tan)
@@ -424,13 +429,13 @@ minimum = _binary("minimum", lax.min)
 def fmax(x1, x2, /):
     """Elementwise maximum, ignoring NaNs (NaN only if both are NaN)."""
     x1, x2 = util.promote_args("fmax", x1, x2)
-    return util.select_n(isnan(x2), util.select_n(isnan(x1), lax.max(x1, x2), x2), x1)
+    return where(lax.bitwise_or(lax.gt(x1, x2), isnan(x2)), x1, x2)
 
 
 def fmin(x1, x2, /):
     """Elementwise minimum, ignoring NaNs (NaN only if both are NaN)."""
     x1, x2 = util.promote_args("fmin", x1, x2)
-    return util.select_n(isnan(x2), util.select_n(isnan(x1), lax.min(x1, x2), x2), x1)
+    return where(lax.bitwise_or(lax.lt(x1, x2), isnan(x2)), x1, x2)
 
 
 def clip(arr, /, min=None, max=None):  # noqa: A002 - NumPy's names

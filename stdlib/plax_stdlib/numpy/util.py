@@ -29,6 +29,23 @@ from plax_stdlib.lax.dimensions import dimension_as_value
 _PY_SCALARS = (bool, int, float, complex)
 
 
+def compiled(**jit_options):
+    """Decorator: the function runs as one `plax.jit` computation (made on first call,
+    since `plax.jit` resolves through an entry point that needs this package), as the
+    JAX functions that are themselves jitted: an eager call then rounds as a jitted
+    one (XLA fuses the whole body), not op by op."""
+    def wrap(fun):
+        jitted = []
+
+        def call(*args, **kwargs):
+            if not jitted:
+                jitted.append(plax.jit(fun, **jit_options))
+            return jitted[0](*args, **kwargs)
+        call.__name__, call.__qualname__, call.__doc__ = fun.__name__, fun.__qualname__, fun.__doc__
+        return call
+    return wrap
+
+
 def is_arraylike(x: Any) -> bool:
     return (type(x) in _PY_SCALARS or isinstance(x, (Tracer, np.ndarray, np.generic))
             or isinstance(getattr(x, "aval", None), ShapedArray))

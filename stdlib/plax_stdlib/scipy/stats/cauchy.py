@@ -1,46 +1,52 @@
-"""The Cauchy distribution."""
+"""The Cauchy distribution, in JAX's formulation (its sequence of primitives), so
+that results match JAX's to the bit."""
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
+from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
-from plax_stdlib.scipy.stats.distribution_util import promote, standardized
+from plax_stdlib.scipy.stats.distribution_util import const_like, promote
 
 
 def logpdf(x, loc=0, scale=1):
-    """log of the density at x."""
+    """-log(π scale) - log1p(z²)."""
     x, loc, scale = promote("cauchy.logpdf", x, loc, scale)
-    z, log_scale = standardized(x, loc, scale)
-    return -math.log(math.pi) - log_scale - jnp.log1p(z * z)
+    z = lax.div(lax.sub(x, loc), scale)
+    normalize_term = lax.log(lax.mul(const_like(x, np.pi), scale))
+    return lax.neg(lax.add(normalize_term, lax.log1p(lax.mul(z, z))))
 
 
 def pdf(x, loc=0, scale=1):
     """The density at x."""
-    return jnp.exp(logpdf(x, loc, scale))
+    return lax.exp(logpdf(x, loc, scale))
 
 
 def cdf(x, loc=0, scale=1):
-    """P(X ≤ x) = atan2(1, -z) / π, accurate in both tails."""
+    """P(X ≤ x) = 1/2 + atan(z) / π."""
     x, loc, scale = promote("cauchy.cdf", x, loc, scale)
-    return jnp.arctan2(1.0, (loc - x) / scale) / np.pi
-
-
-def logcdf(x, loc=0, scale=1):
-    """log P(X ≤ x)."""
-    return jnp.log(cdf(x, loc, scale))
+    z = lax.div(lax.sub(x, loc), scale)
+    return lax.add(const_like(x, 0.5), lax.mul(lax.div(const_like(x, 1.0),
+                                                       const_like(x, np.pi)), jnp.arctan(z)))
 
 
 def sf(x, loc=0, scale=1):
-    """P(X > x) = atan2(1, z) / π."""
+    """P(X > x) = P(-X ≤ -x)."""
     x, loc, scale = promote("cauchy.sf", x, loc, scale)
-    return jnp.arctan2(1.0, (x - loc) / scale) / np.pi
+    return cdf(-x, -loc, scale)
+
+
+def logcdf(x, loc=0, scale=1):
+    """log P(X ≤ x) from atan2(1, -z) / π, accurate in the lower tail (JAX's
+    log(cdf) loses it in float32: test_bits_vs_jax.py lists the difference)."""
+    x, loc, scale = promote("cauchy.logcdf", x, loc, scale)
+    return jnp.log(jnp.arctan2(1.0, (loc - x) / scale) / np.pi)
 
 
 def logsf(x, loc=0, scale=1):
-    """log P(X > x)."""
-    return jnp.log(sf(x, loc, scale))
+    """log P(X > x), from atan2(1, z) / π."""
+    x, loc, scale = promote("cauchy.logsf", x, loc, scale)
+    return jnp.log(jnp.arctan2(1.0, (x - loc) / scale) / np.pi)
 
 
 def _standard_quantile(q):

@@ -24,6 +24,11 @@ def promote_dtypes(name: str, *args):
     return [jnp.asarray(a) for a in util.promote_dtypes_inexact(*map(util.operand, args))]
 
 
+def const_like(x, value):
+    """`value` in `x`'s dtype (JAX's `_lax_const`), for formulas written with lax."""
+    return np.asarray(value, jnp.result_type(x))
+
+
 def standardized(x, loc, scale):
     """(x - loc) / scale and log(scale), the change of variables of a location-scale
     family (its density is the standard one's at z, minus log(scale) in log space)."""

@@ -3,46 +3,45 @@ from __future__ import annotations
 
 import numpy as np
 
+from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
-from plax_stdlib.nn import activations
-from plax_stdlib.scipy.stats.distribution_util import promote, standardized
+from plax_stdlib.scipy.stats.distribution_util import promote
 
 
 def logpdf(x, loc=0, scale=1):
-    """-z - log(scale) on the support, -inf below loc."""
+    """-(z + log(scale)) on the support, -inf below loc."""
     x, loc, scale = promote("expon.logpdf", x, loc, scale)
-    z, log_scale = standardized(x, loc, scale)
-    return jnp.where(z < 0, -np.inf, -z - log_scale)
+    log_probs = lax.neg(lax.add(lax.div(lax.sub(x, loc), scale), lax.log(scale)))
+    return jnp.where(lax.lt(x, loc), -np.inf, log_probs)
 
 
 def pdf(x, loc=0, scale=1):
     """The density at x."""
-    return jnp.exp(logpdf(x, loc, scale))
+    return lax.exp(logpdf(x, loc, scale))
 
 
 def cdf(x, loc=0, scale=1):
     """P(X ≤ x) = 1 - e^-z, accurate for small z."""
     x, loc, scale = promote("expon.cdf", x, loc, scale)
-    return -jnp.expm1(-jnp.maximum((x - loc) / scale, 0))
+    neg_z = lax.div(lax.sub(loc, x), scale)
+    return jnp.where(lax.lt(x, loc), jnp.zeros_like(neg_z), lax.neg(lax.expm1(neg_z)))
 
 
 def logcdf(x, loc=0, scale=1):
-    """log P(X ≤ x) = log(1 - e^-z)."""
-    x, loc, scale = promote("expon.logcdf", x, loc, scale)
-    z = (x - loc) / scale
-    return jnp.where(z < 0, -np.inf, activations.log1mexp(jnp.maximum(z, 0)))
+    """log P(X ≤ x) = log1p(-sf)."""
+    return lax.log1p(lax.neg(sf(x, loc, scale)))
 
 
 def sf(x, loc=0, scale=1):
     """P(X > x) = e^-z."""
-    x, loc, scale = promote("expon.sf", x, loc, scale)
-    return jnp.exp(-jnp.maximum((x - loc) / scale, 0))
+    return lax.exp(logsf(x, loc, scale))
 
 
 def logsf(x, loc=0, scale=1):
     """log P(X > x) = -z (0 below loc)."""
     x, loc, scale = promote("expon.logsf", x, loc, scale)
-    return -jnp.maximum((x - loc) / scale, 0)
+    neg_z = lax.div(lax.sub(loc, x), scale)
+    return jnp.where(lax.lt(x, loc), jnp.zeros_like(neg_z), neg_z)
 
 
 def ppf(q, loc=0, scale=1):

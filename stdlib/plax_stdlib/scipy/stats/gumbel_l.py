@@ -1,45 +1,49 @@
-"""The left-skewed Gumbel distribution (of minima): X is -Y for Y gumbel_r(-loc,
-scale), so each function is gumbel_r's mirror image (cdf 1 - exp(-e^z))."""
+"""The left-skewed Gumbel distribution (of minima): cdf 1 - exp(-e^z), in JAX's
+formulation (its sequence of primitives), so that results match JAX's to the bit."""
 from __future__ import annotations
 
+import numpy as np
+
+from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.scipy.stats import gumbel_r
 from plax_stdlib.scipy.stats.distribution_util import promote
 
 
-def _mirrored(name, x, loc, scale):
-    x, loc, scale = promote(name, x, loc, scale)
-    return -x, -loc, scale
-
-
 def logpdf(x, loc=0, scale=1):
-    """z - e^z - log(scale)."""
-    return gumbel_r.logpdf(*_mirrored("gumbel_l.logpdf", x, loc, scale))
+    """z - e^z - log(scale): gumbel_r's at -x (its -inf limit at z = +inf kept)."""
+    x, loc, scale = promote("gumbel_l.logpdf", x, loc, scale)
+    return gumbel_r.logpdf(-x, -loc, scale)
 
 
 def pdf(x, loc=0, scale=1):
     """The density at x."""
-    return gumbel_r.pdf(*_mirrored("gumbel_l.pdf", x, loc, scale))
-
-
-def cdf(x, loc=0, scale=1):
-    """P(X ≤ x) = 1 - exp(-e^z), accurate in the lower tail."""
-    return gumbel_r.sf(*_mirrored("gumbel_l.cdf", x, loc, scale))
+    return jnp.exp(logpdf(x, loc, scale))
 
 
 def logcdf(x, loc=0, scale=1):
-    """log P(X ≤ x) = log(1 - exp(-e^z))."""
-    return gumbel_r.logsf(*_mirrored("gumbel_l.logcdf", x, loc, scale))
+    """log P(X ≤ x) = log(-expm1(-e^z))."""
+    x, loc, scale = promote("gumbel_l.logcdf", x, loc, scale)
+    z = lax.div(lax.sub(x, loc), scale)
+    log_cdf = lax.log(lax.neg(lax.expm1(lax.neg(lax.exp(z)))))
+    return jnp.where(gumbel_r._scale_ok(scale), log_cdf, np.nan)
+
+
+def cdf(x, loc=0, scale=1):
+    """P(X ≤ x) = 1 - exp(-e^z)."""
+    return lax.exp(logcdf(x, loc, scale))
 
 
 def sf(x, loc=0, scale=1):
     """P(X > x) = exp(-e^z)."""
-    return gumbel_r.cdf(*_mirrored("gumbel_l.sf", x, loc, scale))
+    return lax.exp(logsf(x, loc, scale))
 
 
 def logsf(x, loc=0, scale=1):
     """log P(X > x) = -e^z."""
-    return gumbel_r.logcdf(*_mirrored("gumbel_l.logsf", x, loc, scale))
+    x, loc, scale = promote("gumbel_l.logsf", x, loc, scale)
+    z = lax.div(lax.sub(x, loc), scale)
+    return jnp.where(gumbel_r._scale_ok(scale), lax.neg(lax.exp(z)), np.nan)
 
 
 def ppf(p, loc=0, scale=1):

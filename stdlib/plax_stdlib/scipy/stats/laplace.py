@@ -5,20 +5,21 @@ import math
 
 import numpy as np
 
+from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
-from plax_stdlib.scipy.stats.distribution_util import promote, standardized
+from plax_stdlib.scipy.stats.distribution_util import const_like, promote
 
 
 def logpdf(x, loc=0, scale=1):
     """log of the density at x."""
     x, loc, scale = promote("laplace.logpdf", x, loc, scale)
-    z, log_scale = standardized(x, loc, scale)
-    return -jnp.abs(z) - math.log(2) - log_scale
+    linear_term = lax.div(lax.abs(lax.sub(x, loc)), scale)
+    return lax.neg(lax.add(linear_term, lax.log(lax.mul(const_like(x, 2), scale))))
 
 
 def pdf(x, loc=0, scale=1):
     """The density at x."""
-    return jnp.exp(logpdf(x, loc, scale))
+    return lax.exp(logpdf(x, loc, scale))
 
 
 def _lower(z):

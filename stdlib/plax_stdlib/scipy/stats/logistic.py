@@ -1,23 +1,26 @@
 """The logistic distribution."""
 from __future__ import annotations
 
+from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.nn import activations
 from plax_stdlib.scipy import special
-from plax_stdlib.scipy.stats.distribution_util import promote, standardized
+from plax_stdlib.scipy.stats.distribution_util import const_like, promote
 
 
 def logpdf(x, loc=0, scale=1):
-    """log of the density at x: -|z| - 2 log(1 + e^-|z|) - log(scale)."""
+    """log of the density at x: -2 logaddexp(z/2, -z/2) - log(scale) (JAX's form)."""
     x, loc, scale = promote("logistic.logpdf", x, loc, scale)
-    z, log_scale = standardized(x, loc, scale)
-    a = jnp.abs(z)
-    return -a - 2 * jnp.log1p(jnp.exp(-a)) - log_scale
+    z = lax.div(lax.sub(x, loc), scale)
+    two = const_like(z, 2)
+    half_z = lax.div(z, two)
+    return lax.sub(lax.mul(lax.neg(two), jnp.logaddexp(half_z, lax.neg(half_z))),
+                   lax.log(scale))
 
 
 def pdf(x, loc=0, scale=1):
     """The density at x."""
-    return jnp.exp(logpdf(x, loc, scale))
+    return lax.exp(logpdf(x, loc, scale))
 
 
 def cdf(x, loc=0, scale=1):
@@ -29,7 +32,7 @@ def cdf(x, loc=0, scale=1):
 def sf(x, loc=0, scale=1):
     """P(X > x) = expit(-z)."""
     x, loc, scale = promote("logistic.sf", x, loc, scale)
-    return special.expit((loc - x) / scale)
+    return special.expit(lax.neg(lax.div(lax.sub(x, loc), scale)))
 
 
 def logcdf(x, loc=0, scale=1):

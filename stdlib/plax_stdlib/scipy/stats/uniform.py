@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.scipy.stats.distribution_util import on_support, promote
 
@@ -44,4 +45,4 @@ def logsf(x, loc=0, scale=1):
 def ppf(q, loc=0, scale=1):
     """loc + q scale for q in [0, 1], NaN outside."""
     q, loc, scale = promote("uniform.ppf", q, loc, scale)
-    return jnp.where(jnp.logical_and(q >= 0, q <= 1), loc + q * scale, np.nan)
+    return jnp.where(jnp.isnan(q) | (q < 0) | (q > 1), np.nan, lax.add(loc, lax.mul(scale, q)))

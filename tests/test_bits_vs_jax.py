@@ -1,0 +1,399 @@
+"""Bit identity with JAX: the same jitted program on the CPU gives the same bytes.
+
+Each case is an expression over the inputs below; both libraries run it under `jit`
+with the inputs as arguments (so neither constant-folds them), plax here and JAX in one
+subprocess for the whole table, and the results' raw bytes are compared. Two programs
+made of the same primitives in the same order compile to the same machine code, so
+a difference means plax formulates the function another way than JAX (or rounds a
+constant another way). `EXPECTED_DIFFERENCES` lists the cases that still differ and
+why: a new difference fails, and so does a listed one that has become identical.
+"""
+from __future__ import annotations
+
+import numpy as np
+from jax_differential import requires_jax, run_body, start_in_jax
+
+pytestmark = requires_jax
+
+
+def _unary(module, names, arg="x", suffix=""):
+    return {f"{module}.{n}{suffix}": f"{module}.{n}({arg})" for n in names.split()}
+
+
+def _methods(dist, methods, args):
+    """`st.<dist>.<method>(args)`; `ppf`/`isf` take the probabilities `u` first."""
+    out = {}
+    for m in methods.split():
+        first = "u" if m in ("ppf", "isf") else args.split(",")[0]
+        rest = args.split(",", 1)[1] if "," in args else ""
+        out[f"st.{dist}.{m}"] = f"st.{dist}.{m}({first}{',' + rest if rest else ''})"
+    return out
+
+
+CASES = {
+    # jnp: elementwise functions of one float array (x spans signs, zeros, infinities,
+    # NaN and extremes; p is positive; u lies in (0, 1); c is complex)
+    **_unary("jnp", "abs negative sign floor ceil trunc rint round fix sqrt cbrt square "
+             "reciprocal exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos "
+             "arctan sinh cosh tanh arcsinh arccosh arctanh deg2rad rad2deg sinc i0 "
+             "signbit nan_to_num isfinite isnan spacing frexp modf"),
+    **_unary("jnp", "sqrt exp log sin cos tan tanh abs angle log1p expm1 arctan arcsinh", "c",
+             ".c"),
+    "jnp.round.2": "jnp.round(x, 2)",
+    "jnp.round.-1": "jnp.round(x * 1000, -1)",
+    **{f"jnp.{n}": f"jnp.{n}(x, y)" for n in
+       "add subtract multiply divide true_divide floor_divide remainder mod fmod power "
+       "float_power arctan2 hypot logaddexp logaddexp2 copysign nextafter heaviside "
+       "maximum minimum fmax fmin divmod".split()},
+    "jnp.ldexp": "jnp.ldexp(x, i)",
+    "jnp.power.int": "jnp.power(x, 3)",
+    "jnp.power.c": "jnp.power(c, c[::-1])",
+    "jnp.divide.c": "jnp.divide(c, c[::-1])",
+    "jnp.floor_divide.int": "jnp.floor_divide(i, i[::-1] + 5)",
+    "jnp.remainder.int": "jnp.remainder(i, 3)",
+    # jnp: reductions and statistics
+    **{f"jnp.{n}": f"jnp.{n}(m, axis=1)" for n in
+       "sum mean var std prod max min nansum nanmean nanvar nanstd nanprod median "
+       "nanmedian ptp cumsum cumprod argmax argmin average".split()},
+    "jnp.var.ddof": "jnp.var(m, ddof=1)",
+    "jnp.percentile": "jnp.percentile(m, 37.0, axis=0)",
+    "jnp.quantile.methods": "[jnp.quantile(m, 0.3, axis=1, method=k) for k in "
+                            "('linear', 'lower', 'higher', 'midpoint', 'nearest')]",
+    "jnp.linalg.norm": "[jnp.linalg.norm(m), jnp.linalg.norm(m, axis=1), "
+                       "jnp.linalg.norm(m, 1, axis=0), jnp.linalg.norm(m, -jnp.inf, axis=1)]",
+    "jnp.corrcoef": "jnp.corrcoef(m)",
+    "jnp.cov": "jnp.cov(m)",
+    # jnp: creation, interpolation, polynomials, products
+    "jnp.linspace": "jnp.linspace(s0, s1, 7)",
+    "jnp.linspace.open": "jnp.linspace(s0, s1, 7, endpoint=False)",
+    "jnp.linspace.retstep": "jnp.linspace(s0, s1, 5, retstep=True)",
+    "jnp.logspace": "jnp.logspace(s0, s1, 6)",
+    "jnp.geomspace": "jnp.geomspace(s1, s1 * 40, 6)",
+    "jnp.arange.float": "jnp.arange(0.1, 2.0, 0.3)",
+    "jnp.interp": "jnp.interp(y, jnp.sort(x[8:20]), p[8:20])",
+    "jnp.polyval": "jnp.polyval(p[:5], y)",
+    "jnp.polyfit": "jnp.polyfit(p[:8], u[:8], 2)",
+    "jnp.roots": "jnp.sort_complex(jnp.roots(p[:4]))",
+    "jnp.convolve": "jnp.convolve(p[:9], u[:4])",
+    "jnp.correlate": "jnp.correlate(p[:9], u[:4], mode='full')",
+    "jnp.cross": "jnp.cross(m[:, :3], m[:, 3:])",
+    "jnp.dot": "jnp.dot(m, m.T)",
+    "jnp.matmul": "m @ m.T",
+    "jnp.einsum": "jnp.einsum('ij,kj->ik', m, m)",
+    "jnp.outer": "jnp.outer(p[:5], u[:5])",
+    "jnp.kron": "jnp.kron(m[:2, :2], m[2:, :2])",
+    "jnp.trapezoid": "jnp.trapezoid(p, u)",
+    "jnp.diff": "jnp.diff(p, n=2)",
+    "jnp.gradient": "jnp.gradient(p)",
+    "jnp.ediff1d": "jnp.ediff1d(p)",
+    "jnp.histogram": "jnp.histogram(p, bins=5)",
+    "jnp.clip": "jnp.clip(x, -1.5, 2.5)",
+    "jnp.unwrap": "jnp.unwrap(p * 3)",
+    "jnp.sort": "jnp.sort(x)",
+    "jnp.vander": "jnp.vander(u[:5], 4)",
+    "jnp.fft.fft": "jnp.fft.fft(p[:16])",
+    "jnp.fft.rfft": "jnp.fft.rfft(p[:16])",
+    "jnp.linalg.det": "jnp.linalg.det(m[:, :4])",
+    "jnp.linalg.inv": "jnp.linalg.inv(m[:, :4])",
+    "jnp.linalg.solve": "jnp.linalg.solve(m[:, :4], p[:4])",
+    # lax: one primitive each (plus lax's composite functions)
+    **_unary("lax", "neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh "
+             "logistic sin cos tan asin acos atan sinh cosh asinh acosh atanh sqrt rsqrt "
+             "cbrt abs square erf erfc lgamma digamma bessel_i0e bessel_i1e"),
+    "lax.erf_inv": "lax.erf_inv(u * 2 - 1)",
+    **{f"lax.{n}": f"lax.{n}(x, y)" for n in
+       "add sub mul div rem pow atan2 max min nextafter".split()},
+    **{f"lax.{n}": f"lax.{n}(p, u)" for n in
+       "igamma igammac igamma_grad_a random_gamma_grad polygamma zeta".split()},
+    "lax.betainc": "lax.betainc(p, p[::-1], u)",
+    "lax.integer_pow": "[lax.integer_pow(x, 3), lax.integer_pow(x, -2)]",
+    "lax.round.even": "lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)",
+    "lax.clamp": "lax.clamp(-1.0, x, 2.0)",
+    "lax.cumsum": "lax.cumsum(p)",
+    "lax.cumprod": "lax.cumprod(u)",
+    "lax.cumlogsumexp": "lax.cumlogsumexp(x[4:-4])",
+    "lax.reduce_precision": "lax.reduce_precision(x, 5, 10)",
+    "lax.convert.bf16": "lax.convert_element_type(x, jnp.bfloat16)",
+    "lax.convert.i32": "lax.convert_element_type(p * 100, jnp.int32)",
+    # half precisions: JAX computes some functions in float32 and rounds back
+    "jnp.exp.bf16": "jnp.exp(x.astype(jnp.bfloat16))",
+    "jnp.tanh.f16": "jnp.tanh(y.astype(jnp.float16))",
+    "jnp.mean.bf16": "jnp.mean(m.astype(jnp.bfloat16), axis=1)",
+    "jnp.sum.f16": "jnp.sum(m.astype(jnp.float16))",
+    "nn.gelu.bf16": "nn.gelu(y.astype(jnp.bfloat16))",
+    "nn.softmax.bf16": "nn.softmax(m.astype(jnp.bfloat16))",
+    "lax.erf.bf16": "lax.erf(y.astype(jnp.bfloat16))",
+    "lax.dot_general": "lax.dot_general(m, m, (((1,), (1,)), ((), ())))",
+    "lax.conv": "lax.conv(m[None, None], m[None, None, :2, :3], (1, 1), 'SAME')",
+    "lax.reduce_window": "lax.reduce_window(m, 0.0, lax.add, (2, 2), (1, 1), 'VALID')",
+    # scipy.special
+    **_unary("sp", "erf erfc erfinv ndtr log_ndtr expit logit i0 i0e i1 i1e gammaln "
+             "digamma gamma gammasgn loggamma entr dawsn erfcx spence factorial wofz", "x"),
+    **_unary("sp", "expi exp1", "y", ".y"),  # JAX's series never end at x's infinities
+    "sp.ndtri": "sp.ndtri(u)",
+    "sp.erfinv.u": "sp.erfinv(u)",
+    "sp.logit.u": "sp.logit(u)",
+    "sp.spence.p": "sp.spence(p)",
+    "sp.zeta": "sp.zeta(p + 1, u)",
+    "sp.polygamma": "sp.polygamma(2, p)",
+    "sp.betaln": "sp.betaln(p, p[::-1])",
+    "sp.beta": "sp.beta(p, p[::-1])",
+    "sp.betainc": "sp.betainc(p, p[::-1], u)",
+    "sp.gammainc": "sp.gammainc(p, p[::-1])",
+    "sp.gammaincc": "sp.gammaincc(p, p[::-1])",
+    "sp.xlogy": "sp.xlogy(x, p)",
+    "sp.xlog1py": "sp.xlog1py(x, u)",
+    "sp.rel_entr": "sp.rel_entr(p, p[::-1])",
+    "sp.kl_div": "sp.kl_div(p, p[::-1])",
+    "sp.logsumexp": "sp.logsumexp(m, axis=1)",
+    "sp.logsumexp.b": "sp.logsumexp(m, axis=1, b=m[::-1], return_sign=True)",
+    "sp.softmax": "sp.softmax(m, axis=1)",
+    "sp.log_softmax": "sp.log_softmax(m, axis=1)",
+    "sp.multigammaln": "sp.multigammaln(p + 2, 3)",
+    "sp.poch": "sp.poch(p, u * 3)",
+    "sp.hyp1f1": "sp.hyp1f1(u, p, u * 2)",
+    "sp.hyp2f1": "sp.hyp2f1(u, u[::-1], p + 1, u * 0.9)",
+    "sp.expn": "sp.expn(2, p)",
+    "sp.owens_t": "sp.owens_t(x, u)",
+    "sp.boxcox": "sp.boxcox(p, 0.5)",
+    "sp.boxcox1p": "sp.boxcox1p(p, 0.5)",
+    "sp.bernoulli": "sp.bernoulli(8)",
+    "sp.comb": "sp.comb(p * 4, u * 3)",
+    "sp.sici": "sp.sici(p)",
+    "sp.fresnel": "sp.fresnel(x)",
+    "sp.bessel_jn": "sp.bessel_jn(p, v=3)",
+    "sp.sph_harm_y": "sp.sph_harm_y(jnp.array([2, 3]), jnp.array([1, -2]), u[:2], p[:2], "
+                     "n_max=3)",
+    # scipy.stats
+    **_methods("norm", "logpdf pdf cdf logcdf sf logsf ppf isf", "x, 0.5, 2.0"),
+    **_methods("cauchy", "logpdf pdf cdf logcdf sf logsf ppf isf", "x, 0.5, 2.0"),
+    **_methods("laplace", "logpdf pdf cdf", "x, 0.5, 2.0"),
+    **_methods("logistic", "logpdf pdf cdf sf ppf isf", "x, 0.5, 2.0"),
+    **_methods("expon", "logpdf pdf cdf logcdf sf logsf ppf", "x, 0.5, 2.0"),
+    **_methods("uniform", "logpdf pdf cdf ppf", "x, -1.0, 3.0"),
+    **_methods("gumbel_l", "logpdf pdf cdf logcdf sf logsf ppf", "x, 0.5, 2.0"),
+    **_methods("gumbel_r", "logpdf pdf cdf logcdf sf logsf ppf", "x, 0.5, 2.0"),
+    **_methods("gamma", "logpdf pdf cdf logcdf sf logsf", "p, 1.5, 0.5, 2.0"),
+    **_methods("chi2", "logpdf pdf cdf logcdf sf logsf", "p, 3.0, 0.5, 2.0"),
+    **_methods("beta", "logpdf pdf cdf logcdf sf logsf", "u, 1.5, 2.5"),
+    **_methods("pareto", "logpdf pdf cdf logcdf sf logsf ppf", "p, 2.5, 0.0, 0.5"),
+    **_methods("t", "logpdf pdf", "x, 3.0, 0.5, 2.0"),
+    **_methods("gennorm", "logpdf pdf cdf ppf", "x, 1.5"),
+    **_methods("truncnorm", "logpdf pdf cdf logcdf sf logsf", "x, -1.0, 2.0, 0.5, 2.0"),
+    **_methods("vonmises", "logpdf pdf", "x, 2.0"),
+    **_methods("wrapcauchy", "logpdf pdf", "p, 0.4"),
+    **_methods("poisson", "logpmf pmf cdf", "k, 2.5"),
+    **_methods("geom", "logpmf pmf", "k, 0.3"),
+    **_methods("bernoulli", "logpmf pmf cdf ppf", "k, 0.3"),
+    **_methods("binom", "logpmf pmf", "k, 6.0, 0.3"),
+    **_methods("nbinom", "logpmf pmf", "k, 4.0, 0.3"),
+    **_methods("betabinom", "logpmf pmf", "k, 6.0, 1.5, 2.5"),
+    "st.poisson.entropy": "st.poisson.entropy(p)",
+    "st.multivariate_normal.logpdf": "st.multivariate_normal.logpdf(m[:, :3], u[:3], "
+                                     "jnp.eye(3) + 0.1)",
+    "st.dirichlet.logpdf": "st.dirichlet.logpdf(u[:3] / u[:3].sum(), p[:3])",
+    "st.multinomial.logpmf": "st.multinomial.logpmf(k[:3], k[:3].sum(), u[:3] / u[:3].sum())",
+    "st.sem": "st.sem(m, axis=1)",
+    "st.rankdata": "st.rankdata(x)",
+    "st.mode": "st.mode(k)",
+    # nn
+    **_unary("nn", "relu relu6 sigmoid softplus sparse_plus sparse_sigmoid soft_sign "
+             "silu log_sigmoid elu leaky_relu hard_tanh celu selu gelu glu "
+             "hard_sigmoid hard_silu mish squareplus log1mexp tanh identity"),
+    "nn.gelu.exact": "nn.gelu(x, approximate=False)",
+    "nn.softmax": "nn.softmax(m, axis=1)",
+    "nn.log_softmax": "nn.log_softmax(m, axis=1)",
+    "nn.logsumexp": "nn.logsumexp(m, axis=1)",
+    "nn.logmeanexp": "nn.logmeanexp(m, axis=1)",
+    "nn.standardize": "nn.standardize(m, axis=1)",
+    "nn.one_hot": "nn.one_hot(k, 6)",
+    "nn.dot_product_attention": "nn.dot_product_attention(m.reshape(1, 4, 2, 3), "
+                                "m.reshape(1, 4, 2, 3), m.reshape(1, 4, 2, 3))",
+    "nn.initializers.glorot_normal": "nn.initializers.glorot_normal()(key, (4, 5))",
+    "nn.initializers.orthogonal": "nn.initializers.orthogonal()(key, (4, 4))",
+    # random (keys from the seed argument, so the key derivation runs too)
+    "random.key_data": "random.key_data(random.split(key, 3))",
+    "random.fold_in": "random.key_data(random.fold_in(key, 7))",
+    "random.bits": "random.bits(key, (8,))",
+    **{f"random.{n}": f"random.{n}(key, (16,))" for n in
+       "normal uniform exponential gumbel laplace logistic cauchy rademacher "
+       "double_sided_maxwell maxwell rayleigh".split()},
+    "random.uniform.range": "random.uniform(key, (16,), minval=-2.0, maxval=3.0)",
+    "random.randint": "random.randint(key, (16,), -5, 50)",
+    "random.bernoulli": "random.bernoulli(key, 0.3, (16,))",
+    "random.truncated_normal": "random.truncated_normal(key, -1.0, 2.0, (16,))",
+    "random.beta": "random.beta(key, 1.5, 2.5, (8,))",
+    "random.gamma": "random.gamma(key, p[:8])",
+    "random.loggamma": "random.loggamma(key, p[:8])",
+    "random.dirichlet": "random.dirichlet(key, p[:3], (4,))",
+    "random.chisquare": "random.chisquare(key, 3.0, (8,))",
+    "random.f": "random.f(key, 3.0, 5.0, (8,))",
+    "random.t": "random.t(key, 3.0, (8,))",
+    "random.poisson": "random.poisson(key, 3.5, (8,))",
+    "random.binomial": "random.binomial(key, 10.0, 0.3, (8,))",
+    "random.geometric": "random.geometric(key, 0.3, (8,))",
+    "random.categorical": "random.categorical(key, m, axis=1)",
+    "random.choice": "random.choice(key, 10, (4,), replace=False)",
+    "random.choice.p": "random.choice(key, 6, (8,), p=u[:6] / u[:6].sum())",
+    "random.permutation": "random.permutation(key, 10)",
+    "random.multivariate_normal": "random.multivariate_normal(key, u[:3], "
+                                  "jnp.eye(3) + 0.1, (4,))",
+    "random.orthogonal": "random.orthogonal(key, 3)",
+    "random.lognormal": "random.lognormal(key, 0.5, (8,))",
+    "random.pareto": "random.pareto(key, 2.0, (8,))",
+    "random.weibull_min": "random.weibull_min(key, 1.5, 2.0, (8,))",
+    "random.wald": "random.wald(key, 1.5, (8,))",
+    "random.triangular": "random.triangular(key, 0.0, 1.0, 3.0, (8,))",
+    "random.generalized_normal": "random.generalized_normal(key, 1.5, (8,))",
+    "random.ball": "random.ball(key, 3, 2.0, (4,))",
+    "random.multinomial": "random.multinomial(key, 10.0, u[:4] / u[:4].sum())",
+}
+
+# Cases whose bits still differ from JAX's, and why (the same reason shared by many).
+_OWN_ALGORITHM = ("plax's own algorithm or series (Cephes-style approximations, other "
+                  "coefficients or iteration), not JAX's sequence of primitives")
+_OWN_FORMULA = ("written with other primitives or in another order than JAX's, or built "
+                "on a special function above that differs")
+# Kept on purpose where JAX's formula departs from SciPy (test_scipy_stats.py checks):
+_SCIPY_TAILS = ("JAX's 1/2 + atan(z)/pi and tan(pi q - pi/2) lose the far tails in "
+                "float32 and give finite values at q = 0, 1; plax keeps atan2 and SciPy's "
+                "infinities")
+_SCIPY_NAN = ("JAX's comparisons give a density (and cdf) at a NaN x; plax gives NaN, as "
+              "SciPy")
+_SCIPY_LIMIT = ("JAX's formula is inf - inf (NaN) at the infinite tail; plax gives the "
+                "limit (-inf, density 0)")
+EXPECTED_DIFFERENCES: dict[str, str] = {
+    "jnp.fix": "JAX 0.10.2 removed jnp.fix (AttributeError); plax still defines it",
+    "jnp.geomspace": ("plax's own formulation (JAX's: logspace of the logs, then the sign and "
+                      "the endpoints set)"),
+    **dict.fromkeys((
+        "jnp.i0 lax.bessel_i0e lax.igamma_grad_a lax.random_gamma_grad lax.betainc "
+        "sp.log_ndtr sp.i0 sp.i0e sp.entr sp.dawsn sp.erfcx sp.spence sp.wofz sp.expi.y "
+        "sp.exp1.y sp.ndtri sp.spence.p sp.betaln sp.beta sp.betainc sp.gammainc "
+        "sp.gammaincc sp.rel_entr sp.kl_div sp.multigammaln sp.poch sp.hyp2f1 sp.expn "
+        "sp.owens_t sp.bernoulli sp.comb sp.sici sp.fresnel sp.bessel_jn sp.sph_harm_y "
+        "nn.log1mexp"
+    ).split(), _OWN_ALGORITHM),
+    **dict.fromkeys((
+        "st.norm.logcdf st.norm.logsf st.norm.ppf st.norm.isf st.gamma.cdf "
+        "st.gamma.logcdf st.gamma.sf st.gamma.logsf st.chi2.logpdf st.chi2.pdf "
+        "st.chi2.cdf st.chi2.logcdf st.chi2.sf st.chi2.logsf st.beta.logpdf st.beta.pdf "
+        "st.beta.cdf st.beta.logcdf st.beta.sf st.beta.logsf st.pareto.cdf "
+        "st.pareto.logcdf st.pareto.logsf st.pareto.ppf st.t.logpdf st.t.pdf "
+        "st.gennorm.cdf st.truncnorm.logpdf st.truncnorm.pdf st.truncnorm.cdf "
+        "st.truncnorm.logcdf st.truncnorm.sf st.truncnorm.logsf st.poisson.cdf "
+        "st.binom.logpmf st.binom.pmf st.nbinom.logpmf st.nbinom.pmf st.betabinom.logpmf "
+        "st.betabinom.pmf st.poisson.entropy st.multivariate_normal.logpdf "
+        "st.multinomial.logpmf"
+    ).split(), _OWN_FORMULA),
+    "st.cauchy.logcdf": _SCIPY_TAILS,
+    "st.cauchy.logsf": _SCIPY_TAILS,
+    "st.cauchy.ppf": _SCIPY_TAILS,
+    "st.cauchy.isf": _SCIPY_TAILS,
+    "st.uniform.logpdf": _SCIPY_NAN,
+    "st.uniform.pdf": _SCIPY_NAN,
+    "st.uniform.cdf": _SCIPY_NAN,
+    "st.gumbel_l.logpdf": _SCIPY_LIMIT,
+    "st.gumbel_l.pdf": _SCIPY_LIMIT,
+    "st.gumbel_r.logpdf": _SCIPY_LIMIT,
+    "st.gumbel_r.pdf": _SCIPY_LIMIT,
+}
+
+
+def _inputs():
+    rng = np.random.default_rng(0)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-38, -1e-30, 3e38, 1.0, -1.0,
+                        0.5, -0.5, 2.0, 1e-7, 88.5, -88.5], np.float32)
+    x = np.concatenate([special, rng.normal(0, 3, 32).astype(np.float32)])
+    p = rng.uniform(0.05, 6.0, 48).astype(np.float32)
+    return {"x": x, "y": rng.normal(0, 2, 48).astype(np.float32), "p": p,
+            "u": rng.uniform(0.02, 0.98, 48).astype(np.float32),
+            "c": (rng.normal(0, 1.5, 12) + 1j * rng.normal(0, 1.5, 12)).astype(np.complex64),
+            "m": rng.normal(0, 1, (4, 6)).astype(np.float32),
+            "i": rng.integers(-8, 9, 48).astype(np.int32),
+            "k": rng.integers(0, 6, 12).astype(np.float32),
+            "s0": np.float32(0.1), "s1": np.float32(2.3), "seed": np.uint32(1234)}
+
+
+_BODY = """
+import importlib
+sp = importlib.import_module(lib.__name__ + ".scipy.special")
+st = importlib.import_module(lib.__name__ + ".scipy.stats")
+nn = importlib.import_module(lib.__name__ + ".nn")
+random = importlib.import_module(lib.__name__ + ".random")
+names = sorted(inputs)
+
+def leaves(value):
+    out = []
+    for leaf in lib.tree_util.tree_leaves(value):
+        if jnp.issubdtype(leaf.dtype, lib.dtypes.prng_key):
+            leaf = random.key_data(leaf)
+        leaf = np.asarray(leaf)
+        if leaf.dtype.kind == "V":  # bfloat16 & co. (ml_dtypes): their bits, through .npz
+            leaf = leaf.view(f"u{leaf.dtype.itemsize}")
+        out.append(leaf)
+    return out
+
+for case, source in CASES.items():
+    def fn(*args, source=source):
+        scope = dict(zip(names, args), jnp=jnp, lax=lax, sp=sp, st=st, nn=nn,
+                     random=random)
+        scope["key"] = random.key(scope["seed"])
+        return eval(source, scope)
+    try:
+        for n, leaf in enumerate(leaves(lib.jit(fn)(*[inputs[k] for k in names]))):
+            results[f"{case}#{n}"] = leaf
+    except Exception as err:
+        results[f"{case}#error"] = np.array(type(err).__name__)
+"""
+
+
+def _bits(a: np.ndarray) -> bytes:
+    return a.dtype.str.encode() + repr(a.shape).encode() + np.ascontiguousarray(a).view(
+        np.uint8).tobytes()
+
+
+def differing_cases(cases: dict) -> dict:
+    """{case: what differs} for the cases whose results are not bit-identical."""
+    body = f"CASES = {cases!r}\n" + _BODY
+    inputs = _inputs()
+    jax_results = start_in_jax(body, inputs)
+    mine, theirs = run_body(body, inputs), jax_results()
+    differ = {}
+    for case in cases:
+        m = {k.split("#")[1]: v for k, v in mine.items() if k.split("#")[0] == case}
+        t = {k.split("#")[1]: v for k, v in theirs.items() if k.split("#")[0] == case}
+        if sorted(m) != sorted(t):
+            differ[case] = f"plax gives {sorted(m)}, JAX {sorted(t)}"
+        elif any(_bits(m[n]) != _bits(t[n]) for n in m):
+            differ[case] = "bits differ"
+    return differ
+
+
+def test_numerics_are_bit_identical_to_jax():
+    differ = differing_cases(CASES)
+    new = {c: why for c, why in differ.items() if c not in EXPECTED_DIFFERENCES}
+    fixed = sorted(set(EXPECTED_DIFFERENCES) - set(differ))
+    assert not new and not fixed, (f"newly different from JAX: {new}\n"
+                                   f"listed as different but now identical: {fixed}")
+
+
+_EAGER_BODY = """
+import importlib
+st = importlib.import_module(lib.__name__ + ".scipy.stats")
+x, s0, s1 = inputs["x"], inputs["s0"], inputs["s1"]
+results["linspace"] = jnp.linspace(s0, s1, 7)
+results["linspace.float"] = jnp.linspace(0.1, 2.3, 50)
+results["norm.logpdf"] = st.norm.logpdf(x, np.float32(0.3), np.float32(1.7))
+results["divmod"] = jnp.stack(jnp.divmod(x, np.float32(0.7)))
+"""
+
+
+def test_eager_calls_are_bit_identical_too():
+    """The issue's examples called eagerly (JAX's linspace runs as one compiled function,
+    so plax's must too: op by op, XLA would round the fused `a * b + c` otherwise)."""
+    inputs = _inputs()
+    jax_results = start_in_jax(_EAGER_BODY, inputs)
+    mine, theirs = run_body(_EAGER_BODY, inputs), jax_results()
+    assert sorted(mine) == sorted(theirs)
+    assert [k for k in mine if _bits(mine[k]) != _bits(theirs[k])] == []

@@ -1,0 +1,58 @@
+"""Sharding entry points called as JAX's documentation calls them, against JAX in a
+subprocess: `auto_axes` given `out_sharding=` at the call, and
+`make_array_from_process_local_data` with a bare PartitionSpec under `set_mesh` and
+with a pytree of local data (results, their specs and the errors' classes)."""
+import numpy as np
+from jax_differential import requires_jax, run_body, run_in_jax
+
+pytestmark = requires_jax
+
+BODY = """
+import importlib
+sharding = importlib.import_module(lib.__name__ + ".sharding")
+P, NamedSharding, AxisType = sharding.PartitionSpec, sharding.NamedSharding, sharding.AxisType
+x = inputs["x"]
+
+def put(name, value):
+    results[name] = np.asarray(value)
+    results[name + ".spec"] = np.array(str(value.sharding.spec))
+
+def error(name, fn):
+    try:
+        fn()
+        results[name] = np.array("no error")
+    except Exception as err:
+        results[name] = np.array(type(err).__name__)
+
+explicit = lib.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+double = sharding.auto_axes(lambda a: a * 2)
+with lib.set_mesh(explicit):
+    xe = lib.device_put(x, P("x", "y"))
+    put("auto_axes.at_call", double(xe, out_sharding=P(None, "y")))
+    put("auto_axes.jit", lib.jit(lambda a: double(a, out_sharding=P("x")))(xe))
+    error("auto_axes.missing", lambda: double(xe))
+
+auto = lib.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+with lib.set_mesh(auto):
+    put("local.spec", lib.make_array_from_process_local_data(P("x"), x))
+    tree = lib.make_array_from_process_local_data(NamedSharding(auto, P("x")),
+                                                 {"a": x, "b": x[:, 0]})
+    put("local.tree.a", tree["a"])
+    put("local.tree.b", tree["b"])
+    tree = lib.make_array_from_process_local_data({"a": P("x", "y"), "b": P()},
+                                                 {"a": x, "b": x[:, 0]})
+    put("local.prefix.a", tree["a"])
+    put("local.prefix.b", tree["b"])
+    error("local.bad_shape", lambda: lib.make_array_from_process_local_data(
+        P("x"), x, (16, 4)))
+error("local.no_mesh", lambda: lib.make_array_from_process_local_data(P("x"), x))
+"""
+
+
+def test_auto_axes_at_call_and_process_local_data_as_jax():
+    inputs = {"x": np.arange(32, dtype=np.float32).reshape(8, 4)}
+    mine, theirs = run_body(BODY, inputs), run_in_jax(BODY, inputs)
+    assert sorted(mine) == sorted(theirs)
+    bad = {k: (mine[k], theirs[k]) for k in mine
+           if mine[k].dtype != theirs[k].dtype or not np.array_equal(mine[k], theirs[k])}
+    assert not bad, bad
