@@ -447,3 +447,13 @@ def test_scratch_shapes_must_be_buffer_types():
         pl.pallas_call(lambda o_ref, s_ref: None,
                        out_shape=plax.ShapeDtypeStruct((2,), jnp.float32),
                        scratch_shapes=[plax.ShapeDtypeStruct((2,), jnp.float32)], interpret=True)
+
+
+def test_compiled_kernel_without_a_platform_lowering_is_a_clear_error():
+    """Pallas has no platform code: a platform with no `pallas_call` lowering of its
+    own (here CUDA; plax-tpu gives TPU one) names the way out."""
+    kernel = pl.pallas_call(lambda x_ref, o_ref: o_ref.__setitem__(..., x_ref[...] + 1),
+                            out_shape=plax.ShapeDtypeStruct((8, 128), jnp.float32))
+    traced = plax.jit(kernel).trace(plax.ShapeDtypeStruct((8, 128), jnp.float32))
+    with pytest.raises(NotImplementedError, match="no Pallas lowering for platform 'cuda'"):
+        traced.lower(lowering_platforms=("cuda",))

@@ -5,8 +5,10 @@ Its operands are the call's inputs; its results the arrays of `blocks`' last
 taking one int32 program id per grid dimension, then a reference to each
 input's block and to each result's block, and returning nothing.
 
-* lowering: interpret mode only (`run_grid`, lowered as a private function); a
-  compiled kernel on CPU is JAX's ValueError, elsewhere plax has no kernel compiler;
+* lowering: interpret mode (`run_grid`, lowered as a private function) on every
+  platform; a compiled kernel is a platform's own rule, added by the package that owns
+  the platform through a `plax.lowering` entry point (plax-tpu's Mosaic lowering).
+  Without one, a compiled kernel on CPU is JAX's ValueError, elsewhere a clear error;
 * batching: the vmapped axis becomes a new leading grid dimension; each batched
   operand (and every result) gets a squeezed block dimension whose index is that
   grid dimension's id, so the kernel is unchanged;
@@ -30,8 +32,8 @@ from plax.extend.core import (
     stage_flat,
 )
 from plax_stdlib.lax.control_flow.common import cached_on_jaxpr
-from plax_transforms.pallas.interpreter import _pure_kernel, run_grid
-from plax_transforms.pallas.specs import INDEX_AVAL, BlockMapping, squeezed
+from plax_pallas.interpreter import _pure_kernel, run_grid
+from plax_pallas.specs import INDEX_AVAL, BlockMapping, squeezed
 
 pallas_call_p = Primitive("pallas.pallas_call", multiple_results=True)
 
@@ -41,16 +43,32 @@ def _abstract_eval(*avals, blocks, num_inputs, **_):
     return [b.array_aval for b in blocks[num_inputs:]]
 
 
-@pallas_call_p.def_lowering
-def _lowering(ctx, *operands, interpret, **params):
-    if not interpret:
-        if ctx.platform == "cpu":
-            raise ValueError("Only interpret mode is supported on CPU backend.")
-        raise NotImplementedError(
-            f"pallas_call: plax compiles no Pallas kernels for {ctx.platform}; pass "
-            "interpret=True to run the kernel in interpret mode")
+def lower_interpreted(ctx, *operands, interpret, **params):
+    """The call lowered as interpret mode runs it (`run_grid`, as a private function):
+    what every platform does with `interpret=True`, and a platform's own rule falls back
+    to."""
+    del interpret
+    params = {k: v for k, v in params.items() if k in _INTERPRET_PARAMS}
     closed = stage_flat(lambda *xs: run_grid(xs, **params), list(ctx.avals_in))
     return ctx.lower_subjaxpr(closed, *operands, name="pallas_call")
+
+
+_INTERPRET_PARAMS = ("kernel", "grid", "blocks", "num_inputs", "input_output_aliases",
+                     "debug", "name")
+
+
+@pallas_call_p.def_lowering
+def _lowering(ctx, *operands, interpret, **params):
+    """Interpret mode on any platform; a compiled kernel needs a platform's own rule
+    (`plax.lowering` entry points: the TPU one comes with plax-tpu)."""
+    if interpret:
+        return lower_interpreted(ctx, *operands, interpret=interpret, **params)
+    if ctx.platform == "cpu":
+        raise ValueError("Only interpret mode is supported on CPU backend.")
+    raise NotImplementedError(
+        f"pallas_call: no Pallas lowering for platform {ctx.platform!r} is installed "
+        "(plax-tpu lowers kernels for 'tpu'; plax has none for GPUs); pass interpret=True "
+        "to run the kernel in interpret mode")
 
 
 # --- vmap: one more grid dimension ----------------------------------------------------

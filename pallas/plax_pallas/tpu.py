@@ -8,7 +8,7 @@ import dataclasses
 import enum
 from typing import Any
 
-from plax_transforms.pallas.memory import _Space
+from plax_pallas.memory import _Space
 
 
 class MemorySpace(_Space):

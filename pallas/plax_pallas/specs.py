@@ -17,7 +17,7 @@ import numpy as np
 
 from plax.extend.core import ClosedJaxpr, ShapedArray, Tracer, fun_sourceinfo, stage_flat
 from plax_stdlib.lax.conversion import convert_element_type
-from plax_transforms.pallas.grid_context import grid_context
+from plax_pallas.grid_context import grid_context
 
 INDEX_AVAL = ShapedArray((), np.dtype(np.int32))
 

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from plax.extend.core import ShapedArray
-from plax_transforms.pallas.interpreter import uninitialized
+from plax_pallas.interpreter import uninitialized
 from plax_transforms.refs import new_ref
 
 

@@ -22,7 +22,7 @@ from plax.extend.core import ClosedJaxpr, eval_jaxpr
 from plax_stdlib import lax, numpy as jnp
 from plax_stdlib.lax.control_flow.common import cached_on_jaxpr
 from plax_stdlib.lax.control_flow.loops import fori_loop
-from plax_transforms.pallas.specs import Blocked, BlockMapping
+from plax_pallas.specs import Blocked, BlockMapping
 from plax_transforms.ref_discharge import discharge
 
 

@@ -18,10 +18,10 @@ import numpy as np
 from plax.extend import tree_util
 from plax.extend.core import ShapedArray, Tracer, fun_sourceinfo, get_aval, stage_flat
 from plax_stdlib import numpy as jnp
-from plax_transforms.pallas.grid_context import grid_context
-from plax_transforms.pallas.memory import MemoryRef, scratch_aval
-from plax_transforms.pallas.primitive import pallas_call_p
-from plax_transforms.pallas.specs import (INDEX_AVAL, BlockSpec, GridSpec, block_mapping,
+from plax_pallas.grid_context import grid_context
+from plax_pallas.memory import MemoryRef, scratch_aval
+from plax_pallas.primitive import pallas_call_p
+from plax_pallas.specs import (INDEX_AVAL, BlockSpec, GridSpec, block_mapping,
                                           no_block_spec)
 from plax_transforms.refs import AbstractRef
 

@@ -20,12 +20,12 @@ JAX's ValueError. Not supported: scalar prefetch, dynamic grids, reference views
 parameters are accepted and ignored.
 """
 from plax_stdlib.numpy.slice_index import Slice, dslice
-from plax_transforms.pallas.call import pallas_call
-from plax_transforms.pallas.grid_context import num_programs, program_id
-from plax_transforms.pallas.helpers import cdiv, debug_print, loop, multiple_of, when
-from plax_transforms.pallas.memory import ANY, HOST, MemoryRef, MemorySpace, run_scoped
-from plax_transforms.pallas.primitive import pallas_call_p
-from plax_transforms.pallas.specs import (BlockDim, Blocked, BlockSpec, Element, GridSpec,
+from plax_pallas.call import pallas_call
+from plax_pallas.grid_context import num_programs, program_id
+from plax_pallas.helpers import cdiv, debug_print, loop, multiple_of, when
+from plax_pallas.memory import ANY, HOST, MemoryRef, MemorySpace, run_scoped
+from plax_pallas.primitive import pallas_call_p
+from plax_pallas.specs import (BlockDim, Blocked, BlockSpec, Element, GridSpec,
                                           Squeezed, no_block_spec, squeezed)
 
 ds = dslice
