@@ -17,6 +17,8 @@ input's block and to each result's block, and returning nothing.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from plax.extend.ad import Zero, instantiate, is_differentiable_dtype, jvp_jaxpr, tangent_aval
@@ -53,8 +55,8 @@ def lower_interpreted(ctx, *operands, interpret, **params):
     return ctx.lower_subjaxpr(closed, *operands, name="pallas_call")
 
 
-_INTERPRET_PARAMS = ("kernel", "grid", "blocks", "num_inputs", "input_output_aliases",
-                     "debug", "name")
+_INTERPRET_PARAMS = ("kernel", "grid", "blocks", "num_inputs", "num_scalar_prefetch",
+                     "input_output_aliases", "debug", "name")
 
 
 @pallas_call_p.def_lowering
@@ -85,35 +87,42 @@ def _kernel_with_batch_id(kernel: ClosedJaxpr) -> ClosedJaxpr:
 def _index_map_with_batch_id(index_map: ClosedJaxpr, dim) -> ClosedJaxpr:
     """`index_map` taking the new leading program id first; with `dim` (not None), the
     block's index along the new dimension `dim` is that id."""
-    def flat(batch_id, *ids):
-        out = eval_jaxpr(index_map.jaxpr, index_map.consts, *ids)
+    def flat(batch_id, *ids_and_prefetch):
+        out = eval_jaxpr(index_map.jaxpr, index_map.consts, *ids_and_prefetch)
         return out if dim is None else [*out[:dim], batch_id, *out[dim:]]
-    return stage_flat(flat, [INDEX_AVAL] * (1 + len(index_map.in_avals)))
+    return stage_flat(flat, [INDEX_AVAL, *index_map.in_avals])
 
 
 def _batched_mapping(block: BlockMapping, dim, size: int) -> BlockMapping:
     index_map = _index_map_with_batch_id(block.index_map, dim)
     if dim is None:
-        return BlockMapping(block.dims, index_map, block.array_aval)
+        return dataclasses.replace(block, index_map=index_map)
     aval = block.array_aval
     shape = (*aval.shape[:dim], size, *aval.shape[dim:])
     dims = (*block.dims[:dim], squeezed, *block.dims[dim:])
-    return BlockMapping(dims, index_map, aval.update(shape=shape))
+    return dataclasses.replace(block, dims=dims, index_map=index_map,
+                               array_aval=aval.update(shape=shape))
 
 
 def _batching(axis_data, args, dims, *, kernel, grid, blocks, num_inputs,
-              input_output_aliases, **params):
+              input_output_aliases, num_scalar_prefetch, **params):
     size = axis_data.size
+    if any(d is not None for d in dims[:num_scalar_prefetch]):
+        raise NotImplementedError("vmap of a pallas_call over its scalar-prefetch operands "
+                                  "(plax batches the blocked operands only)")
     args, dims = list(args), list(dims)
     for i, _ in input_output_aliases:  # an aliased input becomes its (batched) result
         args[i], dims[i] = bdim_at_front(args[i], dims[i], size), 0
+    # Scratch buffers stay one per call: the batch's grid dimension is outermost, so
+    # each example runs all its steps before the next starts.
     new_blocks = tuple(
         [_batched_mapping(b, d, size) for b, d in zip(blocks[:num_inputs], dims)]
-        + [_batched_mapping(b, 0, size) for b in blocks[num_inputs:]])
+        + [_batched_mapping(b, None if b.scratch else 0, size) for b in blocks[num_inputs:]])
     outs = pallas_call_p.bind(
         *args, kernel=_kernel_with_batch_id(kernel), grid=(size, *grid), blocks=new_blocks,
-        num_inputs=num_inputs, input_output_aliases=input_output_aliases, **params)
-    return outs, [0] * len(outs)
+        num_inputs=num_inputs, input_output_aliases=input_output_aliases,
+        num_scalar_prefetch=num_scalar_prefetch, **params)
+    return outs, [None if b.scratch else 0 for b in blocks[num_inputs:]]
 
 
 pallas_call_p.define_rule(BATCHING, _batching)

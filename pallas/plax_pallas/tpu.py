@@ -1,7 +1,6 @@
-"""`plax.experimental.pallas.tpu`: the parts of JAX's `pallas.tpu` that a kernel run
-in interpret mode uses: memory spaces for scratch buffers (`VMEM((8, 128),
-jnp.float32)`) and `CompilerParams`, accepted and ignored since nothing is
-compiled."""
+"""`plax.experimental.pallas.tpu`: TPU memory spaces (`VMEM((8, 128), jnp.float32)`
+for scratch buffers, `SMEM`), `PrefetchScalarGridSpec` and Mosaic's `CompilerParams`,
+which the TPU lowering (plax-tpu) reads and interpret mode ignores."""
 from __future__ import annotations
 
 import dataclasses
@@ -9,6 +8,7 @@ import enum
 from typing import Any
 
 from plax_pallas.memory import _Space
+from plax_pallas.specs import GridSpec, no_block_spec
 
 
 class MemorySpace(_Space):
@@ -62,5 +62,38 @@ class CompilerParams:
     fuse_transposed_lhs_in_matmul: bool = False
 
 
+def freeze_compiler_params(params):
+    """`params` as a hashable primitive parameter (lists as tuples, `flags` as sorted
+    items); None stays None."""
+    if params is None:
+        return None
+    if not isinstance(params, CompilerParams):
+        raise TypeError(f"compiler_params must be a pltpu.CompilerParams, got {params!r}")
+    semantics = params.dimension_semantics
+    if semantics is not None:
+        semantics = tuple(s.value if isinstance(s, GridDimensionSemantics) else s
+                          for s in semantics)
+    flags = params.flags
+    if isinstance(flags, dict):
+        flags = tuple(sorted(flags.items()))
+    fusion = params.allow_input_fusion
+    return dataclasses.replace(params, dimension_semantics=semantics, flags=flags,
+                               allow_input_fusion=None if fusion is None else tuple(fusion))
+
+
+@dataclasses.dataclass(frozen=True)
+class PrefetchScalarGridSpec(GridSpec):
+    """A grid spec whose first `num_scalar_prefetch` operands are scalar-prefetch
+    operands: whole arrays in SMEM, passed (as references) to every index map after
+    the program ids and to the kernel ahead of the blocked operands."""
+    num_scalar_prefetch: int = 0
+
+    def __init__(self, num_scalar_prefetch: int, grid=(), in_specs=no_block_spec,
+                 out_specs=no_block_spec, scratch_shapes=()):
+        super().__init__(grid, in_specs, out_specs, scratch_shapes)
+        object.__setattr__(self, "num_scalar_prefetch", num_scalar_prefetch)
+
+
 __all__ = ["ARBITRARY", "CMEM", "CORE_PARALLEL", "CompilerParams", "GridDimensionSemantics",
-           "HBM", "MemorySpace", "PARALLEL", "SMEM", "SUBCORE_PARALLEL", "VMEM", "VMEM_SHARED"]
+           "HBM", "MemorySpace", "PARALLEL", "PrefetchScalarGridSpec", "SMEM", "SUBCORE_PARALLEL",
+           "VMEM", "VMEM_SHARED"]
