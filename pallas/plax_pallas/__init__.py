@@ -1,4 +1,4 @@
-"""`plax.experimental.pallas`: JAX's Pallas kernels, run in interpret mode.
+"""`plax.experimental.pallas`: JAX's Pallas kernels, interpreted or compiled.
 
 `pallas_call(kernel, out_shape, grid=..., in_specs=..., out_specs=...,
 interpret=True)(*args)` runs `kernel(*in_refs, *out_refs)` once per point of
@@ -14,10 +14,12 @@ and dtype. `plax.experimental.pallas.triton` has the masked `load`/`store` and t
 atomic operations, `plax.experimental.pallas.tpu` the TPU memory spaces and
 `CompilerParams`.
 
-Only interpret mode exists: plax compiles no kernels, so `interpret=False` on CPU is
-JAX's ValueError. Not supported: scalar prefetch, dynamic grids, reference views
-(`x_ref.at[...]`), semaphores and DMAs; memory spaces, pipelining and compiler
-parameters are accepted and ignored.
+Interpret mode runs on every backend; `interpret=False` compiles the kernel where a
+platform's package lowers Pallas (plax-tpu: Mosaic, for TPU), and elsewhere is JAX's
+ValueError on CPU and a clear error otherwise. Scalar prefetch
+(`pltpu.PrefetchScalarGridSpec`), memory spaces (`pl.ANY`, `pltpu.VMEM`/`SMEM`) and
+`pltpu.CompilerParams` reach the compiled kernel; interpret mode has one memory. Not
+supported: dynamic grids and reference views (`x_ref.at[...]`).
 """
 from plax_stdlib.numpy.slice_index import Slice, dslice
 from plax_pallas.call import pallas_call

@@ -117,15 +117,14 @@ def build_module(kernel, grid, blocks, num_inputs: int, num_scalar_prefetch: int
                               "smem" if k < num_scalar_prefetch else spaces[k])
             lower_jaxpr(Context(), kernel.jaxpr, kernel.consts, [*args[:len(grid)], *refs])
             func.ReturnOp([])
-        window_params = []
-        for i, k in enumerate(b for b in ins[num_scalar_prefetch:] + outs):
-            window_params.append(_window(blocks[k], spaces[k], f"transform_{i}", grid,
-                                         prefetch_types, blocks[:num_scalar_prefetch]))
+        windowed = ins[num_scalar_prefetch:] + outs
+        window_params = [_window(blocks[k], spaces[k], f"transform_{i}", grid, prefetch_types)
+                         for i, k in enumerate(windowed)] if grid else []
     attrs = kernel_fn.attributes
     if grid:
         attrs["window_params"] = ir.ArrayAttr.get(window_params)
         attrs["iteration_bounds"] = ir.DenseI64ArrayAttr.get(list(grid))
-    elif any(not _trivial_window(blocks[k]) for k in ins[num_scalar_prefetch:] + outs):
+    elif any(not _trivial_window(blocks[k]) for k in windowed):
         raise LoweringError("Pallas TPU lowering: blocks smaller than their arrays need a grid")
     i64 = ir.IntegerType.get_signless(64)
     attrs["scalar_prefetch"] = ir.IntegerAttr.get(i64, num_scalar_prefetch)
@@ -137,8 +136,7 @@ def build_module(kernel, grid, blocks, num_inputs: int, num_scalar_prefetch: int
     return module
 
 
-def _window(block, space: str, fn_name: str, grid, prefetch_types, prefetch_blocks
-            ) -> ir.Attribute:
+def _window(block, space: str, fn_name: str, grid, prefetch_types) -> ir.Attribute:
     """The window of a blocked operand or result: its shape and its index map (emitted
     as the function `fn_name`); an empty one for an operand the kernel sees whole in
     place (`pl.ANY`)."""

@@ -641,14 +641,38 @@ def _scan(ctx, eqn, *ins):
                            "is supported)")
     loop_consts, carry = ins[:n_consts], ins[n_consts:]
     i32 = ir.IntegerType.get_signless(32)
-    lo = arith.ConstantOp(i32, ir.IntegerAttr.get(i32, 0)).result
-    hi = arith.ConstantOp(i32, ir.IntegerAttr.get(i32, length)).result
+    fori = _counts_steps(jaxpr, n_consts)
+    if fori:  # a fori_loop: its counter is the loop's induction variable
+        lo = carry[0]
+        hi = arith.addi(lo, arith.ConstantOp(i32, ir.IntegerAttr.get(i32, length)).result)
+        carry = carry[1:]
+    else:
+        lo = arith.ConstantOp(i32, ir.IntegerAttr.get(i32, 0)).result
+        hi = arith.ConstantOp(i32, ir.IntegerAttr.get(i32, length)).result
     step = arith.ConstantOp(i32, ir.IntegerAttr.get(i32, 1)).result
     loop = scf.ForOp(lo, hi, step, list(carry))
     with ir.InsertionPoint(loop.body):
-        results = lower_jaxpr(ctx, jaxpr, consts, [*loop_consts, *loop.inner_iter_args])
-        scf.YieldOp(results)
-    return list(loop.results)
+        counter = [loop.induction_variable] if fori else []
+        results = lower_jaxpr(ctx, jaxpr, consts, [*loop_consts, *counter,
+                                                   *loop.inner_iter_args])
+        scf.YieldOp(results[len(counter):])
+    return [hi, *loop.results] if counter else list(loop.results)
+
+
+def _counts_steps(jaxpr: Jaxpr, n_consts: int) -> bool:
+    """Whether the scan body's first carry is an int32 counter it adds one to (the
+    shape of a fori_loop), so that the loop's induction variable can be it."""
+    if len(jaxpr.invars) <= n_consts:
+        return False
+    counter, first_out = jaxpr.invars[n_consts], jaxpr.outvars[0]
+    if np.dtype(counter.aval.dtype) != np.int32 or counter.aval.shape:
+        return False
+    for eqn in jaxpr.eqns:
+        if first_out in eqn.outvars:
+            a, b = (eqn.invars + [None, None])[:2]
+            return (eqn.primitive.name == "add" and a is counter and isinstance(b, Literal)
+                    and b.val == 1)
+    return False
 
 
 @rule("while")
@@ -687,7 +711,9 @@ def _call(ctx, eqn, *ins):
 
 @rule("multiple_of")
 def _multiple_of(ctx, eqn, x):
-    return tpu.assume_multiple(x, eqn.params["values"][0])
+    for value in eqn.params["values"]:
+        x = tpu.assume_multiple(x, value)
+    return x
 
 
 @rule("copy", "copy_p", "optimization_barrier")
