@@ -226,6 +226,36 @@ def corpus(jax) -> dict:
         return pl.pallas_call(strided_kernel, interpret=it[0], out_shape=jax.ShapeDtypeStruct(
             (x.shape[0] // 2, x.shape[1]), x.dtype))(x)
 
+    def double_buffer_kernel(x_hbm, o_ref, buf, sems):
+        steps = x_hbm.shape[0] // 8
+
+        def copy(i, slot):
+            return pltpu.make_async_copy(x_hbm.at[pl.ds(pl.multiple_of(i * 8, 8), 8)],
+                                         buf.at[slot], sems.at[slot])
+
+        copy(0, 0).start()
+
+        def body(i, total):
+            slot = i % 2
+
+            @pl.when(i + 1 < steps)
+            def _():
+                copy(i + 1, 1 - slot).start()
+
+            copy(i, slot).wait()
+            return total + buf[slot]
+
+        o_ref[...] = lax.fori_loop(0, steps, body, jnp.zeros((8, 128), jnp.float32))
+
+    def double_buffered_sum(x):
+        """Rows of `x` (left in HBM: pl.ANY) summed by 8-row blocks, each block's copy
+        into VMEM started while the previous one is added."""
+        return pl.pallas_call(
+            double_buffer_kernel, out_shape=jax.ShapeDtypeStruct((8, 128), x.dtype),
+            in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+            scratch_shapes=[pltpu.VMEM((2, 8, 128), jnp.float32), pltpu.SemaphoreType.DMA((2,))],
+            interpret=it[0])(x)
+
     f32, bf16, i32 = "float32", "bfloat16", "int32"
     add_jit = jax.jit(lambda x, y: add(x * 2.0, y) - 1.0)
     return {
@@ -241,6 +271,7 @@ def corpus(jax) -> dict:
         "fori_loop_rows": (loop_rows, [((32, 128), f32)]),
         "int32_ops": (int_ops, [((16, 128), i32)]),
         "strided_loads": (strided_rows, [((32, 128), f32)]),
+        "double_buffered_copy": (double_buffered_sum, [((64, 128), f32)]),
         "add_under_jit": (add_jit, [((16, 256), f32), ((16, 256), f32)]),
         "add_under_vmap": (jax.vmap(add), [((3, 16, 256), f32), ((3, 16, 256), f32)]),
         "matmul_under_vmap": (jax.vmap(matmul(jax)), [((2, 256, 256), bf16)] * 2),

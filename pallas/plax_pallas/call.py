@@ -16,10 +16,11 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from plax.extend import tree_util
-from plax.extend.core import ShapedArray, Tracer, fun_sourceinfo, get_aval, stage_flat
+from plax.extend.core import (JaxprDebugInfo, ShapedArray, Tracer, fun_sourceinfo, get_aval,
+                              stage_flat)
 from plax_stdlib import numpy as jnp
 from plax_pallas.grid_context import grid_context
-from plax_pallas.memory import MemoryRef, scratch_aval
+from plax_pallas.memory import MemoryRef, scratch_aval, scratch_type
 from plax_pallas.tpu import SMEM, freeze_compiler_params
 from plax_pallas.primitive import pallas_call_p
 from plax_pallas.specs import (INDEX_AVAL, BlockSpec, GridSpec, block_mapping,
@@ -107,6 +108,7 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec: GridS
     out_avals = tuple(ShapedArray(tuple(o.shape), np.dtype(o.dtype)) for o in out_leaves)
     scratch_leaves, scratch_tree = tree_util.tree_flatten(
         tuple(scratch_shapes), is_leaf=lambda t: isinstance(t, MemoryRef))
+    scratch_leaves = [scratch_type(t) for t in scratch_leaves]
     scratch_avals = [scratch_aval(t, f"scratch_shapes[{k}]") for k, t in enumerate(scratch_leaves)]
     out_specs = _spec_leaves(out_specs, out_tree, "out_specs", "out_shape")
     params = freeze_compiler_params(compiler_params)
@@ -173,7 +175,8 @@ def _trace(kernel, src: str, grid, num_prefetch: int, in_specs, in_tree, avals, 
         return []
 
     closed = stage_flat(flat, [INDEX_AVAL] * len(grid)
-                        + [AbstractRef(b.kernel_aval) for b in blocks])
+                        + [AbstractRef(b.kernel_aval) for b in blocks],
+                        debug_info=JaxprDebugInfo("pallas_call", src, None, None))
     captured = [c for c in closed.consts if isinstance(c, Tracer)]
     if captured:
         raise ValueError(f"The kernel function in the pallas_call {src} captures constants "

@@ -51,13 +51,10 @@ def cdiv(a, b):
 
 def multiple_of(x, values):
     """`x`, with the promise that it is a multiple of `values` (an int or a sequence of
-    them): a hint compiled kernels pass to their compiler (`kernel_primitives`); a
-    Python int is returned as it is."""
+    them): a hint compiled kernels pass to their compiler (`kernel_primitives`)."""
     values = (values,) if isinstance(values, (int, np.integer)) else tuple(values)
     if not values or not all(isinstance(v, (int, np.integer)) and v > 0 for v in values):
         raise ValueError(f"multiple_of: values must be positive ints, got {values!r}")
-    if isinstance(x, (int, np.integer)):
-        return x
     return multiple_of_p.bind(x, values=tuple(int(v) for v in values))
 
 

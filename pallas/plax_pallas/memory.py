@@ -49,6 +49,12 @@ class MemoryRef:
         return ShapedArray(self.shape, self.dtype)
 
 
+def scratch_type(t):
+    """A scratch type as given (`pltpu.VMEM((8,), f32)`), or the scalar type a bare
+    space stands for (`pltpu.SemaphoreType.DMA`: one semaphore)."""
+    return t.scalar_type() if isinstance(t, _Space) and hasattr(t, "scalar_type") else t
+
+
 def scratch_aval(t, what: str) -> ShapedArray:
     if not isinstance(t, MemoryRef):
         raise TypeError(f"{what} must be a scratch buffer type, a memory space called with a "

@@ -80,7 +80,9 @@ def _kernel_with_batch_id(kernel: ClosedJaxpr) -> ClosedJaxpr:
     """`kernel` taking the new leading program id first (and ignoring it)."""
     def flat(batch_id, *args):
         return eval_jaxpr(kernel.jaxpr, kernel.consts, *args)
-    return stage_flat(flat, [INDEX_AVAL, *kernel.in_avals])
+    dbg = kernel.jaxpr.debug_info
+    return stage_flat(flat, [INDEX_AVAL, *kernel.in_avals],
+                      debug_info=dbg and dbg._replace(arg_names=None, result_paths=None))
 
 
 @cached_on_jaxpr

@@ -1,13 +1,17 @@
 """`plax.experimental.pallas.tpu`: TPU memory spaces (`VMEM((8, 128), jnp.float32)`
-for scratch buffers, `SMEM`), `PrefetchScalarGridSpec` and Mosaic's `CompilerParams`,
-which the TPU lowering (plax-tpu) reads and interpret mode ignores."""
+for scratch buffers, `SMEM`), semaphores and asynchronous copies (`SemaphoreType`,
+`make_async_copy`), `PrefetchScalarGridSpec` and Mosaic's `CompilerParams`, which the
+TPU lowering (plax-tpu) reads and interpret mode ignores."""
 from __future__ import annotations
 
 import dataclasses
 import enum
 from typing import Any
 
-from plax_pallas.memory import _Space
+import numpy as np
+
+from plax_pallas.kernel_primitives import AsyncCopyDescriptor, make_async_copy
+from plax_pallas.memory import MemoryRef, _Space
 from plax_pallas.specs import GridSpec, no_block_spec
 
 
@@ -26,6 +30,20 @@ VMEM_SHARED = MemorySpace.VMEM_SHARED
 SMEM = MemorySpace.SMEM
 CMEM = MemorySpace.CMEM
 HBM = MemorySpace.HBM
+
+
+class SemaphoreType(_Space):
+    """Semaphores for scratch buffers: `SemaphoreType.DMA((2,))` is two DMA semaphores
+    (what `make_async_copy` signals), `SemaphoreType.DMA` one. Interpret mode copies at
+    once and never waits on them."""
+    REGULAR = "semaphore"
+    DMA = "dma_semaphore"
+
+    def __call__(self, shape=()) -> MemoryRef:
+        return MemoryRef(tuple(shape), np.dtype(np.int32), self)
+
+    def scalar_type(self) -> MemoryRef:
+        return self(())
 
 
 class GridDimensionSemantics(enum.Enum):
@@ -96,4 +114,4 @@ class PrefetchScalarGridSpec(GridSpec):
 
 __all__ = ["ARBITRARY", "CMEM", "CORE_PARALLEL", "CompilerParams", "GridDimensionSemantics",
            "HBM", "MemorySpace", "PARALLEL", "PrefetchScalarGridSpec", "SMEM", "SUBCORE_PARALLEL",
-           "VMEM", "VMEM_SHARED"]
+           "VMEM", "VMEM_SHARED", "AsyncCopyDescriptor", "SemaphoreType", "make_async_copy"]

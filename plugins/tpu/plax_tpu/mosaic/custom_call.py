@@ -45,6 +45,10 @@ def _memory_space(block) -> str:
 
 
 def _memref_type(shape, dtype, space: str) -> ir.Type:
+    if space in ("semaphore", "dma_semaphore"):
+        return ir.MemRefType.get(list(shape), ir.Type.parse(f"!tpu.{space}"),
+                                 memory_space=ir.Attribute.parse(
+                                     "#tpu.memory_space<semaphore_mem>"))
     if np.dtype(dtype) == np.bool_:
         raise LoweringError("Pallas TPU lowering: boolean operands and results are not "
                             "supported (pass them as int32)")

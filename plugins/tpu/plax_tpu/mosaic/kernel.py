@@ -469,8 +469,8 @@ def _dot_general(ctx, eqn, lhs, rhs):
 # --- references -------------------------------------------------------------------------------
 
 def _indexer(ctx, ref: Ref, spec: tuple, dynamic: Sequence[ir.Value]):
-    """(start indices, sizes, strides, kept dims) of `ref[index]` over the memref's
-    dimensions (squeezed ones included, at index 0)."""
+    """(starts, sizes, strides, kept dims) of `ref[index]` over the memref's dimensions
+    (squeezed ones included, at 0); a start is an int or an i32 value."""
     kernel_rank = len(ref.shape) - len(ref.squeezed)
     entries = list(spec)
     if Ellipsis in entries:
@@ -483,24 +483,15 @@ def _indexer(ctx, ref: Ref, spec: tuple, dynamic: Sequence[ir.Value]):
     starts, sizes, strides, kept = [], [], [], []
     for d, n in enumerate(ref.shape):
         entry = per_dim.get(d)
-        if entry is None:  # a squeezed block dimension
-            starts.append(index_constant(0))
-            sizes.append(1)
-            strides.append(1)
-            kept.append(False)
-        elif entry == "dynamic":
-            starts.append(as_index(next(operands)))
-            sizes.append(1)
-            strides.append(1)
-            kept.append(False)
-        elif entry[0] == "int":
-            starts.append(index_constant(entry[1] % n))
+        if entry is None or entry == "dynamic" or entry[0] == "int":
+            # a squeezed block dimension, or an integer index
+            starts.append(0 if entry is None else next(operands) if entry == "dynamic"
+                          else entry[1] % n)
             sizes.append(1)
             strides.append(1)
             kept.append(False)
         elif entry[0] == "dslice":
-            start = next(operands) if entry[1] is None else entry[1]
-            starts.append(as_index(start) if entry[1] is None else index_constant(start))
+            starts.append(next(operands) if entry[1] is None else entry[1])
             sizes.append(entry[2])
             strides.append(entry[3])
             kept.append(True)
@@ -508,11 +499,21 @@ def _indexer(ctx, ref: Ref, spec: tuple, dynamic: Sequence[ir.Value]):
             start, stop, step = slice(*entry[1:]).indices(n)
             if step <= 0:
                 raise _unsupported(ctx, "a reference slice with a negative step")
-            starts.append(index_constant(start))
+            starts.append(start)
             sizes.append(len(range(start, stop, step)))
             strides.append(step)
             kept.append(True)
     return starts, sizes, strides, kept
+
+
+def _index_values(starts) -> list[ir.Value]:
+    return [index_constant(s) if isinstance(s, int) else as_index(s) for s in starts]
+
+
+def _i32_values(starts) -> list[ir.Value]:
+    i32 = ir.IntegerType.get_signless(32)
+    return [arith.ConstantOp(i32, ir.IntegerAttr.get(i32, s)).result if isinstance(s, int)
+            else s for s in starts]
 
 
 @rule("get")
@@ -523,6 +524,7 @@ def _get(ctx, eqn, ref, *dynamic):
 
 
 def load(ctx, ref: Ref, starts, sizes, strides, out) -> ir.Value:
+    starts = _index_values(starts)
     if ref.memory_space == "smem":
         if out.shape:
             raise _unsupported(ctx, f"loading a {out.str_short()} block from SMEM (SMEM holds "
@@ -545,6 +547,7 @@ def load(ctx, ref: Ref, starts, sizes, strides, out) -> ir.Value:
 
 
 def store(ctx, ref: Ref, value: ir.Value, aval, starts, sizes, strides, mask=None) -> None:
+    starts = _index_values(starts)
     if ref.memory_space == "smem":
         if aval.shape:
             raise _unsupported(ctx, f"storing a {aval.str_short()} block to SMEM (SMEM holds "
@@ -719,3 +722,46 @@ def _multiple_of(ctx, eqn, x):
 @rule("copy", "copy_p", "optimization_barrier")
 def _identity(ctx, eqn, *xs):
     return xs if eqn.primitive.multiple_results else xs[0]
+
+
+# --- asynchronous copies ----------------------------------------------------------------------
+
+def _memref_view(ctx, ref: Ref, spec: tuple, dynamic) -> ir.Value:
+    """The memref of `ref[index]` (`tpu.memref_slice`, then `tpu.memref_squeeze` of the
+    integer-indexed and squeezed dimensions): what a DMA reads, writes or signals."""
+    starts, sizes, strides, kept = _indexer(ctx, ref, spec, dynamic)
+    if any(s != 1 for s in strides):
+        raise _unsupported(ctx, "a strided slice of a reference in an async copy")
+    typ = ir.MemRefType(ref.value.type)
+    value = ref.value
+    if tuple(sizes) != tuple(typ.shape) or any(isinstance(s, ir.Value) or s for s in starts):
+        sliced = ir.MemRefType.get(sizes, typ.element_type, memory_space=typ.memory_space)
+        value = tpu.memref_slice(sliced, value, _i32_values(starts), [])
+    if not all(kept):
+        squeezed = ir.MemRefType.get([n for n, k in zip(sizes, kept) if k], typ.element_type,
+                                     memory_space=typ.memory_space)
+        value = tpu.memref_squeeze(squeezed, value)
+    return value
+
+
+def _dma_operands(ctx, eqn, ins) -> list[ir.Value]:
+    refs_, rest = ins[:3], list(ins[3:])
+    views = []
+    for ref, spec, n in zip(refs_, eqn.params["specs"], eqn.params["counts"]):
+        views.append(_memref_view(ctx, ref, spec, rest[:n]))
+        rest = rest[n:]
+    return views
+
+
+@rule("dma_start")
+def _dma_start(ctx, eqn, *ins):
+    src, dst, sem = _dma_operands(ctx, eqn, ins)
+    tpu.enqueue_dma(source=src, target=dst, target_semaphore=sem)
+    return []
+
+
+@rule("dma_wait")
+def _dma_wait(ctx, eqn, *ins):
+    src, dst, sem = _dma_operands(ctx, eqn, ins)
+    tpu.wait_dma2(sem, src, dst)
+    return []
