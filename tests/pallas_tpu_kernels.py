@@ -256,6 +256,21 @@ def corpus(jax) -> dict:
             scratch_shapes=[pltpu.VMEM((2, 8, 128), jnp.float32), pltpu.SemaphoreType.DMA((2,))],
             interpret=it[0])(x)
 
+    def shifts_kernel(x_ref, o_ref):
+        x = x_ref[...]
+        rolled = pltpu.roll(x, 3, 1) + pltpu.roll(x, 1, 0)
+        rows = lax.broadcasted_iota(jnp.int32, (8, 256), 0)
+        # JAX 0.10.2 does not export pltpu.repeat (plax does): the same concatenation.
+        repeat = getattr(pltpu, "repeat", lambda v, n, axis: jnp.concatenate([v] * n, axis))
+        pltpu.store(o_ref, repeat(rolled, 2, 1) * 2.0, mask=rows % 2 == 0)
+        pltpu.store(o_ref.at[:, pl.ds(0, 128)], rolled, mask=rows[:, :128] % 2 == 1)
+        pltpu.store(o_ref.at[:, pl.ds(128, 128)], -rolled, mask=rows[:, 128:] % 2 == 1)
+
+    def shifts(x):
+        """pltpu.roll along lanes and sublanes, pltpu.repeat, and masked stores."""
+        return pl.pallas_call(shifts_kernel, interpret=it[0],
+                              out_shape=jax.ShapeDtypeStruct((8, 256), x.dtype))(x)
+
     f32, bf16, i32 = "float32", "bfloat16", "int32"
     add_jit = jax.jit(lambda x, y: add(x * 2.0, y) - 1.0)
     return {
@@ -272,6 +287,7 @@ def corpus(jax) -> dict:
         "int32_ops": (int_ops, [((16, 128), i32)]),
         "strided_loads": (strided_rows, [((32, 128), f32)]),
         "double_buffered_copy": (double_buffered_sum, [((64, 128), f32)]),
+        "roll_repeat_masked_store": (shifts, [((8, 128), f32)]),
         "add_under_jit": (add_jit, [((16, 256), f32), ((16, 256), f32)]),
         "add_under_vmap": (jax.vmap(add), [((3, 16, 256), f32), ((3, 16, 256), f32)]),
         "matmul_under_vmap": (jax.vmap(matmul(jax)), [((2, 256, 256), bf16)] * 2),

@@ -40,6 +40,9 @@ DIFFERENCES = {
     # -x: plax emits arith.negf, JAX 0 - x (arith.subf). negf keeps the sign of a
     # zero (-(+0.0) is -0.0, as lax.neg is everywhere else); 0 - (+0.0) is +0.0.
     "fused_where_exp": {"arith.negf": (0, 1), "arith.subf": (1, 0)},
+    # The same -x, and JAX's zero for its 0 - x.
+    "roll_repeat_masked_store": {"arith.constant": (11, 10), "arith.negf": (0, 1),
+                                 "arith.subf": (1, 0)},
 }
 
 
@@ -172,6 +175,13 @@ def _gather(idx, scale, x):
     return np.concatenate([x[8 * j:8 * j + 8] * s + j for j, s in zip(idx, scale)])
 
 
+def _shifts(x):
+    rolled = np.roll(x, 3, 1) + np.roll(x, 1, 0)
+    odd = (np.arange(8) % 2 == 1)[:, None]
+    return np.where(odd, np.concatenate([rolled, -rolled], 1),
+                    np.concatenate([rolled, rolled], 1) * 2)
+
+
 NUMPY = {
     "add_2d_grid": lambda x, y: x + y,
     "matmul_f32": lambda x, y: _f32(x) @ _f32(y),
@@ -186,6 +196,7 @@ NUMPY = {
     "int32_ops": lambda x: np.where(x % 3 == 0, x * 3, np.maximum(x, 7)) + (x > 5),
     "strided_loads": lambda x: x[::2] + x[1::2],
     "double_buffered_copy": lambda x: x.reshape(-1, 8, 128).sum(0),
+    "roll_repeat_masked_store": _shifts,
     "add_under_jit": lambda x, y: x * 2 + y - 1,
     "add_under_vmap": lambda x, y: x + y,
     "matmul_under_vmap": lambda x, y: _f32(x) @ _f32(y),

@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from plax_pallas.kernel_primitives import AsyncCopyDescriptor, make_async_copy
+from plax_pallas.kernel_primitives import (AsyncCopyDescriptor, make_async_copy, repeat, roll,
+                                          store)
 from plax_pallas.memory import MemoryRef, _Space
 from plax_pallas.specs import GridSpec, no_block_spec
 
@@ -112,6 +113,7 @@ class PrefetchScalarGridSpec(GridSpec):
         object.__setattr__(self, "num_scalar_prefetch", num_scalar_prefetch)
 
 
-__all__ = ["ARBITRARY", "CMEM", "CORE_PARALLEL", "CompilerParams", "GridDimensionSemantics",
-           "HBM", "MemorySpace", "PARALLEL", "PrefetchScalarGridSpec", "SMEM", "SUBCORE_PARALLEL",
-           "VMEM", "VMEM_SHARED", "AsyncCopyDescriptor", "SemaphoreType", "make_async_copy"]
+__all__ = ["ARBITRARY", "AsyncCopyDescriptor", "CMEM", "CORE_PARALLEL", "CompilerParams",
+           "GridDimensionSemantics", "HBM", "MemorySpace", "PARALLEL", "PrefetchScalarGridSpec",
+           "SMEM", "SUBCORE_PARALLEL", "SemaphoreType", "VMEM", "VMEM_SHARED", "make_async_copy",
+           "repeat", "roll", "store"]

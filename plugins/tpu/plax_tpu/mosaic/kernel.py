@@ -765,3 +765,40 @@ def _dma_wait(ctx, eqn, *ins):
     src, dst, sem = _dma_operands(ctx, eqn, ins)
     tpu.wait_dma2(sem, src, dst)
     return []
+
+
+@rule("masked_store")
+def _masked_store(ctx, eqn, ref, value, mask, *dynamic):
+    aval, mask_aval = eqn.invars[1].aval, eqn.invars[2].aval
+    if np.dtype(aval.dtype).itemsize != 4:
+        raise _unsupported(ctx, f"a masked store of {np.dtype(aval.dtype).name} (Mosaic masks "
+                           "32-bit stores)")
+    starts, sizes, strides, _ = _indexer(ctx, ref, eqn.params["spec"], dynamic)
+    if tuple(sizes) != tuple(mask_aval.shape):
+        mask = vector.ShapeCastOp(ir.VectorType.get(sizes, element_type(np.bool_)), mask).result
+    store(ctx, ref, value, aval, starts, sizes, strides, mask=mask)
+    return []
+
+
+# --- rotations, concatenation, slices ----------------------------------------------------------
+
+@rule("roll")
+def _roll(ctx, eqn, x, shift):
+    p = eqn.params
+    return tpu.dynamic_rotate(x, shift, p["axis"], stride=p["stride"],
+                              stride_dimension=p["stride_axis"])
+
+
+@rule("concatenate")
+def _concatenate(ctx, eqn, *xs):
+    return tpu.concatenate(list(xs), eqn.params["dimension"])
+
+
+@rule("slice")
+def _slice(ctx, eqn, x):
+    p = eqn.params
+    starts, limits = p["start_indices"], p["limit_indices"]
+    strides = p["strides"] or (1,) * len(starts)
+    sizes = [len(range(s, e, st)) for s, e, st in zip(starts, limits, strides)]
+    return vector.extract_strided_slice(value_type(eqn.outvars[0].aval), x, list(starts),
+                                        sizes, list(strides))
