@@ -264,6 +264,29 @@ def test_vmem_limit_reaches_the_backend_config(device):
            '\\22size\\22:33554432}]' in text
 
 
+def _mesh_sharding():
+    from plax.experimental import topologies
+    from plax.sharding import NamedSharding, PartitionSpec as P
+    mesh = topologies.make_mesh(topologies.get_topology_desc("v5e:2x2", "tpu"), (4,), ("x",))
+    return mesh, NamedSharding(mesh, P("x"))
+
+
+def test_a_kernel_split_by_the_partitioner_is_refused(device):
+    _, sharding = _mesh_sharding()
+    fn, _ = CORPUS["add_2d_grid"]
+    with pytest.raises(NotImplementedError, match="cannot be automatically partitioned"):
+        _lowered(fn, [((64, 256), "float32")] * 2, sharding)
+
+
+def test_a_kernel_runs_per_device_under_shard_map(device):
+    from plax.sharding import PartitionSpec as P
+    mesh, sharding = _mesh_sharding()
+    fn, _ = CORPUS["add_2d_grid"]
+    per_device = plax.shard_map(fn, mesh=mesh, in_specs=(P("x"), P("x")), out_specs=P("x"))
+    compiled = _lowered(per_device, [((64, 256), "float32")] * 2, sharding).compile()
+    assert "tpu_custom_call" in compiled.as_text()
+
+
 def test_the_tpu_lowering_is_plax_tpus():
     from plax.extend import rules_of
     rules = rules_of(pl.pallas_call_p)

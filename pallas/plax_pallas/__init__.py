@@ -18,8 +18,9 @@ Interpret mode runs on every backend; `interpret=False` compiles the kernel wher
 platform's package lowers Pallas (plax-tpu: Mosaic, for TPU), and elsewhere is JAX's
 ValueError on CPU and a clear error otherwise. Scalar prefetch
 (`pltpu.PrefetchScalarGridSpec`), memory spaces (`pl.ANY`, `pltpu.VMEM`/`SMEM`) and
-`pltpu.CompilerParams` reach the compiled kernel; interpret mode has one memory. Not
-supported: dynamic grids and reference views (`x_ref.at[...]`).
+`pltpu.CompilerParams` reach the compiled kernel; interpret mode has one memory. A
+reference view (`x_ref.at[...]`) is read and written as its reference, and names the
+blocks `pltpu.make_async_copy` copies. Not supported: dynamic grids.
 """
 from plax_stdlib.numpy.slice_index import Slice, dslice
 from plax_pallas.call import pallas_call

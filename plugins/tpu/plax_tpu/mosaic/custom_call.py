@@ -244,6 +244,13 @@ def lower_pallas_call(ctx, *operands, kernel, grid, blocks, num_inputs: int,
                       num_scalar_prefetch: int, input_output_aliases, debug: bool,
                       name: str | None, compiler_params) -> Sequence[ir.Value]:
     """pallas_call's lowering for TPU: the `tpu_custom_call` of the kernel's Mosaic module."""
+    axes = ctx.axis_context
+    if (axes is None and ctx.num_partitions > 1) or (axes is not None
+                                                     and not axes.is_fully_manual):
+        raise NotImplementedError(
+            "Mosaic kernels cannot be automatically partitioned: call the pallas_call "
+            "inside a shard_map over every mesh axis (each device runs the kernel on its "
+            "own shard)")
     fn_name = kernel_name(kernel, name)
     module = mosaic_module(kernel, grid, blocks, num_inputs, num_scalar_prefetch,
                            compiler_params, fn_name)
