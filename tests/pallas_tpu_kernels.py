@@ -271,6 +271,18 @@ def corpus(jax) -> dict:
         return pl.pallas_call(shifts_kernel, interpret=it[0],
                               out_shape=jax.ShapeDtypeStruct((8, 256), x.dtype))(x)
 
+    def cond_kernel(x_ref, o_ref):
+        x = x_ref[...]
+        first = pl.program_id(0) == 0
+        o_ref[...] = lax.cond(first, lambda v: v * 2.0, lambda v: jnp.maximum(v, 0.0), x)
+
+    def cond_values(x):
+        """A lax.cond with results: the first block doubled, the others clipped at 0."""
+        spec = pl.BlockSpec((8, 128), lambda i: (i, 0))
+        return pl.pallas_call(cond_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+                              grid=(x.shape[0] // 8,), in_specs=[spec], out_specs=spec,
+                              interpret=it[0])(x)
+
     f32, bf16, i32 = "float32", "bfloat16", "int32"
     add_jit = jax.jit(lambda x, y: add(x * 2.0, y) - 1.0)
     return {
@@ -284,6 +296,7 @@ def corpus(jax) -> dict:
         "flash_attention": (flash_attention(jax), [((2, 256, 128), bf16)] * 3),
         "fused_where_exp": (fused, [((16, 128), f32)]),
         "fori_loop_rows": (loop_rows, [((32, 128), f32)]),
+        "cond_with_results": (cond_values, [((24, 128), f32)]),
         "int32_ops": (int_ops, [((16, 128), i32)]),
         "strided_loads": (strided_rows, [((32, 128), f32)]),
         "double_buffered_copy": (double_buffered_sum, [((64, 128), f32)]),

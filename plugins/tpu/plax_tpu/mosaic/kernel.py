@@ -442,11 +442,6 @@ def _reduce(ctx, eqn, x):
     return vector.ExtractOp(x, [], [0]).result
 
 
-@rule("argmax", "argmin")
-def _arg_reduce(ctx, eqn, x):
-    raise _unsupported(ctx, f"'{eqn.primitive.name}'")
-
-
 # --- matmul -------------------------------------------------------------------------------
 
 @rule("dot_general")
@@ -719,7 +714,7 @@ def _multiple_of(ctx, eqn, x):
     return x
 
 
-@rule("copy", "copy_p", "optimization_barrier")
+@rule("copy", "optimization_barrier")
 def _identity(ctx, eqn, *xs):
     return xs if eqn.primitive.multiple_results else xs[0]
 
