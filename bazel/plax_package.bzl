@@ -25,6 +25,7 @@ LIBRARIES = {
     "plax-runtime": "//runtime_cpp:plax_runtime",
     "plax-transforms": "//transforms:plax_transforms",
     "plax-sharding": "//sharding:plax_sharding",
+    "plax-pallas": "//pallas:plax_pallas",
     "plax-cuda12": "//plugins/cuda:plax_cuda12",
     "plax-tpu": "//plugins/tpu:plax_tpu",
 }

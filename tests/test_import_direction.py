@@ -2,7 +2,8 @@
 `plax._src`.
 
 Layers, lowest first: the kernel (`plax`); the standard library (`plax_stdlib`) and
-the runtime (`plax_runtime`), side by side; the transforms; sharding; the plugins.
+the runtime (`plax_runtime`), side by side; the transforms; sharding and Pallas, side by
+side; the plugins (the TPU plugin also sees Pallas, whose Mosaic lowering it owns).
 A package may import only the layers its own entry in `ALLOWED` names. Every `.py`
 file of every package is read with `ast`, so imports inside functions count as much
 as those at the top, and so do `importlib.import_module("...")`/`__import__` calls
@@ -33,7 +34,12 @@ ALLOWED = {
     "plax_transforms": {"plax", "plax_stdlib", "plax_runtime", "plax_transforms"},
     "plax_sharding": {"plax", "plax_stdlib", "plax_runtime", "plax_transforms",
                       "plax_sharding"},
+    "plax_pallas": {"plax", "plax_stdlib", "plax_runtime", "plax_transforms", "plax_pallas"},
     **{p: {"plax", "plax_runtime", p} for p in PLUGINS},
+    # The TPU plugin owns Pallas's Mosaic lowering (DESIGN.md §2), so it depends on
+    # plax-pallas and may import what that installs.
+    "plax_tpu": {"plax", "plax_stdlib", "plax_runtime", "plax_transforms", "plax_pallas",
+                 "plax_tpu"},
 }
 WORKSPACE_PACKAGES = set(ALLOWED)
 # Upward edges that are allowed anyway, each with the reason. Empty: every seam is an

@@ -447,3 +447,69 @@ def test_scratch_shapes_must_be_buffer_types():
         pl.pallas_call(lambda o_ref, s_ref: None,
                        out_shape=plax.ShapeDtypeStruct((2,), jnp.float32),
                        scratch_shapes=[plax.ShapeDtypeStruct((2,), jnp.float32)], interpret=True)
+
+
+def test_compiled_kernel_without_a_platform_lowering_is_a_clear_error():
+    """Pallas has no platform code: a platform with no `pallas_call` lowering of its
+    own (here CUDA; plax-tpu gives TPU one) names the way out."""
+    kernel = pl.pallas_call(lambda x_ref, o_ref: o_ref.__setitem__(..., x_ref[...] + 1),
+                            out_shape=plax.ShapeDtypeStruct((8, 128), jnp.float32))
+    traced = plax.jit(kernel).trace(plax.ShapeDtypeStruct((8, 128), jnp.float32))
+    with pytest.raises(NotImplementedError, match="no Pallas lowering for platform 'cuda'"):
+        traced.lower(lowering_platforms=("cuda",))
+
+
+def _copy_call(src_rows: int, dst_rows: int):
+    def kernel(x_hbm, o_ref, sem):
+        copy = pltpu.make_async_copy(x_hbm.at[pl.ds(0, src_rows)], o_ref.at[pl.ds(0, dst_rows)],
+                                     sem)
+        copy.start()
+        copy.wait()
+    return pl.pallas_call(kernel, out_shape=plax.ShapeDtypeStruct((16, 128), jnp.float32),
+                          in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+                          scratch_shapes=[pltpu.SemaphoreType.DMA], interpret=True)
+
+
+def test_async_copy_in_interpret_mode_copies_the_view():
+    x = np.arange(16 * 128, dtype=np.float32).reshape(16, 128)
+    out = np.asarray(_copy_call(16, 16)(x))
+    np.testing.assert_array_equal(out, x)
+
+
+@pytest.mark.parametrize("case, call, error, message", [
+    ("copy_shapes", lambda x: _copy_call(8, 16)(x), ValueError, "differ in shape"),
+    ("roll_negative", lambda x: pltpu.roll(x, -1, 0), ValueError, "shift must be non-negative"),
+    ("roll_axis", lambda x: pltpu.roll(x, 1, 5), ValueError, "axis is out of range"),
+    ("multiple_of", lambda x: pl.multiple_of(x, 0), ValueError, "positive ints"),
+    ("prefetch_count", lambda x: pl.pallas_call(
+        lambda *refs: None, out_shape=plax.ShapeDtypeStruct((8,), jnp.float32),
+        grid_spec=pltpu.PrefetchScalarGridSpec(num_scalar_prefetch=-1), interpret=True)(x),
+     TypeError, "num_scalar_prefetch must be a non-negative int"),
+])
+def test_kernel_language_bad_inputs(case, call, error, message):
+    with pytest.raises(error, match=message):
+        call(np.zeros((16, 128), np.float32))
+
+
+def test_masked_store_mask_must_match_the_value():
+    def kernel(x_ref, o_ref):
+        pltpu.store(o_ref, x_ref[...], mask=jnp.ones((8,), bool))
+    call = pl.pallas_call(kernel, out_shape=plax.ShapeDtypeStruct((8, 128), jnp.float32),
+                          interpret=True)
+    with pytest.raises(ValueError, match="mask must be a boolean array of the value's shape"):
+        call(np.zeros((8, 128), np.float32))
+
+
+def test_scalar_prefetch_in_interpret_mode():
+    def kernel(idx_ref, x_ref, o_ref):
+        o_ref[...] = x_ref[...] + idx_ref[pl.program_id(0)].astype(jnp.float32)
+    spec = pltpu.PrefetchScalarGridSpec(
+        num_scalar_prefetch=1, grid=(3,),
+        in_specs=[pl.BlockSpec((8, 128), lambda i, idx: (idx[i], 0))],
+        out_specs=pl.BlockSpec((8, 128), lambda i, idx: (i, 0)))
+    call = pl.pallas_call(kernel, grid_spec=spec, interpret=True,
+                          out_shape=plax.ShapeDtypeStruct((24, 128), jnp.float32))
+    idx = np.array([2, 0, 1], np.int32)
+    x = np.random.default_rng(0).standard_normal((24, 128)).astype(np.float32)
+    expected = np.concatenate([x[8 * j:8 * j + 8] + j for j in idx])
+    np.testing.assert_allclose(np.asarray(call(idx, x)), expected)

@@ -82,7 +82,7 @@ INLINE_CONSTANT_BYTES = 1 << 20
 # --- source locations ------------------------------------------------------------
 
 _LIBRARY_PACKAGES = ("plax", "plax_stdlib", "plax_runtime", "plax_transforms",
-                     "plax_sharding", "plax_cuda12", "plax_tpu")
+                     "plax_sharding", "plax_pallas", "plax_cuda12", "plax_tpu")
 
 
 def _library_dirs() -> tuple[str, ...]:
@@ -836,12 +836,16 @@ def sharding_constraint(ctx: LoweringRuleContext, value: ir.Value, sharding: Sha
     return op.result
 
 
+@functools.cache
+def _load_platform_rules() -> None:
+    plugins.load_group("plax.lowering")
+
+
 def lowering_rule(prim: Primitive, platform: str):
-    """`prim`'s lowering rule for `platform` (a platform-specific one wins)."""
+    """`prim`'s lowering rule for `platform` (a platform-specific one wins, so the
+    platform rules that plugins add are loaded first, once)."""
+    _load_platform_rules()
     rule = prim.get_rule(LOWERING, platform)
-    if rule is None:
-        plugins.load_group("plax.lowering")  # platform rules that plugins add
-        rule = prim.get_rule(LOWERING, platform)
     if rule is None:
         have = rules_of(prim)
         lowerings = {k: v for k, v in have.items() if k.startswith(LOWERING)}

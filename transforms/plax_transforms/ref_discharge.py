@@ -158,7 +158,7 @@ def _unique_cells(values, jaxprs: Sequence[ClosedJaxpr]) -> list[Cell]:
 def _writes(jaxpr: Jaxpr) -> bool:
     """Whether `jaxpr` writes a reference, at any depth."""
     for eqn in jaxpr.eqns:
-        if eqn.primitive in (refs.swap_p, refs.addupdate_p):
+        if eqn.primitive in _WRITERS:
             return True
         for param in eqn.params.values():
             for sub in (param if isinstance(param, (tuple, list)) else (param,)):
@@ -246,6 +246,17 @@ _RULES: dict = {
     scan_p: _scan, while_p: _while, cond_p: _cond,
 }
 _PLAIN_CALLS = frozenset({"plax.jit", "plax.checkpoint"})
+_WRITERS = {refs.swap_p, refs.addupdate_p}  # primitives that write a reference operand
+
+
+def register_discharge_rule(primitive, rule: Callable, *, writes: bool) -> None:
+    """How another package's primitive on references is discharged: `rule(eqn, ins)`
+    gets its operands (references as `Cell`s, whose `value` it reads and replaces) and
+    returns its results; `writes` says whether it writes a reference (so that loops and
+    branches around it carry the references' values)."""
+    _RULES[primitive] = rule
+    if writes:
+        _WRITERS.add(primitive)
 
 
 # --- at a jit boundary --------------------------------------------------------------------

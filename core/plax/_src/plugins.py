@@ -70,6 +70,7 @@ _NAMED_PROVIDERS = {
     ("plax.modules", "dlpack"): "plax-runtime", ("plax.modules", "sharding"): "plax-sharding",
     ("plax.modules", "profiler"): "plax-runtime",
     ("plax.modules", "experimental.compilation_cache"): "plax-runtime",
+    ("plax.modules", "experimental.pallas"): "plax-pallas",
     ("plax.names", "lax.with_sharding_constraint"): "plax-sharding",
     ("plax.names", "debug.visualize_array_sharding"): "plax-sharding",
     ("plax.names", "debug.visualize_sharding"): "plax-sharding",

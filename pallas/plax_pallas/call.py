@@ -16,12 +16,14 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from plax.extend import tree_util
-from plax.extend.core import ShapedArray, Tracer, fun_sourceinfo, get_aval, stage_flat
+from plax.extend.core import (JaxprDebugInfo, ShapedArray, Tracer, fun_sourceinfo, get_aval,
+                              stage_flat)
 from plax_stdlib import numpy as jnp
-from plax_transforms.pallas.grid_context import grid_context
-from plax_transforms.pallas.memory import MemoryRef, scratch_aval
-from plax_transforms.pallas.primitive import pallas_call_p
-from plax_transforms.pallas.specs import (INDEX_AVAL, BlockSpec, GridSpec, block_mapping,
+from plax_pallas.grid_context import grid_context
+from plax_pallas.memory import MemoryRef, scratch_aval, scratch_type
+from plax_pallas.tpu import SMEM, freeze_compiler_params
+from plax_pallas.primitive import pallas_call_p
+from plax_pallas.specs import (INDEX_AVAL, BlockSpec, GridSpec, block_mapping,
                                           no_block_spec)
 from plax_transforms.refs import AbstractRef
 
@@ -61,6 +63,13 @@ def _leaf_names(prefix: str, tree, single: str | None = None) -> list[str]:
     return [prefix + tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(skeleton)[0]]
 
 
+def _num_scalar_prefetch(grid_spec) -> int:
+    n = getattr(grid_spec, "num_scalar_prefetch", 0)
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+        raise TypeError(f"num_scalar_prefetch must be a non-negative int, got {n!r}")
+    return int(n)
+
+
 def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec: GridSpec | None = None,
                 grid=(), in_specs=no_block_spec, out_specs=no_block_spec,
                 scratch_shapes=(), input_output_aliases: Mapping[int, int] = {},  # noqa: B006
@@ -68,8 +77,10 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec: GridS
                 compiler_params: Any = None, cost_estimate: Any = None,
                 metadata: Any = None) -> Callable[..., Any]:
     """A function running `kernel` over `grid`, each step on the blocks its specs pick
-    (see `plax.experimental.pallas`). Only interpret mode runs (`interpret=True`)."""
-    del compiler_params, cost_estimate, metadata  # hints for compilers plax does not have
+    (see `plax.experimental.pallas`): interpreted (`interpret=True`) on any platform,
+    compiled where a platform's package lowers Pallas (plax-tpu: Mosaic)."""
+    del cost_estimate, metadata  # hints plax's compilers do not read
+    num_prefetch = 0
     if grid_spec is not None:
         if grid != ():
             raise ValueError(f"If `grid_spec` is specified, then `grid` must be `()`. It is "
@@ -82,6 +93,7 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec: GridS
                              f"is {out_specs}")
         grid, in_specs, out_specs = grid_spec.grid, grid_spec.in_specs, grid_spec.out_specs
         scratch_shapes = grid_spec.scratch_shapes
+        num_prefetch = _num_scalar_prefetch(grid_spec)
     grid = _grid(grid)
     if in_specs is not no_block_spec and not isinstance(in_specs, (tuple, list)):
         raise ValueError(f"`in_specs` must be a tuple or a list. Found: {in_specs}")
@@ -94,15 +106,12 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec: GridS
         if not _is_shape(leaf):
             raise ValueError(f"Invalid out_shape type: {type(leaf)}")
     out_avals = tuple(ShapedArray(tuple(o.shape), np.dtype(o.dtype)) for o in out_leaves)
-    out_mappings = [block_mapping(s, a, grid, n) for s, a, n in zip(
-        _spec_leaves(out_specs, out_tree, "out_specs", "out_shape"), out_avals,
-        _leaf_names("outputs", out_tree, single="outputs"))]
-    # Scratch buffers are results that the call drops: whole arrays, kept across steps.
     scratch_leaves, scratch_tree = tree_util.tree_flatten(
         tuple(scratch_shapes), is_leaf=lambda t: isinstance(t, MemoryRef))
-    scratch_mappings = [block_mapping(no_block_spec, scratch_aval(t, f"scratch_shapes[{k}]"),
-                                      grid, f"scratch_shapes[{k}]")
-                        for k, t in enumerate(scratch_leaves)]
+    scratch_leaves = [scratch_type(t) for t in scratch_leaves]
+    scratch_avals = [scratch_aval(t, f"scratch_shapes[{k}]") for k, t in enumerate(scratch_leaves)]
+    out_specs = _spec_leaves(out_specs, out_tree, "out_specs", "out_shape")
+    params = freeze_compiler_params(compiler_params)
     aliases = tuple(sorted(dict(input_output_aliases).items()))
     src = fun_sourceinfo(kernel)
     traced: dict = {}
@@ -114,24 +123,40 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec: GridS
         avals = tuple(get_aval(x).update(weak_type=False) for x in leaves)
         key = (in_tree, avals)
         if key not in traced:
-            traced[key] = _trace(kernel, src, grid, in_specs, in_tree, avals, out_tree,
-                                 out_mappings, scratch_tree, scratch_mappings, aliases)
-        params = traced[key]
-        outs = pallas_call_p.bind(*leaves, **params, debug=debug, interpret=bool(interpret),
-                                  name=name)
-        return tree_util.tree_unflatten(out_tree, outs[:len(out_mappings)])
+            traced[key] = _trace(kernel, src, grid, num_prefetch, in_specs, in_tree, avals,
+                                 out_tree, out_specs, out_avals, scratch_tree, scratch_leaves,
+                                 scratch_avals, aliases)
+        outs = pallas_call_p.bind(*leaves, **traced[key], debug=debug,
+                                  interpret=bool(interpret), name=name,
+                                  compiler_params=params)
+        return tree_util.tree_unflatten(out_tree, outs[:len(out_avals)])
 
     functools.update_wrapper(call, kernel, assigned=("__name__", "__qualname__", "__doc__"),
                              updated=())
     return call
 
 
-def _trace(kernel, src: str, grid, in_specs, in_tree, avals, out_tree, out_mappings,
-           scratch_tree, scratch_mappings, aliases) -> dict:
+def _trace(kernel, src: str, grid, num_prefetch: int, in_specs, in_tree, avals, out_tree,
+           out_specs, out_avals, scratch_tree, scratch_types, scratch_avals, aliases) -> dict:
+    names = _leaf_names("args", in_tree)
+    if num_prefetch > len(avals):
+        raise ValueError(f"num_scalar_prefetch={num_prefetch} but the call has only "
+                         f"{len(avals)} operands")
+    prefetch = avals[:num_prefetch]
+    prefetch_mappings = [block_mapping(no_block_spec, a, grid, n, prefetch, memory_space=SMEM)
+                         for a, n in zip(prefetch, names)]
+    blocked_tree = in_tree
+    if num_prefetch:  # the specs are for the operands after the scalar-prefetch ones
+        blocked_tree = tree_util.tree_structure(tuple(range(len(avals) - num_prefetch)))
     specs = in_specs if in_specs is no_block_spec else tuple(in_specs)
-    in_mappings = [block_mapping(s, a, grid, n) for s, a, n in zip(
-        _spec_leaves(specs, in_tree, "in_specs", "inputs"), avals,
-        _leaf_names("args", in_tree))]
+    in_mappings = prefetch_mappings + [block_mapping(s, a, grid, n, prefetch) for s, a, n in zip(
+        _spec_leaves(specs, blocked_tree, "in_specs", "inputs"), avals[num_prefetch:],
+        names[num_prefetch:])]
+    out_mappings = [block_mapping(s, a, grid, n, prefetch) for s, a, n in zip(
+        out_specs, out_avals, _leaf_names("outputs", out_tree, single="outputs"))]
+    scratch_mappings = [block_mapping(no_block_spec, a, grid, f"scratch_shapes[{k}]", prefetch,
+                                      scratch=True, memory_space=t.memory_space)
+                        for k, (t, a) in enumerate(zip(scratch_types, scratch_avals))]
     _check_aliases(aliases, avals, [m.array_aval for m in out_mappings])
     blocks = (*in_mappings, *out_mappings, *scratch_mappings)
     n_in, n_out = len(in_mappings), len(out_mappings)
@@ -150,14 +175,15 @@ def _trace(kernel, src: str, grid, in_specs, in_tree, avals, out_tree, out_mappi
         return []
 
     closed = stage_flat(flat, [INDEX_AVAL] * len(grid)
-                        + [AbstractRef(b.kernel_aval) for b in blocks])
+                        + [AbstractRef(b.kernel_aval) for b in blocks],
+                        debug_info=JaxprDebugInfo("pallas_call", src, None, None))
     captured = [c for c in closed.consts if isinstance(c, Tracer)]
     if captured:
         raise ValueError(f"The kernel function in the pallas_call {src} captures constants "
                          f"[{', '.join(get_aval(c).str_short() for c in captured)}]. You "
                          "should pass them as inputs.")
     return dict(kernel=closed, grid=grid, blocks=blocks, num_inputs=n_in,
-                input_output_aliases=aliases)
+                num_scalar_prefetch=num_prefetch, input_output_aliases=aliases)
 
 
 def _check_aliases(aliases, in_avals, out_avals) -> None:

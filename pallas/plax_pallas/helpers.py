@@ -8,6 +8,7 @@ import numpy as np
 
 from plax_stdlib import lax, numpy as jnp
 from plax_stdlib.lax.control_flow.loops import fori_loop
+from plax_pallas.kernel_primitives import multiple_of_p
 from plax_transforms.debug_print import debug_print as _print
 
 
@@ -49,9 +50,12 @@ def cdiv(a, b):
 
 
 def multiple_of(x, values):
-    """`x`, with the promise that it is a multiple of `values` (a compiler hint; the
-    interpreter needs none)."""
-    return x
+    """`x`, with the promise that it is a multiple of `values` (an int or a sequence of
+    them): a hint compiled kernels pass to their compiler (`kernel_primitives`)."""
+    values = (values,) if isinstance(values, (int, np.integer)) else tuple(values)
+    if not values or not all(isinstance(v, (int, np.integer)) and v > 0 for v in values):
+        raise ValueError(f"multiple_of: values must be positive ints, got {values!r}")
+    return multiple_of_p.bind(x, values=tuple(int(v) for v in values))
 
 
 def debug_print(fmt: str, *args) -> None:

@@ -7,7 +7,8 @@ blocks. The grid runs in row-major order, one step per iteration of a
 elements: `Blocked` indices times the block size; `dynamic_slice` clamps a block
 past the end back into the array), runs the kernel with its references
 discharged (a pure function from the blocks to their final values) and writes
-back the blocks it changed, so a result block that consecutive steps revisit
+back the blocks it changed (index maps read the scalar-prefetch operands' current
+values), so a result block that consecutive steps revisit
 keeps what they accumulate, and a write to an input block persists. Results start
 uninitialized, or as the input they alias; the padding is cut off at the end.
 """
@@ -22,7 +23,7 @@ from plax.extend.core import ClosedJaxpr, eval_jaxpr
 from plax_stdlib import lax, numpy as jnp
 from plax_stdlib.lax.control_flow.common import cached_on_jaxpr
 from plax_stdlib.lax.control_flow.loops import fori_loop
-from plax_transforms.pallas.specs import Blocked, BlockMapping
+from plax_pallas.specs import Blocked, BlockMapping
 from plax_transforms.ref_discharge import discharge
 
 
@@ -77,14 +78,25 @@ def _program_ids(step, grid: tuple[int, ...]) -> list:
     return ids
 
 
-def _starts(block: BlockMapping, ids: Sequence[Any]) -> list:
-    indices = eval_jaxpr(block.index_map.jaxpr, block.index_map.consts, *ids)
+@cached_on_jaxpr
+def _pure_index_map(index_map: ClosedJaxpr, num_ids: int) -> ClosedJaxpr:
+    """An index map reading scalar-prefetch references, as a function of their values."""
+    n_refs = len(index_map.in_avals) - num_ids
+    return discharge(index_map, [False] * num_ids + [True] * n_refs)
+
+
+def _starts(block: BlockMapping, ids: Sequence[Any], prefetch: Sequence[Any]) -> list:
+    index_map = block.index_map
+    if prefetch:
+        index_map = _pure_index_map(index_map, len(ids))
+    indices = eval_jaxpr(index_map.jaxpr, index_map.consts, *ids, *prefetch)
+    indices = indices[:len(block.dims)]
     return [i * np.int32(d.block_size) if isinstance(d, Blocked) else i
             for i, d in zip(indices, block.dims)]
 
 
 def run_grid(args: Sequence[Any], *, kernel: ClosedJaxpr, grid: tuple[int, ...],
-             blocks: tuple[BlockMapping, ...], num_inputs: int,
+             blocks: tuple[BlockMapping, ...], num_inputs: int, num_scalar_prefetch: int,
              input_output_aliases: tuple[tuple[int, int], ...], debug: bool,
              name: str | None) -> list:
     """The results of the `pallas_call` (the module docstring says how)."""
@@ -104,7 +116,8 @@ def run_grid(args: Sequence[Any], *, kernel: ClosedJaxpr, grid: tuple[int, ...],
 
     def step(flat_index, arrays):
         ids = _program_ids(lax.convert_element_type(flat_index, np.int32), grid)
-        starts = [_starts(b, ids) for b in blocks]
+        prefetch = arrays[:num_scalar_prefetch]
+        starts = [_starts(b, ids, prefetch) for b in blocks]
         values = [jnp.reshape(lax.dynamic_slice(x, s, b.block_shape), b.kernel_aval.shape)
                   for x, s, b in zip(arrays, starts, blocks)]
         finals = eval_jaxpr(pure.jaxpr, pure.consts, *ids, *values)

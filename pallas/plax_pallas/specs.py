@@ -17,7 +17,8 @@ import numpy as np
 
 from plax.extend.core import ClosedJaxpr, ShapedArray, Tracer, fun_sourceinfo, stage_flat
 from plax_stdlib.lax.conversion import convert_element_type
-from plax_transforms.pallas.grid_context import grid_context
+from plax_transforms.refs import AbstractRef
+from plax_pallas.grid_context import grid_context
 
 INDEX_AVAL = ShapedArray((), np.dtype(np.int32))
 
@@ -67,8 +68,10 @@ no_block_spec = _NoBlockSpec()  # `in_specs`/`out_specs` not given: whole arrays
 class BlockSpec:
     """The block of an operand or result that each grid step sees (module docstring).
     `block_shape=None` is the whole array; `index_map=None` the block at the origin.
-    `pipeline_mode` and `memory_space` are accepted and ignored, as interpret mode
-    has one memory."""
+    `memory_space` is where the kernel's reference lives on a compiled platform
+    (`pl.ANY`: the whole array, left where it is, for the kernel's own copies;
+    `pltpu.SMEM`); interpret mode has one memory. `pipeline_mode` is accepted and
+    ignored."""
     block_shape: Sequence[Any] | None = None
     index_map: Callable[..., Any] | None = None
     pipeline_mode: Any = None
@@ -103,11 +106,14 @@ def dim_size(d: BlockDim) -> int:
 @dataclasses.dataclass(frozen=True)
 class BlockMapping:
     """One operand's (or result's) blocks: `dims` per array dimension, `index_map`
-    a Jaxpr from the grid's program ids (int32 scalars) to one int32 index per
-    dimension, `array_aval` the whole array's type."""
+    a Jaxpr from the grid's program ids (int32 scalars), then a reference to each
+    scalar-prefetch operand, to one int32 index per dimension, `array_aval` the whole
+    array's type."""
     dims: tuple
     index_map: ClosedJaxpr
     array_aval: ShapedArray
+    memory_space: Any = None  # where a compiled kernel's reference lives; None: default
+    scratch: bool = False  # a scratch buffer: a result the call drops
 
     @property
     def block_shape(self) -> tuple[int, ...]:
@@ -133,9 +139,12 @@ def _dims_text(dims) -> str:
     return "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"
 
 
-def block_mapping(spec, aval: ShapedArray, grid: tuple[int, ...], what: str) -> BlockMapping:
+def block_mapping(spec, aval: ShapedArray, grid: tuple[int, ...], what: str,
+                  prefetch: Sequence[ShapedArray] = (), scratch: bool = False,
+                  memory_space: Any = None) -> BlockMapping:
     """The checked mapping of `spec` (a BlockSpec, or `no_block_spec`) for an array
-    of `aval` named `what` in messages (`args[0]`, `outputs`)."""
+    of `aval` named `what` in messages (`args[0]`, `outputs`); its index map also
+    takes references to the `prefetch` operands (scalar prefetch)."""
     if spec is no_block_spec or spec is None:
         spec = BlockSpec()
     if not isinstance(spec, BlockSpec):
@@ -155,16 +164,19 @@ def block_mapping(spec, aval: ShapedArray, grid: tuple[int, ...], what: str) -> 
     index_map = spec.index_map
     if index_map is None:
         index_map = lambda *ids: (0,) * len(dims)  # noqa: E731
-    closed = _trace_index_map(index_map, grid, dims, what)
-    return BlockMapping(dims, closed, aval.update(weak_type=False))
+    closed = _trace_index_map(index_map, grid, dims, what, prefetch)
+    return BlockMapping(dims, closed, aval.update(weak_type=False),
+                        memory_space if memory_space is not None else spec.memory_space,
+                        scratch)
 
 
-def _trace_index_map(index_map: Callable, grid, dims, what: str) -> ClosedJaxpr:
+def _trace_index_map(index_map: Callable, grid, dims, what: str, prefetch) -> ClosedJaxpr:
     src = fun_sourceinfo(index_map)
 
-    def flat(*ids):
+    def flat(*args):
+        ids = args[:len(grid)]
         with grid_context(grid, ids):
-            out = index_map(*ids)
+            out = index_map(*args)
         out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
         if len(out) != len(dims):
             raise ValueError(f"Index map function {src} for {what} must return {len(dims)} "
@@ -183,7 +195,7 @@ def _trace_index_map(index_map: Callable, grid, dims, what: str) -> ClosedJaxpr:
             checked.append(convert_element_type(i, np.int32) if aval.weak_type else i)
         return checked
 
-    closed = stage_flat(flat, [INDEX_AVAL] * len(grid))
+    closed = stage_flat(flat, [INDEX_AVAL] * len(grid) + [AbstractRef(a) for a in prefetch])
     if any(isinstance(c, Tracer) for c in closed.consts):
         raise ValueError(f"Index map function {src} for {what} captures traced values; pass "
                          "them as inputs")

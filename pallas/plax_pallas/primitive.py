@@ -5,8 +5,10 @@ Its operands are the call's inputs; its results the arrays of `blocks`' last
 taking one int32 program id per grid dimension, then a reference to each
 input's block and to each result's block, and returning nothing.
 
-* lowering: interpret mode only (`run_grid`, lowered as a private function); a
-  compiled kernel on CPU is JAX's ValueError, elsewhere plax has no kernel compiler;
+* lowering: interpret mode (`run_grid`, lowered as a private function) on every
+  platform; a compiled kernel is a platform's own rule, added by the package that owns
+  the platform through a `plax.lowering` entry point (plax-tpu's Mosaic lowering).
+  Without one, a compiled kernel on CPU is JAX's ValueError, elsewhere a clear error;
 * batching: the vmapped axis becomes a new leading grid dimension; each batched
   operand (and every result) gets a squeezed block dimension whose index is that
   grid dimension's id, so the kernel is unchanged;
@@ -14,6 +16,8 @@ input's block and to each result's block, and returning nothing.
 * reverse mode (partial evaluation): JAX's ValueError, as JAX has no rule either.
 """
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
@@ -30,8 +34,8 @@ from plax.extend.core import (
     stage_flat,
 )
 from plax_stdlib.lax.control_flow.common import cached_on_jaxpr
-from plax_transforms.pallas.interpreter import _pure_kernel, run_grid
-from plax_transforms.pallas.specs import INDEX_AVAL, BlockMapping, squeezed
+from plax_pallas.interpreter import _pure_kernel, run_grid
+from plax_pallas.specs import INDEX_AVAL, BlockMapping, squeezed
 
 pallas_call_p = Primitive("pallas.pallas_call", multiple_results=True)
 
@@ -41,16 +45,32 @@ def _abstract_eval(*avals, blocks, num_inputs, **_):
     return [b.array_aval for b in blocks[num_inputs:]]
 
 
-@pallas_call_p.def_lowering
-def _lowering(ctx, *operands, interpret, **params):
-    if not interpret:
-        if ctx.platform == "cpu":
-            raise ValueError("Only interpret mode is supported on CPU backend.")
-        raise NotImplementedError(
-            f"pallas_call: plax compiles no Pallas kernels for {ctx.platform}; pass "
-            "interpret=True to run the kernel in interpret mode")
+def lower_interpreted(ctx, *operands, interpret, **params):
+    """The call lowered as interpret mode runs it (`run_grid`, as a private function):
+    what every platform does with `interpret=True`, and a platform's own rule falls back
+    to."""
+    del interpret
+    params = {k: v for k, v in params.items() if k in _INTERPRET_PARAMS}
     closed = stage_flat(lambda *xs: run_grid(xs, **params), list(ctx.avals_in))
     return ctx.lower_subjaxpr(closed, *operands, name="pallas_call")
+
+
+_INTERPRET_PARAMS = ("kernel", "grid", "blocks", "num_inputs", "num_scalar_prefetch",
+                     "input_output_aliases", "debug", "name")
+
+
+@pallas_call_p.def_lowering
+def _lowering(ctx, *operands, interpret, **params):
+    """Interpret mode on any platform; a compiled kernel needs a platform's own rule
+    (`plax.lowering` entry points: the TPU one comes with plax-tpu)."""
+    if interpret:
+        return lower_interpreted(ctx, *operands, interpret=interpret, **params)
+    if ctx.platform == "cpu":
+        raise ValueError("Only interpret mode is supported on CPU backend.")
+    raise NotImplementedError(
+        f"pallas_call: no Pallas lowering for platform {ctx.platform!r} is installed "
+        "(plax-tpu lowers kernels for 'tpu'; plax has none for GPUs); pass interpret=True "
+        "to run the kernel in interpret mode")
 
 
 # --- vmap: one more grid dimension ----------------------------------------------------
@@ -60,42 +80,51 @@ def _kernel_with_batch_id(kernel: ClosedJaxpr) -> ClosedJaxpr:
     """`kernel` taking the new leading program id first (and ignoring it)."""
     def flat(batch_id, *args):
         return eval_jaxpr(kernel.jaxpr, kernel.consts, *args)
-    return stage_flat(flat, [INDEX_AVAL, *kernel.in_avals])
+    dbg = kernel.jaxpr.debug_info
+    return stage_flat(flat, [INDEX_AVAL, *kernel.in_avals],
+                      debug_info=dbg and dbg._replace(arg_names=None, result_paths=None))
 
 
 @cached_on_jaxpr
 def _index_map_with_batch_id(index_map: ClosedJaxpr, dim) -> ClosedJaxpr:
     """`index_map` taking the new leading program id first; with `dim` (not None), the
     block's index along the new dimension `dim` is that id."""
-    def flat(batch_id, *ids):
-        out = eval_jaxpr(index_map.jaxpr, index_map.consts, *ids)
+    def flat(batch_id, *ids_and_prefetch):
+        out = eval_jaxpr(index_map.jaxpr, index_map.consts, *ids_and_prefetch)
         return out if dim is None else [*out[:dim], batch_id, *out[dim:]]
-    return stage_flat(flat, [INDEX_AVAL] * (1 + len(index_map.in_avals)))
+    return stage_flat(flat, [INDEX_AVAL, *index_map.in_avals])
 
 
 def _batched_mapping(block: BlockMapping, dim, size: int) -> BlockMapping:
     index_map = _index_map_with_batch_id(block.index_map, dim)
     if dim is None:
-        return BlockMapping(block.dims, index_map, block.array_aval)
+        return dataclasses.replace(block, index_map=index_map)
     aval = block.array_aval
     shape = (*aval.shape[:dim], size, *aval.shape[dim:])
     dims = (*block.dims[:dim], squeezed, *block.dims[dim:])
-    return BlockMapping(dims, index_map, aval.update(shape=shape))
+    return dataclasses.replace(block, dims=dims, index_map=index_map,
+                               array_aval=aval.update(shape=shape))
 
 
 def _batching(axis_data, args, dims, *, kernel, grid, blocks, num_inputs,
-              input_output_aliases, **params):
+              input_output_aliases, num_scalar_prefetch, **params):
     size = axis_data.size
+    if any(d is not None for d in dims[:num_scalar_prefetch]):
+        raise NotImplementedError("vmap of a pallas_call over its scalar-prefetch operands "
+                                  "(plax batches the blocked operands only)")
     args, dims = list(args), list(dims)
     for i, _ in input_output_aliases:  # an aliased input becomes its (batched) result
         args[i], dims[i] = bdim_at_front(args[i], dims[i], size), 0
+    # Scratch buffers stay one per call: the batch's grid dimension is outermost, so
+    # each example runs all its steps before the next starts.
     new_blocks = tuple(
         [_batched_mapping(b, d, size) for b, d in zip(blocks[:num_inputs], dims)]
-        + [_batched_mapping(b, 0, size) for b in blocks[num_inputs:]])
+        + [_batched_mapping(b, None if b.scratch else 0, size) for b in blocks[num_inputs:]])
     outs = pallas_call_p.bind(
         *args, kernel=_kernel_with_batch_id(kernel), grid=(size, *grid), blocks=new_blocks,
-        num_inputs=num_inputs, input_output_aliases=input_output_aliases, **params)
-    return outs, [0] * len(outs)
+        num_inputs=num_inputs, input_output_aliases=input_output_aliases,
+        num_scalar_prefetch=num_scalar_prefetch, **params)
+    return outs, [None if b.scratch else 0 for b in blocks[num_inputs:]]
 
 
 pallas_call_p.define_rule(BATCHING, _batching)

@@ -1,4 +1,4 @@
-"""`plax.experimental.pallas`: JAX's Pallas kernels, run in interpret mode.
+"""`plax.experimental.pallas`: JAX's Pallas kernels, interpreted or compiled.
 
 `pallas_call(kernel, out_shape, grid=..., in_specs=..., out_specs=...,
 interpret=True)(*args)` runs `kernel(*in_refs, *out_refs)` once per point of
@@ -14,18 +14,21 @@ and dtype. `plax.experimental.pallas.triton` has the masked `load`/`store` and t
 atomic operations, `plax.experimental.pallas.tpu` the TPU memory spaces and
 `CompilerParams`.
 
-Only interpret mode exists: plax compiles no kernels, so `interpret=False` on CPU is
-JAX's ValueError. Not supported: scalar prefetch, dynamic grids, reference views
-(`x_ref.at[...]`), semaphores and DMAs; memory spaces, pipelining and compiler
-parameters are accepted and ignored.
+Interpret mode runs on every backend; `interpret=False` compiles the kernel where a
+platform's package lowers Pallas (plax-tpu: Mosaic, for TPU), and elsewhere is JAX's
+ValueError on CPU and a clear error otherwise. Scalar prefetch
+(`pltpu.PrefetchScalarGridSpec`), memory spaces (`pl.ANY`, `pltpu.VMEM`/`SMEM`) and
+`pltpu.CompilerParams` reach the compiled kernel; interpret mode has one memory. A
+reference view (`x_ref.at[...]`) is read and written as its reference, and names the
+blocks `pltpu.make_async_copy` copies. Not supported: dynamic grids.
 """
 from plax_stdlib.numpy.slice_index import Slice, dslice
-from plax_transforms.pallas.call import pallas_call
-from plax_transforms.pallas.grid_context import num_programs, program_id
-from plax_transforms.pallas.helpers import cdiv, debug_print, loop, multiple_of, when
-from plax_transforms.pallas.memory import ANY, HOST, MemoryRef, MemorySpace, run_scoped
-from plax_transforms.pallas.primitive import pallas_call_p
-from plax_transforms.pallas.specs import (BlockDim, Blocked, BlockSpec, Element, GridSpec,
+from plax_pallas.call import pallas_call
+from plax_pallas.grid_context import num_programs, program_id
+from plax_pallas.helpers import cdiv, debug_print, loop, multiple_of, when
+from plax_pallas.memory import ANY, HOST, MemoryRef, MemorySpace, run_scoped
+from plax_pallas.primitive import pallas_call_p
+from plax_pallas.specs import (BlockDim, Blocked, BlockSpec, Element, GridSpec,
                                           Squeezed, no_block_spec, squeezed)
 
 ds = dslice

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from plax.extend.core import ShapedArray
-from plax_transforms.pallas.interpreter import uninitialized
+from plax_pallas.interpreter import uninitialized
 from plax_transforms.refs import new_ref
 
 
@@ -47,6 +47,12 @@ class MemoryRef:
 
     def aval(self) -> ShapedArray:
         return ShapedArray(self.shape, self.dtype)
+
+
+def scratch_type(t):
+    """A scratch type as given (`pltpu.VMEM((8,), f32)`), or the scalar type a bare
+    space stands for (`pltpu.SemaphoreType.DMA`: one semaphore)."""
+    return t.scalar_type() if isinstance(t, _Space) and hasattr(t, "scalar_type") else t
 
 
 def scratch_aval(t, what: str) -> ShapedArray:

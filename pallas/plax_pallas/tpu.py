@@ -1,0 +1,119 @@
+"""`plax.experimental.pallas.tpu`: TPU memory spaces (`VMEM((8, 128), jnp.float32)`
+for scratch buffers, `SMEM`), semaphores and asynchronous copies (`SemaphoreType`,
+`make_async_copy`), `PrefetchScalarGridSpec` and Mosaic's `CompilerParams`, which the
+TPU lowering (plax-tpu) reads and interpret mode ignores."""
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any
+
+import numpy as np
+
+from plax_pallas.kernel_primitives import (AsyncCopyDescriptor, make_async_copy, repeat, roll,
+                                          store)
+from plax_pallas.memory import MemoryRef, _Space
+from plax_pallas.specs import GridSpec, no_block_spec
+
+
+class MemorySpace(_Space):
+    """TPU memory spaces (labels in interpret mode)."""
+    VMEM = "vmem"
+    VMEM_SHARED = "vmem_shared"
+    SMEM = "smem"
+    CMEM = "cmem"
+    SEMAPHORE = "semaphore_mem"
+    HBM = "hbm"
+
+
+VMEM = MemorySpace.VMEM
+VMEM_SHARED = MemorySpace.VMEM_SHARED
+SMEM = MemorySpace.SMEM
+CMEM = MemorySpace.CMEM
+HBM = MemorySpace.HBM
+
+
+class SemaphoreType(_Space):
+    """Semaphores for scratch buffers: `SemaphoreType.DMA((2,))` is two DMA semaphores
+    (what `make_async_copy` signals), `SemaphoreType.DMA` one. Interpret mode copies at
+    once and never waits on them."""
+    REGULAR = "semaphore"
+    DMA = "dma_semaphore"
+
+    def __call__(self, shape=()) -> MemoryRef:
+        return MemoryRef(tuple(shape), np.dtype(np.int32), self)
+
+    def scalar_type(self) -> MemoryRef:
+        return self(())
+
+
+class GridDimensionSemantics(enum.Enum):
+    PARALLEL = "parallel"
+    CORE_PARALLEL = "core_parallel"
+    SUBCORE_PARALLEL = "subcore_parallel"
+    ARBITRARY = "arbitrary"
+
+
+PARALLEL = GridDimensionSemantics.PARALLEL
+CORE_PARALLEL = GridDimensionSemantics.CORE_PARALLEL
+SUBCORE_PARALLEL = GridDimensionSemantics.SUBCORE_PARALLEL
+ARBITRARY = GridDimensionSemantics.ARBITRARY
+
+
+@dataclasses.dataclass(frozen=True)
+class CompilerParams:
+    """Mosaic's compiler options (no effect in interpret mode)."""
+    dimension_semantics: Any = None
+    allow_input_fusion: Any = None
+    vmem_limit_bytes: int | None = None
+    collective_id: int | None = None
+    has_side_effects: Any = False
+    flags: Any = None
+    internal_scratch_in_bytes: int | None = None
+    serialization_format: int = 1
+    disable_bounds_checks: bool = False
+    disable_semaphore_checks: bool = False
+    skip_device_barrier: bool = False
+    allow_collective_id_without_custom_barrier: bool = False
+    shape_invariant_numerics: bool = False
+    use_tc_tiling_on_sc: bool | None = None
+    needs_layout_passes: bool | None = None
+    fuse_transposed_lhs_in_matmul: bool = False
+
+
+def freeze_compiler_params(params):
+    """`params` as a hashable primitive parameter (lists as tuples, `flags` as sorted
+    items); None stays None."""
+    if params is None:
+        return None
+    if not isinstance(params, CompilerParams):
+        raise TypeError(f"compiler_params must be a pltpu.CompilerParams, got {params!r}")
+    semantics = params.dimension_semantics
+    if semantics is not None:
+        semantics = tuple(s.value if isinstance(s, GridDimensionSemantics) else s
+                          for s in semantics)
+    flags = params.flags
+    if isinstance(flags, dict):
+        flags = tuple(sorted(flags.items()))
+    fusion = params.allow_input_fusion
+    return dataclasses.replace(params, dimension_semantics=semantics, flags=flags,
+                               allow_input_fusion=None if fusion is None else tuple(fusion))
+
+
+@dataclasses.dataclass(frozen=True)
+class PrefetchScalarGridSpec(GridSpec):
+    """A grid spec whose first `num_scalar_prefetch` operands are scalar-prefetch
+    operands: whole arrays in SMEM, passed (as references) to every index map after
+    the program ids and to the kernel ahead of the blocked operands."""
+    num_scalar_prefetch: int = 0
+
+    def __init__(self, num_scalar_prefetch: int, grid=(), in_specs=no_block_spec,
+                 out_specs=no_block_spec, scratch_shapes=()):
+        super().__init__(grid, in_specs, out_specs, scratch_shapes)
+        object.__setattr__(self, "num_scalar_prefetch", num_scalar_prefetch)
+
+
+__all__ = ["ARBITRARY", "AsyncCopyDescriptor", "CMEM", "CORE_PARALLEL", "CompilerParams",
+           "GridDimensionSemantics", "HBM", "MemorySpace", "PARALLEL", "PrefetchScalarGridSpec",
+           "SMEM", "SUBCORE_PARALLEL", "SemaphoreType", "VMEM", "VMEM_SHARED", "make_async_copy",
+           "repeat", "roll", "store"]
