@@ -141,6 +141,8 @@ class Executable:
             impls, any_committed = self._place(args)
         else:
             impls, any_committed = in_place
+        if self.donated_args:
+            self._check_donated_once(args)
         results = self._run(impls, args)
         if committed is None:
             committed = self._multi_device or any_committed
@@ -206,7 +208,9 @@ class Executable:
         place_host = _HostValues(self.in_shardings[n_consts:])
 
         def explain_failure(flat: Sequence[Any]) -> None:
-            self._check_alive([flat[i] for i in kept], offset=n_consts)
+            args = [flat[i] for i in kept]
+            self._check_alive(args, offset=n_consts)
+            self._check_donated_once(args, offset=n_consts)
 
         return _fastpath.Executor(
             self._loaded, self._handlers[committed], list(self.out_avals),
@@ -263,6 +267,22 @@ class Executable:
                 raise RuntimeError(f"Array passed as {self._arg_label(i)} has been deleted "
                                    f"(shape={x.aval.str_short()}); it cannot be used after "
                                    "delete() or being donated")
+
+    def _check_donated_once(self, args: Sequence[Any], offset: int = 0) -> None:
+        """Raises JAX's runtime error class, naming both arguments, when a donated
+        Array is also passed as another argument (the runtime would reuse the buffer it
+        gives away; on several devices it crashes the process)."""
+        impls = {i: x._impl for i, x in enumerate(args, offset) if isinstance(x, Array)}
+        for k in self.donated_args:
+            donated = impls.get(k)
+            twin = next((i for i, impl in impls.items() if i != k and impl is donated), None)
+            if donated is not None and twin is not None:
+                raise _jax.JaxRuntimeError(
+                    f"INVALID_ARGUMENT: the Array passed as {self._arg_label(k)} is donated "
+                    f"and also passed as {self._arg_label(twin)} "
+                    f"(shape={args[k - offset].aval.str_short()}); a donated buffer can be "
+                    "passed only once: pass a copy (jnp.copy) as one of them, or do not "
+                    "donate it")
 
     def _place(self, args: Sequence[Any]) -> tuple[list, bool]:
         """Checks the arguments and moves those not yet where the executable wants them.

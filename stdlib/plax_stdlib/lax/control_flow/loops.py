@@ -197,9 +197,9 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
     types = [*token_types, *mu.ir_types(ctx.avals_out)]
     loop = hlo.WhileOp(types, [*tokens, *init])
     cond_block = loop.cond.blocks.append(*types)
-    with ir.InsertionPoint(cond_block):
-        pred = ctx.lower_subjaxpr(cond_jaxpr, *cconsts, *list(cond_block.arguments)[n:],
-                                  name=_func_name(cond_jaxpr, "cond_fun"))
+    with ir.InsertionPoint(cond_block), ctx.module_context.inlining_calls():
+        pred = ctx.lower_inline(cond_jaxpr, *cconsts, *list(cond_block.arguments)[n:],
+                                name=_func_name(cond_jaxpr, "cond_fun"))
         hlo.return_(pred)
     body_block = loop.body.blocks.append(*types)
     with ir.InsertionPoint(body_block):
