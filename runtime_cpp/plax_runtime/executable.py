@@ -14,6 +14,9 @@ order) and leaves its own; every effectful run also records its runtime token, s
 `effects.effects_barrier()` can wait for it. Python `host_callbacks` that the
 module's custom calls call by index are handed to the compiler with it.
 
+Callers compiling the same key at once wait for one compile (`_Pending`) rather than
+each compiling it.
+
 Below the in-process cache sits the optional persistent one (`persistent_cache`):
 with a cache directory set, an executable another process compiled is loaded from
 disk instead of compiled.
@@ -47,6 +50,7 @@ logger = logging.getLogger(__name__)
 
 _cache: weakref.WeakValueDictionary[tuple, Executable] = weakref.WeakValueDictionary()
 _cache_lock = threading.Lock()
+_in_flight: dict[tuple, _Pending] = {}  # the compiles running now, by key
 
 _spmd_in_flight: list = []  # the outputs of the last SPMD program started on CPU
 _TOKEN_AVAL = ShapedArray((0,), np.dtype(bool))  # how a token travels between runs
@@ -481,22 +485,51 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
            tuple(map(id, host_callbacks)),  # kept alive by the cached executable
            *(None if v is None else tuple(v)
              for v in (in_shardings, out_avals, out_shardings, arg_names)))
-    with _cache_lock:
-        executable = _cache.get(key)
+    while True:
+        with _cache_lock:
+            executable = _cache.get(key)
+            if executable is not None:
+                return executable
+            pending = _in_flight.get(key)
+            if pending is None or pending.thread == threading.get_ident():
+                pending = _in_flight[key] = _Pending()
+                break
+        executable = pending.wait()  # another thread compiles it; None: its compile failed
         if executable is not None:
             return executable
-    options = _compile_options(devices, num_replicas, num_partitions, overrides, build)
-    if name is None:
-        name = (ir_module_name(module) if hasattr(module, "operation") else "module")
-    loaded = _compile_and_load(module, payload, devices, options, host_callbacks, name,
-                               use_persistent_cache)
-    executable = _describe(loaded, payload, devices, num_replicas, tuple(donated_args),
-                           in_shardings, out_avals, out_shardings, arg_names,
-                           tuple(sharding_like), effect_tokens, host_callbacks,
-                           options.SerializeAsString())
-    with _cache_lock:
-        _cache[key] = executable
+    try:
+        options = _compile_options(devices, num_replicas, num_partitions, overrides, build)
+        if name is None:
+            name = (ir_module_name(module) if hasattr(module, "operation") else "module")
+        loaded = _compile_and_load(module, payload, devices, options, host_callbacks, name,
+                                   use_persistent_cache)
+        executable = _describe(loaded, payload, devices, num_replicas, tuple(donated_args),
+                               in_shardings, out_avals, out_shardings, arg_names,
+                               tuple(sharding_like), effect_tokens, host_callbacks,
+                               options.SerializeAsString())
+        with _cache_lock:
+            _cache[key] = executable
+        pending.result = executable
+    finally:
+        with _cache_lock:
+            if _in_flight.get(key) is pending:
+                del _in_flight[key]
+        pending.done.set()
     return executable
+
+
+class _Pending:
+    """A compile in progress: callers of the same key wait for it rather than compile
+    the module again (threads calling a jitted function with the same new shapes)."""
+
+    def __init__(self):
+        self.thread = threading.get_ident()  # a compile it starts itself does not wait
+        self.done = threading.Event()
+        self.result: Executable | None = None  # None if the compile raised
+
+    def wait(self) -> Executable | None:
+        self.done.wait()
+        return self.result
 
 
 def _compile_and_load(module, payload, devices, options, host_callbacks, name,
