@@ -182,11 +182,6 @@ def check_same_types(what: str, left: tuple[str, Any, Sequence],
                         + "\n".join(problems))
 
 
-def join_weak(avals_a: Sequence[ShapedArray], avals_b: Sequence[ShapedArray]) -> list:
-    """The types of values that may come from either side: weak only if both are."""
-    return [a.update(weak_type=a.weak_type and b.weak_type) for a, b in zip(avals_a, avals_b)]
-
-
 # --- reshaping Jaxprs --------------------------------------------------------------------
 
 def with_extra_invars(closed: ClosedJaxpr, before: Sequence[ShapedArray] = (),

@@ -47,7 +47,6 @@ from plax_stdlib.lax.control_flow.common import (
     check_same_types,
     debug_names,
     expand_tangents,
-    join_weak,
     nonzero_flags,
     or_flags,
     region_tokens,
@@ -163,12 +162,11 @@ def _cond_abstract_eval(index, *avals, branches):
                 (a.shape, a.dtype) != (b.shape, b.dtype) for a, b in zip(avals, br.in_avals)):
             raise TypeError(f"cond: branch {k} takes {[describe(a) for a in br.in_avals]} "
                             f"but is applied to {[describe(a) for a in avals]}")
-    outs = list(branches[0].out_avals)
+    outs = list(branches[0].out_avals)  # weak types too: branch 0's, as in JAX
     for k, br in enumerate(branches[1:], 1):
         if [(a.shape, a.dtype) for a in br.out_avals] != [(a.shape, a.dtype) for a in outs]:
             raise TypeError(f"cond: branch {k} returns {[describe(a) for a in br.out_avals]} "
                             f"but branch 0 returns {[describe(a) for a in outs]}")
-        outs = join_weak(outs, br.out_avals)
     return outs
 
 

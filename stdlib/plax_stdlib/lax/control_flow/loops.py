@@ -133,10 +133,15 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll: int | bool | None = N
     index_dtype = np.result_type(get_aval(lower).dtype, get_aval(upper).dtype)
     lo, hi = _concrete_int(lower), _concrete_int(upper)
     if lo is not None and hi is not None:
+        # Python int bounds give a weakly typed index, as in JAX (an int8 carry plus
+        # the index stays int8).
+        weak = get_aval(lower).weak_type and get_aval(upper).weak_type
+        one = 1 if weak else np.asarray(1, index_dtype)[()]
+
         def step(carry, _):
             i, val = carry
-            return (elementwise.add(i, np.asarray(1, index_dtype)[()]), body_fun(i, val)), None
-        start = np.asarray(lo, index_dtype)[()]
+            return (elementwise.add(i, one), body_fun(i, val)), None
+        start = lo if weak else np.asarray(lo, index_dtype)[()]
         (_, result), _ = scan(step, (start, init_val), None, length=max(hi - lo, 0),
                               unroll=1 if unroll is None else unroll)
         return result
