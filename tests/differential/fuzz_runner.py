@@ -19,7 +19,7 @@ axis against NumPy's result (JAX returns the operand itself, of another shape),
 `nonzero`/`flatnonzero` of an empty array with a `fill_value` against the fill
 values (JAX gives zeros there, against its documentation and its answer for a
 non-empty array without nonzeros), a median, percentile or quantile over an empty
-axis against NumPy's NaN (JAX fails to gather), and an unstable sort's ties by the
+axis against NaN (NumPy's median; JAX fails to gather), and an unstable sort's ties by the
 values they order rather than the indices.
 """
 from __future__ import annotations
@@ -334,14 +334,16 @@ def _scalar_boolean_index(case: dict, theirs: dict) -> dict | None:
     return {"value": _encoded(expected, dict(theirs["value"], shape=list(expected.shape)))}
 
 
-_EMPTY_STATISTICS = {"jnp.median": np.median, "jnp.nanmedian": np.nanmedian,
-                     "jnp.percentile": np.percentile, "jnp.nanpercentile": np.nanpercentile,
-                     "jnp.quantile": np.quantile}
+# NumPy's NaN-skipping forms: the same answers without NaNs, and defined (NaN) on an
+# empty axis, where np.percentile and np.quantile fail to index.
+_EMPTY_STATISTICS = {"jnp.median": np.nanmedian, "jnp.nanmedian": np.nanmedian,
+                     "jnp.percentile": np.nanpercentile,
+                     "jnp.nanpercentile": np.nanpercentile, "jnp.quantile": np.nanquantile}
 
 
 def _statistics_of_empty(case: dict, theirs: dict) -> dict | None:
-    """NumPy's NaNs for a median, percentile or quantile over an empty axis (JAX
-    fails to gather there), as an outcome; else None."""
+    """NaNs for a median, percentile or quantile over an empty axis (NumPy's median
+    answer; JAX fails to gather there), as an outcome; else None."""
     numpy_op = _EMPTY_STATISTICS.get(case["op"])
     if numpy_op is None or "exc" not in theirs or set(case["kwargs"]) - {"axis"}:
         return None

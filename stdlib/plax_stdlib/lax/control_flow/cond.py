@@ -44,7 +44,7 @@ from plax_stdlib.lax import comparison, conversion, shape_ops
 from plax_stdlib.lax.control_flow.common import (
     cached_on_jaxpr,
     python_value_if_disabled,
-    check_same_types,
+    check_branch_types,
     debug_names,
     expand_tangents,
     nonzero_flags,
@@ -113,8 +113,8 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
         return branches[min(max(int(value), 0), len(branches) - 1)](*operands)
     index = conversion.convert_element_type(index, np.int32)
     index = comparison.clamp(np.int32(0), index, np.int32(len(branches) - 1))
-    return _bind_branches(index, branches, operands, "switch",
-                          tuple(f"branches[{i}]" for i in range(len(branches))))
+    return _bind_branches(index, branches, operands, "switch",  # JAX's names
+                          ("branch 0", *(f"branch{i}" for i in range(1, len(branches)))))
 
 
 def _scalar_aval(x, api: str, what: str) -> ShapedArray:
@@ -131,11 +131,11 @@ def _scalar_aval(x, api: str, what: str) -> ShapedArray:
 def _bind_branches(index, funs, operands, api: str, names):
     traced = [trace_function(f, operands, api) for f in funs]
     ref = len(funs) - 1 if api == "cond" else 0  # cond's messages show true_fun first
-    what = "true_fun and false_fun output" if api == "cond" else "branch outputs"
-    ref_side = (f"{names[ref]} output", traced[ref][2], traced[ref][0].out_avals)
-    for k, ((jaxpr, _, out_tree), name) in enumerate(zip(traced, names)):
+    sides = [(name, f, out_tree, jaxpr.out_avals)
+             for name, f, (jaxpr, _, out_tree) in zip(names, funs, traced)]
+    for k, side in enumerate(sides):
         if k != ref:
-            check_same_types(what, ref_side, (f"{name} output", out_tree, jaxpr.out_avals))
+            check_branch_types(api, sides[ref], side)
     out_tree0 = traced[0][2]
     all_consts = [c for _, consts, _ in traced for c in consts]
     const_avals = [get_aval(c) for c in all_consts]

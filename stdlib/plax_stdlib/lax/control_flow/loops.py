@@ -131,15 +131,14 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll: int | bool | None = N
             raise TypeError(f"fori_loop {name} bound must be an integer scalar, got "
                             f"{describe(aval)}")
     index_dtype = np.result_type(get_aval(lower).dtype, get_aval(upper).dtype)
+    # The index starts as `lower` unconverted where the dtypes agree, as in JAX: a
+    # Python int lower bound makes it weak (an int8 carry plus the index stays int8).
+    weak = get_aval(lower).weak_type and get_aval(lower).dtype == index_dtype
+    one = 1 if weak else np.asarray(1, index_dtype)[()]
     lo, hi = _concrete_int(lower), _concrete_int(upper)
     if lo is not None and hi is not None:
-        # Python int bounds give a weakly typed index, as in JAX (an int8 carry plus
-        # the index stays int8).
-        weak = get_aval(lower).weak_type and get_aval(upper).weak_type
-        one = 1 if weak else np.asarray(1, index_dtype)[()]
-
-        def step(carry, _):
-            i, val = carry
+        def step(loop_carry, _):  # JAX's name, which messages about the carry show
+            i, val = loop_carry
             return (elementwise.add(i, one), body_fun(i, val)), None
         start = lo if weak else np.asarray(lo, index_dtype)[()]
         (_, result), _ = scan(step, (start, init_val), None, length=max(hi - lo, 0),
@@ -153,12 +152,12 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll: int | bool | None = N
         i, hi_, _ = carry
         return i < hi_
 
-    def body(carry):
-        i, hi_, val = carry
-        return (elementwise.add(i, np.asarray(1, index_dtype)[()]), hi_, body_fun(i, val))
+    def body(loop_carry):
+        i, hi_, val = loop_carry
+        return (elementwise.add(i, one), hi_, body_fun(i, val))
 
     from plax_stdlib.lax import conversion
-    start = conversion.convert_element_type(lower, index_dtype)
+    start = lower if weak else conversion.convert_element_type(lower, index_dtype)
     stop = conversion.convert_element_type(upper, index_dtype)
     return while_loop(cond, body, (start, stop, init_val))[2]
 
