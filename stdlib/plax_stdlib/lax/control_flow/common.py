@@ -204,10 +204,11 @@ def _shown(aval, other) -> str:
     return _type_str(aval)
 
 
-def _listed(differences: list[str]) -> str:
+def _listed(differences: list[str], capitalize: bool = True) -> str:
     """One difference as a sentence, several as a list (JAX's layout)."""
     if len(differences) == 1:
-        return differences[0][0].upper() + differences[0][1:] + ".\n"
+        first = differences[0][0].upper() if capitalize else differences[0][0]
+        return first + differences[0][1:] + ".\n"
     return "".join(f"  * {d};\n" for d in differences[:-1]) + f"  * {differences[-1]}.\n"
 
 
@@ -241,6 +242,14 @@ def tree_differences(tree1, tree2, path: str = ""):
         yield from tree_differences(kid1, kid2, f"{path}[{key}]")
 
 
+def _leaf_differences(tree, avals1, avals2, sentence) -> list[str]:
+    """`sentence(path, type1, type2)` plus JAX's reason, for each leaf whose types
+    differ."""
+    return [sentence(p, _shown(a, b), _shown(b, a)) + why
+            for p, a, b in zip(leaf_paths(tree, ""), avals1, avals2)
+            if (why := _mismatch(a, b))]
+
+
 def _first_parameter(fun) -> str | None:
     try:
         return next(iter(inspect.signature(fun).parameters), None)
@@ -270,10 +279,9 @@ def check_carry_types(api: str, body_fun, init_tree, init_avals: Sequence,
             f"{_listed(differences)}\nRevise the function so that the carry output has the "
             "same pytree structure as the carry input.")
 
-    differences = [f"{component(p)} has type {_shown(a, b)} but the corresponding output "
-                   f"carry component has type {_shown(b, a)}{why}"
-                   for p, a, b in zip(leaf_paths(init_tree, ""), init_avals, out_avals)
-                   if (why := _mismatch(a, b))]
+    differences = _leaf_differences(
+        init_tree, init_avals, out_avals, lambda p, a, b: f"{component(p)} has type {a} but "
+        f"the corresponding output carry component has type {b}")
     if differences:
         raise TypeError(f"{what} must have equal types, but they differ:\n\n"
                         f"{_listed(differences)}\nRevise the function so that all output "
@@ -293,13 +301,12 @@ def check_branch_types(api: str, first: tuple, other: tuple) -> None:
                        for p, a, b, why in tree_differences(tree1, tree2)]
         raise TypeError(
             f"{api} branch outputs must have the same pytree structure, but they differ:"
-            f"\n\n{where}{_listed(differences)[0].lower()}{_listed(differences)[1:]}\n"
+            f"\n\n{where}{_listed(differences, capitalize=False)}\n"
             f"Revise {name1} and/or {name2} so that they have the same pytree structure.")
-    differences = [f"the output of {name1}{f' at path {p}' if p else ''} has type "
-                   f"{_shown(a, b)} but the corresponding output of {name2} has type "
-                   f"{_shown(b, a)}{why}"
-                   for p, a, b in zip(leaf_paths(tree1, ""), avals1, avals2)
-                   if (why := _mismatch(a, b))]
+    differences = _leaf_differences(
+        tree1, avals1, avals2, lambda p, a, b: f"the output of {name1}"
+        f"{f' at path {p}' if p else ''} has type {a} but the corresponding output of "
+        f"{name2} has type {b}")
     if differences:
         raise TypeError(f"{api} branches must have equal output types but they differ.\n\n"
                         f"{where}{_listed(differences)}\nRevise {name1} and/or {name2} so "
