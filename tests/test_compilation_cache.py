@@ -118,7 +118,7 @@ def test_corrupt_entry_is_compiled_again_and_rewritten(cache_dir):
     (entry,) = _entries(cache_dir)
     path = cache_dir / entry
     data = path.read_bytes()
-    damaged = data[:60] + bytes(b ^ 0xFF for b in data[60:90]) + data[90:]
+    damaged = data[:-60] + bytes(b ^ 0xFF for b in data[-60:-30]) + data[-30:]  # its code
     path.write_bytes(damaged)
     with pytest.warns(RuntimeWarning, match="cannot be used and will be rebuilt"):
         out = _fresh_call(x)
@@ -149,6 +149,40 @@ def test_a_problem_is_warned_about_once(cache_dir):
         _fresh_call(_x(2))
     assert len([w for w in record if "rebuilt" in str(w.message)]) == 1
     assert persistent_cache.stats()["errors"] == 2
+
+
+def test_swapped_entries_are_misses_and_compile_again(cache_dir):
+    x = _x(4)
+    programs = {"sin": (lambda v: jnp.sin(v) * 3.0, np.sin(x) * 3.0),
+                "cos": (lambda v: jnp.cos(v) + 1.0, np.cos(x) + 1.0)}
+
+    def run_all():
+        for fun, expected in programs.values():
+            plax.clear_caches()
+            np.testing.assert_allclose(plax.jit(fun)(x), expected, rtol=1e-6)
+
+    run_all()
+    first, second = (cache_dir / name for name in _entries(cache_dir))
+    a, b = first.read_bytes(), second.read_bytes()
+    first.write_bytes(b)
+    second.write_bytes(a)
+    cc.reset_cache()
+    with pytest.warns(RuntimeWarning, match="holds the executable of another key"):
+        run_all()  # each entry now holds the other program: never run, compiled again
+    assert persistent_cache.stats() | {"errors": 0} == dict(
+        hits=0, misses=2, writes=2, not_written=0, errors=0)
+    run_all()  # the rewritten entries serve their own programs
+    assert persistent_cache.stats()["hits"] == 2
+
+
+def test_entry_from_other_versions_is_a_miss(cache_dir, monkeypatch):
+    _fresh_call(_x(3))
+    monkeypatch.setattr(persistent_cache, "_versions", lambda client: b"jaxlib 0.0.1")
+    with pytest.warns(RuntimeWarning, match="was written by 'jaxlib 0.10.2; plax .*"
+                                            "not 'jaxlib 0.0.1'"):
+        np.testing.assert_allclose(_fresh_call(_x(3)), np.sin(np.arange(3.0)) * 3,
+                                   rtol=1e-6)
+    assert persistent_cache.stats()["misses"] == 2 and persistent_cache.stats()["hits"] == 0
 
 
 def test_raise_persistent_cache_errors(cache_dir):

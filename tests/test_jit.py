@@ -167,6 +167,74 @@ def test_the_tracing_cache_is_shared_safely_across_threads():
     assert 2 <= inner_fun.count <= 2 + len(threads)
 
 
+def _in_threads(n: int, work) -> list:
+    """Runs `work(i)` in `n` threads started together; the exceptions they raised."""
+    import threading
+    start, errors = threading.Barrier(n), []
+
+    def run(i):
+        start.wait()
+        try:
+            work(i)
+        except Exception as err:  # noqa: BLE001 - reported to the caller
+            errors.append(err)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
+def test_threads_calling_new_shapes_wait_for_one_compile():
+    """Eight threads calling one jitted function with the same new shapes compile each
+    shape once (the others wait for that compile), with right values."""
+    names = []
+
+    def listener(event, secs, **kw):
+        if event == "/jax/core/compile/backend_compile_duration":
+            names.append(kw.get("fun_name"))
+
+    def storm_fun(x):
+        return jnp.tanh(x) * 2.0 + x.sum()
+    f = plax.jit(storm_fun)
+    sizes = range(1, 7)
+
+    def work(_):
+        for n in sizes:
+            np.testing.assert_allclose(f(np.ones(n, np.float32)), np.tanh(1.0) * 2 + n,
+                                       rtol=1e-6)
+
+    plax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        assert _in_threads(8, work) == []
+    finally:
+        plax.monitoring.unregister_event_duration_listener(listener)
+    assert len([n for n in names if "storm_fun" in str(n)]) == len(sizes)
+
+
+def test_threads_waiting_for_a_failed_compile_compile_it_themselves(monkeypatch):
+    from plax_runtime import executable
+    module = plax.jit(lambda x: x * 3.0 + 1.0).lower(f32(5)).as_text()
+    real, calls = executable._compile_and_load, []
+
+    def first_fails(*args):
+        calls.append(1)
+        if len(calls) == 1:
+            import time
+            time.sleep(0.2)  # the other threads are waiting by now
+            raise RuntimeError("the first compile fails")
+        return real(*args)
+
+    monkeypatch.setattr(executable, "_compile_and_load", first_fails)
+    results = []
+    errors = _in_threads(4, lambda _: results.append(
+        executable.compile(module, plax.devices()[:1])))
+    assert [str(e) for e in errors] == ["the first compile fails"]
+    assert len(calls) == 2 and len(results) == 3 and len({id(r) for r in results}) == 1
+
+
 def test_explain_cache_misses(caplog):
     jf = plax.jit(lambda alpha, n: alpha * n, static_argnums=1)
     with explain_cache_misses(True), caplog.at_level(logging.WARNING):

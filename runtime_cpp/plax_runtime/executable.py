@@ -15,6 +15,9 @@ order) and leaves its own; every effectful run also records its runtime token, s
 `effects.effects_barrier()` can wait for it. Python `host_callbacks` that the
 module's custom calls call by index are handed to the compiler with it.
 
+Callers compiling the same key at once wait for one compile (`_Pending`) rather than
+each compiling it.
+
 Below the in-process cache sits the optional persistent one (`persistent_cache`):
 with a cache directory set, an executable another process compiled is loaded from
 disk instead of compiled.
@@ -59,6 +62,7 @@ _cache_lock = threading.Lock()
 # Where the profile of a PGLE-optimized executable loaded from the persistent cache
 # stands in its keys (the cache stores the executable, not the profile).
 PGLE_PROFILED = b"plax: PGLE-optimized"
+_in_flight: dict[tuple, _Pending] = {}  # the compiles running now, by key
 
 _spmd_in_flight: list = []  # the outputs of the last SPMD program started on CPU
 _TOKEN_AVAL = ShapedArray((0,), np.dtype(bool))  # how a token travels between runs
@@ -157,6 +161,8 @@ class Executable:
             impls, any_committed = self._place(args)
         else:
             impls, any_committed = in_place
+        if self.donated_args:
+            self._check_donated_once(args)
         results = self._run(impls, args)
         if committed is None:
             committed = self._multi_device or any_committed
@@ -228,7 +234,9 @@ class Executable:
         place_host = _HostValues(self.in_shardings[n_consts:])
 
         def explain_failure(flat: Sequence[Any]) -> None:
-            self._check_alive([flat[i] for i in kept], offset=n_consts)
+            args = [flat[i] for i in kept]
+            self._check_alive(args, offset=n_consts)
+            self._check_donated_once(args, offset=n_consts)
 
         return _fastpath.Executor(
             self._loaded, self._handlers[committed], list(self.out_avals),
@@ -285,6 +293,22 @@ class Executable:
                 raise RuntimeError(f"Array passed as {self._arg_label(i)} has been deleted "
                                    f"(shape={x.aval.str_short()}); it cannot be used after "
                                    "delete() or being donated")
+
+    def _check_donated_once(self, args: Sequence[Any], offset: int = 0) -> None:
+        """Raises JAX's runtime error class, naming both arguments, when a donated
+        Array is also passed as another argument (the runtime would reuse the buffer it
+        gives away; on several devices it crashes the process)."""
+        impls = {i: x._impl for i, x in enumerate(args, offset) if isinstance(x, Array)}
+        for k in self.donated_args:
+            donated = impls.get(k)
+            twin = next((i for i, impl in impls.items() if i != k and impl is donated), None)
+            if donated is not None and twin is not None:
+                raise _jax.JaxRuntimeError(
+                    f"INVALID_ARGUMENT: the Array passed as {self._arg_label(k)} is donated "
+                    f"and also passed as {self._arg_label(twin)} "
+                    f"(shape={args[k - offset].aval.str_short()}); a donated buffer can be "
+                    "passed only once: pass a copy (jnp.copy) as one of them, or do not "
+                    "donate it")
 
     def _place(self, args: Sequence[Any]) -> tuple[list, bool]:
         """Checks the arguments and moves those not yet where the executable wants them.
@@ -507,25 +531,43 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
             return cached
     fdo_profile = fdo_profile or None  # an empty profile changes nothing
     key = (*identity, fdo_profile)
-    executable = _cache.get(key)
-    if executable is not None:
-        return executable
-    options = _compile_options(devices, num_replicas, num_partitions, overrides, build,
-                               fdo_profile)
-    loaded, from_pgle_entry = _compile_and_load(module, payload, devices, options,
-                                                host_callbacks, name, use_persistent_cache,
-                                                pgle)
-    executable = _describe(loaded, payload, devices, num_replicas, tuple(donated_args),
-                           in_shardings, out_avals, out_shardings, arg_names,
-                           tuple(sharding_like), effect_tokens, host_callbacks,
-                           options.SerializeAsString())
-    executable.fdo_profile = PGLE_PROFILED if from_pgle_entry else fdo_profile
-    executable._identity = identity
-    with _cache_lock:  # (two threads compiling one module keep the first executable)
-        found = _cache.get(key := (*identity, executable.fdo_profile))
-        if found is not None:
-            return found
-        _cache.put(key, executable, nbytes=len(payload) + executable.generated_code_bytes())
+    while True:
+        with _cache_lock:
+            executable = _cache.get(key)
+            if executable is not None:
+                return executable
+            pending = _in_flight.get(key)
+            if pending is None or pending.thread == threading.get_ident():
+                pending = _in_flight[key] = _Pending()
+                break
+        executable = pending.wait()  # another thread compiles it; None: its compile failed
+        if executable is not None:
+            return executable
+    try:
+        options = _compile_options(devices, num_replicas, num_partitions, overrides, build,
+                                   fdo_profile)
+        loaded, from_pgle_entry = _compile_and_load(module, payload, devices, options,
+                                                    host_callbacks, name,
+                                                    use_persistent_cache, pgle)
+        executable = _describe(loaded, payload, devices, num_replicas, tuple(donated_args),
+                               in_shardings, out_avals, out_shardings, arg_names,
+                               tuple(sharding_like), effect_tokens, host_callbacks,
+                               options.SerializeAsString())
+        executable.fdo_profile = PGLE_PROFILED if from_pgle_entry else fdo_profile
+        executable._identity = identity
+        with _cache_lock:  # (two threads compiling one module keep the first executable)
+            found = _cache.get(stored := (*identity, executable.fdo_profile))
+            if found is not None:
+                executable = found
+            else:
+                _cache.put(stored, executable,
+                           nbytes=len(payload) + executable.generated_code_bytes())
+        pending.result = executable
+    finally:
+        with _cache_lock:
+            if _in_flight.get(key) is pending:
+                del _in_flight[key]
+        pending.done.set()
     return executable
 
 
@@ -533,6 +575,20 @@ def _with_profile(options: xc.CompileOptions, profile: bytes) -> xc.CompileOptio
     copy = xc.CompileOptions.ParseFromString(options.SerializeAsString())
     copy.executable_build_options.fdo_profile = profile
     return copy
+
+
+class _Pending:
+    """A compile in progress: callers of the same key wait for it rather than compile
+    the module again (threads calling a jitted function with the same new shapes)."""
+
+    def __init__(self):
+        self.thread = threading.get_ident()  # a compile it starts itself does not wait
+        self.done = threading.Event()
+        self.result: Executable | None = None  # None if the compile raised
+
+    def wait(self) -> Executable | None:
+        self.done.wait()
+        return self.result
 
 
 def _compile_and_load(module, payload, devices, options, host_callbacks, name,

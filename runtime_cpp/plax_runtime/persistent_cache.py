@@ -16,7 +16,11 @@ asks for them, so moving code does not miss), the serialized `CompileOptions`
 topology (on CPU: the host's instruction set), the backend's platform and platform
 version, the jaxlib version and the `XLA_FLAGS` environment. Its value is the
 executable as `LoadedExecutable.serialize` writes it, zlib-compressed behind a
-header with the compile time and a digest.
+header with the compile time, the executable's digest, a digest of the entry's key
+and the versions that wrote it (jaxlib, plax, the backend's platform version). A file
+whose header names another key or other versions (renamed, copied or swapped by
+hand, or by a tool) is a miss, warned about, and compiled again: the cache never runs
+an executable under a key it was not compiled for.
 Entries are written to a temporary file and renamed, so readers never see half an
 entry; an entry that cannot be read back (truncated, corrupted, from another build)
 is reported with one warning, compiled again and overwritten. Modules with Python
@@ -45,14 +49,16 @@ from collections.abc import Sequence
 
 from jaxlib import version as jaxlib_version, xla_client as xc
 
-from plax import monitoring
+from plax import monitoring, version as plax_version
 from plax.extend import config
 from plax.extend.mlir import make_ir_context
 
 logger = logging.getLogger(__name__)
 
-_MAGIC = b"PLAXEXE1"
-_HEADER = struct.Struct(">8sd32s")  # magic, compile seconds, sha256 of the executable
+_MAGIC = b"PLAXEXE2"
+# magic, compile seconds, sha256 of the executable, sha256 of the key, length of the
+# versions string that follows the header
+_HEADER = struct.Struct(">8sd32s32sH")
 _SUFFIX = "-cache"
 
 _lock = threading.Lock()
@@ -64,6 +70,10 @@ _task_recorded = False
 
 class CacheReadError(RuntimeError):
     """A cache entry exists but cannot be turned back into an executable."""
+
+
+class CacheMismatchError(CacheReadError):
+    """A cache entry is intact but was written for another key or other versions."""
 
 
 def set_cache_dir(path: str | os.PathLike | None) -> None:
@@ -200,9 +210,14 @@ def lookup(path: str, key: str, client: xc.Client, devices: Sequence[xc.Device],
         _problem("read", f"cannot read persistent compilation cache entry {file}: {e}")
         return None
     try:
-        serialized, compile_secs = _decode(entry)
+        serialized, compile_secs = _decode(entry, key, _versions(client))
         loaded = client.deserialize_executable(serialized, xc.DeviceList(tuple(devices)),
                                                options)
+    except CacheMismatchError as e:
+        _problem("mismatch", f"persistent compilation cache entry {file} for '{name}' "
+                             f"{e}; it is not used (a miss) and will be rebuilt",
+                 counter="misses")
+        return None
     except Exception as e:  # noqa: BLE001 - any unreadable entry means: compile again
         _problem("read", f"persistent compilation cache entry for '{name}' ({file}) cannot "
                          f"be used and will be rebuilt: {type(e).__name__}: {e}")
@@ -247,7 +262,7 @@ def store(path: str, key: str, loaded: xc.LoadedExecutable, client: xc.Client,
                               f"({type(e).__name__}: {e}); the persistent compilation cache "
                               "is off for it")
         return
-    entry = _encode(serialized, compile_secs)
+    entry = _encode(serialized, compile_secs, key, _versions(client))
     min_size = config.persistent_cache_min_entry_size_bytes.value
     if len(entry) < min_size:
         _not_written(f"Not writing persistent cache entry for '{name}' since its size "
@@ -273,21 +288,37 @@ def skip(name: str, why: str) -> None:
     _not_written(f"Not using the persistent compilation cache for '{name}' because {why}")
 
 
-def _encode(serialized: bytes, compile_secs: float) -> bytes:
-    header = _HEADER.pack(_MAGIC, compile_secs, hashlib.sha256(serialized).digest())
-    return header + zlib.compress(serialized)
+def _versions(client: xc.Client) -> bytes:
+    """What wrote an entry, besides its key: jaxlib, plax and the backend's version."""
+    return (f"jaxlib {jaxlib_version.__version__}; plax {plax_version.__version__}; "
+            f"{client.platform} {client.platform_version}").encode()
 
 
-def _decode(entry: bytes) -> tuple[bytes, float]:
-    """(serialized executable, compile seconds); CacheReadError if the entry is not
-    one this version wrote or its contents do not match their digest."""
+def _encode(serialized: bytes, compile_secs: float, key: str, versions: bytes) -> bytes:
+    header = _HEADER.pack(_MAGIC, compile_secs, hashlib.sha256(serialized).digest(),
+                          hashlib.sha256(key.encode()).digest(), len(versions))
+    return header + versions + zlib.compress(serialized)
+
+
+def _decode(entry: bytes, key: str, versions: bytes) -> tuple[bytes, float]:
+    """(serialized executable, compile seconds) of an entry read under `key`;
+    CacheMismatchError if its header names another key or other versions,
+    CacheReadError if it is not one this format wrote or its contents do not match
+    their digest."""
     if len(entry) < _HEADER.size:
         raise CacheReadError(f"entry of {len(entry)} bytes is shorter than its header")
-    magic, compile_secs, digest = _HEADER.unpack_from(entry)
+    magic, compile_secs, digest, key_digest, n_versions = _HEADER.unpack_from(entry)
     if magic != _MAGIC:
         raise CacheReadError(f"entry starts with {magic!r}, not {_MAGIC!r}")
+    written_by = entry[_HEADER.size:_HEADER.size + n_versions]
+    if key_digest != hashlib.sha256(key.encode()).digest():
+        raise CacheMismatchError("holds the executable of another key (the file was "
+                                 "renamed, copied or swapped)")
+    if written_by != versions:
+        raise CacheMismatchError(f"was written by {written_by.decode(errors='replace')!r}, "
+                                 f"not {versions.decode()!r}")
     try:
-        serialized = zlib.decompress(entry[_HEADER.size:])
+        serialized = zlib.decompress(entry[_HEADER.size + n_versions:])
     except zlib.error as e:
         raise CacheReadError(f"entry does not decompress: {e}") from None
     if hashlib.sha256(serialized).digest() != digest:
@@ -354,10 +385,10 @@ def _not_written(message: str) -> None:
     logger.log(logging.WARNING if _explaining() else logging.DEBUG, message)
 
 
-def _problem(kind: str, message: str) -> None:
-    """An entry could not be read or written: raise if asked to, else warn (once per
-    kind of problem) and carry on compiling."""
-    _count("errors")
+def _problem(kind: str, message: str, counter: str = "errors") -> None:
+    """An entry could not be read or written (or was another key's: a miss): raise if
+    asked to, else warn (once per kind of problem) and carry on compiling."""
+    _count(counter)
     if config.raise_persistent_cache_errors.value:
         raise RuntimeError(message)
     with _lock:

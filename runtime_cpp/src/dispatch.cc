@@ -232,6 +232,11 @@ class Executor {
       nb::object impl = Py_TYPE(x) == A.type ? get_slot(A.impl, x) : place_host(x, j);
       PyList_SET_ITEM(impls.ptr(), n_consts + static_cast<Py_ssize_t>(j), impl.release().ptr());
     }
+    if (donates_twice(impls.ptr())) {  // the runtime would crash on it: let Python say why
+      check(PyObject_CallOneArg(on_error_.ptr(), seq.ptr()));
+      PyErr_SetString(PyExc_ValueError, "a donated buffer is passed twice");
+      throw nb::python_error();
+    }
     if (before_.is_valid() && !before_.is_none()) check(PyObject_CallNoArgs(before_.ptr()));
     PyObject* results = PyObject_CallOneArg(execute_sharded_.ptr(), impls.ptr());
     if (results == nullptr) {
@@ -285,6 +290,19 @@ class Executor {
 
  private:
   static constexpr Py_ssize_t kMaxScalars = 64;
+
+  // Whether a donated argument's buffer is also another argument (identical buffers:
+  // the PJRT runtime refuses it on one device and crashes on several).
+  bool donates_twice(PyObject* impls) const {
+    Py_ssize_t n = PyList_GET_SIZE(impls);
+    for (Py_ssize_t k : donated_) {
+      PyObject* donated = PyList_GET_ITEM(impls, k);
+      for (Py_ssize_t i = 0; i < n; ++i) {
+        if (i != k && PyList_GET_ITEM(impls, i) == donated) return true;
+      }
+    }
+    return false;
+  }
 
   // The buffer of host value `x`, the module's argument at kept position `j`. The
   // buffers of scalars are kept by exact value: passing the same Python or NumPy

@@ -1,5 +1,5 @@
 """Hypothesis strategies for differential cases: valid and invalid calls over the
-NumPy API, `lax` and the transformations, in 14 families.
+NumPy API, `lax` and the transformations, in 15 families.
 
 A case is JSON (see `fuzz_worker.py` for the encoding): the family, the op, its
 arguments, and the mode (`eager` or `jit`). Shapes are small, so a case costs a
@@ -715,12 +715,78 @@ def methods(draw):
     return case("methods", which, [x], mode=mode)
 
 
+EMPTY_OPS = ["jnp.median", "jnp.nanmedian", "jnp.percentile", "jnp.quantile",
+             "jnp.nanpercentile", "jnp.gcd", "jnp.lcm", "jnp.argwhere", "jnp.sort",
+             "jnp.argsort", "jnp.cumsum", "jnp.mean", "jnp.var", "jnp.prod", "jnp.max",
+             "jnp.sum", "jnp.average", "jnp.ptp", "jnp.flatnonzero", "jnp.diff",
+             "jnp.linalg.norm", "jnp.outer", "jnp.matmul", "jnp.dot", "jnp.cumprod"]
+LOOPS = ["loop:while_false", "loop:while_count", "loop:while_sum", "loop:fori",
+         "loop:scan", "loop:vmap_while", "loop:scan_carry_dtype", "loop:while_carry_dtype",
+         "loop:fori_carry_shape", "loop:cond_branches", "loop:cond_weak"]
+INPUT_KINDS = ["jnp.asarray", "jnp.array", "jnp.sum", "op:+", "jnp.add", "jnp.shape",
+               "jnp.mean", "T:jit"]
+
+
+@st.composite
+def empty_shapes(draw):
+    """A shape with at least one zero-length dimension."""
+    shape = draw(shapes(min_dims=1, max_dims=3, max_side=3))
+    shape[draw(st.integers(0, len(shape) - 1))] = 0
+    return shape
+
+
+@st.composite
+def faults(draw):
+    """What found the crashes and silent differences of issue 31: empty arrays,
+    zero-trip loops, masked and structured NumPy inputs, donation combinations."""
+    mode = draw(MODES)
+    kind = draw(st.sampled_from(["empty", "empty", "loop", "loop", "input", "donation"]))
+    if kind == "empty":
+        op = draw(st.sampled_from(EMPTY_OPS))
+        x = draw(arrays(dtypes=["float32", "int32", "bool", "complex64", "float16"],
+                        shape=draw(empty_shapes())))
+        args, kwargs = [x], {}
+        if op in ("jnp.gcd", "jnp.lcm"):
+            x = draw(arrays(dtypes=["int32", "int8", "uint8"], shape=draw(empty_shapes())))
+            args = [x, draw(st.sampled_from([3, x]))]
+        elif op in ("jnp.outer", "jnp.matmul", "jnp.dot"):
+            args = [x, draw(arrays(dtypes=["float32"], shape=draw(shapes(max_dims=2))))]
+        elif op in ("jnp.percentile", "jnp.quantile", "jnp.nanpercentile"):
+            args.append(draw(st.sampled_from([0.5, 50, 0, 100, tup(0.25, 0.75)])))
+        if op not in ("jnp.argwhere", "jnp.flatnonzero", "jnp.gcd", "jnp.lcm", "jnp.outer",
+                      "jnp.matmul", "jnp.dot") and draw(st.booleans()):
+            kwargs["axis"] = draw(st.sampled_from([0, -1, None]))
+        return case("faults", op, args, kwargs, mode=mode)
+    if kind == "loop":
+        op = draw(st.sampled_from(LOOPS))
+        x = draw(arrays(dtypes=["float32", "int32", "float16"],
+                        shape=draw(st.one_of(empty_shapes(), shapes(max_dims=2)))))
+        return case("faults", op, [x, draw(st.integers(-1, 3))], mode=mode)
+    if kind == "input":
+        shape = draw(shapes(max_dims=2))
+        dtype = draw(st.sampled_from(["float32", "int32", "bool"]))
+        seed = draw(st.integers(0, 100))
+        host = ({"M": [shape, dtype, "normal", seed]} if draw(st.booleans())
+                else {"R": [shape, seed]})
+        op = draw(st.sampled_from(INPUT_KINDS))
+        if op == "T:jit":
+            return case("faults", op, [{"F": "identity"}, {"dict": {}}, host], mode=mode)
+        args = [host, draw(arrays(shape=shape))] if op in ("op:+", "jnp.add") else [host]
+        return case("faults", op, args, mode=mode)
+    donate = draw(st.sampled_from([tup(0), tup(1), tup(0, 1), tup()]))
+    same = draw(st.booleans())
+    x = draw(arrays(dtypes=["float32", "int32"], shape=draw(st.sampled_from([[4], [2, 2],
+                                                                             [0], []]))))
+    return case("faults", "donate:call",
+                [donate, same, draw(st.booleans()), x], mode="eager")
+
+
 FAMILIES = {
     "elementwise": elementwise, "reductions": reductions, "shape ops": shape_ops,
     "concatenation": concatenation, "products": products, "indexing": indexing,
     "dtypes": dtypes, "slicing": slicing, "jit options": jit_options,
     "vmap axes": vmap_axes, "autodiff": autodiff, "trees": trees, "creation": creation,
-    "methods": methods,
+    "methods": methods, "faults": faults,
 }
 
 

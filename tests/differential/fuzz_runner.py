@@ -18,8 +18,9 @@ toward zero (NumPy refuses them; JAX returns wrapped bits), `take` along an empt
 axis against NumPy's result (JAX returns the operand itself, of another shape),
 `nonzero`/`flatnonzero` of an empty array with a `fill_value` against the fill
 values (JAX gives zeros there, against its documentation and its answer for a
-non-empty array without nonzeros), and an unstable sort's ties by the values they
-order rather than the indices.
+non-empty array without nonzeros), a median, percentile or quantile over an empty
+axis against NaN (NumPy's median; JAX fails to gather), and an unstable sort's ties by the
+values they order rather than the indices.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ import queue
 import subprocess
 import sys
 import threading
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -103,7 +105,9 @@ class Worker:
         env.setdefault("JAX_PLATFORMS", "cpu")
         env.setdefault("PLAX_PLATFORMS", "cpu")
         env["TF_CPP_MIN_LOG_LEVEL"] = "3"
-        env["XLA_FLAGS"] = ""  # one CPU device: cases are single-device
+        # Two CPU devices: cases run on the first unless they place arrays (donation
+        # of an array split over both).
+        env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
         self._proc = subprocess.Popen(
             [sys.executable, WORKER, self.library], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1, env=env)
@@ -330,8 +334,39 @@ def _scalar_boolean_index(case: dict, theirs: dict) -> dict | None:
     return {"value": _encoded(expected, dict(theirs["value"], shape=list(expected.shape)))}
 
 
+# NumPy's NaN-skipping forms: the same answers without NaNs, and defined (NaN) on an
+# empty axis, where np.percentile and np.quantile fail to index.
+_EMPTY_STATISTICS = {"jnp.median": np.nanmedian, "jnp.nanmedian": np.nanmedian,
+                     "jnp.percentile": np.nanpercentile,
+                     "jnp.nanpercentile": np.nanpercentile, "jnp.quantile": np.nanquantile}
+
+
+def _statistics_of_empty(case: dict, theirs: dict) -> dict | None:
+    """NaNs for a median, percentile or quantile over an empty axis (NumPy's median
+    answer; JAX fails to gather there), as an outcome; else None."""
+    numpy_op = _EMPTY_STATISTICS.get(case["op"])
+    if numpy_op is None or "exc" not in theirs or set(case["kwargs"]) - {"axis"}:
+        return None
+    x, *q = _host_args(case)
+    q = [np.asarray(v["T"]) if isinstance(v, dict) else v for v in q]
+    if x.size or x.dtype.kind not in "biuf" or any(np.ndim(v) > 1 for v in q):
+        return None
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            expected = np.asarray(numpy_op(x, *q, axis=case["kwargs"].get("axis")))
+        except (ValueError, TypeError, IndexError, np.exceptions.AxisError):
+            return None  # a bad call (q out of range, a bad axis): JAX's exception stands
+    dtype = "float16" if x.dtype == np.float16 else "float32"
+    like = {"arr": dtype, "shape": list(expected.shape), "weak": False}
+    return {"value": _encoded(expected.astype(dtype), like)}
+
+
 def numpy_reference(case: dict, theirs: dict) -> dict:
     """JAX's outcome, with the answers JAX leaves undefined replaced (see above)."""
+    empty = _statistics_of_empty(case, theirs)
+    if empty is not None:
+        return empty
     if "value" not in theirs:
         return theirs
     for reference in (_take_from_empty_axis, _nonzero_of_empty, _scalar_boolean_index):

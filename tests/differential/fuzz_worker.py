@@ -111,6 +111,16 @@ def decode(value, lib: Library, arrays: list):
         return array
     if tag == "N":
         return host_array(*body)
+    if tag == "M":  # a NumPy masked array, about a third of it masked
+        data = host_array(*body)
+        mask = np.random.default_rng(body[3]).integers(0, 3, data.shape) == 0
+        return np.ma.masked_array(data, mask=mask)
+    if tag == "R":  # a NumPy structured array
+        shape, seed = body
+        record = np.zeros(shape, dtype=[("a", np.float32), ("b", np.int32)])
+        record["a"] = host_array(shape, "float32", "normal", seed)
+        record["b"] = host_array(shape, "int32", "normal", seed + 1)
+        return record
     if tag == "C":
         return complex(*body)
     if tag == "T":
@@ -154,6 +164,45 @@ FUNCTIONS = {
     "neg": lambda L: lambda a: -a,
     "is_none": lambda L: lambda a: a is None,
 }
+
+
+# Loops taking the library, an array `x` and a small int `n`: zero-trip loops, empty carries, and
+# bodies or branches whose types do not match the carry (JAX's TypeErrors).
+_LOOPS = {
+    "while_false": lambda L, x, n: L.lax.while_loop(lambda c: False, lambda c: c + 1, x),
+    "while_count": lambda L, x, n: L.lax.while_loop(
+        lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 2 + 1), (0, x)),
+    "while_sum": lambda L, x, n: L.lax.while_loop(lambda c: L.jnp.any(c < n),
+                                                  lambda c: c + 1, x),
+    "fori": lambda L, x, n: (L.lax.fori_loop(0, n, lambda i, c: c * 2 + i, x),
+                             L.lax.fori_loop(0, L.jnp.asarray(n), lambda i, c: c - i, x)),
+    "scan": lambda L, x, n: L.lax.scan(lambda c, xi: (c + xi, c * xi),
+                                       L.jnp.zeros_like(x[0]), x),
+    "vmap_while": lambda L, x, n: L.jax.vmap(
+        lambda v: L.lax.while_loop(lambda c: c < n, lambda c: c + 1, v))(x),
+    "scan_carry_dtype": lambda L, x, n: L.lax.scan(
+        lambda c, _: (c.astype(L.jnp.int32), None), x, None, length=max(n, 0)),
+    "while_carry_dtype": lambda L, x, n: L.lax.while_loop(
+        lambda c: False, lambda c: c.astype(L.jnp.float32), x),
+    "fori_carry_shape": lambda L, x, n: L.lax.fori_loop(
+        0, n, lambda i, c: L.jnp.concatenate([c.ravel(), c.ravel()]), x),
+    "cond_branches": lambda L, x, n: L.lax.cond(
+        n > 0, lambda v: v, lambda v: v.astype(L.jnp.float32), x),
+    "cond_weak": lambda L, x, n: L.lax.cond(n > 0, lambda v: v + 1, lambda v: 2.0, x),
+}
+
+
+def _donation(lib, donate_argnums, same, split, x):
+    """`jit(a * 2 + b, donate_argnums=...)(x, x or a copy)`, with `x` split over two
+    devices or not; the result and which arguments were deleted."""
+    if split and x.ndim and x.shape[0] % 2 == 0:
+        from importlib import import_module
+        sharding = import_module(lib.name + ".sharding")
+        mesh = sharding.Mesh(np.array(lib.jax.devices()[:2]), ("d",))
+        x = lib.jax.device_put(x, sharding.NamedSharding(mesh, sharding.PartitionSpec("d")))
+    y = x if same else lib.jnp.copy(x)
+    out = lib.jax.jit(lambda a, b: a * 2 + b, donate_argnums=donate_argnums)(x, y)
+    return out, x.is_deleted(), y.is_deleted()
 
 
 def _at(method):
@@ -233,6 +282,8 @@ SPECIAL = {
                                         "tree_transpose")},
     "tree:roundtrip": _tree_roundtrip,
     "scalar:type": lambda lib, name, value: getattr(lib.jnp, name)(value),
+    **{f"loop:{name}": loop for name, loop in _LOOPS.items()},
+    "donate:call": _donation,
 }
 
 

@@ -161,6 +161,21 @@ class ModuleContext:
         self._host_channels = 1  # the last host-transfer channel id (1: the collectives')
         self._locations = _jax_mlir_ext.TracebackToLocationCache(_user_filename, 1, context)
         self.axis_context: AxisContext | None = None  # inside a manual region
+        self.inline_calls = False  # see `inlining_calls`
+
+    @contextlib.contextmanager
+    def inlining_calls(self) -> Iterator[None]:
+        """Lower sub-Jaxprs inline rather than as calls of private functions.
+
+        XLA's StableHLO-to-HLO export aborts on a `func.call` in a `while` condition
+        whose result does not depend on the loop's data (no operands, or only
+        zero-sized ones: an empty carry, or a constant condition); the condition's
+        region is lowered with every call inlined, as JAX inlines it."""
+        previous, self.inline_calls = self.inline_calls, True
+        try:
+            yield
+        finally:
+            self.inline_calls = previous
 
     @contextlib.contextmanager
     def manual_region(self, axis_context: AxisContext) -> Iterator[None]:
@@ -315,6 +330,8 @@ class LoweringRuleContext:
         name = name or self.primitive.name
         tokens = self.tokens if tokens is None else tokens
         effects = ordered_effects(closed_jaxpr.effects)
+        if self.module_context.inline_calls and not effects:
+            return self.lower_inline(closed_jaxpr, *args, name=name)
         fn_name, result_types = self.module_context.function_for(
             closed_jaxpr, name, f"{self.name_stack}/{self.primitive.name}({name})")
         dims = self.module_context.dim_values[-1] if self.module_context.dim_vars else []

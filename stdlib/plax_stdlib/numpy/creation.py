@@ -117,6 +117,9 @@ def _from_python_or_numpy(object, dtype, weak):
     ints out of its range are an OverflowError, complex to real a TypeError."""
     if weak:
         return object
+    if isinstance(object, np.ma.MaskedArray):  # np.asarray would drop the mask
+        raise ValueError("NumPy masked arrays are not supported as plax values; use "
+                         "x.filled() to make a standard NumPy array")
     if isinstance(object, (list, tuple)) and not _leaves(object):
         np_value = np.zeros(np.shape(object), dtype or dtypes.default_float_dtype())
     elif isinstance(object, (list, tuple)):
@@ -220,10 +223,18 @@ def _full(name: str, shape, fill_value, dtype, device, out_sharding):
     out_sharding = _out_sharding(name, device, out_sharding)
     shape = util.canonicalize_shape(shape, name)
     dtype = util.check_user_dtype(dtype, name)
-    fill_value = util.ensure_arraylike(name, fill_value)
+    fill_value = util.ensure_arraylike(name, _int_fill(fill_value, dtype))
     out_dtype = dtype or util.dtype_of(fill_value)
     weak = dtype is None and util.is_weak(fill_value)
     return _place(_filled(shape, fill_value, out_dtype, weak, name), device, out_sharding)
+
+
+def _int_fill(fill_value, dtype):
+    """A Python int fill converted to the array's `dtype` first (as JAX converts it):
+    `full((2,), 2**40, dtype=float32)` is 1.0995116e12, not an int32 overflow."""
+    if dtype is None or type(fill_value) is not int:
+        return fill_value
+    return np.asarray(fill_value).astype(dtypes.canonicalize_dtype(dtype))
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device=None,
@@ -247,8 +258,9 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None,
 def _full_like(name: str, a, fill_value, dtype, shape, device, out_sharding):
     """`full_like`, its arguments checked once, the errors naming the function called."""
     out_sharding = _out_sharding(name, device, out_sharding)
-    a, fill_value = util.ensure_arraylike(name, a, fill_value)
+    a = util.ensure_arraylike(name, a)
     dtype = util.check_user_dtype(dtype, name)
+    fill_value = util.ensure_arraylike(name, _int_fill(fill_value, dtype or util.dtype_of(a)))
     out_shape = util.shape_of(a) if shape is None else util.canonicalize_shape(shape, name)
     weak = dtype is None and util.is_weak(a)
     typed = (getattr(get_aval(a), "typed_sharding", None)

@@ -116,5 +116,6 @@ def flatnonzero(a, *, size: int | None = None, fill_value=None):
 def argwhere(a, *, size: int | None = None, fill_value=None):
     """Indices of the nonzero elements, one row per element."""
     from plax_stdlib.numpy.shape_ops import atleast_1d, stack
-    a = atleast_1d(util.ensure_arraylike("argwhere", a))
-    return stack(nonzero(a, size=size, fill_value=fill_value), axis=1)
+    a = util.ensure_arraylike("argwhere", a)
+    rows = stack(nonzero(atleast_1d(a), size=size, fill_value=fill_value), axis=1)
+    return rows if util.shape_of(a) else rows[:, :0]  # a scalar: rows without columns

@@ -118,6 +118,8 @@ def _quantile(name: str, a, q, axis, method: str, keepdims: bool, skip_nans: boo
         else:
             result = lax.mul(lax.add(low_value, high_value),
                              np.asarray(0.5, util.dtype_of(low_value))[()])
+    if n == 0:  # an empty slice has no quantile: NumPy's NaN (JAX fails to gather)
+        result = lax.full(util.shape_of(result), np.nan, util.dtype_of(result))
     if keepdims:
         result = lax.reshape(result, q_shape + keep_shape)
     return util.as_array(util.convert(result, util.dtype_of(a)))

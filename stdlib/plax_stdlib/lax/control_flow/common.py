@@ -9,6 +9,7 @@ over a value being differentiated or batched is differentiated or batched too.
 """
 from __future__ import annotations
 
+import inspect
 import weakref
 from typing import Any, Callable, Sequence
 
@@ -25,6 +26,7 @@ from plax.extend.core import (
     ShapedArray,
     Tracer,
     abstract_token,
+    fun_sourceinfo,
     get_aval,
     make_tracing_debug_info,
     ordered_effects,
@@ -182,9 +184,133 @@ def check_same_types(what: str, left: tuple[str, Any, Sequence],
                         + "\n".join(problems))
 
 
-def join_weak(avals_a: Sequence[ShapedArray], avals_b: Sequence[ShapedArray]) -> list:
-    """The types of values that may come from either side: weak only if both are."""
-    return [a.update(weak_type=a.weak_type and b.weak_type) for a, b in zip(avals_a, avals_b)]
+def _mismatch(a, b) -> str:
+    """JAX's reason two leaf types differ (`, so the dtypes do not match`), or ""."""
+    reasons = [why for differs, why in ((a.dtype != b.dtype, "the dtypes do not match"),
+                                        (a.shape != b.shape, "the shapes do not match"))
+               if differs]
+    if not reasons and _splits(a) != _splits(b):  # explicit mesh axes in the types
+        reasons = ["the shardings do not match"]
+    if not reasons:
+        return ""
+    return ", so " + (reasons[0] if len(reasons) == 1
+                      else ", ".join(reasons[:-1]) + ", and " + reasons[-1])
+
+
+def _shown(aval, other) -> str:
+    """`aval`'s type as a message shows it: with its mesh axes where only they differ."""
+    if aval.shape == other.shape and aval.dtype == other.dtype:
+        return aval.str_short(aval.dtype.name)
+    return _type_str(aval)
+
+
+def _listed(differences: list[str], capitalize: bool = True) -> str:
+    """One difference as a sentence, several as a list (JAX's layout)."""
+    if len(differences) == 1:
+        first = differences[0][0].upper() if capitalize else differences[0][0]
+        return first + differences[0][1:] + ".\n"
+    return "".join(f"  * {d};\n" for d in differences[:-1]) + f"  * {differences[-1]}.\n"
+
+
+def tree_differences(tree1, tree2, path: str = ""):
+    """Where two pytree structures first differ, as JAX says it: (path, what the first
+    has, what the second has, why), for each differing subtree."""
+    node1, node2 = tree1.node_data(), tree2.node_data()
+    if node1 is None and node2 is None:
+        return
+    type1, type2 = (type(None) if n is None else n[0] for n in (node1, node2))
+    if type1 is not type2:
+        yield path, str(type1), str(type2), "their Python types differ"
+        return
+    kids1, kids2 = tree1.children(), tree2.children()
+    if len(kids1) != len(kids2):
+        if type1 in (list, tuple):
+            yield (path, f"{type1.__name__} of length {len(kids1)}",
+                   f"{type2.__name__} of length {len(kids2)}", "the lengths do not match")
+        else:
+            yield (path, f"{type1} with {len(kids1)} children",
+                   f"{type2} with {len(kids2)} children",
+                   "the numbers of children do not match")
+        return
+    if node1[1] != node2[1]:
+        yield (path, f"{type1} with pytree metadata {node1[1]}",
+               f"{type2} with pytree metadata {node2[1]}",
+               "the pytree node metadata does not match")
+        return
+    keys = [repr(k) for k in node1[1]] if type1 is dict else map(str, range(len(kids1)))
+    for key, kid1, kid2 in zip(keys, kids1, kids2):
+        yield from tree_differences(kid1, kid2, f"{path}[{key}]")
+
+
+def _leaf_differences(tree, avals1, avals2, sentence) -> list[str]:
+    """`sentence(path, type1, type2)` plus JAX's reason, for each leaf whose types
+    differ."""
+    return [sentence(p, _shown(a, b), _shown(b, a)) + why
+            for p, a, b in zip(leaf_paths(tree, ""), avals1, avals2)
+            if (why := _mismatch(a, b))]
+
+
+def _first_parameter(fun) -> str | None:
+    try:
+        return next(iter(inspect.signature(fun).parameters), None)
+    except (TypeError, ValueError):
+        return None
+
+
+def check_carry_types(api: str, body_fun, init_tree, init_avals: Sequence,
+                      out_tree, out_avals: Sequence) -> None:
+    """JAX's TypeError unless a loop body's carry output has its input's structure,
+    shapes and dtypes; each differing leaf is named by the body's carry parameter and
+    its path (`the input carry component c[1]`)."""
+    what = f"{api} function carry input and carry output"
+    name = _first_parameter(body_fun)
+
+    def component(path: str) -> str:
+        if name:
+            return f"the input carry component {name}{path}" if path else f"the input carry {name}"
+        return f"the input carry at path {path}" if path else "the input carry"
+
+    if init_tree != out_tree:
+        differences = [f"{component(p)} is a {a} but the corresponding component of the "
+                       f"carry output is a {b}, so {why}"
+                       for p, a, b, why in tree_differences(init_tree, out_tree)]
+        raise TypeError(
+            f"{what} must have the same pytree structure, but they differ:\n\n"
+            f"{_listed(differences)}\nRevise the function so that the carry output has the "
+            "same pytree structure as the carry input.")
+
+    differences = _leaf_differences(
+        init_tree, init_avals, out_avals, lambda p, a, b: f"{component(p)} has type {a} but "
+        f"the corresponding output carry component has type {b}")
+    if differences:
+        raise TypeError(f"{what} must have equal types, but they differ:\n\n"
+                        f"{_listed(differences)}\nRevise the function so that all output "
+                        "types match the corresponding input types.")
+
+
+def check_branch_types(api: str, first: tuple, other: tuple) -> None:
+    """JAX's TypeError unless two branches of `cond`/`switch` return the same
+    structure, shapes and dtypes. `first`/`other` are (name, function, treedef,
+    output avals); the message says where each function is defined."""
+    (name1, fun1, tree1, avals1), (name2, fun2, tree2, avals2) = first, other
+    where = (f"{name1} is {fun_sourceinfo(fun1)}\n"
+             f"{name2} is {fun_sourceinfo(fun2)}\n\n")
+    if tree1 != tree2:
+        differences = [f"{name1} output{f' at path {p}' if p else ''} is a {a} but {name2} "
+                       f"output{f' at path {p}' if p else ''} is a {b}, so {why}"
+                       for p, a, b, why in tree_differences(tree1, tree2)]
+        raise TypeError(
+            f"{api} branch outputs must have the same pytree structure, but they differ:"
+            f"\n\n{where}{_listed(differences, capitalize=False)}\n"
+            f"Revise {name1} and/or {name2} so that they have the same pytree structure.")
+    differences = _leaf_differences(
+        tree1, avals1, avals2, lambda p, a, b: f"the output of {name1}"
+        f"{f' at path {p}' if p else ''} has type {a} but the corresponding output of "
+        f"{name2} has type {b}")
+    if differences:
+        raise TypeError(f"{api} branches must have equal output types but they differ.\n\n"
+                        f"{where}{_listed(differences)}\nRevise {name1} and/or {name2} so "
+                        "that all output types match.")
 
 
 # --- reshaping Jaxprs --------------------------------------------------------------------

@@ -44,10 +44,9 @@ from plax_stdlib.lax import comparison, conversion, shape_ops
 from plax_stdlib.lax.control_flow.common import (
     cached_on_jaxpr,
     python_value_if_disabled,
-    check_same_types,
+    check_branch_types,
     debug_names,
     expand_tangents,
-    join_weak,
     nonzero_flags,
     or_flags,
     region_tokens,
@@ -156,8 +155,8 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
         return branches[min(max(int(value), 0), len(branches) - 1)](*operands)
     index = conversion.convert_element_type(index, np.int32)
     index = comparison.clamp(np.int32(0), index, np.int32(len(branches) - 1))
-    return _bind_branches(index, branches, operands, "switch",
-                          tuple(f"branches[{i}]" for i in range(len(branches))))
+    return _bind_branches(index, branches, operands, "switch",  # JAX's names
+                          ("branch 0", *(f"branch{i}" for i in range(1, len(branches)))))
 
 
 def _scalar_aval(x, api: str, what: str) -> ShapedArray:
@@ -174,11 +173,11 @@ def _scalar_aval(x, api: str, what: str) -> ShapedArray:
 def _bind_branches(index, funs, operands, api: str, names):
     traced = [trace_function(f, operands, api) for f in funs]
     ref = len(funs) - 1 if api == "cond" else 0  # cond's messages show true_fun first
-    what = "true_fun and false_fun output" if api == "cond" else "branch outputs"
-    ref_side = (f"{names[ref]} output", traced[ref][2], traced[ref][0].out_avals)
-    for k, ((jaxpr, _, out_tree), name) in enumerate(zip(traced, names)):
+    sides = [(name, f, out_tree, jaxpr.out_avals)
+             for name, f, (jaxpr, _, out_tree) in zip(names, funs, traced)]
+    for k, side in enumerate(sides):
         if k != ref:
-            check_same_types(what, ref_side, (f"{name} output", out_tree, jaxpr.out_avals))
+            check_branch_types(api, sides[ref], side)
     out_tree0 = traced[0][2]
     all_consts = [c for _, consts, _ in traced for c in consts]
     const_avals = [get_aval(c) for c in all_consts]
@@ -205,12 +204,11 @@ def _cond_abstract_eval(index, *avals, branches):
                 (a.shape, a.dtype) != (b.shape, b.dtype) for a, b in zip(avals, br.in_avals)):
             raise TypeError(f"cond: branch {k} takes {[describe(a) for a in br.in_avals]} "
                             f"but is applied to {[describe(a) for a in avals]}")
-    outs = list(branches[0].out_avals)
+    outs = list(branches[0].out_avals)  # weak types too: branch 0's, as in JAX
     for k, br in enumerate(branches[1:], 1):
         if [(a.shape, a.dtype) for a in br.out_avals] != [(a.shape, a.dtype) for a in outs]:
             raise TypeError(f"cond: branch {k} returns {[describe(a) for a in br.out_avals]} "
                             f"but branch 0 returns {[describe(a) for a in outs]}")
-        outs = join_weak(outs, br.out_avals)
     return outs
 
 

@@ -175,12 +175,16 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll: int | bool | None = N
             raise TypeError(f"fori_loop {name} bound must be an integer scalar, got "
                             f"{describe(aval)}")
     index_dtype = np.result_type(get_aval(lower).dtype, get_aval(upper).dtype)
+    # The index starts as `lower` unconverted where the dtypes agree, as in JAX: a
+    # Python int lower bound makes it weak (an int8 carry plus the index stays int8).
+    weak = get_aval(lower).weak_type and get_aval(lower).dtype == index_dtype
+    one = 1 if weak else np.asarray(1, index_dtype)[()]
     lo, hi = _concrete_int(lower), _concrete_int(upper)
     if lo is not None and hi is not None:
-        def step(carry, _):
-            i, val = carry
-            return (elementwise.add(i, np.asarray(1, index_dtype)[()]), body_fun(i, val)), None
-        start = np.asarray(lo, index_dtype)[()]
+        def step(loop_carry, _):  # JAX's name, which messages about the carry show
+            i, val = loop_carry
+            return (elementwise.add(i, one), body_fun(i, val)), None
+        start = lo if weak else np.asarray(lo, index_dtype)[()]
         (_, result), _ = scan(step, (start, init_val), None, length=max(hi - lo, 0),
                               unroll=1 if unroll is None else unroll)
         return result
@@ -192,12 +196,12 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll: int | bool | None = N
         i, hi_, _ = carry
         return i < hi_
 
-    def body(carry):
-        i, hi_, val = carry
-        return (elementwise.add(i, np.asarray(1, index_dtype)[()]), hi_, body_fun(i, val))
+    def body(loop_carry):
+        i, hi_, val = loop_carry
+        return (elementwise.add(i, one), hi_, body_fun(i, val))
 
     from plax_stdlib.lax import conversion
-    start = conversion.convert_element_type(lower, index_dtype)
+    start = lower if weak else conversion.convert_element_type(lower, index_dtype)
     stop = conversion.convert_element_type(upper, index_dtype)
     return while_loop(cond, body, (start, stop, init_val))[2]
 
@@ -241,9 +245,9 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
     types = [*token_types, *mu.ir_types(ctx.avals_out)]
     loop = hlo.WhileOp(types, [*tokens, *init])
     cond_block = loop.cond.blocks.append(*types)
-    with ir.InsertionPoint(cond_block):
-        pred = ctx.lower_subjaxpr(cond_jaxpr, *cconsts, *list(cond_block.arguments)[n:],
-                                  name=_func_name(cond_jaxpr, "cond_fun"))
+    with ir.InsertionPoint(cond_block), ctx.module_context.inlining_calls():
+        pred = ctx.lower_inline(cond_jaxpr, *cconsts, *list(cond_block.arguments)[n:],
+                                name=_func_name(cond_jaxpr, "cond_fun"))
         hlo.return_(pred)
     body_block = loop.body.blocks.append(*types)
     with ir.InsertionPoint(body_block):

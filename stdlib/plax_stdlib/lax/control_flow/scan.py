@@ -52,7 +52,7 @@ from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib.lax import conversion, elementwise, shape_ops, slicing
 from plax_stdlib.lax.control_flow.common import (
     cached_on_jaxpr,
-    check_same_types,
+    check_carry_types,
     debug_names,
     expand_tangents,
     leaf_paths,
@@ -248,10 +248,8 @@ def trace_carry_function(f, init, init_leaves, init_tree, extra_args, api: str,
             init_leaves = [conversion.convert_element_type(x, carry_out[i].dtype)
                            if i in promote else x for i, x in enumerate(init_leaves)]
             continue
-        body = f"{api} body function carry input and carry output"
-        check_same_types(body, ("the input carry component init", init_tree, init_avals),
-                         ("the corresponding output carry component", carry_tree,
-                          jaxpr.out_avals[:carry_tree.num_leaves]))
+        check_carry_types(f"{api} body", f, init_tree, init_avals, carry_tree,
+                          jaxpr.out_avals[:carry_tree.num_leaves])
         return jaxpr, consts, out_tree, init_leaves
     raise AssertionError("unreachable")
 

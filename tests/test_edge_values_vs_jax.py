@@ -1,0 +1,163 @@
+"""Edge values and type checks that once differed from JAX (issue 31), against JAX
+0.10.2 in a subprocess: results with their dtypes and weak types, or the exception
+class and message (the line that says where a branch is defined left out, since the
+two sides run the driver at different line offsets). Where JAX fails for no reason
+(a median of nothing), NumPy's answer is the reference."""
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import plax
+import plax.numpy as jnp
+from plax import lax
+
+from tests.jax_differential import requires_jax, run_driver_here, start_driver_in_jax
+
+_DRIVER = r'''
+import numpy as np
+
+PROGRAMS = {
+    "argwhere_false": lambda: jnp.argwhere(jnp.array(False)),
+    "argwhere_true": lambda: jnp.argwhere(jnp.array(True)),
+    "prod_complex_initial_inf_jit": lambda: jit(lambda x: jnp.prod(x, initial=np.inf))(
+        jnp.array([1 + 1j, 2j], jnp.complex64)),
+    "prod_complex_initial_inf": lambda: jnp.prod(jnp.array([1 + 1j, 2j], jnp.complex64),
+                                                 initial=np.inf),
+    "full_2_40_float32": lambda: jnp.full((2,), 2**40, dtype=jnp.float32),
+    "full_2_70_float32": lambda: jnp.full((2,), 2**70, dtype=jnp.float32),
+    "full_300_int8": lambda: jnp.full((2,), 300, dtype=jnp.int8),
+    "full_like_2_40": lambda: jnp.full_like(jnp.zeros(2), 2**40),
+    "fori_weak_index": lambda: lax.fori_loop(0, 3, lambda i, c: c + i, jnp.int8(1)),
+    "fori_traced_bounds": lambda: lax.fori_loop(0, jnp.int32(3), lambda i, c: c + i,
+                                                jnp.int8(1)),
+    "cond_weak_false_branch": lambda: lax.cond(True, lambda x: x + 1, lambda x: 2.0,
+                                               jnp.float32(1)),
+    "cond_weak_true_branch": lambda: lax.cond(True, lambda x: 2.0, lambda x: x + 1,
+                                              jnp.float32(1)),
+    "switch_weak_branch_0": lambda: lax.switch(1, [lambda x: 2.0, lambda x: x * 2],
+                                               jnp.float32(1)),
+    "scan_weak_init": lambda: lax.scan(lambda c, x: (c + x, c), 0, jnp.ones(3)),
+    "scan_carry_dtype": lambda: lax.scan(lambda c, x: (c.astype(jnp.int32), None),
+                                         jnp.float32(1), None, length=2),
+    "scan_carry_shape": lambda: lax.scan(lambda carry, x: (jnp.stack([carry, carry]), x),
+                                         jnp.float32(1), jnp.ones(2)),
+    "scan_carry_tree": lambda: lax.scan(lambda c, x: ([c, c], None), (1.0, 2.0), None,
+                                        length=1),
+    "while_carry_dtype": lambda: lax.while_loop(lambda c: False,
+                                                lambda c: c.astype(jnp.int32), jnp.float32(1)),
+    "while_two_leaves": lambda: lax.while_loop(
+        lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1].astype(jnp.float32)), (0, jnp.int8(1))),
+    "fori_carry_shape": lambda: lax.fori_loop(0, 3, lambda i, c: jnp.stack([c, c]),
+                                              jnp.float32(1)),
+    "cond_dtype": lambda: lax.cond(True, lambda x: x, lambda x: x.astype(jnp.int32),
+                                   jnp.float32(1)),
+    "cond_two_outputs": lambda: lax.cond(True, lambda x: {"a": x, "b": x},
+                                         lambda x: {"a": x[None], "b": x.astype(jnp.int8)},
+                                         jnp.float32(1)),
+    "switch_dtype": lambda: lax.switch(1, [lambda x: x, lambda x: x.astype(jnp.int32)],
+                                       jnp.float32(1)),
+    "masked_asarray": lambda: jnp.asarray(np.ma.masked_array([1.0, 2.0], mask=[True, False])),
+    "structured_asarray": lambda: jnp.add(np.zeros(2, [("a", "f4"), ("b", "i4")]), 1),
+    "while_false_empty": lambda: lax.while_loop(lambda c: False, lambda c: c,
+                                                jnp.ones((0,))),
+    "gcd_empty": lambda: jnp.gcd(jnp.ones((0,), jnp.int32), jnp.ones((0,), jnp.int32)),
+}
+
+
+def leaf(x):
+    a = np.asarray(x)
+    return [list(a.shape), str(a.dtype), bool(getattr(x, "weak_type", False)),
+            repr(a.tolist())]
+
+
+def run(names):
+    answers = {}
+    for name in names:
+        try:
+            out = PROGRAMS[name]()
+            answers[name] = [leaf(x) for x in tree_leaves(out)]
+        except Exception as e:
+            answers[name] = [type(e).__name__, str(e)]
+    return answers
+'''
+PROGRAMS = [line.split('"')[1] for line in _DRIVER.splitlines()
+            if line.startswith('    "') and '": lambda' in line]
+_WHERE = re.compile(r" at [^\n]*:\d+\n")  # "true_fun is <lambda> at <string>:40"
+
+
+@pytest.fixture(scope="module")
+def jax_answers():
+    return start_driver_in_jax(
+        "import json, sys\nimport jax\nimport jax.numpy as jnp\nfrom jax import jit, lax\n"
+        "from jax.tree_util import tree_leaves\n" + _DRIVER
+        + "print(json.dumps(run(json.loads(sys.argv[1]))))\n", PROGRAMS)()
+
+
+def _comparable(answer):
+    if isinstance(answer, list) and isinstance(answer[0], str) and len(answer) == 2:
+        # an exception: its class, and its message without locations
+        return [answer[0], _WHERE.sub("\n", answer[1])]
+    return answer
+
+
+@requires_jax
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_as_jax(jax_answers, name, plax_answers):
+    mine, theirs = plax_answers[name], jax_answers[name]
+    if name in ("structured_asarray", "masked_asarray"):  # the class (JAX's message
+        mine, theirs = mine[0], theirs[0]  # names JAX and its staging)
+    assert _comparable(mine) == _comparable(theirs)
+
+
+@pytest.fixture(scope="module")
+def plax_answers():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return run_driver_here(_DRIVER, PROGRAMS, lax=lax, tree_leaves=plax.tree_util.tree_leaves)
+
+
+def test_known_answers_of_former_differences(plax_answers):
+    """The answers the differences were about, independent of JAX being installed."""
+    assert plax_answers["argwhere_false"] == [[[0, 0], "int32", False, "[]"]]
+    assert plax_answers["full_2_40_float32"] == [[[2], "float32", False,
+                                                  "[1099511627776.0, 1099511627776.0]"]]
+    assert plax_answers["fori_weak_index"] == [[[], "int8", False, "4"]]
+    assert plax_answers["masked_asarray"][0] == "ValueError"
+    assert plax_answers["scan_carry_dtype"][0] == "TypeError"
+
+
+_STATISTICS = {
+    "median": (jnp.median, np.median),
+    "nanmedian": (jnp.nanmedian, np.nanmedian),
+    "percentile": (lambda x, axis=None: jnp.percentile(x, 30.0, axis=axis),
+                   lambda x, axis=None: np.percentile(x, 30.0, axis=axis)),
+    "quantile": (lambda x, axis=None: jnp.quantile(x, jnp.array([0.25, 0.5]), axis=axis),
+                 lambda x, axis=None: np.quantile(x, [0.25, 0.5], axis=axis)),
+    "nanquantile": (lambda x, axis=None: jnp.nanquantile(x, 0.5, axis=axis),
+                    lambda x, axis=None: np.nanquantile(x, 0.5, axis=axis)),
+}
+
+
+@pytest.mark.parametrize("name", list(_STATISTICS))
+@pytest.mark.parametrize("shape, axis", [((0,), None), ((0, 3), 0), ((0, 3), 1),
+                                         ((2, 0), None)])
+def test_statistics_of_empty_arrays_are_nan(name, shape, axis):
+    """JAX fails to gather here; NumPy's median answers NaN (with a warning), its
+    percentile and quantile fail to index. plax answers NaN: one per quantile asked
+    and per element of the dimensions not reduced."""
+    fun, numpy_fun = _STATISTICS[name]
+    x = np.zeros(shape, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if name in ("median", "nanmedian"):
+            np.testing.assert_array_equal(fun(x, axis=axis), numpy_fun(x, axis=axis))
+    rest = () if axis is None else tuple(n for i, n in enumerate(shape) if i != axis)
+    expected = np.full(((2,) if name == "quantile" else ()) + rest, np.nan, np.float32)
+    for mode in (fun, plax.jit(fun, static_argnames="axis")):
+        got = mode(x, axis=axis)
+        assert got.shape == expected.shape and got.dtype == np.float32
+        np.testing.assert_array_equal(np.asarray(got), expected)
