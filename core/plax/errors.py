@@ -5,6 +5,7 @@ from jaxlib._jax import JaxRuntimeError  # noqa: F401  (XLA's runtime errors)
 from plax._src.checking import JaxprTypeError  # noqa: F401
 from plax._src.errors import (  # noqa: F401
     ConcretizationTypeError,
+    DistributedError,
     InvalidShapeError,
     JAXIndexError,
     JAXTypeError,

@@ -102,6 +102,9 @@ def block_until_ready(x: Any) -> Any:
             arrays.append(leaf)
         elif hasattr(leaf, "block_until_ready"):
             others.append(leaf)
+    for a in arrays:  # those of several processes: waited for within the run's bounds
+        if not a.is_fully_addressable:
+            a.block_until_ready()
     if arrays:
         try:
             xc.batched_block_until_ready([a._impl for a in arrays])

@@ -1,0 +1,131 @@
+"""Faults of a multi-process run end every surviving process with
+`plax.errors.DistributedError`, within a bound (JAX aborts them, or waits forever).
+
+2-3 processes on 127.0.0.1 (tests/distributed_fault_worker.py, heartbeat timeout 2 s,
+collective timeout 3 s) do one operation together, then one of them dies (SIGKILL),
+stops (SIGSTOP) or skips the next operation. Each survivor must raise inside its bound,
+run its `finally`, and exit with the worker's status for the exception (3), never with
+the runtime's abort; each run is killed at a deadline (test_distributed.run_processes),
+so a hang fails the test. The
+measured times to the exception are in the `RAISED` lines (pytest -s shows them).
+"""
+import json
+import pathlib
+import sys
+
+import pytest
+
+from test_distributed import free_port, run_processes
+
+WORKER = pathlib.Path(__file__).with_name("distributed_fault_worker.py")
+HEARTBEAT_S, COLLECTIVE_S = 2, 3.0  # as the worker passes them
+SLACK_S = 3.0  # the watcher's period, the polling, a loaded CI machine
+
+
+def raised(pid: int, result: tuple[int, str]) -> dict:
+    """The `RAISED` report of a process that ended with DistributedError."""
+    code, out = result
+    assert "Terminating process" not in out and "Check failure" not in out, out[-3000:]
+    lines = [line for line in out.splitlines() if line.startswith("RAISED ")]
+    assert code == 3 and lines and "FINALLY" in out, (pid, code, out[-3000:])
+    report = json.loads(lines[-1][len("RAISED "):])
+    print(f"process {pid}: DistributedError after {report['after']:.2f} s")
+    return report
+
+
+def fault_run(count: int, fault: str, victim: int, operation: str):
+    address = f"127.0.0.1:{free_port()}"
+    return run_processes([[sys.executable, str(WORKER), address, str(count), str(pid),
+                           fault, str(victim), operation] for pid in range(count)],
+                         must_succeed=False, leave_running={victim} if fault == "stop" else ())
+
+
+@pytest.mark.parametrize("count,fault,victim,operation", [
+    (3, "kill", 2, "computation"),
+    (2, "stop", 1, "sync"),
+], ids=["kill_-9_of_3", "sigstop_of_2"])
+def test_a_dead_or_stopped_peer_is_an_exception_in_every_other(count, fault, victim,
+                                                               operation):
+    """Within the heartbeat timeout (plus the watcher's slack), whether the survivor
+    waits in a computation or in multihost_utils; the message names the process."""
+    results = fault_run(count, fault, victim, operation)
+    for pid in range(count):
+        if pid == victim:
+            continue
+        report = raised(pid, results[pid])
+        assert report["after"] < HEARTBEAT_S + SLACK_S, report
+        assert f"process {victim} sent no heartbeat" in report["message"], report
+        assert "died or was stopped" in report["message"], report
+    if fault == "kill":
+        assert results[victim][0] == -9, results[victim]
+
+
+@pytest.mark.parametrize("operation", ["computation", "sync"])
+def test_a_peer_that_skips_a_collective_is_named_after_the_timeout(operation):
+    """The stuck-peer case JAX hangs on (jax-ml/jax#38503): the processes that wait
+    raise after the collective timeout naming the one that did not arrive; that one,
+    busy in Python, gets the exception too."""
+    results = fault_run(3, "skip", 1, operation)
+    name = "sync_global_devices('step')" if operation == "sync" else "a computation over"
+    for pid in (0, 2):
+        report = raised(pid, results[pid])
+        assert COLLECTIVE_S <= report["after"] < COLLECTIVE_S + SLACK_S, report
+        message = report["message"]
+        assert name in message and "timed out" in message, message
+        assert ("processes that did not arrive: process 1 (alive, in no multi-process "
+                "operation)") in message, message
+        assert "process 0 (" not in message and "process 2 (" not in message, message
+    report = raised(1, results[1])
+    assert report["after"] < COLLECTIVE_S + SLACK_S, report
+    assert "failed:" in report["message"] and "timed out" in report["message"], report
+
+
+def test_a_run_without_faults_ends_normally():
+    results = fault_run(2, "none", 1, "sync")
+    for code, out in results:
+        assert code == 0 and "RESULT synced" in out and "RAISED" not in out, out[-3000:]
+
+
+JOIN = """
+import sys, time, plax
+start = time.monotonic()
+try:
+    plax.distributed.initialize(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]),
+                                initialization_timeout=4)
+    print("JOINED", plax.process_count(), flush=True)
+except plax.errors.DistributedError as err:
+    print("RAISED", time.monotonic() - start, err, flush=True)
+    sys.exit(3)
+"""
+
+
+def join(*counts: int) -> list[tuple[int, float, str]]:
+    """Processes 0, 1, ... started with these num_processes: (status, seconds to the
+    exception, message) of each."""
+    address = f"127.0.0.1:{free_port()}"
+    results = run_processes([[sys.executable, "-c", JOIN, address, str(n), str(pid)]
+                             for pid, n in enumerate(counts)], must_succeed=False)
+    out = []
+    for pid in range(len(counts)):
+        code, text = results[pid]
+        assert "Terminating process" not in text, text[-3000:]
+        line = next((ln for ln in text.splitlines() if ln.startswith("RAISED ")), "")
+        after = float(line.split()[1]) if line else -1.0
+        out.append((code, after, line))
+    return out
+
+
+def test_processes_that_disagree_on_num_processes_are_refused():
+    """JAX accepts the run silently; plax refuses it in both processes at once."""
+    for code, after, line in join(2, 3):
+        assert code == 3 and after < 4, line
+        assert "disagree on num_processes: process 0 passed 2, process 1 passed 3" in line
+
+
+def test_a_missing_process_is_named_at_the_initialization_timeout():
+    """num_processes=3 with 2 processes started: both raise naming process 2 when the
+    initialization timeout (4 s) passes (JAX aborts them then)."""
+    for code, after, line in join(3, 3):
+        assert code == 3 and 4 <= after < 4 + SLACK_S, line
+        assert "processes [2] of 3 did not join the run within initialization_timeout=4 s" \
+            in line, line
