@@ -26,9 +26,9 @@ def raised(pid: int, result: tuple[int, str]) -> dict:
     """The `RAISED` report of a process that ended with DistributedError."""
     code, out = result
     assert "Terminating process" not in out and "Check failure" not in out, out[-3000:]
-    lines = [line for line in out.splitlines() if line.startswith("RAISED ")]
-    assert code == 3 and lines and "FINALLY" in out, (pid, code, out[-3000:])
-    report = json.loads(lines[-1][len("RAISED "):])
+    lines = [line for line in out.splitlines() if "RAISED {" in line]  # stderr may
+    assert code == 3 and lines and "FINALLY" in out, (pid, code, out[-3000:])  # interleave
+    report = json.loads(lines[-1][lines[-1].index("RAISED {") + len("RAISED "):])
     print(f"process {pid}: DistributedError after {report['after']:.2f} s")
     return report
 

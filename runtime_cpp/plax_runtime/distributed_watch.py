@@ -19,6 +19,8 @@ Why it is built this way (what jaxlib 0.10.2 allows):
   exception.
 - Losing process 0 ends the others whatever plax does: the runtime's error polling
   aborts a client the moment the service's connection closes.
+- Statuses are published by a Python thread, so a process whose main thread holds the
+  GIL in C code for longer than the heartbeat timeout looks dead to the others.
 """
 from __future__ import annotations
 
@@ -131,24 +133,21 @@ class Watch:
     # --- failing --------------------------------------------------------------------
 
     def fail(self, message: str) -> None:
-        """Records the run's failure and tells the other processes; from another thread
-        (the watcher's), also raises it in the main thread unless a watched wait
-        there will."""
+        """Records the run's failure (the watcher's next status tells the others);
+        from another thread (the watcher's), also raises it in the main thread unless
+        a watched wait there will."""
         with self._lock:
             if self.fault is not None:
                 return
+            deliver = (self._state == "running" and self._main_waits == 0
+                       and threading.current_thread() is not threading.main_thread())
             self.fault = message
-            self._state = "failed"
-            deliver = self._main_waits == 0 and threading.current_thread() is not \
-                threading.main_thread()
+            if self._state == "running":
+                self._state = "failed"
             if deliver:
                 self._async_pending = True
                 _raise_in_thread(threading.main_thread().ident, _error_class(message))
-        logger.error("plax.distributed: %s", message)
-        try:
-            self._publish()
-        except Exception:  # noqa: BLE001 - the coordinator may be what failed
-            pass
+        logger.error("plax.distributed: %s", message)  # the watcher tells the others
 
     def raise_if_failed(self) -> None:
         with self._lock:
@@ -205,10 +204,11 @@ class Watch:
         delay = 1e-4
         while not ready():
             time.sleep(delay)
-            delay = min(2 * delay, 0.02)
+            delay = min(2 * delay, 0.002)  # late by 2 ms at most
             self.raise_if_failed()
             now = time.monotonic()
-            if now - self._last_answer > self.heartbeat_timeout + self.period:
+            if now - self._last_answer > self.heartbeat_timeout / 2 + self.period:
+                # half the timeout: the runtime aborts this process at the full one
                 self.fail(f"the coordinator (process 0) did not answer for "
                            f"{now - self._last_answer:.1f} s: it died or was stopped")
                 self.raise_if_failed()
