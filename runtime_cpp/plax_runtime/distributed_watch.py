@@ -236,6 +236,8 @@ class Watch:
             silent = now - self._changed[pid][1]
             if status is None:
                 absent.append(f"process {pid} (never reported)")
+            elif status.get("state") == "closing":
+                absent.append(f"process {pid} (left the run)")
             elif silent > 2 * self.period + 1:
                 absent.append(f"process {pid} (no heartbeat for {silent:.1f} s)")
             elif status.get("op") is None:
