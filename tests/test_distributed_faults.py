@@ -11,11 +11,16 @@ measured times to the exception are in the `RAISED` lines (pytest -s shows them)
 """
 import json
 import pathlib
+import socket
+import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
-from test_distributed import free_port, run_processes
+from plax.errors import DistributedError
+from test_distributed import child_env, free_port, run_processes
 
 WORKER = pathlib.Path(__file__).with_name("distributed_fault_worker.py")
 HEARTBEAT_S, COLLECTIVE_S = 2, 3.0  # as the worker passes them
@@ -129,3 +134,88 @@ def test_a_missing_process_is_named_at_the_initialization_timeout():
         assert code == 3 and 4 <= after < 4 + SLACK_S, line
         assert "processes [2] of 3 did not join the run within initialization_timeout=4 s" \
             in line, line
+
+
+def checking_in(server, num_processes: int, timeout: float, pids_and_counts):
+    """Process 0's gather and the others' check-ins, each on a thread (no runtime):
+    what each returned or raised (process 0's, then the check-ins' in order), and
+    whether the service opened."""
+    from plax_runtime import distributed_lobby
+    address = "127.0.0.1:%d" % server.getsockname()[1]
+    opened, outcomes = [], {}
+
+    def attempt(index, call, *args):
+        try:
+            call(*args)
+            outcomes[index] = "ok"
+        except DistributedError as err:
+            outcomes[index] = str(err).split("\n", 1)[0]
+
+    threads = [threading.Thread(target=attempt, args=(
+        0, distributed_lobby.gather, server, num_processes, timeout,
+        lambda: opened.append(True)))]
+    threads += [threading.Thread(target=attempt, args=(
+        i, distributed_lobby.check_in, address, pid, count, timeout))
+        for i, (pid, count) in enumerate(pids_and_counts, 1)]
+    with socket.create_connection(("127.0.0.1", server.getsockname()[1])):
+        pass  # a port probe that says nothing is let go
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout + 10)
+    return [outcomes.get(i) for i in range(len(threads))], bool(opened)
+
+
+def lobby():
+    from plax_runtime import distributed_lobby
+    return distributed_lobby.listen(f"127.0.0.1:{free_port()}")
+
+
+def test_the_lobby_opens_the_run_when_every_process_agrees():
+    outcomes, opened = checking_in(lobby(), 3, 5.0, [(1, 3), (2, 3)])
+    assert outcomes == ["ok", "ok", "ok"] and opened
+
+
+def test_the_lobby_refuses_a_disagreeing_count_in_every_process():
+    outcomes, opened = checking_in(lobby(), 2, 5.0, [(1, 3)])
+    words = "disagree on num_processes: process 0 passed 2, process 1 passed 3"
+    assert all(words in outcome for outcome in outcomes), outcomes
+    assert not opened
+
+
+def test_the_lobby_names_the_missing_process_at_the_timeout():
+    start = time.monotonic()
+    outcomes, opened = checking_in(lobby(), 3, 1.0, [(1, 3)])
+    assert time.monotonic() - start < 5
+    assert all("processes [2] of 3 did not join the run within initialization_timeout=1 s"
+               in outcome for outcome in outcomes), outcomes
+    assert not opened
+
+
+def test_the_lobby_refuses_a_process_id_taken_twice():
+    outcomes, _ = checking_in(lobby(), 3, 2.0, [(1, 3), (1, 3)])
+    assert sum("process_id 1 is not free" in outcome for outcome in outcomes) >= 2, outcomes
+
+
+def test_the_coordinator_listens_on_loopback_unless_told_otherwise(caplog):
+    from plax_runtime.distributed import _default_bind_address
+    assert _default_bind_address("127.0.0.1:1234", 1234, 0) == "127.0.0.1:1234"
+    assert _default_bind_address("localhost:1234", 1234, 0) == "127.0.0.1:1234"
+    assert _default_bind_address("[::1]:1234", 1234, 0) == "[::1]:1234"
+    assert not caplog.records
+    assert _default_bind_address("192.0.2.7:1234", 1234, 0) == "127.0.0.1:1234"
+    assert "processes on other machines cannot reach it" in caplog.text
+    assert "jax_coordinator_listen_on_all_interfaces" in caplog.text
+
+
+def test_the_options_are_read_from_the_environment():
+    """As launchers set them: every interface, and no collective timeout (JAX's wait)."""
+    env = dict(child_env(), JAX_COORDINATOR_LISTEN_ON_ALL_INTERFACES="1",
+               JAX_DISTRIBUTED_COLLECTIVE_TIMEOUT="none")
+    seen = subprocess.run(
+        [sys.executable, "-c", "from plax_runtime.distributed import _default_bind_address;"
+         "from plax.extend import config;"
+         "print(_default_bind_address('192.0.2.7:1234', 1234, 0),"
+         "config.distributed_collective_timeout.value)"],
+        env=env, capture_output=True, text=True, timeout=120)
+    assert seen.stdout.split() == ["[::]:1234", "None"], seen.stderr[-2000:]
