@@ -85,12 +85,6 @@ def test_a_peer_that_skips_a_collective_is_named_after_the_timeout(operation):
     assert "failed:" in report["message"] and "timed out" in report["message"], report
 
 
-def test_a_run_without_faults_ends_normally():
-    results = fault_run(2, "none", 1, "sync")
-    for code, out in results:
-        assert code == 0 and "RESULT synced" in out and "RAISED" not in out, out[-3000:]
-
-
 JOIN = """
 import sys, time, plax
 start = time.monotonic()

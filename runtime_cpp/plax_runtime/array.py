@@ -144,7 +144,7 @@ class Array(metaclass=_ArrayMeta):
 
     def block_until_ready(self) -> Array:
         self._check_alive()
-        if self.is_fully_addressable:
+        if distributed_watch.current() is None or self.is_fully_addressable:
             self._impl.block_until_ready()
         else:
             self._wait_for_other_processes()
