@@ -9,6 +9,7 @@ the runtime's abort; each run is killed at a deadline (test_distributed.run_proc
 so a hang fails the test. The
 measured times to the exception are in the `RAISED` lines (pytest -s shows them).
 """
+import contextlib
 import json
 import pathlib
 import socket
@@ -213,3 +214,128 @@ def test_the_options_are_read_from_the_environment():
          "config.distributed_collective_timeout.value)"],
         env=env, capture_output=True, text=True, timeout=120)
     assert seen.stdout.split() == ["[::]:1234", "None"], seen.stderr[-2000:]
+
+
+def NOTHING():
+    """A computation's `block_until_ready` that has no error to raise."""
+
+
+class FakeStore:
+    """The key-value store of the runtime's client, in memory: several Watches in one
+    process stand for the processes of a run (no runtime, so fast)."""
+
+    def __init__(self):
+        self.values, self.lock = {}, threading.Lock()
+
+    def key_value_set(self, key, value, allow_overwrite=False):
+        with self.lock:
+            self.values[key] = value
+
+    def key_value_dir_get(self, prefix):
+        with self.lock:
+            return [(k, v) for k, v in self.values.items() if k.startswith(prefix)]
+
+
+@pytest.fixture
+def watches():
+    """Two processes' Watches over one store (heartbeat timeout 0.6 s, collective
+    timeout 0.4 s); process 0's is first, and only it raises in the main thread.
+    Stopped at the end."""
+    from plax_runtime.distributed_watch import Watch
+    store = FakeStore()
+    made = [Watch(store, pid, 2, heartbeat_timeout=0.6, collective_timeout=0.4,
+                  shutdown_timeout=1.0, interrupt_main=pid == 0) for pid in range(2)]
+    yield made
+    for watch in made:
+        watch._stop.set()
+        watch._thread.join()
+
+
+def test_a_wait_past_the_timeout_names_the_process_elsewhere(watches):
+    start = time.monotonic()
+    with pytest.raises(DistributedError, match=r"sync_global_devices\('x'\) timed out: "
+                       r"process 0 waited 0\.\d s \(collective timeout 0\.4 s\); processes "
+                       r"that did not arrive: process 1 \(alive, in no multi-process "
+                       r"operation\)"):
+        with watches[0].operation("sync_global_devices('x')"):
+            watches[0].wait(lambda: False, NOTHING, "unused")
+    assert time.monotonic() - start < 3
+
+
+def test_a_wait_where_everyone_arrived_is_slow_not_stuck(watches):
+    """Both wait for a computation's result (other results of it, maybe): past the
+    timeout plax keeps waiting rather than blame anyone."""
+    ready_at = time.monotonic() + 1.2  # three collective timeouts
+
+    def ready():
+        return time.monotonic() > ready_at
+
+    other = threading.Thread(target=watches[1].wait, args=(ready, NOTHING, "result b"))
+    other.start()
+    watches[0].wait(ready, NOTHING, "result a")
+    other.join()
+    assert watches[0].fault is None and watches[1].fault is None
+
+
+def test_a_peer_in_another_operation_is_named_with_it(watches):
+    done, waiting = threading.Event(), threading.Event()
+
+    def gather():
+        with watches[1].operation("process_allgather"):
+            waiting.set()
+            with contextlib.suppress(DistributedError):  # its own timeout, or told
+                watches[1].wait(done.is_set, NOTHING, "unused")
+
+    other = threading.Thread(target=gather)
+    other.start()
+    waiting.wait()
+    try:
+        # whichever timed out first names the other, in its operation
+        with pytest.raises(DistributedError, match=r"\(waiting in (process_allgather|"
+                                                   r"sync_global_devices\('y'\)) #1 for"):
+            with watches[0].operation("sync_global_devices('y')"):
+                watches[0].wait(lambda: False, NOTHING, "unused")
+    finally:
+        done.set()
+        other.join()
+
+
+def test_a_silent_peer_is_an_asynchronous_error_in_running_python(watches):
+    """Process 1 stops publishing; process 0's main thread, running plain Python,
+    gets the error within the heartbeat timeout and later waits raise it again."""
+    watches[1]._stop.set()
+    start = time.monotonic()
+    with pytest.raises(DistributedError, match="process 1 sent no heartbeat for"):
+        while time.monotonic() - start < 10:
+            sum(range(1000))
+    assert time.monotonic() - start < 0.6 + 1.5
+    with pytest.raises(DistributedError, match="died or was stopped"):
+        watches[0].wait(lambda: False, NOTHING, "unused")
+
+
+def test_a_collective_that_lost_its_peer_is_named_when_the_peer_is(watches):
+    """gloo notices a killed peer's closed connection first (a JaxRuntimeError once
+    the result is ready); plax raises DistributedError, naming the process once the
+    watcher finds it silent."""
+    from plax.errors import JaxRuntimeError
+
+    def gloo_failed():
+        raise JaxRuntimeError("UNKNOWN: Gloo AllGather failed: [pair.cc:547] Connection "
+                              "closed by peer [127.0.0.1]:5031")
+
+    watches[1]._stop.set()
+    with pytest.raises(DistributedError, match=r"process_allgather lost its connection to "
+                       r"another process \(UNKNOWN: Gloo AllGather failed.*\): process 1 "
+                       r"sent no heartbeat"):
+        with watches[0].operation("process_allgather"):
+            watches[0].wait(lambda: True, gloo_failed, "unused")
+
+
+def test_other_errors_of_a_computation_are_left_alone(watches):
+    from plax.errors import JaxRuntimeError
+
+    def out_of_memory():
+        raise JaxRuntimeError("RESOURCE_EXHAUSTED: Out of memory")
+
+    with pytest.raises(JaxRuntimeError, match="RESOURCE_EXHAUSTED"):
+        watches[0].wait(lambda: True, out_of_memory, "unused")

@@ -32,11 +32,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from plax.errors import DistributedError
+from plax.errors import DistributedError, JaxRuntimeError
 
 logger = logging.getLogger(__name__)
 
 STATUS_DIR = "plax/status/"
+# how a collective's failure reads when its transport to another process closed (gloo)
+_LOST_PEER = ("Connection closed by peer", "Connection reset by peer", "Gloo")
 
 
 class Watch:
@@ -45,13 +47,14 @@ class Watch:
 
     def __init__(self, client, process_id: int, num_processes: int, *,
                  heartbeat_timeout: float, collective_timeout: float | None,
-                 shutdown_timeout: float):
+                 shutdown_timeout: float, interrupt_main: bool = True):
         self.client = client
         self.process_id = process_id
         self.num_processes = num_processes
         self.heartbeat_timeout = heartbeat_timeout
         self.collective_timeout = collective_timeout
         self.shutdown_timeout = shutdown_timeout
+        self.interrupt_main = interrupt_main  # raise the watcher's findings there
         self.period = min(max(heartbeat_timeout / 10, 0.1), 5.0)
         self.fault: str | None = None
         self._lock = threading.Lock()
@@ -133,14 +136,16 @@ class Watch:
     # --- failing --------------------------------------------------------------------
 
     def fail(self, message: str) -> None:
-        """Records the run's failure (the watcher's next status tells the others);
-        from another thread (the watcher's), also raises it in the main thread unless
-        a watched wait there will."""
+        """Records the run's failure (the watcher's next status tells the others).
+        Found by the watcher (a peer died or failed), it is also raised in the main
+        thread, unless a watched wait there will; a wait that times out raises it in
+        its own thread."""
         with self._lock:
             if self.fault is not None:
                 return
-            deliver = (self._state == "running" and self._main_waits == 0
-                       and threading.current_thread() is not threading.main_thread())
+            deliver = (self.interrupt_main and self._state == "running"
+                       and self._main_waits == 0
+                       and threading.current_thread() is self._thread)
             self.fault = message
             if self._state == "running":
                 self._state = "failed"
@@ -178,13 +183,27 @@ class Watch:
                 if self._operation_depth == 0:
                     self._operation = None
 
-    def wait(self, ready: Callable[[], bool], what: str) -> None:
-        """Returns once `ready()`; raises DistributedError if the run fails meanwhile,
-        or if the wait passes the collective timeout while some process is not
-        waiting in the same operation."""
-        if ready():
-            return
-        self.raise_if_failed()
+    def wait(self, ready: Callable[[], bool], block: Callable[[], object],
+             what: str) -> None:
+        """Returns once `ready()` (then `block()` raises the computation's error, if
+        any); raises DistributedError if the run fails meanwhile, if the wait passes
+        the collective timeout while some process is not waiting in the same
+        operation, or if the computation lost its connection to another process."""
+        with self._waiting_in(what) as (name, seq, start):
+            if not ready():
+                self.raise_if_failed()
+                self._poll(ready, name, seq, start)
+            try:
+                block()
+            except JaxRuntimeError as err:
+                if not any(sign in str(err) for sign in _LOST_PEER):
+                    raise
+                self._name_lost_peer(name, err)
+
+    @contextlib.contextmanager
+    def _waiting_in(self, what: str) -> Iterator[tuple[str, int | None, float]]:
+        """Marks this thread as waiting (in the status; for the main thread, also so
+        that the watcher leaves the raising to the wait)."""
         main = threading.current_thread() is threading.main_thread()
         start = time.monotonic()
         with self._lock:
@@ -192,11 +211,23 @@ class Watch:
             self._waiting = (name, seq, start)
             self._main_waits += main
         try:
-            self._poll(ready, name, seq, start)
+            yield name, seq, start
         finally:
             with self._lock:
                 self._waiting = None
                 self._main_waits -= main
+
+    def _name_lost_peer(self, name: str, err: Exception) -> None:
+        """Raises DistributedError for a collective whose connection to another process
+        closed: that process died, which the watcher tells within the heartbeat
+        timeout; the error names it if it does."""
+        deadline = time.monotonic() + self.heartbeat_timeout + 2 * self.period
+        while self.fault is None and time.monotonic() < deadline:
+            time.sleep(self.period / 4)
+        first = str(err).split("\n", 1)[0]
+        raise DistributedError(f"plax.distributed run failed: {name} lost its connection "
+                               f"to another process ({first})"
+                               + (f": {self.fault}" if self.fault else "")) from err
 
     def _poll(self, ready, name: str, seq: int | None, start: float) -> None:
         timeout = self.collective_timeout
@@ -205,6 +236,8 @@ class Watch:
         while not ready():
             time.sleep(delay)
             delay = min(2 * delay, 0.002)  # late by 2 ms at most
+            if ready():
+                return
             self.raise_if_failed()
             now = time.monotonic()
             if now - self._last_answer > self.heartbeat_timeout / 2 + self.period:
@@ -223,7 +256,8 @@ class Watch:
                 deadline = now + timeout  # everyone is there: slow, not stuck
 
     def _absent(self, name: str, seq: int | None) -> list[str]:
-        """The processes not waiting in operation (`name`, `seq`), each described."""
+        """The processes not waiting in operation (`name`, `seq`), each described (with
+        `seq` None, a computation's result: any process waiting for one is there)."""
         try:
             peers = self._read_peers()
         except Exception as err:  # noqa: BLE001
@@ -242,7 +276,9 @@ class Watch:
                 absent.append(f"process {pid} (no heartbeat for {silent:.1f} s)")
             elif status.get("op") is None:
                 absent.append(f"process {pid} (alive, in no multi-process operation)")
-            elif (status["op"], status["seq"]) != (name, seq):
+            elif status["seq"] != seq or (seq is not None and status["op"] != name):
+                # (a wait for a computation's result matches any such wait: processes
+                # may read different results of the same computation)
                 where = status["op"] + (f" #{status['seq']}" if status["seq"] else "")
                 absent.append(f"process {pid} (waiting in {where} for {status['since']:.1f}"
                               " s)")
@@ -317,7 +353,7 @@ def wait(ready: Callable[[], bool], block: Callable[[], object], what: str) -> N
     if _watch is None:
         block()
     else:
-        _watch.wait(ready, what)
+        _watch.wait(ready, block, what)
 
 
 @contextlib.contextmanager
