@@ -70,7 +70,6 @@ class Watch:
         self._last_answer = start  # when the coordinator last answered
         self._changed = {pid: (-1, start) for pid in range(num_processes)
                          if pid != process_id}  # peer -> (beat, when it last changed)
-        self._peers: dict[int, dict] = {}
         self._stop = threading.Event()
         self._publish()
         self._thread = threading.Thread(target=self._run, name="plax-distributed-watch",
@@ -105,7 +104,6 @@ class Watch:
             for pid, status in peers.items():
                 if self._changed.get(pid, (None,))[0] != status["beat"]:
                     self._changed[pid] = (status["beat"], now)
-            self._peers = peers
         return peers
 
     def _run(self) -> None:
