@@ -6,6 +6,7 @@ from plax._src.checking import JaxprTypeError  # noqa: F401
 from plax._src.traceback_util import SimplifiedTraceback, UnfilteredStackTrace  # noqa: F401
 from plax._src.errors import (  # noqa: F401
     ConcretizationTypeError,
+    DistributedError,
     InvalidShapeError,
     JAXIndexError,
     JAXTypeError,

@@ -18,7 +18,7 @@ from jaxlib import xla_client as xc
 
 from plax.extend.sharding import Sharding, sharding_from_spec
 from plax.extend.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
-from plax_runtime import transfer_guard
+from plax_runtime import distributed_watch, transfer_guard
 from plax_runtime.array import Array, make_array_from_callback
 from plax_runtime.backends import get_backend
 from plax_runtime.device_put import device_put
@@ -138,6 +138,10 @@ def block_until_ready(x: Any) -> Any:
             arrays.append(leaf)
         elif hasattr(leaf, "block_until_ready"):
             others.append(leaf)
+    if distributed_watch.current() is not None:
+        for a in arrays:  # those of several processes: waited for within the run's bounds
+            if not a.is_fully_addressable:
+                a.block_until_ready()
     if arrays:
         try:
             xc.batched_block_until_ready([a._impl for a in arrays])

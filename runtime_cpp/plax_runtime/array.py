@@ -20,7 +20,8 @@ from jaxlib import xla_client as xc
 from plax.extend.core import ShapedArray, Tracer, install_array_methods, physical_aval
 from plax.extend.dtypes import ExtendedDType
 from plax.extend.sharding import Device, Index, Sharding
-from plax_runtime import _fastpath, dlpack_buffers, gc_guard, placement, transfer_guard
+from plax_runtime import (_fastpath, distributed_watch, dlpack_buffers, gc_guard, placement,
+                          transfer_guard)
 from plax_runtime.layouts import Format, layout_of
 from plax_runtime.shard_buffers import shard_buffers
 from plax_runtime.sharding_impls import SingleDeviceSharding
@@ -143,8 +144,19 @@ class Array(metaclass=_ArrayMeta):
 
     def block_until_ready(self) -> Array:
         self._check_alive()
-        self._impl.block_until_ready()
+        if distributed_watch.current() is None or self.is_fully_addressable:
+            self._impl.block_until_ready()
+        else:
+            self._wait_for_other_processes()
         return self
+
+    def _wait_for_other_processes(self) -> None:
+        """Waits for an Array that spans processes within the run's bounds (a peer
+        that is dead, stopped or elsewhere raises plax.errors.DistributedError)."""
+        distributed_watch.wait(self._impl.is_ready, self._impl.block_until_ready,
+                               f"a computation over {len(self._sharding.device_set)} "
+                               f"devices of several processes (result "
+                               f"{self._aval.str_short()})")
 
     def is_ready(self) -> bool:
         self._check_alive()
@@ -239,6 +251,8 @@ class Array(metaclass=_ArrayMeta):
                                    "plax.experimental.multihost_utils.process_allgather "
                                    "for the whole value or `addressable_shards` for the "
                                    "local part")
+            if not self.is_fully_addressable:
+                self._wait_for_other_processes()
             if self._fetch_is_transfer():
                 transfer_guard.check("device_to_host", self._aval, self._sharding)
             if self._sharding.num_devices == 1:

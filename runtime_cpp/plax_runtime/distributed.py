@@ -6,11 +6,17 @@ process id and the process count (and gloo TCP collectives, so that computations
 spanning processes communicate), so `plax.devices()` lists every process's devices and
 `plax.local_devices()` this one's. Hence `initialize` must come before anything that
 starts a backend.
+
+Beyond JAX, a run's faults are exceptions: `distributed_watch` bounds every wait for
+other processes, and a dead or stopped peer is `plax.errors.DistributedError` in the
+others rather than an abort; the processes check that they agree on `num_processes`;
+and the coordinator listens on loopback unless told otherwise.
 """
 from __future__ import annotations
 
 import atexit
 import dataclasses
+import ipaddress
 import logging
 import os
 import socket
@@ -21,8 +27,9 @@ from typing import Any
 
 from jaxlib import _jax
 
+from plax.errors import DistributedError
 from plax.extend import config
-from plax_runtime import backends
+from plax_runtime import backends, distributed_lobby, distributed_watch
 
 __all__ = ["initialize", "shutdown", "is_initialized"]
 
@@ -42,17 +49,18 @@ class State:
     def connect(self, coordinator_address: str, num_processes: int, process_id: int,
                 local_device_ids: list[int] | None, partition_index: int | None, *,
                 bind_address: str, initialization_timeout: int,
-                heartbeat_timeout_seconds: int, shutdown_timeout_seconds: int) -> None:
+                heartbeat_timeout_seconds: int, shutdown_timeout_seconds: int,
+                collective_timeout: float | None) -> None:
         if self.client is not None:
             raise RuntimeError("distributed.initialize should only be called once.")
-        if process_id == 0:
-            logger.info("Starting the distributed runtime service on %s", bind_address)
-            _check_can_bind(bind_address)
-            self.service = _jax.get_distributed_runtime_service(
-                bind_address, num_processes, heartbeat_timeout=heartbeat_timeout_seconds,
-                shutdown_timeout=shutdown_timeout_seconds)
         try:
-            _wait_for_coordinator(coordinator_address, initialization_timeout)
+            if process_id == 0:
+                self._serve(coordinator_address, bind_address, num_processes,
+                            initialization_timeout, heartbeat_timeout_seconds,
+                            shutdown_timeout_seconds)
+            else:
+                distributed_lobby.check_in(coordinator_address, process_id, num_processes,
+                                           initialization_timeout)
             logger.info("Connecting to the distributed runtime service on %s",
                         coordinator_address)
             client = _jax.get_distributed_runtime_client(
@@ -69,10 +77,44 @@ class State:
         self.num_processes = num_processes
         self.local_device_ids = local_device_ids
         self.partition_index = partition_index
+        watch = distributed_watch.Watch(
+            client, process_id, num_processes, heartbeat_timeout=heartbeat_timeout_seconds,
+            collective_timeout=collective_timeout, shutdown_timeout=shutdown_timeout_seconds)
+        distributed_watch.start(watch)
+
+    def _serve(self, coordinator_address: str, bind_address: str, num_processes: int,
+               initialization_timeout: int, heartbeat_timeout: int,
+               shutdown_timeout: int) -> None:
+        """Process 0: holds the coordinator's port for the check-in of the others
+        (distributed_lobby), then opens the runtime's service there."""
+        lobby = distributed_lobby.listen(bind_address)
+        try:
+            _wait_for_coordinator(coordinator_address, initialization_timeout)
+        except Exception:
+            lobby.close()
+            raise
+
+        def start_service():
+            logger.info("Starting the distributed runtime service on %s", bind_address)
+            # recoverable: a dead task's failure is not sent to the others (which the
+            # runtime would abort); distributed_watch reports it as an exception
+            self.service = _jax.get_distributed_runtime_service(
+                bind_address, num_processes, heartbeat_timeout=heartbeat_timeout,
+                shutdown_timeout=shutdown_timeout, recoverable=True)
+        distributed_lobby.gather(lobby, num_processes, initialization_timeout, start_service)
 
     def shutdown(self) -> None:
+        watch = distributed_watch.current()
+        if watch is not None:
+            watch.close()
+            distributed_watch.start(None)
         if self.client is not None:
-            self.client.shutdown()
+            try:
+                self.client.shutdown()
+            except Exception as err:  # noqa: BLE001 - a failed run ends all the same
+                if watch is None or watch.fault is None:
+                    raise
+                logger.warning("plax.distributed: shutdown after a failure: %s", err)
             self.client = None
         self._stop_service()
         self.process_id, self.num_processes = 0, 1
@@ -95,18 +137,28 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
                shutdown_timeout_seconds: int = 300,
                coordinator_bind_address: str | None = None,
                slice_index: int | None = None,
-               partition_index: int | None = None) -> None:
+               partition_index: int | None = None,
+               collective_timeout: float | None | Any = config.unset) -> None:
     """Joins this process to a run of `num_processes` processes coordinated at
     `coordinator_address` (`host:port`, where process 0 serves); call it in every
     process, before any plax computation or device query.
 
     `coordinator_address` and `local_device_ids` default to the environment variables
     `JAX_COORDINATOR_ADDRESS` and `JAX_LOCAL_DEVICE_IDS`; the coordinator binds to
-    `coordinator_bind_address` (env `JAX_COORDINATOR_BIND_ADDRESS`), by default every
-    interface on the coordinator's port. `partition_index` (env `JAX_PARTITION_INDEX`;
-    `slice_index` is its old name) is passed to accelerator plugins. Cluster
-    schedulers (Slurm, MPI, TPU pods) are not detected: give the three values
-    explicitly.
+    `coordinator_bind_address` (env `JAX_COORDINATOR_BIND_ADDRESS`), by default the
+    loopback interface on the coordinator's port (every interface, as in JAX, with
+    the `jax_coordinator_listen_on_all_interfaces` option: multi-host runs need one of
+    the two). `partition_index` (env `JAX_PARTITION_INDEX`; `slice_index` is its old
+    name) is passed to accelerator plugins. Cluster schedulers (Slurm, MPI, TPU pods)
+    are not detected: give the three values explicitly.
+
+    Faults raise `plax.errors.DistributedError` (JAX aborts or hangs): a wait for the
+    other processes (a multi-process computation's result, `multihost_utils`) longer
+    than `collective_timeout` seconds (default: the `jax_distributed_collective_timeout`
+    option, 300; None waits forever) while some process is elsewhere; a process that
+    sends no heartbeat for `heartbeat_timeout_seconds` (dead or stopped), in every
+    other process, even outside plax calls; and processes that disagree on
+    `num_processes`. Losing process 0 still ends the others (the runtime's abort).
     """
     if backends.backends_are_initialized():
         raise RuntimeError("plax.distributed.initialize() must be called before any plax "
@@ -120,9 +172,17 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
                          "process_id (or use 'deactivate')")
     _check_process_numbers(num_processes, process_id)
     port = _check_address(coordinator_address, "coordinator_address")
-    bind_address = (coordinator_bind_address
-                    or os.environ.get("JAX_COORDINATOR_BIND_ADDRESS") or f"[::]:{port}")
+    bind_address = coordinator_bind_address or os.environ.get("JAX_COORDINATOR_BIND_ADDRESS")
+    if bind_address is None:
+        bind_address = _default_bind_address(coordinator_address, port, process_id)
     _check_address(bind_address, "coordinator_bind_address")
+    if collective_timeout is config.unset:
+        collective_timeout = config.distributed_collective_timeout.value
+    if collective_timeout is not None and (isinstance(collective_timeout, bool) or not
+                                           isinstance(collective_timeout, (int, float))
+                                           or not collective_timeout > 0):
+        raise ValueError("collective_timeout must be a positive number of seconds or None, "
+                         f"got {collective_timeout!r}")
     for name, value in (("initialization_timeout", initialization_timeout),
                         ("heartbeat_timeout_seconds", heartbeat_timeout_seconds),
                         ("shutdown_timeout_seconds", shutdown_timeout_seconds)):
@@ -134,7 +194,17 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
                          bind_address=bind_address,
                          initialization_timeout=initialization_timeout,
                          heartbeat_timeout_seconds=heartbeat_timeout_seconds,
-                         shutdown_timeout_seconds=shutdown_timeout_seconds)
+                         shutdown_timeout_seconds=shutdown_timeout_seconds,
+                         collective_timeout=collective_timeout)
+    atexit.register(_shutdown_at_exit)
+
+
+def _shutdown_at_exit() -> None:
+    """Leaves the run in order before the interpreter tears the runtime down (process 0
+    last, its service after its client): left to destructors, a failed run's exit
+    could end in the runtime's abort."""
+    if global_state.client is not None:
+        global_state.shutdown()
 
 
 def is_initialized() -> bool:
@@ -177,32 +247,38 @@ def _check_address(address, name: str) -> int:
     return int(port)
 
 
+def _default_bind_address(coordinator_address: str, port: int, process_id) -> str:
+    """Loopback on the coordinator's port, or every interface when the option says so.
+    Process 0 warns when the other processes are told to reach it elsewhere."""
+    if config.coordinator_listen_on_all_interfaces.value:
+        return f"[::]:{port}"
+    host, _ = _split_address(coordinator_address)
+    if process_id == 0 and not _is_loopback(host):
+        logger.warning(
+            "plax.distributed: the coordinator listens on loopback only (127.0.0.1:%d), "
+            "but coordinator_address names %r; processes on other machines cannot reach "
+            "it. Pass coordinator_bind_address (e.g. '[::]:%d') or set "
+            "jax_coordinator_listen_on_all_interfaces.", port, host, port)
+    return f"[::1]:{port}" if host == "::1" else f"127.0.0.1:{port}"
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return all(ipaddress.ip_address(info[4][0]).is_loopback
+                   for info in socket.getaddrinfo(host, None))
+    except (OSError, ValueError):
+        return False
+
+
 def _split_address(address: str) -> tuple[str, int]:
     host, _, port = address.rpartition(":")
     return host.strip("[]"), int(port)
 
 
-def _check_can_bind(address: str) -> None:
-    """Raises RuntimeError unless the coordinator's address can be listened on now:
-    jaxlib's service, failing to bind, sometimes crashes the process instead."""
-    host, port = _split_address(address)
-    try:
-        family, kind, proto, _, where = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind(where)
-    except OSError as err:
-        raise RuntimeError(f"process 0 cannot serve the coordinator on {address} "
-                           f"({err.strerror or err}); is the port in use? Choose another "
-                           "coordinator_address port or coordinator_bind_address") from None
-
-
 def _wait_for_coordinator(address: str, timeout: float) -> None:
-    """Returns once something accepts connections at `address`, or raises RuntimeError
-    after `timeout` seconds. The runtime's own client would end the whole process
-    (a fatal log) when it cannot reach the coordinator; this check makes a wrong
-    address or a coordinator that never started an exception instead."""
+    """Returns once something accepts connections at `address`, or raises
+    DistributedError after `timeout` seconds: process 0 checks that its own client will
+    reach the coordinator (the runtime's client would end the process otherwise)."""
     host, port = _split_address(address)
     deadline = time.monotonic() + timeout
     while True:
@@ -214,10 +290,12 @@ def _wait_for_coordinator(address: str, timeout: float) -> None:
                              f"unknown ({err.strerror})") from None
         except OSError as err:
             if time.monotonic() >= deadline:
-                raise RuntimeError(
+                raise DistributedError(
                     f"no coordinator answered at {address} within {timeout} s ({err}); "
                     "process 0 serves it: check that it runs and that every process "
-                    "passes the same coordinator_address") from None
+                    "passes the same coordinator_address (process 0 listens on loopback "
+                    "only unless given coordinator_bind_address or "
+                    "jax_coordinator_listen_on_all_interfaces)") from None
         time.sleep(0.1)
 
 

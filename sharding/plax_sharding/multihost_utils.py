@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from plax.extend.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
-from plax_runtime import api as runtime_api
+from plax_runtime import api as runtime_api, distributed_watch
 from plax_runtime.array import Array, make_array_from_single_device_arrays
 from plax_runtime.device_put import device_put
 from plax_sharding.mesh import Mesh
@@ -79,6 +79,11 @@ def process_allgather(in_tree: Any, tiled: bool = False) -> Any:
     at row p), or with `tiled=True` concatenates them along their first axis (scalars
     are stacked either way).
     """
+    with distributed_watch.operation("process_allgather"):
+        return _process_allgather(in_tree, tiled)
+
+
+def _process_allgather(in_tree: Any, tiled: bool) -> Any:
     leaves, treedef = tree_flatten(in_tree)
     is_global = [isinstance(leaf, Array) and not leaf.is_fully_addressable for leaf in leaves]
     pieces = {i: np.asarray(leaf) for i, leaf in enumerate(leaves) if not is_global[i]}
@@ -103,7 +108,8 @@ def broadcast_one_to_all(in_tree: Any, is_source: bool | None = None) -> Any:
     leaves, treedef = tree_flatten(in_tree)
     values = [np.asarray(leaf) for leaf in leaves]
     sent = [v if is_source else np.zeros_like(v) for v in values]
-    rows = process_allgather([np.array(bool(is_source)), *sent])
+    with distributed_watch.operation("broadcast_one_to_all"):
+        rows = process_allgather([np.array(bool(is_source)), *sent])
     sources = int(rows[0].sum())
     if sources != 1:
         raise ValueError(f"broadcast_one_to_all needs exactly one source process, but "
@@ -118,7 +124,8 @@ def sync_global_devices(name: str) -> None:
     if not isinstance(name, str):
         raise TypeError(f"sync_global_devices needs a str name, got {type(name).__name__}")
     digest = np.uint32(zlib.crc32(name.encode()))
-    digests = process_allgather(digest)
+    with distributed_watch.operation(f"sync_global_devices({name!r})"):
+        digests = process_allgather(digest)
     if not (digests == digest).all():
         raise AssertionError(f"sync_global_devices name mismatch ({name!r}): the processes "
                              f"passed names whose digests are {digests.tolist()}")
@@ -127,7 +134,9 @@ def sync_global_devices(name: str) -> None:
 def assert_equal(in_tree: Any, fail_message: str = "") -> None:
     """Raises AssertionError unless every process passed equal values (and structure)."""
     leaves, _ = tree_flatten(in_tree)
-    for i, (mine, every) in enumerate(zip(leaves, process_allgather(leaves))):
+    with distributed_watch.operation("assert_equal"):
+        gathered = process_allgather(leaves)
+    for i, (mine, every) in enumerate(zip(leaves, gathered)):
         mine = np.asarray(mine)
         if not all(np.array_equal(mine, other, equal_nan=mine.dtype.kind in "fc")
                    for other in every):

@@ -95,14 +95,18 @@ class _BoolKind(_Kind):
 
 
 class _NumberKind(_Kind):
-    def __init__(self, type_: type, minimum=None):
+    def __init__(self, type_: type, minimum=None, optional: bool = False):
         self.type = type_
         self.minimum = minimum
+        self.optional = optional  # None is a value too
         self.accepted = numbers.Integral if type_ is int else numbers.Real
         self.expected = "an int" if type_ is int else "a float"
         self.absl_define = "DEFINE_integer" if type_ is int else "DEFINE_float"
 
     def parse(self, option, value):
+        if self.optional and (value is None or (isinstance(value, str)
+                                                and value.strip().lower() == "none")):
+            return None
         if isinstance(value, str):
             try:
                 value = self.type(value.strip())
@@ -456,9 +460,12 @@ class Config:
                  read_env: bool = False) -> Flag:
         return self._define_flag(name, default, help, _NumberKind(int, minimum), read_env)
 
-    def float_flag(self, name: str, default: float, help: str, *, minimum: float | None = None,
+    def float_flag(self, name: str, default: float | None, help: str, *,
+                   minimum: float | None = None, optional: bool = False,
                    read_env: bool = False) -> Flag:
-        return self._define_flag(name, default, help, _NumberKind(float, minimum), read_env)
+        """A float Flag; with `optional`, None (or the text 'none') is a value too."""
+        return self._define_flag(name, default, help, _NumberKind(float, minimum, optional),
+                                 read_env)
 
     def string_flag(self, name: str, default: str | None, help: str, *,
                     read_env: bool = False) -> Flag:
@@ -800,6 +807,21 @@ cpu_collectives_implementation = config.enum_flag(
     "jax_cpu_collectives_implementation", ["gloo", "mpi"], "gloo",
     "How CPU computations that span the processes of a plax.distributed run "
     "communicate: gloo over TCP, or MPI (which needs an MPI library).", read_env=True)
+
+distributed_collective_timeout = config.float_flag(
+    "jax_distributed_collective_timeout", 300.0,
+    "Seconds a process of a plax.distributed run waits in a multi-process operation "
+    "(the result of a computation over several processes, multihost_utils) before raising "
+    "plax.errors.DistributedError naming the processes that did not arrive; None waits "
+    "forever, as JAX does. plax.distributed.initialize(collective_timeout=) overrides it.",
+    minimum=0.0, optional=True, read_env=True)
+
+coordinator_listen_on_all_interfaces = config.bool_flag(
+    "jax_coordinator_listen_on_all_interfaces", False,
+    "Whether process 0 of a plax.distributed run serves the coordinator on every network "
+    "interface ([::]:port, as JAX does). By default it listens on loopback only, which "
+    "suits one machine; multi-host runs set this or pass coordinator_bind_address.",
+    read_env=True)
 
 # The persistent compilation cache (plax_runtime.persistent_cache reads these on each
 # compile, so changing them takes effect for the next compile).

@@ -85,6 +85,11 @@ class KeyReuseError(JAXTypeError):
     """A typed PRNG key was consumed twice while `jax_debug_key_reuse` is on."""
 
 
+class DistributedError(_PlaxErrorMixin, RuntimeError):
+    """A multi-process run that cannot go on: a peer died, stopped or did not arrive at
+    a multi-process operation in time (plax's own; JAX aborts or waits forever)."""
+
+
 class ShardingTypeError(TypeError):
     """Operands whose shardings in their types conflict, or an operation whose
     result sharding is ambiguous (JAX's `ShardingTypeError`)."""
@@ -101,6 +106,6 @@ class InvalidShapeError(ValueError, TypeError):
 for _cls in (JAXTypeError, JAXIndexError, ConcretizationTypeError, TracerBoolConversionError,
              TracerIntegerConversionError, TracerArrayConversionError,
              NonConcreteBooleanIndexError, UnexpectedTracerError, InvalidShapeError,
-             KeyReuseError):
+             KeyReuseError, DistributedError):
     _cls.__module__ = "plax.errors"  # where users find them
 del _cls
