@@ -34,6 +34,9 @@ ALLOWED = {
     "plax_sharding": {"plax", "plax_stdlib", "plax_runtime", "plax_transforms",
                       "plax_sharding"},
     **{p: {"plax", "plax_runtime", p} for p in PLUGINS},
+    # the opt-in `jax` alias stands above every layer it maps onto
+    "plax_as_jax": {"plax", "plax_stdlib", "plax_runtime", "plax_transforms", "plax_sharding",
+                    "plax_as_jax"},
 }
 WORKSPACE_PACKAGES = set(ALLOWED)
 # Upward edges that are allowed anyway, each with the reason. Empty: every seam is an

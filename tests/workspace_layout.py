@@ -56,6 +56,9 @@ class Member:
         if "scikit-build" in tool:
             (package,) = tool["scikit-build"]["wheel"]["packages"]
             return package
+        if "hatch" in tool:
+            (package,) = tool["hatch"]["build"]["targets"]["wheel"]["packages"]
+            return package
         include = tool["setuptools"]["packages"]["find"]["include"]
         (package,) = {pattern.removesuffix(".*") for pattern in include}
         return package
