@@ -79,6 +79,8 @@ class AliasModule(types.ModuleType):
             if name in vars(source):  # not computed by a module __getattr__ on each read
                 self.__dict__[name] = value
             return value
+        if _find_module(OVERLAY + f"{self.__name__}.{name}"[len("jax"):]) is not None:
+            return importlib.import_module(f"{self.__name__}.{name}")  # as JAX imports it
         raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
 
     def __repr__(self):
