@@ -183,3 +183,27 @@ def test_a_python_complex_fill_of_a_real_dtype_is_a_type_error_as_in_jax():
     with pytest.raises(TypeError, match="full_like"):
         jnp.full_like(jnp.ones(2), 1j)
     assert jnp.full((2,), 1j).dtype == np.complex64
+
+
+def test_like_functions_take_any_shaped_object():
+    """As JAX: `zeros_like`/`full_like` of a ShapeDtypeStruct (optax builds its
+    optimizer states this way); an object without shape and dtype stays a TypeError."""
+    import plax
+    sds = plax.ShapeDtypeStruct((2, 3), np.int32)
+    z = jnp.zeros_like(sds)
+    assert z.shape == (2, 3) and z.dtype == np.int32 and not np.asarray(z).any()
+    f = plax.jit(lambda: jnp.full_like(sds, 7, dtype=np.float32))()
+    np.testing.assert_array_equal(f, np.full((2, 3), 7, np.float32))
+    with pytest.raises(TypeError, match="zeros_like requires ndarray or scalar"):
+        jnp.zeros_like(object())
+
+
+def test_copy_method_and_round_builtin():
+    import plax
+    x = jnp.array([0.4, 1.6, 2.5], np.float32)
+    for y in (x.copy(), plax.jit(lambda v: v.copy())(x)):
+        assert y.dtype == x.dtype
+        np.testing.assert_array_equal(y, np.asarray(x))
+    np.testing.assert_array_equal(round(x), np.round(np.asarray(x)))
+    np.testing.assert_allclose(round(jnp.float32(2.66), 1), 2.7, rtol=1e-6)
+    np.testing.assert_array_equal(plax.jit(round)(x), np.round(np.asarray(x)))

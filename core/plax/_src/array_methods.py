@@ -27,7 +27,7 @@ _UNARY = {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "in
 _METHODS = ("reshape", "astype", "transpose", "sum", "mean", "max", "min", "prod",
             "argmax", "argmin", "all", "any", "var", "std", "cumsum", "cumprod", "squeeze",
             "ravel", "swapaxes", "dot", "clip", "round", "conj", "conjugate",
-            "repeat", "take", "nonzero", "sort", "argsort", "trace", "diagonal")
+            "repeat", "take", "nonzero", "sort", "argsort", "trace", "diagonal", "copy")
 _PROPERTIES = {"T": "transpose", "real": "real", "imag": "imag", "mT": "matrix_transpose"}
 
 
@@ -112,6 +112,7 @@ def install(cls) -> None:
         setattr(cls, name, b(_method(name)))
     cls.reshape = b(_shape_varargs("reshape"))
     cls.flatten = b(_method("ravel"))
+    cls.__round__ = b(lambda self, ndigits=None: _numpy("round")(self, ndigits or 0))
     cls.transpose = b(_shape_varargs("transpose"))
     for prop, name in _PROPERTIES.items():
         setattr(cls, prop, property(b(_unary(name))))
