@@ -5,6 +5,7 @@ credited to the library that set it). Reading an entry gives the rule that is th
 """
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, MutableMapping
 
 import plax.extend.core as pcore
@@ -19,6 +20,7 @@ class RuleTable(MutableMapping):
     def __init__(self, kind: str, adapt: Callable | None = None,
                  platform: str | None = None):
         self.kind, self.adapt, self.platform = kind, adapt, platform
+        self._given = weakref.WeakKeyDictionary()  # primitive → (registered fn, rule given)
 
     def _check(self, prim):
         if not isinstance(prim, pcore.Primitive):
@@ -28,15 +30,16 @@ class RuleTable(MutableMapping):
     def __setitem__(self, prim, rule):
         self._check(prim)
         fn = rule if self.adapt is None else self.adapt(prim, rule)
-        fn.__jax_rule__ = rule
         prim.define_rule(self.kind, fn, platform=self.platform, override=True)
+        self._given[prim] = (fn, rule)
 
     def __getitem__(self, prim):
         self._check(prim)
         fn = prim.get_rule(self.kind, self.platform)
         if fn is None:
             raise KeyError(prim)
-        return getattr(fn, "__jax_rule__", fn)
+        registered, given = self._given.get(prim, (None, None))
+        return given if registered is fn else fn
 
     def __delitem__(self, prim):
         raise TypeError(f"plax keeps a primitive's {self.kind} rule once set; replace it "

@@ -23,7 +23,10 @@ class Primitive(pcore.Primitive):
     def __init__(self, name: str):
         if not isinstance(name, str) or not name:
             raise TypeError(f"Primitive takes a non-empty name; got {name!r}")
-        module = sys._getframe(1).f_globals.get("__name__", "jax_extension")
+        frame = sys._getframe(1)
+        while frame.f_back is not None and frame.f_globals.get("__plax_rule_helper__"):
+            frame = frame.f_back  # a subclass's constructor in a helper module
+        module = frame.f_globals.get("__name__", "jax_extension")
         namespace = module
         while f"{namespace}.{name}" in _taken():
             namespace = f"{module}.{next(_serial)}"
