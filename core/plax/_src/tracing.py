@@ -50,6 +50,12 @@ class Trace:
     def is_valid(self) -> bool:
         return self._valid
 
+    @property
+    def main(self) -> "Trace":
+        """What identifies this transformation (JAX's deprecated `trace.main`, which
+        libraries compare with `is`): the trace itself."""
+        return self
+
     def invalidate(self) -> None:
         self._valid = False
 

@@ -19,14 +19,14 @@ def _from_plain(prim, rule):
         if all(d is not_mapped for d in dims):
             out = prim.bind(*args, **params)
             return out, ([not_mapped] * len(out) if prim.multiple_results else not_mapped)
-        return rule(args, dims, **params)
+        return rule(tuple(args), tuple(dims), **params)  # tuples, as JAX passes them
     return batching
 
 
 def _from_axis(prim, rule):
     """`rule(axis_size, axis_name, trace_type, args, dims, **params)`."""
     def batching(axis_data, args, dims, **params):
-        return rule(axis_data.size, axis_data.name, None, args, dims, **params)
+        return rule(axis_data.size, axis_data.name, None, tuple(args), tuple(dims), **params)
     return batching
 
 
