@@ -160,3 +160,16 @@ def test_legacy_partial_eval_and_trace_state():
     lines = out.splitlines()
     assert lines[0] == "False True [3.0, 3.0] PyTreeDef((*, *))"
     assert lines[1] == "True False"
+
+
+def test_addressable_device_assignment_keeps_the_assignment_order(devs):
+    """JAX's `Sharding._addressable_device_assignment` (orbax restores arrays by it)."""
+    import numpy as np
+
+    import plax
+    from plax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    mesh = Mesh(np.array(devs[::-1]).reshape(2, 4), ("x", "y"))
+    sharding = NamedSharding(mesh, P("x"))
+    assert sharding._addressable_device_assignment == tuple(devs[::-1])
+    assert plax.sharding.SingleDeviceSharding(devs[3])._addressable_device_assignment == \
+        (devs[3],)

@@ -200,6 +200,41 @@ def compare(library: str, jax_results, plax_results, top: int) -> tuple[list, li
     return row, groups.most_common(top)
 
 
+# Programs beside this file, run under both and compared line by line (numbers to 5
+# significant digits): a flax nnx model trained with optax under jit and shard_map,
+# and orbax saving and restoring sharded arrays.
+PROGRAMS = ["nnx_train.py", "orbax_roundtrip.py"]
+
+
+def _rounded(line: str) -> list:
+    out = []
+    for word in line.split():
+        try:
+            out.append(float(f"{float(word):.5g}"))
+        except ValueError:
+            out.append(word)
+    return out
+
+
+def run_programs(python: Path) -> list[str]:
+    """Each program's verdict: the same output under JAX and the alias, or the diff."""
+    verdicts = []
+    for program in PROGRAMS:
+        outputs = {}
+        for mode in ("jax", "plax"):
+            env = {**os.environ, "PLAX_AS_JAX": "1" if mode == "plax" else "0"}
+            proc = subprocess.run([str(python), str(HERE / program)], env=env,
+                                  capture_output=True, text=True)
+            lines = proc.stdout.splitlines() if proc.returncode == 0 else \
+                [f"failed ({proc.returncode}): {proc.stderr.strip().splitlines()[-1:]}"]
+            outputs[mode] = [_rounded(line.replace(" jaxlib._jax", "").replace(" plax", ""))
+                             for line in lines]
+        same = outputs["jax"] == outputs["plax"]
+        detail = "" if same else f"\n  jax:  {outputs['jax']}\n  plax: {outputs['plax']}"
+        verdicts.append(f"{program}: {'same under JAX and plax' if same else 'DIFFERS'}{detail}")
+    return verdicts
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--libraries", nargs="*", default=list(SUITES), choices=list(SUITES))
@@ -211,6 +246,8 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=int, default=300, help="seconds per test")
     parser.add_argument("--groups", type=int, default=8, help="failure groups shown")
     parser.add_argument("--modes", nargs="*", default=["jax", "plax"])
+    parser.add_argument("--no-programs", action="store_true",
+                        help="skip the nnx/optax training and orbax round trip")
     args = parser.parse_args(argv)
     given = dict(item.split("=", 1) for item in args.tests_dir)
 
@@ -245,12 +282,15 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(str(c) for c in row) + " |")
+    verdicts = [] if args.no_programs else run_programs(python)
+    for verdict in verdicts:
+        print(verdict)
     for library, groups in all_groups.items():
         if groups:
             print(f"\n{library}: plax's failures among JAX's passes, by group")
             for message, count in groups:
                 print(f"  {count:5d}  {message}")
-    return 0
+    return 1 if any("DIFFERS" in v for v in verdicts) else 0
 
 
 if __name__ == "__main__":
