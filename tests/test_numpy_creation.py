@@ -207,3 +207,30 @@ def test_copy_method_and_round_builtin():
     np.testing.assert_array_equal(round(x), np.round(np.asarray(x)))
     np.testing.assert_allclose(round(jnp.float32(2.66), 1), 2.7, rtol=1e-6)
     np.testing.assert_array_equal(plax.jit(round)(x), np.round(np.asarray(x)))
+
+
+class _StandsForArray:
+    """An object with JAX's `__jax_array__` protocol (flax's nnx Variables have it)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __jax_array__(self):
+        return self.value
+
+
+def test_objects_with_jax_array_act_as_their_array():
+    x = jnp.arange(3.0)
+    v = _StandsForArray(x)
+    expected = np.arange(3.0, dtype=np.float32)
+    np.testing.assert_array_equal(jnp.asarray(v), expected)
+    np.testing.assert_array_equal(x + v, 2 * expected)
+    np.testing.assert_allclose(jnp.sin(v), np.sin(expected), rtol=1e-6)
+    np.testing.assert_array_equal(plax.device_put(v), expected)
+    f = plax.jit(lambda a: a * 2)
+    for i in range(2):  # the second call takes the cached path
+        np.testing.assert_array_equal(f(_StandsForArray(x + i)), 2 * (expected + i))
+    host = _StandsForArray(np.ones((2, 2), np.int32))
+    assert plax.jit(lambda a: a.sum())(host) == 4
+    with pytest.raises(TypeError, match="as an abstract array"):
+        plax.jit(lambda a: a)(object())

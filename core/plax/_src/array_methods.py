@@ -68,7 +68,7 @@ def _is_operand(x) -> bool:
     """Whether `x` can meet an array in an operator; for anything else the operator
     returns NotImplemented, so Python tries the other side (`x == None` is False)."""
     return (hasattr(x, "aval") or hasattr(x, "__array__") or type(x) in (bool, int, float, complex)
-            or isinstance(x, SymbolicDimension))
+            or isinstance(x, SymbolicDimension) or hasattr(x, "__jax_array__"))
 
 
 def _binary(name, reflected):

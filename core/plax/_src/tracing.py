@@ -335,6 +335,8 @@ def get_aval(x) -> AbstractValue:
         return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
     if isinstance(x, SymbolicDimension):  # export: a size used as a number, as an int is
         return get_aval(1)
+    if hasattr(x, "__jax_array__"):  # an object standing for an array (JAX's protocol)
+        return get_aval(x.__jax_array__())
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
     if shape is not None and dtype is not None:  # ShapeDtypeStruct-likes
         # A sharding over explicit mesh axes is part of the type, as for an Array.

@@ -88,6 +88,8 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
         raise NotImplementedError("plax.numpy.array: only order='K' is implemented")
     if object is None:
         raise ValueError("None is not a valid value for plax.numpy.array")
+    if hasattr(object, "__jax_array__") and not isinstance(object, Tracer):
+        object = object.__jax_array__()  # an object standing for an array, as in JAX
     dtype = util.check_user_dtype(dtype, "array")
     if isinstance(object, SymbolicDimension):  # export: the size as a value
         object = dimension_as_value(object)
