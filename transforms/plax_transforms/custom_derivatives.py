@@ -31,9 +31,10 @@ the batch).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import inspect
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -90,10 +91,12 @@ class SymbolicZero:
         return f"SymbolicZero({self.aval.str_short()})"
 
 
-class CustomVJPPrimal(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class CustomVJPPrimal:
     """What a `custom_vjp` fwd rule defined with `symbolic_zeros=True` receives for
     each argument leaf: its `value`, and whether it is `perturbed` (has a nonzero
-    tangent, so that its cotangent matters)."""
+    tangent, so that its cotangent matters). One pytree leaf, as in JAX (not a
+    tuple: `tree_map` over the fwd rule's arguments sees it whole)."""
     value: Any
     perturbed: bool
 
