@@ -181,9 +181,9 @@ class ShapedArray(AbstractValue):
     def to_tangent_aval(self) -> "ShapedArray":
         """The type of this value's tangents: float0 for integer and bool values;
         others keep the sharding in the type (on explicit mesh axes), as in JAX."""
-        if is_differentiable_dtype(self.dtype):
-            return ShapedArray(self.shape, self.dtype, sharding=self.typed_sharding)
-        return ShapedArray(self.shape, _dtypes.float0)
+        differentiable = is_differentiable_dtype(self.dtype)
+        return ShapedArray(self.shape, self.dtype if differentiable else _dtypes.float0,
+                           sharding=self.typed_sharding if differentiable else None)
 
     at_least_vspace = to_tangent_aval  # JAX's older name, which libraries still call
 

@@ -491,8 +491,8 @@ class Config:
         without `absl.app.run` (test programs call it before their main); other
         arguments are left alone."""
         self.config_with_absl()
-        argv = itertools.takewhile(lambda a: a != "--", sys.argv)
-        ours = [a for a in argv if a.startswith(("--plax", "--jax", "--noplax", "--nojax"))]
+        ours = [a for a in itertools.takewhile(lambda a: a != "--", sys.argv)
+                if a.startswith(("--plax", "--jax", "--noplax", "--nojax"))]
         self._absl_flags.FLAGS(["", *ours], known_only=True)
         self._apply_absl_flags()
 

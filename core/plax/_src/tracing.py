@@ -50,11 +50,9 @@ class Trace:
     def is_valid(self) -> bool:
         return self._valid
 
-    @property
-    def main(self) -> "Trace":
-        """What identifies this transformation (JAX's deprecated `trace.main`, which
-        libraries compare with `is`): the trace itself."""
-        return self
+    # What identifies this transformation (JAX's deprecated `trace.main`, which
+    # libraries compare with `is`): the trace itself.
+    main = property(lambda self: self)
 
     def invalidate(self) -> None:
         self._valid = False
@@ -335,8 +333,6 @@ def get_aval(x) -> AbstractValue:
         return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
     if isinstance(x, SymbolicDimension):  # export: a size used as a number, as an int is
         return get_aval(1)
-    if hasattr(x, "__jax_array__"):  # an object standing for an array (JAX's protocol)
-        return get_aval(x.__jax_array__())
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
     if shape is not None and dtype is not None:  # ShapeDtypeStruct-likes
         # A sharding over explicit mesh axes is part of the type, as for an Array.
