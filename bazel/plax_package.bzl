@@ -28,6 +28,7 @@ LIBRARIES = {
     "plax-pallas": "//pallas:plax_pallas",
     "plax-cuda12": "//plugins/cuda:plax_cuda12",
     "plax-tpu": "//plugins/tpu:plax_tpu",
+    "plax-as-jax": "//compat:plax_as_jax",
 }
 
 _PUBLIC = ["//visibility:public"]
@@ -46,6 +47,7 @@ def plax_package(
         extra_requires = {},
         entry_points = {},
         data = [],
+        root_files = [],
         **wheel_attrs):
     """A plax distribution whose folder holds the import package `name`.
 
@@ -57,6 +59,8 @@ def plax_package(
       extra_requires: pyproject.toml's `optional-dependencies`; not library deps.
       entry_points: `{group: ["name = module:attr", ...]}` as in pyproject.toml.
       data: extra runtime files of the library (e.g. a compiled extension).
+      root_files: files the wheel holds at its root, beside the package (a start-up
+        `.pth` file).
       **wheel_attrs: further py_wheel attributes (platform tags of a binary wheel).
     """
     folder = native.package_name()
@@ -89,6 +93,8 @@ def plax_package(
         deps = [":" + name],
         visibility = _PUBLIC,
     )
+    if root_files:
+        native.filegroup(name = "root_files", srcs = root_files)
     py_wheel(
         name = "wheel",
         distribution = distribution,
@@ -99,7 +105,7 @@ def plax_package(
         extra_requires = extra_requires,
         entry_points = entry_points,
         strip_path_prefixes = [folder],
-        deps = [":package"],
+        deps = [":package"] + ([":root_files"] if root_files else []),
         visibility = _PUBLIC,
         **wheel_attrs
     )

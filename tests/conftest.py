@@ -15,6 +15,10 @@ os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8 "
 
 from hypothesis_profiles import setup_hypothesis  # noqa: E402
 
+# tests/ecosystem/ runs other libraries' test suites in a venv of its own (its README
+# command); never collected with plax's tests.
+collect_ignore = ["ecosystem"]
+
 setup_hypothesis()
 
 

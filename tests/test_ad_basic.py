@@ -239,3 +239,12 @@ def test_an_argument_named_twice_in_argnums_is_a_type_error(transform):
     grads = out[1] if transform is plax.value_and_grad else out
     np.testing.assert_allclose(grads[0], X, rtol=1e-6)  # by y first, then by x
     np.testing.assert_allclose(grads[1], POS, rtol=1e-6)
+
+
+def test_tangent_type_of_an_abstract_value():
+    """JAX's `aval.to_tangent_aval()` (and its older name `at_least_vspace`, which
+    equinox calls): float0 for integers and booleans, the same type for inexact."""
+    from plax.extend.core import ShapedArray
+    assert ShapedArray((2,), np.float32).to_tangent_aval() == ShapedArray((2,), np.float32)
+    assert ShapedArray((2, 3), np.int32).at_least_vspace().dtype == plax.dtypes.float0
+    assert ShapedArray((), np.bool_).to_tangent_aval().shape == ()

@@ -242,6 +242,8 @@ def test_custom_vjp_symbolic_zeros_and_second_order():
 
     def two_fwd(x, y):
         seen["perturbed"] = (x.perturbed, y.perturbed)
+        # each is one pytree leaf, as in JAX (equinox maps over them whole)
+        seen["leaves"] = len(plax.tree_util.tree_leaves((x, y)))
         return two(x.value, y.value), (x.value, y.value)
 
     def two_bwd(res, cts):
@@ -256,7 +258,7 @@ def test_custom_vjp_symbolic_zeros_and_second_order():
     two.defvjp(two_fwd, two_bwd, symbolic_zeros=True)
     g = plax.grad(lambda x: two(x, Y)[0])(X)
     assert np.isclose(g, Y)
-    assert seen["perturbed"] == (True, False)
+    assert seen["perturbed"] == (True, False) and seen["leaves"] == 2
     assert seen["cts"][1] is SymbolicZero
     # Reverse over reverse runs the bwd rule on differentiable values; forward over
     # reverse (hessian = jacfwd(jacrev)) meets the forward-mode limit, as in JAX.

@@ -105,7 +105,10 @@ def test_wheel_metadata_matches_pyproject(member):
     assert parse_entry_points(wheel.get("entry_points", {})) == member.entry_points, (
         f"{member.path}/BUILD.bazel py_wheel entry_points differ from pyproject.toml")
     assert wheel["strip_path_prefixes"] == [member.path]
-    assert wheel["deps"] == [":package"]
+    root_files = member.wheel_root_files
+    assert wheel["deps"] == [":package"] + ([":root_files"] if root_files else [])
+    if root_files:
+        assert sorted(build.named("filegroup", "root_files").kwargs["srcs"]) == root_files
 
 
 @pytest.mark.parametrize("member", MEMBERS, ids=member_ids)

@@ -353,3 +353,30 @@ def test_absl_used_automatically_when_already_imported():
         app.run(main)
     """, "--plax_debug_nans=true", "--plax_test_later=4")
     assert out == "True 4"
+
+
+def test_parse_flags_with_absl_applies_only_our_flags(monkeypatch):
+    """JAX's `parse_flags_with_absl` (test programs call it before main): the
+    `--plax_...` flags of the command line are applied, other arguments ignored."""
+    pytest.importorskip("absl")
+    import sys
+
+    import plax
+    monkeypatch.setattr(sys, "argv", ["prog", "--plax_debug_nans", "--unrelated=1", "--",
+                                      "--plax_debug_infs"])
+    before = plax.config.read("jax_debug_nans"), plax.config.read("jax_debug_infs")
+    try:
+        plax.config.parse_flags_with_absl()
+        assert plax.config.read("jax_debug_nans") is True
+        assert plax.config.read("jax_debug_infs") is before[1]  # after `--`: not ours
+    finally:
+        plax.config.update("jax_debug_nans", before[0])
+
+
+def test_effect_subclass_without_a_name():
+    from plax.extend.core import Effect
+
+    class LibraryEffect(Effect):
+        pass
+    assert repr(LibraryEffect()) == "LibraryEffect" and not LibraryEffect().ordered
+    assert repr(Effect("io", ordered=True)) == "io"

@@ -183,3 +183,54 @@ def test_a_python_complex_fill_of_a_real_dtype_is_a_type_error_as_in_jax():
     with pytest.raises(TypeError, match="full_like"):
         jnp.full_like(jnp.ones(2), 1j)
     assert jnp.full((2,), 1j).dtype == np.complex64
+
+
+def test_like_functions_take_any_shaped_object():
+    """As JAX: `zeros_like`/`full_like` of a ShapeDtypeStruct (optax builds its
+    optimizer states this way); an object without shape and dtype stays a TypeError."""
+    import plax
+    sds = plax.ShapeDtypeStruct((2, 3), np.int32)
+    z = jnp.zeros_like(sds)
+    assert z.shape == (2, 3) and z.dtype == np.int32 and not np.asarray(z).any()
+    f = plax.jit(lambda: jnp.full_like(sds, 7, dtype=np.float32))()
+    np.testing.assert_array_equal(f, np.full((2, 3), 7, np.float32))
+    with pytest.raises(TypeError, match="zeros_like requires ndarray or scalar"):
+        jnp.zeros_like(object())
+
+
+def test_copy_method_and_round_builtin():
+    import plax
+    x = jnp.array([0.4, 1.6, 2.5], np.float32)
+    for y in (x.copy(), plax.jit(lambda v: v.copy())(x)):
+        assert y.dtype == x.dtype
+        np.testing.assert_array_equal(y, np.asarray(x))
+    np.testing.assert_array_equal(round(x), np.round(np.asarray(x)))
+    np.testing.assert_allclose(round(jnp.float32(2.66), 1), 2.7, rtol=1e-6)
+    np.testing.assert_array_equal(plax.jit(round)(x), np.round(np.asarray(x)))
+
+
+class _StandsForArray:
+    """An object with JAX's `__jax_array__` protocol (flax's nnx Variables have it)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __jax_array__(self):
+        return self.value
+
+
+def test_objects_with_jax_array_act_as_their_array():
+    x = jnp.arange(3.0)
+    v = _StandsForArray(x)
+    expected = np.arange(3.0, dtype=np.float32)
+    np.testing.assert_array_equal(jnp.asarray(v), expected)
+    np.testing.assert_array_equal(x + v, 2 * expected)
+    np.testing.assert_allclose(jnp.sin(v), np.sin(expected), rtol=1e-6)
+    np.testing.assert_array_equal(plax.device_put(v), expected)
+    f = plax.jit(lambda a: a * 2)
+    for i in range(2):  # the second call takes the cached path
+        np.testing.assert_array_equal(f(_StandsForArray(x + i)), 2 * (expected + i))
+    host = _StandsForArray(np.ones((2, 2), np.int32))
+    assert plax.jit(lambda a: a.sum())(host) == 4
+    with pytest.raises(TypeError, match="as an abstract array"):
+        plax.jit(lambda a: a)(object())

@@ -208,3 +208,23 @@ def test_custom_rules_survive_vmap_and_grad_in_either_order():
         np.testing.assert_allclose(plax.vmap(plax.grad(fn))(x), scale * np.cos(x), rtol=1e-6)
         np.testing.assert_allclose(plax.grad(lambda v: plax.vmap(fn)(v).sum())(x),  # noqa: B023 (run at once)
                                    scale * np.cos(x), rtol=1e-6)
+
+
+def test_vmap_of_a_callable_object_takes_its_attributes():
+    """As JAX's `wraps`: `vmap(obj)` carries the object's attributes (equinox reads a
+    module's fields through it); a `__name__` that is not a string is left out; a
+    jitted function's internals are not copied."""
+    class Scale:
+        __name__ = property(lambda self: 5)  # not a string: not copied
+
+        def __init__(self):
+            self.w = 3.0
+
+        def __call__(self, x):
+            return x * self.w
+
+    v = plax.vmap(Scale())
+    np.testing.assert_array_equal(v(jnp.arange(3.0)), [0.0, 3.0, 6.0])
+    assert v.w == 3.0 and isinstance(v.__name__, str)
+    jitted = plax.jit(lambda x: x + 1)
+    assert not hasattr(plax.vmap(jitted), "lower")

@@ -56,9 +56,20 @@ class Member:
         if "scikit-build" in tool:
             (package,) = tool["scikit-build"]["wheel"]["packages"]
             return package
+        if "hatch" in tool:
+            (package,) = tool["hatch"]["build"]["targets"]["wheel"]["packages"]
+            return package
         include = tool["setuptools"]["packages"]["find"]["include"]
         (package,) = {pattern.removesuffix(".*") for pattern in include}
         return package
+
+    @property
+    def wheel_root_files(self) -> list[str]:
+        """Files the wheel holds at its root beside the package (hatch's force-include
+        to a top-level name: a start-up `.pth`)."""
+        forced = (self.pyproject.get("tool", {}).get("hatch", {}).get("build", {})
+                  .get("targets", {}).get("wheel", {}).get("force-include", {}))
+        return sorted(src for src, dest in forced.items() if "/" not in dest)
 
     @property
     def package_dir(self) -> Path:

@@ -179,6 +179,8 @@ def put_leaves(leaves: Sequence[Any], targets: Sequence[Sharding | None],
     moves: dict[tuple, _Moves] = {}
     for i, (x, target, donate, may_alias) in enumerate(zip(leaves, targets, donations,
                                                            aliasing)):
+        if type(x) is not Array and hasattr(x, "__jax_array__") and not isinstance(x, Tracer):
+            x = x.__jax_array__()  # an object that stands for an array, as in JAX
         if type(x) is not Array:  # (isinstance is slower: it also admits tracers)
             if puts is not None and PreparedPut.applies_to(x):
                 key = (x.shape, x.dtype, id(target), may_alias)

@@ -31,9 +31,10 @@ the batch).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import inspect
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -90,10 +91,12 @@ class SymbolicZero:
         return f"SymbolicZero({self.aval.str_short()})"
 
 
-class CustomVJPPrimal(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class CustomVJPPrimal:
     """What a `custom_vjp` fwd rule defined with `symbolic_zeros=True` receives for
     each argument leaf: its `value`, and whether it is `perturbed` (has a nonzero
-    tangent, so that its cotangent matters)."""
+    tangent, so that its cotangent matters). One pytree leaf, as in JAX (not a
+    tuple: `tree_map` over the fwd rule's arguments sees it whole)."""
     value: Any
     perturbed: bool
 
@@ -387,7 +390,9 @@ def _flat_jvp(f: custom_jvp, static, positions, in_tree, out_tree, out_avals):
                             f"primal and tangent outputs, but got {out!r}.")
         p_out, t_out = out
         p_flat, p_tree = tree_util.tree_flatten(p_out)
-        t_flat, t_tree = tree_util.tree_flatten(t_out, is_leaf=_is_zero_leaf)
+        # As JAX: None is an empty subtree here (only a bwd rule's None means zero).
+        t_flat, t_tree = tree_util.tree_flatten(
+            t_out, is_leaf=lambda x: isinstance(x, (SymbolicZero, Zero)))
         seen_tree[:] = [p_tree]
         if out_tree is not None and p_tree != out_tree:
             raise TypeError(f"Custom JVP rule {_fn_name(rule)} for function {f.name} must "
@@ -598,11 +603,15 @@ def _check_bwd_output(f: custom_vjp, out, in_tree, in_avals) -> list:
             leaves.extend(Zero(tangent_aval(in_avals[i]))
                           for i in tree_util.tree_leaves(arg))
             continue
-        ct_leaves, ct_tree = tree_util.tree_flatten(ct, is_leaf=_is_zero_leaf)
-        if ct_tree != want_tree:
+        # As JAX: a None in the cotangent stands for zeros of the whole subtree there
+        # (and for an empty one where the argument itself had a None).
+        try:
+            ct_leaves = tree_util.broadcast_prefix(ct, arg, is_leaf=_is_zero_leaf)
+        except ValueError:
+            ct_tree = tree_util.tree_structure(ct, is_leaf=_is_zero_leaf)
             raise TypeError(f"Custom VJP bwd rule {name} for function '{f.name}' must produce "
                             f"cotangents with the structure of argument {k}: expected "
-                            f"{want_tree}, got {ct_tree}.")
+                            f"{want_tree}, got {ct_tree}.") from None
         for i, c in zip(tree_util.tree_leaves(arg), ct_leaves):
             want = tangent_aval(in_avals[i])
             if _is_zero_leaf(c) or not is_differentiable_dtype(in_avals[i].dtype):

@@ -390,6 +390,8 @@ class JitWrapped(fastpath.JitCache):
         try:
             return get_aval(x)
         except TypeError:
+            if hasattr(x, "__jax_array__"):  # an object standing for an array, as in JAX
+                return get_aval(x.__jax_array__())
             name = self._debug_info(args, kwargs).safe_arg_name(i) or f"argument {i}"
             raise TypeError(
                 f"Error interpreting argument to {fun_sourceinfo(self._fun)} as an "

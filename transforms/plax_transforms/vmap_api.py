@@ -33,6 +33,7 @@ from plax.extend.sharding import abstract_mesh, sharding_from_spec
 from plax_stdlib.lax.out_sharding import with_batch_dim
 from plax_stdlib.lax.reductions import reduce_sum
 from plax_transforms.batching import BatchTrace
+from plax_transforms.jit import JitWrapped
 
 
 def _is_none(x) -> bool:
@@ -45,6 +46,24 @@ def _check_axes_spec(spec, what: str) -> None:
             raise ValueError(f"vmap {what} must be an int, None, or (nested) container with "
                              f"those types as leaves, but got {spec!r}")
 
+
+
+def _wraps(fun: Callable) -> Callable:
+    """As JAX's: the wrapper takes `fun`'s name, docstring and module, each where it can
+    be set (a callable object's `__name__` may be anything), and the object's own
+    attributes (`vmap(module).field`), but not a jitted function's internals."""
+    def decorate(wrapper):
+        for attr in functools.WRAPPER_ASSIGNMENTS:
+            try:
+                setattr(wrapper, attr, getattr(fun, attr))
+            except (AttributeError, TypeError):
+                pass
+        own = getattr(fun, "__dict__", None)
+        if isinstance(own, dict) and not isinstance(fun, JitWrapped):
+            wrapper.__dict__.update(own)
+        wrapper.__wrapped__ = fun
+        return wrapper
+    return decorate
 
 def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size: int | None = None,
          spmd_axis_name=None, sum_match: bool = False) -> Callable:
@@ -96,9 +115,8 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size: int | 
     if axis_name is not None:
         canonicalize_axis_names(axis_name)  # hashable
 
-    # updated=(): a jitted `fun`'s attributes must not leak onto this wrapper.
     @api_boundary
-    @functools.wraps(fun, updated=())
+    @_wraps(fun)
     def vmap_f(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(

@@ -14,6 +14,7 @@ import numpy as np
 
 from plax._src import plugins
 from plax._src.errors import InvalidShapeError
+from plax._src import dtypes as _dtypes
 from plax._src.dtypes import ExtendedDType
 from plax._src.manual_axis_type import ManualAxisType
 
@@ -129,6 +130,12 @@ def _check_size(shape: tuple[int, ...], dtype: np.dtype) -> None:
                          "64-bit integer")
 
 
+def is_differentiable_dtype(dtype) -> bool:
+    """Floating and complex values have tangents of their own dtype; others (integers,
+    booleans, PRNG keys) float0."""
+    return _dtypes.issubdtype(dtype, np.inexact) and dtype != _dtypes.float0
+
+
 class ShapedArray(AbstractValue):
     """An array of known shape and dtype (a NumPy dtype, or an `ExtendedDType` such
     as a PRNG key's); `weak_type` marks Python-scalar origin.
@@ -170,6 +177,15 @@ class ShapedArray(AbstractValue):
             sharding = self.typed_sharding if shape == self.shape else None
         return ShapedArray(shape, self.dtype if dtype is None else dtype,
                            self.weak_type if weak_type is None else weak_type, sharding)
+
+    def to_tangent_aval(self) -> "ShapedArray":
+        """The type of this value's tangents: float0 for integer and bool values;
+        others keep the sharding in the type (on explicit mesh axes), as in JAX."""
+        differentiable = is_differentiable_dtype(self.dtype)
+        return ShapedArray(self.shape, self.dtype if differentiable else _dtypes.float0,
+                           sharding=self.typed_sharding if differentiable else None)
+
+    at_least_vspace = to_tangent_aval  # JAX's older name, which libraries still call
 
     def strip_weak_type(self) -> "ShapedArray":
         return self.update(weak_type=False) if self.weak_type else self

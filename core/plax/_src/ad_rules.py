@@ -20,7 +20,8 @@ from typing import Any, Callable
 import numpy as np
 
 from plax._src import dtypes, plugins
-from plax._src.abstract import AbstractToken, ShapedArray, abstract_token
+from plax._src.abstract import (AbstractToken, ShapedArray, abstract_token,  # noqa: F401
+                                 is_differentiable_dtype)
 from plax._src.tracing import get_aval
 
 
@@ -56,21 +57,12 @@ def is_undefined_primal(x) -> bool:
     return isinstance(x, UndefinedPrimal)
 
 
-def is_differentiable_dtype(dtype) -> bool:
-    """Floating and complex values have tangents of their own dtype; others (integers,
-    booleans, PRNG keys) float0."""
-    return dtypes.issubdtype(dtype, np.inexact) and dtype != dtypes.float0
-
-
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
-    """The abstract value of tangents of `aval`: float0 for integer and bool values;
-    others keep the sharding in the type (on explicit mesh axes), as in JAX. A token's
-    tangent is a token (tokens pass through differentiation unchanged)."""
+    """The abstract value of tangents of `aval` (`ShapedArray.to_tangent_aval`). A
+    token's tangent is a token (tokens pass through differentiation unchanged)."""
     if type(aval) is AbstractToken:
         return abstract_token
-    if is_differentiable_dtype(aval.dtype):
-        return ShapedArray(aval.shape, aval.dtype, sharding=getattr(aval, "typed_sharding", None))
-    return ShapedArray(aval.shape, dtypes.float0)
+    return aval.to_tangent_aval()
 
 
 def zeros_like_aval(aval: ShapedArray):

@@ -27,7 +27,7 @@ _UNARY = {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "in
 _METHODS = ("reshape", "astype", "transpose", "sum", "mean", "max", "min", "prod",
             "argmax", "argmin", "all", "any", "var", "std", "cumsum", "cumprod", "squeeze",
             "ravel", "swapaxes", "dot", "clip", "round", "conj", "conjugate",
-            "repeat", "take", "nonzero", "sort", "argsort", "trace", "diagonal")
+            "repeat", "take", "nonzero", "sort", "argsort", "trace", "diagonal", "copy")
 _PROPERTIES = {"T": "transpose", "real": "real", "imag": "imag", "mT": "matrix_transpose"}
 
 
@@ -68,7 +68,7 @@ def _is_operand(x) -> bool:
     """Whether `x` can meet an array in an operator; for anything else the operator
     returns NotImplemented, so Python tries the other side (`x == None` is False)."""
     return (hasattr(x, "aval") or hasattr(x, "__array__") or type(x) in (bool, int, float, complex)
-            or isinstance(x, SymbolicDimension))
+            or isinstance(x, SymbolicDimension) or hasattr(x, "__jax_array__"))
 
 
 def _binary(name, reflected):
@@ -112,6 +112,7 @@ def install(cls) -> None:
         setattr(cls, name, b(_method(name)))
     cls.reshape = b(_shape_varargs("reshape"))
     cls.flatten = b(_method("ravel"))
+    cls.__round__ = b(lambda self, ndigits=None: _numpy("round")(self, ndigits or 0))
     cls.transpose = b(_shape_varargs("transpose"))
     for prop, name in _PROPERTIES.items():
         setattr(cls, prop, property(b(_unary(name))))

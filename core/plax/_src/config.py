@@ -493,6 +493,16 @@ class Config:
             self._define_absl_flag(holder)
         app.call_after_init(self._apply_absl_flags)
 
+    def parse_flags_with_absl(self) -> None:
+        """Applies the `--plax_...`/`--jax_...` flags of the command line (up to `--`)
+        without `absl.app.run` (test programs call it before their main); other
+        arguments are left alone."""
+        self.config_with_absl()
+        ours = [a for a in itertools.takewhile(lambda a: a != "--", sys.argv)
+                if a.startswith(("--plax", "--jax", "--noplax", "--nojax"))]
+        self._absl_flags.FLAGS(["", *ours], known_only=True)
+        self._apply_absl_flags()
+
     def _define_absl_flag(self, holder: Flag | State) -> None:
         # plax's absl flags use the `plax_` spelling: the `jax_` names belong to JAX,
         # which defines them itself in a process that uses both (a second definition

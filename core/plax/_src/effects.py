@@ -12,11 +12,13 @@ from typing import Iterable
 
 
 class Effect:
-    """A named effect; `ordered=True` makes its equations run in program order."""
+    """A named effect; `ordered=True` makes its equations run in program order. A
+    subclass made without a name (JAX's `class MyEffect(Effect)`, `MyEffect()`) is
+    named by its class."""
     __slots__ = ("name", "ordered")
 
-    def __init__(self, name: str, *, ordered: bool = False):
-        self.name = name
+    def __init__(self, name: str | None = None, *, ordered: bool = False):
+        self.name = type(self).__name__ if name is None else name
         self.ordered = ordered
 
     def __repr__(self):

@@ -141,6 +141,10 @@ class Sharding(abc.ABC):
         """The devices of this sharding that the current process can address."""
         return {d for d in self.device_set if _is_addressable(d)}
 
+    # The addressable devices in `_device_assignment`'s order (JAX's name; orbax reads it).
+    _addressable_device_assignment = functools.cached_property(
+        lambda self: tuple(d for d in self._device_assignment if _is_addressable(d)))
+
     def devices_indices_map(self, global_shape: Sequence[int]) -> Mapping[Device, Index]:
         """For each device, the slice of an array of `global_shape` it holds."""
         shape = tuple(global_shape)

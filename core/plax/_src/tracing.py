@@ -50,6 +50,10 @@ class Trace:
     def is_valid(self) -> bool:
         return self._valid
 
+    # What identifies this transformation (JAX's deprecated `trace.main`, which
+    # libraries compare with `is`): the trace itself.
+    main = property(lambda self: self)
+
     def invalidate(self) -> None:
         self._valid = False
 

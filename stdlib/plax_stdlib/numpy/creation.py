@@ -88,6 +88,8 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
         raise NotImplementedError("plax.numpy.array: only order='K' is implemented")
     if object is None:
         raise ValueError("None is not a valid value for plax.numpy.array")
+    if hasattr(object, "__jax_array__") and not isinstance(object, Tracer):
+        object = object.__jax_array__()  # an object standing for an array, as in JAX
     dtype = util.check_user_dtype(dtype, "array")
     if isinstance(object, SymbolicDimension):  # export: the size as a value
         object = dimension_as_value(object)
@@ -257,6 +259,10 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None,
 
 def _full_like(name: str, a, fill_value, dtype, shape, device, out_sharding):
     """`full_like`, its arguments checked once, the errors naming the function called."""
+    if _only_shaped(a):  # a ShapeDtypeStruct (or any object with shape and dtype), as JAX
+        if device is None and out_sharding is None:
+            device = getattr(a, "sharding", None)
+        a = np.broadcast_to(np.zeros((), a.dtype), tuple(a.shape))
     out_sharding = _out_sharding(name, device, out_sharding)
     a = util.ensure_arraylike(name, a)
     dtype = util.check_user_dtype(dtype, name)
@@ -269,6 +275,12 @@ def _full_like(name: str, a, fill_value, dtype, shape, device, out_sharding):
         typed = a.sharding  # a concrete array's own devices, which eager dispatch uses
     out = _filled(out_shape, fill_value, dtype or util.dtype_of(a), weak, name, typed)
     return _place(out, device, out_sharding)
+
+
+def _only_shaped(a) -> bool:
+    """An object that has a shape and a dtype but no values (no `__array__`)."""
+    return (hasattr(a, "shape") and hasattr(a, "dtype") and not hasattr(a, "__array__")
+            and not isinstance(a, Tracer) and not hasattr(a, "__jax_array__"))
 
 
 def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device=None):

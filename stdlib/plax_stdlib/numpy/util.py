@@ -48,7 +48,8 @@ def compiled(**jit_options):
 
 def is_arraylike(x: Any) -> bool:
     return (type(x) in _PY_SCALARS or isinstance(x, (Tracer, np.ndarray, np.generic))
-            or isinstance(getattr(x, "aval", None), ShapedArray))
+            or isinstance(getattr(x, "aval", None), ShapedArray)
+            or hasattr(x, "__jax_array__"))  # an object standing for an array (JAX's)
 
 
 def check_arraylike(fun_name: str, *args: Any) -> None:
@@ -69,6 +70,8 @@ def operand(x: Any) -> Any:
     if type(x) is int:
         get_aval(x)  # checks the range
         return x
+    if hasattr(x, "__jax_array__") and not isinstance(x, Tracer):
+        x = x.__jax_array__()
     if isinstance(x, SymbolicDimension):
         return dimension_as_value(x)
     if isinstance(x, (np.ndarray, np.generic)):

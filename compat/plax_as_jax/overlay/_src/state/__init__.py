@@ -1,0 +1,2 @@
+"""`jax._src.state`."""
+PLAX_MODULE = None

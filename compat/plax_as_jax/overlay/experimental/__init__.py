@@ -1,0 +1,1 @@
+"""`jax.experimental`: `plax.experimental`, plus `hijax`'s definitions."""

@@ -1,0 +1,2 @@
+"""`jax.experimental.array_serialization`."""
+PLAX_MODULE = None

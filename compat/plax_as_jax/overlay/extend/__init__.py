@@ -1,0 +1,1 @@
+"""`jax.extend`: `plax.extend`, plus JAX's spellings of what it holds."""

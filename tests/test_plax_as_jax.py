@@ -1,0 +1,175 @@
+"""The opt-in `jax` alias (compat/, `plax_as_jax`): off, nothing changes (plax never
+loads `jax`, real JAX still imports); on, `jax` and its submodules are plax, and
+rules registered the JAX way land in plax's rule table. Each case runs in a fresh
+interpreter, since the alias is process-wide."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+
+def run_python(code: str, *, alias: str | None = None, args=()) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "PLAX_AS_JAX"}
+    if alias is not None:
+        env["PLAX_AS_JAX"] = alias
+    proc = subprocess.run([sys.executable, *args, "-c", textwrap.dedent(code)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def test_off_by_default_plax_never_loads_jax():
+    out = run_python("""
+        import sys
+        import plax, plax.numpy as jnp
+        print(float(plax.jit(lambda x: (x * 2).sum())(jnp.arange(3.0))))
+        print(sorted(m for m in sys.modules if m == "jax" or m.startswith("jax.")))
+        print("plax_as_jax" in sys.modules)
+    """, alias="0")
+    assert out.split() == ["6.0", "[]", "False"]
+
+
+def test_off_real_jax_still_imports():
+    pytest.importorskip("jax")
+    out = run_python("""
+        import jax, jax.numpy as jnp
+        print(jax.__file__.endswith("jax/__init__.py"), type(jnp.ones(2)).__module__)
+    """)
+    assert out.split()[0] == "True" and not out.split()[1].startswith("plax")
+
+
+@pytest.mark.parametrize("how", ["env", "install"])
+def test_on_jax_resolves_to_plax(how):
+    prefix = "import plax_as_jax; plax_as_jax.install()\n" if how == "install" else ""
+    out = run_python(prefix + textwrap.dedent("""
+        import sys
+        import jax, jax.numpy as jnp
+        from jax import lax
+        import jax.tree_util, jax.sharding, jax.version
+        import plax
+        x = jax.jit(lambda v: lax.sin(v) * 2)(jnp.zeros(3))
+        print(type(x) is plax.Array, jax.numpy.ones is plax.numpy.ones,
+              jax.tree_util.tree_map is plax.tree_util.tree_map,
+              jax.sharding.NamedSharding is plax.sharding.NamedSharding)
+        print(jax.__version__, jax.__version_info__, jax.version.__version__)
+        print("site-packages/jax/" in str(getattr(sys.modules["jax"], "__file__", "")))
+        try:
+            import jax.no_such_module
+        except ModuleNotFoundError as err:
+            print("missing:", err.name)
+    """), alias="1" if how == "env" else None)
+    lines = out.splitlines()
+    assert lines[0] == "True True True True"
+    assert lines[1] == "0.10.2 (0, 10, 2) 0.10.2"
+    assert lines[2] == "False"
+    assert lines[3] == "missing: jax.no_such_module"
+
+
+def test_python_dash_m_runs_a_program_with_the_alias(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text("import sys, jax\nprint(type(jax).__name__, sys.argv[1:])\n")
+    proc = subprocess.run([sys.executable, "-m", "plax_as_jax", str(script), "a", "b"],
+                          capture_output=True, text=True, timeout=300,
+                          env={k: v for k, v in os.environ.items() if k != "PLAX_AS_JAX"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split(None, 1) == ["AliasModule", "['a', 'b']\n"]
+
+
+def test_install_refuses_after_real_jax():
+    pytest.importorskip("jax")
+    out = run_python("""
+        import jax, plax_as_jax
+        try:
+            plax_as_jax.install()
+        except RuntimeError as err:
+            print("refused:", "before `jax` is imported" in str(err))
+    """)
+    assert out.strip() == "refused: True"
+
+
+def test_rules_registered_the_jax_way_are_plax_rules():
+    """A primitive defined as equinox does (a plain name, rules set in JAX's tables)
+    works under jit, grad and vmap, and its rules are in plax's table, credited to
+    the defining module."""
+    out = run_python("""
+        import numpy as np
+        import jax, jax.numpy as jnp
+        from jax.interpreters import ad, batching, mlir
+        import jax.extend.core
+        import plax.extend
+
+        cube_p = jax.extend.core.Primitive("cube")
+        cube_p.def_impl(lambda x: x ** 3)
+        cube_p.def_abstract_eval(lambda x: jax.core.ShapedArray(x.shape, x.dtype))
+        ad.primitive_jvps[cube_p] = lambda p, t: (cube_p.bind(*p), 3 * p[0] ** 2 * t[0])
+        batching.primitive_batchers[cube_p] = lambda args, dims: (cube_p.bind(*args), dims[0])
+        mlir.register_lowering(cube_p, mlir.lower_fun(lambda x: x * x * x,
+                                                      multiple_results=False))
+        again = jax.extend.core.Primitive("cube")  # JAX allows the same name twice
+
+        x = jnp.arange(4.0)
+        print(np.asarray(jax.jit(cube_p.bind)(x)).tolist())
+        print(float(jax.grad(lambda v: cube_p.bind(v))(2.0)))
+        print(np.asarray(jax.vmap(cube_p.bind, in_axes=1)(x.reshape(2, 2))).tolist())
+        print(jax.make_jaxpr(cube_p.bind)(1.0).eqns[0].primitive.name, again.id != cube_p.id)
+        rules = plax.extend.rules_of(cube_p)
+        print(sorted(rules), cube_p.id)
+        print(ad.primitive_jvps[cube_p] is not None, cube_p in batching.primitive_batchers)
+    """, alias="1")
+    lines = out.splitlines()
+    assert lines[0] == "[0.0, 1.0, 8.0, 27.0]"
+    assert lines[1] == "12.0"
+    assert lines[2] == "[[0.0, 8.0], [1.0, 27.0]]"
+    assert lines[3] == "cube True"
+    assert lines[4] == "['abstract_eval', 'batching', 'impl', 'jvp', 'lowering'] __main__.cube"
+    assert lines[5] == "True True"
+
+
+def test_rule_tables_refuse_non_primitives():
+    out = run_python("""
+        from jax.interpreters import ad
+        try:
+            ad.primitive_jvps["sin"] = lambda p, t: None
+        except TypeError as err:
+            print(err)
+    """, alias="1")
+    assert "keyed by primitives" in out
+
+
+def test_legacy_partial_eval_and_trace_state():
+    out = run_python("""
+        import jax, jax.numpy as jnp
+        from jax.extend import linear_util as lu
+        from jax.interpreters import partial_eval as pe
+        import jax.extend.core as jc
+        f = lambda x: (x * 2, jnp.ones(2) * 3)
+        wrapped, out_tree = jax.api_util.flatten_fun_nokwargs(
+            lu.wrap_init(f), jax.tree_util.tree_structure((1,)))
+        _, pvals, _ = pe.trace_to_jaxpr_nounits(
+            wrapped, [pe.PartialVal.unknown(jax.core.ShapedArray((2,), jnp.float32))])
+        print(pvals[0].is_known(), pvals[1].is_known(), pvals[1].const.tolist(), out_tree())
+        outer = jc.get_opaque_trace_state()
+        inner = []
+        jax.jit(lambda x: inner.append(jc.get_opaque_trace_state()) or x)(1.0)
+        print(outer == jc.get_opaque_trace_state(), outer == inner[0])
+    """, alias="1")
+    lines = out.splitlines()
+    assert lines[0] == "False True [3.0, 3.0] PyTreeDef((*, *))"
+    assert lines[1] == "True False"
+
+
+def test_addressable_device_assignment_keeps_the_assignment_order(devs):
+    """JAX's `Sharding._addressable_device_assignment` (orbax restores arrays by it)."""
+    import numpy as np
+
+    import plax
+    from plax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    mesh = Mesh(np.array(devs[::-1]).reshape(2, 4), ("x", "y"))
+    sharding = NamedSharding(mesh, P("x"))
+    assert sharding._addressable_device_assignment == tuple(devs[::-1])
+    assert plax.sharding.SingleDeviceSharding(devs[3])._addressable_device_assignment == \
+        (devs[3],)
