@@ -38,10 +38,10 @@ def test_jaxpr_text_of_unary_and_binary_ops():
     assert (jaxpr_text(lambda x: lax.sin(x), 1.0)
             == "{ lambda ; a:f32[]. let b:f32[] = sin a in (b,) }")
     assert "b:f32[3] = add a 1.0" in jaxpr_text(lambda x: lax.add(x, 1.0), np.zeros(3, F32))
-    assert "c:f32[2,2] = dot_general[dimension_numbers=(((1,), (0,)), ((), ()))" in jaxpr_text(
+    assert "c:f32[2,2] = dot_general[dimension_numbers=(([1], [0]), ([], []))] a b" in jaxpr_text(
         lax.dot, np.zeros((2, 3), F32), np.zeros((3, 2), F32))
     text = jaxpr_text(lambda x: lax.reduce_sum(x, (1,)), np.zeros((2, 3), F32))
-    assert "b:f32[2] = reduce_sum[axes=(1,), out_sharding=None] a" in text
+    assert "b:f32[2] = reduce_sum[axes=(1,) out_sharding=None] a" in text
 
 
 def test_python_scalars_take_the_array_dtype_weakly():

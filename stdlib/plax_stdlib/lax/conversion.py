@@ -54,7 +54,9 @@ def _convert_element_type_transpose(ct, operand, *, new_dtype, weak_type, shardi
 convert_element_type_p = standard_primitive(
     "lax.convert_element_type", _convert_element_type_abstract_eval, _convert_element_type_lower,
     jvp=_convert_element_type_jvp, transpose=_convert_element_type_transpose,
-    batching=unary_batcher())
+    batching=unary_batcher(),
+    # JAX's form: the sharding is the result's type
+    pretty_print=lambda eqn, _: sorted(kv for kv in eqn.params.items() if kv[0] != "sharding"))
 
 
 def convert_element_type(operand, new_dtype):

@@ -105,10 +105,18 @@ def _broadcast_in_dim_batching(axis_data, args, dims, *, shape, broadcast_dimens
                                    ), out_dim
 
 
+def _broadcast_in_dim_pretty_print(eqn, same_names):
+    """JAX's form: the shape and sharding are the result's type, and an empty
+    `broadcast_dimensions` is left out."""
+    return [(k, v) for k, v in sorted(eqn.params.items())
+            if k not in ("shape", "sharding") and (v or k != "broadcast_dimensions")]
+
+
 broadcast_in_dim_p = standard_primitive("lax.broadcast_in_dim", _broadcast_in_dim_abstract_eval,
                                         _broadcast_in_dim_lower, jvp=linear_jvp(),
                                         transpose=_broadcast_in_dim_transpose,
-                                        batching=_broadcast_in_dim_batching)
+                                        batching=_broadcast_in_dim_batching,
+                                        pretty_print=_broadcast_in_dim_pretty_print)
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
