@@ -137,6 +137,11 @@ class ClosedJaxpr:
     out_avals = property(lambda self: self.jaxpr.out_avals)
     eqns = property(lambda self: self.jaxpr.eqns)
     effects = property(lambda self: self.jaxpr.effects)
+    constvars = property(lambda self: self.jaxpr.constvars)
+    invars = property(lambda self: self.jaxpr.invars)
+    outvars = property(lambda self: self.jaxpr.outvars)
+    debug_info = property(lambda self: self.jaxpr.debug_info)
+    literals = property(lambda self: self.consts)  # JAX's other name for the consts
 
     def replace(self, **changes) -> "ClosedJaxpr":
         return ClosedJaxpr(changes.get("jaxpr", self.jaxpr), changes.get("consts", self.consts))
