@@ -21,11 +21,21 @@ CASES = {
     "arange(n)": "jax.jit(lambda n: jnp.arange(n))(3)",
     "arange(0, n)": "jax.jit(lambda n: jnp.arange(0, n))(3)",
     "device_put(x, 'cpu:0')": "jax.device_put(jnp.ones(2), 'cpu:0')",
+    # JAX's lax gives Python scalars their default dtype and takes no mixed dtypes
+    "lax.add(f32, 1)": "jax.jit(lambda x: jax.lax.add(x, 1))(jnp.ones(2))",
+    "lax.mul(i16, 1)": "jax.jit(lambda x: jax.lax.mul(x, 1))(jnp.ones(2, 'int16'))",
+    "lax.sub(bf16, 1)": "jax.jit(lambda x: jax.lax.sub(x, 1))(jnp.ones(2, jnp.bfloat16))",
+    "lax.pow(bf16, inf)": "jax.jit(lambda x: jax.lax.pow(x, float('inf')))(jnp.ones(2, "
+                          "jnp.bfloat16))",
+    "lax.add(f32, 1.0)": "jax.jit(lambda x: jax.lax.add(x, 1.0))(jnp.ones(2))",
+    "lax.add(i32, 1)": "jax.jit(lambda x: jax.lax.add(x, 1))(jnp.ones(2, 'int32'))",
 }
 # phrases both messages must contain
 HINTS = {"zeros(n)": ["static_argnums", "argument n"], "zeros((n,))": ["static_argnums"],
          "ones((2, n))": ["static_argnums"], "reshape(n, -1)": ["static_argnums"],
-         "arange(n)": ["'stop'", "argument n"], "arange(0, n)": ["'stop'"]}
+         "arange(n)": ["'stop'", "argument n"], "arange(0, n)": ["'stop'"],
+         "lax.add(f32, 1)": ["same dtypes, got float32, int32", "jnp.add"],
+         "lax.sub(bf16, 1)": ["same dtypes, got bfloat16, int32", "jnp.subtract"]}
 
 _DRIVER = """
 result = {}
