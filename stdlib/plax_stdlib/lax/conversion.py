@@ -121,10 +121,11 @@ _JNP_NAMES = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide
 
 def _called_by_user() -> bool:
     """Whether the lax function was called from outside plax: the first caller frame
-    outside plax_stdlib.lax is not in a plax package."""
+    outside plax_stdlib.lax (and the traceback-filtering boundary) is not in a plax
+    package."""
     frame = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__", "").startswith(
-            "plax_stdlib.lax"):
+            ("plax_stdlib.lax", "plax._src.traceback_util")):
         frame = frame.f_back
     return frame is None or not frame.f_globals.get("__name__", "").startswith("plax")
 
