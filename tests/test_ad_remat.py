@@ -63,7 +63,7 @@ def test_staged_recomputation_barrier_and_debug_info():
     closed = plax.make_jaxpr(plax.grad(f, (0, 1)))(X, W)
     check_jaxpr(closed)
     assert closed.jaxpr.debug_info.arg_names == ("x", "w")
-    remats = [e for e in closed.eqns if e.primitive.name == "checkpoint"]
+    remats = [e for e in closed.eqns if e.primitive.name == "remat2"]
     assert remats and all(e.params["differentiated"] for e in remats)
     # The backward pass recomputes the sines it was not allowed to save.
     assert any(e.primitive.name == "cos" for r in remats for e in r.params["jaxpr"].eqns)

@@ -52,8 +52,11 @@ def _chain():
 
 def test_printer_one_line_and_multiline():
     jaxpr, _ = _chain()
-    assert str(jaxpr) == ("{ lambda ; a:f32[3]. let b:f32[3] = test_neg a; "
-                          "c:f32[3] = test_add b a in (c,) }")
+    # JAX's layout: one line when it fits in 80 columns, else one equation a line
+    assert str(jaxpr) == ("{ lambda ; a:f32[3]. let\n    b:f32[3] = test_neg a\n"
+                          "    c:f32[3] = test_add b a\n  in (c,) }")
+    short = Jaxpr([], jaxpr.invars, jaxpr.eqns[0].outvars, jaxpr.eqns[:1])
+    assert str(short) == "{ lambda ; a:f32[3]. let b:f32[3] = test_neg a in (b,) }"
     vs = [Var(F32) for _ in range(6)]
     eqns = [JaxprEqn([vs[i]], [vs[i + 1]], neg_p, {}) for i in range(5)]
     text = str(Jaxpr([], vs[:1], vs[-1:], eqns))
@@ -65,7 +68,9 @@ def test_printer_shows_params_literals_and_constvars():
     k, x, y = Var(F32), Var(F32), Var(F32)
     eqn = JaxprEqn([x, Literal(2.0, F32)], [y], add_p, {"flag": True})
     text = str(Jaxpr([k], [x], [y], [eqn]))
-    assert text == "{ lambda a:f32[]; b:f32[]. let c:f32[] = test_add[flag=True] b 2.0 in (c,) }"
+    assert text == ("{ lambda a:f32[]; b:f32[]. let\n"
+                    "    c:f32[] = test_add[flag=True] b 2.0:f32[]\n  in (c,) }")
+    assert repr(eqn.invars[1]) == "Literal(2.0)"  # JAX's repr; printed typed, as above
 
 
 def test_check_jaxpr_accepts_well_formed():

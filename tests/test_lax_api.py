@@ -38,26 +38,28 @@ def test_jaxpr_text_of_unary_and_binary_ops():
     assert (jaxpr_text(lambda x: lax.sin(x), 1.0)
             == "{ lambda ; a:f32[]. let b:f32[] = sin a in (b,) }")
     assert "b:f32[3] = add a 1.0" in jaxpr_text(lambda x: lax.add(x, 1.0), np.zeros(3, F32))
-    assert "c:f32[2,2] = dot_general[dimension_numbers=(((1,), (0,)), ((), ()))" in jaxpr_text(
+    assert "c:f32[2,2] = dot_general[dimension_numbers=(([1], [0]), ([], []))] a b" in jaxpr_text(
         lax.dot, np.zeros((2, 3), F32), np.zeros((3, 2), F32))
     text = jaxpr_text(lambda x: lax.reduce_sum(x, (1,)), np.zeros((2, 3), F32))
-    assert "b:f32[2] = reduce_sum[axes=(1,), out_sharding=None] a" in text
+    assert "b:f32[2] = reduce_sum[axes=(1,) out_sharding=None] a" in text
 
 
-def test_python_scalars_take_the_array_dtype_weakly():
-    x = np.zeros(3, ml_dtypes.bfloat16)
-    (convert, add) = eqns(lambda x: lax.add(x, 1.0), x)
-    assert convert.primitive is lax.convert_element_type_p
-    assert convert.params["new_dtype"] == np.dtype(ml_dtypes.bfloat16)
-    assert convert.params["weak_type"] is True
-    assert add.outvars[0].aval.dtype == np.dtype(ml_dtypes.bfloat16)
-    assert plax.make_jaxpr(lambda x: lax.mul(2, x))(np.zeros(3, np.uint8)).out_avals[0].dtype \
-        == np.uint8
-    with pytest.raises(TypeError, match="cannot combine the Python float 1.5 with an array "
-                                        "of dtype int32"):
-        plax.make_jaxpr(lambda x: lax.add(x, 1.5))(np.zeros(3, I32))
-    with pytest.raises(TypeError, match="300 is out of range for dtype uint8"):  # as JAX
-        plax.make_jaxpr(lambda x: lax.add(x, 300))(np.zeros(3, np.uint8))
+def test_python_scalars_take_their_default_dtype_as_in_jax():
+    """JAX's lax gives a Python scalar its default dtype, weakly typed, and takes no
+    mixed dtypes: `1.0` meets float32 arrays, `1` int32 ones; anything else is a
+    TypeError pointing at jnp (which promotes)."""
+    (add,) = eqns(lambda x: lax.add(x, 1.0), np.zeros(3, F32))
+    assert add.invars[1].aval.weak_type and add.outvars[0].aval.dtype == F32
+    assert plax.make_jaxpr(lambda x: lax.mul(2, x))(np.zeros(3, I32)).out_avals[0].dtype == I32
+    for x, scalar, got in ((np.zeros(3, ml_dtypes.bfloat16), 1.0, "bfloat16, float32"),
+                           (np.zeros(3, np.uint8), 2, "uint8, int32"),
+                           (np.zeros(3, I32), 1.5, "int32, float32"),
+                           (np.zeros(3, np.uint8), 300, "uint8, int32")):
+        with pytest.raises(TypeError, match=f"got {got}. \\(Tip: jnp.add"):
+            plax.jit(lambda x: lax.add(x, scalar))(x)  # noqa: B023 (called at once)
+    # jnp promotes: the scalar takes the array's dtype
+    assert (plax.numpy.add(np.zeros(3, ml_dtypes.bfloat16), 1.0).dtype
+            == np.dtype(ml_dtypes.bfloat16))
 
 
 def test_params_are_canonical_and_hashable():
@@ -243,8 +245,8 @@ def test_table_rows_make_primitives_and_their_public_functions():
                 assert params in (["x"], ["x", "y"], ["x", "accuracy"]), (name, params)
     assert written_out == {"integer_pow", "pow", "round", "polygamma", "nextafter", "conj",
                            "select_n", "clamp", "mul"}
-    with pytest.raises(TypeError, match="add cannot combine the Python float 1.5 with an "
-                                        "array of dtype int32"):
+    with pytest.raises(TypeError, match=r"lax.add requires arguments to have the same dtypes, "
+                                        r"got int32, float32. \(Tip: jnp.add"):
         lax.add(np.int32(1), 1.5)
     with pytest.raises(TypeError, match="and does not accept dtype float32"):
         lax.bitwise_and(np.float32(1), 2.0)
@@ -538,11 +540,12 @@ def test_integer_and_bool_ops(cpu):
         "population_count": (lambda a, *_: lax.population_count(a),
                              lambda a, *_: np.bitwise_count(a.view(np.uint32)).astype(I32)),
         "clz": (lambda a, *_: lax.clz(a), lambda a, *_: 32 - bits(a.view(np.uint32))),
-        "u8 add": (lambda a, b, s, u, t: lax.add(u, 100), lambda a, b, s, u, t: u + np.uint8(100)),
+        "u8 add": (lambda a, b, s, u, t: lax.add(u, np.uint8(100)),
+                   lambda a, b, s, u, t: u + np.uint8(100)),
         "u8 sign": (lambda a, b, s, u, t: lax.sign(u), lambda a, b, s, u, t: np.sign(u)),
         "u8 neg": (lambda a, b, s, u, t: lax.neg(u), lambda a, b, s, u, t: -u),
-        "u8 lt": (lambda a, b, s, u, t: lax.lt(u, 100), lambda a, b, s, u, t: u < 100),
-        "u8 div": (lambda a, b, s, u, t: lax.div(u, 7), lambda a, b, s, u, t: u // 7),
+        "u8 lt": (lambda a, b, s, u, t: lax.lt(u, np.uint8(100)), lambda a, b, s, u, t: u < 100),
+        "u8 div": (lambda a, b, s, u, t: lax.div(u, np.uint8(7)), lambda a, b, s, u, t: u // 7),
         "bool and": (lambda a, b, s, u, t: lax.bitwise_and(t, lax.bitwise_not(lax.rev(t, (0,)))),
                      lambda a, b, s, u, t: t & ~t[::-1]),
         "bool max": (lambda a, b, s, u, t: lax.max(t, lax.rev(t, (0,))),

@@ -148,7 +148,7 @@ def test_dtype_functions_and_constants():
     (lambda: jnp.zeros(3, dtype=np.str_), TypeError, "dtype"),
     (lambda: jnp.array("text"), TypeError, "dtype"),
     (lambda: jnp.zeros((2, -1)), ValueError, "negative"),
-    (lambda: jnp.zeros((2.5,)), TypeError, "concrete integers"),
+    (lambda: jnp.zeros((2.5,)), TypeError, "concrete values of integer type"),
     (lambda: jnp.linspace(0, 1, -1), ValueError, "non-negative"),
     (lambda: jnp.array([1], order="F"), NotImplementedError, "order"),
     (lambda: jnp.eye(2, k=0.5), TypeError, "integer"),

@@ -397,8 +397,8 @@ EXAMPLES: list[Example] = [
             prim="linear_solve", nondiff_argnums=(0, 1, 2)),
     # transformations that are primitives
     applied(lambda a, b: plax.jit(lambda p, q: lax.sin(p) * q)(a, b), x(), y(), prim="jit"),
-    applied(plax.checkpoint(lambda v: lax.sin(lax.sin(v))), x(), prim="checkpoint"),
-    applied(plax.checkpoint(lambda v, w: v * 3.0 - w), x(), y(), prim="checkpoint",
+    applied(plax.checkpoint(lambda v: lax.sin(lax.sin(v))), x(), prim="remat2"),
+    applied(plax.checkpoint(lambda v, w: v * 3.0 - w), x(), y(), prim="remat2",
             label="checkpoint_linear"),
     applied(_custom_jvp_fn(), x(), prim="custom_jvp_call"),
     applied(_custom_jvp_linear_fn(), x(), prim="custom_jvp_call", label="custom_jvp_linear"),

@@ -102,7 +102,7 @@ def test_invalid_values_are_type_errors():
         device_put(np.array(["a", "b"]))
     with pytest.raises(TypeError, match="value of type str is not a valid plax array"):
         device_put("text")
-    with pytest.raises(TypeError,
+    with pytest.raises(ValueError,  # JAX's class for a target it does not take
                        match="device must be a Device, a Sharding, a PartitionSpec, a "
                              "plax.memory.Space or None"):
         device_put(1.0, "cpu:0")

@@ -179,10 +179,12 @@ def clients() -> dict[str, xc.Client]:
 
 
 def get_backend(platform: str | xc.Client | None = None) -> xc.Client:
-    """The client of `platform` (a name or alias), or the default backend's."""
+    """The client of `platform` (a name or alias), or the default backend's: the one
+    `jax_platform_name` names, else the first started."""
     if isinstance(platform, xc.Client):
         return platform
     started = clients()
+    platform = platform or config.platform_name.value or None
     if platform is None:
         return next(iter(started.values()))
     if not isinstance(platform, str):

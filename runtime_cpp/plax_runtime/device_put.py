@@ -49,7 +49,7 @@ def _as_sharding(target: Device | Sharding | Space | None, x: Any = None) -> Sha
     try:  # a bare PartitionSpec names the axes of the mesh in context
         return sharding_from_spec(target, "device_put's device")
     except TypeError:
-        raise TypeError(f"device_put: device must be a Device, a Sharding, a "
+        raise ValueError(f"device_put: device must be a Device, a Sharding, a "
                         f"PartitionSpec, a plax.memory.Space or None, got {target!r} of "
                         f"type {type(target).__name__}") from None
     except RuntimeError:

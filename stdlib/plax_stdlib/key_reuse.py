@@ -406,7 +406,7 @@ def _while_signature(eqn: JaxprEqn) -> KeyReuseSignature:
 
 for _id, _rule in (("lax.slice", _slice_signature), ("lax.concatenate", _concatenate_signature),
                    ("plax.device_put", _device_put_signature),
-                   ("plax.checkpoint", _checkpoint_signature), ("lax.cond", _cond_signature),
+                   ("plax.remat2", _checkpoint_signature), ("lax.cond", _cond_signature),
                    ("lax.scan", _scan_signature), ("lax.while", _while_signature)):
     register_key_reuse_signature(_id, _rule)
 del _id, _rule

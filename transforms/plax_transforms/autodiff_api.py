@@ -437,9 +437,9 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic:
 
 
 def _ones_like(x):
-    from plax_stdlib.lax import creation
-    aval = get_aval(x)
-    return creation.full((), np.ones((), aval.dtype)[()])
+    """The seed cotangent: a host scalar, so a staged grad reads it as the literal
+    `1.0:f32[]` (as JAX's) rather than an equation making it."""
+    return np.ones((), get_aval(x).dtype)[()]
 
 
 def grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,

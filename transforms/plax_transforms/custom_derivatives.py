@@ -429,6 +429,7 @@ def _flat_jvp(f: custom_jvp, static, positions, in_tree, out_tree, out_avals):
 
     flat_jvp.__name__ = _fn_name(rule)
     flat_jvp.out_tree = seen_tree
+    flat_jvp.__name__ = _fn_name(rule)  # printed as the equation's `jvp=`, as JAX's
     return flat_jvp
 
 
@@ -476,6 +477,18 @@ custom_jvp_call_p.def_lowering(_custom_call_lowering)
 custom_jvp_call_p.define_rule("effects", lambda *, call_jaxpr, **_: call_jaxpr.effects)
 custom_jvp_call_p.define_rule(JVP, _custom_jvp_call_jvp)
 custom_jvp_call_p.define_rule(TRANSPOSE, _custom_jvp_call_transpose)
+
+
+def _custom_call_pretty_print(eqn, same_names) -> list:
+    """JAX's form: `name=` (the function's) first, the rules by their names, and
+    `num_consts` only when there are constants."""
+    params = {k: getattr(v, "__name__", v) if k in ("jvp", "fwd", "bwd") else v
+              for k, v in eqn.params.items() if k != "num_consts" or v}
+    debug = eqn.params["call_jaxpr"].jaxpr.debug_info
+    return [("name", debug.func_name if debug else "<unknown>"), *sorted(params.items())]
+
+
+custom_jvp_call_p.define_rule("pretty_print", _custom_call_pretty_print)
 
 
 # --- custom_vjp ---------------------------------------------------------------------------
@@ -583,6 +596,7 @@ def _flat_fwd_bwd(f: custom_vjp, static, positions, in_tree, out_tree, in_avals,
     fwd.__name__ = _fn_name(f.fwd)
     fwd.out_tree = seen_tree
     bwd.__name__ = _fn_name(f.bwd)
+    fwd.__name__, bwd.__name__ = _fn_name(f.fwd), _fn_name(f.bwd)  # printed, as JAX's
     return fwd, bwd
 
 
@@ -762,3 +776,6 @@ def _custom_vjp_call_batching(axis_data, args, dims, *, call_jaxpr, fwd, bwd, nu
 
 custom_jvp_call_p.define_rule(BATCHING, _custom_jvp_call_batching)
 custom_vjp_call_p.define_rule(BATCHING, _custom_vjp_call_batching)
+
+
+custom_vjp_call_p.define_rule("pretty_print", _custom_call_pretty_print)

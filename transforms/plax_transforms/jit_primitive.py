@@ -18,6 +18,8 @@ eagerly it compiles the whole Jaxpr and runs it. Its rules, all here:
 """
 from __future__ import annotations
 
+import numpy as np
+
 from plax.extend.core import (
     BATCHING,
     JVP,
@@ -132,3 +134,18 @@ def _jit_batching(axis_data, args, dims, *, jaxpr: ClosedJaxpr, **params):
 
 
 jit_p.define_rule(BATCHING, _jit_batching)
+
+
+def _jit_pretty_print(eqn: JaxprEqn, same_names) -> list:
+    """JAX's form: `name=` first, then the params that differ from a plain `jit`; the
+    called Jaxpr's binders print with the equation's names."""
+    params = eqn.params
+    same_names(params["jaxpr"].jaxpr.invars, eqn.invars)
+    same_names(params["jaxpr"].jaxpr.outvars, eqn.outvars)
+    shown = {k: v for k, v in params.items() if k not in ("name", "inline")
+             and not (k in ("donated_invars", "keep_unused") and not any(np.atleast_1d(v)))
+             and not (k in ("in_shardings", "out_shardings") and all(s is None for s in v))}
+    return [("name", params["name"]), *sorted(shown.items())]
+
+
+jit_p.define_rule("pretty_print", _jit_pretty_print)

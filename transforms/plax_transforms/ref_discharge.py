@@ -245,7 +245,7 @@ _RULES: dict = {
     refs.addupdate_p: _addupdate, refs.freeze_p: _freeze,
     scan_p: _scan, while_p: _while, cond_p: _cond,
 }
-_PLAIN_CALLS = frozenset({"plax.jit", "plax.checkpoint"})
+_PLAIN_CALLS = frozenset({"plax.jit", "plax.remat2"})
 _WRITERS = {refs.swap_p, refs.addupdate_p}  # primitives that write a reference operand
 
 

@@ -46,7 +46,7 @@ from plax_transforms.checkpoint_policies import is_saved
 from plax_transforms.custom_derivatives import closure_convert_flat, named_hoisted
 from plax_transforms.partial_eval import assemble_split
 
-checkpoint_p = Primitive("plax.checkpoint", multiple_results=True)
+checkpoint_p = Primitive("plax.remat2", multiple_results=True)  # JAX prints `remat2`
 
 
 def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,

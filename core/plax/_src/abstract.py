@@ -287,6 +287,16 @@ class ShapeDtypeStruct:
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: shape_size(self.shape))
 
+    @classmethod
+    def like(cls, x) -> "ShapeDtypeStruct":
+        """The stand-in of `x` (an array, tracer, NumPy value or ShapeDtypeStruct): its
+        shape, dtype and weak type, and its sharding where it is committed to one."""
+        from plax._src.tracing import get_aval  # tracing imports this module
+        aval = get_aval(x)
+        sharding = getattr(x, "sharding", None) if getattr(x, "committed", True) else None
+        return cls(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type,
+                   manual_axis_type=getattr(x, "manual_axis_type", None))
+
     def __eq__(self, other):
         return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
                 and self.dtype == other.dtype and self.sharding == other.sharding

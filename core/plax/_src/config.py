@@ -804,6 +804,12 @@ platforms = config.string_flag(
     "None tries every installed backend.",
     read_env=True)
 
+platform_name = config.string_flag(
+    "jax_platform_name", "",
+    "The default backend's platform (e.g. 'cpu'), among those started; '' means the "
+    "first of them. Deprecated in JAX in favour of jax_platforms.",
+    read_env=True)
+
 num_cpu_devices = config.int_flag(
     "jax_num_cpu_devices", -1,
     "Number of CPU devices; -1 follows XLA_FLAGS=--xla_force_host_platform_device_count.",

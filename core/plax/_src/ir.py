@@ -7,13 +7,17 @@ dead-code elimination (`dce_jaxpr`) live in `checking.py` and `dce.py`.
 """
 from __future__ import annotations
 
+import collections
 import itertools
+import re
 from typing import Any, Iterable, Sequence
 
 import numpy as np
+from jaxlib import _pretty_printer as _pp
 
 from plax._src.abstract import AbstractValue
 from plax._src.debug_info import JaxprDebugInfo, check_debug_info_counts
+from plax._src.primitive import PRETTY_PRINT
 
 _var_ids = itertools.count()
 
@@ -47,7 +51,7 @@ class Literal:
         self.aval = aval
 
     def __repr__(self):
-        return f"{_literal_text(self.val)}:{self.aval.str_short()}"
+        return f"Literal({self.val})"
 
 
 Atom = Var | Literal
@@ -78,7 +82,9 @@ class JaxprEqn:
         return JaxprEqn(**fields)
 
     def __repr__(self):
-        return pp_eqn(self, _Namer()).rstrip()
+        return _eqn_doc(self, PrintContext())._format(
+            80, use_color=False, output_format=_pp.OutputFormat.TEXT, separable_lines=False,
+            annotation_prefix=" # ", source_map=None).rstrip()
 
 
 class Jaxpr:
@@ -131,6 +137,11 @@ class ClosedJaxpr:
     out_avals = property(lambda self: self.jaxpr.out_avals)
     eqns = property(lambda self: self.jaxpr.eqns)
     effects = property(lambda self: self.jaxpr.effects)
+    constvars = property(lambda self: self.jaxpr.constvars)
+    invars = property(lambda self: self.jaxpr.invars)
+    outvars = property(lambda self: self.jaxpr.outvars)
+    debug_info = property(lambda self: self.jaxpr.debug_info)
+    literals = property(lambda self: self.consts)  # JAX's other name for the consts
 
     def replace(self, **changes) -> "ClosedJaxpr":
         return ClosedJaxpr(changes.get("jaxpr", self.jaxpr), changes.get("consts", self.consts))
@@ -142,94 +153,153 @@ class ClosedJaxpr:
 
 
 # --- pretty printing -------------------------------------------------------------
+# JAX's text form, built as documents for jaxlib's C++ pretty printer (the one JAX's
+# own printer uses), so lines break where JAX's break.
 
-class _Namer:
-    """Hands out `a, b, ..., z, ba, bb, ...` in order of first appearance."""
+class PrintContext:
+    """Names given so far (every Var, across nested Jaxprs, has one name), and the
+    shared Jaxprs printed once at the top as `let name = { ... } in`."""
 
-    def __init__(self):
-        self.names: dict[int, str] = {}
+    def __init__(self, names: dict | None = None):
+        self.names: dict[Var, str] = dict(names or {})
+        self.shared: dict[Jaxpr, str] = {}
+        self._fresh = (n for i in itertools.count() if (n := _nth_name(i))
+                       not in self.shared.values())
 
-    def __call__(self, atom: Atom) -> str:
+    def name(self, atom: Atom) -> str:
         if isinstance(atom, Literal):
-            return _literal_text(atom.val)
+            return _literal_text(atom)
         if isinstance(atom, DropVar):
             return "_"
-        name = self.names.get(id(atom))
+        name = self.names.get(atom)
         if name is None:
-            name = self.names[id(atom)] = _nth_name(len(self.names))
+            name = self.names[atom] = next(self._fresh)
         return name
+
+    def same_names(self, for_vars: Sequence[Atom], like_vars: Sequence[Atom]) -> None:
+        """`for_vars` (a called Jaxpr's binders) print as the caller's `like_vars`."""
+        if len(for_vars) != len(like_vars):
+            return
+        used = set()
+        for v, like in zip(for_vars, like_vars):
+            if (isinstance(like, Var) and like not in used and isinstance(v, Var)
+                    and v not in self.names):
+                used.add(like)
+                self.names[v] = self.name(like)
 
 
 def _nth_name(n: int) -> str:
-    letters = "abcdefghijklmnopqrstuvwxyz"
     out = ""
-    while True:
-        out = letters[n % 26] + out
-        n = n // 26
-        if n == 0:
-            return out
-        n -= 1
+    while not out or n:
+        n, i = divmod(n, 26)
+        out = chr(97 + i) + out
+    return out
 
 
-def _literal_text(val) -> str:
-    if isinstance(val, (np.ndarray, np.generic)) and np.ndim(val) == 0:
-        val = val.item()
-    if isinstance(val, bool):
-        return str(val)
-    if isinstance(val, float):
-        return repr(val)
-    return str(val)
+def _literal_text(lit: Literal) -> str:
+    text = str(np.asarray(lit.val).item()) if not np.shape(lit.val) else "[...]"
+    return f"{text}:{lit.aval.str_short()}" if hasattr(lit.aval, "dtype") else text
 
 
-def _binder(var: Var, namer: _Namer) -> str:
-    return f"{namer(var)}:{var.aval.str_short()}"
+def _vars_doc(vs: Sequence[Atom], ctx: PrintContext, sep: str = "",
+              types: bool = False) -> Any:
+    docs = [_pp.text(ctx.name(v) + (f":{v.aval.str_short()}" if types else "")) for v in vs]
+    return _pp.nest(2, _pp.group(_join(_pp.text(sep) + _pp.group(_pp.brk()), docs)))
 
 
-def _param_text(value, namer: _Namer, indent: int) -> str:
-    inner = getattr(value, "jaxpr", value)
-    if isinstance(inner, Jaxpr):
-        return "\n" + _pp_jaxpr_body(inner, _Namer(), indent + 4)
-    if isinstance(value, (tuple, list)) and value and all(
-            isinstance(getattr(v, "jaxpr", v), Jaxpr) for v in value):
-        return "(\n" + "\n".join(_pp_jaxpr_body(getattr(v, "jaxpr", v), _Namer(), indent + 4)
-                                 for v in value) + "\n" + " " * indent + ")"
-    if isinstance(value, np.dtype):
-        return value.name
-    if callable(value) and hasattr(value, "__name__"):
-        return value.__name__
-    return str(value)
+def _join(sep, docs: list) -> Any:
+    if not docs:
+        return _pp.nil()
+    return _pp.concat([d for doc in docs for d in (sep, doc)][1:])
 
 
-def pp_eqn(eqn: JaxprEqn, namer: _Namer, indent: int = 4) -> str:
-    # Operands first: their names were given when they were bound.
-    args = " ".join(namer(v) for v in eqn.invars)
-    outs = " ".join(_binder(v, namer) for v in eqn.outvars)
-    params = ""
-    if eqn.params:
-        items = ", ".join(f"{k}={_param_text(v, namer, indent)}"
-                          for k, v in sorted(eqn.params.items()))
-        params = f"[{items}]"
-    return f"{outs} = {eqn.primitive.name}{params} {args}".rstrip()
+def _param_doc(key: str, value, ctx: PrintContext) -> Any:
+    if type(value) is tuple and all(isinstance(v, (Jaxpr, ClosedJaxpr)) for v in value):
+        inner = _pp.group(_pp.concat([_pp.nest(2, _pp.concat([
+            _pp.text("("), _pp.brk(""),
+            _join(_pp.brk(), [_jaxpr_doc(getattr(v, "jaxpr", v), ctx) for v in value])])),
+            _pp.brk(""), _pp.text(")")]))
+    elif isinstance(value, (Jaxpr, ClosedJaxpr)):
+        inner = _jaxpr_doc(getattr(value, "jaxpr", value), ctx)
+    elif isinstance(value, frozenset):
+        inner = _pp.text(f"frozenset({{{', '.join(repr(e) for e in sorted(value))}}})")
+    else:
+        inner = _pp.text(re.sub(r" at 0x([0-9a-fA-F]+)",
+                                lambda m: " at 0x" + "X" * len(m[1]), str(value)))
+    return _pp.text(f"{key}=") + inner
 
 
-def _pp_jaxpr_body(jaxpr: Jaxpr, namer: _Namer, indent: int) -> str:
-    pad = " " * indent
-    consts = " ".join(_binder(v, namer) for v in jaxpr.constvars)
-    ins = " ".join(_binder(v, namer) for v in jaxpr.invars)
-    eqns = [pp_eqn(e, namer, indent + 4) for e in jaxpr.eqns]
-    outs = " ".join(namer(v) for v in jaxpr.outvars)
-    outs = f"({outs},)" if len(jaxpr.outvars) == 1 else f"({outs})"
-    head = f"{pad}{{ lambda {consts}; {ins}. let"
-    one_line = f"{head} {'; '.join(eqns)}{' ' if eqns else ''}in {outs} }}"
-    if len(eqns) <= 3 and "\n" not in one_line and len(one_line) <= 100:
-        return one_line
-    body = "\n".join(f"{pad}    {e}" for e in eqns)
-    return f"{head}\n{body}\n{pad}  in {outs} }}"
+def _eqn_doc(eqn: JaxprEqn, ctx: PrintContext) -> Any:
+    rule = eqn.primitive.get_rule(PRETTY_PRINT)
+    pairs = (rule(eqn, ctx.same_names) if rule is not None
+             else sorted(eqn.params.items()))
+    lhs = _vars_doc(eqn.outvars, ctx, types=True)  # named before the params' Jaxprs
+    params = _pp.nil() if not pairs else _pp.group(_pp.concat([
+        _pp.nest(2, _pp.concat([_pp.text("["), _pp.brk(""),
+                                _join(_pp.brk(), [_param_doc(k, v, ctx) for k, v in pairs])])),
+        _pp.brk(""), _pp.text("]")]))
+    rhs = [_pp.text(eqn.primitive.name), params, _pp.text(" ") + _vars_doc(eqn.invars, ctx)]
+    return _pp.concat([lhs, _pp.text(" = "), *rhs] if eqn.outvars else rhs)
 
 
-def pp_jaxpr(jaxpr: Jaxpr) -> str:
-    """JAX's text form: `{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }`."""
-    return _pp_jaxpr_body(jaxpr, _Namer(), 0)
+def _jaxpr_doc(jaxpr: Jaxpr, ctx: PrintContext, shared: bool = False) -> Any:
+    if not shared and jaxpr in ctx.shared:
+        return _pp.text(ctx.shared[jaxpr])
+    consts = _vars_doc(jaxpr.constvars, ctx, types=True)
+    ins = _vars_doc(jaxpr.invars, ctx, types=True)
+    eqns = _join(_pp.brk("; "), [_eqn_doc(e, ctx) for e in jaxpr.eqns])
+    outs = _pp.concat([_pp.text("("), _vars_doc(jaxpr.outvars, ctx, sep=","),
+                       _pp.text(",)" if len(jaxpr.outvars) == 1 else ")")])
+    return _pp.group(_pp.nest(2, _pp.concat([
+        _pp.text("{ lambda "), consts, _pp.text("; "), ins, _pp.text(". let"),
+        _pp.nest(2, _pp.brk() + eqns), _pp.brk(), _pp.text("in "), outs]))
+        + _pp.text(" }"))
+
+
+def _share_jaxprs(top: Jaxpr, ctx: PrintContext) -> list:
+    """JAX's rule: a Jaxpr used twice, or a nested one of more than 10 equations, is
+    printed once before the program and named after its equation's `name` param."""
+    names: dict[Jaxpr, str] = {}
+    counts: dict[Jaxpr, int] = {}
+    queue = collections.deque([top])
+    while queue:
+        jaxpr = queue.popleft()
+        counts[jaxpr] = counts.get(jaxpr, 0) + 1 + (jaxpr is not top and len(jaxpr.eqns) > 10)
+        for eqn in jaxpr.eqns:
+            name = eqn.params.get("name")
+            for sub in subjaxprs(eqn):
+                queue.append(sub)
+                if name is not None:
+                    names.setdefault(sub, str(name).strip("<>"))
+    taken = collections.Counter()
+    for jaxpr, count in counts.items():
+        if count > 1:
+            name = names.get(jaxpr, "jaxpr")
+            if taken[name]:
+                taken[name] += 1
+                name += str(taken[name] - 1)
+            taken[name] += 1
+            ctx.shared[jaxpr] = name
+    return [_pp.concat([_pp.text(f"let {name} = "), _jaxpr_doc(j, ctx, shared=True),
+                        _pp.text(" in"), _pp.brk()]) for j, name in ctx.shared.items()]
+
+
+def _unused_outvars(jaxpr: Jaxpr) -> dict:
+    used = {v for v in jaxpr.outvars if isinstance(v, Var)}
+    unused = {}
+    for eqn in reversed(jaxpr.eqns):
+        unused.update((v, "_") for v in eqn.outvars if v not in used)
+        used.update(v for v in eqn.invars if isinstance(v, Var))
+    return unused
+
+
+def pp_jaxpr(jaxpr: Jaxpr, width: int = 80) -> str:
+    """JAX's text form: `{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }`; the
+    top level's outputs that nothing reads print as `_`."""
+    ctx = PrintContext(_unused_outvars(jaxpr))
+    doc = _pp.concat([*_share_jaxprs(jaxpr, ctx), _jaxpr_doc(jaxpr, ctx)])
+    return doc._format(width, use_color=False, output_format=_pp.OutputFormat.TEXT,
+                       separable_lines=False, annotation_prefix=" # ", source_map=None)
 
 
 def subjaxprs(eqn: JaxprEqn) -> Iterable[Jaxpr]:

@@ -33,6 +33,9 @@ RULE_KINDS: dict[str, str] = {
     "dce": "(used_outputs, eqn) -> (used_inputs, pruned eqn or None)",
     "effects": "(**params) -> effects of an application",
     "axis_names": "(**params) -> the named axes an application uses (collectives)",
+    "pretty_print": "(eqn, same_names) -> the (name, value) params a printed Jaxpr shows, "
+                    "in order (default: all, by name); same_names(inner_vars, eqn_vars) "
+                    "prints a called Jaxpr's binders with the equation's names",
 }
 """The rule kinds a primitive may have, each with the signature of its rules. Rules
 receive what they need as arguments; they never reach into an interpreter's internals."""
@@ -42,6 +45,8 @@ PARTIAL_EVAL, PARTIAL_EVAL_JAXPR, BATCHING = "partial_eval", "partial_eval_jaxpr
 """Names of rule kinds (the keys of `RULE_KINDS`)."""
 LOWERING, DCE, EFFECTS, AXIS_NAMES = "lowering", "dce", "effects", "axis_names"
 """Names of rule kinds (the keys of `RULE_KINDS`)."""
+PRETTY_PRINT = "pretty_print"
+"""Name of a rule kind (a key of `RULE_KINDS`)."""
 
 
 @dataclasses.dataclass(frozen=True)

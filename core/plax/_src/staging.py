@@ -84,6 +84,9 @@ class StagingTrace(Trace):
                                           or isinstance(x, np.generic)):
             return Literal(np.asarray(x, aval.dtype)[()] if isinstance(x, np.generic) else x,
                            aval)
+        if (getattr(aval, "shape", None) == () and isinstance(aval.dtype, np.dtype)
+                and (isinstance(x, np.ndarray) or hasattr(x, "addressable_shards"))):
+            return Literal(np.asarray(x)[()], aval)  # a 0-d array is inline too, as JAX's
         entry = self._consts.get(id(x))
         if entry is None:
             entry = self._consts[id(x)] = (Var(aval), x)

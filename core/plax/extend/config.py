@@ -17,8 +17,8 @@ from plax._src.config import (
     explain_cache_misses, high_dynamic_range_gumbel, jit_key_context, legacy_prng_key, log_compiles,
     num_cpu_devices, numpy_dtype_promotion, numpy_rank_promotion,
     persistent_cache_min_compile_time_secs, persistent_cache_min_entry_size_bytes,
-    pgle_aggregation_percentile, pgle_profiling_runs, platforms, random_seed_offset,
-    raise_persistent_cache_errors, share_binary_between_hosts_timeout_ms,
+    pgle_aggregation_percentile, pgle_profiling_runs, platform_name, platforms,
+    random_seed_offset, raise_persistent_cache_errors, share_binary_between_hosts_timeout_ms,
     softmax_custom_jvp, threefry_partitionable,
     trace_context, unset, use_shardy_partitioner)
 
@@ -41,8 +41,9 @@ __all__ = [
     "high_dynamic_range_gumbel", "jit_key_context", "legacy_prng_key", "log_compiles",
     "num_cpu_devices", "numpy_dtype_promotion", "numpy_rank_promotion",
     "persistent_cache_min_compile_time_secs", "persistent_cache_min_entry_size_bytes",
-    "pgle_aggregation_percentile", "pgle_profiling_runs", "platforms", "random_seed_offset",
-    "raise_persistent_cache_errors", "share_binary_between_hosts_timeout_ms",
+    "pgle_aggregation_percentile", "pgle_profiling_runs", "platform_name", "platforms",
+    "random_seed_offset", "raise_persistent_cache_errors",
+    "share_binary_between_hosts_timeout_ms",
     "softmax_custom_jvp",
     "threefry_partitionable",
     "trace_context", "unset", "use_shardy_partitioner",

@@ -180,5 +180,5 @@ def _as_dtype_of(pred, x):
 
 def clamp(min, x, max):  # noqa: A002 - lax's names
     """Elementwise `min(max(x, min), max)`; `min` and `max` may be scalars."""
-    x, min, max = match_python_scalars("clamp", x, min, max)
+    x, min, max = match_python_scalars("clamp", x, min, max, strict=True)
     return clamp_p.bind(min, x, max)

@@ -6,6 +6,7 @@ mismatch (lax never promotes two arrays of different dtypes).
 """
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
@@ -54,7 +55,9 @@ def _convert_element_type_transpose(ct, operand, *, new_dtype, weak_type, shardi
 convert_element_type_p = standard_primitive(
     "lax.convert_element_type", _convert_element_type_abstract_eval, _convert_element_type_lower,
     jvp=_convert_element_type_jvp, transpose=_convert_element_type_transpose,
-    batching=unary_batcher())
+    batching=unary_batcher(),
+    # JAX's form: the sharding is the result's type
+    pretty_print=lambda eqn, _: sorted(kv for kv in eqn.params.items() if kv[0] != "sharding"))
 
 
 def convert_element_type(operand, new_dtype):
@@ -84,10 +87,14 @@ _KIND_RANK = {"bool": 0, "signed": 1, "unsigned": 1, "float": 2, "complex": 3}
 _PY_KIND_RANK = {int: 1, float: 2, complex: 3}
 
 
-def match_python_scalars(name: str, *args):
+def match_python_scalars(name: str, *args, strict: bool = False):
     """Give Python int/float/complex scalars among `args` the dtype of the first
     non-scalar argument, weakly typed; a scalar of a higher kind (a float meeting an
-    int array) or an int that does not fit is a TypeError."""
+    int array) or an int that does not fit is a TypeError.
+
+    `strict` (lax's binary ops): called from outside plax, a scalar whose default dtype
+    (int32, float32...) is not the array's is JAX's TypeError, as JAX's lax takes no
+    mixed dtypes; plax's own rules may still write `1` for a typed one."""
     if not any(type(a) in _PY_KIND_RANK for a in args):  # the common case: no scalar
         return args
     # (a token has no dtype: the primitive's own check then names it)
@@ -95,7 +102,32 @@ def match_python_scalars(name: str, *args):
                    if not is_python_scalar(a)), None)
     if target is None:
         return args
+    if strict:
+        mixed = next((get_aval(a).dtype for a in args if type(a) in _PY_KIND_RANK
+                      and get_aval(a).dtype != target), None)
+        if mixed is not None and _called_by_user():
+            tip = (f" (Tip: jnp.{_JNP_NAMES[name]} is a similar function that does "
+                   "automatic type promotion on inputs)." if name in _JNP_NAMES else "")
+            raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got "
+                            f"{dtype_name(target)}, {dtype_name(mixed)}.{tip}")
     return tuple(_scalar_as(name, a, target) if type(a) in _PY_KIND_RANK else a for a in args)
+
+
+# jnp's promoting counterpart of a lax function, for the hint JAX's error gives
+_JNP_NAMES = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
+              "max": "maximum", "min": "minimum", "pow": "power", "rem": "remainder",
+              "atan2": "arctan2", "nextafter": "nextafter"}
+
+
+def _called_by_user() -> bool:
+    """Whether the lax function was called from outside plax: the first caller frame
+    outside plax_stdlib.lax (and the traceback-filtering boundary) is not in a plax
+    package."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(
+            ("plax_stdlib.lax", "plax._src.traceback_util")):
+        frame = frame.f_back
+    return frame is None or not frame.f_globals.get("__name__", "").startswith("plax")
 
 
 def _scalar_as(name: str, scalar, target: np.dtype):

@@ -303,12 +303,21 @@ def _dot_general_batching(axis_data, args, dims, *, dimension_numbers, **params)
     return out, out_dim
 
 
+def _dot_general_pretty_print(eqn, same_names):
+    """JAX's form: unset params and the out sharding (the result's type) left out, the
+    dimension numbers as lists."""
+    params = {k: v for k, v in eqn.params.items() if v is not None and k != "out_sharding"}
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    params["dimension_numbers"] = ((list(lc), list(rc)), (list(lb), list(rb)))
+    return sorted(params.items())
+
+
 dot_general_p = standard_primitive(
     "lax.dot_general", _dot_general_abstract_eval, _dot_general_lower, dtypes=NUMBER | BOOL,
     batching=_dot_general_batching,
     jvp=defjvp(lambda g, ans, x, y, **params: dot_general_p.bind(g, y, **params),
                lambda g, ans, x, y, **params: dot_general_p.bind(x, g, **params)),
-    transpose=_dot_general_transpose)
+    transpose=_dot_general_transpose, pretty_print=_dot_general_pretty_print)
 
 
 def _dims(dims) -> tuple[int, ...]:

@@ -205,7 +205,7 @@ pow_p = standard_primitive(
 def pow(x, y):  # noqa: A001 - lax's name
     """Elementwise x ** y: `x` floating or complex, `y` of `x`'s dtype or an integer."""
     if type(y) is not int:
-        x, y = match_python_scalars("pow", x, y)
+        x, y = match_python_scalars("pow", x, y, strict=True)
     return pow_p.bind(x, y)
 
 
@@ -394,7 +394,7 @@ nextafter_p = binary("lax.nextafter", dtypes=FLOAT, lower=chlo_rule("next_after"
                      jvp=defjvp(None, None))
 def nextafter(x1, x2):
     """Elementwise next representable value after `x1` in the direction of `x2`."""
-    return nextafter_p.bind(*match_python_scalars("nextafter", x1, x2))
+    return nextafter_p.bind(*match_python_scalars("nextafter", x1, x2, strict=True))
 
 
 # --- complex numbers ------------------------------------------------------------------------

@@ -67,7 +67,7 @@ def binary_op(name: str, dtypes: frozenset, lower: Callable, doc: str, *,
     prim = binary(f"lax.{name}", dtypes=dtypes, lower=lower, **_jvp_rule(jvp, 2), **rules)
 
     def apply(x, y):
-        return prim.bind(*match_python_scalars(name, x, y))
+        return prim.bind(*match_python_scalars(name, x, y, strict=True))
     return prim, _public(apply, prim, function, doc)
 
 

@@ -115,6 +115,9 @@ def _monoid_reduction(name: str, kinds: frozenset, op_name: str, identity: Calla
         return mu.reduce([operand], [init], ctx.avals_out, axes, combine)[0]
 
     lower.__name__ = f"lower_{name}"
+    if name != "reduce_sum":  # JAX's other reductions take no out_sharding: none printed
+        rules["pretty_print"] = lambda eqn, _: sorted(
+            kv for kv in eqn.params.items() if kv != ("out_sharding", None))
     return standard_primitive(f"lax.{name}", abstract_eval, lower, dtypes=kinds,
                               batching=axes_batcher("axes", reduces=True), **rules)
 

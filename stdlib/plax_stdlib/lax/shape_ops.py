@@ -26,17 +26,28 @@ from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.out_sharding import check_out_sharding, with_batch_dim
 
 
+def shape_dims(shape) -> tuple:
+    """`shape` (an int, or a sequence of them) as a tuple of dimensions; a traced size
+    is JAX's TypeError, naming the argument it depends on and `static_argnums`."""
+    if isinstance(shape, (int, np.integer)) or (isinstance(shape, Tracer)
+                                                and get_aval(shape).shape == ()):
+        shape = (shape,)
+    try:
+        return tuple(canonical_dim(d) for d in shape)
+    except TypeError as err:
+        shown = tuple(shape) if isinstance(shape, (list, tuple)) else shape
+        traced = [d for d in (shown if isinstance(shown, tuple) else ()) if isinstance(d, Tracer)]
+        hint = "" if not traced else (
+            " If using `jit`, try using `static_argnums` or applying `jit` to smaller "
+            "subfunctions. " + traced[0]._trace.value_origin(traced[0]))
+        raise TypeError("Shapes must be 1D sequences of concrete values of integer type, "
+                        f"got {shown!r}.{hint}".rstrip()) from err
+
+
 def canonicalize_shape(name: str, shape) -> tuple[int, ...]:
     """A shape given as an int or a sequence of ints, as a tuple of non-negative ints
     (and symbolic dimensions, in shape-polymorphic export)."""
-    if isinstance(shape, (int, np.integer)):
-        shape = (shape,)
-    try:
-        dims = tuple(canonical_dim(d)
-                     for d in shape)
-    except TypeError as err:
-        raise TypeError(f"{name}: shapes must be sequences of concrete integers, "
-                        f"got {shape!r}") from err
+    dims = shape_dims(shape)
     if any(d < 0 for d in dims):
         raise InvalidShapeError(f"{name}: shapes must have non-negative dimensions, got "
                                 f"{dims}")
@@ -105,10 +116,18 @@ def _broadcast_in_dim_batching(axis_data, args, dims, *, shape, broadcast_dimens
                                    ), out_dim
 
 
+def _broadcast_in_dim_pretty_print(eqn, same_names):
+    """JAX's form: the shape and sharding are the result's type, and an empty
+    `broadcast_dimensions` is left out."""
+    return [(k, v) for k, v in sorted(eqn.params.items())
+            if k not in ("shape", "sharding") and (v or k != "broadcast_dimensions")]
+
+
 broadcast_in_dim_p = standard_primitive("lax.broadcast_in_dim", _broadcast_in_dim_abstract_eval,
                                         _broadcast_in_dim_lower, jvp=linear_jvp(),
                                         transpose=_broadcast_in_dim_transpose,
-                                        batching=_broadcast_in_dim_batching)
+                                        batching=_broadcast_in_dim_batching,
+                                        pretty_print=_broadcast_in_dim_pretty_print)
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):

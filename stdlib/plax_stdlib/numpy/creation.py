@@ -327,8 +327,10 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
     dtype = util.check_user_dtype(dtype, "arange")
     if any(isinstance(v, SymbolicDimension) for v in (start, stop, step)):
         return _place(_symbolic_arange(start, stop, step, dtype), device, out_sharding)
+    # arange(n) is arange(0, n): a lone bound is the `stop` (the name JAX's errors use)
+    names = ("stop", "start", "step") if stop is None else ("start", "stop", "step")
     bounds = [None if v is None else _concrete_bound(v, name)
-              for v, name in ((start, "start"), (stop, "stop"), (step, "step"))]
+              for v, name in zip((start, stop, step), names)]
     start, stop, step = bounds
     out_dtype = dtype or dtypes.result_type(*(v for v in bounds if v is not None))
     if util.dtype_category(out_dtype) == "b":  # JAX's class (NumPy takes up to 2 values)

@@ -30,7 +30,9 @@ def _dot_general(a, b, contract, batch, precision, preferred_element_type,
         out = lax.ne(out, 0)
         return out if preferred_element_type is None else util.convert(
             out, preferred_element_type)
-    return lax.dot_general(a, b, dims, precision, preferred_element_type,
+    # the result dtype named even when it is the operands' (JAX's jnp does, so its
+    # printed Jaxprs show `preferred_element_type=float32`)
+    return lax.dot_general(a, b, dims, precision, preferred_element_type or util.dtype_of(a),
                            out_sharding=out_sharding)
 
 

@@ -20,6 +20,7 @@ from plax.errors import InvalidShapeError
 from plax.extend import dtypes
 from plax.extend.core import SymbolicDimension, Tracer, canonical_dim, min_dim
 from plax_stdlib import lax
+from plax_stdlib.lax import shape_ops as lax_shape_ops
 from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.numpy import indexing, util
 
@@ -34,12 +35,7 @@ def _reshape_target(shape: tuple[int, ...], newshape: Any,
                     error: type[Exception] = TypeError) -> tuple[int, ...]:
     """`newshape` with a -1 resolved; `error` naming both shapes when it cannot fit
     (JAX's class: a TypeError, but NumPy's ValueError for NumPy inputs)."""
-    try:
-        dims = tuple(canonical_dim(d) for d in
-                     ((newshape,) if isinstance(newshape, (int, np.integer)) else newshape))
-    except TypeError:
-        raise TypeError(f"reshape: new shape must be a sequence of concrete integers, got "
-                        f"{newshape!r}") from None
+    dims = lax_shape_ops.shape_dims(newshape)
     size = math.prod(shape)
     unknown = [i for i, d in enumerate(dims) if d == -1]
     if len(unknown) > 1:

@@ -253,7 +253,10 @@ def check_user_dtype(dtype: Any, fun_name: str) -> np.dtype | None:
 # --- shapes -------------------------------------------------------------------------
 
 def _as_shape(shape: Any) -> tuple[int, ...]:
-    return (shape,) if isinstance(shape, (int, np.integer, SymbolicDimension)) else tuple(shape)
+    if isinstance(shape, (int, np.integer, SymbolicDimension)) or (
+            isinstance(shape, Tracer) and not shape_of(shape)):
+        return (shape,)  # (a traced size: canonicalize_shape then says it is traced)
+    return tuple(shape)
 
 
 def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:

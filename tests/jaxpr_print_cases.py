@@ -1,0 +1,344 @@
+"""A table of programs whose printed Jaxprs plax and JAX must agree on, generated
+over ops and transforms (tests/test_jaxpr_printing.py runs it under both).
+
+`cases(jax)` takes the library (`plax` or `jax`) and returns {name: (function,
+arguments)}; the arguments are NumPy values, so both libraries see the same inputs.
+This module imports neither library itself: the JAX side execs it in a subprocess.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+F = np.arange(1.0, 4.0, dtype=np.float32) / 4  # f32[3], inside every unary op's domain
+M = np.arange(6.0, dtype=np.float32).reshape(2, 3) / 8  # f32[2,3]
+N = np.arange(3, dtype=np.int32)  # i32[3]
+B = np.array([True, False, True])
+S = np.float32(0.5)
+
+UNARY = ["sin", "cos", "tan", "tanh", "exp", "log", "log1p", "expm1", "sqrt", "abs",
+         "negative", "sign", "floor", "ceil", "round", "exp2", "log2", "log10", "arcsin",
+         "arccos", "arctan", "sinh", "cosh", "arcsinh", "arctanh", "square", "reciprocal",
+         "cbrt", "isnan", "isfinite", "deg2rad", "rint", "trunc", "positive", "sinc"]
+BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
+          "arctan2", "equal", "less", "greater_equal", "not_equal", "hypot",
+          "logaddexp", "copysign", "nextafter", "float_power", "fmax", "heaviside"]
+INT_BINARY = ["bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
+              "floor_divide", "remainder", "gcd", "add", "multiply"]
+LAX_UNARY = ["sin", "cos", "exp", "log", "tanh", "logistic", "rsqrt", "sqrt", "cbrt", "neg",
+             "abs", "sign", "floor", "ceil", "exp2", "expm1", "log1p", "erf", "erfc",
+             "lgamma", "digamma", "erf_inv", "is_finite", "square", "integer_pow3"]
+REDUCTIONS = ["sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin",
+              "cumsum", "cumprod", "all", "any", "logsumexp", "median", "ptp"]
+NN = ["relu", "gelu", "sigmoid", "silu", "softplus", "softmax", "log_softmax",
+      "elu", "leaky_relu", "relu6", "hard_tanh", "tanh", "swish", "selu", "celu",
+      "log_sigmoid", "standardize", "glu_pairs"]
+
+
+def cases(jax) -> dict:
+    import importlib
+    jnp = importlib.import_module(jax.__name__ + ".numpy")
+    lax = importlib.import_module(jax.__name__ + ".lax")
+    nn = importlib.import_module(jax.__name__ + ".nn")
+    random = importlib.import_module(jax.__name__ + ".random")
+    special = importlib.import_module(jax.__name__ + ".scipy.special")
+    out: dict = {}
+
+    def add(name, fun, *args):
+        out[name] = (fun, args)
+
+    for op in UNARY:
+        f = getattr(jnp, op)
+        add(f"jnp.{op}", f, F)
+        add(f"jit(jnp.{op})", jax.jit(f), F)
+        add(f"vmap(jnp.{op})", jax.vmap(f), M)
+        if op not in ("isnan", "isfinite", "sign", "floor", "ceil", "round", "rint", "trunc"):
+            add(f"grad(jnp.{op})", jax.grad(lambda x, f=f: jnp.sum(f(x))), F)
+    for op in BINARY:
+        f = getattr(jnp, op)
+        add(f"jnp.{op}", f, F, M)
+        add(f"jnp.{op}(x, 2.0)", lambda x, f=f: f(x, 2.0), F)
+        add(f"jnp.{op}(3, x)", lambda x, f=f: f(3, x), F)
+        add(f"vmap(jnp.{op})", jax.vmap(f, in_axes=(0, None)), M, F)
+    for op in INT_BINARY:
+        f = getattr(jnp, op)
+        add(f"int jnp.{op}", f, N, np.int32(2))
+        add(f"int jnp.{op}(x, 1)", lambda x, f=f: f(x, 1), N)
+    for op in LAX_UNARY:
+        f = (lambda x: lax.integer_pow(x, 3)) if op == "integer_pow3" else getattr(lax, op)
+        add(f"lax.{op}", f, F)
+        add(f"jvp(lax.{op})", lambda x, t, f=f: jax.jvp(f, (x,), (t,)), F, F)
+    for op in REDUCTIONS:
+        f = getattr(jax.scipy.special, op) if op == "logsumexp" else getattr(jnp, op)
+        arg = M > 0.2 if op in ("all", "any") else M
+        add(f"jnp.{op}", f, arg)
+        add(f"jnp.{op}(axis=0)", lambda x, f=f: f(x, axis=0), arg)
+        add(f"jnp.{op}(axis=-1)", lambda x, f=f: f(x, axis=-1), arg)
+        if op not in ("argmax", "argmin", "all", "any", "median", "cumsum", "cumprod"):
+            add(f"grad(jnp.{op})", jax.grad(lambda x, f=f: jnp.sum(f(x, axis=1))), M)
+    for op in NN:
+        if op == "glu_pairs":
+            f = lambda x: nn.glu(x, axis=0)  # noqa: E731
+        elif op in ("tanh",):
+            f = jnp.tanh
+        else:
+            f = getattr(nn, op)
+        add(f"nn.{op}", f, M)
+        add(f"jit(nn.{op})", jax.jit(f), M)
+        add(f"grad(nn.{op})", jax.grad(lambda x, f=f: jnp.sum(f(x))), M)
+
+    # arithmetic with Python scalars and weak types
+    add("x + 1", lambda x: x + 1, F)
+    add("x * 2.0 + 1", lambda x: x * 2.0 + 1, F)
+    add("1 - x", lambda x: 1 - x, F)
+    add("x ** 2", lambda x: x ** 2, F)
+    add("x ** 0.5", lambda x: x ** 0.5, F)
+    add("x / 2", lambda x: x / 2, F)
+    add("i + 1", lambda x: x + 1, N)
+    add("i * 1.5", lambda x: x * 1.5, N)
+    add("i / 2", lambda x: x / 2, N)
+    add("i // 2", lambda x: x // 2, N)
+    add("i % 2", lambda x: x % 2, N)
+    add("-x", lambda x: -x, F)
+    add("x > 0", lambda x: x > 0, F)
+    add("b & b", lambda b: b & ~b, B)
+    add("scalar arithmetic", lambda s: s * 3.0 - s / 2, S)
+    add("python scalar arg", lambda s: s + 1.0, 2.0)
+    add("int python scalar arg", lambda s: s * 2, 3)
+    add("astype f16", lambda x: x.astype(jnp.float16), F)
+    add("astype i32", lambda x: x.astype(jnp.int32), F)
+    add("astype bool", lambda x: x.astype(bool), F)
+    add("i astype f32", lambda x: x.astype(jnp.float32), N)
+    add("f16 + 1", lambda x: x.astype(jnp.float16) + 1, F)
+    add("complex", lambda x: (x + 1j * x).real, F)
+
+    # shapes
+    add("reshape", lambda x: x.reshape(3, 2), M)
+    add("reshape -1", lambda x: jnp.reshape(x, (-1,)), M)
+    add("ravel", jnp.ravel, M)
+    add("transpose", jnp.transpose, M)
+    add(".T", lambda x: x.T, M)
+    add("swapaxes", lambda x: jnp.swapaxes(x, 0, 1), M)
+    add("expand_dims", lambda x: jnp.expand_dims(x, 0), M)
+    add("x[None]", lambda x: x[None], M)
+    add("squeeze", lambda x: jnp.squeeze(x[None]), M)
+    add("concatenate", lambda x: jnp.concatenate([x, x]), M)
+    add("concatenate axis=1", lambda x: jnp.concatenate([x, x], axis=1), M)
+    add("stack", lambda x: jnp.stack([x, x]), F)
+    add("hstack", lambda x: jnp.hstack([x, x]), F)
+    add("vstack", lambda x: jnp.vstack([x, x]), F)
+    add("flip", jnp.flip, M)
+    add("broadcast_to", lambda x: jnp.broadcast_to(x, (2, 3)), F)
+    add("tile", lambda x: jnp.tile(x, 2), F)
+    add("repeat", lambda x: jnp.repeat(x, 2), F)
+    add("pad", lambda x: jnp.pad(x, 1), F)
+    add("where", lambda x: jnp.where(x > 0.3, x, 0.0), F)
+    add("where 3", lambda x, y: jnp.where(x > y, x, y), F, F)
+    add("clip", lambda x: jnp.clip(x, 0.1, 0.5), F)
+    add("roll", lambda x: jnp.roll(x, 1), F)
+    add("array([a, b, c])", lambda a, b: jnp.array([a, b, 3.0]), S, S)
+    add("array of arrays", lambda x: jnp.array([x, x]), F)
+    add("asarray", jnp.asarray, F)
+    add("sort", jnp.sort, F)
+    add("argsort", jnp.argsort, F)
+    add("cumsum lax", lambda x: lax.cumsum(x), F)
+    add("diag", jnp.diag, F)
+    add("outer", jnp.outer, F, F)
+    add("trace", jnp.trace, M)
+    add("tril", jnp.tril, M)
+    add("split", lambda x: jnp.split(x, 3), F)
+    add("meshgrid", lambda x: jnp.meshgrid(x, x), F)
+
+    # indexing
+    add("x[0]", lambda x: x[0], M)
+    add("x[0, 1]", lambda x: x[0, 1], M)
+    add("x[1:]", lambda x: x[1:], F)
+    add("x[::2]", lambda x: x[::2], F)
+    add("x[::-1]", lambda x: x[::-1], F)
+    add("x[..., 0]", lambda x: x[..., 0], M)
+    add("x[:, 1]", lambda x: x[:, 1], M)
+    add("x[i]", lambda x, i: x[i], F, np.int32(1))
+    add("x[idx]", lambda x, i: x[i], F, N)
+    add("x.at[0].set", lambda x: x.at[0].set(1.0), F)
+    add("x.at[i].add", lambda x, i: x.at[i].add(1.0), F, np.int32(1))
+    add("x.at[1:].mul", lambda x: x.at[1:].multiply(2.0), F)
+    add("take", lambda x, i: jnp.take(x, i), F, N)
+    add("take_along_axis", lambda x, i: jnp.take_along_axis(x, i, axis=0), F, N)
+    add("dynamic_slice", lambda x, i: lax.dynamic_slice(x, (i,), (2,)), F, np.int32(1))
+    add("dynamic_update_slice",
+        lambda x, i: lax.dynamic_update_slice(x, x[:1], (i,)), F, np.int32(1))
+    add("dynamic_slice_in_dim", lambda x, i: lax.dynamic_slice_in_dim(x, i, 2), F,
+        np.int32(0))
+    add("lax.slice", lambda x: lax.slice(x, (0, 1), (2, 3)), M)
+    add("lax.index_in_dim", lambda x: lax.index_in_dim(x, 1, keepdims=False), M)
+
+    # products
+    add("dot", jnp.dot, F, F)
+    add("matmul", jnp.matmul, M, M.T)
+    add("@", lambda a, b: a @ b, M, F)
+    add("einsum ij,j", lambda a, b: jnp.einsum("ij,j->i", a, b), M, F)
+    add("einsum ij,kj", lambda a: jnp.einsum("ij,kj->ik", a, a), M)
+    add("inner", jnp.inner, F, F)
+    add("vdot", jnp.vdot, F, F)
+    add("tensordot", lambda a: jnp.tensordot(a, a, axes=([1], [1])), M)
+    add("lax.dot", lax.dot, F, F)
+    add("lax.dot_general", lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ()))),
+        M, M.T)
+    add("lax.batch_matmul", lambda a: lax.batch_matmul(a[None], a.T[None]), M)
+    add("grad matmul", jax.grad(lambda w, x: jnp.sum(jnp.tanh(x @ w))), M.T, M)
+    add("linear layer", lambda w, b, x: jnp.tanh(x @ w + b), M.T, np.float32([1, 2]), M)
+
+    # lax
+    add("lax.add", lax.add, F, F)
+    add("lax.mul", lax.mul, F, F)
+    add("lax.max", lax.max, F, F)
+    add("lax.pow", lax.pow, F, F)
+    add("lax.div int", lax.div, N, N + 1)
+    add("lax.rem", lax.rem, F, F)
+    add("lax.select", lax.select, B, F, F)
+    add("lax.clamp", lambda x: lax.clamp(0.2, x, 0.6), F)
+    add("lax.convert_element_type", lambda x: lax.convert_element_type(x, jnp.int32), F)
+    add("lax.bitcast_convert_type", lambda x: lax.bitcast_convert_type(x, jnp.int32), F)
+    add("lax.iota", lambda: lax.iota(jnp.int32, 4))
+    add("lax.broadcasted_iota", lambda: lax.broadcasted_iota(jnp.int32, (2, 3), 1))
+    add("lax.broadcast", lambda x: lax.broadcast(x, (2,)), F)
+    add("lax.broadcast_in_dim", lambda x: lax.broadcast_in_dim(x, (2, 3), (1,)), F)
+    add("lax.reshape", lambda x: lax.reshape(x, (3, 2)), M)
+    add("lax.transpose", lambda x: lax.transpose(x, (1, 0)), M)
+    add("lax.rev", lambda x: lax.rev(x, (0,)), F)
+    add("lax.pad", lambda x: lax.pad(x, 0.0, ((1, 2, 1),)), F)
+    add("lax.concatenate", lambda x: lax.concatenate([x, x], 0), F)
+    add("lax.reduce_sum", lambda x: lax.reduce_sum(x, (0,)), M)
+    add("lax.reduce_max", lambda x: lax.reduce_max(x, (0, 1)), M)
+    add("lax.argmax", lambda x: lax.argmax(x, 0, jnp.int32), M)
+    add("lax.sort", lax.sort, F)
+    add("lax.top_k", lambda x: lax.top_k(x, 2), F)
+    add("lax.squeeze", lambda x: lax.squeeze(x[None], (0,)), F)
+    add("lax.expand_dims", lambda x: lax.expand_dims(x, (0,)), F)
+    add("lax.cumsum", lambda x: lax.cumsum(x, 0, reverse=True), F)
+    add("lax.cummax", lambda x: lax.cummax(x, 0), F)
+    add("lax.reduce_window", lambda x: lax.reduce_window(x, 0.0, lax.add, (2,), (1,),
+                                                         "VALID"), F)
+    add("lax.stop_gradient", lax.stop_gradient, F)
+    add("lax.nextafter", lax.nextafter, F, F)
+    add("lax.atan2", lax.atan2, F, F)
+    add("lax.complex", lax.complex, F, F)
+    add("lax.population_count", lax.population_count, N)
+    add("lax.shift_left", lax.shift_left, N, N)
+    add("lax.conv", lambda x, k: lax.conv(x, k, (1, 1), "SAME"),
+        np.ones((1, 1, 4, 4), np.float32), np.ones((1, 1, 2, 2), np.float32))
+    add("lax.reduce_precision", lambda x: lax.reduce_precision(x, 5, 10), F)
+
+    # control flow
+    add("cond", lambda p, x: lax.cond(p > 0, lambda: x, lambda: -x), S, F)
+    add("cond operands", lambda p, x: lax.cond(p > 0, jnp.sin, jnp.cos, x), S, F)
+    add("cond bool", lambda x: lax.cond(True, lambda y: y + 1, lambda y: y, x), F)
+    add("switch", lambda i, x: lax.switch(i, [jnp.sin, jnp.cos, jnp.tan], x), np.int32(1), F)
+    add("while_loop", lambda x: lax.while_loop(lambda c: c[0] < 3,
+                                               lambda c: (c[0] + 1, c[1] * 2), (0, x)), F)
+    add("fori_loop", lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2, x), F)
+    add("fori_loop traced", lambda n, x: lax.fori_loop(0, n, lambda i, c: c + i, x),
+        np.int32(3), F)
+    add("scan", lambda x: lax.scan(lambda c, t: (c + t, c * t), 0.0, x), F)
+    add("scan f32 init", lambda x: lax.scan(lambda c, t: (c + t, c), S, x), F)
+    add("scan length", lambda x: lax.scan(lambda c, _: (c * 2, c), x, length=3), F)
+    add("scan reverse", lambda x: lax.scan(lambda c, t: (c + t, c), S, x, reverse=True), F)
+    add("map", lambda x: lax.map(jnp.sin, x), M)
+    add("associative_scan", lambda x: lax.associative_scan(jnp.add, x), F)
+    add("grad cond", jax.grad(lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x)), S)
+    add("grad scan", jax.grad(lambda x: lax.scan(lambda c, t: (c * t, None), S, x)[0]), F)
+    add("grad fori", jax.grad(lambda x: lax.fori_loop(0, 3, lambda i, c: jnp.sin(c), x)), S)
+    add("vmap cond", jax.vmap(lambda p, x: lax.cond(p > 0, jnp.sin, jnp.cos, x)), F, F)
+    add("vmap while", jax.vmap(lambda x: lax.while_loop(lambda c: c < 3, lambda c: c + 1,
+                                                        x)), N)
+
+    # transforms
+    def mlp(w, x):
+        return jnp.sum(jnp.tanh(x @ w))
+    add("jit nested", lambda x: jax.jit(lambda y: jnp.sin(y) * 2)(x) + 1, F)
+    add("jit twice", lambda x: (lambda g: g(g(x)))(jax.jit(jnp.sin)), F)
+    add("jit static", lambda x: jax.jit(lambda y, n: y * n, static_argnums=1)(x, 3), F)
+    add("jit donate", jax.jit(jnp.sin, donate_argnums=0), F)
+    add("jit kwargs", lambda x: jax.jit(lambda y, *, s: y * s)(x, s=2.0), F)
+    add("jit pytree", lambda d: jax.jit(lambda t: t["a"] + t["b"])(d),
+        {"a": F, "b": F})
+    add("jit many eqns", jax.jit(lambda x: jnp.sin(jnp.cos(jnp.tan(jnp.exp(jnp.log(
+        jnp.sqrt(jnp.abs(jnp.tanh(jnp.sinh(jnp.cosh(jnp.floor(x)))))))))))), F)
+    add("nested many eqns", lambda x: jax.jit(lambda y: jnp.sin(jnp.cos(jnp.tan(jnp.exp(
+        jnp.log(jnp.sqrt(jnp.abs(jnp.tanh(jnp.sinh(jnp.cosh(jnp.floor(y))))))))))))(x), F)
+    add("grad", jax.grad(lambda x: jnp.sum(jnp.sin(x) ** 2)), F)
+    add("grad mlp", jax.grad(mlp), M.T, M)
+    add("value_and_grad", jax.value_and_grad(mlp), M.T, M)
+    add("grad argnums", jax.grad(lambda a, b: jnp.sum(a * b), argnums=(0, 1)), F, F)
+    add("grad has_aux", jax.grad(lambda x: (jnp.sum(x ** 2), x), has_aux=True), F)
+    add("jvp", lambda x, t: jax.jvp(jnp.sin, (x,), (t,)), F, F)
+    add("vjp", lambda x, c: jax.vjp(jnp.sin, x)[1](c), F, F)
+    add("linearize", lambda x, t: jax.linearize(jnp.sin, x)[1](t), F, F)
+    add("jacfwd", jax.jacfwd(jnp.sin), F)
+    add("jacrev", jax.jacrev(jnp.sin), F)
+    add("hessian", jax.hessian(lambda x: jnp.sum(x ** 3)), F)
+    add("vmap", jax.vmap(lambda x: x @ x), M)
+    add("vmap in_axes", jax.vmap(lambda a, b: a * b, in_axes=(1, None)), M, np.float32(2))
+    add("vmap out_axes", jax.vmap(lambda a: a * 2, out_axes=1), M)
+    add("vmap of grad", jax.vmap(jax.grad(lambda x: jnp.sin(x) * x)), F)
+    add("grad of vmap", jax.grad(lambda x: jnp.sum(jax.vmap(jnp.sin)(x))), F)
+    add("checkpoint", jax.checkpoint(lambda x: jnp.sin(jnp.sin(x))), F)
+    add("grad checkpoint", jax.grad(lambda x: jnp.sum(jax.checkpoint(
+        lambda y: jnp.sin(jnp.sin(y)))(x))), F)
+    add("stop_gradient", jax.grad(lambda x: jnp.sum(x * lax.stop_gradient(x))), F)
+
+    @jax.custom_jvp
+    def softclip(x):
+        return jnp.tanh(x)
+
+    @softclip.defjvp
+    def _softclip_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        y = jnp.tanh(x)
+        return y, t * (1 - y ** 2)
+
+    @jax.custom_vjp
+    def clipgrad(x):
+        return x * 2
+
+    clipgrad.defvjp(lambda x: (x * 2, None), lambda _, g: (jnp.clip(g, -1, 1),))
+    add("custom_jvp", softclip, F)
+    add("grad custom_jvp", jax.grad(lambda x: jnp.sum(softclip(x))), F)
+    add("custom_vjp", clipgrad, F)
+    add("grad custom_vjp", jax.grad(lambda x: jnp.sum(clipgrad(x))), F)
+
+    # creation
+    add("zeros", lambda: jnp.zeros((2, 3)))
+    add("ones_like", jnp.ones_like, F)
+    add("zeros_like", jnp.zeros_like, M)
+    add("full", lambda x: jnp.full((3,), x), S)
+    add("arange", lambda: jnp.arange(4))
+    add("arange float", lambda: jnp.arange(0.0, 1.0, 0.25))
+    add("linspace", lambda: jnp.linspace(0.0, 1.0, 5))
+    add("eye", lambda: jnp.eye(3))
+    add("empty", lambda: jnp.empty((2,)))
+    add("constant array", lambda x: x + np.arange(3, dtype=np.float32), F)
+    add("identity", lambda x: x, F)
+    add("two outputs", lambda x: (x, x), F)
+    add("literal output", lambda x: 1.0, F)
+    add("no inputs", lambda: jnp.float32(2) * 3)
+    add("unused input", lambda x, y: x * 2, F, F)
+
+    # random
+    add("PRNGKey", lambda: random.PRNGKey(0))
+    add("key", lambda: random.key(0))
+    add("split", lambda: random.split(random.PRNGKey(0)))
+    add("uniform", lambda: random.uniform(random.PRNGKey(0), (3,)))
+    add("normal", lambda: random.normal(random.PRNGKey(0), (2,)))
+    add("bernoulli", lambda: random.bernoulli(random.PRNGKey(1), 0.5, (2,)))
+    add("randint", lambda: random.randint(random.PRNGKey(1), (2,), 0, 5))
+    add("fold_in", lambda: random.fold_in(random.PRNGKey(1), 3))
+
+    # special
+    add("special.erf", special.erf, F)
+    add("special.gammaln", special.gammaln, F)
+    add("special.logit", special.logit, F)
+    add("special.expit", special.expit, F)
+    add("special.xlogy", special.xlogy, F, F)
+    add("nn.one_hot", lambda i: nn.one_hot(i, 3), N)
+    add("nn.logsumexp", lambda x: nn.logsumexp(x, axis=1), M)
+    return {k: v for k, v in out.items() if k is not None}
