@@ -2,7 +2,7 @@
 tinygrad's sz.py: lines that hold Python tokens, not blank lines, comments or
 docstrings. The kernel (core/plax) has a budget; over it, this exits with status 1.
 
-    python3 .ci/size_report.py [--kernel-budget 4500]
+    python3 .ci/size_report.py [--kernel-budget 4650]
 """
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ sys.path.insert(0, str(ROOT / "tests"))  # the workspace as its packaging descri
 from workspace_layout import Member, members  # noqa: E402
 
 KERNEL = "plax"
-KERNEL_BUDGET = 4500
+# Raised from 4,500 (2026-12-06): the Jaxpr printer that matches JAX's, the legacy-extension
+# hooks (ShapedArray.to_tangent_aval, Trace.main) and traceback filtering joined the kernel.
+KERNEL_BUDGET = 4650
 NOT_CODE = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
             tokenize.ENDMARKER}
 OTHER_FOLDERS = ("tests", "benchmarks", "examples")
