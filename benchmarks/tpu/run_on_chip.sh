@@ -26,7 +26,7 @@ run() {  # name, command...: time it, keep its log, never stop the others
 }
 for part in $parts; do
   case $part in
-    tests) run tests python3 -m pytest -p no:xdist -p no:cacheprovider -q -o addopts="" \
+    tests) PLAX_HYPOTHESIS_PROFILE=interactive run tests python3 -m pytest -p no:xdist -p no:cacheprovider -q -o addopts="" \
              tests/test_on_tpu.py ;;
     bench) run bench python3 benchmarks/tpu/bench_on_chip.py --rounds 2 ;;
     profile) run profile python3 benchmarks/tpu/profile_dispatch.py ;;
