@@ -121,11 +121,14 @@ _JNP_NAMES = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide
 
 def _called_by_user() -> bool:
     """Whether the lax function was called from outside plax: the first caller frame
-    outside plax_stdlib.lax (and the traceback-filtering boundary) is not in a plax
-    package."""
+    outside the modules defining lax's elementwise functions (their table and
+    wrappers, this module, the traceback-filtering boundary) is not in a plax package:
+    lax's other functions write `0` for a typed constant and are not the user."""
     frame = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__", "").startswith(
-            ("plax_stdlib.lax", "plax._src.traceback_util")):
+            ("plax_stdlib.lax.op_table", "plax_stdlib.lax.conversion",
+             "plax_stdlib.lax.elementwise", "plax_stdlib.lax.comparison",
+             "plax._src.traceback_util")):
         frame = frame.f_back
     return frame is None or not frame.f_globals.get("__name__", "").startswith("plax")
 
