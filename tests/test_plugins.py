@@ -146,7 +146,7 @@ def test_standard_primitive_rules_are_listed_with_their_distribution():
 
 @pytest.mark.parametrize("prim_id", ["lax.scan", "lax.cond", "lax.while", "plax.jit",
                                      "plax.custom_vjp_call", "plax.custom_jvp_call",
-                                     "plax.checkpoint"])
+                                     "plax.remat2"])
 def test_every_rule_of_a_higher_order_primitive_comes_from_one_module(prim_id):
     modules = extend.rule_modules(prim_id)
     assert {"abstract_eval", "jvp", "batching"} <= set(modules)

@@ -291,11 +291,12 @@ class ShapeDtypeStruct:
     def like(cls, x) -> "ShapeDtypeStruct":
         """The stand-in of `x` (an array, tracer, NumPy value or ShapeDtypeStruct): its
         shape, dtype and weak type, and its sharding where it is committed to one."""
-        from plax._src.tracing import get_aval  # tracing imports this module
-        aval = get_aval(x)
+        aval = getattr(x, "aval", None)
+        weak_type = aval.weak_type if isinstance(aval, AbstractValue) else \
+            getattr(x, "weak_type", None) or _dtypes.is_weakly_typed(x)
         sharding = getattr(x, "sharding", None) if getattr(x, "committed", True) else None
-        return cls(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type,
-                   manual_axis_type=getattr(x, "manual_axis_type", None))
+        return cls(np.shape(x), _dtypes.dtype(x, canonicalize=True), sharding=sharding,
+                   weak_type=weak_type, manual_axis_type=getattr(x, "manual_axis_type", None))
 
     def __eq__(self, other):
         return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape

@@ -86,7 +86,8 @@ _DEFAULT_PROVIDER = {"plax.modules": "plax-transforms"}
 # Where each distribution's sources are in a plax checkout (`pip install ./<folder>`).
 _FOLDERS = {"plax-stdlib": "stdlib", "plax-runtime": "runtime_cpp",
             "plax-transforms": "transforms", "plax-sharding": "sharding",
-            "plax-cuda12": "plugins/cuda", "plax-tpu": "plugins/tpu"}
+            "plax-pallas": "pallas", "plax-cuda12": "plugins/cuda",
+            "plax-tpu": "plugins/tpu"}
 KERNEL_DISTRIBUTION = "plax"
 
 
