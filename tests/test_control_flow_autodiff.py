@@ -101,9 +101,10 @@ def test_loop_invariant_weight_is_not_stacked():
     ys = forward.outvars[nk:]
     residuals = ys[1:]  # after the per-step loss
     # Only the per-step vectors the backward body reads are stacked, each f32[4,3]:
-    # the incoming hidden state (for W's cotangent), tanh's derivative factor and the
-    # loss's 2h. W (which would be f32[4,3,3] stacked) is a const of the backward scan.
-    assert [v.aval.shape for v in residuals] == [(4, 3)] * 3
+    # the incoming hidden state (for W's cotangent), tanh's output and 1 - output (its
+    # derivative as JAX writes it, (t + t*y) * (1 - y)) and the loss's 2h, the four JAX
+    # stacks too. W (which would be f32[4,3,3] stacked) is a const of the backward scan.
+    assert [v.aval.shape for v in residuals] == [(4, 3)] * 4
     assert backward.params["reverse"] and backward.params["num_consts"] == 1
     assert backward.invars[0].aval.shape == (3, 3)
 

@@ -442,7 +442,7 @@ def test_effects_without_a_nullary_class_are_not_serializable():
     exp = export.export(plax.jit(lambda x: _unserializable_p.bind(x) + 1))(np.ones(2, f32))
     assert [str(e) for e in exp.unordered_effects] == ["TestUnordered"]
     np.testing.assert_allclose(exp.call(np.ones(2, f32)), [2, 2])
-    with pytest.raises(NotImplementedError, match="must have a nullary constructor"):
+    with pytest.raises(NotImplementedError, match="must have a nullary class constructor"):
         exp.serialize()
 
 

@@ -75,6 +75,11 @@ class AbstractRef(AbstractValue):
     def str_short(self) -> str:
         return f"Ref{{{self.inner_aval.str_short()}}}"
 
+    def to_tangent_aval(self):
+        """A reference's tangents are arrays of its contents' tangent type: what
+        differentiating through its reads and writes sees."""
+        return self.inner_aval.to_tangent_aval()
+
     def _getitem(self, ref, index):
         return get(ref, index)
 
