@@ -28,18 +28,14 @@ DIFFERENCES = {
                               "operands in another order and broadcast scalar constants "
                               "twice (equal values; XLA fuses them otherwise); plax's "
                               "gelu is a call JAX inlines",
-    "conv_net_step": "reduce_window max's reverse-mode derivative: plax selects with an "
-                     "iota-based mask, JAX uses select_and_scatter_add; relu's derivative",
-    "gather_scatter": "x[idx] with a traced index array: plax clamps negative indices with "
-                      "an extra select/compare pass (JAX: one add of the size)",
-    "random_sampling": "bernoulli compares uniform bits with p through a different "
-                       "formulation (one more convert)",
+    "random_sampling": "XLA fuses threefry's counter arithmetic into other fusions; the "
+                       "Jaxprs differ only where plax slices and reshapes a key out of the "
+                       "split (JAX: slice and squeeze) and converts bernoulli's p as an "
+                       "equation (JAX folds it into a literal)",
     "linalg_decompositions": "the tril mask of cholesky's result is made from two iotas "
                              "(JAX: a broadcast parameter and one iota); svd's QDWH "
                              "iterations are unrolled with weights computed ahead (JAX loops "
                              "until the iterate converges)",
-    "data_model_parallel_step": "relu's derivative: plax selects on x > 0, JAX multiplies "
-                                "by the derivative of max(x, 0)",
 }
 
 

@@ -339,7 +339,6 @@ class custom_jvp(_Decorated):
                 t_out = tree_util.tree_map(lambda a: zeros_like_aval(tangent_aval(get_aval(a))),
                                            ans)
             return ans, t_out
-        jvp.__name__ = f"{self.name}_jvps"
         self.defjvp(jvp)
 
     def _check_rules(self) -> None:

@@ -2,6 +2,8 @@
 `full_like`, `zeros_like_array` built from a broadcast scalar."""
 from __future__ import annotations
 
+import numpy as np
+
 from plax.extend import dtypes
 from plax.extend.constructors import (
     FLOAT,
@@ -59,8 +61,23 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
         fill = fill_value
     else:
         dtype = dtypes.dtype(dtype, canonicalize=True)
-        fill = convert_with_weak_type(fill_value, dtype, weak_type=False)
+        fill = _converted_fill(fill_value, dtype, weak_type=False)
     return broadcast(fill, shape, out_sharding=sharding)
+
+
+def _converted_fill(fill_value, dtype, weak_type: bool):
+    """`fill_value` in `dtype`; a host scalar is converted on the host (a constant in
+    the Jaxpr, as JAX folds it), anything else by `convert_element_type`."""
+    host = type(fill_value) in (bool, int, float) or (
+        isinstance(fill_value, (np.generic, np.ndarray)) and fill_value.dtype.kind in "biuf")
+    if host and isinstance(dtype, np.dtype):
+        get_aval(fill_value)  # an int too large for any integer type is an OverflowError
+        folded = np.asarray(fill_value).astype(dtype)
+        if not weak_type:
+            return folded
+        if get_aval(folded.item()).dtype == dtype:  # a Python scalar is weak in its dtype
+            return folded.item()
+    return convert_with_weak_type(fill_value, dtype, weak_type)
 
 
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
@@ -70,7 +87,7 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
         dtype, weak_type = aval.dtype, aval.weak_type
     else:
         dtype, weak_type = dtypes.dtype(dtype, canonicalize=True), False
-    fill = convert_with_weak_type(fill_value, dtype, weak_type)
+    fill = _converted_fill(fill_value, dtype, weak_type)
     return full(aval.shape if shape is None else shape, fill, sharding=sharding)
 
 

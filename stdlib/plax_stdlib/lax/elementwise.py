@@ -44,7 +44,8 @@ from plax.extend.constructors import (
     weak_result,
 )
 from plax.extend.core import ShapedArray, get_aval, stage_flat
-from plax.extend.mlir import hlo, mu
+from plax.extend.mlir import chlo, hlo, mu
+from plax_stdlib.lax.accuracy import AccuracyMode
 from plax_stdlib.lax.conversion import convert_element_type, match_python_scalars
 from plax_stdlib.lax.op_table import LINEAR, PIECEWISE_CONSTANT, binary_op, unary_op
 
@@ -97,8 +98,9 @@ sub_p, sub = binary_op(
 mul_p, _mul = binary_op(
     "mul", NUMBER, hlo_rule("multiply"), "Elementwise multiplication: x * y.",
     jvp=(lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g)),
-    transpose=lambda ct, x, y: [_unbroadcast_if(_scale(ct, y), x),
-                               _unbroadcast_if(_scale(ct, x), y)])
+    transpose=lambda ct, x, y: [
+        _unbroadcast_if(None if is_undefined_primal(y) else mul(ct, y), x),
+        _unbroadcast_if(None if is_undefined_primal(x) else mul(x, ct), y)])
 
 
 def mul(x, y, *, out_dtype=None):
@@ -111,7 +113,8 @@ def mul(x, y, *, out_dtype=None):
 div_p, div = binary_op(
     "div", NUMBER, hlo_rule("divide"),
     "Elementwise division: x / y; integer division rounds toward zero.",
-    jvp=(lambda g, ans, x, y: div(g, y), lambda g, ans, x, y: neg(mul(g, div(ans, y)))),
+    jvp=(lambda g, ans, x, y: div(g, y),
+         lambda g, ans, x, y: mul(mul(neg(g), x), integer_pow(y, -2))),
     transpose=lambda ct, x, y: [_unbroadcast_if(div(ct, y), x), None])
 rem_p, rem = binary_op(
     "rem", INT | FLOAT, hlo_rule("remainder"),
@@ -136,8 +139,10 @@ abs_p, abs = unary_op(  # noqa: A001 - lax's name
     "Elementwise absolute value; the magnitude, of real dtype, for complex x.",
     result_dtype=real_dtype, jvp=lambda g, ans, x: _abs_tangent(g, ans, x))
 square_p, square = unary_op(
-    "square", NUMBER, elementwise_lowering(lambda ctx, x: hlo.multiply(x, x)),
-    "Elementwise square: x * x.", jvp=lambda g, ans, x: mul(g, mul(x, 2)))
+    "square", NUMBER, elementwise_lowering(  # CHLO's for inexact values, as JAX lowers it
+        lambda ctx, x: hlo.multiply(x, x) if kind_of(ctx.avals_in[0].dtype) in (
+            "signed", "unsigned") else chlo.square(x)),
+    "Elementwise square: x * x.", jvp=lambda g, ans, x: mul(g, mul(_like(x, 2), x)))
 
 
 def _like(x, value) -> np.generic:
@@ -251,7 +256,7 @@ exp_p, exp = unary_op(
     jvp=lambda g, ans, x, accuracy=None: mul(g, ans), accuracy=True)
 exp2_p, exp2 = unary_op(
     "exp2", INEXACT, _exp2_lower, "Elementwise base-2 exponential: 2 ** x.",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, mul(ans, float(np.log(2)))), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(log(_like(x, 2)), mul(g, ans)), accuracy=True)
 log_p, log = unary_op(
     "log", INEXACT, hlo_rule("log"), "Elementwise natural logarithm.",
     jvp=lambda g, ans, x, accuracy=None: div(g, x), accuracy=True)
@@ -261,20 +266,25 @@ log1p_p, log1p = unary_op(
 expm1_p, expm1 = unary_op(
     "expm1", INEXACT, hlo_rule("exponential_minus_one"),
     "Elementwise e ** x - 1, accurate for small x.",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, exp(x, accuracy=accuracy)), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(g, exp(x, accuracy=accuracy))
+    if accuracy is AccuracyMode.HIGHEST else mul(g, add(ans, _like(ans, 1))), accuracy=True)
 logistic_p, logistic = unary_op(
     "logistic", INEXACT, hlo_rule("logistic"),
     "Elementwise logistic sigmoid: 1 / (1 + e ** -x).",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, mul(ans, sub(1, ans))), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(g, mul(ans, logistic(neg(x), accuracy=accuracy)))
+    if accuracy is AccuracyMode.HIGHEST else mul(g, mul(ans, sub(_like(ans, 1), ans))),
+    accuracy=True)
 sqrt_p, sqrt = unary_op(
     "sqrt", INEXACT, hlo_rule("sqrt"), "Elementwise square root.",
-    jvp=lambda g, ans, x, accuracy=None: div(g, mul(ans, 2)), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(g, div(_like(x, 0.5), ans)), accuracy=True)
 rsqrt_p, rsqrt = unary_op(
     "rsqrt", INEXACT, hlo_rule("rsqrt"), "Elementwise reciprocal square root: 1 / sqrt(x).",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, mul(div(ans, x), -0.5)), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(g, mul(_like(x, -0.5), div(ans, x))),
+    accuracy=True)
 cbrt_p, cbrt = unary_op(
     "cbrt", FLOAT, hlo_rule("cbrt"), "Elementwise cube root.",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, div(ans, mul(x, 3))), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(g, mul(_like(x, 1 / 3), integer_pow(ans, -2))),
+    accuracy=True)
 
 
 # --- trigonometric and hyperbolic functions -------------------------------------------------
@@ -316,24 +326,27 @@ cos_p, cos = unary_op(
     jvp=lambda g, ans, x, accuracy=None: neg(mul(g, sin(x, accuracy=accuracy))), accuracy=True)
 tan_p, tan = unary_op(
     "tan", INEXACT, hlo_rule("tan"), "Elementwise tangent.",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, add(mul(ans, ans), 1)), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(g, add(_like(x, 1), square(ans))), accuracy=True)
 asin_p, asin = unary_op(
     "asin", INEXACT, chlo_rule("asin"), "Elementwise arc sine.",
-    jvp=lambda g, ans, x: mul(g, rsqrt(sub(1, mul(x, x)))))
+    jvp=lambda g, ans, x: mul(g, rsqrt(sub(_like(x, 1), square(x)))))
 acos_p, acos = unary_op(
     "acos", INEXACT, chlo_rule("acos"), "Elementwise arc cosine.",
-    jvp=lambda g, ans, x: neg(mul(g, rsqrt(sub(1, mul(x, x))))))
+    jvp=lambda g, ans, x: mul(g, neg(rsqrt(sub(_like(x, 1), square(x))))))
 atan_p, atan = unary_op(
     "atan", INEXACT, chlo_rule("atan"), "Elementwise arc tangent.",
-    jvp=lambda g, ans, x: div(g, add(mul(x, x), 1)))
+    jvp=lambda g, ans, x: div(g, add(_like(x, 1), square(x))))
 atan2_p, atan2 = binary_op(
     "atan2", INEXACT, hlo_rule("atan2"),
     "Elementwise arc tangent of x / y, in the quadrant of the point (y, x).",
-    jvp=(lambda g, ans, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
-         lambda g, ans, x, y: mul(g, div(neg(x), add(mul(x, x), mul(y, y))))))
+    jvp=(lambda g, ans, x, y: mul(g, div(y, add(square(x), square(y)))),
+         lambda g, ans, x, y: mul(g, div(neg(x), add(square(x), square(y))))))
 tanh_p, tanh = unary_op(
     "tanh", INEXACT, hlo_rule("tanh"), "Elementwise hyperbolic tangent.",
-    jvp=lambda g, ans, x, accuracy=None: mul(add(g, mul(g, ans)), sub(_like(x, 1), ans)),
+    jvp=lambda g, ans, x, accuracy=None: mul(g, mul(_like(x, 4), mul(
+        logistic(mul(_like(x, 2), x), accuracy=accuracy),
+        logistic(mul(_like(x, -2), x), accuracy=accuracy))))
+    if accuracy is AccuracyMode.HIGHEST else mul(add(g, mul(g, ans)), sub(_like(x, 1), ans)),
     accuracy=True)
 sinh_p, sinh = unary_op(
     "sinh", INEXACT, chlo_rule("sinh"), "Elementwise hyperbolic sine.",
@@ -343,13 +356,14 @@ cosh_p, cosh = unary_op(
     jvp=lambda g, ans, x: mul(g, sinh(x)))
 asinh_p, asinh = unary_op(
     "asinh", INEXACT, chlo_rule("asinh"), "Elementwise inverse hyperbolic sine.",
-    jvp=lambda g, ans, x: mul(g, rsqrt(add(mul(x, x), 1))))
+    jvp=lambda g, ans, x: mul(g, rsqrt(add(square(x), _like(x, 1)))))
 acosh_p, acosh = unary_op(
     "acosh", INEXACT, chlo_rule("acosh"), "Elementwise inverse hyperbolic cosine.",
-    jvp=lambda g, ans, x: mul(g, rsqrt(mul(sub(x, 1), add(x, 1)))))
+    jvp=lambda g, ans, x: mul(g, rsqrt(sub(square(x), _like(x, 1)))))
 atanh_p, atanh = unary_op(
     "atanh", INEXACT, chlo_rule("atanh"), "Elementwise inverse hyperbolic tangent.",
-    jvp=lambda g, ans, x: div(g, sub(1, mul(x, x))))
+    jvp=lambda g, ans, x: mul(integer_pow(add(_like(x, 1), x), -1),
+                              div(g, sub(_like(x, 1), x))))
 
 
 # --- special functions ---------------------------------------------------------------------
@@ -358,14 +372,14 @@ _TWO_OVER_SQRT_PI = float(2 / np.sqrt(np.pi))
 
 erf_p, erf = unary_op(
     "erf", FLOAT, chlo_rule("erf"), "Elementwise error function.",
-    jvp=lambda g, ans, x: mul(g, mul(exp(neg(mul(x, x))), _TWO_OVER_SQRT_PI)))
+    jvp=lambda g, ans, x: mul(_like(x, _TWO_OVER_SQRT_PI), mul(g, exp(neg(square(x))))))
 erfc_p, erfc = unary_op(
     "erfc", FLOAT, chlo_rule("erfc"),
     "Elementwise complementary error function: 1 - erf(x), accurate for large x.",
-    jvp=lambda g, ans, x: mul(g, mul(exp(neg(mul(x, x))), -_TWO_OVER_SQRT_PI)))
+    jvp=lambda g, ans, x: mul(_like(x, -_TWO_OVER_SQRT_PI), mul(g, exp(neg(square(x))))))
 erf_inv_p, erf_inv = unary_op(
     "erf_inv", FLOAT, chlo_rule("erf_inv"), "Elementwise inverse of the error function.",
-    jvp=lambda g, ans, x: mul(g, div(exp(mul(ans, ans)), _TWO_OVER_SQRT_PI)))
+    jvp=lambda g, ans, x: mul(_like(x, 1 / _TWO_OVER_SQRT_PI), mul(g, exp(square(ans)))))
 lgamma_p, lgamma = unary_op(
     "lgamma", FLOAT, chlo_rule("lgamma"),
     "Elementwise log of the absolute value of the gamma function.",
@@ -441,21 +455,21 @@ def _neg_ct(ct):
     return ct if isinstance(ct, Zero) else neg(ct)
 
 
-def _scale(ct, factor):
-    """`ct * factor` when `factor` is a known value (the other operand is linear)."""
-    return None if is_undefined_primal(factor) else mul(ct, factor)
-
-
 def _trunc(x):
     return mul(sign(x), floor(abs(x)))
 
 
 def picked(x, y, ans):
     """1 where max/min picked `x` alone, 0.5 on ties, else 0 (JAX's convention)."""
-    from plax_stdlib.lax.comparison import eq
-    from plax_stdlib.lax.conversion import convert_element_type
-    x_attains = convert_element_type(eq(x, ans), ans.dtype)
-    return div(x_attains, add(convert_element_type(eq(y, ans), ans.dtype), 1))
+    from plax_stdlib.lax.comparison import eq, select_n
+    from plax_stdlib.lax.creation import full_like
+    # Selected constants (not converted booleans), made in this order, so that the
+    # derivative is JAX's bit for bit and compiles to JAX's HLO.
+    x_attains = eq(x, ans)
+    numerator = select_n(x_attains, *reversed((full_like(ans, 1), full_like(ans, 0))))
+    y_attains = eq(y, ans)
+    return div(numerator, select_n(y_attains, *reversed((full_like(ans, 2),
+                                                         full_like(ans, 1)))))
 
 
 def _abs_tangent(g, ans, x):

@@ -1,10 +1,13 @@
 """Elementwise activation functions of `plax.nn`, with `jax.nn`'s definitions.
 
-Each is compiled once per signature (`plax.jit`), as in JAX. Piecewise functions
+Each is compiled once per signature (`plax.jit`) where JAX's is (all but `gelu`);
+`relu` is JAX's `custom_jvp` of a compiled `maximum`. Other piecewise functions
 are written with `where`, so their derivative at a kink is the one JAX documents
 (relu'(0) = 0) and NaN inputs stay NaN.
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -29,7 +32,19 @@ def identity(x):
     return jnp.asarray(_array("identity", x))
 
 
-@plax.jit
+@functools.cache
+def _relu_with_rule():
+    """max(x, 0) compiled as its own call, differentiated by a rule (JAX's shape of
+    relu, so its Jaxpr, HLO and derivatives are JAX's); made on first use, since
+    `custom_jvp` is a transform reached through the facade."""
+    @plax.custom_jvp
+    @plax.jit
+    def relu(x):
+        return jnp.maximum(x, 0)
+    relu.defjvps(lambda g, ans, x: lax.select(x > 0, g, lax.full_like(g, 0)))
+    return relu
+
+
 def relu(x):
     """The rectified linear unit, `max(x, 0)`, elementwise.
 
@@ -49,8 +64,7 @@ def relu(x):
         >>> plax.grad(plax.nn.relu)(0.0)
         Array(0., dtype=float32, weak_type=True)
     """
-    x = _array("relu", x)
-    return jnp.where(x > 0, x, _zero_unless_nan(x))
+    return _relu_with_rule()(_array("relu", x))
 
 
 @plax.jit
@@ -190,7 +204,7 @@ def selu(x):
     return _SELU_SCALE * elu(_array("selu", x), _SELU_ALPHA)
 
 
-@plax.jit(static_argnames=("approximate",))
+# Not compiled as a call: JAX 0.10.2 runs gelu op by op (its Jaxpr is inline).
 def gelu(x, approximate: bool = True):
     """The Gaussian error linear unit, `x * Φ(x)` (Φ the standard normal CDF).
 

@@ -1,15 +1,20 @@
 """`x.at[index].set(v)` and friends: functional updates of indexed elements, as
 JAX's `x.at` (arrays are immutable, so each returns a new array).
 
-Any NumPy index is supported the same way: the flat position of every element
-of `x` is indexed with it (one gather over an iota, which also gives the
-indexed result's shape), then one scatter writes the values at those positions
-of the flattened `x`. Out-of-bounds indices are dropped by default (`mode="drop"`
-or "fill"), as in JAX; `mode="clip"` moves them to the nearest element.
+An index of whole slices and integers (scalars and arrays, static or traced) is
+one scatter with dimension numbers, as JAX's: the integers, broadcast together,
+are the index vectors, the whole dimensions the update windows. Any other NumPy
+index (masks, partial slices, `None`) is supported too: the flat position of
+every element of `x` is indexed with it (one gather over an iota, which also gives
+the indexed result's shape), then one scatter writes the values at those
+positions of the flattened `x`. Out-of-bounds indices are dropped by default
+(`mode="drop"` or "fill"), as in JAX; `mode="clip"` moves them to the nearest
+element.
 """
 from __future__ import annotations
 
 import math
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -205,6 +210,68 @@ def _check_mode(mode) -> str | None:
     return mode
 
 
+class _Windows(NamedTuple):
+    """An index of whole slices and integers as a scatter's parts (`_windows`)."""
+    indices: Any  # the integers broadcast together, stacked in a last dimension
+    dnums: lax.ScatterDimensionNumbers
+    target: tuple[int, ...]  # the indexed shape, the shape the values broadcast to
+
+
+def _windows(shape: tuple, index) -> _Windows | None:
+    """`index` into an array of `shape` as a scatter's index vectors and windows, when
+    it holds only whole slices (`:` and `...`) and integers (scalars or arrays); else
+    None. As in NumPy, the integers' broadcast shape takes the place of the first of
+    them when they are adjacent, else goes first; negative integers count from the end."""
+    entries = index if isinstance(index, tuple) else (index,)
+    kinds = [indexing.classify(e, i) for i, e in enumerate(entries)]
+    if (not all(isinstance(d, int) for d in shape) or kinds.count("ellipsis") > 1
+            or any(k not in ("ellipsis", "slice", "int", "dynamic", "array") for k in kinds)
+            or any(k == "slice" and e != slice(None) for e, k in zip(entries, kinds))):
+        return None
+    n_taken = len(kinds) - kinds.count("ellipsis")
+    if n_taken > len(shape):
+        return None  # getitem's IndexError names it
+    if "ellipsis" in kinds:
+        at = kinds.index("ellipsis")
+        kinds[at:at + 1] = ["slice"] * (len(shape) - n_taken)
+    kinds += ["slice"] * (len(shape) - len(kinds))
+    integer_dims = [d for d, k in enumerate(kinds) if k != "slice"]
+    if not integer_dims:
+        return None
+    integers = [np.asarray(e) if isinstance(e, list) else e
+                for e in entries if e is not Ellipsis and not isinstance(e, slice)]
+    shapes = [np.shape(i) if isinstance(i, (int, np.integer)) else util.shape_of(i)
+              for i in integers]
+    if not all(isinstance(d, int) for s in shapes for d in s):
+        return None  # a symbolic number of indices
+    try:
+        batch = np.broadcast_shapes(*shapes)
+    except ValueError:
+        return None  # getitem's IndexError names the shapes
+    index_dtype = np.dtype(np.int32 if max(shape) < 2**31 else np.int64)
+    arrays = [_wrapped(util.convert(util.ensure_arraylike("x.at[...]", i), index_dtype),
+                       shape[d]) for i, d in zip(integers, integer_dims)]
+    adjacent = integer_dims == list(range(integer_dims[0], integer_dims[-1] + 1))
+    window_dims = [d for d in range(len(shape)) if d not in integer_dims]
+    batch_at = sum(d < integer_dims[0] for d in window_dims) if adjacent else 0
+    target = tuple(shape[d] for d in window_dims[:batch_at]) + batch + tuple(
+        shape[d] for d in window_dims[batch_at:])
+    indices = lax.concatenate([lax.broadcast_in_dim(
+        a, (*batch, 1), tuple(range(len(batch) - len(util.shape_of(a)), len(batch))))
+        for a in arrays], len(batch))
+    update_window_dims = tuple(range(batch_at)) + tuple(
+        range(batch_at + len(batch), len(target)))
+    return _Windows(indices, lax.ScatterDimensionNumbers(
+        update_window_dims=update_window_dims, inserted_window_dims=tuple(integer_dims),
+        scatter_dims_to_operand_dims=tuple(integer_dims)), target)
+
+
+def _wrapped(i, size: int):
+    """A negative index counted from the end (JAX's select of `i + size`)."""
+    typed = util.dtype_of(i).type
+    return lax.select(lax.lt(i, typed(0)), lax.add(i, typed(size)), i)
+
+
 def _update(op: str, x, index, values, unique_indices: bool, mode):
     x = util.ensure_arraylike(f"x.at[...].{op}", x)
     util.check_arraylike(f"x.at[...].{op}", values)
@@ -213,13 +280,17 @@ def _update(op: str, x, index, values, unique_indices: bool, mode):
     if size == 0:  # no element to update (as in JAX), once the index is checked
         indexing.check_index(shape, index)
         return util.as_array(x)
-    pos_dtype = np.int32 if decided(lambda: size < 2**31, True) else dtypes.default_int_dtype()
-    positions = lax.reshape(lax.iota(pos_dtype, size), shape)
-    clip = mode == "clip"
-    # Dropped elements point one past the end, where the scatter drops them.
-    picked = indexing.getitem(positions, index, mode="clip" if clip else "fill",
-                              fill_value=size)
-    target = util.shape_of(picked)
+    windows = _windows(shape, index)
+    if windows is None:
+        pos_dtype = np.int32 if decided(lambda: size < 2**31, True) \
+            else dtypes.default_int_dtype()
+        positions = lax.reshape(lax.iota(pos_dtype, size), shape)
+        # Dropped elements point one past the end, where the scatter drops them.
+        picked = indexing.getitem(positions, index, mode="clip" if mode == "clip" else "fill",
+                                  fill_value=size)
+        target = util.shape_of(picked)
+    else:
+        target = windows.target
     if math.prod(target) == 0:  # no element is indexed
         return util.as_array(x)
     mode = _check_mode(mode)  # after the index, as JAX checks them
@@ -234,6 +305,11 @@ def _update(op: str, x, index, values, unique_indices: bool, mode):
         raise ValueError(f"x.at[...].{op}: values of shape {vshape} cannot be broadcast to "
                          f"the indexed shape {target} (x has shape {shape})")
     values = util.broadcast_to_shape(values, target)
+    if windows is not None:
+        out = _SCATTERS[op](x, windows.indices, values, windows.dnums,
+                            unique_indices=unique_indices,
+                            mode="fill" if mode in (None, "drop") else mode)
+        return util.as_array(util.convert(out, dtype, weak))
     n = math.prod(target)
     out = _SCATTERS[op](lax.reshape(x, (size,)), lax.reshape(picked, (n, 1)),
                         lax.reshape(values, (n,)), _FLAT, unique_indices=unique_indices,

@@ -35,7 +35,7 @@ def _is_plax_value(x) -> bool:
     return isinstance(x, Tracer) or isinstance(getattr(x, "aval", None), ShapedArray)
 
 
-def _classify(entry, position: int) -> str:
+def classify(entry, position: int) -> str:
     """'none', 'ellipsis', 'slice', 'int' (static), 'dynamic' (a traced scalar),
     'array' (integer array) or 'mask' (boolean array or scalar)."""
     if entry is None:
@@ -111,7 +111,7 @@ def _slice_bound(value, what: str):
 
 
 def _plan(shape: tuple[int, ...], index: tuple) -> _Plan:
-    kinds = [_classify(e, i) for i, e in enumerate(index)]
+    kinds = [classify(e, i) for i, e in enumerate(index)]
     if kinds.count("ellipsis") > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     n_regular = sum(k in ("int", "dynamic", "slice") for k in kinds)
@@ -207,7 +207,7 @@ def check_index(shape: tuple[int, ...], index) -> None:
     index = index if isinstance(index, tuple) else (index,)
     basic = []
     for position, entry in enumerate(index):
-        kind = _classify(entry, position)
+        kind = classify(entry, position)
         if kind == "mask":
             basic += [slice(None)] * np.ndim(_concrete_mask(entry, position))
         else:
@@ -224,10 +224,10 @@ def getitem(x, index, mode=None, fill_value=None):
                         "allowed; use `arr[array(seq)]` instead of `arr[seq]` (or "
                         "`arr[tuple(seq)]` to index several dimensions)")
     index = index if isinstance(index, tuple) else (index,)
-    kinds = [_classify(e, i) for i, e in enumerate(index)]
+    kinds = [classify(e, i) for i, e in enumerate(index)]
     if "dslice" in kinds:
         x, index = _apply_dslices(x, index, kinds, mode, fill_value)
-        kinds = [_classify(e, i) for i, e in enumerate(index)]
+        kinds = [classify(e, i) for i, e in enumerate(index)]
     if mode == "fill":  # a traced scalar out of bounds is filled (dynamic_slice clamps)
         kinds = ["array" if k == "dynamic" else k for k in kinds]
     if "array" in kinds or "mask" in kinds:

@@ -155,9 +155,9 @@ def _zero_where_divisor_is_zero(result, divisor):
 
 def _rounds_wrongly(rest, divisor):
     """Where truncating division differs from floor division: a nonzero remainder
-    whose sign differs from the divisor's."""
-    return lax.bitwise_and(lax.ne(rest, 0), lax.ne(lax.lt(rest, 0),
-                                                   lax.lt(divisor, _zeros_like(divisor))))
+    whose sign differs from the divisor's (tested in JAX's order, so the HLO is JAX's)."""
+    return lax.bitwise_and(lax.ne(lax.lt(rest, 0), lax.lt(divisor, _zeros_like(divisor))),
+                           lax.ne(rest, 0))
 
 
 def _float_divmod(a, b):

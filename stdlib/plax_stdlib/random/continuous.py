@@ -23,7 +23,7 @@ from plax_stdlib.random.sampling import (
     float_dtype,
     sampled,
 )
-from plax_stdlib.random.uniform_normal import normal_typed, uniform_typed
+from plax_stdlib.random.uniform_normal import _normal, _uniform
 
 
 def prepare(name: str, key, shape, dtype, *params):
@@ -67,7 +67,7 @@ def _truncated_normal(key, lower, upper, shape, dtype):
     upper = lax.convert_element_type(upper, dtype)
     a = lax.erf(lax.div(lower, sqrt2))
     b = lax.erf(lax.div(upper, sqrt2))
-    u = uniform_typed(key, a, b, shape, dtype)
+    u = _uniform(key, a, b, shape, dtype)
     out = lax.mul(sqrt2, lax.erf_inv(u))
     # Rounding (or drawing a itself) must not leave the open interval.
     inf = np.asarray(np.inf, dtype)[()]
@@ -81,12 +81,12 @@ def exponential(key, shape=(), dtype=None, *, out_sharding=None):
     """Exponential values of rate 1."""
     key, shape, dtype = prepare("exponential", key, shape, dtype)
     return sampled("exponential", out_sharding, shape,
-                   lambda k: exponential_typed(k, shape, dtype), key)
+                   lambda k: _exponential(k, shape, dtype), key)
 
 
 @functools.partial(plax.jit, static_argnums=(1, 2))
-def exponential_typed(key, shape, dtype):
-    u = uniform_typed(key, 0.0, 1.0, shape, dtype)
+def _exponential(key, shape, dtype):
+    u = _uniform(key, 0.0, 1.0, shape, dtype)
     return lax.neg(lax.log1p(lax.neg(u)))  # log of 1 - u, in (0, 1]
 
 
@@ -98,7 +98,7 @@ def cauchy(key, shape=(), dtype=None, *, out_sharding=None):
 
 @functools.partial(plax.jit, static_argnums=(1, 2))
 def _cauchy(key, shape, dtype):
-    u = uniform_typed(key, dtypes.finfo(dtype).eps, 1.0, shape, dtype)
+    u = _uniform(key, dtypes.finfo(dtype).eps, 1.0, shape, dtype)
     return lax.tan(lax.mul(const(u, np.pi), lax.sub(u, const(u, 0.5))))
 
 
@@ -110,7 +110,7 @@ def laplace(key, shape=(), dtype=None, *, out_sharding=None):
 
 @functools.partial(plax.jit, static_argnums=(1, 2))
 def _laplace(key, shape, dtype):
-    u = uniform_typed(key, -1.0 + dtypes.finfo(dtype).epsneg, 1.0, shape, dtype)
+    u = _uniform(key, -1.0 + dtypes.finfo(dtype).epsneg, 1.0, shape, dtype)
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
@@ -123,7 +123,7 @@ def logistic(key, shape=(), dtype=None, *, out_sharding=None):
 
 @functools.partial(plax.jit, static_argnums=(1, 2))
 def _logistic(key, shape, dtype):
-    x = uniform_typed(key, dtypes.finfo(dtype).tiny, 1.0, shape, dtype)
+    x = _uniform(key, dtypes.finfo(dtype).tiny, 1.0, shape, dtype)
     return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
 
 
@@ -135,7 +135,7 @@ def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
     key, shape, dtype = prepare("gumbel", key, shape, dtype)
     mode = gumbel_mode(mode)
     return sampled("gumbel", out_sharding, shape,
-                   lambda k: gumbel_typed(k, shape, dtype, mode), key)
+                   lambda k: _gumbel(k, shape, dtype, mode), key)
 
 
 def gumbel_mode(mode):
@@ -147,17 +147,17 @@ def gumbel_mode(mode):
 
 
 @functools.partial(plax.jit, static_argnums=(1, 2, 3))
-def gumbel_typed(key, shape, dtype, mode):
+def _gumbel(key, shape, dtype, mode):
     info = dtypes.finfo(dtype)
     if dtype == np.float32 and mode == "highest":
         return _gumbel_highest(key, shape)
     if mode in ("high", "highest"):
-        u = uniform_typed(key, 0.0, 1.0, (2, *shape), dtype)
+        u = _uniform(key, 0.0, 1.0, (2, *shape), dtype)
         high, low = (lax.index_in_dim(u, i, keepdims=False) for i in (0, 1))
         # Fill the low bits of `high` with `low` where that cannot round up to 1.
         x = jnp.where(high >= 0.5, high, high + 2.0 ** -info.nmant * low + info.tiny)
         return -jnp.log(-jnp.log1p(-x))
-    return -jnp.log(-jnp.log(uniform_typed(key, info.tiny, 1.0, shape, dtype)))
+    return -jnp.log(-jnp.log(_uniform(key, info.tiny, 1.0, shape, dtype)))
 
 
 def _gumbel_highest(key, shape):
@@ -203,7 +203,7 @@ def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
 @functools.partial(plax.jit, static_argnums=(2, 3))
 def _pareto(key, b, shape, dtype):
     b = lax.convert_element_type(b, dtype)
-    return lax.exp(exponential_typed(key, shape, dtype) / b)
+    return lax.exp(_exponential(key, shape, dtype) / b)
 
 
 def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
@@ -215,7 +215,7 @@ def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
 
 @functools.partial(plax.jit, static_argnums=(2, 3))
 def _rayleigh(key, scale, shape, dtype):
-    u = uniform_typed(key, 0.0, 1.0, shape, dtype)
+    u = _uniform(key, 0.0, 1.0, shape, dtype)
     scale = jnp.broadcast_to(scale.astype(dtype), shape)
     return lax.mul(scale, lax.sqrt(lax.mul(lax.log(u), const(scale, -2))))
 
@@ -228,7 +228,7 @@ def weibull_min(key, scale, concentration, shape=(), dtype=None):
 
 @functools.partial(plax.jit, static_argnums=(3, 4))
 def _weibull_min(key, scale, concentration, shape, dtype):
-    u = uniform_typed(key, 0, 1, shape, dtype)
+    u = _uniform(key, 0, 1, shape, dtype)
     return jnp.power(-jnp.log1p(-u), 1.0 / concentration) * scale  # inverse CDF
 
 
@@ -249,7 +249,7 @@ def lognormal(key, sigma=_ONE, shape=None, dtype=None, *, out_sharding=None):
 @functools.partial(plax.jit, static_argnums=(2, 3))
 def _lognormal(key, sigma, shape, dtype):
     sigma = lax.convert_element_type(sigma, dtype)
-    return lax.exp(normal_typed(key, shape, dtype) * sigma)
+    return lax.exp(_normal(key, shape, dtype) * sigma)
 
 
 def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=None):
@@ -264,7 +264,7 @@ def _triangular(key, left, mode, right, shape, dtype):
     left, mode, right = (jnp.broadcast_to(lax.convert_element_type(v, dtype), shape)
                          for v in (left, mode, right))
     fc = (mode - left) / (right - left)
-    u = uniform_typed(key, 0.0, 1.0, shape, dtype)
+    u = _uniform(key, 0.0, 1.0, shape, dtype)
     out1 = left + lax.sqrt(u * (right - left) * (mode - left))
     out2 = right - lax.sqrt((1 - u) * (right - left) * (right - mode))
     return lax.select(u < fc, out1, out2)
@@ -281,8 +281,8 @@ def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
 def _wald(key, mean, shape, dtype):
     k1, k2 = split_typed(key)
     mean = jnp.broadcast_to(mean.astype(dtype), shape)
-    v = normal_typed(k1, shape, dtype)
-    z = uniform_typed(k2, 0.0, 1.0, shape, dtype)
+    v = _normal(k1, shape, dtype)
+    z = _uniform(k2, 0.0, 1.0, shape, dtype)
     y = lax.integer_pow(v, 2)
     y_sq = lax.integer_pow(y, 2)
     mean_sq = lax.integer_pow(mean, 2)

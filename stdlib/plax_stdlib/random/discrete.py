@@ -19,7 +19,7 @@ from plax_stdlib.lax.dimensions import dimension_as_value
 from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.numpy.util import check_arraylike, promote_dtypes_inexact
 from plax_stdlib.random import key_primitives as prims
-from plax_stdlib.random.continuous import const, gumbel, gumbel_mode, gumbel_typed
+from plax_stdlib.random.continuous import const, gumbel, gumbel_mode, _gumbel
 from plax_stdlib.random.impls import KeyTy
 from plax_stdlib.random.keys import check_prng_key, split_typed
 from plax_stdlib.random.threefry import threefry_prng_impl
@@ -30,7 +30,7 @@ from plax_stdlib.random.sampling import (
     float_dtype,
     sampled,
 )
-from plax_stdlib.random.uniform_normal import broadcast_to_rank, uniform_typed
+from plax_stdlib.random.uniform_normal import broadcast_to_rank, _uniform
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
@@ -75,7 +75,7 @@ def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
         sampling_dtype = np.dtype(np.int32)
         minval = jnp.asarray(minval).astype(np.int32).clip(int(info.min), int(info.max))
         maxval = jnp.asarray(maxval).astype(np.int32).clip(int(info.min), int(info.max) + 1)
-    return sampled("randint", out_sharding, shape, lambda k, lo, hi: randint_typed(
+    return sampled("randint", out_sharding, shape, lambda k, lo, hi: _randint(
         k, lo, hi, shape, sampling_dtype), key, minval, maxval).astype(dtype)
 
 
@@ -87,7 +87,7 @@ def _convert_and_clip_integer(val, dtype):
 
 
 @functools.partial(plax.jit, static_argnums=(3, 4))
-def randint_typed(key, minval, maxval, shape, dtype):
+def _randint(key, minval, maxval, shape, dtype):
     check_shape("randint", shape, np.shape(minval), np.shape(maxval))
     check_arraylike("randint", minval, maxval)
     minval, maxval = jnp.asarray(minval), jnp.asarray(maxval)
@@ -155,23 +155,23 @@ def bernoulli(key, p=0.5, shape=None, mode="low", *, out_sharding=None):
     dtype = dtypes.dtype(p, canonicalize=True)
     if not dtypes.issubdtype(dtype, np.floating):
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {dtype}.")
-    return laid_out("bernoulli", out_sharding, lambda k, p: bernoulli_typed(k, p, shape, mode),
+    return laid_out("bernoulli", out_sharding, lambda k, p: _bernoulli(k, p, shape, mode),
                     key, lax.convert_element_type(p, dtype))
 
 
 @functools.partial(plax.jit, static_argnums=(2, 3))
-def bernoulli_typed(key, p, shape, mode):
+def _bernoulli(key, p, shape, mode):
     if shape is None:
         shape = np.shape(p)
     else:
         check_shape("bernoulli", shape, np.shape(p))
     dtype = p.dtype
     if mode == "high":
-        u = uniform_typed(key, 0.0, 1.0, (2, *shape), dtype)
+        u = _uniform(key, 0.0, 1.0, (2, *shape), dtype)
         u1, u2 = (lax.index_in_dim(u, i, keepdims=False) for i in (0, 1))
         u2 = u2 * 2.0 ** -dtypes.finfo(dtype).nmant  # below the resolution of u1
         return u2 < p - u1
-    return uniform_typed(key, 0.0, 1.0, shape, dtype) < p
+    return _uniform(key, 0.0, 1.0, shape, dtype) < p
 
 
 def rademacher(key, shape=(), dtype=None, *, out_sharding=None):
@@ -181,13 +181,13 @@ def rademacher(key, shape=(), dtype=None, *, out_sharding=None):
                                                      "rademacher")
     shape = canonicalize_shape(shape, "rademacher")
     return sampled("rademacher", out_sharding, shape,
-                   lambda k: rademacher_typed(k, shape, dtype), key)
+                   lambda k: _rademacher(k, shape, dtype), key)
 
 
 @functools.partial(plax.jit, static_argnums=(1, 2))
-def rademacher_typed(key, shape, dtype):
+def _rademacher(key, shape, dtype):
     half = np.asarray(0.5, dtypes.default_float_dtype())[()]  # bernoulli's default p
-    samples = bernoulli_typed(key, half, shape, "low").astype(dtype)
+    samples = _bernoulli(key, half, shape, "low").astype(dtype)
     return (2 * samples - 1).astype(dtype)
 
 
@@ -207,7 +207,7 @@ def geometric(key, p, shape=None, dtype=None, *, out_sharding=None):
 def _geometric(key, p, shape, dtype):
     check_arraylike("geometric", p)
     (p,) = promote_dtypes_inexact(p)
-    u = uniform_typed(key, 0.0, 1.0, shape, p.dtype)
+    u = _uniform(key, 0.0, 1.0, shape, p.dtype)
     u = jnp.where(u == 0, 1, u)  # JAX's choice: log(0) avoided, other samples unchanged
     log_one_minus_p = jnp.broadcast_to(lax.log1p(-p), shape)
     g = lax.floor(lax.div(lax.log(u), log_one_minus_p)) + 1
@@ -272,10 +272,10 @@ def _categorical(key, logits, shape, batch_shape, axis, replace, mode):
             axis -= ndim
         logits_shape = list(shape[len(shape) - len(batch_shape):])
         logits_shape.insert(axis % ndim, logits.shape[axis])
-        noise = gumbel_typed(key, (*shape_prefix, *logits_shape), logits.dtype, mode)
+        noise = _gumbel(key, (*shape_prefix, *logits_shape), logits.dtype, mode)
         return jnp.argmax(noise + lax.expand_dims(logits, tuple(range(len(shape_prefix)))),
                           axis=axis)
-    logits = logits + gumbel_typed(key, logits.shape, logits.dtype, mode)
+    logits = logits + _gumbel(key, logits.shape, logits.dtype, mode)
     k = math.prod(shape_prefix)
     if k > logits.shape[axis]:
         raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number "
@@ -307,7 +307,7 @@ def _poisson_knuth(key, lam, shape, dtype, max_iters):
         i, k, rng, log_prod = carry
         rng, subkey = split_typed(rng)
         k = lax.select(log_prod > -lam, k + 1, k)
-        u = uniform_typed(subkey, 0.0, 1.0, shape, np.dtype(np.float32))
+        u = _uniform(subkey, 0.0, 1.0, shape, np.dtype(np.float32))
         return i + 1, k, rng, log_prod + jnp.log(u)
 
     def cond(carry):
@@ -332,8 +332,8 @@ def _poisson_rejection(key, lam, shape, dtype, max_iters):
     def body(carry):
         i, k_out, accepted, key = carry
         key, subkey_0, subkey_1 = split_typed(key, 3)
-        u = uniform_typed(subkey_0, 0.0, 1.0, shape, lam.dtype) - 0.5
-        v = uniform_typed(subkey_1, 0.0, 1.0, shape, lam.dtype)
+        u = _uniform(subkey_0, 0.0, 1.0, shape, lam.dtype) - 0.5
+        v = _uniform(subkey_1, 0.0, 1.0, shape, lam.dtype)
         u_shifted = 0.5 - abs(u)
         k = lax.floor((2 * a / u_shifted + b) * u + lam + 0.43)
         s = lax.log(v * inv_alpha / (a / (u_shifted * u_shifted) + b))
@@ -375,7 +375,7 @@ def binomial(key, n, p, shape=None, dtype=None):
     dtype = float_dtype("binomial", dtype)
     if shape is not None:
         shape = canonicalize_shape(shape, "binomial")
-    return binomial_typed(key, n, p, shape, dtype)
+    return _binomial(key, n, p, shape, dtype)
 
 
 def _stirling_approx_tail(k):
@@ -400,7 +400,7 @@ def _binomial_inversion(key, count, prob, shape, dtype, max_iters):
         i, num_geom, geom_sum, key = carry
         subkey, key = split_typed(key)
         num_geom_out = lax.select(geom_sum <= count, num_geom + 1, num_geom)
-        u = uniform_typed(subkey, 0.0, 1.0, shape, prob.dtype)
+        u = _uniform(subkey, 0.0, 1.0, shape, prob.dtype)
         geom = jnp.ceil(jnp.log(u) / log1minusprob)
         return i + 1, num_geom_out, geom_sum + geom, key
 
@@ -428,8 +428,8 @@ def _btrs(key, count, prob, shape, dtype, max_iters):
     def body(carry):
         i, k_out, accepted, key = carry
         key, subkey_0, subkey_1 = split_typed(key, 3)
-        u = uniform_typed(subkey_0, 0.0, 1.0, shape, prob.dtype)
-        v = uniform_typed(subkey_1, 0.0, 1.0, shape, prob.dtype)
+        u = _uniform(subkey_0, 0.0, 1.0, shape, prob.dtype)
+        v = _uniform(subkey_1, 0.0, 1.0, shape, prob.dtype)
         u = u - 0.5
         us = 0.5 - jnp.abs(u)
         accept1 = (us >= 0.07) & (v <= v_r)
@@ -456,7 +456,7 @@ def _btrs(key, count, prob, shape, dtype, max_iters):
 
 
 @functools.partial(plax.jit, static_argnums=(3, 4))
-def binomial_typed(key, count, prob, shape, dtype):
+def _binomial(key, count, prob, shape, dtype):
     if shape is None:
         shape = jnp.broadcast_shapes(np.shape(count), np.shape(prob))
     else:
@@ -502,7 +502,7 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll: int | bool = 1):
 
     def draw(remainder, ratio_key):
         ratio, k = ratio_key
-        count = binomial_typed(k, remainder, ratio.clip(0, 1), None, remainder.dtype)
+        count = _binomial(k, remainder, ratio.clip(0, 1), None, remainder.dtype)
         return remainder - count, count
 
     _, counts = lax.scan(draw, n, (ratios, keys), unroll=unroll)

@@ -23,14 +23,14 @@ from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.random import key_primitives as prims
-from plax_stdlib.random.continuous import const, exponential_typed, prepare, prepare_castable
-from plax_stdlib.random.discrete import rademacher_typed
+from plax_stdlib.random.continuous import const, _exponential, prepare, prepare_castable
+from plax_stdlib.random.discrete import _rademacher
 from plax_stdlib.random.gamma_grad import random_gamma_grad
 from plax_stdlib.random.keys import check_prng_key, split_typed
 from plax_stdlib.random.sampling import canonicalize_shape, check_shape, float_dtype, sampled
 from plax_stdlib.random.threefry import threefry_prng_impl
 from plax_stdlib.random.traced_lowering import lower_traced
-from plax_stdlib.random.uniform_normal import normal_typed, uniform_typed
+from plax_stdlib.random.uniform_normal import _normal, _uniform
 
 
 # --- one sample -----------------------------------------------------------------------
@@ -58,23 +58,23 @@ def _gamma_one(key, alpha, log_space: bool):
     def propose(state):
         def next_normal(kxv):
             key, subkey = split_typed(kxv[0])
-            x = normal_typed(subkey, (), dtype)
+            x = _normal(subkey, (), dtype)
             return key, x, lax.add(one, lax.mul(x, c))
 
         key, x_key, u_key = split_typed(state[0], 3)
         _, x, v = lax.while_loop(lambda kxv: lax.le(kxv[2], zero), next_normal,
                                  (x_key, zero, minus_one))
-        u = uniform_typed(u_key, 0.0, 1.0, (), dtype)
+        u = _uniform(u_key, 0.0, 1.0, (), dtype)
         return key, lax.mul(x, x), lax.mul(lax.mul(v, v), v), u
 
     key, subkey = split_typed(key)
     _, _, v, _ = lax.while_loop(rejected, propose, (key, zero, one, two))  # starts rejected
     if log_space:
-        log_samples = lax.neg(exponential_typed(subkey, (), dtype))
+        log_samples = lax.neg(_exponential(subkey, (), dtype))
         log_boost = lax.select(boost_mask | (log_samples == 0), zero,
                                lax.mul(log_samples, lax.div(one, alpha_orig)))
         return lax.add(lax.add(lax.log(d), lax.log(v)), log_boost)
-    samples = 1 - uniform_typed(subkey, 0.0, 1.0, (), dtype)
+    samples = 1 - _uniform(subkey, 0.0, 1.0, (), dtype)
     boost = lax.select(boost_mask, one, lax.pow(samples, lax.div(one, alpha_orig)))
     return lax.mul(lax.mul(d, v), boost)
 
@@ -158,18 +158,18 @@ def gamma(key, a, shape=None, dtype=None, *, out_sharding=None):
     """Gamma(a, 1) samples (divide by a rate, or multiply by a scale, for others)."""
     key, shape, dtype = _gamma_dtype_and_shape("gamma", key, shape, dtype)
     return sampled("gamma", out_sharding, shape,
-                   lambda k, a: gamma_typed(k, a, shape, dtype, False), key, a)
+                   lambda k, a: _gamma(k, a, shape, dtype, False), key, a)
 
 
 def loggamma(key, a, shape=None, dtype=None, *, out_sharding=None):
     """log of Gamma(a, 1) samples, drawn in log space (precise for small a)."""
     key, shape, dtype = _gamma_dtype_and_shape("loggamma", key, shape, dtype)
     return laid_out("loggamma", out_sharding,
-                    lambda k, a: gamma_typed(k, a, shape, dtype, True), key, a)
+                    lambda k, a: _gamma(k, a, shape, dtype, True), key, a)
 
 
 @functools.partial(plax.jit, static_argnums=(2, 3, 4))
-def gamma_typed(key, a, shape, dtype, log_space):
+def _gamma(key, a, shape, dtype, log_space):
     if shape is None:
         shape = np.shape(a)
     else:
@@ -194,8 +194,8 @@ def _beta(key, a, b, shape, dtype):
     key_a, key_b = split_typed(key)
     a = jnp.broadcast_to(lax.convert_element_type(a, dtype), shape)
     b = jnp.broadcast_to(lax.convert_element_type(b, dtype), shape)
-    log_gamma_a = gamma_typed(key_a, a, shape, dtype, True)
-    log_gamma_b = gamma_typed(key_b, b, shape, dtype, True)
+    log_gamma_a = _gamma(key_a, a, shape, dtype, True)
+    log_gamma_b = _gamma(key_b, b, shape, dtype, True)
     # gamma_a / (gamma_a + gamma_b), scaled by the larger to keep precision.
     log_max = lax.max(log_gamma_a, log_gamma_b)
     gamma_a_scaled = jnp.exp(log_gamma_a - log_max)
@@ -224,7 +224,7 @@ def _dirichlet(key, alpha, shape, dtype):
         check_shape("dirichlet", shape, np.shape(alpha)[:-1])
     alpha = lax.convert_element_type(alpha, dtype)
     # Normalised gamma samples, computed from log-gamma ones (small alpha).
-    log_gamma = gamma_typed(key, alpha, shape + np.shape(alpha)[-1:], dtype, True)
+    log_gamma = _gamma(key, alpha, shape + np.shape(alpha)[-1:], dtype, True)
     unnormalized = jnp.exp(log_gamma - jnp.max(log_gamma, -1, keepdims=True))
     return unnormalized / jnp.sum(unnormalized, -1, keepdims=True)
 
@@ -240,7 +240,7 @@ def chisquare(key, df, shape=None, dtype=None, *, out_sharding=None):
 def _chisquare(key, df, shape, dtype):
     df = lax.convert_element_type(df, dtype)
     two = const(df, 2)
-    log_g = gamma_typed(key, lax.div(df, two), shape, dtype, True)
+    log_g = _gamma(key, lax.div(df, two), shape, dtype, True)
     return lax.mul(jnp.exp(log_g), two)
 
 
@@ -254,9 +254,9 @@ def t(key, df, shape=None, dtype=None, *, out_sharding=None):
 def _t(key, df, shape, dtype):
     df = lax.convert_element_type(df, dtype)
     key_n, key_g = split_typed(key)
-    n = normal_typed(key_n, shape, dtype)
+    n = _normal(key_n, shape, dtype)
     half_df = lax.div(df, const(n, 2))
-    g = gamma_typed(key_g, half_df, shape, dtype, False)
+    g = _gamma(key_g, half_df, shape, dtype, False)
     return n * jnp.sqrt(half_df / g)
 
 
@@ -281,12 +281,12 @@ def generalized_normal(key, p, shape=(), dtype=None, *, out_sharding=None):
     """Samples of density proportional to exp(-|x| ** p)."""
     key, shape, dtype = prepare("generalized_normal", key, shape, dtype)
     return sampled("generalized_normal", out_sharding, shape,
-                   lambda k, p: generalized_normal_typed(k, p, shape, dtype), key, p)
+                   lambda k, p: _generalized_normal(k, p, shape, dtype), key, p)
 
 
 @functools.partial(plax.jit, static_argnums=(2, 3))
-def generalized_normal_typed(key, p, shape, dtype):
+def _generalized_normal(key, p, shape, dtype):
     keys = split_typed(key)
-    g = gamma_typed(keys[0], 1 / p, shape, dtype, False)
-    r = rademacher_typed(keys[1], shape, dtype)
+    g = _gamma(keys[0], 1 / p, shape, dtype, False)
+    r = _rademacher(keys[1], shape, dtype)
     return r * g ** (1 / p)

@@ -17,12 +17,12 @@ from plax_stdlib import numpy as jnp
 from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.numpy import linalg
 from plax_stdlib.numpy.util import broadcast_shapes, concrete_or_error, promote_dtypes_inexact
-from plax_stdlib.random.continuous import exponential_typed, prepare
-from plax_stdlib.random.discrete import rademacher_typed
-from plax_stdlib.random.gamma_samplers import generalized_normal_typed
+from plax_stdlib.random.continuous import _exponential, prepare
+from plax_stdlib.random.discrete import _rademacher
+from plax_stdlib.random.gamma_samplers import _generalized_normal
 from plax_stdlib.random.keys import check_prng_key, split_typed
 from plax_stdlib.random.sampling import canonicalize_shape, check_shape, sampled
-from plax_stdlib.random.uniform_normal import normal_typed
+from plax_stdlib.random.uniform_normal import _normal
 
 
 def _vector_norm(x):
@@ -74,7 +74,7 @@ def _multivariate_normal(key, mean, cov, shape, dtype, method):
         factor = v * jnp.sqrt(w[..., None, :])
     else:
         factor = linalg.cholesky(cov)
-    samples = normal_typed(key, shape + mean.shape[-1:], dtype)
+    samples = _normal(key, shape + mean.shape[-1:], dtype)
     with config.numpy_rank_promotion("allow"):
         return mean + jnp.einsum("...ij,...j->...i", factor, samples)
 
@@ -92,7 +92,7 @@ def orthogonal(key, n: int, shape=(), dtype=None, m: int | None = None, *,
 
 @functools.partial(plax.jit, static_argnums=(1, 2, 3, 4))
 def _orthogonal(key, n, m, shape, dtype):
-    z = normal_typed(key, (*shape, max(n, m), min(n, m)), dtype)
+    z = _normal(key, (*shape, max(n, m), min(n, m)), dtype)
     q, r = linalg.qr(z)
     d = linalg.diagonal(r)
     x = q * jnp.expand_dims(jnp.sign(d), -2)  # Mezzadri's sign correction
@@ -102,13 +102,13 @@ def _orthogonal(key, n, m, shape, dtype):
 def maxwell(key, shape=(), dtype=None, *, out_sharding=None):
     """One-sided Maxwell values: norms of standard normal 3-vectors."""
     key, shape, dtype = prepare("maxwell", key, shape, dtype)
-    return sampled("maxwell", out_sharding, shape, lambda k: maxwell_typed(k, shape, dtype),
+    return sampled("maxwell", out_sharding, shape, lambda k: _maxwell(k, shape, dtype),
                    key)
 
 
 @functools.partial(plax.jit, static_argnums=(1, 2))
-def maxwell_typed(key, shape, dtype):
-    return _vector_norm(normal_typed(key, (*shape, 3), dtype))
+def _maxwell(key, shape, dtype):
+    return _vector_norm(_normal(key, (*shape, 3), dtype))
 
 
 def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
@@ -124,8 +124,8 @@ def _double_sided_maxwell(key, loc, scale, shape, dtype):
         shape = params_shape
     shape = shape + params_shape
     maxwell_key, rademacher_key = split_typed(key)
-    maxwell_rvs = maxwell_typed(maxwell_key, shape, dtype)
-    random_sign = rademacher_typed(rademacher_key, shape, dtype)
+    maxwell_rvs = _maxwell(maxwell_key, shape, dtype)
+    random_sign = _rademacher(rademacher_key, shape, dtype)
     return random_sign * maxwell_rvs * scale + loc
 
 
@@ -139,6 +139,6 @@ def ball(key, d: int, p: float = 2, shape=(), dtype=None, *, out_sharding=None):
 @functools.partial(plax.jit, static_argnums=(2, 3, 4))
 def _ball(key, p, d, shape, dtype):
     k1, k2 = split_typed(key)
-    g = generalized_normal_typed(k1, p, (*shape, d), dtype)
-    e = exponential_typed(k2, shape, dtype)
+    g = _generalized_normal(k1, p, (*shape, d), dtype)
+    e = _exponential(k2, shape, dtype)
     return g / (((jnp.abs(g) ** p).sum(-1) + e) ** (1 / p))[..., None]

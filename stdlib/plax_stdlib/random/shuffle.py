@@ -25,11 +25,11 @@ from plax_stdlib.numpy.util import (
     promote_dtypes_inexact,
 )
 from plax_stdlib.random import key_primitives as prims
-from plax_stdlib.random.continuous import gumbel_mode, gumbel_typed
+from plax_stdlib.random.continuous import gumbel_mode, _gumbel
 from plax_stdlib.random.discrete import randint, top_k_indices
 from plax_stdlib.random.keys import check_prng_key, split_typed
 from plax_stdlib.lax.out_sharding import laid_out
-from plax_stdlib.random.uniform_normal import uniform_typed
+from plax_stdlib.random.uniform_normal import _uniform
 
 
 def permutation(key, x, axis: int = 0, independent: bool = False, *, out_sharding=None):
@@ -157,10 +157,10 @@ def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis
                              f"is {n_inputs}.")
         if replace:
             p_cuml = jnp.cumsum(p_arr)
-            r = p_cuml[-1] * (1 - uniform_typed(key, 0.0, 1.0, shape, p_cuml.dtype))
+            r = p_cuml[-1] * (1 - _uniform(key, 0.0, 1.0, shape, p_cuml.dtype))
             ind = _search_left(p_cuml, r).astype(int)
         else:  # the Gumbel top-k trick
-            g = gumbel_typed(key, (n_inputs,), p_arr.dtype, gumbel_mode(mode)) + jnp.log(p_arr)
+            g = _gumbel(key, (n_inputs,), p_arr.dtype, gumbel_mode(mode)) + jnp.log(p_arr)
             ind = top_k_indices(g, n_draws).astype(int)
         result = ind if arr.ndim == 0 else jnp.take(arr, ind, axis)
     return result.reshape(shape if arr.ndim == 0 else

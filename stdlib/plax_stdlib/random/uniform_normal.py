@@ -56,19 +56,20 @@ def uniform(key, shape=(), dtype=None, minval=0., maxval=1., *, out_sharding=Non
     key, _ = check_prng_key("uniform", key)
     dtype = float_dtype("uniform", dtype)
     shape = canonicalize_shape(shape, "uniform")
-    return sampled("uniform", out_sharding, shape, lambda k, lo, hi: uniform_typed(
+    return sampled("uniform", out_sharding, shape, lambda k, lo, hi: _uniform(
         k, lo, hi, shape, dtype), key, minval, maxval)
 
 
 @functools.partial(plax.jit, static_argnums=(3, 4))
-def uniform_typed(key, minval, maxval, shape, dtype):
+def _uniform(key, minval, maxval, shape, dtype):
     """`uniform` of a typed key, with checked arguments."""
     finfo = dtypes.finfo(dtype)
     nbits, nmant = finfo.bits, finfo.nmant
     if nbits not in _UINT:
         raise TypeError(f"uniform only accepts 8-, 16-, 32-, or 64-bit dtypes, got {dtype}.")
-    minval = broadcast_to_rank(lax.convert_element_type(minval, dtype), len(shape))
-    maxval = broadcast_to_rank(lax.convert_element_type(maxval, dtype), len(shape))
+    minval = lax.convert_element_type(minval, dtype)
+    maxval = lax.convert_element_type(maxval, dtype)
+    minval, maxval = broadcast_to_rank(minval, len(shape)), broadcast_to_rank(maxval, len(shape))
     rng_bits = 8 if nmant < 8 else nbits
     uint = np.dtype(_UINT[nbits])
     bits = prims.random_bits(key, rng_bits, shape)
@@ -110,11 +111,11 @@ def normal(key, shape=(), dtype=None, *, out_sharding=None):
     if not dtypes.issubdtype(dtype, np.inexact):
         raise ValueError(f"dtype argument to `normal` must be a float or complex dtype, "
                          f"got {dtype}")
-    return sampled("normal", out_sharding, shape, lambda k: normal_typed(k, shape, dtype), key)
+    return sampled("normal", out_sharding, shape, lambda k: _normal(k, shape, dtype), key)
 
 
 @functools.partial(plax.jit, static_argnums=(1, 2))
-def normal_typed(key, shape, dtype):
+def _normal(key, shape, dtype):
     if dtypes.issubdtype(dtype, np.complexfloating):
         real_dtype = np.array(0, dtype).real.dtype
         key_re, key_im = split_typed(key)
@@ -128,5 +129,5 @@ def normal_typed(key, shape, dtype):
 @functools.partial(plax.jit, static_argnums=(1, 2))
 def _normal_real(key, shape, dtype):
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
-    u = uniform_typed(key, lo[()], np.asarray(1.0, dtype)[()], shape, dtype)
+    u = _uniform(key, lo[()], np.asarray(1.0, dtype)[()], shape, dtype)
     return lax.mul(np.asarray(np.sqrt(2), dtype)[()], lax.erf_inv(u))
