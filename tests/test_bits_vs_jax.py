@@ -247,6 +247,19 @@ CASES = {
     "random.generalized_normal": "random.generalized_normal(key, 1.5, (8,))",
     "random.ball": "random.ball(key, 3, 2.0, (4,))",
     "random.multinomial": "random.multinomial(key, 10.0, u[:4] / u[:4].sum())",
+    # derivatives: each primitive's jvp rule (and mul's transpose) in JAX's formulation
+    **{f"grad.{f}": f"lib.vmap(lib.grad({f}))(u)" for f in (
+        "jnp.sqrt jnp.cbrt jnp.square jnp.exp2 jnp.expm1 jnp.tan jnp.arcsin jnp.arccos "
+        "jnp.arctan jnp.arcsinh jnp.arctanh jnp.tanh jnp.log1p lax.rsqrt lax.logistic "
+        "lax.erf lax.erfc lax.erf_inv nn.relu nn.gelu nn.silu nn.softplus").split()},
+    "grad.jnp.arccosh": "lib.vmap(lib.grad(jnp.arccosh))(p + 1)",
+    "grad.divide": "lib.vmap(lib.grad(jnp.divide, (0, 1)))(x, p)",
+    "grad.arctan2": "lib.vmap(lib.grad(jnp.arctan2, (0, 1)))(x, y)",
+    "grad.maximum": "lib.vmap(lib.grad(jnp.maximum, (0, 1)))(x, y)",
+    "grad.power": "lib.vmap(lib.grad(jnp.power, (0, 1)))(p, y)",
+    "grad.multiply": "lib.grad(lambda a, b: (a * b * 1.5).sum(), (0, 1))(x, y)",
+    "grad.softmax": "lib.grad(lambda a: (nn.softmax(a) * m).sum())(m)",
+    "grad.log_softmax": "lib.grad(lambda a: (nn.log_softmax(a) * m).sum())(m)",
 }
 
 # Cases whose bits still differ from JAX's, and why (the same reason shared by many).
@@ -336,7 +349,7 @@ def leaves(value):
 
 for case, source in CASES.items():
     def fn(*args, source=source):
-        scope = dict(zip(names, args), jnp=jnp, lax=lax, sp=sp, st=st, nn=nn,
+        scope = dict(zip(names, args), lib=lib, jnp=jnp, lax=lax, sp=sp, st=st, nn=nn,
                      random=random)
         scope["key"] = random.key(scope["seed"])
         return eval(source, scope)

@@ -7,11 +7,13 @@ the difference is spelled out here with a few more primitives.
 """
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Callable
 
 import numpy as np
 
+import plax
 from plax.extend import dtypes
 from plax.extend.core import SymbolicDimension, Tracer
 from plax_stdlib import lax
@@ -330,6 +332,30 @@ def logaddexp(x1, x2, /):
     x1, x2 = util.promote_args_inexact("logaddexp", x1, x2)
     if _category(x1) == "c":
         raise TypeError("logaddexp does not support complex inputs")
+    return _logaddexp_with_rule()(x1, x2)
+
+
+@functools.cache
+def _logaddexp_with_rule():
+    """`_logaddexp_value` differentiated as JAX does, t1 e^(x1 - out) + t2 e^(x2 - out)
+    with +inf read as 0 (made on first use: `custom_jvp` is reached through the facade)."""
+    fn = plax.custom_jvp(_logaddexp_value)
+
+    @fn.defjvp
+    def jvp(primals, tangents):
+        (x1, x2), (t1, t2) = primals, tangents
+        out = fn(x1, x2)
+        return out, lax.add(lax.mul(t1, lax.exp(lax.sub(_finite_above(x1), _finite_above(out)))),
+                            lax.mul(t2, lax.exp(lax.sub(_finite_above(x2), _finite_above(out)))))
+    return fn
+
+
+def _finite_above(x):
+    """`x` with +inf replaced by 0."""
+    return lax.select(lax.eq(x, np.asarray(np.inf, util.dtype_of(x))[()]), lax.full_like(x, 0), x)
+
+
+def _logaddexp_value(x1, x2):
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
     out = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
