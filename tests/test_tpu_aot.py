@@ -24,10 +24,6 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("libtpu") is None,
 # compile to JAX's HLO exactly (after `normalize`); a listed one that becomes equal
 # fails too, so that the list stays true.
 DIFFERENCES = {
-    "transformer_block_step": "jnp.einsum puts the operands of its dot_generals in the "
-                              "other order (then transposes otherwise), jnp.tril is a call "
-                              "in JAX, and softmax's reduce_max still computes the tangent "
-                              "share of ties it then drops; XLA fuses the rest otherwise",
     "random_sampling": "XLA fuses threefry's counter arithmetic into other fusions; the "
                        "Jaxprs differ only where plax slices and reshapes a key out of the "
                        "split (JAX: slice and squeeze) and converts bernoulli's p as an "

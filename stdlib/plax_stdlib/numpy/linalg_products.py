@@ -85,10 +85,13 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
     a_axis = len(a_shape) - 1
     b_axis = 0 if len(b_shape) == 1 else len(b_shape) - 2
     _check_contracting("matmul", a, b, a_axis, b_axis)
+    if out_sharding is None:
+        return _matmul_unbroadcast(a, b, precision, preferred)
     if len(a_shape) == 1 or len(b_shape) == 1:
         # A vector has no batch dimensions: every other dimension is free.
         return _dot_general(a, b, ((a_axis,), (b_axis,)), ((), ()), precision, preferred,
                             out_sharding)
+    # a typed result is one dot_general's: the operands share a broadcast batch
     try:
         batch = util.broadcast_shapes(a_shape[:-2], b_shape[:-2])
     except ValueError:
@@ -99,6 +102,50 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
     batch_dims = tuple(range(len(batch)))
     return _dot_general(a, b, ((len(batch) + 1,), (len(batch),)), (batch_dims, batch_dims),
                         precision, preferred, out_sharding)
+
+
+def _matmul_unbroadcast(a, b, precision, preferred):
+    """matmul as JAX forms it: batch dimensions both operands have are dot_general's
+    batch, one operand's own (or size-1 against a size) are free dimensions of the
+    other, so a weight is never copied across a batch; then one transpose, if needed,
+    puts the result in NumPy's order."""
+    a_shape, b_shape = util.shape_of(a), util.shape_of(b)
+    a_matrix, b_matrix = len(a_shape) > 1, len(b_shape) > 1
+    a_batch, b_batch = a_shape[:-2] if a_matrix else (), b_shape[:-2] if b_matrix else ()
+    n = max(len(a_batch), len(b_batch))
+    a_batch = (None,) * (n - len(a_batch)) + tuple(a_batch)
+    b_batch = (None,) * (n - len(b_batch)) + tuple(b_batch)
+    squeezed = ([], [])  # size-1 batch dimensions to drop from a and b
+    batch_dims = ([], [])  # dot_general's batch dimensions of the squeezed a and b
+    out_batch, out_a, out_b = [], [], []  # result positions, in dot_general's order
+    for i, (da, db) in enumerate(zip(a_batch, b_batch)):
+        if da is None:
+            out_b.append(i)
+        elif db is None:
+            out_a.append(i)
+        elif da == 1 and db != 1:
+            squeezed[0].append(len(out_batch) + len(out_a) + len(squeezed[0]))
+            out_b.append(i)
+        elif db == 1 and da != 1:
+            squeezed[1].append(len(out_batch) + len(out_b) + len(squeezed[1]))
+            out_a.append(i)
+        elif da == db:
+            batch_dims[0].append(len(out_batch) + len(out_a))
+            batch_dims[1].append(len(out_batch) + len(out_b))
+            out_batch.append(i)
+        else:
+            raise ValueError(f"matmul: batch dimensions of shapes {a_shape} and {b_shape} "
+                             "do not broadcast")
+    if a_matrix:
+        out_a.append(n)
+    if b_matrix:
+        out_b.append(n + 1 if a_matrix else n)
+    a, b = lax.squeeze(a, tuple(squeezed[0])), lax.squeeze(b, tuple(squeezed[1]))
+    a_ndim, b_ndim = len(util.shape_of(a)), len(util.shape_of(b))
+    out = _dot_general(a, b, ((a_ndim - 1,), (b_ndim - 2 if b_matrix else b_ndim - 1,)),
+                       batch_dims, precision, preferred)
+    perm = tuple(int(i) for i in np.argsort(out_batch + out_a + out_b))
+    return out if perm == tuple(range(len(perm))) else lax.transpose(out, perm)
 
 
 def _broadcast_batch(x, batch):
@@ -233,17 +280,21 @@ def _einsum(subscripts, spec, arrays, optimize, precision, preferred):
     terms = [_Term(a, labels) for a, labels in zip(arrays, inputs.split(","))]
     for term in terms:
         term.check_sizes()
-    for contract_inds, *_ in contractions:
-        # Contract in the operands' original order, so results need no transposes.
-        step = [terms[i] for i in sorted(contract_inds)]
-        for i in sorted(contract_inds, reverse=True):
-            del terms[i]
-        others = "".join(t.labels for t in terms) + output
+    for contract_inds, removed, step_spec, *_ in contractions:
+        # opt_einsum lists a step's operands last first, and `step_spec` names them and
+        # the step's result in that order; taking them so (as JAX does) gives JAX's
+        # dot_generals and transposes.
+        step_output = step_spec.split("->")[1]
+        step = [terms.pop(i) for i in contract_inds]
         result = step[0]
-        for k, term in enumerate(step[1:], start=1):
-            keep = others + "".join(t.labels for t in step[k + 1:])
-            result = _contract(result, term, keep, output, precision, preferred)
-        terms.append(result.reduced(others))
+        for k, term in enumerate(step[1:], start=1):  # more than two: pairwise
+            keep = step_output + "".join(t.labels for t in step[k + 1:])
+            result = _contract(result, term, sorted(removed), keep, precision, preferred)
+        result = result.reduced(step_output)
+        if result.labels != step_output:
+            result = _Term(lax.transpose(result.array, tuple(
+                result.labels.index(c) for c in step_output)), step_output)
+        terms.append(result)
     final = terms[0]
     out_ = final.array
     if final.labels != output:
@@ -301,39 +352,32 @@ def _sum(array, axes):
     return lax.reduce_sum(array, axes)
 
 
-def _in_output_order(labels: str, output: str) -> bool:
-    in_output = [c for c in labels if c in output]
-    return in_output == sorted(in_output, key=output.index)
-
-
-def _contract(a: _Term, b: _Term, keep: str, output: str, precision, preferred) -> _Term:
-    """One pairwise contraction; labels in `keep` survive, shared ones are summed.
-
-    Batch labels come first in the output's order, and the operands are swapped
-    when that puts the result's labels in the output's order."""
-    for label in set(a.labels) & set(b.labels):
-        sa, sb = a.size(label), b.size(label)
+def _contract(lhs: _Term, rhs: _Term, removed: list, keep: str, precision,
+              preferred) -> _Term:
+    """One pairwise contraction; labels in `keep` survive, shared ones in `removed` are
+    summed. Batch labels come first, in `keep`'s order; the result's other labels are
+    `rhs`'s then `lhs`'s when that is `keep`'s order (no transpose needed), else
+    `lhs`'s then `rhs`'s, as JAX orders them."""
+    for label in set(lhs.labels) & set(rhs.labels):
+        sa, sb = lhs.size(label), rhs.size(label)
         if sa != sb:
             if sa == 1:
-                a = a.without_unit(label)
+                lhs = lhs.without_unit(label)
             elif sb == 1:
-                b = b.without_unit(label)
+                rhs = rhs.without_unit(label)
             else:
                 raise ValueError(f"einsum: subscript {label!r} has size {sa} in one operand "
                                  f"and {sb} in another")
-    a = a.reduced(keep + b.labels)
-    b = b.reduced(keep + a.labels)
-    shared = [c for c in a.labels if c in b.labels]
-    batch = sorted((c for c in shared if c in keep),
-                   key=lambda c: output.index(c) if c in output else len(output))
-    contracted = [c for c in shared if c not in keep]
-    free = lambda t: "".join(c for c in t.labels if c not in shared)
-    if (not _in_output_order("".join(batch) + free(a) + free(b), output)
-            and _in_output_order("".join(batch) + free(b) + free(a), output)):
-        a, b = b, a
+    lhs = lhs.reduced(keep + rhs.labels)
+    rhs = rhs.reduced(keep + lhs.labels)
+    batch = [c for c in keep if c in lhs.labels and c in rhs.labels]
+    contracted = [c for c in removed if c in lhs.labels and c in rhs.labels]
+    rest = lambda t: "".join(c for c in t.labels if c not in batch and c not in contracted)
+    if "".join(batch) + rest(rhs) + rest(lhs) == keep:
+        lhs, rhs = rhs, lhs
     out = _dot_general(
-        a.array, b.array,
-        ([a.labels.index(c) for c in contracted], [b.labels.index(c) for c in contracted]),
-        ([a.labels.index(c) for c in batch], [b.labels.index(c) for c in batch]),
+        lhs.array, rhs.array,
+        ([lhs.labels.index(c) for c in contracted], [rhs.labels.index(c) for c in contracted]),
+        ([lhs.labels.index(c) for c in batch], [rhs.labels.index(c) for c in batch]),
         precision, preferred)
-    return _Term(out, "".join(batch) + free(a) + free(b))
+    return _Term(out, "".join(batch) + rest(lhs) + rest(rhs))

@@ -7,6 +7,7 @@ shift.
 from __future__ import annotations
 
 import builtins
+import functools
 import itertools
 import math
 import operator
@@ -532,20 +533,27 @@ def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=No
 
 
 def _triangle(name: str, keep_lower: bool):
+    def masked(m, k: int):
+        shape = util.shape_of(m)
+        # JAX's mask, so that the program is JAX's: row + offset >= col marks the lower
+        # triangle, through the k-th diagonal for tril and below it for triu.
+        rows = lax.broadcasted_iota(np.int32, shape[-2:], 0)
+        lower = lax.ge(lax.add(rows, np.int32(k if keep_lower else k - 1)),
+                       lax.broadcasted_iota(np.int32, shape[-2:], 1))
+        lower = lax.broadcast(lower, shape[:-2])
+        zeros = util.full_like(m, 0)
+        return util.select_n(lower, zeros, m) if keep_lower else util.select_n(lower, m, zeros)
+    masked.__name__ = masked.__qualname__ = name
+    # a call, as JAX's; made on first use (jit is a transform, reached through the facade)
+    compiled = functools.cache(lambda: plax.jit(masked, static_argnames=("k",)))
+
     def fn(m, k: int = 0):
         m = util.ensure_arraylike(name, m)
         shape = util.shape_of(m)
         if len(shape) < 2:
             raise ValueError(f"Argument to plax.numpy.{name} must be at least 2-dimensional, "
                              f"got shape {shape}")
-        k = operator.index(k)
-        index_dtype = dtypes.default_int_dtype()
-        rows = lax.broadcasted_iota(index_dtype, shape[-2:], 0)
-        cols = lax.broadcasted_iota(index_dtype, shape[-2:], 1)
-        # tril keeps col - row <= k; triu keeps col - row >= k.
-        keep = (lax.le if keep_lower else lax.ge)(lax.sub(cols, rows), k)
-        keep = lax.broadcast_in_dim(keep, shape, (len(shape) - 2, len(shape) - 1))
-        return util.select_n(keep, util.full_like(m, 0), m)
+        return compiled()(m, k=operator.index(k))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"`m` with the elements {'above' if keep_lower else 'below'} the `k`-th "
                   "diagonal of its last two axes set to zero.")
