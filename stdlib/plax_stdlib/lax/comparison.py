@@ -64,14 +64,31 @@ def _compare_element_data(ctx, x, y, direction: str):
     return result
 
 
-eq_p, eq = binary_op("eq", ANY | EXTENDED, _compare("EQ"), "Elementwise x == y.",
-                     result_dtype=to_bool)
-ne_p, ne = binary_op("ne", ANY | EXTENDED, _compare("NE"),
-                     "Elementwise x != y (True where either is NaN).", result_dtype=to_bool)
-lt_p, lt = binary_op("lt", ORDERED, _compare("LT"), "Elementwise x < y.", result_dtype=to_bool)
-le_p, le = binary_op("le", ORDERED, _compare("LE"), "Elementwise x <= y.", result_dtype=to_bool)
-gt_p, gt = binary_op("gt", ORDERED, _compare("GT"), "Elementwise x > y.", result_dtype=to_bool)
-ge_p, ge = binary_op("ge", ORDERED, _compare("GE"), "Elementwise x >= y.", result_dtype=to_bool)
+eq_p, eq = binary_op(
+    "eq", ANY | EXTENDED, _compare("EQ"), "Elementwise x == y.", result_dtype=to_bool,
+    example=("lax.eq(jnp.array([1, 2, 3]), 2)",
+             "Array([False, True, False], dtype=bool)"))
+ne_p, ne = binary_op(
+    "ne", ANY | EXTENDED, _compare("NE"), "Elementwise x != y (True where either is NaN).",
+    result_dtype=to_bool,
+    example=("lax.ne(jnp.array([1.0, jnp.nan]), jnp.array([1.0, jnp.nan]))",
+             "Array([False, True], dtype=bool)"))
+lt_p, lt = binary_op(
+    "lt", ORDERED, _compare("LT"), "Elementwise x < y.", result_dtype=to_bool,
+    example=("lax.lt(jnp.array([1, 2, 3]), 2)",
+             "Array([ True, False, False], dtype=bool)"))
+le_p, le = binary_op(
+    "le", ORDERED, _compare("LE"), "Elementwise x <= y.", result_dtype=to_bool,
+    example=("lax.le(jnp.array([1, 2, 3]), 2)",
+             "Array([ True, True, False], dtype=bool)"))
+gt_p, gt = binary_op(
+    "gt", ORDERED, _compare("GT"), "Elementwise x > y.", result_dtype=to_bool,
+    example=("lax.gt(jnp.array([1, 2, 3]), 2)",
+             "Array([False, False, True], dtype=bool)"))
+ge_p, ge = binary_op(
+    "ge", ORDERED, _compare("GE"), "Elementwise x >= y.", result_dtype=to_bool,
+    example=("lax.ge(jnp.array([1, 2, 3]), 2)",
+             "Array([False, True, True], dtype=bool)"))
 
 
 # --- select_n -----------------------------------------------------------------------------

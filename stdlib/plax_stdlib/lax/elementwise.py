@@ -89,16 +89,22 @@ def _sign_lower(ctx, x):
 add_p, add = binary_op(
     "add", NUMBER, hlo_rule("add"), "Elementwise addition: x + y.",
     jvp=(lambda g, ans, x, y: g, lambda g, ans, x, y: g),
-    transpose=lambda ct, x, y: [_unbroadcast_if(ct, x), _unbroadcast_if(ct, y)])
+    transpose=lambda ct, x, y: [_unbroadcast_if(ct, x), _unbroadcast_if(ct, y)],
+    example=("lax.add(jnp.array([1.0, 2.0]), 10.0)",
+             "Array([11., 12.], dtype=float32)"))
 sub_p, sub = binary_op(
     "sub", NUMBER, hlo_rule("subtract"), "Elementwise subtraction: x - y.",
     jvp=(lambda g, ans, x, y: g, lambda g, ans, x, y: neg(g)),
-    transpose=lambda ct, x, y: [_unbroadcast_if(ct, x), _unbroadcast_if(_neg_ct(ct), y)])
+    transpose=lambda ct, x, y: [_unbroadcast_if(ct, x), _unbroadcast_if(_neg_ct(ct), y)],
+    example=("lax.sub(jnp.array([5, 7]), jnp.array([1, 2]))",
+             "Array([4, 5], dtype=int32)"))
 mul_p, _mul = binary_op(
     "mul", NUMBER, hlo_rule("multiply"), "Elementwise multiplication: x * y.",
     jvp=(lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g)),
     transpose=lambda ct, x, y: [_unbroadcast_if(_scale(ct, y), x),
-                               _unbroadcast_if(_scale(ct, x), y)])
+                               _unbroadcast_if(_scale(ct, x), y)],
+    example=("lax.mul(jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0]))",
+             "Array([3., 8.], dtype=float32)"))
 
 
 def mul(x, y, *, out_dtype=None):
@@ -112,32 +118,48 @@ div_p, div = binary_op(
     "div", NUMBER, hlo_rule("divide"),
     "Elementwise division: x / y; integer division rounds toward zero.",
     jvp=(lambda g, ans, x, y: div(g, y), lambda g, ans, x, y: neg(mul(g, div(ans, y)))),
-    transpose=lambda ct, x, y: [_unbroadcast_if(div(ct, y), x), None])
+    transpose=lambda ct, x, y: [_unbroadcast_if(div(ct, y), x), None],
+    example=("lax.div(jnp.array([7, -7]), 2)",
+             "Array([ 3, -3], dtype=int32)"))
 rem_p, rem = binary_op(
     "rem", INT | FLOAT, hlo_rule("remainder"),
     "Elementwise remainder of division rounding toward zero (sign of `x`, as C's fmod).",
-    jvp=(lambda g, ans, x, y: g, lambda g, ans, x, y: mul(neg(g), _trunc(div(x, y)))))
+    jvp=(lambda g, ans, x, y: g, lambda g, ans, x, y: mul(neg(g), _trunc(div(x, y)))),
+    example=("lax.rem(jnp.array([7, -7]), 3)",
+             "Array([ 1, -1], dtype=int32)"))
 max_p, max = binary_op(  # noqa: A001 - lax's name
     "max", ANY, _minmax_lowering("maximum", "GT"),
     "Elementwise maximum; NaN if either is NaN. Complex numbers compare lexicographically.",
-    jvp=_MINMAX_PARTIALS)
+    jvp=_MINMAX_PARTIALS,
+    example=("lax.max(jnp.array([1.0, jnp.nan]), jnp.array([2.0, 0.0]))",
+             "Array([ 2., nan], dtype=float32)"))
 min_p, min = binary_op(  # noqa: A001 - lax's name
     "min", ANY, _minmax_lowering("minimum", "LT"),
     "Elementwise minimum; NaN if either is NaN. Complex numbers compare lexicographically.",
-    jvp=_MINMAX_PARTIALS)
+    jvp=_MINMAX_PARTIALS,
+    example=("lax.min(jnp.array([1, 5]), jnp.array([3, 2]))",
+             "Array([1, 2], dtype=int32)"))
 neg_p, neg = unary_op(
     "neg", NUMBER, hlo_rule("negate"), "Elementwise negation: -x.",
-    jvp=LINEAR, transpose=lambda ct, x: [neg(ct)])
+    jvp=LINEAR, transpose=lambda ct, x: [neg(ct)],
+    example=("lax.neg(jnp.array([1, -2]))",
+             "Array([-1, 2], dtype=int32)"))
 sign_p, sign = unary_op(
     "sign", NUMBER, _sign_lower, "Elementwise sign: -1, 0 or 1 (x / |x| for complex x).",
-    jvp=PIECEWISE_CONSTANT)
+    jvp=PIECEWISE_CONSTANT,
+    example=("lax.sign(jnp.array([-3.0, 0.0, 2.0]))",
+             "Array([-1., 0., 1.], dtype=float32)"))
 abs_p, abs = unary_op(  # noqa: A001 - lax's name
     "abs", SIGNED | INEXACT, hlo_rule("abs"),
     "Elementwise absolute value; the magnitude, of real dtype, for complex x.",
-    result_dtype=real_dtype, jvp=lambda g, ans, x: _abs_tangent(g, ans, x))
+    result_dtype=real_dtype, jvp=lambda g, ans, x: _abs_tangent(g, ans, x),
+    example=("lax.abs(jnp.array([-1.5, 2.0]))",
+             "Array([1.5, 2. ], dtype=float32)"))
 square_p, square = unary_op(
     "square", NUMBER, elementwise_lowering(lambda ctx, x: hlo.multiply(x, x)),
-    "Elementwise square: x * x.", jvp=lambda g, ans, x: mul(g, mul(x, 2)))
+    "Elementwise square: x * x.", jvp=lambda g, ans, x: mul(g, mul(x, 2)),
+    example=("lax.square(jnp.array([2, -3]))",
+             "Array([4, 9], dtype=int32)"))
 
 
 def _like(x, value) -> np.generic:
@@ -212,12 +234,18 @@ def pow(x, y):  # noqa: A001 - lax's name
 # --- rounding ----------------------------------------------------------------------------
 
 floor_p, floor = unary_op("floor", FLOAT, hlo_rule("floor"), "Elementwise floor.",
-                          jvp=PIECEWISE_CONSTANT)
+                          jvp=PIECEWISE_CONSTANT,
+    example=("lax.floor(jnp.array([-1.5, 1.5]))",
+             "Array([-2., 1.], dtype=float32)"))
 ceil_p, ceil = unary_op("ceil", FLOAT, hlo_rule("ceil"), "Elementwise ceiling.",
-                        jvp=PIECEWISE_CONSTANT)
+                        jvp=PIECEWISE_CONSTANT,
+    example=("lax.ceil(jnp.array([-1.5, 1.5]))",
+             "Array([-1., 2.], dtype=float32)"))
 is_finite_p, is_finite = unary_op("is_finite", FLOAT, hlo_rule("is_finite"),
                                   "Elementwise test for neither infinite nor NaN.",
-                                  result_dtype=to_bool)
+                                  result_dtype=to_bool,
+    example=("lax.is_finite(jnp.array([1.0, jnp.inf, jnp.nan]))",
+             "Array([ True, False, False], dtype=bool)"))
 
 
 class RoundingMethod(enum.IntEnum):
@@ -248,33 +276,51 @@ def _exp2_lower(ctx, x):
 
 exp_p, exp = unary_op(
     "exp", INEXACT, hlo_rule("exponential"), "Elementwise exponential: e ** x.",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, ans), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(g, ans), accuracy=True,
+    example=("lax.exp(jnp.array([0.0, 1.0]))",
+             "Array([1. , 2.7182...], dtype=float32)"))
 exp2_p, exp2 = unary_op(
     "exp2", INEXACT, _exp2_lower, "Elementwise base-2 exponential: 2 ** x.",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, mul(ans, float(np.log(2)))), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(g, mul(ans, float(np.log(2)))), accuracy=True,
+    example=("lax.exp2(jnp.array([3.0, -1.0]))",
+             "Array([8. , 0.5], dtype=float32)"))
 log_p, log = unary_op(
     "log", INEXACT, hlo_rule("log"), "Elementwise natural logarithm.",
-    jvp=lambda g, ans, x, accuracy=None: div(g, x), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: div(g, x), accuracy=True,
+    example=("lax.log(jnp.array([1.0, 100.0]))",
+             "Array([0. , 4.6051...], dtype=float32)"))
 log1p_p, log1p = unary_op(
     "log1p", INEXACT, hlo_rule("log_plus_one"), "Elementwise log(1 + x), accurate for small x.",
-    jvp=lambda g, ans, x, accuracy=None: div(g, add(x, 1)), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: div(g, add(x, 1)), accuracy=True,
+    example=("lax.log1p(jnp.array([1e-3, 1.0]))",
+             "Array([0.0009995, 0.6931...], dtype=float32)"))
 expm1_p, expm1 = unary_op(
     "expm1", INEXACT, hlo_rule("exponential_minus_one"),
     "Elementwise e ** x - 1, accurate for small x.",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, exp(x, accuracy=accuracy)), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(g, exp(x, accuracy=accuracy)), accuracy=True,
+    example=("lax.expm1(jnp.array([1e-3, 1.0]))",
+             "Array([1.0005...e-03, 1.7182...e+00], dtype=float32)"))
 logistic_p, logistic = unary_op(
     "logistic", INEXACT, hlo_rule("logistic"),
     "Elementwise logistic sigmoid: 1 / (1 + e ** -x).",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, mul(ans, sub(1, ans))), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(g, mul(ans, sub(1, ans))), accuracy=True,
+    example=("lax.logistic(jnp.array([0.0, 2.0]))",
+             "Array([0.5 , 0.8807...], dtype=float32)"))
 sqrt_p, sqrt = unary_op(
     "sqrt", INEXACT, hlo_rule("sqrt"), "Elementwise square root.",
-    jvp=lambda g, ans, x, accuracy=None: div(g, mul(ans, 2)), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: div(g, mul(ans, 2)), accuracy=True,
+    example=("lax.sqrt(jnp.array([4.0, 2.0]))",
+             "Array([2. , 1.4142...], dtype=float32)"))
 rsqrt_p, rsqrt = unary_op(
     "rsqrt", INEXACT, hlo_rule("rsqrt"), "Elementwise reciprocal square root: 1 / sqrt(x).",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, mul(div(ans, x), -0.5)), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(g, mul(div(ans, x), -0.5)), accuracy=True,
+    example=("lax.rsqrt(jnp.array([4.0, 0.25]))",
+             "Array([0.5, 2. ], dtype=float32)"))
 cbrt_p, cbrt = unary_op(
     "cbrt", FLOAT, hlo_rule("cbrt"), "Elementwise cube root.",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, div(ans, mul(x, 3))), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(g, div(ans, mul(x, 3))), accuracy=True,
+    example=("lax.cbrt(jnp.array([27.0, -8.0]))",
+             "Array([ 3., -2.], dtype=float32)"))
 
 
 # --- trigonometric and hyperbolic functions -------------------------------------------------
@@ -310,46 +356,72 @@ def _trig_rule(op_name: str, which: str):
 
 sin_p, sin = unary_op(
     "sin", INEXACT, _trig_rule("sine", "sin"), "Elementwise sine.",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, cos(x)), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(g, cos(x)), accuracy=True,
+    example=("lax.sin(jnp.array([0.0, 1.0]))",
+             "Array([0. , 0.8414...], dtype=float32)"))
 cos_p, cos = unary_op(
     "cos", INEXACT, _trig_rule("cosine", "cos"), "Elementwise cosine.",
-    jvp=lambda g, ans, x, accuracy=None: neg(mul(g, sin(x, accuracy=accuracy))), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: neg(mul(g, sin(x, accuracy=accuracy))), accuracy=True,
+    example=("lax.cos(jnp.array([0.0, 1.0]))",
+             "Array([1. , 0.5403...], dtype=float32)"))
 tan_p, tan = unary_op(
     "tan", INEXACT, hlo_rule("tan"), "Elementwise tangent.",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, add(mul(ans, ans), 1)), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(g, add(mul(ans, ans), 1)), accuracy=True,
+    example=("lax.tan(jnp.array([0.0, 1.0]))",
+             "Array([0. , 1.5574...], dtype=float32)"))
 asin_p, asin = unary_op(
     "asin", INEXACT, chlo_rule("asin"), "Elementwise arc sine.",
-    jvp=lambda g, ans, x: mul(g, rsqrt(sub(1, mul(x, x)))))
+    jvp=lambda g, ans, x: mul(g, rsqrt(sub(1, mul(x, x)))),
+    example=("lax.asin(jnp.array([0.0, 1.0]))",
+             "Array([0. , 1.5707...], dtype=float32)"))
 acos_p, acos = unary_op(
     "acos", INEXACT, chlo_rule("acos"), "Elementwise arc cosine.",
-    jvp=lambda g, ans, x: neg(mul(g, rsqrt(sub(1, mul(x, x))))))
+    jvp=lambda g, ans, x: neg(mul(g, rsqrt(sub(1, mul(x, x))))),
+    example=("lax.acos(jnp.array([0.0, 1.0]))",
+             "Array([1.5707..., 0. ], dtype=float32)"))
 atan_p, atan = unary_op(
     "atan", INEXACT, chlo_rule("atan"), "Elementwise arc tangent.",
-    jvp=lambda g, ans, x: div(g, add(mul(x, x), 1)))
+    jvp=lambda g, ans, x: div(g, add(mul(x, x), 1)),
+    example=("lax.atan(jnp.array([0.0, 1.0]))",
+             "Array([0. , 0.7853...], dtype=float32)"))
 atan2_p, atan2 = binary_op(
     "atan2", INEXACT, hlo_rule("atan2"),
     "Elementwise arc tangent of x / y, in the quadrant of the point (y, x).",
     jvp=(lambda g, ans, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
-         lambda g, ans, x, y: mul(g, div(neg(x), add(mul(x, x), mul(y, y))))))
+         lambda g, ans, x, y: mul(g, div(neg(x), add(mul(x, x), mul(y, y))))),
+    example=("lax.atan2(jnp.array([1.0, 1.0]), jnp.array([1.0, -1.0]))",
+             "Array([0.7853..., 2.3561...], dtype=float32)"))
 tanh_p, tanh = unary_op(
     "tanh", INEXACT, hlo_rule("tanh"), "Elementwise hyperbolic tangent.",
     jvp=lambda g, ans, x, accuracy=None: mul(add(g, mul(g, ans)), sub(_like(x, 1), ans)),
-    accuracy=True)
+    accuracy=True,
+    example=("lax.tanh(jnp.array([0.0, 1.0]))",
+             "Array([0. , 0.7615...], dtype=float32)"))
 sinh_p, sinh = unary_op(
     "sinh", INEXACT, chlo_rule("sinh"), "Elementwise hyperbolic sine.",
-    jvp=lambda g, ans, x: mul(g, cosh(x)))
+    jvp=lambda g, ans, x: mul(g, cosh(x)),
+    example=("lax.sinh(jnp.array([0.0, 1.0]))",
+             "Array([0. , 1.1752...], dtype=float32)"))
 cosh_p, cosh = unary_op(
     "cosh", INEXACT, chlo_rule("cosh"), "Elementwise hyperbolic cosine.",
-    jvp=lambda g, ans, x: mul(g, sinh(x)))
+    jvp=lambda g, ans, x: mul(g, sinh(x)),
+    example=("lax.cosh(jnp.array([0.0, 1.0]))",
+             "Array([1. , 1.5430...], dtype=float32)"))
 asinh_p, asinh = unary_op(
     "asinh", INEXACT, chlo_rule("asinh"), "Elementwise inverse hyperbolic sine.",
-    jvp=lambda g, ans, x: mul(g, rsqrt(add(mul(x, x), 1))))
+    jvp=lambda g, ans, x: mul(g, rsqrt(add(mul(x, x), 1))),
+    example=("lax.asinh(jnp.array([0.0, 1.0]))",
+             "Array([0. , 0.8813...], dtype=float32)"))
 acosh_p, acosh = unary_op(
     "acosh", INEXACT, chlo_rule("acosh"), "Elementwise inverse hyperbolic cosine.",
-    jvp=lambda g, ans, x: mul(g, rsqrt(mul(sub(x, 1), add(x, 1)))))
+    jvp=lambda g, ans, x: mul(g, rsqrt(mul(sub(x, 1), add(x, 1)))),
+    example=("lax.acosh(jnp.array([1.0, 2.0]))",
+             "Array([0. , 1.3169...], dtype=float32)"))
 atanh_p, atanh = unary_op(
     "atanh", INEXACT, chlo_rule("atanh"), "Elementwise inverse hyperbolic tangent.",
-    jvp=lambda g, ans, x: div(g, sub(1, mul(x, x))))
+    jvp=lambda g, ans, x: div(g, sub(1, mul(x, x))),
+    example=("lax.atanh(jnp.array([0.0, 0.5]))",
+             "Array([0. , 0.5493...], dtype=float32)"))
 
 
 # --- special functions ---------------------------------------------------------------------
@@ -358,22 +430,32 @@ _TWO_OVER_SQRT_PI = float(2 / np.sqrt(np.pi))
 
 erf_p, erf = unary_op(
     "erf", FLOAT, chlo_rule("erf"), "Elementwise error function.",
-    jvp=lambda g, ans, x: mul(g, mul(exp(neg(mul(x, x))), _TWO_OVER_SQRT_PI)))
+    jvp=lambda g, ans, x: mul(g, mul(exp(neg(mul(x, x))), _TWO_OVER_SQRT_PI)),
+    example=("lax.erf(jnp.array([0.0, 1.0]))",
+             "Array([0. , 0.8427...], dtype=float32)"))
 erfc_p, erfc = unary_op(
     "erfc", FLOAT, chlo_rule("erfc"),
     "Elementwise complementary error function: 1 - erf(x), accurate for large x.",
-    jvp=lambda g, ans, x: mul(g, mul(exp(neg(mul(x, x))), -_TWO_OVER_SQRT_PI)))
+    jvp=lambda g, ans, x: mul(g, mul(exp(neg(mul(x, x))), -_TWO_OVER_SQRT_PI)),
+    example=("lax.erfc(jnp.array([0.0, 3.0]))",
+             "Array([1.0000...e+00, 2.2090...e-05], dtype=float32)"))
 erf_inv_p, erf_inv = unary_op(
     "erf_inv", FLOAT, chlo_rule("erf_inv"), "Elementwise inverse of the error function.",
-    jvp=lambda g, ans, x: mul(g, div(exp(mul(ans, ans)), _TWO_OVER_SQRT_PI)))
+    jvp=lambda g, ans, x: mul(g, div(exp(mul(ans, ans)), _TWO_OVER_SQRT_PI)),
+    example=("lax.erf_inv(jnp.array([0.0, 0.5]))",
+             "Array([0. , 0.4769...], dtype=float32)"))
 lgamma_p, lgamma = unary_op(
     "lgamma", FLOAT, chlo_rule("lgamma"),
     "Elementwise log of the absolute value of the gamma function.",
-    jvp=lambda g, ans, x: mul(g, digamma(x)))
+    jvp=lambda g, ans, x: mul(g, digamma(x)),
+    example=("lax.lgamma(jnp.array([0.5, 4.0]))",
+             "Array([0.5723..., 1.7917...], dtype=float32)"))
 digamma_p, digamma = unary_op(
     "digamma", FLOAT, chlo_rule("digamma"),
     "Elementwise digamma function: the derivative of lgamma.",
-    jvp=lambda g, ans, x: mul(g, polygamma(1, x)))
+    jvp=lambda g, ans, x: mul(g, polygamma(1, x)),
+    example=("lax.digamma(jnp.array([1.0, 2.0]))",
+             "Array([-0.5772... , 0.4227...], dtype=float32)"))
 
 
 polygamma_p = binary("lax.polygamma", dtypes=FLOAT, lower=chlo_rule("polygamma"),
@@ -401,14 +483,20 @@ def nextafter(x1, x2):
 
 real_p, real = unary_op(
     "real", COMPLEX, hlo_rule("real"), "Elementwise real part of a complex array.",
-    result_dtype=real_dtype, jvp=LINEAR, transpose=lambda ct, x: [complex(ct, 0)])
+    result_dtype=real_dtype, jvp=LINEAR, transpose=lambda ct, x: [complex(ct, 0)],
+    example=("lax.real(jnp.array([1 + 2j, 3 - 1j]))",
+             "Array([1., 3.], dtype=float32)"))
 imag_p, imag = unary_op(
     "imag", COMPLEX, hlo_rule("imag"), "Elementwise imaginary part of a complex array.",
-    result_dtype=real_dtype, jvp=LINEAR, transpose=lambda ct, x: [complex(0, neg(ct))])
+    result_dtype=real_dtype, jvp=LINEAR, transpose=lambda ct, x: [complex(0, neg(ct))],
+    example=("lax.imag(jnp.array([1 + 2j, 3 - 1j]))",
+             "Array([ 2., -1.], dtype=float32)"))
 complex_p, complex = binary_op(  # noqa: A001 - lax's name
     "complex", F32_OR_F64, hlo_rule("complex"),
     "Elementwise x + i*y from float32 (or float64) parts.",
-    result_dtype=complex_dtype, jvp=LINEAR, transpose=lambda ct, x, y: [real(ct), imag(neg(ct))])
+    result_dtype=complex_dtype, jvp=LINEAR, transpose=lambda ct, x, y: [real(ct), imag(neg(ct))],
+    example=("lax.complex(jnp.array([1.0, 2.0]), jnp.array([0.5, -1.0]))",
+             "Array([1.+0.5j, 2.-1.j ], dtype=complex64)"))
 
 
 @elementwise_lowering
