@@ -28,7 +28,20 @@ ConvGeneralDilatedDimensionNumbers = Union[None, ConvDimensionNumbers,
 
 
 def reciprocal(x):
-    """Elementwise 1 / x."""
+    """Elementwise `1 / x`.
+
+    Args:
+        x: an array of a floating-point or complex dtype.
+
+    Returns:
+        An array of `x`'s shape and dtype.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.reciprocal(jnp.array([2.0, 0.25]))
+        Array([0.5, 4. ], dtype=float32)
+    """
     return integer_pow(x, -1)
 
 

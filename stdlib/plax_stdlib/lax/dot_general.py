@@ -326,7 +326,44 @@ def _dims(dims) -> tuple[int, ...]:
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
                 out_sharding=None):
-    """General contraction of `lhs` and `rhs` (see the module docstring)."""
+    """Contracts and batches two arrays: the general form of every dot product,
+    matrix product and batched matrix product.
+
+    `dimension_numbers` is `((lhs_contracting, rhs_contracting), (lhs_batch,
+    rhs_batch))`, four sequences of dimension numbers. Contracting dimensions
+    (equal sizes) are multiplied and summed away; batch dimensions (equal sizes)
+    are kept and paired. The result's dimensions are the batch dimensions, then
+    `lhs`'s remaining dimensions, then `rhs`'s remaining dimensions.
+
+    Args:
+        lhs: an array.
+        rhs: an array of the same dtype (or use `preferred_element_type`).
+        dimension_numbers: `((lhs_contracting, rhs_contracting), (lhs_batch,
+            rhs_batch))`.
+        precision: a `lax.Precision` (or a pair, one per operand), a
+            `DotAlgorithmPreset`, or None for the backend's default.
+        preferred_element_type: the dtype to accumulate and return in (e.g.
+            float32 for bfloat16 inputs, int32 for int8 inputs).
+        out_sharding: on a mesh with `Explicit` axes, the result's sharding.
+
+    Returns:
+        The contracted array.
+
+    Raises:
+        TypeError: the contracted or batch dimensions' sizes differ, a dimension
+            number is out of range or listed twice, or the dtypes differ.
+
+    Examples:
+        A batch of matrix products, `einsum("bij,bjk->bik")`:
+
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> a, b = jnp.ones((2, 3, 4)), jnp.ones((2, 4, 5))
+        >>> lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))).shape
+        (2, 3, 5)
+        >>> lax.dot_general(jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0]), (((0,), (0,)), ((), ())))
+        Array(11., dtype=float32)
+    """
     try:
         (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
     except (TypeError, ValueError):
@@ -344,8 +381,35 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None, out_sharding=None, *,
         dimension_numbers=None):
-    """Vector/matrix products: `lhs` and `rhs` of rank 1 or 2, contracting lhs's last
-    dimension with rhs's first; with `dimension_numbers`, `dot_general`."""
+    """Vector and matrix products of arrays of rank 1 or 2: contracts the last
+    dimension of `lhs` with the first of `rhs`.
+
+    vector·vector gives a scalar, matrix·vector a vector, matrix·matrix a
+    matrix. With `dimension_numbers` it is `dot_general`.
+
+    Args:
+        lhs: an array of rank 1 or 2.
+        rhs: an array of rank 1 or 2, of `lhs`'s dtype.
+        precision: a `lax.Precision`, a pair of them, a `DotAlgorithmPreset`,
+            or None.
+        preferred_element_type: the dtype to accumulate and return in.
+        out_sharding: on a mesh with `Explicit` axes, the result's sharding.
+        dimension_numbers: as for `dot_general`.
+
+    Returns:
+        The product.
+
+    Raises:
+        TypeError: the contracted sizes differ.
+        ValueError: an operand has rank above 2 (without `dimension_numbers`).
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> m = jnp.array([[1.0, 2.0], [3.0, 4.0]])
+        >>> lax.dot(m, jnp.array([1.0, 1.0]))
+        Array([3., 7.], dtype=float32)
+    """
     if dimension_numbers is not None:
         return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type,
                            out_sharding)

@@ -196,7 +196,27 @@ integer_pow_p = standard_primitive(
                mul(g, mul(_like(x, y), x if y == 2 else integer_pow(x, y - 1)))),
     batching=unary_batcher())
 def integer_pow(x, y: int):
-    """Elementwise x ** y for a static Python int `y`."""
+    """Raises each element to a static integer power, by repeated multiplication.
+
+    Exact for integers, and differentiable; `x ** 3` on arrays uses it.
+
+    Args:
+        x: an array of a numeric dtype.
+        y: a Python int exponent (negative only for floating-point or complex
+            `x`).
+
+    Returns:
+        An array of `x`'s shape and dtype.
+
+    Raises:
+        TypeError: `y` is not an int, or a negative power of an integer array.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.integer_pow(jnp.array([2, 3]), 3)
+        Array([ 8, 27], dtype=int32)
+    """
     if not isinstance(y, (int, np.integer)) or isinstance(y, bool):
         raise TypeError(f"integer_pow requires a Python int exponent, got {y!r}")
     return integer_pow_p.bind(x, y=int(y))
@@ -225,7 +245,27 @@ pow_p = standard_primitive(
                lambda g, ans, x, y: mul(g, mul(log(x), ans))),
     batching=broadcasting_batcher())
 def pow(x, y):  # noqa: A001 - lax's name
-    """Elementwise x ** y: `x` floating or complex, `y` of `x`'s dtype or an integer."""
+    """Raises `x` to the power `y`, elementwise.
+
+    Args:
+        x: an array of a floating-point or complex dtype.
+        y: an array of `x`'s dtype, or of an integer dtype (then each power is
+            computed from an integer exponent); a Python scalar takes `x`'s
+            dtype.
+
+    Returns:
+        An array of `x`'s dtype.
+
+    Raises:
+        TypeError: `x` is an integer array, or `y`'s dtype is neither `x`'s nor
+            an integer.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.pow(jnp.array([4.0, 9.0]), 0.5)
+        Array([2., 3.], dtype=float32)
+    """
     if type(y) is not int:
         x, y = match_python_scalars("pow", x, y, strict=True)
     return pow_p.bind(x, y)
@@ -263,7 +303,26 @@ def _round_lower(ctx, x, *, rounding_method):
 
 round_p = unary("lax.round", dtypes=FLOAT, lower=_round_lower, jvp=defjvp(None))
 def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001 - lax's name
-    """Elementwise rounding to the nearest integer, ties broken by `rounding_method`."""
+    """Rounds each element to the nearest integer (as a float).
+
+    Args:
+        x: an array of a floating-point dtype.
+        rounding_method: how ties (x.5) are broken:
+            `lax.RoundingMethod.AWAY_FROM_ZERO` (the default) or `TO_NEAREST_EVEN`
+            (as NumPy's `round`).
+
+    Returns:
+        An array of `x`'s shape and dtype.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.array([0.5, 1.5, 2.5, -0.5])
+        >>> lax.round(x)
+        Array([ 1., 2., 3., -1.], dtype=float32)
+        >>> lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
+        Array([ 0., 2., 2., -0.], dtype=float32)
+    """
     return round_p.bind(x, rounding_method=RoundingMethod(rounding_method))
 
 
@@ -514,7 +573,20 @@ conj_p = unary("lax.conj", dtypes=INEXACT, lower=_conj_lower, result_dtype=compl
                transpose=lambda ct, x, *, input_dtype: [
                    conj(ct) if kind_of(input_dtype) == "complex" else real(ct)])
 def conj(x):
-    """Elementwise complex conjugate; a real operand gives a complex result."""
+    """The complex conjugate, elementwise.
+
+    Args:
+        x: an array; a real one gives a complex result (complex64 for float32).
+
+    Returns:
+        A complex array of `x`'s shape.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.conj(jnp.array([1 + 2j, 3 - 1j]))
+        Array([1.-2.j, 3.+1.j], dtype=complex64)
+    """
     return conj_p.bind(x, input_dtype=get_aval(x).dtype)
 
 

@@ -345,16 +345,50 @@ argmin_p = _arg_reduction("argmin", "LT", highest_value)
 
 
 def argmax(operand, axis: int, index_dtype):
-    """Index of the largest element along `axis` (the first one on ties; NaN counts as
-    largest)."""
+    """The index of the largest element along an axis.
+
+    On ties the first index wins; NaN counts as larger than any number, so the
+    first NaN is found.
+
+    Args:
+        operand: an array.
+        axis: the axis to search (an int in [0, ndim)).
+        index_dtype: the integer dtype of the result.
+
+    Returns:
+        An array of `index_dtype`, `operand`'s shape without `axis`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.argmax(jnp.array([[1, 5, 5], [7, 0, 2]]), 1, jnp.int32)
+        Array([1, 0], dtype=int32)
+    """
     axis = canonicalize_axis("argmax", axis, get_aval(operand).ndim, negative=False)
     index_dtype = dtypes.dtype(index_dtype, canonicalize=True)
     return argmax_p.bind(operand, axes=(axis,), index_dtype=index_dtype)
 
 
 def argmin(operand, axis: int, index_dtype):
-    """Index of the smallest element along `axis` (the first one on ties; NaN counts as
-    smallest)."""
+    """The index of the smallest element along an axis.
+
+    On ties the first index wins; NaN counts as smaller than any number, so the
+    first NaN is found.
+
+    Args:
+        operand: an array.
+        axis: the axis to search (an int in [0, ndim)).
+        index_dtype: the integer dtype of the result.
+
+    Returns:
+        An array of `index_dtype`, `operand`'s shape without `axis`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.argmin(jnp.array([[1, 5, 0], [7, 0, 0]]), 1, jnp.int32)
+        Array([2, 1], dtype=int32)
+    """
     axis = canonicalize_axis("argmin", axis, get_aval(operand).ndim, negative=False)
     index_dtype = dtypes.dtype(index_dtype, canonicalize=True)
     return argmin_p.bind(operand, axes=(axis,), index_dtype=index_dtype)

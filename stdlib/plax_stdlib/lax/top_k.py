@@ -113,8 +113,29 @@ top_k_p.define_rule("jvp", _selection_jvp(top_k_p, "axis"))
 
 
 def top_k(operand, k: int, *, axis: int = -1):
-    """The `k` largest entries of `operand` along `axis` (last by default), largest
-    first, and their int32 indices; equal entries keep their order."""
+    """The `k` largest entries along an axis, largest first, with their indices.
+
+    Equal entries keep their original order. For the smallest, negate the
+    operand (or use `approx_min_k`).
+
+    Args:
+        operand: an array of a real dtype.
+        k: how many entries to return (an int, at most the axis's size).
+        axis: the axis to search (default: the last).
+
+    Returns:
+        `(values, indices)`: arrays whose size along `axis` is `k`; the indices
+        are int32.
+
+    Raises:
+        ValueError: `k` is negative or larger than the axis.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.top_k(jnp.array([1.0, 4.0, 2.0, 4.0]), 2)
+        (Array([4., 4.], dtype=float32), Array([1, 3], dtype=int32))
+    """
     aval = get_aval(operand)
     k = int(k)
     if k < 0:
