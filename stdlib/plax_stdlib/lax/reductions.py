@@ -344,14 +344,21 @@ argmax_p = _arg_reduction("argmax", "GT", lowest_value)
 argmin_p = _arg_reduction("argmin", "LT", highest_value)
 
 
-def argmax(operand, axis: int, index_dtype):
-    """The index of the largest element along an axis.
+def _arg_reducer(prim, which: str, operand: str, result: str):
+    """The public function of `argmax_p`/`argmin_p`; `which` is "largest" or
+    "smallest", `operand` and `result` an example's operand and printed result."""
+    def arg_reduce(operand, axis: int, index_dtype):
+        axis = canonicalize_axis(prim.name, axis, get_aval(operand).ndim, negative=False)
+        index_dtype = dtypes.dtype(index_dtype, canonicalize=True)
+        return prim.bind(operand, axes=(axis,), index_dtype=index_dtype)
+    arg_reduce.__name__ = prim.name
+    arg_reduce.__doc__ = f"""The index of the {which} element along an axis.
 
-    On ties the first index wins; NaN counts as larger than any number, so the
-    first NaN is found.
+    On ties the first index wins; NaN counts as {which} (beyond any number), so
+    the first NaN is found.
 
     Args:
-        operand: an array.
+        operand: an array of a real dtype.
         axis: the axis to search (an int in [0, ndim)).
         index_dtype: the integer dtype of the result.
 
@@ -360,35 +367,13 @@ def argmax(operand, axis: int, index_dtype):
 
     Examples:
         >>> import plax.numpy as jnp
-        >>> from plax import lax
-        >>> lax.argmax(jnp.array([[1, 5, 5], [7, 0, 2]]), 1, jnp.int32)
-        Array([1, 0], dtype=int32)
+        >>> plax.lax.{prim.name}({operand}, 1, jnp.int32)
+        {result}
     """
-    axis = canonicalize_axis("argmax", axis, get_aval(operand).ndim, negative=False)
-    index_dtype = dtypes.dtype(index_dtype, canonicalize=True)
-    return argmax_p.bind(operand, axes=(axis,), index_dtype=index_dtype)
+    return arg_reduce
 
 
-def argmin(operand, axis: int, index_dtype):
-    """The index of the smallest element along an axis.
-
-    On ties the first index wins; NaN counts as smaller than any number, so the
-    first NaN is found.
-
-    Args:
-        operand: an array.
-        axis: the axis to search (an int in [0, ndim)).
-        index_dtype: the integer dtype of the result.
-
-    Returns:
-        An array of `index_dtype`, `operand`'s shape without `axis`.
-
-    Examples:
-        >>> import plax.numpy as jnp
-        >>> from plax import lax
-        >>> lax.argmin(jnp.array([[1, 5, 0], [7, 0, 0]]), 1, jnp.int32)
-        Array([2, 1], dtype=int32)
-    """
-    axis = canonicalize_axis("argmin", axis, get_aval(operand).ndim, negative=False)
-    index_dtype = dtypes.dtype(index_dtype, canonicalize=True)
-    return argmin_p.bind(operand, axes=(axis,), index_dtype=index_dtype)
+argmax = _arg_reducer(argmax_p, "largest", "jnp.array([[1, 5, 5], [7, 0, 2]])",
+                      "Array([1, 0], dtype=int32)")
+argmin = _arg_reducer(argmin_p, "smallest", "jnp.array([[1, 5, 0], [7, 0, 0]])",
+                      "Array([2, 1], dtype=int32)")
