@@ -91,8 +91,28 @@ def conv_general_permutations(dimension_numbers):
 
 
 def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) -> ConvDimensionNumbers:
-    """`dimension_numbers` (None, three strings, or a ConvDimensionNumbers) as a
-    ConvDimensionNumbers; None means `('NC...', 'OI...', 'NC...')`."""
+    """Converts a convolution's layout description to a `ConvDimensionNumbers`.
+
+    Args:
+        lhs_shape: the input's shape.
+        rhs_shape: the kernel's shape.
+        dimension_numbers: None (`("NC...", "OI...", "NC...")`), three layout
+            strings such as `("NHWC", "HWIO", "NHWC")`, or a
+            `ConvDimensionNumbers` (returned as is).
+
+    Returns:
+        A `ConvDimensionNumbers` of dimension indices: `(batch, feature,
+        spatial...)` for the input and output, `(out feature, in feature,
+        spatial...)` for the kernel.
+
+    Raises:
+        TypeError: the strings' lengths differ from the shapes' ranks.
+
+    Examples:
+        >>> from plax import lax
+        >>> lax.conv_dimension_numbers((1, 5, 5, 3), (3, 3, 3, 8), ("NHWC", "HWIO", "NHWC"))
+        ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2))
+    """
     if isinstance(dimension_numbers, ConvDimensionNumbers):
         return ConvDimensionNumbers(*(tuple(map(operator.index, s)) for s in dimension_numbers))
     if len(lhs_shape) != len(rhs_shape):
@@ -470,9 +490,48 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
                          batch_group_count=1, precision=None, preferred_element_type=None,
                          out_sharding=None):
-    """General n-dimensional convolution with strides, padding ('SAME', 'VALID',
-    'SAME_LOWER' or `(low, high)` pairs), lhs dilation (transposed convolution), rhs
-    dilation (atrous convolution), feature and batch groups."""
+    """General n-dimensional convolution (strictly, cross-correlation, as in deep
+    learning libraries): strides, padding, input and kernel dilation, feature
+    and batch groups, any dimension layout.
+
+    Args:
+        lhs: the input, e.g. of shape (N, C, H, W) in the default layout.
+        rhs: the kernel, e.g. (O, I, kH, kW) (I = C / feature_group_count).
+        window_strides: the stride in each spatial dimension.
+        padding: `"VALID"`, `"SAME"`, `"SAME_LOWER"` or a `(low, high)` pair
+            per spatial dimension.
+        lhs_dilation: the input's dilation per spatial dimension (a transposed
+            convolution).
+        rhs_dilation: the kernel's dilation (an atrous convolution).
+        dimension_numbers: the layouts, e.g. `("NHWC", "HWIO", "NHWC")`, or a
+            `ConvDimensionNumbers`; None means `("NC...", "OI...", "NC...")`.
+        feature_group_count: split the features into groups (depthwise
+            convolution when equal to C).
+        batch_group_count: split the batch into groups (for gradients of grouped
+            convolutions).
+        precision: a `lax.Precision`, a pair, or None.
+        preferred_element_type: the accumulation and result dtype.
+        out_sharding: on a mesh with `Explicit` axes, the result's sharding.
+
+    Returns:
+        The output, in the layout `dimension_numbers` gives for it.
+
+    Raises:
+        TypeError: the feature sizes, group counts or ranks do not fit.
+
+    Examples:
+        A 3x3 box filter over a 4x4 image (one batch, one channel):
+
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> image = jnp.arange(16.0).reshape(1, 1, 4, 4)
+        >>> kernel = jnp.ones((1, 1, 3, 3))
+        >>> lax.conv_general_dilated(image, kernel, (1, 1), "VALID")
+        Array([[[[45., 54.],
+                 [81., 90.]]]], dtype=float32)
+        >>> lax.conv_general_dilated(image, kernel, (1, 1), "SAME").shape
+        (1, 1, 4, 4)
+    """
     name = "conv_general_dilated"
     out_sharding = check_out_sharding(name, out_sharding)
     lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
@@ -509,14 +568,54 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
-    """`conv_general_dilated` in the NCHW/OIHW layout without dilation."""
+    """Convolution in the NCHW/OIHW layout without dilation or groups: the simple
+    form of `conv_general_dilated`.
+
+    Args:
+        lhs: the input, (N, C, spatial...).
+        rhs: the kernel, (O, C, window...).
+        window_strides: the stride in each spatial dimension.
+        padding: `"VALID"`, `"SAME"` or `(low, high)` pairs.
+        precision: a `lax.Precision`, a pair, or None.
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        The output, (N, O, spatial...).
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.conv(jnp.ones((1, 1, 5)), jnp.ones((1, 1, 2)), (2,), "VALID")
+        Array([[[2., 2.]]], dtype=float32)
+    """
     return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
                                 preferred_element_type=preferred_element_type)
 
 
 def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
                               precision=None, preferred_element_type=None):
-    """`conv_general_dilated` in the NCHW/OIHW layout."""
+    """Convolution in the NCHW/OIHW layout with explicit padding and dilations.
+
+    Args:
+        lhs: the input, (N, C, spatial...).
+        rhs: the kernel, (O, C, window...).
+        window_strides: the stride in each spatial dimension.
+        padding: `"VALID"`, `"SAME"` or `(low, high)` pairs.
+        lhs_dilation: the input's dilation per spatial dimension.
+        rhs_dilation: the kernel's dilation per spatial dimension.
+        precision: a `lax.Precision`, a pair, or None.
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        The output, (N, O, spatial...).
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.arange(5.0).reshape(1, 1, 5)
+        >>> lax.conv_with_general_padding(x, jnp.ones((1, 1, 2)), (1,), [(0, 0)], (1,), (2,))
+        Array([[[2., 4., 6.]]], dtype=float32)
+    """
     return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
                                 rhs_dilation=rhs_dilation, precision=precision,
                                 preferred_element_type=preferred_element_type)
@@ -529,11 +628,34 @@ _TRANSPOSE_LAYOUTS = {2: ("NC", "IO", "NC"), 3: ("NHC", "HIO", "NHC"),
 def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numbers=None,
                    transpose_kernel: bool = False, precision=None, preferred_element_type=None,
                    use_consistent_padding: bool = False):
-    """The fractionally strided ("transposed") convolution, with Keras's output
-    shapes. `transpose_kernel` flips the kernel spatially and swaps its feature
-    dimensions, giving the gradient of the forward convolution with that kernel.
-    String paddings (and with `use_consistent_padding`, pairs too) name the forward
-    convolution's padding; otherwise pairs are the transposed convolution's own."""
+    """A transposed ("fractionally strided", "deconvolution") convolution, with the
+    output shapes of Keras and Flax: the input is upsampled by `strides`.
+
+    Args:
+        lhs: the input, in the layout of `dimension_numbers` (default NHWC-like:
+            `("NHWC", "HWIO", "NHWC")` for 2-d).
+        rhs: the kernel.
+        strides: the upsampling factor per spatial dimension.
+        padding: `"SAME"`, `"VALID"`, or `(low, high)` pairs (the transposed
+            convolution's own, unless `use_consistent_padding`).
+        rhs_dilation: the kernel's dilation.
+        dimension_numbers: the layouts, as for `conv_general_dilated`.
+        transpose_kernel: flip the kernel spatially and swap its feature
+            dimensions, giving exactly the gradient of the forward convolution.
+        precision: a `lax.Precision`, a pair, or None.
+        preferred_element_type: the accumulation and result dtype.
+        use_consistent_padding: pairs also name the forward convolution's padding.
+
+    Returns:
+        The upsampled output.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.ones((1, 3, 3, 1))  # NHWC
+        >>> lax.conv_transpose(x, jnp.ones((2, 2, 1, 1)), (2, 2), "SAME").shape
+        (1, 6, 6, 1)
+    """
     lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
     ndim = len(lhs_shape)
     if ndim != len(rhs_shape) or ndim < 2:

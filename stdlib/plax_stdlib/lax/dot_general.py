@@ -424,7 +424,25 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None, out_sharding=None
 
 
 def batch_matmul(lhs, rhs, precision=None):
-    """Matrix products over leading batch dimensions: (..., m, k) @ (..., k, n)."""
+    """Matrix products over leading batch dimensions: `(..., m, k) @ (..., k, n)`.
+
+    Args:
+        lhs: an array of rank >= 2.
+        rhs: an array of `lhs`'s rank and batch dimensions.
+        precision: a `lax.Precision`, a pair, or None.
+
+    Returns:
+        An array of shape `(..., m, n)`.
+
+    Raises:
+        ValueError: the ranks or batch dimensions differ.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.batch_matmul(jnp.ones((5, 2, 3)), jnp.ones((5, 3, 4))).shape
+        (5, 2, 4)
+    """
     lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
     if len(lhs_shape) != len(rhs_shape) or len(lhs_shape) < 2:
         raise ValueError(f"batch_matmul requires operands of equal rank >= 2, got shapes "

@@ -520,8 +520,22 @@ digamma_p, digamma = unary_op(
 polygamma_p = binary("lax.polygamma", dtypes=FLOAT, lower=chlo_rule("polygamma"),
                      jvp=defjvp(None, lambda g, ans, m, x: mul(g, polygamma(_next_order(m, x), x))))
 def polygamma(m, x):
-    """Elementwise m-th derivative of digamma, for integer-valued `m` ≥ 0 (given in
-    `x`'s dtype); differentiable in `x` only."""
+    """The m-th derivative of the digamma function, elementwise.
+
+    Args:
+        m: the order, integer-valued and non-negative, given in `x`'s dtype (a
+            Python scalar takes it).
+        x: an array of a floating-point dtype.
+
+    Returns:
+        An array of `x`'s dtype (differentiable in `x` only).
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.polygamma(1.0, jnp.array([1.0, 2.0]))  # pi**2 / 6, pi**2 / 6 - 1
+        Array([1.6449... , 0.6449...], dtype=float32)
+    """
     return polygamma_p.bind(*match_python_scalars("polygamma", m, x))
 
 
@@ -534,7 +548,22 @@ def _next_order(m, x):
 nextafter_p = binary("lax.nextafter", dtypes=FLOAT, lower=chlo_rule("next_after"),
                      jvp=defjvp(None, None))
 def nextafter(x1, x2):
-    """Elementwise next representable value after `x1` in the direction of `x2`."""
+    """The next representable floating-point value after `x1` in the direction of
+    `x2`, elementwise.
+
+    Args:
+        x1: an array of a floating-point dtype.
+        x2: an array of `x1`'s dtype (a Python scalar takes it).
+
+    Returns:
+        An array of `x1`'s dtype.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.nextafter(jnp.float32(1.0), jnp.float32(2.0)) - 1.0  # float32's epsilon
+        Array(1.1920...e-07, dtype=float32)
+    """
     return nextafter_p.bind(*match_python_scalars("nextafter", x1, x2, strict=True))
 
 

@@ -255,8 +255,49 @@ def fill_value_for(dtype, fill_value):
 def gather(operand, start_indices, dimension_numbers: GatherDimensionNumbers,
            slice_sizes: Sequence[int], *, unique_indices: bool = False,
            indices_are_sorted: bool = False, mode=None, fill_value=None):
-    """The slices of `slice_sizes` of `operand` starting at each index vector of
-    `start_indices` (see the module docstring)."""
+    """Takes many slices of `operand` at once, one per index vector of
+    `start_indices` (XLA's Gather): the general form of NumPy indexing, which
+    `jnp` lowers to it.
+
+    Each index vector (the last dimension of `start_indices`) gives the start
+    of a slice of size `slice_sizes`. `dimension_numbers` (a
+    `GatherDimensionNumbers`) says which operand dimensions the index vector
+    addresses (`start_index_map`), which size-1 slice dimensions are dropped
+    (`collapsed_slice_dims`), and where the slices' remaining dimensions go in
+    the result (`offset_dims`); the other result dimensions follow
+    `start_indices`'s leading dimensions.
+
+    Args:
+        operand: the array to index.
+        start_indices: an integer array of index vectors.
+        dimension_numbers: a `GatherDimensionNumbers`.
+        slice_sizes: the size of every slice, one int per operand dimension.
+        unique_indices: a promise that no two indices are equal.
+        indices_are_sorted: a promise that the indices are sorted.
+        mode: slices that would stick out: moved back in (`"clip"`), filled
+            with `fill_value` (`"fill"`), or promised not to occur.
+        fill_value: the value of out-of-bounds slices with `"fill"` (default:
+            NaN for inexact dtypes, the smallest value for signed, the largest
+            for unsigned integers, True for bool).
+
+    Returns:
+        The gathered array.
+
+    Raises:
+        TypeError: the shapes do not fit `dimension_numbers` and `slice_sizes`.
+
+    Examples:
+        Picking rows 2 and 0 of a matrix (`m[jnp.array([2, 0])]`):
+
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> m = jnp.arange(12.0).reshape(3, 4)
+        >>> dnums = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+        ...                                    start_index_map=(0,))
+        >>> lax.gather(m, jnp.array([[2], [0]]), dnums, slice_sizes=(1, 4))
+        Array([[ 8., 9., 10., 11.],
+               [ 0.,  1.,  2.,  3.]], dtype=float32)
+    """
     dnums = _canonical_dnums(dimension_numbers)
     slice_sizes = tuple(map(canonical_dim, slice_sizes))
     mode = GatherScatterMode.from_any(mode)

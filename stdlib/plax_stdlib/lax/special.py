@@ -180,8 +180,26 @@ def _zeta_partial_q(g, ans, x, q):
 
 zeta_p = binary("lax.zeta", dtypes=FLOAT, lower=chlo_rule("zeta"),
                 jvp=defjvp(_not_differentiable("zeta", "x"), _zeta_partial_q))
-zeta = _public(zeta_p, "zeta", "x q", "Elementwise Hurwitz zeta function: sum over n ≥ 0 of "
-               "(n + q) ** -x.")
+_ZETA_DOC = """The Hurwitz zeta function, elementwise: the sum over n >= 0 of
+`(n + q) ** -x`.
+
+With `q = 1` it is Riemann's zeta function.
+
+Args:
+    x: an array of a floating-point dtype (the exponent, > 1 for a finite
+        sum).
+    q: an array of `x`'s dtype.
+
+Returns:
+    An array of `x`'s dtype.
+
+Examples:
+    >>> import plax.numpy as jnp
+    >>> from plax import lax
+    >>> lax.zeta(jnp.array([2.0, 4.0]), 1.0)  # pi**2 / 6, pi**4 / 90
+    Array([1.6449... , 1.0823...], dtype=float32)
+"""
+zeta = _public(zeta_p, "zeta", "x q", _ZETA_DOC)
 
 
 # --- regularized incomplete gamma ---------------------------------------------------------
@@ -351,10 +369,40 @@ random_gamma_grad_p = binary(
     jvp=defjvp(_not_differentiable("random_gamma_grad", "a"),
                _not_differentiable("random_gamma_grad", "x")))
 
-igamma = _public(igamma_p, "igamma", "a x", "Elementwise regularized lower incomplete gamma "
-                 "function P(a, x).")
-igammac = _public(igammac_p, "igammac", "a x", "Elementwise regularized upper incomplete gamma "
-                  "function Q(a, x) = 1 - P(a, x), accurate where P is near 1.")
+_IGAMMA_DOC = """The regularized lower incomplete gamma function P(a, x), elementwise: the
+CDF at `x` of a gamma distribution of shape `a`.
+
+Args:
+    a: an array of a floating-point dtype (positive).
+    x: an array of `a`'s dtype (non-negative).
+
+Returns:
+    An array of values in [0, 1].
+
+Examples:
+    >>> import plax.numpy as jnp
+    >>> from plax import lax
+    >>> lax.igamma(jnp.array([1.0, 2.0]), jnp.array([1.0, 1.0]))  # 1 - 1/e, 1 - 2/e
+    Array([0.6321... , 0.2642...], dtype=float32)
+"""
+igamma = _public(igamma_p, "igamma", "a x", _IGAMMA_DOC)
+_IGAMMAC_DOC = """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x),
+elementwise, accurate where P is close to 1.
+
+Args:
+    a: an array of a floating-point dtype (positive).
+    x: an array of `a`'s dtype (non-negative).
+
+Returns:
+    An array of values in [0, 1].
+
+Examples:
+    >>> import plax.numpy as jnp
+    >>> from plax import lax
+    >>> lax.igammac(jnp.array([1.0, 1.0]), jnp.array([1.0, 20.0]))  # exp(-x)
+    Array([3.6787...e-01, 2.0611...e-09], dtype=float32)
+"""
+igammac = _public(igammac_p, "igammac", "a x", _IGAMMAC_DOC)
 igamma_grad_a = _public(igamma_grad_a_p, "igamma_grad_a", "a x",
                         "Elementwise derivative of igamma(a, x) with respect to a.")
 _random_gamma_grad_bound = _public(random_gamma_grad_p, "random_gamma_grad", "a x", "")
@@ -441,8 +489,24 @@ regularized_incomplete_beta_p = elementwise(
     "lax.regularized_incomplete_beta", 3, dtypes=FLOAT, lower=_lowered_from(_betainc),
     jvp=defjvp(_not_differentiable("regularized_incomplete_beta", "a"),
                _not_differentiable("regularized_incomplete_beta", "b"), _betainc_grad_x))
-betainc = _public(regularized_incomplete_beta_p, "betainc", "a b x",
-                  "Elementwise regularized incomplete beta integral I_x(a, b).")
+_BETAINC_DOC = """The regularized incomplete beta function I_x(a, b), elementwise: the CDF at
+`x` of a Beta(a, b) distribution.
+
+Args:
+    a: an array of a floating-point dtype (positive).
+    b: an array of `a`'s dtype (positive).
+    x: an array of `a`'s dtype, in [0, 1].
+
+Returns:
+    An array of values in [0, 1].
+
+Examples:
+    >>> import plax.numpy as jnp
+    >>> from plax import lax
+    >>> jnp.round(lax.betainc(1.0, 1.0, jnp.array([0.25, 0.5])), 4)  # Beta(1, 1): uniform
+    Array([0.25, 0.5 ], dtype=float32)
+"""
+betainc = _public(regularized_incomplete_beta_p, "betainc", "a b x", _BETAINC_DOC)
 
 __all__ = ["bessel_i0e", "bessel_i0e_p", "bessel_i1e", "bessel_i1e_p", "betainc", "igamma",
            "igamma_grad_a", "igamma_grad_a_p", "igamma_p", "igammac", "igammac_p",

@@ -38,9 +38,29 @@ def stride_dim(d: int, window: int, stride: int) -> int:
 
 def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int],
                     window_strides: Sequence[int], padding) -> list[tuple[int, int]]:
-    """`(low, high)` pads per dimension for 'VALID' (none), 'SAME' (the output has
-    `ceil(in / stride)` elements; an odd pad puts the extra element at the end) or
-    'SAME_LOWER' (the extra element at the start)."""
+    """The `(low, high)` padding of each dimension that a padding name stands for.
+
+    `"VALID"` is no padding; `"SAME"` pads so that the output has
+    `ceil(in / stride)` elements, an odd total putting the extra element at
+    the end; `"SAME_LOWER"` puts it at the start.
+
+    Args:
+        in_shape: the input's spatial shape.
+        window_shape: the window's shape.
+        window_strides: the strides.
+        padding: `"VALID"`, `"SAME"` or `"SAME_LOWER"` (or a `PaddingType`).
+
+    Returns:
+        A list of `(low, high)` pairs.
+
+    Raises:
+        ValueError: an unknown padding name.
+
+    Examples:
+        >>> from plax import lax
+        >>> lax.padtype_to_pads((5, 6), (3, 2), (1, 2), "SAME")
+        [(1, 1), (0, 0)]
+    """
     if not isinstance(padding, str):
         raise TypeError(f"padding must be 'VALID', 'SAME' or 'SAME_LOWER', got {padding!r}")
     kind = padding.upper()
