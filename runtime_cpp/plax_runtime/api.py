@@ -191,19 +191,56 @@ def _renamed(old: str, new: str) -> None:
 
 
 def host_id(backend: Backend = None) -> int:
-    """Old name of `process_index`."""
+    """The old name of `process_index` (it warns): this process's index.
+
+    Args:
+        backend: a platform name or backend (default: the default backend).
+
+    Returns:
+        An int.
+
+    Examples:
+        >>> import plax
+        >>> plax.process_index()  # use the new name
+        0
+    """
     _renamed("host_id", "process_index")
     return process_index(backend)
 
 
 def host_count(backend: Backend = None) -> int:
-    """Old name of `process_count`."""
+    """The old name of `process_count` (it warns): the number of processes.
+
+    Args:
+        backend: a platform name or backend (default: the default backend).
+
+    Returns:
+        An int.
+
+    Examples:
+        >>> import plax
+        >>> plax.process_count()  # use the new name
+        1
+    """
     _renamed("host_count", "process_count")
     return process_count(backend)
 
 
 def host_ids(backend: Backend = None) -> list[int]:
-    """Old name of `process_indices`."""
+    """The old name of `process_indices` (it warns): the processes holding
+    devices of a backend.
+
+    Args:
+        backend: a platform name or backend (default: the default backend).
+
+    Returns:
+        A list of ints.
+
+    Examples:
+        >>> import plax
+        >>> plax.process_indices()  # use the new name
+        [0]
+    """
     _renamed("host_ids", "process_indices")
     return process_indices(backend)
 
@@ -325,8 +362,22 @@ def live_arrays(platform: str | None = None) -> list[Array]:
 
 
 def print_environment_info(return_string: bool = False) -> str | None:
-    """The versions of plax's packages, jaxlib, NumPy and Python, the devices and the
-    plax/JAX/XLA environment variables: what a bug report needs."""
+    """Prints the versions of plax's packages, jaxlib, NumPy and Python, the
+    devices, and the plax/JAX/XLA environment variables: what a bug report
+    needs.
+
+    Args:
+        return_string: return the text instead of printing it.
+
+    Returns:
+        The text with `return_string`, else None.
+
+    Examples:
+        >>> import plax
+        >>> info = plax.print_environment_info(return_string=True)
+        >>> info.splitlines()[1]
+        'jaxlib: 0.10.2'
+    """
     packages = sorted(f"{dist.metadata['Name']} {dist.version}"
                       for dist in importlib.metadata.distributions()
                       if (dist.metadata["Name"] or "").startswith("plax"))

@@ -32,7 +32,27 @@ _UNSTACKED_ITERATION = 100
 
 
 class Shard:
-    """One addressable piece of an Array: its device, its slice of the array, its data."""
+    """One piece of a (possibly sharded) Array held by one device: which device,
+    which slice of the global array, and the data.
+
+    `array.addressable_shards` lists the pieces this process holds.
+
+    Attributes:
+        device: the `Device` holding the piece.
+        index: the piece's slice of the global array (a tuple of `slice`s).
+        replica_id: which copy this is when the piece is replicated (0 for the
+            first).
+        data: the piece as a single-device Array.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> from plax.sharding import NamedSharding, PartitionSpec as P
+        >>> mesh = plax.make_mesh((4,), ("x",))
+        >>> a = plax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))
+        >>> shard = a.addressable_shards[1]
+        >>> shard.device, shard.index, shard.data
+        (CpuDevice(id=1), (slice(2, 4, None),), Array([2., 3.], dtype=float32))
+    """
     __slots__ = ("device", "index", "replica_id", "data")
 
     def __init__(self, device: Device, index: Index, replica_id: int, data: Array):

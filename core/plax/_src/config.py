@@ -704,8 +704,30 @@ _user_contexts = itertools.count()
 
 
 def make_user_context(default_value: Any = None) -> State:
-    """A new option of the user's whose value is part of every cache key: entering
-    `with context(value):` makes jitted functions trace and compile anew for `value`."""
+    """Makes a new option of your own whose value is part of every compilation
+    cache key.
+
+    Inside `with context(value):`, jitted functions trace and compile anew for
+    each value, so code that reads `context.value` at trace time (a Python
+    setting that changes what is computed) is never served a stale program.
+
+    Args:
+        default_value: the option's value outside any `with` block.
+
+    Returns:
+        A `State`: call it with a value for a `with` block (or decorator); read
+        `.value`.
+
+    Examples:
+        >>> import plax
+        >>> scale = plax.make_user_context(1.0)
+        >>> f = plax.jit(lambda x: x * scale.value)
+        >>> f(2.0)
+        Array(2., dtype=float32, weak_type=True)
+        >>> with scale(10.0):
+        ...     f(2.0)  # traced again for the new value
+        Array(20., dtype=float32, weak_type=True)
+    """
     return config.define_object_state(
         f"jax_user_context_{next(_user_contexts)}", default_value,
         "A user context made by make_user_context.", validator=_check_hashable,
