@@ -289,6 +289,24 @@ class State(_jaxlib_config.Config):
         return f"State({self.name}={self.value!r})"
 
 
+def document_option(state, public: str):
+    """Gives the option `state`, exported as `plax.<public>`, its own docstring: its
+    help, how to set it and (a bool or enum option) an example; other values as given."""
+    if not isinstance(state, State) or "__doc__" in vars(state):
+        return state
+    values = ([not state.value] if isinstance(state._kind, _BoolKind) else
+              [v for v in getattr(state._kind, "values", ()) if v != state.value][:1])
+    doc = (f"{state.help}\n\n`with plax.{public}(value):` sets the option `{state.name}` for "
+           f"a block in this thread (as a decorator, for a function's calls); "
+           f"`plax.config.update({state.name!r}, value)` sets it for the process; "
+           f"`plax.{public}.value` reads it.")
+    if values:
+        doc += (f"\n\nExamples:\n    >>> import plax\n    >>> with plax.{public}({values[0]!r}):"
+                f"\n    ...     plax.{public}.value\n    {values[0]!r}\n")
+    state.__doc__ = doc
+    return state
+
+
 class StateContext:
     """Sets a State's value in the current thread for a `with` block or a call."""
 
