@@ -77,8 +77,27 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
 
 
 def broadcast_like(arr, like_arr):
-    """`arr` broadcast (NumPy style: new leading dimensions, size-1 dimensions
-    stretched) to the shape of `like_arr`."""
+    """Broadcasts `arr` to the shape of `like_arr`, NumPy style: new leading
+    dimensions, and size-1 dimensions stretched.
+
+    Args:
+        arr: an array.
+        like_arr: an array (or anything with `shape`) whose shape `arr`
+            broadcasts to.
+
+    Returns:
+        `arr` broadcast to `like_arr.shape`.
+
+    Raises:
+        ValueError: the shapes do not broadcast.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.broadcast_like(jnp.array([1, 2]), jnp.zeros((2, 2)))
+        Array([[1, 2],
+               [1, 2]], dtype=int32)
+    """
     shape, target = get_aval(arr).shape, get_aval(like_arr).shape
     if broadcast_shapes(shape, target) != target:
         raise ValueError(f"broadcast_like: an array of shape {shape} does not broadcast to "
@@ -178,7 +197,20 @@ def dtype(x: Any) -> np.dtype:
 
 
 def shape_as_value(shape):
-    """`shape` as a 1-D array of its dimensions."""
+    """A shape as a 1-d integer array of its dimensions (symbolic ones computed at
+    run time).
+
+    Args:
+        shape: a tuple of dimension sizes.
+
+    Returns:
+        A 1-d int32 array.
+
+    Examples:
+        >>> from plax import lax
+        >>> lax.shape_as_value((2, 3))
+        Array([2, 3], dtype=int32)
+    """
     index = dtypes.default_int_dtype()
     dims = [broadcast_in_dim(full((), int(d), index), (1,), ()) for d in shape]
     return concatenate(dims, 0) if dims else full((0,), 0, index)

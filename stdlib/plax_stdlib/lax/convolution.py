@@ -65,8 +65,26 @@ class ConvDimensionNumbers(NamedTuple):
 
 
 def conv_general_permutations(dimension_numbers):
-    """The three canonical permutations of string dimension numbers; spatial
-    dimensions are ordered as they appear in the rhs string."""
+    """The permutations that bring each of a convolution's three layouts, given as
+    strings, to the canonical order (batch/out-feature, feature, spatial...).
+
+    Spatial dimensions are ordered as they appear in the kernel's string.
+
+    Args:
+        dimension_numbers: three layout strings, e.g. `("NHWC", "HWIO", "NHWC")`.
+
+    Returns:
+        `(lhs_perm, rhs_perm, out_perm)`, tuples of dimension indices.
+
+    Raises:
+        TypeError: the strings name different dimensions or lack batch and
+            feature letters.
+
+    Examples:
+        >>> from plax import lax
+        >>> lax.conv_general_permutations(("NHWC", "HWIO", "NHWC"))
+        ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))
+    """
     rhs_spec = dimension_numbers[1]
     pairs = (("N", "C"), ("O", "I"), ("N", "C"))
     for i, (a, b) in enumerate(pairs):
@@ -139,8 +157,24 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) -> ConvDimen
 
 
 def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count: int = 1):
-    """The output shape, in canonical order, of a convolution of shapes in canonical
-    order (no dilation)."""
+    """The output shape of a convolution, all shapes in the canonical order (batch
+    or out-feature first, then feature, then spatial), without dilation.
+
+    Args:
+        lhs_shape: the input's shape (N, C, spatial...).
+        rhs_shape: the kernel's shape (O, I, window...).
+        strides: the stride per spatial dimension.
+        pads: `(low, high)` pairs, or a padding name.
+        batch_group_count: the batch groups.
+
+    Returns:
+        The output shape, a tuple (N, O, spatial...).
+
+    Examples:
+        >>> from plax import lax
+        >>> lax.conv_shape_tuple((8, 3, 32, 32), (16, 3, 3, 3), (2, 2), "SAME")
+        (8, 16, 16, 16)
+    """
     if isinstance(pads, str):
         pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], strides, pads)
     if len(pads) != len(lhs_shape) - 2:
@@ -687,9 +721,34 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
 def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation=None,
                                  rhs_dilation=None, dimension_numbers=None, precision=None,
                                  preferred_element_type=None):
-    """The patches a convolution with a kernel of spatial shape `filter_shape` reads,
-    as features: output feature `c * prod(filter_shape) + k` is element `k`
-    (row-major) of input feature `c`'s window. One convolution with a one-hot kernel."""
+    """Extracts the patches a convolution reads, as features (im2col): with a
+    kernel of spatial shape `filter_shape`, output feature
+    `c * prod(filter_shape) + k` is element `k` (row-major) of input feature
+    `c`'s window.
+
+    Args:
+        lhs: the input, e.g. (N, C, H, W).
+        filter_shape: the window's spatial shape.
+        window_strides: the stride per spatial dimension.
+        padding: `"VALID"`, `"SAME"` or `(low, high)` pairs.
+        lhs_dilation: the input's dilation.
+        rhs_dilation: the window's dilation.
+        dimension_numbers: the layouts, as for `conv_general_dilated`.
+        precision: a `lax.Precision`, or None.
+        preferred_element_type: the result's dtype.
+
+    Returns:
+        An array (N, C * prod(filter_shape), out spatial...) in the default
+        layout.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.arange(4.0).reshape(1, 1, 4)
+        >>> lax.conv_general_dilated_patches(x, (2,), (1,), "VALID")
+        Array([[[0., 1., 2.],
+                [1., 2., 3.]]], dtype=float32)
+    """
     lhs_shape = get_aval(lhs).shape
     filter_shape = tuple(filter_shape)
     n = len(filter_shape)

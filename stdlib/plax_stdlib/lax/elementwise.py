@@ -108,9 +108,33 @@ mul_p, _mul = binary_op(
 
 
 def mul(x, y, *, out_dtype=None):
-    """Elementwise multiplication: x * y; with `out_dtype`, a product of that dtype,
-    computed (as JAX does where no backend kernel fuses it) from the operands converted
-    to it."""
+    """Elementwise multiplication: x * y.
+
+    Args:
+        x: an array (or scalar) of a numeric dtype.
+        y: an array of `x`'s dtype, of `x`'s shape (either may be a scalar); a
+            Python scalar takes the other operand's dtype.
+        out_dtype: the product's dtype, when it should differ from the
+            operands' (e.g. int32 products of int8 operands): the operands are
+            converted to it and then multiplied, as JAX does where no backend
+            kernel fuses the two.
+
+    Returns:
+        An array of the operands' dtype (or `out_dtype`), of their broadcast
+        shape.
+
+    Raises:
+        TypeError: the operands' dtypes differ (lax does not promote), or a
+            non-numeric dtype.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.mul(jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0]))
+        Array([3., 8.], dtype=float32)
+        >>> lax.mul(jnp.array([100], jnp.int8), jnp.array([3], jnp.int8), out_dtype=jnp.int32)
+        Array([300], dtype=int32)
+    """
     if out_dtype is not None:
         x, y = convert_element_type(x, out_dtype), convert_element_type(y, out_dtype)
     return _mul(x, y)

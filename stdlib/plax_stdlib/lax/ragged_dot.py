@@ -134,8 +134,38 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers,
 
 def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=None,
                group_offset=None, out_sharding=None):
-    """`lhs` [m, k] times `rhs` [g, k, n] → [m, n], the rows of `lhs` split into
-    consecutive groups of `group_sizes`, group i multiplied by `rhs[i]`."""
+    """A grouped matrix product: consecutive groups of `lhs`'s rows, of sizes
+    `group_sizes`, are each multiplied by their own matrix of `rhs` (as in
+    mixture-of-experts layers).
+
+    Rows `sum(group_sizes[:i])` to `sum(group_sizes[:i + 1])` of `lhs` are
+    multiplied by `rhs[i]`; rows past the last group give zeros.
+
+    Args:
+        lhs: an array of shape (m, k).
+        rhs: an array of shape (g, k, n): one matrix per group.
+        group_sizes: an integer array of shape (g,), summing to at most m.
+        precision: a `lax.Precision`, a pair, or None.
+        preferred_element_type: the accumulation and result dtype.
+        group_offset: not supported (must be None).
+        out_sharding: on a mesh with `Explicit` axes, the result's sharding.
+
+    Returns:
+        An array of shape (m, n).
+
+    Raises:
+        TypeError: the shapes do not fit (m, k) x (g, k, n).
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lhs = jnp.ones((3, 2))
+        >>> rhs = jnp.stack([jnp.eye(2), 2 * jnp.eye(2)])  # group 0: x1, group 1: x2
+        >>> lax.ragged_dot(lhs, rhs, jnp.array([1, 2], jnp.int32))
+        Array([[1., 1.],
+               [2., 2.],
+               [2., 2.]], dtype=float32)
+    """
     return ragged_dot_general(lhs, rhs, group_sizes, _BASIC, precision=precision,
                               preferred_element_type=preferred_element_type,
                               group_offset=group_offset, out_sharding=out_sharding)

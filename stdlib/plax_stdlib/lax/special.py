@@ -403,14 +403,49 @@ Examples:
     Array([3.6787...e-01, 2.0611...e-09], dtype=float32)
 """
 igammac = _public(igammac_p, "igammac", "a x", _IGAMMAC_DOC)
-igamma_grad_a = _public(igamma_grad_a_p, "igamma_grad_a", "a x",
-                        "Elementwise derivative of igamma(a, x) with respect to a.")
+_IGAMMA_GRAD_A_DOC = """The derivative of the regularized lower incomplete gamma function
+`igamma(a, x)` with respect to `a`, elementwise.
+
+Args:
+    a: an array of a floating-point dtype (positive).
+    x: an array of `a`'s dtype (non-negative).
+
+Returns:
+    An array of `a`'s dtype.
+
+Examples:
+    >>> import plax
+    >>> from plax import lax
+    >>> d = lax.igamma_grad_a(2.0, 1.0)
+    >>> bool(abs(d - plax.grad(lambda a: lax.igamma(a, 1.0))(2.0)) < 1e-4)
+    True
+"""
+igamma_grad_a = _public(igamma_grad_a_p, "igamma_grad_a", "a x", _IGAMMA_GRAD_A_DOC)
 _random_gamma_grad_bound = _public(random_gamma_grad_p, "random_gamma_grad", "a x", "")
 
 
 def random_gamma_grad(a, x, *, dtype=None):
-    """Elementwise derivative of a Gamma(a, 1) sample `x` with respect to `a` (the
-    reparameterization gradient); `dtype`, if given, is the result's dtype."""
+    """The derivative of a Gamma(a, 1) sample `x` with respect to `a`, elementwise:
+    the implicit reparameterization gradient that makes `random.gamma`
+    differentiable in `a`.
+
+    Args:
+        a: the shape parameter, a floating-point array.
+        x: the samples, of `a`'s dtype.
+        dtype: the result's dtype (default: `x`'s).
+
+    Returns:
+        An array of the derivatives.
+
+    Examples:
+        >>> import plax
+        >>> from plax import lax
+        >>> key = plax.random.key(0)
+        >>> g = plax.grad(lambda a: plax.random.gamma(key, a))(2.0)
+        >>> x = plax.random.gamma(key, 2.0)
+        >>> bool(abs(lax.random_gamma_grad(2.0, x) - g) < 1e-5)
+        True
+    """
     out = _random_gamma_grad_bound(a, x)
     return out if dtype is None else convert_element_type(out, dtype)
 

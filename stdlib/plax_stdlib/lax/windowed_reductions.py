@@ -421,9 +421,31 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
 
 def select_and_gather_add(tangents, operand, select_prim, window_dimensions, window_strides,
                           padding, base_dilation=None, window_dilation=None):
-    """For each window of `operand`, the element of `tangents` where the comparison
-    `select_prim` (`lax.ge_p`: the max, `lax.le_p`: the min) picks `operand`'s
-    element: the tangent of max/min pooling."""
+    """For each window of `operand`, picks the element of `tangents` where the
+    comparison `select_prim` chooses `operand`'s element: the forward-mode
+    derivative of max (`lax.ge_p`) or min (`lax.le_p`) pooling.
+
+    Args:
+        tangents: an array of `operand`'s shape.
+        operand: the pooled array.
+        select_prim: `lax.ge_p` (max pooling) or `lax.le_p` (min pooling).
+        window_dimensions: the window's size per dimension.
+        window_strides: the stride per dimension.
+        padding: `(low, high)` pairs.
+        base_dilation: the operand's dilation.
+        window_dilation: the window's dilation.
+
+    Returns:
+        One tangent per window.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.array([1.0, 5.0, 3.0, 2.0])
+        >>> t = jnp.array([10.0, 20.0, 30.0, 40.0])
+        >>> lax.select_and_gather_add(t, x, lax.ge_p, (2,), (2,), [(0, 0)])
+        Array([20., 30.], dtype=float32)
+    """
     window = make_window("select_and_gather_add", get_aval(operand).shape, window_dimensions,
                          window_strides, padding, base_dilation, window_dilation)
     return select_and_gather_add_p.bind(tangents, operand, select_prim=select_prim,
@@ -432,9 +454,28 @@ def select_and_gather_add(tangents, operand, select_prim, window_dimensions, win
 
 def select_and_scatter_add(source, operand, select_prim, window_dimensions, window_strides,
                            padding):
-    """`source` (one value per window of `operand`) added at the element each window's
-    comparison `select_prim` picks; zeros elsewhere: the transpose of
-    `select_and_gather_add`, i.e. the gradient of max/min pooling."""
+    """Adds one value per window of `operand` at the element the window's
+    comparison picks, zeros elsewhere: the gradient of max or min pooling (the
+    transpose of `select_and_gather_add`).
+
+    Args:
+        source: one value per window.
+        operand: the pooled array.
+        select_prim: `lax.ge_p` (max pooling) or `lax.le_p` (min pooling).
+        window_dimensions: the window's size per dimension.
+        window_strides: the stride per dimension.
+        padding: `(low, high)` pairs.
+
+    Returns:
+        An array of `operand`'s shape.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.array([1.0, 5.0, 3.0, 2.0])
+        >>> lax.select_and_scatter_add(jnp.array([1.0, 1.0]), x, lax.ge_p, (2,), (2,), [(0, 0)])
+        Array([0., 1., 1., 0.], dtype=float32)
+    """
     window = make_window("select_and_scatter_add", get_aval(operand).shape,
                          window_dimensions, window_strides, padding, None, None)
     return select_and_scatter_add_p.bind(source, operand, select_prim=select_prim,

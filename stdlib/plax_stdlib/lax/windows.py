@@ -251,7 +251,25 @@ def padding_tensor(padding) -> ir.Value:
 
 def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,
                               base_dilation=None, window_dilation=None) -> tuple[int, ...]:
-    """The shape `reduce_window` gives an operand of `operand_shape`."""
+    """The shape `reduce_window` gives an operand of a shape.
+
+    Args:
+        operand_shape: the operand's shape.
+        window_dimensions: the window's size per dimension.
+        window_strides: the stride per dimension.
+        padding: a `(low, high)` pair per dimension (`padtype_to_pads` turns
+            a name into pairs).
+        base_dilation: the operand's dilation.
+        window_dilation: the window's dilation.
+
+    Returns:
+        The result's shape, a tuple.
+
+    Examples:
+        >>> from plax import lax
+        >>> lax.reduce_window_shape_tuple((4, 6), (2, 2), (2, 2), [(0, 0), (0, 1)])
+        (2, 3)
+    """
     ones = (1,) * len(operand_shape)
     window = Window(tuple(window_dimensions), tuple(window_strides),
                     tuple(map(tuple, padding)), tuple(base_dilation or ones),
