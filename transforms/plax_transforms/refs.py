@@ -96,12 +96,25 @@ class AbstractRef(AbstractValue):
 
 
 class Ref:
-    """A mutable reference to an array (see the module docstring).
+    """A mutable reference to an array, made by `plax.new_ref` (or
+    `plax.empty_ref`).
 
-    A `jit` call donates the buffer of each reference it is passed to the output
-    holding the reference's final value, so `_exclusive` says whether the reference
-    alone holds its buffer (made by `new_ref` or written by a call); one also handed
-    to the user (a whole read, a whole write of the user's array) is copied first.
+    Read it with indexing (`ref[...]` for the whole value, `ref[i]`,
+    `ref[1:3]`) and write it with indexed assignment (`ref[...] = v`,
+    `ref[i] += 1`), also inside `jit`: a jitted function that writes to a
+    reference it is passed updates it for the caller (the reference's buffer is
+    donated to the call and replaced by its final value). `ref.shape`,
+    `ref.dtype` and `ref.ndim` describe the value; `plax.freeze` turns it into
+    an array.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> ref = plax.new_ref(jnp.zeros((2, 2)))
+        >>> ref[0, 1] = 3.0
+        >>> ref[...] += 1.0
+        >>> ref.shape, ref[...]
+        ((2, 2), Array([[1., 4.],
+               [1., 1.]], dtype=float32))
     """
     __slots__ = ("_value", "_home", "_exclusive", "__weakref__")
 

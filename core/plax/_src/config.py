@@ -667,7 +667,35 @@ if _transfer_guard_all.value is not None:  # from PLAX_TRANSFER_GUARD/JAX_TRANSF
 
 @contextlib.contextmanager
 def transfer_guard(new_val: str):
-    """Sets this thread's transfer guard level of every direction inside the block."""
+    """A context manager that sets the transfer guard level of every direction
+    (host to device, device to host, device to device) for a block, in this
+    thread.
+
+    Levels: `"allow"`, `"log"` (log implicit transfers), `"disallow"` (raise on
+    implicit transfers), and `"log_explicit"`/`"disallow_explicit"` (also
+    explicit ones). Implicit transfers are those plax makes for you (a NumPy
+    array passed to a jitted function, `np.asarray` of an Array); explicit ones
+    are `device_put`/`device_get`.
+
+    Args:
+        new_val: the level.
+
+    Raises:
+        ValueError: an unknown level.
+
+    Examples:
+        >>> import numpy as np
+        >>> import plax, plax.numpy as jnp
+        >>> f = plax.jit(lambda a: a + 1)
+        >>> with plax.transfer_guard("disallow"):
+        ...     f(np.ones(2))  # implicit host-to-device transfer of the argument
+        Traceback (most recent call last):
+        ...
+        jaxlib._jax.JaxRuntimeError: INVALID_ARGUMENT: Disallowed host-to-device transfer...
+        >>> with plax.transfer_guard("disallow"):
+        ...     f(plax.device_put(np.ones(2)))  # explicit: allowed
+        Array([2., 2.], dtype=float32)
+    """
     with transfer_guard_host_to_device(new_val), transfer_guard_device_to_device(new_val), \
             transfer_guard_device_to_host(new_val), _transfer_guard_all(new_val):
         yield

@@ -17,7 +17,17 @@ from plax.extend.mlir import hlo
 
 
 class AccuracyMode(enum.Enum):
-    """A named accuracy: the most accurate implementation, or the backend's default."""
+    """A named accuracy for the `accuracy=` of lax's transcendental functions
+    (`exp`, `log`, `sin`, `tanh`...): `HIGHEST` asks for the most accurate
+    implementation, `DEFAULT` for the backend's usual one. For an explicit
+    bound, use `lax.Tolerance`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.tanh(jnp.array([0.0, 1.0]), accuracy=lax.AccuracyMode.HIGHEST)
+        Array([0. , 0.7615...], dtype=float32)
+    """
     HIGHEST = 1
     DEFAULT = 2
 

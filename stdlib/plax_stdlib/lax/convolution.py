@@ -57,8 +57,24 @@ from plax_stdlib.lax.windows import (
 
 
 class ConvDimensionNumbers(NamedTuple):
-    """Positions of (batch, feature, spatial...) in the lhs, (out feature, in feature,
-    spatial...) in the rhs, and (batch, feature, spatial...) in the output."""
+    """The layouts of a convolution as dimension indices: where batch, feature and
+    spatial dimensions are in the input (`lhs_spec`), the kernel (`rhs_spec`:
+    out feature, in feature, spatial) and the output (`out_spec`).
+
+    Usually made from strings by `conv_dimension_numbers`.
+
+    Attributes:
+        lhs_spec: (batch, feature, spatial...) positions in the input.
+        rhs_spec: (out feature, in feature, spatial...) positions in the kernel.
+        out_spec: (batch, feature, spatial...) positions in the output.
+
+    Examples:
+        >>> from plax import lax
+        >>> dn = lax.ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1),
+        ...                               out_spec=(0, 3, 1, 2))  # NHWC, HWIO, NHWC
+        >>> dn == lax.conv_dimension_numbers((1, 5, 5, 3), (3, 3, 3, 8), ("NHWC", "HWIO", "NHWC"))
+        True
+    """
     lhs_spec: Sequence[int]
     rhs_spec: Sequence[int]
     out_spec: Sequence[int]
@@ -191,6 +207,24 @@ def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count: int
 
 def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
                              dimension_numbers):
+    """The output shape of a general convolution, in the output's own layout.
+
+    Args:
+        lhs_shape: the input's shape.
+        rhs_shape: the kernel's shape.
+        window_strides: the stride per spatial dimension.
+        padding: `(low, high)` pairs, or a padding name.
+        dimension_numbers: the layouts (a `ConvDimensionNumbers` or strings).
+
+    Returns:
+        The output's shape, a tuple.
+
+    Examples:
+        >>> from plax import lax
+        >>> lax.conv_general_shape_tuple((1, 8, 8, 3), (3, 3, 3, 16), (1, 1), "SAME",
+        ...                              ("NHWC", "HWIO", "NHWC"))
+        (1, 8, 8, 16)
+    """
     lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
     out = conv_shape_tuple(np.take(lhs_shape, lhs_perm), np.take(rhs_shape, rhs_perm),
                            window_strides, padding)
@@ -216,6 +250,24 @@ def _conv_transpose_padding(k: int, s: int, padding) -> tuple[int, int]:
 
 def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
                                dimension_numbers):
+    """The output shape of `conv_transpose`, in the output's own layout.
+
+    Args:
+        lhs_shape: the input's shape.
+        rhs_shape: the kernel's shape.
+        window_strides: the upsampling factor per spatial dimension.
+        padding: `"SAME"`, `"VALID"`, or `(low, high)` pairs.
+        dimension_numbers: the layouts (a `ConvDimensionNumbers` or strings).
+
+    Returns:
+        The output's shape, a tuple.
+
+    Examples:
+        >>> from plax import lax
+        >>> lax.conv_transpose_shape_tuple((1, 3, 3, 1), (2, 2, 1, 1), (2, 2), "SAME",
+        ...                                ("NHWC", "HWIO", "NHWC"))
+        (1, 6, 6, 1)
+    """
     lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
     lhs_t, rhs_t = np.take(lhs_shape, lhs_perm), np.take(rhs_shape, rhs_perm)
     if isinstance(padding, str):

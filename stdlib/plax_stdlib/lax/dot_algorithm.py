@@ -50,8 +50,22 @@ FLOAT8 = tuple(np.dtype(t) for t in (
 
 
 class DotAlgorithmPreset(enum.Enum):
-    """The known dot algorithms, named `LHS_RHS_ACCUMULATION[_Xpasses]`; `DEFAULT` is
-    the backend's choice, the `ANY_F8` ones take any float8 operands."""
+    """Names an exact algorithm for a matrix product: the types the operands are
+    rounded to, the accumulation type, and the number of passes. Pass it as
+    `precision=` to `dot_general` (or `jnp.matmul`...).
+
+    Names read `LHS_RHS_ACCUMULATION[_Xpasses]`: `BF16_BF16_F32_X3` rounds each
+    operand to bfloat16 (in three components) and accumulates in float32.
+    `DEFAULT` leaves the choice to the backend; the `ANY_F8` presets take any
+    float8 operands. A backend rejects the presets it does not implement.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> a = jnp.array([[1.0, 2.0]])
+        >>> lax.dot(a, a.T, precision=lax.DotAlgorithmPreset.F32_F32_F32)
+        Array([[5.]], dtype=float32)
+    """
     DEFAULT = enum.auto()
     ANY_F8_ANY_F8_F32 = enum.auto()
     ANY_F8_ANY_F8_F32_FAST_ACCUM = enum.auto()

@@ -38,8 +38,24 @@ from plax_stdlib.lax.out_sharding import check_out_sharding, cotangent_sharding,
 
 
 class Precision(enum.Enum):
-    """How much precision XLA should spend on a matmul's inputs (e.g. on TPU:
-    bf16 passes for DEFAULT, 3 for HIGH, 6 for HIGHEST)."""
+    """How much precision the backend should spend on the inputs of a matrix
+    product or convolution (`precision=` of `dot`, `dot_general`, `conv...`,
+    and `jnp.matmul`...).
+
+    `DEFAULT` is fastest; on TPU it multiplies float32 inputs in one bfloat16
+    pass, `HIGH` in three and `HIGHEST` in six (about float32 accuracy). On CPU
+    all three compute in float32. Strings (`"highest"`...) are accepted where a
+    Precision is. The option `jax_default_matmul_precision` changes the default.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> a = jnp.array([[1.0, 2.0]])
+        >>> lax.dot(a, a.T, precision=lax.Precision.HIGHEST)
+        Array([[5.]], dtype=float32)
+        >>> lax.Precision("highest") is lax.Precision.HIGHEST
+        True
+    """
     DEFAULT = 0
     HIGH = 1
     HIGHEST = 2

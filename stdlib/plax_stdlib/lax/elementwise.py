@@ -313,7 +313,16 @@ is_finite_p, is_finite = unary_op("is_finite", FLOAT, hlo_rule("is_finite"),
 
 
 class RoundingMethod(enum.IntEnum):
-    """How `round` breaks ties: away from zero (0.5 → 1) or to even (0.5 → 0)."""
+    """How `lax.round` breaks ties between two integers: `AWAY_FROM_ZERO` (0.5
+    gives 1, -0.5 gives -1) or `TO_NEAREST_EVEN` (banker's rounding, as NumPy:
+    0.5 gives 0, 1.5 gives 2).
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.round(jnp.array([0.5, 1.5]), lax.RoundingMethod.TO_NEAREST_EVEN)
+        Array([0., 2.], dtype=float32)
+    """
     AWAY_FROM_ZERO = 0
     TO_NEAREST_EVEN = 1
 

@@ -22,7 +22,17 @@ from plax_stdlib.lax.slicing import dynamic_update_index_in_dim, index_in_dim
 
 
 class RandomAlgorithm(enum.IntEnum):
-    """The algorithm of `rng_bit_generator`."""
+    """The bit-generation algorithm of `lax.rng_bit_generator`: `RNG_DEFAULT` (the
+    backend's choice), `RNG_THREE_FRY` or `RNG_PHILOX`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> key = jnp.zeros(4, jnp.uint32)
+        >>> _, bits = lax.rng_bit_generator(key, (2,), algorithm=lax.RandomAlgorithm.RNG_THREE_FRY)
+        >>> bits.dtype
+        dtype('uint32')
+    """
     RNG_DEFAULT = 0  # the platform's default
     RNG_THREE_FRY = 1
     RNG_PHILOX = 2

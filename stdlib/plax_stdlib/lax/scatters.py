@@ -42,9 +42,30 @@ from plax_stdlib.lax.gathers import GatherDimensionNumbers, GatherScatterMode, c
 
 
 class ScatterDimensionNumbers(NamedTuple):
-    """How a scatter's index vectors and update windows map to operand dimensions
-    (see the module docstring). The index vector is the last dimension of
-    `scatter_indices`."""
+    """Describes how a scatter's index vectors and update windows map to the
+    operand's dimensions.
+
+    The index vector is the last dimension of `scatter_indices`.
+
+    Attributes:
+        update_window_dims: the dimensions of `updates` that are window
+            dimensions (the others are matched with the indices' batch).
+        inserted_window_dims: operand dimensions the windows lack (size 1).
+        scatter_dims_to_operand_dims: for each component of an index vector,
+            the operand dimension it indexes.
+        operand_batching_dims: operand dimensions matched one to one with...
+        scatter_indices_batching_dims: ...these dimensions of the indices.
+
+    Examples:
+        `x.at[idx].add(updates)` on a vector, one element per index:
+
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> dnums = lax.ScatterDimensionNumbers(update_window_dims=(),
+        ...     inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+        >>> lax.scatter_add(jnp.zeros(3), jnp.array([[0], [2]]), jnp.array([5.0, 7.0]), dnums)
+        Array([5., 0., 7.], dtype=float32)
+    """
     update_window_dims: tuple[int, ...]
     inserted_window_dims: tuple[int, ...]
     scatter_dims_to_operand_dims: tuple[int, ...]
