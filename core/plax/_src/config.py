@@ -688,10 +688,11 @@ def transfer_guard(new_val: str):
         >>> import plax, plax.numpy as jnp
         >>> f = plax.jit(lambda a: a + 1)
         >>> with plax.transfer_guard("disallow"):
-        ...     f(np.ones(2))  # implicit host-to-device transfer of the argument
-        Traceback (most recent call last):
-        ...
-        jaxlib._jax.JaxRuntimeError: INVALID_ARGUMENT: Disallowed host-to-device transfer...
+        ...     try:
+        ...         f(np.ones(2))  # implicit host-to-device transfer of the argument
+        ...     except Exception as err:  # a JaxRuntimeError
+        ...         print("Disallowed host-to-device transfer" in str(err))
+        True
         >>> with plax.transfer_guard("disallow"):
         ...     f(plax.device_put(np.ones(2)))  # explicit: allowed
         Array([2., 2.], dtype=float32)
