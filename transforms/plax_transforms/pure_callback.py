@@ -70,7 +70,7 @@ def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args:
         result_shape_dtypes: a pytree of objects with `shape` and `dtype`
             (`ShapeDtypeStruct`s, arrays) describing the callback's results.
         *args: the arguments (pytrees of arrays).
-        sharding: the sharding of the results (default: on the first device).
+        sharding: the sharding of the results.
         vmap_method: how the callback is batched under `vmap` (see above); with
             None, batching it is an error.
         **kwargs: more keyword arguments for `callback`.
@@ -79,7 +79,8 @@ def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args:
         The callback's results as plax arrays, shaped as `result_shape_dtypes`.
 
     Raises:
-        TypeError: the callback's results do not match `result_shape_dtypes`.
+        JaxRuntimeError: (when the program runs) the callback's results do not
+            match `result_shape_dtypes`.
         NotImplementedError: batched by `vmap` without a `vmap_method`.
 
     Examples:

@@ -603,7 +603,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         The output, in the layout `dimension_numbers` gives for it.
 
     Raises:
-        TypeError: the feature sizes, group counts or ranks do not fit.
+        ValueError: the feature sizes or group counts do not fit.
 
     Examples:
         A 3x3 box filter over a 4x4 image (one batch, one channel):

@@ -353,7 +353,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 
     Args:
         lhs: an array.
-        rhs: an array of the same dtype (or use `preferred_element_type`).
+        rhs: an array.
         dimension_numbers: `((lhs_contracting, rhs_contracting), (lhs_batch,
             rhs_batch))`.
         precision: a `lax.Precision` (or a pair, one per operand), a
@@ -366,8 +366,8 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
         The contracted array.
 
     Raises:
-        TypeError: the contracted or batch dimensions' sizes differ, a dimension
-            number is out of range or listed twice, or the dtypes differ.
+        TypeError: the contracted or batch dimensions' sizes differ, or a
+            dimension number is out of range or listed twice.
 
     Examples:
         A batch of matrix products, `einsum("bij,bjk->bik")`:

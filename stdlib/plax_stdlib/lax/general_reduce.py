@@ -53,9 +53,6 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
     Returns:
         The reduced array(s), without `dimensions`.
 
-    Raises:
-        TypeError: `init_values` does not match `operands`' structure or dtypes.
-
     Examples:
         >>> import plax.numpy as jnp
         >>> from plax import lax

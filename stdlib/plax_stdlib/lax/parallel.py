@@ -792,7 +792,7 @@ def psum_scatter(x, axis_name, *, scatter_dimension: int = 0, axis_index_groups=
         This member's chunk of the sum.
 
     Raises:
-        ValueError: `scatter_dimension`'s size does not fit the axis size.
+        TypeError: `scatter_dimension`'s size does not fit the axis size.
 
     Examples:
         >>> import plax, plax.numpy as jnp

@@ -45,9 +45,6 @@ def platform_dependent(*args, default: Callable | None = None, **per_platform: C
     Returns:
         The chosen function's result.
 
-    Raises:
-        ValueError: no function for the platform and no `default`.
-
     Examples:
         >>> import plax
         >>> from plax import lax

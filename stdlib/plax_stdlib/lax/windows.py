@@ -54,7 +54,7 @@ def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int],
         A list of `(low, high)` pairs.
 
     Raises:
-        ValueError: an unknown padding name.
+        RuntimeError: an unknown padding name.
 
     Examples:
         >>> from plax import lax

@@ -280,7 +280,7 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> plax.Array:
         A key array of shape `key_bits_array.shape[:-len(key_shape)]`.
 
     Raises:
-        ValueError: the data's trailing shape does not match the implementation.
+        TypeError: the data's trailing shape does not match the implementation.
 
     Examples:
         >>> import plax, plax.numpy as jnp
@@ -314,7 +314,7 @@ def bits(key, shape=(), dtype=None, *, out_sharding=None) -> plax.Array:
         An array of `shape` and `dtype`.
 
     Raises:
-        TypeError: `dtype` is not an unsigned integer dtype.
+        ValueError: `dtype` is not an unsigned integer dtype.
 
     Examples:
         >>> import plax
