@@ -20,9 +20,23 @@ from plax.extend.mlir import hlo, ir, mu
 
 
 class DotAlgorithm(NamedTuple):
-    """An explicit dot algorithm: `lhs_precision_type`/`rhs_precision_type` are what
-    the operands are rounded to, `accumulation_type` what the sums are kept in; the
-    counts describe algorithms that split operands into several components."""
+    """An explicit algorithm for a matrix product, passed as `precision=` to
+    `dot_general` (or `jnp.matmul`...); `DotAlgorithmPreset` names the common ones.
+
+    A backend implements only some algorithms (the CPU none beyond the presets it
+    lists) and rejects the others with a ValueError when the product is lowered.
+
+    Attributes:
+        lhs_precision_type: the dtype the left operand is rounded to.
+        rhs_precision_type: the dtype the right operand is rounded to.
+        accumulation_type: the dtype the sums are kept in.
+        lhs_component_count: into how many components of `lhs_precision_type`
+            the left operand is split (3 for bf16x3 algorithms).
+        rhs_component_count: the same for the right operand.
+        num_primitive_operations: how many products of components are summed.
+        allow_imprecise_accumulation: whether the backend may accumulate in a
+            lower precision than `accumulation_type`.
+    """
     lhs_precision_type: object
     rhs_precision_type: object
     accumulation_type: object
