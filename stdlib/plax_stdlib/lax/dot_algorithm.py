@@ -23,8 +23,9 @@ class DotAlgorithm(NamedTuple):
     """An explicit algorithm for a matrix product, passed as `precision=` to
     `dot_general` (or `jnp.matmul`...); `DotAlgorithmPreset` names the common ones.
 
-    A backend implements only some algorithms (the CPU none beyond the presets it
-    lists) and rejects the others with a ValueError when the product is lowered.
+    A backend implements only some algorithms and rejects the others with a
+    ValueError when the product is lowered (the CPU backend rejects every explicit
+    `DotAlgorithm`).
 
     Attributes:
         lhs_precision_type: the dtype the left operand is rounded to.
