@@ -128,7 +128,7 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
     """Sorts along a dimension; given several arrays, sorts them together by the
     first `num_keys` of them.
 
-    Floating-point values are ordered with NaNs last and -0.0 before 0.0. With
+    Floating-point values are ordered with NaNs last (-0.0 and 0.0 are equal). With
     several operands, the tuple of the first `num_keys` arrays is the sort key
     (lexicographically) and all arrays are permuted the same way.
 
