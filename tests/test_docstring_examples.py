@@ -26,6 +26,13 @@ MODULES = ["plax", "plax.numpy", "plax.numpy.linalg", "plax.numpy.fft", "plax.la
 def _defined_by_plax(obj) -> bool:
     """Whether plax wrote `obj` (NumPy's own functions re-exported keep NumPy's doctests)."""
     from plax.extend.traceback_util import is_plax_file
+    if not (inspect.isclass(obj) or inspect.isroutine(obj) or inspect.ismodule(obj)):
+        if "__doc__" not in getattr(obj, "__dict__", {}):
+            return False  # an instance documented only by its class
+        obj = type(obj)  # an instance with a docstring of its own (a config option)
+    module = getattr(obj, "__module__", None)
+    if isinstance(module, str) and module.split(".")[0] == "plax":
+        importlib.import_module(module)  # a class re-homed to a lazily imported module
     try:
         return is_plax_file(inspect.getsourcefile(obj) or "")
     except TypeError:  # a builtin, a value

@@ -20,6 +20,8 @@ from plax._src.api import make_jaxpr, typeof  # noqa: E402
 from plax._src.caches import clear_caches  # noqa: E402
 from plax._src import config as _config_module  # noqa: E402
 from plax._src.config import config, disable_jit, enable_x64  # noqa: E402
+_config_module.document_option(disable_jit, "disable_jit")
+_config_module.document_option(enable_x64, "enable_x64")
 from plax._src.dtypes import float0  # noqa: E402
 from plax._src.name_stack import named_call, named_scope  # noqa: E402
 from plax._src.sharding import Device  # noqa: E402
@@ -56,7 +58,7 @@ def __getattr__(name: str):
         raise AttributeError(name)
     if name in _CONFIG_API:
         try:
-            return getattr(_config_module, name)
+            return _config_module.document_option(getattr(_config_module, name), name)
         except AttributeError:
             raise AttributeError(f"module 'plax' has no attribute {name!r} (no installed "
                                  f"package defines the option 'jax_{name}')") from None

@@ -99,7 +99,8 @@ def render(module_name: str) -> str:
         obj = getattr(module, name)
         path = f"{module_name}.{name}"
         option_help = getattr(obj, "help", None)  # a config option: its help text
-        doc = (option_help if isinstance(option_help, str) and hasattr(obj, "value")
+        own_doc = getattr(obj, "__dict__", {}).get("__doc__")  # an option's, with examples
+        doc = ((own_doc or option_help) if isinstance(option_help, str) and hasattr(obj, "value")
                else inspect.getdoc(obj) if _kind(obj) != "value" else None)
         if doc is None and _kind(obj) == "value":
             doc = f"`{type(obj).__name__}` value."

@@ -55,7 +55,24 @@ def devices(backend: Backend = None) -> list[xc.Device]:
 
 
 def local_devices(process_index: int | None = None, backend: Backend = None) -> list[xc.Device]:
-    """The devices of one process (default: this one)."""
+    """Lists the devices attached to one process.
+
+    Args:
+        process_index: the process (default: this one, `plax.process_index()`).
+        backend: a platform name (`"cpu"`, `"tpu"`, ...) or backend (default:
+            the default backend).
+
+    Returns:
+        A list of `Device`s, in id order.
+
+    Raises:
+        RuntimeError: `backend` names a platform with no backend available.
+
+    Examples:
+        >>> import plax
+        >>> plax.local_devices()[:2]  # the test suite's virtual CPU devices
+        [CpuDevice(id=0), CpuDevice(id=1)]
+    """
     client = get_backend(backend)
     if process_index is None:
         process_index = client.process_index()
@@ -63,28 +80,108 @@ def local_devices(process_index: int | None = None, backend: Backend = None) -> 
 
 
 def device_count(backend: Backend = None) -> int:
+    """Counts the devices of a backend across all processes.
+
+    Args:
+        backend: a platform name or backend (default: the default backend).
+
+    Returns:
+        The number of devices, an int (for a single process, the same as
+        `local_device_count()`).
+
+    Examples:
+        >>> import plax
+        >>> plax.device_count()  # the test suite runs with 8 virtual CPU devices
+        8
+    """
     return get_backend(backend).device_count()
 
 
 def local_device_count(backend: Backend = None) -> int:
+    """Counts the devices attached to this process.
+
+    Args:
+        backend: a platform name or backend (default: the default backend).
+
+    Returns:
+        The number of this process's devices, an int.
+
+    Examples:
+        >>> import plax
+        >>> plax.local_device_count()
+        8
+    """
     return get_backend(backend).local_device_count()
 
 
 def default_backend() -> str:
-    """The platform name of the default backend (`cpu`, `cuda`, `tpu`)."""
+    """The platform name of the backend plax uses when none is given.
+
+    The first available of the accelerator plugins installed (TPU, then GPU),
+    else the CPU; the `jax_platforms` option (`JAX_PLATFORMS`) can choose.
+
+    Returns:
+        A platform name: `"cpu"`, `"cuda"`, `"tpu"`...
+
+    Examples:
+        >>> import plax
+        >>> plax.default_backend()
+        'cpu'
+    """
     return get_backend().platform
 
 
 def process_index(backend: Backend = None) -> int:
+    """This process's index among the processes of a multi-process run.
+
+    `plax.distributed.initialize` assigns the index; a single-process program is
+    process 0.
+
+    Args:
+        backend: a platform name or backend (default: the default backend).
+
+    Returns:
+        An int in `[0, process_count())`.
+
+    Examples:
+        >>> import plax
+        >>> plax.process_index()
+        0
+    """
     return get_backend(backend).process_index()
 
 
 def process_count(backend: Backend = None) -> int:
+    """The number of processes taking part in this run.
+
+    Args:
+        backend: a platform name or backend (default: the default backend).
+
+    Returns:
+        An int, 1 unless `plax.distributed.initialize` started several.
+
+    Examples:
+        >>> import plax
+        >>> plax.process_count()
+        1
+    """
     return max(d.process_index for d in get_backend(backend).devices()) + 1
 
 
 def process_indices(backend: Backend = None) -> list[int]:
-    """The indices of the processes that hold devices of `backend`."""
+    """The indices of the processes that hold devices of a backend.
+
+    Args:
+        backend: a platform name or backend (default: the default backend).
+
+    Returns:
+        A sorted list of ints.
+
+    Examples:
+        >>> import plax
+        >>> plax.process_indices()
+        [0]
+    """
     return sorted({d.process_index for d in get_backend(backend).devices()})
 
 
@@ -94,19 +191,56 @@ def _renamed(old: str, new: str) -> None:
 
 
 def host_id(backend: Backend = None) -> int:
-    """Old name of `process_index`."""
+    """The old name of `process_index` (it warns): this process's index.
+
+    Args:
+        backend: a platform name or backend (default: the default backend).
+
+    Returns:
+        An int.
+
+    Examples:
+        >>> import plax
+        >>> plax.process_index()  # use the new name
+        0
+    """
     _renamed("host_id", "process_index")
     return process_index(backend)
 
 
 def host_count(backend: Backend = None) -> int:
-    """Old name of `process_count`."""
+    """The old name of `process_count` (it warns): the number of processes.
+
+    Args:
+        backend: a platform name or backend (default: the default backend).
+
+    Returns:
+        An int.
+
+    Examples:
+        >>> import plax
+        >>> plax.process_count()  # use the new name
+        1
+    """
     _renamed("host_count", "process_count")
     return process_count(backend)
 
 
 def host_ids(backend: Backend = None) -> list[int]:
-    """Old name of `process_indices`."""
+    """The old name of `process_indices` (it warns): the processes holding
+    devices of a backend.
+
+    Args:
+        backend: a platform name or backend (default: the default backend).
+
+    Returns:
+        A list of ints.
+
+    Examples:
+        >>> import plax
+        >>> plax.process_indices()  # use the new name
+        [0]
+    """
     _renamed("host_ids", "process_indices")
     return process_indices(backend)
 
@@ -155,8 +289,24 @@ def block_until_ready(x: Any) -> Any:
 
 
 def copy_to_host_async(x: Any) -> Any:
-    """Starts copying every Array leaf of `x` to host memory (so that reading it later
-    does not wait); other leaves are left alone. Returns `x`."""
+    """Starts copying the arrays in `x` to host memory, without waiting.
+
+    A later `np.asarray(a)` or `plax.device_get` then finds the data already
+    on the host. Leaves that are not Arrays are left alone.
+
+    Args:
+        x: a pytree whose leaves may be plax Arrays.
+
+    Returns:
+        `x` itself.
+
+    Examples:
+        >>> import numpy as np
+        >>> import plax, plax.numpy as jnp
+        >>> x = plax.copy_to_host_async(jnp.arange(3))
+        >>> np.asarray(x)
+        array([0, 1, 2], dtype=int32)
+    """
     for leaf in tree_flatten(x)[0]:
         copy = getattr(leaf, "copy_to_host_async", None)
         if copy is not None:
@@ -165,9 +315,23 @@ def copy_to_host_async(x: Any) -> Any:
 
 
 def device_get(x: Any) -> Any:
-    """`x` with every Array leaf fetched to the host as a NumPy array (the copies start
-    together, then each is read); other leaves are returned as they are. An explicit
-    transfer for the transfer guard."""
+    """Copies the arrays in `x` to the host, as NumPy arrays.
+
+    Every plax Array leaf of the pytree `x` is fetched (the transfers start
+    together, then each is read); other leaves are returned unchanged. This is
+    an explicit transfer, which the transfer guard allows.
+
+    Args:
+        x: a pytree whose leaves may be plax Arrays.
+
+    Returns:
+        A pytree like `x` with each Array replaced by a `numpy.ndarray`.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.device_get({"w": jnp.ones(2), "step": 3})
+        {'step': 3, 'w': array([1., 1.], dtype=float32)}
+    """
     with transfer_guard.explicit():
         leaves, treedef = tree_flatten(copy_to_host_async(x))
         return tree_unflatten(treedef, [np.asarray(leaf) if isinstance(leaf, Array) else leaf
@@ -175,17 +339,45 @@ def device_get(x: Any) -> Any:
 
 
 def live_arrays(platform: str | None = None) -> list[Array]:
-    """Every plax Array whose buffers are alive on `platform`'s devices (the default
-    backend's if None): for finding what holds device memory. It walks the objects
-    Python's collector tracks, so it costs time in proportion to the heap."""
+    """Lists the plax Arrays whose device buffers are still alive.
+
+    For finding what holds device memory. It walks the objects Python's garbage
+    collector tracks, so it takes time in proportion to the heap.
+
+    Args:
+        platform: a platform name (default: the default backend's).
+
+    Returns:
+        A list of Arrays (deleted and donated arrays are not included).
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> x = jnp.ones(3)
+        >>> any(a is x for a in plax.live_arrays())
+        True
+    """
     devices = set(get_backend(platform).devices())
     return [obj for obj in gc.get_objects()
             if type(obj) is Array and not obj.is_deleted() and obj.devices() <= devices]
 
 
 def print_environment_info(return_string: bool = False) -> str | None:
-    """The versions of plax's packages, jaxlib, NumPy and Python, the devices and the
-    plax/JAX/XLA environment variables: what a bug report needs."""
+    """Prints the versions of plax's packages, jaxlib, NumPy and Python, the
+    devices, and the plax/JAX/XLA environment variables: what a bug report
+    needs.
+
+    Args:
+        return_string: return the text instead of printing it.
+
+    Returns:
+        The text with `return_string`, else None.
+
+    Examples:
+        >>> import plax
+        >>> info = plax.print_environment_info(return_string=True)
+        >>> info.splitlines()[1]
+        'jaxlib: 0.10.2'
+    """
     packages = sorted(f"{dist.metadata['Name']} {dist.version}"
                       for dist in importlib.metadata.distributions()
                       if (dist.metadata["Name"] or "").startswith("plax"))
@@ -209,14 +401,38 @@ def print_environment_info(return_string: bool = False) -> str | None:
 
 def make_array_from_process_local_data(sharding: Any, local_data: Any,
                                        global_shape: Any = None) -> Any:
-    """The global Array laid out by `sharding` from the part of it this process holds
-    (a pytree of local data gives a pytree of Arrays: `sharding` and `global_shape`
-    are then pytree prefixes of it; a bare PartitionSpec uses the mesh in context).
+    """Builds the global Array of a multi-process program from the part of it this
+    process holds.
 
-    Along each dimension `local_data` is either the whole global extent or the
-    concatenation, in global order, of the blocks that this process's devices hold (in
-    a single process: the whole array). Without `global_shape`, each sharded dimension
-    is taken to grow by the ratio of all blocks to this process's blocks.
+    Along each dimension, `local_data` is either the whole global extent or the
+    concatenation, in global order, of the blocks this process's devices hold
+    (in a single process: the whole array). A pytree of local data gives a
+    pytree of Arrays; `sharding` and `global_shape` are then pytree prefixes of
+    it.
+
+    Args:
+        sharding: the global layout (a bare `PartitionSpec` uses the mesh in
+            context, `plax.set_mesh`).
+        local_data: this process's data (NumPy arrays or array-likes).
+        global_shape: the global shape; without it each sharded dimension is
+            taken to grow by the ratio of all blocks to this process's blocks.
+
+    Returns:
+        A plax Array (or pytree of them) laid out by `sharding`.
+
+    Raises:
+        ValueError: `local_data`'s shape does not fit `sharding` and
+            `global_shape`.
+
+    Examples:
+        >>> import numpy as np
+        >>> import plax
+        >>> from plax.sharding import NamedSharding, PartitionSpec as P
+        >>> mesh = plax.make_mesh((4,), ("x",))
+        >>> a = plax.make_array_from_process_local_data(NamedSharding(mesh, P("x")),
+        ...                                             np.arange(8.0))
+        >>> a.shape, len(a.addressable_shards)
+        ((8,), 4)
     """
     leaves, treedef = tree_flatten(local_data)
     shardings = broadcast_prefix(sharding, local_data)

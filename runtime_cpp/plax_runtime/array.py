@@ -32,7 +32,27 @@ _UNSTACKED_ITERATION = 100
 
 
 class Shard:
-    """One addressable piece of an Array: its device, its slice of the array, its data."""
+    """One piece of a (possibly sharded) Array held by one device: which device,
+    which slice of the global array, and the data.
+
+    `array.addressable_shards` lists the pieces this process holds.
+
+    Attributes:
+        device: the `Device` holding the piece.
+        index: the piece's slice of the global array (a tuple of `slice`s).
+        replica_id: which copy this is when the piece is replicated (0 for the
+            first).
+        data: the piece as a single-device Array.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> from plax.sharding import NamedSharding, PartitionSpec as P
+        >>> mesh = plax.make_mesh((4,), ("x",))
+        >>> a = plax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))
+        >>> shard = a.addressable_shards[1]
+        >>> shard.device, shard.index, shard.data
+        (CpuDevice(id=1), (slice(2, 4, None),), Array([2., 3.], dtype=float32))
+    """
     __slots__ = ("device", "index", "replica_id", "data")
 
     def __init__(self, device: Device, index: Index, replica_id: int, data: Array):
@@ -436,9 +456,34 @@ def _index_shape(index: Index, shape: tuple[int, ...]) -> tuple[int, ...]:
 def make_array_from_single_device_arrays(shape: Sequence[int], sharding: Sharding,
                                          arrays: Sequence[Array], *,
                                          dtype=None) -> Array:
-    """Assembles a (multi-device) Array from one single-device Array per addressable device.
+    """Assembles one sharded Array from arrays that each live on one device.
 
-    `arrays[i]` must hold exactly the slice that `sharding` assigns to its device.
+    The inverse of taking `[s.data for s in a.addressable_shards]`: no data is
+    copied, the buffers become the new array's shards.
+
+    Args:
+        shape: the global array's shape.
+        sharding: the layout; it must assign each array's device the slice that
+            array holds.
+        arrays: one single-device Array per addressable device of `sharding`,
+            each of its slice's shape.
+        dtype: the dtype (default: the arrays').
+
+    Returns:
+        A plax Array of `shape` laid out by `sharding`.
+
+    Raises:
+        ValueError: the arrays' devices or shapes do not match what `sharding`
+            assigns.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> from plax.sharding import NamedSharding, PartitionSpec as P
+        >>> mesh = plax.make_mesh((4,), ("x",))
+        >>> pieces = [plax.device_put(jnp.arange(2.0) + 2 * i, d)
+        ...           for i, d in enumerate(mesh.devices.flat)]
+        >>> plax.make_array_from_single_device_arrays((8,), NamedSharding(mesh, P("x")), pieces)
+        Array([0., 1., 2., 3., 4., 5., 6., 7.], dtype=float32)
     """
     shape = tuple(int(d) for d in shape)
     if not isinstance(sharding, Sharding):
@@ -484,9 +529,40 @@ def make_array_from_single_device_arrays(shape: Sequence[int], sharding: Shardin
 
 def make_array_from_callback(shape: Sequence[int], sharding: Sharding,
                              data_callback: Callable[[Index], Any], *, dtype=None) -> Array:
-    """An Array of `shape` laid out by `sharding`, each addressable shard's data given
-    by `data_callback(index)` (its slice of the global array), all placed in one
-    batched transfer."""
+    """Builds a sharded Array from a function that gives each device's piece.
+
+    For every addressable device, `sharding` determines the slice of the global
+    array that device holds, and `data_callback(index)` is called with that
+    slice (a tuple of `slice`s) to produce the piece's data, e.g. by indexing a
+    NumPy array or reading a file. The pieces are placed in one batched
+    transfer. Each process calls it for its own devices only.
+
+    Args:
+        shape: the global array's shape.
+        sharding: how the array is laid out over devices.
+        data_callback: `index -> data`: a NumPy array (or anything array-like)
+            of that slice's shape.
+        dtype: the array's dtype (default: the data's).
+
+    Returns:
+        A plax Array of `shape`, laid out by `sharding`.
+
+    Raises:
+        ValueError: a callback's result has the wrong shape for its slice.
+
+    Examples:
+        >>> import numpy as np
+        >>> import plax
+        >>> from plax.sharding import NamedSharding, PartitionSpec as P
+        >>> mesh = plax.make_mesh((4,), ("x",))
+        >>> data = np.arange(8.0)
+        >>> a = plax.make_array_from_callback((8,), NamedSharding(mesh, P("x")),
+        ...                                   lambda index: data[index])
+        >>> a
+        Array([0., 1., 2., 3., 4., 5., 6., 7.], dtype=float32)
+        >>> a.addressable_shards[1].index
+        (slice(2, 4, None),)
+    """
     shape = tuple(int(d) for d in shape)
     if not isinstance(sharding, Sharding):
         raise TypeError(f"sharding must be a plax Sharding, got {type(sharding).__name__}")

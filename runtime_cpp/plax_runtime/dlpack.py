@@ -32,10 +32,30 @@ def _import_device(device: Device | Sharding | None, device_type: int,
 
 def from_dlpack(x: Any, /, *, device: Device | Sharding | None = None,
                 copy: bool | None = None) -> Array:
-    """An Array holding the data of `x`, any object with `__dlpack__`/`__dlpack_device__`.
+    """Makes a plax Array from any object that supports the DLPack protocol
+    (NumPy arrays, PyTorch and CuPy tensors...).
 
-    The buffer is shared when `x` is on a device of a plax backend (unless `copy=True`),
-    else copied; `copy=False` makes a needed copy an error.
+    The buffer is shared, not copied, when it already lives on a device of a
+    plax backend (unless `copy=True`); otherwise it is copied to the device.
+
+    Args:
+        x: an object with `__dlpack__` and `__dlpack_device__`.
+        device: the `Device` or `Sharding` to place the result on.
+        copy: True always copies; False never does (an error when a copy is
+            needed); None copies only when needed.
+
+    Returns:
+        A plax Array with `x`'s data, shape and dtype.
+
+    Raises:
+        ValueError: `copy=False` and a copy is needed.
+        TypeError: `x` does not support DLPack.
+
+    Examples:
+        >>> import numpy as np
+        >>> import plax
+        >>> plax.from_dlpack(np.arange(3, dtype=np.float32))
+        Array([0., 1., 2.], dtype=float32)
     """
     if not (hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__")):
         raise TypeError(f"from_dlpack expects an object with __dlpack__ and "

@@ -60,5 +60,16 @@ runtime_tokens = RuntimeTokens()
 
 
 def effects_barrier() -> None:
-    """Waits until every computation launched so far has completed its side effects."""
+    """Waits until every computation launched so far has finished its side effects.
+
+    Side effects are those of `plax.debug.print`, `io_callback` and other
+    effectful operations, which run asynchronously; call this before reading
+    what they produced (for example, printed output in a test).
+
+    Examples:
+        >>> import plax
+        >>> plax.jit(lambda x: plax.debug.print("x = {}", x))(1)
+        x = 1
+        >>> plax.effects_barrier()  # on an asynchronous backend, waits for the print
+    """
     runtime_tokens.block_until_ready()

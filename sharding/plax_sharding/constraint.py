@@ -130,13 +130,38 @@ sharding_constraint_p = standard_primitive(
 
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:
-    """`x` (a pytree) with each leaf constrained to its sharding (`shardings` is one
-    Sharding or PartitionSpec, or a pytree prefix of `x` of them).
+    """Asks the compiler to lay out intermediate values in a given way: a hint for
+    the partitioner inside `jit`.
 
-    As in JAX, a constraint is for the partitioner, so its NamedShardings may name only
-    `Auto` mesh axes (`reshard` changes the layout in a type, over `Explicit` ones); on
-    a context mesh whose axes are all `Explicit`, a NamedSharding constraint only
-    asserts that each leaf's type already has its spec."""
+    Use it on values computed inside a jitted function whose sharding the
+    compiler would otherwise choose badly. As in JAX, a constraint's
+    NamedShardings may name only `Auto` mesh axes; on `Explicit` axes, where
+    layouts are part of types, use `reshard` to change a layout, and a
+    constraint only asserts that each value already has its spec.
+
+    Args:
+        x: a pytree of arrays.
+        shardings: one `Sharding` or `PartitionSpec` (resolved against the mesh
+            in context), or a pytree prefix of `x` of them.
+
+    Returns:
+        `x`'s values, constrained to the shardings.
+
+    Raises:
+        ValueError: a spec names a mesh axis more than once, or does not fit a
+            value's rank.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> from plax.sharding import AxisType, NamedSharding, PartitionSpec as P
+        >>> mesh = plax.make_mesh((4,), ("x",), axis_types=AxisType.Auto)
+        >>> @plax.jit
+        ... def f(a):
+        ...     return plax.lax.with_sharding_constraint(a * 2, NamedSharding(mesh, P("x")))
+        >>> y = f(jnp.arange(8.0))
+        >>> y, y.sharding.spec
+        (Array([ 0., 2., 4., 6., 8., 10., 12., 14.], dtype=float32), P('x',))
+    """
     leaves, treedef = tree_util.tree_flatten(x)
     try:
         targets = tree_util.broadcast_prefix(shardings, x, is_leaf=lambda s: s is None

@@ -69,8 +69,45 @@ def pmap(fun: Callable, axis_name: Hashable | None = None, *, in_axes: Any = 0,
          out_axes: Any = 0, static_broadcasted_argnums: int | Sequence[int] = (),
          devices: Sequence | None = None, backend: str | None = None,
          axis_size: int | None = None, donate_argnums: int | Sequence[int] = ()):
-    """`fun` mapped over axis `in_axes` of its arguments, each slice on its own device
-    (see the module doc)."""
+    """Maps `fun` over a leading axis of its arguments, running each slice on its
+    own device, in parallel.
+
+    The mapped axis's size must not exceed the number of devices. Inside `fun`,
+    collectives such as `lax.psum(x, axis_name)` combine values across the
+    slices. plax implements `pmap` on top of `shard_map`; new code may prefer
+    `shard_map` or `jit` with shardings, which JAX recommends too.
+
+    Args:
+        fun: the function to map; it sees one slice (without the mapped axis).
+        axis_name: a name for the mapped axis, for collectives inside `fun`.
+        in_axes: which axis of each argument to map over (an int, None for an
+            argument broadcast to every device, or a pytree prefix of the
+            arguments).
+        out_axes: where the mapped axis goes in each output.
+        static_broadcasted_argnums: arguments that are Python values, passed
+            unchanged to every device (a new value recompiles).
+        devices: the devices to use (default: the first ones of the default
+            backend).
+        backend: a platform name to run on.
+        axis_size: the mapped size, needed when no argument is mapped.
+        donate_argnums: arguments whose buffers the outputs may reuse.
+
+    Returns:
+        The mapped function; its outputs are Arrays with the mapped axis at
+        `out_axes`, one slice on each device.
+
+    Raises:
+        ValueError: the mapped axis is larger than the number of devices, or the
+            mapped arguments have different sizes along their mapped axes.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.pmap(lambda x: x * 2)(jnp.arange(4.0))
+        Array([0., 2., 4., 6.], dtype=float32)
+        >>> center = plax.pmap(lambda x: x - plax.lax.pmean(x, "i"), axis_name="i")
+        >>> center(jnp.arange(4.0))
+        Array([-1.5, -0.5,  0.5,  1.5], dtype=float32)
+    """
     check_callable(fun, "pmap")
     for what, axes in (("in_axes", in_axes), ("out_axes", out_axes)):
         if not all(type(a) is int for a in tree_util.tree_leaves(axes)):

@@ -23,8 +23,41 @@ _is_none = lambda x: x is None  # noqa: E731
 
 def smap(f: Callable | None = None, /, *, in_axes: Any = Infer, out_axes: Any,
          axis_name: Hashable):
-    """Map `f` over blocks of its arguments along `axis_name` of the context mesh
-    (see the module doc). Without `f`, returns a decorator."""
+    """Maps `f` over the blocks of its arguments along one axis of the mesh in
+    context: `shard_map` over a single mesh axis, written with `vmap`-style
+    axes.
+
+    `in_axes`/`out_axes` say which array dimension is split over `axis_name`
+    (None: not split, the same on every member); inside `f`, collectives over
+    `axis_name` combine the blocks. The other mesh axes stay automatic, so
+    nested `smap`s map over several mesh axes one at a time. Needs a mesh set
+    with `plax.set_mesh`.
+
+    Args:
+        f: the function applied to each block (without it, `smap(...)` returns
+            a decorator).
+        in_axes: the split dimension of each argument (an int, None, or a pytree
+            prefix of the arguments; default: inferred from their shardings).
+        out_axes: the split dimension of each output.
+        axis_name: the mesh axis to map over.
+
+    Returns:
+        The mapped function.
+
+    Raises:
+        ValueError: no mesh is set, or an argument's sharding does not match
+            `in_axes`.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> from plax.sharding import PartitionSpec as P
+        >>> mesh = plax.make_mesh((4,), ("x",))
+        >>> with plax.set_mesh(mesh):
+        ...     x = plax.reshard(jnp.arange(8.0), P("x"))  # 2 elements per device
+        ...     center = plax.smap(lambda b: b - b.mean(), in_axes=0, out_axes=0, axis_name="x")
+        ...     center(x)
+        Array([-0.5,  0.5, -0.5,  0.5, -0.5,  0.5, -0.5,  0.5], dtype=float32)
+    """
     if f is None:
         return lambda g: smap(g, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name)
     check_callable(f, "smap")

@@ -240,8 +240,38 @@ def _flat_traced(fun: Callable, in_tree, has_aux: bool, api: str):
 
 @api_boundary
 def linearize(fun: Callable, *primals, has_aux: bool = False):
-    """(fun(*primals), f_jvp) where f_jvp(*tangents) is the jvp at `primals`, evaluated
-    from saved residuals without re-running `fun`."""
+    """Evaluates `fun` at `primals` and returns its linear approximation there.
+
+    `linearize` runs `fun` once, keeping what the derivative needs, and returns a
+    function `f_jvp` that maps input tangents to the output tangent (the
+    Jacobian-vector product at `primals`) without running `fun` again. Use it
+    when you need the same derivative for many tangents; for one tangent,
+    `plax.jvp` is cheaper.
+
+    Args:
+        fun: a function of arrays (pytrees of arrays) to differentiate.
+        *primals: the point to linearize at, one value per positional argument
+            of `fun`.
+        has_aux: `fun` returns `(output, aux)`; `aux` is returned as a third
+            result and not differentiated.
+
+    Returns:
+        `(fun(*primals), f_jvp)` (and `aux` last with `has_aux`), where
+        `f_jvp(*tangents)` takes tangents shaped like `primals` and returns the
+        tangent of the output.
+
+    Raises:
+        ValueError: (when `f_jvp` is called) a tangent's shape or dtype does not
+            match its primal's tangent type.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> y, f_jvp = plax.linearize(jnp.sin, 0.0)
+        >>> y
+        Array(0., dtype=float32, weak_type=True)
+        >>> f_jvp(2.0)  # cos(0) * 2
+        Array(2., dtype=float32)
+    """
     check_callable(fun, "linearize")
     flat, in_tree = tree_util.tree_flatten(primals)
     in_avals = _avals_of(flat, "linearize")
@@ -723,7 +753,30 @@ def hessian(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool =
 
 @api_boundary
 def linear_transpose(fun: Callable, *primals, reduce_axes=()):
-    """The transpose of the linear function `fun`, whose inputs look like `primals`."""
+    """Makes the transpose of a linear function: the map from output cotangents back
+    to input cotangents.
+
+    If `fun` computes `y = A @ x` for some matrix `A` (implicitly), the function
+    returned computes `A.T @ ct`. `fun` must be linear in its arguments (sums,
+    scalings, slicing, reshapes, dot products with constants...); the result
+    for a function that is not is meaningless, and not always detected.
+
+    Args:
+        fun: a linear function of arrays.
+        *primals: example arguments of `fun`; only their shapes and dtypes are
+            used.
+        reduce_axes: accepted for compatibility with older JAX; must be empty.
+
+    Returns:
+        A function taking one cotangent shaped like `fun`'s output and returning
+        a tuple with one cotangent per argument of `fun`, shaped like `primals`.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> total = lambda x: x.sum()
+        >>> plax.linear_transpose(total, jnp.zeros(3))(jnp.float32(2.0))
+        (Array([2., 2., 2.], dtype=float32),)
+    """
     check_callable(fun, "linear_transpose")
     flat, in_tree = tree_util.tree_flatten(primals)
     in_avals = _avals_of(flat, "linear_transpose")

@@ -30,7 +30,23 @@ class CompileTimeEvalTrace(Trace):
 
 @contextlib.contextmanager
 def ensure_compile_time_eval():
-    """A context in which operations on concrete values are evaluated eagerly."""
+    """A context in which operations on concrete values run eagerly, even while a
+    function is being traced.
+
+    Inside `jit`, computations on constants (not on the function's arguments)
+    then give concrete arrays that Python can use, e.g. to build a static
+    shape or choose a branch; operations on traced values are staged as usual.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> @plax.jit
+        ... def f(x):
+        ...     with plax.ensure_compile_time_eval():
+        ...         n = int(jnp.sum(jnp.arange(4)))  # a Python int, at trace time
+        ...     return x * n
+        >>> f(1.0)
+        Array(6., dtype=float32, weak_type=True)
+    """
     parent = current_trace()
     if parent is EVAL_TRACE or isinstance(parent, CompileTimeEvalTrace):
         yield

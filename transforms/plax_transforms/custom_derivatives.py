@@ -301,10 +301,43 @@ custom_jvp_call_p = Primitive("plax.custom_jvp_call", multiple_results=True)
 
 
 class custom_jvp(_Decorated):
-    """A function with a user-defined forward-mode rule (JAX's `jax.custom_jvp`).
+    """Wraps `fun` so that its forward-mode derivative is a rule you write.
 
-    `f.defjvp(jvp)` with `jvp(primals, tangents) -> (primal_out, tangent_out)`
-    (nondiff arguments first). Reverse mode transposes the linear part of the rule.
+    Use it to make a derivative numerically stable, cheaper, or defined where
+    automatic differentiation would give NaN. Register the rule with
+    `f.defjvp(rule)` (usable as a decorator): `rule(primals, tangents)` receives
+    two tuples, the arguments and their tangents, and returns
+    `(primal_out, tangent_out)`. Reverse mode (`grad`, `vjp`) works too: plax
+    transposes the linear part of the rule. `f.defjvps(*partials)` gives one
+    function per argument instead.
+
+    Args:
+        fun: the function whose derivative is customized; it still computes the
+            primal output when not differentiated.
+        nondiff_argnums: positions of arguments that are not differentiated
+            (Python values, functions); they are passed first to the rule.
+        nondiff_argnames: the same, by parameter name.
+
+    Returns:
+        A callable `custom_jvp` object that behaves as `fun` and has `defjvp`
+        and `defjvps`.
+
+    Raises:
+        AttributeError: (when differentiated) no rule was registered.
+        TypeError: (when differentiated) the rule's output does not match
+            `fun`'s output in structure, shape or dtype.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> @plax.custom_jvp
+        ... def softplus(x):
+        ...     return jnp.log1p(jnp.exp(x))
+        >>> @softplus.defjvp
+        ... def softplus_jvp(primals, tangents):
+        ...     (x,), (t,) = primals, tangents
+        ...     return softplus(x), t * plax.nn.sigmoid(x)
+        >>> plax.grad(softplus)(0.0)
+        Array(0.5, dtype=float32, weak_type=True)
     """
 
     api = "custom_jvp"
@@ -497,12 +530,43 @@ custom_lin_p = Primitive("plax.custom_lin", multiple_results=True)
 
 
 class custom_vjp(_Decorated):
-    """A function with a user-defined reverse-mode rule (JAX's `jax.custom_vjp`).
+    """Wraps `fun` so that its reverse-mode derivative is a rule you write.
 
-    `f.defvjp(fwd, bwd)`: `fwd(*args) -> (output, residuals)` (residuals any pytree
-    of arrays), `bwd(*nondiff_args, residuals, output_cotangent)` → a tuple with one
-    cotangent per (differentiated) argument, None meaning zero. With
-    `symbolic_zeros=True`, fwd sees `CustomVJPPrimal`s and bwd `SymbolicZero`s.
+    Register the rule with `f.defvjp(fwd, bwd)`. `fwd(*args)` returns
+    `(output, residuals)`, where the residuals are any pytree of arrays the
+    backward pass needs; `bwd(residuals, output_cotangent)` (non-differentiated
+    arguments first) returns a tuple with one cotangent per argument, `None`
+    meaning zero. Forward-mode (`jvp`, `jacfwd`) is not available for such a
+    function. With `defvjp(..., symbolic_zeros=True)`, `fwd` receives
+    `CustomVJPPrimal`s and `bwd` may receive `SymbolicZero`s.
+
+    Args:
+        fun: the function; it computes the output when not differentiated.
+        nondiff_argnums: positions of arguments that are not differentiated;
+            `bwd` receives them first.
+        nondiff_argnames: the same, by parameter name.
+
+    Returns:
+        A callable `custom_vjp` object that behaves as `fun` and has `defvjp`.
+
+    Raises:
+        TypeError: (when differentiated) `bwd` returns the wrong number of
+            cotangents, or cotangents of the wrong shape or dtype.
+
+    Examples:
+        Clip the gradient flowing through `x` to [-1, 1]:
+
+        >>> import plax, plax.numpy as jnp
+        >>> @plax.custom_vjp
+        ... def clip_gradient(x):
+        ...     return x
+        >>> def fwd(x):
+        ...     return x, None
+        >>> def bwd(residuals, g):
+        ...     return (jnp.clip(g, -1.0, 1.0),)
+        >>> clip_gradient.defvjp(fwd, bwd)
+        >>> plax.grad(lambda x: 5.0 * clip_gradient(x))(2.0)
+        Array(1., dtype=float32, weak_type=True)
     """
 
     api = "custom_vjp"

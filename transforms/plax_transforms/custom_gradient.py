@@ -36,8 +36,28 @@ tree_util.register_pytree_node(
 
 
 def custom_gradient(fun: Callable) -> custom_vjp:
-    """`fun(*args) -> (output, vjp)` as a function whose reverse mode calls `vjp`
-    (JAX's `jax.custom_gradient`)."""
+    """Defines a function together with its gradient in one Python function.
+
+    `fun(*args)` returns `(output, vjp)` where `vjp(output_cotangent)` returns a
+    tuple of cotangents, one per argument. The result behaves as
+    `fun(*args)[0]`; reverse-mode differentiation calls your `vjp` (it is a
+    `custom_vjp` underneath, so forward mode is not available).
+
+    Args:
+        fun: a function returning `(output, vjp)`.
+
+    Returns:
+        A `custom_vjp` function computing `output`.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> @plax.custom_gradient
+        ... def log1pexp(x):
+        ...     e = jnp.exp(x)
+        ...     return jnp.log1p(e), lambda g: (g * e / (1 + e),)
+        >>> plax.grad(log1pexp)(0.0)
+        Array(0.5, dtype=float32, weak_type=True)
+    """
     check_callable(fun, "custom_gradient")
 
     @functools.wraps(fun)
@@ -89,9 +109,30 @@ def _maybe_perturbed(x: Any) -> bool:
 
 
 def closure_convert(fun: Callable, *example_args) -> tuple[Callable, list[Any]]:
-    """`fun` traced on `example_args`' shapes, with the closed-over values that might
-    carry derivatives hoisted out: → `(converted, consts)`, where
-    `converted(*args, *consts) == fun(*args)` (JAX's `jax.closure_convert`)."""
+    """Turns the values `fun` closes over into explicit arguments.
+
+    A `custom_vjp` or `custom_jvp` rule must not close over values that carry
+    derivatives (tracers of an enclosing `grad`). `closure_convert` traces `fun`
+    on the shapes of `example_args` and hoists such closed-over values out as
+    `consts`, so they can be passed (and differentiated) as arguments.
+
+    Args:
+        fun: the function, possibly closing over traced values.
+        *example_args: arguments with the shapes and dtypes `fun` will be called
+            with.
+
+    Returns:
+        `(converted, consts)`: a list `consts` of the hoisted values and a
+        function with `converted(*args, *consts) == fun(*args)`.
+
+    Examples:
+        >>> import plax
+        >>> def outer(y):
+        ...     converted, consts = plax.closure_convert(lambda x: x * y, 1.0)
+        ...     return converted(2.0, *consts)  # consts == [y]
+        >>> plax.grad(outer)(3.0)
+        Array(2., dtype=float32, weak_type=True)
+    """
     check_callable(fun, "closure_convert")
     flat, in_tree = tree_util.tree_flatten(example_args)
     out_tree: list = []

@@ -16,9 +16,33 @@ from plax_transforms.jit import jit
 
 def fwd_and_bwd(fun: Callable, argnums: int | Sequence[int], has_aux: bool = False,
                 jitted: bool = True) -> tuple[Callable, Callable]:
-    """(fwd, bwd): `fwd(*args)` gives `(fun(*args), residuals)` (and `aux` last when
-    `has_aux`); `bwd(residuals, cotangent)` gives the cotangent of the argument
-    `argnums` names (a tuple of them for a sequence)."""
+    """Splits the reverse-mode derivative of `fun` into a forward and a backward
+    function that can be called separately.
+
+    `fwd` runs `fun` and keeps the residuals the backward pass needs; `bwd` maps
+    those residuals and an output cotangent to the gradient. This is `plax.vjp`
+    as two functions, handy when the forward and backward passes happen at
+    different places of a program (pipelining, custom training loops).
+
+    Args:
+        fun: the function to differentiate.
+        argnums: the positional argument (an int) or arguments (a sequence) to
+            differentiate with respect to.
+        has_aux: `fun` returns `(output, aux)`; `fwd` then returns `aux` last.
+        jitted: compile `fwd` and `bwd` with `plax.jit`.
+
+    Returns:
+        `(fwd, bwd)`: `fwd(*args) -> (fun(*args), residuals)` and
+        `bwd(residuals, cotangent)` giving the cotangent of the argument
+        `argnums` names (a tuple of them for a sequence).
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> fwd, bwd = plax.fwd_and_bwd(lambda x: 2 * jnp.sin(x), argnums=0)
+        >>> y, residuals = fwd(0.0)
+        >>> bwd(residuals, 1.0)  # 2 * cos(0)
+        Array(2., dtype=float32, weak_type=True)
+    """
     check_callable(fun, "fwd_and_bwd")
     single = isinstance(argnums, int)
     nums = normalize_argnums(argnums, "argnums")

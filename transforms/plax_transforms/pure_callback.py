@@ -53,11 +53,48 @@ pure_callback_p.define_rule("transpose", _not_transposable)
 
 def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any,
                   sharding=None, vmap_method: str | None = None, **kwargs: Any):
-    """`callback(*args, **kwargs)`, a pure function of arrays returning arrays shaped like
-    `result_shape_dtypes` (a pytree of objects with `shape` and `dtype`), callable
-    from staged code. It sees plax Arrays on the CPU; under `vmap` it is batched by
-    `vmap_method` ("sequential", "sequential_unrolled", "expand_dims",
-    "broadcast_all" or "legacy_vectorized")."""
+    """Calls a Python function on the host from inside staged (jitted,
+    vmapped...) code.
+
+    The callback must be pure: plax may call it several times, or not at all if
+    its result is unused. It receives plax Arrays (on the CPU) and must return
+    values shaped like `result_shape_dtypes`. Under `vmap`, `vmap_method` says
+    how a batch is handled: `"sequential"` (one call per example),
+    `"sequential_unrolled"`, `"expand_dims"` (one call, unbatched arguments
+    given a size-1 axis), `"broadcast_all"` (one call, every argument
+    broadcast to the batch) or `"legacy_vectorized"`. It has no derivative:
+    wrap it in `custom_jvp`/`custom_vjp` to differentiate.
+
+    Args:
+        callback: the host function, called as `callback(*args, **kwargs)`.
+        result_shape_dtypes: a pytree of objects with `shape` and `dtype`
+            (`ShapeDtypeStruct`s, arrays) describing the callback's results.
+        *args: the arguments (pytrees of arrays).
+        sharding: the sharding of the results.
+        vmap_method: how the callback is batched under `vmap` (see above); with
+            None, batching it is an error.
+        **kwargs: more keyword arguments for `callback`.
+
+    Returns:
+        The callback's results as plax arrays, shaped as `result_shape_dtypes`.
+
+    Raises:
+        JaxRuntimeError: (when the program runs) the callback's results do not
+            match `result_shape_dtypes`.
+        NotImplementedError: batched by `vmap` without a `vmap_method`.
+
+    Examples:
+        >>> import numpy as np
+        >>> import plax, plax.numpy as jnp
+        >>> def host_sort(x):
+        ...     return np.sort(np.asarray(x))
+        >>> @plax.jit
+        ... def f(x):
+        ...     spec = plax.ShapeDtypeStruct(x.shape, x.dtype)
+        ...     return plax.pure_callback(host_sort, spec, x)
+        >>> f(jnp.array([3.0, 1.0, 2.0]))
+        Array([1., 2., 3.], dtype=float32)
+    """
     if not callable(callback):
         raise TypeError(f"{API}: callback must be callable, got {type(callback).__name__}")
     check_vmap_method(vmap_method, API)

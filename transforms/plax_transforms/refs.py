@@ -101,12 +101,25 @@ class AbstractRef(AbstractValue):
 
 
 class Ref:
-    """A mutable reference to an array (see the module docstring).
+    """A mutable reference to an array, made by `plax.new_ref` (or
+    `plax.empty_ref`).
 
-    A `jit` call donates the buffer of each reference it is passed to the output
-    holding the reference's final value, so `_exclusive` says whether the reference
-    alone holds its buffer (made by `new_ref` or written by a call); one also handed
-    to the user (a whole read, a whole write of the user's array) is copied first.
+    Read it with indexing (`ref[...]` for the whole value, `ref[i]`,
+    `ref[1:3]`) and write it with indexed assignment (`ref[...] = v`,
+    `ref[i] += 1`), also inside `jit`: a jitted function that writes to a
+    reference it is passed updates it for the caller (the reference's buffer is
+    donated to the call and replaced by its final value). `ref.shape`,
+    `ref.dtype` and `ref.ndim` describe the value; `plax.freeze` turns it into
+    an array.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> ref = plax.new_ref(jnp.zeros((2, 2)))
+        >>> ref[0, 1] = 3.0
+        >>> ref[...] += 1.0
+        >>> ref.shape, ref[...]
+        ((2, 2), Array([[1., 4.],
+               [1., 1.]], dtype=float32))
     """
     __slots__ = ("_value", "_home", "_exclusive", "__weakref__")
 
@@ -541,7 +554,33 @@ def _staged(trace) -> bool:
 
 
 def new_ref(init_val: Any, *, memory_space: Any = None, kind: str | None = None) -> Ref:
-    """A new mutable reference holding (a copy of) `init_val`."""
+    """Makes a mutable reference holding (a copy of) an array.
+
+    A `Ref` can be read (`ref[...]`, `ref[i]`) and written in place
+    (`ref[...] = v`, `ref[i] += 1`), also inside `jit`, where a function that
+    writes to a reference passed to it updates it for the caller. Useful for
+    accumulators and state that would otherwise be threaded through returns.
+
+    Args:
+        init_val: the initial value, an array.
+        memory_space: where the reference's buffer lives (default: device
+            memory).
+        kind: the kind of reference (JAX's `kind=`; accepted for compatibility).
+
+    Returns:
+        A `Ref`.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> counts = plax.new_ref(jnp.zeros(3))
+        >>> @plax.jit
+        ... def add_one(ref, i):
+        ...     ref[i] += 1.0
+        >>> add_one(counts, 1)
+        >>> add_one(counts, 1)
+        >>> counts[...]
+        Array([0., 2., 0.], dtype=float32)
+    """
     if memory_space is not None:
         raise NotImplementedError("new_ref: memory_space is not supported (plax keeps "
                                   "references in device memory)")
@@ -554,7 +593,24 @@ def new_ref(init_val: Any, *, memory_space: Any = None, kind: str | None = None)
 
 
 def empty_ref(ty, memory_space: Any = None) -> Ref:
-    """A new reference of `ty`'s shape and dtype (plax fills it with zeros)."""
+    """Makes a mutable reference of a given shape and dtype without choosing its
+    contents (plax fills it with zeros); for buffers written before they are
+    read.
+
+    Args:
+        ty: anything with `shape` and `dtype` (a `ShapeDtypeStruct`, an array).
+        memory_space: where the buffer lives (default: device memory).
+
+    Returns:
+        A `Ref`.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> ref = plax.empty_ref(plax.ShapeDtypeStruct((2,), jnp.float32))
+        >>> ref[...] = jnp.array([1.0, 2.0])
+        >>> ref[...]
+        Array([1., 2.], dtype=float32)
+    """
     shape, dtype = getattr(ty, "shape", None), getattr(ty, "dtype", None)
     if shape is None or dtype is None:
         raise TypeError(f"empty_ref: expected a type with shape and dtype (e.g. a "
@@ -631,7 +687,22 @@ def addupdate(ref, idx, x) -> None:
 
 
 def freeze(ref) -> Any:
-    """The reference's current value, as an array (the reference is not used again)."""
+    """Turns a reference into an ordinary array holding its current value; the
+    reference must not be used afterwards.
+
+    Args:
+        ref: a `Ref`.
+
+    Returns:
+        The value, an array.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> ref = plax.new_ref(jnp.ones(2))
+        >>> ref[0] = 5.0
+        >>> plax.freeze(ref)
+        Array([5., 1.], dtype=float32)
+    """
     _check_is_ref(ref, "freeze")
     if _local(ref):
         return ref._read((), ())
@@ -639,7 +710,16 @@ def freeze(ref) -> Any:
 
 
 def free_ref(ref) -> None:
-    """Declare that `ref` is not used again (plax releases its buffer with the `Ref`)."""
+    """Declares that a reference is not used again, so its buffer can be released.
+
+    Args:
+        ref: a `Ref`.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> ref = plax.new_ref(jnp.ones(2))
+        >>> plax.free_ref(ref)
+    """
     _check_is_ref(ref, "free_ref")
 
 

@@ -269,7 +269,29 @@ class Token:
 
 
 class ShapeDtypeStruct:
-    """A stand-in for an array of this shape and dtype: `eval_shape`'s output, AOT input."""
+    """Describes an array by its shape and dtype (and optionally sharding), without
+    any data.
+
+    `plax.eval_shape` returns these, and ahead-of-time lowering
+    (`plax.jit(f).lower(...)`, `.trace(...)`) accepts them in place of arrays,
+    so programs can be traced and compiled for inputs that do not exist yet.
+
+    Args:
+        shape: a tuple of ints.
+        dtype: a dtype (anything `numpy.dtype` accepts, or a plax dtype).
+        sharding: a `Sharding` (or a `PartitionSpec`, resolved against the mesh
+            in context) the array would have.
+        weak_type: describe a weakly typed value (as Python scalars are).
+        manual_axis_type: for `shard_map` internals: the manual mesh axes.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> spec = plax.ShapeDtypeStruct((2, 3), jnp.float32)
+        >>> spec
+        ShapeDtypeStruct(shape=(2, 3), dtype=float32)
+        >>> plax.eval_shape(lambda a: a @ a.T, spec)
+        ShapeDtypeStruct(shape=(2, 2), dtype=float32)
+    """
     __slots__ = ("shape", "dtype", "sharding", "weak_type", "manual_axis_type")
 
     def __init__(self, shape, dtype, *, sharding=None, weak_type: bool = False,

@@ -64,6 +64,29 @@ def make_jaxpr(fun: Callable, static_argnums=(), axis_env=None, return_shape: bo
 
 
 def typeof(x) -> AbstractValue:
-    """The type plax gives `x` (an array, tracer, NumPy value or scalar): its aval,
-    with shape, dtype and weak type. TypeError for values that are not arrays."""
+    """The abstract type plax gives a value: its shape, dtype, weak type (and, on a
+    mesh with explicit axes, sharding).
+
+    Inside a transformation, this is the type of the tracer, which is all a
+    traced function knows about its argument.
+
+    Args:
+        x: an array, a tracer, a NumPy array or scalar, or a Python scalar.
+
+    Returns:
+        The value's abstract value (a `ShapedArray`).
+
+    Raises:
+        TypeError: `x` is not an array-like value.
+
+    Examples:
+        >>> import numpy as np
+        >>> import plax, plax.numpy as jnp
+        >>> plax.typeof(jnp.ones((2, 3)))
+        ShapedArray(float32[2,3])
+        >>> plax.typeof(1.0)
+        ShapedArray(float32[], weak_type=True)
+        >>> plax.typeof(np.int8(3))
+        ShapedArray(int8[])
+    """
     return get_aval(x)

@@ -32,8 +32,17 @@ def register_cache_owner(owner: Any) -> None:
 
 
 def clear_caches() -> None:
-    """Clears every compilation and staging cache: traced Jaxprs, lowerings and
-    compiled executables (arrays and devices are untouched)."""
+    """Empties every compilation and staging cache.
+
+    Traced Jaxprs, lowered modules and compiled executables are forgotten, so
+    the next call of each jitted function traces and compiles again; arrays and
+    devices are not affected. Useful to free host memory held by many compiled
+    programs, or in tests that count compilations.
+
+    Examples:
+        >>> import plax
+        >>> plax.clear_caches()
+    """
     with _lock:
         clearers, owners = list(_clearers), list(_owners)
     for clear in clearers:

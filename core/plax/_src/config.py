@@ -289,6 +289,24 @@ class State(_jaxlib_config.Config):
         return f"State({self.name}={self.value!r})"
 
 
+def document_option(state, public: str):
+    """Gives the option `state`, exported as `plax.<public>`, its own docstring: its
+    help, how to set it and (a bool or enum option) an example; other values as given."""
+    if not isinstance(state, State) or "__doc__" in vars(state):
+        return state
+    values = ([not state.value] if isinstance(state._kind, _BoolKind) else
+              [v for v in getattr(state._kind, "values", ()) if v != state.value][:1])
+    doc = (f"{state.help}\n\n`with plax.{public}(value):` sets the option `{state.name}` for "
+           f"a block in this thread (as a decorator, for a function's calls); "
+           f"`plax.config.update({state.name!r}, value)` sets it for the process; "
+           f"`plax.{public}.value` reads it.")
+    if values:
+        doc += (f"\n\nExamples:\n    >>> import plax\n    >>> with plax.{public}({values[0]!r}):"
+                f"\n    ...     plax.{public}.value\n    {values[0]!r}\n")
+    state.__doc__ = doc
+    return state
+
+
 class StateContext:
     """Sets a State's value in the current thread for a `with` block or a call."""
 
@@ -649,7 +667,36 @@ if _transfer_guard_all.value is not None:  # from PLAX_TRANSFER_GUARD/JAX_TRANSF
 
 @contextlib.contextmanager
 def transfer_guard(new_val: str):
-    """Sets this thread's transfer guard level of every direction inside the block."""
+    """A context manager that sets the transfer guard level of every direction
+    (host to device, device to host, device to device) for a block, in this
+    thread.
+
+    Levels: `"allow"`, `"log"` (log implicit transfers), `"disallow"` (raise on
+    implicit transfers), and `"log_explicit"`/`"disallow_explicit"` (also
+    explicit ones). Implicit transfers are those plax makes for you (a NumPy
+    array passed to a jitted function, `np.asarray` of an Array); explicit ones
+    are `device_put`/`device_get`.
+
+    Args:
+        new_val: the level.
+
+    Raises:
+        ValueError: an unknown level.
+
+    Examples:
+        >>> import numpy as np
+        >>> import plax, plax.numpy as jnp
+        >>> f = plax.jit(lambda a: a + 1)
+        >>> with plax.transfer_guard("disallow"):
+        ...     try:
+        ...         f(np.ones(2))  # implicit host-to-device transfer of the argument
+        ...     except Exception as err:  # a JaxRuntimeError
+        ...         print("Disallowed host-to-device transfer" in str(err))
+        True
+        >>> with plax.transfer_guard("disallow"):
+        ...     f(plax.device_put(np.ones(2)))  # explicit: allowed
+        Array([2., 2.], dtype=float32)
+    """
     with transfer_guard_host_to_device(new_val), transfer_guard_device_to_device(new_val), \
             transfer_guard_device_to_host(new_val), _transfer_guard_all(new_val):
         yield
@@ -704,8 +751,30 @@ _user_contexts = itertools.count()
 
 
 def make_user_context(default_value: Any = None) -> State:
-    """A new option of the user's whose value is part of every cache key: entering
-    `with context(value):` makes jitted functions trace and compile anew for `value`."""
+    """Makes a new option of your own whose value is part of every compilation
+    cache key.
+
+    Inside `with context(value):`, jitted functions trace and compile anew for
+    each value, so code that reads `context.value` at trace time (a Python
+    setting that changes what is computed) is never served a stale program.
+
+    Args:
+        default_value: the option's value outside any `with` block.
+
+    Returns:
+        A `State`: call it with a value for a `with` block (or decorator); read
+        `.value`.
+
+    Examples:
+        >>> import plax
+        >>> scale = plax.make_user_context(1.0)
+        >>> f = plax.jit(lambda x: x * scale.value)
+        >>> f(2.0)
+        Array(2., dtype=float32, weak_type=True)
+        >>> with scale(10.0):
+        ...     f(2.0)  # traced again for the new value
+        Array(20., dtype=float32, weak_type=True)
+    """
     return config.define_object_state(
         f"jax_user_context_{next(_user_contexts)}", default_value,
         "A user context made by make_user_context.", validator=_check_hashable,

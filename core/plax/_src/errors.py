@@ -57,20 +57,91 @@ class JAXIndexError(_PlaxErrorMixin, IndexError):
 
 
 class ConcretizationTypeError(JAXTypeError):
-    """A traced (abstract) value was used where Python needs a concrete one."""
+    """A traced (abstract) value was used where Python needs a concrete one: as a
+    shape, a Python int or float, a loop bound, a static argument...
+
+    Inside a transformation, values computed from the function's arguments are
+    tracers whose values are unknown until the compiled program runs. Make the
+    value static (`static_argnums`), compute it from shapes (`x.shape[0]`,
+    which are concrete), or restructure with `lax` control flow. Its subclass
+    `TracerBoolConversionError` covers `bool()` conversions.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.jit(lambda n: jnp.zeros(int(n)))(3)
+        Traceback (most recent call last):
+        ...
+        plax.errors.ConcretizationTypeError: Abstract tracer value encountered...
+        >>> plax.jit(lambda n: jnp.zeros(n), static_argnums=0)(3)  # n static: a Python int
+        Array([0., 0., 0.], dtype=float32)
+    """
 
 
 class TracerBoolConversionError(ConcretizationTypeError):
-    """`bool(tracer)`, e.g. `if x > 0:` on a traced `x`."""
+    """A traced value was converted to a Python bool, typically by `if`, `while`,
+    `and`/`or` or `assert` on an array inside `jit` (or `vmap`, `grad`...).
+
+    While a function is traced its arrays are abstract: only their shapes and
+    dtypes are known, so Python cannot decide which branch to take. Fixes:
+    compute both sides and pick with `jnp.where`/`lax.select`; use
+    `lax.cond`/`lax.while_loop` for control flow that depends on values; or, if
+    the value is really a configuration constant, mark the argument static
+    (`jit(f, static_argnums=...)`).
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> @plax.jit
+        ... def relu(x):
+        ...     if x > 0:
+        ...         return x
+        ...     return 0.0
+        >>> relu(1.0)
+        Traceback (most recent call last):
+        ...
+        plax.errors.TracerBoolConversionError: Attempted boolean conversion of a traced array...
+        >>> plax.jit(lambda x: jnp.where(x > 0, x, 0.0))(1.0)  # the fix
+        Array(1., dtype=float32, weak_type=True)
+    """
 
 
 class TracerIntegerConversionError(JAXTypeError):
-    """`tracer.__index__()`: a tracer used as an index into a Python sequence, a range
-    bound, a shape."""
+    """A traced value was used as a Python integer index (`__index__`): to index a
+    list or tuple, as a `range` bound, or as a shape.
+
+    Python containers cannot be indexed by a value unknown at trace time. Index
+    an array instead (`jnp.stack(items)[i]`, or `lax.dynamic_index_in_dim`), use
+    `lax.switch` to choose among functions, or make the index static.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> weights = [1.0, 2.0, 3.0]
+        >>> plax.jit(lambda i: weights[i])(1)
+        Traceback (most recent call last):
+        ...
+        plax.errors.TracerIntegerConversionError: The __index__() method was called...
+        >>> plax.jit(lambda i: jnp.array(weights)[i])(1)  # the fix
+        Array(2., dtype=float32)
+    """
 
 
 class TracerArrayConversionError(JAXTypeError):
-    """`np.asarray(tracer)`: the value does not exist while tracing."""
+    """A traced value was converted to a NumPy array (`np.asarray(x)`, a NumPy
+    function called on it, `x.tolist()`...) inside a transformation.
+
+    NumPy computes eagerly on concrete data, which a tracer does not have. Use
+    the `plax.numpy` function instead, or move the NumPy code outside the
+    transformed function (or into `plax.pure_callback`).
+
+    Examples:
+        >>> import numpy as np
+        >>> import plax, plax.numpy as jnp
+        >>> plax.jit(lambda x: np.sin(np.asarray(x)))(1.0)
+        Traceback (most recent call last):
+        ...
+        plax.errors.TracerArrayConversionError: The numpy.ndarray conversion method...
+        >>> plax.jit(lambda x: jnp.sin(x))(0.0)  # the fix
+        Array(0., dtype=float32, weak_type=True)
+    """
 
 
 class NonConcreteBooleanIndexError(JAXIndexError):
@@ -78,7 +149,27 @@ class NonConcreteBooleanIndexError(JAXIndexError):
 
 
 class UnexpectedTracerError(JAXTypeError):
-    """A tracer was used outside the transformation that created it."""
+    """A tracer escaped the transformation that created it and was used later.
+
+    This happens when a traced function stores an intermediate value outside
+    itself (in a global, a list, an attribute of `self`) and the value is used
+    after the trace has ended. Return values instead of storing them; the
+    `jax_check_tracer_leaks` option (`plax.checking_leaks()`) reports the leak
+    where it happens.
+
+    Examples:
+        >>> import plax
+        >>> saved = []
+        >>> @plax.jit
+        ... def f(x):
+        ...     saved.append(x)  # the tracer leaks out of the trace
+        ...     return x
+        >>> _ = f(1.0)
+        >>> saved[0] + 1
+        Traceback (most recent call last):
+        ...
+        plax.errors.UnexpectedTracerError: Encountered an unexpected tracer...
+    """
 
 
 class KeyReuseError(JAXTypeError):

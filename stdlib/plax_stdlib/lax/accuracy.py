@@ -17,16 +17,44 @@ from plax.extend.mlir import hlo
 
 
 class AccuracyMode(enum.Enum):
-    """A named accuracy: the most accurate implementation, or the backend's default."""
+    """A named accuracy for the `accuracy=` of lax's transcendental functions
+    (`exp`, `log`, `sin`, `tanh`...): `HIGHEST` asks for the most accurate
+    implementation, `DEFAULT` for the backend's usual one. For an explicit
+    bound, use `lax.Tolerance`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.tanh(jnp.array([0.0, 1.0]), accuracy=lax.AccuracyMode.HIGHEST)
+        Array([0. , 0.7615...], dtype=float32)
+    """
     HIGHEST = 1
     DEFAULT = 2
 
 
 class Tolerance:
-    """An error bound for a transcendental function's result: absolute (`atol`),
-    relative (`rtol`) and in units in the last place (`ulps`). At least one must be
-    positive, none negative. Tolerances equal by value are the same parameter (one
-    compilation for equal requests)."""
+    """An error bound that a transcendental function's implementation must meet
+    (the `accuracy=` of `lax.exp`, `lax.sin`, `lax.tanh`...): absolute
+    (`atol`), relative (`rtol`) and in units in the last place (`ulps`).
+
+    At least one must be positive and none negative. Tolerances equal by value
+    are the same parameter, so equal requests share one compilation.
+
+    Args:
+        atol: the absolute error bound.
+        rtol: the relative error bound.
+        ulps: the bound in units in the last place.
+
+    Raises:
+        TypeError: a bound of the wrong type.
+        ValueError: a negative bound, or all of them zero.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.exp(jnp.array([0.0, 1.0]), accuracy=lax.Tolerance(rtol=1e-6))
+        Array([1. , 2.7182...], dtype=float32)
+    """
     __slots__ = ("atol", "rtol", "ulps")
 
     def __init__(self, atol: float = 0.0, rtol: float = 0.0, ulps: int = 0):

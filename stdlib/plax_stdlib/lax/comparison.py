@@ -64,14 +64,31 @@ def _compare_element_data(ctx, x, y, direction: str):
     return result
 
 
-eq_p, eq = binary_op("eq", ANY | EXTENDED, _compare("EQ"), "Elementwise x == y.",
-                     result_dtype=to_bool)
-ne_p, ne = binary_op("ne", ANY | EXTENDED, _compare("NE"),
-                     "Elementwise x != y (True where either is NaN).", result_dtype=to_bool)
-lt_p, lt = binary_op("lt", ORDERED, _compare("LT"), "Elementwise x < y.", result_dtype=to_bool)
-le_p, le = binary_op("le", ORDERED, _compare("LE"), "Elementwise x <= y.", result_dtype=to_bool)
-gt_p, gt = binary_op("gt", ORDERED, _compare("GT"), "Elementwise x > y.", result_dtype=to_bool)
-ge_p, ge = binary_op("ge", ORDERED, _compare("GE"), "Elementwise x >= y.", result_dtype=to_bool)
+eq_p, eq = binary_op(
+    "eq", ANY | EXTENDED, _compare("EQ"), "Elementwise x == y.", result_dtype=to_bool,
+    example=("lax.eq(jnp.array([1, 2, 3]), 2)",
+             "Array([False, True, False], dtype=bool)"))
+ne_p, ne = binary_op(
+    "ne", ANY | EXTENDED, _compare("NE"), "Elementwise x != y (True where either is NaN).",
+    result_dtype=to_bool,
+    example=("lax.ne(jnp.array([1.0, jnp.nan]), jnp.array([1.0, jnp.nan]))",
+             "Array([False, True], dtype=bool)"))
+lt_p, lt = binary_op(
+    "lt", ORDERED, _compare("LT"), "Elementwise x < y.", result_dtype=to_bool,
+    example=("lax.lt(jnp.array([1, 2, 3]), 2)",
+             "Array([ True, False, False], dtype=bool)"))
+le_p, le = binary_op(
+    "le", ORDERED, _compare("LE"), "Elementwise x <= y.", result_dtype=to_bool,
+    example=("lax.le(jnp.array([1, 2, 3]), 2)",
+             "Array([ True, True, False], dtype=bool)"))
+gt_p, gt = binary_op(
+    "gt", ORDERED, _compare("GT"), "Elementwise x > y.", result_dtype=to_bool,
+    example=("lax.gt(jnp.array([1, 2, 3]), 2)",
+             "Array([False, False, True], dtype=bool)"))
+ge_p, ge = binary_op(
+    "ge", ORDERED, _compare("GE"), "Elementwise x >= y.", result_dtype=to_bool,
+    example=("lax.ge(jnp.array([1, 2, 3]), 2)",
+             "Array([False, True, True], dtype=bool)"))
 
 
 # --- select_n -----------------------------------------------------------------------------
@@ -135,13 +152,54 @@ select_n_p = standard_primitive("lax.select_n", _select_n_abstract_eval, _select
 
 
 def select_n(which, *cases):
-    """Elementwise `cases[which]`: `which` is bool (two cases) or int32. Out-of-range
-    indices give an unspecified case."""
+    """Picks elementwise among several cases by an index: `cases[which]`.
+
+    Args:
+        which: a bool array (with two cases: False picks `cases[0]`) or an
+            int32 array of the cases' shape, or a scalar.
+        *cases: arrays of one shape and dtype.
+
+    Returns:
+        An array of the cases' shape and dtype. An index outside
+        `[0, len(cases))` gives an unspecified case.
+
+    Raises:
+        TypeError: no cases, cases of different shapes or dtypes, or `which` of
+            the wrong dtype or shape.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> which = jnp.array([0, 2, 1], jnp.int32)
+        >>> lax.select_n(which, jnp.zeros(3), jnp.ones(3), jnp.full(3, 2.0))
+        Array([0., 2., 1.], dtype=float32)
+    """
     return select_n_p.bind(which, *match_python_scalars("select_n", *cases))
 
 
 def select(pred, on_true, on_false):
-    """Elementwise `on_true if pred else on_false` for a bool `pred`."""
+    """Picks elementwise from `on_true` where `pred` is true, else from `on_false`.
+
+    Both branches are computed; to run only one, use `lax.cond`.
+
+    Args:
+        pred: a bool array of the cases' shape, or a bool scalar.
+        on_true: an array.
+        on_false: an array of `on_true`'s shape and dtype.
+
+    Returns:
+        An array of `on_true`'s shape and dtype.
+
+    Raises:
+        TypeError: `pred` is not bool, or the cases' shapes or dtypes differ.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.array([-1.0, 2.0])
+        >>> lax.select(x > 0, x, jnp.zeros(2))
+        Array([0., 2.], dtype=float32)
+    """
     pred_aval = get_aval(pred)
     check_dtype("select", pred_aval, BOOL, what="pred")
     return select_n(pred, on_false, on_true)
@@ -179,6 +237,27 @@ def _as_dtype_of(pred, x):
 
 
 def clamp(min, x, max):  # noqa: A002 - lax's names
-    """Elementwise `min(max(x, min), max)`; `min` and `max` may be scalars."""
+    """Limits `x` to the range [`min`, `max`] elementwise.
+
+    Note the argument order: the bounds surround `x`.
+
+    Args:
+        min: the lower bound, an array of `x`'s shape or a scalar.
+        x: an array.
+        max: the upper bound, an array of `x`'s shape or a scalar.
+
+    Returns:
+        An array of `x`'s shape and dtype.
+
+    Raises:
+        TypeError: the dtypes differ, or a bound's shape is neither `x`'s nor
+            scalar.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.clamp(0.0, jnp.array([-1.0, 0.5, 3.0]), 1.0)
+        Array([0. , 0.5, 1. ], dtype=float32)
+    """
     x, min, max = match_python_scalars("clamp", x, min, max, strict=True)
     return clamp_p.bind(min, x, max)

@@ -126,9 +126,30 @@ def _attribute(value) -> ir.Attribute:
 # --- the API ---------------------------------------------------------------------------------
 
 def composite(decomposition: Callable, name: str, version: int = 0) -> Callable:
-    """`decomposition` as a function that lowers to one `stablehlo.composite` op named
-    `name` (a dotted name such as "my_namespace.my_op") of `version`; its keyword
-    arguments are the op's attributes."""
+    """Wraps a function so that it lowers to a single named `stablehlo.composite`
+    operation, whose body is the function (its decomposition).
+
+    Backends that know the named op may replace the body with a kernel of their
+    own; others inline the decomposition. Keyword arguments of the wrapped
+    function become the op's attributes (they must be static).
+
+    Args:
+        decomposition: the function computing the op.
+        name: the op's name, dotted (`"my_namespace.my_op"`).
+        version: the op's version number.
+
+    Returns:
+        A function with `decomposition`'s signature.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> from plax import lax
+        >>> hard_tanh = lax.composite(lambda x: jnp.clip(x, -1.0, 1.0), "my_ops.hard_tanh")
+        >>> hard_tanh(jnp.array([-3.0, 0.5]))
+        Array([-1. ,  0.5], dtype=float32)
+        >>> "stablehlo.composite \\"my_ops.hard_tanh\\"" in plax.jit(hard_tanh).lower(1.0).as_text()
+        True
+    """
     if not callable(decomposition):
         raise TypeError(f"composite: decomposition must be callable, got {decomposition!r}")
     if not isinstance(name, str) or not _NAME.match(name):

@@ -28,13 +28,40 @@ ConvGeneralDilatedDimensionNumbers = Union[None, ConvDimensionNumbers,
 
 
 def reciprocal(x):
-    """Elementwise 1 / x."""
+    """Elementwise `1 / x`.
+
+    Args:
+        x: an array of a floating-point or complex dtype.
+
+    Returns:
+        An array of `x`'s shape and dtype.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.reciprocal(jnp.array([2.0, 0.25]))
+        Array([0.5, 4. ], dtype=float32)
+    """
     return integer_pow(x, -1)
 
 
 def broadcast_shapes(*shapes) -> tuple[int, ...]:
-    """The shape NumPy broadcasting gives `shapes` (ValueError if they do not
-    broadcast)."""
+    """The shape that NumPy broadcasting gives arrays of `shapes`.
+
+    Args:
+        *shapes: tuples of ints.
+
+    Returns:
+        The broadcast shape, a tuple.
+
+    Raises:
+        ValueError: the shapes do not broadcast.
+
+    Examples:
+        >>> from plax import lax
+        >>> lax.broadcast_shapes((3, 1), (1, 4), (4,))
+        (3, 4)
+    """
     shapes = [tuple(int(d) for d in s) for s in shapes]
     if not shapes:
         return ()
@@ -50,8 +77,27 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
 
 
 def broadcast_like(arr, like_arr):
-    """`arr` broadcast (NumPy style: new leading dimensions, size-1 dimensions
-    stretched) to the shape of `like_arr`."""
+    """Broadcasts `arr` to the shape of `like_arr`, NumPy style: new leading
+    dimensions, and size-1 dimensions stretched.
+
+    Args:
+        arr: an array.
+        like_arr: an array (or anything with `shape`) whose shape `arr`
+            broadcasts to.
+
+    Returns:
+        `arr` broadcast to `like_arr.shape`.
+
+    Raises:
+        ValueError: the shapes do not broadcast.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.broadcast_like(jnp.array([1, 2]), jnp.zeros((2, 2)))
+        Array([[1, 2],
+               [1, 2]], dtype=int32)
+    """
     shape, target = get_aval(arr).shape, get_aval(like_arr).shape
     if broadcast_shapes(shape, target) != target:
         raise ValueError(f"broadcast_like: an array of shape {shape} does not broadcast to "
@@ -60,7 +106,21 @@ def broadcast_like(arr, like_arr):
 
 
 def broadcast_to_rank(x, rank: int):
-    """`x` with leading unit dimensions added to give it rank `rank`."""
+    """Adds leading dimensions of size 1 to give `x` a rank.
+
+    Args:
+        x: an array.
+        rank: the rank wanted (at least `x.ndim`).
+
+    Returns:
+        `x` reshaped to rank `rank`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.broadcast_to_rank(jnp.ones(3), 3).shape
+        (1, 1, 3)
+    """
     shape = get_aval(x).shape
     if rank < len(shape):
         raise ValueError(f"broadcast_to_rank: rank {rank} is smaller than the rank of x "
@@ -69,7 +129,22 @@ def broadcast_to_rank(x, rank: int):
 
 
 def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
-    """`operand` with dimensions start_dimension..stop_dimension-1 merged into one."""
+    """Merges consecutive dimensions into one.
+
+    Args:
+        operand: an array.
+        start_dimension: the first dimension to merge.
+        stop_dimension: one past the last (default: the end).
+
+    Returns:
+        `operand` reshaped with those dimensions as one.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.collapse(jnp.zeros((2, 3, 4, 5)), 1, 3).shape
+        (2, 12, 5)
+    """
     shape = get_aval(operand).shape
     start, stop, _ = slice(start_dimension, stop_dimension).indices(len(shape))
     if start > stop:
@@ -79,25 +154,89 @@ def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
 
 
 def empty(shape, dtype, *, out_sharding=None):
-    """An array of `shape` and `dtype` whose values are unspecified (zeros here)."""
+    """An array of a shape and dtype whose values are not specified (plax fills it
+    with zeros); for buffers that are completely overwritten.
+
+    Args:
+        shape: the shape.
+        dtype: the dtype.
+        out_sharding: the result's sharding.
+
+    Returns:
+        An array of `shape` and `dtype`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.empty((2, 3), jnp.float32).shape
+        (2, 3)
+    """
     return full(shape, 0, dtype, sharding=out_sharding)
 
 
 def dtype(x: Any) -> np.dtype:
-    """The dtype of a value or dtype-like, as arrays of it would have (x64-aware)."""
+    """The dtype that arrays of a value (or dtype-like) have in plax: Python
+    scalars and 64-bit types are canonicalized (to 32 bits unless x64 is on).
+
+    Args:
+        x: a value, array, dtype, type or dtype name.
+
+    Returns:
+        A `numpy.dtype`.
+
+    Raises:
+        TypeError: `x` does not name a dtype.
+
+    Examples:
+        >>> import numpy as np
+        >>> from plax import lax
+        >>> lax.dtype(1.0), lax.dtype(np.int64), lax.dtype("bfloat16")
+        (dtype('float32'), dtype('int32'), dtype(bfloat16))
+    """
     return dtypes.dtype(x, canonicalize=True)
 
 
 def shape_as_value(shape):
-    """`shape` as a 1-D array of its dimensions."""
+    """A shape as a 1-d integer array of its dimensions (symbolic ones computed at
+    run time).
+
+    Args:
+        shape: a tuple of dimension sizes.
+
+    Returns:
+        A 1-d int32 array.
+
+    Examples:
+        >>> from plax import lax
+        >>> lax.shape_as_value((2, 3))
+        Array([2, 3], dtype=int32)
+    """
     index = dtypes.default_int_dtype()
     dims = [broadcast_in_dim(full((), int(d), index), (1,), ()) for d in shape]
     return concatenate(dims, 0) if dims else full((0,), 0, index)
 
 
 def index_take(src, idxs, axes: Sequence[int]):
-    """`src` at the index tuples (rows of `idxs`) over `axes`: one row of the result
-    per index tuple, followed by the dimensions not indexed."""
+    """Picks elements of `src` at index tuples over some of its dimensions.
+
+    Row i of `idxs` gives the indices into `axes`; the result has one row per
+    index tuple, followed by `src`'s dimensions that are not indexed.
+
+    Args:
+        src: an array.
+        idxs: an integer array of shape (n, len(axes)).
+        axes: the dimensions of `src` that `idxs`' columns index.
+
+    Returns:
+        An array of shape `(n, *remaining dimensions)`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> m = jnp.arange(6).reshape(2, 3)
+        >>> lax.index_take(m, jnp.array([[1, 2], [0, 0]]), (0, 1))
+        Array([5, 0], dtype=int32)
+    """
     axes = tuple(int(a) for a in axes)
     shape = get_aval(src).shape
     dnums = GatherDimensionNumbers(

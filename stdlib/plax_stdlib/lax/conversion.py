@@ -61,7 +61,25 @@ convert_element_type_p = standard_primitive(
 
 
 def convert_element_type(operand, new_dtype):
-    """Elementwise cast to `new_dtype` (to bool means `!= 0`; float to int truncates)."""
+    """Casts an array to another dtype, elementwise.
+
+    Floating-point to integer truncates toward zero; to bool means `!= 0`;
+    complex to real drops the imaginary part. Unlike `jnp.astype`, the result
+    is never weakly typed.
+
+    Args:
+        operand: an array or scalar.
+        new_dtype: the target dtype.
+
+    Returns:
+        An array of `operand`'s shape and `new_dtype`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.convert_element_type(jnp.array([1.7, -1.7]), jnp.int32)
+        Array([ 1, -1], dtype=int32)
+    """
     new_dtype = dtypes.dtype(new_dtype, canonicalize=True)
     return convert_with_weak_type(operand, new_dtype, weak_type=False)
 
@@ -194,8 +212,31 @@ bitcast_convert_type_p = standard_primitive("lax.bitcast_convert_type", _bitcast
 
 
 def bitcast_convert_type(operand, new_dtype):
-    """Reinterpret the bits of `operand` as `new_dtype`. A narrower dtype adds a
-    trailing dimension; a wider one consumes the trailing dimension."""
+    """Reinterprets the bits of `operand` as another dtype, without conversion.
+
+    To a narrower dtype, a trailing dimension of the width ratio is added (one
+    float32 gives four uint8); to a wider one, the trailing dimension (of the
+    ratio's size) is consumed.
+
+    Args:
+        operand: an array.
+        new_dtype: the dtype to read the bits as.
+
+    Returns:
+        An array of `new_dtype` holding the same bytes.
+
+    Raises:
+        ValueError: a wider `new_dtype` whose width ratio does not match the
+            trailing dimension.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.bitcast_convert_type(jnp.float32(1.0), jnp.int32)
+        Array(1065353216, dtype=int32)
+        >>> lax.bitcast_convert_type(jnp.int32(1), jnp.uint8)
+        Array([1, 0, 0, 0], dtype=uint8)
+    """
     new_dtype = dtypes.dtype(new_dtype, canonicalize=True)
     return bitcast_convert_type_p.bind(operand, new_dtype=new_dtype)
 
@@ -220,7 +261,23 @@ stop_gradient_p = standard_primitive("lax.stop_gradient", lambda operand: operan
 
 
 def stop_gradient(x):
-    """`x` (any pytree), through which no derivative flows: its tangents are zero."""
+    """Returns `x` unchanged, but blocks derivatives: its tangents and cotangents
+    are zero.
+
+    Use it to treat a value as a constant inside a differentiated function
+    (targets in a loss, moving averages, straight-through estimators).
+
+    Args:
+        x: a pytree of arrays.
+
+    Returns:
+        `x`'s values.
+
+    Examples:
+        >>> import plax
+        >>> plax.grad(lambda x: x * plax.lax.stop_gradient(x))(3.0)
+        Array(3., dtype=float32, weak_type=True)
+    """
     def stop(leaf):
         if not is_differentiable_dtype(get_aval(leaf).dtype):
             return leaf

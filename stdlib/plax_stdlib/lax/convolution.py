@@ -57,16 +57,50 @@ from plax_stdlib.lax.windows import (
 
 
 class ConvDimensionNumbers(NamedTuple):
-    """Positions of (batch, feature, spatial...) in the lhs, (out feature, in feature,
-    spatial...) in the rhs, and (batch, feature, spatial...) in the output."""
+    """The layouts of a convolution as dimension indices: where batch, feature and
+    spatial dimensions are in the input (`lhs_spec`), the kernel (`rhs_spec`:
+    out feature, in feature, spatial) and the output (`out_spec`).
+
+    Usually made from strings by `conv_dimension_numbers`.
+
+    Attributes:
+        lhs_spec: (batch, feature, spatial...) positions in the input.
+        rhs_spec: (out feature, in feature, spatial...) positions in the kernel.
+        out_spec: (batch, feature, spatial...) positions in the output.
+
+    Examples:
+        >>> from plax import lax
+        >>> dn = lax.ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1),
+        ...                               out_spec=(0, 3, 1, 2))  # NHWC, HWIO, NHWC
+        >>> dn == lax.conv_dimension_numbers((1, 5, 5, 3), (3, 3, 3, 8), ("NHWC", "HWIO", "NHWC"))
+        True
+    """
     lhs_spec: Sequence[int]
     rhs_spec: Sequence[int]
     out_spec: Sequence[int]
 
 
 def conv_general_permutations(dimension_numbers):
-    """The three canonical permutations of string dimension numbers; spatial
-    dimensions are ordered as they appear in the rhs string."""
+    """The permutations that bring each of a convolution's three layouts, given as
+    strings, to the canonical order (batch/out-feature, feature, spatial...).
+
+    Spatial dimensions are ordered as they appear in the kernel's string.
+
+    Args:
+        dimension_numbers: three layout strings, e.g. `("NHWC", "HWIO", "NHWC")`.
+
+    Returns:
+        `(lhs_perm, rhs_perm, out_perm)`, tuples of dimension indices.
+
+    Raises:
+        TypeError: the strings name different dimensions or lack batch and
+            feature letters.
+
+    Examples:
+        >>> from plax import lax
+        >>> lax.conv_general_permutations(("NHWC", "HWIO", "NHWC"))
+        ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))
+    """
     rhs_spec = dimension_numbers[1]
     pairs = (("N", "C"), ("O", "I"), ("N", "C"))
     for i, (a, b) in enumerate(pairs):
@@ -91,8 +125,28 @@ def conv_general_permutations(dimension_numbers):
 
 
 def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) -> ConvDimensionNumbers:
-    """`dimension_numbers` (None, three strings, or a ConvDimensionNumbers) as a
-    ConvDimensionNumbers; None means `('NC...', 'OI...', 'NC...')`."""
+    """Converts a convolution's layout description to a `ConvDimensionNumbers`.
+
+    Args:
+        lhs_shape: the input's shape.
+        rhs_shape: the kernel's shape.
+        dimension_numbers: None (`("NC...", "OI...", "NC...")`), three layout
+            strings such as `("NHWC", "HWIO", "NHWC")`, or a
+            `ConvDimensionNumbers` (returned as is).
+
+    Returns:
+        A `ConvDimensionNumbers` of dimension indices: `(batch, feature,
+        spatial...)` for the input and output, `(out feature, in feature,
+        spatial...)` for the kernel.
+
+    Raises:
+        TypeError: the strings' lengths differ from the shapes' ranks.
+
+    Examples:
+        >>> from plax import lax
+        >>> lax.conv_dimension_numbers((1, 5, 5, 3), (3, 3, 3, 8), ("NHWC", "HWIO", "NHWC"))
+        ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2))
+    """
     if isinstance(dimension_numbers, ConvDimensionNumbers):
         return ConvDimensionNumbers(*(tuple(map(operator.index, s)) for s in dimension_numbers))
     if len(lhs_shape) != len(rhs_shape):
@@ -119,8 +173,24 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) -> ConvDimen
 
 
 def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count: int = 1):
-    """The output shape, in canonical order, of a convolution of shapes in canonical
-    order (no dilation)."""
+    """The output shape of a convolution, all shapes in the canonical order (batch
+    or out-feature first, then feature, then spatial), without dilation.
+
+    Args:
+        lhs_shape: the input's shape (N, C, spatial...).
+        rhs_shape: the kernel's shape (O, I, window...).
+        strides: the stride per spatial dimension.
+        pads: `(low, high)` pairs, or a padding name.
+        batch_group_count: the batch groups.
+
+    Returns:
+        The output shape, a tuple (N, O, spatial...).
+
+    Examples:
+        >>> from plax import lax
+        >>> lax.conv_shape_tuple((8, 3, 32, 32), (16, 3, 3, 3), (2, 2), "SAME")
+        (8, 16, 16, 16)
+    """
     if isinstance(pads, str):
         pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], strides, pads)
     if len(pads) != len(lhs_shape) - 2:
@@ -137,6 +207,24 @@ def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count: int
 
 def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
                              dimension_numbers):
+    """The output shape of a general convolution, in the output's own layout.
+
+    Args:
+        lhs_shape: the input's shape.
+        rhs_shape: the kernel's shape.
+        window_strides: the stride per spatial dimension.
+        padding: `(low, high)` pairs, or a padding name.
+        dimension_numbers: the layouts (a `ConvDimensionNumbers` or strings).
+
+    Returns:
+        The output's shape, a tuple.
+
+    Examples:
+        >>> from plax import lax
+        >>> lax.conv_general_shape_tuple((1, 8, 8, 3), (3, 3, 3, 16), (1, 1), "SAME",
+        ...                              ("NHWC", "HWIO", "NHWC"))
+        (1, 8, 8, 16)
+    """
     lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
     out = conv_shape_tuple(np.take(lhs_shape, lhs_perm), np.take(rhs_shape, rhs_perm),
                            window_strides, padding)
@@ -162,6 +250,24 @@ def _conv_transpose_padding(k: int, s: int, padding) -> tuple[int, int]:
 
 def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
                                dimension_numbers):
+    """The output shape of `conv_transpose`, in the output's own layout.
+
+    Args:
+        lhs_shape: the input's shape.
+        rhs_shape: the kernel's shape.
+        window_strides: the upsampling factor per spatial dimension.
+        padding: `"SAME"`, `"VALID"`, or `(low, high)` pairs.
+        dimension_numbers: the layouts (a `ConvDimensionNumbers` or strings).
+
+    Returns:
+        The output's shape, a tuple.
+
+    Examples:
+        >>> from plax import lax
+        >>> lax.conv_transpose_shape_tuple((1, 3, 3, 1), (2, 2, 1, 1), (2, 2), "SAME",
+        ...                                ("NHWC", "HWIO", "NHWC"))
+        (1, 6, 6, 1)
+    """
     lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
     lhs_t, rhs_t = np.take(lhs_shape, lhs_perm), np.take(rhs_shape, rhs_perm)
     if isinstance(padding, str):
@@ -470,9 +576,48 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
                          batch_group_count=1, precision=None, preferred_element_type=None,
                          out_sharding=None):
-    """General n-dimensional convolution with strides, padding ('SAME', 'VALID',
-    'SAME_LOWER' or `(low, high)` pairs), lhs dilation (transposed convolution), rhs
-    dilation (atrous convolution), feature and batch groups."""
+    """General n-dimensional convolution (strictly, cross-correlation, as in deep
+    learning libraries): strides, padding, input and kernel dilation, feature
+    and batch groups, any dimension layout.
+
+    Args:
+        lhs: the input, e.g. of shape (N, C, H, W) in the default layout.
+        rhs: the kernel, e.g. (O, I, kH, kW) (I = C / feature_group_count).
+        window_strides: the stride in each spatial dimension.
+        padding: `"VALID"`, `"SAME"`, `"SAME_LOWER"` or a `(low, high)` pair
+            per spatial dimension.
+        lhs_dilation: the input's dilation per spatial dimension (a transposed
+            convolution).
+        rhs_dilation: the kernel's dilation (an atrous convolution).
+        dimension_numbers: the layouts, e.g. `("NHWC", "HWIO", "NHWC")`, or a
+            `ConvDimensionNumbers`; None means `("NC...", "OI...", "NC...")`.
+        feature_group_count: split the features into groups (depthwise
+            convolution when equal to C).
+        batch_group_count: split the batch into groups (for gradients of grouped
+            convolutions).
+        precision: a `lax.Precision`, a pair, or None.
+        preferred_element_type: the accumulation and result dtype.
+        out_sharding: on a mesh with `Explicit` axes, the result's sharding.
+
+    Returns:
+        The output, in the layout `dimension_numbers` gives for it.
+
+    Raises:
+        ValueError: the feature sizes or group counts do not fit.
+
+    Examples:
+        A 3x3 box filter over a 4x4 image (one batch, one channel):
+
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> image = jnp.arange(16.0).reshape(1, 1, 4, 4)
+        >>> kernel = jnp.ones((1, 1, 3, 3))
+        >>> lax.conv_general_dilated(image, kernel, (1, 1), "VALID")
+        Array([[[[45., 54.],
+                 [81., 90.]]]], dtype=float32)
+        >>> lax.conv_general_dilated(image, kernel, (1, 1), "SAME").shape
+        (1, 1, 4, 4)
+    """
     name = "conv_general_dilated"
     out_sharding = check_out_sharding(name, out_sharding)
     lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
@@ -509,14 +654,54 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
-    """`conv_general_dilated` in the NCHW/OIHW layout without dilation."""
+    """Convolution in the NCHW/OIHW layout without dilation or groups: the simple
+    form of `conv_general_dilated`.
+
+    Args:
+        lhs: the input, (N, C, spatial...).
+        rhs: the kernel, (O, C, window...).
+        window_strides: the stride in each spatial dimension.
+        padding: `"VALID"`, `"SAME"` or `(low, high)` pairs.
+        precision: a `lax.Precision`, a pair, or None.
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        The output, (N, O, spatial...).
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.conv(jnp.ones((1, 1, 5)), jnp.ones((1, 1, 2)), (2,), "VALID")
+        Array([[[2., 2.]]], dtype=float32)
+    """
     return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
                                 preferred_element_type=preferred_element_type)
 
 
 def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
                               precision=None, preferred_element_type=None):
-    """`conv_general_dilated` in the NCHW/OIHW layout."""
+    """Convolution in the NCHW/OIHW layout with explicit padding and dilations.
+
+    Args:
+        lhs: the input, (N, C, spatial...).
+        rhs: the kernel, (O, C, window...).
+        window_strides: the stride in each spatial dimension.
+        padding: `"VALID"`, `"SAME"` or `(low, high)` pairs.
+        lhs_dilation: the input's dilation per spatial dimension.
+        rhs_dilation: the kernel's dilation per spatial dimension.
+        precision: a `lax.Precision`, a pair, or None.
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        The output, (N, O, spatial...).
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.arange(5.0).reshape(1, 1, 5)
+        >>> lax.conv_with_general_padding(x, jnp.ones((1, 1, 2)), (1,), [(0, 0)], (1,), (2,))
+        Array([[[2., 4., 6.]]], dtype=float32)
+    """
     return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
                                 rhs_dilation=rhs_dilation, precision=precision,
                                 preferred_element_type=preferred_element_type)
@@ -529,11 +714,34 @@ _TRANSPOSE_LAYOUTS = {2: ("NC", "IO", "NC"), 3: ("NHC", "HIO", "NHC"),
 def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numbers=None,
                    transpose_kernel: bool = False, precision=None, preferred_element_type=None,
                    use_consistent_padding: bool = False):
-    """The fractionally strided ("transposed") convolution, with Keras's output
-    shapes. `transpose_kernel` flips the kernel spatially and swaps its feature
-    dimensions, giving the gradient of the forward convolution with that kernel.
-    String paddings (and with `use_consistent_padding`, pairs too) name the forward
-    convolution's padding; otherwise pairs are the transposed convolution's own."""
+    """A transposed ("fractionally strided", "deconvolution") convolution, with the
+    output shapes of Keras and Flax: the input is upsampled by `strides`.
+
+    Args:
+        lhs: the input, in the layout of `dimension_numbers` (default NHWC-like:
+            `("NHWC", "HWIO", "NHWC")` for 2-d).
+        rhs: the kernel.
+        strides: the upsampling factor per spatial dimension.
+        padding: `"SAME"`, `"VALID"`, or `(low, high)` pairs (the transposed
+            convolution's own, unless `use_consistent_padding`).
+        rhs_dilation: the kernel's dilation.
+        dimension_numbers: the layouts, as for `conv_general_dilated`.
+        transpose_kernel: flip the kernel spatially and swap its feature
+            dimensions, giving exactly the gradient of the forward convolution.
+        precision: a `lax.Precision`, a pair, or None.
+        preferred_element_type: the accumulation and result dtype.
+        use_consistent_padding: pairs also name the forward convolution's padding.
+
+    Returns:
+        The upsampled output.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.ones((1, 3, 3, 1))  # NHWC
+        >>> lax.conv_transpose(x, jnp.ones((2, 2, 1, 1)), (2, 2), "SAME").shape
+        (1, 6, 6, 1)
+    """
     lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
     ndim = len(lhs_shape)
     if ndim != len(rhs_shape) or ndim < 2:
@@ -565,9 +773,34 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
 def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation=None,
                                  rhs_dilation=None, dimension_numbers=None, precision=None,
                                  preferred_element_type=None):
-    """The patches a convolution with a kernel of spatial shape `filter_shape` reads,
-    as features: output feature `c * prod(filter_shape) + k` is element `k`
-    (row-major) of input feature `c`'s window. One convolution with a one-hot kernel."""
+    """Extracts the patches a convolution reads, as features (im2col): with a
+    kernel of spatial shape `filter_shape`, output feature
+    `c * prod(filter_shape) + k` is element `k` (row-major) of input feature
+    `c`'s window.
+
+    Args:
+        lhs: the input, e.g. (N, C, H, W).
+        filter_shape: the window's spatial shape.
+        window_strides: the stride per spatial dimension.
+        padding: `"VALID"`, `"SAME"` or `(low, high)` pairs.
+        lhs_dilation: the input's dilation.
+        rhs_dilation: the window's dilation.
+        dimension_numbers: the layouts, as for `conv_general_dilated`.
+        precision: a `lax.Precision`, or None.
+        preferred_element_type: the result's dtype.
+
+    Returns:
+        An array (N, C * prod(filter_shape), out spatial...) in the default
+        layout.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.arange(4.0).reshape(1, 1, 4)
+        >>> lax.conv_general_dilated_patches(x, (2,), (1,), "VALID")
+        Array([[[0., 1., 2.],
+                [1., 2., 3.]]], dtype=float32)
+    """
     lhs_shape = get_aval(lhs).shape
     filter_shape = tuple(filter_shape)
     n = len(filter_shape)

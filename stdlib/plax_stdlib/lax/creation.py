@@ -36,7 +36,25 @@ iota_p = standard_primitive("lax.iota", _iota_abstract_eval, _iota_lower)
 
 
 def broadcasted_iota(dtype, shape, dimension: int, *, out_sharding=None):
-    """An array of `shape` whose elements count 0, 1, 2... along `dimension`."""
+    """An array of `shape` whose elements count 0, 1, 2... along `dimension` (and
+    are constant along the others).
+
+    Args:
+        dtype: the result's dtype.
+        shape: the result's shape.
+        dimension: the dimension along which values increase.
+        out_sharding: on a mesh with `Explicit` axes, the result's sharding.
+
+    Returns:
+        An array of `shape` and `dtype`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.broadcasted_iota(jnp.int32, (2, 3), 1)
+        Array([[0, 1, 2],
+               [0, 1, 2]], dtype=int32)
+    """
     dtype = dtypes.dtype(dtype, canonicalize=True)
     shape = canonicalize_shape("broadcasted_iota", shape)
     dimension = canonicalize_axis("broadcasted_iota", dimension, len(shape), "dimension",
@@ -46,13 +64,48 @@ def broadcasted_iota(dtype, shape, dimension: int, *, out_sharding=None):
 
 
 def iota(dtype, size: int, *, sharding=None):
-    """`[0, 1, ..., size - 1]` of `dtype`."""
+    """The integers `0, 1, ..., size - 1` as a 1-d array of `dtype`.
+
+    Args:
+        dtype: the result's dtype (integer or floating-point).
+        size: the number of elements (an int).
+        sharding: on a mesh with `Explicit` axes, the result's sharding.
+
+    Returns:
+        A 1-d array of length `size`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.iota(jnp.int32, 4)
+        Array([0, 1, 2, 3], dtype=int32)
+    """
     return broadcasted_iota(dtype, (size,), 0, out_sharding=sharding)
 
 
 def full(shape, fill_value, dtype=None, *, sharding=None):
-    """An array of `shape` filled with the scalar `fill_value` (of `dtype` if given,
-    else of `fill_value`'s dtype, weakly typed if `fill_value` is)."""
+    """An array of `shape` filled with one scalar value.
+
+    Args:
+        shape: the result's shape.
+        fill_value: a scalar (Python, NumPy or 0-d array).
+        dtype: the result's dtype (default: `fill_value`'s; weakly typed if
+            `fill_value` is a Python scalar).
+        sharding: the result's sharding.
+
+    Returns:
+        An array of `shape`.
+
+    Raises:
+        TypeError: `fill_value` is not a scalar.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.full((2, 2), 7, jnp.int8)
+        Array([[7, 7],
+               [7, 7]], dtype=int8)
+    """
     shape = canonicalize_shape("full", shape)
     fill_aval = get_aval(fill_value)
     if fill_aval.shape:
@@ -81,7 +134,25 @@ def _converted_fill(fill_value, dtype, weak_type: bool):
 
 
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
-    """An array like `x` (its shape and dtype unless given) filled with `fill_value`."""
+    """An array like `x` (its shape and dtype unless given) filled with one value.
+
+    Args:
+        x: an array (or anything with `shape` and `dtype`).
+        fill_value: a scalar.
+        dtype: the dtype (default: `x`'s).
+        shape: the shape (default: `x`'s).
+        sharding: the sharding (default: `x`'s, when it has one and the shape
+            is unchanged).
+
+    Returns:
+        The filled array.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.full_like(jnp.zeros((2,), jnp.float32), 3)
+        Array([3., 3.], dtype=float32)
+    """
     aval = get_aval(x)
     if dtype is None:
         dtype, weak_type = aval.dtype, aval.weak_type
@@ -92,5 +163,18 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
 
 
 def zeros_like_array(x):
-    """Zeros of `x`'s shape and dtype."""
+    """Zeros of `x`'s shape and dtype.
+
+    Args:
+        x: an array.
+
+    Returns:
+        An array of zeros.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.zeros_like_array(jnp.array([1, 2, 3]))
+        Array([0, 0, 0], dtype=int32)
+    """
     return full_like(x, 0)

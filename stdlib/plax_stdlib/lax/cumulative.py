@@ -121,18 +121,46 @@ cumlogsumexp_p = _cumulative(
                mul(exp(neg(ans)), cumsum_p.bind(mul(g, exp(x)), axis=axis, reverse=reverse))))
 
 
-def _cumulative_fn(prim):
+def _cumulative_fn(prim, what: str, result: str, reversed_result: str):
+    """The public function of a cumulative reduction: `what` it computes, and the
+    printed results of the example forward and reversed."""
     def cumulative(operand, axis: int = 0, reverse: bool = False):
         axis = canonicalize_axis(prim.name, axis, get_aval(operand).ndim, negative=False)
         return prim.bind(operand, axis=axis, reverse=bool(reverse))
     cumulative.__name__ = prim.name
-    cumulative.__doc__ = (f"`{prim.name}` of `operand` along `axis`, from the end if "
-                          "`reverse`.")
+    cumulative.__doc__ = f"""The running {what} of `operand` along `axis` (inclusive: element i
+    combines elements 0..i).
+
+    Args:
+        operand: an array.
+        axis: the dimension to accumulate along, in [0, ndim).
+        reverse: accumulate from the last element to the first.
+
+    Returns:
+        An array of `operand`'s shape and dtype.
+
+    Raises:
+        ValueError: `axis` is out of range (`numpy.exceptions.AxisError`).
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> x = jnp.array([1.0, 3.0, 2.0, 4.0])
+        >>> plax.lax.{prim.name}(x)
+        {result}
+        >>> plax.lax.{prim.name}(x, reverse=True)
+        {reversed_result}
+    """
     return cumulative
 
 
-cumsum = _cumulative_fn(cumsum_p)
-cumprod = _cumulative_fn(cumprod_p)
-cummax = _cumulative_fn(cummax_p)
-cummin = _cumulative_fn(cummin_p)
-cumlogsumexp = _cumulative_fn(cumlogsumexp_p)
+cumsum = _cumulative_fn(cumsum_p, "sum", "Array([ 1., 4., 6., 10.], dtype=float32)",
+                        "Array([10., 9., 6., 4.], dtype=float32)")
+cumprod = _cumulative_fn(cumprod_p, "product", "Array([ 1., 3., 6., 24.], dtype=float32)",
+                         "Array([24., 24., 8., 4.], dtype=float32)")
+cummax = _cumulative_fn(cummax_p, "maximum", "Array([1., 3., 3., 4.], dtype=float32)",
+                        "Array([4., 4., 4., 4.], dtype=float32)")
+cummin = _cumulative_fn(cummin_p, "minimum", "Array([1., 1., 1., 1.], dtype=float32)",
+                        "Array([1., 2., 2., 4.], dtype=float32)")
+cumlogsumexp = _cumulative_fn(cumlogsumexp_p, "log of the sum of exponentials",
+                              "Array([1. , 3.1269..., 3.4076..., 4.4401...], dtype=float32)",
+                              "Array([4.4401..., 4.4076..., 4.1269..., 4. ], dtype=float32)")

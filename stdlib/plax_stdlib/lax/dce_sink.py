@@ -52,7 +52,27 @@ dce_sink_p.define_rule("transpose", lambda cts, x, **params: [None])
 
 
 def dce_sink(val, *, prevent_mlir_dce: bool = False) -> None:
-    """Keep each array of `val` (a pytree) computed though unused; returns None."""
+    """Keeps values computed even though nothing uses them: dead-code elimination
+    does not remove the operations producing them.
+
+    Useful in benchmarks and tests that compute something only for its
+    presence in the program.
+
+    Args:
+        val: a pytree of arrays.
+        prevent_mlir_dce: also keep them through MLIR's dead-code elimination.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> def f(x):
+        ...     plax.lax.dce_sink(jnp.sin(x))  # kept in the program
+        ...     return x
+        >>> "sin" in str(plax.make_jaxpr(f)(1.0))
+        True
+    """
     for i, leaf in enumerate(tree_util.tree_leaves(val)):
         try:
             get_aval(leaf)

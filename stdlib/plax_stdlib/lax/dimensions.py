@@ -40,7 +40,20 @@ dimension_as_value_p = standard_primitive(
 
 
 def dimension_as_value(d):
-    """The size `d` as a value: a weakly typed integer scalar for a symbolic one."""
+    """An array dimension as a value: the int itself for a known size, a weakly
+    typed integer scalar for a symbolic one (shape polymorphism).
+
+    Args:
+        d: a dimension size.
+
+    Returns:
+        An int, or an integer scalar array.
+
+    Examples:
+        >>> from plax import lax
+        >>> lax.dimension_as_value(3)
+        3
+    """
     return dimension_as_value_p.bind(dimension=d) if isinstance(d, SymbolicDimension) else d
 
 

@@ -20,9 +20,24 @@ from plax.extend.mlir import hlo, ir, mu
 
 
 class DotAlgorithm(NamedTuple):
-    """An explicit dot algorithm: `lhs_precision_type`/`rhs_precision_type` are what
-    the operands are rounded to, `accumulation_type` what the sums are kept in; the
-    counts describe algorithms that split operands into several components."""
+    """An explicit algorithm for a matrix product, passed as `precision=` to
+    `dot_general` (or `jnp.matmul`...); `DotAlgorithmPreset` names the common ones.
+
+    A backend implements only some algorithms and rejects the others with a
+    ValueError when the product is lowered (the CPU backend rejects every explicit
+    `DotAlgorithm`).
+
+    Attributes:
+        lhs_precision_type: the dtype the left operand is rounded to.
+        rhs_precision_type: the dtype the right operand is rounded to.
+        accumulation_type: the dtype the sums are kept in.
+        lhs_component_count: into how many components of `lhs_precision_type`
+            the left operand is split (3 for bf16x3 algorithms).
+        rhs_component_count: the same for the right operand.
+        num_primitive_operations: how many products of components are summed.
+        allow_imprecise_accumulation: whether the backend may accumulate in a
+            lower precision than `accumulation_type`.
+    """
     lhs_precision_type: object
     rhs_precision_type: object
     accumulation_type: object
@@ -50,8 +65,22 @@ FLOAT8 = tuple(np.dtype(t) for t in (
 
 
 class DotAlgorithmPreset(enum.Enum):
-    """The known dot algorithms, named `LHS_RHS_ACCUMULATION[_Xpasses]`; `DEFAULT` is
-    the backend's choice, the `ANY_F8` ones take any float8 operands."""
+    """Names an exact algorithm for a matrix product: the types the operands are
+    rounded to, the accumulation type, and the number of passes. Pass it as
+    `precision=` to `dot_general` (or `jnp.matmul`...).
+
+    Names read `LHS_RHS_ACCUMULATION[_Xpasses]`: `BF16_BF16_F32_X3` rounds each
+    operand to bfloat16 (in three components) and accumulates in float32.
+    `DEFAULT` leaves the choice to the backend; the `ANY_F8` presets take any
+    float8 operands. A backend rejects the presets it does not implement.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> a = jnp.array([[1.0, 2.0]])
+        >>> lax.dot(a, a.T, precision=lax.DotAlgorithmPreset.F32_F32_F32)
+        Array([[5.]], dtype=float32)
+    """
     DEFAULT = enum.auto()
     ANY_F8_ANY_F8_F32 = enum.auto()
     ANY_F8_ANY_F8_F32_FAST_ACCUM = enum.auto()

@@ -38,8 +38,24 @@ from plax_stdlib.lax.out_sharding import check_out_sharding, cotangent_sharding,
 
 
 class Precision(enum.Enum):
-    """How much precision XLA should spend on a matmul's inputs (e.g. on TPU:
-    bf16 passes for DEFAULT, 3 for HIGH, 6 for HIGHEST)."""
+    """How much precision the backend should spend on the inputs of a matrix
+    product or convolution (`precision=` of `dot`, `dot_general`, `conv...`,
+    and `jnp.matmul`...).
+
+    `DEFAULT` is fastest; on TPU it multiplies float32 inputs in one bfloat16
+    pass, `HIGH` in three and `HIGHEST` in six (about float32 accuracy). On CPU
+    all three compute in float32. Strings (`"highest"`...) are accepted where a
+    Precision is. The option `jax_default_matmul_precision` changes the default.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> a = jnp.array([[1.0, 2.0]])
+        >>> lax.dot(a, a.T, precision=lax.Precision.HIGHEST)
+        Array([[5.]], dtype=float32)
+        >>> lax.Precision("highest") is lax.Precision.HIGHEST
+        True
+    """
     DEFAULT = 0
     HIGH = 1
     HIGHEST = 2
@@ -326,7 +342,44 @@ def _dims(dims) -> tuple[int, ...]:
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
                 out_sharding=None):
-    """General contraction of `lhs` and `rhs` (see the module docstring)."""
+    """Contracts and batches two arrays: the general form of every dot product,
+    matrix product and batched matrix product.
+
+    `dimension_numbers` is `((lhs_contracting, rhs_contracting), (lhs_batch,
+    rhs_batch))`, four sequences of dimension numbers. Contracting dimensions
+    (equal sizes) are multiplied and summed away; batch dimensions (equal sizes)
+    are kept and paired. The result's dimensions are the batch dimensions, then
+    `lhs`'s remaining dimensions, then `rhs`'s remaining dimensions.
+
+    Args:
+        lhs: an array.
+        rhs: an array.
+        dimension_numbers: `((lhs_contracting, rhs_contracting), (lhs_batch,
+            rhs_batch))`.
+        precision: a `lax.Precision` (or a pair, one per operand), a
+            `DotAlgorithmPreset`, or None for the backend's default.
+        preferred_element_type: the dtype to accumulate and return in (e.g.
+            float32 for bfloat16 inputs, int32 for int8 inputs).
+        out_sharding: on a mesh with `Explicit` axes, the result's sharding.
+
+    Returns:
+        The contracted array.
+
+    Raises:
+        TypeError: the contracted or batch dimensions' sizes differ, or a
+            dimension number is out of range or listed twice.
+
+    Examples:
+        A batch of matrix products, `einsum("bij,bjk->bik")`:
+
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> a, b = jnp.ones((2, 3, 4)), jnp.ones((2, 4, 5))
+        >>> lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))).shape
+        (2, 3, 5)
+        >>> lax.dot_general(jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0]), (((0,), (0,)), ((), ())))
+        Array(11., dtype=float32)
+    """
     try:
         (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
     except (TypeError, ValueError):
@@ -344,8 +397,35 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None, out_sharding=None, *,
         dimension_numbers=None):
-    """Vector/matrix products: `lhs` and `rhs` of rank 1 or 2, contracting lhs's last
-    dimension with rhs's first; with `dimension_numbers`, `dot_general`."""
+    """Vector and matrix products of arrays of rank 1 or 2: contracts the last
+    dimension of `lhs` with the first of `rhs`.
+
+    vector·vector gives a scalar, matrix·vector a vector, matrix·matrix a
+    matrix. With `dimension_numbers` it is `dot_general`.
+
+    Args:
+        lhs: an array of rank 1 or 2.
+        rhs: an array of rank 1 or 2, of `lhs`'s dtype.
+        precision: a `lax.Precision`, a pair of them, a `DotAlgorithmPreset`,
+            or None.
+        preferred_element_type: the dtype to accumulate and return in.
+        out_sharding: on a mesh with `Explicit` axes, the result's sharding.
+        dimension_numbers: as for `dot_general`.
+
+    Returns:
+        The product.
+
+    Raises:
+        TypeError: the contracted sizes differ.
+        ValueError: an operand has rank above 2 (without `dimension_numbers`).
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> m = jnp.array([[1.0, 2.0], [3.0, 4.0]])
+        >>> lax.dot(m, jnp.array([1.0, 1.0]))
+        Array([3., 7.], dtype=float32)
+    """
     if dimension_numbers is not None:
         return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type,
                            out_sharding)
@@ -360,7 +440,25 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None, out_sharding=None
 
 
 def batch_matmul(lhs, rhs, precision=None):
-    """Matrix products over leading batch dimensions: (..., m, k) @ (..., k, n)."""
+    """Matrix products over leading batch dimensions: `(..., m, k) @ (..., k, n)`.
+
+    Args:
+        lhs: an array of rank >= 2.
+        rhs: an array of `lhs`'s rank and batch dimensions.
+        precision: a `lax.Precision`, a pair, or None.
+
+    Returns:
+        An array of shape `(..., m, n)`.
+
+    Raises:
+        ValueError: the ranks or batch dimensions differ.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.batch_matmul(jnp.ones((5, 2, 3)), jnp.ones((5, 3, 4))).shape
+        (5, 2, 4)
+    """
     lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
     if len(lhs_shape) != len(rhs_shape) or len(lhs_shape) < 2:
         raise ValueError(f"batch_matmul requires operands of equal rank >= 2, got shapes "

@@ -90,23 +90,53 @@ def _sign_lower(ctx, x):
 add_p, add = binary_op(
     "add", NUMBER, hlo_rule("add"), "Elementwise addition: x + y.",
     jvp=(lambda g, ans, x, y: g, lambda g, ans, x, y: g),
-    transpose=lambda ct, x, y: [_unbroadcast_if(ct, x), _unbroadcast_if(ct, y)])
+    transpose=lambda ct, x, y: [_unbroadcast_if(ct, x), _unbroadcast_if(ct, y)],
+    example=("lax.add(jnp.array([1.0, 2.0]), 10.0)",
+             "Array([11., 12.], dtype=float32)"))
 sub_p, sub = binary_op(
     "sub", NUMBER, hlo_rule("subtract"), "Elementwise subtraction: x - y.",
     jvp=(lambda g, ans, x, y: g, lambda g, ans, x, y: neg(g)),
-    transpose=lambda ct, x, y: [_unbroadcast_if(ct, x), _unbroadcast_if(_neg_ct(ct), y)])
+    transpose=lambda ct, x, y: [_unbroadcast_if(ct, x), _unbroadcast_if(_neg_ct(ct), y)],
+    example=("lax.sub(jnp.array([5, 7]), jnp.array([1, 2]))",
+             "Array([4, 5], dtype=int32)"))
 mul_p, _mul = binary_op(
     "mul", NUMBER, hlo_rule("multiply"), "Elementwise multiplication: x * y.",
     jvp=(lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g)),
     transpose=lambda ct, x, y: [
         _unbroadcast_if(None if is_undefined_primal(y) else mul(ct, y), x),
-        _unbroadcast_if(None if is_undefined_primal(x) else mul(x, ct), y)])
+        _unbroadcast_if(None if is_undefined_primal(x) else mul(x, ct), y)],
+    example=("lax.mul(jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0]))",
+             "Array([3., 8.], dtype=float32)"))
 
 
 def mul(x, y, *, out_dtype=None):
-    """Elementwise multiplication: x * y; with `out_dtype`, a product of that dtype,
-    computed (as JAX does where no backend kernel fuses it) from the operands converted
-    to it."""
+    """Elementwise multiplication: x * y.
+
+    Args:
+        x: an array (or scalar) of a numeric dtype.
+        y: an array of `x`'s dtype, of `x`'s shape (either may be a scalar); a
+            Python scalar takes the other operand's dtype.
+        out_dtype: the product's dtype, when it should differ from the
+            operands' (e.g. int32 products of int8 operands): the operands are
+            converted to it and then multiplied, as JAX does where no backend
+            kernel fuses the two.
+
+    Returns:
+        An array of the operands' dtype (or `out_dtype`), of their broadcast
+        shape.
+
+    Raises:
+        TypeError: the operands' dtypes differ (lax does not promote), or a
+            non-numeric dtype.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.mul(jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0]))
+        Array([3., 8.], dtype=float32)
+        >>> lax.mul(jnp.array([100], jnp.int8), jnp.array([3], jnp.int8), out_dtype=jnp.int32)
+        Array([300], dtype=int32)
+    """
     if out_dtype is not None:
         x, y = convert_element_type(x, out_dtype), convert_element_type(y, out_dtype)
     return _mul(x, y)
@@ -115,34 +145,50 @@ div_p, div = binary_op(
     "Elementwise division: x / y; integer division rounds toward zero.",
     jvp=(lambda g, ans, x, y: div(g, y),
          lambda g, ans, x, y: mul(mul(neg(g), x), integer_pow(y, -2))),
-    transpose=lambda ct, x, y: [_unbroadcast_if(div(ct, y), x), None])
+    transpose=lambda ct, x, y: [_unbroadcast_if(div(ct, y), x), None],
+    example=("lax.div(jnp.array([7, -7]), 2)",
+             "Array([ 3, -3], dtype=int32)"))
 rem_p, rem = binary_op(
     "rem", INT | FLOAT, hlo_rule("remainder"),
     "Elementwise remainder of division rounding toward zero (sign of `x`, as C's fmod).",
-    jvp=(lambda g, ans, x, y: g, lambda g, ans, x, y: mul(neg(g), _trunc(div(x, y)))))
+    jvp=(lambda g, ans, x, y: g, lambda g, ans, x, y: mul(neg(g), _trunc(div(x, y)))),
+    example=("lax.rem(jnp.array([7, -7]), 3)",
+             "Array([ 1, -1], dtype=int32)"))
 max_p, max = binary_op(  # noqa: A001 - lax's name
     "max", ANY, _minmax_lowering("maximum", "GT"),
     "Elementwise maximum; NaN if either is NaN. Complex numbers compare lexicographically.",
-    jvp=_MINMAX_PARTIALS)
+    jvp=_MINMAX_PARTIALS,
+    example=("lax.max(jnp.array([1.0, jnp.nan]), jnp.array([2.0, 0.0]))",
+             "Array([ 2., nan], dtype=float32)"))
 min_p, min = binary_op(  # noqa: A001 - lax's name
     "min", ANY, _minmax_lowering("minimum", "LT"),
     "Elementwise minimum; NaN if either is NaN. Complex numbers compare lexicographically.",
-    jvp=_MINMAX_PARTIALS)
+    jvp=_MINMAX_PARTIALS,
+    example=("lax.min(jnp.array([1, 5]), jnp.array([3, 2]))",
+             "Array([1, 2], dtype=int32)"))
 neg_p, neg = unary_op(
     "neg", NUMBER, hlo_rule("negate"), "Elementwise negation: -x.",
-    jvp=LINEAR, transpose=lambda ct, x: [neg(ct)])
+    jvp=LINEAR, transpose=lambda ct, x: [neg(ct)],
+    example=("lax.neg(jnp.array([1, -2]))",
+             "Array([-1, 2], dtype=int32)"))
 sign_p, sign = unary_op(
     "sign", NUMBER, _sign_lower, "Elementwise sign: -1, 0 or 1 (x / |x| for complex x).",
-    jvp=PIECEWISE_CONSTANT)
+    jvp=PIECEWISE_CONSTANT,
+    example=("lax.sign(jnp.array([-3.0, 0.0, 2.0]))",
+             "Array([-1., 0., 1.], dtype=float32)"))
 abs_p, abs = unary_op(  # noqa: A001 - lax's name
     "abs", SIGNED | INEXACT, hlo_rule("abs"),
     "Elementwise absolute value; the magnitude, of real dtype, for complex x.",
-    result_dtype=real_dtype, jvp=lambda g, ans, x: _abs_tangent(g, ans, x))
+    result_dtype=real_dtype, jvp=lambda g, ans, x: _abs_tangent(g, ans, x),
+    example=("lax.abs(jnp.array([-1.5, 2.0]))",
+             "Array([1.5, 2. ], dtype=float32)"))
 square_p, square = unary_op(
     "square", NUMBER, elementwise_lowering(  # CHLO's for inexact values, as JAX lowers it
         lambda ctx, x: hlo.multiply(x, x) if kind_of(ctx.avals_in[0].dtype) in (
             "signed", "unsigned") else chlo.square(x)),
-    "Elementwise square: x * x.", jvp=lambda g, ans, x: mul(g, mul(_like(x, 2), x)))
+    "Elementwise square: x * x.", jvp=lambda g, ans, x: mul(g, mul(_like(x, 2), x)),
+    example=("lax.square(jnp.array([2, -3]))",
+             "Array([4, 9], dtype=int32)"))
 
 
 def _like(x, value) -> np.generic:
@@ -182,7 +228,27 @@ integer_pow_p = standard_primitive(
                mul(g, mul(_like(x, y), x if y == 2 else integer_pow(x, y - 1)))),
     batching=unary_batcher())
 def integer_pow(x, y: int):
-    """Elementwise x ** y for a static Python int `y`."""
+    """Raises each element to a static integer power, by repeated multiplication.
+
+    Exact for integers, and differentiable; `x ** 3` on arrays uses it.
+
+    Args:
+        x: an array of a numeric dtype.
+        y: a Python int exponent (negative only for floating-point or complex
+            `x`).
+
+    Returns:
+        An array of `x`'s shape and dtype.
+
+    Raises:
+        TypeError: `y` is not an int, or a negative power of an integer array.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.integer_pow(jnp.array([2, 3]), 3)
+        Array([ 8, 27], dtype=int32)
+    """
     if not isinstance(y, (int, np.integer)) or isinstance(y, bool):
         raise TypeError(f"integer_pow requires a Python int exponent, got {y!r}")
     return integer_pow_p.bind(x, y=int(y))
@@ -211,7 +277,27 @@ pow_p = standard_primitive(
                lambda g, ans, x, y: mul(g, mul(log(x), ans))),
     batching=broadcasting_batcher())
 def pow(x, y):  # noqa: A001 - lax's name
-    """Elementwise x ** y: `x` floating or complex, `y` of `x`'s dtype or an integer."""
+    """Raises `x` to the power `y`, elementwise.
+
+    Args:
+        x: an array of a floating-point or complex dtype.
+        y: an array of `x`'s dtype, or of an integer dtype (then each power is
+            computed from an integer exponent); a Python scalar takes `x`'s
+            dtype.
+
+    Returns:
+        An array of `x`'s dtype.
+
+    Raises:
+        TypeError: `x` is an integer array, or `y`'s dtype is neither `x`'s nor
+            an integer.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.pow(jnp.array([4.0, 9.0]), 0.5)
+        Array([2., 3.], dtype=float32)
+    """
     if type(y) is not int:
         x, y = match_python_scalars("pow", x, y, strict=True)
     return pow_p.bind(x, y)
@@ -220,16 +306,31 @@ def pow(x, y):  # noqa: A001 - lax's name
 # --- rounding ----------------------------------------------------------------------------
 
 floor_p, floor = unary_op("floor", FLOAT, hlo_rule("floor"), "Elementwise floor.",
-                          jvp=PIECEWISE_CONSTANT)
+                          jvp=PIECEWISE_CONSTANT,
+    example=("lax.floor(jnp.array([-1.5, 1.5]))",
+             "Array([-2., 1.], dtype=float32)"))
 ceil_p, ceil = unary_op("ceil", FLOAT, hlo_rule("ceil"), "Elementwise ceiling.",
-                        jvp=PIECEWISE_CONSTANT)
+                        jvp=PIECEWISE_CONSTANT,
+    example=("lax.ceil(jnp.array([-1.5, 1.5]))",
+             "Array([-1., 2.], dtype=float32)"))
 is_finite_p, is_finite = unary_op("is_finite", FLOAT, hlo_rule("is_finite"),
                                   "Elementwise test for neither infinite nor NaN.",
-                                  result_dtype=to_bool)
+                                  result_dtype=to_bool,
+    example=("lax.is_finite(jnp.array([1.0, jnp.inf, jnp.nan]))",
+             "Array([ True, False, False], dtype=bool)"))
 
 
 class RoundingMethod(enum.IntEnum):
-    """How `round` breaks ties: away from zero (0.5 → 1) or to even (0.5 → 0)."""
+    """How `lax.round` breaks ties between two integers: `AWAY_FROM_ZERO` (0.5
+    gives 1, -0.5 gives -1) or `TO_NEAREST_EVEN` (banker's rounding, as NumPy:
+    0.5 gives 0, 1.5 gives 2).
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.round(jnp.array([0.5, 1.5]), lax.RoundingMethod.TO_NEAREST_EVEN)
+        Array([0., 2.], dtype=float32)
+    """
     AWAY_FROM_ZERO = 0
     TO_NEAREST_EVEN = 1
 
@@ -243,7 +344,26 @@ def _round_lower(ctx, x, *, rounding_method):
 
 round_p = unary("lax.round", dtypes=FLOAT, lower=_round_lower, jvp=defjvp(None))
 def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001 - lax's name
-    """Elementwise rounding to the nearest integer, ties broken by `rounding_method`."""
+    """Rounds each element to the nearest integer (as a float).
+
+    Args:
+        x: an array of a floating-point dtype.
+        rounding_method: how ties (x.5) are broken:
+            `lax.RoundingMethod.AWAY_FROM_ZERO` (the default) or `TO_NEAREST_EVEN`
+            (as NumPy's `round`).
+
+    Returns:
+        An array of `x`'s shape and dtype.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.array([0.5, 1.5, 2.5, -0.5])
+        >>> lax.round(x)
+        Array([ 1., 2., 3., -1.], dtype=float32)
+        >>> lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
+        Array([ 0., 2., 2., -0.], dtype=float32)
+    """
     return round_p.bind(x, rounding_method=RoundingMethod(rounding_method))
 
 
@@ -256,16 +376,24 @@ def _exp2_lower(ctx, x):
 
 exp_p, exp = unary_op(
     "exp", INEXACT, hlo_rule("exponential"), "Elementwise exponential: e ** x.",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, ans), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(g, ans), accuracy=True,
+    example=("lax.exp(jnp.array([0.0, 1.0]))",
+             "Array([1. , 2.7182...], dtype=float32)"))
 exp2_p, exp2 = unary_op(
     "exp2", INEXACT, _exp2_lower, "Elementwise base-2 exponential: 2 ** x.",
-    jvp=lambda g, ans, x, accuracy=None: mul(log(_like(x, 2)), mul(g, ans)), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(log(_like(x, 2)), mul(g, ans)), accuracy=True,
+    example=("lax.exp2(jnp.array([3.0, -1.0]))",
+             "Array([8. , 0.5], dtype=float32)"))
 log_p, log = unary_op(
     "log", INEXACT, hlo_rule("log"), "Elementwise natural logarithm.",
-    jvp=lambda g, ans, x, accuracy=None: div(g, x), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: div(g, x), accuracy=True,
+    example=("lax.log(jnp.array([1.0, 100.0]))",
+             "Array([0. , 4.6051...], dtype=float32)"))
 log1p_p, log1p = unary_op(
     "log1p", INEXACT, hlo_rule("log_plus_one"), "Elementwise log(1 + x), accurate for small x.",
-    jvp=lambda g, ans, x, accuracy=None: div(g, add(x, 1)), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: div(g, add(x, 1)), accuracy=True,
+    example=("lax.log1p(jnp.array([1e-3, 1.0]))",
+             "Array([0.0009995, 0.6931...], dtype=float32)"))
 expm1_p, expm1 = unary_op(
     "expm1", INEXACT, hlo_rule("exponential_minus_one"),
     "Elementwise e ** x - 1, accurate for small x.",
@@ -276,18 +404,26 @@ logistic_p, logistic = unary_op(
     "Elementwise logistic sigmoid: 1 / (1 + e ** -x).",
     jvp=lambda g, ans, x, accuracy=None: mul(g, mul(ans, logistic(neg(x), accuracy=accuracy)))
     if accuracy is AccuracyMode.HIGHEST else mul(g, mul(ans, sub(_like(ans, 1), ans))),
-    accuracy=True)
+    accuracy=True,
+    example=("lax.logistic(jnp.array([0.0, 2.0]))",
+             "Array([0.5 , 0.8807...], dtype=float32)"))
 sqrt_p, sqrt = unary_op(
     "sqrt", INEXACT, hlo_rule("sqrt"), "Elementwise square root.",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, div(_like(x, 0.5), ans)), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(g, div(_like(x, 0.5), ans)), accuracy=True,
+    example=("lax.sqrt(jnp.array([4.0, 2.0]))",
+             "Array([2. , 1.4142...], dtype=float32)"))
 rsqrt_p, rsqrt = unary_op(
     "rsqrt", INEXACT, hlo_rule("rsqrt"), "Elementwise reciprocal square root: 1 / sqrt(x).",
     jvp=lambda g, ans, x, accuracy=None: mul(g, mul(_like(x, -0.5), div(ans, x))),
-    accuracy=True)
+    accuracy=True,
+    example=("lax.rsqrt(jnp.array([4.0, 0.25]))",
+             "Array([0.5, 2. ], dtype=float32)"))
 cbrt_p, cbrt = unary_op(
     "cbrt", FLOAT, hlo_rule("cbrt"), "Elementwise cube root.",
     jvp=lambda g, ans, x, accuracy=None: mul(g, mul(_like(x, 1 / 3), integer_pow(ans, -2))),
-    accuracy=True)
+    accuracy=True,
+    example=("lax.cbrt(jnp.array([27.0, -8.0]))",
+             "Array([ 3., -2.], dtype=float32)"))
 
 
 # --- trigonometric and hyperbolic functions -------------------------------------------------
@@ -323,50 +459,72 @@ def _trig_rule(op_name: str, which: str):
 
 sin_p, sin = unary_op(
     "sin", INEXACT, _trig_rule("sine", "sin"), "Elementwise sine.",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, cos(x)), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(g, cos(x)), accuracy=True,
+    example=("lax.sin(jnp.array([0.0, 1.0]))",
+             "Array([0. , 0.8414...], dtype=float32)"))
 cos_p, cos = unary_op(
     "cos", INEXACT, _trig_rule("cosine", "cos"), "Elementwise cosine.",
-    jvp=lambda g, ans, x, accuracy=None: neg(mul(g, sin(x, accuracy=accuracy))), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: neg(mul(g, sin(x, accuracy=accuracy))), accuracy=True,
+    example=("lax.cos(jnp.array([0.0, 1.0]))",
+             "Array([1. , 0.5403...], dtype=float32)"))
 tan_p, tan = unary_op(
     "tan", INEXACT, hlo_rule("tan"), "Elementwise tangent.",
     jvp=lambda g, ans, x, accuracy=None: mul(g, add(_like(x, 1), square(ans))), accuracy=True)
 asin_p, asin = unary_op(
     "asin", INEXACT, chlo_rule("asin"), "Elementwise arc sine.",
-    jvp=lambda g, ans, x: mul(g, rsqrt(sub(_like(x, 1), square(x)))))
+    jvp=lambda g, ans, x: mul(g, rsqrt(sub(_like(x, 1), square(x)))),
+    example=("lax.asin(jnp.array([0.0, 1.0]))",
+             "Array([0. , 1.5707...], dtype=float32)"))
 acos_p, acos = unary_op(
     "acos", INEXACT, chlo_rule("acos"), "Elementwise arc cosine.",
-    jvp=lambda g, ans, x: mul(g, neg(rsqrt(sub(_like(x, 1), square(x))))))
+    jvp=lambda g, ans, x: mul(g, neg(rsqrt(sub(_like(x, 1), square(x))))),
+    example=("lax.acos(jnp.array([0.0, 1.0]))",
+             "Array([1.5707..., 0. ], dtype=float32)"))
 atan_p, atan = unary_op(
     "atan", INEXACT, chlo_rule("atan"), "Elementwise arc tangent.",
-    jvp=lambda g, ans, x: div(g, add(_like(x, 1), square(x))))
+    jvp=lambda g, ans, x: div(g, add(_like(x, 1), square(x))),
+    example=("lax.atan(jnp.array([0.0, 1.0]))",
+             "Array([0. , 0.7853...], dtype=float32)"))
 atan2_p, atan2 = binary_op(
     "atan2", INEXACT, hlo_rule("atan2"),
     "Elementwise arc tangent of x / y, in the quadrant of the point (y, x).",
     jvp=(lambda g, ans, x, y: mul(g, div(y, add(square(x), square(y)))),
-         lambda g, ans, x, y: mul(g, div(neg(x), add(square(x), square(y))))))
+         lambda g, ans, x, y: mul(g, div(neg(x), add(square(x), square(y))))),
+    example=("lax.atan2(jnp.array([1.0, 1.0]), jnp.array([1.0, -1.0]))",
+             "Array([0.7853..., 2.3561...], dtype=float32)"))
 tanh_p, tanh = unary_op(
     "tanh", INEXACT, hlo_rule("tanh"), "Elementwise hyperbolic tangent.",
     jvp=lambda g, ans, x, accuracy=None: mul(g, mul(_like(x, 4), mul(
         logistic(mul(_like(x, 2), x), accuracy=accuracy),
         logistic(mul(_like(x, -2), x), accuracy=accuracy))))
     if accuracy is AccuracyMode.HIGHEST else mul(add(g, mul(g, ans)), sub(_like(x, 1), ans)),
-    accuracy=True)
+    accuracy=True,
+    example=("lax.tanh(jnp.array([0.0, 1.0]))",
+             "Array([0. , 0.7615...], dtype=float32)"))
 sinh_p, sinh = unary_op(
     "sinh", INEXACT, chlo_rule("sinh"), "Elementwise hyperbolic sine.",
-    jvp=lambda g, ans, x: mul(g, cosh(x)))
+    jvp=lambda g, ans, x: mul(g, cosh(x)),
+    example=("lax.sinh(jnp.array([0.0, 1.0]))",
+             "Array([0. , 1.1752...], dtype=float32)"))
 cosh_p, cosh = unary_op(
     "cosh", INEXACT, chlo_rule("cosh"), "Elementwise hyperbolic cosine.",
-    jvp=lambda g, ans, x: mul(g, sinh(x)))
+    jvp=lambda g, ans, x: mul(g, sinh(x)),
+    example=("lax.cosh(jnp.array([0.0, 1.0]))",
+             "Array([1. , 1.5430...], dtype=float32)"))
 asinh_p, asinh = unary_op(
     "asinh", INEXACT, chlo_rule("asinh"), "Elementwise inverse hyperbolic sine.",
     jvp=lambda g, ans, x: mul(g, rsqrt(add(square(x), _like(x, 1)))))
 acosh_p, acosh = unary_op(
     "acosh", INEXACT, chlo_rule("acosh"), "Elementwise inverse hyperbolic cosine.",
-    jvp=lambda g, ans, x: mul(g, rsqrt(sub(square(x), _like(x, 1)))))
+    jvp=lambda g, ans, x: mul(g, rsqrt(sub(square(x), _like(x, 1)))),
+    example=("lax.acosh(jnp.array([1.0, 2.0]))",
+             "Array([0. , 1.3169...], dtype=float32)"))
 atanh_p, atanh = unary_op(
     "atanh", INEXACT, chlo_rule("atanh"), "Elementwise inverse hyperbolic tangent.",
     jvp=lambda g, ans, x: mul(integer_pow(add(_like(x, 1), x), -1),
-                              div(g, sub(_like(x, 1), x))))
+                              div(g, sub(_like(x, 1), x))),
+    example=("lax.atanh(jnp.array([0.0, 0.5]))",
+             "Array([0. , 0.5493...], dtype=float32)"))
 
 
 # --- special functions ---------------------------------------------------------------------
@@ -379,25 +537,47 @@ erf_p, erf = unary_op(
 erfc_p, erfc = unary_op(
     "erfc", FLOAT, chlo_rule("erfc"),
     "Elementwise complementary error function: 1 - erf(x), accurate for large x.",
-    jvp=lambda g, ans, x: mul(_like(x, -_TWO_OVER_SQRT_PI), mul(g, exp(neg(square(x))))))
+    jvp=lambda g, ans, x: mul(_like(x, -_TWO_OVER_SQRT_PI), mul(g, exp(neg(square(x))))),
+    example=("lax.erfc(jnp.array([0.0, 3.0]))",
+             "Array([1.0000...e+00, 2.2090...e-05], dtype=float32)"))
 erf_inv_p, erf_inv = unary_op(
     "erf_inv", FLOAT, chlo_rule("erf_inv"), "Elementwise inverse of the error function.",
-    jvp=lambda g, ans, x: mul(_like(x, 1 / _TWO_OVER_SQRT_PI), mul(g, exp(square(ans)))))
+    jvp=lambda g, ans, x: mul(_like(x, 1 / _TWO_OVER_SQRT_PI), mul(g, exp(square(ans)))),
+    example=("lax.erf_inv(jnp.array([0.0, 0.5]))",
+             "Array([0. , 0.4769...], dtype=float32)"))
 lgamma_p, lgamma = unary_op(
     "lgamma", FLOAT, chlo_rule("lgamma"),
     "Elementwise log of the absolute value of the gamma function.",
-    jvp=lambda g, ans, x: mul(g, digamma(x)))
+    jvp=lambda g, ans, x: mul(g, digamma(x)),
+    example=("lax.lgamma(jnp.array([0.5, 4.0]))",
+             "Array([0.5723..., 1.7917...], dtype=float32)"))
 digamma_p, digamma = unary_op(
     "digamma", FLOAT, chlo_rule("digamma"),
     "Elementwise digamma function: the derivative of lgamma.",
-    jvp=lambda g, ans, x: mul(g, polygamma(1, x)))
+    jvp=lambda g, ans, x: mul(g, polygamma(1, x)),
+    example=("lax.digamma(jnp.array([1.0, 2.0]))",
+             "Array([-0.5772... , 0.4227...], dtype=float32)"))
 
 
 polygamma_p = binary("lax.polygamma", dtypes=FLOAT, lower=chlo_rule("polygamma"),
                      jvp=defjvp(None, lambda g, ans, m, x: mul(g, polygamma(_next_order(m, x), x))))
 def polygamma(m, x):
-    """Elementwise m-th derivative of digamma, for integer-valued `m` ≥ 0 (given in
-    `x`'s dtype); differentiable in `x` only."""
+    """The m-th derivative of the digamma function, elementwise.
+
+    Args:
+        m: the order, integer-valued and non-negative, given in `x`'s dtype (a
+            Python scalar takes it).
+        x: an array of a floating-point dtype.
+
+    Returns:
+        An array of `x`'s dtype (differentiable in `x` only).
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.polygamma(1.0, jnp.array([1.0, 2.0]))  # pi**2 / 6, pi**2 / 6 - 1
+        Array([1.6449... , 0.6449...], dtype=float32)
+    """
     return polygamma_p.bind(*match_python_scalars("polygamma", m, x))
 
 
@@ -410,7 +590,22 @@ def _next_order(m, x):
 nextafter_p = binary("lax.nextafter", dtypes=FLOAT, lower=chlo_rule("next_after"),
                      jvp=defjvp(None, None))
 def nextafter(x1, x2):
-    """Elementwise next representable value after `x1` in the direction of `x2`."""
+    """The next representable floating-point value after `x1` in the direction of
+    `x2`, elementwise.
+
+    Args:
+        x1: an array of a floating-point dtype.
+        x2: an array of `x1`'s dtype (a Python scalar takes it).
+
+    Returns:
+        An array of `x1`'s dtype.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.nextafter(jnp.float32(1.0), jnp.float32(2.0)) - 1.0  # float32's epsilon
+        Array(1.1920...e-07, dtype=float32)
+    """
     return nextafter_p.bind(*match_python_scalars("nextafter", x1, x2, strict=True))
 
 
@@ -418,14 +613,20 @@ def nextafter(x1, x2):
 
 real_p, real = unary_op(
     "real", COMPLEX, hlo_rule("real"), "Elementwise real part of a complex array.",
-    result_dtype=real_dtype, jvp=LINEAR, transpose=lambda ct, x: [complex(ct, 0)])
+    result_dtype=real_dtype, jvp=LINEAR, transpose=lambda ct, x: [complex(ct, 0)],
+    example=("lax.real(jnp.array([1 + 2j, 3 - 1j]))",
+             "Array([1., 3.], dtype=float32)"))
 imag_p, imag = unary_op(
     "imag", COMPLEX, hlo_rule("imag"), "Elementwise imaginary part of a complex array.",
-    result_dtype=real_dtype, jvp=LINEAR, transpose=lambda ct, x: [complex(0, neg(ct))])
+    result_dtype=real_dtype, jvp=LINEAR, transpose=lambda ct, x: [complex(0, neg(ct))],
+    example=("lax.imag(jnp.array([1 + 2j, 3 - 1j]))",
+             "Array([ 2., -1.], dtype=float32)"))
 complex_p, complex = binary_op(  # noqa: A001 - lax's name
     "complex", F32_OR_F64, hlo_rule("complex"),
     "Elementwise x + i*y from float32 (or float64) parts.",
-    result_dtype=complex_dtype, jvp=LINEAR, transpose=lambda ct, x, y: [real(ct), imag(neg(ct))])
+    result_dtype=complex_dtype, jvp=LINEAR, transpose=lambda ct, x, y: [real(ct), imag(neg(ct))],
+    example=("lax.complex(jnp.array([1.0, 2.0]), jnp.array([0.5, -1.0]))",
+             "Array([1.+0.5j, 2.-1.j ], dtype=complex64)"))
 
 
 @elementwise_lowering
@@ -443,7 +644,20 @@ conj_p = unary("lax.conj", dtypes=INEXACT, lower=_conj_lower, result_dtype=compl
                transpose=lambda ct, x, *, input_dtype: [
                    conj(ct) if kind_of(input_dtype) == "complex" else real(ct)])
 def conj(x):
-    """Elementwise complex conjugate; a real operand gives a complex result."""
+    """The complex conjugate, elementwise.
+
+    Args:
+        x: an array; a real one gives a complex result (complex64 for float32).
+
+    Returns:
+        A complex array of `x`'s shape.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.conj(jnp.array([1 + 2j, 3 - 1j]))
+        Array([1.-2.j, 3.+1.j], dtype=complex64)
+    """
     return conj_p.bind(x, input_dtype=get_aval(x).dtype)
 
 

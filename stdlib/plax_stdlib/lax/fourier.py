@@ -125,8 +125,31 @@ def _fft_type(fft_type) -> FftType:
 
 
 def fft(x, fft_type: FftType | str, fft_lengths: Sequence[int]):
-    """The `fft_type` transform of `x` over its trailing `len(fft_lengths)` dimensions
-    (converted to a complex dtype, or to a real one for RFFT)."""
+    """A fast Fourier transform over the trailing dimensions of `x`.
+
+    `fft_type` is `"FFT"` (complex to complex), `"IFFT"` (its inverse, scaled
+    by 1/n), `"RFFT"` (real to complex, the last dimension n // 2 + 1 long) or
+    `"IRFFT"` (complex to real); `jnp.fft` is built on it.
+
+    Args:
+        x: an array (converted to a complex dtype, or a real one for `"RFFT"`).
+        fft_type: a `lax.FftType` or its name.
+        fft_lengths: the transform's length in each trailing dimension.
+
+    Returns:
+        The transformed array.
+
+    Raises:
+        ValueError: `fft_lengths` does not fit `x`'s trailing dimensions.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.fft(jnp.array([1.0, 0.0, 0.0, 0.0]), "FFT", (4,))
+        Array([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j], dtype=complex64)
+        >>> lax.fft(jnp.array([1.0, 2.0, 3.0, 4.0]), "RFFT", (4,))
+        Array([10.+0.j, -2.+2.j, -2.+0.j], dtype=complex64)
+    """
     kind = _fft_type(fft_type)
     lengths = tuple(int(n) for n in fft_lengths)
     dtype = get_aval(x).dtype

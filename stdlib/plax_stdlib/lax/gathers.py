@@ -42,9 +42,32 @@ from plax_stdlib.lax.dimensions import size_scalar
 
 
 class GatherDimensionNumbers(NamedTuple):
-    """How a gather's index vectors and slices map to operand and result dimensions
-    (see the module docstring). The index vector is the last dimension of
-    `start_indices`."""
+    """Describes how a `gather`'s index vectors and slices map to the operand's
+    and the result's dimensions.
+
+    The index vector is the last dimension of `start_indices`.
+
+    Attributes:
+        offset_dims: the result dimensions that hold each slice's (kept)
+            dimensions, in order.
+        collapsed_slice_dims: operand dimensions of slice size 1 that are
+            dropped from the result.
+        start_index_map: for each component of an index vector, the operand
+            dimension it indexes.
+        operand_batching_dims: operand dimensions matched one to one with...
+        start_indices_batching_dims: ...these dimensions of `start_indices`
+            (batched gathers).
+
+    Examples:
+        `x[idx]` on a matrix, taking whole rows:
+
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> dnums = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+        ...                                    start_index_map=(0,))
+        >>> lax.gather(jnp.eye(3), jnp.array([[2]]), dnums, slice_sizes=(1, 3))
+        Array([[0., 0., 1.]], dtype=float32)
+    """
     offset_dims: tuple[int, ...]
     collapsed_slice_dims: tuple[int, ...]
     start_index_map: tuple[int, ...]
@@ -53,9 +76,23 @@ class GatherDimensionNumbers(NamedTuple):
 
 
 class GatherScatterMode(enum.Enum):
-    """What happens to slices that would stick out of the operand: moved back in
-    (`CLIP`), replaced by a fill value (`FILL_OR_DROP`), or undefined
-    (`PROMISE_IN_BOUNDS`, the caller promises they do not occur)."""
+    """What gathers and scatters do with slices that would stick out of the
+    operand (the `mode=` of `gather`, `scatter...`, and `x.at[...]`).
+
+    `CLIP` (`"clip"`) moves them back inside; `FILL_OR_DROP` (`"fill"`) gives
+    gathered out-of-bounds slices a fill value and drops out-of-bounds
+    updates; `PROMISE_IN_BOUNDS` (`"promise_in_bounds"`) promises that none
+    occur (the result is unspecified if some do). Strings are accepted where a
+    mode is.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.GatherScatterMode.from_any("clip")
+        <GatherScatterMode.CLIP: 'clip'>
+        >>> jnp.arange(3).at[5].get(mode="clip")
+        Array(2, dtype=int32)
+    """
     CLIP = "clip"
     FILL_OR_DROP = "fill"
     PROMISE_IN_BOUNDS = "promise_in_bounds"
@@ -255,8 +292,49 @@ def fill_value_for(dtype, fill_value):
 def gather(operand, start_indices, dimension_numbers: GatherDimensionNumbers,
            slice_sizes: Sequence[int], *, unique_indices: bool = False,
            indices_are_sorted: bool = False, mode=None, fill_value=None):
-    """The slices of `slice_sizes` of `operand` starting at each index vector of
-    `start_indices` (see the module docstring)."""
+    """Takes many slices of `operand` at once, one per index vector of
+    `start_indices` (XLA's Gather): the general form of NumPy indexing, which
+    `jnp` lowers to it.
+
+    Each index vector (the last dimension of `start_indices`) gives the start
+    of a slice of size `slice_sizes`. `dimension_numbers` (a
+    `GatherDimensionNumbers`) says which operand dimensions the index vector
+    addresses (`start_index_map`), which size-1 slice dimensions are dropped
+    (`collapsed_slice_dims`), and where the slices' remaining dimensions go in
+    the result (`offset_dims`); the other result dimensions follow
+    `start_indices`'s leading dimensions.
+
+    Args:
+        operand: the array to index.
+        start_indices: an integer array of index vectors.
+        dimension_numbers: a `GatherDimensionNumbers`.
+        slice_sizes: the size of every slice, one int per operand dimension.
+        unique_indices: a promise that no two indices are equal.
+        indices_are_sorted: a promise that the indices are sorted.
+        mode: slices that would stick out: moved back in (`"clip"`), filled
+            with `fill_value` (`"fill"`), or promised not to occur.
+        fill_value: the value of out-of-bounds slices with `"fill"` (default:
+            NaN for inexact dtypes, the smallest value for signed, the largest
+            for unsigned integers, True for bool).
+
+    Returns:
+        The gathered array.
+
+    Raises:
+        TypeError: the shapes do not fit `dimension_numbers` and `slice_sizes`.
+
+    Examples:
+        Picking rows 2 and 0 of a matrix (`m[jnp.array([2, 0])]`):
+
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> m = jnp.arange(12.0).reshape(3, 4)
+        >>> dnums = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+        ...                                    start_index_map=(0,))
+        >>> lax.gather(m, jnp.array([[2], [0]]), dnums, slice_sizes=(1, 4))
+        Array([[ 8., 9., 10., 11.],
+               [ 0.,  1.,  2.,  3.]], dtype=float32)
+    """
     dnums = _canonical_dnums(dimension_numbers)
     slice_sizes = tuple(map(canonical_dim, slice_sizes))
     mode = GatherScatterMode.from_any(mode)

@@ -33,10 +33,35 @@ reduce_p = Primitive("lax.reduce", multiple_results=True)
 
 def reduce(operands, init_values, computation: Callable, dimensions: Sequence[int], *,
            out_sharding=None):
-    """Reduce `operands` (an array or a pytree of same-shaped arrays) over
-    `dimensions` with `computation(accumulated, new)`, starting from `init_values`
-    (scalars, in the pytree of `operands`). `out_sharding` types the result of a
-    monoid's reduction (one operand; `add`, `max`...) on a mesh with `Explicit` axes."""
+    """Reduces arrays over some dimensions with any combining function.
+
+    `computation(accumulated, new)` is applied starting from `init_values`; it
+    should be associative and commutative with `init_values` as its identity,
+    as the order of combination is up to the compiler. For sums, maxima and
+    the like, `reduce_sum`/`reduce_max`... (or passing `lax.add`, `lax.max`...)
+    take the faster built-in paths.
+
+    Args:
+        operands: an array, or a pytree of arrays of one shape (reduced together,
+            e.g. values and indices for an argmax).
+        init_values: scalars in the pytree structure of `operands`.
+        computation: `(accumulated, new) -> combined`, on pytrees of scalars.
+        dimensions: the dimensions to reduce (ints in [0, ndim)).
+        out_sharding: the result's sharding for a monoid reduction on a mesh
+            with `Explicit` axes.
+
+    Returns:
+        The reduced array(s), without `dimensions`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.array([[1.0, 2.0], [3.0, 4.0]])
+        >>> lax.reduce(x, 0.0, lax.add, (0,))
+        Array([4., 6.], dtype=float32)
+        >>> lax.reduce(x, 1.0, lambda a, b: a * b, (1,))
+        Array([ 2., 12.], dtype=float32)
+    """
     if not callable(computation):
         raise TypeError(f"reduce: computation must be callable, got {computation!r}")
     flat_operands, tree = tree_util.tree_flatten(operands)

@@ -13,8 +13,35 @@ from plax_stdlib.lax.shape_ops import transpose
 def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
                                lhs_dilation=None, rhs_dilation=None, dimension_numbers=None,
                                precision=None):
-    """An n-d convolution with a separate kernel per output position: `rhs` holds, in
-    its layout, (out_features, in_features * prod(filter_shape), *output_spatial)."""
+    """A convolution whose kernel differs at every output position (a locally
+    connected layer): no weight sharing across space.
+
+    `rhs` holds, in its layout, (out_features, in_features * prod(filter_shape),
+    *output_spatial): one kernel per output position, over the patches of
+    `conv_general_dilated_patches`.
+
+    Args:
+        lhs: the input.
+        rhs: the per-position kernels.
+        window_strides: the stride per spatial dimension.
+        padding: `"VALID"`, `"SAME"` or `(low, high)` pairs.
+        filter_shape: the window's spatial shape.
+        lhs_dilation: the input's dilation.
+        rhs_dilation: the window's dilation.
+        dimension_numbers: the layouts, as for `conv_general_dilated`.
+        precision: a `lax.Precision`, or None.
+
+    Returns:
+        The output, (N, out_features, output spatial...) in the default layout.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.arange(4.0).reshape(1, 1, 4)
+        >>> w = jnp.array([[[1.0, 0.0, 0.0], [0.0, 1.0, 1.0]]])  # 1 out, 2 taps, 3 positions
+        >>> lax.conv_general_dilated_local(x, w, (1,), "VALID", (2,))
+        Array([[[0., 2., 3.]]], dtype=float32)
+    """
     if isinstance(precision, (tuple, list)):
         if len(precision) != 2:
             raise ValueError(f"conv_general_dilated_local: unsupported precision {precision!r}")

@@ -68,5 +68,7 @@ def _mulhi_lower(ctx, x, y):
     return _high_64(x, y, aval)
 
 
-mulhi_p, mulhi = binary_op("mulhi", INT, _mulhi_lower,
-                           "Elementwise high half of the double-width product x * y.")
+mulhi_p, mulhi = binary_op(
+    "mulhi", INT, _mulhi_lower, "Elementwise high half of the double-width product x * y.",
+    example=("lax.mulhi(jnp.array([2**30, -2**31], jnp.int32), jnp.int32(4))",
+             "Array([ 1, -2], dtype=int32)"))

@@ -78,7 +78,23 @@ def _sizes(names: tuple) -> int:
 
 
 def axis_size(axis_name) -> int:
-    """The size of the named axis (for a tuple of names, the product of their sizes)."""
+    """The number of members of a named axis (a Python int, known at trace time).
+
+    Args:
+        axis_name: the name of a bound axis, or a tuple of names (then the
+            product of their sizes).
+
+    Returns:
+        An int.
+
+    Raises:
+        NameError: `axis_name` is not bound.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.vmap(lambda x: x / plax.lax.axis_size("i"), axis_name="i")(jnp.ones(4))
+        Array([0.25, 0.25, 0.25, 0.25], dtype=float32)
+    """
     return _sizes(canonicalize_axis_names(axis_name))
 
 
@@ -316,20 +332,63 @@ def psum(x, axis_name, *, axis_index_groups=None):
     return _tree_collective(psum_p, x, axis_name)
 
 
-def pmax(x, axis_name, *, axis_index_groups=None):
-    """The elementwise maximum of `x` over the named axis (or axes)."""
-    _no_groups("pmax", axis_index_groups)
-    return _tree_collective(pmax_p, x, axis_name)
+def _extremum(prim, which: str, result: str):
+    """`pmax` or `pmin`: the public function of `prim`, the elementwise `which`
+    ("maximum", "minimum") over the members; `result` is its example's output."""
+    def extremum(x, axis_name, *, axis_index_groups=None):
+        _no_groups(prim.name, axis_index_groups)
+        return _tree_collective(prim, x, axis_name)
+    extremum.__name__ = extremum.__qualname__ = prim.name
+    extremum.__doc__ = f"""The elementwise {which} of `x` over every member of a named axis (an
+    all-reduce); every member gets the result.
+
+    Args:
+        x: a pytree of arrays.
+        axis_name: the name of an axis bound by an enclosing `shard_map`,
+            `vmap(..., axis_name=...)` or `pmap`, or a tuple of names.
+        axis_index_groups: not supported in plax: anything but None is a
+            NotImplementedError.
+
+    Returns:
+        A pytree like `x` holding the {which} values.
+
+    Raises:
+        NameError: `axis_name` is not bound by an enclosing transformation.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> f = lambda x: plax.lax.{prim.name}(x, "i")
+        >>> plax.vmap(f, axis_name="i")(jnp.array([3, 1, 2]))
+        {result}
+    """
+    return extremum
 
 
-def pmin(x, axis_name, *, axis_index_groups=None):
-    """The elementwise minimum of `x` over the named axis (or axes)."""
-    _no_groups("pmin", axis_index_groups)
-    return _tree_collective(pmin_p, x, axis_name)
+pmax = _extremum(pmax_p, "maximum", "Array([3, 3, 3], dtype=int32)")
+pmin = _extremum(pmin_p, "minimum", "Array([1, 1, 1], dtype=int32)")
 
 
 def pmean(x, axis_name, *, axis_index_groups=None):
-    """The mean of `x` over the named axis (or axes); integers average as floats."""
+    """The mean of `x` over every member of a named axis (an all-reduce); every
+    member gets the result.
+
+    Args:
+        x: a pytree of arrays (integers are averaged as floats).
+        axis_name: a bound axis name (of `shard_map`, `pmap` or a named
+            `vmap`), or a tuple of names to average over all of them.
+        axis_index_groups: must be None (groups are not supported in plax).
+
+    Returns:
+        A pytree like `x` holding the means, floating-point.
+
+    Raises:
+        NameError: no enclosing transformation binds `axis_name`.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.vmap(lambda x: x - plax.lax.pmean(x, "i"), axis_name="i")(jnp.arange(4.0))
+        Array([-1.5, -0.5,  0.5,  1.5], dtype=float32)
+    """
     _no_groups("pmean", axis_index_groups)
     n = _sizes(canonicalize_axis_names(axis_name))
 
@@ -363,8 +422,30 @@ pvary_p = standard_primitive(
 
 
 def pvary(x, axis_name):
-    """`x` (a pytree) marked as varying over the named axes: the same values, now
-    typed as possibly different per member (what `check_vma` tracks)."""
+    """Marks `x` as varying over named manual axes: the same values, now typed as
+    possibly different on each member.
+
+    Inside `shard_map` with `check_vma=True`, values replicated over an axis
+    (invariant) and values that differ per member (varying) have different
+    types; combining them with some collectives, or returning one where the
+    other is expected, needs this cast.
+
+    Args:
+        x: a pytree of arrays.
+        axis_name: an axis name or tuple of names of the enclosing `shard_map`.
+
+    Returns:
+        A pytree like `x`, typed as varying over those axes.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> from plax.sharding import PartitionSpec as P
+        >>> mesh = plax.make_mesh((4,), ("x",))
+        >>> f = plax.shard_map(lambda: plax.lax.pvary(jnp.float32(1.0), "x").reshape(1),
+        ...                    mesh=mesh, in_specs=(), out_specs=P("x"))
+        >>> f()
+        Array([1., 1., 1., 1.], dtype=float32)
+    """
     axes = canonicalize_axis_names(axis_name)
     _sizes(axes)
     if not axes:
@@ -373,9 +454,31 @@ def pvary(x, axis_name):
 
 
 def pcast(x, axis_name, *, to: str):
-    """`x` (a pytree) cast to another kind of value over the named manual axes. Only
-    `to='varying'` (from invariant: `pvary`) exists in plax, whose values carry no
-    reduced or unreduced axes."""
+    """Casts `x` to another kind of value over named manual axes (see `pvary`).
+
+    plax's values carry no reduced or unreduced axes, so the only cast is
+    `to="varying"`, which is `pvary`.
+
+    Args:
+        x: a pytree of arrays.
+        axis_name: an axis name or tuple of names of the enclosing `shard_map`.
+        to: `"varying"`.
+
+    Returns:
+        A pytree like `x`, typed as varying over those axes.
+
+    Raises:
+        NotImplementedError: any other `to`.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> from plax.sharding import PartitionSpec as P
+        >>> mesh = plax.make_mesh((4,), ("x",))
+        >>> f = plax.shard_map(lambda: plax.lax.pcast(jnp.ones(1), "x", to="varying"),
+        ...                    mesh=mesh, in_specs=(), out_specs=P("x"))
+        >>> f()
+        Array([1., 1., 1., 1.], dtype=float32)
+    """
     if isinstance(axis_name, (set, frozenset)):
         raise TypeError(f"pcast: axis_name must be a name or a tuple of names, got the set "
                         f"{axis_name!r}")
@@ -402,8 +505,26 @@ axis_index_p = standard_primitive(
 
 
 def axis_index(axis_name):
-    """This member's position along the named axis; for a tuple of names, the
-    position in their product, the first name varying slowest."""
+    """This member's position along a named axis.
+
+    Inside `shard_map` this is the device's coordinate on the mesh axis; inside
+    `vmap(..., axis_name=...)` the example's index. For a tuple of names, the
+    position in their product, the first name varying slowest.
+
+    Args:
+        axis_name: the name of a bound axis, or a tuple of names.
+
+    Returns:
+        An int32 scalar.
+
+    Raises:
+        NameError: `axis_name` is not bound.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.vmap(lambda x: x * plax.lax.axis_index("i"), axis_name="i")(jnp.ones(3))
+        Array([0., 1., 2.], dtype=float32)
+    """
     return _index_of(canonicalize_axis_names(axis_name))
 
 
@@ -456,7 +577,21 @@ pbroadcast_p = standard_primitive(
 
 
 def pbroadcast(x, axis_name, source: int):
-    """Every member of the named axis gets `x` (a pytree) of the member `source`."""
+    """Every member of a named axis gets the value of member `source`.
+
+    Args:
+        x: a pytree of arrays.
+        axis_name: the name of a bound axis.
+        source: the index of the member whose value is sent.
+
+    Returns:
+        A pytree like `x` holding member `source`'s values.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.vmap(lambda x: plax.lax.pbroadcast(x, "i", 2), axis_name="i")(jnp.array([1, 2, 3]))
+        Array([3, 3, 3], dtype=int32)
+    """
     names = canonicalize_axis_names(axis_name)
     size = _sizes(names)
     source = operator.index(source)
@@ -524,11 +659,35 @@ all_gather_p = standard_primitive(
 
 def all_gather(x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bool = False,
                to: str = "varying"):
-    """`x` (a pytree) of every member of the named axis, stacked along a new axis
-    `axis` (or concatenated along `axis` if `tiled`). Several names gather over
-    their product, the first name varying slowest. `to='invarying'` says the result
-    is the same on every member (for `check_vma`); JAX's `to='reduced'` needs
-    unreduced types, which plax does not have."""
+    """Gathers `x` from every member of a named axis, so that each member holds all
+    of them.
+
+    The members' values are stacked along a new axis `axis` (or, with `tiled`,
+    concatenated along the existing axis `axis`). Over several names, the
+    members are ordered with the first name varying slowest.
+
+    Args:
+        x: a pytree of arrays.
+        axis_name: the name of a bound axis, or a tuple of names.
+        axis_index_groups: not supported in plax (must be None).
+        axis: where the gathered dimension goes.
+        tiled: concatenate along `axis` instead of stacking on a new one.
+        to: `"varying"` (the default) or `"invarying"` (the result is the same
+            on every member, for `shard_map`'s `check_vma`).
+
+    Returns:
+        A pytree like `x`, each leaf with the gathered dimension.
+
+    Raises:
+        NameError: `axis_name` is not bound.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> plax.vmap(lambda x: plax.lax.all_gather(x, "i"), axis_name="i")(jnp.arange(3))
+        Array([[0, 1, 2],
+               [0, 1, 2],
+               [0, 1, 2]], dtype=int32)
+    """
     _no_groups("all_gather", axis_index_groups)
     if to not in _GATHER_TO:
         raise ValueError(f"all_gather: `to` must be one of {_GATHER_TO} (plax has no "
@@ -615,9 +774,32 @@ psum_scatter_p = standard_primitive(
 
 def psum_scatter(x, axis_name, *, scatter_dimension: int = 0, axis_index_groups=None,
                  tiled: bool = False):
-    """The sum over the named axis, of which each member keeps its own chunk along
-    `scatter_dimension` (which, unless `tiled`, has the axis's size and is removed).
-    Over several names the chunks are ordered with the first name varying slowest."""
+    """Sums `x` over a named axis and leaves each member only its own chunk of the
+    sum (a reduce-scatter).
+
+    `scatter_dimension` is divided among the members: unless `tiled`, it must
+    have the axis's size and is removed; with `tiled` it is cut into equal
+    chunks. Together with `all_gather`, it makes a `psum` in two halves.
+
+    Args:
+        x: an array.
+        axis_name: the name of a bound axis (or a tuple of names).
+        scatter_dimension: the dimension to divide among members.
+        axis_index_groups: not supported in plax (must be None).
+        tiled: keep the dimension, cut into chunks.
+
+    Returns:
+        This member's chunk of the sum.
+
+    Raises:
+        TypeError: `scatter_dimension`'s size does not fit the axis size.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> x = jnp.array([[1, 2], [10, 20]])  # member i holds row i
+        >>> plax.vmap(lambda r: plax.lax.psum_scatter(r, "i"), axis_name="i")(x)
+        Array([11, 22], dtype=int32)
+    """
     _no_groups("psum_scatter", axis_index_groups)
     names = canonicalize_axis_names(axis_name)
     sizes = [_bound_size(n) for n in names]
@@ -698,10 +880,38 @@ all_to_all_p = standard_primitive(
 
 def all_to_all(x, axis_name, split_axis: int, concat_axis: int, *, axis_index_groups=None,
                tiled: bool = False):
-    """Each member splits `x` along `split_axis` into one chunk per member, sends
-    chunk j to member j, and concatenates what it receives along `concat_axis`.
-    Unless `tiled`, `split_axis` has the axis's size and is removed, and the received
-    chunks are stacked on a new axis `concat_axis`."""
+    """Exchanges chunks among the members of a named axis: each member splits `x`
+    into one chunk per member, sends chunk j to member j, and joins what it
+    receives.
+
+    Unless `tiled`, `split_axis` must have the axis's size and is removed, and
+    the received chunks are stacked on a new axis `concat_axis`; with `tiled`,
+    `split_axis` is cut into equal chunks and they are concatenated along
+    `concat_axis`.
+
+    Args:
+        x: an array.
+        axis_name: the name of a bound axis (or a tuple of names).
+        split_axis: the dimension of `x` to split.
+        concat_axis: the dimension along which received chunks are joined.
+        axis_index_groups: not supported in plax (must be None).
+        tiled: split and concatenate without removing or adding dimensions.
+
+    Returns:
+        The array of received chunks.
+
+    Raises:
+        NameError: `axis_name` is not bound.
+        ValueError: `split_axis`'s size is not divisible by (or, untiled, equal
+            to) the axis size.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> x = jnp.arange(4).reshape(2, 2)  # member i holds row i
+        >>> plax.vmap(lambda r: plax.lax.all_to_all(r, "i", 0, 0), axis_name="i")(x)
+        Array([[0, 2],
+               [1, 3]], dtype=int32)
+    """
     _no_groups("all_to_all", axis_index_groups)
     names = canonicalize_axis_names(axis_name)
     size = _sizes(names)
@@ -726,8 +936,25 @@ def all_to_all(x, axis_name, split_axis: int, concat_axis: int, *, axis_index_gr
 
 
 def pswapaxes(x, axis_name, axis: int, *, axis_index_groups=None):
-    """Swap the named axis with `x`'s positional `axis` (whose size must be the named
-    axis's): member i's slice j along `axis` becomes member j's slice i."""
+    """Swaps a named axis with a positional axis of `x`: member i's slice j along
+    `axis` becomes member j's slice i.
+
+    Args:
+        x: an array whose dimension `axis` has the named axis's size.
+        axis_name: the name of a bound axis.
+        axis: the positional dimension to swap with.
+        axis_index_groups: not supported in plax (must be None).
+
+    Returns:
+        An array of `x`'s shape.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> x = jnp.arange(4).reshape(2, 2)
+        >>> plax.vmap(lambda r: plax.lax.pswapaxes(r, "i", 0), axis_name="i")(x)
+        Array([[0, 2],
+               [1, 3]], dtype=int32)
+    """
     return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
 
 
@@ -792,9 +1019,32 @@ def checked_perm(fn: str, names: tuple, perm) -> tuple:
 
 
 def ppermute(x, axis_name, perm):
-    """`x` sent from member `src` to member `dst` for each pair of `perm`; members
-    that receive nothing get zeros. Over several names, members are numbered with
-    the first name varying slowest."""
+    """Sends `x` between members of a named axis along the pairs of a permutation.
+
+    For each `(src, dst)` in `perm`, member `dst` receives member `src`'s `x`;
+    members that receive nothing get zeros. A ring shift, the building block of
+    pipelines and ring all-reduces, is `[(i, (i + 1) % n) for i in range(n)]`.
+
+    Args:
+        x: a pytree of arrays.
+        axis_name: the name of a bound axis (or a tuple of names, the first
+            varying slowest).
+        perm: pairs `(source, destination)` of member indices; no index may be
+            a source twice or a destination twice.
+
+    Returns:
+        A pytree like `x` holding what this member received.
+
+    Raises:
+        ValueError: `perm` repeats a source or destination, or names a member
+            outside the axis.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> shift = lambda x: plax.lax.ppermute(x, "i", [(0, 1), (1, 2), (2, 0)])
+        >>> plax.vmap(shift, axis_name="i")(jnp.array([10, 20, 30]))
+        Array([30, 10, 20], dtype=int32)
+    """
     names = canonicalize_axis_names(axis_name)
     pairs = checked_perm("ppermute", names, perm)
     return tree_util.tree_map(
@@ -802,7 +1052,25 @@ def ppermute(x, axis_name, perm):
 
 
 def pshuffle(x, axis_name, perm: Sequence[int]):
-    """Member `i` gets `x` of member `perm[i]`; `perm` is a permutation of the axis."""
+    """Member `i` of a named axis receives `x` from member `perm[i]`.
+
+    Args:
+        x: a pytree of arrays.
+        axis_name: the name of a bound axis.
+        perm: a permutation of `range(axis_size)`.
+
+    Returns:
+        What this member received.
+
+    Raises:
+        ValueError: `perm` is not a permutation of the axis's members.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> f = lambda x: plax.lax.pshuffle(x, "i", [2, 0, 1])
+        >>> plax.vmap(f, axis_name="i")(jnp.array([10, 20, 30]))
+        Array([30, 10, 20], dtype=int32)
+    """
     names = canonicalize_axis_names(axis_name)
     size = _sizes(names)
     sources = [operator.index(p) for p in perm]

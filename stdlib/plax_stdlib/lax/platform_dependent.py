@@ -31,8 +31,27 @@ platform_index_p = standard_primitive(
 
 
 def platform_dependent(*args, default: Callable | None = None, **per_platform: Callable):
-    """`per_platform[p](*args)` for the platform p the computation is compiled for,
-    else `default(*args)`; platform names are 'cpu', 'cuda', 'rocm' and 'tpu'."""
+    """Chooses an implementation by the platform the computation is compiled for.
+
+    Each branch is traced; the lowering keeps the one for the platform (when
+    lowering for several platforms, all of them, chosen at run time).
+
+    Args:
+        *args: the arguments passed to the chosen function.
+        default: the function used for platforms not named.
+        **per_platform: functions by platform name (`cpu`, `cuda`, `rocm`,
+            `tpu`).
+
+    Returns:
+        The chosen function's result.
+
+    Examples:
+        >>> import plax
+        >>> from plax import lax
+        >>> plax.jit(lambda x: lax.platform_dependent(x, cpu=lambda v: v + 1,
+        ...                                           default=lambda v: v - 1))(1.0)
+        Array(2., dtype=float32, weak_type=True)
+    """
     branches: list[tuple[list[str], Callable]] = []
     for name, branch in per_platform.items():
         if not callable(branch):

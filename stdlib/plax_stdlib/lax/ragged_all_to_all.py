@@ -241,11 +241,48 @@ ragged_all_to_all_p = standard_primitive(
 
 def ragged_all_to_all(operand, output, input_offsets, send_sizes, output_offsets, recv_sizes,
                       *, axis_name, axis_index_groups=None):
-    """Send slice k of `operand` (rows `input_offsets[k]` to `input_offsets[k] +
-    send_sizes[k]`) to member `k // (K / n)` of the named axis, which writes it into
-    its `output` at the offset `output_offsets[k]`; the result is each member's
-    `output` with what it received written in (`recv_sizes` are the sizes of the
-    received slices, in the order of their senders)."""
+    """An all-to-all exchange of variable-sized slices among the members of a named
+    axis, each written into the receiver's `output` buffer at a given offset
+    (as used to route tokens to experts).
+
+    Member-side view, with K = len(send_sizes) slices: slice k of `operand`
+    (rows `input_offsets[k]` to `input_offsets[k] + send_sizes[k]`) goes to
+    member `k // (K / n)`, which writes it at `output_offsets[k]` in its
+    `output`; `recv_sizes` are the sizes of the slices received, in the order
+    of their senders.
+
+    Args:
+        operand: the rows to send.
+        output: the buffer the received rows are written into.
+        input_offsets: where each slice starts in `operand`.
+        send_sizes: each slice's number of rows.
+        output_offsets: where each slice goes in the receiver's `output`.
+        recv_sizes: the sizes of the received slices.
+        axis_name: the name of a bound axis.
+        axis_index_groups: not supported (must be None).
+
+    Returns:
+        `output` with the received rows written in.
+
+    Examples:
+        Each of two members sends its one row to every member, which stores
+        sender j's row at row j of its output (an all-gather, written out):
+
+        >>> import plax, plax.numpy as jnp
+        >>> def gather_rows(x):
+        ...     me = plax.lax.axis_index("i")
+        ...     ones = jnp.ones(2, jnp.int32)
+        ...     return plax.lax.ragged_all_to_all(
+        ...         x, jnp.zeros((2, 1)), input_offsets=jnp.zeros(2, jnp.int32),
+        ...         send_sizes=ones, output_offsets=jnp.full(2, me, jnp.int32),
+        ...         recv_sizes=ones, axis_name="i")
+        >>> plax.vmap(gather_rows, axis_name="i")(jnp.array([[[1.0]], [[2.0]]]))
+        Array([[[1.],
+                [2.]],
+        <BLANKLINE>
+               [[1.],
+                [2.]]], dtype=float32)
+    """
     names = canonicalize_axis_names(axis_name)
     if axis_index_groups is not None:
         axis_index_groups = tuple(tuple(operator.index(i) for i in g) for g in axis_index_groups)

@@ -26,9 +26,23 @@ from plax_stdlib.lax.slicing import slice_in_dim
 
 @dataclasses.dataclass(frozen=True, init=False)
 class RaggedDotDimensionNumbers:
-    """The dimension numbers of `ragged_dot_general`: those of a `dot_general`, the
-    lhs ragged dimension (one) and the rhs group dimensions (one in non-contracting
-    mode, none otherwise)."""
+    """The dimension numbers of `ragged_dot_general`.
+
+    Attributes:
+        dot_dimension_numbers: those of a `dot_general`: `((lhs_contracting,
+            rhs_contracting), (lhs_batch, rhs_batch))`.
+        lhs_ragged_dimensions: the one dimension of `lhs` split into groups.
+        rhs_group_dimensions: the dimension of `rhs` indexing the groups (one
+            when the ragged dimension is not contracted, none otherwise).
+
+    Examples:
+        >>> from plax import lax
+        >>> dn = lax.RaggedDotDimensionNumbers(
+        ...     dot_dimension_numbers=(((1,), (1,)), ((), ())),
+        ...     lhs_ragged_dimensions=(0,), rhs_group_dimensions=(0,))
+        >>> dn.lhs_ragged_dimensions
+        (0,)
+    """
     dot_dimension_numbers: tuple
     lhs_ragged_dimensions: tuple[int, ...]
     rhs_group_dimensions: tuple[int, ...]
@@ -82,8 +96,43 @@ def _mode(lhs_ndim: int, dnums: RaggedDotDimensionNumbers) -> tuple[str, int]:
 def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers,
                        precision=None, preferred_element_type=None, group_offset=None,
                        out_sharding=None):
-    """The ragged product of `lhs` and `rhs` (see the module docstring) for 1-D
-    `group_sizes`; `out_sharding` types the result on a mesh with `Explicit` axes."""
+    """The general grouped ("ragged") product behind `ragged_dot`: a dot product
+    in which one dimension of `lhs` is split into consecutive groups of sizes
+    `group_sizes`, each group multiplied with its own slice of `rhs` along a
+    group dimension.
+
+    `ragged_dot_dimension_numbers` (a `RaggedDotDimensionNumbers`) gives the
+    dot dimension numbers, `lhs`'s ragged dimension, and `rhs`'s group
+    dimensions (one when the ragged dimension is not contracted, none when it
+    is).
+
+    Args:
+        lhs: an array.
+        rhs: an array.
+        group_sizes: a 1-d integer array of group sizes.
+        ragged_dot_dimension_numbers: a `RaggedDotDimensionNumbers`.
+        precision: a `lax.Precision`, a pair, or None.
+        preferred_element_type: the accumulation and result dtype.
+        group_offset: not supported (must be None).
+        out_sharding: on a mesh with `Explicit` axes, the result's sharding.
+
+    Returns:
+        The grouped product.
+
+    Examples:
+        `ragged_dot` written out:
+
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> dn = lax.RaggedDotDimensionNumbers(
+        ...     dot_dimension_numbers=(((1,), (1,)), ((), ())),
+        ...     lhs_ragged_dimensions=(0,), rhs_group_dimensions=(0,))
+        >>> rhs = jnp.stack([jnp.eye(2), 2 * jnp.eye(2)])
+        >>> lax.ragged_dot_general(jnp.ones((3, 2)), rhs, jnp.array([1, 2], jnp.int32), dn)
+        Array([[1., 1.],
+               [2., 2.],
+               [2., 2.]], dtype=float32)
+    """
     if group_offset is not None:
         raise NotImplementedError("ragged_dot_general: group_offset is not supported")
     dnums = ragged_dot_dimension_numbers
@@ -134,8 +183,38 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers,
 
 def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=None,
                group_offset=None, out_sharding=None):
-    """`lhs` [m, k] times `rhs` [g, k, n] → [m, n], the rows of `lhs` split into
-    consecutive groups of `group_sizes`, group i multiplied by `rhs[i]`."""
+    """A grouped matrix product: consecutive groups of `lhs`'s rows, of sizes
+    `group_sizes`, are each multiplied by their own matrix of `rhs` (as in
+    mixture-of-experts layers).
+
+    Rows `sum(group_sizes[:i])` to `sum(group_sizes[:i + 1])` of `lhs` are
+    multiplied by `rhs[i]`; rows past the last group give zeros.
+
+    Args:
+        lhs: an array of shape (m, k).
+        rhs: an array of shape (g, k, n): one matrix per group.
+        group_sizes: an integer array of shape (g,), summing to at most m.
+        precision: a `lax.Precision`, a pair, or None.
+        preferred_element_type: the accumulation and result dtype.
+        group_offset: not supported (must be None).
+        out_sharding: on a mesh with `Explicit` axes, the result's sharding.
+
+    Returns:
+        An array of shape (m, n).
+
+    Raises:
+        TypeError: the shapes do not fit (m, k) x (g, k, n).
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lhs = jnp.ones((3, 2))
+        >>> rhs = jnp.stack([jnp.eye(2), 2 * jnp.eye(2)])  # group 0: x1, group 1: x2
+        >>> lax.ragged_dot(lhs, rhs, jnp.array([1, 2], jnp.int32))
+        Array([[1., 1.],
+               [2., 2.],
+               [2., 2.]], dtype=float32)
+    """
     return ragged_dot_general(lhs, rhs, group_sizes, _BASIC, precision=precision,
                               preferred_element_type=preferred_element_type,
                               group_offset=group_offset, out_sharding=out_sharding)

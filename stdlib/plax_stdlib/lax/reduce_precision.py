@@ -19,7 +19,24 @@ reduce_precision_p = unary(
 
 
 def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
-    """`operand` rounded to `exponent_bits` exponent and `mantissa_bits` mantissa bits."""
+    """Rounds floating-point values to fewer exponent and mantissa bits, keeping
+    the dtype: simulates a narrower format (bfloat16 is 8 exponent and 7
+    mantissa bits).
+
+    Args:
+        operand: an array of a floating-point dtype.
+        exponent_bits: the exponent bits to keep (>= 1).
+        mantissa_bits: the mantissa bits to keep (>= 0).
+
+    Returns:
+        An array of `operand`'s shape and dtype.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.reduce_precision(jnp.float32(1.001), exponent_bits=8, mantissa_bits=7)
+        Array(1., dtype=float32)
+    """
     exponent_bits, mantissa_bits = operator.index(exponent_bits), operator.index(mantissa_bits)
     if exponent_bits < 1 or mantissa_bits < 0:
         raise ValueError(f"reduce_precision: need exponent_bits >= 1 and mantissa_bits >= 0, "

@@ -196,25 +196,51 @@ reduce_xor_p = _monoid_reduction("reduce_xor", BOOL_OR_INT, "xor", lambda dt: 0,
                                  keeps_weak_type=False)
 
 
-def _reducer(prim):
+def _reducer(prim, what: str, operand: str, result: str):
+    """The public function of a monoid reduction; `what` is the combining operation,
+    `operand` and `result` an example's operand (`x`) and printed result."""
     def reduce_fn(operand, axes, *, out_sharding=None):
         axes = canonicalize_axes(prim.name, axes, get_aval(operand).ndim)
         return prim.bind(operand, axes=axes,
                          out_sharding=check_out_sharding(prim.name, out_sharding))
     reduce_fn.__name__ = prim.name
-    reduce_fn.__doc__ = (f"`{prim.name}` of `operand` over `axes` (ints in [0, ndim), as "
-                         "JAX's); `out_sharding` types the result on a mesh with `Explicit` "
-                         "axes.")
+    reduce_fn.__doc__ = f"""Reduces `operand` over the dimensions `axes` by {what}.
+
+    Args:
+        operand: an array.
+        axes: the dimensions to reduce, a sequence of ints in [0, ndim) (lax takes
+            no negative axes; `plax.numpy`'s reductions do).
+        out_sharding: on a mesh with `Explicit` axes, the result's sharding.
+
+    Returns:
+        An array of `operand`'s dtype whose shape is `operand`'s without `axes`.
+
+    Raises:
+        ValueError: an axis is negative or not below `operand.ndim`
+            (`numpy.exceptions.AxisError`).
+        TypeError: `operand`'s dtype does not support {what}.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> x = {operand}
+        >>> plax.lax.{prim.name}(x, (1,))
+        {result}
+    """
     return reduce_fn
 
 
-reduce_sum = _reducer(reduce_sum_p)
-reduce_prod = _reducer(reduce_prod_p)
-reduce_max = _reducer(reduce_max_p)
-reduce_min = _reducer(reduce_min_p)
-reduce_and = _reducer(reduce_and_p)
-reduce_or = _reducer(reduce_or_p)
-reduce_xor = _reducer(reduce_xor_p)
+_INTS = "jnp.array([[1, 2, 3], [4, 5, 6]])"
+_BOOLS = "jnp.array([[True, False], [True, True]])"
+reduce_sum = _reducer(reduce_sum_p, "addition", _INTS, "Array([ 6, 15], dtype=int32)")
+reduce_prod = _reducer(reduce_prod_p, "multiplication", _INTS,
+                       "Array([  6, 120], dtype=int32)")
+reduce_max = _reducer(reduce_max_p, "taking the maximum", _INTS, "Array([3, 6], dtype=int32)")
+reduce_min = _reducer(reduce_min_p, "taking the minimum", _INTS, "Array([1, 4], dtype=int32)")
+reduce_and = _reducer(reduce_and_p, "bitwise AND", _BOOLS,
+                      "Array([False, True], dtype=bool)")
+reduce_or = _reducer(reduce_or_p, "bitwise OR", _BOOLS, "Array([ True, True], dtype=bool)")
+reduce_xor = _reducer(reduce_xor_p, "bitwise XOR", _BOOLS,
+                      "Array([ True, False], dtype=bool)")
 
 
 # --- lax.reduce ------------------------------------------------------------------------------
@@ -318,17 +344,36 @@ argmax_p = _arg_reduction("argmax", "GT", lowest_value)
 argmin_p = _arg_reduction("argmin", "LT", highest_value)
 
 
-def argmax(operand, axis: int, index_dtype):
-    """Index of the largest element along `axis` (the first one on ties; NaN counts as
-    largest)."""
-    axis = canonicalize_axis("argmax", axis, get_aval(operand).ndim, negative=False)
-    index_dtype = dtypes.dtype(index_dtype, canonicalize=True)
-    return argmax_p.bind(operand, axes=(axis,), index_dtype=index_dtype)
+def _arg_reducer(prim, which: str, operand: str, result: str):
+    """The public function of `argmax_p`/`argmin_p`; `which` is "largest" or
+    "smallest", `operand` and `result` an example's operand and printed result."""
+    def arg_reduce(operand, axis: int, index_dtype):
+        axis = canonicalize_axis(prim.name, axis, get_aval(operand).ndim, negative=False)
+        index_dtype = dtypes.dtype(index_dtype, canonicalize=True)
+        return prim.bind(operand, axes=(axis,), index_dtype=index_dtype)
+    arg_reduce.__name__ = prim.name
+    arg_reduce.__doc__ = f"""The index of the {which} element along an axis.
+
+    On ties the first index wins; NaN counts as {which} (beyond any number), so
+    the first NaN is found.
+
+    Args:
+        operand: an array of a real dtype.
+        axis: the axis to search (an int in [0, ndim)).
+        index_dtype: the integer dtype of the result.
+
+    Returns:
+        An array of `index_dtype`, `operand`'s shape without `axis`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> plax.lax.{prim.name}({operand}, 1, jnp.int32)
+        {result}
+    """
+    return arg_reduce
 
 
-def argmin(operand, axis: int, index_dtype):
-    """Index of the smallest element along `axis` (the first one on ties; NaN counts as
-    smallest)."""
-    axis = canonicalize_axis("argmin", axis, get_aval(operand).ndim, negative=False)
-    index_dtype = dtypes.dtype(index_dtype, canonicalize=True)
-    return argmin_p.bind(operand, axes=(axis,), index_dtype=index_dtype)
+argmax = _arg_reducer(argmax_p, "largest", "jnp.array([[1, 5, 5], [7, 0, 2]])",
+                      "Array([1, 0], dtype=int32)")
+argmin = _arg_reducer(argmin_p, "smallest", "jnp.array([[1, 5, 0], [7, 0, 0]])",
+                      "Array([2, 1], dtype=int32)")

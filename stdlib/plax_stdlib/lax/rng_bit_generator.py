@@ -22,7 +22,17 @@ from plax_stdlib.lax.slicing import dynamic_update_index_in_dim, index_in_dim
 
 
 class RandomAlgorithm(enum.IntEnum):
-    """The algorithm of `rng_bit_generator`."""
+    """The bit-generation algorithm of `lax.rng_bit_generator`: `RNG_DEFAULT` (the
+    backend's choice), `RNG_THREE_FRY` or `RNG_PHILOX`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> key = jnp.zeros(4, jnp.uint32)
+        >>> _, bits = lax.rng_bit_generator(key, (2,), algorithm=lax.RandomAlgorithm.RNG_THREE_FRY)
+        >>> bits.dtype
+        dtype('uint32')
+    """
     RNG_DEFAULT = 0  # the platform's default
     RNG_THREE_FRY = 1
     RNG_PHILOX = 2
@@ -80,8 +90,31 @@ rng_bit_generator_p = standard_primitive("lax.rng_bit_generator", _abstract_eval
 def rng_bit_generator(key, shape, dtype=np.uint32,
                       algorithm: RandomAlgorithm = RandomAlgorithm.RNG_DEFAULT, *,
                       out_sharding=None):
-    """(new key, random bits of `shape` and unsigned `dtype`) from XLA's bit generator;
-    the bits laid out (and, on `Explicit` axes, typed) as `out_sharding` if given."""
+    """Random bits from XLA's stateless bit generator, and the next key.
+
+    A low-level primitive: `plax.random` with the `"rbg"`/`"unsafe_rbg"`
+    implementations is built on it. The same key always gives the same bits on
+    a given backend, but different backends may give different bits.
+
+    Args:
+        key: a uint32 array of shape (4,) (the generator's state).
+        shape: the shape of the bits.
+        dtype: an unsigned integer dtype (uint8 to uint64).
+        algorithm: a `lax.RandomAlgorithm` (`RNG_DEFAULT`, `RNG_THREE_FRY`,
+            `RNG_PHILOX`).
+        out_sharding: the bits' sharding.
+
+    Returns:
+        `(new_key, bits)`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> key = jnp.zeros(4, jnp.uint32)
+        >>> new_key, bits = lax.rng_bit_generator(key, (2, 3), jnp.uint8)
+        >>> new_key.shape, bits.shape, bits.dtype
+        ((4,), (2, 3), dtype('uint8'))
+    """
     shape = canonicalize_shape("rng_bit_generator", shape)
     dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "rng_bit_generator")
     if dtype not in _BIT_DTYPES:

@@ -46,8 +46,26 @@ rng_uniform_p = standard_primitive("lax.rng_uniform", _abstract_eval, _lower)
 
 
 def rng_uniform(a, b, shape: Sequence[int]):
-    """An array of `shape` drawn uniformly from `[a, b)` by the backend's stateful
-    generator; `a` and `b` are scalars of one dtype (float or 32/64-bit integer)."""
+    """Uniform random values in `[a, b)` from the backend's stateful generator.
+
+    Not reproducible (there is no key); prefer `plax.random.uniform`.
+
+    Args:
+        a: the lower bound, a scalar.
+        b: the upper bound, a scalar of `a`'s dtype (floating-point or a 32/64-
+            bit integer).
+        shape: the result's shape.
+
+    Returns:
+        An array of `shape` and `a`'s dtype.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = lax.rng_uniform(jnp.float32(0), jnp.float32(1), (1000,))
+        >>> bool(((x >= 0) & (x < 1)).all())
+        True
+    """
     try:
         shape = tuple(operator.index(d) for d in shape)
     except TypeError:

@@ -153,9 +153,36 @@ def _unit_scale(x, contracting):
 
 def scaled_dot(lhs, rhs, *, lhs_scale=None, rhs_scale=None, dimension_numbers=None,
                preferred_element_type=None):
-    """`(lhs * lhs_scale) @ (rhs * rhs_scale)` (see the module docstring). The default
-    `dimension_numbers` contract the last dimension of lhs with the one before last of
-    rhs, batching over the leading ones; a missing scale is ones."""
+    """A matrix product of scaled operands: `(lhs * lhs_scale) @ (rhs * rhs_scale)`,
+    the building block of block-scaled low-precision (e.g. float8 or MX)
+    matmuls.
+
+    Each scale is broadcast over a block of its operand's contracted dimension
+    (its size along that dimension divides the operand's); a missing scale is
+    ones. The default dimension numbers contract `lhs`'s last dimension with
+    `rhs`'s one before last, batching over the leading ones.
+
+    Args:
+        lhs: an array (..., m, k).
+        rhs: an array (..., k, n).
+        lhs_scale: scales of `lhs`, one per block of its contracted dimension.
+        rhs_scale: scales of `rhs`.
+        dimension_numbers: as for `dot_general`.
+        preferred_element_type: the result's dtype (by default bfloat16, as in
+            JAX).
+
+    Returns:
+        The scaled product.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lhs, rhs = jnp.ones((1, 2, 4)), jnp.ones((1, 4, 3))
+        >>> lhs_scale = jnp.full((1, 2, 2), 0.5)  # one scale per block of 2 along k
+        >>> lax.scaled_dot(lhs, rhs, lhs_scale=lhs_scale)
+        Array([[[2, 2, 2],
+                [2, 2, 2]]], dtype=bfloat16)
+    """
     ndim = get_aval(lhs).ndim
     if dimension_numbers is None:
         if ndim < 2:

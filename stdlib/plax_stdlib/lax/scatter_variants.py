@@ -19,6 +19,7 @@ from plax_stdlib.lax.scatters import (
     _bind,
     _lowering,
     _scatter_batcher,
+    documented_scatter,
     linear_scatter_rules,
     scatter_add,
 )
@@ -31,9 +32,12 @@ scatter_sub_p = standard_primitive(
     batching=_scatter_batcher())
 
 
+@documented_scatter(
+    "Subtracts windows of `updates` from `operand` at many positions at once.",
+    "Where windows overlap, all their updates are subtracted.", "subtract", "subtract",
+    "[10.0, 20.0, 30.0]", "Array([  1., -38.,   3., -16.], dtype=float32)")
 def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
                 indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
-    """`operand` with each window of `updates` subtracted at its index vector."""
     return _bind(scatter_sub_p, operand, scatter_indices, updates, dimension_numbers,
                  indices_are_sorted, unique_indices, mode)
 
@@ -41,9 +45,34 @@ def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
 def scatter_apply(operand, scatter_indices, func: Callable, dimension_numbers, *,
                   update_shape=None, indices_are_sorted: bool = False,
                   unique_indices: bool = False, mode=None):
-    """`operand` with `func` (elementwise) applied to the elements the scatter's
-    windows cover, as many times as indices name them. `update_shape` is the shape of
-    the windows' updates (by default, that of the indices' batch with no window)."""
+    """Applies a unary function to the elements of `operand` that a scatter's
+    windows cover, as many times as the indices name them.
+
+    The functional form of `x.at[idx].apply(func)`.
+
+    Args:
+        operand: the array to update.
+        scatter_indices: an integer array of index vectors (last dimension).
+        func: an elementwise function of arrays.
+        dimension_numbers: a `ScatterDimensionNumbers`.
+        update_shape: the shape of the windows' updates (default: the indices'
+            batch shape, windows of one element).
+        indices_are_sorted: a promise that the indices are sorted.
+        unique_indices: a promise that no two windows overlap.
+        mode: out-of-bounds windows: dropped (`"fill"`) or clipped (`"clip"`).
+
+    Returns:
+        A new array of `operand`'s shape and dtype.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> dnums = lax.ScatterDimensionNumbers(update_window_dims=(),
+        ...     inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+        >>> x = jnp.array([1.0, 2.0, 3.0, 4.0])
+        >>> lax.scatter_apply(x, jnp.array([[1], [3], [1]]), lambda v: v * 2, dnums)
+        Array([1., 8., 3., 8.], dtype=float32)
+    """
     aval = get_aval(operand)
     if update_shape is None:
         update_shape = get_aval(scatter_indices).shape[:-1]

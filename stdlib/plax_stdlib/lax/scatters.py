@@ -42,9 +42,30 @@ from plax_stdlib.lax.gathers import GatherDimensionNumbers, GatherScatterMode, c
 
 
 class ScatterDimensionNumbers(NamedTuple):
-    """How a scatter's index vectors and update windows map to operand dimensions
-    (see the module docstring). The index vector is the last dimension of
-    `scatter_indices`."""
+    """Describes how a scatter's index vectors and update windows map to the
+    operand's dimensions.
+
+    The index vector is the last dimension of `scatter_indices`.
+
+    Attributes:
+        update_window_dims: the dimensions of `updates` that are window
+            dimensions (the others are matched with the indices' batch).
+        inserted_window_dims: operand dimensions the windows lack (size 1).
+        scatter_dims_to_operand_dims: for each component of an index vector,
+            the operand dimension it indexes.
+        operand_batching_dims: operand dimensions matched one to one with...
+        scatter_indices_batching_dims: ...these dimensions of the indices.
+
+    Examples:
+        `x.at[idx].add(updates)` on a vector, one element per index:
+
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> dnums = lax.ScatterDimensionNumbers(update_window_dims=(),
+        ...     inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+        >>> lax.scatter_add(jnp.zeros(3), jnp.array([[0], [2]]), jnp.array([5.0, 7.0]), dnums)
+        Array([5., 0., 7.], dtype=float32)
+    """
     update_window_dims: tuple[int, ...]
     inserted_window_dims: tuple[int, ...]
     scatter_dims_to_operand_dims: tuple[int, ...]
@@ -381,6 +402,57 @@ scatter_p = standard_primitive(
 
 
 # --- the public functions ---------------------------------------------------------------
+_SCATTER_DOC = """{summary}
+
+{combining} `scatter_indices` holds one index vector per window in its last
+dimension; `dimension_numbers` says how index vectors and windows map to
+`operand`'s dimensions (see `ScatterDimensionNumbers`). This is the
+functional form of `x.at[idx].{method}(...)`, which `plax.numpy` lowers to it.
+
+Args:
+    operand: the array to update.
+    scatter_indices: an integer array of index vectors (last dimension).
+    updates: the windows to {verb}, of `operand`'s dtype; its scatter
+        dimensions match `scatter_indices`'s leading dimensions.
+    dimension_numbers: a `ScatterDimensionNumbers`.
+    indices_are_sorted: a promise that the indices are sorted (may be
+        faster; wrong results if false).
+    unique_indices: a promise that no two windows overlap (may be faster;
+        wrong results if false).
+    mode: windows that would stick out of `operand`: dropped
+        (`"fill"`/`GatherScatterMode.FILL_OR_DROP`, the default), moved back
+        in (`"clip"`), or promised not to occur (`"promise_in_bounds"`).
+
+Returns:
+    A new array of `operand`'s shape and dtype.
+
+Raises:
+    TypeError: the dtypes differ, or the shapes do not fit
+        `dimension_numbers`.
+
+Examples:
+    >>> import plax.numpy as jnp
+    >>> from plax import lax
+    >>> dnums = lax.ScatterDimensionNumbers(update_window_dims=(),
+    ...     inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+    >>> x = jnp.array([1.0, 2.0, 3.0, 4.0])
+    >>> indices = jnp.array([[1], [3], [1]])  # index 1 twice
+    >>> lax.{name}(x, indices, jnp.array({updates}), dnums)
+    {result}
+"""
+
+
+def documented_scatter(summary: str, combining: str, method: str, verb: str, updates: str,
+                       result: str):
+    """Sets the docstring of a scatter function from `_SCATTER_DOC`."""
+    def document(fn):
+        fn.__doc__ = _SCATTER_DOC.format(
+            summary=summary, combining=combining, method=method, verb=verb,
+            name=fn.__name__, updates=updates, result=result)
+        return fn
+    return document
+
+
 
 def _bind(prim, operand, scatter_indices, updates, dimension_numbers, indices_are_sorted,
           unique_indices, mode):
@@ -398,39 +470,54 @@ def _bind(prim, operand, scatter_indices, updates, dimension_numbers, indices_ar
                      unique_indices=bool(unique_indices), mode=mode)
 
 
+@documented_scatter(
+    "Adds windows of `updates` into `operand` at many positions at once.",
+    "Where windows overlap, all their updates are added.", "add", "add",
+    "[10.0, 20.0, 30.0]", "Array([ 1., 42.,  3., 24.], dtype=float32)")
 def scatter_add(operand, scatter_indices, updates, dimension_numbers: ScatterDimensionNumbers,
                 *, indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
-    """`operand` with each window of `updates` added at its index vector (see the
-    module docstring)."""
     return _bind(scatter_add_p, operand, scatter_indices, updates, dimension_numbers,
                  indices_are_sorted, unique_indices, mode)
 
 
+@documented_scatter(
+    "Multiplies elements of `operand` by windows of `updates`, at many positions at once.",
+    "Where windows overlap, all their updates multiply.", "multiply", "multiply by",
+    "[10.0, 20.0, 30.0]", "Array([  1., 600.,   3.,  80.], dtype=float32)")
 def scatter_mul(operand, scatter_indices, updates, dimension_numbers: ScatterDimensionNumbers,
                 *, indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
-    """`operand` with each element a window of `updates` lands on multiplied by it."""
     return _bind(scatter_mul_p, operand, scatter_indices, updates, dimension_numbers,
                  indices_are_sorted, unique_indices, mode)
 
 
+@documented_scatter(
+    "Lowers elements of `operand` to windows of `updates` where those are smaller.",
+    "Each element becomes the minimum of itself and every update landing on it.",
+    "min", "compare with", "[10.0, -20.0, 0.0]",
+    "Array([  1.,   0.,   3., -20.], dtype=float32)")
 def scatter_min(operand, scatter_indices, updates, dimension_numbers: ScatterDimensionNumbers,
                 *, indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
-    """`operand` with each element the minimum of itself and the updates landing on it."""
     return _bind(scatter_min_p, operand, scatter_indices, updates, dimension_numbers,
                  indices_are_sorted, unique_indices, mode)
 
 
+@documented_scatter(
+    "Raises elements of `operand` to windows of `updates` where those are larger.",
+    "Each element becomes the maximum of itself and every update landing on it.",
+    "max", "compare with", "[10.0, 20.0, 30.0]",
+    "Array([ 1., 30.,  3., 20.], dtype=float32)")
 def scatter_max(operand, scatter_indices, updates, dimension_numbers: ScatterDimensionNumbers,
                 *, indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
-    """`operand` with each element the maximum of itself and the updates landing on it."""
     return _bind(scatter_max_p, operand, scatter_indices, updates, dimension_numbers,
                  indices_are_sorted, unique_indices, mode)
 
 
+@documented_scatter(
+    "Writes windows of `updates` into `operand` at many positions at once.",
+    "Where windows overlap, one of them wins (which one is unspecified).", "set",
+    "write", "[10.0, 20.0, 30.0]", "Array([ 1., ..., 3., 20.], dtype=float32)")
 def scatter(operand, scatter_indices, updates, dimension_numbers: ScatterDimensionNumbers,
             *, indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
-    """`operand` with each window of `updates` written at its index vector; where
-    windows overlap, one of them wins (which one is unspecified)."""
     return _bind(scatter_p, operand, scatter_indices, updates, dimension_numbers,
                  indices_are_sorted, unique_indices, mode)
 

@@ -85,18 +85,41 @@ precv_p.def_lowering(_precv_lowering_gpu, platform="cuda")
 
 
 def psend(x, axis_name, perm):
-    """Send `x` (each leaf of a pytree) from member `src` to member `dst` of the
-    named axis for each pair of `perm`; the token(s) returned order a matching
-    `precv` after the send."""
+    """Sends `x` between members of a named axis along the pairs of a permutation,
+    as one half of a send/receive pair (the matching `precv` receives it).
+
+    Args:
+        x: a pytree of arrays.
+        axis_name: the name of a bound manual axis.
+        perm: pairs `(source, destination)` of member indices.
+
+    Returns:
+        A token (per leaf) to pass to the matching `precv`, which orders it
+        after the send.
+
+    Only GPU backends implement the send/receive pair (as in JAX).
+    """
     names = canonicalize_axis_names(axis_name)
     pairs = checked_perm("psend", names, perm)  # (NameError for an unbound name)
     return tree_util.tree_map(lambda leaf: psend_p.bind(leaf, axis_name=names, perm=pairs), x)
 
 
 def precv(token, out_shape, axis_name, perm):
-    """Receive an array of `out_shape`'s shape and dtype (a ShapeDtypeStruct or an
-    array) sent by a matching `psend` over the named axis and `perm`, after
-    `token` (what that psend returned; like JAX, any value is accepted)."""
+    """Receives an array sent by a matching `psend` over a named axis.
+
+    Args:
+        token: what the matching `psend` returned (orders the receive after the
+            send).
+        out_shape: the received array's shape and dtype (a `ShapeDtypeStruct`
+            or an array).
+        axis_name: the name of a bound manual axis.
+        perm: the same `(source, destination)` pairs as the `psend`.
+
+    Returns:
+        The received array (zeros on members that receive nothing).
+
+    Only GPU backends implement the send/receive pair (as in JAX).
+    """
     names = canonicalize_axis_names(axis_name)
     pairs = checked_perm("precv", names, perm)
     if not (hasattr(out_shape, "shape") and hasattr(out_shape, "dtype")):

@@ -131,7 +131,34 @@ broadcast_in_dim_p = standard_primitive("lax.broadcast_in_dim", _broadcast_in_di
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
-    """`operand` broadcast to `shape`, its dimension i becoming `broadcast_dimensions[i]`."""
+    """Broadcasts `operand` to `shape`, saying where each of its dimensions goes.
+
+    Dimension i of `operand` becomes dimension `broadcast_dimensions[i]` of the
+    result (which must increase); it must have that size or size 1 (then it is
+    repeated). The result's other dimensions are new. This is the explicit form
+    of NumPy broadcasting that `jnp` lowers to.
+
+    Args:
+        operand: an array.
+        shape: the result's shape.
+        broadcast_dimensions: for each dimension of `operand`, its position in
+            the result.
+        out_sharding: on a mesh with `Explicit` axes, the result's sharding.
+
+    Returns:
+        An array of `shape` and `operand`'s dtype.
+
+    Raises:
+        TypeError: `broadcast_dimensions` has the wrong length, is not strictly
+            increasing, or a size is neither equal nor 1.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.broadcast_in_dim(jnp.array([1, 2]), (2, 3), broadcast_dimensions=(0,))
+        Array([[1, 1, 1],
+               [2, 2, 2]], dtype=int32)
+    """
     shape = canonicalize_shape("broadcast_in_dim", shape)
     dims = tuple(operator.index(d) for d in broadcast_dimensions)
     if (_is_array(operand) and get_aval(operand).shape == shape
@@ -142,7 +169,24 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
 
 
 def broadcast(operand, sizes, *, out_sharding=None):
-    """`operand` with new leading dimensions of `sizes`."""
+    """Adds new leading dimensions to `operand`, repeating it.
+
+    Args:
+        operand: an array.
+        sizes: the sizes of the new leading dimensions.
+        out_sharding: on a mesh with `Explicit` axes, the result's sharding.
+
+    Returns:
+        An array of shape `(*sizes, *operand.shape)`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.broadcast(jnp.array([1, 2]), (3,))
+        Array([[1, 2],
+               [1, 2],
+               [1, 2]], dtype=int32)
+    """
     sizes = canonicalize_shape("broadcast", sizes)
     ndim = get_aval(operand).ndim
     return broadcast_in_dim(operand, sizes + get_aval(operand).shape,
@@ -151,7 +195,21 @@ def broadcast(operand, sizes, *, out_sharding=None):
 
 
 def expand_dims(array, dimensions):
-    """`array` with size-1 dimensions inserted at `dimensions` (of the result)."""
+    """Inserts dimensions of size 1.
+
+    Args:
+        array: an array.
+        dimensions: the positions of the new dimensions in the result.
+
+    Returns:
+        `array` with the new size-1 dimensions.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.expand_dims(jnp.zeros((3,)), (0, 2)).shape
+        (1, 3, 1)
+    """
     aval = get_aval(array)
     ndim_out = aval.ndim + len(dimensions)
     dims = [canonicalize_axis("expand_dims", d, ndim_out, "dimension") for d in dimensions]
@@ -205,9 +263,29 @@ reshape_p = standard_primitive("lax.reshape", _reshape_abstract_eval, _reshape_l
 
 
 def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
-    """`operand`'s elements, in row-major order, as an array of shape `new_sizes`.
+    """Gives `operand`'s elements a new shape, in row-major (C) order.
 
-    With `dimensions`, the operand is first transposed to that order.
+    Args:
+        operand: an array.
+        new_sizes: the new shape, with as many elements in all as `operand`
+            (no `-1`: lax takes exact sizes).
+        dimensions: if given, `operand` is first transposed to this order.
+        out_sharding: on a mesh with `Explicit` axes, the result's sharding.
+
+    Returns:
+        An array of shape `new_sizes` and `operand`'s dtype.
+
+    Raises:
+        TypeError: the sizes' product differs from `operand.size`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.reshape(jnp.arange(6), (2, 3))
+        Array([[0, 1, 2],
+               [3, 4, 5]], dtype=int32)
+        >>> lax.reshape(jnp.arange(6).reshape(2, 3), (6,), dimensions=(1, 0))
+        Array([0, 3, 1, 4, 2, 5], dtype=int32)
     """
     new_sizes = canonicalize_shape("reshape", new_sizes)
     aval = get_aval(operand)
@@ -246,8 +324,26 @@ def _batched_transpose(x, d: int, permutation):
 
 
 def transpose(operand, permutation):
-    """`operand` with its dimensions permuted: result dimension i is operand dimension
-    `permutation[i]`."""
+    """Permutes the dimensions of an array.
+
+    Result dimension i is operand dimension `permutation[i]`.
+
+    Args:
+        operand: an array.
+        permutation: a permutation of `range(operand.ndim)`.
+
+    Returns:
+        The transposed array.
+
+    Raises:
+        TypeError: `permutation` is not a permutation of the dimensions.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.transpose(jnp.zeros((2, 3, 4)), (2, 0, 1)).shape
+        (4, 2, 3)
+    """
     perm = tuple(operator.index(p) for p in permutation)
     if _is_array(operand) and perm == tuple(range(get_aval(operand).ndim)):
         return operand
@@ -276,7 +372,25 @@ squeeze_p = standard_primitive(
 
 
 def squeeze(array, dimensions):
-    """`array` without the size-1 dimensions listed in `dimensions`."""
+    """Removes dimensions of size 1.
+
+    Args:
+        array: an array.
+        dimensions: the dimensions to remove; each must have size 1 (negative
+            counts from the end).
+
+    Returns:
+        `array` without those dimensions.
+
+    Raises:
+        ValueError: a listed dimension does not have size 1.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.squeeze(jnp.zeros((1, 3, 1)), (0, 2)).shape
+        (3,)
+    """
     ndim = get_aval(array).ndim
     dims = tuple(sorted(canonicalize_axis("squeeze", d, ndim, "dimension")
                         for d in dimensions))
@@ -327,7 +441,27 @@ concatenate_p = standard_primitive(
 
 
 def concatenate(operands, dimension: int):
-    """The `operands` joined along `dimension`."""
+    """Joins arrays end to end along an existing dimension.
+
+    Args:
+        operands: a sequence of arrays of one dtype and rank, whose shapes agree
+            except along `dimension`.
+        dimension: the dimension to join along, in [0, rank).
+
+    Returns:
+        An array whose size along `dimension` is the sum of the operands'.
+
+    Raises:
+        TypeError: different dtypes or ranks, or shapes that differ outside
+            `dimension`.
+        ValueError: no operands.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.concatenate([jnp.array([1, 2]), jnp.array([3])], 0)
+        Array([1, 2, 3], dtype=int32)
+    """
     operands = list(operands)
     if not operands:
         raise ValueError("concatenate requires a non-empty sequence of arrays")
@@ -410,10 +544,35 @@ pad_p = standard_primitive("lax.pad", _pad_abstract_eval, _pad_lower, jvp=linear
 
 
 def pad(operand, padding_value, padding_config):
-    """`operand` padded with `padding_value`: `(low, high, interior)` per dimension;
-    negative low/high padding removes elements. A Python scalar `padding_value` keeps
-    its default dtype (no matching to `operand`'s), so `pad(int8_array, 0, ...)` is a
-    TypeError, as in JAX."""
+    """Pads an array with a value: at the low and high ends of each dimension and
+    between its elements.
+
+    Each dimension has `(low, high, interior)`: `low` elements before, `high`
+    after, and `interior` between every two elements. Negative `low`/`high`
+    remove elements instead.
+
+    Args:
+        operand: an array.
+        padding_value: a scalar of `operand`'s dtype. A Python scalar keeps its
+            default dtype, so padding an int8 array with `0` is a TypeError, as
+            in JAX: pass `jnp.int8(0)`.
+        padding_config: one `(low, high, interior)` triple per dimension.
+
+    Returns:
+        The padded array.
+
+    Raises:
+        TypeError: the padding value's dtype differs from `operand`'s, or the
+            config's length differs from the rank.
+        ValueError: negative interior padding, or negative padding removing more
+            than the dimension holds.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.pad(jnp.array([1.0, 2.0, 3.0]), 0.0, [(1, 2, 1)])
+        Array([0., 1., 0., 2., 0., 3., 0., 0.], dtype=float32)
+    """
     config = tuple((canonical_dim(lo), canonical_dim(hi), canonical_dim(interior))
                    for lo, hi, interior in padding_config)
     return pad_p.bind(operand, padding_value, padding_config=config)
@@ -434,7 +593,22 @@ rev_p = standard_primitive("lax.rev", _rev_abstract_eval,
 
 
 def rev(operand, dimensions):
-    """`operand` with the order of elements reversed along `dimensions`."""
+    """Reverses the order of elements along some dimensions.
+
+    Args:
+        operand: an array.
+        dimensions: the dimensions to reverse (ints, non-negative).
+
+    Returns:
+        An array of `operand`'s shape and dtype.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.rev(jnp.arange(6).reshape(2, 3), (1,))
+        Array([[2, 1, 0],
+               [5, 4, 3]], dtype=int32)
+    """
     ndim = get_aval(operand).ndim
     dims = tuple(canonicalize_axis("rev", d, ndim, "dimension", error=TypeError,
                                    negative=False) for d in dimensions)

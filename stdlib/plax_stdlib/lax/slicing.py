@@ -112,7 +112,29 @@ slice_p = standard_primitive("lax.slice", _slice_abstract_eval, _slice_lower, jv
 
 
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - lax's name
-    """`operand[start:limit:stride]` in every dimension, with static bounds."""
+    """`operand[start:limit:stride]` in every dimension, with static bounds.
+
+    Args:
+        operand: an array.
+        start_indices: the first index in each dimension (ints, non-negative).
+        limit_indices: one past the last index in each dimension.
+        strides: the step in each dimension (default: all 1).
+
+    Returns:
+        The sliced array.
+
+    Raises:
+        TypeError: a bound is out of range or the sequences' lengths differ
+            from `operand`'s rank.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.arange(12).reshape(3, 4)
+        >>> lax.slice(x, (0, 1), (2, 4))
+        Array([[1, 2, 3],
+               [5, 6, 7]], dtype=int32)
+    """
     return slice_p.bind(
         operand, start_indices=tuple(map(canonical_dim, start_indices)),
         limit_indices=tuple(map(canonical_dim, limit_indices)),
@@ -120,7 +142,24 @@ def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - 
 
 
 def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int = 0):
-    """`operand[start:limit:stride]` along `axis`; None and negative bounds as in Python."""
+    """`operand[start:limit:stride]` along one dimension, with static bounds.
+
+    Args:
+        operand: an array.
+        start_index: the first index (None: 0; negative counts from the end).
+        limit_index: one past the last index (None: the dimension's size).
+        stride: the step, a positive int.
+        axis: the dimension to slice.
+
+    Returns:
+        The slice, `operand`'s other dimensions unchanged.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.slice_in_dim(jnp.arange(10), 1, 8, stride=3)
+        Array([1, 4, 7], dtype=int32)
+    """
     shape = get_aval(operand).shape
     axis = canonicalize_axis("slice_in_dim", axis, len(shape))
     size = shape[axis]
@@ -133,7 +172,26 @@ def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int =
 
 
 def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
-    """`operand[index]` along `axis` for a static `index`; negative counts from the end."""
+    """Picks the element at a static `index` along `axis`.
+
+    Args:
+        operand: an array.
+        index: a Python int; negative counts from the end.
+        axis: the dimension to index.
+        keepdims: keep `axis` with size 1 (the default) rather than removing it.
+
+    Returns:
+        The slice `operand[..., index, ...]`.
+
+    Raises:
+        IndexError: `index` is out of range.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.index_in_dim(jnp.arange(6).reshape(2, 3), -1, axis=0)
+        Array([[3, 4, 5]], dtype=int32)
+    """
     shape = get_aval(operand).shape
     axis = canonicalize_axis("index_in_dim", axis, len(shape))
     index, size = operator.index(index), shape[axis]
@@ -270,8 +328,38 @@ dynamic_slice_p = standard_primitive(
 
 
 def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
-    """The `slice_sizes` block of `operand` starting at (traced) `start_indices`,
-    shifted back into bounds if it would stick out."""
+    """Takes a block of static size from `operand`, starting at indices that may be
+    traced values.
+
+    The block's size is static (so the shape is known at trace time) while its
+    position can depend on data. A start index that would make the block stick
+    out of `operand` is moved back so that the block fits (as XLA does), and
+    negative indices count from the end.
+
+    Args:
+        operand: an array.
+        start_indices: one scalar integer per dimension (arrays or ints, traced
+            or not), or a 1-d integer array.
+        slice_sizes: the block's size in each dimension (ints).
+        allow_negative_indices: whether negative indices count from the end
+            (False skips that adjustment when they are known non-negative).
+
+    Returns:
+        An array of shape `slice_sizes`.
+
+    Raises:
+        ValueError: the number of indices or sizes differs from `operand`'s rank.
+        TypeError: an index is not an integer.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.arange(10)
+        >>> plax.jit(lambda i: lax.dynamic_slice(x, (i,), (3,)))(4)
+        Array([4, 5, 6], dtype=int32)
+        >>> lax.dynamic_slice(x, (8,), (3,))  # moved back to fit
+        Array([7, 8, 9], dtype=int32)
+    """
     shape = get_aval(operand).shape
     starts = _start_indices("dynamic_slice", shape, start_indices, allow_negative_indices)
     return dynamic_slice_p.bind(operand, *starts,
@@ -280,7 +368,27 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
 
 def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0, *,
                          allow_negative_indices: bool = True):
-    """`slice_size` elements of `operand` along `axis` from the traced `start_index`."""
+    """`dynamic_slice` along one dimension: `slice_size` elements from a (possibly
+    traced) `start_index`, the other dimensions whole.
+
+    Args:
+        operand: an array.
+        start_index: a scalar integer (traced or not).
+        slice_size: the number of elements to take (an int).
+        axis: the dimension to slice.
+        allow_negative_indices: whether a negative index counts from the end.
+
+    Returns:
+        `operand` with dimension `axis` cut to `slice_size`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.dynamic_slice_in_dim(jnp.arange(12).reshape(3, 4), 1, 2, axis=1)
+        Array([[ 1,  2],
+               [ 5,  6],
+               [ 9, 10]], dtype=int32)
+    """
     shape = get_aval(operand).shape
     axis = canonicalize_axis("dynamic_slice_in_dim", axis, len(shape))
     starts = [0] * len(shape)
@@ -293,7 +401,25 @@ def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0, *
 
 def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True, *,
                          allow_negative_indices: bool = True):
-    """`operand[index]` along `axis` for a traced `index`."""
+    """Picks the element at a (possibly traced) `index` along `axis`.
+
+    Args:
+        operand: an array.
+        index: a scalar integer.
+        axis: the dimension to index.
+        keepdims: keep `axis` with size 1 (the default) rather than removing it.
+        allow_negative_indices: whether a negative index counts from the end.
+
+    Returns:
+        The slice `operand[..., index, ...]`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.arange(6).reshape(2, 3)
+        >>> lax.dynamic_index_in_dim(x, 2, axis=1, keepdims=False)
+        Array([2, 5], dtype=int32)
+    """
     axis = canonicalize_axis("dynamic_index_in_dim", axis, get_aval(operand).ndim)
     result = dynamic_slice_in_dim(operand, index, 1, axis,
                                   allow_negative_indices=allow_negative_indices)
@@ -374,8 +500,32 @@ dynamic_update_slice_p = standard_primitive(
 
 
 def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
-    """`operand` with the block at (traced) `start_indices` replaced by `update`,
-    shifted back into bounds if it would stick out."""
+    """Writes `update` into `operand` at indices that may be traced values.
+
+    The functional form of `operand[i:i + n] = update`: a new array is returned.
+    A start index that would make `update` stick out is moved back so that it
+    fits, and negative indices count from the end.
+
+    Args:
+        operand: an array.
+        update: an array of `operand`'s dtype and rank, no larger in any
+            dimension.
+        start_indices: one scalar integer per dimension, or a 1-d integer array.
+        allow_negative_indices: whether negative indices count from the end.
+
+    Returns:
+        A copy of `operand` with the block replaced.
+
+    Raises:
+        TypeError: `update`'s dtype or rank differs from `operand`'s.
+        ValueError: the number of indices differs from `operand`'s rank.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.dynamic_update_slice(jnp.zeros(5), jnp.ones(2), (1,))
+        Array([0., 1., 1., 0., 0.], dtype=float32)
+    """
     shape = get_aval(operand).shape
     starts = _start_indices("dynamic_update_slice", shape, start_indices,
                             allow_negative_indices)
@@ -384,7 +534,26 @@ def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indic
 
 def dynamic_update_slice_in_dim(operand, update, start_index, axis: int, *,
                                 allow_negative_indices: bool = True):
-    """`operand` with `update` written along `axis` from the traced `start_index`."""
+    """`dynamic_update_slice` along one dimension: writes `update` into `operand`
+    from a (possibly traced) `start_index` along `axis`.
+
+    Args:
+        operand: an array.
+        update: an array whose shape is `operand`'s except along `axis`.
+        start_index: a scalar integer.
+        axis: the dimension along which to write.
+        allow_negative_indices: whether a negative index counts from the end.
+
+    Returns:
+        A copy of `operand` with the block replaced.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.dynamic_update_slice_in_dim(jnp.zeros((2, 4)), jnp.ones((2, 1)), 3, axis=1)
+        Array([[0., 0., 0., 1.],
+               [0., 0., 0., 1.]], dtype=float32)
+    """
     ndim = get_aval(operand).ndim
     axis = canonicalize_axis("dynamic_update_slice_in_dim", axis, ndim)
     starts = [0] * ndim
@@ -395,8 +564,27 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis: int, *,
 
 def dynamic_update_index_in_dim(operand, update, index, axis: int, *,
                                 allow_negative_indices: bool = True):
-    """`operand` with the slice at traced `index` along `axis` replaced by `update`
-    (which may lack that dimension)."""
+    """Replaces the slice at a (possibly traced) `index` along `axis` by `update`.
+
+    Args:
+        operand: an array.
+        update: the new slice: `operand`'s shape with `axis` of size 1, or
+            without `axis`.
+        index: a scalar integer.
+        axis: the dimension to index.
+        allow_negative_indices: whether a negative index counts from the end.
+
+    Returns:
+        A copy of `operand` with that slice replaced.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.dynamic_update_index_in_dim(jnp.zeros((3, 2)), jnp.ones(2), 1, axis=0)
+        Array([[0., 0.],
+               [1., 1.],
+               [0., 0.]], dtype=float32)
+    """
     ndim = get_aval(operand).ndim
     axis = canonicalize_axis("dynamic_update_index_in_dim", axis, ndim)
     if get_aval(update).ndim == ndim - 1:

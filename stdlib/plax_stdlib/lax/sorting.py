@@ -125,8 +125,34 @@ sort_p = standard_primitive("lax.sort", _sort_abstract_eval, _sort_lower, multip
 
 
 def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
-    """`operand` sorted along `dimension`; given a sequence of arrays, all of them are
-    permuted together, ordered by the first `num_keys`."""
+    """Sorts along a dimension; given several arrays, sorts them together by the
+    first `num_keys` of them.
+
+    Floating-point values are ordered with NaNs last (-0.0 and 0.0 are equal). With
+    several operands, the tuple of the first `num_keys` arrays is the sort key
+    (lexicographically) and all arrays are permuted the same way.
+
+    Args:
+        operand: an array, or a sequence of arrays of one shape.
+        dimension: the dimension to sort along.
+        is_stable: keep equal elements in their original order.
+        num_keys: how many of the operands form the key.
+
+    Returns:
+        The sorted array, or a tuple of them for a sequence.
+
+    Raises:
+        TypeError: the operands' shapes differ.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.sort(jnp.array([3.0, jnp.nan, 1.0, 2.0]))
+        Array([ 1., 2., 3., nan], dtype=float32)
+        >>> keys, values = lax.sort([jnp.array([2, 1, 3]), jnp.array([20, 10, 30])])
+        >>> values
+        Array([10, 20, 30], dtype=int32)
+    """
     many = isinstance(operand, (tuple, list))
     operands = list(operand) if many else [operand]
     if not operands:
@@ -139,5 +165,21 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
 
 
 def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
-    """`keys` sorted along `dimension`, and `values` permuted the same way."""
+    """Sorts `keys` along a dimension and permutes `values` the same way.
+
+    Args:
+        keys: an array.
+        values: an array of `keys`'s shape.
+        dimension: the dimension to sort along.
+        is_stable: keep equal keys in their original order.
+
+    Returns:
+        `(sorted_keys, permuted_values)`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.sort_key_val(jnp.array([3, 1, 2]), jnp.array([30.0, 10.0, 20.0]))
+        (Array([1, 2, 3], dtype=int32), Array([10., 20., 30.], dtype=float32))
+    """
     return sort((keys, values), dimension, is_stable, num_keys=1)

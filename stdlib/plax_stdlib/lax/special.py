@@ -161,11 +161,15 @@ def _i1e_partial(g, ans, x):
 bessel_i0e_p, bessel_i0e = unary_op(
     "bessel_i0e", FLOAT, _lowered_from(_i0e),
     "Exponentially scaled modified Bessel function of order 0: exp(-|x|) I0(x).",
-    jvp=_i0e_partial)
+    jvp=_i0e_partial,
+    example=("lax.bessel_i0e(jnp.array([0.0, 1.0]))",
+             "Array([1. , 0.4657...], dtype=float32)"))
 bessel_i1e_p, bessel_i1e = unary_op(
     "bessel_i1e", FLOAT, chlo_rule("bessel_i1e"),
     "Exponentially scaled modified Bessel function of order 1: exp(-|x|) I1(x).",
-    jvp=_i1e_partial)
+    jvp=_i1e_partial,
+    example=("lax.bessel_i1e(jnp.array([0.0, 1.0]))",
+             "Array([0. , 0.2079...], dtype=float32)"))
 
 
 # --- Hurwitz zeta -------------------------------------------------------------------------
@@ -176,8 +180,26 @@ def _zeta_partial_q(g, ans, x, q):
 
 zeta_p = binary("lax.zeta", dtypes=FLOAT, lower=chlo_rule("zeta"),
                 jvp=defjvp(_not_differentiable("zeta", "x"), _zeta_partial_q))
-zeta = _public(zeta_p, "zeta", "x q", "Elementwise Hurwitz zeta function: sum over n ≥ 0 of "
-               "(n + q) ** -x.")
+_ZETA_DOC = """The Hurwitz zeta function, elementwise: the sum over n >= 0 of
+`(n + q) ** -x`.
+
+With `q = 1` it is Riemann's zeta function.
+
+Args:
+    x: an array of a floating-point dtype (the exponent, > 1 for a finite
+        sum).
+    q: an array of `x`'s dtype.
+
+Returns:
+    An array of `x`'s dtype.
+
+Examples:
+    >>> import plax.numpy as jnp
+    >>> from plax import lax
+    >>> lax.zeta(jnp.array([2.0, 4.0]), 1.0)  # pi**2 / 6, pi**4 / 90
+    Array([1.6449... , 1.0823...], dtype=float32)
+"""
+zeta = _public(zeta_p, "zeta", "x q", _ZETA_DOC)
 
 
 # --- regularized incomplete gamma ---------------------------------------------------------
@@ -347,18 +369,83 @@ random_gamma_grad_p = binary(
     jvp=defjvp(_not_differentiable("random_gamma_grad", "a"),
                _not_differentiable("random_gamma_grad", "x")))
 
-igamma = _public(igamma_p, "igamma", "a x", "Elementwise regularized lower incomplete gamma "
-                 "function P(a, x).")
-igammac = _public(igammac_p, "igammac", "a x", "Elementwise regularized upper incomplete gamma "
-                  "function Q(a, x) = 1 - P(a, x), accurate where P is near 1.")
-igamma_grad_a = _public(igamma_grad_a_p, "igamma_grad_a", "a x",
-                        "Elementwise derivative of igamma(a, x) with respect to a.")
+_IGAMMA_DOC = """The regularized lower incomplete gamma function P(a, x), elementwise: the
+CDF at `x` of a gamma distribution of shape `a`.
+
+Args:
+    a: an array of a floating-point dtype (positive).
+    x: an array of `a`'s dtype (non-negative).
+
+Returns:
+    An array of values in [0, 1].
+
+Examples:
+    >>> import plax.numpy as jnp
+    >>> from plax import lax
+    >>> lax.igamma(jnp.array([1.0, 2.0]), jnp.array([1.0, 1.0]))  # 1 - 1/e, 1 - 2/e
+    Array([0.6321... , 0.2642...], dtype=float32)
+"""
+igamma = _public(igamma_p, "igamma", "a x", _IGAMMA_DOC)
+_IGAMMAC_DOC = """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x),
+elementwise, accurate where P is close to 1.
+
+Args:
+    a: an array of a floating-point dtype (positive).
+    x: an array of `a`'s dtype (non-negative).
+
+Returns:
+    An array of values in [0, 1].
+
+Examples:
+    >>> import plax.numpy as jnp
+    >>> from plax import lax
+    >>> lax.igammac(jnp.array([1.0, 1.0]), jnp.array([1.0, 20.0]))  # exp(-x)
+    Array([3.6787...e-01, 2.0611...e-09], dtype=float32)
+"""
+igammac = _public(igammac_p, "igammac", "a x", _IGAMMAC_DOC)
+_IGAMMA_GRAD_A_DOC = """The derivative of the regularized lower incomplete gamma function
+`igamma(a, x)` with respect to `a`, elementwise.
+
+Args:
+    a: an array of a floating-point dtype (positive).
+    x: an array of `a`'s dtype (non-negative).
+
+Returns:
+    An array of `a`'s dtype.
+
+Examples:
+    >>> import plax
+    >>> from plax import lax
+    >>> d = lax.igamma_grad_a(2.0, 1.0)
+    >>> bool(abs(d - plax.grad(lambda a: lax.igamma(a, 1.0))(2.0)) < 1e-4)
+    True
+"""
+igamma_grad_a = _public(igamma_grad_a_p, "igamma_grad_a", "a x", _IGAMMA_GRAD_A_DOC)
 _random_gamma_grad_bound = _public(random_gamma_grad_p, "random_gamma_grad", "a x", "")
 
 
 def random_gamma_grad(a, x, *, dtype=None):
-    """Elementwise derivative of a Gamma(a, 1) sample `x` with respect to `a` (the
-    reparameterization gradient); `dtype`, if given, is the result's dtype."""
+    """The derivative of a Gamma(a, 1) sample `x` with respect to `a`, elementwise:
+    the implicit reparameterization gradient that makes `random.gamma`
+    differentiable in `a`.
+
+    Args:
+        a: the shape parameter, a floating-point array.
+        x: the samples, of `a`'s dtype.
+        dtype: the result's dtype (default: `x`'s).
+
+    Returns:
+        An array of the derivatives.
+
+    Examples:
+        >>> import plax
+        >>> from plax import lax
+        >>> key = plax.random.key(0)
+        >>> g = plax.grad(lambda a: plax.random.gamma(key, a))(2.0)
+        >>> x = plax.random.gamma(key, 2.0)
+        >>> bool(abs(lax.random_gamma_grad(2.0, x) - g) < 1e-5)
+        True
+    """
     out = _random_gamma_grad_bound(a, x)
     return out if dtype is None else convert_element_type(out, dtype)
 
@@ -437,8 +524,24 @@ regularized_incomplete_beta_p = elementwise(
     "lax.regularized_incomplete_beta", 3, dtypes=FLOAT, lower=_lowered_from(_betainc),
     jvp=defjvp(_not_differentiable("regularized_incomplete_beta", "a"),
                _not_differentiable("regularized_incomplete_beta", "b"), _betainc_grad_x))
-betainc = _public(regularized_incomplete_beta_p, "betainc", "a b x",
-                  "Elementwise regularized incomplete beta integral I_x(a, b).")
+_BETAINC_DOC = """The regularized incomplete beta function I_x(a, b), elementwise: the CDF at
+`x` of a Beta(a, b) distribution.
+
+Args:
+    a: an array of a floating-point dtype (positive).
+    b: an array of `a`'s dtype (positive).
+    x: an array of `a`'s dtype, in [0, 1].
+
+Returns:
+    An array of values in [0, 1].
+
+Examples:
+    >>> import plax.numpy as jnp
+    >>> from plax import lax
+    >>> jnp.round(lax.betainc(1.0, 1.0, jnp.array([0.25, 0.5])), 4)  # Beta(1, 1): uniform
+    Array([0.25, 0.5 ], dtype=float32)
+"""
+betainc = _public(regularized_incomplete_beta_p, "betainc", "a b x", _BETAINC_DOC)
 
 __all__ = ["bessel_i0e", "bessel_i0e_p", "bessel_i1e", "bessel_i1e_p", "betainc", "igamma",
            "igamma_grad_a", "igamma_grad_a_p", "igamma_p", "igammac", "igammac_p",

@@ -80,7 +80,26 @@ split_p = standard_primitive(
 
 
 def split(operand, sizes: Sequence[int], axis: int = 0) -> list:
-    """`operand` cut along `axis` into consecutive pieces of the given `sizes`."""
+    """Cuts an array along a dimension into consecutive pieces of given sizes.
+
+    Args:
+        operand: an array.
+        sizes: the pieces' sizes along `axis`; they must add up to its size.
+        axis: the dimension to cut.
+
+    Returns:
+        A list of arrays, one per size.
+
+    Raises:
+        ValueError: the sizes do not add up to the dimension's size, or one is
+            negative.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.split(jnp.arange(5), (2, 3))
+        [Array([0, 1], dtype=int32), Array([2, 3, 4], dtype=int32)]
+    """
     axis = canonicalize_axis("split", axis, get_aval(operand).ndim)
     return list(split_p.bind(operand, sizes=tuple(int(s) for s in sizes), axis=axis))
 
@@ -121,7 +140,21 @@ unstack_p = standard_primitive("lax.unstack", _unstack_abstract_eval, _unstack_l
 
 
 def unstack(x, axis: int = 0) -> tuple:
-    """The slices of `x` along `axis`."""
+    """Splits an array into its slices along a dimension (the inverse of `stack`).
+
+    Args:
+        x: an array.
+        axis: the dimension to split along.
+
+    Returns:
+        A tuple of `x.shape[axis]` arrays, each without that dimension.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.unstack(jnp.array([[1, 2], [3, 4]]), axis=1)
+        (Array([1, 3], dtype=int32), Array([2, 4], dtype=int32))
+    """
     axis = canonicalize_axis("unstack", axis, get_aval(x).ndim)
     return tuple(unstack_p.bind(x, axis=axis))
 
@@ -165,7 +198,25 @@ stack_p = standard_primitive("lax.stack", _stack_abstract_eval, _stack_lower,
 
 
 def stack(operands: Sequence, axis: int = 0):
-    """The same-shaped `operands` joined along a new axis at position `axis`."""
+    """Joins arrays of one shape along a new dimension.
+
+    Args:
+        operands: a non-empty sequence of arrays of one shape and dtype.
+        axis: where the new dimension goes in the result.
+
+    Returns:
+        An array with a new dimension of size `len(operands)` at `axis`.
+
+    Raises:
+        ValueError: no operands, or operands of different shapes.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.stack([jnp.array([1, 2]), jnp.array([3, 4])], axis=1)
+        Array([[1, 3],
+               [2, 4]], dtype=int32)
+    """
     operands = list(operands)
     if not operands:
         raise ValueError("stack requires at least one operand")
@@ -213,6 +264,25 @@ tile_p = standard_primitive("lax.tile", _tile_abstract_eval, _tile_lower, jvp=li
 
 
 def tile(operand, reps: Sequence[int]):
-    """`operand` repeated `reps[i]` times along each dimension i."""
+    """Repeats an array along each dimension.
+
+    Args:
+        operand: an array.
+        reps: how many times to repeat along each dimension (one int per
+            dimension).
+
+    Returns:
+        An array whose dimension i has size `operand.shape[i] * reps[i]`.
+
+    Raises:
+        TypeError: `reps` does not have one entry per dimension.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.tile(jnp.array([[1, 2]]), (2, 2))
+        Array([[1, 2, 1, 2],
+               [1, 2, 1, 2]], dtype=int32)
+    """
     return tile_p.bind(operand, reps=tuple(int(r) for r in reps))
 

@@ -15,7 +15,21 @@ stage_p = standard_primitive(
 
 
 def stage(x, /):
-    """`x` itself, as a value of the current trace (a device array outside traces)."""
+    """Returns `x` itself as a value of the current trace: a device array outside
+    any trace, a tracer inside one.
+
+    Args:
+        x: an array or scalar.
+
+    Returns:
+        `x`'s value, staged.
+
+    Examples:
+        >>> import numpy as np
+        >>> from plax import lax
+        >>> lax.stage(np.float32(2.0))
+        Array(2., dtype=float32)
+    """
     if isinstance(x, Tracer):
         return x
     get_aval(x)  # a TypeError for values that are not arrays

@@ -22,8 +22,21 @@ create_token_p.define_rule("batching", lambda axis_data, args, dims: (create_tok
 
 
 def create_token(_=None):
-    """A new token. The argument is ignored (as in JAX: older code passed a value to
-    order the token after it)."""
+    """Makes a new token: a value without data that orders side-effecting
+    operations (`psend`, `precv`, `after_all`) that take and return tokens.
+
+    Args:
+        _: ignored (older code passed a value to order the token after it).
+
+    Returns:
+        A token.
+
+    Examples:
+        >>> from plax import lax
+        >>> token = lax.create_token()
+        >>> lax.after_all(token, lax.create_token()) is not None
+        True
+    """
     return create_token_p.bind()
 
 
@@ -44,5 +57,22 @@ after_all_p.define_rule("batching", lambda axis_data, args, dims: (after_all_p.b
 
 
 def after_all(*operands):
-    """A token ordered after every token among `operands`."""
+    """Makes a token ordered after every token given: joins several chains of
+    ordered operations.
+
+    Args:
+        *operands: tokens.
+
+    Returns:
+        A token.
+
+    Raises:
+        TypeError: an operand is not a token.
+
+    Examples:
+        >>> from plax import lax
+        >>> joined = lax.after_all(lax.create_token(), lax.create_token())
+        >>> type(joined).__name__
+        'Token'
+    """
     return after_all_p.bind(*operands)

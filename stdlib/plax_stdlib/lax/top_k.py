@@ -113,8 +113,29 @@ top_k_p.define_rule("jvp", _selection_jvp(top_k_p, "axis"))
 
 
 def top_k(operand, k: int, *, axis: int = -1):
-    """The `k` largest entries of `operand` along `axis` (last by default), largest
-    first, and their int32 indices; equal entries keep their order."""
+    """The `k` largest entries along an axis, largest first, with their indices.
+
+    Equal entries keep their original order. For the smallest, negate the
+    operand (or use `approx_min_k`).
+
+    Args:
+        operand: an array of a real dtype.
+        k: how many entries to return (an int, at most the axis's size).
+        axis: the axis to search (default: the last).
+
+    Returns:
+        `(values, indices)`: arrays whose size along `axis` is `k`; the indices
+        are int32.
+
+    Raises:
+        ValueError: `k` is negative or larger than the axis.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.top_k(jnp.array([1.0, 4.0, 2.0, 4.0]), 2)
+        (Array([4., 4.], dtype=float32), Array([1, 3], dtype=int32))
+    """
     aval = get_aval(operand)
     k = int(k)
     if k < 0:
@@ -191,9 +212,29 @@ def _approx_k(is_max_k: bool):
             aggregate_to_topk=bool(aggregate_to_topk))
         return values, indices
     approx_k.__name__ = approx_k.__qualname__ = "approx_max_k" if is_max_k else "approx_min_k"
-    approx_k.__doc__ = (f"The {'largest' if is_max_k else 'smallest'} `k` entries of "
-                        "`operand` along `reduction_dimension` and their indices; computed "
-                        "exactly here, so the recall is 1.")
+    which, result = (("largest", "(Array([9., 7.], dtype=float32), Array([1, 3], dtype=int32))")
+                     if is_max_k else
+                     ("smallest", "(Array([1., 3.], dtype=float32), Array([2, 0], dtype=int32))"))
+    approx_k.__doc__ = f"""The `k` {which} entries along a dimension and their indices; in JAX an
+    approximate search (faster on TPU), here computed exactly, so the recall is 1.
+
+    Args:
+        operand: an array.
+        k: how many entries.
+        reduction_dimension: the dimension to search.
+        recall_target: the recall asked for (accepted; exact here).
+        reduction_input_size_override: accepted for compatibility.
+        aggregate_to_topk: accepted for compatibility (the results are always
+            the top k).
+
+    Returns:
+        `(values, indices)`, the {which} first.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> plax.lax.{approx_k.__name__}(jnp.array([3.0, 9.0, 1.0, 7.0]), 2)
+        {result}
+    """
     return approx_k
 
 

@@ -295,21 +295,50 @@ select_and_scatter_add_p = standard_primitive(
 
 # --- the lax functions ----------------------------------------------------------------------
 
-def _monoid_function(prim):
+def _monoid_function(prim, what: str, result: str):
+    """The public function of a windowed monoid reduction: `what` it takes of each
+    window, and the printed `result` of its example."""
     def reduce_fn(operand, window_dimensions, window_strides=None, padding="VALID",
                   base_dilation=None, window_dilation=None):
         window = make_window(prim.name, get_aval(operand).shape, window_dimensions,
                              window_strides, padding, base_dilation, window_dilation)
         return prim.bind(operand, **window._asdict())
     reduce_fn.__name__ = prim.name
-    reduce_fn.__doc__ = (f"`{prim.name}` of `operand`'s windows (parameters as in "
-                         "`reduce_window`).")
+    reduce_fn.__doc__ = f"""The {what} of each window of `operand` (pooling).
+
+    `reduce_window` with the built-in combining operation: windows of shape
+    `window_dimensions` slide over `operand` by `window_strides`; padding adds
+    elements that do not change the result.
+
+    Args:
+        operand: an array.
+        window_dimensions: the window's size in each dimension.
+        window_strides: the step in each dimension (default: 1s).
+        padding: `"VALID"`, `"SAME"`, `"SAME_LOWER"` or a `(low, high)` pair
+            per dimension.
+        base_dilation: the operand's dilation per dimension.
+        window_dilation: the window's dilation per dimension.
+
+    Returns:
+        The array of window results, of `operand`'s dtype.
+
+    Examples:
+        2x2 windows with stride 2:
+
+        >>> import plax.numpy as jnp
+        >>> x = jnp.arange(16.0).reshape(4, 4)
+        >>> plax.lax.{prim.name}(x, (2, 2), (2, 2))
+        {result}
+    """
     return reduce_fn
 
 
-reduce_window_sum = _monoid_function(reduce_window_sum_p)
-reduce_window_max = _monoid_function(reduce_window_max_p)
-reduce_window_min = _monoid_function(reduce_window_min_p)
+reduce_window_sum = _monoid_function(reduce_window_sum_p, "sum",
+                                     "Array([[10., 18.], [42., 50.]], dtype=float32)")
+reduce_window_max = _monoid_function(reduce_window_max_p, "maximum",
+                                     "Array([[ 5., 7.], [13., 15.]], dtype=float32)")
+reduce_window_min = _monoid_function(reduce_window_min_p, "minimum",
+                                     "Array([[ 0., 2.], [ 8., 10.]], dtype=float32)")
 
 # A binary primitive reducing from its identity → the primitive reducing windows by it.
 _MONOIDS = {elementwise.add_p: (reduce_window_sum_p, lambda dt: 0),
@@ -331,14 +360,39 @@ def scalar_init_values(flat_inits, flat_operands):
 
 def reduce_window(operand, init_value, computation, window_dimensions, window_strides=None,
                   padding="VALID", base_dilation=None, window_dilation=None):
-    """Reduce each window of `operand` (an array or a pytree of same-shaped arrays)
-    with `computation(accumulated, new)`, starting from `init_value` (scalars, in the
-    pytree of `operand`).
+    """Reduces each window of an array with a combining function: the general form
+    of pooling.
 
-    `padding` is 'VALID', 'SAME', 'SAME_LOWER' or `(low, high)` pairs; padded
-    elements take the initial value. `base_dilation` spreads the operand's elements
-    apart, `window_dilation` the window's. Differentiable in both modes for any
-    associative `computation` whose identity `init_value` is.
+    Windows of shape `window_dimensions` slide over `operand` with
+    `window_strides`; each is reduced with `computation(accumulated, new)`
+    from `init_value`. `padding` pads the operand with `init_value`.
+    `base_dilation` spreads the operand's elements apart and `window_dilation`
+    the window's. Differentiable in both modes when `computation` is associative
+    with `init_value` as its identity.
+
+    Args:
+        operand: an array, or a pytree of arrays of one shape.
+        init_value: a scalar (pytree of scalars like `operand`).
+        computation: `(accumulated, new) -> combined`.
+        window_dimensions: the window's size in each dimension.
+        window_strides: the step in each dimension (default: 1s).
+        padding: `"VALID"`, `"SAME"`, `"SAME_LOWER"` or a `(low, high)` pair
+            per dimension.
+        base_dilation: the operand's dilation per dimension.
+        window_dilation: the window's dilation per dimension.
+
+    Returns:
+        The array of window results.
+
+    Examples:
+        2x2 max pooling with stride 2:
+
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.arange(16.0).reshape(4, 4)
+        >>> lax.reduce_window(x, -jnp.inf, lax.max, (2, 2), (2, 2))
+        Array([[ 5., 7.],
+               [13., 15.]], dtype=float32)
     """
     if not callable(computation):
         raise TypeError(f"reduce_window: computation must be callable, got {computation!r}")
@@ -367,9 +421,31 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
 
 def select_and_gather_add(tangents, operand, select_prim, window_dimensions, window_strides,
                           padding, base_dilation=None, window_dilation=None):
-    """For each window of `operand`, the element of `tangents` where the comparison
-    `select_prim` (`lax.ge_p`: the max, `lax.le_p`: the min) picks `operand`'s
-    element: the tangent of max/min pooling."""
+    """For each window of `operand`, picks the element of `tangents` where the
+    comparison `select_prim` chooses `operand`'s element: the forward-mode
+    derivative of max (`lax.ge_p`) or min (`lax.le_p`) pooling.
+
+    Args:
+        tangents: an array of `operand`'s shape.
+        operand: the pooled array.
+        select_prim: `lax.ge_p` (max pooling) or `lax.le_p` (min pooling).
+        window_dimensions: the window's size per dimension.
+        window_strides: the stride per dimension.
+        padding: `(low, high)` pairs.
+        base_dilation: the operand's dilation.
+        window_dilation: the window's dilation.
+
+    Returns:
+        One tangent per window.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.array([1.0, 5.0, 3.0, 2.0])
+        >>> t = jnp.array([10.0, 20.0, 30.0, 40.0])
+        >>> lax.select_and_gather_add(t, x, lax.ge_p, (2,), (2,), [(0, 0)])
+        Array([20., 30.], dtype=float32)
+    """
     window = make_window("select_and_gather_add", get_aval(operand).shape, window_dimensions,
                          window_strides, padding, base_dilation, window_dilation)
     return select_and_gather_add_p.bind(tangents, operand, select_prim=select_prim,
@@ -378,9 +454,28 @@ def select_and_gather_add(tangents, operand, select_prim, window_dimensions, win
 
 def select_and_scatter_add(source, operand, select_prim, window_dimensions, window_strides,
                            padding):
-    """`source` (one value per window of `operand`) added at the element each window's
-    comparison `select_prim` picks; zeros elsewhere: the transpose of
-    `select_and_gather_add`, i.e. the gradient of max/min pooling."""
+    """Adds one value per window of `operand` at the element the window's
+    comparison picks, zeros elsewhere: the gradient of max or min pooling (the
+    transpose of `select_and_gather_add`).
+
+    Args:
+        source: one value per window.
+        operand: the pooled array.
+        select_prim: `lax.ge_p` (max pooling) or `lax.le_p` (min pooling).
+        window_dimensions: the window's size per dimension.
+        window_strides: the stride per dimension.
+        padding: `(low, high)` pairs.
+
+    Returns:
+        An array of `operand`'s shape.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> x = jnp.array([1.0, 5.0, 3.0, 2.0])
+        >>> lax.select_and_scatter_add(jnp.array([1.0, 1.0]), x, lax.ge_p, (2,), (2,), [(0, 0)])
+        Array([0., 1., 1., 0.], dtype=float32)
+    """
     window = make_window("select_and_scatter_add", get_aval(operand).shape,
                          window_dimensions, window_strides, padding, None, None)
     return select_and_scatter_add_p.bind(source, operand, select_prim=select_prim,

@@ -38,9 +38,29 @@ def stride_dim(d: int, window: int, stride: int) -> int:
 
 def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int],
                     window_strides: Sequence[int], padding) -> list[tuple[int, int]]:
-    """`(low, high)` pads per dimension for 'VALID' (none), 'SAME' (the output has
-    `ceil(in / stride)` elements; an odd pad puts the extra element at the end) or
-    'SAME_LOWER' (the extra element at the start)."""
+    """The `(low, high)` padding of each dimension that a padding name stands for.
+
+    `"VALID"` is no padding; `"SAME"` pads so that the output has
+    `ceil(in / stride)` elements, an odd total putting the extra element at
+    the end; `"SAME_LOWER"` puts it at the start.
+
+    Args:
+        in_shape: the input's spatial shape.
+        window_shape: the window's shape.
+        window_strides: the strides.
+        padding: `"VALID"`, `"SAME"` or `"SAME_LOWER"` (or a `PaddingType`).
+
+    Returns:
+        A list of `(low, high)` pairs.
+
+    Raises:
+        RuntimeError: an unknown padding name.
+
+    Examples:
+        >>> from plax import lax
+        >>> lax.padtype_to_pads((5, 6), (3, 2), (1, 2), "SAME")
+        [(1, 1), (0, 0)]
+    """
     if not isinstance(padding, str):
         raise TypeError(f"padding must be 'VALID', 'SAME' or 'SAME_LOWER', got {padding!r}")
     kind = padding.upper()
@@ -231,7 +251,25 @@ def padding_tensor(padding) -> ir.Value:
 
 def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,
                               base_dilation=None, window_dilation=None) -> tuple[int, ...]:
-    """The shape `reduce_window` gives an operand of `operand_shape`."""
+    """The shape `reduce_window` gives an operand of a shape.
+
+    Args:
+        operand_shape: the operand's shape.
+        window_dimensions: the window's size per dimension.
+        window_strides: the stride per dimension.
+        padding: a `(low, high)` pair per dimension (`padtype_to_pads` turns
+            a name into pairs).
+        base_dilation: the operand's dilation.
+        window_dilation: the window's dilation.
+
+    Returns:
+        The result's shape, a tuple.
+
+    Examples:
+        >>> from plax import lax
+        >>> lax.reduce_window_shape_tuple((4, 6), (2, 2), (2, 2), [(0, 0), (0, 1)])
+        (2, 3)
+    """
     ones = (1,) * len(operand_shape)
     window = Window(tuple(window_dimensions), tuple(window_strides),
                     tuple(map(tuple, padding)), tuple(base_dilation or ones),

@@ -54,7 +54,27 @@ def const(x, value):
 # --- truncated normal -------------------------------------------------------------
 
 def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=None):
-    """Standard normal values conditioned on the open interval (lower, upper)."""
+    """Samples the standard normal distribution conditioned on lying in the open
+    interval (`lower`, `upper`); common for initializing neural network weights.
+
+    Args:
+        key: a PRNG key.
+        lower: the lower bound (an array; may be -inf).
+        upper: the upper bound (may be inf).
+        shape: the shape of the result (default: the bounds broadcast together).
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype` with values strictly between the bounds.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.truncated_normal(key, -2.0, 2.0, (10000,))
+        >>> bool((abs(x) < 2).all()), bool(abs(x.mean()) < 0.05)
+        (True, True)
+    """
     key, shape, dtype = prepare("truncated_normal", key, shape, dtype, lower, upper)
     return laid_out("truncated_normal", out_sharding, lambda k, lo, up: _truncated_normal(
         k, lo, up, shape, dtype), key, lower, upper)
@@ -78,7 +98,25 @@ def _truncated_normal(key, lower, upper, shape, dtype):
 # --- from one uniform sample ---------------------------------------------------------
 
 def exponential(key, shape=(), dtype=None, *, out_sharding=None):
-    """Exponential values of rate 1."""
+    """Samples the exponential distribution of rate 1 (mean 1); divide by a rate
+    for others.
+
+    Args:
+        key: a PRNG key.
+        shape: the shape of the result.
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype` of non-negative values.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.exponential(key, (10000,)) / 4.0  # rate 4
+        >>> bool(abs(x.mean() - 0.25) < 0.01)
+        True
+    """
     key, shape, dtype = prepare("exponential", key, shape, dtype)
     return sampled("exponential", out_sharding, shape,
                    lambda k: _exponential(k, shape, dtype), key)
@@ -91,7 +129,25 @@ def _exponential(key, shape, dtype):
 
 
 def cauchy(key, shape=(), dtype=None, *, out_sharding=None):
-    """Standard Cauchy values."""
+    """Samples the standard Cauchy distribution (location 0, scale 1): heavy
+    tailed, with no mean; its median is 0.
+
+    Args:
+        key: a PRNG key.
+        shape: the shape of the result.
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype`.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.cauchy(key, (10000,))
+        >>> bool(abs(plax.numpy.median(x)) < 0.05)
+        True
+    """
     key, shape, dtype = prepare("cauchy", key, shape, dtype)
     return sampled("cauchy", out_sharding, shape, lambda k: _cauchy(k, shape, dtype), key)
 
@@ -103,7 +159,25 @@ def _cauchy(key, shape, dtype):
 
 
 def laplace(key, shape=(), dtype=None, *, out_sharding=None):
-    """Laplace values of scale 1."""
+    """Samples the Laplace distribution of location 0 and scale 1 (density
+    `exp(-|x|) / 2`, variance 2).
+
+    Args:
+        key: a PRNG key.
+        shape: the shape of the result.
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype`.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.laplace(key, (10000,))
+        >>> bool(abs(x.var() - 2.0) < 0.15)
+        True
+    """
     key, shape, dtype = prepare("laplace", key, shape, dtype)
     return sampled("laplace", out_sharding, shape, lambda k: _laplace(k, shape, dtype), key)
 
@@ -115,7 +189,25 @@ def _laplace(key, shape, dtype):
 
 
 def logistic(key, shape=(), dtype=None, *, out_sharding=None):
-    """Standard logistic values."""
+    """Samples the standard logistic distribution (location 0, scale 1, variance
+    pi ** 2 / 3).
+
+    Args:
+        key: a PRNG key.
+        shape: the shape of the result.
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype`.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.logistic(key, (10000,))
+        >>> bool(abs(x.mean()) < 0.05)
+        True
+    """
     key, shape, dtype = prepare("logistic", key, shape, dtype)
     return sampled("logistic", out_sharding, shape, lambda k: _logistic(k, shape, dtype),
                    key)
@@ -130,8 +222,28 @@ def _logistic(key, shape, dtype):
 # --- Gumbel ----------------------------------------------------------------------------
 
 def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
-    """Standard Gumbel values. `mode='high'` (or `jax_high_dynamic_range_gumbel`) draws
-    two uniforms per value, reaching further into the tail."""
+    """Samples the standard Gumbel distribution (location 0, scale 1), the
+    distribution of the maximum of many samples; `argmax(logits + gumbel)`
+    samples a categorical distribution.
+
+    Args:
+        key: a PRNG key.
+        shape: the shape of the result.
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        mode: `"low"` (one uniform per value) or `"high"` (two, reaching further
+            into the tail; also set by `jax_high_dynamic_range_gumbel`).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype`.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.gumbel(key, (10000,))  # mean: Euler's constant
+        >>> bool(abs(x.mean() - 0.5772) < 0.05)
+        True
+    """
     key, shape, dtype = prepare("gumbel", key, shape, dtype)
     mode = gumbel_mode(mode)
     return sampled("gumbel", out_sharding, shape,
@@ -194,7 +306,26 @@ def _bits_to_unit_float(bits):
 # --- with parameters -------------------------------------------------------------------
 
 def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
-    """Pareto values of shape parameter `b`, on [1, inf)."""
+    """Samples the Pareto distribution of shape `b` on [1, inf) (density
+    `b / x ** (b + 1)`).
+
+    Args:
+        key: a PRNG key.
+        b: the shape parameter, positive.
+        shape: the shape of the result (default: `b`'s).
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype` of values >= 1.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.pareto(key, 3.0, (10000,))  # mean b / (b - 1)
+        >>> bool(abs(x.mean() - 1.5) < 0.05), bool((x >= 1).all())
+        (True, True)
+    """
     key, shape, dtype = prepare_castable("pareto", key, shape, dtype, b)
     return sampled("pareto", out_sharding, shape,
                    lambda k, b: _pareto(k, b, shape, dtype), key, b)
@@ -207,7 +338,26 @@ def _pareto(key, b, shape, dtype):
 
 
 def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
-    """Rayleigh values of scale `scale`."""
+    """Samples the Rayleigh distribution of a scale: the norm of a 2-d normal
+    vector of that standard deviation.
+
+    Args:
+        key: a PRNG key.
+        scale: the scale, positive.
+        shape: the shape of the result (default: `scale`'s).
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype` of non-negative values.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.rayleigh(key, 2.0, (10000,))  # mean scale sqrt(pi / 2)
+        >>> bool(abs(x.mean() - 2.5066) < 0.05)
+        True
+    """
     key, shape, dtype = prepare_castable("rayleigh", key, shape, dtype, scale)
     return sampled("rayleigh", out_sharding, shape,
                    lambda k, scale: _rayleigh(k, scale, shape, dtype), key, scale)
@@ -221,7 +371,26 @@ def _rayleigh(key, scale, shape, dtype):
 
 
 def weibull_min(key, scale, concentration, shape=(), dtype=None):
-    """Weibull values of `scale` and `concentration`."""
+    """Samples the Weibull distribution of a scale and a concentration (shape):
+    `scale * (-log(u)) ** (1 / concentration)` for uniform `u`.
+
+    Args:
+        key: a PRNG key.
+        scale: the scale, positive.
+        concentration: the shape parameter, positive (1: exponential).
+        shape: the shape of the result.
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+
+    Returns:
+        An array of `shape` and `dtype` of non-negative values.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.weibull_min(key, 2.0, 1.0, (10000,))  # exponential of mean 2
+        >>> bool(abs(x.mean() - 2.0) < 0.1)
+        True
+    """
     key, shape, dtype = prepare("weibull_min", key, shape, dtype)
     return _weibull_min(key, scale, concentration, shape, dtype)
 
@@ -233,7 +402,26 @@ def _weibull_min(key, scale, concentration, shape, dtype):
 
 
 def lognormal(key, sigma=_ONE, shape=None, dtype=None, *, out_sharding=None):
-    """exp of normal values of standard deviation `sigma`."""
+    """Samples the log-normal distribution: `exp` of a normal of mean 0 and
+    standard deviation `sigma`.
+
+    Args:
+        key: a PRNG key.
+        sigma: the standard deviation of the underlying normal, positive.
+        shape: the shape of the result (default: `sigma`'s).
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype` of positive values.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.lognormal(key, 0.5, (10000,))
+        >>> bool(abs(plax.numpy.log(x).std() - 0.5) < 0.02)
+        True
+    """
     key, _ = check_prng_key("lognormal", key)
     dtype = dtypes.check_and_canonicalize_user_dtype(float if dtype is None else dtype,
                                                      "lognormal")
@@ -253,7 +441,28 @@ def _lognormal(key, sigma, shape, dtype):
 
 
 def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=None):
-    """Triangular values on [left, right] peaking at `mode`."""
+    """Samples the triangular distribution on [left, right] whose density peaks at
+    `mode`.
+
+    Args:
+        key: a PRNG key.
+        left: the lower limit.
+        mode: the peak, in [left, right].
+        right: the upper limit.
+        shape: the shape of the result (default: the parameters broadcast together).
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype` with values in [left, right].
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.triangular(key, 0.0, 1.0, 4.0, (10000,))  # mean 5 / 3
+        >>> bool(abs(x.mean() - 5 / 3) < 0.05), bool(((x >= 0) & (x <= 4)).all())
+        (True, True)
+    """
     key, shape, dtype = prepare_castable("triangular", key, shape, dtype, left, mode, right)
     return sampled("triangular", out_sharding, shape, lambda k, *params: _triangular(
         k, *params, shape, dtype), key, left, mode, right)
@@ -271,7 +480,25 @@ def _triangular(key, left, mode, right, shape, dtype):
 
 
 def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
-    """Wald (inverse Gaussian) values of `mean` and scale 1."""
+    """Samples the Wald (inverse Gaussian) distribution of a mean and shape 1.
+
+    Args:
+        key: a PRNG key.
+        mean: the mean, positive.
+        shape: the shape of the result (default: `mean`'s).
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype` of positive values.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.wald(key, 1.0, (10000,))
+        >>> bool(abs(x.mean() - 1.0) < 0.05), bool((x > 0).all())
+        (True, True)
+    """
     key, shape, dtype = prepare_castable("wald", key, shape, dtype, mean)
     return laid_out("wald", out_sharding, lambda k, mean: _wald(k, mean, shape, dtype),
                     key, mean)

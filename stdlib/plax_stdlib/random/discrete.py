@@ -175,7 +175,24 @@ def _bernoulli(key, p, shape, mode):
 
 
 def rademacher(key, shape=(), dtype=None, *, out_sharding=None):
-    """-1 or +1 with equal probability."""
+    """Samples -1 or +1, each with probability 1/2.
+
+    Args:
+        key: a PRNG key.
+        shape: the shape of the result.
+        dtype: an integer dtype (default: int32, int64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` holding -1s and 1s.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.rademacher(key, (1000,))
+        >>> sorted(set(x.tolist()))
+        [-1, 1]
+    """
     key, _ = check_prng_key("rademacher", key)
     dtype = dtypes.check_and_canonicalize_user_dtype(int if dtype is None else dtype,
                                                      "rademacher")
@@ -192,7 +209,26 @@ def _rademacher(key, shape, dtype):
 
 
 def geometric(key, p, shape=None, dtype=None, *, out_sharding=None):
-    """The number of trials (1, 2, ...) to the first success of probability `p`."""
+    """Samples the geometric distribution: the number of trials (1, 2, ...) up to
+    and including the first success, each succeeding with probability `p`.
+
+    Args:
+        key: a PRNG key.
+        p: the success probability, in (0, 1].
+        shape: the shape of the result (default: `p`'s).
+        dtype: an integer dtype (default: int32, int64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` of positive integers.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.geometric(key, 0.25, (10000,))  # mean 1 / p
+        >>> bool(abs(x.mean() - 4.0) < 0.15), int(x.min())
+        (True, 1)
+    """
     key, _ = check_prng_key("geometric", key)
     dtype = dtypes.check_and_canonicalize_user_dtype(int if dtype is None else dtype,
                                                      "geometric")
@@ -287,7 +323,31 @@ def _categorical(key, logits, shape, batch_shape, axis, replace, mode):
 # --- poisson ----------------------------------------------------------------------------------
 
 def poisson(key, lam, shape=None, dtype=None, *, out_sharding=None):
-    """Poisson counts of rate `lam` (threefry keys only, as in JAX)."""
+    """Samples the Poisson distribution of rate `lam`: counts of events occurring
+    independently at that average rate.
+
+    As in JAX, only threefry keys are supported.
+
+    Args:
+        key: a PRNG key (threefry).
+        lam: the rate, non-negative.
+        shape: the shape of the result (default: `lam`'s).
+        dtype: an integer dtype (default: int32, int64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` of non-negative counts.
+
+    Raises:
+        NotImplementedError: a key of another implementation.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.poisson(key, 3.0, (10000,))
+        >>> bool(abs(x.mean() - 3.0) < 0.1), x.dtype
+        (True, dtype('int32'))
+    """
     key, _ = check_prng_key("poisson", key)
     dtype = dtypes.check_and_canonicalize_user_dtype(int if dtype is None else dtype,
                                                      "poisson")
@@ -369,7 +429,26 @@ def _poisson(key, lam, shape, dtype):
 # --- binomial and multinomial ------------------------------------------------------------------
 
 def binomial(key, n, p, shape=None, dtype=None):
-    """The number of successes in `n` trials of probability `p` (float dtype)."""
+    """Samples the binomial distribution: the number of successes in `n`
+    independent trials that each succeed with probability `p`.
+
+    Args:
+        key: a PRNG key.
+        n: the number of trials (a float array broadcast with `p`).
+        p: the success probability, in [0, 1].
+        shape: the shape of the result (default: `n` and `p` broadcast together).
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+
+    Returns:
+        An array of `shape` of whole-number counts, in a floating-point dtype.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.binomial(key, 10.0, 0.3, (10000,))
+        >>> bool(abs(x.mean() - 3.0) < 0.1), bool(((x >= 0) & (x <= 10)).all())
+        (True, True)
+    """
     key, _ = check_prng_key("binomial", key)
     check_arraylike("binomial", n, p)
     dtype = float_dtype("binomial", dtype)
@@ -488,7 +567,28 @@ def _binomial(key, count, prob, shape, dtype):
 
 
 def multinomial(key, n, p, *, shape=None, dtype=None, unroll: int | bool = 1):
-    """Counts of each of the outcomes (last axis of `p`) in `n` trials."""
+    """Samples the multinomial distribution: how many of `n` independent trials
+    fall on each outcome, the outcomes having probabilities `p`.
+
+    Args:
+        key: a PRNG key.
+        n: the number of trials (an array broadcast with `p`'s batch shape).
+        p: the outcomes' probabilities along the last axis (summing to 1).
+        shape: the result's shape (its last axis that of `p`; default: `n` and
+            `p` broadcast).
+        dtype: a floating-point dtype for the counts.
+        unroll: how many outcomes each step of the internal loop handles.
+
+    Returns:
+        An array of counts whose last axis sums to `n`.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.multinomial(key, 10.0, plax.numpy.array([0.2, 0.3, 0.5]))
+        >>> x.shape, float(x.sum())
+        ((3,), 10.0)
+    """
     key, _ = check_prng_key("multinomial", key)
     check_arraylike("multinomial", n, p)
     n, p = promote_dtypes_inexact(n, p)

@@ -155,14 +155,55 @@ def _gamma_dtype_and_shape(name: str, key, shape, dtype):
 
 
 def gamma(key, a, shape=None, dtype=None, *, out_sharding=None):
-    """Gamma(a, 1) samples (divide by a rate, or multiply by a scale, for others)."""
+    """Samples the Gamma(a, 1) distribution (shape `a`, rate 1; mean `a`). Divide
+    by a rate, or multiply by a scale, for other gamma distributions.
+
+    Differentiable in `a` (by implicit reparameterization).
+
+    Args:
+        key: a PRNG key.
+        a: the shape parameter, positive (an array).
+        shape: the shape of the result (default: `a`'s).
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype` of positive values.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.gamma(key, 2.0, (10000,))
+        >>> bool(abs(x.mean() - 2.0) < 0.1)
+        True
+    """
     key, shape, dtype = _gamma_dtype_and_shape("gamma", key, shape, dtype)
     return sampled("gamma", out_sharding, shape,
                    lambda k, a: _gamma(k, a, shape, dtype, False), key, a)
 
 
 def loggamma(key, a, shape=None, dtype=None, *, out_sharding=None):
-    """log of Gamma(a, 1) samples, drawn in log space (precise for small a)."""
+    """Samples the logarithm of a Gamma(a, 1) variable, drawn in log space so that
+    it stays accurate for small `a` (where the gamma samples themselves
+    underflow to 0).
+
+    Args:
+        key: a PRNG key.
+        a: the shape parameter, positive (an array).
+        shape: the shape of the result (default: `a`'s).
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype`.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.loggamma(key, 0.01, (3,))
+        >>> bool(plax.numpy.isfinite(x).all())  # exp(x) would often be 0.0 in float32
+        True
+    """
     key, shape, dtype = _gamma_dtype_and_shape("loggamma", key, shape, dtype)
     return laid_out("loggamma", out_sharding,
                     lambda k, a: _gamma(k, a, shape, dtype, True), key, a)
@@ -183,7 +224,26 @@ def _gamma(key, a, shape, dtype, log_space):
 # --- built from gamma ---------------------------------------------------------------------
 
 def beta(key, a, b, shape=None, dtype=None, *, out_sharding=None):
-    """Beta(a, b) samples, from two log-gamma samples."""
+    """Samples the Beta(a, b) distribution on [0, 1], whose mean is a / (a + b).
+
+    Args:
+        key: a PRNG key.
+        a: the first shape parameter, positive (an array broadcast with `b`).
+        b: the second shape parameter, positive.
+        shape: the shape of the result (default: `a` and `b` broadcast together).
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype` with values in [0, 1].
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.beta(key, 2.0, 6.0, (10000,))
+        >>> bool(abs(x.mean() - 0.25) < 0.01)
+        True
+    """
     key, shape, dtype = prepare_castable("beta", key, shape, dtype, a, b)
     return sampled("beta", out_sharding, shape,
                    lambda k, a, b: _beta(k, a, b, shape, dtype), key, a, b)
@@ -204,7 +264,27 @@ def _beta(key, a, b, shape, dtype):
 
 
 def dirichlet(key, alpha, shape=None, dtype=None, *, out_sharding=None):
-    """Dirichlet(alpha) samples over the last axis of `alpha`."""
+    """Samples the Dirichlet distribution: probability vectors (positive, summing
+    to 1) whose mean is `alpha / alpha.sum()`.
+
+    Args:
+        key: a PRNG key.
+        alpha: the concentration parameters, positive, along the last axis.
+        shape: the shape of the result (the batch shape, without the last
+            axis; default: `alpha`'s batch shape).
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of shape `(*shape, alpha.shape[-1])` whose last axis sums to 1.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.dirichlet(key, plax.numpy.array([1.0, 2.0, 3.0]), (4,))
+        >>> x.shape, bool(plax.numpy.allclose(x.sum(-1), 1.0))
+        ((4, 3), True)
+    """
     key, _ = check_prng_key("dirichlet", key)
     dtype = float_dtype("dirichlet", dtype)
     if shape is not None:
@@ -230,7 +310,26 @@ def _dirichlet(key, alpha, shape, dtype):
 
 
 def chisquare(key, df, shape=None, dtype=None, *, out_sharding=None):
-    """Chi-square samples with `df` degrees of freedom: 2 Gamma(df / 2)."""
+    """Samples the chi-square distribution with `df` degrees of freedom (the sum
+    of `df` squared standard normals; mean `df`).
+
+    Args:
+        key: a PRNG key.
+        df: the degrees of freedom, positive (an array).
+        shape: the shape of the result (default: `df`'s).
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype` of non-negative values.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.chisquare(key, 3.0, (10000,))
+        >>> bool(abs(x.mean() - 3.0) < 0.1)
+        True
+    """
     key, shape, dtype = prepare_castable("chisquare", key, shape, dtype, df)
     return sampled("chisquare", out_sharding, shape,
                    lambda k, df: _chisquare(k, df, shape, dtype), key, df)
@@ -245,7 +344,26 @@ def _chisquare(key, df, shape, dtype):
 
 
 def t(key, df, shape=None, dtype=None, *, out_sharding=None):
-    """Student's t samples with `df` degrees of freedom."""
+    """Samples Student's t distribution with `df` degrees of freedom (heavier
+    tailed than the normal; variance df / (df - 2) for df > 2).
+
+    Args:
+        key: a PRNG key.
+        df: the degrees of freedom, positive.
+        shape: the shape of the result (default: `df`'s).
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype`.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.t(key, 10.0, (10000,))
+        >>> bool(abs(x.var() - 1.25) < 0.1)
+        True
+    """
     key, shape, dtype = prepare_castable("t", key, shape, dtype, df)
     return sampled("t", out_sharding, shape, lambda k, df: _t(k, df, shape, dtype), key, df)
 
@@ -261,7 +379,27 @@ def _t(key, df, shape, dtype):
 
 
 def f(key, dfnum, dfden, shape=None, dtype=None, *, out_sharding=None):
-    """F samples with `dfnum` and `dfden` degrees of freedom."""
+    """Samples the F distribution with `dfnum` and `dfden` degrees of freedom (a
+    ratio of chi-square variables, each divided by its degrees of freedom).
+
+    Args:
+        key: a PRNG key.
+        dfnum: the numerator's degrees of freedom, positive.
+        dfden: the denominator's degrees of freedom, positive.
+        shape: the shape of the result (default: the parameters broadcast together).
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype` of non-negative values.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.f(key, 5.0, 10.0, (10000,))  # mean 10 / (10 - 2)
+        >>> bool(abs(x.mean() - 1.25) < 0.05)
+        True
+    """
     key, shape, dtype = prepare_castable("f", key, shape, dtype, dfnum, dfden)
     return sampled("f", out_sharding, shape, lambda k, dfnum, dfden: _f(
         k, dfnum, dfden, shape, dtype), key, dfnum, dfden)
@@ -278,7 +416,26 @@ def _f(key, dfnum, dfden, shape, dtype):
 
 
 def generalized_normal(key, p, shape=(), dtype=None, *, out_sharding=None):
-    """Samples of density proportional to exp(-|x| ** p)."""
+    """Samples the generalized normal distribution, of density proportional to
+    `exp(-|x| ** p)`: p = 2 is a normal of variance 1/2, p = 1 a Laplace.
+
+    Args:
+        key: a PRNG key.
+        p: the shape parameter, positive.
+        shape: the shape of the result.
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype`.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.generalized_normal(key, 2.0, (10000,))
+        >>> bool(abs(x.var() - 0.5) < 0.05)
+        True
+    """
     key, shape, dtype = prepare("generalized_normal", key, shape, dtype)
     return sampled("generalized_normal", out_sharding, shape,
                    lambda k, p: _generalized_normal(k, p, shape, dtype), key, p)

@@ -129,7 +129,24 @@ def resolve_prng_impl(spec: str | PRNGSpec | PRNGImpl | KeyTy | Hashable | None)
 
 
 def key_dtype(impl_spec: str | PRNGSpec | PRNGImpl | None = None) -> KeyTy:
-    """The dtype of keys of an implementation (default: `jax_default_prng_impl`)."""
+    """The dtype of the keys of a PRNG implementation.
+
+    Args:
+        impl_spec: an implementation name (`"threefry2x32"`, `"rbg"`,
+            `"unsafe_rbg"`), spec or implementation (default: the
+            `jax_default_prng_impl` option's).
+
+    Returns:
+        The key dtype, e.g. `key<fry>`.
+
+    Raises:
+        ValueError: an unknown implementation name.
+
+    Examples:
+        >>> import plax
+        >>> plax.random.key_dtype("threefry2x32")
+        key<fry>
+    """
     return KeyTy(resolve_prng_impl(impl_spec))
 
 

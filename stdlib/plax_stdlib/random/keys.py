@@ -206,24 +206,88 @@ def split(key, num: int | Sequence[int] = 2) -> plax.Array:
 
 
 def clone(key) -> plax.Array:
-    """The same key, unconsumed: under `jax_debug_key_reuse` it may be used once more."""
+    """Returns the same key, marked as not yet consumed.
+
+    Under key-reuse checking (`jax_debug_key_reuse`), using a key twice is an
+    error; a clone may be used once more, as a deliberate reuse.
+
+    Args:
+        key: a typed PRNG key array.
+
+    Returns:
+        A key array equal to `key`.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> k2 = plax.random.clone(key)
+        >>> bool((plax.random.key_data(k2) == plax.random.key_data(key)).all())
+        True
+    """
     return prims.random_clone_p.bind(key)
 
 
 def key_impl(keys) -> str | PRNGSpec:
-    """The name of the implementation of `keys`."""
+    """The name of the PRNG implementation that made a key array.
+
+    Args:
+        keys: a typed key array.
+
+    Returns:
+        The implementation's name (or its spec).
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> plax.random.key_impl(key)
+        'threefry2x32'
+    """
     typed, _ = check_prng_key("key_impl", keys, allow_batched=True)
     return key_spec(typed.dtype._impl)
 
 
 def key_data(keys) -> plax.Array:
-    """The uint32 data of a key array (shape `keys.shape + key_shape`)."""
+    """The raw unsigned integers inside a typed key array.
+
+    Args:
+        keys: a typed key array (from `plax.random.key`), or a legacy uint32 key.
+
+    Returns:
+        A uint32 array of shape `keys.shape + key_shape` (threefry: (2,)).
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> plax.random.key_data(key)
+        Array([0, 0], dtype=uint32)
+    """
     typed, _ = check_prng_key("key_data", keys, allow_batched=True)
     return prims.random_unwrap(typed)
 
 
 def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> plax.Array:
-    """The key array whose data is the uint32 array `key_bits_array`."""
+    """Makes a typed key array from raw key data (the inverse of `key_data`), e.g.
+    to restore keys saved as integers.
+
+    Args:
+        key_bits_array: a uint32 array of shape `(..., *key_shape)` (threefry:
+            trailing dimension 2).
+        impl: the PRNG implementation (default: the `jax_default_prng_impl`
+            option's).
+        dtype: a key dtype, instead of `impl`.
+
+    Returns:
+        A key array of shape `key_bits_array.shape[:-len(key_shape)]`.
+
+    Raises:
+        TypeError: the data's trailing shape does not match the implementation.
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> k = plax.random.wrap_key_data(jnp.array([0, 42], jnp.uint32))
+        >>> k.shape, plax.random.key_data(k)
+        ((), Array([ 0, 42], dtype=uint32))
+    """
     if dtype is not None:
         if impl is not None:
             raise ValueError("Cannot specify both `impl` and `dtype` arguments to "
@@ -237,7 +301,28 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> plax.Array:
 
 
 def bits(key, shape=(), dtype=None, *, out_sharding=None) -> plax.Array:
-    """Random unsigned integers of `shape` (default dtype: uint32, uint64 with x64)."""
+    """Random bits: unsigned integers whose every bit is independently 0 or 1 with
+    equal probability.
+
+    Args:
+        key: a PRNG key.
+        shape: the shape of the result.
+        dtype: an unsigned integer dtype (default: uint32; uint64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype`.
+
+    Raises:
+        ValueError: `dtype` is not an unsigned integer dtype.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> b = plax.random.bits(key, (3,), plax.numpy.uint8)
+        >>> b.shape, b.dtype
+        ((3,), dtype('uint8'))
+    """
     typed, _ = check_prng_key("bits", key)
     dtype = (dtypes.default_uint_dtype() if dtype is None
              else dtypes.check_and_canonicalize_user_dtype(dtype, "bits"))

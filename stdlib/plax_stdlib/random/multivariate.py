@@ -32,7 +32,37 @@ def _vector_norm(x):
 
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "cholesky",
                         *, out_sharding=None):
-    """Normal vectors of `mean` (..., n) and covariance `cov` (..., n, n)."""
+    """Samples the multivariate normal distribution of a mean vector and a
+    covariance matrix.
+
+    Args:
+        key: a PRNG key.
+        mean: the mean, of shape (..., n).
+        cov: the covariance, of shape (..., n, n), symmetric positive
+            (semi-)definite.
+        shape: the shape of the result (the batch shape; default: `mean` and
+            `cov`'s batch shapes broadcast).
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        method: how `cov` is factored: `"cholesky"` (fastest), `"eigh"` or
+            `"svd"` (for semi-definite matrices).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of shape `(*shape, n)`.
+
+    Raises:
+        ValueError: `mean` and `cov` have incompatible shapes, or an unknown
+            `method`.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> import plax.numpy as jnp
+        >>> cov = jnp.array([[1.0, 0.8], [0.8, 1.0]])
+        >>> x = plax.random.multivariate_normal(key, jnp.zeros(2), cov, (10000,))
+        >>> bool(jnp.allclose(jnp.cov(x.T), cov, atol=0.05))
+        True
+    """
     key, _ = check_prng_key("multivariate_normal", key)
     mean, cov = promote_dtypes_inexact(mean, cov)
     if method not in {"svd", "eigh", "cholesky"}:
@@ -81,7 +111,28 @@ def _multivariate_normal(key, mean, cov, shape, dtype, method):
 
 def orthogonal(key, n: int, shape=(), dtype=None, m: int | None = None, *,
                out_sharding=None):
-    """Matrices (n, m) uniform (Haar) among those with orthonormal columns (or rows)."""
+    """Samples matrices uniformly (Haar measure) among those with orthonormal
+    columns (or rows, when wider than tall).
+
+    Args:
+        key: a PRNG key.
+        n: the number of rows.
+        shape: the shape of the result (the batch shape).
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        m: the number of columns (default: `n`, square orthogonal matrices).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of shape `(*shape, n, m)`.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> import plax.numpy as jnp
+        >>> q = plax.random.orthogonal(key, 3)
+        >>> bool(jnp.allclose(q.T @ q, jnp.eye(3), atol=1e-5))
+        True
+    """
     m = n if m is None else m
     key, shape, dtype = prepare("orthogonal", key, shape, dtype)
     n = operator.index(concrete_or_error(n, "The error occurred in plax.random.orthogonal()"))
@@ -100,7 +151,25 @@ def _orthogonal(key, n, m, shape, dtype):
 
 
 def maxwell(key, shape=(), dtype=None, *, out_sharding=None):
-    """One-sided Maxwell values: norms of standard normal 3-vectors."""
+    """Samples the (one-sided) Maxwell distribution: the norm of a 3-d standard
+    normal vector, as molecular speeds are.
+
+    Args:
+        key: a PRNG key.
+        shape: the shape of the result.
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of `shape` and `dtype` of non-negative values.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.maxwell(key, (10000,))  # mean 2 sqrt(2 / pi)
+        >>> bool(abs(x.mean() - 1.5958) < 0.03)
+        True
+    """
     key, shape, dtype = prepare("maxwell", key, shape, dtype)
     return sampled("maxwell", out_sharding, shape, lambda k: _maxwell(k, shape, dtype),
                    key)
@@ -112,7 +181,26 @@ def _maxwell(key, shape, dtype):
 
 
 def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
-    """Maxwell values of random sign, scaled by `scale` and shifted by `loc`."""
+    """Samples a Maxwell distribution of random sign, scaled by `scale` and
+    shifted by `loc`.
+
+    Args:
+        key: a PRNG key.
+        loc: the location (an array).
+        scale: the scale, positive.
+        shape: the shape of the result.
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+
+    Returns:
+        An array of `shape` and `dtype`.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.double_sided_maxwell(key, 0.0, 1.0, (10000,))
+        >>> bool(abs(x.mean()) < 0.05), bool(abs(x.std() - 3 ** 0.5) < 0.05)
+        (True, True)
+    """
     key, shape, dtype = prepare("double_sided_maxwell", key, shape, dtype)
     return _double_sided_maxwell(key, loc, scale, shape, dtype)
 
@@ -130,7 +218,27 @@ def _double_sided_maxwell(key, loc, scale, shape, dtype):
 
 
 def ball(key, d: int, p: float = 2, shape=(), dtype=None, *, out_sharding=None):
-    """Points uniform in the unit `p`-norm ball of dimension `d` (shape (*shape, d))."""
+    """Samples points uniformly from the unit ball of the `p`-norm in `d`
+    dimensions.
+
+    Args:
+        key: a PRNG key.
+        d: the dimension of the points.
+        p: the norm (2: the Euclidean ball).
+        shape: the shape of the result (the points' batch shape).
+        dtype: a floating-point dtype (default: float32, float64 with x64).
+        out_sharding: the result's sharding over the mesh in context.
+
+    Returns:
+        An array of shape `(*shape, d)` of points with `p`-norm at most 1.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.ball(key, 3, shape=(1000,))
+        >>> x.shape, bool((plax.numpy.linalg.norm(x, axis=-1) <= 1).all())
+        ((1000, 3), True)
+    """
     key, shape, dtype = prepare("ball", key, shape, dtype)
     d = operator.index(concrete_or_error(d, "The error occurred in plax.random.ball()"))
     return laid_out("ball", out_sharding, lambda k, p: _ball(k, p, d, shape, dtype), key, p)

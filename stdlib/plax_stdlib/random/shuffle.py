@@ -112,8 +112,38 @@ def _search_left(sorted_arr, query):
 
 def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis: int = 0,
            mode=None):
-    """Samples of `a`'s entries along `axis` (of `arange(a)` for an int): with or
-    without replacement, uniformly or with probabilities `p`."""
+    """Draws entries of `a` at random, with or without replacement, uniformly or
+    with given probabilities.
+
+    Args:
+        key: a PRNG key.
+        a: an array (entries are drawn along `axis`) or an int n (draws from
+            `arange(n)`).
+        shape: the shape of the draws.
+        replace: draw with replacement.
+        p: the probability of each entry (default: uniform); a 1-d array of
+            `a`'s length along `axis`.
+        axis: the axis of `a` to draw along.
+        mode: `"low"` or `"high"` for the Gumbel noise of weighted draws
+            without replacement (see `gumbel`).
+
+    Returns:
+        An array of the draws: `shape` followed by `a`'s other dimensions.
+
+    Raises:
+        ValueError: more draws than entries without replacement, or a shape of
+            `p` that does not match `a`.
+
+    Examples:
+        >>> import plax
+        >>> key = plax.random.key(0)
+        >>> x = plax.random.choice(key, 5, (5,), replace=False)
+        >>> sorted(x.tolist())
+        [0, 1, 2, 3, 4]
+        >>> import plax.numpy as jnp
+        >>> plax.random.choice(key, jnp.array([10, 20]), (4,), p=jnp.array([0.0, 1.0]))
+        Array([20, 20, 20, 20], dtype=int32)
+    """
     key, _ = check_prng_key("choice", key)
     if not isinstance(shape, Sequence):
         raise TypeError(f"shape argument of plax.random.choice must be a sequence, got "

@@ -12,9 +12,34 @@ from plax_stdlib.lax import bitwise, elementwise, shape_ops, slicing
 
 
 def associative_scan(fn, elems, reverse: bool = False, axis: int = 0):
-    """`[e0, fn(e0, e1), fn(fn(e0, e1), e2), ...]` along `axis`, for an associative
-    `fn` applied elementwise to pytrees of arrays (it must accept slices of any
-    length along `axis`)."""
+    """All prefix combinations of `elems` under an associative operation, computed
+    in parallel (in O(log n) steps).
+
+    Returns `[e0, fn(e0, e1), fn(fn(e0, e1), e2), ...]` along `axis`. Because
+    `fn` is associative the order of combination can be rearranged into a tree,
+    which is much faster than a sequential `scan` on parallel hardware.
+
+    Args:
+        fn: an associative function of two pytrees like `elems` (slices of any
+            length along `axis`), applied elementwise.
+        elems: a pytree of arrays of one length along `axis`.
+        reverse: scan from the end.
+        axis: the dimension to scan along.
+
+    Returns:
+        A pytree like `elems` of the prefix combinations.
+
+    Raises:
+        ValueError: the leaves have different lengths along `axis`.
+
+    Examples:
+        >>> import plax.numpy as jnp
+        >>> from plax import lax
+        >>> lax.associative_scan(jnp.add, jnp.arange(1, 6))
+        Array([ 1, 3, 6, 10, 15], dtype=int32)
+        >>> lax.associative_scan(jnp.maximum, jnp.array([1, 3, 2, 5, 4]))
+        Array([1, 3, 3, 5, 5], dtype=int32)
+    """
     if not callable(fn):
         raise TypeError(f"lax.associative_scan: fn argument should be callable, got {fn!r}")
     leaves, tree = tree_util.tree_flatten(elems)

@@ -22,10 +22,41 @@ from plax_stdlib.lax.control_flow.linear_solve import custom_linear_solve
 
 def custom_root(f: Callable, initial_guess, solve: Callable, tangent_solve: Callable,
                 has_aux: bool = False):
-    """The root `solve(f, initial_guess)` of `f` (a function from pytrees like
-    `initial_guess` to pytrees like it), differentiated through f(x*) = 0: the
-    derivative solves the linear system of `f`'s Jacobian at the root with
-    `tangent_solve(g, y)` (the x with `g(x) == y` for a linear `g`)."""
+    """Finds a root of `f` with your own solver, and differentiates it through the
+    root's defining equation rather than through the solver.
+
+    The derivative follows from `f(x*) = 0` (implicit differentiation): it
+    solves a linear system with `f`'s Jacobian at the root using
+    `tangent_solve`, so the solver's iterations are never differentiated.
+
+    Args:
+        f: a function from a pytree like `initial_guess` to one like it.
+        initial_guess: the solver's starting point.
+        solve: `solve(f, initial_guess) -> root`.
+        tangent_solve: `tangent_solve(g, y) -> x` with `g(x) == y` for a linear
+            `g` (for scalars: `lambda g, y: y / g(1.0)`).
+        has_aux: `solve` returns `(root, aux)`; `aux` is not differentiated.
+
+    Returns:
+        The root (and `aux` with `has_aux`).
+
+    Examples:
+        The square root of `a` as the root of `x**2 - a`, by Newton's method:
+
+        >>> import plax
+        >>> from plax import lax
+        >>> def newton(f, x):
+        ...     for _ in range(20):
+        ...         x = x - f(x) / plax.grad(f)(x)
+        ...     return x
+        >>> def sqrt(a):
+        ...     return lax.custom_root(lambda x: x ** 2 - a, 1.0, newton,
+        ...                            lambda g, y: y / g(1.0))
+        >>> sqrt(2.0)
+        Array(1.4142..., dtype=float32, weak_type=True)
+        >>> plax.grad(sqrt)(4.0)  # 1 / (2 sqrt(4))
+        Array(0.25, dtype=float32, weak_type=True)
+    """
     if has_aux:
         raise NotImplementedError("custom_root: has_aux=True is not supported yet; "
                                   "compute the auxiliary values from the root separately")

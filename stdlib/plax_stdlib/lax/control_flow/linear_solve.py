@@ -30,10 +30,30 @@ linear_solve_p = Primitive("lax.linear_solve", multiple_results=True)
 def custom_linear_solve(matvec: Callable, b, solve: Callable,
                         transpose_solve: Callable | None = None, symmetric: bool = False,
                         has_aux: bool = False):
-    """x = `solve(matvec, b)`, where `matvec` is linear and `solve` returns the x with
-    `matvec(x) == b`; differentiated through that equation, not through `solve`.
-    Reverse mode needs `transpose_solve(vecmat, b)` (solving with the transposed map),
-    or `symmetric=True` (A is its own transpose, so `solve` serves)."""
+    """Solves a linear system with your own solver, and differentiates through the
+    equation `matvec(x) == b` rather than through the solver.
+
+    Args:
+        matvec: a linear function `x -> A x` (pytrees of arrays).
+        b: the right-hand side, a pytree like `matvec`'s output.
+        solve: `solve(matvec, b) -> x` with `matvec(x) == b`.
+        transpose_solve: `transpose_solve(vecmat, b) -> x` solving with the
+            transposed map; needed for reverse mode unless `symmetric`.
+        symmetric: `A` is its own transpose, so `solve` serves for both.
+        has_aux: `solve` returns `(x, aux)`.
+
+    Returns:
+        The solution `x` (and `aux` with `has_aux`).
+
+    Examples:
+        >>> import plax, plax.numpy as jnp
+        >>> from plax import lax
+        >>> a = jnp.array([[2.0, 1.0], [1.0, 3.0]])
+        >>> matvec = lambda x: a @ x
+        >>> solve = lambda mv, b: jnp.linalg.solve(a, b)
+        >>> lax.custom_linear_solve(matvec, jnp.array([3.0, 5.0]), solve, symmetric=True)
+        Array([0.8, 1.4], dtype=float32)
+    """
     if has_aux:
         raise NotImplementedError("custom_linear_solve: has_aux=True is not supported yet; "
                                   "return the auxiliary values from a separate call")
