@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT / "docs" / "hooks"))
 from api_reference import public_names  # noqa: E402
 
 MODULES = ["plax", "plax.numpy", "plax.numpy.linalg", "plax.numpy.fft", "plax.lax",
-           "plax.random", "plax.nn", "plax.sharding", "plax.tree_util",
+           "plax.random", "plax.nn", "plax.nn.initializers", "plax.sharding", "plax.tree_util",
            "plax.experimental.pallas", "plax.distributed", "plax.extend"]
 
 
