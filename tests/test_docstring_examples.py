@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import importlib.util
 import inspect
+import os
 import sys
 
 import numpy as np
@@ -24,12 +26,17 @@ MODULES = ["plax", "plax.numpy", "plax.numpy.linalg", "plax.numpy.fft", "plax.la
 
 
 def _defined_by_plax(obj) -> bool:
-    """Whether plax wrote `obj` (NumPy's own functions re-exported keep NumPy's doctests)."""
+    """Whether plax wrote `obj` (NumPy's own functions re-exported keep NumPy's doctests);
+    plax-pallas's sources count too."""
     from plax.extend.traceback_util import is_plax_file
     try:
-        return is_plax_file(inspect.getsourcefile(obj) or "")
+        source = inspect.getsourcefile(obj) or ""
     except TypeError:  # a builtin, a value
         return False
+    return is_plax_file(source) or source.startswith(_PALLAS_DIR)
+
+
+_PALLAS_DIR = os.path.dirname(importlib.util.find_spec("plax_pallas").origin)
 
 
 def _docstring_tests() -> list[doctest.DocTest]:
