@@ -62,7 +62,8 @@ class Element:
         >>> def copy(x_ref, o_ref):
         ...     o_ref[...] = x_ref[...]
         >>> f = pl.pallas_call(copy, out_shape=plax.ShapeDtypeStruct((4,), jnp.float32),
-        ...                    grid=(2,), in_specs=[pl.BlockSpec((pl.Element(2),), lambda i: (3 * i,))],
+        ...                    grid=(2,),
+        ...                    in_specs=[pl.BlockSpec((pl.Element(2),), lambda i: (3 * i,))],
         ...                    out_specs=pl.BlockSpec((2,), lambda i: (i,)), interpret=True)
         >>> f(jnp.arange(6.0))
         Array([0., 1., 3., 4.], dtype=float32)
