@@ -507,8 +507,8 @@ def _arg_extremum(name: str, lax_fn: Callable, example_output: str):
     return fn
 
 
-_ARG_EXTREMUM_DOC = """The index of the {what}imum of `a` along `axis` (in the flattened array if `axis`
-    is None).
+_ARG_EXTREMUM_DOC = """The index of the {what}imum of `a` along `axis` (in the flattened array
+    if `axis` is None).
 
     Follows `numpy.{name}`: the first index on ties, and a NaN counts as the
     {what}imum (its index is returned). The indices have the default int dtype (int32
