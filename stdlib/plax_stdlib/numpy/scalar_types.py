@@ -63,7 +63,8 @@ def _make_scalar_type(name: str, scalar_type) -> _ScalarMeta:
     dtype = np.dtype(scalar_type)
     wide = dtype.itemsize == 8 or dtype == np.complex128
     # jaxlib's runtime cannot transfer float6 arrays: their example only names the dtype.
-    call = "" if wide or dtype.name.startswith("float6") else f"\n        >>> jnp.{name}([1, 0]).dtype\n        {dtype!r}"
+    call = ("" if wide or dtype.name.startswith("float6") else
+            f"\n        >>> jnp.{name}([1, 0]).dtype\n        {dtype!r}")
     doc = _SCALAR_DOC.format(name=name, dtype=dtype.name, dtype_repr=repr(dtype), call=call,
                              x64=_X64_NOTE if wide else "")
     return _ScalarMeta(name, (object,), {"dtype": dtype, "__doc__": doc})

@@ -1076,7 +1076,8 @@ def _shape(fun_name: str, a) -> tuple:
 def ndim(a) -> int:
     """The number of dimensions of `a` (0 for a scalar), as a Python int.
 
-    Works on arrays, tracers (the rank is static) and array-likes such as lists.
+    Works on arrays, tracers (the rank is static) and scalars; lists are deprecated
+    (a DeprecationWarning, as in JAX).
 
     Args:
         a: an array or array-like.
@@ -1085,8 +1086,8 @@ def ndim(a) -> int:
         An int.
 
     Examples:
-        >>> jnp.ndim(jnp.ones((2, 3))), jnp.ndim(5.0), jnp.ndim([[1, 2]])
-        (2, 0, 2)
+        >>> jnp.ndim(jnp.ones((2, 3))), jnp.ndim(5.0)
+        (2, 0)
     """
     return len(_shape("ndim", a))
 
@@ -1101,8 +1102,8 @@ def shape(a) -> tuple[int, ...]:
         A tuple of ints.
 
     Examples:
-        >>> jnp.shape(jnp.ones((2, 3))), jnp.shape(1.0), jnp.shape([[1, 2, 3]])
-        ((2, 3), (), (1, 3))
+        >>> jnp.shape(jnp.ones((2, 3))), jnp.shape(1.0)
+        ((2, 3), ())
     """
     return _shape("shape", a)
 
