@@ -89,3 +89,34 @@ def test_docstring_example(test):
     output = []
     runner.run(test, out=output.append)
     assert runner.failures == 0, "".join(output)
+
+
+# How many public names of each module (those plax defines) have a `>>>` example: a
+# floor that may rise, never fall (issue 33's "docstrings that teach").
+EXAMPLE_FLOORS = {
+    "plax.nn": 34, "plax.nn.initializers": 20, "plax.sharding": 21, "plax.tree_util": 28,
+    "plax.experimental.pallas": 19, "plax.distributed": 3, "plax.extend": 9,
+    "plax.numpy": 259,
+}
+
+
+def _names_with_examples(module_name: str) -> tuple[int, list[str]]:
+    module = importlib.import_module(module_name)
+    with_example, without = 0, []
+    for name in public_names(module_name):
+        obj = getattr(module, name)
+        if not _defined_by_plax(inspect.unwrap(obj) if callable(obj) else obj):
+            continue
+        if ">>>" in (inspect.getdoc(obj) or ""):
+            with_example += 1
+        else:
+            without.append(name)
+    return with_example, without
+
+
+@pytest.mark.parametrize("module_name", sorted(EXAMPLE_FLOORS))
+def test_the_count_of_names_with_examples_does_not_drop(module_name):
+    count, without = _names_with_examples(module_name)
+    assert count >= EXAMPLE_FLOORS[module_name], (
+        f"{module_name}: {count} public names have examples, fewer than the floor "
+        f"{EXAMPLE_FLOORS[module_name]}; without one: {without}")
