@@ -22,7 +22,29 @@ def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None)
 
 
 def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
-    """Σ conj(x1)·x2 along `axis`, the other axes broadcast together."""
+    """The vector dot product along `axis`: `sum(conj(x1) * x2, axis)`, the other axes
+    broadcast together.
+
+    From the array API (as `numpy.vecdot`), plus JAX's `precision` and
+    `preferred_element_type` (see `jnp.dot`).
+
+    Args:
+        x1: an array (conjugated if complex).
+        x2: an array; the sizes along `axis` must match.
+        axis: the axis to contract.
+        precision: None, a `lax.Precision`, or a pair of them.
+        preferred_element_type: the dtype to accumulate in and return.
+
+    Returns:
+        The broadcast shape without `axis`.
+
+    Raises:
+        ValueError: sizes along `axis` that differ.
+
+    Examples:
+        >>> jnp.vecdot(jnp.array([[1, 2], [3, 4]]), jnp.array([1, 1]))
+        Array([3, 7], dtype=int32)
+    """
     x1, x2 = util.promote_args("jnp.linalg.vecdot", x1, x2)
     s1, s2 = util.shape_of(x1), util.shape_of(x2)
     n1, n2 = len(s1), len(s2)
