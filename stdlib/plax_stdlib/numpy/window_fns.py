@@ -32,19 +32,87 @@ def _cos(n, M, k: int):
 
 bartlett = _window("bartlett", lambda n, M: lax.sub(
     1.0, lax.div(lax.abs(lax.sub(lax.mul(n, 2.0), M - 1.0)), M - 1.0)))
-bartlett.__doc__ = "The Bartlett (triangular) window of M samples."
+bartlett.__doc__ = """The Bartlett (triangular) window of `M` samples, peaking at 1 in the middle.
+
+    Follows `numpy.bartlett`; the dtype is the default float type.
+
+    Args:
+        M: the number of samples (concrete).
+
+    Returns:
+        A 1-D array of `M` values.
+
+    Examples:
+        >>> jnp.bartlett(5)
+        Array([0. , 0.5, 1. , 0.5, 0. ], dtype=float32)
+    """
 blackman = _window("blackman", lambda n, M: lax.add(
     lax.sub(0.42, lax.mul(_cos(n, M, 1), 0.5)), lax.mul(_cos(n, M, 2), 0.08)))
-blackman.__doc__ = "The Blackman window of M samples."
+blackman.__doc__ = """The Blackman window of `M` samples (a taper with low side lobes).
+
+    Follows `numpy.blackman`; the dtype is the default float type.
+
+    Args:
+        M: the number of samples (concrete).
+
+    Returns:
+        A 1-D array of `M` values.
+
+    Examples:
+        >>> jnp.blackman(5).shape, jnp.allclose(jnp.blackman(5), np.blackman(5), atol=1e-6)
+        ((5,), Array(True, dtype=bool))
+    """
 hamming = _window("hamming", lambda n, M: lax.sub(0.54, lax.mul(_cos(n, M, 1), 0.46)))
-hamming.__doc__ = "The Hamming window of M samples."
+hamming.__doc__ = """The Hamming window of `M` samples: `0.54 - 0.46 cos(2 pi n / (M - 1))`.
+
+    Follows `numpy.hamming`; the dtype is the default float type.
+
+    Args:
+        M: the number of samples (concrete).
+
+    Returns:
+        A 1-D array of `M` values.
+
+    Examples:
+        >>> jnp.hamming(3)
+        Array([0.08..., 1. , 0.08...], dtype=float32)
+    """
 hanning = _window("hanning", lambda n, M: lax.mul(lax.sub(1.0, _cos(n, M, 1)), 0.5))
-hanning.__doc__ = "The Hann window of M samples."
+hanning.__doc__ = """The Hann window of `M` samples: `0.5 - 0.5 cos(2 pi n / (M - 1))`.
+
+    Follows `numpy.hanning`; the dtype is the default float type.
+
+    Args:
+        M: the number of samples (concrete).
+
+    Returns:
+        A 1-D array of `M` values.
+
+    Examples:
+        >>> jnp.hanning(5)
+        Array([0. , 0.5, 1. , 0.5, 0. ], dtype=float32)
+    """
 
 
 def i0(x):
-    """The modified Bessel function of the first kind of order 0, I0(x), for real x:
-    exp(|x|) * i0e(x), whose derivative is I1(x) (0 at x = 0)."""
+    """The modified Bessel function of the first kind of order 0, `I0(x)`, for real `x`.
+
+    Follows `numpy.i0`; computed as `exp(|x|) * i0e(x)`, differentiable (its
+    derivative is `I1(x)`, 0 at `x = 0`).
+
+    Args:
+        x: a real array.
+
+    Returns:
+        An inexact array of `x`'s shape.
+
+    Raises:
+        TypeError: a complex input.
+
+    Examples:
+        >>> jnp.i0(jnp.array([0.0]))
+        Array([1.], dtype=float32)
+    """
     x, = util.promote_args_inexact("i0", x)
     if util.dtype_category(util.dtype_of(x)) != "f":
         raise ValueError(f"Unsupported input type to plax.numpy.i0: {util.dtype_of(x)}")
@@ -52,8 +120,22 @@ def i0(x):
 
 
 def kaiser(M: int, beta):
-    """The Kaiser window of M samples with shape parameter `beta`:
-    I0(beta sqrt(1 - (2n/(M-1) - 1)^2)) / I0(beta)."""
+    """The Kaiser window of `M` samples with shape parameter `beta`:
+    `I0(beta sqrt(1 - (2n/(M-1) - 1)**2)) / I0(beta)`.
+
+    Follows `numpy.kaiser`; `beta` may be traced.
+
+    Args:
+        M: the number of samples (concrete).
+        beta: the shape: 0 is rectangular, larger values narrow the main lobe's taper.
+
+    Returns:
+        A 1-D array of `M` values.
+
+    Examples:
+        >>> jnp.kaiser(3, 0.0)
+        Array([1., 1., 1.], dtype=float32)
+    """
     M = operator.index(util.concrete_or_error(M, "kaiser: M must be static"))
     dtype = dtypes.default_float_dtype()
     if M <= 1:
