@@ -287,11 +287,9 @@ def logaddexp2(x1, x2, /):
     return util.select_n(ufuncs.isnan(delta), lax.add(big, tail), lax.add(x1, x2))
 
 
-# The docstrings of the two functions `_infinity_test` makes.
-_INFINITY_TEST_DOCS = {
-    "isposinf": """Whether each element is +inf.
+_INFINITY_TEST_DOC = """Whether each element is {sign}inf.
 
-    Follows `numpy.isposinf`; `out` must be None; complex inputs raise.
+    Follows `numpy.{name}`; `out` must be None; complex inputs raise ValueError.
 
     Args:
         x: a real array.
@@ -301,28 +299,12 @@ _INFINITY_TEST_DOCS = {
         A bool array of `x`'s shape.
 
     Examples:
-        >>> jnp.isposinf(jnp.array([np.inf, -np.inf, 1.0]))
-        Array([ True, False, False], dtype=bool)
-    """,
-    "isneginf": """Whether each element is -inf.
-
-    Follows `numpy.isneginf`; `out` must be None; complex inputs raise.
-
-    Args:
-        x: a real array.
-        out: unsupported; must be None.
-
-    Returns:
-        A bool array of `x`'s shape.
-
-    Examples:
-        >>> jnp.isneginf(jnp.array([np.inf, -np.inf, 1.0]))
-        Array([False,  True, False], dtype=bool)
-    """,
-}
+        >>> jnp.{name}(jnp.array([np.inf, -np.inf, 1.0]))
+        {output}
+    """
 
 
-def _infinity_test(name: str, sign: float):
+def _infinity_test(name: str, sign: float, example_output: str):
     def fn(x, /, out=None):
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to plax.numpy.{name} is not "
@@ -335,12 +317,13 @@ def _infinity_test(name: str, sign: float):
             return util.as_array(lax.full(util.shape_of(x), False, bool))
         return lax.eq(x, np.asarray(sign * np.inf, util.dtype_of(x))[()])
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = _INFINITY_TEST_DOCS[name]
+    fn.__doc__ = _INFINITY_TEST_DOC.format(name=name, sign="+" if sign > 0 else "-",
+                                           output=example_output)
     return fn
 
 
-isposinf = _infinity_test("isposinf", 1.0)
-isneginf = _infinity_test("isneginf", -1.0)
+isposinf = _infinity_test("isposinf", 1.0, "Array([ True, False, False], dtype=bool)")
+isneginf = _infinity_test("isneginf", -1.0, "Array([False,  True, False], dtype=bool)")
 
 
 def iscomplex(x):
