@@ -7,10 +7,9 @@ both directions by √N, "forward" the forward transform by N.
 """
 from __future__ import annotations
 
-import textwrap
-
 import math
 import operator
+import textwrap
 from typing import Sequence
 
 import numpy as np
