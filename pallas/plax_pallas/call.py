@@ -76,9 +76,58 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec: GridS
                 debug: bool = False, interpret: Any = False, name: str | None = None,
                 compiler_params: Any = None, cost_estimate: Any = None,
                 metadata: Any = None) -> Callable[..., Any]:
-    """A function running `kernel` over `grid`, each step on the blocks its specs pick
-    (see `plax.experimental.pallas`): interpreted (`interpret=True`) on any platform,
-    compiled where a platform's package lowers Pallas (plax-tpu: Mosaic)."""
+    """Makes a function that runs the Pallas `kernel` once per point of `grid`, each time
+    on the blocks of its operands and results that the block specs pick.
+
+    The kernel receives references (`x_ref`), not arrays: it reads them by indexing
+    (`x_ref[...]`, `x_ref[pl.ds(i, 4)]`) and writes its outputs the same way
+    (`o_ref[...] = v`); it returns nothing. Grid steps run in row-major order;
+    `pl.program_id(axis)` tells a step where it is. Each `BlockSpec` gives a block
+    shape and an index map from the program ids to the block's position. With
+    `interpret=True` the kernel runs as an ordinary program on any backend (this is
+    how it runs on CPU); `interpret=False` compiles it where a platform package lowers
+    Pallas (plax-tpu: Mosaic). The function works under `jit`, `vmap` (one more grid
+    axis) and `jvp`.
+
+    Args:
+        kernel: `kernel(*in_refs, *out_refs, *scratch_refs)`.
+        out_shape: a pytree of `plax.ShapeDtypeStruct` (or arrays) for the results.
+        grid_spec: a `GridSpec` holding `grid`, the specs and the scratch shapes
+            (instead of passing them separately).
+        grid: the number of steps along each grid axis (an int or a tuple).
+        in_specs: a `BlockSpec` per operand (a list or tuple); default: whole arrays.
+        out_specs: a `BlockSpec` per result (matching `out_shape`); default: whole arrays.
+        scratch_shapes: scratch buffer types (`pl.ANY((8,), jnp.float32)`, or a
+            platform's memory spaces), passed after the output references; their
+            contents persist from one step to the next.
+        input_output_aliases: `{operand index: result index}`: results that reuse an
+            operand's buffer.
+        debug: print the kernel's Jaxpr when it is traced.
+        interpret: run the kernel by interpretation instead of compiling it.
+        name: a name for the kernel in programs and profiles.
+        compiler_params: a platform's compiler parameters (e.g. `pltpu.CompilerParams`).
+        cost_estimate: accepted and ignored.
+        metadata: accepted and ignored.
+
+    Returns:
+        A function of the operands returning results of `out_shape`'s structure.
+
+    Raises:
+        ValueError: `grid_spec` given with `grid`/`in_specs`/`out_specs`; a block shape
+            whose rank differs from its array's; an index map returning the wrong
+            number of indices or non-integers; `interpret=False` on CPU.
+
+    Examples:
+        >>> from plax.experimental import pallas as pl
+        >>> def add_kernel(x_ref, y_ref, o_ref):
+        ...     o_ref[...] = x_ref[...] + y_ref[...]
+        >>> block = pl.BlockSpec((4,), lambda i: (i,))  # step i sees elements 4i..4i+3
+        >>> add = pl.pallas_call(add_kernel, out_shape=plax.ShapeDtypeStruct((8,), jnp.float32),
+        ...                      grid=(2,), in_specs=[block, block], out_specs=block,
+        ...                      interpret=True)
+        >>> add(jnp.arange(8.0), jnp.ones(8))
+        Array([1., 2., 3., 4., 5., 6., 7., 8.], dtype=float32)
+    """
     del cost_estimate, metadata  # hints plax's compilers do not read
     num_prefetch = 0
     if grid_spec is not None:

@@ -35,12 +35,49 @@ def _current(fn: str, axis) -> tuple[tuple[int, ...], Sequence[Any], int]:
 
 
 def program_id(axis: int):
-    """The index of the current grid step along `axis` (an int32 scalar)."""
+    """The index of the current grid step along `axis`, inside a kernel or an index map.
+
+    Args:
+        axis: the grid axis (negative counts from the end).
+
+    Returns:
+        An int32 scalar (traced).
+
+    Raises:
+        ValueError: called outside a kernel or index map, or `axis` out of range.
+
+    Examples:
+        >>> from plax.experimental import pallas as pl
+        >>> def kernel(o_ref):
+        ...     o_ref[...] = jnp.full((1,), 10 * pl.program_id(0), jnp.int32)
+        >>> pl.pallas_call(kernel, out_shape=plax.ShapeDtypeStruct((3,), jnp.int32), grid=(3,),
+        ...                out_specs=pl.BlockSpec((1,), lambda i: (i,)), interpret=True)()
+        Array([ 0, 10, 20], dtype=int32)
+    """
     _, ids, axis = _current("program_id", axis)
     return ids[axis]
 
 
 def num_programs(axis: int) -> int:
-    """The number of grid steps along `axis`."""
+    """The number of grid steps along `axis` (a static int), inside a kernel or an index
+    map.
+
+    Args:
+        axis: the grid axis (negative counts from the end).
+
+    Returns:
+        A Python int.
+
+    Raises:
+        ValueError: called outside a kernel or index map, or `axis` out of range.
+
+    Examples:
+        >>> from plax.experimental import pallas as pl
+        >>> def kernel(o_ref):
+        ...     o_ref[...] = jnp.full((1,), pl.num_programs(0), jnp.int32)
+        >>> pl.pallas_call(kernel, out_shape=plax.ShapeDtypeStruct((2,), jnp.int32), grid=(2,),
+        ...                out_specs=pl.BlockSpec((1,), lambda i: (i,)), interpret=True)()
+        Array([2, 2], dtype=int32)
+    """
     grid, _, axis = _current("num_programs", axis)
     return grid[axis]

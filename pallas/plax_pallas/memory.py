@@ -28,7 +28,19 @@ class _Space(enum.Enum):
 
 
 class MemorySpace(_Space):
-    """`pl`'s memory spaces."""
+    """Pallas's platform-independent memory spaces: `ANY` (wherever the array already
+    is, for kernels that copy data themselves), `DEFAULT` and `HOST`.
+
+    Given to a `BlockSpec(memory_space=...)` it says where a compiled kernel's
+    reference lives; called with a shape and dtype, `space(shape, dtype)`, it makes a
+    `MemoryRef`, the type of a scratch buffer. Interpret mode has a single memory, so
+    there the space is only a label. Platforms add their own (`pltpu.VMEM`, `SMEM`).
+
+    Examples:
+        >>> from plax.experimental import pallas as pl
+        >>> pl.ANY((4,), jnp.float32)
+        MemoryRef(shape=(4,), dtype=dtype('float32'), memory_space=<MemorySpace.ANY: 'any'>)
+    """
     ANY = "any"
     DEFAULT = "default"
     HOST = "host"
@@ -40,7 +52,22 @@ HOST = MemorySpace.HOST
 
 @dataclasses.dataclass(frozen=True)
 class MemoryRef:
-    """The type of a scratch buffer: its shape and dtype (and memory space label)."""
+    """The type of a scratch buffer: its shape, dtype and memory space.
+
+    Made by calling a memory space (`pl.ANY((8,), jnp.float32)`); used in
+    `pallas_call(scratch_shapes=...)` and `run_scoped`. A scratch buffer starts
+    uninitialized.
+
+    Args:
+        shape: the buffer's shape.
+        dtype: its dtype.
+        memory_space: the memory space it lives in.
+
+    Examples:
+        >>> from plax.experimental import pallas as pl
+        >>> pl.MemoryRef((2,), np.dtype("float32")).aval()
+        ShapedArray(float32[2])
+    """
     shape: tuple[int, ...]
     dtype: np.dtype
     memory_space: Any = None
@@ -63,7 +90,32 @@ def scratch_aval(t, what: str) -> ShapedArray:
 
 
 def run_scoped(f: Callable[..., Any], *types: MemoryRef, collective_axes=(), **kw_types):
-    """`f` called with a fresh uninitialized reference of each type; → its result."""
+    """Calls `f` with fresh scratch references of the given types, freed when `f`
+    returns (the kernel-side local buffer).
+
+    Args:
+        f: a function of the new references.
+        *types: `MemoryRef`s, one per positional reference.
+        collective_axes: accepted for compatibility; unused in interpret mode.
+        **kw_types: `MemoryRef`s for keyword references.
+
+    Returns:
+        `f`'s result.
+
+    Raises:
+        TypeError: a type is not a `MemoryRef`.
+
+    Examples:
+        >>> from plax.experimental import pallas as pl
+        >>> def kernel(x_ref, o_ref):
+        ...     def use(tmp_ref):
+        ...         tmp_ref[...] = 2 * x_ref[...]
+        ...         o_ref[...] = tmp_ref[...] + 1
+        ...     pl.run_scoped(use, pl.ANY((4,), jnp.float32))
+        >>> pl.pallas_call(kernel, out_shape=plax.ShapeDtypeStruct((4,), jnp.float32),
+        ...                interpret=True)(jnp.arange(4.0))
+        Array([1., 3., 5., 7.], dtype=float32)
+    """
     def fresh(t, what):
         aval = scratch_aval(t, what)
         return new_ref(uninitialized(aval.shape, aval.dtype))

@@ -25,7 +25,19 @@ INDEX_AVAL = ShapedArray((), np.dtype(np.int32))
 
 @dataclasses.dataclass(frozen=True)
 class Blocked:
-    """A dimension cut into blocks of `block_size`; the index counts blocks."""
+    """A block dimension of `block_size` elements whose index counts blocks: index `i`
+    means elements `i * block_size` to `(i + 1) * block_size - 1`.
+
+    This is what a plain int in `BlockSpec.block_shape` means.
+
+    Args:
+        block_size: the number of elements per block along this dimension.
+
+    Examples:
+        >>> from plax.experimental import pallas as pl
+        >>> pl.BlockSpec((pl.Blocked(4),), lambda i: (i,)).block_shape
+        (Blocked(block_size=4),)
+    """
     block_size: int
 
     def __str__(self):
@@ -34,8 +46,28 @@ class Blocked:
 
 @dataclasses.dataclass(frozen=True)
 class Element:
-    """A window of `block_size` elements whose index is its first element, in the
-    array padded by `padding` = (low, high)."""
+    """A block dimension of `block_size` elements whose index is an element offset: index
+    `k` means elements `k` to `k + block_size - 1`, so blocks may overlap or start
+    anywhere. `padding = (low, high)` pads the array on that dimension first (the
+    offsets then count in the padded array).
+
+    Args:
+        block_size: the window's length.
+        padding: elements of padding before and after the array.
+
+    Examples:
+        Each step reads a window of 2 elements starting at offset 3·i:
+
+        >>> from plax.experimental import pallas as pl
+        >>> def copy(x_ref, o_ref):
+        ...     o_ref[...] = x_ref[...]
+        >>> f = pl.pallas_call(copy, out_shape=plax.ShapeDtypeStruct((4,), jnp.float32),
+        ...                    grid=(2,),
+        ...                    in_specs=[pl.BlockSpec((pl.Element(2),), lambda i: (3 * i,))],
+        ...                    out_specs=pl.BlockSpec((2,), lambda i: (i,)), interpret=True)
+        >>> f(jnp.arange(6.0))
+        Array([0., 1., 3., 4.], dtype=float32)
+    """
     block_size: int
     padding: tuple[int, int] = (0, 0)
 
@@ -46,7 +78,24 @@ class Element:
 
 @dataclasses.dataclass(frozen=True)
 class Squeezed:
-    """A block dimension of size one, absent from the kernel's reference."""
+    """A block dimension of size one that the kernel's reference leaves out.
+
+    In `BlockSpec.block_shape`, `None`, `pl.squeezed` and `pl.Squeezed()` all mean
+    it; the index map's index for that dimension counts single elements.
+
+    Examples:
+        Each step gets one row of a (2, 3) array as a (3,) reference:
+
+        >>> from plax.experimental import pallas as pl
+        >>> def add_one(x_ref, o_ref):
+        ...     o_ref[...] = x_ref[...] + 1
+        >>> row = pl.BlockSpec((pl.squeezed, 3), lambda i: (i, 0))
+        >>> pl.pallas_call(add_one, out_shape=plax.ShapeDtypeStruct((2, 3), jnp.float32),
+        ...                grid=(2,), in_specs=[row], out_specs=row,
+    ...                interpret=True)(jnp.zeros((2, 3)))
+        Array([[1., 1., 1.],
+               [1., 1., 1.]], dtype=float32)
+    """
 
     def __str__(self):
         return "Squeezed()"
@@ -66,12 +115,34 @@ no_block_spec = _NoBlockSpec()  # `in_specs`/`out_specs` not given: whole arrays
 
 @dataclasses.dataclass
 class BlockSpec:
-    """The block of an operand or result that each grid step sees (module docstring).
-    `block_shape=None` is the whole array; `index_map=None` the block at the origin.
-    `memory_space` is where the kernel's reference lives on a compiled platform
-    (`pl.ANY`: the whole array, left where it is, for the kernel's own copies;
-    `pltpu.SMEM`); interpret mode has one memory. `pipeline_mode` is accepted and
-    ignored."""
+    """Which block of an operand (or result) each grid step of a `pallas_call` sees.
+
+    `block_shape` gives the block's size per dimension (an int, which means
+    `Blocked`; `Element`; or None/`Squeezed` for a dropped size-one dimension).
+    `index_map(*program_ids)` returns one index per dimension locating the step's
+    block (in blocks for `Blocked` dimensions, in elements for `Element` ones); it is
+    traced, must return integer scalars, and may not capture traced values.
+
+    Args:
+        block_shape: the block's shape; None means the whole array.
+        index_map: the function from program ids to block indices; None means the
+            block at the origin for every step.
+        pipeline_mode: accepted and ignored.
+        memory_space: where a compiled kernel's reference lives (`pl.ANY`: left in
+            place for the kernel's own copies; a platform's spaces such as
+            `pltpu.SMEM`); interpret mode ignores it.
+
+    Examples:
+        >>> from plax.experimental import pallas as pl
+        >>> def double(x_ref, o_ref):
+        ...     o_ref[...] = 2 * x_ref[...]
+        >>> rows = pl.BlockSpec((1, 3), lambda i: (i, 0))  # step i: row i
+        >>> pl.pallas_call(double, out_shape=plax.ShapeDtypeStruct((2, 3), jnp.float32),
+        ...                grid=(2,), in_specs=[rows], out_specs=rows,
+    ...                interpret=True)(jnp.ones((2, 3)))
+        Array([[2., 2., 2.],
+               [2., 2., 2.]], dtype=float32)
+    """
     block_shape: Sequence[Any] | None = None
     index_map: Callable[..., Any] | None = None
     pipeline_mode: Any = None
@@ -81,7 +152,25 @@ class BlockSpec:
 
 @dataclasses.dataclass(frozen=True)
 class GridSpec:
-    """The grid and the block specs, as one argument (`pallas_call(grid_spec=...)`)."""
+    """The grid, the block specs and the scratch shapes of a `pallas_call`, bundled as
+    one `grid_spec=` argument (platforms extend it, e.g. with scalar prefetch).
+
+    Args:
+        grid: the number of steps along each grid axis.
+        in_specs: a `BlockSpec` per operand.
+        out_specs: a `BlockSpec` per result.
+        scratch_shapes: scratch buffer types.
+
+    Examples:
+        >>> from plax.experimental import pallas as pl
+        >>> def double(x_ref, o_ref):
+        ...     o_ref[...] = 2 * x_ref[...]
+        >>> spec = pl.BlockSpec((2,), lambda i: (i,))
+        >>> gs = pl.GridSpec(grid=(2,), in_specs=[spec], out_specs=spec)
+        >>> pl.pallas_call(double, out_shape=plax.ShapeDtypeStruct((4,), jnp.float32),
+        ...                grid_spec=gs, interpret=True)(jnp.arange(4.0))
+        Array([0., 2., 4., 6.], dtype=float32)
+    """
     grid: Any = ()
     in_specs: Any = no_block_spec
     out_specs: Any = no_block_spec

@@ -76,10 +76,45 @@ class _ArrayMeta(type):
 
 
 class Array(metaclass=_ArrayMeta):
-    """A plax array: `shape`, `dtype`, a `sharding`, and device buffers.
+    """A plax array (`jax.Array`'s counterpart; `plax.numpy.ndarray` is the same class):
+    an n-dimensional array of one dtype, held in device buffers and laid out by a
+    `sharding`.
 
-    Arrays are made by `plax.device_put`, by computations, and by
-    `make_array_from_single_device_arrays`, not by calling the class.
+    Arrays are immutable, unlike NumPy's: `x[i] = v` raises TypeError. The functional
+    form `x.at[i].set(v)` returns an updated copy (under `jit` the copy is usually
+    optimized away), with `.add`, `.multiply`, `.divide`, `.power`, `.min`, `.max`,
+    `.apply` and `.get` as the other operations; repeated indices accumulate in `.add`
+    (NumPy's `x[i] += v` would apply only one), and out-of-range indices are dropped by
+    updates (and follow `mode`/`fill_value` in `.get`, clamped by default for plain
+    indexing), never an error. Indexing, arithmetic operators and most NumPy methods
+    (`x.sum()`, `x.reshape(...)`, `x.T`, `x.astype(...)`) work as in NumPy; operators
+    follow JAX's type promotion. `np.asarray(x)` copies the data to the host.
+    Arrays are made by `plax.numpy` functions, `plax.device_put`, computations and
+    `make_array_from_single_device_arrays`, not by calling the class. They are
+    unhashable, like NumPy arrays. `isinstance(x, plax.Array)` is also true of traced
+    values inside transformations.
+
+    Attributes:
+        shape: the shape, a tuple of ints.
+        dtype: the NumPy dtype.
+        sharding: how the array is laid out across devices.
+        weak_type: whether the dtype came from a Python scalar.
+
+    Examples:
+        >>> x = jnp.array([1, 2, 3])
+        >>> x[0] = 5
+        Traceback (most recent call last):
+        TypeError: plax arrays are immutable; instead of `x[idx] = y` use ...
+        >>> x.at[0].set(5)
+        Array([5, 2, 3], dtype=int32)
+        >>> x.at[jnp.array([0, 0])].add(1)  # repeated indices accumulate
+        Array([3, 2, 3], dtype=int32)
+        >>> x.at[7].set(0)  # out of range: dropped
+        Array([1, 2, 3], dtype=int32)
+        >>> x.at[5].get(mode="fill", fill_value=-1)
+        Array(-1, dtype=int32)
+        >>> x.shape, x.dtype, isinstance(x, jnp.ndarray)
+        ((3,), dtype('int32'), True)
     """
     # `_sig`: the jit fast path's signature of this array, made on first use (its
     # aval, sharding and commitment never change), or set by the executor making it.

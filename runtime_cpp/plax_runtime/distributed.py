@@ -139,26 +139,63 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
                slice_index: int | None = None,
                partition_index: int | None = None,
                collective_timeout: float | None | Any = config.unset) -> None:
-    """Joins this process to a run of `num_processes` processes coordinated at
-    `coordinator_address` (`host:port`, where process 0 serves); call it in every
-    process, before any plax computation or device query.
+    """Joins this process to a multi-process run, so that `plax.devices()` lists the
+    devices of every process and computations can span them.
 
-    `coordinator_address` and `local_device_ids` default to the environment variables
-    `JAX_COORDINATOR_ADDRESS` and `JAX_LOCAL_DEVICE_IDS`; the coordinator binds to
-    `coordinator_bind_address` (env `JAX_COORDINATOR_BIND_ADDRESS`), by default the
-    loopback interface on the coordinator's port (every interface, as in JAX, with
-    the `jax_coordinator_listen_on_all_interfaces` option: multi-host runs need one of
-    the two). `partition_index` (env `JAX_PARTITION_INDEX`; `slice_index` is its old
-    name) is passed to accelerator plugins. Cluster schedulers (Slurm, MPI, TPU pods)
-    are not detected: give the three values explicitly.
+    Call it in every process, with the same `coordinator_address` and
+    `num_processes` and a distinct `process_id`, before anything that starts a
+    backend (a computation, `plax.devices()`, `device_put`...). Process 0 serves the
+    coordination service at `coordinator_address`. Afterwards `plax.process_index()`
+    and `plax.process_count()` describe the run, `plax.local_devices()` this
+    process's devices. Unlike JAX, cluster schedulers (Slurm, MPI, TPU pods) are not
+    detected: give the three values explicitly (or through the environment).
 
-    Faults raise `plax.errors.DistributedError` (JAX aborts or hangs): a wait for the
-    other processes (a multi-process computation's result, `multihost_utils`) longer
-    than `collective_timeout` seconds (default: the `jax_distributed_collective_timeout`
-    option, 300; None waits forever) while some process is elsewhere; a process that
-    sends no heartbeat for `heartbeat_timeout_seconds` (dead or stopped), in every
-    other process, even outside plax calls; and processes that disagree on
-    `num_processes`. Losing process 0 still ends the others (the runtime's abort).
+    Faults raise `plax.errors.DistributedError` instead of hanging: a wait for other
+    processes longer than `collective_timeout` while some process is elsewhere; a
+    process that sends no heartbeat for `heartbeat_timeout_seconds` (reported in
+    every other process); processes that disagree on `num_processes`. Losing process 0
+    still ends the others.
+
+    Args:
+        coordinator_address: `host:port` of process 0's service; default the
+            `JAX_COORDINATOR_ADDRESS` environment variable.
+        num_processes: the number of processes in the run.
+        process_id: this process's index, in `[0, num_processes)`.
+        local_device_ids: the local devices this process uses (an int or ints); default
+            `JAX_LOCAL_DEVICE_IDS`, else all.
+        cluster_detection_method: only None or "deactivate" (no auto-detection).
+        initialization_timeout: seconds to wait for every process to join.
+        heartbeat_timeout_seconds: silence after which a process counts as dead.
+        shutdown_timeout_seconds: seconds `shutdown` waits for the others.
+        coordinator_bind_address: where process 0's service listens (default
+            `JAX_COORDINATOR_BIND_ADDRESS`, else loopback on the coordinator's port, or
+            every interface with the `jax_coordinator_listen_on_all_interfaces` option;
+            multi-host runs need one of the two).
+        slice_index: the old name of `partition_index`.
+        partition_index: passed to accelerator plugins (`JAX_PARTITION_INDEX`).
+        collective_timeout: seconds a cross-process wait may take (None: forever);
+            default the `jax_distributed_collective_timeout` option (300).
+
+    Raises:
+        RuntimeError: a backend is already running in this process.
+        ValueError: missing or invalid process numbers, addresses or timeouts, or an
+            unsupported `cluster_detection_method`.
+        TypeError: process numbers that are not ints.
+
+    Examples:
+        In each of two processes (process_id 0 and 1), before any other plax call:
+
+        >>> plax.distributed.initialize("10.0.0.1:1234", num_processes=2,
+        ...                             process_id=0)  # doctest: +SKIP
+        >>> plax.process_count()  # doctest: +SKIP
+        2
+
+        Once a backend has started it is too late:
+
+        >>> _ = plax.devices()
+        >>> plax.distributed.initialize("localhost:1234", num_processes=2, process_id=0)
+        Traceback (most recent call last):
+        RuntimeError: plax.distributed.initialize() must be called before any plax call ...
     """
     if backends.backends_are_initialized():
         raise RuntimeError("plax.distributed.initialize() must be called before any plax "
@@ -208,13 +245,30 @@ def _shutdown_at_exit() -> None:
 
 
 def is_initialized() -> bool:
-    """Whether `initialize` has connected this process (and `shutdown` has not run)."""
+    """Whether `initialize` has joined this process to a multi-process run (and
+    `shutdown` has not ended it).
+
+    Returns:
+        A bool.
+
+    Examples:
+        >>> plax.distributed.is_initialized()
+        False
+    """
     return global_state.client is not None
 
 
 def shutdown() -> None:
-    """Disconnects this process (and stops the service in process 0); does nothing if
-    `initialize` was not called. The backends already made keep their devices."""
+    """Leaves the multi-process run: disconnects this process from the coordination
+    service (and, in process 0, stops the service). Does nothing if `initialize` was
+    not called. Backends already started keep their devices. plax also calls it at
+    interpreter exit, in an order that avoids the runtime's abort.
+
+    Examples:
+        >>> plax.distributed.shutdown()  # not initialized: nothing to do
+        >>> plax.distributed.is_initialized()
+        False
+    """
     global_state.shutdown()
 
 

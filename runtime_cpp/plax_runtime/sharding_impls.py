@@ -35,10 +35,19 @@ def _device_tuple(devices: Sequence[Device], what: str) -> tuple[Device, ...]:
 
 
 class SingleDeviceSharding(Sharding):
-    """The whole array on one device.
+    """The layout of an array held whole by one device (the default for arrays created
+    outside a mesh).
 
-    Interned per (device, memory kind): arrays placed on a device and the outputs of
-    computations there share one sharding object, so hot paths compare by identity.
+    Instances are interned per (device, memory kind), so the arrays on a device and
+    the outputs of computations there share one sharding object.
+
+    Args:
+        device: the device.
+        memory_kind: the memory space on it; default the device's default memory.
+
+    Examples:
+        >>> plax.sharding.SingleDeviceSharding(plax.devices()[0])
+        SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)
     """
     _interned: dict[tuple, SingleDeviceSharding] = {}
 
@@ -101,9 +110,26 @@ def _single_device_sharding(device: Device, memory_kind: str | None) -> SingleDe
 
 
 class GSPMDSharding(Sharding):
-    """An array laid out by an XLA `HloSharding` over an ordered device list.
+    """A layout given by an XLA `HloSharding` over an ordered list of devices.
 
-    The sharding's logical device ids index into `devices`.
+    This is the form the compiler reports layouts in; plax returns it for outputs
+    whose layout no `NamedSharding` on the inputs' mesh can say. The sharding's
+    logical device ids index into `devices`. `GSPMDSharding.get_replicated(devices)`
+    makes the fully replicated one.
+
+    Args:
+        devices: the devices, in the order the sharding's device ids refer to.
+        op_sharding: an `HloSharding` (or an `OpSharding` proto) for one array.
+        memory_kind: the memory space; default the devices' default memory.
+
+    Raises:
+        TypeError: `op_sharding` is neither an `HloSharding` nor an `OpSharding`.
+        ValueError: a tuple sharding, or one spanning a different number of devices.
+
+    Examples:
+        >>> s = plax.sharding.GSPMDSharding.get_replicated(plax.devices()[:2])
+        >>> s.num_devices, s.is_fully_replicated
+        (2, True)
     """
 
     def __init__(self, devices: Sequence[Device],

@@ -65,4 +65,19 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
 
 def make_single_device_sharding(device: Device, *,
                                 memory_kind: str | None = None) -> SingleDeviceSharding:
+    """The sharding that puts a whole array on one device.
+
+    Args:
+        device: the device (from `plax.devices()`).
+        memory_kind: the memory space on it (e.g. "device", "pinned_host"); default the
+            device's default memory.
+
+    Returns:
+        A `SingleDeviceSharding`.
+
+    Examples:
+        >>> s = plax.sharding.make_single_device_sharding(plax.devices()[1])
+        >>> plax.device_put(jnp.ones(2), s).devices() == {plax.devices()[1]}
+        True
+    """
     return SingleDeviceSharding(device, memory_kind=memory_kind)

@@ -19,13 +19,41 @@ from plax_sharding.partition_spec import PartitionSpec
 
 
 def get_abstract_mesh() -> AbstractMesh:
-    """The abstract mesh in context; the empty one (`.empty` is True) if none."""
+    """The abstract mesh in context (from `plax.set_mesh`, `use_abstract_mesh`, or the
+    mesh of the enclosing `shard_map`), usable inside `jit`.
+
+    Returns:
+        An `AbstractMesh`; the empty one (its `.empty` is True) when none is set.
+
+    Examples:
+        >>> plax.sharding.get_abstract_mesh().empty
+        True
+        >>> with plax.set_mesh(plax.make_mesh((8,), ("x",))):
+        ...     plax.sharding.get_abstract_mesh().axis_names
+        ('x',)
+    """
     mesh = abstract_mesh()
     return EMPTY_ABSTRACT_MESH if mesh is None else mesh
 
 
 def get_mesh() -> Mesh | None:
-    """The concrete mesh set by `set_mesh`/`use_mesh`, or None. Outside jit only."""
+    """The concrete mesh set by `plax.set_mesh` (or `use_mesh`), or None.
+
+    Only outside `jit`: a traced program should not depend on devices (use
+    `get_abstract_mesh` there).
+
+    Returns:
+        A `Mesh`, or None if none is set.
+
+    Raises:
+        ValueError: called while tracing (inside `jit`).
+
+    Examples:
+        >>> mesh = plax.make_mesh((8,), ("x",))
+        >>> with plax.set_mesh(mesh):
+        ...     plax.sharding.get_mesh() is mesh
+        True
+    """
     if current_trace() is not EVAL_TRACE:
         raise ValueError("`get_mesh` can only be used outside of `plax.jit`; inside, use "
                          "`plax.sharding.get_abstract_mesh()`")
@@ -33,10 +61,29 @@ def get_mesh() -> Mesh | None:
 
 
 class set_mesh:
-    """Puts `mesh` in context for this thread: as a statement (`plax.set_mesh(mesh)`)
-    it stays until replaced, as a context manager (`with plax.set_mesh(mesh):`) until
-    the block ends. Bare `PartitionSpec`s then mean `NamedSharding(mesh, spec)`.
-    Outside jit only; `None` clears the mesh."""
+    """Puts `mesh` in context for the current thread.
+
+    While it is set, a bare `PartitionSpec` (in `device_put`, `jit`'s shardings,
+    `reshard`, `shard_map`...) means `NamedSharding(mesh, spec)`, and explicit-axis
+    sharding types refer to its axes. Called as a statement
+    (`plax.set_mesh(mesh)`) it stays until replaced; used as a context manager
+    (`with plax.set_mesh(mesh):`) it is undone when the block ends. `use_mesh` is the
+    same function.
+
+    Args:
+        mesh: a `Mesh`, or None to clear the mesh.
+
+    Raises:
+        ValueError: `mesh` is not a `Mesh` (an `AbstractMesh` goes to
+            `use_abstract_mesh`), or it is called inside `jit`.
+
+    Examples:
+        >>> mesh = plax.make_mesh((2, 4), ("x", "y"))
+        >>> with plax.set_mesh(mesh):
+        ...     x = plax.device_put(jnp.arange(8.0), plax.sharding.PartitionSpec("x"))
+        >>> x.sharding.spec, plax.typeof(x)
+        (P('x',), ShapedArray(float32[8@x]))
+    """
     __slots__ = ("_previous",)
 
     def __init__(self, mesh: Mesh | None):
@@ -60,9 +107,24 @@ use_mesh = set_mesh
 
 
 class use_abstract_mesh:
-    """`with use_abstract_mesh(abstract_mesh):` makes bare `PartitionSpec`s refer to
-    `abstract_mesh` (inside jit, in `with_sharding_constraint`, ...) without naming
-    devices; the concrete mesh in context, if any, stays."""
+    """A context manager that makes bare `PartitionSpec`s refer to an abstract mesh.
+
+    Inside the block, `get_abstract_mesh()` returns it and specs in
+    `with_sharding_constraint`, `reshard` or explicit-axis types are resolved against
+    it, without naming devices; a concrete mesh already in context stays.
+
+    Args:
+        mesh: an `AbstractMesh`.
+
+    Raises:
+        ValueError: `mesh` is not an `AbstractMesh`.
+
+    Examples:
+        >>> am = plax.sharding.AbstractMesh((2,), ("x",))
+        >>> with plax.sharding.use_abstract_mesh(am):
+        ...     plax.sharding.get_abstract_mesh()
+        AbstractMesh('x': 2, axis_types=(Auto,))
+    """
     __slots__ = ("_mesh", "_previous")
 
     def __init__(self, mesh: AbstractMesh):

@@ -43,8 +43,32 @@ def _context_mesh(what: str, fallback: Any = None) -> Any:
 
 
 def reshard(xs: Any, out_shardings: Any) -> Any:
-    """`xs` (a pytree) laid out as `out_shardings` (Shardings or PartitionSpecs, or a
-    pytree prefix of them), with the layout over explicit axes in the result's type."""
+    """Lays the arrays of `xs` out as `out_shardings` (moving data between devices as
+    needed); over explicit mesh axes the new layout becomes part of the result's type.
+
+    Inside `jit` it is an operation of the program (the compiler inserts the
+    communication); outside, it runs eagerly. With explicit axes, this is how a value
+    changes its sharding type (operations never do so implicitly).
+
+    Args:
+        xs: a pytree of arrays.
+        out_shardings: a `Sharding` or `PartitionSpec` (resolved against the mesh in
+            context), or a pytree prefix of `xs` holding them.
+
+    Returns:
+        `xs`'s pytree, each array laid out as asked.
+
+    Raises:
+        ValueError: a bare `PartitionSpec` without a mesh in context, or a split that
+            does not divide an array's dimension.
+
+    Examples:
+        >>> mesh = plax.make_mesh((2, 4), ("x", "y"))
+        >>> with plax.set_mesh(mesh):
+        ...     y = plax.sharding.reshard(jnp.arange(8.0), plax.sharding.PartitionSpec("y"))
+        ...     plax.typeof(y)
+        ShapedArray(float32[8@y])
+    """
     leaves, treedef = tree_util.tree_flatten(xs)
     targets = tree_util.broadcast_prefix(out_shardings, xs, is_leaf=_is_target)
     outs = [_resharded(leaf, target) for leaf, target in zip(leaves, targets)]
@@ -132,9 +156,35 @@ def _own_spec(x) -> PartitionSpec | None:
 
 
 def auto_axes(fun: Callable | None = None, *, axes=None, out_sharding=None) -> Callable:
-    """`fun` with the mesh's explicit `axes` (default: all) made `Auto` inside; its
-    results are laid out as `out_sharding` (a PartitionSpec, NamedSharding, or a
-    pytree prefix of them) on the caller's mesh, given here or to each call."""
+    """Runs `fun` with explicit mesh axes turned into `Auto` ones (the compiler chooses
+    the layouts inside), and lays its results out as `out_sharding` when it returns.
+
+    Use it around code whose sharding you want the compiler to decide, inside a
+    program that otherwise types its shardings explicitly. Usable as a decorator,
+    with or without arguments.
+
+    Args:
+        fun: the function to wrap.
+        axes: a mesh axis name or names to switch (default: every Explicit axis).
+        out_sharding: a `PartitionSpec`/`NamedSharding` (or pytree prefix of the
+            results) for the results on the caller's mesh. If not given here, every
+            call must pass `out_sharding=` as a keyword argument.
+
+    Returns:
+        The wrapped function.
+
+    Raises:
+        ValueError: (at call time) a named axis is not an Explicit axis of the mesh in
+            context.
+
+    Examples:
+        >>> mesh = plax.make_mesh((2, 4), ("x", "y"))
+        >>> with plax.set_mesh(mesh):
+        ...     double = plax.sharding.auto_axes(lambda a: a * 2,
+        ...                                      out_sharding=plax.sharding.PartitionSpec("y"))
+        ...     plax.typeof(plax.jit(double)(jnp.arange(8.0)))
+        ShapedArray(float32[8@y])
+    """
     if fun is None:
         return functools.partial(auto_axes, axes=axes, out_sharding=out_sharding)
     if out_sharding is not None:
@@ -152,9 +202,37 @@ def auto_axes(fun: Callable | None = None, *, axes=None, out_sharding=None) -> C
 
 
 def explicit_axes(fun: Callable | None = None, *, axes=None, in_sharding=None) -> Callable:
-    """`fun` with the mesh's auto `axes` (default: all) made `Explicit` inside, its
-    inputs typed with `in_sharding` (a PartitionSpec, NamedSharding, or a pytree prefix
-    of them); its results leave the types again on the caller's mesh."""
+    """Runs `fun` with Auto mesh axes turned into `Explicit` ones: inside, the inputs
+    carry the sharding types `in_sharding` gives them and operations propagate them;
+    the results go back to the caller's (Auto) mesh.
+
+    The counterpart of `auto_axes`, for explicitly typed code inside a program whose
+    mesh axes are Auto. Usable as a decorator.
+
+    Args:
+        fun: the function to wrap.
+        axes: a mesh axis name or names to switch (default: every Auto axis).
+        in_sharding: a `PartitionSpec`/`NamedSharding` (or pytree prefix of the
+            arguments) for the inputs inside; required.
+
+    Returns:
+        The wrapped function.
+
+    Raises:
+        TypeError: `in_sharding` is missing.
+        ValueError: (at call time) a named axis is not an Auto axis of the mesh.
+
+    Examples:
+        >>> Auto = plax.sharding.AxisType.Auto
+        >>> mesh = plax.make_mesh((2, 4), ("x", "y"), axis_types=(Auto, Auto))
+        >>> def f(a):
+        ...     print(plax.typeof(a))  # runs once, while tracing
+        ...     return a + 1
+        >>> with plax.set_mesh(mesh):
+        ...     out = plax.jit(plax.sharding.explicit_axes(
+        ...         f, in_sharding=plax.sharding.PartitionSpec("x")))(jnp.arange(8.0))
+        float32[8@x]
+    """
     if fun is None:
         return functools.partial(explicit_axes, axes=axes, in_sharding=in_sharding)
     if in_sharding is None:

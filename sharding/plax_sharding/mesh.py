@@ -28,8 +28,26 @@ MeshAxisName = Hashable
 
 
 class AxisType(enum.Enum):
-    """How the partitioner may treat a mesh axis: `Auto` (it chooses shardings),
-    `Explicit` (shardings are part of the program), `Manual` (inside shard_map)."""
+    """How the partitioner may treat one axis of a mesh.
+
+    - `Auto`: the compiler (GSPMD/Shardy) chooses how values are split over the
+      axis; shardings given by the user are hints, and they are not part of the
+      values' types.
+    - `Explicit`: how a value is split over the axis is part of its type
+      (`plax.typeof(x)` shows `float32[8@x]`), propagated by each operation at trace
+      time; an ambiguous case is a `ShardingTypeError` instead of a silent choice.
+    - `Manual`: inside `shard_map`, the program sees per-device blocks and
+      communicates with collectives.
+
+    `plax.make_mesh` makes Explicit axes by default; `Mesh` and `AbstractMesh`
+    default to Auto.
+
+    Examples:
+        >>> mesh = plax.make_mesh((2, 4), ("x", "y"),
+        ...                       axis_types=(plax.sharding.AxisType.Auto,) * 2)
+        >>> mesh.axis_types
+        (Auto, Auto)
+    """
     Auto = enum.auto()
     Explicit = enum.auto()
     Manual = enum.auto()
@@ -108,7 +126,20 @@ class _BaseMesh:
 
 
 class AbstractDevice:
-    """The kind of device an abstract mesh stands for (`device_kind`, `platform`)."""
+    """The kind of device an abstract mesh stands for, without naming devices.
+
+    A concrete mesh's `abstract_mesh` records it, so that code traced against the
+    abstract mesh can still ask which platform it will run on.
+
+    Args:
+        device_kind: the device kind string (e.g. `"cpu"`, `"TPU v5 lite"`).
+        num_cores: cores per device, where the platform has that notion, else None.
+        platform: the platform name (`"cpu"`, `"gpu"`, `"tpu"`).
+
+    Examples:
+        >>> plax.make_mesh((8,), ("x",)).abstract_mesh.abstract_device
+        AbstractDevice(device_kind=cpu, num_cores=None, platform=cpu)
+    """
     __slots__ = ("device_kind", "num_cores", "platform")
 
     def __init__(self, device_kind: str, num_cores: int | None, platform: str):
@@ -132,10 +163,29 @@ class AbstractDevice:
 
 
 class AbstractMesh(_BaseMesh):
-    """A mesh's axis names, sizes and types, without devices.
+    """A mesh's shape, axis names and axis types, without devices.
 
-    `AbstractMesh((2, 4), ('x', 'y'))`. Equal calls give the same object; a
-    concrete mesh's `abstract_mesh` also records the kind of device.
+    It describes layouts without placing anything: shardings made with it
+    (`NamedSharding(abstract_mesh, P("x"))`) are what a traced program should use, so
+    that tracing and lowering do not depend on which devices run it. Inside `jit`,
+    `plax.sharding.get_abstract_mesh()` returns the one in context. Equal
+    constructions return the same (interned) object.
+
+    Args:
+        axis_sizes: the size of each axis (positive integers).
+        axis_names: a name for each axis (hashable, usually strings).
+        axis_types: an `AxisType` per axis, or one for all; default `Auto`.
+        abstract_device: the kind of device the mesh stands for (optional).
+
+    Raises:
+        ValueError: sizes that are not positive integers, or as many sizes as names.
+
+    Examples:
+        >>> am = plax.sharding.AbstractMesh((2, 4), ("x", "y"))
+        >>> am
+        AbstractMesh('x': 2, 'y': 4, axis_types=(Auto, Auto))
+        >>> am.size, am.shape["y"]
+        (8, 4)
     """
 
     def __new__(cls, axis_sizes: Sequence[int], axis_names: Sequence[MeshAxisName],
@@ -211,11 +261,32 @@ EMPTY_ABSTRACT_MESH = AbstractMesh((), ())
 
 
 class Mesh(_BaseMesh):
-    """Devices in a grid with named axes: `Mesh(devices, ('x', 'y'))` where
-    `devices` is an array (or nested sequence) of devices of rank 2.
+    """Devices arranged in an n-dimensional grid whose axes have names.
 
-    Equal calls give the same object. `with mesh:` puts it in context like
-    `plax.set_mesh(mesh)`.
+    Shardings refer to mesh axes by name: `NamedSharding(mesh, P("x"))` splits an
+    array's first dimension over the devices along axis `x` and copies it along the
+    other axes. Most programs build meshes with `plax.make_mesh`, which picks a good
+    device order; `Mesh` takes the grid as given. Equal constructions return the same
+    object. `with mesh:` puts it in context, like `plax.set_mesh(mesh)`.
+
+    Args:
+        devices: an array (or nested sequence) of devices, one dimension per axis
+            name; every device at most once, all of one backend.
+        axis_names: a name per dimension of `devices` (or one string for 1-D).
+        axis_types: an `AxisType` per axis, or one for all; default `Auto`.
+
+    Raises:
+        ValueError: the rank of `devices` differs from the number of names, a device
+            appears twice, or devices come from several backends.
+        TypeError: an element of `devices` is not a device.
+
+    Examples:
+        >>> devices = np.array(plax.devices()[:4]).reshape(2, 2)
+        >>> mesh = plax.sharding.Mesh(devices, ("a", "b"))
+        >>> mesh
+        Mesh(axis_sizes=(2, 2), axis_names=('a', 'b'), axis_types=(Auto, Auto))
+        >>> mesh.devices.shape, mesh.size
+        ((2, 2), 4)
     """
 
     def __new__(cls, devices: np.ndarray | Sequence[Device],

@@ -81,7 +81,32 @@ def check_spec(mesh, spec: PartitionSpec) -> None:
 
 
 class NamedSharding(Sharding):
-    """An array split over the axes of `mesh` as `spec` says (see the module doc)."""
+    """A layout of arrays over a mesh: `spec` says which mesh axes split each dimension.
+
+    `NamedSharding(mesh, P("x", None))` splits an array's first dimension over the
+    mesh axis `x` and copies it over every axis the spec does not name. On a concrete
+    `Mesh` it places data (`device_put`, `jit`'s `in_shardings`/`out_shardings`); on
+    an `AbstractMesh` it only describes a layout, which is what code inside `jit`
+    should use.
+
+    Args:
+        mesh: a `Mesh` or `AbstractMesh`.
+        spec: a `PartitionSpec` with at most one entry per dimension of the arrays it
+            will lay out, naming each mesh axis at most once.
+        memory_kind: the memory space (e.g. "device", "pinned_host"); default the
+            devices' default memory.
+
+    Raises:
+        TypeError: `mesh` is not a mesh.
+        ValueError: `spec` names an axis the mesh lacks, or one axis twice.
+
+    Examples:
+        >>> mesh = plax.make_mesh((2, 4), ("x", "y"))
+        >>> s = plax.sharding.NamedSharding(mesh, plax.sharding.PartitionSpec("x", None))
+        >>> x = plax.device_put(jnp.zeros((4, 2)), s)
+        >>> s.shard_shape(x.shape), len(x.addressable_shards)  # split in 2, copied 4 times
+        ((2, 2), 8)
+    """
 
     def __init__(self, mesh: Mesh | AbstractMesh, spec: PartitionSpec, *,
                  memory_kind: str | None = None):

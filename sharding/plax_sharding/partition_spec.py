@@ -85,10 +85,29 @@ def _set_str(axes: frozenset) -> str:
 
 
 class PartitionSpec:
-    """How each dimension of an array is split over mesh axes (see the module doc).
+    """Says, for each dimension of an array, which mesh axes split it (`P` is a short
+    alias).
 
-    Not a tuple, as in JAX 0.10: compare specs with `==` (trailing `None`s matter
-    for equality, not for the layout they describe).
+    Each entry is None (the dimension is not split), a mesh axis name, or a tuple of
+    names (split over several axes, the first the major one). Dimensions past the
+    end of the spec are not split. `P.UNCONSTRAINED` leaves a dimension's split to
+    the compiler (in sharding constraints). Combined with a mesh it makes a
+    `NamedSharding`; with a mesh in context (`plax.set_mesh`) a bare spec is accepted
+    wherever a sharding is. As in JAX 0.10, a spec is not a tuple: compare specs with
+    `==`, where trailing `None`s count (they do not change the layout).
+
+    Args:
+        *partitions: one entry per dimension.
+        unreduced: mesh axes over which the value is an unreduced partial sum.
+        reduced: mesh axes over which the value is known to be reduced.
+
+    Examples:
+        >>> P = plax.sharding.PartitionSpec
+        >>> spec = P("x", None, ("y", "z"))
+        >>> spec, len(spec), spec[2]
+        (P('x', None, ('y', 'z')), 3, ('y', 'z'))
+        >>> P("x") == P("x", None)
+        False
     """
     __slots__ = ("_partitions", "unreduced", "reduced", "_normalized", "_hash", "__weakref__")
     UNCONSTRAINED = UNCONSTRAINED

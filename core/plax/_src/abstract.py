@@ -137,13 +137,32 @@ def is_differentiable_dtype(dtype) -> bool:
 
 
 class ShapedArray(AbstractValue):
-    """An array of known shape and dtype (a NumPy dtype, or an `ExtendedDType` such
-    as a PRNG key's); `weak_type` marks Python-scalar origin.
+    """The abstract value (type) of an array: its shape and dtype, whether it is weakly
+    typed, and, over explicit mesh axes, its sharding.
 
-    `typed_sharding` is the layout in the type (a `NamedSharding` on an abstract mesh
-    whose spec names only `Explicit` axes), or None where the layout is not part of
-    it; plax's rules read it. `sharding` is what users see, as in JAX: the typed
-    sharding, or an unsplit one on the empty abstract mesh (`unsharded_type`)."""
+    Tracing works on these instead of values: `plax.typeof(x)` returns one, abstract
+    evaluation rules take and return them, and Jaxprs print them short (`f32[2,3]`).
+    `weak_type` marks a value that came from a Python scalar (it yields to the other
+    operand's dtype in promotion). `typed_sharding` is the layout held in the type (a
+    `NamedSharding` on an abstract mesh naming only Explicit axes), or None; `sharding`
+    is what users see, as in JAX.
+
+    Args:
+        shape: a tuple of non-negative ints.
+        dtype: a NumPy dtype or an extended dtype (such as a PRNG key's).
+        weak_type: whether the type is weak.
+        sharding: the layout in the type, or None.
+
+    Examples:
+        >>> from plax.extend import ShapedArray
+        >>> aval = ShapedArray((2, 3), np.float32)
+        >>> aval, aval.ndim, aval.size
+        (ShapedArray(float32[2,3]), 2, 6)
+        >>> plax.typeof(jnp.ones((2, 3))) == aval
+        True
+        >>> plax.typeof(1.0)
+        ShapedArray(float32[], weak_type=True)
+    """
     __slots__ = ("shape", "dtype", "weak_type", "typed_sharding")
 
     def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):

@@ -140,8 +140,28 @@ def _scalar_type(x: Any) -> type:
 
 
 def issubdtype(arg1: Any, arg2: Any) -> bool:
-    """`np.issubdtype` that also places bfloat16, float8... under `np.floating`,
-    int4 under `np.signedinteger` and extended dtypes under `extended`."""
+    """Whether `arg1` is a subtype of `arg2` in NumPy's hierarchy of scalar types
+    (`jnp.floating`, `jnp.integer`, `jnp.inexact`...).
+
+    Like `numpy.issubdtype`, except that the dtypes NumPy does not know as numbers
+    (bfloat16, the float8/float4 types, int4...) are placed where they belong: under
+    `np.floating`, `np.signedinteger`... (NumPy itself says
+    `issubdtype(bfloat16, floating)` is False). PRNG key dtypes are under
+    `plax.dtypes.extended`.
+
+    Args:
+        arg1: a dtype or scalar type.
+        arg2: a dtype or abstract scalar type.
+
+    Returns:
+        A bool.
+
+    Examples:
+        >>> jnp.issubdtype(jnp.bfloat16, jnp.floating), np.issubdtype(jnp.bfloat16, np.floating)
+        (True, False)
+        >>> jnp.issubdtype(jnp.int4, jnp.signedinteger), jnp.issubdtype(jnp.float32, jnp.integer)
+        (True, False)
+    """
     if isinstance(arg2, ExtendedDType):
         return arg1 == arg2
     a_type, b_type = _scalar_type(arg1), _scalar_type(arg2)
@@ -446,10 +466,31 @@ def _promotion_settings() -> tuple[str, bool]:
 
 
 def promote_types(a: Any, b: Any) -> np.dtype:
-    """The dtype two dtypes promote to (`jnp.promote_types`).
+    """The dtype two dtypes promote to, by JAX's type promotion lattice (not NumPy's).
 
-    Python `int`/`float`/`complex` count as weak types. The result is not
-    canonicalized, matching JAX.
+    The lattice avoids the value-dependent and 64-bit-widening surprises of NumPy:
+    `int8` and `uint8` give `int16`; an integer and a float give that float
+    (`int32 + float16` is `float16`, where NumPy says float64); `bfloat16` and
+    `float16` give `float32`. Python `int`, `float` and `complex` count as weak types,
+    which take the other operand's dtype within their kind. The result is not
+    narrowed for x64 mode (`result_type` does that).
+
+    Args:
+        a: a dtype, scalar type, or Python type.
+        b: another.
+
+    Returns:
+        A NumPy dtype.
+
+    Raises:
+        TypePromotionError: with `jax_numpy_dtype_promotion="strict"`, dtypes that
+            differ.
+
+    Examples:
+        >>> jnp.promote_types(jnp.int8, jnp.uint8), jnp.promote_types(jnp.int32, jnp.float16)
+        (dtype('int16'), dtype('float16'))
+        >>> jnp.promote_types(jnp.bfloat16, jnp.float16), jnp.promote_types(int, jnp.int8)
+        (dtype('float32'), dtype('int8'))
     """
     def node(x):
         weak = _WEAK_OF_PYTHON_TYPE.get(x) if isinstance(x, type) else None
@@ -498,10 +539,29 @@ def lattice_result_type(*args: Any) -> tuple[np.dtype, bool]:
 
 
 def result_type(*args: Any, return_weak_type_flag: bool = False):
-    """The dtype of combining `args` (`jnp.result_type`): arrays, scalars or dtypes.
+    """The dtype an operation combining `args` gives: arrays, scalars and dtypes, promoted
+    by JAX's lattice (see `promote_types`).
 
-    A weakly typed result gets the default dtype of its kind. `None` stands for the
-    default float dtype.
+    Python scalars and weakly typed arrays are weak: they do not widen the other
+    operands' dtype within their kind. When every input is weak, the result is the
+    default dtype of the kind (float32 for floats unless `jax_enable_x64`). None stands
+    for the default float dtype.
+
+    Args:
+        *args: arrays, scalars or dtypes.
+        return_weak_type_flag: also return whether the result is weakly typed.
+
+    Returns:
+        A dtype, or `(dtype, weak)` with `return_weak_type_flag`.
+
+    Raises:
+        ValueError: no arguments.
+
+    Examples:
+        >>> jnp.result_type(jnp.int8, 1.0), jnp.result_type(jnp.ones(2, jnp.bfloat16), 2)
+        (dtype('float32'), dtype(bfloat16))
+        >>> jnp.result_type(3, 2.0, return_weak_type_flag=True)
+        (dtype('float32'), True)
     """
     if not args:
         raise ValueError("at least one array or dtype is required")

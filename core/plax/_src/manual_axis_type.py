@@ -24,8 +24,25 @@ def _axes(what: str, axes) -> frozenset:
 
 
 class ManualAxisType:
-    """The varying, unreduced and reduced manual axes of a value (disjoint: varying
-    shares no axis with the other two)."""
+    """The manual-axis part of a value's type inside `shard_map`: over which mesh axes
+    the value differs from device to device (`varying`), is an unreduced partial
+    result (`unreduced`), or is known to be reduced (`reduced`).
+
+    `varying` shares no axis with the other two. Instances are immutable and
+    interned (equal arguments give the same object).
+
+    Args:
+        varying: mesh axis names over which the value varies.
+        unreduced: axis names over which it is an unreduced partial sum.
+        reduced: axis names over which it has been reduced.
+
+    Raises:
+        ValueError: `varying` overlaps `unreduced` or `reduced`.
+
+    Examples:
+        >>> plax.sharding.ManualAxisType(varying={"x"})
+        ManualAxisType(varying=frozenset({'x'}), unreduced=frozenset(), reduced=frozenset())
+    """
     __slots__ = ("varying", "unreduced", "reduced", "__weakref__")
 
     def __new__(cls, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):

@@ -103,13 +103,46 @@ __plax_rule_helper__ = True
 
 
 class Primitive:
-    """A primitive operation. Applying it (`bind`) hands it to the current trace.
+    """A primitive operation: the unit Jaxprs are made of, defined by its rules.
 
-    `id` is `"<namespace>.<name>"`; `name` is what Jaxprs print. `dtypes`, if given,
-    declares the dtype kinds its operands accept (`plax.extend.constructors.FLOAT`,
-    `INT`...: 'bool', 'signed', 'unsigned', 'float', 'complex', or dtype names), so
-    that `plax.test_util.check_primitive` can check each of them; the abstract eval
-    rule still does the checking.
+    A primitive does nothing by itself: applying it (`prim.bind(*operands,
+    **params)`) hands it to the current trace, which uses the rule of its kind:
+    `abstract_eval` (output types, needed to trace), `impl` (eager evaluation),
+    `lowering` (to StableHLO, for `jit`; per platform if needed), `jvp`,
+    `transpose`, `batching` and others. Register rules with the decorators
+    `def_abstract_eval`, `def_impl`, `def_jvp`, `def_transpose`, `def_batching`,
+    `def_lowering`, or with `define_rule(kind, fn)`. plax's own `lax` is written this
+    way; a third-party package announces its defining module in the
+    `plax.primitives` entry-point group (see docs/extend.md).
+
+    Args:
+        id: `"<namespace>.<name>"`, unique across packages; Jaxprs print `name`. The
+            same module may define an id again (a re-run notebook cell or
+            `importlib.reload`): the new primitive replaces the old, with a warning.
+        multiple_results: the abstract eval returns a list of avals and `bind` a list
+            of values.
+        dtypes: the dtype kinds its operands accept ('bool', 'signed', 'unsigned',
+            'float', 'complex' or dtype names), for `plax.test_util.check_primitive`
+            to test each; the abstract eval rule still does the checking.
+
+    Raises:
+        PrimitiveIdError: an id without namespace, or one another module defined.
+
+    Examples:
+        >>> from plax.extend import Primitive, ShapedArray
+        >>> cube_p = Primitive("docs_example.cube")
+        >>> @cube_p.def_abstract_eval
+        ... def _(x):
+        ...     return ShapedArray(x.shape, x.dtype)
+        >>> @cube_p.def_impl
+        ... def _(x):
+        ...     return x * x * x
+        >>> cube_p.bind(jnp.float32(2.0))
+        Array(8., dtype=float32)
+        >>> plax.make_jaxpr(cube_p.bind)(1.0)
+        { lambda ; a:f32[]. let b:f32[] = cube a in (b,) }
+        >>> plax.extend.supported_transforms(cube_p)  # a lowering rule would add jit
+        ['eager']
     """
 
     def __init__(self, id: str, *, multiple_results: bool = False,
@@ -231,7 +264,23 @@ def _check_abstract_eval_result(prim: Primitive, out) -> None:
 
 
 def lookup(id: str) -> Primitive:
-    """The primitive with this id, loading the `plax.primitives` plugins if needed."""
+    """The primitive registered under `id`, loading the installed plugins'
+    `plax.primitives` entry points if it is not known yet.
+
+    Args:
+        id: a primitive id, `"<namespace>.<name>"`.
+
+    Returns:
+        The `Primitive`.
+
+    Raises:
+        PrimitiveIdError: no installed package defines it.
+
+    Examples:
+        >>> sin_p = plax.extend.lookup("lax.sin")
+        >>> sin_p.name, sin_p.multiple_results
+        ('sin', False)
+    """
     prim = _by_id.get(id)
     if prim is None:
         plugins.load_group("plax.primitives")

@@ -56,10 +56,21 @@ class SdyArray:
 
 
 class Sharding(abc.ABC):
-    """Describes how an array is laid out across devices (JAX's `jax.sharding.Sharding`).
+    """The base class of array layouts: how an array is split over, or copied onto,
+    devices.
 
-    Subclasses must be hashable and comparable; equal shardings must describe the same
-    placement. They implement the abstract members below; the rest is derived.
+    Every `plax.Array` has one (`x.sharding`). plax's kinds are `NamedSharding` (over
+    a mesh, by a `PartitionSpec`), `SingleDeviceSharding` and `GSPMDSharding` (an
+    XLA `HloSharding`). A subclass must be hashable and comparable (equal shardings
+    must mean the same placement) and implement the abstract members (`device_set`,
+    `is_fully_replicated`, `is_fully_addressable`, `memory_kind`,
+    `with_memory_kind`, `_device_assignment`, `_to_xla_hlo_sharding`); the rest
+    (`shard_shape`, `devices_indices_map`, `addressable_devices`...) is derived.
+
+    Examples:
+        >>> s = jnp.ones(3).sharding
+        >>> isinstance(s, plax.sharding.Sharding), s.num_devices, s.is_fully_replicated
+        (True, 1, True)
     """
 
     # --- abstract members -----------------------------------------------------------

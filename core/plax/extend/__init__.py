@@ -49,7 +49,17 @@ def _load_everything() -> None:
 
 
 def list_primitives() -> list[str]:
-    """The ids of all primitives defined by plax and by installed plugins."""
+    """The ids of every registered primitive: plax's own and those of installed plugins
+    (whose `plax.primitives` and `plax.lowering` entry points are loaded first).
+
+    Returns:
+        A list of ids, `"<namespace>.<name>"`.
+
+    Examples:
+        >>> ids = plax.extend.list_primitives()
+        >>> "lax.sin" in ids, "lax.scan" in ids
+        (True, True)
+    """
     _load_everything()
     return [p.id for p in all_primitives()]
 
@@ -72,27 +82,87 @@ def _distributions() -> dict[str, str]:
 
 
 def distribution_of(module: str) -> str:
-    """The installed distribution that ships `module` (its top-level package)."""
+    """The name of the installed distribution (pip package) that ships `module`, found
+    from its top-level package; the top-level name itself where none is known.
+
+    Args:
+        module: a dotted module name.
+
+    Returns:
+        A distribution name.
+
+    Examples:
+        >>> plax.extend.distribution_of("plax_stdlib.lax")
+        'plax-stdlib'
+    """
     top = module.split(".")[0]
     return _distributions().get(top, top)
 
 
 def rules_of(primitive: Primitive | str) -> dict[str, str]:
-    """`{rule kind[:platform]: providing distribution}` for a primitive or its id."""
+    """Which rules a primitive has, and which distribution registered each.
+
+    Args:
+        primitive: a `Primitive`, or its id (or its name, if unambiguous).
+
+    Returns:
+        `{kind: distribution}`; platform-specific lowering rules appear as
+        `"lowering:<platform>"`.
+
+    Raises:
+        ValueError: no primitive (or several) has that id or name.
+
+    Examples:
+        >>> plax.extend.rules_of("lax.sin")
+        {'abstract_eval': 'plax-stdlib', 'lowering': 'plax-stdlib', 'jvp': 'plax-stdlib',
+         'batching': 'plax-stdlib'}
+    """
     prim = _resolve(primitive)
     return {(r.kind if r.platform is None else f"{r.kind}:{r.platform}"):
             distribution_of(r.module) for r in prim.rules()}
 
 
 def rule_modules(primitive: Primitive | str) -> dict[str, str]:
-    """`{rule kind[:platform]: the module that registered it}`."""
+    """Which module registered each rule of a primitive: like `rules_of`, with module
+    names instead of distributions (to find the code of a rule).
+
+    Args:
+        primitive: a `Primitive`, or its id (or name).
+
+    Returns:
+        `{kind[:platform]: module name}`.
+
+    Raises:
+        ValueError: no primitive (or several) has that id or name.
+
+    Examples:
+        >>> plax.extend.rule_modules("lax.sin")["jvp"]
+        'plax_stdlib.lax.elementwise'
+    """
     prim = _resolve(primitive)
     return {(r.kind if r.platform is None else f"{r.kind}:{r.platform}"): r.module
             for r in prim.rules()}
 
 
 def supported_transforms(primitive: Primitive | str) -> list[str]:
-    """Which of eager evaluation, jit, jvp, vjp and vmap the rules make possible."""
+    """Which of eager evaluation, `jit`, `jvp`, `vjp` and `vmap` a primitive's rules make
+    possible: eager needs an impl or a lowering rule, jit a lowering rule, jvp a jvp
+    rule, vjp a jvp rule plus a transpose rule (or a jvp written with other
+    primitives), vmap a batching rule.
+
+    Args:
+        primitive: a `Primitive`, or its id (or name).
+
+    Returns:
+        A list, from `["eager", "jit", "jvp", "vjp", "vmap"]`.
+
+    Raises:
+        ValueError: no primitive (or several) has that id or name.
+
+    Examples:
+        >>> plax.extend.supported_transforms("lax.sin")
+        ['eager', 'jit', 'jvp', 'vjp', 'vmap']
+    """
     prim = _resolve(primitive)
     kinds = {r.kind for r in prim.rules()}
     jvp = prim.get_rule("jvp")
@@ -103,9 +173,22 @@ def supported_transforms(primitive: Primitive | str) -> list[str]:
 
 
 def coverage() -> str:
-    """A table: for every registered primitive, its defining distribution, the
-    module(s) its rules were registered in, which rule kinds it has (and from which
-    distribution, where another one gave them), and the transforms that work on it."""
+    """A text table of every registered primitive: the distribution that defines it, the
+    modules its rules come from, which rule kinds it has (`x` where the defining
+    distribution gave the rule, else the distribution that did), and the transforms
+    that work on it. `python -m plax.extend` prints it.
+
+    Returns:
+        The table, as one string.
+
+    Examples:
+        >>> table = plax.extend.coverage()
+        >>> table.split()[:3]
+        ['primitive', 'defined', 'by']
+        >>> row = next(line for line in table.splitlines() if line.startswith("lax.sin "))
+        >>> row.split()[-5:]
+        ['eager', 'jit', 'jvp', 'vjp', 'vmap']
+    """
     _load_everything()
     kinds = [k for k in RULE_KINDS if k != "abstract_eval"]
     header = ["primitive", "defined by", "rules from", *kinds, "transforms"]

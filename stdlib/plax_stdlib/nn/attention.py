@@ -70,13 +70,51 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
                           is_causal: bool = False, query_seq_lengths=None,
                           key_value_seq_lengths=None, local_window_size=None,
                           implementation=None, return_residual: bool = False):
-    """Scaled dot-product attention of `query` (B, T, N, H) over `key` and `value`
-    (B, S, K, H); the batch dimension may be left out. `bias` and boolean `mask`
-    broadcast against the logits (B, N, T, S); `is_causal` keeps key positions ≤ the
-    query position; `query_seq_lengths`/`key_value_seq_lengths` (int32, (B,)) mask
-    padding; `local_window_size` (left, right) keeps a band. `scale` defaults to
-    1/sqrt(H). With `return_residual` also returns the logsumexp of the logits
-    (B, T, N)."""
+    """Scaled dot-product attention: `softmax(query · keyᵀ * scale + bias, masked) · value`.
+
+    Shapes use B for batch, T for the query length, S for the key/value length, N for
+    the query heads, K for the key/value heads and H for the head size: `query` is
+    (B, T, N, H), `key` and `value` are (B, S, K, H); the batch axis may be left out of
+    all three. When N is a multiple of K, groups of N // K query heads share one
+    key/value head (grouped-query attention). Logits are formed in at least float32
+    and the softmax runs in float32; masked-out logits become a large negative
+    number, so a fully masked row averages the values instead of producing NaN.
+
+    Args:
+        query: (B, T, N, H) or (T, N, H).
+        key: (B, S, K, H) or (S, K, H).
+        value: the same shape and dtype as `key`.
+        bias: added to the logits; broadcastable to (B, N, T, S).
+        mask: boolean, broadcastable to (B, N, T, S): False logits are masked out.
+        scale: multiplies the logits; default `1 / sqrt(H)`.
+        is_causal: keep only key positions at or before each query position.
+        query_seq_lengths: int32 (B,): valid query lengths (padding gives zeros).
+        key_value_seq_lengths: int32 (B,): valid key/value lengths.
+        local_window_size: an int or `(left, right)`: keep keys within this band around
+            each query position.
+        implementation: None or "xla" (the only one plax has).
+        return_residual: also return the logsumexp of the logits, (B, T, N).
+
+    Returns:
+        The attention output, of `query`'s shape; with `return_residual`, a pair
+        `(output, logsumexp)`.
+
+    Raises:
+        ValueError: shapes or dtypes that do not match, N not a multiple of K, or an
+            unknown `implementation`.
+        NotImplementedError: `implementation="cudnn"`.
+
+    Examples:
+        Three positions, one head of size 2, attending causally: each position
+        averages the values at or before it.
+
+        >>> q = k = jnp.ones((3, 1, 2))
+        >>> v = jnp.arange(6.0).reshape(3, 1, 2)
+        >>> plax.nn.dot_product_attention(q, k, v, is_causal=True)[:, 0]
+        Array([[0., 1.],
+               [1., 2.],
+               [2., 3.]], dtype=float32)
+    """
     if implementation not in (None, "xla"):
         if implementation == "cudnn":
             raise NotImplementedError("dot_product_attention: the 'cudnn' implementation is "

@@ -25,9 +25,27 @@ _COMPLEX_TRUNCATED_STD = .95311164380491208
 _MODES = ("fan_in", "fan_out", "fan_avg", "fan_geo_avg")
 _DISTRIBUTIONS = ("truncated_normal", "normal", "uniform")
 
+__all__ = ["Initializer", "constant", "delta_orthogonal", "glorot_normal", "glorot_uniform",
+           "he_normal", "he_uniform", "kaiming_normal", "kaiming_uniform", "lecun_normal",
+           "lecun_uniform", "normal", "ones", "orthogonal", "truncated_normal", "uniform",
+           "variance_scaling", "xavier_normal", "xavier_uniform", "zeros"]
+
 
 class Initializer(Protocol):
-    """What every initializer is: `init(key, shape, dtype=..., out_sharding=None)`."""
+    """The interface every initializer has: `init(key, shape, dtype=None, out_sharding=None)`.
+
+    An initializer makes a parameter array: `key` is a PRNG key (ignored by the
+    deterministic ones), `shape` the array's shape, `dtype` its dtype (default: the
+    default float type, or the dtype given when the initializer was made) and
+    `out_sharding` an optional Sharding to place the result with. The functions of
+    `plax.nn.initializers` either are initializers (`zeros`, `ones`) or make one
+    (`normal(stddev)`, `glorot_uniform()`...).
+
+    Examples:
+        >>> init: plax.nn.initializers.Initializer = plax.nn.initializers.normal(0.1)
+        >>> init(plax.random.key(0), (2, 3)).shape
+        (2, 3)
+    """
 
     def __call__(self, key: Any, shape: Sequence[int], dtype: Any = None,
                  out_sharding: Any = None) -> Any:
@@ -53,24 +71,82 @@ def _is_complex(dtype) -> bool:
 
 
 def zeros(key, shape, dtype=None, out_sharding=None):
-    """An array of zeros (`key` is unused)."""
+    """An initializer that returns an array of zeros.
+
+    Args:
+        key: a PRNG key (unused; accepted so every initializer has one signature).
+        shape: the array's shape.
+        dtype: its dtype; default the default float type.
+        out_sharding: an optional Sharding to place the result with.
+
+    Returns:
+        An array of zeros.
+
+    Examples:
+        >>> plax.nn.initializers.zeros(plax.random.key(0), (2, 3))
+        Array([[0., 0., 0.],
+               [0., 0., 0.]], dtype=float32)
+    """
     return _placed(jnp.zeros(_shape(shape), _dtype(dtype)), out_sharding)
 
 
 def ones(key, shape, dtype=None, out_sharding=None):
-    """An array of ones (`key` is unused)."""
+    """An initializer that returns an array of ones.
+
+    Args:
+        key: a PRNG key (unused).
+        shape: the array's shape.
+        dtype: its dtype; default the default float type.
+        out_sharding: an optional Sharding to place the result with.
+
+    Returns:
+        An array of ones.
+
+    Examples:
+        >>> plax.nn.initializers.ones(plax.random.key(0), (2,), jnp.int32)
+        Array([1, 1], dtype=int32)
+    """
     return _placed(jnp.ones(_shape(shape), _dtype(dtype)), out_sharding)
 
 
 def constant(value, dtype=None) -> Initializer:
-    """An initializer filling arrays with `value`."""
+    """Makes an initializer that fills its arrays with `value`.
+
+    Args:
+        value: the fill value (a scalar, or an array broadcastable to the shapes asked
+            for).
+        dtype: the default dtype of the arrays made (default: the default float type).
+
+    Returns:
+        An `Initializer`.
+
+    Examples:
+        >>> init = plax.nn.initializers.constant(0.5)
+        >>> init(plax.random.key(0), (2,))
+        Array([0.5, 0.5], dtype=float32)
+    """
     def init(key, shape, dtype=dtype, out_sharding=None):
         return _placed(jnp.full(_shape(shape), value, _dtype(dtype)), out_sharding)
     return init
 
 
 def uniform(scale=1e-2, dtype=None) -> Initializer:
-    """An initializer drawing uniformly from [0, scale)."""
+    """Makes an initializer that draws uniformly from `[0, scale)`.
+
+    Note the range starts at 0 (not `-scale`), as in JAX.
+
+    Args:
+        scale: the upper bound of the range.
+        dtype: the default dtype of the arrays made.
+
+    Returns:
+        An `Initializer`.
+
+    Examples:
+        >>> w = plax.nn.initializers.uniform(2.0)(plax.random.key(0), (100,))
+        >>> bool(jnp.all((w >= 0) & (w < 2)))
+        True
+    """
     def init(key, shape, dtype=dtype, out_sharding=None):
         dtype = _dtype(dtype)
         out = plax.random.uniform(key, _shape(shape), dtype) * jnp.array(scale, dtype)
@@ -79,7 +155,21 @@ def uniform(scale=1e-2, dtype=None) -> Initializer:
 
 
 def normal(stddev=1e-2, dtype=None) -> Initializer:
-    """An initializer drawing from a normal distribution of deviation `stddev`."""
+    """Makes an initializer that draws from a normal distribution with mean 0 and standard
+    deviation `stddev`.
+
+    Args:
+        stddev: the standard deviation.
+        dtype: the default dtype of the arrays made.
+
+    Returns:
+        An `Initializer`.
+
+    Examples:
+        >>> w = plax.nn.initializers.normal(0.1)(plax.random.key(0), (2, 3))
+        >>> w.shape, w.dtype
+        ((2, 3), dtype('float32'))
+    """
     def init(key, shape, dtype=dtype, out_sharding=None):
         dtype = _dtype(dtype)
         out = plax.random.normal(key, _shape(shape), dtype) * jnp.array(stddev, dtype)
@@ -88,8 +178,26 @@ def normal(stddev=1e-2, dtype=None) -> Initializer:
 
 
 def truncated_normal(stddev=1e-2, dtype=None, lower=-2.0, upper=2.0) -> Initializer:
-    """An initializer drawing from a standard normal truncated to (lower, upper),
-    scaled by `stddev` (which is thus not the result's deviation)."""
+    """Makes an initializer that draws a standard normal truncated to `(lower, upper)` and
+    multiplies it by `stddev`.
+
+    Because of the truncation the draws' standard deviation is smaller than `stddev`
+    (about 0.88 · stddev for the default bounds).
+
+    Args:
+        stddev: the scale applied to the truncated unit normal.
+        dtype: the default dtype of the arrays made.
+        lower: the lower truncation bound, in units of `stddev`.
+        upper: the upper truncation bound, in units of `stddev`.
+
+    Returns:
+        An `Initializer`.
+
+    Examples:
+        >>> w = plax.nn.initializers.truncated_normal(1.0)(plax.random.key(0), (1000,))
+        >>> bool(jnp.all(jnp.abs(w) < 2))
+        True
+    """
     def init(key, shape, dtype=dtype, out_sharding=None):
         dtype = _dtype(dtype)
         unit = plax.random.truncated_normal(key, lower, upper, _shape(shape), dtype)
@@ -139,8 +247,40 @@ def _complex_truncated_normal(key, upper, shape, dtype):
 
 def variance_scaling(scale, mode: str, distribution: str, in_axis=-2, out_axis=-1,
                      batch_axis=(), dtype=None) -> Initializer:
-    """An initializer whose draws have variance `scale / n`, n the fan that `mode`
-    names, from a truncated normal, a normal or a uniform `distribution`."""
+    """Makes an initializer whose draws have variance `scale / n`, where n is a "fan"
+    of the weight's shape.
+
+    The fans are computed from the shape: `fan_in` is the size of `in_axis` times the
+    receptive field (the product of the axes that are neither in, out nor batch axes,
+    e.g. a convolution's spatial axes), `fan_out` likewise with `out_axis`. `mode`
+    picks n: `"fan_in"`, `"fan_out"`, `"fan_avg"` (their mean) or `"fan_geo_avg"`
+    (their geometric mean). The draws come from a truncated normal (rescaled so the
+    variance is exact), a normal, or a uniform distribution. Complex dtypes draw the
+    modulus and the phase separately. `glorot_*`, `he_*` and `lecun_*` are presets of
+    this function.
+
+    Args:
+        scale: the variance numerator.
+        mode: "fan_in", "fan_out", "fan_avg" or "fan_geo_avg".
+        distribution: "truncated_normal", "normal" or "uniform".
+        in_axis: the input axis (or axes) of the weights.
+        out_axis: the output axis (or axes).
+        batch_axis: axes that are neither (left out of the fans).
+        dtype: the default dtype of the arrays made.
+
+    Returns:
+        An `Initializer`; calling it on a shape of fewer than 2 dimensions raises
+        ValueError (the fans are undefined).
+
+    Raises:
+        ValueError: an unknown `mode` or `distribution`.
+
+    Examples:
+        >>> init = plax.nn.initializers.variance_scaling(1.0, "fan_in", "uniform")
+        >>> w = init(plax.random.key(0), (3, 4))  # fan_in = 3: |w| < sqrt(3 / 3)
+        >>> bool(jnp.all(jnp.abs(w) < 1.0))
+        True
+    """
     if mode not in _MODES:
         raise ValueError(f"invalid mode for variance scaling initializer: {mode}")
     if distribution not in _DISTRIBUTIONS:
@@ -171,39 +311,91 @@ def variance_scaling(scale, mode: str, distribution: str, in_axis=-2, out_axis=-
 
 
 def _variance_scaling_preset(name: str, scale: float, mode: str, distribution: str,
-                             doc: str):
+                             summary: str, fan: str):
+    """A named `variance_scaling` preset; its docstring is written from the table below."""
     def make(in_axis=-2, out_axis=-1, batch_axis=(), dtype=None) -> Initializer:
         return variance_scaling(scale, mode, distribution, in_axis=in_axis,
                                 out_axis=out_axis, batch_axis=batch_axis, dtype=dtype)
     make.__name__ = make.__qualname__ = name
-    make.__doc__ = doc
+    make.__doc__ = _PRESET_DOC.format(name=name, summary=summary, scale=scale, mode=mode,
+                                      distribution=distribution, fan=fan)
     return make
 
 
+_PRESET_DOC = """{summary}
+
+    The same as `variance_scaling({scale}, "{mode}", "{distribution}")`: the draws have
+    variance {fan}, where the fans count the weight's input and output axes times
+    its receptive field (see `variance_scaling`).
+
+    Args:
+        in_axis: the input axis (or axes) of the weights.
+        out_axis: the output axis (or axes).
+        batch_axis: axes left out of the fans.
+        dtype: the default dtype of the arrays made.
+
+    Returns:
+        An `Initializer`.
+
+    Examples:
+        >>> init = plax.nn.initializers.{name}()
+        >>> w = init(plax.random.key(0), (64, 32))
+        >>> w.shape, w.dtype
+        ((64, 32), dtype('float32'))
+    """
+
+# name, scale, mode, distribution, summary, variance
 glorot_uniform = _variance_scaling_preset(
     "glorot_uniform", 1.0, "fan_avg", "uniform",
-    "Glorot (Xavier) uniform: variance 2 / (fan_in + fan_out).")
+    "Makes the Glorot (Xavier) uniform initializer, for layers with tanh or sigmoid "
+    "activations.", "2 / (fan_in + fan_out)")
 glorot_normal = _variance_scaling_preset(
     "glorot_normal", 1.0, "fan_avg", "truncated_normal",
-    "Glorot (Xavier) truncated normal: variance 2 / (fan_in + fan_out).")
+    "Makes the Glorot (Xavier) truncated-normal initializer, for layers with tanh or "
+    "sigmoid activations.", "2 / (fan_in + fan_out)")
 lecun_uniform = _variance_scaling_preset(
-    "lecun_uniform", 1.0, "fan_in", "uniform", "LeCun uniform: variance 1 / fan_in.")
+    "lecun_uniform", 1.0, "fan_in", "uniform",
+    "Makes the LeCun uniform initializer (the one `selu` networks expect).", "1 / fan_in")
 lecun_normal = _variance_scaling_preset(
     "lecun_normal", 1.0, "fan_in", "truncated_normal",
-    "LeCun truncated normal: variance 1 / fan_in.")
+    "Makes the LeCun truncated-normal initializer (the one `selu` networks expect).",
+    "1 / fan_in")
 he_uniform = _variance_scaling_preset(
-    "he_uniform", 2.0, "fan_in", "uniform", "He (Kaiming) uniform: variance 2 / fan_in.")
+    "he_uniform", 2.0, "fan_in", "uniform",
+    "Makes the He (Kaiming) uniform initializer, for layers with relu activations.",
+    "2 / fan_in")
 he_normal = _variance_scaling_preset(
     "he_normal", 2.0, "fan_in", "truncated_normal",
-    "He (Kaiming) truncated normal: variance 2 / fan_in.")
+    "Makes the He (Kaiming) truncated-normal initializer, for layers with relu "
+    "activations.", "2 / fan_in")
 xavier_uniform, xavier_normal = glorot_uniform, glorot_normal
 kaiming_uniform, kaiming_normal = he_uniform, he_normal
 
 
 def orthogonal(scale=1.0, column_axis: int = -1, dtype=None) -> Initializer:
-    """An initializer of (semi-)orthogonal matrices: the columns along `column_axis`
-    against all other axes flattened, times `scale` (the Q of a Gaussian's QR, its
-    signs fixed by R's diagonal so the distribution is uniform)."""
+    """Makes an initializer of (semi-)orthogonal matrices, times `scale`.
+
+    The array is viewed as a matrix whose columns run along `column_axis` and whose
+    rows are all the other axes flattened; that matrix has orthonormal columns (or
+    rows, when there are fewer rows than columns). It is the Q factor of the QR
+    decomposition of a Gaussian matrix, with signs fixed so its distribution is
+    uniform over orthogonal matrices.
+
+    Args:
+        scale: multiplies the orthogonal matrix.
+        column_axis: the axis of the columns.
+        dtype: the default dtype of the arrays made.
+
+    Returns:
+        An `Initializer`; a shape of fewer than 2 dimensions raises ValueError.
+
+    Examples:
+        >>> q = plax.nn.initializers.orthogonal()(plax.random.key(0), (3, 3))
+        >>> jnp.round(q.T @ q, 3)
+        Array([[1., 0., 0.],
+               [0., 1., 0.],
+               [0., 0., 1.]], dtype=float32)
+    """
     def init(key, shape, dtype=dtype, out_sharding=None):
         shape, dtype = _shape(shape), _dtype(dtype)
         if len(shape) < 2:
@@ -224,8 +416,30 @@ def orthogonal(scale=1.0, column_axis: int = -1, dtype=None) -> Initializer:
 
 
 def delta_orthogonal(scale=1.0, column_axis: int = -1, dtype=None) -> Initializer:
-    """The delta-orthogonal initializer of convolution kernels (Xiao et al., 2018): an
-    orthogonal matrix over the last two axes at the spatial centre, zeros elsewhere."""
+    """Makes the delta-orthogonal initializer of convolution kernels (Xiao et al., 2018).
+
+    The kernel (spatial axes first, then input and output channels) is zero except at
+    the spatial centre, where it holds an orthogonal (input × output) matrix, so the
+    convolution starts as an orthogonal map that preserves signal norms.
+
+    Args:
+        scale: multiplies the orthogonal matrix.
+        column_axis: the axis of the columns of that matrix.
+        dtype: the default dtype of the arrays made.
+
+    Returns:
+        An `Initializer` for 3-, 4- or 5-D shapes whose input channels do not exceed the
+        output channels; other shapes raise ValueError.
+
+    Examples:
+        >>> w = plax.nn.initializers.delta_orthogonal()(plax.random.key(0), (3, 2, 2))
+        >>> w[0]  # away from the centre: zeros
+        Array([[0., 0.],
+               [0., 0.]], dtype=float32)
+        >>> jnp.round(w[1].T @ w[1], 3)
+        Array([[1., 0.],
+               [0., 1.]], dtype=float32)
+    """
     def init(key, shape, dtype=dtype, out_sharding=None):
         shape, dtype = _shape(shape), _dtype(dtype)
         if len(shape) not in (3, 4, 5):

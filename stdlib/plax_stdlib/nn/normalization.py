@@ -14,9 +14,33 @@ from plax_stdlib.numpy import util
 @plax.jit(static_argnames=("axis", "algorithm"))
 def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
                 algorithm: str = "fast"):
-    """(x - mean) / sqrt(variance + epsilon) over `axis`. Missing statistics are
-    computed from `x` (only where `where` holds): the variance as E[x²] - E[x]²
-    (`algorithm="fast"`, clipped at 0) or as E[(x - E[x])²] (`"stable"`)."""
+    """Normalizes `x` to zero mean and unit variance along `axis`:
+    `(x - mean) / sqrt(variance + epsilon)`.
+
+    Statistics not given are computed from `x` (from the elements `where` selects):
+    the variance as `E[x²] - E[x]²` (`algorithm="fast"`, clipped at 0) or as
+    `E[(x - E[x])²]` (`algorithm="stable"`, one more pass but no cancellation).
+    This is the core of layer normalization.
+
+    Args:
+        x: an array.
+        axis: the axis or tuple of axes the statistics are taken over (static).
+        mean: a precomputed mean, broadcastable to `x`.
+        variance: a precomputed variance, broadcastable to `x`.
+        epsilon: added to the variance before the square root.
+        where: a boolean mask broadcastable to `x` for the statistics.
+        algorithm: `"fast"` or `"stable"` (static, keyword-only).
+
+    Returns:
+        An array of `x`'s shape.
+
+    Raises:
+        ValueError: `algorithm` is neither "fast" nor "stable".
+
+    Examples:
+        >>> plax.nn.standardize(jnp.array([1.0, 2.0, 3.0]))
+        Array([-1.224...,  0. ,  1.224...], dtype=float32)
+    """
     util.check_arraylike("standardize", x)
     for name, value in (("mean", mean), ("variance", variance), ("where", where)):
         if value is not None:

@@ -37,8 +37,26 @@ class BlockScaleConfig:
 
 
 def get_scaled_dot_general_config(mode, global_scale=None) -> BlockScaleConfig:
-    """The `BlockScaleConfig` of `mode`, 'mxfp8' or 'nvfp4' (whose `global_scale`, a
-    float32 array of shape (1,), defaults to one)."""
+    """The block-scaling recipe named `mode`, for `scaled_dot_general`.
+
+    Args:
+        mode: `"mxfp8"` (float8_e4m3fn data, one float8_e8m0fnu power-of-two scale per
+            block of 32) or `"nvfp4"` (float4_e2m1fn data, one float8_e4m3fn scale per
+            block of 16, times a float32 global scale).
+        global_scale: for "nvfp4", a float32 array of shape (1,); default one.
+
+    Returns:
+        A `BlockScaleConfig` (fields `mode`, `block_size`, `data_type`, `scale_type`,
+        `global_scale`, `infer_only`).
+
+    Raises:
+        ValueError: an unknown `mode`.
+
+    Examples:
+        >>> config = plax.nn.get_scaled_dot_general_config("mxfp8")
+        >>> config.block_size, config.data_type.__name__
+        (32, 'float8_e4m3fn')
+    """
     if mode == "mxfp8":
         return BlockScaleConfig(mode="mxfp8", block_size=32, data_type=dtypes.float8_e4m3fn,
                                 scale_type=dtypes.float8_e8m0fnu, global_scale=None,
@@ -53,9 +71,37 @@ def get_scaled_dot_general_config(mode, global_scale=None) -> BlockScaleConfig:
 
 
 def scaled_matmul(lhs, rhs, lhs_scales, rhs_scales, preferred_element_type=np.float32):
-    """`(lhs * repeated lhs_scales) @ (rhs * repeated rhs_scales)^T` per batch: lhs
-    (B, M, K), rhs (B, N, K), scales (B, M, K_a) and (B, N, K_b) with blocks of
-    K // K_a and K // K_b; the result (B, M, N)."""
+    """A batched matmul of block-scaled operands: each operand is multiplied by its scales
+    (each scale repeated over a block of the contracting axis) and the products are
+    contracted over that axis.
+
+    `lhs` is (B, M, K) and `rhs` is (B, N, K) (both contract their last axis; `rhs`
+    is not transposed by the caller); `lhs_scales` is (B, M, K // block) and
+    `rhs_scales` (B, N, K // block). Usually the data are low-precision floats
+    (float8, float4) and the scales float8_e8m0fnu or float8_e4m3fn, as
+    `scaled_dot_general` produces them.
+
+    Args:
+        lhs: (B, M, K) array.
+        rhs: (B, N, K) array.
+        lhs_scales: (B, M, K_a) scales, K a multiple of K_a.
+        rhs_scales: (B, N, K_b) scales.
+        preferred_element_type: the result's dtype (default float32).
+
+    Returns:
+        A (B, M, N) array.
+
+    Raises:
+        ValueError: operands that are not 3-D, or whose batch, contracting or scale
+            dimensions do not match.
+
+    Examples:
+        >>> x = jnp.ones((1, 2, 32), jnp.float8_e4m3fn)
+        >>> s = jnp.ones((1, 2, 1), jnp.float8_e8m0fnu)
+        >>> plax.nn.scaled_matmul(x, x, s, s)
+        Array([[[32., 32.],
+                [32., 32.]]], dtype=float32)
+    """
     shapes = [get_aval(x).shape for x in (lhs, rhs, lhs_scales, rhs_scales)]
     if any(len(s) != 3 for s in shapes):
         raise ValueError("scaled_matmul requires all inputs to be 3-dimensional arrays, got "
@@ -245,9 +291,36 @@ _OUTPUT_TYPES = (np.dtype(np.float32), np.dtype(dtypes.bfloat16), np.dtype(np.fl
 
 def scaled_dot_general(lhs, rhs, dimension_numbers, preferred_element_type=np.float32,
                        configs=None, implementation=None):
-    """`lax.dot_general` with both operands block-quantized by `configs` (three
-    `BlockScaleConfig`s: lhs, rhs, and the cotangent of the gradient; see
-    `get_scaled_dot_general_config`); without configs, `lax.dot_general`."""
+    """`lax.dot_general` computed on block-quantized operands (microscaling, e.g. MXFP8).
+
+    Each operand is quantized along its contracting axis in blocks, with one scale per
+    block, as `configs` describes, and the product runs as `scaled_matmul`. Its
+    gradient quantizes the incoming cotangent with the third config. Without
+    `configs`, this is plain `lax.dot_general`.
+
+    Args:
+        lhs: an array.
+        rhs: an array.
+        dimension_numbers: `((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))`,
+            as for `lax.dot_general`.
+        preferred_element_type: the result's dtype: float32 (default), bfloat16 or float16.
+        configs: three `BlockScaleConfig`s (lhs, rhs, cotangent), e.g. from
+            `get_scaled_dot_general_config`; None for an unquantized product.
+        implementation: ignored (deprecated).
+
+    Returns:
+        The product, with `lax.dot_general`'s shape.
+
+    Raises:
+        TypeError: an unsupported `preferred_element_type`.
+
+    Examples:
+        >>> c = plax.nn.get_scaled_dot_general_config("mxfp8")
+        >>> plax.nn.scaled_dot_general(jnp.ones((2, 32)), jnp.ones((32, 2)),
+        ...                            (((1,), (0,)), ((), ())), configs=[c, c, c])
+        Array([[32., 32.],
+               [32., 32.]], dtype=float32)
+    """
     if implementation is not None:
         warnings.warn("scaled_dot_general: `implementation` is ignored (the backend is "
                       "chosen automatically)", DeprecationWarning, stacklevel=2)

@@ -25,8 +25,31 @@ def _safe_log(s):
 @plax.jit(static_argnames=("axis", "keepdims", "return_sign"))
 def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False,
               where=None):
-    """log(sum(b * exp(a))) over `axis`, computed stably. With `return_sign` also the
-    sign of the sum (so negative `b` are allowed); otherwise a negative sum is NaN."""
+    """`log(sum(b * exp(a)))` over `axis`, computed without overflow.
+
+    The maximum of `a` is subtracted before exponentiating and added back after the
+    logarithm, so `logsumexp(jnp.array([1000., 1000.]))` is `1000.693...` rather than
+    `inf`. `-inf` entries contribute nothing (and get zero gradients).
+
+    Args:
+        a: an array.
+        axis: the axis or tuple of axes to reduce (static); None reduces all.
+        b: optional weights broadcastable to `a`; entries where `b == 0` are left out.
+        keepdims: keep the reduced axes with size 1 (static).
+        return_sign: also return the sign of the weighted sum (static); then negative
+            weights are allowed and the first result is `log(|sum|)`.
+        where: a boolean mask broadcastable to `a`: only selected elements are summed.
+
+    Returns:
+        The reduced array; with `return_sign`, a pair `(log_abs_sum, sign)`. Without
+        `return_sign`, a negative weighted sum gives NaN.
+
+    Examples:
+        >>> plax.nn.logsumexp(jnp.array([1000.0, 1000.0]))
+        Array(1000.69..., dtype=float32)
+        >>> plax.nn.logsumexp(jnp.array([0.0, 0.0]), b=jnp.array([1.0, -2.0]), return_sign=True)
+        (Array(0., dtype=float32), Array(-1., dtype=float32))
+    """
     if b is not None:
         a, b = util.promote_args_inexact("logsumexp", a, b)
         a = jnp.where(b != 0, a, -np.inf)
@@ -61,7 +84,22 @@ def _count(x, axis, where, keepdims, dtype):
 
 @plax.jit(static_argnames=("axis", "keepdims"))
 def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
-    """log(mean(exp(x))) over `axis`: logsumexp minus the log of the count."""
+    """`log(mean(exp(x)))` over `axis`, computed stably: `logsumexp` minus the log of
+    the number of elements averaged (those `where` selects).
+
+    Args:
+        x: an array.
+        axis: the axis or tuple of axes to reduce (static); None reduces all.
+        where: a boolean mask broadcastable to `x`: only selected elements count.
+        keepdims: keep the reduced axes with size 1 (static).
+
+    Returns:
+        The reduced array, of `x`'s (inexact) dtype.
+
+    Examples:
+        >>> plax.nn.logmeanexp(jnp.array([1.0, 1.0, 1.0]))
+        Array(1., dtype=float32)
+    """
     lse = logsumexp(x, axis=axis, where=where, keepdims=keepdims)
     return lse - jnp.log(_count(x, axis, where, keepdims, util.dtype_of(lse)))
 

@@ -31,13 +31,47 @@ def _block(xs) -> tuple:
 
 
 def block(arrays):
-    """An array assembled from nested lists of blocks: the innermost lists join along
-    the last axis, the next ones along the one before, and so on."""
+    """An array assembled from nested lists of blocks: the innermost lists are joined
+    along the last axis, the lists around them along the axis before, and so on.
+
+    Follows `numpy.block`.
+
+    Args:
+        arrays: nested lists of arrays (or scalars), of consistent depth.
+
+    Returns:
+        The assembled array.
+
+    Raises:
+        ValueError: lists of inconsistent depth, or blocks whose shapes do not fit.
+
+    Examples:
+        >>> a = jnp.ones((2, 2), jnp.int32)
+        >>> jnp.block([[a, 2 * a], [3 * a, jnp.zeros((2, 2), jnp.int32)]])
+        Array([[1, 1, 2, 2],
+               [1, 1, 2, 2],
+               [3, 3, 0, 0],
+               [3, 3, 0, 0]], dtype=int32)
+    """
     return util.as_array(_block(arrays)[0])
 
 
 def column_stack(tup):
-    """1-D arrays as columns (and 2-D arrays as they are), joined along axis 1."""
+    """1-D arrays as columns (and 2-D arrays as they are), joined along axis 1.
+
+    Follows `numpy.column_stack`.
+
+    Args:
+        tup: a sequence of 1-D or 2-D arrays with the same number of rows.
+
+    Returns:
+        A 2-D array.
+
+    Examples:
+        >>> jnp.column_stack([jnp.array([1, 2]), jnp.array([3, 4])])
+        Array([[1, 3],
+               [2, 4]], dtype=int32)
+    """
     if util.is_arraylike(tup) and not isinstance(tup, (list, tuple)):
         tup = [tup[i] for i in range(util.shape_of(tup)[0])]
     arrays = [util.ensure_arraylike("column_stack", a) for a in tup]
@@ -57,23 +91,88 @@ def _split_along(name: str, ary, indices_or_sections, axis: int, min_ndim: int):
 
 
 def hsplit(ary, indices_or_sections) -> list:
-    """`split` along axis 1 (axis 0 of 1-D arrays)."""
+    """`split` along axis 1 (along axis 0 for 1-D arrays).
+
+    Follows `numpy.hsplit`.
+
+    Args:
+        ary: an array.
+        indices_or_sections: a number of equal sections, or cut indices.
+
+    Returns:
+        A list of arrays.
+
+    Examples:
+        >>> jnp.hsplit(jnp.arange(6).reshape(2, 3), [1])
+        [Array([[0],
+               [3]], dtype=int32), Array([[1, 2],
+               [4, 5]], dtype=int32)]
+    """
     return _split_along("hsplit", ary, indices_or_sections, 1, 1)
 
 
 def vsplit(ary, indices_or_sections) -> list:
-    """`split` along axis 0 of an array of at least 2 dimensions."""
+    """`split` along axis 0 of an array of at least two dimensions.
+
+    Follows `numpy.vsplit`.
+
+    Args:
+        ary: an array of at least two dimensions.
+        indices_or_sections: a number of equal sections, or cut indices.
+
+    Returns:
+        A list of arrays.
+
+    Raises:
+        ValueError: `ary` has fewer than two dimensions.
+
+    Examples:
+        >>> jnp.vsplit(jnp.arange(4).reshape(2, 2), 2)
+        [Array([[0, 1]], dtype=int32), Array([[2, 3]], dtype=int32)]
+    """
     return _split_along("vsplit", ary, indices_or_sections, 0, 2)
 
 
 def dsplit(ary, indices_or_sections) -> list:
-    """`split` along axis 2 of an array of at least 3 dimensions."""
+    """`split` along axis 2 of an array of at least three dimensions.
+
+    Follows `numpy.dsplit`.
+
+    Args:
+        ary: an array of at least three dimensions.
+        indices_or_sections: a number of equal sections, or cut indices.
+
+    Returns:
+        A list of arrays.
+
+    Raises:
+        ValueError: `ary` has fewer than three dimensions.
+
+    Examples:
+        >>> [p.shape for p in jnp.dsplit(jnp.ones((1, 2, 4)), 2)]
+        [(1, 2, 2), (1, 2, 2)]
+    """
     return _split_along("dsplit", ary, indices_or_sections, 2, 3)
 
 
 def rollaxis(a, axis: int, start: int = 0):
     """`a` with `axis` moved to just before position `start` (NumPy's older form of
-    `moveaxis`)."""
+    `moveaxis`, which is clearer).
+
+    Follows `numpy.rollaxis`.
+
+    Args:
+        a: an array.
+        axis: the axis to move.
+        start: the position it is moved before.
+
+    Returns:
+        The array with the axis moved.
+
+    Examples:
+        >>> jnp.rollaxis(jnp.ones((2, 3, 4)), 2).shape
+        (4, 2, 3)
+    """
     a = util.ensure_arraylike("rollaxis", a)
     ndim = len(util.shape_of(a))
     start = operator.index(start)
@@ -88,7 +187,26 @@ def rollaxis(a, axis: int, start: int = 0):
 
 def rot90(m, k: int = 1, axes: tuple[int, int] = (0, 1)):
     """`m` rotated by 90 degrees `k` times in the plane of `axes` (from the first axis
-    toward the second)."""
+    toward the second).
+
+    Follows `numpy.rot90`.
+
+    Args:
+        m: an array of at least two dimensions.
+        k: the number of quarter turns (negative turns the other way).
+        axes: the two axes of the plane.
+
+    Returns:
+        The rotated array.
+
+    Raises:
+        ValueError: `axes` that are not two distinct axes.
+
+    Examples:
+        >>> jnp.rot90(jnp.array([[1, 2], [3, 4]]))
+        Array([[2, 4],
+               [1, 3]], dtype=int32)
+    """
     m = util.ensure_arraylike("rot90", m)
     ndim = len(util.shape_of(m))
     if ndim < 2:

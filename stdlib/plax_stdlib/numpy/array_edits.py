@@ -39,14 +39,48 @@ def _tile_to_size(flat, size: int):
 
 
 def append(arr, values, axis: int | None = None):
-    """`values` joined to the end of `arr` (both flattened if `axis` is None)."""
+    """`values` joined to the end of `arr`, as a new array (both flattened first if `axis`
+    is None).
+
+    Follows `numpy.append`.
+
+    Args:
+        arr: an array.
+        values: an array; with `axis`, shaped like `arr` except along `axis`.
+        axis: the axis to join along; None flattens both.
+
+    Returns:
+        A new array.
+
+    Examples:
+        >>> jnp.append(jnp.array([[1, 2]]), jnp.array([3, 4]))
+        Array([1, 2, 3, 4], dtype=int32)
+        >>> jnp.append(jnp.array([[1, 2]]), jnp.array([[3, 4]]), axis=0)
+        Array([[1, 2],
+               [3, 4]], dtype=int32)
+    """
     if axis is None:
         return shape_ops.concatenate([shape_ops.ravel(arr), shape_ops.ravel(values)], 0)
     return shape_ops.concatenate([arr, values], axis=axis)
 
 
 def resize(a, new_shape):
-    """`a`'s elements repeated cyclically (or cut) to fill `new_shape`."""
+    """`a`'s elements repeated cyclically (or cut) to fill `new_shape`, in row-major order.
+
+    Follows `numpy.resize` (the function; there is no in-place `ndarray.resize`).
+
+    Args:
+        a: an array.
+        new_shape: the result's shape (concrete).
+
+    Returns:
+        An array of `new_shape`.
+
+    Examples:
+        >>> jnp.resize(jnp.array([1, 2, 3]), (2, 4))
+        Array([[1, 2, 3, 1],
+               [2, 3, 1, 2]], dtype=int32)
+    """
     a = util.ensure_arraylike("resize", a)
     new_shape = util.canonicalize_shape(new_shape, "resize")
     flat = shape_ops.ravel(a)
@@ -57,8 +91,29 @@ def resize(a, new_shape):
 
 
 def trim_zeros(filt, trim: str = "fb", axis=None):
-    """`filt` without its leading ('f') and/or trailing ('b') zeros (slices that are all
-    zero, along each of `axis`); `filt` must be concrete."""
+    """`filt` without its leading ("f") and/or trailing ("b") zeros.
+
+    Follows `numpy.trim_zeros` (with NumPy 2's `axis`: along each axis given, the
+    all-zero slices at the ends are removed). The result's size depends on the values,
+    so `filt` must be concrete (not traced).
+
+    Args:
+        filt: an array.
+        trim: "f" (front), "b" (back) or "fb" (both).
+        axis: the axes to trim along; None means all.
+
+    Returns:
+        The trimmed array.
+
+    Raises:
+        ConcretizationTypeError: `filt` is traced.
+
+    Examples:
+        >>> jnp.trim_zeros(jnp.array([0, 0, 1, 2, 0]))
+        Array([1, 2], dtype=int32)
+        >>> jnp.trim_zeros(jnp.array([0, 1, 0]), trim="f")
+        Array([1, 0], dtype=int32)
+    """
     filt = creation.asarray(util.ensure_arraylike("trim_zeros", filt))
     value = np.asarray(util.concrete_or_error(
         filt, "trim_zeros: the length of the result depends on the values of filt"))
@@ -80,9 +135,30 @@ def trim_zeros(filt, trim: str = "fb", axis=None):
 
 
 def delete(arr, obj, axis: int | None = None, *, assume_unique_indices: bool = False):
-    """`arr` without the entries `obj` (an int, slice, index array or boolean mask)
-    along `axis` (of the flattened array if None). Index arrays must be concrete
-    unless `assume_unique_indices` promises they hold no duplicates."""
+    """`arr` without the entries `obj` along `axis` (of the flattened array if `axis` is
+    None), as a new array.
+
+    Follows `numpy.delete`. `obj` is an int, a slice, an index array or a boolean mask.
+    The result's size must be known when tracing: index arrays and masks must be
+    concrete, unless `assume_unique_indices=True` promises that an index array has no
+    duplicates (its length then fixes the size, and it may be traced).
+
+    Args:
+        arr: an array.
+        obj: what to delete.
+        axis: the axis to delete along; None flattens `arr` first.
+        assume_unique_indices: promise that the indices in `obj` are distinct.
+
+    Returns:
+        A smaller array.
+
+    Examples:
+        >>> jnp.delete(jnp.array([10, 20, 30, 40]), 1)
+        Array([10, 30, 40], dtype=int32)
+        >>> jnp.delete(jnp.array([[1, 2], [3, 4]]), jnp.array([0]), axis=1)
+        Array([[2],
+               [4]], dtype=int32)
+    """
     a = creation.asarray(util.ensure_arraylike("delete", arr))
     if axis is None:
         a, axis = shape_ops.ravel(a), 0
@@ -127,8 +203,28 @@ def delete(arr, obj, axis: int | None = None, *, assume_unique_indices: bool = F
 
 
 def insert(arr, obj, values, axis: int | None = None):
-    """`arr` with `values` inserted before the positions `obj` (an int, slice or
-    index array, which may be traced) along `axis` (flattened if None)."""
+    """`arr` with `values` inserted before the positions `obj` along `axis` (of the
+    flattened array if `axis` is None), as a new array.
+
+    Follows `numpy.insert`; `obj` (an int, a slice or an index array) may be traced,
+    since the result's size depends only on how many values are inserted.
+
+    Args:
+        arr: an array.
+        obj: the insertion index or indices.
+        values: the values (broadcast to the inserted slices).
+        axis: the axis to insert along; None flattens `arr` first.
+
+    Returns:
+        A larger array.
+
+    Examples:
+        >>> jnp.insert(jnp.array([1, 2, 3]), 1, 9)
+        Array([1, 9, 2, 3], dtype=int32)
+        >>> jnp.insert(jnp.array([[1, 2], [3, 4]]), 1, 0, axis=1)
+        Array([[1, 0, 2],
+               [3, 0, 4]], dtype=int32)
+    """
     a, values = util.ensure_arraylike("insert", arr, values)
     a = creation.asarray(a)
     if axis is None:
@@ -178,7 +274,30 @@ def insert(arr, obj, values, axis: int | None = None):
 
 def place(arr, mask, vals, *, inplace: bool = True):
     """`arr` with the elements where `mask` is true replaced, in order, by `vals`
-    (repeated as needed)."""
+    (repeated cyclically as needed), returned as a new array.
+
+    NumPy's `place` modifies `arr` in place; plax arrays are immutable, so pass
+    `inplace=False` to get the result (the default `inplace=True` raises, to catch code
+    that expects in-place modification). The number of true elements must be
+    concrete.
+
+    Args:
+        arr: an array.
+        mask: a boolean array of `arr`'s size.
+        vals: the values to write.
+        inplace: must be False.
+
+    Returns:
+        The updated array.
+
+    Raises:
+        ValueError: `inplace=True`, or `mask` and `arr` differ in size.
+
+    Examples:
+        >>> x = jnp.array([1, -2, 3, -4])
+        >>> jnp.place(x, x < 0, jnp.array([0]), inplace=False)
+        Array([1, 0, 3, 0], dtype=int32)
+    """
     _immutable("place", inplace)
     data, mask, vals = util.ensure_arraylike("place", arr, mask, vals)
     size = math.prod(util.shape_of(data))
@@ -197,8 +316,32 @@ def place(arr, mask, vals, *, inplace: bool = True):
 
 
 def put(a, ind, v, mode: str | None = None, *, inplace: bool = True):
-    """`a` with the elements at flat indices `ind` set to `v` (repeated as needed);
-    out-of-range indices are dropped, or follow `mode` ('clip' or 'wrap')."""
+    """`a` with the elements at the flat indices `ind` set to `v` (repeated as needed),
+    returned as a new array.
+
+    NumPy's `put` modifies `a` in place; plax arrays are immutable, so pass
+    `inplace=False` (the default raises). The JAX idiom for this is
+    `a.ravel().at[ind].set(v).reshape(a.shape)`. Out-of-range indices are dropped by
+    default, or follow `mode` ("clip" or "wrap").
+
+    Args:
+        a: an array.
+        ind: flat indices (any shape).
+        v: the values (broadcast or repeated to match `ind`).
+        mode: None (drop out-of-range indices), "clip" or "wrap".
+        inplace: must be False.
+
+    Returns:
+        The updated array.
+
+    Raises:
+        ValueError: `inplace=True`.
+
+    Examples:
+        >>> jnp.put(jnp.zeros((2, 2)), jnp.array([0, 3]), 1.0, inplace=False)
+        Array([[1., 0.],
+               [0., 1.]], dtype=float32)
+    """
     _immutable("put", inplace)
     arr, ind, _ = util.ensure_arraylike("put", a, ind, v)
     arr = creation.asarray(arr)
@@ -222,8 +365,34 @@ def put(a, ind, v, mode: str | None = None, *, inplace: bool = True):
 
 def put_along_axis(arr, indices, values, axis: int | None, inplace: bool = True, *,
                    mode: str | None = None):
-    """`arr` with `values` written at `indices` along `axis`, matched one to one along
-    the other dimensions (the update form of `take_along_axis`)."""
+    """`arr` with `values` written at `indices` along `axis`, matched one to one along the
+    other axes: the update form of `take_along_axis`.
+
+    NumPy's version modifies `arr` in place; plax arrays are immutable, so pass
+    `inplace=False` (the default raises). `mode` handles out-of-range indices as in
+    `.at[].set`.
+
+    Args:
+        arr: an array.
+        indices: an integer array of `arr`'s rank.
+        values: the values (broadcast against `indices`).
+        axis: the axis to write along; None for the flattened array.
+        inplace: must be False.
+        mode: out-of-range handling ("fill"/"drop" drop them, "clip" clamps).
+
+    Returns:
+        The updated array.
+
+    Raises:
+        ValueError: `inplace=True`.
+
+    Examples:
+        >>> x = jnp.array([[3, 1], [2, 4]])
+        >>> i = jnp.argmax(x, axis=1, keepdims=True)
+        >>> jnp.put_along_axis(x, i, 0, axis=1, inplace=False)  # zero each row's maximum
+        Array([[0, 1],
+               [2, 0]], dtype=int32)
+    """
     _immutable("put_along_axis", inplace)
     arr, indices, values = util.ensure_arraylike("put_along_axis", arr, indices, values)
     arr = creation.asarray(arr)
@@ -249,8 +418,30 @@ def put_along_axis(arr, indices, values, axis: int | None, inplace: bool = True,
 
 
 def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
-    """`a` with its main diagonal set to `val` (repeated as needed); plax arrays are
-    immutable, so `inplace=False` is required."""
+    """`a` with its main diagonal set to `val` (repeated as needed), returned as a new
+    array.
+
+    NumPy's version modifies `a` in place; plax arrays are immutable, so pass
+    `inplace=False` (the default raises). For arrays of more than two dimensions, the
+    diagonal is `a[i, i, ..., i]` (all dimensions equal).
+
+    Args:
+        a: an array of at least two dimensions.
+        val: the value(s) for the diagonal.
+        wrap: for tall matrices, start the diagonal again after each N+1 rows (as NumPy).
+        inplace: must be False.
+
+    Returns:
+        The updated array.
+
+    Raises:
+        ValueError: `inplace=True`, or a shape NumPy rejects.
+
+    Examples:
+        >>> jnp.fill_diagonal(jnp.zeros((2, 3), jnp.int32), 7, inplace=False)
+        Array([[7, 0, 0],
+               [0, 7, 0]], dtype=int32)
+    """
     if inplace:
         raise NotImplementedError("plax arrays are immutable: use "
                                   "fill_diagonal(..., inplace=False)")
@@ -272,8 +463,30 @@ def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
 
 def compress(condition, a, axis: int | None = None, *, size: int | None = None,
              fill_value=0, out=None):
-    """The slices of `a` along `axis` (flattened if None) where the 1-D `condition`
-    is true; with `size`, exactly `size` of them, padded with `fill_value`."""
+    """The slices of `a` along `axis` (of the flattened array if `axis` is None) where the
+    1-D `condition` is true.
+
+    Follows `numpy.compress`, plus JAX's `size`/`fill_value`: the number of slices
+    kept depends on the values, so without `size` the condition must be concrete; with
+    a static `size`, exactly `size` slices are returned (padded with `fill_value`),
+    which works under `jit`.
+
+    Args:
+        condition: a 1-D boolean array (shorter than the axis: the rest counts false).
+        a: an array.
+        axis: the axis to select along; None flattens `a`.
+        size: the number of slices to return (static).
+        fill_value: the padding value.
+        out: unsupported; must be None.
+
+    Returns:
+        An array with the selected slices.
+
+    Examples:
+        >>> jnp.compress(jnp.array([True, False, True]), jnp.array([[1, 2, 3], [4, 5, 6]]), axis=1)
+        Array([[1, 3],
+               [4, 6]], dtype=int32)
+    """
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.compress is not supported.")
     condition, a, fill_value = util.ensure_arraylike("compress", condition, a, fill_value)
@@ -307,16 +520,56 @@ def compress(condition, a, axis: int | None = None, *, size: int | None = None,
 
 
 def extract(condition, arr, *, size: int | None = None, fill_value=0):
-    """The elements of `arr` where `condition` is true (both flattened)."""
+    """The elements of `arr` where `condition` is true (both flattened).
+
+    Follows `numpy.extract`; as with `compress`, a static `size` (padded with
+    `fill_value`) makes it work on traced values.
+
+    Args:
+        condition: an array of `arr`'s size; nonzero is true.
+        arr: an array.
+        size: the number of elements to return (static).
+        fill_value: the padding value.
+
+    Returns:
+        A 1-D array.
+
+    Examples:
+        >>> x = jnp.array([[1, -2], [-3, 4]])
+        >>> jnp.extract(x > 0, x)
+        Array([1, 4], dtype=int32)
+        >>> jnp.extract(x > 0, x, size=3, fill_value=99)
+        Array([ 1,  4, 99], dtype=int32)
+    """
     util.check_arraylike("extract", condition, arr, fill_value)
     return compress(shape_ops.ravel(condition), shape_ops.ravel(arr), size=size,
                     fill_value=fill_value)
 
 
 def choose(a, choices, out=None, mode: str = "raise"):
-    """Elementwise `choices[a]`: each element of the integer array `a` picks the array
-    it comes from (all broadcast together). Out-of-range indices: 'raise' (concrete
-    `a` only), 'wrap' or 'clip'."""
+    """Builds an array elementwise from several choices: where `a` is `i`, the result takes
+    the element of `choices[i]` (`a` and the choices broadcast together).
+
+    Follows `numpy.choose`. Out-of-range indices follow `mode`: "raise" (the default;
+    only possible when `a` is concrete), "wrap" (modulo the number of choices) or
+    "clip".
+
+    Args:
+        a: an integer array of choice indices.
+        choices: a sequence of arrays (or an array, indexed along its first axis).
+        out: unsupported; must be None.
+        mode: "raise", "wrap" or "clip".
+
+    Returns:
+        An array of the broadcast shape.
+
+    Raises:
+        ValueError: an out-of-range index with `mode="raise"`, or an unknown mode.
+
+    Examples:
+        >>> jnp.choose(jnp.array([0, 1, 0]), [jnp.array([1, 2, 3]), jnp.array([10, 20, 30])])
+        Array([ 1, 20,  3], dtype=int32)
+    """
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.choose is not supported.")
     if util.is_arraylike(choices) and not isinstance(choices, (list, tuple)):
@@ -344,7 +597,28 @@ def choose(a, choices, out=None, mode: str = "raise"):
 
 
 def select(condlist, choicelist, default=0):
-    """Elementwise, the choice of the first true condition (`default` where none is)."""
+    """Elementwise, the choice whose condition is the first to hold: `choicelist[i]` where
+    `condlist[i]` is the first true condition, `default` where none is.
+
+    Follows `numpy.select`; conditions and choices broadcast together. A traceable
+    alternative to chains of `if`/`elif` on array values.
+
+    Args:
+        condlist: a sequence of boolean arrays.
+        choicelist: a sequence of arrays, as long as `condlist`.
+        default: the value where no condition holds.
+
+    Returns:
+        An array of the broadcast shape and the choices' promoted dtype.
+
+    Raises:
+        ValueError: lists of different lengths, or empty ones.
+
+    Examples:
+        >>> x = jnp.array([-2, 0, 3])
+        >>> jnp.select([x < 0, x > 0], [-x, x * 10], default=-1)
+        Array([ 2, -1, 30], dtype=int32)
+    """
     if len(condlist) != len(choicelist):
         raise ValueError(f"select: condlist must have length equal to choicelist "
                          f"({len(condlist)} vs {len(choicelist)})")
@@ -363,9 +637,33 @@ def select(condlist, choicelist, default=0):
 
 
 def piecewise(x, condlist, funclist, *args, **kw):
-    """`x` mapped piece by piece: where `condlist[i]` holds (the last true one wins),
-    by `funclist[i]` (a function of x, or a constant); elsewhere by the extra last
-    function if given, else 0. The result has x's dtype."""
+    """`x` mapped piece by piece: where `condlist[i]` holds, by `funclist[i]` (a function
+    of the selected values, or a constant); where no condition holds, by an extra last
+    function if one is given, else 0.
+
+    Follows `numpy.piecewise`; where several conditions hold, the last one wins. Every
+    function is evaluated on all of `x` (as under `jit` nothing else is possible) and
+    the results are selected, so functions must accept any value (no errors for the
+    values they do not own). The result has `x`'s dtype.
+
+    Args:
+        x: an array.
+        condlist: a sequence of boolean arrays shaped like `x` (or one).
+        funclist: functions or constants, one per condition (plus an optional default).
+        *args: extra positional arguments for the functions.
+        **kw: extra keyword arguments for the functions.
+
+    Returns:
+        An array of `x`'s shape and dtype.
+
+    Raises:
+        ValueError: `funclist` of the wrong length.
+
+    Examples:
+        >>> x = jnp.array([-2.0, 0.5, 3.0])
+        >>> jnp.piecewise(x, [x < 0, x > 1], [lambda v: -v, 1.0, lambda v: v / 2])
+        Array([2.  , 0.25, 1.  ], dtype=float32)
+    """
     x = util.ensure_arraylike("piecewise", x)
     if util.is_arraylike(condlist) and not isinstance(condlist, (list, tuple)):
         condlist = [condlist[i] for i in range(util.shape_of(condlist)[0])] if util.shape_of(

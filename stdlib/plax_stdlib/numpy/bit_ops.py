@@ -17,8 +17,26 @@ def _bit_weights(bitorder: str, name: str) -> np.ndarray:
 
 
 def packbits(a, axis: int | None = None, bitorder: str = "big"):
-    """The elements of a boolean (or integer: nonzero counts as 1) array packed eight
-    to a uint8 along `axis` (the flattened array if None), zero-padded at the end."""
+    """The elements of a boolean array (or integers: nonzero counts as 1) packed eight
+    to a byte (uint8) along `axis`, zero-padded at the end.
+
+    Follows `numpy.packbits`.
+
+    Args:
+        a: a bool or integer array.
+        axis: the axis to pack along; None packs the flattened array.
+        bitorder: "big" (the first element is the most significant bit) or "little".
+
+    Returns:
+        A uint8 array, `ceil(n / 8)` long along `axis`.
+
+    Raises:
+        ValueError: an unknown `bitorder`, or a float input.
+
+    Examples:
+        >>> jnp.packbits(jnp.array([1, 0, 1, 1, 0, 0, 0, 0, 1]))
+        Array([176, 128], dtype=uint8)
+    """
     a = util.ensure_arraylike("packbits", a)
     if util.dtype_category(util.dtype_of(a)) not in "biu":
         raise TypeError(f"packbits: expected an integer or boolean array, got dtype "
@@ -40,9 +58,30 @@ def packbits(a, axis: int | None = None, bitorder: str = "big"):
 
 
 def unpackbits(a, axis: int | None = None, count: int | None = None, bitorder: str = "big"):
-    """The bits of a uint8 array as a uint8 array of 0s and 1s, eight per element,
-    along `axis` (flattened if None); `count` keeps that many (a negative count drops
-    bits from the end; a larger one pads with zeros)."""
+    """The bits of a uint8 array as 0s and 1s, eight per element, along `axis` (the
+    inverse of `packbits`).
+
+    Follows `numpy.unpackbits`: `count` keeps that many bits (a negative count drops
+    bits from the end; a larger one pads with zeros).
+
+    Args:
+        a: a uint8 array.
+        axis: the axis to unpack along; None unpacks the flattened array.
+        count: the number of bits to keep (static).
+        bitorder: "big" or "little".
+
+    Returns:
+        A uint8 array of 0s and 1s.
+
+    Raises:
+        TypeError: `a` is not uint8.
+
+    Examples:
+        >>> jnp.unpackbits(jnp.array([5], jnp.uint8))
+        Array([0, 0, 0, 0, 0, 1, 0, 1], dtype=uint8)
+        >>> jnp.unpackbits(jnp.array([5], jnp.uint8), bitorder="little", count=3)
+        Array([1, 0, 1], dtype=uint8)
+    """
     a = util.ensure_arraylike("unpackbits", a)
     if util.dtype_of(a) != np.dtype(np.uint8):
         raise TypeError(f"unpackbits: expected an input array of unsigned byte data type, "
@@ -68,7 +107,21 @@ def unpackbits(a, axis: int | None = None, count: int | None = None, bitorder: s
 
 
 def bitwise_count(x, /):
-    """The number of 1 bits in the absolute value of each element, as uint8."""
+    """The number of 1 bits in the absolute value of each element (population count),
+    as uint8.
+
+    Follows `numpy.bitwise_count`; integer and bool inputs only.
+
+    Args:
+        x: an integer or bool array.
+
+    Returns:
+        A uint8 array of `x`'s shape.
+
+    Examples:
+        >>> jnp.bitwise_count(jnp.array([0, 7, -8, 255]))
+        Array([0, 3, 1, 8], dtype=uint8)
+    """
     x, = util.promote_args_numeric("bitwise_count", x)
     if util.dtype_category(util.dtype_of(x)) not in "iu":
         raise TypeError(f"bitwise_count requires integer or boolean input, got dtype "

@@ -8,8 +8,30 @@ from plax_stdlib.numpy import creation, reductions, ufuncs, util
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
-    """Elementwise |a - b| <= atol + rtol * |b| (infinities must be equal; NaNs are
-    close to each other only with `equal_nan`)."""
+    """Whether `a` and `b` are equal within a tolerance, elementwise:
+    `|a - b| <= atol + rtol * |b|`.
+
+    Follows `numpy.isclose` (note the asymmetry: the relative tolerance scales `|b|`).
+    Infinities are close only to the same infinity; NaNs are close to each other only
+    with `equal_nan`. The default tolerances are NumPy's, which are tight for float32
+    and loose for bfloat16/float16: choose them for your dtype.
+
+    Args:
+        a: an array.
+        b: an array (broadcast against `a`).
+        rtol: the relative tolerance.
+        atol: the absolute tolerance.
+        equal_nan: count NaNs as close to each other.
+
+    Returns:
+        A bool array of the broadcast shape.
+
+    Examples:
+        >>> jnp.isclose(jnp.array([1.0, 1.001, np.nan]), jnp.array([1.0, 1.0, np.nan]))
+        Array([ True, False, False], dtype=bool)
+        >>> jnp.isclose(jnp.array([1.0, 1.001]), 1.0, rtol=1e-2)
+        Array([ True,  True], dtype=bool)
+    """
     a, b = util.promote_args_inexact("isclose", a, b)
     dtype = util.dtype_of(a)
     if util.dtype_category(dtype) == "c":
@@ -24,12 +46,48 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
-    """Whether every element of `a` is close to `b` (see `isclose`), as a 0-d array."""
+    """Whether every element of `a` is close to `b` (see `isclose`).
+
+    Follows `numpy.allclose`, but returns a 0-d bool array rather than a Python bool,
+    so it also works on traced values (use `bool(...)` on a concrete result).
+
+    Args:
+        a: an array.
+        b: an array (broadcast against `a`).
+        rtol: the relative tolerance.
+        atol: the absolute tolerance.
+        equal_nan: count NaNs as close to each other.
+
+    Returns:
+        A 0-d bool array.
+
+    Examples:
+        >>> jnp.allclose(jnp.array([1.0, 2.0]), jnp.array([1.0, 2.0 + 1e-7]))
+        Array(True, dtype=bool)
+    """
     return reductions.all(isclose(a, b, rtol, atol, equal_nan))
 
 
 def array_equal(a1, a2, equal_nan: bool = False):
-    """Whether the arrays have the same shape and elements, as a 0-d bool array."""
+    """Whether two arrays have the same shape and the same elements.
+
+    Follows `numpy.array_equal`, returning a 0-d bool array. Arrays of different shapes
+    give False (not an error); NaNs are unequal unless `equal_nan`.
+
+    Args:
+        a1: an array.
+        a2: an array.
+        equal_nan: count NaNs as equal to each other.
+
+    Returns:
+        A 0-d bool array.
+
+    Examples:
+        >>> jnp.array_equal(jnp.array([1, 2]), jnp.array([1, 2]))
+        Array(True, dtype=bool)
+        >>> jnp.array_equal(jnp.ones(2), jnp.ones(3))
+        Array(False, dtype=bool)
+    """
     a1, a2 = util.ensure_arraylike("array_equal", a1, a2)
     if util.shape_of(a1) != util.shape_of(a2):
         return creation.asarray(False)
@@ -41,7 +99,22 @@ def array_equal(a1, a2, equal_nan: bool = False):
 
 
 def array_equiv(a1, a2):
-    """Whether the arrays broadcast to one shape and are then equal elementwise."""
+    """Whether two arrays are equal elementwise after broadcasting to one shape (False,
+    not an error, when they do not broadcast).
+
+    Follows `numpy.array_equiv`, returning a 0-d bool array.
+
+    Args:
+        a1: an array.
+        a2: an array.
+
+    Returns:
+        A 0-d bool array.
+
+    Examples:
+        >>> jnp.array_equiv(jnp.array([1, 2]), jnp.array([[1, 2], [1, 2]]))
+        Array(True, dtype=bool)
+    """
     a1, a2 = util.ensure_arraylike("array_equiv", a1, a2)
     try:
         util.broadcast_shapes(util.shape_of(a1), util.shape_of(a2))

@@ -40,10 +40,58 @@ def _conv1d(name: str, a, v, mode: str, precision, preferred_element_type):
 
 
 def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type=None):
-    """The discrete linear convolution of 1-D arrays `a` and `v` (NumPy's modes)."""
+    """The discrete linear convolution of the 1-D arrays `a` and `v`:
+    `out[k] = sum_n a[n] * v[k - n]`.
+
+    Follows `numpy.convolve` (modes "full", "same", "valid"), plus JAX's `precision`
+    and `preferred_element_type`. Computed with XLA's convolution, so on accelerators
+    float32 inputs may use reduced precision by default.
+
+    Args:
+        a: a 1-D array.
+        v: a 1-D array.
+        mode: "full" (every overlap), "same" (`a`'s length) or "valid" (full overlaps
+            only).
+        precision: None, a `lax.Precision`, or a pair of them.
+        preferred_element_type: the dtype to accumulate in and return.
+
+    Returns:
+        A 1-D array.
+
+    Raises:
+        ValueError: inputs that are not 1-D, empty, or an unknown mode.
+
+    Examples:
+        >>> jnp.convolve(jnp.array([1.0, 2.0, 3.0]), jnp.array([0.0, 1.0, 0.5]))
+        Array([0. , 1. , 2.5, 4. , 1.5], dtype=float32)
+        >>> jnp.convolve(jnp.array([1.0, 2.0, 3.0]), jnp.array([1.0, 1.0]), mode="valid")
+        Array([3., 5.], dtype=float32)
+    """
     return _conv1d("convolve", a, v, mode, precision, preferred_element_type)
 
 
 def correlate(a, v, mode: str = "valid", *, precision=None, preferred_element_type=None):
-    """The cross-correlation `sum_n a[n + k] * conj(v[n])` of 1-D arrays (NumPy's modes)."""
+    """The cross-correlation of the 1-D arrays `a` and `v`:
+    `out[k] = sum_n a[n + k] * conj(v[n])`.
+
+    Follows `numpy.correlate` (modes "valid" by default, "same", "full"), plus
+    `precision` and `preferred_element_type` (see `convolve`).
+
+    Args:
+        a: a 1-D array.
+        v: a 1-D array.
+        mode: "valid", "same" or "full".
+        precision: None, a `lax.Precision`, or a pair of them.
+        preferred_element_type: the dtype to accumulate in and return.
+
+    Returns:
+        A 1-D array.
+
+    Raises:
+        ValueError: inputs that are not 1-D, empty, or an unknown mode.
+
+    Examples:
+        >>> jnp.correlate(jnp.array([1.0, 2.0, 3.0]), jnp.array([0.0, 1.0]), mode="full")
+        Array([1., 2., 3., 0.], dtype=float32)
+    """
     return _conv1d("correlate", a, v, mode, precision, preferred_element_type)

@@ -143,18 +143,80 @@ def _from_python_or_numpy(object, dtype, weak):
 
 def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None,
             device=None, out_sharding=None):
-    """Like `array`, without copying arrays that already have the requested dtype."""
+    """Converts `a` to an array, reusing it when it already is one of the requested dtype.
+
+    The same as `array(a, dtype, copy=False)`: Python scalars and lists, NumPy arrays
+    and plax arrays are accepted (traced values stay traced). Unlike NumPy, the result
+    lives on a device (the default one, or `device`) and is immutable. A Python scalar
+    gives a weakly typed array, and Python floats become float32 unless
+    `jax_enable_x64` is on.
+
+    Args:
+        a: an array, a scalar, or nested lists/tuples of them.
+        dtype: the result's dtype; default inferred from `a`.
+        order: only None, "K", "A" or "C" (XLA arrays are row-major).
+        copy: None or False reuse `a` where possible; True always copies.
+        device: a Device (or Sharding) to place the result on.
+        out_sharding: a Sharding or PartitionSpec for the result.
+
+    Returns:
+        A `plax.Array` (or a tracer under a transformation).
+
+    Examples:
+        >>> jnp.asarray([1, 2, 3])
+        Array([1, 2, 3], dtype=int32)
+        >>> jnp.asarray(np.array([1.0, 2.0]))  # float64 data becomes float32 by default
+        Array([1., 2.], dtype=float32)
+        >>> jnp.asarray(2.5)
+        Array(2.5, dtype=float32, weak_type=True)
+    """
     return array(a, dtype=dtype, copy=bool(copy), order=order, device=device,
                  out_sharding=_out_sharding("asarray", device, out_sharding))
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device=None):
-    """`x` converted to `dtype` (complex to real keeps the real part, with a warning)."""
+    """Converts `x` to `dtype` (the array API's form of `x.astype(dtype)`).
+
+    Floats become integers by truncation toward zero; a complex value becomes real by
+    dropping its imaginary part (with a `ComplexWarning`, as in NumPy).
+
+    Args:
+        x: an array or scalar.
+        dtype: the target dtype.
+        copy: accepted for the array API; a new array is returned either way.
+        device: a Device to place the result on.
+
+    Returns:
+        An array of `x`'s shape and dtype `dtype`.
+
+    Examples:
+        >>> jnp.astype(jnp.array([1.7, -1.7]), jnp.int32)
+        Array([ 1, -1], dtype=int32)
+    """
     x = util.ensure_arraylike("astype", x)
     return array(x, dtype=dtype, copy=copy, device=device)
 
 
 def copy(a: Any, order: str | None = None):
+    """A copy of `a` as a new array.
+
+    Since plax arrays are immutable, a copy is rarely needed; it is useful to detach a
+    value from a donated buffer, or to turn a NumPy array or Python list into a device
+    array.
+
+    Args:
+        a: an array or array-like.
+        order: only None, "K", "A" or "C".
+
+    Returns:
+        An array equal to `a`.
+
+    Examples:
+        >>> x = jnp.array([1, 2])
+        >>> y = jnp.copy(x)
+        >>> y, y is x
+        (Array([1, 2], dtype=int32), False)
+    """
     return array(a, copy=True, order=order)
 
 
@@ -199,23 +261,107 @@ def _filled(shape, fill_value, dtype, weak_type, fun_name, sharding=None):
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, *, device=None, out_sharding=None):
-    """An array of `shape` filled with `fill_value` (broadcast if it is an array);
-    weakly typed when `fill_value` is a Python scalar and `dtype` is not given."""
+    """An array of `shape` filled with `fill_value`.
+
+    `fill_value` may be an array broadcastable to `shape` (each row gets it, say).
+    Without `dtype`, the dtype is `fill_value`'s: a Python scalar gives a weakly typed
+    array of the default int or float type (NumPy would use int64/float64).
+
+    Args:
+        shape: an int or a sequence of ints (concrete: it fixes the result's shape).
+        fill_value: a scalar or an array broadcastable to `shape`.
+        dtype: the result's dtype.
+        device: a Device to place the result on.
+        out_sharding: a Sharding or PartitionSpec for the result.
+
+    Returns:
+        An array of `shape`.
+
+    Raises:
+        TypeError: a shape that is not concrete (e.g. traced).
+
+    Examples:
+        >>> jnp.full((2, 3), 7)
+        Array([[7, 7, 7],
+               [7, 7, 7]], dtype=int32, weak_type=True)
+        >>> jnp.full((2, 2), jnp.array([1.0, 2.0]))
+        Array([[1., 2.],
+               [1., 2.]], dtype=float32)
+    """
     return _full("full", shape, fill_value, dtype, device, out_sharding)
 
 
 def zeros(shape: Any, dtype: Any = None, *, device=None, out_sharding=None):
+    """An array of `shape` filled with zeros.
+
+    The default dtype is the default float type (float32 unless `jax_enable_x64`;
+    NumPy's is float64).
+
+    Args:
+        shape: an int or a sequence of ints (concrete).
+        dtype: the result's dtype.
+        device: a Device to place the result on.
+        out_sharding: a Sharding or PartitionSpec for the result (with a mesh in context,
+            e.g. `P("x")`).
+
+    Returns:
+        An array of zeros.
+
+    Examples:
+        >>> jnp.zeros((2, 3))
+        Array([[0., 0., 0.],
+               [0., 0., 0.]], dtype=float32)
+        >>> jnp.zeros(2, dtype=jnp.int8)
+        Array([0, 0], dtype=int8)
+    """
     return _full("zeros", shape, 0, dtype or dtypes.default_float_dtype(), device,
                  out_sharding)
 
 
 def ones(shape: Any, dtype: Any = None, *, device=None, out_sharding=None):
+    """An array of `shape` filled with ones, of the default float type unless `dtype`
+    says otherwise (float32 by default; NumPy uses float64).
+
+    Args:
+        shape: an int or a sequence of ints (concrete).
+        dtype: the result's dtype.
+        device: a Device to place the result on.
+        out_sharding: a Sharding or PartitionSpec for the result.
+
+    Returns:
+        An array of ones.
+
+    Examples:
+        >>> jnp.ones(3)
+        Array([1., 1., 1.], dtype=float32)
+        >>> jnp.ones((2, 2), dtype=bool)
+        Array([[ True,  True],
+               [ True,  True]], dtype=bool)
+    """
     return _full("ones", shape, 1, dtype or dtypes.default_float_dtype(), device,
                  out_sharding)
 
 
 def empty(shape: Any, dtype: Any = None, *, device=None, out_sharding=None):
-    """Like `zeros`: XLA has no uninitialized buffers."""
+    """An array of `shape` and `dtype` whose contents the caller will overwrite.
+
+    XLA has no uninitialized buffers, so unlike NumPy's `empty` the result is filled
+    with zeros (and, since arrays are immutable, "overwriting" means building a new
+    array, e.g. with `.at[...].set`).
+
+    Args:
+        shape: an int or a sequence of ints (concrete).
+        dtype: the result's dtype; default the default float type.
+        device: a Device to place the result on.
+        out_sharding: a Sharding or PartitionSpec for the result.
+
+    Returns:
+        An array of zeros.
+
+    Examples:
+        >>> jnp.empty((2,), dtype=jnp.int32)
+        Array([0, 0], dtype=int32)
+    """
     return _full("empty", shape, 0, dtype or dtypes.default_float_dtype(), device,
                  out_sharding)
 
@@ -241,19 +387,76 @@ def _int_fill(fill_value, dtype):
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device=None,
               out_sharding=None):
-    """Like `full`, with `a`'s shape and dtype (and weak type) unless given; with its
-    shape, also the sharding in its type (on explicit mesh axes), as in JAX, unless
-    `out_sharding` gives another."""
+    """An array like `a` (its shape and dtype, including a weak type) filled with
+    `fill_value`.
+
+    `dtype` and `shape` override `a`'s. With `a`'s shape, the result also keeps the
+    sharding held in `a`'s type (over explicit mesh axes), as in JAX, unless
+    `out_sharding` gives another. `a` may be anything with `.shape` and `.dtype`
+    (a `ShapeDtypeStruct` too).
+
+    Args:
+        a: the prototype.
+        fill_value: a scalar or an array broadcastable to the shape.
+        dtype: the result's dtype instead of `a`'s.
+        shape: the result's shape instead of `a`'s.
+        device: a Device to place the result on.
+        out_sharding: a Sharding or PartitionSpec for the result.
+
+    Returns:
+        A new array.
+
+    Examples:
+        >>> jnp.full_like(jnp.array([1, 2, 3]), 9)
+        Array([9, 9, 9], dtype=int32)
+        >>> jnp.full_like(jnp.array([1, 2, 3]), 0.5)  # keeps int32: 0.5 is truncated
+        Array([0, 0, 0], dtype=int32)
+    """
     return _full_like("full_like", a, fill_value, dtype, shape, device, out_sharding)
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None,
                out_sharding=None):
+    """An array of zeros with `a`'s shape and dtype (or the `dtype`/`shape` given).
+
+    It keeps `a`'s weak type and, with `a`'s shape, the sharding in its type; see
+    `full_like`.
+
+    Args:
+        a: the prototype (an array, or anything with `.shape` and `.dtype`).
+        dtype: the result's dtype instead of `a`'s.
+        shape: the result's shape instead of `a`'s.
+        device: a Device to place the result on.
+        out_sharding: a Sharding or PartitionSpec for the result.
+
+    Returns:
+        An array of zeros.
+
+    Examples:
+        >>> jnp.zeros_like(jnp.array([[1.5, 2.5]]))
+        Array([[0., 0.]], dtype=float32)
+    """
     return _full_like("zeros_like", a, 0, dtype, shape, device, out_sharding)
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None,
               out_sharding=None):
+    """An array of ones shaped and typed like `a`, unless `dtype` or `shape` are given.
+
+    Args:
+        a: the prototype (an array, or anything with `.shape` and `.dtype`).
+        dtype: the result's dtype instead of `a`'s.
+        shape: the result's shape instead of `a`'s.
+        device: a Device to place the result on.
+        out_sharding: a Sharding or PartitionSpec for the result.
+
+    Returns:
+        An array of ones.
+
+    Examples:
+        >>> jnp.ones_like(jnp.arange(3), dtype=jnp.float32)
+        Array([1., 1., 1.], dtype=float32)
+    """
     return _full_like("ones_like", a, 1, dtype, shape, device, out_sharding)
 
 
@@ -284,6 +487,23 @@ def _only_shaped(a) -> bool:
 
 
 def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device=None):
+    """An array shaped and typed like `prototype`, for the caller to fill.
+
+    As with `empty`, XLA has no uninitialized memory: the result is zeros.
+
+    Args:
+        prototype: an array, or anything with `.shape` and `.dtype`.
+        dtype: the result's dtype instead of the prototype's.
+        shape: the result's shape instead of the prototype's.
+        device: a Device to place the result on.
+
+    Returns:
+        An array of zeros.
+
+    Examples:
+        >>> jnp.empty_like(jnp.ones((1, 2), jnp.int16))
+        Array([[0, 0]], dtype=int16)
+    """
     return zeros_like(prototype, dtype, shape, device=device)
 
 
@@ -371,12 +591,34 @@ def _symbolic_arange(start, stop, step, dtype):
 
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
              retstep: bool = False, dtype: Any = None, axis: int = 0, *, device=None):
-    """`num` evenly spaced values from `start` to `stop` (inclusive if `endpoint`).
+    """`num` evenly spaced samples from `start` to `stop` (inclusive when `endpoint`).
 
-    `start` and `stop` may be arrays (even traced); the samples run along `axis`.
-    Computed as JAX does, to its bits: one compiled function (so eager calls round as
-    jitted ones) where sample i < div is `start * (1 - t) + stop * t` with
-    `t = i / div`, then `stop` itself is appended when `endpoint`.
+    `start` and `stop` may be arrays (even traced), in which case the samples run along
+    a new axis `axis`. The values are computed as JAX does, to the bit: sample `i` is
+    `start * (1 - t) + stop * t` with `t = i / div`, and `stop` itself ends the
+    sequence when `endpoint`; integer bounds give the default float dtype.
+
+    Args:
+        start: the first value (scalar or array).
+        stop: the last value (or the bound, without `endpoint`).
+        num: the number of samples (concrete, non-negative).
+        endpoint: include `stop`.
+        retstep: also return the spacing.
+        dtype: the result's dtype (integer dtypes round down the samples).
+        axis: where the samples' axis goes, for array bounds.
+        device: a Device to place the result on.
+
+    Returns:
+        The samples; with `retstep`, a pair `(samples, step)`.
+
+    Raises:
+        ValueError: a negative `num`.
+
+    Examples:
+        >>> jnp.linspace(0, 1, 5)
+        Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
+        >>> jnp.linspace(0, 1, 4, endpoint=False, retstep=True)
+        (Array([0.  , 0.25, 0.5 , 0.75], dtype=float32), Array(0.25, dtype=float32))
     """
     num = operator.index(util.concrete_or_error(num, "linspace: 'num' fixes the result size"))
     if num < 0:
@@ -425,7 +667,28 @@ def _linspace(start, stop, num: int, endpoint: bool, dtype, axis: int):
 # --- identity matrices -----------------------------------------------------------------
 
 def eye(N: int, M: int | None = None, k: Any = 0, dtype: Any = None, *, device=None):
-    """A 2-D array with ones on the `k`-th diagonal (`k` may be traced)."""
+    """A 2-D array with ones on the `k`-th diagonal and zeros elsewhere.
+
+    Unlike NumPy, the diagonal offset `k` may be a traced integer.
+
+    Args:
+        N: the number of rows.
+        M: the number of columns (default `N`).
+        k: the diagonal: 0 the main one, positive above it, negative below.
+        dtype: the result's dtype; default the default float type.
+        device: a Device to place the result on.
+
+    Returns:
+        An `(N, M)` array.
+
+    Raises:
+        TypeError: a `k` that is not an integer.
+
+    Examples:
+        >>> jnp.eye(2, 3, k=1, dtype=jnp.int32)
+        Array([[0, 1, 0],
+               [0, 0, 1]], dtype=int32)
+    """
     N = util.canonicalize_shape((N,), "eye")[0]
     M = N if M is None else util.canonicalize_shape((M,), "eye")[0]
     dtype = util.check_user_dtype(dtype, "eye") or dtypes.default_float_dtype()
@@ -440,4 +703,19 @@ def eye(N: int, M: int | None = None, k: Any = 0, dtype: Any = None, *, device=N
 
 
 def identity(n: int, dtype: Any = None):
+    """The `n` × `n` identity matrix (ones on the diagonal), of the default float type
+    unless `dtype` is given.
+
+    Args:
+        n: the number of rows and columns.
+        dtype: the result's dtype.
+
+    Returns:
+        An `(n, n)` array.
+
+    Examples:
+        >>> jnp.identity(2)
+        Array([[1., 0.],
+               [0., 1.]], dtype=float32)
+    """
     return eye(n, dtype=dtype)

@@ -29,7 +29,30 @@ def _with_edge(x, edge, axis: int):
 
 
 def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
-    """The `n`-th discrete difference along `axis` (`!=` for bool arrays)."""
+    """The `n`-th discrete difference along `axis`: `a[1:] - a[:-1]`, applied `n` times
+    (`!=` for bool arrays).
+
+    Follows `numpy.diff`; `prepend` and `append` are joined to `a` first.
+
+    Args:
+        a: an array.
+        n: the number of times to difference (static, non-negative).
+        axis: the axis.
+        prepend: values (broadcast to one slice) joined before `a`.
+        append: values joined after `a`.
+
+    Returns:
+        An array shorter by `n` along `axis`.
+
+    Raises:
+        ValueError: a negative `n`.
+
+    Examples:
+        >>> jnp.diff(jnp.array([1, 4, 9, 16]))
+        Array([3, 5, 7], dtype=int32)
+        >>> jnp.diff(jnp.array([1, 4, 9, 16]), n=2), jnp.diff(jnp.array([1, 4]), prepend=0)
+        (Array([2, 2], dtype=int32), Array([1, 3], dtype=int32))
+    """
     a = util.ensure_arraylike("diff", a)
     n = operator.index(util.concrete_or_error(n, "diff: 'n' must be static"))
     if n < 0:
@@ -53,8 +76,23 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
 
 
 def ediff1d(ary, to_end=None, to_begin=None):
-    """Differences of consecutive elements of the flattened array, with `to_begin`
-    and `to_end` joined at either end."""
+    """The differences of consecutive elements of the flattened array, with `to_begin`
+    and `to_end` joined at either end.
+
+    Follows `numpy.ediff1d`.
+
+    Args:
+        ary: an array (flattened).
+        to_end: values appended to the differences.
+        to_begin: values prepended.
+
+    Returns:
+        A 1-D array.
+
+    Examples:
+        >>> jnp.ediff1d(jnp.array([1, 2, 4, 7]), to_begin=-1)
+        Array([-1,  1,  2,  3], dtype=int32)
+    """
     flat = shape_ops.ravel(util.ensure_arraylike("ediff1d", ary))
     out = lax.sub(flat[1:], flat[:-1])
     dtype = util.dtype_of(flat)
@@ -115,9 +153,31 @@ def _gradient_along(a, h, axis: int, edge_order: int):
 
 
 def gradient(f, *varargs, axis=None, edge_order: int | None = None):
-    """The gradient of `f` by central differences inside and one-sided differences
-    (of order `edge_order`, 1 by default) at the ends, along each of `axis`; spacing
-    is 1, a scalar per axis, or the coordinates along each axis."""
+    """The gradient of sampled values `f` along each axis: central differences inside,
+    one-sided differences (of order `edge_order`, 1 by default) at the ends.
+
+    Follows `numpy.gradient`: the spacing is 1, a scalar per axis, or the sample
+    coordinates per axis (`varargs`).
+
+    Args:
+        f: an array of samples.
+        *varargs: spacings or coordinate arrays, one per axis of `axis`.
+        axis: an int or tuple of ints; None means every axis.
+        edge_order: 1 or 2.
+
+    Returns:
+        One array for a single axis, else a list of arrays, each of `f`'s shape.
+
+    Raises:
+        ValueError: an axis with fewer than `edge_order + 1` samples, or mismatched
+            spacings.
+
+    Examples:
+        >>> jnp.gradient(jnp.array([1.0, 4.0, 9.0, 16.0]))
+        Array([3., 4., 6., 7.], dtype=float32)
+        >>> jnp.gradient(jnp.array([1.0, 4.0, 9.0]), 0.5)
+        Array([ 6.,  8., 10.], dtype=float32)
+    """
     edge_order = 1 if edge_order is None else operator.index(edge_order)
     if edge_order not in (1, 2):
         raise ValueError(f"gradient: edge_order must be 1 or 2, got {edge_order}")
@@ -145,8 +205,24 @@ def gradient(f, *varargs, axis=None, edge_order: int | None = None):
 
 
 def trapezoid(y, x=None, dx=1.0, axis: int = -1):
-    """The integral of `y` along `axis` by the trapezoidal rule, at sample points `x`
-    (or spacing `dx`)."""
+    """The integral of `y` along `axis` by the trapezoidal rule, at the sample points `x`
+    (or with uniform spacing `dx`).
+
+    Follows `numpy.trapezoid` (formerly `trapz`).
+
+    Args:
+        y: the sample values.
+        x: the sample points (broadcastable to `y`), or None.
+        dx: the spacing when `x` is None.
+        axis: the axis to integrate along.
+
+    Returns:
+        The integrals, `y`'s shape without `axis`.
+
+    Examples:
+        >>> jnp.trapezoid(jnp.array([0.0, 1.0, 4.0]), dx=0.5)
+        Array(1.5, dtype=float32)
+    """
     if x is None:
         y, dx = util.promote_args_inexact("trapezoid", y, dx)
         y = shape_ops.moveaxis(y, axis, -1)
@@ -177,8 +253,24 @@ def _trapezoid_uneven(y, widths):
 
 
 def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
-    """`p` with jumps between neighbours larger than `discont` (period/2 by default)
-    removed by adding multiples of `period`."""
+    """`p` with the jumps between neighbours larger than `discont` (period/2 by default)
+    removed by adding multiples of `period`: a phase made continuous.
+
+    Follows `numpy.unwrap`.
+
+    Args:
+        p: an array of phases.
+        discont: the largest jump left as it is.
+        axis: the axis along which to unwrap.
+        period: the period (2π by default).
+
+    Returns:
+        An array of `p`'s shape (of an inexact dtype).
+
+    Examples:
+        >>> jnp.unwrap(jnp.array([1.0, 9.0, 2.0]), period=10.0)
+        Array([ 1., -1.,  2.], dtype=float32)
+    """
     p, period = util.promote_args("unwrap", p, period)
     if util.dtype_category(util.dtype_of(p)) == "c":
         raise ValueError("plax.numpy.unwrap does not support complex inputs.")
@@ -200,9 +292,32 @@ def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
-    """Piecewise-linear interpolation of the points (xp, fp) (xp increasing) at `x`;
-    outside, `left`/`right` (the end values by default, or 'extrapolate'); with
-    `period`, the points repeat periodically."""
+    """Piecewise-linear interpolation of the points `(xp, fp)` at `x`.
+
+    Follows `numpy.interp`: `xp` must be increasing (not checked: a traced value
+    cannot be); outside `[xp[0], xp[-1]]` the result is `left`/`right` (the end values
+    by default; JAX also accepts "extrapolate"); with `period`, the points repeat
+    periodically.
+
+    Args:
+        x: where to evaluate.
+        xp: the increasing sample positions (1-D).
+        fp: the sample values (1-D, as long as `xp`).
+        left: the value below `xp[0]`, or "extrapolate".
+        right: the value above `xp[-1]`, or "extrapolate".
+        period: the period of the x coordinate.
+
+    Returns:
+        An array of `x`'s shape.
+
+    Raises:
+        ValueError: `xp` and `fp` that are not 1-D or differ in length; a zero period.
+
+    Examples:
+        >>> xp, fp = jnp.array([0.0, 1.0, 2.0]), jnp.array([0.0, 10.0, 20.0])
+        >>> jnp.interp(jnp.array([0.5, 1.5, 5.0]), xp, fp)
+        Array([ 5., 15., 20.], dtype=float32)
+    """
     x, xp, fp = util.ensure_arraylike("interp", x, xp, fp)
     if util.shape_of(xp) != util.shape_of(fp) or len(util.shape_of(xp)) != 1:
         raise ValueError(f"interp: xp and fp must be one-dimensional arrays of equal size, "
@@ -246,6 +361,55 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     return util.as_array(f)
 
 
+# The docstrings of the two array API functions the factory below makes.
+_CUMULATIVE_DOCS = {
+    "cumulative_sum": """The array API's `cumulative_sum`: the running sum along `axis`,
+    optionally starting with 0 (`include_initial`, which makes the result one longer).
+
+    `axis` is required for arrays of more than one dimension. Narrow integers widen as
+    in `sum` (unlike `cumsum`, which keeps the input's dtype).
+
+    Args:
+        x: an array.
+        axis: the axis (optional for 1-D input).
+        dtype: the dtype to accumulate in and return.
+        include_initial: start with the identity 0.
+
+    Returns:
+        The running sums.
+
+    Raises:
+        ValueError: a missing `axis` for input of more than one dimension.
+
+    Examples:
+        >>> jnp.cumulative_sum(jnp.array([1, 2, 3]), include_initial=True)
+        Array([0, 1, 3, 6], dtype=int32)
+    """,
+    "cumulative_prod": """The array API's `cumulative_prod`: the running product along `axis`,
+    optionally starting with 1 (`include_initial`).
+
+    `axis` is required for arrays of more than one dimension.
+
+    Args:
+        x: an array.
+        axis: the axis (optional for 1-D input).
+        dtype: the dtype to accumulate in and return.
+        include_initial: start with the identity 1.
+
+    Returns:
+        The running products.
+
+    Raises:
+        ValueError: a missing `axis` for input of more than one dimension.
+
+    Examples:
+        >>> jnp.cumulative_prod(jnp.array([[1, 2], [3, 4]]), axis=1)
+        Array([[ 1,  2],
+               [ 3, 12]], dtype=int32)
+    """,
+}
+
+
 def _cumulative(name: str, accumulate, identity: int, promote_integers: bool):
     def fn(x, /, *, axis: int | None = None, dtype=None, include_initial: bool = False):
         x = util.ensure_arraylike(name, x)
@@ -268,10 +432,7 @@ def _cumulative(name: str, accumulate, identity: int, promote_integers: bool):
                                          out], axis)
         return util.as_array(out)
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (f"The array API's {name}: `cum{name[11:]}` along `axis` (required for "
-                  "arrays of more than one dimension), optionally starting with the "
-                  "identity" + (" (narrow integers widen as in `sum`)." if promote_integers
-                                else "."))
+    fn.__doc__ = _CUMULATIVE_DOCS[name]
     return fn
 
 

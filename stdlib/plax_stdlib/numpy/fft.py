@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import operator
+import textwrap
 from typing import Sequence
 
 import numpy as np
@@ -274,3 +275,71 @@ def ifftshift(x, axes=None):
 from plax.extend.traceback_util import api_boundaries as _api_boundaries  # noqa: E402
 
 _api_boundaries(globals())
+
+
+# --- the public docstrings: each function's own summary above, then what the kind of
+# function shares (NumPy differences, arguments), then its example from this table.
+
+_FFT_NOTE = ("Follows `numpy.fft.{name}`, except for dtypes: float32 input gives complex64 "
+             "(NumPy computes in complex128), and integer input the default complex type. "
+             "`norm` is \"backward\" (default: the inverse transform divides by n), \"ortho\" "
+             "or \"forward\".")
+_ARGS = {
+    "one_axis": ("    a: an array.\n    n: the transform's length along `axis` (the input is "
+                 "cut or zero-padded).\n    axis: the axis to transform.\n    norm: the "
+                 "normalization.", "An array; along `axis`, the transform's values."),
+    "axes": ("    a: an array.\n    s: the transform's lengths along `axes` (cut or "
+             "zero-padded).\n    axes: the axes to transform.\n    norm: the normalization.",
+             "An array; over `axes`, the transform's values."),
+    "freq": ("    n: the transform's length.\n    d: the sample spacing.\n    dtype: the "
+             "result's dtype (default the default float type).\n    device: a Device to "
+             "place the result on.", "A 1-D array of frequencies, in cycles per unit of `d`."),
+    "shift": ("    x: an array.\n    axes: the axes to shift (default all).",
+              "An array of `x`'s shape."),
+}
+_FFT_EXAMPLES = {  # name: (kind, example, its output)
+    "fft": ("one_axis", "jnp.fft.fft(jnp.array([1.0, 0.0, 0.0, 0.0]))",
+            "Array([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j], dtype=complex64)"),
+    "ifft": ("one_axis", "jnp.fft.ifft(jnp.array([4.0, 0.0, 0.0, 0.0]))",
+             "Array([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j], dtype=complex64)"),
+    "rfft": ("one_axis", "jnp.fft.rfft(jnp.array([1.0, 1.0, 1.0, 1.0]))",
+             "Array([4.+0.j, 0.+0.j, 0.+0.j], dtype=complex64)"),
+    "irfft": ("one_axis", "jnp.fft.irfft(jnp.array([4.0, 0.0, 0.0]))",
+              "Array([1., 1., 1., 1.], dtype=float32)"),
+    "hfft": ("one_axis", "jnp.fft.hfft(jnp.array([1.0, 0.0, 0.0]))",
+             "Array([1., 1., 1., 1.], dtype=float32)"),
+    "ihfft": ("one_axis", "jnp.fft.ihfft(jnp.array([1.0, 1.0, 1.0, 1.0]))",
+              "Array([1.-0.j, 0.-0.j, 0.-0.j], dtype=complex64)"),
+    "fft2": ("axes", "jnp.fft.fft2(jnp.ones((2, 2)))",
+             "Array([[4.+0.j, 0.+0.j],\n           [0.+0.j, 0.+0.j]], dtype=complex64)"),
+    "ifft2": ("axes", "jnp.fft.ifft2(jnp.array([[4.0, 0.0], [0.0, 0.0]]))",
+              "Array([[1.+0.j, 1.+0.j],\n           [1.+0.j, 1.+0.j]], dtype=complex64)"),
+    "rfft2": ("axes", "jnp.fft.rfft2(jnp.ones((2, 4))).shape", "(2, 3)"),
+    "irfft2": ("axes", "jnp.fft.irfft2(jnp.fft.rfft2(jnp.ones((2, 4)))).shape", "(2, 4)"),
+    "fftn": ("axes", "jnp.fft.fftn(jnp.ones((2, 2, 2)))[0, 0, 0]",
+             "Array(8.+0.j, dtype=complex64)"),
+    "ifftn": ("axes", "jnp.fft.ifftn(jnp.fft.fftn(jnp.ones((2, 3)))).real",
+              "Array([[1., 1., 1.],\n           [1., 1., 1.]], dtype=float32)"),
+    "rfftn": ("axes", "jnp.fft.rfftn(jnp.ones((2, 2, 4))).shape", "(2, 2, 3)"),
+    "irfftn": ("axes", "jnp.fft.irfftn(jnp.fft.rfftn(jnp.ones((2, 4)))).shape", "(2, 4)"),
+    "fftfreq": ("freq", "jnp.fft.fftfreq(4)",
+                "Array([ 0.  ,  0.25, -0.5 , -0.25], dtype=float32)"),
+    "rfftfreq": ("freq", "jnp.fft.rfftfreq(4)", "Array([0.  , 0.25, 0.5 ], dtype=float32)"),
+    "fftshift": ("shift", "jnp.fft.fftshift(jnp.fft.fftfreq(4))",
+                 "Array([-0.5 , -0.25,  0.  ,  0.25], dtype=float32)"),
+    "ifftshift": ("shift", "jnp.fft.ifftshift(jnp.array([-0.5, -0.25, 0.0, 0.25]))",
+                  "Array([ 0.  ,  0.25, -0.5 , -0.25], dtype=float32)"),
+}
+
+
+def _teach() -> None:
+    for name, (kind, example, output) in _FFT_EXAMPLES.items():
+        fn = globals()[name]
+        args, returns = _ARGS[kind]
+        note = ("" if kind in ("freq", "shift") else
+                "\n\n" + textwrap.fill(_FFT_NOTE.format(name=name), 84))
+        fn.__doc__ = (f"{fn.__doc__.strip()}{note}\n\nArgs:\n{args}\n\nReturns:\n    {returns}"
+                      f"\n\nExamples:\n    >>> {example}\n    {output}\n")
+
+
+_teach()

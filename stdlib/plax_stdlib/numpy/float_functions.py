@@ -59,8 +59,25 @@ def _exponent(x):
 
 
 def frexp(x, /):
-    """(mantissa, exponent): x = mantissa * 2**exponent with 0.5 <= |mantissa| < 1
-    (both 0 for x = 0; inf and NaN come back as mantissa with exponent 0)."""
+    """Splits each element into a mantissa and a power of two:
+    `x = mantissa * 2**exponent`, with `0.5 <= |mantissa| < 1`.
+
+    Follows `numpy.frexp`: both are 0 for `x = 0`; infinities and NaN come back as the
+    mantissa, with exponent 0. The exponent has the default int type.
+
+    Args:
+        x: a real array or scalar.
+
+    Returns:
+        A pair `(mantissa, exponent)`.
+
+    Raises:
+        TypeError: a complex input.
+
+    Examples:
+        >>> jnp.frexp(jnp.array([8.0, 0.75, 0.0]))
+        (Array([0.5 , 0.75, 0.  ], dtype=float32), Array([4, 0, 0], dtype=int32))
+    """
     x = _real_float("frexp", util.ensure_arraylike("frexp", x))
     special = lax.bitwise_or(lax.bitwise_not(lax.is_finite(x)), lax.eq(x, 0))
     e = util.select_n(special, _exponent(x), lax.full(util.shape_of(x), 0, np.int32))
@@ -68,7 +85,25 @@ def frexp(x, /):
 
 
 def ldexp(x1, x2, /):
-    """x1 * 2**x2 for integer x2, without intermediate overflow or double rounding."""
+    """`x1 * 2**x2` for integer `x2`, elementwise, without intermediate overflow or
+    double rounding (the inverse of `frexp`).
+
+    Follows `numpy.ldexp`.
+
+    Args:
+        x1: a float array (integers become the default float type).
+        x2: an integer array.
+
+    Returns:
+        An array of the broadcast shape.
+
+    Raises:
+        ValueError: a non-integer `x2`.
+
+    Examples:
+        >>> jnp.ldexp(jnp.array([0.5, 0.75]), jnp.array([4, 1]))
+        Array([8. , 1.5], dtype=float32)
+    """
     x1, x2 = util.ensure_arraylike("ldexp", x1, x2)
     if (util.dtype_category(util.dtype_of(x1)) == "c"
             or util.dtype_category(util.dtype_of(x2)) not in "biu"):
@@ -88,7 +123,21 @@ def ldexp(x1, x2, /):
 
 
 def modf(x, /, out=None):
-    """(fractional part, integral part), both with the sign of x."""
+    """The fractional and integral parts of each element, both with the sign of `x`.
+
+    Follows `numpy.modf`; `out` must be None.
+
+    Args:
+        x: a real array or scalar.
+        out: unsupported; must be None.
+
+    Returns:
+        A pair `(fractional, integral)` of inexact arrays.
+
+    Examples:
+        >>> jnp.modf(jnp.array([2.5, -1.25]))
+        (Array([ 0.5 , -0.25], dtype=float32), Array([ 2., -1.], dtype=float32))
+    """
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.modf is not supported.")
     x = _real_float("modf", util.ensure_arraylike("modf", x))
@@ -97,12 +146,41 @@ def modf(x, /, out=None):
 
 
 def nextafter(x1, x2, /):
-    """The next representable value after x1 in the direction of x2."""
+    """The next representable floating-point value after `x1` in the direction of `x2`,
+    elementwise.
+
+    Follows `numpy.nextafter`.
+
+    Args:
+        x1: a float array.
+        x2: the direction (broadcast against `x1`).
+
+    Returns:
+        An array of the broadcast shape.
+
+    Examples:
+        >>> jnp.nextafter(jnp.float32(1.0), 2.0) - 1.0
+        Array(1.1920929e-07, dtype=float32)
+    """
     return lax.nextafter(*util.promote_args_inexact("nextafter", x1, x2))
 
 
 def spacing(x, /):
-    """The distance from x to the nearest adjacent representable number away from 0."""
+    """The distance from each element to the nearest adjacent representable number away
+    from zero (the unit in the last place).
+
+    Follows `numpy.spacing`.
+
+    Args:
+        x: a float array (integers become the default float type).
+
+    Returns:
+        An array of `x`'s shape.
+
+    Examples:
+        >>> jnp.spacing(jnp.array([1.0, 1024.0]))
+        Array([1.1920929e-07, 1.2207031e-04], dtype=float32)
+    """
     x = util.ensure_arraylike("spacing", x)
     x, = util.promote_args_inexact("spacing", x)
     if util.dtype_category(util.dtype_of(x)) == "c":
@@ -118,8 +196,30 @@ def spacing(x, /):
 
 
 def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
-    """`x` with NaN, +inf and -inf replaced by `nan`, `posinf` and `neginf` (by
-    default 0 and the largest and smallest finite values); integers unchanged."""
+    """`x` with NaN, +inf and -inf replaced by finite numbers: `nan` (default 0),
+    `posinf` and `neginf` (default the largest and smallest finite values of the
+    dtype).
+
+    Follows `numpy.nan_to_num`; `copy` is ignored (a new array is returned; plax
+    cannot modify `x`). Integer inputs come back unchanged; complex inputs are handled
+    part by part.
+
+    Args:
+        x: an array.
+        copy: ignored.
+        nan: the value for NaN.
+        posinf: the value for +inf.
+        neginf: the value for -inf.
+
+    Returns:
+        An array of `x`'s shape and dtype.
+
+    Examples:
+        >>> jnp.nan_to_num(jnp.array([np.nan, np.inf, -1.0]))
+        Array([ 0.0000000e+00,  3.4028235e+38, -1.0000000e+00], dtype=float32)
+        >>> jnp.nan_to_num(jnp.array([np.nan, -np.inf]), nan=-1.0, neginf=-9.0)
+        Array([-1., -9.], dtype=float32)
+    """
     del copy
     x = util.ensure_arraylike("nan_to_num", x)
     category = util.dtype_category(util.dtype_of(x))
@@ -137,7 +237,24 @@ def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
 
 
 def fabs(x, /):
-    """Absolute values as floating point (complex input is a TypeError)."""
+    """The absolute value of each element, as floating point.
+
+    Follows `numpy.fabs`: integers give the default float type; complex inputs raise
+    TypeError (use `abs` for their magnitude).
+
+    Args:
+        x: a real array or scalar.
+
+    Returns:
+        An inexact array of `x`'s shape.
+
+    Raises:
+        TypeError: a complex input.
+
+    Examples:
+        >>> jnp.fabs(jnp.array([-2, 3]))
+        Array([2., 3.], dtype=float32)
+    """
     x = util.ensure_arraylike("fabs", x)
     if util.dtype_category(util.dtype_of(x)) == "c":
         raise TypeError("ufunc 'fabs' does not support complex dtypes")
@@ -145,7 +262,22 @@ def fabs(x, /):
 
 
 def logaddexp2(x1, x2, /):
-    """log2(2**x1 + 2**x2), without overflow (and exact for equal infinities)."""
+    """`log2(2**x1 + 2**x2)`, elementwise, without overflow (and exact for equal
+    infinities).
+
+    Follows `numpy.logaddexp2`; integers become the default float type.
+
+    Args:
+        x1: an array.
+        x2: an array (broadcast against `x1`).
+
+    Returns:
+        An inexact array of the broadcast shape.
+
+    Examples:
+        >>> jnp.logaddexp2(jnp.array([1.0, 100.0]), jnp.array([1.0, 100.0]))
+        Array([  2., 101.], dtype=float32)
+    """
     x1, x2 = util.promote_args_inexact("logaddexp2", x1, x2)
     big = ufuncs.maximum(x1, x2)
     delta = lax.sub(x1, x2)  # NaN when both are the same infinity
@@ -155,7 +287,24 @@ def logaddexp2(x1, x2, /):
     return util.select_n(ufuncs.isnan(delta), lax.add(big, tail), lax.add(x1, x2))
 
 
-def _infinity_test(name: str, sign: float):
+_INFINITY_TEST_DOC = """Whether each element is {sign}inf.
+
+    Follows `numpy.{name}`; `out` must be None; complex inputs raise ValueError.
+
+    Args:
+        x: a real array.
+        out: unsupported; must be None.
+
+    Returns:
+        A bool array of `x`'s shape.
+
+    Examples:
+        >>> jnp.{name}(jnp.array([np.inf, -np.inf, 1.0]))
+        {output}
+    """
+
+
+def _infinity_test(name: str, sign: float, example_output: str):
     def fn(x, /, out=None):
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to plax.numpy.{name} is not "
@@ -168,16 +317,31 @@ def _infinity_test(name: str, sign: float):
             return util.as_array(lax.full(util.shape_of(x), False, bool))
         return lax.eq(x, np.asarray(sign * np.inf, util.dtype_of(x))[()])
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Whether each element is {'+' if sign > 0 else '-'}inf."
+    fn.__doc__ = _INFINITY_TEST_DOC.format(name=name, sign="+" if sign > 0 else "-",
+                                           output=example_output)
     return fn
 
 
-isposinf = _infinity_test("isposinf", 1.0)
-isneginf = _infinity_test("isneginf", -1.0)
+isposinf = _infinity_test("isposinf", 1.0, "Array([ True, False, False], dtype=bool)")
+isneginf = _infinity_test("isneginf", -1.0, "Array([False,  True, False], dtype=bool)")
 
 
 def iscomplex(x):
-    """Whether each element has a nonzero imaginary part."""
+    """Whether each element has a nonzero imaginary part (False everywhere for real
+    dtypes).
+
+    Follows `numpy.iscomplex`.
+
+    Args:
+        x: an array.
+
+    Returns:
+        A bool array of `x`'s shape.
+
+    Examples:
+        >>> jnp.iscomplex(jnp.array([1 + 0j, 1 + 2j]))
+        Array([False,  True], dtype=bool)
+    """
     x = util.ensure_arraylike("iscomplex", x)
     if util.dtype_category(util.dtype_of(x)) != "c":
         return util.as_array(util.bool_like(x, False))
@@ -185,12 +349,38 @@ def iscomplex(x):
 
 
 def isreal(x):
-    """Whether each element has a zero imaginary part."""
+    """Whether each element has a zero imaginary part (True everywhere for real dtypes).
+
+    Follows `numpy.isreal`.
+
+    Args:
+        x: an array.
+
+    Returns:
+        A bool array of `x`'s shape.
+
+    Examples:
+        >>> jnp.isreal(jnp.array([1 + 0j, 1 + 2j]))
+        Array([ True, False], dtype=bool)
+    """
     return ufuncs.logical_not(iscomplex(x))
 
 
 def iscomplexobj(x) -> bool:
-    """Whether `x` has a complex dtype (whatever its values)."""
+    """Whether `x` has a complex dtype, whatever its values (a Python bool).
+
+    Follows `numpy.iscomplexobj`.
+
+    Args:
+        x: an array, scalar or dtype-carrying object.
+
+    Returns:
+        A bool.
+
+    Examples:
+        >>> jnp.iscomplexobj(jnp.array([1 + 0j])), jnp.iscomplexobj(jnp.ones(2))
+        (True, False)
+    """
     if x is None:
         return False
     dtype = getattr(x, "dtype", None)
@@ -200,5 +390,18 @@ def iscomplexobj(x) -> bool:
 
 
 def isrealobj(x) -> bool:
-    """Whether `x` does not have a complex dtype."""
+    """Whether `x` does not have a complex dtype, whatever its values (a Python bool).
+
+    Follows `numpy.isrealobj`.
+
+    Args:
+        x: an array, scalar or dtype-carrying object.
+
+    Returns:
+        A bool.
+
+    Examples:
+        >>> jnp.isrealobj(jnp.array([1 + 0j])), jnp.isrealobj(jnp.ones(2))
+        (False, True)
+    """
     return not iscomplexobj(x)

@@ -52,9 +52,38 @@ def _core_sizes(args, core_dims) -> dict[str, int]:
 
 
 def vectorize(pyfunc: Callable, *, excluded=frozenset(), signature: str | None = None):
-    """`pyfunc` (of scalars, or of core arrays described by a gufunc `signature`)
-    mapped over the broadcast leading dimensions of its arguments. Positions or
-    keyword names in `excluded` are passed through unmapped."""
+    """Turns `pyfunc`, written for scalars (or, with a gufunc `signature`, for core
+    arrays such as vectors), into a function of arrays that maps it over the
+    broadcast leading dimensions of its arguments.
+
+    Follows `numpy.vectorize`, but the mapping is done with `plax.vmap`, not a Python
+    loop: `pyfunc` is traced once on abstract values and must be written with
+    traceable operations (no Python `if` on values). Arguments named by position or
+    keyword in `excluded` are passed through unmapped. Usable as a decorator.
+
+    Args:
+        pyfunc: the function to vectorize.
+        excluded: positions (ints) or keyword names (strs) of arguments not to map.
+        signature: a gufunc signature such as `"(n),(n)->()"` naming the core
+            dimensions of the inputs and outputs.
+
+    Returns:
+        The vectorized function.
+
+    Raises:
+        TypeError: `excluded` holding something other than ints and strings.
+        ValueError: a malformed signature, or (at call time) arguments whose core
+            dimensions do not match it.
+
+    Examples:
+        >>> clipped_add = jnp.vectorize(lambda a, b: jnp.minimum(a + b, 3))
+        >>> clipped_add(jnp.array([[1], [2]]), jnp.array([0, 1, 2]))
+        Array([[1, 2, 3],
+               [2, 3, 3]], dtype=int32)
+        >>> dot = jnp.vectorize(jnp.dot, signature="(n),(n)->()")
+        >>> dot(jnp.ones((4, 3)), jnp.arange(3.0))
+        Array([3., 3., 3., 3.], dtype=float32)
+    """
     if any(not isinstance(e, (int, str)) for e in excluded):
         raise TypeError(f"vectorize: excluded must contain only ints and strings, got "
                         f"{excluded!r}")
@@ -117,8 +146,26 @@ def _check_outputs(outs, core_out, sizes, mapped: bool) -> None:
 
 
 def apply_along_axis(func1d: Callable, axis: int, arr, *args, **kwargs):
-    """`func1d` applied to each 1-D slice of `arr` along `axis`; its result's
-    dimensions replace that axis."""
+    """`func1d` applied to every 1-D slice of `arr` along `axis`; the dimensions of its
+    result replace that axis.
+
+    Follows `numpy.apply_along_axis`, mapped with `vmap` (so `func1d` is traced once
+    and must be traceable).
+
+    Args:
+        func1d: a function of a 1-D array (and `*args`, `**kwargs`).
+        axis: the axis whose slices `func1d` receives.
+        arr: an array.
+        *args: more positional arguments for `func1d`.
+        **kwargs: keyword arguments for `func1d`.
+
+    Returns:
+        The assembled results.
+
+    Examples:
+        >>> jnp.apply_along_axis(lambda v: v[0] + v[-1], 1, jnp.array([[1, 2, 3], [4, 5, 6]]))
+        Array([ 4, 10], dtype=int32)
+    """
     arr = creation.asarray(util.ensure_arraylike("apply_along_axis", arr))
     ndim = len(util.shape_of(arr))
     axis = util.canonicalize_axis(axis, ndim)
@@ -135,8 +182,26 @@ def apply_along_axis(func1d: Callable, axis: int, arr, *args, **kwargs):
 
 
 def apply_over_axes(func: Callable, a, axes):
-    """`func(a, axis)` applied for each axis in turn, keeping the rank (a result one
-    dimension short gets the reduced axis back with size 1)."""
+    """`func(a, axis)` applied for each axis in `axes` in turn, keeping the rank: a result
+    one dimension short gets the reduced axis back with size 1.
+
+    Follows `numpy.apply_over_axes`.
+
+    Args:
+        func: a function `(array, axis) -> array`, such as `jnp.sum`.
+        a: an array.
+        axes: an axis or a sequence of axes.
+
+    Returns:
+        An array of `a`'s rank.
+
+    Raises:
+        ValueError: `func` returning an array of the wrong rank.
+
+    Examples:
+        >>> jnp.apply_over_axes(jnp.sum, jnp.ones((2, 3, 4)), [0, 2]).shape
+        (1, 3, 1)
+    """
     a = creation.asarray(util.ensure_arraylike("apply_over_axes", a))
     for axis in ([axes] if isinstance(axes, int) else axes):
         out = func(a, axis)
@@ -157,10 +222,33 @@ def _result_dtype(func: Callable, *examples) -> np.dtype:
 
 
 class ufunc:
-    """A NumPy-style universal function made from a scalar function of `nin`
-    arguments and `nout` results (see `frompyfunc`): call it elementwise with
-    broadcasting, or use `reduce`, `accumulate`, `at`, `reduceat` and `outer` (binary
-    functions of one result)."""
+    """A NumPy-style universal function made from a function of `nin` scalars that
+    returns `nout` values: calling it applies the function elementwise with
+    broadcasting (through `vmap`), and, for binary functions of one result, `reduce`,
+    `accumulate`, `at`, `reduceat` and `outer` work as NumPy's.
+
+    Usually made with `frompyfunc`. The function is traced, so it must be written with
+    traceable operations. `reduce` without an `identity` needs a non-empty axis.
+    `at` returns an updated array (arrays are immutable: pass `inplace=False`).
+
+    Args:
+        func: the scalar function.
+        nin: the number of inputs.
+        nout: the number of outputs.
+        name: the name shown in its repr (default `func.__name__`).
+        nargs: NumPy's `nin + nout` (accepted).
+        identity: the value `reduce` starts from (needed for empty reductions).
+
+    Examples:
+        >>> add = jnp.ufunc(lambda a, b: a + b, nin=2, nout=1, identity=0)
+        >>> add(jnp.array([1, 2]), 10)
+        Array([11, 12], dtype=int32)
+        >>> add.reduce(jnp.array([1, 2, 3])), add.accumulate(jnp.array([1, 2, 3]))
+        (Array(6, dtype=int32), Array([1, 3, 6], dtype=int32))
+        >>> add.outer(jnp.array([1, 2]), jnp.array([10, 20]))
+        Array([[11, 21],
+               [12, 22]], dtype=int32)
+    """
 
     def __init__(self, func: Callable, /, nin: int, nout: int, *, name: str | None = None,
                  nargs: int | None = None, identity: Any = None):
@@ -340,5 +428,26 @@ class ufunc:
 
 
 def frompyfunc(func: Callable, /, nin: int, nout: int, *, identity=None) -> ufunc:
-    """A `ufunc` from the scalar function `func` of `nin` arguments and `nout` results."""
+    """A `ufunc` made from the function `func` of `nin` scalars returning `nout` values.
+
+    Follows `numpy.frompyfunc`, but the result computes with plax arrays (traced, not
+    Python objects: `func` must use traceable operations), and is differentiable and
+    jittable.
+
+    Args:
+        func: the scalar function.
+        nin: the number of inputs.
+        nout: the number of outputs.
+        identity: the identity of the function, for `reduce`.
+
+    Returns:
+        A `ufunc`.
+
+    Examples:
+        >>> hypot = jnp.frompyfunc(lambda a, b: jnp.sqrt(a * a + b * b), nin=2, nout=1)
+        >>> hypot(jnp.array([3.0, 5.0]), jnp.array([4.0, 12.0]))
+        Array([ 5., 13.], dtype=float32)
+        >>> hypot.reduce(jnp.array([3.0, 4.0, 12.0]))
+        Array(13., dtype=float32)
+    """
     return ufunc(func, nin, nout, identity=identity)

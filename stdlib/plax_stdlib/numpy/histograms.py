@@ -27,9 +27,34 @@ from plax_stdlib.numpy.searching import searchsorted
 
 def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None,
              out_sharding=None):
-    """How often each value 0, 1, ... occurs in the 1-D integer array `x` (the sum of
-    the matching `weights` if given). A given `out_sharding` must be replicated (each
-    count may come from any element), as JAX requires."""
+    """How often each value 0, 1, 2... occurs in the 1-D non-negative integer array `x`
+    (or the sum of the matching `weights`).
+
+    Follows `numpy.bincount`, plus JAX's `length`: the result's length is
+    `max(x) + 1` (at least `minlength`), which depends on the values, so under `jit`
+    give a static `length` (values at or past it are dropped). Negative values are
+    ignored rather than an error. A given `out_sharding` must be fully replicated.
+
+    Args:
+        x: a 1-D array of non-negative integers (bools count as 0/1).
+        weights: an array of `x`'s shape, summed per value.
+        minlength: the least length of the result.
+        length: the exact length of the result (static).
+        out_sharding: a replicated Sharding or PartitionSpec for the result.
+
+    Returns:
+        A 1-D array of counts (default int) or of weight sums.
+
+    Raises:
+        TypeError: a non-integer `x`.
+        ValueError: an `x` that is not 1-D.
+
+    Examples:
+        >>> jnp.bincount(jnp.array([0, 1, 1, 3]))
+        Array([1, 2, 0, 1], dtype=int32)
+        >>> plax.jit(lambda x: jnp.bincount(x, length=5))(jnp.array([0, 1, 1, 3]))
+        Array([1, 2, 0, 1, 0], dtype=int32)
+    """
     x = util.ensure_arraylike("bincount", x)
     out_sharding = canonical_out_sharding("plax.numpy.bincount", out_sharding)
     if out_sharding is not None and any(e is not None for e in out_sharding.spec):
@@ -69,8 +94,26 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None,
 
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
-    """The edges of the bins `histogram` uses: `bins` + 1 evenly spaced edges over
-    `range` (the data's min and max by default), or `bins` itself if it is 1-D."""
+    """The edges of the bins `histogram` uses: `bins + 1` evenly spaced edges over
+    `range` (the data's minimum and maximum by default), or `bins` itself if it is a
+    1-D array of edges.
+
+    Follows `numpy.histogram_bin_edges` (string `bins` such as "auto" are not
+    supported).
+
+    Args:
+        a: the data (flattened).
+        bins: a number of bins, or a 1-D array of edges.
+        range: `(low, high)`, or None for the data's range.
+        weights: accepted for NumPy's signature; unused.
+
+    Returns:
+        A 1-D array of edges.
+
+    Examples:
+        >>> jnp.histogram_bin_edges(jnp.array([0.0, 1.0, 4.0]), bins=4)
+        Array([0., 1., 2., 3., 4.], dtype=float32)
+    """
     del weights  # only string `bins` estimators would use them
     if isinstance(bins, str):
         raise NotImplementedError("histogram_bin_edges: string values for `bins` are not "
@@ -108,7 +151,27 @@ def _bin_index(values, edges):
 
 
 def histogram(a, bins=10, range=None, weights=None, density: bool | None = None):  # noqa: A002
-    """Counts (or summed weights) of the values of `a` in each bin, and the edges."""
+    """The number (or summed weight) of values of `a` in each bin, and the bins' edges.
+
+    Follows `numpy.histogram`: bins are half-open `[edge_i, edge_{i+1})` except the
+    last, which includes its right edge; values outside the range are not counted.
+    With `density`, the counts are normalized so the histogram integrates to 1.
+
+    Args:
+        a: the data (flattened).
+        bins: a number of equal bins, or a 1-D array of edges.
+        range: `(low, high)`, or None for the data's range.
+        weights: an array of `a`'s shape, summed per bin.
+        density: normalize to a probability density.
+
+    Returns:
+        A pair `(counts, edges)`.
+
+    Examples:
+        >>> counts, edges = jnp.histogram(jnp.array([1, 2, 2, 3, 5]), bins=2)
+        >>> counts, edges
+        (Array([3., 2.], dtype=float32), Array([1., 3., 5.], dtype=float32))
+    """
     a = util.ensure_arraylike("histogram", a)
     if weights is None:
         a, = util.promote_dtypes_inexact(a)
@@ -131,8 +194,27 @@ def histogram(a, bins=10, range=None, weights=None, density: bool | None = None)
 
 def histogramdd(sample, bins=10, range=None, weights=None,  # noqa: A002
                 density: bool | None = None):
-    """The multidimensional histogram of the N points (rows) of `sample`, and the edges
-    along each of its D dimensions."""
+    """The D-dimensional histogram of the N points (rows) of `sample`, with the edges
+    along each of the D dimensions.
+
+    Follows `numpy.histogramdd` (see `histogram` for the bins).
+
+    Args:
+        sample: an `(N, D)` array of points.
+        bins: a number of bins (or one per dimension), or arrays of edges.
+        range: one `(low, high)` per dimension, or None.
+        weights: one weight per point.
+        density: normalize to a probability density.
+
+    Returns:
+        `(counts, [edges per dimension])`.
+
+    Examples:
+        >>> counts, edges = jnp.histogramdd(jnp.array([[0.0, 0.0], [1.0, 1.0]]), bins=2)
+        >>> counts
+        Array([[1, 0],
+               [0, 1]], dtype=int32)
+    """
     sample = util.ensure_arraylike("histogramdd", sample)
     if weights is None:
         sample, = util.promote_dtypes_inexact(sample)
@@ -184,7 +266,28 @@ def histogramdd(sample, bins=10, range=None, weights=None,  # noqa: A002
 
 def histogram2d(x, y, bins=10, range=None, weights=None,  # noqa: A002
                 density: bool | None = None):
-    """The 2-D histogram of points (x[i], y[i]), and the edges along x and along y."""
+    """The 2-D histogram of the points `(x[i], y[i])`, with the edges along x and along y.
+
+    Follows `numpy.histogram2d` (see `histogram` for the bins).
+
+    Args:
+        x: the points' first coordinates.
+        y: their second coordinates.
+        bins: a number of bins (or a pair), or arrays of edges.
+        range: `((xmin, xmax), (ymin, ymax))`, or None.
+        weights: one weight per point.
+        density: normalize to a probability density.
+
+    Returns:
+        `(counts, x_edges, y_edges)`.
+
+    Examples:
+        >>> x, y = jnp.array([0.0, 1.0, 1.0]), jnp.array([0.0, 0.0, 1.0])
+        >>> counts, x_edges, y_edges = jnp.histogram2d(x, y, bins=2)
+        >>> counts
+        Array([[1, 0],
+               [1, 1]], dtype=int32)
+    """
     x, y = util.ensure_arraylike("histogram2d", x, y)
     try:
         count = len(bins)

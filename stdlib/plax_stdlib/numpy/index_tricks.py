@@ -22,8 +22,38 @@ index_exp = np.index_exp
 
 
 def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> list:
-    """Coordinate arrays from 1-D coordinate vectors: 'xy' (Cartesian: the first two
-    axes swapped) or 'ij' (matrix) indexing; `sparse` keeps unit dimensions."""
+    """Coordinate arrays from 1-D coordinate vectors: for vectors of lengths `(n0, n1,
+    ...)`, one array per vector holding its values broadcast over the grid.
+
+    Follows `numpy.meshgrid`: with `indexing="xy"` (Cartesian, the default) the first
+    two axes are swapped, so two vectors of lengths N and M give (M, N) arrays; with
+    `"ij"` (matrix indexing) they give (N, M). `sparse` returns arrays with size-one
+    axes that broadcast instead of full grids. `copy` is accepted and ignored (the
+    results are new arrays).
+
+    Args:
+        *xi: 1-D arrays.
+        copy: ignored.
+        sparse: return broadcastable arrays instead of full grids.
+        indexing: "xy" or "ij".
+
+    Returns:
+        A list of arrays, one per input.
+
+    Raises:
+        ValueError: an unknown `indexing`, or an input that is not 1-D.
+
+    Examples:
+        >>> x, y = jnp.meshgrid(jnp.array([1, 2, 3]), jnp.array([10, 20]))
+        >>> x
+        Array([[1, 2, 3],
+               [1, 2, 3]], dtype=int32)
+        >>> y
+        Array([[10, 10, 10],
+               [20, 20, 20]], dtype=int32)
+        >>> [a.shape for a in jnp.meshgrid(jnp.arange(3), jnp.arange(2), indexing="ij")]
+        [(3, 2), (3, 2)]
+    """
     args = [util.ensure_arraylike("meshgrid", x) for x in xi]
     if not copy:
         raise ValueError("plax.numpy.meshgrid only supports copy=True")
@@ -143,8 +173,28 @@ c_ = _AxisConcatenator("c_", axis=-1, ndmin=2, trans1d=0)
 
 
 def ix_(*args) -> tuple:
-    """An open mesh from 1-D index arrays: `a[ix_(rows, cols)]` picks the cross
-    product. Concrete boolean arrays stand for the positions of their true entries."""
+    """An open mesh from 1-D index arrays: `a[jnp.ix_(rows, cols)]` picks the
+    sub-array of every row in `rows` crossed with every column in `cols`.
+
+    Follows `numpy.ix_`: the k-th result has the k-th input along axis k and size-one
+    axes elsewhere. A concrete boolean array stands for the positions of its true
+    entries.
+
+    Args:
+        *args: 1-D integer (or concrete boolean) arrays.
+
+    Returns:
+        A tuple of arrays that broadcast together.
+
+    Raises:
+        ValueError: an input that is not 1-D.
+
+    Examples:
+        >>> a = jnp.arange(12).reshape(3, 4)
+        >>> a[jnp.ix_(jnp.array([0, 2]), jnp.array([1, 3]))]
+        Array([[ 1,  3],
+               [ 9, 11]], dtype=int32)
+    """
     out = []
     for i, a in enumerate(args):
         a = util.ensure_arraylike("ix_", a)
@@ -164,8 +214,28 @@ def ix_(*args) -> tuple:
 
 
 def indices(dimensions, dtype=None, sparse: bool = False):
-    """Arrays of the indices of a grid of shape `dimensions`: stacked (shape
-    `(len(dimensions), *dimensions)`) or, with `sparse`, one per axis."""
+    """The indices of every point of a grid of shape `dimensions`: array `k` holds, at
+    each point, its index along axis `k`.
+
+    Follows `numpy.indices`: stacked into one array of shape `(len(dimensions),
+    *dimensions)`, or, with `sparse`, a tuple of broadcastable arrays.
+
+    Args:
+        dimensions: the grid's shape (concrete).
+        dtype: the indices' dtype (default: the default int).
+        sparse: return a tuple of arrays with size-one axes.
+
+    Returns:
+        An array, or a tuple of arrays.
+
+    Examples:
+        >>> jnp.indices((2, 3))
+        Array([[[0, 0, 0],
+                [1, 1, 1]],
+        <BLANKLINE>
+               [[0, 1, 2],
+                [0, 1, 2]]], dtype=int32)
+    """
     dtype = util.check_user_dtype(int if dtype is None else dtype, "indices")
     dims = util.canonicalize_shape(dimensions, "indices")
     out = []
@@ -181,8 +251,30 @@ def indices(dimensions, dtype=None, sparse: bool = False):
 
 def ravel_multi_index(multi_index, dims, mode: str = "raise", order: str = "C", *,
                       dtype=None):
-    """Flat indices into an array of shape `dims` from a tuple of index arrays.
-    Out-of-range indices: 'raise' (concrete indices only), 'wrap', 'clip', 'ignore'."""
+    """Flat indices into an array of shape `dims` from a tuple of per-axis index arrays
+    (the inverse of `unravel_index`).
+
+    Follows `numpy.ravel_multi_index`. Out-of-range indices follow `mode`: "raise"
+    (the default; possible only for concrete indices), "wrap" or "clip" (a mode per
+    axis may be given as a tuple).
+
+    Args:
+        multi_index: a tuple of integer arrays, one per dimension.
+        dims: the array's shape.
+        mode: "raise", "wrap" or "clip", or one per dimension.
+        order: "C" (row-major) or "F" (column-major).
+
+    Returns:
+        An integer array of flat indices.
+
+    Raises:
+        ValueError: out-of-range concrete indices with mode "raise", or mismatched
+            lengths.
+
+    Examples:
+        >>> jnp.ravel_multi_index((jnp.array([0, 1]), jnp.array([2, 0])), (2, 3))
+        Array([2, 3], dtype=int32)
+    """
     if len(multi_index) != len(dims):
         raise ValueError(f"ravel_multi_index: got {len(multi_index)} index arrays for "
                          f"{len(dims)} dimensions")
@@ -230,8 +322,23 @@ def ravel_multi_index(multi_index, dims, mode: str = "raise", order: str = "C", 
 
 
 def unravel_index(indices, shape) -> tuple:
-    """The coordinates in an array of `shape` of each flat index; out-of-range
-    indices are clamped to the first or last element, as in JAX."""
+    """The coordinates, in an array of `shape`, of each flat index (the inverse of
+    `ravel_multi_index`).
+
+    Follows `numpy.unravel_index`, except that out-of-range indices are clamped to the
+    first or last element instead of raising, as in JAX (the values may be traced).
+
+    Args:
+        indices: an integer array of flat indices.
+        shape: the array's shape.
+
+    Returns:
+        A tuple of integer arrays, one per dimension, shaped like `indices`.
+
+    Examples:
+        >>> jnp.unravel_index(jnp.array([2, 3, 100]), (2, 3))
+        (Array([0, 1, 1], dtype=int32), Array([2, 0, 2], dtype=int32))
+    """
     indices = util.ensure_arraylike("unravel_index", indices)
     try:
         shape = list(shape)
@@ -258,7 +365,25 @@ def _index_arrays(*arrays) -> tuple:
 
 
 def diag_indices(n: int, ndim: int = 2) -> tuple:
-    """The indices of the main diagonal of an `ndim`-dimensional array of side `n`."""
+    """The indices of the main diagonal of an `ndim`-dimensional array whose sides are
+    all `n`: `a[diag_indices(n)]` is the diagonal.
+
+    Follows `numpy.diag_indices`.
+
+    Args:
+        n: the side length.
+        ndim: the number of dimensions.
+
+    Returns:
+        A tuple of `ndim` identical index arrays `arange(n)`.
+
+    Examples:
+        >>> a = jnp.zeros((3, 3), jnp.int32)
+        >>> a.at[jnp.diag_indices(3)].set(1)
+        Array([[1, 0, 0],
+               [0, 1, 0],
+               [0, 0, 1]], dtype=int32)
+    """
     n = util.canonicalize_shape((n,), "diag_indices")[0]
     ndim = operator.index(ndim)
     if ndim < 0:
@@ -267,7 +392,23 @@ def diag_indices(n: int, ndim: int = 2) -> tuple:
 
 
 def diag_indices_from(arr) -> tuple:
-    """`diag_indices` for `arr`, which must be at least 2-D with equal sides."""
+    """`diag_indices` for `arr`, which must be at least 2-D with all sides equal.
+
+    Follows `numpy.diag_indices_from`.
+
+    Args:
+        arr: an array.
+
+    Returns:
+        A tuple of index arrays.
+
+    Raises:
+        ValueError: fewer than two dimensions, or unequal sides.
+
+    Examples:
+        >>> jnp.diag_indices_from(jnp.ones((2, 2)))
+        (Array([0, 1], dtype=int32), Array([0, 1], dtype=int32))
+    """
     shape = util.shape_of(util.ensure_arraylike("diag_indices_from", arr))
     if len(shape) < 2:
         raise ValueError("diag_indices_from: input array must be at least 2-d")
@@ -285,12 +426,45 @@ def _triangle_indices(name: str, lower: bool, n, k, m) -> tuple:
 
 
 def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
-    """Row and column indices of the lower triangle (diagonal `k` and below)."""
+    """The row and column indices of the lower triangle of an `(n, m)` matrix: the `k`-th
+    diagonal and everything below it.
+
+    Follows `numpy.tril_indices`.
+
+    Args:
+        n: the number of rows.
+        k: the diagonal (0 the main one, positive above it).
+        m: the number of columns (default `n`).
+
+    Returns:
+        A pair `(rows, cols)` of index arrays.
+
+    Examples:
+        >>> jnp.tril_indices(3)
+        (Array([0, 1, 1, 2, 2, 2], dtype=int32), Array([0, 0, 1, 0, 1, 2], dtype=int32))
+    """
     return _triangle_indices("tril_indices", True, n, k, m)
 
 
 def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
-    """Row and column indices of the upper triangle (diagonal `k` and above)."""
+    """The row and column indices of the upper triangle of an `(n, m)` matrix: the `k`-th
+    diagonal and everything above it.
+
+    Follows `numpy.triu_indices`.
+
+    Args:
+        n: the number of rows.
+        k: the diagonal (0 the main one, positive above it).
+        m: the number of columns (default `n`).
+
+    Returns:
+        A pair `(rows, cols)` of index arrays.
+
+    Examples:
+        >>> rows, cols = jnp.triu_indices(3, k=1)
+        >>> rows, cols
+        (Array([0, 0, 1], dtype=int32), Array([1, 2, 2], dtype=int32))
+    """
     return _triangle_indices("triu_indices", False, n, k, m)
 
 
@@ -302,18 +476,66 @@ def _from_2d(name: str, arr) -> tuple[int, int]:
 
 
 def tril_indices_from(arr, k: int = 0) -> tuple:
-    """`tril_indices` for the 2-D array `arr`."""
+    """`tril_indices` for the 2-D array `arr` (its shape gives `n` and `m`).
+
+    Follows `numpy.tril_indices_from`.
+
+    Args:
+        arr: a 2-D array.
+        k: the diagonal.
+
+    Returns:
+        A pair `(rows, cols)`.
+
+    Examples:
+        >>> a = jnp.arange(4).reshape(2, 2)
+        >>> a[jnp.tril_indices_from(a)]
+        Array([0, 2, 3], dtype=int32)
+    """
     n, m = _from_2d("tril_indices_from", arr)
     return tril_indices(n, k, m)
 
 
 def triu_indices_from(arr, k: int = 0) -> tuple:
-    """`triu_indices` for the 2-D array `arr`."""
+    """`triu_indices` for the 2-D array `arr` (its shape gives `n` and `m`).
+
+    Follows `numpy.triu_indices_from`.
+
+    Args:
+        arr: a 2-D array.
+        k: the diagonal.
+
+    Returns:
+        A pair `(rows, cols)`.
+
+    Examples:
+        >>> a = jnp.arange(4).reshape(2, 2)
+        >>> a[jnp.triu_indices_from(a)]
+        Array([0, 1, 3], dtype=int32)
+    """
     n, m = _from_2d("triu_indices_from", arr)
     return triu_indices(n, k, m)
 
 
 def mask_indices(n: int, mask_func: Callable, k: int = 0, *, size: int | None = None) -> tuple:
-    """The indices where `mask_func(ones((n, n)), k)` (e.g. `triu`) is nonzero."""
+    """The indices where `mask_func(ones((n, n)), k)` is nonzero, e.g. with
+    `mask_func=jnp.triu` the upper triangle.
+
+    Follows `numpy.mask_indices`, plus JAX's `size` (the number of indices, for use
+    under `jit`).
+
+    Args:
+        n: the side of the square mask.
+        mask_func: a function like `triu` or `tril`, called as `mask_func(a, k)`.
+        k: passed to `mask_func`.
+        size: the number of indices to return (static).
+
+    Returns:
+        A pair `(rows, cols)` of index arrays.
+
+    Examples:
+        >>> jnp.mask_indices(2, jnp.triu)
+        (Array([0, 0, 1], dtype=int32), Array([0, 1, 1], dtype=int32))
+    """
     from plax_stdlib.numpy.sorting import nonzero
     return nonzero(mask_func(creation.ones((n, n)), k), size=size)

@@ -507,10 +507,41 @@ def _wrap_mod(indices, size: int):
 
 def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
          unique_indices: bool = False, indices_are_sorted: bool = False, fill_value=None):
-    """Elements of `a` at `indices` along `axis` (of the flattened array if None).
+    """The elements of `a` at `indices` along `axis` (of the flattened array if `axis` is
+    None): `a[..., indices, ...]` with `indices` at position `axis`.
 
-    Out-of-range indices follow `mode`: "fill" (the default: NaN, or the extreme
-    integer; negative indices count from the end), "clip" or "wrap".
+    Follows `numpy.take`, but out-of-range indices cannot raise (the index values are
+    not known when a program is compiled), so `mode` says what they give:
+    "fill" (the default) returns `fill_value`, "clip" clamps them into range, "wrap"
+    takes them modulo the axis size. Negative indices count from the end, except in
+    "clip" mode. `unique_indices` and `indices_are_sorted` are promises that let the
+    compiler emit faster code.
+
+    Args:
+        a: an array.
+        indices: an integer array (any shape).
+        axis: the axis to take along; None takes from the flattened array.
+        out: unsupported; must be None.
+        mode: "fill" (default), "clip" or "wrap" ("raise" is not supported).
+        unique_indices: promise that the indices do not repeat.
+        indices_are_sorted: promise that the indices are sorted.
+        fill_value: the value out-of-range indices give in "fill" mode (default NaN
+            for inexact dtypes, the largest negative value for signed integers, the
+            largest value for unsigned, True for bool).
+
+    Returns:
+        An array: `a`'s shape with `axis` replaced by `indices.shape`.
+
+    Raises:
+        IndexError: a non-empty take from an empty axis.
+        NotImplementedError: an `out` argument.
+
+    Examples:
+        >>> x = jnp.array([10.0, 20.0, 30.0])
+        >>> jnp.take(x, jnp.array([0, -1, 5]))
+        Array([10., 30., nan], dtype=float32)
+        >>> jnp.take(x, jnp.array([0, 5]), mode="clip"), jnp.take(x, jnp.array([4]), mode="wrap")
+        (Array([10., 30.], dtype=float32), Array([20.], dtype=float32))
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.take is not supported.")
@@ -532,10 +563,38 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
 
 def take_along_axis(arr, indices, axis: int | None = -1, mode: str | None = None,
                     fill_value=None, *, wrap_negative_indices: bool = True):
-    """`arr`'s elements at `indices` along `axis`, matched one to one along the other
-    dimensions (which broadcast), as `numpy.take_along_axis`. Negative indices count
-    from the end, in every mode (as JAX's), unless `wrap_negative_indices=False` makes
-    them out of bounds."""
+    """The elements of `arr` at `indices` along `axis`, matched one to one along the
+    other axes (which broadcast): the companion of `argsort`, `argmax(...,
+    keepdims=True)` and similar.
+
+    Follows `numpy.take_along_axis`, with JAX's `mode` and `fill_value` for
+    out-of-range indices (see `take`; "fill" by default). Negative indices count from
+    the end in every mode, unless `wrap_negative_indices=False` makes them out of
+    range.
+
+    Args:
+        arr: an array.
+        indices: an integer array of `arr`'s rank (1-D when `axis` is None).
+        axis: the axis to take along; None takes from the flattened array.
+        mode: "fill" (default), "clip" or "wrap".
+        fill_value: the value out-of-range indices give in "fill" mode.
+        wrap_negative_indices: count negative indices from the end.
+
+    Returns:
+        An array of the broadcast shape of `arr` and `indices`.
+
+    Raises:
+        ValueError: ranks that differ, or non-1-D indices with `axis=None`.
+
+    Examples:
+        >>> x = jnp.array([[3, 1, 2], [9, 7, 8]])
+        >>> jnp.take_along_axis(x, jnp.argsort(x, axis=1), axis=1)
+        Array([[1, 2, 3],
+               [7, 8, 9]], dtype=int32)
+        >>> jnp.take_along_axis(x, jnp.argmax(x, axis=1, keepdims=True), axis=1)
+        Array([[3],
+               [9]], dtype=int32)
+    """
     util.check_arraylike("take_along_axis", arr, indices)
     arr, indices = util.operand(arr), _int_indices("take_along_axis", indices)
     if axis is None:

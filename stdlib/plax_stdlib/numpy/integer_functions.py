@@ -31,12 +31,46 @@ def _euclid(a, b):
 
 
 def gcd(x1, x2):
-    """The greatest common divisor of |x1| and |x2| (gcd(0, 0) = 0)."""
+    """The greatest common divisor of `|x1|` and `|x2|`, elementwise (`gcd(0, 0)` is 0).
+
+    Follows `numpy.gcd`: integer inputs only, broadcast together.
+
+    Args:
+        x1: an integer array.
+        x2: an integer array.
+
+    Returns:
+        An integer array of the broadcast shape.
+
+    Raises:
+        ValueError: non-integer inputs.
+
+    Examples:
+        >>> jnp.gcd(jnp.array([12, 18, 0]), 8)
+        Array([4, 2, 8], dtype=int32)
+    """
     return util.as_array(_euclid(*_integer_pair("gcd", x1, x2)))
 
 
 def lcm(x1, x2):
-    """The least common multiple of |x1| and |x2| (0 if either is 0)."""
+    """The least common multiple of `|x1|` and `|x2|`, elementwise (0 if either is 0).
+
+    Follows `numpy.lcm`: integer inputs only, broadcast together.
+
+    Args:
+        x1: an integer array.
+        x2: an integer array.
+
+    Returns:
+        An integer array of the broadcast shape.
+
+    Raises:
+        ValueError: non-integer inputs.
+
+    Examples:
+        >>> jnp.lcm(jnp.array([4, 6, 0]), 6)
+        Array([12,  6,  0], dtype=int32)
+    """
     a, b = _integer_pair("lcm", x1, x2)
     d = _euclid(a, b)
     zero = lax.eq(d, 0)

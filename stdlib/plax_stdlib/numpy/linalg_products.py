@@ -46,9 +46,35 @@ def _preferred(preferred_element_type, name):
 
 
 def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
-    """NumPy's dot: products of scalars, vectors and matrices; for N-d arrays a sum over
-    the last axis of `a` and the second-to-last of `b`. `out_sharding` types the
-    result on a mesh with `Explicit` axes."""
+    """NumPy's `dot`: the product of scalars, the inner product of vectors, the matrix
+    product of matrices, and for N-d arrays a sum over the last axis of `a` and the
+    second-to-last of `b`.
+
+    Follows `numpy.dot`, plus JAX's `precision` and `preferred_element_type`. On
+    accelerators, float32 products may use lower-precision passes by default (TPU:
+    bfloat16); `precision=lax.Precision.HIGHEST` asks for full float32.
+
+    Args:
+        a: an array or scalar.
+        b: an array or scalar.
+        precision: None, a `lax.Precision`, or a pair of them (one per operand).
+        preferred_element_type: the dtype to accumulate in and return (e.g. int32 for
+            int8 inputs, float32 for bfloat16).
+        out_sharding: a Sharding or PartitionSpec for the result (Explicit mesh axes).
+
+    Returns:
+        The product; its dtype is the promoted dtype of `a` and `b` unless
+        `preferred_element_type` is given.
+
+    Raises:
+        TypeError: contracted dimensions that differ in size.
+
+    Examples:
+        >>> jnp.dot(jnp.array([1, 2]), jnp.array([3, 4]))
+        Array(11, dtype=int32)
+        >>> jnp.dot(jnp.ones((2, 3)), jnp.ones(3))
+        Array([3., 3.], dtype=float32)
+    """
     a, b = _promote("dot", a, b)
     preferred = _preferred(preferred_element_type, "dot")
     a_ndim, b_ndim = len(util.shape_of(a)), len(util.shape_of(b))
@@ -72,9 +98,34 @@ def _check_contracting(name, a, b, a_axis, b_axis):
 
 
 def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
-    """Matrix product with NumPy's rules: 1-D operands act as vectors, and leading
-    (batch) dimensions broadcast. `out_sharding` types the result on a mesh with
-    `Explicit` axes."""
+    """The matrix product `a @ b`, with NumPy's rules: 1-D operands act as a row (left)
+    or column (right) vector, and leading (batch) dimensions broadcast.
+
+    Follows `numpy.matmul`, plus JAX's `precision` and `preferred_element_type` (see
+    `dot`); scalars are not allowed.
+
+    Args:
+        a: an array of at least one dimension.
+        b: an array of at least one dimension.
+        precision: None, a `lax.Precision`, or a pair of them.
+        preferred_element_type: the dtype to accumulate in and return.
+        out_sharding: a Sharding or PartitionSpec for the result (Explicit mesh axes).
+
+    Returns:
+        The product.
+
+    Raises:
+        ValueError: a scalar operand.
+        TypeError: contracted dimensions that differ in size.
+
+    Examples:
+        >>> a = jnp.ones((5, 2, 3))
+        >>> b = jnp.ones((3, 4))
+        >>> jnp.matmul(a, b).shape
+        (5, 2, 4)
+        >>> jnp.matmul(jnp.array([[1, 2], [3, 4]]), jnp.array([1, 1]))
+        Array([3, 7], dtype=int32)
+    """
     a, b = _promote("matmul", a, b)
     preferred = _preferred(preferred_element_type, "matmul")
     a_shape, b_shape = util.shape_of(a), util.shape_of(b)
@@ -158,7 +209,23 @@ def _broadcast_batch(x, batch):
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
-    """Dot product of the flattened arrays, conjugating `a` if complex."""
+    """The dot product of `a` and `b` flattened, conjugating `a` when it is complex.
+
+    Follows `numpy.vdot`, plus `precision` and `preferred_element_type` (see `dot`).
+
+    Args:
+        a: an array (conjugated if complex).
+        b: an array of the same size.
+        precision: None, a `lax.Precision`, or a pair of them.
+        preferred_element_type: the dtype to accumulate in and return.
+
+    Returns:
+        A scalar array.
+
+    Examples:
+        >>> jnp.vdot(jnp.array([1 + 1j, 2]), jnp.array([1, 1j]))
+        Array(1.+1.j, dtype=complex64)
+    """
     a, b = _promote("vdot", a, b)
     if util.dtype_category(util.dtype_of(a)) == "c":
         a = lax.conj(a)
@@ -168,7 +235,25 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
 
 
 def inner(a, b, *, precision=None, preferred_element_type=None):
-    """Sum of products over the last axes of `a` and `b`."""
+    """The inner product: sums of products over the last axes of `a` and `b` (for
+    vectors, the dot product; for N-d arrays, every pair of last-axis vectors).
+
+    Follows `numpy.inner`, plus `precision` and `preferred_element_type` (see `dot`).
+
+    Args:
+        a: an array or scalar.
+        b: an array or scalar, whose last axis matches `a`'s.
+        precision: None, a `lax.Precision`, or a pair of them.
+        preferred_element_type: the dtype to accumulate in and return.
+
+    Returns:
+        An array of shape `a.shape[:-1] + b.shape[:-1]`.
+
+    Examples:
+        >>> jnp.inner(jnp.array([[1, 0], [0, 1]]), jnp.array([[1, 2], [3, 4]]))
+        Array([[1, 3],
+               [2, 4]], dtype=int32)
+    """
     a, b = _promote("inner", a, b)
     preferred = _preferred(preferred_element_type, "inner")
     a_ndim, b_ndim = len(util.shape_of(a)), len(util.shape_of(b))
@@ -180,7 +265,26 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
 
 
 def outer(a, b, out=None):
-    """`ravel(a)[:, None] * ravel(b)[None, :]`."""
+    """The outer product: `ravel(a)[:, None] * ravel(b)[None, :]`.
+
+    Follows `numpy.outer`; `out` must be None.
+
+    Args:
+        a: an array (flattened).
+        b: an array (flattened).
+        out: unsupported.
+
+    Returns:
+        A 2-D array of shape `(a.size, b.size)`.
+
+    Raises:
+        NotImplementedError: an `out` argument.
+
+    Examples:
+        >>> jnp.outer(jnp.array([1, 2]), jnp.array([1, 10, 100]))
+        Array([[  1,  10, 100],
+               [  2,  20, 200]], dtype=int32)
+    """
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.outer is not supported.")
     a, b = _promote("outer", a, b)
@@ -191,9 +295,32 @@ def outer(a, b, out=None):
 
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
               out_sharding=None):
-    """Sum of products over `axes`: the last N of `a` with the first N of `b` for an
-    int N, or the pairs `(axes_a, axes_b)`. `out_sharding` types the result on a mesh
-    with `Explicit` axes."""
+    """Sums of products over chosen axes: the last N axes of `a` with the first N of `b`
+    for an int `axes = N`, or the axes paired by `axes = (axes_a, axes_b)`.
+
+    Follows `numpy.tensordot`, plus `precision` and `preferred_element_type` (see
+    `dot`).
+
+    Args:
+        a: an array.
+        b: an array.
+        axes: an int, or a pair of sequences of axes of equal length.
+        precision: None, a `lax.Precision`, or a pair of them.
+        preferred_element_type: the dtype to accumulate in and return.
+        out_sharding: a Sharding or PartitionSpec for the result (Explicit mesh axes).
+
+    Returns:
+        An array: `a`'s free axes followed by `b`'s.
+
+    Raises:
+        TypeError: paired axes of different sizes, or a malformed `axes`.
+
+    Examples:
+        >>> jnp.tensordot(jnp.ones((2, 3, 4)), jnp.ones((3, 4, 5))).shape
+        (2, 5)
+        >>> jnp.tensordot(jnp.ones((2, 3)), jnp.ones((2, 5)), axes=([0], [0])).shape
+        (3, 5)
+    """
     a, b = _promote("tensordot", a, b)
     a_ndim, b_ndim = len(util.shape_of(a)), len(util.shape_of(b))
     if isinstance(axes, (int, np.integer)):
@@ -249,10 +376,42 @@ def _split_einsum_args(subscripts, operands):
 
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
            preferred_element_type=None, out_sharding=None):
-    """Einstein summation. The contraction order comes from `opt_einsum.contract_path`
-    (`optimize`), and each contraction is one `dot_general`. With `out_sharding`,
-    computed on the mesh's axes made `Auto`, the result then typed and laid out as
-    `out_sharding` (as JAX does for several contractions)."""
+    """Einstein summation: products of the operands, summed over the indices that do not
+    appear in the output, as written in `subscripts` (e.g. `"ij,jk->ik"` is a matrix
+    product).
+
+    Follows `numpy.einsum` (explicit `->` output or implicit, `...` for broadcast
+    dimensions), plus JAX's `precision`, `preferred_element_type` and `out_sharding`.
+    With several operands, the contraction order comes from `opt_einsum`
+    (`optimize`: "auto", "greedy", "optimal", False for left to right, or a path from
+    `einsum_path`), and each pairwise contraction is one `lax.dot_general`. The
+    operands are promoted to a common dtype first.
+
+    Args:
+        subscripts: the index string, e.g. `"bij,bjk->bik"`.
+        *operands: the arrays.
+        out: unsupported; must be None.
+        optimize: the contraction-order strategy, or an explicit path.
+        precision: None, a `lax.Precision`, or a pair of them.
+        preferred_element_type: the dtype to accumulate in and return.
+        out_sharding: a Sharding or PartitionSpec for the result; computed as JAX does
+            (on the mesh's axes made Auto, then laid out).
+
+    Returns:
+        The result array.
+
+    Raises:
+        ValueError: subscripts that do not match the operands.
+        NotImplementedError: an `out` argument.
+
+    Examples:
+        >>> a = jnp.array([[1, 2], [3, 4]])
+        >>> jnp.einsum("ij,jk->ik", a, a)
+        Array([[ 7, 10],
+               [15, 22]], dtype=int32)
+        >>> jnp.einsum("ii->", a), jnp.einsum("ij->j", a)
+        (Array(5, dtype=int32), Array([4, 6], dtype=int32))
+    """
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.einsum is not supported.")
     arrays, spec = _split_einsum_args(subscripts, operands)

@@ -18,8 +18,29 @@ from plax_stdlib.numpy import shape_ops, ufuncs, util
 
 
 def diag(v, k: int = 0):
-    """The `k`-th diagonal of the 2-D `v`, or the 2-D array with the 1-D `v` on its
-    `k`-th diagonal."""
+    """The `k`-th diagonal of a 2-D `v`, or a 2-D array with a 1-D `v` on its `k`-th
+    diagonal (and zeros elsewhere).
+
+    Follows `numpy.diag`; the extracted diagonal is a new array, not a view.
+
+    Args:
+        v: a 1-D or 2-D array.
+        k: the diagonal: 0 the main one, positive above it, negative below.
+
+    Returns:
+        A 1-D array (from a 2-D `v`) or a 2-D array (from a 1-D `v`).
+
+    Raises:
+        ValueError: `v` is neither 1-D nor 2-D.
+
+    Examples:
+        >>> jnp.diag(jnp.array([[1, 2], [3, 4]]))
+        Array([1, 4], dtype=int32)
+        >>> jnp.diag(jnp.array([1, 2]), k=1)
+        Array([[0, 1, 0],
+               [0, 0, 2],
+               [0, 0, 0]], dtype=int32)
+    """
     v = util.ensure_arraylike("diag", v)
     k = operator.index(k)
     shape = util.shape_of(v)
@@ -31,7 +52,22 @@ def diag(v, k: int = 0):
 
 
 def diagflat(v, k: int = 0):
-    """The 2-D array with the flattened `v` on its `k`-th diagonal."""
+    """A 2-D array with the flattened `v` on its `k`-th diagonal and zeros elsewhere.
+
+    Follows `numpy.diagflat`.
+
+    Args:
+        v: an array (flattened).
+        k: the diagonal.
+
+    Returns:
+        A square 2-D array of side `v.size + |k|`.
+
+    Examples:
+        >>> jnp.diagflat(jnp.array([[1, 2]]))
+        Array([[1, 0],
+               [0, 2]], dtype=int32)
+    """
     v = shape_ops.ravel(util.ensure_arraylike("diagflat", v))
     k = operator.index(k)
     n = util.shape_of(v)[0]
@@ -45,8 +81,25 @@ def diagflat(v, k: int = 0):
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
-    """An N x M array with ones at and below the `k`-th diagonal (float32 by default,
-    as in JAX)."""
+    """An `N` × `M` array with ones at and below the `k`-th diagonal and zeros above.
+
+    Follows `numpy.tri`, but the default dtype is the default float type (float32
+    unless `jax_enable_x64`), as in JAX.
+
+    Args:
+        N: the number of rows.
+        M: the number of columns (default `N`).
+        k: the diagonal (0 the main one, positive above it).
+        dtype: the result's dtype.
+
+    Returns:
+        An `(N, M)` array.
+
+    Examples:
+        >>> jnp.tri(2, 3, dtype=jnp.int32)
+        Array([[1, 0, 0],
+               [1, 1, 0]], dtype=int32)
+    """
     dtype = util.check_user_dtype(dtype, "tri") or np.dtype(np.float32)
     N = util.canonicalize_shape((N,), "tri")[0]
     M = N if M is None else util.canonicalize_shape((M,), "tri")[0]
@@ -57,8 +110,28 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
 
 
 def vander(x, N: int | None = None, increasing: bool = False):
-    """The Vandermonde matrix of the 1-D `x`: powers x**(N-1), ..., x**0 as columns (or
-    ascending with `increasing`)."""
+    """The Vandermonde matrix of the 1-D `x`: column `j` is `x ** (N - 1 - j)` (or
+    `x ** j` with `increasing`).
+
+    Follows `numpy.vander`.
+
+    Args:
+        x: a 1-D array.
+        N: the number of columns (default `len(x)`).
+        increasing: powers increase from left to right.
+
+    Returns:
+        A `(len(x), N)` array.
+
+    Raises:
+        ValueError: `x` is not 1-D, or a negative `N`.
+
+    Examples:
+        >>> jnp.vander(jnp.array([1, 2, 3]), 3)
+        Array([[1, 1, 1],
+               [4, 2, 1],
+               [9, 3, 1]], dtype=int32)
+    """
     x = util.ensure_arraylike("vander", x)
     if len(util.shape_of(x)) != 1:
         raise ValueError(f"vander: x must be a one-dimensional array, got shape "
@@ -74,8 +147,24 @@ def vander(x, N: int | None = None, increasing: bool = False):
 
 
 def kron(a, b):
-    """The Kronecker product: blocks `a[i, j] * b`, for arrays of any rank. The product
-    is `lax.mul`'s, so two bool arrays are a TypeError, as in JAX."""
+    """The Kronecker product of `a` and `b`: a block array whose blocks are `a[i, j] * b`,
+    for arrays of any rank (the lower-rank one gains leading size-one axes).
+
+    Follows `numpy.kron`; two bool arrays are a TypeError (the product is
+    `lax.mul`'s), as in JAX.
+
+    Args:
+        a: an array.
+        b: an array.
+
+    Returns:
+        An array whose shape is the elementwise product of the two shapes.
+
+    Examples:
+        >>> jnp.kron(jnp.eye(2, dtype=jnp.int32), jnp.array([[1, 2]]))
+        Array([[1, 2, 0, 0],
+               [0, 0, 1, 2]], dtype=int32)
+    """
     a, b = util.promote_dtypes(*util.ensure_arraylike("kron", a, b))
     rank = max(len(util.shape_of(a)), len(util.shape_of(b)))
     a = lax.reshape(a, (1,) * (rank - len(util.shape_of(a))) + util.shape_of(a))
@@ -88,8 +177,29 @@ def kron(a, b):
 
 
 def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None):
-    """The cross product of (arrays of) 3-vectors, or of 2-vectors (whose product is
-    the scalar z component), along the given axes."""
+    """The cross product of (arrays of) 3-vectors, or of 2-vectors (whose cross product
+    is the scalar z component), taken along the given axes.
+
+    Follows `numpy.cross`; the vectors broadcast over the other axes.
+
+    Args:
+        a: an array whose `axisa` has size 2 or 3.
+        b: an array whose `axisb` has size 2 or 3.
+        axisa: the vector axis of `a`.
+        axisb: the vector axis of `b`.
+        axisc: the vector axis of the result.
+        axis: if given, overrides all three.
+
+    Returns:
+        The cross products.
+
+    Raises:
+        ValueError: vector axes whose sizes are not 2 or 3.
+
+    Examples:
+        >>> jnp.cross(jnp.array([1, 0, 0]), jnp.array([0, 1, 0]))
+        Array([0, 0, 1], dtype=int32)
+    """
     a, b = util.promote_args("cross", a, b)
     if axis is not None:
         axisa = axisb = axisc = axis
@@ -138,12 +248,48 @@ def _batched_product(name: str, x1, x2, core1: int, core2: int, contract: tuple[
 
 
 def matvec(x1, x2, /):
-    """Matrix-vector products `x1[..., :, :] @ x2[..., :]`, batch dimensions broadcast."""
+    """Matrix-vector products `x1[..., :, :] @ x2[..., :]`, the batch dimensions
+    broadcast together.
+
+    Follows `numpy.matvec` (NumPy 2.2).
+
+    Args:
+        x1: an array of matrices, `(..., M, N)`.
+        x2: an array of vectors, `(..., N)`.
+
+    Returns:
+        An array of vectors, `(..., M)`.
+
+    Raises:
+        ValueError: the contracted sizes differ.
+
+    Examples:
+        >>> jnp.matvec(jnp.array([[1, 2], [3, 4]]), jnp.array([1, 1]))
+        Array([3, 7], dtype=int32)
+    """
     return _batched_product("matvec", x1, x2, 2, 1, (1, 0))
 
 
 def vecmat(x1, x2, /):
-    """Vector-matrix products `conj(x1[..., :]) @ x2[..., :, :]`."""
+    """Vector-matrix products `conj(x1[..., :]) @ x2[..., :, :]`, the batch dimensions
+    broadcast together.
+
+    Follows `numpy.vecmat` (NumPy 2.2).
+
+    Args:
+        x1: an array of vectors, `(..., M)` (conjugated if complex).
+        x2: an array of matrices, `(..., M, N)`.
+
+    Returns:
+        An array of vectors, `(..., N)`.
+
+    Raises:
+        ValueError: the contracted sizes differ.
+
+    Examples:
+        >>> jnp.vecmat(jnp.array([1, 1]), jnp.array([[1, 2], [3, 4]]))
+        Array([4, 6], dtype=int32)
+    """
     x1 = util.ensure_arraylike("vecmat", x1)
     if util.dtype_category(util.dtype_of(x1)) == "c":
         x1 = lax.conj(x1)
@@ -151,8 +297,26 @@ def vecmat(x1, x2, /):
 
 
 def einsum_path(subscripts, /, *operands, optimize="auto"):
-    """The contraction order `einsum` would use, as `opt_einsum.contract_path` gives
-    it: (the path, a printable report). `optimize=False` contracts left to right."""
+    """The contraction order `einsum` would use for these operands, as
+    `opt_einsum.contract_path` gives it: the path and a printable report.
+
+    Follows `numpy.einsum_path`. `optimize` is "auto" (the default), "greedy",
+    "optimal", or False (left to right).
+
+    Args:
+        subscripts: the index string.
+        *operands: the arrays (or anything with `.shape`).
+        optimize: the strategy.
+
+    Returns:
+        A pair `(path, report)`; pass the path to `einsum(..., optimize=path)`.
+
+    Examples:
+        >>> a, b, c = jnp.ones((2, 3)), jnp.ones((3, 4)), jnp.ones((4, 5))
+        >>> path, report = jnp.einsum_path("ij,jk,kl->il", a, b, c)
+        >>> path
+        [(0, 1), (0, 1)]
+    """
     if optimize is True:
         optimize = "optimal"
     elif optimize is False:

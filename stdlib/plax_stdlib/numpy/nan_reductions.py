@@ -25,7 +25,7 @@ def _without_nans(x, value):
     return ufuncs.where(ufuncs.isnan(x), value, x) if _is_inexact(x) else x
 
 
-def _nan_extremum(name: str, reduce: Callable, largest: bool):
+def _nan_extremum(name: str, reduce: Callable, largest: bool, example_output: str):
     def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
         a = util.ensure_arraylike(name, a)
         if not _is_inexact(a):
@@ -36,31 +36,112 @@ def _nan_extremum(name: str, reduce: Callable, largest: bool):
         all_nan = reductions.all(ufuncs.isnan(a), axis=axis, keepdims=keepdims)
         return ufuncs.where(all_nan, np.nan, result)
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (f"`{reduce.__name__}` over `axis` ignoring NaNs (NaN where a slice holds "
-                  "only NaNs).")
+    fn.__doc__ = _NAN_EXTREMUM_DOC.format(name=name, plain=name[3:], out=example_output)
     return fn
 
 
-nanmax = _nan_extremum("nanmax", reductions.max, largest=True)
-nanmin = _nan_extremum("nanmin", reductions.min, largest=False)
+_NAN_EXTREMUM_DOC = """The {plain}imum of `a` over `axis`, ignoring NaNs.
+
+    Follows `numpy.{name}`, except that a slice holding only NaNs gives NaN without a
+    warning (NumPy warns). Integer and bool inputs have no NaNs: they reduce as
+    `{plain}`.
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints; None reduces all.
+        out: unsupported; must be None.
+        keepdims: keep the reduced axes with size 1.
+        initial: a value included in every reduction.
+        where: a boolean mask: only selected elements count.
+
+    Returns:
+        The reduced array.
+
+    Examples:
+        >>> x = jnp.array([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan]])
+        >>> jnp.{name}(x, axis=1)
+        {out}
+    """
+
+nanmax = _nan_extremum("nanmax", reductions.max, largest=True,
+                       example_output="Array([ 3., nan], dtype=float32)")
+nanmin = _nan_extremum("nanmin", reductions.min, largest=False,
+                       example_output="Array([ 1., nan], dtype=float32)")
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    """`sum` over `axis`, counting NaNs as zero."""
+    """The sum over `axis`, counting NaNs as zero.
+
+    Follows `numpy.nansum`, with the dtype rules of `sum`.
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints; None sums all.
+        dtype: the dtype to accumulate in and return.
+        out: unsupported; must be None.
+        keepdims: keep the reduced axes with size 1.
+        initial: a starting value.
+        where: a boolean mask: only selected elements count.
+
+    Returns:
+        The sums.
+
+    Examples:
+        >>> jnp.nansum(jnp.array([1.0, np.nan, 2.0]))
+        Array(3., dtype=float32)
+    """
     a = util.ensure_arraylike("nansum", a)
     return reductions.sum(_without_nans(a, 0), axis=axis, dtype=dtype, out=out,
                           keepdims=keepdims, initial=initial, where=where)
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    """`prod` over `axis`, counting NaNs as one."""
+    """The product over `axis`, counting NaNs as one.
+
+    Follows `numpy.nanprod`, with the dtype rules of `prod`.
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints; None multiplies all.
+        dtype: the dtype to accumulate in and return.
+        out: unsupported; must be None.
+        keepdims: keep the reduced axes with size 1.
+        initial: a starting value.
+        where: a boolean mask: only selected elements count.
+
+    Returns:
+        The products.
+
+    Examples:
+        >>> jnp.nanprod(jnp.array([2.0, np.nan, 3.0]))
+        Array(6., dtype=float32)
+    """
     a = util.ensure_arraylike("nanprod", a)
     return reductions.prod(_without_nans(a, 1), axis=axis, dtype=dtype, out=out,
                            keepdims=keepdims, initial=initial, where=where)
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
-    """The mean over `axis` of the elements that are not NaN."""
+    """The mean over `axis` of the elements that are not NaN (NaN, without a warning,
+    where none is left).
+
+    Follows `numpy.nanmean`, with the dtype rules of `mean`.
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints; None averages all.
+        dtype: the result's dtype.
+        out: unsupported; must be None.
+        keepdims: keep the reduced axes with size 1.
+        where: a boolean mask: only selected elements count.
+
+    Returns:
+        The means.
+
+    Examples:
+        >>> jnp.nanmean(jnp.array([[1.0, np.nan], [np.nan, np.nan]]), axis=1)
+        Array([ 1., nan], dtype=float32)
+    """
     a = util.ensure_arraylike("nanmean", a)
     if not _is_inexact(a):
         return reductions.mean(a, axis, dtype, out, keepdims, where=where)
@@ -71,8 +152,29 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
-    """The variance over `axis` of the elements that are not NaN (NaN where fewer
-    than ddof + 1 remain); `mean` may be given precomputed."""
+    """The variance over `axis` of the elements that are not NaN, divided by `N - ddof`
+    (NaN where fewer than `ddof + 1` remain).
+
+    Follows `numpy.nanvar`; `mean` may be given precomputed (with the reduced axes
+    kept).
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints; None reduces all.
+        dtype: the result's dtype.
+        out: unsupported; must be None.
+        ddof: the divisor is `N - ddof`.
+        keepdims: keep the reduced axes with size 1.
+        where: a boolean mask: only selected elements count.
+        mean: the NaN-ignoring mean over `axis`, with `keepdims=True`.
+
+    Returns:
+        The variances.
+
+    Examples:
+        >>> jnp.nanvar(jnp.array([1.0, np.nan, 3.0]))
+        Array(1., dtype=float32)
+    """
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.nanvar is not supported.")
     a = util.ensure_arraylike("nanvar", a)
@@ -97,11 +199,32 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
-    """The standard deviation over `axis` of the elements that are not NaN."""
+    """The standard deviation over `axis` of the elements that are not NaN: the square
+    root of `nanvar`.
+
+    Follows `numpy.nanstd`.
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints; None reduces all.
+        dtype: the result's dtype.
+        out: unsupported; must be None.
+        ddof: the divisor is `N - ddof`.
+        keepdims: keep the reduced axes with size 1.
+        where: a boolean mask: only selected elements count.
+        mean: the NaN-ignoring mean over `axis`, with `keepdims=True`.
+
+    Returns:
+        The standard deviations.
+
+    Examples:
+        >>> jnp.nanstd(jnp.array([1.0, np.nan, 3.0]))
+        Array(1., dtype=float32)
+    """
     return lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean))
 
 
-def _nan_arg_extremum(name: str, arg_fn: Callable, largest: bool):
+def _nan_arg_extremum(name: str, arg_fn: Callable, largest: bool, example_output: str):
     def fn(a, axis=None, out=None, keepdims=None):
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to plax.numpy.{name} is not "
@@ -115,23 +238,65 @@ def _nan_arg_extremum(name: str, arg_fn: Callable, largest: bool):
         return ufuncs.where(reductions.all(is_nan, axis=axis, keepdims=bool(keepdims)), -1,
                             index)
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (f"`{arg_fn.__name__}` over `axis` ignoring NaNs; -1 where a slice holds "
-                  "only NaNs, as in JAX.")
+    fn.__doc__ = _NAN_ARG_DOC.format(name=name, what=name[6:], out=example_output)
     return fn
 
 
-nanargmax = _nan_arg_extremum("nanargmax", reductions.argmax, largest=True)
-nanargmin = _nan_arg_extremum("nanargmin", reductions.argmin, largest=False)
+_NAN_ARG_DOC = """The index of the {what}imum of `a` along `axis`, ignoring NaNs.
+
+    Follows `numpy.{name}`, except that a slice holding only NaNs gives -1 (as in JAX;
+    NumPy raises), since a traced program cannot raise on values.
+
+    Args:
+        a: an array.
+        axis: the axis to search; None searches the flattened array.
+        out: unsupported; must be None.
+        keepdims: keep the reduced axis with size 1.
+
+    Returns:
+        An integer array of indices.
+
+    Examples:
+        >>> x = jnp.array([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan]])
+        >>> jnp.{name}(x, axis=1)
+        {out}
+    """
+
+nanargmax = _nan_arg_extremum("nanargmax", reductions.argmax, largest=True,
+                              example_output="Array([ 2, -1], dtype=int32)")
+nanargmin = _nan_arg_extremum("nanargmin", reductions.argmin, largest=False,
+                              example_output="Array([ 0, -1], dtype=int32)")
 
 
-def _nan_cumulative(name: str, accumulate: Callable, identity: int):
+def _nan_cumulative(name: str, accumulate: Callable, identity: int, example_output: str):
     def fn(a, axis=None, dtype=None, out=None):
         a = util.ensure_arraylike(name, a)
         return accumulate(_without_nans(a, identity), axis=axis, dtype=dtype, out=out)
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"`{accumulate.__name__}` along `axis`, counting NaNs as {identity}."
+    fn.__doc__ = _NAN_CUMULATIVE_DOC.format(name=name, plain=name[3:], identity=identity,
+                                            what=name[6:], out=example_output)
     return fn
 
 
-nancumsum = _nan_cumulative("nancumsum", reductions.cumsum, 0)
-nancumprod = _nan_cumulative("nancumprod", reductions.cumprod, 1)
+_NAN_CUMULATIVE_DOC = """The running {what} of `a` along `axis`, with NaNs counted as {identity}.
+
+    Follows `numpy.{name}`, with the dtype rules of `{plain}`.
+
+    Args:
+        a: an array.
+        axis: the axis to accumulate along; None flattens `a` first.
+        dtype: the dtype to accumulate in and return.
+        out: unsupported; must be None.
+
+    Returns:
+        An array of `a`'s shape (flattened if `axis` is None).
+
+    Examples:
+        >>> jnp.{name}(jnp.array([2.0, np.nan, 3.0]))
+        {out}
+    """
+
+nancumsum = _nan_cumulative("nancumsum", reductions.cumsum, 0,
+                            "Array([2., 2., 5.], dtype=float32)")
+nancumprod = _nan_cumulative("nancumprod", reductions.cumprod, 1,
+                             "Array([2., 2., 6.], dtype=float32)")

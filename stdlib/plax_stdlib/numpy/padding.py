@@ -209,7 +209,42 @@ def _statistic(x, axis: int, widths, lengths, mode: str):
 
 
 def pad(array, pad_width, mode="constant", **kwargs):
-    """`array` padded by `pad_width` (per axis: before, after) in `mode`."""
+    """`array` padded along each axis by `pad_width` elements before and after, filled
+    as `mode` says.
+
+    Follows `numpy.pad`, with its modes: "constant" (`constant_values`, default 0),
+    "edge", "linear_ramp" (`end_values`), "maximum", "mean", "median", "minimum"
+    (`stat_length`), "reflect" and "symmetric" (`reflect_type`), "wrap", "empty"
+    (zeros here: XLA has no uninitialized memory), or a function
+    `f(vector, iaxis_pad_width, iaxis, kwargs)` returning the padded vector (NumPy
+    writes into the vector in place instead). `pad_width` must be concrete; the fill
+    values may be traced.
+
+    Args:
+        array: an array.
+        pad_width: an int (every side), a pair `(before, after)` (every axis), or one
+            pair per axis.
+        mode: a mode name or a function.
+        **kwargs: the mode's options (`constant_values`, `end_values`,
+            `stat_length`, `reflect_type`).
+
+    Returns:
+        The padded array.
+
+    Raises:
+        ValueError: an unknown mode, negative or malformed widths, or options that do
+            not belong to the mode.
+
+    Examples:
+        >>> x = jnp.array([1, 2, 3])
+        >>> jnp.pad(x, (1, 2))
+        Array([0, 1, 2, 3, 0, 0], dtype=int32)
+        >>> jnp.pad(x, 2, mode="reflect"), jnp.pad(x, 1, mode="edge")
+        (Array([3, 2, 1, 2, 3, 2, 1], dtype=int32), Array([1, 1, 2, 3, 3], dtype=int32))
+        >>> jnp.pad(jnp.ones((1, 2), jnp.int32), ((1, 0), (0, 1)), constant_values=7)
+        Array([[7, 7, 7],
+               [1, 1, 7]], dtype=int32)
+    """
     array = util.ensure_arraylike("pad", array)
     ndim = len(util.shape_of(array))
     widths = _widths(pad_width, ndim)

@@ -35,8 +35,25 @@ def _coefficients(name: str, *polys, inexact: bool = False):
 
 
 def polyval(p, x, *, unroll: int = 16):
-    """p[0] * x**(n-1) + ... + p[n-1], by Horner's rule (`p` may carry trailing
-    dimensions that broadcast with `x`)."""
+    """The polynomial with coefficients `p` (highest power first) evaluated at `x`:
+    `p[0] * x**(n-1) + ... + p[n-1]`, by Horner's rule.
+
+    Follows `numpy.polyval`; `p` may carry trailing dimensions that broadcast with `x`
+    (several polynomials at once). JAX's `unroll` sets how many Horner steps the loop
+    unrolls (a compile-time/run-time trade-off).
+
+    Args:
+        p: the coefficients, highest power first.
+        x: where to evaluate.
+        unroll: loop unrolling of the Horner loop.
+
+    Returns:
+        The values, of the broadcast shape.
+
+    Examples:
+        >>> jnp.polyval(jnp.array([1, 0, -1]), jnp.array([0, 1, 2]))  # x**2 - 1
+        Array([-1,  0,  3], dtype=int32)
+    """
     p, x = util.ensure_arraylike("polyval", p, x)
     p, x = util.promote_dtypes(p, x)
     if not util.shape_of(p):
@@ -57,17 +74,62 @@ def _aligned(a1, a2):
 
 
 def polyadd(a1, a2):
-    """The sum of two polynomials."""
+    """The sum of two polynomials (coefficient arrays, highest power first; the shorter
+    is aligned to the right).
+
+    Follows `numpy.polyadd`.
+
+    Args:
+        a1: coefficients.
+        a2: coefficients.
+
+    Returns:
+        The coefficients of the sum.
+
+    Examples:
+        >>> jnp.polyadd(jnp.array([1, 2]), jnp.array([1, 0, 0]))
+        Array([1, 1, 2], dtype=int32)
+    """
     return util.as_array(ufuncs.add(*_aligned(*_coefficients("polyadd", a1, a2))))
 
 
 def polysub(a1, a2):
-    """The difference of two polynomials."""
+    """The difference `a1 - a2` of two polynomials (coefficients highest power first).
+
+    Follows `numpy.polysub`.
+
+    Args:
+        a1: coefficients.
+        a2: coefficients.
+
+    Returns:
+        The coefficients of the difference.
+
+    Examples:
+        >>> jnp.polysub(jnp.array([1, 2, 3]), jnp.array([1, 1]))
+        Array([1, 1, 2], dtype=int32)
+    """
     return util.as_array(ufuncs.subtract(*_aligned(*_coefficients("polysub", a1, a2))))
 
 
 def polymul(a1, a2, *, trim_leading_zeros: bool = False):
-    """The product of two polynomials (the convolution of their coefficients)."""
+    """The product of two polynomials: the convolution of their coefficients.
+
+    Follows `numpy.polymul`, except that leading zeros are kept (the result's length is
+    static) unless `trim_leading_zeros=True`, which needs concrete values.
+
+    Args:
+        a1: coefficients.
+        a2: coefficients.
+        trim_leading_zeros: drop leading zero coefficients of the inputs first.
+
+    Returns:
+        The coefficients of the product.
+
+    Examples:
+        >>> jnp.polymul(jnp.array([1, 1]), jnp.array([1, -1]))  # (x + 1)(x - 1)
+        Array([ 1.,  0., -1.], dtype=float32)
+    """
     a1, a2 = _coefficients("polymul", a1, a2, inexact=True)
     if trim_leading_zeros and (util.shape_of(a1)[0] > 1 or util.shape_of(a2)[0] > 1):
         a1, a2 = array_edits.trim_zeros(a1, trim="f"), array_edits.trim_zeros(a2, trim="f")
@@ -79,8 +141,23 @@ def polymul(a1, a2, *, trim_leading_zeros: bool = False):
 
 
 def polydiv(u, v, *, trim_leading_zeros: bool = False):
-    """(quotient, remainder) of the polynomial division u / v (the remainder keeps u's
-    length unless `trim_leading_zeros`, which needs concrete values)."""
+    """The quotient and remainder of the polynomial division `u / v`.
+
+    Follows `numpy.polydiv`, except that the remainder keeps `u`'s length (padded with
+    leading zeros) unless `trim_leading_zeros=True`, which needs concrete values.
+
+    Args:
+        u: the dividend's coefficients.
+        v: the divisor's coefficients.
+        trim_leading_zeros: trim the remainder's leading zeros.
+
+    Returns:
+        A pair `(quotient, remainder)`.
+
+    Examples:
+        >>> jnp.polydiv(jnp.array([1.0, 0.0, -1.0]), jnp.array([1.0, 1.0]))  # (x² - 1) / (x + 1)
+        (Array([ 1., -1.], dtype=float32), Array([0., 0., 0.], dtype=float32))
+    """
     u, v = _coefficients("polydiv", u, v, inexact=True)
     m, n = util.shape_of(u)[0] - 1, util.shape_of(v)[0] - 1
     if n < 0:
@@ -101,7 +178,24 @@ def polydiv(u, v, *, trim_leading_zeros: bool = False):
 
 
 def polyder(p, m: int = 1):
-    """The m-th derivative of a polynomial."""
+    """The coefficients of the `m`-th derivative of a polynomial.
+
+    Follows `numpy.polyder`.
+
+    Args:
+        p: coefficients, highest power first.
+        m: the order of the derivative (static, non-negative).
+
+    Returns:
+        The derivative's coefficients (`m` fewer).
+
+    Raises:
+        ValueError: a negative `m`.
+
+    Examples:
+        >>> jnp.polyder(jnp.array([1, 1, 1]))  # d/dx (x**2 + x + 1)
+        Array([2., 1.], dtype=float32)
+    """
     p, = _coefficients("polyder", p, inexact=True)
     m = operator.index(util.concrete_or_error(m, "polyder: m must be static"))
     if m < 0:
@@ -117,8 +211,26 @@ def polyder(p, m: int = 1):
 
 
 def polyint(p, m: int = 1, k=None):
-    """The m-th antiderivative of a polynomial, with integration constants `k` (a
-    scalar, or one per integration, the first one innermost)."""
+    """The coefficients of the `m`-th antiderivative of a polynomial, with integration
+    constants `k` (a scalar, or one per integration, the first one innermost).
+
+    Follows `numpy.polyint`.
+
+    Args:
+        p: coefficients, highest power first.
+        m: the number of integrations (static, non-negative).
+        k: the integration constants (default 0).
+
+    Returns:
+        The antiderivative's coefficients (`m` more).
+
+    Raises:
+        ValueError: a negative `m`, or the wrong number of constants.
+
+    Examples:
+        >>> jnp.polyint(jnp.array([3.0, 2.0, 1.0]), k=5.0)
+        Array([1., 1., 1., 5.], dtype=float32)
+    """
     m = operator.index(util.concrete_or_error(m, "polyint: m must be static"))
     p, k = util.ensure_arraylike("polyint", p, 0 if k is None else k)
     p, k = util.promote_dtypes_inexact(p, k)
@@ -142,8 +254,24 @@ def polyint(p, m: int = 1, k=None):
 
 
 def poly(seq_of_zeros):
-    """The coefficients of the monic polynomial with the given roots (of a square
-    matrix: its characteristic polynomial)."""
+    """The coefficients of the monic polynomial whose roots are `seq_of_zeros` (for a
+    square matrix: its characteristic polynomial).
+
+    Follows `numpy.poly`.
+
+    Args:
+        seq_of_zeros: a 1-D array of roots, or a square matrix.
+
+    Returns:
+        The coefficients, highest power first (leading 1).
+
+    Raises:
+        ValueError: an input that is neither 1-D nor a square matrix.
+
+    Examples:
+        >>> jnp.poly(jnp.array([1.0, -1.0]))  # (x - 1)(x + 1)
+        Array([ 1.,  0., -1.], dtype=float32)
+    """
     zeros = shape_ops.atleast_1d(*util.promote_args_inexact("poly", seq_of_zeros))
     shape = util.shape_of(zeros)
     if len(shape) == 2 and shape[0] == shape[1] and shape[0]:
@@ -162,9 +290,25 @@ def poly(seq_of_zeros):
 
 
 def roots(p, *, strip_zeros: bool = True):
-    """The (complex) roots of a polynomial: the eigenvalues of its companion matrix.
-    Leading zeros are stripped (which needs concrete coefficients); with
-    `strip_zeros=False` the result has a fixed length, the missing roots NaN."""
+    """The (complex) roots of the polynomial with coefficients `p`: the eigenvalues of its
+    companion matrix.
+
+    Follows `numpy.roots`. Leading zeros are stripped, which needs concrete
+    coefficients; with `strip_zeros=False` the result has a fixed length (extra roots
+    at NaN/infinity for leading zeros), which works under `jit`.
+
+    Args:
+        p: coefficients, highest power first.
+        strip_zeros: strip leading zeros of `p` (requires concrete values).
+
+    Returns:
+        A 1-D complex array of roots.
+
+    Examples:
+        >>> r = jnp.roots(jnp.array([1.0, 0.0, -4.0]))  # x**2 - 4
+        >>> r.dtype, jnp.round(jnp.sort(r.real), 4)
+        (dtype('complex64'), Array([-2.,  2.], dtype=float32))
+    """
     p = shape_ops.atleast_1d(*util.promote_args_inexact("roots", p))
     if len(util.shape_of(p)) != 1:
         raise ValueError(f"roots: input must be a rank-1 array, got shape {util.shape_of(p)}")
@@ -198,8 +342,34 @@ def _companion_roots(p, complex_dtype):
 
 
 def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
-    """Least-squares polynomial fit of degree `deg` to the points (x, y) (y may hold
-    several data sets as columns), optionally weighted by `w`."""
+    """The least-squares fit of a polynomial of degree `deg` to the points `(x, y)`.
+
+    Follows `numpy.polyfit`: `y` may hold several data sets as columns, `w` weights the
+    points, `full` also returns the diagnostics (residuals, rank, singular values,
+    rcond), and `cov` the covariance of the coefficients (`cov="unscaled"` without
+    scaling by the residual variance). `deg` must be static.
+
+    Args:
+        x: the sample points (1-D).
+        y: the values (1-D, or 2-D with one data set per column).
+        deg: the degree (static).
+        rcond: the relative cutoff for small singular values.
+        full: also return the diagnostics.
+        w: weights of the points.
+        cov: also return the coefficients' covariance (True or "unscaled").
+
+    Returns:
+        The coefficients (highest power first), or a tuple with the diagnostics or the
+        covariance.
+
+    Raises:
+        ValueError: a negative degree, or inputs of the wrong rank or length.
+
+    Examples:
+        >>> x = jnp.array([0.0, 1.0, 2.0, 3.0])
+        >>> jnp.round(jnp.polyfit(x, 2 * x + 1, 1), 4)
+        Array([2., 1.], dtype=float32)
+    """
     x, y = util.ensure_arraylike("polyfit", x, y)
     deg = operator.index(util.concrete_or_error(deg, "polyfit: deg must be static"))
     order = deg + 1

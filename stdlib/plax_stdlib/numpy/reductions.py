@@ -113,7 +113,36 @@ def _reduce(m: _Monoid, a, axis, dtype, keepdims, initial, where, *,
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
         promote_integers=True):  # noqa: A001 - NumPy's name
-    """Sum of elements over `axis`; bool and narrow integers sum as the default int."""
+    """The sum of the elements of `a` over `axis`.
+
+    Follows `numpy.sum`, with JAX's dtype rules: bools and integers narrower than the
+    default int are summed as the default int (int32 unless `jax_enable_x64`; NumPy
+    uses int64), unless `promote_integers=False`; float16/bfloat16 are accumulated in
+    float32 and the result cast back. `out` must be None (arrays are immutable).
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints (negative counts from the end); None sums all.
+        dtype: the dtype to accumulate in and return.
+        out: unsupported; must be None.
+        keepdims: keep the reduced axes with size 1.
+        initial: a starting value added to the sum.
+        where: a boolean mask broadcastable to `a`: only selected elements are summed.
+        promote_integers: widen narrow integers and bools to the default int.
+
+    Returns:
+        The sums, an array of `a`'s shape without the reduced axes.
+
+    Raises:
+        ValueError: an `axis` out of range, a non-boolean `where`, or an `out`.
+
+    Examples:
+        >>> x = jnp.array([[1, 2, 3], [4, 5, 6]], dtype=jnp.int8)
+        >>> jnp.sum(x, axis=0)  # int8 accumulates as int32
+        Array([5, 7, 9], dtype=int32)
+        >>> jnp.sum(x, where=x > 2, keepdims=True)
+        Array([[18]], dtype=int32)
+    """
     _check_out(out, "sum")
     return _reduce(_SUM, a, axis, dtype, keepdims, initial, where,
                    promote_integers=promote_integers, upcast_f16=True)
@@ -121,21 +150,90 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
          promote_integers=True):
-    """Product of elements over `axis`."""
+    """The product of the elements of `a` over `axis`.
+
+    Follows `numpy.prod`, with the dtype rules of `sum` (narrow integers and bools
+    multiply as the default int; float16/bfloat16 in float32).
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints; None multiplies all elements.
+        dtype: the dtype to accumulate in and return.
+        out: unsupported; must be None.
+        keepdims: keep the reduced axes with size 1.
+        initial: a starting value the product is multiplied by.
+        where: a boolean mask broadcastable to `a`: only selected elements count.
+        promote_integers: widen narrow integers and bools to the default int.
+
+    Returns:
+        The products.
+
+    Examples:
+        >>> jnp.prod(jnp.array([[1, 2], [3, 4]]), axis=1)
+        Array([ 2, 12], dtype=int32)
+    """
     _check_out(out, "prod")
     return _reduce(_PROD, a, axis, dtype, keepdims, initial, where,
                    promote_integers=promote_integers, upcast_f16=True)
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
-    """Maximum over `axis` (NaN if any element is NaN)."""
+    """The largest element of `a` over `axis` (`amax` is the same function).
+
+    Follows `numpy.max`: NaN if any element compared is NaN (use `nanmax` to skip
+    them). An empty reduction needs `initial` (NumPy raises too); with `where`, so
+    that no selection is empty, give `initial` as well.
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints; None reduces all.
+        out: unsupported; must be None.
+        keepdims: keep the reduced axes with size 1.
+        initial: a value included in every maximum.
+        where: a boolean mask broadcastable to `a`: only selected elements count.
+
+    Returns:
+        The maxima, of `a`'s dtype.
+
+    Raises:
+        ValueError: a reduction over zero elements without `initial`.
+
+    Examples:
+        >>> x = jnp.array([[1.0, 5.0], [7.0, np.nan]])
+        >>> jnp.max(x, axis=1)
+        Array([ 5., nan], dtype=float32)
+        >>> jnp.max(x, axis=1, where=~jnp.isnan(x), initial=-np.inf)
+        Array([5., 7.], dtype=float32)
+    """
     _check_out(out, "max")
     return _reduce(_MAX, a, axis, None, keepdims, initial, where,
                    promote_integers=False, upcast_f16=False)
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
-    """Minimum over `axis` (NaN if any element is NaN)."""
+    """The smallest element of `a` over `axis` (`amin` is the same function).
+
+    Follows `numpy.min`: NaN if any element compared is NaN (`nanmin` skips them);
+    an empty reduction, or a `where` that may select nothing, needs `initial`.
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints; None reduces all.
+        out: unsupported; must be None.
+        keepdims: keep the reduced axes with size 1.
+        initial: a value included in every minimum.
+        where: a boolean mask broadcastable to `a`: only selected elements count.
+
+    Returns:
+        The minima, of `a`'s dtype.
+
+    Raises:
+        ValueError: a reduction over zero elements without `initial`.
+
+    Examples:
+        >>> jnp.min(jnp.array([[3, 1], [2, 8]]), axis=0)
+        Array([2, 1], dtype=int32)
+    """
     _check_out(out, "min")
     return _reduce(_MIN, a, axis, None, keepdims, initial, where,
                    promote_integers=False, upcast_f16=False)
@@ -145,7 +243,25 @@ amax, amin = max, min
 
 
 def all(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
-    """Whether every element over `axis` is true (nonzero)."""
+    """Whether every element of `a` over `axis` is true (nonzero).
+
+    Follows `numpy.all`; `out` must be None. Under `jit` the result is a traced bool,
+    so use it with `jnp.where` or `lax.cond`, not Python's `if`.
+
+    Args:
+        a: an array (any dtype; nonzero is true).
+        axis: an int or tuple of ints; None reduces all.
+        out: unsupported; must be None.
+        keepdims: keep the reduced axes with size 1.
+        where: a boolean mask: only selected elements are tested (True if none are).
+
+    Returns:
+        A bool array.
+
+    Examples:
+        >>> jnp.all(jnp.array([[1, 0], [2, 3]]), axis=1)
+        Array([False,  True], dtype=bool)
+    """
     _check_out(out, "all")
     a = _as_bool(util.ensure_arraylike("all", a))
     return _reduce(_ALL, a, axis, None, keepdims, None, where,
@@ -153,7 +269,24 @@ def all(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
 
 
 def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
-    """Whether any element over `axis` is true (nonzero)."""
+    """Whether any element of `a` over `axis` is true (nonzero).
+
+    Follows `numpy.any`; `out` must be None.
+
+    Args:
+        a: an array (any dtype; nonzero is true).
+        axis: an int or tuple of ints; None reduces all.
+        out: unsupported; must be None.
+        keepdims: keep the reduced axes with size 1.
+        where: a boolean mask: only selected elements are tested (False if none are).
+
+    Returns:
+        A bool array.
+
+    Examples:
+        >>> jnp.any(jnp.array([[0, 0], [0, 3]]), axis=1)
+        Array([False,  True], dtype=bool)
+    """
     _check_out(out, "any")
     a = _as_bool(util.ensure_arraylike("any", a))
     return _reduce(_ANY, a, axis, None, keepdims, None, where,
@@ -161,7 +294,23 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
 
 
 def count_nonzero(a, axis=None, keepdims=False):
-    """Number of nonzero elements over `axis` (default int dtype)."""
+    """The number of nonzero (true) elements of `a` over `axis`.
+
+    Follows `numpy.count_nonzero`; the count has the default int dtype (int32 unless
+    `jax_enable_x64`).
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints; None counts over all.
+        keepdims: keep the reduced axes with size 1.
+
+    Returns:
+        An integer array of counts.
+
+    Examples:
+        >>> jnp.count_nonzero(jnp.array([[0, 1, 2], [0, 0, 3]]), axis=1)
+        Array([2, 1], dtype=int32)
+    """
     a = _as_bool(util.ensure_arraylike("count_nonzero", a))
     return sum(a, axis, dtype=dtypes.default_int_dtype(), keepdims=keepdims)
 
@@ -186,7 +335,30 @@ def _count(shape, axes, where, keepdims, dtype, fun_name):
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
-    """Arithmetic mean over `axis`; integers and bool average in floating point."""
+    """The arithmetic mean of the elements of `a` over `axis`.
+
+    Follows `numpy.mean`, except for dtypes: integers and bools are averaged in the
+    default float type (float32 unless `jax_enable_x64`; NumPy gives float64), and
+    float16/bfloat16 are accumulated in float32. With `where`, only selected elements
+    are averaged (NaN where none is).
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints; None averages all.
+        dtype: the dtype of the result (and of the accumulation).
+        out: unsupported; must be None.
+        keepdims: keep the reduced axes with size 1.
+        where: a boolean mask broadcastable to `a`.
+
+    Returns:
+        The means, of an inexact dtype.
+
+    Examples:
+        >>> jnp.mean(jnp.array([[1, 2], [3, 5]]), axis=0)
+        Array([2. , 3.5], dtype=float32)
+        >>> jnp.mean(jnp.array([1.0, 100.0, 3.0]), where=jnp.array([True, False, True]))
+        Array(2., dtype=float32)
+    """
     _check_out(out, "mean")
     a = util.ensure_arraylike("mean", a)
     result_dtype = (util.check_user_dtype(dtype, "mean")
@@ -207,8 +379,36 @@ _mean = mean  # for `var`, whose parameter `mean` (JAX's name) hides it
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         mean=None, correction=None):
-    """Variance over `axis`: mean squared deviation, divided by N - ddof. A given
-    `mean` (of `a` over `axis`, with its dimensions kept) saves computing it."""
+    """The variance of the elements of `a` over `axis`: the mean squared deviation from
+    their mean, divided by `N - ddof`.
+
+    Follows `numpy.var`, with `mean` (a precomputed mean, with the reduced axes kept)
+    and `correction` (the array API's name for `ddof`) as in recent NumPy. Integer
+    inputs give the default float type; complex inputs give a real variance.
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints; None reduces all.
+        dtype: the result's dtype.
+        out: unsupported; must be None.
+        ddof: "delta degrees of freedom": the divisor is `N - ddof` (1 for the unbiased
+            sample variance).
+        keepdims: keep the reduced axes with size 1.
+        where: a boolean mask: only selected elements count.
+        mean: the mean of `a` over `axis` with `keepdims=True`, if already known.
+        correction: the same as `ddof` (give one of them).
+
+    Returns:
+        The variances.
+
+    Raises:
+        ValueError: both `ddof` and `correction` given.
+
+    Examples:
+        >>> x = jnp.array([1.0, 2.0, 3.0, 4.0])
+        >>> jnp.var(x), jnp.var(x, ddof=1)
+        (Array(1.25, dtype=float32), Array(1.666..., dtype=float32))
+    """
     _check_out(out, "var")
     if correction is not None:
         if ddof != 0:
@@ -239,7 +439,27 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         mean=None, correction=None):
-    """Standard deviation over `axis`: the square root of `var`."""
+    """The standard deviation over `axis`: the square root of `var` (see there for
+    `ddof`, `correction`, `mean` and the dtypes).
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints; None reduces all.
+        dtype: the result's dtype.
+        out: unsupported; must be None.
+        ddof: the divisor is `N - ddof`.
+        keepdims: keep the reduced axes with size 1.
+        where: a boolean mask: only selected elements count.
+        mean: the mean of `a` over `axis` with `keepdims=True`, if already known.
+        correction: the same as `ddof`.
+
+    Returns:
+        The standard deviations.
+
+    Examples:
+        >>> jnp.std(jnp.array([[1.0, 3.0], [2.0, 2.0]]), axis=1)
+        Array([1., 0.], dtype=float32)
+    """
     _check_out(out, "std")
     variance = var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean,
                    correction=correction)
@@ -266,7 +486,7 @@ def _var_dtypes(a_dtype, dtype) -> tuple[np.dtype, np.dtype]:
 
 # --- argmax / argmin -------------------------------------------------------------------
 
-def _arg_extremum(name: str, lax_fn: Callable):
+def _arg_extremum(name: str, lax_fn: Callable, example_output: str):
     def fn(a, axis=None, out=None, keepdims=None):
         _check_out(out, name)
         a = util.ensure_arraylike(name, a)
@@ -283,18 +503,41 @@ def _arg_extremum(name: str, lax_fn: Callable):
             result = lax.expand_dims(result, dims)
         return result
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (f"Index of the {name[3:]}imum along `axis` (of the flattened array if "
-                  "None); the first one on ties, NaN counting as the extremum.")
+    fn.__doc__ = _ARG_EXTREMUM_DOC.format(name=name, what=name[3:], out=example_output)
     return fn
 
 
-argmax = _arg_extremum("argmax", lax.argmax)
-argmin = _arg_extremum("argmin", lax.argmin)
+_ARG_EXTREMUM_DOC = """The index of the {what}imum of `a` along `axis` (in the flattened array
+    if `axis` is None).
+
+    Follows `numpy.{name}`: the first index on ties, and a NaN counts as the
+    {what}imum (its index is returned). The indices have the default int dtype (int32
+    unless `jax_enable_x64`).
+
+    Args:
+        a: an array.
+        axis: the axis to search; None searches the flattened array.
+        out: unsupported; must be None.
+        keepdims: keep the reduced axis with size 1.
+
+    Returns:
+        An integer array of indices.
+
+    Raises:
+        ValueError: the axis searched is empty.
+
+    Examples:
+        >>> jnp.{name}(jnp.array([[1, 5], [7, 0]]), axis=1)
+        {out}
+    """
+
+argmax = _arg_extremum("argmax", lax.argmax, "Array([1, 0], dtype=int32)")
+argmin = _arg_extremum("argmin", lax.argmin, "Array([0, 1], dtype=int32)")
 
 
 # --- cumulative reductions ---------------------------------------------------------------
 
-def _cumulative(name: str, lax_fn: Callable):
+def _cumulative(name: str, lax_fn: Callable, example_output: str):
     def fn(a, axis=None, dtype=None, out=None):
         _check_out(out, name)
         a = util.ensure_arraylike(name, a)
@@ -307,11 +550,31 @@ def _cumulative(name: str, lax_fn: Callable):
             result_dtype = dtypes.default_int_dtype()
         return lax_fn(util.convert(a, result_dtype), axis=axis)
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (f"Cumulative {name[3:]} along `axis` (over the flattened array if None); "
-                  "integers keep their dtype (as in JAX), bools accumulate as the default "
-                  "int.")
+    fn.__doc__ = _CUMULATIVE_DOC.format(name=name, what=name[3:], out=example_output)
     return fn
 
 
-cumsum = _cumulative("cumsum", lax.cumsum)
-cumprod = _cumulative("cumprod", lax.cumprod)
+_CUMULATIVE_DOC = """The running {what} of `a` along `axis` (over the flattened array if `axis` is
+    None): element i is the {what} of elements 0..i.
+
+    Follows `numpy.{name}`, except for dtypes: integers keep their dtype (as in JAX;
+    NumPy widens narrow ones to int64) and bools accumulate as the default int.
+
+    Args:
+        a: an array.
+        axis: the axis to accumulate along; None flattens `a` first.
+        dtype: the dtype to accumulate in and return.
+        out: unsupported; must be None.
+
+    Returns:
+        An array of `a`'s shape (flattened if `axis` is None).
+
+    Examples:
+        >>> jnp.{name}(jnp.array([[1, 2], [3, 4]]), axis=1)
+        {out}
+    """
+
+cumsum = _cumulative("cumsum", lax.cumsum, """Array([[1, 3],
+               [3, 7]], dtype=int32)""")
+cumprod = _cumulative("cumprod", lax.cumprod, """Array([[ 1,  2],
+               [ 3, 12]], dtype=int32)""")

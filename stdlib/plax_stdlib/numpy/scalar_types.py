@@ -36,10 +36,38 @@ class _ScalarMeta(type):
         return f"<class 'plax.numpy.{cls.__name__}'>"
 
 
+_SCALAR_DOC = """The {dtype} scalar type: usable wherever a dtype is expected
+    (`x.astype(jnp.{name})`, `np.dtype(jnp.{name})`), and callable to convert a value to
+    an array of that dtype.
+
+    Unlike NumPy's scalar types, calling it returns a `plax.Array` (0-d for a scalar),
+    not a NumPy scalar; `isinstance(v, jnp.{name})` is true of NumPy's {dtype}
+    scalars.{x64}
+
+    Args:
+        x: a scalar, array or nested list to convert.
+
+    Returns:
+        An array of dtype {dtype}.
+
+    Examples:
+        >>> np.dtype(jnp.{name})
+        {dtype_repr}{call}
+    """
+
+_X64_NOTE = """ Without `jax_enable_x64`, 64-bit values are not available: calling
+    it gives a 32-bit array, with a warning."""
+
+
 def _make_scalar_type(name: str, scalar_type) -> _ScalarMeta:
-    doc = (f"The {np.dtype(scalar_type).name} dtype; calling it converts a value to a "
-           f"{np.dtype(scalar_type).name} array.")
-    return _ScalarMeta(name, (object,), {"dtype": np.dtype(scalar_type), "__doc__": doc})
+    dtype = np.dtype(scalar_type)
+    wide = dtype.itemsize == 8 or dtype == np.complex128
+    # jaxlib's runtime cannot transfer float6 arrays: their example only names the dtype.
+    call = ("" if wide or dtype.name.startswith("float6") else
+            f"\n        >>> jnp.{name}([1, 0]).dtype\n        {dtype!r}")
+    doc = _SCALAR_DOC.format(name=name, dtype=dtype.name, dtype_repr=repr(dtype), call=call,
+                             x64=_X64_NOTE if wide else "")
+    return _ScalarMeta(name, (object,), {"dtype": dtype, "__doc__": doc})
 
 
 bool_ = _make_scalar_type("bool_", np.bool_)

@@ -118,8 +118,35 @@ def _search_by_comparing_all(a, v, side: str, dtype):
 
 
 def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan"):
-    """Where each element of `v` would be inserted into the sorted 1-D `a` to keep it
-    sorted: before equal elements (`side="left"`) or after them ("right")."""
+    """Where each element of `v` would be inserted into the sorted 1-D array `a` to keep
+    it sorted: before equal elements (`side="left"`) or after them (`side="right"`).
+
+    Follows `numpy.searchsorted`, plus JAX's `method`, which picks the algorithm
+    (the results are the same): "scan" (a binary search as a loop, the default),
+    "scan_unrolled", "sort" (one sort of both arrays; good for large `v`) or
+    "compare_all" (compares every pair; fast for small `a` on accelerators). NaNs
+    sort last, as in `sort`.
+
+    Args:
+        a: a sorted 1-D array (ascending, or ascending through `sorter`).
+        v: the values to place (any shape).
+        side: "left" or "right".
+        sorter: indices that sort `a` (e.g. from `argsort`), if `a` is not sorted.
+        method: "scan", "scan_unrolled", "sort" or "compare_all".
+
+    Returns:
+        An integer array of `v`'s shape.
+
+    Raises:
+        ValueError: an unknown `side` or `method`, or `a` that is not 1-D.
+
+    Examples:
+        >>> a = jnp.array([1, 2, 2, 5])
+        >>> jnp.searchsorted(a, jnp.array([2, 3, 9]))
+        Array([1, 3, 4], dtype=int32)
+        >>> jnp.searchsorted(a, 2, side="right")
+        Array(3, dtype=int32)
+    """
     if sorter is None:
         a, v = util.ensure_arraylike("searchsorted", a, v)
     else:
@@ -151,8 +178,29 @@ def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan")
 
 
 def digitize(x, bins, right: bool = False, *, method: str | None = None):
-    """The index of the bin of each element of `x`; `bins` is monotonic (increasing
-    or decreasing), and `right` says whether bins include their right edge."""
+    """The index of the bin each element of `x` falls in, for monotonic `bins`.
+
+    Follows `numpy.digitize`: for increasing bins, `i` such that
+    `bins[i-1] <= x < bins[i]` (`bins[i-1] < x <= bins[i]` with `right=True`); 0 below
+    the first edge and `len(bins)` above the last. JAX's `method` picks the search
+    algorithm, as for `searchsorted`.
+
+    Args:
+        x: an array.
+        bins: a 1-D monotonic (increasing or decreasing) array of bin edges.
+        right: whether bins include their right edge instead of their left (static).
+        method: the `searchsorted` method.
+
+    Returns:
+        An integer array of `x`'s shape.
+
+    Raises:
+        ValueError: `bins` is not 1-D.
+
+    Examples:
+        >>> jnp.digitize(jnp.array([0.5, 1.0, 2.5, 9.0]), jnp.array([1.0, 2.0, 3.0]))
+        Array([0, 1, 2, 3], dtype=int32)
+    """
     x, bins = util.ensure_arraylike("digitize", x, bins)
     right = bool(util.concrete_or_error(right, "digitize: 'right' must be static"))
     if len(util.shape_of(bins)) != 1:
@@ -175,7 +223,24 @@ def digitize(x, bins, right: bool = False, *, method: str | None = None):
 # --- sorts by several keys, partial sorts -------------------------------------------------
 
 def lexsort(keys, axis: int = -1):
-    """Indices that sort by several keys, the LAST key being the primary one."""
+    """The indices that sort by several keys: the LAST key is the primary one, earlier
+    keys break its ties.
+
+    Follows `numpy.lexsort` (a stable sort).
+
+    Args:
+        keys: a sequence of arrays of one shape (or a 2-D array, one key per row).
+        axis: the axis to sort along.
+
+    Returns:
+        An integer array of indices.
+
+    Examples:
+        >>> surnames = jnp.array([2, 1, 2, 1])
+        >>> first_names = jnp.array([0, 1, 1, 0])
+        >>> jnp.lexsort((first_names, surnames))  # by surname, then first name
+        Array([3, 1, 0, 2], dtype=int32)
+    """
     if util.is_arraylike(keys) and not isinstance(keys, (list, tuple)):
         util.check_arraylike("lexsort", keys)
         keys = [lax.index_in_dim(util.operand(keys), i, keepdims=False)
@@ -237,9 +302,29 @@ def _zero_along_last_axis(x, indices):
 
 
 def partition(a, kth: int, axis: int = -1):
-    """`a` with the element that would be at position `kth` in sorted order moved
-    there, smaller-or-equal ones before it (ascending) and larger-or-equal ones after
-    it (descending), along `axis`."""
+    """`a` with the element that would sit at position `kth` in sorted order moved there,
+    and the elements before it no larger and those after it no smaller, along `axis`.
+
+    Follows `numpy.partition`, except for the order within each side, which JAX's
+    implementation sets: the `kth` smallest come first in ascending order, the rest
+    follow in descending order. `kth` must be a single static int.
+
+    Args:
+        a: an array.
+        kth: the sorted position to place (static; negative counts from the end).
+        axis: the axis to partition along.
+
+    Returns:
+        An array of `a`'s shape.
+
+    Raises:
+        ValueError: a `kth` out of range.
+        TypeError: a `kth` that is not a single int.
+
+    Examples:
+        >>> jnp.partition(jnp.array([5, 1, 4, 2, 3]), 2)
+        Array([1, 2, 3, 5, 4], dtype=int32)
+    """
     x, kth, axis = _partition_operand("partition", a, kth, axis)
     n = util.shape_of(x)[-1]
     bottom = _negated_for_top_k(lax.top_k(_negated_for_top_k(x), kth + 1)[0])
@@ -249,7 +334,26 @@ def partition(a, kth: int, axis: int = -1):
 
 
 def argpartition(a, kth: int, axis: int = -1):
-    """Indices that would partition `a` (see `partition`), along `axis`."""
+    """The indices that would partition `a` (see `partition`) along `axis`: the index of
+    the `kth` smallest element at position `kth`, indices of smaller-or-equal elements
+    before it and of larger-or-equal ones after it.
+
+    Follows `numpy.argpartition`, with `partition`'s order within each side.
+
+    Args:
+        a: an array.
+        kth: the sorted position (static).
+        axis: the axis to partition along.
+
+    Returns:
+        An integer array of `a`'s shape.
+
+    Examples:
+        >>> x = jnp.array([5, 1, 4, 2, 3])
+        >>> i = jnp.argpartition(x, 2)
+        >>> i[2], x[i[2]]
+        (Array(4, dtype=int32), Array(3, dtype=int32))
+    """
     x, kth, axis = _partition_operand("argpartition", a, kth, axis)
     shape = util.shape_of(x)
     n, rank = shape[-1], len(shape)
@@ -264,7 +368,22 @@ def argpartition(a, kth: int, axis: int = -1):
 
 
 def sort_complex(a):
-    """`a` sorted along its last axis, as a complex array."""
+    """`a` sorted along its last axis (real part first, then imaginary part), returned as
+    a complex array.
+
+    Follows `numpy.sort_complex`; real inputs become complex64 (or complex128 for
+    float64).
+
+    Args:
+        a: an array.
+
+    Returns:
+        A complex array of `a`'s shape.
+
+    Examples:
+        >>> jnp.sort_complex(jnp.array([3, 1, 2]))
+        Array([1.+0.j, 2.+0.j, 3.+0.j], dtype=complex64)
+    """
     a = util.ensure_arraylike("sort_complex", a)
     out = lax.sort(a, dimension=-1) if util.shape_of(a) else a
     return util.as_array(util.convert(out, dtypes.to_complex_dtype(util.dtype_of(a))))

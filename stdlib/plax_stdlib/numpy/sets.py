@@ -161,9 +161,46 @@ def _run_lengths(mask, n: int, size: int | None, index_dtype):
 def unique(ar, return_index: bool = False, return_inverse: bool = False,
            return_counts: bool = False, axis: int | None = None, *, equal_nan: bool = True,
            size: int | None = None, fill_value=None, sorted: bool = True):  # noqa: A002
-    """The sorted unique elements of `ar` (of its slices along `axis`), optionally
-    with the index of each one's first occurrence, the inverse (which unique element
-    each input is) and the counts."""
+    """The sorted unique elements of `ar` (or unique slices along `axis`), with, on
+    request, where each first occurs, which unique element each input is, and how
+    often each occurs.
+
+    Follows `numpy.unique`, plus JAX's `size` and `fill_value`. The number of unique
+    elements depends on the values, so without `size` the input must be concrete.
+    With a static `size`, exactly `size` values are returned: the first `size`
+    unique ones, or all of them padded with `fill_value` (default: the smallest
+    unique value), which makes `unique` usable inside `jit`. NaNs count as one value
+    unless `equal_nan=False`.
+
+    Args:
+        ar: an array.
+        return_index: also return the index of each unique value's first occurrence.
+        return_inverse: also return, for each element, the index of its value in the
+            result (reconstruct `ar` as `values[inverse]`).
+        return_counts: also return how many times each unique value occurs.
+        axis: find unique slices along this axis instead of unique elements of the
+            flattened array.
+        equal_nan: treat all NaNs as one value.
+        size: the number of unique values to return (static).
+        fill_value: the padding value, with `size`.
+        sorted: accepted for compatibility; the result is always sorted.
+
+    Returns:
+        The unique values, or a tuple starting with them and followed by the requested
+        index, inverse and counts arrays (padding entries get index 0 and count 0).
+
+    Raises:
+        ConcretizationTypeError: a traced input without `size`.
+
+    Examples:
+        >>> jnp.unique(jnp.array([3, 1, 3, 2, 1]))
+        Array([1, 2, 3], dtype=int32)
+        >>> values, counts = jnp.unique(jnp.array([3, 1, 3]), return_counts=True)
+        >>> values, counts
+        (Array([1, 3], dtype=int32), Array([1, 2], dtype=int32))
+        >>> plax.jit(lambda x: jnp.unique(x, size=4, fill_value=-1))(jnp.array([5, 5, 7]))
+        Array([ 5,  7, -1, -1], dtype=int32)
+    """
     ar = creation.asarray(util.ensure_arraylike("unique", ar))
     size = _static_size(size, "unique")
     if size is None:
@@ -186,30 +223,93 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False,
 
 
 def unique_all(x, /, *, size: int | None = None, fill_value=None) -> _UniqueAllResult:
-    """The array API's unique_all: values, first indices, inverse indices, counts
-    (NaNs are all distinct)."""
+    """The array API's `unique_all`: the unique values of `x`, the index of each one's
+    first occurrence, the inverse indices (shaped like `x`), and the counts.
+
+    NaNs are all distinct (the array API's rule). `size` and `fill_value` make the
+    result's length static, as for `unique`.
+
+    Args:
+        x: an array.
+        size: the number of unique values to return (static).
+        fill_value: the padding value.
+
+    Returns:
+        A named tuple `(values, indices, inverse_indices, counts)`.
+
+    Examples:
+        >>> r = jnp.unique_all(jnp.array([2, 1, 2]))
+        >>> r.values, r.counts
+        (Array([1, 2], dtype=int32), Array([1, 2], dtype=int32))
+        >>> r.indices, r.inverse_indices
+        (Array([1, 0], dtype=int32), Array([1, 0, 1], dtype=int32))
+    """
     util.check_arraylike("unique_all", x)
     return _UniqueAllResult(*unique(x, True, True, True, equal_nan=False, size=size,
                                     fill_value=fill_value))
 
 
 def unique_counts(x, /, *, size: int | None = None, fill_value=None) -> _UniqueCountsResult:
-    """The array API's unique_counts: the unique values and how often each occurs."""
+    """The array API's `unique_counts`: the unique values of `x` and how often each
+    occurs (NaNs are all distinct).
+
+    Args:
+        x: an array.
+        size: the number of unique values to return (static; see `unique`).
+        fill_value: the padding value.
+
+    Returns:
+        A named tuple `(values, counts)`.
+
+    Examples:
+        >>> values, counts = jnp.unique_counts(jnp.array([2, 1, 2]))
+        >>> values, counts
+        (Array([1, 2], dtype=int32), Array([1, 2], dtype=int32))
+    """
     util.check_arraylike("unique_counts", x)
     return _UniqueCountsResult(*unique(x, return_counts=True, equal_nan=False, size=size,
                                        fill_value=fill_value))
 
 
 def unique_inverse(x, /, *, size: int | None = None, fill_value=None) -> _UniqueInverseResult:
-    """The array API's unique_inverse: the unique values and, for each element of `x`,
-    the index of its value among them (shaped like `x`)."""
+    """The array API's `unique_inverse`: the unique values of `x` and, for each element,
+    the index of its value among them (shaped like `x`; NaNs are all distinct).
+
+    Args:
+        x: an array.
+        size: the number of unique values to return (static; see `unique`).
+        fill_value: the padding value.
+
+    Returns:
+        A named tuple `(values, inverse_indices)`.
+
+    Examples:
+        >>> values, inverse = jnp.unique_inverse(jnp.array([[2, 1], [2, 2]]))
+        >>> values, inverse
+        (Array([1, 2], dtype=int32), Array([[1, 0],
+               [1, 1]], dtype=int32))
+    """
     util.check_arraylike("unique_inverse", x)
     return _UniqueInverseResult(*unique(x, return_inverse=True, equal_nan=False, size=size,
                                         fill_value=fill_value))
 
 
 def unique_values(x, /, *, size: int | None = None, fill_value=None):
-    """The array API's unique_values: the sorted unique values of `x`."""
+    """The array API's `unique_values`: the sorted unique values of `x` (NaNs are all
+    distinct).
+
+    Args:
+        x: an array.
+        size: the number of unique values to return (static; see `unique`).
+        fill_value: the padding value.
+
+    Returns:
+        A 1-D array.
+
+    Examples:
+        >>> jnp.unique_values(jnp.array([2, 1, 2]))
+        Array([1, 2], dtype=int32)
+    """
     util.check_arraylike("unique_values", x)
     return unique(x, equal_nan=False, size=size, fill_value=fill_value)
 
@@ -258,8 +358,26 @@ def _isin_flat(a, b, invert: bool, method: str):
 
 def isin(element, test_elements, assume_unique: bool = False, invert: bool = False, *,
          method: str = "auto"):
-    """Whether each element of `element` equals some element of `test_elements`
-    (elementwise `==`, so NaN is never found); shaped like `element`."""
+    """Whether each element of `element` equals some element of `test_elements`.
+
+    Follows `numpy.isin`, comparing with `==` (so NaN is never found). The result has
+    `element`'s shape; it works on traced arrays (no data-dependent shapes).
+
+    Args:
+        element: an array.
+        test_elements: the values to look for (any shape).
+        assume_unique: accepted for compatibility (it does not change the result).
+        invert: return the negation (elements NOT in `test_elements`).
+        method: "auto", "compare_all" (compares every pair: memory grows as the product
+            of the sizes), "binary_search" or "sort" (sorts the test elements).
+
+    Returns:
+        A bool array shaped like `element`.
+
+    Examples:
+        >>> jnp.isin(jnp.array([1, 2, 3, 4]), jnp.array([2, 4, 6]))
+        Array([False,  True, False,  True], dtype=bool)
+    """
     element, test_elements = util.ensure_arraylike("isin", element, test_elements)
     a, b = util.promote_dtypes(element, test_elements)
     shape = util.shape_of(a)
@@ -318,7 +436,25 @@ def _check_concrete(size, fun_name: str, *arrays):
 
 
 def union1d(ar1, ar2, *, size: int | None = None, fill_value=None):
-    """The sorted unique elements found in either array."""
+    """The sorted unique values found in either array (both flattened).
+
+    Follows `numpy.union1d`; as for `unique`, the inputs must be concrete unless a
+    static `size` fixes the result's length (padded with `fill_value`, default the
+    smallest value).
+
+    Args:
+        ar1: an array.
+        ar2: an array.
+        size: the result's length (static).
+        fill_value: the padding value.
+
+    Returns:
+        A 1-D array.
+
+    Examples:
+        >>> jnp.union1d(jnp.array([3, 1]), jnp.array([2, 1]))
+        Array([1, 2, 3], dtype=int32)
+    """
     a, b = _flat_pair("union1d", ar1, ar2)
     size = _static_size(size, "union1d")
     _check_concrete(size, "union1d", a, b)
@@ -327,8 +463,26 @@ def union1d(ar1, ar2, *, size: int | None = None, fill_value=None):
 
 def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
               fill_value=None):
-    """The unique elements of `ar1` that are not in `ar2` (sorted, unless
-    `assume_unique`, which keeps `ar1`'s order); padding is 0 by default."""
+    """The unique values of `ar1` that are not in `ar2` (sorted, unless `assume_unique`,
+    which keeps `ar1`'s order).
+
+    Follows `numpy.setdiff1d`; the inputs must be concrete unless a static `size`
+    fixes the result's length (padded with `fill_value`, default 0).
+
+    Args:
+        ar1: an array.
+        ar2: an array.
+        assume_unique: `ar1`'s values are unique (skips de-duplication).
+        size: the result's length (static).
+        fill_value: the padding value.
+
+    Returns:
+        A 1-D array.
+
+    Examples:
+        >>> jnp.setdiff1d(jnp.array([5, 1, 3, 1]), jnp.array([3]))
+        Array([1, 5], dtype=int32)
+    """
     a, b = _flat_pair("setdiff1d", ar1, ar2)
     size = _static_size(size, "setdiff1d")
     _check_concrete(size, "setdiff1d", a)
@@ -342,7 +496,25 @@ def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
 
 def setxor1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
              fill_value=None):
-    """The sorted elements that are in exactly one of the arrays."""
+    """The sorted values found in exactly one of the arrays (both flattened).
+
+    Follows `numpy.setxor1d`; the inputs must be concrete unless a static `size` fixes
+    the result's length (padded with `fill_value`).
+
+    Args:
+        ar1: an array.
+        ar2: an array.
+        assume_unique: each input's values are unique (skips de-duplication).
+        size: the result's length (static).
+        fill_value: the padding value.
+
+    Returns:
+        A 1-D array.
+
+    Examples:
+        >>> jnp.setxor1d(jnp.array([1, 2, 3]), jnp.array([2, 3, 4]))
+        Array([1, 4], dtype=int32)
+    """
     a, b = _flat_pair("setxor1d", ar1, ar2)
     size = _static_size(size, "setxor1d")
     _check_concrete(size, "setxor1d", a, b)
@@ -362,8 +534,27 @@ def setxor1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
 
 def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = False, *,
                 size: int | None = None, fill_value=None):
-    """The sorted unique elements found in both arrays; with `return_indices`, also
-    the index of each one's first occurrence in either (flattened) array."""
+    """The sorted unique values found in both arrays (both flattened); with
+    `return_indices`, also where each first occurs in each array.
+
+    Follows `numpy.intersect1d`; the inputs must be concrete unless a static `size`
+    fixes the result's length (padded with `fill_value`).
+
+    Args:
+        ar1: an array.
+        ar2: an array.
+        assume_unique: each input's values are unique (skips de-duplication).
+        return_indices: also return the indices into the flattened `ar1` and `ar2`.
+        size: the result's length (static).
+        fill_value: the padding value.
+
+    Returns:
+        A 1-D array, or `(values, indices_in_ar1, indices_in_ar2)`.
+
+    Examples:
+        >>> jnp.intersect1d(jnp.array([1, 3, 4, 3]), jnp.array([3, 1, 2]), return_indices=True)
+        (Array([1, 3], dtype=int32), Array([0, 1], dtype=int32), Array([1, 0], dtype=int32))
+    """
     a, b = _flat_pair("intersect1d", ar1, ar2)
     size = _static_size(size, "intersect1d")
     _check_concrete(size, "intersect1d", a, b)

@@ -68,9 +68,37 @@ def _reversed_axes(x):
 
 
 def reshape(a, shape, order: str = "C", *, copy: bool | None = None, out_sharding=None):
-    """`a`'s elements as an array of `shape` (one entry may be -1), read and written in
-    row-major ('C') or column-major ('F') order. `out_sharding` types the result on an
-    Explicit mesh (for 'F', as JAX does, the reshape of the reversed axes)."""
+    """`a`'s elements arranged in a new `shape`, read and written in row-major ("C") or
+    column-major ("F") order.
+
+    Follows `numpy.reshape` (one entry of `shape` may be -1, inferred from the size).
+    The result is a new array: there are no views in plax, so `copy` only matters for
+    the array API's signature. Under `jit` the shape must be concrete (Python ints or
+    shapes of other values). `out_sharding` types the result on a mesh with Explicit
+    axes. NumPy's older keyword `newshape` is not accepted.
+
+    Args:
+        a: an array.
+        shape: an int or tuple of ints, at most one of them -1.
+        order: "C" (default), "F", or "A" (read as "C", arrays being row-major).
+        copy: accepted for the array API; the result never aliases `a` observably.
+        out_sharding: a Sharding or PartitionSpec for the result.
+
+    Returns:
+        An array of `shape`.
+
+    Raises:
+        TypeError: the sizes do not match (ValueError for NumPy inputs, as in JAX), or
+            a shape that is not concrete.
+
+    Examples:
+        >>> jnp.reshape(jnp.arange(6), (2, -1))
+        Array([[0, 1, 2],
+               [3, 4, 5]], dtype=int32)
+        >>> jnp.reshape(jnp.arange(6), (2, 3), order="F")
+        Array([[0, 2, 4],
+               [1, 3, 5]], dtype=int32)
+    """
     error = ValueError if isinstance(a, (np.ndarray, np.generic)) else TypeError
     a = util.ensure_arraylike("reshape", a)
     dims = _reshape_target(util.shape_of(a), shape, error)
@@ -80,8 +108,22 @@ def reshape(a, shape, order: str = "C", *, copy: bool | None = None, out_shardin
 
 
 def ravel(a, order: str = "C", *, out_sharding=None):
-    """`a` flattened to one dimension, in row-major ('C') or column-major ('F') order;
-    `out_sharding` types the result on a mesh with `Explicit` axes."""
+    """`a` flattened to one dimension, in row-major ("C") or column-major ("F") order.
+
+    Follows `numpy.ravel`, but always returns a new array (there are no views).
+
+    Args:
+        a: an array.
+        order: "C" (default), "F", or "A"/"K" (read as "C").
+        out_sharding: a Sharding or PartitionSpec for the result (Explicit mesh axes).
+
+    Returns:
+        A 1-D array of `a.size` elements.
+
+    Examples:
+        >>> jnp.ravel(jnp.array([[1, 2], [3, 4]]), order="F")
+        Array([1, 3, 2, 4], dtype=int32)
+    """
     a = util.ensure_arraylike("ravel", a)
     if _memory_order("ravel", order, "CFAK") == "F":
         a = _reversed_axes(a)
@@ -89,7 +131,27 @@ def ravel(a, order: str = "C", *, out_sharding=None):
 
 
 def transpose(a, axes: Sequence[int] | None = None):
-    """`a` with its axes permuted (reversed when `axes` is None)."""
+    """`a` with its axes permuted: reversed when `axes` is None, else axis `i` of the
+    result is axis `axes[i]` of `a` (`permute_dims` is the same function).
+
+    Follows `numpy.transpose`; a new array, not a view.
+
+    Args:
+        a: an array.
+        axes: a permutation of `range(a.ndim)` (negative entries count from the end).
+
+    Returns:
+        The transposed array.
+
+    Raises:
+        ValueError: `axes` is not a permutation of the axes.
+
+    Examples:
+        >>> jnp.transpose(jnp.ones((2, 3, 4))).shape
+        (4, 3, 2)
+        >>> jnp.transpose(jnp.ones((2, 3, 4)), (1, 0, 2)).shape
+        (3, 2, 4)
+    """
     a = util.ensure_arraylike("transpose", a)
     ndim = _ndim(a)
     if axes is None:
@@ -106,6 +168,22 @@ permute_dims = transpose
 
 
 def swapaxes(a, axis1: int, axis2: int):
+    """`a` with axes `axis1` and `axis2` interchanged.
+
+    Follows `numpy.swapaxes`; a new array, not a view.
+
+    Args:
+        a: an array.
+        axis1: one axis (negative counts from the end).
+        axis2: the other.
+
+    Returns:
+        An array with the two axes swapped.
+
+    Examples:
+        >>> jnp.swapaxes(jnp.ones((2, 3, 4)), 0, 2).shape
+        (4, 3, 2)
+    """
     a = util.ensure_arraylike("swapaxes", a)
     ndim = _ndim(a)
     perm = list(range(ndim))
@@ -115,7 +193,26 @@ def swapaxes(a, axis1: int, axis2: int):
 
 
 def moveaxis(a, source, destination):
-    """`a` with the axes `source` moved to positions `destination`."""
+    """`a` with the axes `source` moved to the positions `destination`, the other axes
+    keeping their order.
+
+    Follows `numpy.moveaxis`.
+
+    Args:
+        a: an array.
+        source: an axis or sequence of axes.
+        destination: their positions in the result (as many as `source`).
+
+    Returns:
+        The array with its axes moved.
+
+    Raises:
+        ValueError: `source` and `destination` differ in length or repeat an axis.
+
+    Examples:
+        >>> jnp.moveaxis(jnp.ones((2, 3, 4)), 0, -1).shape
+        (3, 4, 2)
+    """
     a = util.ensure_arraylike("moveaxis", a)
     ndim = _ndim(a)
     src = util.canonicalize_axes(source if isinstance(source, (tuple, list)) else (source,),
@@ -132,7 +229,23 @@ def moveaxis(a, source, destination):
 
 
 def expand_dims(a, axis):
-    """`a` with unit axes inserted at `axis` (positions in the result)."""
+    """`a` with size-one axes inserted at the positions `axis` (positions in the result).
+
+    Follows `numpy.expand_dims`.
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints.
+
+    Returns:
+        An array with `len(axis)` more dimensions.
+
+    Examples:
+        >>> jnp.expand_dims(jnp.array([1, 2]), 0)
+        Array([[1, 2]], dtype=int32)
+        >>> jnp.expand_dims(jnp.ones((2, 3)), (0, -1)).shape
+        (1, 2, 3, 1)
+    """
     a = util.ensure_arraylike("expand_dims", a)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     out_ndim = _ndim(a) + len(axes)
@@ -140,7 +253,26 @@ def expand_dims(a, axis):
 
 
 def squeeze(a, axis=None):
-    """`a` without unit axes (all of them, or those in `axis`, which must be unit)."""
+    """`a` without its size-one axes: all of them, or those named by `axis`.
+
+    Follows `numpy.squeeze`.
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints naming size-one axes; None removes them all.
+
+    Returns:
+        An array with the same elements and fewer dimensions.
+
+    Raises:
+        ValueError: an axis of `axis` does not have size one.
+
+    Examples:
+        >>> jnp.squeeze(jnp.ones((1, 3, 1))).shape
+        (3,)
+        >>> jnp.squeeze(jnp.ones((1, 3, 1)), axis=0).shape
+        (3, 1)
+    """
     a = util.ensure_arraylike("squeeze", a)
     shape = util.shape_of(a)
     if axis is None:
@@ -155,8 +287,28 @@ def squeeze(a, axis=None):
 
 
 def broadcast_to(array, shape, *, out_sharding=None):
-    """`array` broadcast to `shape` (NumPy rules; no lower rank than `array`);
-    `out_sharding` types the result on a mesh with `Explicit` axes."""
+    """`array` broadcast to `shape`, by NumPy's rules (size-one and missing leading axes
+    stretch).
+
+    Follows `numpy.broadcast_to`, but the result is a new array (NumPy's is a
+    read-only view). `out_sharding` types the result on a mesh with Explicit axes.
+
+    Args:
+        array: an array or scalar.
+        shape: the target shape, of no lower rank than `array`.
+        out_sharding: a Sharding or PartitionSpec for the result.
+
+    Returns:
+        An array of `shape`.
+
+    Raises:
+        ValueError: the shapes are not compatible.
+
+    Examples:
+        >>> jnp.broadcast_to(jnp.array([1, 2, 3]), (2, 3))
+        Array([[1, 2, 3],
+               [1, 2, 3]], dtype=int32)
+    """
     array = util.ensure_arraylike("broadcast_to", array)
     shape = util.canonicalize_shape(shape, "broadcast_to")
     arr_shape = util.shape_of(array)
@@ -171,7 +323,24 @@ def broadcast_to(array, shape, *, out_sharding=None):
 
 
 def broadcast_arrays(*args):
-    """The arguments broadcast to their common shape."""
+    """The arguments broadcast against each other to their common shape.
+
+    Follows `numpy.broadcast_arrays`; the results are new arrays.
+
+    Args:
+        *args: arrays or scalars.
+
+    Returns:
+        A list of arrays, all of the broadcast shape.
+
+    Raises:
+        ValueError: the shapes are not compatible.
+
+    Examples:
+        >>> a, b = jnp.broadcast_arrays(jnp.array([[1], [2]]), jnp.array([10, 20, 30]))
+        >>> a.shape, b.shape
+        ((2, 3), (2, 3))
+    """
     util.check_arraylike("broadcast_arrays", *args)
     args = [util.operand(a) for a in args]
     shape = util.broadcast_shapes(*(util.shape_of(a) for a in args))
@@ -181,7 +350,7 @@ def broadcast_arrays(*args):
 broadcast_shapes = util.broadcast_shapes
 
 
-def _atleast(name: str, min_ndim: int, place):
+def _atleast(name: str, min_ndim: int, place, example_output: str):
     def fn(*arys):
         util.check_arraylike(name, *arys)
         outs = []
@@ -192,13 +361,31 @@ def _atleast(name: str, min_ndim: int, place):
                         lax.expand_dims(x, place(ndim)))
         return outs[0] if len(outs) == 1 else outs
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Each argument viewed with at least {min_ndim} dimensions."
+    fn.__doc__ = _ATLEAST_DOC.format(name=name, n=min_ndim, out=example_output)
     return fn
 
 
-atleast_1d = _atleast("atleast_1d", 1, lambda ndim: (0,))
-atleast_2d = _atleast("atleast_2d", 2, lambda ndim: (0,) if ndim == 1 else (0, 1))
-atleast_3d = _atleast("atleast_3d", 3, lambda ndim: {0: (0, 1, 2), 1: (0, 2), 2: (2,)}[ndim])
+_ATLEAST_DOC = """Each argument as an array of at least {n} dimensions, size-one axes added
+    where it has fewer (arrays with enough dimensions are returned as they are).
+
+    Follows `numpy.{name}` (where the new axes go included).
+
+    Args:
+        *arys: arrays or scalars.
+
+    Returns:
+        One array for one argument, else a list of arrays.
+
+    Examples:
+        >>> [x.shape for x in jnp.{name}(1.0, jnp.ones(3), jnp.ones((2, 3)))]
+        {out}
+    """
+
+atleast_1d = _atleast("atleast_1d", 1, lambda ndim: (0,), "[(1,), (3,), (2, 3)]")
+atleast_2d = _atleast("atleast_2d", 2, lambda ndim: (0,) if ndim == 1 else (0, 1),
+                      "[(1, 1), (1, 3), (2, 3)]")
+atleast_3d = _atleast("atleast_3d", 3, lambda ndim: {0: (0, 1, 2), 1: (0, 2), 2: (2,)}[ndim],
+                      "[(1, 1, 1), (1, 3, 1), (2, 3, 1)]")
 
 
 # --- joining -------------------------------------------------------------------------
@@ -216,7 +403,30 @@ def _check_sequence(name: str, arrays) -> list:
 
 
 def concatenate(arrays, axis: int | None = 0, dtype=None):
-    """The arrays joined along an existing `axis` (flattened first if None)."""
+    """The arrays joined along an existing `axis` (`concat` is the same function).
+
+    Follows `numpy.concatenate`; the result dtype is the arrays' promoted dtype, by
+    JAX's rules (or `dtype`). With `axis=None` the arrays are flattened first.
+
+    Args:
+        arrays: a sequence of arrays, equal in shape except along `axis`.
+        axis: the axis to join along; None flattens first.
+        dtype: the result's dtype.
+
+    Returns:
+        The joined array.
+
+    Raises:
+        ValueError: no arrays, arrays of different ranks, or shapes that differ
+            off `axis`.
+
+    Examples:
+        >>> jnp.concatenate([jnp.array([[1, 2]]), jnp.array([[3, 4]])], axis=0)
+        Array([[1, 2],
+               [3, 4]], dtype=int32)
+        >>> jnp.concatenate([jnp.array([1, 2]), jnp.array([0.5])])
+        Array([1. , 2. , 0.5], dtype=float32)
+    """
     arrays = _check_sequence("concatenate", arrays)
     if axis is None:
         arrays = [ravel(a) for a in arrays]
@@ -246,7 +456,28 @@ concat = concatenate
 
 
 def stack(arrays, axis: int = 0, out=None, dtype=None):
-    """The arrays (all of one shape) joined along a new `axis`."""
+    """The arrays, all of one shape, joined along a new axis `axis`.
+
+    Follows `numpy.stack`; `out` must be None.
+
+    Args:
+        arrays: a sequence of arrays of equal shape (or an array, stacked along its
+            first axis).
+        axis: the position of the new axis in the result.
+        out: unsupported; must be None.
+        dtype: the result's dtype.
+
+    Returns:
+        An array with one more dimension, of size `len(arrays)` at `axis`.
+
+    Raises:
+        ValueError: no arrays, or arrays of different shapes.
+
+    Examples:
+        >>> jnp.stack([jnp.array([1, 2]), jnp.array([3, 4])], axis=1)
+        Array([[1, 3],
+               [2, 4]], dtype=int32)
+    """
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.stack is not supported.")
     arrays = [util.operand(a) for a in _check_sequence("stack", arrays)]
@@ -258,7 +489,21 @@ def stack(arrays, axis: int = 0, out=None, dtype=None):
 
 
 def unstack(x, /, *, axis: int = 0) -> tuple:
-    """The slices of `x` along `axis`, as a tuple; one dispatch for a concrete array."""
+    """The slices of `x` along `axis`, as a tuple (the inverse of `stack`).
+
+    From the array API; one dispatch for a concrete array.
+
+    Args:
+        x: an array of at least one dimension.
+        axis: the axis to unstack along.
+
+    Returns:
+        A tuple of `x.shape[axis]` arrays, each without that axis.
+
+    Examples:
+        >>> jnp.unstack(jnp.array([[1, 2], [3, 4]]))
+        (Array([1, 2], dtype=int32), Array([3, 4], dtype=int32))
+    """
     x = util.ensure_arraylike("unstack", x)
     ndim = len(util.shape_of(x))
     if ndim == 0:
@@ -282,17 +527,65 @@ _unstack_jitted = None  # made on first use: jit comes with plax-transforms
 
 
 def hstack(tup, dtype=None):
+    """The arrays joined horizontally: along axis 1, or axis 0 for 1-D arrays.
+
+    Follows `numpy.hstack`.
+
+    Args:
+        tup: a sequence of arrays.
+        dtype: the result's dtype.
+
+    Returns:
+        The joined array.
+
+    Examples:
+        >>> jnp.hstack([jnp.array([1, 2]), jnp.array([3])])
+        Array([1, 2, 3], dtype=int32)
+    """
     arrays = atleast_1d(*_check_sequence("hstack", tup))
     arrays = arrays if isinstance(arrays, list) else [arrays]
     return concatenate(arrays, 0 if _ndim(arrays[0]) == 1 else 1, dtype=dtype)
 
 
 def vstack(tup, dtype=None):
+    """The arrays joined vertically, along axis 0, after making 1-D arrays rows (1, N).
+
+    Follows `numpy.vstack`.
+
+    Args:
+        tup: a sequence of arrays.
+        dtype: the result's dtype.
+
+    Returns:
+        An array of at least two dimensions.
+
+    Examples:
+        >>> jnp.vstack([jnp.array([1, 2]), jnp.array([3, 4])])
+        Array([[1, 2],
+               [3, 4]], dtype=int32)
+    """
     arrays = atleast_2d(*_check_sequence("vstack", tup))
     return concatenate(arrays if isinstance(arrays, list) else [arrays], 0, dtype=dtype)
 
 
 def dstack(tup, dtype=None):
+    """The arrays joined along the third axis (depth), after giving each at least three
+    dimensions (1-D `(N,)` becomes `(1, N, 1)`, 2-D `(M, N)` becomes `(M, N, 1)`).
+
+    Follows `numpy.dstack`.
+
+    Args:
+        tup: a sequence of arrays.
+        dtype: the result's dtype.
+
+    Returns:
+        An array of at least three dimensions.
+
+    Examples:
+        >>> jnp.dstack([jnp.array([1, 2]), jnp.array([3, 4])])
+        Array([[[1, 3],
+                [2, 4]]], dtype=int32)
+    """
     arrays = atleast_3d(*_check_sequence("dstack", tup))
     return concatenate(arrays if isinstance(arrays, list) else [arrays], 2, dtype=dtype)
 
@@ -330,19 +623,75 @@ def _split(name: str, ary, indices_or_sections, axis: int, equal: bool) -> list:
 
 
 def split(ary, indices_or_sections, axis: int = 0) -> list:
-    """`ary` cut along `axis` into equal sections, or at the given indices."""
+    """`ary` cut along `axis` into equal sections, or at the given indices.
+
+    Follows `numpy.split`. The cut points must be concrete (they fix the pieces'
+    shapes).
+
+    Args:
+        ary: an array.
+        indices_or_sections: a number of equal sections, or a sorted sequence of
+            indices to cut at.
+        axis: the axis to cut along.
+
+    Returns:
+        A list of arrays.
+
+    Raises:
+        ValueError: a number of sections that does not divide the axis.
+
+    Examples:
+        >>> jnp.split(jnp.arange(6), 3)
+        [Array([0, 1], dtype=int32), Array([2, 3], dtype=int32), Array([4, 5], dtype=int32)]
+        >>> jnp.split(jnp.arange(6), [1, 4])
+        [Array([0], dtype=int32), Array([1, 2, 3], dtype=int32), Array([4, 5], dtype=int32)]
+    """
     return _split("split", ary, indices_or_sections, axis, equal=True)
 
 
 def array_split(ary, indices_or_sections, axis: int = 0) -> list:
-    """Like `split`, allowing sections of unequal size (the first ones one longer)."""
+    """Like `split`, but a number of sections need not divide the axis: the first
+    `size % sections` pieces get one element more.
+
+    Follows `numpy.array_split`.
+
+    Args:
+        ary: an array.
+        indices_or_sections: a number of sections, or a sequence of cut indices.
+        axis: the axis to cut along.
+
+    Returns:
+        A list of arrays.
+
+    Examples:
+        >>> jnp.array_split(jnp.arange(5), 2)
+        [Array([0, 1, 2], dtype=int32), Array([3, 4], dtype=int32)]
+    """
     return _split("array_split", ary, indices_or_sections, axis, equal=False)
 
 
 # --- repetition ---------------------------------------------------------------------------
 
 def tile(A, reps):
-    """`A` repeated `reps` times along each axis."""
+    """`A` repeated `reps` times along each axis (as a whole, unlike `repeat`).
+
+    Follows `numpy.tile`: when `reps` has more entries than `A` has axes, `A` gains
+    leading size-one axes; fewer entries are padded with ones on the left.
+
+    Args:
+        A: an array.
+        reps: an int or a sequence of ints (concrete).
+
+    Returns:
+        The tiled array.
+
+    Examples:
+        >>> jnp.tile(jnp.array([1, 2]), 2)
+        Array([1, 2, 1, 2], dtype=int32)
+        >>> jnp.tile(jnp.array([1, 2]), (2, 1))
+        Array([[1, 2],
+               [1, 2]], dtype=int32)
+    """
     A = util.ensure_arraylike("tile", A)
     reps = util.concrete_or_error(reps, "tile: reps must be static")
     reps = tuple(operator.index(r) for r in (reps if np.ndim(reps) else (reps,)))
@@ -358,10 +707,36 @@ def tile(A, reps):
 
 def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | None = None,
            out_sharding=None):
-    """Each element of `a` repeated `repeats` times (an int, or one count per element,
-    which must be static) along `axis` (of the flattened array if None). With
-    `out_sharding`, computed as JAX does: on the mesh's axes made `Auto`, the result
-    then typed and laid out as `out_sharding`."""
+    """Each element of `a` repeated `repeats` times along `axis` (of the flattened array
+    if `axis` is None).
+
+    Follows `numpy.repeat`. The output size must be known when tracing, so `repeats`
+    must be concrete (an int, or one count per element); JAX's `total_repeat_length`
+    fixes the result's length along `axis`: it is cut to that length, or padded by
+    repeating the last element. (JAX also accepts traced counts with
+    `total_repeat_length` under `jit`; plax does not yet.) `out_sharding` lays out
+    (and types) the result on an Explicit mesh.
+
+    Args:
+        a: an array.
+        repeats: an int, or a sequence/array of counts, one per element along `axis`.
+        axis: the axis to repeat along; None flattens `a` first.
+        total_repeat_length: the result's length along `axis` (static).
+        out_sharding: a Sharding or PartitionSpec for the result.
+
+    Returns:
+        The array with repeated elements.
+
+    Examples:
+        >>> jnp.repeat(jnp.array([1, 2]), 2)
+        Array([1, 1, 2, 2], dtype=int32)
+        >>> jnp.repeat(jnp.array([[1, 2], [3, 4]]), jnp.array([1, 2]), axis=0)
+        Array([[1, 2],
+               [3, 4],
+               [3, 4]], dtype=int32)
+        >>> jnp.repeat(jnp.array([1, 2]), jnp.array([1, 2]), total_repeat_length=4)
+        Array([1, 2, 2, 2], dtype=int32)
+    """
     util.check_arraylike("repeat", a, repeats)  # a list of counts is a TypeError (JAX)
     a = util.operand(a)
     repeats = util.concrete_or_error(repeats, "repeat: repeats must be static")
@@ -424,7 +799,23 @@ def _fit_length(x, axis: int, length, a):
 # --- reversing and rolling -------------------------------------------------------------------
 
 def flip(m, axis=None):
-    """`m` with the order of elements reversed along `axis` (all axes if None)."""
+    """`m` with the order of its elements reversed along `axis` (along every axis if
+    None).
+
+    Follows `numpy.flip`; a new array, not a view.
+
+    Args:
+        m: an array.
+        axis: an int or tuple of ints; None flips all axes.
+
+    Returns:
+        The flipped array.
+
+    Examples:
+        >>> jnp.flip(jnp.array([[1, 2], [3, 4]]), axis=1)
+        Array([[2, 1],
+               [4, 3]], dtype=int32)
+    """
     m = util.ensure_arraylike("flip", m)
     ndim = _ndim(m)
     if axis is None:
@@ -435,6 +826,23 @@ def flip(m, axis=None):
 
 
 def fliplr(m):
+    """`m` with its columns (axis 1) in reverse order: `flip(m, axis=1)`.
+
+    Follows `numpy.fliplr`.
+
+    Args:
+        m: an array of at least two dimensions.
+
+    Returns:
+        The flipped array.
+
+    Raises:
+        ValueError: `m` has fewer than two dimensions.
+
+    Examples:
+        >>> jnp.fliplr(jnp.array([[1, 2, 3]]))
+        Array([[3, 2, 1]], dtype=int32)
+    """
     m = util.ensure_arraylike("fliplr", m)
     if _ndim(m) < 2:
         raise ValueError(f"fliplr requires an array of at least 2 dimensions, got shape "
@@ -443,6 +851,23 @@ def fliplr(m):
 
 
 def flipud(m):
+    """`m` with its rows (axis 0) in reverse order: `flip(m, axis=0)`.
+
+    Follows `numpy.flipud`.
+
+    Args:
+        m: an array of at least one dimension.
+
+    Returns:
+        The flipped array.
+
+    Raises:
+        ValueError: `m` is a scalar.
+
+    Examples:
+        >>> jnp.flipud(jnp.array([1, 2, 3]))
+        Array([3, 2, 1], dtype=int32)
+    """
     m = util.ensure_arraylike("flipud", m)
     if _ndim(m) < 1:
         raise ValueError("flipud requires an array of at least 1 dimension, got a 0-d array")
@@ -450,8 +875,26 @@ def flipud(m):
 
 
 def roll(a, shift, axis=None):
-    """Elements shifted by `shift` along `axis` (of the flattened array if None),
-    wrapping around; `shift` may be traced."""
+    """The elements of `a` shifted by `shift` positions along `axis`, those pushed off
+    one end coming back at the other (of the flattened array if `axis` is None).
+
+    Follows `numpy.roll`; unlike NumPy, `shift` may be traced.
+
+    Args:
+        a: an array.
+        shift: an int or tuple of ints (one per axis of `axis`).
+        axis: an int or tuple of ints; None rolls the flattened array.
+
+    Returns:
+        The rolled array, of `a`'s shape.
+
+    Examples:
+        >>> jnp.roll(jnp.array([1, 2, 3, 4]), 1)
+        Array([4, 1, 2, 3], dtype=int32)
+        >>> jnp.roll(jnp.array([[1, 2], [3, 4]]), -1, axis=1)
+        Array([[2, 1],
+               [4, 3]], dtype=int32)
+    """
     a = util.ensure_arraylike("roll", a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), util.shape_of(a))
@@ -490,7 +933,26 @@ def _roll_one(a, shift, axis: int):
 # --- diagonals and triangles ---------------------------------------------------------------------
 
 def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
-    """The `offset` diagonal of the `axis1`/`axis2` planes, as the last axis."""
+    """The `offset`-th diagonal of the planes spanned by `axis1` and `axis2`, as the
+    last axis of the result.
+
+    Follows `numpy.diagonal`, but returns a new array (NumPy's is a read-only view).
+
+    Args:
+        a: an array of at least two dimensions.
+        offset: 0 the main diagonal, positive above it, negative below.
+        axis1: the rows' axis.
+        axis2: the columns' axis.
+
+    Returns:
+        An array with `axis1` and `axis2` removed and the diagonal appended.
+
+    Examples:
+        >>> jnp.diagonal(jnp.arange(9).reshape(3, 3))
+        Array([0, 4, 8], dtype=int32)
+        >>> jnp.diagonal(jnp.arange(9).reshape(3, 3), offset=1)
+        Array([1, 5], dtype=int32)
+    """
     a = util.ensure_arraylike("diagonal", a)
     ndim = _ndim(a)
     if ndim < 2:
@@ -525,14 +987,32 @@ def _symbolic_diagonal(a, axis: int, row0, col0, length):
 
 
 def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
-    """Sum of the `offset` diagonal."""
+    """The sum of the `offset`-th diagonal of the planes spanned by `axis1` and `axis2`.
+
+    Follows `numpy.trace` (with `sum`'s dtype rules); `out` must be None.
+
+    Args:
+        a: an array of at least two dimensions.
+        offset: the diagonal (0 the main one).
+        axis1: the rows' axis.
+        axis2: the columns' axis.
+        dtype: the dtype to sum in.
+        out: unsupported; must be None.
+
+    Returns:
+        The sums, with `axis1` and `axis2` removed.
+
+    Examples:
+        >>> jnp.trace(jnp.arange(9).reshape(3, 3))
+        Array(12, dtype=int32)
+    """
     from plax_stdlib.numpy.reductions import sum as sum_
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.trace is not supported.")
     return sum_(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
-def _triangle(name: str, keep_lower: bool):
+def _triangle(name: str, keep_lower: bool, example_output: str):
     def masked(m, k: int):
         shape = util.shape_of(m)
         # JAX's mask, so that the program is JAX's: row + offset >= col marks the lower
@@ -555,13 +1035,37 @@ def _triangle(name: str, keep_lower: bool):
                              f"got shape {shape}")
         return compiled()(m, k=operator.index(k))
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (f"`m` with the elements {'above' if keep_lower else 'below'} the `k`-th "
-                  "diagonal of its last two axes set to zero.")
+    fn.__doc__ = _TRIANGLE_DOC.format(name=name, out=example_output,
+                                      zeroed="above" if keep_lower else "below")
     return fn
 
 
-tril = _triangle("tril", keep_lower=True)
-triu = _triangle("triu", keep_lower=False)
+_TRIANGLE_DOC = """`m` with the elements {zeroed} its `k`-th diagonal set to zero (for a
+    stack of matrices, in each of the matrices of its last two axes).
+
+    Follows `numpy.{name}`.
+
+    Args:
+        m: an array of at least two dimensions.
+        k: the diagonal: 0 the main one, positive above it, negative below (static).
+
+    Returns:
+        An array of `m`'s shape and dtype.
+
+    Raises:
+        ValueError: `m` has fewer than two dimensions.
+
+    Examples:
+        >>> jnp.{name}(jnp.ones((3, 3), jnp.int32))
+        {out}
+    """
+
+tril = _triangle("tril", keep_lower=True, example_output="""Array([[1, 0, 0],
+               [1, 1, 0],
+               [1, 1, 1]], dtype=int32)""")
+triu = _triangle("triu", keep_lower=False, example_output="""Array([[1, 1, 1],
+               [0, 1, 1],
+               [0, 0, 1]], dtype=int32)""")
 
 
 # --- inspection -------------------------------------------------------------------------------
@@ -578,16 +1082,54 @@ def _shape(fun_name: str, a) -> tuple:
 
 
 def ndim(a) -> int:
-    """Number of dimensions of an array or scalar."""
+    """The number of dimensions of `a` (0 for a scalar), as a Python int.
+
+    Works on arrays, tracers (the rank is static) and scalars; lists are deprecated
+    (a DeprecationWarning, as in JAX).
+
+    Args:
+        a: an array or array-like.
+
+    Returns:
+        An int.
+
+    Examples:
+        >>> jnp.ndim(jnp.ones((2, 3))), jnp.ndim(5.0)
+        (2, 0)
+    """
     return len(_shape("ndim", a))
 
 
 def shape(a) -> tuple[int, ...]:
+    """The shape of `a` as a tuple of Python ints (static, also for traced values).
+
+    Args:
+        a: an array or array-like.
+
+    Returns:
+        A tuple of ints.
+
+    Examples:
+        >>> jnp.shape(jnp.ones((2, 3))), jnp.shape(1.0)
+        ((2, 3), ())
+    """
     return _shape("shape", a)
 
 
 def size(a, axis: int | None = None) -> int:
-    """Number of elements (along `axis` if given)."""
+    """The number of elements of `a` (along `axis` if given), as a Python int.
+
+    Args:
+        a: an array or array-like.
+        axis: an axis whose length to return.
+
+    Returns:
+        An int.
+
+    Examples:
+        >>> jnp.size(jnp.ones((2, 3))), jnp.size(jnp.ones((2, 3)), axis=1)
+        (6, 3)
+    """
     a_shape = _shape("size", a)
     if axis is None:
         return math.prod(a_shape)
@@ -595,5 +1137,19 @@ def size(a, axis: int | None = None) -> int:
 
 
 def isscalar(element) -> bool:
-    """True for array-likes with zero dimensions (0-d arrays included, unlike NumPy)."""
+    """Whether `element` is a scalar: a Python number or a zero-dimensional array-like.
+
+    Unlike `numpy.isscalar`, a 0-d array counts as a scalar (as in JAX), since plax
+    has no separate scalar types.
+
+    Args:
+        element: any object.
+
+    Returns:
+        A bool.
+
+    Examples:
+        >>> jnp.isscalar(1.0), jnp.isscalar(jnp.array(1.0)), jnp.isscalar(jnp.ones(2))
+        (True, True, False)
+    """
     return util.is_arraylike(element) and not util.shape_of(util.operand(element))

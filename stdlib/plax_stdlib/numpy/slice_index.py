@@ -36,8 +36,27 @@ def _static_size(size) -> int:
 
 @dataclasses.dataclass(slots=True)
 class Slice:
-    """`size` elements from `start` (an int or an integer scalar, possibly traced),
-    every `stride`-th; `size` and `stride` are static ints."""
+    """A slice of `size` elements starting at `start`, taking every `stride`-th: like
+    Python's `slice`, except that `start` may be a traced integer (the size stays
+    static, since it fixes the result's shape).
+
+    Pallas kernels index references with it (usually through `pl.ds`); it is a
+    pytree whose traced start is its child.
+
+    Args:
+        start: the first index (an int or an integer scalar, possibly traced).
+        size: the number of elements taken (a static int >= 0).
+        stride: the step between them (a static int >= 0).
+
+    Raises:
+        TypeError: a size that is not a static integer.
+        ValueError: a negative size or stride, or a non-static stride.
+
+    Examples:
+        >>> from plax.experimental import pallas as pl
+        >>> jnp.arange(6.0)[pl.Slice(1, 2, stride=2)]
+        Array([1., 3.], dtype=float32)
+    """
     start: object
     size: int
     stride: int = 1
@@ -82,9 +101,28 @@ tree_util.register_pytree_node(Slice, _flatten, _unflatten)
 
 
 def dslice(start, size: int | None = None, stride: int | None = None) -> slice | Slice:
-    """A `Slice` of `size` elements from `start`, mirroring `slice`:
-    `ds(None)` is `:`, `ds(n)` is `:n`, `ds(i, n)` is `i:i+n` and `ds(i, n, s)` picks
-    the `n` elements `i, i+s, i+2s...` (with `i` possibly traced)."""
+    """Makes a `Slice`, with arguments that mirror Python's `slice`: `ds(None)` is `:`,
+    `ds(n)` is `:n`, `ds(i, n)` is `i:i+n`, and `ds(i, n, s)` picks the `n` elements
+    `i, i+s, i+2s...`; `i` may be traced. `pl.ds` is the same function.
+
+    Args:
+        start: the first index, or the size when `size` is not given, or None.
+        size: the number of elements (static).
+        stride: the step (static); default 1.
+
+    Returns:
+        A `Slice` (or `slice(None)` for `ds(None)`).
+
+    Raises:
+        ValueError: a non-static stride.
+
+    Examples:
+        >>> from plax.experimental import pallas as pl
+        >>> pl.ds(2, 3), pl.ds(4)
+        (Slice(start=2, size=3, stride=1), Slice(start=0, size=4, stride=1))
+        >>> jnp.arange(6.0)[pl.ds(2, 3)]
+        Array([2., 3., 4.], dtype=float32)
+    """
     if start is None:
         return slice(None)
     if stride is None:

@@ -32,7 +32,31 @@ def _check_sort_options(name: str, kind, order):
 
 def sort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True,
          descending: bool = False):
-    """`a` sorted along `axis` (the flattened array if None); NaNs sort last."""
+    """`a` sorted along `axis` (the flattened array if `axis` is None).
+
+    Follows `numpy.sort`, with the array API's `stable` and `descending`: the sort is
+    always stable here, so `kind` is accepted and ignored; `order` (sorting
+    structured arrays by fields) is not supported. NaNs sort to the end; complex
+    values sort lexicographically (real part, then imaginary part).
+
+    Args:
+        a: an array.
+        axis: the axis to sort along; None sorts the flattened array.
+        kind: ignored (NumPy's algorithm choice).
+        order: unsupported; must be None.
+        stable: accepted for the array API (the sort is stable either way).
+        descending: sort from largest to smallest (equal elements keep their order).
+
+    Returns:
+        The sorted array.
+
+    Examples:
+        >>> jnp.sort(jnp.array([3.0, np.nan, 1.0, 2.0]))
+        Array([ 1.,  2.,  3., nan], dtype=float32)
+        >>> jnp.sort(jnp.array([[3, 1], [2, 4]]), axis=0, descending=True)
+        Array([[3, 4],
+               [2, 1]], dtype=int32)
+    """
     _check_sort_options("sort", kind, order)
     a, axis = _sort_axis("sort", a, axis)
     out = lax.sort(a, dimension=axis, is_stable=stable)
@@ -41,8 +65,32 @@ def sort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True
 
 def argsort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True,
             descending: bool = False, dtype=None):
-    """Indices that sort `a` along `axis`, as `dtype` (default: the default int);
-    equal elements keep their order."""
+    """The indices that sort `a` along `axis`: `take_along_axis(a, argsort(a), axis)` is
+    `sort(a)`.
+
+    Follows `numpy.argsort`, with the array API's `stable` and `descending` and JAX's
+    `dtype`. The sort is stable (equal elements keep their order, also with
+    `descending`, where NumPy's descending idiom `argsort(-a)` would not be), so
+    `kind` is ignored; NaNs go last.
+
+    Args:
+        a: an array.
+        axis: the axis to sort along; None sorts the flattened array.
+        kind: ignored.
+        order: unsupported; must be None.
+        stable: accepted (the sort is stable either way).
+        descending: order from largest to smallest.
+        dtype: the indices' integer dtype (default: the default int).
+
+    Returns:
+        An integer array of `a`'s shape (1-D for `axis=None`).
+
+    Examples:
+        >>> jnp.argsort(jnp.array([3, 1, 2, 1]))
+        Array([1, 3, 2, 0], dtype=int32)
+        >>> jnp.argsort(jnp.array([3, 1, 2, 1]), descending=True)
+        Array([0, 2, 1, 3], dtype=int32)
+    """
     _check_sort_options("argsort", kind, order)
     a, axis = _sort_axis("argsort", a, axis)
     shape = util.shape_of(a)
@@ -58,10 +106,31 @@ def argsort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = T
 
 
 def nonzero(a, *, size: int | None = None, fill_value=None):
-    """Indices of the nonzero elements, one array per dimension.
+    """The indices of the nonzero (true) elements of `a`, one index array per dimension.
 
-    With `size`, exactly `size` indices per dimension are returned (cut, or padded
-    with `fill_value`, default 0), and `a` may be traced.
+    Follows `numpy.nonzero`, plus JAX's `size` and `fill_value`. The number of nonzero
+    elements depends on the values, so without `size` `a` must be concrete (not
+    traced under `jit`). With a static `size`, exactly `size` indices per dimension are
+    returned: the first `size` found, or all of them padded with `fill_value`
+    (default 0), which makes it usable inside `jit`.
+
+    Args:
+        a: an array of at least one dimension.
+        size: the number of indices to return (static).
+        fill_value: the padding index (a scalar, or one per dimension).
+
+    Returns:
+        A tuple of `a.ndim` integer arrays.
+
+    Raises:
+        ValueError: `a` is a scalar.
+        ConcretizationTypeError: `a` is traced and `size` is not given.
+
+    Examples:
+        >>> jnp.nonzero(jnp.array([[0, 5], [7, 0]]))
+        (Array([0, 1], dtype=int32), Array([1, 0], dtype=int32))
+        >>> plax.jit(lambda x: jnp.nonzero(x, size=3, fill_value=-1))(jnp.array([0, 2, 0, 4]))
+        (Array([ 1,  3, -1], dtype=int32),)
     """
     a = util.ensure_arraylike("nonzero", a)
     shape = util.shape_of(a)
@@ -107,14 +176,50 @@ def nonzero(a, *, size: int | None = None, fill_value=None):
 
 
 def flatnonzero(a, *, size: int | None = None, fill_value=None):
-    """Indices of the nonzero elements of the flattened `a`."""
+    """The indices of the nonzero elements of `a` flattened: `nonzero(ravel(a))[0]`.
+
+    Follows `numpy.flatnonzero`; `size` and `fill_value` make the result's length
+    static, as for `nonzero` (needed under `jit`).
+
+    Args:
+        a: an array.
+        size: the number of indices to return (static).
+        fill_value: the padding index.
+
+    Returns:
+        A 1-D integer array.
+
+    Examples:
+        >>> jnp.flatnonzero(jnp.array([[0, 5], [7, 0]]))
+        Array([1, 2], dtype=int32)
+        >>> jnp.flatnonzero(jnp.array([0, 3]), size=3, fill_value=9)
+        Array([1, 9, 9], dtype=int32)
+    """
     a = util.ensure_arraylike("flatnonzero", a)
     flat = lax.reshape(a, (math.prod(util.shape_of(a)),))
     return nonzero(flat, size=size, fill_value=fill_value)[0]
 
 
 def argwhere(a, *, size: int | None = None, fill_value=None):
-    """Indices of the nonzero elements, one row per element."""
+    """The indices of the nonzero elements of `a`, one row per element: the transpose of
+    `nonzero(a)`.
+
+    Follows `numpy.argwhere`; `size` and `fill_value` make the number of rows static,
+    as for `nonzero` (needed under `jit`).
+
+    Args:
+        a: an array.
+        size: the number of rows to return (static).
+        fill_value: the padding index.
+
+    Returns:
+        An integer array of shape `(count, a.ndim)` (`(size, a.ndim)` with `size`).
+
+    Examples:
+        >>> jnp.argwhere(jnp.array([[0, 5], [7, 0]]))
+        Array([[0, 1],
+               [1, 0]], dtype=int32)
+    """
     from plax_stdlib.numpy.shape_ops import atleast_1d, stack
     a = util.ensure_arraylike("argwhere", a)
     rows = stack(nonzero(atleast_1d(a), size=size, fill_value=fill_value), axis=1)

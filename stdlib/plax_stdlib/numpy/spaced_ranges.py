@@ -10,7 +10,28 @@ from plax_stdlib.numpy import creation, ufuncs, util
 
 def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None,
              axis: int = 0):
-    """`base ** linspace(start, stop, num)`."""
+    """`num` values `base ** t` for `t` evenly spaced from `start` to `stop`.
+
+    Follows `numpy.logspace`; integer inputs give the default float type.
+
+    Args:
+        start: the first exponent.
+        stop: the last exponent.
+        num: the number of values (concrete).
+        endpoint: include `base ** stop`.
+        base: the base.
+        dtype: the result's dtype.
+        axis: where the values' axis goes, for array bounds.
+
+    Returns:
+        The values.
+
+    Examples:
+        >>> jnp.logspace(0, 3, 4)
+        Array([   1.,   10.,  100., 1000.], dtype=float32)
+        >>> jnp.logspace(0, 3, 4, base=2.0)
+        Array([1., 2., 4., 8.], dtype=float32)
+    """
     dtype = util.check_user_dtype(dtype, "logspace")
     start, stop = util.ensure_arraylike("logspace", start, stop)
     compute = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
@@ -21,8 +42,28 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
 
 
 def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
-    """`num` values from `start` to `stop` in geometric progression: the magnitudes
-    evenly spaced in log scale, times the sign (or phase) of `start`."""
+    """`num` values from `start` to `stop` in geometric progression (each a constant
+    multiple of the one before).
+
+    Follows `numpy.geomspace`: the magnitudes are evenly spaced on a log scale and
+    take the sign (or complex phase) of `start`; integer bounds give the default float
+    type.
+
+    Args:
+        start: the first value (non-zero).
+        stop: the last value (the bound, without `endpoint`).
+        num: the number of values (concrete).
+        endpoint: include `stop`.
+        dtype: the result's dtype.
+        axis: where the values' axis goes, for array bounds.
+
+    Returns:
+        The values.
+
+    Examples:
+        >>> jnp.geomspace(1, 1000, 4)
+        Array([   1.,   10.,  100., 1000.], dtype=float32)
+    """
     dtype = util.check_user_dtype(dtype, "geomspace")
     start, stop = util.ensure_arraylike("geomspace", start, stop)
     compute = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))

@@ -163,14 +163,63 @@ def _check_options(name: str, out, overwrite_input):
 
 def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
              keepdims: bool = False, *, weights=None):
-    """The `q`-th quantiles (q in [0, 1]) of `a` over `axis`."""
+    """The `q`-th quantiles of `a` over `axis`, `q` in [0, 1].
+
+    Follows `numpy.quantile` (NumPy 2's interface: `method`, and `weights` for the
+    "inverted_cdf" method); `out` and `overwrite_input=True` are not supported (arrays
+    are immutable). `q` may be traced. Integer inputs give the default float type.
+
+    Args:
+        a: an array.
+        q: a scalar or array of probabilities in [0, 1].
+        axis: an int or tuple of ints; None uses the flattened array.
+        out: unsupported; must be None.
+        overwrite_input: must be False.
+        method: "linear" (default), "lower", "higher", "midpoint", "nearest", or
+            "inverted_cdf" (with `weights`).
+        keepdims: keep the reduced axes with size 1.
+        weights: one weight per element, with `method="inverted_cdf"`.
+
+    Returns:
+        The quantiles: `q`'s shape followed by the remaining axes of `a`.
+
+    Raises:
+        ValueError: an unknown `method`, or `out`/`overwrite_input` given.
+
+    Examples:
+        >>> x = jnp.array([1.0, 2.0, 3.0, 4.0])
+        >>> jnp.quantile(x, 0.5), jnp.quantile(x, jnp.array([0.0, 1.0]))
+        (Array(2.5, dtype=float32), Array([1., 4.], dtype=float32))
+        >>> jnp.quantile(x, 0.5, method="lower")
+        Array(2., dtype=float32)
+    """
     _check_options("quantile", out, overwrite_input)
     return _quantile("quantile", a, q, axis, method, keepdims, False, weights)
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False,
                 method: str = "linear", keepdims: bool = False, *, weights=None):
-    """`quantile` ignoring NaNs (NaN where a slice has only NaNs)."""
+    """`quantile`, ignoring NaNs (NaN where a slice holds only NaNs).
+
+    Follows `numpy.nanquantile`.
+
+    Args:
+        a: an array.
+        q: a scalar or array of probabilities in [0, 1].
+        axis: an int or tuple of ints; None uses the flattened array.
+        out: unsupported; must be None.
+        overwrite_input: must be False.
+        method: as for `quantile`.
+        keepdims: keep the reduced axes with size 1.
+        weights: as for `quantile`.
+
+    Returns:
+        The quantiles.
+
+    Examples:
+        >>> jnp.nanquantile(jnp.array([1.0, np.nan, 3.0]), 0.5)
+        Array(2., dtype=float32)
+    """
     _check_options("nanquantile", out, overwrite_input)
     return _quantile("nanquantile", a, q, axis, method, keepdims, True, weights)
 
@@ -184,8 +233,30 @@ def _as_fraction(name: str, q):
 def percentile(a, q, axis=None, out=None, overwrite_input: bool = False,
                method: str = "linear", keepdims: bool = False, *, weights=None,
                out_sharding=None):
-    """The `q`-th percentiles (q in [0, 100]) of `a` over `axis`; with `out_sharding`,
-    computed on the mesh's axes made `Auto`, then typed and laid out as it (as JAX's)."""
+    """The `q`-th percentiles of `a` over `axis`, `q` in [0, 100]: `quantile(a, q / 100)`.
+
+    Follows `numpy.percentile` (see `quantile` for `method` and `weights`). With
+    `out_sharding`, computed on the mesh's axes made Auto, then laid out (and typed) as
+    it, as JAX does.
+
+    Args:
+        a: an array.
+        q: a scalar or array of percentages in [0, 100].
+        axis: an int or tuple of ints; None uses the flattened array.
+        out: unsupported; must be None.
+        overwrite_input: must be False.
+        method: as for `quantile`.
+        keepdims: keep the reduced axes with size 1.
+        weights: as for `quantile`.
+        out_sharding: a Sharding or PartitionSpec for the result.
+
+    Returns:
+        The percentiles.
+
+    Examples:
+        >>> jnp.percentile(jnp.arange(11.0), jnp.array([10, 50]))
+        Array([0.9999..., 5.    ], dtype=float32)
+    """
     _check_options("percentile", out, overwrite_input)
     a = util.ensure_arraylike("percentile", a)
     return laid_out("plax.numpy.percentile", out_sharding, lambda a, q: _quantile(
@@ -195,20 +266,77 @@ def percentile(a, q, axis=None, out=None, overwrite_input: bool = False,
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False,
                   method: str = "linear", keepdims: bool = False, *, weights=None):
-    """`percentile` ignoring NaNs."""
+    """`percentile`, ignoring NaNs (NaN where a slice holds only NaNs).
+
+    Follows `numpy.nanpercentile`.
+
+    Args:
+        a: an array.
+        q: a scalar or array of percentages in [0, 100].
+        axis: an int or tuple of ints; None uses the flattened array.
+        out: unsupported; must be None.
+        overwrite_input: must be False.
+        method: as for `quantile`.
+        keepdims: keep the reduced axes with size 1.
+        weights: as for `quantile`.
+
+    Returns:
+        The percentiles.
+
+    Examples:
+        >>> jnp.nanpercentile(jnp.array([1.0, np.nan, 3.0]), 50)
+        Array(2., dtype=float32)
+    """
     _check_options("nanpercentile", out, overwrite_input)
     return _quantile("nanpercentile", a, _as_fraction("nanpercentile", q), axis, method,
                      keepdims, True, weights)
 
 
 def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
-    """The median over `axis` (the mean of the two middle values for even counts)."""
+    """The median over `axis`: the middle value, or the mean of the two middle values
+    for an even count.
+
+    Follows `numpy.median`; `out` and `overwrite_input=True` are not supported.
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints; None uses the flattened array.
+        out: unsupported; must be None.
+        overwrite_input: must be False.
+        keepdims: keep the reduced axes with size 1.
+
+    Returns:
+        The medians, of an inexact dtype.
+
+    Examples:
+        >>> jnp.median(jnp.array([[3, 1, 2], [4, 6, 5]]), axis=1)
+        Array([2., 5.], dtype=float32)
+        >>> jnp.median(jnp.array([1, 2, 3, 10]))
+        Array(2.5, dtype=float32)
+    """
     _check_options("median", out, overwrite_input)
     return _quantile("median", a, 0.5, axis, "midpoint", keepdims, False)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
-    """`median` ignoring NaNs."""
+    """`median`, ignoring NaNs (NaN where a slice holds only NaNs).
+
+    Follows `numpy.nanmedian`.
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints; None uses the flattened array.
+        out: unsupported; must be None.
+        overwrite_input: must be False.
+        keepdims: keep the reduced axes with size 1.
+
+    Returns:
+        The medians.
+
+    Examples:
+        >>> jnp.nanmedian(jnp.array([1.0, np.nan, 3.0, 10.0]))
+        Array(3., dtype=float32)
+    """
     _check_options("nanmedian", out, overwrite_input)
     return _quantile("nanmedian", a, 0.5, axis, "midpoint", keepdims, True)
 
@@ -216,7 +344,31 @@ def nanmedian(a, axis=None, out=None, overwrite_input: bool = False, keepdims: b
 # --- moments -----------------------------------------------------------------------------
 
 def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool = False):
-    """The (weighted) mean over `axis`; with `returned`, also the sum of the weights."""
+    """The (weighted) mean over `axis`; with `returned`, also the sum of the weights.
+
+    Follows `numpy.average`: `weights` has `a`'s shape, or is 1-D along a single
+    `axis`. A zero sum of weights gives NaN/inf rather than an error (it cannot be
+    checked under `jit`).
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints; None averages all.
+        weights: the weights, or None for a plain mean.
+        returned: also return the sum of the weights (broadcast to the result's shape).
+        keepdims: keep the reduced axes with size 1.
+
+    Returns:
+        The averages, or `(averages, weight_sums)`.
+
+    Raises:
+        ValueError: weights whose shape fits neither `a` nor the axis.
+
+    Examples:
+        >>> jnp.average(jnp.array([1.0, 2.0, 4.0]), weights=jnp.array([3.0, 1.0, 0.0]))
+        Array(1.25, dtype=float32)
+        >>> jnp.average(jnp.array([1.0, 3.0]), returned=True)
+        (Array(2., dtype=float32), Array(2., dtype=float32))
+    """
     a = util.ensure_arraylike("average", a)
     shape = util.shape_of(a)
     axes = util.canonicalize_axes(axis, len(shape))
@@ -243,7 +395,23 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
 
 
 def ptp(a, axis=None, out=None, keepdims: bool = False):
-    """The range (maximum minus minimum) over `axis`."""
+    """The range of values (peak to peak: maximum minus minimum) over `axis`.
+
+    Follows `numpy.ptp`.
+
+    Args:
+        a: an array.
+        axis: an int or tuple of ints; None reduces all.
+        out: unsupported; must be None.
+        keepdims: keep the reduced axes with size 1.
+
+    Returns:
+        The ranges, of `a`'s dtype.
+
+    Examples:
+        >>> jnp.ptp(jnp.array([[4, 9, 2], [1, 1, 1]]), axis=1)
+        Array([7, 0], dtype=int32)
+    """
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.ptp is not supported.")
     a = util.ensure_arraylike("ptp", a)
@@ -253,8 +421,32 @@ def ptp(a, axis=None, out=None, keepdims: bool = False):
 
 def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof: int | None = None,
         fweights=None, aweights=None, dtype=None):
-    """The covariance matrix of the variables (rows of `m`, or columns if not
-    `rowvar`), optionally with frequency and analytic weights of the observations."""
+    """The covariance matrix of a set of variables: each row of `m` is one variable and
+    each column one observation (the reverse with `rowvar=False`).
+
+    Follows `numpy.cov`, with frequency weights (`fweights`, integer counts of each
+    observation) and analytic weights (`aweights`). The default normalization is
+    `N - 1` (unbiased); `bias=True` uses `N`, and `ddof` overrides both.
+
+    Args:
+        m: a 1-D or 2-D array of variables.
+        y: more variables, stacked under `m`'s.
+        rowvar: rows are variables (True) or columns are (False).
+        bias: normalize by N instead of N - 1.
+        ddof: the normalization is `N - ddof`.
+        fweights: integer repeat counts of the observations.
+        aweights: relative importance weights of the observations.
+        dtype: the result's dtype.
+
+    Returns:
+        A `(variables, variables)` array (0-d for a single variable).
+
+    Examples:
+        >>> x = jnp.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])
+        >>> jnp.cov(x)
+        Array([[ 1., -1.],
+               [-1.,  1.]], dtype=float32)
+    """
     if y is not None:
         m, y = util.promote_args_inexact("cov", m, y)
         if len(util.shape_of(y)) > 2:
@@ -322,8 +514,26 @@ def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof: int | None = N
 
 
 def corrcoef(x, y=None, rowvar: bool = True, dtype=None):
-    """Pearson correlation coefficients: the covariance matrix normalised by the
-    standard deviations (clipped to [-1, 1])."""
+    """The Pearson correlation coefficients of a set of variables: their covariance
+    matrix (see `cov`) divided by the product of their standard deviations, clipped to
+    [-1, 1].
+
+    Follows `numpy.corrcoef`.
+
+    Args:
+        x: a 1-D or 2-D array of variables.
+        y: more variables.
+        rowvar: rows are variables (True) or columns are (False).
+        dtype: the result's dtype.
+
+    Returns:
+        A `(variables, variables)` array.
+
+    Examples:
+        >>> jnp.corrcoef(jnp.array([[1.0, 2.0, 3.0], [2.0, 4.0, 7.0]]))
+        Array([[1.    , 0.9933...],
+               [0.9933..., 1.    ]], dtype=float32)
+    """
     util.check_arraylike("corrcoef", x)
     if dtype is not None and not dtypes.issubdtype(dtype, np.inexact):
         raise ValueError(f"corrcoef: dtype must be a subclass of float or complex; got {dtype}")

@@ -39,9 +39,29 @@ def _as_dtype(x) -> np.dtype:
 
 
 def isdtype(dtype, kind) -> bool:
-    """The array API's isdtype: whether `dtype` is of `kind` (a dtype, one of 'bool',
-    'signed integer', 'unsigned integer', 'integral', 'real floating', 'complex
-    floating', 'numeric', or a tuple of those); bfloat16 and float8s are real floating."""
+    """The array API's `isdtype`: whether `dtype` is of the given kind.
+
+    `kind` is a dtype (exact match), one of "bool", "signed integer", "unsigned
+    integer", "integral", "real floating", "complex floating", "numeric", or a tuple of
+    those (any of them). bfloat16 and the float8 types count as "real floating".
+
+    Args:
+        dtype: a dtype.
+        kind: a kind name, a dtype, or a tuple of them.
+
+    Returns:
+        A bool.
+
+    Raises:
+        TypeError: `dtype` is not a dtype (an array, say).
+        ValueError: an unknown kind name.
+
+    Examples:
+        >>> jnp.isdtype(jnp.bfloat16, "real floating")
+        True
+        >>> jnp.isdtype(jnp.int8, ("bool", "unsigned integer"))
+        False
+    """
     dtype = _as_dtype(dtype)
     kinds = kind if isinstance(kind, tuple) else (kind,)
     for k in kinds:
@@ -58,8 +78,28 @@ def isdtype(dtype, kind) -> bool:
 
 def can_cast(from_, to, casting: str = "safe") -> bool:
     """Whether a value of dtype (or array) `from_` can be cast to `to` under NumPy's
-    `casting` rule. As NumPy (and JAX) do, Python scalars are refused (a TypeError:
-    the answer used to depend on their value) and `to` must be a dtype."""
+    `casting` rule ("no", "equiv", "safe", "same_kind", "unsafe").
+
+    Follows `numpy.can_cast`; bfloat16 and the other ml_dtypes types are included.
+    Python scalars are refused (TypeError), as in NumPy 2 and JAX.
+
+    Args:
+        from_: a dtype or array.
+        to: a dtype.
+        casting: the rule.
+
+    Returns:
+        A bool.
+
+    Raises:
+        TypeError: a Python scalar `from_`.
+
+    Examples:
+        >>> jnp.can_cast(jnp.int8, jnp.int32), jnp.can_cast(jnp.float32, jnp.int32)
+        (True, False)
+        >>> jnp.can_cast(jnp.float32, jnp.bfloat16, casting="same_kind")
+        True
+    """
     return bool(np.can_cast(_dtype_if_typed(from_), _dtype_if_typed(to), casting))
 
 
@@ -71,12 +111,45 @@ def _dtype_if_typed(x):
 
 
 def array_repr(arr, max_line_width=None, precision=None, suppress_small=None) -> str:
-    """NumPy's repr of the (concrete) array's values."""
+    """NumPy's repr of the (concrete) array's values, as a string (NumPy's `array(...)`
+    form, not plax's `Array(...)`).
+
+    Follows `numpy.array_repr`; the formatting options are NumPy's.
+
+    Args:
+        arr: a concrete array.
+        max_line_width: the line width to wrap at.
+        precision: digits of floats.
+        suppress_small: print tiny values as zero.
+
+    Returns:
+        A string.
+
+    Examples:
+        >>> jnp.array_repr(jnp.array([1.5, 2.0]))
+        'array([1.5, 2. ], dtype=float32)'
+    """
     return np.array_repr(np.asarray(util.concrete_or_error(arr, "array_repr")),
                          max_line_width, precision, suppress_small)
 
 
 def array_str(a, max_line_width=None, precision=None, suppress_small=None) -> str:
-    """NumPy's str of the (concrete) array's values."""
+    """NumPy's str of the (concrete) array's values, as a string.
+
+    Follows `numpy.array_str`; the formatting options are NumPy's.
+
+    Args:
+        a: a concrete array.
+        max_line_width: the line width to wrap at.
+        precision: digits of floats.
+        suppress_small: print tiny values as zero.
+
+    Returns:
+        A string.
+
+    Examples:
+        >>> jnp.array_str(jnp.array([1.5, 2.0]))
+        '[1.5 2. ]'
+    """
     return np.array_str(np.asarray(util.concrete_or_error(a, "array_str")),
                         max_line_width, precision, suppress_small)

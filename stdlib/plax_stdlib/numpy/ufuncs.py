@@ -718,3 +718,10 @@ def matrix_transpose(x, /):
         raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got "
                          f"ndim={ndim}")
     return lax.transpose(x, (*range(ndim - 2), ndim - 1, ndim - 2))
+
+
+# The public docstrings (summary, NumPy differences, arguments, an example) come from
+# one table; the short docstrings above are notes for readers of this file.
+from plax_stdlib.numpy import ufunc_docs  # noqa: E402
+
+ufunc_docs.teach(globals())

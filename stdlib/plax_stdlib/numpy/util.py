@@ -260,7 +260,23 @@ def _as_shape(shape: Any) -> tuple[int, ...]:
 
 
 def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
-    """The NumPy broadcast of `shapes`; ValueError naming them all when incompatible."""
+    """The shape that arrays of the given shapes broadcast to, by NumPy's rules.
+
+    Follows `numpy.broadcast_shapes`.
+
+    Args:
+        *shapes: shapes (tuples of ints, or ints).
+
+    Returns:
+        A tuple of ints.
+
+    Raises:
+        ValueError: shapes that do not broadcast (the message names them all).
+
+    Examples:
+        >>> jnp.broadcast_shapes((2, 1), (3,), (1, 1, 1))
+        (1, 2, 3)
+    """
     shapes = [canonicalize_shape(_as_shape(s), "broadcast_shapes") for s in shapes]
     if not shapes:
         return ()

@@ -30,21 +30,65 @@ def _cos(n, M, k: int):
     return lax.cos(lax.mul(n, 2 * np.pi * k / (M - 1)))
 
 
-bartlett = _window("bartlett", lambda n, M: lax.sub(
-    1.0, lax.div(lax.abs(lax.sub(lax.mul(n, 2.0), M - 1.0)), M - 1.0)))
-bartlett.__doc__ = "The Bartlett (triangular) window of M samples."
-blackman = _window("blackman", lambda n, M: lax.add(
-    lax.sub(0.42, lax.mul(_cos(n, M, 1), 0.5)), lax.mul(_cos(n, M, 2), 0.08)))
-blackman.__doc__ = "The Blackman window of M samples."
-hamming = _window("hamming", lambda n, M: lax.sub(0.54, lax.mul(_cos(n, M, 1), 0.46)))
-hamming.__doc__ = "The Hamming window of M samples."
-hanning = _window("hanning", lambda n, M: lax.mul(lax.sub(1.0, _cos(n, M, 1)), 0.5))
-hanning.__doc__ = "The Hann window of M samples."
+_WINDOW_DOC = """The {what} of `M` samples{formula}.
 
+    Follows `numpy.{name}`; the dtype is the default float type.
+
+    Args:
+        M: the number of samples (concrete).
+
+    Returns:
+        A 1-D array of `M` values.
+
+    Examples:
+        >>> {example}
+        {output}
+    """
+
+
+def _documented(fn, what: str, formula: str, example: str, output: str):
+    fn.__doc__ = _WINDOW_DOC.format(name=fn.__name__, what=what, formula=formula,
+                                    example=example, output=output)
+    return fn
+
+
+bartlett = _documented(_window("bartlett", lambda n, M: lax.sub(
+    1.0, lax.div(lax.abs(lax.sub(lax.mul(n, 2.0), M - 1.0)), M - 1.0))),
+    "Bartlett (triangular) window", ", peaking at 1 in the middle", "jnp.bartlett(5)",
+    "Array([0. , 0.5, 1. , 0.5, 0. ], dtype=float32)")
+blackman = _documented(_window("blackman", lambda n, M: lax.add(
+    lax.sub(0.42, lax.mul(_cos(n, M, 1), 0.5)), lax.mul(_cos(n, M, 2), 0.08))),
+    "Blackman window", " (a taper with low side lobes)",
+    "jnp.blackman(5).shape, jnp.allclose(jnp.blackman(5), np.blackman(5), atol=1e-6)",
+    "((5,), Array(True, dtype=bool))")
+hamming = _documented(_window(
+    "hamming", lambda n, M: lax.sub(0.54, lax.mul(_cos(n, M, 1), 0.46))),
+    "Hamming window", ": `0.54 - 0.46 cos(2 pi n / (M - 1))`", "jnp.hamming(3)",
+    "Array([0.08..., 1. , 0.08...], dtype=float32)")
+hanning = _documented(_window(
+    "hanning", lambda n, M: lax.mul(lax.sub(1.0, _cos(n, M, 1)), 0.5)),
+    "Hann window", ": `0.5 - 0.5 cos(2 pi n / (M - 1))`", "jnp.hanning(5)",
+    "Array([0. , 0.5, 1. , 0.5, 0. ], dtype=float32)")
 
 def i0(x):
-    """The modified Bessel function of the first kind of order 0, I0(x), for real x:
-    exp(|x|) * i0e(x), whose derivative is I1(x) (0 at x = 0)."""
+    """The modified Bessel function of the first kind of order 0, `I0(x)`, for real `x`.
+
+    Follows `numpy.i0`; computed as `exp(|x|) * i0e(x)`, differentiable (its
+    derivative is `I1(x)`, 0 at `x = 0`).
+
+    Args:
+        x: a real array.
+
+    Returns:
+        An inexact array of `x`'s shape.
+
+    Raises:
+        TypeError: a complex input.
+
+    Examples:
+        >>> jnp.i0(jnp.array([0.0]))
+        Array([1.], dtype=float32)
+    """
     x, = util.promote_args_inexact("i0", x)
     if util.dtype_category(util.dtype_of(x)) != "f":
         raise ValueError(f"Unsupported input type to plax.numpy.i0: {util.dtype_of(x)}")
@@ -52,8 +96,22 @@ def i0(x):
 
 
 def kaiser(M: int, beta):
-    """The Kaiser window of M samples with shape parameter `beta`:
-    I0(beta sqrt(1 - (2n/(M-1) - 1)^2)) / I0(beta)."""
+    """The Kaiser window of `M` samples with shape parameter `beta`:
+    `I0(beta sqrt(1 - (2n/(M-1) - 1)**2)) / I0(beta)`.
+
+    Follows `numpy.kaiser`; `beta` may be traced.
+
+    Args:
+        M: the number of samples (concrete).
+        beta: the shape: 0 is rectangular, larger values narrow the main lobe's taper.
+
+    Returns:
+        A 1-D array of `M` values.
+
+    Examples:
+        >>> jnp.kaiser(3, 0.0)
+        Array([1., 1., 1.], dtype=float32)
+    """
     M = operator.index(util.concrete_or_error(M, "kaiser: M must be static"))
     dtype = dtypes.default_float_dtype()
     if M <= 1:

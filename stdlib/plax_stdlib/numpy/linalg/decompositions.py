@@ -15,29 +15,78 @@ from plax_stdlib.numpy.linalg.operands import matrices
 
 
 class EighResult(NamedTuple):
+    """What `eigh` returns: a named tuple of the eigenvalues (ascending) and the
+    eigenvectors (as columns), which also unpacks as a pair.
+
+    Examples:
+        >>> w, v = jnp.linalg.eigh(jnp.diag(jnp.array([3.0, 1.0])))
+        >>> w
+        Array([1., 3.], dtype=float32)
+    """
     eigenvalues: object
     eigenvectors: object
 
 
 class EigResult(NamedTuple):
+    """What `eig` returns: a named tuple of the complex eigenvalues and eigenvectors (as
+    columns), which also unpacks as a pair.
+
+    Examples:
+        >>> jnp.linalg.eig(jnp.eye(2))._fields
+        ('eigenvalues', 'eigenvectors')
+    """
     eigenvalues: object
     eigenvectors: object
 
 
 class QRResult(NamedTuple):
+    """What `qr` returns (modes "reduced" and "complete"): a named tuple `(Q, R)`.
+
+    Examples:
+        >>> jnp.linalg.qr(jnp.eye(2))._fields
+        ('Q', 'R')
+    """
     Q: object
     R: object
 
 
 class SVDResult(NamedTuple):
+    """What `svd` returns with `compute_uv`: a named tuple `(U, S, Vh)`, `a = U @
+    diag(S) @ Vh`.
+
+    Examples:
+        >>> u, s, vh = jnp.linalg.svd(jnp.eye(2))
+        >>> s
+        Array([1., 1.], dtype=float32)
+    """
     U: object
     S: object
     Vh: object
 
 
 def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
-    """The Cholesky factor of each Hermitian positive-definite matrix: L (a = L Lᴴ) or,
-    with `upper`, Lᴴ. NaNs where a matrix is not positive definite."""
+    """The Cholesky factor of each Hermitian positive-definite matrix: lower-triangular
+    `L` with `a = L @ L.conj().T` (or, with `upper`, `L.conj().T`).
+
+    Follows `numpy.linalg.cholesky` (with NumPy 2's `upper`), batched over leading
+    axes. A matrix that is not positive definite gives NaNs instead of an error (a
+    traced program cannot raise on values). `symmetrize_input` uses `(a + aᴴ) / 2`,
+    which makes the gradient symmetric.
+
+    Args:
+        a: `(..., n, n)` Hermitian positive-definite matrices.
+        upper: return the upper factor.
+        symmetrize_input: symmetrize `a` first.
+
+    Returns:
+        `(..., n, n)` triangular factors.
+
+    Examples:
+        >>> a = jnp.array([[4.0, 2.0], [2.0, 3.0]])
+        >>> jnp.linalg.cholesky(a)
+        Array([[2.    , 0.    ],
+               [1.    , 1.4142...]], dtype=float32)
+    """
     a = matrices("jnp.linalg.cholesky", a, square=True)
     factor = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
     return mH(factor) if upper else factor
@@ -47,8 +96,28 @@ _QR_FULL_MATRICES = {"reduced": False, "r": False, "full": False, "complete": Tr
 
 
 def qr(a, mode: str = "reduced"):
-    """`QRResult(Q, R)` of each matrix (`mode` 'reduced' or 'complete'); just R for 'r';
-    LAPACK's packed reflectors (transposed, as NumPy gives them) and taus for 'raw'."""
+    """The QR decomposition of each matrix: `a = Q @ R` with orthonormal columns in `Q`
+    and upper-triangular `R`.
+
+    Follows `numpy.linalg.qr`: `mode` "reduced" (default: `Q` is `(m, k)`, `R` is
+    `(k, n)`, `k = min(m, n)`), "complete" (`Q` square), "r" (just `R`) or "raw"
+    (LAPACK's packed reflectors and tau, as NumPy gives them).
+
+    Args:
+        a: `(..., m, n)` matrices.
+        mode: "reduced", "complete", "r" or "raw".
+
+    Returns:
+        `QRResult(Q, R)`, or `R` for "r", or `(h, tau)` for "raw".
+
+    Raises:
+        ValueError: an unknown mode.
+
+    Examples:
+        >>> q, r = jnp.linalg.qr(jnp.ones((3, 2)))
+        >>> q.shape, r.shape
+        ((3, 2), (2, 2))
+    """
     a = matrices("jnp.linalg.qr", a)
     if mode == "raw":
         packed, taus = lax_linalg.geqrf(a)
@@ -69,8 +138,26 @@ def _lower(fun_name: str, uplo) -> bool:
 
 
 def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:
-    """`EighResult(eigenvalues, eigenvectors)` of each Hermitian matrix, eigenvalues
-    ascending."""
+    """The eigenvalues (ascending) and orthonormal eigenvectors of each Hermitian
+    (real symmetric) matrix.
+
+    Follows `numpy.linalg.eigh`; only the triangle `UPLO` names is read, unless
+    `symmetrize_input` (the default, as in JAX) first averages `a` with its conjugate
+    transpose, which also makes the gradient symmetric.
+
+    Args:
+        a: `(..., n, n)` Hermitian matrices.
+        UPLO: "L" or "U", the triangle to read.
+        symmetrize_input: symmetrize `a` first.
+
+    Returns:
+        `EighResult(eigenvalues, eigenvectors)`; real eigenvalues, ascending.
+
+    Examples:
+        >>> a = jnp.array([[4.0, 2.0], [2.0, 3.0]])
+        >>> jnp.linalg.eigh(a).eigenvalues
+        Array([1.4384..., 5.5615...], dtype=float32)
+    """
     lower = _lower("jnp.linalg.eigh", UPLO)
     a = matrices("jnp.linalg.eigh", a, square=True)
     v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
@@ -78,29 +165,92 @@ def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResul
 
 
 def eigvalsh(a, UPLO: str | None = "L", *, symmetrize_input: bool = True):
-    """The ascending eigenvalues of each Hermitian matrix."""
+    """The eigenvalues (ascending, real) of each Hermitian matrix (see `eigh`).
+
+    Follows `numpy.linalg.eigvalsh`.
+
+    Args:
+        a: `(..., n, n)` Hermitian matrices.
+        UPLO: "L" or "U", the triangle to read.
+        symmetrize_input: symmetrize `a` first.
+
+    Returns:
+        `(..., n)` eigenvalues.
+
+    Examples:
+        >>> a = jnp.array([[4.0, 2.0], [2.0, 3.0]])
+        >>> jnp.linalg.eigvalsh(a)
+        Array([1.4384..., 5.5615...], dtype=float32)
+    """
     lower = _lower("jnp.linalg.eigvalsh", UPLO)
     a = matrices("jnp.linalg.eigvalsh", a, square=True)
     return lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)[1]
 
 
 def eig(a) -> EigResult:
-    """`EigResult(eigenvalues, eigenvectors)` of each square matrix, both complex."""
+    """The eigenvalues and right eigenvectors of each general square matrix, both complex.
+
+    Follows `numpy.linalg.eig`, batched over leading axes. For Hermitian matrices use
+    `eigh`, which is faster and gives real eigenvalues.
+
+    Args:
+        a: `(..., n, n)` matrices.
+
+    Returns:
+        `EigResult(eigenvalues, eigenvectors)`; `eigenvectors[..., :, i]` belongs to
+        `eigenvalues[..., i]`.
+
+    Examples:
+        >>> jnp.linalg.eig(jnp.array([[2.0, 0.0], [0.0, 3.0]])).eigenvalues
+        Array([2.+0.j, 3.+0.j], dtype=complex64)
+    """
     a = matrices("jnp.linalg.eig", a, square=True)
     w, v = lax_linalg.eig(a, compute_left_eigenvectors=False)
     return EigResult(w, v)
 
 
 def eigvals(a):
-    """The (complex) eigenvalues of each square matrix."""
+    """The (complex) eigenvalues of each general square matrix (see `eig`).
+
+    Follows `numpy.linalg.eigvals`.
+
+    Args:
+        a: `(..., n, n)` matrices.
+
+    Returns:
+        `(..., n)` complex eigenvalues.
+
+    Examples:
+        >>> jnp.linalg.eigvals(jnp.array([[2.0, 0.0], [0.0, 3.0]]))
+        Array([2.+0.j, 3.+0.j], dtype=complex64)
+    """
     a = matrices("jnp.linalg.eigvals", a, square=True)
     return lax_linalg.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
 
 
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
         subset_by_index: tuple[int, int] | None = None):
-    """`SVDResult(U, S, Vh)` of each matrix (just S without `compute_uv`), S descending.
-    With `hermitian`, the decomposition comes from `eigh` of the Hermitian part."""
+    """The singular value decomposition of each matrix: `a = U @ diag(S) @ Vh`, `S`
+    descending.
+
+    Follows `numpy.linalg.svd`, plus JAX's `subset_by_index` (a range of singular
+    values to compute, on backends that support it). With `hermitian`, the
+    decomposition comes from `eigh`.
+
+    Args:
+        a: `(..., m, n)` matrices.
+        full_matrices: `U` and `Vh` square (True) or reduced to `min(m, n)`.
+        compute_uv: also compute `U` and `Vh` (else only `S` is returned).
+        hermitian: `a` is Hermitian.
+        subset_by_index: `(start, end)` indices of the singular values wanted.
+
+    Returns:
+        `SVDResult(U, S, Vh)`, or `S` without `compute_uv`.
+
+    Examples:
+        >>> jnp.linalg.svd(jnp.array([[3.0, 0.0], [0.0, 4.0]])).S
+        Array([4., 3.], dtype=float32)
+    """
     a = matrices("jnp.linalg.svd", a, square=hermitian)
     if hermitian:
         return _hermitian_svd(a, compute_uv, subset_by_index)
@@ -127,6 +277,18 @@ def _hermitian_svd(a, compute_uv: bool, subset_by_index):
 
 
 def svdvals(x, /):
-    """The descending singular values of each matrix."""
+    """The singular values of each matrix, descending (the array API's `svdvals`;
+    `svd(a, compute_uv=False)`).
+
+    Args:
+        x: `(..., m, n)` matrices.
+
+    Returns:
+        `(..., min(m, n))` singular values.
+
+    Examples:
+        >>> jnp.linalg.svdvals(jnp.array([[3.0, 0.0], [0.0, 4.0]]))
+        Array([4., 3.], dtype=float32)
+    """
     x = matrices("jnp.linalg.svdvals", x)
     return lax_linalg.svd(x, compute_uv=False)

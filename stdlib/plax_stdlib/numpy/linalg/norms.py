@@ -66,9 +66,31 @@ def _matrix_norm(x, ord, axes: tuple[int, int], keepdims: bool):
 
 
 def norm(x, ord=None, axis=None, keepdims: bool = False):
-    """NumPy's `norm`: of the flattened array (`ord` None, any rank), of vectors along
-    one axis, or of matrices over two axes (the whole array's last two when `x` is
-    2-D and `axis` is None)."""
+    """NumPy's `norm`: a vector or matrix norm. With `ord` None it is the 2-norm of the
+    flattened array (any rank); with `axis` an int, vector norms along it; with
+    `axis` a pair (or a 2-D input), matrix norms over those axes.
+
+    Follows `numpy.linalg.norm` (`ord`: for vectors any real p, inf, -inf, 0; for
+    matrices "fro", "nuc", 1, -1, 2, -2, inf, -inf).
+
+    Args:
+        x: an array.
+        ord: the norm's order.
+        axis: None, an int, or a pair of ints.
+        keepdims: keep the reduced axes with size 1.
+
+    Returns:
+        The norms.
+
+    Raises:
+        ValueError: an `ord` that does not fit the number of axes.
+
+    Examples:
+        >>> jnp.linalg.norm(jnp.array([3.0, 4.0]))
+        Array(5., dtype=float32)
+        >>> jnp.linalg.norm(jnp.array([[1.0, 2.0], [3.0, 4.0]]), ord=1)
+        Array(6., dtype=float32)
+    """
     x, = inexact("jnp.linalg.norm", x)
     ndim = get_aval(x).ndim
     if axis is None:
@@ -88,7 +110,22 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
 
 
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
-    """The `ord`-norm of vectors along `axis` (all axes, flattened, by default)."""
+    """The `ord`-norm of vectors along `axis` (all axes, flattened, by default): the array
+    API's `vector_norm`.
+
+    Args:
+        x: an array.
+        axis: None, an int, or a tuple of ints.
+        keepdims: keep the reduced axes with size 1.
+        ord: any real p, inf, -inf or 0 (the count of nonzeros).
+
+    Returns:
+        The norms.
+
+    Examples:
+        >>> jnp.linalg.vector_norm(jnp.array([[3.0, 4.0], [6.0, 8.0]]), axis=1)
+        Array([ 5., 10.], dtype=float32)
+    """
     x, = inexact("jnp.linalg.vector_norm", x)
     ndim = get_aval(x).ndim
     if axis is None:
@@ -99,7 +136,21 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
 
 
 def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
-    """The `ord`-norm of each matrix over the last two axes."""
+    """The `ord`-norm of each matrix over the last two axes: the array API's
+    `matrix_norm` ("fro" by default, or "nuc", 1, -1, 2, -2, inf, -inf).
+
+    Args:
+        x: `(..., m, n)` matrices.
+        keepdims: keep the reduced axes with size 1.
+        ord: the norm.
+
+    Returns:
+        The norms.
+
+    Examples:
+        >>> jnp.linalg.matrix_norm(jnp.array([[3.0, 0.0], [0.0, 4.0]]))
+        Array(5., dtype=float32)
+    """
     x, = inexact("jnp.linalg.matrix_norm", x)
     check_matrices("jnp.linalg.matrix_norm", x, what="x")
     ndim = get_aval(x).ndim
@@ -107,9 +158,24 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
 
 
 def cond(x, p=None):
-    """The condition number of each matrix in the `p`-norm: the ratio of extreme
-    singular values for p in (None, 2, -2), else norm(x) · norm(inv(x)) (square x);
-    infinite for singular matrices, as in NumPy."""
+    """The condition number of each matrix in the `p`-norm: how much relative errors in
+    `b` can grow in the solution of `a x = b`.
+
+    Follows `numpy.linalg.cond`: for `p` None, 2 or -2 the ratio of extreme singular
+    values, else `norm(x, p) * norm(inv(x), p)` (square matrices). A singular matrix
+    gives infinity.
+
+    Args:
+        x: `(..., m, n)` matrices.
+        p: None, 1, -1, 2, -2, inf, -inf or "fro".
+
+    Returns:
+        `(...)` condition numbers.
+
+    Examples:
+        >>> jnp.linalg.cond(jnp.array([[2.0, 0.0], [0.0, 1.0]]))
+        Array(2., dtype=float32)
+    """
     from plax_stdlib.numpy.linalg.solvers import inv
     x, = inexact("jnp.linalg.cond", x)
     check_matrices("jnp.linalg.cond", x, square=p not in (None, 2, -2), what="x")
@@ -126,9 +192,26 @@ def cond(x, p=None):
 
 
 def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
-    """The number of singular values of each matrix above `rtol` (default
-    max(m, n)·eps) times the largest; for a 1-D or 0-D array, whether any entry is
-    nonzero."""
+    """The rank of each matrix: the number of singular values above `rtol` times the
+    largest (default `max(m, n) * eps`); for 1-D or 0-D input, whether any entry is
+    nonzero.
+
+    Follows `numpy.linalg.matrix_rank` (NumPy 2's `rtol`; `tol` is an absolute
+    threshold).
+
+    Args:
+        M: `(..., m, n)` matrices.
+        rtol: the relative threshold.
+        hermitian: `M` is Hermitian (uses eigenvalues).
+        tol: an absolute threshold instead.
+
+    Returns:
+        `(...)` integer ranks.
+
+    Examples:
+        >>> jnp.linalg.matrix_rank(jnp.array([[1.0, 2.0], [2.0, 4.0]]))
+        Array(1, dtype=int32)
+    """
     from plax_stdlib.numpy.linalg.decompositions import svd
     if tol is not None:
         if rtol is not None:

@@ -10,19 +10,72 @@ from plax_stdlib.numpy import linalg_products, shape_ops, ufuncs, util
 
 
 def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
-    """`x1 @ x2` (NumPy's matmul)."""
+    """The matrix product `x1 @ x2` (the array API's name for `jnp.matmul`, with JAX's
+    `precision` and `preferred_element_type`).
+
+    Args:
+        x1: an array of at least one dimension.
+        x2: an array of at least one dimension.
+        precision: None, a `lax.Precision`, or a pair of them.
+        preferred_element_type: the dtype to accumulate in and return.
+
+    Returns:
+        The product.
+
+    Examples:
+        >>> jnp.linalg.matmul(jnp.ones((2, 3)), jnp.ones((3,)))
+        Array([3., 3.], dtype=float32)
+    """
     return linalg_products.matmul(x1, x2, precision=precision,
                                   preferred_element_type=preferred_element_type)
 
 
 def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
-    """Sum of products over `axes` (the last `axes` of x1 with the first of x2)."""
+    """Sums of products over `axes`: the last `axes` axes of `x1` with the first of `x2`
+    (the array API's form of `jnp.tensordot`).
+
+    Args:
+        x1: an array.
+        x2: an array.
+        axes: an int, or a pair of sequences of axes.
+        precision: None, a `lax.Precision`, or a pair of them.
+        preferred_element_type: the dtype to accumulate in and return.
+
+    Returns:
+        The contracted array.
+
+    Examples:
+        >>> jnp.linalg.tensordot(jnp.ones((2, 3)), jnp.ones((3, 4)), axes=1).shape
+        (2, 4)
+    """
     return linalg_products.tensordot(x1, x2, axes, precision=precision,
                                      preferred_element_type=preferred_element_type)
 
 
 def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
-    """Σ conj(x1)·x2 along `axis`, the other axes broadcast together."""
+    """The vector dot product along `axis`: `sum(conj(x1) * x2, axis)`, the other axes
+    broadcast together.
+
+    From the array API (as `numpy.vecdot`), plus JAX's `precision` and
+    `preferred_element_type` (see `jnp.dot`).
+
+    Args:
+        x1: an array (conjugated if complex).
+        x2: an array; the sizes along `axis` must match.
+        axis: the axis to contract.
+        precision: None, a `lax.Precision`, or a pair of them.
+        preferred_element_type: the dtype to accumulate in and return.
+
+    Returns:
+        The broadcast shape without `axis`.
+
+    Raises:
+        ValueError: sizes along `axis` that differ.
+
+    Examples:
+        >>> jnp.vecdot(jnp.array([[1, 2], [3, 4]]), jnp.array([1, 1]))
+        Array([3, 7], dtype=int32)
+    """
     x1, x2 = util.promote_args("jnp.linalg.vecdot", x1, x2)
     s1, s2 = util.shape_of(x1), util.shape_of(x2)
     n1, n2 = len(s1), len(s2)
@@ -46,7 +99,24 @@ def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=
 
 
 def outer(x1, x2, /):
-    """The outer product of two vectors."""
+    """The outer product of two vectors (the array API's form of `jnp.outer`, for 1-D
+    inputs only).
+
+    Args:
+        x1: a 1-D array.
+        x2: a 1-D array.
+
+    Returns:
+        A 2-D array.
+
+    Raises:
+        ValueError: inputs that are not 1-D.
+
+    Examples:
+        >>> jnp.linalg.outer(jnp.array([1, 2]), jnp.array([3, 4]))
+        Array([[3, 4],
+               [6, 8]], dtype=int32)
+    """
     x1, x2 = util.ensure_arraylike("jnp.linalg.outer", x1, x2)
     for i, x in enumerate((x1, x2)):
         if len(util.shape_of(x)) != 1:
@@ -56,7 +126,24 @@ def outer(x1, x2, /):
 
 
 def cross(x1, x2, /, *, axis: int = -1):
-    """The cross product of 3-vectors along `axis`, the other axes broadcast."""
+    """The cross product of 3-vectors along `axis`, the other axes broadcast (the array
+    API's form: only 3-vectors, unlike `jnp.cross`).
+
+    Args:
+        x1: an array with size 3 along `axis`.
+        x2: an array with size 3 along `axis`.
+        axis: the vector axis.
+
+    Returns:
+        The cross products.
+
+    Raises:
+        ValueError: a vector axis whose size is not 3.
+
+    Examples:
+        >>> jnp.linalg.cross(jnp.array([1, 0, 0]), jnp.array([0, 1, 0]))
+        Array([0, 0, 1], dtype=int32)
+    """
     x1, x2 = util.promote_args("jnp.linalg.cross", x1, x2)
     s1, s2 = util.shape_of(x1), util.shape_of(x2)
     if not s1 or not s2:
@@ -78,12 +165,39 @@ def cross(x1, x2, /, *, axis: int = -1):
 
 
 def trace(x, /, *, offset: int = 0, dtype=None):
-    """The sum of the `offset` diagonal of each matrix over the last two axes."""
+    """The sum of the `offset` diagonal of each matrix over the last two axes (the array
+    API's form of `jnp.trace`).
+
+    Args:
+        x: `(..., m, n)` matrices.
+        offset: the diagonal.
+        dtype: the dtype to sum in.
+
+    Returns:
+        `(...)` traces.
+
+    Examples:
+        >>> jnp.linalg.trace(jnp.arange(4).reshape(2, 2))
+        Array(3, dtype=int32)
+    """
     return shape_ops.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
 
 
 def diagonal(x, /, *, offset: int = 0):
-    """The `offset` diagonal of each matrix over the last two axes."""
+    """The `offset` diagonal of each matrix over the last two axes (the array API's
+    form of `jnp.diagonal`).
+
+    Args:
+        x: `(..., m, n)` matrices.
+        offset: the diagonal (0 the main one, positive above it).
+
+    Returns:
+        `(..., k)` diagonals.
+
+    Examples:
+        >>> jnp.linalg.diagonal(jnp.arange(4).reshape(2, 2))
+        Array([0, 3], dtype=int32)
+    """
     return shape_ops.diagonal(x, offset=offset, axis1=-2, axis2=-1)
 
 
@@ -91,9 +205,23 @@ matrix_transpose = ufuncs.matrix_transpose  # the array API's, the same function
 
 
 def multi_dot(arrays, *, precision=None):
-    """The product of a chain of matrices (the first and last may be vectors), in the
-    order of multiplication that costs the fewest flops (dynamic programming over
-    the chain)."""
+    """The product of a chain of matrices (the first and last may be vectors), computed
+    in the order of multiplication that costs the fewest flops.
+
+    Follows `numpy.linalg.multi_dot`; the order is chosen by dynamic programming over
+    the (static) shapes.
+
+    Args:
+        arrays: a sequence of 2-D arrays; the first and last may be 1-D.
+        precision: None, a `lax.Precision`, or a pair of them, for each product.
+
+    Returns:
+        The product.
+
+    Examples:
+        >>> jnp.linalg.multi_dot([jnp.ones((2, 3)), jnp.ones((3, 4)), jnp.ones(4)])
+        Array([12., 12.], dtype=float32)
+    """
     arrays = list(arrays)
     if len(arrays) < 2:
         raise ValueError(f"jnp.linalg.multi_dot needs at least two arrays, got {len(arrays)}")

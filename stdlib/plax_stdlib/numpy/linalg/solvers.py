@@ -28,6 +28,14 @@ from plax_stdlib.numpy.linalg.operands import check_matrices, inexact, matrices
 
 
 class SlogdetResult(NamedTuple):
+    """What `slogdet` returns: a named tuple `(sign, logabsdet)`, `det = sign *
+    exp(logabsdet)`.
+
+    Examples:
+        >>> sign, logabsdet = jnp.linalg.slogdet(2 * jnp.eye(2))
+        >>> sign, logabsdet
+        (Array(1., dtype=float32), Array(1.3862..., dtype=float32))
+    """
     sign: object
     logabsdet: object
 
@@ -65,8 +73,27 @@ def _batch_shape(fun_name: str, *shapes) -> tuple[int, ...]:
 
 
 def solve(a, b):
-    """x with a x = b for each square matrix of `a`; `b` is one vector `[m]` or a batch
-    of matrices `[..., m, k]` whose batch dimensions broadcast with `a`'s."""
+    """The solution `x` of `a @ x = b` for each square matrix of `a`.
+
+    Follows `numpy.linalg.solve` (NumPy 2's rule: `b` is one vector `(n,)` or a batch
+    of matrices `(..., n, k)` whose batch axes broadcast with `a`'s). A singular `a`
+    gives infinities or NaNs rather than LinAlgError.
+
+    Args:
+        a: `(..., n, n)` matrices.
+        b: `(n,)` or `(..., n, k)`.
+
+    Returns:
+        `x`, shaped like `b` (broadcast).
+
+    Raises:
+        ValueError: shapes that do not fit.
+
+    Examples:
+        >>> a = jnp.array([[4.0, 2.0], [2.0, 3.0]])
+        >>> jnp.linalg.solve(a, jnp.array([2.0, 1.0]))
+        Array([0.5, 0. ], dtype=float32)
+    """
     a, b = inexact("jnp.linalg.solve", a, b)
     check_matrices("jnp.linalg.solve", a, square=True)
     a_shape, b_shape = get_aval(a).shape, get_aval(b).shape
@@ -109,7 +136,27 @@ def _broadcast_batch(x, batch):
 
 
 def inv(a):
-    """The inverse of each square matrix."""
+    """The inverse of each square matrix.
+
+    Follows `numpy.linalg.inv`, batched over leading axes. A singular matrix gives
+    infinities or NaNs rather than LinAlgError. To solve `a x = b`, `solve` is faster
+    and more accurate than `inv(a) @ b`.
+
+    Args:
+        a: `(..., n, n)` matrices.
+
+    Returns:
+        `(..., n, n)` inverses.
+
+    Raises:
+        ValueError: matrices that are not square.
+
+    Examples:
+        >>> a = jnp.array([[4.0, 2.0], [2.0, 3.0]])
+        >>> jnp.linalg.inv(a)
+        Array([[ 0.375, -0.25 ],
+               [-0.25 ,  0.5  ]], dtype=float32)
+    """
     a = matrices("jnp.linalg.inv", a, square=True)
     return _solve_rule()(a, eye_like(a))
 
@@ -153,7 +200,24 @@ def _det_rule():
 
 
 def det(a):
-    """The determinant of each square matrix (from its LU factors)."""
+    """The determinant of each square matrix, computed from its LU factorization.
+
+    Follows `numpy.linalg.det`, batched over leading axes.
+
+    Args:
+        a: `(..., n, n)` matrices.
+
+    Returns:
+        The determinants, `(...)`.
+
+    Raises:
+        ValueError: matrices that are not square.
+
+    Examples:
+        >>> a = jnp.array([[4.0, 2.0], [2.0, 3.0]])
+        >>> jnp.linalg.det(a)
+        Array(8., dtype=float32)
+    """
     a = matrices("jnp.linalg.det", a, square=True)
     if get_aval(a).shape[-1] == 0:
         return lax.full(get_aval(a).shape[:-2], 1, get_aval(a).dtype)
@@ -198,8 +262,24 @@ def _slogdet_rule():
 
 
 def slogdet(a, *, method: str | None = None) -> SlogdetResult:
-    """`SlogdetResult(sign, logabsdet)` of each square matrix: det = sign·exp(logabsdet),
-    with sign 0 and logabsdet -inf for a singular matrix."""
+    """The sign and the log of the absolute value of the determinant of each square
+    matrix: `det = sign * exp(logabsdet)`, without overflow for large matrices.
+
+    Follows `numpy.linalg.slogdet`; a singular matrix gives sign 0 and logabsdet
+    -inf. JAX's `method` picks the factorization (None: LU).
+
+    Args:
+        a: `(..., n, n)` matrices.
+        method: the factorization to use (None for the default, LU).
+
+    Returns:
+        `SlogdetResult(sign, logabsdet)`.
+
+    Examples:
+        >>> a = jnp.array([[4.0, 2.0], [2.0, 3.0]])
+        >>> jnp.linalg.slogdet(a).sign
+        Array(1., dtype=float32)
+    """
     if method not in (None, "lu"):
         raise ValueError(f"jnp.linalg.slogdet: unknown method {method!r}; plax supports 'lu'")
     a = matrices("jnp.linalg.slogdet", a, square=True)
@@ -259,8 +339,26 @@ def _pinv_rule():
 
 
 def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
-    """The Moore-Penrose pseudo-inverse `[..., n, m]` of each matrix, treating singular
-    values at most `rtol` (default 10·max(m, n)·eps) times the largest as zero."""
+    """The Moore-Penrose pseudo-inverse of each matrix, through its SVD: singular values
+    at most `rtol` times the largest are treated as zero.
+
+    Follows `numpy.linalg.pinv` (NumPy 2's `rtol`; `rcond` is its older name). The
+    default `rtol` is `10 * max(m, n) * eps`.
+
+    Args:
+        a: `(..., m, n)` matrices.
+        rtol: the relative cutoff.
+        hermitian: `a` is Hermitian (uses `eigh`).
+        rcond: the older name of `rtol`.
+
+    Returns:
+        `(..., n, m)` pseudo-inverses.
+
+    Examples:
+        >>> jnp.linalg.pinv(jnp.array([[2.0, 0.0], [0.0, 0.0]]))
+        Array([[0.5, 0. ],
+               [0. , 0. ]], dtype=float32)
+    """
     if rcond is not None:
         if rtol is not None:
             raise ValueError("jnp.linalg.pinv: only one of rtol and rcond may be given")
@@ -275,11 +373,29 @@ def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
 
 
 def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
-    """`(x, residuals, rank, s)`: the least-squares solution of a x = b for a `[m, n]`
-    and b `[m]` or `[m, k]`, through the SVD of a; singular values below `rcond`
-    (default eps·max(m, n)) times the largest are dropped. Residuals are the squared
-    norms of b - a x per column (always, unless `numpy_resid`, where NumPy's empty
-    array for rank-deficient or wide problems is returned)."""
+    """The least-squares solution `x` minimizing `||a @ x - b||`, through the SVD of `a`.
+
+    Follows `numpy.linalg.lstsq`: also returns the residuals (the squared norm of
+    `b - a @ x` per column), the rank and the singular values of `a`. Singular values
+    below `rcond` (default `eps * max(m, n)`) times the largest are dropped. The
+    residuals are always computed (as JAX); `numpy_resid=True` gives NumPy's empty
+    array for rank-deficient or wide problems, which needs concrete values.
+
+    Args:
+        a: an `(m, n)` matrix.
+        b: `(m,)` or `(m, k)`.
+        rcond: the relative cutoff for small singular values.
+        numpy_resid: return NumPy's residuals (empty when rank-deficient or wide).
+
+    Returns:
+        `(x, residuals, rank, s)`.
+
+    Examples:
+        >>> a = jnp.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]])
+        >>> x, residuals, rank, s = jnp.linalg.lstsq(a, jnp.array([1.0, 2.0, 3.0]))
+        >>> jnp.round(x, 4), rank
+        (Array([1., 1.], dtype=float32), Array(2, dtype=int32))
+    """
     from plax_stdlib.numpy.linalg.decompositions import svd
     a, b = inexact("jnp.linalg.lstsq", a, b)
     a_shape, b_shape = get_aval(a).shape, get_aval(b).shape
@@ -331,8 +447,26 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
 # --- powers and tensors ------------------------------------------------------------------------
 
 def matrix_power(a, n):
-    """a raised to the integer power `n` by repeated squaring (the inverse's power for
-    negative `n`, the identity for 0)."""
+    """The square matrix `a` raised to the integer power `n`, by repeated squaring (the
+    inverse's power for negative `n`, the identity for 0).
+
+    Follows `numpy.linalg.matrix_power`; `n` must be a static int.
+
+    Args:
+        a: `(..., m, m)` matrices.
+        n: the exponent (a Python int).
+
+    Returns:
+        `(..., m, m)` matrices of `a`'s dtype.
+
+    Raises:
+        TypeError: a non-integer `n`.
+
+    Examples:
+        >>> jnp.linalg.matrix_power(jnp.array([[1, 1], [0, 1]]), 3)
+        Array([[1, 3],
+               [0, 1]], dtype=int32)
+    """
     if _is_int_array(a):
         a = _int_matrices(a)
     else:
@@ -374,8 +508,25 @@ def _product(x, y):
 
 
 def tensorinv(a, ind: int = 2):
-    """The inverse of `a` seen as a map from its first `ind` axes' tensor to the rest:
-    shape `a.shape[ind:] + a.shape[:ind]`."""
+    """The inverse of `a` seen as a linear map from the tensor of its first `ind` axes to
+    the tensor of the rest; the result has shape `a.shape[ind:] + a.shape[:ind]`.
+
+    Follows `numpy.linalg.tensorinv`.
+
+    Args:
+        a: an array whose first `ind` axes and the rest have equal total sizes.
+        ind: the number of leading axes forming the input space.
+
+    Returns:
+        The inverse tensor.
+
+    Raises:
+        ValueError: sizes that do not match.
+
+    Examples:
+        >>> jnp.linalg.tensorinv(jnp.eye(4).reshape(4, 2, 2), ind=1).shape
+        (2, 2, 4)
+    """
     a, = inexact("jnp.linalg.tensorinv", a)
     ind = operator.index(ind)
     shape = get_aval(a).shape
@@ -390,7 +541,22 @@ def tensorinv(a, ind: int = 2):
 
 
 def tensorsolve(a, b, axes=None):
-    """x with tensordot(a, x, x.ndim) = b, after moving `axes` of `a` to the end."""
+    """The `x` with `tensordot(a, x, x.ndim) == b`, after moving `axes` of `a` to the end.
+
+    Follows `numpy.linalg.tensorsolve`.
+
+    Args:
+        a: the coefficient tensor.
+        b: the right-hand side, shaped like `a`'s leading axes.
+        axes: axes of `a` to move to the end first.
+
+    Returns:
+        The solution, shaped like `a`'s trailing axes.
+
+    Examples:
+        >>> jnp.linalg.tensorsolve(jnp.eye(4).reshape(2, 2, 4), jnp.ones((2, 2)))
+        Array([1., 1., 1., 1.], dtype=float32)
+    """
     a, b = inexact("jnp.linalg.tensorsolve", a, b)
     if axes is not None:
         from plax_stdlib.numpy.shape_ops import moveaxis
