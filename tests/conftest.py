@@ -45,21 +45,15 @@ _FAILING_AFTER_MERGE = (
     'tests/test_control_flow_autodiff.py::test_loop_invariant_weight_is_not_stacked',
     'tests/test_device_put_traced.py::test_bad_targets_inside_jit_are_value_errors',
     'tests/test_distributed_faults.py::test_a_missing_process_is_named_at_the_initialization_timeout',
-    'tests/test_docstring_examples.py::test_docstring_example[plax.make_jaxpr]',
     'tests/test_export.py::test_effects_without_a_nullary_class_are_not_serializable',
     'tests/test_extend_docs.py::test_the_walk_through_names_every_module_and_rule_kind',
     'tests/test_fastpath.py::test_numpy_arguments_placed_from_cpp_see_each_calls_contents',
     'tests/test_import_direction.py::test_no_cycle_crosses_a_layer_and_only_standard_rules_recurse',
     'tests/test_install_hints.py::test_provider_hints_name_member_distributions_and_their_folders',
-    'tests/test_jaxpr_printing.py::test_printed_jaxprs_are_jaxs',
     'tests/test_memory_space.py::test_any_is_no_place_to_put_values',
     'tests/test_plugins.py::test_every_rule_of_a_higher_order_primitive_comes_from_one_module[plax.checkpoint]',
-    'tests/test_random_keys.py::test_key_arrays_index_reshape_and_join_as_arrays_of_keys',
     'tests/test_readmes.py::test_readme_lists_the_entry_points_of_pyproject[plax-transforms]',
     'tests/test_refs.py::test_writes_from_other_transformations_raise',
-    'tests/test_refs_vmap_aot.py::test_same_as_jax',
-    'tests/test_reliability_regressions.py::test_integer_division_and_remainder_by_zero_follow_numpy',
-    'tests/test_sharding_explicit_vs_jax.py::test_untyped_sharding_matches_jax',
 )
 
 

@@ -75,6 +75,11 @@ class AbstractRef(AbstractValue):
     def str_short(self) -> str:
         return f"Ref{{{self.inner_aval.str_short()}}}"
 
+    def to_tangent_aval(self):
+        """The type of the tangent of the value a reference holds (a reference that
+        differentiation does not follow has a zero tangent of its value's type)."""
+        return self.inner_aval.to_tangent_aval()
+
     def _getitem(self, ref, index):
         return get(ref, index)
 
