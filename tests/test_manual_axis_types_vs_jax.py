@@ -53,6 +53,15 @@ PROGRAMS = {
                       "check_vma=False))(x))",
     "jaxpr_mixed": "str(lib.make_jaxpr(lambda u, w: sm(lambda p, q: p * q + 1.0, "
                    "(P('i'), P()), P('i'))(u, w))(x, x[:4]))",
+    "jaxpr_pmax": "str(lib.make_jaxpr(sm(lambda v: lax.pmax(v, 'i'), P('i'), P()))(x))",
+    "jaxpr_psum_two_axes": "str(lib.make_jaxpr(sm(lambda v: lax.psum(v, ('i', 'j')), "
+                           "P(('i', 'j')), P()))(x))",
+    "jaxpr_cond": "str(lib.make_jaxpr(sm(lambda v: lax.cond(v.sum() > 0, jnp.sin, jnp.cos, v), "
+                  "P('i'), P('i')))(x))",
+    "jaxpr_inner_jit": "str(lib.make_jaxpr(sm(lambda v: lib.jit(lambda a: a * 2)(v), P('i'), "
+                       "P('i')))(x))",
+    "jaxpr_dot": "str(lib.make_jaxpr(sm(lambda v: jnp.dot(v, v), P('i'), P()))(x))",
+    "jaxpr_ones": "str(lib.make_jaxpr(sm(lambda v: v + jnp.ones(4), P('i'), P('i')))(x))",
     "values_mixed": "np.asarray(sm(lambda p, q: lax.psum(p * q + 1.0, 'i'), (P('i'), P()), "
                     "P())(x[:4], x[:2])).tolist()",
     # unreduced and reduced specs

@@ -7,8 +7,10 @@ name; a collective changes that (a `psum` over an axis removes it, `axis_index` 
 `pvary` add theirs, the data-moving collectives vary over theirs, an
 `all_gather(..., to='invarying')` removes its own); every other operation varies over
 the union of its operands'. Higher-order primitives are followed into their Jaxprs
-(loops to a fixed point). The inference runs over the traced Jaxpr, so values carry
-no extra type: this is plax's stand-in for JAX's `vma` in avals.
+(loops to a fixed point). The same rules type values while the body is traced
+(`stage_vma`: `aval.manual_axis_type`, printed `f32[4]{V:i}` as JAX's) and, over the
+traced Jaxpr, check the outputs (`infer_vma`). The types are informative (avals
+compare equal without them), so the check at the outputs stays the authority.
 """
 from __future__ import annotations
 

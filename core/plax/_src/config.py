@@ -939,9 +939,7 @@ check_vma = config.define_bool_state(
     "True while the body of a shard_map with check_vma is traced (plax sets it; values "
     "there are typed with the manual axes they vary over).", include_in_trace_context=True)
 
-# Options of JAX that name nothing plax has: other backends (CUDA, ROCm, oneAPI, GPU
-# kernels), multi-host transports, jax2tf, and switches between JAX's own internal
-# implementations. Accepted (code that sets them keeps working) and ignored.
+# Accepted so that code setting them keeps working.
 IGNORED_JAX_OPTIONS = {
     "jax_cuda_visible_devices": "all", "jax_rocm_visible_devices": "all",
     "jax_oneapi_visible_devices": "all", "jax_bcoo_cusparse_lowering": False,
@@ -959,6 +957,8 @@ IGNORED_JAX_OPTIONS = {
     "jax_debug_leaked_clients_on_clear_backends": False, "jax_pprint_use_color": True,
     "jax_xla_profile_version": 0, "jax_compiler_detailed_logging_min_ops": 10,
 }
+"""JAX's options plax accepts and ignores (name -> JAX's default): they name nothing
+plax has (other backends, multi-host transports, jax2tf, JAX's internal switches)."""
 for _name, _default in IGNORED_JAX_OPTIONS.items():
     _help = "Accepted for JAX's sake and ignored: it names nothing plax has."
     if isinstance(_default, bool):

@@ -266,10 +266,15 @@ class _extremum_jvp(PrimitiveRule):
         return jvp
 
 
+def _with_no_groups(eqn, same_names):
+    """JAX's psum/pmax/pmin print their `axis_index_groups` (always None in plax)."""
+    return sorted({**eqn.params, "axis_index_groups": None}.items())
+
+
 # (The combiners are looked up when lowering: importing lax must not load MLIR.)
 psum_p = _reduction("psum", NUMBER, reductions.reduce_sum, _times_size,
                     lambda a, b: hlo.add(a, b),
-                    jvp=linear_jvp(), transpose=_psum_transpose)
+                    jvp=linear_jvp(), transpose=_psum_transpose, pretty_print=_with_no_groups)
 # JAX's psum inside a shard_map body with check_vma: from varying over `axes` to the
 # same on every member (a value that did not vary is first cast with pvary). The same
 # all-reduce as psum; its own name, as JAX prints it, and its own varying-axes rule.
@@ -278,10 +283,10 @@ psum_invariant_p = _reduction("psum_invariant", NUMBER, reductions.reduce_sum, _
                               jvp=linear_jvp(), transpose=_psum_transpose)
 pmax_p = _reduction("pmax", ORDERED, reductions.reduce_max, lambda x, n: x,
                     lambda a, b: hlo.maximum(a, b),
-                    jvp=_extremum_jvp())
+                    jvp=_extremum_jvp(), pretty_print=_with_no_groups)
 pmin_p = _reduction("pmin", ORDERED, reductions.reduce_min, lambda x, n: x,
                     lambda a, b: hlo.minimum(a, b),
-                    jvp=_extremum_jvp())
+                    jvp=_extremum_jvp(), pretty_print=_with_no_groups)
 
 
 def _tree_collective(prim, x, axis_name):
