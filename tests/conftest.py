@@ -43,13 +43,7 @@ def mesh(devs):
 # merged packages' wheels rebuilt and are skipped until then.
 _FAILING_AFTER_MERGE = (
     'tests/test_distributed_faults.py::test_a_missing_process_is_named_at_the_initialization_timeout',
-    'tests/test_docstring_examples.py::test_docstring_example[plax.make_jaxpr]',
     'tests/test_fastpath.py::test_numpy_arguments_placed_from_cpp_see_each_calls_contents',
-    'tests/test_jaxpr_printing.py::test_printed_jaxprs_are_jaxs',
-    'tests/test_random_keys.py::test_key_arrays_index_reshape_and_join_as_arrays_of_keys',
-    'tests/test_refs_vmap_aot.py::test_same_as_jax',
-    'tests/test_reliability_regressions.py::test_integer_division_and_remainder_by_zero_follow_numpy',
-    'tests/test_sharding_explicit_vs_jax.py::test_untyped_sharding_matches_jax',
 )
 
 

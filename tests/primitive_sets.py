@@ -13,7 +13,8 @@ exemptions, so no new primitive can slip past them.
 (none at all) and `rng_uniform` (the backend's own stream); tests/test_lax_tokens_composite.py
 checks them (and their lowering against JAX's).
 """
-COLLECTIVES = frozenset({"psum", "pmax", "pmin", "axis_index", "all_gather", "psum_scatter",
+COLLECTIVES = frozenset({"psum", "psum_invariant", "pmax", "pmin", "axis_index", "all_gather",
+                         "psum_scatter",
                          "all_to_all", "ppermute", "pbroadcast", "pvary", "ragged_all_to_all",
                          "psend", "precv"})
 CONTROL_FLOW = frozenset({"cond", "while", "scan", "linear_solve"})

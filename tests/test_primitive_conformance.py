@@ -521,6 +521,8 @@ EXAMPLES: list[Example] = [
             prim="layout_constraint"),
     # collectives, over the named axis check_primitive binds
     applied(lambda v: lax.psum(v, AXIS), x(), named=True),
+    # (what psum binds in a shard_map body with check_vma, here under the named vmap)
+    applied(lambda v: lax.psum_invariant_p.bind(v, axes=(AXIS,)), x(), named=True),
     applied(lambda v: lax.pmax(v, AXIS), x(), named=True),
     applied(lambda v: lax.pmin(v, AXIS), x(), named=True),
     applied(lambda: lax.axis_index(AXIS), named=True),

@@ -9,6 +9,7 @@ import pytest
 import plax
 import plax.numpy as jnp
 from plax import lax
+from jax_differential import assert_same_as_jax, requires_jax
 
 # --- silent wrong answers -------------------------------------------------------------------
 
@@ -24,10 +25,12 @@ def test_scalar_types_reject_python_ints_out_of_range(make, value):
     assert int(jnp.int8(np.int64(200))) == -56
 
 
-def test_integer_division_and_remainder_by_zero_follow_numpy():
+def test_integer_division_and_remainder_by_zero_are_jaxs():
+    # JAX's floor division (XLA's truncating division, then the floor correction) and
+    # remainder, bit for bit: by zero, XLA's CPU division gives -1 (all ones unsigned)
+    # and its remainder the dividend, so 5 // 0 is -2 and 0 // 0 is -1 (NumPy: 0).
     x, y = np.array([5, -7, 3, 0], np.int32), np.array([0, 2, -2, 0], np.int32)
-    with np.errstate(divide="ignore"):
-        want_q, want_r = x // y, x % y
+    want_q, want_r = [-2, -4, -2, -1], [0, 1, -1, 0]
     for f in (lambda a, b: (a // b, a % b), jnp.divmod,
               plax.jit(lambda a, b: (jnp.floor_divide(a, b), jnp.remainder(a, b)))):
         q, r = f(jnp.asarray(x), jnp.asarray(y))
@@ -35,7 +38,19 @@ def test_integer_division_and_remainder_by_zero_follow_numpy():
         np.testing.assert_array_equal(r, want_r)
     np.testing.assert_array_equal(jnp.asarray(x) % 0, [0] * 4)
     np.testing.assert_array_equal(jnp.fmod(jnp.asarray(x), 0), [0] * 4)
-    np.testing.assert_array_equal(jnp.asarray(x, jnp.uint8) // 0, [0] * 4)
+    np.testing.assert_array_equal(jnp.asarray(x, jnp.uint8) // 0, [255] * 4)
+
+
+@requires_jax
+def test_integer_division_by_zero_same_as_jax():
+    assert_same_as_jax("""
+        x, y = jnp.asarray(inputs["x"]), jnp.asarray(inputs["y"])
+        results["q"], results["r"] = x // y, x % y
+        results["jq"], results["jr"] = lib.jit(jnp.divmod)(x, y)
+        results["mod0"], results["fmod0"] = x % 0, jnp.fmod(x, 0)
+        results["u8"] = jnp.asarray(x, jnp.uint8) // 0
+        results["u8r"] = jnp.asarray(x, jnp.uint8) % jnp.zeros(4, jnp.uint8)
+    """, {"x": np.array([5, -7, 3, 0], np.int32), "y": np.array([0, 2, -2, 0], np.int32)})
 
 
 def test_cumulative_sums_keep_integer_dtypes():

@@ -268,7 +268,9 @@ def test_grad_of_a_data_parallel_loss_matches_one_device(line):
 def test_jvp_and_checkpoint_and_scan_inside_the_body(line):
     def body(b):
         h = plax.checkpoint(lambda v: jnp.sin(v) * v)(b)
-        return total(lax.scan(lambda c, r: (c + r, None), jnp.zeros(4), h)[0])
+        # (the rows vary over 'i', so the carry must too: JAX's TypeError otherwise)
+        init = lax.pcast(jnp.zeros(4), "i", to="varying")
+        return total(lax.scan(lambda c, r: (c + r, None), init, h)[0])
     f = plax.shard_map(body, mesh=line, in_specs=P("i"), out_specs=P())
     t = RNG.normal(size=X.shape).astype(np.float32)
     _, tangent = plax.jvp(f, (X,), (t,))

@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
+import os
 import threading
 import time
 import warnings
@@ -516,6 +517,8 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
     if name is None:
         name = (ir_module_name(module) if hasattr(module, "operation") else "module")
     digest = hashlib.sha256(payload.encode() if isinstance(payload, str) else payload).digest()
+    build = build + _configured_build()
+    _dump_ir(module, name)
     identity = (digest, isinstance(payload, str), devices, num_replicas, num_partitions,
                 tuple(donated_args), overrides, build, tuple(sharding_like), effect_tokens,
                 tuple(map(id, host_callbacks)),  # kept alive by the cached executable
@@ -686,6 +689,49 @@ def clear_cache() -> None:
 register_cache(clear_cache)
 
 
+_EFFORT_LEVELS = {"UNKNOWN": 0, "O0": 9, "O1": 19, "O2": 29, "O3": 39}  # XLA's values
+
+
+def _configured_build() -> tuple:
+    """The compiler settings the configuration asks for (jax_optimization_level,
+    jax_memory_fitting_level, the two efforts, jax_disable_most_optimizations,
+    jax_compiler_enable_remat_pass), as (build option, value) pairs; ones the caller's
+    build_options set come first and win."""
+    settings = [("exec_time_optimization_effort", config.exec_time_optimization_effort.value),
+                ("memory_fitting_effort", config.memory_fitting_effort.value),
+                ("optimization_level", _EFFORT_LEVELS[config.optimization_level.value]),
+                ("memory_fitting_level", _EFFORT_LEVELS[config.memory_fitting_level.value])]
+    if config.disable_most_optimizations.value:
+        settings += [("debug_options.xla_backend_optimization_level", 0),
+                     ("debug_options.xla_llvm_disable_expensive_passes", True)]
+    if not config.compiler_enable_remat_pass.value:
+        settings.append(("debug_options.xla_disable_hlo_passes", "rematerialization"))
+    return tuple(settings)
+
+
+def _dump_ir(module, name: str) -> None:
+    """With jax_dump_ir_to set, the program's StableHLO written there as NAME.mlir
+    (NAME-1.mlir... when the name repeats)."""
+    folder = config.dump_ir_to.value
+    if not folder or "stablehlo" not in config.dump_ir_modes.value.split(","):
+        return
+    os.makedirs(folder, exist_ok=True)
+    text = (module if isinstance(module, str) else str(module) if hasattr(module, "operation")
+            else _bytecode_text(module))
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    path, n = os.path.join(folder, f"{name}.mlir"), 0
+    while os.path.exists(path):
+        n += 1
+        path = os.path.join(folder, f"{name}-{n}.mlir")
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def _bytecode_text(payload: bytes) -> str:
+    with mlir.make_ir_context() as context:
+        return str(mlir.ir.Module.parse(payload, context=context))
+
+
 def _compile_options(devices, num_replicas, num_partitions, overrides, build,
                      fdo_profile: bytes | None = None) -> xc.CompileOptions:
     options = xc.CompileOptions()
@@ -698,6 +744,9 @@ def _compile_options(devices, num_replicas, num_partitions, overrides, build,
     build_options.num_partitions = num_partitions
     build_options.use_spmd_partitioning = num_partitions > 1
     for name, value in build:
+        if name.startswith("debug_options."):  # from the configuration (_configured_build)
+            setattr(build_options.debug_options, name.split(".", 1)[1], value)
+            continue
         if name.startswith("_") or not hasattr(build_options, name):
             raise ValueError(f"compile: ExecutableBuildOptions has no option {name!r}")
         setattr(build_options, name, list(value) if isinstance(value, tuple) else value)

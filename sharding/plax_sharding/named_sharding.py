@@ -75,9 +75,6 @@ def check_spec(mesh, spec: PartitionSpec) -> None:
         if implicit:
             raise ValueError(f"{what} axes can only refer to mesh axes of type `Explicit`; "
                              f"{spec} names {implicit} of the mesh {mesh}")
-    if spec.unreduced or spec.reduced:
-        raise NotImplementedError(f"{spec}: unreduced and reduced axes (explicit-sharding "
-                                  "mode) are not supported by plax yet")
 
 
 class NamedSharding(Sharding):
@@ -117,7 +114,8 @@ class NamedSharding(Sharding):
         self._mesh = mesh
         self._spec = spec
         self._memory_kind = _canonical_memory_kind(mesh, memory_kind)
-        self._hash = hash((NamedSharding, mesh, spec._normalized, self._memory_kind))
+        self._hash = hash((NamedSharding, mesh, spec._normalized, spec.unreduced, spec.reduced,
+                           self._memory_kind))
         self._hlo_cache: dict[int, xc.HloSharding] = {}
         self._typed_cache: dict[int, NamedSharding | None] = {}
 
@@ -203,7 +201,7 @@ class NamedSharding(Sharding):
         self._check_rank(num_dimensions)
         dims = []
         for i in range(num_dimensions):
-            entry = self._spec[i] if i < len(self._spec) else None
+            entry = self._spec.partitions[i] if i < len(self._spec) else None
             dims.append(SdyDim((), is_open=entry is UNCONSTRAINED) if entry is None
                         or entry is UNCONSTRAINED else
                         SdyDim(tuple(str(a) for a in self._spec.axes_of(i))))
@@ -254,6 +252,8 @@ class NamedSharding(Sharding):
             return True
         return (isinstance(other, NamedSharding) and self._mesh is other._mesh
                 and self._spec._normalized == other._spec._normalized
+                and self._spec.unreduced == other._spec.unreduced
+                and self._spec.reduced == other._spec.reduced
                 and self._memory_kind == other._memory_kind)
 
     def __hash__(self):
@@ -292,7 +292,8 @@ def explicit_part(mesh: Mesh | AbstractMesh, spec: PartitionSpec, ndim: int,
         return None if not names else names[0] if len(names) == 1 else names
 
     entries = [kept(e) for e in spec.for_rank(ndim).partitions]
-    return NamedSharding(mesh.abstract_mesh, PartitionSpec(*entries))
+    return NamedSharding(mesh.abstract_mesh, PartitionSpec(
+        *entries, unreduced=spec.unreduced & explicit, reduced=spec.reduced & explicit))
 
 
 def _rebuild(mesh, spec, memory_kind) -> NamedSharding:

@@ -38,12 +38,13 @@ from plax.extend.core import (
     trace_to_jaxpr,
 )
 from plax.extend.sharding import abstract_mesh as context_abstract_mesh
+from plax.extend.sharding import note_axis_order, set_vma_rule
 from plax_stdlib.lax.parallel import tracing_manual_axes
 from plax_transforms.jit import traced_consts_as_args
 from plax_sharding.mesh import AbstractMesh, AxisType, Mesh
 from plax_sharding.partition_spec import PartitionSpec
 from plax_sharding.shard_map_primitive import shard_aval, shard_map_p, unmentioned
-from plax_sharding.vma import infer_vma, matching_required
+from plax_sharding.vma import infer_vma, matching_required, stage_vma
 
 
 class _Infer:
@@ -249,6 +250,10 @@ def apply_shard_map(f: Callable, args: Sequence[Any], *, mesh, manual_axes: tupl
     _check_args(fun_name, mesh, manual_axes, dyn_specs, avals, dyn_names)
     _check_types_match(mesh, manual_axes, dyn_specs, avals)
     blocks = tuple(shard_aval(mesh, manual_axes, s, a) for s, a in zip(dyn_specs, avals))
+    if check_vma:  # each block varies over the manual axes its spec splits it over
+        blocks = tuple(b.update_manual_axis_type(b.manual_axis_type.update(
+            varying=b.manual_axis_type.varying | (set(s.mesh_axes()) & set(manual_axes))))
+            for s, b in zip(dyn_specs, blocks))
     statics = tuple(x for x, dyn in zip(leaves, dynamic) if not dyn)
     dbg = debug_info._replace(arg_names=tuple(dyn_names)) if debug_info.arg_names else debug_info
     body, out_tree = _trace_body(f, in_tree, dynamic, statics, blocks, mesh, manual_axes,
@@ -328,6 +333,9 @@ def _trace_body(f, in_tree, dynamic, statics, blocks, mesh, manual_axes, check_v
         for name in manual_axes:
             stack.enter_context(extend_axis_env(name, mesh.shape[name]))
         stack.enter_context(tracing_manual_axes(manual_axes, check_vma))
+        note_axis_order(mesh.axis_names)
+        stack.enter_context(set_vma_rule(stage_vma if check_vma else None))
+        stack.enter_context(config.check_vma(bool(check_vma)))
         closed, out_tree = trace_to_jaxpr(body, flat_tree, list(blocks), dbg)
     result = (closed, out_tree)
     if per_fun is not None and not any(isinstance(c, Tracer) for c in closed.consts):

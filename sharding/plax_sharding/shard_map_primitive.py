@@ -95,9 +95,15 @@ def shard_aval(mesh, manual_axes, spec: PartitionSpec, aval: ShapedArray) -> Sha
 
 
 def unshard_aval(mesh, manual_axes, spec: PartitionSpec, aval: ShapedArray) -> ShapedArray:
-    """The global value whose blocks of type `aval` the devices hold under `spec`."""
+    """The global value whose blocks of type `aval` the devices hold under `spec` (no
+    longer varying over the manual axes, which are not manual outside)."""
     shape = tuple(d * _pieces(mesh, manual_axes, spec, i) for i, d in enumerate(aval.shape))
-    return aval.update(shape=shape)
+    mat = aval.manual_axis_type
+    if mat.vur & set(manual_axes):
+        mat = mat.update(varying=mat.varying - set(manual_axes),
+                         unreduced=mat.unreduced - set(manual_axes),
+                         reduced=mat.reduced - set(manual_axes))
+    return aval.update(shape=shape, manual_axis_type=mat)
 
 
 def unmentioned(manual_axes, spec: PartitionSpec) -> tuple:
@@ -149,6 +155,16 @@ def _abstract_eval(*avals, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs, manual
 
 
 shard_map_p.define_rule(EFFECTS, lambda *, jaxpr, **_: jaxpr.effects)
+
+
+def _pretty_print(eqn, same_names):
+    """JAX's parameters: the manual axes printed as `newly_manual_axes`, a set."""
+    params = dict(eqn.params)
+    params["newly_manual_axes"] = frozenset(params.pop("manual_axes"))
+    return sorted(params.items())
+
+
+shard_map_p.define_rule("pretty_print", _pretty_print)
 register_placement_rule(shard_map_p, lambda params: (NamedSharding(params["mesh"],
                                                                    PartitionSpec()),))
 vma.register_nested(shard_map_p)

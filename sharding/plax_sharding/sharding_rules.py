@@ -41,8 +41,52 @@ Spec = tuple  # one entry per dimension: None, an axis name, or a tuple of names
 
 def _spec(aval) -> Spec:
     sharding = getattr(aval, "typed_sharding", None)
-    return tuple(sharding.spec) + (None,) * (aval.ndim - len(sharding.spec)) \
+    return tuple(sharding.spec.partitions) + (None,) * (aval.ndim - len(sharding.spec)) \
         if sharding is not None else (None,) * aval.ndim
+
+
+def _unreduced(aval) -> frozenset:
+    return getattr(getattr(aval, "typed_sharding", None), "spec", PartitionSpec()).unreduced
+
+
+def _reduced(aval) -> frozenset:
+    return getattr(getattr(aval, "typed_sharding", None), "spec", PartitionSpec()).reduced
+
+
+# Sums of partial sums are partial sums: these keep their operands' (equal) unreduced axes.
+_KEEP_UNREDUCED = frozenset(("lax.add", "lax.sub", "lax.neg", "lax.convert_element_type",
+                             "lax.copy", "lax.copy_p", "ad.add_any", "lax.reduce_sum",
+                             "lax.transpose", "lax.reshape", "lax.broadcast_in_dim",
+                             "lax.squeeze", "lax.expand_dims"))
+
+
+def _unreduced_result(prim, avals) -> frozenset:
+    """The unreduced axes of the result of `prim` on operands of which some are
+    unreduced (partial sums over those axes), by JAX's rules: sums and linear maps of
+    values unreduced over the same axes stay so; a product with a value `reduced` over
+    them is unreduced; anything else is a ShardingTypeError (reduce first)."""
+    arrays = [a for a in avals if hasattr(a, "shape")]
+    unreduced = [_unreduced(a) for a in arrays]
+    have = frozenset().union(*unreduced)
+    if prim.id in _KEEP_UNREDUCED:
+        if len(set(unreduced)) > 1:
+            raise ShardingTypeError(
+                f"{prim.name}: operands must be unreduced along the same mesh axes; got "
+                f"{', '.join(a.str_short() for a in arrays)}")
+        return have
+    if prim.id in ("lax.mul", "lax.div") and len(arrays) == 2:
+        lhs, rhs = arrays
+        if prim.id == "lax.mul" and _unreduced(rhs) and not _unreduced(lhs):
+            lhs, rhs = rhs, lhs
+        if not _unreduced(rhs) and _unreduced(lhs) <= _reduced(rhs):
+            return _unreduced(lhs)
+        raise ShardingTypeError(
+            f"RHS should be reduced along the same axes LHS is unreduced on. Got "
+            f"lhs={lhs.str_short(lhs.dtype.name)} and rhs={rhs.str_short(rhs.dtype.name)}")
+    raise ShardingTypeError(
+        f"{prim.name} got an operand unreduced over {sorted(have)} (a partial sum): "
+        f"{', '.join(a.str_short() for a in arrays)}. Reduce it first (reshard it to a "
+        "spec without unreduced axes)")
 
 
 def _names(entry) -> tuple:
@@ -469,21 +513,21 @@ def _given(prim, params: dict, mesh, out):
         return _NOT_GIVEN
     ndim = getattr(out, "ndim", 0)
     if len(given.spec) > ndim:
-        if any(e is not None for e in tuple(given.spec)[ndim:]):
+        if any(e is not None for e in given.spec.partitions[ndim:]):
             raise ValueError(f"{prim.name}: the requested sharding {given.spec} has "
                              f"{len(given.spec)} entries, more than the result's rank "
                              f"{ndim} (shape {tuple(out.shape)})")
-        given = given.update(spec=PartitionSpec(*tuple(given.spec)[:ndim]))
+        given = given.update(spec=given.spec.update(partitions=given.spec.partitions[:ndim]))
     typed = given._type_sharding(ndim)
     if typed is not None:
         typed.shard_shape(out.shape)  # each split over explicit axes divides its dimension
     return typed
 
 
-def _typed(aval, spec: Spec, mesh):
+def _typed(aval, spec: Spec, mesh, unreduced: frozenset = frozenset()):
     if not hasattr(aval, "typed_sharding"):
         return aval
-    return aval.update(sharding=NamedSharding(mesh, PartitionSpec(*spec)))
+    return aval.update(sharding=NamedSharding(mesh, PartitionSpec(*spec, unreduced=unreduced)))
 
 
 def sharding_rule(prim, avals, out: Any, params: dict) -> Any:
@@ -499,6 +543,11 @@ def sharding_rule(prim, avals, out: Any, params: dict) -> Any:
         return out  # an out_sharding without a mesh to type it on
     if any(g is not _NOT_GIVEN for g in given):
         outs = [o if g is _NOT_GIVEN else o.update(sharding=g) for o, g in zip(outs, given)]
+    elif rule is not _body_types and any(_unreduced(a) for a in avals):
+        unreduced = _unreduced_result(prim, avals)
+        specs = (rule(prim, avals, outs, **params) if rule is not None
+                 else [_elementwise(prim, avals, o) for o in outs])
+        outs = [_typed(o, s, mesh, unreduced) for o, s in zip(outs, specs)]
     elif rule is not None:
         outs = [_typed(o, s, mesh) for o, s in zip(outs, rule(prim, avals, outs, **params))]
     elif all(_broadcasts_to(a, o) for a in avals if getattr(a, "ndim", 0)

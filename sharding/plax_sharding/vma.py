@@ -7,8 +7,10 @@ name; a collective changes that (a `psum` over an axis removes it, `axis_index` 
 `pvary` add theirs, the data-moving collectives vary over theirs, an
 `all_gather(..., to='invarying')` removes its own); every other operation varies over
 the union of its operands'. Higher-order primitives are followed into their Jaxprs
-(loops to a fixed point). The inference runs over the traced Jaxpr, so values carry
-no extra type: this is plax's stand-in for JAX's `vma` in avals.
+(loops to a fixed point). The same rules type values while the body is traced
+(`stage_vma`: `aval.manual_axis_type`, printed `f32[4]{V:i}` as JAX's) and, over the
+traced Jaxpr, check the outputs (`infer_vma`). The types are informative (avals
+compare equal without them), so the check at the outputs stays the authority.
 """
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
+from plax.extend import config
+from plax.extend.sharding import ManualAxisType, mat_axis_order
 from plax.extend.core import AXIS_NAMES, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, get_aval, stage_flat
 from plax_stdlib.lax import elementwise, parallel, send_recv
 from plax_stdlib.lax.ragged_all_to_all import ragged_all_to_all_p
@@ -28,6 +32,7 @@ from plax_stdlib.lax.control_flow.scan import scan_p
 
 Vma = frozenset
 _NONE: Vma = frozenset()
+EMPTY_MAT = ManualAxisType()
 
 
 def _union(vmas) -> Vma:
@@ -155,7 +160,8 @@ def _nested_shard_map(eqn, ins):
 
 
 _RULES: dict = {
-    parallel.psum_p: _removing, parallel.pmax_p: _removing, parallel.pmin_p: _removing,
+    parallel.psum_p: _removing, parallel.psum_invariant_p: _removing,
+    parallel.pmax_p: _removing, parallel.pmin_p: _removing,
     parallel.all_gather_p: _all_gather,
     parallel.pvary_p: _adding, parallel.axis_index_p: _adding,
     parallel.psum_scatter_p: _adding, parallel.all_to_all_p: _adding,
@@ -164,6 +170,42 @@ _RULES: dict = {
     send_recv.psend_p: _invariant, send_recv.precv_p: _invariant,
     cond_p: _cond, scan_p: _scan, while_p: _while,
 }
+
+
+class _Staged:
+    """What the rules read of an equation being staged (its results not made yet)."""
+    __slots__ = ("primitive", "params", "outvars")
+
+    def __init__(self, primitive, params, n_out: int):
+        self.primitive, self.params, self.outvars = primitive, params, (None,) * n_out
+
+
+def stage_vma(trace, primitive, params, atoms, out_avals):
+    """The operands and results of a staged equation typed with their varying manual
+    axes (the rules above, over the operands' `manual_axis_type`): what `typeof` and
+    printed Jaxprs show inside a shard_map body with check_vma, as JAX's types do.
+    With `jax_auto_pcast` on, an ordinary operation's operands that vary over fewer
+    axes than the others are first cast with `pvary` (JAX's implicit cast); with it
+    off, the mismatch is refused at shard_map's outputs (`matching_required`)."""
+    ins = [getattr(a.aval, "manual_axis_type", EMPTY_MAT).varying for a in atoms]
+    if len(set(ins)) > 1 and config.auto_pcast.value and _ordinary(primitive, params):
+        want = _union(ins)
+        atoms = [a if v == want else trace.stage_atoms(
+            parallel.pvary_p, [a], {"axes": mat_axis_order(want - v)})._var
+            for a, v in zip(atoms, ins)]
+        ins = [want] * len(ins)
+    outs = list(out_avals) if primitive.multiple_results else [out_avals]
+    vmas = _eqn_vma(_Staged(primitive, params, len(outs)), ins)
+    typed = [o.update_manual_axis_type(o.manual_axis_type.update(varying=v))
+             if hasattr(o, "update_manual_axis_type") else o for o, v in zip(outs, vmas)]
+    return atoms, (typed if primitive.multiple_results else typed[0])
+
+
+def _ordinary(primitive, params) -> bool:
+    """An operation without a rule of its own here (no collective, no nested Jaxpr),
+    whose result varies over the union of its operands' axes."""
+    return (primitive not in _RULES and primitive.get_rule(AXIS_NAMES) is None
+            and not any(isinstance(p, (ClosedJaxpr, Jaxpr)) for p in params.values()))
 
 
 def register_nested(prim) -> None:
@@ -188,7 +230,7 @@ def fold_invariant_psums(closed: ClosedJaxpr, in_vma: Sequence[Vma],
     folds: dict[int, tuple[tuple, int]] = {}  # equation index → (axes kept, factor)
     for k, eqn in enumerate(jaxpr.eqns):
         ins = [read(a) for a in eqn.invars]
-        if eqn.primitive is parallel.psum_p:
+        if eqn.primitive in (parallel.psum_p, parallel.psum_invariant_p):
             axes = eqn.params["axes"]
             kept = tuple(a for a in axes if a in ins[0])
             if kept != axes:

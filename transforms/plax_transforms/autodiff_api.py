@@ -590,6 +590,14 @@ def _jac_tree(out_tree, in_tree, blocks):
                                                for row in blocks])
 
 
+def _map_over_inputs(in_tree, in_avals, check) -> None:
+    """`check` each input, mapped over the arguments' pytree as JAX's jacfwd/jacrev
+    map their input check (`tree_map`), which rebuilds the pytree from the checks'
+    results (None): a pytree class whose unflatten validates its leaves (calls
+    `jnp.asarray` on them) fails there with JAX's error (a ValueError for None)."""
+    tree_util.tree_unflatten(in_tree, [(check(a), None)[1] for a in in_avals])
+
+
 def _jac_setup(fun, args, kwargs, argnums, api: str):
     """→ (flat dynamic args, their tree, their avals, `g(flat) -> fun(...)` on them)."""
     single = isinstance(argnums, int)
@@ -636,8 +644,8 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
     def jacfwd_f(*args, **kwargs):
         flat, in_tree, in_avals, g, call_tree = _jac_setup(fun, args, kwargs, argnums,
                                                            "jacfwd")
-        for a in in_avals:
-            _check_jac_dtype(a.dtype, "jacfwd", "input", holomorphic)
+        _map_over_inputs(in_tree, in_avals,
+                         lambda a: _check_jac_dtype(a.dtype, "jacfwd", "input", holomorphic))
         flat_fun = _flat_traced(g, call_tree, has_aux, "jacfwd")
         info = {}
 
@@ -700,10 +708,12 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
     def jacrev_f(*args, **kwargs):
         flat, in_tree, in_avals, g, call_tree = _jac_setup(fun, args, kwargs, argnums,
                                                            "jacrev")
+        _map_over_inputs(in_tree, in_avals, lambda a: _check_jac_dtype(
+            a.dtype, "jacrev", "input", holomorphic, allow_int))
         outs, lin, extra = linearize_flat(_flat_traced(g, call_tree, has_aux, "jacrev"),
                                           flat)
         diff_in = [_check_jac_dtype(a.dtype, "jacrev", "input", holomorphic, allow_int)
-                   for a in in_avals]  # after tracing: JAX's order of errors
+                   for a in in_avals]
         out_avals = lin.out_avals
         for a in out_avals:
             _check_jac_dtype(a.dtype, "jacrev", "output", holomorphic)

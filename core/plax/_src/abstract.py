@@ -16,7 +16,8 @@ from plax._src import plugins
 from plax._src.errors import InvalidShapeError
 from plax._src import dtypes as _dtypes
 from plax._src.dtypes import ExtendedDType
-from plax._src.manual_axis_type import ManualAxisType
+from plax._src.manual_axis_type import EMPTY as EMPTY_MAT
+from plax._src.manual_axis_type import ManualAxisType, mat_axis_order
 
 _SHORT_NAMES = {
     "bool": "bool", "float16": "f16", "float32": "f32", "float64": "f64",
@@ -147,11 +148,17 @@ class ShapedArray(AbstractValue):
     `NamedSharding` on an abstract mesh naming only Explicit axes), or None; `sharding`
     is what users see, as in JAX.
 
+    `manual_axis_type` (JAX's field, also `mat`) names the manual mesh axes a value of
+    a `shard_map` body varies over (`{V:i}` in its printed type); staging infers it
+    for each equation's results (`manual_axis_type.set_vma_rule`). It is informative:
+    equality and hashing ignore it (plax checks varying axes at shard_map's outputs).
+
     Args:
         shape: a tuple of non-negative ints.
         dtype: a NumPy dtype or an extended dtype (such as a PRNG key's).
         weak_type: whether the type is weak.
         sharding: the layout in the type, or None.
+        manual_axis_type: the manual axes the value varies over (keyword only).
 
     Examples:
         >>> from plax.extend import ShapedArray
@@ -163,9 +170,11 @@ class ShapedArray(AbstractValue):
         >>> plax.typeof(1.0)
         ShapedArray(float32[], weak_type=True)
     """
-    __slots__ = ("shape", "dtype", "weak_type", "typed_sharding")
+    __slots__ = ("shape", "dtype", "weak_type", "typed_sharding", "manual_axis_type")
 
-    def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):
+    def __init__(self, shape, dtype, weak_type: bool = False, sharding=None, *,
+                 manual_axis_type: ManualAxisType = EMPTY_MAT):
+        self.manual_axis_type = manual_axis_type
         self.shape = canonical_shape(shape)
         self.dtype = dtype if isinstance(dtype, ExtendedDType) else np.dtype(dtype)
         self.weak_type = bool(weak_type)
@@ -188,21 +197,34 @@ class ShapedArray(AbstractValue):
     def size(self) -> int:
         return shape_size(self.shape)
 
-    def update(self, shape=None, dtype=None, weak_type=None, sharding=_SAME) -> "ShapedArray":
+    mat = property(lambda self: self.manual_axis_type)
+    vma = property(lambda self: self.manual_axis_type.varying)  # JAX's older field
+
+    def update(self, shape=None, dtype=None, weak_type=None, sharding=_SAME,
+               manual_axis_type=None) -> "ShapedArray":
         """A copy with the given fields replaced; a new shape drops the sharding
         unless one is given (a spec is only meaningful for the shape it was made for)."""
         shape = self.shape if shape is None else canonical_shape(shape)
         if sharding is _SAME:
             sharding = self.typed_sharding if shape == self.shape else None
         return ShapedArray(shape, self.dtype if dtype is None else dtype,
-                           self.weak_type if weak_type is None else weak_type, sharding)
+                           self.weak_type if weak_type is None else weak_type, sharding,
+                           manual_axis_type=(self.manual_axis_type if manual_axis_type is None
+                                             else manual_axis_type))
+
+    def update_manual_axis_type(self, mat: ManualAxisType) -> "ShapedArray":
+        if not isinstance(mat, ManualAxisType):
+            raise TypeError(f"update_manual_axis_type: expected a ManualAxisType, got "
+                            f"{type(mat).__name__}")
+        return self if mat is self.manual_axis_type else self.update(manual_axis_type=mat)
 
     def to_tangent_aval(self) -> "ShapedArray":
         """The type of this value's tangents: float0 for integer and bool values;
         others keep the sharding in the type (on explicit mesh axes), as in JAX."""
         differentiable = is_differentiable_dtype(self.dtype)
         return ShapedArray(self.shape, self.dtype if differentiable else _dtypes.float0,
-                           sharding=self.typed_sharding if differentiable else None)
+                           sharding=self.typed_sharding if differentiable else None,
+                           manual_axis_type=self.manual_axis_type)
 
     at_least_vspace = to_tangent_aval  # JAX's older name, which libraries still call
 
@@ -210,11 +232,22 @@ class ShapedArray(AbstractValue):
         return self.update(weak_type=False) if self.weak_type else self
 
     def str_short(self, dtype_name: str | None = None) -> str:
-        """`f32[4,8]`; with explicit axes in the type, `f32[4@x,8@(y,z)]`."""
-        spec = tuple(getattr(self.typed_sharding, "spec", ()))
-        dims = [str(d) if i >= len(spec) or spec[i] is None else f"{d}@{_axes_str(spec[i])}"
+        """`f32[4,8]`; with explicit axes in the type, `f32[4@x,8@(y,z)]`; then the
+        varying, unreduced and reduced axes as JAX prints them, `f32[3]{V:i, U:j}`."""
+        spec = getattr(self.typed_sharding, "spec", None)
+        parts = tuple(getattr(spec, "partitions", spec)) if spec is not None else ()
+        dims = [str(d) if i >= len(parts) or parts[i] is None else f"{d}@{_axes_str(parts[i])}"
                 for i, d in enumerate(self.shape)]
-        return f"{dtype_name or short_dtype_name(self.dtype)}[{','.join(dims)}]"
+        mat = self.manual_axis_type
+        kinds = [("V", mat.varying),
+                 ("U", mat.unreduced | getattr(spec, "unreduced", frozenset())),
+                 ("R", mat.reduced | getattr(spec, "reduced", frozenset()))]
+        mesh_order = getattr(getattr(self.typed_sharding, "mesh", None), "axis_names", ())
+        extra = ", ".join(f"{k}:{_axes_str(names if len(names) > 1 else names[0])}"
+                          for k, axes in kinds if axes
+                          for names in [mat_axis_order(axes, mesh_order)])
+        extra = f"{{{extra}}}" if extra else ""
+        return f"{dtype_name or short_dtype_name(self.dtype)}[{','.join(dims)}]{extra}"
 
     def __eq__(self, other):
         return (type(other) is ShapedArray and self.shape == other.shape

@@ -37,7 +37,7 @@ def make_jaxpr(fun: Callable, static_argnums=(), axis_env=None, return_shape: bo
     Examples:
         >>> import plax, plax.numpy as jnp
         >>> print(plax.make_jaxpr(lambda x: jnp.sin(x) * 2.0)(1.0))
-        { lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = mul b 2.0 in (c,) }
+        { lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = mul b 2.0:f32[] in (c,) }
     """
     check_callable(fun, "make_jaxpr")
     if axis_env is not None or abstracted_axes is not None:

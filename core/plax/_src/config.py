@@ -949,6 +949,94 @@ raise_persistent_cache_errors = config.define_bool_state(
     "Raise errors met reading or writing the persistent cache instead of warning "
     "and compiling.")
 
+# XLA's compiler settings (plax_runtime.executable applies them to each compile; they
+# are part of the executable cache's key).
+_EFFORT_LEVELS = ["UNKNOWN", "O0", "O1", "O2", "O3"]
+optimization_level = config.define_enum_state(
+    "jax_optimization_level", _EFFORT_LEVELS, "UNKNOWN",
+    "XLA's optimization level for execution time (UNKNOWN: XLA's default).",
+    include_in_jit_key=True)
+memory_fitting_level = config.define_enum_state(
+    "jax_memory_fitting_level", _EFFORT_LEVELS, "O2",
+    "XLA's effort level at fitting the program into device memory.", include_in_jit_key=True)
+exec_time_optimization_effort = config.define_float_state(
+    "jax_exec_time_optimization_effort", 0.0,
+    "XLA's effort at minimizing execution time, in [-1.0, 1.0] (higher: more).",
+    include_in_jit_key=True)
+memory_fitting_effort = config.define_float_state(
+    "jax_memory_fitting_effort", 0.0,
+    "XLA's effort at minimizing memory use, in [-1.0, 1.0] (higher: more).",
+    include_in_jit_key=True)
+disable_most_optimizations = config.define_bool_state(
+    "jax_disable_most_optimizations", False,
+    "Ask XLA for little optimization work (backend optimization level 0, no expensive "
+    "LLVM passes): faster compiles of slower programs.", include_in_jit_key=True)
+compiler_enable_remat_pass = config.define_bool_state(
+    "jax_compiler_enable_remat_pass", True,
+    "Let XLA's rematerialization pass trade compute for memory; False disables it.",
+    include_in_jit_key=True)
+dump_ir_to = config.define_string_state(
+    "jax_dump_ir_to", "",
+    "A directory to write each compiled program's IR to ('' writes none).")
+dump_ir_modes = config.define_string_state(
+    "jax_dump_ir_modes", "stablehlo",
+    "Comma-separated kinds of IR jax_dump_ir_to writes (plax writes 'stablehlo').")
+
+
+def _set_logging_level(level: str | None) -> None:
+    import logging
+    logging.getLogger("plax").setLevel(level or "NOTSET")
+    logging.getLogger("plax_runtime").setLevel(level or "NOTSET")
+
+
+def _set_debug_log_modules(modules: str | None) -> None:
+    import logging
+    for name in filter(None, (m.strip() for m in (modules or "").split(","))):
+        logging.getLogger(name).setLevel(logging.DEBUG)
+
+
+logging_level = config.define_enum_state(
+    "jax_logging_level", ["NOTSET", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
+    "NOTSET", "The level of plax's loggers ('plax', 'plax_runtime'); NOTSET defers to "
+    "their parents.", update_global_hook=_set_logging_level)
+debug_log_modules = config.define_string_state(
+    "jax_debug_log_modules", "",
+    "Comma-separated module names whose loggers log at DEBUG level.",
+    update_global_hook=_set_debug_log_modules)
+check_vma = config.define_bool_state(
+    "check_vma", False,
+    "True while the body of a shard_map with check_vma is traced (plax sets it; values "
+    "there are typed with the manual axes they vary over).", include_in_trace_context=True)
+
+# Accepted so that code setting them keeps working.
+IGNORED_JAX_OPTIONS = {
+    "jax_cuda_visible_devices": "all", "jax_rocm_visible_devices": "all",
+    "jax_oneapi_visible_devices": "all", "jax_bcoo_cusparse_lowering": False,
+    "jax_use_magma": "auto", "jax_threefry_gpu_kernel_lowering": False,
+    "jax_pallas_use_mosaic_gpu": True, "jax_ragged_dot_use_gpu_pallas_triton_lowering": False,
+    "jax_ragged_dot_use_ragged_dot_instruction": True, "jax_mock_gpu_topology": "",
+    "mock_num_gpu_processes": 0, "jax_cross_host_transfer_socket_address": "",
+    "jax_cross_host_transfer_timeout_seconds": None,
+    "jax_cross_host_transfer_transfer_size": None, "jax_cross_host_transport_addresses": "",
+    "jax_force_dcn_cross_host_transfers": False, "jax_enable_preemption_service": True,
+    "jax_enable_recoverability": False, "jax2tf_default_native_serialization": True,
+    "jax_custom_vjp3": False, "jax_remat3": False, "jax_scan3": False,
+    "jax_use_direct_linearize": True, "jax_use_simplified_jaxpr_constants": False,
+    "jax_refs_to_pins": False, "jax_use_emit_pipeline_primitive": False,
+    "jax_debug_leaked_clients_on_clear_backends": False, "jax_pprint_use_color": True,
+    "jax_xla_profile_version": 0, "jax_compiler_detailed_logging_min_ops": 10,
+}
+"""JAX's options plax accepts and ignores (name -> JAX's default): they name nothing
+plax has (other backends, multi-host transports, jax2tf, JAX's internal switches)."""
+for _name, _default in IGNORED_JAX_OPTIONS.items():
+    _help = "Accepted for JAX's sake and ignored: it names nothing plax has."
+    if isinstance(_default, bool):
+        config.bool_flag(_name, _default, _help)
+    elif isinstance(_default, int):
+        config.int_flag(_name, _default, _help)
+    else:
+        config.string_flag(_name, _default, _help)
+
 trace_context = config.trace_context
 jit_key_context = config.jit_key_context
 

@@ -9,6 +9,7 @@ immutable; `update` makes another.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 
@@ -109,3 +110,43 @@ def _rebuild(varying, unreduced, reduced) -> ManualAxisType:
 
 EMPTY = ManualAxisType()
 """The type of a value outside any manual region, or invariant over all its axes."""
+
+
+# --- the order axes print in, and the rule staging uses ----------------------------------
+
+_axis_order: dict = {}  # axis name -> its position in the last mesh a manual region used
+
+
+def note_axis_order(names) -> None:
+    """Remember the mesh's order of `names` (what printed types follow, as JAX orders
+    them by the mesh's axis names)."""
+    _axis_order.update((n, i) for i, n in enumerate(names))
+
+
+def mat_axis_order(axes, mesh_order=()) -> tuple:
+    """`axes` in the mesh's order: `mesh_order` where given, else the last manual
+    region's mesh, then by name."""
+    if mesh_order and set(axes) <= set(mesh_order):
+        return tuple(a for a in mesh_order if a in axes)
+    return tuple(sorted(axes, key=lambda a: (_axis_order.get(a, len(_axis_order)), str(a))))
+
+
+_vma = threading.local()  # .rule: (trace, primitive, params, atoms, out_avals) ->
+#                            (atoms, out_avals), or None
+
+
+def vma_rule():
+    """The rule that types the results of staged equations with their varying manual
+    axes while a `shard_map` body (with check_vma) is traced, or None elsewhere."""
+    return getattr(_vma, "rule", None)
+
+
+@contextlib.contextmanager
+def set_vma_rule(rule):
+    """Within, `rule` types staged results (the sharding package sets it around the
+    tracing of a `shard_map` body; None turns it off, as check_vma=False does)."""
+    previous, _vma.rule = vma_rule(), rule
+    try:
+        yield
+    finally:
+        _vma.rule = previous

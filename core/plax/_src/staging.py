@@ -21,6 +21,7 @@ from plax._src.checking import check_jaxpr
 from plax._src.debug_info import JaxprDebugInfo, TracingDebugInfo
 from plax._src.frontend_attributes import current_frontend_attributes
 from plax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from plax._src.manual_axis_type import vma_rule
 from plax._src.name_stack import current_name_stack, fresh_name_stack
 from plax._src.tracing import (Trace, Tracer, check_no_leaks, escaped_tracer_error, get_aval,
                                set_current_trace)
@@ -98,7 +99,14 @@ class StagingTrace(Trace):
             raise escaped_tracer_error(next(a for a in args if isinstance(a, Tracer)), primitive)
         atoms = [a._var if type(a) is StagingTracer and a._trace is self else self.to_atom(a)
                  for a in args]
+        return self.stage_atoms(primitive, atoms, params)
+
+    def stage_atoms(self, primitive: Primitive, atoms: list, params):
+        """`primitive` applied to `atoms` (this Jaxpr's `Var`s and `Literal`s) as an
+        equation: its result tracer(s)."""
         out_avals = primitive.abstract_eval(*[a.aval for a in atoms], **params)
+        if (vma := vma_rule()) is not None:  # in a shard_map body: type the varying axes
+            atoms, out_avals = vma(self, primitive, params, atoms, out_avals)
         effects = primitive.get_rule("effects")
         effects = frozenset(effects(**params)) if effects else _NO_EFFECTS
         if not primitive.multiple_results:

@@ -338,8 +338,10 @@ def get_aval(x) -> AbstractValue:
         # A sharding over explicit mesh axes is part of the type, as for an Array.
         sharding = getattr(x, "sharding", None)
         typed = sharding._type_sharding(len(shape)) if isinstance(sharding, Sharding) else None
+        mat = getattr(x, "manual_axis_type", None)  # an aval's varying manual axes, kept
         return ShapedArray(shape, dtypes.canonicalize_dtype(dtype, allow_extended=True),
-                           getattr(x, "weak_type", False), sharding=typed)
+                           getattr(x, "weak_type", False), sharding=typed,
+                           **({"manual_axis_type": mat} if mat is not None else {}))
     raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid plax type "
                     "(expected an array, a NumPy value or a Python scalar)")
 

@@ -21,8 +21,16 @@ from plax._src.config import (
     random_seed_offset, raise_persistent_cache_errors, share_binary_between_hosts_timeout_ms,
     softmax_custom_jvp, threefry_partitionable,
     trace_context, unset, use_shardy_partitioner)
+from plax._src.config import (  # XLA's compiler settings, IR dumps, shard_map tracing
+    IGNORED_JAX_OPTIONS, check_vma, compiler_enable_remat_pass, disable_most_optimizations,
+    dump_ir_modes, dump_ir_to, exec_time_optimization_effort, memory_fitting_effort,
+    memory_fitting_level, optimization_level)
 
 __all__ = [
+    "IGNORED_JAX_OPTIONS", "check_vma", "compiler_enable_remat_pass",
+    "disable_most_optimizations", "dump_ir_modes", "dump_ir_to",
+    "exec_time_optimization_effort", "memory_fitting_effort", "memory_fitting_level",
+    "optimization_level",
     "TRANSFER_DIRECTIONS", "TRANSFER_GUARD_LEVELS", "allow_f16_reductions",
     "array_garbage_collection_guard", "auto_pcast", "debug_key_reuse",
     "remove_size_one_mesh_axis_from_type", "thread_guard", "check_tracer_leaks", "no_execution",

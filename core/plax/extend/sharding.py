@@ -1,13 +1,15 @@
 """Shardings for packages that speak of placements (runtime, jit, lowering, the
 sharding package) without importing the sharding implementations: the `Sharding`
-base class, `ManualAxisType` (a value's varying/unreduced/reduced manual axes),
+base class, `ManualAxisType` (a value's varying/unreduced/reduced manual axes; staging
+types results with it under `set_vma_rule`, printed in the order `note_axis_order` keeps),
 its device-free Shardy form (`SdyArray`, `SdyDim`), the meshes in context,
 `ShardingTypeError` (conflicting or ambiguous shardings in types), `sharding_from_spec`,
 which turns a bare `PartitionSpec` into a sharding on the context mesh, and
 `traced_device_put` (both provided by plax-sharding)."""
 from plax._src import plugins as _plugins
 from plax._src.errors import ShardingTypeError
-from plax._src.manual_axis_type import ManualAxisType
+from plax._src.manual_axis_type import (ManualAxisType, mat_axis_order, note_axis_order,
+                                        set_vma_rule)
 from plax._src.mesh_context import (abstract_mesh, concrete_mesh, meshes_in_context,
                                     restore_meshes, swap_meshes)
 from plax._src.sharding import (Device, Index, SdyArray, SdyDim, Sharding,
@@ -26,4 +28,5 @@ primitive `plax.device_put`."""
 __all__ = ["Device", "Index", "ManualAxisType", "SdyArray", "SdyDim", "Sharding",
            "ShardingTypeError", "abstract_mesh",
            "concrete_mesh", "hlo_shardings_equal", "meshes_in_context", "restore_meshes",
-           "sdy_from_hlo", "sharding_from_spec", "swap_meshes", "traced_device_put"]
+           "mat_axis_order", "note_axis_order", "sdy_from_hlo", "set_vma_rule",
+           "sharding_from_spec", "swap_meshes", "traced_device_put"]

@@ -272,6 +272,7 @@ from plax_stdlib.lax.parallel import (
     ppermute_p as ppermute_p,
     pshuffle as pshuffle,
     psum as psum,
+    psum_invariant_p as psum_invariant_p,
     psum_p as psum_p,
     psum_scatter as psum_scatter,
     psum_scatter_p as psum_scatter_p,

@@ -42,7 +42,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from plax.extend import dtypes, tree_util
+from plax.extend import config, dtypes, tree_util
 from plax.extend.ad import PrimitiveRule, Zero, instantiate, linear_jvp, tangent_aval
 from plax.extend.batching import axis_size as _bound_size
 from plax.extend.batching import canonicalize_axis_names, move_to, moveaxis, not_mapped
@@ -282,16 +282,27 @@ class _extremum_jvp(PrimitiveRule):
         return jvp
 
 
+def _with_no_groups(eqn, same_names):
+    """JAX's psum/pmax/pmin print their `axis_index_groups` (always None in plax)."""
+    return sorted({**eqn.params, "axis_index_groups": None}.items())
+
+
 # (The combiners are looked up when lowering: importing lax must not load MLIR.)
 psum_p = _reduction("psum", NUMBER, reductions.reduce_sum, _times_size,
                     lambda a, b: hlo.add(a, b),
-                    jvp=linear_jvp(), transpose=_psum_transpose)
+                    jvp=linear_jvp(), transpose=_psum_transpose, pretty_print=_with_no_groups)
+# JAX's psum inside a shard_map body with check_vma: from varying over `axes` to the
+# same on every member (a value that did not vary is first cast with pvary). The same
+# all-reduce as psum; its own name, as JAX prints it, and its own varying-axes rule.
+psum_invariant_p = _reduction("psum_invariant", NUMBER, reductions.reduce_sum, _times_size,
+                              lambda a, b: hlo.add(a, b),
+                              jvp=linear_jvp(), transpose=_psum_transpose)
 pmax_p = _reduction("pmax", ORDERED, reductions.reduce_max, lambda x, n: x,
                     lambda a, b: hlo.maximum(a, b),
-                    jvp=_extremum_jvp())
+                    jvp=_extremum_jvp(), pretty_print=_with_no_groups)
 pmin_p = _reduction("pmin", ORDERED, reductions.reduce_min, lambda x, n: x,
                     lambda a, b: hlo.minimum(a, b),
-                    jvp=_extremum_jvp())
+                    jvp=_extremum_jvp(), pretty_print=_with_no_groups)
 
 
 def _tree_collective(prim, x, axis_name):
@@ -329,7 +340,21 @@ def psum(x, axis_name, *, axis_index_groups=None):
     # As in JAX, booleans are summed as int32 (the count of members holding True).
     x = tree_util.tree_map(lambda leaf: convert_element_type(leaf, np.int32)
                            if get_aval(leaf).dtype == np.dtype(bool) else leaf, x)
+    axes = canonicalize_axis_names(axis_name)
+    if _frames.stack and _frames.stack[-1][1] and set(axes) <= _frames.stack[-1][0]:
+        _sizes(axes)
+        return tree_util.tree_map(lambda leaf: _psum_invariant(leaf, axes), x)
     return _tree_collective(psum_p, x, axis_name)
+
+
+def _psum_invariant(leaf, axes: tuple):
+    """psum over manual axes of a body with check_vma, as JAX binds it: a value that
+    does not vary over some of `axes` is cast with pvary first (with auto_pcast)."""
+    varying = getattr(get_aval(leaf), "vma", frozenset())
+    missing = tuple(a for a in axes if a not in varying)
+    if missing and config.auto_pcast.value:
+        leaf = pvary_p.bind(leaf, axes=missing)
+    return psum_invariant_p.bind(leaf, axes=axes)
 
 
 def _extremum(prim, which: str, result: str):
@@ -1048,7 +1073,7 @@ def ppermute(x, axis_name, perm):
     names = canonicalize_axis_names(axis_name)
     pairs = checked_perm("ppermute", names, perm)
     return tree_util.tree_map(
-        lambda leaf: ppermute_p.bind(leaf, axis_name=_param_name(names), perm=pairs), x)
+        lambda leaf: ppermute_p.bind(leaf, axis_name=names, perm=pairs), x)
 
 
 def pshuffle(x, axis_name, perm: Sequence[int]):

@@ -380,8 +380,8 @@ def _full(name: str, shape, fill_value, dtype, device, out_sharding):
 def _int_fill(fill_value, dtype):
     """A Python int fill converted to the array's `dtype` first (as JAX converts it):
     `full((2,), 2**40, dtype=float32)` is 1.0995116e12, not an int32 overflow."""
-    if dtype is None or type(fill_value) is not int:
-        return fill_value
+    if dtype is None or type(fill_value) is not int or dtypes.issubdtype(dtype, dtypes.extended):
+        return fill_value  # a key array's zeros are filled by its own rule
     return np.asarray(fill_value).astype(dtypes.canonicalize_dtype(dtype))
 
 

@@ -63,7 +63,8 @@ def trace_function(fun: Callable, args: Sequence[Any], traced_for: str):
     """
     leaves, in_tree = tree_util.tree_flatten((tuple(args), {}))
     in_avals = tuple(get_aval(x) for x in leaves)
-    key = (in_tree, in_avals, traced_for, _jaxlib_config.trace_context())
+    key = (in_tree, in_avals, traced_for, _jaxlib_config.trace_context(),
+           tuple(getattr(a, "manual_axis_type", None) for a in in_avals))  # (not in ==)
     try:
         per_fun = _trace_cache.setdefault(fun, {})
     except TypeError:  # `fun` cannot be weakly referenced
@@ -184,13 +185,16 @@ def check_same_types(what: str, left: tuple[str, Any, Sequence],
                         + "\n".join(problems))
 
 
-def _mismatch(a, b) -> str:
-    """JAX's reason two leaf types differ (`, so the dtypes do not match`), or ""."""
+def _mismatch(a, b, manual: bool = False) -> str:
+    """JAX's reason two leaf types differ (`, so the dtypes do not match`), or "";
+    with `manual`, also the manual axes they vary over (a loop carry's)."""
     reasons = [why for differs, why in ((a.dtype != b.dtype, "the dtypes do not match"),
                                         (a.shape != b.shape, "the shapes do not match"))
                if differs]
     if not reasons and _splits(a) != _splits(b):  # explicit mesh axes in the types
         reasons = ["the shardings do not match"]
+    if not reasons and manual and _vma(a) != _vma(b):
+        reasons = ["the manual axis types do not match"]
     if not reasons:
         return ""
     return ", so " + (reasons[0] if len(reasons) == 1
@@ -242,12 +246,19 @@ def tree_differences(tree1, tree2, path: str = ""):
         yield from tree_differences(kid1, kid2, f"{path}[{key}]")
 
 
-def _leaf_differences(tree, avals1, avals2, sentence) -> list[str]:
+def _vma(aval) -> frozenset:
+    return getattr(aval, "vma", frozenset())
+
+
+def _leaf_differences(tree, avals1, avals2, sentence, manual: bool = False,
+                      hint=None) -> list[str]:
     """`sentence(path, type1, type2)` plus JAX's reason, for each leaf whose types
-    differ."""
+    differ (and `hint(path, axes)` where only the varying manual axes do)."""
     return [sentence(p, _shown(a, b), _shown(b, a)) + why
+            + (hint(p, _vma(b) - _vma(a)) if hint and why.endswith("axis types do not match")
+               else "")
             for p, a, b in zip(leaf_paths(tree, ""), avals1, avals2)
-            if (why := _mismatch(a, b))]
+            if (why := _mismatch(a, b, manual))]
 
 
 def _first_parameter(fun) -> str | None:
@@ -279,9 +290,16 @@ def check_carry_types(api: str, body_fun, init_tree, init_avals: Sequence,
             f"{_listed(differences)}\nRevise the function so that the carry output has the "
             "same pytree structure as the carry input.")
 
+    def hint(path, axes) -> str:  # JAX's advice: make the initial carry vary alike
+        names = tuple(sorted(axes, key=str))
+        return (f".\n\nThis might be fixed by applying `plax.lax.pcast(..., {names!r}, "
+                f"to='varying')`, to the initial carry value corresponding to "
+                f"{component(path)}.\nSee JAX's shard_map documentation "
+                "(#scan-vma) for more information")
+
     differences = _leaf_differences(
         init_tree, init_avals, out_avals, lambda p, a, b: f"{component(p)} has type {a} but "
-        f"the corresponding output carry component has type {b}")
+        f"the corresponding output carry component has type {b}", manual=True, hint=hint)
     if differences:
         raise TypeError(f"{what} must have equal types, but they differ:\n\n"
                         f"{_listed(differences)}\nRevise the function so that all output "

@@ -199,13 +199,15 @@ def _slice_aval(aval: ShapedArray) -> ShapedArray:
     dimensions in its type; as in JAX, the scanned dimension must be unsplit."""
     typed = aval.typed_sharding
     if typed is None:
-        return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type)
+        return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type,
+                           manual_axis_type=aval.manual_axis_type)
     spec = typed.spec.partitions
     if spec[0] is not None:
         raise ValueError(f"scan: the 0th dimension of all xs should be replicated; got an "
                          f"xs operand of type {aval.str_short(aval.dtype.name)}")
     return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type,
-                       sharding=typed.update(spec=typed.spec.update(partitions=spec[1:])))
+                       sharding=typed.update(spec=typed.spec.update(partitions=spec[1:])),
+                       manual_axis_type=aval.manual_axis_type)
 
 
 def _stacked_aval(y: ShapedArray, length: int) -> ShapedArray:
@@ -213,7 +215,8 @@ def _stacked_aval(y: ShapedArray, length: int) -> ShapedArray:
     typed = y.typed_sharding
     return ShapedArray((length, *y.shape), y.dtype, y.weak_type, sharding=None if typed is None
                        else typed.update(spec=typed.spec.update(
-                           partitions=(None, *typed.spec.partitions))))
+                           partitions=(None, *typed.spec.partitions))),
+                       manual_axis_type=y.manual_axis_type)
 
 
 class _Leaf:
