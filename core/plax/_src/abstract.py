@@ -365,9 +365,7 @@ class ShapeDtypeStruct:
     def like(cls, x) -> "ShapeDtypeStruct":
         """The stand-in of `x` (an array, tracer, NumPy value or ShapeDtypeStruct): its
         shape, dtype and weak type, and its sharding where it is committed to one."""
-        aval = getattr(x, "aval", None)
-        weak_type = aval.weak_type if isinstance(aval, AbstractValue) else \
-            getattr(x, "weak_type", None) or _dtypes.is_weakly_typed(x)
+        weak_type = getattr(getattr(x, "aval", x), "weak_type", 0) or _dtypes.is_weakly_typed(x)
         sharding = getattr(x, "sharding", None) if getattr(x, "committed", True) else None
         return cls(np.shape(x), _dtypes.dtype(x, canonicalize=True), sharding=sharding,
                    weak_type=weak_type, manual_axis_type=getattr(x, "manual_axis_type", None))

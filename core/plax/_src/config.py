@@ -19,6 +19,7 @@ import contextlib
 import difflib
 import functools
 import itertools
+import logging
 import numbers
 import os
 import sys
@@ -984,13 +985,11 @@ dump_ir_modes = config.define_string_state(
 
 
 def _set_logging_level(level: str | None) -> None:
-    import logging
-    logging.getLogger("plax").setLevel(level or "NOTSET")
-    logging.getLogger("plax_runtime").setLevel(level or "NOTSET")
+    for name in ("plax", "plax_runtime"):
+        logging.getLogger(name).setLevel(level or "NOTSET")
 
 
 def _set_debug_log_modules(modules: str | None) -> None:
-    import logging
     for name in filter(None, (m.strip() for m in (modules or "").split(","))):
         logging.getLogger(name).setLevel(logging.DEBUG)
 
@@ -1016,15 +1015,15 @@ IGNORED_JAX_OPTIONS = {
     "jax_pallas_use_mosaic_gpu": True, "jax_ragged_dot_use_gpu_pallas_triton_lowering": False,
     "jax_ragged_dot_use_ragged_dot_instruction": True, "jax_mock_gpu_topology": "",
     "mock_num_gpu_processes": 0, "jax_cross_host_transfer_socket_address": "",
-    "jax_cross_host_transfer_timeout_seconds": None,
-    "jax_cross_host_transfer_transfer_size": None, "jax_cross_host_transport_addresses": "",
-    "jax_force_dcn_cross_host_transfers": False, "jax_enable_preemption_service": True,
-    "jax_enable_recoverability": False, "jax2tf_default_native_serialization": True,
-    "jax_custom_vjp3": False, "jax_remat3": False, "jax_scan3": False,
-    "jax_use_direct_linearize": True, "jax_use_simplified_jaxpr_constants": False,
-    "jax_refs_to_pins": False, "jax_use_emit_pipeline_primitive": False,
-    "jax_debug_leaked_clients_on_clear_backends": False, "jax_pprint_use_color": True,
-    "jax_xla_profile_version": 0, "jax_compiler_detailed_logging_min_ops": 10,
+    "jax_cross_host_transfer_timeout_seconds": None, "jax_cross_host_transfer_transfer_size": None,
+    "jax_cross_host_transport_addresses": "", "jax_force_dcn_cross_host_transfers": False,
+    "jax_enable_preemption_service": True, "jax_enable_recoverability": False,
+    "jax2tf_default_native_serialization": True, "jax_custom_vjp3": False, "jax_remat3": False,
+    "jax_scan3": False, "jax_use_direct_linearize": True,
+    "jax_use_simplified_jaxpr_constants": False, "jax_refs_to_pins": False,
+    "jax_use_emit_pipeline_primitive": False, "jax_debug_leaked_clients_on_clear_backends": False,
+    "jax_pprint_use_color": True, "jax_xla_profile_version": 0,
+    "jax_compiler_detailed_logging_min_ops": 10
 }
 """JAX's options plax accepts and ignores (name -> JAX's default): they name nothing
 plax has (other backends, multi-host transports, jax2tf, JAX's internal switches)."""
