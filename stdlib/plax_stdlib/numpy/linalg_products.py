@@ -201,24 +201,45 @@ def _split_einsum_args(subscripts, operands):
 
 
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
-           preferred_element_type=None, out_sharding=None):
+           preferred_element_type=None, out_sharding=None, _dot_general=None):
     """Einstein summation. The contraction order comes from `opt_einsum.contract_path`
     (`optimize`), and each contraction is one `dot_general`. With `out_sharding`,
     computed on the mesh's axes made `Auto`, the result then typed and laid out as
-    `out_sharding` (as JAX does for several contractions)."""
+    `out_sharding` (as JAX does for several contractions).
+
+    `_dot_general` (JAX's hook, used by flax's quantized and injected-dot layers)
+    replaces `lax.dot_general` for each pairwise contraction: it is called as
+    `_dot_general(lhs, rhs, dimension_numbers, precision,
+    preferred_element_type=dtype)`."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.einsum is not supported.")
+    if _dot_general is not None and not callable(_dot_general):
+        raise TypeError(f"einsum: _dot_general must be callable, got {_dot_general!r}")
     arrays, spec = _split_einsum_args(subscripts, operands)
     util.check_arraylike("einsum", *arrays)
     arrays = util.promote_dtypes(*map(util.operand, arrays))
     preferred = _preferred(preferred_element_type, "einsum")
+    dot = _injected_dot(_dot_general)
     return laid_out("plax.numpy.einsum", out_sharding,
                     lambda *arrays: _einsum(subscripts, spec, arrays, optimize, precision,
-                                            preferred),
+                                            preferred, dot),
                     *arrays)
 
 
-def _einsum(subscripts, spec, arrays, optimize, precision, preferred):
+def _injected_dot(user_dot):
+    """A user's `dot_general` in `_dot_general`'s calling convention (or, with none
+    given, plax's own)."""
+    if user_dot is None:
+        return _dot_general
+
+    def dot(a, b, contract, batch, precision, preferred_element_type):
+        dims = (tuple(contract[0]), tuple(contract[1])), (tuple(batch[0]), tuple(batch[1]))
+        return user_dot(a, b, dims, precision,
+                        preferred_element_type=preferred_element_type or util.dtype_of(a))
+    return dot
+
+
+def _einsum(subscripts, spec, arrays, optimize, precision, preferred, dot):
     try:
         inputs, output, _ = opt_einsum.parser.parse_einsum_input(spec, shapes=True)
         # A symbolic size (shape-polymorphic export) counts as 8 for the path's cost.
@@ -242,7 +263,7 @@ def _einsum(subscripts, spec, arrays, optimize, precision, preferred):
         result = step[0]
         for k, term in enumerate(step[1:], start=1):
             keep = others + "".join(t.labels for t in step[k + 1:])
-            result = _contract(result, term, keep, output, precision, preferred)
+            result = _contract(result, term, keep, output, precision, preferred, dot)
         terms.append(result.reduced(others))
     final = terms[0]
     out_ = final.array
@@ -306,7 +327,8 @@ def _in_output_order(labels: str, output: str) -> bool:
     return in_output == sorted(in_output, key=output.index)
 
 
-def _contract(a: _Term, b: _Term, keep: str, output: str, precision, preferred) -> _Term:
+def _contract(a: _Term, b: _Term, keep: str, output: str, precision, preferred,
+              dot) -> _Term:
     """One pairwise contraction; labels in `keep` survive, shared ones are summed.
 
     Batch labels come first in the output's order, and the operands are swapped
@@ -331,7 +353,7 @@ def _contract(a: _Term, b: _Term, keep: str, output: str, precision, preferred) 
     if (not _in_output_order("".join(batch) + free(a) + free(b), output)
             and _in_output_order("".join(batch) + free(b) + free(a), output)):
         a, b = b, a
-    out = _dot_general(
+    out = dot(
         a.array, b.array,
         ([a.labels.index(c) for c in contracted], [b.labels.index(c) for c in contracted]),
         ([a.labels.index(c) for c in batch], [b.labels.index(c) for c in batch]),
