@@ -187,7 +187,8 @@ class JitWrapped(fastpath.JitCache):
         register_cache_owner(self)
 
     def __repr__(self):
-        return f"<jitted function {getattr(self._fun, '__qualname__', self._fun)!r}>"
+        # JAX's form: libraries recognise a jitted function by it (chex's is_traceable)
+        return f"<PjitFunction of {self._fun!r}>"
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else types.MethodType(self, obj)

@@ -1,0 +1,50 @@
+"""The CI subset of the JAX ecosystem's own test suites (`tests/ecosystem/run.py
+--subset ci`): released test files of einops, optax, chex and flax, run through the
+opt-in `jax` alias (`PLAX_AS_JAX=1`) in a subprocess. Every test of the subset that
+JAX 0.10.2 passes (listed in tests/ecosystem/ci_expected.txt, written by `run.py
+--subset ci --modes jax --record`) must pass with plax.
+
+The libraries come from requirements-dev.txt (which includes
+tests/ecosystem/requirements.txt, their pinned versions) and their test files from
+their source distributions on the package index (cached in `.eco-cache/`). Skipped
+where the pinned libraries are not installed."""
+from __future__ import annotations
+
+import importlib.metadata
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = ROOT / "tests" / "ecosystem"
+LIBRARIES = ["einops", "optax", "chex", "flax"]
+
+
+def _missing_pins() -> list[str]:
+    pins = dict(line.split("#")[0].strip().split("==")
+                for line in (HERE / "requirements.txt").read_text().splitlines()
+                if "==" in line.split("#")[0])
+    missing = []
+    for name in LIBRARIES:
+        try:
+            version = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            version = None
+        if version != pins[name]:
+            missing.append(f"{name}=={pins[name]} (installed: {version})")
+    return missing
+
+
+def test_the_ci_subset_passes_through_the_alias():
+    missing = _missing_pins()
+    if missing:
+        pytest.skip(f"the pinned libraries are not installed: {', '.join(missing)}")
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "run.py"), "--subset", "ci", "--modes", "plax",
+         "--libraries", *LIBRARIES, "--python", sys.executable, "--no-programs",
+         "--timeout", "120", "--expect", str(HERE / "ci_expected.txt")],
+        cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    assert " pass with plax" in proc.stdout
