@@ -268,6 +268,8 @@ def main(argv=None) -> int:
     parser.add_argument("--python", type=Path,
                         help="run the tests with this interpreter, which has the pinned "
                              "libraries (the development venv does), not the cache's venv")
+    parser.add_argument("--results", type=Path,
+                        help="where the JUnit reports go (default: the cache's results/)")
     parser.add_argument("--record", type=Path,
                         help="write the tests JAX passes (LIBRARY::ID lines) to this file")
     parser.add_argument("--expect", type=Path,
@@ -277,7 +279,7 @@ def main(argv=None) -> int:
     given = dict(item.split("=", 1) for item in args.tests_dir)
 
     python = args.python.absolute() if args.python else venv_python(args.cache)
-    results = args.cache / "results"
+    results = args.results or args.cache / "results"
     results.mkdir(parents=True, exist_ok=True)
     rows, all_groups = [], {}
     found = {"jax": {}, "plax": {}}

@@ -512,6 +512,12 @@ class JitWrapped(fastpath.JitCache):
         _traces.evict(lambda key: key[0] == fun_id)
 
 
+# Shown by JAX's name, as `type(jax.jit(f))` is: libraries recognise a jitted function by
+# its type's name (chex's is_traceable); found under both names here (pickle's lookup).
+JitWrapped.__name__ = JitWrapped.__qualname__ = "PjitFunction"
+PjitFunction = JitWrapped
+
+
 def _positional_name(fun: Callable, index: int) -> str:
     try:
         params = list(inspect.signature(fun).parameters)
