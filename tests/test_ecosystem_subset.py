@@ -11,6 +11,8 @@ where the pinned libraries are not installed."""
 from __future__ import annotations
 
 import importlib.metadata
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +39,7 @@ def _missing_pins() -> list[str]:
     return missing
 
 
+@pytest.mark.timeout(1800)  # about a minute of CPU, but beside the other test workers
 def test_the_ci_subset_passes_through_the_alias(tmp_path):
     missing = _missing_pins()
     if missing:
@@ -54,8 +57,14 @@ def test_the_ci_subset_passes_through_the_alias(tmp_path):
              "--libraries", *libraries, "--python", sys.executable, "--no-programs",
              "--timeout", "120", "--expect", str(expected),
              "--cache", str(ROOT / ".eco-cache"), "--results", str(tmp_path / str(i))],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    for proc in procs:
-        out, err = proc.communicate(timeout=900)
-        assert proc.returncode == 0, out[-6000:] + err[-3000:]
-        assert " pass with plax" in out
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            start_new_session=True))  # a group of its own: its pytest run ends with it
+    try:
+        for proc in procs:
+            out, err = proc.communicate(timeout=1700)
+            assert proc.returncode == 0, out[-6000:] + err[-3000:]
+            assert " pass with plax" in out
+    finally:
+        for proc in procs:  # none left running after a failure
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
