@@ -2,7 +2,7 @@
 tinygrad's sz.py: lines that hold Python tokens, not blank lines, comments or
 docstrings. The kernel (core/plax) has a budget; over it, this exits with status 1.
 
-    python3 .ci/size_report.py [--kernel-budget 4750]
+    python3 .ci/size_report.py [--kernel-budget 4760]
 """
 from __future__ import annotations
 
@@ -24,7 +24,9 @@ KERNEL = "plax"
 # Raised to 4,750 (2026-12-06): JAX's configuration options (XLA's compiler settings, IR
 # dumps, logging levels, check_vma and the accepted-and-ignored table) are defined where
 # options are, in the kernel's config module, and avals carry their manual axis types.
-KERNEL_BUDGET = 4750
+# Raised to 4,760 (2026-12-06): JAX's public Primitive.impl and Primitive.get_bind_params
+# (libraries that define primitives the JAX way call them) and round(Array)'s int result.
+KERNEL_BUDGET = 4760
 NOT_CODE = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
             tokenize.ENDMARKER}
 OTHER_FOLDERS = ("tests", "benchmarks", "examples")

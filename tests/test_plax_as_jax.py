@@ -129,6 +129,46 @@ def test_rules_registered_the_jax_way_are_plax_rules():
     assert lines[5] == "True True"
 
 
+def test_python_callback_lowering_impl_and_bind_params():
+    """equinox's noinline lowers through `mlir.emit_python_callback` (NumPy in, NumPy
+    out, a keepalive for the module); its finalisation calls `prim.impl` and every
+    equation's `primitive.get_bind_params` (JAX 0.10: the params, as a dict)."""
+    out = run_python("""
+        import numpy as np
+        import jax, jax.numpy as jnp
+        from jax.interpreters import mlir
+        import jax.extend.core
+
+        seen = []
+        def host(x):
+            seen.append(type(x).__name__)
+            return [np.asarray(x * 10 + 1, x.dtype)]
+        def lowering(ctx, x):
+            results, token, keepalive = mlir.emit_python_callback(
+                ctx, host, None, [x], ctx.avals_in, ctx.avals_out, has_side_effect=False)
+            ctx.module_context.add_keepalive(keepalive)
+            return results
+        host_p = jax.extend.core.Primitive("host_affine")
+        host_p.def_impl(lambda x: x * 10 + 1)
+        host_p.def_abstract_eval(lambda x: jax.core.ShapedArray(x.shape, x.dtype))
+        mlir.register_lowering(host_p, lowering)
+        print(np.asarray(jax.jit(host_p.bind)(jnp.arange(3.0))).tolist(), seen)
+        print(np.asarray(host_p.impl(jnp.arange(2.0))).tolist())
+        eqn = jax.make_jaxpr(lambda x: jnp.sin(x) + 1)(1.0).eqns[0]
+        params = eqn.primitive.get_bind_params(eqn.params)
+        print(type(params).__name__, params == dict(eqn.params))
+        try:
+            jax.lax.sin_p.impl(1.0)
+        except NotImplementedError as err:
+            print("NotImplementedError", err)
+    """, alias="1")
+    lines = out.splitlines()
+    assert lines[0] == "[1.0, 11.0, 21.0] ['ndarray']"
+    assert lines[1] == "[1.0, 11.0]"
+    assert lines[2] == "dict True"
+    assert lines[3] == "NotImplementedError Evaluation rule for 'sin' not implemented"
+
+
 def test_rule_tables_refuse_non_primitives():
     out = run_python("""
         from jax.interpreters import ad

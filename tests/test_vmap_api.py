@@ -223,8 +223,10 @@ def test_vmap_of_a_callable_object_takes_its_attributes():
         def __call__(self, x):
             return x * self.w
 
-    v = plax.vmap(Scale())
+    obj = Scale()
+    v = plax.vmap(obj)
     np.testing.assert_array_equal(v(jnp.arange(3.0)), [0.0, 3.0, 6.0])
     assert v.w == 3.0 and isinstance(v.__name__, str)
+    assert v.__wrapped__ is obj  # functools.wraps's link to what was wrapped
     jitted = plax.jit(lambda x: x + 1)
     assert not hasattr(plax.vmap(jitted), "lower")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+import traceback
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -26,6 +27,7 @@ from jaxlib.mlir import ir
 from plax.extend import dtypes, tree_util
 from plax.extend.core import Effect, ShapedArray, abstract_token
 from plax.extend.mlir import hlo, mu
+from plax.errors import JaxRuntimeError
 from jaxlib import xla_client as xc
 
 from plax_runtime import api as runtime_api
@@ -247,8 +249,16 @@ def _emit_by_host_transfers(ctx, host_fn: Callable[..., Sequence[np.ndarray]],
 def eager_call(callback: Callable, args: Sequence[Any], avals_out: Sequence[ShapedArray],
                api: str) -> list:
     """A callback primitive's `impl`: the user's function called now, its results put
-    on the default device."""
-    return list(runtime_api.device_put(list(call_user(callback, args, avals_out, api))))
+    on the default device. As in JAX, whose eager call runs in a compiled computation,
+    a failing callback (or a result unlike its declaration) reaches the caller as
+    XLA's JaxRuntimeError with the traceback in its message and the callback's own
+    exception as its cause, whether the call is eager or compiled."""
+    try:
+        outs = call_user(callback, args, avals_out, api)
+    except Exception as err:
+        raise JaxRuntimeError("INTERNAL: CpuCallback error calling callback: "
+                              + traceback.format_exc()) from err
+    return list(runtime_api.device_put(list(outs)))
 
 
 def lower_call(ctx, callback: Callable, args: Sequence[ir.Value],

@@ -163,6 +163,10 @@ class ModuleContext:
         self.axis_context: AxisContext | None = None  # inside a manual region
         self.inline_calls = False  # see `inlining_calls`
 
+    def add_keepalive(self, obj) -> None:
+        """Keep `obj` alive as long as the compiled module (JAX's name)."""
+        self.keepalives.append(obj)
+
     @contextlib.contextmanager
     def inlining_calls(self) -> Iterator[None]:
         """Lower sub-Jaxprs inline rather than as calls of private functions.

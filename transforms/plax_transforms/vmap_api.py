@@ -115,8 +115,8 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size: int | 
     if axis_name is not None:
         canonicalize_axis_names(axis_name)  # hashable
 
+    @_wraps(fun)  # outermost, so that __wrapped__ is `fun` (as in JAX)
     @api_boundary
-    @_wraps(fun)
     def vmap_f(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(

@@ -98,6 +98,13 @@ def _shape_varargs(name):
     return method
 
 
+def _round_operator(self, ndigits=None):
+    """`round(x[, ndigits])`: without `ndigits` the result is an integer (default int
+    dtype), as Python's round of a float is."""
+    out = _numpy("round")(self, ndigits or 0)
+    return out if ndigits is not None else out.astype(int)
+
+
 def install(cls) -> None:
     """Give `cls` the NumPy-style operators, methods and properties (each a traceback
     boundary, so an error in `x + y` is shown from the line that wrote it)."""
@@ -112,7 +119,7 @@ def install(cls) -> None:
         setattr(cls, name, b(_method(name)))
     cls.reshape = b(_shape_varargs("reshape"))
     cls.flatten = b(_method("ravel"))
-    cls.__round__ = b(lambda self, ndigits=None: _numpy("round")(self, ndigits or 0))
+    cls.__round__ = b(_round_operator)
     cls.transpose = b(_shape_varargs("transpose"))
     for prop, name in _PROPERTIES.items():
         setattr(cls, prop, property(b(_unary(name))))

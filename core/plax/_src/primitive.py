@@ -221,6 +221,18 @@ class Primitive:
         return self.define_rule(LOWERING, fn, platform=platform)
 
     # --- evaluation helpers ----------------------------------------------------
+    def impl(self, *args, **params):
+        """The eager rule (`def_impl`) called directly, as JAX's `Primitive.impl`."""
+        rule = self.get_rule(IMPL)
+        if rule is None:
+            raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented")
+        return rule(*args, **params)
+
+    def get_bind_params(self, params: dict) -> dict:
+        """The params `bind` takes for an equation's `params` (JAX's hook; plax's
+        higher-order primitives carry their Jaxprs in the params as they are)."""
+        return dict(params)
+
     def abstract_eval(self, *avals, **params):
         """Output aval(s) of applying this primitive to `avals`."""
         rule = self.get_rule(ABSTRACT_EVAL)

@@ -139,11 +139,14 @@ def _gather_shape(operand: ShapedArray, indices: ShapedArray, dnums: GatherDimen
         if any(not 0 <= a < operand.ndim for a in axes) or len(set(axes)) != len(axes):
             raise ValueError(f"{name}: {what} {axes} must be distinct dimensions of operand "
                              f"{describe(operand)}")
-    if len(set(dropped)) != len(dropped) or any(slice_sizes[a] != 1 for a in dropped):
+    # a batching dimension of size 0 (vmap over an empty batch) has slice size 0
+    if (len(set(dropped)) != len(dropped)
+            or any(slice_sizes[a] != 1 for a in dnums.collapsed_slice_dims)
+            or any(slice_sizes[a] not in (0, 1) for a in dnums.operand_batching_dims)):
         raise ValueError(f"{name}: collapsed_slice_dims {dnums.collapsed_slice_dims} and "
                          f"operand_batching_dims {dnums.operand_batching_dims} must be "
-                         f"distinct dimensions with slice size 1 (slice_sizes "
-                         f"{tuple(slice_sizes)})")
+                         f"distinct dimensions with slice size 1 (0 or 1 for a batching "
+                         f"dimension; slice_sizes {tuple(slice_sizes)})")
     if set(dnums.start_index_map) & set(dnums.operand_batching_dims):
         raise ValueError(f"{name}: start_index_map {dnums.start_index_map} must not contain "
                          f"operand_batching_dims {dnums.operand_batching_dims}")
@@ -195,6 +198,12 @@ def _gather_lower(ctx, operand, indices, *, dimension_numbers, slice_sizes,
                       results=[mu.ir_type(out)])
 
 
+def batching_slice_size(batch_size) -> int:
+    """The slice size along a gather batching dimension of `batch_size` members: one
+    slice of each, none of an empty batch (1 would not fit in its operand)."""
+    return 0 if isinstance(batch_size, (int, np.integer)) and batch_size == 0 else 1
+
+
 def _gather_batching(axis_data, args, dims, *, dimension_numbers, slice_sizes, **params):
     """Both batched (an unbatched index array is broadcast, which is cheap): the batch
     dimension becomes a gather batching dimension. Only the indices batched: it is
@@ -212,7 +221,7 @@ def _gather_batching(axis_data, args, dims, *, dimension_numbers, slice_sizes, *
         new = GatherDimensionNumbers(
             up(dn.offset_dims), up(dn.collapsed_slice_dims), up(dn.start_index_map),
             (0,) + up(dn.operand_batching_dims), (0,) + up(dn.start_indices_batching_dims))
-        slice_sizes = (1,) + tuple(slice_sizes)
+        slice_sizes = (batching_slice_size(operand.shape[0]),) + tuple(slice_sizes)
     return gather_p.bind(operand, indices, dimension_numbers=new, slice_sizes=slice_sizes,
                          **params), 0
 

@@ -134,9 +134,12 @@ def _check_shapes(name: str, operand: ShapedArray, indices: ShapedArray,
         raise TypeError(f"{name}: the scatter dimensions of updates {describe(updates)} "
                         f"(those not in update_window_dims {dnums.update_window_dims}) must "
                         f"match the batch dimensions of scatter_indices {describe(indices)}")
+    # Only the window's own dimensions are bounded by the operand's: inserted and
+    # batching dimensions have no window (an empty batch of operands is no error).
+    dropped = set(dropped)
     for d, (w, n) in enumerate(zip(window_sizes(operand.ndim, updates.shape, dnums),
                                    operand.shape)):
-        if w > n:
+        if d not in dropped and w > n:
             raise TypeError(f"{name}: the update window of updates {describe(updates)} is "
                             f"larger than operand {describe(operand)} in dimension {d}")
     if len(dnums.operand_batching_dims) != len(dnums.scatter_indices_batching_dims):

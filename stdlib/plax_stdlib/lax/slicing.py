@@ -36,7 +36,8 @@ from plax_stdlib.lax.comparison import lt, select
 from plax_stdlib.lax.conversion import convert_with_weak_type
 from plax_stdlib.lax.dimensions import dimension_as_value, size_scalar
 from plax_stdlib.lax.elementwise import add
-from plax_stdlib.lax.gathers import GatherDimensionNumbers, GatherScatterMode, gather_p
+from plax_stdlib.lax.gathers import (GatherDimensionNumbers, GatherScatterMode,
+                                     batching_slice_size, gather_p)
 from plax_stdlib.lax.shape_ops import broadcast_in_dim, concatenate, expand_dims, pad, squeeze
 
 
@@ -308,7 +309,8 @@ def _dynamic_slice_batching(axis_data, args, dims, *, slice_sizes):
     if od is not_mapped:
         dnums = GatherDimensionNumbers(offset, (), tuple(range(rank)))
     else:
-        operand, slice_sizes = moveaxis(operand, od, 0), (1,) + tuple(slice_sizes)
+        operand = moveaxis(operand, od, 0)
+        slice_sizes = (batching_slice_size(size),) + tuple(slice_sizes)
         dnums = GatherDimensionNumbers(offset, (), offset, (0,), (0,))
     return gather_p.bind(operand, indices, dimension_numbers=dnums, slice_sizes=slice_sizes,
                          indices_are_sorted=False, unique_indices=False,
@@ -486,7 +488,8 @@ def _dynamic_update_slice_batching(axis_data, args, dims):
     axes = tuple(range(1, rank + 1))
     picked = gather_p.bind(update, concatenate(offsets, rank + 1),
                            dimension_numbers=GatherDimensionNumbers((), axes, axes, (0,), (0,)),
-                           slice_sizes=(1,) * (rank + 1), indices_are_sorted=False,
+                           slice_sizes=(batching_slice_size(size),) + (1,) * rank,
+                           indices_are_sorted=False,
                            unique_indices=False, mode=GatherScatterMode.CLIP)
     return select_n(inside, operand, picked), 0
 

@@ -406,14 +406,16 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     shape = get_aval(flat_operands[0]).shape
     window = make_window("reduce_window", shape, window_dimensions, window_strides, padding,
                          base_dilation, window_dilation)
-    inits = scalar_init_values(flat_inits, flat_operands)
-    avals = [get_aval(x) for x in flat_operands]
     if len(flat_operands) == 1 and tree == tree_util.tree_structure(0):
-        binary = reductions.monoid_of(computation, avals[0].dtype)
-        if binary in _MONOIDS:
+        binary = reductions.monoid_of(computation, get_aval(flat_operands[0]).dtype)
+        init = flat_inits[0]
+        if binary in _MONOIDS and not get_aval(init).shape:
             prim, identity = _MONOIDS[binary]
-            if reductions.is_identity(inits[0], identity(avals[0].dtype)):
+            # As in JAX, an initial value that is the identity in its own dtype (a
+            # Python -inf for max over int32) stands for the identity of the operand's.
+            if reductions.is_identity(init, identity(get_aval(init).dtype)):
                 return prim.bind(flat_operands[0], **window._asdict())
+    inits = scalar_init_values(flat_inits, flat_operands)
     jaxpr = reducer_jaxpr(computation, [get_aval(i) for i in inits], tree)
     outs = reduce_window_p.bind(*flat_operands, *inits, jaxpr=jaxpr, **window._asdict())
     return tree_util.tree_unflatten(tree, outs)

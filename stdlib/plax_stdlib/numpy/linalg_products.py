@@ -375,7 +375,7 @@ def _split_einsum_args(subscripts, operands):
 
 
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
-           preferred_element_type=None, out_sharding=None):
+           preferred_element_type=None, out_sharding=None, _dot_general=None):
     """Einstein summation: products of the operands, summed over the indices that do not
     appear in the output, as written in `subscripts` (e.g. `"ij,jk->ik"` is a matrix
     product).
@@ -396,6 +396,10 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
         preferred_element_type: the dtype to accumulate in and return.
         out_sharding: a Sharding or PartitionSpec for the result; computed as JAX does
             (on the mesh's axes made Auto, then laid out).
+        _dot_general: JAX's hook (flax's quantized and injected-dot layers use it):
+            called instead of `lax.dot_general` for each pairwise contraction, as
+            `_dot_general(lhs, rhs, dimension_numbers, precision,
+            preferred_element_type=dtype)`.
 
     Returns:
         The result array.
@@ -403,6 +407,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     Raises:
         ValueError: subscripts that do not match the operands.
         NotImplementedError: an `out` argument.
+        TypeError: a `_dot_general` that is not callable.
 
     Examples:
         >>> a = jnp.array([[1, 2], [3, 4]])
@@ -414,17 +419,33 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.einsum is not supported.")
+    if _dot_general is not None and not callable(_dot_general):
+        raise TypeError(f"einsum: _dot_general must be callable, got {_dot_general!r}")
     arrays, spec = _split_einsum_args(subscripts, operands)
     util.check_arraylike("einsum", *arrays)
     arrays = util.promote_dtypes(*map(util.operand, arrays))
     preferred = _preferred(preferred_element_type, "einsum")
+    dot = _injected_dot(_dot_general)
     return laid_out("plax.numpy.einsum", out_sharding,
                     lambda *arrays: _einsum(subscripts, spec, arrays, optimize, precision,
-                                            preferred),
+                                            preferred, dot),
                     *arrays)
 
 
-def _einsum(subscripts, spec, arrays, optimize, precision, preferred):
+def _injected_dot(user_dot):
+    """A user's `dot_general` in `_dot_general`'s calling convention (or, with none
+    given, plax's own)."""
+    if user_dot is None:
+        return _dot_general
+
+    def dot(a, b, contract, batch, precision, preferred_element_type):
+        dims = (tuple(contract[0]), tuple(contract[1])), (tuple(batch[0]), tuple(batch[1]))
+        return user_dot(a, b, dims, precision,
+                        preferred_element_type=preferred_element_type or util.dtype_of(a))
+    return dot
+
+
+def _einsum(subscripts, spec, arrays, optimize, precision, preferred, dot):
     try:
         inputs, output, _ = opt_einsum.parser.parse_einsum_input(spec, shapes=True)
         # A symbolic size (shape-polymorphic export) counts as 8 for the path's cost.
@@ -448,7 +469,8 @@ def _einsum(subscripts, spec, arrays, optimize, precision, preferred):
         result = step[0]
         for k, term in enumerate(step[1:], start=1):  # more than two: pairwise
             keep = step_output + "".join(t.labels for t in step[k + 1:])
-            result = _contract(result, term, sorted(removed), keep, precision, preferred)
+            result = _contract(result, term, sorted(removed), keep, precision, preferred,
+                               dot)
         result = result.reduced(step_output)
         if result.labels != step_output:
             result = _Term(lax.transpose(result.array, tuple(
@@ -511,8 +533,8 @@ def _sum(array, axes):
     return lax.reduce_sum(array, axes)
 
 
-def _contract(lhs: _Term, rhs: _Term, removed: list, keep: str, precision,
-              preferred) -> _Term:
+def _contract(lhs: _Term, rhs: _Term, removed: list, keep: str, precision, preferred,
+              dot) -> _Term:
     """One pairwise contraction; labels in `keep` survive, shared ones in `removed` are
     summed. Batch labels come first, in `keep`'s order; the result's other labels are
     `rhs`'s then `lhs`'s when that is `keep`'s order (no transpose needed), else
@@ -534,7 +556,7 @@ def _contract(lhs: _Term, rhs: _Term, removed: list, keep: str, precision,
     rest = lambda t: "".join(c for c in t.labels if c not in batch and c not in contracted)
     if "".join(batch) + rest(rhs) + rest(lhs) == keep:
         lhs, rhs = rhs, lhs
-    out = _dot_general(
+    out = dot(
         lhs.array, rhs.array,
         ([lhs.labels.index(c) for c in contracted], [rhs.labels.index(c) for c in contracted]),
         ([lhs.labels.index(c) for c in batch], [rhs.labels.index(c) for c in batch]),

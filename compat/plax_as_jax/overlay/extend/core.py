@@ -32,10 +32,6 @@ class Primitive(pcore.Primitive):
             namespace = f"{module}.{next(_serial)}"
         super().__init__(f"{namespace}.{name}")
 
-    def get_bind_params(self, params):
-        """JAX's hook for subfunctions carried in params: none here."""
-        return [], params
-
     def def_effectful_abstract_eval(self, rule):
         """`rule(*avals, **params) -> (aval(s), effects)`; plax reads effects from an
         effects rule, evaluated on the params."""

@@ -70,7 +70,7 @@ scan_p = Primitive("lax.scan", multiple_results=True)
 # --- the API -------------------------------------------------------------------------
 
 def scan(f, init, xs=None, length: int | None = None, reverse: bool = False,
-         unroll: int | bool = 1):
+         unroll: int | bool = 1, _split_transpose: bool = False):
     """Loops `carry, y = f(carry, x)` over the leading axis of `xs`, as one compiled loop.
 
     In Python terms::
@@ -95,6 +95,8 @@ def scan(f, init, xs=None, length: int | None = None, reverse: bool = False,
             order).
         unroll: how many iterations each step of the compiled loop runs (True:
             all of them).
+        _split_transpose: accepted for JAX's signature and, as in JAX 0.10,
+            without effect (libraries such as flax pass it through).
 
     Returns:
         `(final_carry, ys)`: `ys` stacks the per-iteration `y`s along a new leading
@@ -112,6 +114,7 @@ def scan(f, init, xs=None, length: int | None = None, reverse: bool = False,
         >>> plax.lax.scan(cumulative, 0.0, jnp.array([1.0, 2.0, 3.0]))
         (Array(6., dtype=float32), Array([1., 3., 6.], dtype=float32))
     """
+    del _split_transpose  # no effect in JAX 0.10 either: one transpose for every scan
     if not callable(f):
         raise TypeError(f"lax.scan: f argument should be callable, got {f!r}")
     xs_leaves, xs_tree = tree_util.tree_flatten(xs)
