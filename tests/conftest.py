@@ -44,7 +44,6 @@ def mesh(devs):
 _FAILING_AFTER_MERGE = (
     'tests/test_control_flow_autodiff.py::test_loop_invariant_weight_is_not_stacked',
     'tests/test_device_put_traced.py::test_bad_targets_inside_jit_are_value_errors',
-    'tests/test_distributed_faults.py::test_a_missing_process_is_named_at_the_initialization_timeout',
     'tests/test_docstring_examples.py::test_docstring_example[plax.make_jaxpr]',
     'tests/test_export.py::test_effects_without_a_nullary_class_are_not_serializable',
     'tests/test_extend_docs.py::test_the_walk_through_names_every_module_and_rule_kind',

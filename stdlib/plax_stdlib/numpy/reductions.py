@@ -302,14 +302,19 @@ def _cumulative(name: str, lax_fn: Callable):
             a = lax.reshape(a, (math.prod(util.shape_of(a)),))
             axis = 0
         axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
-        result_dtype = util.check_user_dtype(dtype, name) or util.dtype_of(a)
+        dtype = util.check_user_dtype(dtype, name)
+        result_dtype = dtype or util.dtype_of(a)
         if result_dtype == np.dtype(bool):
             result_dtype = dtypes.default_int_dtype()
-        return lax_fn(util.convert(a, result_dtype), axis=axis)
+        if dtype == np.dtype(bool):  # the truth values accumulate, and bools come back
+            a = util.convert(a, np.dtype(bool))
+        out = lax_fn(util.convert(a, result_dtype), axis=axis)
+        return util.convert(out, np.dtype(bool)) if dtype == np.dtype(bool) else out
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Cumulative {name[3:]} along `axis` (over the flattened array if None); "
                   "integers keep their dtype (as in JAX), bools accumulate as the default "
-                  "int.")
+                  "int; with `dtype=bool`, the truth values of `a` accumulate and the "
+                  "result is bool (as in JAX).")
     return fn
 
 
