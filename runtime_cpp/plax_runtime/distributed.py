@@ -133,6 +133,7 @@ class State:
             logger.warning("plax.distributed: the coordinator was lost; the runtime's "
                            "client is left as it is")
             distributed_guard.keep_forever(self.client, self.guard, *backends.made_clients())
+            distributed_guard.end_quietly()
         elif self.guard is not None:
             self.guard.close()
         self.client = self.guard = None

@@ -20,7 +20,8 @@ What jaxlib 0.10.2 allows, and why this is built as it is:
 - The parked thread holds the client's internal lock, so after the loss nothing may call
   the client again: the watch stops using it, `shutdown` skips it, and the client and
   the backends that share it are never destroyed (their destructors would wait for that
-  lock), so the interpreter exits normally, with the program's exit status.
+  lock); Python's teardown runs as usual (files flushed), then the process ends with
+  the program's exit status without running the C++ destructors (`end_quietly`).
 """
 from __future__ import annotations
 
@@ -95,6 +96,18 @@ class Guard:
         finally:
             while True:  # the aborting thread never returns to the abort
                 time.sleep(3600)
+
+
+def end_quietly() -> None:
+    """After a loss, as the run shuts down: an abort from now on (a thread that the
+    interpreter's teardown ends inside the runtime's C++ frames) freezes its thread in
+    C (`pause`) rather than run Python, and the process's exit skips the C++
+    destructors (an `on_exit` handler calls `_exit` with the program's exit status;
+    Python has flushed its files by then)."""
+    address = ctypes.cast(_libc.pause, ctypes.c_void_p).value
+    _libc.signal(signal.SIGABRT, address)
+    _libc.on_exit.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    _libc.on_exit(ctypes.cast(_libc._exit, ctypes.c_void_p).value, None)  # _exit(status)
 
 
 _leaked: list[object] = []

@@ -261,10 +261,11 @@ class Watch:
                 return
             self.raise_if_failed()
             now = time.monotonic()
-            if now - self._last_answer > self.heartbeat_timeout / 2 + self.period:
+            silent = now - self._last_answer
+            if self.process_id != 0 and silent > self.heartbeat_timeout / 2 + self.period:
                 # half the timeout: the runtime aborts this process at the full one
                 self.lose_coordinator(f"the coordinator (process 0) did not answer for "
-                           f"{now - self._last_answer:.1f} s: it died or was stopped")
+                                      f"{silent:.1f} s: it died or was stopped")
                 self.raise_if_failed()
             if deadline is not None and now >= deadline:
                 absent = self._absent(name, seq)
@@ -279,10 +280,19 @@ class Watch:
     def _absent(self, name: str, seq: int | None) -> list[str]:
         """The processes not waiting in operation (`name`, `seq`), each described (with
         `seq` None, a computation's result: any process waiting for one is there)."""
-        try:
-            peers = self._read_peers()
+        answer: list[dict[int, dict]] = []
+        patience = self.heartbeat_timeout / 2 + self.period
+        try:  # bounded: a stopped coordinator never answers
+            if not bounded(lambda: answer.append(self._read_peers()), patience):
+                if self.process_id == 0:  # its own service, in this process: slow
+                    return [f"unknown (this process's own service did not answer in "
+                            f"{patience:.1f} s)"]
+                self.lose_coordinator(f"the coordinator (process 0) did not answer for "
+                                      f"{patience:.1f} s: it died or was stopped")
+                return []
         except Exception as err:  # noqa: BLE001
             return [f"unknown (the coordinator did not answer: {err})"]
+        peers = answer[0]
         self._check_peers(peers)
         now = time.monotonic()
         absent = []
