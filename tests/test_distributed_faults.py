@@ -83,14 +83,15 @@ def test_losing_the_coordinator_is_an_exception_in_every_other(count, fault, ope
         report = raised(pid, results[pid], runtime_abort_logged=True)
         assert report["after"] < HEARTBEAT_S + SLACK_S, report
         message = report["message"]
+        # whoever finds it first says so: the guard (the runtime's abort), the watcher
+        # (its own call failed, or process 0's status stopped), the waiting thread (no
+        # answer for half the heartbeat timeout, or its collective's connection closed)
+        found = ["the coordinator (process 0 at 127.0.0.1:", "process 0 sent no heartbeat",
+                 "the coordinator (process 0) did not answer for",
+                 "the coordinator (process 0) stopped answering"]
         if fault == "kill":
-            assert "the coordinator (process 0 at 127.0.0.1:" in message, message
-            assert "it died" in message and "abort of this process was intercepted" \
-                in message, message
-        else:  # the watcher, the waiting thread or the guard finds it first
-            assert any(words in message for words in (
-                "process 0 sent no heartbeat", "it was stopped or hangs",
-                "the coordinator (process 0) did not answer for")), message
+            found.append("lost its connection to another process")
+        assert any(words in message for words in found), message
 
 
 @pytest.mark.parametrize("operation", ["computation", "sync"])
