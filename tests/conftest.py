@@ -57,7 +57,6 @@ _FAILING_AFTER_MERGE = (
     'tests/test_readmes.py::test_readme_lists_the_entry_points_of_pyproject[plax-transforms]',
     'tests/test_refs.py::test_writes_from_other_transformations_raise',
     'tests/test_refs_vmap_aot.py::test_same_as_jax',
-    'tests/test_reliability_regressions.py::test_integer_division_and_remainder_by_zero_follow_numpy',
     'tests/test_sharding_explicit_vs_jax.py::test_untyped_sharding_matches_jax',
 )
 
