@@ -123,7 +123,9 @@ class State:
                 lost = not distributed_watch.bounded(self.client.shutdown,
                                                      self.shutdown_timeout + 5)
             except Exception as err:  # noqa: BLE001 - a failed run ends all the same
-                if watch is None or watch.fault is None:
+                # the runtime's client was not shut down: it may still abort the process
+                lost = self.guard is not None
+                if not lost and (watch is None or watch.fault is None):
                     raise
                 logger.warning("plax.distributed: shutdown after a failure: %s", err)
         if lost:

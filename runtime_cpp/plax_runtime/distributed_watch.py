@@ -336,6 +336,9 @@ class Watch:
                 self._wait_for_peers_to_leave()
         except Exception as err:  # noqa: BLE001 - leaving anyway
             logger.warning("plax.distributed: closing: %s", err)
+            if self.process_id != 0:  # its service refused the call: process 0 is gone
+                self.lose_coordinator(f"the coordinator (process 0) refused a call while "
+                                      f"this process was leaving the run: {err}")
         finally:
             self._stop.set()
             self._thread.join(timeout=self.period + 1)
