@@ -15,6 +15,7 @@ import pathlib
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -115,7 +116,12 @@ def test_a_peer_that_skips_a_collective_is_named_after_the_timeout(operation):
 
 
 JOIN = """
-import sys, time, plax
+import os, sys, time, plax
+ready = os.path.join(sys.argv[4], sys.argv[3])  # plax imported: all start together
+open(ready, "w").close()
+deadline = time.monotonic() + 100
+while len(os.listdir(sys.argv[4])) < int(sys.argv[5]) and time.monotonic() < deadline:
+    time.sleep(0.01)
 start = time.monotonic()
 try:
     plax.distributed.initialize(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]),
@@ -128,12 +134,15 @@ except plax.errors.DistributedError as err:
 
 
 def join(*counts: int) -> list[tuple[int, float, str]]:
-    """Processes 0, 1, ... started with these num_processes: (status, seconds to the
-    exception, message) of each; the seconds of the others are counted from process 0's
-    start (on a loaded machine they may start seconds before or after it)."""
+    """Processes 0, 1, ... started with these num_processes, each calling `initialize`
+    once all have imported plax: (status, seconds to the exception, message) of each;
+    the seconds of the others are counted from process 0's start (on a loaded machine
+    they may still start a little before or after it)."""
     address = f"127.0.0.1:{free_port()}"
-    results = run_processes([[sys.executable, "-c", JOIN, address, str(n), str(pid)]
-                             for pid, n in enumerate(counts)], must_succeed=False)
+    with tempfile.TemporaryDirectory() as ready:
+        results = run_processes([[sys.executable, "-c", JOIN, address, str(n), str(pid),
+                                  ready, str(len(counts))]
+                                 for pid, n in enumerate(counts)], must_succeed=False)
     out = []
     for pid in range(len(counts)):
         code, text = results[pid]
