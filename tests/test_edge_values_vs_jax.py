@@ -81,6 +81,13 @@ PROGRAMS = {
                                                              dtype=jnp.complex64),
     "geomspace_no_endpoint_complex": lambda: jnp.geomspace(-1.0, 16.0, 4, endpoint=False,
                                                            dtype=jnp.complex64),
+    "mean_int16_of_bfloat16_inf": lambda: jit(lambda x: jnp.mean(x, axis=0, dtype=jnp.int16))(
+        jnp.array([[np.inf], [0.0], [0.0]], jnp.bfloat16)),
+    "mean_int8_wraps": lambda: jnp.mean(jnp.array([100, 100, 101], jnp.int8), dtype=jnp.int8),
+    "mean_int_of_floats": lambda: jnp.mean(jnp.array([[7.9, -7.5], [1.2, 2.0], [3.0, 0.0]]),
+                                           axis=0, dtype=jnp.int16),
+    "mean_uint8_where": lambda: jnp.mean(jnp.array([1, 2, 4]), dtype=jnp.uint8,
+                                         where=jnp.array([True, False, True])),
     "donate_both_split": lambda: donated_twice(np.arange(4.0, dtype=np.float32), (0, 1)),
     "donate_both_split_empty": lambda: donated_twice(np.zeros(0, np.float32), (0, 1)),
     "donate_second_split": lambda: donated_twice(np.arange(4, dtype=np.int32), (1,)),
@@ -175,8 +182,18 @@ def test_known_answers_of_former_differences(plax_answers):
                                                       "[True, True, False, False]"]]
     assert plax_answers["geomspace_negative_start_complex"][0][:2] == [[4], "complex64"]
     assert "nan" not in plax_answers["geomspace_negative_start_complex"][0][3]
+    assert plax_answers["mean_int16_of_bfloat16_inf"] == [[[1], "int16", False, "[10922]"]]
     # the unused donor (y: one output, two donated inputs) stays alive
     assert plax_answers["donate_both_split"][1][3] == "[True, False, True, False]"
+
+
+def test_an_integer_mean_of_nothing_is_zero():
+    """JAX's program divides 0 by 0 in the integer type and the process dies (SIGFPE);
+    plax's mean of no values in an integer dtype is the empty sum, 0."""
+    assert int(jnp.mean(jnp.zeros((0,), jnp.float32), dtype=jnp.int32)) == 0
+    assert int(jnp.mean(jnp.ones(3), dtype=jnp.int8, where=jnp.zeros(3, bool))) == 0
+    out = plax.jit(lambda x: jnp.mean(x, axis=0, dtype=jnp.int32))(jnp.zeros((0, 2)))
+    assert out.dtype == jnp.int32 and out.tolist() == [0, 0]
 
 
 _STATISTICS = {

@@ -186,7 +186,9 @@ def _count(shape, axes, where, keepdims, dtype, fun_name):
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
-    """Arithmetic mean over `axis`; integers and bool average in floating point."""
+    """Arithmetic mean over `axis`; integers and bool average in floating point, unless
+    `dtype` is an integer type: then, as in JAX, the values are summed and divided
+    (truncating) in that type."""
     _check_out(out, "mean")
     a = util.ensure_arraylike("mean", a)
     result_dtype = (util.check_user_dtype(dtype, "mean")
@@ -194,12 +196,19 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     if result_dtype == np.bool_:  # JAX divides in the requested dtype: bool cannot
         raise TypeError(f"mean: dtype bool is not supported for the mean of {util.dtype_of(a)} "
                         "values (it divides in that dtype)")
-    compute_dtype = _upcast_f16(dtypes.to_inexact_dtype(result_dtype))
+    compute_dtype = (_upcast_f16(result_dtype) if dtypes.issubdtype(result_dtype, np.inexact)
+                     else result_dtype)
     shape = util.shape_of(a)
     axes = util.canonicalize_axes(axis, len(shape))
     total = sum(a, axes, dtype=compute_dtype, keepdims=keepdims, where=where)
     count = _count(shape, axes, where, keepdims, compute_dtype, "mean")
-    return util.convert(lax.div(total, count), result_dtype)
+    if dtypes.issubdtype(compute_dtype, np.inexact):
+        return util.convert(lax.div(total, count), result_dtype)
+    # an integer mean: never divided by zero (JAX's program folds 0 // 0 and the process
+    # dies of SIGFPE); an empty or fully masked mean is the empty sum, 0
+    count = (util.convert(builtins.max(count, 1.0), compute_dtype) if isinstance(count, float)
+             else lax.max(count, util.convert(np.ones((), compute_dtype), compute_dtype)))
+    return lax.div(total, count)
 
 
 _mean = mean  # for `var`, whose parameter `mean` (JAX's name) hides it
