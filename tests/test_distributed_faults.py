@@ -12,6 +12,7 @@ measured times to the exception are in the `RAISED` lines (pytest -s shows them)
 import contextlib
 import json
 import pathlib
+import re
 import socket
 import subprocess
 import sys
@@ -104,8 +105,11 @@ def test_a_peer_that_skips_a_collective_is_named_after_the_timeout(operation):
     name = "sync_global_devices('step')" if operation == "sync" else "a computation over"
     for pid in (0, 2):
         report = raised(pid, results[pid])
-        assert COLLECTIVE_S <= report["after"] < COLLECTIVE_S + SLACK_S, report
         message = report["message"]
+        assert report["after"] < COLLECTIVE_S + SLACK_S, report
+        if not re.search(r"run failed: process \d failed:", message):  # its own timeout
+            assert COLLECTIVE_S <= report["after"], report  # (the other waiter's, relayed,
+            # may come first: that one may have started waiting a little earlier)
         assert name in message and "timed out" in message, message
         assert ("processes that did not arrive: process 1 (alive, in no multi-process "
                 "operation)") in message, message
