@@ -42,7 +42,6 @@ def mesh(devs):
 # they are marked so that the rest of the suite lands. The wheel-install tests need the
 # merged packages' wheels rebuilt and are skipped until then.
 _FAILING_AFTER_MERGE = (
-    'tests/test_distributed_faults.py::test_a_missing_process_is_named_at_the_initialization_timeout',
     'tests/test_fastpath.py::test_numpy_arguments_placed_from_cpp_see_each_calls_contents',
 )
 

@@ -12,9 +12,11 @@ measured times to the exception are in the `RAISED` lines (pytest -s shows them)
 import contextlib
 import json
 import pathlib
+import re
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -28,10 +30,12 @@ HEARTBEAT_S, COLLECTIVE_S = 2, 3.0  # as the worker passes them
 SLACK_S = 3.0  # the watcher's period, the polling, a loaded CI machine
 
 
-def raised(pid: int, result: tuple[int, str]) -> dict:
-    """The `RAISED` report of a process that ended with DistributedError."""
+def raised(pid: int, result: tuple[int, str], runtime_abort_logged: bool = False) -> dict:
+    """The `RAISED` report of a process that ended with DistributedError (having logged
+    the runtime's fatal error first, when it was intercepted)."""
     code, out = result
-    assert "Terminating process" not in out and "Check failure" not in out, out[-3000:]
+    if not runtime_abort_logged:
+        assert "Terminating process" not in out and "Check failure" not in out, out[-3000:]
     lines = [line for line in out.splitlines() if "RAISED {" in line]  # stderr may
     assert code == 3 and lines and "FINALLY" in out, (pid, code, out[-3000:])  # interleave
     report = json.loads(lines[-1][lines[-1].index("RAISED {") + len("RAISED "):])
@@ -66,6 +70,32 @@ def test_a_dead_or_stopped_peer_is_an_exception_in_every_other(count, fault, vic
         assert results[victim][0] == -9, results[victim]
 
 
+@pytest.mark.parametrize("count,fault,operation", [
+    (3, "kill", "computation"),
+    (3, "kill", "sync"),
+    (2, "stop", "sync"),
+], ids=["kill_-9_of_3_in_a_computation", "kill_-9_of_3_in_sync", "sigstop_of_2"])
+def test_losing_the_coordinator_is_an_exception_in_every_other(count, fault, operation):
+    """Process 0 serves the runtime's coordination service: when it dies, the runtime's
+    client aborts the others at once (JAX's behaviour); plax intercepts that abort
+    (plax_runtime.distributed_guard) and the survivors raise within the heartbeat
+    timeout, run their `finally` and exit with their own status."""
+    results = fault_run(count, fault, 0, operation)
+    for pid in range(1, count):
+        report = raised(pid, results[pid], runtime_abort_logged=True)
+        assert report["after"] < HEARTBEAT_S + SLACK_S, report
+        message = report["message"]
+        # whoever finds it first says so: the guard (the runtime's abort), the watcher
+        # (its own call failed, or process 0's status stopped), the waiting thread (no
+        # answer for half the heartbeat timeout, or its collective's connection closed)
+        found = ["the coordinator (process 0 at 127.0.0.1:", "process 0 sent no heartbeat",
+                 "the coordinator (process 0) did not answer for",
+                 "the coordinator (process 0) stopped answering"]
+        if fault == "kill":
+            found.append("lost its connection to another process")
+        assert any(words in message for words in found), message
+
+
 @pytest.mark.parametrize("operation", ["computation", "sync"])
 def test_a_peer_that_skips_a_collective_is_named_after_the_timeout(operation):
     """The stuck-peer case JAX hangs on (jax-ml/jax#38503): the processes that wait
@@ -75,8 +105,11 @@ def test_a_peer_that_skips_a_collective_is_named_after_the_timeout(operation):
     name = "sync_global_devices('step')" if operation == "sync" else "a computation over"
     for pid in (0, 2):
         report = raised(pid, results[pid])
-        assert COLLECTIVE_S <= report["after"] < COLLECTIVE_S + SLACK_S, report
         message = report["message"]
+        assert report["after"] < COLLECTIVE_S + SLACK_S, report
+        if not re.search(r"run failed: process \d failed:", message):  # its own timeout
+            assert COLLECTIVE_S <= report["after"], report  # (the other waiter's, relayed,
+            # may come first: that one may have started waiting a little earlier)
         assert name in message and "timed out" in message, message
         assert ("processes that did not arrive: process 1 (alive, in no multi-process "
                 "operation)") in message, message
@@ -87,32 +120,43 @@ def test_a_peer_that_skips_a_collective_is_named_after_the_timeout(operation):
 
 
 JOIN = """
-import sys, time, plax
+import os, sys, time, plax
+ready = os.path.join(sys.argv[4], sys.argv[3])  # plax imported: all start together
+open(ready, "w").close()
+deadline = time.monotonic() + 100
+while len(os.listdir(sys.argv[4])) < int(sys.argv[5]) and time.monotonic() < deadline:
+    time.sleep(0.01)
 start = time.monotonic()
 try:
     plax.distributed.initialize(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]),
                                 initialization_timeout=4)
     print("JOINED", plax.process_count(), flush=True)
 except plax.errors.DistributedError as err:
-    print("RAISED", time.monotonic() - start, err, flush=True)
+    print("RAISED", time.monotonic() - start, time.time(), err, flush=True)
     sys.exit(3)
 """
 
 
 def join(*counts: int) -> list[tuple[int, float, str]]:
-    """Processes 0, 1, ... started with these num_processes: (status, seconds to the
-    exception, message) of each."""
+    """Processes 0, 1, ... started with these num_processes, each calling `initialize`
+    once all have imported plax: (status, seconds to the exception, message) of each;
+    the seconds of the others are counted from process 0's start (on a loaded machine
+    they may still start a little before or after it)."""
     address = f"127.0.0.1:{free_port()}"
-    results = run_processes([[sys.executable, "-c", JOIN, address, str(n), str(pid)]
-                             for pid, n in enumerate(counts)], must_succeed=False)
+    with tempfile.TemporaryDirectory() as ready:
+        results = run_processes([[sys.executable, "-c", JOIN, address, str(n), str(pid),
+                                  ready, str(len(counts))]
+                                 for pid, n in enumerate(counts)], must_succeed=False)
     out = []
     for pid in range(len(counts)):
         code, text = results[pid]
         assert "Terminating process" not in text, text[-3000:]
         line = next((ln for ln in text.splitlines() if ln.startswith("RAISED ")), "")
-        after = float(line.split()[1]) if line else -1.0
-        out.append((code, after, line))
-    return out
+        out.append((code, *map(float, line.split()[1:3]), line) if line
+                   else (code, -1.0, 0.0, text[-3000:]))
+    started = out[0][2] - out[0][1]  # process 0's start, by the clock
+    return [(code, at - started if pid and at else after, line)
+            for pid, (code, after, at, line) in enumerate(out)]
 
 
 def test_processes_that_disagree_on_num_processes_are_refused():
@@ -339,3 +383,45 @@ def test_other_errors_of_a_computation_are_left_alone(watches):
 
     with pytest.raises(JaxRuntimeError, match="RESOURCE_EXHAUSTED"):
         watches[0].wait(lambda: True, out_of_memory, "unused")
+
+
+GUARDED_ABORT = """
+import os, socket, sys, threading
+from plax_runtime.distributed_guard import Guard
+where, thread, silent = sys.argv[1], sys.argv[2], float(sys.argv[3])
+told = threading.Event()
+guard = Guard(where, lambda message: (print("LOST", message, flush=True), told.set()),
+              lambda: silent, stale_after=1.0)
+if thread == "main":
+    os.abort()
+threading.Thread(target=os.abort, daemon=True).start()
+told.wait(20)
+print("SURVIVED", flush=True)
+"""
+
+
+@pytest.mark.parametrize("where,thread,silent,survives", [
+    ("closed", "other", 0.0, True),     # process 0 died: its port refuses connections
+    ("open", "other", 5.0, True),       # process 0 stopped: no answer for 5 s > 1 s
+    ("open", "other", 0.0, False),      # process 0 answers: an abort of another cause
+    ("closed", "main", 0.0, False),     # the main thread's own abort
+], ids=["coordinator_died", "coordinator_silent", "coordinator_alive", "main_thread"])
+def test_the_guard_intercepts_only_the_abort_for_a_lost_coordinator(where, thread, silent,
+                                                                     survives):
+    """The SIGABRT handler of plax_runtime.distributed_guard (without a runtime: the
+    abort is os.abort() in a thread): it parks the aborting thread and tells the run
+    when process 0 is lost, and lets every other abort end the process."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        if where == "open":
+            server.listen(8)
+        address = "127.0.0.1:%d" % server.getsockname()[1]
+        done = subprocess.run([sys.executable, "-c", GUARDED_ABORT, address, thread,
+                               str(silent)], env=child_env(), capture_output=True,
+                              text=True, timeout=60)
+    if survives:
+        assert done.returncode == 0 and "SURVIVED" in done.stdout, done
+        assert "the runtime's abort of this process was intercepted" in done.stdout
+        assert ("it died" if where == "closed" else "it was stopped") in done.stdout
+    else:
+        assert done.returncode == -6 and "LOST" not in done.stdout, done

@@ -178,6 +178,11 @@ def clients() -> dict[str, xc.Client]:
     return _clients
 
 
+def made_clients() -> list[xc.Client]:
+    """The backends' clients made so far (none before the first use)."""
+    return list((_clients or {}).values())
+
+
 def get_backend(platform: str | xc.Client | None = None) -> xc.Client:
     """The client of `platform` (a name or alias), or the default backend's: the one
     `jax_platform_name` names, else the first started."""

@@ -29,7 +29,7 @@ from jaxlib import _jax
 
 from plax.errors import DistributedError
 from plax.extend import config
-from plax_runtime import backends, distributed_lobby, distributed_watch
+from plax_runtime import backends, distributed_guard, distributed_lobby, distributed_watch
 
 __all__ = ["initialize", "shutdown", "is_initialized"]
 
@@ -45,6 +45,8 @@ class State:
     client: _jax.DistributedRuntimeClient | None = None
     local_device_ids: list[int] | None = None  # accelerator plugins' visible devices
     partition_index: int | None = None  # accelerator plugins' partition of this process
+    guard: distributed_guard.Guard | None = None  # processes 1..: losing process 0
+    shutdown_timeout: int = 300
 
     def connect(self, coordinator_address: str, num_processes: int, process_id: int,
                 local_device_ids: list[int] | None, partition_index: int | None, *,
@@ -77,10 +79,16 @@ class State:
         self.num_processes = num_processes
         self.local_device_ids = local_device_ids
         self.partition_index = partition_index
+        self.shutdown_timeout = shutdown_timeout_seconds
         watch = distributed_watch.Watch(
             client, process_id, num_processes, heartbeat_timeout=heartbeat_timeout_seconds,
             collective_timeout=collective_timeout, shutdown_timeout=shutdown_timeout_seconds)
         distributed_watch.start(watch)
+        if process_id != 0:
+            # half the heartbeat timeout: the runtime gives up on process 0 at the full one
+            self.guard = distributed_guard.Guard(
+                coordinator_address, watch.lose_coordinator, watch.silent_for,
+                stale_after=heartbeat_timeout_seconds / 2)
 
     def _serve(self, coordinator_address: str, bind_address: str, num_processes: int,
                initialization_timeout: int, heartbeat_timeout: int,
@@ -108,14 +116,29 @@ class State:
         if watch is not None:
             watch.close()
             distributed_watch.start(None)
-        if self.client is not None:
+        lost = watch is not None and watch.coordinator_lost
+        if self.client is not None and not lost:
             try:
-                self.client.shutdown()
+                # bounded: process 0 may be lost meanwhile (the call would never return)
+                lost = not distributed_watch.bounded(self.client.shutdown,
+                                                     self.shutdown_timeout + 5)
             except Exception as err:  # noqa: BLE001 - a failed run ends all the same
-                if watch is None or watch.fault is None:
+                # the runtime's client was not shut down: it may still abort the process
+                lost = self.guard is not None
+                if not lost and (watch is None or watch.fault is None):
                     raise
                 logger.warning("plax.distributed: shutdown after a failure: %s", err)
-            self.client = None
+        if lost:
+            # the client's RPC thread is parked (distributed_guard) or its service gone:
+            # the client, and the backends that share it, are never destroyed (their
+            # destructors would wait for it), nor is the guard that parked it
+            logger.warning("plax.distributed: the coordinator was lost; the runtime's "
+                           "client is left as it is")
+            distributed_guard.keep_forever(self.client, self.guard, *backends.made_clients())
+            distributed_guard.end_quietly()
+        elif self.guard is not None:
+            self.guard.close()
+        self.client = self.guard = None
         self._stop_service()
         self.process_id, self.num_processes = 0, 1
         self.coordinator_address = self.local_device_ids = self.partition_index = None
@@ -150,11 +173,16 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     process's devices. Unlike JAX, cluster schedulers (Slurm, MPI, TPU pods) are not
     detected: give the three values explicitly (or through the environment).
 
-    Faults raise `plax.errors.DistributedError` instead of hanging: a wait for other
-    processes longer than `collective_timeout` while some process is elsewhere; a
-    process that sends no heartbeat for `heartbeat_timeout_seconds` (reported in
-    every other process); processes that disagree on `num_processes`. Losing process 0
-    still ends the others.
+    Faults raise `plax.errors.DistributedError` (JAX aborts or hangs): a wait for the
+    other processes (a multi-process computation's result, `multihost_utils`) longer
+    than `collective_timeout` seconds (default: the `jax_distributed_collective_timeout`
+    option, 300; None waits forever) while some process is elsewhere; a process that
+    sends no heartbeat for `heartbeat_timeout_seconds` (dead or stopped), in every
+    other process, even outside plax calls; and processes that disagree on
+    `num_processes`. Losing process 0 (killed or stopped) is that exception too, in
+    every other process within the heartbeat timeout: the runtime's client would abort
+    them, and plax intercepts the abort (`plax_runtime.distributed_guard`); such a
+    process cannot use the run any more and should exit.
 
     Args:
         coordinator_address: `host:port` of process 0's service; default the

@@ -18,6 +18,7 @@ import time
 from plax.errors import DistributedError
 
 _LINE_LIMIT = 4096
+_VERDICT_SLACK_S = 5.0  # process 0's start of the service, after its deadline at most
 
 
 def _split(address: str) -> tuple[str, int]:
@@ -95,18 +96,31 @@ def _admit(conn: socket.socket, num_processes: int, waiting: dict[int, socket.so
         error = f"process_id {pid!r} is not free in a run of {num_processes} processes"
     else:
         waiting[pid] = conn
+        # the verdict comes at process 0's deadline, which a process that started
+        # after it must wait for rather than its own
+        _send(conn, {"wait": max(0.0, deadline - time.monotonic())})
         return
     _reply(conn, {"error": error})
     raise DistributedError(error)
 
 
-def _reply(conn: socket.socket, message: dict) -> None:
+def _send(conn: socket.socket, message: dict) -> None:
     try:
         conn.sendall(json.dumps(message).encode() + b"\n")
     except OSError:
         pass  # it left; it learns from its own timeout
+
+
+def _reply(conn: socket.socket, message: dict) -> None:
+    try:
+        _send(conn, message)
     finally:
         conn.close()
+
+
+def _read(lines) -> object:
+    line = lines.readline(_LINE_LIMIT)
+    return json.loads(line) if line else None
 
 
 def check_in(address: str, process_id: int, num_processes: int, timeout: float) -> None:
@@ -121,8 +135,11 @@ def check_in(address: str, process_id: int, num_processes: int, timeout: float) 
                 conn.sendall(json.dumps({"process_id": process_id,
                                          "num_processes": num_processes}).encode() + b"\n")
                 conn.settimeout(max(0.1, deadline - time.monotonic()) + 1.0)
-                line = conn.makefile("rb").readline(_LINE_LIMIT)
-            reply = json.loads(line) if line else None
+                lines = conn.makefile("rb")
+                reply = _read(lines)
+                if isinstance(reply, dict) and "wait" in reply:  # admitted: process 0
+                    conn.settimeout(float(reply["wait"]) + _VERDICT_SLACK_S)  # decides
+                    reply = _read(lines)
         except socket.gaierror as err:
             raise ValueError(f"coordinator_address {address!r}: the host {host!r} is "
                              f"unknown ({err.strerror})") from None

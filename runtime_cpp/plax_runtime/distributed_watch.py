@@ -17,8 +17,9 @@ Why it is built this way (what jaxlib 0.10.2 allows):
   computation polls `is_ready()` from Python instead of blocking in C++; the main
   thread, when it is elsewhere (running Python), gets the error as an asynchronous
   exception.
-- Losing process 0 ends the others whatever plax does: the runtime's error polling
-  aborts a client the moment the service's connection closes.
+- Losing process 0 makes the runtime's client abort the others; `distributed_guard`
+  intercepts that abort and reports it here (`lose_coordinator`), after which the
+  client is never called again.
 - Statuses are published by a Python thread, so a process whose main thread holds the
   GIL in C code for longer than the heartbeat timeout looks dead to the others.
 """
@@ -57,6 +58,7 @@ class Watch:
         self.interrupt_main = interrupt_main  # raise the watcher's findings there
         self.period = min(max(heartbeat_timeout / 10, 0.1), 5.0)
         self.fault: str | None = None
+        self.coordinator_lost = False  # then the client must not be called again
         self._lock = threading.Lock()
         self._beat = 0
         self._state = "running"
@@ -106,14 +108,19 @@ class Watch:
                     self._changed[pid] = (status["beat"], now)
         return peers
 
+    def silent_for(self) -> float:
+        """Seconds since the coordinator last answered this process."""
+        return time.monotonic() - self._last_answer
+
     def _run(self) -> None:
-        while not self._stop.wait(self.period):
+        while not self._stop.wait(self.period) and not self.coordinator_lost:
             try:
                 self._publish()
                 peers = self._read_peers()
             except Exception as err:  # noqa: BLE001 - the coordinator is gone
-                if not self._stop.is_set():
-                    self.fail(f"the coordinator (process 0) stopped answering: {err}")
+                if not self._stop.is_set() and not self.coordinator_lost:
+                    self.lose_coordinator(f"the coordinator (process 0) stopped answering: "
+                                          f"{err}")
                 return
             self._check_peers(peers)
 
@@ -133,17 +140,17 @@ class Watch:
 
     # --- failing --------------------------------------------------------------------
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str, *, asynchronous: bool = False) -> None:
         """Records the run's failure (the watcher's next status tells the others).
-        Found by the watcher (a peer died or failed), it is also raised in the main
-        thread, unless a watched wait there will; a wait that times out raises it in
-        its own thread."""
+        Found by the watcher (a peer died or failed) or `asynchronous`ly (elsewhere), it
+        is also raised in the main thread, unless a watched wait there will; a wait that
+        times out raises it in its own thread."""
         with self._lock:
             if self.fault is not None:
                 return
             deliver = (self.interrupt_main and self._state == "running"
                        and self._main_waits == 0
-                       and threading.current_thread() is self._thread)
+                       and (asynchronous or threading.current_thread() is self._thread))
             self.fault = message
             if self._state == "running":
                 self._state = "failed"
@@ -151,6 +158,14 @@ class Watch:
                 self._async_pending = True
                 _raise_in_thread(threading.main_thread().ident, _error_class(message))
         logger.error("plax.distributed: %s", message)  # the watcher tells the others
+
+    def lose_coordinator(self, message: str) -> None:
+        """The runtime's client lost process 0 (`distributed_guard`): the run has
+        failed, and the client is never called again (it would block forever)."""
+        self.coordinator_lost = True
+        self._stop.set()
+        self.fail(message, asynchronous=threading.current_thread() is not
+                  threading.main_thread())
 
     def raise_if_failed(self) -> None:
         with self._lock:
@@ -194,9 +209,17 @@ class Watch:
             try:
                 block()
             except JaxRuntimeError as err:
-                if not any(sign in str(err) for sign in _LOST_PEER):
-                    raise
-                self._name_lost_peer(name, err)
+                self.raise_if_lost_peer(name, err)
+                raise
+
+    def raise_if_lost_peer(self, what: str, err: Exception) -> None:
+        """Raises DistributedError for a computation's error that says it lost its
+        connection to another process (naming it, within the heartbeat timeout); returns
+        for any other error."""
+        if any(sign in str(err) for sign in _LOST_PEER):
+            with self._lock:
+                name = self._operation[0] if self._operation else what
+            self._name_lost_peer(name, err)
 
     @contextlib.contextmanager
     def _waiting_in(self, what: str) -> Iterator[tuple[str, int | None, float]]:
@@ -238,10 +261,11 @@ class Watch:
                 return
             self.raise_if_failed()
             now = time.monotonic()
-            if now - self._last_answer > self.heartbeat_timeout / 2 + self.period:
+            silent = now - self._last_answer
+            if self.process_id != 0 and silent > self.heartbeat_timeout / 2 + self.period:
                 # half the timeout: the runtime aborts this process at the full one
-                self.fail(f"the coordinator (process 0) did not answer for "
-                           f"{now - self._last_answer:.1f} s: it died or was stopped")
+                self.lose_coordinator(f"the coordinator (process 0) did not answer for "
+                                      f"{silent:.1f} s: it died or was stopped")
                 self.raise_if_failed()
             if deadline is not None and now >= deadline:
                 absent = self._absent(name, seq)
@@ -256,10 +280,19 @@ class Watch:
     def _absent(self, name: str, seq: int | None) -> list[str]:
         """The processes not waiting in operation (`name`, `seq`), each described (with
         `seq` None, a computation's result: any process waiting for one is there)."""
-        try:
-            peers = self._read_peers()
+        answer: list[dict[int, dict]] = []
+        patience = self.heartbeat_timeout / 2 + self.period
+        try:  # bounded: a stopped coordinator never answers
+            if not bounded(lambda: answer.append(self._read_peers()), patience):
+                if self.process_id == 0:  # its own service, in this process: slow
+                    return [f"unknown (this process's own service did not answer in "
+                            f"{patience:.1f} s)"]
+                self.lose_coordinator(f"the coordinator (process 0) did not answer for "
+                                      f"{patience:.1f} s: it died or was stopped")
+                return []
         except Exception as err:  # noqa: BLE001
             return [f"unknown (the coordinator did not answer: {err})"]
+        peers = answer[0]
         self._check_peers(peers)
         now = time.monotonic()
         absent = []
@@ -291,12 +324,21 @@ class Watch:
         with self._lock:
             if self._state == "running":
                 self._state = "closing"
+        if self.coordinator_lost:
+            self._stop.set()  # the watcher's thread may be blocked in the client for good
+            return
         try:
-            self._publish()
-            if self.process_id == 0:
+            # bounded: the coordinator may be lost meanwhile (then the call never returns)
+            if not bounded(self._publish, self.heartbeat_timeout + self.period):
+                self.lose_coordinator("the coordinator (process 0) did not answer while "
+                                      "this process was leaving the run")
+            elif self.process_id == 0:
                 self._wait_for_peers_to_leave()
         except Exception as err:  # noqa: BLE001 - leaving anyway
             logger.warning("plax.distributed: closing: %s", err)
+            if self.process_id != 0:  # its service refused the call: process 0 is gone
+                self.lose_coordinator(f"the coordinator (process 0) refused a call while "
+                                      f"this process was leaving the run: {err}")
         finally:
             self._stop.set()
             self._thread.join(timeout=self.period + 1)
@@ -316,6 +358,28 @@ class Watch:
             time.sleep(0.05)
         logger.warning("plax.distributed: process 0 stops the coordinator with processes "
                        "still running (shutdown timeout %g s)", self.shutdown_timeout)
+
+
+def bounded(call: Callable[[], object], timeout: float) -> bool:
+    """Runs `call` on a thread for at most `timeout` seconds: whether it returned (its
+    exception is raised here); a call still running is left to itself."""
+    outcome: list[BaseException | None] = []
+
+    def run():
+        try:
+            call()
+            outcome.append(None)
+        except BaseException as err:  # noqa: BLE001 - raised in the caller
+            outcome.append(err)
+
+    thread = threading.Thread(target=run, name="plax-distributed-call", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if not outcome:
+        return False
+    if outcome[0] is not None:
+        raise outcome[0]
+    return True
 
 
 def _error_class(message: str) -> type[DistributedError]:
@@ -352,6 +416,13 @@ def wait(ready: Callable[[], bool], block: Callable[[], object], what: str) -> N
         block()
     else:
         _watch.wait(ready, block, what)
+
+
+def raise_if_lost_peer(what: str, err: Exception) -> None:
+    """In a run, DistributedError for an error of a computation (`what`) that lost its
+    connection to another process; nothing otherwise (the caller raises `err`)."""
+    if _watch is not None:
+        _watch.raise_if_lost_peer(what, err)
 
 
 @contextlib.contextmanager

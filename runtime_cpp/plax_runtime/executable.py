@@ -47,7 +47,8 @@ from plax.extend import config, mlir
 from plax.extend.core import AbstractToken, ShapedArray, Token, physical_aval, register_cache
 from plax.extend.monitoring import BACKEND_COMPILE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
-from plax_runtime import _fastpath, persistent_cache, thread_guard, transfer_guard
+from plax_runtime import (_fastpath, distributed_watch, persistent_cache, thread_guard,
+                          transfer_guard)
 from plax_runtime import pgle as pgle_module
 from plax_runtime.array import Array
 from plax_runtime.caches import BoundedCache
@@ -171,8 +172,12 @@ class Executable:
         if self._serialized:
             _spmd_in_flight[:] = outs
         for i in self.donated_args:
-            if isinstance(args[i], Array) and not args[i].is_deleted():
-                args[i].delete()
+            # an Array whose own buffers the runtime kept was a buffer donor XLA did not
+            # use (a program over several devices): it stays alive, as in JAX
+            x = args[i]
+            if isinstance(x, Array) and not x.is_deleted() and not (
+                    self._multi_device and impls[i] is x._impl):
+                x.delete()
         wrap = Array._from_impl
         return [Token(wrap(impl, _TOKEN_AVAL, s)) if isinstance(aval, AbstractToken)
                 else wrap(impl, aval, s) for impl, (aval, s) in zip(outs, self._out_types)]
@@ -218,6 +223,12 @@ class Executable:
                 return False
         return len(args) == len(self.in_shardings) - offset
 
+    @property
+    def donates_by_choice(self) -> bool:
+        """Whether which donated arguments are consumed is XLA's choice (buffer donors of
+        a program over several devices), known only after a run: not for `executor`."""
+        return bool(self.donated_args) and self._multi_device
+
     def executor(self, *, committed: bool, num_flat: int, kept: Sequence[int] | None = None,
                  consts: Sequence[Array] = ()) -> _fastpath.Executor:
         """This executable as one C++ call on flat arguments (for cached calls whose
@@ -253,8 +264,10 @@ class Executable:
             if self._effectful:
                 return self._run_effectful(impls)
             return self._loaded.execute_sharded(impls)
-        except _jax.JaxRuntimeError:
+        except _jax.JaxRuntimeError as err:
             self._check_alive(args)  # a deleted input: say which, in plain words
+            distributed_watch.raise_if_lost_peer(
+                f"a computation over devices {_device_ids(self.devices)}", err)
             raise
 
     def _run_effectful(self, impls: list):

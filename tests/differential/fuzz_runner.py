@@ -12,7 +12,8 @@ left out of the class agreement, since plax should raise the documented class
 there, not copy the accident.
 
 Where JAX's answer is not defined, plax's is checked against a definition instead:
-integer division and remainder by zero against NumPy's (0; XLA gives -1 and the
+integer division by zero against JAX's definition (XLA's -1, all ones unsigned, with
+JAX's floor correction) and remainder by zero against NumPy's (0; XLA gives the
 dividend), integer powers with negative exponents against the exact power truncated
 toward zero (NumPy refuses them; JAX returns wrapped bits), `take` along an empty
 axis against NumPy's result (JAX returns the operand itself, of another shape),
@@ -244,9 +245,26 @@ def _short(outcome) -> str:
     return text if len(text) < 160 else text[:157] + "..."
 
 
-_INT_DIVISION = {"jnp.floor_divide": np.floor_divide, "jnp.remainder": np.remainder,
-                 "jnp.mod": np.mod, "jnp.fmod": np.fmod, "op://": np.floor_divide,
-                 "op:%": np.remainder, "jnp.divmod": np.divmod}
+def _floor_divide_as_jax(x, y, kind: str) -> np.ndarray:
+    """Integer floor division of `kind` ("i" or "u") as JAX defines it by zero: XLA's
+    quotient (-1; all ones unsigned), less one where a signed dividend is nonzero
+    (JAX's floor correction: the signs differ and the remainder, the dividend, is not
+    zero). Elsewhere NumPy's."""
+    x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+    quotient = np.floor_divide(x, np.where(y == 0, 1, y)).astype(np.int64)
+    by_zero = np.where((kind == "u") | (x == 0), -1, -2)
+    return np.where(y == 0, by_zero, quotient)
+
+
+# references for integer division by zero, given (x, y, result kind): the quotient as
+# JAX computes it (floor_divide of integers follows JAX since the bit-for-bit work),
+# remainders as NumPy's 0 (JAX returns the dividend or wrapped bits)
+_INT_DIVISION = {
+    "jnp.floor_divide": _floor_divide_as_jax, "op://": _floor_divide_as_jax,
+    "jnp.remainder": lambda x, y, kind: np.remainder(x, y),
+    "jnp.mod": lambda x, y, kind: np.mod(x, y), "jnp.fmod": lambda x, y, kind: np.fmod(x, y),
+    "op:%": lambda x, y, kind: np.remainder(x, y),
+    "jnp.divmod": lambda x, y, kind: (_floor_divide_as_jax(x, y, kind), np.remainder(x, y))}
 
 
 def _host_args(case: dict) -> list:
@@ -386,7 +404,7 @@ def numpy_reference(case: dict, theirs: dict) -> dict:
         if len(args) != 2 or not np.any(np.asarray(args[1]) == 0):
             return theirs
         with np.errstate(all="ignore"):
-            expected = numpy_op(*args)
+            expected = numpy_op(*args, dtype.kind)
     elif power is not None and np.any(np.asarray(power[1]) < 0):
         bits = 8 * dtype.itemsize
         wrapped = [(int(v) + 2**(bits - 1)) % 2**bits - 2**(bits - 1) if dtype.kind == "i"

@@ -37,9 +37,10 @@ def test_survivors_must_raise_and_a_clean_run_must_end():
     assert expected({**KILL, "fault": "none"}, 1) == {"ended"}
 
 
-def test_draws_never_make_process_0_the_victim():
+def test_draws_make_every_process_the_victim_process_0_too():
     rng = random.Random(0)
     runs = [draw(rng) for _ in range(200)]
-    assert all(1 <= run["victim"] < run["count"] for run in runs)
+    assert all(0 <= run["victim"] < run["count"] for run in runs)
+    assert {run["victim"] for run in runs} == {0, 1, 2}
     assert {run["fault"] for run in runs} == {"kill", "stop", "skip", "count", "missing",
                                               "none"}

@@ -33,7 +33,7 @@ from plax.extend.core import ClosedJaxpr, register_cache
 from plax.extend.monitoring import JAXPR_TO_MLIR_MODULE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
 from plax_runtime import device_put as runtime_put, executable as runtime_executable
-from plax_runtime import gc_guard, pgle, transfer_guard
+from plax_runtime import distributed_watch, gc_guard, pgle, transfer_guard
 from plax_runtime.array import Array
 from plax_runtime.sharding_impls import replicated_sharding
 from plax_transforms import debug_nans, explain, key_reuse
@@ -211,8 +211,12 @@ class CompiledJaxpr:
         module, a `ProfiledCaller` around it."""
         check_execution_allowed(self.name)
         kept = [flat_args[i] for i in self.kept_var_idx]
-        # The C++ caller makes its output Arrays itself, unwatched by the gc guard.
-        direct = (not (self._float0_shapes or self.executable.effectful or gc_guard.watching)
+        # The C++ caller makes its output Arrays itself, unwatched by the gc guard; in a
+        # multi-process run, a failed run must reach Python (distributed_watch names a
+        # lost peer); and it deletes every donated Array, where XLA may leave some.
+        direct = (not (self._float0_shapes or self.executable.effectful or gc_guard.watching
+                       or distributed_watch.current() is not None
+                       or self.executable.donates_by_choice)
                   and self.executable.takes_as_is(kept, offset=len(self.const_args)))
         if self._pgle is not None:
             return ProfiledCaller(self, committed, len(flat_args), direct)

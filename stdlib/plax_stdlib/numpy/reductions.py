@@ -338,9 +338,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """The arithmetic mean of the elements of `a` over `axis`.
 
     Follows `numpy.mean`, except for dtypes: integers and bools are averaged in the
-    default float type (float32 unless `jax_enable_x64`; NumPy gives float64), and
-    float16/bfloat16 are accumulated in float32. With `where`, only selected elements
-    are averaged (NaN where none is).
+    default float type (float32 unless `jax_enable_x64`; NumPy gives float64), unless
+    `dtype` is an integer type: then, as in JAX, the values are summed and divided
+    (truncating) in that type; float16/bfloat16 are accumulated in float32. With
+    `where`, only selected elements are averaged (NaN where none is).
 
     Args:
         a: an array.
@@ -366,12 +367,19 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     if result_dtype == np.bool_:  # JAX divides in the requested dtype: bool cannot
         raise TypeError(f"mean: dtype bool is not supported for the mean of {util.dtype_of(a)} "
                         "values (it divides in that dtype)")
-    compute_dtype = _upcast_f16(dtypes.to_inexact_dtype(result_dtype))
+    compute_dtype = (_upcast_f16(result_dtype) if dtypes.issubdtype(result_dtype, np.inexact)
+                     else result_dtype)
     shape = util.shape_of(a)
     axes = util.canonicalize_axes(axis, len(shape))
     total = sum(a, axes, dtype=compute_dtype, keepdims=keepdims, where=where)
     count = _count(shape, axes, where, keepdims, compute_dtype, "mean")
-    return util.convert(lax.div(total, count), result_dtype)
+    if dtypes.issubdtype(compute_dtype, np.inexact):
+        return util.convert(lax.div(total, count), result_dtype)
+    # an integer mean: never divided by zero (JAX's program folds 0 // 0 and the process
+    # dies of SIGFPE); an empty or fully masked mean is the empty sum, 0
+    count = (util.convert(builtins.max(count, 1.0), compute_dtype) if isinstance(count, float)
+             else lax.max(count, util.convert(np.ones((), compute_dtype), compute_dtype)))
+    return lax.div(total, count)
 
 
 _mean = mean  # for `var`, whose parameter `mean` (JAX's name) hides it
@@ -545,10 +553,14 @@ def _cumulative(name: str, lax_fn: Callable, example_output: str):
             a = lax.reshape(a, (math.prod(util.shape_of(a)),))
             axis = 0
         axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
-        result_dtype = util.check_user_dtype(dtype, name) or util.dtype_of(a)
+        dtype = util.check_user_dtype(dtype, name)
+        result_dtype = dtype or util.dtype_of(a)
         if result_dtype == np.dtype(bool):
             result_dtype = dtypes.default_int_dtype()
-        return lax_fn(util.convert(a, result_dtype), axis=axis)
+        if dtype == np.dtype(bool):  # the truth values accumulate, and bools come back
+            a = util.convert(a, np.dtype(bool))
+        out = lax_fn(util.convert(a, result_dtype), axis=axis)
+        return util.convert(out, np.dtype(bool)) if dtype == np.dtype(bool) else out
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _CUMULATIVE_DOC.format(name=name, what=name[3:], out=example_output)
     return fn
@@ -558,7 +570,8 @@ _CUMULATIVE_DOC = """The running {what} of `a` along `axis` (over the flattened 
     None): element i is the {what} of elements 0..i.
 
     Follows `numpy.{name}`, except for dtypes: integers keep their dtype (as in JAX;
-    NumPy widens narrow ones to int64) and bools accumulate as the default int.
+    NumPy widens narrow ones to int64) and bools accumulate as the default int; with
+    `dtype=bool`, the truth values of `a` accumulate and the result is bool (as in JAX).
 
     Args:
         a: an array.

@@ -34,7 +34,10 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
     """
     dtype = util.check_user_dtype(dtype, "logspace")
     start, stop = util.ensure_arraylike("logspace", start, stop)
-    compute = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+    # computed in the requested dtype's inexact kind (complex: a negative start
+    # reaches a positive stop through the complex plane), as JAX does
+    compute = dtypes.to_inexact_dtype(dtype if dtype is not None
+                                      else dtypes.result_type(start, stop))
     exponents = creation.linspace(start, stop, num, endpoint=endpoint, dtype=compute, axis=axis)
     out = ufuncs.power(util.convert(util.ensure_arraylike("logspace", base), compute),
                        exponents)
@@ -66,7 +69,10 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
     """
     dtype = util.check_user_dtype(dtype, "geomspace")
     start, stop = util.ensure_arraylike("geomspace", start, stop)
-    compute = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+    # computed in the requested dtype's inexact kind (complex: a negative start
+    # reaches a positive stop through the complex plane), as JAX does
+    compute = dtypes.to_inexact_dtype(dtype if dtype is not None
+                                      else dtypes.result_type(start, stop))
     start, stop = util.convert(start, compute), util.convert(stop, compute)
     sign = lax.sign(start)
     logs = creation.linspace(ufuncs.log10(ufuncs.divide(start, sign)),
