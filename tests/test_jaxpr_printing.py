@@ -41,8 +41,8 @@ KNOWN_DIFFERENCES = {
         "jnp.cumsum(axis=-1)", "jnp.cumprod", "jnp.cumprod(axis=0)", "jnp.cumprod(axis=-1)",
         "jnp.logsumexp", "jnp.logsumexp(axis=0)", "jnp.logsumexp(axis=-1)",
         "grad(jnp.logsumexp)", "jnp.median", "jnp.median(axis=0)", "jnp.median(axis=-1)",
-        "jnp.ptp", "jnp.ptp(axis=0)", "jnp.ptp(axis=-1)", "grad(jnp.ptp)", "grad(nn.relu)",
-        "nn.gelu", "jit(nn.gelu)", "grad(nn.gelu)", "nn.sigmoid", "jit(nn.sigmoid)",
+        "jnp.ptp", "jnp.ptp(axis=0)", "jnp.ptp(axis=-1)", "grad(jnp.ptp)",
+        "grad(nn.gelu)", "nn.sigmoid", "jit(nn.sigmoid)",
         "grad(nn.sigmoid)", "nn.silu", "jit(nn.silu)", "grad(nn.silu)", "grad(nn.softplus)",
         "nn.softmax", "jit(nn.softmax)", "grad(nn.softmax)", "grad(nn.log_softmax)", "nn.elu",
         "jit(nn.elu)", "grad(nn.elu)", "nn.leaky_relu", "jit(nn.leaky_relu)",
@@ -52,23 +52,22 @@ KNOWN_DIFFERENCES = {
         "nn.standardize", "jit(nn.standardize)", "grad(nn.standardize)", "nn.glu_pairs",
         "jit(nn.glu_pairs)", "grad(nn.glu_pairs)", "i // 2", "i % 2", "hstack", "vstack",
         "flip", "pad", "where", "where 3", "clip", "roll", "sort", "argsort", "diag", "trace",
-        "tril", "take", "take_along_axis", "grad custom_vjp", "linspace", "uniform", "normal",
+        "take", "take_along_axis", "grad custom_vjp", "linspace",
         "bernoulli", "randint", "special.logit", "special.xlogy", "nn.logsumexp",
     ],
     ("a differentiation rule written with other operations than JAX's (mul x x for square,"
      " sub 1 for 1.0 literals, sign for abs), or other residuals kept: the same values, "
      "other equations"): [
-        "grad(jnp.tan)", "grad(jnp.tanh)", "grad(jnp.log1p)", "grad(jnp.expm1)",
-        "grad(jnp.sqrt)", "grad(jnp.abs)", "grad(jnp.exp2)", "grad(jnp.log2)",
-        "grad(jnp.arcsin)", "grad(jnp.arccos)", "grad(jnp.arctan)",
-        "grad(jnp.arcsinh)", "grad(jnp.arctanh)", "grad(jnp.square)",
-        "grad(jnp.cbrt)", "grad(jnp.deg2rad)", "jvp(lax.logistic)",
-        "jvp(lax.rsqrt)", "jvp(lax.sqrt)", "jvp(lax.cbrt)", "jvp(lax.abs)", "jvp(lax.exp2)",
-        "jvp(lax.expm1)", "jvp(lax.log1p)", "jvp(lax.erf)", "jvp(lax.erfc)", "jvp(lax.digamma)",
-        "jvp(lax.erf_inv)", "jvp(lax.is_finite)", "jvp(lax.square)",
+        "grad(jnp.tanh)", "grad(jnp.log1p)",
+        "grad(jnp.abs)", "grad(jnp.log2)",
+        "grad(jnp.square)",
+        "grad(jnp.deg2rad)",
+        "jvp(lax.abs)",
+        "jvp(lax.log1p)", "jvp(lax.digamma)",
+        "jvp(lax.is_finite)",
         "grad(jnp.sum)", "grad(jnp.prod)", "grad(jnp.max)", "grad(jnp.min)", "grad(jnp.mean)",
         "grad(nn.tanh)", "grad matmul", "grad cond", "grad scan", "grad mlp",
-        "value_and_grad", "grad argnums", "jacfwd", "jacrev", "hessian",
+        "value_and_grad", "jacfwd", "jacrev", "hessian",
     ],
     ("vmap adds batch dimensions with reshape where JAX uses broadcast_in_dim (whose "
      "dimensions JAX prints as np.int64)"): [
@@ -88,7 +87,7 @@ KNOWN_DIFFERENCES = {
     ("JAX defines this function with custom_jvp (relu, relu6, logaddexp, softplus, "
      "log_sigmoid); plax with a jit and its own rules"): [
         "jnp.logaddexp", "jnp.logaddexp(x, 2.0)", "jnp.logaddexp(3, x)", "vmap(jnp.logaddexp)",
-        "nn.relu", "jit(nn.relu)", "nn.softplus", "jit(nn.softplus)", "nn.relu6",
+        "nn.softplus", "jit(nn.softplus)", "nn.relu6",
         "jit(nn.relu6)", "nn.log_sigmoid", "jit(nn.log_sigmoid)",
     ],
     ("JAX 0.10.2 has primitives plax has not (stack, tile, split, square)"): [

@@ -398,7 +398,9 @@ expm1_p, expm1 = unary_op(
     "expm1", INEXACT, hlo_rule("exponential_minus_one"),
     "Elementwise e ** x - 1, accurate for small x.",
     jvp=lambda g, ans, x, accuracy=None: mul(g, exp(x, accuracy=accuracy))
-    if accuracy is AccuracyMode.HIGHEST else mul(g, add(ans, _like(ans, 1))), accuracy=True)
+    if accuracy is AccuracyMode.HIGHEST else mul(g, add(ans, _like(ans, 1))), accuracy=True,
+    example=("lax.expm1(jnp.array([1e-3, 1.0]))",
+             "Array([1.0005...e-03, 1.7182...e+00], dtype=float32)"))
 logistic_p, logistic = unary_op(
     "logistic", INEXACT, hlo_rule("logistic"),
     "Elementwise logistic sigmoid: 1 / (1 + e ** -x).",
@@ -469,7 +471,9 @@ cos_p, cos = unary_op(
              "Array([1. , 0.5403...], dtype=float32)"))
 tan_p, tan = unary_op(
     "tan", INEXACT, hlo_rule("tan"), "Elementwise tangent.",
-    jvp=lambda g, ans, x, accuracy=None: mul(g, add(_like(x, 1), square(ans))), accuracy=True)
+    jvp=lambda g, ans, x, accuracy=None: mul(g, add(_like(x, 1), square(ans))), accuracy=True,
+    example=("lax.tan(jnp.array([0.0, 1.0]))",
+             "Array([0. , 1.5574...], dtype=float32)"))
 asin_p, asin = unary_op(
     "asin", INEXACT, chlo_rule("asin"), "Elementwise arc sine.",
     jvp=lambda g, ans, x: mul(g, rsqrt(sub(_like(x, 1), square(x)))),
@@ -513,7 +517,9 @@ cosh_p, cosh = unary_op(
              "Array([1. , 1.5430...], dtype=float32)"))
 asinh_p, asinh = unary_op(
     "asinh", INEXACT, chlo_rule("asinh"), "Elementwise inverse hyperbolic sine.",
-    jvp=lambda g, ans, x: mul(g, rsqrt(add(square(x), _like(x, 1)))))
+    jvp=lambda g, ans, x: mul(g, rsqrt(add(square(x), _like(x, 1)))),
+    example=("lax.asinh(jnp.array([0.0, 1.0]))",
+             "Array([0. , 0.8813...], dtype=float32)"))
 acosh_p, acosh = unary_op(
     "acosh", INEXACT, chlo_rule("acosh"), "Elementwise inverse hyperbolic cosine.",
     jvp=lambda g, ans, x: mul(g, rsqrt(sub(square(x), _like(x, 1)))),
@@ -533,7 +539,9 @@ _TWO_OVER_SQRT_PI = float(2 / np.sqrt(np.pi))
 
 erf_p, erf = unary_op(
     "erf", FLOAT, chlo_rule("erf"), "Elementwise error function.",
-    jvp=lambda g, ans, x: mul(_like(x, _TWO_OVER_SQRT_PI), mul(g, exp(neg(square(x))))))
+    jvp=lambda g, ans, x: mul(_like(x, _TWO_OVER_SQRT_PI), mul(g, exp(neg(square(x))))),
+    example=("lax.erf(jnp.array([0.0, 1.0]))",
+             "Array([0. , 0.8427...], dtype=float32)"))
 erfc_p, erfc = unary_op(
     "erfc", FLOAT, chlo_rule("erfc"),
     "Elementwise complementary error function: 1 - erf(x), accurate for large x.",
