@@ -249,8 +249,8 @@ def _windows(shape: tuple, index) -> _Windows | None:
     except ValueError:
         return None  # getitem's IndexError names the shapes
     index_dtype = np.dtype(np.int32 if max(shape) < 2**31 else np.int64)
-    arrays = [_wrapped(util.convert(util.ensure_arraylike("x.at[...]", i), index_dtype),
-                       shape[d]) for i, d in zip(integers, integer_dims)]
+    arrays = [indexing.index_array(i, shape[d], index_dtype, wrap_negative=True)
+              for i, d in zip(integers, integer_dims)]
     adjacent = integer_dims == list(range(integer_dims[0], integer_dims[-1] + 1))
     window_dims = [d for d in range(len(shape)) if d not in integer_dims]
     batch_at = sum(d < integer_dims[0] for d in window_dims) if adjacent else 0
@@ -264,12 +264,6 @@ def _windows(shape: tuple, index) -> _Windows | None:
     return _Windows(indices, lax.ScatterDimensionNumbers(
         update_window_dims=update_window_dims, inserted_window_dims=tuple(integer_dims),
         scatter_dims_to_operand_dims=tuple(integer_dims)), target)
-
-
-def _wrapped(i, size: int):
-    """A negative index counted from the end (JAX's select of `i + size`)."""
-    typed = util.dtype_of(i).type
-    return lax.select(lax.lt(i, typed(0)), lax.add(i, typed(size)), i)
 
 
 def _update(op: str, x, index, values, unique_indices: bool, mode):

@@ -418,7 +418,7 @@ def _advanced(x, index: tuple, kinds: list, mode, fill_value):
                           mode, fill_value)
 
 
-def _index_array(index, size: int, dtype, wrap_negative: bool):
+def index_array(index, size: int, dtype, wrap_negative: bool):
     """An index as an integer array of `dtype`, negative entries counted from the end."""
     if isinstance(index, (list, tuple)):
         index = np.asarray(index, np.int64) if len(index) == 0 else np.asarray(index)
@@ -442,7 +442,7 @@ def gather_indexed(y, picks, position: int, mode=None, fill_value=None,
     `position` among the others. `mode` as in `lax.gather` ("clip" if None)."""
     yshape = util.shape_of(y)
     dtype = dtypes.default_int_dtype()
-    arrays = [_index_array(i, yshape[d], dtype, wrap_negative) for d, i in picks]
+    arrays = [index_array(i, yshape[d], dtype, wrap_negative) for d, i in picks]
     try:
         bshape = util.broadcast_shapes(*(util.shape_of(a) for a in arrays))
     except ValueError:  # JAX's class (NumPy's is an IndexError)
@@ -617,7 +617,7 @@ def take_along_axis(arr, indices, axis: int | None = -1, mode: str | None = None
     if size == 0:  # an empty axis has nothing to read: zeros, whatever the mode (JAX's)
         return util.as_array(lax.full(with_axis(ishape[axis]), 0, util.dtype_of(arr)))
     arr = util.broadcast_to_shape(arr, with_axis(size))
-    index = _index_array(indices, size, dtypes.default_int_dtype(), wrap_negative_indices)
+    index = index_array(indices, size, dtypes.default_int_dtype(), wrap_negative_indices)
     index = util.broadcast_to_shape(index, with_axis(ishape[axis]))
     batch = tuple(d for d in range(len(ashape)) if d != axis)
     dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
