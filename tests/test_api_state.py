@@ -193,6 +193,8 @@ def test_user_context_keys_the_caches():
     assert len(traces) == 3
     with pytest.raises(TypeError, match="takes hashable values"):
         context([1])
+    # As JAX's: a user context is no named option (listings of options stay JAX's).
+    assert not any(name.startswith("jax_user_context") for name in plax.config.values())
 
 
 def test_allow_f16_reductions():

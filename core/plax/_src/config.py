@@ -47,11 +47,9 @@ def env_var_names(name: str) -> tuple[str, ...]:
 
 
 def _read_env(name: str) -> tuple[str, str] | None:
-    for var in env_var_names(name):
-        text = os.environ.get(var)
-        if text is not None:
-            return var, text
-    return None
+    """(variable, text) of the first of the option's variables that is set, or None."""
+    return next(((var, os.environ[var]) for var in env_var_names(name) if var in os.environ),
+                None)
 
 
 # --- Kinds of option: how a value is checked, read from text, and shown to absl.
@@ -401,12 +399,15 @@ class Config:
             raise ValueError(f"config option {holder.name!r} is already defined")
         self._options[holder.name] = holder
         if isinstance(holder, State):
-            if holder.include_in_trace_context:
-                self._trace_states.append(holder)
-            if holder.include_in_jit_key:
-                self._jit_key_states.append(holder)
+            self._join_cache_keys(holder)
         if self._absl_flags is not None:
             self._define_absl_flag(holder)
+
+    def _join_cache_keys(self, state: State) -> None:
+        if state.include_in_trace_context:
+            self._trace_states.append(state)
+        if state.include_in_jit_key:
+            self._jit_key_states.append(state)
 
     def _default_from_env(self, name: str, default: Any, kind: _Kind) -> Any:
         found = _read_env(name)
@@ -776,10 +777,12 @@ def make_user_context(default_value: Any = None) -> State:
         ...     f(2.0)  # traced again for the new value
         Array(20., dtype=float32, weak_type=True)
     """
-    return config.define_object_state(
-        f"jax_user_context_{next(_user_contexts)}", default_value,
-        "A user context made by make_user_context.", validator=_check_hashable,
-        include_in_jit_key=True, include_in_trace_context=True)
+    # As JAX's, it keys the caches but is no named option (not in config.values()).
+    state = State(f"jax_user_context_{next(_user_contexts)}", default_value,
+                  "A user context made by make_user_context.", _ObjectKind(_check_hashable),
+                  include_in_jit_key=True, include_in_trace_context=True)
+    config._join_cache_keys(state)
+    return state
 
 
 def _check_device(option: str, value: Any) -> None:
