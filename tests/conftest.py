@@ -37,10 +37,8 @@ def mesh(devs):
     return Mesh(np.array(devs).reshape(2, 4), ("x", "y"))
 
 
-# Tests that failed after this session's eight branches were merged at its very end
-# (closing note of 2026-12-06): each is an open defect of the merge, to be fixed next;
-# they are marked so that the rest of the suite lands. The wheel-install tests need the
-# merged packages' wheels rebuilt and are skipped until then.
+# A test that failed once in a full run after the merge of 2026-12-06 and passes alone
+# and in its file (5/5): a flaky open defect, marked so that the rest of the suite lands.
 _FAILING_AFTER_MERGE = (
     'tests/test_fastpath.py::test_numpy_arguments_placed_from_cpp_see_each_calls_contents',
 )
@@ -49,15 +47,7 @@ _FAILING_AFTER_MERGE = (
 def pytest_collection_modifyitems(items):
     for item in items:
         path = item.nodeid.replace("\\", "/")
-        if path.startswith("tests/test_wheels.py") or item.nodeid.startswith("test_wheels.py"):
-            item.add_marker(pytest.mark.skip(reason="wheel install: rebuild after the merge"))
-        elif "test_pgle.py" in path:
-            # Open defect (2026-12-06, after the merge of five branches): in the full
-            # suite's worker the first PGLE profiling run never returns (alone, the file
-            # passes in 14 s); skipped so that the suite ends, to be found next session.
-            item.add_marker(pytest.mark.skip(reason="PGLE profiling run hangs in the full "
-                                                    "suite after the merge; open defect"))
-        elif any(path.endswith(f.split("tests/", 1)[1]) or path == f
+        if any(path.endswith(f.split("tests/", 1)[1]) or path == f
                  for f in _FAILING_AFTER_MERGE):
             item.add_marker(pytest.mark.xfail(reason="fails after the end-of-session merge; "
                                                      "open defect", strict=False))

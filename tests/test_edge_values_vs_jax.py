@@ -61,6 +61,10 @@ PROGRAMS = {
     "switch_dtype": lambda: lax.switch(1, [lambda x: x, lambda x: x.astype(jnp.int32)],
                                        jnp.float32(1)),
     "masked_asarray": lambda: jnp.asarray(np.ma.masked_array([1.0, 2.0], mask=[True, False])),
+    "masked_jit_sum": lambda: jit(lambda x: x.sum())(np.ma.masked_array([1.0, 2.0],
+                                                                        mask=[True, False])),
+    "masked_plus_array": lambda: jnp.ones(2) + np.ma.masked_array([1.0, 2.0], mask=[0, 1]),
+    "masked_mean": lambda: jnp.mean(np.ma.masked_array([1.0, 2.0], mask=[True, False])),
     "structured_asarray": lambda: jnp.add(np.zeros(2, [("a", "f4"), ("b", "i4")]), 1),
     "while_false_empty": lambda: lax.while_loop(lambda c: False, lambda c: c,
                                                 jnp.ones((0,))),
@@ -151,8 +155,8 @@ def _comparable(answer):
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_as_jax(jax_answers, name, plax_answers):
     mine, theirs = plax_answers[name], jax_answers[name]
-    if name in ("structured_asarray", "masked_asarray"):  # the class (JAX's message
-        mine, theirs = mine[0], theirs[0]  # names JAX and its staging)
+    if name == "structured_asarray" or name.startswith("masked"):
+        mine, theirs = mine[0], theirs[0]  # the class (JAX's message names JAX)
     if name.startswith("geomspace"):  # powers computed in float32: a few ulps apart
         for a, b in zip(mine, theirs, strict=True):
             assert a[:3] == b[:3]

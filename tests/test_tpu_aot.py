@@ -123,6 +123,20 @@ def test_compiled_for_a_topology_is_inspected_not_run(env):
         compiled(np.ones((256, 256), np.float32))
 
 
+def test_a_topology_leaves_profiler_sessions_to_the_attached_devices(env):
+    """libtpu loaded only for a topology must not join profiler sessions: on a host
+    with no chip its profiler adds an empty device plane and samples the host so often
+    that profiled programs (PGLE's runs, `plax.profiler.trace`) crawl (JAX's do)."""
+    import plax
+    from jaxlib import _profiler
+    session = _profiler.ProfilerSession(_profiler.ProfileOptions())
+    try:
+        plax.jit(lambda a: a * 3)(np.ones(4, np.float32)).block_until_ready()
+    finally:
+        xspace = session.stop()
+    assert b"/host:CPU" in xspace and b"/device:CUSTOM" not in xspace
+
+
 def test_lowering_platforms_needs_devices_of_that_platform(env):
     import plax
     import plax.numpy as jnp

@@ -66,7 +66,8 @@ def wheels() -> dict[str, Path]:
         # With the build backends (and CMake) installed here, no isolated build
         # environment is made per package (pip would download them into each).
         local = shutil.which("cmake") is not None and all(
-            importlib.util.find_spec(b) for b in ("setuptools", "scikit_build_core", "nanobind"))
+            importlib.util.find_spec(b)
+            for b in ("setuptools", "scikit_build_core", "nanobind", "hatchling"))
         command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(DIST),
                    *(["--no-build-isolation"] if local else []),
                    *(str(m.folder) for m in stale)]

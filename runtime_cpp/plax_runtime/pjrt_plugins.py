@@ -65,15 +65,14 @@ def check_same_version(distribution: str, *, install: str) -> None:
 
 
 _c_apis: dict[str, Any] = {}  # platform → the loaded plugin's PJRT C API
+_profiled: set[str] = set()  # platforms whose plugin profiler joined the sessions
 
 
 def load_plugin(platform: str, library_path: str) -> Any:
     """Loads and initializes the PJRT plugin library, once per process; its C API (None
-    where another library of the process loaded it first). The plugin's profiler joins
-    the process's profiler sessions (device activity in traces and PGLE profiles)."""
+    where another library of the process loaded it first)."""
     if not xc.pjrt_plugin_loaded(platform):
-        c_api = _c_apis[platform] = xc.load_pjrt_plugin_dynamically(platform, library_path)
-        _profiler.register_plugin_profiler(c_api)
+        _c_apis[platform] = xc.load_pjrt_plugin_dynamically(platform, library_path)
     if not xc.pjrt_plugin_initialized(platform):
         xc.initialize_pjrt_plugin(platform)
     return _c_apis.get(platform)
@@ -82,7 +81,15 @@ def load_plugin(platform: str, library_path: str) -> Any:
 def make_c_api_client(platform: str, library_path: str,
                       options: Mapping[str, Any] | None = None) -> xc.Client:
     """Loads the PJRT plugin library and makes its client (this process's part of the
-    run after `plax.distributed.initialize`)."""
-    load_plugin(platform, library_path)
+    run after `plax.distributed.initialize`).
+
+    The plugin's profiler joins the process's profiler sessions here, once there are
+    devices whose activity it can record (traces, PGLE profiles), and not when the
+    plugin is loaded only to describe a topology: on a host with no chip, libtpu's
+    profiler samples the host so often that a profiled program barely advances."""
+    c_api = load_plugin(platform, library_path)
+    if c_api is not None and platform not in _profiled:
+        _profiler.register_plugin_profiler(c_api)
+        _profiled.add(platform)
     options, distributed_client = distributed.plugin_client_arguments(platform, options or {})
     return xc.make_c_api_client(platform, options, distributed_client)
