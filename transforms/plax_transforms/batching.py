@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Sequence
 
-from jaxlib import weakref_lru_cache as _weakref_lru_cache
 
 from plax.extend import tree_util
 from plax.extend.batching import AxisData, extend_axis_env, move_to, not_mapped
@@ -33,13 +32,12 @@ from plax.extend.core import (
     current_trace,
     eval_jaxpr,
     get_aval,
-    register_cache,
     set_current_trace,
     trace_to_jaxpr,
 )
-from plax_transforms.signature import trace_context
 from plax_transforms.ref_discharge import apply_with_refs, has_cells, mixes_refs_and_tracers
 from plax_transforms.refs import AbstractRef
+from plax_transforms.signature import cached_on_jaxpr
 
 
 class BatchTracer(Tracer):
@@ -226,10 +224,7 @@ def _new_batch_entry(closed, axis_data, in_dims, forced):
     return new, tuple(out_dims)
 
 
-# Keyed weakly on the ClosedJaxpr, so `vmap(jit(f))` reuses one batched Jaxpr (and
-# so one lowering and executable) for calls with the same signature.
-_batch_cache = _weakref_lru_cache.weakref_lru_cache(trace_context, _new_batch_entry, 1024)
-register_cache(_batch_cache.cache_clear)
+_batch_cache = cached_on_jaxpr(_new_batch_entry)
 
 
 def _batch_jaxpr_cached(closed, axis_data, in_dims, forced):

@@ -15,16 +15,24 @@ from plax.extend.ad import Zero, instantiate, is_undefined_primal, tangent_aval
 from plax.extend.core import ClosedJaxpr, JaxprEqn, Primitive, Var, dce_jaxpr
 from plax_transforms.ad import jvp_jaxpr
 from plax_transforms.partial_eval import partial_eval_jaxpr
+from plax_transforms.signature import cached_on_jaxpr
 from plax_transforms.transpose import transpose_jaxpr
 
 Rebind = Callable[[ClosedJaxpr, dict, str], dict]
+
+# The called Jaxpr's transformations, by its identity and the flags (tuples): as in
+# JAX, differentiating the same call again re-traces nothing (a custom_vjp's bwd
+# inside runs its Python once) and reuses the transformed calls' executables.
+_jvp = cached_on_jaxpr(jvp_jaxpr)
+_split = cached_on_jaxpr(partial_eval_jaxpr)
+_transpose = cached_on_jaxpr(transpose_jaxpr)
 
 
 def call_jvp(prim: Primitive, rebind: Rebind):
     """The jvp rule: one call of the jvp Jaxpr on the primals and nonzero tangents."""
     def rule(primals, tangents, *, jaxpr: ClosedJaxpr, **params):
         nonzeros = [not isinstance(t, Zero) for t in tangents]
-        jvp_closed, out_nonzeros = jvp_jaxpr(jaxpr, nonzeros)
+        jvp_closed, out_nonzeros = _jvp(jaxpr, tuple(nonzeros))
         outs = prim.bind(*primals, *(t for t, nz in zip(tangents, nonzeros) if nz),
                          **rebind(jvp_closed, dict(params, jaxpr=jaxpr), "jvp"))
         n = len(jaxpr.out_avals)
@@ -38,8 +46,8 @@ def call_partial_eval(prim: Primitive, rebind: Rebind):
     """The partial-eval rule: a call of the known part now, of the rest staged."""
     def rule(trace, args, *, jaxpr: ClosedJaxpr, **params):
         params = dict(params, jaxpr=jaxpr)
-        unknowns = [trace.is_unknown(a) for a in args]
-        known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns)
+        unknowns = tuple(trace.is_unknown(a) for a in args)
+        known, unknown, out_unknowns, num_res = _split(jaxpr, unknowns)
         known_outs = trace.bind_known(prim, [a for a, u in zip(args, unknowns) if not u],
                                       rebind(known, params, "known"))
         n_known = len(known_outs) - num_res
@@ -55,7 +63,7 @@ def call_partial_eval_jaxpr(rebind: Rebind):
     """The same split of an equation: a known and an unknown equation."""
     def rule(eqn: JaxprEqn, unknowns):
         params = eqn.params
-        known, unknown, out_unknowns, num_res = partial_eval_jaxpr(params["jaxpr"], unknowns)
+        known, unknown, out_unknowns, num_res = _split(params["jaxpr"], tuple(unknowns))
         residuals = [Var(a) for a in unknown.in_avals[:num_res]]
         known_eqn = eqn.replace(
             invars=[a for a, u in zip(eqn.invars, unknowns) if not u],
@@ -65,15 +73,15 @@ def call_partial_eval_jaxpr(rebind: Rebind):
             invars=residuals + [a for a, u in zip(eqn.invars, unknowns) if u],
             outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if u],
             params=rebind(unknown, params, "unknown"))
-        return known_eqn, unknown_eqn, out_unknowns, residuals
+        return known_eqn, unknown_eqn, list(out_unknowns), residuals
     return rule
 
 
 def call_transpose(prim: Primitive, rebind: Rebind):
     """The transpose rule: one call of the transposed Jaxpr."""
     def rule(cts, *args, jaxpr: ClosedJaxpr, **params):
-        linear = [is_undefined_primal(a) for a in args]
-        transposed = transpose_jaxpr(jaxpr, linear)
+        linear = tuple(is_undefined_primal(a) for a in args)
+        transposed = _transpose(jaxpr, linear)
         outs = iter(prim.bind(*(a for a, lin in zip(args, linear) if not lin),
                               *(instantiate(ct) for ct in cts),
                               **rebind(transposed, dict(params, jaxpr=jaxpr), "transpose")))

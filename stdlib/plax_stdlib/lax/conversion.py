@@ -43,13 +43,14 @@ def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type, shardi
                                       sharding=sharding)
     if isinstance(t, Zero) or not is_differentiable_dtype(new_dtype):
         return ans, Zero(tangent_aval(get_aval(ans)))
-    return ans, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=False,
+    # (tangents and cotangents keep the weak types of their primals, as JAX's)
+    return ans, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type,
                                             sharding=sharding)
 
 
 def _convert_element_type_transpose(ct, operand, *, new_dtype, weak_type, sharding):
-    return [convert_element_type_p.bind(ct, new_dtype=operand.aval.dtype, weak_type=False,
-                                        sharding=sharding)]
+    return [convert_element_type_p.bind(ct, new_dtype=operand.aval.dtype,
+                                        weak_type=operand.aval.weak_type, sharding=sharding)]
 
 
 convert_element_type_p = standard_primitive(
@@ -86,11 +87,13 @@ def convert_element_type(operand, new_dtype):
 
 def convert_with_weak_type(operand, new_dtype, weak_type: bool):
     """`convert_element_type` with an explicit result weak type; a no-op when the
-    operand already has that dtype and weak type."""
+    operand already has that dtype and weak type, except on a tracer of a known value
+    (as JAX's: so an eager `jvp`'s Python-scalar tangent becomes an Array)."""
     aval = get_aval(operand)
     new_dtype = np.dtype(new_dtype)
-    if (isinstance(operand, Tracer) or hasattr(operand, "aval")) and (
-            aval.dtype, aval.weak_type) == (new_dtype, weak_type):
+    if (aval.dtype, aval.weak_type) == (new_dtype, weak_type) and (
+            operand.to_concrete_value() is None if isinstance(operand, Tracer)
+            else hasattr(operand, "aval")):
         return operand
     if kind_of(aval.dtype) == "complex" and kind_of(new_dtype) != "complex":
         warnings.warn("Casting complex values to real discards the imaginary part",

@@ -134,8 +134,8 @@ def convert(x: Any, dtype: Any, weak_type: bool = False) -> Any:
         else:
             return _cast_python_scalar(x, dtype)
     aval = get_aval(x)
-    if aval.dtype == dtype and aval.weak_type == weak_type:
-        return x
+    if aval.dtype == dtype and aval.weak_type == weak_type and not isinstance(x, Tracer):
+        return x  # (a tracer: convert_with_weak_type converts one of a known value)
     if isinstance(x, (np.ndarray, np.generic)) and not weak_type:
         return host_cast(x, dtype)
     return convert_with_weak_type(x, dtype, weak_type)
