@@ -248,3 +248,15 @@ def test_tangent_type_of_an_abstract_value():
     assert ShapedArray((2,), np.float32).to_tangent_aval() == ShapedArray((2,), np.float32)
     assert ShapedArray((2, 3), np.int32).at_least_vspace().dtype == plax.dtypes.float0
     assert ShapedArray((), np.bool_).to_tangent_aval().shape == ()
+
+
+def test_linear_transpose_uses_each_primitives_transpose_rule():
+    """As JAX's: `fun` itself is traced and transposed equation by equation, so a
+    linear primitive needs a transpose rule, not a jvp rule."""
+    from plax.extend import Primitive, ShapedArray
+    triple_p = Primitive("tests.linear_transpose_triple")
+    triple_p.def_abstract_eval(lambda x: ShapedArray(x.shape, x.dtype))
+    triple_p.def_impl(lambda x: x * 3)
+    triple_p.def_transpose(lambda ct, x: [triple_p.bind(ct)])
+    t = plax.linear_transpose(lambda x: triple_p.bind(x) + x, X)
+    np.testing.assert_allclose(t(np.ones(3, np.float32))[0], np.full(3, 4.0, np.float32))

@@ -280,3 +280,27 @@ def test_custom_jvp_function_used_linearly_in_its_own_rule_transposes():
     assert float(plax.grad(lambda x: triple(jnp.sin(x)))(X)) == pytest.approx(3 * np.cos(X))
     closed = plax.make_jaxpr(plax.grad(triple))(X)
     check_jaxpr(closed)
+
+
+def test_grad_of_a_jitted_custom_vjp_traces_bwd_once_and_compiles_nothing_again():
+    """An eager `grad(jit(f))` each step reuses the jit call's transformed Jaxprs (as
+    JAX's): bwd's Python runs once, and the second step compiles nothing."""
+    from plax import monitoring
+    traces, compiles = [], []
+
+    @plax.custom_vjp
+    def f(x):
+        return jnp.sin(x)
+    f.defvjp(lambda x: (jnp.sin(x), x), lambda x, g: (traces.append(1) or g * 2.0,))
+
+    def listen(event, secs, **kw):
+        compiles.append(event)
+    step = plax.grad(plax.jit(lambda x: f(x) * 3.0))
+    assert float(step(X)) == 6.0
+    monitoring.register_event_duration_secs_listener(listen)
+    try:
+        assert float(step(X)) == 6.0
+    finally:
+        monitoring.unregister_event_duration_listener(listen)
+    assert len(traces) == 1
+    assert "/jax/core/compile/backend_compile_duration" not in compiles

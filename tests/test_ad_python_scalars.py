@@ -37,3 +37,16 @@ def test_power_rule_with_constant_python_exponents():
 def test_real_valued_function_of_a_complex_python_scalar():
     # JAX's convention for non-holomorphic functions: the conjugate of the gradient.
     assert complex(plax.grad(lambda z: abs(z) ** 2)(1.0 + 1.0j)) == pytest.approx(2 - 2j)
+
+
+def test_jvp_tangents_at_python_scalars_are_jaxs():
+    # Promotion converts a tracer of a known value even when its dtype already
+    # matches (as JAX's), so `x + 1` hands back a weakly typed Array tangent.
+    primal, tangent = plax.jvp(lambda x: x + 1, (1.0,), (1.0,))
+    assert isinstance(tangent, plax.Array) and tangent.weak_type and float(tangent) == 1.0
+    assert isinstance(primal, plax.Array) and primal.weak_type and float(primal) == 2.0
+    # convert_element_type's tangents and cotangents keep their primals' weak types
+    _, tangent = plax.jvp(lambda x: lax.convert_element_type(x, np.float32) * 2, (1.0,),
+                          (1.0,))
+    assert not tangent.weak_type
+    assert plax.linearize(lambda x: x * 2, 1.0)[1](1.0).weak_type

@@ -787,3 +787,18 @@ def test_bitcast_checks_sizes_before_bool_and_complex_as_jax():
         lax.bitcast_convert_type(np.zeros(2, np.bool_), np.int8)
     z = np.array([1 + 2j, -3j], np.complex64)
     np.testing.assert_array_equal(lax.bitcast_convert_type(z, np.complex64), z)
+
+
+def test_convert_element_type_folds_host_scalars_under_a_trace():
+    """As JAX's: a Python or NumPy scalar converted while tracing is a literal of the
+    new dtype (no equation); eagerly it is an Array; a non-finite float to an integer
+    is left to XLA's conversion."""
+    eqns = plax.make_jaxpr(lambda x: x < lax.convert_element_type(0.3, np.float32))(
+        np.float32(1)).eqns
+    assert [e.primitive.name for e in eqns] == ["lt"]
+    assert eqns[0].invars[1].val == np.float32(0.3)
+    y = lax.convert_element_type(0.3, np.float32)
+    assert isinstance(y, plax.Array) and y.dtype == np.float32 and not y.weak_type
+    eqns = plax.make_jaxpr(lambda: lax.convert_element_type(np.inf, np.int32))().eqns
+    assert [e.primitive.name for e in eqns] == ["convert_element_type"]
+    assert int(plax.jit(lambda: lax.convert_element_type(2.7, np.int32))()) == 2

@@ -28,9 +28,12 @@ EXAMPLES = {p.parent.relative_to(ROOT).as_posix()
 
 
 def test_every_package_folder_is_a_workspace_member_or_an_example():
-    skip = {".git", "build", "tests", ".eco-cache"}  # .eco-cache: tests/ecosystem's venv
+    # (hidden folders: .git, a local .venv, tests/ecosystem's .eco-cache)
+    skip = {"build", "tests"}
     folders = {p.parent.relative_to(ROOT).as_posix() for p in ROOT.rglob("pyproject.toml")
-               if not skip & set(p.relative_to(ROOT).parts) and p.parent != ROOT}
+               if not any(part in skip or part.startswith(".")
+                          for part in p.relative_to(ROOT).parts)
+               and p.parent != ROOT}
     assert folders == {m.path for m in MEMBERS} | EXAMPLES
     assert not EXAMPLES & {m.path for m in MEMBERS}
 

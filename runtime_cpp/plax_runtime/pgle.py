@@ -210,6 +210,7 @@ def _start_session() -> _profiler.ProfilerSession | None:
         return None
     options = _profiler.ProfileOptions()
     options.enable_hlo_proto = True
+    options.python_tracer_level = 0  # the latencies are XLA's; tracing Python only costs
     options.raise_error_on_start_failure = True
     try:
         return _profiler.ProfilerSession(options)

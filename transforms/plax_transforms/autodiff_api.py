@@ -42,6 +42,7 @@ from plax.extend.core import (
     result_paths_from_tree,
     set_current_trace,
     tangent_name,
+    trace_to_jaxpr,
 )
 from plax_stdlib import numpy as plax_numpy
 from plax_stdlib.lax.conversion import convert_with_weak_type
@@ -794,9 +795,12 @@ def linear_transpose(fun: Callable, *primals, reduce_axes=()):
         if not is_differentiable_dtype(a.dtype):
             raise TypeError(f"linear_transpose only supports floating and complex inputs, "
                             f"got {a.dtype.name}")
-    zeros = [np.zeros(a.shape, a.dtype) for a in in_avals]
-    _, lin, extra = linearize_flat(_flat_traced(fun, in_tree, False, "linear_transpose"), zeros)
-    out_tree = extra["tree"]
+    # As JAX's: `fun` itself is traced and each primitive transposed by its own rule
+    # (not the transpose of `fun`'s derivative, which primitives' jvp rules define).
+    closed, out_tree = trace_to_jaxpr(
+        fun, tree_util.tree_structure((primals, {})), in_avals,
+        make_tracing_debug_info("linear_transpose", fun, primals, {}))
+    lin = Linearized(closed, in_avals, closed.out_avals, [True] * len(closed.out_avals))
 
     @api_boundary
     def transposed(*cts):

@@ -288,7 +288,7 @@ class Tracer:
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.shape[0]))
+        return iter(self._unstack())  # each row by index_in_dim, as JAX's
 
     def __hash__(self):
         raise TypeError(f"unhashable type: traced array {self.aval.str_short()}")

@@ -22,7 +22,8 @@ from plax.extend.constructors import (
     kind_of,
     standard_primitive,
 )
-from plax.extend.core import ShapedArray, Tracer, get_aval, is_python_scalar
+from plax.extend.core import (EVAL_TRACE, ShapedArray, Tracer, current_trace, get_aval,
+                              is_python_scalar)
 from plax.extend.mlir import hlo, mu
 
 # --- convert_element_type ------------------------------------------------------------
@@ -82,7 +83,28 @@ def convert_element_type(operand, new_dtype):
         Array([ 1, -1], dtype=int32)
     """
     new_dtype = dtypes.dtype(new_dtype, canonicalize=True)
+    if current_trace() is not EVAL_TRACE:
+        folded = _folded_on_host(operand, new_dtype)
+        if folded is not None:
+            return folded
     return convert_with_weak_type(operand, new_dtype, weak_type=False)
+
+
+def _folded_on_host(operand, new_dtype: np.dtype) -> np.generic | None:
+    """A host scalar converted on the host, so that a traced program holds it as a
+    literal (JAX's folding: `convert_element_type(0.3, float32)` stages no equation);
+    None where XLA's conversion must decide (non-finite floats to integers, complex
+    to real) or the value does not fit."""
+    if not (is_python_scalar(operand) or isinstance(operand, np.generic)):
+        return None
+    old = np.result_type(operand)
+    if (old.kind == "c" and new_dtype.kind != "c") or (
+            old.kind in "fc" and new_dtype.kind in "biu" and not np.isfinite(operand)):
+        return None
+    try:
+        return np.asarray(operand, dtype=new_dtype)[()]
+    except (OverflowError, TypeError, ValueError):
+        return None
 
 
 def convert_with_weak_type(operand, new_dtype, weak_type: bool):

@@ -1,11 +1,12 @@
 """`x[index]`, `take` and `take_along_axis`, with NumPy's indexing semantics.
 
 Basic indexing (ints, slices, None, `...`) becomes at most one `rev` (negative
-steps), one `slice`, one `dynamic_slice` (traced scalar indices) and one
-`reshape`. Advanced indexing (integer arrays, concrete boolean masks) first
-applies the basic part with the advanced dimensions kept whole, then one
-`gather` picks the elements: the index arrays broadcast together, and their
-shape replaces the dimensions they index where those are adjacent in the index,
+steps), one `slice`, one `dynamic_slice` (traced scalar indices), one `squeeze`
+(the integer-indexed dimensions) and one `expand_dims` (the `None`s), as JAX's.
+Advanced indexing (integer arrays, concrete boolean masks) first applies the basic
+part with the advanced dimensions kept whole, then one `gather` picks the
+elements: the index arrays broadcast together, and their shape replaces the
+dimensions they index where those are adjacent in the index,
 or leads the result otherwise (NumPy's rule). Out-of-bounds indices, static
 integers included, are clamped, as in JAX (reading `q[t + 1]` past the end of a
 length-`t` array gives its last element); negative ones count from the end first.
@@ -92,6 +93,8 @@ class _Plan:
     reversed_dims: list
     dynamic: dict  # dim → traced start index
     out_shape: list
+    squeezed: list = dataclasses.field(default_factory=list)  # integer-indexed dims
+    new_axes: list = dataclasses.field(default_factory=list)  # where the Nones are in the output
     # a strided slice of a symbolic dim → (start, step, count), gathered (`_take_strided`)
     strided: dict = dataclasses.field(default_factory=dict)
     out_of_bounds: bool = False  # a static int index was clamped
@@ -132,8 +135,11 @@ def _plan(shape: tuple[int, ...], index: tuple) -> _Plan:
     dim = 0
     for entry, kind in zip(index, kinds):
         if kind == "none":
+            plan.new_axes.append(len(plan.out_shape))
             plan.out_shape.append(1)
             continue
+        if kind in ("int", "dynamic"):
+            plan.squeezed.append(dim)
         size = shape[dim]
         if (kind == "int" and isinstance(size, SymbolicDimension)
                 and not decided(functools.partial(_inside, operator.index(entry), size), False)):
@@ -260,8 +266,10 @@ def _basic(x, index: tuple, mode=None, fill_value=None):
                   if d in plan.dynamic else 0 for d in range(len(shape))]
         sizes = [1 if d in plan.dynamic else sliced[d] for d in range(len(shape))]
         out = lax.dynamic_slice(out, starts, sizes)
-    if tuple(plan.out_shape) != util.shape_of(out):
-        out = lax.reshape(out, tuple(plan.out_shape))
+    if plan.squeezed:
+        out = lax.squeeze(out, tuple(plan.squeezed))
+    if plan.new_axes:
+        out = lax.expand_dims(out, tuple(plan.new_axes))
     return out
 
 
