@@ -83,13 +83,14 @@ def make_c_api_client(platform: str, library_path: str,
     """Loads the PJRT plugin library and makes its client (this process's part of the
     run after `plax.distributed.initialize`).
 
-    The plugin's profiler joins the process's profiler sessions here, once there are
-    devices whose activity it can record (traces, PGLE profiles), and not when the
-    plugin is loaded only to describe a topology: on a host with no chip, libtpu's
-    profiler samples the host so often that a profiled program barely advances."""
+    The plugin's profiler joins the process's profiler sessions once a client exists
+    (device activity in traces and PGLE profiles), not when the plugin is loaded only
+    to describe a topology or a client fails to start: on a host with no chip,
+    libtpu's profiler slows profiled programs down until they barely advance."""
     c_api = load_plugin(platform, library_path)
+    options, distributed_client = distributed.plugin_client_arguments(platform, options or {})
+    client = xc.make_c_api_client(platform, options, distributed_client)
     if c_api is not None and platform not in _profiled:
         _profiler.register_plugin_profiler(c_api)
         _profiled.add(platform)
-    options, distributed_client = distributed.plugin_client_arguments(platform, options or {})
-    return xc.make_c_api_client(platform, options, distributed_client)
+    return client

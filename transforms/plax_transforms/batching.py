@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Sequence
 
-
 from plax.extend import tree_util
 from plax.extend.batching import AxisData, extend_axis_env, move_to, not_mapped
 from plax.extend.core import (
