@@ -1,7 +1,8 @@
 """jit and eager dispatch figures for plax, and for JAX when it is installed.
 
 Measured: the latency of a cached jit call, eager primitive operations per second,
-`make_jaxpr` of a 2000-operation function, and lowering + compiling a small MLP.
+an eager `grad(jit(loss))` step, `make_jaxpr` of a 2000-operation function, and
+lowering + compiling a small MLP.
 Each library runs in its own subprocess (plax and JAX never share a process), and
 the ratios plax / JAX are printed when both ran (below 1 means plax is faster).
 
@@ -37,6 +38,15 @@ def measure(lib_name: str, quick: bool) -> dict[str, float]:
     lax.add(x, x).block_until_ready()
     results["eager_ops_per_s"] = 1 / best_seconds(lambda: lax.add(x, x), n, 5)
     lax.add(x, x).block_until_ready()
+
+    # An eager gradient step of a jitted loss (`grad(jit(loss))` each call, no outer
+    # jit): the jit call's jvp, split and transpose come from caches after the first.
+    step = lib.grad(lib.jit(lambda w, v: jnp.sum(jnp.tanh(v @ w) ** 2)))
+    w = lib.device_put(np.ones((8, 8), np.float32))
+    v = lib.device_put(np.ones((4, 8), np.float32))
+    step(w, v).block_until_ready()
+    results["grad_of_jit_step_us"] = best_seconds(lambda: step(w, v).block_until_ready(),
+                                                  int(200 * scale) or 1, 5) * 1e6
 
     # make_jaxpr of a function applying 2000 primitives (a new function each time,
     # so that no tracing cache answers).
@@ -74,6 +84,7 @@ def measure(lib_name: str, quick: bool) -> dict[str, float]:
 
 FIGURES = [("jit_dispatch_us", "cached jit call (us)"),
            ("eager_ops_per_s", "eager ops per second"),
+           ("grad_of_jit_step_us", "eager grad(jit(loss)) step (us)"),
            ("make_jaxpr_2000_ops_ms", "make_jaxpr, 2000 ops (ms)"),
            ("mlp_lower_ms", "MLP lowering (ms)"),
            ("mlp_compile_ms", "MLP compilation (ms)")]

@@ -260,3 +260,13 @@ def test_linear_transpose_uses_each_primitives_transpose_rule():
     triple_p.def_transpose(lambda ct, x: [triple_p.bind(ct)])
     t = plax.linear_transpose(lambda x: triple_p.bind(x) + x, X)
     np.testing.assert_allclose(t(np.ones(3, np.float32))[0], np.full(3, 4.0, np.float32))
+
+
+def test_linearized_function_is_a_pytree_of_its_residuals():
+    """As JAX's (and vjp's): it can be returned from `jit` and `vmap`."""
+    y, f_jvp = plax.jit(lambda x: plax.linearize(lax.sin, x))(X)
+    assert plax.tree_util.tree_leaves(f_jvp)  # the residuals (cos X)
+    np.testing.assert_allclose(f_jvp(np.ones(3, np.float32)), np.cos(X), rtol=1e-6)
+    _, f_jvps = plax.vmap(lambda x: plax.linearize(lax.sin, x))(X)
+    np.testing.assert_allclose(plax.vmap(lambda f, t: f(t))(f_jvps, np.ones(3, np.float32)),
+                               np.cos(X), rtol=1e-6)

@@ -280,17 +280,22 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     outs, lin, extra = linearize_flat(_flat_traced(fun, in_tree, has_aux, "linearize"),
                                       flat, dbg)
     out_tree = extra["tree"]
+    # The closure keeps no values: the residuals are the Partial's leaves.
+    linear_jaxpr, out_avals, out_nonzero = lin.jaxpr.jaxpr, lin.out_avals, lin.out_nonzero
 
     @api_boundary
-    def f_jvp(*tangents):
+    def jvp_fun(residuals, *tangents):
         flat_t, tree_t = tree_util.tree_flatten(tangents)
         if tree_t != in_tree:
             raise TypeError(f"linearized function expects tangents of structure {in_tree}, "
                             f"got {tree_t}")
         for aval, t in zip(in_avals, flat_t):
             _check_tangent(aval, t, "linearize", dtype_error=ValueError)
-        return tree_util.tree_unflatten(out_tree, lin.apply(flat_t))
+        at = Linearized(ClosedJaxpr(linear_jaxpr, residuals), in_avals, out_avals, out_nonzero)
+        return tree_util.tree_unflatten(out_tree, at.apply(flat_t))
 
+    # As JAX's (and vjp's): a pytree of the residuals, so it can leave a `jit` or `vmap`.
+    f_jvp = tree_util.Partial(jvp_fun, list(lin.jaxpr.consts))
     out = tree_util.tree_unflatten(out_tree, outs)
     return (out, f_jvp, extra["aux"]) if has_aux else (out, f_jvp)
 
