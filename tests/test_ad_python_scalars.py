@@ -1,5 +1,6 @@
-"""Differentiating at Python scalars: the primal inputs are made arrays first, so no
-rule ever has to combine two Python scalars of different kinds."""
+"""Differentiating at Python scalars: as in JAX, a primal stays a Python scalar until an
+operation promotes it, so every rule must cope with one (no int literal meeting a
+float primal: lax refuses two Python scalars of different kinds)."""
 import numpy as np
 import pytest
 
@@ -41,7 +42,8 @@ def test_real_valued_function_of_a_complex_python_scalar():
 
 def test_jvp_tangents_at_python_scalars_are_jaxs():
     # Promotion converts a tracer of a known value even when its dtype already
-    # matches (as JAX's), so `x + 1` hands back a weakly typed Array tangent.
+    # matches (as JAX's), so `x + 1` hands back a weakly typed Array tangent; the
+    # identity hands back the Python scalars themselves, and custom rules see them.
     primal, tangent = plax.jvp(lambda x: x + 1, (1.0,), (1.0,))
     assert isinstance(tangent, plax.Array) and tangent.weak_type and float(tangent) == 1.0
     assert isinstance(primal, plax.Array) and primal.weak_type and float(primal) == 2.0
@@ -50,3 +52,15 @@ def test_jvp_tangents_at_python_scalars_are_jaxs():
                           (1.0,))
     assert not tangent.weak_type
     assert plax.linearize(lambda x: x * 2, 1.0)[1](1.0).weak_type
+    assert plax.jvp(lambda x: x, (1.0,), (2.0,)) == (1.0, 2.0)
+    seen = []
+
+    @plax.custom_jvp
+    def f(x):
+        return x * 3
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        seen.append(type(primals[0]))
+        return f(primals[0]), tangents[0] * 3
+    assert plax.jvp(f, (2.0,), (1.0,)) == (6.0, 3.0) and seen == [float]

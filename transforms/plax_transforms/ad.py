@@ -26,12 +26,10 @@ from plax.extend.core import (
     derived_debug_info,
     eval_jaxpr,
     get_aval,
-    is_python_scalar,
     set_current_trace,
     stage_flat,
     tangent_name,
 )
-from plax_stdlib.lax.conversion import convert_with_weak_type
 from plax_transforms.ref_discharge import apply_with_refs, has_cells
 
 
@@ -71,11 +69,8 @@ class JVPTrace(Trace):
         return primal if isinstance(tangent, Zero) else JVPTracer(self, primal, tangent)
 
     def new_input(self, primal, tangent):
-        """An input of the differentiated function. A Python scalar primal becomes a
-        weakly typed array first: rules then always meet arrays, never two Python
-        scalars of different kinds (which lax refuses to combine)."""
-        if is_python_scalar(primal):
-            primal = convert_with_weak_type(primal, get_aval(primal).dtype, weak_type=True)
+        """An input of the differentiated function (a Python scalar stays one, as in
+        JAX: promotion makes it an array where an operation needs one)."""
         return self.wrap(primal, tangent)
 
     def process_primitive(self, primitive, args, params):

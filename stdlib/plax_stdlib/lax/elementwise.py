@@ -391,7 +391,7 @@ log_p, log = unary_op(
              "Array([0. , 4.6051...], dtype=float32)"))
 log1p_p, log1p = unary_op(
     "log1p", INEXACT, hlo_rule("log_plus_one"), "Elementwise log(1 + x), accurate for small x.",
-    jvp=lambda g, ans, x, accuracy=None: div(g, add(x, 1)), accuracy=True,
+    jvp=lambda g, ans, x, accuracy=None: div(g, add(x, 1.0)), accuracy=True,
     example=("lax.log1p(jnp.array([1e-3, 1.0]))",
              "Array([0.0009995, 0.6931...], dtype=float32)"))
 expm1_p, expm1 = unary_op(
@@ -562,7 +562,7 @@ lgamma_p, lgamma = unary_op(
 digamma_p, digamma = unary_op(
     "digamma", FLOAT, chlo_rule("digamma"),
     "Elementwise digamma function: the derivative of lgamma.",
-    jvp=lambda g, ans, x: mul(g, polygamma(1, x)),
+    jvp=lambda g, ans, x: mul(g, polygamma(1.0, x)),
     example=("lax.digamma(jnp.array([1.0, 2.0]))",
              "Array([-0.5772... , 0.4227...], dtype=float32)"))
 
