@@ -339,3 +339,14 @@ def test_rbg_keys_batch_like_jax():
 def test_bad_arguments_raise_clear_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_key_arrays_compare_with_the_closeness_functions():
+    """As JAX's: isclose/allclose of keys is equality, and array_equal's equal_nan has
+    no NaNs to look for (chex compares key pytrees this way)."""
+    keys = plax.random.split(plax.random.key(0))
+    other = plax.random.split(plax.random.key(1))
+    assert bool(jnp.allclose(keys, keys)) and not bool(jnp.allclose(keys, other))
+    assert jnp.isclose(keys, keys).tolist() == [True, True]
+    assert bool(jnp.array_equal(keys, keys, equal_nan=True))
+    assert bool(plax.jit(lambda a, b: jnp.array_equal(a, b, equal_nan=True))(keys, keys))

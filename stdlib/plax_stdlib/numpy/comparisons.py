@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib.numpy import creation, reductions, ufuncs, util
 
@@ -32,6 +33,9 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
         >>> jnp.isclose(jnp.array([1.0, 1.001]), 1.0, rtol=1e-2)
         Array([ True,  True], dtype=bool)
     """
+    a, b = util.promote_args("isclose", a, b)
+    if isinstance(util.dtype_of(a), dtypes.ExtendedDType):  # PRNG keys: equal or not
+        return lax.eq(a, b)
     a, b = util.promote_args_inexact("isclose", a, b)
     dtype = util.dtype_of(a)
     if util.dtype_category(dtype) == "c":
@@ -93,7 +97,7 @@ def array_equal(a1, a2, equal_nan: bool = False):
         return creation.asarray(False)
     a1, a2 = util.promote_dtypes(a1, a2)
     equal = lax.eq(a1, a2)
-    if equal_nan:
+    if equal_nan and dtypes.issubdtype(util.dtype_of(a1), np.inexact):  # (others: no NaN)
         equal = ufuncs.logical_or(equal, ufuncs.logical_and(ufuncs.isnan(a1), ufuncs.isnan(a2)))
     return reductions.all(equal)
 
