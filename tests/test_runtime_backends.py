@@ -43,6 +43,12 @@ def test_cpu_entry_point_is_the_cpu_backend():
 def test_unknown_backend_names_its_package():
     with pytest.raises(RuntimeError, match="plax-tpu"):
         api.devices("tpu")
+    # JAX's openings, which libraries match (chex: "(failed to initialize)|(Unknown
+    # backend)"), come first
+    with pytest.raises(RuntimeError, match="^Backend 'tpu' failed to initialize: "):
+        api.devices("tpu")
+    with pytest.raises(RuntimeError, match="^Unknown backend 'nosuch': no plugin provides"):
+        api.devices("nosuch")
     with pytest.raises(TypeError, match="platform name"):
         api.get_backend(3)
 

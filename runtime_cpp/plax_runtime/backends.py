@@ -202,8 +202,11 @@ def get_backend(platform: str | xc.Client | None = None) -> xc.Client:
     plugin = by_name.get(name)
     if plugin is not None and plugin.platform in started:
         return started[plugin.platform]
-    raise RuntimeError(f"Backend {platform!r} is not available "
-                       f"({_why_missing(name, by_name)}); "
+    # JAX's two openings ("Unknown backend", "failed to initialize"), which libraries
+    # match, then why.
+    opening = (f"Unknown backend {platform!r}" if plugin is None
+               else f"Backend {platform!r} failed to initialize")
+    raise RuntimeError(f"{opening}: {_why_missing(name, by_name)}; "
                        f"started backends: {list(started)}")
 
 
