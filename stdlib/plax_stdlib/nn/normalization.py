@@ -98,5 +98,6 @@ def _one_hot(x, num_classes, *, dtype, axis):
     position = axis % (ndim + 1)
     classes_shape = [1] * ndim
     classes_shape.insert(position, num_classes)
+    labels = jnp.expand_dims(x, position)
     classes = lax.broadcasted_iota(util.dtype_of(x), tuple(classes_shape), position)
-    return (jnp.expand_dims(x, position) == classes).astype(dtype)
+    return (labels == classes).astype(dtype)
