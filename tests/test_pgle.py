@@ -253,11 +253,7 @@ def test_runs_under_a_users_trace_are_not_profiled(events, pgle_on, tmp_path):
     import plax.profiler
     f = _fresh(8.5)
     x = plax.device_put(X)
-    # Without the Python tracer: in a long-lived test worker (one that had loaded
-    # libtpu), a session tracing Python was seen to stall (an open defect, not PGLE's).
-    options = plax.profiler.ProfileOptions()
-    options.python_tracer_level = 0
-    with plax.profiler.trace(str(tmp_path), profiler_options=options):
+    with plax.profiler.trace(str(tmp_path)):
         for _ in range(3):
             f(x)
     assert _count(events, pgle.PROFILING_RUN_EVENT, "jit(<lambda>)") == 0

@@ -77,6 +77,12 @@ def test_trace_metadata_names_the_versions(traced):
     assert metadata["cpu_version"] == plax.devices()[0].client.platform_version
 
 
+def test_python_calls_are_traced_only_when_asked_for():
+    # (jaxlib's Python tracer stalled long-running test workers: off by default)
+    assert profiler.ProfileOptions().python_tracer_level == 0
+    assert profiler.ProfileOptions().host_tracer_level == 2
+
+
 def test_start_stop_and_errors(tmp_path):
     with pytest.raises(RuntimeError, match="No profile started"):
         profiler.stop_trace()

@@ -46,7 +46,16 @@ PERFETTO_PORT = 9001  # where ui.perfetto.dev fetches a trace from the local mac
 
 class ProfileOptions(_profiler.ProfileOptions):
     """What the profiler collects: `host_tracer_level`, `python_tracer_level`,
-    `enable_hlo_proto`, `duration_ms`, `advanced_configuration`..."""
+    `enable_hlo_proto`, `duration_ms`, `advanced_configuration`...
+
+    Unlike JAX's, Python function calls are not traced unless asked for
+    (`python_tracer_level = 1`): jaxlib 0.10.2's Python tracer sets a profile
+    function on every thread of the process, and in long-running processes with
+    many threads (a test worker) it was seen to stall the program for good."""
+
+    def __init__(self):
+        super().__init__()
+        self.python_tracer_level = 0
 
 
 class _Session:
