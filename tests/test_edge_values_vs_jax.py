@@ -65,6 +65,11 @@ PROGRAMS = {
                                                                         mask=[True, False])),
     "masked_plus_array": lambda: jnp.ones(2) + np.ma.masked_array([1.0, 2.0], mask=[0, 1]),
     "masked_mean": lambda: jnp.mean(np.ma.masked_array([1.0, 2.0], mask=[True, False])),
+    # the fuzzer's run of 2026-12-06 (seed 32): no degrees of freedom left is NaN
+    "var_ddof_past_n": lambda: jit(lambda x: jnp.var(x, axis=-1, ddof=2))(
+        jnp.array([[0.5, -1.25], [2.0, 0.75]], jnp.bfloat16)),
+    "std_ddof_past_n_where": lambda: jnp.std(jnp.array([1.0, 2.0, 4.0]), ddof=2,
+                                             where=jnp.array([True, True, False])),
     "structured_asarray": lambda: jnp.add(np.zeros(2, [("a", "f4"), ("b", "i4")]), 1),
     "while_false_empty": lambda: lax.while_loop(lambda c: False, lambda c: c,
                                                 jnp.ones((0,))),

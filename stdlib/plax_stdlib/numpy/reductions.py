@@ -437,12 +437,16 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     else:
         squared = lax.mul(centered, centered)
     count = _count(shape, axes, where, keepdims, util.dtype_of(squared), "var")
-    if isinstance(count, float):
-        normalizer = builtins.max(count - ddof, 0.0)
-    else:  # a masked count, or a symbolic one's value
-        normalizer = lax.max(lax.sub(count, float(ddof)), 0.0)
     total = sum(squared, axes, keepdims=keepdims, where=where)
-    return util.convert(lax.div(total, normalizer), result_dtype)
+    # No degrees of freedom left (N <= ddof): NaN, as JAX's (NumPy's division gives inf)
+    if isinstance(count, float):
+        variance = (lax.div(total, count - ddof) if count > ddof
+                    else lax.full_like(total, np.nan))
+    else:  # a masked count, or a symbolic one's value
+        normalizer = lax.sub(count, float(ddof))
+        variance = util.select_n(lax.gt(normalizer, 0.0), lax.full_like(total, np.nan),
+                                 lax.div(total, normalizer))
+    return util.convert(variance, result_dtype)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
