@@ -65,6 +65,8 @@ PROGRAMS = {
                                                                         mask=[True, False])),
     "masked_plus_array": lambda: jnp.ones(2) + np.ma.masked_array([1.0, 2.0], mask=[0, 1]),
     "masked_mean": lambda: jnp.mean(np.ma.masked_array([1.0, 2.0], mask=[True, False])),
+    "masked_closed_over_in_jit": lambda: jit(lambda: jnp.mean(np.ma.masked_array(
+        [1.0, 2.0], mask=[True, False])))(),
     # the fuzzer's run of 2026-12-06 (seed 32): no degrees of freedom left is NaN
     "var_ddof_past_n": lambda: jit(lambda x: jnp.var(x, axis=-1, ddof=2))(
         jnp.array([[0.5, -1.25], [2.0, 0.75]], jnp.bfloat16)),

@@ -119,9 +119,7 @@ def _from_python_or_numpy(object, dtype, weak):
     ints out of its range are an OverflowError, complex to real a TypeError."""
     if weak:
         return object
-    if isinstance(object, np.ma.MaskedArray):  # np.asarray would drop the mask
-        raise ValueError("NumPy masked arrays are not supported as plax values; use "
-                         "x.filled() to make a standard NumPy array")
+    util.reject_masked(object)
     if isinstance(object, (list, tuple)) and not _leaves(object):
         np_value = np.zeros(np.shape(object), dtype or dtypes.default_float_dtype())
     elif isinstance(object, (list, tuple)):

@@ -75,10 +75,19 @@ def operand(x: Any) -> Any:
     if isinstance(x, SymbolicDimension):
         return dimension_as_value(x)
     if isinstance(x, (np.ndarray, np.generic)):
+        reject_masked(x)
         dt = dtypes.canonicalize_dtype(x.dtype)
         dtypes.check_valid_dtype(dt)
         return x if x.dtype == dt else x.astype(dt)
     return x
+
+
+def reject_masked(x: Any) -> None:
+    """ValueError for a NumPy masked array, as JAX's: as an array it would drop its
+    mask (passed as an argument, or closed over by a traced function)."""
+    if isinstance(x, np.ma.MaskedArray):
+        raise ValueError("NumPy masked arrays are not supported as plax values; use "
+                         "x.filled() to make a standard NumPy array")
 
 
 def ensure_arraylike(fun_name: str, *args: Any) -> Any:
