@@ -64,6 +64,10 @@ def test_only_explicit_axes_are_in_the_type(data):
     assert [m.are_all_axes_explicit for m in (mixed, auto, plax.make_mesh((2,), ("x",)),
                                               plax.sharding.get_abstract_mesh())] == [
         False, False, True, False]
+    # and its twins (flax reads are_all_axes_auto)
+    assert [(m.are_all_axes_auto, m.are_all_axes_manual) for m in (
+        mixed, auto, plax.sharding.get_abstract_mesh())] == [(False, False), (True, False),
+                                                             (False, False)]
 
 
 def test_make_mesh_defaults_to_explicit_and_context_reports_types():

@@ -112,10 +112,13 @@ class _BaseMesh:
     def _axes_of_type(self, kind: AxisType) -> tuple:
         return tuple(n for n, t in zip(self.axis_names, self.axis_types) if t is kind)
 
-    @property
-    def are_all_axes_explicit(self) -> bool:
-        """Whether the mesh has axes and all are `Explicit` (JAX's: False when empty)."""
-        return bool(self.axis_types) and all(t is AxisType.Explicit for t in self.axis_types)
+    def _all_axes_are(self, kind: AxisType) -> bool:
+        """Whether the mesh has axes and all are of `kind` (JAX's: False when empty)."""
+        return bool(self.axis_types) and all(t is kind for t in self.axis_types)
+
+    are_all_axes_explicit = property(lambda self: self._all_axes_are(AxisType.Explicit))
+    are_all_axes_auto = property(lambda self: self._all_axes_are(AxisType.Auto))
+    are_all_axes_manual = property(lambda self: self._all_axes_are(AxisType.Manual))
 
     auto_axes = property(lambda self: self._axes_of_type(AxisType.Auto))
     explicit_axes = property(lambda self: self._axes_of_type(AxisType.Explicit))
