@@ -202,6 +202,23 @@ def test_legacy_partial_eval_and_trace_state():
     assert lines[1] == "True False"
 
 
+def test_prefix_errors_name_the_key_path():
+    out = run_python("""
+        import dataclasses, jax
+        from jax._src.tree_util import prefix_errors
+
+        @jax.tree_util.register_dataclass
+        @dataclasses.dataclass
+        class Point:
+            x: object
+            y: object
+        (e,) = prefix_errors(Point(1.0, [2.0]), Point(1.0, 2.0))
+        print(str(e("in_axes")).splitlines()[1].strip())
+        print(prefix_errors({"a": 0}, {"a": [1, 2]}), len(prefix_errors({"a": 0}, {"b": 1})))
+    """, alias="1")
+    assert out.splitlines() == ["in_axes.y", "[] 1"]
+
+
 def test_addressable_device_assignment_keeps_the_assignment_order(devs):
     """JAX's `Sharding._addressable_device_assignment` (orbax restores arrays by it)."""
     import numpy as np
