@@ -177,6 +177,17 @@ class Linearized:
         return [next(outs) if nz else zeros_like_aval(tangent_aval(a))
                 for nz, a in zip(self.out_nonzero, self.out_avals)]
 
+    def split(self) -> tuple[Callable[[list], "Linearized"], list]:
+        """(a function of residuals making this map with them, its residuals): what
+        the pytree functions `linearize` and `vjp` return hold, the residuals as leaves
+        and no values in the closure (so they can leave a `jit` or `vmap`)."""
+        jaxpr, in_avals, out_avals, out_nonzero = (self.jaxpr.jaxpr, self.in_avals,
+                                                   self.out_avals, self.out_nonzero)
+
+        def with_residuals(residuals):
+            return Linearized(ClosedJaxpr(jaxpr, residuals), in_avals, out_avals, out_nonzero)
+        return with_residuals, list(self.jaxpr.consts)
+
     def transpose(self, cts_out: Sequence[Any]) -> list[Any]:
         cts = [ct for ct, nz in zip(cts_out, self.out_nonzero) if nz]
         cts_in = backward_pass(self.jaxpr.jaxpr, self.jaxpr.consts,
@@ -280,8 +291,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     outs, lin, extra = linearize_flat(_flat_traced(fun, in_tree, has_aux, "linearize"),
                                       flat, dbg)
     out_tree = extra["tree"]
-    # The closure keeps no values: the residuals are the Partial's leaves.
-    linear_jaxpr, out_avals, out_nonzero = lin.jaxpr.jaxpr, lin.out_avals, lin.out_nonzero
+    linear_map, residuals = lin.split()
 
     @api_boundary
     def jvp_fun(residuals, *tangents):
@@ -291,11 +301,10 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
                             f"got {tree_t}")
         for aval, t in zip(in_avals, flat_t):
             _check_tangent(aval, t, "linearize", dtype_error=ValueError)
-        at = Linearized(ClosedJaxpr(linear_jaxpr, residuals), in_avals, out_avals, out_nonzero)
-        return tree_util.tree_unflatten(out_tree, at.apply(flat_t))
+        return tree_util.tree_unflatten(out_tree, linear_map(residuals).apply(flat_t))
 
     # As JAX's (and vjp's): a pytree of the residuals, so it can leave a `jit` or `vmap`.
-    f_jvp = tree_util.Partial(jvp_fun, list(lin.jaxpr.consts))
+    f_jvp = tree_util.Partial(jvp_fun, residuals)
     out = tree_util.tree_unflatten(out_tree, outs)
     return (out, f_jvp, extra["aux"]) if has_aux else (out, f_jvp)
 
@@ -333,9 +342,8 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     dbg = make_tracing_debug_info("vjp", fun, primals, {})
     outs, lin, extra = linearize_flat(_flat_traced(fun, in_tree, has_aux, "vjp"), flat, dbg)
     out_tree = extra["tree"]
-    # The closure keeps no values: the residuals are the Partial's leaves.
-    linear_jaxpr, in_avals, out_avals, out_nonzero = (lin.jaxpr.jaxpr, lin.in_avals,
-                                                      lin.out_avals, lin.out_nonzero)
+    linear_map, residuals = lin.split()
+    out_avals = lin.out_avals
 
     @api_boundary
     def vjp_fun(residuals, ct):
@@ -352,12 +360,11 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
         flat_ct = [Zero(aval) if isinstance(aval, AbstractToken) else
                    c if is_differentiable_dtype(aval.dtype)
                    else np.zeros(aval.shape, dtypes.float0) for aval, c in zip(out_avals, flat_ct)]
-        at = Linearized(ClosedJaxpr(linear_jaxpr, residuals), in_avals, out_avals, out_nonzero)
-        cts = at.transpose([_as_tangent(c) for c in flat_ct])
+        cts = linear_map(residuals).transpose([_as_tangent(c) for c in flat_ct])
         return tuple(tree_util.tree_unflatten(in_tree, cts))
 
     # A pytree whose leaves are the residuals, so it can be passed through `jit`.
-    f_vjp = tree_util.Partial(vjp_fun, list(lin.jaxpr.consts))
+    f_vjp = tree_util.Partial(vjp_fun, residuals)
     out = tree_util.tree_unflatten(out_tree, outs)
     return (out, f_vjp, extra["aux"]) if has_aux else (out, f_vjp)
 

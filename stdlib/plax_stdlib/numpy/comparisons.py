@@ -33,9 +33,9 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
         >>> jnp.isclose(jnp.array([1.0, 1.001]), 1.0, rtol=1e-2)
         Array([ True,  True], dtype=bool)
     """
-    a, b = util.promote_args("isclose", a, b)
+    util.check_arraylike("isclose", a, b)
     if isinstance(util.dtype_of(a), dtypes.ExtendedDType):  # PRNG keys: equal or not
-        return lax.eq(a, b)
+        return lax.eq(*util.promote_args("isclose", a, b))
     a, b = util.promote_args_inexact("isclose", a, b)
     dtype = util.dtype_of(a)
     if util.dtype_category(dtype) == "c":

@@ -288,9 +288,9 @@ def outer(a, b, out=None):
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.outer is not supported.")
     a, b = _promote("outer", a, b)
-    a, b = (x if len(util.shape_of(x)) == 1 else lax.reshape(x, (math.prod(util.shape_of(x)),))
-            for x in (a, b))
-    a, b = lax.expand_dims(a, (1,)), lax.expand_dims(b, (0,))  # (JAX's a[:, None] * b[None])
+    # JAX's ravel(a)[:, None] * ravel(b)[None] (a reshape to the same shape is no equation)
+    a, b = (lax.reshape(x, (math.prod(util.shape_of(x)),)) for x in (a, b))
+    a, b = lax.expand_dims(a, (1,)), lax.expand_dims(b, (0,))
     return lax.bitwise_and(a, b) if util.dtype_of(a) == np.dtype(bool) else lax.mul(a, b)
 
 
