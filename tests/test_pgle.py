@@ -19,7 +19,7 @@ import pytest
 
 import plax
 import plax.numpy as jnp
-from jaxlib import _profiler
+from jaxlib import _profile_data, _profiler
 from plax import monitoring
 from plax.extend import config
 from plax_runtime import executable as runtime_executable, pgle
@@ -147,6 +147,39 @@ def test_profiles_encode_and_aggregate_with_jaxlib():
             "fusion": pick([1.0, 3.0, 2.0]), "dot.1": pick([5.0, 7.0])}
     with pytest.raises(ValueError, match="wire type"):
         list(pgle.proto_fields(b"\x0f"))
+
+
+# A TPU's trace as libtpu 0.0.42 writes it (read on a v5e chip): a run of each module
+# on the "XLA Modules" line, each instruction on "XLA Ops", named by its HLO text.
+_TPU_XSPACE = """
+planes {
+  id: 1 name: "/device:TPU:0"
+  lines { id: 1 name: "XLA Modules" timestamp_ns: 1000
+    events { metadata_id: 1 offset_ps: 0 duration_ps: 9000000 }
+    events { metadata_id: 2 offset_ps: 20000000 duration_ps: 5000000 } }
+  lines { id: 2 name: "XLA Ops" timestamp_ns: 1000
+    events { metadata_id: 3 offset_ps: 1000000 duration_ps: 2000000 }
+    events { metadata_id: 4 offset_ps: 4000000 duration_ps: 3000000 }
+    events { metadata_id: 3 offset_ps: 7000000 duration_ps: 1000000 }
+    events { metadata_id: 5 offset_ps: 21000000 duration_ps: 4000000 } }
+  event_metadata { key: 1 value { id: 1 name: "jit_step(7022006063745061446)" } }
+  event_metadata { key: 2 value { id: 2 name: "jit_other(1)" } }
+  event_metadata { key: 3 value { id: 3 name: "%fusion.1 = f32[8]{0} fusion(%p), kind=kLoop" } }
+  event_metadata { key: 4 value { id: 4 name: "%convolution.2 = f32[8]{0} convolution(%a, %b)" } }
+  event_metadata { key: 5 value { id: 5 name: "%fusion.9 = f32[8]{0} fusion(f32[8]{0} %q)" } }
+}
+"""
+
+
+def test_a_tpu_trace_gives_each_instructions_mean_latency():
+    """jaxlib's get_fdo_profile finds nothing in libtpu 0.0.42's trace (JAX's PGLE then
+    recompiles with an empty profile); plax reads the instructions of its module's
+    runs from the device plane, in microseconds."""
+    xspace = _profile_data.ProfileData.text_proto_to_serialized_xspace(_TPU_XSPACE)
+    assert _profiler.get_fdo_profile(xspace) == b""
+    assert pgle.decode_costs(pgle.profile_of(xspace, "jit_step")) == {
+        "fusion.1": 1.5, "convolution.2": 3.0}
+    assert pgle.decode_costs(pgle.profile_of(xspace, "jit_other")) == {"fusion.9": 4.0}
 
 
 def test_aot_compile_takes_a_users_profile(events, pgle_on):

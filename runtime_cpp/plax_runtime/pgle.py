@@ -4,11 +4,10 @@ aggregated into one feedback-directed-optimization (FDO) profile for its recompi
 A `ProfileRunner` belongs to one compiled module. Each of its first `runs` executions
 runs inside a jaxlib `ProfilerSession`; the session's XSpace becomes a
 `ProfiledInstructionsProto` (the measured latency of each HLO instruction) through
-jaxlib's `get_fdo_profile`, which reads the device planes of accelerators. A CPU has
-none: there the profile is made here from the host plane, whose thunk-executor
-events name each instruction and its module. `aggregate` takes, per instruction, the
-`jax_pgle_aggregation_percentile` of the runs (jaxlib's
-`aggregate_profiled_instructions`).
+jaxlib's `get_fdo_profile`, or, where that finds nothing (a CPU's trace; a TPU's
+with libtpu 0.0.42), here from the trace's planes, which time each instruction.
+`aggregate` takes, per instruction, the `jax_pgle_aggregation_percentile` of the
+runs (jaxlib's `aggregate_profiled_instructions`).
 
 In a run of several processes every process must compile a module spanning them with
 the same profile: `agree` has the lowest process index among the module's devices
@@ -124,26 +123,46 @@ def decode_costs(profile: bytes) -> dict[str, float]:
     return costs
 
 
-def _host_profile(xspace: bytes, module_name: str) -> bytes:
-    """The profile of `module_name` from the host plane of `xspace`: each instruction's
-    mean latency over its executions (CPU backends report them there)."""
+def _host_latencies(plane, module_name: str, times: dict) -> None:
+    """A CPU's instructions: the host plane's thunk events name their op and module."""
+    for line in plane.lines:
+        for event in line.events:
+            stats = dict(event.stats)
+            op = stats.get("hlo_op")
+            if op is not None and stats.get("hlo_module") == module_name:
+                times[str(op)].append(event.duration_ns / 1e3)
+
+
+def _device_latencies(plane, module_name: str, times: dict) -> None:
+    """A TPU's instructions: its plane's "XLA Ops" line holds one event per executed
+    instruction, named by the instruction's HLO text (`%fusion.3 = ...`), and its "XLA
+    Modules" line the runs of each module (`jit_step(<fingerprint>)`); an op counts
+    when it starts inside a run of `module_name`."""
+    lines = {line.name: list(line.events) for line in plane.lines}
+    runs = [(e.start_ns, e.end_ns) for e in lines.get("XLA Modules", ())
+            if e.name.partition("(")[0] == module_name]
+    for event in lines.get("XLA Ops", ()):
+        if any(start <= event.start_ns < end for start, end in runs):
+            times[event.name.partition(" = ")[0].lstrip("%")].append(event.duration_ns / 1e3)
+
+
+def _planes_profile(xspace: bytes, module_name: str) -> bytes:
+    """The profile of `module_name` read from the planes of `xspace` themselves: each
+    instruction's mean latency over its executions. jaxlib's `get_fdo_profile` finds
+    none in a CPU's trace, nor in a TPU's with libtpu 0.0.42 (JAX's own PGLE then
+    recompiles with an empty profile), though both planes time every instruction."""
     times: dict[str, list[float]] = collections.defaultdict(list)
     for plane in _profile_data.ProfileData.from_serialized_xspace(xspace).planes:
-        if not plane.name.startswith("/host:"):
-            continue
-        for line in plane.lines:
-            for event in line.events:
-                stats = dict(event.stats)
-                op = stats.get("hlo_op")
-                if op is not None and stats.get("hlo_module") == module_name:
-                    times[str(op)].append(event.duration_ns / 1e3)
+        if plane.name.startswith("/host:"):
+            _host_latencies(plane, module_name, times)
+        elif plane.name.startswith("/device:"):
+            _device_latencies(plane, module_name, times)
     return encode_costs({op: sum(v) / len(v) for op, v in times.items()})
 
 
 def profile_of(xspace: bytes, module_name: str) -> bytes:
-    """The FDO profile of one profiled run: from the device planes (jaxlib), else
-    from the host plane."""
-    return _profiler.get_fdo_profile(xspace) or _host_profile(xspace, module_name)
+    """The FDO profile of one profiled run: jaxlib's, else read from the planes."""
+    return _profiler.get_fdo_profile(xspace) or _planes_profile(xspace, module_name)
 
 
 # --- one module's profiling runs -----------------------------------------------------

@@ -369,17 +369,40 @@ def _check_elementwise_shapes(fun_name: str, shapes: list[tuple[int, ...]]) -> N
                             f"{', '.join(map(str, shapes))}.")
 
 
+_INEXACT_CATEGORIES, _NUMERIC_CATEGORIES, _ALL_CATEGORIES = "fc", "iufc", "biufc"
+
+
+def _unchanged_by_promotion(args: tuple, categories: str) -> bool:
+    """Whether promotion would give `args` back as they are: plax Arrays (not tracers)
+    of one aval (shape, dtype, weak type) whose dtype is in `categories`. The common
+    eager call (`jnp.sin(x)`, `x * y` of one dtype) then skips the general path, whose
+    Python costs as much as the operation's own dispatch."""
+    first = args[0]
+    if type(first) is not plax.Array:
+        return False
+    aval = first.aval
+    return (not isinstance(aval.dtype, dtypes.ExtendedDType)
+            and dtype_category(aval.dtype) in categories
+            and all(type(a) is plax.Array and a.aval == aval for a in args[1:]))
+
+
 def promote_args(fun_name: str, *args: Any) -> list[Any]:
+    if args and _unchanged_by_promotion(args, _ALL_CATEGORIES):
+        return list(args)
     check_arraylike(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes(*map(operand, args)))
 
 
 def promote_args_inexact(fun_name: str, *args: Any) -> list[Any]:
+    if args and _unchanged_by_promotion(args, _INEXACT_CATEGORIES):
+        return list(args)
     check_arraylike(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes_inexact(*map(operand, args)))
 
 
 def promote_args_numeric(fun_name: str, *args: Any) -> list[Any]:
+    if args and _unchanged_by_promotion(args, _NUMERIC_CATEGORIES):
+        return list(args)
     check_arraylike(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes_numeric(*map(operand, args)))
 
