@@ -106,6 +106,25 @@ def test_linear_algebra():
     _close(plax.jit(jnp.linalg.inv)(spd) @ spd, np.eye(64), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("n", [512, 1024])
+def test_eigh_beyond_256(n):
+    """XLA's TPU eigensolver past the size where JAX switches to divide and conquer:
+    eigenvalues against NumPy's in float64, eigenvectors by residual and orthogonality,
+    and a subset sliced from the sorted whole."""
+    a = RNG.standard_normal((n, n)).astype(np.float32)
+    sym = (a + a.T) / 2
+    v, w = plax.jit(lax.linalg.eigh)(sym)
+    v, w = np.asarray(v, np.float64), np.asarray(w, np.float64)
+    scale = np.abs(np.linalg.eigvalsh(sym.astype(np.float64))).max()
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(sym.astype(np.float64)),
+                               atol=1e-4 * scale)
+    assert np.abs(sym @ v - v * w).max() < 1e-3 * scale
+    assert np.abs(v.T @ v - np.eye(n)).max() < 1e-3
+    v8, w8 = plax.jit(lambda m: lax.linalg.eigh(m, subset_by_index=(n - 8, n)))(sym)
+    assert v8.shape == (n, 8)
+    np.testing.assert_allclose(np.asarray(w8, np.float64), w[-8:], atol=1e-4 * scale)
+
+
 def test_fft_and_convolution():
     x = RNG.standard_normal((4, 256)).astype(np.float32)
     _close(plax.jit(jnp.fft.rfft)(x), np.fft.rfft(x), rtol=1e-4, atol=1e-3)

@@ -94,6 +94,12 @@ def _eigh_lower_cpu(ctx, a, *, lower, sort_eigenvalues, subset_by_index, algorit
     ok = lapack.succeeded(info, batch)
     v = lapack.nan_where(ok, v, aval, batch)
     w = lapack.nan_where(ok, w, full_w, batch)
+    return _subset_of(v, w, aval, full_w, subset_by_index)
+
+
+def _subset_of(v, w, aval, full_w, subset_by_index):
+    """The eigenpairs `subset_by_index` selects from a whole (ascending) decomposition."""
+    n = aval.shape[-1]
     lo, hi = _subset(n, subset_by_index)
     if (lo, hi) != (0, n):
         v = slice_hlo(v, aval, -1, lo, hi)
@@ -101,12 +107,10 @@ def _eigh_lower_cpu(ctx, a, *, lower, sort_eigenvalues, subset_by_index, algorit
     return [v, w]
 
 
-# Up to this size XLA's TPU compiler decomposes a matrix itself (one-sided Jacobi), as
-# JAX's TPU eigh does; larger ones take a QDWH divide and conquer that plax lacks.
-_TPU_JACOBI_MAX_SIZE = 256
-
-
 def _eigh_lower_tpu(ctx, a, *, lower, sort_eigenvalues, subset_by_index, algorithm):
+    """XLA's TPU eigensolver (the `Eigh` custom call, Jacobi sweeps), at every size: JAX
+    takes it up to 256 and a QDWH divide and conquer above, which plax does not have.
+    A subset is sliced from the whole decomposition, sorted."""
     if algorithm == EighImplementation.QR:
         raise NotImplementedError("eigh: the QR algorithm is not available on TPU")
     aval, = ctx.avals_in
@@ -114,15 +118,12 @@ def _eigh_lower_tpu(ctx, a, *, lower, sort_eigenvalues, subset_by_index, algorit
     n = aval.shape[-1]
     if n == 0:
         return [a, mu.splat(0, w_aval)]
-    if n > _TPU_JACOBI_MAX_SIZE or _subset(n, subset_by_index) != (0, n):
-        raise NotImplementedError(
-            f"eigh of a {aval.str_short()} matrix on TPU: plax lowers matrices up to "
-            f"{_TPU_JACOBI_MAX_SIZE}x{_TPU_JACOBI_MAX_SIZE} without subset_by_index (XLA's "
-            "Jacobi eigensolver); larger ones need a QDWH divide and conquer, not "
-            "implemented")
+    full_w = ShapedArray((*aval.shape[:-2], n), w_aval.dtype)
+    sort = sort_eigenvalues or subset_by_index is not None
     # (lower, sort, maximum sweeps, tolerance): XLA's Eigh backend config
-    config = f"{int(lower)},{int(sort_eigenvalues)},100,1e-6"
-    return xla_targets.call("Eigh", [a], [v_aval, w_aval], config)
+    config = f"{int(lower)},{int(sort)},100,1e-6"
+    v, w = xla_targets.call("Eigh", [a], [aval, full_w], config)
+    return _subset_of(v, w, aval, full_w, subset_by_index)
 
 
 eigh_p = standard_primitive("lax.eigh", _eigh_abstract_eval, None, multiple_results=True,
