@@ -21,6 +21,7 @@ CASES = {
     "arange(n)": "jax.jit(lambda n: jnp.arange(n))(3)",
     "arange(0, n)": "jax.jit(lambda n: jnp.arange(0, n))(3)",
     "device_put(x, 'cpu:0')": "jax.device_put(jnp.ones(2), 'cpu:0')",
+    "arange(complex)": "jnp.arange(0, 2 + 1j)",
     # JAX's lax gives Python scalars their default dtype and takes no mixed dtypes
     "lax.add(f32, 1)": "jax.jit(lambda x: jax.lax.add(x, 1))(jnp.ones(2))",
     "lax.mul(i16, 1)": "jax.jit(lambda x: jax.lax.mul(x, 1))(jnp.ones(2, 'int16'))",

@@ -554,15 +554,30 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
     if util.dtype_category(out_dtype) == "b":  # JAX's class (NumPy takes up to 2 values)
         raise TypeError("arange does not accept dtype bool; it takes integer, floating "
                         "and complex dtypes")
-    if stop is None and step is None and util.dtype_category(out_dtype) in "iu":
-        size = max(int(np.ceil(start)), 0)
-        return _place(lax.iota(out_dtype, size), device, out_sharding)
+    if any(np.iscomplexobj(v) for v in bounds if v is not None):  # as JAX 0.10
+        raise ValueError(f"arange takes real bounds, got start={start}, stop={stop}, "
+                         f"step={step}")
     if stop is None:
         start, stop = 0, start
     if step is not None and step == 0:  # NumPy's (and JAX's) class for a zero step
         raise ZeroDivisionError(f"arange: step must not be zero (start={start}, stop={stop})")
-    return _device_put(np.arange(start, stop, 1 if step is None else step, dtype=out_dtype),
-                       device if out_sharding is None else out_sharding)
+    return _place(_arange_values(start, stop, step, np.dtype(out_dtype)), device,
+                  out_sharding)
+
+
+def _arange_values(start, stop, step, dtype: np.dtype):
+    """JAX's formulation, computed on the device as JAX computes it (so the values are
+    the same bits): `start + step * iota` in float32 at least, or `start + iota`."""
+    if step is None:
+        iota = lax.iota(dtype, max(int(np.ceil(stop - start)), 0))
+        return iota if start == 0 else lax.add(lax.convert_element_type(start, dtype), iota)
+    working = dtype
+    if util.dtype_category(dtype) == "f" and dtypes.finfo(dtype).bits < 32:
+        working = np.dtype(np.float32)
+    iota = lax.iota(working, max(int(np.ceil((stop - start) / step)), 0))
+    values = lax.add(lax.convert_element_type(start, working),
+                     lax.mul(lax.convert_element_type(step, working), iota))
+    return lax.convert_element_type(values, dtype)
 
 
 def _symbolic_arange(start, stop, step, dtype):

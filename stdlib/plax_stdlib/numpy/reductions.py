@@ -105,7 +105,7 @@ def _reduce(m: _Monoid, a, axis, dtype, keepdims, initial, where, *,
                            else (lax.reduce_and, lax.bitwise_and))
     out = reduce(a, axes)
     if initial is not None:
-        out = combine(out, initial)
+        out = combine(initial, out)  # JAX's operand order (the same jaxpr)
     if keepdims:
         out = _keep_dims(out, axes)
     return util.convert(out, result_dtype)  # strongly typed, even of weak operands (as JAX)

@@ -38,6 +38,11 @@ def _ones_like(x, dtype=None):
     return util.full_like(x, 1, dtype)
 
 
+def _constant_like(x, value) -> np.ndarray:
+    """`value` as a NumPy scalar of x's dtype: rounded once, on the host, as JAX does."""
+    return np.asarray(value, util.dtype_of(x))
+
+
 # --- families ------------------------------------------------------------------------
 
 def _inexact_unary(name: str, lax_fn: Callable, real_only: bool = False) -> Callable:
@@ -292,7 +297,8 @@ exp2 = _inexact_unary("exp2", lax.exp2)
 expm1 = _inexact_unary("expm1", lax.expm1)
 log = _inexact_unary("log", lax.log)
 log1p = _inexact_unary("log1p", lax.log1p)
-log2 = _inexact_unary("log2", lambda x: lax.div(lax.log(x), float(np.log(2))))
+log2 = _inexact_unary(  # JAX's formulation: over log(2) computed in x's dtype
+    "log2", lambda x: lax.div(lax.log(x), lax.log(np.asarray(2, util.dtype_of(x)))))
 
 
 def _log10(x):
@@ -315,8 +321,10 @@ tanh = _inexact_unary("tanh", lax.tanh)
 arcsinh = _inexact_unary("arcsinh", lax.asinh)
 arccosh = _inexact_unary("arccosh", lax.acosh)
 arctanh = _inexact_unary("arctanh", lax.atanh)
-deg2rad = _inexact_unary("deg2rad", lambda x: lax.mul(x, np.pi / 180), real_only=True)
-rad2deg = _inexact_unary("rad2deg", lambda x: lax.mul(x, 180 / np.pi), real_only=True)
+deg2rad = _inexact_unary("deg2rad", lambda x: lax.mul(x, _constant_like(x, np.pi / 180)),
+                         real_only=True)
+rad2deg = _inexact_unary("rad2deg", lambda x: lax.mul(x, _constant_like(x, 180 / np.pi)),
+                         real_only=True)
 radians = _named("radians", "Alias of `deg2rad`.", lambda x, /: deg2rad(x))
 degrees = _named("degrees", "Alias of `rad2deg`.", lambda x, /: rad2deg(x))
 acos, asin, atan = arccos, arcsin, arctan

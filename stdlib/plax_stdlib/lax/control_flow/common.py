@@ -350,6 +350,45 @@ def with_extra_invars(closed: ClosedJaxpr, before: Sequence[ShapedArray] = (),
     return closed.replace(jaxpr=jaxpr.replace(invars=invars, debug_info=dbg))
 
 
+def common_consts(consts_per_fun: Sequence[Sequence]) -> tuple[list, list[list[int]]]:
+    """The constants of several traced functions as one list, each value once (by
+    identity, as JAX shares a value closed over by two branches), and each function's
+    constants' positions in it. A value a function holds twice keeps two entries."""
+    common: list = []
+    where: dict[tuple[int, int], int] = {}
+    positions = []
+    for consts in consts_per_fun:
+        seen: dict[int, int] = {}
+        mine = []
+        for c in consts:
+            key = (id(c), seen.get(id(c), 0))
+            seen[id(c)] = key[1] + 1
+            if key not in where:
+                where[key] = len(common)
+                common.append(c)
+            mine.append(where[key])
+        positions.append(mine)
+    return common, positions
+
+
+def over_common_consts(closed: ClosedJaxpr, positions: Sequence[int],
+                       avals: Sequence[ShapedArray]) -> ClosedJaxpr:
+    """`closed`, whose first inputs are its own constants, taking `common_consts`'
+    whole list (of types `avals`) instead; the ones it does not use are unnamed."""
+    from plax.extend.core import Var
+    jaxpr = closed.jaxpr
+    n = len(positions)
+    own = dict(zip(positions, range(n)))
+    invars = [jaxpr.invars[own[u]] if u in own else Var(a) for u, a in enumerate(avals)]
+    dbg = jaxpr.debug_info
+    if dbg is not None and dbg.arg_names is not None:
+        names = dbg.arg_names
+        dbg = dbg.with_arg_names((*[names[own[u]] if u in own else "" for u in range(len(avals))],
+                                  *names[n:]))
+    return closed.replace(jaxpr=jaxpr.replace(invars=[*invars, *jaxpr.invars[n:]],
+                                              debug_info=dbg))
+
+
 def permute(closed: ClosedJaxpr, in_order: Sequence[int] | None = None,
             out_order: Sequence[int] | None = None) -> ClosedJaxpr:
     """`closed` with inputs (outputs) reordered: new input `k` is old input

@@ -43,12 +43,14 @@ from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib.lax import comparison, conversion, shape_ops
 from plax_stdlib.lax.control_flow.common import (
     cached_on_jaxpr,
-    python_value_if_disabled,
     check_branch_types,
+    common_consts,
     debug_names,
     expand_tangents,
     nonzero_flags,
     or_flags,
+    over_common_consts,
+    python_value_if_disabled,
     region_tokens,
     rename_args,
     trace_function,
@@ -179,14 +181,10 @@ def _bind_branches(index, funs, operands, api: str, names):
         if k != ref:
             check_branch_types(api, sides[ref], side)
     out_tree0 = traced[0][2]
-    all_consts = [c for _, consts, _ in traced for c in consts]
+    all_consts, positions = common_consts([consts for _, consts, _ in traced])
     const_avals = [get_aval(c) for c in all_consts]
-    branches, start = [], 0
-    for jaxpr, consts, _ in traced:
-        n = len(consts)
-        widened = with_extra_invars(jaxpr, after=(), before=const_avals[start + n:], at=n)
-        branches.append(with_extra_invars(widened, before=const_avals[:start], at=0))
-        start += n
+    branches = [over_common_consts(jaxpr, where, const_avals)
+                for (jaxpr, _, _), where in zip(traced, positions)]
     op_leaves = tree_util.tree_leaves(tuple(operands))
     outs = cond_p.bind(index, *all_consts, *op_leaves, branches=tuple(branches))
     return tree_util.tree_unflatten(out_tree0, outs)
