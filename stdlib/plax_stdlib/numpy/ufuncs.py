@@ -287,7 +287,7 @@ def reciprocal(x, /):
 def square(x, /):
     """Elementwise x * x, keeping integer dtypes."""
     x, = util.promote_args_numeric("square", x)
-    return lax.integer_pow(x, 2)
+    return lax.square(x)
 
 
 sqrt = _inexact_unary("sqrt", lax.sqrt)
