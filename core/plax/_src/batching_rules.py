@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Sequence
 
+import numpy as np
+
 from plax._src.abstract import AbstractToken
 from plax._src.ad_rules import PrimitiveRule, lax_module
 from plax._src.tracing import get_aval
@@ -57,7 +59,7 @@ def broadcast_dim(x, size: int, dst: int):
         return x
     lax = lax_module()
     shape = list(_shape(x))
-    kept = tuple(i for i in range(len(shape) + 1) if i != dst)
+    kept = tuple(np.delete(np.arange(len(shape) + 1), dst))  # NumPy ints: JAX's Jaxpr text
     shape.insert(dst, size)
     return lax.broadcast_in_dim(x, tuple(shape), kept)
 
@@ -119,11 +121,7 @@ class broadcasting_batcher(PrimitiveRule):
     def _align(x, dim, rank: int, out_rank: int, out_dim: int):
         lax = lax_module()
         if dim is not_mapped:
-            if rank == 0:
-                return x
-            shape = list(_shape(x))
-            shape.insert(out_dim, 1)
-            return lax.reshape(x, tuple(shape))
+            return x if rank == 0 else broadcast_dim(x, 1, out_dim)
         if rank == out_rank:
             return moveaxis(x, dim, out_dim)
         # A batched per-example scalar among higher-rank operands: shape (B,) becomes

@@ -160,7 +160,9 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
                [2, 2, 2]], dtype=int32)
     """
     shape = canonicalize_shape("broadcast_in_dim", shape)
-    dims = tuple(operator.index(d) for d in broadcast_dimensions)
+    # NumPy integers stay NumPy integers, as in JAX (its Jaxprs print them so)
+    dims = tuple(d if isinstance(d, np.integer) else operator.index(d)
+                 for d in broadcast_dimensions)
     if (_is_array(operand) and get_aval(operand).shape == shape
             and dims == tuple(range(len(shape))) and out_sharding is None):
         return operand
