@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import doctest
 import importlib
-import importlib.util
 import inspect
 import os
 import sys
@@ -43,7 +42,9 @@ def _defined_by_plax(obj) -> bool:
     return is_plax_file(source) or source.startswith(_PALLAS_DIR)
 
 
-_PALLAS_DIR = os.path.dirname(importlib.util.find_spec("plax_pallas").origin)
+# (its __file__: once `plax.experimental.pallas` is imported, the module's spec is the
+# alias's, which has no origin)
+_PALLAS_DIR = os.path.dirname(importlib.import_module("plax_pallas").__file__)
 
 
 def _docstring_tests() -> list[doctest.DocTest]:

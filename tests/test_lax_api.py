@@ -177,7 +177,7 @@ def test_lax_functions_run_eagerly():
 # --- the registry --------------------------------------------------------------------------------
 
 PRIMITIVE_NAMES = set("""
-sin add mul sub div rem pow max min neg abs sign floor ceil round is_finite exp exp2 log
+sin add add_any mul sub div rem pow max min neg abs sign floor ceil round is_finite exp exp2 log
 log1p expm1 tanh logistic cos tan asin acos atan atan2 sinh cosh asinh acosh atanh sqrt
 rsqrt cbrt square integer_pow real imag conj complex nextafter erf erfc erf_inv lgamma
 digamma eq ne lt le gt ge and or xor not shift_left shift_right_logical
@@ -286,10 +286,10 @@ USES = [
     lax.erf_inv, lax.lgamma, lax.digamma, lax.bessel_i0e, lax.bessel_i1e, lax.bitwise_not,
     lax.population_count, lax.clz, lambda x: lax.betainc(x, x, x),
     *[lambda x, f=f: f(x, x) for f in (
-        lax.add, lax.sub, lax.mul, lax.div, lax.rem, lax.pow, lax.max, lax.min, lax.atan2,
-        lax.nextafter, lax.polygamma, lax.zeta, lax.igamma, lax.igammac, lax.igamma_grad_a,
-        lax.random_gamma_grad, lax.complex, lax.eq, lax.ne, lax.lt, lax.le, lax.gt, lax.ge,
-        lax.bitwise_and, lax.bitwise_or, lax.bitwise_xor, lax.shift_left,
+        lax.add, lax.add_any, lax.sub, lax.mul, lax.div, lax.rem, lax.pow, lax.max, lax.min,
+        lax.atan2, lax.nextafter, lax.polygamma, lax.zeta, lax.igamma, lax.igammac,
+        lax.igamma_grad_a, lax.random_gamma_grad, lax.complex, lax.eq, lax.ne, lax.lt, lax.le,
+        lax.gt, lax.ge, lax.bitwise_and, lax.bitwise_or, lax.bitwise_xor, lax.shift_left,
         lax.shift_right_logical, lax.shift_right_arithmetic)],
     lambda x: lax.integer_pow(x, 5),
     lambda x: lax.integer_pow(x, -1),

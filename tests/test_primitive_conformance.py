@@ -238,7 +238,7 @@ _rowwise_sin.def_partition(
 
 EXAMPLES: list[Example] = [
     # arithmetic
-    binary(lax.add), binary(lax.add, dt=I32, label="add_int"),
+    binary(lax.add), binary(lax.add, dt=I32, label="add_int"), binary(lax.add_any),
     binary(lax.sub), binary(lax.mul), binary(lax.mul, dt=C64, label="mul_complex"),
     binary(lax.div, rhs=y(lo=0.5, hi=2.0)), binary(lax.rem, rhs=y(lo=0.5, hi=2.0)),
     binary(lax.max), binary(lax.min),

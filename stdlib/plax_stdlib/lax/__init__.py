@@ -142,6 +142,8 @@ from plax_stdlib.lax.elementwise import (
     acosh as acosh,
     acosh_p as acosh_p,
     add as add,
+    add_any as add_any,
+    add_any_p as add_any_p,
     add_p as add_p,
     asin as asin,
     asin_p as asin_p,

@@ -93,6 +93,12 @@ add_p, add = binary_op(
     transpose=lambda ct, x, y: [_unbroadcast_if(ct, x), _unbroadcast_if(ct, y)],
     example=("lax.add(jnp.array([1.0, 2.0]), 10.0)",
              "Array([11., 12.], dtype=float32)"))
+add_any_p, add_any = binary_op(  # JAX's add_jaxvals: its Jaxprs show sums of tangents so
+    "add_any", NUMBER, hlo_rule("add"),
+    "The sum of two tangents or cotangents of one shape: what differentiation adds with.",
+    jvp=(lambda g, ans, x, y: g, lambda g, ans, x, y: g), transpose=lambda ct, x, y: [ct, ct],
+    example=("lax.add_any(jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0]))",
+             "Array([4., 6.], dtype=float32)"))
 sub_p, sub = binary_op(
     "sub", NUMBER, hlo_rule("subtract"), "Elementwise subtraction: x - y.",
     jvp=(lambda g, ans, x, y: g, lambda g, ans, x, y: neg(g)),
