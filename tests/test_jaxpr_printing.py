@@ -76,9 +76,6 @@ KNOWN_DIFFERENCES = {
         "nn.softplus", "jit(nn.softplus)", "nn.relu6",
         "jit(nn.relu6)", "nn.log_sigmoid", "jit(nn.log_sigmoid)",
     ],
-    "JAX 0.10.2 has primitives plax has not (stack, tile)": [
-        "stack", "tile",
-    ],
     ("scan and fori_loop convert a weakly typed initial carry before the loop (JAX "
      "converts inside the body) and carry other counters"): [
         "fori_loop traced", "scan",

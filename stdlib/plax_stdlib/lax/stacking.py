@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
-
 from plax.extend.ad import Zero, instantiate, is_undefined_primal, linear_jvp
 from plax.extend.batching import axes_batcher, batched_axis, bdim_at_front
 from plax.extend.constructors import (
@@ -43,7 +41,8 @@ def _slices(x, aval: ShapedArray, axis: int, sizes: Sequence[int]) -> list:
         lo = [0] * aval.ndim
         hi = list(aval.shape)
         lo[axis], hi[axis] = start, start + size
-        outs.append(hlo.slice(x, lo, hi, [1] * aval.ndim))
+        piece = ShapedArray(_with_dim(aval.shape, axis, size), aval.dtype)
+        outs.append(mu.slice(x, lo, hi, [1] * aval.ndim, piece))  # (other sizes: symbolic)
         start += size
     return outs
 
@@ -117,7 +116,7 @@ def _unstack_abstract_eval(operand, *, axis):
 def _unstack_lower(ctx, x, *, axis):
     aval = ctx.avals_in[0]
     pieces = _slices(x, aval, axis, [1] * aval.shape[axis])
-    return [hlo.reshape(mu.ir_type(out), p) for p, out in zip(pieces, ctx.avals_out)]
+    return [mu.reshape(p, out) for p, out in zip(pieces, ctx.avals_out)]
 
 
 def _unstack_transpose(cts, operand, *, axis):
@@ -176,7 +175,7 @@ def _stack_abstract_eval(*operands, axis):
 def _stack_lower(ctx, *xs, axis):
     aval = ctx.avals_in[0]
     expanded = ShapedArray(aval.shape[:axis] + (1,) + aval.shape[axis:], aval.dtype)
-    pieces = [hlo.reshape(mu.ir_type(expanded), x) for x in xs]
+    pieces = [mu.reshape(x, expanded) for x in xs]  # (dynamic where a size is symbolic)
     return hlo.concatenate(pieces, axis) if len(pieces) > 1 else pieces[0]
 
 
@@ -233,7 +232,7 @@ def _tile_abstract_eval(operand, *, reps):
                         f"reps={reps} for {describe(operand)}")
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: reps must be non-negative, got {reps}")
-    return ShapedArray(tuple(int(n) for n in np.multiply(operand.shape, reps)),
+    return ShapedArray(tuple(d * r for d, r in zip(operand.shape, reps)),  # d: symbolic too
                        operand.dtype, operand.weak_type)
 
 
@@ -241,9 +240,8 @@ def _tile_lower(ctx, x, *, reps):
     aval, out = ctx.avals_in[0], ctx.avals_out[0]
     interleaved = ShapedArray(tuple(k for pair in zip(reps, aval.shape) for k in pair),
                               aval.dtype)
-    spread = hlo.broadcast_in_dim(mu.ir_type(interleaved), x,
-                                  [2 * i + 1 for i in range(aval.ndim)])
-    return hlo.reshape(mu.ir_type(out), spread)
+    spread = mu.broadcast_in_dim(x, interleaved.shape, [2 * i + 1 for i in range(aval.ndim)])
+    return mu.reshape(spread, out)
 
 
 def _tile_transpose(ct, operand, *, reps):

@@ -45,12 +45,13 @@ def _leaves(obj) -> list:
 
 
 def _stack_nested(obj, dtype):
-    """A nested list holding traced or device values, built with `stack`."""
-    from plax_stdlib.numpy.shape_ops import stack
+    """A nested list holding traced or device values, its rows joined as JAX joins
+    them (each given a leading axis, then concatenated: not the `stack` primitive)."""
+    from plax_stdlib.numpy.shape_ops import concatenate
     if isinstance(obj, (list, tuple)):
         if not obj:
             return np.zeros((0,), dtype)
-        return stack([_stack_nested(o, dtype) for o in obj])
+        return concatenate([lax.expand_dims(_stack_nested(o, dtype), (0,)) for o in obj])
     return util.convert(util.ensure_arraylike("array", obj), dtype)
 
 

@@ -485,7 +485,11 @@ def stack(arrays, axis: int = 0, out=None, dtype=None):
     if len(shapes) > 1:
         raise ValueError(f"All input arrays must have the same shape, got {sorted(shapes)}")
     axis = util.canonicalize_axis(axis, len(shapes.pop()) + 1)
-    return concatenate([lax.expand_dims(a, (axis,)) for a in arrays], axis, dtype=dtype)
+    dtype = util.check_user_dtype(dtype, "stack")
+    arrays = util.promote_dtypes(*arrays)
+    if dtype is not None:
+        arrays = [util.convert(a, dtype) for a in arrays]
+    return lax.stack(arrays, axis)  # JAX's primitive
 
 
 def unstack(x, /, *, axis: int = 0) -> tuple:
@@ -699,10 +703,9 @@ def tile(A, reps):
     ndim = builtins.max(len(shape), len(reps))
     shape = (1,) * (ndim - len(shape)) + shape
     reps = (1,) * (ndim - len(reps)) + reps
-    A = lax.reshape(A, shape)
-    interleaved = tuple(d for pair in zip(reps, shape) for d in pair)
-    tiled = lax.broadcast_in_dim(A, interleaved, tuple(range(1, 2 * ndim, 2)))
-    return lax.reshape(tiled, tuple(r * d for r, d in zip(reps, shape)))
+    if ndim > len(util.shape_of(A)):
+        A = lax.expand_dims(A, tuple(range(ndim - len(util.shape_of(A)))))
+    return lax.tile(A, reps)  # JAX's primitive
 
 
 def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | None = None,
