@@ -448,6 +448,7 @@ _PAD = ((1, 0, 1), (-1, 2, 0))
 CASES: list[Case] = [
     # arithmetic
     binary("add", np.add, ALL[1:]),
+    binary("add_any", np.add, (I32, bf16, F32, C64)),
     binary("sub", np.subtract, (I8, U8, F16, bf16, F32, F64, C64)),
     binary("mul", np.multiply, (I16, U16, bf16, F32, C128)),
     binary("div", lambda x, y: np.trunc(x / y).astype(x.dtype) if x.dtype in INTS else x / y,
