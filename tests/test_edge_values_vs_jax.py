@@ -67,6 +67,11 @@ PROGRAMS = {
     "masked_mean": lambda: jnp.mean(np.ma.masked_array([1.0, 2.0], mask=[True, False])),
     "masked_closed_over_in_jit": lambda: jit(lambda: jnp.mean(np.ma.masked_array(
         [1.0, 2.0], mask=[True, False])))(),
+    "masked_nested_jit_argument": lambda: jit(lambda: jit(lambda x: x)(
+        np.ma.masked_array([True, False], mask=[True, False])))(),
+    "masked_lax_operand": lambda: lax.neg(np.ma.masked_array([1.0, 2.0], mask=[True, False])),
+    "masked_lax_operand_jit": lambda: jit(lambda: lax.neg(np.ma.masked_array(
+        [1.0, 2.0], mask=[True, False])))(),
     # the fuzzer's run of 2026-12-06 (seed 32): no degrees of freedom left is NaN
     "var_ddof_past_n": lambda: jit(lambda x: jnp.var(x, axis=-1, ddof=2))(
         jnp.array([[0.5, -1.25], [2.0, 0.75]], jnp.bfloat16)),
@@ -102,8 +107,8 @@ PROGRAMS = {
     "donate_both_split": lambda: donated_twice(np.arange(4.0, dtype=np.float32), (0, 1)),
     "donate_both_split_empty": lambda: donated_twice(np.zeros(0, np.float32), (0, 1)),
     "donate_second_split": lambda: donated_twice(np.arange(4, dtype=np.int32), (1,)),
-    # the fuzzer's long run (seed 32): plax raised where JAX answers, or the reverse;
-    # a weak type
+    # the fuzzer's long runs (seeds 32 and 33): plax raised where JAX answers, or the
+    # reverse; a weak type
     "shape_structured_jit": lambda: jit(lambda: jnp.shape(STRUCTURED))(),
     "size_structured": lambda: jnp.size(STRUCTURED, axis=1),
     "ndim_masked": lambda: jnp.ndim(np.ma.masked_array([1.0, 2.0], mask=[True, False])),
@@ -123,6 +128,9 @@ PROGRAMS = {
         jnp.zeros((2, 1, 0), bool)),
     "lcm_weak_vector": lambda: jnp.lcm(jnp.broadcast_to(jnp.asarray(3), (2,)), 4),
     "gcd_weak_scalars": lambda: jnp.gcd(jnp.asarray(12), 18),
+    "int_of_complex": lambda: int(jnp.zeros((), jnp.complex64)),
+    "float_of_complex": lambda: float(jnp.ones((), jnp.complex64)),
+    "nanpercentile_tuple_q": lambda: jnp.nanpercentile(jnp.zeros(0, jnp.int32), (25, 75)),
     # JAX's eager path moves an out-of-bounds start back inside; its jit raises
     "slice_out_of_bounds_jit": lambda: jit(lambda x: lax.slice(x, (4,), (5,)))(
         jnp.ones(4, bool)),
@@ -168,7 +176,7 @@ PROGRAMS = [line.split('"')[1] for line in _DRIVER.splitlines()
 # exceptions whose messages are the libraries' own (JAX's names JAX, links an issue, or
 # comes from a check of sizes it computed first): only their classes are compared
 _CLASS_ONLY = {"structured_asarray", "split_negative", "at_min_list_index",
-               "at_set_list_index_jit", "slice_out_of_bounds_jit",
+               "at_set_list_index_jit", "nanpercentile_tuple_q", "slice_out_of_bounds_jit",
                "broadcast_in_dim_rank_jit"}
 _WHERE = re.compile(r" at [^\n]*:\d+\n")  # "true_fun is <lambda> at <string>:40"
 
@@ -233,7 +241,9 @@ def test_known_answers_of_former_differences(plax_answers):
     assert plax_answers["at_max_int8_complex"] == [[[2, 4], "int8", False, repr([[1] * 4] * 2)]]
     assert plax_answers["split_negative_empty"] == []
     assert plax_answers["gcd_bool_python_int_empty"][0][:3] == [[2, 1, 0], "int32", False]
-    assert plax_answers["at_min_list_index"][0] == "TypeError"
+    for name in ("at_min_list_index", "int_of_complex", "nanpercentile_tuple_q"):
+        assert plax_answers[name][0] == "TypeError"
+    assert "position 1" in plax_answers["nanpercentile_tuple_q"][1]
 
 
 @pytest.mark.parametrize("mode", ["eager", "jit"])
