@@ -20,8 +20,12 @@ axis against NumPy's result (JAX returns the operand itself, of another shape),
 `nonzero`/`flatnonzero` of an empty array with a `fill_value` against the fill
 values (JAX gives zeros there, against its documentation and its answer for a
 non-empty array without nonzeros), a median, percentile or quantile over an empty
-axis against NaN (NumPy's median; JAX fails to gather), and an unstable sort's ties by the
-values they order rather than the indices.
+axis against NaN (NumPy's median; JAX fails to gather), integers rounded to tens
+(negative `decimals`: JAX raises NotImplementedError) against NumPy's, calls that
+JAX answers only by skipping its own check (an eager `lax.slice` out of bounds,
+`lax.broadcast_in_dim` without broadcast dimensions, `jnp.array` of a masked array)
+against the exception it raises for them elsewhere, and an unstable sort's ties by
+the values they order rather than the indices.
 """
 from __future__ import annotations
 
@@ -50,6 +54,9 @@ INTERNAL_CLASSES = {"AssertionError", "AttributeError", "KeyError", "NameError",
 # safe_map/safe_zip, zip(strict=True)).
 _LENGTH_CHECKS = ("safe_map() argument", "safe_zip() argument", "zip() argument")
 
+# How JAX reports a module that fails MLIR's verifier (a ValueError it raises itself).
+_VERIFIER_ERROR = "Cannot lower jaxpr with verifier errors"
+
 INTERNAL_RULE = ("internal error = a class only bugs raise (" + ", ".join(sorted(
     INTERNAL_CLASSES)) + ") unless a `raise` statement of the library raised it; or, "
     "raised in the library's code but not by a `raise` statement, an IndexError (a "
@@ -67,6 +74,7 @@ def is_internal(outcome: dict) -> bool:
         return False
     return ((outcome["exc"] == "IndexError" and implicit)
             or outcome["exc"] == "MLIRError" or "/jaxlib/mlir/" in outcome["where"]
+            or outcome["msg"].startswith(_VERIFIER_ERROR)
             or (implicit and outcome["msg"].startswith(_LENGTH_CHECKS)))
 
 # The outcome categories, in report order.
@@ -366,7 +374,8 @@ def _statistics_of_empty(case: dict, theirs: dict) -> dict | None:
     if numpy_op is None or "exc" not in theirs or set(case["kwargs"]) - {"axis"}:
         return None
     x, *q = _host_args(case)
-    q = [np.asarray(v["T"]) if isinstance(v, dict) else v for v in q]
+    if any(isinstance(v, (dict, list)) for v in q):
+        return None  # a tuple or list of quantiles: JAX's TypeError (q must be array-like)
     if x.size or x.dtype.kind not in "biuf" or any(np.ndim(v) > 1 for v in q):
         return None
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -380,13 +389,67 @@ def _statistics_of_empty(case: dict, theirs: dict) -> dict | None:
     return {"value": _encoded(expected.astype(dtype), like)}
 
 
+def _refused(exc: str, why: str) -> dict:
+    """An outcome: `exc` raised by a check of the library, for the reason `why`."""
+    return {"exc": exc, "mro": [exc, "Exception"], "msg": f"(reference) {why}",
+            "where": "", "origin": "raise", "in_library": True}
+
+
+def _skipped_check(case: dict, theirs: dict) -> dict | None:
+    """The exception JAX raises for a call in one form, where it answers another form
+    without that check (an answer of another shape than asked, or without data it
+    was given), as an outcome; else None. `lax.slice` out of bounds: eagerly JAX
+    slices with a dynamic_slice, which moves the start back inside; its jit raises
+    TypeError. `lax.broadcast_in_dim` of an operand of the target's rank without
+    broadcast dimensions: JAX returns the operand as it is; its shape rule, run for
+    any other rank, raises TypeError. `jnp.array` of a NumPy masked array: JAX drops
+    the mask; its `asarray` and other functions raise ValueError."""
+    args = case["args"]
+    if case["op"] == "jnp.array" and args and isinstance(args[0], dict) and "M" in args[0]:
+        return _refused("ValueError", "a masked array would lose its mask")
+    if case["op"] not in ("lax.slice", "lax.broadcast_in_dim") or len(args) != 3 \
+            or case["kwargs"].get("strides") is not None:
+        return None
+    shape = _host_args(case)[0].shape
+    first, second = (a["T"] if isinstance(a, dict) and "T" in a else None for a in args[1:])
+    if first is None or second is None:
+        return None
+    if case["op"] == "lax.slice":
+        inside = len(first) == len(second) == len(shape) and all(
+            0 <= lo <= hi <= n for lo, hi, n in zip(first, second, shape))
+        if case["mode"] == "eager" and not inside:
+            return _refused("TypeError", "slice bounds outside the operand")
+    elif not second and len(first) == len(shape) > 0:
+        return _refused("TypeError", "no broadcast dimension for an operand dimension")
+    return None
+
+
+def _integer_round(case: dict, theirs: dict) -> dict | None:
+    """NumPy's rounding of integers to tens, hundreds... (negative `decimals`, where JAX
+    raises NotImplementedError), wrapped into their dtype, as an outcome; else None."""
+    if case["op"] not in ("method:round", "jnp.round", "jnp.around") \
+            or theirs.get("exc") != "NotImplementedError":
+        return None
+    x, *rest = _host_args(case)
+    decimals = rest[0] if rest else case["kwargs"].get("decimals", 0)
+    if x.dtype.kind not in "iu" or type(decimals) is not int or decimals >= 0:
+        return None
+    expected = np.round(x.astype(np.int64), decimals).astype(x.dtype)  # exact in float64
+    like = {"arr": x.dtype.name, "shape": list(x.shape), "weak": False}
+    return {"value": _encoded(expected, like)}
+
+
 def numpy_reference(case: dict, theirs: dict) -> dict:
     """JAX's outcome, with the answers JAX leaves undefined replaced (see above)."""
-    empty = _statistics_of_empty(case, theirs)
-    if empty is not None:
-        return empty
+    for reference in (_statistics_of_empty, _integer_round):
+        outcome = reference(case, theirs)
+        if outcome is not None:
+            return outcome
     if "value" not in theirs:
         return theirs
+    skipped = _skipped_check(case, theirs)
+    if skipped is not None:
+        return skipped
     for reference in (_take_from_empty_axis, _nonzero_of_empty, _scalar_boolean_index):
         outcome = reference(case, theirs)
         if outcome is not None:

@@ -2,6 +2,8 @@
 (the same rule for plax and JAX) and how a pair of outcomes is classified."""
 from __future__ import annotations
 
+import numpy as np
+
 import fuzz_runner
 from fuzz_runner import classify, is_internal
 
@@ -30,6 +32,7 @@ def test_documented_classes_are_internal_only_when_raised_by_accident():
                            msg="safe_map() argument 2 is shorter than argument 1"))
     assert not is_internal(exc("ValueError", msg="safe_map() argument 2 is shorter"))
     assert is_internal(exc("MLIRError", where="/x/jaxlib/mlir/dialects/ops.py:3"))
+    assert is_internal(exc("ValueError", msg="Cannot lower jaxpr with verifier errors:\n"))
     assert not is_internal(exc("TypeError", origin="implicit", msg="'float' object cannot "
                                "be interpreted as an integer"))
 
@@ -74,3 +77,48 @@ def test_a_scalar_boolean_index_is_checked_against_numpy():
     assert base64.b64decode(reference["data"]) == x.tobytes()
     other = dict(case, args=[case["args"][0], {"T": [None, 1]}])  # no boolean: JAX's answer
     assert fuzz_runner.numpy_reference(other, {"value": jaxs})["value"] is jaxs
+
+
+def test_calls_jax_answers_by_skipping_its_checks_are_checked_against_its_exception():
+    """JAX 0.10.2 answers an eager `lax.slice(x, (4,), (5,))` of 4 elements with x[3:4]
+    (its jit raises TypeError) and `lax.broadcast_in_dim(x, (3, 1, 2), ())` of a rank-3
+    x with x itself; plax raises TypeError: the same class as the reference."""
+    value = {"value": {"none": True}}
+    slice_case = {"op": "lax.slice", "args": [{"A": [[4], "bool", "pos", 1]}, {"T": [4]},
+                                              {"T": [5]}], "kwargs": {}, "mode": "eager"}
+    plax_type_error = exc("TypeError", mro=["TypeError", "Exception"])
+    assert classify(slice_case, plax_type_error, value)[0] == fuzz_runner.SAME_EXCEPTION
+    inside = dict(slice_case, args=[slice_case["args"][0], {"T": [1]}, {"T": [3]}])
+    assert classify(inside, plax_type_error, value)[0] == fuzz_runner.PLAX_RAISED
+    assert classify(dict(slice_case, mode="jit"), plax_type_error, value)[0] == \
+        fuzz_runner.PLAX_RAISED  # JAX's jit checks: its answer stands
+    broadcast = {"op": "lax.broadcast_in_dim", "args": [
+        {"A": [[1, 1, 3], "uint8", "normal", 2]}, {"T": [3, 1, 2]}, {"T": []}],
+        "kwargs": {}, "mode": "jit"}
+    assert classify(broadcast, plax_type_error, value)[0] == fuzz_runner.SAME_EXCEPTION
+    masked = {"op": "jnp.array", "args": [{"M": [[2], "float32", "normal", 3]}],
+              "kwargs": {}, "mode": "eager"}
+    plax_value_error = exc("ValueError", mro=["ValueError", "Exception"])
+    assert classify(masked, plax_value_error, value)[0] == fuzz_runner.SAME_EXCEPTION
+
+
+def test_a_tuple_of_quantiles_of_an_empty_array_keeps_jax_exception():
+    case = {"op": "jnp.nanpercentile", "args": [{"A": [[0], "int32", "special", 9]},
+                                                {"T": [0.25, 0.75]}], "kwargs": {"axis": 0},
+            "mode": "jit"}
+    jax_type_error = exc("TypeError")
+    assert fuzz_runner.numpy_reference(case, jax_type_error) is jax_type_error
+
+
+def test_integers_rounded_to_tens_are_checked_against_numpy():
+    """JAX 0.10.2 raises NotImplementedError; NumPy rounds (ties to even), wrapped."""
+    import base64
+    case = {"op": "method:round", "args": [{"N": [[3], "int8", "normal", 4]}, -1],
+            "kwargs": {}, "mode": "jit"}
+    x = fuzz_runner._host_args(case)[0]
+    reference = fuzz_runner.numpy_reference(case, exc("NotImplementedError"))["value"]
+    got = np.frombuffer(base64.b64decode(reference["data"]), np.int8)
+    np.testing.assert_array_equal(got, np.round(x.astype(np.int64), -1).astype(np.int8))
+    assert fuzz_runner.numpy_reference(dict(case, args=[case["args"][0], 1]),
+                                       exc("NotImplementedError"))["exc"] == \
+        "NotImplementedError"
