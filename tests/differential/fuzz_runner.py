@@ -21,7 +21,8 @@ axis against NumPy's result (JAX returns the operand itself, of another shape),
 values (JAX gives zeros there, against its documentation and its answer for a
 non-empty array without nonzeros), a median, percentile or quantile over an empty
 axis against NaN (NumPy's median; JAX fails to gather), integers rounded to tens
-(negative `decimals`: JAX raises NotImplementedError) against NumPy's, calls that
+(negative `decimals`: JAX raises NotImplementedError) and `pad` of an empty array
+(JAX's linear ramp fails to slice) against NumPy's, calls that
 JAX answers only by skipping its own check (an eager `lax.slice` out of bounds,
 `lax.broadcast_in_dim` without broadcast dimensions, `jnp.array` of a masked array)
 against the exception it raises for them elsewhere, and an unstable sort's ties by
@@ -439,9 +440,25 @@ def _integer_round(case: dict, theirs: dict) -> dict | None:
     return {"value": _encoded(expected, like)}
 
 
+def _pad_of_empty(case: dict, theirs: dict) -> dict | None:
+    """NumPy's `pad` of an empty array where JAX raises (its linear ramp slices an edge
+    element that an empty axis lacks), as an outcome; else None (NumPy refuses too)."""
+    if case["op"] != "jnp.pad" or "exc" not in theirs or _host_args(case)[0].size:
+        return None
+    x = _host_args(case)[0]
+    try:  # widths and options are plain values ("T" tuples, strings, numbers)
+        args = [fuzz_worker.decode(a, None, []) for a in case["args"][1:]]
+        kwargs = {k: fuzz_worker.decode(v, None, []) for k, v in case["kwargs"].items()}
+        expected = np.pad(x, *args, **kwargs)
+    except Exception:  # noqa: BLE001 - an array option, or a call NumPy refuses
+        return None
+    return {"value": _encoded(expected, {"arr": x.dtype.name, "shape": list(expected.shape),
+                                         "weak": False})}
+
+
 def numpy_reference(case: dict, theirs: dict) -> dict:
     """JAX's outcome, with the answers JAX leaves undefined replaced (see above)."""
-    for reference in (_statistics_of_empty, _integer_round):
+    for reference in (_statistics_of_empty, _integer_round, _pad_of_empty):
         outcome = reference(case, theirs)
         if outcome is not None:
             return outcome

@@ -122,3 +122,13 @@ def test_integers_rounded_to_tens_are_checked_against_numpy():
     assert fuzz_runner.numpy_reference(dict(case, args=[case["args"][0], 1]),
                                        exc("NotImplementedError"))["exc"] == \
         "NotImplementedError"
+
+
+def test_pad_of_an_empty_array_is_checked_against_numpy():
+    """JAX 0.10.2's linear ramp raises TypeError for an empty array; NumPy pads it."""
+    case = {"op": "jnp.pad", "args": [{"A": [[0], "uint8", "normal", 6]}, {"T": [0, 0]}],
+            "kwargs": {"mode": "linear_ramp"}, "mode": "jit"}
+    reference = fuzz_runner.numpy_reference(case, exc("TypeError"))["value"]
+    assert reference["shape"] == [0] and reference["arr"] == "uint8"
+    wider = dict(case, args=[case["args"][0], {"T": [0, 2]}])  # NumPy cannot extend it
+    assert fuzz_runner.numpy_reference(wider, exc("TypeError"))["exc"] == "TypeError"
