@@ -131,6 +131,14 @@ PROGRAMS = {
     "int_of_complex": lambda: int(jnp.zeros((), jnp.complex64)),
     "float_of_complex": lambda: float(jnp.ones((), jnp.complex64)),
     "nanpercentile_tuple_q": lambda: jnp.nanpercentile(jnp.zeros(0, jnp.int32), (25, 75)),
+    # seed 34: jacrev differentiates complex inputs (of a real function) as grad does
+    "jacrev_complex_input": lambda: jacrev(lambda w: jnp.abs(w) ** 2)(
+        jnp.array([1 + 2j, 3 - 1j], jnp.complex64)),
+    "jacrev_complex_input_fails_in_fun": lambda: jacrev(lambda w, x: jnp.tanh(x @ w).sum())(
+        jnp.ones((1, 2), jnp.complex64), jnp.complex64(1 + 1j)),
+    "jacrev_allow_int_block": lambda: jacrev(lambda n, y: y * jnp.ones(3), argnums=(0, 1),
+                                             allow_int=True)(jnp.ones(2, jnp.int8), 2.0),
+    "jacrev_int_input": lambda: jacrev(lambda n: n.sum())(jnp.ones(2, jnp.int32)),
     # JAX's eager path moves an out-of-bounds start back inside; its jit raises
     "slice_out_of_bounds_jit": lambda: jit(lambda x: lax.slice(x, (4,), (5,)))(
         jnp.ones(4, bool)),
@@ -176,6 +184,7 @@ PROGRAMS = [line.split('"')[1] for line in _DRIVER.splitlines()
 # exceptions whose messages are the libraries' own (JAX's names JAX, links an issue, or
 # comes from a check of sizes it computed first): only their classes are compared
 _CLASS_ONLY = {"structured_asarray", "split_negative", "at_min_list_index",
+               "jacrev_complex_input_fails_in_fun",
                "at_set_list_index_jit", "nanpercentile_tuple_q", "slice_out_of_bounds_jit",
                "broadcast_in_dim_rank_jit"}
 _WHERE = re.compile(r" at [^\n]*:\d+\n")  # "true_fun is <lambda> at <string>:40"
@@ -185,7 +194,7 @@ _WHERE = re.compile(r" at [^\n]*:\d+\n")  # "true_fun is <lambda> at <string>:40
 def jax_answers():
     return start_driver_in_jax(
         "import json, sys\nimport jax\nimport jax.numpy as jnp\n"
-        "from jax import devices, device_put, jit, lax\n"
+        "from jax import devices, device_put, jacrev, jit, lax\n"
         "from jax.sharding import Mesh, NamedSharding, PartitionSpec as P\n"
         "from jax.tree_util import tree_leaves\n" + _DRIVER
         + "print(json.dumps(run(json.loads(sys.argv[1]))))\n", PROGRAMS)()
@@ -218,7 +227,8 @@ def plax_answers():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return run_driver_here(_DRIVER, PROGRAMS, lax=lax, tree_leaves=plax.tree_util.tree_leaves,
-                               Mesh=plax.sharding.Mesh, devices=plax.devices)
+                               Mesh=plax.sharding.Mesh, devices=plax.devices,
+                               jacrev=plax.jacrev)
 
 
 def test_known_answers_of_former_differences(plax_answers):
