@@ -24,8 +24,9 @@ axis against NaN (NumPy's median; JAX fails to gather), integers rounded to tens
 (negative `decimals`: JAX raises NotImplementedError) and `pad` of an empty array
 (JAX's linear ramp fails to slice) against NumPy's, calls that
 JAX answers only by skipping its own check (an eager `lax.slice` out of bounds,
-`lax.broadcast_in_dim` without broadcast dimensions, `jnp.array` of a masked array)
-against the exception it raises for them elsewhere, and an unstable sort's ties by
+`lax.broadcast_in_dim` without broadcast dimensions, `jnp.array` of a masked array,
+a static integer into an empty axis beside an array index) against the exception it
+raises for them elsewhere, and an unstable sort's ties by
 the values they order rather than the indices.
 """
 from __future__ import annotations
@@ -442,23 +443,47 @@ def _integer_round(case: dict, theirs: dict) -> dict | None:
 
 def _pad_of_empty(case: dict, theirs: dict) -> dict | None:
     """NumPy's `pad` of an empty array where JAX raises (its linear ramp slices an edge
-    element that an empty axis lacks), as an outcome; else None (NumPy refuses too)."""
+    element that an empty axis lacks), as an outcome: its value, or the class of its
+    refusal (a ValueError: it cannot extend an empty axis); else None."""
     if case["op"] != "jnp.pad" or "exc" not in theirs or _host_args(case)[0].size:
         return None
     x = _host_args(case)[0]
     try:  # widths and options are plain values ("T" tuples, strings, numbers)
         args = [fuzz_worker.decode(a, None, []) for a in case["args"][1:]]
         kwargs = {k: fuzz_worker.decode(v, None, []) for k, v in case["kwargs"].items()}
-        expected = np.pad(x, *args, **kwargs)
-    except Exception:  # noqa: BLE001 - an array option, or a call NumPy refuses
+    except Exception:  # noqa: BLE001 - an array option: not compared
         return None
+    try:
+        expected = np.pad(x, *args, **kwargs)
+    except Exception as err:  # noqa: BLE001 - NumPy's refusal is the reference
+        return _refused(type(err).__name__, str(err))
     return {"value": _encoded(expected, {"arr": x.dtype.name, "shape": list(expected.shape),
                                          "weak": False})}
 
 
+def _static_index_into_empty_axis(case: dict, theirs: dict) -> dict | None:
+    """NumPy's IndexError (and JAX's, for basic indexing) for a static integer into an
+    empty axis, where an array index beside it makes JAX fail to build its gather
+    (TypeError) first, as an outcome; else None. Axes are counted over the leading
+    integers, slices and arrays (one axis each) before the integer."""
+    if case["op"] not in ("op:getitem", "at:get") or theirs.get("exc") != "TypeError" \
+            or len(case["args"]) != 2:
+        return None
+    shape = _host_args(case)[0].shape
+    index = case["args"][1]
+    entries = index["T"] if isinstance(index, dict) and "T" in index else [index]
+    for axis, entry in enumerate(entries[:len(shape)]):
+        if type(entry) is int and shape[axis] == 0:
+            return _refused("IndexError", f"index {entry} into the empty axis {axis}")
+        if not (type(entry) is int or (isinstance(entry, dict) and set(entry) & {"S", "A", "N"})):
+            return None  # an Ellipsis, None or mask: the axes after it are not counted
+    return None
+
+
 def numpy_reference(case: dict, theirs: dict) -> dict:
     """JAX's outcome, with the answers JAX leaves undefined replaced (see above)."""
-    for reference in (_statistics_of_empty, _integer_round, _pad_of_empty):
+    for reference in (_statistics_of_empty, _integer_round, _pad_of_empty,
+                      _static_index_into_empty_axis):
         outcome = reference(case, theirs)
         if outcome is not None:
             return outcome

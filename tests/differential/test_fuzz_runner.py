@@ -131,4 +131,19 @@ def test_pad_of_an_empty_array_is_checked_against_numpy():
     reference = fuzz_runner.numpy_reference(case, exc("TypeError"))["value"]
     assert reference["shape"] == [0] and reference["arr"] == "uint8"
     wider = dict(case, args=[case["args"][0], {"T": [0, 2]}])  # NumPy cannot extend it
-    assert fuzz_runner.numpy_reference(wider, exc("TypeError"))["exc"] == "TypeError"
+    assert fuzz_runner.numpy_reference(wider, exc("TypeError"))["exc"] == "ValueError"
+
+
+def test_a_static_integer_into_an_empty_axis_is_numpy_s_index_error():
+    """JAX 0.10.2 fails to build a gather for `x[-1, array]` of an empty axis 0 (a
+    TypeError); NumPy, and JAX's basic indexing, raise IndexError."""
+    x = {"A": [[0, 0], "int32", "zeros", 604]}
+    case = {"op": "op:getitem", "args": [x, {"T": [-1, {"A": [[1], "int32", "normal", 13]},
+                                                    {"E": 0}]}], "kwargs": {}, "mode": "eager"}
+    assert fuzz_runner.numpy_reference(case, exc("TypeError"))["exc"] == "IndexError"
+    later = dict(case, args=[{"A": [[3, 0], "int32", "zeros", 1]}, {"T": [
+        {"A": [[1], "int32", "normal", 13]}, 0]}])  # the integer indexes the empty axis 1
+    assert fuzz_runner.numpy_reference(later, exc("TypeError"))["exc"] == "IndexError"
+    inside = dict(case, args=[{"A": [[0, 3], "int32", "zeros", 1]}, {"T": [
+        {"A": [[1], "int32", "normal", 13]}, 1]}])  # 1 is inside axis 1: JAX's TypeError
+    assert fuzz_runner.numpy_reference(inside, exc("TypeError"))["exc"] == "TypeError"
