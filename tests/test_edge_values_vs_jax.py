@@ -139,6 +139,18 @@ PROGRAMS = {
     "jacrev_allow_int_block": lambda: jacrev(lambda n, y: y * jnp.ones(3), argnums=(0, 1),
                                              allow_int=True)(jnp.ones(2, jnp.int8), 2.0),
     "jacrev_int_input": lambda: jacrev(lambda n: n.sum())(jnp.ones(2, jnp.int32)),
+    # seed 35
+    "hypot_weak_vector": lambda: jit(lambda x: jnp.hypot(x, 0))(jnp.array([[True]])),
+    "hypot_weak_scalars": lambda: jnp.hypot(jnp.asarray(3.0), 4),
+    "reshape_no_arguments": lambda: jnp.ones((1, 1), jnp.uint8).reshape(),
+    "reshape_no_arguments_size_2": lambda: jnp.ones(2).reshape(),
+    "matmul_bad_precision_first": lambda: jnp.matmul(jnp.ones((2, 2)), jnp.ones((3, 0)),
+                                                     precision="bogus"),
+    "dot_bad_precision_scalar": lambda: jnp.dot(jnp.ones((1, 3), bool), jnp.int32(2),
+                                                precision="bogus"),
+    "inner_bad_precision_scalar": lambda: jnp.inner(jnp.ones(2), 2.0, precision="bogus"),
+    "argmax_empty_complex": lambda: jit(lambda x: lax.argmax(x, 0, jnp.int32))(
+        jnp.zeros((0,), jnp.complex64)),
     # JAX's eager path moves an out-of-bounds start back inside; its jit raises
     "slice_out_of_bounds_jit": lambda: jit(lambda x: lax.slice(x, (4,), (5,)))(
         jnp.ones(4, bool)),
@@ -184,7 +196,8 @@ PROGRAMS = [line.split('"')[1] for line in _DRIVER.splitlines()
 # exceptions whose messages are the libraries' own (JAX's names JAX, links an issue, or
 # comes from a check of sizes it computed first): only their classes are compared
 _CLASS_ONLY = {"structured_asarray", "split_negative", "at_min_list_index",
-               "jacrev_complex_input_fails_in_fun",
+               "jacrev_complex_input_fails_in_fun", "matmul_bad_precision_first",
+               "dot_bad_precision_scalar", "argmax_empty_complex",
                "at_set_list_index_jit", "nanpercentile_tuple_q", "slice_out_of_bounds_jit",
                "broadcast_in_dim_rank_jit"}
 _WHERE = re.compile(r" at [^\n]*:\d+\n")  # "true_fun is <lambda> at <string>:40"

@@ -10,9 +10,8 @@ def _integer_pair(name: str, x1, x2):
     if util.dtype_category(util.dtype_of(x1)) not in "iu":
         raise ValueError(f"Arguments to plax.numpy.{name} must be integers, got dtype "
                          f"{util.dtype_of(x1)}")
+    x1, x2 = util.strong_unless_scalar(x1, x2)
     shape = util.broadcast_shapes(util.shape_of(x1), util.shape_of(x2))
-    if shape != ():  # as JAX's, whose loop keeps weakly typed inputs weak only as scalars
-        x1, x2 = (util.convert(x, util.dtype_of(x)) for x in (x1, x2))
     return (util.broadcast_to_shape(ufuncs.absolute(x1), shape),
             util.broadcast_to_shape(ufuncs.absolute(x2), shape))
 

@@ -364,7 +364,7 @@ def _logaddexp_value(x1, x2):
 
 def hypot(x1, x2, /):
     """Elementwise sqrt(x1**2 + x2**2), without overflow."""
-    x1, x2 = util.promote_args_inexact("hypot", x1, x2)
+    x1, x2 = util.strong_unless_scalar(*util.promote_args_inexact("hypot", x1, x2))
     if _category(x1) == "c":
         raise ValueError("hypot is not well defined for complex inputs")  # JAX's class
     a1, a2 = lax.abs(x1), lax.abs(x2)

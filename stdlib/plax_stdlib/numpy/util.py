@@ -371,6 +371,15 @@ def promote_args_inexact(fun_name: str, *args: Any) -> list[Any]:
     return promote_shapes(fun_name, *promote_dtypes_inexact(*map(operand, args)))
 
 
+def strong_unless_scalar(*args: Any) -> tuple[Any, ...]:
+    """Promoted operands made strongly typed unless their broadcast shape is (): the
+    weak types of JAX's gcd, lcm and hypot, whose formulas lose a non-scalar weak
+    type to a strongly typed constant (a scalar result keeps it)."""
+    if broadcast_shapes(*map(shape_of, args)) == ():
+        return args
+    return tuple(convert(x, dtype_of(x)) for x in args)
+
+
 def promote_args_numeric(fun_name: str, *args: Any) -> list[Any]:
     check_arraylike(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes_numeric(*map(operand, args)))
