@@ -19,15 +19,16 @@ toward zero (NumPy refuses them; JAX returns wrapped bits), `take` along an empt
 axis against NumPy's result (JAX returns the operand itself, of another shape),
 `nonzero`/`flatnonzero` of an empty array with a `fill_value` against the fill
 values (JAX gives zeros there, against its documentation and its answer for a
-non-empty array without nonzeros), a median, percentile or quantile over an empty
-axis against NaN (NumPy's median; JAX fails to gather), integers rounded to tens
-(negative `decimals`: JAX raises NotImplementedError) and `pad` of an empty array
-(JAX's linear ramp fails to slice) against NumPy's, calls that
-JAX answers only by skipping its own check (an eager `lax.slice` out of bounds,
+non-empty array without nonzeros), the ends of `geomspace` against its arguments
+(NumPy's; JAX rounds 10**log10 of them in the requested dtype), a median, percentile
+or quantile over an empty axis against NaN (NumPy's median; JAX fails to gather),
+integers rounded to tens (negative `decimals`: JAX raises NotImplementedError) and
+`pad` of an empty array (JAX's linear ramp fails to slice) against NumPy's, calls
+that JAX answers only by skipping its own check (an eager `lax.slice` out of bounds,
 `lax.broadcast_in_dim` without broadcast dimensions, `jnp.array` of a masked array,
 a static integer into an empty axis beside an array index) against the exception it
-raises for them elsewhere, and an unstable sort's ties by
-the values they order rather than the indices.
+raises for them elsewhere, and an unstable sort's ties by the values they order
+rather than the indices.
 """
 from __future__ import annotations
 
@@ -324,6 +325,25 @@ def _take_from_empty_axis(case: dict, theirs: dict) -> dict | None:
     return {"value": _encoded(expected, dict(theirs["value"], shape=list(expected.shape)))}
 
 
+def _geomspace_ends(case: dict, theirs: dict) -> dict | None:
+    """JAX's `geomspace` of two real numbers of one sign with its ends set to them, as
+    NumPy's, as an outcome; else None. (JAX computes an end as 10**log10(end) in the
+    requested dtype: a float8_e4m3fn 3.5 comes out 3.75.)"""
+    if case["op"] != "jnp.geomspace" or "arr" not in theirs["value"] \
+            or len(case["args"]) != 3 or set(case["kwargs"]) - {"dtype", "endpoint"}:
+        return None
+    start, stop, _ = case["args"]
+    values = _leaf_array(theirs["value"]).copy()
+    if not all(type(v) in (int, float) for v in (start, stop)) or start * stop <= 0 \
+            or values.ndim != 1 or not values.size or values.dtype.kind == "c" \
+            or np.isnan(values.astype(np.float64)).any():
+        return None
+    values[0] = start
+    if case["kwargs"].get("endpoint", True) and values.size > 1:
+        values[-1] = stop
+    return {"value": _encoded(values, theirs["value"])}
+
+
 def _nonzero_of_empty(case: dict, theirs: dict) -> dict | None:
     """The fill values of `nonzero(empty, size=n, fill_value=v)`, as an outcome; else
     None. Their dtype is JAX's for a non-empty array: int32, or float32 (weak) for a
@@ -445,7 +465,8 @@ def _pad_of_empty(case: dict, theirs: dict) -> dict | None:
     """NumPy's `pad` of an empty array where JAX raises (its linear ramp slices an edge
     element that an empty axis lacks), as an outcome: its value, or the class of its
     refusal (a ValueError: it cannot extend an empty axis); else None."""
-    if case["op"] != "jnp.pad" or "exc" not in theirs or _host_args(case)[0].size:
+    if case["op"] != "jnp.pad" or case["kwargs"].get("mode") != "linear_ramp" \
+            or "exc" not in theirs or _host_args(case)[0].size:
         return None
     x = _host_args(case)[0]
     try:  # widths and options are plain values ("T" tuples, strings, numbers)
@@ -492,7 +513,8 @@ def numpy_reference(case: dict, theirs: dict) -> dict:
     skipped = _skipped_check(case, theirs)
     if skipped is not None:
         return skipped
-    for reference in (_take_from_empty_axis, _nonzero_of_empty, _scalar_boolean_index):
+    for reference in (_take_from_empty_axis, _nonzero_of_empty, _scalar_boolean_index,
+                      _geomspace_ends):
         outcome = reference(case, theirs)
         if outcome is not None:
             return outcome

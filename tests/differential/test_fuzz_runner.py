@@ -147,3 +147,29 @@ def test_a_static_integer_into_an_empty_axis_is_numpy_s_index_error():
     inside = dict(case, args=[{"A": [[0, 3], "int32", "zeros", 1]}, {"T": [
         {"A": [[1], "int32", "normal", 13]}, 1]}])  # 1 is inside axis 1: JAX's TypeError
     assert fuzz_runner.numpy_reference(inside, exc("TypeError"))["exc"] == "TypeError"
+
+
+def test_the_ends_of_geomspace_are_its_arguments():
+    """JAX 0.10.2 gives geomspace(2, 3.5, 2, dtype=float8_e4m3fn) as [2, 3.75]; NumPy's
+    ends are the arguments."""
+    import base64
+
+    import ml_dtypes
+    f8 = ml_dtypes.float8_e4m3fn
+    jaxs = {"arr": "float8_e4m3fn", "shape": [2], "weak": False,
+            "data": base64.b64encode(np.array([2, 3.75], f8).tobytes()).decode()}
+    case = {"op": "jnp.geomspace", "args": [2, 3.5, 2], "kwargs": {"dtype": {"D": "float8_e4m3fn"}},
+            "mode": "jit"}
+    reference = fuzz_runner.numpy_reference(case, {"value": jaxs})["value"]
+    assert np.frombuffer(base64.b64decode(reference["data"]), f8).tolist() == [2, 3.5]
+    no_end = dict(case, kwargs=dict(case["kwargs"], endpoint=False))
+    reference = fuzz_runner.numpy_reference(no_end, {"value": jaxs})["value"]
+    assert np.frombuffer(base64.b64decode(reference["data"]), f8).tolist() == [2, 3.75]
+
+
+def test_only_the_linear_ramp_of_an_empty_pad_is_replaced():
+    """A bogus mode is JAX's error (NotImplementedError), not NumPy's ValueError."""
+    case = {"op": "jnp.pad", "args": [{"A": [[0], "bool", "normal", 487]}, {"T": [0, 0]}],
+            "kwargs": {"mode": "bogus"}, "mode": "eager"}
+    jax_error = exc("NotImplementedError")
+    assert fuzz_runner.numpy_reference(case, jax_error) is jax_error
