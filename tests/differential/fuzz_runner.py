@@ -484,11 +484,11 @@ def _pad_of_empty(case: dict, theirs: dict) -> dict | None:
 
 def _static_index_into_empty_axis(case: dict, theirs: dict) -> dict | None:
     """NumPy's IndexError (and JAX's, for basic indexing) for a static integer into an
-    empty axis, where an array index beside it makes JAX fail to build its gather
-    (TypeError) first, as an outcome; else None. Axes are counted over the leading
-    integers, slices and arrays (one axis each) before the integer."""
-    if case["op"] not in ("op:getitem", "at:get") or theirs.get("exc") != "TypeError" \
-            or len(case["args"]) != 2:
+    empty axis, where an array index beside it makes JAX fail to build its gather (a
+    TypeError) or answer an empty array, as an outcome; else None. Axes are counted
+    over the leading integers, slices and integer arrays or lists (one axis each)."""
+    if case["op"] not in ("op:getitem", "at:get") or len(case["args"]) != 2 \
+            or case["kwargs"] or theirs.get("exc", "TypeError") != "TypeError":
         return None
     shape = _host_args(case)[0].shape
     index = case["args"][1]
@@ -496,7 +496,10 @@ def _static_index_into_empty_axis(case: dict, theirs: dict) -> dict | None:
     for axis, entry in enumerate(entries[:len(shape)]):
         if type(entry) is int and shape[axis] == 0:
             return _refused("IndexError", f"index {entry} into the empty axis {axis}")
-        if not (type(entry) is int or (isinstance(entry, dict) and set(entry) & {"S", "A", "N"})):
+        one_axis = type(entry) is int or (isinstance(entry, list) and all(
+            type(e) is int for e in entry)) or (isinstance(entry, dict) and set(entry) & {
+                "S", "A", "N"})
+        if not one_axis:
             return None  # an Ellipsis, None or mask: the axes after it are not counted
     return None
 

@@ -173,3 +173,14 @@ def test_only_the_linear_ramp_of_an_empty_pad_is_replaced():
             "kwargs": {"mode": "bogus"}, "mode": "eager"}
     jax_error = exc("NotImplementedError")
     assert fuzz_runner.numpy_reference(case, jax_error) is jax_error
+
+
+def test_a_static_integer_into_an_empty_axis_after_a_list_or_where_jax_answers():
+    x = {"A": [[2, 0, 0], "int32", "special", 306]}
+    case = {"op": "op:getitem", "args": [x, {"T": [0, [0, 1], 0]}], "kwargs": {},
+            "mode": "eager"}
+    assert fuzz_runner.numpy_reference(case, exc("TypeError"))["exc"] == "IndexError"
+    sliced = dict(case, args=[x, {"T": [{"A": [[2], "int32", "normal", 64]},
+                                        {"S": [None, None, None]}, 0]}])
+    jax_empty = {"value": {"arr": "int32", "shape": [2, 0], "weak": False, "data": ""}}
+    assert fuzz_runner.numpy_reference(sliced, jax_empty)["exc"] == "IndexError"
