@@ -208,12 +208,18 @@ def test_jacobians_zero_size_holomorphic_and_allow_int():
                                    np.diag(2 * c), rtol=1e-6)
         with pytest.raises(TypeError, match="holomorphic=True"):
             jac(lambda v: lax.mul(v, v))(c)
-        with pytest.raises(TypeError, match="requires real-valued inputs.*int32"):
+        with pytest.raises(TypeError, match="requires real.*inputs.*int32"):
             jac(lambda n: lax.convert_element_type(n, np.float32))(np.arange(2, dtype=np.int32))
     scale = lambda v, n: lax.mul(v, lax.convert_element_type(n, np.float32))
     jv, jn = plax.jacrev(scale, argnums=(0, 1), allow_int=True)(X, np.int32(2))
     np.testing.assert_allclose(jv, 2 * np.eye(3))
-    assert jn.dtype == float0 and jn.shape == (3,)
+    assert jn.dtype == np.int32 and jn.shape == (3,) and not jn.any()  # JAX's dtype
+    # as grad: complex inputs of a real function (JAX conjugates), not in forward mode
+    c = np.array([1 + 2j, 3 - 1j], np.complex64)
+    np.testing.assert_allclose(plax.jacrev(lambda v: lax.abs(v))(c), np.diag(c.conj() / abs(c)),
+                               rtol=1e-6)
+    with pytest.raises(TypeError, match="jacfwd requires real-valued inputs"):
+        plax.jacfwd(lambda v: lax.abs(v))(c)
     np.testing.assert_allclose(plax.jit(plax.jacfwd(lax.sin))(X), np.diag(np.cos(X)), rtol=1e-6)
 
 

@@ -257,6 +257,19 @@ def test_round_with_decimals_rounds_half_to_even():
     assert outs[3].dtype == I32
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16])
+@pytest.mark.parametrize("decimals", [-1, -2, -3])
+def test_integers_rounded_to_tens_are_numpy_s_for_every_value(dtype, decimals):
+    """NumPy's answers, wrapped into the dtype where the multiple is out of range
+    (int8 -125 rounds to -120 through -130; was 126). JAX 0.10.2 raises
+    NotImplementedError for negative decimals of integers."""
+    info = np.iinfo(dtype)
+    x = np.arange(info.min, info.max + 1).astype(dtype)
+    expected = np.round(x.astype(np.int64), decimals).astype(dtype)
+    np.testing.assert_array_equal(jnp.round(x, decimals), expected)
+    np.testing.assert_array_equal(plax.jit(lambda v: v.round(decimals))(x), expected)
+
+
 def test_clip_where_and_complex_comparisons():
     x = sample(F32)
     z = np.array([1 + 2j, 1 + 1j, 2 - 1j, 1 + 2j], np.complex64)

@@ -400,7 +400,10 @@ class Array(metaclass=_ArrayMeta):
         if self.shape:
             raise TypeError(f"Only scalar arrays can be converted to Python {kind}; got an "
                             f"array of shape {self.shape}")
-        return self._host_value[()]
+        value = self._host_value[()]
+        # A complex value as a Python complex: int() and float() refuse it (TypeError) as
+        # in JAX, where NumPy's complex scalars would drop the imaginary part.
+        return value.item() if np.iscomplexobj(value) else value
 
     def __int__(self) -> int:
         return int(self._scalar_value("ints"))

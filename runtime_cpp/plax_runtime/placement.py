@@ -14,7 +14,7 @@ import numpy as np
 from jaxlib import xla_client as xc
 
 from plax.extend import config, dtypes
-from plax.extend.core import ShapedArray, SymbolicDimension, register_cache
+from plax.extend.core import ShapedArray, SymbolicDimension, register_cache, reject_masked
 from plax.extend.sharding import Device, Sharding
 from plax_runtime import transfer_guard
 from plax_runtime.backends import get_backend
@@ -45,9 +45,7 @@ def host_value(x: Any, weak_type: bool | None) -> tuple[np.ndarray, ShapedArray]
                                 f"{dtype.name}") from None
         weak = dtypes.is_weakly_typed(x) if weak_type is None else weak_type
         return value, ShapedArray((), dtype, weak)
-    if isinstance(x, np.ma.MaskedArray):
-        raise ValueError("NumPy masked arrays are not supported as plax values; use "
-                         "x.filled() to make a standard NumPy array")
+    reject_masked(x)
     if isinstance(x, (np.ndarray, np.generic)):
         value = np.asarray(x)
         if not value.dtype.isnative:

@@ -19,9 +19,16 @@ toward zero (NumPy refuses them; JAX returns wrapped bits), `take` along an empt
 axis against NumPy's result (JAX returns the operand itself, of another shape),
 `nonzero`/`flatnonzero` of an empty array with a `fill_value` against the fill
 values (JAX gives zeros there, against its documentation and its answer for a
-non-empty array without nonzeros), a median, percentile or quantile over an empty
-axis against NaN (NumPy's median; JAX fails to gather), and an unstable sort's ties by the
-values they order rather than the indices.
+non-empty array without nonzeros), the ends of `geomspace` against its arguments
+(NumPy's; JAX rounds 10**log10 of them in the requested dtype), a median, percentile
+or quantile over an empty axis against NaN (NumPy's median; JAX fails to gather),
+integers rounded to tens (negative `decimals`: JAX raises NotImplementedError) and
+`pad` of an empty array (JAX's linear ramp fails to slice) against NumPy's, calls
+that JAX answers only by skipping its own check (an eager `lax.slice` out of bounds,
+`lax.broadcast_in_dim` without broadcast dimensions, `jnp.array` of a masked array,
+a static integer into an empty axis beside an array index) against the exception it
+raises for them elsewhere, and an unstable sort's ties by the values they order
+rather than the indices.
 """
 from __future__ import annotations
 
@@ -50,6 +57,9 @@ INTERNAL_CLASSES = {"AssertionError", "AttributeError", "KeyError", "NameError",
 # safe_map/safe_zip, zip(strict=True)).
 _LENGTH_CHECKS = ("safe_map() argument", "safe_zip() argument", "zip() argument")
 
+# How JAX reports a module that fails MLIR's verifier (a ValueError it raises itself).
+_VERIFIER_ERROR = "Cannot lower jaxpr with verifier errors"
+
 INTERNAL_RULE = ("internal error = a class only bugs raise (" + ", ".join(sorted(
     INTERNAL_CLASSES)) + ") unless a `raise` statement of the library raised it; or, "
     "raised in the library's code but not by a `raise` statement, an IndexError (a "
@@ -67,6 +77,7 @@ def is_internal(outcome: dict) -> bool:
         return False
     return ((outcome["exc"] == "IndexError" and implicit)
             or outcome["exc"] == "MLIRError" or "/jaxlib/mlir/" in outcome["where"]
+            or outcome["msg"].startswith(_VERIFIER_ERROR)
             or (implicit and outcome["msg"].startswith(_LENGTH_CHECKS)))
 
 # The outcome categories, in report order.
@@ -314,6 +325,25 @@ def _take_from_empty_axis(case: dict, theirs: dict) -> dict | None:
     return {"value": _encoded(expected, dict(theirs["value"], shape=list(expected.shape)))}
 
 
+def _geomspace_ends(case: dict, theirs: dict) -> dict | None:
+    """JAX's `geomspace` of two real numbers of one sign with its ends set to them, as
+    NumPy's, as an outcome; else None. (JAX computes an end as 10**log10(end) in the
+    requested dtype: a float8_e4m3fn 3.5 comes out 3.75.)"""
+    if case["op"] != "jnp.geomspace" or "arr" not in theirs["value"] \
+            or len(case["args"]) != 3 or set(case["kwargs"]) - {"dtype", "endpoint"}:
+        return None
+    start, stop, _ = case["args"]
+    values = _leaf_array(theirs["value"]).copy()
+    if not all(type(v) in (int, float) for v in (start, stop)) or start * stop <= 0 \
+            or values.ndim != 1 or not values.size or values.dtype.kind == "c" \
+            or np.isnan(values.astype(np.float64)).any():
+        return None
+    values[0] = start
+    if case["kwargs"].get("endpoint", True) and values.size > 1:
+        values[-1] = stop
+    return {"value": _encoded(values, theirs["value"])}
+
+
 def _nonzero_of_empty(case: dict, theirs: dict) -> dict | None:
     """The fill values of `nonzero(empty, size=n, fill_value=v)`, as an outcome; else
     None. Their dtype is JAX's for a non-empty array: int32, or float32 (weak) for a
@@ -366,7 +396,8 @@ def _statistics_of_empty(case: dict, theirs: dict) -> dict | None:
     if numpy_op is None or "exc" not in theirs or set(case["kwargs"]) - {"axis"}:
         return None
     x, *q = _host_args(case)
-    q = [np.asarray(v["T"]) if isinstance(v, dict) else v for v in q]
+    if any(isinstance(v, (dict, list)) for v in q):
+        return None  # a tuple or list of quantiles: JAX's TypeError (q must be array-like)
     if x.size or x.dtype.kind not in "biuf" or any(np.ndim(v) > 1 for v in q):
         return None
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -380,14 +411,113 @@ def _statistics_of_empty(case: dict, theirs: dict) -> dict | None:
     return {"value": _encoded(expected.astype(dtype), like)}
 
 
+def _refused(exc: str, why: str) -> dict:
+    """An outcome: `exc` raised by a check of the library, for the reason `why`."""
+    return {"exc": exc, "mro": [exc, "Exception"], "msg": f"(reference) {why}",
+            "where": "", "origin": "raise", "in_library": True}
+
+
+def _skipped_check(case: dict, theirs: dict) -> dict | None:
+    """The exception JAX raises for a call in one form, where it answers another form
+    without that check (an answer of another shape than asked, or without data it
+    was given), as an outcome; else None. `lax.slice` out of bounds: eagerly JAX
+    slices with a dynamic_slice, which moves the start back inside; its jit raises
+    TypeError. `lax.broadcast_in_dim` of an operand of the target's rank without
+    broadcast dimensions: JAX returns the operand as it is; its shape rule, run for
+    any other rank, raises TypeError. `jnp.array` of a NumPy masked array: JAX drops
+    the mask; its `asarray` and other functions raise ValueError."""
+    args = case["args"]
+    if case["op"] == "jnp.array" and args and isinstance(args[0], dict) and "M" in args[0]:
+        return _refused("ValueError", "a masked array would lose its mask")
+    if case["op"] not in ("lax.slice", "lax.broadcast_in_dim") or len(args) != 3 \
+            or case["kwargs"].get("strides") is not None:
+        return None
+    shape = _host_args(case)[0].shape
+    first, second = (a["T"] if isinstance(a, dict) and "T" in a else None for a in args[1:])
+    if first is None or second is None:
+        return None
+    if case["op"] == "lax.slice":
+        inside = len(first) == len(second) == len(shape) and all(
+            0 <= lo <= hi <= n for lo, hi, n in zip(first, second, shape))
+        if case["mode"] == "eager" and not inside:
+            return _refused("TypeError", "slice bounds outside the operand")
+    elif not second and len(first) == len(shape) > 0:
+        return _refused("TypeError", "no broadcast dimension for an operand dimension")
+    return None
+
+
+def _integer_round(case: dict, theirs: dict) -> dict | None:
+    """NumPy's rounding of integers to tens, hundreds... (negative `decimals`, where JAX
+    raises NotImplementedError), wrapped into their dtype, as an outcome; else None."""
+    if case["op"] not in ("method:round", "jnp.round", "jnp.around") \
+            or theirs.get("exc") != "NotImplementedError":
+        return None
+    x, *rest = _host_args(case)
+    decimals = rest[0] if rest else case["kwargs"].get("decimals", 0)
+    if x.dtype.kind not in "iu" or type(decimals) is not int or decimals >= 0:
+        return None
+    expected = np.round(x.astype(np.int64), decimals).astype(x.dtype)  # exact in float64
+    like = {"arr": x.dtype.name, "shape": list(x.shape), "weak": False}
+    return {"value": _encoded(expected, like)}
+
+
+def _pad_of_empty(case: dict, theirs: dict) -> dict | None:
+    """NumPy's `pad` of an empty array where JAX raises (its linear ramp slices an edge
+    element that an empty axis lacks), as an outcome: its value, or the class of its
+    refusal (a ValueError: it cannot extend an empty axis); else None."""
+    if case["op"] != "jnp.pad" or case["kwargs"].get("mode") != "linear_ramp" \
+            or "exc" not in theirs or _host_args(case)[0].size:
+        return None
+    x = _host_args(case)[0]
+    try:  # widths and options are plain values ("T" tuples, strings, numbers)
+        args = [fuzz_worker.decode(a, None, []) for a in case["args"][1:]]
+        kwargs = {k: fuzz_worker.decode(v, None, []) for k, v in case["kwargs"].items()}
+    except Exception:  # noqa: BLE001 - an array option: not compared
+        return None
+    try:
+        expected = np.pad(x, *args, **kwargs)
+    except Exception as err:  # noqa: BLE001 - NumPy's refusal is the reference
+        return _refused(type(err).__name__, str(err))
+    return {"value": _encoded(expected, {"arr": x.dtype.name, "shape": list(expected.shape),
+                                         "weak": False})}
+
+
+def _static_index_into_empty_axis(case: dict, theirs: dict) -> dict | None:
+    """NumPy's IndexError (and JAX's, for basic indexing) for a static integer into an
+    empty axis, where an array index beside it makes JAX fail to build its gather (a
+    TypeError) or answer an empty array, as an outcome; else None. Axes are counted
+    over the leading integers, slices and integer arrays or lists (one axis each)."""
+    if case["op"] not in ("op:getitem", "at:get") or len(case["args"]) != 2 \
+            or case["kwargs"] or theirs.get("exc", "TypeError") != "TypeError":
+        return None
+    shape = _host_args(case)[0].shape
+    index = case["args"][1]
+    entries = index["T"] if isinstance(index, dict) and "T" in index else [index]
+    for axis, entry in enumerate(entries[:len(shape)]):
+        if type(entry) is int and shape[axis] == 0:
+            return _refused("IndexError", f"index {entry} into the empty axis {axis}")
+        one_axis = type(entry) is int or (isinstance(entry, list) and all(
+            type(e) is int for e in entry)) or (isinstance(entry, dict) and set(entry) & {
+                "S", "A", "N"})
+        if not one_axis:
+            return None  # an Ellipsis, None or mask: the axes after it are not counted
+    return None
+
+
 def numpy_reference(case: dict, theirs: dict) -> dict:
     """JAX's outcome, with the answers JAX leaves undefined replaced (see above)."""
-    empty = _statistics_of_empty(case, theirs)
-    if empty is not None:
-        return empty
+    for reference in (_statistics_of_empty, _integer_round, _pad_of_empty,
+                      _static_index_into_empty_axis):
+        outcome = reference(case, theirs)
+        if outcome is not None:
+            return outcome
     if "value" not in theirs:
         return theirs
-    for reference in (_take_from_empty_axis, _nonzero_of_empty, _scalar_boolean_index):
+    skipped = _skipped_check(case, theirs)
+    if skipped is not None:
+        return skipped
+    for reference in (_take_from_empty_axis, _nonzero_of_empty, _scalar_boolean_index,
+                      _geomspace_ends):
         outcome = reference(case, theirs)
         if outcome is not None:
             return outcome

@@ -371,17 +371,19 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
 
 # --- grad --------------------------------------------------------------------------------
 
-def _check_grad_inputs(leaves, api: str, allow_int: bool, holomorphic: bool):
-    for aval in _avals_of(leaves, api):
-        dt = aval.dtype
-        if holomorphic and not dtypes.issubdtype(dt, np.complexfloating):
-            raise TypeError(f"{api} with holomorphic=True requires inputs with complex dtype, "
-                            f"but got {dt.name}.")
-        if not is_differentiable_dtype(dt) and not allow_int:
-            raise TypeError(f"{api} requires real- or complex-valued inputs (input dtype that "
-                            f"is a sub-dtype of np.inexact), but got {dt.name}. If you want "
-                            "to use Boolean- or integer-valued inputs, use vjp or set "
-                            "allow_int to True.")
+def _check_reverse_input(dt, api: str, allow_int: bool, holomorphic: bool) -> bool:
+    """JAX's check of an input that reverse mode (grad, jacrev) differentiates: real or
+    complex (complex only, with holomorphic=True), booleans and integers only with
+    allow_int. Whether it takes part in differentiation (not an allowed integer)."""
+    if holomorphic and not dtypes.issubdtype(dt, np.complexfloating):
+        raise TypeError(f"{api} with holomorphic=True requires inputs with complex dtype, "
+                        f"but got {dt.name}.")
+    if not is_differentiable_dtype(dt) and not allow_int:
+        raise TypeError(f"{api} requires real- or complex-valued inputs (input dtype that "
+                        f"is a sub-dtype of np.inexact), but got {dt.name}. If you want "
+                        "to use Boolean- or integer-valued inputs, use vjp or set "
+                        "allow_int to True.")
+    return is_differentiable_dtype(dt)
 
 
 def _check_scalar_output(out, api: str, holomorphic: bool):
@@ -469,7 +471,8 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic:
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         dyn = dyn_args(fun, args, nums, "grad")
-        _check_grad_inputs(tree_util.tree_leaves(dyn), "grad", allow_int, holomorphic)
+        for aval in _avals_of(tree_util.tree_leaves(dyn), "grad"):
+            _check_reverse_input(aval.dtype, "grad", allow_int, holomorphic)
         out, f_vjp, *aux = vjp(with_dyn(fun, args, kwargs, nums), *dyn, has_aux=has_aux)
         _check_scalar_output(out, "grad", holomorphic)
         g = f_vjp(_ones_like(out))
@@ -540,26 +543,20 @@ def grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
 # over the input basis, `jacrev` vmaps the transposed linearization over the output
 # basis. The primal computation is not batched (it does not depend on the basis).
 
-def _check_jac_dtype(dtype, api: str, what: str, holomorphic: bool,
-                     allow_int: bool = False) -> bool:
-    """Whether values of `dtype` take part in differentiation (False: integer values
-    let through by `allow_int`, whose Jacobian blocks are float0 zeros)."""
-    dt = dtype
+def _check_jac_dtype(dt, api: str, what: str, holomorphic: bool) -> None:
+    """JAX's check of jacfwd's inputs and outputs and of jacrev's outputs: real, or
+    complex with holomorphic=True (only)."""
     if holomorphic:
         if not dtypes.issubdtype(dt, np.complexfloating):
             raise TypeError(f"{api} with holomorphic=True requires {what}s with complex "
                             f"dtype, but got {dt.name}.")
-        return True
+        return
     if dtypes.issubdtype(dt, np.floating) and dt != dtypes.float0:
-        return True
-    if allow_int and not dtypes.issubdtype(dt, np.inexact):
-        return False
+        return
     if dtypes.issubdtype(dt, np.complexfloating):
         hint = (" For holomorphic differentiation, pass holomorphic=True. For "
                 f"differentiation of non-holomorphic functions involving complex {what}s, "
                 f"use plax.{'jvp' if api == 'jacfwd' else 'vjp'} directly.")
-    elif what == "input" and api == "jacrev":
-        hint = " If you want to use Boolean- or integer-valued inputs, set allow_int to True."
     else:
         hint = ""
     raise TypeError(f"{api} requires real-valued {what}s ({what} dtype that is a sub-dtype "
@@ -593,8 +590,10 @@ def _split_axis(x, axis: int, avals, keep_shape: tuple[int, ...], where: str):
     return blocks
 
 
-def _float0_block(shape: tuple[int, ...]) -> np.ndarray:
-    return np.zeros(shape, dtypes.float0)
+def _zeros_block(shape: tuple[int, ...], dtype) -> np.ndarray:
+    """The Jacobian block of an input that allow_int lets through: zeros in its dtype,
+    as JAX's (it casts the float0 cotangents to it); float0 for extended dtypes."""
+    return np.zeros(shape, dtype if isinstance(dtype, np.dtype) else dtypes.float0)
 
 
 def _jac_tree(out_tree, in_tree, blocks):
@@ -698,7 +697,7 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
 
     Args:
         fun, argnums, has_aux, holomorphic: as for `jacfwd`.
-        allow_int: allow integer arguments (their blocks are `float0` zeros).
+        allow_int: allow integer arguments (their blocks are zeros of their dtype).
 
     Returns:
         A function returning, for each output leaf and differentiated input leaf,
@@ -721,12 +720,12 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
     def jacrev_f(*args, **kwargs):
         flat, in_tree, in_avals, g, call_tree = _jac_setup(fun, args, kwargs, argnums,
                                                            "jacrev")
-        _map_over_inputs(in_tree, in_avals, lambda a: _check_jac_dtype(
-            a.dtype, "jacrev", "input", holomorphic, allow_int))
+        # as grad's: complex inputs are differentiated too (to real outputs)
+        _map_over_inputs(in_tree, in_avals, lambda a: _check_reverse_input(
+            a.dtype, "jacrev", allow_int, holomorphic))
         outs, lin, extra = linearize_flat(_flat_traced(g, call_tree, has_aux, "jacrev"),
                                           flat)
-        diff_in = [_check_jac_dtype(a.dtype, "jacrev", "input", holomorphic, allow_int)
-                   for a in in_avals]
+        diff_in = [is_differentiable_dtype(a.dtype) for a in in_avals]
         out_avals = lin.out_avals
         for a in out_avals:
             _check_jac_dtype(a.dtype, "jacrev", "output", holomorphic)
@@ -736,7 +735,7 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
 
         rows = iter(vmap(pullback)(*_std_basis(out_avals)))
         per_input = [_split_axis(next(rows), 0, out_avals, a.shape, "before") if d
-                     else [_float0_block(o.shape + a.shape) for o in out_avals]
+                     else [_zeros_block(o.shape + a.shape, a.dtype) for o in out_avals]
                      for a, d in zip(in_avals, diff_in)]
         blocks = [list(row) for row in zip(*per_input)] if per_input else [[] for _ in outs]
         jac = _jac_tree(extra["tree"], in_tree, blocks)

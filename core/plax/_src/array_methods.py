@@ -90,9 +90,11 @@ def _method(name):
 
 
 def _shape_varargs(name):
-    """`x.reshape(2, 3)` and `x.transpose(1, 0)` also accept their argument unpacked."""
+    """`x.reshape(2, 3)` and `x.transpose(1, 0)` also accept their argument unpacked;
+    `x.reshape()` is the shape (), as JAX's (NumPy's refuses it)."""
     def method(self, *args, **kwargs):
-        if len(args) > 1 or (len(args) == 1 and isinstance(args[0], int)):
+        if len(args) > 1 or (len(args) == 1 and isinstance(args[0], int)) or (
+                name == "reshape" and not args):
             args = (args,)
         return _numpy(name)(self, *args, **kwargs)
     return method

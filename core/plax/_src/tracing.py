@@ -314,22 +314,18 @@ def get_aval(x) -> AbstractValue:
     aval = getattr(x, "aval", None)
     if isinstance(aval, AbstractValue):
         return aval
-    if type(x) in _PY_SCALAR_KINDS:
+    if type(x) in _PY_SCALAR_KINDS or isinstance(x, np.generic):
         key = (type(x), config.enable_x64.value)
-        aval = _SCALAR_AVALS.get(key)
-        if aval is None:  # avals are immutable: one per scalar type and x64 mode
-            dtype = dtypes.canonicalize_dtype(dtypes.dtype(x))
-            aval = _SCALAR_AVALS[key] = ShapedArray((), dtype, weak_type=type(x) is not bool)
+        if (aval := _SCALAR_AVALS.get(key)) is None:  # immutable: one per type and x64 mode
+            dtype = x.dtype if isinstance(x, np.generic) else dtypes.dtype(x)
+            # Python numbers are weakly typed; bools and NumPy scalars are not
+            aval = _SCALAR_AVALS[key] = ShapedArray((), dtypes.canonicalize_dtype(dtype),
+                                                    weak_type=type(x) in (int, float, complex))
         if type(x) is int:
             _check_int_fits(x, aval.dtype)
         return aval
-    if isinstance(x, np.generic):
-        key = (x.dtype, config.enable_x64.value)
-        aval = _SCALAR_AVALS.get(key)
-        if aval is None:
-            aval = _SCALAR_AVALS[key] = ShapedArray((), dtypes.canonicalize_dtype(x.dtype))
-        return aval
     if isinstance(x, np.ndarray):
+        reject_masked(x)
         return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
     if isinstance(x, SymbolicDimension):  # export: a size used as a number, as an int is
         return get_aval(1)
@@ -344,6 +340,14 @@ def get_aval(x) -> AbstractValue:
                            **({"manual_axis_type": mat} if mat is not None else {}))
     raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid plax type "
                     "(expected an array, a NumPy value or a Python scalar)")
+
+
+def reject_masked(x) -> None:
+    """ValueError for a NumPy masked array, as JAX's: as an array it would lose its mask
+    (an argument, an operand, or a constant closed over by a traced function)."""
+    if isinstance(x, np.ma.MaskedArray):
+        raise ValueError("NumPy masked arrays are not supported as plax values; use "
+                         "x.filled() to make a standard NumPy array")
 
 
 def _check_int_fits(x: int, dtype: np.dtype) -> None:

@@ -34,7 +34,7 @@ from plax._src.staging import (StagingTrace, StagingTracer, current_source_info,
                                trace_to_jaxpr)
 from plax._src.tracing import (EVAL_TRACE, EvalTrace, Trace, Tracer, check_no_leaks,
                                current_trace, escaped_tracer_error, get_aval, is_python_scalar,
-                               set_current_trace, user_frame)
+                               reject_masked, set_current_trace, user_frame)
 
 _implicit_device_put = _seam("implicit_device_put")
 
@@ -66,7 +66,7 @@ __all__ = [
     "normalize_argnums",
     "physical_aval", "pp_jaxpr",
     "ordered_effects", "primitive_by_id", "reapplied_frontend_attributes", "residual_name",
-    "resolve_argnums",
+    "reject_masked", "resolve_argnums",
     "result_paths_from_tree", "set_current_trace", "short_dtype_name", "split_static",
     "stage_flat", "subjaxprs", "tangent_name", "trace_to_jaxpr", "user_frame",
 ]

@@ -62,14 +62,19 @@ def complex_extremum(x, y, direction: str, dtype):
     return hlo.select(hlo.or_(real_wins, imag_wins), x, y)
 
 
-def _minmax_lowering(op_name: str, direction: str):
-    """max/min; complex numbers order by real part, then imaginary part."""
+def extremum(x, y, direction: str, dtype):
+    """The MLIR value of max ("GT") or min ("LT") of `x` and `y` of `dtype`: XLA's, or
+    for complex numbers by real part, then imaginary part (which XLA has not)."""
+    if kind_of(dtype) == "complex":
+        return complex_extremum(x, y, direction, dtype)
+    return (hlo.maximum if direction == "GT" else hlo.minimum)(x, y)
+
+
+def _minmax_lowering(direction: str):
+    """max ("GT") or min ("LT"), elementwise (`extremum`)."""
     @elementwise_lowering
     def lower(ctx, x, y):
-        dtype = ctx.avals_in[0].dtype
-        if kind_of(dtype) != "complex":
-            return getattr(hlo, op_name)(x, y)
-        return complex_extremum(x, y, direction, dtype)
+        return extremum(x, y, direction, ctx.avals_in[0].dtype)
     return lower
 
 
@@ -161,13 +166,13 @@ rem_p, rem = binary_op(
     example=("lax.rem(jnp.array([7, -7]), 3)",
              "Array([ 1, -1], dtype=int32)"))
 max_p, max = binary_op(  # noqa: A001 - lax's name
-    "max", ANY, _minmax_lowering("maximum", "GT"),
+    "max", ANY, _minmax_lowering("GT"),
     "Elementwise maximum; NaN if either is NaN. Complex numbers compare lexicographically.",
     jvp=_MINMAX_PARTIALS,
     example=("lax.max(jnp.array([1.0, jnp.nan]), jnp.array([2.0, 0.0]))",
              "Array([ 2., nan], dtype=float32)"))
 min_p, min = binary_op(  # noqa: A001 - lax's name
-    "min", ANY, _minmax_lowering("minimum", "LT"),
+    "min", ANY, _minmax_lowering("LT"),
     "Elementwise minimum; NaN if either is NaN. Complex numbers compare lexicographically.",
     jvp=_MINMAX_PARTIALS,
     example=("lax.min(jnp.array([1, 5]), jnp.array([3, 2]))",

@@ -303,14 +303,16 @@ def monoid_reduce(operand, init, computation: Callable, dimensions: Sequence[int
 
 def _arg_reduction(name: str, direction: str, identity: Callable):
     def abstract_eval(operand, *, axes, index_dtype):
-        check_dtype(name, operand, ORDERED)
-        check_dtype(name, ShapedArray((), index_dtype), INT, what="index_dtype")
+        # the axis first, then the dtypes, as JAX checks them (an empty axis of complex
+        # numbers is JAX's ValueError)
         if len(axes) != 1:
             raise ValueError(f"{name} reduces exactly one axis, got axes {axes}")
         check_axes(name, axes, operand.ndim)
         if operand.shape[axes[0]] == 0:
             raise ValueError(f"{name} of an empty axis: axis {axes[0]} of operand "
                              f"{describe(operand)}")
+        check_dtype(name, operand, ORDERED)
+        check_dtype(name, ShapedArray((), index_dtype), INT, what="index_dtype")
         return ShapedArray(_reduced_shape(operand, axes), index_dtype)
 
     def lower(ctx, operand, *, axes, index_dtype):

@@ -27,7 +27,7 @@ from plax_stdlib.lax.scatters import (
 
 scatter_sub_p = standard_primitive(
     "lax.scatter_sub", _abstract_eval("scatter_sub"),
-    _lowering(lambda old, new: hlo.subtract(old, new)),
+    _lowering(lambda old, new, _: hlo.subtract(old, new)),
     **linear_scatter_rules(lambda: scatter_sub_p, negate_updates=True),
     batching=_scatter_batcher())
 

@@ -29,7 +29,6 @@ from plax.extend.constructors import (
     EXTENDED,
     INT,
     NUMBER,
-    ORDERED,
     check_dtype,
     check_same_dtypes,
     describe,
@@ -89,7 +88,7 @@ def window_sizes(operand_ndim: int, updates_shape, dnums: ScatterDimensionNumber
 
 _DTYPES = {"scatter": ANY | EXTENDED, "scatter_add": NUMBER, "scatter_sub": NUMBER,
            "scatter_mul": NUMBER,
-           "scatter_min": ORDERED, "scatter_max": ORDERED}
+           "scatter_min": ANY, "scatter_max": ANY}  # complex: lexicographic, as lax.max
 
 
 def _check_shapes(name: str, operand: ShapedArray, indices: ShapedArray,
@@ -160,7 +159,8 @@ def _abstract_eval(name: str):
 
 
 def _lowering(combine):
-    """The lowering of a scatter whose region computes `combine(old, new)`."""
+    """The lowering of a scatter whose region computes `combine(old, new, dtype)` of
+    scalars of the operand's (physical) dtype."""
     def rule(ctx, operand, indices, updates, *, dimension_numbers, indices_are_sorted,
              unique_indices, mode):
         dn = dimension_numbers
@@ -178,7 +178,7 @@ def _lowering(combine):
                            unique_indices=bool(unique_indices))
         scalar = ShapedArray((), mu.physical_aval(aval).dtype)
         mu.build_region(op.update_computation, [scalar] * 2,
-                        lambda old, new: [combine(old, new)])
+                        lambda old, new: [combine(old, new, scalar.dtype)])
         return op.results[0]
     return rule
 
@@ -252,7 +252,7 @@ def linear_scatter_rules(primitive: Callable, negate_updates: bool = False) -> d
 
 scatter_add_p = standard_primitive(
     "lax.scatter_add", _abstract_eval("scatter_add"),
-    _lowering(lambda old, new: hlo.add(old, new)),
+    _lowering(lambda old, new, _: hlo.add(old, new)),
     **linear_scatter_rules(lambda: scatter_add_p), batching=_scatter_batcher())
 
 
@@ -299,7 +299,7 @@ def _scatter_mul_transpose(ct, operand, indices, updates, **params):
 
 scatter_mul_p = standard_primitive(
     "lax.scatter_mul", _abstract_eval("scatter_mul"),
-    _lowering(lambda old, new: hlo.multiply(old, new)),
+    _lowering(lambda old, new, _: hlo.multiply(old, new)),
     jvp=_scatter_mul_jvp, transpose=_scatter_mul_transpose, batching=_scatter_batcher())
 class _extremal_jvp(PrimitiveRule):
     """The tangent of whichever value (the operand's or an update's) is the result at
@@ -330,14 +330,17 @@ class _extremal_jvp(PrimitiveRule):
         return jvp
 
 
-scatter_min_p = standard_primitive(
-    "lax.scatter_min", _abstract_eval("scatter_min"),
-    _lowering(lambda old, new: hlo.minimum(old, new)), jvp=_extremal_jvp(),
-    batching=_scatter_batcher())
-scatter_max_p = standard_primitive(
-    "lax.scatter_max", _abstract_eval("scatter_max"),
-    _lowering(lambda old, new: hlo.maximum(old, new)), jvp=_extremal_jvp(),
-    batching=_scatter_batcher())
+def _extremal_scatter(name: str, direction: str):
+    """scatter_min ("LT") or scatter_max ("GT"); complex numbers by real part, then
+    imaginary part, as lax.min and lax.max order them."""
+    return standard_primitive(
+        f"lax.{name}", _abstract_eval(name),
+        _lowering(lambda old, new, dtype: elementwise.extremum(old, new, direction, dtype)),
+        jvp=_extremal_jvp(), batching=_scatter_batcher())
+
+
+scatter_min_p = _extremal_scatter("scatter_min", "LT")
+scatter_max_p = _extremal_scatter("scatter_max", "GT")
 
 
 # --- scatter (replace) ---------------------------------------------------------------------
@@ -400,7 +403,7 @@ def _scatter_transpose(ct, operand, indices, updates, *, unique_indices, **param
 
 
 scatter_p = standard_primitive(
-    "lax.scatter", _abstract_eval("scatter"), _lowering(lambda old, new: new),
+    "lax.scatter", _abstract_eval("scatter"), _lowering(lambda old, new, _: new),
     jvp=_scatter_jvp, transpose=_scatter_transpose, batching=_scatter_batcher())
 
 

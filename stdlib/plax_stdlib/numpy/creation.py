@@ -14,7 +14,7 @@ import numpy as np
 
 from plax.extend import dtypes
 from plax.extend.core import (ShapedArray, SymbolicDimension, Tracer, get_aval,
-                              implicit_device_put)
+                              implicit_device_put, reject_masked)
 from plax_stdlib import lax
 from plax_stdlib.lax import conversion as lax_conversion
 from plax_stdlib.lax.dimensions import dimension_as_value, size_scalar
@@ -120,7 +120,7 @@ def _from_python_or_numpy(object, dtype, weak):
     ints out of its range are an OverflowError, complex to real a TypeError."""
     if weak:
         return object
-    util.reject_masked(object)
+    reject_masked(object)
     if isinstance(object, (list, tuple)) and not _leaves(object):
         np_value = np.zeros(np.shape(object), dtype or dtypes.default_float_dtype())
     elif isinstance(object, (list, tuple)):

@@ -88,6 +88,7 @@ class _IndexUpdateRef:
     def _index(self, wrap_negative: bool, clip: bool):
         """The index, or with `wrap_negative_indices=False` its negative integers made
         out of bounds (where a clipping mode reads or writes element 0), as in JAX."""
+        indexing.reject_list(self.index)
         if wrap_negative:
             return self.index
         return _unwrapped(self.index, util.shape_of(util.ensure_arraylike(

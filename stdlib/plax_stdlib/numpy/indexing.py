@@ -221,14 +221,20 @@ def check_index(shape: tuple[int, ...], index) -> None:
     _plan(shape, tuple(basic))
 
 
-def getitem(x, index, mode=None, fill_value=None):
-    """`x[index]` with NumPy's semantics; `mode` and `fill_value` say what
-    out-of-bounds array indices do (see `gather`: "clip" by default)."""
-    x = util.ensure_arraylike("getitem", x)
+def reject_list(index) -> None:
+    """TypeError for a list as the whole index, as in JAX, for reads and updates alike:
+    NumPy once read `x[[0, 1]]` as `x[0, 1]`, so the list's meaning is ambiguous."""
     if isinstance(index, list):
         raise TypeError("Using a non-tuple sequence for multidimensional indexing is not "
                         "allowed; use `arr[array(seq)]` instead of `arr[seq]` (or "
                         "`arr[tuple(seq)]` to index several dimensions)")
+
+
+def getitem(x, index, mode=None, fill_value=None):
+    """`x[index]` with NumPy's semantics; `mode` and `fill_value` say what
+    out-of-bounds array indices do (see `gather`: "clip" by default)."""
+    x = util.ensure_arraylike("getitem", x)
+    reject_list(index)
     index = index if isinstance(index, tuple) else (index,)
     kinds = [classify(e, i) for i, e in enumerate(index)]
     if "dslice" in kinds:

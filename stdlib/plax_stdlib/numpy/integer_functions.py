@@ -10,6 +10,7 @@ def _integer_pair(name: str, x1, x2):
     if util.dtype_category(util.dtype_of(x1)) not in "iu":
         raise ValueError(f"Arguments to plax.numpy.{name} must be integers, got dtype "
                          f"{util.dtype_of(x1)}")
+    x1, x2 = util.strong_unless_scalar(x1, x2)
     shape = util.broadcast_shapes(util.shape_of(x1), util.shape_of(x2))
     return (util.broadcast_to_shape(ufuncs.absolute(x1), shape),
             util.broadcast_to_shape(ufuncs.absolute(x2), shape))

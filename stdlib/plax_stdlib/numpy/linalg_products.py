@@ -15,6 +15,7 @@ import opt_einsum
 
 from plax.extend import dtypes
 from plax_stdlib import lax
+from plax_stdlib.lax.dot_general import canonicalize_precision
 from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.numpy import ufuncs, util
 
@@ -41,7 +42,10 @@ def _promote(name: str, *args):
     return util.promote_dtypes(*map(util.operand, args))
 
 
-def _preferred(preferred_element_type, name):
+def _preferred(preferred_element_type, name, precision=None):
+    """The checked preferred dtype; a precision given is checked too, before the
+    operands' shapes, as JAX's dot and matmul check it (scalar operands included)."""
+    canonicalize_precision(precision)
     return util.check_user_dtype(preferred_element_type, name)
 
 
@@ -76,7 +80,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None)
         Array([3., 3.], dtype=float32)
     """
     a, b = _promote("dot", a, b)
-    preferred = _preferred(preferred_element_type, "dot")
+    preferred = _preferred(preferred_element_type, "dot", precision)
     a_ndim, b_ndim = len(util.shape_of(a)), len(util.shape_of(b))
     if out_sharding is not None and (a_ndim == 0 or b_ndim == 0):  # as JAX: no contraction
         return _dot_general(a, b, ((), ()), ((), ()), precision, preferred, out_sharding)
@@ -127,7 +131,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
         Array([3, 7], dtype=int32)
     """
     a, b = _promote("matmul", a, b)
-    preferred = _preferred(preferred_element_type, "matmul")
+    preferred = _preferred(preferred_element_type, "matmul", precision)
     a_shape, b_shape = util.shape_of(a), util.shape_of(b)
     for i, shape in enumerate((a_shape, b_shape)):
         if not shape:

@@ -605,6 +605,8 @@ def _split(name: str, ary, indices_or_sections, axis: int, equal: bool) -> list:
                                       f"{name}: indices_or_sections must be static")
     if np.ndim(sections) == 0:
         n = operator.index(sections)
+        if n < 0 and size == 0:
+            return []  # as JAX's: no sections at all, which is what an empty axis holds
         if n <= 0:
             raise ValueError(f"{name}: number sections must be larger than 0, got {n}")
         if equal and size % n:
@@ -1075,7 +1077,11 @@ triu = _triangle("triu", keep_lower=False, example_output="""Array([[1, 1, 1],
 
 def _shape(fun_name: str, a) -> tuple:
     """The shape of an array-like; of anything else (a list) NumPy's, with JAX
-    0.10.2's DeprecationWarning (these three functions still accept them)."""
+    0.10.2's DeprecationWarning (these three functions still accept them). An object
+    with a `shape` (an array, a tracer, a NumPy array of any dtype, a structured one
+    too) answers it itself, as in JAX: nothing here reads or converts its values."""
+    if hasattr(a, "shape"):
+        return a.shape
     if util.is_arraylike(a) or isinstance(a, SymbolicDimension):
         return util.shape_of(util.operand(a))
     warnings.warn(f"{fun_name} requires ndarray or scalar arguments, got {type(a)} at "

@@ -224,10 +224,12 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False,
     return _quantile("nanquantile", a, q, axis, method, keepdims, True, weights)
 
 
-def _as_fraction(name: str, q):
-    q = util.ensure_arraylike(name, q)
+def _as_fraction(name: str, a, q):
+    """`a`, and the percentages `q` as fractions; both checked together, so that a
+    TypeError names the position of the one that is not array-like."""
+    a, q = util.ensure_arraylike(name, a, q)
     q, = util.promote_dtypes_inexact(q)
-    return lax.div(q, np.asarray(100, util.dtype_of(q))[()])
+    return a, lax.div(q, np.asarray(100, util.dtype_of(q))[()])
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input: bool = False,
@@ -258,10 +260,9 @@ def percentile(a, q, axis=None, out=None, overwrite_input: bool = False,
         Array([0.9999..., 5.    ], dtype=float32)
     """
     _check_options("percentile", out, overwrite_input)
-    a = util.ensure_arraylike("percentile", a)
     return laid_out("plax.numpy.percentile", out_sharding, lambda a, q: _quantile(
         "percentile", a, q, axis, method, keepdims, False, weights),
-        a, _as_fraction("percentile", q))
+        *_as_fraction("percentile", a, q))
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False,
@@ -288,7 +289,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False,
         Array(2., dtype=float32)
     """
     _check_options("nanpercentile", out, overwrite_input)
-    return _quantile("nanpercentile", a, _as_fraction("nanpercentile", q), axis, method,
+    return _quantile("nanpercentile", *_as_fraction("nanpercentile", a, q), axis, method,
                      keepdims, True, weights)
 
 

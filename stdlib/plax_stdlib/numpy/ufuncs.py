@@ -372,7 +372,7 @@ def _logaddexp_value(x1, x2):
 
 def hypot(x1, x2, /):
     """Elementwise sqrt(x1**2 + x2**2), without overflow."""
-    x1, x2 = util.promote_args_inexact("hypot", x1, x2)
+    x1, x2 = util.strong_unless_scalar(*util.promote_args_inexact("hypot", x1, x2))
     if _category(x1) == "c":
         raise ValueError("hypot is not well defined for complex inputs")  # JAX's class
     a1, a2 = lax.abs(x1), lax.abs(x2)
@@ -442,15 +442,18 @@ around = round
 
 
 def _round_int(x, factor: int):
-    """Integers rounded to a multiple of `factor`, ties to the even multiple."""
+    """Integers rounded to a multiple of `factor`, ties to the even multiple. The
+    multiple below may wrap (-125 -> -130 in int8) and the answer with it, into the
+    dtype as NumPy's does for 8 and 16 bits; the rounding is decided by the remainder
+    and the quotient, which cannot wrap."""
     if factor > dtypes.iinfo(util.dtype_of(x)).max:
         return _zeros_like(x)
     rest = remainder(x, factor)
     down = lax.sub(x, rest)
-    twice = lax.mul(rest, 2)
-    up = lax.bitwise_or(lax.gt(twice, factor),
-                        lax.bitwise_and(lax.eq(twice, factor),
-                                        lax.ne(remainder(floor_divide(down, factor), 2), 0)))
+    above = lax.sub(np.asarray(factor, util.dtype_of(x))[()], rest)  # factor - rest
+    up = lax.bitwise_or(lax.gt(rest, above),
+                        lax.bitwise_and(lax.eq(rest, above),
+                                        lax.ne(remainder(floor_divide(x, factor), 2), 0)))
     return util.select_n(up, down, lax.add(down, factor))
 
 

@@ -20,7 +20,7 @@ from numpy.exceptions import AxisError
 import plax
 from plax.errors import ConcretizationTypeError
 from plax.extend import config, dtypes
-from plax.extend.core import ShapedArray, SymbolicDimension, Tracer, get_aval
+from plax.extend.core import ShapedArray, SymbolicDimension, Tracer, get_aval, reject_masked
 from plax_stdlib import lax
 from plax_stdlib.lax import shape_ops as lax_shape_ops
 from plax_stdlib.lax.conversion import convert_with_weak_type
@@ -80,14 +80,6 @@ def operand(x: Any) -> Any:
         dtypes.check_valid_dtype(dt)
         return x if x.dtype == dt else x.astype(dt)
     return x
-
-
-def reject_masked(x: Any) -> None:
-    """ValueError for a NumPy masked array, as JAX's: as an array it would drop its
-    mask (passed as an argument, or closed over by a traced function)."""
-    if isinstance(x, np.ma.MaskedArray):
-        raise ValueError("NumPy masked arrays are not supported as plax values; use "
-                         "x.filled() to make a standard NumPy array")
 
 
 def ensure_arraylike(fun_name: str, *args: Any) -> Any:
@@ -398,6 +390,15 @@ def promote_args_inexact(fun_name: str, *args: Any) -> list[Any]:
         return list(args)
     check_arraylike(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes_inexact(*map(operand, args)))
+
+
+def strong_unless_scalar(*args: Any) -> tuple[Any, ...]:
+    """Promoted operands made strongly typed unless their broadcast shape is (): the
+    weak types of JAX's gcd, lcm and hypot, whose formulas lose a non-scalar weak
+    type to a strongly typed constant (a scalar result keeps it)."""
+    if broadcast_shapes(*map(shape_of, args)) == ():
+        return args
+    return tuple(convert(x, dtype_of(x)) for x in args)
 
 
 def promote_args_numeric(fun_name: str, *args: Any) -> list[Any]:
