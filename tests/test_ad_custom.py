@@ -172,6 +172,31 @@ def test_custom_vjp_rule_used_residual_pytree_and_jit():
     check_jaxpr(plax.make_jaxpr(plax.grad(sin_times))(X, Y))
 
 
+def test_custom_vjp_bwd_gets_scalar_residuals_as_arrays():
+    """A 0-d residual reaches bwd as an Array, as in JAX (it is written inline in the
+    linear map's Jaxpr; it was a NumPy scalar, which flax's nnx.custom_vjp cannot
+    update in place), and its weak type is kept."""
+    seen = []
+
+    @plax.custom_vjp
+    def f(x):
+        return jnp.sin(x)
+
+    def bwd(res, g):
+        seen.append(res)
+        return (res[0] * g,)
+
+    f.defvjp(lambda x: (jnp.sin(x), (jnp.cos(x), jnp.multiply(x, 2))), bwd)
+    np.testing.assert_allclose(plax.grad(f)(jnp.float32(1.0)), np.cos(np.float32(1.0)),
+                               rtol=1e-6)
+    np.testing.assert_allclose(plax.grad(f)(1.0), np.cos(1.0), rtol=1e-6)
+    (cos, twice), (weak_cos, weak_twice) = seen
+    assert all(type(r) is plax.Array for r in (cos, twice, weak_cos, weak_twice))
+    assert not cos.weak_type and not twice.weak_type
+    assert weak_cos.weak_type and weak_twice.weak_type  # as JAX's
+    np.testing.assert_allclose(twice, 2.0)
+
+
 def test_custom_vjp_nondiff_argnums_and_none_cotangent():
     def scale_fwd(s, x, y):
         return scale(s, x, y), y
