@@ -230,3 +230,43 @@ def test_addressable_device_assignment_keeps_the_assignment_order(devs):
     assert sharding._addressable_device_assignment == tuple(devs[::-1])
     assert plax.sharding.SingleDeviceSharding(devs[3])._addressable_device_assignment == \
         (devs[3],)
+
+
+def test_global_async_checkpoint_manager_round_trip(tmp_path):
+    """JAX's `GlobalAsyncCheckpointManager` (flax saves multi-process arrays with it):
+    each shard written once to a zarr store, read back under another sharding, a
+    larger shape (zeros beyond the stored one) or another dtype; the commit callback
+    runs, and its error is raised by `wait_until_finished`."""
+    pytest.importorskip("tensorstore")
+    out = run_python(f"""
+        import numpy as np
+        import jax, jax.numpy as jnp
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+        from jax.experimental.array_serialization import serialization as ser
+        mesh = Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y"))
+        a = jax.device_put(jnp.arange(32.0).reshape(8, 4), NamedSharding(mesh, P("x", "y")))
+        b = jax.device_put(jnp.arange(6, dtype=jnp.int32), NamedSharding(mesh, P()))
+        specs = [ser.get_tensorstore_spec("{tmp_path}/" + name + "/") for name in "ab"]
+        manager, done = ser.GlobalAsyncCheckpointManager(), []
+        manager.serialize([a, b], specs, on_commit_callback=lambda: done.append(True))
+        manager.wait_until_finished()
+        print(done, specs[0])
+        ra, rb = manager.deserialize(
+            [NamedSharding(mesh, P("y")), NamedSharding(mesh, P("x"))], specs,
+            global_shapes=[None, (8,)], dtypes=[None, jnp.float32])
+        print(ra.sharding.spec, ra.dtype, np.array_equal(ra, np.arange(32.0).reshape(8, 4)))
+        print(rb.dtype, rb.tolist(), rb.addressable_shards[1].data.tolist())
+        manager.serialize([b], specs[1:], on_commit_callback=lambda: 1 / 0)
+        try:
+            manager.wait_until_finished()
+        except ZeroDivisionError:
+            print("raised")
+        manager.wait_until_finished()  # raised once
+        print(ser.get_tensorstore_spec("gs://bucket/run/x")["kvstore"])
+    """, alias="1")
+    assert out.splitlines() == [
+        f"[True] {{'driver': 'zarr', 'kvstore': {{'driver': 'file', 'path': '{tmp_path}/a'}}}}",
+        "P('y',) float32 True",
+        "float32 [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 0.0, 0.0] [0.0, 1.0]",
+        "raised",
+        "{'driver': 'gcs', 'bucket': 'bucket', 'path': 'run/x'}"]
