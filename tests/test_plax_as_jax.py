@@ -270,3 +270,29 @@ def test_global_async_checkpoint_manager_round_trip(tmp_path):
         "float32 [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 0.0, 0.0] [0.0, 1.0]",
         "raised",
         "{'driver': 'gcs', 'bucket': 'bucket', 'path': 'run/x'}"]
+
+
+def test_cur_qdd_of_a_mutable_high_level_value():
+    """`jax.experimental.cur_qdd` (flax's hijax Variables read their state with it):
+    outside transformations a value's own `cur_qdd()`, as JAX's evaluation; under
+    one, an error, since plax does not trace high-level values."""
+    out = run_python("""
+        import jax
+
+        class Box:
+            def __init__(self, leaves):
+                self.leaves = leaves
+
+            def cur_qdd(self):
+                return tuple(jax.typeof(x).str_short() for x in self.leaves)
+        box = Box([jax.numpy.ones(2), 1])
+        print(jax.experimental.cur_qdd(box))
+        try:
+            jax.jit(lambda x: jax.experimental.cur_qdd(box))(1.0)
+        except TypeError as e:
+            print(str(e).splitlines()[0])
+    """, alias="1")
+    assert out.splitlines() == [
+        "('f32[2]', 'i32[]')",
+        "cur_qdd of a Box under a transformation: plax cannot trace high-level values "
+        "(jax.experimental.hijax)"]
