@@ -197,6 +197,33 @@ def test_custom_vjp_bwd_gets_scalar_residuals_as_arrays():
     np.testing.assert_allclose(twice, 2.0)
 
 
+def test_nondiff_argnums_may_name_a_parameter_left_to_its_default():
+    """As JAX resolves a call's arguments: defaults are filled in, so nondiff_argnums
+    may name a parameter the call leaves out (flax's fp8 dot_general does); keyword
+    arguments bind by name, keyword-only ones passed are refused."""
+    @functools.partial(plax.custom_jvp, nondiff_argnums=(1, 2))
+    def scaled(x, scale=3.0, shift=None):
+        return x * scale
+
+    @scaled.defjvp
+    def scaled_jvp(scale, shift, primals, tangents):
+        assert shift is None
+        return scaled(primals[0], scale), 10.0 * scale * tangents[0]
+
+    np.testing.assert_allclose(plax.grad(scaled)(X), 30.0)
+    np.testing.assert_allclose(plax.grad(lambda x: scaled(x, scale=2.0))(X), 20.0)
+    np.testing.assert_allclose(plax.jit(plax.grad(scaled))(X), 30.0)
+
+    @plax.custom_jvp
+    def keyword_only(x, *, y=1.0):
+        return x * y
+
+    keyword_only.defjvp(lambda primals, tangents: (keyword_only(*primals), tangents[0]))
+    np.testing.assert_allclose(plax.grad(keyword_only)(X), 1.0)  # y left to its default
+    with pytest.raises(TypeError, match="keyword-only arguments: \\['y'\\]"):
+        plax.grad(lambda x: keyword_only(x, y=2.0))(X)
+
+
 def test_custom_vjp_nondiff_argnums_and_none_cotangent():
     def scale_fwd(s, x, y):
         return scale(s, x, y), y

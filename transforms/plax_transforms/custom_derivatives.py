@@ -249,18 +249,27 @@ class _Decorated:
 
 
 def positional_args(fun: Callable, what: str, args: tuple, kwargs: dict) -> tuple:
-    """The call's arguments all by position (keywords bound to `fun`'s parameters,
-    defaults filled in); keyword-only parameters are a TypeError naming `what`."""
-    if not kwargs:
+    """The call's arguments all by position, as JAX resolves them: keywords bound to
+    `fun`'s parameters and defaults filled in (so `nondiff_argnums` may name a
+    parameter left to its default); a keyword-only argument passed is a TypeError
+    naming `what`. A `functools.partial` (or a callable without a signature) takes
+    its positional arguments as given."""
+    try:
+        signature = None if isinstance(fun, functools.partial) else inspect.signature(fun)
+    except (TypeError, ValueError):
+        signature = None
+    if signature is None:
+        if kwargs:
+            raise TypeError(f"{what} does not support keyword arguments: {sorted(kwargs)}")
         return args
     try:
-        bound = inspect.signature(fun).bind(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
     except TypeError as err:
         raise TypeError(f"{what}: {err}") from None
     bound.apply_defaults()
-    if bound.kwargs:
-        raise TypeError(f"{what} does not support keyword-only arguments: "
-                        f"{sorted(bound.kwargs)}")
+    passed = sorted(k for k in bound.kwargs if k in kwargs)
+    if passed:
+        raise TypeError(f"{what} does not support keyword-only arguments: {passed}")
     return bound.args
 
 
