@@ -296,3 +296,21 @@ def test_cur_qdd_of_a_mutable_high_level_value():
         "('f32[2]', 'i32[]')",
         "cur_qdd of a Box under a transformation: plax cannot trace high-level values "
         "(jax.experimental.hijax)"]
+
+
+def test_traceback_exclusions_are_plax_filtering():
+    """`jax._src.traceback_util` is plax's filtering: `_exclude_paths` is the list it
+    reads (flax appends and removes its paths there), `register_exclusion` adds to it,
+    `include_frame` (equinox's question) leaves out plax's frames and excluded ones."""
+    out = run_python("""
+        import sys
+        from jax._src import traceback_util as tu
+        import plax.extend.traceback_util as ptu
+        tu.register_exclusion("/some/lib/")
+        frame = sys._getframe()
+        print(tu._exclude_paths is ptu.excluded_paths, "/some/lib/" in ptu.excluded_paths,
+              tu.include_frame(frame), tu.UnfilteredStackTrace is ptu.UnfilteredStackTrace)
+        tu._exclude_paths.append(frame.f_code.co_filename)
+        print(tu.include_frame(frame))
+    """, alias="1")
+    assert out.split() == ["True", "True", "True", "True", "False"]
