@@ -314,3 +314,30 @@ def test_traceback_exclusions_are_plax_filtering():
         print(tu.include_frame(frame))
     """, alias="1")
     assert out.split() == ["True", "True", "True", "True", "False"]
+
+
+def test_opaque_trace_state_of_a_custom_vjp_fwd_under_grad():
+    """Under `grad`, a custom_vjp's fwd and the function it calls run at one level, the
+    caller's (JAX computes a linearized function's primal values on the parent trace;
+    plax's partial-evaluation trace counts as its parent): flax's Variables made in
+    one are usable in the other (nnx.custom_vjp's test_two_args_functional)."""
+    out = run_python("""
+        import jax
+        from jax.extend.core import get_opaque_trace_state as state
+        seen = []
+
+        @jax.custom_vjp
+        def f(x):
+            seen.append(state())
+            return x * 2
+
+        def fwd(x):
+            seen.append(state())
+            return f(x), None
+
+        f.defvjp(fwd, lambda r, g: (g * 2,))
+        outside = state()
+        print(jax.grad(f)(1.0), jax.jit(jax.grad(f))(1.0))
+        print(seen[0] == seen[1], seen[0] == outside, seen[2] == seen[3], seen[2] == outside)
+    """, alias="1")
+    assert out.splitlines() == ["2.0 2.0", "True True False False"]  # as JAX's
