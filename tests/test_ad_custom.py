@@ -197,6 +197,34 @@ def test_custom_vjp_bwd_gets_scalar_residuals_as_arrays():
     np.testing.assert_allclose(twice, 2.0)
 
 
+def test_custom_vjp_bwd_runs_without_cotangents_when_its_outputs_are_used():
+    """As JAX: a custom_vjp whose outputs feed the rest of the linear map runs its bwd
+    even when their cotangents are zero (a bwd may return statistics as 'gradients',
+    as flax's fp8 ops do); one whose outputs reach nothing (stop_gradient) does not.
+    The numbers are JAX's."""
+    @plax.custom_vjp
+    def track(x, stat):
+        return x
+
+    track.defvjp(lambda x, stat: (x, jnp.maximum(stat, jnp.abs(x).max())),
+                 lambda new, g: (g, new))
+
+    @plax.custom_vjp
+    def block(y, x):  # never a cotangent for y
+        return y * x
+
+    block.defvjp(lambda y, x: (y * x, y), lambda y, g: (None, g * y))
+    x, s = np.float32([1.0, -3.0]), np.float32(2.0)
+    cases = [(lambda x, s: block(track(x, s), x).sum(), ([1.0, -3.0], 3.0)),
+             (lambda x, s: plax.lax.stop_gradient(track(x, s)).sum() + x.sum(),
+              ([1.0, 1.0], 0.0))]
+    for f, (want_x, want_s) in cases:
+        for g in (plax.grad(f, (0, 1)), plax.jit(plax.grad(f, (0, 1)))):
+            gx, gs = g(x, s)
+            np.testing.assert_allclose(gx, want_x)
+            np.testing.assert_allclose(gs, want_s)
+
+
 def test_nondiff_argnums_may_name_a_parameter_left_to_its_default():
     """As JAX resolves a call's arguments: defaults are filled in, so nondiff_argnums
     may name a parameter the call leaves out (flax's fp8 dot_general does); keyword

@@ -67,7 +67,7 @@ from plax.extend.core import (
 from plax_stdlib.lax.conversion import stop_gradient
 from plax_transforms.ad import JVPTrace
 from plax_transforms.partial_eval import PartialEvalTrace
-from plax_transforms.transpose import backward_pass
+from plax_transforms.transpose import TRANSPOSED_WITHOUT_COTANGENTS, backward_pass
 
 # --- what users' rules see -------------------------------------------------------------
 
@@ -769,6 +769,7 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, in_avals, nonzero
 
 
 custom_lin_p.define_rule(TRANSPOSE, _custom_lin_transpose)
+TRANSPOSED_WITHOUT_COTANGENTS.add(custom_lin_p)  # the user's bwd runs, as in JAX
 
 
 # --- batching: the call's Jaxpr is batched, the user's rules are vmapped -------------------
