@@ -61,6 +61,9 @@ like("like.ones_int", lib.numpy.ones_like(xs, dtype=lib.numpy.int32))
 like("like.other_shape", lib.numpy.zeros_like(xs, shape=(8, 2)))
 like("like.weak", lib.numpy.zeros_like(lib.device_put(1.0, NamedSharding(auto, P()))))
 like("like.jit", lib.jit(lib.numpy.zeros_like)(xs))
+on_one = lib.numpy.full_like(lib.device_put(x, lib.devices()[3]), 7.0)
+like("like.one_device", on_one)
+results["like.one_device.where"] = np.array([next(iter(on_one.devices())).id, on_one.committed])
 with lib.set_mesh(auto):
     like("like.in_mesh", lib.numpy.zeros_like(lib.device_put(x, P("x"))))
 """

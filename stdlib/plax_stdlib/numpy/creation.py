@@ -477,8 +477,12 @@ def _full_like(name: str, a, fill_value, dtype, shape, device, out_sharding):
     out_dtype = dtype or util.dtype_of(a)
     if (typed is None and device is None and out_sharding is None and not weak
             and _keeps_its_sharding(a, out_shape, fill_value, out_dtype)):
-        # As JAX's: a committed Array's zeros (ones...) are laid out as it is, each
-        # shard filled where it lives (from a host view of the fill, nothing gathered)
+        # As JAX's: a committed Array's zeros (ones...) are laid out as it is: filled on
+        # a device and copied where it lives, or, split, each shard placed from a host
+        # view of the fill (nothing of the whole array gathered anywhere)
+        if a.sharding.is_fully_replicated:
+            return _device_put(_filled(out_shape, fill_value, out_dtype, False, name),
+                               a.sharding)
         fill = np.asarray(util.convert(fill_value, out_dtype, False))
         return _device_put(np.broadcast_to(fill, out_shape), a.sharding)
     out = _filled(out_shape, fill_value, out_dtype, weak, name, typed)
