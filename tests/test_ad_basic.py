@@ -276,3 +276,44 @@ def test_linearized_function_is_a_pytree_of_its_residuals():
     _, f_jvps = plax.vmap(lambda x: plax.linearize(lax.sin, x))(X)
     np.testing.assert_allclose(plax.vmap(lambda f, t: f(t))(f_jvps, np.ones(3, np.float32)),
                                np.cos(X), rtol=1e-6)
+
+
+class _Made:
+    """A pytree node that records the trace in effect when it is made (as flax's
+    Variables do)."""
+    made_under: list = []
+
+    def __init__(self, value):
+        from plax.extend.core import current_trace
+        self.value = value
+        _Made.made_under.append(current_trace())
+
+
+plax.tree_util.register_pytree_node(_Made, lambda m: ((m.value,), None),
+                                    lambda _, children: _Made(*children))
+
+
+@pytest.mark.parametrize("api", ["grad", "value_and_grad", "vjp", "jvp", "linearize",
+                                 "jacfwd", "jacrev"])
+def test_an_auxiliary_output_is_rebuilt_for_the_caller(api):
+    """As JAX: `has_aux`'s output is taken apart under the transformation and rebuilt
+    once it is over, so that a node made by unflattening it is made at the caller's
+    level (flax's nnx.capture returns Variables so: TestCapture), its leaves primal
+    values."""
+    from plax.extend.core import EVAL_TRACE
+
+    def f(x):
+        return (x ** 2).sum(), _Made(x * 3)
+
+    x = np.float32([1.0, 2.0])
+    calls = {"grad": lambda: plax.grad(f, has_aux=True)(x)[1],
+             "value_and_grad": lambda: plax.value_and_grad(f, has_aux=True)(x)[0][1],
+             "vjp": lambda: plax.vjp(f, x, has_aux=True)[2],
+             "jvp": lambda: plax.jvp(f, (x,), (x,), has_aux=True)[2],
+             "linearize": lambda: plax.linearize(f, x, has_aux=True)[2],
+             "jacfwd": lambda: plax.jacfwd(f, has_aux=True)(x)[1],
+             "jacrev": lambda: plax.jacrev(f, has_aux=True)(x)[1]}
+    aux = calls[api]()
+    assert isinstance(aux, _Made) and _Made.made_under[-1] is EVAL_TRACE
+    assert type(aux.value) is plax.Array
+    np.testing.assert_allclose(aux.value, x * 3)

@@ -172,6 +172,86 @@ def test_custom_vjp_rule_used_residual_pytree_and_jit():
     check_jaxpr(plax.make_jaxpr(plax.grad(sin_times))(X, Y))
 
 
+def test_custom_vjp_bwd_gets_scalar_residuals_as_arrays():
+    """A 0-d residual reaches bwd as an Array, as in JAX (it is written inline in the
+    linear map's Jaxpr; it was a NumPy scalar, which flax's nnx.custom_vjp cannot
+    update in place), and its weak type is kept."""
+    seen = []
+
+    @plax.custom_vjp
+    def f(x):
+        return jnp.sin(x)
+
+    def bwd(res, g):
+        seen.append(res)
+        return (res[0] * g,)
+
+    f.defvjp(lambda x: (jnp.sin(x), (jnp.cos(x), jnp.multiply(x, 2))), bwd)
+    np.testing.assert_allclose(plax.grad(f)(jnp.float32(1.0)), np.cos(np.float32(1.0)),
+                               rtol=1e-6)
+    np.testing.assert_allclose(plax.grad(f)(1.0), np.cos(1.0), rtol=1e-6)
+    (cos, twice), (weak_cos, weak_twice) = seen
+    assert all(type(r) is plax.Array for r in (cos, twice, weak_cos, weak_twice))
+    assert not cos.weak_type and not twice.weak_type
+    assert weak_cos.weak_type and weak_twice.weak_type  # as JAX's
+    np.testing.assert_allclose(twice, 2.0)
+
+
+def test_custom_vjp_bwd_runs_without_cotangents_when_its_outputs_are_used():
+    """As JAX: a custom_vjp whose outputs feed the rest of the linear map runs its bwd
+    even when their cotangents are zero (a bwd may return statistics as 'gradients',
+    as flax's fp8 ops do); one whose outputs reach nothing (stop_gradient) does not.
+    The numbers are JAX's."""
+    @plax.custom_vjp
+    def track(x, stat):
+        return x
+
+    track.defvjp(lambda x, stat: (x, jnp.maximum(stat, jnp.abs(x).max())),
+                 lambda new, g: (g, new))
+
+    @plax.custom_vjp
+    def block(y, x):  # never a cotangent for y
+        return y * x
+
+    block.defvjp(lambda y, x: (y * x, y), lambda y, g: (None, g * y))
+    x, s = np.float32([1.0, -3.0]), np.float32(2.0)
+    cases = [(lambda x, s: block(track(x, s), x).sum(), ([1.0, -3.0], 3.0)),
+             (lambda x, s: plax.lax.stop_gradient(track(x, s)).sum() + x.sum(),
+              ([1.0, 1.0], 0.0))]
+    for f, (want_x, want_s) in cases:
+        for g in (plax.grad(f, (0, 1)), plax.jit(plax.grad(f, (0, 1)))):
+            gx, gs = g(x, s)
+            np.testing.assert_allclose(gx, want_x)
+            np.testing.assert_allclose(gs, want_s)
+
+
+def test_nondiff_argnums_may_name_a_parameter_left_to_its_default():
+    """As JAX resolves a call's arguments: defaults are filled in, so nondiff_argnums
+    may name a parameter the call leaves out (flax's fp8 dot_general does); keyword
+    arguments bind by name, keyword-only ones passed are refused."""
+    @functools.partial(plax.custom_jvp, nondiff_argnums=(1, 2))
+    def scaled(x, scale=3.0, shift=None):
+        return x * scale
+
+    @scaled.defjvp
+    def scaled_jvp(scale, shift, primals, tangents):
+        assert shift is None
+        return scaled(primals[0], scale), 10.0 * scale * tangents[0]
+
+    np.testing.assert_allclose(plax.grad(scaled)(X), 30.0)
+    np.testing.assert_allclose(plax.grad(lambda x: scaled(x, scale=2.0))(X), 20.0)
+    np.testing.assert_allclose(plax.jit(plax.grad(scaled))(X), 30.0)
+
+    @plax.custom_jvp
+    def keyword_only(x, *, y=1.0):
+        return x * y
+
+    keyword_only.defjvp(lambda primals, tangents: (keyword_only(*primals), tangents[0]))
+    np.testing.assert_allclose(plax.grad(keyword_only)(X), 1.0)  # y left to its default
+    with pytest.raises(TypeError, match="keyword-only arguments: \\['y'\\]"):
+        plax.grad(lambda x: keyword_only(x, y=2.0))(X)
+
+
 def test_custom_vjp_nondiff_argnums_and_none_cotangent():
     def scale_fwd(s, x, y):
         return scale(s, x, y), y

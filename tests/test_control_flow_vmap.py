@@ -105,3 +105,21 @@ def test_batched_body_keeps_debug_info():
     (eqn,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "scan"]
     dbg = eqn.params["jaxpr"].jaxpr.debug_info
     assert dbg.func_name == "body" and dbg.arg_names == ("h", "x")
+
+
+def test_cond_passes_an_input_every_branch_returns_unchanged_through():
+    """As JAX's: an output every branch returns as the same input is that input, not an
+    output of the cond, so under vmap with a batched predicate an unbatched operand
+    passed through stays unbatched (flax's nnx.vmap of an nnx.cond relies on it); an
+    input returned by one branch only is still selected."""
+    def f(pred, x, c):
+        return lax.cond(pred, lambda x, c: (x + 1, c, c), lambda x, c: (x, c, c * 2), x, c)
+
+    preds, xs, c = np.array([True, False, True]), np.arange(3.0, dtype=np.float32), 5.0
+    x, same, chosen = plax.vmap(f, in_axes=(0, 0, None), out_axes=(0, None, 0))(preds, xs, c)
+    np.testing.assert_allclose(x, [1.0, 1.0, 3.0])
+    assert same.shape == () and same.weak_type and float(same) == 5.0  # an Array, as JAX's
+    np.testing.assert_allclose(chosen, [5.0, 10.0, 5.0])
+    (eqn,) = [e for e in plax.make_jaxpr(f)(True, 1.0, c).eqns if e.primitive.name == "cond"]
+    assert len(eqn.outvars) == 2 and all(len(b.jaxpr.outvars) == 2
+                                         for b in eqn.params["branches"])

@@ -1,6 +1,7 @@
 """plax.experimental.layout: Layout/Format, Arrays' and executables' formats, Formats
-in jit and device_put, and with_layout_constraint against JAX (one subprocess); the
-part plax's runtime lacks (non-default layouts) raises NotImplementedError."""
+in jit, device_put and with_sharding_constraint, and with_layout_constraint against
+JAX (one subprocess); the part plax's runtime lacks (non-default layouts) raises
+NotImplementedError."""
 from __future__ import annotations
 
 import numpy as np
@@ -27,6 +28,7 @@ def run(programs):
     compiled = jit(lambda a, b: (a * 2, b.sum())).lower(x, x[0]).compile()
     ins, _ = compiled.input_formats
     constrained = lambda v: with_layout_constraint(v * 2, Layout((0, 1)))
+    to_format = lambda v: with_sharding_constraint(v * 2, Format(Layout((1, 0)), s)) + 1
     text = jit(constrained).lower(x).as_text()
     return {
         "array": repr(x.format.layout),
@@ -37,6 +39,12 @@ def run(programs):
                    np.asarray(vmap(lambda v: with_layout_constraint(v, Layout((0,))))(x)).tolist(),
                    np.asarray(grad(lambda v: constrained(v).sum())(x)).tolist()],
         "same": np.asarray(device_put(x, Format(Layout((0, 1)), s))).tolist(),
+        # with_sharding_constraint to a Format: its sharding, then its layout
+        "sharding_constraint": [
+            re.search(r"custom_call @LayoutConstraint\(%\d+\)(.*?\})",  # (JAX's has a
+                      jit(to_format).lower(x).as_text()).group(1),  # one-device constraint)
+            np.asarray(jit(to_format)(x)).tolist(),
+            np.asarray(with_sharding_constraint(x, Format(Layout((0, 1)), s))).tolist()],
         "eq": [Layout((0, 1)) == Layout((0, 1)), Layout((0, 1)) == Layout((1, 0)),
                hash(Layout((1, 0))) == hash(Layout((1, 0))), repr(Layout.AUTO),
                repr(Layout((1, 0), ((8,),)).update(major_to_minor=(0, 1)))],
@@ -73,6 +81,7 @@ def jax_answers():
         "import json, sys\nimport numpy as np\nimport jax.numpy as jnp\n"
         "from jax import ShapeDtypeStruct, device_put, grad, jit, vmap\n"
         "from jax.experimental.layout import Format, Layout, with_layout_constraint\n"
+        "from jax.lax import with_sharding_constraint\n"
         + _DRIVER + "print(json.dumps(run(json.loads(sys.argv[1]))))\n", [])()
 
 
@@ -80,6 +89,7 @@ def jax_answers():
 def test_formats_constraints_and_errors_match_jax(jax_answers):
     got = run_driver_here(_DRIVER, [], vmap=plax.vmap, Format=Format, Layout=Layout,
                           with_layout_constraint=with_layout_constraint,
+                          with_sharding_constraint=plax.lax.with_sharding_constraint,
                           ShapeDtypeStruct=plax.ShapeDtypeStruct)
     assert got == jax_answers
 

@@ -230,3 +230,114 @@ def test_addressable_device_assignment_keeps_the_assignment_order(devs):
     assert sharding._addressable_device_assignment == tuple(devs[::-1])
     assert plax.sharding.SingleDeviceSharding(devs[3])._addressable_device_assignment == \
         (devs[3],)
+
+
+def test_global_async_checkpoint_manager_round_trip(tmp_path):
+    """JAX's `GlobalAsyncCheckpointManager` (flax saves multi-process arrays with it):
+    each shard written once to a zarr store, read back under another sharding, a
+    larger shape (zeros beyond the stored one) or another dtype; the commit callback
+    runs, and its error is raised by `wait_until_finished`."""
+    pytest.importorskip("tensorstore")
+    out = run_python(f"""
+        import numpy as np
+        import jax, jax.numpy as jnp
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+        from jax.experimental.array_serialization import serialization as ser
+        mesh = Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y"))
+        a = jax.device_put(jnp.arange(32.0).reshape(8, 4), NamedSharding(mesh, P("x", "y")))
+        b = jax.device_put(jnp.arange(6, dtype=jnp.int32), NamedSharding(mesh, P()))
+        specs = [ser.get_tensorstore_spec("{tmp_path}/" + name + "/") for name in "ab"]
+        manager, done = ser.GlobalAsyncCheckpointManager(), []
+        manager.serialize([a, b], specs, on_commit_callback=lambda: done.append(True))
+        manager.wait_until_finished()
+        print(done, specs[0])
+        ra, rb = manager.deserialize(
+            [NamedSharding(mesh, P("y")), NamedSharding(mesh, P("x"))], specs,
+            global_shapes=[None, (8,)], dtypes=[None, jnp.float32])
+        print(ra.sharding.spec, ra.dtype, np.array_equal(ra, np.arange(32.0).reshape(8, 4)))
+        print(rb.dtype, rb.tolist(), rb.addressable_shards[1].data.tolist())
+        manager.serialize([b], specs[1:], on_commit_callback=lambda: 1 / 0)
+        try:
+            manager.wait_until_finished()
+        except ZeroDivisionError:
+            print("raised")
+        manager.wait_until_finished()  # raised once
+        print(ser.get_tensorstore_spec("gs://bucket/run/x")["kvstore"])
+    """, alias="1")
+    assert out.splitlines() == [
+        f"[True] {{'driver': 'zarr', 'kvstore': {{'driver': 'file', 'path': '{tmp_path}/a'}}}}",
+        "P('y',) float32 True",
+        "float32 [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 0.0, 0.0] [0.0, 1.0]",
+        "raised",
+        "{'driver': 'gcs', 'bucket': 'bucket', 'path': 'run/x'}"]
+
+
+def test_cur_qdd_of_a_mutable_high_level_value():
+    """`jax.experimental.cur_qdd` (flax's hijax Variables read their state with it):
+    outside transformations a value's own `cur_qdd()`, as JAX's evaluation; under
+    one, an error, since plax does not trace high-level values."""
+    out = run_python("""
+        import jax
+
+        class Box:
+            def __init__(self, leaves):
+                self.leaves = leaves
+
+            def cur_qdd(self):
+                return tuple(jax.typeof(x).str_short() for x in self.leaves)
+        box = Box([jax.numpy.ones(2), 1])
+        print(jax.experimental.cur_qdd(box))
+        try:
+            jax.jit(lambda x: jax.experimental.cur_qdd(box))(1.0)
+        except TypeError as e:
+            print(str(e).splitlines()[0])
+    """, alias="1")
+    assert out.splitlines() == [
+        "('f32[2]', 'i32[]')",
+        "cur_qdd of a Box under a transformation: plax cannot trace high-level values "
+        "(jax.experimental.hijax)"]
+
+
+def test_traceback_exclusions_are_plax_filtering():
+    """`jax._src.traceback_util` is plax's filtering: `_exclude_paths` is the list it
+    reads (flax appends and removes its paths there), `register_exclusion` adds to it,
+    `include_frame` (equinox's question) leaves out plax's frames and excluded ones."""
+    out = run_python("""
+        import sys
+        from jax._src import traceback_util as tu
+        import plax.extend.traceback_util as ptu
+        tu.register_exclusion("/some/lib/")
+        frame = sys._getframe()
+        print(tu._exclude_paths is ptu.excluded_paths, "/some/lib/" in ptu.excluded_paths,
+              tu.include_frame(frame), tu.UnfilteredStackTrace is ptu.UnfilteredStackTrace)
+        tu._exclude_paths.append(frame.f_code.co_filename)
+        print(tu.include_frame(frame))
+    """, alias="1")
+    assert out.split() == ["True", "True", "True", "True", "False"]
+
+
+def test_opaque_trace_state_of_a_custom_vjp_fwd_under_grad():
+    """Under `grad`, a custom_vjp's fwd and the function it calls run at one level, the
+    caller's (JAX computes a linearized function's primal values on the parent trace;
+    plax's partial-evaluation trace counts as its parent): flax's Variables made in
+    one are usable in the other (nnx.custom_vjp's test_two_args_functional)."""
+    out = run_python("""
+        import jax
+        from jax.extend.core import get_opaque_trace_state as state
+        seen = []
+
+        @jax.custom_vjp
+        def f(x):
+            seen.append(state())
+            return x * 2
+
+        def fwd(x):
+            seen.append(state())
+            return f(x), None
+
+        f.defvjp(fwd, lambda r, g: (g * 2,))
+        outside = state()
+        print(jax.grad(f)(1.0), jax.jit(jax.grad(f))(1.0))
+        print(seen[0] == seen[1], seen[0] == outside, seen[2] == seen[3], seen[2] == outside)
+    """, alias="1")
+    assert out.splitlines() == ["2.0 2.0", "True True False False"]  # as JAX's

@@ -96,6 +96,26 @@ def test_jit_with_references_passed_in():
     assert step.eval_shape(r, 1.0).shape == (3,)
 
 
+def test_a_traced_reference_is_an_instance_of_ref():
+    """As JAX's `Ref`: `isinstance(x, plax.Ref)` holds for a reference's tracer too
+    (inside jit, grad, vmap), not for a traced array (flax's nnx.jit tells the
+    references among a function's outputs so)."""
+    seen = []
+
+    def f(r, x):
+        seen.append((isinstance(r, plax.Ref), isinstance(x, plax.Ref)))
+        r[...] += x
+        return x * 2.0
+
+    r = plax.new_ref(jnp.zeros(3))
+    plax.jit(f)(r, jnp.ones(3))
+    plax.grad(lambda x: f(plax.new_ref(jnp.zeros(3)), x).sum())(jnp.ones(3))
+    plax.vmap(lambda x: f(plax.new_ref(jnp.zeros(3)), x))(jnp.ones((2, 3)))
+    assert seen == [(True, False)] * 3
+    assert not isinstance(jnp.zeros(3), plax.Ref) and not isinstance(3.0, plax.Ref)
+    np.testing.assert_array_equal(r[...], [1, 1, 1])
+
+
 def test_jit_with_closed_over_and_created_references():
     counter = plax.new_ref(jnp.zeros((), np.int32))
 

@@ -217,3 +217,29 @@ def test_operators_forward_to_plax_numpy():
     np.testing.assert_array_equal(np.asarray(a > 1.5), [False, True, True])
     assert a.reshape(3, 1).shape == (3, 1) and a.T.shape == (3,)
     assert [float(v) for v in a] == [1.0, 2.0, 3.0]
+
+
+def test_operators_leave_attribute_forwarding_proxies_to_their_reflected_operator():
+    """As JAX's: an operand whose *type* is not array-like makes the operator return
+    NotImplemented, so the other side's reflected operator runs, even when the object
+    forwards attribute lookups (flax's Cursor answers `aval` and `__array__` that way;
+    asking them also recorded a change in it)."""
+    class Proxy:
+        def __init__(self, value):
+            self.value, self.asked = value, []
+
+        def __getattr__(self, name):
+            self.asked.append(name)
+            return getattr(self.value, name)
+
+        def __radd__(self, other):
+            return ("radd", other)
+
+        def __rmul__(self, other):
+            return ("rmul", other)
+
+    a = device_put(np.array([1.0, 2.0], np.float32))
+    proxy = Proxy(a)
+    assert (a + proxy)[0] == "radd" and (a * proxy)[0] == "rmul"
+    assert proxy.asked == []
+    assert not (a == Proxy(a))  # neither side knows: Python's identity comparison

@@ -283,6 +283,19 @@ def test_many_host_arrays_onto_split_and_replicated_targets():
         np.testing.assert_array_equal(np.asarray(arr), v)
 
 
+def test_broadcast_views_onto_split_targets():
+    """A NumPy broadcast view (zero strides, as `np.broadcast_to` makes) placed on a
+    split sharding: its pieces overlap in memory, which jaxlib refuses
+    ("bad_function_call"), so each is copied first; JAX places it too."""
+    from plax.sharding import PartitionSpec as P
+    split = _named(api.devices()[:8], (4, 2), P("x", "y"))
+    for may_alias in (None, True):
+        view = np.broadcast_to(np.arange(4, dtype=np.float32), (8, 4))
+        arr = device_put(view, split, may_alias=may_alias)
+        assert arr.sharding == split
+        np.testing.assert_array_equal(np.asarray(arr), view)
+
+
 def test_many_moves_share_plans_and_one_copy(counters):
     """Leaves of several ranks and dtypes moving between the same shardings (other
     devices, other memory kind, the same place with and without a copy): one

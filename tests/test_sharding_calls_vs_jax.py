@@ -1,7 +1,8 @@
 """Sharding entry points called as JAX's documentation calls them, against JAX in a
 subprocess: `auto_axes` given `out_sharding=` at the call, and
 `make_array_from_process_local_data` with a bare PartitionSpec under `set_mesh` and
-with a pytree of local data (results, their specs and the errors' classes)."""
+with a pytree of local data, and the shardings of `zeros_like`/`full_like` (results,
+their specs and the errors' classes)."""
 import numpy as np
 from jax_differential import requires_jax, run_body, run_in_jax
 
@@ -46,6 +47,25 @@ with lib.set_mesh(auto):
     error("local.bad_shape", lambda: lib.make_array_from_process_local_data(
         P("x"), x, (16, 4)))
 error("local.no_mesh", lambda: lib.make_array_from_process_local_data(P("x"), x))
+
+# zeros_like/ones_like/full_like of a committed Array keep its sharding (the rule of
+# JAX's full_like: not for a weak type, another shape or a traced prototype)
+def like(name, value):
+    results[name] = np.asarray(value)
+    results[name + ".sharding"] = np.array(str(getattr(value.sharding, "spec", "single")))
+
+xs = lib.device_put(x, NamedSharding(auto, P("x", "y")))
+like("like.zeros", lib.numpy.zeros_like(xs))
+like("like.full", lib.numpy.full_like(xs, 2.5))
+like("like.ones_int", lib.numpy.ones_like(xs, dtype=lib.numpy.int32))
+like("like.other_shape", lib.numpy.zeros_like(xs, shape=(8, 2)))
+like("like.weak", lib.numpy.zeros_like(lib.device_put(1.0, NamedSharding(auto, P()))))
+like("like.jit", lib.jit(lib.numpy.zeros_like)(xs))
+on_one = lib.numpy.full_like(lib.device_put(x, lib.devices()[3]), 7.0)
+like("like.one_device", on_one)
+results["like.one_device.where"] = np.array([next(iter(on_one.devices())).id, on_one.committed])
+with lib.set_mesh(auto):
+    like("like.in_mesh", lib.numpy.zeros_like(lib.device_put(x, P("x"))))
 """
 
 

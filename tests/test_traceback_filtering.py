@@ -8,6 +8,7 @@ import pytest
 import plax
 import plax.numpy as jnp
 from plax.errors import TracerBoolConversionError, UnfilteredStackTrace
+from plax.extend import traceback_util
 from plax.extend.traceback_util import is_plax_file
 from plax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
@@ -124,6 +125,47 @@ def test_tracebackhide_marks_plax_frames_only():
         tb = tb.tb_next
     assert hidden and all(is_plax_file(f) for f in hidden)
     assert shown and not any(is_plax_file(f) for f in shown)
+
+
+def test_a_library_hides_its_own_frames_under_excluded_paths(tmp_path, monkeypatch):
+    """A library built on plax adds its source paths to `excluded_paths` (the `jax`
+    alias's `register_exclusion`, as flax and equinox do): its frames leave the
+    traceback with plax's, at its own `api_boundary` or plax's, the user's kept."""
+    library = tmp_path / "mylib.py"
+    library.write_text("from plax.extend.traceback_util import api_boundary\n"
+                       "@api_boundary\n"
+                       "def apply(f, x):\n"
+                       "    return helper(f, x)\n"
+                       "def helper(f, x):\n"
+                       "    return f(x)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import mylib
+
+    def user(x):
+        raise ValueError("user error")  # USER LINE
+
+    def files(error):
+        return [f.f_code.co_filename for f, _ in traceback.walk_tb(error.__traceback__)]
+
+    def check(excluded: bool):
+        with _option("quiet_remove_frames"), pytest.raises(ValueError) as info:
+            mylib.apply(plax.jit(user), 1.0)
+        assert (str(library) in files(info.value)) is not excluded
+        assert __file__ in files(info.value)  # the test's frames and the user's line
+        assert not any(map(is_plax_file, files(info.value)))
+        with _option("tracebackhide"), pytest.raises(ValueError) as info:
+            mylib.apply(user, 1.0)
+        frames = [f for f, _ in traceback.walk_tb(info.value.__traceback__)
+                  if f.f_code.co_filename == str(library)]
+        assert frames and all(traceback_util.is_kept_frame(f) is not excluded
+                              for f in frames)
+
+    check(excluded=False)
+    traceback_util.excluded_paths.append(str(tmp_path))
+    try:
+        check(excluded=True)
+    finally:
+        traceback_util.excluded_paths.remove(str(tmp_path))
 
 
 def test_nested_boundaries_filter_once():

@@ -74,8 +74,12 @@ def test_out_of_range_axes_are_named():
         plax.vmap(lambda a: a, in_axes=2)(X)
     with pytest.raises(ValueError, match="out_axes 3 is out of bounds for output result"):
         plax.vmap(lambda a: a, out_axes=3)(X)
-    with pytest.raises(ValueError, match="mapped output result but out_axes is None"):
+    # JAX's message, naming the output's key path
+    with pytest.raises(ValueError, match=r"^at vmap out_axes, got axis spec None but output "
+                                         r"was batched on axis 0"):
         plax.vmap(lambda a: a, out_axes=None)(X)
+    with pytest.raises(ValueError, match=r"^at vmap out_axes\['w'\]\[1\], got axis spec None"):
+        plax.vmap(lambda a: {"w": (1.0, a)}, out_axes=None)(X)
 
 
 def test_bad_specs():

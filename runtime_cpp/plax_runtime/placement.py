@@ -133,7 +133,9 @@ class PreparedPut:
     the pieces of a split array that no two devices share, are copied by jaxlib
     from views of it; where devices share pieces, those alias one host copy made
     here (jaxlib fails, "bad_function_call", on views placed on several devices and
-    copied during the call). Empty arrays have nothing to alias or copy."""
+    copied during the call), and the pieces of a broadcast view (zero strides: they
+    overlap too) are copied here one by one. Empty arrays have nothing to alias or
+    copy."""
 
     def __init__(self, aval: ShapedArray, sharding: Sharding, *, committed: bool,
                  may_alias: bool | None = None):
@@ -195,6 +197,8 @@ class PreparedPut:
             return [x] * len(layout.devices)
         if self._copy_first:  # one host copy, whose pieces the buffers alias
             x = np.array(x)
+        elif 0 in x.strides:  # a broadcast view, whose pieces overlap (jaxlib fails on them)
+            return [np.ascontiguousarray(x[index]) for index in layout.indices]
         return [x[index] for index in layout.indices]
 
 

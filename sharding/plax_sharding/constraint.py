@@ -24,10 +24,12 @@ from plax.extend.core import get_aval
 from plax.extend.sharding import Sharding, abstract_mesh, concrete_mesh, sharding_from_spec
 from plax_runtime.array import Array
 from plax_runtime.device_put import device_put
+from plax_runtime.layouts import Format, Layout
 from plax_sharding.mesh import AxisType, Mesh
 from plax_sharding.named_sharding import NamedSharding
 from plax_sharding.partition_spec import PartitionSpec
 from plax_stdlib.lax.out_sharding import with_batch_dim
+from plax_transforms.layout import with_layout_constraint
 from plax_transforms.lowering import sharding_constraint
 
 
@@ -142,7 +144,8 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     Args:
         x: a pytree of arrays.
         shardings: one `Sharding` or `PartitionSpec` (resolved against the mesh
-            in context), or a pytree prefix of `x` of them.
+            in context), or a `Format` (a sharding with a `Layout`, which the
+            value is constrained to as well), or a pytree prefix of `x` of them.
 
     Returns:
         `x`'s values, constrained to the shardings.
@@ -165,7 +168,7 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     leaves, treedef = tree_util.tree_flatten(x)
     try:
         targets = tree_util.broadcast_prefix(shardings, x, is_leaf=lambda s: s is None
-                                             or isinstance(s, (Sharding, PartitionSpec)))
+                                             or isinstance(s, (Sharding, PartitionSpec, Format)))
     except ValueError as err:
         raise ValueError(f"with_sharding_constraint: shardings must be a sharding or a "
                          f"pytree prefix of the value: {err}") from None
@@ -174,8 +177,11 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
         if target is None:
             raise ValueError(f"with_sharding_constraint: leaf {i} of the value has no "
                              "sharding (None is not a constraint)")
+        layout = target.layout if isinstance(target, Format) else None
+        target = target.sharding if isinstance(target, Format) else target
         target = sharding_from_spec(target, "with_sharding_constraint's shardings")
-        outs.append(_constrained(leaf, target))
+        out = _constrained(leaf, target)
+        outs.append(with_layout_constraint(out, layout) if isinstance(layout, Layout) else out)
     return tree_util.tree_unflatten(treedef, outs)
 
 

@@ -138,26 +138,36 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     out_p, out_t = jvp_flat(flat_fun, flat_p, [_as_tangent(t) for t in flat_t])
     tree, aux = out_tree[0]
     result = (tree_util.tree_unflatten(tree, out_p), tree_util.tree_unflatten(tree, out_t))
-    return (*result, aux) if has_aux else result
+    return (*result, _rebuilt(aux)) if has_aux else result
 
 
 def _split_aux(out, has_aux: bool, api: str):
+    """`(output, aux)` → (output, the aux's leaves and structure, or None)."""
     if not has_aux:
         return out, None
     if not isinstance(out, (tuple, list)) or len(out) != 2:
         raise TypeError(f"{api} with has_aux=True requires the function to return a pair "
                         f"(output, auxiliary data), got {type(out).__name__}")
-    return out[0], _primal_tree(out[1])
+    return out[0], _primal_leaves(out[1])
 
 
-def _primal_tree(tree):
-    """`tree` with the current JVP trace's tracers replaced by their primals: a
-    function's auxiliary output is returned, not differentiated."""
+def _primal_leaves(tree) -> tuple[list, Any]:
+    """The leaves of `tree`, the current JVP trace's tracers replaced by their primals
+    (a function's auxiliary output is returned, not differentiated), and its
+    structure: `_rebuilt` makes the tree again once the transformation is over, as JAX
+    does, so that objects its unflattening makes (flax's Variables, which remember the
+    trace they were made under) belong to the caller."""
+    leaves, tree = tree_util.tree_flatten(tree)
     trace = current_trace()
-    if not isinstance(trace, JVPTrace):
-        return tree
-    return tree_util.tree_map(
-        lambda x: x.primal if isinstance(x, JVPTracer) and x._trace is trace else x, tree)
+    if isinstance(trace, JVPTrace):
+        leaves = [x.primal if isinstance(x, JVPTracer) and x._trace is trace else x
+                  for x in leaves]
+    return leaves, tree
+
+
+def _rebuilt(aux):
+    """The auxiliary output `_split_aux` took apart (None without one)."""
+    return None if aux is None else tree_util.tree_unflatten(aux[1], aux[0])
 
 
 # --- linearize ---------------------------------------------------------------------------
@@ -306,7 +316,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     # As JAX's (and vjp's): a pytree of the residuals, so it can leave a `jit` or `vmap`.
     f_jvp = tree_util.Partial(jvp_fun, residuals)
     out = tree_util.tree_unflatten(out_tree, outs)
-    return (out, f_jvp, extra["aux"]) if has_aux else (out, f_jvp)
+    return (out, f_jvp, _rebuilt(extra["aux"])) if has_aux else (out, f_jvp)
 
 
 # --- vjp ---------------------------------------------------------------------------------
@@ -366,7 +376,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     # A pytree whose leaves are the residuals, so it can be passed through `jit`.
     f_vjp = tree_util.Partial(vjp_fun, residuals)
     out = tree_util.tree_unflatten(out_tree, outs)
-    return (out, f_vjp, extra["aux"]) if has_aux else (out, f_vjp)
+    return (out, f_vjp, _rebuilt(extra["aux"])) if has_aux else (out, f_vjp)
 
 
 # --- grad --------------------------------------------------------------------------------
@@ -669,7 +679,7 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
             outs, tangents = jvp_flat(leaves_only, flat, basis)
             diff = [is_differentiable_dtype(get_aval(o).dtype) for o in outs]
             info["diff"] = diff
-            return outs, [t for t, d in zip(tangents, diff) if d], info["aux"]
+            return outs, [t for t, d in zip(tangents, diff) if d], _rebuilt(info["aux"])
 
         outs, jac_cols, aux = vmap(pushfwd, out_axes=(None, -1, None))(*_std_basis(in_avals))
         cols = iter(jac_cols)
@@ -739,7 +749,7 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
                      for a, d in zip(in_avals, diff_in)]
         blocks = [list(row) for row in zip(*per_input)] if per_input else [[] for _ in outs]
         jac = _jac_tree(extra["tree"], in_tree, blocks)
-        return (jac, extra["aux"]) if has_aux else jac
+        return (jac, _rebuilt(extra["aux"])) if has_aux else jac
 
     return jacrev_f
 

@@ -67,7 +67,7 @@ from plax.extend.core import (
 from plax_stdlib.lax.conversion import stop_gradient
 from plax_transforms.ad import JVPTrace
 from plax_transforms.partial_eval import PartialEvalTrace
-from plax_transforms.transpose import backward_pass
+from plax_transforms.transpose import TRANSPOSED_WITHOUT_COTANGENTS, backward_pass
 
 # --- what users' rules see -------------------------------------------------------------
 
@@ -249,18 +249,27 @@ class _Decorated:
 
 
 def positional_args(fun: Callable, what: str, args: tuple, kwargs: dict) -> tuple:
-    """The call's arguments all by position (keywords bound to `fun`'s parameters,
-    defaults filled in); keyword-only parameters are a TypeError naming `what`."""
-    if not kwargs:
+    """The call's arguments all by position, as JAX resolves them: keywords bound to
+    `fun`'s parameters and defaults filled in (so `nondiff_argnums` may name a
+    parameter left to its default); a keyword-only argument passed is a TypeError
+    naming `what`. A `functools.partial` (or a callable without a signature) takes
+    its positional arguments as given."""
+    try:
+        signature = None if isinstance(fun, functools.partial) else inspect.signature(fun)
+    except (TypeError, ValueError):
+        signature = None
+    if signature is None:
+        if kwargs:
+            raise TypeError(f"{what} does not support keyword arguments: {sorted(kwargs)}")
         return args
     try:
-        bound = inspect.signature(fun).bind(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
     except TypeError as err:
         raise TypeError(f"{what}: {err}") from None
     bound.apply_defaults()
-    if bound.kwargs:
-        raise TypeError(f"{what} does not support keyword-only arguments: "
-                        f"{sorted(bound.kwargs)}")
+    passed = sorted(k for k in bound.kwargs if k in kwargs)
+    if passed:
+        raise TypeError(f"{what} does not support keyword-only arguments: {passed}")
     return bound.args
 
 
@@ -760,6 +769,7 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, in_avals, nonzero
 
 
 custom_lin_p.define_rule(TRANSPOSE, _custom_lin_transpose)
+TRANSPOSED_WITHOUT_COTANGENTS.add(custom_lin_p)  # the user's bwd runs, as in JAX
 
 
 # --- batching: the call's Jaxpr is batched, the user's rules are vmapped -------------------

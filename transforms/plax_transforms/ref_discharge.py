@@ -37,7 +37,7 @@ def uses_refs(closed: ClosedJaxpr) -> bool:
     """Whether `closed` reads, writes or creates references (at any depth)."""
     return (REF_EFFECT in closed.jaxpr.effects
             or any(isinstance(a, AbstractRef) for a in closed.in_avals)
-            or any(isinstance(c, refs.Ref) for c in closed.consts))
+            or any(refs.is_ref_object(c) for c in closed.consts))
 
 
 def discharge(closed: ClosedJaxpr, is_ref: Sequence[bool]) -> ClosedJaxpr:
@@ -67,7 +67,7 @@ def interpret(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> list:
         return atom.val if isinstance(atom, Literal) else env[id(atom)]
 
     for v, x in zip(jaxpr.constvars, consts):
-        if isinstance(x, refs.Ref):
+        if refs.is_ref_object(x):
             raise NotImplementedError("a reference captured as a constant of a nested "
                                       "Jaxpr; pass it as an operand")
         env[id(v)] = x
@@ -304,7 +304,7 @@ class RefPlan:
 
 
 def _top_level(ref) -> bool:
-    return isinstance(ref, refs.Ref) and ref._home is EVAL_TRACE
+    return refs.is_ref_object(ref) and ref._home is EVAL_TRACE
 
 
 def check_unaliased(args: Sequence[Any], describe: Callable[[int], str]) -> None:
@@ -338,7 +338,7 @@ def prepare_call(closed: ClosedJaxpr, where: str, arg_name: Callable[[int], str]
                 f"{aval.str_short()}{at}, but "
                 "mutable array references cannot be returned.\n\n"
                 f"The returned mutable array was {_origin(jaxpr, v, arg_name)}.")
-    is_ref_const = [isinstance(c, refs.Ref) for c in closed.consts]
+    is_ref_const = [refs.is_ref_object(c) for c in closed.consts]
     ref_consts = tuple(c for c, r in zip(closed.consts, is_ref_const) if r)
     moved = [v for v, r in zip(jaxpr.constvars, is_ref_const) if r]
     dbg = jaxpr.debug_info
@@ -369,7 +369,7 @@ def _origin(jaxpr: Jaxpr, var, arg_name: Callable[[int], str]) -> str:
 def has_cells(args: Sequence[Any], trace) -> bool:
     """Whether any operand is a `Ref` cell made by `trace` (rather than a staged
     reference, or a cell of another trace, whose writes its rules refuse)."""
-    return any(isinstance(a, refs.Ref) and a._home is trace for a in args)
+    return any(refs.is_ref_object(a) and a._home is trace for a in args)
 
 
 def mixes_refs_and_tracers(primitive, args: Sequence[Any], trace) -> bool:

@@ -100,7 +100,16 @@ class AbstractRef(AbstractValue):
         return f"Ref{{{inner.str_short(np.dtype(inner.dtype).name)}}}"
 
 
-class Ref:
+class _RefType(type):
+    """`isinstance(x, Ref)` is also true of a tracer of a reference (a `Ref` argument
+    inside `jit`, say), as with JAX's `Ref`."""
+
+    def __instancecheck__(cls, instance) -> bool:
+        return super().__instancecheck__(instance) or (
+            isinstance(instance, Tracer) and isinstance(instance.aval, AbstractRef))
+
+
+class Ref(metaclass=_RefType):
     """A mutable reference to an array, made by `plax.new_ref` (or
     `plax.empty_ref`).
 
@@ -227,7 +236,13 @@ def get_aval_str(x) -> str:
 
 def is_ref(x) -> bool:
     """Whether `x` is a reference: a `Ref`, or a traced value of type `AbstractRef`."""
-    return isinstance(x, Ref) or (isinstance(x, Tracer) and isinstance(x.aval, AbstractRef))
+    return isinstance(x, Ref)
+
+
+def is_ref_object(x) -> bool:
+    """Whether `x` is a `Ref` object itself, not a tracer of a reference (which
+    `isinstance(x, Ref)` also accepts)."""
+    return type.__instancecheck__(Ref, x)
 
 
 # --- indices: static parts in the parameters, array parts as operands ----------------
@@ -584,7 +599,7 @@ def new_ref(init_val: Any, *, memory_space: Any = None, kind: str | None = None)
     if memory_space is not None:
         raise NotImplementedError("new_ref: memory_space is not supported (plax keeps "
                                   "references in device memory)")
-    if isinstance(init_val, Ref) or is_ref(init_val):
+    if is_ref(init_val):
         raise TypeError("new_ref: the initial value must be an array, not a reference")
     trace = current_trace()
     if trace is EVAL_TRACE or _staged(trace):
@@ -626,7 +641,7 @@ def _check_is_ref(ref, what: str) -> None:
 
 def _local(ref) -> bool:
     """Whether `ref` is a cell used by the trace that made it."""
-    return isinstance(ref, Ref) and ref._home is current_trace() and not _staged(ref._home)
+    return is_ref_object(ref) and ref._home is current_trace() and not _staged(ref._home)
 
 
 def get(ref, idx=None):

@@ -6,8 +6,9 @@ are evaluated forward first (their values are constants of the linear map). Then
 equations that do are visited in reverse, each through its primitive's `transpose`
 rule `(ct_out, *operands, **params) -> one cotangent per operand`, where linear
 operands are `UndefinedPrimal`s and the rule returns None (or `Zero`) for the others.
-Cotangents stay symbolic `Zero`s until a rule needs them, and an equation whose
-output cotangents are all zero is skipped.
+Cotangents stay symbolic `Zero`s until a rule needs them. An equation whose outputs
+reach no output of the Jaxpr is skipped, and so is one whose output cotangents are
+all zero, unless its primitive is one of `TRANSPOSED_WITHOUT_COTANGENTS`.
 """
 from __future__ import annotations
 
@@ -16,6 +17,12 @@ from typing import Any, Sequence
 from plax.extend.ad import UndefinedPrimal, Zero, add_tangents, instantiate
 from plax.extend.core import (TRANSPOSE, ClosedJaxpr, Jaxpr, Literal, derived_debug_info,
                               extend_name_stack, reapplied_frontend_attributes, stage_flat)
+
+
+TRANSPOSED_WITHOUT_COTANGENTS: set = set()
+"""Primitives whose transpose rule runs even when no cotangent reaches their outputs,
+as JAX runs every rule: a custom_vjp's bwd may give nonzero cotangents for zero ones
+(flax's fp8 ops return their updated statistics so)."""
 
 
 def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
@@ -59,9 +66,14 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
     for var, ct in zip(jaxpr.outvars, cts_out, strict=True):
         if is_linear(var):
             accumulate(var, ct)
+    live = {id(v) for v in jaxpr.outvars}  # what reaches an output (JAX drops the rest)
     for eqn in reversed(linear_eqns):
         ct_out = [cts.pop(id(v), None) for v in eqn.outvars]
-        if all(ct is None for ct in ct_out):
+        if not any(id(v) in live for v in eqn.outvars):
+            continue
+        live.update(id(a) for a in eqn.invars)
+        if all(ct is None for ct in ct_out) and \
+                eqn.primitive not in TRANSPOSED_WITHOUT_COTANGENTS:
             continue
         ct_out = [Zero(v.aval) if ct is None else ct for v, ct in zip(eqn.outvars, ct_out)]
         rule = eqn.primitive.get_rule(TRANSPOSE)

@@ -248,7 +248,7 @@ def _outputs(trace: BatchTrace, out: Any, out_axes, sum_match: bool):
     size = trace.axis_data.size
     results = []
     with set_current_trace(trace.parent):
-        for leaf, axis, path in zip(leaves, axes, paths):
+        for i, (leaf, axis, path) in enumerate(zip(leaves, axes, paths)):
             val, dim = trace.to_batch_info(leaf)
             try:
                 ndim = get_aval(val).ndim + (dim is not_mapped)
@@ -256,9 +256,10 @@ def _outputs(trace: BatchTrace, out: Any, out_axes, sum_match: bool):
                 raise TypeError(f"vmap: output {path} is a {type(leaf).__name__}, which is "
                                 "not an array") from None
             if axis is None:
-                if dim is not not_mapped and not sum_match:
-                    raise ValueError(f"vmap has mapped output {path} but out_axes is None "
-                                     "for it")
+                if dim is not not_mapped and not sum_match:  # (JAX's message)
+                    where = tree_util.keystr(tree_util.tree_flatten_with_path(out)[0][i][0])
+                    raise ValueError(f"at vmap out_axes{where}, got axis spec None but "
+                                     f"output was batched on axis {dim}")
                 results.append(val if dim is not_mapped else reduce_sum(val, (dim,)))
                 continue
             if not -ndim <= axis < ndim:

@@ -66,9 +66,11 @@ def _at(self):
 
 def _is_operand(x) -> bool:
     """Whether `x` can meet an array in an operator; for anything else the operator
-    returns NotImplemented, so Python tries the other side (`x == None` is False)."""
-    return (hasattr(x, "aval") or hasattr(x, "__array__") or type(x) in (bool, int, float, complex)
-            or isinstance(x, SymbolicDimension) or hasattr(x, "__jax_array__"))
+    returns NotImplemented, so Python tries the other side (`x == None` is False). Its
+    type is asked, not `x`: a proxy that forwards attributes (flax's Cursor) is not an
+    array, and its own reflected operator runs, as with JAX."""
+    return (hasattr(t := type(x), "aval") or hasattr(t, "__array__") or hasattr(t, "__jax_array__")
+            or t in (bool, int, float, complex) or isinstance(x, SymbolicDimension))
 
 
 def _binary(name, reflected):

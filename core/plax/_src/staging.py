@@ -1,8 +1,8 @@
 """Staging: tracing a Python function into a Jaxpr.
 
 `StagingTrace` records one equation per primitive applied to its tracers. Values it
-does not own become inputs of the Jaxpr it builds: Python and NumPy scalars are
-written inline as `Literal`s, other arrays (and tracers of enclosing traces) are
+does not own become inputs of the Jaxpr it builds: Python and NumPy scalars and 0-d
+arrays are written inline as `Literal`s, other arrays (and tracers of enclosing traces) are
 hoisted into constvars. `trace_to_jaxpr` runs a function under a fresh staging
 trace and returns a `ClosedJaxpr` whose debug info names every input and output.
 """
@@ -87,7 +87,9 @@ class StagingTrace(Trace):
                            aval)
         if (getattr(aval, "shape", None) == () and isinstance(aval.dtype, np.dtype)
                 and (isinstance(x, np.ndarray) or hasattr(x, "addressable_shards"))):
-            return Literal(np.asarray(x)[()], aval)  # a 0-d array is inline too, as JAX's
+            # a 0-d array is inline too, as JAX's: an Array as it is (values read from the
+            # Jaxpr, such as the residuals a custom_vjp's bwd gets, stay Arrays)
+            return Literal(x if hasattr(x, "addressable_shards") else np.asarray(x)[()], aval)
         entry = self._consts.get(id(x))
         if entry is None:
             entry = self._consts[id(x)] = (Var(aval), x)

@@ -2,8 +2,8 @@
 
 A public entry point (a jitted call, `grad(f)(x)`, `jnp.add`...) is wrapped with
 `api_boundary`. When an exception leaves the outermost boundary, the frames of plax's
-own packages are taken out of its traceback (or marked hidden, for IPython), as
-`jax_traceback_filtering` says:
+own packages (and of the `excluded_paths` other libraries add) are taken out of its
+traceback (or marked hidden, for IPython), as `jax_traceback_filtering` says:
 
 * `off`: the traceback is left as raised;
 * `tracebackhide`: plax's frames get `__tracebackhide__ = True` (IPython, pytest hide them);
@@ -83,15 +83,22 @@ def is_plax_file(filename: str) -> bool:
     return filename.startswith(library_dirs())
 
 
-def _keep(frame: types.FrameType) -> bool:
-    return not is_plax_file(frame.f_code.co_filename)
+excluded_paths: list[str] = []
+"""Where other libraries' sources are (path prefixes), whose frames tracebacks leave
+out as plax's: a library appends its own (the `jax` alias's `register_exclusion` and
+`_exclude_paths`, where flax and equinox add theirs)."""
+
+
+def is_kept_frame(frame: types.FrameType) -> bool:
+    """Whether tracebacks keep `frame`: it is neither plax's nor under `excluded_paths`."""
+    return not frame.f_code.co_filename.startswith(library_dirs() + tuple(excluded_paths))
 
 
 def filter_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
     """`tb` without plax's frames (a new chain; the frames are shared)."""
     out = None
     for frame, lineno in reversed(list(traceback.walk_tb(tb))):
-        if _keep(frame):
+        if is_kept_frame(frame):
             out = types.TracebackType(out, frame, frame.f_lasti, lineno)
     return out
 
@@ -132,13 +139,12 @@ def _under_boundary(tb: types.TracebackType) -> bool:
 
 def _filter(e: BaseException) -> None:
     """Applies the mode in effect to `e`, which is leaving the outermost boundary."""
-    how = mode()
-    tb = e.__traceback__
+    how, tb = mode(), e.__traceback__
     if how == "off" or tb is None:
         return
     if how == "tracebackhide":
         for frame, _ in traceback.walk_tb(tb):
-            if not _keep(frame):
+            if not is_kept_frame(frame):
                 frame.f_locals["__tracebackhide__"] = True
         return
     e.with_traceback(filter_traceback(tb))

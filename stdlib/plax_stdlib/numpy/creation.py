@@ -475,8 +475,29 @@ def _full_like(name: str, a, fill_value, dtype, shape, device, out_sharding):
              if shape is None and out_sharding is None else None)
     if typed is not None and not isinstance(a, Tracer):
         typed = a.sharding  # a concrete array's own devices, which eager dispatch uses
-    out = _filled(out_shape, fill_value, dtype or util.dtype_of(a), weak, name, typed)
+    out_dtype = dtype or util.dtype_of(a)
+    if (typed is None and device is None and out_sharding is None and not weak
+            and _keeps_its_sharding(a, out_shape, fill_value, out_dtype)):
+        # As JAX's: a committed Array's zeros (ones...) are laid out as it is: filled on
+        # a device and copied where it lives, or, split, each shard placed from a host
+        # view of the fill (nothing of the whole array gathered anywhere)
+        if a.sharding.is_fully_replicated:
+            return _device_put(_filled(out_shape, fill_value, out_dtype, False, name),
+                               a.sharding)
+        fill = np.asarray(util.convert(fill_value, out_dtype, False))
+        return _device_put(np.broadcast_to(fill, out_shape), a.sharding)
+    out = _filled(out_shape, fill_value, out_dtype, weak, name, typed)
     return _place(out, device, out_sharding)
+
+
+def _keeps_its_sharding(a, shape, fill_value, dtype) -> bool:
+    """Whether `a`'s zeros (ones...) of `shape` take its sharding, as JAX's `full_like`
+    rule has it: `a` is a committed Array, the result has its shape (or `a` is
+    replicated), and the fill is a known scalar of a NumPy dtype."""
+    return (getattr(a, "committed", False) and not isinstance(a, Tracer)
+            and (shape == util.shape_of(a) or a.sharding.is_fully_replicated)
+            and not isinstance(fill_value, Tracer) and not util.shape_of(fill_value)
+            and isinstance(dtype, np.dtype) and dtype != dtypes.float0)
 
 
 def _only_shaped(a) -> bool:

@@ -1,23 +1,20 @@
-"""`jax._src.traceback_util`: files whose frames a library hides from the tracebacks
-it formats (equinox registers each of its modules and asks `include_frame`)."""
+"""`jax._src.traceback_util`: the paths whose frames tracebacks leave out, which
+libraries extend with their own (`register_exclusion`; flax adds and removes its
+paths in `_exclude_paths` directly, equinox asks `include_frame`), and JAX's
+`api_boundary` (flax wraps its transforms in it), all plax's own: plax's filtering
+leaves out plax's frames and those under `_exclude_paths` (prefixes, as JAX's)."""
 from __future__ import annotations
 
-import os
+from plax.extend.traceback_util import (  # noqa: F401
+    UnfilteredStackTrace,
+    api_boundary,
+    excluded_paths as _exclude_paths,
+    is_kept_frame as include_frame,
+)
 
 PLAX_MODULE = None
-_exclusions: list[str] = []
 
 
 def register_exclusion(path: str) -> None:
-    _exclusions.append(os.path.realpath(path))
-
-
-def include_frame(frame) -> bool:
-    """Whether `frame` (a frame object) is outside every registered file or folder."""
-    filename = os.path.realpath(frame.f_code.co_filename)
-    return not any(filename == p or filename.startswith(p + os.sep) for p in _exclusions)
-
-
-def api_boundary(fun):
-    """JAX marks where its API begins for traceback filtering; plax filters nothing."""
-    return fun
+    """Leaves the frames of files under `path` out of tracebacks, as plax's own."""
+    _exclude_paths.append(path)

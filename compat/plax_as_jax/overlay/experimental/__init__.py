@@ -1,1 +1,2 @@
-"""`jax.experimental`: `plax.experimental`, plus `hijax`'s definitions."""
+"""`jax.experimental`: `plax.experimental`, plus `hijax`'s definitions and `cur_qdd`."""
+from plax_as_jax.overlay.experimental.hijax import cur_qdd  # noqa: F401

@@ -12,7 +12,7 @@ for its hijax Variables (`flax_hijax_variable`, off by default).
 from __future__ import annotations
 
 from plax.extend.ad import Zero, instantiate, is_undefined_primal  # noqa: F401
-from plax.extend.core import AbstractValue, ShapedArray  # noqa: F401
+from plax.extend.core import EVAL_TRACE, AbstractValue, ShapedArray, current_trace  # noqa: F401
 
 from plax_as_jax.overlay.extend.core import Primitive
 from plax_as_jax.overlay.interpreters import ad
@@ -95,6 +95,17 @@ class aval_property:
 
     def __get__(self, instance, owner=None):
         return self if instance is None else self.fget(instance)
+
+
+def cur_qdd(x):
+    """The quasi-dynamic data of the mutable high-level value `x` (what its type says
+    it holds now): outside any transformation, as in JAX, `x.cur_qdd()`. A
+    transformation would track it in its own trace, and plax stages no high-level
+    values, so there it is an error."""
+    if current_trace() is not EVAL_TRACE:
+        raise TypeError(f"cur_qdd of a {type(x).__name__} under a transformation: plax "
+                        "cannot trace high-level values (jax.experimental.hijax)")
+    return x.cur_qdd()
 
 
 def register_hitype(value_class: type, typeof_fn) -> None:

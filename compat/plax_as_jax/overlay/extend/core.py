@@ -8,6 +8,7 @@ import weakref
 
 import plax.extend.core as pcore
 from plax.extend.core import current_trace
+from plax_transforms.partial_eval import PartialEvalTrace
 
 PLAX_MODULE = "plax.extend.core"
 # Primitives defined through this module are credited to the library's module.
@@ -59,8 +60,16 @@ class OpaqueTraceState:
 
 
 def get_opaque_trace_state(convention=None) -> OpaqueTraceState:
+    """The current trace, the level values are made at (flax's Variables remember it).
+    A linearization's partial-evaluation trace counts as its parent, which computes
+    its known values: JAX computes a linearized function's primal values on the parent
+    trace itself, so under `grad` a custom_vjp's fwd and the function it calls are
+    one level, as in JAX."""
     del convention
-    return OpaqueTraceState(current_trace())
+    trace = current_trace()
+    while isinstance(trace, PartialEvalTrace):
+        trace = trace.parent
+    return OpaqueTraceState(trace)
 
 
 def find_top_trace(_xs):

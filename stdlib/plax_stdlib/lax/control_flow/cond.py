@@ -185,9 +185,36 @@ def _bind_branches(index, funs, operands, api: str, names):
     const_avals = [get_aval(c) for c in all_consts]
     branches = [over_common_consts(jaxpr, where, const_avals)
                 for (jaxpr, _, _), where in zip(traced, positions)]
-    op_leaves = tree_util.tree_leaves(tuple(operands))
-    outs = cond_p.bind(index, *all_consts, *op_leaves, branches=tuple(branches))
-    return tree_util.tree_unflatten(out_tree0, outs)
+    inputs = [*all_consts, *tree_util.tree_leaves(tuple(operands))]
+    # As JAX's: an output that every branch returns as the same input, unchanged, is
+    # that input rather than an output of the equation (so under `vmap` it stays
+    # unbatched when the input is, and under `grad` it costs no select).
+    forwarded = _forwarded_inputs(branches)
+    kept = [f is None for f in forwarded]
+    branches = [ClosedJaxpr(dce_jaxpr(b.jaxpr, kept, instantiate=True)[0], b.consts)
+                for b in branches]
+    outs = iter(cond_p.bind(index, *inputs, branches=tuple(branches)))
+    return tree_util.tree_unflatten(out_tree0, [next(outs) if f is None else _as_array(inputs[f])
+                                                for f in forwarded])
+
+
+def _forwarded_inputs(branches) -> list[int | None]:
+    """Per output, the input every branch returns there unchanged (None if any
+    branch computes it or returns another input)."""
+    per_branch = []
+    for b in branches:
+        position = {id(v): i for i, v in enumerate(b.jaxpr.invars)}
+        per_branch.append([position.get(id(v)) for v in b.jaxpr.outvars])
+    return [f[0] if len(set(f)) == 1 else None for f in zip(*per_branch)]
+
+
+def _as_array(x):
+    """`x` as the Array an output would be: an Array or tracer as it is, a NumPy value
+    or Python scalar (weakly typed) put on the device."""
+    if hasattr(x, "aval"):
+        return x
+    aval = get_aval(x)
+    return conversion.convert_with_weak_type(x, aval.dtype, aval.weak_type)
 
 
 # --- the primitive's rules --------------------------------------------------------------
