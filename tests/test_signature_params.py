@@ -178,7 +178,7 @@ def test_vmap_sum_match():
     out = plax.vmap(lambda a: (a * 2, 1.0), out_axes=(None, None), sum_match=True)(X)
     np.testing.assert_allclose(out[0], 2 * X.sum(0))
     assert out[1] == 1.0  # an unmapped output stays as it is
-    with pytest.raises(ValueError, match="out_axes is None"):
+    with pytest.raises(ValueError, match="got axis spec None but output was batched"):
         plax.vmap(lambda a: a, out_axes=None)(X)
 
 

@@ -292,7 +292,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
         >>> y
         Array(0., dtype=float32, weak_type=True)
         >>> f_jvp(2.0)  # cos(0) * 2
-        Array(2., dtype=float32)
+        Array(2., dtype=float32, weak_type=True)
     """
     check_callable(fun, "linearize")
     flat, in_tree = tree_util.tree_flatten(primals)
