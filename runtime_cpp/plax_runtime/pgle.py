@@ -149,8 +149,8 @@ def _device_latencies(plane, module_name: str, times: dict) -> None:
 def _planes_profile(xspace: bytes, module_name: str) -> bytes:
     """The profile of `module_name` read from the planes of `xspace` themselves: each
     instruction's mean latency over its executions. jaxlib's `get_fdo_profile` finds
-    none in a CPU's trace, nor in a TPU's with libtpu 0.0.42 (JAX's own PGLE then
-    recompiles with an empty profile), though both planes time every instruction."""
+    none in a CPU's trace, nor in a TPU's with libtpu 0.0.42 (so JAX's own PGLE gets
+    no profile there either), though both planes time every instruction."""
     times: dict[str, list[float]] = collections.defaultdict(list)
     for plane in _profile_data.ProfileData.from_serialized_xspace(xspace).planes:
         if plane.name.startswith("/host:"):
