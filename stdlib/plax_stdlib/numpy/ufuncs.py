@@ -399,6 +399,7 @@ trunc = _rounding("trunc", _trunc)
 fix = _rounding("fix", _trunc)
 
 
+@util.compiled()  # as JAX's (its Jaxprs show the call)
 def rint(x, /):
     """Elementwise rounding to the nearest integer, ties to even (a float result; of
     integers and booleans, their value as the default float type, not weak, as JAX's)."""
@@ -411,6 +412,7 @@ def rint(x, /):
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
+@util.compiled(static_argnames=("decimals",))  # as JAX's
 def round(a, decimals: int = 0, out=None):  # noqa: A001 - NumPy's name
     """Round to `decimals` decimal places, ties to even, keeping the dtype."""
     if out is not None:

@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import functools
 import operator
 import warnings
 from typing import Any, Sequence
@@ -41,8 +42,7 @@ def compiled(**jit_options):
             if not jitted:
                 jitted.append(plax.jit(fun, **jit_options))
             return jitted[0](*args, **kwargs)
-        call.__name__, call.__qualname__, call.__doc__ = fun.__name__, fun.__qualname__, fun.__doc__
-        return call
+        return functools.wraps(fun)(call)  # (its signature too: `__wrapped__`)
     return wrap
 
 
