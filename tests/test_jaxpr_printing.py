@@ -27,7 +27,7 @@ KNOWN_DIFFERENCES = {
     ("JAX runs this function, or a helper it calls (_where, _var, clip...), under its own "
      "jit, printed as a jit equation; plax's runs inline, or is jit-wrapped where JAX's is"
      " not"): [
-        "jit(jnp.abs)", "jnp.trunc", "jit(jnp.trunc)", "vmap(jnp.trunc)",
+        "jnp.trunc", "jit(jnp.trunc)", "vmap(jnp.trunc)",
         "jnp.sinc", "jit(jnp.sinc)", "vmap(jnp.sinc)", "grad(jnp.sinc)", "jnp.hypot",
         "jnp.hypot(x, 2.0)", "jnp.hypot(3, x)", "vmap(jnp.hypot)", "jnp.copysign",
         "jnp.copysign(x, 2.0)", "jnp.copysign(3, x)", "vmap(jnp.copysign)", "jnp.fmax",

@@ -267,7 +267,15 @@ def absolute(x, /):
     return util.as_array(x) if _category(x) in "bu" else lax.abs(x)
 
 
-abs = absolute  # noqa: A001 - NumPy's name
+def abs(x, /):  # noqa: A001 - NumPy's name
+    """Elementwise |x| (`absolute`): a function of its own, as JAX's, so that a `jit` of
+    it is named `abs`.
+
+    Examples:
+        >>> jnp.abs(jnp.array([-2, 3]))
+        Array([2, 3], dtype=int32)
+    """
+    return absolute(x)
 
 
 def sign(x, /):
