@@ -306,14 +306,14 @@ expm1 = _inexact_unary("expm1", lax.expm1)
 log = _inexact_unary("log", lax.log)
 log1p = _inexact_unary("log1p", lax.log1p)
 log2 = _inexact_unary(  # JAX's formulation: over log(2) computed in x's dtype
-    "log2", lambda x: lax.div(lax.log(x), lax.log(np.asarray(2, util.dtype_of(x)))))
+    "log2", lambda x: lax.div(lax.log(x), lax.log(_constant_like(x, 2))))
 
 
 def _log10(x):
     """JAX's formulation: log(x) times 1/log(10) (complex: over log(10))."""
     if _category(x) == "c":
-        return lax.div(lax.log(x), lax.log(np.asarray(10, util.dtype_of(x))))
-    return lax.mul(lax.log(x), np.asarray(0.4342944819032518, util.dtype_of(x)))
+        return lax.div(lax.log(x), lax.log(_constant_like(x, 10)))
+    return lax.mul(lax.log(x), _constant_like(x, 0.4342944819032518))
 
 
 log10 = _inexact_unary("log10", _log10)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import operator
 import warnings
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from numpy.exceptions import AxisError
@@ -361,9 +361,6 @@ def _check_elementwise_shapes(fun_name: str, shapes: list[tuple[int, ...]]) -> N
                             f"{', '.join(map(str, shapes))}.")
 
 
-_INEXACT_CATEGORIES, _NUMERIC_CATEGORIES, _ALL_CATEGORIES = "fc", "iufc", "biufc"
-
-
 def _unchanged_by_promotion(args: tuple, categories: str) -> bool:
     """Whether promotion would give `args` back as they are: plax Arrays (not tracers)
     of one aval (shape, dtype, weak type) whose dtype is in `categories`. The common
@@ -378,18 +375,25 @@ def _unchanged_by_promotion(args: tuple, categories: str) -> bool:
             and all(type(a) is plax.Array and a.aval == aval for a in args[1:]))
 
 
-def promote_args(fun_name: str, *args: Any) -> list[Any]:
-    if args and _unchanged_by_promotion(args, _ALL_CATEGORIES):
+def _promote_args(fun_name: str, args: tuple, categories: str, promote: Callable) -> list:
+    """`args` checked, their dtypes promoted by `promote` and their ranks made equal;
+    as they are when promotion would not change them (dtypes in `categories`)."""
+    if args and _unchanged_by_promotion(args, categories):
         return list(args)
     check_arraylike(fun_name, *args)
-    return promote_shapes(fun_name, *promote_dtypes(*map(operand, args)))
+    return promote_shapes(fun_name, *promote(*map(operand, args)))
+
+
+def promote_args(fun_name: str, *args: Any) -> list[Any]:
+    return _promote_args(fun_name, args, "biufc", promote_dtypes)
 
 
 def promote_args_inexact(fun_name: str, *args: Any) -> list[Any]:
-    if args and _unchanged_by_promotion(args, _INEXACT_CATEGORIES):
-        return list(args)
-    check_arraylike(fun_name, *args)
-    return promote_shapes(fun_name, *promote_dtypes_inexact(*map(operand, args)))
+    return _promote_args(fun_name, args, "fc", promote_dtypes_inexact)
+
+
+def promote_args_numeric(fun_name: str, *args: Any) -> list[Any]:
+    return _promote_args(fun_name, args, "iufc", promote_dtypes_numeric)
 
 
 def strong_unless_scalar(*args: Any) -> tuple[Any, ...]:
@@ -399,13 +403,6 @@ def strong_unless_scalar(*args: Any) -> tuple[Any, ...]:
     if broadcast_shapes(*map(shape_of, args)) == ():
         return args
     return tuple(convert(x, dtype_of(x)) for x in args)
-
-
-def promote_args_numeric(fun_name: str, *args: Any) -> list[Any]:
-    if args and _unchanged_by_promotion(args, _NUMERIC_CATEGORIES):
-        return list(args)
-    check_arraylike(fun_name, *args)
-    return promote_shapes(fun_name, *promote_dtypes_numeric(*map(operand, args)))
 
 
 def canonicalize_shape(shape: Any, fun_name: str) -> tuple[int, ...]:
