@@ -113,12 +113,10 @@ def _jit_lowering(ctx, *args, jaxpr, name: str, in_shardings, out_shardings, **_
 
 # --- transformations: the inner Jaxpr is transformed, the call stays a jit call -----------
 
-_CALL_NAMES = {"jvp": "jvp({})", "transpose": "transpose({})"}
-
-
 def _rebind(closed: ClosedJaxpr, params: dict, role: str) -> dict:
-    """A transformed jit call: default options, named after what it computes."""
-    return jit_params(closed, _CALL_NAMES.get(role, "{}").format(params["name"]))
+    """A transformed jit call: default options, and the function's own name (JAX's
+    Jaxprs name a jvp or transposed call as the function, not `jvp(f)`)."""
+    return jit_params(closed, params["name"])
 
 
 jit_p.define_rule(JVP, call_jvp(jit_p, _rebind))

@@ -180,7 +180,7 @@ def soft_sign(x):
     return x / (jnp.abs(x) + 1)
 
 
-@plax.jit
+@plax.jit(inline=True)  # as JAX's: a Jaxpr shows the bare `logistic`
 def sigmoid(x):
     """The logistic function `1 / (1 + exp(-x))`, elementwise, mapping reals to (0, 1).
 

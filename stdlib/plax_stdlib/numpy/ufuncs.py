@@ -542,14 +542,21 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
         raise ValueError("plax.numpy.where: size and fill_value apply only to the "
                          "one-argument form")
     util.check_arraylike("where", condition, x, y)
+    return _where(condition, x, y)
+
+
+@util.compiled()
+def _where(condition, x, y):
+    """The three-argument `where` as one jitted call (JAX's `_where`): eagerly, scalar
+    `x` or `y` broadcast on the device, not on the host."""
     condition = _as_bool(util.operand(condition))
     x, y = util.promote_dtypes(util.operand(x), util.operand(y))
     # Broadcast explicitly, as `broadcast_arrays` does: no rank-promotion check (JAX's).
     shape = util.broadcast_shapes(*(util.shape_of(a) for a in (condition, x, y)))
     if util.shape_of(condition):
         condition = util.broadcast_to_shape(condition, shape)
-    return util.select_n(condition, util.broadcast_to_shape(y, shape),
-                        util.broadcast_to_shape(x, shape))
+    x, y = util.broadcast_to_shape(x, shape), util.broadcast_to_shape(y, shape)
+    return x if 0 in shape else lax.select_n(condition, y, x)
 
 
 # --- floating-point classification ------------------------------------------------------
