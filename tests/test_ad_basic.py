@@ -316,3 +316,20 @@ def test_an_auxiliary_output_is_rebuilt_for_the_caller(api):
     assert isinstance(aux, _Made) and _Made.made_under[-1] is EVAL_TRACE
     assert type(aux.value) is plax.Array
     np.testing.assert_allclose(aux.value, x * 3)
+
+
+def test_abs_derivative_at_zero_is_jaxs():
+    """JAX's rule: +g where x >= 0 (so 1 at 0.0), and 0, not NaN, at a complex 0."""
+    assert plax.grad(lambda x: lax.abs(x))(0.0) == 1.0
+    assert plax.grad(lambda x: lax.abs(x))(-2.0) == -1.0
+    np.testing.assert_allclose(plax.grad(lambda z: lax.abs(z))(np.complex64(3 + 4j)),
+                               np.complex64(0.6 - 0.8j), rtol=1e-6)
+    assert plax.grad(lambda z: lax.abs(z))(np.complex64(0)) == 0
+
+
+def test_float0_tangents_stay_numpy_eagerly_and_are_staged_under_jit():
+    x = np.ones(3, np.float32)
+    tangent = plax.jvp(lax.is_finite, (x,), (x,))[1]
+    assert type(tangent) is np.ndarray and tangent.dtype == plax.dtypes.float0
+    assert "float0[3] = broadcast_in_dim" in str(
+        plax.make_jaxpr(lambda x: plax.jvp(lax.is_finite, (x,), (x,)))(x))

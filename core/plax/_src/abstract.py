@@ -24,7 +24,6 @@ _SHORT_NAMES = {
     "bfloat16": "bf16", "complex64": "c64", "complex128": "c128",
     "int2": "i2", "int4": "i4", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "uint2": "u2", "uint4": "u4", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-    "float0": "float0",
 }
 
 
@@ -32,7 +31,7 @@ def short_dtype_name(dtype) -> str:
     """`f32`, `i8`, `bf16`, `key<fry>`...: the names the Jaxpr printer uses."""
     if isinstance(dtype, ExtendedDType):
         return dtype.name
-    name = np.dtype(dtype).name
+    name = "float0" if dtype == _dtypes.float0 else np.dtype(dtype).name  # (NumPy: void)
     return _SHORT_NAMES.get(name, name)
 
 

@@ -709,9 +709,17 @@ def picked(x, y, ans):
 
 
 def _abs_tangent(g, ans, x):
+    """JAX's rule, op for op: a select on the sign for reals; for complex x,
+    g·conj(x)/|x| with |x| = 0 replaced by 1 (the derivative at 0 is 0, not NaN)."""
+    from plax_stdlib.lax.comparison import eq, ge, select_n
+    from plax_stdlib.lax.conversion import convert_element_type
+    from plax_stdlib.lax.creation import full_like
     if kind_of(get_aval(x).dtype) == "complex":  # x may be a Python scalar
-        return div(real(mul(conj(x), g)), ans)
-    return mul(g, sign(x))
+        magnitude = convert_element_type(ans, get_aval(x).dtype)
+        safe = select_n(eq(magnitude, _like(magnitude, 0)), magnitude,
+                        full_like(magnitude, 1))
+        return real(mul(g, div(conj(x), safe)))
+    return select_n(ge(x, _like(x, 0)), neg(g), g)
 
 
 def _pow_dx(x, y):

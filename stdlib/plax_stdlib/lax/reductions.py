@@ -126,18 +126,16 @@ def _kept_dims(ndim: int, axes) -> tuple[int, ...]:
     return tuple(d for d in range(ndim) if d not in axes)
 
 
-def _expand(ans, operand_shape, axes):
-    """A reduction's result broadcast back to the operand's shape."""
-    return shape_ops.broadcast_in_dim(ans, operand_shape, _kept_dims(len(operand_shape), axes))
-
-
 def _extremum_tangent(g, ans, x, *, axes, out_sharding):
-    """The tangent of max/min: the mean of the tangents where the extremum is attained."""
+    """The tangent of max/min: the mean of the tangents where the extremum is attained
+    (JAX's formulation: `eq` against the result with its reduced axes kept as 1s)."""
     from plax_stdlib.lax.conversion import convert_element_type
-    picked = convert_element_type(comparison.eq(x, _expand(ans, x.shape, axes)), x.dtype)
+    kept_shape = tuple(1 if d in axes else n for d, n in enumerate(x.shape))
+    picked = convert_element_type(comparison.eq(x, shape_ops.reshape(ans, kept_shape)),
+                                  get_aval(g).dtype)
+    counts = reduce_sum_p.bind(picked, axes=axes, out_sharding=None)
     return elementwise.div(reduce_sum_p.bind(elementwise.mul(g, picked), axes=axes,
-                                             out_sharding=None),
-                           reduce_sum_p.bind(picked, axes=axes, out_sharding=None))
+                                             out_sharding=None), counts)
 
 
 def _check_half_precision_sum(operand: ShapedArray, axes) -> None:
@@ -152,7 +150,8 @@ def _check_half_precision_sum(operand: ShapedArray, axes) -> None:
 reduce_sum_p = _monoid_reduction(
     "reduce_sum", NUMBER, "add", lambda dt: 0, check=_check_half_precision_sum, jvp=linear_jvp(),
     transpose=lambda ct, x, *, axes, out_sharding: [shape_ops.broadcast_in_dim(
-        ct, x.aval.shape, _kept_dims(x.aval.ndim, axes), out_sharding=x.aval.typed_sharding)])
+        ct, x.aval.shape, tuple(map(np.int64, _kept_dims(x.aval.ndim, axes))),  # (as JAX's)
+        out_sharding=x.aval.typed_sharding)])
 
 
 def _prod_jvp(primals, tangents, *, axes, out_sharding):
