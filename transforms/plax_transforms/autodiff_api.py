@@ -573,30 +573,33 @@ def _check_jac_dtype(dt, api: str, what: str, holomorphic: bool) -> None:
                     f"of np.floating), but got {dt.name}.{hint}")
 
 
-def _std_basis(avals) -> list[np.ndarray]:
+def _std_basis(avals) -> list:
     """The standard basis of the flattened leaves `avals`, one array per leaf of shape
-    (total size,) + leaf shape: row k is the k-th unit vector of the whole tuple."""
+    (total size,) + leaf shape: row k is the k-th unit vector of the whole tuple. Made
+    as JAX's: a traced `eye` of the leaves' common dtype, unravelled per leaf."""
     sizes = [a.size for a in avals]
-    total = sum(sizes)
-    # A symbolic size (shape-polymorphic export) needs a traced identity.
-    eye = np.eye(total, dtype=bool) if isinstance(total, int) else plax_numpy.eye(total, dtype=bool)
-    offsets = [sum(sizes[:k]) for k in range(len(sizes) + 1)]
-    return [eye[:, lo:hi].reshape((total,) + a.shape).astype(a.dtype)
-            for a, lo, hi in zip(avals, offsets[:-1], offsets[1:])]
+    eye = plax_numpy.eye(sum(sizes), dtype=dtypes.result_type(*avals))
+    return _unravel(eye, 1, avals, list(avals), always_cast=True)
 
 
-def _split_axis(x, axis: int, avals, keep_shape: tuple[int, ...], where: str):
-    """`x`'s dimension `axis` of the total size of `avals`, split into one block per
-    aval: each block shaped `keep_shape + aval.shape` ('before') or
-    `aval.shape + keep_shape` ('after' — the kept dims come last)."""
-    from plax_stdlib.lax import shape_ops, slicing
-    blocks, offset = [], 0
-    for a in avals:
-        block = (x if len(avals) == 1 else
-                 slicing.slice_in_dim(x, offset, offset + a.size, axis=axis))
-        offset += a.size
-        shape = keep_shape + a.shape if where == "after" else a.shape + keep_shape
-        blocks.append(shape_ops.reshape(block, shape))
+def _unravel(x, axis: int, avals, examples, always_cast: bool = False) -> list:
+    """`x`'s dimension `axis`, of the total size of `avals`, cut by a `split` into one
+    block per aval, each reshaped with the aval's shape in place of that dimension and
+    cast to its example's dtype and weak type (a complex block to a real example loses
+    its imaginary part). Only a dtype change casts, except with `always_cast` (JAX's
+    basis always passes through a convert)."""
+    from plax_stdlib.lax import conversion, elementwise, shape_ops, stacking
+    shape = get_aval(x).shape
+    sizes = np.diff([0, *np.cumsum([a.size for a in avals])])
+    blocks = []
+    for block, a, example in zip(stacking.split(x, tuple(sizes), axis), avals, examples):
+        block = shape_ops.reshape(block, shape[:axis] + a.shape + shape[axis + 1:])
+        if (dtypes.issubdtype(get_aval(block).dtype, np.complexfloating)
+                and not dtypes.issubdtype(example.dtype, np.complexfloating)):
+            block = elementwise.real(block)
+        blocks.append(conversion.convert_element_type_p.bind(
+            block, new_dtype=example.dtype, weak_type=example.weak_type, sharding=None)
+            if always_cast else convert_with_weak_type(block, example.dtype, example.weak_type))
     return blocks
 
 
@@ -689,8 +692,8 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
             if holomorphic:
                 _check_jac_dtype(get_aval(out).dtype, "jacfwd", "output", True)
             dtype = get_aval(out).dtype  # integer outputs get zeros of their dtype, as in JAX
-            blocks.append(_split_axis(next(cols), len(shape), in_avals, shape, "after")
-                          if d else [np.zeros(shape + a.shape, dtype) for a in in_avals])
+            blocks.append(_unravel(next(cols), len(shape), in_avals, [get_aval(out)] * len(
+                in_avals)) if d else [np.zeros(shape + a.shape, dtype) for a in in_avals])
         jac = _jac_tree(info["tree"], in_tree, blocks)
         return (jac, aux) if has_aux else jac
 
@@ -744,7 +747,7 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
             return [c for c, d in zip(lin.transpose(list(cts)), diff_in) if d]
 
         rows = iter(vmap(pullback)(*_std_basis(out_avals)))
-        per_input = [_split_axis(next(rows), 0, out_avals, a.shape, "before") if d
+        per_input = [_unravel(next(rows), 0, out_avals, [a] * len(out_avals)) if d
                      else [_zeros_block(o.shape + a.shape, a.dtype) for o in out_avals]
                      for a, d in zip(in_avals, diff_in)]
         blocks = [list(row) for row in zip(*per_input)] if per_input else [[] for _ in outs]

@@ -22,7 +22,8 @@ import numpy as np
 from plax._src import dtypes, plugins
 from plax._src.abstract import (AbstractToken, ShapedArray, abstract_token,  # noqa: F401
                                  is_differentiable_dtype)
-from plax._src.tracing import EvalTrace, current_trace, get_aval
+from plax._src.staging import StagingTrace
+from plax._src.tracing import current_trace, get_aval
 
 
 def lax_module():
@@ -70,11 +71,14 @@ def zeros_like_aval(aval: ShapedArray):
     NumPy arrays, as in JAX); a new token for a token."""
     if type(aval) is AbstractToken:
         return lax_module().create_token()
-    if aval.dtype == dtypes.float0:  # traced: a broadcast of a float0 literal (JAX's)
+    if aval.dtype == dtypes.float0:  # staged: a broadcast float0 literal, as JAX's
         zero = np.zeros((), dtypes.float0)
-        if not aval.shape or isinstance(current_trace(), EvalTrace):
-            return np.broadcast_to(zero, aval.shape).copy()
-        return lax_module().broadcast_in_dim(zero, aval.shape, ())
+        trace = current_trace()  # (partial evaluation runs its known values on `parent`)
+        while isinstance(trace, StagingTrace) and type(trace) is not StagingTrace:
+            trace = getattr(trace, "parent", None)
+        if aval.shape and type(trace) is StagingTrace:
+            return lax_module().broadcast_in_dim(zero, aval.shape, ())
+        return np.broadcast_to(zero, aval.shape).copy()  # (no device holds float0)
     return lax_module().full(aval.shape, np.zeros((), aval.dtype)[()],
                              sharding=getattr(aval, "typed_sharding", None))
 

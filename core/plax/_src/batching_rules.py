@@ -183,19 +183,20 @@ class axes_batcher(PrimitiveRule):
     """The rule of a primitive whose parameter `param` names per-example axes (an int
     or a tuple of ints) of its same-shaped operands: the axes are renumbered around
     the batch dimension, which stays where it is. With `reduces`, those axes are
-    removed from the result (reductions, squeeze)."""
+    removed from the result (reductions, squeeze). With `numpy_ints` the new axes are
+    NumPy integers, as JAX's reductions renumber them (their Jaxprs print so)."""
 
-    def __init__(self, param: str, reduces: bool = False):
-        self.param, self.reduces = param, reduces
+    def __init__(self, param: str, reduces: bool = False, numpy_ints: bool = False):
+        self.param, self.reduces, self.int_type = param, reduces, np.int64 if numpy_ints else int
 
     def for_primitive(self, prim):
-        param, reduces = self.param, self.reduces
+        param, reduces, int_type = self.param, self.reduces, self.int_type
 
         def rule(axis_data, args, dims, **params):
             args, d = common_dim(args, dims, axis_data.size)
             axes = params[param]
             new_axes = (batched_axis(axes, d) if isinstance(axes, int)
-                        else tuple(batched_axis(a, d) for a in axes))
+                        else tuple(int_type(batched_axis(a, d)) for a in axes))
             out = prim.bind(*args, **dict(params, **{param: new_axes}))
             if reduces:
                 d -= sum(a < d for a in new_axes)

@@ -91,6 +91,9 @@ def _all_ones(dtype):
 
 # --- monoid reductions ---------------------------------------------------------------------
 
+_BATCHING = axes_batcher("axes", reduces=True, numpy_ints=True)
+
+
 def _monoid_reduction(name: str, kinds: frozenset, op_name: str, identity: Callable,
                       check: Callable | None = None, complex_direction: str | None = None,
                       keeps_weak_type: bool = True, **rules: Callable):
@@ -119,7 +122,7 @@ def _monoid_reduction(name: str, kinds: frozenset, op_name: str, identity: Calla
         rules["pretty_print"] = lambda eqn, _: sorted(
             kv for kv in eqn.params.items() if kv != ("out_sharding", None))
     return standard_primitive(f"lax.{name}", abstract_eval, lower, dtypes=kinds,
-                              batching=axes_batcher("axes", reduces=True), **rules)
+                              batching=_BATCHING, **rules)
 
 
 def _kept_dims(ndim: int, axes) -> tuple[int, ...]:
@@ -338,7 +341,7 @@ def _arg_reduction(name: str, direction: str, identity: Callable):
 
     lower.__name__ = f"lower_{name}"
     return standard_primitive(f"lax.{name}", abstract_eval, lower, dtypes=ORDERED,
-                              batching=axes_batcher("axes", reduces=True))
+                              batching=_BATCHING)
 
 
 argmax_p = _arg_reduction("argmax", "GT", lowest_value)

@@ -100,7 +100,7 @@ def split(operand, sizes: Sequence[int], axis: int = 0) -> list:
         [Array([0, 1], dtype=int32), Array([2, 3, 4], dtype=int32)]
     """
     axis = canonicalize_axis("split", axis, get_aval(operand).ndim)
-    return list(split_p.bind(operand, sizes=tuple(int(s) for s in sizes), axis=axis))
+    return list(split_p.bind(operand, sizes=tuple(sizes), axis=axis))  # (NumPy ints print)
 
 
 # --- unstack and stack --------------------------------------------------------------------
