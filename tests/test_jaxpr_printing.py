@@ -68,10 +68,6 @@ KNOWN_DIFFERENCES = {
         "vmap(jnp.logaddexp)", "nn.softplus", "jit(nn.softplus)", "nn.relu6",
         "jit(nn.relu6)", "nn.log_sigmoid", "jit(nn.log_sigmoid)",
     ],
-    ("scan and fori_loop convert a weakly typed initial carry before the loop (JAX "
-     "converts inside the body) and carry other counters"): [
-        "fori_loop traced", "scan",
-    ],
 }
 
 

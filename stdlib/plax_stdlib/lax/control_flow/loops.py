@@ -194,7 +194,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll: int | bool | None = N
 
     def cond(carry):
         i, hi_, _ = carry
-        return i < hi_
+        return comparison.lt(i, hi_)  # (lax's: a weak index is compared unconverted)
 
     def body(loop_carry):
         i, hi_, val = loop_carry
@@ -222,7 +222,7 @@ def _while_abstract_eval(*avals, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxp
     if sig(body_jaxpr.out_avals) != sig(carry):
         raise TypeError(f"while: body returns {[describe(a) for a in body_jaxpr.out_avals]} "
                         f"for a carry of {[describe(a) for a in carry]}")
-    return list(carry)
+    return list(body_jaxpr.out_avals)  # (their weak types are the body's, as JAX's)
 
 
 while_p.define_rule("effects", lambda *, cond_jaxpr, body_jaxpr, **_:

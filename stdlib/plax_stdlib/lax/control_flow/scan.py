@@ -239,7 +239,8 @@ def trace_carry_function(f, init, init_leaves, init_tree, extra_args, api: str,
     """Trace `f(init, *extra_args)` and check that the carry it returns has the
     type of `init`. A weakly typed init leaf whose dtype the body changes is
     promoted to the type the body returns and the body traced again (`scan(f, 0, xs)`
-    with float steps works, as in JAX). → (jaxpr, consts, out_tree, init_leaves)."""
+    with float steps works, as in JAX); one that only loses its weak type keeps it in
+    the body, as JAX's does. → (jaxpr, consts, out_tree, init_leaves)."""
     for attempt in range(2):
         init_avals = [get_aval(x) for x in init_leaves]
         example = tree_util.tree_unflatten(init_tree, init_avals)
@@ -248,8 +249,7 @@ def trace_carry_function(f, init, init_leaves, init_tree, extra_args, api: str,
         n = len(init_leaves)
         carry_out = jaxpr.out_avals[:n] if carry_tree.num_leaves == n else []
         promote = [i for i, (a, b) in enumerate(zip(init_avals, carry_out))
-                   if a.weak_type and a.shape == b.shape
-                   and (a.dtype != b.dtype or not b.weak_type)]
+                   if a.weak_type and a.shape == b.shape and a.dtype != b.dtype]
         if attempt == 0 and promote and carry_tree == init_tree:
             init_leaves = [conversion.convert_element_type(x, carry_out[i].dtype)
                            if i in promote else x for i, x in enumerate(init_leaves)]
@@ -277,7 +277,7 @@ def _scan_abstract_eval(*avals, jaxpr: ClosedJaxpr, length: int, reverse, unroll
     if [(a.shape, a.dtype) for a in carry_out] != [(a.shape, a.dtype) for a in carry]:
         raise TypeError(f"scan body carry output {[describe(a) for a in carry_out]} does not "
                         f"match its carry input {[describe(a) for a in carry]}")
-    return [*carry, *(_stacked_aval(y, length) for y in ys)]
+    return [*carry_out, *(_stacked_aval(y, length) for y in ys)]  # (the body's, as JAX's)
 
 
 scan_p.define_rule("effects", lambda *, jaxpr, **_: jaxpr.effects)
