@@ -54,11 +54,6 @@ KNOWN_DIFFERENCES = {
      "equations"): [
         "grad(jnp.prod)", "grad cond", "grad scan",
     ],
-    ("vmap with a batched predicate: JAX's cond selects each branch's operands and its "
-     "while leaves the predicate batched for the lowering, plax's cond selects the "
-     "results and its while reduces the predicate in the Jaxpr"): [
-        "vmap cond", "vmap while",
-    ],
     "scatter and gather with other index arithmetic and params": [
         "x[idx]", "x.at[0].set", "x.at[i].add", "x.at[1:].mul",
     ],

@@ -19,7 +19,7 @@ from plax.extend.ad import (
     transpose_jaxpr,
     zeros_like_aval,
 )
-from plax.extend.batching import batch_jaxpr, moveaxis, not_mapped
+from plax.extend.batching import batch_jaxpr, bdim_at_front, not_mapped
 from plax.extend.constructors import describe, kind_of
 from plax.extend.core import (
     BATCHING,
@@ -398,22 +398,30 @@ def _cond_transpose(cts, index, *ops, branches):
     return [None] + [next(outs) if lin else None for lin in linear]
 
 
+def _lanes(pred, x):
+    """A predicate per lane (batched at the front) broadcast to `x`'s shape."""
+    shape = get_aval(x).shape
+    return pred if len(shape) == 1 else shape_ops.broadcast_in_dim(pred, shape, (0,))
+
+
 def _cond_batching(axis_data, args, dims, *, branches):
     index, ops = args[0], args[1:]
     idim, odims = dims[0], list(dims[1:])
     if idim is not not_mapped:
-        # Every lane may take a different branch: run them all and select.
+        # Every lane may take a different branch: run them all (on operands batched at
+        # the front) and select, as JAX's rule does. Branch i sees a lane's operands
+        # through `stop_gradient` where the lane takes another branch, so that branch's
+        # derivative (a NaN, say) cannot reach them.
+        which, *ops = (bdim_at_front(x, d, axis_data.size) for x, d in zip(args, dims))
         results = []
-        for br in branches:
-            new, _ = batch_jaxpr(br, axis_data, odims, True)
-            results.append(eval_jaxpr(new.jaxpr, new.consts, *ops))
-        which = moveaxis(index, idim, 0)
-        outs = []
-        for cases in zip(*results):
-            shape = get_aval(cases[0]).shape
-            outs.append(comparison.select_n(shape_ops.broadcast_in_dim(which, shape, (0,)),
-                                            *cases))
-        return outs, [0] * len(outs)
+        for i, br in enumerate(branches):
+            new, _ = batch_jaxpr(br, axis_data, [0] * len(ops), True)
+            taken = comparison.eq(which, np.asarray(i, get_aval(which).dtype)[()])
+            guarded = [comparison.select_n(_lanes(taken, x), conversion.stop_gradient(x), x)
+                       for x in ops]
+            results.append(eval_jaxpr(new.jaxpr, new.consts, *guarded))
+        return [comparison.select_n(_lanes(which, cases[0]), *cases)
+                for cases in zip(*results)], [0] * len(results[0])
     out_b = [False] * len(branches[0].out_avals)
     for br in branches:
         _, out_dims = batch_jaxpr(br, axis_data, odims, False)

@@ -35,22 +35,19 @@ from plax.extend.core import (
     DropVar,
     JaxprEqn,
     Primitive,
+    ShapedArray,
     SymbolicDimension,
     Tracer,
     dce_closed_jaxpr,
     dce_jaxpr,
-    derived_debug_info,
-    eval_jaxpr,
     get_aval,
     ordered_effects,
-    stage_flat,
 )
 from plax.extend.mlir import hlo, ir, mu
-from plax_stdlib.lax import comparison, elementwise, reductions, shape_ops
+from plax_stdlib.lax import comparison, elementwise
 from plax_stdlib.lax.control_flow.common import (
     cached_on_jaxpr,
     python_value_if_disabled,
-    debug_names,
     expand_tangents,
     nonzero_flags,
     or_flags,
@@ -244,16 +241,31 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
     n = len(effects)
     types = [*token_types, *mu.ir_types(ctx.avals_out)]
     loop = hlo.WhileOp(types, [*tokens, *init])
+    pred_aval = cond_jaxpr.out_avals[0]
+
+    def predicate(carry):
+        with ctx.module_context.inlining_calls():
+            return ctx.lower_inline(cond_jaxpr, *cconsts, *carry,
+                                    name=_func_name(cond_jaxpr, "cond_fun"))[0]
+
     cond_block = loop.cond.blocks.append(*types)
-    with ir.InsertionPoint(cond_block), ctx.module_context.inlining_calls():
-        pred = ctx.lower_inline(cond_jaxpr, *cconsts, *list(cond_block.arguments)[n:],
-                                name=_func_name(cond_jaxpr, "cond_fun"))
-        hlo.return_(pred)
+    with ir.InsertionPoint(cond_block):
+        pred = predicate(list(cond_block.arguments)[n:])
+        if pred_aval.shape:  # batched (vmap): loop while any lane's predicate holds
+            (pred,) = mu.reduce([pred], [mu.dense_constant(False)], [ShapedArray((), np.bool_)],
+                              range(pred_aval.ndim), lambda a, b: [hlo.or_(a, b)])
+        hlo.return_([pred])
     body_block = loop.body.blocks.append(*types)
     with ir.InsertionPoint(body_block):
         body_tokens = dict(zip(effects, body_block.arguments))
-        outs = ctx.lower_subjaxpr(body_jaxpr, *bconsts, *list(body_block.arguments)[n:],
+        carry = list(body_block.arguments)[n:]
+        outs = ctx.lower_subjaxpr(body_jaxpr, *bconsts, *carry,
                                   name=_func_name(body_jaxpr, "body_fun"), tokens=body_tokens)
+        if pred_aval.shape:  # lanes whose predicate is false keep their carry
+            pred = predicate(carry)
+            outs = [hlo.select(mu.broadcast_in_dim(pred, mu.physical_aval(a).shape,
+                                                   range(pred_aval.ndim)), new, old)
+                    for new, old, a in zip(outs, carry, ctx.avals_out)]
         hlo.return_([*body_tokens.values(), *outs])
     results = list(loop.results)
     ctx.tokens.update(zip(effects, results))
@@ -417,49 +429,24 @@ def _while_batching(axis_data, args, dims, *, cond_jaxpr, body_jaxpr, cond_ncons
         if grown == carry_b:
             break
         carry_b = grown
-    carry_dims = [0 if b else not_mapped for b in carry_b]
-    _, (pred_dim,) = batch_jaxpr(cond_jaxpr, axis_data, cdims + carry_dims, False)
+    _, (pred_dim,) = batch_jaxpr(cond_jaxpr, axis_data,
+                                 cdims + [0 if b else not_mapped for b in carry_b], False)
+    # A batched predicate stays batched, as in JAX: the lowering loops while any lane's
+    # holds and keeps the carry of the lanes whose predicate is false; so every carry
+    # is batched, and its leading dimensions are the predicate's (an unbatched
+    # predicate of rank r, from an inner vmap, puts this batch dimension at r).
     if pred_dim is not not_mapped:
-        carry_b = [True] * len(init)
         carry_dims = [0] * len(init)
-    init = [move_to(x, d, 0, size) if b else x for x, d, b in zip(init, idims, carry_b)]
-    body_b, _ = batch_jaxpr(body_jaxpr, axis_data, bdims + carry_dims, carry_b)
-    cond_b, _ = batch_jaxpr(cond_jaxpr, axis_data, cdims + carry_dims, pred_dim is not None)
-    if pred_dim is not_mapped:
-        outs = while_p.bind(*cconsts, *bconsts, *init, cond_jaxpr=cond_b, body_jaxpr=body_b,
-                            cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
-        return outs, carry_dims
-    new_cond, new_body = _lane_freezing_loop(cond_b, body_b, cond_nconsts, body_nconsts)
-    outs = while_p.bind(*cconsts, *cconsts, *bconsts, *init, cond_jaxpr=new_cond,
-                        body_jaxpr=new_body, cond_nconsts=cond_nconsts,
-                        body_nconsts=cond_nconsts + body_nconsts)
+    else:
+        rank = cond_jaxpr.out_avals[0].ndim
+        carry_dims = [rank if b else not_mapped for b in carry_b]
+    init = [x if c is not_mapped else move_to(x, d, c, size)
+            for x, d, c in zip(init, idims, carry_dims)]
+    body_b, _ = batch_jaxpr(body_jaxpr, axis_data, bdims + carry_dims, carry_dims)
+    cond_b, _ = batch_jaxpr(cond_jaxpr, axis_data, cdims + carry_dims, pred_dim)
+    outs = while_p.bind(*cconsts, *bconsts, *init, cond_jaxpr=cond_b, body_jaxpr=body_b,
+                        cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
     return outs, carry_dims
-
-
-@cached_on_jaxpr
-def _lane_freezing_loop(cond_b, body_b, nc, nb):
-    """For a batched predicate: loop while any lane is live; the body takes the cond's
-    consts too and keeps the carry of lanes whose predicate is false."""
-    def any_live(*xs):
-        (pred,) = eval_jaxpr(cond_b.jaxpr, cond_b.consts, *xs)
-        return [reductions.reduce_or(pred, (0,))]
-
-    def step_live_lanes(*xs):
-        cc, bc, carry = split_list(xs, [nc, nb])
-        (pred,) = eval_jaxpr(cond_b.jaxpr, cond_b.consts, *cc, *carry)
-        new = eval_jaxpr(body_b.jaxpr, body_b.consts, *bc, *carry)
-        return [comparison.select(shape_ops.broadcast_in_dim(pred, get_aval(n).shape, (0,)),
-                                  n, old) for n, old in zip(new, carry)]
-
-    carry_avals = body_b.in_avals[nb:]
-    cond_names, body_names = debug_names(cond_b, "args"), debug_names(body_b, "args")
-    new_cond = stage_flat(any_live, cond_b.in_avals, cond_b.jaxpr.debug_info)
-    new_body = stage_flat(step_live_lanes, [*cond_b.in_avals[:nc], *body_b.in_avals[:nb],
-                                       *carry_avals], derived_debug_info(
-        body_b.jaxpr.debug_info,
-        None if cond_names is None or body_names is None else [*cond_names[:nc], *body_names],
-        debug_names(body_b, "results")))
-    return new_cond, new_body
 
 
 while_p.define_rule(JVP, _while_jvp)
