@@ -50,7 +50,10 @@ def gcd(x1, x2):
     _check_integers("gcd", x1)
     shape = util.broadcast_shapes(util.shape_of(x1), util.shape_of(x2))
     x1, x2 = util.broadcast_to_shape(x1, shape), util.broadcast_to_shape(x2, shape)
-    return lax.while_loop(_gcd_cond, _gcd_step, (ufuncs.abs(x1), ufuncs.abs(x2)))[0]
+    # JAX's loop body makes a non-scalar carry strongly typed (a strong 0), and its
+    # while_loop then converts the initial carry so: the result's weak type is JAX's.
+    init = util.strong_unless_scalar(ufuncs.abs(x1), ufuncs.abs(x2))
+    return lax.while_loop(_gcd_cond, _gcd_step, init)[0]
 
 
 @util.compiled()  # as JAX's
