@@ -24,30 +24,28 @@ import jaxpr_print_cases
 TESTS = os.path.dirname(os.path.abspath(__file__))
 
 KNOWN_DIFFERENCES = {
+    ("gcd's loop step leaves out JAX's reordering of each pair (larger first), with "
+     "which JAX's loop never ends where abs overflows (gcd(-2**31, -3) hangs in JAX)"): [
+        "int jnp.gcd", "int jnp.gcd(x, 1)",
+    ],
     ("JAX runs this function, or a helper it calls (_where, _var, clip...), under its own "
      "jit, printed as a jit equation; plax's runs inline, or is jit-wrapped where JAX's is"
      " not"): [
-        "jnp.trunc", "jit(jnp.trunc)", "vmap(jnp.trunc)", "jnp.sinc", "jit(jnp.sinc)",
         "vmap(jnp.sinc)", "grad(jnp.sinc)", "jnp.hypot", "jnp.hypot(x, 2.0)",
-        "jnp.hypot(3, x)", "vmap(jnp.hypot)", "jnp.copysign", "jnp.copysign(x, 2.0)",
-        "jnp.copysign(3, x)", "vmap(jnp.copysign)", "jnp.fmax", "jnp.fmax(x, 2.0)",
-        "jnp.fmax(3, x)", "vmap(jnp.fmax)", "jnp.heaviside", "jnp.heaviside(x, 2.0)",
-        "jnp.heaviside(3, x)", "vmap(jnp.heaviside)", "int jnp.floor_divide",
-        "int jnp.floor_divide(x, 1)", "int jnp.remainder", "int jnp.remainder(x, 1)",
-        "int jnp.gcd", "int jnp.gcd(x, 1)", "jnp.var", "jnp.var(axis=0)",
-        "jnp.var(axis=-1)", "grad(jnp.var)", "jnp.std", "jnp.std(axis=0)",
-        "jnp.std(axis=-1)", "grad(jnp.std)", "jnp.cumsum", "jnp.cumsum(axis=0)",
-        "jnp.cumsum(axis=-1)", "jnp.cumprod", "jnp.cumprod(axis=0)", "jnp.cumprod(axis=-1)",
-        "jnp.logsumexp", "jnp.logsumexp(axis=0)", "jnp.logsumexp(axis=-1)",
-        "grad(jnp.logsumexp)", "jnp.median", "jnp.median(axis=0)", "jnp.median(axis=-1)",
-        "jnp.ptp", "jnp.ptp(axis=0)", "jnp.ptp(axis=-1)", "grad(jnp.ptp)", "grad(nn.silu)",
-        "grad(nn.softplus)", "grad(nn.log_softmax)", "grad(nn.elu)", "grad(nn.leaky_relu)",
-        "grad(nn.relu6)", "grad(nn.hard_tanh)", "grad(nn.swish)", "grad(nn.selu)",
-        "grad(nn.log_sigmoid)", "nn.standardize", "jit(nn.standardize)",
-        "grad(nn.standardize)", "nn.glu_pairs", "jit(nn.glu_pairs)", "grad(nn.glu_pairs)",
-        "i // 2", "i % 2", "hstack", "vstack", "flip", "pad", "clip", "roll", "sort",
-        "argsort", "diag", "trace", "take", "take_along_axis", "grad custom_vjp",
-        "linspace", "randint", "special.logit", "special.xlogy", "nn.logsumexp",
+        "jnp.hypot(3, x)", "vmap(jnp.hypot)", "vmap(jnp.copysign)", "vmap(jnp.fmax)",
+        "vmap(jnp.heaviside)", "jnp.var",
+        "jnp.var(axis=0)", "jnp.var(axis=-1)", "grad(jnp.var)", "jnp.std",
+        "jnp.std(axis=0)", "jnp.std(axis=-1)", "grad(jnp.std)", "jnp.cumsum",
+        "jnp.cumsum(axis=0)", "jnp.cumsum(axis=-1)", "jnp.cumprod", "jnp.cumprod(axis=0)",
+        "jnp.cumprod(axis=-1)", "jnp.logsumexp", "jnp.logsumexp(axis=0)",
+        "jnp.logsumexp(axis=-1)", "grad(jnp.logsumexp)", "jnp.median", "jnp.median(axis=0)",
+        "jnp.median(axis=-1)", "jnp.ptp", "jnp.ptp(axis=0)", "jnp.ptp(axis=-1)",
+        "grad(jnp.ptp)", "grad(nn.silu)", "grad(nn.softplus)", "grad(nn.log_softmax)",
+        "grad(nn.elu)", "grad(nn.leaky_relu)", "grad(nn.relu6)", "grad(nn.hard_tanh)",
+        "grad(nn.swish)", "grad(nn.selu)", "grad(nn.log_sigmoid)", "grad(nn.standardize)",
+        "nn.glu_pairs", "jit(nn.glu_pairs)", "grad(nn.glu_pairs)", "hstack", "vstack",
+        "flip", "pad", "roll", "sort", "argsort", "diag", "trace", "take",
+        "take_along_axis", "linspace", "randint", "nn.logsumexp",
     ],
     ("a differentiation rule written with other operations than JAX's (sub 1 for 1.0 "
      "literals, sign for abs), or other residuals kept: the same values, other "
@@ -59,9 +57,7 @@ KNOWN_DIFFERENCES = {
     ],
     ("JAX defines this function with custom_jvp (relu, relu6, logaddexp, softplus, "
      "log_sigmoid); plax with a jit and its own rules"): [
-        "jnp.logaddexp", "jnp.logaddexp(x, 2.0)", "jnp.logaddexp(3, x)",
-        "vmap(jnp.logaddexp)", "nn.softplus", "jit(nn.softplus)", "nn.relu6",
-        "jit(nn.relu6)", "nn.log_sigmoid", "jit(nn.log_sigmoid)",
+        "vmap(jnp.logaddexp)", "nn.relu6", "jit(nn.relu6)",
     ],
 }
 

@@ -462,3 +462,13 @@ def test_rint_of_integers_is_a_strong_default_float():
         np.testing.assert_array_equal(out, np.rint(np.asarray(value)).astype(np.float32))
     assert jnp.rint(1.5).weak_type and float(jnp.rint(2.5)) == 2.0
     assert jnp.rint(jnp.float16(2.5)).dtype == np.float16
+
+
+def test_gcd_and_lcm_end_where_abs_overflows():
+    """|int32 min| is negative; Euclid's loop still ends (JAX's, which also orders each
+    pair, never does) and gives NumPy's answers."""
+    a = np.array([-2**31, 6, 0, -2**31, -12], np.int32)
+    b = np.array([-3, 4, 0, 0, 18], np.int32)
+    np.testing.assert_array_equal(jnp.gcd(a, b), np.gcd(a, b))
+    np.testing.assert_array_equal(jnp.lcm(a[1:], b[1:]), np.lcm(a[1:], b[1:]))
+    assert jnp.gcd(4, 6).weak_type and not jnp.gcd(a, 6).weak_type  # JAX's weak types

@@ -136,6 +136,16 @@ def test_against_scipy(name, dtype, computed):
         np.testing.assert_allclose(g[normal], w[normal], rtol=rtol, atol=atol, err_msg=name)
 
 
+def test_xlogy_propagates_nan_even_where_x_is_zero():
+    """SciPy's (and JAX's) xlogy(0, nan) is NaN; the derivative is the rule's, finite
+    at x = 0."""
+    for fn in (ps.xlogy, ps.xlog1py):
+        np.testing.assert_array_equal(fn(np.float32([0.0, 0.0]), np.float32([np.nan, 1.0])),
+                                      [np.nan, 0.0])
+    dx, dy = plax.grad(ps.xlogy, (0, 1))(0.0, 2.0)
+    assert np.isclose(dx, np.log(2.0)) and dy == 0.0
+
+
 def test_eagerly_on_empty_scalar_and_integer_inputs():
     for fn in (ps.erf, ps.gammaln, ps.erfcx, ps.i0e, ps.logit, ps.expit, ps.dawsn, ps.entr):
         assert fn(np.zeros((0, 2), F32)).shape == (0, 2)

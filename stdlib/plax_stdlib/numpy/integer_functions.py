@@ -2,35 +2,31 @@
 from __future__ import annotations
 
 from plax_stdlib import lax
-from plax_stdlib.numpy import ufuncs, util
+from plax_stdlib.numpy import reductions, ufuncs, util
 
 
-def _integer_pair(name: str, x1, x2):
-    x1, x2 = util.promote_args(name, x1, x2)
-    if util.dtype_category(util.dtype_of(x1)) not in "iu":
+def _gcd_cond(state):
+    """Some remainder is still nonzero."""
+    return reductions.any(state[1] != 0)
+
+
+def _gcd_step(state):
+    """One step of Euclid's algorithm on every element; finished ones, whose second
+    value is 0, keep their value. (JAX's step also orders the pair, larger first: then
+    the loop never ends where `abs` overflows, |int32 min| being negative; here the
+    second value strictly shrinks in magnitude, so it ends.)"""
+    a, b = state
+    return (ufuncs.where(b != 0, b, a),
+            ufuncs.where(b != 0, lax.rem(a, b), ufuncs._lax_const(b, 0)))
+
+
+def _check_integers(name: str, x) -> None:
+    if util.dtype_category(util.dtype_of(x)) not in "iu":
         raise ValueError(f"Arguments to plax.numpy.{name} must be integers, got dtype "
-                         f"{util.dtype_of(x1)}")
-    x1, x2 = util.strong_unless_scalar(x1, x2)
-    shape = util.broadcast_shapes(util.shape_of(x1), util.shape_of(x2))
-    return (util.broadcast_to_shape(ufuncs.absolute(x1), shape),
-            util.broadcast_to_shape(ufuncs.absolute(x2), shape))
+                         f"{util.dtype_of(x)}")
 
 
-def _euclid(a, b):
-    """gcd(a, b) of non-negative arrays, by Euclid's algorithm run until every
-    remainder is zero (finished elements keep their value)."""
-    def not_done(state):
-        return lax.reduce_or(lax.ne(state[1], 0), tuple(range(len(util.shape_of(state[1])))))
-
-    def step(state):
-        a, b = state
-        done = lax.eq(b, 0)
-        safe = util.select_n(done, b, util.full_like(b, 1))
-        return util.select_n(done, b, a), util.select_n(done, lax.rem(a, safe), b)
-
-    return lax.while_loop(not_done, step, (a, b))[0]
-
-
+@util.compiled()  # as JAX's (its Jaxprs show the call)
 def gcd(x1, x2):
     """The greatest common divisor of `|x1|` and `|x2|`, elementwise (`gcd(0, 0)` is 0).
 
@@ -50,9 +46,17 @@ def gcd(x1, x2):
         >>> jnp.gcd(jnp.array([12, 18, 0]), 8)
         Array([4, 2, 8], dtype=int32)
     """
-    return util.as_array(_euclid(*_integer_pair("gcd", x1, x2)))
+    x1, x2 = util.promote_dtypes(*util.ensure_arraylike("gcd", x1, x2))
+    _check_integers("gcd", x1)
+    shape = util.broadcast_shapes(util.shape_of(x1), util.shape_of(x2))
+    x1, x2 = util.broadcast_to_shape(x1, shape), util.broadcast_to_shape(x2, shape)
+    # JAX's loop body makes a non-scalar carry strongly typed (a strong 0), and its
+    # while_loop then converts the initial carry so: the result's weak type is JAX's.
+    init = util.strong_unless_scalar(ufuncs.abs(x1), ufuncs.abs(x2))
+    return lax.while_loop(_gcd_cond, _gcd_step, init)[0]
 
 
+@util.compiled()  # as JAX's
 def lcm(x1, x2):
     """The least common multiple of `|x1|` and `|x2|`, elementwise (0 if either is 0).
 
@@ -72,8 +76,9 @@ def lcm(x1, x2):
         >>> jnp.lcm(jnp.array([4, 6, 0]), 6)
         Array([12,  6,  0], dtype=int32)
     """
-    a, b = _integer_pair("lcm", x1, x2)
-    d = _euclid(a, b)
-    zero = lax.eq(d, 0)
-    return util.as_array(util.select_n(zero, lax.mul(a, lax.div(b, util.select_n(
-        zero, d, util.full_like(d, 1)))), util.full_like(d, 0)))
+    x1, x2 = util.promote_dtypes(*util.ensure_arraylike("lcm", x1, x2))
+    x1, x2 = ufuncs.abs(x1), ufuncs.abs(x2)
+    _check_integers("lcm", x1)
+    d = gcd(x1, x2)
+    return ufuncs.where(d == 0, ufuncs._lax_const(d, 0),
+                        ufuncs.multiply(x1, ufuncs.floor_divide(x2, d)))

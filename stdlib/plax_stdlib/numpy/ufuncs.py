@@ -38,9 +38,30 @@ def _ones_like(x, dtype=None):
     return util.full_like(x, 1, dtype)
 
 
+def _filled_like(x, value):
+    """`x`'s shape, dtype and weak type filled with `value`, as JAX's internal `_ones`
+    and `_zeros` make it: of a 0-d `x`, the constant itself (a literal in a Jaxpr, not
+    a broadcast). Only for operands of further operations: it may be a NumPy or Python
+    scalar."""
+    if util.shape_of(x):
+        return util.full_like(x, value)
+    return util.convert(value, util.dtype_of(x), util.is_weak(x))
+
+
 def _constant_like(x, value) -> np.ndarray:
     """`value` as a NumPy scalar of x's dtype: rounded once, on the host, as JAX does."""
     return np.asarray(value, util.dtype_of(x))
+
+
+def _lax_const(x, value):
+    """A constant for an operation with `x`, as JAX's `lax._const` makes it: a Python
+    scalar (weakly typed, as `x`) for a weakly typed 0-d `x` of a Python scalar's
+    dtype, else `_constant_like` (strongly typed)."""
+    if util.is_weak(x) and not util.shape_of(x):
+        scalar = util.convert(value, util.dtype_of(x), True)
+        if util.is_python_scalar(scalar):
+            return scalar
+    return _constant_like(x, value)
 
 
 # --- families ------------------------------------------------------------------------
@@ -113,6 +134,7 @@ true_divide = _binary("true_divide", lax.div, util.promote_args_inexact)
 divide = true_divide
 
 
+@util.compiled()  # as JAX's (its Jaxprs show the call)
 def floor_divide(x1, x2, /):
     """Elementwise x1 // x2, rounding toward negative infinity (NumPy/Python semantics;
     an integer division by zero gives XLA's answer, as in JAX: -1, or all ones
@@ -122,73 +144,68 @@ def floor_divide(x1, x2, /):
     if category == "u":
         return lax.div(x1, x2)
     if category == "i":
-        quotient = lax.div(x1, x2)  # JAX's correction: signs differ, remainder nonzero
-        fix = lax.bitwise_and(lax.ne(lax.sign(x1), lax.sign(x2)),
-                              lax.ne(lax.rem(x1, x2), _zeros_like(x1)))
-        return util.select_n(fix, quotient, lax.sub(quotient, 1))
+        quotient = lax.div(x1, x2)  # one less where the signs differ and a rest remains
+        correct = logical_and(lax.sign(x1) != lax.sign(x2), lax.rem(x1, x2) != 0)
+        return _where(correct, quotient - 1, quotient)
     if category == "c":
         raise TypeError("floor_divide does not support complex inputs")
     return _float_divmod(x1, x2)[0]
 
 
+@util.compiled()  # as JAX's
 def remainder(x1, x2, /):
     """Elementwise remainder with the sign of the divisor (NumPy's `mod`, Python's `%`;
-    an integer remainder by zero is 0, as in NumPy)."""
+    an integer remainder by zero is 0, as in NumPy: the division is by 1 there)."""
     x1, x2 = util.promote_args_numeric("remainder", x1, x2)
-    category = _category(x1)
-    if category == "u":
-        return _zero_where_divisor_is_zero(lax.rem(x1, x2), x2)
-    if category == "i":
-        rest = lax.rem(x1, x2)
-        fixed = util.select_n(_rounds_wrongly(rest, x2), rest, lax.add(rest, x2))
-        return _zero_where_divisor_is_zero(fixed, x2)
-    if category == "c":
+    if _category(x1) == "c":
         raise TypeError("remainder does not support complex inputs")
-    return _float_divmod(x1, x2)[1]
+    zero = _constant_like(x1, 0)
+    if _category(x2) in "iu":
+        x2 = _where(x2 == 0, _filled_like(x2, 1), x2)
+    rest = lax.rem(x1, x2)
+    # the truncated remainder moves by one divisor where its sign is not the divisor's
+    nonzero = lax.ne(rest, zero)
+    move = lax.bitwise_and(lax.ne(lax.lt(rest, zero), lax.lt(x2, zero)), nonzero)
+    return lax.select(move, lax.add(rest, x2), rest)
 
 
 mod = remainder
 
 
+@util.compiled()  # as JAX's
 def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
-    """`(floor_divide(x1, x2), remainder(x1, x2))`."""
-    return floor_divide(x1, x2), remainder(x1, x2)
-
-
-def _zero_where_divisor_is_zero(result, divisor):
-    """NumPy's integer division by zero: 0 (XLA gives -1 and the dividend)."""
-    return util.select_n(lax.eq(divisor, 0), result, _zeros_like(result))
-
-
-def _rounds_wrongly(rest, divisor):
-    """Where truncating division differs from floor division: a nonzero remainder
-    whose sign differs from the divisor's (tested in JAX's order, so the HLO is JAX's)."""
-    return lax.bitwise_and(lax.ne(lax.lt(rest, 0), lax.lt(divisor, _zeros_like(divisor))),
-                           lax.ne(rest, 0))
+    """`(floor_divide(x1, x2), remainder(x1, x2))` (for floats, both from one
+    floating-point division, as JAX's)."""
+    x1, x2 = util.promote_args_numeric("divmod", x1, x2)
+    if _category(x1) in "iu":
+        return floor_divide(x1, x2), remainder(x1, x2)
+    if _category(x1) == "c":
+        raise TypeError("divmod does not support complex inputs")
+    return _float_divmod(x1, x2)
 
 
 def _float_divmod(a, b):
     """Floating-point divmod as JAX computes it (CPython's float_divmod): the quotient
     from the dividend less the C remainder, both corrected where the remainder's sign
-    differs from the divisor's, the quotient then rounded half away from zero. (`b`
-    may be a weakly typed Python float, so it is compared with zeros of its type.)"""
-    mod_ = lax.rem(a, b)
-    div_ = lax.div(util.select_n(lax.eq(b, _zeros_like(b)), lax.sub(a, mod_), a), b)
-    fix = lax.bitwise_and(lax.ne(mod_, _zeros_like(mod_)), lax.ne(lax.sign(b), lax.sign(mod_)))
-    mod_ = util.select_n(fix, mod_, lax.add(mod_, b))
-    div_ = util.select_n(fix, div_, lax.sub(div_, 1.0))
-    return lax.round(div_), mod_
+    differs from the divisor's, the quotient then rounded half away from zero."""
+    rest = lax.rem(a, b)
+    quotient = lax.div(_where(b == 0, a, lax.sub(a, rest)), b)
+    move = lax.bitwise_and(rest != 0, lax.sign(b) != lax.sign(rest))
+    rest = lax.select(move, rest + b, rest)
+    quotient = lax.select(move, quotient - 1.0, quotient)
+    return lax.round(quotient), rest
 
 
+@util.compiled()  # as JAX's
 def fmod(x1, x2, /):
-    """Elementwise remainder with the sign of the dividend (C's fmod)."""
-    x1, x2 = util.promote_args_numeric("fmod", x1, x2)
-    category = _category(x1)
-    if category == "c":
+    """Elementwise remainder with the sign of the dividend (C's fmod; an integer
+    remainder by zero is 0: the division is by 1 there)."""
+    x1, x2 = util.ensure_arraylike("fmod", x1, x2)
+    if _category(x1) == "c" or _category(x2) == "c":
         raise TypeError("fmod does not support complex inputs")
-    if category in "iu":
-        return _zero_where_divisor_is_zero(lax.rem(x1, x2), x2)
-    return lax.rem(x1, x2)
+    if util.dtype_category(dtypes.lattice_result_type(x1, x2)[0]) in "biu":
+        x2 = _where(x2 == 0, _filled_like(x2, 1), x2)
+    return lax.rem(*util.promote_args_numeric("fmod", x1, x2))
 
 
 def power(x1, x2, /):
@@ -353,12 +370,20 @@ def logaddexp(x1, x2, /):
 
 @functools.cache
 def _logaddexp_with_rule():
-    """`_logaddexp_value` differentiated as JAX does, t1 e^(x1 - out) + t2 e^(x2 - out)
-    with +inf read as 0 (made on first use: `custom_jvp` is reached through the facade)."""
-    fn = plax.custom_jvp(_logaddexp_value)
+    """JAX's `lax` logaddexp: a custom_jvp named `logaddexp`, differentiated as
+    t1 e^(x1 - out) + t2 e^(x2 - out) with +inf read as 0 (made on first use:
+    `custom_jvp` is reached through the facade)."""
+    def logaddexp(x1, x2):  # the larger plus log1p(e^-|x1 - x2|)
+        larger = lax.max(x1, x2)
+        delta = lax.sub(x1, x2)
+        return lax.select(lax.ne(delta, delta),  # inf - inf (or a NaN): the plain sum
+                          lax.add(x1, x2),
+                          lax.add(larger, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
+
+    fn = plax.custom_jvp(logaddexp)
 
     @fn.defjvp
-    def jvp(primals, tangents):
+    def _logaddexp_jvp(primals, tangents):
         (x1, x2), (t1, t2) = primals, tangents
         out = fn(x1, x2)
         return out, lax.add(lax.mul(t1, lax.exp(lax.sub(_finite_above(x1), _finite_above(out)))),
@@ -368,29 +393,27 @@ def _logaddexp_with_rule():
 
 def _finite_above(x):
     """`x` with +inf replaced by 0."""
-    return lax.select(lax.eq(x, np.asarray(np.inf, util.dtype_of(x))[()]), lax.full_like(x, 0), x)
+    return lax.select(lax.eq(x, _lax_const(x, np.inf)), _filled_like(x, 0), x)
 
 
-def _logaddexp_value(x1, x2):
-    amax = lax.max(x1, x2)
-    delta = lax.sub(x1, x2)
-    out = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
-    return util.select_n(lax.ne(delta, delta), out, lax.add(x1, x2))  # inf - inf is nan
-
-
+@util.compiled()  # as JAX's
 def hypot(x1, x2, /):
-    """Elementwise sqrt(x1**2 + x2**2), without overflow."""
-    x1, x2 = util.strong_unless_scalar(*util.promote_args_inexact("hypot", x1, x2))
+    """Elementwise sqrt(x1**2 + x2**2), without overflow: the larger magnitude times
+    sqrt(1 + (smaller / larger)**2) (JAX's formulation), inf where either is inf."""
+    x1, x2 = util.promote_args_inexact("hypot", x1, x2)
     if _category(x1) == "c":
         raise ValueError("hypot is not well defined for complex inputs")  # JAX's class
-    a1, a2 = lax.abs(x1), lax.abs(x2)
-    big, small = lax.max(a1, a2), lax.min(a1, a2)
-    is_zero = lax.eq(big, 0)
-    ratio = lax.div(small, util.select_n(is_zero, big, _ones_like(big)))
-    out = lax.mul(big, lax.sqrt(lax.add(1, lax.mul(ratio, ratio))))
-    out = util.select_n(is_zero, out, big)
-    infinite = lax.bitwise_or(isinf(a1), isinf(a2))
-    return util.select_n(infinite, out, util.full_like(out, np.inf))
+    x1, x2 = lax.abs(x1), lax.abs(x2)
+    infinite = lax.bitwise_or(_is_plus_inf(x1), _is_plus_inf(x2))
+    big, small = maximum(x1, x2), minimum(x1, x2)
+    # (JAX tests `big == 0` twice: the two tests print as its Jaxpr does)
+    out = _where(big == 0, big, big * lax.sqrt(1 + lax.square(lax.div(
+        small, _where(big == 0, _filled_like(big, 1), big)))))
+    return _where(infinite, _lax_const(out, np.inf), out)
+
+
+def _is_plus_inf(x):
+    return lax.eq(x, _constant_like(x, np.inf))
 
 
 # --- rounding ------------------------------------------------------------------------
@@ -399,12 +422,13 @@ floor = _rounding("floor", lax.floor)
 ceil = _rounding("ceil", lax.ceil)
 
 
-def _trunc(x):
-    return util.select_n(lax.lt(x, np.zeros((), util.dtype_of(x))), lax.floor(x), lax.ceil(x))
+def _toward_zero(x):
+    """JAX's formulation: `where(x < 0, ceil(x), floor(x))`."""
+    return where(lax.lt(x, _lax_const(x, 0)), ceil(x), floor(x))
 
 
-trunc = _rounding("trunc", _trunc)
-fix = _rounding("fix", _trunc)
+trunc = util.compiled()(_rounding("trunc", _toward_zero))  # as JAX's (its Jaxprs show it)
+fix = _rounding("fix", _toward_zero)
 
 
 @util.compiled()  # as JAX's (its Jaxprs show the call)
@@ -473,18 +497,21 @@ maximum = _binary("maximum", lax.max)
 minimum = _binary("minimum", lax.min)
 
 
+@util.compiled()  # as JAX's
 def fmax(x1, x2, /):
     """Elementwise maximum, ignoring NaNs (NaN only if both are NaN)."""
-    x1, x2 = util.promote_args("fmax", x1, x2)
-    return where(lax.bitwise_or(lax.gt(x1, x2), isnan(x2)), x1, x2)
+    util.check_arraylike("fmax", x1, x2)
+    return where(greater(x1, x2) | isnan(x2), x1, x2)
 
 
+@util.compiled()  # as JAX's
 def fmin(x1, x2, /):
     """Elementwise minimum, ignoring NaNs (NaN only if both are NaN)."""
-    x1, x2 = util.promote_args("fmin", x1, x2)
-    return where(lax.bitwise_or(lax.lt(x1, x2), isnan(x2)), x1, x2)
+    util.check_arraylike("fmin", x1, x2)
+    return where(less(x1, x2) | isnan(x2), x1, x2)
 
 
+@util.compiled()  # as JAX's
 def clip(arr, /, min=None, max=None):  # noqa: A002 - NumPy's names
     """`arr` limited to `[min, max]` (either bound may be None)."""
     util.check_arraylike("clip", arr, *(b for b in (min, max) if b is not None))
@@ -593,44 +620,76 @@ def isfinite(x, /):
 _UINT_OF_BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
 
+_INT_OF_BITS = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+
+
+@util.compiled()  # as JAX's
 def signbit(x, /):
-    """Elementwise test of the sign bit (true for -0.0 and negative NaNs too)."""
-    x = util.ensure_arraylike("signbit", x)
+    """Elementwise test of the sign bit (true for -0.0 and negative NaNs too): the bits
+    as a signed integer, shifted arithmetically down to the sign (JAX's formulation)."""
+    x, = util.promote_args("signbit", x)
     category = _category(x)
-    if category in "bu":
+    if category in "iu":  # against a typed zero: the result is not weak (as in JAX)
+        return lax.lt(x, _constant_like(x, 0))
+    if category == "b":
         return util.full_like(x, False, bool)
-    if category == "i":  # against a typed zero: the result is not weak (as in JAX)
-        return lax.lt(x, np.zeros((), util.dtype_of(x)))
     if category == "c":
         raise ValueError("signbit is not well defined for complex inputs")  # JAX's class
-    bits = dtypes.itemsize_bits(util.dtype_of(x))
-    as_int = lax.bitcast_convert_type(x, _UINT_OF_BITS[bits])
-    return lax.ne(lax.shift_right_logical(as_int, bits - 1), 0)
+    info = dtypes.finfo(util.dtype_of(x))
+    as_int = lax.bitcast_convert_type(x, _INT_OF_BITS[info.bits])
+    return lax.convert_element_type(as_int >> (info.nexp + info.nmant), bool)
 
 
+@util.compiled()  # as JAX's
 def copysign(x1, x2, /):
     """Elementwise |x1| with the sign (bit) of x2."""
     x1, x2 = util.promote_args_inexact("copysign", x1, x2)
     if _category(x1) == "c":
         raise TypeError("copysign does not support complex inputs")
-    magnitude = lax.abs(x1)
-    return util.select_n(signbit(x2), magnitude, lax.neg(magnitude))
+    return _where(signbit(x2), -lax.abs(x1), lax.abs(x1))
 
 
+@util.compiled()  # as JAX's
 def heaviside(x1, x2, /):
-    """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0 (NaN where x1 is NaN)."""
-    x1, x2 = util.promote_args_inexact("heaviside", x1, x2)
-    zero, one = _zeros_like(x1), _ones_like(x1)
-    step = util.select_n(lax.gt(x1, 0), util.select_n(lax.lt(x1, 0), x1, zero), one)
-    return util.select_n(lax.eq(x1, 0), step, x2)  # NaN stays NaN
+    """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0 (NaN where x1 is NaN); as
+    JAX's, the dtypes are promoted and the shapes broadcast by `where`."""
+    x1, x2 = util.promote_dtypes_inexact(*util.ensure_arraylike("heaviside", x1, x2))
+    zero = _lax_const(x1, 0)
+    return _where(lax.lt(x1, zero), zero,
+                  _where(lax.gt(x1, zero), _lax_const(x1, 1),
+                         _where(lax.ne(x1, x1), x1, x2)))
 
 
+@util.compiled()  # as JAX's
 def sinc(x, /):
-    """Elementwise sin(pi x) / (pi x), with sinc(0) = 1."""
-    x, = util.promote_args_inexact("sinc", x)
-    is_zero = lax.eq(x, 0)
-    safe = lax.mul(util.select_n(is_zero, x, _ones_like(x)), np.pi)
-    return util.select_n(is_zero, lax.div(lax.sin(safe), safe), _ones_like(x))
+    """Elementwise sin(pi x) / (pi x), with sinc(0) = 1. At 0 the value (and each
+    derivative) comes from the Maclaurin series of sin(y)/y, so that `grad` of it is
+    defined there (0), as JAX's."""
+    x, = util.promote_dtypes_inexact(util.ensure_arraylike("sinc", x))
+    is_zero = lax.eq(x, _lax_const(x, 0))
+    pi_x = lax.mul(_lax_const(x, np.pi), x)
+    safe = _where(is_zero, _lax_const(x, 1), pi_x)
+    return _where(is_zero, _sinc_maclaurin()(0, pi_x), lax.div(lax.sin(safe), safe))
+
+
+@functools.cache
+def _sinc_maclaurin():
+    """The k-th derivative of sin(y)/y at y = 0, as a function of y of that constant
+    value (`y * 0 + c`), whose derivative is the next term's, times the tangent: JAX's
+    custom_jvp of `k` and `y` (made on first use, as custom_jvp is reached through the
+    facade)."""
+    def _sinc_maclaurin(k, x):
+        if k % 2:  # the odd derivatives vanish at 0
+            return x * 0
+        return x * 0 + _lax_const(x, (-1) ** (k // 2) / (k + 1))
+
+    fn = plax.custom_jvp(_sinc_maclaurin, nondiff_argnums=(0,))
+
+    @fn.defjvp
+    def _sinc_maclaurin_jvp(k, primals, tangents):
+        (x,), (t,) = primals, tangents
+        return fn(k, x), fn(k + 1, x) * t
+    return fn
 
 
 # --- complex numbers ----------------------------------------------------------------------

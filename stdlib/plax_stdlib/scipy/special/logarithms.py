@@ -15,6 +15,7 @@ from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.nn import softmax_family
 from plax_stdlib.numpy import util
+from plax_stdlib.numpy.ufuncs import _lax_const
 
 logsumexp = softmax_family.logsumexp
 
@@ -25,43 +26,33 @@ def _inexact(name: str, *args):
 
 
 @plax.custom_jvp
-@plax.jit
-def _xlogy(x, y):
-    nonzero = x != 0
-    safe_x = jnp.where(nonzero, x, 1.0)
-    safe_y = jnp.where(nonzero, y, 1.0)
-    return jnp.where(nonzero, safe_x * jnp.log(safe_y), jnp.zeros_like(x))
+def xlogy(x, y):
+    """x · log(y), and 0 where x = 0, unless y is NaN (SciPy's); its derivative is a
+    rule, so that none of the NaN of 0 · log 0 reaches it."""
+    x, y = _inexact("xlogy", x, y)
+    return jnp.where((x != 0) | jnp.isnan(y), lax.mul(x, lax.log(y)), jnp.zeros_like(x))
 
 
-@_xlogy.defjvp
+@xlogy.defjvp
 def _xlogy_jvp(primals, tangents):
     (x, y), (x_dot, y_dot) = primals, tangents
-    return _xlogy(x, y), x_dot * jnp.log(y) + y_dot * x / y
-
-
-def xlogy(x, y):
-    """x · log(y), and 0 where x = 0 (whatever y is)."""
-    return _xlogy(*_inexact("xlogy", x, y))
+    out = xlogy(x, y)
+    return out, (x_dot * lax.log(y) + y_dot * x / y).astype(out.dtype)
 
 
 @plax.custom_jvp
-@plax.jit
-def _xlog1py(x, y):
-    nonzero = x != 0
-    safe_x = jnp.where(nonzero, x, 1.0)
-    safe_y = jnp.where(nonzero, y, 0.0)
-    return jnp.where(nonzero, safe_x * jnp.log1p(safe_y), jnp.zeros_like(x))
+def xlog1py(x, y):
+    """x · log(1 + y), and 0 where x = 0, unless y is NaN (SciPy's); its derivative is
+    a rule, as xlogy's."""
+    x, y = _inexact("xlog1py", x, y)
+    return jnp.where((x != 0) | jnp.isnan(y), lax.mul(x, lax.log1p(y)), jnp.zeros_like(x))
 
 
-@_xlog1py.defjvp
+@xlog1py.defjvp
 def _xlog1py_jvp(primals, tangents):
     (x, y), (x_dot, y_dot) = primals, tangents
-    return _xlog1py(x, y), x_dot * jnp.log1p(y) + y_dot * x / (1 + y)
-
-
-def xlog1py(x, y):
-    """x · log(1 + y), and 0 where x = 0."""
-    return _xlog1py(*_inexact("xlog1py", x, y))
+    out = xlog1py(x, y)
+    return out, (x_dot * lax.log1p(y) + y_dot * x / (1 + y)).astype(out.dtype)
 
 
 @plax.jit
@@ -104,11 +95,15 @@ def expit(x):
     return lax.logistic(_inexact("expit", x))
 
 
-@plax.jit
+@plax.custom_jvp
 def logit(x):
-    """log(x / (1 - x)), the inverse of expit."""
+    """log(x / (1 - x)), the inverse of expit; its derivative is the rule
+    1 / (x (1 - x))."""
     x = _inexact("logit", x)
-    return jnp.log(x / (1 - x))
+    return lax.log(lax.div(x, lax.sub(_lax_const(x, 1), x)))
+
+
+logit.defjvps(lambda g, ans, x: lax.div(g, lax.mul(x, lax.sub(_lax_const(x, 1), x))))
 
 
 @plax.jit
