@@ -813,7 +813,7 @@ def _custom_jvp_call_batching(axis_data, args, dims, *, call_jaxpr, jvp, num_con
             *primals, *(t for t in tangents if not isinstance(t, Zero)))
         return outs, t_outs
 
-    batched_jvp.__name__ = f"vmap({_fn_name(jvp)})"
+    batched_jvp.__name__ = _fn_name(jvp)  # (JAX keeps the rule's name)
     outs = custom_jvp_call_p.bind(*args, call_jaxpr=batched, jvp=batched_jvp,
                                   num_consts=num_consts, symbolic_zeros=symbolic_zeros)
     return outs, out_dims

@@ -163,7 +163,7 @@ class full_shape_batcher(PrimitiveRule):
             if d is not_mapped and r == 0 and i in self.scalar_ok:
                 new_args.append(x)
             elif d is not_mapped:
-                kept = tuple(j for j in range(len(shape)) if j != out_dim) if r else ()
+                kept = tuple(np.delete(np.arange(len(shape)), out_dim)) if r else ()  # (JAX's)
                 new_args.append(lax.broadcast_in_dim(x, tuple(shape), kept))
             elif r == 0:
                 new_args.append(lax.broadcast_in_dim(x, tuple(shape), (out_dim,)))

@@ -163,6 +163,7 @@ class PrintContext:
     def __init__(self, names: dict | None = None):
         self.names: dict[Var, str] = dict(names or {})
         self.shared: dict[Jaxpr, str] = {}
+        self.shared_binders: set[Var] = set()  # (named afresh, as JAX's: not per caller)
         self._fresh = (n for i in itertools.count() if (n := _nth_name(i))
                        not in self.shared.values())
 
@@ -178,7 +179,7 @@ class PrintContext:
 
     def same_names(self, for_vars: Sequence[Atom], like_vars: Sequence[Atom]) -> None:
         """`for_vars` (a called Jaxpr's binders) print as the caller's `like_vars`."""
-        if len(for_vars) != len(like_vars):
+        if len(for_vars) != len(like_vars) or not self.shared_binders.isdisjoint(for_vars):
             return
         used = set()
         for v, like in zip(for_vars, like_vars):
@@ -280,6 +281,7 @@ def _share_jaxprs(top: Jaxpr, ctx: PrintContext) -> list:
                 name += str(taken[name] - 1)
             taken[name] += 1
             ctx.shared[jaxpr] = name
+            ctx.shared_binders.update((*jaxpr.invars, *jaxpr.outvars))
     return [_pp.concat([_pp.text(f"let {name} = "), _jaxpr_doc(j, ctx, shared=True),
                         _pp.text(" in"), _pp.brk()]) for j, name in ctx.shared.items()]
 
