@@ -67,20 +67,21 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
 
 
 def zeros_like_aval(aval: ShapedArray):
-    """A materialised zero of `aval`, typed with its sharding (float0 zeros are plain
-    NumPy arrays, as in JAX); a new token for a token."""
+    """A materialised zero of `aval`, typed with its sharding; a new token for a token.
+    Where it lands in a Jaxpr, a 0-d zero is a literal and a float0 zero a broadcast
+    float0 literal, as JAX's; float0 zeros are NumPy arrays elsewhere."""
     if type(aval) is AbstractToken:
         return lax_module().create_token()
-    if aval.dtype == dtypes.float0:  # staged: a broadcast float0 literal, as JAX's
-        zero = np.zeros((), dtypes.float0)
-        trace = current_trace()  # (partial evaluation runs its known values on `parent`)
-        while isinstance(trace, StagingTrace) and type(trace) is not StagingTrace:
-            trace = getattr(trace, "parent", None)
-        if aval.shape and type(trace) is StagingTrace:
-            return lax_module().broadcast_in_dim(zero, aval.shape, ())
+    zero, sharding = np.zeros((), aval.dtype), getattr(aval, "typed_sharding", None)
+    trace = current_trace()  # transformations pass constants to the trace they sit on
+    while type(trace) is not StagingTrace and hasattr(trace, "parent"):
+        trace = trace.parent
+    staged = type(trace) is StagingTrace
+    if aval.dtype == dtypes.float0 and not (staged and aval.shape):
         return np.broadcast_to(zero, aval.shape).copy()  # (no device holds float0)
-    return lax_module().full(aval.shape, np.zeros((), aval.dtype)[()],
-                             sharding=getattr(aval, "typed_sharding", None))
+    if staged and not aval.shape and sharding is None:
+        return zero
+    return lax_module().full(aval.shape, zero, sharding=sharding)
 
 
 def instantiate(t, aval: ShapedArray | None = None):
