@@ -46,7 +46,7 @@ KNOWN_DIFFERENCES = {
     ("a differentiation rule written with other operations than JAX's (sub 1 for 1.0 "
      "literals, sign for abs), or other residuals kept: the same values, other "
      "equations"): [
-        "grad(jnp.prod)", "grad cond",
+        "grad(jnp.prod)",
     ],
     "scatter and gather with other index arithmetic and params": [
         "x[idx]", "x.at[0].set", "x.at[i].add", "x.at[1:].mul",

@@ -36,9 +36,10 @@ from plax.lax import linalg
 from plax.sharding import Mesh, NamedSharding, PartitionSpec
 from plax.extend import list_primitives, lookup
 from plax.extend.batching import extend_axis_env
-from plax.extend.core import Literal, Primitive
+from plax.extend.core import Literal, Primitive, ShapedArray
 from plax.test_util import check_primitive
 from plax_stdlib.random import gamma_samplers as _gamma, key_primitives as _keys
+from plax_stdlib.lax import creation as _creation
 from plax_stdlib.lax.select_and_scatter import select_and_scatter as _select_and_scatter
 from plax_stdlib.random import threefry as _threefry
 
@@ -313,6 +314,7 @@ EXAMPLES: list[Example] = [
     _scatter(lambda o, i, u, d: lax.scatter(o, i, u, d, unique_indices=True)),
     # creation
     applied(lambda: lax.broadcasted_iota(np.int32, (2, 4), 1)),
+    applied(lambda: _creation.empty_like_aval(ShapedArray((2, 3), np.float32)), prim="empty2"),
     # cumulative
     applied(lambda v: lax.cumsum(v, 0), x((3, 2))),
     applied(lambda v: lax.cumsum(v, 1, reverse=True), x((3, 2)), label="cumsum_reverse"),

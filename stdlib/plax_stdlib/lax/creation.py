@@ -1,6 +1,8 @@
-"""Arrays made from nothing but a shape: `iota` (a primitive), and `full`,
-`full_like`, `zeros_like_array` built from a broadcast scalar."""
+"""Arrays made from nothing but a shape: `iota` (a primitive), `full`, `full_like`,
+`zeros_like_array` built from a broadcast scalar, and `empty_like_aval` (`empty2`)."""
 from __future__ import annotations
+
+import enum
 
 import numpy as np
 
@@ -33,6 +35,23 @@ def _iota_lower(ctx, *, dtype, shape, dimension, sharding):
 
 
 iota_p = standard_primitive("lax.iota", _iota_abstract_eval, _iota_lower)
+
+
+class MemorySpace(enum.Enum):
+    """Where a value lives, as JAX's avals say (it prints in `empty2`'s parameters)."""
+    Device = "device"
+
+
+empty2_p = standard_primitive(
+    "lax.empty2", lambda *, dtype, memory_space: ShapedArray((), dtype),
+    lambda ctx, *, dtype, memory_space: mu.splat(0, mu.physical_aval(ctx.avals_out[0])))
+
+
+def empty_like_aval(aval: ShapedArray):
+    """A value of `aval` whose contents do not matter (JAX's: a slot a branch fills
+    for another branch's residual); zeros, for now, as JAX lowers it."""
+    empty = empty2_p.bind(dtype=aval.dtype, memory_space=MemorySpace.Device)
+    return broadcast(empty, aval.shape) if aval.shape else empty
 
 
 def broadcasted_iota(dtype, shape, dimension: int, *, out_sharding=None):

@@ -333,20 +333,15 @@ def check_branch_types(api: str, first: tuple, other: tuple) -> None:
 
 # --- reshaping Jaxprs --------------------------------------------------------------------
 
-def with_extra_invars(closed: ClosedJaxpr, before: Sequence[ShapedArray] = (),
-                      after: Sequence[ShapedArray] = (), at: int = 0) -> ClosedJaxpr:
-    """`closed` taking (and ignoring) extra inputs of types `before` at position
-    `at` and `after` at the end; the new inputs are unnamed."""
+def with_extra_invars(closed: ClosedJaxpr, after: Sequence[ShapedArray]) -> ClosedJaxpr:
+    """`closed` taking (and ignoring) extra inputs of types `after` at the end; the
+    new inputs are unnamed."""
     from plax.extend.core import Var
     jaxpr = closed.jaxpr
-    new_before = [Var(a) for a in before]
-    new_after = [Var(a) for a in after]
-    invars = [*jaxpr.invars[:at], *new_before, *jaxpr.invars[at:], *new_after]
+    invars = [*jaxpr.invars, *(Var(a) for a in after)]
     dbg = jaxpr.debug_info
     if dbg is not None and dbg.arg_names is not None:
-        names = dbg.arg_names
-        dbg = dbg.with_arg_names((*names[:at], *[""] * len(before), *names[at:],
-                                  *[""] * len(after)))
+        dbg = dbg.with_arg_names((*dbg.arg_names, *[""] * len(after)))
     return closed.replace(jaxpr=jaxpr.replace(invars=invars, debug_info=dbg))
 
 

@@ -8,6 +8,8 @@ other branches' constants) and returning values of one type. It lowers to
 """
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 
 from plax.extend import tree_util
@@ -17,7 +19,6 @@ from plax.extend.ad import (
     jvp_jaxpr,
     partial_eval_jaxpr,
     transpose_jaxpr,
-    zeros_like_aval,
 )
 from plax.extend.batching import batch_jaxpr, bdim_at_front, not_mapped
 from plax.extend.constructors import describe, kind_of
@@ -41,6 +42,7 @@ from plax.extend.core import (
 )
 from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib.lax import comparison, conversion, shape_ops
+from plax_stdlib.lax.creation import empty_like_aval
 from plax_stdlib.lax.control_flow.common import (
     cached_on_jaxpr,
     check_branch_types,
@@ -52,9 +54,7 @@ from plax_stdlib.lax.control_flow.common import (
     over_common_consts,
     python_value_if_disabled,
     region_tokens,
-    rename_args,
     trace_function,
-    with_extra_invars,
 )
 
 cond_p = Primitive("lax.cond", multiple_results=True)
@@ -315,36 +315,56 @@ def _split_branches(branches, unknowns):
 def _split_branches_cached(first, others, unknowns):
     """Partial evaluation of every branch, with one set of unknown outputs and one
     residual list shared by all: → (known branches, unknown branches, out_unknowns,
-    residual avals)."""
+    residual avals). As JAX's, branches share residual slots by type (the k-th
+    residual of a type of every branch goes in one slot); a branch fills the slots it
+    does not use with `empty_like_aval`."""
     branches = (first, *others)
     out_uk = [False] * len(branches[0].out_avals)
     for br in branches:
         out_uk = or_flags(out_uk, partial_eval_jaxpr(br, unknowns)[2])
     splits = [partial_eval_jaxpr(br, unknowns, instantiate=out_uk) for br in branches]
-    res_avals = [a for known, _, _, n in splits for a in known.out_avals[len(known.out_avals) - n:]]
+    own_avals = [known.out_avals[len(known.out_avals) - n:] for known, _, _, n in splits]
+    res_avals, slots = _merged_slots(own_avals)
     res_names = [residual_name(i) for i in range(len(res_avals))]
     n_known_out = sum(not u for u in out_uk)
-    known_branches, unknown_branches, start = [], [], 0
-    for known, unknown, _, n in splits:
-        before, after = res_avals[:start], res_avals[start + n:]
-
-        def fill(*args, known=known, before=before, after=after):
+    known_branches, unknown_branches = [], []
+    for (known, unknown, _, n), own_slots in zip(splits, slots):
+        def fill(*args, known=known, own_slots=own_slots):
             outs = eval_jaxpr(known.jaxpr, known.consts, *args)
-            return [*outs[:n_known_out], *map(zeros_like_aval, before),
-                    *outs[n_known_out:], *map(zeros_like_aval, after)]
+            residuals = [empty_like_aval(a) for a in res_avals]
+            for slot, r in zip(own_slots, outs[n_known_out:]):
+                residuals[slot] = r
+            return [*outs[:n_known_out], *residuals]
 
         paths = debug_names(known, "results")
         known_branches.append(stage_flat(fill, known.in_avals, derived_debug_info(
             known.jaxpr.debug_info, debug_names(known, "args"),
             None if paths is None else [*paths[:n_known_out], *res_names])))
-        widened = with_extra_invars(unknown, before=after, at=n)
-        widened = with_extra_invars(widened, before=before, at=0)
-        names = debug_names(widened, "args")
+        invars = [Var(a) for a in res_avals]
+        for slot, var in zip(own_slots, unknown.jaxpr.invars[:n]):
+            invars[slot] = var
+        dbg, names = unknown.jaxpr.debug_info, debug_names(unknown, "args")
         if names is not None:
-            widened = rename_args(widened, [*res_names, *names[len(res_avals):]])
-        unknown_branches.append(widened)
-        start += n
+            dbg = dbg.with_arg_names([*res_names, *names[n:]])
+        unknown_branches.append(unknown.replace(jaxpr=unknown.jaxpr.replace(
+            invars=[*invars, *unknown.jaxpr.invars[n:]], debug_info=dbg)))
     return tuple(known_branches), tuple(unknown_branches), out_uk, res_avals
+
+
+def _merged_slots(avals_per_branch):
+    """The residual slots of branches sharing them by type: → (slot avals, each
+    branch's slot for each of its residuals)."""
+    slot_of: dict = {}
+    slots = []
+    for avals in avals_per_branch:
+        seen = collections.Counter()
+        own = []
+        for a in avals:
+            key = (a, seen[a])
+            seen[a] += 1
+            own.append(slot_of.setdefault(key, len(slot_of)))
+        slots.append(own)
+    return [a for a, _ in slot_of], slots
 
 
 def _cond_partial_eval(trace, args, *, branches):

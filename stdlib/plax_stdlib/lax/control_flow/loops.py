@@ -330,8 +330,7 @@ def _while_jvp_jaxprs(body_jaxpr, cond_jaxpr, bconst_nz, carry_nz):
                               *range(p + nbt, p + nbt + nkt)])
     carry_avals = body_jaxpr.out_avals
     cond = with_extra_invars(cond_jaxpr, after=[tangent_aval(a) for a, nz in
-                                               zip(carry_avals, carry_nz) if nz],
-                             at=len(cond_jaxpr.in_avals))
+                                               zip(carry_avals, carry_nz) if nz])
     return body, cond, carry_nz, nbt
 
 
