@@ -270,12 +270,12 @@ nanargmin = _nan_arg_extremum("nanargmin", reductions.argmin, largest=False,
 
 def _nan_cumulative(name: str, accumulate: Callable, identity: int, example_output: str):
     def fn(a, axis=None, dtype=None, out=None):
-        a = util.ensure_arraylike(name, a)
-        return accumulate(_without_nans(a, identity), axis=axis, dtype=dtype, out=out)
+        return reductions.accumulate(name, accumulate, a, axis, dtype, out, fill_nan=True,
+                                     fill_value=identity)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _NAN_CUMULATIVE_DOC.format(name=name, plain=name[3:], identity=identity,
                                             what=name[6:], out=example_output)
-    return fn
+    return util.compiled(static_argnames=("axis", "dtype"))(fn)  # a jitted call, as JAX's
 
 
 _NAN_CUMULATIVE_DOC = """The running {what} of `a` along `axis`, with NaNs counted as {identity}.
@@ -296,7 +296,7 @@ _NAN_CUMULATIVE_DOC = """The running {what} of `a` along `axis`, with NaNs count
         {out}
     """
 
-nancumsum = _nan_cumulative("nancumsum", reductions.cumsum, 0,
+nancumsum = _nan_cumulative("nancumsum", lax.cumsum, 0,
                             "Array([2., 2., 5.], dtype=float32)")
-nancumprod = _nan_cumulative("nancumprod", reductions.cumprod, 1,
+nancumprod = _nan_cumulative("nancumprod", lax.cumprod, 1,
                              "Array([2., 2., 6.], dtype=float32)")

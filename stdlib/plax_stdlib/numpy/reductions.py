@@ -18,7 +18,7 @@ import numpy as np
 from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib.lax.dimensions import dimension_as_value
-from plax_stdlib.numpy import util
+from plax_stdlib.numpy import ufuncs, util
 from plax_stdlib.numpy.ufuncs import _as_bool
 
 
@@ -418,35 +418,50 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         (Array(1.25, dtype=float32), Array(1.666..., dtype=float32))
     """
     _check_out(out, "var")
-    if correction is not None:
-        if ddof != 0:
-            raise ValueError("ddof and correction can't be provided simultaneously.")
-        ddof = correction
+    correction = _correction(ddof, correction)
     a = util.ensure_arraylike("var", a)
+    return _var(a, axis=static_axes(axis), dtype=dtype, correction=correction,
+                keepdims=keepdims, where=where, a_mean=mean)
+
+
+def _correction(ddof, correction):
+    """The divisor's correction: `correction`, else `ddof` (not both)."""
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    return correction
+
+
+def static_axes(axis):
+    """`axis` as a static argument of a jitted helper: a sequence becomes a tuple."""
+    return tuple(axis) if isinstance(axis, (list, tuple)) else axis
+
+
+@util.compiled(static_argnames=("axis", "dtype", "keepdims"))
+def _var(a, *, axis, dtype, correction, keepdims, where, a_mean):
+    """`var`'s computation, one jitted call (JAX's `_var`); `correction` is traced, so
+    a slice left without degrees of freedom (N <= correction) is NaN by a select."""
     compute_dtype, result_dtype = _var_dtypes(util.dtype_of(a), dtype)
     a = util.convert(a, compute_dtype)
     shape = util.shape_of(a)
     axes = util.canonicalize_axes(axis, len(shape))
-    if mean is None:
-        mean = _mean(a, axes, dtype=compute_dtype, keepdims=True, where=where)
+    if a_mean is None:
+        a_mean = _mean(a, axes, dtype=compute_dtype, keepdims=True, where=where)
     else:
-        mean = util.convert(util.ensure_arraylike("var", mean), compute_dtype)
-    centered = lax.sub(a, mean)
+        a_mean = util.convert(util.ensure_arraylike("var", a_mean), compute_dtype)
+    centered = lax.sub(a, a_mean)
     if util.dtype_category(compute_dtype) == "c":
-        squared = lax.real(lax.mul(centered, lax.conj(centered)))
+        centered = lax.real(lax.mul(centered, lax.conj(centered)))
+        compute_dtype = util.dtype_of(centered)
     else:
-        squared = lax.mul(centered, centered)
-    count = _count(shape, axes, where, keepdims, util.dtype_of(squared), "var")
-    total = sum(squared, axes, keepdims=keepdims, where=where)
-    # No degrees of freedom left (N <= ddof): NaN, as JAX's (NumPy's division gives inf)
-    if isinstance(count, float):
-        variance = (lax.div(total, count - ddof) if count > ddof
-                    else lax.full_like(total, np.nan))
-    else:  # a masked count, or a symbolic one's value
-        normalizer = lax.sub(count, float(ddof))
-        variance = util.select_n(lax.gt(normalizer, 0.0), lax.full_like(total, np.nan),
-                                 lax.div(total, normalizer))
-    return util.convert(variance, result_dtype)
+        centered = lax.square(centered)
+    normalizer = _count(shape, axes, where, keepdims, compute_dtype, "var")
+    normalizer = lax.sub(normalizer, util.convert(correction, compute_dtype))
+    total = sum(centered, axes, dtype=compute_dtype, keepdims=keepdims, where=where)
+    variance = util.convert(lax.div(total, normalizer), result_dtype)
+    return ufuncs.where(lax.gt(normalizer, util.convert(0, util.dtype_of(normalizer))),
+                        variance, np.nan)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
@@ -473,9 +488,17 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         Array([1., 0.], dtype=float32)
     """
     _check_out(out, "std")
-    variance = var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean,
-                   correction=correction)
-    return lax.sqrt(variance)
+    correction = _correction(ddof, correction)
+    a = util.ensure_arraylike("std", a)
+    return _std(a, axis=static_axes(axis), dtype=dtype, correction=correction,
+                keepdims=keepdims, where=where, mean=mean)
+
+
+@util.compiled(static_argnames=("axis", "dtype", "keepdims"))
+def _std(a, *, axis, dtype, correction, keepdims, where, mean):
+    """`std`'s computation, one jitted call around `var`'s (JAX's `_std`)."""
+    return lax.sqrt(var(a, axis=axis, dtype=dtype, correction=correction,
+                        keepdims=keepdims, where=where, mean=mean))
 
 
 def _var_dtypes(a_dtype, dtype) -> tuple[np.dtype, np.dtype]:
@@ -549,25 +572,39 @@ argmin = _arg_extremum("argmin", lax.argmin, "Array([0, 1], dtype=int32)")
 
 # --- cumulative reductions ---------------------------------------------------------------
 
+def accumulate(name: str, lax_fn: Callable, a, axis, dtype, out, fill_nan: bool = False,
+               fill_value=0):
+    """The body of cumsum/cumprod and of their nan forms (`fill_nan`: NaNs count as
+    `fill_value`), in JAX's order: flatten (for `axis=None`), fill, convert, accumulate,
+    convert back."""
+    _check_out(out, name)
+    a = util.ensure_arraylike(name, a)
+    if axis is None:
+        a, axis = lax.reshape(a, (math.prod(util.shape_of(a)),)), 0
+    axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
+    if fill_nan:
+        a = ufuncs.where(lax.ne(a, a), np.asarray(fill_value, util.dtype_of(a))[()], a)
+    dtype = util.check_user_dtype(dtype, name)
+    if dtype == np.dtype(bool):  # the truth values accumulate (as integers), bools come back
+        result_dtype = dtype
+        if util.dtype_of(a) != result_dtype:
+            a = lax.ne(a, util.convert(0, util.dtype_of(a), util.is_weak(a)))
+        compute_dtype = summed_dtype(result_dtype)
+    else:
+        if dtype is None:
+            dtype = summed_dtype(util.dtype_of(a)) if util.dtype_of(a) == np.dtype(bool) \
+                else util.dtype_of(a)
+        result_dtype = compute_dtype = dtype
+    out = lax_fn(util.convert(a, compute_dtype), axis=axis)
+    return util.convert(out, result_dtype)
+
+
 def _cumulative(name: str, lax_fn: Callable, example_output: str):
     def fn(a, axis=None, dtype=None, out=None):
-        _check_out(out, name)
-        a = util.ensure_arraylike(name, a)
-        if axis is None:
-            a = lax.reshape(a, (math.prod(util.shape_of(a)),))
-            axis = 0
-        axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
-        dtype = util.check_user_dtype(dtype, name)
-        result_dtype = dtype or util.dtype_of(a)
-        if result_dtype == np.dtype(bool):
-            result_dtype = dtypes.default_int_dtype()
-        if dtype == np.dtype(bool):  # the truth values accumulate, and bools come back
-            a = util.convert(a, np.dtype(bool))
-        out = lax_fn(util.convert(a, result_dtype), axis=axis)
-        return util.convert(out, np.dtype(bool)) if dtype == np.dtype(bool) else out
+        return accumulate(name, lax_fn, a, axis, dtype, out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _CUMULATIVE_DOC.format(name=name, what=name[3:], out=example_output)
-    return fn
+    return util.compiled(static_argnames=("axis", "dtype"))(fn)  # a jitted call, as JAX's
 
 
 _CUMULATIVE_DOC = """The running {what} of `a` along `axis` (over the flattened array if `axis` is

@@ -416,6 +416,12 @@ def ptp(a, axis=None, out=None, keepdims: bool = False):
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.ptp is not supported.")
     a = util.ensure_arraylike("ptp", a)
+    return _ptp(a, reductions.static_axes(axis), keepdims)
+
+
+@util.compiled(static_argnames=("axis", "keepdims"))
+def _ptp(a, axis, keepdims):
+    """`ptp`'s computation, one jitted call (JAX's `_ptp`)."""
     return lax.sub(reductions.max(a, axis=axis, keepdims=keepdims),
                    reductions.min(a, axis=axis, keepdims=keepdims))
 
