@@ -341,7 +341,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input: bool = False,
 
     Examples:
         >>> jnp.percentile(jnp.arange(11.0), jnp.array([10, 50]))
-        Array([0.9999..., 5.    ], dtype=float32)
+        Array([0.99999994, 4.9999995 ], dtype=float32)
     """
     _check_options("percentile", out, overwrite_input)
     return laid_out("plax.numpy.percentile", out_sharding, lambda a, q: quantile(
