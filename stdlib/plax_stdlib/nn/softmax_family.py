@@ -13,7 +13,7 @@ import plax
 from plax.extend import config
 from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
-from plax_stdlib.numpy import util
+from plax_stdlib.numpy import reductions, util
 
 
 def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False,
@@ -74,8 +74,11 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
 
 
 def _count(x, axis, where, keepdims, dtype):
-    """How many elements (those `where` selects) each reduction over `axis` sees."""
-    return jnp.sum(jnp.ones(np.shape(x), dtype), axis, keepdims=keepdims, where=where)
+    """How many elements (those `where` selects) each reduction over `axis` sees: a
+    constant of `dtype` without `where`."""
+    count = reductions._count(np.shape(x), util.canonicalize_axes(axis, np.ndim(x)), where,
+                              keepdims, dtype, "logmeanexp")
+    return util.convert(count, dtype) if isinstance(count, float) else count
 
 
 @plax.jit(static_argnames=("axis", "keepdims"))

@@ -326,6 +326,7 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
                    promote_integers=False, upcast_f16=False)
 
 
+@util.compiled(static_argnames=("axis", "keepdims"))  # one jitted call, as JAX's
 def count_nonzero(a, axis=None, keepdims=False):
     """The number of nonzero (true) elements of `a` over `axis`.
 
@@ -344,8 +345,9 @@ def count_nonzero(a, axis=None, keepdims=False):
         >>> jnp.count_nonzero(jnp.array([[0, 1, 2], [0, 0, 3]]), axis=1)
         Array([2, 1], dtype=int32)
     """
-    a = _as_bool(util.ensure_arraylike("count_nonzero", a))
-    return sum(a, axis, dtype=dtypes.default_int_dtype(), keepdims=keepdims)
+    a = util.ensure_arraylike("count_nonzero", a)
+    return sum(lax.ne(a, np.zeros((), util.dtype_of(a))[()]), axis,
+               dtype=dtypes.default_int_dtype(), keepdims=keepdims)
 
 
 def _check_out(out, fun_name):
@@ -406,8 +408,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
                      else result_dtype)
     shape = util.shape_of(a)
     axes = util.canonicalize_axes(axis, len(shape))
-    total = sum(a, axes, dtype=compute_dtype, keepdims=keepdims, where=where)
     count = _count(shape, axes, where, keepdims, compute_dtype, "mean")
+    total = sum(a, axes, dtype=compute_dtype, keepdims=keepdims, where=where)
     if dtypes.issubdtype(compute_dtype, np.inexact):
         return util.convert(lax.div(total, count), result_dtype)
     # an integer mean: never divided by zero (JAX's program folds 0 // 0 and the process
