@@ -1,7 +1,8 @@
 """Elementwise activation functions of `plax.nn`, with `jax.nn`'s definitions.
 
 Each is compiled once per signature (`plax.jit`) where JAX's is (all but `gelu`);
-`relu` is JAX's `custom_jvp` of a compiled `maximum`. Other piecewise functions
+`relu` and `relu6` are JAX's `custom_jvp`s of a compiled `maximum` (and
+`minimum`). Other piecewise functions
 are written with `where`, so their derivative at a kink is the one JAX documents
 (relu'(0) = 0) and NaN inputs stay NaN.
 """
@@ -19,11 +20,6 @@ from plax_stdlib.numpy import util
 
 def _array(name: str, x):
     return util.ensure_arraylike(name, x)
-
-
-def _zero_unless_nan(x):
-    """0 where x is a number, x (NaN) where it is not."""
-    return jnp.where(x == x, jnp.zeros_like(x), x)
 
 
 @plax.jit
@@ -80,7 +76,18 @@ def relu(x):
     return _relu_with_rule()(_array("relu", x))
 
 
-@plax.jit
+@functools.cache
+def _relu6_with_rule():
+    """min(max(x, 0), 6) compiled as its own call and differentiated by a rule that
+    passes the cotangent strictly between the kinks (JAX's shape of relu6)."""
+    @plax.custom_jvp
+    @plax.jit
+    def relu6(x):
+        return jnp.minimum(jnp.maximum(x, 0), 6.0)
+    relu6.defjvps(lambda g, ans, x: lax.select((x > 0) & (x < 6), g, lax.full_like(g, 0)))
+    return relu6
+
+
 def relu6(x):
     """The rectified linear unit capped at 6: `min(max(x, 0), 6)`, elementwise.
 
@@ -97,8 +104,7 @@ def relu6(x):
         >>> plax.nn.relu6(jnp.array([-2.0, 3.0, 8.0]))
         Array([0., 3., 6.], dtype=float32)
     """
-    x = _array("relu6", x)
-    return jnp.where(x > 0, jnp.where(x < 6, x, 6.0), _zero_unless_nan(x))
+    return _relu6_with_rule()(_array("relu6", x))
 
 
 @plax.jit

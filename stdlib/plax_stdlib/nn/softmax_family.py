@@ -2,8 +2,8 @@
 
 All shift by the (masked) maximum before exponentiating, so large inputs do not
 overflow. `-inf` entries contribute exactly zero and get zero derivatives; a
-slice that is entirely `-inf` has `logsumexp` `-inf` with derivative zero (the
-logarithm is taken of a safe value there), where JAX's derivative is NaN.
+slice that is entirely `-inf` has `logsumexp` `-inf` with a NaN derivative (the
+logarithm of zero), as JAX's.
 """
 from __future__ import annotations
 
@@ -13,31 +13,25 @@ import plax
 from plax.extend import config
 from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
-from plax_stdlib.numpy import util
+from plax_stdlib.numpy import reductions, util
 
 
-def _safe_log(s):
-    """log(s), and -inf at s == 0 with a zero derivative rather than 0 * inf."""
-    empty = s == 0
-    return jnp.where(empty, -np.inf, jnp.log(jnp.where(empty, jnp.ones_like(s), s)))
-
-
-@plax.jit(static_argnames=("axis", "keepdims", "return_sign"))
 def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False,
               where=None):
     """`log(sum(b * exp(a)))` over `axis`, computed without overflow.
 
     The maximum of `a` is subtracted before exponentiating and added back after the
     logarithm, so `logsumexp(jnp.array([1000., 1000.]))` is `1000.693...` rather than
-    `inf`. `-inf` entries contribute nothing (and get zero gradients).
+    `inf`. `-inf` entries contribute nothing (and get zero gradients); a slice that
+    is entirely `-inf` gives `-inf`, with a NaN gradient (as JAX's).
 
     Args:
         a: an array.
-        axis: the axis or tuple of axes to reduce (static); None reduces all.
+        axis: the axis or tuple of axes to reduce; None reduces all.
         b: optional weights broadcastable to `a`; entries where `b == 0` are left out.
-        keepdims: keep the reduced axes with size 1 (static).
-        return_sign: also return the sign of the weighted sum (static); then negative
-            weights are allowed and the first result is `log(|sum|)`.
+        keepdims: keep the reduced axes with size 1.
+        return_sign: also return the sign of the weighted sum; then negative weights
+            are allowed and the first result is `log(|sum|)`.
         where: a boolean mask broadcastable to `a`: only selected elements are summed.
 
     Returns:
@@ -50,36 +44,41 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
         >>> plax.nn.logsumexp(jnp.array([0.0, 0.0]), b=jnp.array([1.0, -2.0]), return_sign=True)
         (Array(0., dtype=float32), Array(-1., dtype=float32))
     """
+    if where is not None:
+        util.check_arraylike("logsumexp", where)
+        a = jnp.where(where, a, 0)
     if b is not None:
         a, b = util.promote_args_inexact("logsumexp", a, b)
         a = jnp.where(b != 0, a, -np.inf)
     else:
         a, = util.promote_args_inexact("logsumexp", a)
-    if where is not None:
-        util.check_arraylike("logsumexp", where)
+    axes = util.canonicalize_axes(axis, np.ndim(a))
     is_complex = util.dtype_category(util.dtype_of(a)) == "c"
-    real = lax.real(a) if is_complex else a
-    amax = jnp.max(real, axis, keepdims=True, where=where, initial=-np.inf)
-    amax = lax.stop_gradient(jnp.where(jnp.isfinite(amax), amax, jnp.zeros_like(amax)))
-    exp_a = lax.exp(lax.sub(a, amax.astype(util.dtype_of(a))))
+    # The shift: the (masked) maximum where it is finite, else 0; held constant.
+    amax = jnp.max(jnp.real(a), axis=axes, keepdims=keepdims, where=where, initial=-np.inf)
+    amax = lax.stop_gradient(lax.select(jnp.isfinite(amax), amax, lax.full_like(amax, 0)))
+    shift = amax if keepdims else lax.expand_dims(amax, axes)
+    exp_a = lax.exp(lax.sub(a, shift.astype(util.dtype_of(a))))
     if b is not None:
-        exp_a = exp_a * b
-    total = jnp.sum(exp_a, axis, keepdims=keepdims, where=where)
-    sign = jnp.sign(total)
+        exp_a = lax.mul(exp_a, b)
+    total = exp_a.sum(axis=axes, keepdims=keepdims, where=where)
+    sign = lax.sign(total)
     if return_sign or not is_complex:
         total = jnp.abs(total)
-    shift = amax if keepdims else jnp.squeeze(amax, axis=axis)
-    out = _safe_log(total) + shift.astype(util.dtype_of(total))
+    out = lax.add(lax.log(total), amax.astype(util.dtype_of(total)))
     if return_sign:
         return out, sign
     if b is not None and not is_complex:
-        out = jnp.where(sign < 0, np.nan, out)
+        out = jnp.where(sign < 0, jnp.array(np.nan, dtype=util.dtype_of(out)), out)
     return out
 
 
 def _count(x, axis, where, keepdims, dtype):
-    """How many elements (those `where` selects) each reduction over `axis` sees."""
-    return jnp.sum(jnp.ones(np.shape(x), dtype), axis, keepdims=keepdims, where=where)
+    """How many elements (those `where` selects) each reduction over `axis` sees: a
+    constant of `dtype` without `where`."""
+    count = reductions._count(np.shape(x), util.canonicalize_axes(axis, np.ndim(x)), where,
+                              keepdims, dtype, "logmeanexp")
+    return util.convert(count, dtype) if isinstance(count, float) else count
 
 
 @plax.jit(static_argnames=("axis", "keepdims"))

@@ -13,6 +13,7 @@ from typing import Callable
 
 import numpy as np
 
+from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib.numpy import reductions, ufuncs, util
 
@@ -25,26 +26,47 @@ def _without_nans(x, value):
     return ufuncs.where(ufuncs.isnan(x), value, x) if _is_inexact(x) else x
 
 
+def _fill_value(a, value):
+    """`value` as a 0-d array of `a`'s dtype (an infinity becomes the largest finite
+    value of a float type without infinities)."""
+    dtype = util.dtype_of(a)
+    if util.dtype_category(dtype) == "b":
+        return np.asarray(value > 0, dtype)
+    if np.isinf(value) and util.dtype_category(dtype) == "f" and \
+            not np.isinf(np.asarray(value, dtype)):
+        value = dtypes.finfo(dtype).min if value < 0 else dtypes.finfo(dtype).max
+    return np.asarray(value, dtype)
+
+
+def _nan_reduction(name: str, reduce: Callable, fill, nan_if_all_nan: bool, a, axis, keepdims,
+                   where, **options):
+    """`reduce` with the NaNs of `a` replaced by `fill` (JAX's order); where a slice
+    holds only NaNs, NaN if `nan_if_all_nan`. Integer and bool `a` reduce as they are."""
+    a = util.ensure_arraylike(name, a)
+    if not _is_inexact(a):
+        return reduce(a, axis=axis, keepdims=keepdims, where=where, **options)
+    out = reduce(ufuncs.where(lax.ne(a, a), _fill_value(a, fill), a), axis=axis,
+                 keepdims=keepdims, where=where, **options)
+    if not nan_if_all_nan:
+        return out
+    return ufuncs.where(reductions.all(lax.ne(a, a), axis=axis, keepdims=keepdims),
+                        np.asarray(np.nan, util.dtype_of(a))[()], out)
+
+
 def _nan_extremum(name: str, reduce: Callable, largest: bool, example_output: str):
     def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-        a = util.ensure_arraylike(name, a)
-        if not _is_inexact(a):
-            return reduce(a, axis=axis, out=out, keepdims=keepdims, initial=initial,
-                          where=where)
-        result = reduce(_without_nans(a, -np.inf if largest else np.inf), axis=axis, out=out,
-                        keepdims=keepdims, initial=initial, where=where)
-        all_nan = reductions.all(ufuncs.isnan(a), axis=axis, keepdims=keepdims)
-        return ufuncs.where(all_nan, np.nan, result)
+        return _nan_reduction(name, reduce, -np.inf if largest else np.inf, initial is None, a,
+                              axis, keepdims, where, out=out, initial=initial)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _NAN_EXTREMUM_DOC.format(name=name, plain=name[3:], out=example_output)
-    return fn
+    return util.compiled(static_argnames=("axis", "keepdims"))(fn)  # a jitted call, as JAX's
 
 
 _NAN_EXTREMUM_DOC = """The {plain}imum of `a` over `axis`, ignoring NaNs.
 
     Follows `numpy.{name}`, except that a slice holding only NaNs gives NaN without a
-    warning (NumPy warns). Integer and bool inputs have no NaNs: they reduce as
-    `{plain}`.
+    warning (NumPy warns), or `initial` if it is given. Integer and bool inputs have no
+    NaNs: they reduce as `{plain}`.
 
     Args:
         a: an array.
@@ -69,6 +91,7 @@ nanmin = _nan_extremum("nanmin", reductions.min, largest=False,
                        example_output="Array([ 1., nan], dtype=float32)")
 
 
+@util.compiled(static_argnames=("axis", "dtype", "keepdims"))
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """The sum over `axis`, counting NaNs as zero.
 
@@ -90,11 +113,11 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
         >>> jnp.nansum(jnp.array([1.0, np.nan, 2.0]))
         Array(3., dtype=float32)
     """
-    a = util.ensure_arraylike("nansum", a)
-    return reductions.sum(_without_nans(a, 0), axis=axis, dtype=dtype, out=out,
-                          keepdims=keepdims, initial=initial, where=where)
+    return _nan_reduction("nansum", reductions.sum, 0, False, a, axis, keepdims, where,
+                          dtype=dtype, out=out, initial=initial)
 
 
+@util.compiled(static_argnames=("axis", "dtype", "keepdims"))
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """The product over `axis`, counting NaNs as one.
 
@@ -116,11 +139,11 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
         >>> jnp.nanprod(jnp.array([2.0, np.nan, 3.0]))
         Array(6., dtype=float32)
     """
-    a = util.ensure_arraylike("nanprod", a)
-    return reductions.prod(_without_nans(a, 1), axis=axis, dtype=dtype, out=out,
-                           keepdims=keepdims, initial=initial, where=where)
+    return _nan_reduction("nanprod", reductions.prod, 1, False, a, axis, keepdims, where,
+                          dtype=dtype, out=out, initial=initial)
 
 
+@util.compiled(static_argnames=("axis", "dtype", "keepdims"))
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """The mean over `axis` of the elements that are not NaN (NaN, without a warning,
     where none is left).
@@ -143,14 +166,17 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
         Array([ 1., nan], dtype=float32)
     """
     a = util.ensure_arraylike("nanmean", a)
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to plax.numpy.nanmean is not supported.")
     if not _is_inexact(a):
         return reductions.mean(a, axis, dtype, out, keepdims, where=where)
     dtype = util.check_user_dtype(dtype, "nanmean") or util.dtype_of(a)
-    count = reductions.sum(lax.bitwise_not(ufuncs.isnan(a)), axis=axis, dtype=dtype,
+    count = reductions.sum(lax.bitwise_not(lax.ne(a, a)), axis=axis, dtype=dtype,
                            keepdims=keepdims, where=where)
     return lax.div(nansum(a, axis, dtype=dtype, keepdims=keepdims, where=where), count)
 
 
+@util.compiled(static_argnames=("axis", "dtype", "keepdims"))
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
     """The variance over `axis` of the elements that are not NaN, divided by `N - ddof`
     (NaN where fewer than `ddof + 1` remain).
@@ -184,20 +210,23 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
         center = nanmean(a, axis, dtype=compute, keepdims=True, where=where)
     else:
         center = util.convert(util.ensure_arraylike("nanvar", mean), compute)
-    is_nan = ufuncs.isnan(a)
-    centered = ufuncs.where(is_nan, 0, lax.sub(a, center))  # zero, not NaN, gradients
-    if util.dtype_category(compute) == "c":
-        squared = lax.real(lax.mul(centered, lax.conj(centered)))
+    centered = ufuncs.where(lax.ne(a, a), 0, lax.sub(a, center))  # zero, not NaN, gradients
+    if util.dtype_category(util.dtype_of(centered)) == "c":
+        centered = lax.real(lax.mul(centered, lax.conj(centered)))
     else:
-        squared = lax.mul(centered, centered)
-    count = reductions.sum(lax.bitwise_not(is_nan), axis=axis, keepdims=keepdims, where=where)
-    count = lax.sub(count, np.asarray(ddof, util.dtype_of(count))[()])
+        centered = lax.square(centered)
+    count = reductions.sum(lax.bitwise_not(lax.ne(a, a)), axis=axis, keepdims=keepdims,
+                           where=where)
+    count = ufuncs.subtract(count, ddof)
     too_few = lax.le(count, np.zeros((), util.dtype_of(count))[()])
-    total = reductions.sum(squared, axis, keepdims=keepdims, where=where)
-    divisor = util.convert(ufuncs.where(too_few, 1, count), util.dtype_of(total))
-    return util.convert(ufuncs.where(too_few, np.nan, lax.div(total, divisor)), result_dtype)
+    total = reductions.sum(centered, axis, keepdims=keepdims, where=where)
+    total = ufuncs.where(too_few, np.nan, total)
+    divisor = ufuncs.where(too_few, 1, count)
+    return util.convert(lax.div(total, util.convert(divisor, util.dtype_of(total))),
+                        result_dtype)
 
 
+@util.compiled(static_argnames=("axis", "dtype", "keepdims"))
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
     """The standard deviation over `axis` of the elements that are not NaN: the square
     root of `nanvar`.
@@ -221,7 +250,8 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
         >>> jnp.nanstd(jnp.array([1.0, np.nan, 3.0]))
         Array(1., dtype=float32)
     """
-    return lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean))
+    return lax.sqrt(nanvar(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                           where=where, mean=mean))
 
 
 def _nan_arg_extremum(name: str, arg_fn: Callable, largest: bool, example_output: str):
@@ -270,12 +300,12 @@ nanargmin = _nan_arg_extremum("nanargmin", reductions.argmin, largest=False,
 
 def _nan_cumulative(name: str, accumulate: Callable, identity: int, example_output: str):
     def fn(a, axis=None, dtype=None, out=None):
-        a = util.ensure_arraylike(name, a)
-        return accumulate(_without_nans(a, identity), axis=axis, dtype=dtype, out=out)
+        return reductions.accumulate(name, accumulate, a, axis, dtype, out, fill_nan=True,
+                                     fill_value=identity)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _NAN_CUMULATIVE_DOC.format(name=name, plain=name[3:], identity=identity,
                                             what=name[6:], out=example_output)
-    return fn
+    return util.compiled(static_argnames=("axis", "dtype"))(fn)  # a jitted call, as JAX's
 
 
 _NAN_CUMULATIVE_DOC = """The running {what} of `a` along `axis`, with NaNs counted as {identity}.
@@ -296,7 +326,7 @@ _NAN_CUMULATIVE_DOC = """The running {what} of `a` along `axis`, with NaNs count
         {out}
     """
 
-nancumsum = _nan_cumulative("nancumsum", reductions.cumsum, 0,
+nancumsum = _nan_cumulative("nancumsum", lax.cumsum, 0,
                             "Array([2., 2., 5.], dtype=float32)")
-nancumprod = _nan_cumulative("nancumprod", reductions.cumprod, 1,
+nancumprod = _nan_cumulative("nancumprod", lax.cumprod, 1,
                              "Array([2., 2., 6.], dtype=float32)")

@@ -1,10 +1,11 @@
 """Reductions: sum, prod, max, min, all, any, mean, var, std, argmax/argmin, cumsum.
 
 All reductions share `_reduce`: `axis` (None, int, tuple, negative), `keepdims`,
-`dtype`, `where` (masked elements count as the identity, or as `initial` for
-max/min, which have none) and `initial`. Dtypes follow JAX: sums and products of
-bool and narrow integers give the default integer; means of integers give the
-default float; float16/bfloat16 accumulate in float32.
+`dtype`, `where` (masked elements count as the identity, or as -inf/+inf (the
+extreme value) for max/min, which need `initial` with `where`) and `initial`.
+Dtypes follow JAX: sums and products of bool and narrow integers give the default
+integer; means of integers give the default float; float16/bfloat16 accumulate in
+float32 (unless a dtype is asked for).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import numpy as np
 from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib.lax.dimensions import dimension_as_value
-from plax_stdlib.numpy import util
+from plax_stdlib.numpy import ufuncs, util
 from plax_stdlib.numpy.ufuncs import _as_bool
 
 
@@ -29,14 +30,35 @@ class _Monoid:
     combine: Callable  # lax binary op, to fold in `initial`
     identity: Any  # None where there is none (max, min)
     bool_is_or: bool  # on bool operands the monoid is logical or (else and)
+    fill: Any  # what masked-out elements become (the identity, or an infinity)
+    numeric: bool = False  # bools are made integers first (sum, prod)
 
 
-_SUM = _Monoid("sum", lax.reduce_sum, lax.add, 0, True)
-_PROD = _Monoid("prod", lax.reduce_prod, lax.mul, 1, False)
-_MAX = _Monoid("max", lax.reduce_max, lax.max, None, True)
-_MIN = _Monoid("min", lax.reduce_min, lax.min, None, False)
-_ALL = _Monoid("all", lax.reduce_and, lax.bitwise_and, True, False)
-_ANY = _Monoid("any", lax.reduce_or, lax.bitwise_or, False, True)
+_SUM = _Monoid("sum", lax.reduce_sum, lax.add, 0, True, 0, numeric=True)
+_PROD = _Monoid("prod", lax.reduce_prod, lax.mul, 1, False, 1, numeric=True)
+_MAX = _Monoid("max", lax.reduce_max, lax.max, None, True, -np.inf)
+_MIN = _Monoid("min", lax.reduce_min, lax.min, None, False, np.inf)
+_ALL = _Monoid("all", lax.reduce_and, lax.bitwise_and, True, False, True)
+_ANY = _Monoid("any", lax.reduce_or, lax.bitwise_or, False, True, False)
+
+
+def fill_value(dtype, value) -> np.ndarray:
+    """`value` as a 0-d array of `dtype`, for an element a reduction must ignore: a
+    bool is `value > 0`; an infinity becomes the extreme value of an integer type, or
+    the largest finite one of a float type without infinities."""
+    dtype = np.dtype(dtype)
+    category = util.dtype_category(dtype)
+    if category == "b":
+        return np.asarray(value > 0, dtype)
+    if np.isinf(value) and category in "iu":
+        info = np.iinfo(dtype)
+        return np.asarray(info.min if value < 0 else info.max, dtype)
+    if np.isinf(value) and category == "f":
+        with np.errstate(invalid="ignore", over="ignore"):
+            if not np.isinf(np.asarray(value, dtype)):
+                info = dtypes.finfo(dtype)
+                value = info.min if value < 0 else info.max
+    return np.asarray(value, dtype)
 
 
 def summed_dtype(dtype: np.dtype) -> np.dtype:
@@ -57,6 +79,12 @@ def _upcast_f16(dtype: np.dtype) -> np.dtype:
 
 
 def _where_mask(where, shape, fun_name):
+    """The checked `where` mask, broadcast to `shape`."""
+    return util.broadcast_to_shape(_as_bool(_checked_where(where, shape, fun_name)), shape)
+
+
+def _checked_where(where, shape, fun_name):
+    """`where` as an array, checked: boolean, and broadcastable to `shape`."""
     where = util.ensure_arraylike(fun_name, where)
     if util.dtype_of(where) != np.dtype(bool):
         raise ValueError(f"{fun_name}: where must be None or a boolean array; got "
@@ -64,7 +92,7 @@ def _where_mask(where, shape, fun_name):
     if util.broadcast_shapes(util.shape_of(where), shape) != shape:
         raise ValueError(f"{fun_name}: the where mask of shape {util.shape_of(where)} does "
                          f"not broadcast to the array's shape {shape}")
-    return util.broadcast_to_shape(_as_bool(where), shape)
+    return where
 
 
 def _keep_dims(out, axes):
@@ -73,13 +101,17 @@ def _keep_dims(out, axes):
 
 def _reduce(m: _Monoid, a, axis, dtype, keepdims, initial, where, *,
             promote_integers: bool, upcast_f16: bool):
+    """A reduction in JAX's order: bools made numeric (sum, prod), converted to the
+    computation dtype, masked-out elements set to `m.fill`, reduced, `initial` folded
+    in, the reduced axes kept, converted to the result dtype."""
     a = util.ensure_arraylike(m.name, a)
+    if m.numeric:
+        a, = util.promote_dtypes_numeric(a)
     result_dtype = util.check_user_dtype(dtype, m.name)
     if result_dtype is None:
         in_dtype = util.dtype_of(a)
         result_dtype = summed_dtype(in_dtype) if promote_integers else in_dtype
     compute_dtype = _upcast_f16(result_dtype) if upcast_f16 else result_dtype
-    a = util.convert(a, compute_dtype)
     shape = util.shape_of(a)
     axes = util.canonicalize_axes(axis, len(shape))
     if initial is not None:
@@ -87,7 +119,6 @@ def _reduce(m: _Monoid, a, axis, dtype, keepdims, initial, where, *,
         if util.shape_of(initial):
             raise ValueError(f"{m.name}: initial must be a scalar, got shape "
                              f"{util.shape_of(initial)}")
-        initial = util.convert(util.operand(initial), compute_dtype)
     if m.identity is None and initial is None:
         if where is not None:
             raise ValueError(f"reduction operation '{m.name}' does not have an identity, so "
@@ -96,16 +127,17 @@ def _reduce(m: _Monoid, a, axis, dtype, keepdims, initial, where, *,
             raise ValueError(f"zero-size array to reduction operation {m.name} which has no "
                              "identity")
     if where is not None:
-        fill = m.identity if m.identity is not None else initial
-        a = util.select_n(_where_mask(where, shape, m.name), lax.broadcast_in_dim(
-            util.convert(fill, compute_dtype), shape, ()), a)
+        where = _checked_where(where, shape, m.name)
+    a = util.convert(a, compute_dtype)
     reduce, combine = m.reduce, m.combine
     if compute_dtype == np.dtype(bool):
         reduce, combine = ((lax.reduce_or, lax.bitwise_or) if m.bool_is_or
                            else (lax.reduce_and, lax.bitwise_and))
+    if where is not None:
+        a = ufuncs.where(where, a, fill_value(compute_dtype, m.fill))
     out = reduce(a, axes)
     if initial is not None:
-        out = combine(initial, out)  # JAX's operand order (the same jaxpr)
+        out = combine(util.convert(util.operand(initial), compute_dtype), out)
     if keepdims:
         out = _keep_dims(out, axes)
     return util.convert(out, result_dtype)  # strongly typed, even of weak operands (as JAX)
@@ -117,8 +149,9 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
 
     Follows `numpy.sum`, with JAX's dtype rules: bools and integers narrower than the
     default int are summed as the default int (int32 unless `jax_enable_x64`; NumPy
-    uses int64), unless `promote_integers=False`; float16/bfloat16 are accumulated in
-    float32 and the result cast back. `out` must be None (arrays are immutable).
+    uses int64), unless `promote_integers=False`; without `dtype`, float16/bfloat16 are
+    accumulated in float32 and the result cast back. `out` must be None (arrays are
+    immutable).
 
     Args:
         a: an array.
@@ -145,7 +178,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     """
     _check_out(out, "sum")
     return _reduce(_SUM, a, axis, dtype, keepdims, initial, where,
-                   promote_integers=promote_integers, upcast_f16=True)
+                   promote_integers=promote_integers, upcast_f16=dtype is None)
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
@@ -153,7 +186,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     """The product of the elements of `a` over `axis`.
 
     Follows `numpy.prod`, with the dtype rules of `sum` (narrow integers and bools
-    multiply as the default int; float16/bfloat16 in float32).
+    multiply as the default int; float16/bfloat16 in float32 unless `dtype` is given).
 
     Args:
         a: an array.
@@ -174,7 +207,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     """
     _check_out(out, "prod")
     return _reduce(_PROD, a, axis, dtype, keepdims, initial, where,
-                   promote_integers=promote_integers, upcast_f16=True)
+                   promote_integers=promote_integers, upcast_f16=dtype is None)
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
@@ -293,6 +326,7 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
                    promote_integers=False, upcast_f16=False)
 
 
+@util.compiled(static_argnames=("axis", "keepdims"))  # one jitted call, as JAX's
 def count_nonzero(a, axis=None, keepdims=False):
     """The number of nonzero (true) elements of `a` over `axis`.
 
@@ -311,8 +345,9 @@ def count_nonzero(a, axis=None, keepdims=False):
         >>> jnp.count_nonzero(jnp.array([[0, 1, 2], [0, 0, 3]]), axis=1)
         Array([2, 1], dtype=int32)
     """
-    a = _as_bool(util.ensure_arraylike("count_nonzero", a))
-    return sum(a, axis, dtype=dtypes.default_int_dtype(), keepdims=keepdims)
+    a = util.ensure_arraylike("count_nonzero", a)
+    return sum(lax.ne(a, np.zeros((), util.dtype_of(a))[()]), axis,
+               dtype=dtypes.default_int_dtype(), keepdims=keepdims)
 
 
 def _check_out(out, fun_name):
@@ -340,7 +375,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     Follows `numpy.mean`, except for dtypes: integers and bools are averaged in the
     default float type (float32 unless `jax_enable_x64`; NumPy gives float64), unless
     `dtype` is an integer type: then, as in JAX, the values are summed and divided
-    (truncating) in that type; float16/bfloat16 are accumulated in float32. With
+    (truncating) in that type; without `dtype`, float16/bfloat16 are accumulated in
+    float32. With
     `where`, only selected elements are averaged (NaN where none is).
 
     Args:
@@ -367,12 +403,13 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     if result_dtype == np.bool_:  # JAX divides in the requested dtype: bool cannot
         raise TypeError(f"mean: dtype bool is not supported for the mean of {util.dtype_of(a)} "
                         "values (it divides in that dtype)")
-    compute_dtype = (_upcast_f16(result_dtype) if dtypes.issubdtype(result_dtype, np.inexact)
+    compute_dtype = (_upcast_f16(result_dtype)
+                     if dtype is None and dtypes.issubdtype(result_dtype, np.inexact)
                      else result_dtype)
     shape = util.shape_of(a)
     axes = util.canonicalize_axes(axis, len(shape))
-    total = sum(a, axes, dtype=compute_dtype, keepdims=keepdims, where=where)
     count = _count(shape, axes, where, keepdims, compute_dtype, "mean")
+    total = sum(a, axes, dtype=compute_dtype, keepdims=keepdims, where=where)
     if dtypes.issubdtype(compute_dtype, np.inexact):
         return util.convert(lax.div(total, count), result_dtype)
     # an integer mean: never divided by zero (JAX's program folds 0 // 0 and the process
@@ -418,35 +455,50 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         (Array(1.25, dtype=float32), Array(1.666..., dtype=float32))
     """
     _check_out(out, "var")
-    if correction is not None:
-        if ddof != 0:
-            raise ValueError("ddof and correction can't be provided simultaneously.")
-        ddof = correction
+    correction = _correction(ddof, correction)
     a = util.ensure_arraylike("var", a)
+    return _var(a, axis=static_axes(axis), dtype=dtype, correction=correction,
+                keepdims=keepdims, where=where, a_mean=mean)
+
+
+def _correction(ddof, correction):
+    """The divisor's correction: `correction`, else `ddof` (not both)."""
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    return correction
+
+
+def static_axes(axis):
+    """`axis` as a static argument of a jitted helper: a sequence becomes a tuple."""
+    return tuple(axis) if isinstance(axis, (list, tuple)) else axis
+
+
+@util.compiled(static_argnames=("axis", "dtype", "keepdims"))
+def _var(a, *, axis, dtype, correction, keepdims, where, a_mean):
+    """`var`'s computation, one jitted call (JAX's `_var`); `correction` is traced, so
+    a slice left without degrees of freedom (N <= correction) is NaN by a select."""
     compute_dtype, result_dtype = _var_dtypes(util.dtype_of(a), dtype)
     a = util.convert(a, compute_dtype)
     shape = util.shape_of(a)
     axes = util.canonicalize_axes(axis, len(shape))
-    if mean is None:
-        mean = _mean(a, axes, dtype=compute_dtype, keepdims=True, where=where)
+    if a_mean is None:
+        a_mean = _mean(a, axes, dtype=compute_dtype, keepdims=True, where=where)
     else:
-        mean = util.convert(util.ensure_arraylike("var", mean), compute_dtype)
-    centered = lax.sub(a, mean)
+        a_mean = util.convert(util.ensure_arraylike("var", a_mean), compute_dtype)
+    centered = lax.sub(a, a_mean)
     if util.dtype_category(compute_dtype) == "c":
-        squared = lax.real(lax.mul(centered, lax.conj(centered)))
+        centered = lax.real(lax.mul(centered, lax.conj(centered)))
+        compute_dtype = util.dtype_of(centered)
     else:
-        squared = lax.mul(centered, centered)
-    count = _count(shape, axes, where, keepdims, util.dtype_of(squared), "var")
-    total = sum(squared, axes, keepdims=keepdims, where=where)
-    # No degrees of freedom left (N <= ddof): NaN, as JAX's (NumPy's division gives inf)
-    if isinstance(count, float):
-        variance = (lax.div(total, count - ddof) if count > ddof
-                    else lax.full_like(total, np.nan))
-    else:  # a masked count, or a symbolic one's value
-        normalizer = lax.sub(count, float(ddof))
-        variance = util.select_n(lax.gt(normalizer, 0.0), lax.full_like(total, np.nan),
-                                 lax.div(total, normalizer))
-    return util.convert(variance, result_dtype)
+        centered = lax.square(centered)
+    normalizer = _count(shape, axes, where, keepdims, compute_dtype, "var")
+    normalizer = lax.sub(normalizer, util.convert(correction, compute_dtype))
+    total = sum(centered, axes, dtype=compute_dtype, keepdims=keepdims, where=where)
+    variance = util.convert(lax.div(total, normalizer), result_dtype)
+    return ufuncs.where(lax.gt(normalizer, util.convert(0, util.dtype_of(normalizer))),
+                        variance, np.nan)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
@@ -473,9 +525,17 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         Array([1., 0.], dtype=float32)
     """
     _check_out(out, "std")
-    variance = var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean,
-                   correction=correction)
-    return lax.sqrt(variance)
+    correction = _correction(ddof, correction)
+    a = util.ensure_arraylike("std", a)
+    return _std(a, axis=static_axes(axis), dtype=dtype, correction=correction,
+                keepdims=keepdims, where=where, mean=mean)
+
+
+@util.compiled(static_argnames=("axis", "dtype", "keepdims"))
+def _std(a, *, axis, dtype, correction, keepdims, where, mean):
+    """`std`'s computation, one jitted call around `var`'s (JAX's `_std`)."""
+    return lax.sqrt(var(a, axis=axis, dtype=dtype, correction=correction,
+                        keepdims=keepdims, where=where, mean=mean))
 
 
 def _var_dtypes(a_dtype, dtype) -> tuple[np.dtype, np.dtype]:
@@ -549,25 +609,39 @@ argmin = _arg_extremum("argmin", lax.argmin, "Array([0, 1], dtype=int32)")
 
 # --- cumulative reductions ---------------------------------------------------------------
 
+def accumulate(name: str, lax_fn: Callable, a, axis, dtype, out, fill_nan: bool = False,
+               fill_value=0):
+    """The body of cumsum/cumprod and of their nan forms (`fill_nan`: NaNs count as
+    `fill_value`), in JAX's order: flatten (for `axis=None`), fill, convert, accumulate,
+    convert back."""
+    _check_out(out, name)
+    a = util.ensure_arraylike(name, a)
+    if axis is None:
+        a, axis = lax.reshape(a, (math.prod(util.shape_of(a)),)), 0
+    axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
+    if fill_nan:
+        a = ufuncs.where(lax.ne(a, a), np.asarray(fill_value, util.dtype_of(a))[()], a)
+    dtype = util.check_user_dtype(dtype, name)
+    if dtype == np.dtype(bool):  # the truth values accumulate (as integers), bools come back
+        result_dtype = dtype
+        if util.dtype_of(a) != result_dtype:
+            a = lax.ne(a, util.convert(0, util.dtype_of(a), util.is_weak(a)))
+        compute_dtype = summed_dtype(result_dtype)
+    else:
+        if dtype is None:
+            dtype = summed_dtype(util.dtype_of(a)) if util.dtype_of(a) == np.dtype(bool) \
+                else util.dtype_of(a)
+        result_dtype = compute_dtype = dtype
+    out = lax_fn(util.convert(a, compute_dtype), axis=axis)
+    return util.convert(out, result_dtype)
+
+
 def _cumulative(name: str, lax_fn: Callable, example_output: str):
     def fn(a, axis=None, dtype=None, out=None):
-        _check_out(out, name)
-        a = util.ensure_arraylike(name, a)
-        if axis is None:
-            a = lax.reshape(a, (math.prod(util.shape_of(a)),))
-            axis = 0
-        axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
-        dtype = util.check_user_dtype(dtype, name)
-        result_dtype = dtype or util.dtype_of(a)
-        if result_dtype == np.dtype(bool):
-            result_dtype = dtypes.default_int_dtype()
-        if dtype == np.dtype(bool):  # the truth values accumulate, and bools come back
-            a = util.convert(a, np.dtype(bool))
-        out = lax_fn(util.convert(a, result_dtype), axis=axis)
-        return util.convert(out, np.dtype(bool)) if dtype == np.dtype(bool) else out
+        return accumulate(name, lax_fn, a, axis, dtype, out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _CUMULATIVE_DOC.format(name=name, what=name[3:], out=example_output)
-    return fn
+    return util.compiled(static_argnames=("axis", "dtype"))(fn)  # a jitted call, as JAX's
 
 
 _CUMULATIVE_DOC = """The running {what} of `a` along `axis` (over the flattened array if `axis` is

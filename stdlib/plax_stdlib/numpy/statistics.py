@@ -1,8 +1,9 @@
 """Order statistics and moments: quantile/percentile/median (and their nan*
 forms), average, ptp, cov, corrcoef.
 
-Quantiles sort the reduced axes (moved last and flattened into one) and pick
-the neighbouring order statistics of each `q`, combined by `method` ('linear',
+Quantiles (jitted, as JAX's) sort along the reduced axis (the flattened array
+for `axis=None`; a tuple of axes is merged into one last axis) and pick the
+neighbouring order statistics of each `q`, combined by `method` ('linear',
 'lower', 'higher', 'midpoint', 'nearest'; or 'inverted_cdf', the only one that
 takes `weights`). A NaN in a slice makes its quantile NaN; the nan* forms skip
 NaNs instead. Results have the (inexact) dtype of `a`, as in JAX.
@@ -21,25 +22,18 @@ from plax_stdlib.numpy import indexing, reductions, shape_ops, ufuncs, util
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
-def _reduced_last(x, axes: tuple[int, ...]):
-    """`x` with `axes` moved last and merged into one axis."""
-    shape = util.shape_of(x)
-    kept = tuple(d for d in range(len(shape)) if d not in axes)
-    x = lax.transpose(x, kept + tuple(axes))
-    return lax.reshape(x, tuple(shape[d] for d in kept) + (math.prod(shape[d] for d in axes),))
+def _one(x):
+    """1 in `x`'s dtype, a constant."""
+    return np.ones((), util.dtype_of(x))[()]
 
 
-def _take_last(sorted_, index, q_ndim: int):
-    """`sorted_[..., index]` for an `index` of shape q_shape + rest."""
-    shape = util.shape_of(index)
-    target = shape + (util.shape_of(sorted_)[-1],)
-    source = lax.broadcast_in_dim(sorted_, target, tuple(range(q_ndim, len(target))))
-    return lax.squeeze(indexing.take_along_axis(source, lax.expand_dims(index, (len(shape),)), -1,
-                                       mode="clip"), (len(shape),))
+def _zero(x):
+    """0 in `x`'s dtype, a constant."""
+    return np.zeros((), util.dtype_of(x))[()]
 
 
-def _quantile(name: str, a, q, axis, method: str, keepdims: bool, skip_nans: bool,
-              weights=None):
+def _checked_inputs(name: str, a, q, method: str, weights):
+    """`a` (and `weights`) promoted to inexact and checked, `q` promoted."""
     if method not in _METHODS:
         raise ValueError(f"{name}: method can only be one of {', '.join(map(repr, _METHODS))}; "
                          f"got {method!r}")
@@ -58,101 +52,187 @@ def _quantile(name: str, a, q, axis, method: str, keepdims: bool, skip_nans: boo
         raise ValueError(f"{name} does not support complex input, as the operation is poorly "
                          "defined.")
     q, = util.promote_dtypes_inexact(q)
-    q_shape = util.shape_of(q)
-    if len(q_shape) > 1:
-        raise ValueError(f"{name}: q must have rank <= 1, got shape {q_shape}")
+    if len(util.shape_of(q)) > 1:
+        raise ValueError(f"{name}: q must have rank <= 1, got shape {util.shape_of(q)}")
+    return a, q, weights
+
+
+def _quantile(name: str, a, q, axis, method: str, keepdims: bool, skip_nans: bool,
+              weights=None):
+    """The quantiles, as JAX computes them: the reduced axes become one (the last, for a
+    tuple `axis`), sorted; NaN slices are made NaN (or NaNs sorted last and skipped);
+    the neighbouring order statistics of each position `q * (n - 1)` are read and
+    combined by `method`."""
+    a, q, weights = _checked_inputs(name, a, q, method, weights)
     shape = util.shape_of(a)
-    axes = util.canonicalize_axes(axis, len(shape))
-    keep_shape = tuple(1 if d in axes else n for d, n in enumerate(shape))
     if weights is not None and util.shape_of(weights) != shape:
         if axis is None:
             raise ValueError(f"{name}: weights shape must match a's shape when axis is None")
+        axes = util.canonicalize_axes(axis, len(shape))
         if util.shape_of(weights) != tuple(shape[d] for d in axes):
             raise ValueError(f"{name}: weights of shape {util.shape_of(weights)} must match "
                              f"the reduced axes {tuple(shape[d] for d in axes)}")
         weights = lax.broadcast_in_dim(weights, shape, axes)
-    x = _reduced_last(a, axes)
-    w = None if weights is None else _reduced_last(weights, axes)
-    n = util.shape_of(x)[-1]
-    last = len(util.shape_of(x)) - 1
-    is_nan = ufuncs.isnan(x)
+    keep_shape = None  # the result's shape with the reduced axes kept, where it is reshaped
+    if axis is None:
+        keep_shape = (1,) * len(shape) if keepdims else None
+        a = lax.reshape(a, (math.prod(shape),))
+        weights = None if weights is None else lax.reshape(weights, (math.prod(shape),))
+        axis = 0
+    elif isinstance(axis, tuple):
+        axes = util.canonicalize_axes(axis, len(shape))
+        keep_shape = tuple(1 if d in axes else n for d, n in enumerate(shape))
+        kept = tuple(d for d in range(len(shape)) if d not in axes)
+        order = list(range(len(shape)))  # kept axes swapped to the front, in turn
+        for i, d in enumerate(kept):
+            order[i], order[d] = order[d], order[i]
+        merged = tuple(shape[d] for d in kept) + (math.prod(shape[d] for d in axes),)
+        a = lax.reshape(a, merged, tuple(order))
+        weights = None if weights is None else lax.reshape(weights, merged, tuple(order))
+        axis = len(merged) - 1
+    else:
+        axis = util.canonicalize_axis(axis, len(shape))
+    q_shape = util.shape_of(q)
+    q_ndim = len(q_shape)
+    q_dtype = util.dtype_of(q)
+    a_shape = util.shape_of(a)
+    index_dtype = dtypes.default_int_dtype()
+    q_given = q
+    if a_shape[axis] == 0:  # an empty slice has no quantile: NumPy's NaN (JAX fails to gather)
+        reduced = (a_shape[:axis] + (1,) * keepdims + a_shape[axis + 1:])
+        return _kept(lax.full(q_shape + reduced, np.nan, util.dtype_of(a)), q_shape, keepdims,
+                     keep_shape, util.dtype_of(a))
     if skip_nans:
-        x = ufuncs.where(is_nan, np.nan, x)  # positive NaNs, which sort last
+        a = ufuncs.where(lax.ne(a, a), np.nan, a)  # positive NaNs, which sort last
+        if weights is None:
+            a = lax.sort(a, dimension=axis)
+        else:
+            a, weights = lax.sort_key_val(a, weights, dimension=axis)
+        counts = reductions.sum(lax.bitwise_not(lax.ne(a, a)), axis=axis, dtype=q_dtype,
+                                keepdims=keepdims)
+        reduced_shape = util.shape_of(counts)
+        q = lax.expand_dims(q, tuple(range(q_ndim, len(reduced_shape) + q_ndim)))
+        counts = lax.expand_dims(counts, tuple(range(q_ndim)))
+        q = lax.mul(q, lax.sub(counts, _one(q)))
+        low, high = lax.floor(q), lax.ceil(q)
+        high_weight = lax.sub(q, low)
+        low_weight = lax.sub(_one(high_weight), high_weight)
+        low = lax.max(_zero(low), lax.min(low, ufuncs.subtract(counts, 1)))
+        high = lax.max(_zero(high), lax.min(high, ufuncs.subtract(counts, 1)))
+        low, high = util.convert(low, index_dtype), util.convert(high, index_dtype)
+        out_shape = q_shape + reduced_shape
+        index = [lax.broadcasted_iota(index_dtype, out_shape, d + q_ndim)
+                 for d in range(len(reduced_shape))]
+        if keepdims:
+            index[axis] = low
+        else:
+            index.insert(axis, low)
+        low_value = a[tuple(index)]
+        index[axis] = high
+        high_value = a[tuple(index)]
     else:
-        x = ufuncs.where(reductions.any(is_nan, axis=-1, keepdims=True), np.nan, x)
-    if w is None:
-        x = lax.sort(x, dimension=last)
+        a = ufuncs.where(reductions.any(lax.ne(a, a), axis=axis, keepdims=True), np.nan, a)
+        if weights is None:
+            a = lax.sort(a, dimension=axis)
+        else:
+            a, weights = lax.sort_key_val(a, weights, dimension=axis)
+        n = util.convert(a_shape[axis], q_dtype)
+        q = lax.mul(q, ufuncs.subtract(n, 1))
+        low, high = lax.floor(q), lax.ceil(q)
+        high_weight = lax.sub(q, low)
+        low_weight = lax.sub(_one(high_weight), high_weight)
+        low = lax.clamp(_zero(low), low, ufuncs.subtract(n, 1))
+        high = lax.clamp(_zero(high), high, ufuncs.subtract(n, 1))
+        low, high = util.convert(low, index_dtype), util.convert(high, index_dtype)
+        slice_sizes = list(a_shape)
+        slice_sizes[axis] = 1
+        numbers = lax.GatherDimensionNumbers(
+            offset_dims=tuple(range(q_ndim, len(a_shape) + q_ndim - (0 if keepdims else 1))),
+            collapsed_slice_dims=() if keepdims else (axis,), start_index_map=(axis,))
+        # the indices were clamped: in bounds (JAX's lax.gather default)
+        in_bounds = lax.GatherScatterMode.PROMISE_IN_BOUNDS
+        low_value = lax.gather(a, lax.expand_dims(low, (q_ndim,)), numbers, slice_sizes,
+                               mode=in_bounds)
+        high_value = lax.gather(a, lax.expand_dims(high, (q_ndim,)), numbers, slice_sizes,
+                                mode=in_bounds)
+        if q_ndim == 1:
+            low_weight = lax.broadcast_in_dim(low_weight, util.shape_of(low_value), (0,))
+            high_weight = lax.broadcast_in_dim(high_weight, util.shape_of(high_value), (0,))
+    if method == "linear":
+        result = lax.add(lax.mul(util.convert(low_value, q_dtype), low_weight),
+                         lax.mul(util.convert(high_value, q_dtype), high_weight))
+    elif method == "lower":
+        result = low_value
+    elif method == "higher":
+        result = high_value
+    elif method == "nearest":
+        result = lax.select(lax.le(high_weight, np.asarray(0.5, util.dtype_of(high_weight))[()]),
+                            low_value, high_value)
+    elif method == "midpoint":
+        result = lax.mul(lax.add(low_value, high_value),
+                         np.asarray(0.5, util.dtype_of(low_value))[()])
     else:
-        x, w = lax.sort_key_val(x, w, dimension=last)
+        result = _inverted_cdf(a, weights, q_given, axis, keepdims, skip_nans)
+    return _kept(result, q_shape, keepdims, keep_shape, util.dtype_of(a))
+
+
+def _kept(result, q_shape, keepdims: bool, keep_shape, dtype):
+    """The quantiles in `dtype`, reshaped to keep the reduced axes (for `axis` None or a
+    tuple, where they were merged into one)."""
+    if keepdims and keep_shape:
+        result = lax.reshape(result, q_shape + keep_shape)
+    return util.convert(result, dtype)
+
+
+def _inverted_cdf(a, weights, q, axis: int, keepdims: bool, skip_nans: bool):
+    """The smallest sorted value whose cumulative weight reaches q of the total, along
+    `axis` of the sorted `a`; negative or NaN weights, or NaN data (for the plain
+    forms; all-NaN slices for the nan* forms) make the result NaN."""
+    q_ndim = len(util.shape_of(q))
+    a_shape = util.shape_of(a)
+    if weights is None:
+        weights = lax.full_like(a, 1.0)
+    zeros = lax.full_like(weights, 0)
+    bad_weights = lax.bitwise_or(lax.lt(weights, zeros), lax.ne(weights, weights))
+    nan_data = lax.ne(a, a)
+    clean_weights = lax.select(lax.bitwise_or(bad_weights, nan_data), zeros, weights)
+    cumulative = reductions.cumsum(clean_weights, axis=axis)
+    total = lax.index_in_dim(cumulative, -1, axis=axis, keepdims=keepdims)
+    total_q = lax.expand_dims(total, tuple(range(q_ndim)))
+    q_total = lax.reshape(q, util.shape_of(q) + (1,) * len(util.shape_of(total)))
+    target = lax.mul(q_total, total_q)
+    if not keepdims:
+        target = lax.expand_dims(target, (axis + q_ndim,))
+    below = lax.lt(lax.expand_dims(cumulative, tuple(range(q_ndim))), target)
+    index = reductions.sum(util.convert(below, dtypes.default_int_dtype()), axis=axis + q_ndim,
+                           keepdims=keepdims)
     q_dtype = util.dtype_of(q)
     if skip_nans:
-        count = reductions.sum(lax.bitwise_not(is_nan), axis=-1, dtype=q_dtype)
+        counts = reductions.sum(lax.bitwise_not(nan_data), axis=axis, dtype=q_dtype,
+                                keepdims=keepdims)
     else:
-        count = lax.full(util.shape_of(x)[:-1], n, q_dtype)
-    rest = util.shape_of(count)
-    out_shape = q_shape + rest
-    qb = lax.broadcast_in_dim(q, out_shape, tuple(range(len(q_shape))))
-    countb = lax.broadcast_in_dim(count, out_shape, tuple(range(len(q_shape), len(out_shape))))
-    index_dtype = dtypes.default_int_dtype()
-    if method == "inverted_cdf":
-        result = _inverted_cdf(x, w, qb, countb, is_nan, skip_nans, len(q_shape))
-    else:
-        position = lax.mul(qb, lax.sub(countb, np.ones((), q_dtype)[()]))
-        top = lax.sub(countb, np.ones((), q_dtype)[()])
-        low = lax.max(lax.min(lax.floor(position), top), np.zeros((), q_dtype)[()])
-        high = lax.max(lax.min(lax.ceil(position), top), np.zeros((), q_dtype)[()])
-        high_weight = lax.sub(position, lax.floor(position))
-        low_value = _take_last(x, util.convert(low, index_dtype), len(q_shape))
-        high_value = _take_last(x, util.convert(high, index_dtype), len(q_shape))
-        if method == "linear":
-            result = lax.add(lax.mul(util.convert(low_value, q_dtype),
-                                     lax.sub(np.ones((), q_dtype)[()], high_weight)),
-                             lax.mul(util.convert(high_value, q_dtype), high_weight))
-        elif method == "lower":
-            result = low_value
-        elif method == "higher":
-            result = high_value
-        elif method == "nearest":
-            result = lax.select(lax.le(high_weight, np.asarray(0.5, q_dtype)[()]), low_value,
-                                high_value)
-        else:
-            result = lax.mul(lax.add(low_value, high_value),
-                             np.asarray(0.5, util.dtype_of(low_value))[()])
-    if n == 0:  # an empty slice has no quantile: NumPy's NaN (JAX fails to gather)
-        result = lax.full(util.shape_of(result), np.nan, util.dtype_of(result))
+        counts = lax.full_like(total, a_shape[axis], dtype=q_dtype)
+    limit = util.convert(lax.sub(counts, _one(counts)), dtypes.default_int_dtype())
+    limit = util.convert(lax.expand_dims(limit, tuple(range(q_ndim))), util.dtype_of(index))
+    index = lax.max(_zero(index), lax.min(index, limit))
     if keepdims:
-        result = lax.reshape(result, q_shape + keep_shape)
-    return util.as_array(util.convert(result, util.dtype_of(a)))
-
-
-def _inverted_cdf(x, w, q, count, is_nan, skip_nans: bool, q_ndim: int):
-    """The smallest sorted value whose cumulative weight reaches q of the total;
-    negative or NaN weights make the result NaN."""
-    if w is None:
-        w = lax.full(util.shape_of(x), 1, util.dtype_of(x))
-    nan_data = ufuncs.isnan(x)
-    bad = lax.bitwise_or(lax.lt(w, np.zeros((), util.dtype_of(w))[()]), ufuncs.isnan(w))
-    clean = ufuncs.where(lax.bitwise_or(bad, nan_data), np.zeros((), util.dtype_of(w))[()], w)
-    cumulative = reductions.cumsum(clean, axis=-1)
-    total = cumulative[..., -1] if util.shape_of(cumulative)[-1] else \
-        lax.full(util.shape_of(cumulative)[:-1], 0, util.dtype_of(cumulative))
-    out_shape = util.shape_of(q)
-    lead = tuple(range(q_ndim, len(out_shape)))
-    target = lax.mul(util.convert(q, util.dtype_of(total)),
-                     lax.broadcast_in_dim(total, out_shape, lead))
-    full = out_shape + (util.shape_of(x)[-1],)
-    below = lax.lt(lax.broadcast_in_dim(cumulative, full, tuple(range(q_ndim, len(full)))),
-                   lax.expand_dims(target, (len(out_shape),)))
-    index_dtype = dtypes.default_int_dtype()
-    index = reductions.sum(below, axis=-1, dtype=index_dtype)
-    limit = util.convert(lax.sub(count, np.ones((), util.dtype_of(count))[()]), index_dtype)
-    index = lax.max(lax.min(index, limit), np.zeros((), index_dtype)[()])
-    result = _take_last(x, index, q_ndim)
-    nan_slices = (lax.eq(count, np.zeros((), util.dtype_of(count))[()]) if skip_nans
-                  else lax.broadcast_in_dim(reductions.any(is_nan, axis=-1), out_shape, lead))
-    force_nan = lax.bitwise_or(nan_slices, lax.broadcast_in_dim(reductions.any(bad, axis=-1),
-                                                                out_shape, lead))
-    return ufuncs.where(force_nan, np.nan, result)
+        index = lax.squeeze(index, (q_ndim + axis,))
+    if q_ndim == 0:
+        result = lax.squeeze(indexing.take_along_axis(a, lax.expand_dims(index, (axis,)),
+                                                      axis=axis), (axis,))
+    else:
+        ndim = len(util.shape_of(index))
+        perm = [*range(q_ndim, q_ndim + axis), *range(q_ndim), *range(q_ndim + axis, ndim)]
+        result = indexing.take_along_axis(a, lax.transpose(index, perm), axis=axis)
+        result = lax.transpose(result, [perm.index(i) for i in range(len(perm))])
+    if keepdims:
+        result = lax.expand_dims(result, (q_ndim + axis,))
+    all_nan = lax.eq(counts, lax.full_like(counts, 0))
+    any_bad_weight = reductions.any(bad_weights, axis=axis, keepdims=keepdims)
+    force_nan = lax.bitwise_or(any_bad_weight, all_nan if skip_nans else
+                               reductions.any(nan_data, axis=axis, keepdims=keepdims))
+    force_nan = lax.expand_dims(force_nan, tuple(range(q_ndim)))
+    return ufuncs.where(force_nan, lax.full_like(result, np.nan), result)
 
 
 def _check_options(name: str, out, overwrite_input):
@@ -161,6 +241,7 @@ def _check_options(name: str, out, overwrite_input):
                          "out != None")
 
 
+@util.compiled(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
 def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
              keepdims: bool = False, *, weights=None):
     """The `q`-th quantiles of `a` over `axis`, `q` in [0, 1].
@@ -197,6 +278,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: s
     return _quantile("quantile", a, q, axis, method, keepdims, False, weights)
 
 
+@util.compiled(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
 def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False,
                 method: str = "linear", keepdims: bool = False, *, weights=None):
     """`quantile`, ignoring NaNs (NaN where a slice holds only NaNs).
@@ -232,6 +314,8 @@ def _as_fraction(name: str, a, q):
     return a, lax.div(q, np.asarray(100, util.dtype_of(q))[()])
 
 
+@util.compiled(static_argnames=("axis", "overwrite_input", "keepdims", "method",
+                                 "out_sharding"))
 def percentile(a, q, axis=None, out=None, overwrite_input: bool = False,
                method: str = "linear", keepdims: bool = False, *, weights=None,
                out_sharding=None):
@@ -257,14 +341,15 @@ def percentile(a, q, axis=None, out=None, overwrite_input: bool = False,
 
     Examples:
         >>> jnp.percentile(jnp.arange(11.0), jnp.array([10, 50]))
-        Array([0.9999..., 5.    ], dtype=float32)
+        Array([0.99999994, 4.9999995 ], dtype=float32)
     """
     _check_options("percentile", out, overwrite_input)
-    return laid_out("plax.numpy.percentile", out_sharding, lambda a, q: _quantile(
-        "percentile", a, q, axis, method, keepdims, False, weights),
+    return laid_out("plax.numpy.percentile", out_sharding, lambda a, q: quantile(
+        a, q, axis=axis, method=method, keepdims=keepdims, weights=weights),
         *_as_fraction("percentile", a, q))
 
 
+@util.compiled(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
 def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False,
                   method: str = "linear", keepdims: bool = False, *, weights=None):
     """`percentile`, ignoring NaNs (NaN where a slice holds only NaNs).
@@ -289,10 +374,11 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False,
         Array(2., dtype=float32)
     """
     _check_options("nanpercentile", out, overwrite_input)
-    return _quantile("nanpercentile", *_as_fraction("nanpercentile", a, q), axis, method,
-                     keepdims, True, weights)
+    return nanquantile(*_as_fraction("nanpercentile", a, q), axis=axis, method=method,
+                       keepdims=keepdims, weights=weights)
 
 
+@util.compiled(static_argnames=("axis", "overwrite_input", "keepdims"))
 def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
     """The median over `axis`: the middle value, or the mean of the two middle values
     for an even count.
@@ -316,9 +402,11 @@ def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool
         Array(2.5, dtype=float32)
     """
     _check_options("median", out, overwrite_input)
-    return _quantile("median", a, 0.5, axis, "midpoint", keepdims, False)
+    a = util.ensure_arraylike("median", a)
+    return quantile(a, 0.5, axis=axis, keepdims=keepdims, method="midpoint")
 
 
+@util.compiled(static_argnames=("axis", "overwrite_input", "keepdims"))
 def nanmedian(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
     """`median`, ignoring NaNs (NaN where a slice holds only NaNs).
 
@@ -339,7 +427,8 @@ def nanmedian(a, axis=None, out=None, overwrite_input: bool = False, keepdims: b
         Array(3., dtype=float32)
     """
     _check_options("nanmedian", out, overwrite_input)
-    return _quantile("nanmedian", a, 0.5, axis, "midpoint", keepdims, True)
+    a = util.ensure_arraylike("nanmedian", a)
+    return nanquantile(a, 0.5, axis=axis, keepdims=keepdims, method="midpoint")
 
 
 # --- moments -----------------------------------------------------------------------------
@@ -416,6 +505,12 @@ def ptp(a, axis=None, out=None, keepdims: bool = False):
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.ptp is not supported.")
     a = util.ensure_arraylike("ptp", a)
+    return _ptp(a, reductions.static_axes(axis), keepdims)
+
+
+@util.compiled(static_argnames=("axis", "keepdims"))
+def _ptp(a, axis, keepdims):
+    """`ptp`'s computation, one jitted call (JAX's `_ptp`)."""
     return lax.sub(reductions.max(a, axis=axis, keepdims=keepdims),
                    reductions.min(a, axis=axis, keepdims=keepdims))
 

@@ -3,11 +3,14 @@ kaiser (with `i0`, the modified Bessel function it is made of). Each window is a
 array of `M` samples in the default float dtype (empty for M < 1, [1.] for M = 1)."""
 from __future__ import annotations
 
+import functools
+
 import operator
 from typing import Callable
 
 import numpy as np
 
+import plax
 from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib.numpy import ufuncs, util
@@ -70,6 +73,7 @@ hanning = _documented(_window(
     "Hann window", ": `0.5 - 0.5 cos(2 pi n / (M - 1))`", "jnp.hanning(5)",
     "Array([0. , 0.5, 1. , 0.5, 0. ], dtype=float32)")
 
+@util.compiled()  # as JAX's
 def i0(x):
     """The modified Bessel function of the first kind of order 0, `I0(x)`, for real `x`.
 
@@ -92,7 +96,25 @@ def i0(x):
     x, = util.promote_args_inexact("i0", x)
     if util.dtype_category(util.dtype_of(x)) != "f":
         raise ValueError(f"Unsupported input type to plax.numpy.i0: {util.dtype_of(x)}")
-    return util.as_array(lax.mul(lax.exp(lax.abs(x)), lax.bessel_i0e(x)))
+    return util.as_array(_i0_with_rule()(x))
+
+
+@functools.cache
+def _i0_with_rule():
+    """JAX's `_i0`: exp(|x|)·i0e(|x|), a custom_jvp whose tangent is the formula's but
+    0 at x = 0, where |x| has no derivative (made on first use: `custom_jvp` is reached
+    through the facade)."""
+    def _i0(x):
+        magnitude = lax.abs(x)
+        return lax.mul(lax.exp(magnitude), lax.bessel_i0e(magnitude))
+
+    fn = plax.custom_jvp(_i0)
+
+    @fn.defjvp
+    def _i0_jvp(primals, tangents):
+        out, tangent = plax.jvp(_i0, primals, tangents)
+        return out, ufuncs.where(ufuncs.equal(primals[0], 0), 0.0, tangent)
+    return fn
 
 
 def kaiser(M: int, beta):
