@@ -42,13 +42,24 @@ def diag(v, k: int = 0):
                [0, 0, 0]], dtype=int32)
     """
     v = util.ensure_arraylike("diag", v)
-    k = operator.index(k)
+    return _diag(v, k=operator.index(k))
+
+
+@util.compiled(static_argnames=("k",))
+def _diag(v, k: int):
+    """`diag` as one jitted call (JAX's `_diag`). From a 1-D `v`: `v` padded to the
+    side `n` of the matrix, shifted by `k`, then kept where an `eye` of the k-th
+    diagonal is true, as a column broadcast along the rows."""
+    from plax_stdlib.numpy.creation import eye
     shape = util.shape_of(v)
     if len(shape) == 2:
         return shape_ops.diagonal(v, offset=k)
     if len(shape) != 1:
         raise ValueError(f"diag input must be 1d or 2d, got shape {shape}")
-    return diagflat(v, k)
+    zero = util.convert(0, util.dtype_of(v), util.is_weak(v))  # a scalar of v's type
+    n = shape[0] + abs(k)
+    v = lax.pad(v, zero, ((max(0, -k), max(0, k), 0),))
+    return ufuncs.where(eye(n, k=k, dtype=bool), v[:, None], zero)
 
 
 def diagflat(v, k: int = 0):
