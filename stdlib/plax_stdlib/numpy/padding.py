@@ -318,6 +318,9 @@ def _pad_constant(array, widths, values):
     from plax_stdlib.numpy.creation import asarray
     values = util.convert(asarray(values), util.dtype_of(array), util.is_weak(array))
     ndim = len(util.shape_of(array))
+    # Concrete widths as NumPy integers, as JAX's come out of its np.asarray of them.
+    widths = tuple(tuple(np.int64(w) if isinstance(w, int) else w for w in pair)
+                   for pair in widths)
     shape = util.shape_of(values)
     if len(shape) == 1 and shape[0] == 1:
         values, shape = lax.reshape(values, ()), ()
