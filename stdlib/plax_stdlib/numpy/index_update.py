@@ -39,7 +39,7 @@ def _scatter_method(op: str, doc: str):
         index = self._index(wrap_negative_indices, mode == "clip")
         out_sharding = _update_sharding(op, self.array, index, out_sharding)
         return laid_out(f".{op}", out_sharding, lambda x, v: _update(
-            op, x, index, v, unique_indices, mode), self.array, values)
+            op, x, index, v, unique_indices, mode, indices_are_sorted), self.array, values)
     method.__name__, method.__qualname__, method.__doc__ = op, f"_IndexUpdateRef.{op}", doc
     return method
 
@@ -54,7 +54,8 @@ def _combining_method(ufunc: str, doc: str):
         index = self._index(wrap_negative_indices, mode == "clip")
         out_sharding = _update_sharding(ufunc, self.array, index, out_sharding)
         return laid_out(f".{ufunc}", out_sharding, lambda x, v: combine(x, _update(
-            "multiply", _filled_like(x, 1), index, v, unique_indices, mode)),
+            "multiply", _filled_like(x, 1), index, v, unique_indices, mode,
+            indices_are_sorted)),
             self.array, values)
     method.__name__, method.__qualname__, method.__doc__ = (ufunc, f"_IndexUpdateRef.{ufunc}",
                                                             doc)
@@ -97,7 +98,7 @@ class _IndexUpdateRef:
     def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
             mode=None, fill_value=None, wrap_negative_indices: bool = True,
             out_sharding=None):
-        """`x[index]`; out-of-bounds indices follow `mode` ("clip" by default)."""
+        """`x[index]`; out-of-bounds indices follow `mode` (clamped by default)."""
         mode = _check_mode(mode)
         index = self._index(wrap_negative_indices, mode in (None, "clip", "promise_in_bounds"))
         return laid_out(".get", out_sharding, lambda x: indexing.getitem(
@@ -216,6 +217,7 @@ class _Windows(NamedTuple):
     indices: Any  # the integers broadcast together, stacked in a last dimension
     dnums: lax.ScatterDimensionNumbers
     target: tuple[int, ...]  # the indexed shape, the shape the values broadcast to
+    basic: bool  # scalar integers only: one index vector, sorted and unique (JAX's flags)
 
 
 def _windows(shape: tuple, index) -> _Windows | None:
@@ -264,10 +266,11 @@ def _windows(shape: tuple, index) -> _Windows | None:
         range(batch_at + len(batch), len(target)))
     return _Windows(indices, lax.ScatterDimensionNumbers(
         update_window_dims=update_window_dims, inserted_window_dims=tuple(integer_dims),
-        scatter_dims_to_operand_dims=tuple(integer_dims)), target)
+        scatter_dims_to_operand_dims=tuple(integer_dims)), target, batch == ())
 
 
-def _update(op: str, x, index, values, unique_indices: bool, mode):
+def _update(op: str, x, index, values, unique_indices: bool, mode,
+            indices_are_sorted: bool = False):
     x = util.ensure_arraylike(f"x.at[...].{op}", x)
     util.check_arraylike(f"x.at[...].{op}", values)
     shape, dtype = util.shape_of(x), util.dtype_of(x)
@@ -302,12 +305,14 @@ def _update(op: str, x, index, values, unique_indices: bool, mode):
     values = util.broadcast_to_shape(values, target)
     if windows is not None:
         out = _SCATTERS[op](x, windows.indices, values, windows.dnums,
-                            unique_indices=unique_indices,
+                            indices_are_sorted=bool(indices_are_sorted) or windows.basic,
+                            unique_indices=bool(unique_indices) or windows.basic,
                             mode="fill" if mode in (None, "drop") else mode)
         return util.as_array(util.convert(out, dtype, weak))
     n = math.prod(target)
     out = _SCATTERS[op](lax.reshape(x, (size,)), lax.reshape(picked, (n, 1)),
                         lax.reshape(values, (n,)), _FLAT, unique_indices=unique_indices,
+                        indices_are_sorted=indices_are_sorted,
                         mode="promise_in_bounds" if mode == "promise_in_bounds" else "fill")
     return util.as_array(util.convert(lax.reshape(out, shape), dtype, weak))
 

@@ -453,7 +453,8 @@ def gather_indexed(y, picks, position: int, mode=None, fill_value=None,
                    wrap_negative: bool = True):
     """Elements of `y` at the index arrays `picks` [(dimension of y, index)], which
     broadcast together; their broadcast shape replaces the picked dimensions at
-    `position` among the others. `mode` as in `lax.gather` ("clip" if None)."""
+    `position` among the others. `mode` as in `lax.gather` (None: JAX's
+    "promise_in_bounds", which XLA's gather clamps)."""
     yshape = util.shape_of(y)
     dtype = dtypes.default_int_dtype()
     arrays = [index_array(i, yshape[d], dtype, wrap_negative) for d, i in picks]
@@ -465,9 +466,12 @@ def gather_indexed(y, picks, position: int, mode=None, fill_value=None,
                          ) from None
     if all(not _is_plax_value(a) for a in arrays):
         indices = np.stack([np.broadcast_to(a, bshape) for a in arrays], axis=-1)
-    else:
-        indices = lax.concatenate([lax.reshape(util.broadcast_to_shape(a, bshape), bshape + (1,))
-                                   for a in arrays], len(bshape))
+    elif len(arrays) == 1:  # (its shape is bshape)
+        indices = lax.expand_dims(arrays[0], (len(bshape),))
+    else:  # each broadcast, then given the index vectors' axis (JAX's)
+        indices = lax.concatenate([
+            lax.broadcast_in_dim(util.broadcast_to_shape(a, bshape), bshape + (1,),
+                                 tuple(range(len(bshape)))) for a in arrays], len(bshape))
     dims = [d for d, _ in picks]
     rest = len(yshape) - len(dims)
     others = [n for d, n in enumerate(yshape) if d not in dims]
@@ -480,7 +484,8 @@ def gather_indexed(y, picks, position: int, mode=None, fill_value=None,
                                        collapsed_slice_dims=tuple(sorted(dims)),
                                        start_index_map=tuple(dims))
     sizes = [1 if d in dims else n for d, n in enumerate(yshape)]
-    return lax.gather(y, indices, dnums, sizes, mode="clip" if mode is None else mode,
+    return lax.gather(y, indices, dnums, sizes,
+                      mode="promise_in_bounds" if mode is None else mode,
                       fill_value=fill_value)
 
 
