@@ -862,7 +862,7 @@ def fliplr(m):
     if _ndim(m) < 2:
         raise ValueError(f"fliplr requires an array of at least 2 dimensions, got shape "
                          f"{util.shape_of(m)}")
-    return lax.rev(m, (1,))
+    return _flip(m, 1)
 
 
 def flipud(m):
@@ -886,7 +886,7 @@ def flipud(m):
     m = util.ensure_arraylike("flipud", m)
     if _ndim(m) < 1:
         raise ValueError("flipud requires an array of at least 1 dimension, got a 0-d array")
-    return lax.rev(m, (0,))
+    return _flip(m, 0)
 
 
 def roll(a, shift, axis=None):

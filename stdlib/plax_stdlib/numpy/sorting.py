@@ -62,7 +62,7 @@ def sort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True
                  descending=descending)
 
 
-def _named(name: str):
+def named(name: str):
     """Gives the decorated function `name`: the name its jit prints under (JAX's
     public function is the jitted one)."""
     def rename(fun):
@@ -72,7 +72,7 @@ def _named(name: str):
 
 
 @util.compiled(static_argnames=("axis", "stable", "descending"))
-@_named("sort")
+@named("sort")
 def _sort(a, axis, stable, descending):
     a, axis = _sort_axis("sort", a, axis)
     out = lax.sort(a, dimension=axis, is_stable=stable)
@@ -114,7 +114,7 @@ def argsort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = T
 
 
 @util.compiled(static_argnames=("axis", "stable", "descending", "dtype"))
-@_named("argsort")
+@named("argsort")
 def _argsort(a, axis, stable, descending, dtype):
     a, axis = _sort_axis("argsort", a, axis)
     iota = lax.broadcasted_iota(dtype, util.shape_of(a), axis)
