@@ -103,17 +103,14 @@ def _constant(x, axis: int, widths, values):
     return x
 
 
-def _gather_positions(x, axis: int, positions: np.ndarray):
-    from plax_stdlib.numpy.indexing import take
-    return take(x, positions.astype(np.int32), axis=axis, mode="clip")
-
-
 def _edge(x, axis: int, widths):
     shape = util.shape_of(x)
     n = shape[axis]
-    if all(isinstance(d, int) for d in shape):
-        return _gather_positions(x, axis, np.clip(np.arange(-widths[0], n + widths[1]), 0,
-                                                  n - 1))
+    if all(isinstance(d, int) for d in shape):  # JAX's: each edge slice repeated
+        before = shape_ops.repeat(lax.slice_in_dim(x, 0, 1, axis=axis), widths[0], axis=axis)
+        after = shape_ops.repeat(lax.slice_in_dim(x, n - 1, n, axis=axis), widths[1],
+                                 axis=axis)
+        return lax.concatenate([before, x, after], axis)
     # A symbolic (shape-polymorphic) shape: the edge slices broadcast beside `x`.
     parts = []
     for start, width in ((0, widths[0]), (n - 1, widths[1])):
@@ -124,8 +121,14 @@ def _edge(x, axis: int, widths):
 
 
 def _wrap(x, axis: int, widths):
+    """JAX's: copies of `x` side by side, with the partial copies at the ends sliced."""
     n = util.shape_of(x)[axis]
-    return _gather_positions(x, axis, np.arange(-widths[0], n + widths[1]) % n)
+    left_copies, left_rest = divmod(widths[0], n)
+    right_copies, right_rest = divmod(widths[1], n)
+    parts = [_part(x, n - left_rest, n, axis)] if left_rest else []
+    parts += [x] * (left_copies + right_copies + 1)
+    parts += [_part(x, 0, right_rest, axis)] if right_rest else []
+    return lax.concatenate(parts, axis)
 
 
 def _reflect(x, axis: int, widths, symmetric: bool, odd: bool):
@@ -293,10 +296,10 @@ def _pad(array, widths, mode, values, lengths, reflect_type):
         values = ((None, None),) * ndim if lengths is None else lengths
     x = array
     for axis, w in enumerate(widths):
-        if w == (0, 0):
-            continue
-        if util.shape_of(x)[axis] == 0 and mode != "empty":
+        if util.shape_of(x)[axis] == 0 and w != (0, 0) and mode != "empty":
             raise ValueError(f"pad: cannot apply {mode!r} padding to an empty axis")
+        if w == (0, 0) and (mode not in ("edge", "wrap") or util.shape_of(x)[axis] == 0):
+            continue  # (JAX's edge and wrap go through every non-empty axis)
         if mode == "empty":
             x = _constant(x, axis, w, (0, 0))
         elif mode == "edge":
