@@ -76,8 +76,9 @@ def column_stack(tup):
     if util.is_arraylike(tup) and not isinstance(tup, (list, tuple)):
         tup = [tup[i] for i in range(util.shape_of(tup)[0])]
     arrays = [util.ensure_arraylike("column_stack", a) for a in tup]
-    arrays = [lax.reshape(a, (util.shape_of(a)[0] if util.shape_of(a) else 1, 1))
-              if len(util.shape_of(a)) < 2 else a for a in arrays]
+    # As JAX's: a row (atleast_2d), transposed into a column.
+    arrays = [lax.transpose(shape_ops.atleast_2d(a), (1, 0)) if len(util.shape_of(a)) < 2
+              else a for a in arrays]
     return shape_ops.concatenate(arrays, axis=1)
 
 

@@ -115,9 +115,10 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
     N = util.canonicalize_shape((N,), "tri")[0]
     M = N if M is None else util.canonicalize_shape((M,), "tri")[0]
     k = operator.index(k)
-    rows = lax.broadcasted_iota(np.int32, (N, M), 0)
-    cols = lax.broadcasted_iota(np.int32, (N, M), 1)
-    return util.as_array(lax.convert_element_type(lax.ge(lax.add(rows, k), cols), dtype))
+    # rows + k >= cols, in JAX's order of operations
+    lower = lax.add(lax.broadcasted_iota(np.int32, (N, M), 0), k)
+    lower = lax.ge(lower, lax.broadcasted_iota(np.int32, (N, M), 1))
+    return util.as_array(lax.convert_element_type(lower, dtype))
 
 
 def vander(x, N: int | None = None, increasing: bool = False):
