@@ -15,6 +15,7 @@ import opt_einsum
 
 from plax_stdlib import lax
 from plax_stdlib.numpy import shape_ops, ufuncs, util
+from plax_stdlib.numpy.sorting import named
 
 
 def diag(v, k: int = 0):
@@ -152,9 +153,21 @@ def vander(x, N: int | None = None, increasing: bool = False):
         N, "vander: N must be static"))
     if N < 0:
         raise ValueError(f"vander: N must be nonnegative, got {N}")
-    powers = np.arange(N) if increasing else np.arange(N - 1, -1, -1)
-    powers = powers.astype(util.dtype_of(x) if util.dtype_category(util.dtype_of(x)) != "b"
-                           else np.int32)
+    return _vander(x, N=N, increasing=bool(increasing))
+
+
+@util.compiled(static_argnames=("N", "increasing"))
+@named("vander")  # JAX's vander is the jitted function
+def _vander(x, N: int, increasing: bool):
+    """The powers as an iota of x's dtype (int32 for bool), reversed by subtracting it
+    from N - 1, as JAX's."""
+    dtype = util.dtype_of(x) if util.dtype_category(util.dtype_of(x)) != "b" else np.int32
+    if util.dtype_category(dtype) == "c":  # (lax.iota makes real numbers only)
+        powers = util.convert(lax.iota(np.finfo(dtype).dtype, N), dtype)
+    else:
+        powers = lax.iota(dtype, N)
+    if not increasing:
+        powers = lax.sub(np.asarray(N - 1, dtype)[()], powers)
     return ufuncs.power(lax.expand_dims(x, (1,)), lax.expand_dims(powers, (0,)))
 
 
