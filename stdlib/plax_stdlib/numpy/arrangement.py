@@ -6,7 +6,8 @@ from __future__ import annotations
 import operator
 
 from plax_stdlib import lax
-from plax_stdlib.numpy import creation, shape_ops, util
+from plax_stdlib.numpy import shape_ops, util
+from plax_stdlib.numpy.sorting import named
 
 
 def _at_least(x, ndim: int):
@@ -75,8 +76,9 @@ def column_stack(tup):
     if util.is_arraylike(tup) and not isinstance(tup, (list, tuple)):
         tup = [tup[i] for i in range(util.shape_of(tup)[0])]
     arrays = [util.ensure_arraylike("column_stack", a) for a in tup]
-    arrays = [lax.reshape(a, (util.shape_of(a)[0] if util.shape_of(a) else 1, 1))
-              if len(util.shape_of(a)) < 2 else a for a in arrays]
+    # As JAX's: a row (atleast_2d), transposed into a column.
+    arrays = [lax.transpose(shape_ops.atleast_2d(a), (1, 0)) if len(util.shape_of(a)) < 2
+              else a for a in arrays]
     return shape_ops.concatenate(arrays, axis=1)
 
 
@@ -182,6 +184,12 @@ def rollaxis(a, axis: int, start: int = 0):
     start = start + ndim if start < 0 else start
     if start > axis:
         start -= 1
+    return _rollaxis(a, axis=axis, start=start)
+
+
+@util.compiled(static_argnames=("axis", "start"))
+@named("rollaxis")  # JAX's rollaxis is the jitted function
+def _rollaxis(a, axis: int, start: int):
     return shape_ops.moveaxis(a, axis, start)
 
 
@@ -215,13 +223,20 @@ def rot90(m, k: int = 1, axes: tuple[int, int] = (0, 1)):
     ax1, ax2 = (util.canonicalize_axis(ax, ndim) for ax in axes)
     if ax1 == ax2:
         raise ValueError("rot90: axes must be different")
-    k = operator.index(k) % 4
+    return _rot90(m, k=operator.index(k) % 4, axes=(ax1, ax2))
+
+
+@util.compiled(static_argnames=("k", "axes"))
+@named("rot90")  # JAX's rot90 is the jitted function
+def _rot90(m, k: int, axes: tuple[int, int]):
+    """Quarter turns as JAX makes them: flips (`_flip` calls) and a transpose."""
+    ax1, ax2 = axes
     if k == 0:
-        return creation.asarray(m)
+        return m
     if k == 2:
-        return lax.rev(m, (ax1, ax2))
-    perm = list(range(ndim))
+        return shape_ops.flip(shape_ops.flip(m, ax1), ax2)
+    perm = list(range(len(util.shape_of(m))))
     perm[ax1], perm[ax2] = perm[ax2], perm[ax1]
     if k == 1:
-        return lax.transpose(lax.rev(m, (ax2,)), tuple(perm))
-    return lax.rev(lax.transpose(m, tuple(perm)), (ax2,))
+        return lax.transpose(shape_ops.flip(m, ax2), tuple(perm))
+    return shape_ops.flip(lax.transpose(m, tuple(perm)), ax2)

@@ -38,6 +38,7 @@ def _tile_to_size(flat, size: int):
     return flat[:size]
 
 
+@util.compiled(static_argnames=("axis",))  # one jitted call, as JAX's
 def append(arr, values, axis: int | None = None):
     """`values` joined to the end of `arr`, as a new array (both flattened first if `axis`
     is None).

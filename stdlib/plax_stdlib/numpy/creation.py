@@ -660,43 +660,53 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative.")
     dtype = util.check_user_dtype(dtype, "linspace")
     start, stop = util.ensure_arraylike("linspace", start, stop)
-    out, step = _linspace(start, stop, num, endpoint, dtype, axis)
-    out = _place(out, device)
-    # The step keeps the computation's (inexact) dtype, as in JAX: 2.5, not 2, for ints.
-    return (out, step) if retstep else out
+    axis = operator.index(axis)
+    out = _linspace(start, stop, num, endpoint, retstep, dtype, axis)
+    if retstep:
+        # The step keeps the computation's (inexact) dtype, as in JAX: 2.5, not 2, for ints.
+        return _place(out[0], device), out[1]
+    return _place(out, device)
 
 
-@util.compiled(static_argnums=(2, 3, 4, 5))
-def _linspace(start, stop, num: int, endpoint: bool, dtype, axis: int):
+@util.compiled(static_argnums=(2, 3, 4, 5, 6))
+def _linspace(start, stop, num: int, endpoint: bool, retstep: bool, dtype, axis: int):
+    """`linspace` as one jitted call (JAX's `_linspace`): the bounds, reshaped with a
+    unit axis at `axis`, are weighted by `1 - t` and `t` (`t = i / div` along that
+    axis), broadcast by the arithmetic."""
     out_dtype = dtype or dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
     compute_dtype = dtypes.to_inexact_dtype(out_dtype)
-    bounds_shape = util.broadcast_shapes(util.shape_of(start), util.shape_of(stop))
-    start, stop = (util.broadcast_to_shape(util.convert(v, compute_dtype), bounds_shape)
-                   for v in (start, stop))
-    axis = util.canonicalize_axis(axis, len(bounds_shape) + 1)
-
-    def along_axis(v, n: int):  # a bounds-shaped value, broadcast over n samples
-        shape = bounds_shape[:axis] + (n,) + bounds_shape[axis:]
-        return lax.broadcast_in_dim(v, shape, tuple(d for d in range(len(shape)) if d != axis))
-
+    start, stop = (util.convert(v, compute_dtype) for v in (start, stop))
+    bounds = list(util.broadcast_shapes(util.shape_of(start), util.shape_of(stop)))
+    start, stop = (util.broadcast_to_shape(v, tuple(bounds)) for v in (start, stop))
+    axis = util.canonicalize_axis(axis, len(bounds) + 1)
+    shape = bounds[:axis] + [1] + bounds[axis:]  # the bounds' shape with the samples' axis
     div = num - 1 if endpoint else num
     if num > 1:
         step = lax.div(lax.sub(stop, start), np.asarray(div, compute_dtype))
         real_dtype = dtypes.finfo(compute_dtype).dtype
-        shape = bounds_shape[:axis] + (div,) + bounds_shape[axis:]
-        t = util.convert(lax.div(lax.broadcasted_iota(real_dtype, shape, axis),
-                                 np.asarray(div, real_dtype)), compute_dtype)
-        out = lax.add(lax.mul(along_axis(start, div), lax.sub(np.asarray(1, compute_dtype), t)),
-                      lax.mul(along_axis(stop, div), t))
+        t_shape = [1] * len(shape)
+        t_shape[axis] = div
+        t = lax.div(lax.reshape(lax.iota(real_dtype, div), tuple(t_shape)),
+                    np.asarray(div, real_dtype))
+        t = util.convert(t, compute_dtype)
+        out = lax.add(lax.mul(lax.reshape(start, tuple(shape)),
+                              lax.sub(np.asarray(1, compute_dtype), t)),
+                      lax.mul(lax.reshape(stop, tuple(shape)), t))
         if endpoint:
-            out = lax.concatenate([out, along_axis(stop, 1)], axis)
-    else:  # no step: NaN (a scalar, as JAX's), or the whole interval for one open sample
-        step = (lax.sub(stop, start) if num == 1 and not endpoint
-                else util.convert(np.asarray(np.nan), compute_dtype))
-        out = along_axis(start, num)
-    if util.dtype_category(out_dtype) in "iu":
+            out = lax.concatenate([out, lax.expand_dims(stop, (axis,))], axis)
+    elif num == 1:  # no step: NaN, or the whole interval for one open sample
+        step = (util.convert(np.asarray(np.nan), compute_dtype) if endpoint
+                else lax.sub(stop, start))
+        out = lax.reshape(start, tuple(shape))
+    else:
+        step = util.convert(np.asarray(np.nan), compute_dtype)
+        shape[axis] = 0
+        out = lax.full(tuple(shape), 0, out_dtype)
+    if util.dtype_category(out_dtype) in "iu" and util.dtype_category(util.dtype_of(out)) \
+            not in "iu":
         out = lax.floor(out)
-    return util.convert(out, out_dtype), step
+    out = util.convert(out, out_dtype)
+    return (out, step) if retstep else out
 
 
 # --- identity matrices -----------------------------------------------------------------

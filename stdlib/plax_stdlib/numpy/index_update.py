@@ -1,10 +1,11 @@
 """`x.at[index].set(v)` and friends: functional updates of indexed elements, as
 JAX's `x.at` (arrays are immutable, so each returns a new array).
 
-An index of whole slices and integers (scalars and arrays, static or traced) is
-one scatter with dimension numbers, as JAX's: the integers, broadcast together,
-are the index vectors, the whole dimensions the update windows. Any other NumPy
-index (masks, partial slices, `None`) is supported too: the flat position of
+An index of static slices of step 1 and integers (scalars and arrays, static or
+traced) is one scatter with dimension numbers, as JAX's: the integers, broadcast
+together, and the starts of partial slices are the index vectors, the sliced
+dimensions the update windows. Any other NumPy index (masks, strided slices,
+`None`) is supported too: the flat position of
 every element of `x` is indexed with it (one gather over an iota, which also gives
 the indexed result's shape), then one scatter writes the values at those
 positions of the flattened `x`. Out-of-bounds indices are dropped by default
@@ -39,7 +40,7 @@ def _scatter_method(op: str, doc: str):
         index = self._index(wrap_negative_indices, mode == "clip")
         out_sharding = _update_sharding(op, self.array, index, out_sharding)
         return laid_out(f".{op}", out_sharding, lambda x, v: _update(
-            op, x, index, v, unique_indices, mode), self.array, values)
+            op, x, index, v, unique_indices, mode, indices_are_sorted), self.array, values)
     method.__name__, method.__qualname__, method.__doc__ = op, f"_IndexUpdateRef.{op}", doc
     return method
 
@@ -54,7 +55,8 @@ def _combining_method(ufunc: str, doc: str):
         index = self._index(wrap_negative_indices, mode == "clip")
         out_sharding = _update_sharding(ufunc, self.array, index, out_sharding)
         return laid_out(f".{ufunc}", out_sharding, lambda x, v: combine(x, _update(
-            "multiply", _filled_like(x, 1), index, v, unique_indices, mode)),
+            "multiply", _filled_like(x, 1), index, v, unique_indices, mode,
+            indices_are_sorted)),
             self.array, values)
     method.__name__, method.__qualname__, method.__doc__ = (ufunc, f"_IndexUpdateRef.{ufunc}",
                                                             doc)
@@ -97,7 +99,7 @@ class _IndexUpdateRef:
     def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
             mode=None, fill_value=None, wrap_negative_indices: bool = True,
             out_sharding=None):
-        """`x[index]`; out-of-bounds indices follow `mode` ("clip" by default)."""
+        """`x[index]`; out-of-bounds indices follow `mode` (clamped by default)."""
         mode = _check_mode(mode)
         index = self._index(wrap_negative_indices, mode in (None, "clip", "promise_in_bounds"))
         return laid_out(".get", out_sharding, lambda x: indexing.getitem(
@@ -212,35 +214,56 @@ def _check_mode(mode) -> str | None:
 
 
 class _Windows(NamedTuple):
-    """An index of whole slices and integers as a scatter's parts (`_windows`)."""
+    """An index of step-1 slices and integers as a scatter's parts (`_windows`)."""
     indices: Any  # the integers broadcast together, stacked in a last dimension
     dnums: lax.ScatterDimensionNumbers
     target: tuple[int, ...]  # the indexed shape, the shape the values broadcast to
+    basic: bool  # scalar integers only: one index vector, sorted and unique (JAX's flags)
+
+
+def _static_step1(entry) -> bool:
+    """Whether `entry` is a slice of static bounds and step 1 (an update window)."""
+    return isinstance(entry, slice) and all(
+        v is None or (isinstance(v, (int, np.integer)) and not isinstance(v, bool))
+        for v in (entry.start, entry.stop, entry.step)) and entry.step in (None, 1)
 
 
 def _windows(shape: tuple, index) -> _Windows | None:
     """`index` into an array of `shape` as a scatter's index vectors and windows, when
-    it holds only whole slices (`:` and `...`) and integers (scalars or arrays); else
+    it holds only slices of step 1 (static) and integers (scalars or arrays); else
     None. As in NumPy, the integers' broadcast shape takes the place of the first of
-    them when they are adjacent, else goes first; negative integers count from the end."""
+    them when they are adjacent, else goes first; negative integers count from the end.
+    As JAX's: a slice that is not the whole axis is a window starting at its start (a
+    component of the index vectors), and the index vectors' components come in the
+    index's order, the integers together where any is an array."""
     entries = index if isinstance(index, tuple) else (index,)
     kinds = [indexing.classify(e, i) for i, e in enumerate(entries)]
     if (not all(isinstance(d, int) for d in shape) or kinds.count("ellipsis") > 1
             or any(k not in ("ellipsis", "slice", "int", "dynamic", "array") for k in kinds)
-            or any(k == "slice" and e != slice(None) for e, k in zip(entries, kinds))):
+            or any(k == "slice" and not _static_step1(e) for e, k in zip(entries, kinds))):
         return None
     n_taken = len(kinds) - kinds.count("ellipsis")
     if n_taken > len(shape):
         return None  # getitem's IndexError names it
+    entries = list(entries)
     if "ellipsis" in kinds:
         at = kinds.index("ellipsis")
-        kinds[at:at + 1] = ["slice"] * (len(shape) - n_taken)
+        fill = len(shape) - n_taken
+        kinds[at:at + 1] = ["slice"] * fill
+        entries[at:at + 1] = [slice(None)] * fill
     kinds += ["slice"] * (len(shape) - len(kinds))
+    entries += [slice(None)] * (len(shape) - len(entries))
     integer_dims = [d for d, k in enumerate(kinds) if k != "slice"]
-    if not integer_dims:
-        return None
-    integers = [np.asarray(e) if isinstance(e, list) else e
-                for e in entries if e is not Ellipsis and not isinstance(e, slice)]
+    windows = {}  # dim -> (start, size) of each slice
+    for d, (e, k) in enumerate(zip(entries, kinds)):
+        if k == "slice":
+            start, stop, _ = e.indices(shape[d])
+            windows[d] = (start, max(stop - start, 0))
+    starts = [d for d, (start, size) in windows.items() if (start, size) != (0, shape[d])]
+    if not integer_dims and not starts:
+        return None  # the whole array: a plain broadcast, not a scatter
+    integers = [np.asarray(entries[d]) if isinstance(entries[d], list) else entries[d]
+                for d in integer_dims]
     shapes = [np.shape(i) if isinstance(i, (int, np.integer)) else util.shape_of(i)
               for i in integers]
     if not all(isinstance(d, int) for s in shapes for d in s):
@@ -250,24 +273,35 @@ def _windows(shape: tuple, index) -> _Windows | None:
     except ValueError:
         return None  # getitem's IndexError names the shapes
     index_dtype = np.dtype(np.int32 if max(shape) < 2**31 else np.int64)
-    arrays = [indexing.index_array(i, shape[d], index_dtype, wrap_negative=True)
-              for i, d in zip(integers, integer_dims)]
-    adjacent = integer_dims == list(range(integer_dims[0], integer_dims[-1] + 1))
+    components = {d: indexing.index_array(i, shape[d], index_dtype, wrap_negative=True)
+                  for i, d in zip(integers, integer_dims)}
+    components.update({d: np.asarray(windows[d][0], index_dtype)[()] for d in starts})
+    adjacent = integer_dims == list(range(integer_dims[0], integer_dims[-1] + 1)) \
+        if integer_dims else True
+    if any(len(s) for s in shapes):  # advanced: the integers go together
+        group_at = integer_dims[0] if adjacent else -1
+        order = sorted(starts + [group_at], key=lambda d: d)
+        order = [d for o in order for d in (integer_dims if o == group_at else [o])]
+    else:
+        order = sorted(components)
     window_dims = [d for d in range(len(shape)) if d not in integer_dims]
-    batch_at = sum(d < integer_dims[0] for d in window_dims) if adjacent else 0
-    target = tuple(shape[d] for d in window_dims[:batch_at]) + batch + tuple(
-        shape[d] for d in window_dims[batch_at:])
+    batch_at = (sum(d < integer_dims[0] for d in window_dims) if integer_dims and adjacent
+                else 0)
+    target = tuple(windows[d][1] for d in window_dims[:batch_at]) + batch + tuple(
+        windows[d][1] for d in window_dims[batch_at:])
     indices = lax.concatenate([lax.broadcast_in_dim(
-        a, (*batch, 1), tuple(range(len(batch) - len(util.shape_of(a)), len(batch))))
-        for a in arrays], len(batch))
+        components[d], (*batch, 1),
+        tuple(range(len(batch) - len(np.shape(components[d])), len(batch))))
+        for d in order], len(batch))
     update_window_dims = tuple(range(batch_at)) + tuple(
         range(batch_at + len(batch), len(target)))
     return _Windows(indices, lax.ScatterDimensionNumbers(
         update_window_dims=update_window_dims, inserted_window_dims=tuple(integer_dims),
-        scatter_dims_to_operand_dims=tuple(integer_dims)), target)
+        scatter_dims_to_operand_dims=tuple(order)), target, batch == ())
 
 
-def _update(op: str, x, index, values, unique_indices: bool, mode):
+def _update(op: str, x, index, values, unique_indices: bool, mode,
+            indices_are_sorted: bool = False):
     x = util.ensure_arraylike(f"x.at[...].{op}", x)
     util.check_arraylike(f"x.at[...].{op}", values)
     shape, dtype = util.shape_of(x), util.dtype_of(x)
@@ -302,12 +336,14 @@ def _update(op: str, x, index, values, unique_indices: bool, mode):
     values = util.broadcast_to_shape(values, target)
     if windows is not None:
         out = _SCATTERS[op](x, windows.indices, values, windows.dnums,
-                            unique_indices=unique_indices,
+                            indices_are_sorted=bool(indices_are_sorted) or windows.basic,
+                            unique_indices=bool(unique_indices) or windows.basic,
                             mode="fill" if mode in (None, "drop") else mode)
         return util.as_array(util.convert(out, dtype, weak))
     n = math.prod(target)
     out = _SCATTERS[op](lax.reshape(x, (size,)), lax.reshape(picked, (n, 1)),
                         lax.reshape(values, (n,)), _FLAT, unique_indices=unique_indices,
+                        indices_are_sorted=indices_are_sorted,
                         mode="promise_in_bounds" if mode == "promise_in_bounds" else "fill")
     return util.as_array(util.convert(lax.reshape(out, shape), dtype, weak))
 

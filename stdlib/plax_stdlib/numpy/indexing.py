@@ -453,7 +453,8 @@ def gather_indexed(y, picks, position: int, mode=None, fill_value=None,
                    wrap_negative: bool = True):
     """Elements of `y` at the index arrays `picks` [(dimension of y, index)], which
     broadcast together; their broadcast shape replaces the picked dimensions at
-    `position` among the others. `mode` as in `lax.gather` ("clip" if None)."""
+    `position` among the others. `mode` as in `lax.gather` (None: JAX's
+    "promise_in_bounds", which XLA's gather clamps)."""
     yshape = util.shape_of(y)
     dtype = dtypes.default_int_dtype()
     arrays = [index_array(i, yshape[d], dtype, wrap_negative) for d, i in picks]
@@ -465,9 +466,12 @@ def gather_indexed(y, picks, position: int, mode=None, fill_value=None,
                          ) from None
     if all(not _is_plax_value(a) for a in arrays):
         indices = np.stack([np.broadcast_to(a, bshape) for a in arrays], axis=-1)
-    else:
-        indices = lax.concatenate([lax.reshape(util.broadcast_to_shape(a, bshape), bshape + (1,))
-                                   for a in arrays], len(bshape))
+    elif len(arrays) == 1:  # (its shape is bshape)
+        indices = lax.expand_dims(arrays[0], (len(bshape),))
+    else:  # each broadcast, then given the index vectors' axis (JAX's)
+        indices = lax.concatenate([
+            lax.broadcast_in_dim(util.broadcast_to_shape(a, bshape), bshape + (1,),
+                                 tuple(range(len(bshape)))) for a in arrays], len(bshape))
     dims = [d for d, _ in picks]
     rest = len(yshape) - len(dims)
     others = [n for d, n in enumerate(yshape) if d not in dims]
@@ -480,7 +484,8 @@ def gather_indexed(y, picks, position: int, mode=None, fill_value=None,
                                        collapsed_slice_dims=tuple(sorted(dims)),
                                        start_index_map=tuple(dims))
     sizes = [1 if d in dims else n for d, n in enumerate(yshape)]
-    return lax.gather(y, indices, dnums, sizes, mode="clip" if mode is None else mode,
+    return lax.gather(y, indices, dnums, sizes,
+                      mode="promise_in_bounds" if mode is None else mode,
                       fill_value=fill_value)
 
 
@@ -560,21 +565,48 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.take is not supported.")
     util.check_arraylike("take", a, indices)
-    a = util.operand(a)
+    a, indices = util.operand(a), _int_indices("take", indices)
+    return _take(a, indices, axis=None if axis is None else operator.index(axis),
+                 mode=_take_mode("take", mode), unique_indices=bool(unique_indices),
+                 indices_are_sorted=bool(indices_are_sorted), fill_value=fill_value)
+
+
+@util.compiled(static_argnames=("axis", "mode", "unique_indices", "indices_are_sorted",
+                                "fill_value"))
+def _take(a, indices, axis, mode, unique_indices, indices_are_sorted, fill_value):
+    """`take` as one jitted call (JAX's `_take`): negative indices wrapped with `where`
+    (except in "clip" mode), then one gather of size-1 slices along `axis`."""
+    from plax_stdlib.numpy.ufuncs import remainder, where
     if axis is None:
         a, axis = lax.reshape(a, (math.prod(util.shape_of(a)),)), 0
     axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
-    mode = _take_mode("take", mode)
-    indices = _int_indices("take", indices)
     size = util.shape_of(a)[axis]
-    if size == 0 and math.prod(util.shape_of(indices)):
-        raise IndexError("Cannot do a non-empty take() from an empty axis.")
+    if util.dtype_of(indices).itemsize < 4:  # narrow indices could not hold the size
+        indices = util.convert(indices, dtypes.default_int_dtype())
+    dtype = util.dtype_of(indices)
     if mode == "wrap":
-        indices, mode = _wrap_mod(indices, size), "clip"
-    return util.as_array(gather_indexed(a, [(axis, indices)], axis, mode, fill_value,
-                                        wrap_negative=mode != "clip"))
+        indices = remainder(indices, size_scalar(max_dim(size, 1), dtype))
+        mode = "promise_in_bounds"
+    elif mode != "clip" and util.dtype_category(dtype) == "i":
+        indices = where(lax.lt(indices, np.zeros((), dtype)[()]),
+                        lax.add(indices, size_scalar(size, dtype)), indices)
+    ishape = util.shape_of(indices)
+    out_shape = (*util.shape_of(a)[:axis], *ishape, *util.shape_of(a)[axis + 1:])
+    if size == 0 and math.prod(ishape):
+        raise IndexError("Cannot do a non-empty take() from an empty axis.")
+    if math.prod(out_shape) == 0:  # nothing to read
+        return lax.full(out_shape, 0, util.dtype_of(a))
+    ndim = len(util.shape_of(a))
+    offset_dims = tuple(range(axis)) + tuple(range(axis + len(ishape), ndim + len(ishape) - 1))
+    dnums = lax.GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=(axis,),
+                                       start_index_map=(axis,))
+    sizes = tuple(1 if d == axis else n for d, n in enumerate(util.shape_of(a)))
+    return lax.gather(a, lax.expand_dims(indices, (len(ishape),)), dnums, sizes, mode=mode,
+                      unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                      fill_value=fill_value)
 
 
+@util.compiled(static_argnames=("axis", "mode", "fill_value", "wrap_negative_indices"))
 def take_along_axis(arr, indices, axis: int | None = -1, mode: str | None = None,
                     fill_value=None, *, wrap_negative_indices: bool = True):
     """The elements of `arr` at `indices` along `axis`, matched one to one along the

@@ -15,6 +15,7 @@ import opt_einsum
 
 from plax_stdlib import lax
 from plax_stdlib.numpy import shape_ops, ufuncs, util
+from plax_stdlib.numpy.sorting import named
 
 
 def diag(v, k: int = 0):
@@ -42,13 +43,24 @@ def diag(v, k: int = 0):
                [0, 0, 0]], dtype=int32)
     """
     v = util.ensure_arraylike("diag", v)
-    k = operator.index(k)
+    return _diag(v, k=operator.index(k))
+
+
+@util.compiled(static_argnames=("k",))
+def _diag(v, k: int):
+    """`diag` as one jitted call (JAX's `_diag`). From a 1-D `v`: `v` padded to the
+    side `n` of the matrix, shifted by `k`, then kept where an `eye` of the k-th
+    diagonal is true, as a column broadcast along the rows."""
+    from plax_stdlib.numpy.creation import eye
     shape = util.shape_of(v)
     if len(shape) == 2:
         return shape_ops.diagonal(v, offset=k)
     if len(shape) != 1:
         raise ValueError(f"diag input must be 1d or 2d, got shape {shape}")
-    return diagflat(v, k)
+    zero = util.convert(0, util.dtype_of(v), util.is_weak(v))  # a scalar of v's type
+    n = shape[0] + abs(k)
+    v = lax.pad(v, zero, ((max(0, -k), max(0, k), 0),))
+    return ufuncs.where(eye(n, k=k, dtype=bool), v[:, None], zero)
 
 
 def diagflat(v, k: int = 0):
@@ -104,9 +116,10 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
     N = util.canonicalize_shape((N,), "tri")[0]
     M = N if M is None else util.canonicalize_shape((M,), "tri")[0]
     k = operator.index(k)
-    rows = lax.broadcasted_iota(np.int32, (N, M), 0)
-    cols = lax.broadcasted_iota(np.int32, (N, M), 1)
-    return util.as_array(lax.convert_element_type(lax.ge(lax.add(rows, k), cols), dtype))
+    # rows + k >= cols, in JAX's order of operations
+    lower = lax.add(lax.broadcasted_iota(np.int32, (N, M), 0), k)
+    lower = lax.ge(lower, lax.broadcasted_iota(np.int32, (N, M), 1))
+    return util.as_array(lax.convert_element_type(lower, dtype))
 
 
 def vander(x, N: int | None = None, increasing: bool = False):
@@ -140,9 +153,21 @@ def vander(x, N: int | None = None, increasing: bool = False):
         N, "vander: N must be static"))
     if N < 0:
         raise ValueError(f"vander: N must be nonnegative, got {N}")
-    powers = np.arange(N) if increasing else np.arange(N - 1, -1, -1)
-    powers = powers.astype(util.dtype_of(x) if util.dtype_category(util.dtype_of(x)) != "b"
-                           else np.int32)
+    return _vander(x, N=N, increasing=bool(increasing))
+
+
+@util.compiled(static_argnames=("N", "increasing"))
+@named("vander")  # JAX's vander is the jitted function
+def _vander(x, N: int, increasing: bool):
+    """The powers as an iota of x's dtype (int32 for bool), reversed by subtracting it
+    from N - 1, as JAX's."""
+    dtype = util.dtype_of(x) if util.dtype_category(util.dtype_of(x)) != "b" else np.int32
+    if util.dtype_category(dtype) == "c":  # (lax.iota makes real numbers only)
+        powers = util.convert(lax.iota(np.finfo(dtype).dtype, N), dtype)
+    else:
+        powers = lax.iota(dtype, N)
+    if not increasing:
+        powers = lax.sub(np.asarray(N - 1, dtype)[()], powers)
     return ufuncs.power(lax.expand_dims(x, (1,)), lax.expand_dims(powers, (0,)))
 
 

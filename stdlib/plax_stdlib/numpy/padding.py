@@ -103,17 +103,14 @@ def _constant(x, axis: int, widths, values):
     return x
 
 
-def _gather_positions(x, axis: int, positions: np.ndarray):
-    from plax_stdlib.numpy.indexing import take
-    return take(x, positions.astype(np.int32), axis=axis, mode="clip")
-
-
 def _edge(x, axis: int, widths):
     shape = util.shape_of(x)
     n = shape[axis]
-    if all(isinstance(d, int) for d in shape):
-        return _gather_positions(x, axis, np.clip(np.arange(-widths[0], n + widths[1]), 0,
-                                                  n - 1))
+    if all(isinstance(d, int) for d in shape):  # JAX's: each edge slice repeated
+        before = shape_ops.repeat(lax.slice_in_dim(x, 0, 1, axis=axis), widths[0], axis=axis)
+        after = shape_ops.repeat(lax.slice_in_dim(x, n - 1, n, axis=axis), widths[1],
+                                 axis=axis)
+        return lax.concatenate([before, x, after], axis)
     # A symbolic (shape-polymorphic) shape: the edge slices broadcast beside `x`.
     parts = []
     for start, width in ((0, widths[0]), (n - 1, widths[1])):
@@ -124,8 +121,14 @@ def _edge(x, axis: int, widths):
 
 
 def _wrap(x, axis: int, widths):
+    """JAX's: copies of `x` side by side, with the partial copies at the ends sliced."""
     n = util.shape_of(x)[axis]
-    return _gather_positions(x, axis, np.arange(-widths[0], n + widths[1]) % n)
+    left_copies, left_rest = divmod(widths[0], n)
+    right_copies, right_rest = divmod(widths[1], n)
+    parts = [_part(x, n - left_rest, n, axis)] if left_rest else []
+    parts += [x] * (left_copies + right_copies + 1)
+    parts += [_part(x, 0, right_rest, axis)] if right_rest else []
+    return lax.concatenate(parts, axis)
 
 
 def _reflect(x, axis: int, widths, symmetric: bool, odd: bool):
@@ -261,23 +264,43 @@ def pad(array, pad_width, mode="constant", **kwargs):
     reflect_type = kwargs.get("reflect_type", "even")
     if reflect_type not in ("even", "odd"):
         raise ValueError(f"pad: reflect_type must be 'even' or 'odd', got {reflect_type!r}")
+    # The fill values the mode reads are traced (as JAX's constant_values); the rest is
+    # static.
     if mode == "constant":
-        values = _pairs(kwargs.get("constant_values", 0), ndim, "constant_values")
+        values = kwargs.get("constant_values", 0)
+        _pairs(values, ndim, "constant_values")  # checks the shape
     elif mode == "linear_ramp":
-        values = _pairs(kwargs.get("end_values", 0), ndim, "end_values")
+        values = kwargs.get("end_values", 0)
+        _pairs(values, ndim, "end_values")
+    else:
+        values = 0
+    lengths = kwargs.get("stat_length")
+    if lengths is not None:
+        lengths = tuple(tuple(operator.index(v) if v is not None else None for v in pair)
+                        for pair in _pairs(lengths, ndim, "stat_length"))
+    return _pad(array, widths, mode, values, lengths, reflect_type)
+
+
+@util.compiled(static_argnums=(1, 2, 4, 5))
+def _pad(array, widths, mode, values, lengths, reflect_type):
+    """`pad` with a mode name, as one jitted call (JAX's `_pad`): `values` are the
+    constant or end values, traced."""
+    ndim = len(util.shape_of(array))
+    if ndim == 0:
+        return array
+    if mode == "constant":
+        return _pad_constant(array, widths, values)
+    if mode == "linear_ramp":
+        values = _pairs(values, ndim, "end_values")
     elif mode in _STATISTICS or mode == "median":
-        lengths = kwargs.get("stat_length")
-        values = ((None, None),) * ndim if lengths is None else _pairs(lengths, ndim,
-                                                                       "stat_length")
+        values = ((None, None),) * ndim if lengths is None else lengths
     x = array
     for axis, w in enumerate(widths):
-        if w == (0, 0):
-            continue
-        if util.shape_of(x)[axis] == 0 and mode not in ("constant", "empty"):
+        if util.shape_of(x)[axis] == 0 and w != (0, 0) and mode != "empty":
             raise ValueError(f"pad: cannot apply {mode!r} padding to an empty axis")
-        if mode == "constant":
-            x = _constant(x, axis, w, values[axis])
-        elif mode == "empty":
+        if w == (0, 0) and (mode not in ("edge", "wrap") or util.shape_of(x)[axis] == 0):
+            continue  # (JAX's edge and wrap go through every non-empty axis)
+        if mode == "empty":
             x = _constant(x, axis, w, (0, 0))
         elif mode == "edge":
             x = _edge(x, axis, w)
@@ -289,7 +312,31 @@ def pad(array, pad_width, mode="constant", **kwargs):
             x = _linear_ramp(x, axis, w, values[axis])
         else:
             x = _statistic(x, axis, w, values[axis], mode)
-    return util.as_array(x)
+    return x
+
+
+def _pad_constant(array, widths, values):
+    """Constant padding as JAX's: the values in `array`'s type; one `lax.pad` of every
+    axis for a single value, else one per padded side."""
+    from plax_stdlib.numpy.creation import asarray
+    values = util.convert(asarray(values), util.dtype_of(array), util.is_weak(array))
+    ndim = len(util.shape_of(array))
+    # Concrete widths as NumPy integers, as JAX's come out of its np.asarray of them.
+    widths = tuple(tuple(np.int64(w) if isinstance(w, int) else w for w in pair)
+                   for pair in widths)
+    shape = util.shape_of(values)
+    if len(shape) == 1 and shape[0] == 1:
+        values, shape = lax.reshape(values, ()), ()
+    if not shape:
+        return lax.pad(array, values, [(before, after, 0) for before, after in widths])
+    values = shape_ops.broadcast_to(values, (ndim, 2))
+    for axis, (before, after) in enumerate(widths):
+        for side, config in ((0, (before, 0, 0)), (1, (0, after, 0))):
+            if config[side]:
+                full = [(0, 0, 0)] * ndim
+                full[axis] = config
+                array = lax.pad(array, values[axis, side], full)
+    return array
 
 
 def _pad_with_function(array, widths, function, kwargs):

@@ -18,6 +18,7 @@ import numpy as np
 from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib.numpy import util
+from plax_stdlib.numpy.sorting import named
 
 _METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
 _INT32_MAX = np.iinfo(np.int32).max
@@ -222,6 +223,7 @@ def digitize(x, bins, right: bool = False, *, method: str | None = None):
 
 # --- sorts by several keys, partial sorts -------------------------------------------------
 
+@util.compiled(static_argnames=("axis",))  # one jitted call, as JAX's
 def lexsort(keys, axis: int = -1):
     """The indices that sort by several keys: the LAST key is the primary one, earlier
     keys break its ties.
@@ -325,6 +327,19 @@ def partition(a, kth: int, axis: int = -1):
         >>> jnp.partition(jnp.array([5, 1, 4, 2, 3]), 2)
         Array([1, 2, 3, 5, 4], dtype=int32)
     """
+    a, kth, axis = _partition_checked("partition", a, kth, axis)
+    return _partition(a, kth=kth, axis=axis)
+
+
+def _partition_checked(name: str, a, kth, axis):
+    """The operand and the static `kth` and `axis`, checked (outside the jit)."""
+    a = util.ensure_arraylike(name, a)
+    return a, operator.index(util.concrete_or_error(kth, f"{name}: 'kth' must be static")), axis
+
+
+@util.compiled(static_argnames=("kth", "axis"))
+@named("partition")  # JAX's partition is the jitted function
+def _partition(a, kth: int, axis: int):
     x, kth, axis = _partition_operand("partition", a, kth, axis)
     n = util.shape_of(x)[-1]
     bottom = _negated_for_top_k(lax.top_k(_negated_for_top_k(x), kth + 1)[0])
@@ -354,6 +369,13 @@ def argpartition(a, kth: int, axis: int = -1):
         >>> i[2], x[i[2]]
         (Array(4, dtype=int32), Array(3, dtype=int32))
     """
+    a, kth, axis = _partition_checked("argpartition", a, kth, axis)
+    return _argpartition(a, kth=kth, axis=axis)
+
+
+@util.compiled(static_argnames=("kth", "axis"))
+@named("argpartition")  # JAX's argpartition is the jitted function
+def _argpartition(a, kth: int, axis: int):
     x, kth, axis = _partition_operand("argpartition", a, kth, axis)
     shape = util.shape_of(x)
     n, rank = shape[-1], len(shape)
@@ -367,6 +389,7 @@ def argpartition(a, kth: int, axis: int = -1):
     return util.as_array(lax.transpose(out, _swap_to_last(rank, axis)))
 
 
+@util.compiled()  # one jitted call, as JAX's
 def sort_complex(a):
     """`a` sorted along its last axis (real part first, then imaginary part), returned as
     a complex array.

@@ -351,15 +351,19 @@ broadcast_shapes = util.broadcast_shapes
 
 
 def _atleast(name: str, min_ndim: int, place, example_output: str):
-    def fn(*arys):
-        util.check_arraylike(name, *arys)
+    def body(*arys):
         outs = []
         for x in arys:
-            x = util.operand(x)
             ndim = _ndim(x)
             outs.append(util.as_array(x) if ndim >= min_ndim else
                         lax.expand_dims(x, place(ndim)))
         return outs[0] if len(outs) == 1 else outs
+    body.__name__ = body.__qualname__ = name
+    jitted = util.compiled()(body)  # one jitted call, named as the function (JAX's)
+
+    def fn(*arys):
+        util.check_arraylike(name, *arys)
+        return jitted(*map(util.operand, arys)) if arys else []
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _ATLEAST_DOC.format(name=name, n=min_ndim, out=example_output)
     return fn
@@ -546,8 +550,7 @@ def hstack(tup, dtype=None):
         >>> jnp.hstack([jnp.array([1, 2]), jnp.array([3])])
         Array([1, 2, 3], dtype=int32)
     """
-    arrays = atleast_1d(*_check_sequence("hstack", tup))
-    arrays = arrays if isinstance(arrays, list) else [arrays]
+    arrays = [atleast_1d(a) for a in _check_sequence("hstack", tup)]  # one call each
     return concatenate(arrays, 0 if _ndim(arrays[0]) == 1 else 1, dtype=dtype)
 
 
@@ -568,8 +571,8 @@ def vstack(tup, dtype=None):
         Array([[1, 2],
                [3, 4]], dtype=int32)
     """
-    arrays = atleast_2d(*_check_sequence("vstack", tup))
-    return concatenate(arrays if isinstance(arrays, list) else [arrays], 0, dtype=dtype)
+    arrays = [atleast_2d(a) for a in _check_sequence("vstack", tup)]  # one call each
+    return concatenate(arrays, 0, dtype=dtype)
 
 
 def dstack(tup, dtype=None):
@@ -590,8 +593,8 @@ def dstack(tup, dtype=None):
         Array([[[1, 3],
                 [2, 4]]], dtype=int32)
     """
-    arrays = atleast_3d(*_check_sequence("dstack", tup))
-    return concatenate(arrays if isinstance(arrays, list) else [arrays], 2, dtype=dtype)
+    arrays = [atleast_3d(a) for a in _check_sequence("dstack", tup)]  # one call each
+    return concatenate(arrays, 2, dtype=dtype)
 
 
 # --- splitting ---------------------------------------------------------------------------
@@ -822,10 +825,17 @@ def flip(m, axis=None):
                [4, 3]], dtype=int32)
     """
     m = util.ensure_arraylike("flip", m)
+    return _flip(m, axis=tuple(axis) if isinstance(axis, (tuple, list)) else axis)
+
+
+@util.compiled(static_argnames=("axis",))
+def _flip(m, axis=None):
+    """`flip` as one jitted call (JAX's `_flip`), `axis` static: None, an int or a
+    tuple of ints."""
     ndim = _ndim(m)
     if axis is None:
         return lax.rev(m, tuple(range(ndim)))
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    axes = axis if isinstance(axis, tuple) else (axis,)
     # A repeated axis is lax.rev's TypeError, as in JAX.
     return lax.rev(m, tuple(util.canonicalize_axis(a, ndim) for a in axes))
 
@@ -852,7 +862,7 @@ def fliplr(m):
     if _ndim(m) < 2:
         raise ValueError(f"fliplr requires an array of at least 2 dimensions, got shape "
                          f"{util.shape_of(m)}")
-    return lax.rev(m, (1,))
+    return _flip(m, 1)
 
 
 def flipud(m):
@@ -876,7 +886,7 @@ def flipud(m):
     m = util.ensure_arraylike("flipud", m)
     if _ndim(m) < 1:
         raise ValueError("flipud requires an array of at least 1 dimension, got a 0-d array")
-    return lax.rev(m, (0,))
+    return _flip(m, 0)
 
 
 def roll(a, shift, axis=None):
@@ -904,35 +914,54 @@ def roll(a, shift, axis=None):
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), util.shape_of(a))
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    shifts = shift if isinstance(shift, (tuple, list)) else (shift,) * len(axes)
-    if len(shifts) != len(axes):
-        raise ValueError(f"roll: shift {shift} and axis {axis} must have the same length")
-    for s, ax in zip(shifts, axes):
-        a = _roll_one(a, s, util.canonicalize_axis(ax, _ndim(a)))
+    axes = tuple(util.canonicalize_axis(ax, _ndim(a)) for ax in axes)
+    shifts = shift if isinstance(shift, (tuple, list)) else (shift,)
+    static = builtins.all(util.is_python_scalar(s) or isinstance(s, np.integer)
+                          for s in shifts)
+    if static and builtins.all(isinstance(util.shape_of(a)[ax], int) for ax in axes):
+        shifts = tuple(operator.index(s) for s in shifts)
+        if len(shifts) != 1 and len(axes) != 1 and len(shifts) != len(axes):
+            raise ValueError(f"roll: shift {shift} and axis {axis} must have the same length")
+        return _roll_static(a, shifts, axes)
+    from plax_stdlib.numpy.creation import asarray
+    shift = asarray(shift)
+    if util.dtype_category(util.dtype_of(shift)) not in "iu":
+        raise TypeError(f"roll: shift must be an integer scalar, got "
+                        f"{util.dtype_of(shift)}{list(util.shape_of(shift))}")
+    return _roll_dynamic(a, shift, axes)
+
+
+@util.compiled(static_argnums=(1, 2))
+def _roll_static(a, shift: tuple, axis: tuple):
+    """`roll` by concrete shifts, one jitted call (JAX's `_roll_static`): along each
+    axis, the last `shift` elements (modulo the size) are moved to the front by
+    concatenating two slices."""
+    for ax, s in zip(*np.broadcast_arrays(axis, shift)):
+        size = util.shape_of(a)[ax]
+        if size == 0:
+            continue
+        split = int(-s) % size
+        a = lax.concatenate([lax.slice_in_dim(a, split, size, axis=int(ax)),
+                             lax.slice_in_dim(a, 0, split, axis=int(ax))], int(ax))
     return a
 
 
-def _roll_one(a, shift, axis: int):
-    size = util.shape_of(a)[axis]
-    if size == 0:
-        return a
-    static_shift = util.is_python_scalar(shift) or isinstance(shift, np.integer)
-    if static_shift and isinstance(size, int):
-        s = operator.index(shift) % size
-        if s == 0:
-            return util.as_array(a)
-        return lax.concatenate([lax.slice_in_dim(a, size - s, size, axis=axis),
-                                lax.slice_in_dim(a, 0, size - s, axis=axis)], axis)
-    shift = util.ensure_arraylike("roll", shift)
-    if util.shape_of(shift) or util.dtype_category(util.dtype_of(shift)) not in "iu":
-        raise TypeError(f"roll: shift must be an integer scalar, got "
-                        f"{util.dtype_of(shift)}{list(util.shape_of(shift))}")
-    index_dtype = dtypes.default_int_dtype()
-    n = lax.dimension_as_value(size)  # its value, for a symbolic size in export
-    start = lax.rem(lax.sub(n, lax.rem(util.convert(shift, index_dtype), n)), n)
-    start = util.select_n(lax.lt(start, 0), start, lax.add(start, n))
-    doubled = lax.concatenate([a, a], axis)
-    return lax.dynamic_slice_in_dim(doubled, start, size, axis)
+@util.compiled(static_argnums=(2,))
+def _roll_dynamic(a, shift, axis: tuple):
+    """`roll` by traced shifts (broadcast against `axis`), one jitted call (JAX's
+    `_roll_dynamic`): a dynamic slice of the axis's doubled array."""
+    from plax_stdlib.numpy.ufuncs import remainder
+    shape = util.broadcast_shapes(util.shape_of(shift), np.shape(axis))
+    if len(shape) != 1:
+        raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D arrays")
+    for s, ax in zip(broadcast_to(shift, shape), np.broadcast_to(axis, shape)):
+        ax = int(ax)
+        size = util.shape_of(a)[ax]
+        n = lax.convert_element_type(lax.dimension_as_value(size), np.int32)
+        s = remainder(lax.convert_element_type(s, np.int32), lax.max(n, np.int32(1)))
+        doubled = lax.concatenate([a, a], ax)
+        a = lax.dynamic_slice_in_dim(doubled, lax.sub(n, s), size, axis=ax)
+    return a
 
 
 # --- diagonals and triangles ---------------------------------------------------------------------
@@ -991,6 +1020,7 @@ def _symbolic_diagonal(a, axis: int, row0, col0, length):
                                    mode="promise_in_bounds")
 
 
+@util.compiled(static_argnames=("axis1", "axis2", "dtype"))  # one jitted call (JAX's)
 def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
     """The sum of the `offset`-th diagonal of the planes spanned by `axis1` and `axis2`.
 
@@ -1011,10 +1041,23 @@ def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=No
         >>> jnp.trace(jnp.arange(9).reshape(3, 3))
         Array(12, dtype=int32)
     """
+    from plax_stdlib.numpy.creation import eye, zeros_like
     from plax_stdlib.numpy.reductions import sum as sum_
+    from plax_stdlib.numpy.ufuncs import where
+    a = util.ensure_arraylike("trace", a)
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.trace is not supported.")
-    return sum_(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+    shape = util.shape_of(a)
+    if len(shape) < 2:
+        raise ValueError(f"trace requires an array of at least two dimensions, got shape "
+                         f"{shape}")
+    a1, a2 = util.canonicalize_axis(axis1, len(shape)), util.canonicalize_axis(axis2, len(shape))
+    if a1 == a2:
+        raise ValueError("trace: axis1 and axis2 cannot be the same")
+    dtype = util.check_user_dtype(dtype, "trace")
+    a = moveaxis(a, (a1, a2), (-2, -1))
+    on_diagonal = eye(shape[a1], shape[a2], k=offset, dtype=bool)
+    return sum_(where(on_diagonal, a, zeros_like(a)), axis=(-2, -1), dtype=dtype)
 
 
 def _triangle(name: str, keep_lower: bool, example_output: str):

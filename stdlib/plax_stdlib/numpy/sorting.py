@@ -58,6 +58,22 @@ def sort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True
                [2, 1]], dtype=int32)
     """
     _check_sort_options("sort", kind, order)
+    return _sort(util.ensure_arraylike("sort", a), axis=axis, stable=stable,
+                 descending=descending)
+
+
+def named(name: str):
+    """Gives the decorated function `name`: the name its jit prints under (JAX's
+    public function is the jitted one)."""
+    def rename(fun):
+        fun.__name__ = fun.__qualname__ = name
+        return fun
+    return rename
+
+
+@util.compiled(static_argnames=("axis", "stable", "descending"))
+@named("sort")
+def _sort(a, axis, stable, descending):
     a, axis = _sort_axis("sort", a, axis)
     out = lax.sort(a, dimension=axis, is_stable=stable)
     return lax.rev(out, (axis,)) if descending else out
@@ -92,17 +108,22 @@ def argsort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = T
         Array([0, 2, 1, 3], dtype=int32)
     """
     _check_sort_options("argsort", kind, order)
-    a, axis = _sort_axis("argsort", a, axis)
-    shape = util.shape_of(a)
     index_dtype = util.check_user_dtype(dtype, "argsort") or dtypes.default_int_dtype()
-    iota = lax.broadcasted_iota(index_dtype, shape, axis)
-    if not descending:
-        return lax.sort((a, iota), dimension=axis, is_stable=stable, num_keys=1)[1]
-    # Sorting the reversed array keeps equal elements in their original order once
-    # the result is reversed back.
-    _, order_ = lax.sort((lax.rev(a, (axis,)), iota), dimension=axis, is_stable=stable,
-                         num_keys=1)
-    return lax.rev(lax.sub(shape[axis] - 1, order_), (axis,))
+    return _argsort(util.ensure_arraylike("argsort", a), axis=axis, stable=stable,
+                    descending=descending, dtype=index_dtype)
+
+
+@util.compiled(static_argnames=("axis", "stable", "descending", "dtype"))
+@named("argsort")
+def _argsort(a, axis, stable, descending, dtype):
+    a, axis = _sort_axis("argsort", a, axis)
+    iota = lax.broadcasted_iota(dtype, util.shape_of(a), axis)
+    if descending:
+        # Sorting the reversed array and positions keeps equal elements in their
+        # original order once the result is reversed back.
+        a, iota = lax.rev(a, (axis,)), lax.rev(iota, (axis,))
+    _, order_ = lax.sort((a, iota), dimension=axis, is_stable=stable, num_keys=1)
+    return lax.rev(order_, (axis,)) if descending else order_
 
 
 def nonzero(a, *, size: int | None = None, fill_value=None):

@@ -1,6 +1,8 @@
 """Ranges spaced evenly on a log scale: logspace and geomspace."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from plax.extend import dtypes
@@ -33,15 +35,22 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
         Array([1., 2., 4., 8.], dtype=float32)
     """
     dtype = util.check_user_dtype(dtype, "logspace")
-    start, stop = util.ensure_arraylike("logspace", start, stop)
+    start, stop, base = util.ensure_arraylike("logspace", start, stop, base)
+    num = operator.index(util.concrete_or_error(num, "logspace: 'num' fixes the result size"))
+    return _logspace(start, stop, num, endpoint, base, dtype, operator.index(axis))
+
+
+@util.compiled(static_argnames=("num", "endpoint", "dtype", "axis"))
+def _logspace(start, stop, num, endpoint, base, dtype, axis):
+    """`logspace` as one jitted call (JAX's `_logspace`): `base` to the power of the
+    linspace of the exponents."""
     # computed in the requested dtype's inexact kind (complex: a negative start
     # reaches a positive stop through the complex plane), as JAX does
-    compute = dtypes.to_inexact_dtype(dtype if dtype is not None
-                                      else dtypes.result_type(start, stop))
-    exponents = creation.linspace(start, stop, num, endpoint=endpoint, dtype=compute, axis=axis)
-    out = ufuncs.power(util.convert(util.ensure_arraylike("logspace", base), compute),
-                       exponents)
-    return util.as_array(util.convert(out, dtype or compute))
+    dtype = dtype or dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+    compute = dtypes.to_inexact_dtype(dtype)
+    start, stop = util.convert(start, compute), util.convert(stop, compute)
+    exponents = creation.linspace(start, stop, num, endpoint=endpoint, axis=axis)
+    return util.convert(ufuncs.power(base, exponents), dtype)
 
 
 def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):

@@ -47,8 +47,14 @@ _ONE = np.float32(1)  # lognormal's default sigma, as in JAX
 
 
 def const(x, value):
-    """`value` as a scalar of `x`'s dtype."""
-    return np.asarray(value, dtypes.dtype(x))[()]
+    """`value` as a scalar of `x`'s dtype; for a weakly typed scalar `x`, a Python
+    scalar (weak too) where its kind's default dtype is `x`'s (JAX's `_const`)."""
+    dtype = dtypes.dtype(x)
+    if not np.shape(x) and jnp.util.is_weak(x):
+        kind = {"b": bool, "i": int, "u": int, "f": float, "c": complex}[dtype.kind]
+        if dtypes.canonicalize_dtype(dtypes.python_scalar_dtypes[kind]) == dtype:
+            return kind(value)
+    return np.asarray(value, dtype)[()]
 
 
 # --- truncated normal -------------------------------------------------------------

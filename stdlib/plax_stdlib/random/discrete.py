@@ -99,8 +99,9 @@ def _randint(key, minval, maxval, shape, dtype):
     maxval_out_of_range = lax.gt(
         maxval, _convert_and_clip_integer(jnp.array(dtypes.iinfo(dtype).max, dtype),
                                           maxval.dtype))
-    minval = broadcast_to_rank(_convert_and_clip_integer(minval, dtype), len(shape))
-    maxval = broadcast_to_rank(_convert_and_clip_integer(maxval, dtype), len(shape))
+    minval = _convert_and_clip_integer(minval, dtype)
+    maxval = _convert_and_clip_integer(maxval, dtype)
+    minval, maxval = broadcast_to_rank(minval, len(shape)), broadcast_to_rank(maxval, len(shape))
     nbits = dtypes.iinfo(dtype).bits
     if nbits not in _UINT:
         raise TypeError(f"randint only accepts 8-, 16-, 32-, or 64-bit dtypes, got {dtype}")

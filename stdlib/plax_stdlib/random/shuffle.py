@@ -61,20 +61,21 @@ def permutation(key, x, axis: int = 0, independent: bool = False, *, out_shardin
             raise TypeError("x must be an integer or at least 1-dimensional")
         # (a symbolic size: InconclusiveDimensionOperation, the range needs a constant)
         n = operator.index(concrete_or_error(x, "argument x of plax.random.permutation()"))
-        return laid_out("permutation", out_sharding, lambda k: _shuffled_range(k, n), key)
+        return laid_out("permutation", out_sharding,
+                        lambda k: _shuffle(k, jnp.arange(n), axis), key)
     return laid_out("permutation", out_sharding,
                     lambda k, x: _permuted(k, x, axis, independent), key, x)
 
 
 def _permuted(key, x, axis: int, independent: bool):
     if independent or np.ndim(x) == 1:
-        return shuffle(key, x, axis)
-    order = shuffle(key, jnp.arange(x.shape[axis]), 0)
+        return _shuffle(key, x, axis)
+    order = _shuffle(key, jnp.arange(x.shape[axis]), 0)
     return jnp.take(x, order, axis, unique_indices=True)
 
 
 @functools.partial(plax.jit, static_argnums=(2,))
-def shuffle(key, x, axis):
+def _shuffle(key, x, axis):
     """`x` reordered along `axis` by sorting on random keys, in enough rounds."""
     if isinstance(x.size, SymbolicDimension):
         raise NotImplementedError(
@@ -85,12 +86,6 @@ def shuffle(key, x, axis):
         key, subkey = split_typed(key)
         _, x = lax.sort_key_val(prims.random_bits(subkey, 32, x.shape), x, axis)
     return x
-
-
-@functools.partial(plax.jit, static_argnums=(1,))
-def _shuffled_range(key, n: int):
-    """`shuffle(key, arange(n), 0)` with the range made inside the computation."""
-    return shuffle(key, jnp.arange(n), 0)
 
 
 def _search_left(sorted_arr, query):
