@@ -21,7 +21,8 @@ from plax.extend.constructors import (
     standard_primitive,
     weak_result,
 )
-from plax.extend.core import ShapedArray, Tracer, canonical_dim, get_aval, max_dim
+from plax.extend.core import (EvalTrace, ShapedArray, Tracer, canonical_dim, current_trace,
+                              get_aval, max_dim)
 from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.out_sharding import check_out_sharding, with_batch_dim
 
@@ -190,6 +191,8 @@ def broadcast(operand, sizes, *, out_sharding=None):
                [1, 2]], dtype=int32)
     """
     sizes = canonicalize_shape("broadcast", sizes)
+    if not sizes and out_sharding is None and not isinstance(current_trace(), EvalTrace):
+        return operand  # a constant stays one, inline where it is used (JAX's)
     ndim = get_aval(operand).ndim
     return broadcast_in_dim(operand, sizes + get_aval(operand).shape,
                             tuple(range(len(sizes), len(sizes) + ndim)),
@@ -575,8 +578,9 @@ def pad(operand, padding_value, padding_config):
         >>> lax.pad(jnp.array([1.0, 2.0, 3.0]), 0.0, [(1, 2, 1)])
         Array([0., 1., 0., 2., 0., 3., 0., 0.], dtype=float32)
     """
-    config = tuple((canonical_dim(lo), canonical_dim(hi), canonical_dim(interior))
-                   for lo, hi, interior in padding_config)
+    # NumPy integers stay NumPy integers, as in JAX (its Jaxprs print them so)
+    config = tuple(tuple(d if isinstance(d, np.integer) else canonical_dim(d) for d in triple)
+                   for triple in padding_config)
     return pad_p.bind(operand, padding_value, padding_config=config)
 
 
