@@ -24,7 +24,6 @@ Rebind = Callable[[ClosedJaxpr, dict, str], dict]
 # JAX, differentiating the same call again re-traces nothing (a custom_vjp's bwd
 # inside runs its Python once) and reuses the transformed calls' executables.
 _jvp = cached_on_jaxpr(jvp_jaxpr)
-_split = cached_on_jaxpr(partial_eval_jaxpr)
 _transpose = cached_on_jaxpr(transpose_jaxpr)
 
 
@@ -42,17 +41,49 @@ def call_jvp(prim: Primitive, rebind: Rebind):
     return rule
 
 
+def _split_forwarding(closed: ClosedJaxpr, unknowns: tuple):
+    """`partial_eval_jaxpr`, where a residual that is one of the known call's own inputs
+    is not returned by it: the caller passes that input on itself (JAX's forwarding).
+    → (known without those outputs, unknown, out_unknowns, for each residual the
+    index of the known input it is, or None)."""
+    known, unknown, out_unknowns, num_res = partial_eval_jaxpr(closed, unknowns)
+    jaxpr = known.jaxpr
+    n_out = len(jaxpr.outvars) - num_res
+    position = {v: i for i, v in enumerate(jaxpr.invars)}
+    forwarded = tuple(position.get(v) if isinstance(v, Var) else None
+                      for v in jaxpr.outvars[n_out:])
+    kept = [i for i, f in enumerate(forwarded, n_out) if f is None]
+    if len(kept) < num_res:
+        dbg = jaxpr.debug_info
+        paths = None if dbg is None else dbg.result_paths
+        known = known.replace(jaxpr=jaxpr.replace(
+            outvars=[*jaxpr.outvars[:n_out], *(jaxpr.outvars[i] for i in kept)],
+            debug_info=dbg if paths is None else dbg.with_result_paths(
+                [*paths[:n_out], *(paths[i] for i in kept)])))
+    return known, unknown, out_unknowns, forwarded
+
+
+_split_fwd = cached_on_jaxpr(_split_forwarding)
+
+
+def _residuals(known_inputs: list, computed: list, forwarded: tuple) -> list:
+    """The residuals: each a known input passed on, or the next one the call computed."""
+    computed = iter(computed)
+    return [next(computed) if f is None else known_inputs[f] for f in forwarded]
+
+
 def call_partial_eval(prim: Primitive, rebind: Rebind):
     """The partial-eval rule: a call of the known part now, of the rest staged."""
     def rule(trace, args, *, jaxpr: ClosedJaxpr, **params):
         params = dict(params, jaxpr=jaxpr)
         unknowns = tuple(trace.is_unknown(a) for a in args)
-        known, unknown, out_unknowns, num_res = _split(jaxpr, unknowns)
-        known_outs = trace.bind_known(prim, [a for a, u in zip(args, unknowns) if not u],
-                                      rebind(known, params, "known"))
-        n_known = len(known_outs) - num_res
+        known, unknown, out_unknowns, forwarded = _split_fwd(jaxpr, unknowns)
+        known_args = [a for a, u in zip(args, unknowns) if not u]
+        known_outs = trace.bind_known(prim, known_args, rebind(known, params, "known"))
+        n_known = sum(not u for u in out_unknowns)
+        residuals = _residuals(known_args, known_outs[n_known:], forwarded)
         unknown_outs = iter(trace.stage(
-            prim, [*known_outs[n_known:], *(a for a, u in zip(args, unknowns) if u)],
+            prim, [*residuals, *(a for a, u in zip(args, unknowns) if u)],
             rebind(unknown, params, "unknown")))
         known_iter = iter(known_outs[:n_known])
         return [next(unknown_outs) if u else next(known_iter) for u in out_unknowns]
@@ -63,11 +94,13 @@ def call_partial_eval_jaxpr(rebind: Rebind):
     """The same split of an equation: a known and an unknown equation."""
     def rule(eqn: JaxprEqn, unknowns):
         params = eqn.params
-        known, unknown, out_unknowns, num_res = _split(params["jaxpr"], tuple(unknowns))
-        residuals = [Var(a) for a in unknown.in_avals[:num_res]]
+        known, unknown, out_unknowns, forwarded = _split_fwd(params["jaxpr"], tuple(unknowns))
+        computed = [Var(a) for a in known.out_avals[sum(not u for u in out_unknowns):]]
+        known_ins = [a for a, u in zip(eqn.invars, unknowns) if not u]
+        residuals = _residuals(known_ins, computed, forwarded)
         known_eqn = eqn.replace(
-            invars=[a for a, u in zip(eqn.invars, unknowns) if not u],
-            outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if not u] + residuals,
+            invars=known_ins,
+            outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if not u] + computed,
             params=rebind(known, params, "known"))
         unknown_eqn = eqn.replace(
             invars=residuals + [a for a, u in zip(eqn.invars, unknowns) if u],
