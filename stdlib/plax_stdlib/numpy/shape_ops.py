@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import itertools
 import math
 import operator
 import warnings
@@ -626,9 +625,9 @@ def _split(name: str, ary, indices_or_sections, axis: int, equal: bool) -> list:
         if builtins.any(s < 0 for s in sizes):
             raise ValueError(f"{name}: Sizes passed to split must be nonnegative, got {sizes} "
                              f"(from indices {indices} along axis {axis} of size {size})")
-    starts = [0, *itertools.accumulate(sizes[:-1])]  # ints, or symbolic sizes (export)
-    return [lax.slice_in_dim(ary, start, start + n, axis=axis)
-            for start, n in zip(starts, sizes)]
+    # One `split` (JAX's), its sizes NumPy ints as JAX's Jaxprs print them, or symbolic
+    return lax.split(ary, [n if isinstance(n, SymbolicDimension) else np.int64(n)
+                           for n in sizes], axis)
 
 
 def split(ary, indices_or_sections, axis: int = 0) -> list:
