@@ -16,7 +16,8 @@ import enum
 
 import numpy as np
 
-from plax.extend.ad import Zero, defjvp, is_undefined_primal, linear_jvp, unbroadcast
+from plax.extend.ad import (Zero, broadcast_to, defjvp, is_undefined_primal, linear_jvp,
+                             tangent_aval, unbroadcast)
 from plax.extend.batching import broadcasting_batcher, unary_batcher
 from plax.extend.constructors import (
     ANY,
@@ -92,9 +93,25 @@ def _sign_lower(ctx, x):
     return hlo.sign(x)
 
 
+def _sum_jvp(negate_y: bool):
+    """JAX's jvp of add/sub: the same operation on both tangents; one tangent alone
+    (negated for sub's y) broadcast to the result's shape."""
+    def jvp(primals, tangents):
+        prim = sub_p if negate_y else add_p
+        ans = prim.bind(*primals)
+        (xdot, ydot), shape = tangents, get_aval(ans).shape
+        if isinstance(xdot, Zero) and isinstance(ydot, Zero):
+            return ans, Zero(tangent_aval(get_aval(ans)))
+        if isinstance(xdot, Zero):
+            return ans, broadcast_to(neg(ydot) if negate_y else ydot, shape)
+        if isinstance(ydot, Zero):
+            return ans, broadcast_to(xdot, shape)
+        return ans, prim.bind(xdot, ydot)
+    return jvp
+
+
 add_p, add = binary_op(
-    "add", NUMBER, hlo_rule("add"), "Elementwise addition: x + y.",
-    jvp=(lambda g, ans, x, y: g, lambda g, ans, x, y: g),
+    "add", NUMBER, hlo_rule("add"), "Elementwise addition: x + y.", jvp=_sum_jvp(False),
     transpose=lambda ct, x, y: [_unbroadcast_if(ct, x), _unbroadcast_if(ct, y)],
     example=("lax.add(jnp.array([1.0, 2.0]), 10.0)",
              "Array([11., 12.], dtype=float32)"))
@@ -105,8 +122,7 @@ add_any_p, add_any = binary_op(  # JAX's add_jaxvals: its Jaxprs show sums of ta
     example=("lax.add_any(jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0]))",
              "Array([4., 6.], dtype=float32)"))
 sub_p, sub = binary_op(
-    "sub", NUMBER, hlo_rule("subtract"), "Elementwise subtraction: x - y.",
-    jvp=(lambda g, ans, x, y: g, lambda g, ans, x, y: neg(g)),
+    "sub", NUMBER, hlo_rule("subtract"), "Elementwise subtraction: x - y.", jvp=_sum_jvp(True),
     transpose=lambda ct, x, y: [_unbroadcast_if(ct, x), _unbroadcast_if(_neg_ct(ct), y)],
     example=("lax.sub(jnp.array([5, 7]), jnp.array([1, 2]))",
              "Array([4, 5], dtype=int32)"))

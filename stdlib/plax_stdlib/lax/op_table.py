@@ -85,6 +85,8 @@ def _jvp_rule(jvp, arity: int) -> dict:
         return {"jvp": linear_jvp()}
     if jvp is PIECEWISE_CONSTANT:
         return {"jvp": defjvp(*[None] * arity)}
+    if arity > 1 and callable(jvp):  # the whole rule: (primals, tangents) -> (out, tangent)
+        return {"jvp": jvp}
     partials = (jvp,) if arity == 1 else tuple(jvp)
     if len(partials) != arity or not all(p is None or callable(p) for p in partials):
         raise TypeError(f"jvp of an op of {arity} operand(s) takes {arity} partial "
