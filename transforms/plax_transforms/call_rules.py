@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable
 
 from plax.extend.ad import Zero, instantiate, is_undefined_primal, tangent_aval
-from plax.extend.core import ClosedJaxpr, JaxprEqn, Primitive, Var, dce_jaxpr
+from plax.extend.core import ClosedJaxpr, JaxprEqn, Primitive, Var, dce_closed_jaxpr, dce_jaxpr
 from plax_transforms.ad import jvp_jaxpr
 from plax_transforms.partial_eval import partial_eval_jaxpr
 from plax_transforms.signature import cached_on_jaxpr
@@ -47,6 +47,7 @@ def _split_forwarding(closed: ClosedJaxpr, unknowns: tuple):
     → (known without those outputs, unknown, out_unknowns, for each residual the
     index of the known input it is, or None)."""
     known, unknown, out_unknowns, num_res = partial_eval_jaxpr(closed, unknowns)
+    known, unknown, num_res = _unused_residuals_dropped(known, unknown, num_res)
     jaxpr = known.jaxpr
     n_out = len(jaxpr.outvars) - num_res
     position = {v: i for i, v in enumerate(jaxpr.invars)}
@@ -64,6 +65,20 @@ def _split_forwarding(closed: ClosedJaxpr, unknowns: tuple):
 
 
 _split_fwd = cached_on_jaxpr(_split_forwarding)
+
+
+def _unused_residuals_dropped(known: ClosedJaxpr, unknown: ClosedJaxpr, num_res: int):
+    """Without the residuals the unknown side never reads once its dead equations are
+    gone (a tangent that dies at a stop_gradient), nor what computed only them, as
+    JAX's split of a call. → (known, unknown, number of residuals)."""
+    n_in = len(unknown.jaxpr.invars)
+    pruned, used = dce_closed_jaxpr(unknown, [True] * len(unknown.jaxpr.outvars),
+                                    instantiate=[False] * num_res + [True] * (n_in - num_res))
+    if all(used[:num_res]):
+        return known, unknown, num_res
+    n_known_out = len(known.jaxpr.outvars) - num_res
+    known, _ = dce_closed_jaxpr(known, [True] * n_known_out + used[:num_res], instantiate=True)
+    return known, pruned, sum(used[:num_res])
 
 
 def _residuals(known_inputs: list, computed: list, forwarded: tuple) -> list:
