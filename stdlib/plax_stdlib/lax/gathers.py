@@ -8,9 +8,10 @@ slice dimensions go in the result (`offset_dims`; the batch dimensions fill the
 other positions in order), and which operand dimensions are matched one to one
 with index dimensions (`operand_batching_dims`/`start_indices_batching_dims`).
 
-The primitive clamps start positions so slices stay in bounds, as `dynamic_slice`
-does; `gather(..., mode="fill")` (the default, as in JAX) instead fills slices
-that would stick out with `fill_value`.
+By default (as in JAX) indices are promised in bounds, and XLA clamps start
+positions so slices stay in bounds, as `dynamic_slice` does; `mode="clip"` clamps
+explicitly (also in the transpose), and `mode="fill"` fills slices that would stick
+out with the primitive's `fill_value` parameter (masked in the lowering).
 
 Gather is linear in its operand; its transpose scatter-adds the cotangent back
 (`lax.scatter`).
@@ -35,7 +36,7 @@ from plax.extend.constructors import (
     kind_of,
     standard_primitive,
 )
-from plax.extend.core import ShapedArray, SymbolicDimension, canonical_dim, get_aval
+from plax.extend.core import ShapedArray, SymbolicDimension, canonical_dim, get_aval, stage_flat
 from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax import bitwise, comparison, reductions, shape_ops
 from plax_stdlib.lax.dimensions import size_scalar
@@ -172,13 +173,22 @@ def _gather_shape(operand: ShapedArray, indices: ShapedArray, dnums: GatherDimen
 
 
 def _gather_abstract_eval(operand, indices, *, dimension_numbers, slice_sizes,
-                          indices_are_sorted, unique_indices, mode):
+                          indices_are_sorted, unique_indices, mode, fill_value):
     shape = _gather_shape(operand, indices, dimension_numbers, slice_sizes)
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
 def _gather_lower(ctx, operand, indices, *, dimension_numbers, slice_sizes,
-                  indices_are_sorted, unique_indices, mode):
+                  indices_are_sorted, unique_indices, mode, fill_value):
+    if mode is GatherScatterMode.FILL_OR_DROP:  # a gather in bounds, then masked (JAX's)
+        def fill(op, idx):
+            out = gather_p.bind(op, idx, dimension_numbers=dimension_numbers,
+                                slice_sizes=slice_sizes, indices_are_sorted=indices_are_sorted,
+                                unique_indices=unique_indices,
+                                mode=GatherScatterMode.PROMISE_IN_BOUNDS, fill_value=None)
+            return [_fill_out_of_bounds(out, op, idx, dimension_numbers, slice_sizes,
+                                        fill_value)]
+        return ctx.lower_inline(stage_flat(fill, list(ctx.avals_in)), operand, indices)
     dnums = dimension_numbers
     out = ctx.avals_out[0]
     element = mu.element_shape(out)  # keys: gather their data whole
@@ -227,17 +237,19 @@ def _gather_batching(axis_data, args, dims, *, dimension_numbers, slice_sizes, *
 
 
 def _gather_jvp(primals, tangents, **params):
-    """Linear in the operand; the indices only choose."""
+    """Linear in the operand (out-of-bounds slices' tangents are 0); the indices only
+    choose."""
     ans = gather_p.bind(*primals, **params)
     if isinstance(tangents[0], Zero):
         return ans, Zero(tangent_aval(get_aval(ans)))
-    return ans, gather_p.bind(tangents[0], primals[1], **params)
+    fill = None if params["mode"] is not GatherScatterMode.FILL_OR_DROP else 0
+    return ans, gather_p.bind(tangents[0], primals[1], **dict(params, fill_value=fill))
 
 
 def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
-                      indices_are_sorted, unique_indices, mode):
+                      indices_are_sorted, unique_indices, mode, fill_value):
     """Scatter-add the cotangent's slices back where gather read them (from the
-    clamped start positions gather used)."""
+    clamped start positions gather used; out-of-bounds ones dropped with fill)."""
     from plax_stdlib.lax import creation, scatters
     if not is_undefined_primal(operand):
         return [None, None]
@@ -245,7 +257,7 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
     if isinstance(ct, Zero):
         return [Zero(aval), None]
     dn = dimension_numbers
-    if mode is not GatherScatterMode.PROMISE_IN_BOUNDS:
+    if mode is GatherScatterMode.CLIP:
         indices = clamp_indices(indices, aval.shape, slice_sizes, dn.start_index_map)
     dnums = scatters.ScatterDimensionNumbers(dn.offset_dims, dn.collapsed_slice_dims,
                                             dn.start_index_map, dn.operand_batching_dims,
@@ -254,7 +266,8 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
     return [scatters.scatter_add_p.bind(zeros, indices, ct, dimension_numbers=dnums,
                                        indices_are_sorted=indices_are_sorted,
                                        unique_indices=unique_indices,
-                                       mode=GatherScatterMode.PROMISE_IN_BOUNDS), None]
+                                       mode=(mode if mode is GatherScatterMode.FILL_OR_DROP
+                                             else GatherScatterMode.PROMISE_IN_BOUNDS)), None]
 
 
 gather_p = standard_primitive("lax.gather", _gather_abstract_eval, _gather_lower,
@@ -283,19 +296,11 @@ def clamp_indices(indices, operand_shape, window, index_map):
 
 
 def fill_value_for(dtype, fill_value):
-    """The value out-of-bounds reads give: `fill_value` (a symbolic size as its value),
-    else NaN, the lowest signed (highest unsigned) integer, or True."""
+    """The value out-of-bounds reads give, in `dtype`: `fill_value` (a symbolic size as
+    its value), else the default (`_default_fill`)."""
     if isinstance(fill_value, SymbolicDimension):
         return size_scalar(fill_value, dtype)
-    if fill_value is not None:
-        return np.asarray(fill_value, dtype)[()]
-    kind = kind_of(dtype)
-    if kind == "bool":
-        return np.True_
-    if kind in ("signed", "unsigned"):
-        info = np.iinfo(dtype)
-        return np.asarray(info.min if kind == "signed" else info.max, dtype)[()]
-    return np.asarray(np.nan, dtype)[()]
+    return np.asarray(_default_fill(dtype) if fill_value is None else fill_value, dtype)[()]
 
 
 def gather(operand, start_indices, dimension_numbers: GatherDimensionNumbers,
@@ -321,7 +326,7 @@ def gather(operand, start_indices, dimension_numbers: GatherDimensionNumbers,
         unique_indices: a promise that no two indices are equal.
         indices_are_sorted: a promise that the indices are sorted.
         mode: slices that would stick out: moved back in (`"clip"`), filled
-            with `fill_value` (`"fill"`), or promised not to occur.
+            with `fill_value` (`"fill"`), or promised not to occur (the default).
         fill_value: the value of out-of-bounds slices with `"fill"` (default:
             NaN for inexact dtypes, the smallest value for signed, the largest
             for unsigned integers, True for bool).
@@ -346,16 +351,28 @@ def gather(operand, start_indices, dimension_numbers: GatherDimensionNumbers,
     """
     dnums = _canonical_dnums(dimension_numbers)
     slice_sizes = tuple(map(canonical_dim, slice_sizes))
-    mode = GatherScatterMode.from_any(mode)
-    out = gather_p.bind(operand, start_indices, dimension_numbers=dnums,
-                        slice_sizes=slice_sizes, indices_are_sorted=bool(indices_are_sorted),
-                        unique_indices=bool(unique_indices),
-                        mode=(GatherScatterMode.PROMISE_IN_BOUNDS
-                              if mode is GatherScatterMode.PROMISE_IN_BOUNDS
-                              else GatherScatterMode.CLIP))
+    mode = GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else GatherScatterMode.from_any(mode)
     if mode is not GatherScatterMode.FILL_OR_DROP:
-        return out
-    return _fill_out_of_bounds(out, operand, start_indices, dnums, slice_sizes, fill_value)
+        fill_value = None
+    elif fill_value is None:  # the parameter holds the default, as JAX's
+        fill_value = _default_fill(get_aval(operand).dtype)
+    return gather_p.bind(operand, start_indices, dimension_numbers=dnums,
+                         slice_sizes=slice_sizes, indices_are_sorted=bool(indices_are_sorted),
+                         unique_indices=bool(unique_indices), mode=mode, fill_value=fill_value)
+
+
+def _default_fill(dtype):
+    """What out-of-bounds reads give by default: NaN, the lowest signed (highest
+    unsigned) integer, True; a key's data words all set."""
+    if isinstance(dtype, dtypes.ExtendedDType):
+        return int(np.iinfo(np.uint32).max)
+    kind = kind_of(dtype)
+    if kind == "bool":
+        return True
+    if kind in ("signed", "unsigned"):
+        info = np.iinfo(dtype)
+        return int(info.min if kind == "signed" else info.max)
+    return np.nan
 
 
 def _fill_out_of_bounds(out, operand, indices, dnums, slice_sizes, fill_value):

@@ -999,7 +999,8 @@ def _ppermute_batching(axis_data, args, dims, *, axis_name, perm):
     rest = tuple(range(1, len(shape)))
     moved = gather_p.bind(x, source, dimension_numbers=GatherDimensionNumbers(rest, (0,), (0,)),
                           slice_sizes=(1,) + shape[1:], indices_are_sorted=False,
-                          unique_indices=True, mode=GatherScatterMode.CLIP)
+                          unique_indices=True, mode=GatherScatterMode.CLIP,
+                          fill_value=None)
     mask = shape_ops.broadcast_in_dim(receives, shape, (0,))
     zeros = shape_ops.broadcast_in_dim(np.zeros((), get_aval(x).dtype)[()], shape, ())
     return comparison.select_n(mask, zeros, moved), 0

@@ -314,7 +314,8 @@ def _dynamic_slice_batching(axis_data, args, dims, *, slice_sizes):
         dnums = GatherDimensionNumbers(offset, (), offset, (0,), (0,))
     return gather_p.bind(operand, indices, dimension_numbers=dnums, slice_sizes=slice_sizes,
                          indices_are_sorted=False, unique_indices=False,
-                         mode=GatherScatterMode.CLIP), 0
+                         mode=GatherScatterMode.CLIP,
+                         fill_value=None), 0
 
 
 def _dynamic_slice_lower(ctx, operand, *starts, slice_sizes):
@@ -490,7 +491,8 @@ def _dynamic_update_slice_batching(axis_data, args, dims):
                            dimension_numbers=GatherDimensionNumbers((), axes, axes, (0,), (0,)),
                            slice_sizes=(batching_slice_size(size),) + (1,) * rank,
                            indices_are_sorted=False,
-                           unique_indices=False, mode=GatherScatterMode.CLIP)
+                           unique_indices=False, mode=GatherScatterMode.CLIP,
+                           fill_value=None)
     return select_n(inside, operand, picked), 0
 
 
