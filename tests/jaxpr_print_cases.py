@@ -44,6 +44,7 @@ def cases(jax) -> dict:
     out: dict = {}
 
     def add(name, fun, *args):
+        assert name not in out, f"two cases named {name!r}"
         out[name] = (fun, args)
 
     for op in UNARY:
@@ -326,7 +327,7 @@ def cases(jax) -> dict:
     # random
     add("PRNGKey", lambda: random.PRNGKey(0))
     add("key", lambda: random.key(0))
-    add("split", lambda: random.split(random.PRNGKey(0)))
+    add("random.split", lambda: random.split(random.PRNGKey(0)))
     add("uniform", lambda: random.uniform(random.PRNGKey(0), (3,)))
     add("normal", lambda: random.normal(random.PRNGKey(0), (2,)))
     add("bernoulli", lambda: random.bernoulli(random.PRNGKey(1), 0.5, (2,)))

@@ -28,12 +28,13 @@ KNOWN_DIFFERENCES = {
      "which JAX's loop never ends where abs overflows (gcd(-2**31, -3) hangs in JAX)"): [
         "int jnp.gcd", "int jnp.gcd(x, 1)",
     ],
-    ("a differentiation rule written with other operations than JAX's (sub 1 for 1.0 "
-     "literals, sign for abs), or other residuals kept: the same values, other "
+    ("reduce_prod's derivative is the last element of cumprod's (exact where the operand "
+     "has zeros); JAX's multiplies a pairwise tree of slices: equal up to rounding, other "
      "equations"): [
         "grad(jnp.prod)",
     ],
-    "scatter and gather with other index arithmetic and params": [
+    ("plax's scatter primitives are named scatter_add/scatter_mul (JAX's scatter-add, "
+     "scatter-mul) and carry no update_jaxpr/update_consts parameters"): [
         "x.at[0].set", "x.at[i].add", "x.at[1:].mul",
     ],
 }

@@ -237,16 +237,19 @@ def test_nested_vmap_of_batched_index_slicing_batches_the_gather():
     np.testing.assert_array_equal(f(x, starts), np.asarray(expected))
 
 
-def test_gather_fills_out_of_bounds_slices_by_default():
+def test_gather_out_of_bounds_slices_by_mode():
+    """As JAX's: by default indices are promised in bounds (XLA clamps the starts);
+    "fill" fills the slices that stick out; "clip" clamps."""
     x = np.arange(5, dtype=np.float32)
     idx = np.array([[0], [3], [4], [-1]], np.int32)
     dnums = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(),
                                        start_index_map=(0,))
-    filled = np.asarray(lax.gather(x, idx, dnums, (2,)))
+    filled = np.asarray(lax.gather(x, idx, dnums, (2,), mode="fill"))
     np.testing.assert_array_equal(filled[:2], [[0, 1], [3, 4]])
     assert np.isnan(filled[2:]).all()
-    clipped = lax.gather(x, idx, dnums, (2,), mode="clip")
-    np.testing.assert_array_equal(clipped, [[0, 1], [3, 4], [3, 4], [0, 1]])
+    clamped = [[0, 1], [3, 4], [3, 4], [0, 1]]
+    np.testing.assert_array_equal(lax.gather(x, idx, dnums, (2,), mode="clip"), clamped)
+    np.testing.assert_array_equal(lax.gather(x, idx, dnums, (2,)), clamped)
 
 
 # --- conversions -----------------------------------------------------------------------------

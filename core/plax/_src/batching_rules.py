@@ -199,7 +199,7 @@ class axes_batcher(PrimitiveRule):
                         else tuple(int_type(batched_axis(a, d)) for a in axes))
             out = prim.bind(*args, **dict(params, **{param: new_axes}))
             if reduces:
-                d -= sum(a < d for a in new_axes)
+                d -= int(sum(a < d for a in new_axes))
             return out, ([d] * len(out) if prim.multiple_results else d)
         rule.__name__ = f"{prim.name}_batching"
         return rule

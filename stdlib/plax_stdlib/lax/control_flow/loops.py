@@ -442,7 +442,7 @@ def _while_batching(axis_data, args, dims, *, cond_jaxpr, body_jaxpr, cond_ncons
     init = [x if c is not_mapped else move_to(x, d, c, size)
             for x, d, c in zip(init, idims, carry_dims)]
     body_b, _ = batch_jaxpr(body_jaxpr, axis_data, bdims + carry_dims, carry_dims)
-    cond_b, _ = batch_jaxpr(cond_jaxpr, axis_data, cdims + carry_dims, pred_dim)
+    cond_b, _ = batch_jaxpr(cond_jaxpr, axis_data, cdims + carry_dims, [pred_dim])
     outs = while_p.bind(*cconsts, *bconsts, *init, cond_jaxpr=cond_b, body_jaxpr=body_b,
                         cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
     return outs, carry_dims
