@@ -472,3 +472,10 @@ def test_gcd_and_lcm_end_where_abs_overflows():
     np.testing.assert_array_equal(jnp.gcd(a, b), np.gcd(a, b))
     np.testing.assert_array_equal(jnp.lcm(a[1:], b[1:]), np.lcm(a[1:], b[1:]))
     assert jnp.gcd(4, 6).weak_type and not jnp.gcd(a, 6).weak_type  # JAX's weak types
+
+
+def test_angle_conversions_keep_a_python_scalars_weak_type():
+    """As JAX's (its constant is `lax._const`): found by the differential fuzzer."""
+    for f in (jnp.deg2rad, jnp.rad2deg, jnp.radians, jnp.degrees):
+        assert f(1).weak_type and f(0.5).weak_type
+        assert not f(np.float32(1)).weak_type
