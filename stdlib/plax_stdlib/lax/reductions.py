@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from plax.extend import config, dtypes, tree_util
-from plax.extend.ad import Zero, defjvp, linear_jvp, tangent_aval
+from plax.extend.ad import defjvp, instantiate, linear_jvp
 from plax.extend.batching import axes_batcher
 from plax.extend.constructors import (
     BOOL_OR_INT,
@@ -158,26 +158,33 @@ reduce_sum_p = _monoid_reduction(
 
 
 def _prod_jvp(primals, tangents, *, axes, out_sharding):
-    """The product rule over the reduced elements, as the last element of cumprod's
-    tangent along them: exact where the operand has zeros (no division by factors)."""
-    from plax_stdlib.lax.cumulative import cumprod_p
+    """JAX's rule: the product as a pairwise tree of the reduced elements (moved to the
+    front and flattened; an odd half padded with 1), differentiated by `jvp`: exact
+    where the operand has zeros (no division by factors)."""
+    import plax
+    from plax_stdlib.lax import creation
     from plax_stdlib.lax.slicing import slice_in_dim
     (x,), (t,) = primals, tangents
-    ans = reduce_prod_p.bind(x, axes=axes, out_sharding=out_sharding)
     shape = get_aval(x).shape
-    n = math.prod(shape[a] for a in axes)
-    if isinstance(t, Zero) or n == 0:
-        return ans, Zero(tangent_aval(get_aval(ans)))
-    kept = [d for d in range(len(shape)) if d not in axes]
-    flat_shape = tuple(shape[d] for d in kept) + (n,)
+    kept = np.delete(np.arange(len(shape)), axes)
+    flat_shape = (math.prod(shape[a] for a in axes), *(shape[d] for d in kept))
+    one = np.ones((), get_aval(x).dtype)[()]
 
-    def flatten(v):
-        return shape_ops.reshape(shape_ops.transpose(v, (*kept, *axes)), flat_shape)
+    def tree(v):
+        while get_aval(v).shape[0] > 1:
+            n = get_aval(v).shape[0]
+            half = (n + 1) // 2
+            low, high = slice_in_dim(v, 0, half), slice_in_dim(v, half, None)
+            if n - half != half:
+                high = shape_ops.pad(high, one, [(0, 1, 0)] + [(0, 0, 0)] * (len(kept)))
+            v = elementwise.mul(low, high)
+        if get_aval(v).shape[0] == 0:
+            return creation.full(flat_shape[1:], one)
+        return shape_ops.squeeze(v, (0,))
 
-    _, t_prefix = cumprod_p.get_rule("jvp")((flatten(x),), (flatten(t),), axis=len(kept),
-                                            reverse=False)
-    last = slice_in_dim(t_prefix, n - 1, n, 1, len(kept))
-    return ans, shape_ops.reshape(last, get_aval(ans).shape)
+    order = (*axes, *kept)
+    return plax.jvp(tree, (shape_ops.reshape(x, flat_shape, order),),
+                    (shape_ops.reshape(instantiate(t), flat_shape, order),))
 
 
 reduce_prod_p = _monoid_reduction("reduce_prod", NUMBER, "multiply", lambda dt: 1,

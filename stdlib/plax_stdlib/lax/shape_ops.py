@@ -372,7 +372,7 @@ def _squeeze_lower(ctx, operand, *, dimensions):
 
 squeeze_p = standard_primitive(
     "lax.squeeze", _squeeze_abstract_eval, _squeeze_lower,
-    jvp=linear_jvp(), transpose=lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)],
+    jvp=linear_jvp(), transpose=lambda ct, x, *, dimensions: [expand_dims(ct, dimensions)],
     batching=axes_batcher("dimensions", reduces=True))
 
 
@@ -514,11 +514,11 @@ def _pad_transpose(ct, operand, padding_value, *, padding_config):
     from plax_stdlib.lax.elementwise import sub
     from plax_stdlib.lax.reductions import reduce_sum
     from plax_stdlib.lax.slicing import slice as slice_
+    lo, hi, interior = ([c[i] for c in padding_config] for i in range(3))  # (as JAX's)
     unpadded = pad(ct, np.zeros((), get_aval(ct).dtype)[()],
-                   [(-lo, -hi, 0) for lo, hi, _ in padding_config])
+                   list(zip(np.negative(lo), np.negative(hi), np.zeros_like(interior))))
     shape = get_aval(unpadded).shape
-    t_operand = slice_(unpadded, [0] * len(shape), shape,
-                       [interior + 1 for _, _, interior in padding_config])
+    t_operand = slice_(unpadded, np.zeros_like(lo), shape, np.add(interior, 1))
     t_value = None
     if is_undefined_primal(padding_value):
         axes = tuple(range(len(shape)))

@@ -90,14 +90,17 @@ def _element_starts(ctx, starts) -> list:
 
 
 def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides):
-    """Pad the cotangent back into the operand's shape, zeros between strides."""
+    """Pad the cotangent back into the operand's shape, zeros between strides (JAX's
+    arithmetic: the high padding and interior as NumPy integers)."""
     shape = operand.aval.shape
-    strides = strides or (1,) * len(shape)
-    out_shape = get_aval(ct).shape
-    config = [(start, size - (start + (n - 1) * stride + 1) if n else size - start,
-               stride - 1)
-              for start, size, n, stride in zip(start_indices, shape, out_shape, strides)]
-    return [pad(ct, np.zeros((), get_aval(ct).dtype)[()], config)]
+    if strides is None or all(s == 1 for s in strides):
+        config = zip(start_indices, np.subtract(shape, limit_indices), (0,) * len(shape))
+    else:
+        out_shape = np.array(get_aval(ct).shape)
+        limits = np.add(start_indices, np.where(out_shape == 0, 0,
+                                                1 + (out_shape - 1) * np.array(strides)))
+        config = zip(start_indices, np.subtract(shape, limits), np.subtract(strides, 1))
+    return [pad(ct, np.zeros((), get_aval(ct).dtype)[()], list(config))]
 
 
 def _slice_batching(axis_data, args, dims, *, start_indices, limit_indices, strides):
@@ -136,10 +139,13 @@ def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - 
         Array([[1, 2, 3],
                [5, 6, 7]], dtype=int32)
     """
+    # NumPy integers stay NumPy integers, as in JAX (its Jaxprs print them so)
+    as_given = lambda d: d if isinstance(d, np.integer) else canonical_dim(d)  # noqa: E731
     return slice_p.bind(
-        operand, start_indices=tuple(map(canonical_dim, start_indices)),
-        limit_indices=tuple(map(canonical_dim, limit_indices)),
-        strides=None if strides is None else tuple(map(operator.index, strides)))
+        operand, start_indices=tuple(map(as_given, start_indices)),
+        limit_indices=tuple(map(as_given, limit_indices)),
+        strides=None if strides is None else tuple(
+            d if isinstance(d, np.integer) else operator.index(d) for d in strides))
 
 
 def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int = 0):
