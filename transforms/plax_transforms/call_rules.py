@@ -4,8 +4,9 @@ transformed Jaxpr.
 
 Each maker takes the primitive and `rebind(closed, params, role)`, the parameters of
 the new call of `closed` made from the original call's `params`, where `role` is
-`"jvp"`, `"known"`, `"unknown"`, `"transpose"` or `"dce"` (jit names its calls after
-the role; compute_on keeps its compute type).
+`"jvp"`, `"known"`, `"unknown"`, `"transpose"` or `"dce"` (jit keeps the function's
+name, as JAX's; compute_on keeps its compute type). Partial evaluation forwards the
+residuals that are the call's own inputs and drops those the staged call never reads.
 """
 from __future__ import annotations
 
