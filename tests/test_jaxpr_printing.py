@@ -28,10 +28,6 @@ KNOWN_DIFFERENCES = {
      "which JAX's loop never ends where abs overflows (gcd(-2**31, -3) hangs in JAX)"): [
         "int jnp.gcd", "int jnp.gcd(x, 1)",
     ],
-    ("plax's scatter primitives are named scatter_add/scatter_mul (JAX's scatter-add, "
-     "scatter-mul) and carry no update_jaxpr/update_consts parameters"): [
-        "x.at[0].set", "x.at[i].add", "x.at[1:].mul",
-    ],
 }
 
 

@@ -263,11 +263,13 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
                                             dn.start_index_map, dn.operand_batching_dims,
                                             dn.start_indices_batching_dims)
     zeros = creation.full(aval.shape, np.zeros((), aval.dtype)[()], sharding=aval.typed_sharding)
-    return [scatters.scatter_add_p.bind(zeros, indices, ct, dimension_numbers=dnums,
-                                       indices_are_sorted=indices_are_sorted,
-                                       unique_indices=unique_indices,
-                                       mode=(mode if mode is GatherScatterMode.FILL_OR_DROP
-                                             else GatherScatterMode.PROMISE_IN_BOUNDS)), None]
+    params = dict(dimension_numbers=dnums, indices_are_sorted=indices_are_sorted,
+                  unique_indices=unique_indices,
+                  mode=(mode if mode is GatherScatterMode.FILL_OR_DROP
+                        else GatherScatterMode.PROMISE_IN_BOUNDS))
+    return [scatters.scatter_add_p.bind(
+        zeros, indices, ct, **scatters.with_update_params(scatters.scatter_add_p, zeros,
+                                                          params)), None]
 
 
 gather_p = standard_primitive("lax.gather", _gather_abstract_eval, _gather_lower,

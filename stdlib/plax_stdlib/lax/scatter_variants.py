@@ -10,7 +10,7 @@ import numpy as np
 from plax.extend.constructors import standard_primitive
 from plax.extend.core import get_aval
 from plax.extend.mlir import hlo
-from plax_stdlib.lax import control_flow
+from plax_stdlib.lax import control_flow, elementwise
 from plax_stdlib.lax.comparison import gt, select_n
 from plax_stdlib.lax.creation import full
 from plax_stdlib.lax.reductions import reduce_max
@@ -19,6 +19,7 @@ from plax_stdlib.lax.scatters import (
     _bind,
     _lowering,
     _scatter_batcher,
+    combines_with,
     documented_scatter,
     linear_scatter_rules,
     scatter_add,
@@ -26,10 +27,11 @@ from plax_stdlib.lax.scatters import (
 
 
 scatter_sub_p = standard_primitive(
-    "lax.scatter_sub", _abstract_eval("scatter_sub"),
+    "lax.scatter-sub", _abstract_eval("scatter_sub"),
     _lowering(lambda old, new, _: hlo.subtract(old, new)),
     **linear_scatter_rules(lambda: scatter_sub_p, negate_updates=True),
     batching=_scatter_batcher())
+combines_with(scatter_sub_p, elementwise.sub)
 
 
 @documented_scatter(

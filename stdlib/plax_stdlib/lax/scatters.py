@@ -16,6 +16,7 @@ default as in JAX) or moved back in (`mode="clip"`).
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from typing import Callable, NamedTuple
@@ -34,7 +35,7 @@ from plax.extend.constructors import (
     describe,
     standard_primitive,
 )
-from plax.extend.core import ShapedArray, get_aval
+from plax.extend.core import ShapedArray, get_aval, stage_flat
 from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax import comparison, creation, elementwise, shape_ops
 from plax_stdlib.lax.gathers import GatherDimensionNumbers, GatherScatterMode, clamp_indices, gather
@@ -162,7 +163,7 @@ def _lowering(combine):
     """The lowering of a scatter whose region computes `combine(old, new, dtype)` of
     scalars of the operand's (physical) dtype."""
     def rule(ctx, operand, indices, updates, *, dimension_numbers, indices_are_sorted,
-             unique_indices, mode):
+             unique_indices, mode, update_jaxpr, update_consts):
         dn = dimension_numbers
         updates_aval = ctx.avals_in[2]  # keys: their data is scattered whole
         attr = hlo.ScatterDimensionNumbers.get(
@@ -251,7 +252,7 @@ def linear_scatter_rules(primitive: Callable, negate_updates: bool = False) -> d
 
 
 scatter_add_p = standard_primitive(
-    "lax.scatter_add", _abstract_eval("scatter_add"),
+    "lax.scatter-add", _abstract_eval("scatter_add"),
     _lowering(lambda old, new, _: hlo.add(old, new)),
     **linear_scatter_rules(lambda: scatter_add_p), batching=_scatter_batcher())
 
@@ -274,7 +275,8 @@ def _scatter_mul_jvp(primals, tangents, **params):
     at_windows = _gather_updates(operand, indices, get_aval(updates), **params)
     return ans, elementwise.add(t_out, scatter_add_p.bind(
         creation.full(get_aval(operand).shape, np.zeros((), get_aval(operand).dtype)[()]),
-        indices, elementwise.mul(t_updates, at_windows), **params))
+        indices, elementwise.mul(t_updates, at_windows),
+        **with_update_params(scatter_add_p, operand, params)))
 
 
 def _scatter_mul_transpose(ct, operand, indices, updates, **params):
@@ -298,7 +300,7 @@ def _scatter_mul_transpose(ct, operand, indices, updates, **params):
 
 
 scatter_mul_p = standard_primitive(
-    "lax.scatter_mul", _abstract_eval("scatter_mul"),
+    "lax.scatter-mul", _abstract_eval("scatter_mul"),
     _lowering(lambda old, new, _: hlo.multiply(old, new)),
     jvp=_scatter_mul_jvp, transpose=_scatter_mul_transpose, batching=_scatter_batcher())
 class _extremal_jvp(PrimitiveRule):
@@ -317,7 +319,8 @@ class _extremal_jvp(PrimitiveRule):
             from_updates = comparison.eq(updates, _gather_updates(ans, indices, up_aval,
                                                                   **params))
             scatter_sum = lambda u: scatter_add_p.bind(  # noqa: E731
-                creation.full(op_aval.shape, zero), indices, u, **params)
+                creation.full(op_aval.shape, zero), indices, u,
+                **with_update_params(scatter_add_p, operand, params))
             pick = lambda which, t, aval: comparison.select(  # noqa: E731
                 which, instantiate(t), creation.full(aval.shape, zero))
             ties = elementwise.add(pick(from_operand, creation.full(op_aval.shape, one), op_aval),
@@ -334,7 +337,7 @@ def _extremal_scatter(name: str, direction: str):
     """scatter_min ("LT") or scatter_max ("GT"); complex numbers by real part, then
     imaginary part, as lax.min and lax.max order them."""
     return standard_primitive(
-        f"lax.{name}", _abstract_eval(name),
+        f"lax.{name.replace('_', '-')}", _abstract_eval(name),  # JAX's name: scatter-min
         _lowering(lambda old, new, dtype: elementwise.extremum(old, new, direction, dtype)),
         jvp=_extremal_jvp(), batching=_scatter_batcher())
 
@@ -346,13 +349,14 @@ scatter_max_p = _extremal_scatter("scatter_max", "GT")
 # --- scatter (replace) ---------------------------------------------------------------------
 
 def _scatter_jvp(primals, tangents, *, dimension_numbers, indices_are_sorted,
-                 unique_indices, mode):
+                 unique_indices, mode, update_jaxpr, update_consts):
     """With unique indices the tangents scatter like the primals. Otherwise the
     updates that win each position are found by scattering update ids and reading
     them back; the result is then the operand where nothing landed plus a
     scatter_add of the winning updates, for primals and tangents alike."""
     params = dict(dimension_numbers=dimension_numbers, indices_are_sorted=indices_are_sorted,
-                  unique_indices=unique_indices, mode=mode)
+                  unique_indices=unique_indices, mode=mode, update_jaxpr=update_jaxpr,
+                  update_consts=update_consts)
     operand, indices, updates = primals
     t_operand, _, t_updates = tangents
     if unique_indices:
@@ -374,7 +378,7 @@ def _scatter_jvp(primals, tangents, *, dimension_numbers, indices_are_sorted,
     def combine(x, u):
         x = comparison.select(kept, x, creation.full(op_aval.shape, np.zeros((), x.dtype)[()]))
         u = comparison.select(won, u, creation.full(up_aval.shape, np.zeros((), u.dtype)[()]))
-        return scatter_add_p.bind(x, indices, u, **params)
+        return scatter_add_p.bind(x, indices, u, **with_update_params(scatter_add_p, x, params))
 
     ans = combine(operand, updates)
     if isinstance(t_operand, Zero) and isinstance(t_updates, Zero):
@@ -405,6 +409,10 @@ def _scatter_transpose(ct, operand, indices, updates, *, unique_indices, **param
 scatter_p = standard_primitive(
     "lax.scatter", _abstract_eval("scatter"), _lowering(lambda old, new, _: new),
     jvp=_scatter_jvp, transpose=_scatter_transpose, batching=_scatter_batcher())
+
+# How each scatter combines, for its `update_jaxpr` (JAX's parameter; `scatter` has none)
+_COMBINE = {scatter_add_p: elementwise.add, scatter_mul_p: elementwise.mul,
+            scatter_min_p: elementwise.min, scatter_max_p: elementwise.max}
 
 
 # --- the public functions ---------------------------------------------------------------
@@ -460,20 +468,45 @@ def documented_scatter(summary: str, combining: str, method: str, verb: str, upd
 
 
 
+@functools.cache
+def _update_jaxpr(combine: Callable, aval: ShapedArray):
+    """The combining function on two scalars of `aval`, as a Jaxpr (JAX's)."""
+    return stage_flat(lambda old, new: [combine(old, new)], [aval, aval]).jaxpr
+
+
+def combines_with(prim, combine: Callable) -> None:
+    """Registers how `prim`, a scatter defined elsewhere, combines (its update_jaxpr)."""
+    _COMBINE[prim] = combine
+
+
+def with_update_params(prim, operand, params: dict) -> dict:
+    """`params` with `prim`'s `update_jaxpr` and `update_consts`: JAX's parameters
+    naming how a scatter combines (None for `scatter`), printed in Jaxprs; the
+    lowering combines as the primitive says."""
+    combine, aval, jaxpr = _COMBINE.get(prim), get_aval(operand), None
+    if combine is not None:
+        try:
+            jaxpr = _update_jaxpr(combine, ShapedArray((), aval.dtype, aval.weak_type))
+        except TypeError:  # a dtype the scatter refuses: its own check says so
+            pass
+    return dict(params, update_jaxpr=jaxpr, update_consts=())
+
+
 def _bind(prim, operand, scatter_indices, updates, dimension_numbers, indices_are_sorted,
           unique_indices, mode):
-    dnums = _canonical_dnums(prim.name, dimension_numbers)
+    name = prim.name.replace("-", "_")  # the function's name (the primitive's is JAX's)
+    dnums = _canonical_dnums(name, dimension_numbers)
     mode = GatherScatterMode.from_any(mode)
     if mode is GatherScatterMode.CLIP:
         op_aval, up_aval = get_aval(operand), get_aval(updates)
-        _check_shapes(prim.name, op_aval, get_aval(scatter_indices), up_aval, dnums)
+        _check_shapes(name, op_aval, get_aval(scatter_indices), up_aval, dnums)
         window = window_sizes(op_aval.ndim, up_aval.shape, dnums)
         scatter_indices = clamp_indices(scatter_indices, op_aval.shape, window,
                                         dnums.scatter_dims_to_operand_dims)
         mode = GatherScatterMode.PROMISE_IN_BOUNDS
-    return prim.bind(operand, scatter_indices, updates, dimension_numbers=dnums,
-                     indices_are_sorted=bool(indices_are_sorted),
-                     unique_indices=bool(unique_indices), mode=mode)
+    return prim.bind(operand, scatter_indices, updates, **with_update_params(prim, operand, dict(
+        dimension_numbers=dnums, indices_are_sorted=bool(indices_are_sorted),
+        unique_indices=bool(unique_indices), mode=mode)))
 
 
 @documented_scatter(

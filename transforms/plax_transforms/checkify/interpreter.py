@@ -49,7 +49,7 @@ _NAN_PRIMITIVE_IDS = (
     "regularized_incomplete_beta", "rem", "rng_uniform", "rsqrt", "sin", "sinh", "sqrt",
     "sub", "tan", "tanh")
 _OOB_PRIMITIVE_IDS = ("gather", "dynamic_slice", "dynamic_update_slice", "scatter",
-                      "scatter_add", "scatter_mul", "scatter_min", "scatter_max")
+                      "scatter-add", "scatter-mul", "scatter-min", "scatter-max")
 # Higher-order primitives evaluated inline (the Jaxpr parameter holding the body).
 _INLINED = {jit_p: "jaxpr", checkpoint_p: "jaxpr", custom_jvp_call_p: "call_jaxpr",
             custom_vjp_call_p: "call_jaxpr"}
