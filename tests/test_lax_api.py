@@ -185,10 +185,10 @@ shift_right_arithmetic population_count clz select_n convert_element_type
 bitcast_convert_type iota broadcast_in_dim reshape transpose squeeze concatenate pad slice
 dynamic_slice dynamic_update_slice reduce_sum reduce_max reduce_min reduce_prod reduce_and
 reduce_or reduce_xor argmax argmin dot_general cumsum cumprod cummax cummin cumlogsumexp rev
-clamp sort copy stop_gradient gather polygamma scatter_add scatter
-scatter_mul scatter_min scatter_max reduce_window reduce_window_sum reduce_window_max
+clamp sort copy stop_gradient gather polygamma scatter-add scatter
+scatter-mul scatter-min scatter-max reduce_window reduce_window_sum reduce_window_max
 reduce_window_min select_and_gather_add select_and_scatter_add conv_general_dilated fft
-top_k approx_top_k eq_to le_to lt_to split stack unstack tile scatter_sub optimization_barrier
+top_k approx_top_k eq_to le_to lt_to split stack unstack tile scatter-sub optimization_barrier
 reduce_precision mulhi stage bessel_i0e bessel_i1e
 zeta igamma igammac igamma_grad_a random_gamma_grad regularized_incomplete_beta
 rng_uniform dce_sink create_token after_all composite reduce select_and_scatter""".split())
