@@ -4,7 +4,7 @@ squeeze, concatenate, pad and rev, with their `lax` functions (and `broadcast`,
 from __future__ import annotations
 
 import operator
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -43,6 +43,12 @@ def shape_dims(shape) -> tuple:
             "subfunctions. " + traced[0]._trace.value_origin(traced[0]))
         raise TypeError("Shapes must be 1D sequences of concrete values of integer type, "
                         f"got {shown!r}.{hint}".rstrip()) from err
+
+
+def param_int(d, canonical: Callable = operator.index):
+    """An integer parameter as JAX keeps it: a NumPy integer stays one (JAX's Jaxprs
+    print it so); anything else as `canonical` makes it."""
+    return d if isinstance(d, np.integer) else canonical(d)
 
 
 def canonicalize_shape(name: str, shape) -> tuple[int, ...]:
@@ -161,9 +167,7 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
                [2, 2, 2]], dtype=int32)
     """
     shape = canonicalize_shape("broadcast_in_dim", shape)
-    # NumPy integers stay NumPy integers, as in JAX (its Jaxprs print them so)
-    dims = tuple(d if isinstance(d, np.integer) else operator.index(d)
-                 for d in broadcast_dimensions)
+    dims = tuple(map(param_int, broadcast_dimensions))
     if (_is_array(operand) and get_aval(operand).shape == shape
             and dims == tuple(range(len(shape))) and out_sharding is None):
         return operand
@@ -578,8 +582,7 @@ def pad(operand, padding_value, padding_config):
         >>> lax.pad(jnp.array([1.0, 2.0, 3.0]), 0.0, [(1, 2, 1)])
         Array([0., 1., 0., 2., 0., 3., 0., 0.], dtype=float32)
     """
-    # NumPy integers stay NumPy integers, as in JAX (its Jaxprs print them so)
-    config = tuple(tuple(d if isinstance(d, np.integer) else canonical_dim(d) for d in triple)
+    config = tuple(tuple(param_int(d, canonical_dim) for d in triple)
                    for triple in padding_config)
     return pad_p.bind(operand, padding_value, padding_config=config)
 

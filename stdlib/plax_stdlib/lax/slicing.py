@@ -38,7 +38,8 @@ from plax_stdlib.lax.dimensions import dimension_as_value, size_scalar
 from plax_stdlib.lax.elementwise import add
 from plax_stdlib.lax.gathers import (GatherDimensionNumbers, GatherScatterMode,
                                      batching_slice_size, gather_p)
-from plax_stdlib.lax.shape_ops import broadcast_in_dim, concatenate, expand_dims, pad, squeeze
+from plax_stdlib.lax.shape_ops import (broadcast_in_dim, concatenate, expand_dims, pad,
+                                       param_int, squeeze)
 
 
 def _check_rank(name: str, operand: ShapedArray, what: str, values: Sequence,
@@ -139,13 +140,10 @@ def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - 
         Array([[1, 2, 3],
                [5, 6, 7]], dtype=int32)
     """
-    # NumPy integers stay NumPy integers, as in JAX (its Jaxprs print them so)
-    as_given = lambda d: d if isinstance(d, np.integer) else canonical_dim(d)  # noqa: E731
     return slice_p.bind(
-        operand, start_indices=tuple(map(as_given, start_indices)),
-        limit_indices=tuple(map(as_given, limit_indices)),
-        strides=None if strides is None else tuple(
-            d if isinstance(d, np.integer) else operator.index(d) for d in strides))
+        operand, start_indices=tuple(param_int(d, canonical_dim) for d in start_indices),
+        limit_indices=tuple(param_int(d, canonical_dim) for d in limit_indices),
+        strides=None if strides is None else tuple(map(param_int, strides)))
 
 
 def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int = 0):

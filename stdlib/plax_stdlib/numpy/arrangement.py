@@ -7,7 +7,6 @@ import operator
 
 from plax_stdlib import lax
 from plax_stdlib.numpy import shape_ops, util
-from plax_stdlib.numpy.sorting import named
 
 
 def _at_least(x, ndim: int):
@@ -187,8 +186,7 @@ def rollaxis(a, axis: int, start: int = 0):
     return _rollaxis(a, axis=axis, start=start)
 
 
-@util.compiled(static_argnames=("axis", "start"))
-@named("rollaxis")  # JAX's rollaxis is the jitted function
+@util.compiled(name="rollaxis", static_argnames=("axis", "start"))
 def _rollaxis(a, axis: int, start: int):
     return shape_ops.moveaxis(a, axis, start)
 
@@ -226,8 +224,7 @@ def rot90(m, k: int = 1, axes: tuple[int, int] = (0, 1)):
     return _rot90(m, k=operator.index(k) % 4, axes=(ax1, ax2))
 
 
-@util.compiled(static_argnames=("k", "axes"))
-@named("rot90")  # JAX's rot90 is the jitted function
+@util.compiled(name="rot90", static_argnames=("k", "axes"))
 def _rot90(m, k: int, axes: tuple[int, int]):
     """Quarter turns as JAX makes them: flips (`_flip` calls) and a transpose."""
     ax1, ax2 = axes

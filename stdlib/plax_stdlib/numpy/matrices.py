@@ -15,7 +15,6 @@ import opt_einsum
 
 from plax_stdlib import lax
 from plax_stdlib.numpy import shape_ops, ufuncs, util
-from plax_stdlib.numpy.sorting import named
 
 
 def diag(v, k: int = 0):
@@ -156,8 +155,7 @@ def vander(x, N: int | None = None, increasing: bool = False):
     return _vander(x, N=N, increasing=bool(increasing))
 
 
-@util.compiled(static_argnames=("N", "increasing"))
-@named("vander")  # JAX's vander is the jitted function
+@util.compiled(name="vander", static_argnames=("N", "increasing"))
 def _vander(x, N: int, increasing: bool):
     """The powers as an iota of x's dtype (int32 for bool), reversed by subtracting it
     from N - 1, as JAX's."""

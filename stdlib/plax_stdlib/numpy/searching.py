@@ -18,7 +18,6 @@ import numpy as np
 from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib.numpy import util
-from plax_stdlib.numpy.sorting import named
 
 _METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
 _INT32_MAX = np.iinfo(np.int32).max
@@ -337,8 +336,7 @@ def _partition_checked(name: str, a, kth, axis):
     return a, operator.index(util.concrete_or_error(kth, f"{name}: 'kth' must be static")), axis
 
 
-@util.compiled(static_argnames=("kth", "axis"))
-@named("partition")  # JAX's partition is the jitted function
+@util.compiled(name="partition", static_argnames=("kth", "axis"))
 def _partition(a, kth: int, axis: int):
     x, kth, axis = _partition_operand("partition", a, kth, axis)
     n = util.shape_of(x)[-1]
@@ -373,8 +371,7 @@ def argpartition(a, kth: int, axis: int = -1):
     return _argpartition(a, kth=kth, axis=axis)
 
 
-@util.compiled(static_argnames=("kth", "axis"))
-@named("argpartition")  # JAX's argpartition is the jitted function
+@util.compiled(name="argpartition", static_argnames=("kth", "axis"))
 def _argpartition(a, kth: int, axis: int):
     x, kth, axis = _partition_operand("argpartition", a, kth, axis)
     shape = util.shape_of(x)

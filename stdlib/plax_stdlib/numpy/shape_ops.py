@@ -357,8 +357,7 @@ def _atleast(name: str, min_ndim: int, place, example_output: str):
             outs.append(util.as_array(x) if ndim >= min_ndim else
                         lax.expand_dims(x, place(ndim)))
         return outs[0] if len(outs) == 1 else outs
-    body.__name__ = body.__qualname__ = name
-    jitted = util.compiled()(body)  # one jitted call, named as the function (JAX's)
+    jitted = util.compiled(name=name)(body)  # one jitted call, named as the function (JAX's)
 
     def fn(*arys):
         util.check_arraylike(name, *arys)

@@ -62,17 +62,7 @@ def sort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True
                  descending=descending)
 
 
-def named(name: str):
-    """Gives the decorated function `name`: the name its jit prints under (JAX's
-    public function is the jitted one)."""
-    def rename(fun):
-        fun.__name__ = fun.__qualname__ = name
-        return fun
-    return rename
-
-
-@util.compiled(static_argnames=("axis", "stable", "descending"))
-@named("sort")
+@util.compiled(name="sort", static_argnames=("axis", "stable", "descending"))
 def _sort(a, axis, stable, descending):
     a, axis = _sort_axis("sort", a, axis)
     out = lax.sort(a, dimension=axis, is_stable=stable)
@@ -113,8 +103,7 @@ def argsort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = T
                     descending=descending, dtype=index_dtype)
 
 
-@util.compiled(static_argnames=("axis", "stable", "descending", "dtype"))
-@named("argsort")
+@util.compiled(name="argsort", static_argnames=("axis", "stable", "descending", "dtype"))
 def _argsort(a, axis, stable, descending, dtype):
     a, axis = _sort_axis("argsort", a, axis)
     iota = lax.broadcasted_iota(dtype, util.shape_of(a), axis)

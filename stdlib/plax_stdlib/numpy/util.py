@@ -30,12 +30,15 @@ from plax_stdlib.lax.dimensions import dimension_as_value
 _PY_SCALARS = (bool, int, float, complex)
 
 
-def compiled(**jit_options):
+def compiled(name: str | None = None, **jit_options):
     """Decorator: the function runs as one `plax.jit` computation (made on first call,
     since `plax.jit` resolves through an entry point that needs this package), as the
     JAX functions that are themselves jitted: an eager call then rounds as a jitted
-    one (XLA fuses the whole body), not op by op."""
+    one (XLA fuses the whole body), not op by op. `name` renames the function, so its
+    jit prints under the public name (JAX's public function is the jitted one)."""
     def wrap(fun):
+        if name is not None:
+            fun.__name__ = fun.__qualname__ = name
         jitted = []
 
         def call(*args, **kwargs):
