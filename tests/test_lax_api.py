@@ -802,3 +802,11 @@ def test_convert_element_type_folds_host_scalars_under_a_trace():
     eqns = plax.make_jaxpr(lambda: lax.convert_element_type(np.inf, np.int32))().eqns
     assert [e.primitive.name for e in eqns] == ["convert_element_type"]
     assert int(plax.jit(lambda: lax.convert_element_type(2.7, np.int32))()) == 2
+
+
+def test_split_sizes_are_integers_and_numpy_ones_stay_so():
+    with pytest.raises(TypeError, match="'float' object cannot be interpreted as an integer"):
+        lax.split(np.arange(3.0, dtype=np.float32), (1.5, 1.5))
+    text = str(plax.make_jaxpr(lambda x: lax.split(x, (1, np.int64(2))))(
+        np.arange(3.0, dtype=np.float32)))
+    assert "sizes=(1, np.int64(2))" in text

@@ -18,10 +18,10 @@ from plax.extend.constructors import (
     standard_primitive,
     weak_result,
 )
-from plax.extend.core import ShapedArray, get_aval
+from plax.extend.core import ShapedArray, canonical_dim, get_aval
 from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.reductions import reduce_sum
-from plax_stdlib.lax.shape_ops import concatenate, reshape
+from plax_stdlib.lax.shape_ops import concatenate, param_int, reshape
 
 
 def _with_dim(shape: Sequence[int], axis: int, size: int | None) -> tuple[int, ...]:
@@ -100,7 +100,8 @@ def split(operand, sizes: Sequence[int], axis: int = 0) -> list:
         [Array([0, 1], dtype=int32), Array([2, 3, 4], dtype=int32)]
     """
     axis = canonicalize_axis("split", axis, get_aval(operand).ndim)
-    return list(split_p.bind(operand, sizes=tuple(sizes), axis=axis))  # (NumPy ints print)
+    return list(split_p.bind(operand, sizes=tuple(param_int(n, canonical_dim) for n in sizes),
+                             axis=axis))
 
 
 # --- unstack and stack --------------------------------------------------------------------
