@@ -98,7 +98,7 @@ def test_deleted_array_raises_on_use():
     for use in (np.asarray, lambda x: x.block_until_ready(), lambda x: x.addressable_shards,
                 lambda x: x.tolist(), lambda x: x.__dlpack__(), lambda x: x.copy_to_host_async(),
                 lambda x: api.block_until_ready([x])):
-        with pytest.raises(RuntimeError, match=r"Array has been deleted with shape=f32\[3\]"):
+        with pytest.raises(RuntimeError, match=r"Array has been deleted with shape=float32\[3\]"):
             use(a)
 
 

@@ -122,8 +122,8 @@ def test_incompatible_devices_name_each_argument(meshes):
     a = plax.device_put(f32(4), NamedSharding(m1, P("x")))
     b = plax.device_put(f32(4), NamedSharding(m2, P("x")))
     with pytest.raises(ValueError, match=r"incompatible devices.*argument a of <lambda> with "
-                                         r"shape f32\[4\] and with device ids \[0, 1\].*argument "
-                                         r"b of <lambda> .*device ids \[2, 3\]"):
+                                         r"shape float32\[4\] and with device ids \[0, 1\]"
+                                         r".*argument b of <lambda> .*device ids \[2, 3\]"):
         plax.jit(lambda a, b: a + b)(a, b)
 
 

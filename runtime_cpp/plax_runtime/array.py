@@ -187,7 +187,8 @@ class Array(metaclass=_ArrayMeta):
 
     def _check_alive(self) -> None:
         if self._impl.is_deleted():
-            raise RuntimeError(f"Array has been deleted with shape={self._aval.str_short()}.")
+            raise RuntimeError("Array has been deleted with shape="
+                               f"{str(self._aval).lstrip('~')}.")
 
     def is_deleted(self) -> bool:
         return self._impl.is_deleted()
@@ -448,15 +449,19 @@ class Array(metaclass=_ArrayMeta):
             return f"{prefix}shape={self.shape}, {suffix})"
         if isinstance(self.dtype, ExtendedDType):  # as JAX shows key arrays
             return f"{prefix}{self.shape}, {suffix}) overlaying:\n{self._value}"
-        if self.size == 0 and self.shape != (0,):
-            suffix = f"shape={self.shape}, {suffix}"
         line_width = np.get_printoptions()["linewidth"]
-        text = prefix + np.array2string(self._value, prefix=prefix, suffix=",",
-                                        separator=", ", max_line_width=line_width) + ","
-        last_line = len(text) - text.rfind("\n") - 1
-        fits = last_line + 1 + len(suffix) + 1 <= line_width
-        separator = " " if fits else "\n" + " " * len(prefix)
-        return f"{text}{separator}{suffix})"
+        if self.size == 0:
+            body = f"[], shape={self.shape}"
+        else:
+            body = np.array2string(self._value, prefix=prefix, suffix=",", separator=", ",
+                                   max_line_width=line_width)
+        # JAX's layout, kept so that doctests written against JAX pass: when the dtype
+        # does not fit after the last line (measured as JAX measures it, two characters
+        # over), it stays on that line, only set apart by the prefix's width in spaces.
+        last_line = len(body) - body.rfind("\n") + 1
+        fits = last_line + len(suffix) + 2 <= line_width
+        separator = " " if fits else " " * len(prefix)
+        return f"{prefix}{body},{separator}{suffix})"
 
     def __str__(self) -> str:
         if isinstance(self.dtype, ExtendedDType):

@@ -49,6 +49,14 @@ class JVPTracer(Tracer):
         p = self.primal
         return p.to_concrete_value() if isinstance(p, Tracer) else p
 
+    def __repr__(self):
+        """As JAX shows them: under grad or linearize the tangent is being staged (an
+        unknown of partial evaluation), and only its type is shown."""
+        if isinstance(self.tangent, Tracer) and self.tangent._trace.describe() == "linearize":
+            return (f"GradTracer(primal={self.primal!s}, "
+                    f"typeof(tangent)={self.tangent.aval.str_short()})")
+        return f"JVPTracer(primal={self.primal!s}, tangent={self.tangent!s})"
+
 
 class JVPTrace(Trace):
     """Differentiates forward; computes on `parent`."""

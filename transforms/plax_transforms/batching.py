@@ -54,6 +54,9 @@ class BatchTracer(Tracer):
             return AbstractRef(_example_aval(aval.inner_aval, self.batch_dim))
         return _example_aval(aval, self.batch_dim)
 
+    def __repr__(self):  # JAX's
+        return f"VmapTracer(aval={self.aval}, batched={get_aval(self.val)})"
+
 
 def _example_aval(aval: ShapedArray, dim: int) -> ShapedArray:
     """One example's type: the batch dimension gone, with its entry of an Explicit

@@ -251,7 +251,7 @@ class JitWrapped(fastpath.JitCache):
             dbg = self._debug_info(args, kwargs)
             name = dbg.safe_arg_name(i) or f"args[{i}]"
             try:
-                shape = get_aval(flat[i]).str_short()
+                shape = str(get_aval(flat[i])).lstrip("~")  # JAX's long dtype names
             except TypeError:
                 shape = "?"
             return f"argument {name} of {dbg.func_name or 'fun'} with shape {shape}"

@@ -293,8 +293,8 @@ class Tracer:
     def __hash__(self):
         raise TypeError(f"unhashable type: traced array {self.aval.str_short()}")
 
-    def __repr__(self):
-        return f"Traced<{self.aval.str_short()}>with<{self._trace.describe()}>"
+    def __repr__(self):  # a staged value's, as JAX's (transformations' tracers say more)
+        return f"JitTracer({self.aval})"
 
 
 array_methods.install(Tracer)

@@ -1,0 +1,66 @@
+"""What JAX programs print about their values, compared with JAX run in a subprocess:
+Arrays' reprs (JAX's line layout, empty arrays, complex values), tracers' reprs under
+each transformation, and Jaxprs of gradients of weakly typed inputs."""
+from __future__ import annotations
+
+from jax_reference import requires_jax, run_reference
+
+_ARRAYS = """
+import itertools
+result = []
+for n, offset in itertools.product(range(1, 40, 3), (0.0, 0.123456, 1000.5)):
+    result.append(repr(jnp.arange(n, dtype=jnp.float32) * 1.5 + offset))
+result += [repr(x) for x in (
+    jnp.zeros((0,)), jnp.zeros((2, 0), jnp.int32), jnp.array(1.0), jnp.array(True),
+    jnp.arange(30.).reshape(5, 6) + 1000.123, jnp.arange(8, dtype=jnp.uint8),
+    jnp.arange(12, dtype=jnp.complex64).reshape(2, 6) * 1.5j,
+    jnp.arange(3, dtype=jnp.complex64), jax.random.key(0))]
+with np.printoptions(linewidth=40):
+    result.append(repr(jnp.arange(20.0)))
+"""
+
+_TRACERS = """
+result = []
+def show(x):
+    result.append(repr(x))
+    result.append(str(x))
+    return x
+jax.jit(show)(jnp.ones(3))
+jax.make_jaxpr(show)(jnp.int8(1))
+jax.eval_shape(show, jnp.ones(2))
+jax.grad(lambda x: show(x * 2.0))(1.0)
+jax.jvp(show, (1.0,), (1.0,))
+jax.linearize(show, 1.0)
+jax.vmap(show)(jnp.ones((2, 3)))
+jax.vmap(jax.grad(lambda x: show(x) ** 2))(jnp.ones(2))
+jax.jit(jax.grad(lambda x: show(x) ** 2))(1.0)
+"""
+
+_JAXPRS = """
+def f(x):
+    return jnp.sin(jnp.cos(x))
+result = [str(jax.make_jaxpr(jax.grad(f))(3.0)),
+          str(jax.make_jaxpr(jax.grad(f))(jnp.float32(3.0))),
+          str(jax.make_jaxpr(jax.linearize(f, jnp.ones(3))[1])(jnp.ones(3)))]
+"""
+
+
+@requires_jax
+def test_array_reprs_are_jaxs():
+    assert run_reference(_ARRAYS, library="plax") == run_reference(_ARRAYS)
+
+
+@requires_jax
+def test_tracer_reprs_are_jaxs():
+    mine = run_reference(_TRACERS, library="plax")
+    assert "JitTracer(float32[3])" in mine and "JVPTracer(primal=1.0, tangent=1.0)" in mine
+    assert mine == run_reference(_TRACERS)
+
+
+@requires_jax
+def test_gradient_jaxprs_keep_weak_types_as_jaxs():
+    """A weak input's gradient is weak all through (the seed too): no conversion at
+    the end; a staged tangent of the right type is not converted again."""
+    mine = run_reference(_JAXPRS, library="plax")
+    assert "convert_element_type" not in "".join(mine)
+    assert mine == run_reference(_JAXPRS)
