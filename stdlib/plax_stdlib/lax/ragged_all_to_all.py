@@ -87,9 +87,7 @@ def _impl(*args, **params):  # (as JAX: outside vmap, shard_map and pmap)
 
 
 def _lowering(ctx, *args, axis_name, axis_index_groups):
-    groups = _groups(ctx, axis_name, "ragged_all_to_all")
-    if axis_index_groups:
-        groups = [[group[i] for i in members] for group in groups for members in axis_index_groups]
+    groups = _groups(ctx, axis_name, "ragged_all_to_all", axis_index_groups)
     config = ir.DictAttr.get({
         "replica_groups": _groups_attr(groups),
         "channel_id": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1),
