@@ -257,7 +257,9 @@ def ragged_all_to_all(operand, output, input_offsets, send_sizes, output_offsets
         output_offsets: where each slice goes in the receiver's `output`.
         recv_sizes: the sizes of the received slices.
         axis_name: the name of a bound axis.
-        axis_index_groups: not supported (must be None).
+        axis_index_groups: optional lists of positions along the axis, of one
+            size: the exchange happens within each group (under shard_map and
+            pmap; neither vmap of the axis nor the transpose takes groups).
 
     Returns:
         `output` with the received rows written in.
