@@ -307,6 +307,19 @@ def cases(jax) -> dict:
     add("custom_vjp", clipgrad, F)
     add("grad custom_vjp", jax.grad(lambda x: jnp.sum(clipgrad(x))), F)
 
+    # collectives, over 4 devices (the tests have 8; a tool run on one CPU device
+    # leaves them out). The mapped function is named `_fun`: JAX's pmap names its jit
+    # so whatever the function, plax's after it.
+    groups = [[0, 2], [3, 1]]
+
+    def _fun(x):
+        return (lax.psum(x, "i", axis_index_groups=groups),
+                lax.pmax(x, "i", axis_index_groups=groups),
+                lax.pmean(x, "i", axis_index_groups=groups))
+    if jax.device_count() >= 4:
+        add("pmap psum axis_index_groups", jax.pmap(_fun, "i"),
+            np.arange(8.0, dtype=np.float32).reshape(4, 2))
+
     # creation
     add("zeros", lambda: jnp.zeros((2, 3)))
     add("ones_like", jnp.ones_like, F)

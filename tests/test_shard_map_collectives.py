@@ -7,7 +7,7 @@ import pytest
 import plax
 from plax import lax
 from plax import numpy as jnp
-from plax.sharding import Mesh, PartitionSpec as P
+from plax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from plax.test_util import check_grads
 
 RNG = np.random.default_rng(0)
@@ -188,6 +188,60 @@ def test_bad_collective_arguments(line):
     for fn, message in cases:
         with pytest.raises(ValueError, match=message):
             smap(fn, line, P("i"), P("i"), check_vma=False)(X)
+
+
+def test_bad_axis_index_groups_name_the_function_and_the_groups(line):
+    cases = [(ValueError, lambda b: lax.pmax(b, "i", axis_index_groups=[[0, 1], [1, 2]]),
+              r"pmax: axis_index_groups must cover all indices exactly once, got \[\[0, 1\]"),
+             (TypeError, lambda b: lax.psum(b, "i", axis_index_groups=[[0.0, 1.0]]),
+              "psum: axis_index_groups must hold integers"),
+             (TypeError, lambda b: lax.all_to_all(b, "i", 0, 0, axis_index_groups=[0, 1]),
+              "all_to_all: axis_index_groups must be a sequence of sequences"),
+             (IndexError, lambda b: lax.psum(b, "i", axis_index_groups=[[*range(5)],
+                                                                         [*range(5, 10)]]),
+              "name members beyond the 8 of axis 'i'"),
+             (ValueError, lambda b: lax.all_gather(b, "i", axis_index_groups=[[*range(7)], [7]]),
+              "all_gather: the groups of axis_index_groups must all be the same size"),
+             (ValueError, lambda b: lax.psum_scatter(b, "i", axis_index_groups=[[0, 1, 2, 3],
+                                                                                 [4, 5, 6, 7]]),
+              "must equal the group size 4"),
+             (NotImplementedError, lambda b: lax.all_gather(b, "i", axis_index_groups=[[0]],
+                                                            to="invarying"), "invarying")]
+    for error, fn, message in cases:
+        with pytest.raises(error, match=message):
+            smap(fn, line, P("i"), P("i"), check_vma=False)(X)
+    with pytest.raises(NotImplementedError, match="pass check_vma=False"):
+        smap(lambda b: lax.psum(b, "i", axis_index_groups=[[*range(8)]]), line, P("i"), P())(X)
+
+
+def test_axis_index_groups_split_the_replica_groups(devs):
+    """Positions along the axis pick devices from each of its replica groups; groups
+    of several sizes are padded with -1 (XLA:CPU reduces within them), refused for TPU."""
+    grid = Mesh(np.array(devs).reshape(4, 2), ("x", "y"))
+    text = smap(lambda b: lax.psum(b, "x", axis_index_groups=[[0, 2], [3, 1]]), grid,
+                P("x", "y"), P("x", "y"), check_vma=False).lower(np.zeros((4, 2))).as_text()
+    assert "replica_groups = dense<[[0, 4], [6, 2], [1, 5], [7, 3]]>" in text
+    four = Mesh(np.array(devs[:4]), ("i",))
+    f = smap(lambda b: lax.psum(b, "i", axis_index_groups=[[0, 1, 2], [3]]), four, P("i"),
+             P("i"), check_vma=False)
+    np.testing.assert_array_equal(f(np.float32([1, 2, 3, 4])), [6, 6, 6, 4])
+    arg = plax.ShapeDtypeStruct((4,), np.float32, sharding=NamedSharding(four, P("i")))
+    assert "[3, -1, -1]" in plax.export.export(f, platforms=["cpu"])(arg).mlir_module()
+    with pytest.raises(ValueError, match="psum: the groups of axis_index_groups must all be "
+                                         "the same size on TPU"):
+        plax.export.export(f, platforms=["tpu"])(arg)
+
+
+def test_a_reduction_within_groups_still_varies_over_the_axis(line):
+    """With check_vma, what pmax gives each group differs from group to group: out_specs
+    must say so (JAX types it as the same on every member, and returns group 0's)."""
+    groups = [[0, 1, 2, 3], [4, 5, 6, 7]]
+    with pytest.raises(ValueError, match="replication"):
+        smap(lambda b: lax.pmax(b, "i", axis_index_groups=groups), line, P("i"), P())(X)
+    out = smap(lambda b: lax.pmax(b, "i", axis_index_groups=groups), line, P("i"), P("i"))(X)
+    per = blocks(X, 8)
+    want = np.concatenate([np.tile(per[:4].max(0), (4, 1)), np.tile(per[4:].max(0), (4, 1))])
+    np.testing.assert_array_equal(out, want)
 
 
 def test_differentiating_psum_inside_a_checked_body_is_refused(line):

@@ -2,7 +2,13 @@
 values, shapes and dtypes of the same program on the same 8 CPU devices."""
 import numpy as np
 
-from jax_differential import assert_same_as_jax, requires_jax, run_body, run_in_jax
+from jax_differential import (
+    assert_same_as_jax,
+    requires_jax,
+    run_body,
+    run_in_jax,
+    start_in_jax,
+)
 
 BODY = """
 import importlib
@@ -92,6 +98,129 @@ except Exception as err:
 def test_eager_shard_map_reshards_and_takes_none_out_specs_as_jax():
     inputs = {"x": np.arange(8, dtype=np.float32)}
     mine, theirs = run_body(EAGER_BODY, inputs), run_in_jax(EAGER_BODY, inputs)
+    assert sorted(mine) == sorted(theirs)
+    for key in mine:
+        assert mine[key].dtype == theirs[key].dtype and np.array_equal(mine[key], theirs[key]), (
+            key, mine[key], theirs[key])
+
+
+GROUPS_BODY = """
+import importlib
+sharding = importlib.import_module(lib.__name__ + ".sharding")
+P = sharding.PartitionSpec
+grid = sharding.Mesh(np.array(lib.devices()).reshape(4, 2), ("x", "y"))
+x, m = inputs["x"], inputs["m"]  # f32[4] and f32[4, 4]: member k of pmap holds row k
+G, uneven = [[0, 2], [3, 1]], [[0, 1, 2], [3]]
+
+def pm(f, *args):
+    return lib.pmap(f, "i")(*args)
+
+def outcome(key, f, *args):  # an error is an answer too: its class
+    try:
+        results[key] = f(*args)
+    except Exception as err:
+        results[key] = np.array(type(err).__name__)
+
+outcome("psum", pm, lambda v: lax.psum(v, "i", axis_index_groups=G), x)
+outcome("psum_uneven", pm, lambda v: lax.psum(v, "i", axis_index_groups=uneven), x)
+outcome("psum_bool", pm, lambda v: lax.psum(v > 1, "i", axis_index_groups=G), x)
+outcome("psum_numpy_groups", pm, lambda v: lax.psum(v, "i", axis_index_groups=np.array(G)), x)
+outcome("pmax", pm, lambda v: lax.pmax(v, "i", axis_index_groups=G), x)
+outcome("pmin", pm, lambda v: lax.pmin(v, "i", axis_index_groups=G), x)
+outcome("pmean_int", pm, lambda v: lax.pmean(v.astype(jnp.int32), "i", axis_index_groups=G), x)
+outcome("all_gather", pm, lambda v: lax.all_gather(v, "i", axis_index_groups=G, axis=1), m)
+outcome("all_gather_tiled", pm, lambda v: lax.all_gather(v, "i", axis_index_groups=G,
+                                                         tiled=True), m)
+outcome("psum_scatter", pm, lambda v: lax.psum_scatter(v, "i", axis_index_groups=G,
+                                                       tiled=True), m)
+outcome("psum_scatter_untiled", pm, lambda v: lax.psum_scatter(v[:2], "i",
+                                                               axis_index_groups=G), m)
+outcome("all_to_all", pm, lambda v: lax.all_to_all(v.reshape(2, 2), "i", 0, 1,
+                                                   axis_index_groups=G), m)
+outcome("pswapaxes", pm, lambda v: lax.pswapaxes(v.reshape(2, 2), "i", 0,
+                                                 axis_index_groups=G), m)
+# Derivatives under pmap (psum transposes to psum within the groups).
+weights = jnp.arange(8.0).reshape(2, 4)
+outcome("grad_psum", pm, lib.grad(lambda v: lax.psum(v * v, "i", axis_index_groups=G)), x)
+outcome("jvp_psum", pm, lambda v: lib.jvp(lambda u: lax.psum(u * u, "i", axis_index_groups=G),
+                                          (v,), (v,)), x)
+outcome("grad_all_gather", pm, lib.grad(lambda v: jnp.sum(
+    lax.all_gather(v, "i", axis_index_groups=G) * weights)), m)
+outcome("grad_psum_scatter", pm, lib.grad(lambda v: jnp.sum(
+    lax.psum_scatter(v, "i", axis_index_groups=G, tiled=True) * v[:2])), m)
+outcome("grad_all_to_all", pm, lib.grad(lambda v: jnp.sum(
+    lax.all_to_all(v, "i", 0, 0, axis_index_groups=G, tiled=True) * v)), m)
+# A vmap of another axis inside the pmap, and one outside it.
+inner = lambda f: pm(lib.vmap(f, axis_name="j"), m)
+outcome("vmap_psum", inner, lambda v: lax.psum(v, "i", axis_index_groups=G))
+outcome("vmap_all_gather", inner, lambda v: lax.all_gather(v, "i", axis_index_groups=G))
+outcome("vmap_psum_scatter", lambda: pm(lib.vmap(lambda v: lax.psum_scatter(
+    v, "i", axis_index_groups=G, tiled=True), axis_name="j"), m.reshape(4, 2, 2)))
+outcome("vmap_of_pmap", lib.vmap(lib.pmap(lambda v: lax.psum(v, "i", axis_index_groups=G),
+                                          "i")), m)
+# shard_map over a 4 x 2 grid: the groups' positions index the product of the names, the
+# first varying slowest; check_vma=True takes groups but in psum (as JAX).
+def smap(f, vma=False):
+    return lib.jit(lib.shard_map(f, mesh=grid, in_specs=P("x", "y"), out_specs=P("x", "y"),
+                                 check_vma=vma))(m)
+halves = [[0, 1, 2, 3], [4, 5, 6, 7]]
+outcome("grid_xy", smap, lambda b: lax.psum(b, ("x", "y"), axis_index_groups=halves))
+outcome("grid_yx", smap, lambda b: lax.psum(b, ("y", "x"), axis_index_groups=halves))
+outcome("grid_x", smap, lambda b: lax.psum(b, "x", axis_index_groups=G))
+outcome("grid_all_gather_yx", smap, lambda b: lax.all_gather(
+    b, ("y", "x"), axis_index_groups=halves, tiled=True))
+outcome("checked_pmax", smap, lambda b: lax.pmax(b, "x", axis_index_groups=G), True)
+outcome("checked_all_gather", smap, lambda b: lax.all_gather(b, "x", axis_index_groups=G,
+                                                             tiled=True), True)
+outcome("checked_psum_scatter", smap, lambda b: lax.psum_scatter(
+    jnp.tile(b, (2, 1)), "x", axis_index_groups=G, tiled=True), True)
+outcome("checked_all_to_all", smap, lambda b: lax.all_to_all(
+    b, "x", 1, 1, axis_index_groups=G, tiled=True), True)
+outcome("checked_psum", smap, lambda b: lax.psum(b, "x", axis_index_groups=G), True)
+# Through the shard_map: a psum within groups is no psum over the whole axis, even of a
+# cotangent the members all hold (out_specs without "x").
+for spec in (P(None, "y"), P("x", "y")):
+    outcome(f"grad_through_{spec}", lib.grad(lambda a: jnp.sum(lib.shard_map(
+        lambda b: lax.psum(b * b, "x", axis_index_groups=G), mesh=grid, in_specs=P("x", "y"),
+        out_specs=spec, check_vma=False)(a) ** 2)), m)
+# Bad groups, and where groups are not supported.
+for key, groups in [("duplicate", [[0, 0], [2, 3]]), ("negative", [[-1, 0], [1, 2]]),
+                    ("floats", [[0.0, 1.0], [2, 3]]), ("flat", [0, 1, 2, 3]),
+                    ("string", "ab"), ("empty", []), ("beyond", [[0, 1, 2], [3, 4, 5]]),
+                    ("too_few", [[0, 1]])]:
+    outcome("bad_" + key, pm, lambda v: lax.psum(v, "i", axis_index_groups=groups), x)
+outcome("uneven_all_gather", pm, lambda v: lax.all_gather(v, "i", axis_index_groups=uneven),
+        x)
+outcome("uneven_psum_scatter", pm, lambda v: lax.psum_scatter(
+    v, "i", axis_index_groups=uneven, tiled=True), m[:, :3])
+outcome("uneven_all_to_all", pm, lambda v: lax.all_to_all(
+    v[:3], "i", 0, 0, axis_index_groups=uneven), m)
+outcome("psum_scatter_size", pm, lambda v: lax.psum_scatter(v, "i", axis_index_groups=G), m)
+outcome("all_gather_invarying", pm, lambda v: lax.all_gather(v, "i", axis_index_groups=G,
+                                                             to="invarying"), x)
+own = lambda f: lib.vmap(f, axis_name="i")(m)
+outcome("vmap_own_psum", own, lambda v: lax.psum(v, "i", axis_index_groups=G))
+outcome("vmap_own_pmax", own, lambda v: lax.pmax(v, "i", axis_index_groups=G))
+outcome("vmap_own_pmean", own, lambda v: lax.pmean(v, "i", axis_index_groups=G))
+outcome("vmap_own_all_gather", own, lambda v: lax.all_gather(v, "i", axis_index_groups=G))
+outcome("vmap_own_psum_scatter", own, lambda v: lax.psum_scatter(v, "i", axis_index_groups=G))
+outcome("vmap_own_all_to_all", own, lambda v: lax.all_to_all(v[:2], "i", 0, 0,
+                                                            axis_index_groups=G))
+outcome("vmap_own_two_names", lambda: pm(lib.vmap(lambda v: lax.psum(
+    v, ("i", "j"), axis_index_groups=halves), axis_name="j"), m[:, :2]))
+# A constant every member of a vmap holds: counted once per member of its group.
+outcome("vmap_constant", own, lambda v: lax.psum(2.0, "i", axis_index_groups=G))
+"""
+
+
+@requires_jax
+def test_axis_index_groups_match_jax():
+    """Collectives within groups of an axis's members under pmap, shard_map and vmap:
+    bit-identical values (of integers), dtypes, and the class of each error."""
+    inputs = {"x": np.float32([3, 1, 4, 1]), "m": np.arange(16, dtype=np.float32).reshape(4, 4)}
+    theirs = start_in_jax(GROUPS_BODY, inputs)
+    mine = run_body(GROUPS_BODY, inputs)
+    theirs = theirs()
     assert sorted(mine) == sorted(theirs)
     for key in mine:
         assert mine[key].dtype == theirs[key].dtype and np.array_equal(mine[key], theirs[key]), (

@@ -112,3 +112,24 @@ def test_collective_of_an_outer_axis_on_a_value_mapped_by_an_inner_vmap():
 def test_batched_collective_is_plain_lax():
     jaxpr = plax.make_jaxpr(plax.vmap(lambda a: lax.psum(a, "i"), axis_name="i"))(X)
     assert [e.primitive.name for e in jaxpr.jaxpr.eqns] == ["reduce_sum", "broadcast_in_dim"]
+
+
+def test_axis_index_groups_over_the_vmaps_own_axis():
+    """Groups of a vmap's members have no batching rule (none in JAX): only a value
+    every member holds alike is reduced, each group counting it once per member.
+    (Groups of another axis pass through: see test_shard_map_vs_jax.py.)"""
+    x = RNG.normal(size=(4, 3)).astype(np.float32)
+    halves = [[0, 1], [2, 3]]
+    for fn in (lax.psum, lax.pmax, lax.pmean, lax.all_gather, lax.psum_scatter):
+        with pytest.raises(NotImplementedError,
+                           match="axis_index_groups over the axis 'i' of a vmap"):
+            vmap_i(lambda a, fn=fn: fn(a[:2], "i", axis_index_groups=halves))(x)
+    with pytest.raises(NotImplementedError, match="all_to_all: axis_index_groups"):
+        vmap_i(lambda a: lax.all_to_all(a[:2], "i", 0, 0, axis_index_groups=halves))(x)
+    total, top = vmap_i(lambda a, b: (lax.psum(b, "i", axis_index_groups=halves),
+                                      lax.pmax(b, "i", axis_index_groups=halves)),
+                        in_axes=(0, None))(x, np.float32(1.5))
+    np.testing.assert_array_equal(total, [3, 3, 3, 3])
+    np.testing.assert_array_equal(top, [1.5] * 4)
+    with pytest.raises(NotImplementedError, match="psum: axis_index_groups over the axis 'i'"):
+        vmap_i(lambda a: lax.psum(1.0, "i", axis_index_groups=[[0, 1, 2], [3]]))(x)

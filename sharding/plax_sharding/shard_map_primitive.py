@@ -449,7 +449,7 @@ def _transpose_body(jaxpr, linear, mesh, manual_axes, in_specs, out_specs):
     def fun(*xs):
         cts = [_share(ct, n) for ct, n in zip(xs[n_nonlin:], shared)]
         in_cts = eval_jaxpr(transposed.jaxpr, transposed.consts, *xs[:n_nonlin], *cts)
-        return [parallel.psum_p.bind(ct, axes=axes)
+        return [parallel.psum_p.bind(ct, axes=axes, axis_index_groups=None)
                 if axes and is_differentiable_dtype(ct.aval.dtype) else ct
                 for ct, axes in zip(in_cts, summed)]
     body = stage_flat(fun, transposed.in_avals, transposed.jaxpr.debug_info)

@@ -92,6 +92,8 @@ def matching_required(required: bool) -> Iterator[None]:
 
 
 def _removing(eqn, ins):
+    if eqn.params.get("axis_index_groups") is not None:  # each group reduces apart
+        return [ins[0]]
     return [ins[0] - set(eqn.params["axes"])]
 
 
@@ -101,8 +103,8 @@ def _adding(eqn, ins):
 
 
 def _all_gather(eqn, ins):
-    name = eqn.params["axis_name"]
-    return [ins[0] - {name} if eqn.params["to"] == "invarying" else ins[0] | {name}]
+    names = set(eqn.primitive.get_rule(AXIS_NAMES)(**eqn.params))
+    return [ins[0] - names if eqn.params["to"] == "invarying" else ins[0] | names]
 
 
 def _like_output(eqn, ins):
@@ -217,7 +219,8 @@ def fold_invariant_psums(closed: ClosedJaxpr, in_vma: Sequence[Vma],
                          sizes: dict) -> ClosedJaxpr:
     """`closed` with each psum over axes its operand does not vary over replaced by a
     multiplication by their sizes (every member holds the same value): no collective,
-    and no wait for one. shard_map's transposes need this: a replicated output's
+    and no wait for one (a psum within axis_index_groups is kept). shard_map's
+    transposes need this: a replicated output's
     cotangent is shared out over the members and psum'd back in the body."""
     jaxpr = closed.jaxpr
     env: dict[int, Vma] = {}
@@ -230,7 +233,8 @@ def fold_invariant_psums(closed: ClosedJaxpr, in_vma: Sequence[Vma],
     folds: dict[int, tuple[tuple, int]] = {}  # equation index → (axes kept, factor)
     for k, eqn in enumerate(jaxpr.eqns):
         ins = [read(a) for a in eqn.invars]
-        if eqn.primitive in (parallel.psum_p, parallel.psum_invariant_p):
+        if (eqn.primitive in (parallel.psum_p, parallel.psum_invariant_p)
+                and eqn.params.get("axis_index_groups") is None):
             axes = eqn.params["axes"]
             kept = tuple(a for a in axes if a in ins[0])
             if kept != axes:
@@ -255,7 +259,8 @@ def fold_invariant_psums(closed: ClosedJaxpr, in_vma: Sequence[Vma],
             if k in folds:
                 kept, factor = folds[k]
                 (x,) = operands
-                x = parallel.psum_p.bind(x, axes=kept) if kept else x
+                x = (parallel.psum_p.bind(x, axes=kept, axis_index_groups=None) if kept
+                     else x)
                 outs = [elementwise.mul(x, np.asarray(factor, get_aval(x).dtype)[()])]
             else:
                 outs = eqn.primitive.bind(*operands, **eqn.params)

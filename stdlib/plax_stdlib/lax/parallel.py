@@ -24,6 +24,13 @@ The public functions look the names up in the axis environment (`plax.extend.bat
 so an unbound name is a NameError, and give the primitives the sizes their shapes
 depend on as parameters.
 
+`axis_index_groups` (psum, pmax, pmin, pmean, all_gather, psum_scatter, all_to_all)
+splits the members of an axis into groups, as JAX does: positions along the axis (the
+product of the names, the first slowest), which each collective then works within. A
+lowering picks the devices at those positions out of each of its device groups; vmap
+has no rule for groups of its own axis (nor has JAX), and psum refuses them in a body
+traced with `check_vma=True` (so does JAX).
+
 About `check_vma`: plax infers which mesh axes values vary over from the traced body
 of a shard_map (see plax_sharding), not from types carried by every value. Its
 transposes are exact per-device adjoints, with shard_map's own transpose correcting
@@ -106,14 +113,57 @@ def _names_rule(*, axis_name, **_):
     return _names(axis_name)
 
 
-def _is_this_traces(axis_data, axis_name, what: str) -> bool:
+def _is_this_traces(axis_data, axis_name, what: str, axis_index_groups=None) -> bool:
     """Whether a collective over `axis_name` works across this vmap's axis."""
     names = _names(axis_name)
     if axis_data.name not in names:
         return False
+    _refuse_vmap_groups(what, axis_data.name, axis_index_groups)
     if len(names) > 1:
         raise NotImplementedError(f"vmap of {what} over several axis names")
     return True
+
+
+def _refuse_vmap_groups(what: str, name, axis_index_groups) -> None:
+    """Groups of the members of a vmap's own axis have no batching rule (none in JAX
+    either): NotImplementedError."""
+    if axis_index_groups is not None:
+        raise NotImplementedError(
+            f"{what}: axis_index_groups over the axis {name!r} of a vmap is not supported "
+            "(JAX has no batching rule for it either); use pmap or shard_map")
+
+
+# --- axis_index_groups ---------------------------------------------------------------------
+
+def _checked_groups(fn: str, axis_index_groups) -> tuple | None:
+    """`axis_index_groups` as a tuple of tuples of ints (None stays None). As in JAX,
+    the groups (none empty) must together name each of the positions 0..n-1 once
+    (ValueError), n being how many they name; that n is the axis's size is checked
+    when lowering."""
+    if axis_index_groups is None:
+        return None
+    try:
+        groups = tuple(tuple(group) for group in axis_index_groups)
+        named = [i for group in groups for i in group]
+        covered = bool(groups) and all(groups) and set(named) == set(range(len(named)))
+    except TypeError:
+        raise TypeError(f"{fn}: axis_index_groups must be a sequence of sequences of axis "
+                        f"indices, got {axis_index_groups!r}") from None
+    if not covered:
+        raise ValueError(f"{fn}: axis_index_groups must cover all indices exactly once, got "
+                         f"{axis_index_groups!r}")
+    try:
+        return tuple(tuple(operator.index(i) for i in group) for group in groups)
+    except TypeError:
+        raise TypeError(f"{fn}: axis_index_groups must hold integers, got "
+                        f"{axis_index_groups!r}") from None
+
+
+def _group_size(names: tuple, axis_index_groups) -> int:
+    """How many members a collective over `names` combines: the product of their
+    sizes, or with groups the size of the first group (JAX's rule)."""
+    size = _sizes(names)
+    return size if axis_index_groups is None else len(axis_index_groups[0])
 
 
 # --- the bodies being traced ---------------------------------------------------------------
@@ -152,18 +202,40 @@ def _refuse_typed_transpose(what: str, axes: tuple) -> None:
 
 # --- lowering helpers ----------------------------------------------------------------------
 
-def _groups(ctx, names: tuple, what: str) -> list[list[int]]:
-    """The partition ids of each group of devices `what` runs over."""
+def _groups(ctx, names: tuple, what: str, axis_index_groups=None, *,
+            uneven: bool = False) -> list[list[int]]:
+    """The partition ids of each group of devices `what` runs over: those along
+    `names`, or split into `axis_index_groups` (positions along `names`), which must
+    have one size unless `uneven` (ValueError)."""
     axis_ctx = ctx.axis_context
     if axis_ctx is None:
         raise NameError(f"unbound axis name: {names[0]}. {what} lowers only inside the "
                         "body of a shard_map or pmap, where its axes are manual")
     axis_ctx.check_manual(names, what)
-    return axis_ctx.replica_groups(names)
+    groups = axis_ctx.replica_groups(names)
+    if axis_index_groups is None:
+        return groups
+    size = len(groups[0])
+    if max(i for members in axis_index_groups for i in members) >= size:
+        raise IndexError(f"{what}: axis_index_groups {axis_index_groups} name members beyond "
+                         f"the {size} of axis {_param_name(names)!r}")
+    if not uneven and len({len(members) for members in axis_index_groups}) > 1:
+        where = " on TPU" if ctx.platform == "tpu" else ""
+        raise ValueError(f"{what}: the groups of axis_index_groups must all be the same "
+                         f"size{where}, got {axis_index_groups}")
+    return [[group[i] for i in members] for group in groups for members in axis_index_groups]
 
 
 def _groups_attr(groups) -> ir.DenseIntElementsAttr:
-    return ir.DenseIntElementsAttr.get(np.ascontiguousarray(np.asarray(groups, np.int64)))
+    """XLA's replica groups: a matrix, a shorter group padded with -1."""
+    width = max(map(len, groups))
+    rows = [list(group) + [-1] * (width - len(group)) for group in groups]
+    return ir.DenseIntElementsAttr.get(np.ascontiguousarray(np.asarray(rows, np.int64)))
+
+
+def _alone(groups) -> bool:
+    """Whether every device is in a group of its own (the collective moves nothing)."""
+    return all(len(group) == 1 for group in groups)
 
 
 def _channel() -> dict:
@@ -171,9 +243,11 @@ def _channel() -> dict:
     return dict(channel_handle=hlo.ChannelHandle.get(1, 1))
 
 
-def _all_reduce(ctx, x: ir.Value, dtype, names: tuple, combine, what: str) -> ir.Value:
-    groups = _groups(ctx, names, what)
-    if len(groups[0]) == 1:
+def _all_reduce(ctx, x: ir.Value, dtype, names: tuple, combine, what: str,
+                axis_index_groups=None) -> ir.Value:
+    # XLA:CPU and GPU reduce within groups of several sizes; TPUs need one size.
+    groups = _groups(ctx, names, what, axis_index_groups, uneven=ctx.platform != "tpu")
+    if _alone(groups):
         return x
     op = hlo.AllReduceOp([x.type], [x], _groups_attr(groups), use_global_device_ids=True,
                          **_channel())
@@ -221,37 +295,51 @@ def _reshape(x: ir.Value, shape, dtype) -> ir.Value:
 
 class _reduction_batcher(PrimitiveRule):
     """Across this trace's axis: reduce the batch dimension (a value not mapped is
-    the same for every member: `unmapped(x, size)`), then the other names."""
+    the same for every member: `unmapped(x, size)`), then the other names. (`groups`:
+    the primitive's `axis_index_groups` parameter, which psum_invariant has not.)"""
 
     def __init__(self, reduce, unmapped):
         self.reduce, self.unmapped = reduce, unmapped
 
     def for_primitive(self, prim):
-        def rule(axis_data, args, dims, *, axes):
+        def rule(axis_data, args, dims, *, axes, **groups):
             (x,), (d,) = args, dims
             if axis_data.name not in axes:
-                return prim.bind(x, axes=axes), d
+                return prim.bind(x, axes=axes, **groups), d
+            if groups.get("axis_index_groups") is not None:
+                return _unmapped_in_groups(prim.name, self.unmapped, axis_data, x, d, axes,
+                                           groups["axis_index_groups"])
             x = self.unmapped(x, axis_data.size) if d is not_mapped else self.reduce(x, (d,))
             rest = tuple(a for a in axes if a != axis_data.name)
-            return (prim.bind(x, axes=rest) if rest else x), not_mapped
+            return (prim.bind(x, axes=rest, **groups) if rest else x), not_mapped
         rule.__name__ = f"{prim.name}_batching"
         return rule
 
 
+def _unmapped_in_groups(what: str, unmapped, axis_data, x, d, axes: tuple, groups):
+    """A reduction within groups of a vmap's members of a value they all hold alike
+    (what JAX computes for a constant): each group combines `len(group)` copies. Any
+    other reduction within groups over a vmap's axis is a NotImplementedError."""
+    if d is not not_mapped or axes != (axis_data.name,) or len(set(map(len, groups))) > 1:
+        _refuse_vmap_groups(what, axis_data.name, groups)
+    return unmapped(x, len(groups[0])), not_mapped
+
+
 def _reduction_lowering(name: str, combine):
-    def lower(ctx, x, *, axes):
-        return _all_reduce(ctx, x, ctx.avals_in[0].dtype, axes, combine, name)
+    def lower(ctx, x, *, axes, axis_index_groups=None):
+        return _all_reduce(ctx, x, ctx.avals_in[0].dtype, axes, combine, name,
+                           axis_index_groups)
     lower.__name__ = f"_{name}_lowering"
     return lower
 
 
 def _reduction(name: str, kinds: frozenset, reduce, unmapped, combine, **rules):
-    def abstract_eval(x, *, axes):
+    def abstract_eval(x, *, axes, axis_index_groups=None):
         check_dtype(name, x, kinds)
         return _same_aval(x)
     return standard_primitive(f"lax.{name}", abstract_eval, _reduction_lowering(name, combine),
                               dtypes=kinds, batching=_reduction_batcher(reduce, unmapped),
-                              **{AXIS_NAMES: lambda *, axes: axes}, **rules)
+                              **{AXIS_NAMES: lambda *, axes, **_: axes}, **rules)
 
 
 def _times_size(x, n: int):
@@ -259,9 +347,9 @@ def _times_size(x, n: int):
     return elementwise.mul(x, np.asarray(n, get_aval(x).dtype)[()])
 
 
-def _psum_transpose(ct, x, *, axes):
+def _psum_transpose(ct, x, *, axes, axis_index_groups=None):
     _refuse_typed_transpose("psum", axes)
-    return [psum_p.bind(instantiate(ct), axes=axes)]
+    return [psum_p.bind(instantiate(ct), axes=axes, axis_index_groups=axis_index_groups)]
 
 
 class _extremum_jvp(PrimitiveRule):
@@ -269,28 +357,23 @@ class _extremum_jvp(PrimitiveRule):
     value is the extremum (ties share it, as `reduce_max`'s jvp does)."""
 
     def for_primitive(self, prim):
-        def jvp(primals, tangents, *, axes):
+        def jvp(primals, tangents, **params):
             (x,), (t,) = primals, tangents
-            ans = prim.bind(x, axes=axes)
+            ans = prim.bind(x, **params)
             if isinstance(t, Zero):
                 return ans, Zero(tangent_aval(get_aval(ans)))
             dtype = get_aval(t).dtype
             hit = convert_element_type(comparison.eq(x, ans), dtype)
-            total = psum_p.bind(elementwise.mul(t, hit), axes=axes)
-            return ans, elementwise.div(total, psum_p.bind(hit, axes=axes))
+            total = psum_p.bind(elementwise.mul(t, hit), **params)
+            return ans, elementwise.div(total, psum_p.bind(hit, **params))
         jvp.__name__ = f"{prim.name}_jvp"
         return jvp
-
-
-def _with_no_groups(eqn, same_names):
-    """JAX's psum/pmax/pmin print their `axis_index_groups` (always None in plax)."""
-    return sorted({**eqn.params, "axis_index_groups": None}.items())
 
 
 # (The combiners are looked up when lowering: importing lax must not load MLIR.)
 psum_p = _reduction("psum", NUMBER, reductions.reduce_sum, _times_size,
                     lambda a, b: hlo.add(a, b),
-                    jvp=linear_jvp(), transpose=_psum_transpose, pretty_print=_with_no_groups)
+                    jvp=linear_jvp(), transpose=_psum_transpose)
 # JAX's psum inside a shard_map body with check_vma: from varying over `axes` to the
 # same on every member (a value that did not vary is first cast with pvary). The same
 # all-reduce as psum; its own name, as JAX prints it, and its own varying-axes rule.
@@ -299,16 +382,16 @@ psum_invariant_p = _reduction("psum_invariant", NUMBER, reductions.reduce_sum, _
                               jvp=linear_jvp(), transpose=_psum_transpose)
 pmax_p = _reduction("pmax", ORDERED, reductions.reduce_max, lambda x, n: x,
                     lambda a, b: hlo.maximum(a, b),
-                    jvp=_extremum_jvp(), pretty_print=_with_no_groups)
+                    jvp=_extremum_jvp())
 pmin_p = _reduction("pmin", ORDERED, reductions.reduce_min, lambda x, n: x,
                     lambda a, b: hlo.minimum(a, b),
-                    jvp=_extremum_jvp(), pretty_print=_with_no_groups)
+                    jvp=_extremum_jvp())
 
 
-def _tree_collective(prim, x, axis_name):
-    axes = canonicalize_axis_names(axis_name)
+def _tree_collective(prim, x, axes: tuple, axis_index_groups):
     _sizes(axes)
-    return tree_util.tree_map(lambda leaf: prim.bind(leaf, axes=axes), x)
+    return tree_util.tree_map(
+        lambda leaf: prim.bind(leaf, axes=axes, axis_index_groups=axis_index_groups), x)
 
 
 def psum(x, axis_name, *, axis_index_groups=None):
@@ -321,8 +404,11 @@ def psum(x, axis_name, *, axis_index_groups=None):
     Args:
         x: a pytree of arrays.
         axis_name: the axis name, or a tuple of names to sum over all of them.
-        axis_index_groups: not supported in plax: anything but None is a
-            NotImplementedError.
+        axis_index_groups: optional lists of positions along the axis: each
+            group is summed apart (`[[0, 1], [2, 3]]` on an axis of size 4 sums
+            members 0 and 1, and 2 and 3). The groups must cover every position
+            once. Under `pmap` and `shard_map` with `check_vma=False`, not over a
+            `vmap`'s axis.
 
     Returns:
         A pytree like `x` holding the sums (booleans are counted as int32).
@@ -330,21 +416,28 @@ def psum(x, axis_name, *, axis_index_groups=None):
     Raises:
         NameError: `axis_name` is not bound by an enclosing `vmap`, `shard_map` or
             `pmap`.
+        ValueError: `axis_index_groups` does not cover each position once.
+        NotImplementedError: `axis_index_groups` over a `vmap`'s axis, or inside
+            a `shard_map` with `check_vma=True` (as in JAX).
 
     Examples:
         >>> import plax, plax.numpy as jnp
         >>> plax.vmap(lambda x: plax.lax.psum(x, "i"), axis_name="i")(jnp.arange(4.0))
         Array([6., 6., 6., 6.], dtype=float32)
     """
-    _no_groups("psum", axis_index_groups)
+    groups = _checked_groups("psum", axis_index_groups)
     # As in JAX, booleans are summed as int32 (the count of members holding True).
     x = tree_util.tree_map(lambda leaf: convert_element_type(leaf, np.int32)
                            if get_aval(leaf).dtype == np.dtype(bool) else leaf, x)
     axes = canonicalize_axis_names(axis_name)
     if _frames.stack and _frames.stack[-1][1] and set(axes) <= _frames.stack[-1][0]:
+        if groups is not None:
+            raise NotImplementedError(
+                "psum: axis_index_groups inside the body of a shard_map with check_vma=True "
+                "is not supported (nor in JAX); pass check_vma=False")
         _sizes(axes)
         return tree_util.tree_map(lambda leaf: _psum_invariant(leaf, axes), x)
-    return _tree_collective(psum_p, x, axis_name)
+    return _tree_collective(psum_p, x, axes, groups)
 
 
 def _psum_invariant(leaf, axes: tuple):
@@ -361,8 +454,8 @@ def _extremum(prim, which: str, result: str):
     """`pmax` or `pmin`: the public function of `prim`, the elementwise `which`
     ("maximum", "minimum") over the members; `result` is its example's output."""
     def extremum(x, axis_name, *, axis_index_groups=None):
-        _no_groups(prim.name, axis_index_groups)
-        return _tree_collective(prim, x, axis_name)
+        groups = _checked_groups(prim.name, axis_index_groups)
+        return _tree_collective(prim, x, canonicalize_axis_names(axis_name), groups)
     extremum.__name__ = extremum.__qualname__ = prim.name
     extremum.__doc__ = f"""The elementwise {which} of `x` over every member of a named axis (an
     all-reduce); every member gets the result.
@@ -371,14 +464,15 @@ def _extremum(prim, which: str, result: str):
         x: a pytree of arrays.
         axis_name: the name of an axis bound by an enclosing `shard_map`,
             `vmap(..., axis_name=...)` or `pmap`, or a tuple of names.
-        axis_index_groups: not supported in plax: anything but None is a
-            NotImplementedError.
+        axis_index_groups: optional lists of positions along the axis, each
+            group reduced apart (see `psum`).
 
     Returns:
         A pytree like `x` holding the {which} values.
 
     Raises:
         NameError: `axis_name` is not bound by an enclosing transformation.
+        ValueError: `axis_index_groups` does not cover each position once.
 
     Examples:
         >>> import plax, plax.numpy as jnp
@@ -401,21 +495,24 @@ def pmean(x, axis_name, *, axis_index_groups=None):
         x: a pytree of arrays (integers are averaged as floats).
         axis_name: a bound axis name (of `shard_map`, `pmap` or a named
             `vmap`), or a tuple of names to average over all of them.
-        axis_index_groups: must be None (groups are not supported in plax).
+        axis_index_groups: optional lists of positions along the axis, each
+            group averaged apart (see `psum`); the sums are divided by the size of
+            the first group, as in JAX.
 
     Returns:
         A pytree like `x` holding the means, floating-point.
 
     Raises:
         NameError: no enclosing transformation binds `axis_name`.
+        ValueError: `axis_index_groups` does not cover each position once.
 
     Examples:
         >>> import plax, plax.numpy as jnp
         >>> plax.vmap(lambda x: x - plax.lax.pmean(x, "i"), axis_name="i")(jnp.arange(4.0))
         Array([-1.5, -0.5,  0.5,  1.5], dtype=float32)
     """
-    _no_groups("pmean", axis_index_groups)
-    n = _sizes(canonicalize_axis_names(axis_name))
+    groups = _checked_groups("pmean", axis_index_groups)
+    n = _group_size(canonicalize_axis_names(axis_name), groups)
 
     def mean(total):
         dtype = get_aval(total).dtype
@@ -423,12 +520,7 @@ def pmean(x, axis_name, *, axis_index_groups=None):
             dtype = dtypes.default_float_dtype()
             total = convert_element_type(total, dtype)
         return elementwise.div(total, np.asarray(n, dtype)[()])
-    return tree_util.tree_map(mean, psum(x, axis_name))
-
-
-def _no_groups(fn: str, groups) -> None:
-    if groups is not None:
-        raise NotImplementedError(f"{fn}: axis_index_groups is not supported")
+    return tree_util.tree_map(mean, psum(x, axis_name, axis_index_groups=groups))
 
 
 # --- pvary: a value that may vary over axes (no data moves) ------------------------------
@@ -632,7 +724,7 @@ def pbroadcast(x, axis_name, source: int):
 _GATHER_TO = ("varying", "invarying")
 
 
-def _all_gather_abstract_eval(x, *, axis_name, axis_size, axis, tiled, to):
+def _all_gather_abstract_eval(x, *, axis_name, axis_size, axis, tiled, to, axis_index_groups):
     shape = list(x.shape)
     if tiled:
         shape[axis] *= axis_size
@@ -641,12 +733,13 @@ def _all_gather_abstract_eval(x, *, axis_name, axis_size, axis, tiled, to):
     return ShapedArray(tuple(shape), x.dtype, x.weak_type)
 
 
-def _all_gather_batching(axis_data, args, dims, *, axis_name, axis_size, axis, tiled, to):
+def _all_gather_batching(axis_data, args, dims, *, axis_name, axis_size, axis, tiled, to,
+                         axis_index_groups):
     (x,), (d,) = args, dims
-    if axis_data.name != axis_name:
+    if not _is_this_traces(axis_data, axis_name, "all_gather", axis_index_groups):
         x = moveaxis(x, d, 0)
         return all_gather_p.bind(x, axis_name=axis_name, axis_size=axis_size, axis=axis + 1,
-                                 tiled=tiled, to=to), 0
+                                 tiled=tiled, to=to, axis_index_groups=axis_index_groups), 0
     # Every member receives the whole batch: the result is the same for all of them.
     x = move_to(x, d, axis, axis_data.size)
     if tiled:
@@ -656,30 +749,31 @@ def _all_gather_batching(axis_data, args, dims, *, axis_name, axis_size, axis, t
     return x, not_mapped
 
 
-def _all_gather_lowering(ctx, x, *, axis_name, axis_size, axis, tiled, to):
+def _all_gather_lowering(ctx, x, *, axis_name, axis_size, axis, tiled, to, axis_index_groups):
     aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
     if not tiled:  # gather along a new axis of size 1
         shape = list(aval_in.shape)
         shape.insert(axis, 1)
         x = _reshape(x, shape, aval_in.dtype)
-    groups = _groups(ctx, (axis_name,), "all_gather")
-    if len(groups[0]) == 1:
+    groups = _groups(ctx, _names(axis_name), "all_gather", axis_index_groups)
+    if _alone(groups):
         return x
     return hlo.AllGatherOp([mu.ir_type(aval_out)], [x], axis, _groups_attr(groups),
                            use_global_device_ids=True, **_channel()).results[0]
 
 
-def _all_gather_transpose(ct, x, *, axis_name, axis_size, axis, tiled, to):
+def _all_gather_transpose(ct, x, *, axis_name, axis_size, axis, tiled, to, axis_index_groups):
     if to == "invarying":
-        _refuse_typed_transpose("all_gather(..., to='invarying')", (axis_name,))
+        _refuse_typed_transpose("all_gather(..., to='invarying')", _names(axis_name))
     return [psum_scatter_p.bind(instantiate(ct), axis_name=axis_name, axis_size=axis_size,
-                                scatter_dimension=axis, tiled=tiled)]
+                                scatter_dimension=axis, tiled=tiled,
+                                axis_index_groups=axis_index_groups)]
 
 
 all_gather_p = standard_primitive(
     "lax.all_gather", _all_gather_abstract_eval, _all_gather_lowering,
     jvp=linear_jvp(), transpose=_all_gather_transpose, batching=_all_gather_batching,
-    **{AXIS_NAMES: lambda *, axis_name, **_: (axis_name,)})
+    **{AXIS_NAMES: _names_rule})
 
 
 def all_gather(x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bool = False,
@@ -694,7 +788,8 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bo
     Args:
         x: a pytree of arrays.
         axis_name: the name of a bound axis, or a tuple of names.
-        axis_index_groups: not supported in plax (must be None).
+        axis_index_groups: optional lists of positions along the axis, of one
+            size: each member gathers from its group only (see `psum`).
         axis: where the gathered dimension goes.
         tiled: concatenate along `axis` instead of stacking on a new one.
         to: `"varying"` (the default) or `"invarying"` (the result is the same
@@ -705,6 +800,7 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bo
 
     Raises:
         NameError: `axis_name` is not bound.
+        ValueError: `axis_index_groups` does not cover each position once.
 
     Examples:
         >>> import plax, plax.numpy as jnp
@@ -713,27 +809,45 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bo
                [0, 1, 2],
                [0, 1, 2]], dtype=int32)
     """
-    _no_groups("all_gather", axis_index_groups)
     if to not in _GATHER_TO:
         raise ValueError(f"all_gather: `to` must be one of {_GATHER_TO} (plax has no "
                          f"'reduced' types); got {to!r}")
+    if to == "invarying" and axis_index_groups is not None:
+        raise NotImplementedError("all_gather: axis_index_groups with to='invarying' is not "
+                                  "supported (nor in JAX)")
+    groups = _checked_groups("all_gather", axis_index_groups)
     names = canonicalize_axis_names(axis_name)
-    sizes = [_bound_size(n) for n in names]
+    steps = _steps(names, groups)
 
     def gather_leaf(leaf):
         ndim = get_aval(leaf).ndim
         where = canonicalize_axis("all_gather", axis, ndim if tiled else ndim + 1)
         out = leaf if tiled else shape_ops.expand_dims(leaf, (where,))
-        for name, size in zip(reversed(names), reversed(sizes)):
+        for name, size in reversed(steps):
             out = all_gather_p.bind(out, axis_name=name, axis_size=size, axis=where,
-                                    tiled=True, to=to)
+                                    tiled=True, to=to, axis_index_groups=groups)
         return out
     return tree_util.tree_map(gather_leaf, x)
 
 
+def _size_kind(axis_index_groups) -> str:
+    """What an error about the number of members a collective spans calls it."""
+    return "axis size" if axis_index_groups is None else "group size"
+
+
+def _steps(names: tuple, axis_index_groups) -> list[tuple]:
+    """The (axis_name, axis_size) of each all_gather or psum_scatter a collective over
+    `names` is made of: one per name (the first varying slowest), or with groups one
+    over all of them, whose members the groups' positions index."""
+    if axis_index_groups is None:
+        return [(name, _bound_size(name)) for name in names]
+    return [(_param_name(names), _group_size(names, axis_index_groups))]
+
+
 # --- psum_scatter ----------------------------------------------------------------------------
 
-def _psum_scatter_abstract_eval(x, *, axis_name, axis_size, scatter_dimension, tiled):
+def _psum_scatter_abstract_eval(x, *, axis_name, axis_size, scatter_dimension, tiled,
+                                axis_index_groups):
     check_dtype("psum_scatter", x, NUMBER)
     shape = list(x.shape)
     if not 0 <= scatter_dimension < len(shape):
@@ -742,23 +856,25 @@ def _psum_scatter_abstract_eval(x, *, axis_name, axis_size, scatter_dimension, t
     if tiled:
         if shape[scatter_dimension] % axis_size:
             raise ValueError(f"psum_scatter: dimension {scatter_dimension} of operand "
-                             f"{describe(x)} must be divisible by the axis size {axis_size}")
+                             f"{describe(x)} must be divisible by the "
+                             f"{_size_kind(axis_index_groups)} {axis_size}")
         shape[scatter_dimension] //= axis_size
     else:
         if shape[scatter_dimension] != axis_size:
             raise ValueError(f"psum_scatter: dimension {scatter_dimension} of operand "
-                             f"{describe(x)} must equal the axis size {axis_size} (or pass "
-                             "tiled=True)")
+                             f"{describe(x)} must equal the {_size_kind(axis_index_groups)} "
+                             f"{axis_size} (or pass tiled=True)")
         del shape[scatter_dimension]
     return ShapedArray(tuple(shape), x.dtype, x.weak_type)
 
 
 def _psum_scatter_batching(axis_data, args, dims, *, axis_name, axis_size, scatter_dimension,
-                           tiled):
+                           tiled, axis_index_groups):
     (x,), (d,) = args, dims
-    if axis_data.name != axis_name:
+    if not _is_this_traces(axis_data, axis_name, "psum_scatter", axis_index_groups):
         return psum_scatter_p.bind(moveaxis(x, d, 0), axis_name=axis_name, axis_size=axis_size,
-                                   scatter_dimension=scatter_dimension + 1, tiled=tiled), 0
+                                   scatter_dimension=scatter_dimension + 1, tiled=tiled,
+                                   axis_index_groups=axis_index_groups), 0
     total = _times_size(x, axis_data.size) if d is not_mapped else reductions.reduce_sum(x, (d,))
     # Member j keeps chunk j of the scatter dimension: split off the chunk index and
     # make it the batch dimension.
@@ -771,12 +887,13 @@ def _psum_scatter_batching(axis_data, args, dims, *, axis_name, axis_size, scatt
     return chunks, 0
 
 
-def _psum_scatter_lowering(ctx, x, *, axis_name, axis_size, scatter_dimension, tiled):
+def _psum_scatter_lowering(ctx, x, *, axis_name, axis_size, scatter_dimension, tiled,
+                           axis_index_groups):
     aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
     shape = list(aval_in.shape)
     shape[scatter_dimension] //= axis_size
-    groups = _groups(ctx, (axis_name,), "psum_scatter")
-    if len(groups[0]) > 1:
+    groups = _groups(ctx, _names(axis_name), "psum_scatter", axis_index_groups)
+    if not _alone(groups):
         op = hlo.ReduceScatterOp(mu.ir_type(ShapedArray(shape, aval_in.dtype)), x,
                                  scatter_dimension, _groups_attr(groups),
                                  use_global_device_ids=True, **_channel())
@@ -786,15 +903,17 @@ def _psum_scatter_lowering(ctx, x, *, axis_name, axis_size, scatter_dimension, t
     return x if tiled else _reshape(x, aval_out.shape, aval_out.dtype)
 
 
-def _psum_scatter_transpose(ct, x, *, axis_name, axis_size, scatter_dimension, tiled):
+def _psum_scatter_transpose(ct, x, *, axis_name, axis_size, scatter_dimension, tiled,
+                            axis_index_groups):
     return [all_gather_p.bind(instantiate(ct), axis_name=axis_name, axis_size=axis_size,
-                              axis=scatter_dimension, tiled=tiled, to="varying")]
+                              axis=scatter_dimension, tiled=tiled, to="varying",
+                              axis_index_groups=axis_index_groups)]
 
 
 psum_scatter_p = standard_primitive(
     "lax.psum_scatter", _psum_scatter_abstract_eval, _psum_scatter_lowering,
     jvp=linear_jvp(), transpose=_psum_scatter_transpose, batching=_psum_scatter_batching,
-    **{AXIS_NAMES: lambda *, axis_name, **_: (axis_name,)})
+    **{AXIS_NAMES: _names_rule})
 
 
 def psum_scatter(x, axis_name, *, scatter_dimension: int = 0, axis_index_groups=None,
@@ -810,14 +929,17 @@ def psum_scatter(x, axis_name, *, scatter_dimension: int = 0, axis_index_groups=
         x: an array.
         axis_name: the name of a bound axis (or a tuple of names).
         scatter_dimension: the dimension to divide among members.
-        axis_index_groups: not supported in plax (must be None).
+        axis_index_groups: optional lists of positions along the axis, of one
+            size: each group sums and scatters apart, the dimension divided
+            among the group's members (see `psum`).
         tiled: keep the dimension, cut into chunks.
 
     Returns:
         This member's chunk of the sum.
 
     Raises:
-        TypeError: `scatter_dimension`'s size does not fit the axis size.
+        ValueError: `scatter_dimension`'s size does not fit the axis (or group)
+            size, or `axis_index_groups` does not cover each position once.
 
     Examples:
         >>> import plax, plax.numpy as jnp
@@ -825,50 +947,54 @@ def psum_scatter(x, axis_name, *, scatter_dimension: int = 0, axis_index_groups=
         >>> plax.vmap(lambda r: plax.lax.psum_scatter(r, "i"), axis_name="i")(x)
         Array([11, 22], dtype=int32)
     """
-    _no_groups("psum_scatter", axis_index_groups)
+    groups = _checked_groups("psum_scatter", axis_index_groups)
     names = canonicalize_axis_names(axis_name)
-    sizes = [_bound_size(n) for n in names]
-    total = math.prod(sizes)
+    steps = _steps(names, groups)
+    total = math.prod(size for _, size in steps)
 
     def scatter(leaf):
         aval = get_aval(leaf)
         dim = canonicalize_axis("psum_scatter", scatter_dimension, aval.ndim)
-        if len(names) == 1:
-            return psum_scatter_p.bind(leaf, axis_name=names[0], axis_size=sizes[0],
-                                       scatter_dimension=dim, tiled=bool(tiled))
+        if len(steps) == 1:
+            (name, size), = steps
+            return psum_scatter_p.bind(leaf, axis_name=name, axis_size=size,
+                                       scatter_dimension=dim, tiled=bool(tiled),
+                                       axis_index_groups=groups)
         if not tiled and aval.shape[dim] != total:
             raise ValueError(f"psum_scatter: dimension {dim} of operand {describe(aval)} "
                              f"must equal the size {total} of axes {names} (or pass "
                              "tiled=True)")
         out = leaf  # scatter over each name in turn: chunk (i, j) lands on member (i, j)
-        for name, size in zip(names, sizes):
+        for name, size in steps:
             out = psum_scatter_p.bind(out, axis_name=name, axis_size=size,
-                                      scatter_dimension=dim, tiled=True)
+                                      scatter_dimension=dim, tiled=True, axis_index_groups=None)
         return out if tiled else shape_ops.squeeze(out, (dim,))
     return tree_util.tree_map(scatter, x)
 
 
 # --- all_to_all ------------------------------------------------------------------------------
 
-def _all_to_all_abstract_eval(x, *, axis_name, axis_size, split_axis, concat_axis):
+def _all_to_all_abstract_eval(x, *, axis_name, axis_size, split_axis, concat_axis,
+                              axis_index_groups):
     shape = list(x.shape)
     for what, a in (("split_axis", split_axis), ("concat_axis", concat_axis)):
         if not 0 <= a < len(shape):
             raise ValueError(f"all_to_all: {what} {a} out of range for operand {describe(x)}")
     if shape[split_axis] % axis_size:
         raise ValueError(f"all_to_all: split_axis {split_axis} of operand {describe(x)} must "
-                         f"be divisible by the axis size {axis_size}")
+                         f"be divisible by the {_size_kind(axis_index_groups)} {axis_size}")
     shape[split_axis] //= axis_size
     shape[concat_axis] *= axis_size
     return ShapedArray(tuple(shape), x.dtype, x.weak_type)
 
 
 def _all_to_all_batching(axis_data, args, dims, *, axis_name, axis_size, split_axis,
-                         concat_axis):
+                         concat_axis, axis_index_groups):
     (x,), (d,) = args, dims
-    if not _is_this_traces(axis_data, axis_name, "all_to_all"):
+    if not _is_this_traces(axis_data, axis_name, "all_to_all", axis_index_groups):
         return all_to_all_p.bind(moveaxis(x, d, 0), axis_name=axis_name, axis_size=axis_size,
-                                 split_axis=split_axis + 1, concat_axis=concat_axis + 1), 0
+                                 split_axis=split_axis + 1, concat_axis=concat_axis + 1,
+                                 axis_index_groups=axis_index_groups), 0
     # x[i] (member i) splits into chunks x[i, j]; member j receives chunk j of every
     # member, concatenated in order i along concat_axis.
     n = axis_data.size
@@ -884,17 +1010,20 @@ def _all_to_all_batching(axis_data, args, dims, *, axis_name, axis_size, split_a
     return shape_ops.reshape(x, tuple(shape)), 0
 
 
-def _all_to_all_lowering(ctx, x, *, axis_name, axis_size, split_axis, concat_axis):
-    groups = _groups(ctx, _names(axis_name), "all_to_all")
-    if len(groups[0]) == 1:
+def _all_to_all_lowering(ctx, x, *, axis_name, axis_size, split_axis, concat_axis,
+                         axis_index_groups):
+    groups = _groups(ctx, _names(axis_name), "all_to_all", axis_index_groups)
+    if _alone(groups):
         return x
     return hlo.AllToAllOp([x], split_axis, concat_axis, len(groups[0]), _groups_attr(groups),
                           results=[mu.ir_type(ctx.avals_out[0])], **_channel()).results[0]
 
 
-def _all_to_all_transpose(ct, x, *, axis_name, axis_size, split_axis, concat_axis):
+def _all_to_all_transpose(ct, x, *, axis_name, axis_size, split_axis, concat_axis,
+                          axis_index_groups):
     return [all_to_all_p.bind(instantiate(ct), axis_name=axis_name, axis_size=axis_size,
-                              split_axis=concat_axis, concat_axis=split_axis)]
+                              split_axis=concat_axis, concat_axis=split_axis,
+                              axis_index_groups=axis_index_groups)]
 
 
 all_to_all_p = standard_primitive(
@@ -919,7 +1048,9 @@ def all_to_all(x, axis_name, split_axis: int, concat_axis: int, *, axis_index_gr
         axis_name: the name of a bound axis (or a tuple of names).
         split_axis: the dimension of `x` to split.
         concat_axis: the dimension along which received chunks are joined.
-        axis_index_groups: not supported in plax (must be None).
+        axis_index_groups: optional lists of positions along the axis, of one
+            size: chunks are exchanged within each group, one per member of
+            the group (see `psum`).
         tiled: split and concatenate without removing or adding dimensions.
 
     Returns:
@@ -928,7 +1059,8 @@ def all_to_all(x, axis_name, split_axis: int, concat_axis: int, *, axis_index_gr
     Raises:
         NameError: `axis_name` is not bound.
         ValueError: `split_axis`'s size is not divisible by (or, untiled, equal
-            to) the axis size.
+            to) the axis (or group) size, or `axis_index_groups` does not cover
+            each position once.
 
     Examples:
         >>> import plax, plax.numpy as jnp
@@ -937,9 +1069,9 @@ def all_to_all(x, axis_name, split_axis: int, concat_axis: int, *, axis_index_gr
         Array([[0, 2],
                [1, 3]], dtype=int32)
     """
-    _no_groups("all_to_all", axis_index_groups)
+    groups = _checked_groups("all_to_all", axis_index_groups)
     names = canonicalize_axis_names(axis_name)
-    size = _sizes(names)
+    size = _group_size(names, groups)
 
     def exchange(leaf):
         aval = get_aval(leaf)
@@ -948,14 +1080,16 @@ def all_to_all(x, axis_name, split_axis: int, concat_axis: int, *, axis_index_gr
         if not tiled:
             if aval.shape[split] != size:
                 raise ValueError(f"all_to_all: split_axis {split} of {describe(aval)} must "
-                                 f"equal the axis size {size} (or pass tiled=True)")
+                                 f"equal the {_size_kind(groups)} {size} (or pass "
+                                 "tiled=True)")
             if split != concat:
                 # The new axis is inserted at concat_axis of the result without split_axis.
                 concat = concat + 1 if split < concat else concat
                 split = split if split < concat else split + 1
                 leaf = shape_ops.expand_dims(leaf, (concat,))
         out = all_to_all_p.bind(leaf, axis_name=_param_name(names), axis_size=size,
-                                split_axis=split, concat_axis=concat)
+                                split_axis=split, concat_axis=concat,
+                                axis_index_groups=groups)
         return out if tiled or split == concat else shape_ops.squeeze(out, (split,))
     return tree_util.tree_map(exchange, x)
 
@@ -968,7 +1102,8 @@ def pswapaxes(x, axis_name, axis: int, *, axis_index_groups=None):
         x: an array whose dimension `axis` has the named axis's size.
         axis_name: the name of a bound axis.
         axis: the positional dimension to swap with.
-        axis_index_groups: not supported in plax (must be None).
+        axis_index_groups: optional lists of positions along the axis, of one
+            size: the swap happens within each group (see `all_to_all`).
 
     Returns:
         An array of `x`'s shape.

@@ -87,9 +87,7 @@ def _impl(*args, **params):  # (as JAX: outside vmap, shard_map and pmap)
 
 
 def _lowering(ctx, *args, axis_name, axis_index_groups):
-    groups = _groups(ctx, axis_name, "ragged_all_to_all")
-    if axis_index_groups:
-        groups = [[group[i] for i in members] for group in groups for members in axis_index_groups]
+    groups = _groups(ctx, axis_name, "ragged_all_to_all", axis_index_groups)
     config = ir.DictAttr.get({
         "replica_groups": _groups_attr(groups),
         "channel_id": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1),
@@ -259,7 +257,9 @@ def ragged_all_to_all(operand, output, input_offsets, send_sizes, output_offsets
         output_offsets: where each slice goes in the receiver's `output`.
         recv_sizes: the sizes of the received slices.
         axis_name: the name of a bound axis.
-        axis_index_groups: not supported (must be None).
+        axis_index_groups: optional lists of positions along the axis, of one
+            size: the exchange happens within each group (under shard_map and
+            pmap; neither vmap of the axis nor the transpose takes groups).
 
     Returns:
         `output` with the received rows written in.
