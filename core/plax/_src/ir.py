@@ -31,7 +31,7 @@ class Var:
         self._id = next(_var_ids)
 
     def __repr__(self):
-        return f"Var(id={self._id}):{self.aval.str_short()}"
+        return f"Var(id={self._id}):{str(self.aval).lstrip('~')}"  # JAX's: int32[]
 
 
 class DropVar(Var):

@@ -199,7 +199,9 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll: int | bool | None = N
 
     from plax_stdlib.lax import conversion
     start = lower if weak else conversion.convert_element_type(lower, index_dtype)
-    stop = conversion.convert_element_type(upper, index_dtype)
+    # (a bound of the index's dtype is kept as it is, a weak one too, as JAX's)
+    stop = (upper if get_aval(upper).dtype == index_dtype
+            else conversion.convert_element_type(upper, index_dtype))
     return while_loop(cond, body, (start, stop, init_val))[2]
 
 
