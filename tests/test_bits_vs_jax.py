@@ -96,6 +96,19 @@ CASES = {
     "jnp.linalg.det": "jnp.linalg.det(m[:, :4])",
     "jnp.linalg.inv": "jnp.linalg.inv(m[:, :4])",
     "jnp.linalg.solve": "jnp.linalg.solve(m[:, :4], p[:4])",
+    "jnp.polyadd": "jnp.polyadd(m, -x[:2, None])",
+    "jnp.polysub": "jnp.polysub(m[:1], m)",
+    "jnp.repeat.traced": "jnp.repeat(m, k[:6].astype(jnp.int32), axis=1, total_repeat_length=20)",
+    "jnp.piecewise": "jnp.piecewise(x, [x < 0, x > 1], [jnp.sin, 0.5, jnp.expm1])",
+    # scipy.signal
+    "signal.detrend": "signal.detrend(y.reshape(6, 8), bp=[3])",
+    "signal.detrend.constant": "signal.detrend(m, axis=0, type='constant')",
+    "signal.stft": "signal.stft(y, nperseg=16)",
+    "signal.stft.odd": "signal.stft(m, nperseg=5, boundary='odd', detrend='linear')",
+    "signal.istft": "signal.istft(signal.stft(y, nperseg=16)[2])",
+    "signal.istft.window": "signal.istft(c.reshape(4, 3), window=u[:6], nperseg=6)",
+    "signal.welch": "signal.welch(y, nperseg=16, average='median')",
+    "signal.csd": "signal.csd(y, p, nperseg=12, noverlap=8, nfft=16)",
     # lax: one primitive each (plus lax's composite functions)
     **_unary("lax", "neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh "
              "logistic sin cos tan asin acos atan sinh cosh asinh acosh atanh sqrt rsqrt "
@@ -334,6 +347,7 @@ sp = importlib.import_module(lib.__name__ + ".scipy.special")
 st = importlib.import_module(lib.__name__ + ".scipy.stats")
 nn = importlib.import_module(lib.__name__ + ".nn")
 random = importlib.import_module(lib.__name__ + ".random")
+signal = importlib.import_module(lib.__name__ + ".scipy.signal")
 names = sorted(inputs)
 
 def leaves(value):
@@ -350,7 +364,7 @@ def leaves(value):
 for case, source in CASES.items():
     def fn(*args, source=source):
         scope = dict(zip(names, args), lib=lib, jnp=jnp, lax=lax, sp=sp, st=st, nn=nn,
-                     random=random)
+                     random=random, signal=signal)
         scope["key"] = random.key(scope["seed"])
         return eval(source, scope)
     try:

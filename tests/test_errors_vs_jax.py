@@ -30,13 +30,21 @@ CASES = {
                           "jnp.bfloat16))",
     "lax.add(f32, 1.0)": "jax.jit(lambda x: jax.lax.add(x, 1.0))(jnp.ones(2))",
     "lax.add(i32, 1)": "jax.jit(lambda x: jax.lax.add(x, 1))(jnp.ones(2, 'int32'))",
+    # a traced axis (JAX's ConcretizationTypeError, wherever plax.numpy reads an axis)
+    **{f"traced axis: {call}": f"jax.jit(lambda x, axis: {call})(jnp.ones((2, 3)), 0)"
+       for call in ("jnp.sum(x, axis)", "x.min(axis)", "jnp.mean(x, axis)", "jnp.any(x, axis)",
+                    "jnp.expand_dims(x, axis)", "jnp.squeeze(x[:1], axis)",
+                    "jnp.roll(x, 1, axis)", "jnp.moveaxis(x, axis, 1)",
+                    "jnp.split(x, 1, axis)", "jnp.repeat(x, 2, axis)",
+                    "jnp.average(x, axis)", "jax.nn.softmax(x, axis)")},
 }
 # phrases both messages must contain
 HINTS = {"zeros(n)": ["static_argnums", "argument n"], "zeros((n,))": ["static_argnums"],
          "ones((2, n))": ["static_argnums"], "reshape(n, -1)": ["static_argnums"],
          "arange(n)": ["'stop'", "argument n"], "arange(0, n)": ["'stop'"],
          "lax.add(f32, 1)": ["same dtypes, got float32, int32", "jnp.add"],
-         "lax.sub(bf16, 1)": ["same dtypes, got bfloat16, int32", "jnp.subtract"]}
+         "lax.sub(bf16, 1)": ["same dtypes, got bfloat16, int32", "jnp.subtract"],
+         "traced axis: jnp.sum(x, axis)": ["argument axis"]}
 
 _DRIVER = """
 result = {}

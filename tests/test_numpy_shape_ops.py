@@ -106,6 +106,18 @@ def test_split_and_array_split():
         jnp.split(X, [1, -1], axis=2)
 
 
+def test_vsplit_hsplit_dsplit_take_any_array_with_the_axis():
+    # JAX's (not NumPy's) rule: vsplit splits a 1-D array too; an array without the
+    # axis is an IndexError (numpy's AxisError), not NumPy's ValueError
+    np.testing.assert_array_equal(jnp.vsplit(np.arange(6), 3)[1], [2, 3])
+    np.testing.assert_array_equal(jnp.hsplit(np.arange(6), [2])[1], [2, 3, 4, 5])
+    assert [p.shape for p in jnp.dsplit(X, [1])] == [(2, 3, 1), (2, 3, 3)]
+    for split, x in ((jnp.vsplit, np.float32(1)), (jnp.hsplit, np.float32(1)),
+                     (jnp.dsplit, M)):
+        with pytest.raises(IndexError, match="out of bounds"):
+            split(x, 1)
+
+
 def test_argsort_is_stable_with_ties_and_descending():
     x = np.array([3, 1, 3, 2, 1, 3], np.int32)
     asc, desc = plax.jit(lambda v: (jnp.argsort(v), jnp.argsort(v, descending=True)))(x)
@@ -197,6 +209,35 @@ def test_inspection_functions():
         with pytest.warns(DeprecationWarning, match="In a future JAX release this will be "
                                                     "an error"):
             assert fn([[1], [2]]) == want
+
+
+def test_size_takes_a_tuple_of_axes():
+    assert jnp.size(X, axis=(0, 2)) == 8 and jnp.size(X, [-1]) == 4 and jnp.size(X, ()) == 1
+    with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+        jnp.size(X, (1, -2))
+    with pytest.raises(ValueError, match="out of bounds"):  # numpy's AxisError
+        jnp.size(X, (0, 3))
+    with pytest.raises(TypeError, match="axis must be an integer, got 1.5"):
+        jnp.size(X, 1.5)
+
+
+def test_traced_repeat_counts_with_a_total_length():
+    # the counts are known only at run time; the result is cut or padded with the last
+    # element as for concrete counts
+    repeat = plax.jit(lambda x, r: jnp.repeat(x, r, axis=1, total_repeat_length=7))
+    for counts in ([1, 2, 0], [0, 3, 1], [4, 4, 4], [0, 0, 0]):
+        np.testing.assert_array_equal(
+            repeat(M, np.array(counts)),
+            jnp.repeat(M, np.array(counts), axis=1, total_repeat_length=7))
+    np.testing.assert_array_equal(  # one count for every element
+        plax.jit(lambda r: jnp.repeat(M[0], r, total_repeat_length=5))(2), [3, 3, 1, 1, 2])
+    grad = plax.grad(lambda x, r: jnp.repeat(x, r, total_repeat_length=4).sum())
+    np.testing.assert_array_equal(plax.jit(grad)(np.ones(3, np.float32), np.array([1, 0, 3])),
+                                  [1.0, 0.0, 3.0])
+    with pytest.raises(plax.errors.ConcretizationTypeError, match="total_repeat_length"):
+        plax.jit(lambda r: jnp.repeat(M, r, axis=0))(np.array([1, 2, 0, 1]))
+    with pytest.raises(ValueError):  # counts that do not match the axis
+        plax.jit(lambda r: jnp.repeat(M, r, axis=0, total_repeat_length=3))(np.ones(3, int))
 
 
 def test_total_repeat_length_cuts_or_pads_with_the_operands_last_element():

@@ -337,6 +337,25 @@ def test_array_edits_match_numpy():
         jnp.select([x > 1], [x, x])
 
 
+def test_piecewise_reads_conditions_and_maps_elements_as_jax():
+    x = np.array([-2.0, 0.5, 3.0], F32)
+    # an array of conditions lists them along its first axis: here three scalar ones,
+    # each choosing for all of x, the last that holds winning (NumPy would read one)
+    np.testing.assert_array_equal(
+        jnp.piecewise(x, np.array([False, True, True]), [lambda v: v, lambda v: v * 10,
+                                                         lambda v: v * 100]), x * 100)
+    # the functions see single elements (so a mean is the element itself)
+    np.testing.assert_array_equal(jnp.piecewise(x, [x < 0], [lambda v: v - v.mean(), 1.0]),
+                                  [0.0, 1.0, 1.0])
+    out = jnp.piecewise(np.arange(3), [np.arange(3) > 0], [lambda v: v * 1.5, 0.5])
+    assert out.dtype == np.int32 and out.tolist() == [0, 1, 3]  # x's dtype
+    np.testing.assert_allclose(
+        plax.grad(lambda v: jnp.piecewise(v, [v < 0], [lambda u: u ** 2, jnp.sin]).sum())(x),
+        [-4.0, np.cos(0.5), np.cos(3.0)], rtol=1e-6)
+    with pytest.raises(ValueError, match="with 1 condition"):
+        jnp.piecewise(x, [x < 0], [1, 2, 3])
+
+
 # --- shapes, products, differences ---------------------------------------------------------------
 
 def test_arrangement_matrices_and_differences():
@@ -435,6 +454,24 @@ def test_polynomials_and_windows():
     check_grads(lambda c, x: jnp.polyval(c, x), (p, t), order=2)
 
 
+def test_polyadd_and_polysub_of_coefficient_arrays_with_more_axes():
+    # JAX's rule: the first axis holds the coefficients; the shorter array is added
+    # into the end of the longer, broadcast to that part (a2 is "shorter" on a tie)
+    rows = np.array([[5, 7, 3], [8, 2, 6]])
+    np.testing.assert_array_equal(jnp.polyadd(np.array([[2, 3, 1]]), rows),
+                                  [[5, 7, 3], [10, 5, 7]])
+    np.testing.assert_array_equal(jnp.polysub(rows, np.array([2])), [[5, 7, 9 - 6], [6, 0, 4]])
+    np.testing.assert_array_equal(jnp.polyadd(rows, rows[:, :1]), [[10, 12, 8], [16, 10, 14]])
+    with pytest.raises(ValueError, match=r"polyadd: coefficients of shape \(2, 3\) cannot be "
+                                         r"broadcast to the part \(2,\) of the longer "
+                                         r"coefficients' shape \(3,\)"):
+        jnp.polyadd(np.array([1, 3, 5]), rows)
+    with pytest.raises(IndexError, match="must have at least one dimension"):
+        jnp.polysub(np.ones(3), 2.0)
+    with pytest.raises(TypeError):  # booleans cannot be negated (JAX's class)
+        jnp.polysub(np.array([True]), np.array([False]))
+
+
 # --- floating point, integers, bits, comparisons ----------------------------------------------
 
 @pytest.mark.parametrize("dtype", [F32, F16], ids=str)
@@ -457,6 +494,8 @@ def test_floating_point_functions(dtype):
                     "logaddexp2": np.logaddexp2(x, x[::-1]), "isposinf": np.isposinf(x),
                     "isneginf": np.isneginf(x)}
     compare(run_both(body, x, k), expected, rtol=2e-3 if dtype == F16 else 1e-6, atol=0)
+    fraction, whole = jnp.modf(4.75)  # a Python scalar stays weakly typed (JAX's)
+    assert (fraction.tolist(), whole.tolist(), fraction.weak_type) == (0.75, 4.0, True)
     # The mantissa of frexp and ldexp differentiate as multiplications by powers of two.
     check_grads(lambda v: (jnp.frexp(v)[0], jnp.ldexp(v, 3)), (np.array([0.7, -5.0, 40.0], F32),),
                 order=2)
@@ -537,6 +576,11 @@ def test_vectorize_and_apply_along_axis():
         jnp.vectorize(jnp.dot, signature="(n)->(")
     with pytest.raises(ValueError, match="inconsistent size"):
         dot(x, x[0, :3])
+    matvec = jnp.vectorize(lambda m, v: m @ v, signature="(n,m),(m)->(n)")
+    with pytest.raises(ValueError, match=r"mapped input 0 of shape \(4,\) has fewer dimensions "
+                                         r"than its core dimensions \('n', 'm'\) of the "
+                                         r"signature '\(n,m\),\(m\)->\(n\)'"):
+        matvec(x[0], x[0])
 
 
 def folded(v):

@@ -238,6 +238,70 @@ error("err.fromiter", lambda: jnp.fromiter(iter([1]), float))
     assert_same(body, _inputs())
 
 
+def test_docstring_example_gaps_as_jax():
+    """What JAX's own docstring examples showed plax lacking: a Python scalar to modf,
+    a tuple of axes to size, N-d polynomial coefficients, traced repeat counts with
+    total_repeat_length, an array of conditions to piecewise, a 1-D vsplit and
+    broadcast_dimensions out of order; with the errors of their bad inputs."""
+    body = """
+f, i, u = np.nan_to_num(inputs["f"]), inputs["i"], inputs["u"]
+put("modf.python_scalar", jnp.modf(4.8))
+put("modf.int_scalar", jnp.modf(3))
+put("size.tuple", np.array(jnp.size(f, axis=(0, 1))))
+put("size.list", np.array(jnp.size(f.reshape(3, 2, 3), [-1, 0])))
+put("size.empty_tuple", np.array(jnp.size(f, ())))
+later("polyadd.rows", lambda: jnp.polyadd(i[:1], i[1:]))
+later("polyadd.broadcast", lambda: jnp.polyadd(f, f[0, :1]))
+later("polyadd.promote", lambda: jnp.polyadd(u[:3], f[0]))
+later("polysub.rows", lambda: jnp.polysub(f[:2], f[2:]))
+later("polysub.u8", lambda: jnp.polysub(u[:2], u))
+later("polysub.signed_zero", lambda: jnp.polysub(np.array([1.0], np.float32),
+                                                 np.array([0.0, 1.0], np.float32)))
+counts = np.array([3, 0, 2, 1, 4, 5], np.int32)
+put("repeat.traced", lib.jit(lambda r: jnp.repeat(i[:2], r, axis=1, total_repeat_length=20))(
+    counts))
+put("repeat.traced_cut", lib.jit(lambda r: jnp.repeat(i[0], r, total_repeat_length=4))(counts))
+put("repeat.traced_scalar", lib.jit(lambda r: jnp.repeat(u, r, total_repeat_length=9))(
+    np.int32(2)))
+put("repeat.traced_vmap", lib.vmap(lambda r: jnp.repeat(u[:2], r, total_repeat_length=5))(
+    counts.reshape(3, 2)))
+put("repeat.traced_empty", lib.jit(lambda r: jnp.repeat(i[:, :0], r, axis=1,
+                                                        total_repeat_length=3))(np.int32(1)))
+later("piecewise.array_of_conditions", lambda: jnp.piecewise(
+    f[0], np.array([False, True, True]), [lambda v: v, lambda v: v * 10, lambda v: v * 100]))
+later("piecewise.scalar_conditions", lambda: jnp.piecewise(i[0], [True, False],
+                                                           [lambda v: -v, lambda v: v * 2]))
+later("piecewise.elementwise", lambda: jnp.piecewise(
+    f[0], [f[0] < 0, f[0] > 0.5], [lambda v: v - v.mean(), 7, lambda v: v.sum()]))
+later("piecewise.args", lambda: jnp.piecewise(f[1], [f[1] < 0], [lambda v, a, b=1: v * a + b, 0.5],
+                                              3.0, b=2.0))
+later("piecewise.broadcast_conditions", lambda: jnp.piecewise(f[0], np.zeros((2, 6), bool), [1, 2]))
+later("piecewise.int_of_float", lambda: jnp.piecewise(i[0], [i[0] < 0], [lambda v: v * 1.5, 2.7]))
+later("vsplit.1d", lambda: jnp.vsplit(u[:6], 3))
+later("vsplit.2d", lambda: jnp.vsplit(i, [1]))
+later("broadcast_in_dim.permuted", lambda: lax.broadcast_in_dim(f, (6, 2, 3), (2, 0)))
+later("broadcast_in_dim.stretched", lambda: lax.broadcast_in_dim(f[:, :1], (2, 3, 4), (1, 0)))
+later("broadcast_in_dim.vmap", lambda: lib.vmap(
+    lambda a: lax.broadcast_in_dim(a, (6, 4, 3), (2, 0)), in_axes=1)(np.stack([f, f + 1], 1)))
+run_staged()
+error("err.polyadd_scalar", lambda: jnp.polyadd(1.0, f[0]))
+error("err.polyadd_rank", lambda: jnp.polyadd(f[0], f))
+error("err.polyadd_shape", lambda: jnp.polyadd(f, f[:2, :4]))
+error("err.polyadd_list", lambda: jnp.polyadd([1.0], f[0]))
+error("err.polysub_bool", lambda: jnp.polysub(f[0] > 0, f[1] > 0))
+error("err.repeat_traced", lambda: lib.jit(lambda r: jnp.repeat(u, r))(np.int32(2)))
+error("err.repeat_traced_counts", lambda: lib.jit(
+    lambda r: jnp.repeat(u, r, total_repeat_length=5))(np.ones(3, np.int32)))
+error("err.piecewise_functions", lambda: jnp.piecewise(f[0], [f[0] < 0], [1, 2, 3]))
+error("err.piecewise_shapes", lambda: jnp.piecewise(f[0], [f[0] < 0, f[0, :2] > 0], [1, 2]))
+error("err.broadcast_in_dim_twice", lambda: lax.broadcast_in_dim(f[:1, :1], (3, 3), (1, 1)))
+error("err.size_repeated", lambda: jnp.size(f, (0, 0)))
+error("err.size_float", lambda: jnp.size(f, 1.5))
+error("err.vsplit_uneven", lambda: jnp.vsplit(u, 2))
+"""
+    assert_same(body, _inputs())
+
+
 def test_new_lax_functions_as_jax():
     body = """
 f, i, u = np.nan_to_num(inputs["f"]), inputs["i"], inputs["u"]

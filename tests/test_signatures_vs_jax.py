@@ -5,7 +5,7 @@ import inspect
 
 from jax_reference import requires_jax, run_reference
 
-MODULES = ["", ".numpy", ".lax", ".random", ".nn", ".scipy.special", ".tree_util"]
+MODULES = ["", ".numpy", ".lax", ".random", ".nn", ".scipy.special", ".scipy.signal", ".tree_util"]
 
 _NOT_YET = "not implemented in plax yet"
 _UFUNC = ("plax's binary ufuncs are functions, not jnp.ufunc objects; JAX's out= and "

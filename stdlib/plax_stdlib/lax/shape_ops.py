@@ -83,13 +83,14 @@ def _broadcast_in_dim_abstract_eval(operand, *, shape, broadcast_dimensions, sha
     if any(not 0 <= d < len(shape) for d in dims):
         raise TypeError(f"{name}: broadcast_dimensions {dims} out of range for the "
                         f"result shape {shape}")
-    if any(a >= b for a, b in zip(dims, dims[1:])):
-        raise TypeError(f"{name}: broadcast_dimensions {dims} must be strictly increasing")
     for i, d in enumerate(dims):
         if operand.shape[i] not in (1, shape[d]):
             raise TypeError(f"{name}: operand {describe(operand)} cannot be broadcast to "
                             f"shape {shape}: dimension {i} of size {operand.shape[i]} maps "
                             f"to result dimension {d} of size {shape[d]}")
+    if len(set(dims)) != len(dims):  # any order is fine (JAX's), but each goes once
+        raise TypeError(f"{name}: broadcast_dimensions {dims} map two operand dimensions "
+                        "to one result dimension")
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
@@ -100,23 +101,29 @@ def _broadcast_in_dim_lower(ctx, operand, *, shape, broadcast_dimensions, shardi
 
 
 def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sharding):
-    """Sum over the new dimensions and the size-1 dimensions that were stretched."""
+    """Sum over the new dimensions and the size-1 dimensions that were stretched, then
+    put the rest back in the operand's order (broadcast_dimensions may permute)."""
     from plax_stdlib.lax.reductions import reduce_sum
     in_shape = operand.aval.shape
-    stretched = tuple(d for i, d in enumerate(broadcast_dimensions)
-                      if in_shape[i] == 1 and shape[d] != 1)
-    new = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
-    return [reshape(reduce_sum(ct, tuple(sorted(new + stretched))), in_shape)]
+    kept = [d for i, d in enumerate(broadcast_dimensions)
+            if in_shape[i] != 1 or shape[d] == 1]
+    summed = reduce_sum(ct, tuple(d for d in range(len(shape)) if d not in kept))
+    order = sorted(kept)
+    perm = tuple(order.index(d) for d in kept)
+    if perm != tuple(range(len(perm))):
+        summed = transpose(summed, perm)
+    return [reshape(summed, in_shape)]
 
 
 def _broadcast_in_dim_batching(axis_data, args, dims, *, shape, broadcast_dimensions,
                                sharding):
     """The batch dimension goes right after the result dimension of the operand
-    dimension before it, so broadcast_dimensions stay increasing: nothing moves."""
+    dimension before it, so increasing broadcast_dimensions stay so: nothing moves."""
     (x,), (d,) = args, dims
     bdims = broadcast_dimensions
     out_dim = bdims[d - 1] + 1 if d > 0 else 0
-    new_bdims = bdims[:d] + (out_dim,) + tuple(b + 1 for b in bdims[d:])
+    shifted = tuple(b + (b >= out_dim) for b in bdims)
+    new_bdims = shifted[:d] + (out_dim,) + shifted[d:]
     new_shape = shape[:out_dim] + (axis_data.size,) + shape[out_dim:]
     return broadcast_in_dim_p.bind(x, shape=new_shape, broadcast_dimensions=new_bdims,
                                    sharding=with_batch_dim(sharding, out_dim, axis_data)
@@ -141,9 +148,10 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
     """Broadcasts `operand` to `shape`, saying where each of its dimensions goes.
 
     Dimension i of `operand` becomes dimension `broadcast_dimensions[i]` of the
-    result (which must increase); it must have that size or size 1 (then it is
-    repeated). The result's other dimensions are new. This is the explicit form
-    of NumPy broadcasting that `jnp` lowers to.
+    result (distinct dimensions, in any order: out of order, they also transpose);
+    it must have that size or size 1 (then it is repeated). The result's other
+    dimensions are new. This is the explicit form of NumPy broadcasting that `jnp`
+    lowers to.
 
     Args:
         operand: an array.
@@ -156,8 +164,8 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
         An array of `shape` and `operand`'s dtype.
 
     Raises:
-        TypeError: `broadcast_dimensions` has the wrong length, is not strictly
-            increasing, or a size is neither equal nor 1.
+        TypeError: `broadcast_dimensions` has the wrong length, is out of range or
+            repeats a dimension, or a size is neither equal nor 1.
 
     Examples:
         >>> import plax.numpy as jnp

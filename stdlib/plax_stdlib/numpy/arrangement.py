@@ -81,11 +81,11 @@ def column_stack(tup):
     return shape_ops.concatenate(arrays, axis=1)
 
 
-def _split_along(name: str, ary, indices_or_sections, axis: int, min_ndim: int):
+def _split_along(name: str, ary, indices_or_sections, axis: int):
+    """`split` along `axis` (along axis 0 of a 1-D array for hsplit). As JAX's, and
+    unlike NumPy's, the functions take any array that has the axis: an array without
+    it is numpy's AxisError (an IndexError, JAX's class)."""
     ary = util.ensure_arraylike(name, ary)
-    if len(util.shape_of(ary)) < min_ndim:
-        raise ValueError(f"{name} only works on arrays of {min_ndim} or more dimensions, got "
-                         f"shape {util.shape_of(ary)}")
     if axis == 1 and len(util.shape_of(ary)) == 1:
         axis = 0
     return shape_ops.split(ary, indices_or_sections, axis=axis)
@@ -109,33 +109,35 @@ def hsplit(ary, indices_or_sections) -> list:
                [3]], dtype=int32), Array([[1, 2],
                [4, 5]], dtype=int32)]
     """
-    return _split_along("hsplit", ary, indices_or_sections, 1, 1)
+    return _split_along("hsplit", ary, indices_or_sections, 1)
 
 
 def vsplit(ary, indices_or_sections) -> list:
-    """`split` along axis 0 of an array of at least two dimensions.
+    """`split` along axis 0.
 
-    Follows `numpy.vsplit`.
+    Follows `numpy.vsplit`, but (as JAX's) also splits 1-D arrays.
 
     Args:
-        ary: an array of at least two dimensions.
+        ary: an array of at least one dimension.
         indices_or_sections: a number of equal sections, or cut indices.
 
     Returns:
         A list of arrays.
 
     Raises:
-        ValueError: `ary` has fewer than two dimensions.
+        IndexError: a 0-d `ary` (numpy's AxisError).
 
     Examples:
         >>> jnp.vsplit(jnp.arange(4).reshape(2, 2), 2)
         [Array([[0, 1]], dtype=int32), Array([[2, 3]], dtype=int32)]
+        >>> jnp.vsplit(jnp.arange(4), 2)
+        [Array([0, 1], dtype=int32), Array([2, 3], dtype=int32)]
     """
-    return _split_along("vsplit", ary, indices_or_sections, 0, 2)
+    return _split_along("vsplit", ary, indices_or_sections, 0)
 
 
 def dsplit(ary, indices_or_sections) -> list:
-    """`split` along axis 2 of an array of at least three dimensions.
+    """`split` along axis 2.
 
     Follows `numpy.dsplit`.
 
@@ -147,13 +149,14 @@ def dsplit(ary, indices_or_sections) -> list:
         A list of arrays.
 
     Raises:
-        ValueError: `ary` has fewer than three dimensions.
+        IndexError: `ary` has fewer than three dimensions (numpy's AxisError, as JAX's
+            IndexError).
 
     Examples:
         >>> [p.shape for p in jnp.dsplit(jnp.ones((1, 2, 4)), 2)]
         [(1, 2, 2), (1, 2, 2)]
     """
-    return _split_along("dsplit", ary, indices_or_sections, 2, 3)
+    return _split_along("dsplit", ary, indices_or_sections, 2)
 
 
 def rollaxis(a, axis: int, start: int = 0):

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Callable
 
 import numpy as np
 
 from plax.extend import dtypes
 from plax_stdlib import lax
-from plax_stdlib.numpy import creation, index_tricks, reductions, shape_ops, sorting, ufuncs, util
+from plax_stdlib.numpy import (creation, functional, index_tricks, reductions, shape_ops, sorting,
+                               ufuncs, util)
 
 
 def _immutable(name: str, inplace: bool) -> None:
@@ -642,20 +642,23 @@ def piecewise(x, condlist, funclist, *args, **kw):
     of the selected values, or a constant); where no condition holds, by an extra last
     function if one is given, else 0.
 
-    Follows `numpy.piecewise`; where several conditions hold, the last one wins. Every
-    function is evaluated on all of `x` (as under `jit` nothing else is possible) and
-    the results are selected, so functions must accept any value (no errors for the
-    values they do not own). The result has `x`'s dtype.
+    Follows JAX's `piecewise`: `condlist` is stacked into one boolean array whose first
+    axis lists the conditions (so a 1-D boolean array is a list of scalar conditions,
+    each choosing for all of `x`; NumPy would read it as one condition), and where
+    several conditions hold, the last one wins. Each element is mapped on its own
+    (the functions are vectorized with `vmap` and chosen with `lax.switch`, so they see
+    scalars); `args` and `kw` reach them whole. The result has `x`'s dtype.
 
     Args:
         x: an array.
-        condlist: a sequence of boolean arrays shaped like `x` (or one).
+        condlist: a sequence of boolean arrays (or scalars) of one shape, or an array
+            whose first axis lists them.
         funclist: functions or constants, one per condition (plus an optional default).
         *args: extra positional arguments for the functions.
         **kw: extra keyword arguments for the functions.
 
     Returns:
-        An array of `x`'s shape and dtype.
+        An array of the shape of `x` and the conditions broadcast, and `x`'s dtype.
 
     Raises:
         ValueError: `funclist` of the wrong length.
@@ -664,11 +667,10 @@ def piecewise(x, condlist, funclist, *args, **kw):
         >>> x = jnp.array([-2.0, 0.5, 3.0])
         >>> jnp.piecewise(x, [x < 0, x > 1], [lambda v: -v, 1.0, lambda v: v / 2])
         Array([2.  , 0.25, 1.  ], dtype=float32)
+        >>> jnp.piecewise(x, jnp.array([False, True]), [lambda v: -v, lambda v: v * 10])
+        Array([-20.,   5.,  30.], dtype=float32)
     """
     x = util.ensure_arraylike("piecewise", x)
-    if util.is_arraylike(condlist) and not isinstance(condlist, (list, tuple)):
-        condlist = [condlist[i] for i in range(util.shape_of(condlist)[0])] if util.shape_of(
-            condlist) and len(util.shape_of(condlist)) > len(util.shape_of(x)) else [condlist]
     nc, nf = len(condlist), len(funclist)
     if nf == nc + 1:
         funclist = [funclist[-1], *funclist[:-1]]
@@ -677,16 +679,16 @@ def piecewise(x, condlist, funclist, *args, **kw):
     else:
         raise ValueError(f"piecewise: with {nc} condition(s), either {nc} or {nc + 1} "
                          f"functions are expected; got {nf}")
-    dtype, shape = util.dtype_of(x), util.shape_of(x)
+    conditions = creation.asarray(condlist, dtype=bool)
+    which = lax.full(util.shape_of(conditions)[1:], 0, np.int32)  # the last that holds, + 1
+    for i in range(nc):
+        which = util.select_n(conditions[i], which, np.int32(i + 1))
+    dtype = util.dtype_of(x)
 
-    def evaluate(f: Callable | object):
-        value = f(x, *args, **kw) if callable(f) else f
-        return util.broadcast_to_shape(util.convert(util.ensure_arraylike("piecewise", value),
-                                                    dtype), shape)
+    def branch(f):
+        if callable(f):
+            return lambda v: util.convert(f(v, *args, **kw), dtype)
+        return lambda v: util.convert(creation.asarray(f), dtype)
 
-    out = evaluate(funclist[0])
-    for condition, f in zip(condlist, funclist[1:]):
-        condition = util.broadcast_to_shape(ufuncs._as_bool(util.ensure_arraylike(
-            "piecewise", condition)), shape)
-        out = util.select_n(condition, out, evaluate(f))
-    return util.as_array(out)
+    branches = [branch(f) for f in funclist]
+    return util.as_array(functional.vectorize(lambda i, v: lax.switch(i, branches, v))(which, x))

@@ -141,7 +141,7 @@ def modf(x, /, out=None):
     if out is not None:
         raise NotImplementedError("The 'out' argument to plax.numpy.modf is not supported.")
     x = _real_float("modf", util.ensure_arraylike("modf", x))
-    whole = util.select_n(lax.ge(x, 0), lax.ceil(x), lax.floor(x))
+    whole = util.select_n(lax.ge(x, ufuncs._lax_const(x, 0)), lax.ceil(x), lax.floor(x))
     return util.as_array(lax.sub(x, whole)), util.as_array(whole)
 
 

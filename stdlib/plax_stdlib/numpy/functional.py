@@ -37,13 +37,15 @@ def _parse_signature(signature: str) -> tuple[list[tuple[str, ...]], list[tuple[
     return parse(inputs), parse(outputs)
 
 
-def _core_sizes(args, core_dims) -> dict[str, int]:
+def _core_sizes(args, core_dims, signature: str | None) -> dict[str, int]:
+    """The size of each named core dimension, checked across the arguments."""
     sizes: dict[str, int] = {}
-    for arg, dims in zip(args, core_dims):
+    for position, (arg, dims) in enumerate(zip(args, core_dims)):
         shape = util.shape_of(arg)
         if len(shape) < len(dims):
-            raise ValueError(f"vectorize: input of shape {shape} has fewer dimensions than "
-                             f"its core dimensions {dims}")
+            raise ValueError(f"vectorize: mapped input {position} of shape {shape} has "
+                             f"fewer dimensions than its core dimensions {dims} of the "
+                             f"signature {signature!r}")
         for name, size in zip(dims, shape[len(shape) - len(dims):]):
             if sizes.setdefault(name, size) != size:
                 raise ValueError(f"vectorize: inconsistent size for core dimension {name!r}: "
@@ -113,7 +115,7 @@ def vectorize(pyfunc: Callable, *, excluded=frozenset(), signature: str | None =
         if len(dims) != len(mapped):
             raise TypeError(f"vectorize: wrong number of positional arguments: expected "
                             f"{len(dims)}, got {len(mapped)}")
-        sizes = _core_sizes(mapped, dims)
+        sizes = _core_sizes(mapped, dims, signature)
         loops = [util.shape_of(a)[:len(util.shape_of(a)) - len(d)] for a, d in zip(mapped, dims)]
         loop_shape = util.broadcast_shapes(*loops)
         n = math.prod(loop_shape)

@@ -65,51 +65,81 @@ def polyval(p, x, *, unroll: int = 16):
     return util.as_array(out)
 
 
-def _aligned(a1, a2):
-    """The two coefficient arrays padded at the front to one length."""
-    n = max(util.shape_of(a1)[0], util.shape_of(a2)[0])
-    pad = lambda a: lax.pad(a, np.zeros((), util.dtype_of(a))[()],  # noqa: E731
-                            ((n - util.shape_of(a)[0], 0, 0),))
-    return pad(a1), pad(a2)
+def _added(name: str, a1, a2):
+    """The coefficients of a1 + a2 (promoted), along their first axis: the shorter (a2
+    if equally long) is added into the end of the longer, broadcast to that part's
+    shape, so the arrays may carry trailing dimensions (JAX's rule). As in JAX, a
+    shorter of length 0 is added into all of the longer (the part `[-0:]`)."""
+    shapes = util.shape_of(a1), util.shape_of(a2)
+    if not all(shapes):
+        raise IndexError(f"{name}: polynomial coefficients must have at least one "
+                         f"dimension, got shapes {shapes[0]} and {shapes[1]}")
+    (long_shape, longer), (short_shape, shorter) = sorted(
+        ((shapes[0], a1), (shapes[1], a2)), key=lambda pair: -pair[0][0])
+    part = (short_shape[0] or long_shape[0],) + long_shape[1:]
+    fits = len(short_shape) <= len(part) and all(
+        s in (1, p) for s, p in zip(reversed(short_shape), reversed(part)))
+    if not fits and 0 not in part:  # an empty part takes anything (JAX adds nothing)
+        raise ValueError(f"{name}: coefficients of shape {short_shape} cannot be broadcast "
+                         f"to the part {part} of the longer coefficients' shape {long_shape} "
+                         "that they are added to")
+    return util.as_array(creation.asarray(longer).at[-short_shape[0]:].add(shorter))
 
 
 def polyadd(a1, a2):
     """The sum of two polynomials (coefficient arrays, highest power first; the shorter
     is aligned to the right).
 
-    Follows `numpy.polyadd`.
+    Follows `numpy.polyadd` for 1-D coefficients, and JAX's for more: the first axis
+    holds the coefficients, and the shorter array is broadcast against the end of the
+    longer one.
 
     Args:
-        a1: coefficients.
+        a1: coefficients (an array, not a list).
         a2: coefficients.
 
     Returns:
-        The coefficients of the sum.
+        The coefficients of the sum, of the longer array's shape.
+
+    Raises:
+        IndexError: a scalar (0-d) input.
+        ValueError: the shorter array does not broadcast to the end of the longer.
 
     Examples:
         >>> jnp.polyadd(jnp.array([1, 2]), jnp.array([1, 0, 0]))
         Array([1, 1, 2], dtype=int32)
+        >>> jnp.polyadd(jnp.array([[1, 2], [3, 4]]), jnp.array([10]))
+        Array([[ 1,  2],
+               [13, 14]], dtype=int32)
     """
-    return util.as_array(ufuncs.add(*_aligned(*_coefficients("polyadd", a1, a2))))
+    a1, a2 = util.promote_dtypes(*util.ensure_arraylike("polyadd", a1, a2))
+    return _added("polyadd", a1, a2)
 
 
 def polysub(a1, a2):
-    """The difference `a1 - a2` of two polynomials (coefficients highest power first).
+    """The difference `a1 - a2` of two polynomials (coefficients highest power first):
+    `a1` plus the negated `a2`, as `polyadd` adds them.
 
-    Follows `numpy.polysub`.
+    Follows `numpy.polysub` for 1-D coefficients, and JAX's `polyadd` rule for more.
 
     Args:
-        a1: coefficients.
+        a1: coefficients (an array, not a list).
         a2: coefficients.
 
     Returns:
-        The coefficients of the difference.
+        The coefficients of the difference, of the longer array's shape.
+
+    Raises:
+        IndexError: a scalar (0-d) input.
+        TypeError: boolean coefficients (which cannot be negated).
+        ValueError: the shorter array does not broadcast to the end of the longer.
 
     Examples:
         >>> jnp.polysub(jnp.array([1, 2, 3]), jnp.array([1, 1]))
         Array([1, 1, 2], dtype=int32)
     """
-    return util.as_array(ufuncs.subtract(*_aligned(*_coefficients("polysub", a1, a2))))
+    a1, a2 = util.promote_dtypes(*util.ensure_arraylike("polysub", a1, a2))
+    return _added("polysub", a1, ufuncs.negative(a2))
 
 
 def polymul(a1, a2, *, trim_leading_zeros: bool = False):

@@ -717,11 +717,11 @@ def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | No
     if `axis` is None).
 
     Follows `numpy.repeat`. The output size must be known when tracing, so `repeats`
-    must be concrete (an int, or one count per element); JAX's `total_repeat_length`
-    fixes the result's length along `axis`: it is cut to that length, or padded by
-    repeating the last element. (JAX also accepts traced counts with
-    `total_repeat_length` under `jit`; plax does not yet.) `out_sharding` lays out
-    (and types) the result on an Explicit mesh.
+    must be concrete (an int, or one count per element) unless JAX's
+    `total_repeat_length` is given: it fixes the result's length along `axis`, which is
+    cut to that length, or padded by repeating the last element. With it, `repeats`
+    may be traced (under `jit`). `out_sharding` lays out (and types) the result on an
+    Explicit mesh.
 
     Args:
         a: an array.
@@ -742,15 +742,23 @@ def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | No
                [3, 4]], dtype=int32)
         >>> jnp.repeat(jnp.array([1, 2]), jnp.array([1, 2]), total_repeat_length=4)
         Array([1, 2, 2, 2], dtype=int32)
+        >>> plax.jit(lambda r: jnp.repeat(jnp.array([1, 2]), r, total_repeat_length=4))(
+        ...     jnp.array([3, 1]))
+        Array([1, 1, 1, 2], dtype=int32)
     """
     util.check_arraylike("repeat", a, repeats)  # a list of counts is a TypeError (JAX)
     a = util.operand(a)
-    repeats = util.concrete_or_error(repeats, "repeat: repeats must be static")
     if axis is not None and _ndim(a) == 0:  # any int axis of a scalar is its own (JAX)
         operator.index(axis)
         axis = None
     if axis is None:
         a, axis = ravel(a), 0
+    if (total_repeat_length is not None and isinstance(repeats, Tracer)
+            and repeats.to_concrete_value() is None):
+        return laid_out("plax.numpy.repeat", out_sharding, lambda r, a: _repeat_traced(
+            a, r, axis, canonical_dim(total_repeat_length)), repeats, a)
+    repeats = util.concrete_or_error(repeats, "repeat: repeats must be static, or "
+                                     "total_repeat_length given")
     return laid_out("plax.numpy.repeat", out_sharding,
                     lambda a: _repeat(a, repeats, axis, total_repeat_length), a)
 
@@ -785,6 +793,20 @@ def _repeat(a, repeats, axis: int, total_repeat_length):
     if total_repeat_length is not None:
         out = _fit_length(out, axis, canonical_dim(total_repeat_length), a)
     return out
+
+
+def _repeat_traced(a, repeats, axis: int, length):
+    """`repeat` for counts known only at run time, `length` elements long: element i
+    of the result is the element whose run of counts covers i (marked by a 1 at each
+    run's start and counted up), past the runs the last element, as JAX's."""
+    shape = util.shape_of(a)
+    axis = util.canonicalize_axis(axis, len(shape))
+    if shape[axis] == 0:  # nothing to repeat: JAX gives `a` back, whatever the length
+        return a
+    counts = broadcast_to(ravel(repeats), (shape[axis],))
+    starts = lax.sub(lax.cumsum(counts), counts)
+    marks = lax.full((length,), 0, np.int32).at[starts].add(np.int32(1))
+    return indexing.take(a, lax.sub(lax.cumsum(marks), np.int32(1)), axis=axis)
 
 
 def _fit_length(x, axis: int, length, a):
@@ -1166,24 +1188,27 @@ def shape(a) -> tuple[int, ...]:
     return _shape("shape", a)
 
 
-def size(a, axis: int | None = None) -> int:
+def size(a, axis: int | Sequence[int] | None = None) -> int:
     """The number of elements of `a` (along `axis` if given), as a Python int.
 
     Args:
         a: an array or array-like.
-        axis: an axis whose length to return.
+        axis: an axis, or a tuple or list of distinct axes, whose lengths to multiply.
 
     Returns:
         An int.
 
+    Raises:
+        ValueError: an axis out of range, or one given twice.
+
     Examples:
         >>> jnp.size(jnp.ones((2, 3))), jnp.size(jnp.ones((2, 3)), axis=1)
         (6, 3)
+        >>> jnp.size(jnp.ones((2, 3, 4)), axis=(0, 2))
+        8
     """
     a_shape = _shape("size", a)
-    if axis is None:
-        return math.prod(a_shape)
-    return a_shape[util.canonicalize_axis(axis, len(a_shape))]
+    return math.prod(a_shape[d] for d in util.canonicalize_axes(axis, len(a_shape)))
 
 
 def isscalar(element) -> bool:

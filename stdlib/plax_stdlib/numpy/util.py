@@ -417,7 +417,11 @@ def canonicalize_shape(shape: Any, fun_name: str) -> tuple[int, ...]:
 # --- axes ---------------------------------------------------------------------------
 
 def canonicalize_axis(axis: Any, ndim: int) -> int:
-    """`axis` in [0, ndim); numpy's AxisError (a ValueError) when out of range."""
+    """`axis` in [0, ndim); numpy's AxisError (a ValueError) when out of range, and
+    JAX's ConcretizationTypeError for a traced one (an axis shapes the result, so it
+    must be static)."""
+    if isinstance(axis, Tracer):
+        axis = concrete_or_error(axis, "axis arguments must be static")
     try:
         axis = operator.index(axis)
     except TypeError:

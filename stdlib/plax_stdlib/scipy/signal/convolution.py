@@ -1,4 +1,4 @@
-"""`plax.scipy.signal`: N-dimensional convolution and correlation (direct, as one
+"""N-dimensional convolution and correlation (direct, as one
 `lax.conv_general_dilated`, or through the FFT), and the 2-D forms with SciPy's
 boundary conditions, with `jax.scipy.signal`'s dtypes (integers compute in floats)."""
 from __future__ import annotations
