@@ -85,7 +85,7 @@ def iota(dtype, size: int, *, sharding=None):
     """The integers `0, 1, ..., size - 1` as a 1-d array of `dtype`.
 
     Args:
-        dtype: the result's dtype (integer or floating-point).
+        dtype: the result's dtype (integer, floating-point or complex).
         size: the number of elements (an int).
         sharding: on a mesh with `Explicit` axes, the result's sharding.
 
