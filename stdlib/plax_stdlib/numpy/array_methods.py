@@ -14,8 +14,8 @@ operators are C++ (`jitted` gives plax-transforms what they call). Traced operan
 and any call inside a trace, take the plain function, so Jaxprs are unchanged.
 """
 import plax
-from plax.extend.core import EVAL_TRACE, Tracer, current_trace
 from plax_stdlib import numpy as _jnp
+from plax_stdlib.numpy import ufuncs, util
 from plax_stdlib.numpy.index_update import _IndexUpdateHelper as at  # noqa: F401
 from plax_stdlib.numpy.indexing import getitem  # noqa: F401
 
@@ -28,25 +28,17 @@ JITTED_OPERATORS = {"add": "add", "sub": "subtract", "mul": "multiply",
 
 
 def jitted(name: str):
-    """`plax.jit` of the NumPy function `name` (a value of `JITTED_OPERATORS`)."""
+    """`plax.jit` of the NumPy function `name` (a value of `JITTED_OPERATORS`: its plain
+    function, not the `jnp.ufunc` object calling it)."""
     fun = _jitted.get(name)
     if fun is None:
-        fun = _jitted[name] = plax.jit(getattr(_jnp, name))
+        fun = _jitted[name] = plax.jit(getattr(ufuncs, name))
     return fun
 
 
 def _jitted_when_concrete(name: str):
-    fun = getattr(_jnp, name)
-
-    def operator(x1, x2, /):
-        if (current_trace() is not EVAL_TRACE or isinstance(x1, Tracer)
-                or isinstance(x2, Tracer)):
-            return fun(x1, x2)
-        return jitted(name)(x1, x2)
-
-    operator.__name__ = operator.__qualname__ = name
-    operator.__doc__ = fun.__doc__
-    return operator
+    return util.jitted_when_concrete(getattr(ufuncs, name),
+                                     lambda x1, x2, /: jitted(name)(x1, x2))
 
 
 add, subtract, multiply, true_divide = map(_jitted_when_concrete, JITTED_OPERATORS.values())
