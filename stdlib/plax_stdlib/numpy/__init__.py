@@ -478,6 +478,7 @@ from plax_stdlib.numpy import fft as fft, linalg as linalg  # noqa: E402 - submo
 
 bool = bool_  # noqa: A001 - jax.numpy's name
 newaxis = None
+__array_api_version__ = "2024.12"  # the array API standard this module follows, as JAX's
 
 
 def __dir__() -> list[str]:
