@@ -95,6 +95,17 @@ def assert_same_as_jax(body: str, inputs: dict, rtol=1e-5, atol=1e-5,
         np.testing.assert_allclose(mine[key], theirs[key], rtol=r, atol=a, err_msg=key)
 
 
+def assert_same_bits_as_jax(body: str, inputs: dict) -> None:
+    """Equal keys, and for each result the same dtype, shape and bytes (so the same
+    bits, NaN payloads and signed zeros; error class names compare as strings)."""
+    mine, theirs = run_body(body, inputs), run_in_jax(body, inputs)
+    assert sorted(mine) == sorted(theirs), set(mine) ^ set(theirs)
+    bad = [f"{k}: plax {mine[k]!r}, jax {theirs[k]!r}" for k in sorted(mine)
+           if (mine[k].dtype, mine[k].shape) != (theirs[k].dtype, theirs[k].shape)
+           or mine[k].tobytes() != theirs[k].tobytes()]
+    assert not bad, "differences from JAX:\n" + "\n".join(bad)
+
+
 def start_driver_in_jax(jax_side: str, programs: dict) -> Callable[[], dict]:
     """Start `jax_side` (a driver after JAX's imports, printing
     `json.dumps(run(json.loads(sys.argv[1])))`) on `programs` in a subprocess; the

@@ -5,6 +5,7 @@ import inspect
 
 import pytest
 
+import plax.numpy
 import plax.tree_util as tu
 from plax.extend.core import (
     JaxprDebugInfo,
@@ -184,6 +185,9 @@ def test_fun_sourceinfo_has_no_object_addresses():
     assert fun_sourceinfo(print) == "print"
     assert fun_sourceinfo([].append) == "list.append"
     assert fun_sourceinfo(Model()) == "<unknown>"
+    # a named callable object is called by its name (what JAX's jit of it prints)
+    assert fun_sourceinfo(Model) == "Model"
+    assert fun_sourceinfo(plax.numpy.negative) == "negative"
     assert "0x" not in fun_sourceinfo(functools.partial(Model(), 1))
 
 

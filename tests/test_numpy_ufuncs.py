@@ -4,12 +4,17 @@ promotion rules), weak types, broadcasting and bad inputs.
 Values are computed in one jitted function per input dtype (compilation is the
 cost); the NumPy reference is evaluated in float64/complex128 on the same inputs.
 """
+import inspect
+import operator
+import pickle
 import warnings
 
 import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
+from jax_differential import assert_same_bits_as_jax, requires_jax
+from jax_reference import run_reference
 
 import plax
 import plax.numpy as jnp
@@ -479,3 +484,151 @@ def test_angle_conversions_keep_a_python_scalars_weak_type():
     for f in (jnp.deg2rad, jnp.rad2deg, jnp.radians, jnp.degrees):
         assert f(1).weak_type and f(0.5).weak_type
         assert not f(np.float32(1)).weak_type
+
+
+# --- jnp.ufunc objects: jnp.add.reduce, .accumulate, .at, .reduceat, .outer (vs JAX) --------
+
+_UFUNC_METHODS = """
+import inspect
+
+def put(name, fn):  # the value (exactly), its weak type, or the class of the error
+    try:
+        value = fn()
+    except Exception as err:
+        results[name] = np.array(type(err).__name__)
+    else:
+        results[name] = np.asarray(value)
+        results[name + ".weak"] = np.array(bool(getattr(value, "weak_type", False)))
+
+i, u, f, b, s = (inputs[k] for k in ("i", "u", "f", "b", "s"))
+pairs = (np.array([0, 0, 1]), np.array([1, 1, 2]))
+for name in ("add", "multiply", "subtract", "maximum", "minimum", "bitwise_and", "bitwise_or",
+             "bitwise_xor", "logical_and", "logical_or", "logical_xor", "logaddexp",
+             "logaddexp2", "negative"):
+    uf = getattr(jnp, name)
+    x = f if name.startswith("logaddexp") else i
+    put(f"{name}.call", lambda: uf(x, x[::-1]) if uf.nin == 2 else uf(x))
+    put(f"{name}.reduce", lambda: uf.reduce(x))
+    put(f"{name}.reduce_axis1", lambda: uf.reduce(x, axis=1, keepdims=True))
+    put(f"{name}.reduce_none", lambda: uf.reduce(x, axis=None))
+    put(f"{name}.reduce_tuple", lambda: uf.reduce(x, axis=(0, 1)))
+    put(f"{name}.reduce_where", lambda: uf.reduce(x, axis=1, where=b, initial=x.dtype.type(3)))
+    put(f"{name}.reduce_where_no_initial", lambda: uf.reduce(x, where=b))
+    put(f"{name}.reduce_dtype", lambda: uf.reduce(x, dtype=np.float32))
+    put(f"{name}.reduce_bools", lambda: uf.reduce(i > 0, axis=1))
+    put(f"{name}.reduce_floats", lambda: uf.reduce(f, axis=1))
+    put(f"{name}.reduce_empty", lambda: uf.reduce(f[:, :0], axis=1))
+    put(f"{name}.accumulate", lambda: uf.accumulate(x, axis=1))
+    put(f"{name}.accumulate_none", lambda: uf.accumulate(x, axis=None))
+    put(f"{name}.accumulate_dtype", lambda: uf.accumulate(x, dtype=np.float32))
+    put(f"{name}.at", lambda: uf.at(x, pairs, x[0, :3], inplace=False) if uf.nin == 2
+        else uf.at(x, pairs, inplace=False))
+    put(f"{name}.at_bools", lambda: uf.at(b, pairs, b[1, :3], inplace=False))
+    put(f"{name}.at_scalar", lambda: uf.at(u, 2, 9, inplace=False))
+    put(f"{name}.at_inplace", lambda: uf.at(x, 0, 1))
+    put(f"{name}.reduceat", lambda: uf.reduceat(x, np.array([0, 2, 1, 3]), axis=1))
+    put(f"{name}.reduceat_dtype", lambda: uf.reduceat(x, np.array([0, 2]), dtype=np.float32))
+    put(f"{name}.outer", lambda: uf.outer(x[0], u[:2]))
+    put(f"{name}.outer_scalars", lambda: uf.outer(2, 3))
+    put(f"{name}.out", lambda: uf(x, x, out=x) if uf.nin == 2 else uf(x, where=True))
+
+hypot = jnp.frompyfunc(lambda p, q: jnp.sqrt(p * p + q * q), 2, 1, identity=0)
+diff = jnp.frompyfunc(lambda p, q: p - 2 * q, 2, 1)
+halve = jnp.frompyfunc(lambda p: p / 2, 1, 1)
+for name, uf in (("hypot", hypot), ("diff", diff)):
+    put(f"{name}.call", lambda: uf(f, 1.5))
+    put(f"{name}.reduce", lambda: uf.reduce(f, axis=1))
+    put(f"{name}.reduce_ints", lambda: uf.reduce(i))
+    put(f"{name}.reduce_where", lambda: uf.reduce(f, axis=1, where=b, initial=1.0))
+    put(f"{name}.reduce_none", lambda: uf.reduce(s, axis=None, keepdims=True))
+    put(f"{name}.reduce_tuple", lambda: uf.reduce(f, axis=(0, 1)))
+    put(f"{name}.reduce_empty", lambda: uf.reduce(f[:, :0], axis=1))
+    put(f"{name}.accumulate", lambda: uf.accumulate(f, axis=1))
+    put(f"{name}.accumulate_empty", lambda: uf.accumulate(i[:0]))
+    put(f"{name}.accumulate_none", lambda: uf.accumulate(f, axis=None))
+    put(f"{name}.at", lambda: uf.at(f, pairs, 0.5, inplace=False))
+    put(f"{name}.at_ints", lambda: uf.at(i, (0, 1), 2.5, inplace=False))
+    put(f"{name}.reduceat", lambda: uf.reduceat(f, np.array([0, 3, 1]), axis=1))
+    put(f"{name}.reduceat_0d", lambda: uf.reduceat(f[0, 0], np.array([0])))
+    put(f"{name}.reduceat_2d_indices", lambda: uf.reduceat(f, np.array([[0]])))
+    put(f"{name}.outer", lambda: uf.outer(f[0], s))
+put("halve.at", lambda: halve.at(s, np.array([1, 1, 3]), inplace=False))
+put("halve.reduce", lambda: halve.reduce(s))
+put("halve.call", lambda: halve(i))
+put("pair.call", lambda: jnp.frompyfunc(lambda p, q: (p, q), 2, 2)(s, 1)[1])
+put("add.list", lambda: jnp.add.reduce([1, 2]))
+put("add.axis_array", lambda: jnp.add.reduce(i, axis=jnp.array(0)))
+put("add.where_ints", lambda: jnp.add.reduce(i, where=i))
+put("add.jit_static", lambda: lib.jit(lambda fn, v: fn.reduce(v), static_argnums=0)(jnp.add, i))
+put("add.vmap_reduce", lambda: lib.vmap(jnp.add.reduce)(i))
+put("logaddexp.grad", lambda: lib.grad(lambda v: jnp.logaddexp.reduce(v))(f[0]))
+put("add.jaxpr", lambda: np.array(str(lib.make_jaxpr(jnp.add.reduce)(i))))
+put("reductions.jaxpr", lambda: np.array(str(lib.make_jaxpr(
+    lambda v: jnp.multiply.accumulate(v, axis=1) + jnp.bitwise_or.reduce(v)
+    + jnp.logical_xor.reduce(v, axis=0, where=b, keepdims=True)
+    + jnp.logaddexp.reduce(v, axis=1, keepdims=True).astype(int))(i))))
+put("negative.jaxpr", lambda: np.array(str(lib.make_jaxpr(lib.jit(jnp.negative))(f))))
+put("signatures", lambda: np.array([f"{p.name} {p.kind} {p.default}" for m in (
+    "reduce", "accumulate", "at", "reduceat", "outer")
+    for p in inspect.signature(getattr(jnp.add, m)).parameters.values()]))
+"""
+
+
+def _ufunc_inputs():
+    rng = np.random.default_rng(1)
+    return {"i": rng.integers(-4, 9, (3, 4)).astype(np.int32),
+            "u": np.array([3, 200, 7, 0], np.uint8),
+            "f": rng.normal(size=(3, 4)).astype(np.float32) * 3,
+            "b": np.array([True, False, True, True]),
+            "s": np.array([1.5, -0.5, 4.0, 2.25], np.float16)}
+
+
+@requires_jax
+def test_ufunc_methods_are_jaxs():
+    """Every method of JAX's ufunc objects, with JAX's dedicated reductions, scans and
+    scatters and its loops for the others: the same bits, weak types and error classes
+    (and, for reductions, the same Jaxprs)."""
+    assert_same_bits_as_jax(_UFUNC_METHODS, _ufunc_inputs())
+
+
+_UFUNC_OBJECTS = """
+import inspect
+params = lambda f: [(p.name, p.kind.name) for p in inspect.signature(f).parameters.values()]
+ufuncs = {n: getattr(jnp, n) for n in dir(jnp) if isinstance(getattr(jnp, n), jnp.ufunc)}
+result = {n: [f.__name__, repr(f), f.nin, f.nout, f.nargs, repr(f.identity), params(f)]
+          for n, f in ufuncs.items()}
+result["ufunc"] = params(jnp.ufunc)
+"""
+
+
+@requires_jax
+def test_the_ufunc_objects_are_jaxs():
+    """The same functions of jnp are ufuncs, with JAX's names, reprs, nin, nout, nargs,
+    identities and call signatures."""
+    assert run_reference(_UFUNC_OBJECTS, "plax") == run_reference(_UFUNC_OBJECTS)
+
+
+def test_ufuncs_are_static_hashable_immutable_and_pickle_by_name():
+    assert jnp.add == jnp.ufunc(jnp.add._func, 2, 1, name="add", identity=0)
+    assert hash(jnp.add) == hash(jnp.ufunc(jnp.add._func, 2, 1, name="add", identity=0))
+    assert jnp.add != jnp.subtract and len({jnp.add, jnp.add, jnp.multiply}) == 2
+    with pytest.raises(AttributeError):
+        jnp.add.nin = 3
+    for uf in (jnp.add, jnp.logaddexp2, jnp.negative):
+        assert pickle.loads(pickle.dumps(uf)) is uf
+    made = pickle.loads(pickle.dumps(jnp.frompyfunc(operator.sub, 2, 1, identity=0)))
+    assert made == jnp.frompyfunc(operator.sub, 2, 1, identity=0)
+    np.testing.assert_array_equal(made.accumulate(np.arange(4)), [0, -1, -3, -6])
+    assert jnp.add.__doc__ and inspect.signature(jnp.add).parameters.keys() == {
+        "args", "out", "where"}
+    calls = jnp.ufunc(lambda a, b: a + b, 2, 1, call=lambda a, b: a * b,
+                      reduce=lambda a, **kw: a[:1])
+    assert int(calls(3, 4)) == 12 and calls.reduce(np.ones(2)).shape == (1,)
+    with pytest.raises(TypeError):
+        jnp.ufunc(operator.add, 1.5, 1)
+
+
+def test_ufunc_errors_are_shown_from_the_callers_line():
+    with pytest.raises(ValueError) as info:
+        jnp.maximum.reduce(np.ones(3), where=np.ones(3, bool))  # no identity, no initial
+    assert info.value.__traceback__.tb_frame.f_code.co_filename == __file__

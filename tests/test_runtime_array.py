@@ -4,6 +4,8 @@ import pickle
 import ml_dtypes
 import numpy as np
 import pytest
+from jax_differential import assert_same_bits_as_jax, requires_jax
+from jax_reference import run_reference
 from jaxlib import xla_client as xc
 
 from plax.extend.core import ShapedArray
@@ -243,3 +245,97 @@ def test_operators_leave_attribute_forwarding_proxies_to_their_reflected_operato
     assert (a + proxy)[0] == "radd" and (a * proxy)[0] == "rmul"
     assert proxy.asked == []
     assert not (a == Proxy(a))  # neither side knows: Python's identity comparison
+
+
+# --- the rest of jax.Array's methods: view, byteswap, compress, in, to_device... (vs JAX) ---
+
+_METHODS_BODY = """
+import warnings
+
+def put(name, fn):  # the value (exactly: bfloat16 as its bits), or the error's class
+    try:
+        value = np.asarray(fn())
+    except Exception as err:
+        results[name] = np.array(type(err).__name__)
+    else:
+        results[name] = value.view(np.uint16) if value.dtype.name == "bfloat16" else value
+
+x, f, c, b = (jnp.asarray(inputs[k]) for k in ("x", "f", "c", "b"))
+for name, a in (("x", x), ("f", f), ("c", c), ("b", b)):
+    put(f"{name}.byteswap", lambda: a.byteswap())
+    put(f"{name}.byteswap.jit", lambda: lib.jit(lambda v: v.byteswap())(a))
+    for dt in ("int8", "uint8", "int16", "float16", "bfloat16", "int32", "float32",
+               "uint32", "complex64", "bool"):
+        put(f"{name}.view.{dt}", lambda: a.view(dt))
+        put(f"{name}.view.{dt}.jit", lambda: lib.jit(lambda v: v.view(dt))(a))
+put("view.none", lambda: x.view() is x)
+put("view.type", lambda: x.view(np.int16, type=np.ndarray))
+put("view.0d", lambda: f[0, 0].view(np.int32))
+put("view.0d.bad", lambda: f[0, 0].view(np.int16))
+put("view.bad", lambda: x.view(np.int32))
+put("compress", lambda: x.compress(np.array([True, False, True]), axis=1))
+put("compress.flat", lambda: x.compress(np.array([True, False, True])))
+put("compress.size", lambda: lib.jit(lambda v: v.compress(v[0] > 0, axis=1, size=2,
+                                                          fill_value=-1))(x))
+put("argpartition", lambda: f[0].argpartition(1))
+put("ptp", lambda: lib.jit(lambda v: v.ptp(axis=1, keepdims=True))(x))
+put("searchsorted", lambda: jnp.sort(f[0]).searchsorted(f[1], side="right"))
+put("choose", lambda: (x[0] % 2).choose([x[0], -x[0]]))
+put("contains", lambda: [2 in x[0], 9 in x[0], 2.0 in x[0], lib.jit(
+    lambda v: v.__contains__(3))(x[0])])
+for name, value in (("none", None), ("str", "a"), ("array", x[0]), ("2d", 1)):
+    put(f"contains.{name}", lambda: value in (x if name == "2d" else x[0]))
+put("flat", lambda: x.flat)
+put("flat.traced", lambda: lib.jit(lambda v: v.flat)(x))
+put("hex", lambda: [hex(x[0, 1]), x[0, 2].__hex__(), x[1, 2].__oct__()])
+put("hex.float", lambda: f[0, 0].__hex__())
+put("tobytes", lambda: [x.tobytes(), x.tobytes("F"), x.T.tobytes("A")])
+put("clone", lambda: x.clone())
+put("clone.shares", lambda: [x.clone() is x, x.clone().unsafe_buffer_pointer()
+                             == x.unsafe_buffer_pointer()])
+put("device_buffer", lambda: x.device_buffer)
+put("device_buffers", lambda: hasattr(x, "device_buffers"))
+put("cuda_array_interface", lambda: x.__cuda_array_interface__)
+put("to_device", lambda: x.to_device(lib.devices()[1]).devices() == {lib.devices()[1]})
+put("to_device.traced", lambda: lib.jit(lambda v: v.to_device(lib.devices()[0]) + 1)(x))
+put("to_device.stream", lambda: x.to_device(lib.devices()[1], stream=0))
+put("namespace", lambda: [x.__array_namespace__() is x.__array_namespace__(
+    api_version="2024.12"), x.__array_namespace__().__array_api_version__])
+put("namespace.version", lambda: x.__array_namespace__(api_version="2021.12"))
+put("namespace.traced", lambda: lib.jit(lambda v: v.__array_namespace__().sum(v))(x))
+put("array_module", lambda: [x.__array_module__((type(x), np.ndarray)) is not None,
+                             x.__array_module__((list,)) is NotImplemented])
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    put("numpy_dtype", lambda: np.zeros(2, dtype=x))
+results["numpy_dtype.warned"] = np.array([w.category.__name__ for w in caught])
+"""
+
+
+def _methods_inputs():
+    return {"x": np.arange(-3, 3, dtype=np.int16).reshape(2, 3),
+            "f": np.array([[1.5, -2.0, np.inf, np.nan], [0.0, -0.0, 3.25, 1e-40]], np.float32),
+            "c": np.array([[1 + 2j, np.inf - 1j], [np.nan + 0j, -0.0 + 5j]], np.complex64),
+            "b": np.array([[True, False, True, True]])}
+
+
+@requires_jax
+def test_array_methods_are_jaxs():
+    """byteswap, view (every pairing of dtypes), compress, argpartition, ptp,
+    searchsorted, choose, `in`, flat, hex/oct, tobytes, clone, to_device, the array API
+    namespace...: the same bits and error classes as JAX's, eagerly and under jit."""
+    assert_same_bits_as_jax(_METHODS_BODY, _methods_inputs())
+
+
+_ARRAY_ATTRIBUTES = """
+names = set(dir(jnp.arange(3)))
+result = sorted(n for n in names if not n.startswith("_") or n.endswith("__"))
+"""
+# jax.Array's attributes that are CPython's or ArrayImpl's own machinery, not API
+_NOT_API = {"__annotations__", "__del__", "__dict__"}
+
+
+@requires_jax
+def test_arrays_have_every_attribute_of_jax_arrays():
+    missing = set(run_reference(_ARRAY_ATTRIBUTES)) - set(dir(device_put(np.arange(3))))
+    assert missing == _NOT_API

@@ -8,8 +8,6 @@ from jax_reference import requires_jax, run_reference
 MODULES = ["", ".numpy", ".lax", ".random", ".nn", ".scipy.special", ".scipy.signal", ".tree_util"]
 
 _NOT_YET = "not implemented in plax yet"
-_UFUNC = ("plax's binary ufuncs are functions, not jnp.ufunc objects; JAX's out= and "
-          "where= only raise NotImplementedError")
 KNOWN_GAPS = {
     "jax.Ref": ({"aval", "refs"}, "built by plax.new_ref, whose own constructor differs"),
     "jax.Shard": ({"sharding", "global_shape"},
@@ -21,12 +19,6 @@ KNOWN_GAPS = {
     "jax.local_devices": ({"host_id"}, "deprecated in JAX (renamed process_index)"),
     "jax.device_put": ({"src"}, _NOT_YET),
     "jax.disable_jit": ({"disable"}, "a config context manager in plax, taking new_val"),
-    "jax.numpy.ufunc": ({"call", "reduce", "accumulate", "at", "reduceat"},
-                        "overriding a ufunc's methods is " + _NOT_YET),
-    **{f"jax.numpy.{name}": ({"out", "where"}, _UFUNC) for name in [
-        "add", "bitwise_and", "bitwise_or", "bitwise_xor", "logaddexp", "logaddexp2",
-        "logical_and", "logical_or", "logical_xor", "maximum", "minimum", "multiply",
-        "negative", "subtract"]},
 }
 
 

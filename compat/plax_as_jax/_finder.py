@@ -64,7 +64,8 @@ class AliasModule(types.ModuleType):
             self.__path__ = []  # a package: `import jax.<name>.<sub>` is asked of the finder
 
     def __getattr__(self, name: str):
-        if name.startswith("__") and name not in ("__version__", "__version_info__", "__all__"):
+        if name.startswith("__") and name not in ("__version__", "__version_info__", "__all__",
+                                                  "__array_api_version__"):
             raise AttributeError(name)
         for source in (self._overlay, self._plax_module):
             if source is None:

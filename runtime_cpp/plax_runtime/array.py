@@ -11,6 +11,7 @@ sees the latter. Such arrays have no NumPy value; `key_data` gives their bits.
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -246,6 +247,25 @@ class Array(metaclass=_ArrayMeta):
         self._check_alive()
         return self._impl.unsafe_buffer_pointer()
 
+    def clone(self) -> Array:
+        """A new Array object holding this one's buffers (no copy), as JAX's."""
+        return Array._from_impl(self._impl.clone(), self._aval, self._sharding)
+
+    traceback = property(lambda self: self._impl.traceback,
+                         doc="Where the buffers were made (a jaxlib Traceback), or None.")
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """The CUDA array interface of a one-device GPU array (AttributeError elsewhere)."""
+        if len(self._sharding.device_set) != 1:
+            raise ValueError("__cuda_array_interface__ is supported only for unsharded "
+                             "arrays")
+        return self._impl.__cuda_array_interface__
+
+    device_buffer = property(lambda self: _removed("device_buffer", "arr.addressable_data(0)"))
+    device_buffers = property(lambda self: _removed(
+        "device_buffers", "[s.data for s in arr.addressable_shards]"))
+
     # --- shards ---------------------------------------------------------------------
 
     def _addressable_devices(self) -> list[Device]:
@@ -366,6 +386,16 @@ class Array(metaclass=_ArrayMeta):
     def tolist(self) -> Any:
         return self._host_value.tolist()
 
+    def tobytes(self, order: str = "C") -> bytes:
+        return self._value.tobytes(order)
+
+    @property
+    def __numpy_dtype__(self) -> np.dtype:
+        """NumPy's `dtype=arr` reads this (NumPy >= 2.4): deprecated, as in JAX."""
+        warnings.warn("Using an array as a dtype (dtype=arr) is deprecated and will become "
+                      "an error: pass dtype=arr.dtype", DeprecationWarning, stacklevel=2)
+        return self.dtype
+
     def item(self, *args) -> Any:
         return self._host_value.item(*args)
 
@@ -420,6 +450,12 @@ class Array(metaclass=_ArrayMeta):
             raise TypeError(f"Only integer scalar arrays can be converted to a scalar index; "
                             f"got dtype {self.dtype.name}")
         return int(self._scalar_value("ints"))
+
+    def __hex__(self) -> str:  # (Python 2's protocol, which JAX's arrays keep)
+        return hex(self.__index__())
+
+    def __oct__(self) -> str:
+        return oct(self.__index__())
 
     def __setitem__(self, index, value):
         raise TypeError("plax arrays are immutable; instead of `x[idx] = y` use "
@@ -476,6 +512,11 @@ class Array(metaclass=_ArrayMeta):
     def __reduce__(self):
         extended = self.dtype if isinstance(self.dtype, ExtendedDType) else None
         return (_unpickle_array, (np.asarray(self._value), self.weak_type, extended))
+
+
+def _removed(name: str, instead: str):
+    """Reading an attribute JAX's arrays dropped: the AttributeError JAX's raises."""
+    raise AttributeError(f"arr.{name} has been deprecated. Use {instead}")
 
 
 def _unpickle_array(value: np.ndarray, weak_type: bool,

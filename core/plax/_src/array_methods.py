@@ -24,11 +24,12 @@ _BINARY = {
 _COMPARE = {"lt": "less", "le": "less_equal", "eq": "equal", "ne": "not_equal",
             "gt": "greater", "ge": "greater_equal"}
 _UNARY = {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "invert"}
-_METHODS = ("reshape", "astype", "transpose", "sum", "mean", "max", "min", "prod",
-            "argmax", "argmin", "all", "any", "var", "std", "cumsum", "cumprod", "squeeze",
-            "ravel", "swapaxes", "dot", "clip", "round", "conj", "conjugate",
-            "repeat", "take", "nonzero", "sort", "argsort", "trace", "diagonal", "copy")
-_PROPERTIES = {"T": "transpose", "real": "real", "imag": "imag", "mT": "matrix_transpose"}
+# (a dunder's implementation is looked up without its underscores: `contains`)
+_METHODS = ("reshape astype transpose sum mean max min prod argmax argmin all any var std cumsum "
+            "cumprod squeeze ravel swapaxes dot clip round conj conjugate repeat take nonzero "
+            "sort argsort trace diagonal copy argpartition byteswap choose compress ptp "
+            "searchsorted view to_device __array_namespace__ __array_module__ __contains__").split()
+_PROPERTIES = dict(T="transpose", real="real", imag="imag", mT="matrix_transpose", flat="flat")
 
 
 _provider = None
@@ -88,7 +89,7 @@ def _unary(name):
 
 
 def _method(name):
-    return lambda self, *args, **kwargs: _numpy(name)(self, *args, **kwargs)
+    return lambda self, *args, **kwargs: _numpy(name.strip("_"))(self, *args, **kwargs)
 
 
 def _shape_varargs(name):

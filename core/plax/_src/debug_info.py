@@ -139,7 +139,8 @@ def check_debug_info_counts(dbg: JaxprDebugInfo, n_in: int, n_out: int) -> None:
 
 def fun_sourceinfo(fun: Callable) -> str:
     """`"name at file:line"` for Python functions (through partials and wrappers),
-    the name of a builtin, else `"<unknown>"`: never an object address."""
+    the name of a builtin or of a named callable object (a class, a `jnp.ufunc`: the
+    name JAX prints for a jit of it), else `"<unknown>"`: never an object address."""
     while isinstance(fun, functools.partial):
         fun = fun.func
     try:
@@ -150,9 +151,9 @@ def fun_sourceinfo(fun: Callable) -> str:
     if isinstance(code, types.CodeType):
         name = getattr(fun, "__name__", code.co_name)
         return f"{name} at {code.co_filename}:{code.co_firstlineno}"
-    if isinstance(fun, types.BuiltinFunctionType):
-        return fun.__qualname__
-    return "<unknown>"
+    builtin = isinstance(fun, types.BuiltinFunctionType)
+    name = getattr(fun, "__qualname__" if builtin else "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
 
 
 def _signature(fun: Callable) -> inspect.Signature | None:

@@ -117,7 +117,6 @@ from plax_stdlib.numpy.float_functions import (
     isreal as isreal,
     isrealobj as isrealobj,
     ldexp as ldexp,
-    logaddexp2 as logaddexp2,
     modf as modf,
     nan_to_num as nan_to_num,
     nextafter as nextafter,
@@ -126,8 +125,6 @@ from plax_stdlib.numpy.float_functions import (
 from plax_stdlib.numpy.functional import (
     apply_along_axis as apply_along_axis,
     apply_over_axes as apply_over_axes,
-    frompyfunc as frompyfunc,
-    ufunc as ufunc,
     vectorize as vectorize,
 )
 from plax_stdlib.numpy.histograms import (
@@ -360,12 +357,29 @@ from plax_stdlib.numpy.type_utils import (
     printoptions as printoptions,
     set_printoptions as set_printoptions,
 )
+from plax_stdlib.numpy.ufunc_objects import (
+    add as add,
+    bitwise_and as bitwise_and,
+    bitwise_or as bitwise_or,
+    bitwise_xor as bitwise_xor,
+    frompyfunc as frompyfunc,
+    logaddexp as logaddexp,
+    logaddexp2 as logaddexp2,
+    logical_and as logical_and,
+    logical_or as logical_or,
+    logical_xor as logical_xor,
+    maximum as maximum,
+    minimum as minimum,
+    multiply as multiply,
+    negative as negative,
+    subtract as subtract,
+    ufunc as ufunc,
+)
 from plax_stdlib.numpy.ufuncs import (
     abs as abs,
     absolute as absolute,
     acos as acos,
     acosh as acosh,
-    add as add,
     angle as angle,
     arccos as arccos,
     arccosh as arccosh,
@@ -380,13 +394,10 @@ from plax_stdlib.numpy.ufuncs import (
     atan as atan,
     atan2 as atan2,
     atanh as atanh,
-    bitwise_and as bitwise_and,
     bitwise_invert as bitwise_invert,
     bitwise_left_shift as bitwise_left_shift,
     bitwise_not as bitwise_not,
-    bitwise_or as bitwise_or,
     bitwise_right_shift as bitwise_right_shift,
-    bitwise_xor as bitwise_xor,
     cbrt as cbrt,
     ceil as ceil,
     clip as clip,
@@ -426,17 +437,9 @@ from plax_stdlib.numpy.ufuncs import (
     log1p as log1p,
     log2 as log2,
     log10 as log10,
-    logaddexp as logaddexp,
-    logical_and as logical_and,
     logical_not as logical_not,
-    logical_or as logical_or,
-    logical_xor as logical_xor,
     matrix_transpose as matrix_transpose,
-    maximum as maximum,
-    minimum as minimum,
     mod as mod,
-    multiply as multiply,
-    negative as negative,
     not_equal as not_equal,
     positive as positive,
     pow as pow,
@@ -456,7 +459,6 @@ from plax_stdlib.numpy.ufuncs import (
     sinh as sinh,
     sqrt as sqrt,
     square as square,
-    subtract as subtract,
     tan as tan,
     tanh as tanh,
     true_divide as true_divide,
@@ -476,6 +478,7 @@ from plax_stdlib.numpy import fft as fft, linalg as linalg  # noqa: E402 - submo
 
 bool = bool_  # noqa: A001 - jax.numpy's name
 newaxis = None
+__array_api_version__ = "2024.12"  # the array API standard this module follows, as JAX's
 
 
 def __dir__() -> list[str]:

@@ -281,9 +281,9 @@ def logaddexp2(x1, x2, /):
     x1, x2 = util.promote_args_inexact("logaddexp2", x1, x2)
     big = ufuncs.maximum(x1, x2)
     delta = lax.sub(x1, x2)  # NaN when both are the same infinity
-    dtype = util.dtype_of(big)
+    # (a weakly typed scalar's constant is weak too, so its result is, as JAX's)
     tail = lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))),
-                   np.asarray(np.log(2), dtype)[()])
+                   ufuncs._lax_const(big, float(np.log(2))))
     return util.select_n(ufuncs.isnan(delta), lax.add(big, tail), lax.add(x1, x2))
 
 

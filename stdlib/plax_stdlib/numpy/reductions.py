@@ -29,8 +29,9 @@ class _Monoid:
     reduce: Callable  # lax reduction (operand, axes)
     combine: Callable  # lax binary op, to fold in `initial`
     identity: Any  # None where there is none (max, min)
-    bool_is_or: bool  # on bool operands the monoid is logical or (else and)
-    fill: Any  # what masked-out elements become (the identity, or an infinity)
+    bool_is_or: bool | None  # on bool operands the monoid is logical or, and, or itself (None)
+    fill: Any  # what masked-out elements become (the identity, or an infinity), or a
+    # function of the computation dtype giving it
     numeric: bool = False  # bools are made integers first (sum, prod)
 
 
@@ -40,6 +41,16 @@ _MAX = _Monoid("max", lax.reduce_max, lax.max, None, True, -np.inf)
 _MIN = _Monoid("min", lax.reduce_min, lax.min, None, False, np.inf)
 _ALL = _Monoid("all", lax.reduce_and, lax.bitwise_and, True, False, True)
 _ANY = _Monoid("any", lax.reduce_or, lax.bitwise_or, False, True, False)
+# The reductions of the bitwise and logical ufuncs (`jnp.bitwise_and.reduce`...), with
+# JAX's names; bitwise and starts from all bits set, in whatever dtype it computes.
+_BITWISE_AND = _Monoid("reduce_bitwise_and", lax.reduce_and, lax.bitwise_and, -1, None,
+                       lambda dtype: np.invert(np.zeros((), dtype)))
+_BITWISE_OR = _Monoid("reduce_bitwise_or", lax.reduce_or, lax.bitwise_or, 0, None, 0)
+_BITWISE_XOR = _Monoid("reduce_bitwise_xor", lax.reduce_xor, lax.bitwise_xor, 0, None, 0)
+_LOGICAL_AND = dataclasses.replace(_ALL, name="reduce_logical_and")
+_LOGICAL_OR = dataclasses.replace(_ANY, name="reduce_logical_or")
+_LOGICAL_XOR = dataclasses.replace(_BITWISE_XOR, name="reduce_logical_xor", identity=False,
+                                   fill=False)
 
 
 def fill_value(dtype, value) -> np.ndarray:
@@ -130,11 +141,12 @@ def _reduce(m: _Monoid, a, axis, dtype, keepdims, initial, where, *,
         where = _checked_where(where, shape, m.name)
     a = util.convert(a, compute_dtype)
     reduce, combine = m.reduce, m.combine
-    if compute_dtype == np.dtype(bool):
+    if compute_dtype == np.dtype(bool) and m.bool_is_or is not None:
         reduce, combine = ((lax.reduce_or, lax.bitwise_or) if m.bool_is_or
                            else (lax.reduce_and, lax.bitwise_and))
     if where is not None:
-        a = ufuncs.where(where, a, fill_value(compute_dtype, m.fill))
+        fill = m.fill(compute_dtype) if callable(m.fill) else fill_value(compute_dtype, m.fill)
+        a = ufuncs.where(where, a, fill)
     out = reduce(a, axes)
     if initial is not None:
         out = combine(util.convert(util.operand(initial), compute_dtype), out)
@@ -605,6 +617,85 @@ _ARG_EXTREMUM_DOC = """The index of the {what}imum of `a` along `axis` (in the f
 
 argmax = _arg_extremum("argmax", lax.argmax, "Array([1, 0], dtype=int32)")
 argmin = _arg_extremum("argmin", lax.argmin, "Array([0, 1], dtype=int32)")
+
+
+# --- the reductions of ufuncs (`jnp.bitwise_or.reduce`, `jnp.logaddexp.reduce`...) ---------
+
+def _ufunc_reduction(m: _Monoid, logical: bool) -> Callable:
+    """The `reduce` method of a bitwise ufunc (integer or bool operands only: a float is
+    a ValueError, as in JAX) or, `logical`, of a logical one (the operands' truth values,
+    a complex number's from its real part, as JAX's)."""
+    def reduce(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+        _check_out(out, m.name)
+        a = util.ensure_arraylike(m.name, a)
+        category = util.dtype_category(util.dtype_of(a))
+        if logical:
+            a = util.convert(lax.real(a) if category == "c" else a, bool)
+        elif category not in "biu":
+            raise ValueError(f"{m.name}: integer argument required; got "
+                             f"dtype={util.dtype_of(a)}")
+        return _reduce(m, a, axis, dtype, keepdims, initial, where, promote_integers=False,
+                       upcast_f16=False)
+    reduce.__name__ = reduce.__qualname__ = m.name
+    return reduce
+
+
+reduce_bitwise_and = _ufunc_reduction(_BITWISE_AND, logical=False)
+reduce_bitwise_or = _ufunc_reduction(_BITWISE_OR, logical=False)
+reduce_bitwise_xor = _ufunc_reduction(_BITWISE_XOR, logical=False)
+reduce_logical_and = _ufunc_reduction(_LOGICAL_AND, logical=True)
+reduce_logical_or = _ufunc_reduction(_LOGICAL_OR, logical=True)
+reduce_logical_xor = _ufunc_reduction(_LOGICAL_XOR, logical=True)
+
+
+def reduce_maximum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None,
+                   where=None):
+    """`jnp.maximum.reduce`: `max`. A `dtype` is a TypeError, as in JAX (whose jitted
+    maximum cannot take one as an argument; its minimum takes one statically)."""
+    if dtype is not None:
+        raise TypeError(f"maximum.reduce takes no dtype, got dtype={dtype!r}")
+    return max(a, axis, out, keepdims, initial, where)
+
+
+def reduce_minimum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None,
+                   where=None):
+    """`jnp.minimum.reduce`: `min`, computed in and returning `dtype` if one is given."""
+    _check_out(out, "min")
+    return _reduce(_MIN, a, axis, dtype, keepdims, initial, where, promote_integers=False,
+                   upcast_f16=False)
+
+
+def reduce_logaddexp(a, axis=None, dtype=None, out=None, keepdims=False, initial=None,
+                     where=None):
+    """`jnp.logaddexp.reduce`: log(sum(exp(a))) over `axis`, computed from a - max(a)
+    (the masked maximum where it is finite, else 0, held constant for derivatives), then
+    folded with `initial` by `logaddexp`. A `dtype` is checked and, as by JAX, unused."""
+    _check_out(out, "logaddexp.reduce")
+    util.check_user_dtype(dtype, "logaddexp.reduce")
+    a, = util.promote_dtypes_inexact(util.ensure_arraylike("logsumexp", a))
+    axes = util.canonicalize_axes(axis, len(util.shape_of(a)))
+    if where is not None:
+        where = _checked_where(where, util.shape_of(a), "logsumexp")
+    amax = max(ufuncs.real(a), axis=axes, keepdims=keepdims, where=where, initial=-np.inf)
+    amax = lax.stop_gradient(lax.select(lax.is_finite(amax), amax, lax.full_like(amax, 0)))
+    shift = util.convert(amax if keepdims else lax.expand_dims(amax, axes), util.dtype_of(a))
+    total = sum(lax.exp(lax.sub(a, shift)), axis=axes, keepdims=keepdims, where=where)
+    out = lax.add(lax.log(total), util.convert(amax, util.dtype_of(total)))
+    return out if initial is None else ufuncs.logaddexp(initial, out)
+
+
+def reduce_logaddexp2(a, axis=None, dtype=None, out=None, keepdims=False, initial=None,
+                      where=None):
+    """`jnp.logaddexp2.reduce`: log2(sum(2 ** a)), as JAX computes it: `reduce_logaddexp`
+    of `a` (and `initial`) times ln 2, over ln 2."""
+    _check_out(out, "logaddexp2.reduce")
+    util.check_user_dtype(dtype, "logaddexp2.reduce")
+    ln2 = float(np.log(2))
+    a = util.ensure_arraylike("logsumexp2", a)
+    initial = None if initial is None else ufuncs.multiply(initial, ln2)
+    out = reduce_logaddexp(ufuncs.multiply(a, ln2), axis=axis, keepdims=keepdims,
+                           initial=initial, where=where)
+    return ufuncs.true_divide(out, ln2)
 
 
 # --- cumulative reductions ---------------------------------------------------------------
