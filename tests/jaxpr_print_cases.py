@@ -308,17 +308,17 @@ def cases(jax) -> dict:
     add("grad custom_vjp", jax.grad(lambda x: jnp.sum(clipgrad(x))), F)
 
     # collectives, over 4 devices (the tests have 8; a tool run on one CPU device
-    # leaves them out). The mapped function is named `_fun`: JAX's pmap names its jit
-    # so whatever the function, plax's after it.
+    # leaves them out)
     groups = [[0, 2], [3, 1]]
 
-    def _fun(x):
+    def grouped(x):
         return (lax.psum(x, "i", axis_index_groups=groups),
                 lax.pmax(x, "i", axis_index_groups=groups),
                 lax.pmean(x, "i", axis_index_groups=groups))
     if jax.device_count() >= 4:
-        add("pmap psum axis_index_groups", jax.pmap(_fun, "i"),
+        add("pmap psum axis_index_groups", jax.pmap(grouped, "i"),
             np.arange(8.0, dtype=np.float32).reshape(4, 2))
+    _collective_cases(jax, lax, add)
 
     # creation
     add("zeros", lambda: jnp.zeros((2, 3)))
@@ -356,3 +356,81 @@ def cases(jax) -> dict:
     add("nn.one_hot", lambda i: nn.one_hot(i, 3), N)
     add("nn.logsumexp", lambda x: nn.logsumexp(x, axis=1), M)
     return {k: v for k, v in out.items() if k is not None}
+
+
+MEMBERS = 8  # the members of the axis 'i' the collective cases map over
+BLOCK = np.arange(32.0, dtype=np.float32).reshape(8, 4) / 8  # what each member holds
+
+
+def _per_member(lax) -> dict:
+    """Per-member programs over the axis 'i', each on a member's f32[8,4] block.
+    (pbroadcast, whose vmap rule fails in JAX, and ragged_all_to_all, which JAX's
+    vmap refuses over its own axis, are not vmapped.)"""
+    ring = [(j, (j + 1) % MEMBERS) for j in range(MEMBERS)]
+    return {
+        "psum": lambda x: lax.psum(x, "i"),
+        "pmax": lambda x: lax.pmax(x, "i"),
+        "pmin": lambda x: lax.pmin(x, "i"),
+        "pmean": lambda x: lax.pmean(x, "i"),
+        "psum(1)": lambda x: x * lax.psum(1, "i"),
+        "psum(1.0)": lambda x: x + lax.psum(1.0, "i"),
+        "all_gather": lambda x: lax.all_gather(x, "i"),
+        "all_gather axis=1": lambda x: lax.all_gather(x, "i", axis=1),
+        "all_gather tiled": lambda x: lax.all_gather(x, "i", tiled=True),
+        "psum_scatter": lambda x: lax.psum_scatter(x, "i"),
+        "psum_scatter tiled": lambda x: lax.psum_scatter(x, "i", tiled=True),
+        "all_to_all": lambda x: lax.all_to_all(x, "i", 0, 1),
+        "all_to_all tiled": lambda x: lax.all_to_all(x, "i", 0, 1, tiled=True),
+        "pswapaxes": lambda x: lax.pswapaxes(x, "i", 0),
+        "ppermute": lambda x: lax.ppermute(x, "i", ring),
+        "pshuffle": lambda x: lax.pshuffle(x, "i", [(j + 3) % MEMBERS for j in range(MEMBERS)]),
+        "axis_index": lambda x: x * lax.axis_index("i"),
+        "pbroadcast": lambda x: lax.pbroadcast(x, "i", 2),
+        "ragged_all_to_all": lambda x: lax.ragged_all_to_all(
+            x, x * 0, *(np.arange(MEMBERS, dtype=np.int32) // 8,) * 4, axis_name="i"),
+    }
+
+
+def _collective_cases(jax, lax, add) -> None:
+    """Each collective under vmap with an axis name, and, given 8 devices, under pmap
+    and a shard_map (with and without check_vma) of a mesh of the 8. (Differentiated,
+    only under vmap: under shard_map and pmap JAX's transposes are typed and its seed
+    resharded, where plax's are per-device adjoints.)"""
+    stacked = np.stack([BLOCK + j for j in range(MEMBERS)])
+    for name, f in _per_member(lax).items():
+        if name not in ("pbroadcast", "ragged_all_to_all"):
+            add(f"vmap {name}", jax.vmap(f, axis_name="i"), stacked)
+    for name in ("psum", "all_gather", "psum_scatter tiled", "all_to_all tiled", "ppermute"):
+        f = _per_member(lax)[name]
+        add(f"grad vmap {name}", jax.grad(lambda x, f=f: jax.vmap(f, axis_name="i")(x).sum()),
+            stacked)
+    add("vmap psum(1.0) alone", jax.vmap(lambda v: lax.psum(1.0, "i"), axis_name="i"), F)
+    add("vmap psum unmapped", jax.vmap(lambda v, s: v * lax.psum(s, "i"), (0, None),
+                                       axis_name="i"), stacked, S)
+    if jax.device_count() < MEMBERS:
+        return
+    P = jax.sharding.PartitionSpec
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:MEMBERS]), ("i",))
+    grid = jax.sharding.Mesh(np.array(jax.devices()[:MEMBERS]).reshape(2, 4), ("x", "y"))
+    for name, f in _per_member(lax).items():
+        add(f"pmap {name}", jax.pmap(f, axis_name="i"), stacked)
+        for check in (True, False):
+            add(f"shard_map {name}" + ("" if check else " unchecked"),
+                jax.shard_map(f, mesh=mesh, in_specs=P("i"), out_specs=P("i"),
+                              check_vma=check), stacked.reshape(-1, 4))
+    add("shard_map all_gather invarying",
+        jax.shard_map(lambda x: lax.all_gather(x, "i", to="invarying"), mesh=mesh,
+                      in_specs=P("i"), out_specs=P()), stacked.reshape(-1, 4))
+    add("shard_map pcast", jax.shard_map(lambda x, s: x * lax.pcast(s, "i", to="varying"),
+                                         mesh=mesh, in_specs=(P("i"), P()), out_specs=P("i")),
+        stacked.reshape(-1, 4), S)
+    both = ("x", "y")
+    add("shard_map over two axes", jax.shard_map(
+        lambda x: (lax.psum(x, both), lax.axis_index(both) * x, lax.all_gather(x, both),
+                   lax.psum_scatter(x, both, tiled=True), lax.all_to_all(x, both, 0, 0)),
+        mesh=grid, in_specs=P(both), out_specs=P(both)), stacked.reshape(-1, 4))
+    halves = [[0, 2, 4, 6], [1, 3, 5, 7]]
+    add("pmap grouped collectives", jax.pmap(lambda x: (
+        lax.all_gather(x, "i", axis_index_groups=halves),
+        lax.psum_scatter(x, "i", axis_index_groups=halves, tiled=True),
+        lax.all_to_all(x, "i", 0, 1, axis_index_groups=halves, tiled=True)), "i"), stacked)

@@ -14,9 +14,8 @@ exemptions, so no new primitive can slip past them.
 checks them (and their lowering against JAX's).
 """
 COLLECTIVES = frozenset({"psum", "psum_invariant", "pmax", "pmin", "axis_index", "all_gather",
-                         "psum_scatter",
-                         "all_to_all", "ppermute", "pbroadcast", "pvary", "ragged_all_to_all",
-                         "psend", "precv"})
+                         "all_gather_invariant", "reduce_scatter", "all_to_all", "ppermute",
+                         "pbroadcast", "pvary", "ragged_all_to_all", "psend", "precv"})
 CONTROL_FLOW = frozenset({"cond", "while", "scan", "linear_solve"})
 KEYED = frozenset({"rng_bit_generator"})
 EXPORT_ONLY = frozenset({"dimension_as_value"})

@@ -127,6 +127,7 @@ def test_make_jaxpr_of_pmap_holds_the_inner_jaxpr_with_its_names():
         return lax.psum(weights * batch, "i")
     closed = plax.make_jaxpr(plax.pmap(f, "i"))(X, X)
     (call,) = closed.eqns
+    assert call.params["name"] == "_fun"  # JAX's pmap jits a function of that name
     inner = call.params["jaxpr"].jaxpr
     assert inner.debug_info.arg_names == ("weights", "batch")
     (shmap,) = inner.eqns

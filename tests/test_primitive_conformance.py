@@ -529,6 +529,8 @@ EXAMPLES: list[Example] = [
     applied(lambda v: lax.pmin(v, AXIS), x(), named=True),
     applied(lambda: lax.axis_index(AXIS), named=True),
     applied(lambda v: lax.all_gather(v, AXIS), x(), named=True, prim="all_gather"),
+    applied(lambda v: lax.all_gather(v, AXIS, to="invarying"), x(), named=True,
+            prim="all_gather_invariant"),
     applied(lambda v: lax.psum_scatter(v, AXIS), x((2, 3)), named=True),
     applied(lambda v: lax.all_to_all(v, AXIS, 0, 1), x((2, 3)), named=True, prim="all_to_all"),
     applied(lambda v: lax.ppermute(v, AXIS, [(0, 1), (1, 0)]), x(), named=True),

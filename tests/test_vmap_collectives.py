@@ -26,6 +26,8 @@ def test_unmapped_values_and_the_axis_size_idiom():
     np.testing.assert_allclose(out[0], [6, 6, 6])
     np.testing.assert_array_equal(out[1], [3, 3, 3])
     np.testing.assert_allclose(out[2], [2, 2, 2])
+    # As JAX's: a Python scalar is summed on the spot, into a weakly typed scalar.
+    assert plax.vmap(lambda a: lax.psum(1.0, "i"), axis_name="i")(X).weak_type
 
 
 def test_collectives_over_a_tuple_of_names_in_nested_vmaps():
@@ -109,15 +111,21 @@ def test_collective_of_an_outer_axis_on_a_value_mapped_by_an_inner_vmap():
     np.testing.assert_allclose(f(x), np.broadcast_to(x.max(0), (2, 3)))
 
 
-def test_batched_collective_is_plain_lax():
+def test_batched_reduction_reduces_a_positional_axis():
+    """As JAX's: vmap's own axis joins the psum's axes as the batch dimension."""
     jaxpr = plax.make_jaxpr(plax.vmap(lambda a: lax.psum(a, "i"), axis_name="i"))(X)
-    assert [e.primitive.name for e in jaxpr.jaxpr.eqns] == ["reduce_sum", "broadcast_in_dim"]
+    psum, broadcast = jaxpr.jaxpr.eqns
+    assert (psum.primitive.name, psum.params["axes"]) == ("psum", (0,))
+    assert broadcast.primitive.name == "broadcast_in_dim"
+    np.testing.assert_allclose(plax.vmap(lambda a: lax.psum(a, "i"), axis_name="i")(X),
+                               np.broadcast_to(X.sum(0), X.shape), rtol=1e-5)
 
 
 def test_axis_index_groups_over_the_vmaps_own_axis():
-    """Groups of a vmap's members have no batching rule (none in JAX): only a value
-    every member holds alike is reduced, each group counting it once per member.
-    (Groups of another axis pass through: see test_shard_map_vs_jax.py.)"""
+    """Groups of a vmap's members have no batching rule (none in JAX), for mapped and
+    unmapped operands alike; a value that is not traced is summed on the spot, each
+    group counting it once per member of the first group, as JAX's. (Groups of
+    another axis pass through: see test_shard_map_vs_jax.py.)"""
     x = RNG.normal(size=(4, 3)).astype(np.float32)
     halves = [[0, 1], [2, 3]]
     for fn in (lax.psum, lax.pmax, lax.pmean, lax.all_gather, lax.psum_scatter):
@@ -126,10 +134,9 @@ def test_axis_index_groups_over_the_vmaps_own_axis():
             vmap_i(lambda a, fn=fn: fn(a[:2], "i", axis_index_groups=halves))(x)
     with pytest.raises(NotImplementedError, match="all_to_all: axis_index_groups"):
         vmap_i(lambda a: lax.all_to_all(a[:2], "i", 0, 0, axis_index_groups=halves))(x)
-    total, top = vmap_i(lambda a, b: (lax.psum(b, "i", axis_index_groups=halves),
-                                      lax.pmax(b, "i", axis_index_groups=halves)),
-                        in_axes=(0, None))(x, np.float32(1.5))
-    np.testing.assert_array_equal(total, [3, 3, 3, 3])
-    np.testing.assert_array_equal(top, [1.5] * 4)
-    with pytest.raises(NotImplementedError, match="psum: axis_index_groups over the axis 'i'"):
-        vmap_i(lambda a: lax.psum(1.0, "i", axis_index_groups=[[0, 1, 2], [3]]))(x)
+    for fn in (lax.psum, lax.pmax):
+        with pytest.raises(NotImplementedError, match="over the axis 'i' of a vmap"):
+            vmap_i(lambda a, b, fn=fn: fn(b, "i", axis_index_groups=halves),
+                   in_axes=(0, None))(x, np.float32(1.5))
+    out = vmap_i(lambda a: lax.psum(1.0, "i", axis_index_groups=[[0, 1, 2], [3]]))(x)
+    np.testing.assert_array_equal(out, [3.0] * 4)

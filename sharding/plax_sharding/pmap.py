@@ -20,8 +20,10 @@ known once the body is traced, which is when each level binds.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+import inspect
 import math
 import threading
 from typing import Any, Callable, Hashable, Sequence
@@ -133,10 +135,13 @@ class PmapFunction:
         self._statics, self._devices, self._backend = statics, devices, backend
         self._axis_size = axis_size
 
-        @functools.wraps(fun)
-        def pmapped(*args, **kwargs):
+        # JAX's pmap jits a function of its own, `_fun`, whatever `fun` is named: Jaxprs
+        # and lowered modules (jit__fun) print that name; its arguments keep `fun`'s.
+        def _fun(*args, **kwargs):
             return self._map(args, kwargs)
-        self._jitted = jit(pmapped, static_argnums=statics, donate_argnums=donated)
+        with contextlib.suppress(ValueError, TypeError):  # (a builtin may have none)
+            _fun.__signature__ = inspect.signature(fun)
+        self._jitted = jit(_fun, static_argnums=statics, donate_argnums=donated)
         functools.update_wrapper(self, fun, updated=())  # not __dict__: it holds our fields
 
     @api_boundary

@@ -11,8 +11,10 @@ A call flattens the arguments, checks them against their specs (rank,
 divisibility, naming each argument), traces `f` on one device's blocks (cached per
 function and signature) with the manual axes bound, checks that outputs claimed
 replicated by `out_specs` do not vary (`check_vma`, see `vma.py`), and binds
-`shard_map_p` (`shard_map_primitive.py`). Values `f` closes over that belong to an
-enclosing trace become operands replicated on every device.
+`shard_map_p` (`shard_map_primitive.py`). Values `f` closes over (constants, and
+values of an enclosing trace) become operands replicated on every device, as JAX's.
+With `check_vma`, an output is cast with `pvary` to vary over the axes its
+`out_specs` entry splits it over, as JAX casts it.
 """
 from __future__ import annotations
 
@@ -26,7 +28,6 @@ from jaxlib._jax import config as _jaxlib_config
 
 from plax.extend.traceback_util import api_boundary
 from plax.extend import config, tree_util
-from plax.extend.batching import extend_axis_env
 from plax.extend.core import (
     ClosedJaxpr,
     Tracer,
@@ -38,12 +39,12 @@ from plax.extend.core import (
     trace_to_jaxpr,
 )
 from plax.extend.sharding import abstract_mesh as context_abstract_mesh
-from plax.extend.sharding import note_axis_order, set_vma_rule
-from plax_stdlib.lax.parallel import tracing_manual_axes
+from plax.extend.sharding import mat_axis_order, note_axis_order, set_vma_rule
+from plax_stdlib.lax.parallel import pvary, tracing_manual_axes
 from plax_transforms.jit import traced_consts_as_args
 from plax_sharding.mesh import AbstractMesh, AxisType, Mesh
 from plax_sharding.partition_spec import PartitionSpec
-from plax_sharding.shard_map_primitive import shard_aval, shard_map_p, unmentioned
+from plax_sharding.shard_map_primitive import axes_bound, shard_aval, shard_map_p, unmentioned
 from plax_sharding.vma import infer_vma, matching_required, stage_vma
 
 
@@ -234,7 +235,7 @@ def apply_shard_map(f: Callable, args: Sequence[Any], *, mesh, manual_axes: tupl
     function of the output's treedef giving one spec per output leaf (pmap's).
     `bind_mesh`, if given, names the mesh to run on once `f` is traced (nested pmaps
     learn the inner axes then); `mesh` must then have the manual axes' sizes."""
-    fun_name = getattr(f, "__name__", None) or fun_sourceinfo(f)
+    fun_name = _fun_name(f)
     leaves, in_tree = tree_util.tree_flatten(tuple(args))
     try:
         specs = tree_util.broadcast_prefix(in_specs, tuple(args), is_leaf=lambda x: x is None)
@@ -257,8 +258,8 @@ def apply_shard_map(f: Callable, args: Sequence[Any], *, mesh, manual_axes: tupl
     statics = tuple(x for x, dyn in zip(leaves, dynamic) if not dyn)
     dbg = debug_info._replace(arg_names=tuple(dyn_names)) if debug_info.arg_names else debug_info
     body, out_tree = _trace_body(f, in_tree, dynamic, statics, blocks, mesh, manual_axes,
-                                 check_vma, dbg)
-    body, extra = traced_consts_as_args(body)
+                                 out_specs if check_vma else None, dbg)
+    body, extra = traced_consts_as_args(body, every=True)
     out_flat_specs = _out_specs_for(out_specs, out_tree, fun_name)
     _check_outputs(fun_name, mesh, manual_axes, out_flat_specs, body, dyn_specs, check_vma,
                    len(extra))
@@ -310,11 +311,13 @@ def _check_args(fun_name, mesh, manual_axes, specs, avals, names) -> None:
 _traces: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _trace_body(f, in_tree, dynamic, statics, blocks, mesh, manual_axes, check_vma, dbg):
+def _trace_body(f, in_tree, dynamic, statics, blocks, mesh, manual_axes, checked_specs, dbg):
     """`f` traced on one device's blocks: (ClosedJaxpr, output treedef), cached per
-    function and signature when it closes over no tracer."""
+    function and signature when it closes over no tracer. `checked_specs`: the
+    out_specs with check_vma, None without."""
+    check_vma = checked_specs is not None
     key = (in_tree, tuple(dynamic), statics, blocks, mesh.shape_tuple, manual_axes,
-           bool(check_vma), dbg, _jaxlib_config.trace_context())
+           _hashable(checked_specs), dbg, _jaxlib_config.trace_context())
     try:
         per_fun = _traces.setdefault(f, {})
         hit = per_fun.get(key)
@@ -326,12 +329,12 @@ def _trace_body(f, in_tree, dynamic, statics, blocks, mesh, manual_axes, check_v
     def body(*blocks_in):
         it_dyn, it_static = iter(blocks_in), iter(statics)
         flat = [next(it_dyn) if d else next(it_static) for d in dynamic]
-        return f(*tree_util.tree_unflatten(in_tree, flat))
+        out = f(*tree_util.tree_unflatten(in_tree, flat))
+        return _varying_as_specified(out, checked_specs, manual_axes, f) if check_vma else out
 
     flat_tree = tree_util.tree_structure((tuple(blocks), {}))
     with contextlib.ExitStack() as stack:
-        for name in manual_axes:
-            stack.enter_context(extend_axis_env(name, mesh.shape[name]))
+        stack.enter_context(axes_bound(mesh, manual_axes))
         stack.enter_context(tracing_manual_axes(manual_axes, check_vma))
         note_axis_order(mesh.axis_names)
         stack.enter_context(set_vma_rule(stage_vma if check_vma else None))
@@ -343,6 +346,31 @@ def _trace_body(f, in_tree, dynamic, statics, blocks, mesh, manual_axes, check_v
             per_fun.clear()
         per_fun[key] = result
     return result
+
+
+def _hashable(specs):
+    """A pytree of PartitionSpecs as a cache key (its leaves and structure)."""
+    leaves, tree = tree_util.tree_flatten(specs, is_leaf=lambda s: s is None)
+    return tuple(leaves), tree
+
+
+def _fun_name(f) -> str:
+    """How messages name the function shard-mapped."""
+    return getattr(f, "__name__", None) or fun_sourceinfo(f)
+
+
+def _varying_as_specified(out, out_specs, manual_axes, f):
+    """The outputs of a body with check_vma, each cast with pvary to vary over the
+    manual axes its out_specs entry splits it over: JAX's implicit cast (none with
+    jax_auto_pcast off)."""
+    if not config.auto_pcast.value:
+        return out
+    leaves, tree = tree_util.tree_flatten(out)
+    specs = _out_specs_for(out_specs, tree, _fun_name(f))
+    return tree_util.tree_unflatten(tree, [
+        pvary(leaf, mat_axis_order(set(spec.mesh_axes()) & set(manual_axes)
+                                   - get_aval(leaf).vma))
+        for leaf, spec in zip(leaves, specs)])
 
 
 # --- the outputs ---------------------------------------------------------------------------------

@@ -26,9 +26,10 @@ Its rules, all here:
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import weakref
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 from jaxlib.mlir.dialects import sdy
@@ -43,7 +44,7 @@ from plax.extend.ad import (
     tangent_aval,
     transpose_jaxpr,
 )
-from plax.extend.batching import batch_jaxpr, not_mapped
+from plax.extend.batching import batch_jaxpr, extend_axis_env, not_mapped
 from plax.extend.core import (
     BATCHING,
     DCE,
@@ -135,6 +136,16 @@ def _body_name(jaxpr: ClosedJaxpr) -> str:
     dbg = jaxpr.jaxpr.debug_info
     name = dbg.func_name if dbg is not None else ""
     return f"shmap_body({name})" if name and name != "<unknown>" else "shmap_body"
+
+
+@contextlib.contextmanager
+def axes_bound(mesh, manual_axes) -> Iterator[None]:
+    """The manual axes bound in the axis environment, as while the body is traced:
+    transforming the body traces its collectives again, which read sizes there."""
+    with contextlib.ExitStack() as stack:
+        for name in manual_axes:
+            stack.enter_context(extend_axis_env(name, mesh.shape[name]))
+        yield
 
 
 # --- abstract evaluation, effects, placement --------------------------------------------
@@ -344,7 +355,8 @@ def _jvp_body(jaxpr, nonzeros):
 
 def _jvp(primals, tangents, **params):
     nonzeros = [not isinstance(t, Zero) for t in tangents]
-    body, out_nz = _jvp_body(params["jaxpr"], nonzeros)
+    with axes_bound(params["mesh"], params["manual_axes"]):
+        body, out_nz = _jvp_body(params["jaxpr"], nonzeros)
     in_specs, out_specs = params["in_specs"], params["out_specs"]
     outs = shard_map_p.bind(
         *primals, *(t for t, nz in zip(tangents, nonzeros) if nz),
@@ -385,8 +397,9 @@ def _split(jaxpr, unknowns, manual_axes):
 def _split_params(params, unknowns):
     """The known and staged equations' parameters, which outputs are unknown, and
     the residuals' specs."""
-    known, staged, out_uk, res_specs = _split(params["jaxpr"], unknowns,
-                                              params["manual_axes"])
+    with axes_bound(params["mesh"], params["manual_axes"]):
+        known, staged, out_uk, res_specs = _split(params["jaxpr"], unknowns,
+                                                  params["manual_axes"])
     in_specs, out_specs = params["in_specs"], params["out_specs"]
     known_in = [not u for u in unknowns]
     known_params = dict(params, jaxpr=known, in_specs=_keep(in_specs, known_in),
@@ -462,8 +475,9 @@ def _transpose_body(jaxpr, linear, mesh, manual_axes, in_specs, out_specs):
 def _transpose(cts, *args, **params):
     linear = tuple(is_undefined_primal(a) for a in args)
     in_specs, out_specs = params["in_specs"], params["out_specs"]
-    body = _transpose_body(params["jaxpr"], linear, params["mesh"], params["manual_axes"],
-                           in_specs, out_specs)
+    with axes_bound(params["mesh"], params["manual_axes"]):
+        body = _transpose_body(params["jaxpr"], linear, params["mesh"], params["manual_axes"],
+                               in_specs, out_specs)
     cts = [instantiate(ct, tangent_aval(a)) for ct, a in zip(cts, _out_avals(params))]
     outs = iter(shard_map_p.bind(
         *(a for a, lin in zip(args, linear) if not lin), *cts,
@@ -486,7 +500,8 @@ def _batch_body(jaxpr, axis_data, dims):
 def _batching(axis_data, args, dims, **params):
     if getattr(axis_data, "spmd_name", None) is not None:
         raise NotImplementedError("vmap with spmd_axis_name of a shard_map is not supported")
-    body = _batch_body(params["jaxpr"], axis_data, tuple(dims))
+    with axes_bound(params["mesh"], params["manual_axes"]):
+        body = _batch_body(params["jaxpr"], axis_data, tuple(dims))
     in_specs = tuple(s if d is not_mapped else _with_none_at(s, d)
                      for s, d in zip(params["in_specs"], dims))
     out_specs = tuple(_with_none_at(s, 0) for s in params["out_specs"])

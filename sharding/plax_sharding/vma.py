@@ -102,9 +102,9 @@ def _adding(eqn, ins):
     return [_union(ins) | set(names)] * len(eqn.outvars)
 
 
-def _all_gather(eqn, ins):
-    names = set(eqn.primitive.get_rule(AXIS_NAMES)(**eqn.params))
-    return [ins[0] - names if eqn.params["to"] == "invarying" else ins[0] | names]
+def _gathered_invariant(eqn, ins):
+    """all_gather(..., to='invarying'): the same on every member of its axes."""
+    return [ins[0] - set(eqn.params["axis_name"])]
 
 
 def _like_output(eqn, ins):
@@ -164,9 +164,9 @@ def _nested_shard_map(eqn, ins):
 _RULES: dict = {
     parallel.psum_p: _removing, parallel.psum_invariant_p: _removing,
     parallel.pmax_p: _removing, parallel.pmin_p: _removing,
-    parallel.all_gather_p: _all_gather,
+    parallel.all_gather_p: _adding, parallel.all_gather_invariant_p: _gathered_invariant,
     parallel.pvary_p: _adding, parallel.axis_index_p: _adding,
-    parallel.psum_scatter_p: _adding, parallel.all_to_all_p: _adding,
+    parallel.reduce_scatter_p: _adding, parallel.all_to_all_p: _adding,
     parallel.ppermute_p: _adding, parallel.pbroadcast_p: _adding,
     ragged_all_to_all_p: _like_output,
     send_recv.psend_p: _invariant, send_recv.precv_p: _invariant,
@@ -236,7 +236,7 @@ def fold_invariant_psums(closed: ClosedJaxpr, in_vma: Sequence[Vma],
         if (eqn.primitive in (parallel.psum_p, parallel.psum_invariant_p)
                 and eqn.params.get("axis_index_groups") is None):
             axes = eqn.params["axes"]
-            kept = tuple(a for a in axes if a in ins[0])
+            kept = tuple(a for a in axes if isinstance(a, int) or a in ins[0])
             if kept != axes:
                 folds[k] = (kept, math.prod(sizes[a] for a in axes if a not in kept))
         for var, vma in zip(eqn.outvars, _eqn_vma(eqn, ins)):

@@ -145,7 +145,10 @@ class _Harness:
         return list(out) if self.prim.multiple_results else [out]
 
     def expected(self, avals, params=None) -> list[ShapedArray]:
-        return self.outs(self.prim.abstract_eval(*avals, **(params or self.params)))
+        """The output types abstract evaluation predicts (in the named axes, whose
+        sizes some collectives read there)."""
+        with _bound(self.axis_names):
+            return self.outs(self.prim.abstract_eval(*avals, **(params or self.params)))
 
     def in_named_axes(self, fn: Callable, inputs) -> tuple[Callable, Any]:
         """`fn` inside `vmap`s binding the primitive's axis names, if it uses any, and

@@ -526,10 +526,12 @@ def _positional_name(fun: Callable, index: int) -> str:
         return f"args[{index}]"
 
 
-def traced_consts_as_args(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, tuple]:
-    """Turn constants that are tracers of enclosing traces into leading inputs (also
-    what shard_map does with the values its body closes over)."""
-    traced = [isinstance(c, Tracer) for c in closed.consts]
+def traced_consts_as_args(closed: ClosedJaxpr, *, every: bool = False
+                          ) -> tuple[ClosedJaxpr, tuple]:
+    """Turn constants that are tracers of enclosing traces into leading inputs; with
+    `every`, all constants (what shard_map does with the values its body closes over,
+    as JAX's: they reach the body as replicated operands)."""
+    traced = [every or isinstance(c, Tracer) for c in closed.consts]
     if not any(traced):
         return closed, ()
     jaxpr = closed.jaxpr

@@ -128,7 +128,7 @@ class broadcasting_batcher(PrimitiveRule):
         # size-1 everywhere but at out_dim.
         shape = [1] * (out_rank + 1)
         shape[out_dim] = _shape(x)[dim]
-        return lax.reshape(x, tuple(shape))
+        return lax.broadcast_in_dim(x, tuple(shape), (out_dim,))
 
 
 class full_shape_batcher(PrimitiveRule):

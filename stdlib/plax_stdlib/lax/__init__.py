@@ -256,6 +256,7 @@ from plax_stdlib.lax.local_convolution import (
 from plax_stdlib.lax.mulhi import mulhi as mulhi, mulhi_p as mulhi_p
 from plax_stdlib.lax.parallel import (
     all_gather as all_gather,
+    all_gather_invariant_p as all_gather_invariant_p,
     all_gather_p as all_gather_p,
     all_to_all as all_to_all,
     all_to_all_p as all_to_all_p,
@@ -277,10 +278,10 @@ from plax_stdlib.lax.parallel import (
     psum_invariant_p as psum_invariant_p,
     psum_p as psum_p,
     psum_scatter as psum_scatter,
-    psum_scatter_p as psum_scatter_p,
     pswapaxes as pswapaxes,
     pvary as pvary,
     pvary_p as pvary_p,
+    reduce_scatter_p as reduce_scatter_p,
 )
 from plax_stdlib.lax.reductions import (
     argmax as argmax,

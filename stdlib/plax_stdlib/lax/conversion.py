@@ -134,6 +134,21 @@ def convert_with_weak_type(operand, new_dtype, weak_type: bool):
                                        sharding=None)
 
 
+_PYTHON_KINDS = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+
+
+def constant_like(x, value):
+    """`value` as a constant to combine with `x`, as JAX's `lax._const` makes it: a
+    Python scalar (weakly typed, so the result stays as weak as `x`) for a weakly
+    typed scalar `x` of its kind's default dtype, else a NumPy scalar of `x`'s dtype."""
+    aval = get_aval(x)
+    kind = _PYTHON_KINDS.get(aval.dtype.kind)
+    if (aval.weak_type and not aval.shape and kind is not None
+            and dtypes.canonicalize_dtype(dtypes.python_scalar_dtypes[kind]) == aval.dtype):
+        return kind(value)
+    return np.asarray(value, aval.dtype)[()]
+
+
 # --- Python scalars in binary operations --------------------------------------------------
 
 _KIND_RANK = {"bool": 0, "signed": 1, "unsigned": 1, "float": 2, "complex": 3}

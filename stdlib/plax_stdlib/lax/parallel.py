@@ -3,11 +3,17 @@
 `pcast` to varying), `axis_index`, `axis_size`.
 
 Each is one primitive (or a composition of them), defined here once with all its
-rules, whichever transformation binds its axis names:
+rules, whichever transformation binds its axis names. The primitives are JAX's, with
+its names and parameters (which printed Jaxprs show): `psum_scatter` binds
+`reduce_scatter`, `all_gather(..., to='invarying')` binds `all_gather_invariant`, a
+psum in a shard_map body with `check_vma` binds `psum_invariant`; a collective over
+several names is one equation over all of them.
 
-* `vmap(..., axis_name=...)` batches it (the batching rules): the collective is
-  *this* trace's when it names the trace's axis, and then the batch dimension is
-  the axis it works across; otherwise it is applied to each batch member alike.
+* `vmap(..., axis_name=...)` batches it (the batching rules, JAX's): the collective
+  is *this* trace's when it names the trace's axis, and then the batch dimension is
+  the axis it works across; otherwise it is applied to each batch member alike. A
+  reduction over the vmap's axis keeps its primitive, the batch dimension joining its
+  `axes` as a positional (integer) axis that it reduces like `reduce_sum`.
 * `shard_map` and `pmap` lower it to an XLA collective. Inside a manual region the
   lowering context says which mesh axes are manual (`ctx.axis_context`, device
   free), and the device groups of a collective over some axes are computed from
@@ -16,13 +22,15 @@ rules, whichever transformation binds its axis names:
   fully manual region (`ctx.lower_fully_manual`) when some mesh axes are automatic.
 * Differentiation: the linear collectives are their own jvp and transpose into each
   other as exact adjoints of the per-device program (psum ↔ psum, all_gather ↔
-  psum_scatter, ppermute ↔ the inverse permutation, all_to_all ↔ swapped axes,
+  reduce_scatter, ppermute ↔ the inverse permutation, all_to_all ↔ swapped axes,
   pbroadcast ↔ psum into the source); `pmax`/`pmin` share the tangent among the
   members that attain the extremum (JAX has no jvp for them).
 
 The public functions look the names up in the axis environment (`plax.extend.batching`),
 so an unbound name is a NameError, and give the primitives the sizes their shapes
-depend on as parameters.
+depend on as parameters (`all_to_all`, which has none, reads the environment: the
+transformations of a shard_map body bind its manual axes there). A psum of values that
+are not traced (`psum(1, 'i')`, the axis size) is computed on the spot, as JAX's.
 
 `axis_index_groups` (psum, pmax, pmin, pmean, all_gather, psum_scatter, all_to_all)
 splits the members of an axis into groups, as JAX does: positions along the axis (the
@@ -37,7 +45,9 @@ transposes are exact per-device adjoints, with shard_map's own transpose correct
 at the boundary; that matches JAX's answers for differentiating *through* a
 shard_map. Differentiating a psum (or pvary, or an invariant all_gather) *inside* a
 body traced with `check_vma=True` would need JAX's typed semantics, so it is refused
-(`tracing_manual_axes` records the bodies being traced).
+(`tracing_manual_axes` records the bodies being traced). In such a body a collective's
+operand that does not vary over the collective's axes is first cast with `pvary`, as
+JAX casts it.
 """
 from __future__ import annotations
 
@@ -49,8 +59,9 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from plax.extend import config, dtypes, tree_util
-from plax.extend.ad import PrimitiveRule, Zero, instantiate, linear_jvp, tangent_aval
+from plax.extend import config, tree_util
+from plax.extend.ad import (PrimitiveRule, UndefinedPrimal, Zero, instantiate, linear_jvp,
+                             tangent_aval)
 from plax.extend.batching import axis_size as _bound_size
 from plax.extend.batching import canonicalize_axis_names, move_to, moveaxis, not_mapped
 from plax.extend.constructors import (
@@ -59,15 +70,14 @@ from plax.extend.constructors import (
     canonicalize_axis,
     check_dtype,
     describe,
-    kind_of,
     standard_primitive,
 )
-from plax.extend.core import AXIS_NAMES, ShapedArray, get_aval
+from plax.extend.core import AXIS_NAMES, TRANSPOSE, ShapedArray, Tracer, get_aval
 from plax.extend.mlir import hlo, ir, mu
+from plax.extend.sharding import mat_axis_order
 from plax_stdlib.lax import comparison, elementwise, reductions, shape_ops, slicing
-from plax_stdlib.lax.conversion import convert_element_type
+from plax_stdlib.lax.conversion import constant_like, convert_element_type
 from plax_stdlib.lax.creation import iota
-from plax_stdlib.lax.gathers import GatherDimensionNumbers, GatherScatterMode, gather_p
 
 
 def _names(axis_name) -> tuple:
@@ -75,8 +85,14 @@ def _names(axis_name) -> tuple:
     return axis_name if isinstance(axis_name, tuple) else (axis_name,)
 
 
+def _as_given(axis_name):
+    """The `axis_name` parameter of the primitives JAX binds with the name as the
+    caller gave it (all_to_all, pbroadcast): a list becomes a tuple."""
+    return tuple(axis_name) if isinstance(axis_name, list) else axis_name
+
+
 def _param_name(names: tuple):
-    """The `axis_name` parameter for `names`: the name itself when there is one."""
+    """How messages name the axes `names`: the name itself when there is one."""
     return names[0] if len(names) == 1 else names
 
 
@@ -113,12 +129,12 @@ def _names_rule(*, axis_name, **_):
     return _names(axis_name)
 
 
-def _is_this_traces(axis_data, axis_name, what: str, axis_index_groups=None) -> bool:
-    """Whether a collective over `axis_name` works across this vmap's axis."""
+def _is_this_traces(axis_data, axis_name, what: str) -> bool:
+    """Whether a collective over `axis_name` (of one name, for those without a rule
+    for several) works across this vmap's axis."""
     names = _names(axis_name)
     if axis_data.name not in names:
         return False
-    _refuse_vmap_groups(what, axis_data.name, axis_index_groups)
     if len(names) > 1:
         raise NotImplementedError(f"vmap of {what} over several axis names")
     return True
@@ -198,6 +214,26 @@ def _refuse_typed_transpose(what: str, axes: tuple) -> None:
                     "per-device gradients and psum/pmean them, or pass check_vma=False "
                     "(pmap's semantics: psum transposes to psum)")
             return
+
+
+def _typed_body(names: tuple) -> bool:
+    """Whether a collective over `names` is traced in a shard_map body with check_vma
+    that is manual over them (where JAX types values with the axes they vary over)."""
+    return bool(_frames.stack) and _frames.stack[-1][1] and set(names) <= _frames.stack[-1][0]
+
+
+def _varying_over(leaf, names: tuple):
+    """`leaf` cast with pvary to vary over `names` where it does not yet, in a typed
+    body with auto_pcast on: JAX's implicit cast of a collective's operand."""
+    if not (_typed_body(names) and config.auto_pcast.value):
+        return leaf
+    missing = set(names) - getattr(get_aval(leaf), "vma", frozenset())
+    return pvary_p.bind(leaf, axes=mat_axis_order(missing)) if missing else leaf
+
+
+def _manual_now() -> frozenset:
+    """The manual axes of the shard_map (or pmap) bodies being traced."""
+    return frozenset().union(*(manual for manual, _ in _frames.stack))
 
 
 # --- lowering helpers ----------------------------------------------------------------------
@@ -293,63 +329,89 @@ def _reshape(x: ir.Value, shape, dtype) -> ir.Value:
 
 # --- psum, pmax, pmin ----------------------------------------------------------------------
 
-class _reduction_batcher(PrimitiveRule):
-    """Across this trace's axis: reduce the batch dimension (a value not mapped is
-    the same for every member: `unmapped(x, size)`), then the other names. (`groups`:
-    the primitive's `axis_index_groups` parameter, which psum_invariant has not.)"""
+def _split_axes(axes: tuple) -> tuple[tuple, tuple]:
+    """A reduction's `axes` as (names, positions): an int is a dimension of the operand
+    (where vmap puts its own axis, as JAX does), anything else an axis name."""
+    return (tuple(a for a in axes if not isinstance(a, int)),
+            tuple(a for a in axes if isinstance(a, int)))
 
-    def __init__(self, reduce, unmapped):
-        self.reduce, self.unmapped = reduce, unmapped
+
+class _reduction_batcher(PrimitiveRule):
+    """JAX's rule. Over this trace's axis a mapped operand's batch dimension, moved to
+    the front, joins `axes` as a positional axis (the result is the same for every
+    member); an unmapped one is the same for every member, `unmapped(x, size)` after
+    reducing over the other axes. Another vmap's positional axes shift past the batch
+    dimension, moved to the front too. (`groups`: the `axis_index_groups` parameter,
+    which psum_invariant has not.)"""
+
+    def __init__(self, unmapped):
+        self.unmapped = unmapped
 
     def for_primitive(self, prim):
         def rule(axis_data, args, dims, *, axes, **groups):
             (x,), (d,) = args, dims
-            if axis_data.name not in axes:
+            own = axis_data.name in axes
+            if not own and not _split_axes(axes)[1]:
                 return prim.bind(x, axes=axes, **groups), d
-            if groups.get("axis_index_groups") is not None:
-                return _unmapped_in_groups(prim.name, self.unmapped, axis_data, x, d, axes,
-                                           groups["axis_index_groups"])
-            x = self.unmapped(x, axis_data.size) if d is not_mapped else self.reduce(x, (d,))
-            rest = tuple(a for a in axes if a != axis_data.name)
-            return (prim.bind(x, axes=rest, **groups) if rest else x), not_mapped
+            _refuse_vmap_groups(prim.name, axis_data.name, groups.get("axis_index_groups"))
+            if d is not_mapped:
+                rest = tuple(a for a in axes if a != axis_data.name)
+                x = prim.bind(x, axes=rest, **groups) if rest else x
+                return self.unmapped(x, axis_data.size), not_mapped
+            axes = tuple(a + 1 if isinstance(a, int) else 0 if a == axis_data.name else a
+                         for a in axes)
+            return (prim.bind(moveaxis(x, d, 0), axes=axes, **groups),
+                    not_mapped if own else 0)
         rule.__name__ = f"{prim.name}_batching"
         return rule
 
 
-def _unmapped_in_groups(what: str, unmapped, axis_data, x, d, axes: tuple, groups):
-    """A reduction within groups of a vmap's members of a value they all hold alike
-    (what JAX computes for a constant): each group combines `len(group)` copies. Any
-    other reduction within groups over a vmap's axis is a NotImplementedError."""
-    if d is not not_mapped or axes != (axis_data.name,) or len(set(map(len, groups))) > 1:
-        _refuse_vmap_groups(what, axis_data.name, groups)
-    return unmapped(x, len(groups[0])), not_mapped
-
-
-def _reduction_lowering(name: str, combine):
-    def lower(ctx, x, *, axes, axis_index_groups=None):
-        return _all_reduce(ctx, x, ctx.avals_in[0].dtype, axes, combine, name,
-                           axis_index_groups)
-    lower.__name__ = f"_{name}_lowering"
-    return lower
-
-
-def _reduction(name: str, kinds: frozenset, reduce, unmapped, combine, **rules):
+def _reduction(name: str, kinds: frozenset, identity, combine, keeps_weak, unmapped,
+               **rules):
+    """A reduction over named and positional axes: `combine` all-reduces over the
+    names, after reducing the positions from `identity`; the result is weakly typed
+    if the operand is and `keeps_weak()` (JAX's psum drops the weak type)."""
     def abstract_eval(x, *, axes, axis_index_groups=None):
         check_dtype(name, x, kinds)
-        return _same_aval(x)
-    return standard_primitive(f"lax.{name}", abstract_eval, _reduction_lowering(name, combine),
-                              dtypes=kinds, batching=_reduction_batcher(reduce, unmapped),
-                              **{AXIS_NAMES: lambda *, axes, **_: axes}, **rules)
+        positions = _split_axes(axes)[1]
+        shape = tuple(n for i, n in enumerate(x.shape) if i not in positions)
+        return ShapedArray(shape, x.dtype, x.weak_type and keeps_weak())
+
+    def lower(ctx, x, *, axes, axis_index_groups=None):
+        names, positions = _split_axes(axes)
+        dtype = ctx.avals_in[0].dtype
+        if positions:
+            x = mu.reduce([x], [mu.dense_constant(identity(dtype), dtype)], ctx.avals_out,
+                          positions, lambda a, b: [combine(a, b)])[0]
+        return _all_reduce(ctx, x, dtype, names, combine, name, axis_index_groups) if names else x
+    lower.__name__ = f"_{name}_lowering"
+    return standard_primitive(f"lax.{name}", abstract_eval, lower, dtypes=kinds,
+                              batching=_reduction_batcher(unmapped),
+                              **{AXIS_NAMES: lambda *, axes, **_: _split_axes(axes)[0]},
+                              **rules)
 
 
 def _times_size(x, n: int):
-    """The sum over the axis of a value every member has alike."""
-    return elementwise.mul(x, np.asarray(n, get_aval(x).dtype)[()])
+    """The sum over the axis of a value every member has alike (JAX's constant first)."""
+    return elementwise.mul(constant_like(x, n), x)
 
 
 def _psum_transpose(ct, x, *, axes, axis_index_groups=None):
-    _refuse_typed_transpose("psum", axes)
-    return [psum_p.bind(instantiate(ct), axes=axes, axis_index_groups=axis_index_groups)]
+    """Positional axes broadcast the cotangent back; named ones psum it (JAX's rule:
+    a psum is its own transpose over the names)."""
+    names, positions = _split_axes(axes)
+    _refuse_typed_transpose("psum", names)
+    return [psum_p.bind(_unreduced(instantiate(ct), x.aval, positions), axes=names,
+                        axis_index_groups=axis_index_groups)]
+
+
+def _unreduced(ct, aval: ShapedArray, positions: tuple):
+    """`ct` broadcast back over the positional axes a reduction of a value of type
+    `aval` removed (reduce_sum's transpose, which JAX's psum transposes them with)."""
+    if not positions:
+        return ct
+    return reductions.reduce_sum_p.get_rule(TRANSPOSE)(ct, UndefinedPrimal(aval),
+                                                      axes=positions, out_sharding=None)[0]
 
 
 class _extremum_jvp(PrimitiveRule):
@@ -363,7 +425,8 @@ class _extremum_jvp(PrimitiveRule):
             if isinstance(t, Zero):
                 return ans, Zero(tangent_aval(get_aval(ans)))
             dtype = get_aval(t).dtype
-            hit = convert_element_type(comparison.eq(x, ans), dtype)
+            whole = _unreduced(ans, get_aval(x), _split_axes(params["axes"])[1])
+            hit = convert_element_type(comparison.eq(x, whole), dtype)
             total = psum_p.bind(elementwise.mul(t, hit), **params)
             return ans, elementwise.div(total, psum_p.bind(hit, **params))
         jvp.__name__ = f"{prim.name}_jvp"
@@ -371,27 +434,31 @@ class _extremum_jvp(PrimitiveRule):
 
 
 # (The combiners are looked up when lowering: importing lax must not load MLIR.)
-psum_p = _reduction("psum", NUMBER, reductions.reduce_sum, _times_size,
-                    lambda a, b: hlo.add(a, b),
-                    jvp=linear_jvp(), transpose=_psum_transpose)
+psum_p = _reduction("psum", NUMBER, lambda dtype: 0, lambda a, b: hlo.add(a, b),
+                    lambda: False, _times_size, jvp=linear_jvp(), transpose=_psum_transpose)
 # JAX's psum inside a shard_map body with check_vma: from varying over `axes` to the
 # same on every member (a value that did not vary is first cast with pvary). The same
 # all-reduce as psum; its own name, as JAX prints it, and its own varying-axes rule.
-psum_invariant_p = _reduction("psum_invariant", NUMBER, reductions.reduce_sum, _times_size,
-                              lambda a, b: hlo.add(a, b),
+psum_invariant_p = _reduction("psum_invariant", NUMBER, lambda dtype: 0,
+                              lambda a, b: hlo.add(a, b), lambda: True, _times_size,
                               jvp=linear_jvp(), transpose=_psum_transpose)
-pmax_p = _reduction("pmax", ORDERED, reductions.reduce_max, lambda x, n: x,
-                    lambda a, b: hlo.maximum(a, b),
-                    jvp=_extremum_jvp())
-pmin_p = _reduction("pmin", ORDERED, reductions.reduce_min, lambda x, n: x,
-                    lambda a, b: hlo.minimum(a, b),
-                    jvp=_extremum_jvp())
+# (Typed as JAX's: weak results where check_vma types the body, strong elsewhere.)
+pmax_p = _reduction("pmax", ORDERED, reductions.lowest_value, lambda a, b: hlo.maximum(a, b),
+                    lambda: config.check_vma.value, lambda x, n: x, jvp=_extremum_jvp())
+pmin_p = _reduction("pmin", ORDERED, reductions.highest_value, lambda a, b: hlo.minimum(a, b),
+                    lambda: config.check_vma.value, lambda x, n: x, jvp=_extremum_jvp())
 
 
-def _tree_collective(prim, x, axes: tuple, axis_index_groups):
-    _sizes(axes)
-    return tree_util.tree_map(
-        lambda leaf: prim.bind(leaf, axes=axes, axis_index_groups=axis_index_groups), x)
+def _reduction_axes(fn: str, axis_name, groups) -> tuple:
+    """A reduction's `axes`, its names bound (else NameError); groups go only with
+    names (ValueError, as JAX's)."""
+    axes = canonicalize_axis_names(axis_name)
+    names, positions = _split_axes(axes)
+    if positions and groups is not None:
+        raise ValueError(f"{fn}: axis_index_groups only supported for reductions over just "
+                         f"named axes, got {axes}")
+    _group_size(names, groups)
+    return axes
 
 
 def psum(x, axis_name, *, axis_index_groups=None):
@@ -403,7 +470,8 @@ def psum(x, axis_name, *, axis_index_groups=None):
 
     Args:
         x: a pytree of arrays.
-        axis_name: the axis name, or a tuple of names to sum over all of them.
+        axis_name: the axis name, or a tuple of names to sum over all of them
+            (an int among them is a dimension of `x`, summed as `reduce_sum`).
         axis_index_groups: optional lists of positions along the axis: each
             group is summed apart (`[[0, 1], [2, 3]]` on an axis of size 4 sums
             members 0 and 1, and 2 and 3). The groups must cover every position
@@ -411,7 +479,9 @@ def psum(x, axis_name, *, axis_index_groups=None):
             `vmap`'s axis.
 
     Returns:
-        A pytree like `x` holding the sums (booleans are counted as int32).
+        A pytree like `x` holding the sums (booleans are counted as int32). Values
+        that are not traced (`psum(1, "i")`, the axis size) are summed on the spot,
+        a Python scalar into a Python scalar.
 
     Raises:
         NameError: `axis_name` is not bound by an enclosing `vmap`, `shard_map` or
@@ -426,28 +496,35 @@ def psum(x, axis_name, *, axis_index_groups=None):
         Array([6., 6., 6., 6.], dtype=float32)
     """
     groups = _checked_groups("psum", axis_index_groups)
+    axes = _reduction_axes("psum", axis_name, groups)
+    if not axes:
+        return x
+    leaves, tree = tree_util.tree_flatten(x)
     # As in JAX, booleans are summed as int32 (the count of members holding True).
-    x = tree_util.tree_map(lambda leaf: convert_element_type(leaf, np.int32)
-                           if get_aval(leaf).dtype == np.dtype(bool) else leaf, x)
-    axes = canonicalize_axis_names(axis_name)
-    if _frames.stack and _frames.stack[-1][1] and set(axes) <= _frames.stack[-1][0]:
+    leaves = [convert_element_type(leaf, np.int32)
+              if get_aval(leaf).dtype == np.dtype(bool) else leaf for leaf in leaves]
+    names, positions = _split_axes(axes)
+    if not any(isinstance(leaf, Tracer) for leaf in leaves):
+        n = _group_size(names, groups)
+        return tree_util.tree_unflatten(tree, [_untraced_total(leaf, n, positions)
+                                               for leaf in leaves])
+    if _typed_body(axes):
         if groups is not None:
             raise NotImplementedError(
                 "psum: axis_index_groups inside the body of a shard_map with check_vma=True "
                 "is not supported (nor in JAX); pass check_vma=False")
-        _sizes(axes)
-        return tree_util.tree_map(lambda leaf: _psum_invariant(leaf, axes), x)
-    return _tree_collective(psum_p, x, axes, groups)
+        return tree_util.tree_unflatten(tree, [
+            psum_invariant_p.bind(_varying_over(leaf, axes), axes=axes) for leaf in leaves])
+    return tree_util.tree_unflatten(tree, [
+        psum_p.bind(leaf, axes=axes, axis_index_groups=groups) for leaf in leaves])
 
 
-def _psum_invariant(leaf, axes: tuple):
-    """psum over manual axes of a body with check_vma, as JAX binds it: a value that
-    does not vary over some of `axes` is cast with pvary first (with auto_pcast)."""
-    varying = getattr(get_aval(leaf), "vma", frozenset())
-    missing = tuple(a for a in axes if a not in varying)
-    if missing and config.auto_pcast.value:
-        leaf = pvary_p.bind(leaf, axes=missing)
-    return psum_invariant_p.bind(leaf, axes=axes)
+def _untraced_total(leaf, n: int, positions: tuple):
+    """The psum of a value that is not traced, which every member holds alike: `n`
+    times it, computed as JAX's (Python scalars in Python, NumPy values in NumPy)."""
+    if positions:
+        leaf = reductions.reduce_sum(leaf, positions)
+    return constant_like(leaf, n) * leaf
 
 
 def _extremum(prim, which: str, result: str):
@@ -455,7 +532,9 @@ def _extremum(prim, which: str, result: str):
     ("maximum", "minimum") over the members; `result` is its example's output."""
     def extremum(x, axis_name, *, axis_index_groups=None):
         groups = _checked_groups(prim.name, axis_index_groups)
-        return _tree_collective(prim, x, canonicalize_axis_names(axis_name), groups)
+        axes = _reduction_axes(prim.name, axis_name, groups)
+        return tree_util.tree_map(lambda leaf: prim.bind(
+            _varying_over(leaf, axes), axes=axes, axis_index_groups=groups), x)
     extremum.__name__ = extremum.__qualname__ = prim.name
     extremum.__doc__ = f"""The elementwise {which} of `x` over every member of a named axis (an
     all-reduce); every member gets the result.
@@ -511,16 +590,10 @@ def pmean(x, axis_name, *, axis_index_groups=None):
         >>> plax.vmap(lambda x: x - plax.lax.pmean(x, "i"), axis_name="i")(jnp.arange(4.0))
         Array([-1.5, -0.5,  0.5,  1.5], dtype=float32)
     """
-    groups = _checked_groups("pmean", axis_index_groups)
-    n = _group_size(canonicalize_axis_names(axis_name), groups)
-
-    def mean(total):
-        dtype = get_aval(total).dtype
-        if kind_of(dtype) not in ("float", "complex"):
-            dtype = dtypes.default_float_dtype()
-            total = convert_element_type(total, dtype)
-        return elementwise.div(total, np.asarray(n, dtype)[()])
-    return tree_util.tree_map(mean, psum(x, axis_name, axis_index_groups=groups))
+    total = psum(x, axis_name, axis_index_groups=axis_index_groups)
+    names = _split_axes(canonicalize_axis_names(axis_name))[0]
+    n = _group_size(names, _checked_groups("pmean", axis_index_groups))
+    return tree_util.tree_map(lambda v: v / n, total)
 
 
 # --- pvary: a value that may vary over axes (no data moves) ------------------------------
@@ -545,7 +618,8 @@ def pvary(x, axis_name):
     Inside `shard_map` with `check_vma=True`, values replicated over an axis
     (invariant) and values that differ per member (varying) have different
     types; combining them with some collectives, or returning one where the
-    other is expected, needs this cast.
+    other is expected, needs this cast. Where no types are checked (manual axes
+    of a shard_map with `check_vma=False`, or pmap's) it does nothing, as JAX's.
 
     Args:
         x: a pytree of arrays.
@@ -565,9 +639,9 @@ def pvary(x, axis_name):
     """
     axes = canonicalize_axis_names(axis_name)
     _sizes(axes)
-    if not axes:
+    if not axes or (not config.check_vma.value and set(axes) <= _manual_now()):
         return x
-    return tree_util.tree_map(lambda leaf: pvary_p.bind(leaf, axes=axes), x)
+    return tree_util.tree_map(lambda leaf: pvary_p.bind(leaf, axes=mat_axis_order(axes)), x)
 
 
 def pcast(x, axis_name, *, to: str):
@@ -626,7 +700,8 @@ def axis_index(axis_name):
 
     Inside `shard_map` this is the device's coordinate on the mesh axis; inside
     `vmap(..., axis_name=...)` the example's index. For a tuple of names, the
-    position in their product, the first name varying slowest.
+    position in their product, the first name varying slowest (summed from the
+    last name's index up, as JAX's).
 
     Args:
         axis_name: the name of a bound axis, or a tuple of names.
@@ -642,15 +717,13 @@ def axis_index(axis_name):
         >>> plax.vmap(lambda x: x * plax.lax.axis_index("i"), axis_name="i")(jnp.ones(3))
         Array([0., 1., 2.], dtype=float32)
     """
-    return _index_of(canonicalize_axis_names(axis_name))
-
-
-def _index_of(names: tuple):
-    index = None
-    for name in names:
-        here = axis_index_p.bind(axis_name=name)
-        index = here if index is None else elementwise.add(
-            elementwise.mul(index, np.int32(_bound_size(name))), here)
+    if not isinstance(axis_name, (tuple, list)):
+        _bound_size(axis_name)
+        return axis_index_p.bind(axis_name=axis_name)
+    index, stride = 0, 1
+    for name in reversed(canonicalize_axis_names(axis_name)):
+        index = index + axis_index(name) * stride
+        stride *= _bound_size(name)
     return index
 
 
@@ -670,9 +743,9 @@ def _pbroadcast_lowering(ctx, x, *, axis_name, source):
 def _pbroadcast_transpose(ct, x, *, axis_name, source):
     """The source member receives the sum of every member's cotangent, the others 0."""
     names = _names(axis_name)
-    total = psum_p.bind(instantiate(ct), axes=names)
+    total = psum_p.bind(instantiate(ct), axes=names, axis_index_groups=None)
     aval = get_aval(total)
-    mask = shape_ops.broadcast_in_dim(comparison.eq(_index_of(names), np.int32(source)),
+    mask = shape_ops.broadcast_in_dim(comparison.eq(axis_index(names), np.int32(source)),
                                       aval.shape, ())
     zeros = shape_ops.broadcast_in_dim(np.zeros((), aval.dtype)[()], aval.shape, ())
     return [comparison.select_n(mask, zeros, total)]
@@ -716,64 +789,115 @@ def pbroadcast(x, axis_name, source: int):
         raise ValueError(f"pbroadcast: source {source} is not a member of axis "
                          f"{_param_name(names)!r} of size {size}")
     return tree_util.tree_map(
-        lambda leaf: pbroadcast_p.bind(leaf, axis_name=_param_name(names), source=source), x)
+        lambda leaf: pbroadcast_p.bind(leaf, axis_name=_as_given(axis_name), source=source), x)
 
 
-# --- all_gather ----------------------------------------------------------------------------
+# --- all_gather, all_gather_invariant ----------------------------------------------------
 
-_GATHER_TO = ("varying", "invarying")
+def _split_dim(x, dim: int, n: int):
+    """`x` with dimension `dim` split into two, the first of size `n`."""
+    shape = list(get_aval(x).shape)
+    shape[dim:dim + 1] = [n, shape[dim] // n]
+    return shape_ops.reshape(x, tuple(shape))
 
 
-def _all_gather_abstract_eval(x, *, axis_name, axis_size, axis, tiled, to, axis_index_groups):
+def _merge_dims(x, dim: int):
+    """`x` with dimensions `dim` and `dim + 1` merged into one."""
+    shape = list(get_aval(x).shape)
+    shape[dim:dim + 2] = [shape[dim] * shape[dim + 1]]
+    return shape_ops.reshape(x, tuple(shape))
+
+
+def _past_batch(dim: int, d, change: int) -> tuple:
+    """For a collective over another vmap's axis: where its per-member dimension
+    `dim` is in the batched operand, and where the result's batch dimension is (`d`,
+    moved by `change` when `dim`, before it, gains or loses a dimension). `d` is
+    unmapped only for one name of several, done one at a time."""
+    if d is not_mapped:
+        return dim, d
+    return (dim + 1, d) if d <= dim else (dim, d + change)
+
+
+def _all_gather_abstract_eval(x, *, all_gather_dimension, axis_name, axis_size, tiled,
+                              axis_index_groups=None):
     shape = list(x.shape)
     if tiled:
-        shape[axis] *= axis_size
+        shape[all_gather_dimension] *= axis_size
     else:
-        shape.insert(axis, axis_size)
+        shape.insert(all_gather_dimension, axis_size)
     return ShapedArray(tuple(shape), x.dtype, x.weak_type)
 
 
-def _all_gather_batching(axis_data, args, dims, *, axis_name, axis_size, axis, tiled, to,
-                         axis_index_groups):
-    (x,), (d,) = args, dims
-    if not _is_this_traces(axis_data, axis_name, "all_gather", axis_index_groups):
-        x = moveaxis(x, d, 0)
-        return all_gather_p.bind(x, axis_name=axis_name, axis_size=axis_size, axis=axis + 1,
-                                 tiled=tiled, to=to, axis_index_groups=axis_index_groups), 0
-    # Every member receives the whole batch: the result is the same for all of them.
-    x = move_to(x, d, axis, axis_data.size)
-    if tiled:
-        shape = list(get_aval(x).shape)
-        shape[axis:axis + 2] = [shape[axis] * shape[axis + 1]]
-        x = shape_ops.reshape(x, tuple(shape))
-    return x, not_mapped
+class _all_gather_batcher(PrimitiveRule):
+    """JAX's rule. Over another axis the gathered dimension shifts past the batch
+    dimension; over this trace's axis every member gathers the whole batch (the
+    result is the same for all): the batch dimension moved (or an unmapped value
+    broadcast) to the gathered position. Over several names, among them this trace's,
+    a gather one name at a time, the last first (JAX has no rule)."""
+
+    def for_primitive(self, prim):
+        def rule(axis_data, args, dims, *, all_gather_dimension: int, axis_name, tiled,
+                 **params):
+            (x,), (d,) = args, dims
+            dim = all_gather_dimension
+            if axis_data.name not in axis_name:  # (a gather adds a dimension unless tiled)
+                dim, d = _past_batch(dim, d, 0 if tiled else 1)
+                return prim.bind(x, all_gather_dimension=dim, axis_name=axis_name,
+                                 tiled=tiled, **params), d
+            _refuse_vmap_groups("all_gather", axis_data.name, params.get("axis_index_groups"))
+            if len(axis_name) > 1:
+                for k, name in enumerate(reversed(axis_name)):
+                    x, d = rule(axis_data, [x], [d], all_gather_dimension=dim, axis_name=(name,),
+                                tiled=tiled or k > 0,
+                                **dict(params, axis_size=_bound_size(name)))
+                return x, d
+            if d is not_mapped:
+                shape = list(get_aval(x).shape)
+                shape.insert(dim, axis_data.size)
+                x = shape_ops.broadcast_in_dim(x, tuple(shape),
+                                               tuple(i for i in range(len(shape)) if i != dim))
+            else:
+                x = moveaxis(x, d, dim)
+            return (_merge_dims(x, dim) if tiled else x), not_mapped
+        rule.__name__ = f"{prim.name}_batching"
+        return rule
 
 
-def _all_gather_lowering(ctx, x, *, axis_name, axis_size, axis, tiled, to, axis_index_groups):
+def _all_gather_lowering(ctx, x, *, all_gather_dimension, axis_name, axis_size, tiled,
+                         axis_index_groups=None):
     aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
     if not tiled:  # gather along a new axis of size 1
         shape = list(aval_in.shape)
-        shape.insert(axis, 1)
+        shape.insert(all_gather_dimension, 1)
         x = _reshape(x, shape, aval_in.dtype)
-    groups = _groups(ctx, _names(axis_name), "all_gather", axis_index_groups)
+    groups = _groups(ctx, axis_name, "all_gather", axis_index_groups)
     if _alone(groups):
         return x
-    return hlo.AllGatherOp([mu.ir_type(aval_out)], [x], axis, _groups_attr(groups),
-                           use_global_device_ids=True, **_channel()).results[0]
+    return hlo.AllGatherOp([mu.ir_type(aval_out)], [x], all_gather_dimension,
+                           _groups_attr(groups), use_global_device_ids=True,
+                           **_channel()).results[0]
 
 
-def _all_gather_transpose(ct, x, *, axis_name, axis_size, axis, tiled, to, axis_index_groups):
-    if to == "invarying":
-        _refuse_typed_transpose("all_gather(..., to='invarying')", _names(axis_name))
-    return [psum_scatter_p.bind(instantiate(ct), axis_name=axis_name, axis_size=axis_size,
-                                scatter_dimension=axis, tiled=tiled,
-                                axis_index_groups=axis_index_groups)]
+def _all_gather_transpose(ct, x, *, all_gather_dimension, axis_index_groups=None, **params):
+    """The per-device adjoint: a reduce-scatter of the cotangent."""
+    return [reduce_scatter_p.bind(instantiate(ct), scatter_dimension=all_gather_dimension,
+                                  axis_index_groups=axis_index_groups, **params)]
+
+
+def _all_gather_invariant_transpose(ct, x, **params):
+    _refuse_typed_transpose("all_gather(..., to='invarying')", params["axis_name"])
+    return _all_gather_transpose(ct, x, **params)
 
 
 all_gather_p = standard_primitive(
     "lax.all_gather", _all_gather_abstract_eval, _all_gather_lowering,
-    jvp=linear_jvp(), transpose=_all_gather_transpose, batching=_all_gather_batching,
+    jvp=linear_jvp(), transpose=_all_gather_transpose, batching=_all_gather_batcher(),
     **{AXIS_NAMES: _names_rule})
+# all_gather(..., to='invarying'): the same gather, typed as the same on every member.
+all_gather_invariant_p = standard_primitive(
+    "lax.all_gather_invariant", _all_gather_abstract_eval, _all_gather_lowering,
+    jvp=linear_jvp(), transpose=_all_gather_invariant_transpose,
+    batching=_all_gather_batcher(), **{AXIS_NAMES: _names_rule})
 
 
 def all_gather(x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bool = False,
@@ -817,17 +941,21 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bo
                                   "supported (nor in JAX)")
     groups = _checked_groups("all_gather", axis_index_groups)
     names = canonicalize_axis_names(axis_name)
-    steps = _steps(names, groups)
+    if not names:
+        return x
+    size = _group_size(names, groups)
+    prim, params = ((all_gather_p, dict(axis_index_groups=groups)) if to == "varying"
+                    else (all_gather_invariant_p, {}))
 
-    def gather_leaf(leaf):
+    def gather(leaf):
         ndim = get_aval(leaf).ndim
-        where = canonicalize_axis("all_gather", axis, ndim if tiled else ndim + 1)
-        out = leaf if tiled else shape_ops.expand_dims(leaf, (where,))
-        for name, size in reversed(steps):
-            out = all_gather_p.bind(out, axis_name=name, axis_size=size, axis=where,
-                                    tiled=True, to=to, axis_index_groups=groups)
-        return out
-    return tree_util.tree_map(gather_leaf, x)
+        dim = canonicalize_axis("all_gather", axis, ndim if tiled else ndim + 1)
+        return prim.bind(_varying_over(leaf, names), all_gather_dimension=dim, axis_name=names,
+                         axis_size=size, tiled=tiled, **params)
+    return tree_util.tree_map(gather, x)
+
+
+_GATHER_TO = ("varying", "invarying")
 
 
 def _size_kind(axis_index_groups) -> str:
@@ -835,19 +963,10 @@ def _size_kind(axis_index_groups) -> str:
     return "axis size" if axis_index_groups is None else "group size"
 
 
-def _steps(names: tuple, axis_index_groups) -> list[tuple]:
-    """The (axis_name, axis_size) of each all_gather or psum_scatter a collective over
-    `names` is made of: one per name (the first varying slowest), or with groups one
-    over all of them, whose members the groups' positions index."""
-    if axis_index_groups is None:
-        return [(name, _bound_size(name)) for name in names]
-    return [(_param_name(names), _group_size(names, axis_index_groups))]
+# --- psum_scatter: reduce_scatter ---------------------------------------------------------
 
-
-# --- psum_scatter ----------------------------------------------------------------------------
-
-def _psum_scatter_abstract_eval(x, *, axis_name, axis_size, scatter_dimension, tiled,
-                                axis_index_groups):
+def _reduce_scatter_abstract_eval(x, *, scatter_dimension, axis_name, axis_index_groups,
+                                  axis_size, tiled):
     check_dtype("psum_scatter", x, NUMBER)
     shape = list(x.shape)
     if not 0 <= scatter_dimension < len(shape):
@@ -868,31 +987,41 @@ def _psum_scatter_abstract_eval(x, *, axis_name, axis_size, scatter_dimension, t
     return ShapedArray(tuple(shape), x.dtype, x.weak_type)
 
 
-def _psum_scatter_batching(axis_data, args, dims, *, axis_name, axis_size, scatter_dimension,
-                           tiled, axis_index_groups):
+def _reduce_scatter_batching(axis_data, args, dims, *, scatter_dimension: int, axis_name,
+                             axis_index_groups, axis_size, tiled):
+    """JAX's rule. Over another axis the scattered dimension shifts past the batch
+    dimension; over this trace's axis the batch is summed and member j keeps chunk j:
+    the scattered dimension (split in two when tiled) becomes the batch dimension.
+    Over several names, among them this trace's, a scatter one name at a time, the
+    first first (JAX has no rule)."""
     (x,), (d,) = args, dims
-    if not _is_this_traces(axis_data, axis_name, "psum_scatter", axis_index_groups):
-        return psum_scatter_p.bind(moveaxis(x, d, 0), axis_name=axis_name, axis_size=axis_size,
-                                   scatter_dimension=scatter_dimension + 1, tiled=tiled,
-                                   axis_index_groups=axis_index_groups), 0
-    total = _times_size(x, axis_data.size) if d is not_mapped else reductions.reduce_sum(x, (d,))
-    # Member j keeps chunk j of the scatter dimension: split off the chunk index and
-    # make it the batch dimension.
-    shape = list(get_aval(total).shape)
-    n = axis_data.size
-    shape[scatter_dimension:scatter_dimension + 1] = [n, shape[scatter_dimension] // n]
-    chunks = moveaxis(shape_ops.reshape(total, tuple(shape)), scatter_dimension, 0)
-    if not tiled:
-        chunks = shape_ops.squeeze(chunks, (scatter_dimension + 1,))
-    return chunks, 0
+    dim = scatter_dimension
+    if axis_data.name not in axis_name:  # (a scatter drops its dimension unless tiled)
+        dim, d = _past_batch(dim, d, 0 if tiled else -1)
+        return reduce_scatter_p.bind(x, scatter_dimension=dim, axis_name=axis_name,
+                                     axis_index_groups=axis_index_groups, axis_size=axis_size,
+                                     tiled=tiled), d
+    _refuse_vmap_groups("psum_scatter", axis_data.name, axis_index_groups)
+    if len(axis_name) > 1:
+        for k, name in enumerate(axis_name):
+            x, d = _reduce_scatter_batching(
+                axis_data, [x], [d], scatter_dimension=dim, axis_name=(name,),
+                axis_index_groups=None, axis_size=_bound_size(name),
+                tiled=tiled or k < len(axis_name) - 1)
+        return x, d
+    if d is not_mapped:
+        x = elementwise.mul(x, constant_like(x, axis_size))
+    else:
+        x = reductions.reduce_sum(x, (d,))
+    return (_split_dim(x, dim, axis_size) if tiled else x), dim
 
 
-def _psum_scatter_lowering(ctx, x, *, axis_name, axis_size, scatter_dimension, tiled,
-                           axis_index_groups):
+def _reduce_scatter_lowering(ctx, x, *, scatter_dimension, axis_name, axis_index_groups,
+                             axis_size, tiled):
     aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
     shape = list(aval_in.shape)
     shape[scatter_dimension] //= axis_size
-    groups = _groups(ctx, _names(axis_name), "psum_scatter", axis_index_groups)
+    groups = _groups(ctx, axis_name, "psum_scatter", axis_index_groups)
     if not _alone(groups):
         op = hlo.ReduceScatterOp(mu.ir_type(ShapedArray(shape, aval_in.dtype)), x,
                                  scatter_dimension, _groups_attr(groups),
@@ -903,16 +1032,15 @@ def _psum_scatter_lowering(ctx, x, *, axis_name, axis_size, scatter_dimension, t
     return x if tiled else _reshape(x, aval_out.shape, aval_out.dtype)
 
 
-def _psum_scatter_transpose(ct, x, *, axis_name, axis_size, scatter_dimension, tiled,
-                            axis_index_groups):
-    return [all_gather_p.bind(instantiate(ct), axis_name=axis_name, axis_size=axis_size,
-                              axis=scatter_dimension, tiled=tiled, to="varying",
-                              axis_index_groups=axis_index_groups)]
+def _reduce_scatter_transpose(ct, x, *, scatter_dimension, **params):
+    """The per-device adjoint: an all-gather of the cotangent."""
+    return [all_gather_p.bind(instantiate(ct), all_gather_dimension=scatter_dimension,
+                              **params)]
 
 
-psum_scatter_p = standard_primitive(
-    "lax.psum_scatter", _psum_scatter_abstract_eval, _psum_scatter_lowering,
-    jvp=linear_jvp(), transpose=_psum_scatter_transpose, batching=_psum_scatter_batching,
+reduce_scatter_p = standard_primitive(
+    "lax.reduce_scatter", _reduce_scatter_abstract_eval, _reduce_scatter_lowering,
+    jvp=linear_jvp(), transpose=_reduce_scatter_transpose, batching=_reduce_scatter_batching,
     **{AXIS_NAMES: _names_rule})
 
 
@@ -949,69 +1077,63 @@ def psum_scatter(x, axis_name, *, scatter_dimension: int = 0, axis_index_groups=
     """
     groups = _checked_groups("psum_scatter", axis_index_groups)
     names = canonicalize_axis_names(axis_name)
-    steps = _steps(names, groups)
-    total = math.prod(size for _, size in steps)
+    if not names:
+        return x
+    size = _group_size(names, groups)
 
     def scatter(leaf):
-        aval = get_aval(leaf)
-        dim = canonicalize_axis("psum_scatter", scatter_dimension, aval.ndim)
-        if len(steps) == 1:
-            (name, size), = steps
-            return psum_scatter_p.bind(leaf, axis_name=name, axis_size=size,
-                                       scatter_dimension=dim, tiled=bool(tiled),
-                                       axis_index_groups=groups)
-        if not tiled and aval.shape[dim] != total:
-            raise ValueError(f"psum_scatter: dimension {dim} of operand {describe(aval)} "
-                             f"must equal the size {total} of axes {names} (or pass "
-                             "tiled=True)")
-        out = leaf  # scatter over each name in turn: chunk (i, j) lands on member (i, j)
-        for name, size in steps:
-            out = psum_scatter_p.bind(out, axis_name=name, axis_size=size,
-                                      scatter_dimension=dim, tiled=True, axis_index_groups=None)
-        return out if tiled else shape_ops.squeeze(out, (dim,))
+        dim = canonicalize_axis("psum_scatter", scatter_dimension, get_aval(leaf).ndim)
+        return reduce_scatter_p.bind(_varying_over(leaf, names), scatter_dimension=dim,
+                                     axis_name=names, axis_index_groups=groups,
+                                     axis_size=size, tiled=tiled)
     return tree_util.tree_map(scatter, x)
 
 
 # --- all_to_all ------------------------------------------------------------------------------
 
-def _all_to_all_abstract_eval(x, *, axis_name, axis_size, split_axis, concat_axis,
-                              axis_index_groups):
+def _all_to_all_abstract_eval(x, *, axis_name, split_axis, concat_axis, axis_index_groups,
+                              tiled):
+    size = _group_size(_names(axis_name), axis_index_groups)
     shape = list(x.shape)
     for what, a in (("split_axis", split_axis), ("concat_axis", concat_axis)):
         if not 0 <= a < len(shape):
             raise ValueError(f"all_to_all: {what} {a} out of range for operand {describe(x)}")
-    if shape[split_axis] % axis_size:
+    if shape[split_axis] % size:
         raise ValueError(f"all_to_all: split_axis {split_axis} of operand {describe(x)} must "
-                         f"be divisible by the {_size_kind(axis_index_groups)} {axis_size}")
-    shape[split_axis] //= axis_size
-    shape[concat_axis] *= axis_size
-    return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+                         f"be divisible by the {_size_kind(axis_index_groups)} {size}")
+    shape[split_axis] //= size
+    shape[concat_axis] *= size
+    return ShapedArray(tuple(shape), x.dtype)
 
 
-def _all_to_all_batching(axis_data, args, dims, *, axis_name, axis_size, split_axis,
-                         concat_axis, axis_index_groups):
+def _all_to_all_batching(axis_data, args, dims, *, axis_name, split_axis, concat_axis,
+                         axis_index_groups, tiled):
+    """JAX's rule over one name: x[i] (member i) splits into chunks x[i, j]; member j
+    receives chunk j of every member, concatenated in order i along concat_axis."""
     (x,), (d,) = args, dims
-    if not _is_this_traces(axis_data, axis_name, "all_to_all", axis_index_groups):
-        return all_to_all_p.bind(moveaxis(x, d, 0), axis_name=axis_name, axis_size=axis_size,
-                                 split_axis=split_axis + 1, concat_axis=concat_axis + 1,
-                                 axis_index_groups=axis_index_groups), 0
-    # x[i] (member i) splits into chunks x[i, j]; member j receives chunk j of every
-    # member, concatenated in order i along concat_axis.
+    params = dict(axis_name=axis_name, axis_index_groups=axis_index_groups, tiled=tiled)
+    if axis_data.name not in _names(axis_name):
+        return all_to_all_p.bind(x, split_axis=split_axis + (d <= split_axis),
+                                 concat_axis=concat_axis + (d <= concat_axis), **params), d
+    _refuse_vmap_groups("all_to_all", axis_data.name, axis_index_groups)
+    if len(_names(axis_name)) > 1:
+        raise NotImplementedError("vmap of all_to_all over several axis names")
     n = axis_data.size
-    x = move_to(x, d, 0, n)
-    shape = list(get_aval(x).shape)
-    s = split_axis + 1
-    shape[s:s + 1] = [n, shape[s] // n]
-    x = moveaxis(shape_ops.reshape(x, tuple(shape)), s, 0)  # (j, i, ...chunk...)
-    x = moveaxis(x, 1, concat_axis + 1)  # i just before concat_axis
-    shape = list(get_aval(x).shape)
-    c = concat_axis + 1
-    shape[c:c + 2] = [shape[c] * shape[c + 1]]
-    return shape_ops.reshape(x, tuple(shape)), 0
+    if d is not_mapped:
+        x, d = shape_ops.broadcast(x, (n,)), 0
+    if split_axis != concat_axis:
+        x = _merge_dims(moveaxis(x, d, concat_axis), concat_axis)
+        return _split_dim(x, split_axis, n), split_axis
+    axis = split_axis + (d <= split_axis)
+    x = _split_dim(x, axis, n)
+    moved = d + (axis <= d)
+    perm = list(range(get_aval(x).ndim))
+    perm[axis], perm[moved] = moved, axis
+    return _merge_dims(shape_ops.transpose(x, perm), axis), d
 
 
-def _all_to_all_lowering(ctx, x, *, axis_name, axis_size, split_axis, concat_axis,
-                         axis_index_groups):
+def _all_to_all_lowering(ctx, x, *, axis_name, split_axis, concat_axis, axis_index_groups,
+                         tiled):
     groups = _groups(ctx, _names(axis_name), "all_to_all", axis_index_groups)
     if _alone(groups):
         return x
@@ -1019,11 +1141,9 @@ def _all_to_all_lowering(ctx, x, *, axis_name, axis_size, split_axis, concat_axi
                           results=[mu.ir_type(ctx.avals_out[0])], **_channel()).results[0]
 
 
-def _all_to_all_transpose(ct, x, *, axis_name, axis_size, split_axis, concat_axis,
-                          axis_index_groups):
-    return [all_to_all_p.bind(instantiate(ct), axis_name=axis_name, axis_size=axis_size,
-                              split_axis=concat_axis, concat_axis=split_axis,
-                              axis_index_groups=axis_index_groups)]
+def _all_to_all_transpose(ct, x, *, split_axis, concat_axis, **params):
+    return [all_to_all_p.bind(instantiate(ct), split_axis=concat_axis, concat_axis=split_axis,
+                              **params)]
 
 
 all_to_all_p = standard_primitive(
@@ -1087,9 +1207,9 @@ def all_to_all(x, axis_name, split_axis: int, concat_axis: int, *, axis_index_gr
                 concat = concat + 1 if split < concat else concat
                 split = split if split < concat else split + 1
                 leaf = shape_ops.expand_dims(leaf, (concat,))
-        out = all_to_all_p.bind(leaf, axis_name=_param_name(names), axis_size=size,
-                                split_axis=split, concat_axis=concat,
-                                axis_index_groups=groups)
+        out = all_to_all_p.bind(_varying_over(leaf, names), split_axis=split,
+                                concat_axis=concat, axis_name=_as_given(axis_name),
+                                axis_index_groups=groups, tiled=tiled)
         return out if tiled or split == concat else shape_ops.squeeze(out, (split,))
     return tree_util.tree_map(exchange, x)
 
@@ -1121,24 +1241,24 @@ def pswapaxes(x, axis_name, axis: int, *, axis_index_groups=None):
 # --- ppermute, pshuffle ------------------------------------------------------------------------
 
 def _ppermute_batching(axis_data, args, dims, *, axis_name, perm):
+    """JAX's rule: member j takes `x` from its source by a `jnp.take` along the batch
+    dimension. (JAX's wants a whole permutation; with a partial one, members that
+    receive nothing take zeros, filled in for an index out of range.)"""
+    from plax_stdlib.numpy import take  # (plax.numpy is built on lax)
     (x,), (d,) = args, dims
     if not _is_this_traces(axis_data, axis_name, "ppermute"):
         return ppermute_p.bind(x, axis_name=axis_name, perm=perm), d
     n = axis_data.size
-    x = move_to(x, d, 0, n)
-    source = np.zeros((n, 1), np.int32)
-    receives = np.zeros((n,), bool)
+    whole = len(perm) == n
+    if d is not_mapped:
+        if whole:
+            return x, not_mapped
+        x, d = move_to(x, d, 0, n), 0
+    sources = np.full(n, 0 if whole else n)
     for src, dst in perm:
-        source[dst, 0], receives[dst] = src, True
-    shape = get_aval(x).shape
-    rest = tuple(range(1, len(shape)))
-    moved = gather_p.bind(x, source, dimension_numbers=GatherDimensionNumbers(rest, (0,), (0,)),
-                          slice_sizes=(1,) + shape[1:], indices_are_sorted=False,
-                          unique_indices=True, mode=GatherScatterMode.CLIP,
-                          fill_value=None)
-    mask = shape_ops.broadcast_in_dim(receives, shape, (0,))
-    zeros = shape_ops.broadcast_in_dim(np.zeros((), get_aval(x).dtype)[()], shape, ())
-    return comparison.select_n(mask, zeros, moved), 0
+        sources[dst] = src
+    fill = {} if whole else dict(mode="fill", fill_value=0)
+    return take(x, sources, d, **fill), d
 
 
 def _ppermute_lowering(ctx, x, *, axis_name, perm):
@@ -1208,8 +1328,8 @@ def ppermute(x, axis_name, perm):
     """
     names = canonicalize_axis_names(axis_name)
     pairs = checked_perm("ppermute", names, perm)
-    return tree_util.tree_map(
-        lambda leaf: ppermute_p.bind(leaf, axis_name=names, perm=pairs), x)
+    return tree_util.tree_map(lambda leaf: ppermute_p.bind(_varying_over(leaf, names),
+                                                           axis_name=names, perm=pairs), x)
 
 
 def pshuffle(x, axis_name, perm: Sequence[int]):

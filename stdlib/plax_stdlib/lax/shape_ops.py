@@ -117,17 +117,12 @@ def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sha
 
 def _broadcast_in_dim_batching(axis_data, args, dims, *, shape, broadcast_dimensions,
                                sharding):
-    """The batch dimension goes right after the result dimension of the operand
-    dimension before it, so increasing broadcast_dimensions stay so: nothing moves."""
+    """JAX's rule: the batch dimension moved to the front of the operand and of the
+    result (the other dimensions' places are NumPy integers, as JAX prints them)."""
     (x,), (d,) = args, dims
-    bdims = broadcast_dimensions
-    out_dim = bdims[d - 1] + 1 if d > 0 else 0
-    shifted = tuple(b + (b >= out_dim) for b in bdims)
-    new_bdims = shifted[:d] + (out_dim,) + shifted[d:]
-    new_shape = shape[:out_dim] + (axis_data.size,) + shape[out_dim:]
-    return broadcast_in_dim_p.bind(x, shape=new_shape, broadcast_dimensions=new_bdims,
-                                   sharding=with_batch_dim(sharding, out_dim, axis_data)
-                                   ), out_dim
+    return broadcast_in_dim_p.bind(moveaxis(x, d, 0), shape=(axis_data.size, *shape),
+                                   broadcast_dimensions=(0, *np.add(1, broadcast_dimensions)),
+                                   sharding=with_batch_dim(sharding, 0, axis_data)), 0
 
 
 def _broadcast_in_dim_pretty_print(eqn, same_names):

@@ -13,6 +13,7 @@ import plax
 from plax.extend import config, dtypes
 from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
+from plax_stdlib.lax.conversion import constant_like as const
 from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.random import key_primitives as prims
 from plax_stdlib.random.keys import check_prng_key, split_typed
@@ -44,17 +45,6 @@ def prepare_castable(name: str, key, shape, dtype, *params):
 
 
 _ONE = np.float32(1)  # lognormal's default sigma, as in JAX
-
-
-def const(x, value):
-    """`value` as a scalar of `x`'s dtype; for a weakly typed scalar `x`, a Python
-    scalar (weak too) where its kind's default dtype is `x`'s (JAX's `_const`)."""
-    dtype = dtypes.dtype(x)
-    if not np.shape(x) and jnp.util.is_weak(x):
-        kind = {"b": bool, "i": int, "u": int, "f": float, "c": complex}[dtype.kind]
-        if dtypes.canonicalize_dtype(dtypes.python_scalar_dtypes[kind]) == dtype:
-            return kind(value)
-    return np.asarray(value, dtype)[()]
 
 
 # --- truncated normal -------------------------------------------------------------
