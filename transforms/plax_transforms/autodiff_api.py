@@ -494,11 +494,8 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic:
 
 def _ones_like(x):
     """The seed cotangent: a host scalar, so a staged grad reads it as the literal
-    `1.0:f32[]` (as JAX's) rather than an equation making it; a Python scalar when
-    that has the output's type, so that a weakly typed output's seed is weak too."""
-    aval = get_aval(x)
-    one = np.ones((), aval.dtype)[()]
-    return one.item() if get_aval(one.item()) == aval else one
+    `1.0:f32[]` (as JAX's) rather than an equation making it."""
+    return np.ones((), get_aval(x).dtype)[()]
 
 
 def grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,
