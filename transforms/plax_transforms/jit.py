@@ -30,7 +30,9 @@ import types
 import weakref
 from typing import Any, Callable, NamedTuple
 
-from plax.extend import config, tree_util
+import numpy as np
+
+from plax.extend import config, dtypes, tree_util
 from plax.extend.core import (
     EVAL_TRACE,
     ClosedJaxpr,
@@ -389,6 +391,8 @@ class JitWrapped(fastpath.JitCache):
         if isinstance(x, Tracer) and not x._trace.is_valid():
             raise escaped_tracer_error(x)
         try:
+            if isinstance(x, np.ndarray):  # (a structured or string one too, as JAX's)
+                dtypes.check_valid_dtype(x.dtype)
             return get_aval(x)
         except TypeError:
             if hasattr(x, "__jax_array__"):  # an object standing for an array, as in JAX
