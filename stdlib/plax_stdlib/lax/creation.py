@@ -8,8 +8,7 @@ import numpy as np
 
 from plax.extend import dtypes
 from plax.extend.constructors import (
-    FLOAT,
-    INT,
+    NUMBER,
     canonicalize_axis,
     check_dtype,
     describe,
@@ -24,7 +23,7 @@ from plax_stdlib.lax.shape_ops import broadcast, canonicalize_shape
 
 def _iota_abstract_eval(*, dtype, shape, dimension, sharding):
     aval = ShapedArray(canonicalize_shape("iota", shape), dtype)
-    check_dtype("iota", aval, INT | FLOAT, what="dtype")
+    check_dtype("iota", aval, NUMBER, what="dtype")
     if not 0 <= dimension < len(shape):
         raise ValueError(f"iota: dimension {dimension} out of range for shape {shape}")
     return aval
@@ -86,7 +85,7 @@ def iota(dtype, size: int, *, sharding=None):
     """The integers `0, 1, ..., size - 1` as a 1-d array of `dtype`.
 
     Args:
-        dtype: the result's dtype (integer or floating-point).
+        dtype: the result's dtype (integer, floating-point or complex).
         size: the number of elements (an int).
         sharding: on a mesh with `Explicit` axes, the result's sharding.
 

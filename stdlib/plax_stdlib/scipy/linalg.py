@@ -24,6 +24,7 @@ from plax_stdlib.lax.linalg.matrices import diagonal as matrix_diagonal
 from plax_stdlib.lax.linalg.matrices import eye_like, matmul, mH, mT, take_rows, tril, triu
 from plax_stdlib.numpy import util
 from plax_stdlib.numpy.linalg import decompositions as np_decompositions
+from plax_stdlib.numpy.linalg import determinants as np_determinants
 from plax_stdlib.numpy.linalg import solvers as np_solvers
 from plax_stdlib.numpy.linalg.operands import check_matrices, inexact, matrices
 from plax_stdlib.scipy.special_matrices import (  # noqa: F401 - part of this module's API
@@ -174,7 +175,7 @@ def inv(a, overwrite_a: bool = False, check_finite: bool = True):
 
 def det(a, overwrite_a: bool = False, check_finite: bool = True):
     """The determinant of each square matrix."""
-    return np_solvers.det(a)
+    return np_determinants.det(a)
 
 
 # --- eigen, singular value and QR decompositions -------------------------------------------
