@@ -125,6 +125,15 @@ CASES = {
                      "20, 24, 31, 45) for s in ('ortho', 'forward')] + "
                      "[jnp.fft.irfft(c[:k], norm='ortho') for k in (5, 6, 7, 12)]",
     "la.dft": "[la.dft(k, s) for k in (1, 4, 7, 12) for s in (None, 'sqrtn', 'n')]",
+    # tridiagonal eigenproblems: bisection, and inverse iteration from random vectors
+    "la.eigh_tridiagonal": "[la.eigh_tridiagonal(y[:12], y[12:23], eigvals_only=True), "
+                           "la.eigh_tridiagonal(y[:12], y[12:23]), la.eigh_tridiagonal("
+                           "p[:6], u[:5], select='i', select_range=(1, 3)), la.eigh_tridiagonal("
+                           "y[:5], y[5:9], eigvals_only=True, tol=0.01)]",
+    "la.eigh_tridiagonal.key": "la.eigh_tridiagonal(y[:7], y[7:13], key=key)",
+    "la.eigh_tridiagonal.c": "la.eigh_tridiagonal(c[:6].real + 0j, c[6:11])",
+    "la.eigh_tridiagonal.clustered": "la.eigh_tridiagonal(jnp.array([2.0, 2, 2, 2, 5]), "
+                                     "jnp.array([0.0, 0, 1e-8, 0]))",
     # rotations (quaternions q, rotation vectors v; some near the identity) and Slerp
     "tr.Rotation.from_quat": "R.from_quat(q).as_quat()",
     "tr.Rotation.mul": "(R.from_quat(q) * R.from_quat(q[::-1])).as_quat()",
@@ -473,6 +482,8 @@ results["poly.int"] = jnp.poly(ints[:, :3])
 results["i0.int"] = jnp.i0(np.arange(-2, 3))
 results["dft"] = la.dft(4)
 results["entropy"] = st.poisson.entropy(np.array([1, 10, 100]))
+results["eigh_tridiagonal"] = la.eigh_tridiagonal(np.arange(1.0, 5.0, dtype=np.float32),
+                                                  np.ones(3, np.float32), eigvals_only=True)
 # op by op, JAX's Hermitian FFTs round their norms' factors apart from the transform
 for norm in (None, "ortho", "forward"):
     results[f"hfft.{norm}"] = jnp.fft.hfft(c, norm=norm)
