@@ -176,7 +176,7 @@ bessel_i0e_p, bessel_i0e = unary_op(
     "Exponentially scaled modified Bessel function of order 0: exp(-|x|) I0(x).",
     jvp=_i0e_partial,
     example=("lax.bessel_i0e(jnp.array([0.0, 1.0]))",
-             "Array([1. , 0.4657...], dtype=float32)"))
+             "Array([1.0000001 , 0.46575963], dtype=float32)"))
 bessel_i1e_p, bessel_i1e = unary_op(
     "bessel_i1e", FLOAT, chlo_rule("bessel_i1e"),
     "Exponentially scaled modified Bessel function of order 1: exp(-|x|) I1(x).",

@@ -329,7 +329,7 @@ _FFT_EXAMPLES = {  # name: (kind, example, its output)
     "hfft": ("one_axis", "jnp.fft.hfft(jnp.array([1.0, 0.0, 0.0]))",
              "Array([1., 1., 1., 1.], dtype=float32)"),
     "ihfft": ("one_axis", "jnp.fft.ihfft(jnp.array([1.0, 1.0, 1.0, 1.0]))",
-              "Array([1.-0.j, 0.-0.j, 0.-0.j], dtype=complex64)"),
+              "Array([1.+0.j, 0.+0.j, 0.+0.j], dtype=complex64)"),
     "fft2": ("axes", "jnp.fft.fft2(jnp.ones((2, 2)))",
              "Array([[4.+0.j, 0.+0.j],\n           [0.+0.j, 0.+0.j]], dtype=complex64)"),
     "ifft2": ("axes", "jnp.fft.ifft2(jnp.array([[4.0, 0.0], [0.0, 0.0]]))",
