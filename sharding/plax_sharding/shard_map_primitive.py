@@ -67,7 +67,7 @@ from plax.extend.core import (
     stage_flat,
 )
 from plax.extend.mlir import ir, mu
-from plax.extend.sharding import concrete_mesh
+from plax.extend.sharding import concrete_mesh, note_axis_order, set_vma_rule
 from plax_runtime.array import Array
 from plax_runtime.device_put import device_put
 from plax_stdlib.lax import elementwise, parallel, shape_ops
@@ -176,6 +176,20 @@ def axes_bound(mesh, manual_axes) -> Iterator[None]:
     with contextlib.ExitStack() as stack:
         for name in manual_axes:
             stack.enter_context(extend_axis_env(name, mesh.shape[name]))
+        yield
+
+
+@contextlib.contextmanager
+def body_context(mesh, manual_axes, check_vma: bool) -> Iterator[None]:
+    """What holds while a body runs on one device's blocks, traced (under jit) or
+    eagerly: the manual axes bound, the body marked manual over them and, with
+    check_vma, its values typed with the axes they vary over (`vma.py`)."""
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(axes_bound(mesh, manual_axes))
+        stack.enter_context(parallel.tracing_manual_axes(manual_axes, check_vma))
+        note_axis_order(mesh.axis_names)
+        stack.enter_context(set_vma_rule(vma.stage_vma if check_vma else None))
+        stack.enter_context(config.check_vma(bool(check_vma)))
         yield
 
 
