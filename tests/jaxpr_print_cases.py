@@ -429,6 +429,19 @@ def _collective_cases(jax, lax, add) -> None:
         lambda x: (lax.psum(x, both), lax.axis_index(both) * x, lax.all_gather(x, both),
                    lax.psum_scatter(x, both, tiled=True), lax.all_to_all(x, both, 0, 0)),
         mesh=grid, in_specs=P(both), out_specs=P(both)), stacked.reshape(-1, 4))
+    # Over Explicit axes a shard_map's results are typed split as its out_specs say, and
+    # the blocks of a partially manual one as their other (Explicit) axes split them.
+    explicit = (jax.sharding.AxisType.Explicit,) * 2
+    pair = jax.sharding.Mesh(np.array(jax.devices()[:2]), ("i",), axis_types=explicit[:1])
+    tiles = jax.sharding.Mesh(np.array(jax.devices()[:MEMBERS]).reshape(2, 4), ("x", "y"),
+                              axis_types=explicit)
+    NS = jax.sharding.NamedSharding
+    add("shard_map explicit", jax.shard_map(lambda x, s: x * s, mesh=pair, in_specs=(P("i"), P()),
+                                            out_specs=P("i")),
+        jax.device_put(np.arange(6, dtype=np.float32), NS(pair, P("i"))), F)
+    add("shard_map explicit partially manual", jax.shard_map(
+        lambda x: x * 2, mesh=tiles, in_specs=P("x"), out_specs=P("x"), axis_names={"x"}),
+        jax.device_put(stacked.reshape(-1, 4).T, NS(tiles, P("x", "y"))))
     halves = [[0, 2, 4, 6], [1, 3, 5, 7]]
     add("pmap grouped collectives", jax.pmap(lambda x: (
         lax.all_gather(x, "i", axis_index_groups=halves),
