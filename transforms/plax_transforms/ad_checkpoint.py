@@ -8,12 +8,11 @@ from typing import Any, Callable
 
 from plax.extend import tree_util
 from plax.extend.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Var, get_aval,
-                              make_tracing_debug_info, stage_flat)
+                              make_tracing_debug_info, stage_flat, user_frame)
 from plax_stdlib.lax.naming import checkpoint_name, name_p
 from plax_transforms import checkpoint_policies
 from plax_transforms.autodiff_api import linearize_flat
 from plax_transforms.checkpoint_policies import Offloadable, Recompute, Saveable
-from plax_transforms.lowering import user_frame
 from plax_transforms.remat import checkpoint, remat
 
 
