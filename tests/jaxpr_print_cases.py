@@ -41,6 +41,7 @@ def cases(jax) -> dict:
     nn = importlib.import_module(jax.__name__ + ".nn")
     random = importlib.import_module(jax.__name__ + ".random")
     special = importlib.import_module(jax.__name__ + ".scipy.special")
+    ad_checkpoint = importlib.import_module(jax.__name__ + ".ad_checkpoint")
     out: dict = {}
 
     def add(name, fun, *args):
@@ -285,6 +286,11 @@ def cases(jax) -> dict:
     add("checkpoint", jax.checkpoint(lambda x: jnp.sin(jnp.sin(x))), F)
     add("grad checkpoint", jax.grad(lambda x: jnp.sum(jax.checkpoint(
         lambda y: jnp.sin(jnp.sin(y)))(x))), F)
+
+    def two_layers(w, x):
+        h = ad_checkpoint.checkpoint_name(jnp.sin(w @ x), "h")
+        return jnp.sin(w.T @ h)
+    add("vjp residuals: the arguments first", lambda w, x: jax.vjp(two_layers, w, x), M, F)
     add("stop_gradient", jax.grad(lambda x: jnp.sum(x * lax.stop_gradient(x))), F)
 
     @jax.custom_jvp

@@ -2,6 +2,7 @@
 mode saves (the leaves of `vjp`'s `f_vjp`) follow the policy."""
 import numpy as np
 import pytest
+from jax_reference import requires_jax, run_reference
 
 import plax
 import plax.numpy as jnp
@@ -116,3 +117,30 @@ def test_nested_jit_inside_checkpoint_keeps_primal_values_known():
         g = plax.grad(plax.checkpoint(f, policy=policy))(X)
         np.testing.assert_allclose(g, plax.grad(f)(X), rtol=1e-5, atol=1e-6)
     check_jaxpr(plax.make_jaxpr(plax.grad(plax.checkpoint(f)))(X))
+
+
+_VJP_LEAVES = """
+W, x = jnp.ones((3, 3)), jnp.ones(3) / 2
+
+def leaves(f, *args):
+    _, f_vjp = jax.vjp(f, *args)
+    # each residual: its shape, and which argument it is (-1: a computed value)
+    return [[list(r.shape), next((i for i, a in enumerate(args) if r is a), -1)]
+            for r in jax.tree_util.tree_leaves(f_vjp)]
+
+dots = jax.checkpoint(lambda W, x: jnp.sin(W @ x), policy=jax.checkpoint_policies.dots_saveable)
+result = {"matmul": leaves(lambda W, x: jnp.sin(W @ x), W, x),
+          "operator": leaves(lambda a, b: a * b, x, x + 1),
+          "one array twice": leaves(lambda a, b: a * jnp.sin(b), x, x),
+          "scalars": leaves(lambda s: jnp.sin(jnp.sin(s)), 3.0),
+          "0-d arrays": leaves(lambda s, t: jnp.sin(s * t), jnp.float32(2), jnp.float32(3)),
+          "checkpoint": leaves(dots, W, x)}
+"""
+
+
+@requires_jax
+def test_vjp_residuals_are_jaxs():
+    """The leaves of `vjp`'s function are JAX's: the arguments it saves first (the
+    arguments themselves, every one that is the same array), then the computed values,
+    0-d ones too."""
+    assert run_reference(_VJP_LEAVES, "plax") == run_reference(_VJP_LEAVES)

@@ -37,7 +37,10 @@ from plax.extend.core import (
 
 
 class PartialEvalTrace(StagingTrace):
-    """Stages only what depends on its own (unknown) tracers; the rest runs on `parent`."""
+    """Stages only what depends on its own (unknown) tracers; the rest runs on `parent`.
+    The known values the staged part reads are its residuals (constants), 0-d Arrays
+    too, as in JAX's linearization: a `vjp`'s function holds them as its leaves."""
+    inlines_arrays = False
 
     def __init__(self, parent: Trace | None = None, debug_info=None):
         super().__init__(debug_info)

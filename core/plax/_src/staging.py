@@ -48,6 +48,7 @@ class StagingTracer(Tracer):
 
 class StagingTrace(Trace):
     """Records primitives applied to its tracers as Jaxpr equations."""
+    inlines_arrays = True  # a 0-d Array read is a literal (linearize keeps it a residual)
 
     def __init__(self, debug_info: TracingDebugInfo | None = None):
         super().__init__()
@@ -80,7 +81,8 @@ class StagingTrace(Trace):
             return Literal(np.asarray(x, aval.dtype)[()] if isinstance(x, np.generic) else x,
                            aval)
         if (getattr(aval, "shape", None) == () and isinstance(aval.dtype, np.dtype)
-                and (isinstance(x, np.ndarray) or hasattr(x, "addressable_shards"))):
+                and (isinstance(x, np.ndarray)
+                     or self.inlines_arrays and hasattr(x, "addressable_shards"))):
             # a 0-d array is inline too, as JAX's: an Array as it is (values read from the
             # Jaxpr, such as the residuals a custom_vjp's bwd gets, stay Arrays)
             return Literal(x if hasattr(x, "addressable_shards") else np.asarray(x)[()], aval)
