@@ -41,6 +41,7 @@ def cases(jax) -> dict:
     nn = importlib.import_module(jax.__name__ + ".nn")
     random = importlib.import_module(jax.__name__ + ".random")
     special = importlib.import_module(jax.__name__ + ".scipy.special")
+    ad_checkpoint = importlib.import_module(jax.__name__ + ".ad_checkpoint")
     out: dict = {}
 
     def add(name, fun, *args):
@@ -285,6 +286,23 @@ def cases(jax) -> dict:
     add("checkpoint", jax.checkpoint(lambda x: jnp.sin(jnp.sin(x))), F)
     add("grad checkpoint", jax.grad(lambda x: jnp.sum(jax.checkpoint(
         lambda y: jnp.sin(jnp.sin(y)))(x))), F)
+    cp = jax.checkpoint_policies
+
+    def two_layers(w, x):
+        h = ad_checkpoint.checkpoint_name(jnp.sin(w @ x), "h")
+        return jnp.sin(w.T @ h)
+    add("vjp residuals: the arguments first", lambda w, x: jax.vjp(two_layers, w, x), M, F)
+    for policy in ("dots_with_no_batch_dims_saveable", "dots_saveable", "everything_saveable",
+                   "save_only_these_names('h')", "save_any_names_but_these('g')"):
+        remat = jax.checkpoint(two_layers, policy=eval("cp." + policy, {"cp": cp}))
+        add(f"checkpoint {policy}", remat, M, F)
+        add(f"vjp checkpoint {policy}", lambda w, x, f=remat: jax.vjp(f, w, x), M, F)
+        add(f"grad checkpoint {policy}",
+            jax.grad(lambda w, x, f=remat: jnp.sum(f(w, x)), (0, 1)), M, F)
+    add("vjp of checkpoints in a row", lambda x: jax.vjp(
+        lambda x: jax.checkpoint(jnp.sin)(jax.checkpoint(jnp.cos)(x) * x), x), F)
+    add("vjp of nested checkpoints", lambda x: jax.vjp(
+        jax.checkpoint(lambda x: jnp.sin(jax.checkpoint(jnp.cos)(jnp.sin(x)))), x), F)
     add("stop_gradient", jax.grad(lambda x: jnp.sum(x * lax.stop_gradient(x))), F)
 
     @jax.custom_jvp

@@ -25,7 +25,7 @@ def test_debug_nans_names_the_primitive_and_line_eagerly_and_under_jit():
         for f in (plax.jit(_nan_at_line_8),
                   plax.jit(lambda x: plax.jit(_nan_at_line_8)(x) + 1.0)):  # a nested jit too
             with pytest.raises(FloatingPointError, match=r"log \(in jit\(_nan_at_line_8\)\) at "
-                                                         r".*test_options.py:\d+ "
+                                                         r".*test_options.py:\d+:\d+ "
                                                          r"\(_nan_at_line_8\)"):
                 f(1.0)
         assert float(plax.jit(jnp.sin)(1.0)) == pytest.approx(np.sin(1.0))
@@ -57,7 +57,7 @@ def test_checking_leaks_reports_the_leaked_tracer_and_where_it_was_created():
         with plax.checking_leaks():
             with pytest.raises(plax.errors.UnexpectedTracerError,
                                match=r"(?s)Leaked 1 tracer.*created at .*test_options.py:"
-                                     r"\d+ \(.*leaky\)"):
+                                     r"\d+:\d+ \(.*leaky\)"):
                 f(jnp.ones(3))
     store.clear()
     with plax.checking_leaks():  # clean functions pass

@@ -341,3 +341,22 @@ def test_opaque_trace_state_of_a_custom_vjp_fwd_under_grad():
         print(seen[0] == seen[1], seen[0] == outside, seen[2] == seen[3], seen[2] == outside)
     """, alias="1")
     assert out.splitlines() == ["2.0 2.0", "True True False False"]  # as JAX's
+
+
+def test_test_util_create_mesh_as_jaxs():
+    """`jax._src.test_util.create_mesh` (JAX's notebook on gradient checkpointing
+    imports it): the mesh JAX's makes, by `make_mesh` with Auto axes or by device id;
+    wanting more devices than there are skips the test."""
+    pytest.importorskip("jax")
+    code = """
+        import unittest
+        from jax._src import test_util as jtu
+        for kwargs in ({}, {"iota_order": True}):
+            mesh = jtu.create_mesh((1, 1), ("x", "y"), **kwargs)
+            print(dict(mesh.shape), mesh.axis_names, mesh.axis_types, mesh.devices.shape)
+        try:
+            jtu.create_mesh((64,), ("x",))
+        except unittest.SkipTest as e:
+            print("skipped:", e)
+    """
+    assert run_python(code, alias="1") == run_python(code)

@@ -12,6 +12,7 @@ transposed linearization, as JAX does.
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -353,10 +354,11 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     outs, lin, extra = linearize_flat(_flat_traced(fun, in_tree, has_aux, "vjp"), flat, dbg)
     out_tree = extra["tree"]
     linear_map, residuals = lin.split()
+    leaves, where = _vjp_leaves(flat, residuals)
     out_avals = lin.out_avals
 
     @api_boundary
-    def vjp_fun(residuals, ct):
+    def vjp_fun(leaves, ct):
         flat_ct, ct_tree = tree_util.tree_flatten(ct)
         if ct_tree != out_tree:
             raise ValueError(f"vjp: the cotangent's tree structure {ct_tree} does not match "
@@ -370,13 +372,28 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
         flat_ct = [Zero(aval) if isinstance(aval, AbstractToken) else
                    c if is_differentiable_dtype(aval.dtype)
                    else np.zeros(aval.shape, dtypes.float0) for aval, c in zip(out_avals, flat_ct)]
-        cts = linear_map(residuals).transpose([_as_tangent(c) for c in flat_ct])
+        cts = linear_map([leaves[i] for i in where]).transpose(
+            [_as_tangent(c) for c in flat_ct])
         return tuple(tree_util.tree_unflatten(in_tree, cts))
 
     # A pytree whose leaves are the residuals, so it can be passed through `jit`.
-    f_vjp = tree_util.Partial(vjp_fun, residuals)
+    f_vjp = tree_util.Partial(vjp_fun, leaves)
     out = tree_util.tree_unflatten(out_tree, outs)
     return (out, f_vjp, _rebuilt(extra["aux"])) if has_aux else (out, f_vjp)
+
+
+def _vjp_leaves(primals: Sequence[Any], residuals: Sequence[Any]) -> tuple[list, list[int]]:
+    """The residuals in JAX's order, as the leaves of the function `vjp` returns (what
+    `make_jaxpr` of a `vjp` shows as outputs): the primal inputs that are residuals
+    first, in argument order (every input that is one of them), then the values
+    computed, in the linear map's order. → (the leaves, each residual's leaf index)."""
+    primal_ids = {id(p) for p in primals}
+    used = {id(r) for r in residuals} & primal_ids
+    leaves = [p for p in primals if id(p) in used]
+    leaf_of = {id(p): i for i, p in enumerate(leaves)}
+    computed = itertools.count(len(leaves))
+    where = [leaf_of[id(r)] if id(r) in used else next(computed) for r in residuals]
+    return leaves + [r for r in residuals if id(r) not in used], where
 
 
 # --- grad --------------------------------------------------------------------------------

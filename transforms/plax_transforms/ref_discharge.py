@@ -16,12 +16,11 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from plax.extend.core import (EVAL_TRACE, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Tracer, Var,
-                              eval_jaxpr, get_aval, stage_flat)
+                              eval_jaxpr, get_aval, stage_flat, user_frame)
 from plax_stdlib.lax.control_flow.cond import cond_p, switch
 from plax_stdlib.lax.control_flow.loops import while_loop, while_p
 from plax_stdlib.lax.control_flow.scan import scan, scan_p
 from plax_transforms import refs
-from plax_transforms.lowering import user_frame
 from plax_transforms.refs import REF_EFFECT, AbstractRef
 
 

@@ -31,26 +31,25 @@ def lax_module():
     return plugins.resolve("plax.interpreters", "lax")
 
 
-class Zero:
+class _Placeholder:
+    """A value of which only the abstract value `aval` is known."""
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.aval.str_short()})"
+
+
+class Zero(_Placeholder):
     """A symbolic zero of abstract value `aval` (a tangent or cotangent)."""
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    def __repr__(self):
-        return f"Zero({self.aval.str_short()})"
+    __slots__ = ()
 
 
-class UndefinedPrimal:
+class UndefinedPrimal(_Placeholder):
     """A linear operand of a transpose rule: only its abstract value is known."""
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    def __repr__(self):
-        return f"UndefinedPrimal({self.aval.str_short()})"
+    __slots__ = ()
 
 
 def is_undefined_primal(x) -> bool:
