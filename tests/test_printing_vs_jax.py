@@ -39,7 +39,11 @@ jax.jit(jax.grad(lambda x: show(x) ** 2))(1.0)
 _JAXPRS = """
 def f(x):
     return jnp.sin(jnp.cos(x))
-result = [str(jax.make_jaxpr(jax.grad(f))(jnp.float32(3.0))),
+def g(z):
+    return jnp.real(z) ** 2 + jnp.imag(z) ** 2
+result = [str(jax.make_jaxpr(jax.grad(f))(3.0)),
+          str(jax.make_jaxpr(jax.grad(f))(jnp.float32(3.0))),
+          str(jax.make_jaxpr(jax.grad(g))(3.0 + 4j)),
           str(jax.make_jaxpr(jax.linearize(f, jnp.ones(3))[1])(jnp.ones(3))),
           str(jax.make_jaxpr(lambda x, n: jax.lax.fori_loop(0, n, lambda i, c: c * 2.0, x))(
               jnp.ones(3), 5))]
@@ -60,7 +64,9 @@ def test_tracer_reprs_are_jaxs():
 
 @requires_jax
 def test_gradient_and_loop_jaxprs_convert_as_jaxs():
-    """A staged tangent of a conversion's type is not converted again; a fori_loop
+    """A weak input's gradient is weak all through (the seed too): no conversion at
+    the end; real and imag transpose with strong zeros (a complex input's gradient is
+    strong); a staged tangent of a conversion's type is not converted again; a fori_loop
     keeps a weak bound of its index's dtype as it is."""
     mine = run_reference(_JAXPRS, library="plax")
     assert "convert_element_type" not in "".join(mine)
