@@ -1,6 +1,6 @@
 """What JAX programs print about their values, compared with JAX run in a subprocess:
-Arrays' reprs (JAX's line layout, empty arrays, complex values), tracers' reprs under
-each transformation, and Jaxprs of gradients of weakly typed inputs."""
+Arrays' reprs (JAX's line layout, empty arrays, complex values), Literals' and tracers'
+reprs, and Jaxprs of gradients of weakly typed inputs."""
 from __future__ import annotations
 
 from jax_reference import requires_jax, run_reference
@@ -49,10 +49,29 @@ result = [str(jax.make_jaxpr(jax.grad(f))(3.0)),
               jnp.ones(3), 5))]
 """
 
+_LITERALS = """
+functions = [(lambda x: x + 1, np.int32(1)), (lambda x: jax.lax.add(x, 1), np.int32(1)),
+             (lambda x: x + 1, 1), (lambda x: x * 2, 1.0), (lambda x: x + 1j, np.complex64(1)),
+             (lambda x: jax.lax.add(x, 1j), np.complex64(1)), (lambda x: x + jnp.ones(5), 1.0),
+             (lambda x: jnp.where(x > 0, x, 0), np.int32(1)), (lambda x: x & True, True),
+             (lambda x: jax.lax.mul(x, np.int8(3)), np.int8(1))]
+result = [[repr(a) for e in jax.make_jaxpr(f)(x).eqns for a in e.invars
+           if type(a).__name__ == "Literal"] for f, x in functions]
+"""
+
 
 @requires_jax
 def test_array_reprs_are_jaxs():
     assert run_reference(_ARRAYS, library="plax") == run_reference(_ARRAYS)
+
+
+@requires_jax
+def test_literal_reprs_are_jaxs():
+    """A weakly typed Python int (or complex) literal is JAX's `TypedInt(1, dtype=int32)`;
+    the others show their value."""
+    mine = run_reference(_LITERALS, library="plax")
+    assert "Literal(TypedInt(1, dtype=int32))" in mine[1]
+    assert mine == run_reference(_LITERALS)
 
 
 @requires_jax

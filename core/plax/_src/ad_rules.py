@@ -61,9 +61,7 @@ def is_undefined_primal(x) -> bool:
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
     """The abstract value of tangents of `aval` (`ShapedArray.to_tangent_aval`). A
     token's tangent is a token (tokens pass through differentiation unchanged)."""
-    if type(aval) is AbstractToken:
-        return abstract_token
-    return aval.to_tangent_aval()
+    return abstract_token if type(aval) is AbstractToken else aval.to_tangent_aval()
 
 
 def zeros_like_aval(aval: ShapedArray):
