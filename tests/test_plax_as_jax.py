@@ -341,3 +341,42 @@ def test_opaque_trace_state_of_a_custom_vjp_fwd_under_grad():
         print(seen[0] == seen[1], seen[0] == outside, seen[2] == seen[3], seen[2] == outside)
     """, alias="1")
     assert out.splitlines() == ["2.0 2.0", "True True False False"]  # as JAX's
+
+
+def test_jax_extend_mlir_modules_build_and_run_a_program_as_autodidax_does():
+    """`jax.extend.mlir.ir`, `.passmanager` and `.dialects.<name>` are jaxlib's modules
+    (a submodule of an alias is its counterpart's), and a module built with them runs
+    on `jax._src.xla_bridge.get_backend` through `jax._src.lib.xla_client`."""
+    out = run_python("""
+        import io
+        import numpy as np
+        import jaxlib.mlir.ir, jaxlib.mlir.passmanager, jaxlib.mlir.dialects.func
+        from jax.extend.mlir import ir
+        from jax.extend.mlir.dialects import func
+        from jax.extend.mlir.dialects import stablehlo as hlo
+        import jax.extend.mlir.ir, jax.extend.mlir.passmanager
+        from jax._src import xla_bridge as xb
+        from jax._src.lib import xla_client as xc
+        print(jax.extend.mlir.ir.Context is jaxlib.mlir.ir.Context,
+              jax.extend.mlir.passmanager.PassManager is jaxlib.mlir.passmanager.PassManager,
+              func.FuncOp is jaxlib.mlir.dialects.func.FuncOp)
+        with ir.Context() as ctx, ir.Location.unknown(ctx):
+            hlo.register_dialect(ctx)
+            module = ir.Module.create()
+            f32 = ir.RankedTensorType.get((2,), ir.F32Type.get())
+            with ir.InsertionPoint(module.body):
+                @func.func(f32, f32)
+                def main(x, y):
+                    return hlo.add(hlo.multiply(x, y), y)
+        text = io.StringIO()
+        module.operation.print(file=text)
+        backend = xb.get_backend(None)
+        device = backend.devices()[0]
+        compiled = backend.compile_and_load(text.getvalue(), backend.devices()[:1])
+        x = np.array([1.0, 2.0], np.float32)
+        sharding = xc.GSPMDSharding((device,), xc.OpSharding())
+        bufs = [xc.batched_device_put(jax.core.ShapedArray((2,), np.float32), sharding, [v],
+                                      [device], True, enable_x64=True) for v in (x, x + 1)]
+        print(np.asarray(compiled.execute(bufs)[0]).tolist())
+    """, alias="1")
+    assert out.splitlines() == ["True True True", "[4.0, 9.0]"]
