@@ -235,6 +235,13 @@ def cases(jax) -> dict:
     add("cond operands", lambda p, x: lax.cond(p > 0, jnp.sin, jnp.cos, x), S, F)
     add("cond bool", lambda x: lax.cond(True, lambda y: y + 1, lambda y: y, x), F)
     add("switch", lambda i, x: lax.switch(i, [jnp.sin, jnp.cos, jnp.tan], x), np.int32(1), F)
+    add("platform_dependent", lambda x: lax.platform_dependent(x, cpu=jnp.sin, cuda=jnp.cos), F)
+    add("platform_dependent default",
+        lambda x: lax.platform_dependent(x, tpu=jnp.sin, default=jnp.cos), F)
+    add("grad platform_dependent",
+        jax.grad(lambda x: lax.platform_dependent(x, cpu=jnp.sin, default=jnp.cos)), S)
+    add("vmap platform_dependent",
+        jax.vmap(lambda x: lax.platform_dependent(x, cpu=jnp.sin, rocm=jnp.cos)), F)
     add("while_loop", lambda x: lax.while_loop(lambda c: c[0] < 3,
                                                lambda c: (c[0] + 1, c[1] * 2), (0, x)), F)
     add("fori_loop", lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2, x), F)

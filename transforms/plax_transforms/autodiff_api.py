@@ -28,6 +28,7 @@ from plax.extend.ad import (
     zeros_like_aval,
 )
 from plax.extend.core import (
+    EVAL_TRACE,
     AbstractToken,
     ClosedJaxpr,
     JaxprDebugInfo,
@@ -203,15 +204,7 @@ class Linearized:
         cts = [ct for ct, nz in zip(cts_out, self.out_nonzero) if nz]
         cts_in = backward_pass(self.jaxpr.jaxpr, self.jaxpr.consts,
                                [UndefinedPrimal(tangent_aval(a)) for a in self.in_avals], cts)
-        return [_weak_like(instantiate(ct), a) for ct, a in zip(cts_in, self.in_avals)]
-
-
-def _weak_like(ct, primal_aval):
-    """A cotangent weakly typed when its primal is (a Python scalar's), as in JAX."""
-    aval = get_aval(ct)
-    if primal_aval.weak_type and not aval.weak_type and aval.dtype == primal_aval.dtype:
-        return convert_with_weak_type(ct, aval.dtype, weak_type=True)
-    return ct
+        return [instantiate(ct) for ct in cts_in]
 
 
 def linearize_flat(flat_fun: Callable[..., Sequence[Any]], primals: Sequence[Any],
@@ -510,9 +503,12 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic:
 
 
 def _ones_like(x):
-    """The seed cotangent: a host scalar, so a staged grad reads it as the literal
-    `1.0:f32[]` (as JAX's) rather than an equation making it."""
-    return np.ones((), get_aval(x).dtype)[()]
+    """The seed cotangent, as JAX's: a concrete array of `x`'s type (weak for the output
+    of Python scalars, so that the transposes make gradients as weak as JAX's), and so
+    the literal `1.0:f32[]` in a staged grad rather than an equation making it."""
+    aval = get_aval(x)
+    with set_current_trace(EVAL_TRACE):  # a constant, whatever trace `x` is on
+        return convert_with_weak_type(np.ones((), aval.dtype)[()], aval.dtype, aval.weak_type)
 
 
 def grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,

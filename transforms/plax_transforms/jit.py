@@ -278,8 +278,10 @@ class JitWrapped(fastpath.JitCache):
             key = None
             logger.debug("jit(%s): calls like this one cannot use the fast path: %s", name, err)
         call = compiled.caller_for(flat, committed)
-        if debug_nans.enabled():  # a key of its own: the trace context includes the options
-            call = debug_nans.checked_jit(call, result.closed, name)
+        if debug_nans.enabled():  # each call can run de-optimized on its own arguments
+            key = None
+            call = debug_nans.checked_jit(call, result.closed, name,
+                                          lambda: self._fun(*args, **kwargs))
         if key_reuse.enabled():  # the same: the option is in the trace context
             call = key_reuse.checked_jit(call, result.closed)
         outs = call(flat)
