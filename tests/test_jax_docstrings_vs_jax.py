@@ -31,10 +31,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "jax.export.export":
         "JAX's jnp.sin is itself a jit function (164 jnp functions are), so it exports "
         "without jit; plax's jnp.sin is a plain function",
-    "jax.make_jaxpr":
-        "grad of a weakly typed output: JAX's seed is weak, so the gradient needs no "
-        "conversion; plax's seed is a strong NumPy scalar and the Jaxpr ends with a "
-        "convert_element_type to the weak type",
 }
 
 
