@@ -283,6 +283,15 @@ def corpus(jax) -> dict:
                               grid=(x.shape[0] // 8,), in_specs=[spec], out_specs=spec,
                               interpret=it[0])(x)
 
+    def permuting_broadcast_kernel(x_ref, o_ref):
+        o_ref[...] = lax.broadcast_in_dim(x_ref[...], o_ref.shape, (2, 1))
+
+    def permuting_broadcast(x):
+        """`x.T` repeated twice: a broadcast_in_dim whose dimensions permute the
+        operand's (JAX 0.10.2's own Mosaic lowering reshapes instead)."""
+        return pl.pallas_call(permuting_broadcast_kernel, interpret=it[0],
+                              out_shape=jax.ShapeDtypeStruct((2, *x.shape[::-1]), x.dtype))(x)
+
     f32, bf16, i32 = "float32", "bfloat16", "int32"
     add_jit = jax.jit(lambda x, y: add(x * 2.0, y) - 1.0)
     return {
@@ -301,6 +310,7 @@ def corpus(jax) -> dict:
         "strided_loads": (strided_rows, [((32, 128), f32)]),
         "double_buffered_copy": (double_buffered_sum, [((64, 128), f32)]),
         "roll_repeat_masked_store": (shifts, [((8, 128), f32)]),
+        "permuting_broadcast": (permuting_broadcast, [((128, 256), f32)]),
         "add_under_jit": (add_jit, [((16, 256), f32), ((16, 256), f32)]),
         "add_under_vmap": (jax.vmap(add), [((3, 16, 256), f32), ((3, 16, 256), f32)]),
         "matmul_under_vmap": (jax.vmap(matmul(jax)), [((2, 256, 256), bf16)] * 2),

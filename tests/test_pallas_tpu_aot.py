@@ -43,6 +43,9 @@ DIFFERENCES = {
     # The same -x, and JAX's zero for its 0 - x.
     "roll_repeat_masked_store": {"arith.constant": (11, 10), "arith.negf": (0, 1),
                                  "arith.subf": (1, 0)},
+    # JAX 0.10.2 reshapes the operand where the broadcast permutes its dimensions
+    # (wrong values); plax transposes it first.
+    "permuting_broadcast": {"tpu.transpose": (0, 1), "vector.shape_cast": (1, 0)},
 }
 
 
@@ -198,6 +201,7 @@ NUMPY = {
     "strided_loads": lambda x: x[::2] + x[1::2],
     "double_buffered_copy": lambda x: x.reshape(-1, 8, 128).sum(0),
     "roll_repeat_masked_store": _shifts,
+    "permuting_broadcast": lambda x: np.broadcast_to(x.T, (2, *x.T.shape)),
     "add_under_jit": lambda x, y: x * 2 + y - 1,
     "add_under_vmap": lambda x, y: x + y,
     "matmul_under_vmap": lambda x, y: _f32(x) @ _f32(y),

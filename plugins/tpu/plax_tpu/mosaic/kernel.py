@@ -369,17 +369,21 @@ def convert(ctx, x: ir.Value, src, dst) -> ir.Value:
 @rule("broadcast_in_dim")
 def _broadcast_in_dim(ctx, eqn, x):
     aval, out = eqn.invars[0].aval, eqn.outvars[0].aval
-    shape, dims = eqn.params["shape"], eqn.params["broadcast_dimensions"]
-    if tuple(aval.shape) == tuple(shape):
+    shape, dims = tuple(eqn.params["shape"]), list(eqn.params["broadcast_dimensions"])
+    elt, in_shape = element_type(out.dtype), tuple(aval.shape)
+    if dims != sorted(dims):  # it permutes the operand's dimensions: transpose it first
+        order = sorted(range(len(dims)), key=dims.__getitem__)
+        in_shape, dims = tuple(in_shape[i] for i in order), sorted(dims)
+        x = tpu.transpose(ir.VectorType.get(list(in_shape), elt), x, order)
+    if in_shape == shape:
         return x
-    elt = element_type(out.dtype)
     if dims:  # the operand's dimensions where they go, 1 elsewhere, then stretched
         expanded = [1] * len(shape)
-        for d, n in zip(dims, aval.shape):
+        for d, n in zip(dims, in_shape):
             expanded[d] = n
-        if tuple(expanded) != tuple(aval.shape):
+        if tuple(expanded) != in_shape:
             x = vector.ShapeCastOp(ir.VectorType.get(expanded, elt), x).result
-        if tuple(expanded) == tuple(shape):
+        if tuple(expanded) == shape:
             return x
     return vector.BroadcastOp(ir.VectorType.get(list(shape), elt), x).result
 
