@@ -24,13 +24,10 @@ from plax_stdlib import numpy as _jnp
 from plax_stdlib.numpy import ufuncs, util
 from plax_stdlib.numpy.index_update import _IndexUpdateHelper as at  # noqa: F401
 from plax_stdlib.numpy.indexing import getitem  # noqa: F401
+from plax_stdlib.operators import JITTED_OPERATORS
 
 
 _jitted: dict = {}  # made on first use: plax.jit resolves through an entry point
-
-# operator (dunder without underscores) -> its NumPy function, jitted when concrete
-JITTED_OPERATORS = {"add": "add", "sub": "subtract", "mul": "multiply",
-                    "truediv": "true_divide"}
 
 
 def jitted(name: str):
