@@ -337,6 +337,10 @@ def cases(jax) -> dict:
     add("no inputs", lambda: jnp.float32(2) * 3)
     add("unused input", lambda x, y: x * 2, F, F)
 
+    # an inline jit folds the conversions of its Python-scalar arguments, as JAX's
+    add("inline jit with a Python scalar", lambda x: jax.jit(
+        lambda a, b: a * b + jnp.sin(b), inline=True)(x, 2), F)
+
     # random
     add("PRNGKey", lambda: random.PRNGKey(0))
     add("key", lambda: random.key(0))

@@ -11,24 +11,27 @@ from plax._src.ir import ClosedJaxpr, Jaxpr, Literal
 from plax._src.name_stack import extend_name_stack
 
 
-def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args) -> list[Any]:
-    """Run `jaxpr` by binding each equation's primitive under the current trace."""
-    env: dict[int, Any] = {}
+def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args, fold=None) -> list[Any]:
+    """Run `jaxpr` by binding each equation's primitive under the current trace.
+
+    `fold(eqn, values)`, if given, may return an equation's outputs (as `bind` would)
+    instead of None, for it not to be bound: the constant folding JAX applies to the
+    equations of a jit it inlines."""
+    env = {id(var): value for var, value in zip([*jaxpr.constvars, *jaxpr.invars],
+                                                [*consts, *args], strict=True)}
 
     def read(atom):
         return atom.val if isinstance(atom, Literal) else env[id(atom)]
 
-    for var, value in zip(jaxpr.constvars, consts, strict=True):
-        env[id(var)] = value
-    for var, value in zip(jaxpr.invars, args, strict=True):
-        env[id(var)] = value
     for eqn in jaxpr.eqns:
-        if eqn.name_stack or eqn.frontend_attributes:  # staged again: keep names, tags
+        values = [read(v) for v in eqn.invars]
+        outs = None if fold is None else fold(eqn, values)
+        if outs is None and (eqn.name_stack or eqn.frontend_attributes):  # keep names, tags
             with extend_name_stack(eqn.name_stack), \
                     reapplied_frontend_attributes(eqn.frontend_attributes):
-                outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
-        else:
-            outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+                outs = eqn.primitive.bind(*values, **eqn.params)
+        elif outs is None:
+            outs = eqn.primitive.bind(*values, **eqn.params)
         for var, value in zip(eqn.outvars, outs if eqn.primitive.multiple_results else (outs,),
                               strict=True):
             env[id(var)] = value
