@@ -14,7 +14,7 @@ import numpy as np
 import opt_einsum
 
 from plax_stdlib import lax
-from plax_stdlib.numpy import shape_ops, ufuncs, util
+from plax_stdlib.numpy import jax_jits, shape_ops, ufuncs, util
 
 
 def diag(v, k: int = 0):
@@ -155,7 +155,6 @@ def vander(x, N: int | None = None, increasing: bool = False):
     return _vander(x, N=N, increasing=bool(increasing))
 
 
-@util.compiled(name="vander", static_argnames=("N", "increasing"))
 def _vander(x, N: int, increasing: bool):
     """The powers as an iota of x's dtype (int32 for bool), reversed by subtracting it
     from N - 1, as JAX's."""
@@ -353,3 +352,5 @@ def einsum_path(subscripts, /, *operands, optimize="auto"):
         return opt_einsum.contract_path(*shapes, shapes=True, optimize=optimize)
     return opt_einsum.contract_path(subscripts, *shapes, shapes=True, optimize=optimize)
 
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions
