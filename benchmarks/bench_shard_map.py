@@ -6,7 +6,11 @@ array, called again and again on its own output's input (the steady state of a
 cached call: signature check, execution of an SPMD program with one all-reduce).
 The training step is `jit` of `value_and_grad` of a shard_map over the batch (each
 device's MLP loss, psum'd) plus SGD on replicated parameters: the gradient flows
-back through shard_map's transpose. Each library runs in its own subprocess; ratios
+back through shard_map's transpose. The eager figure is a shard_map of a few
+elementwise operations and a psum called outside jit, on 4 of the devices: its body
+runs one operation at a time on every device, as JAX's does (JAX 0.10.2's eager
+shard_map on all 8 CPU devices can stall in XLA's collective rendezvous on a
+machine with fewer cores, so the mesh is of 4). Each library runs in its own subprocess; ratios
 plax / JAX are printed (below 1 means plax is faster).
 
     python3 benchmarks/bench_shard_map.py [--quick]
@@ -38,6 +42,15 @@ def measure(lib_name: str, quick: bool) -> dict[str, float]:
                                       200 if quick else 1000, 5) * 1e6
     results["check_psum"] = float(np.asarray(total(x)).sum())
 
+    quarter = Mesh(np.array(lib.devices()[:4]), ("i",))
+    eager = lib.shard_map(lambda b: jnp.sin(b) * 2.0 + lax.psum(b, "i"), mesh=quarter,
+                          in_specs=P("i"), out_specs=P("i"))
+    xq = lib.device_put(np.arange(4 * 128, dtype=np.float32), NamedSharding(quarter, P("i")))
+    lib.block_until_ready(eager(xq))
+    results["eager_us"] = best_seconds(lambda: lib.block_until_ready(eager(xq)),
+                                       2 if quick else 5, 3) * 1e6
+    results["check_eager"] = float(np.asarray(eager(xq)).sum())
+
     rng = np.random.default_rng(0)
     params = [(rng.standard_normal((m, k), np.float32) / np.sqrt(m), np.zeros(k, np.float32))
               for m, k in zip(SIZES[:-1], SIZES[1:])]
@@ -61,7 +74,8 @@ def measure(lib_name: str, quick: bool) -> dict[str, float]:
 
 
 FIGURES = [("psum_us", "jit(shard_map(psum)), 8 devices, f32[8,128] (us)"),
-           ("step_us", f"data-parallel step under shard_map, batch {BATCH} (us)")]
+           ("step_us", f"data-parallel step under shard_map, batch {BATCH} (us)"),
+           ("eager_us", "eager shard_map (outside jit) of 4 ops, 4 devices (us)")]
 
 if __name__ == "__main__":
     comparison.run(measure, FIGURES, __file__, __doc__)

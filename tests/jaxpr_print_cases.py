@@ -41,6 +41,7 @@ def cases(jax) -> dict:
     nn = importlib.import_module(jax.__name__ + ".nn")
     random = importlib.import_module(jax.__name__ + ".random")
     special = importlib.import_module(jax.__name__ + ".scipy.special")
+    ad_checkpoint = importlib.import_module(jax.__name__ + ".ad_checkpoint")
     out: dict = {}
 
     def add(name, fun, *args):
@@ -234,6 +235,13 @@ def cases(jax) -> dict:
     add("cond operands", lambda p, x: lax.cond(p > 0, jnp.sin, jnp.cos, x), S, F)
     add("cond bool", lambda x: lax.cond(True, lambda y: y + 1, lambda y: y, x), F)
     add("switch", lambda i, x: lax.switch(i, [jnp.sin, jnp.cos, jnp.tan], x), np.int32(1), F)
+    add("platform_dependent", lambda x: lax.platform_dependent(x, cpu=jnp.sin, cuda=jnp.cos), F)
+    add("platform_dependent default",
+        lambda x: lax.platform_dependent(x, tpu=jnp.sin, default=jnp.cos), F)
+    add("grad platform_dependent",
+        jax.grad(lambda x: lax.platform_dependent(x, cpu=jnp.sin, default=jnp.cos)), S)
+    add("vmap platform_dependent",
+        jax.vmap(lambda x: lax.platform_dependent(x, cpu=jnp.sin, rocm=jnp.cos)), F)
     add("while_loop", lambda x: lax.while_loop(lambda c: c[0] < 3,
                                                lambda c: (c[0] + 1, c[1] * 2), (0, x)), F)
     add("fori_loop", lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2, x), F)
@@ -285,6 +293,23 @@ def cases(jax) -> dict:
     add("checkpoint", jax.checkpoint(lambda x: jnp.sin(jnp.sin(x))), F)
     add("grad checkpoint", jax.grad(lambda x: jnp.sum(jax.checkpoint(
         lambda y: jnp.sin(jnp.sin(y)))(x))), F)
+    cp = jax.checkpoint_policies
+
+    def two_layers(w, x):
+        h = ad_checkpoint.checkpoint_name(jnp.sin(w @ x), "h")
+        return jnp.sin(w.T @ h)
+    add("vjp residuals: the arguments first", lambda w, x: jax.vjp(two_layers, w, x), M, F)
+    for policy in ("dots_with_no_batch_dims_saveable", "dots_saveable", "everything_saveable",
+                   "save_only_these_names('h')", "save_any_names_but_these('g')"):
+        remat = jax.checkpoint(two_layers, policy=eval("cp." + policy, {"cp": cp}))
+        add(f"checkpoint {policy}", remat, M, F)
+        add(f"vjp checkpoint {policy}", lambda w, x, f=remat: jax.vjp(f, w, x), M, F)
+        add(f"grad checkpoint {policy}",
+            jax.grad(lambda w, x, f=remat: jnp.sum(f(w, x)), (0, 1)), M, F)
+    add("vjp of checkpoints in a row", lambda x: jax.vjp(
+        lambda x: jax.checkpoint(jnp.sin)(jax.checkpoint(jnp.cos)(x) * x), x), F)
+    add("vjp of nested checkpoints", lambda x: jax.vjp(
+        jax.checkpoint(lambda x: jnp.sin(jax.checkpoint(jnp.cos)(jnp.sin(x)))), x), F)
     add("stop_gradient", jax.grad(lambda x: jnp.sum(x * lax.stop_gradient(x))), F)
 
     @jax.custom_jvp
@@ -459,6 +484,19 @@ def _collective_cases(jax, lax, add) -> None:
         lambda x: (lax.psum(x, both), lax.axis_index(both) * x, lax.all_gather(x, both),
                    lax.psum_scatter(x, both, tiled=True), lax.all_to_all(x, both, 0, 0)),
         mesh=grid, in_specs=P(both), out_specs=P(both)), stacked.reshape(-1, 4))
+    # Over Explicit axes a shard_map's results are typed split as its out_specs say, and
+    # the blocks of a partially manual one as their other (Explicit) axes split them.
+    explicit = (jax.sharding.AxisType.Explicit,) * 2
+    pair = jax.sharding.Mesh(np.array(jax.devices()[:2]), ("i",), axis_types=explicit[:1])
+    tiles = jax.sharding.Mesh(np.array(jax.devices()[:MEMBERS]).reshape(2, 4), ("x", "y"),
+                              axis_types=explicit)
+    NS = jax.sharding.NamedSharding
+    add("shard_map explicit", jax.shard_map(lambda x, s: x * s, mesh=pair, in_specs=(P("i"), P()),
+                                            out_specs=P("i")),
+        jax.device_put(np.arange(6, dtype=np.float32), NS(pair, P("i"))), F)
+    add("shard_map explicit partially manual", jax.shard_map(
+        lambda x: x * 2, mesh=tiles, in_specs=P("x"), out_specs=P("x"), axis_names={"x"}),
+        jax.device_put(stacked.reshape(-1, 4).T, NS(tiles, P("x", "y"))))
     halves = [[0, 2, 4, 6], [1, 3, 5, 7]]
     add("pmap grouped collectives", jax.pmap(lambda x: (
         lax.all_gather(x, "i", axis_index_groups=halves),

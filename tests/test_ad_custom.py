@@ -9,6 +9,7 @@ import pytest
 import plax
 import plax.numpy as jnp
 from plax.custom_derivatives import SymbolicZero
+from jax_reference import requires_jax, run_reference
 from plax.extend.core import check_jaxpr
 
 X = np.float32(0.5)
@@ -384,3 +385,27 @@ def test_grad_of_a_jitted_custom_vjp_traces_bwd_once_and_compiles_nothing_again(
         monitoring.unregister_event_duration_listener(listen)
     assert len(traces) == 1
     assert "/jax/core/compile/backend_compile_duration" not in compiles
+
+
+_FORWARD_MODE_OF_CUSTOM_VJP = """
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+f.defvjp(lambda x: (f(x), x), lambda x, g: (g * jnp.cos(x),))
+result = []
+for call in (lambda: jax.jvp(f, (1.0,), (1.0,)), lambda: jax.jacfwd(f)(1.0),
+             lambda: jax.hessian(f)(1.0), lambda: jax.jit(jax.jacfwd(f))(1.0)):
+    try:
+        call()
+        result.append(None)
+    except Exception as e:
+        result.append([type(e).__name__, str(e)])
+"""
+
+
+@requires_jax
+def test_forward_mode_of_a_custom_vjp_function_raises_jaxs_error():
+    mine = run_reference(_FORWARD_MODE_OF_CUSTOM_VJP, library="plax")
+    assert mine[0] == ["TypeError", "can't apply forward-mode autodiff (jvp) to a custom_vjp "
+                                    "function."]
+    assert mine == run_reference(_FORWARD_MODE_OF_CUSTOM_VJP)

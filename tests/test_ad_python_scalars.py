@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import plax
+from jax_reference import requires_jax, run_reference
 from plax import lax
 
 UNARY = ["sin", "cos", "tan", "exp", "log", "sqrt", "rsqrt", "cbrt", "tanh", "logistic",
@@ -64,3 +65,35 @@ def test_jvp_tangents_at_python_scalars_are_jaxs():
         seen.append(type(primals[0]))
         return f(primals[0]), tangents[0] * 3
     assert plax.jvp(f, (2.0,), (1.0,)) == (6.0, 3.0) and seen == [float]
+
+
+_GRADS_OF_SCALARS = """
+lax = jax.lax
+functions = [lambda x: x ** 2, jnp.sin, jnp.abs, lambda x: 3.0, lambda x: x * jnp.float32(2),
+             lambda x: jnp.where(x > 0, x, 0.0), lambda x: lax.select(True, x, x * 2),
+             lambda x: lax.convert_element_type(x, jnp.float32) * 2, jax.nn.relu,
+             lambda x: lax.cond(x > 0, lambda y: y * 2, lambda y: y, x),
+             lambda z: jnp.real(z) ** 2 + jnp.imag(z) ** 2, lambda z: jnp.real(jnp.conj(z) * z),
+             lambda z: jnp.real(z), lambda x: x.astype(jnp.float32)]
+result = []
+for f in functions:
+    for x in (3.0, 3.0 + 4j, jnp.float32(3.0)):
+        for g in (jax.grad(f), jax.jit(jax.grad(f))):
+            try:
+                result.append(repr(g(x)))
+            except TypeError as e:  # a complex output
+                result.append(type(e).__name__)
+result.append(repr(jax.grad(jax.grad(lambda x: x ** 3))(3.0)))
+result.append(repr(jax.hessian(lambda x: x ** 3)(3.0)))
+result.append(repr(jax.grad(lambda z: z ** 2, holomorphic=True)(3.0 + 4j)))
+"""
+
+
+@requires_jax
+def test_gradients_of_python_scalars_are_as_weak_as_jaxs():
+    """The transposes keep the weak types JAX's keep (zeros and constants as weak as
+    what they stand beside, a weak seed), with no cast at the end: a complex Python
+    scalar's gradient through real and imag is strong, as JAX's."""
+    mine = run_reference(_GRADS_OF_SCALARS, library="plax")
+    assert "Array(6.-8.j, dtype=complex64)" in mine
+    assert mine == run_reference(_GRADS_OF_SCALARS)

@@ -94,6 +94,60 @@ CASES = {
     "jnp.fft.fft": "jnp.fft.fft(p[:16])",
     "jnp.fft.rfft": "jnp.fft.rfft(p[:16])",
     "jnp.linalg.det": "jnp.linalg.det(m[:, :4])",
+    # determinants: closed forms up to 3x3 (slogdet: 2x2), LU logarithms beyond, and the
+    # adjugate in det's derivative (finite at rank n - 1, 0 below)
+    **{f"jnp.linalg.det.{n}": f"jnp.linalg.det(w[:, :{n}, :{n}])" for n in range(1, 6)},
+    "jnp.linalg.det.c": "jnp.linalg.det(cw)",
+    "jnp.linalg.det.c3": "jnp.linalg.det(cw[:, :3, :3])",
+    "jnp.linalg.det.singular": "jnp.linalg.det(w[:, :4, :4].at[:, 3].set(w[:, 1, :4] * 2))",
+    **{f"jnp.linalg.slogdet.{n}": f"jnp.linalg.slogdet(w[:, :{n}, :{n}])" for n in (1, 2, 3, 5)},
+    "jnp.linalg.slogdet.c": "[jnp.linalg.slogdet(cw[:, :k, :k]) for k in (1, 2, 4)]",
+    "jnp.linalg.slogdet.qr": "jnp.linalg.slogdet(w, method='qr')",
+    "la.det": "la.det(w[:, :4, :4])",
+    "grad.det": "[lib.vmap(lib.grad(jnp.linalg.det))(w[:, :k, :k]) for k in (1, 2, 3, 5)]",
+    "grad.det.singular": "[lib.grad(jnp.linalg.det)(w[0, :4, :4].at[3].set(w[0, 1, :4] * k)) "
+                         "for k in (2.0, 0.0)] + [lib.grad(jnp.linalg.det)(jnp.ones((4, 4)))]",
+    "grad.slogdet": "[lib.grad(lambda a: jnp.linalg.slogdet(a)[1])(w[0, :k, :k]) "
+                    "for k in (1, 2, 5)]",
+    # polynomials and complex convolutions (three real convolutions on the CPU, as JAX)
+    "jnp.poly": "jnp.poly(u[:6])",
+    "jnp.poly.c": "jnp.poly(c[:5])",
+    "jnp.poly.matrix": "jnp.poly(m[:, :4])",
+    "jnp.convolve.c": "jnp.convolve(c, c[:5])",
+    "lax.conv.c": "lax.conv((m + 1j * m[::-1])[None, None], "
+                  "(m[:2, :3] - 2j * m[2:, 3:])[None, None], (1, 1), 'SAME')",
+    # Hermitian FFTs under every norm, and the norms' factors over sizes (√n, then 1/√n)
+    "jnp.fft.hfft": "[jnp.fft.hfft(c, n=k, norm=s) for k in (None, 7, 30) for s in "
+                    "(None, 'backward', 'ortho', 'forward')]",
+    "jnp.fft.ihfft": "[jnp.fft.ihfft(p[:k], norm=s) for k in (13, 16) for s in "
+                     "(None, 'backward', 'ortho', 'forward')] + [jnp.fft.ihfft(m, n=5, axis=0)]",
+    "jnp.fft.norms": "[jnp.fft.fft(p[:k], norm=s) for k in (3, 5, 6, 7, 10, 11, 12, 13, 17, "
+                     "20, 24, 31, 45) for s in ('ortho', 'forward')] + "
+                     "[jnp.fft.irfft(c[:k], norm='ortho') for k in (5, 6, 7, 12)]",
+    "la.dft": "[la.dft(k, s) for k in (1, 4, 7, 12) for s in (None, 'sqrtn', 'n')]",
+    # tridiagonal eigenproblems: bisection, and inverse iteration from random vectors
+    "la.eigh_tridiagonal": "[la.eigh_tridiagonal(y[:12], y[12:23], eigvals_only=True), "
+                           "la.eigh_tridiagonal(y[:12], y[12:23]), la.eigh_tridiagonal("
+                           "p[:6], u[:5], select='i', select_range=(1, 3)), la.eigh_tridiagonal("
+                           "y[:5], y[5:9], eigvals_only=True, tol=0.01)]",
+    "la.eigh_tridiagonal.key": "la.eigh_tridiagonal(y[:7], y[7:13], key=key)",
+    "la.eigh_tridiagonal.c": "la.eigh_tridiagonal(c[:6].real + 0j, c[6:11])",
+    "la.eigh_tridiagonal.clustered": "la.eigh_tridiagonal(jnp.array([2.0, 2, 2, 2, 5]), "
+                                     "jnp.array([0.0, 0, 1e-8, 0]))",
+    # rotations (quaternions q, rotation vectors v; some near the identity) and Slerp
+    "tr.Rotation.from_quat": "R.from_quat(q).as_quat()",
+    "tr.Rotation.mul": "(R.from_quat(q) * R.from_quat(q[::-1])).as_quat()",
+    "tr.Rotation.rotvec": "[R.from_quat(q).as_rotvec(), R.from_rotvec(v).as_quat(), "
+                          "R.from_rotvec(v * 40, degrees=True).as_quat()]",
+    "tr.Rotation.euler": "[R.from_quat(q).as_euler(s) for s in ('xyz', 'ZXZ', 'zxy', 'YXZ')]",
+    "tr.Rotation.from_euler": "[R.from_euler(s, v).as_quat() for s in ('zxy', 'XYZ', 'zx')]",
+    "tr.Rotation.matrix": "[R.from_quat(q).as_matrix(), "
+                          "R.from_matrix(R.from_quat(q).as_matrix()).as_quat()]",
+    "tr.Rotation.mrp": "[R.from_quat(q).as_mrp(), R.from_mrp(v).as_quat()]",
+    "tr.Rotation.more": "[R.from_quat(q).magnitude(), R.from_quat(q).apply(v), "
+                        "R.from_quat(q).apply(v, inverse=True), R.from_quat(q).mean().as_quat(), "
+                        "R.from_quat(q).as_quat(canonical=True)]",
+    "tr.Slerp": "Slerp.init(jnp.arange(4.0), R.from_quat(q[:4]))(u[:9] * 3).as_quat()",
     "jnp.linalg.inv": "jnp.linalg.inv(m[:, :4])",
     "jnp.linalg.solve": "jnp.linalg.solve(m[:, :4], p[:4])",
     "jnp.polyadd": "jnp.polyadd(m, -x[:2, None])",
@@ -143,6 +197,10 @@ CASES = {
     **_unary("sp", "erf erfc erfinv ndtr log_ndtr expit logit i0 i0e i1 i1e gammaln "
              "digamma gamma gammasgn loggamma entr dawsn erfcx spence factorial wofz", "x"),
     **_unary("sp", "expi exp1", "y", ".y"),  # JAX's series never end at x's infinities
+    "sp.i0e.wide": "[sp.i0e(y * 6), sp.i0(y * 6), jnp.i0(y.astype(jnp.bfloat16) * 6)]",
+    "sp.entr.p": "sp.entr(p)",
+    "grad.sp.entr": "lib.vmap(lib.grad(sp.entr))(x)",
+    "grad.jnp.i0": "lib.vmap(lib.grad(jnp.i0))(y * 6)",
     "sp.ndtri": "sp.ndtri(u)",
     "sp.erfinv.u": "sp.erfinv(u)",
     "sp.logit.u": "sp.logit(u)",
@@ -202,6 +260,7 @@ CASES = {
     **_methods("nbinom", "logpmf pmf", "k, 4.0, 0.3"),
     **_methods("betabinom", "logpmf pmf", "k, 6.0, 1.5, 2.5"),
     "st.poisson.entropy": "st.poisson.entropy(p)",
+    "st.poisson.entropy.regimes": "st.poisson.entropy(jnp.concatenate([p * 20, p * 200, x]))",
     "st.multivariate_normal.logpdf": "st.multivariate_normal.logpdf(m[:, :3], u[:3], "
                                      "jnp.eye(3) + 0.1)",
     "st.dirichlet.logpdf": "st.dirichlet.logpdf(u[:3] / u[:3].sum(), p[:3])",
@@ -293,8 +352,8 @@ EXPECTED_DIFFERENCES: dict[str, str] = {
     "jnp.geomspace": ("plax's own formulation (JAX's: logspace of the logs, then the sign and "
                       "the endpoints set)"),
     **dict.fromkeys((
-        "jnp.i0 lax.bessel_i0e lax.igamma_grad_a lax.random_gamma_grad lax.betainc "
-        "sp.log_ndtr sp.i0 sp.i0e sp.entr sp.dawsn sp.erfcx sp.spence sp.wofz sp.expi.y "
+        "lax.igamma_grad_a lax.random_gamma_grad lax.betainc "
+        "sp.log_ndtr sp.dawsn sp.erfcx sp.spence sp.wofz sp.expi.y "
         "sp.exp1.y sp.ndtri sp.spence.p sp.betaln sp.beta sp.betainc sp.gammainc "
         "sp.gammaincc sp.rel_entr sp.kl_div sp.multigammaln sp.poch sp.hyp2f1 sp.expn "
         "sp.owens_t sp.bernoulli sp.comb sp.sici sp.fresnel sp.bessel_jn sp.sph_harm_y "
@@ -309,13 +368,17 @@ EXPECTED_DIFFERENCES: dict[str, str] = {
         "st.gennorm.cdf st.truncnorm.logpdf st.truncnorm.pdf st.truncnorm.cdf "
         "st.truncnorm.logcdf st.truncnorm.sf st.truncnorm.logsf st.poisson.cdf "
         "st.binom.logpmf st.binom.pmf st.nbinom.logpmf st.nbinom.pmf st.betabinom.logpmf "
-        "st.betabinom.pmf st.poisson.entropy st.multivariate_normal.logpdf "
+        "st.betabinom.pmf st.multivariate_normal.logpdf "
         "st.multinomial.logpmf"
     ).split(), _OWN_FORMULA),
     "st.cauchy.logcdf": _SCIPY_TAILS,
     "st.cauchy.logsf": _SCIPY_TAILS,
     "st.cauchy.ppf": _SCIPY_TAILS,
     "st.cauchy.isf": _SCIPY_TAILS,
+    **dict.fromkeys(("tr.Rotation.euler", "tr.Slerp"), (
+        "jitted, XLA fuses JAX's vectorized formulation (entries gathered at traced axes, "
+        "angles scattered in place) otherwise than plax's, and its fused atan2, sin and "
+        "cos round otherwise; op by op the values are JAX's (test_eager_calls...)")),
     "st.uniform.logpdf": _SCIPY_NAN,
     "st.uniform.pdf": _SCIPY_NAN,
     "st.uniform.cdf": _SCIPY_NAN,
@@ -338,7 +401,13 @@ def _inputs():
             "m": rng.normal(0, 1, (4, 6)).astype(np.float32),
             "i": rng.integers(-8, 9, 48).astype(np.int32),
             "k": rng.integers(0, 6, 12).astype(np.float32),
-            "s0": np.float32(0.1), "s1": np.float32(2.3), "seed": np.uint32(1234)}
+            "s0": np.float32(0.1), "s1": np.float32(2.3), "seed": np.uint32(1234),
+            "w": rng.normal(0, 1, (3, 5, 5)).astype(np.float32),
+            "cw": (rng.normal(0, 1, (3, 4, 4)) + 1j * rng.normal(0, 1, (3, 4, 4))).astype(
+                np.complex64),
+            "q": rng.normal(0, 1, (12, 4)).astype(np.float32),
+            "v": rng.normal(0, 1.5, (12, 3)).astype(np.float32)
+            * np.float32([[1e-4]] * 3 + [[1]] * 9)}  # three near the identity
 
 
 _BODY = """
@@ -348,6 +417,8 @@ st = importlib.import_module(lib.__name__ + ".scipy.stats")
 nn = importlib.import_module(lib.__name__ + ".nn")
 random = importlib.import_module(lib.__name__ + ".random")
 signal = importlib.import_module(lib.__name__ + ".scipy.signal")
+la = importlib.import_module(lib.__name__ + ".scipy.linalg")
+transform = importlib.import_module(lib.__name__ + ".scipy.spatial.transform")
 names = sorted(inputs)
 
 def leaves(value):
@@ -364,7 +435,8 @@ def leaves(value):
 for case, source in CASES.items():
     def fn(*args, source=source):
         scope = dict(zip(names, args), lib=lib, jnp=jnp, lax=lax, sp=sp, st=st, nn=nn,
-                     random=random, signal=signal)
+                     random=random, signal=signal, la=la, R=transform.Rotation,
+                     Slerp=transform.Slerp)
         scope["key"] = random.key(scope["seed"])
         return eval(source, scope)
     try:
@@ -408,17 +480,41 @@ def test_numerics_are_bit_identical_to_jax():
 _EAGER_BODY = """
 import importlib
 st = importlib.import_module(lib.__name__ + ".scipy.stats")
-x, s0, s1 = inputs["x"], inputs["s0"], inputs["s1"]
+la = importlib.import_module(lib.__name__ + ".scipy.linalg")
+transform = importlib.import_module(lib.__name__ + ".scipy.spatial.transform")
+R = transform.Rotation
+x, s0, s1, c, q = inputs["x"], inputs["s0"], inputs["s1"], inputs["c"], inputs["q"]
 results["linspace"] = jnp.linspace(s0, s1, 7)
 results["linspace.float"] = jnp.linspace(0.1, 2.3, 50)
 results["norm.logpdf"] = st.norm.logpdf(x, np.float32(0.3), np.float32(1.7))
 results["divmod"] = jnp.stack(jnp.divmod(x, np.float32(0.7)))
+# JAX's docstring examples (jitted in JAX: mean divides by the reciprocal of its count)
+ints = np.array([[1, 3, 4, 2], [5, 2, 6, 3], [8, 1, 2, 9]], np.int32)
+results["mean.int"] = jnp.mean(ints)
+results["det.int"] = jnp.linalg.det(ints[:2, :2])
+results["det.5"] = jnp.linalg.det(inputs["w"])
+results["poly.int"] = jnp.poly(ints[:, :3])
+results["i0.int"] = jnp.i0(np.arange(-2, 3))
+results["dft"] = la.dft(4)
+results["entropy"] = st.poisson.entropy(np.array([1, 10, 100]))
+results["eigh_tridiagonal"] = la.eigh_tridiagonal(np.arange(1.0, 5.0, dtype=np.float32),
+                                                  np.ones(3, np.float32), eigvals_only=True)
+# op by op, JAX's Hermitian FFTs round their norms' factors apart from the transform
+for norm in (None, "ortho", "forward"):
+    results[f"hfft.{norm}"] = jnp.fft.hfft(c, norm=norm)
+    results[f"ihfft.{norm}"] = jnp.fft.ihfft(inputs["p"][:13], norm=norm)
+# (JAX's cross is a jitted call, which rounds its products with fused multiply-adds)
+results["cross"] = jnp.cross(q[:, :3], q[::-1, :3])
+results["rotation.mul"] = (R.from_quat(q) * R.from_quat(q[::-1])).as_rotvec()
+results["slerp"] = transform.Slerp.init(np.arange(4.0), R.from_quat(q[:4]))(
+    inputs["u"][:9] * 3).as_euler("zxy")
 """
 
 
 def test_eager_calls_are_bit_identical_too():
-    """The issue's examples called eagerly (JAX's linspace runs as one compiled function,
-    so plax's must too: op by op, XLA would round the fused `a * b + c` otherwise)."""
+    """Examples called eagerly (JAX's linspace runs as one compiled function, so plax's
+    must too: op by op, XLA would round the fused `a * b + c` otherwise; and JAX's mean,
+    det, poly, cross and dft are jitted too)."""
     inputs = _inputs()
     jax_results = start_in_jax(_EAGER_BODY, inputs)
     mine, theirs = run_body(_EAGER_BODY, inputs), jax_results()

@@ -4,6 +4,7 @@ import functools
 import inspect
 
 import pytest
+from jax_reference import requires_jax, run_reference
 
 import plax.numpy
 import plax.tree_util as tu
@@ -375,3 +376,43 @@ def test_check_debug_info_counts():
         check_debug_info_counts(DBG, 3, 2)
     with pytest.raises(TypeError, match="JaxprDebugInfo"):
         check_debug_info_counts(("jit", "f", None, None), 0, 0)
+
+
+_SOURCES = """
+from importlib import import_module
+if jax.__name__ == "jax":
+    summarize = import_module("jax._src.source_info_util").summarize
+else:
+    user_frame = import_module("plax.extend.core").user_frame
+    summarize = lambda source_info: user_frame(source_info)
+
+def f(x):
+    y = jnp.sin(x)
+    return jnp.sum(jnp.cos(y) * y)
+
+def sources(jaxpr):
+    out = []
+    for eqn in jaxpr.eqns:
+        inner = [getattr(p, "jaxpr", p) for p in eqn.params.values()]
+        inner = [j for j in inner if hasattr(j, "eqns")]
+        # (a call's own source is not compared: JAX leaves it out where reverse mode
+        # makes the call)
+        out.append([eqn.primitive.name, *map(sources, inner)] if inner
+                   else [eqn.primitive.name, summarize(eqn.source_info)])
+    return out
+
+result = {name: sources(jax.make_jaxpr(fn)(jnp.ones((2, 3))).jaxpr) for name, fn in [
+    ("f", f), ("grad", jax.grad(f)), ("grad of checkpoint", jax.grad(jax.checkpoint(f))),
+    ("grad of jit", jax.grad(jax.jit(f))), ("vmap", jax.vmap(f)),
+    ("jvp", lambda x: jax.jvp(f, (x,), (x,))), ("vmap of grad", jax.vmap(jax.grad(f)))]}
+"""
+
+
+@requires_jax
+def test_equation_sources_are_jaxs():
+    """Each equation's source is the user's line and column (`file:line:column
+    (function)`), as JAX summarizes it, also where transformations (jvp, transpose,
+    checkpoint's recomputation, vmap) stage it again. (Not compared: what the
+    transformations add themselves, such as a Jacobian's basis, where JAX records no
+    user frame.)"""
+    assert run_reference(_SOURCES, "plax") == run_reference(_SOURCES)

@@ -339,6 +339,9 @@ def test_invalid_arguments_are_reported_by_the_slow_path():
     with pytest.raises(TypeError, match="Error interpreting argument"):
         f("a string")
     assert slow(f) == {"an argument or static value the key cannot describe": 1}
+    for array in (np.zeros(2, [("a", "f4"), ("b", "i4")]), np.array(["a"])):  # as JAX
+        with pytest.raises(TypeError, match="Error interpreting argument.*at path x"):
+            f(array)
 
 
 # --- slow-path reasons: counted, logged once, never switching the fast path off ----------

@@ -57,14 +57,33 @@ CASES = {
     "inv_int": lambda: jnp.linalg.inv(np.array([[2, 1], [1, 1]], np.int32)),
     "norm_empty": lambda: jnp.linalg.norm(np.zeros((0, 3), f32)),
     "det_empty": lambda: jnp.linalg.det(np.zeros((0, 0), f32)),
+    "det_1x1": lambda: jnp.linalg.det(np.array([[[-3.0]], [[0.0]]], f32)),
+    "det_int_2x2": lambda: jnp.linalg.det(np.array([[1, 2], [3, 4]])),
+    # det's derivative is the adjugate: finite at rank n - 1, 0 below
+    "det_grad_rank_3": lambda: lib.grad(jnp.linalg.det)(np.array(
+        [[1, 2, 3, 4], [2, 4, 6, 8], [0, 1, 5, 2], [3, 1, 0, 1]], f32)),
+    "det_grad_rank_1": lambda: lib.grad(jnp.linalg.det)(np.ones((4, 4), f32)),
+    "det_grad_3x3_singular": lambda: lib.grad(jnp.linalg.det)(np.ones((3, 3), f32)),
+    "det_jvp_primal": lambda: lib.jvp(jnp.linalg.det, (np.eye(4, dtype=f32) * 3,),
+                                      (np.ones((4, 4), f32),)),
+    "slogdet_qr": lambda: jnp.linalg.slogdet(np.array([[0, 2, 1], [1, 0, 0], [3, 1, 5]], f32),
+                                             method="qr"),
+    "slogdet_1x1_complex": lambda: jnp.linalg.slogdet(np.array([[2 - 2j]], np.complex64)),
     "fft_int": lambda: jnp.fft.fft(np.arange(4)),
     "irfft_default_n": lambda: jnp.fft.irfft(np.arange(5, dtype=np.complex64)),
     "fftfreq": lambda: jnp.fft.fftfreq(5, 0.25),
+    "hfft_norms": lambda: [jnp.fft.hfft(np.arange(5, dtype=f32), n=6, norm=norm)
+                           for norm in ("backward", "ortho", "forward")],
+    "ihfft_norms": lambda: [jnp.fft.ihfft(np.arange(5, dtype=f32), norm=norm)
+                            for norm in ("backward", "ortho", "forward")],
     # errors
     "inv_not_square": lambda: jnp.linalg.inv(np.ones((2, 3), f32)),
     "inv_vector": lambda: jnp.linalg.inv(np.ones(3, f32)),
     "det_not_square": lambda: jnp.linalg.det(np.ones((2, 3), f32)),
     "slogdet_not_square": lambda: jnp.linalg.slogdet(np.ones((2, 3), f32)),
+    "slogdet_bad_method": lambda: jnp.linalg.slogdet(np.eye(3, dtype=f32), method="svd"),
+    "slogdet_qr_complex": lambda: jnp.linalg.slogdet(np.eye(3, dtype=np.complex64),
+                                                     method="qr"),
     "eig_not_square": lambda: jnp.linalg.eig(np.ones((2, 3), f32)),
     "norm_bad_matrix_ord": lambda: jnp.linalg.norm(np.ones((3, 3), f32), ord=3),
     "norm_bad_vector_ord": lambda: jnp.linalg.norm(np.ones(3, f32), ord="fro"),
@@ -79,6 +98,14 @@ CASES = {
     "irfft_zero_length": lambda: jnp.fft.irfft(np.ones(4, f32), n=0),
     "fft2_vector": lambda: jnp.fft.fft2(np.ones(4, f32)),
     "rfft_complex": lambda: jnp.fft.rfft(np.ones(4, np.complex64)),
+    "hfft_two_axes": lambda: jnp.fft.hfft(np.ones((2, 4), f32), axis=(0, 1)),
+    "ihfft_two_axes": lambda: jnp.fft.ihfft(np.ones((2, 4), f32), axis=[0]),
+    "fft_two_axes": lambda: jnp.fft.fft(np.ones((2, 4), f32), axis=(0, 1)),
+    "hfft_axis_out_of_range": lambda: jnp.fft.hfft(np.ones(4, f32), axis=1),
+    "ihfft_axis_out_of_range": lambda: jnp.fft.ihfft(np.ones(4, f32), axis=-2),
+    "ihfft_zero_length": lambda: jnp.fft.ihfft(np.ones(4, f32), n=0),
+    "dft_real_dtype": lambda: scipy_linalg.dft(3, dtype=f32),
+    "dft_bad_scale": lambda: scipy_linalg.dft(3, scale="m"),
 }
 
 

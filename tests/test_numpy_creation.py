@@ -168,6 +168,15 @@ def test_arange_of_booleans_is_a_type_error_as_in_jax():
             jnp.arange(*args, **kwargs)
 
 
+def test_arange_and_iota_of_a_complex_dtype_count_as_in_jax():
+    """JAX's iota takes complex dtypes (scipy.linalg.dft builds on it)."""
+    np.testing.assert_array_equal(jnp.arange(3, dtype=jnp.complex64),
+                                  np.array([0, 1, 2], np.complex64))
+    assert jnp.arange(3, dtype=jnp.complex64).dtype == np.complex64
+    np.testing.assert_array_equal(plax.lax.broadcasted_iota(np.complex64, (2, 2), 1),
+                                  np.array([[0, 1], [0, 1]], np.complex64))
+
+
 @pytest.mark.parametrize("args", [(-3, 2.5, 0), (5, 0, 0.0), (0, 3, 0)])
 def test_arange_with_a_zero_step_is_a_zero_division_error_as_numpy(args):
     with pytest.raises(ZeroDivisionError, match="step must not be zero"):

@@ -341,3 +341,97 @@ def test_opaque_trace_state_of_a_custom_vjp_fwd_under_grad():
         print(seen[0] == seen[1], seen[0] == outside, seen[2] == seen[3], seen[2] == outside)
     """, alias="1")
     assert out.splitlines() == ["2.0 2.0", "True True False False"]  # as JAX's
+
+
+def test_test_util_create_mesh_as_jaxs():
+    """`jax._src.test_util.create_mesh` (JAX's notebook on gradient checkpointing
+    imports it): the mesh JAX's makes, by `make_mesh` with Auto axes or by device id;
+    wanting more devices than there are skips the test."""
+    pytest.importorskip("jax")
+    code = """
+        import unittest
+        from jax._src import test_util as jtu
+        for kwargs in ({}, {"iota_order": True}):
+            mesh = jtu.create_mesh((1, 1), ("x", "y"), **kwargs)
+            print(dict(mesh.shape), mesh.axis_names, mesh.axis_types, mesh.devices.shape)
+        try:
+            jtu.create_mesh((64,), ("x",))
+        except unittest.SkipTest as e:
+            print("skipped:", e)
+    """
+    assert run_python(code, alias="1") == run_python(code)
+
+
+def test_jax_extend_mlir_modules_build_and_run_a_program_as_autodidax_does():
+    """`jax.extend.mlir.ir`, `.passmanager` and `.dialects.<name>` are jaxlib's modules
+    (a submodule of an alias is its counterpart's), and a module built with them runs
+    on `jax._src.xla_bridge.get_backend` through `jax._src.lib.xla_client`."""
+    out = run_python("""
+        import io
+        import numpy as np
+        import jaxlib.mlir.ir, jaxlib.mlir.passmanager, jaxlib.mlir.dialects.func
+        from jax.extend.mlir import ir
+        from jax.extend.mlir.dialects import func
+        from jax.extend.mlir.dialects import stablehlo as hlo
+        import jax.extend.mlir.ir, jax.extend.mlir.passmanager
+        from jax._src import xla_bridge as xb
+        from jax._src.lib import xla_client as xc
+        print(jax.extend.mlir.ir.Context is jaxlib.mlir.ir.Context,
+              jax.extend.mlir.passmanager.PassManager is jaxlib.mlir.passmanager.PassManager,
+              func.FuncOp is jaxlib.mlir.dialects.func.FuncOp)
+        with ir.Context() as ctx, ir.Location.unknown(ctx):
+            hlo.register_dialect(ctx)
+            module = ir.Module.create()
+            f32 = ir.RankedTensorType.get((2,), ir.F32Type.get())
+            with ir.InsertionPoint(module.body):
+                @func.func(f32, f32)
+                def main(x, y):
+                    return hlo.add(hlo.multiply(x, y), y)
+        text = io.StringIO()
+        module.operation.print(file=text)
+        backend = xb.get_backend(None)
+        device = backend.devices()[0]
+        compiled = backend.compile_and_load(text.getvalue(), backend.devices()[:1])
+        x = np.array([1.0, 2.0], np.float32)
+        sharding = xc.GSPMDSharding((device,), xc.OpSharding())
+        bufs = [xc.batched_device_put(jax.core.ShapedArray((2,), np.float32), sharding, [v],
+                                      [device], True, enable_x64=True) for v in (x, x + 1)]
+        print(np.asarray(compiled.execute(bufs)[0]).tolist())
+    """, alias="1")
+    assert out.splitlines() == ["True True True", "[4.0, 9.0]"]
+
+
+def test_rules_of_a_jax_way_primitive_see_what_jaxs_see():
+    """As in JAX's jax-primitives guide: forward mode through a primitive without a
+    jvp rule raises before its implementation runs, and the symbolic zeros and
+    undefined primals its rules get print with their (weak) types."""
+    pytest.importorskip("jax")
+    code = """
+        import jax, jax.numpy as jnp
+        from jax.interpreters import ad
+        import jax.extend.core
+
+        madd_p = jax.extend.core.Primitive("madd")
+        madd_p.def_impl(lambda x, y, z: print("impl") or x * y + z)
+        madd_p.def_abstract_eval(lambda x, y, z: jax.core.ShapedArray(x.shape, x.dtype))
+        try:
+            jax.jvp(madd_p.bind, (2.0, 2.0, 10.0), (1.0, 1.0, 1.0))
+        except NotImplementedError as e:
+            print(e)
+
+        def madd_jvp(primals, tangents):
+            print("jvp", *map(repr, tangents[2:]))
+            x, y, z = primals
+            xt, yt, zt = (ad.instantiate_zeros(t) for t in tangents)
+            return madd_p.bind(x, y, z), madd_p.bind(xt, y, madd_p.bind(x, yt, zt))
+
+        def madd_transpose(ct, x, y, z):
+            print("transpose", *(repr(a) for a in (x, y) if ad.is_undefined_primal(a)))
+            return (madd_p.bind(ct, y, 0.0) if ad.is_undefined_primal(x) else None,
+                    madd_p.bind(x, ct, 0.0) if ad.is_undefined_primal(y) else None, ct)
+
+        ad.primitive_jvps[madd_p] = madd_jvp
+        ad.primitive_transposes[madd_p] = madd_transpose
+        print(jax.grad(lambda a: madd_p.bind(a, a, 10.0))(2.0))
+    """
+    assert run_python(code, alias="1") == run_python(code, alias="0")

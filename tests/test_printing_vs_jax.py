@@ -1,6 +1,6 @@
 """What JAX programs print about their values, compared with JAX run in a subprocess:
-Arrays' reprs (JAX's line layout, empty arrays, complex values), tracers' reprs under
-each transformation, and Jaxprs of gradients of weakly typed inputs."""
+Arrays' reprs (JAX's line layout, empty arrays, complex values), Literals' and tracers'
+reprs, and Jaxprs of gradients of weakly typed inputs."""
 from __future__ import annotations
 
 from jax_reference import requires_jax, run_reference
@@ -39,16 +39,39 @@ jax.jit(jax.grad(lambda x: show(x) ** 2))(1.0)
 _JAXPRS = """
 def f(x):
     return jnp.sin(jnp.cos(x))
-result = [str(jax.make_jaxpr(jax.grad(f))(jnp.float32(3.0))),
+def g(z):
+    return jnp.real(z) ** 2 + jnp.imag(z) ** 2
+result = [str(jax.make_jaxpr(jax.grad(f))(3.0)),
+          str(jax.make_jaxpr(jax.grad(f))(jnp.float32(3.0))),
+          str(jax.make_jaxpr(jax.grad(g))(3.0 + 4j)),
           str(jax.make_jaxpr(jax.linearize(f, jnp.ones(3))[1])(jnp.ones(3))),
           str(jax.make_jaxpr(lambda x, n: jax.lax.fori_loop(0, n, lambda i, c: c * 2.0, x))(
               jnp.ones(3), 5))]
+"""
+
+_LITERALS = """
+functions = [(lambda x: x + 1, np.int32(1)), (lambda x: jax.lax.add(x, 1), np.int32(1)),
+             (lambda x: x + 1, 1), (lambda x: x * 2, 1.0), (lambda x: x + 1j, np.complex64(1)),
+             (lambda x: jax.lax.add(x, 1j), np.complex64(1)), (lambda x: x + jnp.ones(5), 1.0),
+             (lambda x: jnp.where(x > 0, x, 0), np.int32(1)), (lambda x: x & True, True),
+             (lambda x: jax.lax.mul(x, np.int8(3)), np.int8(1))]
+result = [[repr(a) for e in jax.make_jaxpr(f)(x).eqns for a in e.invars
+           if type(a).__name__ == "Literal"] for f, x in functions]
 """
 
 
 @requires_jax
 def test_array_reprs_are_jaxs():
     assert run_reference(_ARRAYS, library="plax") == run_reference(_ARRAYS)
+
+
+@requires_jax
+def test_literal_reprs_are_jaxs():
+    """A weakly typed Python int (or complex) literal is JAX's `TypedInt(1, dtype=int32)`;
+    the others show their value."""
+    mine = run_reference(_LITERALS, library="plax")
+    assert "Literal(TypedInt(1, dtype=int32))" in mine[1]
+    assert mine == run_reference(_LITERALS)
 
 
 @requires_jax
@@ -60,7 +83,9 @@ def test_tracer_reprs_are_jaxs():
 
 @requires_jax
 def test_gradient_and_loop_jaxprs_convert_as_jaxs():
-    """A staged tangent of a conversion's type is not converted again; a fori_loop
+    """A weak input's gradient is weak all through (the seed too): no conversion at
+    the end; real and imag transpose with strong zeros (a complex input's gradient is
+    strong); a staged tangent of a conversion's type is not converted again; a fori_loop
     keeps a weak bound of its index's dtype as it is."""
     mine = run_reference(_JAXPRS, library="plax")
     assert "convert_element_type" not in "".join(mine)

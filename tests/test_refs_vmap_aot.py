@@ -179,7 +179,7 @@ def test_vmap_writing_an_unbatched_reference_is_jax_error():
                            (set_at, jnp.arange(2), "a set/swap operation")):
         with pytest.raises(Exception, match=re.escape(
                 f"performing {what} with vmapped value on an unbatched array reference of "
-                "type Ref{f32[2]}. Move the array reference to be an argument to the "
+                "type Ref{float32[2]}. Move the array reference to be an argument to the "
                 "vmapped function?")) as info:
             plax.vmap(fun)(arg)
         assert type(info.value) is Exception  # JAX's class

@@ -233,6 +233,25 @@ def test_eigh_tridiagonal_against_scipy():
         pl.eigh_tridiagonal(d, e[:3])
 
 
+def test_eigh_tridiagonal_as_jax_computes_it():
+    """Bisection and inverse iteration (test_bits_vs_jax.py checks the bits): a cluster
+    of equal eigenvalues gets orthonormal vectors; `key` draws the starting vectors, so
+    another key may flip signs only; a 1x1 problem returns at once (any `select`)."""
+    pl = plax.scipy.linalg
+    d = np.array([2.0, 2.0, 2.0, 2.0, 5.0], np.float32)
+    e = np.array([0.0, 0.0, 1e-8, 0.0], np.float32)
+    w, v = pl.eigh_tridiagonal(d, e)
+    np.testing.assert_allclose(w, [2, 2, 2, 2, 5], atol=1e-6)
+    np.testing.assert_allclose(np.asarray(v).T @ np.asarray(v), np.eye(5), atol=1e-6)
+    d, e = np.arange(1.0, 6.0, dtype=np.float32), np.ones(4, np.float32)
+    _, v1 = pl.eigh_tridiagonal(d, e, key=plax.random.key(0))
+    _, v2 = pl.eigh_tridiagonal(d, e, key=plax.random.key(1))
+    np.testing.assert_allclose(np.abs(v1), np.abs(v2), atol=1e-5)
+    w, v = pl.eigh_tridiagonal(np.array([3.0], np.float32), np.zeros(0, np.float32),
+                               select="v")
+    assert w.tolist() == [3.0] and v.tolist() == [[1.0]]
+
+
 @pytest.mark.parametrize("method", ["schur", "eigen"])
 def test_solve_sylvester_against_scipy(method):
     pl = plax.scipy.linalg

@@ -356,3 +356,14 @@ def test_documented_deviations_from_jax_follow_scipy():
                                    ss.zeta(np.array([0.5, -1.0, 2.0])), rtol=1e-13)
         p, q = np.array([np.inf, np.nan, 0.0]), np.array([1.0, 1.0, 0.0])
         np.testing.assert_array_equal(ps.rel_entr(p, q), ss.rel_entr(p, q))
+
+
+def test_entr_is_jaxs_at_zero_and_rejects_complex_input():
+    """-(0 log 0) is -0.0, and the derivative -(log x + 1) is +inf there, as in JAX (not
+    0); complex input is a ValueError."""
+    at_zero = np.asarray(ps.entr(np.float32(0.0)))
+    assert at_zero == 0 and np.signbit(at_zero)
+    assert plax.grad(ps.entr)(0.0) == np.inf
+    assert ps.entr(-1.0) == -np.inf
+    with pytest.raises(ValueError, match="complex"):
+        ps.entr(np.complex64(1 + 1j))

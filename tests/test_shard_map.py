@@ -212,9 +212,9 @@ def test_abstract_mesh_outside_jit_takes_devices_from_the_arguments(devs):
 # --- check_vma --------------------------------------------------------------------------------
 
 def test_check_vma_rejects_a_varying_value_claimed_replicated(line):
-    with pytest.raises(ValueError, match=r"(?s)out_specs entry P\(\) of output result.*"
-                                         r"replicated across mesh axis 'i'.*varying over "
-                                         r"\{'i'\}.*check_vma=False"):
+    with pytest.raises(ValueError, match=r"(?s)out_specs is P\(\) which implies that the "
+                                         r"corresponding output value is replicated across "
+                                         r"mesh axis 'i'.*varying over \{i\}.*check_vma=False"):
         plax.shard_map(lambda b: b * 2, mesh=line, in_specs=P("i"), out_specs=P())(X)
     unchecked = plax.shard_map(lambda b: b * 2, mesh=line, in_specs=P("i"), out_specs=P(),
                                check_vma=False)
@@ -235,6 +235,24 @@ def test_check_vma_follows_collectives_and_nested_calls(line):
             plax.shard_map(fn, mesh=line, in_specs=P("i"), out_specs=P())(X)
 
 
+def test_replication_errors_name_each_spec_and_output_in_jaxs_words(mesh):
+    def f(b):
+        return b, b, {"k": b}
+    smap = plax.shard_map(f, mesh=mesh, in_specs=P("x", "y"),
+                          out_specs=(P("x"), P("x", "y"), P()))
+    for call in (smap, plax.jit(smap)):  # the eager call checks as the traced one
+        with pytest.raises(ValueError) as err:
+            call(X)
+        message = str(err.value)
+        assert ("* out_specs[0] is P('x',) which implies that the corresponding output value "
+                "is replicated across mesh axis 'y', but it was inferred to be possibly "
+                "varying over {x,y}") in message
+        assert ("* out_specs[2] is P() which implies that the corresponding output value "
+                "result[2]['k'] is only varying across mesh axes {} and not {x,y}, but it was "
+                "inferred to be possibly varying over {x,y}") in message
+        assert "out_specs[1]" not in message
+
+
 def test_pcast_to_varying_is_pvary_and_other_casts_are_refused(line):
     cast = plax.shard_map(lambda b: lax.pcast(total(b), ("i",), to="varying") * 2,
                           mesh=line, in_specs=P("i"), out_specs=P("i"))
@@ -247,6 +265,58 @@ def test_pcast_to_varying_is_pvary_and_other_casts_are_refused(line):
         plax.shard_map(body("vary"), mesh=line, in_specs=P("i"), out_specs=P("i"))(X)
     with pytest.raises(TypeError, match="got the set"):
         lax.pcast(X, {"i"}, to="varying")
+
+
+# --- eager: the body run one primitive at a time on every device --------------------------------
+
+def test_eager_body_values_hold_every_devices_block(line, capsys):
+    seen = {}
+
+    def body(b):
+        print(b)
+        seen["type"] = plax.typeof(b)
+        seen["total"] = float(total(b)[0, 0])  # the same on every device: a Python float
+        return b * 2
+
+    f = plax.shard_map(body, mesh=line, in_specs=P("i"), out_specs=P("i"))
+    np.testing.assert_allclose(f(X), X * 2)
+    blocks = [f"On {d} at mesh coordinates (i,) = ({k},):\n{X[k:k + 1]}\n"
+              for k, d in enumerate(line.devices.flat)]
+    assert capsys.readouterr().out == "\n".join(blocks) + "\n"
+    assert seen["type"].str_short() == "f32[1,4]{V:i}"
+    np.testing.assert_allclose(seen["total"], X[:, 0].sum(), rtol=1e-5)
+    with pytest.raises(TypeError):  # under jit the body is traced: no value to convert
+        plax.jit(f)(X)
+
+
+def test_eager_calls_stage_and_compile_once(line, counts):
+    f = plax.shard_map(lambda b: jnp.sin(b) * 2.0 + total(b), mesh=line, in_specs=P("i"),
+                       out_specs=P("i"))
+    first = f(X)
+    counts.clear()
+    np.testing.assert_allclose(f(X), first)
+    assert not counts  # no tracing, lowering or compiling on the second call
+
+
+def test_eager_body_refuses_values_it_cannot_take(line):
+    def smap(body):
+        return plax.shard_map(body, mesh=line, in_specs=P("i"), out_specs=P("i"))
+    with pytest.raises(plax.errors.TracerBoolConversionError,
+                       match=r"varies over mesh axes \('i',\): each device holds its own"):
+        smap(lambda b: b * bool(b[0, 0] > 0))(X)
+    with pytest.raises(plax.errors.TracerArrayConversionError):
+        smap(np.asarray)(X)
+    kept = []
+    smap(lambda b: kept.append(b) or b)(X)
+    assert str(kept[0]).startswith("On ")  # its blocks can still be shown
+    with pytest.raises(plax.errors.UnexpectedTracerError, match="already finished"):
+        kept[0] + 1
+    with pytest.raises(ValueError, match="device_put with explicit device not allowed"):
+        smap(lambda b: plax.device_put(b, line.devices.flat[0]))(X)
+    for call in (smap(plax.new_ref), plax.jit(smap(plax.new_ref))):
+        with pytest.raises(ValueError, match="returned a `plax.Ref` as result"):
+            call(X)
+    np.testing.assert_allclose(smap(plax.device_put)(X), X)  # no target: nothing to do
 
 
 # --- transformations -------------------------------------------------------------------------

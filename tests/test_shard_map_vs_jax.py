@@ -225,3 +225,109 @@ def test_axis_index_groups_match_jax():
     for key in mine:
         assert mine[key].dtype == theirs[key].dtype and np.array_equal(mine[key], theirs[key]), (
             key, mine[key], theirs[key])
+
+
+# What an eager shard_map's body prints (its values show each device's block), the types
+# it sees, which conversions of its values to Python work, and the errors of bad uses:
+# the cells of JAX's shard_map notebook and more. Meshes of at most 4 devices (JAX's eager
+# shard_map over all 8 CPU devices can stall in XLA's collective rendezvous).
+EAGER_PRINT_BODY = """
+import contextlib
+import importlib
+import io
+sharding = importlib.import_module(lib.__name__ + ".sharding")
+P = sharding.PartitionSpec
+
+def printed(key, f, *args):  # what the call prints (or the class of its error) and returns
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            value = f(*args)
+        if value is not None:
+            results[key + "_value"] = value
+    except Exception as err:
+        print(f"!! {type(err).__name__}", file=out)
+    results[key] = np.array(out.getvalue())
+
+def sm(f, i=P("i"), o=P("i"), **kw):
+    return lib.shard_map(f, in_specs=i, out_specs=o, **kw)
+
+def before_after(key, collective, x, i=P("i"), o=P("i")):
+    def body(b):
+        print("BEFORE:", b)
+        y = collective(b)
+        print("AFTER:", y)
+        return y
+    printed(key, sm(body, i, o), x)
+
+x6 = np.arange(6.0, dtype=np.float32)
+x16 = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 1, 2], np.int32)
+with lib.set_mesh(lib.make_mesh((2,), ("i",))):
+    xs = lib.device_put(x6, P("i"))
+    printed("blocks", sm(lambda v: print(v) or 2 * v), xs)
+    printed("whole", sm(lambda v: print(v) or 2 * v, P(), P()), x6)
+    printed("summed", sm(lambda v: print(lax.psum(v, "i")) or lax.psum(v, "i"), o=P()), xs)
+    printed("types", sm(lambda v: print(lib.typeof(v), lib.typeof(lax.psum(v, "i"))) or v), xs)
+    printed("pcast_without_out_specs", sm(lambda v: print(
+        lib.typeof(v), lib.typeof(lax.pcast(v, "i", to="varying"))), P(), None), x6)
+    printed("constant", sm(lambda v: print(jnp.zeros(2), lib.typeof(jnp.zeros(2))) or v), xs)
+    printed("index", sm(lambda v: print(lax.axis_index("i"), lax.axis_size("i")) or v), xs)
+    printed("unchecked", sm(lambda v: print(v * 2, lib.typeof(v)) or v, check_vma=False), xs)
+    printed("repr", sm(lambda v: print(repr(v[0])) or v), xs)
+    keys = lib.device_put(lib.random.split(lib.random.key(0), 2), P("i"))
+    printed("keys", sm(lambda k: print(k) or lib.random.key_data(k)), keys)
+    printed("closure", sm(lambda v: print(v + x6[:3]) or v), xs)
+    printed("nested_jit", sm(lambda v: lib.jit(lambda u: print(lib.typeof(u)) or u + 1)(v)), xs)
+    printed("bool_replicated", sm(lambda v: v * bool(lax.psum(v, "i")[0] > 0)), xs)
+    printed("int_replicated", sm(lambda v: v * int(lax.psum(v, "i")[1])), xs)
+    printed("item_replicated", sm(lambda v: v * lax.psum(v, "i")[2].item()), xs)
+    leaked = []
+    printed("leak", sm(lambda v: leaked.append(v) or v), xs)
+    printed("leaked_str", lambda: print(leaked[0]))
+    # bad uses
+    printed("bool_varying", sm(lambda v: v * bool(v[0] > 0)), xs)
+    printed("float_varying", sm(lambda v: v * float(v[0])), xs)
+    printed("bool_unchecked", sm(lambda v: v * bool(lax.psum(v, "i")[0] > 0),
+                                 check_vma=False), xs)
+    printed("numpy_varying", sm(lambda v: np.asarray(v)), xs)
+    printed("put_on_device", sm(lambda v: lib.device_put(v, lib.devices()[0])), xs)
+    printed("claimed_replicated", sm(lambda v: v, o=P()), xs)
+    printed("claimed_replicated_jit", lib.jit(sm(lambda v: v, o=P())), xs)
+    printed("rank", sm(lambda v: v.sum()), xs)
+    printed("spec_mismatch", sm(lambda v: v), x6)
+    lib.config.update("jax_auto_pcast", False)
+    try:
+        printed("unmatched_without_auto_pcast", sm(lambda v, w: v * w, (P("i"), P())), xs,
+                x6[:3])
+    finally:
+        lib.config.update("jax_auto_pcast", True)
+# Meshes of Auto axes, as the notebook's (arguments need not be laid out as their specs).
+with lib.set_mesh(sharding.Mesh(np.array(lib.devices()[:4]), ("i",))):
+    before_after("psum", lambda b: lax.psum(b, "i"), x16, o=P(None))
+    before_after("all_gather", lambda b: lax.all_gather(b, "i", tiled=True), x16[:4])
+    before_after("all_gather_untiled", lambda b: lax.all_gather(b, "i"), x16[:4])
+    before_after("psum_scatter", lambda b: lax.psum_scatter(b, "i", tiled=True), x16)
+    before_after("ppermute", lambda b: lax.ppermute(
+        b, "i", [(k, (k + 1) % lax.axis_size("i")) for k in range(lax.axis_size("i"))]),
+        np.arange(8, dtype=np.int32))
+    before_after("all_to_all", lambda b: lax.all_to_all(b, "i", 0, 0, tiled=True), x16)
+with lib.set_mesh(sharding.Mesh(np.array(lib.devices()[:4]).reshape(2, 2), ("i", "j"))):
+    x44 = np.arange(16, dtype=np.int32).reshape(4, 4)
+    before_after("grid_psum", lambda b: lax.psum(b, "i"), x44, P("i", "j"), P(None, "j"))
+    before_after("grid_psum_both", lambda b: lax.psum(b, ("i", "j")), x44, P("i", "j"),
+                 P(None, None))
+    printed("grid_types", sm(lambda b: print(lib.typeof(b), lib.typeof(lax.psum(b, "j"))) or b,
+                             P("i", "j"), P("i", "j")), x44)
+"""
+
+
+@requires_jax
+def test_eager_shard_map_prints_blocks_types_and_errors_as_jax():
+    theirs = start_in_jax(EAGER_PRINT_BODY, {"unused": np.zeros(1)})
+    mine = run_body(EAGER_PRINT_BODY, {"unused": np.zeros(1)})
+    theirs = theirs()
+    assert sorted(mine) == sorted(theirs)
+    different = [f"{key}:\n--- plax\n{mine[key]}\n--- jax\n{theirs[key]}" for key in mine
+                 if mine[key].dtype != theirs[key].dtype
+                 or not np.array_equal(mine[key], theirs[key])]
+    assert not different, "\n".join(different)

@@ -21,7 +21,13 @@ _MISSING = object()
 
 
 def _plax_name(alias: str) -> str | None:
-    """`jax.numpy.linalg` → `plax.numpy.linalg`; None under `jax._src` (no counterpart)."""
+    """`jax.numpy.linalg` → `plax.numpy.linalg`; None under `jax._src` (no counterpart).
+    A submodule of an alias standing for another module is that module's submodule
+    (`jax.extend.mlir.dialects.func` → `jaxlib.mlir.dialects.func`)."""
+    parent_name, _, last = alias.rpartition(".")
+    parent = sys.modules.get(parent_name)
+    if isinstance(parent, AliasModule) and parent._plax_module is not None:
+        return f"{parent._plax_module.__name__}.{last}"
     rest = alias[len("jax"):]
     if rest == "._src" or rest.startswith("._src."):
         return None

@@ -14,11 +14,13 @@ replicated by `out_specs` do not vary (`check_vma`, see `vma.py`), and binds
 `shard_map_p` (`shard_map_primitive.py`). Values `f` closes over (constants, and
 values of an enclosing trace) become operands replicated on every device, as JAX's.
 With `check_vma`, an output is cast with `pvary` to vary over the axes its
-`out_specs` entry splits it over, as JAX casts it.
+`out_specs` entry splits it over, as JAX casts it. Called outside every
+transformation, `shard_map` (and `smap`) instead runs `f` eagerly, one primitive at
+a time on every device (`shard_map_eager.py`), with the same checks: as in JAX,
+`print` in the body shows each device's block.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 import weakref
@@ -29,23 +31,29 @@ from jaxlib._jax import config as _jaxlib_config
 from plax.extend.traceback_util import api_boundary
 from plax.extend import config, tree_util
 from plax.extend.core import (
+    EVAL_TRACE,
     ClosedJaxpr,
     Tracer,
     TracingDebugInfo,
     check_callable,
+    current_trace,
     fun_sourceinfo,
     get_aval,
     make_tracing_debug_info,
+    result_paths_from_tree,
     trace_to_jaxpr,
 )
 from plax.extend.sharding import abstract_mesh as context_abstract_mesh
-from plax.extend.sharding import mat_axis_order, note_axis_order, set_vma_rule
-from plax_stdlib.lax.parallel import pvary, tracing_manual_axes
+from plax.extend.sharding import mat_axis_order
+from plax_stdlib.lax.parallel import pvary
 from plax_transforms.jit import traced_consts_as_args
+from plax_transforms.refs import AbstractRef
 from plax_sharding.mesh import AbstractMesh, AxisType, Mesh
 from plax_sharding.partition_spec import PartitionSpec
-from plax_sharding.shard_map_primitive import axes_bound, shard_aval, shard_map_p, unmentioned
-from plax_sharding.vma import infer_vma, matching_required, stage_vma
+from plax_sharding.shard_map_eager import ShardMapTrace
+from plax_sharding.shard_map_primitive import (body_context, concrete_mesh_for, shard_aval,
+                                               shard_map_p, spec_over, unmentioned)
+from plax_sharding.vma import infer_vma, matching_required
 
 
 class _Infer:
@@ -124,7 +132,8 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = I
         dbg = make_tracing_debug_info("shard_map", f, args, {})
         specs = _inferred_in_specs(the_mesh, manual, args) if in_specs is Infer else in_specs
         return apply_shard_map(f, args, mesh=the_mesh, manual_axes=manual, in_specs=specs,
-                               out_specs=out_specs, check_vma=check_vma, debug_info=dbg)
+                               out_specs=out_specs, check_vma=check_vma, debug_info=dbg,
+                               eager=True)
     return wrapped
 
 
@@ -198,8 +207,7 @@ def _inferred_in_specs(mesh, manual: tuple, args: tuple):
 def _manual_part(aval, manual: tuple) -> PartitionSpec:
     """`aval`'s type sharding with the axes that are not manual left out."""
     spec = _type_spec(aval)
-    parts = [tuple(a for a in spec.axes_of(d) if a in manual) for d in range(len(spec))]
-    return PartitionSpec(*(p[0] if len(p) == 1 else (p or None) for p in parts))
+    return spec_over(spec, len(spec), manual)
 
 
 def _type_spec(aval) -> PartitionSpec:
@@ -230,11 +238,14 @@ def _check_types_match(mesh, manual_axes: tuple, specs, avals) -> None:
 
 def apply_shard_map(f: Callable, args: Sequence[Any], *, mesh, manual_axes: tuple, in_specs,
                     out_specs, check_vma: bool, debug_info: TracingDebugInfo,
-                    bind_mesh: Callable[[], Mesh] | None = None):
+                    bind_mesh: Callable[[], Mesh] | None = None, eager: bool = False):
     """`f(*args)` shard-mapped. `out_specs` is a pytree prefix of the output, or a
     function of the output's treedef giving one spec per output leaf (pmap's).
     `bind_mesh`, if given, names the mesh to run on once `f` is traced (nested pmaps
-    learn the inner axes then); `mesh` must then have the manual axes' sizes."""
+    learn the inner axes then); `mesh` must then have the manual axes' sizes. With
+    `eager`, a call outside every transformation runs `f` eagerly on each device's
+    blocks, as JAX's shard_map does (`shard_map_eager.py`); else `f` is traced and
+    `shard_map_p` bound."""
     fun_name = _fun_name(f)
     leaves, in_tree = tree_util.tree_flatten(tuple(args))
     try:
@@ -256,19 +267,41 @@ def apply_shard_map(f: Callable, args: Sequence[Any], *, mesh, manual_axes: tupl
             varying=b.manual_axis_type.varying | (set(s.mesh_axes()) & set(manual_axes))))
             for s, b in zip(dyn_specs, blocks))
     statics = tuple(x for x, dyn in zip(leaves, dynamic) if not dyn)
+    dyn_leaves = [x for x, dyn in zip(leaves, dynamic) if dyn]
+    if eager and current_trace() is EVAL_TRACE:
+        body = _per_device(f, in_tree, dynamic, statics, out_specs, manual_axes, check_vma)
+        return _run_eagerly(body, dyn_leaves, fun_name, mesh=mesh, manual_axes=manual_axes,
+                            in_specs=dyn_specs, blocks=blocks, out_specs=out_specs,
+                            check_vma=check_vma)
     dbg = debug_info._replace(arg_names=tuple(dyn_names)) if debug_info.arg_names else debug_info
     body, out_tree = _trace_body(f, in_tree, dynamic, statics, blocks, mesh, manual_axes,
-                                 out_specs if check_vma else None, dbg)
+                                 out_specs, check_vma, dbg)
     body, extra = traced_consts_as_args(body, every=True)
     out_flat_specs = _out_specs_for(out_specs, out_tree, fun_name)
-    _check_outputs(fun_name, mesh, manual_axes, out_flat_specs, body, dyn_specs, check_vma,
-                   len(extra))
-    outs = shard_map_p.bind(*extra, *(x for x, dyn in zip(leaves, dynamic) if dyn),
+    out_vmas = _inferred_out_vmas(body, mesh, manual_axes, dyn_specs, len(extra)) \
+        if check_vma else None
+    _check_outputs(fun_name, mesh, manual_axes, out_specs, out_tree, out_flat_specs,
+                   body.out_avals, out_vmas)
+    outs = shard_map_p.bind(*extra, *dyn_leaves,
                             jaxpr=body, mesh=mesh if bind_mesh is None else bind_mesh(),
                             in_specs=(PartitionSpec(),) * len(extra) + dyn_specs,
                             out_specs=out_flat_specs, manual_axes=manual_axes,
                             check_vma=bool(check_vma))
     return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _run_eagerly(body, args, fun_name, *, mesh, manual_axes, in_specs, blocks, out_specs,
+                 check_vma):
+    """`body` run on each device's blocks of `args` one primitive at a time, its
+    outputs checked and assembled as `out_specs` says."""
+    trace = ShardMapTrace(concrete_mesh_for(mesh, args), manual_axes, check_vma)
+    outs, out_tree = trace.run(body, args, in_specs, blocks)
+    flat_specs = _out_specs_for(out_specs, out_tree, fun_name)
+    out_avals = [get_aval(o) for o in outs]
+    # (a returned reference has no varying axes: the check refuses it first)
+    _check_outputs(fun_name, mesh, manual_axes, out_specs, out_tree, flat_specs, out_avals,
+                   [getattr(a, "vma", None) for a in out_avals] if check_vma else None)
+    return tree_util.tree_unflatten(out_tree, trace.assemble(outs, flat_specs))
 
 
 def _arg_aval(x, name: str, fun_name: str):
@@ -311,13 +344,13 @@ def _check_args(fun_name, mesh, manual_axes, specs, avals, names) -> None:
 _traces: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _trace_body(f, in_tree, dynamic, statics, blocks, mesh, manual_axes, checked_specs, dbg):
+def _trace_body(f, in_tree, dynamic, statics, blocks, mesh, manual_axes, out_specs,
+                check_vma: bool, dbg):
     """`f` traced on one device's blocks: (ClosedJaxpr, output treedef), cached per
-    function and signature when it closes over no tracer. `checked_specs`: the
-    out_specs with check_vma, None without."""
-    check_vma = checked_specs is not None
+    function and signature when it closes over no tracer."""
     key = (in_tree, tuple(dynamic), statics, blocks, mesh.shape_tuple, manual_axes,
-           _hashable(checked_specs), dbg, _jaxlib_config.trace_context())
+           _hashable(out_specs if check_vma else None), check_vma, dbg,
+           _jaxlib_config.trace_context())
     try:
         per_fun = _traces.setdefault(f, {})
         hit = per_fun.get(key)
@@ -325,20 +358,9 @@ def _trace_body(f, in_tree, dynamic, statics, blocks, mesh, manual_axes, checked
         per_fun, hit = None, None
     if hit is not None:
         return hit
-
-    def body(*blocks_in):
-        it_dyn, it_static = iter(blocks_in), iter(statics)
-        flat = [next(it_dyn) if d else next(it_static) for d in dynamic]
-        out = f(*tree_util.tree_unflatten(in_tree, flat))
-        return _varying_as_specified(out, checked_specs, manual_axes, f) if check_vma else out
-
+    body = _per_device(f, in_tree, dynamic, statics, out_specs, manual_axes, check_vma)
     flat_tree = tree_util.tree_structure((tuple(blocks), {}))
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(axes_bound(mesh, manual_axes))
-        stack.enter_context(tracing_manual_axes(manual_axes, check_vma))
-        note_axis_order(mesh.axis_names)
-        stack.enter_context(set_vma_rule(stage_vma if check_vma else None))
-        stack.enter_context(config.check_vma(bool(check_vma)))
+    with body_context(mesh, manual_axes, check_vma):
         closed, out_tree = trace_to_jaxpr(body, flat_tree, list(blocks), dbg)
     result = (closed, out_tree)
     if per_fun is not None and not any(isinstance(c, Tracer) for c in closed.consts):
@@ -346,6 +368,17 @@ def _trace_body(f, in_tree, dynamic, statics, blocks, mesh, manual_axes, checked
             per_fun.clear()
         per_fun[key] = result
     return result
+
+
+def _per_device(f, in_tree, dynamic, statics, out_specs, manual_axes, check_vma: bool):
+    """The body one device runs, on the blocks of the dynamic arguments: `f` with the
+    static ones put back, its outputs cast to vary as `out_specs` says (check_vma)."""
+    def body(*blocks_in):
+        it_dyn, it_static = iter(blocks_in), iter(statics)
+        flat = [next(it_dyn) if d else next(it_static) for d in dynamic]
+        out = f(*tree_util.tree_unflatten(in_tree, flat))
+        return _varying_as_specified(out, out_specs, manual_axes, f) if check_vma else out
+    return body
 
 
 def _hashable(specs):
@@ -362,14 +395,14 @@ def _fun_name(f) -> str:
 def _varying_as_specified(out, out_specs, manual_axes, f):
     """The outputs of a body with check_vma, each cast with pvary to vary over the
     manual axes its out_specs entry splits it over: JAX's implicit cast (none with
-    jax_auto_pcast off)."""
+    jax_auto_pcast off; a reference is left for `_check_outputs` to refuse)."""
     if not config.auto_pcast.value:
         return out
     leaves, tree = tree_util.tree_flatten(out)
     specs = _out_specs_for(out_specs, tree, _fun_name(f))
     return tree_util.tree_unflatten(tree, [
-        pvary(leaf, mat_axis_order(set(spec.mesh_axes()) & set(manual_axes)
-                                   - get_aval(leaf).vma))
+        leaf if isinstance(aval := get_aval(leaf), AbstractRef) else
+        pvary(leaf, mat_axis_order(set(spec.mesh_axes()) & set(manual_axes) - aval.vma))
         for leaf, spec in zip(leaves, specs)])
 
 
@@ -386,46 +419,90 @@ def _out_specs_for(out_specs, out_tree, fun_name: str) -> tuple:
                          f"{fun_name}: {err}") from None
 
 
-def _check_outputs(fun_name, mesh, manual_axes, out_specs, body: ClosedJaxpr, in_specs,
-                   check_vma: bool, n_extra: int) -> None:
-    jaxpr = body.jaxpr
-    dbg = jaxpr.debug_info
-    paths = [dbg.safe_result_path(i) if dbg else "" for i in range(len(jaxpr.outvars))]
-    for i, (spec, aval) in enumerate(zip(out_specs, jaxpr.out_avals)):
+def _inferred_out_vmas(body: ClosedJaxpr, mesh, manual_axes, in_specs, n_extra: int) -> list:
+    """The manual axes each output of the traced body may vary over, its inputs
+    varying over those their specs name (the closed-over values, first, over none)."""
+    size_one = _size_one_axes(mesh, manual_axes)
+    in_vma = [frozenset()] * n_extra + [frozenset(s.mesh_axes()) - size_one for s in in_specs]
+    with matching_required(not config.auto_pcast.value):
+        return infer_vma(body.jaxpr, in_vma)
+
+
+def _size_one_axes(mesh, manual_axes) -> frozenset:
+    """With jax_remove_size_one_mesh_axis_from_type, the manual axes of size 1, over
+    which no value counts as varying."""
+    if not config.remove_size_one_mesh_axis_from_type.value:
+        return frozenset()
+    return frozenset(a for a in manual_axes if mesh.shape[a] == 1)
+
+
+def _check_outputs(fun_name, mesh, manual_axes, out_specs, out_tree, flat_specs, out_avals,
+                   out_vmas) -> None:
+    """Each output's block has at least its spec's rank and, with check_vma (when
+    `out_vmas` are given), varies over no manual axis its spec leaves unmentioned."""
+    paths = result_paths_from_tree(out_tree) or [""] * len(flat_specs)
+    for spec, aval, path in zip(flat_specs, out_avals, paths):
+        if isinstance(aval, AbstractRef):
+            raise ValueError(f"shard_map applied to the function '{fun_name}' returned a "
+                             f"`plax.Ref` as {path or 'an output'}: a reference cannot leave "
+                             "the body; return its value (`ref[...]`) instead")
         if len(spec) > aval.ndim:
             raise ValueError(
                 f"shard_map applied to the function '{fun_name}' was given an out_specs "
                 f"entry which is too long to be compatible with the corresponding output "
                 f"value from the function: out_specs entry {spec} has length {len(spec)}, "
-                f"but {fun_name}(*args){paths[i][len('result'):]} has shape "
+                f"but {fun_name}(*args){path[len('result'):]} has shape "
                 f"{aval.str_short()}, of rank {aval.ndim}."
                 + (" For rank 0 outputs which are not constant over the mesh, add at least "
                    "one (singleton) axis to them so that they can be concatenated using "
                    "out_specs." if aval.ndim == 0 else ""))
-    if not check_vma:
+    if out_vmas is None:
         return
-    # With jax_remove_size_one_mesh_axis_from_type, an axis of size 1 never varies.
-    size_one = (frozenset(a for a in manual_axes if mesh.shape[a] == 1)
-                if config.remove_size_one_mesh_axis_from_type.value else frozenset())
-    in_vma = [frozenset()] * n_extra + [frozenset(s.mesh_axes()) - size_one for s in in_specs]
-    with matching_required(not config.auto_pcast.value):
-        out_vma = infer_vma(jaxpr, in_vma)
-    problems = []
-    for i, (spec, varying) in enumerate(zip(out_specs, out_vma)):
-        bad = [a for a in unmentioned(manual_axes, spec) if a in varying - size_one]
-        if bad:
-            axes = ", ".join(repr(a) for a in bad)
-            problems.append(
-                f"* out_specs entry {spec} of output {paths[i] or i} implies that the value "
-                f"is replicated across mesh axis {axes}, but it was inferred to be possibly "
-                f"varying over {{{', '.join(repr(a) for a in manual_axes if a in varying)}}}")
+    size_one = _size_one_axes(mesh, manual_axes)
+    problems = [_replication_problem(mesh, spec, where, path, vma - size_one)
+                for spec, vma, where, path
+                in zip(flat_specs, out_vmas, _spec_paths(out_specs, out_tree), paths)
+                if any(a in vma - size_one for a in unmentioned(manual_axes, spec))]
     if problems:
+        if len(problems) == 1:
+            problems = [problems[0][2:]]  # no bullet for a single one, as JAX's
         raise ValueError(
             f"shard_map applied to the function '{fun_name}' was given out_specs which "
             f"require replication which can't be statically inferred given the mesh:\n\n"
             f"The mesh given has shape {tuple(mesh.axis_sizes)} with corresponding axis "
             f"names {mesh.axis_names}.\n\n" + "\n\n".join(problems) + "\n\n"
             "Check if these output values are meant to be replicated over those mesh axes. "
-            "If not, consider revising the corresponding out_specs entries. If so, make them "
-            "replicated (lax.psum, lax.pmean, or lax.all_gather(..., to='invarying')), or "
-            "disable the check by passing check_vma=False to `plax.shard_map`.")
+            "If not, consider revising the corresponding out_specs entries. If so, consider "
+            "disabling the check by passing the check_vma=False argument to "
+            "`plax.shard_map`.")
+
+
+def _replication_problem(mesh, spec: PartitionSpec, where: str, path: str, varying) -> str:
+    """One bullet of the replication error, in JAX's words, saying also which axes the
+    output was inferred to vary over and, when its spec covers several outputs, which
+    output it is."""
+    def axes(names) -> str:
+        return "{" + ",".join(str(a) for a in mesh.axis_names if a in names) + "}"
+    what = "the corresponding output value"
+    if path and path[len("result"):] != where[len("out_specs"):]:
+        what += f" {path}"
+    named = set(spec.mesh_axes())
+    replicated = [a for a in mesh.axis_names if a not in named]
+    if len(replicated) > 1:
+        claim = (f"is only varying across mesh axes {axes(named)} and not "
+                 f"{axes(set(replicated) & varying)}")
+    else:
+        claim = f"is replicated across mesh axis '{replicated[0]}'"
+    return (f"* {where} is {spec} which implies that {what} {claim}, but it was inferred "
+            f"to be possibly varying over {axes(varying)}")
+
+
+def _spec_paths(out_specs, out_tree) -> list[str]:
+    """Where each output's spec is in `out_specs` (`out_specs[0]`), one per output."""
+    if callable(out_specs) and not isinstance(out_specs, PartitionSpec):
+        return ["out_specs"] * out_tree.num_leaves
+    entries, spec_tree = tree_util.tree_flatten_with_path(out_specs)
+    labels = tree_util.tree_unflatten(spec_tree, ["out_specs" + tree_util.keystr(path)
+                                                  for path, _ in entries])
+    example = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+    return tree_util.broadcast_prefix(labels, example)

@@ -44,6 +44,7 @@ from plax.extend.ad import (
     tangent_aval,
     transpose_jaxpr,
 )
+from plax.extend import config
 from plax.extend.batching import batch_jaxpr, extend_axis_env, not_mapped
 from plax.extend.core import (
     BATCHING,
@@ -66,7 +67,7 @@ from plax.extend.core import (
     stage_flat,
 )
 from plax.extend.mlir import ir, mu
-from plax.extend.sharding import concrete_mesh
+from plax.extend.sharding import concrete_mesh, note_axis_order, set_vma_rule
 from plax_runtime.array import Array
 from plax_runtime.device_put import device_put
 from plax_stdlib.lax import elementwise, parallel, shape_ops
@@ -76,7 +77,7 @@ from plax_transforms.call_placement import register_placement_rule
 from plax_transforms.manual_regions import AxisContext, gspmd_sharding, spmd_custom_call
 from plax_sharding import vma
 from plax_sharding.mesh import Mesh
-from plax_sharding.named_sharding import NamedSharding
+from plax_sharding.named_sharding import NamedSharding, explicit_part
 from plax_sharding.partition_spec import PartitionSpec
 
 shard_map_p = Primitive("sharding.shard_map", multiple_results=True)
@@ -90,21 +91,51 @@ def _pieces(mesh, manual_axes, spec: PartitionSpec, dim: int) -> int:
 
 
 def shard_aval(mesh, manual_axes, spec: PartitionSpec, aval: ShapedArray) -> ShapedArray:
-    """The block of a value of type `aval` that one device holds under `spec`."""
+    """The block of a value of type `aval` that one device holds under `spec`; its type
+    stays split over the Explicit axes that are not manual, as JAX types it."""
     shape = tuple(d // _pieces(mesh, manual_axes, spec, i) for i, d in enumerate(aval.shape))
-    return aval.update(shape=shape)
+    typed = getattr(aval, "typed_sharding", None)
+    if typed is not None:
+        auto = set(mesh.axis_names) - set(manual_axes)
+        kept = spec_over(typed.spec, aval.ndim, auto)
+        typed = typed.update(spec=kept) if kept.mesh_axes() else None
+    return aval.update(shape=shape, sharding=typed)
+
+
+def spec_over(spec: PartitionSpec, ndim: int, axes) -> PartitionSpec:
+    """`spec` with only the mesh axes in `axes` kept, one entry per dimension."""
+    return _spec_of([tuple(a for a in spec.axes_of(d) if a in axes) for d in range(ndim)])
+
+
+def _spec_of(parts, **kw) -> PartitionSpec:
+    """The spec splitting dimension `d` over the axes `parts[d]` (a tuple, maybe empty)."""
+    return PartitionSpec(*(p[0] if len(p) == 1 else (p or None) for p in parts), **kw)
 
 
 def unshard_aval(mesh, manual_axes, spec: PartitionSpec, aval: ShapedArray) -> ShapedArray:
     """The global value whose blocks of type `aval` the devices hold under `spec` (no
-    longer varying over the manual axes, which are not manual outside)."""
+    longer varying over the manual axes, which are not manual outside). Its type is
+    split over the Explicit axes `spec` names, as JAX types it (`f32[6@i]`)."""
     shape = tuple(d * _pieces(mesh, manual_axes, spec, i) for i, d in enumerate(aval.shape))
     mat = aval.manual_axis_type
     if mat.vur & set(manual_axes):
         mat = mat.update(varying=mat.varying - set(manual_axes),
                          unreduced=mat.unreduced - set(manual_axes),
                          reduced=mat.reduced - set(manual_axes))
-    return aval.update(shape=shape, manual_axis_type=mat)
+    return aval.update(shape=shape, manual_axis_type=mat,
+                       sharding=_typed_unsharded(mesh, spec, aval))
+
+
+def _typed_unsharded(mesh, spec: PartitionSpec, aval: ShapedArray):
+    """The type sharding of the assembled value: each dimension split over the Explicit
+    axes `spec` names, then over those its blocks' type is split over."""
+    if not isinstance(aval, ShapedArray) or len(spec) > aval.ndim:
+        return None
+    inner = aval.typed_sharding.spec if aval.typed_sharding is not None else PartitionSpec()
+    merged = _spec_of([spec.axes_of(d) + inner.axes_of(d) for d in range(aval.ndim)],
+                      unreduced=spec.unreduced, reduced=spec.reduced)
+    return explicit_part(mesh, merged, aval.ndim,
+                         config.remove_size_one_mesh_axis_from_type.value)
 
 
 def unmentioned(manual_axes, spec: PartitionSpec) -> tuple:
@@ -145,6 +176,20 @@ def axes_bound(mesh, manual_axes) -> Iterator[None]:
     with contextlib.ExitStack() as stack:
         for name in manual_axes:
             stack.enter_context(extend_axis_env(name, mesh.shape[name]))
+        yield
+
+
+@contextlib.contextmanager
+def body_context(mesh, manual_axes, check_vma: bool) -> Iterator[None]:
+    """What holds while a body runs on one device's blocks, traced (under jit) or
+    eagerly: the manual axes bound, the body marked manual over them and, with
+    check_vma, its values typed with the axes they vary over (`vma.py`)."""
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(axes_bound(mesh, manual_axes))
+        stack.enter_context(parallel.tracing_manual_axes(manual_axes, check_vma))
+        note_axis_order(mesh.axis_names)
+        stack.enter_context(set_vma_rule(vma.stage_vma if check_vma else None))
+        stack.enter_context(config.check_vma(bool(check_vma)))
         yield
 
 

@@ -71,7 +71,7 @@ def smap(f: Callable | None = None, /, *, in_axes: Any = Infer, out_axes: Any,
         mesh, manual = resolve_mesh(None, {axis_name}, specs, out_specs)
         dbg = make_tracing_debug_info("smap", f, args, {})
         return apply_shard_map(f, args, mesh=mesh, manual_axes=manual, in_specs=specs,
-                               out_specs=out_specs, check_vma=True, debug_info=dbg)
+                               out_specs=out_specs, check_vma=True, debug_info=dbg, eager=True)
     return wrapped
 
 

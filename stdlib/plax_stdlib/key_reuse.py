@@ -265,11 +265,9 @@ def _check_ports(eqn: JaxprEqn, sig: KeyReuseSignature) -> None:
 
 
 def _where(eqn: JaxprEqn) -> str:
-    """` (at file:line (function))`: where the user applied the equation, if known."""
-    if eqn.source_info is None:
-        return ""
+    """` (at file:line:column (function))`: where the user applied the equation, if known."""
     frame = user_frame(eqn.source_info)
-    return "" if frame == "<unknown>" else f" (at {frame})"
+    return f" (at {frame})" if frame else ""
 
 
 def check_key_reuse_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:

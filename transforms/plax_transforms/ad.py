@@ -89,13 +89,13 @@ class JVPTrace(Trace):
             if all(isinstance(t, Zero) for t in tangents):
                 return primitive.bind(*primals, **params)
             rule = primitive.get_rule(JVP)
-            if rule is None:
-                out = primitive.bind(*primals, **params)
-                outs = out if primitive.multiple_results else [out]
-                if any(is_differentiable_dtype(get_aval(o).dtype) for o in outs):
+            if rule is None:  # fine for outputs without tangents; raises before computing
+                outs = primitive.abstract_eval(*map(get_aval, primals), **params)
+                outs = outs if primitive.multiple_results else [outs]
+                if any(hasattr(o, "dtype") and is_differentiable_dtype(o.dtype) for o in outs):
                     raise NotImplementedError(
                         f"Differentiation rule for '{primitive.name}' not implemented")
-                return out
+                return primitive.bind(*primals, **params)
             out, t_out = rule(primals, tangents, **params)
         if primitive.multiple_results:
             return [self.wrap(o, t) for o, t in zip(out, t_out)]

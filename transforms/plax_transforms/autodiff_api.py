@@ -12,6 +12,7 @@ transposed linearization, as JAX does.
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -27,6 +28,7 @@ from plax.extend.ad import (
     zeros_like_aval,
 )
 from plax.extend.core import (
+    EVAL_TRACE,
     AbstractToken,
     ClosedJaxpr,
     JaxprDebugInfo,
@@ -202,15 +204,7 @@ class Linearized:
         cts = [ct for ct, nz in zip(cts_out, self.out_nonzero) if nz]
         cts_in = backward_pass(self.jaxpr.jaxpr, self.jaxpr.consts,
                                [UndefinedPrimal(tangent_aval(a)) for a in self.in_avals], cts)
-        return [_weak_like(instantiate(ct), a) for ct, a in zip(cts_in, self.in_avals)]
-
-
-def _weak_like(ct, primal_aval):
-    """A cotangent weakly typed when its primal is (a Python scalar's), as in JAX."""
-    aval = get_aval(ct)
-    if primal_aval.weak_type and not aval.weak_type and aval.dtype == primal_aval.dtype:
-        return convert_with_weak_type(ct, aval.dtype, weak_type=True)
-    return ct
+        return [instantiate(ct) for ct in cts_in]
 
 
 def linearize_flat(flat_fun: Callable[..., Sequence[Any]], primals: Sequence[Any],
@@ -353,10 +347,11 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     outs, lin, extra = linearize_flat(_flat_traced(fun, in_tree, has_aux, "vjp"), flat, dbg)
     out_tree = extra["tree"]
     linear_map, residuals = lin.split()
+    leaves, where = _vjp_leaves(flat, residuals)
     out_avals = lin.out_avals
 
     @api_boundary
-    def vjp_fun(residuals, ct):
+    def vjp_fun(leaves, ct):
         flat_ct, ct_tree = tree_util.tree_flatten(ct)
         if ct_tree != out_tree:
             raise ValueError(f"vjp: the cotangent's tree structure {ct_tree} does not match "
@@ -370,13 +365,28 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
         flat_ct = [Zero(aval) if isinstance(aval, AbstractToken) else
                    c if is_differentiable_dtype(aval.dtype)
                    else np.zeros(aval.shape, dtypes.float0) for aval, c in zip(out_avals, flat_ct)]
-        cts = linear_map(residuals).transpose([_as_tangent(c) for c in flat_ct])
+        cts = linear_map([leaves[i] for i in where]).transpose(
+            [_as_tangent(c) for c in flat_ct])
         return tuple(tree_util.tree_unflatten(in_tree, cts))
 
     # A pytree whose leaves are the residuals, so it can be passed through `jit`.
-    f_vjp = tree_util.Partial(vjp_fun, residuals)
+    f_vjp = tree_util.Partial(vjp_fun, leaves)
     out = tree_util.tree_unflatten(out_tree, outs)
     return (out, f_vjp, _rebuilt(extra["aux"])) if has_aux else (out, f_vjp)
+
+
+def _vjp_leaves(primals: Sequence[Any], residuals: Sequence[Any]) -> tuple[list, list[int]]:
+    """The residuals in JAX's order, as the leaves of the function `vjp` returns (what
+    `make_jaxpr` of a `vjp` shows as outputs): the primal inputs that are residuals
+    first, in argument order (every input that is one of them), then the values
+    computed, in the linear map's order. → (the leaves, each residual's leaf index)."""
+    primal_ids = {id(p) for p in primals}
+    used = {id(r) for r in residuals} & primal_ids
+    leaves = [p for p in primals if id(p) in used]
+    leaf_of = {id(p): i for i, p in enumerate(leaves)}
+    computed = itertools.count(len(leaves))
+    where = [leaf_of[id(r)] if id(r) in used else next(computed) for r in residuals]
+    return leaves + [r for r in residuals if id(r) not in used], where
 
 
 # --- grad --------------------------------------------------------------------------------
@@ -493,9 +503,12 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic:
 
 
 def _ones_like(x):
-    """The seed cotangent: a host scalar, so a staged grad reads it as the literal
-    `1.0:f32[]` (as JAX's) rather than an equation making it."""
-    return np.ones((), get_aval(x).dtype)[()]
+    """The seed cotangent, as JAX's: a concrete array of `x`'s type (weak for the output
+    of Python scalars, so that the transposes make gradients as weak as JAX's), and so
+    the literal `1.0:f32[]` in a staged grad rather than an equation making it."""
+    aval = get_aval(x)
+    with set_current_trace(EVAL_TRACE):  # a constant, whatever trace `x` is on
+        return convert_with_weak_type(np.ones((), aval.dtype)[()], aval.dtype, aval.weak_type)
 
 
 def grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,

@@ -19,12 +19,11 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from plax.extend import config
 from plax.extend.core import (ClosedJaxpr, Jaxpr, Primitive, ShapeDtypeStruct, dce_jaxpr,
-                              get_aval, register_cache)
+                              get_aval, register_cache, user_frame)
 from plax.extend.sharding import Device, Sharding, concrete_mesh, sharding_from_spec
 from plax_runtime import placement as runtime_placement
 from plax_runtime.array import Array
 from plax_runtime.sharding_impls import SingleDeviceSharding
-from plax_transforms.lowering import user_frame
 
 
 class CallPlacement(NamedTuple):

@@ -8,8 +8,10 @@ every residual in device memory, so an offloaded value is saved where it is.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
+from plax_stdlib.lax.convolution import conv_general_dilated_p
 from plax_stdlib.lax.dot_general import dot_general_p
 from plax_stdlib.lax.naming import name_p
 
@@ -44,7 +46,7 @@ def is_saved(decision) -> bool:
         return decision.saved
     raise TypeError("Value returned by a remat policy should be a bool or "
                     "`ad_checkpoint.Recompute`, `ad_checkpoint.Saveable` or "
-                    f"`ad_checkpoint.Offloadable(...)`. Got {decision!r} of type "
+                    f"`ad_checkpoint.Offloadable(...)`. Got {decision} of type "
                     f"{type(decision)}.")
 
 
@@ -58,23 +60,24 @@ def nothing_saveable(*_, **__) -> bool:
     return False
 
 
-def dots_saveable(prim, *_, **__) -> bool:
-    """Save the results of matrix products (`dot_general`), recompute the rest."""
-    return prim is dot_general_p
+@dataclasses.dataclass(frozen=True)
+class DotsSaveable:
+    """Save the results of matrix products: every `dot_general` and convolution, or
+    (`only_if_no_batch_dims`) only the `dot_general`s without batch dimensions. A
+    dataclass, as JAX's, so a Jaxpr prints the policy as JAX does."""
+    only_if_no_batch_dims: bool
+
+    def __call__(self, prim, *_, **params) -> bool:
+        if not self.only_if_no_batch_dims:
+            return prim is dot_general_p or prim is conv_general_dilated_p
+        if prim is not dot_general_p:
+            return False
+        (_, _), (lhs_batch, rhs_batch) = params["dimension_numbers"]
+        return not lhs_batch and not rhs_batch
 
 
-checkpoint_dots = dots_saveable
-
-
-def dots_with_no_batch_dims_saveable(prim, *_, **params) -> bool:
-    """Save the results of `dot_general`s without batch dimensions."""
-    if prim is not dot_general_p:
-        return False
-    (_, _), (lhs_batch, rhs_batch) = params["dimension_numbers"]
-    return not lhs_batch and not rhs_batch
-
-
-checkpoint_dots_with_no_batch_dims = dots_with_no_batch_dims_saveable
+dots_saveable = checkpoint_dots = DotsSaveable(False)
+dots_with_no_batch_dims_saveable = checkpoint_dots_with_no_batch_dims = DotsSaveable(True)
 
 
 def offload_dot_with_no_batch_dims(offload_src: str, offload_dst: str):
@@ -90,10 +93,27 @@ def _named(prim, params, names: frozenset) -> bool:
     return prim is name_p and params["name"] in names
 
 
-def save_only_these_names(*names: str):
+@dataclasses.dataclass(frozen=True)
+class SaveOnlyTheseNames:
+    """Save only the values tagged by `checkpoint_name` with one of `saveable_names`."""
+    saveable_names: frozenset
+
+    def __call__(self, prim, *_, **params) -> bool:
+        return _named(prim, params, self.saveable_names)
+
+
+@dataclasses.dataclass(frozen=True)
+class SaveAnyNamesButThese:
+    """Save the values tagged by `checkpoint_name`, except those with one of `names`."""
+    names: frozenset
+
+    def __call__(self, prim, *_, **params) -> bool:
+        return prim is name_p and params["name"] not in self.names
+
+
+def save_only_these_names(*names: str) -> SaveOnlyTheseNames:
     """A policy saving only the values tagged by `checkpoint_name` with one of `names`."""
-    wanted = frozenset(names)
-    return lambda prim, *_, **params: _named(prim, params, wanted)
+    return SaveOnlyTheseNames(frozenset(names))
 
 
 def save_anything_except_these_names(*names: str):
@@ -102,12 +122,10 @@ def save_anything_except_these_names(*names: str):
     return lambda prim, *_, **params: not _named(prim, params, unwanted)
 
 
-def save_any_names_but_these(*names_not_to_save: str):
+def save_any_names_but_these(*names_not_to_save: str) -> SaveAnyNamesButThese:
     """A policy saving the values tagged by `checkpoint_name`, except those with one
     of `names_not_to_save`."""
-    unwanted = frozenset(names_not_to_save)
-    return lambda prim, *_, **params: (prim is name_p
-                                       and params["name"] not in unwanted)
+    return SaveAnyNamesButThese(frozenset(names_not_to_save))
 
 
 def save_and_offload_only_these_names(*, names_which_can_be_saved,

@@ -1,11 +1,11 @@
 """`jax_debug_nans` / `jax_debug_infs`: raise FloatingPointError where a NaN (or an
-infinity) first appears.
+infinity) first appears, as JAX does.
 
-An eager primitive's outputs are checked right away, naming the primitive and the
-user's line that applied it. A jitted computation's outputs are checked after it
-runs; when one is special, its Jaxpr is re-run one equation at a time (entering
-nested `jit`s) to name the first primitive that produced the value and the line
-of the user's code that applied it, as JAX does.
+An eager primitive's outputs are checked right away. A jitted computation's outputs
+are checked after it runs; when one is special, it says so and runs its de-optimized
+version (the Python function on the same arguments, or its Jaxpr one equation at a
+time), whose eager primitives and nested jits are checked in turn: the first one to
+make the value raises, and the traceback goes through the user's line that applied it.
 
 Both options are in the trace context, so the checking callers are cached apart
 from the plain ones: while the options are off, calls pay nothing.
@@ -15,12 +15,13 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from jaxlib import _jax
 
 from plax.extend import config
-from plax.extend.core import EVAL_TRACE, ClosedJaxpr, Literal, set_current_trace, user_frame
+from plax.extend.core import EVAL_TRACE, ClosedJaxpr, eval_jaxpr, set_current_trace
 
-_JIT_ID = "plax.jit"  # nested jits are replayed equation by equation too
+# What JAX prints before it runs a jitted function de-optimized (it says nan for an inf too)
+_DEOPTIMIZING = ("Invalid nan value encountered in the output of a jax.jit function. "
+                "Calling the de-optimized version.")
 
 
 def enabled() -> bool:
@@ -43,61 +44,39 @@ def _special(outs: Sequence[Any]) -> str | None:
     return None
 
 
-def _error(kind: str, what: str, where: str) -> FloatingPointError:
-    name = "invalid value (nan)" if kind == "nan" else "divide by zero or overflow (inf)"
-    return FloatingPointError(f"{name} encountered in {what}{' at ' + where if where else ''}"
-                              f" (jax_debug_{kind}s is on)")
-
-
 def checked_primitive(call: Callable, primitive) -> Callable:
     """An eager primitive's caller that checks the outputs it returns."""
     def run(args):
         outs = call(args)
         kind = _special(outs)
         if kind is not None:
-            raise _error(kind, primitive.name, user_frame(_jax.Traceback.get_traceback()))
+            raise FloatingPointError(f"invalid value ({kind}) encountered in {primitive.name}")
         return outs
     return run
 
 
-def checked_jit(call: Callable, closed: ClosedJaxpr, name: str) -> Callable:
+def checked_jit(call: Callable, closed: ClosedJaxpr, name: str,
+                deoptimized: Callable[[], Any] | None = None) -> Callable:
     """A jitted computation's caller that checks its outputs and, on a special value,
-    finds the equation that produced it."""
+    runs it de-optimized: `deoptimized()` (the function on this call's arguments) or
+    else `closed` one equation at a time, on the same checks."""
     def run(flat_args):
         outs = call(flat_args)
         kind = _special(outs)
         if kind is not None:
-            _replay(closed, list(flat_args), f"jit({name})")
-            raise _error(kind, f"jit({name})", "") from None  # not reproduced op by op
+            print(_DEOPTIMIZING)
+            try:
+                if deoptimized is not None:
+                    deoptimized()
+                else:
+                    with set_current_trace(EVAL_TRACE):
+                        eval_jaxpr(closed.jaxpr, closed.consts, *flat_args)
+            except (FloatingPointError, ZeroDivisionError) as e:
+                raise e from None
+            raise FloatingPointError(
+                f"invalid value ({kind}) encountered in jit({name}), but not when it ran "
+                "de-optimized (without jit): the compiled program made it (XLA's rewrites "
+                "can), or it is a constant among the inputs or outputs; running the "
+                "function without jit may avoid it") from None
         return outs
     return run
-
-
-def _replay(closed: ClosedJaxpr, args: list, where: str) -> None:
-    """Evaluate `closed` equation by equation; raise at the first special output."""
-    jaxpr = closed.jaxpr
-    env: dict[int, Any] = {}
-
-    def read(atom):
-        return atom.val if isinstance(atom, Literal) else env[id(atom)]
-
-    for var, value in zip(jaxpr.constvars, closed.consts):
-        env[id(var)] = value
-    # The inputs a computation was called with may skip pruned arguments; they line up
-    # with the Jaxpr's inputs, which is what jit passes.
-    for var, value in zip(jaxpr.invars, args):
-        env[id(var)] = value
-    for eqn in jaxpr.eqns:
-        ins = [read(a) for a in eqn.invars]
-        if eqn.primitive.id == _JIT_ID:
-            inner = eqn.params["jaxpr"]
-            _replay(inner, ins, f"jit({eqn.params['name']})")
-        with config.debug_nans(False), config.debug_infs(False), \
-                set_current_trace(EVAL_TRACE):
-            outs = eqn.primitive.bind(*ins, **eqn.params)
-        outs = outs if eqn.primitive.multiple_results else [outs]
-        kind = _special(outs)
-        if kind is not None:
-            raise _error(kind, f"{eqn.primitive.name} (in {where})", user_frame(eqn.source_info))
-        for var, value in zip(eqn.outvars, outs):
-            env[id(var)] = value

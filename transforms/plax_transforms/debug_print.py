@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from plax.extend.traceback_util import is_plax_file
 from plax_transforms.debug_callback import debug_callback
 from plax_transforms.host_callback import now_or_later
-from plax_transforms.lowering import is_library_file
 
 logger = logging.getLogger("plax.debug")
 
@@ -78,7 +78,7 @@ class _Printer:
 
 def _user_record(level: int) -> logging.LogRecord:
     """A log record placed at the user's line that called `debug.log`."""
-    frame = next((f for f in inspect.stack()[2:] if not is_library_file(f.filename)), None)
+    frame = next((f for f in inspect.stack()[2:] if not is_plax_file(f.filename)), None)
     filename, line = (frame.filename, frame.lineno) if frame else ("(unknown file)", 0)
     return logger.makeRecord(logger.name, level, filename, line, "", (), None)
 

@@ -28,8 +28,8 @@ from typing import IO, Any
 
 from plax.extend import tree_util
 from plax.extend.core import Tracer
+from plax.extend.traceback_util import is_plax_file
 from plax_transforms.debug_callback import debug_callback
-from plax_transforms.lowering import is_library_file
 from plax_transforms.pure_callback import pure_callback
 
 
@@ -216,7 +216,7 @@ def breakpoint(*, backend: str | None = None, filter_frames: bool = True,  # noq
         raise ValueError("`ordered` and `token` are mutually exclusive arguments.")
     infos = inspect.stack()[1:]
     frames = [DebuggerFrame.capture(i) for i in infos
-              if not (filter_frames and is_library_file(i.filename))]
+              if not (filter_frames and is_plax_file(i.filename))]
     del infos
     if num_frames is not None:
         frames = frames[:num_frames]

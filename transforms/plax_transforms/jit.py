@@ -30,7 +30,9 @@ import types
 import weakref
 from typing import Any, Callable, NamedTuple
 
-from plax.extend import config, tree_util
+import numpy as np
+
+from plax.extend import config, dtypes, tree_util
 from plax.extend.core import (
     EVAL_TRACE,
     ClosedJaxpr,
@@ -277,8 +279,10 @@ class JitWrapped(fastpath.JitCache):
             key = None
             logger.debug("jit(%s): calls like this one cannot use the fast path: %s", name, err)
         call = compiled.caller_for(flat, committed)
-        if debug_nans.enabled():  # a key of its own: the trace context includes the options
-            call = debug_nans.checked_jit(call, result.closed, name)
+        if debug_nans.enabled():  # each call can run de-optimized on its own arguments
+            key = None
+            call = debug_nans.checked_jit(call, result.closed, name,
+                                          lambda: self._fun(*args, **kwargs))
         if key_reuse.enabled():  # the same: the option is in the trace context
             call = key_reuse.checked_jit(call, result.closed)
         outs = call(flat)
@@ -390,6 +394,8 @@ class JitWrapped(fastpath.JitCache):
         if isinstance(x, Tracer) and not x._trace.is_valid():
             raise escaped_tracer_error(x)
         try:
+            if isinstance(x, np.ndarray):  # (a structured or string one too, as JAX's)
+                dtypes.check_valid_dtype(x.dtype)
             return get_aval(x)
         except TypeError:
             if hasattr(x, "__jax_array__"):  # an object standing for an array, as in JAX

@@ -38,8 +38,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import importlib.util
-import os
 import re
 import warnings
 from typing import Any, Iterator, Sequence
@@ -65,6 +63,7 @@ from plax.extend.core import (
 )
 from plax.extend.mlir import hlo, mu
 from plax.extend.sharding import Sharding
+from plax.extend.traceback_util import is_plax_file
 from plax_transforms.frontend_tags import emitting_apart, rule_platform, tag_emitted_ops
 from plax_transforms.manual_regions import AxisContext, lower_fully_manual
 from plax_transforms.mlir_context import (
@@ -81,50 +80,9 @@ INLINE_CONSTANT_BYTES = 1 << 20
 
 # --- source locations ------------------------------------------------------------
 
-_LIBRARY_PACKAGES = ("plax", "plax_stdlib", "plax_runtime", "plax_transforms",
-                     "plax_sharding", "plax_pallas", "plax_cuda12", "plax_tpu")
-
-
-def _library_dirs() -> tuple[str, ...]:
-    dirs = []
-    for name in _LIBRARY_PACKAGES:
-        spec = importlib.util.find_spec(name)
-        for location in (spec.submodule_search_locations or ()) if spec else ():
-            dirs.append(os.path.join(os.path.realpath(location), ""))
-    return tuple(dirs)
-
-
-_LIBRARY_DIRS = _library_dirs()
-
-
-def is_library_file(filename: str) -> bool:
-    """Whether `filename` is part of plax's own packages (hidden from the user's frames)."""
-    return _shown_filename(filename) is None
-
-
 def _user_filename(code) -> str | None:
     """The file of a frame to show in locations; None hides plax's own frames."""
-    return _shown_filename(code.co_filename)
-
-
-@functools.lru_cache(maxsize=4096)
-def _shown_filename(filename: str) -> str | None:
-    """`filename`, or None inside plax (resolving links once per file, not per frame)."""
-    real = os.path.realpath(filename) if os.path.isabs(filename) else filename
-    return None if real.startswith(_LIBRARY_DIRS) else filename
-
-
-def user_frame(source_info) -> str:
-    """`file:line (function)` of the innermost user frame of a traceback, for errors;
-    "" when there is none."""
-    if source_info is None:
-        return ""
-    for frame in source_info.frames:
-        real = (os.path.realpath(frame.file_name) if os.path.isabs(frame.file_name)
-                else frame.file_name)
-        if not real.startswith(_LIBRARY_DIRS):
-            return f"{frame.file_name}:{frame.line_num} ({frame.function_name})"
-    return ""
+    return None if is_plax_file(code.co_filename) else code.co_filename
 
 
 # --- contexts ----------------------------------------------------------------------

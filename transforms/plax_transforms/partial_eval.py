@@ -37,7 +37,10 @@ from plax.extend.core import (
 
 
 class PartialEvalTrace(StagingTrace):
-    """Stages only what depends on its own (unknown) tracers; the rest runs on `parent`."""
+    """Stages only what depends on its own (unknown) tracers; the rest runs on `parent`.
+    The known values the staged part reads are its residuals (constants), 0-d Arrays
+    too, as in JAX's linearization: a `vjp`'s function holds them as its leaves."""
+    inlines_arrays = False
 
     def __init__(self, parent: Trace | None = None, debug_info=None):
         super().__init__(debug_info)
@@ -128,13 +131,15 @@ def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: Sequence[bool],
 
 def assemble_split(closed: ClosedJaxpr, unknowns: Sequence[bool], out_unknowns: Sequence[bool],
                    known_eqns: Sequence[JaxprEqn], staged_eqns: Sequence[JaxprEqn],
-                   residuals: Sequence[Var]
+                   residuals: Sequence[Var], staged_inputs: Sequence[bool] | None = None
                    ) -> tuple[ClosedJaxpr, ClosedJaxpr, list[bool], int]:
     """The known and staged Jaxprs of a split, with their debug info (one name per
     variable; residuals named `residual[i]`): `known` maps known inputs to known
-    outputs then residuals; `staged` maps residuals then unknown inputs to the
-    unknown outputs, reading each residual through a fresh variable."""
+    outputs then residuals; `staged` maps residuals then the inputs `staged_inputs`
+    marks (default: the unknown ones) to the unknown outputs, reading each residual
+    through a fresh variable."""
     jaxpr = closed.jaxpr
+    staged_inputs = unknowns if staged_inputs is None else staged_inputs
     dbg = jaxpr.debug_info
     res_names = tuple(residual_name(i) for i in range(len(residuals)))
     known_dbg = staged_dbg = None
@@ -147,7 +152,7 @@ def assemble_split(closed: ClosedJaxpr, unknowns: Sequence[bool], out_unknowns: 
             tuple(p for p, u in zip(paths, out_unknowns) if not u) + res_names)
         staged_dbg = dbg._replace(
             arg_names=None if names is None else
-            res_names + tuple(n for n, u in zip(names, unknowns) if u),
+            res_names + tuple(n for n, s in zip(names, staged_inputs) if s),
             result_paths=None if paths is None else
             tuple(p for p, u in zip(paths, out_unknowns) if u))
 
@@ -163,7 +168,7 @@ def assemble_split(closed: ClosedJaxpr, unknowns: Sequence[bool], out_unknowns: 
 
     staged_eqns = [e.replace(invars=[rename(a) for a in e.invars]) for e in staged_eqns]
     staged = Jaxpr([], [fresh[id(r)] for r in residuals]
-                   + [v for v, u in zip(jaxpr.invars, unknowns) if u],
+                   + [v for v, s in zip(jaxpr.invars, staged_inputs) if s],
                    [rename(v) for v, u in zip(jaxpr.outvars, out_unknowns) if u],
                    staged_eqns, frozenset().union(*(e.effects for e in staged_eqns)),
                    staged_dbg)

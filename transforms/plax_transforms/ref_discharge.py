@@ -16,12 +16,11 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from plax.extend.core import (EVAL_TRACE, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Tracer, Var,
-                              eval_jaxpr, get_aval, stage_flat)
+                              eval_jaxpr, get_aval, stage_flat, user_frame)
 from plax_stdlib.lax.control_flow.cond import cond_p, switch
 from plax_stdlib.lax.control_flow.loops import while_loop, while_p
 from plax_stdlib.lax.control_flow.scan import scan, scan_p
 from plax_transforms import refs
-from plax_transforms.lowering import user_frame
 from plax_transforms.refs import REF_EFFECT, AbstractRef
 
 
@@ -283,7 +282,7 @@ class RefPlan:
         """The inputs with each reference replaced by its current value (after checking
         that no reference is passed twice); `consume`: for a top-level call that
         donates the values' buffers."""
-        check_unaliased(all_args, describe)
+        check_unaliased(all_args, describe, len(self.ref_consts))
         values = list(all_args)
         for i in self.positions:
             ref = all_args[i]
@@ -307,14 +306,20 @@ def _top_level(ref) -> bool:
     return refs.is_ref_object(ref) and ref._home is EVAL_TRACE
 
 
-def check_unaliased(args: Sequence[Any], describe: Callable[[int], str]) -> None:
-    """JAX's error for a reference passed twice; `describe(i)` names argument i,
-    `describe(-1)` the function."""
+def check_unaliased(args: Sequence[Any], describe: Callable[[int], str],
+                    n_closed: int = 0) -> None:
+    """JAX's errors for a reference passed twice, or passed and closed over (the first
+    `n_closed` of `args`); `describe(i)` names argument i, `describe(-1)` the function."""
     seen: dict[int, int] = {}
     for i, x in enumerate(args):
         if not refs.is_ref(x):
             continue
         j = seen.setdefault(id(x), i)
+        if j < n_closed <= i:
+            raise ValueError(
+                f"when tracing {describe(-1)}, a mutable array reference of type "
+                f"{refs.get_aval_str(x)} was both closed over and passed as the argument "
+                f"{describe(i)}")
         if j != i:
             raise ValueError(
                 "only one reference to a mutable array may be passed as an argument to a "
@@ -335,7 +340,7 @@ def prepare_call(closed: ClosedJaxpr, where: str, arg_name: Callable[[int], str]
             at = f" at output tree path {path}" if path not in ("", "result") else ""
             raise ValueError(
                 f"function {where} returned a mutable array reference of type "
-                f"{aval.str_short()}{at}, but "
+                f"{aval!r}{at}, but "
                 "mutable array references cannot be returned.\n\n"
                 f"The returned mutable array was {_origin(jaxpr, v, arg_name)}.")
     is_ref_const = [refs.is_ref_object(c) for c in closed.consts]

@@ -180,7 +180,12 @@ class Ref(metaclass=_RefType):
         value = self._value
         if isinstance(value, Tracer):
             return f"Ref(traced {get_aval(value).str_short()})"
-        return f"Ref({np.asarray(value)!r})".replace("array(", "", 1).replace("))", ")")
+        return "Ref" + repr(plax.numpy.asarray(value))[len("Array"):]  # JAX's: its Array's repr
+
+    def unsafe_buffer_pointer(self) -> int:
+        """The address of the reference's device buffer (it stays while jitted calls
+        write the reference in place)."""
+        return self._value.unsafe_buffer_pointer()
 
 
 class _ViewMaker:
@@ -230,7 +235,9 @@ class RefView:
 
 
 def get_aval_str(x) -> str:
-    return get_aval(x).str_short()
+    """`x`'s type as JAX's messages write a reference's, its dtype spelled out
+    (`Ref{float32[]}`; Jaxprs print `Ref{f32[]}`)."""
+    return repr(get_aval(x))
 
 
 def is_ref(x) -> bool:
@@ -509,11 +516,11 @@ freeze_p.def_impl(lambda ref: ref._read((), ()))
 
 
 def _differentiated_write(primals, tangents, **_):
-    raise TypeError(
+    # JAX's bare Exception and words, as for the unbatched write below
+    raise Exception(
         f"performing a set/swap operation with a differentiated value on a "
-        f"non-differentiated array reference of type {get_aval(primals[0]).str_short()}. "
-        "Move the array reference to be an argument of the differentiated function, or "
-        "create it inside that function?")
+        f"non-differentiated array reference of type {get_aval_str(primals[0])}. "
+        "Move the array reference to be an argument of the differentiated function?")
 
 
 def _unbatched_ref_error(op: str, ref) -> Exception:
@@ -521,7 +528,7 @@ def _unbatched_ref_error(op: str, ref) -> Exception:
     what = "an addupdate operation" if op == "addupdate" else "a set/swap operation"
     return Exception(
         f"performing {what} with vmapped value on an unbatched array reference of type "
-        f"{get_aval(ref).str_short()}. Move the array reference to be an argument to the "
+        f"{get_aval_str(ref)}. Move the array reference to be an argument to the "
         "vmapped function?")
 
 

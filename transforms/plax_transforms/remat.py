@@ -4,11 +4,13 @@ A checkpointed function is one `checkpoint[jaxpr, policy, prevent_cse,
 differentiated]` equation. Evaluated, it just runs. Differentiated, its jvp is
 again a checkpoint (of the jvp Jaxpr); when reverse mode splits that into what is
 computed now and what is left for the backward pass, `remat_partial_eval_jaxpr`
-saves as residuals only the checkpoint's inputs and the values the policy allows;
+keeps for it only the checkpoint's inputs and the values the policy allows (each
+rounded to its own dtype by a `reduce_precision` where it is computed, as JAX's);
 everything else the backward pass needs is computed again, inside a checkpoint
 marked `differentiated`. Its lowering puts the inputs behind an
 `optimization_barrier` (when `prevent_cse`) so XLA does not merge the
-recomputation with the forward pass, which would defeat the point.
+recomputation with the forward pass, which would defeat the point. As JAX's, a
+checkpointed function is traced once per signature and static values.
 
 A policy is `policy(primitive, *avals, **params) -> bool` (see
 `plax.checkpoint_policies`); None saves nothing.
@@ -18,8 +20,10 @@ from __future__ import annotations
 import functools
 from typing import Callable, Sequence
 
+import numpy as np
+
+from plax.extend import dtypes, tree_util
 from plax.extend.traceback_util import api_boundary
-from plax.extend import tree_util
 from plax.extend.core import (
     BATCHING,
     JVP,
@@ -30,6 +34,7 @@ from plax.extend.core import (
     Jaxpr,
     JaxprEqn,
     Primitive,
+    ShapedArray,
     Var,
     check_callable,
     eval_jaxpr,
@@ -40,6 +45,8 @@ from plax.extend.core import (
     set_current_trace,
 )
 from plax.extend.mlir import hlo
+from plax_stdlib.lax.control_flow.common import cached_trace
+from plax_stdlib.lax.reduce_precision import reduce_precision_p
 from plax_transforms.batching import batch_jaxpr
 from plax_transforms.call_rules import call_dce, call_jvp, call_transpose
 from plax_transforms.checkpoint_policies import is_saved
@@ -102,28 +109,39 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
         dbg = make_tracing_debug_info("checkpoint", fun, args, kwargs,
                                       static_argnums=tuple(static),
                                       static_argnames=tuple(static_kw))
-        out_tree: list = []
-
-        def flat_fun(*leaves):
-            dyn_args, kw = tree_util.tree_unflatten(in_tree, leaves)
-            it = iter(dyn_args)
-            out = fun(*(a if i in static else next(it) for i, a in enumerate(args)),
-                      **kw, **static_kw)
-            out_leaves, tree = tree_util.tree_flatten(out)
-            out_tree.append(tree)
-            return out_leaves
-
         try:
-            in_avals = [get_aval(x) for x in flat]
+            in_avals = tuple(get_aval(x) for x in flat)
         except TypeError as err:
             raise TypeError(f"checkpoint of {dbg.func_src_info}: {err}") from None
-        closed, consts = closure_convert_flat(flat_fun, in_avals)
-        closed = named_hoisted(closed, len(consts), dbg, out_tree[0])
+        static_args = tuple((i, a) for i, a in enumerate(args) if i in static)
+        closed, consts, out_tree = cached_trace(
+            fun, (in_tree, in_avals, static_args, tuple(static_kw.items())),
+            lambda: _trace(fun, args, static, static_kw, in_tree, in_avals, dbg))
         outs = checkpoint_p.bind(*consts, *flat, jaxpr=closed, prevent_cse=prevent_cse,
                                  differentiated=False, policy=policy)
-        return tree_util.tree_unflatten(out_tree[0], outs)
+        return tree_util.tree_unflatten(out_tree, outs)
 
     return fun_remat
+
+
+def _trace(fun: Callable, args: tuple, static: set, static_kw: dict, in_tree, in_avals,
+           dbg) -> tuple:
+    """`fun` traced on the dynamic arguments' `in_avals` (the static ones as given):
+    → (the Jaxpr taking its closed-over values then those arguments, the values, the
+    output's tree)."""
+    out_tree: list = []
+
+    def flat_fun(*leaves):
+        dyn_args, kw = tree_util.tree_unflatten(in_tree, leaves)
+        it = iter(dyn_args)
+        out = fun(*(a if i in static else next(it) for i, a in enumerate(args)),
+                  **kw, **static_kw)
+        out_leaves, tree = tree_util.tree_flatten(out)
+        out_tree.append(tree)
+        return out_leaves
+
+    closed, consts = closure_convert_flat(flat_fun, list(in_avals))
+    return named_hoisted(closed, len(consts), dbg, out_tree[0]), consts, out_tree[0]
 
 
 remat = checkpoint
@@ -164,14 +182,14 @@ def _split_eqns(jaxpr: Jaxpr, unknowns: Sequence[bool]):
 
 
 def remat_partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: Sequence[bool], policy
-                             ) -> tuple[ClosedJaxpr, ClosedJaxpr, list[bool], int]:
+                             ) -> tuple[ClosedJaxpr, ClosedJaxpr, list[bool], int, list[bool]]:
     """Split `closed` by which inputs are unknown, saving only what `policy` allows.
 
-    Like `partial_eval_jaxpr`: → (known, staged, out_unknowns, num_residuals), where
+    As JAX's: → (known, staged, out_unknowns, num_residuals, staged_inputs), where
     `known` maps known inputs to known outputs then residuals, and `staged` maps
-    residuals then unknown inputs to unknown outputs. Known values the staged side
-    reads are residuals when they are inputs, constants or saveable results; other
-    known equations are copied into `staged` and computed again there.
+    residuals then the inputs it reads (known or not, those `staged_inputs` marks)
+    to unknown outputs. Residuals are the constants and saveable results the staged
+    side reads; other known equations are copied into `staged` and computed again.
     """
     jaxpr = closed.jaxpr
     eqns, is_unknown_eqn, unknown_ids = _split_eqns(jaxpr, unknowns)
@@ -188,13 +206,15 @@ def remat_partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: Sequence[bool], poli
             recompute[k] = True
         needed.update(id(a) for a in eqn.invars if isinstance(a, Var))
     recomputed = {id(v) for k, e in enumerate(eqns) if recompute[k] for v in e.outvars}
-    known_vars = [*jaxpr.constvars, *(v for v, u in zip(jaxpr.invars, unknowns) if not u),
+    known_vars = [*jaxpr.constvars,
                   *(v for k, e in enumerate(eqns) if not is_unknown_eqn[k] for v in e.outvars)]
     residuals = [v for v in known_vars if id(v) in needed and id(v) not in recomputed]
+    staged_inputs = [id(v) in needed for v in jaxpr.invars]
 
     known_eqns = [e for k, e in enumerate(eqns) if not is_unknown_eqn[k]]
     staged_eqns = [e for k, e in enumerate(eqns) if is_unknown_eqn[k] or recompute[k]]
-    return assemble_split(closed, unknowns, out_unknowns, known_eqns, staged_eqns, residuals)
+    return (*assemble_split(closed, unknowns, out_unknowns, known_eqns, staged_eqns, residuals,
+                            staged_inputs), staged_inputs)
 
 
 # --- the primitive's rules ------------------------------------------------------------------
@@ -224,16 +244,46 @@ def _rebind(closed: ClosedJaxpr, params: dict, role: str) -> dict:
                                           else {}))
 
 
+def _rounded_residuals(known: ClosedJaxpr, num_res: int) -> ClosedJaxpr:
+    """`known` with each floating-point residual that an equation computes and `known`
+    reads again rounded to its dtype by a `reduce_precision` after that equation, as
+    JAX's: XLA may keep more precision in the forward pass than a saved value has, and
+    the backward pass must see the value the forward pass used."""
+    jaxpr = known.jaxpr
+    residuals = jaxpr.outvars[len(jaxpr.outvars) - num_res:]
+    read = {id(a) for e in jaxpr.eqns for a in e.invars}
+    rounded = {id(v): k for k, v in enumerate(residuals) if id(v) in read
+               and isinstance(v.aval, ShapedArray) and dtypes.issubdtype(v.aval.dtype, np.inexact)}
+    eqns = []
+    for eqn in jaxpr.eqns:
+        outs = sorted((v for v in eqn.outvars if id(v) in rounded),
+                      key=lambda v: rounded[id(v)], reverse=True)  # as JAX inserts them
+        if eqn.primitive is reduce_precision_p and outs and eqn.params == _bits(outs[0]):
+            outs = []  # already rounded
+        fresh = {id(v): Var(v.aval) for v in outs}
+        eqns.append(eqn.replace(outvars=[fresh.get(id(v), v) for v in eqn.outvars]))
+        eqns += [eqn.replace(primitive=reduce_precision_p, invars=[fresh[id(v)]], outvars=[v],
+                             params=_bits(v), effects=frozenset()) for v in outs]
+    return known.replace(jaxpr=jaxpr.replace(eqns=eqns))
+
+
+def _bits(v: Var) -> dict:
+    """The parameters of a `reduce_precision` to `v`'s own floating-point format."""
+    info = dtypes.finfo(v.aval.dtype)
+    return {"exponent_bits": info.nexp, "mantissa_bits": info.nmant}
+
+
 def _checkpoint_partial_eval(trace, args, *, jaxpr: ClosedJaxpr, **params):
     unknowns = [trace.is_unknown(a) for a in args]
-    known, staged, out_unknowns, num_res = remat_partial_eval_jaxpr(jaxpr, unknowns,
-                                                                    params["policy"])
+    known, staged, out_unknowns, num_res, staged_inputs = remat_partial_eval_jaxpr(
+        jaxpr, unknowns, params["policy"])
+    known = _rounded_residuals(known, num_res)
     with set_current_trace(trace.parent):
         known_outs = eval_jaxpr(known.jaxpr, known.consts,
                                 *(a for a, u in zip(args, unknowns) if not u))
     n_known = len(known_outs) - num_res
     staged_outs = iter(trace.stage(
-        checkpoint_p, [*known_outs[n_known:], *(a for a, u in zip(args, unknowns) if u)],
+        checkpoint_p, [*known_outs[n_known:], *(a for a, s in zip(args, staged_inputs) if s)],
         dict(params, jaxpr=staged, differentiated=True)))
     known_iter = iter(known_outs[:n_known])
     return [next(staged_outs) if u else next(known_iter) for u in out_unknowns]
@@ -241,7 +291,7 @@ def _checkpoint_partial_eval(trace, args, *, jaxpr: ClosedJaxpr, **params):
 
 def _checkpoint_partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
     params = eqn.params
-    known, staged, out_unknowns, num_res = remat_partial_eval_jaxpr(
+    known, staged, out_unknowns, num_res, staged_inputs = remat_partial_eval_jaxpr(
         params["jaxpr"], unknowns, params["policy"])
     residuals = [Var(a) for a in staged.in_avals[:num_res]]
     known_eqn = eqn.replace(
@@ -249,7 +299,7 @@ def _checkpoint_partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
         outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if not u] + residuals,
         params=dict(params, jaxpr=known))
     staged_eqn = eqn.replace(
-        invars=residuals + [a for a, u in zip(eqn.invars, unknowns) if u],
+        invars=residuals + [a for a, s in zip(eqn.invars, staged_inputs) if s],
         outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if u],
         params=dict(params, jaxpr=staged, differentiated=True))
     return known_eqn, staged_eqn, out_unknowns, residuals

@@ -12,17 +12,31 @@ all zero, unless its primitive is one of `TRANSPOSED_WITHOUT_COTANGENTS`.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+import contextlib
+from typing import Any, Iterator, Sequence
 
 from plax.extend.ad import UndefinedPrimal, Zero, add_tangents, instantiate
 from plax.extend.core import (TRANSPOSE, ClosedJaxpr, Jaxpr, Literal, derived_debug_info,
-                              extend_name_stack, reapplied_frontend_attributes, stage_flat)
+                              extend_name_stack, reapplied_frontend_attributes, stage_flat,
+                              swap_source_info)
 
 
 TRANSPOSED_WITHOUT_COTANGENTS: set = set()
 """Primitives whose transpose rule runs even when no cotangent reaches their outputs,
 as JAX runs every rule: a custom_vjp's bwd may give nonzero cotangents for zero ones
 (flax's fp8 ops return their updated statistics so)."""
+
+
+@contextlib.contextmanager
+def _restaged(eqn) -> Iterator[None]:
+    """While the backward pass evaluates or transposes `eqn`, what it stages keeps the
+    equation's source line and frontend attributes, as JAX's."""
+    previous = swap_source_info(eqn.source_info)
+    try:
+        with reapplied_frontend_attributes(eqn.frontend_attributes):
+            yield
+    finally:
+        swap_source_info(previous)
 
 
 def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
@@ -51,7 +65,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
             linear.update(id(v) for v in eqn.outvars)
             linear_eqns.append(eqn)
             continue
-        with reapplied_frontend_attributes(eqn.frontend_attributes):
+        with _restaged(eqn):
             outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
         for var, value in zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]):
             env[id(var)] = value
@@ -82,14 +96,12 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
                 f"Transpose rule (for reverse-mode differentiation) for "
                 f"'{eqn.primitive.name}' not implemented")
         operands = [UndefinedPrimal(a.aval) if is_linear(a) else read(a) for a in eqn.invars]
-        # The backward ops keep the forward's names and frontend attributes.
-        with extend_name_stack(eqn.name_stack), \
-                reapplied_frontend_attributes(eqn.frontend_attributes):
+        with _restaged(eqn), extend_name_stack(eqn.name_stack):  # and the forward's names
             cts_in = rule(ct_out if eqn.primitive.multiple_results else ct_out[0], *operands,
                           **eqn.params)
-        for atom, ct in zip(eqn.invars, cts_in, strict=True):
-            if is_linear(atom):
-                accumulate(atom, ct)
+            for atom, ct in zip(eqn.invars, cts_in, strict=True):
+                if is_linear(atom):
+                    accumulate(atom, ct)
     return [cts.get(id(v), Zero(v.aval)) if id(v) in linear else Zero(v.aval)
             for v in jaxpr.invars]
 

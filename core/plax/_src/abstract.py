@@ -219,10 +219,11 @@ class ShapedArray(AbstractValue):
 
     def to_tangent_aval(self) -> "ShapedArray":
         """The type of this value's tangents: float0 for integer and bool values;
-        others keep the sharding in the type (on explicit mesh axes), as in JAX."""
+        others keep the sharding in the type (on explicit mesh axes); all keep the weak
+        type (a Python scalar's tangent is as weak as it), as in JAX."""
         differentiable = is_differentiable_dtype(self.dtype)
         return ShapedArray(self.shape, self.dtype if differentiable else _dtypes.float0,
-                           sharding=self.typed_sharding if differentiable else None,
+                           self.weak_type, self.typed_sharding if differentiable else None,
                            manual_axis_type=self.manual_axis_type)
 
     at_least_vspace = to_tangent_aval  # JAX's older name, which libraries still call

@@ -31,26 +31,25 @@ def lax_module():
     return plugins.resolve("plax.interpreters", "lax")
 
 
-class Zero:
+class _Placeholder:
+    """A value of which only the abstract value `aval` is known."""
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):  # JAX's: Zero(~float32[])
+        return f"{type(self).__name__}({self.aval})"
+
+
+class Zero(_Placeholder):
     """A symbolic zero of abstract value `aval` (a tangent or cotangent)."""
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    def __repr__(self):
-        return f"Zero({self.aval.str_short()})"
+    __slots__ = ()
 
 
-class UndefinedPrimal:
+class UndefinedPrimal(_Placeholder):
     """A linear operand of a transpose rule: only its abstract value is known."""
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    def __repr__(self):
-        return f"UndefinedPrimal({self.aval.str_short()})"
+    __slots__ = ()
 
 
 def is_undefined_primal(x) -> bool:
@@ -61,18 +60,18 @@ def is_undefined_primal(x) -> bool:
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
     """The abstract value of tangents of `aval` (`ShapedArray.to_tangent_aval`). A
     token's tangent is a token (tokens pass through differentiation unchanged)."""
-    if type(aval) is AbstractToken:
-        return abstract_token
-    return aval.to_tangent_aval()
+    return abstract_token if type(aval) is AbstractToken else aval.to_tangent_aval()
 
 
 def zeros_like_aval(aval: ShapedArray):
-    """A materialised zero of `aval`, typed with its sharding; a new token for a token.
-    Where it lands in a Jaxpr, a 0-d zero is a literal and a float0 zero a broadcast
-    float0 literal, as JAX's; float0 zeros are NumPy arrays elsewhere."""
+    """A materialised zero of `aval`, typed with its sharding and weak type; a new token
+    for a token. Where it lands in a Jaxpr, a 0-d zero is a literal and a float0 zero a
+    broadcast float0 literal, as JAX's; float0 zeros are NumPy arrays elsewhere."""
     if type(aval) is AbstractToken:
         return lax_module().create_token()
     zero, sharding = np.zeros((), aval.dtype), getattr(aval, "typed_sharding", None)
+    if aval.weak_type and aval.dtype != dtypes.float0:  # a Python scalar's zero is weak
+        zero = lax_module().full_like(aval, 0, shape=())
     trace = current_trace()  # transformations pass constants to the trace they sit on
     while type(trace) is not StagingTrace and hasattr(trace, "parent"):
         trace = trace.parent
@@ -151,7 +150,7 @@ class defjvp(PrimitiveRule):
         def jvp(primals, tangents, **params):
             ans = prim.bind(*primals, **params)
             out_shape = np.shape(ans) if not hasattr(ans, "aval") else ans.aval.shape
-            t_out: Any = Zero(tangent_aval(_aval_of(ans)))
+            t_out: Any = Zero(tangent_aval(get_aval(ans)))
             for partial, t in zip(partials, tangents):
                 if partial is None or isinstance(t, Zero):
                     continue
@@ -170,13 +169,9 @@ class linear_jvp(PrimitiveRule):
         def jvp(primals, tangents, **params):
             ans = prim.bind(*primals, **params)
             if all(isinstance(t, Zero) for t in tangents):
-                return ans, (([Zero(tangent_aval(_aval_of(a))) for a in ans])
-                             if prim.multiple_results else Zero(tangent_aval(_aval_of(ans))))
+                return ans, (([Zero(tangent_aval(get_aval(a))) for a in ans])
+                             if prim.multiple_results else Zero(tangent_aval(get_aval(ans))))
             return ans, prim.bind(*(instantiate(t) for t in tangents), **params)
         jvp.__name__ = f"{prim.name}_jvp"
         jvp.linear = True  # its tangent is the primitive itself: reverse mode needs a transpose
         return jvp
-
-
-def _aval_of(x) -> ShapedArray:
-    return get_aval(x)

@@ -1,14 +1,14 @@
 """Evaluating a Jaxpr: each equation's primitive is bound under the current trace,
 so the same walk executes eagerly, stages into another Jaxpr, or transforms (each
-equation under its own name stack and frontend attributes, so staged copies keep
-their names and tags)."""
+equation under its own source, name stack and frontend attributes, so staged copies
+keep their lines, names and tags)."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 from plax._src.frontend_attributes import reapplied_frontend_attributes
 from plax._src.ir import ClosedJaxpr, Jaxpr, Literal
-from plax._src.name_stack import extend_name_stack
+from plax._src.name_stack import extend_name_stack, swap_source_info
 
 
 def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args, fold=None) -> list[Any]:
@@ -26,15 +26,19 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args, fold=None) -> list[An
     for eqn in jaxpr.eqns:
         values = [read(v) for v in eqn.invars]
         outs = None if fold is None else fold(eqn, values)
-        if outs is None and (eqn.name_stack or eqn.frontend_attributes):  # keep names, tags
-            with extend_name_stack(eqn.name_stack), \
-                    reapplied_frontend_attributes(eqn.frontend_attributes):
-                outs = eqn.primitive.bind(*values, **eqn.params)
-        elif outs is None:
-            outs = eqn.primitive.bind(*values, **eqn.params)
-        for var, value in zip(eqn.outvars, outs if eqn.primitive.multiple_results else (outs,),
-                              strict=True):
-            env[id(var)] = value
+        if outs is None:
+            previous = swap_source_info(eqn.source_info)  # staged again: keep its source,
+            try:
+                if eqn.name_stack or eqn.frontend_attributes:  # names and tags
+                    with extend_name_stack(eqn.name_stack), \
+                            reapplied_frontend_attributes(eqn.frontend_attributes):
+                        outs = eqn.primitive.bind(*values, **eqn.params)
+                else:
+                    outs = eqn.primitive.bind(*values, **eqn.params)
+            finally:
+                swap_source_info(previous)
+        env.update(zip(map(id, eqn.outvars),
+                       outs if eqn.primitive.multiple_results else (outs,), strict=True))
     return [read(v) for v in jaxpr.outvars]
 
 

@@ -50,8 +50,10 @@ class Literal:
         self.val = val
         self.aval = aval
 
-    def __repr__(self):
-        return f"Literal({self.val})"
+    def __repr__(self):  # a Python int or complex is weakly typed: JAX's TypedInt/TypedComplex
+        typed = {int: "TypedInt", complex: "TypedComplex"}.get(type(self.val))
+        val = f"{typed}({self.val}, dtype={self.aval.dtype.name})" if typed else self.val
+        return f"Literal({val})"
 
 
 Atom = Var | Literal
@@ -172,10 +174,9 @@ class PrintContext:
             return _literal_text(atom)
         if isinstance(atom, DropVar):
             return "_"
-        name = self.names.get(atom)
-        if name is None:
-            name = self.names[atom] = next(self._fresh)
-        return name
+        if atom not in self.names:
+            self.names[atom] = next(self._fresh)
+        return self.names[atom]
 
     def same_names(self, for_vars: Sequence[Atom], like_vars: Sequence[Atom]) -> None:
         """`for_vars` (a called Jaxpr's binders) print as the caller's `like_vars`."""

@@ -1,4 +1,5 @@
-"""Name stacks: the `named_scope`s an equation was staged under.
+"""Name stacks: the `named_scope`s an equation was staged under (and its source: the
+traceback of the user's line, kept when the equation is staged again).
 
 `named_scope("layer")` pushes a name for the equations staged inside it; each
 equation records the stack (`eqn.name_stack`, `"layer/dense"`) relative to the
@@ -14,6 +15,8 @@ import functools
 import threading
 from typing import Callable, Iterator
 
+from jaxlib import _jax
+
 _state = threading.local()
 
 
@@ -23,25 +26,37 @@ def current_name_stack() -> str:
 
 
 @contextlib.contextmanager
-def extend_name_stack(names: str) -> Iterator[None]:
+def _name_stack_set(stack: str) -> Iterator[None]:
+    previous, _state.stack = current_name_stack(), stack
+    try:
+        yield
+    finally:
+        _state.stack = previous
+
+
+def extend_name_stack(names: str) -> contextlib.AbstractContextManager:
     """Push `names` (one name, or several joined by `/`) for the duration."""
     previous = current_name_stack()
-    _state.stack = f"{previous}/{names}" if previous and names else previous or names
-    try:
-        yield
-    finally:
-        _state.stack = previous
+    return _name_stack_set(f"{previous}/{names}" if previous and names else previous or names)
 
 
-@contextlib.contextmanager
-def fresh_name_stack() -> Iterator[None]:
+def fresh_name_stack() -> contextlib.AbstractContextManager:
     """An empty stack while tracing a new Jaxpr (its names are relative to it)."""
-    previous = current_name_stack()
-    _state.stack = ""
-    try:
-        yield
-    finally:
-        _state.stack = previous
+    return _name_stack_set("")
+
+
+def current_source_info():
+    """Where the user applied a primitive: a cheap C++ traceback, filtered when shown;
+    while a Jaxpr is evaluated, the traceback its equation was staged with, so that
+    what its transformations stage points at the user's line (as JAX's)."""
+    return getattr(_state, "source", None) or _jax.Traceback.get_traceback()
+
+
+def swap_source_info(traceback):
+    """Make `traceback` (None: each primitive's own) the source of what is staged from
+    now on; → the one it replaces."""
+    previous, _state.source = getattr(_state, "source", None), traceback
+    return previous
 
 
 class named_scope(contextlib.ContextDecorator):

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
-from jaxlib import _jax
 
 from plax._src import config
 from plax._src import debug_info as dbg_util
@@ -22,7 +21,7 @@ from plax._src.debug_info import JaxprDebugInfo, TracingDebugInfo
 from plax._src.frontend_attributes import current_frontend_attributes
 from plax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from plax._src.manual_axis_type import vma_rule
-from plax._src.name_stack import current_name_stack, fresh_name_stack
+from plax._src.name_stack import current_name_stack, current_source_info, fresh_name_stack
 from plax._src.tracing import (Trace, Tracer, check_no_leaks, escaped_tracer_error, get_aval,
                                set_current_trace)
 
@@ -31,11 +30,6 @@ if TYPE_CHECKING:
 
 
 _NO_EFFECTS = frozenset()
-
-
-def current_source_info():
-    """Where the user applied a primitive: a cheap C++ traceback, filtered when shown."""
-    return _jax.Traceback.get_traceback()
 
 
 class StagingTracer(Tracer):
@@ -54,6 +48,7 @@ class StagingTracer(Tracer):
 
 class StagingTrace(Trace):
     """Records primitives applied to its tracers as Jaxpr equations."""
+    inlines_arrays = True  # a 0-d Array read is a literal (linearize keeps it a residual)
 
     def __init__(self, debug_info: TracingDebugInfo | None = None):
         super().__init__()
@@ -86,7 +81,8 @@ class StagingTrace(Trace):
             return Literal(np.asarray(x, aval.dtype)[()] if isinstance(x, np.generic) else x,
                            aval)
         if (getattr(aval, "shape", None) == () and isinstance(aval.dtype, np.dtype)
-                and (isinstance(x, np.ndarray) or hasattr(x, "addressable_shards"))):
+                and (isinstance(x, np.ndarray)
+                     or self.inlines_arrays and hasattr(x, "addressable_shards"))):
             # a 0-d array is inline too, as JAX's: an Array as it is (values read from the
             # Jaxpr, such as the residuals a custom_vjp's bwd gets, stay Arrays)
             return Literal(x if hasattr(x, "addressable_shards") else np.asarray(x)[()], aval)
@@ -111,17 +107,13 @@ class StagingTrace(Trace):
             atoms, out_avals = vma(self, primitive, params, atoms, out_avals)
         effects = primitive.get_rule("effects")
         effects = frozenset(effects(**params)) if effects else _NO_EFFECTS
-        if not primitive.multiple_results:
-            outvar = Var(out_avals)
-            self.eqns.append(JaxprEqn(atoms, [outvar], primitive, params, effects,
-                                      current_source_info(), current_name_stack(),
-                                      current_frontend_attributes()))
-            return StagingTracer(self, outvar)
-        outvars = [Var(a) for a in out_avals]
+        many = primitive.multiple_results
+        outvars = [Var(a) for a in out_avals] if many else [Var(out_avals)]
         self.eqns.append(JaxprEqn(atoms, outvars, primitive, params, effects,
                                   current_source_info(), current_name_stack(),
                                   current_frontend_attributes()))
-        return [StagingTracer(self, v) for v in outvars]
+        return [StagingTracer(self, v) for v in outvars] if many else \
+            StagingTracer(self, outvars[0])
 
     def to_closed_jaxpr(self, outs: Sequence[Any],
                         debug_info: JaxprDebugInfo | None) -> ClosedJaxpr:

@@ -39,7 +39,7 @@ traceback_filtering = config.define_enum_state(
 
 # Top-level packages of plax's distributions: their frames are plax's, not the user's.
 _PACKAGES = ("plax", "plax_stdlib", "plax_runtime", "plax_transforms", "plax_sharding",
-             "plax_cuda12", "plax_tpu")
+             "plax_pallas", "plax_cuda12", "plax_tpu")
 
 SIMPLIFIED_NOTE = ("For simplicity, plax has removed its internal frames from the traceback "
                    "of this exception. Set JAX_TRACEBACK_FILTERING=off (or "

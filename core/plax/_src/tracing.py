@@ -152,7 +152,7 @@ def check_no_leaks(trace: Trace) -> None:
     trace._tracers = None
     if not leaked:
         return
-    lines = "\n".join(f"  {t!r} created at {user_frame(tb)}" for t, tb in leaked[:5])
+    lines = "\n".join(f"  {t!r} created at {user_frame(tb) or '<unknown>'}" for t, tb in leaked[:5])
     more = f"\n  ... and {len(leaked) - 5} more" if len(leaked) > 5 else ""
     raise UnexpectedTracerError(
         f"Leaked {len(leaked)} tracer(s) of {trace.describe()}: they are still referenced "
@@ -162,12 +162,14 @@ def check_no_leaks(trace: Trace) -> None:
 
 
 def user_frame(traceback) -> str:
-    """`file:line (function)` of the innermost frame of `traceback` outside plax."""
-    frames = traceback.frames if traceback is not None else []
-    for frame in frames:  # innermost first
-        if not is_plax_file(frame.file_name):
-            return f"{frame.file_name}:{frame.line_num} ({frame.function_name})"
-    return "<unknown>"
+    """`file:line:column (function)` of the innermost frame of `traceback` outside plax,
+    as JAX shows a source (no column where it is 0); "" when there is none."""
+    codes, lastis = traceback.raw_frames() if traceback is not None else ((), ())
+    for code, lasti in zip(codes, lastis):  # innermost first
+        if not is_plax_file(code.co_filename):
+            line, column, _, _ = _jax.Traceback.code_addr2location(code, lasti)
+            return f"{code.co_filename}:{line}{f':{column}' * bool(column)} ({code.co_qualname})"
+    return ""
 
 
 def escaped_tracer_error(tracer: "Tracer", primitive: Primitive | None = None) -> Exception:

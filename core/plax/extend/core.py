@@ -25,13 +25,13 @@ from plax._src.frontend_attributes import (current_frontend_attributes, frontend
                                           reapplied_frontend_attributes)
 from plax._src.plugins import seam as _seam
 from plax._src.ir import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, pp_jaxpr, subjaxprs
-from plax._src.name_stack import current_name_stack, extend_name_stack
+from plax._src.name_stack import (current_name_stack, current_source_info, extend_name_stack,
+                                  swap_source_info)
 from plax._src.primitive import (ABSTRACT_EVAL, AXIS_NAMES, BATCHING, DCE, EFFECTS, IMPL, JVP,
                                  LOWERING, PARTIAL_EVAL, PARTIAL_EVAL_JAXPR, RULE_KINDS, TRANSPOSE,
                                  Primitive, PrimitiveIdError, Rule, RuleAlreadyDefinedError,
                                  all_primitives, lookup as primitive_by_id)
-from plax._src.staging import (StagingTrace, StagingTracer, current_source_info, stage_flat,
-                               trace_to_jaxpr)
+from plax._src.staging import StagingTrace, StagingTracer, stage_flat, trace_to_jaxpr
 from plax._src.tracing import (EVAL_TRACE, EvalTrace, Trace, Tracer, check_no_leaks,
                                current_trace, escaped_tracer_error, get_aval, is_python_scalar,
                                reject_masked, set_current_trace, user_frame)
@@ -68,5 +68,6 @@ __all__ = [
     "ordered_effects", "primitive_by_id", "reapplied_frontend_attributes", "residual_name",
     "reject_masked", "resolve_argnums",
     "result_paths_from_tree", "set_current_trace", "short_dtype_name", "split_static",
-    "stage_flat", "subjaxprs", "tangent_name", "trace_to_jaxpr", "user_frame",
+    "stage_flat", "subjaxprs", "swap_source_info", "tangent_name", "trace_to_jaxpr",
+    "user_frame",
 ]

@@ -40,8 +40,11 @@ def _convert_element_type_lower(ctx, operand, *, new_dtype, weak_type, sharding)
 
 def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type, sharding):
     (operand,), (t,) = primals, tangents
-    ans = convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type,
-                                      sharding=sharding)
+    # A known value converted to its own type is itself, as in JAX (a `vjp` then saves
+    # the argument, not a copy, and its function lists it among the arguments)
+    ans = operand if sharding is None and _unchanged(operand, np.dtype(new_dtype), weak_type) \
+        else convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type,
+                                         sharding=sharding)
     if isinstance(t, Zero) or not is_differentiable_dtype(new_dtype):
         return ans, Zero(tangent_aval(get_aval(ans)))
     # (tangents and cotangents keep the weak types of their primals, as JAX's; a

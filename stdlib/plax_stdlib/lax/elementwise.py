@@ -47,6 +47,7 @@ from plax.extend.constructors import (
 from plax.extend.core import ShapedArray, get_aval, stage_flat
 from plax.extend.mlir import chlo, hlo, mu
 from plax_stdlib.lax.accuracy import AccuracyMode
+from plax_stdlib.lax.conversion import constant_like as _like
 from plax_stdlib.lax.conversion import convert_element_type, match_python_scalars
 from plax_stdlib.lax.op_table import LINEAR, PIECEWISE_CONSTANT, binary_op, unary_op
 
@@ -216,12 +217,6 @@ square_p, square = unary_op(
     "Elementwise square: x * x.", jvp=lambda g, ans, x: mul(g, mul(_like(x, 2), x)),
     example=("lax.square(jnp.array([2, -3]))",
              "Array([4, 9], dtype=int32)"))
-
-
-def _like(x, value) -> np.generic:
-    """`value` as a NumPy scalar of `x`'s dtype (a literal in the Jaxpr; a Python scalar
-    would be converted in the program)."""
-    return np.array(value, get_aval(x).dtype)[()]
 
 
 def _integer_pow_abstract_eval(x, *, y):
@@ -648,12 +643,12 @@ def nextafter(x1, x2):
 
 real_p, real = unary_op(
     "real", COMPLEX, hlo_rule("real"), "Elementwise real part of a complex array.",
-    result_dtype=real_dtype, jvp=LINEAR, transpose=lambda ct, x: [complex(ct, 0)],
+    result_dtype=real_dtype, jvp=LINEAR, transpose=lambda ct, x: [complex(ct, _zero_of(ct))],
     example=("lax.real(jnp.array([1 + 2j, 3 - 1j]))",
              "Array([1., 3.], dtype=float32)"))
 imag_p, imag = unary_op(
     "imag", COMPLEX, hlo_rule("imag"), "Elementwise imaginary part of a complex array.",
-    result_dtype=real_dtype, jvp=LINEAR, transpose=lambda ct, x: [complex(0, neg(ct))],
+    result_dtype=real_dtype, jvp=LINEAR, transpose=lambda ct, x: [complex(_zero_of(ct), neg(ct))],
     example=("lax.imag(jnp.array([1 + 2j, 3 - 1j]))",
              "Array([ 2., -1.], dtype=float32)"))
 complex_p, complex = binary_op(  # noqa: A001 - lax's name
@@ -697,6 +692,12 @@ def conj(x):
 
 
 # --- helpers of the differentiation rules -------------------------------------------------
+
+def _zero_of(ct):
+    """A strongly typed zero of `ct`'s dtype: the other part of the complex cotangent of
+    `real` or `imag`, as JAX's, so that cotangent is strong whatever `ct` is."""
+    return np.zeros((), get_aval(ct).dtype)[()]
+
 
 def _unbroadcast_if(ct, operand):
     """The cotangent of a linear operand of a broadcasting binary op; None otherwise."""

@@ -1,8 +1,8 @@
 """`platform_dependent`: run the branch written for the platform the code is
 compiled for. Every branch is traced; `platform_index_p` (a scalar with no
 operands) becomes, when lowered, the constant index of the branch for the
-lowering's platform, and a `switch` on it picks that branch, so the compiler
-only ever sees a constant condition and keeps the one branch."""
+lowering's platform, and the `cond` on it (which records each branch's platforms,
+as JAX's) is lowered to that branch alone, so the compiler never sees the others."""
 from __future__ import annotations
 
 from typing import Callable
@@ -10,23 +10,25 @@ from typing import Callable
 import numpy as np
 
 from plax.extend.constructors import standard_primitive
-from plax.extend.core import ShapedArray
+from plax.extend.core import ShapedArray, Tracer
 from plax.extend.mlir import mu
-from plax_stdlib.lax.control_flow import switch
+from plax_stdlib.lax.control_flow.cond import platform_switch
 
-def _platform_index_lower(ctx, *, platforms, has_default):
-    index = next((i for i, names in enumerate(platforms) if ctx.platform in names), None)
+
+def _platform_index_lower(ctx, *, platforms):
+    """The index of the branch for `ctx.platform`: the one naming it, else the
+    default (a None, last)."""
+    index = next((i for i, names in enumerate(platforms)
+                  if names is None or ctx.platform in names), None)
     if index is None:
-        if not has_default:
-            raise NotImplementedError(
-                f"platform_dependent has no branch for platform {ctx.platform!r} (branches: "
-                f"{sorted(n for names in platforms for n in names)}) and no default")
-        index = len(platforms)
+        raise NotImplementedError(
+            f"platform_dependent has no branch for platform {ctx.platform!r} (branches: "
+            f"{sorted(n for names in platforms for n in names)}) and no default")
     return mu.dense_constant(np.int32(index), np.int32)
 
 
 platform_index_p = standard_primitive(
-    "lax.platform_index", lambda *, platforms, has_default: ShapedArray((), np.dtype(np.int32)),
+    "lax.platform_index", lambda *, platforms: ShapedArray((), np.dtype(np.int32)),
     _platform_index_lower)
 
 
@@ -69,9 +71,9 @@ def platform_dependent(*args, default: Callable | None = None, **per_platform: C
     functions = [fn for _, fn in branches] + ([default] if default is not None else [])
     if not functions:
         raise TypeError("lax.platform_dependent needs at least one branch")
-    if len(functions) == 1:
-        return functions[0](*args)
-    index = platform_index_p.bind(platforms=tuple(tuple(names) for names, _ in branches),
-                                  has_default=default is not None)
-    return switch(index, functions, *args)
-
+    platforms = tuple(tuple(names) for names, _ in branches) + (
+        (None,) if default is not None else ())
+    index = platform_index_p.bind(platforms=platforms)
+    if not isinstance(index, Tracer):  # run eagerly: the platform is known
+        return functions[int(index)](*args)
+    return platform_switch(index, functions, args, platforms)

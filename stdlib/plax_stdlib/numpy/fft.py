@@ -17,7 +17,7 @@ import numpy as np
 from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib.lax.fourier import FftType
-from plax_stdlib.numpy import creation, shape_ops, util
+from plax_stdlib.numpy import creation, shape_ops, ufuncs, util
 
 _NORMS = (None, "backward", "ortho", "forward")
 _MAX_AXES = 3  # per lax.fft
@@ -31,15 +31,16 @@ def _check_norm(norm) -> None:
 
 def _scale(x, n: int, norm, inverse: bool):
     """Multiply `x` by the factor `norm` asks for beyond what XLA applies (XLA's inverse
-    transforms already divide by n)."""
+    transforms already divide by n). The factor is rounded as JAX computes it in `x`'s
+    precision: √n first, then its reciprocal."""
     if norm in (None, "backward"):
         return x
-    if norm == "ortho":
-        factor = math.sqrt(n) if inverse else 1 / math.sqrt(n)
-    else:  # forward
-        factor = n if inverse else 1 / n
     dtype = util.dtype_of(x)
-    return lax.mul(x, np.asarray(factor, dtypes.finfo(dtype).dtype).astype(dtype))
+    real = dtypes.finfo(dtype).dtype.type
+    factor = np.sqrt(real(n)) if norm == "ortho" else real(n)
+    if not inverse:
+        factor = real(1) / factor
+    return lax.mul(x, np.asarray(factor).astype(dtype))
 
 
 def _fit(x, axis: int, length: int):
@@ -134,11 +135,27 @@ def _fftn(fun_name: str, kind: FftType, a, s, axes, norm):
         a = _fit(a, ax, n)
     a = _fit(a, axes[-1], s[-1] // 2 + 1 if kind == FftType.IRFFT else s[-1])
     out = _on_axes(a, axes, lambda y: _transform_last(y, kind, s))
-    return _scale(out, math.prod(s), norm, kind in (FftType.IFFT, FftType.IRFFT))
+    # which way `norm` scales goes by the name, as in JAX: hfft scales as a forward
+    # transform, ihfft as an inverse one
+    return _scale(out, math.prod(s), norm, fun_name.startswith("i"))
+
+
+def _check_one_axis(fun_name: str, axis) -> None:
+    if isinstance(axis, (list, tuple)):
+        raise ValueError(f"{fun_name} transforms along one axis, got axis={axis!r} (the "
+                         "n-dimensional transforms take several)")
 
 
 def _one_axis(fun_name: str, kind: FftType, a, n, axis, norm):
+    _check_one_axis(fun_name, axis)
     return _fftn(fun_name, kind, a, None if n is None else (n,), (axis,), norm)
+
+
+def _axis_length(fun_name: str, a, axis) -> int:
+    """The length of `a` along `axis`, a checked single axis."""
+    _check_one_axis(fun_name, axis)
+    shape = util.shape_of(a)
+    return shape[util.canonicalize_axis(axis, len(shape))]
 
 
 def fft(a, n=None, axis: int = -1, norm=None):
@@ -161,21 +178,24 @@ def irfft(a, n=None, axis: int = -1, norm=None):
     return _one_axis("irfft", FftType.IRFFT, a, n, axis, norm)
 
 
-_SWAPPED = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
-
-
 def hfft(a, n=None, axis: int = -1, norm=None):
-    """The DFT of a Hermitian-symmetric signal given by its first half: `n` real values."""
+    """The DFT of a Hermitian-symmetric signal given by its first half: `n` real values
+    (by default 2·(m - 1)), an inverse real transform of `conj(a)` scaled back by `n`."""
     _check_norm(norm)
     a = util.ensure_arraylike("hfft", a)
-    a = util.convert(a, dtypes.to_complex_dtype(util.dtype_of(a)))
-    return _one_axis("hfft", FftType.IRFFT, lax.conj(a), n, axis, _SWAPPED[norm])
+    length = 2 * (_axis_length("hfft", a, axis) - 1) if n is None else n
+    return ufuncs.multiply(_one_axis("hfft", FftType.IRFFT, ufuncs.conj(a), n, axis, norm),
+                           length)
 
 
 def ihfft(a, n=None, axis: int = -1, norm=None):
-    """The inverse of `hfft`: the first half of the spectrum of a real signal."""
+    """The inverse of `hfft`: the conjugated first half of the spectrum of a real signal,
+    divided by its length `n`."""
     _check_norm(norm)
-    return lax.conj(_one_axis("ihfft", FftType.RFFT, a, n, axis, _SWAPPED[norm]))
+    a = util.ensure_arraylike("ihfft", a)
+    length = _axis_length("ihfft", a, axis) if n is None else n
+    return ufuncs.multiply(ufuncs.conj(_one_axis("ihfft", FftType.RFFT, a, n, axis, norm)),
+                           1 / length)
 
 
 def fft2(a, s=None, axes: Sequence[int] = (-2, -1), norm=None):
@@ -309,7 +329,7 @@ _FFT_EXAMPLES = {  # name: (kind, example, its output)
     "hfft": ("one_axis", "jnp.fft.hfft(jnp.array([1.0, 0.0, 0.0]))",
              "Array([1., 1., 1., 1.], dtype=float32)"),
     "ihfft": ("one_axis", "jnp.fft.ihfft(jnp.array([1.0, 1.0, 1.0, 1.0]))",
-              "Array([1.-0.j, 0.-0.j, 0.-0.j], dtype=complex64)"),
+              "Array([1.+0.j, 0.+0.j, 0.+0.j], dtype=complex64)"),
     "fft2": ("axes", "jnp.fft.fft2(jnp.ones((2, 2)))",
              "Array([[4.+0.j, 0.+0.j],\n           [0.+0.j, 0.+0.j]], dtype=complex64)"),
     "ifft2": ("axes", "jnp.fft.ifft2(jnp.array([[4.0, 0.0], [0.0, 0.0]]))",

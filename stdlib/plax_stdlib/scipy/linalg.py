@@ -24,11 +24,13 @@ from plax_stdlib.lax.linalg.matrices import diagonal as matrix_diagonal
 from plax_stdlib.lax.linalg.matrices import eye_like, matmul, mH, mT, take_rows, tril, triu
 from plax_stdlib.numpy import util
 from plax_stdlib.numpy.linalg import decompositions as np_decompositions
+from plax_stdlib.numpy.linalg import determinants as np_determinants
 from plax_stdlib.numpy.linalg import solvers as np_solvers
 from plax_stdlib.numpy.linalg.operands import check_matrices, inexact, matrices
 from plax_stdlib.scipy.special_matrices import (  # noqa: F401 - part of this module's API
     circulant, companion, convolution_matrix, dft, fiedler, fiedler_companion, hadamard,
     hankel, helmert, hilbert, invhilbert, invpascal, leslie, pascal, toeplitz)
+from plax_stdlib.scipy.tridiagonal import eigh_tridiagonal as eigh_tridiagonal
 
 # --- Cholesky ------------------------------------------------------------------------------
 
@@ -174,7 +176,7 @@ def inv(a, overwrite_a: bool = False, check_finite: bool = True):
 
 def det(a, overwrite_a: bool = False, check_finite: bool = True):
     """The determinant of each square matrix."""
-    return np_solvers.det(a)
+    return np_determinants.det(a)
 
 
 # --- eigen, singular value and QR decompositions -------------------------------------------
@@ -191,51 +193,6 @@ def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a:
         raise NotImplementedError("scipy.linalg.eigh: eigvals is not implemented; use "
                                   "plax.lax.linalg.eigh(subset_by_index=...)")
     w, v = np_decompositions.eigh(a, UPLO="L" if lower else "U", symmetrize_input=False)
-    return w if eigvals_only else (w, v)
-
-
-_TRIDIAGONAL_DTYPES = tuple(map(np.dtype, (np.float32, np.float64, np.complex64,
-                                           np.complex128)))
-
-
-def eigh_tridiagonal(d, e, *, eigvals_only: bool = False, select: str = "a",
-                     select_range: tuple[float, float] | None = None, tol: float | None = None,
-                     key=None):
-    """Eigenvalues (ascending, real) and, unless `eigvals_only`, eigenvectors (columns) of
-    the Hermitian tridiagonal matrix with diagonal `d` and superdiagonal `e`; all of
-    them (select='a') or those of indices select_range[0]..select_range[1] ('i').
-    Computed by `eigh` of the assembled matrix (JAX bisects instead; the same values);
-    `tol` and `key` tune JAX's iterations and are accepted."""
-    util.check_arraylike("scipy.linalg.eigh_tridiagonal", d, e)
-    d, e = util.operand(d), util.operand(e)
-    dt, et = util.dtype_of(d), util.dtype_of(e)
-    if dt != et:
-        raise TypeError(f"diagonal and off-diagonal values must have same dtype, got {dt} "
-                        f"and {et}")
-    if dt not in _TRIDIAGONAL_DTYPES:
-        raise TypeError(f"Only float32 and float64 inputs are supported as inputs to "
-                        f"plax.scipy.linalg.eigh_tridiagonal, got {dt} and {et}")
-    n = util.shape_of(d)[0] if util.shape_of(d) else -1
-    if len(util.shape_of(d)) != 1 or util.shape_of(e) != (max(n - 1, 0),):
-        raise ValueError(f"eigh_tridiagonal takes a diagonal of shape (n,) and an "
-                         f"off-diagonal of shape (n - 1,), got {util.shape_of(d)} and "
-                         f"{util.shape_of(e)}")
-    if select == "a":
-        first, last = 0, n - 1
-    elif select == "i":
-        if select_range is None:
-            raise ValueError("for select='i', select_range must be specified.")
-        first, last = map(operator.index, select_range)
-        if first > last:
-            raise ValueError("Got empty index range in select_range.")
-    elif select == "v":
-        raise NotImplementedError("eigh_tridiagonal(..., select='v') is not implemented: "
-                                  "the number of eigenvalues in a range is not static")
-    else:
-        raise ValueError("'select must have a value in {'a', 'i', 'v'}.")
-    matrix = jnp.diag(d) + jnp.diag(e, 1) + jnp.diag(jnp.conj(e), -1)
-    w, v = np_decompositions.eigh(matrix, UPLO="L", symmetrize_input=False)
-    w, v = w[first:last + 1], v[:, first:last + 1]
     return w if eigvals_only else (w, v)
 
 

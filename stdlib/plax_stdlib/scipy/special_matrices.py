@@ -272,7 +272,15 @@ def dft(n: int, scale: str | None = None, *, dtype=None):
         util.check_user_dtype(dtype, "dft")
     if util.dtype_category(dtype) != "c":
         raise ValueError(f"dtype must be a complex floating-point type; got {dtype}.")
-    jk = np.outer(np.arange(n), np.arange(n)) % max(n, 1)  # exact phases
-    m = np.exp(-2j * np.pi * jk / max(n, 1))
-    m = m / {None: 1, "sqrtn": math.sqrt(n), "n": n}[scale] if n else m
-    return jnp.asarray(m, dtype)
+    return _dft(n, scale, dtype)
+
+
+@util.compiled(name="dft", static_argnums=(0, 1, 2))
+def _dft(n: int, scale: str | None, dtype):
+    """The DFT matrix computed in `dtype` by XLA, as JAX computes it (the phases j k
+    2π/n rounded in `dtype`), so its entries are JAX's, down to the signs of zeros."""
+    k = jnp.arange(n, dtype=dtype)
+    omegas = jnp.exp(-2j * np.pi * k[:, None] * k[None, :] / n)
+    if scale == "sqrtn":
+        return omegas / jnp.sqrt(n)
+    return omegas / n if scale == "n" else omegas

@@ -223,7 +223,7 @@ def _inline(checker: _Checker, state, args, **params):
     return checker.run(closed, state, args)
 
 
-def _cond(checker: _Checker, state, args, *, branches):
+def _cond(checker: _Checker, state, args, *, branches, **_):
     index, *operands = args
     functions = [functools.partial(lambda branch, st, ops: tuple(checker.run(branch, st, ops)),
                                    branch) for branch in branches]

@@ -17,9 +17,8 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import arith, math as mathd, memref, scf, vector
 from jaxlib.mosaic.python import tpu
 
-from plax.extend.core import ClosedJaxpr, Jaxpr, Literal
+from plax.extend.core import ClosedJaxpr, Jaxpr, Literal, user_frame
 from plax.extend.mlir import mu
-from plax_transforms.lowering import user_frame
 
 
 class LoweringError(NotImplementedError):

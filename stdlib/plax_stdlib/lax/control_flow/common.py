@@ -51,6 +51,7 @@ def _trace(fun: Callable, in_tree, in_avals: tuple, traced_for: str, arg_tree_ex
 
 
 _trace_cache: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
+register_cache(_trace_cache.clear)
 
 
 def trace_function(fun: Callable, args: Sequence[Any], traced_for: str):
@@ -63,17 +64,26 @@ def trace_function(fun: Callable, args: Sequence[Any], traced_for: str):
     """
     leaves, in_tree = tree_util.tree_flatten((tuple(args), {}))
     in_avals = tuple(get_aval(x) for x in leaves)
-    key = (in_tree, in_avals, traced_for, _jaxlib_config.trace_context(),
+    key = (in_tree, in_avals, traced_for,
            tuple(getattr(a, "manual_axis_type", None) for a in in_avals))  # (not in ==)
+    return cached_trace(fun, key, lambda: _trace(
+        fun, in_tree, in_avals, traced_for, tree_util.tree_unflatten(in_tree, list(in_avals))[0]))
+
+
+def cached_trace(fun: Callable, key: tuple, trace: Callable[[], tuple]) -> tuple:
+    """`trace()`, a tracing of `fun` that `key` (hashable) and the trace context tell
+    apart, kept per function (held weakly) unless it closes over tracers (the consts,
+    second in what it returns), whose trace ends: as JAX's, a function traced again
+    with the same signature is not run again (nor sees globals it read since)."""
+    key = (*key, _jaxlib_config.trace_context())
     try:
         per_fun = _trace_cache.setdefault(fun, {})
-    except TypeError:  # `fun` cannot be weakly referenced
-        per_fun = {}
-    hit = per_fun.get(key)
+        hit = per_fun.get(key)
+    except TypeError:  # `fun` cannot be weakly referenced, or `key` is not hashable
+        return trace()
     if hit is not None:
         return hit
-    example = tree_util.tree_unflatten(in_tree, list(in_avals))[0]
-    result = _trace(fun, in_tree, in_avals, traced_for, example)
+    result = trace()
     if not any(isinstance(c, Tracer) for c in result[1]):
         if len(per_fun) > 64:
             per_fun.clear()

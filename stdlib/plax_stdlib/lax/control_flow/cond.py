@@ -4,7 +4,9 @@ Both become one `cond` equation: its first operand is an int32 index, the others
 are the closed-over values of every branch followed by the operands; `branches`
 holds one closed Jaxpr per branch, all taking every operand (each ignores the
 other branches' constants) and returning values of one type. It lowers to
-`stablehlo.case`. Its differentiation and batching rules follow the lowering.
+`stablehlo.case`. Its differentiation and batching rules follow the lowering. A
+`platform_dependent` cond also has `branches_platforms` (each branch's platforms,
+None for the default), which its rules keep and its lowering reads.
 """
 from __future__ import annotations
 
@@ -157,8 +159,19 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
         return branches[min(max(int(value), 0), len(branches) - 1)](*operands)
     index = conversion.convert_element_type(index, np.int32)
     index = comparison.clamp(np.int32(0), index, np.int32(len(branches) - 1))
-    return _bind_branches(index, branches, operands, "switch",  # JAX's names
-                          ("branch 0", *(f"branch{i}" for i in range(1, len(branches)))))
+    return _bind_branches(index, branches, operands, "switch", _switch_names(len(branches)))
+
+
+def _switch_names(n: int) -> tuple[str, ...]:
+    return ("branch 0", *(f"branch{i}" for i in range(1, n)))  # JAX's names
+
+
+def platform_switch(index, branches, operands, platforms):
+    """`switch` on `platform_index`'s result, which is in range (no clamp): the `cond`
+    says which platforms each branch is for (JAX's `branches_platforms`, None for the
+    default), so that a lowering keeps its platform's branch alone."""
+    return _bind_branches(index, branches, operands, "switch", _switch_names(len(branches)),
+                          branches_platforms=platforms)
 
 
 def _scalar_aval(x, api: str, what: str) -> ShapedArray:
@@ -172,7 +185,7 @@ def _scalar_aval(x, api: str, what: str) -> ShapedArray:
     return aval
 
 
-def _bind_branches(index, funs, operands, api: str, names):
+def _bind_branches(index, funs, operands, api: str, names, **params):
     traced = [trace_function(f, operands, api) for f in funs]
     ref = len(funs) - 1 if api == "cond" else 0  # cond's messages show true_fun first
     sides = [(name, f, out_tree, jaxpr.out_avals)
@@ -193,7 +206,7 @@ def _bind_branches(index, funs, operands, api: str, names):
     kept = [f is None for f in forwarded]
     branches = [ClosedJaxpr(dce_jaxpr(b.jaxpr, kept, instantiate=True)[0], b.consts)
                 for b in branches]
-    outs = iter(cond_p.bind(index, *inputs, branches=tuple(branches)))
+    outs = iter(cond_p.bind(index, *inputs, branches=tuple(branches), **params))
     return tree_util.tree_unflatten(out_tree0, [next(outs) if f is None else _as_array(inputs[f])
                                                 for f in forwarded])
 
@@ -220,7 +233,7 @@ def _as_array(x):
 # --- the primitive's rules --------------------------------------------------------------
 
 @cond_p.def_abstract_eval
-def _cond_abstract_eval(index, *avals, branches):
+def _cond_abstract_eval(index, *avals, branches, **_):
     if index.shape != () or np.dtype(index.dtype) != np.int32:
         raise TypeError(f"cond: the branch index must be an int32 scalar, got "
                         f"{describe(index)}")
@@ -238,7 +251,7 @@ def _cond_abstract_eval(index, *avals, branches):
 
 
 cond_p.define_rule("effects",
-                   lambda *, branches: frozenset().union(*(b.effects for b in branches)))
+                   lambda *, branches, **_: frozenset().union(*(b.effects for b in branches)))
 
 
 def _branch_name(k: int, br: ClosedJaxpr) -> str:
@@ -246,7 +259,9 @@ def _branch_name(k: int, br: ClosedJaxpr) -> str:
     return dbg.func_name if dbg is not None and dbg.func_name != "<unknown>" else f"branch{k}"
 
 
-def _cond_lower(ctx, index, *args, branches):
+def _cond_lower(ctx, index, *args, branches, branches_platforms=None):
+    if branches_platforms is not None:
+        index, branches = _platform_branches(ctx, index, branches, branches_platforms)
     effects, tokens, token_types = region_tokens(ctx, *branches)
     op = hlo.CaseOp([*token_types, *mu.ir_types(ctx.avals_out)], index, len(branches))
     for k, (region, br) in enumerate(zip(op.regions, branches)):
@@ -259,6 +274,19 @@ def _cond_lower(ctx, index, *args, branches):
     results = list(op.results)
     ctx.tokens.update(zip(effects, results))
     return results[len(effects):]
+
+
+def _platform_branches(ctx, index, branches, platforms):
+    """As JAX lowers a `platform_dependent` cond: the branch for the lowering's platform
+    (or the default) alone, the index mapped onto it by a case."""
+    kept = next(i for i, names in enumerate(platforms)
+                if names is None or ctx.platform in names)
+    i32 = mu.ir_types([ShapedArray((), np.dtype(np.int32))])
+    op = hlo.CaseOp(i32, index, len(branches))
+    for region in op.regions:
+        with ir.InsertionPoint(region.blocks.append()):
+            hlo.return_([mu.dense_constant(np.int32(0), np.int32)])
+    return op.result, [branches[kept]]
 
 
 cond_p.def_lowering(_cond_lower)
@@ -277,7 +305,7 @@ def _cond_dce(used_outputs, eqn: JaxprEqn):
     invars = [eqn.invars[0]] + [v for v, u in zip(eqn.invars[1:], used_inputs) if u]
     outvars = [v for v, u in zip(eqn.outvars, used_outputs) if u]
     return [True, *used_inputs], eqn.replace(invars=invars, outvars=outvars,
-                                             params=dict(branches=new_branches))
+                                             params={**eqn.params, "branches": new_branches})
 
 
 cond_p.define_rule("dce", _cond_dce)
@@ -297,12 +325,12 @@ def _cond_jvp_branches(first, others, nonzeros):
     return tuple(jvp_jaxpr(br, nonzeros, instantiate=out_nz)[0] for br in branches), out_nz
 
 
-def _cond_jvp(primals, tangents, *, branches):
+def _cond_jvp(primals, tangents, *, branches, **params):
     index, ops = primals[0], primals[1:]
     nonzeros = nonzero_flags(tangents[1:])
     new, out_nz = _cond_jvp_branches(branches[0], branches[1:], nonzeros)
     outs = cond_p.bind(index, *ops, *(t for t, nz in zip(tangents[1:], nonzeros) if nz),
-                       branches=new)
+                       branches=new, **params)
     n = len(out_nz)
     return outs[:n], expand_tangents(out_nz, outs[n:], branches[0].out_avals)
 
@@ -367,19 +395,19 @@ def _merged_slots(avals_per_branch):
     return [a for a, _ in slot_of], slots
 
 
-def _cond_partial_eval(trace, args, *, branches):
+def _cond_partial_eval(trace, args, *, branches, **params):
     unknowns = [trace.is_unknown(a) for a in args]
     if unknowns[0]:
-        return trace.stage(cond_p, args, dict(branches=branches))
+        return trace.stage(cond_p, args, dict(branches=branches, **params))
     index, ops = args[0], args[1:]
     known, unknown, out_uk, res_avals = _split_branches(branches, list(unknowns[1:]))
     known_outs = trace.bind_known(cond_p, [index, *(x for x, u in zip(ops, unknowns[1:])
-                                                    if not u)], dict(branches=known))
+                                                    if not u)], dict(branches=known, **params))
     n_known = len(known_outs) - len(res_avals)
     residuals = known_outs[n_known:]
     unknown_outs = trace.stage(cond_p, [index, *residuals,
                                         *(x for x, u in zip(ops, unknowns[1:]) if u)],
-                               dict(branches=unknown))
+                               dict(branches=unknown, **params))
     k, u = iter(known_outs[:n_known]), iter(unknown_outs)
     return [next(u) if is_uk else next(k) for is_uk in out_uk]
 
@@ -393,11 +421,11 @@ def _cond_partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
     residuals = [Var(a) for a in res_avals]
     known_eqn = eqn.replace(invars=[index, *(x for x, u in zip(ops, unknowns[1:]) if not u)],
                             outvars=[*(v for v, u in zip(eqn.outvars, out_uk) if not u),
-                                     *residuals], params=dict(branches=known))
+                                     *residuals], params={**eqn.params, "branches": known})
     unknown_eqn = eqn.replace(invars=[index, *residuals,
                                       *(x for x, u in zip(ops, unknowns[1:]) if u)],
                               outvars=[v for v, u in zip(eqn.outvars, out_uk) if u],
-                              params=dict(branches=unknown))
+                              params={**eqn.params, "branches": unknown})
     return known_eqn, unknown_eqn, out_uk, residuals
 
 
@@ -407,14 +435,14 @@ def _transpose_branches(first, others, linear):
     return tuple(transpose_jaxpr(br, linear) for br in branches)
 
 
-def _cond_transpose(cts, index, *ops, branches):
+def _cond_transpose(cts, index, *ops, branches, **params):
     if is_undefined_primal(index):
         raise ValueError("cond: cannot transpose with respect to the branch index")
     linear = [is_undefined_primal(x) for x in ops]
     new = _transpose_branches(branches[0], branches[1:], linear)
     cts = [instantiate(ct) for ct in cts]
     outs = iter(cond_p.bind(index, *(x for x, lin in zip(ops, linear) if not lin), *cts,
-                            branches=new))
+                            branches=new, **params))
     return [None] + [next(outs) if lin else None for lin in linear]
 
 
@@ -424,7 +452,7 @@ def _lanes(pred, x):
     return pred if len(shape) == 1 else shape_ops.broadcast_in_dim(pred, shape, (0,))
 
 
-def _cond_batching(axis_data, args, dims, *, branches):
+def _cond_batching(axis_data, args, dims, *, branches, **params):
     index, ops = args[0], args[1:]
     idim, odims = dims[0], list(dims[1:])
     if idim is not not_mapped:
@@ -447,7 +475,7 @@ def _cond_batching(axis_data, args, dims, *, branches):
         _, out_dims = batch_jaxpr(br, axis_data, odims, False)
         out_b = or_flags(out_b, [d is not not_mapped for d in out_dims])
     new = tuple(batch_jaxpr(br, axis_data, odims, out_b)[0] for br in branches)
-    outs = cond_p.bind(index, *ops, branches=new)
+    outs = cond_p.bind(index, *ops, branches=new, **params)
     return outs, [0 if b else not_mapped for b in out_b]
 
 

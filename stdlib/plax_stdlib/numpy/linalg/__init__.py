@@ -15,6 +15,11 @@ from plax_stdlib.numpy.linalg.decompositions import (
     svd as svd,
     svdvals as svdvals,
 )
+from plax_stdlib.numpy.linalg.determinants import (
+    SlogdetResult as SlogdetResult,
+    det as det,
+    slogdet as slogdet,
+)
 from plax_stdlib.numpy.linalg.norms import (
     cond as cond,
     matrix_norm as matrix_norm,
@@ -34,13 +39,10 @@ from plax_stdlib.numpy.linalg.products import (
     vecdot as vecdot,
 )
 from plax_stdlib.numpy.linalg.solvers import (
-    SlogdetResult as SlogdetResult,
-    det as det,
     inv as inv,
     lstsq as lstsq,
     matrix_power as matrix_power,
     pinv as pinv,
-    slogdet as slogdet,
     solve as solve,
     tensorinv as tensorinv,
     tensorsolve as tensorsolve,

@@ -1,18 +1,16 @@
-"""Solving and inverting with `plax.numpy.linalg`: solve, inv, det, slogdet, lstsq,
-pinv, matrix_power, tensorsolve, tensorinv.
+"""Solving and inverting with `plax.numpy.linalg`: solve, inv, lstsq, pinv,
+matrix_power, tensorsolve, tensorinv (determinants are in `determinants`).
 
-`solve`, `det`, `slogdet` and `pinv` carry their own derivative rules
-(`plax.custom_jvp`): a solve's tangent reuses the LU factors of the primal solve,
-(Ẋ = A⁻¹(Ḃ - Ȧ X)), the determinant's is det(A) tr(A⁻¹ Ȧ), and the
-pseudo-inverse's is Golub and Pereyra's. An exactly singular matrix gives what
-its LU factors give (infinities and NaNs from solves, 0 for det), as in JAX.
+`solve` and `pinv` carry their own derivative rules (`plax.custom_jvp`): a solve's
+tangent reuses the LU factors of the primal solve, (Ẋ = A⁻¹(Ḃ - Ȧ X)), and the
+pseudo-inverse's is Golub and Pereyra's. An exactly singular matrix gives what its
+LU factors give (infinities and NaNs from solves), as in JAX.
 """
 from __future__ import annotations
 
 import functools
 import math
 import operator
-from typing import NamedTuple
 
 import numpy as np
 
@@ -22,22 +20,9 @@ from plax.extend.core import get_aval, max_dim
 from plax_stdlib import lax
 from plax_stdlib.lax import linalg as lax_linalg
 from plax_stdlib.lax.linalg.lu import lu_solve
-from plax_stdlib.lax.linalg.matrices import diagonal, eye_like, matmul, mH
+from plax_stdlib.lax.linalg.matrices import eye_like, matmul, mH
 from plax_stdlib.numpy import util
 from plax_stdlib.numpy.linalg.operands import check_matrices, inexact, matrices
-
-
-class SlogdetResult(NamedTuple):
-    """What `slogdet` returns: a named tuple `(sign, logabsdet)`, `det = sign *
-    exp(logabsdet)`.
-
-    Examples:
-        >>> sign, logabsdet = jnp.linalg.slogdet(2 * jnp.eye(2))
-        >>> sign, logabsdet
-        (Array(1., dtype=float32), Array(1.3862..., dtype=float32))
-    """
-    sign: object
-    logabsdet: object
 
 
 # --- solve -----------------------------------------------------------------------------------
@@ -159,135 +144,6 @@ def inv(a):
     """
     a = matrices("jnp.linalg.inv", a, square=True)
     return _solve_rule()(a, eye_like(a))
-
-
-# --- determinants ----------------------------------------------------------------------------
-
-def _lu_parts(a):
-    """The diagonal of U and the sign (±1) of the row permutation of A's LU."""
-    factors, pivots, _ = lax_linalg.lu(a)
-    u_diagonal = diagonal(factors)
-    last = get_aval(pivots).ndim - 1
-    unmoved = lax.broadcasted_iota(np.int32, get_aval(pivots).shape, last)
-    swaps = lax.reduce_sum(lax.convert_element_type(lax.ne(pivots, unmoved), np.int32), (last,))
-    odd = lax.eq(lax.rem(swaps, np.int32(2)), np.int32(1))
-    dtype = get_aval(a).dtype
-    parity = lax.select(odd, lax.full_like(odd, -1, dtype), lax.full_like(odd, 1, dtype))
-    return u_diagonal, parity
-
-
-def _det_value(a):
-    u_diagonal, parity = _lu_parts(a)
-    return lax.mul(parity, lax.reduce_prod(u_diagonal, (get_aval(u_diagonal).ndim - 1,)))
-
-
-def _trace_of_solve(a, a_dot):
-    """tr(A⁻¹ Ȧ) for each matrix."""
-    return lax.reduce_sum(diagonal(_solve_rule()(a, a_dot)), (get_aval(a).ndim - 2,))
-
-
-def _det_jvp(primals, tangents):
-    (a,), (a_dot,) = primals, tangents
-    det_a = _det_value(a)
-    return det_a, lax.mul(det_a, _trace_of_solve(a, a_dot))
-
-
-@functools.cache
-def _det_rule():
-    det_fn = plax.custom_jvp(_det_value)
-    det_fn.defjvp(_det_jvp)
-    return det_fn
-
-
-def det(a):
-    """The determinant of each square matrix, computed from its LU factorization.
-
-    Follows `numpy.linalg.det`, batched over leading axes.
-
-    Args:
-        a: `(..., n, n)` matrices.
-
-    Returns:
-        The determinants, `(...)`.
-
-    Raises:
-        ValueError: matrices that are not square.
-
-    Examples:
-        >>> a = jnp.array([[4.0, 2.0], [2.0, 3.0]])
-        >>> jnp.linalg.det(a)
-        Array(8., dtype=float32)
-    """
-    a = matrices("jnp.linalg.det", a, square=True)
-    if get_aval(a).shape[-1] == 0:
-        return lax.full(get_aval(a).shape[:-2], 1, get_aval(a).dtype)
-    return _det_rule()(a)
-
-
-def _slogdet_value(a):
-    u_diagonal, parity = _lu_parts(a)
-    last = get_aval(u_diagonal).ndim - 1
-    magnitude = lax.abs(u_diagonal)
-    singular = lax.reduce_or(lax.eq(magnitude, lax.full_like(magnitude, 0)), (last,))
-    dtype = get_aval(a).dtype
-    if dtypes.is_complex(dtype):
-        phases = lax.div(u_diagonal, lax.convert_element_type(magnitude, dtype))
-        sign = lax.mul(parity, lax.reduce_prod(phases, (last,)))
-    else:
-        negatives = lax.reduce_sum(lax.convert_element_type(lax.lt(u_diagonal, lax.full_like(
-            u_diagonal, 0)), np.int32), (last,))
-        flip = lax.eq(lax.rem(negatives, np.int32(2)), np.int32(1))
-        sign = lax.select(flip, lax.neg(parity), parity)
-    sign = lax.select(singular, lax.full_like(sign, 0), sign)
-    logabsdet = lax.reduce_sum(lax.log(magnitude), (last,))
-    logabsdet = lax.select(singular, lax.full_like(logabsdet, -np.inf), logabsdet)
-    return sign, logabsdet
-
-
-def _slogdet_jvp(primals, tangents):
-    (a,), (a_dot,) = primals, tangents
-    sign, logabsdet = _slogdet_value(a)
-    t = _trace_of_solve(a, a_dot)
-    if dtypes.is_complex(get_aval(a).dtype):
-        phase = lax.complex(lax.full_like(lax.imag(t), 0), lax.imag(t))
-        return (sign, logabsdet), (lax.mul(sign, phase), lax.real(t))
-    return (sign, logabsdet), (lax.full_like(sign, 0), t)
-
-
-@functools.cache
-def _slogdet_rule():
-    fn = plax.custom_jvp(_slogdet_value)
-    fn.defjvp(_slogdet_jvp)
-    return fn
-
-
-def slogdet(a, *, method: str | None = None) -> SlogdetResult:
-    """The sign and the log of the absolute value of the determinant of each square
-    matrix: `det = sign * exp(logabsdet)`, without overflow for large matrices.
-
-    Follows `numpy.linalg.slogdet`; a singular matrix gives sign 0 and logabsdet
-    -inf. JAX's `method` picks the factorization (None: LU).
-
-    Args:
-        a: `(..., n, n)` matrices.
-        method: the factorization to use (None for the default, LU).
-
-    Returns:
-        `SlogdetResult(sign, logabsdet)`.
-
-    Examples:
-        >>> a = jnp.array([[4.0, 2.0], [2.0, 3.0]])
-        >>> jnp.linalg.slogdet(a).sign
-        Array(1., dtype=float32)
-    """
-    if method not in (None, "lu"):
-        raise ValueError(f"jnp.linalg.slogdet: unknown method {method!r}; plax supports 'lu'")
-    a = matrices("jnp.linalg.slogdet", a, square=True)
-    if get_aval(a).shape[-1] == 0:
-        batch = get_aval(a).shape[:-2]
-        return SlogdetResult(lax.full(batch, 1, get_aval(a).dtype),
-                             lax.full(batch, 0, dtypes.finfo(get_aval(a).dtype).dtype))
-    return SlogdetResult(*_slogdet_rule()(a))
 
 
 # --- least squares and the pseudo-inverse ---------------------------------------------------

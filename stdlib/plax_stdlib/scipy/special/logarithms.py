@@ -55,15 +55,27 @@ def _xlog1py_jvp(primals, tangents):
     return out, (x_dot * lax.log1p(y) + y_dot * x / (1 + y)).astype(out.dtype)
 
 
-@plax.jit
+@plax.custom_jvp
+def _xlogx(x):
+    """x log x (0 at 0), whose derivative is log x + 1 (-inf at 0, where xlogy's rule,
+    log y + x/y, is NaN)."""
+    return xlogy(x, x)
+
+
+@_xlogx.defjvp
+def _xlogx_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    return _xlogx(x), x_dot * (lax.log(x) + 1)
+
+
 def entr(x):
-    """-x log x for x > 0, 0 at 0, -inf below."""
+    """-x log x for x ≥ 0 (-0.0 at 0, as JAX negates 0 · log 0), -inf below; the
+    derivative -(log x + 1) is +inf at 0."""
     x = _inexact("entr", x)
-    positive = x > 0
-    safe = jnp.where(positive, x, 1.0)
-    inside = jnp.where(positive, -safe * jnp.log(safe), 0.0)
-    return jnp.where(jnp.logical_or(positive, x == 0), inside,
-                     jnp.where(jnp.isnan(x), x, -np.inf))
+    if jnp.iscomplexobj(x):
+        raise ValueError("entr does not support complex-valued inputs.")
+    return lax.select(lax.lt(x, _lax_const(x, 0)), lax.full_like(x, -np.inf),
+                      lax.neg(_xlogx(x)))
 
 
 def _both_positive_or(name, p, q, on_positive, at_zero_p):

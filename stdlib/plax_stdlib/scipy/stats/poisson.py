@@ -4,8 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from plax_stdlib import numpy as jnp
+from plax_stdlib.numpy import util
 from plax_stdlib.scipy import special
-from plax_stdlib.scipy.stats.distribution_util import on_integers, on_support, promote
+from plax_stdlib.scipy.stats.distribution_util import (on_integers, on_support, promote,
+                                                          promote_dtypes)
 
 
 def logpmf(k, mu, loc=0):
@@ -45,23 +47,28 @@ def logsf(k, mu, loc=0):
     return jnp.log(sf(k, mu, loc))
 
 
-# Terms summed for the entropy below the asymptotic regime: the mass beyond them is
-# below 1e-40 for every mean under _ASYMPTOTIC.
-_TERMS, _ASYMPTOTIC = 256, 100.0
+def _summed_entropy(mu, terms: int, bound):
+    """-Σ p log p over k < min(terms, ceil(bound(mu))) for each mean of `mu` (1-D): the
+    terms are summed, as JAX sums them, over a static range masked per mean."""
+    k = jnp.arange(terms, dtype=mu.dtype)[:, None]
+    p = pmf(k, mu, 0)
+    inside = k < jnp.ceil(bound(mu)).astype(k.dtype)[None, :]
+    return jnp.sum(special.entr(jnp.where(inside, p, 0.0)), axis=0)
 
 
+@util.compiled(name="entropy")
 def entropy(mu, loc=0):
-    """-Σ p log p: summed over k < 256 for mu < 100, and from the asymptotic series
-    ½ log(2πeμ) - 1/(12μ) - 1/(24μ²) - 19/(360μ³) above it; NaN for mu ≤ 0. (loc shifts
-    the support, so it leaves the entropy alone.)"""
-    mu, loc = (jnp.asarray(a) for a in promote("poisson.entropy", mu, loc))
-    small = jnp.minimum(mu, _ASYMPTOTIC)[..., None]
-    k = jnp.arange(_TERMS, dtype=mu.dtype)
-    log_p = special.xlogy(k, small) - special.gammaln(k + 1) - small
-    summed = -jnp.sum(jnp.where(log_p > -np.inf, jnp.exp(log_p) * log_p, 0), axis=-1)
-    big = jnp.maximum(mu, _ASYMPTOTIC)
-    series = (0.5 * jnp.log(2 * np.pi * np.e * big) - 1 / (12 * big) - 1 / (24 * big ** 2)
-              - 19 / (360 * big ** 3))
-    value = jnp.where(mu < _ASYMPTOTIC, summed, series)
-    return jnp.broadcast_to(jnp.where(mu > 0, value, np.nan), jnp.broadcast_shapes(
-        mu.shape, loc.shape))
+    """-Σ p log p, as JAX computes it: summed over k < mu + 20 (at most 35 terms) for
+    mu < 10, over k < mu + 10 √mu + 20 (at most 250) for mu < 100, and from
+    ½ log(2πeμ) - 1/(12μ) above; 0 at mu = 0. (loc shifts the support, so it leaves
+    the entropy alone.)"""
+    mu, loc = promote_dtypes("poisson.entropy", mu, loc)
+    means = jnp.ravel(mu)
+    zero = jnp.zeros_like(means)
+    small = _summed_entropy(means, 35, lambda m: m + 20)
+    medium = _summed_entropy(means, 250, lambda m: m + 10 * jnp.sqrt(m) + 20)
+    large = 0.5 * jnp.log(2 * np.pi * np.e * means) - 1.0 / (12 * means)
+    value = jnp.where(means == 0, zero, jnp.where(
+        means < 10, small, jnp.where(means < 100, medium, large)))
+    return jnp.broadcast_to(jnp.reshape(value, mu.shape),
+                            jnp.broadcast_shapes(mu.shape, loc.shape))

@@ -2,8 +2,6 @@
 [-π, π] and evaluated at any x (periodic, as in JAX)."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from plax_stdlib import numpy as jnp
@@ -13,9 +11,9 @@ from plax_stdlib.scipy.stats.distribution_util import promote
 
 def logpdf(x, kappa):
     """kappa (cos x - 1) - log(2π i0e(kappa)) (the exponentially scaled Bessel function
-    keeps large kappa finite); NaN for kappa ≤ 0."""
+    keeps large kappa finite), rounded as JAX's; NaN for kappa ≤ 0."""
     x, kappa = promote("vonmises.logpdf", x, kappa)
-    log_density = kappa * (jnp.cos(x) - 1) - math.log(2 * math.pi) - jnp.log(special.i0e(kappa))
+    log_density = kappa * (jnp.cos(x) - 1) - jnp.log(2 * np.pi * special.i0e(kappa))
     return jnp.where(kappa > 0, log_density, np.nan)
 
 

@@ -1,9 +1,13 @@
 """Unit-quaternion arithmetic (scalar last, batched over leading axes) behind
 `Rotation`: products, conversions to and from matrices, rotation vectors and
 modified Rodrigues parameters. Rotation vectors at and near the identity use
-series, with the other branch kept finite, so derivatives there are finite too."""
+series, with the other branch kept finite, so derivatives there are finite too.
+
+Each formula rounds as JAX's does (the same operations in the same order; squared
+norms as dot products), so the values are JAX's bit for bit on the CPU."""
 from __future__ import annotations
 
+from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
 
 # Below this angle (radians) rotation vectors use their Taylor series.
@@ -14,24 +18,31 @@ def _parts(q):
     return q[..., 0], q[..., 1], q[..., 2], q[..., 3]
 
 
+def _dot(u, v):
+    """The dot products of u and v over the last axis (one batched dot_general)."""
+    batch = tuple(range(u.ndim - 1))
+    return lax.dot_general(u, v, (((u.ndim - 1,), (v.ndim - 1,)), (batch, batch)),
+                           preferred_element_type=u.dtype)
+
+
 def _norm(v):
     """|v| over the last axis, with derivative 0 (not NaN) at v = 0."""
-    squared = jnp.sum(v * v, axis=-1)
-    positive = squared > 0
-    return jnp.where(positive, jnp.sqrt(jnp.where(positive, squared, 1)), 0)
+    squared = _dot(v, v)
+    zero = squared == 0
+    return jnp.where(zero, 0, jnp.sqrt(jnp.where(zero, 1, squared)))
 
 
 def normalize(q):
-    return q / jnp.sqrt(jnp.sum(q * q, axis=-1, keepdims=True))
+    return q / jnp.sqrt(_dot(q, q))[..., None]
 
 
 def compose(p, q):
     """The quaternion of rotating by q, then by p (the Hamilton product p q)."""
     px, py, pz, pw = _parts(p)
     qx, qy, qz, qw = _parts(q)
-    return jnp.stack([pw * qx + qw * px + py * qz - pz * qy,
-                      pw * qy + qw * py + pz * qx - px * qz,
-                      pw * qz + qw * pz + px * qy - py * qx,
+    cross = jnp.cross(p[..., :3], q[..., :3])
+    return jnp.stack([pw * qx + qw * px + cross[..., 0], pw * qy + qw * py + cross[..., 1],
+                      pw * qz + qw * pz + cross[..., 2],
                       pw * qw - px * qx - py * qy - pz * qz], axis=-1)
 
 
@@ -103,13 +114,13 @@ def to_rotvec(q, degrees: bool):
 def from_rotvec(rotvec, degrees: bool):
     if degrees:
         rotvec = jnp.deg2rad(rotvec)
-    squared = jnp.sum(rotvec * rotvec, axis=-1)
-    small = squared <= _SMALL_ANGLE ** 2
-    angle = jnp.sqrt(jnp.where(small, 1, squared))
+    angle = _norm(rotvec)
+    small = angle <= _SMALL_ANGLE
+    squared = angle * angle
+    safe = jnp.where(small, 1, angle)
     scale = jnp.where(small, 0.5 - squared / 48 + squared * squared / 3840,
-                      jnp.sin(angle / 2) / angle)
-    w = jnp.where(small, 1 - squared / 8 + squared * squared / 384, jnp.cos(angle / 2))
-    return jnp.concatenate([scale[..., None] * rotvec, w[..., None]], axis=-1)
+                      jnp.sin(safe / 2) / safe)
+    return jnp.concatenate([scale[..., None] * rotvec, jnp.cos(angle / 2)[..., None]], axis=-1)
 
 
 def to_mrp(q):
@@ -119,8 +130,8 @@ def to_mrp(q):
 
 
 def from_mrp(p):
-    squared = jnp.sum(p * p, axis=-1, keepdims=True)
-    return jnp.concatenate([2 * p, 1 - squared], axis=-1) / (1 + squared)
+    squared_plus_1 = (_dot(p, p) + 1)[..., None]
+    return jnp.concatenate([2 * p, 2 - squared_plus_1], axis=-1) / squared_plus_1
 
 
 def magnitude(q):
@@ -131,6 +142,6 @@ def magnitude(q):
 def average(q, weights):
     """The unit quaternion maximizing the weighted sum of squared dot products with
     the rows of `q` (N, 4): the top eigenvector of sum_i w_i q_i q_i^T."""
-    outer = jnp.einsum("n,ni,nj->ij", weights, q, q)
+    outer = jnp.dot(weights[None, :] * q.T, q)
     return jnp.linalg.eigh(outer)[1][..., -1]
 
