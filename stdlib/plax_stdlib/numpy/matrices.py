@@ -198,7 +198,6 @@ def kron(a, b):
                                      tuple(x * y for x, y in zip(sa, sb))))
 
 
-@util.compiled(static_argnames=("axisa", "axisb", "axisc", "axis"))  # as JAX's
 def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None):
     """The cross product of (arrays of) 3-vectors, or of 2-vectors (whose cross product
     is the scalar z component), taken along the given axes.

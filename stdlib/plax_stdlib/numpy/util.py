@@ -32,12 +32,17 @@ from plax_stdlib.lax.dimensions import dimension_as_value
 _PY_SCALARS = (bool, int, float, complex)
 
 
-def compiled(**jit_options):
-    """Decorator: the function as a `plax.jit` function, as JAX's internal jitted helpers
-    (`_where`...) and the methods of its `jnp.ufunc`s are: an eager call rounds as one
-    jitted computation (XLA fuses the whole body), not op by op, and a Jaxpr shows the
-    call. (The public functions JAX jits are listed in jax_jits.py.)"""
-    return functools.partial(plax.jit, **jit_options)
+def compiled(name: str | None = None, **jit_options):
+    """Decorator: the function as a `plax.jit` function (printed as `name`, if given), as
+    JAX's internal jitted helpers (`_where`...) and the methods of its `jnp.ufunc`s are:
+    an eager call rounds as one jitted computation (XLA fuses the whole body), not op by
+    op, and a Jaxpr shows the call. (The public functions JAX jits are listed in
+    jax_jits.py.)"""
+    def decorate(fun: Callable) -> Callable:
+        if name is not None:
+            fun.__name__ = fun.__qualname__ = name
+        return plax.jit(fun, **jit_options)
+    return decorate
 
 
 def jitted_when_concrete(fun: Callable, jitted: Callable) -> Callable:
