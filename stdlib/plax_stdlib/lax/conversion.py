@@ -42,14 +42,15 @@ def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type, shardi
     (operand,), (t,) = primals, tangents
     # A known value converted to its own type is itself, as in JAX (a `vjp` then saves
     # the argument, not a copy, and its function lists it among the arguments)
-    ans = operand if sharding is None and _unchanged(operand, np.dtype(new_dtype), weak_type) \
-        else convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type,
-                                         sharding=sharding)
+    def unchanged(x):
+        return sharding is None and _unchanged(x, get_aval(x), np.dtype(new_dtype), weak_type)
+    ans = operand if unchanged(operand) else convert_element_type_p.bind(
+        operand, new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
     if isinstance(t, Zero) or not is_differentiable_dtype(new_dtype):
         return ans, Zero(tangent_aval(get_aval(ans)))
     # (tangents and cotangents keep the weak types of their primals, as JAX's; a
     # staged tangent of that type already is forwarded, as JAX's staging forwards it)
-    if sharding is None and _unchanged(t, np.dtype(new_dtype), weak_type):
+    if unchanged(t):
         return ans, t
     return ans, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type,
                                             sharding=sharding)
@@ -118,11 +119,10 @@ def folded_on_host(operand, new_dtype: np.dtype, weak_type: bool = False):
     return None if kind is None else kind(value)
 
 
-def _unchanged(operand, new_dtype: np.dtype, weak_type: bool) -> bool:
-    """Whether converting `operand` gives it back: it has that dtype and weak type,
-    and is not a tracer of a known value (as JAX's: so an eager `jvp`'s Python-scalar
-    tangent becomes an Array)."""
-    aval = get_aval(operand)
+def _unchanged(operand, aval, new_dtype: np.dtype, weak_type: bool) -> bool:
+    """Whether converting `operand` (of abstract value `aval`) gives it back: it has
+    that dtype and weak type, and is not a tracer of a known value (as JAX's: so an
+    eager `jvp`'s Python-scalar tangent becomes an Array)."""
     return (aval.dtype, aval.weak_type) == (new_dtype, weak_type) and (
         operand.to_concrete_value() is None if isinstance(operand, Tracer)
         else hasattr(operand, "aval"))
@@ -133,7 +133,7 @@ def convert_with_weak_type(operand, new_dtype, weak_type: bool):
     operand is `_unchanged` by it."""
     aval = get_aval(operand)
     new_dtype = np.dtype(new_dtype)
-    if _unchanged(operand, new_dtype, weak_type):
+    if _unchanged(operand, aval, new_dtype, weak_type):
         return operand
     if kind_of(aval.dtype) == "complex" and kind_of(new_dtype) != "complex":
         warnings.warn("Casting complex values to real discards the imaginary part",

@@ -489,8 +489,12 @@ def _correction(ddof, correction):
 
 
 def static_axes(axis):
-    """`axis` as a static argument of a jitted helper: a sequence becomes a tuple."""
-    return tuple(axis) if isinstance(axis, (list, tuple)) else axis
+    """`axis` as a static argument of a jitted helper: a sequence becomes a tuple, and a
+    traced axis JAX's ConcretizationTypeError (not the jit's unhashable-static error)."""
+    def static(a):
+        return util.concrete_or_error(a, "axis arguments must be static") if isinstance(
+            a, util.Tracer) else a
+    return tuple(map(static, axis)) if isinstance(axis, (list, tuple)) else static(axis)
 
 
 @util.compiled(static_argnames=("axis", "dtype", "keepdims"))
