@@ -329,7 +329,7 @@ class JitWrapped(fastpath.JitCache):
         """Bind `jit_p` (or inline the Jaxpr) on all the call's inputs."""
         if self._info.inline:
             closed = result.closed
-            return eval_jaxpr(closed.jaxpr, closed.consts, *all_args, fold=_folded_conversion)
+            return eval_jaxpr(closed.jaxpr, closed.consts, *all_args, inline=_folded_conversion)
         params = result.params
         ins, outs = self._shardings(all_args[len(result.leading):], in_tree, result)
         if ins or outs:

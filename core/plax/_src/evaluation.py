@@ -8,28 +8,31 @@ from typing import Any, Sequence
 
 from plax._src.frontend_attributes import reapplied_frontend_attributes
 from plax._src.ir import ClosedJaxpr, Jaxpr, Literal
-from plax._src.name_stack import extend_name_stack, swap_source_info
+from plax._src.name_stack import current_source_info, extend_name_stack, swap_source_info
 
 
-def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args, fold=None) -> list[Any]:
+def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args, inline=None) -> list[Any]:
     """Run `jaxpr` by binding each equation's primitive under the current trace.
 
-    `fold(eqn, values)`, if given, may return an equation's outputs (as `bind` would)
-    instead of None, for it not to be bound: the constant folding JAX applies to the
-    equations of a jit it inlines."""
+    `inline(eqn, values)`, if given, inlines `jaxpr` as a jit with `inline=True` is:
+    its equations take the caller's source, not their own, and `inline` may return an
+    equation's outputs (as `bind` would) instead of None, for it not to be bound (the
+    constant folding JAX applies to the equations of a jit it inlines)."""
     env = {id(var): value for var, value in zip([*jaxpr.constvars, *jaxpr.invars],
                                                 [*consts, *args], strict=True)}
 
     def read(atom):
         return atom.val if isinstance(atom, Literal) else env[id(atom)]
 
+    caller = None if inline is None else current_source_info()
     for eqn in jaxpr.eqns:
         values = [read(v) for v in eqn.invars]
-        outs = None if fold is None else fold(eqn, values)
+        outs = None if inline is None else inline(eqn, values)
         if outs is None:
-            previous = swap_source_info(eqn.source_info)  # staged again: keep its source,
+            # staged again: keep its source (an inlined jit's: the caller's), names, tags
+            previous = swap_source_info(caller or eqn.source_info)
             try:
-                if eqn.name_stack or eqn.frontend_attributes:  # names and tags
+                if eqn.name_stack or eqn.frontend_attributes:
                     with extend_name_stack(eqn.name_stack), \
                             reapplied_frontend_attributes(eqn.frontend_attributes):
                         outs = eqn.primitive.bind(*values, **eqn.params)

@@ -67,9 +67,8 @@ def _lax_const(x, value):
 # --- families ------------------------------------------------------------------------
 
 def _inexact_unary(name: str, lax_fn: Callable, real_only: bool = False) -> Callable:
-    """A unary function computed in floating point (integers become the default float),
-    jitted on concrete values as JAX's `jit(inline=True)` ufuncs are (so `jax_debug_nans`
-    announces their jitted call, and an eager call rounds as JAX's)."""
+    """A unary function computed in floating point (integers become the default float;
+    jax_jits.py makes it a `jit(inline=True)` function, as JAX's is)."""
     def fn(x, /):
         x, = util.promote_args_inexact(name, x)
         if real_only and _category(x) == "c":
@@ -78,7 +77,7 @@ def _inexact_unary(name: str, lax_fn: Callable, real_only: bool = False) -> Call
         return lax_fn(x)
     fn = _named(name, f"Elementwise {name}; integer and bool inputs are converted to the "
                 "default float dtype first.", fn)
-    return util.jitted_when_concrete(fn, util.compiled()(fn))
+    return fn
 
 
 def _binary(name: str, lax_fn: Callable, promote: Callable = util.promote_args) -> Callable:
