@@ -157,11 +157,12 @@ def constant_like(x, value):
 
 
 def _weak_python_kind(dtype: np.dtype) -> type | None:
-    """The Python scalar type whose weak dtype is `dtype`, if one is."""
+    """The Python scalar type whose weak dtype is `dtype`, if one is (a Python bool is
+    a strong bool)."""
     kind = _PYTHON_KINDS.get(dtype.kind)
-    if kind is None or dtypes.canonicalize_dtype(dtypes.python_scalar_dtypes[kind]) != dtype:
+    if kind in (None, bool):
         return None
-    return kind
+    return kind if dtypes.canonicalize_dtype(dtypes.python_scalar_dtypes[kind]) == dtype else None
 
 
 # --- Python scalars in binary operations --------------------------------------------------
