@@ -362,6 +362,36 @@ def cases(jax) -> dict:
     add("no inputs", lambda: jnp.float32(2) * 3)
     add("unused input", lambda x, y: x * 2, F, F)
 
+    # jnp functions that are jit functions, as JAX's (jax_jits.py): an alias calls its
+    # target's jit; an inline one folds the conversions of its scalar arguments
+    add("jnp.acosh", jnp.acosh, F + 1)
+    add("jnp.around(x, 1)", lambda x: jnp.around(x, 1), F)
+    add("jnp.mod", jnp.mod, F, M)
+    add("jnp.divide(x, 2)", lambda x: jnp.divide(x, 2), F)
+    add("jnp.atan2(x, 1)", lambda x: jnp.atan2(x, 1), F)
+    add("jnp.conj", jnp.conj, F)
+    add("int jnp.invert", jnp.invert, N)
+    add("int jnp.bitwise_left_shift(x, 1)", lambda x: jnp.bitwise_left_shift(x, 1), N)
+    add("int jnp.bitwise_count", jnp.bitwise_count, N)
+    add("jnp.isinf", jnp.isinf, F)
+    add("jnp.angle", jnp.angle, F)
+    add("jnp.atleast_2d", jnp.atleast_2d, F)
+    add("jnp.block", lambda x: jnp.block([[x, x]]), M)
+    add("jnp.resize", lambda x: jnp.resize(x, (2, 2)), F)
+    add("jnp.diff", jnp.diff, M)
+    add("jnp.ediff1d", jnp.ediff1d, F)
+    add("jnp.polyval(x, 2)", lambda x: jnp.polyval(x, 2), F)
+    for name, args in [("sin", (1,)), ("exp2", (N,)), ("arctan2", (2, F)), ("less", (2, F)),
+                       ("equal", (N, 1.5)), ("true_divide", (N, 2)), ("float_power", (F, 3)),
+                       ("left_shift", (N, 1)), ("square", (3,)), ("logical_not", (2.5,)),
+                       ("nextafter", (F, 2)), ("sign", (np.float32(-2),)), ("real", (S,))]:
+        f = getattr(jnp, name)
+        add(f"jnp.{name} of constants", lambda f=f, a=args: f(*a))
+
+    # an inline jit folds the conversions of its Python-scalar arguments, as JAX's
+    add("inline jit with a Python scalar", lambda x: jax.jit(
+        lambda a, b: a * b + jnp.sin(b), inline=True)(x, 2), F)
+
     # random
     add("PRNGKey", lambda: random.PRNGKey(0))
     add("key", lambda: random.key(0))

@@ -28,9 +28,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "jax.errors.UnexpectedTracerError":
         "with jax_check_tracer_leaks, JAX raises a bare Exception ('Leaked trace'); plax "
         "raises UnexpectedTracerError (an Exception too) naming the leaked tracers",
-    "jax.export.export":
-        "JAX's jnp.sin is itself a jit function (164 jnp functions are), so it exports "
-        "without jit; plax's jnp.sin is a plain function",
 }
 
 

@@ -15,6 +15,7 @@ reused by a new object after a death is never mistaken for the old one.
 from __future__ import annotations
 
 import collections
+import sys
 import threading
 import weakref
 from typing import Any, Hashable, Iterable
@@ -74,10 +75,10 @@ class BoundedCache:
         """
         cache = weakref.ref(self)  # the callback must not keep the cache alive
 
-        def forget(_ref, key=key, dead=self._dead):
+        def forget(_ref, key=key, dead=self._dead, finalizing=sys.is_finalizing):
             dead.append(key)
             live = cache()
-            if live is not None:
+            if live is not None and not finalizing():  # (at exit, keys' modules are gone)
                 live._try_purge()
 
         refs = tuple(weakref.ref(owner, forget) for owner in owners)

@@ -22,7 +22,7 @@ from plax.extend.core import EVAL_TRACE, current_trace
 from plax.extend.sharding import concrete_mesh
 from plax_runtime import _fastpath
 from plax_runtime.array import Array
-from plax_stdlib.numpy import array_methods
+from plax_stdlib.operators import JITTED_OPERATORS
 from plax_transforms.signature import trace_context
 
 logger = logging.getLogger(__name__)
@@ -76,9 +76,17 @@ _fastpath.configure(
     concrete_mesh=concrete_mesh, miss_reason=miss_reason, log_miss=_log_miss)
 
 
+def _jitted_operator(name: str):
+    """The jitted NumPy function behind an operator, asked on its first call: plax.numpy
+    is imported then, not with this module, since its import makes `plax.jit` functions
+    (and `plax.jit` is this module's package)."""
+    from plax_stdlib.numpy import array_methods
+    return array_methods.jitted(name)
+
+
 def _install_fast_operators() -> None:
-    for dunder, name in array_methods.JITTED_OPERATORS.items():
-        resolve = functools.partial(array_methods.jitted, name)
+    for dunder, name in JITTED_OPERATORS.items():
+        resolve = functools.partial(_jitted_operator, name)
         for attr, reflected in ((f"__{dunder}__", False), (f"__r{dunder}__", True)):
             generic = getattr(Array, attr)
             if not isinstance(generic, _fastpath.Operator):

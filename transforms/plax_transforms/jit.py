@@ -59,6 +59,7 @@ from plax.extend.traceback_util import api_boundary
 from plax.extend.sharding import Sharding, sharding_from_spec
 from plax_runtime import backends
 from plax_runtime.layouts import Format, sharding_of_format
+from plax_stdlib.lax.conversion import convert_element_type_p, folded_on_host
 from plax_transforms import debug_nans, executing, explain, fastpath, key_reuse
 from plax_runtime.caches import BoundedCache, nbytes_of
 from plax_transforms.jit_primitive import jit_p, jit_params
@@ -328,7 +329,7 @@ class JitWrapped(fastpath.JitCache):
         """Bind `jit_p` (or inline the Jaxpr) on all the call's inputs."""
         if self._info.inline:
             closed = result.closed
-            return eval_jaxpr(closed.jaxpr, closed.consts, *all_args)
+            return eval_jaxpr(closed.jaxpr, closed.consts, *all_args, inline=_folded_conversion)
         params = result.params
         ins, outs = self._shardings(all_args[len(result.leading):], in_tree, result)
         if ins or outs:
@@ -522,6 +523,16 @@ class JitWrapped(fastpath.JitCache):
 # its type's name (chex's is_traceable); found under both names here (pickle's lookup).
 JitWrapped.__name__ = JitWrapped.__qualname__ = "PjitFunction"
 PjitFunction = JitWrapped
+
+
+def _folded_conversion(eqn, values):
+    """JAX's constant folding where a jit is inlined: a conversion of a host scalar (a
+    Python or NumPy scalar argument, or one folded before) is done on the host, so that
+    the enclosing Jaxpr holds a literal, as JAX's does (`jnp.sin(x) * 2` inlines
+    `mul a 2.0:f32[]`, not a conversion of `2:i32[]`). None: bind it."""
+    if eqn.primitive is not convert_element_type_p or eqn.params["sharding"] is not None:
+        return None
+    return folded_on_host(values[0], eqn.params["new_dtype"], eqn.params["weak_type"])
 
 
 def _positional_name(fun: Callable, index: int) -> str:

@@ -48,9 +48,8 @@ from plax.extend.core import (
     get_aval,
     stage_flat,
 )
-from plax_stdlib import lax, numpy as jnp
+from plax_stdlib import lax
 from plax_stdlib.lax.conversion import convert_element_type
-from plax_stdlib.numpy.slice_index import Slice
 from plax_transforms.partial_eval import PartialEvalTrace
 
 
@@ -152,7 +151,7 @@ class Ref(metaclass=_RefType):
     def _consume(self):
         """The value for a call that donates its buffer (a copy unless held alone)."""
         if not self._exclusive:
-            self._value, self._exclusive = jnp.array(self._value, copy=True), True
+            self._value, self._exclusive = plax.numpy.array(self._value, copy=True), True
         return self._value
 
     @property
@@ -181,7 +180,7 @@ class Ref(metaclass=_RefType):
         value = self._value
         if isinstance(value, Tracer):
             return f"Ref(traced {get_aval(value).str_short()})"
-        return "Ref" + repr(jnp.asarray(value))[len("Array"):]  # JAX's: its Array's repr
+        return "Ref" + repr(plax.numpy.asarray(value))[len("Array"):]  # JAX's: its Array's repr
 
     def unsafe_buffer_pointer(self) -> int:
         """The address of the reference's device buffer (it stays while jitted calls
@@ -308,7 +307,7 @@ def split_index(index) -> tuple[tuple, list]:
             spec.append(("slice", *(None if b is None else int(b) for b in bounds)))
         elif isinstance(entry, (int, np.integer)) and not isinstance(entry, bool):
             spec.append(("int", int(entry)))
-        elif isinstance(entry, Slice):  # plax.ds: a traced start is an operand
+        elif isinstance(entry, _slice_class()):  # plax.ds: a traced start is an operand
             start = None if entry.is_dynamic_start else int(entry.start)
             spec.append(("dslice", start, entry.size, entry.stride))
             if start is None:
@@ -344,6 +343,13 @@ def ref_index(ref, index) -> tuple[tuple, list]:
     return spec, dynamic
 
 
+def _slice_class() -> type:
+    """`plax.ds`'s class, imported on first use, as plax.numpy (this module is part of
+    `plax.jit`, which plax.numpy's own import calls)."""
+    from plax_stdlib.numpy.slice_index import Slice
+    return Slice
+
+
 def join_index(spec: tuple, dynamic) -> tuple:
     operands = iter(dynamic)
 
@@ -355,7 +361,7 @@ def join_index(spec: tuple, dynamic) -> tuple:
         if s[0] == "slice":
             return slice(*s[1:])
         if s[0] == "dslice":
-            return Slice(next(operands) if s[1] is None else s[1], s[2], s[3])
+            return _slice_class()(next(operands) if s[1] is None else s[1], s[2], s[3])
         return s[1]
     return tuple(entry(s) for s in spec)
 
@@ -379,7 +385,7 @@ def written_value(value, spec: tuple, dynamic, update, accumulate: bool = False)
         at = value.at[join_index(spec, dynamic)]
         return at.add(update) if accumulate else at.set(update)
     starts, sizes = window
-    block = jnp.reshape(update, sizes)
+    block = plax.numpy.reshape(update, sizes)
     if accumulate:
         block = lax.dynamic_slice(value, starts, sizes) + block
     return lax.dynamic_update_slice(value, block, starts)
@@ -402,7 +408,7 @@ def _window(shape: tuple, spec: tuple, dynamic) -> tuple[list, tuple] | None:
             aval = get_aval(i)
             if aval.shape or not np.issubdtype(aval.dtype, np.integer):
                 return None
-            starts.append(jnp.where(i < 0, i + n, i))
+            starts.append(plax.numpy.where(i < 0, i + n, i))
             sizes.append(1)
         elif entry[0] == "int":
             starts.append(entry[1] + n if entry[1] < 0 else entry[1])
@@ -455,7 +461,8 @@ def _check_ref_aval(aval, what: str) -> AbstractRef:
 
 
 new_ref_p.def_abstract_eval(lambda aval: AbstractRef(aval))
-new_ref_p.def_impl(lambda value: Ref(jnp.array(value, copy=True), EVAL_TRACE, exclusive=True))
+new_ref_p.def_impl(lambda value: Ref(plax.numpy.array(value, copy=True), EVAL_TRACE,
+                                     exclusive=True))
 
 
 @get_p.def_abstract_eval
@@ -611,7 +618,7 @@ def new_ref(init_val: Any, *, memory_space: Any = None, kind: str | None = None)
     trace = current_trace()
     if trace is EVAL_TRACE or _staged(trace):
         return new_ref_p.bind(init_val)
-    return Ref(jnp.asarray(init_val), trace)  # a cell of this transformation's values
+    return Ref(plax.numpy.asarray(init_val), trace)  # a cell of this transformation's values
 
 
 def empty_ref(ty, memory_space: Any = None) -> Ref:
@@ -637,7 +644,7 @@ def empty_ref(ty, memory_space: Any = None) -> Ref:
     if shape is None or dtype is None:
         raise TypeError(f"empty_ref: expected a type with shape and dtype (e.g. a "
                         f"ShapeDtypeStruct), got {ty!r}")
-    return new_ref(jnp.zeros(shape, dtype), memory_space=memory_space)
+    return new_ref(plax.numpy.zeros(shape, dtype), memory_space=memory_space)
 
 
 def _check_is_ref(ref, what: str) -> None:
@@ -669,7 +676,7 @@ def _update_operand(op: str, ref, idx, value):
     if getattr(value_aval, "weak_type", False) and np.dtype(value_aval.dtype) != ref_dtype:
         value = convert_element_type(value, ref_dtype)
     elif not isinstance(value, Tracer) and not hasattr(value, "aval"):
-        value = jnp.asarray(value)
+        value = plax.numpy.asarray(value)
     _check_update(op, get_aval(ref), get_aval(value), spec,
                   [get_aval(d) for d in dynamic])
     return spec, dynamic, value

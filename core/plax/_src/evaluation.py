@@ -8,29 +8,38 @@ from typing import Any, Sequence
 
 from plax._src.frontend_attributes import reapplied_frontend_attributes
 from plax._src.ir import ClosedJaxpr, Jaxpr, Literal
-from plax._src.name_stack import extend_name_stack, swap_source_info
+from plax._src.name_stack import current_source_info, extend_name_stack, swap_source_info
 
 
-def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args) -> list[Any]:
-    """Run `jaxpr` by binding each equation's primitive under the current trace."""
-    env: dict[int, Any] = {}
+def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args, inline=None) -> list[Any]:
+    """Run `jaxpr` by binding each equation's primitive under the current trace.
+
+    `inline(eqn, values)`, if given, inlines `jaxpr` as a jit with `inline=True` is:
+    its equations take the caller's source, not their own, and `inline` may return an
+    equation's outputs (as `bind` would) instead of None, for it not to be bound (the
+    constant folding JAX applies to the equations of a jit it inlines)."""
+    env = {id(var): value for var, value in zip([*jaxpr.constvars, *jaxpr.invars],
+                                                [*consts, *args], strict=True)}
 
     def read(atom):
         return atom.val if isinstance(atom, Literal) else env[id(atom)]
 
-    env.update(zip(map(id, jaxpr.constvars), consts, strict=True))
-    env.update(zip(map(id, jaxpr.invars), args, strict=True))
+    caller = None if inline is None else current_source_info()
     for eqn in jaxpr.eqns:
-        previous = swap_source_info(eqn.source_info)  # staged again: keep its source,
-        try:
-            if eqn.name_stack or eqn.frontend_attributes:  # names and tags
-                with extend_name_stack(eqn.name_stack), \
-                        reapplied_frontend_attributes(eqn.frontend_attributes):
-                    outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
-            else:
-                outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
-        finally:
-            swap_source_info(previous)
+        values = [read(v) for v in eqn.invars]
+        outs = None if inline is None else inline(eqn, values)
+        if outs is None:
+            # staged again: keep its source (an inlined jit's: the caller's), names, tags
+            previous = swap_source_info(caller or eqn.source_info)
+            try:
+                if eqn.name_stack or eqn.frontend_attributes:
+                    with extend_name_stack(eqn.name_stack), \
+                            reapplied_frontend_attributes(eqn.frontend_attributes):
+                        outs = eqn.primitive.bind(*values, **eqn.params)
+                else:
+                    outs = eqn.primitive.bind(*values, **eqn.params)
+            finally:
+                swap_source_info(previous)
         env.update(zip(map(id, eqn.outvars),
                        outs if eqn.primitive.multiple_results else (outs,), strict=True))
     return [read(v) for v in jaxpr.outvars]

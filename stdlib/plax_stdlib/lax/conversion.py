@@ -91,17 +91,18 @@ def convert_element_type(operand, new_dtype):
     """
     new_dtype = dtypes.dtype(new_dtype, canonicalize=True)
     if current_trace() is not EVAL_TRACE:
-        folded = _folded_on_host(operand, new_dtype)
+        folded = folded_on_host(operand, new_dtype)
         if folded is not None:
             return folded
     return convert_with_weak_type(operand, new_dtype, weak_type=False)
 
 
-def _folded_on_host(operand, new_dtype: np.dtype) -> np.generic | None:
+def folded_on_host(operand, new_dtype: np.dtype, weak_type: bool = False):
     """A host scalar converted on the host, so that a traced program holds it as a
-    literal (JAX's folding: `convert_element_type(0.3, float32)` stages no equation);
-    None where XLA's conversion must decide (non-finite floats to integers, complex
-    to real) or the value does not fit."""
+    literal (JAX's folding: `convert_element_type(0.3, float32)` stages no equation): a
+    NumPy scalar, or a Python scalar for a weakly typed result. None where XLA's
+    conversion must decide (non-finite floats to integers, complex to real), where the
+    value does not fit, and for a weak type no Python scalar has."""
     if not (is_python_scalar(operand) or isinstance(operand, np.generic)):
         return None
     old = np.result_type(operand)
@@ -109,9 +110,13 @@ def _folded_on_host(operand, new_dtype: np.dtype) -> np.generic | None:
             old.kind in "fc" and new_dtype.kind in "biu" and not np.isfinite(operand)):
         return None
     try:
-        return np.asarray(operand, dtype=new_dtype)[()]
+        value = np.asarray(operand, dtype=new_dtype)[()]
     except (OverflowError, TypeError, ValueError):
         return None
+    if not weak_type:
+        return value
+    kind = _weak_python_kind(new_dtype)
+    return None if kind is None else kind(value)
 
 
 def _unchanged(operand, aval, new_dtype: np.dtype, weak_type: bool) -> bool:
@@ -145,11 +150,19 @@ def constant_like(x, value):
     Python scalar (weakly typed, so the result stays as weak as `x`) for a weakly
     typed scalar `x` of its kind's default dtype, else a NumPy scalar of `x`'s dtype."""
     aval = get_aval(x)
-    kind = _PYTHON_KINDS.get(aval.dtype.kind)
-    if (aval.weak_type and not aval.shape and kind is not None
-            and dtypes.canonicalize_dtype(dtypes.python_scalar_dtypes[kind]) == aval.dtype):
+    kind = _weak_python_kind(aval.dtype)
+    if aval.weak_type and not aval.shape and kind is not None:
         return kind(value)
     return np.asarray(value, aval.dtype)[()]
+
+
+def _weak_python_kind(dtype: np.dtype) -> type | None:
+    """The Python scalar type whose weak dtype is `dtype`, if one is (a Python bool is
+    a strong bool)."""
+    kind = _PYTHON_KINDS.get(dtype.kind)
+    if kind in (None, bool):
+        return None
+    return kind if dtypes.canonicalize_dtype(dtypes.python_scalar_dtypes[kind]) == dtype else None
 
 
 # --- Python scalars in binary operations --------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 import operator
 
 from plax_stdlib import lax
-from plax_stdlib.numpy import shape_ops, util
+from plax_stdlib.numpy import jax_jits, shape_ops, util
 
 
 def _at_least(x, ndim: int):
@@ -189,7 +189,6 @@ def rollaxis(a, axis: int, start: int = 0):
     return _rollaxis(a, axis=axis, start=start)
 
 
-@util.compiled(name="rollaxis", static_argnames=("axis", "start"))
 def _rollaxis(a, axis: int, start: int):
     return shape_ops.moveaxis(a, axis, start)
 
@@ -227,7 +226,6 @@ def rot90(m, k: int = 1, axes: tuple[int, int] = (0, 1)):
     return _rot90(m, k=operator.index(k) % 4, axes=(ax1, ax2))
 
 
-@util.compiled(name="rot90", static_argnames=("k", "axes"))
 def _rot90(m, k: int, axes: tuple[int, int]):
     """Quarter turns as JAX makes them: flips (`_flip` calls) and a transpose."""
     ax1, ax2 = axes
@@ -240,3 +238,6 @@ def _rot90(m, k: int, axes: tuple[int, int]):
     if k == 1:
         return lax.transpose(shape_ops.flip(m, ax2), tuple(perm))
     return shape_ops.flip(lax.transpose(m, tuple(perm)), ax2)
+
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions

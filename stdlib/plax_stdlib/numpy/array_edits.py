@@ -16,8 +16,8 @@ import numpy as np
 
 from plax.extend import dtypes
 from plax_stdlib import lax
-from plax_stdlib.numpy import (creation, functional, index_tricks, reductions, shape_ops, sorting,
-                               ufuncs, util)
+from plax_stdlib.numpy import (creation, functional, index_tricks, jax_jits, reductions,
+                               shape_ops, sorting, ufuncs, util)
 
 
 def _immutable(name: str, inplace: bool) -> None:
@@ -38,7 +38,6 @@ def _tile_to_size(flat, size: int):
     return flat[:size]
 
 
-@util.compiled(static_argnames=("axis",))  # one jitted call, as JAX's
 def append(arr, values, axis: int | None = None):
     """`values` joined to the end of `arr`, as a new array (both flattened first if `axis`
     is None).
@@ -692,3 +691,6 @@ def piecewise(x, condlist, funclist, *args, **kw):
 
     branches = [branch(f) for f in funclist]
     return util.as_array(functional.vectorize(lambda i, v: lax.switch(i, branches, v))(which, x))
+
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions

@@ -22,23 +22,23 @@ from plax.extend.core import Tracer
 from plax_stdlib import lax
 from plax_stdlib import numpy as _jnp
 from plax_stdlib.numpy import ufuncs, util
+from plax_stdlib.numpy.jax_jits import JAX_JITS
 from plax_stdlib.numpy.index_update import _IndexUpdateHelper as at  # noqa: F401
 from plax_stdlib.numpy.indexing import getitem  # noqa: F401
+from plax_stdlib.operators import JITTED_OPERATORS
 
 
 _jitted: dict = {}  # made on first use: plax.jit resolves through an entry point
 
-# operator (dunder without underscores) -> its NumPy function, jitted when concrete
-JITTED_OPERATORS = {"add": "add", "sub": "subtract", "mul": "multiply",
-                    "truediv": "true_divide"}
-
 
 def jitted(name: str):
     """`plax.jit` of the NumPy function `name` (a value of `JITTED_OPERATORS`: its plain
-    function, not the `jnp.ufunc` object calling it)."""
+    function, not the `jnp.ufunc` object calling it; itself where it is one of JAX's
+    jits already, as `true_divide`, so that `jax_debug_nans` announces one call)."""
     fun = _jitted.get(name)
     if fun is None:
-        fun = _jitted[name] = plax.jit(getattr(ufuncs, name))
+        plain = getattr(ufuncs, name)
+        fun = _jitted[name] = plain if name in JAX_JITS else plax.jit(plain)
     return fun
 
 

@@ -6,7 +6,7 @@ import operator
 import numpy as np
 
 from plax_stdlib import lax
-from plax_stdlib.numpy import reductions, shape_ops, ufuncs, util
+from plax_stdlib.numpy import jax_jits, reductions, shape_ops, ufuncs, util
 
 
 def _bit_weights(bitorder: str, name: str) -> np.ndarray:
@@ -127,3 +127,6 @@ def bitwise_count(x, /):
         raise TypeError(f"bitwise_count requires integer or boolean input, got dtype "
                         f"{util.dtype_of(x)}")
     return util.as_array(util.convert(lax.population_count(ufuncs.absolute(x)), np.uint8))
+
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions

@@ -5,7 +5,7 @@ import numpy as np
 
 from plax.extend import dtypes
 from plax_stdlib import lax
-from plax_stdlib.numpy import creation, reductions, ufuncs, util
+from plax_stdlib.numpy import creation, jax_jits, reductions, ufuncs, util
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
@@ -125,3 +125,6 @@ def array_equiv(a1, a2):
     except ValueError:
         return creation.asarray(False)
     return reductions.all(ufuncs.equal(a1, a2))
+
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions

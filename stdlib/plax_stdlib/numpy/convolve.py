@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from plax_stdlib import lax
-from plax_stdlib.numpy import util
+from plax_stdlib.numpy import jax_jits, util
 
 _MODES = ("full", "same", "valid")
 
@@ -95,3 +95,6 @@ def correlate(a, v, mode: str = "valid", *, precision=None, preferred_element_ty
         Array([1., 2., 3., 0.], dtype=float32)
     """
     return _conv1d("correlate", a, v, mode, precision, preferred_element_type)
+
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions

@@ -8,7 +8,7 @@ import operator
 import numpy as np
 
 from plax_stdlib import lax
-from plax_stdlib.numpy import creation, indexing, reductions, shape_ops, ufuncs, util
+from plax_stdlib.numpy import creation, indexing, jax_jits, reductions, shape_ops, ufuncs, util
 from plax_stdlib.numpy.searching import searchsorted
 
 
@@ -439,3 +439,6 @@ def _cumulative(name: str, accumulate, identity: int, promote_integers: bool):
 # As in JAX, cumulative_sum widens narrow integers like `sum`; cumulative_prod does not.
 cumulative_sum = _cumulative("cumulative_sum", reductions.cumsum, 0, promote_integers=True)
 cumulative_prod = _cumulative("cumulative_prod", reductions.cumprod, 1, promote_integers=False)
+
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions

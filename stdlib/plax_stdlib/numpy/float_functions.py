@@ -13,7 +13,7 @@ import numpy as np
 
 from plax.extend import dtypes
 from plax_stdlib import lax
-from plax_stdlib.numpy import ufuncs, util
+from plax_stdlib.numpy import jax_jits, ufuncs, util
 
 _UINT_OF_BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
@@ -405,3 +405,6 @@ def isrealobj(x) -> bool:
         (False, True)
     """
     return not iscomplexobj(x)
+
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions

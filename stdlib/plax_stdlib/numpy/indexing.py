@@ -28,7 +28,7 @@ from plax.extend.core import ShapedArray, SymbolicDimension, Tracer, decided, ma
 from plax_stdlib import lax
 from plax_stdlib.lax import gathers
 from plax_stdlib.lax.dimensions import size_scalar
-from plax_stdlib.numpy import util
+from plax_stdlib.numpy import jax_jits, util
 from plax_stdlib.numpy.slice_index import Slice
 
 
@@ -606,7 +606,6 @@ def _take(a, indices, axis, mode, unique_indices, indices_are_sorted, fill_value
                       fill_value=fill_value)
 
 
-@util.compiled(static_argnames=("axis", "mode", "fill_value", "wrap_negative_indices"))
 def take_along_axis(arr, indices, axis: int | None = -1, mode: str | None = None,
                     fill_value=None, *, wrap_negative_indices: bool = True):
     """The elements of `arr` at `indices` along `axis`, matched one to one along the
@@ -674,3 +673,6 @@ def take_along_axis(arr, indices, axis: int | None = -1, mode: str | None = None
     index = lax.reshape(index, util.shape_of(index) + (1,))
     return util.as_array(lax.gather(arr, index, dnums, (1,) * len(ashape), mode=mode,
                                     fill_value=fill_value))
+
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions

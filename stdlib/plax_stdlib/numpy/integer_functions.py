@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from plax_stdlib import lax
-from plax_stdlib.numpy import reductions, ufuncs, util
+from plax_stdlib.numpy import jax_jits, reductions, ufuncs, util
 
 
 def _gcd_cond(state):
@@ -26,7 +26,6 @@ def _check_integers(name: str, x) -> None:
                          f"{util.dtype_of(x)}")
 
 
-@util.compiled()  # as JAX's (its Jaxprs show the call)
 def gcd(x1, x2):
     """The greatest common divisor of `|x1|` and `|x2|`, elementwise (`gcd(0, 0)` is 0).
 
@@ -56,7 +55,6 @@ def gcd(x1, x2):
     return lax.while_loop(_gcd_cond, _gcd_step, init)[0]
 
 
-@util.compiled()  # as JAX's
 def lcm(x1, x2):
     """The least common multiple of `|x1|` and `|x2|`, elementwise (0 if either is 0).
 
@@ -82,3 +80,6 @@ def lcm(x1, x2):
     d = gcd(x1, x2)
     return ufuncs.where(d == 0, ufuncs._lax_const(d, 0),
                         ufuncs.multiply(x1, ufuncs.floor_divide(x2, d)))
+
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions

@@ -17,7 +17,7 @@ from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib.lax.dot_general import canonicalize_precision
 from plax_stdlib.lax.out_sharding import laid_out
-from plax_stdlib.numpy import ufuncs, util
+from plax_stdlib.numpy import jax_jits, ufuncs, util
 
 
 def _dot_general(a, b, contract, batch, precision, preferred_element_type,
@@ -567,3 +567,6 @@ def _contract(lhs: _Term, rhs: _Term, removed: list, keep: str, precision, prefe
         ([lhs.labels.index(c) for c in batch], [rhs.labels.index(c) for c in batch]),
         precision, preferred)
     return _Term(out, "".join(batch) + rest(lhs) + rest(rhs))
+
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions

@@ -14,7 +14,7 @@ import numpy as np
 import opt_einsum
 
 from plax_stdlib import lax
-from plax_stdlib.numpy import shape_ops, ufuncs, util
+from plax_stdlib.numpy import jax_jits, shape_ops, ufuncs, util
 
 
 def diag(v, k: int = 0):
@@ -155,7 +155,6 @@ def vander(x, N: int | None = None, increasing: bool = False):
     return _vander(x, N=N, increasing=bool(increasing))
 
 
-@util.compiled(name="vander", static_argnames=("N", "increasing"))
 def _vander(x, N: int, increasing: bool):
     """The powers as an iota of x's dtype (int32 for bool), reversed by subtracting it
     from N - 1, as JAX's."""
@@ -199,7 +198,6 @@ def kron(a, b):
                                      tuple(x * y for x, y in zip(sa, sb))))
 
 
-@util.compiled(static_argnames=("axisa", "axisb", "axisc", "axis"))  # as JAX's
 def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None):
     """The cross product of (arrays of) 3-vectors, or of 2-vectors (whose cross product
     is the scalar z component), taken along the given axes.
@@ -354,3 +352,5 @@ def einsum_path(subscripts, /, *operands, optimize="auto"):
         return opt_einsum.contract_path(*shapes, shapes=True, optimize=optimize)
     return opt_einsum.contract_path(subscripts, *shapes, shapes=True, optimize=optimize)
 
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions

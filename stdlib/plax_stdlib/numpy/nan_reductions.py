@@ -15,7 +15,7 @@ import numpy as np
 
 from plax.extend import dtypes
 from plax_stdlib import lax
-from plax_stdlib.numpy import reductions, ufuncs, util
+from plax_stdlib.numpy import jax_jits, reductions, ufuncs, util
 
 
 def _is_inexact(x) -> bool:
@@ -59,7 +59,7 @@ def _nan_extremum(name: str, reduce: Callable, largest: bool, example_output: st
                               axis, keepdims, where, out=out, initial=initial)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _NAN_EXTREMUM_DOC.format(name=name, plain=name[3:], out=example_output)
-    return util.compiled(static_argnames=("axis", "keepdims"))(fn)  # a jitted call, as JAX's
+    return fn
 
 
 _NAN_EXTREMUM_DOC = """The {plain}imum of `a` over `axis`, ignoring NaNs.
@@ -91,7 +91,6 @@ nanmin = _nan_extremum("nanmin", reductions.min, largest=False,
                        example_output="Array([ 1., nan], dtype=float32)")
 
 
-@util.compiled(static_argnames=("axis", "dtype", "keepdims"))
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """The sum over `axis`, counting NaNs as zero.
 
@@ -117,7 +116,6 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
                           dtype=dtype, out=out, initial=initial)
 
 
-@util.compiled(static_argnames=("axis", "dtype", "keepdims"))
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """The product over `axis`, counting NaNs as one.
 
@@ -143,7 +141,6 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
                           dtype=dtype, out=out, initial=initial)
 
 
-@util.compiled(static_argnames=("axis", "dtype", "keepdims"))
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """The mean over `axis` of the elements that are not NaN (NaN, without a warning,
     where none is left).
@@ -176,7 +173,6 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     return lax.div(nansum(a, axis, dtype=dtype, keepdims=keepdims, where=where), count)
 
 
-@util.compiled(static_argnames=("axis", "dtype", "keepdims"))
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
     """The variance over `axis` of the elements that are not NaN, divided by `N - ddof`
     (NaN where fewer than `ddof + 1` remain).
@@ -226,7 +222,6 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
                         result_dtype)
 
 
-@util.compiled(static_argnames=("axis", "dtype", "keepdims"))
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
     """The standard deviation over `axis` of the elements that are not NaN: the square
     root of `nanvar`.
@@ -305,7 +300,7 @@ def _nan_cumulative(name: str, accumulate: Callable, identity: int, example_outp
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _NAN_CUMULATIVE_DOC.format(name=name, plain=name[3:], identity=identity,
                                             what=name[6:], out=example_output)
-    return util.compiled(static_argnames=("axis", "dtype"))(fn)  # a jitted call, as JAX's
+    return fn
 
 
 _NAN_CUMULATIVE_DOC = """The running {what} of `a` along `axis`, with NaNs counted as {identity}.
@@ -330,3 +325,6 @@ nancumsum = _nan_cumulative("nancumsum", lax.cumsum, 0,
                             "Array([2., 2., 5.], dtype=float32)")
 nancumprod = _nan_cumulative("nancumprod", lax.cumprod, 1,
                              "Array([2., 2., 6.], dtype=float32)")
+
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions

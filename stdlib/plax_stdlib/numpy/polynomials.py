@@ -14,7 +14,8 @@ import numpy as np
 from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib.numpy.convolve import convolve
-from plax_stdlib.numpy import array_edits, creation, matrices, reductions, shape_ops, ufuncs, util
+from plax_stdlib.numpy import (array_edits, creation, jax_jits, matrices, reductions, shape_ops,
+                               ufuncs, util)
 
 
 def _linalg():
@@ -451,3 +452,6 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
         return c, ufuncs.multiply(lax.expand_dims(base, (2,)),
                                   lax.expand_dims(factor, (0, 1)))
     return c
+
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions

@@ -19,7 +19,7 @@ import numpy as np
 from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib.lax.dimensions import dimension_as_value
-from plax_stdlib.numpy import ufuncs, util
+from plax_stdlib.numpy import jax_jits, ufuncs, util
 from plax_stdlib.numpy.ufuncs import _as_bool
 
 
@@ -338,7 +338,6 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
                    promote_integers=False, upcast_f16=False)
 
 
-@util.compiled(static_argnames=("axis", "keepdims"))  # one jitted call, as JAX's
 def count_nonzero(a, axis=None, keepdims=False):
     """The number of nonzero (true) elements of `a` over `axis`.
 
@@ -743,7 +742,7 @@ def _cumulative(name: str, lax_fn: Callable, example_output: str):
         return accumulate(name, lax_fn, a, axis, dtype, out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _CUMULATIVE_DOC.format(name=name, what=name[3:], out=example_output)
-    return util.compiled(static_argnames=("axis", "dtype"))(fn)  # a jitted call, as JAX's
+    return fn
 
 
 _CUMULATIVE_DOC = """The running {what} of `a` along `axis` (over the flattened array if `axis` is
@@ -771,3 +770,6 @@ cumsum = _cumulative("cumsum", lax.cumsum, """Array([[1, 3],
                [3, 7]], dtype=int32)""")
 cumprod = _cumulative("cumprod", lax.cumprod, """Array([[ 1,  2],
                [ 3, 12]], dtype=int32)""")
+
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions

@@ -17,7 +17,7 @@ import numpy as np
 
 from plax.extend import dtypes
 from plax_stdlib import lax
-from plax_stdlib.numpy import util
+from plax_stdlib.numpy import jax_jits, util
 
 _METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
 _INT32_MAX = np.iinfo(np.int32).max
@@ -222,7 +222,6 @@ def digitize(x, bins, right: bool = False, *, method: str | None = None):
 
 # --- sorts by several keys, partial sorts -------------------------------------------------
 
-@util.compiled(static_argnames=("axis",))  # one jitted call, as JAX's
 def lexsort(keys, axis: int = -1):
     """The indices that sort by several keys: the LAST key is the primary one, earlier
     keys break its ties.
@@ -331,12 +330,11 @@ def partition(a, kth: int, axis: int = -1):
 
 
 def _partition_checked(name: str, a, kth, axis):
-    """The operand and the static `kth` and `axis`, checked (outside the jit)."""
+    """The operand and the static `kth` and `axis`, checked."""
     a = util.ensure_arraylike(name, a)
     return a, operator.index(util.concrete_or_error(kth, f"{name}: 'kth' must be static")), axis
 
 
-@util.compiled(name="partition", static_argnames=("kth", "axis"))
 def _partition(a, kth: int, axis: int):
     x, kth, axis = _partition_operand("partition", a, kth, axis)
     n = util.shape_of(x)[-1]
@@ -371,7 +369,6 @@ def argpartition(a, kth: int, axis: int = -1):
     return _argpartition(a, kth=kth, axis=axis)
 
 
-@util.compiled(name="argpartition", static_argnames=("kth", "axis"))
 def _argpartition(a, kth: int, axis: int):
     x, kth, axis = _partition_operand("argpartition", a, kth, axis)
     shape = util.shape_of(x)
@@ -386,7 +383,6 @@ def _argpartition(a, kth: int, axis: int):
     return util.as_array(lax.transpose(out, _swap_to_last(rank, axis)))
 
 
-@util.compiled()  # one jitted call, as JAX's
 def sort_complex(a):
     """`a` sorted along its last axis (real part first, then imaginary part), returned as
     a complex array.
@@ -407,3 +403,6 @@ def sort_complex(a):
     a = util.ensure_arraylike("sort_complex", a)
     out = lax.sort(a, dimension=-1) if util.shape_of(a) else a
     return util.as_array(util.convert(out, dtypes.to_complex_dtype(util.dtype_of(a))))
+
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions

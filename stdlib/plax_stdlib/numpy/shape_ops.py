@@ -7,7 +7,6 @@ shift.
 from __future__ import annotations
 
 import builtins
-import functools
 import math
 import operator
 import warnings
@@ -15,14 +14,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-import plax
 from plax.errors import InvalidShapeError
 from plax.extend import dtypes
 from plax.extend.core import SymbolicDimension, Tracer, canonical_dim, min_dim
 from plax_stdlib import lax
 from plax_stdlib.lax import shape_ops as lax_shape_ops
 from plax_stdlib.lax.out_sharding import laid_out
-from plax_stdlib.numpy import indexing, util
+from plax_stdlib.numpy import indexing, jax_jits, util
 
 
 def _ndim(x) -> int:
@@ -350,18 +348,14 @@ broadcast_shapes = util.broadcast_shapes
 
 
 def _atleast(name: str, min_ndim: int, place, example_output: str):
-    def body(*arys):
+    def fn(*arys):
+        util.check_arraylike(name, *arys)
         outs = []
-        for x in arys:
+        for x in map(util.operand, arys):
             ndim = _ndim(x)
             outs.append(util.as_array(x) if ndim >= min_ndim else
                         lax.expand_dims(x, place(ndim)))
         return outs[0] if len(outs) == 1 else outs
-    jitted = util.compiled(name=name)(body)  # one jitted call, named as the function (JAX's)
-
-    def fn(*arys):
-        util.check_arraylike(name, *arys)
-        return jitted(*map(util.operand, arys)) if arys else []
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _ATLEAST_DOC.format(name=name, n=min_ndim, out=example_output)
     return fn
@@ -497,7 +491,7 @@ def stack(arrays, axis: int = 0, out=None, dtype=None):
 def unstack(x, /, *, axis: int = 0) -> tuple:
     """The slices of `x` along `axis`, as a tuple (the inverse of `stack`).
 
-    From the array API; one dispatch for a concrete array.
+    From the array API.
 
     Args:
         x: an array of at least one dimension.
@@ -516,20 +510,8 @@ def unstack(x, /, *, axis: int = 0) -> tuple:
         raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was "
                          "passed.")
     axis = util.canonicalize_axis(axis, ndim)
-    if isinstance(x, Tracer):
-        return _unstack(x, axis)
-    global _unstack_jitted
-    if _unstack_jitted is None:
-        _unstack_jitted = plax.jit(_unstack, static_argnums=(1,))
-    return _unstack_jitted(x, axis)
-
-
-def _unstack(x, axis: int) -> tuple:
     return tuple(lax.index_in_dim(x, i, axis, keepdims=False)
                  for i in range(util.shape_of(x)[axis]))
-
-
-_unstack_jitted = None  # made on first use: jit comes with plax-transforms
 
 
 def hstack(tup, dtype=None):
@@ -1040,7 +1022,6 @@ def _symbolic_diagonal(a, axis: int, row0, col0, length):
                                    mode="promise_in_bounds")
 
 
-@util.compiled(static_argnames=("axis1", "axis2", "dtype"))  # one jitted call (JAX's)
 def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
     """The sum of the `offset`-th diagonal of the planes spanned by `axis1` and `axis2`.
 
@@ -1081,8 +1062,13 @@ def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=No
 
 
 def _triangle(name: str, keep_lower: bool, example_output: str):
-    def masked(m, k: int):
+    def fn(m, k: int = 0):
+        m = util.ensure_arraylike(name, m)
         shape = util.shape_of(m)
+        if len(shape) < 2:
+            raise ValueError(f"Argument to plax.numpy.{name} must be at least 2-dimensional, "
+                             f"got shape {shape}")
+        k = operator.index(k)
         # JAX's mask, so that the program is JAX's: row + offset >= col marks the lower
         # triangle, through the k-th diagonal for tril and below it for triu.
         rows = lax.broadcasted_iota(np.int32, shape[-2:], 0)
@@ -1091,17 +1077,6 @@ def _triangle(name: str, keep_lower: bool, example_output: str):
         lower = lax.broadcast(lower, shape[:-2])
         zeros = util.full_like(m, 0)
         return util.select_n(lower, zeros, m) if keep_lower else util.select_n(lower, m, zeros)
-    masked.__name__ = masked.__qualname__ = name
-    # a call, as JAX's; made on first use (jit is a transform, reached through the facade)
-    compiled = functools.cache(lambda: plax.jit(masked, static_argnames=("k",)))
-
-    def fn(m, k: int = 0):
-        m = util.ensure_arraylike(name, m)
-        shape = util.shape_of(m)
-        if len(shape) < 2:
-            raise ValueError(f"Argument to plax.numpy.{name} must be at least 2-dimensional, "
-                             f"got shape {shape}")
-        return compiled()(m, k=operator.index(k))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _TRIANGLE_DOC.format(name=name, out=example_output,
                                       zeroed="above" if keep_lower else "below")
@@ -1228,3 +1203,6 @@ def isscalar(element) -> bool:
         (True, True, False)
     """
     return util.is_arraylike(element) and not util.shape_of(util.operand(element))
+
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions

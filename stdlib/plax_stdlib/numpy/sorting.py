@@ -13,7 +13,7 @@ import numpy as np
 from plax.extend import dtypes
 from plax.extend.core import decided
 from plax_stdlib import lax
-from plax_stdlib.numpy import ufuncs, util
+from plax_stdlib.numpy import jax_jits, ufuncs, util
 
 
 def _sort_axis(name: str, a, axis):
@@ -62,7 +62,6 @@ def sort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True
                  descending=descending)
 
 
-@util.compiled(name="sort", static_argnames=("axis", "stable", "descending"))
 def _sort(a, axis, stable, descending):
     a, axis = _sort_axis("sort", a, axis)
     out = lax.sort(a, dimension=axis, is_stable=stable)
@@ -103,7 +102,6 @@ def argsort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = T
                     descending=descending, dtype=index_dtype)
 
 
-@util.compiled(name="argsort", static_argnames=("axis", "stable", "descending", "dtype"))
 def _argsort(a, axis, stable, descending, dtype):
     a, axis = _sort_axis("argsort", a, axis)
     iota = lax.broadcasted_iota(dtype, util.shape_of(a), axis)
@@ -234,3 +232,6 @@ def argwhere(a, *, size: int | None = None, fill_value=None):
     a = util.ensure_arraylike("argwhere", a)
     rows = stack(nonzero(atleast_1d(a), size=size, fill_value=fill_value), axis=1)
     return rows if util.shape_of(a) else rows[:, :0]  # a scalar: rows without columns
+
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions

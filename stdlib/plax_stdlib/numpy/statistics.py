@@ -17,7 +17,7 @@ import numpy as np
 from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib.lax.out_sharding import laid_out
-from plax_stdlib.numpy import indexing, reductions, shape_ops, ufuncs, util
+from plax_stdlib.numpy import indexing, jax_jits, reductions, shape_ops, ufuncs, util
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
@@ -241,7 +241,6 @@ def _check_options(name: str, out, overwrite_input):
                          "out != None")
 
 
-@util.compiled(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
 def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
              keepdims: bool = False, *, weights=None):
     """The `q`-th quantiles of `a` over `axis`, `q` in [0, 1].
@@ -278,7 +277,6 @@ def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: s
     return _quantile("quantile", a, q, axis, method, keepdims, False, weights)
 
 
-@util.compiled(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
 def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False,
                 method: str = "linear", keepdims: bool = False, *, weights=None):
     """`quantile`, ignoring NaNs (NaN where a slice holds only NaNs).
@@ -314,8 +312,6 @@ def _as_fraction(name: str, a, q):
     return a, lax.div(q, np.asarray(100, util.dtype_of(q))[()])
 
 
-@util.compiled(static_argnames=("axis", "overwrite_input", "keepdims", "method",
-                                 "out_sharding"))
 def percentile(a, q, axis=None, out=None, overwrite_input: bool = False,
                method: str = "linear", keepdims: bool = False, *, weights=None,
                out_sharding=None):
@@ -349,7 +345,6 @@ def percentile(a, q, axis=None, out=None, overwrite_input: bool = False,
         *_as_fraction("percentile", a, q))
 
 
-@util.compiled(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
 def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False,
                   method: str = "linear", keepdims: bool = False, *, weights=None):
     """`percentile`, ignoring NaNs (NaN where a slice holds only NaNs).
@@ -378,7 +373,6 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False,
                        keepdims=keepdims, weights=weights)
 
 
-@util.compiled(static_argnames=("axis", "overwrite_input", "keepdims"))
 def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
     """The median over `axis`: the middle value, or the mean of the two middle values
     for an even count.
@@ -406,7 +400,6 @@ def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool
     return quantile(a, 0.5, axis=axis, keepdims=keepdims, method="midpoint")
 
 
-@util.compiled(static_argnames=("axis", "overwrite_input", "keepdims"))
 def nanmedian(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
     """`median`, ignoring NaNs (NaN where a slice holds only NaNs).
 
@@ -643,3 +636,6 @@ def corrcoef(x, y=None, rowvar: bool = True, dtype=None):
     if util.dtype_category(util.dtype_of(c)) == "c":
         return lax.complex(real, ufuncs.clip(ufuncs.imag(c), -1, 1))
     return real
+
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions

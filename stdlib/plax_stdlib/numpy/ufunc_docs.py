@@ -85,9 +85,9 @@ TABLE: dict[str, tuple[str, str, str, str]] = {
         "binary", "jnp.multiply(jnp.array([1.5, 2.0]), jnp.array([2, 3]))",
         "Array([3., 6.], dtype=float32)"),
     "true_divide": (
-        "Divides `x1` by `x2` elementwise, in floating point (`divide` is the same "
-        "function)",
-        "binary_inexact", "jnp.divide(jnp.array([1, 3]), 2)",
+        "Divides `x1` by `x2` elementwise, in floating point (`divide` is an "
+        "alias)",
+        "binary_inexact", "jnp.true_divide(jnp.array([1, 3]), 2)",
         "Array([0.5, 1.5], dtype=float32)"),
     "floor_divide": (
         "Divides `x1` by `x2` elementwise, rounding toward negative infinity (Python's "
@@ -97,7 +97,7 @@ TABLE: dict[str, tuple[str, str, str, str]] = {
         "Array([ 3, -4], dtype=int32)"),
     "remainder": (
         "The remainder of `x1 / x2` elementwise, with the sign of the divisor (Python's "
-        "`%`; `mod` is the same function). An integer remainder by zero is 0, as in "
+        "`%`; `mod` is an alias). An integer remainder by zero is 0, as in "
         "NumPy",
         "binary", "jnp.remainder(jnp.array([7, -7]), 3)",
         "Array([1, 2], dtype=int32)"),
@@ -196,16 +196,16 @@ TABLE: dict[str, tuple[str, str, str, str]] = {
         "inexact", "jnp.tan(jnp.array([0.0, np.pi / 4]))",
         "Array([0., 1.], dtype=float32)"),
     "arcsin": (
-        "The inverse sine, elementwise, in [-pi/2, pi/2] (`asin` is the same function)",
+        "The inverse sine, elementwise, in [-pi/2, pi/2] (`asin` is an alias)",
         "inexact", "jnp.arcsin(jnp.array([0.0, 1.0]))",
         "Array([0.       , 1.5707...], dtype=float32)"),
     "arccos": (
-        "The inverse cosine, elementwise, in [0, pi] (`acos` is the same function)",
+        "The inverse cosine, elementwise, in [0, pi] (`acos` is an alias)",
         "inexact", "jnp.arccos(jnp.array([1.0, -1.0]))",
         "Array([0.       , 3.1415...], dtype=float32)"),
     "arctan": (
-        "The inverse tangent, elementwise, in (-pi/2, pi/2) (`atan` is the same "
-        "function)",
+        "The inverse tangent, elementwise, in (-pi/2, pi/2) (`atan` is an "
+        "alias)",
         "inexact", "jnp.arctan(jnp.array([0.0, 1.0]))",
         "Array([0.       , 0.7853...], dtype=float32)"),
     "sinh": (
@@ -221,17 +221,17 @@ TABLE: dict[str, tuple[str, str, str, str]] = {
         "inexact", "jnp.tanh(jnp.array([0.0, 1.0]))",
         "Array([0.       , 0.7615...], dtype=float32)"),
     "arcsinh": (
-        "The inverse hyperbolic sine, elementwise (`asinh` is the same function)",
+        "The inverse hyperbolic sine, elementwise (`asinh` is an alias)",
         "inexact", "jnp.arcsinh(jnp.array([0.0, 1.0]))",
         "Array([0.        , 0.8813...], dtype=float32)"),
     "arccosh": (
-        "The inverse hyperbolic cosine, elementwise, for `x >= 1` (`acosh` is the same "
-        "function)",
+        "The inverse hyperbolic cosine, elementwise, for `x >= 1` (`acosh` is an "
+        "alias)",
         "inexact", "jnp.arccosh(jnp.array([1.0, 2.0]))",
         "Array([0.      , 1.3169...], dtype=float32)"),
     "arctanh": (
-        "The inverse hyperbolic tangent, elementwise, on (-1, 1) (`atanh` is the same "
-        "function)",
+        "The inverse hyperbolic tangent, elementwise, on (-1, 1) (`atanh` is an "
+        "alias)",
         "inexact", "jnp.arctanh(jnp.array([0.0, 0.5]))",
         "Array([0.        , 0.5493...], dtype=float32)"),
     "deg2rad": (
@@ -254,7 +254,7 @@ TABLE: dict[str, tuple[str, str, str, str]] = {
         "Array([180.], dtype=float32)"),
     "arctan2": (
         "The angle of the point `(x2, x1)` from the positive x axis, elementwise, in "
-        "[-pi, pi] (`atan2` is the same function); the quadrant comes from both signs",
+        "[-pi, pi] (`atan2` is an alias); the quadrant comes from both signs",
         "binary_inexact", "jnp.arctan2(jnp.array([1.0, -1.0]), jnp.array([-1.0, -1.0]))",
         "Array([ 2.3561..., -2.3561...], dtype=float32)"),
     "logaddexp": (
@@ -288,7 +288,7 @@ TABLE: dict[str, tuple[str, str, str, str]] = {
         "Array([0., 2., 2.], dtype=float32)"),
     "round": (
         "Rounds to `decimals` decimal places, ties to even, keeping the dtype (`around` "
-        "is the same function). Integer inputs with negative `decimals` round to tens, "
+        "is an alias). Integer inputs with negative `decimals` round to tens, "
         "hundreds...; float16/bfloat16 are rounded in float32",
         "round", "jnp.round(jnp.array([1.25, 2.5, -0.5]), 1)",
         "Array([ 1.2,  2.5, -0.5], dtype=float32)"),
@@ -358,7 +358,7 @@ TABLE: dict[str, tuple[str, str, str, str]] = {
         "Array([ 2., -4.], dtype=float32)"),
     "conjugate": (
         "The complex conjugate, elementwise (the values themselves for real inputs; "
-        "`conj` is the same function)",
+        "`conj` is an alias)",
         "unary", "jnp.conjugate(jnp.array([1 + 2j]))",
         "Array([1.-2.j], dtype=complex64)"),
     "angle": (
@@ -426,18 +426,18 @@ TABLE: dict[str, tuple[str, str, str, str]] = {
         "Array([10, 12], dtype=int32)"),
     "bitwise_not": (
         "Inverts every bit of integers (logical not of bools), elementwise (`invert` "
-        "and `bitwise_invert` are the same function)",
+        "and `bitwise_invert` are aliases)",
         "unary", "jnp.bitwise_not(jnp.array([0, 5], dtype=jnp.uint8))",
         "Array([255, 250], dtype=uint8)"),
     "left_shift": (
-        "Shifts the bits of `x1` left by `x2`, elementwise (`bitwise_left_shift` is the "
-        "same function)",
+        "Shifts the bits of `x1` left by `x2`, elementwise (`bitwise_left_shift` is an "
+        "alias)",
         "binary", "jnp.left_shift(jnp.array([1, 3]), 2)",
         "Array([ 4, 12], dtype=int32)"),
     "right_shift": (
         "Shifts the bits of `x1` right by `x2`, elementwise: arithmetic (sign-filling) "
-        "for signed integers, logical for unsigned (`bitwise_right_shift` is the same "
-        "function)",
+        "for signed integers, logical for unsigned (`bitwise_right_shift` is an "
+        "alias)",
         "binary", "jnp.right_shift(jnp.array([-8, 8]), 2)",
         "Array([-2,  2], dtype=int32)"),
     "matrix_transpose": (
@@ -456,8 +456,23 @@ def _docstring(fn: Callable, summary: str, kind: str, example: str, output: str)
             f"Examples:\n    >>> {example}\n    {output}\n")
 
 
+# Other names of functions of `TABLE` (the array API's, NumPy's): functions of their own
+# calling those, as JAX's are (each jitted as JAX's is), taught by the same example.
+ALIASES = {"acos": "arccos", "asin": "arcsin", "atan": "arctan", "acosh": "arccosh",
+           "asinh": "arcsinh", "atanh": "arctanh", "atan2": "arctan2",
+           "divide": "true_divide", "mod": "remainder", "around": "round",
+           "conj": "conjugate", "invert": "bitwise_not", "bitwise_invert": "bitwise_not",
+           "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift"}
+
+
 def teach(namespace: dict) -> None:
-    """Gives each function of `TABLE` in `namespace` its docstring."""
+    """Gives each function of `TABLE` in `namespace` its docstring, and each alias
+    its own."""
     for name, (summary, kind, example, output) in TABLE.items():
         fn = namespace[name]
         fn.__doc__ = _docstring(fn, summary, kind, example, output)
+    for alias, name in ALIASES.items():
+        _, _, example, output = TABLE[name]
+        example = example.replace(f"jnp.{name}(", f"jnp.{alias}(")
+        namespace[alias].__doc__ = (f"Alias of `{name}`.\n\nExamples:\n    >>> {example}\n"
+                                    f"    {output}\n")

@@ -67,9 +67,8 @@ def _lax_const(x, value):
 # --- families ------------------------------------------------------------------------
 
 def _inexact_unary(name: str, lax_fn: Callable, real_only: bool = False) -> Callable:
-    """A unary function computed in floating point (integers become the default float),
-    jitted on concrete values as JAX's `jit(inline=True)` ufuncs are (so `jax_debug_nans`
-    announces their jitted call, and an eager call rounds as JAX's)."""
+    """A unary function computed in floating point (integers become the default float;
+    jax_jits.py makes it a `jit(inline=True)` function, as JAX's is)."""
     def fn(x, /):
         x, = util.promote_args_inexact(name, x)
         if real_only and _category(x) == "c":
@@ -78,7 +77,7 @@ def _inexact_unary(name: str, lax_fn: Callable, real_only: bool = False) -> Call
         return lax_fn(x)
     fn = _named(name, f"Elementwise {name}; integer and bool inputs are converted to the "
                 "default float dtype first.", fn)
-    return util.jitted_when_concrete(fn, util.compiled()(fn))
+    return fn
 
 
 def _binary(name: str, lax_fn: Callable, promote: Callable = util.promote_args) -> Callable:
@@ -134,10 +133,9 @@ def multiply(x1, x2, /):
 
 
 true_divide = _binary("true_divide", lax.div, util.promote_args_inexact)
-divide = true_divide
+divide = _named("divide", "Alias of `true_divide`.", lambda x1, x2, /: true_divide(x1, x2))
 
 
-@util.compiled()  # as JAX's (its Jaxprs show the call)
 def floor_divide(x1, x2, /):
     """Elementwise x1 // x2, rounding toward negative infinity (NumPy/Python semantics;
     an integer division by zero gives XLA's answer, as in JAX: -1, or all ones
@@ -155,7 +153,6 @@ def floor_divide(x1, x2, /):
     return _float_divmod(x1, x2)[0]
 
 
-@util.compiled()  # as JAX's
 def remainder(x1, x2, /):
     """Elementwise remainder with the sign of the divisor (NumPy's `mod`, Python's `%`;
     an integer remainder by zero is 0, as in NumPy: the division is by 1 there)."""
@@ -172,10 +169,9 @@ def remainder(x1, x2, /):
     return lax.select(move, lax.add(rest, x2), rest)
 
 
-mod = remainder
+mod = _named("mod", "Alias of `remainder`.", lambda x1, x2, /: remainder(x1, x2))
 
 
-@util.compiled()  # as JAX's
 def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
     """`(floor_divide(x1, x2), remainder(x1, x2))` (for floats, both from one
     floating-point division, as JAX's)."""
@@ -199,7 +195,6 @@ def _float_divmod(a, b):
     return lax.round(quotient), rest
 
 
-@util.compiled()  # as JAX's
 def fmod(x1, x2, /):
     """Elementwise remainder with the sign of the dividend (C's fmod; an integer
     remainder by zero is 0: the division is by 1 there)."""
@@ -355,12 +350,16 @@ rad2deg = _inexact_unary("rad2deg", lambda x: lax.mul(x, _lax_const(x, 180 / np.
                          real_only=True)
 radians = _named("radians", "Alias of `deg2rad`.", lambda x, /: deg2rad(x))
 degrees = _named("degrees", "Alias of `rad2deg`.", lambda x, /: rad2deg(x))
-acos, asin, atan = arccos, arcsin, arctan
-acosh, asinh, atanh = arccosh, arcsinh, arctanh
+acos = _named("acos", "Alias of `arccos`.", lambda x, /: arccos(x))
+asin = _named("asin", "Alias of `arcsin`.", lambda x, /: arcsin(x))
+atan = _named("atan", "Alias of `arctan`.", lambda x, /: arctan(x))
+acosh = _named("acosh", "Alias of `arccosh`.", lambda x, /: arccosh(x))
+asinh = _named("asinh", "Alias of `arcsinh`.", lambda x, /: arcsinh(x))
+atanh = _named("atanh", "Alias of `arctanh`.", lambda x, /: arctanh(x))
 
 
 arctan2 = _binary("arctan2", lax.atan2, util.promote_args_inexact)
-atan2 = arctan2
+atan2 = _named("atan2", "Alias of `arctan2`.", lambda x1, x2, /: arctan2(x1, x2))
 
 
 def logaddexp(x1, x2, /):
@@ -399,7 +398,6 @@ def _finite_above(x):
     return lax.select(lax.eq(x, _lax_const(x, np.inf)), _filled_like(x, 0), x)
 
 
-@util.compiled()  # as JAX's
 def hypot(x1, x2, /):
     """Elementwise sqrt(x1**2 + x2**2), without overflow: the larger magnitude times
     sqrt(1 + (smaller / larger)**2) (JAX's formulation), inf where either is inf."""
@@ -430,11 +428,10 @@ def _toward_zero(x):
     return where(lax.lt(x, _lax_const(x, 0)), ceil(x), floor(x))
 
 
-trunc = util.compiled()(_rounding("trunc", _toward_zero))  # as JAX's (its Jaxprs show it)
+trunc = _rounding("trunc", _toward_zero)
 fix = _rounding("fix", _toward_zero)
 
 
-@util.compiled()  # as JAX's (its Jaxprs show the call)
 def rint(x, /):
     """Elementwise rounding to the nearest integer, ties to even (a float result; of
     integers and booleans, their value as the default float type, not weak, as JAX's)."""
@@ -447,7 +444,6 @@ def rint(x, /):
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
-@util.compiled(static_argnames=("decimals",))  # as JAX's
 def round(a, decimals: int = 0, out=None):  # noqa: A001 - NumPy's name
     """Round to `decimals` decimal places, ties to even, keeping the dtype."""
     if out is not None:
@@ -475,7 +471,9 @@ def round(a, decimals: int = 0, out=None):  # noqa: A001 - NumPy's name
     return util.convert(rounded, dtype, util.is_weak(a))
 
 
-around = round
+def around(a, decimals: int = 0, out=None):
+    """Alias of `round`."""
+    return round(a, decimals, out)
 
 
 def _round_int(x, factor: int):
@@ -500,21 +498,18 @@ maximum = _binary("maximum", lax.max)
 minimum = _binary("minimum", lax.min)
 
 
-@util.compiled()  # as JAX's
 def fmax(x1, x2, /):
     """Elementwise maximum, ignoring NaNs (NaN only if both are NaN)."""
     util.check_arraylike("fmax", x1, x2)
     return where(greater(x1, x2) | isnan(x2), x1, x2)
 
 
-@util.compiled()  # as JAX's
 def fmin(x1, x2, /):
     """Elementwise minimum, ignoring NaNs (NaN only if both are NaN)."""
     util.check_arraylike("fmin", x1, x2)
     return where(less(x1, x2) | isnan(x2), x1, x2)
 
 
-@util.compiled()  # as JAX's
 def clip(arr, /, min=None, max=None):  # noqa: A002 - NumPy's names
     """`arr` limited to `[min, max]` (either bound may be None)."""
     util.check_arraylike("clip", arr, *(b for b in (min, max) if b is not None))
@@ -593,10 +588,7 @@ def _where(condition, x, y):
 
 def isnan(x, /):
     x = util.ensure_arraylike("isnan", x)
-    category = _category(x)
-    if category in "biu":
-        return util.bool_like(x, False)
-    return lax.ne(x, x)
+    return lax.ne(x, x)  # (JAX's for every dtype: printed so, and weak as x is)
 
 
 def isinf(x, /):
@@ -626,7 +618,6 @@ _UINT_OF_BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _INT_OF_BITS = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 
 
-@util.compiled()  # as JAX's
 def signbit(x, /):
     """Elementwise test of the sign bit (true for -0.0 and negative NaNs too): the bits
     as a signed integer, shifted arithmetically down to the sign (JAX's formulation)."""
@@ -643,7 +634,6 @@ def signbit(x, /):
     return lax.convert_element_type(as_int >> (info.nexp + info.nmant), bool)
 
 
-@util.compiled()  # as JAX's
 def copysign(x1, x2, /):
     """Elementwise |x1| with the sign (bit) of x2."""
     x1, x2 = util.promote_args_inexact("copysign", x1, x2)
@@ -652,7 +642,6 @@ def copysign(x1, x2, /):
     return _where(signbit(x2), -lax.abs(x1), lax.abs(x1))
 
 
-@util.compiled()  # as JAX's
 def heaviside(x1, x2, /):
     """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0 (NaN where x1 is NaN); as
     JAX's, the dtypes are promoted and the shapes broadcast by `where`."""
@@ -663,7 +652,6 @@ def heaviside(x1, x2, /):
                          _where(lax.ne(x1, x1), x1, x2)))
 
 
-@util.compiled()  # as JAX's
 def sinc(x, /):
     """Elementwise sin(pi x) / (pi x), with sinc(0) = 1. At 0 the value (and each
     derivative) comes from the Maclaurin series of sin(y)/y, so that `grad` of it is
@@ -715,7 +703,7 @@ def conjugate(x, /):
     return lax.conj(x) if _category(x) == "c" else util.as_array(x)
 
 
-conj = conjugate
+conj = _named("conj", "Alias of `conjugate`.", lambda x, /: conjugate(x))
 
 
 def angle(z, deg: bool = False):
@@ -785,7 +773,8 @@ def bitwise_not(x, /):
     return lax.bitwise_not(util.ensure_arraylike("bitwise_not", x))
 
 
-invert = bitwise_invert = bitwise_not
+invert = _named("invert", "Alias of `bitwise_not`.", lambda x, /: bitwise_not(x))
+bitwise_invert = _named("bitwise_invert", "Alias of `bitwise_not`.", lambda x, /: bitwise_not(x))
 left_shift = _binary("left_shift", lax.shift_left, util.promote_args_numeric)
 
 
@@ -797,7 +786,10 @@ def right_shift(x1, x2, /):
     return lax.shift_right_logical(x1, x2)
 
 
-bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
+bitwise_left_shift = _named("bitwise_left_shift", "Alias of `left_shift`.",
+                            lambda x1, x2, /: left_shift(x1, x2))
+bitwise_right_shift = _named("bitwise_right_shift", "Alias of `right_shift`.",
+                             lambda x1, x2, /: right_shift(x1, x2))
 
 
 def matrix_transpose(x, /):
@@ -811,7 +803,9 @@ def matrix_transpose(x, /):
 
 
 # The public docstrings (summary, NumPy differences, arguments, an example) come from
-# one table; the short docstrings above are notes for readers of this file.
-from plax_stdlib.numpy import ufunc_docs  # noqa: E402
+# one table; the short docstrings above are notes for readers of this file. Then the
+# functions JAX jits become jit functions (jax_jits.py).
+from plax_stdlib.numpy import jax_jits, ufunc_docs  # noqa: E402
 
 ufunc_docs.teach(globals())
+jax_jits.apply(globals())

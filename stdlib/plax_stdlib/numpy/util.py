@@ -33,22 +33,16 @@ _PY_SCALARS = (bool, int, float, complex)
 
 
 def compiled(name: str | None = None, **jit_options):
-    """Decorator: the function runs as one `plax.jit` computation (made on first call,
-    since `plax.jit` resolves through an entry point that needs this package), as the
-    JAX functions that are themselves jitted: an eager call then rounds as a jitted
-    one (XLA fuses the whole body), not op by op. `name` renames the function, so its
-    jit prints under the public name (JAX's public function is the jitted one)."""
-    def wrap(fun):
+    """Decorator: the function as a `plax.jit` function (printed as `name`, if given), as
+    JAX's internal jitted helpers (`_where`...) and the methods of its `jnp.ufunc`s are:
+    an eager call rounds as one jitted computation (XLA fuses the whole body), not op by
+    op, and a Jaxpr shows the call. (The public functions JAX jits are listed in
+    jax_jits.py.)"""
+    def decorate(fun: Callable) -> Callable:
         if name is not None:
             fun.__name__ = fun.__qualname__ = name
-        jitted = []
-
-        def call(*args, **kwargs):
-            if not jitted:
-                jitted.append(plax.jit(fun, **jit_options))
-            return jitted[0](*args, **kwargs)
-        return functools.wraps(fun)(call)  # (its signature too: `__wrapped__`)
-    return wrap
+        return plax.jit(fun, **jit_options)
+    return decorate
 
 
 def jitted_when_concrete(fun: Callable, jitted: Callable) -> Callable:

@@ -13,7 +13,7 @@ import numpy as np
 import plax
 from plax.extend import dtypes
 from plax_stdlib import lax
-from plax_stdlib.numpy import ufuncs, util
+from plax_stdlib.numpy import jax_jits, ufuncs, util
 
 
 def _window(name: str, shape: Callable):
@@ -73,7 +73,6 @@ hanning = _documented(_window(
     "Hann window", ": `0.5 - 0.5 cos(2 pi n / (M - 1))`", "jnp.hanning(5)",
     "Array([0. , 0.5, 1. , 0.5, 0. ], dtype=float32)")
 
-@util.compiled()  # as JAX's
 def i0(x):
     """The modified Bessel function of the first kind of order 0, `I0(x)`, for real `x`.
 
@@ -142,3 +141,6 @@ def kaiser(M: int, beta):
     alpha = 0.5 * (M - 1)
     ratio = lax.div(lax.sub(n, alpha), alpha)
     return i0(beta * ufuncs.sqrt(1 - ratio * ratio)) / i0(beta)
+
+
+jax_jits.apply(globals())  # JAX's jitted functions become jit functions
