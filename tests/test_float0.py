@@ -62,6 +62,7 @@ cases = {
     "jit_astype": lambda: jax.jit(lambda a, v: (a.astype(jnp.int32),
                                                 lax.convert_element_type(v, f0)))(
         x, jnp.ones(2)),
+    "astype": lambda: jnp.astype(x, jnp.float32),
     "jit_scan_carry": lambda: jax.jit(lambda a: lax.scan(lambda c, _: (c, c), a, None,
                                                          length=2))(x),
     "jit_index_reshape": lambda: jax.jit(lambda a: (a[1:], a.reshape(3, 1)))(x),
