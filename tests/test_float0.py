@@ -97,7 +97,8 @@ def test_float0_arguments_are_placed_as_bools_and_results_are_numpy_zeros():
     assert "tensor<2x3xi1>" in lowered.as_text()
     out = lowered.compile()(x)
     assert type(out) is np.ndarray and out.dtype == plax.dtypes.float0 and out.shape == (2, 3)
-    with plax.transfer_guard("disallow"), pytest.raises(Exception, match=r"bool\[2,3\]"):
+    with plax.transfer_guard("disallow"), pytest.raises(plax.errors.JaxRuntimeError,
+                                                         match=r"bool\[2,3\]"):
         plax.numpy.asarray(x)
 
 
