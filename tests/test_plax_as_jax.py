@@ -435,3 +435,29 @@ def test_rules_of_a_jax_way_primitive_see_what_jaxs_see():
         print(jax.grad(lambda a: madd_p.bind(a, a, 10.0))(2.0))
     """
     assert run_python(code, alias="1") == run_python(code, alias="0")
+
+
+def test_private_modules_of_jaxs_primitives_and_interpreters_tutorials():
+    """JAX's "How primitives work" imports `jax._src.lax.lax`, `jax._src.api` and
+    `jax._src.lib.mlir.dialects.hlo`; "Writing custom interpreters" `jax._src.util`'s
+    `safe_map`. They resolve as under JAX, and the list helpers behave as JAX's."""
+    pytest.importorskip("jax")
+    code = """
+        from jax._src.lax import lax
+        from jax._src import api
+        from jax._src.lib.mlir.dialects import hlo
+        from jax._src import util
+        print(lax.add(lax.mul(2.0, 3.0), 1.0), api.grad(lambda x: lax.mul(x, x))(3.0))
+        print(callable(hlo.AddOp), util.safe_map(lambda a, b: a + b, [1, 2], [3, 4]),
+              list(util.safe_zip("ab", "cd")), util.unzip2([(1, "a"), (2, "b")]))
+        print(util.split_list(list(range(6)), [1, 3]),
+              util.partition_list([True, False, True], "xyz"),
+              util.merge_lists([True, False, True], ["y"], ["x", "z"]),
+              util.canonicalize_axis(-1, 3), util.wrap_name("jit", "f"))
+        for bad in (lambda: util.safe_map(int, [1], [2, 3]), lambda: util.canonicalize_axis(3, 3)):
+            try:
+                bad()
+            except Exception as e:
+                print(type(e).__name__)
+    """
+    assert run_python(code, alias="1") == run_python(code)
