@@ -7,7 +7,7 @@ milliseconds per call, medians of the runs. `jit_add_chain` as JAX's benchmark h
 each iteration defines a new outer jit calling one inner jit 100 times and runs it
 (ms per iteration; plax compiles the identical module once), and the CPU time of one
 backend compile of that module after clearing the caches. The two libraries' modules
-for it differ only in `jax.arg_info` and locations, their compile options in
+for it differ only in locations (plax wrote `jax.arg_info` too before), their options in
 `use_spmd_partitioning`/`use_shardy_partitioner` (plax leaves them off on one device),
 `profile_version` and `memory_fitting_level`; compiled by one client in one process,
 each module with each options takes the same CPU time (49 +- 1 ms), so a wall-clock

@@ -109,14 +109,21 @@ def test_staged_equations_carry_closed_jaxprs_with_names():
     assert "stablehlo.while" in text and "func.func private @body" in text
 
 
-def test_cond_lowers_to_case_with_branch_names():
+def test_cond_lowers_to_a_case_of_its_branches_ops():
+    """As JAX's: each branch's ops in its region of the case (no call), located under
+    `cond/branch_<k>_fun` (branch 0 the false one)."""
     def on_true(x):
         return jnp.sin(x)
 
     def on_false(x):
         return jnp.cos(x)
-    text = plax.jit(lambda p, x: lax.cond(p, on_true, on_false, x)).lower(True, 1.0).as_text()
-    assert "stablehlo.case" in text and "@on_true" in text and "@on_false" in text
+    lowered = plax.jit(lambda p, x: lax.cond(p, on_true, on_false, x)).lower(True, 1.0)
+    text = lowered.as_text()
+    assert "stablehlo.case" in text and "func.call" not in text and "func.func private" not in text
+    assert text.index("stablehlo.cosine") < text.index("stablehlo.sine")
+    located = lowered.as_text(debug_info=True)
+    assert '"jit(<lambda>)/cond/branch_0_fun/cos"' in located
+    assert '"jit(<lambda>)/cond/branch_1_fun/sin"' in located
 
 
 def test_branch_type_mismatch_names_both_sides():

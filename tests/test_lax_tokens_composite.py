@@ -105,7 +105,7 @@ def _ops(text: str) -> list[str]:
     for line in text.splitlines():
         if line.startswith("module"):
             continue
-        line = re.sub(r' \{jax\.(arg_info|result_info) = "[^"]*"\}', "", line)
+        line = re.sub(r' \{jax\.result_info = "[^"]*"\}', "", line)
         lines.append(line)
     return lines
 

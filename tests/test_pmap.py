@@ -99,8 +99,9 @@ def test_errors_name_the_argument(devs):
 # --- the user's names, through pmap (JAX 0.10.2 loses them) -------------------------------------
 
 def _named(text, *names):
-    return all(f'jax.arg_info = "{n}"' in text or f'jax.result_info = "{n}"' in text
-               for n in names)
+    """Whether each name is an argument's location or a result's path (`text` lowered
+    with debug info)."""
+    return all(f'loc("{n}")' in text or f'jax.result_info = "{n}"' in text for n in names)
 
 
 def test_lowered_pmap_names_arguments_and_results():

@@ -8,8 +8,8 @@ function, emitted once per distinct sub-Jaxpr in a module).
 
 The module's public `@main` takes the hoisted constants (device arrays the Jaxpr
 closes over) followed by the inputs that survive dead-code elimination. Arguments
-and results carry the user's names from the Jaxpr's debug info, both as name
-locations and as `jax.arg_info`/`jax.result_info` attributes, and every op is
+and results carry the user's names from the Jaxpr's debug info, as JAX 0.10's do:
+arguments as name locations, results as `jax.result_info` attributes; every op is
 located at the user's line that applied the primitive.
 
 Ordered effects (`plax.extend.core.ordered_effects`) are threaded as tokens: `@main`
@@ -450,8 +450,8 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
         mctx.axis_context = axis_context
         placement = _Placement(mctx, arg_shardings, out_shardings)
         effects = ordered_effects(jaxpr.effects)
-        arg_attrs, donated_args = _arg_attributes(arg_names, len(hoisted), donated_args,
-                                                  in_avals, out_avals, placement, len(effects),
+        arg_attrs, donated_args = _arg_attributes(len(hoisted), donated_args, in_avals,
+                                                  out_avals, placement, len(effects),
                                                   (None,) * len(hoisted) + kept_aliases)
         res_attrs = [ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n),
                                       **placement.attributes(s, aval)})
@@ -615,19 +615,17 @@ def _prune_unused_inputs(closed: ClosedJaxpr, keep_unused: bool, keep: Sequence[
     return pruned, consts, tuple(i for i, k in enumerate(kept) if k)
 
 
-def _arg_attributes(arg_names, n_consts, donated_args, in_avals, out_avals,
+def _arg_attributes(n_consts, donated_args, in_avals, out_avals,
                     placement: _Placement, n_tokens: int = 0,
                     aliases: Sequence[int | None] = ()) -> tuple[list, tuple[bool, ...]]:
-    """Names, const and donation markers, shardings and memory kinds of `@main`'s
-    arguments, and which arguments are donated in the end (`_donations`)."""
+    """Const and donation markers, shardings and memory kinds of `@main`'s arguments,
+    and which arguments are donated in the end (`_donations`)."""
     donations, donated_in_the_end = _donations(donated_args, in_avals, out_avals, placement,
                                                aliases)
     attrs = []
-    for i, (arg_name, aval) in enumerate(zip(arg_names, in_avals)):
+    for i, aval in enumerate(in_avals):
         sharding = placement.arg_shardings[i]
         entry = placement.attributes(sharding, aval)
-        if arg_name:
-            entry["jax.arg_info"] = ir.StringAttr.get(arg_name)
         if i < n_consts:
             entry["jax.const"] = ir.BoolAttr.get(True)
             entry.update(placement.const_attributes(aval))

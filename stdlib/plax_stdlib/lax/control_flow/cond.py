@@ -268,8 +268,11 @@ def _cond_lower(ctx, index, *args, branches, branches_platforms=None):
         block = region.blocks.append()
         with ir.InsertionPoint(block):
             branch_tokens = dict(zip(effects, tokens))
-            outs = ctx.lower_subjaxpr(br, *args, name=_branch_name(k, br),
-                                      tokens=branch_tokens)
+            if effects:  # (a call threads the tokens)
+                outs = ctx.lower_subjaxpr(br, *args, name=_branch_name(k, br),
+                                          tokens=branch_tokens)
+            else:  # in the region, its ops named as JAX's: `cond/branch_0_fun/...`
+                outs = ctx.lower_inline(br, *args, name=f"cond/branch_{k}_fun")
             hlo.return_([*branch_tokens.values(), *outs])
     results = list(op.results)
     ctx.tokens.update(zip(effects, results))
