@@ -13,6 +13,8 @@ os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8 "
                                    "--xla_backend_optimization_level=0 "
                                    "--xla_cpu_use_fusion_emitters=false")
 
+import collections  # noqa: E402
+
 from hypothesis_profiles import setup_hypothesis  # noqa: E402
 
 # tests/ecosystem/ runs other libraries' test suites in a venv of its own (its README
@@ -20,6 +22,26 @@ from hypothesis_profiles import setup_hypothesis  # noqa: E402
 collect_ignore = ["ecosystem"]
 
 setup_hypothesis()
+
+# Files of a few tests that run for minutes (each starts processes of its own, JAX's and
+# plax's side by side): handed to the workers first, so that they run beside the rest
+# of the suite instead of finishing it alone on one core.
+LONG_FILES_FIRST = ("test_jax_docstrings_vs_jax.py", "test_ecosystem_subset.py",
+                    "test_wheels.py")
+
+
+def pytest_collection_modifyitems(items):
+    """Order the test files for pytest-xdist (`--no-loadscope-reorder` keeps this
+    order): LONG_FILES_FIRST, then the files with the most tests first, as xdist's own
+    order would be; a file's tests keep their order."""
+    counts = collections.Counter(item.path for item in items)
+
+    def rank(item):
+        name = item.path.name
+        first = LONG_FILES_FIRST.index(name) if name in LONG_FILES_FIRST else len(
+            LONG_FILES_FIRST)
+        return first, -counts[item.path], str(item.path)
+    items.sort(key=rank)
 
 
 @pytest.fixture(scope="session")

@@ -508,13 +508,22 @@ results["cross"] = jnp.cross(q[:, :3], q[::-1, :3])
 results["rotation.mul"] = (R.from_quat(q) * R.from_quat(q[::-1])).as_rotvec()
 results["slerp"] = transform.Slerp.init(np.arange(4.0), R.from_quat(q[:4]))(
     inputs["u"][:9] * 3).as_euler("zxy")
+# Eager transformations of jitted jnp functions (JAX's autodiff cookbook): the jits run
+# transformed and compiled (each tanh's jvp fused), the linearized tangents op by op.
+W, b, rows = q[0, :3], s0, q[:, :3]
+predict = lambda W: 0.5 * (jnp.tanh((jnp.dot(rows, W) + b) / 2) + 1)
+results["hessian"] = lib.jacfwd(lib.jacrev(predict))(W)
+results["jacfwd"] = lib.jacfwd(predict)(W)
+results["grad"] = lib.grad(lambda W: jnp.sum(predict(W)))(W)
+results["vmap"] = lib.vmap(lambda w: predict(w * W))(q[:5, 0])
 """
 
 
 def test_eager_calls_are_bit_identical_too():
     """Examples called eagerly (JAX's linspace runs as one compiled function, so plax's
     must too: op by op, XLA would round the fused `a * b + c` otherwise; and JAX's mean,
-    det, poly, cross and dft are jitted too)."""
+    det, poly, cross and dft are jitted too), and eager jacfwd, jacrev, grad and vmap of
+    jitted jnp functions."""
     inputs = _inputs()
     jax_results = start_in_jax(_EAGER_BODY, inputs)
     mine, theirs = run_body(_EAGER_BODY, inputs), jax_results()

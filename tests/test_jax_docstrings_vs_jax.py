@@ -69,6 +69,7 @@ def _first_difference(name: str, outputs: tuple[list[str], list[str]]) -> str:
     return f"{name}: {len(outputs[0])} outputs under JAX, {len(outputs[1])} under plax"
 
 
+@pytest.mark.timeout(1800)  # minutes of CPU, JAX's and plax's side beside the test workers
 def test_examples_print_as_under_jax(printed):
     assert len(printed) > 550  # the collection found JAX's docstrings
     differ = {name for name, (theirs, ours) in printed.items() if theirs != ours}

@@ -80,7 +80,7 @@ def test_module_attributes_and_visibility():
     assert text.startswith("module @jit_my_fun attributes")
     assert "mhlo.num_partitions = 1 : i32" in text and "mhlo.num_replicas = 1 : i32" in text
     assert "func.func public @main" in text
-    assert lowered_text(lambda x: x, 1.0).startswith("module @jit__lambda_")
+    assert lowered_text(lambda x: x, 1.0).startswith("module @jit__lambda attributes")
 
 
 def test_unused_inputs_are_pruned_unless_keep_unused():

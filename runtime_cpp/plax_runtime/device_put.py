@@ -22,6 +22,7 @@ import numpy as np
 from jaxlib import xla_client as xc
 
 import plax
+from plax.extend import dtypes
 from plax.extend.core import (ShapedArray, StagingTrace, Tracer, current_trace, get_aval,
                               physical_aval)
 from plax.extend.sharding import (Device, Sharding, hlo_shardings_equal, sharding_from_spec,
@@ -122,7 +123,8 @@ def device_put(x: Any, device: Device | Sharding | Any | None = None, *,
     else:
         targets = [_as_sharding(t, leaf) for t, leaf in zip(places, leaves)]
     with transfer_guard.explicit():
-        return tree_unflatten(treedef, put_leaves(leaves, targets, donations, aliasing))
+        return tree_unflatten(treedef, _results(leaves, put_leaves(leaves, targets, donations,
+                                                                   aliasing)))
 
 
 def _put_with_format(x: Any, format: Format, **options) -> Any:
@@ -151,8 +153,18 @@ def implicit_device_put(x: Any, device: Device | Sharding | None = None) -> Any:
     `implicit_device_put` of `plax.extend.core`."""
     leaves, treedef = tree_flatten(x)
     n = len(leaves)
-    return tree_unflatten(treedef, put_leaves(leaves, [_as_sharding(device)] * n, [False] * n,
-                                              [None] * n))
+    return tree_unflatten(treedef, _results(leaves, put_leaves(
+        leaves, [_as_sharding(device)] * n, [False] * n, [None] * n)))
+
+
+def _results(leaves: Sequence[Any], placed: list[Array]) -> list[Any]:
+    """What `device_put` gives for its leaves, `placed` by `put_leaves`: a float0 host
+    value is placed as bools (what the transfer guard sees) but comes back as NumPy
+    float0 zeros of its shape, as in JAX: no Array has dtype float0."""
+    for i, x in enumerate(leaves):
+        if isinstance(x, (np.ndarray, np.generic)) and x.dtype == dtypes.float0:
+            placed[i] = np.zeros(np.shape(x), dtypes.float0)
+    return placed
 
 
 def _prefix_leaves(prefix: Any, tree: Any, num_leaves: int, is_leaf, name: str) -> list[Any]:

@@ -35,7 +35,8 @@ def default_device() -> Device:
 
 
 def host_value(x: Any, weak_type: bool | None) -> tuple[np.ndarray, ShapedArray]:
-    """The NumPy data and canonical aval of a host value."""
+    """The NumPy data and canonical aval of a host value. A float0 value (a tangent of
+    integers: no data) is physically bools, as lowering types it: false of its shape."""
     if isinstance(x, _PYTHON_SCALARS):
         dtype = dtypes.canonicalize_dtype(dtypes.dtype(type(x)))
         try:
@@ -48,7 +49,9 @@ def host_value(x: Any, weak_type: bool | None) -> tuple[np.ndarray, ShapedArray]
     reject_masked(x)
     if isinstance(x, (np.ndarray, np.generic)):
         value = np.asarray(x)
-        if not value.dtype.isnative:
+        if value.dtype == dtypes.float0:
+            value = np.zeros(value.shape, bool)
+        elif not value.dtype.isnative:
             value = value.astype(value.dtype.newbyteorder("="))
         dtypes.check_valid_dtype(value.dtype)
         return value, ShapedArray(value.shape, dtypes.canonicalize_dtype(value.dtype),

@@ -395,6 +395,9 @@ def _check_reverse_input(dt, api: str, allow_int: bool, holomorphic: bool) -> bo
     """JAX's check of an input that reverse mode (grad, jacrev) differentiates: real or
     complex (complex only, with holomorphic=True), booleans and integers only with
     allow_int. Whether it takes part in differentiation (not an allowed integer)."""
+    if dt == dtypes.float0:  # the type of integers' tangents, never of a primal
+        raise TypeError(f"{api} requires numerical-valued inputs (input dtype that is a "
+                        "sub-dtype of np.bool_ or np.number), but got float0.")
     if holomorphic and not dtypes.issubdtype(dt, np.complexfloating):
         raise TypeError(f"{api} with holomorphic=True requires inputs with complex dtype, "
                         f"but got {dt.name}.")

@@ -88,8 +88,9 @@ def _residuals(known_inputs: list, computed: list, forwarded: tuple) -> list:
     return [next(computed) if f is None else known_inputs[f] for f in forwarded]
 
 
-def call_partial_eval(prim: Primitive, rebind: Rebind):
-    """The partial-eval rule: a call of the known part now, of the rest staged."""
+def call_partial_eval(prim: Primitive, rebind: Rebind, stage=None):
+    """The partial-eval rule: a call of the known part now, of the rest staged (by
+    `stage(trace, args, params)`, if given, instead of as one call)."""
     def rule(trace, args, *, jaxpr: ClosedJaxpr, **params):
         params = dict(params, jaxpr=jaxpr)
         unknowns = tuple(trace.is_unknown(a) for a in args)
@@ -98,9 +99,10 @@ def call_partial_eval(prim: Primitive, rebind: Rebind):
         known_outs = trace.bind_known(prim, known_args, rebind(known, params, "known"))
         n_known = sum(not u for u in out_unknowns)
         residuals = _residuals(known_args, known_outs[n_known:], forwarded)
-        unknown_outs = iter(trace.stage(
-            prim, [*residuals, *(a for a, u in zip(args, unknowns) if u)],
-            rebind(unknown, params, "unknown")))
+        unknown_args = [*residuals, *(a for a, u in zip(args, unknowns) if u)]
+        unknown_params = rebind(unknown, params, "unknown")
+        unknown_outs = iter(trace.stage(prim, unknown_args, unknown_params) if stage is None
+                            else stage(trace, unknown_args, unknown_params))
         known_iter = iter(known_outs[:n_known])
         return [next(unknown_outs) if u else next(known_iter) for u in out_unknowns]
     return rule

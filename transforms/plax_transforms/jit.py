@@ -10,7 +10,8 @@ A call of a jitted function
   below and fills the entry;
 * inside another trace (an outer `jit`, `make_jaxpr`...), binds `jit_p` so the
   outer Jaxpr shows `jit[name=f ...]` (with `inline=True` the equations are
-  inlined instead).
+  inlined instead; under eager vmap, jvp or grad the call runs transformed and
+  compiled, as JAX's: plax_transforms.jit_primitive).
 
 Both paths get the Jaxpr from the *tracing cache*, keyed weakly on the function
 and on (jit options, pytree structure, avals, static values, trace context), so
@@ -43,7 +44,6 @@ from plax.extend.core import (
     check_callable,
     current_trace,
     escaped_tracer_error,
-    eval_jaxpr,
     fun_sourceinfo,
     get_aval,
     make_tracing_debug_info,
@@ -59,7 +59,6 @@ from plax.extend.traceback_util import api_boundary
 from plax.extend.sharding import Sharding, sharding_from_spec
 from plax_runtime import backends
 from plax_runtime.layouts import Format, sharding_of_format
-from plax_stdlib.lax.conversion import convert_element_type_p, folded_on_host
 from plax_transforms import debug_nans, executing, explain, fastpath, key_reuse
 from plax_runtime.caches import BoundedCache, nbytes_of
 from plax_transforms.jit_primitive import jit_p, jit_params
@@ -326,10 +325,8 @@ class JitWrapped(fastpath.JitCache):
         return name
 
     def _bind_staged(self, all_args, in_tree, result: TraceResult, describe=None) -> list:
-        """Bind `jit_p` (or inline the Jaxpr) on all the call's inputs."""
-        if self._info.inline:
-            closed = result.closed
-            return eval_jaxpr(closed.jaxpr, closed.consts, *all_args, inline=_folded_conversion)
+        """Bind `jit_p` on all the call's inputs (an `inline` one puts its equations in
+        a Jaxpr being traced)."""
         params = result.params
         ins, outs = self._shardings(all_args[len(result.leading):], in_tree, result)
         if ins or outs:
@@ -523,16 +520,6 @@ class JitWrapped(fastpath.JitCache):
 # its type's name (chex's is_traceable); found under both names here (pickle's lookup).
 JitWrapped.__name__ = JitWrapped.__qualname__ = "PjitFunction"
 PjitFunction = JitWrapped
-
-
-def _folded_conversion(eqn, values):
-    """JAX's constant folding where a jit is inlined: a conversion of a host scalar (a
-    Python or NumPy scalar argument, or one folded before) is done on the host, so that
-    the enclosing Jaxpr holds a literal, as JAX's does (`jnp.sin(x) * 2` inlines
-    `mul a 2.0:f32[]`, not a conversion of `2:i32[]`). None: bind it."""
-    if eqn.primitive is not convert_element_type_p or eqn.params["sharding"] is not None:
-        return None
-    return folded_on_host(values[0], eqn.params["new_dtype"], eqn.params["weak_type"])
 
 
 def _positional_name(fun: Callable, index: int) -> str:

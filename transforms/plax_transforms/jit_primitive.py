@@ -15,6 +15,12 @@ eagerly it compiles the whole Jaxpr and runs it. Its rules, all here:
 * jvp, partial evaluation, transpose: one `jit` call of the transformed inner Jaxpr,
   so `grad(jit(f))` keeps `f` staged as its own calls instead of inlining it;
 * batching: one `jit` call of the batched inner Jaxpr.
+
+A call made with `inline=True` (and no shardings) is a call only where it is not
+staged: bound where a Jaxpr is being traced, its equations go there instead (JAX's
+staging of such jits: `jnp.sin` shows as `sin`), while eager evaluation, vmap, jvp and
+the known part of a linearization run it (transformed) as one compiled call, as
+JAX's eager `vmap(jnp.tanh)` does, so that their values round as JAX's.
 """
 from __future__ import annotations
 
@@ -29,15 +35,41 @@ from plax.extend.core import (
     ClosedJaxpr,
     JaxprEqn,
     Primitive,
+    StagingTrace,
+    current_trace,
     dce_jaxpr,
+    eval_jaxpr,
+    set_current_trace,
 )
+from plax_stdlib.lax.conversion import convert_element_type_p, folded_on_host
 from plax_transforms import executing
 from plax_transforms.batching import batch_jaxpr
 from plax_transforms.call_rules import (call_jvp, call_partial_eval, call_partial_eval_jaxpr,
                                         call_transpose)
 from plax_transforms.lowering import sharding_constraint
 
-jit_p = Primitive("plax.jit", multiple_results=True)
+class _JitPrimitive(Primitive):
+    """`jit_p`, whose `inline=True` calls staged into a Jaxpr are their equations
+    (module docstring); staging under a linearization is `_stage_unknown`'s."""
+
+    def bind(self, *args, **params):
+        if params["inline"] and type(current_trace()) is StagingTrace:
+            closed = params["jaxpr"]
+            return eval_jaxpr(closed.jaxpr, closed.consts, *args, inline=_folded_conversion)
+        return super().bind(*args, **params)
+
+
+jit_p = _JitPrimitive("plax.jit", multiple_results=True)
+
+
+def _folded_conversion(eqn, values):
+    """JAX's constant folding where a jit is inlined: a conversion of a host scalar (a
+    Python or NumPy scalar argument, or one folded before) is done on the host, so that
+    the enclosing Jaxpr holds a literal, as JAX's does (`jnp.sin(x) * 2` inlines
+    `mul a 2.0:f32[]`, not a conversion of `2:i32[]`). None: bind it."""
+    if eqn.primitive is not convert_element_type_p or eqn.params["sharding"] is not None:
+        return None
+    return folded_on_host(values[0], eqn.params["new_dtype"], eqn.params["weak_type"])
 
 
 def jit_params(closed: ClosedJaxpr, name: str, *, donated_invars=None,
@@ -114,13 +146,24 @@ def _jit_lowering(ctx, *args, jaxpr, name: str, in_shardings, out_shardings, **_
 # --- transformations: the inner Jaxpr is transformed, the call stays a jit call -----------
 
 def _rebind(closed: ClosedJaxpr, params: dict, role: str) -> dict:
-    """A transformed jit call: default options, and the function's own name (JAX's
-    Jaxprs name a jvp or transposed call as the function, not `jvp(f)`)."""
-    return jit_params(closed, params["name"])
+    """A transformed jit call: default options but `inline`, and the function's own
+    name (JAX's Jaxprs name a jvp or transposed call as the function, not `jvp(f)`)."""
+    return jit_params(closed, params["name"], inline=params["inline"])
 
 
 jit_p.define_rule(JVP, call_jvp(jit_p, _rebind))
-jit_p.define_rule(PARTIAL_EVAL, call_partial_eval(jit_p, _rebind))
+def _stage_unknown(trace, args, params):
+    """The part of a linearized call that waits for tangents: an `inline` call's
+    equations staged one by one (JAX's linearization stages them so, and runs them so
+    when transposed), another call's as one call."""
+    if not params["inline"]:
+        return trace.stage(jit_p, args, params)
+    closed = params["jaxpr"]
+    with set_current_trace(trace):
+        return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+jit_p.define_rule(PARTIAL_EVAL, call_partial_eval(jit_p, _rebind, _stage_unknown))
 jit_p.define_rule(PARTIAL_EVAL_JAXPR, call_partial_eval_jaxpr(_rebind))
 jit_p.define_rule(TRANSPOSE, call_transpose(jit_p, _rebind))
 

@@ -375,7 +375,8 @@ def sanitize_name(name: str) -> str:
 
 
 def module_name(name: str) -> str:
-    return "jit_" + sanitize_name(name)
+    """The lowered module's name, as JAX's: `jit_f`, `jit__lambda` (no trailing `_`)."""
+    return ("jit_" + sanitize_name(name)).rstrip("_")
 
 
 def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,

@@ -27,12 +27,13 @@ _SHORT_NAMES = {
 }
 
 
-def short_dtype_name(dtype) -> str:
-    """`f32`, `i8`, `bf16`, `key<fry>`...: the names the Jaxpr printer uses."""
+def short_dtype_name(dtype, short: bool = True) -> str:
+    """`f32`, `i8`, `bf16`, `key<fry>`...: the names the Jaxpr printer uses; with
+    `short=False` NumPy's (`float32`), but float0's own name for NumPy's `void`."""
     if isinstance(dtype, ExtendedDType):
         return dtype.name
-    name = "float0" if dtype == _dtypes.float0 else np.dtype(dtype).name  # (NumPy: void)
-    return _SHORT_NAMES.get(name, name)
+    name = "float0" if dtype == _dtypes.float0 else np.dtype(dtype).name
+    return _SHORT_NAMES.get(name, name) if short else name
 
 
 class SymbolicDimension:
@@ -252,11 +253,12 @@ class ShapedArray(AbstractValue):
         return hash((self.shape, self.dtype, self.weak_type, self.typed_sharding))
 
     def __str__(self):  # `~float32[]` for a weak type, as JAX prints `typeof`
-        return ("~" if self.weak_type else "") + self.str_short(self.dtype.name)
+        long_name = short_dtype_name(self.dtype, short=False)
+        return ("~" if self.weak_type else "") + self.str_short(long_name)
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self.str_short(self.dtype.name)}{weak})"
+        return f"ShapedArray({self.str_short(short_dtype_name(self.dtype, short=False))}{weak})"
 
 
 def _axes_str(entry) -> str:

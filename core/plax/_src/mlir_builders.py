@@ -139,16 +139,15 @@ def dense_constant(value, dtype=None) -> ir.Value:
     array = np.asarray(value, dtype)
     if array.dtype == dtypes.float0:
         array = np.zeros(array.shape, bool)
-    element_type = ir_element_type(array.dtype)
-    attr = ir.DenseElementsAttr.get(np.ascontiguousarray(array), type=element_type,
-                                    shape=array.shape)
-    return hlo.constant(attr)
+    return hlo.constant(ir.DenseElementsAttr.get(
+        np.ascontiguousarray(array), type=ir_element_type(array.dtype), shape=array.shape))
 
 
 def splat(value, aval: ShapedArray) -> ir.Value:
-    """A tensor of `aval`'s shape and dtype with every element equal to `value`."""
-    scalar = dense_constant(np.asarray(value, aval.dtype).reshape(()), aval.dtype)
-    return broadcast_to(scalar, aval)
+    """A tensor of `aval`'s shape and dtype with every element equal to `value` (of a
+    float0 aval, its zero: the booleans it is lowered as)."""
+    dtype = np.dtype(bool) if aval.dtype == dtypes.float0 else aval.dtype
+    return broadcast_to(dense_constant(np.asarray(value, dtype).reshape(()), dtype), aval)
 
 
 # --- shapes and dtypes of values ------------------------------------------------------

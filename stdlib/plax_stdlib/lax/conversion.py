@@ -28,14 +28,22 @@ from plax.extend.mlir import hlo, mu
 
 # --- convert_element_type ------------------------------------------------------------
 
+_ANY_OR_FLOAT0 = ANY | {"float0"}  # float0 converts to and from every dtype, as in JAX
+
+
 def _convert_element_type_abstract_eval(operand, *, new_dtype, weak_type, sharding):
-    check_dtype("convert_element_type", operand, ANY)
-    check_dtype("convert_element_type", ShapedArray((), new_dtype), ANY, what="new_dtype")
+    check_dtype("convert_element_type", operand, _ANY_OR_FLOAT0)
+    check_dtype("convert_element_type", ShapedArray((), new_dtype), _ANY_OR_FLOAT0,
+                what="new_dtype")
     return ShapedArray(operand.shape, new_dtype, weak_type)
 
 
 def _convert_element_type_lower(ctx, operand, *, new_dtype, weak_type, sharding):
-    return mu.convert(operand, ctx.avals_in[0], ctx.avals_out[0])
+    aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
+    if aval_in.dtype != aval_out.dtype and dtypes.float0 in (aval_in.dtype, aval_out.dtype):
+        # float0's one value is zero (its booleans carry nothing): zeros, either way
+        return mu.splat(0, aval_out)
+    return mu.convert(operand, aval_in, aval_out)
 
 
 def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type, sharding):

@@ -193,6 +193,8 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device=None):
         Array([ 1, -1], dtype=int32)
     """
     x = util.ensure_arraylike("astype", x)
+    if util.dtype_of(x) == dtypes.float0:  # NumPy cannot convert it; lax gives zeros, as JAX
+        x = lax.convert_element_type(x, util.check_user_dtype(dtype, "astype"))
     return array(x, dtype=dtype, copy=copy, device=device)
 
 

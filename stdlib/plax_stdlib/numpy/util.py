@@ -228,8 +228,13 @@ def dtype_category(dtype: Any) -> str:
                 except TypeError:
                     pass
             return category
-    hint = (": arrays of PRNG keys support no arithmetic (plax.random.key_data gives their "
-            "integer data)" if isinstance(dtype, dtypes.ExtendedDType) else "")
+    if isinstance(dtype, dtypes.ExtendedDType):
+        hint = (": arrays of PRNG keys support no arithmetic (plax.random.key_data gives "
+                "their integer data)")
+    elif dtype == dtypes.float0:
+        dtype, hint = "float0", f": {_FLOAT0_HINT}"
+    else:
+        hint = ""
     raise TypeError(f"dtype {dtype} is not a bool or numeric dtype{hint}")
 
 
@@ -392,7 +397,14 @@ def _promote_args(fun_name: str, args: tuple, categories: str, promote: Callable
     if args and _unchanged_by_promotion(args, categories):
         return list(args)
     check_arraylike(fun_name, *args)
-    return promote_shapes(fun_name, *promote(*map(operand, args)))
+    args = [operand(a) for a in args]
+    if any(dtype_of(a) == dtypes.float0 for a in args):  # (JAX's class, before promotion)
+        raise TypeError(f"{fun_name} was called with a float0 array: {_FLOAT0_HINT}")
+    return promote_shapes(fun_name, *promote(*args))
+
+
+_FLOAT0_HINT = ("float0 arrays (the tangents of integers and bools) support no "
+                "operations; np.zeros(x.shape, dtype) gives ordinary zeros of their shape")
 
 
 def promote_args(fun_name: str, *args: Any) -> list[Any]:
