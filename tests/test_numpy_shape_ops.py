@@ -108,7 +108,7 @@ def test_split_and_array_split():
 
 def test_vsplit_hsplit_dsplit_take_any_array_with_the_axis():
     # JAX's (not NumPy's) rule: vsplit splits a 1-D array too; an array without the
-    # axis is an IndexError (numpy's AxisError), not NumPy's ValueError
+    # axis is an IndexError, not NumPy's ValueError
     np.testing.assert_array_equal(jnp.vsplit(np.arange(6), 3)[1], [2, 3])
     np.testing.assert_array_equal(jnp.hsplit(np.arange(6), [2])[1], [2, 3, 4, 5])
     assert [p.shape for p in jnp.dsplit(X, [1])] == [(2, 3, 1), (2, 3, 3)]
@@ -180,8 +180,8 @@ def test_reshape_and_transpose_shapes(shape, data):
     (lambda x: jnp.concatenate([x, x[:, :1, :2]], axis=1), TypeError, "must match exactly"),
     (lambda x: jnp.stack([x, x[0]]), ValueError, "same shape"),
     (lambda x: jnp.broadcast_to(x, (3, 4)), ValueError, "Incompatible shapes"),
-    (lambda x: jnp.swapaxes(x, 0, 3), np.exceptions.AxisError, "axis 3"),
-    (lambda x: jnp.moveaxis(x, 0, -4), np.exceptions.AxisError, "axis -4"),
+    (lambda x: jnp.swapaxes(x, 0, 3), IndexError, "axis 3"),
+    (lambda x: jnp.moveaxis(x, 0, -4), ValueError, "axis -4"),
     (lambda x: jnp.tril(x[0, 0]), ValueError, "at least 2-dimensional"),
     (lambda x: jnp.take(x, np.array([1.5])), TypeError, "integers"),
     (lambda x: jnp.sort(x, order="f"), TypeError, "order"),
@@ -215,7 +215,7 @@ def test_size_takes_a_tuple_of_axes():
     assert jnp.size(X, axis=(0, 2)) == 8 and jnp.size(X, [-1]) == 4 and jnp.size(X, ()) == 1
     with pytest.raises(ValueError, match="duplicate value in 'axis'"):
         jnp.size(X, (1, -2))
-    with pytest.raises(ValueError, match="out of bounds"):  # numpy's AxisError
+    with pytest.raises(ValueError, match="out of bounds"):
         jnp.size(X, (0, 3))
     with pytest.raises(TypeError, match="axis must be an integer, got 1.5"):
         jnp.size(X, 1.5)

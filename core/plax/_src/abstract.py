@@ -189,14 +189,8 @@ class ShapedArray(AbstractValue):
         typed = self.typed_sharding
         return _unsharded_type(len(self.shape)) if typed is None else typed
 
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return shape_size(self.shape)
-
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: shape_size(self.shape))
     mat = property(lambda self: self.manual_axis_type)
     vma = property(lambda self: self.manual_axis_type.varying)  # JAX's older field
 
@@ -368,7 +362,7 @@ class ShapeDtypeStruct:
         """The stand-in of `x` (an array, tracer, NumPy value or ShapeDtypeStruct): its
         shape, dtype and weak type, and its sharding where it is committed to one."""
         weak_type = getattr(getattr(x, "aval", x), "weak_type", 0) or _dtypes.is_weakly_typed(x)
-        sharding = getattr(x, "sharding", None) if getattr(x, "committed", True) else None
+        sharding = getattr(x, "sharding", None) if getattr(x, "_committed", True) else None
         return cls(np.shape(x), _dtypes.dtype(x, canonicalize=True), sharding=sharding,
                    weak_type=weak_type, manual_axis_type=getattr(x, "manual_axis_type", None))
 

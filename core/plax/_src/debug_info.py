@@ -78,13 +78,8 @@ class JaxprDebugInfo(NamedTuple):
     safe_arg_name = _safe_arg_name
     __str__ = _str
 
-    @property
-    def func_filename(self) -> str | None:
-        return _func_location(self)[0]
-
-    @property
-    def func_lineno(self) -> int | None:
-        return _func_location(self)[1]
+    func_filename = property(lambda self: _func_location(self)[0])
+    func_lineno = property(lambda self: _func_location(self)[1])
 
     def safe_result_path(self, i: int) -> str:
         """Path of flat output `i`, or `""` when unknown or out of range."""

@@ -105,13 +105,8 @@ class Jaxpr:
             check_debug_info_counts(debug_info, len(self.invars), len(self.outvars))
         self.debug_info = debug_info
 
-    @property
-    def in_avals(self) -> list[AbstractValue]:
-        return [v.aval for v in self.invars]
-
-    @property
-    def out_avals(self) -> list[AbstractValue]:
-        return [v.aval for v in self.outvars]
+    in_avals = property(lambda self: [v.aval for v in self.invars])
+    out_avals = property(lambda self: [v.aval for v in self.outvars])
 
     def replace(self, **changes) -> "Jaxpr":
         fields = {name: getattr(self, name) for name in self.__slots__ if name != "__weakref__"}

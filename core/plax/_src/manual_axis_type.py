@@ -90,9 +90,7 @@ class ManualAxisType:
         """The type of a cotangent: unreduced and reduced swap (a psum's transpose)."""
         return self.update(unreduced=self.reduced, reduced=self.unreduced)
 
-    @property
-    def empty(self) -> bool:
-        return self is EMPTY
+    empty = property(lambda self: self is EMPTY)
 
     @property
     def vur(self) -> frozenset:

@@ -41,9 +41,7 @@ class StagingTracer(Tracer):
         super().__init__(trace)
         self._var = var
 
-    @property
-    def aval(self):
-        return self._var.aval
+    aval = property(lambda self: self._var.aval)
 
 
 class StagingTrace(Trace):
@@ -76,11 +74,12 @@ class StagingTrace(Trace):
             with set_current_trace(self):
                 return self.to_atom(x.as_value())
         aval = get_aval(x)
-        if not isinstance(x, Tracer) and (type(x) in (bool, int, float, complex)
-                                          or isinstance(x, np.generic)):
+        if isinstance(x, Tracer):  # of an enclosing trace: a constant of this one
+            pass
+        elif type(x) in (bool, int, float, complex) or isinstance(x, np.generic):
             return Literal(np.asarray(x, aval.dtype)[()] if isinstance(x, np.generic) else x,
                            aval)
-        if (getattr(aval, "shape", None) == () and isinstance(aval.dtype, np.dtype)
+        elif (getattr(aval, "shape", None) == () and isinstance(aval.dtype, np.dtype)
                 and (isinstance(x, np.ndarray)
                      or self.inlines_arrays and hasattr(x, "addressable_shards"))):
             # a 0-d array is inline too, as JAX's: an Array as it is (values read from the

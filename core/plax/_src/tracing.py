@@ -73,42 +73,42 @@ class Trace:
         return type(self).__name__
 
     def concretization_error(self, tracer: "Tracer", what: str) -> Exception:
-        """The error for using `tracer`'s (abstract) value where Python needs a concrete
-        one; `what` is the conversion (`bool`, `int`, `index`, `float`, `item`...)."""
-        return concretization_error(tracer, what, f"while tracing {self.describe()}",
-                                    self.value_origin(tracer))
+        """A tracing error of JAX's class for using `tracer`'s (abstract) value where
+        Python needs a concrete one: `what` is the conversion (`bool`, `int`, `index`,
+        `item`...) or a member only concrete arrays have (`committed`, `devices()`).
+        It says which value was abstract, where, why, and what to do instead."""
+        shape, context = tracer.aval.str_short(), f"while tracing {self.describe()}"
+        if what == "bool":
+            cls, head = TracerBoolConversionError, (
+                f"Attempted boolean conversion of a traced array with shape {shape} {context}: "
+                "its value is abstract (not concrete), so Python cannot branch on it.")
+            fix = ("Use plax.lax.cond, plax.lax.select or plax.numpy.where for value-dependent "
+                   "control flow, or mark the argument static (static_argnums).")
+        elif what == "index":
+            cls, head = TracerIntegerConversionError, (
+                f"The __index__() method was called on a traced array with shape {shape} "
+                f"{context}: its value is abstract (not concrete), so it cannot index a Python "
+                "sequence, bound a range or size a shape.")
+            fix = ("Index arrays with plax.numpy instead of Python sequences, use "
+                   "plax.lax.fori_loop/scan for loops, or mark the argument static.")
+        elif what in CONCRETE_ONLY:
+            cls, head = ConcretizationTypeError, (
+                f"Abstract tracer value encountered where a concrete value is expected: "
+                f"`x.{what}` needs a concrete array, not a traced array with shape {shape} "
+                f"{context}.")
+            fix = "Use it outside the transformed function, on an array it returns."
+        else:
+            cls, head = ConcretizationTypeError, (
+                f"Abstract tracer value encountered where a concrete value is expected: the "
+                f"`{what}` conversion of a traced array with shape {shape} {context}.")
+            fix = (f"Keep the value an array (use x.astype(...) rather than {what}(x)), or "
+                   "mark the argument static so that its value is concrete.")
+        origin = self.value_origin(tracer)
+        return cls(f"{head}{' ' + origin if origin else ''}\n{fix}")
 
     def value_origin(self, tracer: "Tracer") -> str:
         """Why `tracer` is abstract, in the user's terms (the arguments it depends on)."""
         return ""
-
-
-def concretization_error(tracer: "Tracer", what: str, context: str, origin: str = ""
-                         ) -> Exception:
-    """A tracing error of JAX's class for the conversion `what`, saying which value was
-    abstract, where, why, and what to do instead."""
-    shape = tracer.aval.str_short()
-    if what == "bool":
-        cls, head = TracerBoolConversionError, (
-            f"Attempted boolean conversion of a traced array with shape {shape} {context}: "
-            "its value is abstract (not concrete), so Python cannot branch on it.")
-        fix = ("Use plax.lax.cond, plax.lax.select or plax.numpy.where for value-dependent "
-               "control flow, or mark the argument static (static_argnums).")
-    elif what == "index":
-        cls, head = TracerIntegerConversionError, (
-            f"The __index__() method was called on a traced array with shape {shape} "
-            f"{context}: its value is abstract (not concrete), so it cannot index a Python "
-            "sequence, bound a range or size a shape.")
-        fix = ("Index arrays with plax.numpy instead of Python sequences, use "
-               "plax.lax.fori_loop/scan for loops, or mark the argument static.")
-    else:
-        cls, head = ConcretizationTypeError, (
-            f"Abstract tracer value encountered where a concrete value is expected: the "
-            f"`{what}` conversion of a traced array with shape {shape} {context}.")
-        fix = (f"Keep the value an array (use x.astype(...) rather than {what}(x)), or "
-               "mark the argument static so that its value is concrete.")
-    origin = origin or tracer._trace.value_origin(tracer)
-    return cls(f"{head}{' ' + origin if origin else ''}\n{fix}")
 
 
 class EvalTrace(Trace):
@@ -123,22 +123,15 @@ class EvalTrace(Trace):
         impl = primitive.get_rule("impl")
         if impl is not None:
             return impl(*args, **params)
-        return _eager_dispatch()(primitive, args, params)
+        return _eager_dispatch(primitive, args, params)
 
     def describe(self):
         return "eager evaluation"
 
 
-_eager = None
-
-
-def _eager_dispatch():
-    """The default impl of every primitive: compile and run its one equation
-    (provided by plax-transforms through the `plax.interpreters` entry points)."""
-    global _eager
-    if _eager is None:
-        _eager = plugins.resolve("plax.interpreters", "eager_dispatch")
-    return _eager
+_eager_dispatch = plugins.seam("eager_dispatch")
+"""The default impl of every primitive: compile and run its one equation (provided by
+plax-transforms through the `plax.interpreters` entry points)."""
 
 
 def check_no_leaks(trace: Trace) -> None:
@@ -210,6 +203,17 @@ def set_current_trace(trace: Trace):
         _state.trace = prev
 
 
+def _scalar_conversion(convert: type, what: str, kinds: str):
+    """`int(x)`, `float(x)`... of a tracer: NumPy's check comes first (it holds whatever
+    the values are), then the value must be concrete."""
+    def method(self):
+        if self.aval.shape:
+            raise TypeError(f"Only scalar arrays can be converted to Python {kinds}; got a "
+                            f"traced array of shape {self.aval.shape}")
+        return convert(self._concrete(what))
+    return method
+
+
 class Tracer:
     """A value seen by a transformation in place of an array."""
     __slots__ = ("_trace", "__weakref__")
@@ -228,6 +232,8 @@ class Tracer:
     ndim = property(lambda self: self.aval.ndim)
     size = property(lambda self: self.aval.size)
     weak_type = property(lambda self: self.aval.weak_type)
+    itemsize = property(lambda self: self.aval.dtype.itemsize)
+    nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
 
     def to_concrete_value(self):
         """The concrete value behind this tracer, or None when tracing abstractly."""
@@ -239,12 +245,6 @@ class Tracer:
             raise self._trace.concretization_error(self, what)
         return value
 
-    def _check_scalar(self, kind: str) -> None:
-        """NumPy's checks come first: they hold whatever the values are."""
-        if self.aval.shape:
-            raise TypeError(f"Only scalar arrays can be converted to Python {kind}; got a "
-                            f"traced array of shape {self.aval.shape}")
-
     def __bool__(self):
         if self.aval.size != 1:
             what = ("an empty array" if self.aval.size == 0
@@ -252,27 +252,13 @@ class Tracer:
             raise ValueError(f"The truth value of {what} is ambiguous. Use a.any() or a.all()")
         return bool(np.asarray(self._concrete("bool")).reshape(()))
 
-    def __int__(self):
-        self._check_scalar("ints")
-        return int(self._concrete("int"))
-
-    def __index__(self):
-        self._check_scalar("ints")
-        return int(self._concrete("index"))
-
-    def __float__(self):
-        self._check_scalar("floats")
-        return float(self._concrete("float"))
-
-    def __complex__(self):
-        self._check_scalar("complex numbers")
-        return complex(self._concrete("complex"))
+    __int__ = _scalar_conversion(int, "int", "ints")
+    __index__ = _scalar_conversion(int, "index", "ints")
+    __float__ = _scalar_conversion(float, "float", "floats")
+    __complex__ = _scalar_conversion(complex, "complex", "complex numbers")
 
     def item(self, *args):
         return np.asarray(self._concrete("item")).item(*args)
-
-    def tolist(self):
-        return np.asarray(self._concrete("tolist")).tolist()
 
     def __array__(self, dtype=None, copy=None):
         origin = self._trace.value_origin(self)
@@ -292,6 +278,9 @@ class Tracer:
             raise TypeError("iteration over a 0-d array")
         return iter(self._unstack())  # each row by index_in_dim, as JAX's
 
+    def __reversed__(self):
+        return iter(self[::-1])
+
     def __hash__(self):
         raise TypeError(f"unhashable type: traced array {self.aval.str_short()}")
 
@@ -300,6 +289,35 @@ class Tracer:
 
 
 array_methods.install(Tracer)
+
+# The members of jax.Array that need its data on devices. A tracer's raise JAX's errors:
+# ConcretizationTypeError, or AttributeError for those that code probes with hasattr.
+CONCRETE_ONLY = ("committed addressable_shards global_shards is_fully_addressable "
+                 "is_fully_replicated traceback devices() is_deleted() delete() tolist() "
+                 "tobytes() __dlpack__() on_device_size_in_bytes() addressable_data() "
+                 "unsafe_buffer_pointer()").split()
+_NOT_ON_TRACERS = ("sharding", "device", "block_until_ready", "copy_to_host_async")
+
+
+def _concrete_only(what: str):
+    def fail(self, *args, **kwargs):
+        raise self._trace.concretization_error(self, what)
+    return fail if what.endswith("()") else property(fail)
+
+
+def _not_on_tracers(name: str):
+    def fail(self):
+        raise AttributeError(
+            f"The '{name}' attribute is not available on a traced array with shape "
+            f"{self.aval.str_short()}, only on concrete arrays (plax.typeof(x) is a traced "
+            "array's type, with its sharding).")
+    return property(fail)
+
+
+for _what in CONCRETE_ONLY:
+    setattr(Tracer, _what.removesuffix("()"), _concrete_only(_what))
+for _name in _NOT_ON_TRACERS:
+    setattr(Tracer, _name, _not_on_tracers(_name))
 
 
 # --- abstract values of Python and NumPy values ----------------------------------

@@ -31,6 +31,9 @@ from plax.extend.dtypes import (
     promote_types as promote_types,
     result_type as result_type,
 )
+from plax_stdlib.numpy.array_api_info import (
+    __array_namespace_info__ as __array_namespace_info__,
+)
 from plax_stdlib.numpy.arrangement import (
     block as block,
     column_stack as column_stack,

@@ -84,7 +84,7 @@ def column_stack(tup):
 def _split_along(name: str, ary, indices_or_sections, axis: int):
     """`split` along `axis` (along axis 0 of a 1-D array for hsplit). As JAX's, and
     unlike NumPy's, the functions take any array that has the axis: an array without
-    it is numpy's AxisError (an IndexError, JAX's class)."""
+    it is an IndexError (JAX's class)."""
     ary = util.ensure_arraylike(name, ary)
     if axis == 1 and len(util.shape_of(ary)) == 1:
         axis = 0
@@ -125,7 +125,7 @@ def vsplit(ary, indices_or_sections) -> list:
         A list of arrays.
 
     Raises:
-        IndexError: a 0-d `ary` (numpy's AxisError).
+        IndexError: a 0-d `ary`.
 
     Examples:
         >>> jnp.vsplit(jnp.arange(4).reshape(2, 2), 2)
@@ -149,8 +149,7 @@ def dsplit(ary, indices_or_sections) -> list:
         A list of arrays.
 
     Raises:
-        IndexError: `ary` has fewer than three dimensions (numpy's AxisError, as JAX's
-            IndexError).
+        IndexError: `ary` has fewer than three dimensions (as JAX's).
 
     Examples:
         >>> [p.shape for p in jnp.dsplit(jnp.ones((1, 2, 4)), 2)]

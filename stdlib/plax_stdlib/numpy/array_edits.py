@@ -165,7 +165,7 @@ def delete(arr, obj, axis: int | None = None, *, assume_unique_indices: bool = F
     axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
     n = util.shape_of(a)[axis]
     if isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_)):
-        i = util.canonicalize_axis(obj, n)  # IndexError-like check: AxisError
+        i = util.canonicalize_axis(obj, n)  # out of range: JAX's ValueError
         return shape_ops.concatenate([a[_along(axis, slice(0, i))],
                                       a[_along(axis, slice(i + 1, None))]], axis)
     if isinstance(obj, slice):

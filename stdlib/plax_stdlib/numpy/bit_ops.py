@@ -44,7 +44,7 @@ def packbits(a, axis: int | None = None, bitorder: str = "big"):
     weights = _bit_weights(bitorder, "packbits")
     if axis is None:
         a, axis = shape_ops.ravel(a), 0
-    axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
+    axis = util.canonicalize_axis(axis, len(util.shape_of(a)), IndexError)  # JAX's class
     bits = util.convert(ufuncs._as_bool(a), np.uint8)
     bits = shape_ops.moveaxis(bits, axis, -1)
     n = util.shape_of(bits)[-1]
@@ -89,7 +89,7 @@ def unpackbits(a, axis: int | None = None, count: int | None = None, bitorder: s
     weights = _bit_weights(bitorder, "unpackbits")
     if axis is None:
         a, axis = shape_ops.ravel(a), 0
-    axis = util.canonicalize_axis(axis, len(util.shape_of(a)))
+    axis = util.canonicalize_axis(axis, len(util.shape_of(a)), IndexError)  # JAX's class
     a = shape_ops.moveaxis(a, axis, -1)
     bits = lax.ne(ufuncs.bitwise_and(lax.expand_dims(a, (len(util.shape_of(a)),)), weights), 0)
     bits = lax.reshape(util.convert(bits, np.uint8), util.shape_of(a)[:-1]

@@ -496,7 +496,7 @@ def _keeps_its_sharding(a, shape, fill_value, dtype) -> bool:
     """Whether `a`'s zeros (ones...) of `shape` take its sharding, as JAX's `full_like`
     rule has it: `a` is a committed Array, the result has its shape (or `a` is
     replicated), and the fill is a known scalar of a NumPy dtype."""
-    return (getattr(a, "committed", False) and not isinstance(a, Tracer)
+    return (not isinstance(a, Tracer) and getattr(a, "committed", False)
             and (shape == util.shape_of(a) or a.sharding.is_fully_replicated)
             and not isinstance(fill_value, Tracer) and not util.shape_of(fill_value)
             and isinstance(dtype, np.dtype) and dtype != dtypes.float0)
@@ -680,7 +680,7 @@ def _linspace(start, stop, num: int, endpoint: bool, retstep: bool, dtype, axis:
     start, stop = (util.convert(v, compute_dtype) for v in (start, stop))
     bounds = list(util.broadcast_shapes(util.shape_of(start), util.shape_of(stop)))
     start, stop = (util.broadcast_to_shape(v, tuple(bounds)) for v in (start, stop))
-    axis = util.canonicalize_axis(axis, len(bounds) + 1)
+    axis = util.canonicalize_axis(axis, len(bounds) + 1, IndexError)  # JAX's class
     shape = bounds[:axis] + [1] + bounds[axis:]  # the bounds' shape with the samples' axis
     div = num - 1 if endpoint else num
     if num > 1:

@@ -274,7 +274,7 @@ def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
     p, period = util.promote_args("unwrap", p, period)
     if util.dtype_category(util.dtype_of(p)) == "c":
         raise ValueError("plax.numpy.unwrap does not support complex inputs.")
-    axis = util.canonicalize_axis(axis, len(util.shape_of(p)))
+    axis = util.canonicalize_axis(axis, len(util.shape_of(p)), IndexError)  # JAX's class
     if util.shape_of(p)[axis] == 0:
         return util.as_array(p)
     integer = util.dtype_category(util.dtype_of(p)) in "iu"

@@ -275,7 +275,7 @@ def _shift(fun_name: str, x, axes, inverse: bool):
     x = util.ensure_arraylike(fun_name, x)
     shape = util.shape_of(x)
     axes = tuple(range(len(shape))) if axes is None else \
-        tuple(util.canonicalize_axis(a, len(shape)) for a in
+        tuple(util.canonicalize_axis(a, len(shape), IndexError) for a in
               ((axes,) if isinstance(axes, (int, np.integer)) else axes))
     shifts = tuple(-(shape[a] // 2) if inverse else shape[a] // 2 for a in axes)
     return shape_ops.roll(x, shifts, axes) if axes else util.as_array(x)

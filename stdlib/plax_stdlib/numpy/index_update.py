@@ -15,11 +15,12 @@ element.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from plax.extend import dtypes
+from plax.extend import config, dtypes
 from plax.extend.core import decided
 from plax.extend.sharding import ShardingTypeError
 from plax_stdlib import lax
@@ -305,6 +306,7 @@ def _update(op: str, x, index, values, unique_indices: bool, mode,
     x = util.ensure_arraylike(f"x.at[...].{op}", x)
     util.check_arraylike(f"x.at[...].{op}", values)
     shape, dtype = util.shape_of(x), util.dtype_of(x)
+    _warn_unsafe_cast(op, values, dtype)
     size = math.prod(shape)
     if size == 0:  # no element to update (as in JAX), once the index is checked
         indexing.check_index(shape, index)
@@ -346,6 +348,25 @@ def _update(op: str, x, index, values, unique_indices: bool, mode,
                         indices_are_sorted=indices_are_sorted,
                         mode="promise_in_bounds" if mode == "promise_in_bounds" else "fill")
     return util.as_array(util.convert(lax.reshape(out, shape), dtype, weak))
+
+
+def _warn_unsafe_cast(op: str, values, dtype: np.dtype) -> None:
+    """JAX's FutureWarning where the update converts its values to `x`'s dtype unsafely
+    (floats into integers, complex into floats...), which JAX means to make an error.
+    A Python int that fits an integer `x` takes its dtype; other values keep their own
+    (a Python scalar's weak one)."""
+    if (isinstance(values, int) and dtypes.issubdtype(dtype, np.integer)
+            and np.iinfo(dtype).min <= values <= np.iinfo(dtype).max):
+        return
+    given = util.dtype_of(values)
+    if given != dtype and dtypes.result_type(values, dtype) != dtype:
+        # stacklevel 1 reports this line, as JAX's: once per process by default
+        warnings.warn(
+            f"scatter inputs have incompatible types: cannot safely cast value from "
+            f"dtype={given} to dtype={dtype} with jax_numpy_dtype_promotion="
+            f"{config.numpy_dtype_promotion.value}: x.at[...].{op} converts the values to "
+            f"{dtype}, which a future release makes an error.", FutureWarning,
+            stacklevel=1)
 
 
 def _broadcasts_to(shape, target) -> bool:

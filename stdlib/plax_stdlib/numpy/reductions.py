@@ -425,7 +425,7 @@ def _mean_jitted(a, axis, dtype, keepdims, where):
                      if dtype is None and dtypes.issubdtype(result_dtype, np.inexact)
                      else result_dtype)
     shape = util.shape_of(a)
-    axes = util.canonicalize_axes(axis, len(shape))
+    axes = util.canonicalize_axes(axis, len(shape), IndexError)  # JAX's class here
     count = _count(shape, axes, where, keepdims, compute_dtype, "mean")
     total = sum(a, axes, dtype=compute_dtype, keepdims=keepdims, where=where)
     if dtypes.issubdtype(compute_dtype, np.inexact):
@@ -504,7 +504,7 @@ def _var(a, *, axis, dtype, correction, keepdims, where, a_mean):
     compute_dtype, result_dtype = _var_dtypes(util.dtype_of(a), dtype)
     a = util.convert(a, compute_dtype)
     shape = util.shape_of(a)
-    axes = util.canonicalize_axes(axis, len(shape))
+    axes = util.canonicalize_axes(axis, len(shape), IndexError)  # JAX's class here
     if a_mean is None:
         a_mean = _mean(a, axes, dtype=compute_dtype, keepdims=True, where=where)
     else:
@@ -588,7 +588,7 @@ def _arg_extremum(name: str, lax_fn: Callable, example_output: str):
         if axis is None:
             flat_axis, a = 0, lax.reshape(a, (math.prod(shape),))
         else:
-            flat_axis = util.canonicalize_axis(axis, len(shape))
+            flat_axis = util.canonicalize_axis(axis, len(shape), IndexError)  # JAX's class
         if util.shape_of(a)[flat_axis] == 0:
             raise ValueError(f"attempt to get {name} of an empty sequence")
         result = lax_fn(a, flat_axis, dtypes.default_int_dtype())

@@ -184,7 +184,7 @@ def swapaxes(a, axis1: int, axis2: int):
     a = util.ensure_arraylike("swapaxes", a)
     ndim = _ndim(a)
     perm = list(range(ndim))
-    i, j = util.canonicalize_axis(axis1, ndim), util.canonicalize_axis(axis2, ndim)
+    i, j = (util.canonicalize_axis(ax, ndim, IndexError) for ax in (axis1, axis2))  # JAX's
     perm[i], perm[j] = perm[j], perm[i]
     return lax.transpose(a, tuple(perm))
 
@@ -582,7 +582,7 @@ def dstack(tup, dtype=None):
 def _split(name: str, ary, indices_or_sections, axis: int, equal: bool) -> list:
     ary = util.ensure_arraylike(name, ary)
     shape = util.shape_of(ary)
-    axis = util.canonicalize_axis(axis, len(shape))
+    axis = util.canonicalize_axis(axis, len(shape), IndexError)  # JAX's class
     size = shape[axis]
     sections = util.concrete_or_error(indices_or_sections,
                                       f"{name}: indices_or_sections must be static")
@@ -747,9 +747,10 @@ def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | No
 
 def _repeat(a, repeats, axis: int, total_repeat_length):
     shape = util.shape_of(a)
-    axis = util.canonicalize_axis(axis, len(shape))
     counts = np.asarray(repeats)
-    if counts.ndim == 0 or counts.shape == (1,):
+    by_count = counts.ndim == 0 or counts.shape == (1,)
+    axis = util.canonicalize_axis(axis, len(shape), ValueError if by_count else IndexError)
+    if by_count:
         r = int(counts.reshape(()))
         if r < 0:  # a negative dimension: NumPy's ValueError and JAX's TypeError
             raise InvalidShapeError(f"repeat: repeats may not be negative, got {r}")

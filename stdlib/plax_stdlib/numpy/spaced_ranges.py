@@ -83,6 +83,8 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
     compute = dtypes.to_inexact_dtype(dtype if dtype is not None
                                       else dtypes.result_type(start, stop))
     start, stop = util.convert(start, compute), util.convert(stop, compute)
+    bounds = util.broadcast_shapes(util.shape_of(start), util.shape_of(stop))
+    util.canonicalize_axis(axis, len(bounds) + 1)  # before linspace's, as JAX's ValueError
     sign = lax.sign(start)
     logs = creation.linspace(ufuncs.log10(ufuncs.divide(start, sign)),
                              ufuncs.log10(ufuncs.divide(stop, sign)), num, endpoint=endpoint,

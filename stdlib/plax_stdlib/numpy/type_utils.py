@@ -17,7 +17,7 @@ from numpy.exceptions import ComplexWarning as ComplexWarning  # noqa: F401
 from plax.extend import dtypes
 from plax_stdlib.numpy import util
 
-_KINDS = {
+DTYPE_KINDS = {
     "bool": lambda d: d == np.dtype(bool),
     "signed integer": lambda d: dtypes.issubdtype(d, np.signedinteger),
     "unsigned integer": lambda d: dtypes.issubdtype(d, np.unsignedinteger),
@@ -66,10 +66,10 @@ def isdtype(dtype, kind) -> bool:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     for k in kinds:
         if isinstance(k, str):
-            if k not in _KINDS:
+            if k not in DTYPE_KINDS:
                 raise ValueError(f"isdtype: unrecognized kind {k!r}; expected a dtype or one "
-                                 f"of {sorted(_KINDS)}")
-            if _KINDS[k](dtype):
+                                 f"of {sorted(DTYPE_KINDS)}")
+            if DTYPE_KINDS[k](dtype):
                 return True
         elif dtype == _as_dtype(k):
             return True

@@ -16,7 +16,6 @@ import warnings
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from numpy.exceptions import AxisError
 
 import plax
 from plax.errors import ConcretizationTypeError
@@ -437,9 +436,10 @@ def canonicalize_shape(shape: Any, fun_name: str) -> tuple[int, ...]:
 
 # --- axes ---------------------------------------------------------------------------
 
-def canonicalize_axis(axis: Any, ndim: int) -> int:
-    """`axis` in [0, ndim); numpy's AxisError (a ValueError) when out of range, and
-    JAX's ConcretizationTypeError for a traced one (an axis shapes the result, so it
+def canonicalize_axis(axis: Any, ndim: int, error: type[Exception] = ValueError) -> int:
+    """`axis` in [0, ndim); out of range, `error` with NumPy's message: a ValueError, as
+    JAX raises in most functions (those where JAX's is an IndexError pass that class).
+    A traced axis is JAX's ConcretizationTypeError (an axis shapes the result, so it
     must be static)."""
     if isinstance(axis, Tracer):
         axis = concrete_or_error(axis, "axis arguments must be static")
@@ -448,20 +448,22 @@ def canonicalize_axis(axis: Any, ndim: int) -> int:
     except TypeError:
         raise TypeError(f"axis must be an integer, got {axis!r}") from None
     if not -ndim <= axis < ndim:
-        raise AxisError(axis, ndim)
+        raise error(f"axis {axis} is out of bounds for array of dimension {ndim}")
     return axis % ndim
 
 
-def canonicalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
-    """None → every axis; an int or a sequence of ints → sorted-free tuple of axes."""
+def canonicalize_axes(axis: Any, ndim: int, error: type[Exception] = ValueError
+                      ) -> tuple[int, ...]:
+    """None → every axis; an int or a sequence of ints → sorted-free tuple of axes (an
+    axis out of range is `error`, as for `canonicalize_axis`)."""
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, (tuple, list)):
-        axes = tuple(canonicalize_axis(a, ndim) for a in axis)
+        axes = tuple(canonicalize_axis(a, ndim, error) for a in axis)
         if len(set(axes)) != len(axes):
             raise ValueError(f"duplicate value in 'axis': {tuple(axis)}")
         return axes
-    return (canonicalize_axis(axis, ndim),)
+    return (canonicalize_axis(axis, ndim, error),)
 
 
 # --- concrete values ----------------------------------------------------------------

@@ -82,7 +82,7 @@ def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=
     if not s1 or not s2:
         raise ValueError(f"jnp.linalg.vecdot needs arrays of at least one dimension, got shapes "
                          f"{s1} and {s2}")
-    a1, a2 = util.canonicalize_axis(axis, n1), util.canonicalize_axis(axis, n2)
+    a1, a2 = (util.canonicalize_axis(axis, n, IndexError) for n in (n1, n2))  # JAX's class
     if s1[a1] != s2[a2]:
         raise ValueError(f"jnp.linalg.vecdot: axis {axis} has size {s1[a1]} in x1 {s1} but "
                          f"{s2[a2]} in x2 {s2}")
@@ -148,7 +148,7 @@ def cross(x1, x2, /, *, axis: int = -1):
     s1, s2 = util.shape_of(x1), util.shape_of(x2)
     if not s1 or not s2:
         raise ValueError(f"jnp.linalg.cross takes arrays of 3-vectors, got shapes {s1} and {s2}")
-    a1, a2 = util.canonicalize_axis(axis, len(s1)), util.canonicalize_axis(axis, len(s2))
+    a1, a2 = (util.canonicalize_axis(axis, len(s), IndexError) for s in (s1, s2))  # JAX's
     if s1[a1] != 3 or s2[a2] != 3:
         raise ValueError(f"jnp.linalg.cross needs 3-vectors along axis {axis}; got sizes "
                          f"{s1[a1]} (x1 of shape {s1}) and {s2[a2]} (x2 of shape {s2})")
