@@ -101,7 +101,7 @@ class CompiledJaxpr:
         if len(devices) == 1:
             sharding = single_device_sharding(devices[0])
             in_shardings = [_on_device(s, devices[0]) for s in lowering.arg_shardings]
-            out_shardings = [_on_device(s, devices[0]) for s in lowering.result_shardings]
+            out_shardings = _one_device_outputs(lowering, placement)
             const_sharding, build = sharding, {}
             like: tuple[Sharding, ...] = ()
         else:
@@ -367,6 +367,26 @@ def _on_device(sharding: Sharding | None, device: Device) -> Sharding:
     """The sharding on `device` in the memory kind `sharding` states (default: device)."""
     kind = None if sharding is None else sharding.memory_kind
     return single_device_sharding(device, None if kind == "device" else kind)
+
+
+def _one_device_outputs(lowering: LoweringResult, placement: CallPlacement) -> list[Sharding]:
+    """The shardings of a one-device computation's outputs, as JAX's: the one stated
+    for an output, else one of the kind of the first stated input's (or output's)
+    sharding where that kind can say it (a NamedSharding on a one-device mesh stays
+    one), else the device's; in the memory kind the module states."""
+    device = placement.devices[0]
+    stated = placement.out_shardings or (None,) * len(lowering.out_avals)
+    kept = [placement.in_shardings[i] for i in lowering.kept_var_idx]
+    model = next((s for s in (*kept, *stated) if s is not None), None)
+    outs = []
+    for s, in_module, aval in zip(stated, lowering.result_shardings, lowering.out_avals):
+        if s is None:
+            s = _on_device(in_module, device)
+            ndim = len(getattr(aval, "shape", ()))
+            like = model and model._like_from_xla(s._to_xla_hlo_sharding(ndim), ndim)
+            s = s if like is None else like.with_memory_kind(s.memory_kind)
+        outs.append(s)
+    return outs
 
 
 _lowerings = BoundedCache("lowerings", max_entries=4096, max_bytes=512 << 20)
