@@ -421,6 +421,8 @@ def lower_jaxpr(closed: ClosedJaxpr, name: str, *, platform: str,
                     for s, a in zip(ins, closed.in_avals)),
               tuple(abstract_layout(s, a.ndim, num_devices)
                     for s, a in zip(outs, closed.out_avals)))
+    if placement is not None and (placement.in_layouts or placement.out_layouts):
+        layout += (placement.in_layouts, placement.out_layouts)
     key = (id(closed), name, (tuple(donated_invars), tuple(aliases)), keep_unused, platform,
            config.jit_key_context(), num_devices, layout)
     lowering = _lowerings.get(key)
@@ -430,7 +432,9 @@ def lower_jaxpr(closed: ClosedJaxpr, name: str, *, platform: str,
         lowering = lower_module(closed, name, platform=platform,
                                 donated_invars=donated_invars, keep_unused=keep_unused,
                                 num_partitions=num_devices, in_shardings=ins,
-                                out_shardings=outs, aliases=aliases)
+                                out_shardings=outs, aliases=aliases,
+                                in_layouts=placement.in_layouts if placement else (),
+                                out_layouts=placement.out_layouts if placement else ())
         _lowerings.put(key, lowering, nbytes=lowering.nbytes, owners=(closed,))
     return lowering
 
