@@ -5,7 +5,7 @@ ships is a cloudpickled copy of it, so state it closes over is the copy's."""
 from __future__ import annotations
 
 import pytest
-from jax_reference import requires_jax, run_reference
+from jax_differential import requires_jax, start_driver_in_jax
 
 import plax
 from plax.experimental import colocated_python as cp
@@ -102,9 +102,17 @@ attempt("and again", lambda: broken.get(x))
 """
 
 
+def _result(lib: str):
+    """Starts `_CODE` with `lib` as `jax` in a subprocess; returns the wait for its result."""
+    return start_driver_in_jax(f"import json\nimport numpy as np\nimport {lib} as jax\n"
+                               f"import {lib}.numpy as jnp\n{_CODE}\n"
+                               "print(json.dumps(result))\n", [])
+
+
 @requires_jax
 def test_colocated_python_matches_jax():
-    assert run_reference(_CODE, "plax") == run_reference(_CODE)
+    theirs, mine = _result("jax"), _result("plax")  # (both run at once)
+    assert mine() == theirs()
 
 
 def test_without_cloudpickle_a_call_says_so(monkeypatch):
