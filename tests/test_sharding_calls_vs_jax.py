@@ -1,8 +1,8 @@
 """Sharding entry points called as JAX's documentation calls them, against JAX in a
 subprocess: `auto_axes` given `out_sharding=` at the call, and
 `make_array_from_process_local_data` with a bare PartitionSpec under `set_mesh` and
-with a pytree of local data, and the shardings of `zeros_like`/`full_like` (results,
-their specs and the errors' classes)."""
+with a pytree of local data, the shardings of `zeros_like`/`full_like`, and of the
+outputs of one-device computations (results, their specs and the errors' classes)."""
 import numpy as np
 from jax_differential import requires_jax, run_body, run_in_jax
 
@@ -66,6 +66,19 @@ like("like.one_device", on_one)
 results["like.one_device.where"] = np.array([next(iter(on_one.devices())).id, on_one.committed])
 with lib.set_mesh(auto):
     like("like.in_mesh", lib.numpy.zeros_like(lib.device_put(x, P("x"))))
+
+# a computation on one device gives its outputs the kind of sharding its first stated
+# input (else output) has: a NamedSharding on a one-device mesh stays one
+one = NamedSharding(sharding.Mesh(lib.devices()[:1], ("d",)), P())
+single = sharding.SingleDeviceSharding(lib.devices()[0])
+xn, x1, u = lib.device_put(x, one), lib.device_put(x, single), lib.numpy.ones(3)
+like("one.eager", xn + 1)
+like("one.later_arg", lib.jit(lambda a, b: (a.sum() + b, b * 2))(u, xn)[1])
+like("one.single_first", lib.jit(lambda a, b: a + b)(x1, xn))
+like("one.named_first", lib.jit(lambda a, b: a + b)(xn, x1))
+like("one.stated_out", lib.jit(lambda a: (a, a * 2), out_shardings=(one, None))(u)[1])
+like("one.stated_in", lib.jit(lambda a: a[None], in_shardings=one)(u))
+like("one.stated_single", lib.jit(lambda a: a, out_shardings=single)(xn))
 """
 
 

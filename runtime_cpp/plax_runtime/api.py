@@ -5,6 +5,7 @@ Backends are reached through the registry (`plax_runtime.backends`), which the
 """
 from __future__ import annotations
 
+import functools
 import gc
 import importlib.metadata
 import os
@@ -21,7 +22,9 @@ from plax.extend.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plax_runtime import distributed_watch, transfer_guard
 from plax_runtime.array import Array, make_array_from_callback
 from plax_runtime.backends import get_backend
-from plax_runtime.device_put import device_put
+from plax_runtime import device_put as _placing
+from plax_runtime.executable import put_with_format
+from plax_runtime.layouts import Format
 
 __all__ = ["devices", "local_devices", "device_count", "local_device_count",
            "default_backend", "process_index", "process_count", "process_indices",
@@ -30,6 +33,13 @@ __all__ = ["devices", "local_devices", "device_count", "local_device_count",
            "host_count", "host_ids", "make_array_from_process_local_data"]
 
 Backend = str | xc.Client | None
+
+
+@functools.wraps(_placing.device_put)
+def device_put(x: Any, device: Any = None, **options) -> Any:
+    if isinstance(device, Format):  # a layout too: its copies are compiled
+        return put_with_format(x, device, **options)
+    return _placing.device_put(x, device, **options)
 
 
 def devices(backend: Backend = None) -> list[xc.Device]:

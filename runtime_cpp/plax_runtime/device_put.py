@@ -23,14 +23,12 @@ from jaxlib import xla_client as xc
 
 import plax
 from plax.extend import dtypes
-from plax.extend.core import (ShapedArray, StagingTrace, Tracer, current_trace, get_aval,
-                              physical_aval)
+from plax.extend.core import (ShapedArray, StagingTrace, Tracer, current_trace, physical_aval)
 from plax.extend.sharding import (Device, Sharding, hlo_shardings_equal, sharding_from_spec,
                                   traced_device_put)
 from plax.extend.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plax_runtime import placement, transfer_guard
 from plax_runtime.array import Array
-from plax_runtime.layouts import AUTO, Format, satisfies
 from plax_runtime.memory import Space, memory_kind_of
 from plax_runtime.placement import PreparedPut
 from plax_runtime.shard_buffers import shard_buffers
@@ -71,7 +69,9 @@ def device_put(x: Any, device: Device | Sharding | Any | None = None, *,
         x: a pytree of arrays and scalars.
         device: where to put them: a Device, a Sharding (e.g. `NamedSharding(mesh,
             P("x"))` to split a dimension over a mesh axis), a `plax.memory.Space`
-            of the devices a leaf is on, or a pytree prefix of `x` of these.
+            of the devices a leaf is on, or a pytree prefix of `x` of these; or a
+            `plax.experimental.layout.Format` (a Sharding with the layout its buffers
+            are copied into).
         donate: let the inputs' buffers be reused; inputs that were copied are
             deleted (a bool, or a pytree prefix of `x` of bools).
         may_alias: False always copies; True lets a result share the memory of a
@@ -95,8 +95,6 @@ def device_put(x: Any, device: Device | Sharding | Any | None = None, *,
         >>> len(y.addressable_shards), y.addressable_shards[0].data.shape
         (8, (2, 1))
     """
-    if isinstance(device, Format):
-        return _put_with_format(x, device, donate=donate, may_alias=may_alias)
     leaves, treedef = tree_flatten(x)
     is_target = lambda t: t is None or isinstance(t, (Device, Sharding, Space))
     n = len(leaves)
@@ -125,26 +123,6 @@ def device_put(x: Any, device: Device | Sharding | Any | None = None, *,
     with transfer_guard.explicit():
         return tree_unflatten(treedef, _results(leaves, put_leaves(leaves, targets, donations,
                                                                    aliasing)))
-
-
-def _put_with_format(x: Any, format: Format, **options) -> Any:
-    """`device_put` onto `format`'s sharding, when the arrays placed there get its
-    layout (placing into another layout than the backend's default is not built)."""
-    if format.layout is AUTO:
-        raise ValueError("sharding and layout in `Layout` instance should be concrete. Got "
-                         f"layout: {format}")
-    if format.layout is not None:
-        for leaf in tree_flatten(x)[0]:
-            format.layout.check_compatible_aval(np.shape(leaf))
-    placed = device_put(x, format.sharding, **options)
-    if format.layout is not None:
-        for leaf in tree_flatten(placed)[0]:
-            if not isinstance(leaf, Array) or not satisfies(leaf.format.layout, format.layout):
-                raise NotImplementedError(
-                    f"device_put: placing {get_aval(leaf).str_short()} in {format.layout}, "
-                    "which is not the layout the backend gives it (or inside a traced "
-                    "function), is not built in plax's runtime yet")
-    return placed
 
 
 def implicit_device_put(x: Any, device: Device | Sharding | None = None) -> Any:

@@ -30,6 +30,7 @@ the module's key with a stand-in for the profile, so a later compile of the modu
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import logging
@@ -44,16 +45,22 @@ import numpy as np
 from jaxlib import _jax, xla_client as xc
 
 from plax.extend import config, mlir
-from plax.extend.core import AbstractToken, ShapedArray, Token, physical_aval, register_cache
+from plax.extend.core import (AbstractToken, ShapedArray, StagingTrace, Token, Tracer,
+                              current_trace, physical_aval, register_cache)
+from plax.extend.dtypes import ExtendedDType
+from plax.extend.mlir import ir, make_ir_context, mu
 from plax.extend.monitoring import BACKEND_COMPILE_EVENT, timed_event
 from plax.extend.sharding import Device, Sharding
+from plax.extend.tree_util import tree_flatten, tree_unflatten
 from plax_runtime import (_fastpath, distributed_watch, persistent_cache, thread_guard,
                           transfer_guard)
 from plax_runtime import pgle as pgle_module
 from plax_runtime.array import Array
 from plax_runtime.caches import BoundedCache
-from plax_runtime.device_put import put_leaves
+from plax_runtime.device_put import device_put, put_leaves
 from plax_runtime.effects import runtime_tokens
+from plax_runtime.layouts import (AUTO, Format, Layout, layouts_signed, satisfies,
+                                  sign_layouts)
 from plax_runtime.placement import PreparedPut
 from plax_runtime.sharding_impls import replicated_sharding, sharding_from_xla
 
@@ -116,6 +123,7 @@ class Executable:
         self.out_shardings = out_shardings
         self.donated_args = donated_args
         self._arg_names = arg_names
+        self._layouts: list | None = None  # of the arguments, read when first needed
         self._device_set = frozenset(devices)
         self._multi_device = len(devices) > 1
         # XLA's CPU runtime can deadlock when several programs with collectives over
@@ -163,6 +171,8 @@ class Executable:
             impls, any_committed = self._place(args)
         else:
             impls, any_committed = in_place
+        if layouts_signed():
+            self._match_layouts(args, impls)
         if self.donated_args:
             self._check_donated_once(args)
         results = self._run(impls, args)
@@ -212,16 +222,63 @@ class Executable:
     def takes_as_is(self, args: Sequence[Any], offset: int = 0) -> bool:
         """Whether every Array among `args` (the executable's arguments from `offset`
         on) is laid out as the executable expects, so that its buffers can be passed
-        unchanged; the other arguments are host values, placed on each call."""
-        for x, expected in zip(args, self.in_shardings[offset:]):
+        unchanged; the other arguments are host values, placed on each call (in the
+        default layout: not once Arrays may have others, when the executable may not
+        take that)."""
+        layouts = self._param_layouts()[offset:] if layouts_signed() else None
+        for i, (x, expected) in enumerate(zip(args, self.in_shardings[offset:])):
             if isinstance(x, Array):
                 sharding = x._sharding
                 if not (sharding is expected or sharding == expected
                         or sharding.is_equivalent_to(expected, x.ndim)):
                     return False
-            elif not isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)):
+                if layouts is not None and not _same_layout(_buffer_layout(x._impl),
+                                                            layouts[i]):
+                    return False
+            elif layouts is not None or not isinstance(
+                    x, (np.ndarray, np.generic, bool, int, float, complex)):
                 return False
         return len(args) == len(self.in_shardings) - offset
+
+    def _param_layouts(self) -> list[xc.PjRtLayout | None]:
+        """The layout of each argument's buffers (after the effect tokens); Nones where
+        XLA cannot say."""
+        if self._layouts is None:
+            try:
+                layouts = self._loaded.get_parameter_layouts()[len(self.effect_tokens):]
+            except _jax.JaxRuntimeError:
+                layouts = []
+            if len(layouts) != len(self.in_shardings):
+                layouts = [None] * len(self.in_shardings)
+            self._layouts = layouts
+        return self._layouts
+
+    def _match_layouts(self, args: Sequence[Any], impls: list) -> None:
+        """Each buffer in the layout the executable takes (checked once Arrays may have
+        other layouts than the default: `layouts.sign_layouts`): an uncommitted Array's
+        or a host value's is copied into it; a committed Array's must be, as in JAX."""
+        mismatches = []
+        for i, (x, impl, wanted) in enumerate(zip(args, impls, self._param_layouts())):
+            have = _buffer_layout(impl)
+            if wanted is None or have is None or _same_layout(have, wanted):
+                continue
+            if isinstance(x, Array) and x.committed:
+                name = self._arg_names[i] if self._arg_names and self._arg_names[i] else i
+                mismatches.append(
+                    f"Argument {name} with shape {str(x.aval).lstrip('~')}:\n"
+                    f"  Passed layout: {Layout.from_pjrt_layout(have)}\n"
+                    f"  Required layout: {Layout.from_pjrt_layout(wanted)}")
+                continue
+            sharding = self.in_shardings[i]
+            held = (Array._from_impl(impl, x.aval, sharding) if isinstance(x, Array)
+                    else put_leaves([x], [sharding], [False], [None])[0])
+            impls[i] = relayout(held, wanted, committed=False)._impl
+        if mismatches:
+            count = (f"the {len(mismatches)} mismatches" if len(mismatches) < 5
+                     else f"5 mismatches out of {len(mismatches)}")
+            raise ValueError("Computation was compiled for input layouts that disagree with "
+                             f"the layouts of arguments passed to it. Here are {count}:\n"
+                             + "\n".join(mismatches[:5]))
 
     @property
     def donates_by_choice(self) -> bool:
@@ -442,6 +499,79 @@ class _HostValues:
         prepared = self._puts.get(j)
         call = None if prepared is None else prepared[2].replicated_call()
         return None if call is None else (prepared[1], prepared[0], *call)
+
+
+# --- copies into another layout ---------------------------------------------------
+# Placement cannot lay buffers out in a chosen way; XLA can: an identity computation
+# compiled with the source layout on its argument and the target one on its result
+# copies a buffer from one to the other (what JAX's `device_put` to a `Format` runs).
+
+def put_with_format(x: Any, format: Format, **options) -> Any:
+    """`device_put` onto `format`'s sharding, each array's buffers then copied into its
+    layout where they are not in it (committed, as JAX's copy is)."""
+    if format.layout is AUTO:
+        raise ValueError("sharding and layout in `Layout` instance should be concrete. Got "
+                         f"layout: {format}")
+    if format.layout is None:
+        return device_put(x, format.sharding, **options)
+    leaves, treedef = tree_flatten(x)
+    for leaf in leaves:
+        format.layout.check_compatible_aval(np.shape(leaf))
+    if isinstance(current_trace(), StagingTrace) or any(isinstance(v, Tracer) for v in leaves):
+        raise NotImplementedError(f"device_put to a Format with a layout ({format.layout}) "
+                                  "inside a traced function is not supported")
+    placed = [device_put(leaf, format.sharding, **options) for leaf in leaves]
+    return tree_unflatten(treedef, [
+        p if satisfies(p.format.layout, format.layout)
+        else relayout(p, format.layout, committed=True) for p in placed])
+
+
+def relayout(x: Array, layout: Layout | xc.PjRtLayout, *, committed: bool) -> Array:
+    """`x` with its buffers copied into `layout` (a requested tiling of None: the
+    backend's for that order), committed or not."""
+    if isinstance(x.dtype, ExtendedDType):
+        raise NotImplementedError(f"placing an array of {x.aval.str_short()} in another "
+                                  "layout is not supported (its dtype is not a machine type)")
+    if isinstance(layout, xc.PjRtLayout):
+        layout = Layout.from_pjrt_layout(layout)
+    source = Layout.from_pjrt_layout(x._impl._pjrt_layout)
+    copy = _copy_executable(x.shape, x.dtype, x.sharding, source.mlir_layout_mode(x.dtype),
+                            layout.mlir_layout_mode(x.dtype))
+    return copy.execute([x], committed=committed)[0]
+
+
+@functools.lru_cache(maxsize=256)
+def _copy_executable(shape: tuple, dtype, sharding: Sharding, source: str, target: str
+                     ) -> Executable:
+    """The identity on arrays of `shape` and `dtype` placed as `sharding`, from the
+    layout `source` to `target` (as `mhlo.layout_mode`s state them)."""
+    sign_layouts()
+    devices = sharding._device_assignment
+    with make_ir_context(), ir.Location.unknown():
+        tensor = str(ir.RankedTensorType.get(shape, mu.ir_element_type(dtype)))
+    placed = ("" if len(devices) == 1 else
+              f', mhlo.sharding = "{sharding._to_xla_hlo_sharding(len(shape))}"')
+    module = (
+        f"module @relayout attributes {{mhlo.num_partitions = {len(devices)} : i32, "
+        f"mhlo.num_replicas = 1 : i32}} {{\n"
+        f'  func.func public @main(%arg0: {tensor} {{mhlo.layout_mode = "{source}"{placed}}})'
+        f' -> ({tensor} {{mhlo.layout_mode = "{target}"{placed}}}) {{\n'
+        f"    return %arg0 : {tensor}\n  }}\n}}\n")
+    return compile(module, devices, in_shardings=[sharding], out_shardings=[sharding],
+                   build_options={"use_shardy_partitioner": False}, name="relayout")
+
+
+register_cache(_copy_executable.cache_clear)
+
+
+def _buffer_layout(impl: xc.ArrayImpl) -> xc.PjRtLayout | None:
+    """The layout of `impl`'s buffers; None once deleted (the run then says so; jaxlib
+    must not be asked: it crashes)."""
+    return None if impl.is_deleted() else impl._pjrt_layout
+
+
+def _same_layout(a: xc.PjRtLayout | None, b: xc.PjRtLayout | None) -> bool:
+    return a is b or (a is not None and b is not None and a == b)
 
 
 def _device_ids(devices) -> list[int]:

@@ -3,6 +3,11 @@ dimensions from major to minor, and XLA's tiling), and a `Format`, a layout with
 sharding. `plax.experimental.layout` publishes them; an Array's `format` reads its
 buffer's layout from jaxlib (`PjRtLayout`), as an executable's parameter and output
 layouts are read.
+
+Until a module asks XLA for a layout (`sign_layouts`), every buffer has its backend's
+default one and nothing checks layouts. From then on an Array's fast-path signature
+holds its layout, calls compile for committed Arrays' layouts (`nondefault_layout`),
+and executables check the layouts of the buffers they are given (`executable.py`).
 """
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from jaxlib import xla_client as xc
 
 from plax.extend.core import physical_aval
 from plax.extend.sharding import Sharding
+from plax_runtime import _fastpath
 
 
 class _AutoLayout:
@@ -74,9 +80,9 @@ class Layout:
                 "Length of major_to_minor and the rank of the value should match. Got "
                 f"major_to_minor={self.major_to_minor} and shape={tuple(aval_shape)}")
 
-    def mlir_layout_mode(self) -> str:
-        """The layout as `mhlo.layout_mode` states it: XLA's `{minor,...,major}`."""
-        return "{" + ",".join(map(str, self.major_to_minor[::-1])) + "}"
+    def mlir_layout_mode(self, dtype) -> str:
+        """The layout as `mhlo.layout_mode` states it: XLA's `{minor,...,major:T(tiles)}`."""
+        return str(self._to_xla_layout(dtype))
 
 
 class Format:
@@ -155,21 +161,37 @@ def default_layout(aval, sharding: Sharding) -> Layout:
         np.dtype(physical.dtype), sharding.shard_shape(physical.shape), device))
 
 
-def sharding_of_format(format: Format, aval, what: str) -> Sharding | None:
-    """The sharding a computation's input or output described by `format` takes: its
-    layout must be the default one (or AUTO, which plax resolves to the default);
-    compiling for other layouts is not built."""
-    layout, sharding = format.layout, format.sharding
-    if layout is None or layout is AUTO:
-        return sharding
-    try:
-        layout.check_compatible_aval(aval.shape)
-    except ValueError as err:
-        raise ValueError(f"One of {what} is incompatible with its layout annotation "
-                         f"{layout}: {err}") from None
-    default = default_layout(aval, sharding)
-    if not satisfies(default, layout):
-        raise NotImplementedError(
-            f"{what}: {aval.str_short()} in layout {layout}, which is not the backend's "
-            f"default ({default}); plax does not compile for other layouts yet")
-    return sharding
+def check_format(format: Format, aval, what: str) -> None:
+    """Raises unless `format`'s concrete layout has one dimension per axis of `aval`."""
+    if isinstance(format.layout, Layout):
+        try:
+            format.layout.check_compatible_aval(aval.shape)
+        except ValueError as err:
+            raise ValueError(f"One of {what} is incompatible with its layout annotation "
+                             f"{format.layout}: {err}") from None
+
+
+_signed = [False]
+
+
+def sign_layouts() -> None:
+    """Arrays may have other layouts than the default from now on (a module asked XLA
+    for one): their fast-path signatures hold their layouts."""
+    if not _signed[0]:
+        _fastpath.sign_layouts()
+        _signed[0] = True
+
+
+def layouts_signed() -> bool:
+    """Whether Arrays may have other layouts than the default (`sign_layouts`)."""
+    return _signed[0]
+
+
+def nondefault_layout(x) -> Layout | None:
+    """The layout of the Array `x` where it is not its backend's default for `x`'s
+    shards; None otherwise (always, before `sign_layouts`)."""
+    format = getattr(x, "format", None) if _signed[0] else None
+    layout = None if format is None else format.layout
+    if layout is None or layout == default_layout(x.aval, x.sharding):
+        return None
+    return layout

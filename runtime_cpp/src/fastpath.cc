@@ -56,6 +56,8 @@ struct Statics {
   PyObject* sharding;   // "_sharding" of a plax Array
   PyObject* impl;       // "_impl": its jaxlib buffer holder
   PyObject* committed;  // "_committed" of that buffer holder
+  PyObject* pjrt_layout;  // "_pjrt_layout" of that buffer holder
+  PyObject* is_deleted;   // its "is_deleted" method
   PyObject* bool_sig;        // ((), dtype('bool'), False)
   PyObject* int_sig[2];      // indexed by x64: int32 / int64, weak
   PyObject* float_sig[2];    // float32 / float64, weak
@@ -112,7 +114,31 @@ nb::object placed_signature(const nb::object& sig, PyObject* sharding, PyObject*
   return nb::steal(placed);
 }
 
-// A plax Array: its aval, sharding and committed flag, read from its slots.
+// Whether Arrays' signatures hold their buffers' layouts (`sign_layouts`): from the
+// first module that asks XLA for a layout, Arrays may have others than the default.
+bool layouts_signed = false;
+
+// `placed` followed by the layout of `impl`'s buffers (None where it cannot be read:
+// a deleted Array, which the call then reports; jaxlib must not be asked for it).
+nb::object with_layout(const nb::object& placed, PyObject* impl) {
+  nb::object deleted = nb::steal(PyObject_CallMethodNoArgs(impl, S.is_deleted));
+  if (!deleted.is_valid()) throw nb::python_error();
+  PyObject* layout = deleted.ptr() == Py_True ? nullptr : PyObject_GetAttr(impl, S.pjrt_layout);
+  if (layout == nullptr) {
+    PyErr_Clear();
+    layout = Py_NewRef(Py_None);
+  }
+  nb::object held = nb::steal(layout);
+  PyObject* sig = PyTuple_Pack(6, PyTuple_GET_ITEM(placed.ptr(), 0),
+                               PyTuple_GET_ITEM(placed.ptr(), 1), PyTuple_GET_ITEM(placed.ptr(), 2),
+                               PyTuple_GET_ITEM(placed.ptr(), 3), PyTuple_GET_ITEM(placed.ptr(), 4),
+                               layout);
+  if (sig == nullptr) throw nb::python_error();
+  return nb::steal(sig);
+}
+
+// A plax Array: its aval, sharding and committed flag, read from its slots (and its
+// layout, once layouts are signed).
 nb::object compute_array_signature(PyObject* x, Py_ssize_t index) {
   nb::object aval = get_slot(array_slots.aval, x);
   nb::object sig = signature_of_aval(aval.ptr(), index);
@@ -120,7 +146,8 @@ nb::object compute_array_signature(PyObject* x, Py_ssize_t index) {
   nb::object impl = get_slot(array_slots.impl, x);
   nb::object committed = optional_attr(impl.ptr(), S.committed);
   if (!committed.is_valid()) return sig;
-  return placed_signature(sig, sharding.ptr(), committed.ptr());
+  nb::object placed = placed_signature(sig, sharding.ptr(), committed.ptr());
+  return layouts_signed ? with_layout(placed, impl.ptr()) : placed;
 }
 
 }  // namespace
@@ -202,7 +229,9 @@ ints, ``dtype`` a ``numpy.dtype``, ``weak_type`` a bool. It is computed as:
   ``(tuple(aval.shape), aval.dtype, bool(aval.weak_type))``;
 * an object with ``.aval`` that is placed on devices (a plax Array: it has
   ``._sharding`` and ``._impl._committed``): that triple followed by its sharding
-  object and committed flag, ``(shape, dtype, weak_type, sharding, committed)``;
+  object and committed flag, ``(shape, dtype, weak_type, sharding, committed)``,
+  and, once ``sign_layouts()`` was called, by its buffers' ``PjRtLayout`` (None
+  where unreadable);
 * otherwise an object with ``.shape`` and ``.dtype`` (NumPy arrays and scalars):
   ``(tuple(x.shape), x.dtype, False)``; the dtype is reported as is, not
   canonicalized, so the cache key must also hold the x64 state;
@@ -227,6 +256,8 @@ void init_signature() {
   S.sharding = intern("_sharding");
   S.impl = intern("_impl");
   S.committed = intern("_committed");
+  S.pjrt_layout = intern("_pjrt_layout");
+  S.is_deleted = intern("is_deleted");
   S.bool_sig = scalar_signature(np_dtype, "bool", false);
   S.int_sig[0] = scalar_signature(np_dtype, "int32", true);
   S.int_sig[1] = scalar_signature(np_dtype, "int64", true);
@@ -247,6 +278,9 @@ NB_MODULE(_fastpath, m) {
         nb::sig("def arg_signature(args: collections.abc.Sequence[object], x64: bool) -> "
                 "tuple[tuple[typing.Any, ...], ...]"),
         plax::kArgSignatureDoc);
+  m.def("sign_layouts", [] { plax::layouts_signed = true; },
+        "From now on, Arrays signed for the first time also give their buffers' layout "
+        "(for processes where Arrays may have other layouts than the default).");
   plax::define_dispatch(m);
   plax::define_operators(m);
 }

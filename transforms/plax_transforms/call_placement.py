@@ -23,6 +23,8 @@ from plax.extend.core import (ClosedJaxpr, Jaxpr, Primitive, ShapeDtypeStruct, d
 from plax.extend.sharding import Device, Sharding, concrete_mesh, sharding_from_spec
 from plax_runtime import placement as runtime_placement
 from plax_runtime.array import Array
+from plax_runtime.layouts import (Format, Layout, default_layout, layouts_signed,
+                                  nondefault_layout, satisfies, sign_layouts)
 from plax_runtime.sharding_impls import SingleDeviceSharding
 
 
@@ -37,6 +39,10 @@ class CallPlacement(NamedTuple):
     # A sharding on the context mesh, whose kind the partitioner's choices take when
     # no argument's sharding can say them.
     reference: Sharding | None = None
+    # The layouts the module asks for, per flat argument and output (empty: all the
+    # default): a `Layout`, `Layout.AUTO` (XLA's choice) or None (the default).
+    in_layouts: tuple = ()
+    out_layouts: tuple = ()
 
 
 _default_devices: dict[Any, Device] = {}
@@ -146,13 +152,16 @@ def place_call(args: Sequence[Any], in_shardings: Sequence[Sharding | None] = ()
                aliases: Sequence[int | None] = (),
                describe: Callable[[int], str] | None = None) -> CallPlacement:
     """The placement of a computation (`jaxpr`, if its inner shardings matter) on the
-    flat `args`, given per-argument and per-output shardings (None: unspecified).
+    flat `args`, given per-argument and per-output shardings (None: unspecified; a
+    `Format` also asks for a layout, see `_with_layouts`).
 
     Without `keep_unused`, inputs the module prunes (no output needs them, no alias
     keeps them: `used_inputs`) name no devices, by their sharding or their Array, as
     in JAX. `describe(i)` names argument `i` in errors (default: `argument i`).
     """
     describe = describe or (lambda i: f"argument {i}")
+    in_shardings, in_formats = _without_formats(in_shardings)
+    out_shardings, out_formats = _without_formats(out_shardings)
     # (only where `args` are the Jaxpr's inputs one to one: an AOT lowering of a call
     # with leading closed-over tracers passes its own arguments alone)
     prunes = jaxpr is not None and not keep_unused and len(jaxpr.invars) == len(args)
@@ -196,7 +205,71 @@ def place_call(args: Sequence[Any], in_shardings: Sequence[Sharding | None] = ()
                                             else None, describe(i)) if used[i] else None
                               for i, x in enumerate(args))
     reference = None if mesh is None else sharding_from_spec((), "the context mesh")
-    return CallPlacement(devices, committed, arg_shardings, tuple(out_shardings), reference)
+    placement = CallPlacement(devices, committed, arg_shardings, tuple(out_shardings),
+                              reference)
+    if in_formats or out_formats or layouts_signed():
+        placement = _with_layouts(placement, args, jaxpr, in_formats, out_formats, used,
+                                  describe)
+    return placement
+
+
+def _without_formats(shardings: Sequence) -> tuple[tuple, tuple]:
+    """The shardings of `shardings` (a `Format` stands for its sharding), and the
+    `Format`s among them by position (empty where there are none)."""
+    if not any(isinstance(s, Format) for s in shardings):
+        return tuple(shardings), ()
+    return (tuple(s.sharding if isinstance(s, Format) else s for s in shardings),
+            tuple(s if isinstance(s, Format) else None for s in shardings))
+
+
+def _with_layouts(placement: CallPlacement, args: Sequence[Any], jaxpr: Jaxpr | None,
+                  in_formats: tuple, out_formats: tuple, used: Sequence[bool],
+                  describe) -> CallPlacement:
+    """`placement` with the layouts its module asks for, as JAX resolves them: the one
+    a `Format` gives (which a committed Array must have; the default one is no
+    request), else a committed Array's own where it is not the default."""
+    in_layouts = []
+    for i, x in enumerate(args):
+        given = in_formats[i] if i < len(in_formats) else None
+        committed = used[i] and type(x) is Array and x._impl._committed
+        if given is None or given.layout is None:
+            in_layouts.append(nondefault_layout(x) if committed else None)
+            continue
+        if committed:
+            _check_arg_layout(x, given.layout, describe(i))
+        in_layouts.append(_asked(given, get_aval(x)))
+    out_avals = [v.aval for v in jaxpr.outvars] if jaxpr is not None else [None] * len(
+        out_formats)
+    out_layouts = [None if f is None else _asked(f, aval)
+                   for f, aval in zip(out_formats, out_avals)]
+    if all(layout is None for layout in (*in_layouts, *out_layouts)):
+        return placement
+    sign_layouts()
+    return placement._replace(in_layouts=tuple(in_layouts), out_layouts=tuple(out_layouts))
+
+
+def _asked(format: Format, aval) -> Any:
+    """What a module asks XLA for a value of `aval` in `format`: None for its
+    backend's default layout."""
+    layout = format.layout
+    if isinstance(layout, Layout) and aval is not None and satisfies(
+            default_layout(aval, format.sharding), layout):
+        return None
+    return layout
+
+
+def _check_arg_layout(x: Array, given: Any, name: str) -> None:
+    """JAX's ValueError for a committed Array not in the layout jit is given for it (a
+    tiling of None compares the dimension order alone; `Layout.AUTO` none)."""
+    actual = x.format.layout
+    if actual is None or (isinstance(given, Layout) and satisfies(actual, given)):
+        return
+    hint = ("" if isinstance(given, Layout) else
+            " jit is given Layout.AUTO for it, but the argument is an Array with a concrete "
+            "layout: pass a ShapeDtypeStruct in its place to let the compiler choose.")
+    raise ValueError("Layout passed to jit does not match the layout on the respective arg. "
+                     f"Got jit layout: {given},\narg layout: {actual} for arg type: "
+                     f"{str(x.aval).lstrip('~')} ({name}).{hint}")
 
 
 def _check_typed_outputs(jaxpr: Jaxpr, n_devices: int) -> None:

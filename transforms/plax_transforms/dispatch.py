@@ -110,7 +110,7 @@ def _prepare(prim: Primitive, args: Sequence[Any], params: dict, params_key: tup
         key = (prim, params_key, avals, placement.devices,
                tuple(abstract_layout(s, a.ndim, n) for s, a in zip(placement.in_shardings,
                                                                     avals)),
-               trace_context())
+               placement.in_layouts, trace_context())
         compiled = _executables.get(key)
     except TypeError:
         key, compiled = None, None
@@ -145,6 +145,7 @@ def _compile_primitive(prim: Primitive, closed: ClosedJaxpr,
     lowering = lower_module(closed, prim.name,
                             platform=lowering_platform(placement.devices[0]), keep_unused=True,
                             num_partitions=len(placement.devices),
-                            in_shardings=placement.in_shardings)
+                            in_shardings=placement.in_shardings,
+                            in_layouts=placement.in_layouts)
     return CompiledJaxpr(lowering, placement)
 

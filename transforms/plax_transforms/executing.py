@@ -101,7 +101,7 @@ class CompiledJaxpr:
         if len(devices) == 1:
             sharding = single_device_sharding(devices[0])
             in_shardings = [_on_device(s, devices[0]) for s in lowering.arg_shardings]
-            out_shardings = [_on_device(s, devices[0]) for s in lowering.result_shardings]
+            out_shardings = _one_device_outputs(lowering, placement)
             const_sharding, build = sharding, {}
             like: tuple[Sharding, ...] = ()
         else:
@@ -369,6 +369,26 @@ def _on_device(sharding: Sharding | None, device: Device) -> Sharding:
     return single_device_sharding(device, None if kind == "device" else kind)
 
 
+def _one_device_outputs(lowering: LoweringResult, placement: CallPlacement) -> list[Sharding]:
+    """The shardings of a one-device computation's outputs, as JAX's: the one stated
+    for an output, else one of the kind of the first stated input's (or output's)
+    sharding where that kind can say it (a NamedSharding on a one-device mesh stays
+    one), else the device's; in the memory kind the module states."""
+    device = placement.devices[0]
+    stated = placement.out_shardings or (None,) * len(lowering.out_avals)
+    kept = [placement.in_shardings[i] for i in lowering.kept_var_idx]
+    model = next((s for s in (*kept, *stated) if s is not None), None)
+    outs = []
+    for s, in_module, aval in zip(stated, lowering.result_shardings, lowering.out_avals):
+        if s is None:
+            s = _on_device(in_module, device)
+            ndim = len(getattr(aval, "shape", ()))
+            like = model and model._like_from_xla(s._to_xla_hlo_sharding(ndim), ndim)
+            s = s if like is None else like.with_memory_kind(s.memory_kind)
+        outs.append(s)
+    return outs
+
+
 _lowerings = BoundedCache("lowerings", max_entries=4096, max_bytes=512 << 20)
 _compiled = BoundedCache("executables", max_entries=4096, max_bytes=1 << 30)
 register_cache(_lowerings.clear)
@@ -401,6 +421,8 @@ def lower_jaxpr(closed: ClosedJaxpr, name: str, *, platform: str,
                     for s, a in zip(ins, closed.in_avals)),
               tuple(abstract_layout(s, a.ndim, num_devices)
                     for s, a in zip(outs, closed.out_avals)))
+    if placement is not None and (placement.in_layouts or placement.out_layouts):
+        layout += (placement.in_layouts, placement.out_layouts)
     key = (id(closed), name, (tuple(donated_invars), tuple(aliases)), keep_unused, platform,
            config.jit_key_context(), num_devices, layout)
     lowering = _lowerings.get(key)
@@ -410,7 +432,9 @@ def lower_jaxpr(closed: ClosedJaxpr, name: str, *, platform: str,
         lowering = lower_module(closed, name, platform=platform,
                                 donated_invars=donated_invars, keep_unused=keep_unused,
                                 num_partitions=num_devices, in_shardings=ins,
-                                out_shardings=outs, aliases=aliases)
+                                out_shardings=outs, aliases=aliases,
+                                in_layouts=placement.in_layouts if placement else (),
+                                out_layouts=placement.out_layouts if placement else ())
         _lowerings.put(key, lowering, nbytes=lowering.nbytes, owners=(closed,))
     return lowering
 

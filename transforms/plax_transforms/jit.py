@@ -58,7 +58,7 @@ from plax.extend.monitoring import JAXPR_TRACE_EVENT, timed_event
 from plax.extend.traceback_util import api_boundary
 from plax.extend.sharding import Sharding, sharding_from_spec
 from plax_runtime import backends
-from plax_runtime.layouts import Format, sharding_of_format
+from plax_runtime.layouts import Format, Layout, check_format
 from plax_transforms import debug_nans, executing, explain, fastpath, key_reuse
 from plax_runtime.caches import BoundedCache, nbytes_of
 from plax_transforms.jit_primitive import jit_p, jit_params
@@ -118,13 +118,23 @@ class ShardingTree(NamedTuple):
                 else sharding_from_spec(leaf, f"jit's {option}") for leaf in leaves]
 
 
-def _formats_resolved(shardings: tuple, aval_of, what: str) -> tuple:
-    """`shardings` with each `Format` replaced by its sharding (see
-    `sharding_of_format`), `aval_of(i)` giving the aval of entry i."""
-    if not any(isinstance(s, Format) for s in shardings):
-        return shardings
-    return tuple(sharding_of_format(s, aval_of(i), what) if isinstance(s, Format) else s
-                 for i, s in enumerate(shardings))
+def _formats_checked(shardings: tuple, aval_of, what: str) -> tuple:
+    """`shardings`, each `Format`'s layout checked against the aval `aval_of(i)` of
+    entry i (the layouts reach the module through the call's placement)."""
+    for i, s in enumerate(shardings):
+        if isinstance(s, Format):
+            check_format(s, aval_of(i), what)
+    return shardings
+
+
+def _without_layouts(shardings: tuple, what: str) -> tuple:
+    """`shardings` with each `Format` replaced by its sharding, for a call staged into
+    another computation, whose layouts are the outer one's."""
+    for s in shardings:
+        if isinstance(s, Format) and isinstance(s.layout, Layout):
+            raise NotImplementedError(f"{what}: a layout ({s.layout}) for a jit call inside "
+                                      "another traced computation is not supported")
+    return tuple(s.sharding if isinstance(s, Format) else s for s in shardings)
 
 
 def _is_sharding_leaf(x) -> bool:
@@ -236,11 +246,11 @@ class JitWrapped(fastpath.JitCache):
         else:
             ins = ()
         if ins:
-            ins = (None,) * n_extra + _formats_resolved(
+            ins = (None,) * n_extra + _formats_checked(
                 ins, lambda i: get_aval(flat[i]), "jit arguments")
         if info.out_shardings is not None:
             out_tree = result.out_tree
-            outs = _formats_resolved(tuple(info.out_shardings.flat_for(
+            outs = _formats_checked(tuple(info.out_shardings.flat_for(
                 out_tree.unflatten([0] * out_tree.num_leaves), "out_shardings", name)),
                 lambda i: result.closed.out_avals[i], "jit outputs")
         else:
@@ -332,8 +342,9 @@ class JitWrapped(fastpath.JitCache):
         if ins or outs:
             params = dict(params, **jit_params(
                 result.closed, params["name"], donated_invars=params["donated_invars"],
-                keep_unused=params["keep_unused"], inline=False, in_shardings=ins,
-                out_shardings=outs))
+                keep_unused=params["keep_unused"], inline=False,
+                in_shardings=_without_layouts(ins, "jit arguments"),
+                out_shardings=_without_layouts(outs, "jit outputs")))
         return jit_p.bind(*all_args, **params)
 
     def _call_staged(self, args, kwargs):

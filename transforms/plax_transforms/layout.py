@@ -10,10 +10,10 @@ from jaxlib.mlir import ir
 from plax.extend import tree_util
 from plax.extend.ad import linear_jvp
 from plax.extend.constructors import standard_primitive
-from plax.extend.core import get_aval
 from plax.extend.mlir import hlo
 from plax_runtime.array import Array
 from plax_runtime.layouts import Format, Layout, satisfies
+from plax_runtime.executable import relayout
 
 __all__ = ["Format", "Layout", "with_layout_constraint"]
 
@@ -60,10 +60,7 @@ def _eager_layout_constraint(x, *, layout):
                          f"jax.Arrays. Got {type(x)}")
     if satisfies(x.format.layout, layout):
         return x
-    raise NotImplementedError(
-        f"with_layout_constraint outside jit would relayout an array of "
-        f"{get_aval(x).str_short()} from {x.format.layout} to {layout}; plax's runtime "
-        "cannot make arrays of non-default layouts yet")
+    return relayout(x, layout, committed=True)  # as JAX's copy into a Format
 
 
 def _batch_layout_constraint(axis_data, args, dims, *, layout):

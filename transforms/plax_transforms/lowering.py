@@ -64,6 +64,7 @@ from plax.extend.core import (
 from plax.extend.mlir import hlo, mu
 from plax.extend.sharding import Sharding
 from plax.extend.traceback_util import is_plax_file
+from plax_runtime.layouts import AUTO
 from plax_transforms.frontend_tags import emitting_apart, rule_platform, tag_emitted_ops
 from plax_transforms.manual_regions import AxisContext, lower_fully_manual
 from plax_transforms.mlir_context import (
@@ -388,7 +389,9 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
                           shardy: bool | None = None, hoist_constants: bool = True,
                           dim_vars: Sequence[str] = (),
                           aliases: Sequence[int | None] = (),
-                          axis_context: AxisContext | None = None) -> LoweringResult:
+                          axis_context: AxisContext | None = None,
+                          in_layouts: Sequence = (), out_layouts: Sequence = ()
+                          ) -> LoweringResult:
     """Lower `closed` to a verified StableHLO module whose `@main` computes it.
 
     Inputs that no output (nor effect) depends on are pruned unless `keep_unused`; the
@@ -404,6 +407,9 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
     is kept even if unused (a mutable reference's value and its final value).
     `axis_context` lowers the whole module as a manual region (one device's part of
     a computation over a mesh: what a custom partitioner inserts per device).
+    `in_layouts`/`out_layouts` (empty, or one per flat input/output: a `Layout`,
+    `Layout.AUTO` for XLA's choice, or None for the default) are asked of XLA as
+    `mhlo.layout_mode`s.
     """
     n_in, n_out = len(closed.jaxpr.invars), len(closed.jaxpr.outvars)
     donated_invars = tuple(donated_invars) if donated_invars is not None else (False,) * n_in
@@ -456,6 +462,10 @@ def lower_jaxpr_to_module(closed: ClosedJaxpr, *, name: str, platform: str,
         res_attrs = [ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n),
                                       **placement.attributes(s, aval)})
                      for n, s, aval in zip(result_names, out_shardings, out_avals)]
+        if in_layouts or out_layouts:
+            kept_layouts = [in_layouts[i] for i in kept_var_idx] if in_layouts else []
+            arg_attrs = _with_layout_modes(arg_attrs, len(hoisted), kept_layouts, in_avals)
+            res_attrs = _with_layout_modes(res_attrs, 0, out_layouts, out_avals)
         dim_attrs = [ir.DictAttr.get({"jax.global_constant": ir.StringAttr.get(v)})
                      for v in dim_vars]
         token_attrs = [ir.DictAttr.get({"jax.token": ir.BoolAttr.get(True)})] * len(effects)
@@ -637,6 +647,19 @@ def _arg_attributes(n_consts, donated_args, in_avals, out_avals,
                                                              how + n_tokens)
         attrs.append(ir.DictAttr.get(entry))
     return attrs, donated_in_the_end
+
+
+def _with_layout_modes(attrs: list, offset: int, layouts: Sequence, avals: Sequence) -> list:
+    """`attrs` (of `@main`'s arguments or results) with the layout asked for entry
+    `offset + i` as its `mhlo.layout_mode` (none for a None: the default)."""
+    attrs = list(attrs)
+    for i, layout in enumerate(layouts, offset):
+        if layout is not None:
+            mode = ("auto" if layout is AUTO
+                    else layout.mlir_layout_mode(physical_aval(avals[i]).dtype))
+            entries = {named.name: named.attr for named in attrs[i]}
+            attrs[i] = ir.DictAttr.get({**entries, "mhlo.layout_mode": ir.StringAttr.get(mode)})
+    return attrs
 
 
 _DONOR = "buffer donor"
