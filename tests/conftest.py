@@ -26,8 +26,8 @@ setup_hypothesis()
 # Files of a few tests that run for minutes (each starts processes of its own, JAX's and
 # plax's side by side): handed to the workers first, so that they run beside the rest
 # of the suite instead of finishing it alone on one core.
-LONG_FILES_FIRST = ("test_jax_docstrings_vs_jax.py", "test_ecosystem_subset.py",
-                    "test_wheels.py")
+LONG_FILES_FIRST = ("test_jax_docstrings_vs_jax.py", "test_bits_vs_jax.py",
+                    "test_ecosystem_subset.py", "test_wheels.py")
 
 
 def pytest_collection_modifyitems(items):
