@@ -40,19 +40,27 @@ from plax_transforms.signature import cached_on_jaxpr
 
 
 class BatchTracer(Tracer):
-    __slots__ = ("val", "batch_dim")
+    __slots__ = ("val", "batch_dim", "_aval")
 
     def __init__(self, trace: "BatchTrace", val, batch_dim: int):
         super().__init__(trace)
         self.val = val
         self.batch_dim = batch_dim
+        self._aval = None
 
     @property
     def aval(self):
-        aval = get_aval(self.val)
-        if isinstance(aval, AbstractRef):  # a batched reference: one per example
-            return AbstractRef(_example_aval(aval.inner_aval, self.batch_dim))
-        return _example_aval(aval, self.batch_dim)
+        """One example's type, made on first use: the batching of every primitive
+        applied to this tracer asks for it (reference checks, jit's tracing cache)."""
+        aval = self._aval
+        if aval is None:
+            aval = get_aval(self.val)
+            if isinstance(aval, AbstractRef):  # a batched reference: one per example
+                aval = AbstractRef(_example_aval(aval.inner_aval, self.batch_dim))
+            else:
+                aval = _example_aval(aval, self.batch_dim)
+            self._aval = aval
+        return aval
 
     def __repr__(self):  # JAX's
         return f"VmapTracer(aval={self.aval}, batched={get_aval(self.val)})"

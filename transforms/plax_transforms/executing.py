@@ -31,7 +31,7 @@ import numpy as np
 from plax.extend import config, dtypes
 from plax.extend.core import ClosedJaxpr, register_cache
 from plax.extend.monitoring import JAXPR_TO_MLIR_MODULE_EVENT, timed_event
-from plax.extend.sharding import Device, Sharding
+from plax.extend.sharding import Device, Sharding, concrete_mesh
 from plax_runtime import device_put as runtime_put, executable as runtime_executable
 from plax_runtime import distributed_watch, gc_guard, pgle, transfer_guard
 from plax_runtime.array import Array
@@ -41,6 +41,7 @@ from plax_runtime.caches import BoundedCache, nbytes_of
 from plax_transforms.call_placement import (CallPlacement, default_device, inner_shardings,
                                             place_call, single_device_sharding)
 from plax_transforms.lowering import LoweringResult, lower_jaxpr_to_module
+from plax_transforms.signature import arg_signature, trace_context
 
 logger = logging.getLogger(__name__)
 
@@ -489,13 +490,41 @@ def execute_jaxpr(closed: ClosedJaxpr, name: str, args: Sequence[Any], *,
                   donated_invars: Sequence[bool], keep_unused: bool,
                   in_shardings: Sequence[Sharding | None] = (),
                   out_shardings: Sequence[Sharding | None] = ()) -> list[Array]:
-    """Compile `closed` (once) for the devices `args` live on and run it."""
-    compiled, committed = compiled_for_call(closed, name, args, donated_invars=donated_invars,
-                                            keep_unused=keep_unused, in_shardings=in_shardings,
-                                            out_shardings=out_shardings)
-    call = functools.partial(compiled, committed=committed)
+    """Compile `closed` (once) for the devices `args` live on and run it.
+
+    Eager transformations call this for every jitted call they meet (an eager
+    `grad` of `jnp` functions, each step): a call whose arguments look like an
+    earlier one's (same signatures and placements, same options and config) runs
+    the caller prepared then, as jit's own fast path does for top-level calls."""
+    try:
+        key = (id(closed), name, tuple(donated_invars), keep_unused, tuple(in_shardings),
+               tuple(out_shardings), arg_signature(args), trace_context(),
+               tuple([state.value for state in COMPILE_SETTINGS]), concrete_mesh())
+        call = _callers.get(key)
+    except TypeError:  # an argument or sharding the key cannot hold: no caching
+        key, call = None, None
+    if call is None:
+        compiled, committed = compiled_for_call(
+            closed, name, args, donated_invars=donated_invars, keep_unused=keep_unused,
+            in_shardings=in_shardings, out_shardings=out_shardings)
+        call = compiled.caller_for(args, committed)
+        if key is not None:
+            _callers.put(key, call, nbytes=compiled.nbytes, owners=(closed,))
     if debug_nans.enabled():
         call = debug_nans.checked_jit(call, closed, name)
     if key_reuse.enabled():
         call = key_reuse.checked_jit(call, closed)
     return call(args)
+
+
+COMPILE_SETTINGS = (config.optimization_level, config.memory_fitting_level,
+                    config.exec_time_optimization_effort, config.memory_fitting_effort,
+                    config.disable_most_optimizations, config.compiler_enable_remat_pass)
+"""The options that change compiled code but are not in the trace context (XLA's
+compiler settings): with it, the config a prepared call depends on."""
+
+# `execute_jaxpr`'s prepared callers, by (Jaxpr, options, argument signature, trace
+# context, compiler settings, context mesh). A caller holds its executable: both caches
+# count it.
+_callers = BoundedCache("jaxpr callers", max_entries=4096, max_bytes=1 << 30)
+register_cache(_callers.clear)

@@ -53,10 +53,11 @@ class _JitPrimitive(Primitive):
     (module docstring); staging under a linearization is `_stage_unknown`'s."""
 
     def bind(self, *args, **params):
-        if params["inline"] and type(current_trace()) is StagingTrace:
+        trace = current_trace()
+        if params["inline"] and type(trace) is StagingTrace:
             closed = params["jaxpr"]
             return eval_jaxpr(closed.jaxpr, closed.consts, *args, inline=_folded_conversion)
-        return super().bind(*args, **params)
+        return trace.process_primitive(self, args, params)  # (`Primitive.bind`'s work)
 
 
 jit_p = _JitPrimitive("plax.jit", multiple_results=True)
