@@ -1,6 +1,8 @@
 """Jitted calls met by eager transformations (`vmap(jnp.sin)`, `grad` of jnp functions):
 `executing.execute_jaxpr` prepares a caller once per Jaxpr, options, argument
-signature, config and context mesh, and runs it on later calls."""
+signature, config and context mesh, and runs it on later calls; a linearized call's
+tangent equations are staged again with the types they have
+(`PartialEvalTrace.restage`)."""
 from __future__ import annotations
 
 import gc
@@ -11,8 +13,11 @@ import pytest
 import plax
 import plax.numpy as jnp
 from plax.extend import config
+from plax.extend.core import Primitive, ShapedArray, set_current_trace
+from plax.extend.sharding import set_vma_rule
 from plax.sharding import NamedSharding, PartitionSpec
 from plax_transforms import executing
+from plax_transforms.partial_eval import PartialEvalTrace
 from plax_transforms.signature import trace_context_names
 
 
@@ -138,3 +143,61 @@ def test_every_option_of_the_compiled_code_is_in_the_key():
     context or among the compiler settings the callers' key reads."""
     keyed = set(trace_context_names()) | {s.name for s in executing.COMPILE_SETTINGS}
     assert set(config.config.jit_key_context_names()) <= keyed
+
+
+# --- the tangent equations of a linearized call, staged again --------------------------
+
+def _linear_jaxpr(fun, *primals) -> str:
+    _, f_jvp = plax.linearize(fun, *primals)
+    return str(plax.make_jaxpr(f_jvp)(*primals))
+
+
+def test_restaged_equations_are_those_binding_would_stage(monkeypatch):
+    x = jnp.arange(1.0, 5.0)
+
+    def f(v):
+        return jnp.sum(jnp.exp(-jnp.tanh(v)) * jnp.sin(v))
+
+    def g(v):  # a weak-typed constant and an integer power inside jnp functions
+        return jnp.power(v, 3) + jnp.maximum(v, 2.0)
+
+    fast = [_linear_jaxpr(f, x), _linear_jaxpr(g, x), plax.grad(f)(x)]
+    monkeypatch.setattr(PartialEvalTrace, "restage",
+                        lambda self, eqn, values: eqn.primitive.bind(*values, **eqn.params))
+    bound = [_linear_jaxpr(f, x), _linear_jaxpr(g, x), plax.grad(f)(x)]
+    assert fast[:2] == bound[:2]
+    np.testing.assert_array_equal(fast[2], bound[2])
+
+
+def _staged(restage_on, *avals):
+    """The equation `restage` stages for the one equation of `lambda a, b: a * b`
+    traced on float32 scalars, given tracers of `avals`, and whether its type was
+    inferred (abstract evaluation ran)."""
+    eqn = plax.make_jaxpr(lambda a, b: a * b)(np.float32(1), np.float32(2)).jaxpr.eqns[0]
+    trace = PartialEvalTrace()
+    tracers = [trace.new_arg(a) for a in avals]
+    inferred = []
+    abstract_eval = Primitive.abstract_eval
+
+    def counting(prim, *args, **params):
+        inferred.append(prim.name)
+        return abstract_eval(prim, *args, **params)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Primitive, "abstract_eval", counting)
+        with set_current_trace(trace):
+            out = restage_on(trace, eqn, tracers)
+    return trace.eqns[-1], out, inferred
+
+
+def test_restaging_takes_the_equation_types_only_on_atoms_of_its_input_types():
+    strong = ShapedArray((), np.float32)
+    restage = PartialEvalTrace.restage
+    eqn, out, inferred = _staged(restage, strong, strong)
+    assert inferred == [] and eqn.outvars[0].aval == strong and out.aval == strong
+    weak = ShapedArray((), np.float32, weak_type=True)
+    eqn, out, inferred = _staged(restage, weak, weak)  # other types: inferred again
+    assert inferred == ["mul"] and out.aval == weak
+    with set_vma_rule(lambda trace, prim, params, atoms, out_avals: (atoms, out_avals)):
+        _, _, inferred = _staged(restage, strong, strong)  # in a typed shard_map body
+    assert inferred == ["mul"]

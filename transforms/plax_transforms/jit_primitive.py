@@ -36,6 +36,7 @@ from plax.extend.core import (
     JaxprEqn,
     Primitive,
     StagingTrace,
+    current_source_info,
     current_trace,
     dce_jaxpr,
     eval_jaxpr,
@@ -56,21 +57,26 @@ class _JitPrimitive(Primitive):
         trace = current_trace()
         if params["inline"] and type(trace) is StagingTrace:
             closed = params["jaxpr"]
-            return eval_jaxpr(closed.jaxpr, closed.consts, *args, inline=_folded_conversion)
+            return eval_jaxpr(closed.jaxpr, closed.consts, *args, bind=_inlined,
+                              source=current_source_info())
         return trace.process_primitive(self, args, params)  # (`Primitive.bind`'s work)
 
 
 jit_p = _JitPrimitive("plax.jit", multiple_results=True)
 
 
-def _folded_conversion(eqn, values):
-    """JAX's constant folding where a jit is inlined: a conversion of a host scalar (a
-    Python or NumPy scalar argument, or one folded before) is done on the host, so that
-    the enclosing Jaxpr holds a literal, as JAX's does (`jnp.sin(x) * 2` inlines
-    `mul a 2.0:f32[]`, not a conversion of `2:i32[]`). None: bind it."""
-    if eqn.primitive is not convert_element_type_p or eqn.params["sharding"] is not None:
-        return None
-    return folded_on_host(values[0], eqn.params["new_dtype"], eqn.params["weak_type"])
+def _inlined(eqn: JaxprEqn, values: list):
+    """An equation of a jit inlined where a Jaxpr is traced, bound there, but for JAX's
+    constant folding: a conversion of a host scalar (a Python or NumPy scalar argument,
+    or one folded before) is done on the host, so that the enclosing Jaxpr holds a
+    literal, as JAX's does (`jnp.sin(x) * 2` inlines `mul a 2.0:f32[]`, not a conversion
+    of `2:i32[]`)."""
+    params = eqn.params
+    if eqn.primitive is convert_element_type_p and params["sharding"] is None:
+        folded = folded_on_host(values[0], params["new_dtype"], params["weak_type"])
+        if folded is not None:
+            return folded
+    return eqn.primitive.bind(*values, **params)
 
 
 def jit_params(closed: ClosedJaxpr, name: str, *, donated_invars=None,
@@ -161,7 +167,7 @@ def _stage_unknown(trace, args, params):
         return trace.stage(jit_p, args, params)
     closed = params["jaxpr"]
     with set_current_trace(trace):
-        return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+        return eval_jaxpr(closed.jaxpr, closed.consts, *args, bind=trace.restage)
 
 
 jit_p.define_rule(PARTIAL_EVAL, call_partial_eval(jit_p, _rebind, _stage_unknown))

@@ -34,6 +34,7 @@ from plax.extend.core import (
     residual_name,
     set_current_trace,
 )
+from plax.extend.sharding import vma_rule
 
 
 class PartialEvalTrace(StagingTrace):
@@ -59,6 +60,21 @@ class PartialEvalTrace(StagingTrace):
     def stage(self, primitive, args, params):
         return super().process_primitive(primitive, args, params)
 
+    def restage(self, eqn: JaxprEqn, values: list):
+        """`eqn`, an equation of a typed Jaxpr, applied to `values` as `bind` would
+        apply it here, but where it is staged on atoms of its inputs' types, its results
+        take its outputs' types instead of being inferred again (`jit_p`'s rule stages
+        the tangent equations of an inlined call so, on every eager linearization)."""
+        prim = eqn.primitive
+        if (prim.get_rule(PARTIAL_EVAL) is None and vma_rule() is None
+                and any(self.is_unknown(v) for v in values)):
+            atoms = [self.to_atom(v) for v in values]
+            if all(_same_type(a.aval, v.aval) for a, v in zip(atoms, eqn.invars)):
+                out_avals = [v.aval for v in eqn.outvars]
+                return self.stage_atoms(prim, atoms, eqn.params,
+                                        out_avals if prim.multiple_results else out_avals[0])
+        return prim.bind(*values, **eqn.params)
+
     def process_primitive(self, primitive, args, params):
         if not any(self.is_unknown(a) for a in args):
             return self.bind_known(primitive, args, params)
@@ -70,6 +86,12 @@ class PartialEvalTrace(StagingTrace):
     def residuals(self) -> list:
         """The known values recorded equations read, in constvar order."""
         return [value for _, value in self._consts.values()]
+
+
+def _same_type(a, b) -> bool:
+    """Whether two avals are one type, manual axes included (which `==` leaves out)."""
+    return a == b and getattr(a, "manual_axis_type", None) == getattr(b, "manual_axis_type",
+                                                                      None)
 
 
 def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: Sequence[bool],

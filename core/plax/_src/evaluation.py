@@ -8,38 +8,36 @@ from typing import Any, Sequence
 
 from plax._src.frontend_attributes import reapplied_frontend_attributes
 from plax._src.ir import ClosedJaxpr, Jaxpr, Literal
-from plax._src.name_stack import current_source_info, extend_name_stack, swap_source_info
+from plax._src.name_stack import extend_name_stack, swap_source_info
 
 
-def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args, inline=None) -> list[Any]:
+def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args, bind=None, source=None) -> list[Any]:
     """Run `jaxpr` by binding each equation's primitive under the current trace.
 
-    `inline(eqn, values)`, if given, inlines `jaxpr` as a jit with `inline=True` is:
-    its equations take the caller's source, not their own, and `inline` may return an
-    equation's outputs (as `bind` would) instead of None, for it not to be bound (the
-    constant folding JAX applies to the equations of a jit it inlines)."""
+    `bind(eqn, values)`, if given, applies each equation instead of its primitive's
+    `bind` (in the same context: the equation's source, names and tags). `source`, if
+    given, is the source of every equation instead of its own (a jit with `inline=True`
+    is inlined so: its equations take the caller's)."""
     env = {id(var): value for var, value in zip([*jaxpr.constvars, *jaxpr.invars],
                                                 [*consts, *args], strict=True)}
 
     def read(atom):
         return atom.val if isinstance(atom, Literal) else env[id(atom)]
 
-    caller = None if inline is None else current_source_info()
+    apply = bind or (lambda eqn, values: eqn.primitive.bind(*values, **eqn.params))
     for eqn in jaxpr.eqns:
         values = [read(v) for v in eqn.invars]
-        outs = None if inline is None else inline(eqn, values)
-        if outs is None:
-            # staged again: keep its source (an inlined jit's: the caller's), names, tags
-            previous = swap_source_info(caller or eqn.source_info)
-            try:
-                if eqn.name_stack or eqn.frontend_attributes:
-                    with extend_name_stack(eqn.name_stack), \
-                            reapplied_frontend_attributes(eqn.frontend_attributes):
-                        outs = eqn.primitive.bind(*values, **eqn.params)
-                else:
-                    outs = eqn.primitive.bind(*values, **eqn.params)
-            finally:
-                swap_source_info(previous)
+        # staged again: keep its source (an inlined jit's: the caller's), names, tags
+        previous = swap_source_info(source or eqn.source_info)
+        try:
+            if eqn.name_stack or eqn.frontend_attributes:
+                with extend_name_stack(eqn.name_stack), \
+                        reapplied_frontend_attributes(eqn.frontend_attributes):
+                    outs = apply(eqn, values)
+            else:
+                outs = apply(eqn, values)
+        finally:
+            swap_source_info(previous)
         env.update(zip(map(id, eqn.outvars),
                        outs if eqn.primitive.multiple_results else (outs,), strict=True))
     return [read(v) for v in jaxpr.outvars]

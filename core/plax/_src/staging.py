@@ -98,10 +98,12 @@ class StagingTrace(Trace):
                  for a in args]
         return self.stage_atoms(primitive, atoms, params)
 
-    def stage_atoms(self, primitive: Primitive, atoms: list, params):
+    def stage_atoms(self, primitive: Primitive, atoms: list, params, out_avals=None):
         """`primitive` applied to `atoms` (this Jaxpr's `Var`s and `Literal`s) as an
-        equation: its result tracer(s)."""
-        out_avals = primitive.abstract_eval(*[a.aval for a in atoms], **params)
+        equation: its result tracer(s). `out_avals`, if given, are the results' types
+        (an equation of a Jaxpr staged again on atoms of its inputs' types)."""
+        if out_avals is None:
+            out_avals = primitive.abstract_eval(*[a.aval for a in atoms], **params)
         if (vma := vma_rule()) is not None:  # in a shard_map body: type the varying axes
             atoms, out_avals = vma(self, primitive, params, atoms, out_avals)
         effects = primitive.get_rule("effects")

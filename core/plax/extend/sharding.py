@@ -9,7 +9,7 @@ which turns a bare `PartitionSpec` into a sharding on the context mesh, and
 from plax._src import plugins as _plugins
 from plax._src.errors import ShardingTypeError
 from plax._src.manual_axis_type import (ManualAxisType, mat_axis_order, note_axis_order,
-                                        set_vma_rule)
+                                        set_vma_rule, vma_rule)
 from plax._src.mesh_context import (abstract_mesh, concrete_mesh, meshes_in_context,
                                     restore_meshes, swap_meshes)
 from plax._src.sharding import (Device, Index, SdyArray, SdyDim, Sharding,
@@ -29,4 +29,4 @@ __all__ = ["Device", "Index", "ManualAxisType", "SdyArray", "SdyDim", "Sharding"
            "ShardingTypeError", "abstract_mesh",
            "concrete_mesh", "hlo_shardings_equal", "meshes_in_context", "restore_meshes",
            "mat_axis_order", "note_axis_order", "sdy_from_hlo", "set_vma_rule",
-           "sharding_from_spec", "swap_meshes", "traced_device_put"]
+           "sharding_from_spec", "swap_meshes", "traced_device_put", "vma_rule"]
