@@ -12,8 +12,7 @@ all zero, unless its primitive is one of `TRANSPOSED_WITHOUT_COTANGENTS`.
 """
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 from plax.extend.ad import UndefinedPrimal, Zero, add_tangents, instantiate
 from plax.extend.core import (TRANSPOSE, ClosedJaxpr, Jaxpr, Literal, derived_debug_info,
@@ -27,16 +26,33 @@ as JAX runs every rule: a custom_vjp's bwd may give nonzero cotangents for zero 
 (flax's fp8 ops return their updated statistics so)."""
 
 
-@contextlib.contextmanager
-def _restaged(eqn) -> Iterator[None]:
+class _Restaged:
     """While the backward pass evaluates or transposes `eqn`, what it stages keeps the
-    equation's source line and frontend attributes, as JAX's."""
-    previous = swap_source_info(eqn.source_info)
-    try:
-        with reapplied_frontend_attributes(eqn.frontend_attributes):
-            yield
-    finally:
-        swap_source_info(previous)
+    equation's source line and frontend attributes, as JAX's, and with `names` its
+    name stack (the forward's names). A class that enters the scopes of names and
+    attributes only for an equation that has some: the pass enters one per equation."""
+
+    def __init__(self, eqn, names: bool = False):
+        self.eqn = eqn
+        self.names = names
+
+    def __enter__(self):
+        eqn = self.eqn
+        self.scopes = []
+        if eqn.frontend_attributes:
+            self.scopes.append(reapplied_frontend_attributes(eqn.frontend_attributes))
+        if self.names and eqn.name_stack:
+            self.scopes.append(extend_name_stack(eqn.name_stack))
+        self.previous = swap_source_info(eqn.source_info)
+        for scope in self.scopes:
+            scope.__enter__()
+
+    def __exit__(self, *exc_info):
+        try:
+            for scope in reversed(self.scopes):
+                scope.__exit__(*exc_info)
+        finally:
+            swap_source_info(self.previous)
 
 
 def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
@@ -65,7 +81,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
             linear.update(id(v) for v in eqn.outvars)
             linear_eqns.append(eqn)
             continue
-        with _restaged(eqn):
+        with _Restaged(eqn):
             outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
         for var, value in zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]):
             env[id(var)] = value
@@ -96,7 +112,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
                 f"Transpose rule (for reverse-mode differentiation) for "
                 f"'{eqn.primitive.name}' not implemented")
         operands = [UndefinedPrimal(a.aval) if is_linear(a) else read(a) for a in eqn.invars]
-        with _restaged(eqn), extend_name_stack(eqn.name_stack):  # and the forward's names
+        with _Restaged(eqn, names=True):
             cts_in = rule(ct_out if eqn.primitive.multiple_results else ct_out[0], *operands,
                           **eqn.params)
             for atom, ct in zip(eqn.invars, cts_in, strict=True):

@@ -193,14 +193,19 @@ def current_trace() -> Trace:
     return _state.trace
 
 
-@contextlib.contextmanager
-def set_current_trace(trace: Trace):
-    """Make `trace` current for the block (per thread)."""
-    prev, _state.trace = _state.trace, trace
-    try:
-        yield trace
-    finally:
-        _state.trace = prev
+class set_current_trace:
+    """Make `trace` current for the block (per thread). A class, not a generator:
+    transformations enter one for each primitive they apply."""
+
+    def __init__(self, trace: Trace):
+        self.trace = trace
+
+    def __enter__(self):
+        self.prev, _state.trace = _state.trace, self.trace
+        return self.trace
+
+    def __exit__(self, *exc_info):
+        _state.trace = self.prev
 
 
 def _scalar_conversion(convert: type, what: str, kinds: str):
