@@ -68,7 +68,8 @@ class PartialEvalTrace(StagingTrace):
         prim = eqn.primitive
         if (prim.get_rule(PARTIAL_EVAL) is None and vma_rule() is None
                 and any(self.is_unknown(v) for v in values)):
-            atoms = [self.to_atom(v) for v in values]
+            atoms = [v._var if type(v) is StagingTracer and v._trace is self else self.to_atom(v)
+                     for v in values]
             if all(_same_type(a.aval, v.aval) for a, v in zip(atoms, eqn.invars)):
                 out_avals = [v.aval for v in eqn.outvars]
                 return self.stage_atoms(prim, atoms, eqn.params,
@@ -90,8 +91,8 @@ class PartialEvalTrace(StagingTrace):
 
 def _same_type(a, b) -> bool:
     """Whether two avals are one type, manual axes included (which `==` leaves out)."""
-    return a == b and getattr(a, "manual_axis_type", None) == getattr(b, "manual_axis_type",
-                                                                      None)
+    return a is b or (a == b and getattr(a, "manual_axis_type", None)
+                      == getattr(b, "manual_axis_type", None))
 
 
 def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: Sequence[bool],

@@ -129,14 +129,15 @@ def mat_axis_order(axes, mesh_order=()) -> tuple:
     return tuple(sorted(axes, key=lambda a: (_axis_order.get(a, len(_axis_order)), str(a))))
 
 
-_vma = threading.local()  # .rule: (trace, primitive, params, atoms, out_avals) ->
-#                            (atoms, out_avals), or None
+# .rule: (trace, primitive, params, atoms, out_avals) -> (atoms, out_avals), or None (a
+# class attribute: read for each staged equation, it is found without an AttributeError)
+_vma = type("_VmaRule", (threading.local,), {"rule": None})()
 
 
 def vma_rule():
     """The rule that types the results of staged equations with their varying manual
     axes while a `shard_map` body (with check_vma) is traced, or None elsewhere."""
-    return getattr(_vma, "rule", None)
+    return _vma.rule
 
 
 @contextlib.contextmanager
