@@ -131,9 +131,8 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size: int | 
                 "vmap in_axes specification must be a tree prefix of the corresponding "
                 f"value, got specification {in_axes!r} for value tree "
                 f"{tree_util.tree_structure(args)}.") from None
-        dbg = make_tracing_debug_info("vmap", fun, args, kwargs)
-        names = [dbg.safe_arg_name(i) or f"argument {i}" for i in range(len(flat))]
-        dims = [_canonical_in_axis(x, a, n) for x, a, n in zip(flat, axes, names)]
+        names = _ArgNames(fun, args, kwargs)
+        dims = [_canonical_in_axis(x, a, names, i) for i, (x, a) in enumerate(zip(flat, axes))]
         size = _mapped_size(fun, flat, dims, names, axis_size)
         mesh_axis = _mapped_mesh_axis(flat, dims, names)
         spmd = spmd_axis_name
@@ -164,16 +163,30 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size: int | 
     return vmap_f
 
 
-def _canonical_in_axis(x, axis, name: str) -> int | None:
+class _ArgNames:
+    """The names of vmap's flat arguments, for its errors (`names[i]`): the debug info
+    they come from, which inspects the function's signature, is made on first use."""
+
+    def __init__(self, fun: Callable, args: tuple, kwargs: dict):
+        self._call = (fun, args, kwargs)
+        self._debug_info = None
+
+    def __getitem__(self, i: int) -> str:
+        if self._debug_info is None:
+            self._debug_info = make_tracing_debug_info("vmap", *self._call)
+        return self._debug_info.safe_arg_name(i) or f"argument {i}"
+
+
+def _canonical_in_axis(x, axis, names: _ArgNames, i: int) -> int | None:
     if axis is None:
         return not_mapped
     try:
         ndim = get_aval(x).ndim
     except TypeError:
-        raise TypeError(f"vmap: argument {name} is a {type(x).__name__}, which is not an "
+        raise TypeError(f"vmap: argument {names[i]} is a {type(x).__name__}, which is not an "
                         "array; pass arrays (or mark it unmapped with in_axes=None)") from None
     if not -ndim <= axis < ndim:
-        raise ValueError(f"vmap was requested to map its argument {name} along axis {axis}, "
+        raise ValueError(f"vmap was requested to map its argument {names[i]} along axis {axis}, "
                          f"which implies that its rank should be at least "
                          f"{axis + 1 if axis >= 0 else -axis}, but is only {ndim} (its shape "
                          f"is {get_aval(x).shape})")
@@ -187,24 +200,24 @@ def _spec_entry(x, dim: int):
     return spec[dim] if dim < len(spec) else None
 
 
-def _mapped_mesh_axis(flat, dims, names) -> tuple | None:
+def _mapped_mesh_axis(flat, dims, names: _ArgNames) -> tuple | None:
     """The `Explicit` mesh axes (a tuple) that split the mapped dimension of every
     mapped argument (None where none does), as JAX takes them: the mapped arguments
     must agree, and no unmapped one may be split over them (ValueErrors)."""
-    entries = [(_spec_entry(x, d), n) for x, d, n in zip(flat, dims, names)
+    entries = [(_spec_entry(x, d), i) for i, (x, d) in enumerate(zip(flat, dims))
                if d is not not_mapped]
     if not entries:
         return None
     found = entries[0][0]
-    for entry, name in entries[1:]:
+    for entry, i in entries[1:]:
         if entry != found:
             raise ValueError("Mapped away dimension of inputs passed to vmap should be "
                              f"sharded the same. Got inconsistent axis specs: {found} vs "
-                             f"{entry} (argument {name})")
+                             f"{entry} (argument {names[i]})")
     if found is None:
         return None
     axes = found if isinstance(found, tuple) else (found,)
-    for x, d, name in zip(flat, dims, names):
+    for i, (x, d) in enumerate(zip(flat, dims)):
         if d is not_mapped and hasattr(x, "shape"):
             aval = get_aval(x)
             spec = [_spec_entry(x, d) for d in range(aval.ndim)]
@@ -213,13 +226,13 @@ def _mapped_mesh_axis(flat, dims, names) -> tuple | None:
             if used & set(axes):
                 raise ValueError(
                     "Unmapped values passed to vmap cannot be sharded along the mesh axis "
-                    f"you are vmapping over. Got type: {aval.str_short()} ({name}), "
+                    f"you are vmapping over. Got type: {aval.str_short()} ({names[i]}), "
                     f"in_axes: None and vmapped mesh axis: {axes}")
     return axes
 
 
-def _mapped_size(fun, flat, dims, names, axis_size) -> int:
-    sizes = [(n, get_aval(x).shape, d) for x, d, n in zip(flat, dims, names)
+def _mapped_size(fun, flat, dims, names: _ArgNames, axis_size) -> int:
+    sizes = [(i, get_aval(x).shape, d) for i, (x, d) in enumerate(zip(flat, dims))
              if d is not not_mapped]
     if not sizes and axis_size is None:
         raise ValueError(f"vmap of {fun_sourceinfo(fun)} must have at least one "
@@ -227,8 +240,8 @@ def _mapped_size(fun, flat, dims, names, axis_size) -> int:
     found = {shape[d] for _, shape, d in sizes} | ({axis_size} if axis_size is not None
                                                     else set())
     if len(found) > 1:
-        lines = [f"  * argument {n} has shape {shape} and axis {d} is to be mapped "
-                 f"(size {shape[d]})" for n, shape, d in sizes]
+        lines = [f"  * argument {names[i]} has shape {shape} and axis {d} is to be mapped "
+                 f"(size {shape[d]})" for i, shape, d in sizes]
         if axis_size is not None:
             lines.append(f"  * axis_size={axis_size} was given")
         raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n"
@@ -244,17 +257,16 @@ def _outputs(trace: BatchTrace, out: Any, out_axes, sum_match: bool):
         raise ValueError("vmap out_axes specification must be a tree prefix of the "
                          f"corresponding value, got specification {out_axes!r} for value "
                          f"tree {out_tree}.") from None
-    paths = result_paths_from_tree(out_tree) or [""] * len(leaves)
     size = trace.axis_data.size
     results = []
     with set_current_trace(trace.parent):
-        for i, (leaf, axis, path) in enumerate(zip(leaves, axes, paths)):
+        for i, (leaf, axis) in enumerate(zip(leaves, axes)):
             val, dim = trace.to_batch_info(leaf)
             try:
                 ndim = get_aval(val).ndim + (dim is not_mapped)
             except TypeError:
-                raise TypeError(f"vmap: output {path} is a {type(leaf).__name__}, which is "
-                                "not an array") from None
+                raise TypeError(f"vmap: output {_output_path(out_tree, i)} is a "
+                                f"{type(leaf).__name__}, which is not an array") from None
             if axis is None:
                 if dim is not not_mapped and not sum_match:  # (JAX's message)
                     where = tree_util.keystr(tree_util.tree_flatten_with_path(out)[0][i][0])
@@ -263,14 +275,21 @@ def _outputs(trace: BatchTrace, out: Any, out_axes, sum_match: bool):
                 results.append(val if dim is not_mapped else reduce_sum(val, (dim,)))
                 continue
             if not -ndim <= axis < ndim:
-                raise ValueError(f"vmap out_axes {axis} is out of bounds for output {path} "
-                                 f"of rank {ndim} (including the mapped axis)")
+                raise ValueError(f"vmap out_axes {axis} is out of bounds for output "
+                                 f"{_output_path(out_tree, i)} of rank {ndim} (including the "
+                                 "mapped axis)")
             if (dim is not_mapped and trace.axis_data.explicit_mesh_axis is not None
                     and _mesh_in_context()):
                 results.append(_broadcast_split(val, axis % ndim, size, trace.axis_data))
             else:
                 results.append(move_to(val, dim, axis % ndim, size))
     return tree_util.tree_unflatten(out_tree, results)
+
+
+def _output_path(out_tree, i: int) -> str:
+    """The path of output leaf `i` in errors ("" where the tree cannot say it)."""
+    paths = result_paths_from_tree(out_tree)
+    return "" if paths is None else paths[i]
 
 
 def _mesh_in_context() -> bool:
