@@ -263,12 +263,12 @@ def _transpose_lhs(ct, y, x_aval, dimension_numbers, swap_ans: bool = False, **p
     else:
         ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
     dims = ((ans_y, tuple(y_kept)), (ans_batch, tuple(y_batch)))
-    x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
+    from plax_stdlib.lax.shape_ops import axes_order, transpose
+    x_contract_by_y = [x_contract[i] for i in axes_order(y_contract)]
     order = list(x_batch) + x_kept + x_contract_by_y
-    out_axes = tuple(int(i) for i in np.argsort(order))
     params["out_sharding"] = cotangent_sharding(x_aval, ct, y, order=order)
-    from plax_stdlib.lax.shape_ops import transpose
-    return transpose(dot_general_p.bind(ct, y, dimension_numbers=dims, **params), out_axes)
+    return transpose(dot_general_p.bind(ct, y, dimension_numbers=dims, **params),
+                     axes_order(order))
 
 
 def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision,

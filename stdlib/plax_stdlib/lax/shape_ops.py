@@ -252,11 +252,17 @@ def _reshape_lower(ctx, operand, *, new_sizes, dimensions, sharding):
     return mu.reshape(operand, ctx.avals_out[0])
 
 
+def axes_order(axes: Sequence[int]) -> tuple[int, ...]:
+    """The positions of the distinct `axes` in increasing order, a permutation's inverse:
+    `np.argsort`, without NumPy's cost on a few ints (transpose rules run it eagerly)."""
+    return tuple(sorted(range(len(axes)), key=axes.__getitem__))
+
+
 def _reshape_transpose(ct, operand, *, new_sizes, dimensions, sharding):
     if dimensions is None:
         return [reshape(ct, operand.aval.shape)]
     permuted = tuple(operand.aval.shape[d] for d in dimensions)
-    return [transpose(reshape(ct, permuted), tuple(int(i) for i in np.argsort(dimensions)))]
+    return [transpose(reshape(ct, permuted), axes_order(dimensions))]
 
 
 def _reshape_batching(axis_data, args, dims, *, new_sizes, dimensions, sharding):
@@ -323,8 +329,7 @@ transpose_p = standard_primitive(
     lambda ctx, operand, *, permutation: hlo.transpose(
         operand, [*permutation, *mu.element_dims(ctx.avals_in[0])]),
     jvp=linear_jvp(),
-    transpose=lambda ct, x, *, permutation: [
-        transpose(ct, tuple(int(i) for i in np.argsort(permutation)))],
+    transpose=lambda ct, x, *, permutation: [transpose(ct, axes_order(permutation))],
     batching=lambda axis_data, args, dims, *, permutation: (
         _batched_transpose(args[0], dims[0], permutation), dims[0]))
 
