@@ -111,6 +111,13 @@ def test_debug_nans_checks_calls_prepared_before(prepared):
         _run(closed, [plax.device_put(np.float32(-1))])
 
 
+def test_no_execution_refuses_calls_prepared_before(prepared):
+    closed = _closed(lambda v: v + 1, np.float32(1))
+    _run(closed, [np.float32(2)])
+    with config.no_execution(True), pytest.raises(RuntimeError, match="no_execution"):
+        _run(closed, [np.float32(2)])
+
+
 def test_clear_caches_and_a_dead_jaxpr_drop_the_callers(prepared):
     x = np.ones(2, np.float32)
     closed = _closed(lambda v: v - 1, x)
