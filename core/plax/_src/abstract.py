@@ -95,10 +95,9 @@ def canonical_shape(shape) -> tuple:
 
 
 def shape_size(shape):
-    """The number of elements (symbolic when a dimension is)."""
-    if any(isinstance(d, SymbolicDimension) for d in shape):
-        return math.prod(shape)
-    return int(np.prod(shape, dtype=np.int64))
+    """The number of elements (symbolic when a dimension is): `math.prod`, as JAX's
+    `size`, for dimensions that are ints or symbolic (canonical shapes)."""
+    return math.prod(shape)
 
 
 class AbstractValue:
