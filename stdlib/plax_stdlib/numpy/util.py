@@ -168,6 +168,9 @@ def host_cast(x: np.ndarray | np.generic, dtype: np.dtype) -> np.ndarray | np.ge
 
 
 _float_max: dict[np.dtype, float] = {}  # inexact dtype -> its largest finite value
+# Dtypes that hold every int up to 2**24 exactly (`x * 2` of a float32 array converts 2)
+_EXACT_FOR_SMALL_INTS = frozenset(map(np.dtype, ("float32", "float64", "complex64",
+                                                 "complex128")))
 
 
 def _cast_python_scalar(x: bool | int | float | complex, dtype: np.dtype) -> np.generic:
@@ -177,6 +180,8 @@ def _cast_python_scalar(x: bool | int | float | complex, dtype: np.dtype) -> np.
             limit = _float_max[dtype] = float(dtypes.finfo(dtype).max)
         if -limit <= x <= limit:  # rounds to a finite value: no overflow to handle
             return dtype.type(x)
+    if type(x) is int and dtype in _EXACT_FOR_SMALL_INTS and -2**24 <= x <= 2**24:
+        return dtype.type(x)  # exact: what converting the int32 value gives
     with np.errstate(over="ignore"):
         natural = np.asarray(x, dtypes.canonicalize_dtype(dtypes.dtype(x)))
         return host_cast(natural, dtype)[()]
