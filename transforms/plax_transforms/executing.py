@@ -7,8 +7,11 @@ number of devices, and the *abstract* form of each stated sharding: mesh axis na
 and sizes, memory kind), so two meshes of one shape on different devices share a
 lowering; executables are cached per lowering and device assignment. Both caches
 are bounded and hold the Jaxpr and the lowering weakly: a dropped function frees its
-lowering and its executables. Outputs are committed when the computation spans
-several devices or some input was committed.
+lowering and its executables. In front of them, `execute_jaxpr` (the eager call of a
+Jaxpr: jitted functions met by eager transformations, eager shard_map) keeps a
+prepared caller per Jaxpr, options, argument signature (placements included), config
+and context mesh, as jit's fast path does for top-level calls. Outputs are committed
+when the computation spans several devices or some input was committed.
 
 With PGLE on (`jax_enable_pgle`), a `CompiledJaxpr` runs its first
 `jax_pgle_profiling_runs` executions under the profiler (`plax_runtime.pgle`); the
@@ -486,6 +489,19 @@ def compiled_for_call(closed: ClosedJaxpr, name: str, args: Sequence[Any], *,
     return compile_lowering(lowering, placement, compiler_options), placement.committed
 
 
+COMPILE_SETTINGS = (config.optimization_level, config.memory_fitting_level,
+                    config.exec_time_optimization_effort, config.memory_fitting_effort,
+                    config.disable_most_optimizations, config.compiler_enable_remat_pass)
+"""The options that change compiled code but are not in the trace context (XLA's
+compiler settings): with it, the config a prepared call depends on."""
+
+# `execute_jaxpr`'s prepared callers, by (Jaxpr, options, argument signature, trace
+# context, compiler settings, context mesh). A caller holds its executable: both caches
+# count it.
+_callers = BoundedCache("jaxpr callers", max_entries=4096, max_bytes=1 << 30)
+register_cache(_callers.clear)
+
+
 def execute_jaxpr(closed: ClosedJaxpr, name: str, args: Sequence[Any], *,
                   donated_invars: Sequence[bool], keep_unused: bool,
                   in_shardings: Sequence[Sharding | None] = (),
@@ -515,16 +531,3 @@ def execute_jaxpr(closed: ClosedJaxpr, name: str, args: Sequence[Any], *,
     if key_reuse.enabled():
         call = key_reuse.checked_jit(call, closed)
     return call(args)
-
-
-COMPILE_SETTINGS = (config.optimization_level, config.memory_fitting_level,
-                    config.exec_time_optimization_effort, config.memory_fitting_effort,
-                    config.disable_most_optimizations, config.compiler_enable_remat_pass)
-"""The options that change compiled code but are not in the trace context (XLA's
-compiler settings): with it, the config a prepared call depends on."""
-
-# `execute_jaxpr`'s prepared callers, by (Jaxpr, options, argument signature, trace
-# context, compiler settings, context mesh). A caller holds its executable: both caches
-# count it.
-_callers = BoundedCache("jaxpr callers", max_entries=4096, max_bytes=1 << 30)
-register_cache(_callers.clear)
