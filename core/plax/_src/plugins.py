@@ -181,11 +181,11 @@ _lock = threading.RLock()
 
 
 def _group(name: str) -> _Group:
-    with _lock:
-        group = _groups.get(name)
-        if group is None:
-            group = _groups[name] = _Group(name)
-        return group
+    group = _groups.get(name)  # (made once, under the lock; rules look groups up often)
+    if group is None:
+        with _lock:
+            group = _groups.get(name) or _groups.setdefault(name, _Group(name))
+    return group
 
 
 def names(group: str) -> list[str]:
