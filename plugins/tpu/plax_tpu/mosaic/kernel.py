@@ -52,6 +52,26 @@ def element_type(dtype) -> ir.Type:
     return mu.ir_element_type(np.dtype(dtype))
 
 
+def memory_space_name(space) -> str:
+    """A Pallas memory space (None: the default) as Mosaic spells it."""
+    name = "vmem" if space is None else str(space)
+    return "vmem" if name == "default" else name
+
+
+def memref_type(shape, dtype, space: str) -> ir.Type:
+    """The memref of a buffer of `shape` and `dtype` in memory space `space` (a
+    semaphore space: semaphores, whatever `dtype`)."""
+    if space in ("semaphore", "dma_semaphore"):
+        return ir.MemRefType.get(list(shape), ir.Type.parse(f"!tpu.{space}"),
+                                 memory_space=ir.Attribute.parse(
+                                     "#tpu.memory_space<semaphore_mem>"))
+    if np.dtype(dtype) == np.bool_:
+        raise LoweringError("Pallas TPU lowering: boolean operands and results are not "
+                            "supported (pass them as int32)")
+    return ir.MemRefType.get(list(shape), element_type(dtype),
+                             memory_space=ir.Attribute.parse(f"#tpu.memory_space<{space}>"))
+
+
 def value_type(aval) -> ir.Type:
     """A vector for an array, the element type for a scalar."""
     elt = element_type(aval.dtype)
@@ -586,6 +606,34 @@ def _addupdate(ctx, eqn, ref, value, *dynamic):
     new = (arith.addf if _is_float(aval.dtype) else arith.addi)(old, value)
     store(ctx, ref, new, aval, starts, sizes, strides)
     return []
+
+
+# --- scoped buffers ---------------------------------------------------------------------------
+
+@rule("run_scoped")
+def _run_scoped(ctx, eqn, *operands):
+    """The function's equations in a `tpu.region` that allocates its buffers (a
+    `memref.alloca` each, a `tpu.sem_alloc` for semaphores), freed where it ends."""
+    p = eqn.params
+    if p["collective_axes"]:
+        raise _unsupported(ctx, "run_scoped over collective_axes")
+    region = tpu.RegionOp(_result_types(v.aval for v in eqn.outvars))
+    with ir.InsertionPoint(region.body):
+        scoped = [_allocate(ctx, t) for t in p["types"]]
+        jaxpr, consts = _closed(p["jaxpr"])
+        tpu.yield_(lower_jaxpr(ctx, jaxpr, consts, [*operands, *scoped]))
+    return list(region.results)
+
+
+def _allocate(ctx, t) -> Ref:
+    space = memory_space_name(t.memory_space)
+    typ = memref_type(t.shape, t.dtype, space)
+    if space in ("semaphore", "dma_semaphore"):
+        return Ref(tpu.sem_alloc(typ), (), space)
+    if space not in ("vmem", "smem"):
+        raise _unsupported(ctx, f"a run_scoped buffer in memory space {space} (allocate it "
+                           "in VMEM or SMEM)")
+    return Ref(memref.alloca(typ, [], []), (), space)
 
 
 # --- control flow -----------------------------------------------------------------------------
