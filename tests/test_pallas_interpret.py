@@ -105,6 +105,18 @@ def case_run_scoped():
     return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8,), jnp.float32),
                           interpret=True)(f32(8))
 
+def case_run_scoped_result():
+    # buffers by position and by name; the function's result leaves the region
+    def kernel(x_ref, o_ref):
+        def body(tmp_ref, count_ref):
+            tmp_ref[...] = x_ref[...] * 2
+            count_ref[0] = 3
+            return tmp_ref[...] + count_ref[0].astype(jnp.float32)
+        o_ref[...] = pl.run_scoped(body, pltpu.VMEM((8,), jnp.float32),
+                                   count_ref=pltpu.SMEM((1,), jnp.int32))
+    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8,), jnp.float32),
+                          interpret=True)(f32(8))
+
 def case_sync_copy():
     # pipelining.md's first kernel, and a pytree of copies (one of them from a view)
     def kernel(x_hbm_ref, y_hbm_ref, o_ref, scratch_ref, row_ref, whole_ref):
@@ -319,6 +331,7 @@ def _expected() -> dict:
         "loop": np.concatenate([[3.0], x8[1:] * np.repeat(np.arange(0, 8, 2), 2)[1:]]),
         "scratch": np.concatenate([running(x8), *map(running, _f32(2, 8))]),
         "run_scoped": (x8 + 1) * 2,
+        "run_scoped_result": x8 * 2 + 3,
         "sync_copy": _f32(8, 128)[:1] + _f32(8, 128)[1:2] * (_f32(1, 128) + 1),
         "views": np.stack([_f32(2, 4)[1], _f32(2, 4)[0] * 2, [0, 7, 7, 0],
                            [*_f32(2, 4)[1, :2], -1, 0]]),

@@ -1,7 +1,8 @@
 """`plax.experimental.pallas.tpu`: TPU memory spaces (`VMEM((8, 128), jnp.float32)`
 for scratch buffers, `SMEM`), semaphores and copies (`SemaphoreType`,
-`make_async_copy`, `sync_copy`), `PrefetchScalarGridSpec` and Mosaic's
-`CompilerParams`, which the TPU lowering (plax-tpu) reads and interpret mode ignores."""
+`make_async_copy`, `sync_copy`), pipelines inside a kernel (`emit_pipeline`),
+`PrefetchScalarGridSpec` and Mosaic's `CompilerParams`, which the TPU lowering
+(plax-tpu) reads and interpret mode ignores."""
 from __future__ import annotations
 
 import dataclasses
@@ -141,7 +142,10 @@ class PrefetchScalarGridSpec(GridSpec):
         object.__setattr__(self, "num_scalar_prefetch", num_scalar_prefetch)
 
 
+# The pipeline allocates its buffers in the memory spaces above.
+from plax_pallas.pipeline import emit_pipeline  # noqa: E402
+
 __all__ = ["ARBITRARY", "AsyncCopyDescriptor", "CMEM", "CORE_PARALLEL", "CompilerParams",
            "GridDimensionSemantics", "HBM", "MemorySpace", "PARALLEL", "PrefetchScalarGridSpec",
-           "SMEM", "SUBCORE_PARALLEL", "SemaphoreType", "VMEM", "VMEM_SHARED", "make_async_copy",
-           "repeat", "roll", "store", "sync_copy"]
+           "SMEM", "SUBCORE_PARALLEL", "SemaphoreType", "VMEM", "VMEM_SHARED", "emit_pipeline",
+           "make_async_copy", "repeat", "roll", "store", "sync_copy"]

@@ -267,34 +267,28 @@ rule("abs")(_unary(mathd.absf, mathd.absi))
 rule("neg")(_unary(arith.negf, lambda x: arith.subi(_zero_like(x), x)))
 
 
-def _zero_like(x: ir.Value) -> ir.Value:
+def _splat_like(x: ir.Value, value: int) -> ir.Value:
+    """A constant of `x`'s type (a vector or a scalar) holding `value` everywhere."""
     typ = x.type
-    elt = ir.VectorType(typ).element_type if ir.VectorType.isinstance(typ) else typ
-    zero = ir.FloatAttr.get(elt, 0.0) if ir.FloatType.isinstance(elt) else \
-        ir.IntegerAttr.get(elt, 0)
-    if ir.VectorType.isinstance(typ):
-        zero = ir.DenseElementsAttr.get_splat(typ, zero)
-    return arith.ConstantOp(typ, zero).result
+    elt = typ.element_type if isinstance(typ, ir.VectorType) else typ
+    attr = ir.FloatAttr.get(elt, float(value)) if isinstance(elt, ir.FloatType) else \
+        ir.IntegerAttr.get(elt, value)
+    if isinstance(typ, ir.VectorType):
+        attr = ir.DenseElementsAttr.get_splat(typ, attr)
+    return arith.ConstantOp(typ, attr).result
+
+
+def _zero_like(x: ir.Value) -> ir.Value:
+    return _splat_like(x, 0)
 
 
 def _one_like(x: ir.Value) -> ir.Value:
-    typ = x.type
-    elt = ir.VectorType(typ).element_type if ir.VectorType.isinstance(typ) else typ
-    one = ir.FloatAttr.get(elt, 1.0) if ir.FloatType.isinstance(elt) else \
-        ir.IntegerAttr.get(elt, 1)
-    if ir.VectorType.isinstance(typ):
-        one = ir.DenseElementsAttr.get_splat(typ, one)
-    return arith.ConstantOp(typ, one).result
+    return _splat_like(x, 1)
 
 
 @rule("not")
 def _not(ctx, eqn, x):
-    typ = x.type
-    elt = ir.VectorType(typ).element_type if ir.VectorType.isinstance(typ) else typ
-    ones = ir.IntegerAttr.get(elt, -1)
-    if ir.VectorType.isinstance(typ):
-        ones = ir.DenseElementsAttr.get_splat(typ, ones)
-    return arith.xori(x, arith.ConstantOp(typ, ones).result)
+    return arith.xori(x, _splat_like(x, -1))
 
 
 @rule("logistic")
@@ -488,7 +482,8 @@ def _dot_general(ctx, eqn, lhs, rhs):
 
 def _indexer(ctx, ref: Ref, spec: tuple, dynamic: Sequence[ir.Value]):
     """(starts, sizes, strides, kept dims) of `ref[index]` over the memref's dimensions
-    (squeezed ones included, at 0); a start is an int or an i32 value."""
+    (squeezed ones included, at 0); a start is an int or an i32 value, and so is a
+    size (a `pl.ds` of traced size, which only copies take)."""
     kernel_rank = len(ref.shape) - len(ref.squeezed)
     entries = list(spec)
     if Ellipsis in entries:
@@ -510,7 +505,7 @@ def _indexer(ctx, ref: Ref, spec: tuple, dynamic: Sequence[ir.Value]):
             kept.append(False)
         elif entry[0] == "dslice":
             starts.append(next(operands) if entry[1] is None else entry[1])
-            sizes.append(entry[2])
+            sizes.append(next(operands) if entry[2] is None else entry[2])
             strides.append(entry[3])
             kept.append(True)
         else:
@@ -780,11 +775,13 @@ def _memref_view(ctx, ref: Ref, spec: tuple, dynamic) -> ir.Value:
         raise _unsupported(ctx, "a strided slice of a reference in an async copy")
     typ = ir.MemRefType(ref.value.type)
     value = ref.value
-    if tuple(sizes) != tuple(typ.shape) or any(isinstance(s, ir.Value) or s for s in starts):
-        sliced = ir.MemRefType.get(sizes, typ.element_type, memory_space=typ.memory_space)
-        value = tpu.memref_slice(sliced, value, _i32_values(starts), [])
+    traced = [s for s in sizes if isinstance(s, ir.Value)]
+    shape = [ir.ShapedType.get_dynamic_size() if isinstance(s, ir.Value) else s for s in sizes]
+    if shape != list(typ.shape) or any(isinstance(s, ir.Value) or s for s in starts):
+        sliced = ir.MemRefType.get(shape, typ.element_type, memory_space=typ.memory_space)
+        value = tpu.memref_slice(sliced, value, _i32_values(starts), traced)
     if not all(kept):
-        squeezed = ir.MemRefType.get([n for n, k in zip(sizes, kept) if k], typ.element_type,
+        squeezed = ir.MemRefType.get([n for n, k in zip(shape, kept) if k], typ.element_type,
                                      memory_space=typ.memory_space)
         value = tpu.memref_squeeze(squeezed, value)
     return value
