@@ -11,8 +11,9 @@ locate the step, `when` runs code conditionally, and `lax` control flow and
 dimension) and jvp; reverse mode is JAX's error. Scratch buffers
 (`scratch_shapes`, `run_scoped`) are typed by a memory space called with a shape
 and dtype. `plax.experimental.pallas.triton` has the masked `load`/`store` and the
-atomic operations, `plax.experimental.pallas.tpu` the TPU memory spaces and
-`CompilerParams`.
+atomic operations, `plax.experimental.pallas.tpu` the TPU memory spaces, copies
+(`make_async_copy`, `sync_copy`), pipelines inside a kernel (`emit_pipeline`, whose
+blocks may be `BoundedSlice`s) and `CompilerParams`.
 
 Interpret mode runs on every backend; `interpret=False` compiles the kernel where a
 platform's package lowers Pallas (plax-tpu: Mosaic, for TPU), and elsewhere is JAX's

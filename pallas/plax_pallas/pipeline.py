@@ -37,7 +37,7 @@ from plax_pallas.kernel_primitives import make_async_copy
 from plax_pallas.memory import MemoryRef, run_scoped
 from plax_pallas.specs import (BlockSpec, Blocked, BoundedSlice, Element, Squeezed, block_dim,
                                dim_size)
-from plax_pallas.tpu import VMEM, SemaphoreType
+from plax_pallas.tpu import ARBITRARY, PARALLEL, VMEM, SemaphoreType
 from plax_stdlib import numpy as jnp
 from plax_stdlib.lax.control_flow.loops import fori_loop
 from plax_stdlib.numpy.slice_index import Slice
@@ -159,10 +159,10 @@ def _partition(grid, core_axis, semantics) -> tuple[tuple, tuple]:
     cores, core = grid_context.num_programs(core_axis), grid_context.program_id(core_axis)
     if cores == 1:
         return grid, offsets
-    semantics = tuple(semantics) if semantics is not None else ("arbitrary",) * len(grid)
+    semantics = tuple(semantics) if semantics is not None else (ARBITRARY,) * len(grid)
     if len(semantics) != len(grid):
         raise ValueError("dimension_semantics must be the same length as grid.")
-    parallel = [d for d, s in enumerate(semantics) if getattr(s, "value", None) == "parallel"]
+    parallel = [d for d, s in enumerate(semantics) if s == PARALLEL]
     if not parallel:
         raise NotImplementedError(f"Cannot partition over cores without parallel grid "
                                   f"dimensions: dimension_semantics={semantics}")
@@ -255,10 +255,10 @@ class _Steps:
         self.count = math.prod(grid)
 
     def first(self) -> tuple:
-        return tuple(jnp.int32(0) for _ in self.grid)
+        return tuple(np.int32(0) for _ in self.grid)
 
     def last(self) -> tuple:
-        return tuple(jnp.int32(n - 1) for n in self.grid)
+        return tuple(np.int32(n - 1) for n in self.grid)
 
     def shifted(self, point, delta: int) -> tuple:
         """The point `delta` (+1 or -1) steps away, wrapping around the grid's ends."""
@@ -329,7 +329,7 @@ def _run_steps(steps: _Steps, operands, buffers, call_body) -> None:
         return steps.shifted(point, 1), tuple(new_slots)
 
     _, slots = fori_loop(0, steps.count, step,
-                         (steps.first(), tuple(jnp.int32(0) for _ in operands)))
+                         (steps.first(), tuple(np.int32(0) for _ in operands)))
     with steps.at(steps.last()) as point:
         for op, buf, slot in zip(operands, buffers, slots):
             if op.output:

@@ -142,7 +142,7 @@ class PrefetchScalarGridSpec(GridSpec):
         object.__setattr__(self, "num_scalar_prefetch", num_scalar_prefetch)
 
 
-# The pipeline allocates its buffers in the memory spaces above.
+# Imported last: the pipeline allocates its buffers in the memory spaces defined above.
 from plax_pallas.pipeline import emit_pipeline  # noqa: E402
 
 __all__ = ["ARBITRARY", "AsyncCopyDescriptor", "CMEM", "CORE_PARALLEL", "CompilerParams",
