@@ -119,7 +119,7 @@ def arguments(name: str, shapes, rng) -> list[np.ndarray]:
     out = []
     for shape, dtype in shapes:
         if dtype == "int32" and name == "scalar_prefetch":
-            out.append(rng.permutation(shape[0]).astype(np.int32))  # block numbers
+            out.append(rng.permutation(shape[0]).astype(np.int32))  # block numbers, scales
         elif dtype == "int32" and name == "emit_pipeline_bounded":
             out.append(np.array(ROW_SLICES, np.int32))
         elif dtype == "int32":
