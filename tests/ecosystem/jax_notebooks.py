@@ -73,7 +73,12 @@ def _run_cell(source: str, namespace: dict) -> str:
 
 
 def run_notebook(path: str) -> list[str]:
-    """Every cell's record, in order, in one namespace."""
+    """Every cell's record, in order, in one namespace. NumPy's global generator is
+    seeded first: notebooks draw inputs from it unseeded (tracing.md), and both runs
+    must see the same ones. `jax` is imported before: JAX's import draws from it."""
+    import jax  # noqa: F401
+    import numpy as np
+    np.random.seed(0)
     signal.signal(signal.SIGALRM, _give_up)
     signal.alarm(SECONDS_PER_NOTEBOOK)
     namespace: dict = {"__name__": "__main__"}
