@@ -29,17 +29,19 @@ from pathlib import Path
 
 SECONDS_PER_NOTEBOOK = 600
 _CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
+_YAML_OPTIONS = re.compile(r"\A---\n.*?^---\n", re.S | re.M)  # a cell's options block
 _VARYING = [(re.compile(r" at 0x[0-9a-f]+"), " at 0x..."),
             (re.compile(r"\d+(\.\d+)? ?(ns|µs|us|ms|s) ± .*"), "<timing>"),
             (re.compile(r"(Wall|CPU) time.*|\d+\.\d+ (seconds|sec|ms)"), "<timing>")]
 
 
 def cells_of(path: Path) -> list[str]:
-    """The notebook's code cells, without their option lines and IPython magics."""
+    """The notebook's code cells, without their options (`:key: value` lines, or a
+    YAML block between `---` lines) and IPython magics."""
     cells = []
     for body in _CELL.findall(path.read_text()):
-        lines = [line for line in body.splitlines()
-                 if not line.startswith((":", "%", "!")) and not line.startswith("---")]
+        lines = [line for line in _YAML_OPTIONS.sub("", body).splitlines()
+                 if not line.startswith((":", "%", "!"))]
         cells.append("\n".join(lines))
     return cells
 
