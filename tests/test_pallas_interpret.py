@@ -494,7 +494,7 @@ def test_async_copy_in_interpret_mode_copies_the_view():
     ("sync_copy_trees", lambda x: pl.pallas_call(
         lambda x_ref, o_ref: pltpu.sync_copy((x_ref,), [o_ref]), interpret=True,
         out_shape=plax.ShapeDtypeStruct((16, 128), jnp.float32))(x),
-     ValueError, "differ in structure"),
+     ValueError, "pytree structure"),
     ("sync_copy_add", lambda x: pl.pallas_call(
         lambda x_ref, o_ref: pltpu.sync_copy(x_ref, o_ref, add=True), interpret=True,
         out_shape=plax.ShapeDtypeStruct((16, 128), jnp.float32))(x),

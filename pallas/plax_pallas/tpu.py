@@ -55,22 +55,19 @@ def sync_copy(src_ref, dst_ref, *, add: bool = False) -> None:
     first wait.
 
     Raises:
-        ValueError: the two pytrees differ in structure, or a pair in block shape.
+        ValueError: the two pytrees differ in structure (`tree_map`'s error, as in
+            JAX), or a pair in block shape.
         NotImplementedError: `add=True` (adding into the destination).
     """
     if add:
         raise NotImplementedError("sync_copy(add=True): plax's copies overwrite their "
                                   "destination; add the values in the kernel instead")
-    sources, src_tree = tree_util.tree_flatten(src_ref)
-    targets, dst_tree = tree_util.tree_flatten(dst_ref)
-    if src_tree != dst_tree:
-        raise ValueError(f"sync_copy: the source {src_tree} and the destination {dst_tree} "
-                         "differ in structure")
-    if not sources:
+    if not tree_util.tree_leaves(src_ref):
         return
 
     def copy_all(sem) -> None:
-        copies = [make_async_copy(s, d, sem) for s, d in zip(sources, targets)]
+        copies = tree_util.tree_leaves(tree_util.tree_map(
+            lambda src, dst: make_async_copy(src, dst, sem), src_ref, dst_ref))
         for c in copies:
             c.start()
         for c in copies:
