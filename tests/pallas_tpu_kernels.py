@@ -3,14 +3,19 @@
 `corpus(jax)` takes the library (plax, or JAX itself in the reference subprocess and
 on the chip) and returns `{name: (function, argument shapes and dtypes)}`; every
 function calls `pallas_call` with `interpret=INTERPRET[0]`, so the same source runs
-interpreted (the values' reference) and compiled for TPU. Used by
-tests/test_pallas_tpu_aot.py and benchmarks/tpu/pallas_on_chip.py.
+interpreted (the values' reference) and compiled for TPU; `arguments(name, shapes,
+rng)` makes a kernel's inputs. Used by tests/test_pallas_tpu_aot.py and
+benchmarks/tpu/pallas_on_chip.py.
 """
 from __future__ import annotations
 
 import importlib
 
+import numpy as np
+
 INTERPRET = [False]
+# The (start, stop) row pairs the bounded-block pipeline copies (its `slices`).
+ROW_SLICES = [[0, 2], [2, 3], [3, 5], [5, 8]]
 
 
 def _modules(jax):
@@ -105,6 +110,126 @@ def flash_attention(jax, block_q=128, block_k=128):
             compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel", "parallel")),
             interpret=INTERPRET[0])(q, k, v)
     return call
+
+
+def arguments(name: str, shapes, rng) -> list[np.ndarray]:
+    """NumPy arguments for the kernel `name` of the corpus: block numbers for scalar
+    prefetch, `ROW_SLICES` for the bounded blocks, random values otherwise."""
+    import ml_dtypes
+    out = []
+    for shape, dtype in shapes:
+        if dtype == "int32" and name == "scalar_prefetch":
+            out.append(rng.permutation(shape[0]).astype(np.int32))  # block numbers, scales
+        elif dtype == "int32" and name == "emit_pipeline_bounded":
+            out.append(np.array(ROW_SLICES, np.int32))
+        elif dtype == "int32":
+            out.append(rng.integers(-20, 20, shape).astype(np.int32))
+        else:
+            x = rng.standard_normal(shape).astype(np.float32)
+            out.append(x.astype(ml_dtypes.bfloat16) if dtype == "bfloat16" else x)
+    return out
+
+
+def pipelines(jax) -> dict:
+    """Kernels that copy their own blocks: `pl.run_scoped` buffers, `pltpu.sync_copy`
+    and `pltpu.emit_pipeline` (JAX's pipelining.md), `{name: (function, shapes)}`."""
+    jnp, lax, pl, pltpu = _modules(jax)
+    f32, i32 = "float32", "int32"
+    anywhere = pl.BlockSpec(memory_space=pl.ANY)
+
+    def scoped_kernel(x_ref, o_ref):
+        def body(tmp_ref, count_ref):
+            tmp_ref[...] = x_ref[...] * 2.0
+            count_ref[0] = 3
+            return tmp_ref[...] + count_ref[0].astype(jnp.float32)
+        o_ref[...] = pl.run_scoped(body, pltpu.VMEM(x_ref.shape, jnp.float32),
+                                   pltpu.SMEM((1,), jnp.int32))
+
+    def scoped(x):
+        """Scratch buffers of a region of the kernel (VMEM and SMEM) and its result."""
+        return pl.pallas_call(scoped_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+                              interpret=INTERPRET[0])(x)
+
+    def hbm_vmem_kernel(x_hbm_ref, out_vmem_ref, scratch_vmem_ref):
+        pltpu.sync_copy(x_hbm_ref.at[0:1], scratch_vmem_ref)
+        out_vmem_ref[...] = scratch_vmem_ref[...] + 1
+
+    def first_row(x):
+        """pipelining.md's first kernel: a row of `x` (in HBM) copied to VMEM, plus 1."""
+        return pl.pallas_call(hbm_vmem_kernel, in_specs=[anywhere],
+                              out_shape=jax.ShapeDtypeStruct((1, x.shape[1]), x.dtype),
+                              scratch_shapes=(pltpu.VMEM((1, x.shape[1]), x.dtype),),
+                              interpret=INTERPRET[0])(x)
+
+    def matmul_pipeline_kernel(x_hbm, y_hbm, o_hbm):
+        def body(x_ref, y_ref, o_ref):
+            @pl.when(pl.program_id(2) == 0)
+            def _():
+                o_ref[...] = jnp.zeros_like(o_ref)
+
+            o_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
+
+        pltpu.emit_pipeline(
+            body, grid=(x_hbm.shape[0] // 8, y_hbm.shape[1] // 128, x_hbm.shape[1] // 128),
+            in_specs=[pl.BlockSpec((8, 128), lambda i, j, k: (i, k)),
+                      pl.BlockSpec((128, 128), lambda i, j, k: (k, j))],
+            out_specs=pl.BlockSpec((8, 128), lambda i, j, k: (i, j)))(x_hbm, y_hbm, o_hbm)
+
+    def matmul_pipeline(x, y):
+        """An inner pipeline over HBM operands: a blocked matmul accumulating into the
+        output block while consecutive steps share it (and reusing a fetched block)."""
+        return pl.pallas_call(
+            matmul_pipeline_kernel, in_specs=[anywhere, anywhere], out_specs=anywhere,
+            out_shape=jax.ShapeDtypeStruct((x.shape[0], y.shape[1]), jnp.float32),
+            interpret=INTERPRET[0])(x, y)
+
+    def multiply(x_ref, y_ref, o_ref):
+        o_ref[...] = x_ref[...] * y_ref[...]
+
+    def split_kernel(x_hbm, y_hbm, o_hbm):
+        spec = pl.BlockSpec((8, 128), lambda i: (i, 0))
+        pltpu.emit_pipeline(multiply, grid=(x_hbm.shape[0] // 8,), in_specs=[spec, spec],
+                            out_specs=spec, core_axis=0,
+                            dimension_semantics=(pltpu.PARALLEL,))(x_hbm, y_hbm, o_hbm)
+
+    def split_among_steps(x, y):
+        """pipelining.md's megacore template: the pipeline's grid split among the steps
+        of the kernel's parallel grid axis (`core_axis`)."""
+        return pl.pallas_call(
+            split_kernel, grid=(2,), in_specs=[anywhere, anywhere], out_specs=anywhere,
+            out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+            compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)),
+            interpret=INTERPRET[0])(x, y)
+
+    def copy(x_vmem, o_vmem):
+        o_vmem[...] = x_vmem[...]
+
+    def dynamic_block_example_kernel(x_hbm, slices_hbm, o_hbm, slices_smem):
+        pltpu.sync_copy(slices_hbm, slices_smem)
+
+        def index_map(i):
+            start = slices_smem[i, 0]
+            return (pl.ds(start, slices_smem[i, 1] - start), 0)
+
+        block_spec = pl.BlockSpec(block_shape=(pl.BoundedSlice(8), 128), index_map=index_map)
+        pltpu.emit_pipeline(copy, grid=(slices_hbm.shape[0],), in_specs=[block_spec],
+                            out_specs=block_spec)(x_hbm, o_hbm)
+
+    def bounded_rows(x, slices):
+        """pipelining.md's dynamic block shapes: rows copied in blocks of traced sizes
+        (`pl.BoundedSlice`) that an index map reads from SMEM."""
+        return pl.pallas_call(dynamic_block_example_kernel, in_specs=[anywhere, anywhere],
+                              out_specs=anywhere, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+                              scratch_shapes=(pltpu.SMEM(slices.shape, jnp.int32),),
+                              interpret=INTERPRET[0])(x, slices)
+
+    return {
+        "run_scoped_buffers": (scoped, [((8, 128), f32)]),
+        "sync_copy_row": (first_row, [((8, 128), f32)]),
+        "emit_pipeline_matmul": (matmul_pipeline, [((16, 256), f32), ((256, 256), f32)]),
+        "emit_pipeline_core_axis": (split_among_steps, [((32, 128), f32)] * 2),
+        "emit_pipeline_bounded": (bounded_rows, [((8, 128), f32), ((4, 2), i32)]),
+    }
 
 
 def corpus(jax) -> dict:
@@ -314,4 +439,5 @@ def corpus(jax) -> dict:
         "add_under_jit": (add_jit, [((16, 256), f32), ((16, 256), f32)]),
         "add_under_vmap": (jax.vmap(add), [((3, 16, 256), f32), ((3, 16, 256), f32)]),
         "matmul_under_vmap": (jax.vmap(matmul(jax)), [((2, 256, 256), bf16)] * 2),
+        **pipelines(jax),
     }

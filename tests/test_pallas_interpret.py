@@ -105,6 +105,30 @@ def case_run_scoped():
     return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8,), jnp.float32),
                           interpret=True)(f32(8))
 
+def case_run_scoped_result():
+    # buffers by position and by name; the function's result leaves the region
+    def kernel(x_ref, o_ref):
+        def body(tmp_ref, count_ref):
+            tmp_ref[...] = x_ref[...] * 2
+            count_ref[0] = 3
+            return tmp_ref[...] + count_ref[0].astype(jnp.float32)
+        o_ref[...] = pl.run_scoped(body, pltpu.VMEM((8,), jnp.float32),
+                                   count_ref=pltpu.SMEM((1,), jnp.int32))
+    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8,), jnp.float32),
+                          interpret=True)(f32(8))
+
+def case_sync_copy():
+    # pipelining.md's first kernel, and a pytree of copies (one of them from a view)
+    def kernel(x_hbm_ref, y_hbm_ref, o_ref, scratch_ref, row_ref, whole_ref):
+        pltpu.sync_copy({"row": x_hbm_ref.at[0:1], "whole": y_hbm_ref},
+                        {"row": row_ref, "whole": whole_ref})
+        pltpu.sync_copy(x_hbm_ref.at[1:2], scratch_ref)
+        o_ref[...] = row_ref[...] + scratch_ref[...] * whole_ref[...]
+    return pl.pallas_call(kernel, in_specs=[pl.BlockSpec(memory_space=pl.ANY)] * 2,
+                          out_shape=jax.ShapeDtypeStruct((1, 128), jnp.float32),
+                          scratch_shapes=[pltpu.VMEM((1, 128), jnp.float32)] * 3,
+                          interpret=True)(f32(8, 128), f32(1, 128) + 1)
+
 def case_views():
     def kernel(x_ref, o_ref):
         o_ref[...] = jnp.zeros_like(o_ref)
@@ -307,6 +331,8 @@ def _expected() -> dict:
         "loop": np.concatenate([[3.0], x8[1:] * np.repeat(np.arange(0, 8, 2), 2)[1:]]),
         "scratch": np.concatenate([running(x8), *map(running, _f32(2, 8))]),
         "run_scoped": (x8 + 1) * 2,
+        "run_scoped_result": x8 * 2 + 3,
+        "sync_copy": _f32(8, 128)[:1] + _f32(8, 128)[1:2] * (_f32(1, 128) + 1),
         "views": np.stack([_f32(2, 4)[1], _f32(2, 4)[0] * 2, [0, 7, 7, 0],
                            [*_f32(2, 4)[1, :2], -1, 0]]),
         "squeezed": x3 * np.arange(1, 4)[:, None],
@@ -478,6 +504,14 @@ def test_async_copy_in_interpret_mode_copies_the_view():
 
 @pytest.mark.parametrize("case, call, error, message", [
     ("copy_shapes", lambda x: _copy_call(8, 16)(x), ValueError, "differ in shape"),
+    ("sync_copy_trees", lambda x: pl.pallas_call(
+        lambda x_ref, o_ref: pltpu.sync_copy((x_ref,), [o_ref]), interpret=True,
+        out_shape=plax.ShapeDtypeStruct((16, 128), jnp.float32))(x),
+     ValueError, "pytree structure"),
+    ("sync_copy_add", lambda x: pl.pallas_call(
+        lambda x_ref, o_ref: pltpu.sync_copy(x_ref, o_ref, add=True), interpret=True,
+        out_shape=plax.ShapeDtypeStruct((16, 128), jnp.float32))(x),
+     NotImplementedError, "add=True"),
     ("roll_negative", lambda x: pltpu.roll(x, -1, 0), ValueError, "shift must be non-negative"),
     ("roll_axis", lambda x: pltpu.roll(x, 1, 5), ValueError, "axis is out of range"),
     ("multiple_of", lambda x: pl.multiple_of(x, 0), ValueError, "positive ints"),

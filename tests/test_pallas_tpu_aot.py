@@ -35,6 +35,12 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("libtpu") is None,
 
 CORPUS = kernels.corpus(plax)
 
+
+def _trace_scopes(n: int) -> dict:
+    """JAX's `n` tpu.trace_start/stop pairs (one per phase of its pipeline)."""
+    return {"tpu.trace_start": (n, 0), "tpu.trace_stop": (n, 0)}
+
+
 # Where plax's Mosaic module differs from JAX's: {kernel: {op: (JAX's count, plax's)}}.
 DIFFERENCES = {
     # -x: plax emits arith.negf, JAX 0 - x (arith.subf). negf keeps the sign of a
@@ -46,6 +52,28 @@ DIFFERENCES = {
     # JAX 0.10.2 reshapes the operand where the broadcast permutes its dimensions
     # (wrong values); plax transposes it first.
     "permuting_broadcast": {"tpu.transpose": (0, 1), "vector.shape_cast": (1, 0)},
+    # emit_pipeline: the same buffers, copies, waits, branches and loop as JAX's (every
+    # memref.alloca, tpu.sem_alloc, enqueue_dma, wait_dma2, memref_slice, scf.if and
+    # scf.for count is equal); the scalar bookkeeping differs. JAX keeps a counter per
+    # operand and takes it modulo the buffer count (remui), evaluates the index maps once
+    # per phase (memref.load from SMEM), and marks each phase with tpu.trace_start/stop;
+    # plax keeps a slot (0 or 1) per operand and evaluates the index maps at the previous,
+    # current and next step once. JAX also shortens a pl.BoundedSlice block that would
+    # run past the array's end to the end, rounded up to whole tiles (divsi, muli,
+    # assume_multiple); plax copies the index map's size as it is.
+    "emit_pipeline_matmul": {
+        "arith.addi": (9, 6), "arith.andi": (3, 7), "arith.cmpi": (20, 16),
+        "arith.constant": (10, 9), "arith.muli": (14, 12), "arith.ori": (11, 9),
+        "arith.remui": (9, 0), "arith.select": (20, 13), **_trace_scopes(9)},
+    "emit_pipeline_core_axis": {
+        "arith.addi": (11, 6), "arith.cmpi": (9, 8), "arith.remui": (9, 0),
+        "arith.select": (9, 5), "arith.subi": (2, 6), **_trace_scopes(9)},
+    "emit_pipeline_bounded": {
+        "arith.addi": (5, 2), "arith.cmpi": (23, 10), "arith.constant": (10, 8),
+        "arith.divsi": (6, 0), "arith.index_cast": (6, 5), "arith.muli": (6, 0),
+        "arith.ori": (8, 4), "arith.remui": (6, 0), "arith.select": (13, 4),
+        "arith.subi": (24, 9), "memref.load": (32, 10), "tpu.assume_multiple": (6, 0),
+        **_trace_scopes(7)},
 }
 
 
@@ -112,6 +140,8 @@ def jax_modules() -> dict:
         from jax.experimental import topologies
         import pallas_tpu_kernels as kernels, re, json
         topology = topologies.get_topology_desc(platform="tpu", topology_name="v5e:2x2")
+        # JAX's emit_pipeline reads the TPU's generation from the default device
+        jax.config.update("jax_default_device", topology.devices[0])
         s = jax.sharding.SingleDeviceSharding(topology.devices[0])
         result = {{}}
         for name, (fn, shapes) in kernels.corpus(jax).items():
@@ -205,21 +235,17 @@ NUMPY = {
     "add_under_jit": lambda x, y: x * 2 + y - 1,
     "add_under_vmap": lambda x, y: x + y,
     "matmul_under_vmap": lambda x, y: _f32(x) @ _f32(y),
+    "run_scoped_buffers": lambda x: x * 2 + 3,
+    "sync_copy_row": lambda x: x[:1] + 1,
+    "emit_pipeline_matmul": lambda x, y: x @ y,
+    "emit_pipeline_core_axis": lambda x, y: x * y,
+    "emit_pipeline_bounded": lambda x, slices: x,
 }
-
-
-def _argument(shape, dtype, rng, name):
-    if name == "scalar_prefetch" and dtype == "int32":
-        return rng.permutation(shape[0]).astype(np.int32)  # block numbers, and scales
-    if dtype == "int32":
-        return rng.integers(-20, 20, shape).astype(np.int32)
-    return rng.standard_normal(shape).astype(np.float32).astype(jnp.dtype(dtype))
 
 
 @pytest.mark.parametrize("name", list(CORPUS))
 def test_interpret_mode_values(name):
-    rng = np.random.default_rng(0)
-    args = [_argument(s, d, rng, name) for s, d in CORPUS[name][1]]
+    args = kernels.arguments(name, CORPUS[name][1], np.random.default_rng(0))
     kernels.INTERPRET[0] = True
     try:
         fn = kernels.corpus(plax)[name][0]
@@ -241,6 +267,24 @@ def test_unsupported_primitive_names_itself_and_the_kernel_line(device):
     call = pl.pallas_call(kernel, out_shape=plax.ShapeDtypeStruct((8, 128), jnp.float32))
     with pytest.raises(NotImplementedError,
                        match=r"'cumsum' is not supported.*test_pallas_tpu_aot\.py:\d+"):
+        _lowered(call, [((8, 128), "float32")], device)
+
+
+@pytest.mark.parametrize("scoped, message", [
+    (lambda body: pl.run_scoped(body, pl.ANY((8, 128), jnp.float32)),
+     "run_scoped buffer in memory space any"),
+    (lambda body: pl.run_scoped(body, pltpu.VMEM((8, 128), jnp.float32), collective_axes="x"),
+     "run_scoped over collective_axes"),
+])
+def test_run_scoped_buffers_mosaic_cannot_allocate(device, scoped, message):
+    def kernel(x_ref, o_ref):
+        def body(tmp_ref):
+            tmp_ref[...] = x_ref[...]
+            o_ref[...] = tmp_ref[...]
+        scoped(body)
+
+    call = pl.pallas_call(kernel, out_shape=plax.ShapeDtypeStruct((8, 128), jnp.float32))
+    with pytest.raises(NotImplementedError, match=message):
         _lowered(call, [((8, 128), "float32")], device)
 
 

@@ -103,6 +103,22 @@ def test_nested_shard_maps_over_the_other_axis(mesh):
     assert f.lower(x).as_text().count("sdy.manual_computation") == 2
 
 
+def test_a_nested_shard_map_may_not_split_over_the_outer_axis(mesh):
+    """Inside the body the mesh in context has the outer axis Manual; an inner spec
+    naming it is a ValueError while tracing (JAX's lowering refuses the module)."""
+    seen = []
+
+    def outer(a):
+        seen.append(plax.sharding.get_abstract_mesh().manual_axes)
+        return plax.shard_map(lambda b: b * 2, in_specs=P(), out_specs=P("x"))(a)
+
+    f = plax.shard_map(outer, mesh=mesh, in_specs=P("x"), out_specs=P("x"), axis_names={"x"})
+    with pytest.raises(ValueError, match=r"out_specs is P\('x',\), which names the mesh "
+                                         "axis 'x', already bound by an enclosing shard_map"):
+        plax.make_jaxpr(f)(np.zeros((4, 4), np.float32))
+    assert seen == [("x",)]
+
+
 # --- a member's index where some mesh axes are automatic --------------------------------------
 # Only a fully manual region may read the partition id, so there the index is computed
 # in a nested region manual over every axis; under both partitioners.

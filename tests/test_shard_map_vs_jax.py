@@ -91,6 +91,20 @@ try:
     lib.shard_map(lambda a: a, mesh=mesh, in_specs=P("i"), out_specs=None)(x)
 except Exception as err:
     results["none_for_array"] = np.array(type(err).__name__)
+# Nested: the outer shard_map makes "x" manual; an inner one (on the mesh in context in
+# its body, all axes but those already manual) splits over "y", and may not name "x".
+grid = lib.make_mesh((2, 4), ("x", "y"), axis_types=(sharding.AxisType.Auto,) * 2)
+x84 = np.arange(32, dtype=np.float32).reshape(8, 4)
+over_y = lambda b: lib.shard_map(lambda c: lax.psum(c, "y") + lax.axis_index("y"),
+                                 in_specs=P(None, "y"), out_specs=P(None, "y"))(b)
+over_x = lambda b: lib.shard_map(lambda c: c * 2, in_specs=P("x"), out_specs=P("x"))(b)
+outer = lambda inner: lib.shard_map(inner, mesh=grid, in_specs=P("x"), out_specs=P("x"),
+                                    axis_names={"x"})
+results["nested_eager"], results["nested_jit"] = outer(over_y)(x84), lib.jit(outer(over_y))(x84)
+try:  # (JAX's lowering refuses it; plax refuses it while tracing, with the same class)
+    lib.jit(outer(over_x))(x84)
+except Exception as err:
+    results["nested_same_axis"] = np.array(type(err).__name__)
 """
 
 

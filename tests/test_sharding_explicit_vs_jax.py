@@ -479,6 +479,41 @@ _SPEC_DRIVER = """
 """
 
 
+# --- cells of JAX's parallel.md (the explicit sharding tutorial) ---------------------------
+_PARALLEL_DRIVER = """
+    def run_parallel_cells():
+        result = {}
+        with set_mesh(make_mesh((4, 2), ("X", "Y"))):
+            x = device_put(np.arange(16).reshape(4, 4), P("X", None))
+            y = device_put(np.arange(16).reshape(4, 4), P(None, "X"))
+            for name, f in [("add", lambda: x + y), ("dot", lambda: jnp.dot(x, y))]:
+                try:
+                    f()
+                except Exception as e:  # one mesh axis on two dimensions of the result
+                    result[name] = [type(e).__name__, str(e)]
+        with set_mesh(make_mesh((4, 2), ("X", "Y"), (AxisType.Auto,) * 2)):
+            a = device_put(jnp.arange(32.).reshape(8, 4), P(None, "X"))
+            b = device_put(jnp.arange(32.).reshape(8, 4), P("X", None))
+            seen = []
+
+            @explicit_axes  # in_sharding= comes with the call
+            def double(v):
+                seen.append(str(typeof(v)))
+                return v * 2
+            out = jit(lambda v: double(v, in_sharding=P("X", "Y")) + 1)(a)
+            result["explicit_axes"] = [seen, np.asarray(out).tolist()]
+            wsc = lambda v: with_sharding_constraint(v * 2, P("X", None))
+            # a result laid out as the first argument keeps its spelling; the others
+            # are spelled from the layout, without trailing Nones
+            result["specs"] = [[repr(o.sharding.spec) for o in tree_leaves(jit(f)(*args))]
+                               for f, args in [(wsc, (a,)), (wsc, (b,)),
+                                               (lambda u, v: (u * 2, v * 2), (a, b)),
+                                               (lambda s, v: v * s, (2.0, b)),
+                                               (lambda v: v.sum(1), (b,))]]
+        return result
+"""
+
+
 @pytest.fixture(scope="module")
 def jax_type_answers():
     """JAX's answers for the two drivers above, from one subprocess."""
@@ -488,19 +523,24 @@ def jax_type_answers():
     import jax.numpy as jnp
     from jax import (ShapeDtypeStruct, device_put, eval_shape, grad, jit, make_jaxpr,
                      make_mesh, set_mesh, typeof, vmap)
-    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
-""" + _UNTYPED_DRIVER + _SPEC_DRIVER + """
-    print(json.dumps({"untyped": run_untyped(), "specs": run_specs(json.loads(sys.argv[1]))}))
+    from jax.lax import with_sharding_constraint
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P, explicit_axes
+    from jax.tree_util import tree_leaves
+""" + _UNTYPED_DRIVER + _SPEC_DRIVER + _PARALLEL_DRIVER + """
+    print(json.dumps({"untyped": run_untyped(), "specs": run_specs(json.loads(sys.argv[1])),
+                      "parallel": run_parallel_cells()}))
 """, SPEC_CASES)
 
 
 def _plax_type_answers() -> dict:
     scope = dict(np=np, jnp=jnp, P=P, NamedSharding=NamedSharding,
-                 AxisType=plax.sharding.AxisType, **{
+                 AxisType=plax.sharding.AxisType, explicit_axes=plax.sharding.explicit_axes,
+                 with_sharding_constraint=plax.lax.with_sharding_constraint,
+                 tree_leaves=plax.tree_util.tree_leaves, **{
                      n: getattr(plax, n) for n in (
                          "ShapeDtypeStruct", "device_put", "eval_shape", "grad", "jit",
                          "make_jaxpr", "make_mesh", "set_mesh", "typeof", "vmap")})
-    exec(textwrap.dedent(_UNTYPED_DRIVER + _SPEC_DRIVER), scope)
+    exec(textwrap.dedent(_UNTYPED_DRIVER + _SPEC_DRIVER + _PARALLEL_DRIVER), scope)
     return scope
 
 
@@ -512,6 +552,13 @@ def test_untyped_sharding_matches_jax(jax_type_answers):
 def test_unreduced_reduced_specs_match_jax(jax_type_answers):
     got = _plax_type_answers()["run_specs"](SPEC_CASES)
     assert json.loads(json.dumps(got)) == jax_type_answers["specs"]
+
+
+def test_parallel_notebook_cells_match_jax(jax_type_answers):
+    """The illegally sharded result's error, `explicit_axes` given `in_sharding=` at
+    the call, and how jit spells its results' specs on an Auto mesh."""
+    got = _plax_type_answers()["run_parallel_cells"]()
+    assert json.loads(json.dumps(got)) == jax_type_answers["parallel"]
 
 
 def test_unreduced_shardings_are_types_whose_values_plax_keeps_reduced():
@@ -535,3 +582,4 @@ def test_untyped_avals_equal_and_hash_as_before():
     rebuilt = plax.extend.core.ShapedArray((2, 3), np.float32, sharding=aval.sharding)
     assert rebuilt == aval and hash(rebuilt) == hash(aval) and rebuilt.typed_sharding is None
     assert aval.update(shape=(3, 2)).sharding.spec == P(None, None)
+

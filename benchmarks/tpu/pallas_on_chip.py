@@ -48,20 +48,6 @@ def part(title: str):
     return run
 
 
-def arguments(shapes, rng, name: str) -> list[np.ndarray]:
-    out = []
-    for shape, dtype in shapes:
-        if dtype == "int32" and name == "scalar_prefetch":
-            out.append(rng.permutation(shape[0]).astype(np.int32))
-        elif dtype == "int32":
-            out.append(rng.integers(-20, 20, shape).astype(np.int32))
-        else:
-            import ml_dtypes
-            x = rng.standard_normal(shape).astype(np.float32)
-            out.append(x.astype(ml_dtypes.bfloat16) if dtype == "bfloat16" else x)
-    return out
-
-
 def corpus(lib, interpret: bool) -> dict:
     kernels.INTERPRET[0] = interpret
     try:
@@ -123,7 +109,7 @@ def main():
             print(f"{'kernel':24s} {'vs interpret':>14s} {'vs JAX':>14s}")
             for name, (fn, shapes) in compiled.items():
                 try:
-                    xs = arguments(shapes, rng, name)
+                    xs = kernels.arguments(name, shapes, rng)
                     ours = np.asarray(plax.jit(fn)(*xs), np.float32)
                     ref = np.asarray(plax.jit(interpreted[name][0])(*xs), np.float32)
                     other = ""

@@ -11,8 +11,9 @@ locate the step, `when` runs code conditionally, and `lax` control flow and
 dimension) and jvp; reverse mode is JAX's error. Scratch buffers
 (`scratch_shapes`, `run_scoped`) are typed by a memory space called with a shape
 and dtype. `plax.experimental.pallas.triton` has the masked `load`/`store` and the
-atomic operations, `plax.experimental.pallas.tpu` the TPU memory spaces and
-`CompilerParams`.
+atomic operations, `plax.experimental.pallas.tpu` the TPU memory spaces, copies
+(`make_async_copy`, `sync_copy`), pipelines inside a kernel (`emit_pipeline`, whose
+blocks may be `BoundedSlice`s) and `CompilerParams`.
 
 Interpret mode runs on every backend; `interpret=False` compiles the kernel where a
 platform's package lowers Pallas (plax-tpu: Mosaic, for TPU), and elsewhere is JAX's
@@ -28,12 +29,12 @@ from plax_pallas.grid_context import num_programs, program_id
 from plax_pallas.helpers import cdiv, debug_print, loop, multiple_of, when
 from plax_pallas.memory import ANY, HOST, MemoryRef, MemorySpace, run_scoped
 from plax_pallas.primitive import pallas_call_p
-from plax_pallas.specs import (BlockDim, Blocked, BlockSpec, Element, GridSpec,
-                                          Squeezed, no_block_spec, squeezed)
+from plax_pallas.specs import (BlockDim, Blocked, BlockSpec, BoundedSlice, Element, GridSpec,
+                               Squeezed, no_block_spec, squeezed)
 
 ds = dslice
 
-__all__ = ["ANY", "HOST", "BlockDim", "BlockSpec", "Blocked", "Element", "GridSpec",
-           "MemoryRef", "MemorySpace", "Slice", "Squeezed", "cdiv", "debug_print", "ds",
-           "dslice", "loop", "multiple_of", "no_block_spec", "num_programs", "pallas_call",
+__all__ = ["ANY", "HOST", "BlockDim", "BlockSpec", "Blocked", "BoundedSlice", "Element",
+           "GridSpec", "MemoryRef", "MemorySpace", "Slice", "Squeezed", "cdiv", "debug_print",
+           "ds", "dslice", "loop", "multiple_of", "no_block_spec", "num_programs", "pallas_call",
            "pallas_call_p", "program_id", "run_scoped", "squeezed", "when"]

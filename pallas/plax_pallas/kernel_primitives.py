@@ -14,6 +14,7 @@ from plax.extend.ad import instantiate
 from plax.extend.batching import bdim_at_front
 from plax.extend.constructors import standard_primitive
 from plax.extend.core import Primitive, get_aval, stage_flat
+from plax_pallas.bounded_copy import copied_shape, copy_value, has_traced_size
 from plax_stdlib import numpy as jnp
 from plax_transforms import refs
 from plax_transforms.ref_discharge import register_discharge_rule
@@ -40,8 +41,9 @@ __all__ = ["multiple_of_p"]
 # `dst[dst_spec]`, signalling the semaphore `sem[sem_spec]` when done; `dma_wait(src,
 # dst, sem, *indices)` waits for that copy. Each reference comes with its index's
 # static spec and dynamic operands (`ref.at[...]` views, `plax_transforms.refs`), the
-# operands after the three references in the order src, dst, sem. Interpret mode has
-# one memory: the copy happens at the start and the wait does nothing.
+# operands after the three references in the order src, dst, sem; a `pl.ds` there may
+# have a traced size (`bounded_copy`). Interpret mode has one memory: the copy happens at
+# the start and the wait does nothing.
 
 def _dma_abstract_eval(*avals, specs, counts):
     for aval in avals[:3]:
@@ -70,6 +72,9 @@ def split_operands(operands, counts):
 def _discharge_start(eqn, ins):
     (src, dst, _), (src_dyn, dst_dyn, _) = split_operands(ins, eqn.params["counts"])
     src_spec, dst_spec, _ = eqn.params["specs"]
+    if has_traced_size(src_spec) or has_traced_size(dst_spec):
+        dst.value = copy_value(src.value, src_spec, src_dyn, dst.value, dst_spec, dst_dyn)
+        return []
     value = refs.read_value(src.value, src_spec, src_dyn)
     dst.value = refs.written_value(dst.value, dst_spec, dst_dyn, value)
     return []
@@ -102,10 +107,8 @@ class AsyncCopyDescriptor:
         self._refs = [v[0] for v in views]
         self._specs = tuple(refs.IndexSpec(v[1]) for v in views)
         self._dynamic = [v[2] for v in views]
-        src_shape = refs.indexed_aval(self._refs[0].aval.inner_aval, views[0][1],
-                                      [get_aval(d) for d in views[0][2]]).shape
-        dst_shape = refs.indexed_aval(self._refs[1].aval.inner_aval, views[1][1],
-                                      [get_aval(d) for d in views[1][2]]).shape
+        src_shape, dst_shape = (copied_shape(r.aval.inner_aval, v[1], v[2])
+                                for r, v in zip(self._refs[:2], views))
         if src_shape != dst_shape:
             raise ValueError(f"make_async_copy: the source block {src_shape} and the "
                              f"destination block {dst_shape} differ in shape")

@@ -14,9 +14,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from plax.extend.core import ShapedArray
+from plax.extend import tree_util
+from plax.extend.core import Primitive, ShapedArray
 from plax_pallas.interpreter import uninitialized
-from plax_transforms.refs import new_ref
+from plax_stdlib.lax.control_flow.common import trace_function
+from plax_transforms.ref_discharge import Cell, interpret, register_discharge_rule
+from plax_transforms.refs import REF_EFFECT, AbstractRef
 
 
 class _Space(enum.Enum):
@@ -93,10 +96,16 @@ def run_scoped(f: Callable[..., Any], *types: MemoryRef, collective_axes=(), **k
     """Calls `f` with fresh scratch references of the given types, freed when `f`
     returns (the kernel-side local buffer).
 
+    `f` is traced once into the `run_scoped` primitive, so that a compiled kernel
+    allocates the buffers in their memory space for that region only (Mosaic: a
+    `tpu.region` of `memref.alloca`s and `tpu.sem_alloc`s); interpret mode runs `f`
+    on fresh uninitialized values.
+
     Args:
-        f: a function of the new references.
+        f: a function of the new references; it may return arrays (not references).
         *types: `MemoryRef`s, one per positional reference.
-        collective_axes: accepted for compatibility; unused in interpret mode.
+        collective_axes: accepted for compatibility; unused in interpret mode, refused
+            by the Mosaic lowering.
         **kw_types: `MemoryRef`s for keyword references.
 
     Returns:
@@ -104,6 +113,7 @@ def run_scoped(f: Callable[..., Any], *types: MemoryRef, collective_axes=(), **k
 
     Raises:
         TypeError: a type is not a `MemoryRef`.
+        ValueError: `f` returns a reference.
 
     Examples:
         >>> from plax.experimental import pallas as pl
@@ -116,9 +126,51 @@ def run_scoped(f: Callable[..., Any], *types: MemoryRef, collective_axes=(), **k
         ...                interpret=True)(jnp.arange(4.0))
         Array([1., 3., 5., 7.], dtype=float32)
     """
-    def fresh(t, what):
-        aval = scratch_aval(t, what)
-        return new_ref(uninitialized(aval.shape, aval.dtype))
-    refs = [fresh(t, f"run_scoped's types[{i}]") for i, t in enumerate(types)]
-    kw_refs = {k: fresh(t, f"run_scoped's {k}") for k, t in kw_types.items()}
-    return f(*refs, **kw_refs)
+    types = tuple(scratch_type(t) for t in types)
+    names = tuple(kw_types)
+    all_types = (*types, *(scratch_type(kw_types[k]) for k in names))
+    what = [f"run_scoped's types[{i}]" for i in range(len(types))] + \
+        [f"run_scoped's {k}" for k in names]
+    avals = [AbstractRef(scratch_aval(t, w)) for t, w in zip(all_types, what)]
+
+    def with_refs(*refs):
+        return f(*refs[:len(types)], **dict(zip(names, refs[len(types):])))
+
+    closed, consts, out_tree = trace_function(with_refs, avals, "run_scoped")
+    if any(isinstance(a, AbstractRef) for a in closed.out_avals):
+        raise ValueError("run_scoped: the function returns a reference; its references "
+                         "are freed when it returns, so return their values instead")
+    outs = run_scoped_p.bind(*consts, jaxpr=closed, types=all_types,
+                             collective_axes=tuple(collective_axes))
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+# --- the run_scoped primitive ------------------------------------------------------------
+#
+# `run_scoped(*operands, jaxpr, types, collective_axes)`: `jaxpr` takes the operands
+# (what the function closed over: values and references of the kernel) and then one
+# new reference per entry of `types`; its results are the primitive's.
+
+run_scoped_p = Primitive("pallas.run_scoped", multiple_results=True)
+run_scoped_p.def_abstract_eval(lambda *avals, jaxpr, **_: list(jaxpr.out_avals))
+run_scoped_p.define_rule(
+    "effects", lambda *, jaxpr, **_: (REF_EFFECT, *jaxpr.jaxpr.effects))
+
+
+def _fresh_cells(types) -> list[Cell]:
+    return [Cell(uninitialized(t.shape, t.dtype)) for t in types]
+
+
+def _discharge_run_scoped(eqn, ins):
+    """The function's equations interpreted with the operands' cells (so its writes to
+    the kernel's references persist) and fresh cells for its own references."""
+    closed = eqn.params["jaxpr"]
+    return interpret(closed.jaxpr, closed.consts, [*ins, *_fresh_cells(eqn.params["types"])])
+
+
+register_discharge_rule(run_scoped_p, _discharge_run_scoped, writes=True)
+
+
+@run_scoped_p.def_impl
+def _run_scoped_impl(*operands, jaxpr, types, collective_axes):
+    return interpret(jaxpr.jaxpr, jaxpr.consts, [*operands, *_fresh_cells(types)])

@@ -105,6 +105,27 @@ squeezed = Squeezed()
 BlockDim = Blocked | Element | Squeezed
 
 
+@dataclasses.dataclass(frozen=True)
+class BoundedSlice:
+    """A block dimension of at most `block_size` elements whose index map returns a
+    `pl.ds(start, size)`, `start` and `size` possibly traced (`size <= block_size`):
+    only in `pltpu.emit_pipeline`'s block specs, which copy `size` elements into (or
+    out of) the first `size` of a `block_size` buffer.
+
+    Args:
+        block_size: the largest size the index map returns.
+
+    Examples:
+        >>> from plax.experimental import pallas as pl
+        >>> pl.BlockSpec((pl.BoundedSlice(8), 128), lambda i: (pl.ds(0, 8), 0)).block_shape
+        (BoundedSlice(8), 128)
+    """
+    block_size: int
+
+    def __repr__(self):
+        return f"BoundedSlice({self.block_size})"
+
+
 class _NoBlockSpec:
     def __repr__(self):
         return "NoBlockSpec"
@@ -184,6 +205,9 @@ def block_dim(d) -> BlockDim:
         return d
     if isinstance(d, (int, np.integer)) and not isinstance(d, bool):
         return Blocked(int(d))
+    if isinstance(d, BoundedSlice):
+        raise NotImplementedError("pl.BoundedSlice block dimensions are only supported in "
+                                  "pltpu.emit_pipeline's block specs")
     raise TypeError(f"block_shape entries are ints, None, pl.Blocked, pl.Element or "
                     f"pl.Squeezed; got {d!r}")
 

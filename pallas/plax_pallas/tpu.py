@@ -1,7 +1,8 @@
 """`plax.experimental.pallas.tpu`: TPU memory spaces (`VMEM((8, 128), jnp.float32)`
-for scratch buffers, `SMEM`), semaphores and asynchronous copies (`SemaphoreType`,
-`make_async_copy`), `PrefetchScalarGridSpec` and Mosaic's `CompilerParams`, which the
-TPU lowering (plax-tpu) reads and interpret mode ignores."""
+for scratch buffers, `SMEM`), semaphores and copies (`SemaphoreType`,
+`make_async_copy`, `sync_copy`), pipelines inside a kernel (`emit_pipeline`),
+`PrefetchScalarGridSpec` and Mosaic's `CompilerParams`, which the TPU lowering
+(plax-tpu) reads and interpret mode ignores."""
 from __future__ import annotations
 
 import dataclasses
@@ -12,7 +13,8 @@ import numpy as np
 
 from plax_pallas.kernel_primitives import (AsyncCopyDescriptor, make_async_copy, repeat, roll,
                                           store)
-from plax_pallas.memory import MemoryRef, _Space
+from plax.extend import tree_util
+from plax_pallas.memory import MemoryRef, _Space, run_scoped
 from plax_pallas.specs import GridSpec, no_block_spec
 
 
@@ -45,6 +47,33 @@ class SemaphoreType(_Space):
 
     def scalar_type(self) -> MemoryRef:
         return self(())
+
+
+def sync_copy(src_ref, dst_ref, *, add: bool = False) -> None:
+    """Copies each reference of the pytree `src_ref` (or `ref.at[...]` view) into the
+    one at the same place in `dst_ref`, and returns when every copy is done: one
+    asynchronous copy each, on a DMA semaphore of their own, all started before the
+    first wait.
+
+    Raises:
+        ValueError: the two pytrees differ in structure (`tree_map`'s error, as in
+            JAX), or a pair in block shape.
+        NotImplementedError: `add=True` (adding into the destination).
+    """
+    if add:
+        raise NotImplementedError("sync_copy(add=True): plax's copies overwrite their "
+                                  "destination; add the values in the kernel instead")
+    if not tree_util.tree_leaves(src_ref):
+        return
+
+    def copy_all(sem) -> None:
+        copies = tree_util.tree_leaves(tree_util.tree_map(
+            lambda src, dst: make_async_copy(src, dst, sem), src_ref, dst_ref))
+        for c in copies:
+            c.start()
+        for c in copies:
+            c.wait()
+    run_scoped(copy_all, SemaphoreType.DMA(()))
 
 
 class GridDimensionSemantics(enum.Enum):
@@ -113,7 +142,10 @@ class PrefetchScalarGridSpec(GridSpec):
         object.__setattr__(self, "num_scalar_prefetch", num_scalar_prefetch)
 
 
+# Imported last: the pipeline allocates its buffers in the memory spaces defined above.
+from plax_pallas.pipeline import emit_pipeline  # noqa: E402
+
 __all__ = ["ARBITRARY", "AsyncCopyDescriptor", "CMEM", "CORE_PARALLEL", "CompilerParams",
            "GridDimensionSemantics", "HBM", "MemorySpace", "PARALLEL", "PrefetchScalarGridSpec",
-           "SMEM", "SUBCORE_PARALLEL", "SemaphoreType", "VMEM", "VMEM_SHARED", "make_async_copy",
-           "repeat", "roll", "store"]
+           "SMEM", "SUBCORE_PARALLEL", "SemaphoreType", "VMEM", "VMEM_SHARED", "emit_pipeline",
+           "make_async_copy", "repeat", "roll", "store", "sync_copy"]

@@ -606,7 +606,8 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
             out_avals: Sequence[ShapedArray] | None = None,
             out_shardings: Sequence[Sharding | None] | None = None,
             arg_names: Sequence[str] | None = None,
-            sharding_like: Sequence[Sharding] = (), name: str | None = None,
+            sharding_like: Sequence[Sharding] = (),
+            shared_shardings: Sequence[Sharding] = (), name: str | None = None,
             effect_tokens: Sequence[Any] = (), host_callbacks: Sequence[Any] = (),
             use_persistent_cache: bool = True, fdo_profile: bytes | None = None,
             pgle: bool = False) -> Executable:
@@ -617,7 +618,8 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
     (`use_shardy_partitioner`, `allow_spmd_sharding_propagation_to_output`...).
     In/out shardings (or their None entries) and output avals default to what XLA
     reports and what the module declares (with `weak_type=False`); shardings XLA
-    chose take the kind of one of `sharding_like` where it can say them. Lowering
+    chose take the kind of one of `sharding_like` where it can say them, or are
+    the one of `shared_shardings` equal to them (see `sharding_from_xla`). Lowering
     passes its own avals to keep weak types. Executables with several replicas need
     all three. `name` (default: the module's) is what logs and the
     `/jax/core/compile/backend_compile_duration` event call it.
@@ -663,7 +665,8 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
     build = build + _configured_build()
     _dump_ir(module, name)
     identity = (digest, isinstance(payload, str), devices, num_replicas, num_partitions,
-                tuple(donated_args), overrides, build, tuple(sharding_like), effect_tokens,
+                tuple(donated_args), overrides, build, tuple(sharding_like),
+                tuple(shared_shardings), effect_tokens,
                 tuple(map(id, host_callbacks)),  # kept alive by the cached executable
                 *(None if v is None else tuple(v)
                   for v in (in_shardings, out_avals, out_shardings, arg_names)))
@@ -697,7 +700,8 @@ def compile(module: str | bytes | Any, devices: Sequence[Device], *, num_replica
                                                     use_persistent_cache, pgle)
         executable = _describe(loaded, payload, devices, num_replicas, tuple(donated_args),
                                in_shardings, out_avals, out_shardings, arg_names,
-                               tuple(sharding_like), effect_tokens, host_callbacks,
+                               tuple(sharding_like), tuple(shared_shardings),
+                               effect_tokens, host_callbacks,
                                options.SerializeAsString())
         executable.fdo_profile = PGLE_PROFILED if from_pgle_entry else fdo_profile
         executable._identity = identity
@@ -904,7 +908,7 @@ def _compile_options(devices, num_replicas, num_partitions, overrides, build,
 
 
 def _describe(loaded, payload, devices, num_replicas, donated_args, in_shardings,
-              out_avals, out_shardings, arg_names, like, effect_tokens=(),
+              out_avals, out_shardings, arg_names, like, shared, effect_tokens=(),
               host_callbacks=(), compile_options: bytes = b"") -> Executable:
     """Fills in argument/output metadata that the caller left to XLA (tokens excluded)."""
     n_tokens = len(effect_tokens)
@@ -920,7 +924,7 @@ def _describe(loaded, payload, devices, num_replicas, donated_args, in_shardings
         in_ndims = [len(shape.dimensions()) for shape in
                     _program_shape(payload).parameter_shapes()[n_tokens:]]
         in_shardings = [s if s is not None else
-                        sharding_from_xla(devices, x, ndim=n, like=like)
+                        sharding_from_xla(devices, x, ndim=n, like=like, shared=shared)
                         for s, x, n in zip(in_shardings, xla_in, in_ndims)]
     if out_shardings is None or None in out_shardings:
         out_shardings = list(out_shardings or [None] * len(out_avals))
@@ -929,7 +933,7 @@ def _describe(loaded, payload, devices, num_replicas, donated_args, in_shardings
         kinds = loaded.get_output_memory_kinds()[0][n_tokens:]
         out_shardings = [s if s is not None else
                          sharding_from_xla(devices, _logical_hlo(x, a), kind,
-                                           ndim=len(a.shape), like=like)
+                                           ndim=len(a.shape), like=like, shared=shared)
                          for s, x, kind, a in zip(out_shardings, xla_out, kinds, out_avals)]
     for what, values, n in (("in_shardings", in_shardings, num_args),
                             ("out_shardings", out_shardings, len(out_avals)),

@@ -207,11 +207,13 @@ def replicated_sharding(devices: tuple[Device, ...]) -> Sharding:
 
 def sharding_from_xla(devices: Sequence[Device], hlo: xc.HloSharding | xc.OpSharding | None,
                       memory_kind: str | None = None, *, ndim: int | None = None,
-                      like: Sequence[Sharding] = ()) -> Sharding:
+                      like: Sequence[Sharding] = (), shared: Sequence[Sharding] = ()
+                      ) -> Sharding:
     """The plax sharding for what XLA reports for an array of rank `ndim` on `devices`:
     one device; else, where one of the shardings `like` (on the same devices) can say
-    it, a sharding of its kind (a NamedSharding on the inputs' mesh, say: an equal
-    one is returned itself); else a GSPMDSharding."""
+    it, a sharding of its kind (a NamedSharding on the inputs' mesh, say), or the one
+    of `shared` equal to it, itself (as JAX's results take their first argument's
+    sharding, spelled as it is, where equal); else a GSPMDSharding."""
     devices = tuple(devices)
     if len(devices) == 1:
         return SingleDeviceSharding(devices[0], memory_kind=memory_kind)
@@ -230,6 +232,6 @@ def sharding_from_xla(devices: Sequence[Device], hlo: xc.HloSharding | xc.OpShar
                 same_kind = same_kind.with_memory_kind(memory_kind)
             # an equal one is shared, unless it names more dimensions than `ndim` (P('x')
             # equals P('x', None), which a rank-1 result cannot take)
-            return next((r for r in like if r == same_kind
+            return next((r for r in shared if r == same_kind
                          and len(getattr(r, "spec", ())) <= ndim), same_kind)
     return GSPMDSharding(devices, hlo, memory_kind=memory_kind)

@@ -187,17 +187,22 @@ def auto_axes(fun: Callable | None = None, *, axes=None, out_sharding=None) -> C
     """
     if fun is None:
         return functools.partial(auto_axes, axes=axes, out_sharding=out_sharding)
-    if out_sharding is not None:
-        return _switch_axes(fun, axes, AxisType.Auto, AxisType.Explicit, None, out_sharding,
-                            "auto_axes")
+    return _with_target(fun, "out_sharding", out_sharding, lambda target: _switch_axes(
+        fun, axes, AxisType.Auto, AxisType.Explicit, None, target, "auto_axes"))
+
+
+def _with_target(fun: Callable, keyword: str, target: Any,
+                 switched: Callable[[Any], Callable]) -> Callable:
+    """`switched(target)`; without a `target`, as in JAX, each call gives it as the
+    keyword argument `keyword` (a TypeError where a call leaves it out)."""
+    if target is not None:
+        return switched(target)
 
     @functools.wraps(fun)
-    def given_at_call(*args, **kwargs):  # JAX's: out_sharding= then comes with each call
-        if "out_sharding" not in kwargs:
-            raise TypeError("Missing required keyword argument: 'out_sharding'")
-        target = kwargs.pop("out_sharding")
-        return _switch_axes(fun, axes, AxisType.Auto, AxisType.Explicit, None, target,
-                            "auto_axes")(*args, **kwargs)
+    def given_at_call(*args, **kwargs):
+        if keyword not in kwargs:
+            raise TypeError(f"Missing required keyword argument: '{keyword}'")
+        return switched(kwargs.pop(keyword))(*args, **kwargs)
     return given_at_call
 
 
@@ -213,13 +218,14 @@ def explicit_axes(fun: Callable | None = None, *, axes=None, in_sharding=None) -
         fun: the function to wrap.
         axes: a mesh axis name or names to switch (default: every Auto axis).
         in_sharding: a `PartitionSpec`/`NamedSharding` (or pytree prefix of the
-            arguments) for the inputs inside; required.
+            arguments) for the inputs inside. If not given here, every call must
+            pass `in_sharding=` as a keyword argument.
 
     Returns:
         The wrapped function.
 
     Raises:
-        TypeError: `in_sharding` is missing.
+        TypeError: (at call time) `in_sharding` is given neither here nor to the call.
         ValueError: (at call time) a named axis is not an Auto axis of the mesh.
 
     Examples:
@@ -235,8 +241,5 @@ def explicit_axes(fun: Callable | None = None, *, axes=None, in_sharding=None) -
     """
     if fun is None:
         return functools.partial(explicit_axes, axes=axes, in_sharding=in_sharding)
-    if in_sharding is None:
-        raise TypeError("explicit_axes needs in_sharding: the layout its inputs get "
-                        "over the axes made explicit")
-    return _switch_axes(fun, axes, AxisType.Explicit, AxisType.Auto, in_sharding, None,
-                        "explicit_axes")
+    return _with_target(fun, "in_sharding", in_sharding, lambda target: _switch_axes(
+        fun, axes, AxisType.Explicit, AxisType.Auto, target, None, "explicit_axes"))

@@ -33,7 +33,12 @@ _SPEC_SEARCH_LIMIT = 20000
 
 
 class DuplicateSpecError(ValueError):
-    """A mesh axis appears twice in a PartitionSpec."""
+    """A mesh axis appears twice in a PartitionSpec (`spec`, for messages that print
+    the type it would have given)."""
+
+    def __init__(self, message: str, spec: PartitionSpec):
+        super().__init__(message)
+        self.spec = spec
 
 
 @functools.lru_cache(maxsize=1024)
@@ -63,7 +68,7 @@ def check_spec(mesh, spec: PartitionSpec) -> None:
             raise DuplicateSpecError(
                 f"A single NamedSharding spec specification can map every mesh axis to at "
                 f"most one positional dimension, but {spec} has duplicate entries for "
-                f"`{name}`")
+                f"`{name}`", spec)
         seen.add(name)
     if UNCONSTRAINED in spec.partitions and AxisType.Auto not in mesh.axis_types:
         raise ValueError(f"{spec} cannot contain P.UNCONSTRAINED on a mesh without Auto axes "

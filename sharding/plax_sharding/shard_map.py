@@ -88,7 +88,8 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = I
         mesh: the Mesh (or AbstractMesh); by default the one set with
             `plax.set_mesh`.
         axis_names: the mesh axes that are manual inside `f` (by default all);
-            the others stay automatic (the compiler partitions over them).
+            the others stay automatic (the compiler partitions over them). Inside
+            an enclosing shard_map, the axes it made manual stay its own.
         check_vma: check, and infer, which mesh axes each value varies over, so
             that an output said to be replicated really is.
 
@@ -98,7 +99,8 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = I
 
     Raises:
         ValueError: a dimension is not divisible by the size of the mesh axes that
-            split it, or a spec names an axis the mesh lacks.
+            split it, or a spec names an axis the mesh lacks, or one an enclosing
+            shard_map made manual.
         TypeError: `in_specs=None` (`P()` is the spec of a replicated argument).
 
     Examples:
@@ -159,14 +161,20 @@ def resolve_mesh(mesh, axis_names, in_specs, out_specs) -> tuple[Mesh | Abstract
     if not names <= set(mesh.axis_names):
         raise ValueError(f"shard_map requires axis_names={set(names)} to be a subset of "
                          f"mesh.axis_names={mesh.axis_names}")
-    manual = tuple(a for a in mesh.axis_names if a in names)
+    # as in JAX, the axes an enclosing shard_map made manual (in the mesh in context
+    # inside its body) stay its own
+    outer = frozenset(context.manual_axes if context is not None else ()) & set(mesh.axis_names)
+    manual = tuple(a for a in mesh.axis_names if a in names - outer)
     if in_specs is not Infer:
-        _check_specs("in", in_specs, manual)
-    _check_specs("out", out_specs, manual)
+        _check_specs("in", in_specs, manual, outer)
+    _check_specs("out", out_specs, manual, outer)
     return mesh, manual
 
 
-def _check_specs(prefix: str, specs, manual) -> None:
+def _check_specs(prefix: str, specs, manual, outer: frozenset) -> None:
+    """Each spec a PartitionSpec naming only `manual` axes, none twice; naming one of
+    the `outer` axes (manual in an enclosing shard_map) is refused here, before
+    lowering, where JAX's lowering fails."""
     if callable(specs) and not isinstance(specs, PartitionSpec):
         return  # computed from the output structure (pmap)
     paths = tree_util.tree_flatten_with_path(specs, is_leaf=lambda x: x is None)[0]
@@ -183,6 +191,12 @@ def _check_specs(prefix: str, specs, manual) -> None:
         if len(set(axes)) != len(axes):
             raise ValueError(f"shard_map: {where} is {spec}, which names a mesh axis more "
                              "than once")
+        bound = [a for a in axes if a in outer]
+        if bound:
+            raise ValueError(f"shard_map: {where} is {spec}, which names the mesh axis "
+                             f"{bound[0]!r}, already bound by an enclosing shard_map (manual "
+                             "there); a nested shard_map can split values only over the "
+                             f"other mesh axes ({set(manual)})")
         problems += [f"  {where} refers to {a!r}" for a in axes if a not in manual]
     if problems:
         raise ValueError(f"shard_map {prefix}_specs argument must refer to an axis marked as "

@@ -67,7 +67,8 @@ from plax.extend.core import (
     stage_flat,
 )
 from plax.extend.mlir import ir, mu
-from plax.extend.sharding import concrete_mesh, note_axis_order, set_vma_rule
+from plax.extend.sharding import (concrete_mesh, meshes_in_context, note_axis_order,
+                                  set_vma_rule)
 from plax_runtime.array import Array
 from plax_runtime.device_put import device_put
 from plax_stdlib.lax import elementwise, parallel, shape_ops
@@ -76,7 +77,7 @@ from plax_transforms import executing
 from plax_transforms.call_placement import register_placement_rule
 from plax_transforms.manual_regions import AxisContext, gspmd_sharding, spmd_custom_call
 from plax_sharding import vma
-from plax_sharding.mesh import Mesh
+from plax_sharding.mesh import AxisType, Mesh
 from plax_sharding.named_sharding import NamedSharding, explicit_part
 from plax_sharding.partition_spec import PartitionSpec
 
@@ -183,8 +184,11 @@ def axes_bound(mesh, manual_axes) -> Iterator[None]:
 def body_context(mesh, manual_axes, check_vma: bool) -> Iterator[None]:
     """What holds while a body runs on one device's blocks, traced (under jit) or
     eagerly: the manual axes bound, the body marked manual over them and, with
-    check_vma, its values typed with the axes they vary over (`vma.py`)."""
+    check_vma, its values typed with the axes they vary over (`vma.py`); as in JAX,
+    the mesh in context is `mesh` with those axes `Manual`."""
     with contextlib.ExitStack() as stack:
+        stack.enter_context(meshes_in_context(mesh.abstract_mesh.update_axis_types(
+            {a: AxisType.Manual for a in manual_axes})))
         stack.enter_context(axes_bound(mesh, manual_axes))
         stack.enter_context(parallel.tracing_manual_axes(manual_axes, check_vma))
         note_axis_order(mesh.axis_names)

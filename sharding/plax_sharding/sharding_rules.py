@@ -30,9 +30,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from plax.extend.core import short_dtype_name
 from plax.extend.sharding import ShardingTypeError, abstract_mesh
 from plax_sharding.indexing_specs import gather_spec, scatter_spec
-from plax_sharding.named_sharding import NamedSharding, explicit_part
+from plax_sharding.named_sharding import DuplicateSpecError, NamedSharding, explicit_part
 from plax_sharding.partition_spec import PartitionSpec
 
 
@@ -109,12 +110,15 @@ def _common_mesh(prim, avals):
     return meshes.pop() if meshes else abstract_mesh()
 
 
-def _check_distinct(prim, spec: Spec, why: str) -> Spec:
-    used = [n for e in spec for n in _names(e)]
-    if len(used) != len(set(used)):
-        raise ShardingTypeError(f"{prim.name}: {why} gives the result spec {spec}, which "
-                                "uses a mesh axis for more than one dimension")
-    return spec
+def _illegal_result(prim, avals, out, spec: PartitionSpec) -> ShardingTypeError:
+    """JAX's error for a rule whose result spec names a mesh axis twice (no sharding
+    can hold it, so the result's type is spelled out here)."""
+    dims = ",".join(str(d) if e is None else
+                    f"{d}@{e if isinstance(e, str) else '(' + ','.join(e) + ')'}"
+                    for d, e in zip(out.shape, spec.partitions))
+    return ShardingTypeError(
+        f"{prim.name} operation with inputs: {', '.join(a.str_short() for a in avals)} "
+        f"produces an illegally sharded result: {short_dtype_name(out.dtype)}[{dims}]")
 
 
 def _broadcasts_to(aval, out) -> bool:
@@ -140,7 +144,7 @@ def _merged(prim, specs: list[Spec], ndim: int) -> Spec:
                 f"{prim.name} got incompatible shardings for broadcasting: "
                 f"{', '.join(str(s) for s in specs)}")
         merged.append(split.pop() if split else None)
-    return _check_distinct(prim, tuple(merged), "merging the operands' specs")
+    return tuple(merged)
 
 
 def _same_rank(prim, avals, outs, **_):
@@ -368,8 +372,7 @@ def _dot_general(prim, avals, outs, *, dimension_numbers, **_):
         batch.append(ls[lb] if ls[lb] is not None else rs[rb])
     free_l = [ls[i] for i in range(lhs.ndim) if i not in lhs_c and i not in lhs_b]
     free_r = [rs[i] for i in range(rhs.ndim) if i not in rhs_c and i not in rhs_b]
-    return [_check_distinct(prim, tuple(batch + free_l + free_r),
-                            f"lhs spec {ls} and rhs spec {rs}")]
+    return [tuple(batch + free_l + free_r)]
 
 
 def _reshape_error(operand, new_sizes) -> ShardingTypeError:
@@ -524,10 +527,15 @@ def _given(prim, params: dict, mesh, out):
     return typed
 
 
-def _typed(aval, spec: Spec, mesh, unreduced: frozenset = frozenset()):
-    if not hasattr(aval, "typed_sharding"):
-        return aval
-    return aval.update(sharding=NamedSharding(mesh, PartitionSpec(*spec, unreduced=unreduced)))
+def _typed(prim, avals, out, spec: Spec, mesh, unreduced: frozenset = frozenset()):
+    """`prim`'s result `out` typed by `spec`, the spec its rule gave for operands
+    `avals`."""
+    if not hasattr(out, "typed_sharding"):
+        return out
+    try:
+        return out.update(sharding=NamedSharding(mesh, PartitionSpec(*spec, unreduced=unreduced)))
+    except DuplicateSpecError as err:
+        raise _illegal_result(prim, avals, out, err.spec) from None
 
 
 def sharding_rule(prim, avals, out: Any, params: dict) -> Any:
@@ -547,13 +555,14 @@ def sharding_rule(prim, avals, out: Any, params: dict) -> Any:
         unreduced = _unreduced_result(prim, avals)
         specs = (rule(prim, avals, outs, **params) if rule is not None
                  else [_elementwise(prim, avals, o) for o in outs])
-        outs = [_typed(o, s, mesh, unreduced) for o, s in zip(outs, specs)]
+        outs = [_typed(prim, avals, o, s, mesh, unreduced) for o, s in zip(outs, specs)]
     elif rule is not None:
-        outs = [_typed(o, s, mesh) for o, s in zip(outs, rule(prim, avals, outs, **params))]
+        outs = [_typed(prim, avals, o, s, mesh)
+                for o, s in zip(outs, rule(prim, avals, outs, **params))]
     elif all(_broadcasts_to(a, o) for a in avals if getattr(a, "ndim", 0)
              for o in outs if hasattr(o, "typed_sharding")):
-        outs = [_typed(o, _elementwise(prim, avals, o), mesh) if hasattr(o, "typed_sharding")
-                else o for o in outs]
+        outs = [_typed(prim, avals, o, _elementwise(prim, avals, o), mesh)
+                if hasattr(o, "typed_sharding") else o for o in outs]
     else:
         outs = [o.update(sharding=None) if _bad_rank(o) else o for o in outs]
     return outs if prim.multiple_results else outs[0]

@@ -29,17 +29,19 @@ from pathlib import Path
 
 SECONDS_PER_NOTEBOOK = 600
 _CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
+_YAML_OPTIONS = re.compile(r"\A---\n.*?^---\n", re.S | re.M)  # a cell's options block
 _VARYING = [(re.compile(r" at 0x[0-9a-f]+"), " at 0x..."),
             (re.compile(r"\d+(\.\d+)? ?(ns|µs|us|ms|s) ± .*"), "<timing>"),
             (re.compile(r"(Wall|CPU) time.*|\d+\.\d+ (seconds|sec|ms)"), "<timing>")]
 
 
 def cells_of(path: Path) -> list[str]:
-    """The notebook's code cells, without their option lines and IPython magics."""
+    """The notebook's code cells, without their options (`:key: value` lines, or a
+    YAML block between `---` lines) and IPython magics."""
     cells = []
     for body in _CELL.findall(path.read_text()):
-        lines = [line for line in body.splitlines()
-                 if not line.startswith((":", "%", "!")) and not line.startswith("---")]
+        lines = [line for line in _YAML_OPTIONS.sub("", body).splitlines()
+                 if not line.startswith((":", "%", "!"))]
         cells.append("\n".join(lines))
     return cells
 
@@ -73,7 +75,12 @@ def _run_cell(source: str, namespace: dict) -> str:
 
 
 def run_notebook(path: str) -> list[str]:
-    """Every cell's record, in order, in one namespace."""
+    """Every cell's record, in order, in one namespace. NumPy's global generator is
+    seeded first: notebooks draw inputs from it unseeded (tracing.md), and both runs
+    must see the same ones. `jax` is imported before: JAX's import draws from it."""
+    import jax  # noqa: F401
+    import numpy as np
+    np.random.seed(0)
     signal.signal(signal.SIGALRM, _give_up)
     signal.alarm(SECONDS_PER_NOTEBOOK)
     namespace: dict = {"__name__": "__main__"}

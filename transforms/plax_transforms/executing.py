@@ -108,6 +108,7 @@ class CompiledJaxpr:
             out_shardings = _one_device_outputs(lowering, placement)
             const_sharding, build = sharding, {}
             like: tuple[Sharding, ...] = ()
+            shared: tuple[Sharding, ...] = ()
         else:
             kept = [placement.in_shardings[i] for i in lowering.kept_var_idx]
             const_sharding = replicated_sharding(devices)
@@ -119,6 +120,10 @@ class CompiledJaxpr:
                      if getattr(a, "typed_sharding", None) is not None]  # explicit axes first
             like = tuple(dict.fromkeys(s for s in (*typed, *kept, *out_shardings, *inner,
                                                    placement.reference) if s is not None))
+            # as in JAX, a result laid out as its type, or as the first argument, is
+            # given that sharding itself (P('x', None) stays so spelled); others are
+            # spelled from XLA's layout (P('x',))
+            shared = tuple(s for s in (*typed, *kept[:1]) if s is not None)
             build = dict(
                 use_shardy_partitioner=lowering.shardy,
                 allow_spmd_sharding_propagation_to_parameters=[s is None for s in in_shardings],
@@ -136,7 +141,7 @@ class CompiledJaxpr:
                 compile_options_overrides=options, build_options=build,
                 in_shardings=in_shardings,
                 out_avals=lowering.out_avals, out_shardings=out_shardings,
-                arg_names=lowering.arg_names, sharding_like=like,
+                arg_names=lowering.arg_names, sharding_like=like, shared_shardings=shared,
                 name=f"jit({lowering.name})", effect_tokens=lowering.ordered_effects,
                 host_callbacks=lowering.host_callbacks,
                 use_persistent_cache=not lowering.keepalives))

@@ -279,7 +279,7 @@ def _entry_text(entry) -> str:
         return str(rest[0])
     if kind == "dslice":
         start, size, stride = rest
-        return f"ds({'*' if start is None else start},{size}" + (
+        return f"ds({'*' if start is None else start},{'*' if size is None else size}" + (
             f",{stride})" if stride != 1 else ")")
     start, stop, step = ("" if b is None else str(b) for b in rest)
     return f"{start}:{stop}" + (f":{step}" if step else "")
@@ -290,7 +290,8 @@ WHOLE = IndexSpec()
 
 def split_index(index) -> tuple[tuple, list]:
     """`ref[index]`'s index as (hashable spec, dynamic operands): ints, slices with
-    static bounds and `...` stay in the spec; arrays and traced ints are operands."""
+    static bounds and `...` stay in the spec; arrays and traced ints are operands (a
+    `plax.ds`'s traced start, then its traced size: None in the spec)."""
     if index is None:
         index = ()
     if not isinstance(index, tuple):
@@ -307,11 +308,11 @@ def split_index(index) -> tuple[tuple, list]:
             spec.append(("slice", *(None if b is None else int(b) for b in bounds)))
         elif isinstance(entry, (int, np.integer)) and not isinstance(entry, bool):
             spec.append(("int", int(entry)))
-        elif isinstance(entry, _slice_class()):  # plax.ds: a traced start is an operand
+        elif isinstance(entry, _slice_class()):  # plax.ds: traced start, size are operands
             start = None if entry.is_dynamic_start else int(entry.start)
-            spec.append(("dslice", start, entry.size, entry.stride))
-            if start is None:
-                dynamic.append(entry.start)
+            size = None if entry.is_dynamic_size else entry.size
+            spec.append(("dslice", start, size, entry.stride))
+            dynamic += [x for x, s in ((entry.start, start), (entry.size, size)) if s is None]
         elif entry is None or isinstance(entry, (bool, np.bool_)):
             raise TypeError(f"reference indexing does not support {entry!r} in an index")
         else:
@@ -336,7 +337,7 @@ def ref_index(ref, index) -> tuple[tuple, list]:
             continue
         if entry[0] == "int" and entry[1] >= shape[dim]:
             raise ValueError(f"Out of bound indexer: idx={entry[1]}, dim={shape[dim]}.")
-        if entry[0] == "dslice" and entry[1] is not None and entry[2] > 0 and (
+        if entry[0] == "dslice" and None not in entry[1:3] and entry[2] > 0 and (
                 entry[1] < 0 or entry[1] + (entry[2] - 1) * entry[3] >= shape[dim]):
             raise ValueError(f"Out of bound slice: start={entry[1]}, size={entry[2]}, "
                              f"stride={entry[3]}, dim={shape[dim]}.")
@@ -361,7 +362,8 @@ def join_index(spec: tuple, dynamic) -> tuple:
         if s[0] == "slice":
             return slice(*s[1:])
         if s[0] == "dslice":
-            return _slice_class()(next(operands) if s[1] is None else s[1], s[2], s[3])
+            start = next(operands) if s[1] is None else s[1]
+            return _slice_class()(start, next(operands) if s[2] is None else s[2], s[3])
         return s[1]
     return tuple(entry(s) for s in spec)
 
@@ -415,7 +417,7 @@ def _window(shape: tuple, spec: tuple, dynamic) -> tuple[list, tuple] | None:
             sizes.append(1)
         elif entry[0] == "dslice":  # plax.ds(start, size, stride): kept, not squeezed
             start = next(operands) if entry[1] is None else entry[1]
-            if entry[3] != 1:
+            if entry[3] != 1 or entry[2] is None:
                 return None
             starts.append(start)
             sizes.append(entry[2])

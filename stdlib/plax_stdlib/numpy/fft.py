@@ -155,7 +155,7 @@ def _axis_length(fun_name: str, a, axis) -> int:
     """The length of `a` along `axis`, a checked single axis."""
     _check_one_axis(fun_name, axis)
     shape = util.shape_of(a)
-    return shape[util.canonicalize_axis(axis, len(shape))]
+    return shape[util.canonicalize_axis(axis, len(shape), IndexError)]  # (JAX indexes)
 
 
 def fft(a, n=None, axis: int = -1, norm=None):

@@ -46,6 +46,9 @@ def classify(entry, position: int) -> str:
     if isinstance(entry, slice):
         return "slice"
     if isinstance(entry, Slice):
+        if entry.is_dynamic_size:
+            raise TypeError(f"a Slice of traced size cannot index an array (its size is the "
+                            f"result's shape); got one at position {position}")
         return "dslice"
     if isinstance(entry, (bool, np.bool_)):
         return "mask"

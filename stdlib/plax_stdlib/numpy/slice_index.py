@@ -1,9 +1,11 @@
-"""`plax.ds(start, size, stride)`: a slice whose start may be traced.
+"""`plax.ds(start, size, stride)`: a slice whose start (and size) may be traced.
 
 Python's `x[i:i + 2]` needs a static `i`; `x[plax.ds(i, 2)]` takes a traced `i`
 because the slice's *size* is what fixes the result's shape. `Slice` is the index
-object (a pytree: a traced start is its child, a static one its aux data, so it can
-cross `jit`); plax.numpy indexing, `x.at[...]` and `Ref` indexing accept it.
+object (a pytree: a traced start or size is its child, a static one its aux data, so
+it can cross `jit`); plax.numpy indexing, `x.at[...]` and `Ref` indexing accept it. A
+traced size is only for what has no result shape (a Pallas kernel's asynchronous
+copies, `pl.BoundedSlice` blocks); indexing an array with it is a TypeError.
 """
 from __future__ import annotations
 
@@ -20,15 +22,17 @@ def _is_static_int(x) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
-def _static_size(size) -> int:
-    """The size as an int: it is the result's shape, so it cannot be traced."""
+def _checked_size(size):
+    """The size as an int, or as a traced integer scalar (a dynamic size)."""
+    if isinstance(size, Tracer) and size.to_concrete_value() is None:
+        if size.aval.shape or not np.issubdtype(size.aval.dtype, np.integer):
+            raise TypeError(f"Slice: the size must be an integer scalar, got "
+                            f"{size.aval.str_short()}")
+        return size
     try:
-        if isinstance(size, Tracer) and size.to_concrete_value() is None:
-            raise TypeError
         size = operator.index(size)
     except TypeError:
-        raise TypeError(f"Slice: the size must be a static (concrete) integer, since it is "
-                        f"the length of the result; got {size!r}") from None
+        raise TypeError(f"Slice: the size must be an integer, got {size!r}") from None
     if size < 0:
         raise ValueError(f"Slice: the size must be >= 0, got {size}")
     return size
@@ -37,19 +41,19 @@ def _static_size(size) -> int:
 @dataclasses.dataclass(slots=True)
 class Slice:
     """A slice of `size` elements starting at `start`, taking every `stride`-th: like
-    Python's `slice`, except that `start` may be a traced integer (the size stays
-    static, since it fixes the result's shape).
+    Python's `slice`, except that `start` may be a traced integer. So may `size`, where
+    no result's shape depends on it (asynchronous copies in Pallas kernels).
 
     Pallas kernels index references with it (usually through `pl.ds`); it is a
-    pytree whose traced start is its child.
+    pytree whose traced start and size are its children.
 
     Args:
         start: the first index (an int or an integer scalar, possibly traced).
-        size: the number of elements taken (a static int >= 0).
+        size: the number of elements taken (an int >= 0, or a traced integer).
         stride: the step between them (a static int >= 0).
 
     Raises:
-        TypeError: a size that is not a static integer.
+        TypeError: a size that is not an integer (scalar).
         ValueError: a negative size or stride, or a non-static stride.
 
     Examples:
@@ -66,7 +70,7 @@ class Slice:
             raise ValueError("Non-static stride in `dslice`")
         if self.stride < 0:
             raise ValueError("`stride` must be >= 0.")
-        self.size = _static_size(self.size)
+        self.size = _checked_size(self.size)
 
 
     @property
@@ -75,7 +79,7 @@ class Slice:
 
     @property
     def is_dynamic_size(self) -> bool:
-        return False  # plax has no dynamic shapes
+        return not _is_static_int(self.size)
 
     @classmethod
     def from_slice(cls, slc: slice, size: int) -> "Slice":
@@ -87,14 +91,21 @@ class Slice:
 
 
 def _flatten(s: Slice):
-    if s.is_dynamic_start:
-        return (s.start,), (None, s.size, s.stride)
-    return (), (s.start, s.size, s.stride)
+    dynamic = (s.is_dynamic_start, s.is_dynamic_size)
+    children = tuple(x for x, d in zip((s.start, s.size), dynamic) if d)
+    return children, (None if dynamic[0] else s.start, None if dynamic[1] else s.size,
+                      s.stride, dynamic)
 
 
 def _unflatten(aux, children):
-    start, size, stride = aux
-    return Slice(children[0] if children else start, size, stride)
+    """The slice with `children` in place of its traced parts, whatever they are (a
+    tree_map may put any value there), so not checked again."""
+    *static, stride, dynamic = aux
+    it = iter(children)
+    out = object.__new__(Slice)
+    out.start, out.size = (next(it) if d else x for x, d in zip(static, dynamic))
+    out.stride = stride
+    return out
 
 
 tree_util.register_pytree_node(Slice, _flatten, _unflatten)
@@ -107,7 +118,7 @@ def dslice(start, size: int | None = None, stride: int | None = None) -> slice |
 
     Args:
         start: the first index, or the size when `size` is not given, or None.
-        size: the number of elements (static).
+        size: the number of elements (an int; a traced one only for copies).
         stride: the step (static); default 1.
 
     Returns:

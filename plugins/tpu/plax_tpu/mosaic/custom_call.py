@@ -33,27 +33,10 @@ from jaxlib.mosaic.python import tpu
 from plax.extend.mlir import make_ir_context, mu
 from plax_pallas.specs import Blocked, Element, Squeezed
 from plax_transforms.ffi import build_ffi_lowering_function
-from plax_tpu.mosaic.kernel import Context, LoweringError, Ref, element_type, lower_jaxpr
+from plax_tpu.mosaic.kernel import (Context, LoweringError, Ref, lower_jaxpr,
+                                    memory_space_name, memref_type)
 
 _SEMANTICS = ("parallel", "arbitrary", "core_parallel", "subcore_parallel")
-
-
-def _memory_space(block) -> str:
-    space = block.memory_space
-    name = "vmem" if space is None else str(space)
-    return "vmem" if name == "default" else name
-
-
-def _memref_type(shape, dtype, space: str) -> ir.Type:
-    if space in ("semaphore", "dma_semaphore"):
-        return ir.MemRefType.get(list(shape), ir.Type.parse(f"!tpu.{space}"),
-                                 memory_space=ir.Attribute.parse(
-                                     "#tpu.memory_space<semaphore_mem>"))
-    if np.dtype(dtype) == np.bool_:
-        raise LoweringError("Pallas TPU lowering: boolean operands and results are not "
-                            "supported (pass them as int32)")
-    return ir.MemRefType.get(list(shape), element_type(dtype),
-                             memory_space=ir.Attribute.parse(f"#tpu.memory_space<{space}>"))
 
 
 def _windowed(block, space: str) -> bool:
@@ -64,8 +47,8 @@ def _windowed(block, space: str) -> bool:
 
 def _block_type(block, space: str, prefetch: bool) -> ir.Type:
     if prefetch or not _windowed(block, space):
-        return _memref_type(block.array_aval.shape, block.array_aval.dtype, space)
-    return _memref_type(block.block_shape, block.array_aval.dtype, space)
+        return memref_type(block.array_aval.shape, block.array_aval.dtype, space)
+    return memref_type(block.block_shape, block.array_aval.dtype, space)
 
 
 def _squeezed(block, space: str, prefetch: bool) -> tuple[int, ...]:
@@ -103,7 +86,7 @@ def build_module(kernel, grid, blocks, num_inputs: int, num_scalar_prefetch: int
     outs = [k for k in range(num_inputs, len(blocks)) if not blocks[k].scratch]
     scratch = [k for k in range(num_inputs, len(blocks)) if blocks[k].scratch]
     order = ins + outs + scratch  # block indices in the kernel function's argument order
-    spaces = [_memory_space(b) for b in blocks]
+    spaces = [memory_space_name(b.memory_space) for b in blocks]
     i32 = ir.IntegerType.get_signless(32)
     prefetch_types = [_block_type(blocks[k], "smem", True) for k in range(num_scalar_prefetch)]
     arg_types = [i32] * len(grid) + [

@@ -52,6 +52,26 @@ def element_type(dtype) -> ir.Type:
     return mu.ir_element_type(np.dtype(dtype))
 
 
+def memory_space_name(space) -> str:
+    """A Pallas memory space (None: the default) as Mosaic spells it."""
+    name = "vmem" if space is None else str(space)
+    return "vmem" if name == "default" else name
+
+
+def memref_type(shape, dtype, space: str) -> ir.Type:
+    """The memref of a buffer of `shape` and `dtype` in memory space `space` (a
+    semaphore space: semaphores, whatever `dtype`)."""
+    if space in ("semaphore", "dma_semaphore"):
+        return ir.MemRefType.get(list(shape), ir.Type.parse(f"!tpu.{space}"),
+                                 memory_space=ir.Attribute.parse(
+                                     "#tpu.memory_space<semaphore_mem>"))
+    if np.dtype(dtype) == np.bool_:
+        raise LoweringError("Pallas TPU lowering: boolean operands and results are not "
+                            "supported (pass them as int32)")
+    return ir.MemRefType.get(list(shape), element_type(dtype),
+                             memory_space=ir.Attribute.parse(f"#tpu.memory_space<{space}>"))
+
+
 def value_type(aval) -> ir.Type:
     """A vector for an array, the element type for a scalar."""
     elt = element_type(aval.dtype)
@@ -247,34 +267,28 @@ rule("abs")(_unary(mathd.absf, mathd.absi))
 rule("neg")(_unary(arith.negf, lambda x: arith.subi(_zero_like(x), x)))
 
 
-def _zero_like(x: ir.Value) -> ir.Value:
+def _splat_like(x: ir.Value, value: int) -> ir.Value:
+    """A constant of `x`'s type (a vector or a scalar) holding `value` everywhere."""
     typ = x.type
-    elt = ir.VectorType(typ).element_type if ir.VectorType.isinstance(typ) else typ
-    zero = ir.FloatAttr.get(elt, 0.0) if ir.FloatType.isinstance(elt) else \
-        ir.IntegerAttr.get(elt, 0)
-    if ir.VectorType.isinstance(typ):
-        zero = ir.DenseElementsAttr.get_splat(typ, zero)
-    return arith.ConstantOp(typ, zero).result
+    elt = typ.element_type if isinstance(typ, ir.VectorType) else typ
+    attr = ir.FloatAttr.get(elt, float(value)) if isinstance(elt, ir.FloatType) else \
+        ir.IntegerAttr.get(elt, value)
+    if isinstance(typ, ir.VectorType):
+        attr = ir.DenseElementsAttr.get_splat(typ, attr)
+    return arith.ConstantOp(typ, attr).result
+
+
+def _zero_like(x: ir.Value) -> ir.Value:
+    return _splat_like(x, 0)
 
 
 def _one_like(x: ir.Value) -> ir.Value:
-    typ = x.type
-    elt = ir.VectorType(typ).element_type if ir.VectorType.isinstance(typ) else typ
-    one = ir.FloatAttr.get(elt, 1.0) if ir.FloatType.isinstance(elt) else \
-        ir.IntegerAttr.get(elt, 1)
-    if ir.VectorType.isinstance(typ):
-        one = ir.DenseElementsAttr.get_splat(typ, one)
-    return arith.ConstantOp(typ, one).result
+    return _splat_like(x, 1)
 
 
 @rule("not")
 def _not(ctx, eqn, x):
-    typ = x.type
-    elt = ir.VectorType(typ).element_type if ir.VectorType.isinstance(typ) else typ
-    ones = ir.IntegerAttr.get(elt, -1)
-    if ir.VectorType.isinstance(typ):
-        ones = ir.DenseElementsAttr.get_splat(typ, ones)
-    return arith.xori(x, arith.ConstantOp(typ, ones).result)
+    return arith.xori(x, _splat_like(x, -1))
 
 
 @rule("logistic")
@@ -468,7 +482,8 @@ def _dot_general(ctx, eqn, lhs, rhs):
 
 def _indexer(ctx, ref: Ref, spec: tuple, dynamic: Sequence[ir.Value]):
     """(starts, sizes, strides, kept dims) of `ref[index]` over the memref's dimensions
-    (squeezed ones included, at 0); a start is an int or an i32 value."""
+    (squeezed ones included, at 0); a start is an int or an i32 value, and so is a
+    size (a `pl.ds` of traced size, which only copies take)."""
     kernel_rank = len(ref.shape) - len(ref.squeezed)
     entries = list(spec)
     if Ellipsis in entries:
@@ -490,7 +505,7 @@ def _indexer(ctx, ref: Ref, spec: tuple, dynamic: Sequence[ir.Value]):
             kept.append(False)
         elif entry[0] == "dslice":
             starts.append(next(operands) if entry[1] is None else entry[1])
-            sizes.append(entry[2])
+            sizes.append(next(operands) if entry[2] is None else entry[2])
             strides.append(entry[3])
             kept.append(True)
         else:
@@ -586,6 +601,34 @@ def _addupdate(ctx, eqn, ref, value, *dynamic):
     new = (arith.addf if _is_float(aval.dtype) else arith.addi)(old, value)
     store(ctx, ref, new, aval, starts, sizes, strides)
     return []
+
+
+# --- scoped buffers ---------------------------------------------------------------------------
+
+@rule("run_scoped")
+def _run_scoped(ctx, eqn, *operands):
+    """The function's equations in a `tpu.region` that allocates its buffers (a
+    `memref.alloca` each, a `tpu.sem_alloc` for semaphores), freed where it ends."""
+    p = eqn.params
+    if p["collective_axes"]:
+        raise _unsupported(ctx, "run_scoped over collective_axes")
+    region = tpu.RegionOp(_result_types(v.aval for v in eqn.outvars))
+    with ir.InsertionPoint(region.body):
+        scoped = [_allocate(ctx, t) for t in p["types"]]
+        jaxpr, consts = _closed(p["jaxpr"])
+        tpu.yield_(lower_jaxpr(ctx, jaxpr, consts, [*operands, *scoped]))
+    return list(region.results)
+
+
+def _allocate(ctx, t) -> Ref:
+    space = memory_space_name(t.memory_space)
+    typ = memref_type(t.shape, t.dtype, space)
+    if space in ("semaphore", "dma_semaphore"):
+        return Ref(tpu.sem_alloc(typ), (), space)
+    if space not in ("vmem", "smem"):
+        raise _unsupported(ctx, f"a run_scoped buffer in memory space {space} (allocate it "
+                           "in VMEM or SMEM)")
+    return Ref(memref.alloca(typ, [], []), (), space)
 
 
 # --- control flow -----------------------------------------------------------------------------
@@ -732,11 +775,13 @@ def _memref_view(ctx, ref: Ref, spec: tuple, dynamic) -> ir.Value:
         raise _unsupported(ctx, "a strided slice of a reference in an async copy")
     typ = ir.MemRefType(ref.value.type)
     value = ref.value
-    if tuple(sizes) != tuple(typ.shape) or any(isinstance(s, ir.Value) or s for s in starts):
-        sliced = ir.MemRefType.get(sizes, typ.element_type, memory_space=typ.memory_space)
-        value = tpu.memref_slice(sliced, value, _i32_values(starts), [])
+    traced = [s for s in sizes if isinstance(s, ir.Value)]
+    shape = [ir.ShapedType.get_dynamic_size() if isinstance(s, ir.Value) else s for s in sizes]
+    if shape != list(typ.shape) or any(isinstance(s, ir.Value) or s for s in starts):
+        sliced = ir.MemRefType.get(shape, typ.element_type, memory_space=typ.memory_space)
+        value = tpu.memref_slice(sliced, value, _i32_values(starts), traced)
     if not all(kept):
-        squeezed = ir.MemRefType.get([n for n, k in zip(sizes, kept) if k], typ.element_type,
+        squeezed = ir.MemRefType.get([n for n, k in zip(shape, kept) if k], typ.element_type,
                                      memory_space=typ.memory_space)
         value = tpu.memref_squeeze(squeezed, value)
     return value

@@ -21,6 +21,7 @@ import numpy as np
 from plax.extend import config, tree_util
 from plax.extend.ad import Zero, tangent_aval
 from plax.extend.core import (
+    AbstractValue,
     ClosedJaxpr,
     Jaxpr,
     ShapedArray,
@@ -63,7 +64,7 @@ def trace_function(fun: Callable, args: Sequence[Any], traced_for: str):
     calling `lax.cond(p, f, g, x)` eagerly twice traces and compiles once.
     """
     leaves, in_tree = tree_util.tree_flatten((tuple(args), {}))
-    in_avals = tuple(get_aval(x) for x in leaves)
+    in_avals = tuple(x if isinstance(x, AbstractValue) else get_aval(x) for x in leaves)
     key = (in_tree, in_avals, traced_for,
            tuple(getattr(a, "manual_axis_type", None) for a in in_avals))  # (not in ==)
     return cached_trace(fun, key, lambda: _trace(
