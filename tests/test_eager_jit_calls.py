@@ -176,11 +176,11 @@ def test_restaged_equations_are_those_binding_would_stage(monkeypatch):
     np.testing.assert_array_equal(fast[2], bound[2])
 
 
-def _staged(restage_on, *avals):
-    """The equation `restage` stages for the one equation of `lambda a, b: a * b`
-    traced on float32 scalars, given tracers of `avals`, and whether its type was
-    inferred (abstract evaluation ran)."""
-    eqn = plax.make_jaxpr(lambda a, b: a * b)(np.float32(1), np.float32(2)).jaxpr.eqns[0]
+def _restaged(fun, *avals):
+    """`restage` of the one equation of `fun` traced on float32 scalars, given tracers
+    of `avals`: (the equation staged, its output, the primitives whose abstract
+    evaluation ran meanwhile)."""
+    eqn, = plax.make_jaxpr(fun)(np.float32(1), np.float32(2)).jaxpr.eqns
     trace = PartialEvalTrace()
     tracers = [trace.new_arg(a) for a in avals]
     inferred = []
@@ -193,18 +193,20 @@ def _staged(restage_on, *avals):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Primitive, "abstract_eval", counting)
         with set_current_trace(trace):
-            out = restage_on(trace, eqn, tracers)
+            out = trace.restage(eqn, tracers)
     return trace.eqns[-1], out, inferred
 
 
 def test_restaging_takes_the_equation_types_only_on_atoms_of_its_input_types():
     strong = ShapedArray((), np.float32)
-    restage = PartialEvalTrace.restage
-    eqn, out, inferred = _staged(restage, strong, strong)
+    eqn, out, inferred = _restaged(lambda a, b: a * b, strong, strong)
     assert inferred == [] and eqn.outvars[0].aval == strong and out.aval == strong
     weak = ShapedArray((), np.float32, weak_type=True)
-    eqn, out, inferred = _staged(restage, weak, weak)  # other types: inferred again
+    _, out, inferred = _restaged(lambda a, b: a * b, weak, weak)  # other types: inferred
     assert inferred == ["mul"] and out.aval == weak
     with set_vma_rule(lambda trace, prim, params, atoms, out_avals: (atoms, out_avals)):
-        _, _, inferred = _staged(restage, strong, strong)  # in a typed shard_map body
+        _, _, inferred = _restaged(lambda a, b: a * b, strong, strong)  # a shard_map body
     assert inferred == ["mul"]
+    call = plax.jit(lambda a, b: a * b)  # a primitive with a partial-eval rule: bound
+    eqn, _, inferred = _restaged(call, strong, strong)
+    assert eqn.primitive.name == "jit" and inferred == ["jit"]
