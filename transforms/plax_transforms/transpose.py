@@ -12,7 +12,8 @@ all zero, unless its primitive is one of `TRANSPOSED_WITHOUT_COTANGENTS`.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+import contextlib
+from typing import Any, Iterator, Sequence
 
 from plax.extend.ad import UndefinedPrimal, Zero, add_tangents, instantiate
 from plax.extend.core import (TRANSPOSE, ClosedJaxpr, Jaxpr, Literal, derived_debug_info,
@@ -26,33 +27,34 @@ as JAX runs every rule: a custom_vjp's bwd may give nonzero cotangents for zero 
 (flax's fp8 ops return their updated statistics so)."""
 
 
-class _Restaged:
-    """While the backward pass evaluates or transposes `eqn`, what it stages keeps the
-    equation's source line and frontend attributes, as JAX's, and with `names` its
-    name stack (the forward's names). A class that enters the scopes of names and
-    attributes only for an equation that has some: the pass enters one per equation."""
+class _SourceOf:
+    """Stages what is applied within with the source line of the equation `eqn`."""
 
-    def __init__(self, eqn, names: bool = False):
-        self.eqn = eqn
-        self.names = names
+    def __init__(self, eqn):
+        self.source = eqn.source_info
 
     def __enter__(self):
-        eqn = self.eqn
-        self.scopes = []
-        if eqn.frontend_attributes:
-            self.scopes.append(reapplied_frontend_attributes(eqn.frontend_attributes))
-        if self.names and eqn.name_stack:
-            self.scopes.append(extend_name_stack(eqn.name_stack))
-        self.previous = swap_source_info(eqn.source_info)
-        for scope in self.scopes:
-            scope.__enter__()
+        self.previous = swap_source_info(self.source)
 
     def __exit__(self, *exc_info):
-        try:
-            for scope in reversed(self.scopes):
-                scope.__exit__(*exc_info)
-        finally:
-            swap_source_info(self.previous)
+        swap_source_info(self.previous)
+
+
+def _restaged(eqn, names: bool = False):
+    """While the backward pass evaluates or transposes `eqn`, what it stages keeps the
+    equation's source line and frontend attributes, as JAX's, and with `names` its
+    name stack (the forward's names). The pass enters one per equation: the scopes of
+    names and attributes only for an equation that has some."""
+    if not eqn.frontend_attributes and not (names and eqn.name_stack):
+        return _SourceOf(eqn)
+    return _scoped(eqn, names)
+
+
+@contextlib.contextmanager
+def _scoped(eqn, names: bool) -> Iterator[None]:
+    with _SourceOf(eqn), reapplied_frontend_attributes(eqn.frontend_attributes), \
+            extend_name_stack(eqn.name_stack if names else ""):
+        yield
 
 
 def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
@@ -81,7 +83,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
             linear.update(id(v) for v in eqn.outvars)
             linear_eqns.append(eqn)
             continue
-        with _Restaged(eqn):
+        with _restaged(eqn):
             outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
         for var, value in zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]):
             env[id(var)] = value
@@ -112,7 +114,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
                 f"Transpose rule (for reverse-mode differentiation) for "
                 f"'{eqn.primitive.name}' not implemented")
         operands = [UndefinedPrimal(a.aval) if is_linear(a) else read(a) for a in eqn.invars]
-        with _Restaged(eqn, names=True):
+        with _restaged(eqn, names=True):
             cts_in = rule(ct_out if eqn.primitive.multiple_results else ct_out[0], *operands,
                           **eqn.params)
             for atom, ct in zip(eqn.invars, cts_in, strict=True):
