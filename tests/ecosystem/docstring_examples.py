@@ -14,7 +14,7 @@ the globals of the module defining it, as `doctest` gives, with `jax`, `jnp`, `l
 `np` and the library's usual imports below. An example's record is what it prints,
 or the class of its exception, with memory addresses left out. Prints, per library,
 how many docstrings and examples print the same under both, and the examples that
-differ.
+differ. The environment passes to both sides (JAX_ENABLE_X64=1 runs them in 64 bits).
 """
 from __future__ import annotations
 
