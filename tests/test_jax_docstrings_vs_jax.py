@@ -9,19 +9,14 @@ them. Skipped where JAX is not installed.
 """
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import tempfile
-from pathlib import Path
 
 import pytest
 from jax_differential import requires_jax
+from jax_docstring_examples import finish, runner, side_by_side
 
 pytestmark = requires_jax
-
-RUNNER = Path(__file__).with_name("jax_docstring_examples.py")
 
 # Docstrings whose examples still print otherwise under plax, and why.
 KNOWN_DIFFERENCES: dict[str, str] = {
@@ -31,35 +26,13 @@ KNOWN_DIFFERENCES: dict[str, str] = {
 }
 
 
-def _runner(folder: str, *args: str, alias: bool) -> subprocess.Popen:
-    """The runner in `folder` (examples write files, e.g. `jnp.save`'s)."""
-    env = {k: v for k, v in os.environ.items() if k != "PLAX_AS_JAX"}
-    env.update(JAX_PLATFORMS="cpu", PLAX_AS_JAX="1" if alias else "0")
-    return subprocess.Popen([sys.executable, str(RUNNER), *args], env=env, cwd=folder,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-
-def _finish(proc: subprocess.Popen, timeout: float) -> None:
-    out, _ = proc.communicate(timeout=timeout)
-    assert proc.returncode == 0, out[-3000:]
-
-
 @pytest.fixture(scope="module")
 def printed():
     """{name: (JAX's outputs, plax's outputs)} for every docstring with examples."""
     with tempfile.TemporaryDirectory() as tmp:
         examples = os.path.join(tmp, "examples.json")
-        _finish(_runner(tmp, "collect", examples, alias=False), timeout=120)
-        runs = {}
-        for library in ("jax", "plax"):  # side by side, each in a folder of its own
-            os.mkdir(folder := os.path.join(tmp, library))
-            runs[library] = _runner(folder, "run", examples, os.path.join(folder, "out.json"),
-                                    alias=library == "plax")
-        for run in runs.values():
-            _finish(run, timeout=900)
-        jax_outputs, plax_outputs = (json.loads(Path(tmp, library, "out.json").read_text())
-                                     for library in runs)
-    return {name: (outputs, plax_outputs[name]) for name, outputs in jax_outputs.items()}
+        finish(runner(tmp, "collect", examples, alias=False), timeout=120)
+        return side_by_side(examples, tmp)
 
 
 def _first_difference(name: str, outputs: tuple[list[str], list[str]]) -> str:

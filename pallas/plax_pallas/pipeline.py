@@ -37,7 +37,7 @@ from plax_pallas.kernel_primitives import make_async_copy
 from plax_pallas.memory import MemoryRef, run_scoped
 from plax_pallas.specs import (BlockSpec, Blocked, BoundedSlice, Element, Squeezed, block_dim,
                                dim_size)
-from plax_pallas.tpu import ARBITRARY, PARALLEL, VMEM, SemaphoreType
+from plax_pallas.tpu_spaces import ARBITRARY, PARALLEL, VMEM, SemaphoreType
 from plax_stdlib import numpy as jnp
 from plax_stdlib.lax.control_flow.loops import fori_loop
 from plax_stdlib.numpy.slice_index import Slice

@@ -6,47 +6,17 @@ for scratch buffers, `SMEM`), semaphores and copies (`SemaphoreType`,
 from __future__ import annotations
 
 import dataclasses
-import enum
 from typing import Any
-
-import numpy as np
 
 from plax_pallas.kernel_primitives import (AsyncCopyDescriptor, make_async_copy, repeat, roll,
                                           store)
 from plax.extend import tree_util
-from plax_pallas.memory import MemoryRef, _Space, run_scoped
+from plax_pallas.memory import run_scoped
+from plax_pallas.pipeline import emit_pipeline
 from plax_pallas.specs import GridSpec, no_block_spec
-
-
-class MemorySpace(_Space):
-    """TPU memory spaces (labels in interpret mode)."""
-    VMEM = "vmem"
-    VMEM_SHARED = "vmem_shared"
-    SMEM = "smem"
-    CMEM = "cmem"
-    SEMAPHORE = "semaphore_mem"
-    HBM = "hbm"
-
-
-VMEM = MemorySpace.VMEM
-VMEM_SHARED = MemorySpace.VMEM_SHARED
-SMEM = MemorySpace.SMEM
-CMEM = MemorySpace.CMEM
-HBM = MemorySpace.HBM
-
-
-class SemaphoreType(_Space):
-    """Semaphores for scratch buffers: `SemaphoreType.DMA((2,))` is two DMA semaphores
-    (what `make_async_copy` signals), `SemaphoreType.DMA` one. Interpret mode copies at
-    once and never waits on them."""
-    REGULAR = "semaphore"
-    DMA = "dma_semaphore"
-
-    def __call__(self, shape=()) -> MemoryRef:
-        return MemoryRef(tuple(shape), np.dtype(np.int32), self)
-
-    def scalar_type(self) -> MemoryRef:
-        return self(())
+from plax_pallas.tpu_spaces import (ARBITRARY, CMEM, CORE_PARALLEL, HBM, PARALLEL, SMEM,
+                                    SUBCORE_PARALLEL, VMEM, VMEM_SHARED, GridDimensionSemantics,
+                                    MemorySpace, SemaphoreType)
 
 
 def sync_copy(src_ref, dst_ref, *, add: bool = False) -> None:
@@ -74,19 +44,6 @@ def sync_copy(src_ref, dst_ref, *, add: bool = False) -> None:
         for c in copies:
             c.wait()
     run_scoped(copy_all, SemaphoreType.DMA(()))
-
-
-class GridDimensionSemantics(enum.Enum):
-    PARALLEL = "parallel"
-    CORE_PARALLEL = "core_parallel"
-    SUBCORE_PARALLEL = "subcore_parallel"
-    ARBITRARY = "arbitrary"
-
-
-PARALLEL = GridDimensionSemantics.PARALLEL
-CORE_PARALLEL = GridDimensionSemantics.CORE_PARALLEL
-SUBCORE_PARALLEL = GridDimensionSemantics.SUBCORE_PARALLEL
-ARBITRARY = GridDimensionSemantics.ARBITRARY
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,9 +98,6 @@ class PrefetchScalarGridSpec(GridSpec):
         super().__init__(grid, in_specs, out_specs, scratch_shapes)
         object.__setattr__(self, "num_scalar_prefetch", num_scalar_prefetch)
 
-
-# Imported last: the pipeline allocates its buffers in the memory spaces defined above.
-from plax_pallas.pipeline import emit_pipeline  # noqa: E402
 
 __all__ = ["ARBITRARY", "AsyncCopyDescriptor", "CMEM", "CORE_PARALLEL", "CompilerParams",
            "GridDimensionSemantics", "HBM", "MemorySpace", "PARALLEL", "PrefetchScalarGridSpec",
