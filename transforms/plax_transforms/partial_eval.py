@@ -68,8 +68,7 @@ class PartialEvalTrace(StagingTrace):
         prim = eqn.primitive
         if (prim.get_rule(PARTIAL_EVAL) is None and vma_rule() is None
                 and any(self.is_unknown(v) for v in values)):
-            atoms = [v._var if type(v) is StagingTracer and v._trace is self else self.to_atom(v)
-                     for v in values]
+            atoms = self.atoms_of(values)
             if all(_same_type(a.aval, v.aval) for a, v in zip(atoms, eqn.invars)):
                 out_avals = [v.aval for v in eqn.outvars]
                 return self.stage_atoms(prim, atoms, eqn.params,

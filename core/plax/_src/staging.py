@@ -91,12 +91,15 @@ class StagingTrace(Trace):
         return entry[0]
 
     def process_primitive(self, primitive: Primitive, args, params):
-        # The per-equation cost of tracing: this trace's own tracers take the short way.
         if not self._valid:
             raise escaped_tracer_error(next(a for a in args if isinstance(a, Tracer)), primitive)
-        atoms = [a._var if type(a) is StagingTracer and a._trace is self else self.to_atom(a)
-                 for a in args]
-        return self.stage_atoms(primitive, atoms, params)
+        return self.stage_atoms(primitive, self.atoms_of(args), params)
+
+    def atoms_of(self, args) -> list:
+        """`args` as atoms of this Jaxpr (the per-equation cost of tracing: this trace's
+        own tracers take the short way)."""
+        return [a._var if type(a) is StagingTracer and a._trace is self else self.to_atom(a)
+                for a in args]
 
     def stage_atoms(self, primitive: Primitive, atoms: list, params, out_avals=None):
         """`primitive` applied to `atoms` (this Jaxpr's `Var`s and `Literal`s) as an
