@@ -36,6 +36,32 @@ jax.vmap(jax.grad(lambda x: show(x) ** 2))(jnp.ones(2))
 jax.jit(jax.grad(lambda x: show(x) ** 2))(1.0)
 """
 
+# What a custom_jvp rule sees under each derivative, by class and repr: code printing
+# traces (JAX's "How primitives work" tutorial) tells tracers apart by class. (A known
+# Python float primal is a float subclass in JAX, its TypedFloat, and a float in plax.)
+_DERIVATIVE_TRACERS = """
+result = []
+def show(x, named=True):
+    result.append(f"{type(x).__name__ if named else ''}: {x!r}")
+    return x
+@jax.custom_jvp
+def f(x):
+    return jnp.sin(x)
+@f.defjvp
+def f_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    if not isinstance(x, float):
+        show(x, named=False)  # plax's StagingTracer is JAX's DynamicJaxprTracer
+    show(t)
+    return f(x), jnp.cos(x) * t
+jax.grad(lambda x: f(show(x)))(1.0)
+jax.jvp(lambda x: f(show(x)), (1.0,), (1.0,))
+jax.vjp(lambda x: show(x) * 2, 1.0)
+jax.jacrev(lambda x: show(x) * 2)(jnp.ones(2))
+jax.hessian(lambda x: show(x) ** 3)(1.0)
+jax.jit(jax.grad(lambda x: f(show(x))))(1.0)
+"""
+
 _JAXPRS = """
 def f(x):
     return jnp.sin(jnp.cos(x))
@@ -79,6 +105,16 @@ def test_tracer_reprs_are_jaxs():
     mine = run_reference(_TRACERS, library="plax")
     assert "JitTracer(float32[3])" in mine and "JVPTracer(primal=1.0, tangent=1.0)" in mine
     assert mine == run_reference(_TRACERS)
+
+
+@requires_jax
+def test_derivative_tracers_are_jaxs():
+    """grad's tracers are LinearizeTracers (shown as GradTracer) and the tangents they
+    stage JaxprTracers, not JVPTracers and JitTracers; jvp's are JVPTracers."""
+    mine = run_reference(_DERIVATIVE_TRACERS, library="plax")
+    assert "LinearizeTracer: GradTracer(primal=1.0, typeof(tangent)=f32[])" in mine
+    assert "JaxprTracer: Traced<~float32[]:JaxprTrace>" in mine
+    assert mine == run_reference(_DERIVATIVE_TRACERS)
 
 
 @requires_jax

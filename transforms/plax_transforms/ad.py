@@ -33,7 +33,8 @@ from plax.extend.core import (
 from plax_transforms.ref_discharge import apply_with_refs, has_cells
 
 
-class JVPTracer(Tracer):
+class DualTracer(Tracer):
+    """A primal value with its tangent."""
     __slots__ = ("primal", "tangent")
 
     def __init__(self, trace: "JVPTrace", primal, tangent):
@@ -49,17 +50,29 @@ class JVPTracer(Tracer):
         p = self.primal
         return p.to_concrete_value() if isinstance(p, Tracer) else p
 
+
+class JVPTracer(DualTracer):
+    """`jvp`'s, whose tangent is a value."""
+    __slots__ = ()
+
     def __repr__(self):
-        """As JAX shows them: under grad or linearize the tangent is being staged (an
-        unknown of partial evaluation), and only its type is shown."""
-        if isinstance(self.tangent, Tracer) and self.tangent._trace.describe() == "linearize":
-            return (f"GradTracer(primal={self.primal!s}, "
-                    f"typeof(tangent)={self.tangent.aval.str_short()})")
         return f"JVPTracer(primal={self.primal!s}, tangent={self.tangent!s})"
+
+
+class LinearizeTracer(DualTracer):
+    """`grad`'s, `vjp`'s and `linearize`'s, whose tangent is being staged (an unknown
+    of partial evaluation): shown as JAX's, by the tangent's type only. A class of its
+    own, not a JVPTracer, as JAX's, since code tells them apart by class."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return (f"GradTracer(primal={self.primal!s}, "
+                f"typeof(tangent)={get_aval(self.tangent).str_short()})")
 
 
 class JVPTrace(Trace):
     """Differentiates forward; computes on `parent`."""
+    tracer_type: type[DualTracer] = JVPTracer
 
     def __init__(self, parent: Trace | None = None):
         super().__init__()
@@ -69,12 +82,12 @@ class JVPTrace(Trace):
         return "jvp"
 
     def to_primal_tangent(self, x):
-        if isinstance(x, JVPTracer) and x._trace is self:
+        if isinstance(x, DualTracer) and x._trace is self:
             return x.primal, x.tangent
         return x, Zero(tangent_aval(get_aval(x)))
 
     def wrap(self, primal, tangent):
-        return primal if isinstance(tangent, Zero) else JVPTracer(self, primal, tangent)
+        return primal if isinstance(tangent, Zero) else self.tracer_type(self, primal, tangent)
 
     def new_input(self, primal, tangent):
         """An input of the differentiated function (a Python scalar stays one, as in
@@ -105,6 +118,13 @@ class JVPTrace(Trace):
                 f"{type(t_out).__name__}); a primitive with one output returns (output, "
                 "tangent), each one value, not a list (lists are for multiple_results=True)")
         return self.wrap(out, t_out)
+
+
+
+class LinearizeTrace(JVPTrace):
+    """A JVP whose tangents are staged on a `PartialEvalTrace` parent (grad, vjp,
+    linearize)."""
+    tracer_type = LinearizeTracer
 
 
 def jvp_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any],

@@ -48,7 +48,7 @@ from plax.extend.core import (
 )
 from plax_stdlib import numpy as plax_numpy
 from plax_stdlib.lax.conversion import convert_with_weak_type
-from plax_transforms.ad import JVPTrace, JVPTracer, jvp_flat
+from plax_transforms.ad import DualTracer, JVPTrace, LinearizeTrace, jvp_flat
 from plax_transforms.partial_eval import PartialEvalTrace
 from plax_transforms.transpose import backward_pass
 
@@ -162,7 +162,7 @@ def _primal_leaves(tree) -> tuple[list, Any]:
     leaves, tree = tree_util.tree_flatten(tree)
     trace = current_trace()
     if isinstance(trace, JVPTrace):
-        leaves = [x.primal if isinstance(x, JVPTracer) and x._trace is trace else x
+        leaves = [x.primal if isinstance(x, DualTracer) and x._trace is trace else x
                   for x in leaves]
     return leaves, tree
 
@@ -212,7 +212,7 @@ def linearize_flat(flat_fun: Callable[..., Sequence[Any]], primals: Sequence[Any
     """→ (primal outputs, `Linearized`, extra) where `flat_fun` returns (outputs, extra)."""
     in_avals = [get_aval(p) for p in primals]
     pe = PartialEvalTrace()
-    jvp_trace = JVPTrace(parent=pe)
+    jvp_trace = LinearizeTrace(parent=pe)
     tangents = [pe.new_arg(tangent_aval(a)) for a in in_avals]
     tracers = [jvp_trace.new_input(p, t if is_differentiable_dtype(a.dtype) else Zero(t.aval))
                for p, t, a in zip(primals, tangents, in_avals)]

@@ -37,11 +37,21 @@ from plax.extend.core import (
 from plax.extend.sharding import vma_rule
 
 
+class JaxprTracer(StagingTracer):
+    """An unknown value of partial evaluation (a tangent being linearized), named and
+    shown as JAX's are, which code printing traces tells apart by their class."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"Traced<{self.aval}:JaxprTrace>"
+
+
 class PartialEvalTrace(StagingTrace):
     """Stages only what depends on its own (unknown) tracers; the rest runs on `parent`.
     The known values the staged part reads are its residuals (constants), 0-d Arrays
     too, as in JAX's linearization: a `vjp`'s function holds them as its leaves."""
     inlines_arrays = False
+    tracer_type = JaxprTracer
 
     def __init__(self, parent: Trace | None = None, debug_info=None):
         super().__init__(debug_info)

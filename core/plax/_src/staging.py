@@ -47,6 +47,7 @@ class StagingTracer(Tracer):
 class StagingTrace(Trace):
     """Records primitives applied to its tracers as Jaxpr equations."""
     inlines_arrays = True  # a 0-d Array read is a literal (linearize keeps it a residual)
+    tracer_type = StagingTracer  # a subclass's tracers may name what they stand for
 
     def __init__(self, debug_info: TracingDebugInfo | None = None):
         super().__init__()
@@ -63,7 +64,7 @@ class StagingTrace(Trace):
     def new_arg(self, aval: AbstractValue) -> StagingTracer:
         var = Var(aval)
         self.invars.append(var)
-        return StagingTracer(self, var)
+        return self.tracer_type(self, var)
 
     def to_atom(self, x) -> Var | Literal:
         if isinstance(x, StagingTracer) and x._trace is self:
@@ -98,7 +99,7 @@ class StagingTrace(Trace):
     def atoms_of(self, args) -> list:
         """`args` as atoms of this Jaxpr (the per-equation cost of tracing: this trace's
         own tracers take the short way)."""
-        return [a._var if type(a) is StagingTracer and a._trace is self else self.to_atom(a)
+        return [a._var if type(a) is self.tracer_type and a._trace is self else self.to_atom(a)
                 for a in args]
 
     def stage_atoms(self, primitive: Primitive, atoms: list, params, out_avals=None):
@@ -116,8 +117,8 @@ class StagingTrace(Trace):
         self.eqns.append(JaxprEqn(atoms, outvars, primitive, params, effects,
                                   current_source_info(), current_name_stack(),
                                   current_frontend_attributes()))
-        return [StagingTracer(self, v) for v in outvars] if many else \
-            StagingTracer(self, outvars[0])
+        return [self.tracer_type(self, v) for v in outvars] if many else \
+            self.tracer_type(self, outvars[0])
 
     def to_closed_jaxpr(self, outs: Sequence[Any],
                         debug_info: JaxprDebugInfo | None) -> ClosedJaxpr:

@@ -8,7 +8,8 @@ import plax.extend.ad as pad
 from plax.extend.ad import (UndefinedPrimal, Zero, add_tangents, instantiate,  # noqa: F401
                             is_undefined_primal, zeros_like_aval)
 from plax.extend.core import JVP, TRANSPOSE, get_aval
-from plax_transforms.ad import JVPTrace, JVPTracer  # noqa: F401  (equinox's isinstance checks)
+from plax_transforms.ad import (JVPTrace, JVPTracer, LinearizeTrace,  # noqa: F401
+                                LinearizeTracer)  # (isinstance checks: equinox's, tutorials')
 
 from plax_as_jax._rules import RuleTable
 

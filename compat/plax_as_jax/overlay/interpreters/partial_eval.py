@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 from plax.extend.ad import partial_eval_jaxpr
 from plax.extend.core import get_aval, jaxpr_as_fun, stage_flat
+from plax_transforms.partial_eval import JaxprTracer  # noqa: F401  (isinstance checks)
 
 PLAX_MODULE = None
 
