@@ -4,6 +4,7 @@ tests/ecosystem/docstring_examples.py) and records what each one prints.
     python tests/jax_docstring_examples.py collect EXAMPLES.json   (with JAX itself)
     python tests/jax_docstring_examples.py collect EXAMPLES.json PACKAGE [SETUP]
     python tests/jax_docstring_examples.py run EXAMPLES.json OUT.json
+    python tests/jax_docstring_examples.py record   (with JAX itself, in an empty folder)
 
 `collect` reads the docstrings of JAX's public modules, whose examples are their
 `>>>` ones, or of PACKAGE's (see `collect`), with JAX the real one; `run` executes
@@ -14,6 +15,10 @@ example's record is what it prints (its value's repr, as a doctest shows it), or
 when it raises, the exception's class after `!! `; the messages are left out, since
 plax's name more (the function, the argument) than JAX's, and so are memory
 addresses. `side_by_side` runs a collection under both at once.
+
+`record` writes RECORD: JAX's examples with what JAX prints for each, which the pinned
+JAX's docstrings and outputs make a fixed answer. tests/test_jax_docstrings_vs_jax.py
+runs plax against it, and reruns a sample under JAX to check it is still JAX's.
 """
 from __future__ import annotations
 
@@ -32,6 +37,8 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+from suite_flags import XLA_FLAGS
 
 # The modules JAX's API reference documents, whose public names' docstrings (and
 # their classes' methods') hold the examples.
@@ -54,6 +61,7 @@ MODULES = [
 ]
 JAX_SETUP = "import jax\nimport jax.numpy as jnp\nfrom jax import lax\nimport numpy as np"
 SECONDS_PER_DOCSTRING = 60
+RECORD = Path(__file__).with_name("recorded") / "jax_docstring_examples.json"
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
 _FENCED = re.compile(r"```python\n(.*?)```", re.S)
 
@@ -209,11 +217,29 @@ def run(collection: dict) -> dict[str, list[str]]:
     return results
 
 
-def runner(folder: str, *args: str, alias: bool) -> subprocess.Popen:
+def record(path: Path = RECORD) -> None:
+    """JAX's collection (see `collect`), each docstring with what its examples print
+    under JAX ("printed", see `run`) with the suite's XLA flags, and JAX's version,
+    written to `path`."""
+    os.environ["XLA_FLAGS"] = XLA_FLAGS  # before JAX starts its CPU client
+    import jax
+    assert "plax_as_jax" not in sys.modules, "record under JAX itself, not the alias"
+    collection = collect()
+    for docstring, printed in zip(collection["docstrings"], run(collection).values()):
+        docstring["printed"] = printed
+    header = {"jax": jax.__version__, "xla_flags": XLA_FLAGS}
+    path.write_text(json.dumps(header | collection, indent=1) + "\n")
+
+
+def runner(folder: str, *args: str, alias: bool, xla_flags: str | None = None,
+           ) -> subprocess.Popen:
     """This file as a program, in `folder` (examples write files, e.g. `jnp.save`'s),
-    with `jax` being JAX, or plax through the alias."""
+    with `jax` being JAX, or plax through the alias, and XLA's flags `xla_flags` if
+    given (else the environment's)."""
     env = {k: v for k, v in os.environ.items() if k != "PLAX_AS_JAX"}
     env.update(JAX_PLATFORMS="cpu", PLAX_AS_JAX="1" if alias else "0")
+    if xla_flags is not None:
+        env["XLA_FLAGS"] = xla_flags
     return subprocess.Popen([sys.executable, __file__, *args], env=env, cwd=folder,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
@@ -240,7 +266,11 @@ def side_by_side(examples: str, folder: str, timeout: float = 900,
 
 
 if __name__ == "__main__":
-    command, examples_path, *more = sys.argv[1:]
+    command, *paths = sys.argv[1:]
+    if command == "record":
+        record()
+        sys.exit()
+    examples_path, *more = paths
     if command == "collect":  # JAX's, or with `PACKAGE [SETUP]`, a library's
         collection = collect() if not more else collect(
             public_modules(more[0]), more[0], "\n".join([JAX_SETUP, *more[1:]]))
