@@ -410,7 +410,25 @@ def cases(jax) -> dict:
     add("special.xlogy", special.xlogy, F, F)
     add("nn.one_hot", lambda i: nn.one_hot(i, 3), N)
     add("nn.logsumexp", lambda x: nn.logsumexp(x, axis=1), M)
+
+    # scalars, as tutorials pass them (`grad(f)(3.0)`): JAX folds conversions of host
+    # scalars and forwards broadcasts to the operand's own shape where it traces, so the
+    # seed of a gradient, a scalar's zeros and the like are literals
+    for kind, scalar in SCALARS.items():
+        for op in SCALAR_FUNCTIONS:
+            f = getattr(jnp, op)
+            add(f"jnp.{op}({kind})", f, scalar)
+            add(f"grad(jnp.{op})({kind})",
+                jax.grad(lambda x, f=f: jnp.sum(f(x)).astype(float)), float(scalar))
+        add(f"nn.gelu({kind})", nn.gelu, scalar)
+        add(f"grad(nn.sigmoid)({kind})", jax.grad(nn.sigmoid), float(scalar))
+        add(f"nan_to_num({kind}, nan=inf)", lambda x: jnp.nan_to_num(x, nan=jnp.inf), scalar)
     return {k: v for k, v in out.items() if k is not None}
+
+
+SCALARS = {"python float": 1.5, "f32": np.float32(0.5), "python int": 3}
+SCALAR_FUNCTIONS = ["sin", "exp", "sqrt", "square", "abs", "zeros_like", "ones_like", "imag",
+                    "real", "isfinite", "sum", "mean", "cumsum", "positive", "arctan"]
 
 
 MEMBERS = 8  # the members of the axis 'i' the collective cases map over

@@ -40,6 +40,7 @@ CASES = {
     **_unary("jnp", "sqrt exp log sin cos tan tanh abs angle log1p expm1 arctan arcsinh", "c",
              ".c"),
     "jnp.round.2": "jnp.round(x, 2)",
+    "jnp.nan_to_num.nan_inf": "jnp.nan_to_num(x, nan=jnp.inf, posinf=7.0)",
     "jnp.round.-1": "jnp.round(x * 1000, -1)",
     **{f"jnp.{n}": f"jnp.{n}(x, y)" for n in
        "add subtract multiply divide true_divide floor_divide remainder mod fmod power "
@@ -273,6 +274,7 @@ CASES = {
              "silu log_sigmoid elu leaky_relu hard_tanh celu selu gelu glu "
              "hard_sigmoid hard_silu mish squareplus log1mexp tanh identity"),
     "nn.gelu.exact": "nn.gelu(x, approximate=False)",
+    "nn.gelu.int": "[nn.gelu(i), nn.gelu(i, approximate=False)]",
     "nn.softmax": "nn.softmax(m, axis=1)",
     "nn.log_softmax": "nn.log_softmax(m, axis=1)",
     "nn.logsumexp": "nn.logsumexp(m, axis=1)",

@@ -42,7 +42,6 @@ from plax.extend.core import (
     eval_jaxpr,
     set_current_trace,
 )
-from plax_stdlib.lax.conversion import convert_element_type_p, folded_on_host
 from plax_transforms import executing
 from plax_transforms.batching import batch_jaxpr
 from plax_transforms.call_rules import (call_jvp, call_partial_eval, call_partial_eval_jaxpr,
@@ -57,7 +56,7 @@ class _JitPrimitive(Primitive):
         trace = current_trace()
         if params["inline"] and type(trace) is StagingTrace:
             closed = params["jaxpr"]
-            return eval_jaxpr(closed.jaxpr, closed.consts, *args, bind=_inlined,
+            return eval_jaxpr(closed.jaxpr, closed.consts, *args,
                               source=current_source_info())
         return trace.process_primitive(self, args, params)  # (`Primitive.bind`'s work)
 
@@ -65,18 +64,6 @@ class _JitPrimitive(Primitive):
 jit_p = _JitPrimitive("plax.jit", multiple_results=True)
 
 
-def _inlined(eqn: JaxprEqn, values: list):
-    """An equation of a jit inlined where a Jaxpr is traced, bound there, but for JAX's
-    constant folding: a conversion of a host scalar (a Python or NumPy scalar argument,
-    or one folded before) is done on the host, so that the enclosing Jaxpr holds a
-    literal, as JAX's does (`jnp.sin(x) * 2` inlines `mul a 2.0:f32[]`, not a conversion
-    of `2:i32[]`)."""
-    params = eqn.params
-    if eqn.primitive is convert_element_type_p and params["sharding"] is None:
-        folded = folded_on_host(values[0], params["new_dtype"], params["weak_type"])
-        if folded is not None:
-            return folded
-    return eqn.primitive.bind(*values, **params)
 
 
 def jit_params(closed: ClosedJaxpr, name: str, *, donated_invars=None,

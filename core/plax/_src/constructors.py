@@ -167,15 +167,16 @@ def check_axes(name: str, axes: Sequence[int], ndim: int, what: str = "axes", *,
 
 def standard_primitive(id: str, abstract_eval: Callable, lower: Callable | None, *,
                        multiple_results: bool = False, dtypes: frozenset | None = None,
-                       **rules: Callable) -> Primitive:
+                       primitive_type: type = Primitive, **rules: Callable) -> Primitive:
     """A primitive (of namespaced `id`, e.g. `"lax.sin"`) with its abstract evaluation,
-    generic lowering and further rules.
+    generic lowering and further rules; an instance of `primitive_type`, a subclass of
+    `Primitive` that binds otherwise (JAX's staging-time folding of a conversion).
 
     Each keyword in `rules` is a rule kind (`jvp`, `transpose`, `batching`...); a
     `PrimitiveRule` (such as `defjvp(...)`) is first given the primitive. `dtypes`
     declares the dtype kinds of its operands (`Primitive.dtypes`).
     """
-    prim = Primitive(id, multiple_results=multiple_results, dtypes=dtypes)
+    prim = primitive_type(id, multiple_results=multiple_results, dtypes=dtypes)
     prim.def_abstract_eval(abstract_eval)
     if lower is not None:
         prim.def_lowering(lower)

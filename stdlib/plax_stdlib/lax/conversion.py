@@ -22,8 +22,8 @@ from plax.extend.constructors import (
     kind_of,
     standard_primitive,
 )
-from plax.extend.core import (EVAL_TRACE, ShapedArray, Tracer, current_trace, get_aval,
-                              is_python_scalar)
+from plax.extend.core import (EVAL_TRACE, Primitive, ShapedArray, StagingTrace, Tracer,
+                              current_trace, get_aval, is_python_scalar)
 from plax.extend.mlir import hlo, mu
 
 # --- convert_element_type ------------------------------------------------------------
@@ -69,8 +69,23 @@ def _convert_element_type_transpose(ct, operand, *, new_dtype, weak_type, shardi
                                         weak_type=operand.aval.weak_type, sharding=sharding)]
 
 
+class _ConvertElementType(Primitive):
+    """Where a Jaxpr is traced, a host scalar is converted on the host, so that the
+    Jaxpr holds a literal, as JAX's constant folding has it: a staged `grad`'s seed, the
+    transposed conversion of a constant, an inlined jit's conversion of a Python scalar
+    argument. (Eagerly, a conversion makes an Array.)"""
+
+    def bind(self, operand, **params):
+        if params["sharding"] is None and type(current_trace()) is StagingTrace:
+            folded = folded_on_host(operand, params["new_dtype"], params["weak_type"])
+            if folded is not None:
+                return folded
+        return super().bind(operand, **params)
+
+
 convert_element_type_p = standard_primitive(
     "lax.convert_element_type", _convert_element_type_abstract_eval, _convert_element_type_lower,
+    primitive_type=_ConvertElementType,
     jvp=_convert_element_type_jvp, transpose=_convert_element_type_transpose,
     batching=unary_batcher(),
     # JAX's form: the sharding is the result's type
@@ -110,7 +125,10 @@ def folded_on_host(operand, new_dtype: np.dtype, weak_type: bool = False):
     literal (JAX's folding: `convert_element_type(0.3, float32)` stages no equation): a
     NumPy scalar, or a Python scalar for a weakly typed result. None where XLA's
     conversion must decide (non-finite floats to integers, complex to real), where the
-    value does not fit, and for a weak type no Python scalar has."""
+    value does not fit, and for a weak type no Python scalar has. (A 0-d NumPy array
+    is its scalar.)"""
+    if isinstance(operand, np.ndarray) and not operand.shape:
+        operand = operand[()]
     if not (is_python_scalar(operand) or isinstance(operand, np.generic)):
         return None
     old = np.result_type(operand)

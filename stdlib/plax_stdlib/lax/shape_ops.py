@@ -21,8 +21,8 @@ from plax.extend.constructors import (
     standard_primitive,
     weak_result,
 )
-from plax.extend.core import (EvalTrace, ShapedArray, Tracer, canonical_dim, current_trace,
-                              get_aval, max_dim)
+from plax.extend.core import (EvalTrace, Primitive, ShapedArray, StagingTrace, Tracer,
+                              canonical_dim, current_trace, get_aval, max_dim)
 from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.out_sharding import check_out_sharding, with_batch_dim
 
@@ -132,8 +132,23 @@ def _broadcast_in_dim_pretty_print(eqn, same_names):
             if k not in ("shape", "sharding") and (v or k != "broadcast_dimensions")]
 
 
+class _BroadcastInDim(Primitive):
+    """Where a Jaxpr is traced, a broadcast to the operand's own shape is the operand
+    (a constant too, which stays a literal), as JAX's staging forwards it: the
+    transposed sum of a scalar, a scalar's `zeros_like`."""
+
+    def bind(self, operand, *, shape, broadcast_dimensions, sharding):
+        if (sharding is None and type(current_trace()) is StagingTrace
+                and get_aval(operand).shape == shape
+                and broadcast_dimensions == tuple(range(len(shape)))):
+            return operand
+        return super().bind(operand, shape=shape, broadcast_dimensions=broadcast_dimensions,
+                            sharding=sharding)
+
+
 broadcast_in_dim_p = standard_primitive("lax.broadcast_in_dim", _broadcast_in_dim_abstract_eval,
-                                        _broadcast_in_dim_lower, jvp=linear_jvp(),
+                                        _broadcast_in_dim_lower, primitive_type=_BroadcastInDim,
+                                        jvp=linear_jvp(),
                                         transpose=_broadcast_in_dim_transpose,
                                         batching=_broadcast_in_dim_batching,
                                         pretty_print=_broadcast_in_dim_pretty_print)

@@ -432,7 +432,7 @@ def gelu(x, approximate: bool = True):
         >>> plax.nn.gelu(jnp.array([0.0, 1.0]))
         Array([0. , 0.841...], dtype=float32)
     """
-    x = _array("gelu", x)
+    x, = util.promote_args_inexact("gelu", x)  # an integer's constants are not truncated
     dtype = util.dtype_of(x)
     if approximate:
         inner = np.sqrt(2 / np.pi).astype(dtype) * (x + 0.044715 * x ** 3)

@@ -231,9 +231,10 @@ def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
     info = dtypes.finfo(util.dtype_of(x))
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
+    # each step looks at the one before, as JAX's: `nan=inf` then gives `posinf`
     out = ufuncs.where(ufuncs.isnan(x), util.convert(nan, util.dtype_of(x)), x)
-    out = ufuncs.where(isposinf(x), util.convert(posinf, util.dtype_of(x)), out)
-    return ufuncs.where(isneginf(x), util.convert(neginf, util.dtype_of(x)), out)
+    out = ufuncs.where(isposinf(out), util.convert(posinf, util.dtype_of(x)), out)
+    return ufuncs.where(isneginf(out), util.convert(neginf, util.dtype_of(x)), out)
 
 
 def fabs(x, /):
