@@ -26,6 +26,7 @@ class TraceKey(NamedTuple):
     in_avals: tuple
     static_args: tuple  # ((position, value), ...)
     static_kwargs: tuple  # ((name, value), ...)
+    manual_axis_types: tuple  # of the avals (in a shard_map body), which their == ignores
 
 
 def _differences(old: TraceKey, new: TraceKey, dbg: TracingDebugInfo) -> list[str]:
@@ -38,12 +39,12 @@ def _differences(old: TraceKey, new: TraceKey, dbg: TracingDebugInfo) -> list[st
     if old.in_tree != new.in_tree:
         reasons.append(f"the pytree structure of the arguments changed from {old.in_tree} "
                        f"to {new.in_tree}")
-    elif old.in_avals != new.in_avals:
+    elif (old.in_avals, old.manual_axis_types) != (new.in_avals, new.manual_axis_types):
         for i, (a, b) in enumerate(zip(old.in_avals, new.in_avals)):
-            if a != b:
+            if a != b or old.manual_axis_types[i] != new.manual_axis_types[i]:
                 name = dbg.safe_arg_name(i) or f"argument {i}"
                 what = ("weak type" if (a.shape, a.dtype) == (b.shape, b.dtype)
-                        else "type")
+                        and _is_weak(a) != _is_weak(b) else "type")
                 reasons.append(f"{what} of {name} changed from {_describe(a)} to "
                                f"{_describe(b)}")
     for kind, old_statics, new_statics in (("static argument", old.static_args,
@@ -66,8 +67,12 @@ def _same(a, b) -> bool:
         return False
 
 
+def _is_weak(aval) -> bool:
+    return getattr(aval, "weak_type", False)
+
+
 def _describe(aval) -> str:
-    return aval.str_short() + (" (weakly typed)" if getattr(aval, "weak_type", False) else "")
+    return aval.str_short() + (" (weakly typed)" if _is_weak(aval) else "")
 
 
 def explain_trace_miss(dbg: TracingDebugInfo, new: TraceKey,
