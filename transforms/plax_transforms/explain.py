@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, Sequence
 
 from plax.extend import config
 from plax.extend.core import TracingDebugInfo
+from plax.extend.traceback_util import excluded_paths, is_plax_file
 from plax_transforms.signature import trace_context_names
 
 logger = logging.getLogger("plax_transforms.jit")
@@ -77,7 +78,12 @@ def _describe(aval) -> str:
 
 def explain_trace_miss(dbg: TracingDebugInfo, new: TraceKey,
                        previous: Sequence[TraceKey]) -> None:
-    """Log why `new` missed the tracing cache, given the keys cached for the function."""
+    """Log why `new` missed the tracing cache, given the keys cached for the function: a
+    function of the user's, as JAX does (not one of plax's own jits, as the
+    `jnp.multiply` that `x * 2` traces, nor one of a library hiding its frames)."""
+    location = dbg.func_src_info.partition(" at ")[2]  # "file:line", or "" if unknown
+    if location and (is_plax_file(location) or location.startswith(tuple(excluded_paths))):
+        return
     if not previous:
         reasons = ["never seen this function with any arguments before"]
     else:
