@@ -31,6 +31,11 @@ def jitted(name: str):
     return fun._func if isinstance(fun, ufunc_objects.ufunc) else fun
 
 
+negative = jitted("negative")  # `-x` calls the jit of `jnp.negative` itself, as JAX's does
+# The commonest operators' functions, bound here rather than found by `__getattr__`.
+add, subtract, multiply, true_divide = _jnp.add, _jnp.subtract, _jnp.multiply, _jnp.true_divide
+
+
 def compress(x, condition, axis=None, *, out=None, size=None, fill_value=0):
     """`x.compress(condition)`: `jnp.compress(condition, x)`."""
     return _jnp.compress(condition, x, axis=axis, out=out, size=size, fill_value=fill_value)
