@@ -2,7 +2,8 @@
 
 Figures (issue 14's list): a cached `jit` call with an Array, a NumPy and a
 pytree-of-10-Arrays argument; eager ops per second of `x = x * 1.0001 + 0.1` on
-float32[16] and of `lax.add(x, x)`; `device_put` of 1000 NumPy float32[64] arrays
+float32[16] and of `lax.add(x, x)`; an eager `x + y`, `x * 2`, `-x`, `jnp.add(x, y)`
+and `jnp.add.reduce(x)` on float32[8]; `device_put` of 1000 NumPy float32[64] arrays
 onto an 8-device mesh (replicated and `P('x')`); moving 1000 arrays from one
 4-device mesh to another in one `device_put`; JAX's `jit_add_chain` (an outer jit
 calling one inner jit 100 times, traced) and `make_jaxpr` of a
@@ -54,6 +55,19 @@ def measure(lib_name: str, quick: bool) -> dict[str, float]:
         y = state["y"]
         lax.add(y, y).block_until_ready()
         results["eager_add_ops_per_s"] = 1 / best_seconds(lambda: lax.add(y, y), n, 5)
+
+    ufunc_cases = {"eager_x_plus_y_us": lambda jnp, x: x + x,
+                   "eager_x_times_2_us": lambda jnp, x: x * 2,
+                   "eager_neg_x_us": lambda jnp, x: -x,
+                   "eager_jnp_add_us": lambda jnp, x: jnp.add(x, x),
+                   "eager_add_reduce_us": lambda jnp, x: jnp.add.reduce(x)}
+    if wanted(*ufunc_cases):
+        # The operators and jnp's ufunc objects, jit(inline=True) functions in both.
+        jnp = __import__(f"{lib_name}.numpy", fromlist=["numpy"])
+        x = lib.device_put(np.arange(8, dtype=np.float32))
+        for key, case in ufunc_cases.items():
+            case(jnp, x).block_until_ready()
+            results[key] = best_seconds(lambda case=case: case(jnp, x), n, 5) * 1e6
 
     if wanted("jit_add_chain_ms"):
         # JAX's `jit_add_chain`: tracing an outer function (a new one each round) that
@@ -109,6 +123,11 @@ FIGURES = [("jit_array_us", "jit call, Array arg (us)"),
            ("jit_pytree10_us", "jit call, 10-Array pytree (us)"),
            ("eager_step_ops_per_s", "eager x*1.0001+0.1 ops/s"),
            ("eager_add_ops_per_s", "eager lax.add ops/s"),
+           ("eager_x_plus_y_us", "eager x + y (us)"),
+           ("eager_x_times_2_us", "eager x * 2 (us)"),
+           ("eager_neg_x_us", "eager -x (us)"),
+           ("eager_jnp_add_us", "eager jnp.add(x, y) (us)"),
+           ("eager_add_reduce_us", "eager jnp.add.reduce(x) (us)"),
            ("put_1000_replicated_ms", "device_put 1000, replicated (ms)"),
            ("put_1000_split_ms", "device_put 1000, P('x') (ms)"),
            ("move_1000_ms", "move 1000, mesh to mesh (ms)"),

@@ -250,6 +250,23 @@ def test_explain_cache_misses(caplog):
     assert "f32[4] to i32[4]" in messages[3]
 
 
+def test_traces_differ_by_the_manual_axes_arguments_vary_over(caplog):
+    """Avals' equality ignores the manual axes a shard_map value varies over, but a trace
+    depends on them (the pvarys it inserts): one traced for an argument varying over y
+    is not reused for one varying over x."""
+    mesh = plax.sharding.Mesh(np.array(plax.devices()[:8]).reshape(2, 4), ("x", "y"))
+    scale = plax.jit(lambda v: v * 4, inline=True)
+    body = lambda a: a * scale(lax.axis_index("y")) * scale(lax.axis_index("x"))  # noqa: E731
+    mapped = plax.shard_map(body, mesh=mesh, in_specs=plax.P(("x", "y")),
+                            out_specs=plax.P(("x", "y")))
+    with explain_cache_misses(True), caplog.at_level(logging.WARNING):
+        inner = plax.make_jaxpr(mapped)(np.ones(8, np.int32)).eqns[0].params["jaxpr"]
+    products = [str(e.outvars[0].aval) for e in inner.eqns if e.primitive.name == "mul"]
+    assert products[:3] == ["int32[]{V:y}", "int32[1]{V:(x,y)}", "int32[]{V:x}"]
+    assert any("type of v changed from i32[]{V:y} to i32[]{V:x}" in r.getMessage()
+               for r in caplog.records)
+
+
 def test_disable_jit_calls_the_function_directly():
     seen = []
     jf = plax.jit(lambda x: seen.append(type(x)) or x)

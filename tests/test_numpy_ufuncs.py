@@ -608,6 +608,41 @@ def test_the_ufunc_objects_are_jaxs():
     assert run_reference(_UFUNC_OBJECTS, "plax") == run_reference(_UFUNC_OBJECTS)
 
 
+_EAGER_COMPILES = """
+import logging
+x, y = jnp.asarray(np.arange(4, dtype=np.float32)), jnp.asarray(np.ones(4, np.float32))
+idx = jnp.asarray(np.array([0, 0], np.int32))
+cases = {"vmap(add)": lambda: jax.vmap(jnp.add)(x, y),
+         "jvp(multiply)": lambda: jax.jvp(jnp.multiply, (x, y), (y, y))[1],
+         "add": lambda: jnp.add(x, y), "add.reduce": lambda: jnp.add.reduce(x),
+         "multiply.outer": lambda: jnp.multiply.outer(x, y),
+         "add.accumulate": lambda: jnp.add.accumulate(x),
+         "add.at": lambda: jnp.add.at(x, idx, 1.0, inplace=False),
+         "x + y": lambda: x + y, "2 * x": lambda: 2 * x, "x / y": lambda: x / y, "-x": lambda: -x,
+         "x & x": lambda: idx & idx, "vmap(operators)": lambda: jax.vmap(lambda a: a * a - 1)(x)}
+compiled = []
+class Names(logging.Handler):
+    def emit(self, record):
+        if record.getMessage().startswith("Compiling "):
+            compiled.append(record.getMessage().split()[1])
+logging.getLogger().addHandler(Names())
+result = {"type": type(jnp.add._func).__name__}
+with jax.log_compiles(True):
+    for name, case in cases.items():
+        compiled.clear()
+        out = np.asarray(case())
+        result[name] = [list(compiled), str(out.dtype), out.tolist()]
+"""
+
+
+@requires_jax
+def test_ufuncs_and_operators_compile_as_jaxs_jit_inline_functions():
+    """jnp's ufuncs and the array operators are `jit(inline=True)` functions, as JAX's:
+    eager calls, also under vmap and jvp, compile the same computations with the same
+    names as JAX's, with the same results."""
+    assert run_reference(_EAGER_COMPILES, "plax") == run_reference(_EAGER_COMPILES)
+
+
 def test_ufuncs_are_static_hashable_immutable_and_pickle_by_name():
     assert jnp.add == jnp.ufunc(jnp.add._func, 2, 1, name="add", identity=0)
     assert hash(jnp.add) == hash(jnp.ufunc(jnp.add._func, 2, 1, name="add", identity=0))

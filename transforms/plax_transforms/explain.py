@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, Sequence
 
 from plax.extend import config
 from plax.extend.core import TracingDebugInfo
+from plax.extend.traceback_util import excluded_paths, is_plax_file
 from plax_transforms.signature import trace_context_names
 
 logger = logging.getLogger("plax_transforms.jit")
@@ -26,6 +27,7 @@ class TraceKey(NamedTuple):
     in_avals: tuple
     static_args: tuple  # ((position, value), ...)
     static_kwargs: tuple  # ((name, value), ...)
+    manual_axis_types: tuple  # of the avals (in a shard_map body), which their == ignores
 
 
 def _differences(old: TraceKey, new: TraceKey, dbg: TracingDebugInfo) -> list[str]:
@@ -38,12 +40,12 @@ def _differences(old: TraceKey, new: TraceKey, dbg: TracingDebugInfo) -> list[st
     if old.in_tree != new.in_tree:
         reasons.append(f"the pytree structure of the arguments changed from {old.in_tree} "
                        f"to {new.in_tree}")
-    elif old.in_avals != new.in_avals:
+    elif (old.in_avals, old.manual_axis_types) != (new.in_avals, new.manual_axis_types):
         for i, (a, b) in enumerate(zip(old.in_avals, new.in_avals)):
-            if a != b:
+            if a != b or old.manual_axis_types[i] != new.manual_axis_types[i]:
                 name = dbg.safe_arg_name(i) or f"argument {i}"
                 what = ("weak type" if (a.shape, a.dtype) == (b.shape, b.dtype)
-                        else "type")
+                        and _is_weak(a) != _is_weak(b) else "type")
                 reasons.append(f"{what} of {name} changed from {_describe(a)} to "
                                f"{_describe(b)}")
     for kind, old_statics, new_statics in (("static argument", old.static_args,
@@ -66,13 +68,22 @@ def _same(a, b) -> bool:
         return False
 
 
+def _is_weak(aval) -> bool:
+    return getattr(aval, "weak_type", False)
+
+
 def _describe(aval) -> str:
-    return aval.str_short() + (" (weakly typed)" if getattr(aval, "weak_type", False) else "")
+    return aval.str_short() + (" (weakly typed)" if _is_weak(aval) else "")
 
 
 def explain_trace_miss(dbg: TracingDebugInfo, new: TraceKey,
                        previous: Sequence[TraceKey]) -> None:
-    """Log why `new` missed the tracing cache, given the keys cached for the function."""
+    """Log why `new` missed the tracing cache, given the keys cached for the function: a
+    function of the user's, as JAX does (not one of plax's own jits, as the
+    `jnp.multiply` that `x * 2` traces, nor one of a library hiding its frames)."""
+    location = dbg.func_src_info.partition(" at ")[2]  # "file:line", or "" if unknown
+    if location and (is_plax_file(location) or location.startswith(tuple(excluded_paths))):
+        return
     if not previous:
         reasons = ["never seen this function with any arguments before"]
     else:

@@ -4,8 +4,9 @@
 signature, lookup, execute, wrap, unflatten). Every call it hands to the Python
 path is counted per reason — `fastpath_stats(f)` reads the counts — and, under
 `plax.config.update("plax_log_fastpath_misses", True)`, each reason is logged once
-per function at WARNING level. Nothing turns the fast path off: the next call with
-a known key is a hit again.
+per function at WARNING level, but for a call inside a transformation (traced, as every
+jit met there is: the `jnp.add` of each traced `x + 1` too). Nothing turns the fast
+path off: the next call with a known key is a hit again.
 
 Arrays' `+ - * /` become `_fastpath.Operator`s here: outside every transformation an
 Array meeting an Array or a Python scalar goes straight from the operator to its
@@ -61,7 +62,8 @@ def _avals(signature: tuple) -> tuple:
 
 
 def _log_miss(name: str, reason: str) -> None:
-    logger.warning("jit(%s): a call took the slow path: %s", name, reason)
+    if reason != "called inside a transformation":
+        logger.warning("jit(%s): a call took the slow path: %s", name, reason)
 
 
 def fastpath_stats(jitted: Any) -> dict[str, Any]:

@@ -168,10 +168,18 @@ class TraceResult:
             len(closed.jaxpr.invars), len(closed.jaxpr.outvars))
 
 
-# Keys: (id(function), trace context, jit options, pytree structure, avals, statics).
+# Keys: (id(function), trace context, jit options, pytree structure, avals, statics,
+# the avals' manual axis types).
 _traces = BoundedCache("traces", max_entries=8192, max_bytes=1 << 30)
 _BYTES_PER_EQUATION = 512  # a rough size of an equation and its variables
 register_cache(_traces.clear)
+
+
+def _manual_axis_types(avals: tuple) -> tuple:
+    """The mesh axes each argument varies over in a `shard_map` body, which avals'
+    equality ignores but a trace depends on: the same function traced for an argument
+    varying over `x` and over `y` inserts different `pvary`s."""
+    return tuple(getattr(a, "manual_axis_type", None) for a in avals)
 
 
 class JitWrapped(fastpath.JitCache):
@@ -367,7 +375,7 @@ class JitWrapped(fastpath.JitCache):
         flat, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         in_avals = tuple(self._aval(x, i, args, kwargs) for i, x in enumerate(flat))
         key = (id(self._cache_key_fun), trace_context(), info, in_tree, in_avals,
-               static_args, static_kwargs)
+               static_args, static_kwargs, _manual_axis_types(in_avals))
         result = _traces.get(key)
         if result is not None:
             return flat, in_tree, result

@@ -6,13 +6,11 @@ their implementations up here, through the `array_methods` entry point of the
 `getitem` (`x[...]`), `at` (`x.at[...]` updates) and the methods that are no NumPy
 function (`view`, `byteswap`, `to_device`, the `compress` of the array, `in`...).
 
-The arithmetic operators of concrete arrays outside every trace run their NumPy
-function jitted (through the `plax.jit` facade), as JAX's ufuncs are jitted
-functions: a repeated `x * 1.0001 + 0.1` is then one cached C++ call per operator
-(its Python scalar an argument of the cached executable) instead of dtype
-promotion in Python and a primitive dispatch each time; on `plax.Array` those
-operators are C++ (`jitted` gives plax-transforms what they call). Traced operands,
-and any call inside a trace, take the plain function, so Jaxprs are unchanged.
+The operators call `plax.numpy`'s functions, as JAX's do: `x + y` is `jnp.add(x, y)`,
+the `jnp.ufunc` whose call is `jit(add, inline=True)`, so an eager operator runs as
+one cached computation and a traced one puts its equations in the Jaxpr. On
+`plax.Array`, `+ - * /` are C++ (plax-transforms' fast operators call `jitted`'s
+functions directly).
 """
 import numpy as np
 
@@ -21,33 +19,21 @@ from plax.extend import dtypes
 from plax.extend.core import Tracer
 from plax_stdlib import lax
 from plax_stdlib import numpy as _jnp
-from plax_stdlib.numpy import ufuncs, util
-from plax_stdlib.numpy.jax_jits import JAX_JITS
+from plax_stdlib.numpy import ufunc_objects, util
 from plax_stdlib.numpy.index_update import _IndexUpdateHelper as at  # noqa: F401
 from plax_stdlib.numpy.indexing import getitem  # noqa: F401
-from plax_stdlib.operators import JITTED_OPERATORS
-
-
-_jitted: dict = {}  # made on first use: plax.jit resolves through an entry point
 
 
 def jitted(name: str):
-    """`plax.jit` of the NumPy function `name` (a value of `JITTED_OPERATORS`: its plain
-    function, not the `jnp.ufunc` object calling it; itself where it is one of JAX's
-    jits already, as `true_divide`, so that `jax_debug_nans` announces one call)."""
-    fun = _jitted.get(name)
-    if fun is None:
-        plain = getattr(ufuncs, name)
-        fun = _jitted[name] = plain if name in JAX_JITS else plax.jit(plain)
-    return fun
+    """The `plax.jit` function behind the operator calling the NumPy function `name` (a
+    value of `JITTED_OPERATORS`): the function of a `jnp.ufunc`, else `name` itself."""
+    fun = getattr(_jnp, name)
+    return fun._func if isinstance(fun, ufunc_objects.ufunc) else fun
 
 
-def _jitted_when_concrete(name: str):
-    return util.jitted_when_concrete(getattr(ufuncs, name),
-                                     lambda x1, x2, /: jitted(name)(x1, x2))
-
-
-add, subtract, multiply, true_divide = map(_jitted_when_concrete, JITTED_OPERATORS.values())
+negative = jitted("negative")  # `-x` calls the jit of `jnp.negative` itself, as JAX's does
+# The commonest operators' functions, bound here rather than found by `__getattr__`.
+add, subtract, multiply, true_divide = _jnp.add, _jnp.subtract, _jnp.multiply, _jnp.true_divide
 
 
 def compress(x, condition, axis=None, *, out=None, size=None, fill_value=0):

@@ -4,14 +4,14 @@ multiply, negative, maximum, minimum, the bitwise and logical and/or/xor, logadd
 and logaddexp2), with `nin`, `nout`, `identity` and the methods `reduce`,
 `accumulate`, `at`, `reduceat` and `outer`.
 
-Calling one of those runs its function of ufuncs.py, so what it computes and the
-Jaxpr it prints are the function's. Where JAX's methods use a dedicated operation,
-these do too (`add.reduce` is `sum`, `multiply.accumulate` is `cumprod`, `add.at` is
-a scatter-add, `bitwise_or.reduce` a `reduce_or`...); the others, and every method of
-a `frompyfunc` ufunc, apply the ufunc element after element in a `lax` loop. As in
-JAX, each method is one jitted computation whose static arguments are the ufunc
-itself (so it is hashable, its properties read-only) and the axis, dtype and
-keepdims.
+Calling one of those runs its function of ufuncs.py as `jit(inline=True)`, so what
+it computes and the Jaxpr it prints are the function's. Where JAX's methods use a
+dedicated operation, these do too (`add.reduce` is `sum`, `multiply.accumulate` is
+`cumprod`, `add.at` is a scatter-add, `bitwise_or.reduce` a `reduce_or`...); the
+others, and every method of a `frompyfunc` ufunc, apply the ufunc element after
+element in a `lax` loop. As in JAX, each method is one jitted computation whose
+static arguments are the ufunc itself (so it is hashable, its properties read-only)
+and the axis, dtype and keepdims.
 """
 from __future__ import annotations
 
@@ -372,10 +372,11 @@ def _scatter_at(method: str, bools_as_ints: bool = True) -> Callable:
 
 
 def _of(func: Callable, nin: int, identity: Any = None, **methods) -> ufunc:
-    """The ufunc of plax.numpy calling the function `func` of ufuncs.py: jitted on
-    concrete values, itself when traced (as JAX's `jit(func, inline=True)`)."""
-    call = util.jitted_when_concrete(func, util.compiled()(func))
-    return ufunc(func, nin, 1, identity=identity, call=call, **methods)
+    """The ufunc of plax.numpy of the function `func` of ufuncs.py, whose function and
+    call are `jit(func, inline=True)`, as JAX's: an eager call (and one under eager vmap
+    or jvp) runs as one compiled computation, while a Jaxpr shows the equations."""
+    jitted = plax.jit(func, inline=True)
+    return ufunc(jitted, nin, 1, identity=identity, call=jitted, **methods)
 
 
 _r = reductions

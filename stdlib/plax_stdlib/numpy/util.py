@@ -10,7 +10,6 @@
 """
 from __future__ import annotations
 
-import functools
 import operator
 import warnings
 from typing import Any, Callable, Sequence
@@ -20,9 +19,7 @@ import numpy as np
 import plax
 from plax.errors import ConcretizationTypeError
 from plax.extend import config, dtypes
-from plax.extend.core import (
-    EVAL_TRACE, ShapedArray, SymbolicDimension, Tracer, current_trace, get_aval, reject_masked,
-)
+from plax.extend.core import ShapedArray, SymbolicDimension, Tracer, get_aval, reject_masked
 from plax_stdlib import lax
 from plax_stdlib.lax import shape_ops as lax_shape_ops
 from plax_stdlib.lax.conversion import convert_with_weak_type
@@ -42,19 +39,6 @@ def compiled(name: str | None = None, **jit_options):
             fun.__name__ = fun.__qualname__ = name
         return plax.jit(fun, **jit_options)
     return decorate
-
-
-def jitted_when_concrete(fun: Callable, jitted: Callable) -> Callable:
-    """`fun`, calling `jitted` (a `plax.jit` of it) on concrete values outside every
-    trace and itself when traced: JAX's `jit(fun, inline=True)` functions (its ufuncs,
-    its operators) run so, rounding eagerly as one jitted computation (XLA fuses the
-    body) while a Jaxpr shows their own equations."""
-    @functools.wraps(fun)
-    def call(*args):
-        if current_trace() is not EVAL_TRACE or any(isinstance(x, Tracer) for x in args):
-            return fun(*args)
-        return jitted(*args)
-    return call
 
 
 def is_arraylike(x: Any) -> bool:
