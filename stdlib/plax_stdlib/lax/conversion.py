@@ -43,6 +43,8 @@ def _convert_element_type_lower(ctx, operand, *, new_dtype, weak_type, sharding)
     if aval_in.dtype != aval_out.dtype and dtypes.float0 in (aval_in.dtype, aval_out.dtype):
         # float0's one value is zero (its booleans carry nothing): zeros, either way
         return mu.splat(0, aval_out)
+    if aval_in.dtype == aval_out.dtype:  # (a weak type made strong): JAX's no-op convert
+        return hlo.convert(mu.ir_type(aval_out), operand)
     return mu.convert(operand, aval_in, aval_out)
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
 
 from plax.extend import config, tree_util
 from plax.extend.ad import (
@@ -48,7 +47,6 @@ from plax.extend.core import (
     set_current_trace,
     stage_flat,
 )
-from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib.lax import conversion, elementwise, shape_ops, slicing
 from plax_stdlib.lax.control_flow.common import (
     cached_on_jaxpr,
@@ -59,7 +57,6 @@ from plax_stdlib.lax.control_flow.common import (
     nonzero_flags,
     or_flags,
     permute,
-    region_tokens,
     split_list,
     trace_function,
 )
@@ -281,78 +278,6 @@ def _scan_abstract_eval(*avals, jaxpr: ClosedJaxpr, length: int, reverse, unroll
 
 
 scan_p.define_rule("effects", lambda *, jaxpr, **_: jaxpr.effects)
-
-
-def _i32(value) -> ir.Value:
-    """An int32 scalar: an int, or a symbolic size (export) computed when the module runs."""
-    return mu.dimension_value(value)
-
-
-def _scan_lower(ctx, *args, jaxpr: ClosedJaxpr, length: int, reverse: bool, unroll: int,
-                num_consts: int, num_carry: int):
-    consts, init, xs = split_list(args, [num_consts, num_carry])
-    # Keys (extended dtypes) are sliced and stacked as their data.
-    x_avals = [mu.physical_aval(a) for a in ctx.avals_in[num_consts + num_carry:]]
-    y_avals = [mu.physical_aval(a) for a in ctx.avals_out[num_carry:]]
-    ys = [mu.splat(0, a) for a in y_avals]
-    if length == 0:
-        return [*init, *ys]
-    name = jaxpr.jaxpr.debug_info.func_name if jaxpr.jaxpr.debug_info else "scan_body"
-    i32 = ShapedArray((), np.int32)
-    # Tokens of ordered effects are carried ahead of the loop index; `tokens` holds the
-    # current ones of the region being emitted (the loop body's, then the remainder's).
-    effects, outer_tokens, token_types = region_tokens(ctx, jaxpr)
-    n = len(effects)
-    tokens = dict(zip(effects, outer_tokens))
-    types = [*token_types, mu.ir_type(i32), *mu.ir_types(ctx.avals_out)]
-
-    def step(i, carry, ys):
-        index = hlo.subtract(_i32(length - 1), i) if reverse else i
-        x_slices = []
-        for x, aval in zip(xs, x_avals):
-            starts = [index] + [_i32(0)] * (len(aval.shape) - 1)
-            piece = mu.dynamic_slice(x, starts, [1, *aval.shape[1:]], aval.shape)
-            x_slices.append(mu.reshape(piece, _slice_aval(aval)))
-        outs = ctx.lower_subjaxpr(jaxpr, *consts, *carry, *x_slices, name=name, tokens=tokens)
-        new_carry, y_slices = outs[:num_carry], outs[num_carry:]
-        new_ys = []
-        for acc, y, aval in zip(ys, y_slices, y_avals):
-            update = mu.reshape(y, ShapedArray((1, *aval.shape[1:]), aval.dtype))
-            starts = [index] + [_i32(0)] * (len(aval.shape) - 1)
-            new_ys.append(hlo.dynamic_update_slice(acc, update, starts))
-        return hlo.add(i, _i32(1)), new_carry, new_ys
-
-    def loop(i, carry, ys, stop, steps: int):
-        """A `while` that takes `steps` steps an iteration until the index reaches `stop`."""
-        op = hlo.WhileOp(types, [*tokens.values(), i, *carry, *ys])
-        cond_block = op.cond.blocks.append(*types)
-        with ir.InsertionPoint(cond_block):
-            hlo.return_([mu.compare(cond_block.arguments[n], _i32(stop), "LT", np.int32)])
-        body_block = op.body.blocks.append(*types)
-        with ir.InsertionPoint(body_block):
-            args = list(body_block.arguments)
-            tokens.update(zip(effects, args))
-            i, carry, ys = args[n], *split_list(args[n + 1:], [num_carry])[:2]
-            for _ in range(steps):
-                i, carry, ys = step(i, carry, ys)
-            hlo.return_([*tokens.values(), i, *carry, *ys])
-        results = list(op.results)
-        tokens.update(zip(effects, results))
-        return results[n], *split_list(results[n + 1:], [num_carry])[:2]
-
-    symbolic = isinstance(length, SymbolicDimension)
-    unroll = unroll if symbolic else min(unroll, length)
-    unrolled = unroll * (length // unroll)
-    i, carry, acc = loop(_i32(0), init, ys, unrolled, unroll)
-    if symbolic and unroll > 1:  # the remainder, fewer than `unroll` steps, in a loop
-        i, carry, acc = loop(i, carry, acc, length, 1)
-    for _ in range(0 if symbolic else length - unrolled):
-        i, carry, acc = step(i, carry, acc)
-    ctx.tokens.update(tokens)
-    return [*carry, *acc]
-
-
-scan_p.def_lowering(_scan_lower)
 
 
 def _scan_dce(used_outputs, eqn: JaxprEqn):
