@@ -210,7 +210,7 @@ def _slice_aval(aval: ShapedArray) -> ShapedArray:
                        manual_axis_type=aval.manual_axis_type)
 
 
-def _stacked_aval(y: ShapedArray, length: int) -> ShapedArray:
+def stacked_aval(y: ShapedArray, length: int) -> ShapedArray:
     """The ys of `length` iterations: `y` stacked along a new, unsplit leading axis."""
     typed = y.typed_sharding
     return ShapedArray((length, *y.shape), y.dtype, y.weak_type, sharding=None if typed is None
@@ -274,7 +274,7 @@ def _scan_abstract_eval(*avals, jaxpr: ClosedJaxpr, length: int, reverse, unroll
     if [(a.shape, a.dtype) for a in carry_out] != [(a.shape, a.dtype) for a in carry]:
         raise TypeError(f"scan body carry output {[describe(a) for a in carry_out]} does not "
                         f"match its carry input {[describe(a) for a in carry]}")
-    return [*carry_out, *(_stacked_aval(y, length) for y in ys)]  # (the body's, as JAX's)
+    return [*carry_out, *(stacked_aval(y, length) for y in ys)]  # (the body's, as JAX's)
 
 
 scan_p.define_rule("effects", lambda *, jaxpr, **_: jaxpr.effects)

@@ -17,10 +17,11 @@ import numpy as np
 import plax
 from plax.extend.core import ClosedJaxpr, Primitive, SymbolicDimension, eval_jaxpr, stage_flat
 from plax.extend.dtypes import default_int_dtype
-from plax_stdlib.lax import creation, shape_ops, slicing
+from plax.extend.sharding import mat_axis_order
+from plax_stdlib.lax import creation, parallel, shape_ops, slicing
 from plax_stdlib.lax.control_flow.common import split_list
 from plax_stdlib.lax.control_flow.loops import while_loop
-from plax_stdlib.lax.control_flow.scan import scan_p
+from plax_stdlib.lax.control_flow.scan import scan_p, stacked_aval
 from plax_stdlib.lax.dimensions import dimension_as_value
 
 # A call of a closed Jaxpr, only ever staged by this lowering (JAX's `closed_call`,
@@ -44,9 +45,16 @@ def _jitted_indexing():
                      static_argnames=("axis", "allow_negative_indices")))
 
 
-def _empty(prefix: tuple, aval):
-    """Room for the stacked ys: a broadcast scalar, filled in by the loop."""
-    return creation.empty_like_aval(aval.update(shape=(*prefix, *aval.shape)))
+def _empty(prefix: tuple, y_aval):
+    """Room for the stacked ys (a broadcast scalar, filled in by the loop): `y_aval`
+    stacked along the new, unsplit leading dimensions `prefix`."""
+    aval = y_aval
+    for size in reversed(prefix):
+        aval = stacked_aval(aval, size)
+    empty = creation.empty2_p.bind(dtype=aval.dtype, memory_space=creation.MemorySpace.Device)
+    if aval.vma:  # (in a shard_map body: the ys vary over the manual axes the y does)
+        empty = parallel.pvary_p.bind(empty, axes=mat_axis_order(aval.vma))
+    return shape_ops.broadcast(empty, aval.shape, out_sharding=aval.typed_sharding)
 
 
 def _stack(slices: list):
@@ -114,8 +122,13 @@ def _scan_as_loop(*args, jaxpr: ClosedJaxpr, length, reverse: bool, unroll: int,
     return [*carry, *ys]
 
 
-def _scan_lower(ctx, *args, **params):
-    loop = stage_flat(lambda *xs: _scan_as_loop(*xs, **params), list(ctx.avals_in))
+def _scan_lower(ctx, *args, jaxpr: ClosedJaxpr, num_consts: int, num_carry: int, **params):
+    # The loop is traced with the carry typed as the body returns it: in a shard_map
+    # body, a transformed scan may start an invariant carry that its body makes varying.
+    avals = list(ctx.avals_in)
+    avals[num_consts:num_consts + num_carry] = jaxpr.out_avals[:num_carry]
+    loop = stage_flat(lambda *xs: _scan_as_loop(*xs, jaxpr=jaxpr, num_consts=num_consts,
+                                                num_carry=num_carry, **params), avals)
     return ctx.lower_inline(loop, *args, name="")  # (in the scan's name stack)
 
 
