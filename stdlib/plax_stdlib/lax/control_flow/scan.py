@@ -3,16 +3,13 @@
 One `scan` equation holds the body as a closed Jaxpr taking
 `(*consts, *carry, *x_slices)` and returning `(*carry, *y_slices)`; its operands
 are the consts (closed-over values), the initial carry and the stacked xs, its
-results the final carry and the stacked ys. It lowers to a `stablehlo.while`
-whose body reads each step's slices with `dynamic_slice` and writes each step's
-ys with `dynamic_update_slice` (`unroll` steps per trip; over a symbolic length
-of export, a second loop takes the remainder). Differentiation and batching rules
-follow the lowering.
+results the final carry and the stacked ys. It lowers as JAX's does, to a loop
+written with other primitives (`scan_lowering`). Differentiation and batching
+rules follow the lowering.
 """
 from __future__ import annotations
 
 from typing import Sequence
-
 
 from plax.extend import config, tree_util
 from plax.extend.ad import (
@@ -278,6 +275,13 @@ def _scan_abstract_eval(*avals, jaxpr: ClosedJaxpr, length: int, reverse, unroll
 
 
 scan_p.define_rule("effects", lambda *, jaxpr, **_: jaxpr.effects)
+
+
+@scan_p.def_lowering
+def _scan_lower(ctx, *args, **params):
+    # (imported here: the loop is written with `while_loop`, whose module imports this one)
+    from plax_stdlib.lax.control_flow.scan_lowering import lower_scan
+    return lower_scan(ctx, *args, **params)
 
 
 def _scan_dce(used_outputs, eqn: JaxprEqn):

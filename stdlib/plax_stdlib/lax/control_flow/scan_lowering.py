@@ -21,7 +21,7 @@ from plax.extend.sharding import mat_axis_order
 from plax_stdlib.lax import creation, parallel, shape_ops, slicing
 from plax_stdlib.lax.control_flow.common import split_list
 from plax_stdlib.lax.control_flow.loops import while_loop
-from plax_stdlib.lax.control_flow.scan import scan_p, stacked_aval
+from plax_stdlib.lax.control_flow.scan import stacked_aval
 from plax_stdlib.lax.dimensions import dimension_as_value
 
 # A call of a closed Jaxpr, only ever staged by this lowering (JAX's `closed_call`,
@@ -122,7 +122,7 @@ def _scan_as_loop(*args, jaxpr: ClosedJaxpr, length, reverse: bool, unroll: int,
     return [*carry, *ys]
 
 
-def _scan_lower(ctx, *args, jaxpr: ClosedJaxpr, num_consts: int, num_carry: int, **params):
+def lower_scan(ctx, *args, jaxpr: ClosedJaxpr, num_consts: int, num_carry: int, **params):
     # The loop is traced with the carry typed as the body returns it: in a shard_map
     # body, a transformed scan may start an invariant carry that its body makes varying.
     avals = list(ctx.avals_in)
@@ -130,6 +130,3 @@ def _scan_lower(ctx, *args, jaxpr: ClosedJaxpr, num_consts: int, num_carry: int,
     loop = stage_flat(lambda *xs: _scan_as_loop(*xs, jaxpr=jaxpr, num_consts=num_consts,
                                                 num_carry=num_carry, **params), avals)
     return ctx.lower_inline(loop, *args, name="")  # (in the scan's name stack)
-
-
-scan_p.def_lowering(_scan_lower)
