@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from plax.extend import config, tree_util
 from plax.extend.ad import (
     Zero,
@@ -41,6 +43,7 @@ from plax.extend.core import (
     derived_debug_info,
     eval_jaxpr,
     get_aval,
+    implicit_device_put,
     set_current_trace,
     stage_flat,
 )
@@ -50,6 +53,7 @@ from plax_stdlib.lax.control_flow.common import (
     check_carry_types,
     debug_names,
     expand_tangents,
+    forwarded_inputs,
     leaf_paths,
     nonzero_flags,
     or_flags,
@@ -121,13 +125,50 @@ def scan(f, init, xs=None, length: int | None = None, reverse: bool = False,
     init_leaves, init_tree = tree_util.tree_flatten(init)
     jaxpr, consts, out_tree, init_leaves = trace_carry_function(
         f, init, init_leaves, init_tree, (x_example,), "scan")
-    outs = scan_p.bind(*consts, *init_leaves, *xs_leaves, jaxpr=jaxpr, length=length,
-                       reverse=bool(reverse), unroll=unroll, num_consts=len(consts),
-                       num_carry=len(init_leaves))
+    carry, ys = _scan_forwarding(jaxpr, consts, init_leaves, xs_leaves, length=length,
+                                 reverse=bool(reverse), unroll=unroll)
     carry_tree, y_tree = _pair_trees(out_tree)
-    carry, ys = split_list(outs, [len(init_leaves)])[:2]
     return (tree_util.tree_unflatten(carry_tree, carry),
             tree_util.tree_unflatten(y_tree, ys))
+
+
+def _scan_forwarding(jaxpr: ClosedJaxpr, consts, init, xs, **params) -> tuple[list, list]:
+    """The scan of `jaxpr`, as JAX's API binds it: a carry the body passes on unchanged
+    is a const of the loop (its final value the initial one), and a y that is the x,
+    unchanged, is not stacked again but is that xs operand. → (carry, ys)."""
+    nc, nk = len(consts), len(init)
+    body, invariant, x_of_y = _forwarded_out(jaxpr, nc, nk)
+    moved = [c for c, inv in zip(init, invariant) if inv]
+    kept = [c for c, inv in zip(init, invariant) if not inv]
+    outs = scan_p.bind(*moved, *consts, *kept, *xs, jaxpr=body, num_consts=len(moved) + nc,
+                       num_carry=len(kept), **params)
+    carry_out, ys = (iter(part) for part in split_list(outs, [len(kept)])[:2])
+    return ([c if inv else next(carry_out) for c, inv in zip(init, invariant)],
+            [next(ys) if x is None else _on_device(xs[x]) for x in x_of_y])
+
+
+@cached_on_jaxpr
+def _forwarded_out(jaxpr: ClosedJaxpr, nc: int, nk: int):
+    """The body without the outputs that are its inputs unchanged, its invariant
+    carries moved ahead of its consts. → (body, per carry whether it is invariant,
+    per y the xs operand it is or None)."""
+    forwarded = forwarded_inputs(jaxpr)
+    invariant = tuple(f == nc + i for i, f in enumerate(forwarded[:nk]))
+    x_of_y = tuple(None if f is None or f < nc + nk else f - nc - nk for f in forwarded[nk:])
+    if not any(invariant) and all(x is None for x in x_of_y):
+        return jaxpr, invariant, x_of_y
+    moved = [i for i, inv in enumerate(invariant) if inv]
+    kept = [i for i, inv in enumerate(invariant) if not inv]
+    body = permute(jaxpr, [*(nc + i for i in moved), *range(nc), *(nc + i for i in kept),
+                           *range(nc + nk, len(jaxpr.in_avals))],
+                   [*kept, *(nk + j for j, x in enumerate(x_of_y) if x is None)])
+    return body, invariant, x_of_y
+
+
+def _on_device(x):
+    """An xs operand returned as a y: a NumPy array put on the device now (not
+    staged, as JAX's), an Array or tracer as it is."""
+    return implicit_device_put(x) if isinstance(x, np.ndarray) else x
 
 
 def _python_scan(f, carry, xs_leaves, xs_tree, length: int, reverse: bool):
