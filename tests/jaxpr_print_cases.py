@@ -260,6 +260,8 @@ def cases(jax) -> dict:
     add("grad scan", jax.grad(lambda x: lax.scan(lambda c, t: (c * t, None), S, x)[0]), F)
     add("grad fori", jax.grad(lambda x: lax.fori_loop(0, 3, lambda i, c: jnp.sin(c), x)), S)
     add("vmap cond", jax.vmap(lambda p, x: lax.cond(p > 0, jnp.sin, jnp.cos, x)), F, F)
+    add("vmap scan", jax.vmap(lambda c, x: lax.scan(lambda c, t: (c + t, c), c, x),
+                              in_axes=(None, 1)), S, M)
     add("vmap while", jax.vmap(lambda x: lax.while_loop(lambda c: c < 3, lambda c: c + 1,
                                                         x)), N)
 

@@ -46,7 +46,6 @@ for name, (f, args) in programs.items():
 # Programs whose Jaxpr (not its lowering) differs from JAX's, so their text does too.
 _JAXPR_DIFFERS = {
     "grad_scan": "plax's transposed scan accumulates the xs' cotangent as a carry",
-    "vmap_scan": "plax's batched scan moves the xs' batch axis before broadcasting the carry",
 }
 
 
@@ -70,7 +69,8 @@ def _loop_op_names(text: str) -> set[str]:
 @pytest.mark.parametrize("name", [
     "fori_static", "fori_traced", "fori_unroll", "while", "while_consts", "scan_xs",
     "scan_consts_reverse", "scan_no_xs", "scan_unroll2", "scan_unroll2_reverse",
-    "scan_unroll_all", "scan_length_only", "scan_multi", "scan_pytree", "map", "vmap_fori",
+    "scan_unroll_all", "scan_length_only", "scan_multi", "scan_pytree", "map", "vmap_scan",
+    "vmap_fori",
     *(pytest.param(n, marks=pytest.mark.xfail(reason=why, strict=True))
       for n, why in _JAXPR_DIFFERS.items())])
 def test_loop_lowers_as_in_jax(texts, name):

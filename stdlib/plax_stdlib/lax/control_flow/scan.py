@@ -562,27 +562,27 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, unroll, num_consts, num_
 
 
 def _scan_batching(axis_data, args, dims, *, jaxpr, num_consts, num_carry, **params):
-    size = axis_data.size
+    """As JAX's: batched consts and carries at 0, batched xs at 1 (each slice at 0),
+    moved in that order, an unbatched init broadcast when the body batches its carry."""
     nc, nk = num_consts, num_carry
     ny = len(jaxpr.out_avals) - nk
     consts, init, xs = split_list(args, [nc, nk])
     cdims, kdims, xdims = split_list(dims, [nc, nk])
-    # Batched xs carry their batch dimension at 1, so each slice has it at 0.
-    xs = [x if d is not_mapped else moveaxis(x, d, 1) for x, d in zip(xs, xdims)]
-    x_body_dims = [not_mapped if d is not_mapped else 0 for d in xdims]
+    const_dims, x_body_dims = ([not_mapped if d is not_mapped else 0 for d in ds]
+                               for ds in (cdims, xdims))
     carry_b = [d is not not_mapped for d in kdims]
     while True:
-        _, out_dims = batch_jaxpr(jaxpr, axis_data, cdims + [0 if b else not_mapped
-                                                             for b in carry_b] + x_body_dims,
-                                  carry_b + [False] * ny)
+        carry_dims = [0 if b else not_mapped for b in carry_b]
+        body, out_dims = batch_jaxpr(jaxpr, axis_data, const_dims + carry_dims + x_body_dims,
+                                     carry_b + [False] * ny)
         grown = or_flags(carry_b, [d is not not_mapped for d in out_dims[:nk]])
         if grown == carry_b:
             break
         carry_b = grown
-    carry_dims = [0 if b else not_mapped for b in carry_b]
-    body, out_dims = batch_jaxpr(jaxpr, axis_data, cdims + carry_dims + x_body_dims,
-                                 carry_b + [False] * ny)
-    init = [move_to(x, d, 0, size) if b else x for x, d, b in zip(init, kdims, carry_b)]
+    consts = [x if d is not_mapped else moveaxis(x, d, 0) for x, d in zip(consts, cdims)]
+    init = [move_to(x, d, 0, axis_data.size) if b else x
+            for x, d, b in zip(init, kdims, carry_b)]
+    xs = [x if d is not_mapped else moveaxis(x, d, 1) for x, d in zip(xs, xdims)]
     outs = scan_p.bind(*consts, *init, *xs, jaxpr=body, num_consts=nc, num_carry=nk, **params)
     y_dims = [not_mapped if d is not_mapped else d + 1 for d in out_dims[nk:]]
     return outs, carry_dims + y_dims
