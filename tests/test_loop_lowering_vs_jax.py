@@ -43,12 +43,6 @@ for name, (f, args) in programs.items():
     result[name] = [lowered.as_text(), lowered.as_text(debug_info=True)]
 """
 
-# Programs whose Jaxpr (not its lowering) differs from JAX's, so their text does too.
-_JAXPR_DIFFERS = {
-    "grad_scan": "plax's transposed scan accumulates the xs' cotangent as a carry",
-}
-
-
 @pytest.fixture(scope="module")
 def texts():
     return run_reference(_PROGRAMS), run_reference(_PROGRAMS, library="plax")
@@ -69,10 +63,8 @@ def _loop_op_names(text: str) -> set[str]:
 @pytest.mark.parametrize("name", [
     "fori_static", "fori_traced", "fori_unroll", "while", "while_consts", "scan_xs",
     "scan_consts_reverse", "scan_no_xs", "scan_unroll2", "scan_unroll2_reverse",
-    "scan_unroll_all", "scan_length_only", "scan_multi", "scan_pytree", "map", "vmap_scan",
-    "vmap_fori",
-    *(pytest.param(n, marks=pytest.mark.xfail(reason=why, strict=True))
-      for n, why in _JAXPR_DIFFERS.items())])
+    "scan_unroll_all", "scan_length_only", "scan_multi", "scan_pytree", "map", "grad_scan",
+    "vmap_scan", "vmap_fori"])
 def test_loop_lowers_as_in_jax(texts, name):
     (jax_text, jax_debug), (plax_text, plax_debug) = (t[name] for t in texts)
     assert plax_text == jax_text

@@ -67,8 +67,11 @@ def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type, shardi
 
 
 def _convert_element_type_transpose(ct, operand, *, new_dtype, weak_type, sharding):
-    return [convert_element_type_p.bind(ct, new_dtype=operand.aval.dtype,
-                                        weak_type=operand.aval.weak_type, sharding=sharding)]
+    aval = operand.aval
+    if sharding is None and _unchanged(ct, get_aval(ct), aval.dtype, aval.weak_type):
+        return [ct]  # (already of the operand's type: forwarded, as JAX's staging does)
+    return [convert_element_type_p.bind(ct, new_dtype=aval.dtype, weak_type=aval.weak_type,
+                                        sharding=sharding)]
 
 
 convert_element_type_p = standard_primitive(

@@ -510,9 +510,17 @@ def _scan_partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
 
 
 @cached_on_jaxpr
-def _scan_transpose_body(jaxpr, nc, nk, const_lin, xs_lin):
+def _scan_transpose_body(jaxpr, nc, nk, const_lin, xs_lin, carry_weak):
     """The backward scan's body: (residual consts; accumulated const cotangents, carry
-    cotangents; output cotangents, residual xs) → (consts, carry, xs cotangents)."""
+    cotangents; output cotangents, residual xs) → (consts, carry, xs cotangents).
+    As in JAX, the carry cotangents are typed as the incoming ones (`carry_weak`), not
+    as the carry: the body is traced again if their weak types differ."""
+    carry_avals = jaxpr.in_avals[nc:nc + nk]
+    if tuple(a.weak_type for a in carry_avals) != carry_weak:
+        jaxpr = stage_flat(lambda *a: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *a),
+                           [*jaxpr.in_avals[:nc],
+                            *(a.update(weak_type=w) for a, w in zip(carry_avals, carry_weak)),
+                            *jaxpr.in_avals[nc + nk:]], jaxpr.jaxpr.debug_info)
     transposed = transpose_jaxpr(jaxpr, [*const_lin, *[True] * nk, *xs_lin])
     const_avals, carry_avals, x_avals = split_list(jaxpr.in_avals, [nc, nk])
     res_c_avals = [a for a, lin in zip(const_avals, const_lin) if not lin]
@@ -542,15 +550,17 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, unroll, num_consts, num_
     consts, init, xs = split_list(args, [nc, nk])
     const_lin = [is_undefined_primal(c) for c in consts]
     xs_lin = [is_undefined_primal(x) for x in xs]
-    body = _scan_transpose_body(jaxpr, nc, nk, const_lin, xs_lin)
     ct_carry, ct_ys = split_list(cts, [nk])[:2]
-    lin_const_avals = [a for a, lin in zip(jaxpr.in_avals[:nc], const_lin) if lin]
     carry_avals = jaxpr.in_avals[nc:nc + nk]
+    ct_carry = [instantiate(ct, a) for ct, a in zip(ct_carry, carry_avals)]
+    body = _scan_transpose_body(jaxpr, nc, nk, const_lin, xs_lin,
+                                tuple(get_aval(ct).weak_type for ct in ct_carry))
+    lin_const_avals = [a for a, lin in zip(jaxpr.in_avals[:nc], const_lin) if lin]
     n_cl = len(lin_const_avals)
     outs = scan_p.bind(
         *(c for c, lin in zip(consts, const_lin) if not lin),
         *map(zeros_like_aval, lin_const_avals),
-        *(instantiate(ct, a) for ct, a in zip(ct_carry, carry_avals)),
+        *ct_carry,
         *(instantiate(ct) for ct in ct_ys), *(x for x, lin in zip(xs, xs_lin) if not lin),
         jaxpr=body, length=length, reverse=not reverse, unroll=unroll,
         num_consts=nc - n_cl, num_carry=n_cl + nk)
