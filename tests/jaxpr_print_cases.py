@@ -251,12 +251,17 @@ def cases(jax) -> dict:
     add("scan f32 init", lambda x: lax.scan(lambda c, t: (c + t, c), S, x), F)
     add("scan length", lambda x: lax.scan(lambda c, _: (c * 2, c), x, length=3), F)
     add("scan reverse", lambda x: lax.scan(lambda c, t: (c + t, c), S, x, reverse=True), F)
+    add("scan forwarding", lambda x: lax.scan(lambda c, t: ((c[0] + t, c[1]), (t, c[0])),
+                                              (0.0, S), x), F)
+    add("scan forwarding NumPy xs", lambda c: lax.scan(lambda c, t: (c * t, t), c, F), S)
     add("map", lambda x: lax.map(jnp.sin, x), M)
     add("associative_scan", lambda x: lax.associative_scan(jnp.add, x), F)
     add("grad cond", jax.grad(lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x)), S)
     add("grad scan", jax.grad(lambda x: lax.scan(lambda c, t: (c * t, None), S, x)[0]), F)
     add("grad fori", jax.grad(lambda x: lax.fori_loop(0, 3, lambda i, c: jnp.sin(c), x)), S)
     add("vmap cond", jax.vmap(lambda p, x: lax.cond(p > 0, jnp.sin, jnp.cos, x)), F, F)
+    add("vmap scan", jax.vmap(lambda c, x: lax.scan(lambda c, t: (c + t, c), c, x),
+                              in_axes=(None, 1)), S, M)
     add("vmap while", jax.vmap(lambda x: lax.while_loop(lambda c: c < 3, lambda c: c + 1,
                                                         x)), N)
 

@@ -40,6 +40,7 @@ from plax.extend.core import Literal, Primitive, ShapedArray
 from plax.test_util import check_primitive
 from plax_stdlib.random import gamma_samplers as _gamma, key_primitives as _keys
 from plax_stdlib.lax import creation as _creation
+from plax_stdlib.lax.control_flow.scan_lowering import closed_call_p as _closed_call_p
 from plax_stdlib.lax.select_and_scatter import select_and_scatter as _select_and_scatter
 from plax_stdlib.random import threefry as _threefry
 
@@ -393,6 +394,9 @@ EXAMPLES: list[Example] = [
             y((2, 3))),
     applied(lambda c, xs: lax.scan(lambda c, e: (c * 0.5 + e, c - e), c, xs), x((3,)),
             y((2, 3)), label="scan_linear"),
+    # (the call of scan's body that scan's lowering stages, as JAX's does)
+    applied(lambda v, w: _closed_call_p.bind(v, w, call_jaxpr=plax.make_jaxpr(
+        lambda p, q: (lax.sin(p) * q, p - q))(v, w)), x(), y()),
     # The solution is differentiated through matvec's constants and b together; only b
     # moves alone (the copies of the matrix in matvec and the solvers must agree).
     applied(_linear_solve, x((2, 2)) + 3.0 * np.eye(2, dtype=F32), y((2,)),

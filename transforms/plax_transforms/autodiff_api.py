@@ -36,6 +36,7 @@ from plax.extend.core import (
     check_callable,
     check_no_leaks,
     current_trace,
+    dce_closed_jaxpr,
     eval_jaxpr,
     fun_sourceinfo,
     get_aval,
@@ -233,6 +234,9 @@ def linearize_flat(flat_fun: Callable[..., Sequence[Any]], primals: Sequence[Any
                 None if paths is None else tuple(tangent_name(p) for p, nz
                                                  in zip(paths, out_nonzero) if nz))
         closed = pe.to_closed_jaxpr([t for _, t in pts if not isinstance(t, Zero)], dbg)
+        # (without what no tangent output needs, as JAX's: a scan's unused ys)
+        closed, _ = dce_closed_jaxpr(closed, [True] * len(closed.jaxpr.outvars),
+                                     instantiate=True)
     finally:
         jvp_trace.invalidate()
         pe.invalidate()

@@ -323,13 +323,15 @@ class LoweringRuleContext:
         return ir.StringAttr(fn.attributes["sym_name"]).value
 
     def lower_inline(self, closed_jaxpr: ClosedJaxpr, *args: ir.Value,
-                     name: str | None = None) -> list[ir.Value]:
+                     name: str | None = None, tokens: dict | None = None) -> list[ir.Value]:
         """Emit `closed_jaxpr`'s ops at the current insertion point (inside a region
-        the rule built); its results."""
+        the rule built); its results. `tokens` as in `lower_subjaxpr`."""
         consts = [_constant(_host_value(c), v.aval)
                   for v, c in zip(closed_jaxpr.jaxpr.constvars, closed_jaxpr.consts)]
         return lower_jaxpr_body(self.module_context, closed_jaxpr.jaxpr, consts, list(args),
-                                f"{self.name_stack}/{name or self.primitive.name}")
+                                "/".join(filter(None, (self.name_stack, self.primitive.name
+                                                       if name is None else name))),
+                                self.tokens if tokens is None else tokens)
 
 
 # --- the module ----------------------------------------------------------------------

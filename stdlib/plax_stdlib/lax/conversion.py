@@ -43,6 +43,8 @@ def _convert_element_type_lower(ctx, operand, *, new_dtype, weak_type, sharding)
     if aval_in.dtype != aval_out.dtype and dtypes.float0 in (aval_in.dtype, aval_out.dtype):
         # float0's one value is zero (its booleans carry nothing): zeros, either way
         return mu.splat(0, aval_out)
+    if aval_in.dtype == aval_out.dtype:  # (a weak type made strong): JAX's no-op convert
+        return hlo.convert(mu.ir_type(aval_out), operand)
     return mu.convert(operand, aval_in, aval_out)
 
 
@@ -65,8 +67,11 @@ def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type, shardi
 
 
 def _convert_element_type_transpose(ct, operand, *, new_dtype, weak_type, sharding):
-    return [convert_element_type_p.bind(ct, new_dtype=operand.aval.dtype,
-                                        weak_type=operand.aval.weak_type, sharding=sharding)]
+    aval = operand.aval
+    if sharding is None and _unchanged(ct, get_aval(ct), aval.dtype, aval.weak_type):
+        return [ct]  # (already of the operand's type: forwarded, as JAX's staging does)
+    return [convert_element_type_p.bind(ct, new_dtype=aval.dtype, weak_type=aval.weak_type,
+                                        sharding=sharding)]
 
 
 class _ConvertElementType(Primitive):

@@ -413,6 +413,12 @@ def permute(closed: ClosedJaxpr, in_order: Sequence[int] | None = None,
     return closed.replace(jaxpr=jaxpr.replace(invars=invars, outvars=outvars, debug_info=dbg))
 
 
+def forwarded_inputs(closed: ClosedJaxpr) -> list[int | None]:
+    """Per output, the input it is, unchanged (None if it is computed)."""
+    position = {id(v): i for i, v in enumerate(closed.jaxpr.invars)}
+    return [position.get(id(v)) for v in closed.jaxpr.outvars]
+
+
 def split_list(values: Sequence, sizes: Sequence[int]) -> list[list]:
     """`values` cut into consecutive pieces of `sizes` (and the rest)."""
     out, start = [], 0

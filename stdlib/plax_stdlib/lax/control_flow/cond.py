@@ -51,6 +51,7 @@ from plax_stdlib.lax.control_flow.common import (
     common_consts,
     debug_names,
     expand_tangents,
+    forwarded_inputs,
     nonzero_flags,
     or_flags,
     over_common_consts,
@@ -214,11 +215,8 @@ def _bind_branches(index, funs, operands, api: str, names, **params):
 def _forwarded_inputs(branches) -> list[int | None]:
     """Per output, the input every branch returns there unchanged (None if any
     branch computes it or returns another input)."""
-    per_branch = []
-    for b in branches:
-        position = {id(v): i for i, v in enumerate(b.jaxpr.invars)}
-        per_branch.append([position.get(id(v)) for v in b.jaxpr.outvars])
-    return [f[0] if len(set(f)) == 1 else None for f in zip(*per_branch)]
+    return [f[0] if len(set(f)) == 1 else None
+            for f in zip(*map(forwarded_inputs, branches))]
 
 
 def _as_array(x):

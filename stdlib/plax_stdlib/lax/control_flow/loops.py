@@ -228,27 +228,24 @@ while_p.define_rule("effects", lambda *, cond_jaxpr, body_jaxpr, **_:
                     cond_jaxpr.effects | body_jaxpr.effects)
 
 
-def _func_name(closed: ClosedJaxpr, default: str) -> str:
-    dbg = closed.jaxpr.debug_info
-    return dbg.func_name if dbg is not None and dbg.func_name != "<unknown>" else default
-
-
 def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    """As JAX lowers it: the consts are carried through the loop unchanged, ahead
+    of the carry (and the tokens of ordered effects ahead of them), and the condition
+    and body are emitted inline in its regions."""
     if ordered_effects(cond_jaxpr.effects):
         raise NotImplementedError(
             f"while_loop: ordered effects ({list(ordered_effects(cond_jaxpr.effects))}) in "
             "the loop's cond_fun are not supported; move them into body_fun")
-    cconsts, bconsts, init = split_list(args, [cond_nconsts, body_nconsts])
     effects, tokens, token_types = region_tokens(ctx, body_jaxpr)  # carried first
     n = len(effects)
-    types = [*token_types, *mu.ir_types(ctx.avals_out)]
-    loop = hlo.WhileOp(types, [*tokens, *init])
+    types = [*token_types, *mu.ir_types(ctx.avals_in)]
+    loop = hlo.WhileOp(types, [*tokens, *args])
     pred_aval = cond_jaxpr.out_avals[0]
 
-    def predicate(carry):
+    def predicate(operands, name="while/cond"):
+        cconsts, _, carry = split_list(operands, [cond_nconsts, body_nconsts])
         with ctx.module_context.inlining_calls():
-            return ctx.lower_inline(cond_jaxpr, *cconsts, *carry,
-                                    name=_func_name(cond_jaxpr, "cond_fun"))[0]
+            return ctx.lower_inline(cond_jaxpr, *cconsts, *carry, name=name)[0]
 
     cond_block = loop.cond.blocks.append(*types)
     with ir.InsertionPoint(cond_block):
@@ -260,18 +257,19 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
     body_block = loop.body.blocks.append(*types)
     with ir.InsertionPoint(body_block):
         body_tokens = dict(zip(effects, body_block.arguments))
-        carry = list(body_block.arguments)[n:]
-        outs = ctx.lower_subjaxpr(body_jaxpr, *bconsts, *carry,
-                                  name=_func_name(body_jaxpr, "body_fun"), tokens=body_tokens)
+        operands = list(body_block.arguments)[n:]
+        consts, carry = split_list(operands, [cond_nconsts + body_nconsts])[:2]
+        outs = ctx.lower_inline(body_jaxpr, *consts[cond_nconsts:], *carry, name="while/body",
+                                tokens=body_tokens)
         if pred_aval.shape:  # lanes whose predicate is false keep their carry
-            pred = predicate(carry)
+            pred = predicate(operands, "while/body_pred")
             outs = [hlo.select(mu.broadcast_in_dim(pred, mu.physical_aval(a).shape,
                                                    range(pred_aval.ndim)), new, old)
                     for new, old, a in zip(outs, carry, ctx.avals_out)]
-        hlo.return_([*body_tokens.values(), *outs])
+        hlo.return_([*body_tokens.values(), *consts, *outs])
     results = list(loop.results)
     ctx.tokens.update(zip(effects, results))
-    return results[n:]
+    return results[n + cond_nconsts + body_nconsts:]
 
 
 while_p.def_lowering(_while_lower)

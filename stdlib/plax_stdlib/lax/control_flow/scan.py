@@ -3,11 +3,9 @@
 One `scan` equation holds the body as a closed Jaxpr taking
 `(*consts, *carry, *x_slices)` and returning `(*carry, *y_slices)`; its operands
 are the consts (closed-over values), the initial carry and the stacked xs, its
-results the final carry and the stacked ys. It lowers to a `stablehlo.while`
-whose body reads each step's slices with `dynamic_slice` and writes each step's
-ys with `dynamic_update_slice` (`unroll` steps per trip; over a symbolic length
-of export, a second loop takes the remainder). Differentiation and batching rules
-follow the lowering.
+results the final carry and the stacked ys. It lowers as JAX's does, to a loop
+written with other primitives (`scan_lowering`). Differentiation and batching
+rules follow the lowering.
 """
 from __future__ import annotations
 
@@ -45,21 +43,21 @@ from plax.extend.core import (
     derived_debug_info,
     eval_jaxpr,
     get_aval,
+    implicit_device_put,
     set_current_trace,
     stage_flat,
 )
-from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib.lax import conversion, elementwise, shape_ops, slicing
 from plax_stdlib.lax.control_flow.common import (
     cached_on_jaxpr,
     check_carry_types,
     debug_names,
     expand_tangents,
+    forwarded_inputs,
     leaf_paths,
     nonzero_flags,
     or_flags,
     permute,
-    region_tokens,
     split_list,
     trace_function,
 )
@@ -127,13 +125,50 @@ def scan(f, init, xs=None, length: int | None = None, reverse: bool = False,
     init_leaves, init_tree = tree_util.tree_flatten(init)
     jaxpr, consts, out_tree, init_leaves = trace_carry_function(
         f, init, init_leaves, init_tree, (x_example,), "scan")
-    outs = scan_p.bind(*consts, *init_leaves, *xs_leaves, jaxpr=jaxpr, length=length,
-                       reverse=bool(reverse), unroll=unroll, num_consts=len(consts),
-                       num_carry=len(init_leaves))
+    carry, ys = _scan_forwarding(jaxpr, consts, init_leaves, xs_leaves, length=length,
+                                 reverse=bool(reverse), unroll=unroll)
     carry_tree, y_tree = _pair_trees(out_tree)
-    carry, ys = split_list(outs, [len(init_leaves)])[:2]
     return (tree_util.tree_unflatten(carry_tree, carry),
             tree_util.tree_unflatten(y_tree, ys))
+
+
+def _scan_forwarding(jaxpr: ClosedJaxpr, consts, init, xs, **params) -> tuple[list, list]:
+    """The scan of `jaxpr`, as JAX's API binds it: a carry the body passes on unchanged
+    is a const of the loop (its final value the initial one), and a y that is the x,
+    unchanged, is not stacked again but is that xs operand. → (carry, ys)."""
+    nc, nk = len(consts), len(init)
+    body, invariant, x_of_y = _forwarded_out(jaxpr, nc, nk)
+    moved = [c for c, inv in zip(init, invariant) if inv]
+    kept = [c for c, inv in zip(init, invariant) if not inv]
+    outs = scan_p.bind(*moved, *consts, *kept, *xs, jaxpr=body, num_consts=len(moved) + nc,
+                       num_carry=len(kept), **params)
+    carry_out, ys = (iter(part) for part in split_list(outs, [len(kept)])[:2])
+    return ([c if inv else next(carry_out) for c, inv in zip(init, invariant)],
+            [next(ys) if x is None else _on_device(xs[x]) for x in x_of_y])
+
+
+@cached_on_jaxpr
+def _forwarded_out(jaxpr: ClosedJaxpr, nc: int, nk: int):
+    """The body without the outputs that are its inputs unchanged, its invariant
+    carries moved ahead of its consts. → (body, per carry whether it is invariant,
+    per y the xs operand it is or None)."""
+    forwarded = forwarded_inputs(jaxpr)
+    invariant = tuple(f == nc + i for i, f in enumerate(forwarded[:nk]))
+    x_of_y = tuple(None if f is None or f < nc + nk else f - nc - nk for f in forwarded[nk:])
+    if not any(invariant) and all(x is None for x in x_of_y):
+        return jaxpr, invariant, x_of_y
+    moved = [i for i, inv in enumerate(invariant) if inv]
+    kept = [i for i, inv in enumerate(invariant) if not inv]
+    body = permute(jaxpr, [*(nc + i for i in moved), *range(nc), *(nc + i for i in kept),
+                           *range(nc + nk, len(jaxpr.in_avals))],
+                   [*kept, *(nk + j for j, x in enumerate(x_of_y) if x is None)])
+    return body, invariant, x_of_y
+
+
+def _on_device(x):
+    """An xs operand returned as a y: a NumPy array put on the device now (not
+    staged, as JAX's), an Array or tracer as it is."""
+    return implicit_device_put(x) if isinstance(x, np.ndarray) else x
 
 
 def _python_scan(f, carry, xs_leaves, xs_tree, length: int, reverse: bool):
@@ -213,7 +248,7 @@ def _slice_aval(aval: ShapedArray) -> ShapedArray:
                        manual_axis_type=aval.manual_axis_type)
 
 
-def _stacked_aval(y: ShapedArray, length: int) -> ShapedArray:
+def stacked_aval(y: ShapedArray, length: int) -> ShapedArray:
     """The ys of `length` iterations: `y` stacked along a new, unsplit leading axis."""
     typed = y.typed_sharding
     return ShapedArray((length, *y.shape), y.dtype, y.weak_type, sharding=None if typed is None
@@ -277,82 +312,17 @@ def _scan_abstract_eval(*avals, jaxpr: ClosedJaxpr, length: int, reverse, unroll
     if [(a.shape, a.dtype) for a in carry_out] != [(a.shape, a.dtype) for a in carry]:
         raise TypeError(f"scan body carry output {[describe(a) for a in carry_out]} does not "
                         f"match its carry input {[describe(a) for a in carry]}")
-    return [*carry_out, *(_stacked_aval(y, length) for y in ys)]  # (the body's, as JAX's)
+    return [*carry_out, *(stacked_aval(y, length) for y in ys)]  # (the body's, as JAX's)
 
 
 scan_p.define_rule("effects", lambda *, jaxpr, **_: jaxpr.effects)
 
 
-def _i32(value) -> ir.Value:
-    """An int32 scalar: an int, or a symbolic size (export) computed when the module runs."""
-    return mu.dimension_value(value)
-
-
-def _scan_lower(ctx, *args, jaxpr: ClosedJaxpr, length: int, reverse: bool, unroll: int,
-                num_consts: int, num_carry: int):
-    consts, init, xs = split_list(args, [num_consts, num_carry])
-    # Keys (extended dtypes) are sliced and stacked as their data.
-    x_avals = [mu.physical_aval(a) for a in ctx.avals_in[num_consts + num_carry:]]
-    y_avals = [mu.physical_aval(a) for a in ctx.avals_out[num_carry:]]
-    ys = [mu.splat(0, a) for a in y_avals]
-    if length == 0:
-        return [*init, *ys]
-    name = jaxpr.jaxpr.debug_info.func_name if jaxpr.jaxpr.debug_info else "scan_body"
-    i32 = ShapedArray((), np.int32)
-    # Tokens of ordered effects are carried ahead of the loop index; `tokens` holds the
-    # current ones of the region being emitted (the loop body's, then the remainder's).
-    effects, outer_tokens, token_types = region_tokens(ctx, jaxpr)
-    n = len(effects)
-    tokens = dict(zip(effects, outer_tokens))
-    types = [*token_types, mu.ir_type(i32), *mu.ir_types(ctx.avals_out)]
-
-    def step(i, carry, ys):
-        index = hlo.subtract(_i32(length - 1), i) if reverse else i
-        x_slices = []
-        for x, aval in zip(xs, x_avals):
-            starts = [index] + [_i32(0)] * (len(aval.shape) - 1)
-            piece = mu.dynamic_slice(x, starts, [1, *aval.shape[1:]], aval.shape)
-            x_slices.append(mu.reshape(piece, _slice_aval(aval)))
-        outs = ctx.lower_subjaxpr(jaxpr, *consts, *carry, *x_slices, name=name, tokens=tokens)
-        new_carry, y_slices = outs[:num_carry], outs[num_carry:]
-        new_ys = []
-        for acc, y, aval in zip(ys, y_slices, y_avals):
-            update = mu.reshape(y, ShapedArray((1, *aval.shape[1:]), aval.dtype))
-            starts = [index] + [_i32(0)] * (len(aval.shape) - 1)
-            new_ys.append(hlo.dynamic_update_slice(acc, update, starts))
-        return hlo.add(i, _i32(1)), new_carry, new_ys
-
-    def loop(i, carry, ys, stop, steps: int):
-        """A `while` that takes `steps` steps an iteration until the index reaches `stop`."""
-        op = hlo.WhileOp(types, [*tokens.values(), i, *carry, *ys])
-        cond_block = op.cond.blocks.append(*types)
-        with ir.InsertionPoint(cond_block):
-            hlo.return_([mu.compare(cond_block.arguments[n], _i32(stop), "LT", np.int32)])
-        body_block = op.body.blocks.append(*types)
-        with ir.InsertionPoint(body_block):
-            args = list(body_block.arguments)
-            tokens.update(zip(effects, args))
-            i, carry, ys = args[n], *split_list(args[n + 1:], [num_carry])[:2]
-            for _ in range(steps):
-                i, carry, ys = step(i, carry, ys)
-            hlo.return_([*tokens.values(), i, *carry, *ys])
-        results = list(op.results)
-        tokens.update(zip(effects, results))
-        return results[n], *split_list(results[n + 1:], [num_carry])[:2]
-
-    symbolic = isinstance(length, SymbolicDimension)
-    unroll = unroll if symbolic else min(unroll, length)
-    unrolled = unroll * (length // unroll)
-    i, carry, acc = loop(_i32(0), init, ys, unrolled, unroll)
-    if symbolic and unroll > 1:  # the remainder, fewer than `unroll` steps, in a loop
-        i, carry, acc = loop(i, carry, acc, length, 1)
-    for _ in range(0 if symbolic else length - unrolled):
-        i, carry, acc = step(i, carry, acc)
-    ctx.tokens.update(tokens)
-    return [*carry, *acc]
-
-
-scan_p.def_lowering(_scan_lower)
+@scan_p.def_lowering
+def _scan_lower(ctx, *args, **params):
+    # (imported here: the loop is written with `while_loop`, whose module imports this one)
+    from plax_stdlib.lax.control_flow.scan_lowering import lower_scan
+    return lower_scan(ctx, *args, **params)
 
 
 def _scan_dce(used_outputs, eqn: JaxprEqn):
@@ -540,9 +510,17 @@ def _scan_partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
 
 
 @cached_on_jaxpr
-def _scan_transpose_body(jaxpr, nc, nk, const_lin, xs_lin):
+def _scan_transpose_body(jaxpr, nc, nk, const_lin, xs_lin, carry_weak):
     """The backward scan's body: (residual consts; accumulated const cotangents, carry
-    cotangents; output cotangents, residual xs) → (consts, carry, xs cotangents)."""
+    cotangents; output cotangents, residual xs) → (consts, carry, xs cotangents).
+    As in JAX, the carry cotangents are typed as the incoming ones (`carry_weak`), not
+    as the carry: the body is traced again if their weak types differ."""
+    carry_avals = jaxpr.in_avals[nc:nc + nk]
+    if tuple(a.weak_type for a in carry_avals) != carry_weak:
+        jaxpr = stage_flat(lambda *a: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *a),
+                           [*jaxpr.in_avals[:nc],
+                            *(a.update(weak_type=w) for a, w in zip(carry_avals, carry_weak)),
+                            *jaxpr.in_avals[nc + nk:]], jaxpr.jaxpr.debug_info)
     transposed = transpose_jaxpr(jaxpr, [*const_lin, *[True] * nk, *xs_lin])
     const_avals, carry_avals, x_avals = split_list(jaxpr.in_avals, [nc, nk])
     res_c_avals = [a for a, lin in zip(const_avals, const_lin) if not lin]
@@ -572,15 +550,17 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, unroll, num_consts, num_
     consts, init, xs = split_list(args, [nc, nk])
     const_lin = [is_undefined_primal(c) for c in consts]
     xs_lin = [is_undefined_primal(x) for x in xs]
-    body = _scan_transpose_body(jaxpr, nc, nk, const_lin, xs_lin)
     ct_carry, ct_ys = split_list(cts, [nk])[:2]
-    lin_const_avals = [a for a, lin in zip(jaxpr.in_avals[:nc], const_lin) if lin]
     carry_avals = jaxpr.in_avals[nc:nc + nk]
+    ct_carry = [instantiate(ct, a) for ct, a in zip(ct_carry, carry_avals)]
+    body = _scan_transpose_body(jaxpr, nc, nk, const_lin, xs_lin,
+                                tuple(get_aval(ct).weak_type for ct in ct_carry))
+    lin_const_avals = [a for a, lin in zip(jaxpr.in_avals[:nc], const_lin) if lin]
     n_cl = len(lin_const_avals)
     outs = scan_p.bind(
         *(c for c, lin in zip(consts, const_lin) if not lin),
         *map(zeros_like_aval, lin_const_avals),
-        *(instantiate(ct, a) for ct, a in zip(ct_carry, carry_avals)),
+        *ct_carry,
         *(instantiate(ct) for ct in ct_ys), *(x for x, lin in zip(xs, xs_lin) if not lin),
         jaxpr=body, length=length, reverse=not reverse, unroll=unroll,
         num_consts=nc - n_cl, num_carry=n_cl + nk)
@@ -592,27 +572,27 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, unroll, num_consts, num_
 
 
 def _scan_batching(axis_data, args, dims, *, jaxpr, num_consts, num_carry, **params):
-    size = axis_data.size
+    """As JAX's: batched consts and carries at 0, batched xs at 1 (each slice at 0),
+    moved in that order, an unbatched init broadcast when the body batches its carry."""
     nc, nk = num_consts, num_carry
     ny = len(jaxpr.out_avals) - nk
     consts, init, xs = split_list(args, [nc, nk])
     cdims, kdims, xdims = split_list(dims, [nc, nk])
-    # Batched xs carry their batch dimension at 1, so each slice has it at 0.
-    xs = [x if d is not_mapped else moveaxis(x, d, 1) for x, d in zip(xs, xdims)]
-    x_body_dims = [not_mapped if d is not_mapped else 0 for d in xdims]
+    const_dims, x_body_dims = ([not_mapped if d is not_mapped else 0 for d in ds]
+                               for ds in (cdims, xdims))
     carry_b = [d is not not_mapped for d in kdims]
     while True:
-        _, out_dims = batch_jaxpr(jaxpr, axis_data, cdims + [0 if b else not_mapped
-                                                             for b in carry_b] + x_body_dims,
-                                  carry_b + [False] * ny)
+        carry_dims = [0 if b else not_mapped for b in carry_b]
+        body, out_dims = batch_jaxpr(jaxpr, axis_data, const_dims + carry_dims + x_body_dims,
+                                     carry_b + [False] * ny)
         grown = or_flags(carry_b, [d is not not_mapped for d in out_dims[:nk]])
         if grown == carry_b:
             break
         carry_b = grown
-    carry_dims = [0 if b else not_mapped for b in carry_b]
-    body, out_dims = batch_jaxpr(jaxpr, axis_data, cdims + carry_dims + x_body_dims,
-                                 carry_b + [False] * ny)
-    init = [move_to(x, d, 0, size) if b else x for x, d, b in zip(init, kdims, carry_b)]
+    consts = [x if d is not_mapped else moveaxis(x, d, 0) for x, d in zip(consts, cdims)]
+    init = [move_to(x, d, 0, axis_data.size) if b else x
+            for x, d, b in zip(init, kdims, carry_b)]
+    xs = [x if d is not_mapped else moveaxis(x, d, 1) for x, d in zip(xs, xdims)]
     outs = scan_p.bind(*consts, *init, *xs, jaxpr=body, num_consts=nc, num_carry=nk, **params)
     y_dims = [not_mapped if d is not_mapped else d + 1 for d in out_dims[nk:]]
     return outs, carry_dims + y_dims
