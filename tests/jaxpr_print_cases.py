@@ -428,6 +428,9 @@ def cases(jax) -> dict:
         add(f"nn.gelu({kind})", nn.gelu, scalar)
         add(f"grad(nn.sigmoid)({kind})", jax.grad(nn.sigmoid), float(scalar))
         add(f"nan_to_num({kind}, nan=inf)", lambda x: jnp.nan_to_num(x, nan=jnp.inf), scalar)
+    add("folded constants", lambda x: (
+        jnp.ones_like(x), lax.convert_element_type(2, jnp.float32) * 1,
+        jax.grad(lambda y: y)(x), jax.grad(jnp.sum)(x), jnp.zeros_like(x) + 0), 1.0)
     return {k: v for k, v in out.items() if k is not None}
 
 

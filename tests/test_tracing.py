@@ -131,3 +131,22 @@ def test_function_transformations_taking_arguments_reject_non_callables(api):
             "linear_transpose": (1.0,)}[api]
     with pytest.raises(TypeError, match="Expected a callable value"):
         getattr(plax, api)("not a function", *args)
+
+
+def test_folded_constants_are_still_traced_arrays():
+    """A scalar's `ones_like`, a folded conversion and a gradient seed that flows out
+    unchanged are literals in the Jaxpr, as in JAX, but the code being traced still sees
+    tracers, with a dtype and a shape (as JAX's tracers holding literals)."""
+    seen = []
+
+    def f(x):
+        values = (jnp.ones_like(x), lax.convert_element_type(2, jnp.float32) * 1,
+                  plax.grad(lambda y: y)(x), plax.grad(jnp.sum)(x), jnp.zeros_like(x) + 0)
+        seen.extend((type(v).__name__, str(v.dtype), v.shape) for v in values)
+        return values
+
+    closed = plax.make_jaxpr(f)(1.0)  # (printed as JAX's: jaxpr_print_cases.py)
+    assert all(name == "StagingTracer" and dtype == "float32" and shape == ()
+               for name, dtype, shape in seen), seen
+    assert str(closed).endswith("in (1.0:f32[], b, 1.0:f32[], 1.0:f32[], d) }"), str(closed)
+    assert [float(v) for v in plax.jit(f)(1.0)] == [1.0, 2.0, 1.0, 1.0, 0.0]

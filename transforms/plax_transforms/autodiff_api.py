@@ -32,6 +32,7 @@ from plax.extend.core import (
     AbstractToken,
     ClosedJaxpr,
     JaxprDebugInfo,
+    StagingTrace,
     TracingDebugInfo,
     check_callable,
     check_no_leaks,
@@ -48,7 +49,7 @@ from plax.extend.core import (
     trace_to_jaxpr,
 )
 from plax_stdlib import numpy as plax_numpy
-from plax_stdlib.lax.conversion import convert_with_weak_type, folded_on_host
+from plax_stdlib.lax.conversion import convert_with_weak_type, folded_on_host, staged_constant
 from plax_transforms.ad import DualTracer, JVPTrace, LinearizeTrace, jvp_flat
 from plax_transforms.partial_eval import PartialEvalTrace
 from plax_transforms.transpose import backward_pass
@@ -511,15 +512,15 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic:
 
 def _ones_like(x):
     """The seed cotangent, as JAX's: a concrete array of `x`'s type (weak for the output
-    of Python scalars, so that the transposes make gradients as weak as JAX's); under a
-    trace, a host scalar, so that a staged grad holds the literal `1.0:f32[]` (which a
-    transposed conversion folds) rather than an equation making it."""
+    of Python scalars, so that the transposes make gradients as weak as JAX's); where a
+    Jaxpr is traced, a tracer holding a literal, so that a staged grad shows `1.0:f32[]`
+    (which a transposed conversion folds) rather than an equation making it."""
     aval = get_aval(x)
     one = np.ones((), aval.dtype)[()]
-    folded = None if current_trace() is EVAL_TRACE else folded_on_host(
-        one, aval.dtype, aval.weak_type)
-    if folded is not None:
-        return folded
+    trace = current_trace()
+    folded = folded_on_host(one, aval.dtype, aval.weak_type)
+    if type(trace) is StagingTrace and folded is not None:
+        return staged_constant(trace, folded)
     with set_current_trace(EVAL_TRACE):  # a constant, whatever trace `x` is on
         return convert_with_weak_type(one, aval.dtype, aval.weak_type)
 

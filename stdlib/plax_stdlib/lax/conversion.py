@@ -22,8 +22,8 @@ from plax.extend.constructors import (
     kind_of,
     standard_primitive,
 )
-from plax.extend.core import (EVAL_TRACE, Primitive, ShapedArray, StagingTrace, Tracer,
-                              current_trace, get_aval, is_python_scalar)
+from plax.extend.core import (Literal, Primitive, ShapedArray, StagingTrace,
+                              Tracer, current_trace, get_aval, is_python_scalar)
 from plax.extend.mlir import hlo, mu
 
 # --- convert_element_type ------------------------------------------------------------
@@ -81,11 +81,29 @@ class _ConvertElementType(Primitive):
     argument. (Eagerly, a conversion makes an Array.)"""
 
     def bind(self, operand, **params):
-        if params["sharding"] is None and type(current_trace()) is StagingTrace:
-            folded = folded_on_host(operand, params["new_dtype"], params["weak_type"])
+        trace = current_trace()
+        if params["sharding"] is None and type(trace) is StagingTrace:
+            folded = folded_on_host(_held_constant(trace, operand), params["new_dtype"],
+                                    params["weak_type"])
             if folded is not None:
-                return folded
+                return staged_constant(trace, folded)
         return super().bind(operand, **params)
+
+
+def staged_constant(trace: StagingTrace, value):
+    """`value`, a host constant, as a tracer of `trace` that stands for it (a literal,
+    for a scalar), as JAX's tracers holding literals: an array like any traced value
+    (`.dtype`, `.shape`), while the Jaxpr shows the constant where it is used."""
+    return trace.tracer_type(trace, trace.to_atom(value))
+
+
+def _held_constant(trace: StagingTrace, x):
+    """`x`, or for a tracer of `trace` holding a literal (`staged_constant`'s), its
+    value; None for other tracers."""
+    if not isinstance(x, Tracer):
+        return x
+    atom = trace.to_atom(x) if x._trace is trace else None
+    return atom.val if isinstance(atom, Literal) else None
 
 
 convert_element_type_p = standard_primitive(
@@ -118,10 +136,6 @@ def convert_element_type(operand, new_dtype):
         Array([ 1, -1], dtype=int32)
     """
     new_dtype = dtypes.dtype(new_dtype, canonicalize=True)
-    if current_trace() is not EVAL_TRACE:
-        folded = folded_on_host(operand, new_dtype)
-        if folded is not None:
-            return folded
     return convert_with_weak_type(operand, new_dtype, weak_type=False)
 
 

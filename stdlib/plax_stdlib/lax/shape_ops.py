@@ -24,6 +24,7 @@ from plax.extend.constructors import (
 from plax.extend.core import (EvalTrace, Primitive, ShapedArray, StagingTrace, Tracer,
                               canonical_dim, current_trace, get_aval, max_dim)
 from plax.extend.mlir import hlo, mu
+from plax_stdlib.lax.conversion import staged_constant
 from plax_stdlib.lax.out_sharding import check_out_sharding, with_batch_dim
 
 
@@ -138,10 +139,11 @@ class _BroadcastInDim(Primitive):
     transposed sum of a scalar, a scalar's `zeros_like`."""
 
     def bind(self, operand, *, shape, broadcast_dimensions, sharding):
-        if (sharding is None and type(current_trace()) is StagingTrace
+        trace = current_trace()
+        if (sharding is None and type(trace) is StagingTrace
                 and get_aval(operand).shape == shape
                 and broadcast_dimensions == tuple(range(len(shape)))):
-            return operand
+            return operand if _is_array(operand) else staged_constant(trace, operand)
         return super().bind(operand, shape=shape, broadcast_dimensions=broadcast_dimensions,
                             sharding=sharding)
 
