@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from plax.extend.core import get_aval
-from plax_stdlib import lax
+from plax_stdlib import jax_jits, lax
 from plax_stdlib.lax import linalg as lax_linalg
 from plax_stdlib.lax.linalg.matrices import mH, mT, take_rows
 from plax_stdlib.numpy.linalg.operands import matrices
@@ -292,3 +292,6 @@ def svdvals(x, /):
     """
     x = matrices("jnp.linalg.svdvals", x)
     return lax_linalg.svd(x, compute_uv=False)
+
+
+jax_jits.apply(globals(), "numpy.linalg")  # JAX's jitted functions become jit functions

@@ -9,7 +9,7 @@ import numpy as np
 
 from plax.extend import dtypes
 from plax.extend.core import get_aval, max_dim
-from plax_stdlib import lax
+from plax_stdlib import jax_jits, lax
 from plax_stdlib.lax.linalg import svd as lax_svd
 from plax_stdlib.numpy import reductions, shape_ops, ufuncs, util
 from plax_stdlib.numpy.linalg.operands import check_matrices, inexact
@@ -232,3 +232,6 @@ def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
             rtol = shape_ops.expand_dims(rtol, -1)
     above = ufuncs.greater(s, ufuncs.multiply(largest, rtol))
     return reductions.sum(lax.convert_element_type(above, np.int32), axis=-1)
+
+
+jax_jits.apply(globals(), "numpy.linalg")  # JAX's jitted functions become jit functions
