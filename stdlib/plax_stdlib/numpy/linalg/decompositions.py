@@ -182,9 +182,8 @@ def eigvalsh(a, UPLO: str | None = "L", *, symmetrize_input: bool = True):
         >>> jnp.linalg.eigvalsh(a)
         Array([1.4384..., 5.5615...], dtype=float32)
     """
-    lower = _lower("jnp.linalg.eigvalsh", UPLO)
     a = matrices("jnp.linalg.eigvalsh", a, square=True)
-    return lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)[1]
+    return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues
 
 
 def eig(a) -> EigResult:

@@ -46,7 +46,7 @@ def gammasgn(x):
 def gamma(x):
     """Γ(x) = sign · exp(log |Γ(x)|); ±inf at ±0, NaN at the negative poles."""
     x = _inexact("gamma", x)
-    return gammasgn(x) * jnp.exp(lax.lgamma(x))
+    return gammasgn(x) * lax.exp(lax.lgamma(x))
 
 
 def loggamma(x):
@@ -55,7 +55,8 @@ def loggamma(x):
     x = _inexact("loggamma", x)
     if util.dtype_category(util.dtype_of(x)) == "c":
         raise NotImplementedError("loggamma of complex arguments is not implemented in plax")
-    return jnp.where(x > 0, lax.lgamma(x), np.nan)
+    log_abs = lax.lgamma(x)
+    return jnp.where(x > 0, log_abs, np.nan)
 
 
 def digamma(x):
