@@ -14,6 +14,7 @@ M = np.arange(6.0, dtype=np.float32).reshape(2, 3) / 8  # f32[2,3]
 N = np.arange(3, dtype=np.int32)  # i32[3]
 B = np.array([True, False, True])
 S = np.float32(0.5)
+SQ = np.array([[3.0, 1.0, 0.5], [1.0, 2.0, 0.25], [0.5, 0.25, 1.5]], np.float32)  # SPD
 
 UNARY = ["sin", "cos", "tan", "tanh", "exp", "log", "log1p", "expm1", "sqrt", "abs",
          "negative", "sign", "floor", "ceil", "round", "exp2", "log2", "log10", "arcsin",
@@ -41,6 +42,8 @@ def cases(jax) -> dict:
     nn = importlib.import_module(jax.__name__ + ".nn")
     random = importlib.import_module(jax.__name__ + ".random")
     special = importlib.import_module(jax.__name__ + ".scipy.special")
+    linalg = importlib.import_module(jax.__name__ + ".numpy.linalg")
+    sla = importlib.import_module(jax.__name__ + ".scipy.linalg")
     ad_checkpoint = importlib.import_module(jax.__name__ + ".ad_checkpoint")
     out: dict = {}
 
@@ -415,6 +418,34 @@ def cases(jax) -> dict:
     add("special.xlogy", special.xlogy, F, F)
     add("nn.one_hot", lambda i: nn.one_hot(i, 3), N)
     add("nn.logsumexp", lambda x: nn.logsumexp(x, axis=1), M)
+    for name in ("beta", "betaln", "boxcox", "boxcox1p", "kl_div", "poch", "rel_entr"):
+        add(f"special.{name}", getattr(special, name), F, F + 1)
+    add("special.gamma", special.gamma, F)
+    add("special.loggamma", special.loggamma, F)
+    add("special.bessel_jn", lambda x: special.bessel_jn(x, v=2), F)
+    add("nn.log1mexp", nn.log1mexp, F)
+
+    # linear algebra: the functions JAX jits (jax_jits.py) print as its jit calls
+    for name in ("cholesky", "cond", "eigh", "eigvals", "eigvalsh", "inv", "matrix_rank",
+                 "norm", "qr", "svd"):
+        add(f"linalg.{name}", getattr(linalg, name), SQ)
+    add("linalg.norm of a vector", linalg.norm, F)
+    add("linalg.matrix_power", lambda a: linalg.matrix_power(a, 3), SQ)
+    add("linalg.solve", linalg.solve, SQ, F)
+    add("lax.dynamic_index_in_dim", lambda x: lax.dynamic_index_in_dim(x, 1), F)
+    add("lax.dynamic_update_index_in_dim",
+        lambda x: lax.dynamic_update_index_in_dim(x, S, 1, 0), F)
+    add("lax.fft", lambda x: lax.fft(x, "FFT", (3,)), F.astype(np.complex64))
+    add("sla.block_diag", sla.block_diag, SQ, M)
+    add("sla.convolution_matrix", lambda a: sla.convolution_matrix(a, 4), F)
+    for name in ("dft", "hadamard", "helmert", "hilbert", "invhilbert", "pascal", "invpascal"):
+        add(f"sla.{name}", lambda name=name: getattr(sla, name)(4))
+    for name in ("expm", "hessenberg", "lu", "lu_factor", "polar"):
+        add(f"sla.{name}", getattr(sla, name), SQ)
+    add("sla.expm_frechet", sla.expm_frechet, SQ, SQ)
+    add("sla.lu_solve", lambda a, b: sla.lu_solve(sla.lu_factor(a), b), SQ, F)
+    add("sla.rsf2csf", sla.rsf2csf, np.triu(SQ), np.eye(3, dtype=np.float32))
+    add("sla.solve_sylvester", sla.solve_sylvester, SQ, SQ, SQ)
 
     # scalars, as tutorials pass them (`grad(f)(3.0)`): JAX folds conversions of host
     # scalars and forwards broadcasts to the operand's own shape where it traces, so the

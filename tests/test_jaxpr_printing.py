@@ -28,6 +28,33 @@ KNOWN_DIFFERENCES = {
      "which JAX's loop never ends where abs overflows (gcd(-2**31, -3) hangs in JAX)"): [
         "int jnp.gcd", "int jnp.gcd(x, 1)",
     ],
+    ("a traced index is converted to the index dtype before its sign is tested; JAX tests "
+     "the weakly typed index and converts it only to add the size"): [
+        "lax.dynamic_index_in_dim", "lax.dynamic_update_index_in_dim",
+    ],
+    ("plax solves with its own LU formulation (lu, permutation, two triangular solves); "
+     "JAX's wraps a jitted _lu_solve in custom_linear_solve (inv: against the identity)"): [
+        "linalg.inv", "linalg.solve", "sla.lu_solve",
+    ],
+    ("the matrix of a static size is built with NumPy (a constant); JAX stages its "
+     "construction"): [
+        "sla.hadamard", "sla.helmert", "sla.hilbert", "sla.invhilbert", "sla.pascal",
+        "sla.invpascal",
+    ],
+    ("plax's own formulation: block_diag pads without atleast_2d calls, convolution_matrix "
+     "gathers from the padded vector (JAX's builds a Toeplitz matrix), hessenberg and lu "
+     "build their triangles and permutation otherwise (JAX's lu calls a jitted _lu)"): [
+        "sla.block_diag", "sla.convolution_matrix", "sla.hessenberg", "sla.lu",
+    ],
+    ("plax's own Padé scaling-and-squaring (JAX's: _calc_P_Q, _squaring under cond), "
+     "Schur-based rsf2csf and solve_sylvester, and polar by SVD (JAX's default: QDWH)"): [
+        "sla.expm", "sla.expm_frechet", "sla.rsf2csf", "sla.solve_sylvester", "sla.polar",
+    ],
+    ("plax's own algorithms for these special functions (see test_bits_vs_jax's "
+     "EXPECTED_DIFFERENCES), and gammasgn formulated with where (JAX's: argmax of a stack)"): [
+        "special.bessel_jn", "special.beta", "special.betaln", "special.gamma",
+        "special.kl_div", "special.poch", "special.rel_entr",
+    ],
 }
 
 

@@ -1,7 +1,8 @@
-"""The `plax.numpy` functions JAX 0.10.2 defines jitted are `plax.jit` functions, with
-JAX's options (stdlib's jax_jits.py): the same set, inline where JAX's are, with JAX's
-static arguments, and they lower, trace and export as jitted functions do. (What they
-stage is compared with JAX's by test_jaxpr_printing.py.)"""
+"""The public functions JAX 0.10.2 defines jitted are `plax.jit` functions, with JAX's
+options (stdlib's jax_jits.py): in `plax.numpy`, `numpy.linalg`, `scipy.linalg`,
+`scipy.special`, `lax` and `nn`, the same set, inline where JAX's are, with JAX's static
+arguments, and they lower, trace and export as jitted functions do. (What they stage is
+compared with JAX's by test_jaxpr_printing.py.)"""
 from __future__ import annotations
 
 import inspect
@@ -16,27 +17,30 @@ from plax import export
 from plax import numpy as jnp
 
 _JITTED_OPTIONS = """
-import warnings
-def jitted_options(jnp):
+import importlib, warnings
+def jitted_options(library):
     out = {}
-    for name in dir(jnp):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            f = getattr(jnp, name, None)
-        if type(f).__name__ == "PjitFunction":
-            info = getattr(f, "_jit_info", None) or f._info
-            out[name] = [info.inline, sorted(info.static_argnames), sorted(info.static_argnums)]
+    for module in ("numpy", "numpy.linalg", "scipy.linalg", "scipy.special", "lax", "nn"):
+        namespace = importlib.import_module(library.__name__ + "." + module)
+        for name in dir(namespace):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                f = getattr(namespace, name, None)
+            if type(f).__name__ == "PjitFunction" and not name.startswith("_"):
+                info = getattr(f, "_jit_info", None) or f._info
+                out[f"{module}.{name}"] = [info.inline, sorted(info.static_argnames),
+                                           sorted(info.static_argnums), f.__name__]
     return out
 """
 
 
 @requires_jax
 def test_the_jitted_functions_and_their_options_are_jaxs():
-    theirs = run_reference(_JITTED_OPTIONS + "result = jitted_options(jnp)\n")
+    theirs = run_reference(_JITTED_OPTIONS + "result = jitted_options(jax)\n")
     namespace: dict = {}
     exec(_JITTED_OPTIONS, namespace)
-    mine = namespace["jitted_options"](jnp)
-    assert len(theirs) == 164
+    mine = namespace["jitted_options"](plax)
+    assert sum(name.startswith("numpy.") and name.count(".") == 1 for name in theirs) == 164
     assert sorted(mine) == sorted(theirs)
     assert {n: o for n, o in mine.items() if o != theirs[n]} == {}
 

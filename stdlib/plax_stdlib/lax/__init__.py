@@ -238,7 +238,7 @@ from plax_stdlib.lax.elementwise import (
     tanh as tanh,
     tanh_p as tanh_p,
 )
-from plax_stdlib.lax.fourier import FftType as FftType, fft as fft, fft_p as fft_p
+from plax_stdlib.lax.fourier import FftType as FftType, fft_p as fft_p
 from plax_stdlib.lax.general_reduce import reduce as reduce, reduce_p as reduce_p
 from plax_stdlib.lax.gathers import (
     GatherDimensionNumbers as GatherDimensionNumbers,
@@ -367,11 +367,9 @@ from plax_stdlib.lax.shape_ops import (
     transpose_p as transpose_p,
 )
 from plax_stdlib.lax.slicing import (
-    dynamic_index_in_dim as dynamic_index_in_dim,
     dynamic_slice as dynamic_slice,
     dynamic_slice_in_dim as dynamic_slice_in_dim,
     dynamic_slice_p as dynamic_slice_p,
-    dynamic_update_index_in_dim as dynamic_update_index_in_dim,
     dynamic_update_slice as dynamic_update_slice,
     dynamic_update_slice_in_dim as dynamic_update_slice_in_dim,
     dynamic_update_slice_p as dynamic_update_slice_p,
@@ -450,9 +448,18 @@ from plax_stdlib.lax.windows import reduce_window_shape_tuple as reduce_window_s
 from plax_stdlib.lax import linalg as linalg  # noqa: E402
 from plax.extend.registry import contributed as _contributed  # noqa: E402
 from plax.extend.registry import contributed_names as _contributed_names  # noqa: E402
+from plax_stdlib import jax_jits as _jax_jits  # noqa: E402
+from plax_stdlib.lax import fourier as _fourier, slicing as _slicing  # noqa: E402
+
+# The functions JAX jits (jax_jits.py), made on first use: `plax.jit` is a layer above.
+_JITTED_ON_USE = {fun.__name__: fun for fun in (_fourier.fft, _slicing.dynamic_index_in_dim,
+                                                _slicing.dynamic_update_index_in_dim)}
 
 
 def __getattr__(name: str):
+    if name in _JITTED_ON_USE:
+        jitted = globals()[name] = _jax_jits.jitted(_JITTED_ON_USE[name], "lax")
+        return jitted
     # Names other packages contribute to `plax.lax` (`with_sharding_constraint` and
     # `sharding_constraint_p` from plax-sharding), through `plax.names` entry points `lax.<name>`.
     if name.startswith("__"):
@@ -461,7 +468,7 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_contributed_names("lax")))
+    return sorted(set(globals()) | set(_JITTED_ON_USE) | set(_contributed_names("lax")))
 
 
 

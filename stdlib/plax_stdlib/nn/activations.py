@@ -285,6 +285,7 @@ def log_sigmoid(x):
     return -softplus(-_array("log_sigmoid", x))
 
 
+@plax.custom_jvp
 @plax.jit
 def log1mexp(x):
     """`log(1 - exp(-x))` for positive `x`, computed accurately.
@@ -304,7 +305,10 @@ def log1mexp(x):
         Array([-0.932..., -0.145...], dtype=float32)
     """
     x = _array("log1mexp", x)
-    return jnp.where(x > np.log(2), jnp.log1p(-jnp.exp(-x)), jnp.log(-jnp.expm1(-x)))
+    return jnp.where(x < jnp.log(2.0), jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
+
+
+log1mexp.defjvps(lambda g, _, x: g / jnp.expm1(x))  # (a rule, as JAX's: finite near 0⁺)
 
 
 @plax.jit

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import operator
 
-from plax_stdlib import lax
-from plax_stdlib.numpy import jax_jits, shape_ops, util
+from plax_stdlib import jax_jits, lax
+from plax_stdlib.numpy import shape_ops, util
 
 
 def _at_least(x, ndim: int):

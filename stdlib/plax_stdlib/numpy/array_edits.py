@@ -15,8 +15,8 @@ import operator
 import numpy as np
 
 from plax.extend import dtypes
-from plax_stdlib import lax
-from plax_stdlib.numpy import (creation, functional, index_tricks, jax_jits, reductions,
+from plax_stdlib import jax_jits, lax
+from plax_stdlib.numpy import (creation, functional, index_tricks, reductions,
                                shape_ops, sorting, ufuncs, util)
 
 

@@ -5,8 +5,8 @@ import operator
 
 import numpy as np
 
-from plax_stdlib import lax
-from plax_stdlib.numpy import jax_jits, reductions, shape_ops, ufuncs, util
+from plax_stdlib import jax_jits, lax
+from plax_stdlib.numpy import reductions, shape_ops, ufuncs, util
 
 
 def _bit_weights(bitorder: str, name: str) -> np.ndarray:

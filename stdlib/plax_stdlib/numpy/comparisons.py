@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from plax.extend import dtypes
-from plax_stdlib import lax
-from plax_stdlib.numpy import creation, jax_jits, reductions, ufuncs, util
+from plax_stdlib import jax_jits, lax
+from plax_stdlib.numpy import creation, reductions, ufuncs, util
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):

@@ -1,8 +1,8 @@
 """`convolve` and `correlate` of 1-D arrays, as one `lax.conv_general_dilated`."""
 from __future__ import annotations
 
-from plax_stdlib import lax
-from plax_stdlib.numpy import jax_jits, util
+from plax_stdlib import jax_jits, lax
+from plax_stdlib.numpy import util
 
 _MODES = ("full", "same", "valid")
 

@@ -7,8 +7,8 @@ import operator
 
 import numpy as np
 
-from plax_stdlib import lax
-from plax_stdlib.numpy import creation, indexing, jax_jits, reductions, shape_ops, ufuncs, util
+from plax_stdlib import jax_jits, lax
+from plax_stdlib.numpy import creation, indexing, reductions, shape_ops, ufuncs, util
 from plax_stdlib.numpy.searching import searchsorted
 
 

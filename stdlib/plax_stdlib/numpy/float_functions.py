@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from plax.extend import dtypes
-from plax_stdlib import lax
-from plax_stdlib.numpy import jax_jits, ufuncs, util
+from plax_stdlib import jax_jits, lax
+from plax_stdlib.numpy import ufuncs, util
 
 _UINT_OF_BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 

@@ -25,10 +25,10 @@ import numpy as np
 from plax.errors import NonConcreteBooleanIndexError
 from plax.extend import dtypes
 from plax.extend.core import ShapedArray, SymbolicDimension, Tracer, decided, max_dim, min_dim
-from plax_stdlib import lax
+from plax_stdlib import jax_jits, lax
 from plax_stdlib.lax import gathers
 from plax_stdlib.lax.dimensions import size_scalar
-from plax_stdlib.numpy import jax_jits, util
+from plax_stdlib.numpy import util
 from plax_stdlib.numpy.slice_index import Slice
 
 

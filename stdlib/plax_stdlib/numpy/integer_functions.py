@@ -1,8 +1,8 @@
 """Greatest common divisors and least common multiples of integer arrays."""
 from __future__ import annotations
 
-from plax_stdlib import lax
-from plax_stdlib.numpy import jax_jits, reductions, ufuncs, util
+from plax_stdlib import jax_jits, lax
+from plax_stdlib.numpy import reductions, ufuncs, util
 
 
 def _gcd_cond(state):

@@ -14,10 +14,10 @@ import numpy as np
 import opt_einsum
 
 from plax.extend import dtypes
-from plax_stdlib import lax
+from plax_stdlib import jax_jits, lax
 from plax_stdlib.lax.dot_general import canonicalize_precision
 from plax_stdlib.lax.out_sharding import laid_out
-from plax_stdlib.numpy import jax_jits, ufuncs, util
+from plax_stdlib.numpy import ufuncs, util
 
 
 def _dot_general(a, b, contract, batch, precision, preferred_element_type,

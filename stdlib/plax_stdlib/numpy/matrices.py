@@ -13,8 +13,8 @@ import operator
 import numpy as np
 import opt_einsum
 
-from plax_stdlib import lax
-from plax_stdlib.numpy import jax_jits, shape_ops, ufuncs, util
+from plax_stdlib import jax_jits, lax
+from plax_stdlib.numpy import shape_ops, ufuncs, util
 
 
 def diag(v, k: int = 0):

@@ -14,8 +14,8 @@ from typing import Callable
 import numpy as np
 
 from plax.extend import dtypes
-from plax_stdlib import lax
-from plax_stdlib.numpy import jax_jits, reductions, ufuncs, util
+from plax_stdlib import jax_jits, lax
+from plax_stdlib.numpy import reductions, ufuncs, util
 
 
 def _is_inexact(x) -> bool:

@@ -12,9 +12,9 @@ import operator
 import numpy as np
 
 from plax.extend import dtypes
-from plax_stdlib import lax
+from plax_stdlib import jax_jits, lax
 from plax_stdlib.numpy.convolve import convolve
-from plax_stdlib.numpy import (array_edits, creation, jax_jits, matrices, reductions, shape_ops,
+from plax_stdlib.numpy import (array_edits, creation, matrices, reductions, shape_ops,
                                ufuncs, util)
 
 

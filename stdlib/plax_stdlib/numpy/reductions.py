@@ -17,9 +17,9 @@ from typing import Any, Callable
 import numpy as np
 
 from plax.extend import dtypes
-from plax_stdlib import lax
+from plax_stdlib import jax_jits, lax
 from plax_stdlib.lax.dimensions import dimension_as_value
-from plax_stdlib.numpy import jax_jits, ufuncs, util
+from plax_stdlib.numpy import ufuncs, util
 from plax_stdlib.numpy.ufuncs import _as_bool
 
 

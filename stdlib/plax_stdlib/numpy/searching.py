@@ -16,8 +16,8 @@ import operator
 import numpy as np
 
 from plax.extend import dtypes
-from plax_stdlib import lax
-from plax_stdlib.numpy import jax_jits, util
+from plax_stdlib import jax_jits, lax
+from plax_stdlib.numpy import util
 
 _METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
 _INT32_MAX = np.iinfo(np.int32).max

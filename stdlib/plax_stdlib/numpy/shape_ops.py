@@ -17,10 +17,10 @@ import numpy as np
 from plax.errors import InvalidShapeError
 from plax.extend import dtypes
 from plax.extend.core import SymbolicDimension, Tracer, canonical_dim, min_dim
-from plax_stdlib import lax
+from plax_stdlib import jax_jits, lax
 from plax_stdlib.lax import shape_ops as lax_shape_ops
 from plax_stdlib.lax.out_sharding import laid_out
-from plax_stdlib.numpy import indexing, jax_jits, util
+from plax_stdlib.numpy import indexing, util
 
 
 def _ndim(x) -> int:

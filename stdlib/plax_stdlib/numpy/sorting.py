@@ -12,8 +12,8 @@ import numpy as np
 
 from plax.extend import dtypes
 from plax.extend.core import decided
-from plax_stdlib import lax
-from plax_stdlib.numpy import jax_jits, ufuncs, util
+from plax_stdlib import jax_jits, lax
+from plax_stdlib.numpy import ufuncs, util
 
 
 def _sort_axis(name: str, a, axis):

@@ -15,9 +15,9 @@ import math
 import numpy as np
 
 from plax.extend import dtypes
-from plax_stdlib import lax
+from plax_stdlib import jax_jits, lax
 from plax_stdlib.lax.out_sharding import laid_out
-from plax_stdlib.numpy import indexing, jax_jits, reductions, shape_ops, ufuncs, util
+from plax_stdlib.numpy import indexing, reductions, shape_ops, ufuncs, util
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 

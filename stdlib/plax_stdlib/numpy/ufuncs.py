@@ -16,7 +16,7 @@ import numpy as np
 import plax
 from plax.extend import dtypes
 from plax.extend.core import SymbolicDimension, Tracer
-from plax_stdlib import lax
+from plax_stdlib import jax_jits, lax
 from plax_stdlib.numpy import util
 
 
@@ -805,7 +805,7 @@ def matrix_transpose(x, /):
 # The public docstrings (summary, NumPy differences, arguments, an example) come from
 # one table; the short docstrings above are notes for readers of this file. Then the
 # functions JAX jits become jit functions (jax_jits.py).
-from plax_stdlib.numpy import jax_jits, ufunc_docs  # noqa: E402
+from plax_stdlib.numpy import ufunc_docs  # noqa: E402
 
 ufunc_docs.teach(globals())
 jax_jits.apply(globals())

@@ -12,8 +12,8 @@ import numpy as np
 
 import plax
 from plax.extend import dtypes
-from plax_stdlib import lax
-from plax_stdlib.numpy import jax_jits, ufuncs, util
+from plax_stdlib import jax_jits, lax
+from plax_stdlib.numpy import ufuncs, util
 
 
 def _window(name: str, shape: Callable):

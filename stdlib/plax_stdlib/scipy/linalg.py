@@ -16,7 +16,7 @@ import numpy as np
 import plax
 from plax.extend import dtypes
 from plax.extend.core import get_aval
-from plax_stdlib import lax
+from plax_stdlib import jax_jits, lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.lax import linalg as lax_linalg
 from plax_stdlib.lax.linalg.lu import lu_solve as _lu_solve
@@ -630,3 +630,6 @@ def block_diag(*arrs):
                             [(0, 0, 0), (before, total - before - width, 0)]))
         before += width
     return lax.concatenate(rows, 0)
+
+
+jax_jits.apply(globals(), "scipy.linalg")  # JAX's jitted functions become jit functions

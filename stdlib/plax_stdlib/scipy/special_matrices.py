@@ -17,7 +17,7 @@ import operator
 import numpy as np
 
 from plax.extend import dtypes
-from plax_stdlib import lax
+from plax_stdlib import jax_jits, lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.numpy import util
 
@@ -264,7 +264,8 @@ def hadamard(n: int, dtype=int):
 
 def dft(n: int, scale: str | None = None, *, dtype=None):
     """The discrete Fourier transform matrix exp(-2 pi i j k / n), scaled by 1/sqrt(n)
-    ('sqrtn') or 1/n ('n')."""
+    ('sqrtn') or 1/n ('n'), computed in `dtype` by XLA as JAX computes it (the phases
+    j k 2π/n rounded in `dtype`), so its entries are JAX's, down to the signs of zeros."""
     n = _size("dft", n)
     if scale not in (None, "sqrtn", "n"):
         raise ValueError(f"scale must be None, 'sqrtn', or 'n'; got {scale!r}.")
@@ -272,15 +273,11 @@ def dft(n: int, scale: str | None = None, *, dtype=None):
         util.check_user_dtype(dtype, "dft")
     if util.dtype_category(dtype) != "c":
         raise ValueError(f"dtype must be a complex floating-point type; got {dtype}.")
-    return _dft(n, scale, dtype)
-
-
-@util.compiled(name="dft", static_argnums=(0, 1, 2))
-def _dft(n: int, scale: str | None, dtype):
-    """The DFT matrix computed in `dtype` by XLA, as JAX computes it (the phases j k
-    2π/n rounded in `dtype`), so its entries are JAX's, down to the signs of zeros."""
     k = jnp.arange(n, dtype=dtype)
     omegas = jnp.exp(-2j * np.pi * k[:, None] * k[None, :] / n)
     if scale == "sqrtn":
         return omegas / jnp.sqrt(n)
     return omegas / n if scale == "n" else omegas
+
+
+jax_jits.apply(globals(), "scipy.linalg")  # JAX's jitted functions become jit functions

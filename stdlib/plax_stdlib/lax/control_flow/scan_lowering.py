@@ -10,14 +10,12 @@ symbolic length (export), `unroll` is only the hint it is: one step per trip.
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
-import plax
 from plax.extend.core import ClosedJaxpr, Primitive, SymbolicDimension, eval_jaxpr, stage_flat
 from plax.extend.dtypes import default_int_dtype
 from plax.extend.sharding import mat_axis_order
+from plax_stdlib import lax
 from plax_stdlib.lax import creation, parallel, shape_ops, slicing
 from plax_stdlib.lax.control_flow.common import split_list
 from plax_stdlib.lax.control_flow.loops import while_loop
@@ -33,16 +31,6 @@ closed_call_p.def_impl(lambda *args, call_jaxpr: eval_jaxpr(call_jaxpr.jaxpr,
 closed_call_p.define_rule("effects", lambda *, call_jaxpr: call_jaxpr.effects)
 closed_call_p.def_lowering(lambda ctx, *args, call_jaxpr:
                            ctx.lower_subjaxpr(call_jaxpr, *args, name="closed_call"))
-
-
-@functools.cache
-def _jitted_indexing():
-    """JAX's jitted `dynamic_index_in_dim` and `dynamic_update_index_in_dim` (private
-    functions of those names in the module); jit is a layer above, made on first use."""
-    return (plax.jit(slicing.dynamic_index_in_dim,
-                     static_argnames=("axis", "keepdims", "allow_negative_indices")),
-            plax.jit(slicing.dynamic_update_index_in_dim,
-                     static_argnames=("axis", "allow_negative_indices")))
 
 
 def _empty(prefix: tuple, y_aval):
@@ -65,7 +53,7 @@ def _scan_as_loop(*args, jaxpr: ClosedJaxpr, length, reverse: bool, unroll: int,
                   num_consts: int, num_carry: int):
     consts, carry, xs = split_list(args, [num_consts, num_carry])
     y_avals = jaxpr.out_avals[num_carry:]
-    dynamic_index, dynamic_update = _jitted_indexing()
+    dynamic_index, dynamic_update = lax.dynamic_index_in_dim, lax.dynamic_update_index_in_dim
     if isinstance(length, SymbolicDimension):
         unroll = 1
     trips, rest = (length, 0) if unroll == 1 else divmod(length, unroll)

@@ -67,4 +67,4 @@ def cholesky(x, *, symmetrize_input: bool = True):
     `[..., n, n]`; NaNs where a matrix is not positive definite. With
     `symmetrize_input`, (x + xᴴ)/2 is factored; otherwise only the lower triangle
     of `x` is read."""
-    return cholesky_p.bind(symmetrize(x) if symmetrize_input else x)
+    return tril(cholesky_p.bind(symmetrize(x) if symmetrize_input else x))  # as JAX's

@@ -147,9 +147,9 @@ def triangle_mask(shape, k: int = 0, lower: bool = True):
     """Booleans of `shape`, true on the lower triangle (below the `k`-th diagonal, k
     included) or the upper one (above it)."""
     n = len(shape)
-    rows = broadcasted_iota(np.int32, shape, n - 2)
+    shifted_rows = add(broadcasted_iota(np.int32, shape, n - 2), np.int32(k))  # (JAX's order)
     cols = broadcasted_iota(np.int32, shape, n - 1)
-    return ge(add(rows, np.int32(k)), cols) if lower else ge(cols, add(rows, np.int32(k)))
+    return ge(shifted_rows, cols) if lower else ge(cols, shifted_rows)
 
 
 def _zeros_like(x):

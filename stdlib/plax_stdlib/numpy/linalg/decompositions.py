@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from plax.extend.core import get_aval
-from plax_stdlib import lax
+from plax_stdlib import jax_jits, lax
 from plax_stdlib.lax import linalg as lax_linalg
 from plax_stdlib.lax.linalg.matrices import mH, mT, take_rows
 from plax_stdlib.numpy.linalg.operands import matrices
@@ -182,9 +182,8 @@ def eigvalsh(a, UPLO: str | None = "L", *, symmetrize_input: bool = True):
         >>> jnp.linalg.eigvalsh(a)
         Array([1.4384..., 5.5615...], dtype=float32)
     """
-    lower = _lower("jnp.linalg.eigvalsh", UPLO)
     a = matrices("jnp.linalg.eigvalsh", a, square=True)
-    return lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)[1]
+    return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues
 
 
 def eig(a) -> EigResult:
@@ -292,3 +291,6 @@ def svdvals(x, /):
     """
     x = matrices("jnp.linalg.svdvals", x)
     return lax_linalg.svd(x, compute_uv=False)
+
+
+jax_jits.apply(globals(), "numpy.linalg")  # JAX's jitted functions become jit functions

@@ -9,9 +9,10 @@ import numpy as np
 
 from plax.extend import dtypes
 from plax.extend.core import get_aval, max_dim
-from plax_stdlib import lax
+from plax_stdlib import jax_jits, lax
 from plax_stdlib.lax.linalg import svd as lax_svd
 from plax_stdlib.numpy import reductions, shape_ops, ufuncs, util
+from plax_stdlib.numpy.linalg.decompositions import svd
 from plax_stdlib.numpy.linalg.operands import check_matrices, inexact
 
 
@@ -179,10 +180,12 @@ def cond(x, p=None):
     from plax_stdlib.numpy.linalg.solvers import inv
     x, = inexact("jnp.linalg.cond", x)
     check_matrices("jnp.linalg.cond", x, square=p not in (None, 2, -2), what="x")
-    if p in (None, 2, -2):
-        s = lax_svd(x, compute_uv=False)
-        largest, smallest = reductions.max(s, axis=-1), reductions.min(s, axis=-1)
-        ratio = ufuncs.divide(largest, smallest) if p != -2 else ufuncs.divide(smallest, largest)
+    if p in (None, 2):  # the descending singular values' first over last, as JAX's
+        s = svd(x, compute_uv=False)
+        return ufuncs.divide(s[..., 0], s[..., -1])
+    if p == -2:
+        s = svd(x, compute_uv=False)
+        ratio = ufuncs.divide(s[..., -1], s[..., 0])
     else:
         ratio = ufuncs.multiply(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
     # A NaN from a singular matrix (not from NaN input) is an infinite condition number.
@@ -212,7 +215,6 @@ def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
         >>> jnp.linalg.matrix_rank(jnp.array([[1.0, 2.0], [2.0, 4.0]]))
         Array(1, dtype=int32)
     """
-    from plax_stdlib.numpy.linalg.decompositions import svd
     if tol is not None:
         if rtol is not None:
             raise ValueError("jnp.linalg.matrix_rank: only one of tol and rtol may be given")
@@ -222,13 +224,12 @@ def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
     if len(shape) < 2:
         return lax.convert_element_type(reductions.any(ufuncs.not_equal(M, 0)), np.int32)
     s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
-    largest = reductions.max(s, axis=-1, keepdims=True, initial=0)
-    if rtol is None:
+    if rtol is None:  # (a given rtol is compared with s as it is, as by JAX's)
         eps = float(dtypes.finfo(util.dtype_of(s)).eps)
-        rtol = lax.dimension_as_value(max_dim(*shape[-2:])) * eps
-    else:
-        rtol, = inexact("jnp.linalg.matrix_rank", rtol)
-        if util.shape_of(rtol):  # one tolerance per matrix
-            rtol = shape_ops.expand_dims(rtol, -1)
-    above = ufuncs.greater(s, ufuncs.multiply(largest, rtol))
-    return reductions.sum(lax.convert_element_type(above, np.int32), axis=-1)
+        rtol = (reductions.max(s, axis=-1)
+                * lax.dimension_as_value(max_dim(*shape[-2:])) * eps)
+    rtol = shape_ops.expand_dims(rtol, len(util.shape_of(rtol)))
+    return reductions.sum(ufuncs.greater(s, rtol), axis=-1)
+
+
+jax_jits.apply(globals(), "numpy.linalg")  # JAX's jitted functions become jit functions

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import operator
 
-import plax
-from plax_stdlib import lax
+from plax_stdlib import jax_jits, lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.numpy import util
 
@@ -36,7 +35,6 @@ def i1(x):
     return jnp.exp(jnp.abs(x)) * lax.bessel_i1e(x)
 
 
-@plax.jit(static_argnames=("v", "n_iter"))
 def _bessel_jn(z, v, n_iter):
     # Miller's method on ratios: r_k = J_k / J_{k-1} from the backward recurrence
     # r_k = z / (2k - z r_{k+1}) started at order `top` with r = 0, then J_k = J_0 r_1 ... r_k
@@ -66,3 +64,6 @@ def bessel_jn(z, *, v: int, n_iter: int = 50):
         raise ValueError(f"bessel_jn: v must be ≥ 0 and n_iter ≥ 1, got v={v}, "
                          f"n_iter={n_iter}")
     return _bessel_jn(_inexact("bessel_jn", z), v, n_iter)
+
+
+jax_jits.apply(globals(), "scipy.special")  # JAX's jitted functions become jit functions

@@ -43,21 +43,20 @@ def gammasgn(x):
     return jnp.where(jnp.logical_or(pole, jnp.isnan(x)), np.nan, sign)
 
 
-@plax.jit
 def gamma(x):
     """Γ(x) = sign · exp(log |Γ(x)|); ±inf at ±0, NaN at the negative poles."""
     x = _inexact("gamma", x)
-    return gammasgn(x) * jnp.exp(lax.lgamma(x))
+    return gammasgn(x) * lax.exp(lax.lgamma(x))
 
 
-@plax.jit
 def loggamma(x):
     """log Γ(x) for real x > 0, NaN elsewhere (as JAX's real branch); complex
     arguments are not supported."""
     x = _inexact("loggamma", x)
     if util.dtype_category(util.dtype_of(x)) == "c":
         raise NotImplementedError("loggamma of complex arguments is not implemented in plax")
-    return jnp.where(x > 0, lax.lgamma(x), np.nan)
+    log_abs = lax.lgamma(x)
+    return jnp.where(x > 0, log_abs, np.nan)
 
 
 def digamma(x):
@@ -134,14 +133,12 @@ def _betaln_ordered(small, large):
     return jnp.where(both_large, stirling, jnp.where(large_only, mixed, direct))
 
 
-@plax.jit
 def betaln(a, b):
     """log |B(a, b)| = log |Γ(a) Γ(b) / Γ(a + b)|, accurate for large arguments."""
     a, b = _inexact("betaln", a, b)
     return _betaln_ordered(jnp.minimum(a, b), jnp.maximum(a, b))
 
 
-@plax.jit
 def beta(a, b):
     """B(a, b) = Γ(a) Γ(b) / Γ(a + b), with its sign for negative arguments."""
     a, b = _inexact("beta", a, b)
@@ -166,7 +163,7 @@ def gammaincc(a, x):
 
 # --- Pochhammer symbols, factorials, binomial coefficients --------------------------------
 
-@plax.jit
+@plax.custom_jvp
 def poch(z, m):
     """The rising factorial (z)_m = Γ(z + m) / Γ(z) (1 where m = 0)."""
     z, m = _inexact("poch", z, m)
@@ -180,6 +177,11 @@ def poch(z, m):
                           lax.lgamma(z + m) - lax.lgamma(z))
     value = sign * jnp.exp(log_ratio)
     return jnp.where(m == 0, jnp.ones_like(value), value)
+
+
+# As JAX's: d/dz (z)_m = (ψ(z + m) - ψ(z)) (z)_m and d/dm (z)_m = ψ(z + m) (z)_m.
+poch.defjvps(lambda z_dot, _, z, m: (digamma(z + m) - digamma(z)) * poch(z, m) * z_dot,
+             lambda m_dot, _, z, m: digamma(z + m) * poch(z, m) * m_dot)
 
 
 def factorial(n, exact: bool = False):

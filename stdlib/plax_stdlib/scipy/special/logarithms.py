@@ -88,14 +88,12 @@ def _both_positive_or(name, p, q, on_positive, at_zero_p):
     return jnp.where(jnp.logical_or(jnp.isnan(p), jnp.isnan(q)), np.nan, out)
 
 
-@plax.jit
 def rel_entr(p, q):
     """p log(p / q) for p, q > 0; 0 where p = 0 ≤ q; inf otherwise."""
     return _both_positive_or("rel_entr", p, q, lambda p, q: p * jnp.log(p / q),
                              jnp.zeros_like)
 
 
-@plax.jit
 def kl_div(p, q):
     """p log(p / q) - p + q for p, q > 0; q where p = 0 ≤ q; inf otherwise."""
     return _both_positive_or("kl_div", p, q, lambda p, q: p * jnp.log(p / q) - p + q,
@@ -118,22 +116,24 @@ def logit(x):
 logit.defjvps(lambda g, ans, x: lax.div(g, lax.mul(x, lax.sub(_lax_const(x, 1), x))))
 
 
-@plax.jit
+def _boxcox(x, lmbda, log):
+    """(e^(λ log(x)) - 1) / λ, log(x) at λ = 0, as JAX computes it."""
+    lmbda_is_zero = lmbda == 0
+    safe_lmbda = jnp.where(lmbda_is_zero, jnp.ones_like(lmbda), lmbda)
+    log_x = log(x)
+    return jnp.where(lmbda_is_zero, log_x, jnp.expm1(safe_lmbda * log_x) / safe_lmbda)
+
+
 def boxcox(x, lmbda):
     """The Box-Cox transform (x^λ - 1) / λ, log x at λ = 0."""
     x, lmbda = _inexact("boxcox", x, lmbda)
-    log_x = jnp.log(x)
-    safe_lmbda = jnp.where(lmbda == 0, 1.0, lmbda)
-    return jnp.where(lmbda == 0, log_x, jnp.expm1(safe_lmbda * log_x) / safe_lmbda)
+    return _boxcox(x, lmbda, jnp.log)
 
 
-@plax.jit
 def boxcox1p(x, lmbda):
     """The Box-Cox transform of 1 + x, accurate for small x."""
     x, lmbda = _inexact("boxcox1p", x, lmbda)
-    log1p_x = jnp.log1p(x)
-    safe_lmbda = jnp.where(lmbda == 0, 1.0, lmbda)
-    return jnp.where(lmbda == 0, log1p_x, jnp.expm1(safe_lmbda * log1p_x) / safe_lmbda)
+    return _boxcox(x, lmbda, jnp.log1p)
 
 
 def softmax(x, /, *, axis=None):

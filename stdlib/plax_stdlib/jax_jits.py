@@ -1,20 +1,26 @@
-"""The `plax.numpy` functions that are `plax.jit` functions, as in JAX, and how.
+"""The public functions of plax that are `plax.jit` functions, as in JAX, and how.
 
-164 of JAX's `jax.numpy` functions are jitted where JAX defines them (`type(jnp.sin)`
-is its `PjitFunction`, with `.lower`, `.trace`, `.eval_shape`, and `jax.export` takes
-them as they are): the elementwise ones mostly with `inline=True`, so that a Jaxpr
-shows their equations, not a call; the others print as `jit[name=...]`. `JAX_JITS`
-lists them with JAX's options. Each module defining some of them ends with
-`apply(globals())`, which replaces them by their jit there, so that plax's own calls
-between them go through it, as JAX's do: an eager call then runs as one cached
-computation, and Jaxprs show the same nested calls as JAX's.
+JAX 0.10.2 defines some of its public functions jitted (`type(jnp.sin)` is its
+`PjitFunction`, with `.lower`, `.trace`, `.eval_shape`, and `jax.export` takes them as
+they are): 164 of `jax.numpy`, the elementwise ones mostly with `inline=True`, so that
+a Jaxpr shows their equations, not a call; and some of `jax.numpy.linalg`,
+`jax.scipy.linalg`, `jax.scipy.special` and `jax.lax`, which print as `jit[name=...]`.
+`JAX_JITS` lists them by public module, with JAX's options. Each module defining some
+of them ends with `apply(globals(), module)`, which replaces them by their jit there,
+so that plax's own calls between them go through it, as JAX's do: an eager call then
+runs as one cached computation, and Jaxprs show the same nested calls as JAX's.
+(`plax.lax` makes its own on first use, with `jitted`: `plax.jit` is a layer above it.)
+It is outside `plax.numpy`, whose import makes `plax.jit` functions, so that `plax.lax`
+reads it without importing `plax.numpy`.
 """
 from __future__ import annotations
+
+from typing import Callable
 
 import plax
 
 # name -> (inline, static_argnames), as JAX 0.10.2's `jax.numpy` jits each function
-JAX_JITS: dict[str, tuple[bool, tuple[str, ...]]] = {
+_NUMPY: dict[str, tuple[bool, tuple[str, ...]]] = {
     **dict.fromkeys("""
         abs absolute acos acosh arccos arcsin arcsinh arctan arctan2 arctanh asin asinh atan
         atan2 atanh bitwise_invert bitwise_left_shift bitwise_not bitwise_right_shift cbrt
@@ -94,11 +100,63 @@ JAX_JITS: dict[str, tuple[bool, tuple[str, ...]]] = {
 }
 
 
-def apply(namespace: dict) -> None:
-    """Replaces, in a module's `namespace`, each function of `JAX_JITS` it defines (not
-    one it imports) by its `plax.jit` with JAX's options."""
+# public module (under `jax.`) -> its table; outside `jax.numpy` none is inline
+JAX_JITS: dict[str, dict[str, tuple[bool, tuple[str, ...]]]] = {
+    "numpy": _NUMPY,
+    "numpy.linalg": {
+        "cholesky": (False, ("upper", "symmetrize_input")),
+        "cond": (False, ("p",)),
+        "eigh": (False, ("UPLO", "symmetrize_input")),
+        "eigvals": (False, ()),
+        "eigvalsh": (False, ("UPLO", "symmetrize_input")),
+        "inv": (False, ()),
+        "matrix_power": (False, ("n",)),
+        "matrix_rank": (False, ("hermitian",)),
+        "norm": (False, ("ord", "axis", "keepdims")),
+        "qr": (False, ("mode",)),
+        "solve": (False, ()),
+        "svd": (False, ("full_matrices", "compute_uv", "hermitian", "subset_by_index")),
+    },
+    "scipy.linalg": {
+        "block_diag": (False, ()),
+        "convolution_matrix": (False, ("n", "mode")),
+        "dft": (False, ("n", "scale", "dtype")),
+        "expm": (False, ("upper_triangular", "max_squarings")),
+        "expm_frechet": (False, ("method", "compute_expm")),
+        "hadamard": (False, ("n", "dtype")),
+        "helmert": (False, ("n", "full")),
+        "hessenberg": (False, ("calc_q", "overwrite_a", "check_finite")),
+        "hilbert": (False, ("n",)),
+        "invhilbert": (False, ("n",)),
+        "invpascal": (False, ("n", "kind")),
+        "lu": (False, ("permute_l", "overwrite_a", "check_finite")),
+        "lu_factor": (False, ("overwrite_a", "check_finite")),
+        "lu_solve": (False, ("trans", "overwrite_b", "check_finite")),
+        "pascal": (False, ("n", "kind")),
+        "polar": (False, ("side", "method")),
+        "rsf2csf": (False, ("check_finite",)),
+        "solve_sylvester": (False, ("method",)),
+    },
+    "scipy.special": {"bessel_jn": (False, ("v", "n_iter"))},
+    "lax": {
+        "dynamic_index_in_dim": (False, ("axis", "keepdims", "allow_negative_indices")),
+        "dynamic_update_index_in_dim": (False, ("axis", "allow_negative_indices")),
+        "fft": (False, ("fft_type", "fft_lengths")),
+    },
+}
+
+
+def jitted(fun: Callable, module: str, name: str | None = None) -> Callable:
+    """`fun`, listed in `module`'s table (as `name`, by default its own), as its
+    `plax.jit` with JAX's options."""
+    inline, static_argnames = JAX_JITS[module][name or fun.__name__]
+    return plax.jit(fun, inline=inline, static_argnames=static_argnames)
+
+
+def apply(namespace: dict, module: str = "numpy") -> None:
+    """Replaces, in a module's `namespace`, each function of `module`'s table it
+    defines (not one it imports) by its `plax.jit` with JAX's options."""
     for name, fun in list(namespace.items()):
-        options = JAX_JITS.get(name)
-        if options is not None and getattr(fun, "__module__", None) == namespace["__name__"]:
-            inline, static_argnames = options
-            namespace[name] = plax.jit(fun, inline=inline, static_argnames=static_argnames)
+        if (name in JAX_JITS[module]
+                and getattr(fun, "__module__", None) == namespace["__name__"]):
+            namespace[name] = jitted(fun, module, name)
