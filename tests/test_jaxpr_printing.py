@@ -28,6 +28,10 @@ KNOWN_DIFFERENCES = {
      "which JAX's loop never ends where abs overflows (gcd(-2**31, -3) hangs in JAX)"): [
         "int jnp.gcd", "int jnp.gcd(x, 1)",
     ],
+    ("a scan's split (partial_eval_jaxpr) keeps a checkpoint's known part as a remat2 "
+     "equation; JAX's traced split inlines it"): [
+        "grad checkpoint scan body",
+    ],
 }
 
 
