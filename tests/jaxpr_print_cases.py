@@ -489,6 +489,10 @@ def _loop_derivative_cases(jax, jnp, lax, add) -> None:
         lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 2), (0, x))), N, F)
     add("grad map", jax.grad(lambda x: jnp.sum(lax.map(jnp.sin, x))), F)
     add("vmap map", jax.vmap(lambda x: lax.map(jnp.sin, x)), M)
+    add("grad map batch_size", jax.grad(lambda x: jnp.sum(lax.map(jnp.sin, x, batch_size=2))),
+        np.arange(4.0, dtype=np.float32))
+    add("map batch_size remainder", lambda x: lax.map(jnp.sin, x, batch_size=2), F)
+    add("map batch_size over length", lambda x: lax.map(jnp.sin, x, batch_size=4), F)
     add("grad cond operand", jax.grad(lambda x, y: lax.cond(
         x > 0, lambda a, b: a * b, lambda a, b: a + b, x, y), argnums=(0, 1)), S, S)
     add("value_and_grad cond", jax.value_and_grad(lambda x: jnp.sum(lax.cond(
