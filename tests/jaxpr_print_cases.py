@@ -459,6 +459,10 @@ def _loop_derivative_cases(jax, jnp, lax, add) -> None:
     add("grad scan closed-over const",
         jax.grad(lambda x: lax.scan(lambda c, t: (c * t + N.astype(np.float32)[0], None),
                                     S, x)[0]), F)
+    add("grad scan converted const", lambda x, n: jax.grad(lambda x: lax.scan(
+        lambda c, t: (c * t + n.astype(jnp.float32), None), S, x)[0])(x), F, np.int32(2))
+    add("grad scan weak init", jax.grad(lambda x: jnp.sum(lax.scan(
+        lambda c, t: (c + t, c * t), 0.0, x)[1])), F)
     add("grad scan closure", lambda w, x: jax.grad(
         lambda w: lax.scan(lambda c, t: (jnp.tanh(c * w + t), None), S, x)[0])(w), S, F)
     add("grad scan pytree carry", jax.grad(lambda x: jnp.sum(lax.scan(

@@ -411,13 +411,43 @@ def _scan_unknowns(jaxpr, num_consts, num_carry, unknowns):
         carry_uk = grown
 
 
-def _loop_invariant(known: ClosedJaxpr, n_consts: int, outputs: Sequence) -> list[bool]:
-    """Which of `outputs` (outvars of `known`) depend only on its first `n_consts` inputs."""
-    varying = {id(v) for v in known.jaxpr.invars[n_consts:]}
-    for eqn in known.jaxpr.eqns:
-        if any(isinstance(a, Var) and id(a) in varying for a in eqn.invars):
-            varying.update(id(v) for v in eqn.outvars)
-    return [not (isinstance(v, Var) and id(v) in varying) for v in outputs]
+def _split_invariant(known: ClosedJaxpr, n_consts: int, n_out: int, residual_stacked):
+    """As JAX's known-scan hoisting: the equations of `known` that read only its first
+    `n_consts` inputs (and constants) run once, before the loop. → (hoist: `known`'s
+    inputs to the values the loop reads of them, then the invariant residuals;
+    its used inputs; forward: (those values, carry, xs) to the outputs and stacked
+    residuals; per residual whether it is invariant)."""
+    jaxpr = known.jaxpr
+    fixed = {id(v) for v in [*jaxpr.constvars, *jaxpr.invars[:n_consts]]}
+    is_fixed = lambda a: not isinstance(a, Var) or id(a) in fixed  # noqa: E731
+    hoisted, looped = [], []
+    for eqn in jaxpr.eqns:
+        once = not eqn.effects and all(map(is_fixed, eqn.invars))
+        (hoisted if once else looped).append(eqn)
+        if once:
+            fixed.update(id(v) for v in eqn.outvars)
+    res_vars = jaxpr.outvars[n_out:]
+    invariant = [is_fixed(v) for v in res_vars]
+    consts = {id(v) for v in jaxpr.constvars}
+    read = [a for e in looped for a in e.invars] + jaxpr.outvars[:n_out]
+    needed = list({id(a): a for a in read if isinstance(a, Var) and id(a) in fixed
+                   and id(a) not in consts}.values())
+    hoist, hoist_used = dce_closed_jaxpr(known.replace(jaxpr=jaxpr.replace(
+        eqns=hoisted, outvars=[*needed, *(v for v, i in zip(res_vars, invariant) if i)],
+        debug_info=None)), [True] * (len(needed) + sum(invariant)))
+    stacked = [s and not i for s, i in zip(residual_stacked, invariant)]
+    invars = [*needed, *jaxpr.invars[n_consts:]]
+    outputs = [True] * n_out + stacked
+    dbg = jaxpr.debug_info
+    if dbg is not None and dbg.arg_names is not None and dbg.result_paths is not None:
+        names = {id(v): n for v, n in zip(jaxpr.invars, dbg.arg_names)}
+        dbg = dbg.with_arg_names([names.get(id(v), "") for v in invars]).filter_result_paths(
+            outputs)
+    forward, _ = dce_closed_jaxpr(known.replace(jaxpr=jaxpr.replace(
+        invars=invars, eqns=looped, debug_info=dbg,
+        outvars=[v for v, o in zip(jaxpr.outvars, outputs) if o])),
+        [True] * sum(outputs), instantiate=True)
+    return hoist, hoist_used, forward, len(needed), invariant
 
 
 @cached_on_jaxpr
@@ -429,38 +459,36 @@ def _scan_split(jaxpr, nc, nk, unknowns):
                                                        instantiate=carry_uk + [False] * ny)
     n_kc, n_kk = nc - sum(const_uk), nk - sum(carry_uk)
     n_kout = len(known.out_avals) - n_res
-    res_vars = known.jaxpr.outvars[n_kout:]
-    invariant = _loop_invariant(known, n_kc, res_vars)
     # Residuals that are scanned inputs themselves are read from those inputs.
     xs_invars = {id(v): i for i, v in enumerate(known.jaxpr.invars[n_kc + n_kk:])}
-    forwarded = [None if inv else xs_invars.get(id(v)) for v, inv in zip(res_vars, invariant)]
-    stacked = [not inv and f is None for inv, f in zip(invariant, forwarded)]
-    hoist, hoist_used = dce_closed_jaxpr(known, [False] * n_kout + invariant)
-    forward, _ = dce_closed_jaxpr(known, [True] * n_kout + stacked, instantiate=True)
+    forwarded = [xs_invars.get(id(v)) for v in known.jaxpr.outvars[n_kout:]]
+    hoist, hoist_used, forward, n_hoisted, invariant = _split_invariant(
+        known, n_kc, n_kout, [f is None for f in forwarded])
     # The unknown body takes (residuals, consts, carry, xs) and, as JAX's, the invariant
     # residuals first (as consts) and the others last (as scanned inputs).
     inv_idx = [i for i, inv in enumerate(invariant) if inv]
     var_idx = [i for i, inv in enumerate(invariant) if not inv]
     body = permute(unknown, [*inv_idx, *range(n_res, len(unknown.in_avals)), *var_idx])
-    return (const_uk, carry_uk, xs_uk, out_uk, n_kout, hoist, hoist_used, forward, forwarded,
-            invariant, inv_idx, var_idx, body)
+    return (const_uk, carry_uk, xs_uk, out_uk, n_kout, hoist, hoist_used, forward, n_hoisted,
+            forwarded, invariant, inv_idx, var_idx, body)
 
 
 def _scan_partial_eval(trace, args, *, jaxpr, num_consts, num_carry, **params):
     """Known scan (run now) stacking the loop-varying residuals; unknown scan (staged)."""
     nc, nk = num_consts, num_carry
-    (const_uk, carry_uk, xs_uk, out_uk, n_kout, hoist, hoist_used, forward, forwarded,
-     invariant, inv_idx, var_idx, body) = _scan_split(jaxpr, nc, nk,
-                                                      [trace.is_unknown(a) for a in args])
+    (const_uk, carry_uk, xs_uk, out_uk, n_kout, hoist, hoist_used, forward, n_hoisted,
+     forwarded, invariant, inv_idx, var_idx, body) = _scan_split(
+        jaxpr, nc, nk, [trace.is_unknown(a) for a in args])
     consts, init, xs = split_list(args, [nc, nk])
     kc = [c for c, u in zip(consts, const_uk) if not u]
     kk = [x for x, u in zip(init, carry_uk) if not u]
     kx = [x for x, u in zip(xs, xs_uk) if not u]
     with set_current_trace(trace.parent):
-        hoisted = iter(eval_jaxpr(hoist.jaxpr, hoist.consts,
-                                  *(x for x, u in zip([*kc, *kk, *kx], hoist_used) if u)))
-    known_outs = trace.bind_known(scan_p, [*kc, *kk, *kx], dict(
-        params, jaxpr=forward, num_consts=len(kc), num_carry=len(kk)))
+        hoisted = eval_jaxpr(hoist.jaxpr, hoist.consts,
+                             *(x for x, u in zip([*kc, *kk, *kx], hoist_used) if u))
+    loop_consts, hoisted = hoisted[:n_hoisted], iter(hoisted[n_hoisted:])
+    known_outs = trace.bind_known(scan_p, [*loop_consts, *kk, *kx], dict(
+        params, jaxpr=forward, num_consts=n_hoisted, num_carry=len(kk)))
     stacked_res = iter(known_outs[n_kout:])
     res_values = [next(hoisted) if inv else (kx[f] if f is not None else next(stacked_res))
                   for inv, f in zip(invariant, forwarded)]
