@@ -352,6 +352,7 @@ def cases(jax) -> dict:
         add("pmap psum axis_index_groups", jax.pmap(grouped, "i"),
             np.arange(8.0, dtype=np.float32).reshape(4, 2))
     _collective_cases(jax, lax, add)
+    _loop_derivative_cases(jax, jnp, lax, add)
 
     # creation
     add("zeros", lambda: jnp.zeros((2, 3)))
@@ -472,6 +473,79 @@ SCALAR_FUNCTIONS = ["sin", "exp", "sqrt", "square", "abs", "zeros_like", "ones_l
 
 MEMBERS = 8  # the members of the axis 'i' the collective cases map over
 BLOCK = np.arange(32.0, dtype=np.float32).reshape(8, 4) / 8  # what each member holds
+
+
+def _loop_derivative_cases(jax, jnp, lax, add) -> None:
+    """Derivatives and batching of loops (scan, fori_loop, while_loop, map, cond, switch)."""
+    def step(c, t):
+        return c * jnp.sin(t), c + t
+
+    def loss(x):
+        c, ys = lax.scan(step, S, x)
+        return c + jnp.sum(ys)
+    add("grad scan ys used", jax.grad(loss), F)
+    add("value_and_grad scan", jax.value_and_grad(loss), F)
+    add("vjp scan", lambda x, c: jax.vjp(lambda x: lax.scan(step, S, x), x)[1]((S, c)), F, F)
+    add("jvp scan", lambda x, t: jax.jvp(lambda x: lax.scan(step, S, x), (x,), (t,)), F, F)
+    add("linearize scan", lambda x, t: jax.linearize(lambda x: lax.scan(step, S, x), x)[1](t),
+        F, F)
+    add("linearize scan jaxpr", lambda x: jax.linearize(lambda x: lax.scan(step, S, x), x), F)
+    add("grad scan closed-over const",
+        jax.grad(lambda x: lax.scan(lambda c, t: (c * t + N.astype(np.float32)[0], None),
+                                    S, x)[0]), F)
+    add("grad scan converted const", lambda x, n: jax.grad(lambda x: lax.scan(
+        lambda c, t: (c * t + n.astype(jnp.float32), None), S, x)[0])(x), F, np.int32(2))
+    add("grad scan weak init", jax.grad(lambda x: jnp.sum(lax.scan(
+        lambda c, t: (c + t, c * t), 0.0, x)[1])), F)
+    add("grad scan closure", lambda w, x: jax.grad(
+        lambda w: lax.scan(lambda c, t: (jnp.tanh(c * w + t), None), S, x)[0])(w), S, F)
+    add("grad scan pytree carry", jax.grad(lambda x: jnp.sum(lax.scan(
+        lambda c, t: ((c[0] * t, c[1] + c[0]), None), (S, S), x)[0][1])), F)
+    add("grad scan reverse", jax.grad(lambda x: lax.scan(
+        lambda c, t: (jnp.sin(c) * t, None), S, x, reverse=True)[0]), F)
+    add("grad scan unroll", jax.grad(lambda x: lax.scan(
+        lambda c, t: (jnp.sin(c) * t, None), S, x, unroll=2)[0]), F)
+    add("grad scan length", jax.grad(lambda x: jnp.sum(lax.scan(
+        lambda c, _: (jnp.sin(c), c), x, length=3)[1])), F)
+    add("grad scan matrix", jax.grad(lambda w: jnp.sum(lax.scan(
+        lambda c, t: (jnp.tanh(w @ c + t), None), F, M.T)[0])), np.eye(3, dtype=np.float32))
+    add("vmap scan xs", jax.vmap(lambda x: lax.scan(step, S, x)), M)
+    add("vmap scan carry", jax.vmap(lambda c: lax.scan(step, c, F)), F)
+    add("vmap grad scan", jax.vmap(jax.grad(loss)), M)
+    add("grad fori traced", lambda n, x: jax.grad(
+        lambda x: lax.fori_loop(0, n, lambda i, c: jnp.sin(c) * i, x))(x), np.int32(3), S)
+    add("jvp fori", lambda x, t: jax.jvp(
+        lambda x: lax.fori_loop(0, 3, lambda i, c: jnp.sin(c) * i, x), (x,), (t,)), S, S)
+    add("vmap fori", jax.vmap(lambda x: lax.fori_loop(0, 3, lambda i, c: c * x, x)), F)
+    add("vmap fori traced", jax.vmap(lambda n, x: lax.fori_loop(0, n, lambda i, c: c * 2, x)),
+        N, F)
+    add("jvp while", lambda x, t: jax.jvp(lambda x: lax.while_loop(
+        lambda c: c[0] < 3, lambda c: (c[0] + 1, jnp.sin(c[1])), (0, x)), (x,), (t,)), S, S)
+    add("vmap while batched predicate", jax.vmap(lambda x: lax.while_loop(
+        lambda c: c < 3.0, lambda c: c * 2, x)), F)
+    add("vmap while pytree", jax.vmap(lambda n, x: lax.while_loop(
+        lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 2), (0, x))), N, F)
+    add("grad map", jax.grad(lambda x: jnp.sum(lax.map(jnp.sin, x))), F)
+    add("vmap map", jax.vmap(lambda x: lax.map(jnp.sin, x)), M)
+    add("grad map batch_size", jax.grad(lambda x: jnp.sum(lax.map(jnp.sin, x, batch_size=2))),
+        np.arange(4.0, dtype=np.float32))
+    add("map batch_size remainder", lambda x: lax.map(jnp.sin, x, batch_size=2), F)
+    add("map batch_size over length", lambda x: lax.map(jnp.sin, x, batch_size=4), F)
+    add("grad cond operand", jax.grad(lambda x, y: lax.cond(
+        x > 0, lambda a, b: a * b, lambda a, b: a + b, x, y), argnums=(0, 1)), S, S)
+    add("value_and_grad cond", jax.value_and_grad(lambda x: jnp.sum(lax.cond(
+        x[0] > 0, jnp.sin, jnp.cos, x))), F)
+    add("grad switch", jax.grad(lambda i, x: lax.switch(i, [jnp.sin, jnp.cos, jnp.tan], x),
+                                argnums=1), np.int32(1), S)
+    add("jvp cond", lambda x, t: jax.jvp(lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x),
+                                         (x,), (t,)), S, S)
+    add("vmap switch", jax.vmap(lambda i, x: lax.switch(i, [jnp.sin, jnp.cos], x)), N, F)
+    add("vmap cond unbatched predicate", jax.vmap(
+        lambda x: lax.cond(S > 0, jnp.sin, jnp.cos, x)), F)
+    add("vmap grad cond", jax.vmap(jax.grad(lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x))), F)
+    add("grad checkpoint scan body", jax.grad(lambda x: lax.scan(
+        jax.checkpoint(lambda c, t: (jnp.sin(c) * t, None)), S, x)[0]), F)
+    add("checkpoint scan", jax.checkpoint(lambda x: lax.scan(step, S, x)), F)
 
 
 def _per_member(lax) -> dict:

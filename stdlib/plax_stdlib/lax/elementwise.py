@@ -18,7 +18,7 @@ import numpy as np
 
 from plax.extend.ad import (Zero, broadcast_to, defjvp, is_undefined_primal, linear_jvp,
                              tangent_aval, unbroadcast)
-from plax.extend.batching import broadcasting_batcher, unary_batcher
+from plax.extend.batching import broadcasting_batcher, move_to, not_mapped, unary_batcher
 from plax.extend.constructors import (
     ANY,
     COMPLEX,
@@ -116,10 +116,21 @@ add_p, add = binary_op(
     transpose=lambda ct, x, y: [_unbroadcast_if(ct, x), _unbroadcast_if(ct, y)],
     example=("lax.add(jnp.array([1.0, 2.0]), 10.0)",
              "Array([11., 12.], dtype=float32)"))
+
+
+def _add_any_batching(axis_data, args, dims):
+    """As JAX's add_jaxvals: both operands at one batch dim (y's, where it has one), an
+    unbatched one broadcast to the batched shape (the sum's operands have one shape)."""
+    out_dim = dims[0] if dims[1] is not_mapped else dims[1]
+    x, y = (move_to(v, d, out_dim, axis_data.size) for v, d in zip(args, dims))
+    return add_any_p.bind(x, y), out_dim
+
+
 add_any_p, add_any = binary_op(  # JAX's add_jaxvals: its Jaxprs show sums of tangents so
     "add_any", NUMBER, hlo_rule("add"),
     "The sum of two tangents or cotangents of one shape: what differentiation adds with.",
     jvp=(lambda g, ans, x, y: g, lambda g, ans, x, y: g), transpose=lambda ct, x, y: [ct, ct],
+    batching=_add_any_batching,
     example=("lax.add_any(jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0]))",
              "Array([4., 6.], dtype=float32)"))
 sub_p, sub = binary_op(

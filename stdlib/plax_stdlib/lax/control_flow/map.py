@@ -6,7 +6,7 @@ from __future__ import annotations
 import plax
 from plax.extend import tree_util
 from plax.extend.core import get_aval
-from plax_stdlib.lax import shape_ops, slicing
+from plax_stdlib.lax import shape_ops
 from plax_stdlib.lax.control_flow.scan import scan
 
 
@@ -41,20 +41,23 @@ def map(f, xs, *, batch_size: int | None = None):  # noqa: A001 - lax's name
         raise ValueError("lax.map: xs has no arrays to map over")
     n = get_aval(leaves[0]).shape[0] if get_aval(leaves[0]).shape else 0
     batched_f = plax.vmap(f)  # vmap is a transform: reached through the facade
-    n_main = (n // batch_size) * batch_size
-
-    def batches(x):
-        shape = get_aval(x).shape
-        main = slicing.slice_in_dim(x, 0, n_main)
-        return shape_ops.reshape(main, (n_main // batch_size, batch_size, *shape[1:]))
-
-    main_in = tree_util.tree_unflatten(tree, [batches(x) for x in leaves])
+    n_batches = n // batch_size
+    n_main = n_batches * batch_size
+    if n_batches == 0:
+        return batched_f(xs)
+    # Staged in JAX's order: each leaf's batches then its remainder, the loop, the
+    # remainder's batch, then the loop's results flattened and joined to it.
+    main_in, rest_in = [], []
+    for x in leaves:
+        main_in.append(shape_ops.reshape(x[:n_main], (n_batches, batch_size,
+                                                      *get_aval(x).shape[1:])))
+        if n_main < n:
+            rest_in.append(x[n_main:])
+    main_in = tree_util.tree_unflatten(tree, main_in)
     main_out = scan(lambda _, x: ((), batched_f(x)), (), main_in)[1]
-    main_out = tree_util.tree_map(
-        lambda y: shape_ops.reshape(y, (n_main, *get_aval(y).shape[2:])), main_out)
-    if n_main == n:
-        return main_out
-    rest_in = tree_util.tree_unflatten(tree, [slicing.slice_in_dim(x, n_main, n)
-                                              for x in leaves])
-    rest_out = batched_f(rest_in)
-    return tree_util.tree_map(lambda a, b: shape_ops.concatenate([a, b], 0), main_out, rest_out)
+    flatten = lambda y: shape_ops.reshape(y, (n_main, *get_aval(y).shape[2:]))  # noqa: E731
+    if not rest_in:
+        return tree_util.tree_map(flatten, main_out)
+    rest_out = batched_f(tree_util.tree_unflatten(tree, rest_in))
+    return tree_util.tree_map(lambda a, b: shape_ops.concatenate([flatten(a), b], 0),
+                              main_out, rest_out)

@@ -40,18 +40,16 @@ from plax.extend.core import (
     Var,
     dce_closed_jaxpr,
     dce_jaxpr,
-    derived_debug_info,
     eval_jaxpr,
     get_aval,
     implicit_device_put,
     set_current_trace,
     stage_flat,
 )
-from plax_stdlib.lax import conversion, elementwise, shape_ops, slicing
+from plax_stdlib.lax import conversion, shape_ops, slicing
 from plax_stdlib.lax.control_flow.common import (
     cached_on_jaxpr,
     check_carry_types,
-    debug_names,
     expand_tangents,
     forwarded_inputs,
     leaf_paths,
@@ -413,13 +411,43 @@ def _scan_unknowns(jaxpr, num_consts, num_carry, unknowns):
         carry_uk = grown
 
 
-def _loop_invariant(known: ClosedJaxpr, n_consts: int, outputs: Sequence) -> list[bool]:
-    """Which of `outputs` (outvars of `known`) depend only on its first `n_consts` inputs."""
-    varying = {id(v) for v in known.jaxpr.invars[n_consts:]}
-    for eqn in known.jaxpr.eqns:
-        if any(isinstance(a, Var) and id(a) in varying for a in eqn.invars):
-            varying.update(id(v) for v in eqn.outvars)
-    return [not (isinstance(v, Var) and id(v) in varying) for v in outputs]
+def _split_invariant(known: ClosedJaxpr, n_consts: int, n_out: int, residual_stacked):
+    """As JAX's known-scan hoisting: the equations of `known` that read only its first
+    `n_consts` inputs (and constants) run once, before the loop. → (hoist: `known`'s
+    inputs to the values the loop reads of them, then the invariant residuals;
+    its used inputs; forward: (those values, carry, xs) to the outputs and stacked
+    residuals; per residual whether it is invariant)."""
+    jaxpr = known.jaxpr
+    fixed = {id(v) for v in [*jaxpr.constvars, *jaxpr.invars[:n_consts]]}
+    is_fixed = lambda a: not isinstance(a, Var) or id(a) in fixed  # noqa: E731
+    hoisted, looped = [], []
+    for eqn in jaxpr.eqns:
+        once = not eqn.effects and all(map(is_fixed, eqn.invars))
+        (hoisted if once else looped).append(eqn)
+        if once:
+            fixed.update(id(v) for v in eqn.outvars)
+    res_vars = jaxpr.outvars[n_out:]
+    invariant = [is_fixed(v) for v in res_vars]
+    consts = {id(v) for v in jaxpr.constvars}
+    read = [a for e in looped for a in e.invars] + jaxpr.outvars[:n_out]
+    needed = list({id(a): a for a in read if isinstance(a, Var) and id(a) in fixed
+                   and id(a) not in consts}.values())
+    hoist, hoist_used = dce_closed_jaxpr(known.replace(jaxpr=jaxpr.replace(
+        eqns=hoisted, outvars=[*needed, *(v for v, i in zip(res_vars, invariant) if i)],
+        debug_info=None)), [True] * (len(needed) + sum(invariant)))
+    stacked = [s and not i for s, i in zip(residual_stacked, invariant)]
+    invars = [*needed, *jaxpr.invars[n_consts:]]
+    outputs = [True] * n_out + stacked
+    dbg = jaxpr.debug_info
+    if dbg is not None and dbg.arg_names is not None and dbg.result_paths is not None:
+        names = {id(v): n for v, n in zip(jaxpr.invars, dbg.arg_names)}
+        dbg = dbg.with_arg_names([names.get(id(v), "") for v in invars]).filter_result_paths(
+            outputs)
+    forward, _ = dce_closed_jaxpr(known.replace(jaxpr=jaxpr.replace(
+        invars=invars, eqns=looped, debug_info=dbg,
+        outvars=[v for v, o in zip(jaxpr.outvars, outputs) if o])),
+        [True] * sum(outputs), instantiate=True)
+    return hoist, hoist_used, forward, len(needed), invariant
 
 
 @cached_on_jaxpr
@@ -431,48 +459,43 @@ def _scan_split(jaxpr, nc, nk, unknowns):
                                                        instantiate=carry_uk + [False] * ny)
     n_kc, n_kk = nc - sum(const_uk), nk - sum(carry_uk)
     n_kout = len(known.out_avals) - n_res
-    res_vars = known.jaxpr.outvars[n_kout:]
-    invariant = _loop_invariant(known, n_kc, res_vars)
     # Residuals that are scanned inputs themselves are read from those inputs.
     xs_invars = {id(v): i for i, v in enumerate(known.jaxpr.invars[n_kc + n_kk:])}
-    forwarded = [None if inv else xs_invars.get(id(v)) for v, inv in zip(res_vars, invariant)]
-    stacked = [not inv and f is None for inv, f in zip(invariant, forwarded)]
-    hoist, hoist_used = dce_closed_jaxpr(known, [False] * n_kout + invariant)
-    forward, _ = dce_closed_jaxpr(known, [True] * n_kout + stacked, instantiate=True)
-    # The unknown body takes (residuals, consts, carry, xs): the invariant residuals
-    # become consts and the others scanned inputs.
-    ncu, nku = sum(const_uk), sum(carry_uk)
+    forwarded = [xs_invars.get(id(v)) for v in known.jaxpr.outvars[n_kout:]]
+    hoist, hoist_used, forward, n_hoisted, invariant = _split_invariant(
+        known, n_kc, n_kout, [f is None for f in forwarded])
+    # The unknown body takes (residuals, consts, carry, xs) and, as JAX's, the invariant
+    # residuals first (as consts) and the others last (as scanned inputs).
     inv_idx = [i for i, inv in enumerate(invariant) if inv]
     var_idx = [i for i, inv in enumerate(invariant) if not inv]
-    rest = n_res + ncu + nku
-    body = permute(unknown, [*inv_idx, *range(n_res, rest), *var_idx,
-                             *range(rest, len(unknown.in_avals))])
-    return (const_uk, carry_uk, xs_uk, out_uk, n_kout, hoist, hoist_used, forward, forwarded,
-            invariant, inv_idx, var_idx, body)
+    body = permute(unknown, [*inv_idx, *range(n_res, len(unknown.in_avals)), *var_idx])
+    return (const_uk, carry_uk, xs_uk, out_uk, n_kout, hoist, hoist_used, forward, n_hoisted,
+            forwarded, invariant, inv_idx, var_idx, body)
 
 
 def _scan_partial_eval(trace, args, *, jaxpr, num_consts, num_carry, **params):
     """Known scan (run now) stacking the loop-varying residuals; unknown scan (staged)."""
     nc, nk = num_consts, num_carry
-    (const_uk, carry_uk, xs_uk, out_uk, n_kout, hoist, hoist_used, forward, forwarded,
-     invariant, inv_idx, var_idx, body) = _scan_split(jaxpr, nc, nk,
-                                                      [trace.is_unknown(a) for a in args])
+    (const_uk, carry_uk, xs_uk, out_uk, n_kout, hoist, hoist_used, forward, n_hoisted,
+     forwarded, invariant, inv_idx, var_idx, body) = _scan_split(
+        jaxpr, nc, nk, [trace.is_unknown(a) for a in args])
     consts, init, xs = split_list(args, [nc, nk])
     kc = [c for c, u in zip(consts, const_uk) if not u]
     kk = [x for x, u in zip(init, carry_uk) if not u]
     kx = [x for x, u in zip(xs, xs_uk) if not u]
     with set_current_trace(trace.parent):
-        hoisted = iter(eval_jaxpr(hoist.jaxpr, hoist.consts,
-                                  *(x for x, u in zip([*kc, *kk, *kx], hoist_used) if u)))
-    known_outs = trace.bind_known(scan_p, [*kc, *kk, *kx], dict(
-        params, jaxpr=forward, num_consts=len(kc), num_carry=len(kk)))
+        hoisted = eval_jaxpr(hoist.jaxpr, hoist.consts,
+                             *(x for x, u in zip([*kc, *kk, *kx], hoist_used) if u))
+    loop_consts, hoisted = hoisted[:n_hoisted], iter(hoisted[n_hoisted:])
+    known_outs = trace.bind_known(scan_p, [*loop_consts, *kk, *kx], dict(
+        params, jaxpr=forward, num_consts=n_hoisted, num_carry=len(kk)))
     stacked_res = iter(known_outs[n_kout:])
     res_values = [next(hoisted) if inv else (kx[f] if f is not None else next(stacked_res))
                   for inv, f in zip(invariant, forwarded)]
     unknown_outs = trace.stage(scan_p, [
         *(res_values[i] for i in inv_idx), *(c for c, u in zip(consts, const_uk) if u),
-        *(x for x, u in zip(init, carry_uk) if u), *(res_values[i] for i in var_idx),
-        *(x for x, u in zip(xs, xs_uk) if u)],
+        *(x for x, u in zip(init, carry_uk) if u), *(x for x, u in zip(xs, xs_uk) if u),
+        *(res_values[i] for i in var_idx)],
         dict(params, jaxpr=body, num_consts=len(inv_idx) + sum(const_uk),
              num_carry=sum(carry_uk)))
     k, u = iter(known_outs[:n_kout]), iter(unknown_outs)
@@ -514,35 +537,35 @@ def _scan_transpose_body(jaxpr, nc, nk, const_lin, xs_lin, carry_weak):
     """The backward scan's body: (residual consts; accumulated const cotangents, carry
     cotangents; output cotangents, residual xs) → (consts, carry, xs cotangents).
     As in JAX, the carry cotangents are typed as the incoming ones (`carry_weak`), not
-    as the carry: the body is traced again if their weak types differ."""
+    as the carry: the body is traced again if their weak types differ. Each linear
+    const's accumulated cotangent seeds its backward pass (the body returns the const
+    too, with that cotangent), so each contribution is added to it where it arises."""
     carry_avals = jaxpr.in_avals[nc:nc + nk]
     if tuple(a.weak_type for a in carry_avals) != carry_weak:
         jaxpr = stage_flat(lambda *a: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *a),
                            [*jaxpr.in_avals[:nc],
                             *(a.update(weak_type=w) for a, w in zip(carry_avals, carry_weak)),
                             *jaxpr.in_avals[nc + nk:]], jaxpr.jaxpr.debug_info)
-    transposed = transpose_jaxpr(jaxpr, [*const_lin, *[True] * nk, *xs_lin])
-    const_avals, carry_avals, x_avals = split_list(jaxpr.in_avals, [nc, nk])
-    res_c_avals = [a for a, lin in zip(const_avals, const_lin) if not lin]
-    lin_c_avals = [a for a, lin in zip(const_avals, const_lin) if lin]
-    res_x_avals = [a for a, lin in zip(x_avals, xs_lin) if not lin]
-    y_avals = jaxpr.out_avals[nk:]
-    n_rc, n_cl, ny = len(res_c_avals), len(lin_c_avals), len(y_avals)
+    transposed = transpose_jaxpr(_returning_inputs(jaxpr, const_lin),
+                                 [*const_lin, *[True] * nk, *xs_lin])
+    n_rc = nc - sum(const_lin)
+    n_rx, n_cl = len(xs_lin) - sum(xs_lin), sum(const_lin)
+    n_ct = len(jaxpr.out_avals)  # carry and y cotangents
+    rest = n_rc + n_rx
+    return permute(transposed, [*range(n_rc), *range(rest + n_ct, rest + n_ct + n_cl),
+                                *range(rest, rest + n_ct), *range(n_rc, rest)])
 
-    def backward_step(*a):
-        rc, acc, ck, cy, rx = split_list(a, [n_rc, n_cl, nk, ny])
-        outs = eval_jaxpr(transposed.jaxpr, transposed.consts, *rc, *rx, *ck, *cy)
-        d_consts, d_carry, d_xs = split_list(outs, [n_cl, nk])
-        return [*map(elementwise.add, acc, d_consts), *d_carry, *d_xs]
 
-    t_names, t_paths = debug_names(transposed, "args"), debug_names(transposed, "results")
-    names = None
-    if t_names is not None and t_paths is not None:
-        nonlin, ct_names = t_names[:n_rc + len(res_x_avals)], t_names[n_rc + len(res_x_avals):]
-        names = [*nonlin[:n_rc], *t_paths[:n_cl], *ct_names, *nonlin[n_rc:]]
-    return stage_flat(backward_step, [*res_c_avals, *lin_c_avals, *carry_avals, *y_avals,
-                                 *res_x_avals],
-                 derived_debug_info(transposed.jaxpr.debug_info, names, t_paths))
+def _returning_inputs(closed: ClosedJaxpr, which: Sequence[bool]) -> ClosedJaxpr:
+    """`closed` returning also the inputs in `which`, after its own outputs."""
+    jaxpr = closed.jaxpr
+    dbg = jaxpr.debug_info
+    extra = [v for v, w in zip(jaxpr.invars, which) if w]
+    if dbg is not None and dbg.result_paths is not None and dbg.arg_names is not None:
+        dbg = dbg.with_result_paths([*dbg.result_paths,
+                                     *(n for n, w in zip(dbg.arg_names, which) if w)])
+    return closed.replace(jaxpr=jaxpr.replace(outvars=[*jaxpr.outvars, *extra],
+                                              debug_info=dbg))
 
 
 def _scan_transpose(cts, *args, jaxpr, length, reverse, unroll, num_consts, num_carry):
@@ -551,8 +574,7 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, unroll, num_consts, num_
     const_lin = [is_undefined_primal(c) for c in consts]
     xs_lin = [is_undefined_primal(x) for x in xs]
     ct_carry, ct_ys = split_list(cts, [nk])[:2]
-    carry_avals = jaxpr.in_avals[nc:nc + nk]
-    ct_carry = [instantiate(ct, a) for ct, a in zip(ct_carry, carry_avals)]
+    ct_carry = [instantiate(ct) for ct in ct_carry]
     body = _scan_transpose_body(jaxpr, nc, nk, const_lin, xs_lin,
                                 tuple(get_aval(ct).weak_type for ct in ct_carry))
     lin_const_avals = [a for a, lin in zip(jaxpr.in_avals[:nc], const_lin) if lin]
