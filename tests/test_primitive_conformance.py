@@ -459,14 +459,16 @@ EXAMPLES: list[Example] = [
           rhs_dilation=(2, 1), dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=2),
     _conv(x((2, 2, 4)), y((4, 2, 2)), (1,), "SAME", batch_group_count=2,
           label="conv_batch_groups"),
-    # FFT
-    applied(lambda v: lax.fft(v, "ifft", (2, 3)), x((2, 2, 3), dt=C64)),
-    applied(lambda v: lax.fft(v, "rfft", (4,)), x((2, 4)), label="rfft"),
-    applied(lambda v: lax.fft(v, "irfft", (2, 5)), x((2, 3), dt=C64), label="irfft_odd"),
+    # FFT (`lax.fft` is a jit, as JAX's: its function applies the primitive)
+    applied(lambda v: lax.fft.__wrapped__(v, "ifft", (2, 3)), x((2, 2, 3), dt=C64)),
+    applied(lambda v: lax.fft.__wrapped__(v, "rfft", (4,)), x((2, 4)), label="rfft"),
+    applied(lambda v: lax.fft.__wrapped__(v, "irfft", (2, 5)), x((2, 3), dt=C64),
+            label="irfft_odd"),
     # linear algebra (small, well-conditioned matrices; a batch dimension in some)
-    applied(lambda a: linalg.cholesky(a, symmetrize_input=False), hermitian_pd(F32, (2, 3, 3))),
+    applied(lambda a: linalg.cholesky(a, symmetrize_input=False), hermitian_pd(F32, (2, 3, 3)),
+            prim="cholesky"),  # (then its upper triangle zeroed, as JAX's)
     applied(lambda a: linalg.cholesky(a, symmetrize_input=False), hermitian_pd(C64, (3, 3)),
-            label="cholesky_complex"),
+            label="cholesky_complex", prim="cholesky"),
     applied(lambda a, b: linalg.triangular_solve(a, b, left_side=True, lower=True),
             x((2, 3, 3)) + 3 * _eye(3), y((2, 3, 2))),
     applied(lambda a, b: linalg.triangular_solve(a, b, lower=False, transpose_a=True),

@@ -15,7 +15,6 @@ import numpy as np
 from plax.extend.core import ClosedJaxpr, Primitive, SymbolicDimension, eval_jaxpr, stage_flat
 from plax.extend.dtypes import default_int_dtype
 from plax.extend.sharding import mat_axis_order
-from plax_stdlib import lax
 from plax_stdlib.lax import creation, parallel, shape_ops, slicing
 from plax_stdlib.lax.control_flow.common import split_list
 from plax_stdlib.lax.control_flow.loops import while_loop
@@ -53,6 +52,7 @@ def _scan_as_loop(*args, jaxpr: ClosedJaxpr, length, reverse: bool, unroll: int,
                   num_consts: int, num_carry: int):
     consts, carry, xs = split_list(args, [num_consts, num_carry])
     y_avals = jaxpr.out_avals[num_carry:]
+    from plax_stdlib import lax  # its jits of these, made on first use (the package imports us)
     dynamic_index, dynamic_update = lax.dynamic_index_in_dim, lax.dynamic_update_index_in_dim
     if isinstance(length, SymbolicDimension):
         unroll = 1
