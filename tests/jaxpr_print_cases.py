@@ -460,6 +460,10 @@ def cases(jax) -> dict:
         add(f"nn.gelu({kind})", nn.gelu, scalar)
         add(f"grad(nn.sigmoid)({kind})", jax.grad(nn.sigmoid), float(scalar))
         add(f"nan_to_num({kind}, nan=inf)", lambda x: jnp.nan_to_num(x, nan=jnp.inf), scalar)
+    add("grad(jnp.max)(f32)", jax.grad(jnp.max), S)
+    add("grad(atleast_1d)(f32)", jax.grad(lambda x: jnp.sum(jnp.atleast_1d(x))), S)
+    add("grad of a stretched unit dimension", jax.grad(
+        lambda x: jnp.sum(lax.broadcast_in_dim(x, (2, 3), (0, 1)) * M)), M[:1])
     add("folded constants", lambda x: (
         jnp.ones_like(x), lax.convert_element_type(2, jnp.float32) * 1,
         jax.grad(lambda y: y)(x), jax.grad(jnp.sum)(x), jnp.zeros_like(x) + 0), 1.0)

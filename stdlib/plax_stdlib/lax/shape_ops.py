@@ -102,8 +102,9 @@ def _broadcast_in_dim_lower(ctx, operand, *, shape, broadcast_dimensions, shardi
 
 
 def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sharding):
-    """Sum over the new dimensions and the size-1 dimensions that were stretched, then
-    put the rest back in the operand's order (broadcast_dimensions may permute)."""
+    """Sum over the new dimensions and the size-1 dimensions that were stretched, put
+    the rest back in the operand's order (broadcast_dimensions may permute), and the
+    stretched ones back as size 1."""
     from plax_stdlib.lax.reductions import reduce_sum
     in_shape = operand.aval.shape
     kept = [d for i, d in enumerate(broadcast_dimensions)
@@ -113,7 +114,8 @@ def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sha
     perm = tuple(order.index(d) for d in kept)
     if perm != tuple(range(len(perm))):
         summed = transpose(summed, perm)
-    return [reshape(summed, in_shape)]
+    stretched = [i for i, d in enumerate(broadcast_dimensions) if d not in kept]
+    return [expand_dims(summed, stretched)]  # (JAX's: no equation when none was stretched)
 
 
 def _broadcast_in_dim_batching(axis_data, args, dims, *, shape, broadcast_dimensions,
@@ -327,7 +329,8 @@ def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
     dims = None if dimensions is None else tuple(operator.index(d) for d in dimensions)
     if dims == tuple(range(aval.ndim)):
         dims = None
-    if _is_array(operand) and dims is None and aval.shape == new_sizes and out_sharding is None:
+    if (aval.shape and _is_array(operand) and dims is None and aval.shape == new_sizes
+            and out_sharding is None):  # (a scalar is reshaped all the same, as by JAX)
         return operand
     return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims,
                           sharding=check_out_sharding("reshape", out_sharding))
