@@ -120,7 +120,6 @@ class JVPTrace(Trace):
         return self.wrap(out, t_out)
 
 
-
 class LinearizeTrace(JVPTrace):
     """A JVP whose tangents are staged on a `PartialEvalTrace` parent (grad, vjp,
     linearize)."""

@@ -34,7 +34,8 @@ _NO_EFFECTS = frozenset()
 
 class StagingTracer(Tracer):
     """A value being staged into a Jaxpr: it stands for one `Var` of the Jaxpr the
-    `StagingTrace` builds."""
+    `StagingTrace` builds, or a `Literal` (a constant folded where the Jaxpr is traced,
+    as JAX's tracers holding literals)."""
     __slots__ = ("_var",)  # not `var`: tracers have a NumPy-style `.var()` method
 
     def __init__(self, trace: "StagingTrace", var: Var):
