@@ -28,10 +28,6 @@ KNOWN_DIFFERENCES = {
      "which JAX's loop never ends where abs overflows (gcd(-2**31, -3) hangs in JAX)"): [
         "int jnp.gcd", "int jnp.gcd(x, 1)",
     ],
-    ("a traced index is converted to the index dtype before its sign is tested; JAX tests "
-     "the weakly typed index and converts it only to add the size"): [
-        "lax.dynamic_index_in_dim", "lax.dynamic_update_index_in_dim",
-    ],
     ("plax solves with its own LU formulation (lu, permutation, two triangular solves); "
      "JAX's wraps a jitted _lu_solve in custom_linear_solve (inv: against the identity)"): [
         "linalg.inv", "linalg.solve", "sla.lu_solve",

@@ -35,7 +35,6 @@ from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.comparison import lt, select
 from plax_stdlib.lax.conversion import convert_with_weak_type
 from plax_stdlib.lax.dimensions import dimension_as_value, size_scalar
-from plax_stdlib.lax.elementwise import add
 from plax_stdlib.lax.gathers import (GatherDimensionNumbers, GatherScatterMode,
                                      batching_slice_size, gather_p)
 from plax_stdlib.lax.shape_ops import (broadcast_in_dim, concatenate, expand_dims, pad,
@@ -261,10 +260,13 @@ def _wrap_negative(index, size: int, dtype: np.dtype, wrap: bool):
             raise ValueError(f"Index {index} is out of bounds for dimension {size} if "
                              "allow_negative_indices=False")
         return size_scalar(index + size if index < 0 else index, dtype)
-    index = convert_with_weak_type(index, dtype, weak_type=False)
+    if get_aval(index).dtype != dtype:  # (one dtype for all of an op's start indices)
+        index = convert_with_weak_type(index, dtype, weak_type=False)
     if not wrap:
         return index
-    return select(lt(index, 0), add(index, size_scalar(size, dtype)), index)
+    # JAX's: the index's sign tested as it is, the size added as an array (a weakly
+    # typed index is converted for the sum only)
+    return select(lt(index, 0), index + size_scalar(size, dtype), index)
 
 
 # --- dynamic_slice ------------------------------------------------------------------------------
