@@ -3,7 +3,7 @@
 # install the wheels of benchmarks/tpu/build_wheels.sh beside the machine's JAX, run the
 # on-chip tests (one process: one program at a time may hold the chip), then the
 # plax-vs-JAX benchmarks. Logs go to $OUT (or ./tpu-out). Usage, from the repository
-# root: bash benchmarks/tpu/run_on_chip.sh [tests] [bench] [profile] [pallas] [pgle] [eigh]
+# root: bash benchmarks/tpu/run_on_chip.sh [tests] [bench] [profile] [pallas] [pgle] [pgle_probe] [eigh]
 set -u
 export PYTHONUNBUFFERED=1
 out=${OUT:-tpu-out}; mkdir -p "$out"
@@ -32,6 +32,7 @@ for part in $parts; do
     profile) run profile python3 benchmarks/tpu/profile_dispatch.py ;;
     pallas) [ -f benchmarks/tpu/pallas_on_chip.py ] && run pallas python3 benchmarks/tpu/pallas_on_chip.py ;;
     pgle) [ -f benchmarks/tpu/pgle_on_chip.py ] && run pgle python3 benchmarks/tpu/pgle_on_chip.py ;;
+    pgle_probe) run pgle_probe python3 benchmarks/tpu/pgle_probe.py ;;
     eigh) run eigh python3 benchmarks/tpu/eigh_on_chip.py ;;
   esac
 done
