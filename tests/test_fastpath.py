@@ -4,6 +4,7 @@ the slow path's for every argument kind, and the eager operators that ride on it
 from __future__ import annotations
 
 import gc
+import operator
 import logging
 import subprocess
 import sys
@@ -480,6 +481,29 @@ def test_array_operators_go_from_cpp_to_the_jitted_function():
     with plax.disable_jit():
         np.testing.assert_array_equal(np.asarray(x / 2), f32(3) / 2)
     assert hits(multiply) == before + 10 and x.__eq__(None) is NotImplemented
+
+
+def test_unary_operators_go_from_cpp_to_the_jitted_function():
+    from plax_runtime._fastpath import Operator
+    from plax_stdlib.numpy.array_methods import jitted
+    x, i = plax.device_put(f32(3) - 1), plax.device_put(np.arange(3, dtype=np.int32))
+    for dunder, name, operand in (("neg", "negative", x), ("pos", "positive", x),
+                                  ("abs", "absolute", x), ("invert", "invert", i)):
+        method = plax.Array.__dict__[f"__{dunder}__"]
+        assert isinstance(method, Operator)
+        expected = getattr(operator, dunder)(np.asarray(operand))
+        method(operand)
+        before = hits(jitted(name))
+        out = getattr(operator, dunder)(operand)
+        assert hits(jitted(name)) == before + 1, name
+        np.testing.assert_array_equal(np.asarray(out), expected)
+        assert out.dtype == operand.dtype
+    with pytest.raises(TypeError, match="float32"):
+        ~x  # noqa: B018 - jnp.invert's TypeError for floats, through the fast path
+    with plax.disable_jit():
+        np.testing.assert_array_equal(np.asarray(-x), -(f32(3) - 1))
+    assert [e.primitive.name for e in plax.make_jaxpr(lambda a: -abs(a))(x).jaxpr.eqns] == [
+        "abs", "neg"]
 
 
 def test_operators_inside_a_trace_stay_plain_equations():

@@ -761,12 +761,12 @@ class JitCache {
 
 }  // namespace
 
-nb::object call_jitted(PyObject* jitted, PyObject* x, PyObject* y) {
+nb::object call_jitted(PyObject* jitted, PyObject* const* operands, Py_ssize_t n) {
   if (!nb::isinstance<JitCache>(jitted)) {
-    PyObject* operands[2] = {x, y};
-    return check(PyObject_Vectorcall(jitted, operands, 2, nullptr));
+    return check(PyObject_Vectorcall(jitted, operands, n, nullptr));
   }
-  nb::object args = check(PyTuple_Pack(2, x, y));
+  nb::object args = check(PyTuple_New(n));
+  for (Py_ssize_t i = 0; i < n; ++i) PyTuple_SET_ITEM(args.ptr(), i, Py_NewRef(operands[i]));
   return nb::inst_ptr<JitCache>(jitted)->call_checked(jitted, args.ptr());
 }
 

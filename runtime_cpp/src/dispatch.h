@@ -13,9 +13,9 @@ void define_dispatch(nanobind::module_& m);
 // no transformation is active (throws on error).
 bool jit_applies_here();
 
-// `jitted(x, y)` for a caller that has just seen `jit_applies_here()`: a plax jitted
-// function goes straight to its cache lookup (throws on error).
-nanobind::object call_jitted(PyObject* jitted, PyObject* x, PyObject* y);
+// `jitted(*operands[:n])` for a caller that has just seen `jit_applies_here()`: a plax
+// jitted function goes straight to its cache lookup (throws on error).
+nanobind::object call_jitted(PyObject* jitted, PyObject* const* operands, Py_ssize_t n);
 
 // Adds `Operator` (operators.cc) to the extension module.
 void define_operators(nanobind::module_& m);

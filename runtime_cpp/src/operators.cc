@@ -1,11 +1,12 @@
-// plax_runtime._fastpath.Operator: an arithmetic operator of plax Arrays (`x * 1.0001`)
-// that, outside every transformation, calls its jitted NumPy function from C++.
+// plax_runtime._fastpath.Operator: an arithmetic operator of plax Arrays (`x * 1.0001`,
+// `-x`) that, outside every transformation, calls its jitted NumPy function from C++.
 //
-// Installed as `Array.__mul__` and the like. CPython calls a binary operator's
-// method unbound when its type is a method descriptor, so `x * s` costs no Python
-// frame: the operands are checked here and handed to the jitted function's fast
-// path. Any other case (an operand that is not an Array or an exact Python scalar,
-// a call inside a trace, `disable_jit`) runs the generic operator it replaces.
+// Installed as `Array.__mul__`, `Array.__neg__` and the like. CPython calls an
+// operator's method unbound when its type is a method descriptor, so `x * s` and `-x`
+// cost no Python frame: the operands are checked here and handed to the jitted
+// function's fast path. Any other case (an operand that is not an Array or an exact
+// Python scalar, a call inside a trace, `disable_jit`) runs the generic operator it
+// replaces.
 #include <nanobind/nanobind.h>
 
 #include "dispatch.h"
@@ -35,17 +36,19 @@ PyObject* operator_vectorcall(PyObject* self, PyObject* const* args, size_t narg
                               PyObject* kwnames) {
   auto* op = reinterpret_cast<OperatorObject*>(self);
   Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  if (nargs == 2 && kwnames == nullptr && Py_TYPE(args[0]) == array_slots.type &&
-      plain_operand(args[1])) {
+  if ((nargs == 1 || (nargs == 2 && plain_operand(args[1]))) && kwnames == nullptr &&
+      Py_TYPE(args[0]) == array_slots.type) {
     try {
       if (jit_applies_here()) {
         if (op->jitted == nullptr) {
           op->jitted = PyObject_CallNoArgs(op->resolve);
           if (op->jitted == nullptr) return nullptr;
         }
-        PyObject* x = args[op->reflected ? 1 : 0];
-        PyObject* y = args[op->reflected ? 0 : 1];
-        return call_jitted(op->jitted, x, y).release().ptr();
+        if (nargs == 2 && op->reflected) {
+          PyObject* swapped[2] = {args[1], args[0]};
+          return call_jitted(op->jitted, swapped, 2).release().ptr();
+        }
+        return call_jitted(op->jitted, args, nargs).release().ptr();
       }
     } catch (nb::python_error& err) {
       err.restore();
@@ -119,8 +122,9 @@ void define_operators(nb::module_& m) {
   OperatorType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
                           Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
   OperatorType.tp_doc = PyDoc_STR(
-      "Operator(resolve, generic, reflected): an Array operator whose Array-or-scalar calls "
-      "outside every transformation go to the jitted function resolve() returns.");
+      "Operator(resolve, generic, reflected): an Array operator whose calls outside every "
+      "transformation (unary, or with an Array or Python scalar beside the Array) go to "
+      "the jitted function resolve() returns.");
   OperatorType.tp_vectorcall_offset = offsetof(OperatorObject, vectorcall);
   OperatorType.tp_call = operator_call;
   OperatorType.tp_descr_get = operator_get;

@@ -8,9 +8,10 @@ per function at WARNING level, but for a call inside a transformation (traced, a
 jit met there is: the `jnp.add` of each traced `x + 1` too). Nothing turns the fast
 path off: the next call with a known key is a hit again.
 
-Arrays' `+ - * /` become `_fastpath.Operator`s here: outside every transformation an
-Array meeting an Array or a Python scalar goes straight from the operator to its
-jitted NumPy function's fast path, with no Python frame in between.
+Arrays' `+ - * /` and their unary operators (`-x`, `+x`, `abs(x)`, `~x`) become
+`_fastpath.Operator`s here: outside every transformation an Array (meeting an Array
+or a Python scalar) goes straight from the operator to its jitted NumPy function's
+fast path, with no Python frame in between.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from plax.extend.core import EVAL_TRACE, current_trace
 from plax.extend.sharding import concrete_mesh
 from plax_runtime import _fastpath
 from plax_runtime.array import Array
-from plax_stdlib.operators import JITTED_OPERATORS
+from plax_stdlib.operators import JITTED_OPERATORS, JITTED_UNARY_OPERATORS
 from plax_transforms.signature import trace_context
 
 logger = logging.getLogger(__name__)
@@ -87,12 +88,14 @@ def _jitted_operator(name: str):
 
 
 def _install_fast_operators() -> None:
+    operators = [(f"__{dunder}__", name, False) for dunder, name in JITTED_UNARY_OPERATORS.items()]
     for dunder, name in JITTED_OPERATORS.items():
-        resolve = functools.partial(_jitted_operator, name)
-        for attr, reflected in ((f"__{dunder}__", False), (f"__r{dunder}__", True)):
-            generic = getattr(Array, attr)
-            if not isinstance(generic, _fastpath.Operator):
-                setattr(Array, attr, _fastpath.Operator(resolve, generic, reflected))
+        operators += [(f"__{dunder}__", name, False), (f"__r{dunder}__", name, True)]
+    for attr, name, reflected in operators:
+        generic = getattr(Array, attr)
+        if not isinstance(generic, _fastpath.Operator):
+            resolve = functools.partial(_jitted_operator, name)
+            setattr(Array, attr, _fastpath.Operator(resolve, generic, reflected))
 
 
 _install_fast_operators()

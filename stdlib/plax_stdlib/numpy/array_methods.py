@@ -26,7 +26,8 @@ from plax_stdlib.numpy.indexing import getitem  # noqa: F401
 
 def jitted(name: str):
     """The `plax.jit` function behind the operator calling the NumPy function `name` (a
-    value of `JITTED_OPERATORS`): the function of a `jnp.ufunc`, else `name` itself."""
+    value of `JITTED_OPERATORS` or `JITTED_UNARY_OPERATORS`): the function of a
+    `jnp.ufunc`, else `name` itself."""
     fun = getattr(_jnp, name)
     return fun._func if isinstance(fun, ufunc_objects.ufunc) else fun
 
