@@ -50,7 +50,6 @@ struct Names {
   PyObject* unflatten;
   PyObject* delete_;
   PyObject* call_python;
-  PyObject* split_for_key;
   PyObject* dtype;
   PyObject* tobytes;
   PyObject* shape;
@@ -492,12 +491,15 @@ class EagerFront {
 
 // The base class of plax's jitted functions (`JitWrapped` in plax-transforms). Its
 // call slot is the fast path; the Python subclass gives the slow path
-// (`_call_python(*args, **kwargs)`) and, when the function has static arguments,
-// `_split_for_key(args, kwargs) -> (dynamic args, dynamic kwargs, statics)`.
+// (`_call_python(*args, **kwargs)`).
 class JitCache {
  public:
-  JitCache(std::string name, bool has_statics, size_t max_entries)
-      : name_(std::move(name)), has_statics_(has_statics), max_entries_(max_entries) {}
+  JitCache(std::string name, std::vector<Py_ssize_t> static_argnums,
+           nb::frozenset static_argnames, size_t max_entries)
+      : name_(std::move(name)), static_argnums_(std::move(static_argnums)),
+        static_argnames_(std::move(static_argnames)),
+        has_statics_(!static_argnums_.empty() || nb::len(static_argnames_) > 0),
+        max_entries_(max_entries) {}
 
   // The call slot: a C++ error becomes the matching Python exception.
   static PyObject* tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
@@ -632,17 +634,7 @@ class JitCache {
     } else {
       nb::object dyn_args = nb::borrow(args);
       nb::object dyn_kwargs = kwargs != nullptr ? nb::borrow(kwargs) : check(PyDict_New());
-      if (has_statics_) {
-        nb::object parts = check(PyObject_CallMethodObjArgs(self, N.split_for_key, args,
-                                                            dyn_kwargs.ptr(), nullptr));
-        if (!PyTuple_Check(parts.ptr()) || PyTuple_GET_SIZE(parts.ptr()) != 3) {
-          PyErr_SetString(PyExc_TypeError, "_split_for_key must return (args, kwargs, statics)");
-          throw nb::python_error();
-        }
-        dyn_args = nb::borrow(PyTuple_GET_ITEM(parts.ptr(), 0));
-        dyn_kwargs = nb::borrow(PyTuple_GET_ITEM(parts.ptr(), 1));
-        statics = nb::borrow(PyTuple_GET_ITEM(parts.ptr(), 2));
-      }
+      if (has_statics_) std::tie(dyn_args, dyn_kwargs, statics) = split_static(args, dyn_kwargs);
       nb::object tree = check(PyTuple_Pack(2, dyn_args.ptr(), dyn_kwargs.ptr()));
       nb::object flattened = check(PyObject_CallOneArg(e.flatten.ptr(), tree.ptr()));
       if (!PyTuple_Check(flattened.ptr()) || PyTuple_GET_SIZE(flattened.ptr()) != 2) {
@@ -658,6 +650,44 @@ class JitCache {
     nb::object key = check(PyTuple_Pack(5, tree_key.ptr(), statics.ptr(), sig.ptr(),
                                         context.ptr(), mesh.ptr()));
     return {std::move(leaves), std::move(key)};
+  }
+
+  // (dynamic args, dynamic kwargs, statics) of a call, as `split_static` of plax's
+  // arguments module splits them: statics are the static positions' (index, value)
+  // pairs (negative static_argnums count from the end) and the static keywords'
+  // (name, value) pairs sorted by name.
+  std::tuple<nb::object, nb::object, nb::object> split_static(PyObject* args,
+                                                              nb::handle kwargs) const {
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    std::vector<bool> is_static(n, false);
+    for (Py_ssize_t i : static_argnums_) {
+      Py_ssize_t position = i >= 0 ? i : i + n;
+      if (position >= 0 && position < n) is_static[position] = true;
+    }
+    nb::list dyn_args, static_args, static_kwargs;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      nb::handle arg = PyTuple_GET_ITEM(args, i);
+      if (is_static[i]) {
+        static_args.append(nb::make_tuple(i, arg));
+      } else {
+        dyn_args.append(arg);
+      }
+    }
+    nb::dict dyn_kwargs;
+    PyObject *name, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(kwargs.ptr(), &pos, &name, &value)) {
+      int found = PySet_Contains(static_argnames_.ptr(), name);
+      if (found < 0) throw nb::python_error();
+      if (found) {
+        static_kwargs.append(nb::make_tuple(nb::handle(name), nb::handle(value)));
+      } else {
+        dyn_kwargs[name] = nb::handle(value);
+      }
+    }
+    if (PyList_Sort(static_kwargs.ptr()) < 0) throw nb::python_error();
+    nb::object statics = nb::make_tuple(nb::tuple(static_args), nb::tuple(static_kwargs));
+    return {nb::tuple(dyn_args), std::move(dyn_kwargs), std::move(statics)};
   }
 
   // Whether `x` is a leaf of every pytree registry: a plax Array, a NumPy array or
@@ -750,6 +780,8 @@ class JitCache {
   }
 
   std::string name_;
+  std::vector<Py_ssize_t> static_argnums_;
+  nb::frozenset static_argnames_;
   bool has_statics_;
   size_t max_entries_;
   nb::dict entries_;  // key -> (runner, output treedef, whether it is a single leaf)
@@ -782,7 +814,6 @@ void define_dispatch(nb::module_& m) {
   N.unflatten = intern("unflatten");
   N.delete_ = intern("delete");
   N.call_python = intern("_call_python");
-  N.split_for_key = intern("_split_for_key");
   N.dtype = intern("dtype");
   N.tobytes = intern("tobytes");
   N.shape = intern("shape");
@@ -829,7 +860,8 @@ void define_dispatch(nb::module_& m) {
       {0, nullptr}};
   nb::class_<JitCache>(m, "JitCache", nb::type_slots(jit_cache_slots),
                        "The base class of jitted functions: its call is the fast path.")
-      .def(nb::init<std::string, bool, size_t>(), nb::arg("name"), nb::arg("has_statics"),
+      .def(nb::init<std::string, std::vector<Py_ssize_t>, nb::frozenset, size_t>(),
+           nb::arg("name"), nb::arg("static_argnums"), nb::arg("static_argnames"),
            nb::arg("max_entries"))
       .def("_fast_key", &JitCache::key, nb::arg("args"), nb::arg("kwargs"))
       .def("_fast_insert", &JitCache::insert, nb::arg("key"), nb::arg("runner"),

@@ -194,7 +194,8 @@ class JitWrapped(fastpath.JitCache):
 
     def __init__(self, fun: Callable, info: JitInfo):
         self._has_statics = bool(info.static_argnums or info.static_argnames)
-        super().__init__(getattr(fun, "__name__", "fun"), self._has_statics, _FAST_CACHE_SIZE)
+        super().__init__(getattr(fun, "__name__", "fun"), info.static_argnums,
+                         frozenset(info.static_argnames), _FAST_CACHE_SIZE)
         self._fun = fun
         self._info = info
         try:
@@ -223,11 +224,6 @@ class JitWrapped(fastpath.JitCache):
         if current_trace() is not EVAL_TRACE:
             return self._call_staged(args, kwargs)
         return self._call_slow(args, kwargs)
-
-    def _split_for_key(self, args, kwargs):
-        """(dynamic args, dynamic kwargs, static values): the fast-path key's view."""
-        dyn_args, dyn_kwargs, static_args, static_kwargs = self._split(args, kwargs)
-        return dyn_args, dyn_kwargs, (static_args, static_kwargs)
 
     def _split(self, args, kwargs):
         info = self._info

@@ -33,14 +33,15 @@ class _Monoid:
     fill: Any  # what masked-out elements become (the identity, or an infinity), or a
     # function of the computation dtype giving it
     numeric: bool = False  # bools are made integers first (sum, prod)
+    truth: bool = False  # operands are made their truth values first (all, any)
 
 
 _SUM = _Monoid("sum", lax.reduce_sum, lax.add, 0, True, 0, numeric=True)
 _PROD = _Monoid("prod", lax.reduce_prod, lax.mul, 1, False, 1, numeric=True)
 _MAX = _Monoid("max", lax.reduce_max, lax.max, None, True, -np.inf)
 _MIN = _Monoid("min", lax.reduce_min, lax.min, None, False, np.inf)
-_ALL = _Monoid("all", lax.reduce_and, lax.bitwise_and, True, False, True)
-_ANY = _Monoid("any", lax.reduce_or, lax.bitwise_or, False, True, False)
+_ALL = _Monoid("all", lax.reduce_and, lax.bitwise_and, True, False, True, truth=True)
+_ANY = _Monoid("any", lax.reduce_or, lax.bitwise_or, False, True, False, truth=True)
 # The reductions of the bitwise and logical ufuncs (`jnp.bitwise_and.reduce`...), with
 # JAX's names; bitwise and starts from all bits set, in whatever dtype it computes.
 _BITWISE_AND = _Monoid("reduce_bitwise_and", lax.reduce_and, lax.bitwise_and, -1, None,
@@ -112,12 +113,32 @@ def _keep_dims(out, axes):
 
 def _reduce(m: _Monoid, a, axis, dtype, keepdims, initial, where, *,
             promote_integers: bool, upcast_f16: bool):
+    """The reduction `m` as one jitted call that a trace inlines, as JAX's `_reduce_sum`
+    and its kind are: an eager call takes the jit's C++ fast path (its options are
+    static arguments) instead of binding each step on its own."""
+    return _JITTED_REDUCTIONS[m.name](a, static_axes(axis), dtype, keepdims, initial, where,
+                                 promote_integers, upcast_f16)
+
+
+def _jitted_reduction(m: _Monoid) -> Callable:
+    """`_reduction(m, ...)` jitted under JAX's name for it (`_reduce_sum`...)."""
+    def reduction(a, axis, dtype, keepdims, initial, where, promote_integers, upcast_f16):
+        return _reduction(m, a, axis, dtype, keepdims, initial, where,
+                          promote_integers=promote_integers, upcast_f16=upcast_f16)
+    name = m.name if m.name.startswith("reduce_") else f"reduce_{m.name}"
+    return util.compiled(f"_{name}", static_argnums=(1, 2, 3, 6, 7), inline=True)(reduction)
+
+
+def _reduction(m: _Monoid, a, axis, dtype, keepdims, initial, where, *,
+               promote_integers: bool, upcast_f16: bool):
     """A reduction in JAX's order: bools made numeric (sum, prod), converted to the
     computation dtype, masked-out elements set to `m.fill`, reduced, `initial` folded
     in, the reduced axes kept, converted to the result dtype."""
     a = util.ensure_arraylike(m.name, a)
     if m.numeric:
         a, = util.promote_dtypes_numeric(a)
+    if m.truth:
+        a = _as_bool(a)
     result_dtype = util.check_user_dtype(dtype, m.name)
     if result_dtype is None:
         in_dtype = util.dtype_of(a)
@@ -153,6 +174,11 @@ def _reduce(m: _Monoid, a, axis, dtype, keepdims, initial, where, *,
     if keepdims:
         out = _keep_dims(out, axes)
     return util.convert(out, result_dtype)  # strongly typed, even of weak operands (as JAX)
+
+
+_JITTED_REDUCTIONS = {m.name: _jitted_reduction(m) for m in (
+    _SUM, _PROD, _MAX, _MIN, _ALL, _ANY, _BITWISE_AND, _BITWISE_OR, _BITWISE_XOR,
+    _LOGICAL_AND, _LOGICAL_OR, _LOGICAL_XOR)}
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
@@ -308,7 +334,6 @@ def all(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
         Array([False,  True], dtype=bool)
     """
     _check_out(out, "all")
-    a = _as_bool(util.ensure_arraylike("all", a))
     return _reduce(_ALL, a, axis, None, keepdims, None, where,
                    promote_integers=False, upcast_f16=False)
 
@@ -333,7 +358,6 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
         Array([False,  True], dtype=bool)
     """
     _check_out(out, "any")
-    a = _as_bool(util.ensure_arraylike("any", a))
     return _reduce(_ANY, a, axis, None, keepdims, None, where,
                    promote_integers=False, upcast_f16=False)
 
