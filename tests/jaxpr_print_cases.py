@@ -549,6 +549,10 @@ def _loop_derivative_cases(jax, jnp, lax, add) -> None:
     add("vmap grad cond", jax.vmap(jax.grad(lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x))), F)
     add("grad checkpoint scan body", jax.grad(lambda x: lax.scan(
         jax.checkpoint(lambda c, t: (jnp.sin(c) * t, None)), S, x)[0]), F)
+    add("grad checkpoint scan body passing carry on", jax.grad(lambda x: jnp.sum(lax.scan(
+        jax.checkpoint(lambda c, t: (c, jnp.sin(c) * t)), S, x)[1])), F)
+    add("grad checkpoint scan body with a constant output", jax.grad(lambda x: jnp.sum(
+        lax.scan(jax.checkpoint(lambda c, t: (jnp.sin(c) * t, (2.0, c))), S, x)[1][1])), F)
     add("checkpoint scan", jax.checkpoint(lambda x: lax.scan(step, S, x)), F)
 
 
