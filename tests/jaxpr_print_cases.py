@@ -460,6 +460,13 @@ def cases(jax) -> dict:
         add(f"nn.gelu({kind})", nn.gelu, scalar)
         add(f"grad(nn.sigmoid)({kind})", jax.grad(nn.sigmoid), float(scalar))
         add(f"nan_to_num({kind}, nan=inf)", lambda x: jnp.nan_to_num(x, nan=jnp.inf), scalar)
+    # a zero tangent a jvp rule makes inside a linearized jit is a residual, as JAX's
+    add("grad(jnp.sinc)(f32)", jax.grad(jnp.sinc), S)
+    add("grad(jnp.var)(python float)", jax.grad(jnp.var), 1.5)
+    add("grad(nn.elu)(f32)", jax.grad(nn.elu), S)
+    add("grad(nn.hard_tanh)(python int)", jax.grad(nn.hard_tanh), 3.0)
+    add("grad(jit(select_n)) zero tangent", jax.grad(jax.jit(
+        lambda x: lax.select_n(x > 1, 1.0, x))), S)
     add("grad(jnp.max)(f32)", jax.grad(jnp.max), S)
     add("grad(atleast_1d)(f32)", jax.grad(lambda x: jnp.sum(jnp.atleast_1d(x))), S)
     add("grad of a stretched unit dimension", jax.grad(

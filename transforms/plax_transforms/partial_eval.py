@@ -30,6 +30,7 @@ from plax.extend.core import (
     StagingTrace,
     StagingTracer,
     Trace,
+    TracedLiteral,
     Var,
     current_trace,
     dce_jaxpr,
@@ -64,6 +65,14 @@ class PartialEvalTrace(StagingTrace):
 
     def is_unknown(self, x) -> bool:
         return isinstance(x, StagingTracer) and x._trace is self
+
+    def to_atom(self, x):
+        """A zero tangent a jvp rule made (a tracer holding a literal) is read inline,
+        as where JAX's linearization rules make zero tangents: only a Jaxpr's split
+        (`partial_eval_jaxpr`, JAX's traced linearization of a call) keeps it a residual."""
+        if isinstance(x, StagingTracer) and type(x._var) is TracedLiteral:
+            return Literal(x._var.val, x._var.aval)
+        return super().to_atom(x)
 
     def bind_known(self, primitive, args, params):
         with set_current_trace(self.parent):
@@ -137,8 +146,9 @@ def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: Sequence[bool],
     def is_unknown(atom) -> bool:
         return isinstance(atom, Var) and id(atom) in unknown_ids
 
-    def need(atom) -> None:
-        if isinstance(atom, Var) and not is_unknown(atom) and id(atom) not in residual_ids:
+    def need(atom) -> None:  # (a literal tracing computed is a residual too, as JAX's)
+        if isinstance(atom, (Var, TracedLiteral)) and not is_unknown(atom) \
+                and id(atom) not in residual_ids:
             residual_ids.add(id(atom))
             residuals.append(atom)
 
@@ -221,7 +231,7 @@ def assemble_split(closed: ClosedJaxpr, unknowns: Sequence[bool], out_unknowns: 
     fresh = {id(r): Var(r.aval) for r in residuals}
 
     def rename(atom):
-        return fresh.get(id(atom), atom) if isinstance(atom, Var) else atom
+        return fresh.get(id(atom), atom)
 
     staged_eqns = [e.replace(invars=[rename(a) for a in e.invars]) for e in staged_eqns]
     staged = Jaxpr([], [fresh[id(r)] for r in residuals]
