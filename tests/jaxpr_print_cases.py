@@ -460,6 +460,13 @@ def cases(jax) -> dict:
         add(f"nn.gelu({kind})", nn.gelu, scalar)
         add(f"grad(nn.sigmoid)({kind})", jax.grad(nn.sigmoid), float(scalar))
         add(f"nan_to_num({kind}, nan=inf)", lambda x: jnp.nan_to_num(x, nan=jnp.inf), scalar)
+    # a zero tangent a jvp rule makes inside a linearized jit is a residual, as JAX's
+    add("grad(jnp.sinc)(f32)", jax.grad(jnp.sinc), S)
+    add("grad(jnp.var)(python float)", jax.grad(jnp.var), 1.5)
+    add("grad(nn.elu)(f32)", jax.grad(nn.elu), S)
+    add("grad(nn.hard_tanh)(python int)", jax.grad(nn.hard_tanh), 3.0)
+    add("grad(jit(select_n)) zero tangent", jax.grad(jax.jit(
+        lambda x: lax.select_n(x > 1, 1.0, x))), S)
     add("grad(jnp.max)(f32)", jax.grad(jnp.max), S)
     add("grad(atleast_1d)(f32)", jax.grad(lambda x: jnp.sum(jnp.atleast_1d(x))), S)
     add("grad of a stretched unit dimension", jax.grad(
@@ -549,6 +556,10 @@ def _loop_derivative_cases(jax, jnp, lax, add) -> None:
     add("vmap grad cond", jax.vmap(jax.grad(lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x))), F)
     add("grad checkpoint scan body", jax.grad(lambda x: lax.scan(
         jax.checkpoint(lambda c, t: (jnp.sin(c) * t, None)), S, x)[0]), F)
+    add("grad checkpoint scan body passing carry on", jax.grad(lambda x: jnp.sum(lax.scan(
+        jax.checkpoint(lambda c, t: (c, jnp.sin(c) * t)), S, x)[1])), F)
+    add("grad checkpoint scan body with a constant output", jax.grad(lambda x: jnp.sum(
+        lax.scan(jax.checkpoint(lambda c, t: (jnp.sin(c) * t, (2.0, c))), S, x)[1][1])), F)
     add("checkpoint scan", jax.checkpoint(lambda x: lax.scan(step, S, x)), F)
 
 

@@ -51,10 +51,6 @@ KNOWN_DIFFERENCES = {
         "special.bessel_jn", "special.beta", "special.betaln", "special.gamma",
         "special.kl_div", "special.poch", "special.rel_entr",
     ],
-    ("a scan's split (partial_eval_jaxpr) keeps a checkpoint's known part as a remat2 "
-     "equation; JAX's traced split inlines it"): [
-        "grad checkpoint scan body",
-    ],
 }
 
 

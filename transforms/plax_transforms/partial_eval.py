@@ -12,12 +12,13 @@ Two forms, sharing the vocabulary (known / unknown / residuals):
 * `partial_eval_jaxpr`, the same split as a Jaxpr-to-Jaxpr function, for primitives
   that carry Jaxprs (`jit` now, `cond`/`while`/`scan` later). A primitive may provide
   a `partial_eval_jaxpr` rule `(eqn, unknowns) -> (known_eqn, unknown_eqn,
-  out_unknowns, residual_vars)` to split its equation; otherwise an equation with
-  any unknown input is unknown as a whole.
+  out_unknowns, residual_vars)` to split its equation (its known part may be
+  `Inlined` equations: a checkpoint's, as JAX's traced split evaluates it in place);
+  otherwise an equation with any unknown input is unknown as a whole.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from plax.extend.core import (
     PARTIAL_EVAL,
@@ -25,9 +26,11 @@ from plax.extend.core import (
     ClosedJaxpr,
     Jaxpr,
     JaxprEqn,
+    Literal,
     StagingTrace,
     StagingTracer,
     Trace,
+    TracedLiteral,
     Var,
     current_trace,
     dce_jaxpr,
@@ -62,6 +65,14 @@ class PartialEvalTrace(StagingTrace):
 
     def is_unknown(self, x) -> bool:
         return isinstance(x, StagingTracer) and x._trace is self
+
+    def to_atom(self, x):
+        """A zero tangent a jvp rule made (a tracer holding a literal) is read inline,
+        as where JAX's linearization rules make zero tangents: only a Jaxpr's split
+        (`partial_eval_jaxpr`, JAX's traced linearization of a call) keeps it a residual."""
+        if isinstance(x, StagingTracer) and type(x._var) is TracedLiteral:
+            return Literal(x._var.val, x._var.aval)
+        return super().to_atom(x)
 
     def bind_known(self, primitive, args, params):
         with set_current_trace(self.parent):
@@ -104,6 +115,14 @@ def _same_type(a, b) -> bool:
                       == getattr(b, "manual_axis_type", None))
 
 
+class Inlined(NamedTuple):
+    """The known part of a split equation as equations of the Jaxpr being split, and
+    `aliases`: the ids of the equation's outputs that stand for another atom (an input
+    passed on, a literal), which later equations read instead."""
+    eqns: list[JaxprEqn]
+    aliases: dict[int, Var | Literal]
+
+
 def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: Sequence[bool],
                        instantiate: bool | Sequence[bool] = False
                        ) -> tuple[ClosedJaxpr, ClosedJaxpr, list[bool], int]:
@@ -127,12 +146,20 @@ def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: Sequence[bool],
     def is_unknown(atom) -> bool:
         return isinstance(atom, Var) and id(atom) in unknown_ids
 
-    def need(atom) -> None:
-        if isinstance(atom, Var) and not is_unknown(atom) and id(atom) not in residual_ids:
+    def need(atom) -> None:  # (a literal tracing computed is a residual too, as JAX's)
+        if isinstance(atom, (Var, TracedLiteral)) and not is_unknown(atom) \
+                and id(atom) not in residual_ids:
             residual_ids.add(id(atom))
             residuals.append(atom)
 
+    aliases: dict[int, Var | Literal] = {}
+
+    def read(atom):
+        return aliases.get(id(atom), atom) if isinstance(atom, Var) else atom
+
     for eqn in jaxpr.eqns:
+        if aliases:
+            eqn = eqn.replace(invars=[read(a) for a in eqn.invars])
         in_unknowns = [is_unknown(a) for a in eqn.invars]
         if not any(in_unknowns):
             known_eqns.append(eqn)
@@ -143,16 +170,24 @@ def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: Sequence[bool],
             out_unknowns, eqn_residuals = [True] * len(eqn.outvars), []
         else:
             known_eqn, unknown_eqn, out_unknowns, eqn_residuals = rule(eqn, in_unknowns)
-        if known_eqn is not None:
+        if isinstance(known_eqn, Inlined):
+            known_eqns += known_eqn.eqns
+            aliases.update(known_eqn.aliases)
+        elif known_eqn is not None:
             known_eqns.append(known_eqn)
         if unknown_eqn is not None:
+            if aliases:
+                unknown_eqn = unknown_eqn.replace(invars=[read(a) for a in unknown_eqn.invars])
             unknown_eqns.append(unknown_eqn)
             for atom in unknown_eqn.invars:
                 need(atom)
         for v in eqn_residuals:
-            need(v)
+            need(read(v))
         unknown_ids.update(id(v) for v, u in zip(eqn.outvars, out_unknowns) if u)
 
+    if aliases:
+        closed = closed.replace(jaxpr=jaxpr.replace(outvars=[read(v) for v in jaxpr.outvars]))
+        jaxpr = closed.jaxpr
     out_unknowns = [is_unknown(v) or inst for v, inst in zip(jaxpr.outvars, instantiate)]
     for v, u in zip(jaxpr.outvars, out_unknowns):
         if u and not is_unknown(v):
@@ -196,7 +231,7 @@ def assemble_split(closed: ClosedJaxpr, unknowns: Sequence[bool], out_unknowns: 
     fresh = {id(r): Var(r.aval) for r in residuals}
 
     def rename(atom):
-        return fresh.get(id(atom), atom) if isinstance(atom, Var) else atom
+        return fresh.get(id(atom), atom)
 
     staged_eqns = [e.replace(invars=[rename(a) for a in e.invars]) for e in staged_eqns]
     staged = Jaxpr([], [fresh[id(r)] for r in residuals]

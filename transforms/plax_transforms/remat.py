@@ -51,7 +51,7 @@ from plax_transforms.batching import batch_jaxpr
 from plax_transforms.call_rules import call_dce, call_jvp, call_transpose
 from plax_transforms.checkpoint_policies import is_saved
 from plax_transforms.custom_derivatives import closure_convert_flat, named_hoisted
-from plax_transforms.partial_eval import assemble_split
+from plax_transforms.partial_eval import Inlined, assemble_split
 
 checkpoint_p = Primitive("plax.remat2", multiple_results=True)  # JAX prints `remat2`
 
@@ -168,7 +168,8 @@ def _split_eqns(jaxpr: Jaxpr, unknowns: Sequence[bool]):
             eqns.append(eqn)
             flags.append(False)
             continue
-        rule = eqn.primitive.get_rule(PARTIAL_EVAL_JAXPR)
+        rule = _split_checkpoint if eqn.primitive is checkpoint_p else \
+            eqn.primitive.get_rule(PARTIAL_EVAL_JAXPR)
         if rule is None:
             known_eqn, unknown_eqn, out_unknowns = None, eqn, [True] * len(eqn.outvars)
         else:
@@ -289,7 +290,9 @@ def _checkpoint_partial_eval(trace, args, *, jaxpr: ClosedJaxpr, **params):
     return [next(staged_outs) if u else next(known_iter) for u in out_unknowns]
 
 
-def _checkpoint_partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
+def _split_checkpoint(eqn: JaxprEqn, unknowns):
+    """A checkpoint equation split into a known and a staged checkpoint, as a
+    checkpoint's own split splits one nested in it (JAX's `partial_eval_jaxpr_custom`)."""
     params = eqn.params
     known, staged, out_unknowns, num_res, staged_inputs = remat_partial_eval_jaxpr(
         params["jaxpr"], unknowns, params["policy"])
@@ -303,6 +306,40 @@ def _checkpoint_partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
         outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if u],
         params=dict(params, jaxpr=staged, differentiated=True))
     return known_eqn, staged_eqn, out_unknowns, residuals
+
+
+def _checkpoint_partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
+    """`partial_eval_jaxpr`'s split (a scan's body, a jit's): the known part's equations
+    (residuals rounded) inlined, as JAX's traced split evaluates them in place."""
+    known_eqn, staged_eqn, out_unknowns, residuals = _split_checkpoint(eqn, unknowns)
+    known = _rounded_residuals(known_eqn.params["jaxpr"], len(residuals))
+    inlined = _inlined(known, known_eqn.invars, known_eqn.outvars)
+    return (known_eqn if inlined is None else inlined), staged_eqn, out_unknowns, residuals
+
+
+def _inlined(closed: ClosedJaxpr, ins: Sequence, outs: Sequence[Var]) -> Inlined | None:
+    """`closed`'s equations reading the atoms `ins` and binding its outputs to `outs`
+    (fresh variables inside); an output that is an input passed on, a literal or
+    another output again is an alias of that atom. None for a Jaxpr with constants."""
+    jaxpr = closed.jaxpr
+    if closed.consts or jaxpr.constvars:
+        return None
+    env = {id(v): a for v, a in zip(jaxpr.invars, ins)}
+    aliases = {}
+    for v, out in zip(jaxpr.outvars, outs):
+        if isinstance(v, Var) and id(v) not in env:
+            env[id(v)] = out
+        else:
+            aliases[id(out)] = env[id(v)] if isinstance(v, Var) else v
+
+    def bound(v: Var) -> Var:
+        if id(v) not in env:
+            env[id(v)] = type(v)(v.aval)  # (a DropVar stays one)
+        return env[id(v)]
+
+    return Inlined([e.replace(invars=[bound(a) if isinstance(a, Var) else a for a in e.invars],
+                              outvars=[bound(v) for v in e.outvars]) for e in jaxpr.eqns],
+                   aliases)
 
 
 def _checkpoint_batching(axis_data, args, dims, *, jaxpr: ClosedJaxpr, **params):

@@ -22,7 +22,7 @@ import numpy as np
 from plax._src import dtypes, plugins
 from plax._src.abstract import (AbstractToken, ShapedArray, abstract_token,  # noqa: F401
                                  is_differentiable_dtype)
-from plax._src.staging import StagingTrace
+from plax._src.staging import StagingTrace, TracedLiteral
 from plax._src.tracing import current_trace, get_aval
 
 
@@ -65,21 +65,23 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
 
 def zeros_like_aval(aval: ShapedArray):
     """A materialised zero of `aval`, typed with its sharding and weak type; a new token
-    for a token. Where it lands in a Jaxpr, a 0-d zero is a literal and a float0 zero a
-    broadcast float0 literal, as JAX's; float0 zeros are NumPy arrays elsewhere."""
+    for a token. Where a Jaxpr is traced, a 0-d zero is a tracer holding a literal and a
+    float0 zero a broadcast float0 literal, as JAX's; float0 zeros are NumPy arrays
+    elsewhere."""
     if type(aval) is AbstractToken:
         return lax_module().create_token()
     zero, sharding = np.zeros((), aval.dtype), getattr(aval, "typed_sharding", None)
-    if aval.weak_type and aval.dtype != dtypes.float0:  # a Python scalar's zero is weak
-        zero = lax_module().full_like(aval, 0, shape=())
     trace = current_trace()  # transformations pass constants to the trace they sit on
     while type(trace) is not StagingTrace and hasattr(trace, "parent"):
         trace = trace.parent
     staged = type(trace) is StagingTrace
     if aval.dtype == dtypes.float0 and not (staged and aval.shape):
         return np.broadcast_to(zero, aval.shape).copy()  # (no device holds float0)
-    if staged and not aval.shape and sharding is None:
-        return zero
+    if staged and not aval.shape and sharding is None:  # (a Python scalar's zero is weak)
+        atom = trace.to_atom(zero.item() if aval.weak_type else zero)
+        return trace.tracer_type(trace, TracedLiteral(atom.val, atom.aval))
+    if aval.weak_type and aval.dtype != dtypes.float0:
+        zero = lax_module().full_like(aval, 0, shape=())
     return lax_module().full(aval.shape, zero, sharding=sharding)
 
 

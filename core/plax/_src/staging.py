@@ -32,6 +32,11 @@ if TYPE_CHECKING:
 _NO_EFFECTS = frozenset()
 
 
+class TracedLiteral(Literal):
+    """A constant that tracing computed (an instantiated zero tangent), held by a tracer:
+    as JAX's, linearization passes it to the staged side as a residual, not inline."""
+
+
 class StagingTracer(Tracer):
     """A value being staged into a Jaxpr: it stands for one `Var` of the Jaxpr the
     `StagingTrace` builds, or a `Literal` (a constant folded where the Jaxpr is traced,

@@ -31,7 +31,7 @@ from plax._src.primitive import (ABSTRACT_EVAL, AXIS_NAMES, BATCHING, DCE, EFFEC
                                  LOWERING, PARTIAL_EVAL, PARTIAL_EVAL_JAXPR, RULE_KINDS, TRANSPOSE,
                                  Primitive, PrimitiveIdError, Rule, RuleAlreadyDefinedError,
                                  all_primitives, lookup as primitive_by_id)
-from plax._src.staging import StagingTrace, StagingTracer, stage_flat, trace_to_jaxpr
+from plax._src.staging import StagingTrace, StagingTracer, TracedLiteral, stage_flat, trace_to_jaxpr
 from plax._src.tracing import (EVAL_TRACE, EvalTrace, Trace, Tracer, check_no_leaks,
                                current_trace, escaped_tracer_error, get_aval, is_python_scalar,
                                reject_masked, set_current_trace, user_frame)
@@ -61,7 +61,7 @@ __all__ = [
     "dce_closed_jaxpr", "dce_jaxpr", "decided",
     "derived_debug_info", "escaped_tracer_error", "eval_jaxpr", "extend_name_stack",
     "finalize_debug_info", "frontend_attributes", "fun_sourceinfo", "get_aval",
-    "install_array_methods",
+    "install_array_methods", "TracedLiteral",
     "is_python_scalar", "jaxpr_as_fun", "make_tracing_debug_info", "max_dim", "min_dim",
     "normalize_argnums",
     "physical_aval", "pp_jaxpr",
