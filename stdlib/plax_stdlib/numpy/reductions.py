@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import math
+import operator
 from typing import Any, Callable
 
 import numpy as np
@@ -608,6 +609,11 @@ def _arg_extremum(name: str, lax_fn: Callable, example_output: str):
     def fn(a, axis=None, out=None, keepdims=None):
         _check_out(out, name)
         a = util.ensure_arraylike(name, a)
+        return jitted(a, None if axis is None else operator.index(axis), bool(keepdims))
+
+    @util.compiled(f"_{name}", static_argnums=(1, 2), inline=True)
+    def jitted(a, axis, keepdims):
+        """The search as one jitted call that a trace inlines (JAX's `_argmax`)."""
         shape = util.shape_of(a)
         if axis is None:
             flat_axis, a = 0, lax.reshape(a, (math.prod(shape),))
