@@ -27,6 +27,7 @@ from plax.extend import dtypes
 from plax.extend.core import ShapedArray, SymbolicDimension, Tracer, decided, max_dim, min_dim
 from plax_stdlib import jax_jits, lax
 from plax_stdlib.lax import gathers
+from plax_stdlib.lax.conversion import constant_like
 from plax_stdlib.lax.dimensions import size_scalar
 from plax_stdlib.numpy import util
 from plax_stdlib.numpy.slice_index import Slice
@@ -435,21 +436,34 @@ def _advanced(x, index: tuple, kinds: list, mode, fill_value):
                           mode, fill_value)
 
 
-def index_array(index, size: int, dtype, wrap_negative: bool):
-    """An index as an integer array of `dtype`, negative entries counted from the end."""
+def _wrapped(index, size: int, wrap_negative: bool):
+    """An index as an integer array, negative entries counted from the end: on the
+    host (int64) or traced (in its own dtype, a weak scalar staying weak, as JAX's)."""
     if isinstance(index, (list, tuple)):
         index = np.asarray(index, np.int64) if len(index) == 0 else np.asarray(index)
     if not _is_plax_value(index):
         index = np.asarray(index).astype(np.int64)
         if not (wrap_negative and (index < 0).any()):
-            return index.astype(dtype)
+            return index
         if not isinstance(size, SymbolicDimension):
-            return np.where(index < 0, index + size, index).astype(dtype)
-    index = util.convert(index, dtype)
+            return np.where(index < 0, index + size, index)
     if wrap_negative and util.dtype_category(util.dtype_of(index)) == "i":
-        index = lax.select(lax.lt(index, np.zeros((), dtype)[()]),
-                           lax.add(index, size_scalar(size, dtype)), index)
+        size = (size_scalar(size, util.dtype_of(index)) if isinstance(size, SymbolicDimension)
+                else constant_like(index, size))
+        index = lax.select(lax.lt(index, constant_like(index, 0)), lax.add(index, size), index)
     return index
+
+
+def index_arrays(indices_and_sizes, dtype, wrap_negative: bool) -> list:
+    """Indices (each with the size of its axis) as integer arrays of `dtype`, negative
+    entries counted from the end: all wrapped first, then all converted (JAX's order)."""
+    wrapped = [_wrapped(index, size, wrap_negative) for index, size in indices_and_sizes]
+    return [util.convert(index, dtype) for index in wrapped]
+
+
+def index_array(index, size: int, dtype, wrap_negative: bool):
+    """An index as an integer array of `dtype`, negative entries counted from the end."""
+    return index_arrays([(index, size)], dtype, wrap_negative)[0]
 
 
 def gather_indexed(y, picks, position: int, mode=None, fill_value=None,
@@ -460,7 +474,7 @@ def gather_indexed(y, picks, position: int, mode=None, fill_value=None,
     "promise_in_bounds", which XLA's gather clamps)."""
     yshape = util.shape_of(y)
     dtype = dtypes.default_int_dtype()
-    arrays = [index_array(i, yshape[d], dtype, wrap_negative) for d, i in picks]
+    arrays = index_arrays([(i, yshape[d]) for d, i in picks], dtype, wrap_negative)
     try:
         bshape = util.broadcast_shapes(*(util.shape_of(a) for a in arrays))
     except ValueError:  # JAX's class (NumPy's is an IndexError)
