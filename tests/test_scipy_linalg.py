@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from jax_reference import requires_jax, run_reference
 from matrix_samples import sample
 import scipy.linalg as sla
 
@@ -350,3 +351,46 @@ def test_funm_against_scipy_and_known_functions():
         pl.funm(np.ones((2, 3), np.float32), jnp.exp)
     with pytest.raises(ValueError, match="square array_like"):
         pl.funm(np.ones((2, 2, 2), np.float32), jnp.exp)
+
+
+_MATRIX_FUNCTION_ERRORS = """
+import importlib
+sla = importlib.import_module(jax.__name__ + ".scipy.linalg")
+qdwh = importlib.import_module(jax.__name__ + ".lax.linalg").qdwh
+a, wide = np.ones((3, 3), np.float32), np.ones((2, 4), np.float32)
+cases = {
+    "expm_vector": lambda: sla.expm(np.ones(3, np.float32)),
+    "expm_not_square": lambda: sla.expm(wide),
+    "expm_float16": lambda: sla.expm(np.eye(2, dtype=np.float16)),
+    "expm_frechet_shapes": lambda: sla.expm_frechet(a, a[:2, :2]),
+    "expm_frechet_E_vector": lambda: sla.expm_frechet(a, a[0]),
+    "polar_vector": lambda: sla.polar(a[0]),
+    "polar_side": lambda: sla.polar(a, side="up"),
+    "polar_method": lambda: sla.polar(a, method="newton"),
+    "polar_int": lambda: sla.polar(np.eye(3, dtype=np.int32)),
+    "polar_qdwh_wide_right": lambda: sla.polar(wide),
+    "polar_qdwh_tall_left": lambda: sla.polar(wide.T, side="left"),
+    "qdwh_wide": lambda: qdwh(wide),
+    "rsf2csf_T": lambda: sla.rsf2csf(a[:2], a),
+    "rsf2csf_Z": lambda: sla.rsf2csf(a, a[:, :2]),
+    "rsf2csf_shapes": lambda: sla.rsf2csf(a, np.eye(2, dtype=np.float32)),
+    "schur_output": lambda: sla.schur(a, output="quasi"),
+    "sylvester_shapes": lambda: sla.solve_sylvester(a, a[:2, :2], a),
+    "sylvester_method": lambda: sla.solve_sylvester(a, a, a, method="kron"),
+}
+result = {}
+for name, case in cases.items():
+    try:
+        case()
+        result[name] = "no error"
+    except Exception as e:
+        result[name] = [type(e).__name__, str(e).splitlines()[0]]
+"""
+
+
+@requires_jax
+def test_matrix_function_errors_match_jax():
+    """JAX's classes and messages for bad input to expm, expm_frechet, polar, qdwh,
+    rsf2csf, schur and solve_sylvester."""
+    assert run_reference(_MATRIX_FUNCTION_ERRORS, library="plax") == run_reference(
+        _MATRIX_FUNCTION_ERRORS)

@@ -261,6 +261,8 @@ def _basic(x, index: tuple, mode=None, fill_value=None):
     if plan.out_of_bounds and mode == "fill":  # every element read lies outside
         fill = gathers.fill_value_for(util.dtype_of(x), fill_value)
         return lax.broadcast_in_dim(fill, tuple(plan.out_shape), ())
+    if plan.dynamic and _as_one_dynamic_slice(plan, index):
+        return _one_dynamic_slice(x, plan)
     out = x
     if plan.reversed_dims:
         out = lax.rev(out, tuple(plan.reversed_dims))
@@ -276,6 +278,33 @@ def _basic(x, index: tuple, mode=None, fill_value=None):
                   if d in plan.dynamic else 0 for d in range(len(shape))]
         sizes = [1 if d in plan.dynamic else sliced[d] for d in range(len(shape))]
         out = lax.dynamic_slice(out, starts, sizes)
+    if plan.squeezed:
+        out = lax.squeeze(out, tuple(plan.squeezed))
+    if plan.new_axes:
+        out = lax.expand_dims(out, tuple(plan.new_axes))
+    return out
+
+
+def _as_one_dynamic_slice(plan: _Plan, index: tuple) -> bool:
+    """Whether JAX reads `x[index]` with traced scalars as one `dynamic_slice` from the
+    static starts as they are: unit steps, and static integers within the axes, not
+    counted from the end (the plan would hold them wrapped or clamped)."""
+    return (not plan.reversed_dims and not plan.strided and set(plan.strides) <= {1}
+            and not plan.undecided_index and not plan.out_of_bounds
+            and all(e >= 0 for e in index if isinstance(e, (int, np.integer))
+                    and not isinstance(e, bool)))
+
+
+def _one_dynamic_slice(x, plan: _Plan):
+    """JAX's reading: one `dynamic_slice` of every axis (its starts, when more than
+    one, converted to int32, so a static one's wrapping is staged as JAX stages it),
+    then the squeeze and the new axes."""
+    ndim = len(util.shape_of(x))
+    starts = [plan.dynamic.get(d, plan.starts[d]) for d in range(ndim)]
+    sizes = [1 if d in plan.dynamic else plan.limits[d] - plan.starts[d] for d in range(ndim)]
+    if ndim > 1:
+        starts = [lax.convert_element_type(s, dtypes.default_int_dtype()) for s in starts]
+    out = lax.dynamic_slice(x, starts, sizes)
     if plan.squeezed:
         out = lax.squeeze(out, tuple(plan.squeezed))
     if plan.new_axes:

@@ -491,16 +491,17 @@ def _sylvester_triangular(R, S, F):
     R, S, F = util.promote_dtypes_inexact(R, S, F)
     m, n = F.shape
 
-    def entry(Y_flat, flat_index):
+    def solve_entry(Y_flat, flat_index):
         i, j = flat_index // n, flat_index % n
         Y = Y_flat.reshape((m, n))
         rhs = F[i, j]
         below = jnp.sum(jnp.where(jnp.arange(m) > i, R[i, :] * Y[:, j], 0.0))
         right = jnp.sum(jnp.where(jnp.arange(n) > j, Y[i, :] * S[:, j], 0.0))
         rhs -= below + right
-        return Y_flat.at[i * n + j].set(rhs / (R[i, i] + S[j, j])), None
+        entry = rhs / (R[i, i] + S[j, j])
+        return Y_flat.at[i * n + j].set(entry), None
     backwards = jnp.arange(m * n - 1, -1, -1)
-    Y_flat, _ = lax.scan(entry, jnp.zeros((m * n,), dtype=F.dtype), backwards)
+    Y_flat, _ = lax.scan(solve_entry, jnp.zeros((m * n,), dtype=F.dtype), backwards)
     return Y_flat.reshape((m, n))
 
 
