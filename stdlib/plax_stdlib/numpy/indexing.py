@@ -262,7 +262,20 @@ def _basic(x, index: tuple, mode=None, fill_value=None):
         fill = gathers.fill_value_for(util.dtype_of(x), fill_value)
         return lax.broadcast_in_dim(fill, tuple(plan.out_shape), ())
     if plan.dynamic and _as_one_dynamic_slice(plan, index):
-        return _one_dynamic_slice(x, plan)
+        out = _one_dynamic_slice(x, plan)
+    else:
+        out = _slices(x, plan)
+    if plan.squeezed:
+        out = lax.squeeze(out, tuple(plan.squeezed))
+    if plan.new_axes:
+        out = lax.expand_dims(out, tuple(plan.new_axes))
+    return out
+
+
+def _slices(x, plan: _Plan):
+    """The plan's reversals, static slice, strided gathers and `dynamic_slice` of its
+    traced indices (from the static slice), in that order."""
+    shape = util.shape_of(x)
     out = x
     if plan.reversed_dims:
         out = lax.rev(out, tuple(plan.reversed_dims))
@@ -278,10 +291,6 @@ def _basic(x, index: tuple, mode=None, fill_value=None):
                   if d in plan.dynamic else 0 for d in range(len(shape))]
         sizes = [1 if d in plan.dynamic else sliced[d] for d in range(len(shape))]
         out = lax.dynamic_slice(out, starts, sizes)
-    if plan.squeezed:
-        out = lax.squeeze(out, tuple(plan.squeezed))
-    if plan.new_axes:
-        out = lax.expand_dims(out, tuple(plan.new_axes))
     return out
 
 
@@ -296,20 +305,14 @@ def _as_one_dynamic_slice(plan: _Plan, index: tuple) -> bool:
 
 
 def _one_dynamic_slice(x, plan: _Plan):
-    """JAX's reading: one `dynamic_slice` of every axis (its starts, when more than
-    one, converted to int32, so a static one's wrapping is staged as JAX stages it),
-    then the squeeze and the new axes."""
+    """JAX's reading: one `dynamic_slice` of every axis, its starts, when more than
+    one, converted to int32 (so that a static one's wrapping is staged as JAX's)."""
     ndim = len(util.shape_of(x))
     starts = [plan.dynamic.get(d, plan.starts[d]) for d in range(ndim)]
     sizes = [1 if d in plan.dynamic else plan.limits[d] - plan.starts[d] for d in range(ndim)]
     if ndim > 1:
         starts = [lax.convert_element_type(s, dtypes.default_int_dtype()) for s in starts]
-    out = lax.dynamic_slice(x, starts, sizes)
-    if plan.squeezed:
-        out = lax.squeeze(out, tuple(plan.squeezed))
-    if plan.new_axes:
-        out = lax.expand_dims(out, tuple(plan.new_axes))
-    return out
+    return lax.dynamic_slice(x, starts, sizes)
 
 
 def _take_strided(x, dim: int, start, step: int, count):
