@@ -3,9 +3,9 @@
 Factorizations come from `plax.lax.linalg` and batch over leading axes as its
 primitives do. `overwrite_*`, `check_finite` and similar SciPy arguments are
 accepted and ignored (arrays are immutable; nothing is checked for finiteness).
-`expm` is Higham's scaling and squaring with a degree-13 Padé approximant, and
-`sqrtm` the Schur method (Björck and Hammarling): both are compositions of
-differentiable operations.
+`sqrtm` is the Schur method (Björck and Hammarling); `expm` (in
+`matrix_exponential`), `polar`, `rsf2csf` and `solve_sylvester` are formulated as
+JAX's, jitted helpers, loops and conds alike, so that they print and compute as JAX's.
 """
 from __future__ import annotations
 

@@ -159,7 +159,7 @@ def qdwh(x, *, is_hermitian: bool = False, max_iterations: int | None = None,
     `max_iterations` (default 10); `is_converged` says which. `dynamic_shape` (m, n)
     is the true shape of x padded to its static one. `is_hermitian` is accepted and
     unused, as in JAX."""
-    bool(is_hermitian)
+    del is_hermitian  # unused, as in JAX
     max_iterations = 10 if max_iterations is None else int(max_iterations)
     if x.ndim != 2:
         raise ValueError(f"qdwh: the input must be a matrix, got shape {x.shape}")
