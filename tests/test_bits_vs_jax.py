@@ -126,6 +126,17 @@ CASES = {
                      "20, 24, 31, 45) for s in ('ortho', 'forward')] + "
                      "[jnp.fft.irfft(c[:k], norm='ortho') for k in (5, 6, 7, 12)]",
     "la.dft": "[la.dft(k, s) for k in (1, 4, 7, 12) for s in (None, 'sqrtn', 'n')]",
+    # matrix functions: Padé degrees by the norm (squared past it), QDWH and SVD polar
+    # decompositions, Schur forms, Sylvester equations
+    "la.expm": "[la.expm(w[0] * s) for s in (0.01, 0.3, 1.0, 4.0)] + [la.expm(cw)]",
+    "la.expm.grad": "lib.grad(lambda a: la.expm(a).sum())(w[0])",
+    "la.expm_frechet": "la.expm_frechet(w[0], w[1])",
+    "la.polar": "[la.polar(w[0]), la.polar(q), la.polar(q.T, side='left'), la.polar(cw), "
+                "la.polar(w[:, :3], method='svd'), la.polar(q, 'left', method='svd')]",
+    "lax.linalg.qdwh": "lax.linalg.qdwh(q)",
+    "la.rsf2csf": "la.rsf2csf(*la.schur(w[0]))",
+    "la.solve_sylvester": "[la.solve_sylvester(w[0], w[1, :3, :3], w[2, :, :3]), "
+                          "la.solve_sylvester(cw[0], cw[1], cw[2])]",
     # tridiagonal eigenproblems: bisection, and inverse iteration from random vectors
     "la.eigh_tridiagonal": "[la.eigh_tridiagonal(y[:12], y[12:23], eigvals_only=True), "
                            "la.eigh_tridiagonal(y[:12], y[12:23]), la.eigh_tridiagonal("

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from jax_reference import requires_jax, run_reference
 from matrix_samples import sample
 import scipy.linalg as sla
 
@@ -153,7 +154,7 @@ def test_bad_input():
         psl.solve(np.eye(2), np.ones(2), assume_a="diagonal")
     with pytest.raises(ValueError, match="trans must be"):
         psl.solve_triangular(np.eye(2), np.ones(2), trans=3)
-    with pytest.raises(ValueError, match=r"square matrix .* got shape \(2, 3\)"):
+    with pytest.raises(ValueError, match=r"square matrix, got A.shape=\(2, 3\)"):
         psl.expm(np.ones((2, 3)))
     with pytest.raises(NotImplementedError, match="generalized eigenproblem"):
         psl.eigh(np.eye(2), np.eye(2))
@@ -167,11 +168,14 @@ def test_polar_against_scipy_and_its_definition():
     a = rng.normal(size=(4, 3)).astype(np.float32)
     for side, p_shape in (("right", (3, 3)), ("left", (4, 4))):
         for method in ("qdwh", "svd"):
-            u, p = pl.polar(a, side, method=method)
-            us, ps = sl.polar(a, side)
-            assert u.shape == (4, 3) and p.shape == p_shape
+            x = a.T if method == "qdwh" and side == "left" else a  # QDWH's pairings, as JAX's
+            u, p = pl.polar(x, side, method=method)
+            us, ps = sl.polar(x, side)
+            assert u.shape == x.shape and p.shape == (p_shape if x is a else (3, 3))
             np.testing.assert_allclose(u, us, atol=1e-5)
             np.testing.assert_allclose(p, ps, atol=1e-5)
+    with pytest.raises(NotImplementedError, match="only supports"):
+        pl.polar(a, "left")  # a tall matrix's left decomposition: not by QDWH, as in JAX
     b = (rng.normal(size=(2, 3, 3)) + 1j * rng.normal(size=(2, 3, 3))).astype(np.complex64)
     u, p = pl.polar(b)
     np.testing.assert_allclose(u @ p, b, atol=1e-5)
@@ -347,3 +351,46 @@ def test_funm_against_scipy_and_known_functions():
         pl.funm(np.ones((2, 3), np.float32), jnp.exp)
     with pytest.raises(ValueError, match="square array_like"):
         pl.funm(np.ones((2, 2, 2), np.float32), jnp.exp)
+
+
+_MATRIX_FUNCTION_ERRORS = """
+import importlib
+sla = importlib.import_module(jax.__name__ + ".scipy.linalg")
+qdwh = importlib.import_module(jax.__name__ + ".lax.linalg").qdwh
+a, wide = np.ones((3, 3), np.float32), np.ones((2, 4), np.float32)
+cases = {
+    "expm_vector": lambda: sla.expm(np.ones(3, np.float32)),
+    "expm_not_square": lambda: sla.expm(wide),
+    "expm_float16": lambda: sla.expm(np.eye(2, dtype=np.float16)),
+    "expm_frechet_shapes": lambda: sla.expm_frechet(a, a[:2, :2]),
+    "expm_frechet_E_vector": lambda: sla.expm_frechet(a, a[0]),
+    "polar_vector": lambda: sla.polar(a[0]),
+    "polar_side": lambda: sla.polar(a, side="up"),
+    "polar_method": lambda: sla.polar(a, method="newton"),
+    "polar_int": lambda: sla.polar(np.eye(3, dtype=np.int32)),
+    "polar_qdwh_wide_right": lambda: sla.polar(wide),
+    "polar_qdwh_tall_left": lambda: sla.polar(wide.T, side="left"),
+    "qdwh_wide": lambda: qdwh(wide),
+    "rsf2csf_T": lambda: sla.rsf2csf(a[:2], a),
+    "rsf2csf_Z": lambda: sla.rsf2csf(a, a[:, :2]),
+    "rsf2csf_shapes": lambda: sla.rsf2csf(a, np.eye(2, dtype=np.float32)),
+    "schur_output": lambda: sla.schur(a, output="quasi"),
+    "sylvester_shapes": lambda: sla.solve_sylvester(a, a[:2, :2], a),
+    "sylvester_method": lambda: sla.solve_sylvester(a, a, a, method="kron"),
+}
+result = {}
+for name, case in cases.items():
+    try:
+        case()
+        result[name] = "no error"
+    except Exception as e:
+        result[name] = [type(e).__name__, str(e).splitlines()[0]]
+"""
+
+
+@requires_jax
+def test_matrix_function_errors_match_jax():
+    """JAX's classes and messages for bad input to expm, expm_frechet, polar, qdwh,
+    rsf2csf, schur and solve_sylvester."""
+    assert run_reference(_MATRIX_FUNCTION_ERRORS, library="plax") == run_reference(
+        _MATRIX_FUNCTION_ERRORS)

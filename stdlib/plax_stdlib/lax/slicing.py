@@ -33,7 +33,7 @@ from plax.extend.constructors import (
 from plax.extend.core import ShapedArray, canonical_dim, get_aval, is_python_scalar
 from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.comparison import lt, select
-from plax_stdlib.lax.conversion import convert_with_weak_type
+from plax_stdlib.lax.conversion import constant_like, convert_with_weak_type
 from plax_stdlib.lax.dimensions import dimension_as_value, size_scalar
 from plax_stdlib.lax.gathers import (GatherDimensionNumbers, GatherScatterMode,
                                      batching_slice_size, gather_p)
@@ -266,7 +266,7 @@ def _wrap_negative(index, size: int, dtype: np.dtype, wrap: bool):
         return index
     # JAX's: the index's sign tested as it is, the size added as an array (a weakly
     # typed index is converted for the sum only)
-    return select(lt(index, 0), index + size_scalar(size, dtype), index)
+    return select(lt(index, constant_like(index, 0)), index + size_scalar(size, dtype), index)
 
 
 # --- dynamic_slice ------------------------------------------------------------------------------

@@ -114,10 +114,13 @@ def vectorize(pyfunc: Callable, *, excluded=frozenset(), signature: str | None =
         sizes = _core_sizes(mapped, dims, signature)
         loops = [util.shape_of(a)[:len(util.shape_of(a)) - len(d)] for a, d in zip(mapped, dims)]
         loop_shape = util.broadcast_shapes(*loops)
-        n = math.prod(loop_shape)
-        flat = [lax.reshape(shape_ops.broadcast_to(a, loop_shape + util.shape_of(a)[len(s):]),
-                            (n,) + util.shape_of(a)[len(s):]) for a, s in zip(mapped, loops)]
-        out = plax.vmap(call)(*flat) if loop_shape else call(*mapped)
+        if loop_shape:  # one mapped axis: the loop dimensions broadcast and flattened
+            n = math.prod(loop_shape)
+            out = plax.vmap(call)(*(
+                lax.reshape(shape_ops.broadcast_to(a, loop_shape + util.shape_of(a)[len(s):]),
+                            (n,) + util.shape_of(a)[len(s):]) for a, s in zip(mapped, loops)))
+        else:
+            out = call(*mapped)
         outs = out if isinstance(out, tuple) else (out,)
         if core_out is not None:
             _check_outputs(outs, core_out, sizes, bool(loop_shape))

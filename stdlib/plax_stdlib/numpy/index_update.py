@@ -274,8 +274,8 @@ def _windows(shape: tuple, index) -> _Windows | None:
     except ValueError:
         return None  # getitem's IndexError names the shapes
     index_dtype = np.dtype(np.int32 if max(shape) < 2**31 else np.int64)
-    components = {d: indexing.index_array(i, shape[d], index_dtype, wrap_negative=True)
-                  for i, d in zip(integers, integer_dims)}
+    components = dict(zip(integer_dims, indexing.index_arrays(
+        [(i, shape[d]) for i, d in zip(integers, integer_dims)], index_dtype, wrap_negative=True)))
     components.update({d: np.asarray(windows[d][0], index_dtype)[()] for d in starts})
     adjacent = integer_dims == list(range(integer_dims[0], integer_dims[-1] + 1)) \
         if integer_dims else True

@@ -27,6 +27,7 @@ from plax.extend import dtypes
 from plax.extend.core import ShapedArray, SymbolicDimension, Tracer, decided, max_dim, min_dim
 from plax_stdlib import jax_jits, lax
 from plax_stdlib.lax import gathers
+from plax_stdlib.lax.conversion import constant_like
 from plax_stdlib.lax.dimensions import size_scalar
 from plax_stdlib.numpy import util
 from plax_stdlib.numpy.slice_index import Slice
@@ -260,6 +261,21 @@ def _basic(x, index: tuple, mode=None, fill_value=None):
     if plan.out_of_bounds and mode == "fill":  # every element read lies outside
         fill = gathers.fill_value_for(util.dtype_of(x), fill_value)
         return lax.broadcast_in_dim(fill, tuple(plan.out_shape), ())
+    if plan.dynamic and _as_one_dynamic_slice(plan, index):
+        out = _one_dynamic_slice(x, plan)
+    else:
+        out = _slices(x, plan)
+    if plan.squeezed:
+        out = lax.squeeze(out, tuple(plan.squeezed))
+    if plan.new_axes:
+        out = lax.expand_dims(out, tuple(plan.new_axes))
+    return out
+
+
+def _slices(x, plan: _Plan):
+    """The plan's reversals, static slice, strided gathers and `dynamic_slice` of its
+    traced indices (from the static slice), in that order."""
+    shape = util.shape_of(x)
     out = x
     if plan.reversed_dims:
         out = lax.rev(out, tuple(plan.reversed_dims))
@@ -275,11 +291,28 @@ def _basic(x, index: tuple, mode=None, fill_value=None):
                   if d in plan.dynamic else 0 for d in range(len(shape))]
         sizes = [1 if d in plan.dynamic else sliced[d] for d in range(len(shape))]
         out = lax.dynamic_slice(out, starts, sizes)
-    if plan.squeezed:
-        out = lax.squeeze(out, tuple(plan.squeezed))
-    if plan.new_axes:
-        out = lax.expand_dims(out, tuple(plan.new_axes))
     return out
+
+
+def _as_one_dynamic_slice(plan: _Plan, index: tuple) -> bool:
+    """Whether JAX reads `x[index]` with traced scalars as one `dynamic_slice` from the
+    static starts as they are: unit steps, and static integers within the axes, not
+    counted from the end (the plan would hold them wrapped or clamped)."""
+    return (not plan.reversed_dims and not plan.strided and set(plan.strides) <= {1}
+            and not plan.undecided_index and not plan.out_of_bounds
+            and all(e >= 0 for e in index if isinstance(e, (int, np.integer))
+                    and not isinstance(e, bool)))
+
+
+def _one_dynamic_slice(x, plan: _Plan):
+    """JAX's reading: one `dynamic_slice` of every axis, its starts, when more than
+    one, converted to int32 (so that a static one's wrapping is staged as JAX's)."""
+    ndim = len(util.shape_of(x))
+    starts = [plan.dynamic.get(d, plan.starts[d]) for d in range(ndim)]
+    sizes = [1 if d in plan.dynamic else plan.limits[d] - plan.starts[d] for d in range(ndim)]
+    if ndim > 1:
+        starts = [lax.convert_element_type(s, dtypes.default_int_dtype()) for s in starts]
+    return lax.dynamic_slice(x, starts, sizes)
 
 
 def _take_strided(x, dim: int, start, step: int, count):
@@ -435,21 +468,34 @@ def _advanced(x, index: tuple, kinds: list, mode, fill_value):
                           mode, fill_value)
 
 
-def index_array(index, size: int, dtype, wrap_negative: bool):
-    """An index as an integer array of `dtype`, negative entries counted from the end."""
+def _wrapped(index, size: int, wrap_negative: bool):
+    """An index as an integer array, negative entries counted from the end: on the
+    host (int64) or traced (in its own dtype, a weak scalar staying weak, as JAX's)."""
     if isinstance(index, (list, tuple)):
         index = np.asarray(index, np.int64) if len(index) == 0 else np.asarray(index)
     if not _is_plax_value(index):
         index = np.asarray(index).astype(np.int64)
         if not (wrap_negative and (index < 0).any()):
-            return index.astype(dtype)
+            return index
         if not isinstance(size, SymbolicDimension):
-            return np.where(index < 0, index + size, index).astype(dtype)
-    index = util.convert(index, dtype)
+            return np.where(index < 0, index + size, index)
     if wrap_negative and util.dtype_category(util.dtype_of(index)) == "i":
-        index = lax.select(lax.lt(index, np.zeros((), dtype)[()]),
-                           lax.add(index, size_scalar(size, dtype)), index)
+        size = (size_scalar(size, util.dtype_of(index)) if isinstance(size, SymbolicDimension)
+                else constant_like(index, size))
+        index = lax.select(lax.lt(index, constant_like(index, 0)), lax.add(index, size), index)
     return index
+
+
+def index_arrays(indices_and_sizes, dtype, wrap_negative: bool) -> list:
+    """Indices (each with the size of its axis) as integer arrays of `dtype`, negative
+    entries counted from the end: all wrapped first, then all converted (JAX's order)."""
+    wrapped = [_wrapped(index, size, wrap_negative) for index, size in indices_and_sizes]
+    return [util.convert(index, dtype) for index in wrapped]
+
+
+def index_array(index, size: int, dtype, wrap_negative: bool):
+    """An index as an integer array of `dtype`, negative entries counted from the end."""
+    return index_arrays([(index, size)], dtype, wrap_negative)[0]
 
 
 def gather_indexed(y, picks, position: int, mode=None, fill_value=None,
@@ -460,7 +506,7 @@ def gather_indexed(y, picks, position: int, mode=None, fill_value=None,
     "promise_in_bounds", which XLA's gather clamps)."""
     yshape = util.shape_of(y)
     dtype = dtypes.default_int_dtype()
-    arrays = [index_array(i, yshape[d], dtype, wrap_negative) for d, i in picks]
+    arrays = index_arrays([(i, yshape[d]) for d, i in picks], dtype, wrap_negative)
     try:
         bshape = util.broadcast_shapes(*(util.shape_of(a) for a in arrays))
     except ValueError:  # JAX's class (NumPy's is an IndexError)

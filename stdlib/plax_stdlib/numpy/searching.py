@@ -17,7 +17,7 @@ import numpy as np
 
 from plax.extend import dtypes
 from plax_stdlib import jax_jits, lax
-from plax_stdlib.numpy import util
+from plax_stdlib.numpy import ufuncs, util
 
 _METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
 _INT32_MAX = np.iinfo(np.int32).max
@@ -211,13 +211,8 @@ def digitize(x, bins, right: bool = False, *, method: str | None = None):
         return util.as_array(lax.full(util.shape_of(x), 0, np.int32))
     side = "left" if right else "right"
     options = {} if method is None else {"method": method}
-    increasing = searchsorted(bins, x, side=side, **options)
-    decreasing = lax.sub(np.asarray(n, util.dtype_of(increasing))[()],
-                         searchsorted(lax.rev(bins, (0,)), x, side=side, **options))
-    ascending = lax.ge(lax.index_in_dim(bins, n - 1, keepdims=False),
-                       lax.index_in_dim(bins, 0, keepdims=False))
-    return util.as_array(lax.select(lax.broadcast_in_dim(ascending, util.shape_of(x), ()),
-                                    increasing, decreasing))
+    return ufuncs.where(bins[-1] >= bins[0], searchsorted(bins, x, side=side, **options),
+                        n - searchsorted(bins[::-1], x, side=side, **options))  # as JAX's
 
 
 # --- sorts by several keys, partial sorts -------------------------------------------------

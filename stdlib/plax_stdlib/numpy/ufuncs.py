@@ -745,11 +745,8 @@ greater_equal = _comparison("greater_equal", lax.ge, lax.gt)
 # --- logic and bits ---------------------------------------------------------------------------
 
 def _logical(name: str, lax_fn: Callable) -> Callable:
-    def fn(x1, x2, /):
-        util.check_arraylike(name, x1, x2)
-        x1, x2 = util.promote_shapes(name, _as_bool(util.operand(x1)),
-                                     _as_bool(util.operand(x2)))
-        return lax_fn(x1, x2)
+    def fn(x1, x2, /):  # promoted first, as JAX's: a weak bool becomes a strong one
+        return lax_fn(*map(_as_bool, util.promote_args(name, x1, x2)))
     return _named(name, f"Elementwise {name} of the truth values of `x1` and `x2`.", fn)
 
 

@@ -185,6 +185,12 @@ def promote_dtypes_inexact(*args: Any) -> list[Any]:
     return [convert(x, dtypes.to_inexact_dtype(to_dtype), weak) for x in args]
 
 
+def promote_dtypes_complex(*args: Any) -> list[Any]:
+    """Like `promote_dtypes`, then the result made complex (float32 -> complex64)."""
+    to_dtype, weak = dtypes.lattice_result_type(*args)
+    return [convert(x, dtypes.to_complex_dtype(to_dtype), weak) for x in args]
+
+
 def promote_dtypes_numeric(*args: Any) -> list[Any]:
     """Like `promote_dtypes`, with bool becoming int32 (as in JAX, even with x64)."""
     to_dtype, weak = dtypes.lattice_result_type(*args)

@@ -3,13 +3,13 @@
 Factorizations come from `plax.lax.linalg` and batch over leading axes as its
 primitives do. `overwrite_*`, `check_finite` and similar SciPy arguments are
 accepted and ignored (arrays are immutable; nothing is checked for finiteness).
-`expm` is Higham's scaling and squaring with a degree-13 Padé approximant, and
-`sqrtm` the Schur method (Björck and Hammarling): both are compositions of
-differentiable operations.
+`sqrtm` is the Schur method (Björck and Hammarling); `expm` (in
+`matrix_exponential`), `polar`, `rsf2csf` and `solve_sylvester` are formulated as
+JAX's, jitted helpers, loops and conds alike, so that they print and compute as JAX's.
 """
 from __future__ import annotations
 
-import operator
+import functools
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from plax.extend.core import get_aval
 from plax_stdlib import jax_jits, lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.lax import linalg as lax_linalg
+from plax_stdlib.lax.linalg.halley import qdwh
 from plax_stdlib.lax.linalg.lu import lu_solve as _lu_solve
 from plax_stdlib.lax.linalg.matrices import diagonal as matrix_diagonal
 from plax_stdlib.lax.linalg.matrices import eye_like, matmul, mH, mT, take_rows, tril, triu
@@ -27,6 +28,7 @@ from plax_stdlib.numpy.linalg import decompositions as np_decompositions
 from plax_stdlib.numpy.linalg import determinants as np_determinants
 from plax_stdlib.numpy.linalg import solvers as np_solvers
 from plax_stdlib.numpy.linalg.operands import check_matrices, inexact, matrices
+from plax_stdlib.scipy.matrix_exponential import expm as expm, expm_frechet as expm_frechet
 from plax_stdlib.scipy.special_matrices import (  # noqa: F401 - part of this module's API
     circulant, companion, convolution_matrix, dft, fiedler, fiedler_companion, hadamard,
     hankel, helmert, hilbert, invhilbert, invpascal, leslie, pascal, toeplitz)
@@ -262,75 +264,69 @@ def qr_multiply(a, c, mode: str = "right", pivoting: bool = False, conjugate: bo
     return (product, r, *perm)
 
 
+@functools.partial(plax.jit, static_argnames=("output",))
+def _schur(a, output: str):
+    a = matrices("scipy.linalg.schur", a, square=True)
+    if output == "complex":
+        a = a.astype(dtypes.to_complex_dtype(a.dtype))
+    return lax_linalg.schur(a)
+
+
 def schur(a, output: str = "real"):
     """`(t, z)` with a = z t zᴴ: t quasi-triangular ('real') or triangular ('complex')."""
     if output not in ("real", "complex"):
-        raise ValueError(f"scipy.linalg.schur: output must be 'real' or 'complex', got "
-                         f"{output!r}")
-    a = matrices("scipy.linalg.schur", a, square=True)
-    if output == "complex":
-        a = lax.convert_element_type(a, dtypes.to_complex_dtype(get_aval(a).dtype))
-    return lax_linalg.schur(a)
+        raise ValueError(f"Expected 'output' to be either 'real' or 'complex', got {output=}.")
+    return _schur(a, output)
+
+
+@plax.jit
+def _rsf2csf_2d(T, Z):
+    """From the bottom up, each 2×2 diagonal block of T whose subdiagonal entry is above
+    rounding level is triangularized by the Givens rotation that brings one of its
+    eigenvalues to the top, applied to T's rows and columns and to Z's columns."""
+    T, Z = util.promote_dtypes_complex(T, Z)
+    eps = dtypes.finfo(T.dtype).eps
+    n = T.shape[0]
+    if n == 1:
+        return T, Z
+
+    def rotate(m, T, Z):
+        mu = jnp.linalg.eigvals(lax.dynamic_slice(T, (m - 1, m - 1), (2, 2))) - T[m, m]
+        r = jnp.linalg.norm(jnp.array([mu[0], T[m, m - 1]])).astype(T.dtype)
+        c, s = mu[0] / r, T[m, m - 1] / r
+        G = jnp.array([[c.conj(), s], [-s, c]], dtype=T.dtype)
+        # rows m-1, m of T, from column m-1 on (the rest is zero in both rows)
+        rows = lax.dynamic_slice_in_dim(T, m - 1, 2, axis=0)
+        right = jnp.arange(n) >= m - 1
+        rotated = G @ jnp.where(right, rows, 0)
+        T = lax.dynamic_update_slice_in_dim(T, jnp.where(~right, rows, rotated), m - 1, axis=0)
+        # columns m-1, m of T, down to row m
+        cols = lax.dynamic_slice_in_dim(T, m - 1, 2, axis=1)
+        above = jnp.arange(n)[:, np.newaxis] < m + 1
+        rotated = jnp.where(above, cols, 0) @ G.conj().T
+        T = lax.dynamic_update_slice_in_dim(T, jnp.where(~above, cols, rotated), m - 1, axis=1)
+        z_cols = lax.dynamic_slice_in_dim(Z, m - 1, 2, axis=1)
+        return T, lax.dynamic_update_slice_in_dim(Z, z_cols @ G.conj().T, m - 1, axis=1)
+
+    def step(i, TZ):
+        m = n - i
+        T, Z = TZ
+        split = jnp.abs(T[m, m - 1]) > eps * (jnp.abs(T[m - 1, m - 1]) + jnp.abs(T[m, m]))
+        T, Z = lax.cond(split, rotate, lambda m, T, Z: (T, Z), m, T, Z)
+        return T.at[m, m - 1].set(0.0), Z
+    return lax.fori_loop(1, n, step, (T, Z))
 
 
 def rsf2csf(T, Z, check_finite: bool = True):
     """The complex Schur form `(T', Z')` (T' upper triangular, Z' T' Z'ᴴ = Z T Zᴴ) of
-    the real Schur form `(T, Z)`: from the bottom up, each 2×2 diagonal block (a
-    subdiagonal entry above rounding level) is triangularized by the Givens rotation
-    that brings one of its eigenvalues to the top, applied to T's rows and columns and
-    Z's columns."""
-    T, Z = inexact("scipy.linalg.rsf2csf", T, Z)
+    the real Schur form `(T, Z)`, for each pair of (broadcast) matrices."""
+    T, Z = jnp.asarray(T), jnp.asarray(Z)
     for name, x in (("T", T), ("Z", Z)):
-        shape = get_aval(x).shape
-        if len(shape) < 2 or shape[-1] != shape[-2]:
+        if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
             raise ValueError(f"Input '{name}' must be square.")
-    if get_aval(T).shape[-1] != get_aval(Z).shape[-1]:
-        raise ValueError(f"Input array shapes must match: Z: {get_aval(Z).shape} vs. T: "
-                         f"{get_aval(T).shape}")
-    complex_dtype = dtypes.to_complex_dtype(get_aval(T).dtype)
-    T, Z = (lax.convert_element_type(x, complex_dtype) for x in (T, Z))
-    batch = util.broadcast_shapes(get_aval(T).shape[:-2], get_aval(Z).shape[:-2])
-    T, Z = (util.broadcast_to_shape(x, batch + get_aval(x).shape[-2:]) for x in (T, Z))
-    n = get_aval(T).shape[-1]
-    eps = np.asarray(dtypes.finfo(complex_dtype).eps, dtypes.finfo(complex_dtype).dtype)
-    nb = len(batch)
-
-    def entry(x, i, j):
-        return lax.squeeze(lax.dynamic_slice(x, (0,) * nb + (i, j), batch + (1, 1)),
-                           (nb, nb + 1))
-
-    def step(i, carry):
-        T, Z = carry
-        m = n - 1 - i
-        a, b, c, d = entry(T, m - 1, m - 1), entry(T, m - 1, m), entry(T, m, m - 1), \
-            entry(T, m, m)
-        split = lax.gt(lax.abs(c), lax.mul(eps, lax.add(lax.abs(a), lax.abs(d))))
-        half = lax.mul(lax.sub(a, d), np.asarray(0.5, complex_dtype))
-        mu = lax.add(half, lax.sqrt(lax.add(lax.mul(half, half), lax.mul(b, c))))  # λ - d
-        r = lax.sqrt(lax.add(lax.real(lax.mul(mu, lax.conj(mu))), lax.real(lax.mul(c, c))))
-        r = lax.convert_element_type(lax.select(split, r, lax.full_like(r, 1)), complex_dtype)
-        cs, sn = lax.div(mu, r), lax.div(c, r)
-        rot = lax.concatenate([lax.concatenate([lax.conj(cs)[..., None, None],
-                                                sn[..., None, None]], nb + 1),
-                               lax.concatenate([lax.neg(sn)[..., None, None],
-                                                cs[..., None, None]], nb + 1)], nb)
-        keep = lambda new, old: lax.select(  # noqa: E731
-            lax.broadcast_in_dim(split, get_aval(old).shape, tuple(range(nb))), new, old)
-        rows = lax.dynamic_slice_in_dim(T, m - 1, 2, axis=nb)
-        T = lax.dynamic_update_slice_in_dim(T, keep(matmul(rot, rows), rows), m - 1, axis=nb)
-        cols = lax.dynamic_slice_in_dim(T, m - 1, 2, axis=nb + 1)
-        T = lax.dynamic_update_slice_in_dim(T, keep(matmul(cols, mH(rot)), cols), m - 1,
-                                            axis=nb + 1)
-        zcols = lax.dynamic_slice_in_dim(Z, m - 1, 2, axis=nb + 1)
-        Z = lax.dynamic_update_slice_in_dim(Z, keep(matmul(zcols, mH(rot)), zcols), m - 1,
-                                            axis=nb + 1)
-        below = lax.dynamic_slice(T, (0,) * nb + (m, m - 1), batch + (1, 1))
-        T = lax.dynamic_update_slice(T, keep(lax.full_like(below, 0), below),
-                                     (0,) * nb + (m, m - 1))
-        return T, Z
-    if n < 2:
-        return T, Z
-    return lax.fori_loop(np.int32(0), np.int32(n - 1), step, (T, Z))
+    if T.shape[-1] != Z.shape[-1]:
+        raise ValueError(f"Input array shapes must match: Z: {Z.shape} vs. T: {T.shape}")
+    return jnp.vectorize(_rsf2csf_2d, signature="(n,n),(n,n)->(n,n),(n,n)")(T, Z)
 
 
 def funm(A, func, disp: bool = True):
@@ -401,85 +397,6 @@ def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False, check_fini
 
 # --- matrix functions ---------------------------------------------------------------------------
 
-# Degree-13 Padé coefficients and the largest 1-norm it is accurate for (Higham 2005).
-_PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
-           129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
-           40840800., 960960., 16380., 182., 1.)
-_THETA13 = 5.371920351148152
-
-
-def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
-    """The matrix exponential of each square matrix: A scaled by 2^-s so its 1-norm is at
-    most θ13, the [13/13] Padé approximant of that, squared s times (s <= max_squarings).
-    `upper_triangular` is accepted for JAX compatibility; the general method is used."""
-    A = matrices("scipy.linalg.expm", A, square=True)
-    aval = get_aval(A)
-    if aval.shape[-1] == 0:
-        return A
-    max_squarings = operator.index(max_squarings)
-    real_dt = dtypes.finfo(aval.dtype).dtype
-    nb = aval.ndim - 2
-    norm = lax.reduce_max(lax.reduce_sum(lax.abs(A), (nb,)), (nb,))  # the 1-norm
-    ratio = lax.div(norm, np.asarray(_THETA13, real_dt))
-    s = lax.max(lax.ceil(lax.div(lax.log(ratio), np.asarray(np.log(2), real_dt))),
-                np.zeros((), real_dt))
-    s = lax.min(lax.select(lax.is_finite(s), s, lax.full_like(s, 0)),
-                np.asarray(max_squarings, real_dt))
-    scale = lax.convert_element_type(lax.exp2(lax.neg(s)), aval.dtype)
-    scaled = lax.mul(A, lax.broadcast_in_dim(scale, aval.shape, tuple(range(nb))))
-    result = _pade13(scaled)
-
-    def square(i, x):
-        squared = matmul(x, x)
-        more = lax.lt(lax.convert_element_type(i, real_dt), s)
-        return lax.select(lax.broadcast_in_dim(more, aval.shape, tuple(range(nb))), squared, x)
-    return lax.fori_loop(0, max_squarings, square, result)
-
-
-def expm_frechet(A, E, *, method: str | None = None, compute_expm: bool = True):
-    """The Fréchet derivative of expm at A in the direction E, L(A, E) (with expm(A)
-    first, unless `compute_expm` is False): the upper right block of
-    expm([[A, E], [0, A]]), whose diagonal blocks are expm(A) (Mathias's identity)."""
-    A, E = inexact("scipy.linalg.expm_frechet", A, E)
-    check_matrices("scipy.linalg.expm_frechet", A, square=True, what="A")
-    check_matrices("scipy.linalg.expm_frechet", E, square=True, what="E")
-    shape = get_aval(A).shape
-    if get_aval(E).shape != shape:
-        raise ValueError(f"expected A and E to be the same shape, got A.shape={shape} "
-                         f"E.shape={get_aval(E).shape}")
-    n, nb = shape[-1], len(shape) - 2
-    top = lax.concatenate([A, E], nb + 1)
-    bottom = lax.concatenate([lax.full_like(A, 0), A], nb + 1)
-    block = expm(lax.concatenate([top, bottom], nb))
-    starts = (0,) * nb
-    frechet = lax.slice(block, starts + (0, n), shape[:-2] + (n, 2 * n))
-    if not compute_expm:
-        return frechet
-    return lax.slice(block, starts + (0, 0), shape), frechet
-
-
-def _pade13(a):
-    """r13(a) = q(a)⁻¹ p(a), with p and q evaluated as Higham does (six products)."""
-    b = [np.asarray(c, get_aval(a).dtype) for c in _PADE13]
-    eye = eye_like(a)
-    a2 = matmul(a, a)
-    a4 = matmul(a2, a2)
-    a6 = matmul(a4, a2)
-
-    def combo(*terms):
-        out = None
-        for coefficient, m in terms:
-            term = lax.mul(m, coefficient)
-            out = term if out is None else lax.add(out, term)
-        return out
-    u_inner = combo((b[13], a6), (b[11], a4), (b[9], a2))
-    u = matmul(a, lax.add(matmul(a6, u_inner), combo((b[7], a6), (b[5], a4), (b[3], a2),
-                                                     (b[1], eye))))
-    v_inner = combo((b[12], a6), (b[10], a4), (b[8], a2))
-    v = lax.add(matmul(a6, v_inner), combo((b[6], a6), (b[4], a4), (b[2], a2), (b[0], eye)))
-    return np_solvers.solve(lax.sub(v, u), lax.add(v, u))
-
-
 def sqrtm(A, blocksize: int = 1):
     """The principal square root of each square matrix (complex, as in JAX): with the
     complex Schur form A = Z T Zᴴ, R = √T is upper triangular, found one column at a
@@ -519,90 +436,111 @@ def _sqrt_upper_triangular(t):
     return lax.fori_loop(np.int32(0), np.int32(n), column, zeros)
 
 
+@functools.partial(plax.jit, static_argnames=("side", "method"))
+@plax.default_matmul_precision("float32")
+def _polar_2d(a, side: str, method: str, eps, max_iterations):
+    """The polar decomposition of one matrix. QDWH wants at least as many rows as
+    columns: the left decomposition of a wide matrix is the right one of its adjoint,
+    adjoined back (JAX implements no other pairing of side and shape)."""
+    rows, cols = a.shape
+    if method == "qdwh":
+        if rows >= cols and side == "right":
+            unitary, posdef, _, _ = qdwh(a, is_hermitian=False, eps=eps)
+        elif rows < cols and side == "left":
+            unitary, posdef, _, _ = qdwh(a.T.conj(), is_hermitian=False, eps=eps)
+            posdef, unitary = posdef.T.conj(), unitary.T.conj()
+        else:
+            raise NotImplementedError(
+                "method='qdwh' only supports mxn matrices where m < n where side='right' "
+                f"and m >= n side='left', got {a.shape} with {side=}")
+    elif method == "svd":
+        w, s, vh = lax_linalg.svd(a, full_matrices=False)
+        s = s.astype(w.dtype)
+        unitary = w @ vh
+        if side == "right":  # V Σ Vᴴ
+            posdef = (vh.T.conj() * s[None, :]) @ vh
+        else:  # W Σ Wᴴ
+            posdef = (w * s[None, :]) @ w.T.conj()
+    else:
+        raise ValueError(f"Unknown polar decomposition method {method}.")
+    return unitary, posdef
+
+
 def polar(a, side: str = "right", *, method: str = "qdwh", eps: float | None = None,
           max_iterations: int | None = None):
     """The polar decomposition of each matrix: `(u, p)` with a = u p (side 'right', p
     n×n) or a = p u ('left', p m×m), u with orthonormal columns (rows) and p Hermitian
-    positive semi-definite. Computed from the SVD a = W Σ Vᴴ as u = W Vᴴ and p = V Σ Vᴴ
-    (or W Σ Wᴴ) for either `method` ('qdwh' or 'svd': the decomposition is unique for a
-    matrix of full rank); `eps` and `max_iterations` tune QDWH and are accepted."""
+    positive semi-definite. `method` 'qdwh' (the default: `lax.linalg.qdwh`, to the
+    tolerance `eps`) or 'svd' (from a = W Σ Vᴴ: u = W Vᴴ, p = V Σ Vᴴ or W Σ Wᴴ).
+    `max_iterations` is accepted and, as in JAX, unused."""
+    arr = jnp.asarray(a)
+    if arr.ndim < 2:
+        raise ValueError("The input `a` must be at least a 2-D array.")
     if side not in ("right", "left"):
         raise ValueError("The argument `side` must be either 'right' or 'left'.")
-    if method not in ("qdwh", "svd"):
-        raise ValueError(f"Unknown polar decomposition method {method}.")
-    a = matrices("scipy.linalg.polar", a)
-    w, s, vh = lax_linalg.svd(a, full_matrices=False)
-    u = matmul(w, vh)
-    basis = mH(vh) if side == "right" else w
-    scaled = lax.mul(basis, lax.expand_dims(lax.convert_element_type(s, get_aval(a).dtype),
-                                            (get_aval(s).ndim - 1,)))
-    return u, matmul(scaled, mH(basis))
+    posdef_shape = "(n,n)" if side == "right" else "(m,m)"
+    return jnp.vectorize(functools.partial(_polar_2d, side=side, method=method, eps=eps,
+                                           max_iterations=max_iterations),
+                         signature=f"(m,n)->(m,n),{posdef_shape}")(arr)
+
+
+def _sylvester_triangular(R, S, F):
+    """Y with R Y + Y Sᵀ = F for upper-triangular R and S (Bartels-Stewart's inner
+    solve): entry by entry from the bottom right, each entry needing only those below
+    it in its column and right of it in its row."""
+    R, S, F = util.promote_dtypes_inexact(R, S, F)
+    m, n = F.shape
+
+    def solve_entry(Y_flat, flat_index):
+        i, j = flat_index // n, flat_index % n
+        Y = Y_flat.reshape((m, n))
+        rhs = F[i, j]
+        below = jnp.sum(jnp.where(jnp.arange(m) > i, R[i, :] * Y[:, j], 0.0))
+        right = jnp.sum(jnp.where(jnp.arange(n) > j, Y[i, :] * S[:, j], 0.0))
+        rhs -= below + right
+        entry = rhs / (R[i, i] + S[j, j])
+        return Y_flat.at[i * n + j].set(entry), None
+    backwards = jnp.arange(m * n - 1, -1, -1)
+    Y_flat, _ = lax.scan(solve_entry, jnp.zeros((m * n,), dtype=F.dtype), backwards)
+    return Y_flat.reshape((m, n))
+
+
+@functools.partial(plax.jit, static_argnames=("method",))
+def _solve_sylvester_2d(A, B, C, *, method: str, tol):
+    m, n = C.shape[-2:]
+    if method == "schur":  # A = U R Uᴴ and Bᴴ = V S Vᴴ: R Y + Y Sᴴ = Uᴴ C V, X = U Y Vᴴ
+        R, U = schur(A, output="complex")
+        S, V = schur(B.conj().T, output="complex")
+        F = U.conj().T @ C.astype(R.dtype) @ V
+        X = U @ _sylvester_triangular(R, S.conj().T, F) @ V.conj().T
+    elif method == "eigen":  # in the eigenbases, each entry divided by λ_i(A) + μ_j(B)
+        RA, UA = jnp.linalg.eig(A)
+        RB, UB = jnp.linalg.eig(B)
+        F = solve(UA, C.astype(RA.dtype) @ UB)
+        Y = F / (RA[:, None] + RB[None, :])
+        X = UA[:m, :m] @ Y[:m, :n] @ inv(UB)[:n, :n]
+    else:
+        raise ValueError(f'Unrecognized method {method}. The two valid methods are either '
+                         f'"schur" or "eigen".')
+    if not jnp.issubdtype(C.dtype, np.complexfloating):
+        X = X.real
+    sums = jnp.linalg.eigvals(A)[:, None] + jnp.linalg.eigvals(B)[None, :]
+    return lax.cond(jnp.any(jnp.abs(sums) < tol),
+                    lambda: jnp.zeros_like(X) * np.nan, lambda: X)
 
 
 def solve_sylvester(A, B, C, *, method: str = "schur", tol: float = 1e-8):
-    """X with A X + X B = C, for each (batched) A [m, m], B [n, n], C [m, n]. 'schur'
-    (Bartels-Stewart): with A = U R Uᴴ and B = V S Vᴴ (complex Schur forms), solve
-    R Y + Y S = Uᴴ C V one column at a time, since S is triangular; 'eigen' divides
-    in the eigenbases instead. Where some eigenvalue sum λ_i(A) + μ_j(B) is below
-    `tol` in magnitude there is no unique solution: the result is NaN, as JAX's."""
-    if method not in ("schur", "eigen"):
-        raise ValueError(f'Unrecognized method {method}. The two valid methods are either '
-                         f'"schur" or "eigen".')
-    A, B, C = inexact("scipy.linalg.solve_sylvester", A, B, C)
-    shapes = [get_aval(x).shape for x in (A, B, C)]
-    if any(len(sh) < 2 for sh in shapes) or shapes[0][-2:] != (shapes[2][-2],) * 2 \
-            or shapes[1][-2:] != (shapes[2][-1],) * 2:
-        raise ValueError(f"Incompatible shapes for Sylvester equation:\nA: {shapes[0]}\n"
-                         f"B: {shapes[1]}\nC: {shapes[2]}")
-    batch = util.broadcast_shapes(*(sh[:-2] for sh in shapes))
-    A, B, C = (util.broadcast_to_shape(x, batch + sh[-2:]) for x, sh in zip((A, B, C), shapes))
-    complex_dtype = dtypes.to_complex_dtype(get_aval(C).dtype)
-    if method == "schur":
-        X, sums = _sylvester_schur(A, B, lax.convert_element_type(C, complex_dtype))
-    else:
-        X, sums = _sylvester_eigen(A, B, lax.convert_element_type(C, complex_dtype))
-    if util.dtype_category(get_aval(C).dtype) != "c":
-        X = lax.real(X)
-    singular = lax.reduce_or(lax.lt(lax.abs(sums), np.asarray(tol, dtypes.finfo(
-        get_aval(X).dtype).dtype)), (len(batch), len(batch) + 1))
-    nan = lax.full_like(X, np.nan)
-    return lax.select(lax.broadcast_in_dim(singular, get_aval(X).shape, tuple(range(len(batch)))),
-                      nan, X)
-
-
-def _eigenvalue_sums(lam, mu):
-    nb = get_aval(lam).ndim - 1
-    m, n = get_aval(lam).shape[-1], get_aval(mu).shape[-1]
-    out = get_aval(lam).shape[:-1] + (m, n)
-    return lax.add(lax.broadcast_in_dim(lam, out, (*range(nb), nb)),
-                   lax.broadcast_in_dim(mu, out, (*range(nb), nb + 1)))
-
-
-def _sylvester_schur(A, B, C):
-    R, U = schur(A, output="complex")
-    S, V = schur(B, output="complex")
-    F = matmul(matmul(mH(U), C), V)
-    n = get_aval(C).shape[-1]
-    eye = eye_like(R)
-
-    def column(k, Y):  # (R + S[k, k] I) y_k = f_k - Σ_{j<k} y_j S[j, k]
-        s_col = lax.dynamic_slice_in_dim(S, k, 1, axis=-1)  # [..., n, 1]; rows >= k hit zeros
-        rhs = lax.sub(lax.dynamic_slice_in_dim(F, k, 1, axis=-1), matmul(Y, s_col))
-        s_kk = lax.dynamic_slice_in_dim(s_col, k, 1, axis=-2)  # [..., 1, 1]
-        shifted = lax.add(R, lax.mul(eye, s_kk))
-        y = lax_linalg.triangular_solve(shifted, rhs, left_side=True, lower=False)
-        return lax.dynamic_update_slice_in_dim(Y, y, k, axis=-1)
-    Y = lax.fori_loop(np.int32(0), np.int32(n), column, lax.full_like(F, 0))
-    return matmul(matmul(U, Y), mH(V)), _eigenvalue_sums(matrix_diagonal(R),
-                                                         matrix_diagonal(S))
-
-
-def _sylvester_eigen(A, B, C):
-    lam, UA = np_decompositions.eig(A)
-    mu, UB = np_decompositions.eig(B)
-    sums = _eigenvalue_sums(lam, mu)
-    F = np_solvers.solve(UA, matmul(lax.convert_element_type(C, get_aval(UA).dtype), UB))
-    return matmul(matmul(UA, lax.div(F, sums)), np_solvers.inv(UB)), sums
+    """X with A X + X B = C, for each (broadcast) A [m, m], B [n, n], C [m, n]: by
+    Bartels-Stewart ('schur') or in the eigenbases of A and B ('eigen'). Where some
+    eigenvalue sum λ_i(A) + μ_j(B) is below `tol` in magnitude there is no unique
+    solution: the result is NaN, as JAX's."""
+    A, B, C = util.promote_dtypes_inexact(jnp.asarray(A), jnp.asarray(B), jnp.asarray(C))
+    if any(x.ndim < 2 for x in (A, B, C)) or A.shape[-2:] != (C.shape[-2],) * 2 \
+            or B.shape[-2:] != (C.shape[-1],) * 2:
+        raise ValueError(f"Incompatible shapes for Sylvester equation:\nA: {A.shape}\n"
+                         f"B: {B.shape}\nC: {C.shape}")
+    return jnp.vectorize(functools.partial(_solve_sylvester_2d, method=method, tol=tol),
+                         signature="(m,m),(n,n),(m,n)->(m,n)")(A, B, C)
 
 
 # --- building matrices ---------------------------------------------------------------------------

@@ -44,3 +44,11 @@ from plax_stdlib.lax.linalg.tridiagonal import (
     tridiagonal_solve as tridiagonal_solve,
     tridiagonal_solve_p as tridiagonal_solve_p,
 )
+
+
+def __getattr__(name: str):
+    """`qdwh` on first use: it is built from `plax.numpy`, which imports this module."""
+    if name == "qdwh":
+        from plax_stdlib.lax.linalg.halley import qdwh
+        return qdwh
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -49,11 +49,12 @@ def _matrix_norm(x, ord, axes: tuple[int, int], keepdims: bool):
     if ord in (1, -1, np.inf, -np.inf):
         # 1: the largest column sum of |x|; inf: the largest row sum.
         summed, other = (rows, cols) if ord in (1, -1) else (cols, rows)
-        sums = reductions.sum(ufuncs.abs(x), axis=summed, keepdims=True)
-        pick = reductions.max if ord in (1, np.inf) else reductions.min
-        out = pick(sums, axis=other, keepdims=True, **({"initial": 0} if pick is reductions.max
-                                                      else {}))
-        return out if keepdims else shape_ops.squeeze(out, axes)
+        sums = reductions.sum(ufuncs.abs(x), axis=summed, keepdims=keepdims)
+        if not keepdims and other > summed:
+            other -= 1  # the summed axis is gone
+        if ord in (1, np.inf):
+            return reductions.max(sums, axis=other, keepdims=keepdims, initial=0)
+        return reductions.min(sums, axis=other, keepdims=keepdims)
     if ord in ("nuc", 2, -2):
         s = lax_svd(shape_ops.moveaxis(x, axes, (-2, -1)), compute_uv=False)
         if ord == "nuc":
