@@ -6,8 +6,8 @@ helmert, hadamard, dft (fixed by their size alone).
 A matrix of the first kind places each of the given values (or a 0 or 1) at fixed
 positions: `_placed(values, where)` gathers them with one static index map, so it
 differentiates and batches like any indexing. A matrix of the second kind depends on
-`n` only: it is computed exactly in NumPy (binomials as integers) and returned in
-JAX's dtype.
+`n` only: it is staged from iotas as JAX's (binomials through lgamma, so in floating
+point, not exact), in JAX's dtype.
 """
 from __future__ import annotations
 
@@ -181,7 +181,6 @@ def convolution_matrix(a, n: int, mode: str = "full"):
 
 
 # --- matrices fixed by their size ------------------------------------------------------------
-# staged from iotas in floating point, as JAX's (binomials through lgamma), not exact
 
 def hilbert(n: int):
     """The Hilbert matrix 1 / (i + j + 1)."""
