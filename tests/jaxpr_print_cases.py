@@ -433,6 +433,9 @@ def cases(jax) -> dict:
     add("linalg.norm of a vector", linalg.norm, F)
     add("linalg.matrix_power", lambda a: linalg.matrix_power(a, 3), SQ)
     add("linalg.solve", linalg.solve, SQ, F)
+    add("grad linalg.solve", jax.grad(lambda a, b: jnp.sum(linalg.solve(a, b)), (0, 1)), SQ, F)
+    add("grad linalg.inv", jax.grad(lambda a: jnp.sum(linalg.inv(a)[0])), SQ)
+    add("vmap linalg.solve", jax.vmap(linalg.solve, (None, 0)), SQ, M)
     add("lax.dynamic_index_in_dim", lambda x: lax.dynamic_index_in_dim(x, 1), F)
     add("lax.dynamic_update_index_in_dim",
         lambda x: lax.dynamic_update_index_in_dim(x, S, 1, 0), F)

@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Callable
 
 from plax.extend.ad import Zero, instantiate, is_undefined_primal, tangent_aval
-from plax.extend.core import ClosedJaxpr, JaxprEqn, Primitive, Var, dce_closed_jaxpr, dce_jaxpr
+from plax.extend.core import (ClosedJaxpr, DropVar, JaxprEqn, Primitive, Var, dce_closed_jaxpr,
+                              dce_jaxpr)
 from plax_transforms.ad import jvp_jaxpr
 from plax_transforms.partial_eval import partial_eval_jaxpr
 from plax_transforms.signature import cached_on_jaxpr
@@ -44,14 +45,18 @@ def call_jvp(prim: Primitive, rebind: Rebind):
 
 def _split_forwarding(closed: ClosedJaxpr, unknowns: tuple):
     """`partial_eval_jaxpr`, where a residual that is one of the known call's own inputs
-    is not returned by it: the caller passes that input on itself (JAX's forwarding).
-    → (known without those outputs, unknown, out_unknowns, for each residual the
-    index of the known input it is, or None)."""
+    or known outputs is not returned by it again: the caller passes that value on
+    itself (JAX's forwarding). → (known without those outputs, unknown, out_unknowns,
+    for each residual the index of the known input it is, `-1 - j` for the known
+    output j, or None)."""
     known, unknown, out_unknowns, num_res = partial_eval_jaxpr(closed, unknowns)
     known, unknown, num_res = _unused_residuals_dropped(known, unknown, num_res)
     jaxpr = known.jaxpr
     n_out = len(jaxpr.outvars) - num_res
     position = {v: i for i, v in enumerate(jaxpr.invars)}
+    for j, v in enumerate(jaxpr.outvars[:n_out]):
+        if isinstance(v, Var):
+            position.setdefault(v, -1 - j)
     forwarded = tuple(position.get(v) if isinstance(v, Var) else None
                       for v in jaxpr.outvars[n_out:])
     kept = [i for i, f in enumerate(forwarded, n_out) if f is None]
@@ -82,10 +87,13 @@ def _unused_residuals_dropped(known: ClosedJaxpr, unknown: ClosedJaxpr, num_res:
     return known, pruned, sum(used[:num_res])
 
 
-def _residuals(known_inputs: list, computed: list, forwarded: tuple) -> list:
-    """The residuals: each a known input passed on, or the next one the call computed."""
+def _residuals(known_inputs: list, known_outputs: list, computed: list,
+               forwarded: tuple) -> list:
+    """The residuals: each a known input or output passed on, or the next one the call
+    computed."""
     computed = iter(computed)
-    return [next(computed) if f is None else known_inputs[f] for f in forwarded]
+    return [next(computed) if f is None else known_inputs[f] if f >= 0
+            else known_outputs[-1 - f] for f in forwarded]
 
 
 def call_partial_eval(prim: Primitive, rebind: Rebind, stage=None):
@@ -98,7 +106,8 @@ def call_partial_eval(prim: Primitive, rebind: Rebind, stage=None):
         known_args = [a for a, u in zip(args, unknowns) if not u]
         known_outs = trace.bind_known(prim, known_args, rebind(known, params, "known"))
         n_known = sum(not u for u in out_unknowns)
-        residuals = _residuals(known_args, known_outs[n_known:], forwarded)
+        residuals = _residuals(known_args, known_outs[:n_known], known_outs[n_known:],
+                               forwarded)
         unknown_args = [*residuals, *(a for a, u in zip(args, unknowns) if u)]
         unknown_params = rebind(unknown, params, "unknown")
         unknown_outs = iter(trace.stage(prim, unknown_args, unknown_params) if stage is None
@@ -113,12 +122,17 @@ def call_partial_eval_jaxpr(rebind: Rebind):
     def rule(eqn: JaxprEqn, unknowns):
         params = eqn.params
         known, unknown, out_unknowns, forwarded = _split_fwd(params["jaxpr"], tuple(unknowns))
-        computed = [Var(a) for a in known.out_avals[sum(not u for u in out_unknowns):]]
+        n_known = sum(not u for u in out_unknowns)
+        computed = [Var(a) for a in known.out_avals[n_known:]]
         known_ins = [a for a, u in zip(eqn.invars, unknowns) if not u]
-        residuals = _residuals(known_ins, computed, forwarded)
+        passed_on = {-1 - f for f in forwarded if f is not None and f < 0}
+        known_outs = [Var(v.aval) if isinstance(v, DropVar) and j in passed_on else v
+                      for j, v in enumerate(v for v, u in zip(eqn.outvars, out_unknowns)
+                                            if not u)]  # (a residual is read: named)
+        residuals = _residuals(known_ins, known_outs, computed, forwarded)
         known_eqn = eqn.replace(
             invars=known_ins,
-            outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if not u] + computed,
+            outvars=known_outs + computed,
             params=rebind(known, params, "known"))
         unknown_eqn = eqn.replace(
             invars=residuals + [a for a, u in zip(eqn.invars, unknowns) if u],
