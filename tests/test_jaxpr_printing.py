@@ -46,10 +46,6 @@ KNOWN_DIFFERENCES = {
      "Schur-based rsf2csf and solve_sylvester, and polar by SVD (JAX's default: QDWH)"): [
         "sla.expm", "sla.expm_frechet", "sla.rsf2csf", "sla.solve_sylvester", "sla.polar",
     ],
-    ("vmap batches squeeze, and a division of operands batched at different positions, "
-     "where they are (JAX's rules move the batch dimension to the front)"): [
-        "special.bessel_jn",
-    ],
     ("a scan's split (partial_eval_jaxpr) keeps a checkpoint's known part as a remat2 "
      "equation; JAX's traced split inlines it"): [
         "grad checkpoint scan body",

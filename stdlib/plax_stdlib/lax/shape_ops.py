@@ -402,10 +402,16 @@ def _squeeze_lower(ctx, operand, *, dimensions):
     return mu.reshape(operand, ctx.avals_out[0])
 
 
+def _squeeze_batching(axis_data, args, dims, *, dimensions):
+    """The batch dimension moved to the front first, as JAX's rule does."""
+    operand = moveaxis(args[0], dims[0], 0)
+    return squeeze_p.bind(operand, dimensions=tuple(d + 1 for d in dimensions)), 0
+
+
 squeeze_p = standard_primitive(
     "lax.squeeze", _squeeze_abstract_eval, _squeeze_lower,
     jvp=linear_jvp(), transpose=lambda ct, x, *, dimensions: [expand_dims(ct, dimensions)],
-    batching=axes_batcher("dimensions", reduces=True))
+    batching=_squeeze_batching)
 
 
 def squeeze(array, dimensions):
