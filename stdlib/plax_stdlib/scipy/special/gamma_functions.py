@@ -18,6 +18,7 @@ from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.numpy import util
+from plax_stdlib.numpy.ufuncs import _lax_const
 from plax_stdlib.scipy.special.arguments import inexact, reject_complex
 
 
@@ -81,10 +82,13 @@ def multigammaln(a, d):
         raise TypeError(f"multigammaln: d must be a concrete integer, got {d!r}") from None
     if d < 1:
         raise ValueError(f"multigammaln: d must be a positive integer, got {d}")
-    a = inexact("multigammaln", a)
-    halves = jnp.arange(d, dtype=util.dtype_of(a)) / 2
-    terms = lax.lgamma(jnp.expand_dims(a, -1) - halves)
-    return jnp.sum(terms, -1) + d * (d - 1) / 4 * math.log(math.pi)
+    a, d_ = inexact("multigammaln", a, d)
+    # As JAX's: the constant d (d - 1) / 4 log π computed in a's dtype, in the program.
+    constant = lax.mul(lax.mul(lax.mul(_lax_const(a, 0.25), d_), lax.sub(d_, _lax_const(a, 1))),
+                       lax.log(_lax_const(a, np.pi)))
+    halves = lax.div(jnp.arange(d, dtype=util.dtype_of(d_)), _lax_const(a, 2))
+    terms = lax.lgamma(jnp.expand_dims(a, -1) - jnp.expand_dims(halves, tuple(range(jnp.ndim(a)))))
+    return jnp.sum(terms, axis=-1) + constant
 
 
 # --- beta -------------------------------------------------------------------------------
@@ -172,22 +176,16 @@ def factorial(n, exact: bool = False):
     return jnp.where(n < 0, 0, jnp.exp(lax.lgamma(n + 1)))
 
 
-@plax.jit(static_argnames=("repetition",))
-def _comb(N, k, repetition):
-    if repetition:  # N + k - 1 choose k, and 1 for k = 0 (even where N = 0)
-        return jnp.where(jnp.logical_and(k == 0, N >= 0), 1.0, _comb(N + k - 1, k, False))
-    inside = jnp.logical_and(jnp.logical_and(k <= N, N >= 0), k >= 0)
-    safe_N, safe_k = jnp.where(inside, N, 0.0), jnp.where(inside, k, 0.0)
-    value = jnp.exp(lax.lgamma(safe_N + 1) - lax.lgamma(safe_k + 1)
-                    - lax.lgamma(safe_N - safe_k + 1))
-    return jnp.where(inside, value, 0.0)
-
-
 def comb(N, k, *, repetition: bool = False):
     """The binomial coefficient N choose k (with repetition: N + k - 1 choose k), in
     floating point; 0 outside 0 ≤ k ≤ N (NaN arguments included, as in JAX)."""
     N, k = inexact("comb", N, k)
-    return _comb(N, k, bool(repetition))
+    if repetition:  # 1 for k = 0, even where N = 0
+        return jnp.where((k == 0) & (N >= 0), 1.0, comb(N + k - 1, k))
+    inside = (k <= N) & (N >= 0) & (k >= 0)
+    safe_N, safe_k = jnp.where(inside, N, 0.0), jnp.where(inside, k, 0.0)
+    value = lax.exp(gammaln(safe_N + 1) - gammaln(safe_k + 1) - gammaln(safe_N + 1 - safe_k))
+    return jnp.where(inside, value, 0.0)
 
 
 # --- zeta -------------------------------------------------------------------------------
