@@ -369,6 +369,18 @@ def test_documented_deviations_from_jax_follow_scipy():
                                    ss.zeta(np.array([0.5, -1.0, 2.0])), rtol=1e-13)
 
 
+@pytest.mark.parametrize("name,call", [
+    ("gammasgn", lambda z: ps.gammasgn(z)), ("beta", lambda z: ps.beta(z, 1.0)),
+    ("jnp.poch", lambda z: ps.poch(z, 1.0)), ("rel_entr", lambda z: ps.rel_entr(z, 1.0)),
+    ("kl_div", lambda z: ps.kl_div(z, 1.0)), ("erfcx", ps.erfcx), ("dawsn", ps.dawsn),
+    ("bessel_jn", lambda z: ps.bessel_jn(z, v=1))])
+def test_real_only_functions_reject_complex_input(name, call):
+    """A ValueError naming the function, as JAX's (whose erfcx alone takes complex
+    input, through wofz)."""
+    with pytest.raises(ValueError, match=f"{name} does not support complex"):
+        call(np.complex64(1 + 1j))
+
+
 def test_entr_is_jaxs_at_zero_and_rejects_complex_input():
     """-(0 log 0) is -0.0, and the derivative -(log x + 1) is +inf there, as in JAX (not
     0); complex input is a ValueError."""

@@ -6,11 +6,11 @@ import functools
 import operator
 
 import plax
-
 from plax_stdlib import jax_jits, lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.numpy import util
 from plax_stdlib.numpy.ufuncs import _lax_const
+from plax_stdlib.scipy.special.arguments import reject_complex
 
 
 def _inexact(name: str, x):
@@ -61,8 +61,9 @@ def _bessel_jn_of_scalar(z, *, v: int, n_iter: int):
 
 
 def bessel_jn(z, *, v: int, n_iter: int = 50):
-    """J_0(z), ..., J_v(z) stacked along a new leading axis. The backward recurrence
-    starts `n_iter` orders up, which is accurate for |z| up to about n_iter - 20."""
+    """J_0(z), ..., J_v(z) stacked along a new leading axis, computed for each element
+    (vmapped) as JAX's: the backward recurrence starts `n_iter` orders up, which is
+    accurate for |z| up to about n_iter - 20, and is NaN at z = 0."""
     try:
         v, n_iter = operator.index(v), operator.index(n_iter)
     except TypeError:
@@ -72,8 +73,7 @@ def bessel_jn(z, *, v: int, n_iter: int = 50):
         raise ValueError(f"bessel_jn: v must be ≥ 0 and n_iter ≥ 1, got v={v}, "
                          f"n_iter={n_iter}")
     z = util.promote_dtypes_inexact(jnp.asarray(z))[0]
-    if util.dtype_category(util.dtype_of(z)) == "c":
-        raise ValueError(f"bessel_jn: complex input not supported, got {util.dtype_of(z)}")
+    reject_complex("bessel_jn", z)
     of_all = functools.partial(_bessel_jn_of_scalar, v=v, n_iter=n_iter)
     for _ in range(jnp.ndim(z)):
         of_all = plax.vmap(of_all)

@@ -3,8 +3,9 @@ beta, Pochhammer symbols, factorials and binomial coefficients, the incomplete
 gamma and beta functions, and the zeta functions.
 
 Integer and bool arguments are computed in the default float dtype (as in JAX).
-gammasgn, gamma, betaln, beta and poch are formulated as JAX's, primitive for
-primitive, so that they give JAX's bits (betaln with cdflib's algdiv series from 8 up).
+gammasgn, gamma, multigammaln, betaln, beta, poch and comb are formulated as JAX's,
+primitive for primitive, so that they give JAX's bits (betaln with cdflib's algdiv
+series from 8 up).
 """
 from __future__ import annotations
 
