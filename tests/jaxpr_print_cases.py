@@ -296,6 +296,9 @@ def cases(jax) -> dict:
     add("vmap", jax.vmap(lambda x: x @ x), M)
     add("vmap in_axes", jax.vmap(lambda a, b: a * b, in_axes=(1, None)), M, np.float32(2))
     add("vmap out_axes", jax.vmap(lambda a: a * 2, out_axes=1), M)
+    # elementwise operands batched at other positions, unbatched, and per-example scalars
+    add("vmap mixed operands", jax.vmap(lambda a, b, c, s: jnp.sin(a) * b + c * s,
+                                        in_axes=(1, 1, None, 0), out_axes=1), M, M, F[:2], F)
     add("vmap of grad", jax.vmap(jax.grad(lambda x: jnp.sin(x) * x)), F)
     add("grad of vmap", jax.grad(lambda x: jnp.sum(jax.vmap(jnp.sin)(x))), F)
     add("checkpoint", jax.checkpoint(lambda x: jnp.sin(jnp.sin(x))), F)

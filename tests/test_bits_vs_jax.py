@@ -375,13 +375,13 @@ EXPECTED_DIFFERENCES: dict[str, str] = {
                       "the endpoints set)"),
     **dict.fromkeys((
         "lax.igamma_grad_a lax.random_gamma_grad lax.betainc "
-        "sp.log_ndtr sp.dawsn sp.erfcx sp.spence sp.wofz sp.expi.y "
-        "sp.exp1.y sp.ndtri sp.spence.p sp.betaln sp.beta sp.betainc sp.gammainc "
-        "sp.gammaincc sp.rel_entr sp.kl_div sp.multigammaln sp.poch sp.hyp2f1 sp.expn "
-        "sp.owens_t sp.bernoulli sp.comb sp.sici sp.fresnel sp.bessel_jn sp.sph_harm_y"
+        "sp.spence sp.wofz sp.expi.y "
+        "sp.exp1.y sp.spence.p sp.betainc sp.gammainc "
+        "sp.gammaincc sp.hyp2f1 sp.expn "
+        "sp.owens_t sp.bernoulli sp.sici sp.fresnel sp.sph_harm_y"
     ).split(), _OWN_ALGORITHM),
     **dict.fromkeys((
-        "st.norm.logcdf st.norm.logsf st.norm.ppf st.norm.isf st.gamma.cdf "
+        "st.gamma.cdf "
         "st.gamma.logcdf st.gamma.sf st.gamma.logsf st.chi2.logpdf st.chi2.pdf "
         "st.chi2.cdf st.chi2.logcdf st.chi2.sf st.chi2.logsf "
         "st.beta.cdf st.beta.logcdf st.beta.sf st.beta.logsf st.pareto.cdf "

@@ -41,11 +41,6 @@ KNOWN_DIFFERENCES = {
      "unsigned bounds) and solve is plax's LU formulation (above)"): [
         "sla.expm", "sla.expm_frechet",
     ],
-    ("plax's own algorithms for these special functions (see test_bits_vs_jax's "
-     "EXPECTED_DIFFERENCES), and gammasgn formulated with where (JAX's: argmax of a stack)"): [
-        "special.bessel_jn", "special.beta", "special.betaln", "special.gamma",
-        "special.kl_div", "special.poch", "special.rel_entr",
-    ],
 }
 
 
