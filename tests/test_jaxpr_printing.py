@@ -28,10 +28,6 @@ KNOWN_DIFFERENCES = {
      "which JAX's loop never ends where abs overflows (gcd(-2**31, -3) hangs in JAX)"): [
         "int jnp.gcd", "int jnp.gcd(x, 1)",
     ],
-    ("invhilbert is staged as JAX's, but through plax's scipy.special.comb (a jitted _comb, "
-     "its lgamma terms in another order; JAX's comb is inline)"): [
-        "sla.invhilbert",
-    ],
     ("convolution_matrix gathers from the padded vector; JAX's pads, slices and builds a "
      "Toeplitz matrix (vectorized conv_general_dilated_patches)"): [
         "sla.convolution_matrix",
