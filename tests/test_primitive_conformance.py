@@ -646,7 +646,8 @@ SKIPPED: dict[str, tuple[tuple[str, ...], str]] = {
     **dict.fromkeys(
         ("lax.and", "lax.or", "lax.xor", "lax.not", "lax.shift_left", "lax.shift_right_logical",
          "lax.shift_right_arithmetic", "lax.mulhi", "random.random_seed", "random.random_split",
-         "random.random_fold_in", "random.random_bits", "random.random_wrap"),
+         "random.random_fold_in", "random.random_bits", "random.random_wrap",
+         "random.random_unwrap"),
         (("jvp", "jvp2", "vjp"),
          "its operands are bools, integers or keys, whose tangents are float0 zeros that "
          "differentiation does not trace, so nothing applies its zero jvp rule (JAX's "

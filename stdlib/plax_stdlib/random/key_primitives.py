@@ -172,7 +172,8 @@ def _unwrap_abstract_eval(keys):
 
 
 random_unwrap_p = standard_primitive("random.random_unwrap", _unwrap_abstract_eval,
-                                     lambda ctx, keys: keys, batching=unary_batcher())
+                                     lambda ctx, keys: keys, batching=unary_batcher(),
+                                     jvp=defjvp(None))
 
 random_clone_p = standard_primitive("random.random_clone",
                                     lambda keys: keys, lambda ctx, keys: keys,
