@@ -7,15 +7,20 @@ trace current, so primal and tangent computations go to whatever trace encloses
 this one (eager execution, staging, another JVP...). Values of other traces met
 here are constants: their tangent is zero for this trace.
 
-Primitives without a jvp rule whose outputs are all integer or boolean get zero
-(`float0`) tangents; others raise.
+A primitive applied to values that all have zero tangents is applied as it is; a
+primitive without a jvp rule applied to one with a tangent raises JAX's
+`NotImplementedError`, whatever its outputs' dtypes: primitives whose outputs have no
+tangents (comparisons, integer results) say so with a rule, as JAX's `defjvp_zero`.
+A `float0` tangent (an integer's) is a zero, as a `Zero` is: values holding one are
+not traced.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
 from plax.extend import ad as ad_rules
-from plax.extend.ad import Zero, is_differentiable_dtype, tangent_aval
+from plax.extend.ad import Zero, tangent_aval
+from plax.extend.dtypes import float0
 from plax.extend.core import (
     JVP,
     ClosedJaxpr,
@@ -87,7 +92,11 @@ class JVPTrace(Trace):
         return x, Zero(tangent_aval(get_aval(x)))
 
     def wrap(self, primal, tangent):
-        return primal if isinstance(tangent, Zero) else self.tracer_type(self, primal, tangent)
+        """`primal` traced with `tangent`; `primal` itself where the tangent is zero: a
+        `Zero`, or float0 zeros (a rule's tangent of an integer), as JAX's."""
+        if isinstance(tangent, Zero) or getattr(get_aval(tangent), "dtype", None) == float0:
+            return primal
+        return self.tracer_type(self, primal, tangent)
 
     def new_input(self, primal, tangent):
         """An input of the differentiated function (a Python scalar stays one, as in
@@ -102,13 +111,9 @@ class JVPTrace(Trace):
             if all(isinstance(t, Zero) for t in tangents):
                 return primitive.bind(*primals, **params)
             rule = primitive.get_rule(JVP)
-            if rule is None:  # fine for outputs without tangents; raises before computing
-                outs = primitive.abstract_eval(*map(get_aval, primals), **params)
-                outs = outs if primitive.multiple_results else [outs]
-                if any(hasattr(o, "dtype") and is_differentiable_dtype(o.dtype) for o in outs):
-                    raise NotImplementedError(
-                        f"Differentiation rule for '{primitive.name}' not implemented")
-                return primitive.bind(*primals, **params)
+            if rule is None:
+                raise NotImplementedError(
+                    f"Differentiation rule for '{primitive.name}' not implemented")
             out, t_out = rule(primals, tangents, **params)
         if primitive.multiple_results:
             return [self.wrap(o, t) for o, t in zip(out, t_out)]

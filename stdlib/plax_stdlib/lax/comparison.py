@@ -34,7 +34,7 @@ from plax.extend.mlir import hlo, mu
 from plax_stdlib.lax.bitwise import bitwise_and as and_
 from plax_stdlib.lax.conversion import match_python_scalars
 from plax_stdlib.lax.elementwise import mul
-from plax_stdlib.lax.op_table import binary_op
+from plax_stdlib.lax.op_table import PIECEWISE_CONSTANT, binary_op
 
 
 def _compare(direction: str):
@@ -65,28 +65,33 @@ def _compare_element_data(ctx, x, y, direction: str):
 
 
 eq_p, eq = binary_op(
-    "eq", ANY | EXTENDED, _compare("EQ"), "Elementwise x == y.", result_dtype=to_bool,
+    "eq", ANY | EXTENDED, _compare("EQ"), "Elementwise x == y.",
+    result_dtype=to_bool, jvp=PIECEWISE_CONSTANT,
     example=("lax.eq(jnp.array([1, 2, 3]), 2)",
              "Array([False, True, False], dtype=bool)"))
 ne_p, ne = binary_op(
     "ne", ANY | EXTENDED, _compare("NE"), "Elementwise x != y (True where either is NaN).",
-    result_dtype=to_bool,
+    result_dtype=to_bool, jvp=PIECEWISE_CONSTANT,
     example=("lax.ne(jnp.array([1.0, jnp.nan]), jnp.array([1.0, jnp.nan]))",
              "Array([False, True], dtype=bool)"))
 lt_p, lt = binary_op(
-    "lt", ORDERED, _compare("LT"), "Elementwise x < y.", result_dtype=to_bool,
+    "lt", ORDERED, _compare("LT"), "Elementwise x < y.",
+    result_dtype=to_bool, jvp=PIECEWISE_CONSTANT,
     example=("lax.lt(jnp.array([1, 2, 3]), 2)",
              "Array([ True, False, False], dtype=bool)"))
 le_p, le = binary_op(
-    "le", ORDERED, _compare("LE"), "Elementwise x <= y.", result_dtype=to_bool,
+    "le", ORDERED, _compare("LE"), "Elementwise x <= y.",
+    result_dtype=to_bool, jvp=PIECEWISE_CONSTANT,
     example=("lax.le(jnp.array([1, 2, 3]), 2)",
              "Array([ True, True, False], dtype=bool)"))
 gt_p, gt = binary_op(
-    "gt", ORDERED, _compare("GT"), "Elementwise x > y.", result_dtype=to_bool,
+    "gt", ORDERED, _compare("GT"), "Elementwise x > y.",
+    result_dtype=to_bool, jvp=PIECEWISE_CONSTANT,
     example=("lax.gt(jnp.array([1, 2, 3]), 2)",
              "Array([False, False, True], dtype=bool)"))
 ge_p, ge = binary_op(
-    "ge", ORDERED, _compare("GE"), "Elementwise x >= y.", result_dtype=to_bool,
+    "ge", ORDERED, _compare("GE"), "Elementwise x >= y.",
+    result_dtype=to_bool, jvp=PIECEWISE_CONSTANT,
     example=("lax.ge(jnp.array([1, 2, 3]), 2)",
              "Array([False, True, True], dtype=bool)"))
 

@@ -319,7 +319,8 @@ def _bitcast_batching(axis_data, args, dims, *, new_dtype):
 
 
 bitcast_convert_type_p = standard_primitive("lax.bitcast_convert_type", _bitcast_abstract_eval,
-                                            _bitcast_lower, batching=_bitcast_batching)
+                                            _bitcast_lower, batching=_bitcast_batching,
+                                            jvp=defjvp(None))
 
 
 def bitcast_convert_type(operand, new_dtype):

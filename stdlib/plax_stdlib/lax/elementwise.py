@@ -348,7 +348,7 @@ ceil_p, ceil = unary_op("ceil", FLOAT, hlo_rule("ceil"), "Elementwise ceiling.",
              "Array([-1., 2.], dtype=float32)"))
 is_finite_p, is_finite = unary_op("is_finite", FLOAT, hlo_rule("is_finite"),
                                   "Elementwise test for neither infinite nor NaN.",
-                                  result_dtype=to_bool,
+                                  result_dtype=to_bool, jvp=PIECEWISE_CONSTANT,
     example=("lax.is_finite(jnp.array([1.0, jnp.inf, jnp.nan]))",
              "Array([ True, False, False], dtype=bool)"))
 

@@ -10,7 +10,7 @@ from plax.extend import dtypes
 from plax.extend.constructors import INT, elementwise_lowering, kind_of
 from plax.extend.core import ShapedArray
 from plax.extend.mlir import hlo, mu
-from plax_stdlib.lax.op_table import binary_op
+from plax_stdlib.lax.op_table import PIECEWISE_CONSTANT, binary_op
 
 
 
@@ -70,5 +70,6 @@ def _mulhi_lower(ctx, x, y):
 
 mulhi_p, mulhi = binary_op(
     "mulhi", INT, _mulhi_lower, "Elementwise high half of the double-width product x * y.",
+    jvp=PIECEWISE_CONSTANT,
     example=("lax.mulhi(jnp.array([2**30, -2**31], jnp.int32), jnp.int32(4))",
              "Array([ 1, -2], dtype=int32)"))

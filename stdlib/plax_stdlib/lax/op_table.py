@@ -10,8 +10,9 @@ accepts, its lowering and the public function's docstring; keywords give the res
   operand's share of the result's tangent for its tangent `g` — one function for a
   unary op, a pair for a binary one (None where the result does not depend on that
   operand differentiably); or `LINEAR` (the tangent is the op applied to the
-  tangents); or `PIECEWISE_CONSTANT` (the tangent is zero: floor, sign). Without
-  `jvp` the op has no jvp rule.
+  tangents); or `PIECEWISE_CONSTANT` (the tangent is zero: floor, sign, and the ops
+  with bool or integer results, JAX's `defjvp_zero`). Without `jvp` the op has no jvp
+  rule: differentiating it raises as soon as an operand has a tangent.
 * `transpose`, `result_dtype`: as `plax.extend.constructors.unary/binary` take them.
 * `function`: the public function's name where it is not the primitive's
   (`bitwise_and` for `and`, a Python keyword).

@@ -348,7 +348,7 @@ def _arg_reduction(name: str, direction: str, identity: Callable):
 
     lower.__name__ = f"lower_{name}"
     return standard_primitive(f"lax.{name}", abstract_eval, lower, dtypes=ORDERED,
-                              batching=_BATCHING)
+                              batching=_BATCHING, jvp=defjvp(None))
 
 
 argmax_p = _arg_reduction("argmax", "GT", lowest_value)

@@ -3,6 +3,7 @@
 this way; for integers they are the ordinary comparisons."""
 from __future__ import annotations
 
+from plax.extend.ad import defjvp
 from plax.extend.constructors import ANY, ORDERED, binary, elementwise_lowering, to_bool
 from plax.extend.mlir import mu
 
@@ -15,6 +16,9 @@ def _total_order(direction: str):
     return lower
 
 
-eq_to_p = binary("lax.eq_to", dtypes=ANY, lower=_total_order("EQ"), result_dtype=to_bool)
-le_to_p = binary("lax.le_to", dtypes=ORDERED, lower=_total_order("LE"), result_dtype=to_bool)
-lt_to_p = binary("lax.lt_to", dtypes=ORDERED, lower=_total_order("LT"), result_dtype=to_bool)
+eq_to_p = binary("lax.eq_to", dtypes=ANY, lower=_total_order("EQ"), result_dtype=to_bool,
+                 jvp=defjvp(None, None))
+le_to_p = binary("lax.le_to", dtypes=ORDERED, lower=_total_order("LE"), result_dtype=to_bool,
+                 jvp=defjvp(None, None))
+lt_to_p = binary("lax.lt_to", dtypes=ORDERED, lower=_total_order("LT"), result_dtype=to_bool,
+                 jvp=defjvp(None, None))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 import plax
+from plax.extend.ad import defjvp
 from plax.extend.batching import broadcasting_batcher, move_to, unary_batcher
 from plax.extend.constructors import (
     INT,
@@ -56,7 +57,7 @@ def _seed_data(seeds, *, impl):
 random_seed_p = standard_primitive(
     "random.random_seed", _seed_abstract_eval,
     lambda ctx, seeds, *, impl: lower_traced(ctx, _seed_data, seeds, impl=impl),
-    batching=unary_batcher())
+    batching=unary_batcher(), jvp=defjvp(None))
 
 
 # --- random_split -------------------------------------------------------------------
@@ -77,7 +78,7 @@ def _split_lower(ctx, keys, *, shape):
 
 
 random_split_p = standard_primitive("random.random_split", _split_abstract_eval, _split_lower,
-                                    batching=unary_batcher())
+                                    batching=unary_batcher(), jvp=defjvp(None))
 
 
 # --- random_fold_in -----------------------------------------------------------------
@@ -107,7 +108,8 @@ def _fold_in_lower(ctx, keys, msgs):
 
 
 random_fold_in_p = standard_primitive("random.random_fold_in", _fold_in_abstract_eval,
-                                      _fold_in_lower, batching=broadcasting_batcher())
+                                      _fold_in_lower, batching=broadcasting_batcher(),
+                                      jvp=defjvp(None, None))
 
 
 # --- random_bits --------------------------------------------------------------------
@@ -130,7 +132,7 @@ def _bits_lower(ctx, keys, *, bit_width, shape):
 
 
 random_bits_p = standard_primitive("random.random_bits", _bits_abstract_eval, _bits_lower,
-                                   batching=unary_batcher())
+                                   batching=unary_batcher(), jvp=defjvp(None))
 
 
 # --- random_wrap / random_unwrap / random_clone ---------------------------------------
@@ -161,7 +163,7 @@ def _wrap_batching(axis_data, args, dims, *, impl):
 
 random_wrap_p = standard_primitive("random.random_wrap", _wrap_abstract_eval,
                                    lambda ctx, data, *, impl: data,
-                                   batching=_wrap_batching)
+                                   batching=_wrap_batching, jvp=defjvp(None))
 
 
 def _unwrap_abstract_eval(keys):
@@ -170,7 +172,8 @@ def _unwrap_abstract_eval(keys):
 
 
 random_unwrap_p = standard_primitive("random.random_unwrap", _unwrap_abstract_eval,
-                                     lambda ctx, keys: keys, batching=unary_batcher())
+                                     lambda ctx, keys: keys, batching=unary_batcher(),
+                                     jvp=defjvp(None))
 
 random_clone_p = standard_primitive("random.random_clone",
                                     lambda keys: keys, lambda ctx, keys: keys,

@@ -66,6 +66,12 @@ def _not_functionalized(*_, **__):
     return []
 
 
+def _check_primals(prim: Primitive):
+    """The jvp rule of a check: it checks the primals; it has no outputs to have
+    tangents."""
+    return lambda primals, tangents, **params: (prim.bind(*primals, **params), [])
+
+
 @check_p.def_impl
 def _check_impl(pred, *values, fmt, fmt_tree):
     if not np.all(np.asarray(pred)):
@@ -74,7 +80,7 @@ def _check_impl(pred, *values, fmt, fmt_tree):
 
 
 check_p.def_abstract_eval(_not_functionalized)
-check_p.def_jvp(lambda primals, tangents, **params: (check_p.bind(*primals, **params), []))
+check_p.def_jvp(_check_primals(check_p))
 
 
 @check_p.def_batching
@@ -116,6 +122,7 @@ def debug_check(pred: Any, msg: str, *fmt_args: Any, **fmt_kwargs: Any) -> None:
 check_error_p = Primitive("checkify.check_error", multiple_results=True)
 check_error_p.define_rule("effects", lambda **_: {check_effect})
 check_error_p.def_abstract_eval(_not_functionalized)
+check_error_p.def_jvp(_check_primals(check_error_p))
 
 
 @check_error_p.def_impl
