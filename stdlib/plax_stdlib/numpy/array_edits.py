@@ -620,20 +620,18 @@ def select(condlist, choicelist, default=0):
         Array([ 2, -1, 30], dtype=int32)
     """
     if len(condlist) != len(choicelist):
-        raise ValueError(f"select: condlist must have length equal to choicelist "
-                         f"({len(condlist)} vs {len(choicelist)})")
+        raise ValueError(f"condlist must have length equal to choicelist ({len(condlist)} vs "
+                         f"{len(choicelist)})")
     if not condlist:
-        raise ValueError("select: condlist must be non-empty")
+        raise ValueError("condlist must be non-empty")
     util.check_arraylike("select", *condlist, *choicelist, default)
-    conditions = [ufuncs._as_bool(util.operand(c)) for c in condlist]
+    conditions = [util.operand(c) for c in condlist]
     choices = util.promote_dtypes(*map(util.operand, (default, *choicelist)))
-    shape = util.broadcast_shapes(*map(util.shape_of, (*conditions, *choices)))
-    # Scanning from the last condition back, each true condition takes over.
-    out = util.broadcast_to_shape(choices[0], shape)
-    for condition, choice in reversed(list(zip(conditions, choices[1:]))):
-        out = util.select_n(util.broadcast_to_shape(condition, shape), out,
-                            util.broadcast_to_shape(choice, shape))
-    return util.as_array(out)
+    # As JAX: the default is choice 0, under an always-false condition, so that the
+    # index of the first true condition (argmax's) picks the choice.
+    stacked = shape_ops.stack(shape_ops.broadcast_arrays(False, *conditions))
+    first_true = reductions.argmax(stacked.astype(bool), axis=0)
+    return lax.select_n(*shape_ops.broadcast_arrays(first_true, *choices))
 
 
 def piecewise(x, condlist, funclist, *args, **kw):
