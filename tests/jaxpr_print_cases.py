@@ -445,6 +445,31 @@ def cases(jax) -> dict:
     add("lax.fft", lambda x: lax.fft(x, "FFT", (3,)), F.astype(np.complex64))
     add("sla.block_diag", sla.block_diag, SQ, M)
     add("sla.convolution_matrix", lambda a: sla.convolution_matrix(a, 4), F)
+    add("sla.convolution_matrix batched same",
+        lambda a: sla.convolution_matrix(a, 2, "same"), M)
+    add("sla.toeplitz", sla.toeplitz, F, M)  # c batched, r not
+    add("sla.toeplitz of c", sla.toeplitz, F)
+    add("sla.hankel", sla.hankel, M, F)
+    add("sla.circulant", sla.circulant, M)
+    add("sla.leslie", sla.leslie, F, F[:2])
+    add("sla.companion", sla.companion, F)
+    add("sla.fiedler_companion", sla.fiedler_companion, np.arange(1.0, 6.0, dtype=np.float32))
+    add("jnp.select", lambda x: jnp.select([x < 0.3, x > 0.6], [x, -x], 2.0), M)
+    add("lax.conv_general_dilated_patches",
+        lambda x: lax.conv_general_dilated_patches(x, (2,), (1,), "VALID"), M[None])
+
+    # vectorize as JAX maps the loop dimensions: size-1 ones squeezed (not mapped),
+    # one vmap per loop axis over the arguments that have it
+    add("vectorize", jnp.vectorize(lambda a, b: a * b + 1), M[:, None], F[:2, None])
+    add("vectorize signature", jnp.vectorize(jnp.dot, signature="(n),(n)->()"),
+        M[None], M[:1, None])
+    add("vectorize excluded",
+        lambda x: jnp.vectorize(lambda a, n: a ** n, excluded={1})(x, 2), M)
+    add("vectorize two outputs",
+        jnp.vectorize(lambda u: (u.sum(), jnp.outer(u, u)), signature="(n)->(),(n,n)"), M)
+    add("batched linalg.solve", linalg.solve, np.stack([SQ, SQ + 1])[:, None],
+        np.stack([M.T] * 4)[:, :, :2])
+    add("batched linalg.solve of a vector", linalg.solve, np.stack([SQ, SQ + 1]), F)
     for name in ("dft", "hadamard", "helmert", "hilbert", "invhilbert", "pascal", "invpascal"):
         add(f"sla.{name}", lambda name=name: getattr(sla, name)(4))
     for name in ("expm", "hessenberg", "lu", "lu_factor", "polar"):

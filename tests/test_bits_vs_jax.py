@@ -171,6 +171,15 @@ CASES = {
     "la.block_diag": "la.block_diag(m, x[:3], s0)",
     "la.sized": "[la.hilbert(5), la.invhilbert(5), la.pascal(6), la.invpascal(6, 'upper'), "
                 "la.helmert(5, full=True), la.hadamard(8)]",
+    "la.from_values": "[la.toeplitz(m, x[:5]), la.toeplitz(c[:4]), la.hankel(m, x[:3]), "
+                      "la.circulant(m), la.leslie(x[:4], u[:3]), la.companion(m), "
+                      "la.fiedler_companion(p[:6]), la.fiedler(x[:4])]",
+    "la.convolution_matrix": "[la.convolution_matrix(m, 3), la.convolution_matrix(x[:5], 7, "
+                             "'same'), la.convolution_matrix(c[:4], 2, 'valid')]",
+    "jnp.vectorize": "jnp.vectorize(lambda a, b: jnp.dot(a, b) * a, signature='(n),(n)->(n)')"
+                     "(w[:, :1], m[:, :5])",
+    "jnp.linalg.solve.size_1_loops": "jnp.linalg.solve(w[:, None], m[None, :, :5, None])",
+    "jnp.select": "jnp.select([x < 0, x > 1], [x, -x], 0.5)",
     "jnp.polyadd": "jnp.polyadd(m, -x[:2, None])",
     "jnp.polysub": "jnp.polysub(m[:1], m)",
     "jnp.repeat.traced": "jnp.repeat(m, k[:6].astype(jnp.int32), axis=1, total_repeat_length=20)",

@@ -1,6 +1,7 @@
 """Differential tests against JAX for what JAX's behaviour specifies: the NaNs,
 infinities and zeros of singular and non-positive-definite inputs, and the error
-classes of bad input, in linear algebra and FFTs. The same bodies run on JAX and on
+classes of bad input, in linear algebra (special matrices and `jnp.vectorize`, which
+batches linear algebra, included) and FFTs. The same bodies run on JAX and on
 plax, each in its own subprocess; skipped where JAX is not installed.
 
 Where plax deliberately differs (a wrong-rank matrix is a ValueError naming the
@@ -32,6 +33,13 @@ lax_linalg = __import__(lib_name + ".lax.linalg", fromlist=["linalg"])
 scipy_linalg = __import__(lib_name + ".scipy.linalg", fromlist=["linalg"])
 f32 = np.float32
 zero = np.zeros((2, 2), f32)
+
+
+
+def vectorize_under_rank_promotion_raise():
+    with lib.numpy_rank_promotion("raise"):
+        return jnp.vectorize(jnp.add)(np.ones((2, 3), f32), np.ones(3, f32))
+
 
 CASES = {
     # values
@@ -128,6 +136,57 @@ CASES = {
     "hadamard_not_power_of_2": lambda: scipy_linalg.hadamard(6),
     "helmert_zero": lambda: scipy_linalg.helmert(0),
     "pascal_bad_kind": lambda: scipy_linalg.pascal(3, "diagonal"),
+    # the special matrices built from values (vectorized, as JAX's)
+    "toeplitz_batched": lambda: scipy_linalg.toeplitz(np.ones((2, 3), f32), np.arange(4.0)),
+    "toeplitz_int": lambda: scipy_linalg.toeplitz(np.arange(3)),
+    "toeplitz_empty": lambda: scipy_linalg.toeplitz(np.zeros(0, f32), np.ones(3, f32)),
+    "hankel_ranks": lambda: scipy_linalg.hankel(np.arange(3.0), np.ones((2, 1, 2), f32)),
+    "circulant_scalar": lambda: scipy_linalg.circulant(2.0),
+    "convolution_matrix_batched": lambda: scipy_linalg.convolution_matrix(
+        np.arange(6.0).reshape(2, 3), 4, "same"),
+    "toeplitz_string": lambda: scipy_linalg.toeplitz("abc"),
+    "circulant_list": lambda: scipy_linalg.circulant([1.0, 2.0]),
+    "hankel_scalar_r": lambda: scipy_linalg.hankel(np.ones(2, f32), 1.0),
+    "leslie_short": lambda: scipy_linalg.leslie(np.ones(1, f32), np.ones(0, f32)),
+    "leslie_mismatch": lambda: scipy_linalg.leslie(np.ones(3, f32), np.ones(1, f32)),
+    "companion_short": lambda: scipy_linalg.companion(np.ones(1, f32)),
+    "fiedler_companion_empty": lambda: scipy_linalg.fiedler_companion(np.zeros(0, f32)),
+    "convolution_matrix_zero_n": lambda: scipy_linalg.convolution_matrix(np.ones(3, f32), 0),
+    "convolution_matrix_mode": lambda: scipy_linalg.convolution_matrix(np.ones(3, f32), 2, "x"),
+    "convolution_matrix_scalar": lambda: scipy_linalg.convolution_matrix(1.0, 2),
+    "convolution_matrix_empty": lambda: scipy_linalg.convolution_matrix(np.ones((2, 0), f32), 2),
+    # vectorize: loop dimensions, excluded and None arguments, and its checks
+    "vectorize_loops": lambda: jnp.vectorize(lambda a, b: a * b - a)(
+        np.arange(6.0).reshape(2, 1, 3), np.arange(4.0).reshape(4, 1)),
+    "vectorize_signature_loops": lambda: jnp.vectorize(jnp.dot, signature="(n),(n)->()")(
+        np.ones((1, 3), f32), np.arange(6.0).reshape(2, 1, 3)),
+    "vectorize_list": lambda: jnp.vectorize(lambda a: a * 2)([1.0, 2.0]),
+    "vectorize_none": lambda: jnp.vectorize(lambda a, b: a if b is None else a + b)(
+        np.ones(2, f32), None),
+    "vectorize_keyword_not_excluded": lambda: jnp.vectorize(lambda a, b=1.0: a + b)(
+        np.ones(2, f32), b=5.0),
+    "vectorize_keyword_excluded": lambda: jnp.vectorize(
+        lambda a, b=1.0: a + b, excluded={"b"})(np.ones(2, f32), b=5.0),
+    "vectorize_positions_excluded": lambda: jnp.vectorize(
+        lambda a, n, b: a ** n + b, excluded={1})(np.ones((2, 2), f32), 3, np.arange(2.0)),
+    "vectorize_bad_signature": lambda: jnp.vectorize(jnp.dot, signature="(n), (n)->()")(
+        np.ones(3, f32), np.ones(3, f32)),
+    "vectorize_argument_count": lambda: jnp.vectorize(jnp.dot, signature="(n),(n)->()")(
+        np.ones(3, f32)),
+    "vectorize_inconsistent": lambda: jnp.vectorize(jnp.dot, signature="(n),(n)->()")(
+        np.ones((2, 3), f32), np.ones(4, f32)),
+    "vectorize_output_shape": lambda: jnp.vectorize(lambda a: a, signature="(n)->()")(
+        np.ones(3, f32)),
+    "vectorize_output_count": lambda: jnp.vectorize(lambda a: (a, a), signature="(n)->(n)")(
+        np.ones(3, f32)),
+    "vectorize_output_not_tuple": lambda: jnp.vectorize(lambda a: a,
+                                                        signature="(n)->(n),(n)")(np.ones(3)),
+    "vectorize_none_core": lambda: jnp.vectorize(lambda a, b: a, signature="(),(n)->()")(
+        np.ones(3, f32), None),
+    "vectorize_negative_excluded": lambda: jnp.vectorize(jnp.sin, excluded={-1}),
+    "vectorize_float_excluded": lambda: jnp.vectorize(jnp.sin, excluded={1.5}),
+    "vectorize_loops_mismatch": lambda: jnp.vectorize(jnp.add)(np.ones(2), np.ones(3)),
+    "vectorize_rank_promotion": vectorize_under_rank_promotion_raise,
     "invpascal_bad_kind": lambda: scipy_linalg.invpascal(3, "diagonal"),
 }
 
@@ -195,7 +254,14 @@ def test_errors_have_jax_classes(both):
 SAME_MESSAGES = ("inv_not_square", "inv_vector", "solve_a_vector", "solve_batched_1d",
                  "solve_b_mismatch", "lu_solve_mismatch", "block_diag_3d", "hilbert_float",
                  "lu_solve_bad_trans", "hadamard_not_power_of_2", "helmert_zero",
-                 "pascal_bad_kind", "invpascal_bad_kind")
+                 "pascal_bad_kind", "invpascal_bad_kind", "hankel_scalar_r", "leslie_short",
+                 "leslie_mismatch", "companion_short", "fiedler_companion_empty",
+                 "convolution_matrix_zero_n", "convolution_matrix_mode",
+                 "convolution_matrix_scalar", "convolution_matrix_empty",
+                 "vectorize_bad_signature", "vectorize_argument_count", "vectorize_inconsistent",
+                 "vectorize_output_shape", "vectorize_output_count", "vectorize_none_core",
+                 "vectorize_negative_excluded", "vectorize_float_excluded",
+                 "vectorize_rank_promotion")
 
 
 def test_messages_match_jax_where_listed(both):

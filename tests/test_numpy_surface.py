@@ -333,7 +333,7 @@ def test_array_edits_match_numpy():
         jnp.choose(np.array([2]), [x[0], x[1]])
     with pytest.raises(ConcretizationTypeError):
         plax.jit(lambda x, o: jnp.delete(x, o))(x, np.array([1]))
-    with pytest.raises(ValueError, match="select"):
+    with pytest.raises(ValueError, match="condlist must have length equal to choicelist"):
         jnp.select([x > 1], [x, x])
 
 
@@ -572,8 +572,9 @@ def test_vectorize_and_apply_along_axis():
                                np.apply_along_axis(lambda v: np.stack([v.sum(), v.max()]), 1, x))
     np.testing.assert_allclose(jnp.apply_over_axes(jnp.sum, x, [0, 1]),
                                np.apply_over_axes(np.sum, x, [0, 1]))
-    with pytest.raises(ValueError, match="signature"):
-        jnp.vectorize(jnp.dot, signature="(n)->(")
+    bad_signature = jnp.vectorize(jnp.dot, signature="(n)->(")  # (checked at each call, as JAX)
+    with pytest.raises(ValueError, match="not a valid gufunc signature"):
+        bad_signature(x)
     with pytest.raises(ValueError, match="inconsistent size"):
         dot(x, x[0, :3])
     matvec = jnp.vectorize(lambda m, v: m @ v, signature="(n,m),(m)->(n)")

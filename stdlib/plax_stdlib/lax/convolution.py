@@ -17,6 +17,7 @@ of the other.
 """
 from __future__ import annotations
 
+import math
 import operator
 from typing import NamedTuple, Sequence
 
@@ -37,9 +38,11 @@ from plax.extend.constructors import (
 from plax.extend.core import ShapedArray, get_aval
 from plax.extend.mlir import hlo, ir, mu
 from plax_stdlib.lax import conversion, creation, shape_ops
+from plax_stdlib.lax.comparison import eq
 from plax_stdlib.lax.elementwise import add, complex, imag, real, sub
 from plax_stdlib.lax.linalg.matrices import lower_function
 from plax_stdlib.lax.dot_general import (
+    Precision,
     canonicalize_precision,
     check_preferred_element_type,
     precision_config,
@@ -796,6 +799,23 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
                                 preferred_element_type=preferred_element_type)
 
 
+def _patch_kernel(dtype, channels: int, filter_shape: tuple[int, ...], rhs_spec):
+    """The kernel whose output feature `c * size + k` is element `k` of input feature
+    `c`'s window (an identity matrix per input feature), staged from iotas as JAX's."""
+    size = math.prod(filter_shape)
+    rows = add(creation.broadcasted_iota(np.int32, (size, size), 0), np.int32(0))  # (JAX's eye)
+    eye = conversion.convert_element_type(eq(rows, creation.broadcasted_iota(
+        np.int32, (size, size), 1)), dtype)
+    kernel = shape_ops.reshape(shape_ops.broadcast_in_dim(eye, (channels, size, size), (1, 2)),
+                               (channels * size, 1, *filter_shape))
+    if tuple(rhs_spec[:2]) == (0, 1):
+        return kernel
+    perm = list(range(2, len(rhs_spec)))  # the output and input features moved into place
+    for dst, src in sorted(zip(rhs_spec[:2], (0, 1))):
+        perm.insert(dst, src)
+    return shape_ops.transpose(kernel, perm)
+
+
 def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation=None,
                                  rhs_dilation=None, dimension_numbers=None, precision=None,
                                  preferred_element_type=None):
@@ -833,17 +853,11 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs
     if len(lhs_shape) != n + 2:
         raise ValueError(f"conv_general_dilated_patches: filter_shape {filter_shape} needs an "
                          f"lhs of rank {n + 2}, got shape {lhs_shape}")
-    default = ("NC" + "".join(map(chr, range(ord("A"), ord("A") + n))),) * 3
-    layout = dimension_numbers if dimension_numbers is not None else default
-    if not isinstance(layout, ConvDimensionNumbers):
-        layout = (layout[0], "OI" + "".join(c for c in layout[0] if c not in "NC"), layout[2])
-    dnums = conv_dimension_numbers(lhs_shape, (0,) * (n + 2), layout)
-    channels = _canonical(lhs_shape, dnums.lhs_spec)[1]
-    size = int(np.prod(filter_shape, dtype=np.int64))
-    eye = np.eye(size, dtype=get_aval(lhs).dtype).reshape((size, 1, *filter_shape))
-    kernel = np.tile(eye, (channels, 1) + (1,) * n)  # (channels * size, 1, *filter)
-    kernel = np.transpose(kernel, np.argsort(dnums.rhs_spec))
+    dnums = conv_dimension_numbers(lhs_shape, (1, 1) + filter_shape, dimension_numbers)
+    channels = lhs_shape[dnums.lhs_spec[1]]
+    kernel = _patch_kernel(get_aval(lhs).dtype, channels, filter_shape, dnums.rhs_spec)
     return conv_general_dilated(lhs, kernel, window_strides, padding, lhs_dilation,
                                 rhs_dilation, dnums, feature_group_count=channels,
-                                precision=precision,
+                                precision=None if precision is None else (precision,
+                                                                          Precision.DEFAULT),
                                 preferred_element_type=preferred_element_type)

@@ -26,7 +26,7 @@ import numpy as np
 
 from plax.extend import dtypes
 from plax.extend.ad import Zero, is_undefined_primal, tangent_aval
-from plax.extend.batching import broadcast_dim, moveaxis
+from plax.extend.batching import moveaxis
 from plax.extend.constructors import (
     EXTENDED,
     ANY,
@@ -215,33 +215,30 @@ def batching_slice_size(batch_size) -> int:
 
 
 def _gather_batching(axis_data, args, dims, *, dimension_numbers, slice_sizes, **params):
-    """JAX's rule. Only the operand batched: its batch dimension is one more offset
-    dimension, sliced whole. Only the indices batched: one more index batch dimension.
-    Both (an unbatched index array is broadcast, which is cheap): the batch dimension
-    becomes a gather batching dimension. Either way the result is batched at 0."""
+    """JAX's rule, the result batched at 0. Only the operand batched: its batch
+    dimension is one more offset dimension, sliced whole. Only the indices batched: one
+    more index batch dimension (the indices of different members may repeat or be out
+    of order). Both: the batch dimension becomes a gather batching dimension."""
     (operand, indices), (od, idim) = args, dims
     dn = dimension_numbers
     up = lambda axes: tuple(np.add(1, axes))  # noqa: E731 - (JAX's: they print as np.int64)
-    if od is not None and idim is None:
+    if idim is None:
         operand = moveaxis(operand, od, 0)
         new = GatherDimensionNumbers((0, *up(dn.offset_dims)), up(dn.collapsed_slice_dims),
                                      up(dn.start_index_map), up(dn.operand_batching_dims),
                                      dn.start_indices_batching_dims)
         slice_sizes = (operand.shape[0], *slice_sizes)
-        return gather_p.bind(operand, indices, dimension_numbers=new, slice_sizes=slice_sizes,
-                             **params), 0
-    indices = (broadcast_dim(indices, axis_data.size, 0) if idim is None
-               else moveaxis(indices, idim, 0))
-    up = lambda axes: tuple(a + 1 for a in axes)  # noqa: E731
-    if od is None:
-        new = dn._replace(offset_dims=up(dn.offset_dims),
+    elif od is None:
+        indices = moveaxis(indices, idim, 0)
+        new = dn._replace(offset_dims=tuple(1 + d for d in dn.offset_dims),
                           start_indices_batching_dims=up(dn.start_indices_batching_dims))
+        params = dict(params, unique_indices=False, indices_are_sorted=False)
     else:
-        operand = moveaxis(operand, od, 0)
+        operand, indices = moveaxis(operand, od, 0), moveaxis(indices, idim, 0)
         new = GatherDimensionNumbers(
             up(dn.offset_dims), up(dn.collapsed_slice_dims), up(dn.start_index_map),
-            (0,) + up(dn.operand_batching_dims), (0,) + up(dn.start_indices_batching_dims))
-        slice_sizes = (batching_slice_size(operand.shape[0]),) + tuple(slice_sizes)
+            (0, *up(dn.operand_batching_dims)), (0, *up(dn.start_indices_batching_dims)))
+        slice_sizes = (batching_slice_size(operand.shape[0]), *slice_sizes)
     return gather_p.bind(operand, indices, dimension_numbers=new, slice_sizes=slice_sizes,
                          **params), 0
 

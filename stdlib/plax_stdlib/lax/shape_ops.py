@@ -370,13 +370,13 @@ transpose_p = standard_primitive(
     jvp=linear_jvp(),
     transpose=lambda ct, x, *, permutation: [transpose(ct, axes_order(permutation))],
     batching=lambda axis_data, args, dims, *, permutation: (
-        _batched_transpose(args[0], dims[0], permutation), dims[0]))
+        _batched_transpose(args[0], dims[0], permutation), 0))
 
 
 def _batched_transpose(x, d: int, permutation):
-    """The permutation applied around the batch dimension, which stays at `d`."""
-    perm = tuple(p + (p >= d) for p in permutation)
-    return transpose_p.bind(x, permutation=perm[:d] + (d,) + perm[d:])
+    """The permutation applied around the batch dimension at `d`, which it also moves
+    to the front (JAX's rule: one transpose, where a later move would be another)."""
+    return transpose_p.bind(x, permutation=(d, *(p + (p >= d) for p in permutation)))
 
 
 def transpose(operand, permutation):
@@ -496,10 +496,18 @@ def _concatenate_transpose(ct, *operands, dimension):
     return cts
 
 
+def _concatenate_batching(axis_data, args, dims, *, dimension):
+    """JAX's rule: every operand batched at the front, unbatched ones broadcast there."""
+    size = next(get_aval(x).shape[d] for x, d in zip(args, dims) if d is not not_mapped)
+    operands = [broadcast(x, (size,)) if d is not_mapped else moveaxis(x, d, 0)
+                for x, d in zip(args, dims)]
+    return concatenate_p.bind(*operands, dimension=dimension + 1), 0
+
+
 concatenate_p = standard_primitive(
     "lax.concatenate", _concatenate_abstract_eval,
     lambda ctx, *operands, dimension: hlo.concatenate(list(operands), dimension),
-    jvp=linear_jvp(), transpose=_concatenate_transpose, batching=axes_batcher("dimension"))
+    jvp=linear_jvp(), transpose=_concatenate_transpose, batching=_concatenate_batching)
 
 
 def concatenate(operands, dimension: int):

@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 
 from plax.extend.ad import Zero
-from plax.extend.batching import axes_batcher
+from plax.extend.batching import moveaxis
 from plax.extend.constructors import (
     ANY,
     canonicalize_axis,
@@ -120,8 +120,20 @@ def _take_along(x, indices, dimension: int):
                   mode=GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
+def _sort_batching(axis_data, args, dims, *, dimension, **params):
+    """JAX's rule: the operands batched where the first batched one is, unbatched ones
+    broadcast there (their dimensions Python ints, as JAX's Jaxprs print them)."""
+    from plax_stdlib.lax.shape_ops import broadcast_in_dim
+    shape, d = next((get_aval(x).shape, d) for x, d in zip(args, dims) if d is not None)
+    kept = [i for i in range(len(shape)) if i != d]
+    operands = [broadcast_in_dim(x, shape, kept) if xd is None else moveaxis(x, xd, d)
+                for x, xd in zip(args, dims)]
+    outs = sort_p.bind(*operands, dimension=dimension + (d <= dimension), **params)
+    return outs, [d] * len(outs)
+
+
 sort_p = standard_primitive("lax.sort", _sort_abstract_eval, _sort_lower, multiple_results=True,
-                            dtypes=ANY, batching=axes_batcher("dimension"), jvp=_sort_jvp)
+                            dtypes=ANY, batching=_sort_batching, jvp=_sort_jvp)
 
 
 def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):

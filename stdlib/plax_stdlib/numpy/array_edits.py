@@ -620,10 +620,10 @@ def select(condlist, choicelist, default=0):
         Array([ 2, -1, 30], dtype=int32)
     """
     if len(condlist) != len(choicelist):
-        raise ValueError(f"select: condlist must have length equal to choicelist "
-                         f"({len(condlist)} vs {len(choicelist)})")
+        raise ValueError(f"condlist must have length equal to choicelist ({len(condlist)} vs "
+                         f"{len(choicelist)})")
     if not condlist:
-        raise ValueError("select: condlist must be non-empty")
+        raise ValueError("condlist must be non-empty")
     util.check_arraylike("select", *condlist, *choicelist, default)
     conditions = [creation.asarray(c) for c in condlist]
     choices = util.promote_dtypes(*map(util.operand, (default, *choicelist)))

@@ -3,14 +3,16 @@ leslie, companion, fiedler, fiedler_companion, convolution_matrix (built from th
 values given, batched over leading axes) and hilbert, invhilbert, pascal, invpascal,
 helmert, hadamard, dft (fixed by their size alone).
 
-A matrix of the first kind places each of the given values (or a 0 or 1) at fixed
-positions: `_placed(values, where)` gathers them with one static index map, so it
-differentiates and batches like any indexing. A matrix of the second kind depends on
-`n` only: it is staged from iotas as JAX's (binomials through lgamma, so in floating
-point, not exact), in JAX's dtype.
+Both kinds are staged as JAX stages them, so their Jaxprs and values are JAX's. A
+matrix of the first kind is built for one set of vectors and batched with
+`jnp.vectorize`: Toeplitz and Hankel matrices are the windows of the joined vectors
+(a convolution's patches), the others index, place or select the values. A matrix of
+the second kind depends on `n` only: it is staged from iotas (binomials through
+lgamma, so in floating point, not exact), in JAX's dtype.
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
@@ -21,163 +23,187 @@ from plax_stdlib import jax_jits, lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.numpy import util
 
-_ZERO, _ONE = -2, -1  # in an index map: the cell holds 0 or 1, not a given value
 
-
-def _placed(values, where: np.ndarray):
-    """The matrices `m[..., i, j] = values[..., where[i, j]]` (0 or 1 where `where`
-    says `_ZERO`/`_ONE`), for `values` of shape (..., k)."""
-    shape = util.shape_of(values)
-    if where.size == 0:
-        return jnp.zeros(shape[:-1] + where.shape, util.dtype_of(values))
-    dtype = util.dtype_of(values)
-    constants = lax.broadcast_in_dim(np.array([0, 1], dtype), shape[:-1] + (2,),
-                                     (len(shape) - 1,))
-    extended = lax.concatenate([values, constants], len(shape) - 1)
-    return extended[..., np.where(where < 0, where + shape[-1] + 2, where)]
-
-
-def _vectors(name: str, *arrays, inexact: bool = False):
-    """The arguments as arrays of at least one dimension, in their promoted dtype
-    (inexact if asked), with their leading (batch) axes broadcast together."""
-    util.check_arraylike(name, *arrays)
-    promoted = (util.promote_args_inexact(name, *arrays) if inexact
-                else util.promote_dtypes(*map(util.operand, arrays)))
-    arrays = [jnp.atleast_1d(a) for a in promoted]
-    batch = util.broadcast_shapes(*(util.shape_of(a)[:-1] for a in arrays))
-    return [util.broadcast_to_shape(a, batch + util.shape_of(a)[-1:]) for a in arrays]
-
-
-def _joined(a, b):
-    return lax.concatenate([a, b], len(util.shape_of(a)) - 1)
+def _windows(v, width: int):
+    """The windows of `width` consecutive elements of the vector `v`, one a row: the
+    patches of a convolution (an identity kernel at HIGHEST precision, so exact)."""
+    patches = lax.conv_general_dilated_patches(
+        v.reshape((1, v.shape[0], 1)), (width,), (1,), "VALID",
+        dimension_numbers=("NTC", "IOT", "NTC"), precision=lax.Precision.HIGHEST)
+    return patches[0]
 
 
 def toeplitz(c, r=None):
     """The Toeplitz matrix with first column `c` and first row `r` (r[0] is ignored;
-    without `r`, conj(c): a Hermitian matrix)."""
+    without `r`, conj(c): a Hermitian matrix); leading axes are batch axes."""
     if r is None:
         util.check_arraylike("toeplitz", c)
-        r = jnp.conjugate(c)
-    c, r = _vectors("toeplitz", c, r)
-    m, n = util.shape_of(c)[-1], util.shape_of(r)[-1]
+        r = jnp.conjugate(jnp.asarray(c))
+    else:
+        util.check_arraylike("toeplitz", c, r)
+    return _toeplitz(jnp.atleast_1d(jnp.asarray(c)), jnp.atleast_1d(jnp.asarray(r)))
+
+
+@functools.partial(jnp.vectorize, signature="(m),(n)->(m,n)")
+def _toeplitz(c, r):
+    (m,), (n,) = c.shape, r.shape
     if m == 0 or n == 0:
-        return jnp.zeros(util.shape_of(c)[:-1] + (m, n), util.dtype_of(c))
-    i, j = np.ogrid[:m, :n]
-    return _placed(_joined(jnp.flip(c, -1), r[..., 1:]), m - 1 - i + j)
+        return jnp.empty((m, n), dtype=jnp.promote_types(c.dtype, r.dtype))
+    # row i of the windows of reversed(c) + r[1:] is row m - 1 - i of the matrix
+    return jnp.flip(_windows(jnp.concatenate((c[::-1], r[1:])), n), axis=0)
 
 
 def hankel(c, r=None):
     """The Hankel matrix with first column `c` and last row `r` (r[0] is ignored;
-    zeros without `r`)."""
-    util.check_arraylike("hankel", c, *(() if r is None else (r,)))
+    zeros without `r`); leading axes are batch axes."""
+    if r is None:
+        util.check_arraylike("hankel", c)
+        c = jnp.asarray(c)
+        r = jnp.zeros_like(c)
+    else:
+        util.check_arraylike("hankel", c, r)
+        c, r = jnp.asarray(c), jnp.asarray(r)
     for name, v in (("c", c), ("r", r)):
-        if v is not None and not util.shape_of(util.operand(v)):
+        if v.ndim == 0:
             raise ValueError(f"hankel: {name} must be at least 1-dimensional, got a scalar.")
-    c, r = _vectors("hankel", c, jnp.zeros_like(c) if r is None else r)
-    m, n = util.shape_of(c)[-1], util.shape_of(r)[-1]
+    # equal batch ranks, so that vectorize never promotes ranks
+    if c.ndim < r.ndim:
+        c = lax.expand_dims(c, range(r.ndim - c.ndim))
+    elif r.ndim < c.ndim:
+        r = lax.expand_dims(r, range(c.ndim - r.ndim))
+    return _hankel(c, r)
+
+
+@functools.partial(jnp.vectorize, signature="(m),(n)->(m,n)")
+def _hankel(c, r):
+    (m,), (n,) = c.shape, r.shape
     if m == 0 or n == 0:
-        return jnp.zeros(util.shape_of(c)[:-1] + (m, n), util.dtype_of(c))
-    i, j = np.ogrid[:m, :n]
-    return _placed(_joined(c, r[..., 1:]), i + j)
+        return jnp.empty((m, n), dtype=jnp.result_type(c, r))
+    return _windows(jnp.concatenate((c, r[1:])), n)
 
 
 def circulant(c):
     """The circulant matrix whose first column is `c`: m[i, j] = c[(i - j) mod n]."""
-    c, = _vectors("circulant", c)
-    n = util.shape_of(c)[-1]
-    i, j = np.ogrid[:n, :n]
-    return _placed(c, (i - j) % n)
+    util.check_arraylike("circulant", c)
+    return _circulant(jnp.atleast_1d(jnp.asarray(c)))
+
+
+@functools.partial(jnp.vectorize, signature="(n)->(n,n)")
+def _circulant(c):
+    n = c.shape[0]
+    return c[(jnp.arange(n)[:, None] - jnp.arange(n)[None, :]) % n]
 
 
 def leslie(f, s):
     """The Leslie matrix: fecundities `f` in the first row, survival rates `s` on the
     subdiagonal."""
-    f, s = _vectors("leslie", f, s)
-    n = util.shape_of(f)[-1]
-    if n < 2:
+    util.check_arraylike("leslie", f, s)
+    f, s = jnp.atleast_1d(f), jnp.atleast_1d(s)
+    if f.shape[-1] < 2:
         raise ValueError(f"The length of f along the last axis must be at least 2; got "
-                         f"shape {util.shape_of(f)}.")
-    if util.shape_of(s)[-1] != n - 1:
+                         f"shape {f.shape}.")
+    if s.shape[-1] != f.shape[-1] - 1:
         raise ValueError(f"Incorrect lengths for f and s. The length of s along the last "
                          f"axis must be one less than the length of f; got f shape "
-                         f"{util.shape_of(f)} and s shape {util.shape_of(s)}.")
-    where = np.full((n, n), _ZERO)
-    where[0] = np.arange(n)
-    where[np.arange(1, n), np.arange(n - 1)] = n + np.arange(n - 1)
-    return _placed(_joined(f, s), where)
+                         f"{f.shape} and s shape {s.shape}.")
+    return _leslie(f, s)
 
 
-def _monic_tail(a):
-    """-a[1:] / a[0] for the polynomial coefficients `a` (highest power first)."""
-    return jnp.negative(a[..., 1:] / a[..., :1])
+@functools.partial(jnp.vectorize, signature="(n),(m)->(n,n)")
+def _leslie(f, s):
+    f, s = util.promote_dtypes(f, s)
+    return jnp.diag(s, k=-1).at[0].set(f)
+
+
+def _inexact_vector(name: str, a):
+    """`a` in its inexact dtype, of at least one dimension."""
+    a, = util.promote_args_inexact(name, a)
+    return jnp.atleast_1d(a)
 
 
 def companion(a):
     """The companion matrix of the polynomial with coefficients `a`: its first row is
     -a[1:] / a[0], its subdiagonal ones (eigenvalues: the polynomial's roots)."""
-    a, = _vectors("companion", a, inexact=True)
-    if util.shape_of(a)[-1] < 2:
+    a = _inexact_vector("companion", a)
+    if a.shape[-1] < 2:
         raise ValueError(f"The length of `a` along the last axis must be at least 2; got "
-                         f"shape {util.shape_of(a)}.")
-    tail = _monic_tail(a)
-    m = util.shape_of(tail)[-1]
-    where = np.full((m, m), _ZERO)
-    where[0] = np.arange(m)
-    where[np.arange(1, m), np.arange(m - 1)] = _ONE
-    return _placed(tail, where)
+                         f"shape {a.shape}.")
+    return _companion(a)
+
+
+@functools.partial(jnp.vectorize, signature="(n)->(m,m)")
+def _companion(a):
+    first_row = -a[1:] / a[0]
+    m = a.shape[0] - 1
+    return jnp.eye(m, m, k=-1, dtype=first_row.dtype).at[0].set(first_row)
 
 
 def fiedler(a):
     """The symmetric Fiedler matrix |a[i] - a[j]|."""
-    a, = _vectors("fiedler", a)
-    return jnp.abs(a[..., :, None] - a[..., None, :])
+    util.check_arraylike("fiedler", a)
+    a = jnp.atleast_1d(a)
+    return jnp.abs(a[..., None] - a[..., None, :])
 
 
 def fiedler_companion(a):
     """Fiedler's pentadiagonal companion matrix of the polynomial with coefficients
     `a` (the same eigenvalues as `companion(a)`)."""
-    a, = _vectors("fiedler_companion", a, inexact=True)
-    if util.shape_of(a)[-1] == 0:
+    a = _inexact_vector("fiedler_companion", a)
+    if a.shape[-1] == 0:
         raise ValueError(f"fiedler_companion requires the last axis of 'a' to have nonzero "
-                         f"length, but got an array of shape {util.shape_of(a)}.")
-    tail = _monic_tail(a)  # tail[k - 1] = -a_k / a_0
-    n = util.shape_of(tail)[-1]
-    where = np.full((n, n), _ZERO)
-    rows = np.arange(n)
-    where[rows[3::2], rows[1:n - 2:2]] = _ONE  # second subdiagonal, odd rows
-    where[rows[2::2], rows[1:n - 1:2]] = rows[2::2]  # -a[i + 1] at (i, i - 1), even i
-    where[rows[0:n - 2:2], rows[2::2]] = _ONE  # second superdiagonal, even rows
-    where[rows[0:n - 1:2], rows[1::2]] = rows[0:n - 1:2] + 1  # -a[i + 2] at (i, i + 1)
-    if n:
-        where[0, 0] = 0
-    if n > 1:
-        where[1, 0] = _ONE
-    return _placed(tail, where)
+                         f"length, but got an array of shape {a.shape}.")
+    return _fiedler_companion(a)
+
+
+@functools.partial(jnp.vectorize, signature="(n)->(m,m)")
+def _fiedler_companion(a):
+    n = a.shape[0] - 1
+    if n == 0:
+        return jnp.empty_like(a, shape=(0, 0))
+    a = a / a[0]
+    if n == 1:
+        return -a[1:].reshape(1, 1)
+    # Every cell chosen over the whole (n, n) grid (static shapes): with c = -a,
+    # c[1] at (0, 0), 1 at (1, 0); on even rows i, c[i + 2] at (i, i + 1), 1 at
+    # (i, i + 2) and (from i = 2) c[i + 1] at (i, i - 1); on odd rows from 3, 1 at
+    # (i, i - 2). Indices past the end are clipped; the conditions leave those out.
+    i, j = jnp.arange(n)[:, None], jnp.arange(n)[None, :]
+    above, below = -a[jnp.minimum(i + 2, n)], -a[jnp.minimum(i + 1, n)]
+    even, odd = i % 2 == 0, i % 2 == 1
+    one, zero = jnp.array(1, dtype=a.dtype), jnp.array(0, dtype=a.dtype)
+    conditions = [(i == 0) & (j == 0), (i == 1) & (j == 0), (j == i + 1) & even,
+                  (j == i + 2) & even, (j == i - 1) & even & (i >= 2),
+                  (j == i - 2) & odd & (i >= 3)]
+    return jnp.select(conditions, [-a[1], one, above, one, below, one], default=zero)
 
 
 _CONVOLUTION_MODES = ("full", "valid", "same")
 
 
 def convolution_matrix(a, n: int, mode: str = "full"):
-    """The matrix A with A @ v == convolve(a, v, mode) for every v of length n."""
+    """The matrix A with A @ v == convolve(a, v, mode) for every v of length n: the
+    Toeplitz matrix of the rows of the full matrix that `mode` keeps."""
     n = operator.index(util.concrete_or_error(n, "convolution_matrix: n must be static"))
     if n <= 0:
         raise ValueError(f"n must be a positive integer; got {n}.")
     util.check_arraylike("convolution_matrix", a)
-    a = util.operand(a)
-    if not util.shape_of(a):
+    a = jnp.asarray(a)
+    if a.ndim == 0:
         raise ValueError("convolution_matrix: a must be at least 1-dimensional, got a scalar.")
-    m = util.shape_of(a)[-1]
+    m = a.shape[-1]
     if m < 1:
-        raise ValueError(f"len(a) must be at least 1; got shape {util.shape_of(a)}.")
+        raise ValueError(f"len(a) must be at least 1; got shape {a.shape}.")
     if mode not in _CONVOLUTION_MODES:
         raise ValueError(f"mode must be one of 'full', 'valid', 'same'; got {mode!r}.")
-    short = min(m, n) - 1  # rows 'valid' drops at each end; 'same' drops it in total
-    first, rows = {"full": (0, m + n - 1), "valid": (short, max(m, n) - short),
-                   "same": (short // 2, max(m, n))}[mode]
-    i, j = np.ogrid[first:first + rows, :n]
-    lag = i - j
-    return _placed(a, np.where((lag >= 0) & (lag < m), lag, _ZERO))
+    # the full matrix's first column is a padded to m + n - 1, its last row reversed(a)
+    # padded so; `mode` drops `first` rows at the top and `last` at the bottom
+    widths = [(0, 0)] * (a.ndim - 1) + [(0, n - 1)]
+    column, reversed_row = jnp.pad(a, widths), jnp.pad(jnp.flip(a, axis=-1), widths)
+    full, short = m + n - 1, min(n, m) - 1
+    first, last = {"full": (0, 0), "valid": (short, short),
+                   "same": (short // 2, short - short // 2)}[mode]
+    return toeplitz(lax.slice_in_dim(column, first, full - last, axis=-1),
+                    lax.slice_in_dim(reversed_row, full - n - first, full - first, axis=-1))
 
 
 # --- matrices fixed by their size ------------------------------------------------------------
