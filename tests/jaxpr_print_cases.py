@@ -145,6 +145,14 @@ def cases(jax) -> dict:
     add("asarray", jnp.asarray, F)
     add("sort", jnp.sort, F)
     add("argsort", jnp.argsort, F)
+    for method in ("scan", "scan_unrolled", "sort", "compare_all"):
+        for side in ("left", "right"):
+            add(f"searchsorted {method} {side}",
+                lambda a, v, m=method, s=side: jnp.searchsorted(a, v, side=s, method=m), F, M)
+    add("searchsorted complex", jnp.searchsorted, F.astype(np.complex64), np.complex64(0.5j))
+    add("searchsorted int, sorter=",
+        lambda a, v, s: jnp.searchsorted(a, v, sorter=s), N, 1.5, N[::-1])
+    add("digitize", jnp.digitize, M, F)
     add("cumsum lax", lambda x: lax.cumsum(x), F)
     add("diag", jnp.diag, F)
     add("outer", jnp.outer, F, F)

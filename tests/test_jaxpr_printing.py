@@ -32,9 +32,7 @@ KNOWN_DIFFERENCES = {
      "Toeplitz matrix (vectorized conv_general_dilated_patches)"): [
         "sla.convolution_matrix",
     ],
-    ("expm is JAX's formulation but for two of its calls: digitize's searchsorted is "
-     "plax's own bisection (JAX's expands its SearchSorted primitive: a jitted scan on "
-     "unsigned bounds) and solve is plax's LU formulation (above)"): [
+    ("expm is JAX's formulation but for its solve, plax's LU formulation (above)"): [
         "sla.expm", "sla.expm_frechet",
     ],
 }
