@@ -32,9 +32,6 @@ KNOWN_DIFFERENCES = {
      "Toeplitz matrix (vectorized conv_general_dilated_patches)"): [
         "sla.convolution_matrix",
     ],
-    ("expm is JAX's formulation but for its solve, plax's LU formulation (above)"): [
-        "sla.expm", "sla.expm_frechet",
-    ],
 }
 
 
