@@ -145,6 +145,14 @@ def cases(jax) -> dict:
     add("asarray", jnp.asarray, F)
     add("sort", jnp.sort, F)
     add("argsort", jnp.argsort, F)
+    for method in ("scan", "scan_unrolled", "sort", "compare_all"):
+        for side in ("left", "right"):
+            add(f"searchsorted {method} {side}",
+                lambda a, v, m=method, s=side: jnp.searchsorted(a, v, side=s, method=m), F, M)
+    add("searchsorted complex", jnp.searchsorted, F.astype(np.complex64), np.complex64(0.5j))
+    add("searchsorted int, sorter=",
+        lambda a, v, s: jnp.searchsorted(a, v, sorter=s), N, 1.5, N[::-1])
+    add("digitize", jnp.digitize, M, F)
     add("cumsum lax", lambda x: lax.cumsum(x), F)
     add("diag", jnp.diag, F)
     add("outer", jnp.outer, F, F)
@@ -163,6 +171,14 @@ def cases(jax) -> dict:
     add("x[:, 1]", lambda x: x[:, 1], M)
     add("x[i]", lambda x, i: x[i], F, np.int32(1))
     add("x[idx]", lambda x, i: x[i], F, N)
+    add("x[-1, i]", lambda x, i: x[-1, i], M, np.int32(1))
+    add("x[i, ::-1]", lambda x, i: x[i, ::-1], M, np.int32(1))
+    add("x[i, 2:0:-1]", lambda x, i: x[i, 2:0:-1], M, np.int32(1))
+    add("x[i, 5]", lambda x, i: x[i, 5], M, np.int32(1))
+    add("x[1::-1]", lambda x: x[1::-1], F)
+    add("x[::-2]", lambda x: x[::-2], F)
+    add("x[-1, :0:-1]", lambda x: x[-1, :0:-1], M)
+    add("x[5] out of bounds", lambda x: x[5], M)
     add("x.at[0].set", lambda x: x.at[0].set(1.0), F)
     add("x.at[i].add", lambda x, i: x.at[i].add(1.0), F, np.int32(1))
     add("x.at[1:].mul", lambda x: x.at[1:].multiply(2.0), F)

@@ -28,11 +28,6 @@ KNOWN_DIFFERENCES = {
      "which JAX's loop never ends where abs overflows (gcd(-2**31, -3) hangs in JAX)"): [
         "int jnp.gcd", "int jnp.gcd(x, 1)",
     ],
-    ("expm is JAX's formulation but for two of its calls: digitize's searchsorted is "
-     "plax's own bisection (JAX's expands its SearchSorted primitive: a jitted scan on "
-     "unsigned bounds) and solve is plax's LU formulation (above)"): [
-        "sla.expm", "sla.expm_frechet",
-    ],
 }
 
 

@@ -30,10 +30,14 @@ DIFFERENCES = {
                        "once XLA inlines the calls the ops come in another order and one "
                        "fusion of counter arithmetic splits differently (1010/1005 "
                        "instructions)",
-    "linalg_decompositions": "svd's QDWH iterations are unrolled with weights computed ahead "
-                             "(JAX loops until the iterate converges); XLA also lays out the "
-                             "symmetrized inputs of cholesky and eigh transposed ({0,1} where "
-                             "JAX's are {1,0}), a cause not yet isolated",
+    "linalg_decompositions": "svd is JAX's TPU formulation (qdwh, then eigh) and its Jaxpr "
+                             "JAX's, but the lowerings differ: svd_p's body is one more "
+                             "private function, qr is a call (JAX inlines it) masking R "
+                             "another way, a bool to bool convert is no `ne`, and "
+                             "`u @ diag(int)` converts the int operand where JAX's "
+                             "dot_general takes mixed dtypes; XLA also lays out the "
+                             "symmetrized inputs of cholesky and eigh transposed ({0,1} "
+                             "where JAX's are {1,0}), a cause not yet isolated",
 }
 
 

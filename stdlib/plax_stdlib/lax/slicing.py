@@ -260,9 +260,10 @@ def _wrap_negative(index, size: int, dtype: np.dtype, wrap: bool):
             raise ValueError(f"Index {index} is out of bounds for dimension {size} if "
                              "allow_negative_indices=False")
         return size_scalar(index + size if index < 0 else index, dtype)
+    unsigned = dtypes.issubdtype(get_aval(index).dtype, np.unsignedinteger)
     if get_aval(index).dtype != dtype:  # (one dtype for all of an op's start indices)
         index = convert_with_weak_type(index, dtype, weak_type=False)
-    if not wrap:
+    if not wrap or unsigned:  # an unsigned index cannot be negative
         return index
     # JAX's: the index's sign tested as it is, the size added as an array (a weakly
     # typed index is converted for the sum only)

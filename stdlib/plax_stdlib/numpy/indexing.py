@@ -1,8 +1,9 @@
 """`x[index]`, `take` and `take_along_axis`, with NumPy's indexing semantics.
 
-Basic indexing (ints, slices, None, `...`) becomes at most one `rev` (negative
-steps), one `slice`, one `dynamic_slice` (traced scalar indices), one `squeeze`
-(the integer-indexed dimensions) and one `expand_dims` (the `None`s), as JAX's.
+Basic indexing (ints, slices, None, `...`) becomes, as JAX's, one `slice` (static
+indices) or one `dynamic_slice` (traced scalar indices, or static integers out of
+bounds, with steps of ±1), then at most one `rev` (negative steps), one `squeeze`
+(the integer-indexed dimensions) and one `expand_dims` (the `None`s).
 Advanced indexing (integer arrays, concrete boolean masks) first applies the basic
 part with the advanced dimensions kept whole, then one `gather` picks the
 elements: the index arrays broadcast together, and their shape replaces the
@@ -97,6 +98,7 @@ class _Plan:
     reversed_dims: list
     dynamic: dict  # dim → traced start index
     out_shape: list
+    ints: dict = dataclasses.field(default_factory=dict)  # dim → static int, as given
     squeezed: list = dataclasses.field(default_factory=list)  # integer-indexed dims
     new_axes: list = dataclasses.field(default_factory=list)  # where the Nones are in the output
     # a strided slice of a symbolic dim → (start, step, count), gathered (`_take_strided`)
@@ -150,7 +152,8 @@ def _plan(shape: tuple[int, ...], index: tuple) -> _Plan:
             plan.dynamic[dim] = operator.index(entry)  # clamped when it runs
             plan.undecided_index = True
         elif kind == "int":
-            i, clamped = _clamped_index(operator.index(entry), size, dim)
+            plan.ints[dim] = operator.index(entry)
+            i, clamped = _clamped_index(plan.ints[dim], size, dim)
             plan.out_of_bounds |= clamped
             plan.starts[dim], plan.limits[dim] = i, i + 1
         elif kind == "dynamic":
@@ -167,15 +170,19 @@ def _plan(shape: tuple[int, ...], index: tuple) -> _Plan:
                 start, stop, step = slice(start, stop, step).indices(size)
             else:
                 start, stop, step = _symbolic_indices(start, stop, step, size)
-            if step < 0:
-                plan.reversed_dims.append(dim)
-                start, stop, step = size - 1 - start, size - 1 - stop, -step
-            limit = max_dim(start, stop)  # a stop before the start reads nothing
-            count = (limit - start + step - 1) // step
+            low, high = (start, stop) if step > 0 else (stop, start)
+            count = (max_dim(low, high) - low + abs(step) - 1) // abs(step)
             plan.out_shape.append(count)
-            if step > 1 and isinstance(size, SymbolicDimension):
-                plan.strided[dim] = (start, step, count)
+            if abs(step) > 1 and isinstance(size, SymbolicDimension):
+                plan.strided[dim] = (start, step, count)  # the elements read, in order
             else:
+                if step < 0:  # as JAX: the elements read, in increasing order, reversed
+                    plan.reversed_dims.append(dim)
+                    first = start
+                    start = min_dim(size, stop + 1 + (abs(start - stop - 1) % -step
+                                                      if step < -1 else 0))
+                    stop, step = first + 1, -step
+                limit = max_dim(start, stop)  # a stop before the start reads nothing
                 plan.starts[dim], plan.limits[dim], plan.strides[dim] = start, limit, step
         dim += 1
     return plan
@@ -261,10 +268,12 @@ def _basic(x, index: tuple, mode=None, fill_value=None):
     if plan.out_of_bounds and mode == "fill":  # every element read lies outside
         fill = gathers.fill_value_for(util.dtype_of(x), fill_value)
         return lax.broadcast_in_dim(fill, tuple(plan.out_shape), ())
-    if plan.dynamic and _as_one_dynamic_slice(plan, index):
+    if _as_one_dynamic_slice(plan, mode):
         out = _one_dynamic_slice(x, plan)
     else:
         out = _slices(x, plan)
+    if plan.reversed_dims:
+        out = lax.rev(out, tuple(plan.reversed_dims))
     if plan.squeezed:
         out = lax.squeeze(out, tuple(plan.squeezed))
     if plan.new_axes:
@@ -273,12 +282,10 @@ def _basic(x, index: tuple, mode=None, fill_value=None):
 
 
 def _slices(x, plan: _Plan):
-    """The plan's reversals, static slice, strided gathers and `dynamic_slice` of its
-    traced indices (from the static slice), in that order."""
+    """The plan's static slice, strided gathers and `dynamic_slice` of its traced
+    indices (from the static slice), in that order."""
     shape = util.shape_of(x)
     out = x
-    if plan.reversed_dims:
-        out = lax.rev(out, tuple(plan.reversed_dims))
     if (plan.starts != [0] * len(shape) or plan.limits != list(shape)
             or plan.strides != [1] * len(shape)):
         strides = None if plan.strides == [1] * len(shape) else plan.strides
@@ -294,24 +301,25 @@ def _slices(x, plan: _Plan):
     return out
 
 
-def _as_one_dynamic_slice(plan: _Plan, index: tuple) -> bool:
-    """Whether JAX reads `x[index]` with traced scalars as one `dynamic_slice` from the
-    static starts as they are: unit steps, and static integers within the axes, not
-    counted from the end (the plan would hold them wrapped or clamped)."""
-    return (not plan.reversed_dims and not plan.strided and set(plan.strides) <= {1}
-            and not plan.undecided_index and not plan.out_of_bounds
-            and all(e >= 0 for e in index if isinstance(e, (int, np.integer))
-                    and not isinstance(e, bool)))
+def _as_one_dynamic_slice(plan: _Plan, mode) -> bool:
+    """Whether JAX reads `x[index]` as one `dynamic_slice`: with traced scalar indices,
+    or static integers outside the axes (which JAX's static slicing refuses unless
+    `mode="clip"`), and unit steps (±1) on axes of static size."""
+    return ((bool(plan.dynamic) or (plan.out_of_bounds and mode is None))
+            and not plan.strided and set(plan.strides) <= {1} and not plan.undecided_index)
 
 
 def _one_dynamic_slice(x, plan: _Plan):
-    """JAX's reading: one `dynamic_slice` of every axis, its starts, when more than
-    one, converted to int32 (so that a static one's wrapping is staged as JAX's)."""
+    """JAX's reading: one `dynamic_slice` of every axis, from the static integers as
+    given (wrapped and clamped as it runs), the traced indices and the slices' starts;
+    when more than one, converted to int32."""
     ndim = len(util.shape_of(x))
-    starts = [plan.dynamic.get(d, plan.starts[d]) for d in range(ndim)]
+    index_dtype = dtypes.default_int_dtype()
+    starts = [plan.dynamic[d] if d in plan.dynamic else np.asarray(plan.ints[d], index_dtype)
+              if d in plan.ints else plan.starts[d] for d in range(ndim)]
     sizes = [1 if d in plan.dynamic else plan.limits[d] - plan.starts[d] for d in range(ndim)]
     if ndim > 1:
-        starts = [lax.convert_element_type(s, dtypes.default_int_dtype()) for s in starts]
+        starts = [lax.convert_element_type(s, index_dtype) for s in starts]
     return lax.dynamic_slice(x, starts, sizes)
 
 

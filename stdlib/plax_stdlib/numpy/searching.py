@@ -10,111 +10,107 @@ one sort of the queries with the array ("sort"), and a comparison of every pair
 """
 from __future__ import annotations
 
-import math
+import functools
 import operator
 
 import numpy as np
 
+import plax
 from plax.extend import dtypes
 from plax_stdlib import jax_jits, lax
 from plax_stdlib.numpy import ufuncs, util
 
-_METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
 _INT32_MAX = np.iinfo(np.int32).max
 
 
 # --- the order of sort ------------------------------------------------------------------
 
-def _canonical(x):
-    """Floats with every NaN made the one positive NaN and -0.0 made 0.0, so that IEEE
-    total order sorts them as `sort` does."""
-    dtype = util.dtype_of(x)
-    x = util.select_n(lax.ne(x, x), x, lax.full_like(x, np.nan, dtype))
-    return util.select_n(lax.eq(x, 0), x, lax.full_like(x, 0, dtype))
+def _sort_key(x):
+    """Floats with -0.0 made 0.0 and every NaN the one positive NaN, so that IEEE total
+    order compares them as `sort` orders them."""
+    key = lax.select(lax.eq(x, lax.full_like(x, 0, shape=())), lax.full_like(x, 0), x)
+    return lax.select(lax.ne(x, x), lax.full_like(key, np.nan), key)
 
 
-def _real_less(a, b):
-    """a < b for real values in sort order: NaN is the largest value (and equals NaN)."""
-    if util.dtype_category(util.dtype_of(a)) != "f":
-        return lax.lt(a, b)
-    return lax.lt_to_p.bind(_canonical(a), _canonical(b))
+def _sort_keys(x):
+    """The keys `sort` orders `x` by, most significant first: complex numbers by real
+    part, then imaginary part."""
+    category = util.dtype_category(util.dtype_of(x))
+    if category == "c":
+        return [_sort_key(lax.real(x)), _sort_key(lax.imag(x))]
+    return [_sort_key(x)] if category == "f" else [x]
 
 
-def sort_less(a, b):
-    """Elementwise a < b in the order of `lax.sort` (same dtype and shape)."""
-    if util.dtype_category(util.dtype_of(a)) != "c":
-        return _real_less(a, b)
-    ar, ai, br, bi = lax.real(a), lax.imag(a), lax.real(b), lax.imag(b)
-    real_tie = lax.bitwise_not(lax.bitwise_or(_real_less(ar, br), _real_less(br, ar)))
-    return lax.bitwise_or(_real_less(ar, br), lax.bitwise_and(real_tie, _real_less(ai, bi)))
+def _sort_less(x, y, or_equal: bool):
+    """Elementwise x < y (x <= y with `or_equal`) in the order of `lax.sort`, as JAX's
+    sort comparators (`le_to`/`lt_to` on the keys, least significant first)."""
+    p = None
+    for xk, yk in zip(*(_sort_keys(x)[::-1], _sort_keys(y)[::-1])):
+        if p is None:
+            p = (lax.le_to_p if or_equal else lax.lt_to_p).bind(xk, yk)
+        else:
+            p = lax.bitwise_or(lax.lt_to_p.bind(xk, yk),
+                               lax.bitwise_and(lax.eq_to_p.bind(xk, yk), p))
+    return p
 
 
-def sort_less_equal(a, b):
-    """Elementwise a <= b in the order of `lax.sort`."""
-    return lax.bitwise_not(sort_less(b, a))
+# --- searchsorted: JAX's three jitted implementations --------------------------------------
 
+@functools.partial(plax.jit, static_argnames=("side", "dtype", "unrolled"))
+def _searchsorted_scan_impl(sorted_arr, query, side: str, dtype, unrolled: bool):
+    """A binary search for each query: ⌈log2(n+1)⌉ halvings of unsigned bounds (no
+    overflow), as a scan; an array of queries maps the search over its axes."""
+    n = sorted_arr.shape[0]
+    if n == 0:
+        return lax.full(query.shape, 0, dtype)
+    if query.ndim > 0:
+        search = functools.partial(_searchsorted_scan_impl, side=side, dtype=dtype,
+                                   unrolled=unrolled)
+        return plax.vmap(search, in_axes=(None, 0))(sorted_arr, query)
+    goes_left = functools.partial(_sort_less, or_equal=side == "left")
+    bound = np.uint64 if np.iinfo(dtype).bits == 64 else np.uint32
 
-# --- searchsorted -----------------------------------------------------------------------
-
-def _index_dtype(n: int) -> np.dtype:
-    """int32 unless the length needs more (as JAX; the result never depends on x64)."""
-    return np.dtype(np.int64 if n > _INT32_MAX else np.int32)
-
-
-def _gather_1d(a, positions):
-    """`a[positions]` for in-bounds integer positions of any shape."""
-    dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
-                                       start_index_map=(0,))
-    index = lax.reshape(positions, util.shape_of(positions) + (1,))
-    return lax.gather(a, index, dnums, (1,), mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
-
-
-def _search_by_bisection(a, v, side: str, dtype, unroll: bool):
-    n = util.shape_of(a)[0]
-    goes_left = sort_less_equal if side == "left" else sort_less
+    def halve(bounds, _):
+        low, high = bounds
+        mid = low + (high - low) // 2
+        left = goes_left(query, sorted_arr[mid])
+        return (lax.select(left, low, mid), lax.select(left, mid, high)), ()
     levels = int(np.ceil(np.log2(n + 1)))
-    low = lax.full(util.shape_of(v), 0, dtype)
-    high = lax.full(util.shape_of(v), n, dtype)
-
-    def step(carry, _):
-        low, high = carry
-        mid = lax.add(low, lax.div(lax.sub(high, low), np.asarray(2, dtype)[()]))
-        left = goes_left(v, _gather_1d(a, lax.min(mid, np.asarray(n - 1, dtype)[()])))
-        return (lax.select(left, low, mid), lax.select(left, mid, high)), None
-
-    (_, high), _ = lax.scan(step, (low, high), None, length=levels,
-                            unroll=levels if unroll else 1)
-    return high
+    (_, high), _ = lax.scan(halve, (bound(0), bound(n)), (), length=levels,
+                            unroll=levels if unrolled else 1)
+    return high.astype(dtype)
 
 
-def _ranks(x, dtype):
-    """The position of each element of 1-D `x` in its stable sort."""
-    n = util.shape_of(x)[0]
-    iota = lax.iota(dtype, n)
-    _, order = lax.sort((x, iota), num_keys=1, is_stable=True)
-    dnums = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
-                                        scatter_dims_to_operand_dims=(0,))
-    return lax.scatter(lax.full((n,), 0, dtype), lax.reshape(order, (n, 1)), iota, dnums,
-                       unique_indices=True, mode="promise_in_bounds")
+@functools.partial(plax.jit, static_argnames=("side", "dtype"))
+def _searchsorted_sort_impl(sorted_arr, query, side: str, dtype):
+    """Each query's position in one stable sort of the queries with the array, less its
+    position among the queries alone."""
+    n, m = sorted_arr.size, query.size
+    working = np.int32 if n + m <= _INT32_MAX else np.int64
 
-
-def _search_by_sorting(a, v, side: str, dtype):
-    n, m = util.shape_of(a)[0], math.prod(util.shape_of(v))
-    flat = lax.reshape(v, (m,))
-    if side == "left":  # queries before equal elements of `a` in the stable sort
-        position = lax.slice(_ranks(lax.concatenate([flat, a], 0), dtype), (0,), (m,))
+    def rank(x):  # the position of each element of x in its stable sort
+        order = lax.iota(working, len(x))
+        return lax.full_like(order, 0).at[lax.sort_key_val(x, order)[1]].set(order)
+    if side == "left":  # queries before equal elements of the array
+        index = rank(lax.concatenate([query.ravel(), sorted_arr], 0))[:m]
     else:
-        position = lax.slice(_ranks(lax.concatenate([a, flat], 0), dtype), (n,), (n + m,))
-    return lax.reshape(lax.sub(position, _ranks(flat, dtype)), util.shape_of(v))
+        index = rank(lax.concatenate([sorted_arr, query.ravel()], 0))[n:]
+    return lax.reshape(lax.sub(index, rank(query.ravel())), np.shape(query)).astype(dtype)
 
 
-def _search_by_comparing_all(a, v, side: str, dtype):
-    n, vshape = util.shape_of(a)[0], util.shape_of(v)
-    before = sort_less if side == "left" else sort_less_equal
-    full_shape = (n,) + vshape
-    table = before(lax.broadcast_in_dim(a, full_shape, (0,)),
-                   lax.broadcast_in_dim(v, full_shape, tuple(range(1, len(full_shape)))))
-    return lax.reduce_sum(lax.convert_element_type(table, dtype), (0,))
+@functools.partial(plax.jit, static_argnames=("side", "dtype"))
+def _searchsorted_compare_all_impl(sorted_arr, query, side: str, dtype):
+    """How many elements of the array come before each query: every pair compared."""
+    before = functools.partial(_sort_less, or_equal=side == "right")
+    return plax.vmap(before, in_axes=(0, None))(sorted_arr, query).sum(dtype=dtype, axis=0)
+
+
+_IMPLEMENTATIONS = {
+    "scan": functools.partial(_searchsorted_scan_impl, unrolled=False),
+    "scan_unrolled": functools.partial(_searchsorted_scan_impl, unrolled=True),
+    "sort": _searchsorted_sort_impl,
+    "compare_all": _searchsorted_compare_all_impl,
+}
 
 
 def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan"):
@@ -151,30 +147,20 @@ def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan")
         a, v = util.ensure_arraylike("searchsorted", a, v)
     else:
         a, v, sorter = util.ensure_arraylike("searchsorted", a, v, sorter)
+    if a.ndim != 1:
+        raise ValueError(f"searchsorted: a should be 1-dimensional, got shape {a.shape}")
+    a, v = util.promote_dtypes(a, v)
+    if sorter is not None:
+        a = a[sorter]
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: invalid argument side={side!r}, expected 'left' or "
                          "'right'")
-    if method not in _METHODS:
+    if method not in _IMPLEMENTATIONS:
         raise ValueError(f"searchsorted: invalid argument method={method!r}, expected one "
-                         f"of {list(_METHODS)}")
-    if len(util.shape_of(a)) != 1:
-        raise ValueError(f"searchsorted: a should be 1-dimensional, got shape "
-                         f"{util.shape_of(a)}")
-    a, v = util.promote_dtypes(a, v)
-    if sorter is not None:
-        from plax_stdlib.numpy.indexing import take
-        a = take(a, sorter)
-    n = util.shape_of(a)[0]
-    dtype = _index_dtype(n)
-    if n == 0 or math.prod(util.shape_of(v)) == 0:
-        return util.as_array(lax.full(util.shape_of(v), 0, dtype))
-    if method in ("scan", "scan_unrolled"):
-        out = _search_by_bisection(a, v, side, dtype, unroll=method == "scan_unrolled")
-    elif method == "sort":
-        out = _search_by_sorting(a, v, side, dtype)
-    else:
-        out = _search_by_comparing_all(a, v, side, dtype)
-    return util.as_array(out)
+                         f"of {list(_IMPLEMENTATIONS)}")
+    # int32 unless the length needs more (as JAX; the result never depends on x64)
+    dtype = np.dtype(np.int64 if a.shape[0] > _INT32_MAX else np.int32)
+    return _IMPLEMENTATIONS[method](a, v, side=side, dtype=dtype)
 
 
 def digitize(x, bins, right: bool = False, *, method: str | None = None):

@@ -3,8 +3,8 @@
 The primitive returns `(s,)` or `(s, u, vt)` (`compute_uv`); `lax.linalg.svd`
 reorders them as `(u, s, vt)`. `subset_by_index=(lo, hi)` keeps singular triples
 lo..hi-1. On CPU, LAPACK's gesdd (divide and conquer) or gesvd (`SvdAlgorithm.QR`);
-matrices where it fails become NaNs. On TPU, the polar algorithm (`polar`: QDWH, then
-an eigendecomposition).
+matrices where it fails become NaNs. On TPU, the polar algorithm (`svd_polar`: QDWH,
+then an eigendecomposition).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from plax.extend.mlir import mu
 from plax_stdlib.lax.comparison import eq
 from plax_stdlib.lax.conversion import convert_element_type
 from plax_stdlib.lax.elementwise import add, div, mul, real, sub
-from plax_stdlib.lax.linalg import lapack, polar
+from plax_stdlib.lax.linalg import lapack
 from plax_stdlib.lax.linalg.matrices import (check_matrix, diag_matrix, diagonal, eye_like,
                                              is_complex, leading_batch, lower_function, matmul,
                                              mH, real_dtype_of, slice_hlo)
@@ -184,7 +184,8 @@ def _svd_lower_tpu(ctx, a, *, full_matrices, compute_uv, subset_by_index, algori
                   subset_by_index=subset_by_index)
     if 0 in aval.shape[-2:]:
         return lower_function(ctx, _empty_svd, ctx.avals_in, a, algorithm=algorithm, **params)
-    return lower_function(ctx, polar.svd_by_polar, ctx.avals_in, a, **params)
+    from plax_stdlib.lax.linalg.svd_polar import svd_by_polar  # built from plax.numpy
+    return lower_function(ctx, svd_by_polar, ctx.avals_in, a, **params)
 
 
 svd_p = standard_primitive("lax.svd", _svd_abstract_eval, None, multiple_results=True,
