@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Callable
 
 from plax.extend.ad import Zero, instantiate, is_undefined_primal, tangent_aval
-from plax.extend.core import ClosedJaxpr, JaxprEqn, Primitive, Var, dce_closed_jaxpr, dce_jaxpr
+from plax.extend.core import (ClosedJaxpr, JaxprEqn, Primitive, Var, dce_closed_jaxpr, dce_jaxpr,
+                              get_aval)
 from plax_transforms.ad import jvp_jaxpr
 from plax_transforms.partial_eval import partial_eval_jaxpr
 from plax_transforms.signature import cached_on_jaxpr
@@ -128,13 +129,17 @@ def call_partial_eval_jaxpr(rebind: Rebind):
     return rule
 
 
-def call_transpose(prim: Primitive, rebind: Rebind):
-    """The transpose rule: one call of the transposed Jaxpr."""
+def call_transpose(prim: Primitive, rebind: Rebind, cts_typed_as_outputs: bool = False):
+    """The transpose rule: one call of the transposed Jaxpr, traced on the cotangents'
+    own types (JAX's jit: a weak cotangent of a strong output stays weak where the
+    backward pass keeps it so) or, with `cts_typed_as_outputs`, on the call's output
+    types (JAX's checkpoint)."""
     def rule(cts, *args, jaxpr: ClosedJaxpr, **params):
         linear = tuple(is_undefined_primal(a) for a in args)
-        transposed = _transpose(jaxpr, linear)
-        outs = iter(prim.bind(*(a for a, lin in zip(args, linear) if not lin),
-                              *(instantiate(ct) for ct in cts),
+        cts = [instantiate(ct) for ct in cts]
+        ct_avals = None if cts_typed_as_outputs else tuple(map(get_aval, cts))
+        transposed = _transpose(jaxpr, linear, ct_avals)
+        outs = iter(prim.bind(*(a for a, lin in zip(args, linear) if not lin), *cts,
                               **rebind(transposed, dict(params, jaxpr=jaxpr), "transpose")))
         return [next(outs) if lin else None for lin in linear]
     return rule
