@@ -16,7 +16,7 @@ from plax.extend.ad import Zero, instantiate, is_undefined_primal, tangent_aval
 from plax.extend.core import (ClosedJaxpr, JaxprEqn, Primitive, Var, dce_closed_jaxpr, dce_jaxpr,
                               get_aval)
 from plax_transforms.ad import jvp_jaxpr
-from plax_transforms.partial_eval import partial_eval_jaxpr
+from plax_transforms.partial_eval import Inlined, partial_eval_jaxpr
 from plax_transforms.signature import cached_on_jaxpr
 from plax_transforms.transpose import transpose_jaxpr
 
@@ -43,27 +43,35 @@ def call_jvp(prim: Primitive, rebind: Rebind):
     return rule
 
 
-def _split_forwarding(closed: ClosedJaxpr, unknowns: tuple):
-    """`partial_eval_jaxpr`, where a residual that is one of the known call's own inputs
-    is not returned by it: the caller passes that input on itself (JAX's forwarding).
-    → (known without those outputs, unknown, out_unknowns, for each residual the
-    index of the known input it is, or None)."""
+def _split_forwarding(closed: ClosedJaxpr, unknowns: tuple, forwardable: tuple | None):
+    """`partial_eval_jaxpr`, where the known call does not return what its caller has
+    already (JAX's forwarding): a residual that is one of its own inputs and, where
+    `forwardable` says per output of `closed` which may be, as for JAX's jit, a known
+    output that is an input, and a residual that is also a known output.
+    → (known without those outputs, unknown, out_unknowns, sources): per known output
+    then residual, None where the known call computes it, else the index in (known
+    inputs, known outputs) of the value it is."""
     known, unknown, out_unknowns, num_res = partial_eval_jaxpr(closed, unknowns)
     known, unknown, num_res = _unused_residuals_dropped(known, unknown, num_res)
     jaxpr = known.jaxpr
-    n_out = len(jaxpr.outvars) - num_res
+    n_in, n_out = len(jaxpr.invars), len(jaxpr.outvars) - num_res
     position = {v: i for i, v in enumerate(jaxpr.invars)}
-    forwarded = tuple(position.get(v) if isinstance(v, Var) else None
-                      for v in jaxpr.outvars[n_out:])
-    kept = [i for i, f in enumerate(forwarded, n_out) if f is None]
-    if len(kept) < num_res:
+    may_forward = ([False] * n_out if forwardable is None else
+                   [f for f, u in zip(forwardable, out_unknowns) if not u])
+    sources = [position.get(v) if may and isinstance(v, Var) else None
+               for v, may in zip(jaxpr.outvars, may_forward)]
+    computed = {v: n_in + j for j, (v, f) in enumerate(zip(jaxpr.outvars, sources))
+                if f is None and forwardable is not None}
+    sources += [position.get(v, computed.get(v)) if isinstance(v, Var) else None
+                for v in jaxpr.outvars[n_out:]]
+    if any(f is not None for f in sources):
         dbg = jaxpr.debug_info
         paths = None if dbg is None else dbg.result_paths
+        keep = lambda values: [v for v, f in zip(values, sources) if f is None]  # noqa: E731
         known = known.replace(jaxpr=jaxpr.replace(
-            outvars=[*jaxpr.outvars[:n_out], *(jaxpr.outvars[i] for i in kept)],
-            debug_info=dbg if paths is None else dbg.with_result_paths(
-                [*paths[:n_out], *(paths[i] for i in kept)])))
-    return known, unknown, out_unknowns, forwarded
+            outvars=keep(jaxpr.outvars),
+            debug_info=dbg if paths is None else dbg.with_result_paths(keep(paths))))
+    return known, unknown, out_unknowns, tuple(sources)
 
 
 _split_fwd = cached_on_jaxpr(_split_forwarding)
@@ -83,49 +91,62 @@ def _unused_residuals_dropped(known: ClosedJaxpr, unknown: ClosedJaxpr, num_res:
     return known, pruned, sum(used[:num_res])
 
 
-def _residuals(known_inputs: list, computed: list, forwarded: tuple) -> list:
-    """The residuals: each a known input passed on, or the next one the call computed."""
+def _forwarded(known_inputs: list, computed: list, sources: tuple) -> list:
+    """The known outputs then residuals: each the next one the known call computed, or
+    the known input or earlier output its source names."""
+    values = list(known_inputs)
     computed = iter(computed)
-    return [next(computed) if f is None else known_inputs[f] for f in forwarded]
+    for source in sources:
+        values.append(next(computed) if source is None else values[source])
+    return values[len(known_inputs):]
 
 
-def call_partial_eval(prim: Primitive, rebind: Rebind, stage=None):
+def call_partial_eval(prim: Primitive, rebind: Rebind, stage=None,
+                      forwardable: Callable[[dict], tuple] | None = None):
     """The partial-eval rule: a call of the known part now, of the rest staged (by
-    `stage(trace, args, params)`, if given, instead of as one call)."""
+    `stage(trace, args, params)`, if given, instead of as one call). `forwardable(params)`
+    says which outputs the known call may forward (JAX's jit: those of no sharding)."""
     def rule(trace, args, *, jaxpr: ClosedJaxpr, **params):
         params = dict(params, jaxpr=jaxpr)
         unknowns = tuple(trace.is_unknown(a) for a in args)
-        known, unknown, out_unknowns, forwarded = _split_fwd(jaxpr, unknowns)
+        known, unknown, out_unknowns, sources = _split_fwd(
+            jaxpr, unknowns, forwardable and forwardable(params))
         known_args = [a for a, u in zip(args, unknowns) if not u]
-        known_outs = trace.bind_known(prim, known_args, rebind(known, params, "known"))
+        computed = trace.bind_known(prim, known_args, rebind(known, params, "known"))
         n_known = sum(not u for u in out_unknowns)
-        residuals = _residuals(known_args, known_outs[n_known:], forwarded)
-        unknown_args = [*residuals, *(a for a, u in zip(args, unknowns) if u)]
+        outs = _forwarded(known_args, computed, sources)
+        unknown_args = [*outs[n_known:], *(a for a, u in zip(args, unknowns) if u)]
         unknown_params = rebind(unknown, params, "unknown")
         unknown_outs = iter(trace.stage(prim, unknown_args, unknown_params) if stage is None
                             else stage(trace, unknown_args, unknown_params))
-        known_iter = iter(known_outs[:n_known])
+        known_iter = iter(outs[:n_known])
         return [next(unknown_outs) if u else next(known_iter) for u in out_unknowns]
     return rule
 
 
-def call_partial_eval_jaxpr(rebind: Rebind):
-    """The same split of an equation: a known and an unknown equation."""
+def call_partial_eval_jaxpr(rebind: Rebind, forwardable: Callable[[dict], tuple] | None = None):
+    """The same split of an equation: a known and an unknown equation. A known output
+    forwarded from an input is not the known equation's: later equations read the
+    input (`Inlined`'s aliases)."""
     def rule(eqn: JaxprEqn, unknowns):
         params = eqn.params
-        known, unknown, out_unknowns, forwarded = _split_fwd(params["jaxpr"], tuple(unknowns))
-        computed = [Var(a) for a in known.out_avals[sum(not u for u in out_unknowns):]]
+        known, unknown, out_unknowns, sources = _split_fwd(
+            params["jaxpr"], tuple(unknowns), forwardable and forwardable(params))
+        n_known = sum(not u for u in out_unknowns)
         known_ins = [a for a, u in zip(eqn.invars, unknowns) if not u]
-        residuals = _residuals(known_ins, computed, forwarded)
-        known_eqn = eqn.replace(
-            invars=known_ins,
-            outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if not u] + computed,
-            params=rebind(known, params, "known"))
+        known_outs = [v for v, u in zip(eqn.outvars, out_unknowns) if not u]
+        computed = [v for v, f in zip(known_outs, sources) if f is None]
+        computed += [Var(a) for a in known.out_avals[len(computed):]]
+        values = _forwarded(known_ins, computed, sources)
+        known_eqn = eqn.replace(invars=known_ins, outvars=computed,
+                                params=rebind(known, params, "known"))
+        aliases = {id(v): value for v, value in zip(known_outs, values) if value is not v}
         unknown_eqn = eqn.replace(
-            invars=residuals + [a for a, u in zip(eqn.invars, unknowns) if u],
+            invars=values[n_known:] + [a for a, u in zip(eqn.invars, unknowns) if u],
             outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if u],
             params=rebind(unknown, params, "unknown"))
-        return known_eqn, unknown_eqn, list(out_unknowns), residuals
+        return (Inlined([known_eqn], aliases) if aliases else known_eqn, unknown_eqn,
+                list(out_unknowns), values[n_known:])
     return rule
 
 
