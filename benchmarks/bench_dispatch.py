@@ -2,9 +2,10 @@
 
 Figures (issue 14's list): a cached `jit` call with an Array, a NumPy and a
 pytree-of-10-Arrays argument; eager ops per second of `x = x * 1.0001 + 0.1` on
-float32[16] and of `lax.add(x, x)`; an eager `x + y`, `x * 2`, `-x`, `jnp.add(x, y)`
-and `jnp.add.reduce(x)` on float32[8]; `device_put` of 1000 NumPy float32[64] arrays
-onto an 8-device mesh (replicated and `P('x')`); moving 1000 arrays from one
+float32[16] and of `lax.add(x, x)`; an eager `x + y`, `x * 2`, `-x`, `jnp.add(x, y)`,
+`jnp.add.reduce(x)`, `jnp.sum(x, axis=0)` and `jnp.argmax(x)` on float32[8];
+`device_put` of 1000 NumPy float32[64] arrays onto an 8-device mesh (replicated and
+`P('x')`); moving 1000 arrays from one
 4-device mesh to another in one `device_put`; JAX's `jit_add_chain` (an outer jit
 calling one inner jit 100 times, traced) and `make_jaxpr` of a
 3000-equation function. Each library runs in its own
@@ -60,9 +61,12 @@ def measure(lib_name: str, quick: bool) -> dict[str, float]:
                    "eager_x_times_2_us": lambda jnp, x: x * 2,
                    "eager_neg_x_us": lambda jnp, x: -x,
                    "eager_jnp_add_us": lambda jnp, x: jnp.add(x, x),
-                   "eager_add_reduce_us": lambda jnp, x: jnp.add.reduce(x)}
+                   "eager_add_reduce_us": lambda jnp, x: jnp.add.reduce(x),
+                   "eager_sum_axis_us": lambda jnp, x: jnp.sum(x, axis=0),
+                   "eager_argmax_us": lambda jnp, x: jnp.argmax(x)}
     if wanted(*ufunc_cases):
-        # The operators and jnp's ufunc objects, jit(inline=True) functions in both.
+        # The operators, jnp's ufunc objects and reductions: jit(inline=True) functions
+        # (or private ones, _reduce_sum and _argmax) in both.
         jnp = __import__(f"{lib_name}.numpy", fromlist=["numpy"])
         x = lib.device_put(np.arange(8, dtype=np.float32))
         for key, case in ufunc_cases.items():
@@ -128,6 +132,8 @@ FIGURES = [("jit_array_us", "jit call, Array arg (us)"),
            ("eager_neg_x_us", "eager -x (us)"),
            ("eager_jnp_add_us", "eager jnp.add(x, y) (us)"),
            ("eager_add_reduce_us", "eager jnp.add.reduce(x) (us)"),
+           ("eager_sum_axis_us", "eager jnp.sum(x, axis=0) (us)"),
+           ("eager_argmax_us", "eager jnp.argmax(x) (us)"),
            ("put_1000_replicated_ms", "device_put 1000, replicated (ms)"),
            ("put_1000_split_ms", "device_put 1000, P('x') (ms)"),
            ("move_1000_ms", "move 1000, mesh to mesh (ms)"),

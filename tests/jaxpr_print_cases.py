@@ -301,6 +301,9 @@ def cases(jax) -> dict:
     add("vmap", jax.vmap(lambda x: x @ x), M)
     add("vmap in_axes", jax.vmap(lambda a, b: a * b, in_axes=(1, None)), M, np.float32(2))
     add("vmap out_axes", jax.vmap(lambda a: a * 2, out_axes=1), M)
+    # elementwise operands batched at other positions, unbatched, and per-example scalars
+    add("vmap mixed operands", jax.vmap(lambda a, b, c, s: jnp.sin(a) * b + c * s,
+                                        in_axes=(1, 1, None, 0), out_axes=1), M, M, F[:2], F)
     add("vmap of grad", jax.vmap(jax.grad(lambda x: jnp.sin(x) * x)), F)
     add("grad of vmap", jax.grad(lambda x: jnp.sum(jax.vmap(jnp.sin)(x))), F)
     add("checkpoint", jax.checkpoint(lambda x: jnp.sin(jnp.sin(x))), F)
@@ -438,6 +441,9 @@ def cases(jax) -> dict:
     add("linalg.norm of a vector", linalg.norm, F)
     add("linalg.matrix_power", lambda a: linalg.matrix_power(a, 3), SQ)
     add("linalg.solve", linalg.solve, SQ, F)
+    add("grad linalg.solve", jax.grad(lambda a, b: jnp.sum(linalg.solve(a, b)), (0, 1)), SQ, F)
+    add("grad linalg.inv", jax.grad(lambda a: jnp.sum(linalg.inv(a)[0])), SQ)
+    add("vmap linalg.solve", jax.vmap(linalg.solve, (None, 0)), SQ, M)
     add("lax.dynamic_index_in_dim", lambda x: lax.dynamic_index_in_dim(x, 1), F)
     add("lax.dynamic_update_index_in_dim",
         lambda x: lax.dynamic_update_index_in_dim(x, S, 1, 0), F)

@@ -9,6 +9,7 @@ benchmarks/tpu/pallas_on_chip.py.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 
 import numpy as np
@@ -161,7 +162,7 @@ def pipelines(jax) -> dict:
                               scratch_shapes=(pltpu.VMEM((1, x.shape[1]), x.dtype),),
                               interpret=INTERPRET[0])(x)
 
-    def matmul_pipeline_kernel(x_hbm, y_hbm, o_hbm):
+    def matmul_pipeline_kernel(x_hbm, y_hbm, o_hbm, buffering=None):
         def body(x_ref, y_ref, o_ref):
             @pl.when(pl.program_id(2) == 0)
             def _():
@@ -171,15 +172,18 @@ def pipelines(jax) -> dict:
 
         pltpu.emit_pipeline(
             body, grid=(x_hbm.shape[0] // 8, y_hbm.shape[1] // 128, x_hbm.shape[1] // 128),
-            in_specs=[pl.BlockSpec((8, 128), lambda i, j, k: (i, k)),
+            in_specs=[pl.BlockSpec((8, 128), lambda i, j, k: (i, k), pipeline_mode=buffering),
                       pl.BlockSpec((128, 128), lambda i, j, k: (k, j))],
-            out_specs=pl.BlockSpec((8, 128), lambda i, j, k: (i, j)))(x_hbm, y_hbm, o_hbm)
+            out_specs=pl.BlockSpec((8, 128), lambda i, j, k: (i, j), pipeline_mode=buffering),
+        )(x_hbm, y_hbm, o_hbm)
 
-    def matmul_pipeline(x, y):
+    def matmul_pipeline(x, y, buffering=None):
         """An inner pipeline over HBM operands: a blocked matmul accumulating into the
-        output block while consecutive steps share it (and reusing a fetched block)."""
+        output block while consecutive steps share it (and reusing a fetched block);
+        x's and the output's blocks in `buffering`'s buffers (`pl.Buffered(1)`: one)."""
         return pl.pallas_call(
-            matmul_pipeline_kernel, in_specs=[anywhere, anywhere], out_specs=anywhere,
+            functools.partial(matmul_pipeline_kernel, buffering=buffering),
+            in_specs=[anywhere, anywhere], out_specs=anywhere,
             out_shape=jax.ShapeDtypeStruct((x.shape[0], y.shape[1]), jnp.float32),
             interpret=INTERPRET[0])(x, y)
 
@@ -227,6 +231,9 @@ def pipelines(jax) -> dict:
         "run_scoped_buffers": (scoped, [((8, 128), f32)]),
         "sync_copy_row": (first_row, [((8, 128), f32)]),
         "emit_pipeline_matmul": (matmul_pipeline, [((16, 256), f32), ((256, 256), f32)]),
+        "emit_pipeline_single_buffered": (
+            functools.partial(matmul_pipeline, buffering=pl.Buffered(1)),
+            [((16, 256), f32), ((256, 256), f32)]),
         "emit_pipeline_core_axis": (split_among_steps, [((32, 128), f32)] * 2),
         "emit_pipeline_bounded": (bounded_rows, [((8, 128), f32), ((4, 2), i32)]),
     }
@@ -264,9 +271,9 @@ def corpus(jax) -> dict:
         var = jnp.mean(centered * centered, axis=-1, keepdims=True)
         o_ref[...] = centered * lax.rsqrt(var + 1e-5) * w_ref[...] + b_ref[...]
 
-    def layer_norm(x, w, b):
+    def layer_norm(x, w, b, weights_mode=None):
         rows = pl.BlockSpec((8, x.shape[1]), lambda i: (i, 0))
-        whole = pl.BlockSpec((1, x.shape[1]), lambda i: (0, 0))
+        whole = pl.BlockSpec((1, x.shape[1]), lambda i: (0, 0), pipeline_mode=weights_mode)
         return pl.pallas_call(layer_norm_kernel,
                               out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
                               grid=(x.shape[0] // 8,), in_specs=[rows, whole, whole],
@@ -425,6 +432,8 @@ def corpus(jax) -> dict:
         "matmul_bf16_scratch": (matmul(jax), [((256, 256), bf16), ((256, 256), bf16)]),
         "softmax_rows": (softmax, [((16, 256), f32)]),
         "layer_norm": (layer_norm, [((16, 256), f32), ((1, 256), f32), ((1, 256), f32)]),
+        "single_buffered_weights": (functools.partial(layer_norm, weights_mode=pl.Buffered(1)),
+                                    [((16, 256), f32), ((1, 256), f32), ((1, 256), f32)]),
         "sum_when_last": (column_sum, [((32, 256), f32)]),
         "scalar_prefetch": (gather_rows, [((4,), i32), ((4,), i32), ((32, 128), f32)]),
         "flash_attention": (flash_attention(jax), [((2, 256, 128), bf16)] * 3),

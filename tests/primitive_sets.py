@@ -3,7 +3,7 @@
 Collectives lower only inside a shard_map body (tests/test_shard_map_collectives.py;
 their batching in tests/test_vmap_collectives.py; ragged_all_to_all, psend and precv, which
 XLA:CPU does not run: tests/test_ragged_collectives.py); control flow carries Jaxprs and has its own
-tests (tests/test_control_flow_*.py; linear_solve: tests/test_lax_implicit_solves.py);
+tests (tests/test_control_flow_*.py; custom_linear_solve: tests/test_lax_implicit_solves.py);
 `rng_bit_generator` takes a uint32[4] key rather than the tables' arrays, and is checked
 with the rbg PRNG (tests/test_random_keys.py); `dimension_as_value` has a value only in
 shape-polymorphic export (tests/test_export_shape_ops.py). The tables assert that these are the only
@@ -16,7 +16,7 @@ checks them (and their lowering against JAX's).
 COLLECTIVES = frozenset({"psum", "psum_invariant", "pmax", "pmin", "axis_index", "all_gather",
                          "all_gather_invariant", "reduce_scatter", "all_to_all", "ppermute",
                          "pbroadcast", "pvary", "ragged_all_to_all", "psend", "precv"})
-CONTROL_FLOW = frozenset({"cond", "while", "scan", "linear_solve"})
+CONTROL_FLOW = frozenset({"cond", "while", "scan", "custom_linear_solve"})
 KEYED = frozenset({"rng_bit_generator"})
 EXPORT_ONLY = frozenset({"dimension_as_value"})
 EXEMPT = COLLECTIVES | CONTROL_FLOW | KEYED | EXPORT_ONLY

@@ -28,29 +28,14 @@ KNOWN_DIFFERENCES = {
      "which JAX's loop never ends where abs overflows (gcd(-2**31, -3) hangs in JAX)"): [
         "int jnp.gcd", "int jnp.gcd(x, 1)",
     ],
-    ("plax solves with its own LU formulation (lu, permutation, two triangular solves); "
-     "JAX's wraps a jitted _lu_solve in custom_linear_solve (inv: against the identity)"): [
-        "linalg.inv", "linalg.solve", "sla.lu_solve",
-    ],
-    ("the matrix of a static size is built with NumPy (a constant); JAX stages its "
-     "construction"): [
-        "sla.hadamard", "sla.helmert", "sla.hilbert", "sla.invhilbert", "sla.pascal",
-        "sla.invpascal",
-    ],
-    ("plax's own formulation: block_diag pads without atleast_2d calls, convolution_matrix "
-     "gathers from the padded vector (JAX's builds a Toeplitz matrix), hessenberg and lu "
-     "build their triangles and permutation otherwise (JAX's lu calls a jitted _lu)"): [
-        "sla.block_diag", "sla.convolution_matrix", "sla.hessenberg", "sla.lu",
+    ("convolution_matrix gathers from the padded vector; JAX's pads, slices and builds a "
+     "Toeplitz matrix (vectorized conv_general_dilated_patches)"): [
+        "sla.convolution_matrix",
     ],
     ("expm is JAX's formulation but for two of its calls: digitize's searchsorted is "
      "plax's own bisection (JAX's expands its SearchSorted primitive: a jitted scan on "
      "unsigned bounds) and solve is plax's LU formulation (above)"): [
         "sla.expm", "sla.expm_frechet",
-    ],
-    ("plax's own algorithms for these special functions (see test_bits_vs_jax's "
-     "EXPECTED_DIFFERENCES), and gammasgn formulated with where (JAX's: argmax of a stack)"): [
-        "special.bessel_jn", "special.beta", "special.betaln", "special.gamma",
-        "special.kl_div", "special.poch", "special.rel_entr",
     ],
 }
 

@@ -190,7 +190,7 @@ def test_select_n_and_clamp(shape, n):
 
 
 def test_select_n_and_clamp_errors():
-    with pytest.raises(TypeError, match=r"`which` to be bool or int32, got float32\[3\]"):
+    with pytest.raises(TypeError, match=r"`which` to be bool or an integer, got float32\[3\]"):
         aval(lax.select_n, sds((3,)), sds((3,)), sds((3,)))
     with pytest.raises(TypeError, match="at most 2 cases"):
         aval(lax.select_n, sds((3,), BOOL), *[sds((3,))] * 3)

@@ -106,6 +106,29 @@ CASES = {
     "ihfft_zero_length": lambda: jnp.fft.ihfft(np.ones(4, f32), n=0),
     "dft_real_dtype": lambda: scipy_linalg.dft(3, dtype=f32),
     "dft_bad_scale": lambda: scipy_linalg.dft(3, scale="m"),
+    # solves and the LU family, as JAX formulates them
+    "solve_b_mismatch": lambda: jnp.linalg.solve(np.eye(3, dtype=f32), np.ones(2, f32)),
+    "solve_a_vector": lambda: jnp.linalg.solve(np.ones(3, f32), np.ones(3, f32)),
+    "solve_batched_1d": lambda: jnp.linalg.solve(np.ones((2, 3, 3), f32), np.ones((2, 3), f32)),
+    "solve_int": lambda: jnp.linalg.solve(np.array([[2, 1], [1, 1]]), np.array([1, 2])),
+    "lu_solve_mismatch": lambda: scipy_linalg.lu_solve(scipy_linalg.lu_factor(np.eye(3)),
+                                                       np.ones(2, f32)),
+    "lu_solve_bad_trans": lambda: scipy_linalg.lu_solve(scipy_linalg.lu_factor(np.eye(2)),
+                                                        np.ones(2, f32), trans=3),
+    "lu_solve_trans": lambda: scipy_linalg.lu_solve(scipy_linalg.lu_factor(
+        np.array([[1, 2], [3, 4]], f32)), np.array([[1, 0], [2, 1]], f32), trans=1),
+    "lu_3d": lambda: scipy_linalg.lu(np.ones((2, 3, 3), f32)),
+    "lu_int_permute_l": lambda: scipy_linalg.lu(np.array([[1, 2], [3, 4]]), permute_l=True),
+    "hessenberg_not_square": lambda: scipy_linalg.hessenberg(np.ones((2, 3), f32)),
+    "hessenberg_calc_q_1x1": lambda: scipy_linalg.hessenberg(np.ones((1, 1), f32), calc_q=True),
+    "block_diag_3d": lambda: scipy_linalg.block_diag(np.ones((2, 2, 2), f32)),
+    "block_diag_mixed": lambda: scipy_linalg.block_diag(np.ones((2, 2), np.int32), 1.5,
+                                                        np.arange(3)),
+    "hilbert_float": lambda: scipy_linalg.hilbert(2.5),
+    "hadamard_not_power_of_2": lambda: scipy_linalg.hadamard(6),
+    "helmert_zero": lambda: scipy_linalg.helmert(0),
+    "pascal_bad_kind": lambda: scipy_linalg.pascal(3, "diagonal"),
+    "invpascal_bad_kind": lambda: scipy_linalg.invpascal(3, "diagonal"),
 }
 
 
@@ -123,7 +146,8 @@ for name, case in CASES.items():
     try:
         results[name] = {"value": flat(case())}
     except Exception as err:  # the classes are what is compared
-        results[name] = {"error": [c.__name__ for c in type(err).__mro__]}
+        results[name] = {"error": [c.__name__ for c in type(err).__mro__],
+                         "message": str(err).splitlines()[0] if str(err) else ""}
 print(json.dumps(results))
 """
 
@@ -164,3 +188,17 @@ def test_errors_have_jax_classes(both):
         if "error" in want:  # plax's error is of JAX's class or a subclass of it
             got = plax_results[name].get("error", ["no error"])
             assert want["error"][0] in got, f"{name}: JAX raised {want['error'][0]}, plax {got[0]}"
+
+
+# Bad input whose message is JAX's, word for word (the function's own check, not a
+# message of plax's machinery)
+SAME_MESSAGES = ("inv_not_square", "inv_vector", "solve_a_vector", "solve_batched_1d",
+                 "solve_b_mismatch", "lu_solve_mismatch", "block_diag_3d", "hilbert_float",
+                 "lu_solve_bad_trans", "hadamard_not_power_of_2", "helmert_zero",
+                 "pascal_bad_kind", "invpascal_bad_kind")
+
+
+def test_messages_match_jax_where_listed(both):
+    jax_results, plax_results = both
+    for name in SAME_MESSAGES:
+        assert plax_results[name].get("message") == jax_results[name]["message"], name

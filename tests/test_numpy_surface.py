@@ -577,9 +577,10 @@ def test_vectorize_and_apply_along_axis():
     with pytest.raises(ValueError, match="inconsistent size"):
         dot(x, x[0, :3])
     matvec = jnp.vectorize(lambda m, v: m @ v, signature="(n,m),(m)->(n)")
-    with pytest.raises(ValueError, match=r"mapped input 0 of shape \(4,\) has fewer dimensions "
-                                         r"than its core dimensions \('n', 'm'\) of the "
-                                         r"signature '\(n,m\),\(m\)->\(n\)'"):
+    with pytest.raises(ValueError, match=r"input with shape \(4,\) does not have enough "
+                                         r"dimensions for all core dimensions \('n', 'm'\) on "
+                                         r"vectorized function with excluded=frozenset\(\) and "
+                                         r"signature='\(n,m\),\(m\)->\(n\)'"):
         matvec(x[0], x[0])
 
 

@@ -143,6 +143,15 @@ def _bad_bounded_map():
     ("bounded_map", _bad_bounded_map, ValueError, "exactly for the pl.BoundedSlice"),
     ("no_pipelining", _pipeline_call(no_pipelining=True), NotImplementedError,
      "no_pipelining"),
+    ("no_buffers", _pipeline_call(in_specs=[pl.BlockSpec(
+        (8, 128), lambda i: (i, 0), pipeline_mode=pl.Buffered(0))]), ValueError,
+     "buffer_count must be at least 1"),
+    ("three_buffers", _pipeline_call(in_specs=[pl.BlockSpec(
+        (8, 128), lambda i: (i, 0), pipeline_mode=pl.Buffered(3))]), NotImplementedError,
+     "at most two buffers"),
+    ("lookahead", _pipeline_call(in_specs=[pl.BlockSpec(
+        (8, 128), lambda i: (i, 0), pipeline_mode=pl.Buffered(2, use_lookahead=True))]),
+     NotImplementedError, "use_lookahead"),
     ("bounded_in_pallas_call", lambda: pl.pallas_call(
         lambda x_ref, o_ref: None, out_shape=plax.ShapeDtypeStruct((8,), jnp.float32),
         in_specs=[pl.BlockSpec((pl.BoundedSlice(8),), lambda: (pl.ds(0, 8),))],

@@ -400,7 +400,7 @@ EXAMPLES: list[Example] = [
     # The solution is differentiated through matvec's constants and b together; only b
     # moves alone (the copies of the matrix in matvec and the solvers must agree).
     applied(_linear_solve, x((2, 2)) + 3.0 * np.eye(2, dtype=F32), y((2,)),
-            prim="linear_solve", nondiff_argnums=(0, 1, 2)),
+            prim="custom_linear_solve", nondiff_argnums=(0, 1, 2)),
     # transformations that are primitives
     applied(lambda a, b: plax.jit(lambda p, q: lax.sin(p) * q)(a, b), x(), y(), prim="jit"),
     applied(plax.checkpoint(lambda v: lax.sin(lax.sin(v))), x(), prim="remat2"),

@@ -29,12 +29,13 @@ from plax_pallas.grid_context import num_programs, program_id
 from plax_pallas.helpers import cdiv, debug_print, loop, multiple_of, when
 from plax_pallas.memory import ANY, HOST, MemoryRef, MemorySpace, run_scoped
 from plax_pallas.primitive import pallas_call_p
-from plax_pallas.specs import (BlockDim, Blocked, BlockSpec, BoundedSlice, Element, GridSpec,
-                               Squeezed, no_block_spec, squeezed)
+from plax_pallas.specs import (BlockDim, Blocked, BlockSpec, BoundedSlice, Buffered, Element,
+                               GridSpec, RevisitMode, Squeezed, no_block_spec, squeezed)
 
 ds = dslice
 
-__all__ = ["ANY", "HOST", "BlockDim", "BlockSpec", "Blocked", "BoundedSlice", "Element",
-           "GridSpec", "MemoryRef", "MemorySpace", "Slice", "Squeezed", "cdiv", "debug_print",
-           "ds", "dslice", "loop", "multiple_of", "no_block_spec", "num_programs", "pallas_call",
-           "pallas_call_p", "program_id", "run_scoped", "squeezed", "when"]
+__all__ = ["ANY", "HOST", "BlockDim", "BlockSpec", "Blocked", "BoundedSlice", "Buffered",
+           "Element", "GridSpec", "MemoryRef", "MemorySpace", "RevisitMode", "Slice", "Squeezed",
+           "cdiv", "debug_print", "ds", "dslice", "loop", "multiple_of", "no_block_spec",
+           "num_programs", "pallas_call", "pallas_call_p", "program_id", "run_scoped",
+           "squeezed", "when"]

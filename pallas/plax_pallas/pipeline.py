@@ -19,6 +19,10 @@ Inside `body`, `pl.program_id` and `pl.num_programs` are the pipeline's own. It 
 written in the kernel language (`run_scoped` buffers and DMA semaphores,
 `make_async_copy`, `fori_loop`, `when`): interpret mode runs it as any kernel (a copy
 happens when it starts) and the Mosaic lowering compiles it with no rule of its own.
+
+A spec's `pipeline_mode=pl.Buffered(1)` gives its operand one buffer instead: its
+block is copied in (out) and waited for right before (after) the steps that use it,
+with no overlap, in half the VMEM.
 """
 from __future__ import annotations
 
@@ -32,11 +36,12 @@ import numpy as np
 
 from plax.extend import tree_util
 from plax_pallas import grid_context
+from plax_pallas.copies import sync_copy
 from plax_pallas.helpers import when
 from plax_pallas.kernel_primitives import make_async_copy
 from plax_pallas.memory import MemoryRef, run_scoped
-from plax_pallas.specs import (BlockSpec, Blocked, BoundedSlice, Element, Squeezed, block_dim,
-                               dim_size)
+from plax_pallas.specs import (BlockSpec, Blocked, BoundedSlice, Buffered, Element, Squeezed,
+                               block_dim, dim_size)
 from plax_pallas.tpu_spaces import ARBITRARY, PARALLEL, VMEM, SemaphoreType
 from plax_stdlib import numpy as jnp
 from plax_stdlib.lax.control_flow.loops import fori_loop
@@ -48,7 +53,8 @@ def emit_pipeline(body: Callable[..., None], *, grid, in_specs=(), out_specs=(),
                   core_axis: int | None = None, core_axis_name=None, dimension_semantics=None,
                   trace_scopes: bool = True, no_pipelining: bool = False):
     """Makes a function that runs `body` over `grid` inside a kernel, on VMEM blocks of
-    its reference arguments, double-buffered (the module docstring says how).
+    its reference arguments, double-buffered unless a spec asks for `pl.Buffered(1)` (the
+    module docstring says how).
 
     Args:
         body: `body(*in_blocks, *out_blocks, *scratches)`, references to VMEM blocks,
@@ -73,8 +79,9 @@ def emit_pipeline(body: Callable[..., None], *, grid, in_specs=(), out_specs=(),
     Raises:
         ValueError: a grid dimension that is not positive, or specs that do not match
             the references.
-        NotImplementedError: a dynamic grid, `core_axis_name`, `no_pipelining`, or a
-            blocked dimension its block size does not divide.
+        NotImplementedError: a dynamic grid, `core_axis_name`, `no_pipelining`, a
+            blocked dimension its block size does not divide, or more than two buffers
+            (or lookahead) in a spec's `pl.Buffered`.
 
     Examples:
         >>> from plax.experimental import pallas as pl
@@ -176,17 +183,19 @@ def _partition(grid, core_axis, semantics) -> tuple[tuple, tuple]:
 
 @dataclasses.dataclass(frozen=True)
 class _Buffers:
-    data: Any  # a VMEM reference: two blocks
-    sems: Any  # two DMA semaphores, one per block
+    data: Any  # a VMEM reference: one block per buffer
+    sems: Any  # a DMA semaphore per buffer
 
 
 @dataclasses.dataclass(frozen=True)
 class _Operand:
-    """A pipelined reference: its block dimensions, index map and direction."""
+    """A pipelined reference: its block dimensions, index map, direction and number of
+    buffers (2, or 1 for `pl.Buffered(1)`)."""
     ref: Any
     dims: tuple
     index_map: Callable
     output: bool
+    buffer_count: int = 2
 
     @classmethod
     def make(cls, ref, spec: BlockSpec, output: bool) -> "_Operand":
@@ -204,11 +213,16 @@ class _Operand:
             if isinstance(d, Element) and d.padding != (0, 0):
                 raise NotImplementedError("emit_pipeline: pl.Element with padding")
         index_map = spec.index_map or (lambda *ids: (0,) * len(dims))
-        return cls(ref, dims, index_map, output)
+        return cls(ref, dims, index_map, output, _buffer_count(spec.pipeline_mode))
+
+    @property
+    def double_buffered(self) -> bool:
+        return self.buffer_count == 2
 
     def scoped_types(self) -> tuple[MemoryRef, MemoryRef]:
         block = tuple(dim_size(d) for d in self.dims if not isinstance(d, Squeezed))
-        return VMEM((2, *block), self.ref.dtype), SemaphoreType.DMA((2,))
+        n = self.buffer_count
+        return VMEM((n, *block), self.ref.dtype), SemaphoreType.DMA((n,))
 
     def block(self, point) -> tuple:
         """The index map's result at a grid point."""
@@ -224,8 +238,13 @@ class _Operand:
         return out
 
     def copy(self, block: tuple, buffers: _Buffers, slot):
-        """The copy of `block` between the reference and buffer `slot` (a bounded
-        dimension copies the index map's size, into the start of the buffer)."""
+        """The asynchronous copy of `block` between the reference and buffer `slot`."""
+        return make_async_copy(*self.ends(block, buffers, slot), buffers.sems.at[slot])
+
+    def ends(self, block: tuple, buffers: _Buffers, slot) -> tuple:
+        """(source, destination) of `block`'s copy between the reference and buffer
+        `slot` (a bounded dimension copies the index map's size, into the start of the
+        buffer)."""
         window, local = [], [slot]
         for d, i in zip(self.dims, block):
             if isinstance(d, BoundedSlice):
@@ -238,12 +257,29 @@ class _Operand:
                 window.append(Slice(start, d.block_size))
                 local.append(slice(None))
         local, remote = buffers.data.at[tuple(local)], self.ref.at[tuple(window)]
-        src, dst = (local, remote) if self.output else (remote, local)
-        return make_async_copy(src, dst, buffers.sems.at[slot])
+        return (local, remote) if self.output else (remote, local)
 
     def copy_where(self, condition, action: str, block: tuple, buffers: _Buffers, slot):
         """`action` ("start" or "wait") the copy of `block` where `condition` holds."""
         when(condition)(lambda: getattr(self.copy(block, buffers, slot), action)())
+
+
+def _buffer_count(mode) -> int:
+    """The buffers of a spec's `pipeline_mode` (None: two)."""
+    if mode is None:
+        return 2
+    if not isinstance(mode, Buffered):
+        raise TypeError(f"emit_pipeline: a BlockSpec's pipeline_mode is a pl.Buffered, got "
+                        f"{mode!r}")
+    if mode.use_lookahead:
+        raise NotImplementedError("emit_pipeline: pl.Buffered(use_lookahead=True) is not "
+                                  "supported")
+    if mode.buffer_count < 1:
+        raise ValueError(f"buffer_count must be at least 1, got {mode.buffer_count}")
+    if mode.buffer_count > 2:
+        raise NotImplementedError(f"emit_pipeline: at most two buffers per operand, got "
+                                  f"pl.Buffered({mode.buffer_count})")
+    return mode.buffer_count
 
 
 class _Steps:
@@ -301,7 +337,7 @@ def _run_steps(steps: _Steps, operands, buffers, call_body) -> None:
     epilogue (waiting for the last outputs' copies)."""
     with steps.at(steps.first()) as point:
         for op, buf in zip(operands, buffers):
-            if not op.output:
+            if not op.output and op.double_buffered:
                 op.copy(op.block(point), buf, 0).start()
 
     def step(t, carry):
@@ -315,22 +351,32 @@ def _run_steps(steps: _Steps, operands, buffers, call_body) -> None:
         for k, (op, buf, slot) in enumerate(zip(operands, buffers, slots)):
             prev, cur, nxt = (b[k] for b in blocks)
             turned = _and(~is_first, _moved(cur, prev))  # a new block starts here
-            slot = jnp.where(turned, 1 - slot, slot)
+            if op.double_buffered:
+                slot = jnp.where(turned, 1 - slot, slot)
             new_slots.append(slot)
-            if not op.output:
+            if op.output:
+                continue
+            if op.double_buffered:
                 op.copy_where(_and(~is_last, _moved(nxt, cur)), "start", nxt, buf, 1 - slot)
-                op.copy_where(_or(is_first, turned), "wait", cur, buf, slot)
+            else:
+                op.copy_where(_or(is_first, turned), "start", cur, buf, slot)
+            op.copy_where(_or(is_first, turned), "wait", cur, buf, slot)
         call_body(point, new_slots)
         for k, (op, buf, slot) in enumerate(zip(operands, buffers, new_slots)):
             prev, cur, nxt = (b[k] for b in blocks)
-            if op.output:
-                op.copy_where(_or(is_last, _moved(nxt, cur)), "start", cur, buf, slot)
+            if not op.output:
+                continue
+            leaving = _or(is_last, _moved(nxt, cur))  # the block is done: write it back
+            if op.double_buffered:
+                op.copy_where(leaving, "start", cur, buf, slot)
                 op.copy_where(_and(~is_first, _moved(cur, prev)), "wait", prev, buf, 1 - slot)
+            else:  # before the next step reuses the buffer (a copy of its own, as JAX's)
+                when(leaving)(functools.partial(sync_copy, *op.ends(cur, buf, slot)))
         return steps.shifted(point, 1), tuple(new_slots)
 
     _, slots = fori_loop(0, steps.count, step,
                          (steps.first(), tuple(np.int32(0) for _ in operands)))
     with steps.at(steps.last()) as point:
         for op, buf, slot in zip(operands, buffers, slots):
-            if op.output:
+            if op.output and op.double_buffered:
                 op.copy(op.block(point), buf, slot).wait()

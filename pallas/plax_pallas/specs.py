@@ -11,6 +11,7 @@ reference drops (`Squeezed`, spelled `None`, `pl.squeezed` or `pl.Squeezed()`).
 from __future__ import annotations
 
 import dataclasses
+import enum
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -134,6 +135,34 @@ class _NoBlockSpec:
 no_block_spec = _NoBlockSpec()  # `in_specs`/`out_specs` not given: whole arrays
 
 
+class RevisitMode(enum.Enum):
+    """Whether a compiled TPU kernel may come back to an output block after leaving it:
+    `IMMEDIATE` (the default) only at the next step; `ANY` at any later step, the block
+    being copied back in first (single buffering only). Inputs may be revisited anyway."""
+    IMMEDIATE = "immediate"
+    ANY = "any"
+
+
+@dataclasses.dataclass(frozen=True)
+class Buffered:
+    """How many buffers a compiled TPU kernel moves a block through (a `BlockSpec`'s
+    `pipeline_mode`): 2 (the default) fetch the next block while the kernel works on
+    this one; 1 copies each block in (or out) before (after) the step that uses it,
+    halving the VMEM it takes. `use_lookahead` (fetching ahead as soon as a buffer is
+    free) is not supported by the TPU compiler's pipeline, as in JAX; interpret mode
+    ignores the whole option.
+
+    Examples:
+        >>> from plax.experimental import pallas as pl
+        >>> spec = pl.BlockSpec((8, 128), lambda i: (i, 0), pipeline_mode=pl.Buffered(1))
+        >>> spec.pipeline_mode
+        Buffered(buffer_count=1, use_lookahead=False, revisit=None)
+    """
+    buffer_count: int
+    use_lookahead: bool = False
+    revisit: RevisitMode | None = None
+
+
 @dataclasses.dataclass
 class BlockSpec:
     """Which block of an operand (or result) each grid step of a `pallas_call` sees.
@@ -148,7 +177,8 @@ class BlockSpec:
         block_shape: the block's shape; None means the whole array.
         index_map: the function from program ids to block indices; None means the
             block at the origin for every step.
-        pipeline_mode: accepted and ignored.
+        pipeline_mode: a `Buffered`: how many buffers a compiled TPU kernel pipelines
+            the block through (None: two); interpret mode ignores it.
         memory_space: where a compiled kernel's reference lives (`pl.ANY`: left in
             place for the kernel's own copies; a platform's spaces such as
             `pltpu.SMEM`); interpret mode ignores it.
@@ -227,6 +257,7 @@ class BlockMapping:
     array_aval: ShapedArray
     memory_space: Any = None  # where a compiled kernel's reference lives; None: default
     scratch: bool = False  # a scratch buffer: a result the call drops
+    pipeline_mode: Buffered | None = None  # the spec's, for a compiled kernel
 
     @property
     def block_shape(self) -> tuple[int, ...]:
@@ -280,7 +311,7 @@ def block_mapping(spec, aval: ShapedArray, grid: tuple[int, ...], what: str,
     closed = _trace_index_map(index_map, grid, dims, what, prefetch)
     return BlockMapping(dims, closed, aval.update(weak_type=False),
                         memory_space if memory_space is not None else spec.memory_space,
-                        scratch)
+                        scratch, spec.pipeline_mode)
 
 
 def _trace_index_map(index_map: Callable, grid, dims, what: str, prefetch) -> ClosedJaxpr:

@@ -50,6 +50,7 @@ from plax.extend.core import (
 )
 from plax_stdlib import numpy as plax_numpy
 from plax_stdlib.lax.conversion import convert_with_weak_type, folded_on_host, staged_constant
+from plax_stdlib.lax.shape_ops import keeping_identity_broadcasts
 from plax_transforms.ad import DualTracer, JVPTrace, LinearizeTrace, jvp_flat
 from plax_transforms.partial_eval import PartialEvalTrace
 from plax_transforms.transpose import backward_pass
@@ -848,9 +849,10 @@ def linear_transpose(fun: Callable, *primals, reduce_axes=()):
                             f"got {a.dtype.name}")
     # As JAX's: `fun` itself is traced and each primitive transposed by its own rule
     # (not the transpose of `fun`'s derivative, which primitives' jvp rules define).
-    closed, out_tree = trace_to_jaxpr(
-        fun, tree_util.tree_structure((primals, {})), in_avals,
-        make_tracing_debug_info("linear_transpose", fun, primals, {}))
+    with keeping_identity_broadcasts():
+        closed, out_tree = trace_to_jaxpr(
+            fun, tree_util.tree_structure((primals, {})), in_avals,
+            make_tracing_debug_info("linear_transpose", fun, primals, {}))
     lin = Linearized(closed, in_avals, closed.out_avals, [True] * len(closed.out_avals))
 
     @api_boundary

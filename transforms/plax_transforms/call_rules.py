@@ -6,15 +6,16 @@ Each maker takes the primitive and `rebind(closed, params, role)`, the parameter
 the new call of `closed` made from the original call's `params`, where `role` is
 `"jvp"`, `"known"`, `"unknown"`, `"transpose"` or `"dce"` (jit keeps the function's
 name, as JAX's; compute_on keeps its compute type). Partial evaluation forwards the
-residuals that are the call's own inputs and drops those the staged call never reads.
+residuals that are the call's own inputs or known outputs (and, for jit, the known
+outputs that are inputs) and drops those the staged call never reads.
 """
 from __future__ import annotations
 
 from typing import Callable
 
 from plax.extend.ad import Zero, instantiate, is_undefined_primal, tangent_aval
-from plax.extend.core import (ClosedJaxpr, JaxprEqn, Primitive, Var, dce_closed_jaxpr, dce_jaxpr,
-                              get_aval)
+from plax.extend.core import (ClosedJaxpr, DropVar, JaxprEqn, Primitive, Var, dce_closed_jaxpr,
+                              dce_jaxpr, get_aval)
 from plax_transforms.ad import jvp_jaxpr
 from plax_transforms.partial_eval import Inlined, partial_eval_jaxpr
 from plax_transforms.signature import cached_on_jaxpr
@@ -45,12 +46,11 @@ def call_jvp(prim: Primitive, rebind: Rebind):
 
 def _split_forwarding(closed: ClosedJaxpr, unknowns: tuple, forwardable: tuple | None):
     """`partial_eval_jaxpr`, where the known call does not return what its caller has
-    already (JAX's forwarding): a residual that is one of its own inputs and, where
-    `forwardable` says per output of `closed` which may be, as for JAX's jit, a known
-    output that is an input, and a residual that is also a known output.
-    → (known without those outputs, unknown, out_unknowns, sources): per known output
-    then residual, None where the known call computes it, else the index in (known
-    inputs, known outputs) of the value it is."""
+    already (JAX's forwarding): a residual that is one of its own inputs or known
+    outputs and, where `forwardable` says per output of `closed` which may be (JAX's
+    jit), a known output that is an input. → (known without those outputs, unknown,
+    out_unknowns, sources): per known output then residual, None where the known call
+    computes it, else the index in (known inputs, known outputs) of the value it is."""
     known, unknown, out_unknowns, num_res = partial_eval_jaxpr(closed, unknowns)
     known, unknown, num_res = _unused_residuals_dropped(known, unknown, num_res)
     jaxpr = known.jaxpr
@@ -61,7 +61,7 @@ def _split_forwarding(closed: ClosedJaxpr, unknowns: tuple, forwardable: tuple |
     sources = [position.get(v) if may and isinstance(v, Var) else None
                for v, may in zip(jaxpr.outvars, may_forward)]
     computed = {v: n_in + j for j, (v, f) in enumerate(zip(jaxpr.outvars, sources))
-                if f is None and forwardable is not None}
+                if f is None}
     sources += [position.get(v, computed.get(v)) if isinstance(v, Var) else None
                 for v in jaxpr.outvars[n_out:]]
     if any(f is not None for f in sources):
@@ -134,7 +134,11 @@ def call_partial_eval_jaxpr(rebind: Rebind, forwardable: Callable[[dict], tuple]
             params["jaxpr"], tuple(unknowns), forwardable and forwardable(params))
         n_known = sum(not u for u in out_unknowns)
         known_ins = [a for a, u in zip(eqn.invars, unknowns) if not u]
-        known_outs = [v for v, u in zip(eqn.outvars, out_unknowns) if not u]
+        n_in = len(known_ins)
+        read = {f - n_in for f in sources[n_known:] if f is not None and f >= n_in}
+        known_outs = [Var(v.aval) if isinstance(v, DropVar) and j in read else v
+                      for j, v in enumerate(v for v, u in zip(eqn.outvars, out_unknowns)
+                                            if not u)]  # (a residual is read: named)
         computed = [v for v, f in zip(known_outs, sources) if f is None]
         computed += [Var(a) for a in known.out_avals[len(computed):]]
         values = _forwarded(known_ins, computed, sources)

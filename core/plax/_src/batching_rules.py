@@ -10,7 +10,7 @@ A batching rule has the signature
 size and name of the mapped axis. The rule computes the batched result (binding
 primitives on whatever trace encloses the vmap) and says where its batch
 dimension is (a list of dims for primitives with several results). Rules move a
-batch dimension only when they have to.
+batch dimension where JAX's do, so that batched Jaxprs are JAX's.
 """
 from __future__ import annotations
 
@@ -95,11 +95,12 @@ class unary_batcher(PrimitiveRule):
 
 class broadcasting_batcher(PrimitiveRule):
     """The rule of an elementwise primitive whose operands broadcast as lax's do
-    (rank-0 operands, and size-1 dimensions of equal-rank operands).
+    (rank-0 operands, and size-1 dimensions of equal-rank operands), as JAX's.
 
-    Operands already batched at the same position are used as they are; unbatched
-    ones get a size-1 dimension there (never a copy), rank-0 ones stay rank 0, and
-    only operands batched elsewhere are transposed.
+    Operands of rank > 0 that all have one shape and one batch position are used as
+    they are. Otherwise each is batched first (transposed there, or given a size-1
+    dimension there if unbatched, never a copy), a batched per-example scalar gets
+    size-1 trailing dimensions, and rank-0 operands stay rank 0.
     """
 
     def for_primitive(self, prim):
@@ -109,26 +110,15 @@ class broadcasting_batcher(PrimitiveRule):
         return rule
 
     def apply(self, prim, args, dims, params):
-        ranks = [len(_shape(x)) - (d is not not_mapped) for x, d in zip(args, dims)]
-        rank = max(ranks)
-        # The batch position: that of the first batched operand of full rank, else 0.
-        out_dim = next((d for d, r in zip(dims, ranks) if d is not not_mapped and r == rank),
-                       0)
-        new_args = [self._align(x, d, r, rank, out_dim) for x, d, r in zip(args, dims, ranks)]
-        return prim.bind(*new_args, **params), out_dim
-
-    @staticmethod
-    def _align(x, dim, rank: int, out_rank: int, out_dim: int):
-        lax = lax_module()
-        if dim is not_mapped:
-            return x if rank == 0 else broadcast_dim(x, 1, out_dim)
-        if rank == out_rank:
-            return moveaxis(x, dim, out_dim)
-        # A batched per-example scalar among higher-rank operands: shape (B,) becomes
-        # size-1 everywhere but at out_dim.
-        shape = [1] * (out_rank + 1)
-        shape[out_dim] = _shape(x)[dim]
-        return lax.broadcast_in_dim(x, tuple(shape), (out_dim,))
+        shape, dim = next((_shape(x), d) for x, d in zip(args, dims) if d is not not_mapped)
+        if all(_shape(x) == shape and d == dim for x, d in zip(args, dims) if _shape(x)):
+            return prim.bind(*args, **params), dim
+        args = [bdim_at_front(x, d, 1) if _shape(x) else x for x, d in zip(args, dims)]
+        rank = max(len(_shape(x)) for x in args)
+        args = [x if d is not_mapped or len(_shape(x)) == rank
+                else lax_module().expand_dims(x, tuple(range(len(_shape(x)), rank)))
+                for x, d in zip(args, dims)]
+        return prim.bind(*args, **params), 0
 
 
 class full_shape_batcher(PrimitiveRule):

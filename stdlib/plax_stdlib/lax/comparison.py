@@ -100,8 +100,9 @@ def _select_n_abstract_eval(which, *cases):
     if any(c.shape != cases[0].shape for c in cases[1:]):
         raise TypeError("select_n requires all cases to have the same shape, got "
                         f"{', '.join(map(describe, cases))}")
-    if which.dtype != np.dtype(bool) and which.dtype != np.dtype(np.int32):
-        raise TypeError(f"select_n requires `which` to be bool or int32, got {describe(which)}")
+    if which.dtype != np.dtype(bool) and not np.issubdtype(which.dtype, np.integer):
+        raise TypeError(f"select_n requires `which` to be bool or an integer, got "
+                        f"{describe(which)}")
     if which.shape and which.shape != cases[0].shape:
         raise TypeError(f"select_n requires `which` to be a scalar or to have the cases' "
                         f"shape, got which {describe(which)} and cases {describe(cases[0])}")
@@ -124,8 +125,9 @@ def _select_n_lower(ctx, which, *cases):
         if which_aval.dtype == np.dtype(bool):
             pick_high = which
         else:
-            pick_high = mu.compare(which, mu.splat(offset + mid, out.update(dtype=np.int32)),
-                                   "GE", np.int32)
+            pick_high = mu.compare(
+                which, mu.splat(offset + mid, out.update(dtype=which_aval.dtype)), "GE",
+                which_aval.dtype)
         return hlo.select(pick_high, choose(offset + mid, cases[mid:]),
                           choose(offset, cases[:mid]))
 
@@ -156,7 +158,7 @@ def select_n(which, *cases):
 
     Args:
         which: a bool array (with two cases: False picks `cases[0]`) or an
-            int32 array of the cases' shape, or a scalar.
+            integer array of the cases' shape, or a scalar.
         *cases: arrays of one shape and dtype.
 
     Returns:

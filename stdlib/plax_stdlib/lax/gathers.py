@@ -215,11 +215,21 @@ def batching_slice_size(batch_size) -> int:
 
 
 def _gather_batching(axis_data, args, dims, *, dimension_numbers, slice_sizes, **params):
-    """Both batched (an unbatched index array is broadcast, which is cheap): the batch
-    dimension becomes a gather batching dimension. Only the indices batched: it is
-    one more index batch dimension. Either way the result is batched at 0."""
+    """JAX's rule. Only the operand batched: its batch dimension is one more offset
+    dimension, sliced whole. Only the indices batched: one more index batch dimension.
+    Both (an unbatched index array is broadcast, which is cheap): the batch dimension
+    becomes a gather batching dimension. Either way the result is batched at 0."""
     (operand, indices), (od, idim) = args, dims
     dn = dimension_numbers
+    up = lambda axes: tuple(np.add(1, axes))  # noqa: E731 - (JAX's: they print as np.int64)
+    if od is not None and idim is None:
+        operand = moveaxis(operand, od, 0)
+        new = GatherDimensionNumbers((0, *up(dn.offset_dims)), up(dn.collapsed_slice_dims),
+                                     up(dn.start_index_map), up(dn.operand_batching_dims),
+                                     dn.start_indices_batching_dims)
+        slice_sizes = (operand.shape[0], *slice_sizes)
+        return gather_p.bind(operand, indices, dimension_numbers=new, slice_sizes=slice_sizes,
+                             **params), 0
     indices = (broadcast_dim(indices, axis_data.size, 0) if idim is None
                else moveaxis(indices, idim, 0))
     up = lambda axes: tuple(a + 1 for a in axes)  # noqa: E731

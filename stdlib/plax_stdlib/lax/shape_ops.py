@@ -3,8 +3,10 @@ squeeze, concatenate, pad and rev, with their `lax` functions (and `broadcast`,
 `expand_dims`, which are built from them)."""
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import operator
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -135,6 +137,22 @@ def _broadcast_in_dim_pretty_print(eqn, same_names):
             if k not in ("shape", "sharding") and (v or k != "broadcast_dimensions")]
 
 
+_identity_broadcasts_kept = contextvars.ContextVar("identity_broadcasts_kept", default=False)
+
+
+@contextlib.contextmanager
+def keeping_identity_broadcasts() -> Iterator[None]:
+    """Within it, `broadcast_in_dim` of an array to its own shape is an equation, not
+    the array itself. JAX forwards such a broadcast only where it stages a program;
+    `linear_transpose` traces by partial evaluation, which keeps it, so JAX's
+    transposes have its transpose (a `reduce_sum` over no axes)."""
+    token = _identity_broadcasts_kept.set(True)
+    try:
+        yield
+    finally:
+        _identity_broadcasts_kept.reset(token)
+
+
 class _BroadcastInDim(Primitive):
     """Where a Jaxpr is traced, a broadcast to the operand's own shape is the operand
     (a constant too, which stays a literal), as JAX's staging forwards it: the
@@ -143,7 +161,7 @@ class _BroadcastInDim(Primitive):
     def bind(self, operand, *, shape, broadcast_dimensions, sharding):
         trace = current_trace()
         if (sharding is None and type(trace) is StagingTrace
-                and get_aval(operand).shape == shape
+                and not _identity_broadcasts_kept.get() and get_aval(operand).shape == shape
                 and broadcast_dimensions == tuple(range(len(shape)))):
             return operand if _is_array(operand) else staged_constant(trace, operand)
         return super().bind(operand, shape=shape, broadcast_dimensions=broadcast_dimensions,
@@ -191,7 +209,8 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
     shape = canonicalize_shape("broadcast_in_dim", shape)
     dims = tuple(map(param_int, broadcast_dimensions))
     if (_is_array(operand) and get_aval(operand).shape == shape
-            and dims == tuple(range(len(shape))) and out_sharding is None):
+            and dims == tuple(range(len(shape))) and out_sharding is None
+            and not (dims and _identity_broadcasts_kept.get())):
         return operand
     return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims,
                                    sharding=check_out_sharding("broadcast_in_dim", out_sharding))
@@ -402,10 +421,16 @@ def _squeeze_lower(ctx, operand, *, dimensions):
     return mu.reshape(operand, ctx.avals_out[0])
 
 
+def _squeeze_batching(axis_data, args, dims, *, dimensions):
+    """JAX's rule: the batch dimension moved to the front, the others squeezed."""
+    (operand,), (d,) = args, dims
+    return squeeze(moveaxis(operand, d, 0), tuple(np.add(1, dimensions))), 0
+
+
 squeeze_p = standard_primitive(
     "lax.squeeze", _squeeze_abstract_eval, _squeeze_lower,
     jvp=linear_jvp(), transpose=lambda ct, x, *, dimensions: [expand_dims(ct, dimensions)],
-    batching=axes_batcher("dimensions", reduces=True))
+    batching=_squeeze_batching)
 
 
 def squeeze(array, dimensions):

@@ -625,15 +625,13 @@ def select(condlist, choicelist, default=0):
     if not condlist:
         raise ValueError("select: condlist must be non-empty")
     util.check_arraylike("select", *condlist, *choicelist, default)
-    conditions = [ufuncs._as_bool(util.operand(c)) for c in condlist]
+    conditions = [creation.asarray(c) for c in condlist]
     choices = util.promote_dtypes(*map(util.operand, (default, *choicelist)))
-    shape = util.broadcast_shapes(*map(util.shape_of, (*conditions, *choices)))
-    # Scanning from the last condition back, each true condition takes over.
-    out = util.broadcast_to_shape(choices[0], shape)
-    for condition, choice in reversed(list(zip(conditions, choices[1:]))):
-        out = util.select_n(util.broadcast_to_shape(condition, shape), out,
-                            util.broadcast_to_shape(choice, shape))
-    return util.as_array(out)
+    # As JAX's: the default goes first under a condition that never holds, so that the
+    # argmax over the stacked conditions (the first true one) is 0 where none holds.
+    stacked = shape_ops.stack(shape_ops.broadcast_arrays(False, *conditions))
+    index = reductions.argmax(stacked.astype(bool), axis=0)
+    return lax.select_n(*shape_ops.broadcast_arrays(index, *choices))
 
 
 def piecewise(x, condlist, funclist, *args, **kw):

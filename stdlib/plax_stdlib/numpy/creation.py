@@ -99,6 +99,8 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
         leaves = [util.ensure_arraylike("array", leaf) for leaf in _leaves(object)]
         out = _stack_nested(object, dtype or dtypes.lattice_result_type(*leaves)[0])
     elif _is_plax_value(object):
+        if copy and isinstance(object, Tracer) and object.to_concrete_value() is None:
+            object = lax_conversion.copy(object)  # (JAX's: a traced value is copied first)
         out = util.convert(object, dtype or object.dtype, weak_type=dtype is None and
                            util.is_weak(object))
         if copy and out is object and not isinstance(out, Tracer):

@@ -33,19 +33,19 @@ def _parse_signature(signature: str) -> tuple[list[tuple[str, ...]], list[tuple[
     return parse(inputs), parse(outputs)
 
 
-def _core_sizes(args, core_dims, signature: str | None) -> dict[str, int]:
-    """The size of each named core dimension, checked across the arguments."""
+def _core_sizes(args, core_dims, context: str) -> dict[str, int]:
+    """The size of each named core dimension, checked across the arguments (JAX's
+    messages, ending with `context`: the function's `excluded` and signature)."""
     sizes: dict[str, int] = {}
-    for position, (arg, dims) in enumerate(zip(args, core_dims)):
+    for arg, dims in zip(args, core_dims):
         shape = util.shape_of(arg)
         if len(shape) < len(dims):
-            raise ValueError(f"vectorize: mapped input {position} of shape {shape} has "
-                             f"fewer dimensions than its core dimensions {dims} of the "
-                             f"signature {signature!r}")
+            raise ValueError(f"input with shape {shape!r} does not have enough dimensions for "
+                             f"all core dimensions {dims!r} {context}")
         for name, size in zip(dims, shape[len(shape) - len(dims):]):
             if sizes.setdefault(name, size) != size:
-                raise ValueError(f"vectorize: inconsistent size for core dimension {name!r}: "
-                                 f"{sizes[name]} vs {size}")
+                raise ValueError(f"inconsistent size for core dimension {name!r}: {size!r} vs "
+                                 f"{sizes[name]!r} {context}")
     return sizes
 
 
@@ -111,7 +111,8 @@ def vectorize(pyfunc: Callable, *, excluded=frozenset(), signature: str | None =
         if len(dims) != len(mapped):
             raise TypeError(f"vectorize: wrong number of positional arguments: expected "
                             f"{len(dims)}, got {len(mapped)}")
-        sizes = _core_sizes(mapped, dims, signature)
+        sizes = _core_sizes(mapped, dims, f"on vectorized function with excluded="
+                            f"{frozenset(excluded)!r} and signature={signature!r}")
         loops = [util.shape_of(a)[:len(util.shape_of(a)) - len(d)] for a, d in zip(mapped, dims)]
         loop_shape = util.broadcast_shapes(*loops)
         if loop_shape:  # one mapped axis: the loop dimensions broadcast and flattened

@@ -10,6 +10,7 @@ JAX's, jitted helpers, loops and conds alike, so that they print and compute as 
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 
@@ -20,12 +21,12 @@ from plax_stdlib import jax_jits, lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.lax import linalg as lax_linalg
 from plax_stdlib.lax.linalg.halley import qdwh
-from plax_stdlib.lax.linalg.lu import lu_solve as _lu_solve
 from plax_stdlib.lax.linalg.matrices import diagonal as matrix_diagonal
-from plax_stdlib.lax.linalg.matrices import eye_like, matmul, mH, mT, take_rows, tril, triu
+from plax_stdlib.lax.linalg.matrices import eye_like, matmul, mH, triu
 from plax_stdlib.numpy import util
 from plax_stdlib.numpy.linalg import decompositions as np_decompositions
 from plax_stdlib.numpy.linalg import determinants as np_determinants
+from plax_stdlib.numpy.linalg import lu_solves
 from plax_stdlib.numpy.linalg import solvers as np_solvers
 from plax_stdlib.numpy.linalg.operands import check_matrices, inexact, matrices
 from plax_stdlib.scipy.matrix_exponential import expm as expm, expm_frechet as expm_frechet
@@ -99,34 +100,47 @@ def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
 
 def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False,
              check_finite: bool = True):
-    """x with a x = b (trans 0), aᵀ x = b (1) or aᴴ x = b (2) from `lu_factor(a)`."""
+    """x with a x = b (trans 0), aᵀ x = b (1) or aᴴ x = b (2) from `lu_factor(a)`; b is
+    `[..., n]` or `[..., n, k]`."""
     factors, pivots = lu_and_piv
-    factors, b = inexact("scipy.linalg.lu_solve", factors, b)
-    check_matrices("scipy.linalg.lu_solve", factors, square=True, what="lu")
-    if trans not in (0, 1, 2):
-        raise ValueError(f"scipy.linalg.lu_solve: trans must be 0, 1 or 2, got {trans!r}")
-    permutation = lax_linalg.lu_pivots_to_permutation(pivots, get_aval(factors).shape[-1])
-    rhs, vector = _as_columns("scipy.linalg.lu_solve", factors, b)
-    return _from_columns(_lu_solve(factors, permutation, rhs, trans), vector)
+    factors, b = util.promote_dtypes_inexact(jnp.asarray(factors), jnp.asarray(b))
+    permutation = lax_linalg.lu_pivots_to_permutation(pivots, factors.shape[-2])
+    if b.ndim == 1:
+        signature = "(n,n),(n),(n)->(n)"
+    elif factors.ndim == b.ndim + 1 and factors.shape[-1] == b.shape[-1]:
+        warnings.warn("jax.scipy.linalg.lu_solve: batched 1D solves with b.ndim > 1 are "
+                      "deprecated, and in the future will be treated as a batched 2D solve. "
+                      "Use lu_solve(lu_and_piv, b[..., None]).squeeze(-1) to avoid this "
+                      "warning.", FutureWarning, stacklevel=2)
+        signature = "(n,n),(n),(n)->(n)"
+    else:
+        signature = "(n,n),(n),(n,k)->(n,k)"
+    return jnp.vectorize(functools.partial(lu_solves.lu_solve, trans=trans),
+                         signature=signature)(factors, permutation, b)
+
+
+@util.compiled(static_argnums=(1,))
+def _lu(a, permute_l: bool):
+    """`lu`'s body (one matrix): the permutation as a matrix, the triangles sliced."""
+    a, = util.promote_dtypes_inexact(jnp.asarray(a))
+    if a.ndim != 2:
+        raise ValueError(f"scipy.linalg.lu: a must be a matrix, got shape {a.shape}")
+    factors, _, permutation = lax_linalg.lu(a)
+    m, n = a.shape
+    k = min(m, n)
+    p = jnp.real(jnp.array(permutation[None, :] == jnp.arange(m, dtype=permutation.dtype)[:, None],
+                           dtype=a.dtype))
+    low = jnp.tril(factors, -1)[:, :k] + jnp.eye(m, k, dtype=a.dtype)
+    up = jnp.triu(factors)[:k, :]
+    if permute_l:
+        return jnp.matmul(p, low, precision=lax.Precision.HIGHEST), up
+    return p, low, up
 
 
 def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True):
     """`(p, l, u)` with a = p l u (`(p l, u)` with `permute_l`): p a permutation matrix,
-    l unit lower trapezoidal `[..., m, k]`, u upper trapezoidal `[..., k, n]`."""
-    a = matrices("scipy.linalg.lu", a)
-    factors, _, permutation = lax_linalg.lu(a)
-    m, n = get_aval(a).shape[-2:]
-    k = min(m, n)
-    batch = get_aval(a).shape[:-2]
-    low = tril(lax.slice(factors, (0,) * get_aval(a).ndim, (*batch, m, k)), -1)
-    low = lax.add(low, eye_like(low))
-    up = triu(lax.slice(factors, (0,) * get_aval(a).ndim, (*batch, k, n)))
-    # a[permutation] = l u, so p is the inverse permutation as a matrix: p[permutation[i], i] = 1.
-    identity = eye_like(lax.full((*batch, m, m), 0, get_aval(a).dtype))
-    p = mT(take_rows(identity, permutation))
-    if permute_l:
-        return matmul(p, low), up
-    return p, low, up
+    l unit lower trapezoidal `[m, k]`, u upper trapezoidal `[k, n]`."""
+    return _lu(a, permute_l)
 
 
 # --- triangular and general solves ------------------------------------------------------------
@@ -375,24 +389,21 @@ def _parlett(T, F):
 def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True):
     """The upper Hessenberg form h of each square matrix (and q with a = q h qᴴ when
     `calc_q`)."""
-    a = matrices("scipy.linalg.hessenberg", a, square=True)
-    n = get_aval(a).shape[-1]
+    n = np.shape(a)[-1]
+    if n == 0:
+        return (jnp.zeros_like(a), jnp.zeros_like(a)) if calc_q else jnp.zeros_like(a)
     packed, taus = lax_linalg.hessenberg(a)
-    h = triu(packed, -1)
+    h = jnp.triu(packed, -1)
     if not calc_q:
         return h
-    if n <= 1:
-        return h, eye_like(a)
     # Below the first subdiagonal, packed[1:, :n-1] holds the reflectors in geqrf's
     # layout: they make Q's trailing (n-1)x(n-1) block (LAPACK's orghr does the same).
-    batch = get_aval(a).shape[:-2]
-    none = [(0, 0, 0)] * len(batch)
-    reflectors = lax.slice(packed, (0,) * len(batch) + (1, 0), (*batch, n, n - 1))
-    q_rest = lax_linalg.householder_product(reflectors, taus)
-    q = lax.pad(q_rest, np.zeros((), get_aval(a).dtype), [*none, (1, 0, 0), (1, 0, 0)])
-    corner = lax.pad(lax.full((*batch, 1, 1), 1, get_aval(a).dtype),
-                     np.zeros((), get_aval(a).dtype), [*none, (0, n - 1, 0), (0, n - 1, 0)])
-    return h, lax.add(q, corner)
+    q = lax_linalg.householder_product(packed[..., 1:, :-1], taus)
+    batch, dtype = packed.shape[:-2], packed.dtype
+    q = jnp.block([[jnp.ones(batch + (1, 1), dtype=dtype),
+                    jnp.zeros(batch + (1, n - 1), dtype=dtype)],
+                   [jnp.zeros(batch + (n - 1, 1), dtype=dtype), q]])
+    return h, q
 
 
 # --- matrix functions ---------------------------------------------------------------------------
@@ -547,27 +558,24 @@ def solve_sylvester(A, B, C, *, method: str = "schur", tol: float = 1e-8):
 
 def block_diag(*arrs):
     """The block-diagonal matrix of the given arrays (0-D and 1-D ones become 1×1 and
-    1×n blocks), in their promoted dtype."""
+    1×n blocks), in their promoted dtype: each block padded to the full width, then
+    stacked, as JAX's."""
     if not arrs:
-        return lax.full((1, 0), 0, dtypes.default_float_dtype())
-    util.check_arraylike("scipy.linalg.block_diag", *arrs)
-    blocks = [util.operand(a) for a in arrs]
-    blocks = util.promote_dtypes(*blocks) if len(blocks) > 1 else blocks
-    blocks = [lax.reshape(b, (1, 1)) if not get_aval(b).shape else
-              lax.reshape(b, (1, get_aval(b).shape[0])) if get_aval(b).ndim == 1 else b
-              for b in blocks]
-    for b in blocks:
-        if get_aval(b).ndim != 2:
-            raise ValueError(f"scipy.linalg.block_diag takes arrays of at most 2 dimensions, got "
-                             f"shape {get_aval(b).shape}")
-    total = sum(get_aval(b).shape[1] for b in blocks)
+        arrs = (jnp.zeros((1, 0)),)
+    blocks = util.promote_dtypes(*arrs)
+    for i, block in enumerate(blocks):
+        if np.ndim(block) > 2:
+            raise ValueError("Arguments to jax.scipy.linalg.block_diag must have at most 2 "
+                             f"dimensions, got {block} at argument {i}.")
+    blocks = [jnp.atleast_2d(block) for block in blocks]
+    zero = util.dtype_of(blocks[0]).type(0)
+    total = sum(util.shape_of(block)[1] for block in blocks)
     rows, before = [], 0
-    for b in blocks:
-        width = get_aval(b).shape[1]
-        rows.append(lax.pad(b, np.zeros((), get_aval(b).dtype),
-                            [(0, 0, 0), (before, total - before - width, 0)]))
+    for block in blocks:
+        width = util.shape_of(block)[1]
+        rows.append(lax.pad(block, zero, ((0, 0, 0), (before, total - before - width, 0))))
         before += width
-    return lax.concatenate(rows, 0)
+    return jnp.concatenate(rows, axis=0)
 
 
 jax_jits.apply(globals(), "scipy.linalg")  # JAX's jitted functions become jit functions

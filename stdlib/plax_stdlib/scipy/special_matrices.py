@@ -6,8 +6,8 @@ helmert, hadamard, dft (fixed by their size alone).
 A matrix of the first kind places each of the given values (or a 0 or 1) at fixed
 positions: `_placed(values, where)` gathers them with one static index map, so it
 differentiates and batches like any indexing. A matrix of the second kind depends on
-`n` only: it is computed exactly in NumPy (binomials as integers) and returned in
-JAX's dtype.
+`n` only: it is staged from iotas as JAX's (binomials through lgamma, so in floating
+point, not exact), in JAX's dtype.
 """
 from __future__ import annotations
 
@@ -182,84 +182,95 @@ def convolution_matrix(a, n: int, mode: str = "full"):
 
 # --- matrices fixed by their size ------------------------------------------------------------
 
-def _size(name: str, n) -> int:
-    return operator.index(util.concrete_or_error(n, f"{name}: n must be static"))
-
-
 def hilbert(n: int):
     """The Hilbert matrix 1 / (i + j + 1)."""
-    n = _size("hilbert", n)
-    i, j = np.ogrid[:n, :n]
-    return jnp.asarray(1.0 / (i + j + 1), dtypes.default_float_dtype())
+    a = lax.broadcasted_iota(float, (n, 1), 0)
+    return 1 / (a + a.T + 1)
+
+
+def _rows_and_columns(n: int, dtype):
+    """The row and column indices `i` `(n, 1)` and `j` `(1, n)`, as floats."""
+    a = jnp.arange(n, dtype=dtype)
+    return a[:, None], a[None, :]
 
 
 def invhilbert(n: int):
-    """The exact inverse of `hilbert(n)` (integers, in the default float dtype)."""
-    n = _size("invhilbert", n)
-    out = [[(-1) ** (i + j) * (i + j + 1) * math.comb(n + i, n - j - 1)
-            * math.comb(n + j, n - i - 1) * math.comb(i + j, i) ** 2 for j in range(n)]
-           for i in range(n)]
-    return jnp.asarray(np.array(out, np.float64).reshape(n, n), dtypes.default_float_dtype())
+    """The inverse of `hilbert(n)`: (-1)^(i+j) (i+j+1) C(n+i, n-j-1) C(n+j, n-i-1)
+    C(i+j, i)²."""
+    from plax_stdlib.scipy.special import comb
+    i, j = _rows_and_columns(n, dtypes.default_float_dtype())
+    s = i + j
+    return ((-1.0) ** s * (s + 1.0) * comb(n + i, n - j - 1) * comb(n + j, n - i - 1)
+            * comb(s, i) ** 2)
 
 
-_PASCAL_KINDS = ("symmetric", "lower", "upper")
+@util.compiled()
+def _binom(n, k):
+    """C(n, k) as exp(lgamma(n + 1) - lgamma(n - k + 1) - lgamma(k + 1))."""
+    log_n, log_n_k, log_k = lax.lgamma(n + 1.0), lax.lgamma(n - k + 1.0), lax.lgamma(k + 1.0)
+    return lax.exp(log_n - log_n_k - log_k)
 
 
-def _pascal_lower(name: str, n, kind, signed: bool) -> tuple[np.ndarray, str]:
-    n = _size(name, n)
+def _pascal_kind(kind: str | None, article: str) -> str:
+    kinds = ["symmetric", "lower", "upper"]
     kind = "symmetric" if kind is None else kind
-    if kind not in _PASCAL_KINDS:
-        raise ValueError(f"Expected kind to be one of: {list(_PASCAL_KINDS)}; got {kind}")
-    low = np.array([[(-1) ** (i - j) * math.comb(i, j) if signed else math.comb(i, j)
-                     for j in range(n)] for i in range(n)], np.float64).reshape(n, n)
-    return low, kind
-
-
-def _by_kind(low: np.ndarray, kind: str, inverse: bool) -> np.ndarray:
-    if kind == "lower":
-        return low
-    if kind == "upper":
-        return low.T
-    return low.T @ low if inverse else low @ low.T
+    if kind not in kinds:
+        raise ValueError(f"Expected kind to be {article} of: {kinds}; got {kind}")
+    return kind
 
 
 def pascal(n: int, kind: str | None = None):
     """The Pascal matrix: binomial coefficients, symmetric (C(i + j, i)), lower or
     upper triangular; float32, as JAX's."""
-    low, kind = _pascal_lower("pascal", n, kind, signed=False)
-    return jnp.asarray(_by_kind(low, kind, inverse=False), np.float32)
+    kind = _pascal_kind(kind, "on")  # (JAX's message says "on of")
+    low = _binom(*_rows_and_columns(n, np.float32))
+    if kind == "lower":
+        return low
+    return low.T if kind == "upper" else jnp.dot(low, low.T)
 
 
 def invpascal(n: int, kind: str | None = None):
-    """The exact inverse of `pascal(n, kind)`, in the default float dtype."""
-    low, kind = _pascal_lower("invpascal", n, kind, signed=True)
-    return jnp.asarray(_by_kind(low, kind, inverse=True), dtypes.default_float_dtype())
+    """The inverse of `pascal(n, kind)`: the lower one is (-1)^(i-j) C(i, j), the
+    symmetric one Uᐨ¹ Lᐨ¹."""
+    kind = _pascal_kind(kind, "one")
+    i, j = _rows_and_columns(n, dtypes.default_float_dtype())
+    low = (-1.0) ** (i - j) * _binom(i, j)
+    if kind == "lower":
+        return low
+    return low.T if kind == "upper" else jnp.dot(low.T, low)
 
 
 def helmert(n: int, full: bool = False):
     """The Helmert matrix: orthonormal rows orthogonal to the ones vector (with
     `full`, that vector normalized as the first row)."""
-    n = _size("helmert", n)
     if n < 1:
         raise ValueError(f"n must be a positive integer; got {n}.")
-    k = np.arange(1, n, dtype=np.float64)[:, None]
-    j = np.arange(n)[None, :]
-    rows = np.where(j < k, 1.0, np.where(j == k, -k, 0.0)) / np.sqrt(k * (k + 1))
+    i = jnp.arange(n - 1)[:, None]
+    j = jnp.arange(n)[None, :]
+    k = i + 1
+    k_float = k.astype(dtypes.default_float_dtype())
+    norm = jnp.sqrt(k_float * (k_float + 1))
+    rows = jnp.where(j <= i, 1.0 / norm, jnp.where(j == k, -k_float / norm,
+                                                    jnp.zeros_like(norm)))
     if full:
-        rows = np.concatenate([np.full((1, n), 1 / np.sqrt(n)), rows])
-    return jnp.asarray(rows, dtypes.default_float_dtype())
+        first = jnp.full((1, n), 1.0 / jnp.sqrt(n), dtype=rows.dtype)
+        rows = jnp.concatenate([first, rows], axis=0)
+    return rows
 
 
 def hadamard(n: int, dtype=int):
     """The Sylvester-Hadamard matrix of order n (a power of 2): ±1 entries, orthogonal
-    rows."""
-    n = _size("hadamard", n)
-    if n < 1 or n & (n - 1):
+    rows, doubled from [[1]] as [[H, H], [H, -H]]."""
+    if n < 1 or not math.log2(n).is_integer():
         raise ValueError(f"n must be a positive power of 2; got {n}.")
-    dtype = util.check_user_dtype(dtype, "hadamard")
-    i, j = np.ogrid[:n, :n]
-    signs = np.vectorize(lambda v: bin(v).count("1") % 2)(i & j)  # (-1)^popcount(i & j)
-    return jnp.asarray(1 - 2 * signs, dtype)
+    h = jnp.ones((1, 1), dtype=dtype)
+    for _ in range(int(math.log2(n))):
+        h = jnp.block([[h, h], [h, -h]])
+    return h
+
+
+def _size(name: str, n) -> int:
+    return operator.index(util.concrete_or_error(n, f"{name}: n must be static"))
 
 
 def dft(n: int, scale: str | None = None, *, dtype=None):

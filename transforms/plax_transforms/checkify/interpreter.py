@@ -44,7 +44,7 @@ _NAN_PRIMITIVE_IDS = (
     "bessel_i1e", "cbrt", "conv_general_dilated", "cos", "cosh", "cumlogsumexp", "cummax",
     "cummin", "cumprod", "cumsum", "digamma", "div", "dot_general", "erf_inv", "erf", "erfc",
     "exp", "expm1", "fft", "igamma_grad_a", "igamma", "igammac", "integer_pow", "lgamma",
-    "linear_solve", "log1p", "log", "logistic", "mul", "pad", "pow", "psum", "reduce",
+    "custom_linear_solve", "log1p", "log", "logistic", "mul", "pad", "pow", "psum", "reduce",
     "reduce_prod", "reduce_sum", "reduce_window", "reduce_window_sum",
     "regularized_incomplete_beta", "rem", "rng_uniform", "rsqrt", "sin", "sinh", "sqrt",
     "sub", "tan", "tanh")

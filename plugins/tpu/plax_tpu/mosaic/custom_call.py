@@ -31,7 +31,7 @@ from jaxlib.mlir.dialects import func
 from jaxlib.mosaic.python import tpu
 
 from plax.extend.mlir import make_ir_context, mu
-from plax_pallas.specs import Blocked, Element, Squeezed
+from plax_pallas.specs import Blocked, Buffered, Element, RevisitMode, Squeezed
 from plax_transforms.ffi import build_ffi_lowering_function
 from plax_tpu.mosaic.kernel import (Context, LoweringError, Ref, lower_jaxpr,
                                     memory_space_name, memref_type)
@@ -147,9 +147,35 @@ def _window(block, space: str, fn_name: str, grid, prefetch_types) -> ir.Attribu
         low = [d.padding[0] if isinstance(d, Element) else 0 for d in block.dims]
         high = [d.padding[1] if isinstance(d, Element) else 0 for d in block.dims]
         params["window_kind"] = ir.Attribute.parse(f"#tpu.element_window<{low},{high}>")
-    if space == "vmem" and _trivial_window(block):  # one buffer: nothing to pipeline
-        params["pipeline_mode"] = ir.Attribute.parse("#tpu.pipeline_mode<synchronous>")
+    params.update(_pipeline_params(block, space))
     return ir.DictAttr.get(params)
+
+
+def _pipeline_params(block, space: str) -> dict[str, ir.Attribute]:
+    """The window's buffering (`pl.Buffered`): a trivial window in VMEM takes one buffer,
+    as there is nothing to pipeline."""
+    mode = block.pipeline_mode
+    if space == "vmem" and _trivial_window(block):
+        mode = Buffered(1)
+    if mode is None:
+        return {}
+    if not isinstance(mode, Buffered):
+        raise LoweringError(f"Pallas TPU lowering: unsupported pipeline mode {mode!r} (a "
+                            "BlockSpec's pipeline_mode is a pl.Buffered)")
+    if mode.use_lookahead:
+        raise NotImplementedError("Pallas TPU lowering: pl.Buffered(use_lookahead=True) is "
+                                  "not supported by the TPU compiler's pipeline")
+    if mode.buffer_count not in (1, 2):
+        raise LoweringError(f"Pallas TPU lowering: a block is single (1) or double (2) "
+                            f"buffered, got pl.Buffered({mode.buffer_count})")
+    kind = "synchronous" if mode.buffer_count == 1 else "double_buffered"
+    params = {"pipeline_mode": ir.Attribute.parse(f"#tpu.pipeline_mode<{kind}>")}
+    if mode.revisit is not None:
+        if mode.revisit is RevisitMode.ANY and mode.buffer_count > 1:
+            raise LoweringError("Pallas TPU lowering: RevisitMode.ANY needs a single "
+                                "buffer, got pl.Buffered(2)")
+        params["revisit_mode"] = ir.Attribute.parse(f"#tpu.revisit_mode<{mode.revisit.value}>")
+    return params
 
 
 def serialize(module: ir.Module) -> bytes:

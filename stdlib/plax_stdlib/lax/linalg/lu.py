@@ -1,5 +1,6 @@
 """`lu`: LU decomposition with partial pivoting, P A = L U, and the row swaps as a
-permutation (`lu_pivots_to_permutation`); `lu_solve` solves with the factors.
+permutation (`lu_pivots_to_permutation`); `plax.numpy.linalg.lu_solves` solves with
+the factors.
 
 `lu` returns the factors packed in one matrix (L below the diagonal, its unit
 diagonal implied; U on and above it), the pivots (row i was swapped with row
@@ -29,7 +30,6 @@ from plax_stdlib.lax.linalg.triangular_solve import triangular_solve
 from plax_stdlib.lax.reductions import reduce_sum
 from plax_stdlib.lax.shape_ops import broadcast_in_dim, expand_dims, pad
 from plax_stdlib.lax.slicing import dynamic_index_in_dim, slice as slice_
-from plax_stdlib.lax.sorting import sort_key_val
 
 # --- lu_pivots_to_permutation ----------------------------------------------------------------
 
@@ -169,23 +169,3 @@ def lu(x):
     factors, the int32 row swaps `[..., min(m, n)]` and the permutation `[..., m]`
     with x[..., permutation, :] = L U."""
     return tuple(lu_p.bind(x))
-
-
-def lu_solve(lu_matrix, permutation, b, trans: int = 0):
-    """X with A X = b (trans=0), Aᵀ X = b (1) or Aᴴ X = b (2), from `lu`'s packed factors
-    and permutation of A; `b` is `[..., m, k]` with the factors' batch dimensions."""
-    if trans == 0:
-        x = take_rows(b, permutation)
-        x = triangular_solve(lu_matrix, x, left_side=True, lower=True, unit_diagonal=True)
-        return triangular_solve(lu_matrix, x, left_side=True, lower=False)
-    if trans not in (1, 2):
-        raise ValueError(f"lu_solve: trans must be 0, 1 or 2, got {trans}")
-    conjugate = trans == 2
-    x = triangular_solve(lu_matrix, b, left_side=True, lower=False, transpose_a=True,
-                         conjugate_a=conjugate)
-    x = triangular_solve(lu_matrix, x, left_side=True, lower=True, unit_diagonal=True,
-                         transpose_a=True, conjugate_a=conjugate)
-    n = get_aval(permutation).ndim
-    _, inverse = sort_key_val(permutation, broadcasted_iota(np.int32, get_aval(permutation).shape,
-                                                            n - 1), dimension=n - 1)
-    return take_rows(x, inverse)

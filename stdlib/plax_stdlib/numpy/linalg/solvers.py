@@ -18,44 +18,13 @@ import plax
 from plax.extend import dtypes
 from plax.extend.core import get_aval, max_dim
 from plax_stdlib import jax_jits, lax
-from plax_stdlib.lax import linalg as lax_linalg
-from plax_stdlib.lax.linalg.lu import lu_solve
 from plax_stdlib.lax.linalg.matrices import eye_like, matmul, mH
 from plax_stdlib.numpy import util
+from plax_stdlib.numpy.linalg.lu_solves import solve_square
 from plax_stdlib.numpy.linalg.operands import check_matrices, inexact, matrices
 
 
 # --- solve -----------------------------------------------------------------------------------
-
-def _lu_solve_square(a, b):
-    factors, _, permutation = lax_linalg.lu(a)
-    return lu_solve(factors, permutation, b)
-
-
-def _lu_solve_jvp(primals, tangents):
-    a, b = primals
-    a_dot, b_dot = tangents
-    factors, _, permutation = lax_linalg.lu(a)
-    x = lu_solve(factors, permutation, b)
-    return x, lu_solve(factors, permutation, lax.sub(b_dot, matmul(a_dot, x)))
-
-
-@functools.cache
-def _solve_rule():
-    """`_lu_solve_square` with its derivative rule (made on first use: `custom_jvp`
-    is a transform, reached through the facade)."""
-    solve = plax.custom_jvp(_lu_solve_square)
-    solve.defjvp(_lu_solve_jvp)
-    return solve
-
-
-def _batch_shape(fun_name: str, *shapes) -> tuple[int, ...]:
-    try:
-        return util.broadcast_shapes(*shapes)
-    except ValueError:
-        raise ValueError(f"{fun_name}: batch dimensions {', '.join(map(str, shapes))} do not "
-                         "broadcast") from None
-
 
 def solve(a, b):
     """The solution `x` of `a @ x = b` for each square matrix of `a`.
@@ -79,49 +48,24 @@ def solve(a, b):
         >>> jnp.linalg.solve(a, jnp.array([2.0, 1.0]))
         Array([0.5, 0. ], dtype=float32)
     """
+    from plax_stdlib.numpy.functional import vectorize
     a, b = inexact("jnp.linalg.solve", a, b)
-    check_matrices("jnp.linalg.solve", a, square=True)
     a_shape, b_shape = get_aval(a).shape, get_aval(b).shape
-    m = a_shape[-1]
-    vector = len(b_shape) == 1
-    if len(b_shape) == 0 or b_shape[0 if vector else -2] != m:
-        raise ValueError(f"jnp.linalg.solve: b must have shape [{m}] or [..., {m}, k] for a of "
-                         f"shape {a_shape}; got {b_shape}")
-    if vector:
-        b = lax.broadcast_in_dim(b, (*a_shape[:-2], m, 1), (len(a_shape) - 2,))
-        return lax.squeeze(_solve_batched(a, b), (len(a_shape) - 1,))
-    return _solve_batched(a, b)
-
-
-def _solve_batched(a, b):
-    """Solve with broadcast batch dimensions; one matrix against many right-hand sides
-    is one solve with more columns."""
-    a_shape, b_shape = get_aval(a).shape, get_aval(b).shape
-    batch = _batch_shape("jnp.linalg.solve", a_shape[:-2], b_shape[:-2])
-    if len(a_shape) == 2 and batch:
-        m, k = b_shape[-2:]
-        b = lax.broadcast_in_dim(b, (*batch, m, k), tuple(range(len(batch) - len(b_shape) + 2,
-                                                                len(batch) + 2)))
-        columns = lax.reshape(lax.transpose(b, (len(batch), *range(len(batch)), len(batch) + 1)),
-                              (m, math.prod(batch) * k))
-        x = _solve_rule()(a, columns)
-        return lax.transpose(lax.reshape(x, (m, *batch, k)),
-                             (*range(1, len(batch) + 1), 0, len(batch) + 1))
-    a = _broadcast_batch(a, batch)
-    b = _broadcast_batch(b, batch)
-    return _solve_rule()(a, b)
-
-
-def _broadcast_batch(x, batch):
-    shape = get_aval(x).shape
-    target = (*batch, *shape[-2:])
-    if shape == target:
-        return x
-    return lax.broadcast_in_dim(x, target, tuple(range(len(target) - len(shape), len(target))))
+    if len(a_shape) < 2:
+        raise ValueError(f"left hand array must be at least two dimensional; got a.shape="
+                         f"{a_shape}")
+    if (len(b_shape) > 1 and len(a_shape) == len(b_shape) + 1 and a_shape[-1] == b_shape[-1]
+            and a_shape[-1] != b_shape[-2]):
+        raise ValueError(f"Invalid shapes for solve: {a_shape}, {b_shape}. Prior to JAX "
+                         "v0.5.0, this would have been treated as a batched 1-dimensional "
+                         "solve. To recover this behavior, use solve(a, b[..., None])"
+                         ".squeeze(-1).")
+    signature = "(m,m),(m)->(m)" if len(b_shape) == 1 else "(m,m),(m,n)->(m,n)"
+    return vectorize(solve_square, signature=signature)(a, b)
 
 
 def inv(a):
-    """The inverse of each square matrix.
+    """The inverse of each square matrix: a solve against the identity.
 
     Follows `numpy.linalg.inv`, batched over leading axes. A singular matrix gives
     infinities or NaNs rather than LinAlgError. To solve `a x = b`, `solve` is faster
@@ -142,8 +86,13 @@ def inv(a):
         Array([[ 0.375, -0.25 ],
                [-0.25 ,  0.5  ]], dtype=float32)
     """
-    a = matrices("jnp.linalg.inv", a, square=True)
-    return _solve_rule()(a, eye_like(a))
+    from plax_stdlib.numpy.creation import eye
+    util.check_arraylike("jnp.linalg.inv", a)
+    a = util.operand(a)
+    shape = get_aval(a).shape
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise ValueError(f"Argument to inv must have shape [..., n, n], got {shape}.")
+    return solve(a, lax.broadcast(eye(shape[-1], dtype=get_aval(a).dtype), shape[:-2]))
 
 
 # --- least squares and the pseudo-inverse ---------------------------------------------------

@@ -13,9 +13,6 @@ from plax_stdlib.scipy.special.error_functions import (
     erfc as erfc,
     erfcx as erfcx,
     erfinv as erfinv,
-    log_ndtr as log_ndtr,
-    ndtr as ndtr,
-    ndtri as ndtri,
 )
 from plax_stdlib.scipy.special.faddeeva import wofz as wofz
 from plax_stdlib.scipy.special.gamma_functions import (
@@ -60,6 +57,11 @@ from plax_stdlib.scipy.special.logarithms import (
     softmax as softmax,
     xlog1py as xlog1py,
     xlogy as xlogy,
+)
+from plax_stdlib.scipy.special.normal_distribution import (
+    log_ndtr as log_ndtr,
+    ndtr as ndtr,
+    ndtri as ndtri,
 )
 from plax_stdlib.scipy.special.owens import owens_t as owens_t
 from plax_stdlib.scipy.special.spherical_harmonics import sph_harm_y as sph_harm_y

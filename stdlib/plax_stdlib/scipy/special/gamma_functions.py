@@ -3,8 +3,9 @@ beta, Pochhammer symbols, factorials and binomial coefficients, the incomplete
 gamma and beta functions, and the zeta functions.
 
 Integer and bool arguments are computed in the default float dtype (as in JAX).
-`betaln` uses Stirling's series for large arguments, so that log B(a, b) does not
-lose its digits to the cancellation of large log-gammas.
+gammasgn, gamma, multigammaln, betaln, beta, poch and comb are formulated as JAX's,
+primitive for primitive, so that they give JAX's bits (betaln with cdflib's algdiv
+series from 8 up).
 """
 from __future__ import annotations
 
@@ -18,41 +19,39 @@ from plax.extend import dtypes
 from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.numpy import util
-
-
-def _inexact(name: str, *args):
-    out = util.promote_args_inexact(name, *args)
-    return out[0] if len(out) == 1 else out
+from plax_stdlib.numpy.ufuncs import _lax_const
+from plax_stdlib.scipy.special.arguments import inexact, reject_complex
 
 
 def gammaln(x):
     """log |Γ(x)|."""
-    return lax.lgamma(_inexact("gammaln", x))
+    return lax.lgamma(inexact("gammaln", x))
 
 
 @plax.jit
 def gammasgn(x):
     """The sign of Γ(x): 1 for x > 0 (and +0), alternating between the poles below 0,
-    -1 at -0, NaN at the poles (negative integers) and at -inf."""
-    x = _inexact("gammasgn", x)
-    floor_x = jnp.floor(x)
-    negative_sign = jnp.where(jnp.remainder(floor_x, 2) == 0, 1.0, -1.0).astype(x.dtype)
-    sign = jnp.where(x > 0, 1.0, negative_sign).astype(x.dtype)
-    sign = jnp.where(x == 0, jnp.copysign(jnp.ones_like(x), x), sign)
-    pole = jnp.logical_or(jnp.logical_and(x < 0, floor_x == x), x == -np.inf)
-    return jnp.where(jnp.logical_or(pole, jnp.isnan(x)), np.nan, sign)
+    -1 at -0, NaN at the poles (negative integers), at -inf and at NaN."""
+    x = inexact("gammasgn", x)
+    reject_complex("gammasgn", x)
+    scalar = util.dtype_of(x).type
+    floor_x = lax.floor(x)
+    negative = x < 0
+    pole_or_nan = (negative & (x == floor_x)) | jnp.isnan(x)
+    minus = (negative & (floor_x % 2 != 0)) | ((x == 0) & jnp.signbit(x))
+    return jnp.select([pole_or_nan, minus], [scalar(np.nan), scalar(-1.0)], scalar(1.0))
 
 
 def gamma(x):
     """Γ(x) = sign · exp(log |Γ(x)|); ±inf at ±0, NaN at the negative poles."""
-    x = _inexact("gamma", x)
+    x = inexact("gamma", x)
     return gammasgn(x) * lax.exp(lax.lgamma(x))
 
 
 def loggamma(x):
     """log Γ(x) for real x > 0, NaN elsewhere (as JAX's real branch); complex
     arguments are not supported."""
-    x = _inexact("loggamma", x)
+    x = inexact("loggamma", x)
     if util.dtype_category(util.dtype_of(x)) == "c":
         raise NotImplementedError("loggamma of complex arguments is not implemented in plax")
     log_abs = lax.lgamma(x)
@@ -61,7 +60,7 @@ def loggamma(x):
 
 def digamma(x):
     """ψ(x) = d/dx log Γ(x)."""
-    return lax.digamma(_inexact("digamma", x))
+    return lax.digamma(inexact("digamma", x))
 
 
 def polygamma(n, x):
@@ -72,7 +71,7 @@ def polygamma(n, x):
     if not (np.issubdtype(n_dtype, np.integer) or np.issubdtype(n_dtype, np.bool_)):
         raise ValueError(f"Argument `n` to polygamma must be of integer type. Got dtype "
                          f"{np.dtype(n_dtype)}.")
-    n, x = _inexact("polygamma", n, x)
+    n, x = inexact("polygamma", n, x)
     return jnp.where(n < 0, np.nan, lax.polygamma(n, x))
 
 
@@ -84,81 +83,75 @@ def multigammaln(a, d):
         raise TypeError(f"multigammaln: d must be a concrete integer, got {d!r}") from None
     if d < 1:
         raise ValueError(f"multigammaln: d must be a positive integer, got {d}")
-    a = _inexact("multigammaln", a)
-    halves = jnp.arange(d, dtype=util.dtype_of(a)) / 2
-    terms = lax.lgamma(jnp.expand_dims(a, -1) - halves)
-    return jnp.sum(terms, -1) + d * (d - 1) / 4 * math.log(math.pi)
+    a, d_ = inexact("multigammaln", a, d)
+    # As JAX's: the constant d (d - 1) / 4 log π computed in a's dtype, in the program.
+    constant = lax.mul(lax.mul(lax.mul(_lax_const(a, 0.25), d_), lax.sub(d_, _lax_const(a, 1))),
+                       lax.log(_lax_const(a, np.pi)))
+    halves = lax.div(jnp.arange(d, dtype=util.dtype_of(d_)), _lax_const(a, 2))
+    terms = lax.lgamma(jnp.expand_dims(a, -1) - jnp.expand_dims(halves, tuple(range(jnp.ndim(a)))))
+    return jnp.sum(terms, axis=-1) + constant
 
 
 # --- beta -------------------------------------------------------------------------------
 
-_STIRLING_FROM = 8.0
+# The series of del(b) - del(a + b), where log Γ(x) = (x - 1/2) log x - x + log(2π)/2
+# + del(x): cdflib's algdiv coefficients, which JAX's betaln uses.
+_ALGDIV_COEFFS = (0.833333333333333e-01, -0.277777777760991e-02, 0.793650666825390e-03,
+                  -0.595202931351870e-03, 0.837308034031215e-03, -0.165322962780713e-02)
 
 
-def _stirling_correction(x):
-    """log Γ(x) - [(x - 1/2) log x - x + log(2π)/2] for x ≥ 8: the series in 1/x."""
-    inv = 1.0 / x
-    inv2 = inv * inv
-    return inv * (1 / 12 - inv2 * (1 / 360 - inv2 * (1 / 1260 - inv2 * (1 / 1680
-                                                                        - inv2 / 1188))))
-
-
-def _betaln_ordered(small, large):
-    """log |B(small, large)| for small ≤ large: Stirling's series where both are
-    large, log Γ(small) plus a Stirling difference where only `large` is (and small >
-    0), the log-gammas directly otherwise."""
-    total = small + large
-    both_large = small >= _STIRLING_FROM
-    large_only = jnp.logical_and(large >= _STIRLING_FROM, small > 0)
-    safe_small = jnp.where(both_large, small, _STIRLING_FROM)
-    safe_large = jnp.where(large_only, large, _STIRLING_FROM)
-    safe_total = safe_small + safe_large
-    ratio = safe_small / safe_large
-    # Both large: the Stirling series for all three log-gammas, grouped by logarithms
-    # of ratios so that nothing large cancels.
-    correction = (_stirling_correction(safe_small) + _stirling_correction(safe_large)
-                  - _stirling_correction(safe_total))
-    stirling = (0.5 * math.log(2 * math.pi) - 0.5 * jnp.log(safe_total)
-                + (safe_small - 0.5) * jnp.log(safe_small / safe_total)
-                - (safe_large - 0.5) * jnp.log1p(ratio) + correction)
-    # Only `large` is large: log Γ(small) plus the Stirling series of
-    # log Γ(large) - log Γ(small + large).
-    near_large = jnp.where(large_only, large, _STIRLING_FROM)
-    near_total = small + near_large
-    difference = (-(near_large - 0.5) * jnp.log1p(small / near_large)
-                  - small * jnp.log(near_total) + small
-                  + _stirling_correction(near_large) - _stirling_correction(near_total))
-    mixed = lax.lgamma(small) + difference
-    direct = lax.lgamma(small) + lax.lgamma(large) - lax.lgamma(total)
-    return jnp.where(both_large, stirling, jnp.where(large_only, mixed, direct))
+def _log_gamma_ratio(a, b):
+    """log Γ(b) - log Γ(a + b) for a ≤ b and b ≥ 8 (cdflib's algdiv, in JAX's order of
+    operations), which keeps the digits that a difference of log-gammas loses."""
+    h = a / b
+    c = h / (1 + h)
+    x = h / (1 + h)
+    d = b + (a - 0.5)
+    x2 = x * x
+    sums = [1.0 + (x + x2)]  # (1 - x^n) / (1 - x) for n = 3, 5, ..., 11
+    for _ in range(4):
+        sums.append(1.0 + (x + x2 * sums[-1]))
+    t = (1.0 / b) ** 2
+    w = _ALGDIV_COEFFS[5] * sums[4] * t
+    for k in range(4, 0, -1):
+        w = (w + _ALGDIV_COEFFS[k] * sums[k - 1]) * t
+    w = (w + _ALGDIV_COEFFS[0]) * (c / b)
+    u = d * lax.log1p(a / b)
+    v = a * (lax.log(b) - 1.0)
+    return jnp.where(u <= v, (w - v) - u, (w - u) - v)
 
 
 def betaln(a, b):
-    """log |B(a, b)| = log |Γ(a) Γ(b) / Γ(a + b)|, accurate for large arguments."""
-    a, b = _inexact("betaln", a, b)
-    return _betaln_ordered(jnp.minimum(a, b), jnp.maximum(a, b))
+    """log |B(a, b)| = log |Γ(a) Γ(b) / Γ(a + b)|: the log-gammas below 8, cdflib's
+    series for log Γ(b) - log Γ(a + b) from there (as JAX's)."""
+    a, b = inexact("betaln", a, b)
+    a, b = jnp.minimum(a, b), jnp.maximum(a, b)
+    small_b = lax.lgamma(a) + (lax.lgamma(b) - lax.lgamma(a + b))
+    large_b = lax.lgamma(a) + _log_gamma_ratio(a, b)
+    return jnp.where(b < 8, small_b, large_b)
 
 
 def beta(a, b):
     """B(a, b) = Γ(a) Γ(b) / Γ(a + b), with its sign for negative arguments."""
-    a, b = _inexact("beta", a, b)
+    a, b = inexact("beta", a, b)
+    reject_complex("beta", a)
     sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
-    return sign * jnp.exp(betaln(a, b))
+    return sign * lax.exp(betaln(a, b))
 
 
 def betainc(a, b, x):
     """The regularized incomplete beta function I_x(a, b)."""
-    return lax.betainc(*_inexact("betainc", a, b, x))
+    return lax.betainc(*inexact("betainc", a, b, x))
 
 
 def gammainc(a, x):
     """The regularized lower incomplete gamma function P(a, x)."""
-    return lax.igamma(*_inexact("gammainc", a, x))
+    return lax.igamma(*inexact("gammainc", a, x))
 
 
 def gammaincc(a, x):
     """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
-    return lax.igammac(*_inexact("gammaincc", a, x))
+    return lax.igammac(*inexact("gammaincc", a, x))
 
 
 # --- Pochhammer symbols, factorials, binomial coefficients --------------------------------
@@ -166,17 +159,9 @@ def gammaincc(a, x):
 @plax.custom_jvp
 def poch(z, m):
     """The rising factorial (z)_m = Γ(z + m) / Γ(z) (1 where m = 0)."""
-    z, m = _inexact("poch", z, m)
-    sign = gammasgn(z + m) * gammasgn(z)
-    # For finite z, m > 0, log Γ(z + m) - log Γ(z) = log Γ(m) - log B(z, m), whose
-    # betaln keeps the digits that the difference of two large log-gammas loses.
-    positive = jnp.logical_and(jnp.logical_and(z > 0, m > 0),
-                               jnp.logical_and(jnp.isfinite(z), jnp.isfinite(m)))
-    safe_z, safe_m = jnp.where(positive, z, 1.0), jnp.where(positive, m, 1.0)
-    log_ratio = jnp.where(positive, lax.lgamma(safe_m) - betaln(safe_z, safe_m),
-                          lax.lgamma(z + m) - lax.lgamma(z))
-    value = sign * jnp.exp(log_ratio)
-    return jnp.where(m == 0, jnp.ones_like(value), value)
+    z, m = inexact("poch", z, m)
+    reject_complex("jnp.poch", z)
+    return jnp.where(m == 0., jnp.array(1, dtype=util.dtype_of(z)), gamma(z + m) / gamma(z))
 
 
 # As JAX's: d/dz (z)_m = (ψ(z + m) - ψ(z)) (z)_m and d/dm (z)_m = ψ(z + m) (z)_m.
@@ -188,26 +173,20 @@ def factorial(n, exact: bool = False):
     """n! = Γ(n + 1) for n ≥ 0 and 0 for n < 0, in floating point."""
     if exact:
         raise NotImplementedError("factorial with exact=True is not supported (as in JAX)")
-    n = _inexact("factorial", n)
+    n = inexact("factorial", n)
     return jnp.where(n < 0, 0, jnp.exp(lax.lgamma(n + 1)))
-
-
-@plax.jit(static_argnames=("repetition",))
-def _comb(N, k, repetition):
-    if repetition:  # N + k - 1 choose k, and 1 for k = 0 (even where N = 0)
-        return jnp.where(jnp.logical_and(k == 0, N >= 0), 1.0, _comb(N + k - 1, k, False))
-    inside = jnp.logical_and(jnp.logical_and(k <= N, N >= 0), k >= 0)
-    safe_N, safe_k = jnp.where(inside, N, 0.0), jnp.where(inside, k, 0.0)
-    value = jnp.exp(lax.lgamma(safe_N + 1) - lax.lgamma(safe_k + 1)
-                    - lax.lgamma(safe_N - safe_k + 1))
-    return jnp.where(inside, value, 0.0)
 
 
 def comb(N, k, *, repetition: bool = False):
     """The binomial coefficient N choose k (with repetition: N + k - 1 choose k), in
     floating point; 0 outside 0 ≤ k ≤ N (NaN arguments included, as in JAX)."""
-    N, k = _inexact("comb", N, k)
-    return _comb(N, k, bool(repetition))
+    N, k = inexact("comb", N, k)
+    if repetition:  # 1 for k = 0, even where N = 0
+        return jnp.where((k == 0) & (N >= 0), 1.0, comb(N + k - 1, k))
+    inside = (k <= N) & (N >= 0) & (k >= 0)
+    safe_N, safe_k = jnp.where(inside, N, 0.0), jnp.where(inside, k, 0.0)
+    value = lax.exp(gammaln(safe_N + 1) - gammaln(safe_k + 1) - gammaln(safe_N + 1 - safe_k))
+    return jnp.where(inside, value, 0.0)
 
 
 # --- zeta -------------------------------------------------------------------------------
@@ -253,8 +232,8 @@ def zeta(x, q=None):
     """The Hurwitz zeta function Σ (n + q)^-x, or the Riemann zeta function ζ(x) when
     `q` is None (for all real x, by reflection below 1)."""
     if q is None:
-        return _riemann_zeta(_inexact("zeta", x))
-    return lax.zeta(*_inexact("zeta", x, q))
+        return _riemann_zeta(inexact("zeta", x))
+    return lax.zeta(*inexact("zeta", x, q))
 
 
 # --- Bernoulli numbers --------------------------------------------------------------------

@@ -19,7 +19,7 @@ from plax_stdlib import lax
 from plax_stdlib.lax.special import computed_in_float32
 from plax_stdlib import numpy as jnp
 from plax_stdlib.numpy import util
-from plax_stdlib.scipy.special.error_functions import float32_or_64
+from plax_stdlib.scipy.special.arguments import float32_or_64
 from plax_stdlib.scipy.special.gamma_functions import _bernoulli_numbers
 
 _EULER = 0.57721566490153286061

@@ -14,22 +14,17 @@ import plax
 from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.nn import softmax_family
-from plax_stdlib.numpy import util
+from plax_stdlib.scipy.special.arguments import inexact, reject_complex
 from plax_stdlib.numpy.ufuncs import _lax_const
 
 logsumexp = softmax_family.logsumexp
-
-
-def _inexact(name: str, *args):
-    out = util.promote_args_inexact(name, *args)
-    return out[0] if len(out) == 1 else out
 
 
 @plax.custom_jvp
 def xlogy(x, y):
     """x · log(y), and 0 where x = 0, unless y is NaN (SciPy's); its derivative is a
     rule, so that none of the NaN of 0 · log 0 reaches it."""
-    x, y = _inexact("xlogy", x, y)
+    x, y = inexact("xlogy", x, y)
     return jnp.where((x != 0) | jnp.isnan(y), lax.mul(x, lax.log(y)), jnp.zeros_like(x))
 
 
@@ -44,7 +39,7 @@ def _xlogy_jvp(primals, tangents):
 def xlog1py(x, y):
     """x · log(1 + y), and 0 where x = 0, unless y is NaN (SciPy's); its derivative is
     a rule, as xlogy's."""
-    x, y = _inexact("xlog1py", x, y)
+    x, y = inexact("xlog1py", x, y)
     return jnp.where((x != 0) | jnp.isnan(y), lax.mul(x, lax.log1p(y)), jnp.zeros_like(x))
 
 
@@ -71,45 +66,44 @@ def _xlogx_jvp(primals, tangents):
 def entr(x):
     """-x log x for x ≥ 0 (-0.0 at 0, as JAX negates 0 · log 0), -inf below; the
     derivative -(log x + 1) is +inf at 0."""
-    x = _inexact("entr", x)
-    if jnp.iscomplexobj(x):
-        raise ValueError("entr does not support complex-valued inputs.")
+    x = inexact("entr", x)
+    reject_complex("entr", x)
     return lax.select(lax.lt(x, _lax_const(x, 0)), lax.full_like(x, -np.inf),
                       lax.neg(_xlogx(x)))
 
 
-def _both_positive_or(name, p, q, on_positive, at_zero_p):
-    """`on_positive(p, q)` where p, q > 0; `at_zero_p(q)` where p = 0 ≤ q; inf else."""
-    p, q = _inexact(name, p, q)
-    both = jnp.logical_and(p > 0, q > 0)
-    safe_p, safe_q = jnp.where(both, p, 1.0), jnp.where(both, q, 1.0)
-    edge = jnp.logical_and(p == 0, q >= 0)
-    out = jnp.where(both, on_positive(safe_p, safe_q), jnp.where(edge, at_zero_p(q), np.inf))
-    return jnp.where(jnp.logical_or(jnp.isnan(p), jnp.isnan(q)), np.nan, out)
-
-
 def rel_entr(p, q):
-    """p log(p / q) for p, q > 0; 0 where p = 0 ≤ q; inf otherwise."""
-    return _both_positive_or("rel_entr", p, q, lambda p, q: p * jnp.log(p / q),
-                             jnp.zeros_like)
+    """p log(p / q) for p, q > 0; 0 where p = 0 ≤ q; inf otherwise (NaN arguments
+    included, as JAX's), computed as x log x - x log y on safe operands."""
+    p, q = inexact("rel_entr", p, q)
+    reject_complex("rel_entr", p)
+    zero = _lax_const(p, 0.0)
+    both_positive = lax.bitwise_and(lax.gt(p, zero), lax.gt(q, zero))
+    p_zero = lax.bitwise_and(lax.eq(p, zero), lax.ge(q, zero))
+    safe_p = jnp.where(both_positive, p, 1)
+    safe_q = jnp.where(both_positive, q, 1)
+    log_ratio = lax.sub(_xlogx(safe_p), xlogy(safe_p, safe_q))
+    return jnp.where(both_positive, log_ratio, jnp.where(p_zero, zero, np.inf))
 
 
 def kl_div(p, q):
-    """p log(p / q) - p + q for p, q > 0; q where p = 0 ≤ q; inf otherwise."""
-    return _both_positive_or("kl_div", p, q, lambda p, q: p * jnp.log(p / q) - p + q,
-                             lambda q: q)
+    """rel_entr(p, q) - p + q: p log(p / q) - p + q for p, q > 0, q where p = 0 ≤ q,
+    inf otherwise."""
+    p, q = inexact("kl_div", p, q)
+    reject_complex("kl_div", p)
+    return rel_entr(p, q) - p + q
 
 
 def expit(x):
     """The logistic sigmoid 1 / (1 + e^-x)."""
-    return lax.logistic(_inexact("expit", x))
+    return lax.logistic(inexact("expit", x))
 
 
 @plax.custom_jvp
 def logit(x):
     """log(x / (1 - x)), the inverse of expit; its derivative is the rule
     1 / (x (1 - x))."""
-    x = _inexact("logit", x)
+    x = inexact("logit", x)
     return lax.log(lax.div(x, lax.sub(_lax_const(x, 1), x)))
 
 
@@ -126,13 +120,13 @@ def _boxcox(x, lmbda, log):
 
 def boxcox(x, lmbda):
     """The Box-Cox transform (x^λ - 1) / λ, log x at λ = 0."""
-    x, lmbda = _inexact("boxcox", x, lmbda)
+    x, lmbda = inexact("boxcox", x, lmbda)
     return _boxcox(x, lmbda, jnp.log)
 
 
 def boxcox1p(x, lmbda):
     """The Box-Cox transform of 1 + x, accurate for small x."""
-    x, lmbda = _inexact("boxcox1p", x, lmbda)
+    x, lmbda = inexact("boxcox1p", x, lmbda)
     return _boxcox(x, lmbda, jnp.log1p)
 
 
