@@ -303,6 +303,11 @@ def cases(jax) -> dict:
     add("value_and_grad", jax.value_and_grad(mlp), M.T, M)
     add("grad argnums", jax.grad(lambda a, b: jnp.sum(a * b), argnums=(0, 1)), F, F)
     add("grad has_aux", jax.grad(lambda x: (jnp.sum(x ** 2), x), has_aux=True), F)
+    # JAX's jit forwarding: the known call returns no input passed on, and no residual
+    # that is also an output.
+    add("grad clip scalar", jax.grad(lambda x: jnp.sum(jnp.clip(x)).astype(float)), S)
+    add("grad jit identity", jax.grad(jax.jit(lambda x: x)), S)
+    add("grad jit exp", jax.grad(jax.jit(jnp.exp)), S)
     add("jvp", lambda x, t: jax.jvp(jnp.sin, (x,), (t,)), F, F)
     add("vjp", lambda x, c: jax.vjp(jnp.sin, x)[1](c), F, F)
     add("linearize", lambda x, t: jax.linearize(jnp.sin, x)[1](t), F, F)

@@ -97,3 +97,39 @@ def test_gradients_of_python_scalars_are_as_weak_as_jaxs():
     mine = run_reference(_GRADS_OF_SCALARS, library="plax")
     assert "Array(6.-8.j, dtype=complex64)" in mine
     assert mine == run_reference(_GRADS_OF_SCALARS)
+
+
+_COTANGENT_TYPES = """
+lax = jax.lax
+where = lambda x: jnp.where(x > 0, x, 0.0)
+functions = [
+    jax.nn.elu, jax.nn.hard_tanh, jnp.nan_to_num, lambda x: jnp.clip(x, -1, 1), where,
+    jax.nn.relu, jnp.sinc, jnp.abs, lambda x: jnp.power(x, 3.0), lambda x: lax.pow(x, 2),
+    jax.jit(lambda x: where(x) + where(x - 1)), jax.checkpoint(lambda x: where(jnp.sin(x))),
+    lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x),
+    lambda x: lax.cond(x > 0, where, lambda y: y * 2, x),
+    lambda x: lax.scan(lambda c, _: (where(c) + c, None), x, None, length=2)[0],
+    lambda x: lax.scan(lambda c, _: (c * 2.0, where(c)), x, None, length=2)[1].sum(),
+    lambda x: lax.fori_loop(0, 2, lambda i, c: c * jnp.float32(2), x),
+]
+result = []
+for f in functions:
+    for x in (np.float32(2.0), 2.0):
+        for ct in (1.0, np.float32(1.0)):
+            out = jax.vjp(f, x)[1](ct)[0]
+            result.append(f"{out.dtype} weak={out.weak_type}")
+        out = jax.grad(f)(x)
+        result.append(f"{out.dtype} weak={out.weak_type}")
+result.append([float(jax.grad(lambda x: lax.pow(x, 0))(0.0)),
+               float(jax.grad(lambda y: lax.pow(0.0, y))(2.0))])
+"""
+
+
+@requires_jax
+def test_cotangents_of_a_vjp_are_as_weak_as_jaxs():
+    """Over (function, strong or weak primal, weak or strong cotangent): a call, cond or
+    scan is transposed on its cotangents' own types (a weak cotangent of a strong
+    output stays weak through select_n), a checkpoint on its outputs' types; a sum of
+    cotangents has its first operand's weak type; pow's derivatives are JAX's (strong,
+    0 rather than NaN at x = 0)."""
+    assert run_reference(_COTANGENT_TYPES, library="plax") == run_reference(_COTANGENT_TYPES)

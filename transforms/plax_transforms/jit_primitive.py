@@ -157,8 +157,14 @@ def _stage_unknown(trace, args, params):
         return eval_jaxpr(closed.jaxpr, closed.consts, *args, bind=trace.restage)
 
 
-jit_p.define_rule(PARTIAL_EVAL, call_partial_eval(jit_p, _rebind, _stage_unknown))
-jit_p.define_rule(PARTIAL_EVAL_JAXPR, call_partial_eval_jaxpr(_rebind))
+def _forwardable(params: dict) -> tuple:
+    """As JAX's jit: a known output that is an input is forwarded unless it is placed."""
+    return tuple(s is None for s in params["out_shardings"])
+
+
+jit_p.define_rule(PARTIAL_EVAL, call_partial_eval(jit_p, _rebind, _stage_unknown,
+                                                  _forwardable))
+jit_p.define_rule(PARTIAL_EVAL_JAXPR, call_partial_eval_jaxpr(_rebind, _forwardable))
 jit_p.define_rule(TRANSPOSE, call_transpose(jit_p, _rebind))
 
 

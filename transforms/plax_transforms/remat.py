@@ -357,7 +357,8 @@ def _checkpoint_lowering(ctx, *args, jaxpr: ClosedJaxpr, prevent_cse: bool,
 checkpoint_p.define_rule(JVP, call_jvp(checkpoint_p, _rebind))
 checkpoint_p.define_rule(PARTIAL_EVAL, _checkpoint_partial_eval)
 checkpoint_p.define_rule(PARTIAL_EVAL_JAXPR, _checkpoint_partial_eval_jaxpr)
-checkpoint_p.define_rule(TRANSPOSE, call_transpose(checkpoint_p, _rebind))
+checkpoint_p.define_rule(TRANSPOSE, call_transpose(checkpoint_p, _rebind,
+                                                    cts_typed_as_outputs=True))
 checkpoint_p.define_rule("dce", call_dce(_rebind))
 checkpoint_p.define_rule(BATCHING, _checkpoint_batching)
 checkpoint_p.def_lowering(_checkpoint_lowering)

@@ -124,10 +124,12 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
             for v in jaxpr.invars]
 
 
-def transpose_jaxpr(closed: ClosedJaxpr, linear: Sequence[bool]) -> ClosedJaxpr:
-    """A Jaxpr taking `closed`'s non-linear inputs then one cotangent per output, and
-    returning (instantiated) cotangents of its linear inputs. Debug info names output
-    cotangents `ct:<result path>` and input cotangents `ct:<argument name>`."""
+def transpose_jaxpr(closed: ClosedJaxpr, linear: Sequence[bool],
+                    ct_avals: Sequence[Any] | None = None) -> ClosedJaxpr:
+    """A Jaxpr taking `closed`'s non-linear inputs then one cotangent per output (of
+    `ct_avals`, else of the outputs' types), and returning (instantiated) cotangents
+    of its linear inputs. Debug info names output cotangents `ct:<result path>` and
+    input cotangents `ct:<argument name>`."""
     jaxpr = closed.jaxpr
     nonlinear_avals = [a for a, lin in zip(closed.in_avals, linear) if not lin]
 
@@ -144,5 +146,5 @@ def transpose_jaxpr(closed: ClosedJaxpr, linear: Sequence[bool]) -> ClosedJaxpr:
         names = [n for n, lin in zip(dbg.arg_names, linear) if not lin] + [
             f"ct:{p}" for p in dbg.result_paths]
         paths = [f"ct:{n}" for n, lin in zip(dbg.arg_names, linear) if lin]
-    return stage_flat(fun, [*nonlinear_avals, *closed.out_avals],
+    return stage_flat(fun, [*nonlinear_avals, *(ct_avals or closed.out_avals)],
                  derived_debug_info(dbg, names, paths))

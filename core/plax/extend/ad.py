@@ -42,11 +42,14 @@ def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: Sequence[bool],
     return _partial_eval_jaxpr(closed, unknowns, instantiate)
 
 
-def transpose_jaxpr(closed: ClosedJaxpr, linear: Sequence[bool]) -> ClosedJaxpr:
+def transpose_jaxpr(closed: ClosedJaxpr, linear: Sequence[bool], ct_avals=None) -> ClosedJaxpr:
     """The transpose of `closed` with respect to its inputs where `linear`: a Jaxpr
     taking the non-linear inputs then one cotangent per output, returning the
-    (instantiated) cotangents of the linear inputs."""
-    return _transpose_jaxpr(closed, linear)
+    (instantiated) cotangents of the linear inputs. The cotangents are of `ct_avals`
+    if given, else of `closed`'s output types: a higher-order primitive's transpose
+    gives its cotangents' own types (a weak cotangent of a strong output stays weak
+    where the backward pass keeps it so, as in JAX)."""
+    return _transpose_jaxpr(closed, linear, ct_avals)
 
 
 __all__ = [

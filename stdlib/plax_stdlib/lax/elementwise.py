@@ -44,7 +44,7 @@ from plax.extend.constructors import (
     unary,
     weak_result,
 )
-from plax.extend.core import ShapedArray, get_aval, stage_flat
+from plax.extend.core import ABSTRACT_EVAL, ShapedArray, get_aval, stage_flat
 from plax.extend.mlir import chlo, hlo, mu
 from plax_stdlib.lax.accuracy import AccuracyMode
 from plax_stdlib.lax.conversion import constant_like as _like
@@ -133,6 +133,18 @@ add_any_p, add_any = binary_op(  # JAX's add_jaxvals: its Jaxprs show sums of ta
     batching=_add_any_batching,
     example=("lax.add_any(jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0]))",
              "Array([4., 6.], dtype=float32)"))
+_elementwise_sum_aval = add_any_p.get_rule(ABSTRACT_EVAL)
+
+
+def _add_any_abstract_eval(x, y):
+    """The first operand's weak type, as JAX's traced add_jaxvals: a weak cotangent
+    plus a strong one stays weak (a vjp's weak cotangent reaching two uses of a
+    strong primal). Evaluated eagerly it is `add`, weak only if both are, as JAX's."""
+    return _elementwise_sum_aval(x, y).update(weak_type=x.weak_type)
+
+
+add_any_p.define_rule(ABSTRACT_EVAL, _add_any_abstract_eval, override=True)
+add_any_p.def_impl(lambda x, y: add_p.bind(x, y))
 sub_p, sub = binary_op(
     "sub", NUMBER, hlo_rule("subtract"), "Elementwise subtraction: x - y.", jvp=_sum_jvp(True),
     transpose=lambda ct, x, y: [_unbroadcast_if(ct, x), _unbroadcast_if(_neg_ct(ct), y)],
@@ -304,10 +316,39 @@ def _pow_lower(ctx, x, y):
     return hlo.power(x, y)
 
 
+def _nonzero(x):
+    """`x` with its zeros replaced by ones (JAX's `_replace_zero`)."""
+    from plax_stdlib.lax.comparison import eq, select
+    from plax_stdlib.lax.creation import full_like
+    return select(eq(x, _like(x, 0)), full_like(x, 1), x)
+
+
+def _pow_dx(x, y):
+    """d(x**y)/dx as JAX's: both operands converted to x's dtype and strongly typed (the
+    derivative at a weak x is strong), and 0 where an integer exponent is 0 (not
+    0 * x**-1, which is NaN at x = 0)."""
+    from plax_stdlib.lax.comparison import eq, select
+    from plax_stdlib.lax.creation import full_like
+    integer = kind_of(get_aval(y).dtype) in ("signed", "unsigned")
+    dtype = get_aval(x).dtype
+    x, y = convert_element_type(x, dtype), convert_element_type(y, dtype)
+    if not integer:
+        return mul(y, pow(x, sub(y, full_like(y, 1))))
+    shape = broadcasting_shape("pow", get_aval(x), get_aval(y))
+    x, y = broadcast_to(x, shape), broadcast_to(y, shape)
+    return select(eq(y, _like(y, 0)), full_like(y, 0),
+                  mul(_nonzero(y), pow(x, sub(y, full_like(y, 1)))))
+
+
+def _pow_dy(g, ans, x, y):
+    """As JAX's: log(x) with x = 0 replaced by 1 (the derivative of 0**y is 0, not
+    NaN), the result strongly typed."""
+    return convert_element_type(mul(g, mul(log(_nonzero(x)), ans)), get_aval(y).dtype)
+
+
 pow_p = standard_primitive(
     "lax.pow", _pow_abstract_eval, _pow_lower,
-    jvp=defjvp(lambda g, ans, x, y: mul(g, _pow_dx(x, y)),
-               lambda g, ans, x, y: mul(g, mul(log(x), ans))),
+    jvp=defjvp(lambda g, ans, x, y: mul(g, _pow_dx(x, y)), _pow_dy),
     batching=broadcasting_batcher())
 def pow(x, y):  # noqa: A001 - lax's name
     """Raises `x` to the power `y`, elementwise.
@@ -748,10 +789,3 @@ def _abs_tangent(g, ans, x):
                         full_like(magnitude, 1))
         return real(mul(g, div(conj(x), safe)))
     return select_n(ge(x, _like(x, 0)), neg(g), g)
-
-
-def _pow_dx(x, y):
-    from plax_stdlib.lax.conversion import convert_with_weak_type
-    # In x's dtype, and an array even when y is a Python scalar, so that y - 1 is too.
-    y = convert_with_weak_type(y, get_aval(x).dtype, weak_type=get_aval(y).weak_type)
-    return mul(y, pow(x, sub(y, 1)))

@@ -431,17 +431,17 @@ def _cond_partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
 
 
 @cached_on_jaxpr
-def _transpose_branches(first, others, linear):
+def _transpose_branches(first, others, linear, ct_avals):
     branches = (first, *others)
-    return tuple(transpose_jaxpr(br, linear) for br in branches)
+    return tuple(transpose_jaxpr(br, linear, ct_avals) for br in branches)
 
 
 def _cond_transpose(cts, index, *ops, branches, **params):
     if is_undefined_primal(index):
         raise ValueError("cond: cannot transpose with respect to the branch index")
     linear = [is_undefined_primal(x) for x in ops]
-    new = _transpose_branches(branches[0], branches[1:], linear)
     cts = [instantiate(ct) for ct in cts]
+    new = _transpose_branches(branches[0], branches[1:], linear, tuple(map(get_aval, cts)))
     outs = iter(cond_p.bind(index, *(x for x, lin in zip(ops, linear) if not lin), *cts,
                             branches=new, **params))
     return [None] + [next(outs) if lin else None for lin in linear]

@@ -533,23 +533,28 @@ def _scan_partial_eval_jaxpr(eqn: JaxprEqn, unknowns):
 
 
 @cached_on_jaxpr
-def _scan_transpose_body(jaxpr, nc, nk, const_lin, xs_lin, carry_weak):
+def _scan_transpose_body(jaxpr, nc, nk, const_lin, xs_lin, ct_avals):
     """The backward scan's body: (residual consts; accumulated const cotangents, carry
     cotangents; output cotangents, residual xs) → (consts, carry, xs cotangents).
-    As in JAX, the carry cotangents are typed as the incoming ones (`carry_weak`), not
-    as the carry: the body is traced again if their weak types differ. Each linear
-    const's accumulated cotangent seeds its backward pass (the body returns the const
-    too, with that cotangent), so each contribution is added to it where it arises."""
+    As in JAX, the carry and output cotangents are typed as the incoming ones
+    (`ct_avals`), and so is the carry: the body is traced again if their weak types
+    differ (a weak cotangent stays weak where the body keeps it so, a strong one of a
+    weak carry is strong). Each linear const's accumulated cotangent seeds its
+    backward pass (the body returns the const too, with that cotangent), so each
+    contribution is added to it where it arises."""
     carry_avals = jaxpr.in_avals[nc:nc + nk]
-    if tuple(a.weak_type for a in carry_avals) != carry_weak:
+    if [a.weak_type for a in carry_avals] != [a.weak_type for a in ct_avals[:nk]]:
         jaxpr = stage_flat(lambda *a: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *a),
                            [*jaxpr.in_avals[:nc],
-                            *(a.update(weak_type=w) for a, w in zip(carry_avals, carry_weak)),
+                            *(a.update(weak_type=ct.weak_type)
+                              for a, ct in zip(carry_avals, ct_avals)),
                             *jaxpr.in_avals[nc + nk:]], jaxpr.jaxpr.debug_info)
+    n_cl = sum(const_lin)
+    const_ct_avals = [a for a, lin in zip(jaxpr.in_avals[:nc], const_lin) if lin]
     transposed = transpose_jaxpr(_returning_inputs(jaxpr, const_lin),
-                                 [*const_lin, *[True] * nk, *xs_lin])
-    n_rc = nc - sum(const_lin)
-    n_rx, n_cl = len(xs_lin) - sum(xs_lin), sum(const_lin)
+                                 [*const_lin, *[True] * nk, *xs_lin],
+                                 [*ct_avals, *const_ct_avals])
+    n_rc, n_rx = nc - n_cl, len(xs_lin) - sum(xs_lin)
     n_ct = len(jaxpr.out_avals)  # carry and y cotangents
     rest = n_rc + n_rx
     return permute(transposed, [*range(n_rc), *range(rest + n_ct, rest + n_ct + n_cl),
@@ -573,17 +578,16 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, unroll, num_consts, num_
     consts, init, xs = split_list(args, [nc, nk])
     const_lin = [is_undefined_primal(c) for c in consts]
     xs_lin = [is_undefined_primal(x) for x in xs]
-    ct_carry, ct_ys = split_list(cts, [nk])[:2]
-    ct_carry = [instantiate(ct) for ct in ct_carry]
-    body = _scan_transpose_body(jaxpr, nc, nk, const_lin, xs_lin,
-                                tuple(get_aval(ct).weak_type for ct in ct_carry))
+    cts = [instantiate(ct) for ct in cts]
+    ct_avals = [*map(get_aval, cts[:nk]), *(_slice_aval(get_aval(ct)) for ct in cts[nk:])]
+    body = _scan_transpose_body(jaxpr, nc, nk, tuple(const_lin), tuple(xs_lin),
+                                tuple(ct_avals))
     lin_const_avals = [a for a, lin in zip(jaxpr.in_avals[:nc], const_lin) if lin]
     n_cl = len(lin_const_avals)
     outs = scan_p.bind(
         *(c for c, lin in zip(consts, const_lin) if not lin),
         *map(zeros_like_aval, lin_const_avals),
-        *ct_carry,
-        *(instantiate(ct) for ct in ct_ys), *(x for x, lin in zip(xs, xs_lin) if not lin),
+        *cts, *(x for x, lin in zip(xs, xs_lin) if not lin),
         jaxpr=body, length=length, reverse=not reverse, unroll=unroll,
         num_consts=nc - n_cl, num_carry=n_cl + nk)
     ct_consts, ct_init, ct_xs = split_list(outs, [n_cl, nk])
