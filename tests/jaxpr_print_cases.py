@@ -112,6 +112,13 @@ def cases(jax) -> dict:
     add("astype f16", lambda x: x.astype(jnp.float16), F)
     add("astype i32", lambda x: x.astype(jnp.int32), F)
     add("astype bool", lambda x: x.astype(bool), F)
+    add("astype None", lambda x: x.astype(None), N)
+    C = F.astype(np.complex64) * 1j
+    add("complex astype bool", lambda c: c.astype(bool), C)
+    add("lax.convert complex to bool", lambda c: lax.convert_element_type(c, bool), C)
+    add("jnp.any of floats", lambda x: (jnp.any(x), jnp.all(x, axis=0)), M)
+    add("jnp.all of complex", jnp.all, C)
+    add("logical_and scalar array", lambda x: jnp.logical_and(2, x), F)
     add("i astype f32", lambda x: x.astype(jnp.float32), N)
     add("f16 + 1", lambda x: x.astype(jnp.float16) + 1, F)
     add("complex", lambda x: (x + 1j * x).real, F)

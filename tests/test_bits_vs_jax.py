@@ -40,6 +40,12 @@ CASES = {
     **_unary("jnp", "sqrt exp log sin cos tan tanh abs angle log1p expm1 arctan arcsinh", "c",
              ".c"),
     "jnp.round.2": "jnp.round(x, 2)",
+    # complex to bool: a conversion reads the real part, astype and the truth of all/any
+    # as JAX's (1j converts to False, is True as astype, and is False to jnp.any)
+    "lax.convert.c_to_bool": "lax.convert_element_type(c * 1j, bool)",
+    "jnp.astype.c_to_bool": "(c * 1j).astype(bool)",
+    "jnp.any.c": "(jnp.any(c.imag * 1j), jnp.all(c), jnp.any(x, axis=0))",
+    "jnp.astype.None": "i.astype(None)",
     "jnp.nan_to_num.nan_inf": "jnp.nan_to_num(x, nan=jnp.inf, posinf=7.0)",
     "jnp.round.-1": "jnp.round(x * 1000, -1)",
     **{f"jnp.{n}": f"jnp.{n}(x, y)" for n in

@@ -226,15 +226,16 @@ def broadcast_in_dim(value: ir.Value, shape: Sequence, dims: Sequence[int]) -> i
 def convert(value: ir.Value, aval_in: ShapedArray, aval_out: ShapedArray) -> ir.Value:
     """Element type conversion with lax's semantics.
 
-    To bool means `!= 0`; complex to real keeps the real part; everything else is
-    `stablehlo.convert` (float to int rounds toward zero).
+    Complex to non-complex keeps the real part (to bool too, as JAX's: 1j is False);
+    to bool means `!= 0`; everything else is `stablehlo.convert` (float to int rounds
+    toward zero).
     """
     if aval_in.dtype == aval_out.dtype:
         return value
+    if dtypes.is_complex(aval_in.dtype) and not dtypes.is_complex(aval_out.dtype):
+        value, aval_in = hlo.real(value), aval_in.update(dtype=dtypes.finfo(aval_in.dtype).dtype)
     if aval_out.dtype == np.dtype(bool):
         return compare(value, splat(0, aval_in), "NE", aval_in.dtype)
-    if dtypes.is_complex(aval_in.dtype) and not dtypes.is_complex(aval_out.dtype):
-        value = hlo.real(value)
     return hlo.convert(ir_type(aval_out), value)
 
 

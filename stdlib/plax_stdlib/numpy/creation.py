@@ -176,10 +176,12 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool |
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device=None):
-    """Converts `x` to `dtype` (the array API's form of `x.astype(dtype)`).
+    """Converts `x` to `dtype` (the array API's form of `x.astype(dtype)`; None means
+    the default float dtype, as in JAX).
 
     Floats become integers by truncation toward zero; a complex value becomes real by
-    dropping its imaginary part (with a `ComplexWarning`, as in NumPy).
+    dropping its imaginary part (with a `ComplexWarning`, as in NumPy), and bool by
+    being nonzero (`1j` is True, as in NumPy and JAX).
 
     Args:
         x: an array or scalar.
@@ -195,8 +197,12 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device=None):
         Array([ 1, -1], dtype=int32)
     """
     x = util.ensure_arraylike("astype", x)
+    dtype = dtypes.default_float_dtype() if dtype is None else util.check_user_dtype(
+        dtype, "astype")
     if util.dtype_of(x) == dtypes.float0:  # NumPy cannot convert it; lax gives zeros, as JAX
-        x = lax.convert_element_type(x, util.check_user_dtype(dtype, "astype"))
+        x = lax.convert_element_type(x, dtype)
+    elif util.dtype_category(util.dtype_of(x)) == "c" and dtype == np.dtype(bool):
+        x = lax.ne(util.operand(x), util.convert(0, util.dtype_of(x)))  # (a convert: real part)
     return array(x, dtype=dtype, copy=copy, device=device)
 
 

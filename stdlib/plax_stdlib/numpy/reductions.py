@@ -34,7 +34,7 @@ class _Monoid:
     fill: Any  # what masked-out elements become (the identity, or an infinity), or a
     # function of the computation dtype giving it
     numeric: bool = False  # bools are made integers first (sum, prod)
-    truth: bool = False  # operands are made their truth values first (all, any)
+    truth: bool = False  # operands are converted to bool first (all, any)
 
 
 _SUM = _Monoid("sum", lax.reduce_sum, lax.add, 0, True, 0, numeric=True)
@@ -138,8 +138,9 @@ def _reduction(m: _Monoid, a, axis, dtype, keepdims, initial, where, *,
     a = util.ensure_arraylike(m.name, a)
     if m.numeric:
         a, = util.promote_dtypes_numeric(a)
-    if m.truth:
-        a = _as_bool(a)
+    if m.truth and util.dtype_of(a) != np.dtype(bool):  # JAX's: a complex number's real part
+        a = util.convert(lax.real(a) if util.dtype_category(util.dtype_of(a)) == "c" else a,
+                         bool)
     result_dtype = util.check_user_dtype(dtype, m.name)
     if result_dtype is None:
         in_dtype = util.dtype_of(a)

@@ -527,10 +527,12 @@ def clip(arr, /, min=None, max=None):  # noqa: A002 - NumPy's names
 # --- where ----------------------------------------------------------------------------
 
 def _as_bool(x):
-    """`x != 0`, weakly typed where `x` is (`logical_not(2.5)` is a weak bool)."""
+    """`x != 0`, as JAX's: the zero is weak beside a weak scalar (`logical_not(2.5)` is a
+    weak bool) and strong beside an array (`logical_and(2, bool_array)` is strong)."""
     if _category(x) == "b":
         return x
-    return lax.ne(x, util.convert(0, util.dtype_of(x), util.is_weak(x)))
+    weak_scalar = util.is_weak(x) and not util.shape_of(x)
+    return lax.ne(x, util.convert(0, util.dtype_of(x), weak_scalar))
 
 
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
