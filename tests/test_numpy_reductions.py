@@ -69,9 +69,10 @@ def _cases(dtype):
         "cumsum": (lambda x: jnp.cumsum(x, axis=1), lambda x: np.cumsum(x, 1, acc), acc),
         "cumsum_flat": (lambda x: jnp.cumsum(x), lambda x: np.cumsum(x, dtype=acc), acc),
         "cumprod": (lambda x: jnp.cumprod(x, axis=0), lambda x: np.cumprod(x, 0, acc), acc),
-        "all": (lambda x: jnp.all(x, axis=0), lambda x: np.all(x, 0), BOOL),
-        "any_keep": (lambda x: jnp.any(x, keepdims=True), lambda x: np.any(x, keepdims=True),
-                     BOOL),
+        # JAX's all/any read a complex number's real part (NumPy's the whole number)
+        "all": (lambda x: jnp.all(x, axis=0), lambda x: np.all(np.real(x), 0), BOOL),
+        "any_keep": (lambda x: jnp.any(x, keepdims=True),
+                     lambda x: np.any(np.real(x), keepdims=True), BOOL),
         "count_nonzero": (lambda x: jnp.count_nonzero(x, axis=1),
                           lambda x: np.count_nonzero(x, 1), I32),
     }

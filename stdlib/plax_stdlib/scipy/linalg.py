@@ -20,7 +20,7 @@ from plax.extend.core import get_aval
 from plax_stdlib import jax_jits, lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.lax import linalg as lax_linalg
-from plax_stdlib.lax.linalg.halley import qdwh
+from plax_stdlib.lax.linalg import halley
 from plax_stdlib.lax.linalg.matrices import diagonal as matrix_diagonal
 from plax_stdlib.lax.linalg.matrices import eye_like, matmul, mH, triu
 from plax_stdlib.numpy import util
@@ -456,9 +456,9 @@ def _polar_2d(a, side: str, method: str, eps, max_iterations):
     rows, cols = a.shape
     if method == "qdwh":
         if rows >= cols and side == "right":
-            unitary, posdef, _, _ = qdwh(a, is_hermitian=False, eps=eps)
+            unitary, posdef, _, _ = halley.qdwh(a, is_hermitian=False, eps=eps)
         elif rows < cols and side == "left":
-            unitary, posdef, _, _ = qdwh(a.T.conj(), is_hermitian=False, eps=eps)
+            unitary, posdef, _, _ = halley.qdwh(a.T.conj(), is_hermitian=False, eps=eps)
             posdef, unitary = posdef.T.conj(), unitary.T.conj()
         else:
             raise NotImplementedError(
