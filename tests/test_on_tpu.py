@@ -12,6 +12,7 @@ import pytest
 
 import plax
 import plax.numpy as jnp
+import plax.scipy.linalg as scipy_linalg
 from plax import lax
 
 pytestmark = pytest.mark.skipif(plax.default_backend() != "tpu", reason="no TPU attached")
@@ -104,6 +105,29 @@ def test_linear_algebra():
     _close(plax.jit(jnp.linalg.solve)(spd, b), np.linalg.solve(spd.astype(np.float64), b),
            rtol=1e-4, atol=1e-4)
     _close(plax.jit(jnp.linalg.inv)(spd) @ spd, np.eye(64), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape, full", [((48, 48), False), ((64, 24), False),
+                                         ((24, 64), True), ((64, 24), True)])
+def test_svd_by_qdwh(shape, full):
+    """TPU's SVD (the polar decomposition by QDWH, then eigh of its Hermitian factor):
+    singular values against NumPy's in float64, the factors by reconstruction and
+    orthogonality; pinv and the polar decomposition built on it."""
+    a = RNG.standard_normal(shape).astype(np.float32)
+    u, s, vh = plax.jit(lambda m: jnp.linalg.svd(m, full_matrices=full))(a)
+    u, s, vh = (np.asarray(t, np.float64) for t in (u, s, vh))
+    expected = np.linalg.svd(a.astype(np.float64), compute_uv=False)
+    np.testing.assert_allclose(s, expected, rtol=1e-4, atol=1e-4 * expected[0])
+    k = min(shape)
+    np.testing.assert_allclose(u[:, :k] * s @ vh[:k], a, atol=1e-4 * expected[0])
+    np.testing.assert_allclose(u.T @ u, np.eye(u.shape[1]), atol=1e-4)
+    np.testing.assert_allclose(vh @ vh.T, np.eye(vh.shape[0]), atol=1e-4)
+    _close(plax.jit(jnp.linalg.pinv)(a), np.linalg.pinv(a.astype(np.float64)), rtol=1e-3,
+           atol=1e-3)
+    if shape[0] >= shape[1]:  # (QDWH's polar factors a tall or square matrix from the right)
+        unitary, posdef = plax.jit(scipy_linalg.polar)(a)
+        _close(np.asarray(unitary, np.float64) @ np.asarray(posdef, np.float64), a,
+               rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("n", [512, 1024])
