@@ -190,7 +190,7 @@ scatter-mul scatter-min scatter-max reduce_window reduce_window_sum reduce_windo
 reduce_window_min select_and_gather_add select_and_scatter_add conv_general_dilated fft
 top_k approx_top_k eq_to le_to lt_to split stack unstack tile scatter-sub optimization_barrier
 reduce_precision mulhi stage bessel_i0e bessel_i1e
-zeta igamma igammac igamma_grad_a random_gamma_grad regularized_incomplete_beta
+zeta igamma igammac igamma_grad_a regularized_incomplete_beta
 rng_uniform dce_sink create_token after_all composite reduce select_and_scatter""".split())
 
 
@@ -288,7 +288,7 @@ USES = [
     *[lambda x, f=f: f(x, x) for f in (
         lax.add, lax.add_any, lax.sub, lax.mul, lax.div, lax.rem, lax.pow, lax.max, lax.min,
         lax.atan2, lax.nextafter, lax.polygamma, lax.zeta, lax.igamma, lax.igammac,
-        lax.igamma_grad_a, lax.random_gamma_grad, lax.complex, lax.eq, lax.ne, lax.lt, lax.le,
+        lax.igamma_grad_a, lax.complex, lax.eq, lax.ne, lax.lt, lax.le,
         lax.gt, lax.ge, lax.bitwise_and, lax.bitwise_or, lax.bitwise_xor, lax.shift_left,
         lax.shift_right_logical, lax.shift_right_arithmetic)],
     lambda x: lax.integer_pow(x, 5),

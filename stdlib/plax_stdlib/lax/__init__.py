@@ -378,12 +378,11 @@ from plax_stdlib.lax.slicing import (
     slice_in_dim as slice_in_dim,
     slice_p as slice_p,
 )
-from plax_stdlib.lax.special import (
-    bessel_i0e as bessel_i0e,
-    bessel_i0e_p as bessel_i0e_p,
-    bessel_i1e as bessel_i1e,
-    bessel_i1e_p as bessel_i1e_p,
+from plax_stdlib.lax.incomplete_beta import (
     betainc as betainc,
+    regularized_incomplete_beta_p as regularized_incomplete_beta_p,
+)
+from plax_stdlib.lax.incomplete_gamma import (
     igamma as igamma,
     igamma_grad_a as igamma_grad_a,
     igamma_grad_a_p as igamma_grad_a_p,
@@ -391,8 +390,12 @@ from plax_stdlib.lax.special import (
     igammac as igammac,
     igammac_p as igammac_p,
     random_gamma_grad as random_gamma_grad,
-    random_gamma_grad_p as random_gamma_grad_p,
-    regularized_incomplete_beta_p as regularized_incomplete_beta_p,
+)
+from plax_stdlib.lax.special import (
+    bessel_i0e as bessel_i0e,
+    bessel_i0e_p as bessel_i0e_p,
+    bessel_i1e as bessel_i1e,
+    bessel_i1e_p as bessel_i1e_p,
     zeta as zeta,
     zeta_p as zeta_p,
 )

@@ -4,7 +4,7 @@
 `random_gamma` is a primitive: each element draws with Marsaglia and Tsang's
 rejection method from its own key (one split of the key per element), and it
 differentiates with respect to `a` by the implicit reparameterisation gradient
-(`gamma_grad.random_gamma_grad`), as JAX does. `loggamma` draws in log space, which
+(`lax.random_gamma_grad`), as JAX does. `loggamma` draws in log space, which
 keeps precision for small `a`.
 """
 from __future__ import annotations
@@ -25,7 +25,6 @@ from plax_stdlib.lax.out_sharding import laid_out
 from plax_stdlib.random import key_primitives as prims
 from plax_stdlib.random.continuous import const, _exponential, prepare, prepare_castable
 from plax_stdlib.random.discrete import _rademacher
-from plax_stdlib.random.gamma_grad import random_gamma_grad
 from plax_stdlib.random.keys import check_prng_key, split_typed
 from plax_stdlib.random.sampling import canonicalize_shape, check_shape, float_dtype, sampled
 from plax_stdlib.random.threefry import threefry_prng_impl
@@ -103,9 +102,9 @@ def _gamma_grad(sample, a, log_space: bool):
         samples = lax.select(lax.eq(samples, const(sample, 0)), tiny, samples)
 
         def grad(alpha, s):
-            return random_gamma_grad(alpha, s) / s
+            return lax.random_gamma_grad(alpha, s) / s
     else:
-        grad = random_gamma_grad
+        grad = lax.random_gamma_grad
     if plax.default_backend() == "cpu":
         grads = lax.map(lambda args: grad(*args), (alphas, samples))
     else:

@@ -16,8 +16,11 @@ def logpmf(k, n, p, loc=0):
     """log of C(n, k) p^k (1 - p)^(n - k) at the integers 0 ≤ k - loc ≤ n, -inf elsewhere."""
     k, n, p, loc = promote("binom.logpmf", k, n, p, loc)
     j = k - loc
-    log_comb = special.gammaln(n + 1) - special.gammaln(j + 1) - special.gammaln(n - j + 1)
-    log_mass = log_comb + special.xlogy(j, p) + special.xlog1py(n - j, -p)
+    # (JAX's arithmetic, so that the bits are JAX's on the support)
+    log_comb = special.gammaln(n + 1) - (special.gammaln(j + 1) + special.gammaln(n - j + 1))
+    log_linear = special.xlogy(j, p) + special.xlog1py(n - j, -p)
+    certain = jnp.logical_or(jnp.logical_and(j == 0, n == 0), log_linear == 0)
+    log_mass = jnp.where(certain, 0.0, log_comb + log_linear)
     support = jnp.logical_and(on_integers(j, 0), j <= n)
     return on_support(support, log_mass, j, n, p)
 

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from plax_stdlib import lax
 from plax_stdlib import numpy as jnp
 from plax_stdlib.scipy import special
-from plax_stdlib.scipy.stats.distribution_util import promote, standardized
+from plax_stdlib.scipy.stats.distribution_util import const_like, promote, standardized
 
 
 def logpdf(x, a, loc=0, scale=1):
@@ -24,20 +25,22 @@ def pdf(x, a, loc=0, scale=1):
 def cdf(x, a, loc=0, scale=1):
     """P(X ≤ x), the regularized lower incomplete gamma function."""
     x, a, loc, scale = promote("gamma.cdf", x, a, loc, scale)
-    return special.gammainc(a, jnp.maximum((x - loc) / scale, 0))
+    return special.gammainc(a, lax.clamp(const_like(x, 0), (x - loc) / scale,
+                                               const_like(x, np.inf)))
 
 
 def logcdf(x, a, loc=0, scale=1):
     """log P(X ≤ x)."""
-    return jnp.log(cdf(x, a, loc, scale))
+    return lax.log(cdf(x, a, loc, scale))
 
 
 def sf(x, a, loc=0, scale=1):
     """P(X > x), the regularized upper incomplete gamma function."""
     x, a, loc, scale = promote("gamma.sf", x, a, loc, scale)
-    return special.gammaincc(a, jnp.maximum((x - loc) / scale, 0))
+    y = (x - loc) / scale
+    return jnp.where(y < 0, 1, special.gammaincc(a, y))
 
 
 def logsf(x, a, loc=0, scale=1):
     """log P(X > x)."""
-    return jnp.log(sf(x, a, loc, scale))
+    return lax.log(sf(x, a, loc, scale))

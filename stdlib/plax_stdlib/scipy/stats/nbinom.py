@@ -12,8 +12,9 @@ def logpmf(k, n, p, loc=0):
     """log of C(k + n - 1, k) pⁿ (1 - p)^k at the integers k - loc ≥ 0, -inf elsewhere."""
     k, n, p, loc = promote("nbinom.logpmf", k, n, p, loc)
     j = k - loc
-    log_comb = special.gammaln(n + j) - special.gammaln(j + 1) - special.gammaln(n)
-    log_mass = log_comb + special.xlogy(n, p) + special.xlog1py(j, -p)
+    # (JAX's arithmetic, so that the bits are JAX's on the support)
+    log_comb = special.gammaln(j + n) - special.gammaln(n) - special.gammaln(j + 1)
+    log_mass = log_comb + (special.xlogy(n, p) + special.xlogy(j, 1 - p))
     return on_support(on_integers(j, 0), log_mass, j, n, p)
 
 
